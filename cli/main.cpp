@@ -1,0 +1,56 @@
+// cli/main.cpp — the fpcert command: subcommands, exit codes (0 pass, 1 gate failed, 2 usage or
+// input error, 3 kernel or device failure).
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.hpp"
+#include "oracle/error.hpp"
+
+namespace fpcert::cli {
+namespace {
+std::string g_command_line;
+}
+const std::string& command_line() { return g_command_line; }
+void set_command_line(int argc, char** argv) {
+  g_command_line.clear();
+  for (int i = 0; i < argc; ++i) {
+    if (i) g_command_line += ' ';
+    const std::string a = argv[i];
+    const bool quote = a.find_first_of(" \t'\"$") != std::string::npos || a.empty();
+    g_command_line += quote ? "'" + a + "'" : a;
+  }
+}
+}  // namespace fpcert::cli
+
+int main(int argc, char** argv) {
+  using namespace fpcert;
+  cli::set_command_line(argc, argv);
+  CLI::App app{"fpcert — certify floating-point GPU kernels against correctly rounded references"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "fpcert 0.1.0");
+  cli::Registry reg;
+  cli::add_formats(app, reg);
+  cli::add_convert(app, reg);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  try {
+    for (const auto& c : reg)
+      if (c.app->parsed()) return c.action();
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "fpcert: error: %s\n", e.what());
+    return kExitUsage;
+  } catch (const DeviceError& e) {
+    std::fprintf(stderr, "fpcert: device or kernel failure: %s\n", e.what());
+    return kExitKernelFailed;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fpcert: error: %s\n", e.what());
+    return kExitUsage;
+  }
+  return kExitUsage;
+}

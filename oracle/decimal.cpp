@@ -1,0 +1,122 @@
+// oracle/decimal.cpp — exact binary-to-decimal with GMP, decimal-to-format with MPFR.
+#include "oracle/decimal.hpp"
+
+#include <gmp.h>
+#include <mpfr.h>
+
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "oracle/error.hpp"
+#include "oracle/mpfr_ref.hpp"
+
+namespace fpcert {
+
+std::string exact_decimal(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
+  if (x == 0) return std::signbit(x) ? "-0" : "0";
+  int e;
+  const double m = std::frexp(std::fabs(x), &e);  // |x| = m * 2^e, m in [0.5, 1)
+  const auto mi = static_cast<std::uint64_t>(std::ldexp(m, 53));
+  e -= 53;  // |x| = mi * 2^e exactly
+  mpz_t n;
+  mpz_init_set_ui(n, 0);
+  mpz_import(n, 1, 1, sizeof mi, 0, 0, &mi);
+  std::string digits;
+  int point;  // number of digits before the decimal point (may be <= 0)
+  if (e >= 0) {
+    mpz_mul_2exp(n, n, static_cast<mp_bitcnt_t>(e));
+    char* s = mpz_get_str(nullptr, 10, n);
+    digits = s;
+    std::free(s);
+    point = static_cast<int>(digits.size());
+  } else {
+    // mi * 2^e = mi * 5^-e / 10^-e
+    mpz_t p5;
+    mpz_init(p5);
+    mpz_ui_pow_ui(p5, 5, static_cast<unsigned long>(-e));
+    mpz_mul(n, n, p5);
+    mpz_clear(p5);
+    char* s = mpz_get_str(nullptr, 10, n);
+    digits = s;
+    std::free(s);
+    point = static_cast<int>(digits.size()) + e;
+  }
+  mpz_clear(n);
+  while (digits.size() > 1 && digits.back() == '0' && static_cast<int>(digits.size()) > point) digits.pop_back();
+  std::string out = std::signbit(x) ? "-" : "";
+  const int nd = static_cast<int>(digits.size());
+  if (point > 21 || point < -6) {  // scientific: d.ddd...e±X, all digits kept
+    out += digits[0];
+    if (nd > 1) out += "." + digits.substr(1);
+    out += "e" + std::to_string(point - 1);
+  } else if (point <= 0) {
+    out += "0." + std::string(static_cast<std::size_t>(-point), '0') + digits;
+  } else if (point >= nd) {
+    out += digits + std::string(static_cast<std::size_t>(point - nd), '0');
+  } else {
+    out += digits.substr(0, static_cast<std::size_t>(point)) + "." + digits.substr(static_cast<std::size_t>(point));
+  }
+  return out;
+}
+
+std::string short_decimal(double x) {
+  char buf[64];
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, x);
+    if (std::strtod(buf, nullptr) == x || std::isnan(x)) break;
+  }
+  return buf;
+}
+
+ParsedValue parse_value(const Format& f, std::string_view text) {
+  if (text.empty() || text.size() > 4000) throw InputError("value: expected a number, got '" + std::string(text) + "'");
+  const std::string s(text);
+  // Precision far above any decimal text's rounding boundary distance: the second rounding into
+  // f cannot differ from a direct one (strings are capped at 4000 characters).
+  mpfr_ref::Mpfr x(20000);
+  char* end = nullptr;
+  const int t = mpfr_strtofr(x, s.c_str(), &end, 0, MPFR_RNDN);
+  if (end == s.c_str() || *end != '\0')
+    throw InputError("value: '" + s + "' is not a number (decimal, hex float 0x1.8p3, inf or nan)");
+  ParsedValue r;
+  if (mpfr_nan_p(x)) {
+    r.code = f.has_nan() ? f.canonical_nan_code() : f.max_finite_code();
+    r.exact = f.has_nan();
+    return r;
+  }
+  if (mpfr_inf_p(x)) {
+    const Rounded rr = round_double(f, mpfr_signbit(x) ? -INFINITY : INFINITY, Rounder::nearest(f));
+    r.code = rr.code;
+    r.exact = f.has_inf();
+    return r;
+  }
+  const Rounded rr = mpfr_ref::round(f, x, Rounder::nearest(f));
+  r.code = rr.code;
+  r.exact = t == 0 && (rr.flags & (kInexact | kOverflow)) == 0;
+  return r;
+}
+
+std::uint64_t parse_bits(const Format& f, std::string_view text) {
+  const std::string s(text);
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+  if (s.empty() || end == s.c_str() || *end != '\0' || errno == ERANGE)
+    throw InputError("bits: '" + s + "' is not an integer bit pattern (e.g. 0x3c00)");
+  const std::uint64_t container_mask =
+      f.container_bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << f.container_bits) - 1;
+  if ((v & ~container_mask) != 0)
+    throw InputError("bits: " + s + " does not fit the " + std::to_string(f.container_bits) + "-bit container of " +
+                     std::string(f.tag));
+  if (to_container(f, from_container(f, v)) != v)
+    throw InputError("bits: " + s + " has bits outside the " + std::string(f.tag) + " code (tf32 uses the top 19 bits)");
+  return from_container(f, v);
+}
+
+}  // namespace fpcert
