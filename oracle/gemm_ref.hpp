@@ -1,0 +1,69 @@
+// oracle/gemm_ref.hpp — exact references for dot products and GEMMs: C = A * B from the original
+// inputs, each element a RefValue (enough of the exact value to round it correctly into any
+// format under any mode) plus sum |a_ik b_kj| (the componentwise bound's and kappa's denominator).
+//
+// Two paths with one contract: gemm_reference_mpfr() is the ground truth (every product exact,
+// mpfr_sum at a precision that makes the sum exact); gemm_reference() is the fast path used in
+// production (docs/oracle.md gives its algorithm and proof), which may fall back to exact
+// per-element summation where it cannot prove its result. Tests hold them bit-for-bit equal.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "oracle/refvalue.hpp"
+
+namespace fpcert {
+
+enum class Layout : std::uint8_t { RowMajor, ColMajor };
+
+/// A read-only view of a matrix of doubles (each an exact input value) with a leading dimension.
+struct MatrixView {
+  const double* data = nullptr;
+  std::int64_t rows = 0, cols = 0, ld = 0;  ///< ld: elements between rows (RowMajor) or columns (ColMajor)
+  Layout layout = Layout::RowMajor;
+  double at(std::int64_t i, std::int64_t j) const {
+    return layout == Layout::RowMajor ? data[i * ld + j] : data[j * ld + i];
+  }
+  static MatrixView row_major(const double* d, std::int64_t r, std::int64_t c) { return {d, r, c, c, Layout::RowMajor}; }
+  static MatrixView col_major(const double* d, std::int64_t r, std::int64_t c) { return {d, r, c, r, Layout::ColMajor}; }
+};
+
+/// Per-element status bits of a reference.
+enum RefStatus : std::uint8_t {
+  kRefOk = 0,
+  kRefNonFinite = 1,      ///< a NaN or Inf input reached the element: value is IEEE's NaN or Inf
+  kRefOverflow = 2,       ///< |exact| is beyond double's range: hi is +-Inf (fp64 inputs only)
+  kRefTiny = 4,           ///< |exact| is below 2^-969: hi + lo may not carry 106 bits (fp64 inputs only)
+  kRefFallback = 8,       ///< the fast path handed this element to the exact per-element path
+};
+
+struct GemmRef {
+  std::int64_t m = 0, n = 0;
+  std::vector<RefValue> c;        ///< row-major m x n
+  std::vector<double> abs_sum;    ///< sum_k |a_ik * b_kj|, rounded upward (>= the exact value, within K * 2^-52)
+  std::vector<std::uint8_t> status;
+  std::int64_t fallbacks = 0;     ///< elements the fast path could not certify and recomputed exactly
+  const RefValue& at(std::int64_t i, std::int64_t j) const { return c[static_cast<std::size_t>(i * n + j)]; }
+};
+
+struct GemmRefOptions {
+  unsigned threads = 0;  ///< 0: thread_count()
+};
+
+/// Exact dot product sum x_i * y_i of exact doubles, with sum |x_i y_i| and status bits.
+struct DotRef {
+  RefValue value;
+  double abs_sum = 0;
+  std::uint8_t status = kRefOk;
+};
+DotRef exact_dot_mpfr(const double* x, const double* y, std::size_t n, std::ptrdiff_t incx = 1, std::ptrdiff_t incy = 1);
+DotRef exact_dot(const double* x, const double* y, std::size_t n, std::ptrdiff_t incx = 1, std::ptrdiff_t incy = 1);
+
+/// C = A * B, the ground truth through MPFR (slow: ~100 ns per product).
+GemmRef gemm_reference_mpfr(const MatrixView& a, const MatrixView& b, const GemmRefOptions& opt = {});
+/// C = A * B, the fast path (same results, bit for bit).
+GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOptions& opt = {});
+
+}  // namespace fpcert
