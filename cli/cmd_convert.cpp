@@ -197,6 +197,7 @@ int run_exhaustive(const ConvertArgs& a, const Format& src, const Format& dst, c
 
 }  // namespace
 
+namespace {
 void add_convert(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("convert", "Convert one value, or check a conversion on every source pattern");
   auto a = std::make_shared<ConvertArgs>();
@@ -226,5 +227,8 @@ void add_convert(CLI::App& root, Registry& reg) {
                    return run_value(*a, src, dst, r);
                  }});
 }
+
+const Registrar kRegistrar("convert", 30, add_convert);
+}  // namespace
 
 }  // namespace fpcert::cli

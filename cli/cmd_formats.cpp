@@ -62,11 +62,15 @@ int run_formats(bool json) {
 
 }  // namespace
 
+namespace {
 void add_formats(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("formats", "The format table: precision, range, special values");
   auto json = std::make_shared<bool>(false);
   app->add_flag("--json", *json, "Print the table as JSON");
   reg.push_back({app, [json] { return run_formats(*json); }});
 }
+
+const Registrar kRegistrar("formats", 10, add_formats);
+}  // namespace
 
 }  // namespace fpcert::cli

@@ -19,8 +19,14 @@ struct Command {
 
 using Registry = std::vector<Command>;
 
-void add_formats(CLI::App& root, Registry& reg);
-void add_convert(CLI::App& root, Registry& reg);
+/// Each cli/cmd_*.cpp registers its subcommand with a static Registrar, so adding a command is
+/// adding a file: `static Registrar reg("name", order, add_name);` (order sorts `fpcert --help`).
+using AddFn = void (*)(CLI::App& root, Registry& reg);
+struct Registrar {
+  Registrar(const char* name, int order, AddFn fn);
+};
+/// All registered commands, in order.
+void add_all_commands(CLI::App& root, Registry& reg);
 
 /// The command line as typed (for environment stamps and reproduction commands).
 const std::string& command_line();

@@ -1,5 +1,6 @@
 // cli/main.cpp — the fpcert command: subcommands, exit codes (0 pass, 1 gate failed, 2 usage or
 // input error, 3 kernel or device failure).
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
@@ -9,6 +10,21 @@
 namespace fpcert::cli {
 namespace {
 std::string g_command_line;
+struct Entry {
+  const char* name;
+  int order;
+  AddFn fn;
+};
+std::vector<Entry>& entries() {
+  static std::vector<Entry> e;
+  return e;
+}
+}  // namespace
+Registrar::Registrar(const char* name, int order, AddFn fn) { entries().push_back({name, order, fn}); }
+void add_all_commands(CLI::App& root, Registry& reg) {
+  auto e = entries();
+  std::sort(e.begin(), e.end(), [](const Entry& a, const Entry& b) { return a.order < b.order; });
+  for (const auto& x : e) x.fn(root, reg);
 }
 const std::string& command_line() { return g_command_line; }
 void set_command_line(int argc, char** argv) {
@@ -29,8 +45,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "fpcert 0.1.0");
   cli::Registry reg;
-  cli::add_formats(app, reg);
-  cli::add_convert(app, reg);
+  cli::add_all_commands(app, reg);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
