@@ -1,0 +1,73 @@
+// kernels/kernel.cpp — kernel registry and trait descriptions.
+#include "kernels/kernel.hpp"
+
+#include <algorithm>
+
+namespace fpcert {
+
+std::string_view to_string(Backend b) {
+  switch (b) {
+    case Backend::Cpu: return "cpu";
+    case Backend::Cuda: return "cuda";
+    case Backend::Cublas: return "cublas";
+    case Backend::Plugin: return "plugin";
+  }
+  return "?";
+}
+
+namespace {
+std::vector<KernelInfo>& raw_registry() {
+  static std::vector<KernelInfo> r;
+  return r;
+}
+}  // namespace
+
+std::vector<KernelInfo>& kernel_registry() {
+  static const bool once = [] {
+    register_cpu_models();
+    register_mutants();
+    register_cuda_kernels();
+    return true;
+  }();
+  (void)once;
+  return raw_registry();
+}
+
+void register_kernel(std::string name, Backend backend, bool mutant, KernelFactory make) {
+  for (auto& k : raw_registry())
+    if (k.name == name) {
+      k = {std::move(name), backend, mutant, make};
+      return;
+    }
+  raw_registry().push_back({std::move(name), backend, mutant, make});
+}
+
+std::unique_ptr<Kernel> make_kernel(const std::string& name) {
+  for (const auto& k : kernel_registry())
+    if (k.name == name) return k.make();
+  return nullptr;
+}
+
+std::vector<std::string> kernel_names(bool include_mutants) {
+  std::vector<std::string> r;
+  for (const auto& k : kernel_registry())
+    if (include_mutants || !k.mutant) r.push_back(k.name);
+  std::sort(r.begin(), r.end());
+  return r;
+}
+
+std::string describe_traits(const KernelTraits& t) {
+  std::string s = "in " + std::string(t.a_input->tag) + "/" + std::string(t.b_input->tag);
+  if (t.a_operand != t.a_input || t.b_operand != t.b_input)
+    s += ", operands " + std::string(t.a_operand->tag) + "/" + std::string(t.b_operand->tag) + " (" +
+         std::string(to_string(t.input_rounding)) + ")";
+  if (t.operand_u > 0) s += ", split operands (u_eff " + t.operand_note + ")";
+  s += t.exact_products ? ", exact products" : ", products rounded to " + std::string(t.product_format->tag);
+  s += ", acc " + std::string(t.acc->tag) + " (" + std::string(to_string(t.acc_rounding)) + ")";
+  if (t.promote_every > 0)
+    s += ", promoted to " + std::string(t.promote_format->tag) + " every " + std::to_string(t.promote_every);
+  s += ", out " + std::string(t.out->tag);
+  return s;
+}
+
+}  // namespace fpcert

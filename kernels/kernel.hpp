@@ -1,0 +1,113 @@
+// kernels/kernel.hpp — the interface every kernel under test implements (CPU model, CUDA kernel,
+// cuBLAS baseline, plugin), its traits (what the bound model reads) and the registry.
+//
+// A GEMM kernel computes C = A * B. It receives A and B already in its input formats (codes, as
+// the runner rounded the problem's exact values into them), and writes C as codes of its output
+// format, in the memory space it declares (host for CPU models, device for CUDA kernels): the
+// runner owns every buffer, so it can pre-fill outputs with NaN, surround them with guard bytes
+// and time the call without the copies.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "oracle/format.hpp"
+#include "oracle/gemm_ref.hpp"
+#include "oracle/round.hpp"
+
+namespace fpcert {
+
+enum class Backend : std::uint8_t { Cpu, Cuda, Cublas, Plugin };
+enum class MemorySpace : std::uint8_t { Host, Device };
+std::string_view to_string(Backend b);
+
+/// What the bound model needs to know about a kernel's arithmetic.
+struct KernelTraits {
+  const Format* a_input = &f32;        ///< format A is passed in (codes in its container)
+  const Format* b_input = &f32;
+  Rounding input_rounding = Rounding::NearestEven;  ///< how the runner rounds exact source values into a_input/b_input
+  const Format* a_operand = &f32;      ///< precision at which the multiplier sees A (tf32 for TF32 tensor cores)
+  const Format* b_operand = &f32;
+  double operand_u = 0;                ///< effective unit roundoff of split emulations (0: use the operand formats' u)
+  std::string operand_note;            ///< derivation of operand_u for split emulations
+  bool exact_products = true;          ///< a*b exact (false: rounded to product_format)
+  const Format* product_format = nullptr;
+  const Format* acc = &f32;            ///< accumulator format
+  Rounding acc_rounding = Rounding::NearestEven;
+  int promote_every = 0;               ///< partial sums promoted to promote_format every N products (0: never)
+  const Format* promote_format = nullptr;
+  const Format* out = &f32;            ///< output format
+  std::string order;                   ///< the operation order, stated exactly where it is fixed
+};
+
+/// One GEMM call: C (m x n, row-major, ldc) = A (m x k) * B (k x n), pointers in the kernel's
+/// memory space, each element a code of the kernel's a_input/b_input/out format stored in that
+/// format's container (1, 2, 4 or 8 bytes).
+struct GemmOperands {
+  std::int64_t m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  std::int64_t lda = 0;
+  Layout a_layout = Layout::RowMajor;
+  const void* b = nullptr;
+  std::int64_t ldb = 0;
+  Layout b_layout = Layout::RowMajor;
+  void* c = nullptr;
+  std::int64_t ldc = 0;
+  void* stream = nullptr;  ///< cudaStream_t for device kernels
+};
+
+/// "Not supported" is a verdict of its own, not a failure.
+struct Support {
+  bool ok = true;
+  std::string reason;
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual const std::string& name() const = 0;
+  virtual std::string description() const = 0;
+  virtual Backend backend() const = 0;
+  virtual MemorySpace memory() const { return MemorySpace::Host; }
+  virtual const KernelTraits& traits() const = 0;
+  virtual Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const {
+    (void)m, (void)n, (void)k;
+    return Support::yes();
+  }
+  /// Compute C. Throws DeviceError when the device fails; must not throw for ordinary inputs.
+  virtual void run(const GemmOperands& ops) = 0;
+  /// True for the framework's own mutants (excluded from `fpcert kernels` unless asked).
+  virtual bool is_mutant() const { return false; }
+};
+
+/// Bytes of a format's container (1, 2, 4 or 8).
+inline int container_bytes(const Format& f) { return f.container_bits / 8; }
+
+// ---- registry ----
+using KernelFactory = std::unique_ptr<Kernel> (*)();
+struct KernelInfo {
+  std::string name;
+  Backend backend;
+  bool mutant;
+  KernelFactory make;
+};
+/// Every registered kernel: the built-ins (CPU models, mutants, CUDA kernels and cuBLAS baselines
+/// when built with CUDA) are added on first use; plugins add theirs with register_kernel.
+std::vector<KernelInfo>& kernel_registry();
+void register_kernel(std::string name, Backend backend, bool mutant, KernelFactory make);
+// Built-in families (each defined beside its kernels).
+void register_cpu_models();
+void register_mutants();
+void register_cuda_kernels();  ///< no-op without CUDA
+/// Make a kernel by name; nullptr when unknown.
+std::unique_ptr<Kernel> make_kernel(const std::string& name);
+/// Names of the registered kernels (mutants only when asked), sorted.
+std::vector<std::string> kernel_names(bool include_mutants = false);
+/// One line describing traits: "in f16/f16 (rn) operand f16 exact products, acc f32 (rn), out f32".
+std::string describe_traits(const KernelTraits& t);
+
+}  // namespace fpcert

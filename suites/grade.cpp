@@ -1,0 +1,196 @@
+// suites/grade.cpp — |c - ref| against the bound, element by element; the metrics of DESIGN.md.
+#include "suites/grade.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "oracle/ulp.hpp"
+
+namespace fpcert {
+
+bool all_representable(const std::vector<double>& values, const Format& f) {
+  const Rounder rn = Rounder::nearest(f);
+  for (double v : values)
+    if (std::isfinite(v) && to_double(f, round_double(f, v, rn).code) != v) return false;
+  return true;
+}
+
+namespace {
+
+/// Histogram bucket of a ulp distance: 0: [0, 0.5], 1: (0.5, 1], 2: (1, 2], ..., 16: (2^14, inf), 17: non-finite.
+int ulp_bucket(double u) {
+  if (!std::isfinite(u)) return 17;
+  if (u <= 0.5) return 0;
+  if (u <= 1) return 1;
+  int b = 2;
+  double edge = 2;
+  while (u > edge && b < 16) {
+    edge *= 2;
+    ++b;
+  }
+  return b;
+}
+
+double quantile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  const auto idx = static_cast<std::size_t>(std::min<double>(static_cast<double>(v.size() - 1), std::floor(q * static_cast<double>(v.size() - 1) + 0.5)));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(idx), v.end());
+  return v[idx];
+}
+
+}  // namespace
+
+void grade(const GradeInput& in, CaseResult& out) {
+  const Problem& p = *in.problem;
+  const GemmRef& ref = *in.ref;
+  const KernelTraits& t = *in.traits;
+  const Format& of = *t.out;
+  const auto& codes = *in.codes;
+  const std::int64_t mn = p.m * p.n;
+  Metrics& M = out.metrics;
+  M.unwritten = in.unwritten;
+  M.first_unwritten = in.first_unwritten;
+
+  // Storage representability: the bound's storage terms vanish when inputs cannot round.
+  const Format& sa = storage_format(*t.a_input, *t.a_operand);
+  const Format& sb = storage_format(*t.b_input, *t.b_operand);
+  const bool a_exact = t.operand_u == 0 && all_representable(p.a.data, sa);
+  const bool b_exact = t.operand_u == 0 && all_representable(p.b.data, sb);
+  if (a_exact && b_exact && !(sa == *p.source && sb == *p.source))
+    out.flags.push_back(fmt::format("inputs-do-not-force-rounding: every input is exactly representable in the kernel's "
+                                    "storage ({}/{}), so storage rounding is not exercised; the gate then covers "
+                                    "accumulation and output rounding only",
+                                    sa.tag, sb.tag));
+
+  double ref_max = 0;
+  for (std::int64_t x = 0; x < mn; ++x)
+    if (std::isfinite(ref.c[static_cast<std::size_t>(x)].hi)) ref_max = std::max(ref_max, std::fabs(ref.c[static_cast<std::size_t>(x)].hi));
+  M.ref_max_abs = ref_max;
+
+  BoundInputs bi;
+  bi.traits = &t;
+  bi.k = p.k;
+  bi.a_exact = a_exact;
+  bi.b_exact = b_exact;
+  bi.ref_max_abs = ref_max;
+  out.bound = make_bound(in.variant, bi);
+
+  M.ulp_hist.assign(18, 0);
+  std::vector<double> ulps;
+  ulps.reserve(static_cast<std::size_t>(mn));
+  double sum_err2 = 0, sum_ref2 = 0, max_err = 0, cw = 0, worst_frac = 0;
+  std::int64_t worst_idx = -1;
+  struct Cand {
+    double frac;
+    std::int64_t idx;
+    double err, allowed, ulps;
+  };
+  std::vector<Cand> cands;
+  std::string first_failure;
+  for (std::int64_t x = 0; x < mn; ++x) {
+    const auto ux = static_cast<std::size_t>(x);
+    const std::uint64_t code = codes[ux];
+    const RefValue& r = ref.c[ux];
+    const double got = to_double(of, code);
+    const FpClass gc = classify(of, code);
+    const bool ref_finite = std::isfinite(r.hi);
+    // The reference as the output format would hold it (it may overflow to Inf there).
+    const Rounded rr = round_ref(of, r, Rounder::nearest(of));
+    const FpClass rc = classify(of, rr.code);
+    const double u = ulp_distance(of, code, r);
+    ulps.push_back(std::isfinite(u) ? u : std::numeric_limits<double>::infinity());
+    ++M.ulp_hist[static_cast<std::size_t>(ulp_bucket(u))];
+    if (!ref_finite || rc == FpClass::Inf || rc == FpClass::NaN) {
+      // Non-finite expected: the class must match (NaN for NaN, the same infinity).
+      const bool ok = (rc == FpClass::NaN && gc == FpClass::NaN) ||
+                      (rc == FpClass::Inf && gc == FpClass::Inf && code_is_negative(of, code) == code_is_negative(of, rr.code));
+      if (!ok && first_failure.empty())
+        first_failure = fmt::format("element ({}, {}) should be {} (reference {}), got {}", x / p.n, x % p.n,
+                                    rc == FpClass::NaN ? "NaN" : "Inf", r.hi, got);
+      if (!ok) {
+        worst_frac = INFINITY;
+        worst_idx = x;
+      }
+      continue;
+    }
+    if (gc == FpClass::NaN || gc == FpClass::Inf) {
+      ++M.nonfinite;
+      if (M.first_nonfinite < 0) M.first_nonfinite = x;
+      worst_frac = INFINITY;
+      if (worst_idx < 0) worst_idx = x;
+      cands.push_back({INFINITY, x, INFINITY, 0, u});
+      continue;
+    }
+    const double err = std::fabs((got - r.hi) - r.lo);
+    const double allowed = allowed_error(out.bound, std::fabs(r.hi), ref.abs_sum[ux]);
+    const double frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
+    sum_err2 += err * err;
+    sum_ref2 += r.hi * r.hi;
+    max_err = std::max(max_err, err);
+    if (ref.abs_sum[ux] > 0) cw = std::max(cw, err / ref.abs_sum[ux]);
+    else if (err > 0) cw = INFINITY;
+    if (worst_idx < 0 || frac > worst_frac) {
+      worst_frac = frac;
+      worst_idx = x;
+    }
+    cands.push_back({frac, x, err, allowed, u});
+  }
+  M.max_abs = max_err;
+  M.frobenius_rel = sum_ref2 > 0 ? std::sqrt(sum_err2 / sum_ref2) : (sum_err2 > 0 ? INFINITY : 0);
+  M.max_rel = ref_max > 0 ? max_err / ref_max : (max_err > 0 ? INFINITY : 0);
+  M.componentwise = cw;
+  if (!ulps.empty()) {
+    M.ulp_max = *std::max_element(ulps.begin(), ulps.end());
+    M.ulp_p99 = quantile(ulps, 0.99);
+    M.ulp_median = quantile(ulps, 0.5);
+  }
+  out.gate_fraction = worst_frac;
+  out.worst_index = worst_idx;
+
+  // The worst elements, with their bits.
+  const std::size_t w = std::min<std::size_t>(static_cast<std::size_t>(in.worst_count), cands.size());
+  std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(w), cands.end(),
+                    [](const Cand& a, const Cand& b) { return a.frac > b.frac; });
+  for (std::size_t q = 0; q < w; ++q) {
+    const auto ux = static_cast<std::size_t>(cands[q].idx);
+    WorstElement e;
+    e.i = cands[q].idx / p.n;
+    e.j = cands[q].idx % p.n;
+    e.got_bits = hex_code(of, codes[ux]);
+    e.got = to_double(of, codes[ux]);
+    e.ref_hi = ref.c[ux].hi;
+    e.ref_lo = ref.c[ux].lo;
+    e.ref_bits = hex_code(of, round_ref(of, ref.c[ux], Rounder::nearest(of)).code);
+    e.err = cands[q].err;
+    e.allowed = cands[q].allowed;
+    e.ulps = cands[q].ulps;
+    e.abs_sum = ref.abs_sum[ux];
+    out.worst.push_back(e);
+  }
+
+  // Verdict: every runner finding fails the case with its index; then the gate.
+  std::vector<std::string> why;
+  if (M.guard_violations) why.push_back("out-of-bounds write: " + M.first_guard_violation);
+  if (M.unwritten)
+    why.push_back(fmt::format("{} output(s) never written, first at ({}, {})", M.unwritten, M.first_unwritten / p.n,
+                              M.first_unwritten % p.n));
+  if (M.nonfinite)
+    why.push_back(fmt::format("{} non-finite output(s) where the reference is finite, first at ({}, {}): {}", M.nonfinite,
+                              M.first_nonfinite / p.n, M.first_nonfinite % p.n,
+                              hex_code(of, codes[static_cast<std::size_t>(M.first_nonfinite)])));
+  if (!first_failure.empty()) why.push_back(first_failure);
+  if (!M.deterministic)
+    why.push_back(fmt::format("non-deterministic: {} element(s) differ between runs", M.nondeterministic_elements));
+  if (worst_frac > 1 && M.nonfinite == 0 && first_failure.empty() && worst_idx >= 0)
+    why.push_back(fmt::format("gate exceeded: max |c - ref| / allowed = {:.4g} at ({}, {})", worst_frac, worst_idx / p.n,
+                              worst_idx % p.n));
+  if (out.bound.vacuous) out.flags.push_back("worst-case bound vacuous (K u >= 1): no rigorous bound exists at this K");
+  out.status = why.empty() ? CaseStatus::Pass : CaseStatus::Fail;
+  out.reason.clear();
+  for (const auto& s : why) out.reason += (out.reason.empty() ? "" : "; ") + s;
+}
+
+}  // namespace fpcert

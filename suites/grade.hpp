@@ -1,0 +1,33 @@
+// suites/grade.hpp — metrics and verdict of one kernel output against the exact reference.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "generators/problem.hpp"
+#include "kernels/kernel.hpp"
+#include "oracle/gemm_ref.hpp"
+#include "suites/bound.hpp"
+#include "suites/results.hpp"
+
+namespace fpcert {
+
+struct GradeInput {
+  const Problem* problem = nullptr;
+  const GemmRef* ref = nullptr;
+  const KernelTraits* traits = nullptr;
+  BoundVariant variant = BoundVariant::Independent;
+  const std::vector<std::uint64_t>* codes = nullptr;  ///< the kernel's output codes, row-major m x n
+  std::int64_t unwritten = 0, first_unwritten = -1;   ///< from the runner's pre-fill check
+  int worst_count = 5;
+};
+
+/// Fill metrics, bound, gate fraction, worst elements, status and reason of `out` (which already
+/// holds the runner's findings: guards, determinism). Inputs that never reach rounding in the
+/// kernel's storage are flagged.
+void grade(const GradeInput& in, CaseResult& out);
+
+/// Whether every value is exactly representable in format f.
+bool all_representable(const std::vector<double>& values, const Format& f);
+
+}  // namespace fpcert

@@ -1,0 +1,246 @@
+// suites/runner.cpp — buffers, guards, runs, timing and grading of one case.
+#include "suites/runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "kernels/codes.hpp"
+#include "oracle/error.hpp"
+#include "suites/grade.hpp"
+
+namespace fpcert {
+
+std::uint64_t prefill_code(const Format& out) {
+  switch (out.specials) {
+    case Specials::IEEE: {
+      const std::uint64_t quiet = std::uint64_t{1} << (out.frac_bits - 1);
+      return out.inf_code() | quiet | (0x5A5A5A5A5A5A5A5AULL & (out.frac_mask() >> 1));
+    }
+    case Specials::FiniteNaN:
+    case Specials::ScaleOnly: return out.canonical_nan_code();
+    case Specials::FiniteOnly: return out.max_finite_code();
+  }
+  return 0;
+}
+
+namespace {
+
+/// A device (or host) allocation freed on scope exit.
+class Buffer {
+ public:
+  Buffer(DeviceApi& api, std::size_t bytes) : api_(api), p_(api.alloc(bytes)), bytes_(bytes) {}
+  ~Buffer() { api_.free(p_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  void* get() const { return p_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  DeviceApi& api_;
+  void* p_;
+  std::size_t bytes_;
+};
+
+std::vector<std::uint8_t> encode_inputs(const std::vector<double>& v, const Format& f, Rounding r) {
+  const int b = container_bytes(f);
+  std::vector<std::uint8_t> out(v.size() * static_cast<std::size_t>(b));
+  const Rounder rr{r, default_saturation(f), NanPayload::Preserve};
+  for (std::size_t i = 0; i < v.size(); ++i)
+    store_code(out.data(), static_cast<std::int64_t>(i), b, to_container(f, round_double(f, v[i], rr).code));
+  return out;
+}
+
+struct Layout2 {
+  std::int64_t m, n, ldc;
+  int cb;
+  std::size_t guard;
+  std::size_t c_bytes() const { return static_cast<std::size_t>(m * ldc * cb); }
+  std::size_t total() const { return guard + c_bytes() + guard; }
+};
+
+/// The host image of the output allocation: guards, NaN pre-fill, guard bytes in the padding.
+std::vector<std::uint8_t> output_image(const Layout2& L, const Format& out) {
+  std::vector<std::uint8_t> img(L.total(), kGuardByte);
+  const std::uint64_t pre = to_container(out, prefill_code(out));
+  std::uint8_t* c = img.data() + L.guard;
+  for (std::int64_t i = 0; i < L.m; ++i)
+    for (std::int64_t j = 0; j < L.n; ++j) store_code(c, i * L.ldc + j, L.cb, pre);
+  return img;
+}
+
+/// Compare the downloaded image's guards and padding with the pattern; describe the first change.
+std::int64_t check_guards(const Layout2& L, const std::vector<std::uint8_t>& img, std::string& first) {
+  std::int64_t bad = 0;
+  auto note = [&](const std::string& s) {
+    if (first.empty()) first = s;
+  };
+  for (std::size_t b = 0; b < L.guard; ++b)
+    if (img[b] != kGuardByte) {
+      ++bad;
+      note(fmt::format("{} byte(s) before C overwritten (nearest at byte -{})", 1, L.guard - b));
+    }
+  const std::size_t end = L.guard + L.c_bytes();
+  for (std::size_t b = end; b < img.size(); ++b)
+    if (img[b] != kGuardByte) {
+      ++bad;
+      const std::size_t off = b - end;
+      note(fmt::format("written past the end of C: byte {} after it (element index {} in row-major m*ldc)", off,
+                       static_cast<std::int64_t>(off) / L.cb + L.m * L.ldc));
+    }
+  for (std::int64_t i = 0; i < L.m; ++i)
+    for (std::int64_t j = L.n; j < L.ldc; ++j)
+      for (int q = 0; q < L.cb; ++q) {
+        const std::size_t b = L.guard + static_cast<std::size_t>((i * L.ldc + j) * L.cb + q);
+        if (img[b] != kGuardByte) {
+          ++bad;
+          note(fmt::format("written into the ldc padding at row {}, column {} (n = {}, ldc = {})", i, j, L.n, L.ldc));
+        }
+      }
+  return bad;
+}
+
+std::vector<std::uint64_t> read_codes(const Layout2& L, const std::vector<std::uint8_t>& img, const Format& out) {
+  std::vector<std::uint64_t> codes(static_cast<std::size_t>(L.m * L.n));
+  const std::uint8_t* c = img.data() + L.guard;
+  for (std::int64_t i = 0; i < L.m; ++i)
+    for (std::int64_t j = 0; j < L.n; ++j)
+      codes[static_cast<std::size_t>(i * L.n + j)] = from_container(out, load_code(c, i * L.ldc + j, L.cb));
+  return codes;
+}
+
+}  // namespace
+
+CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, const RunOptions& opt) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  const Problem& p = *setup.problem;
+  const KernelTraits& t = kernel.traits();
+  CaseResult r;
+  r.suite = setup.suite;
+  r.case_id = setup.case_id;
+  r.kernel = kernel.name();
+  r.kernel_traits = describe_traits(t);
+  r.backend = std::string(to_string(kernel.backend()));
+  r.spec = p.spec;
+  r.m = p.m;
+  r.n = p.n;
+  r.k = p.k;
+  r.source_format = std::string(p.source->tag);
+  r.out_format = std::string(t.out->tag);
+  r.achieved = p.achieved;
+  r.repro = setup.repro;
+  auto finish = [&]() -> CaseResult {
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    return r;
+  };
+
+  const Support sup = kernel.can_implement(p.m, p.n, p.k);
+  if (!sup.ok) {
+    r.status = CaseStatus::NotSupported;
+    r.reason = sup.reason;
+    return finish();
+  }
+  const bool device = api.is_device();
+  const int warmups = opt.warmups >= 0 ? opt.warmups : (device ? 3 : 0);
+  const int timed = opt.timed >= 0 ? opt.timed : (device ? 10 : 1);
+
+  const Layout2 L{p.m, p.n, p.n + opt.ldc_pad, container_bytes(*t.out), opt.guard_bytes};
+  std::vector<std::uint64_t> codes;
+  std::vector<double> times;
+  try {
+    const auto a_bytes = encode_inputs(p.a.data, *t.a_input, t.input_rounding);
+    const auto b_bytes = encode_inputs(p.b.data, *t.b_input, t.input_rounding);
+    Buffer dA(api, a_bytes.size()), dB(api, b_bytes.size()), dC(api, L.total());
+    api.to_device(dA.get(), a_bytes.data(), a_bytes.size());
+    api.to_device(dB.get(), b_bytes.data(), b_bytes.size());
+    const std::vector<std::uint8_t> image = output_image(L, *t.out);
+    api.to_device(dC.get(), image.data(), image.size());
+    GemmOperands ops;
+    ops.m = p.m;
+    ops.n = p.n;
+    ops.k = p.k;
+    ops.a = dA.get();
+    ops.lda = p.k;
+    ops.b = dB.get();
+    ops.ldb = p.n;
+    ops.c = static_cast<std::uint8_t*>(dC.get()) + L.guard;
+    ops.ldc = L.ldc;
+    ops.stream = api.stream();
+
+    // The checked run.
+    kernel.run(ops);
+    api.synchronize(opt.timeout_ms);
+    std::vector<std::uint8_t> img(L.total());
+    api.to_host(img.data(), dC.get(), img.size());
+    r.metrics.guard_violations = check_guards(L, img, r.metrics.first_guard_violation);
+    codes = read_codes(L, img, *t.out);
+    const std::uint64_t pre = prefill_code(*t.out);
+    std::int64_t unwritten = 0, first_unwritten = -1;
+    for (std::size_t x = 0; x < codes.size(); ++x)
+      if (codes[x] == pre && t.out->has_nan()) {
+        ++unwritten;
+        if (first_unwritten < 0) first_unwritten = static_cast<std::int64_t>(x);
+      }
+    r.metrics.unwritten = unwritten;
+    r.metrics.first_unwritten = first_unwritten;
+
+    // Warm-ups, then timed runs (copies excluded), then the bitwise comparison with the first run.
+    for (int w = 0; w < warmups; ++w) {
+      kernel.run(ops);
+      api.synchronize(opt.timeout_ms);
+    }
+    for (int q = 0; q < timed; ++q) {
+      api.timer_start();
+      kernel.run(ops);
+      const double ms = api.timer_stop_ms();
+      api.synchronize(opt.timeout_ms);
+      times.push_back(ms);
+    }
+    if (warmups + timed > 0) {
+      api.to_host(img.data(), dC.get(), img.size());
+      std::string again;
+      r.metrics.guard_violations += check_guards(L, img, again);
+      if (r.metrics.first_guard_violation.empty()) r.metrics.first_guard_violation = again;
+      const auto codes2 = read_codes(L, img, *t.out);
+      std::int64_t diff = 0;
+      for (std::size_t x = 0; x < codes.size(); ++x) diff += codes[x] != codes2[x];
+      r.metrics.deterministic = diff == 0;
+      r.metrics.nondeterministic_elements = diff;
+    }
+  } catch (const DeviceError& e) {
+    const std::string what = e.what();
+    r.status = what.find("hung") != std::string::npos || what.find("timed out") != std::string::npos ? CaseStatus::Hung
+                                                                                                       : CaseStatus::Crashed;
+    r.reason = what;
+    return finish();
+  } catch (const std::exception& e) {
+    r.status = CaseStatus::Error;
+    r.reason = std::string("kernel threw: ") + e.what();
+    return finish();
+  }
+  if (!times.empty()) {
+    std::vector<double> s = times;
+    std::sort(s.begin(), s.end());
+    r.time_ms_median = s.size() % 2 ? s[s.size() / 2] : 0.5 * (s[s.size() / 2 - 1] + s[s.size() / 2]);
+    r.time_ms_mean = std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size());
+    r.timed_runs = static_cast<int>(s.size());
+    if (r.time_ms_median > 0) r.tflops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (r.time_ms_median * 1e-3) / 1e12;
+  }
+  GradeInput gi;
+  gi.problem = &p;
+  gi.ref = setup.ref;
+  gi.traits = &t;
+  gi.variant = setup.variant;
+  gi.codes = &codes;
+  gi.unwritten = r.metrics.unwritten;
+  gi.first_unwritten = r.metrics.first_unwritten;
+  gi.worst_count = opt.worst_count;
+  grade(gi, r);
+  return finish();
+}
+
+}  // namespace fpcert

@@ -1,0 +1,44 @@
+// suites/runner.hpp — run one case of one kernel under the runner rules of DESIGN.md: inputs
+// rounded into the kernel's formats, output pre-filled with a NaN pattern and surrounded by guard
+// bytes (and guard bytes in the ldc padding), every launch synchronised and checked, a watchdog on
+// hangs, repeated runs compared bit for bit, timing without copies, then graded.
+#pragma once
+
+#include <string>
+
+#include "generators/problem.hpp"
+#include "kernels/device_api.hpp"
+#include "kernels/kernel.hpp"
+#include "oracle/gemm_ref.hpp"
+#include "suites/bound.hpp"
+#include "suites/results.hpp"
+
+namespace fpcert {
+
+struct RunOptions {
+  int warmups = -1;            ///< -1: 0 on the host, 3 on a device
+  int timed = -1;              ///< -1: 1 on the host (plus the checked run: two runs), 10 on a device
+  double timeout_ms = 120000;  ///< a launch that does not finish by then is a hang
+  int ldc_pad = 8;             ///< extra columns of C, filled with guard bytes that must survive
+  std::size_t guard_bytes = 4096;
+  int worst_count = 5;
+};
+
+struct CaseSetup {
+  std::string suite;
+  std::string case_id;
+  const Problem* problem = nullptr;
+  const GemmRef* ref = nullptr;
+  BoundVariant variant = BoundVariant::Independent;
+  std::string repro;           ///< the command that reruns this case
+};
+
+/// The NaN pattern outputs are pre-filled with (distinct payload, so "never written" can be told
+/// apart from "wrote a NaN"); formats without NaN get their largest finite value.
+std::uint64_t prefill_code(const Format& out);
+inline constexpr std::uint8_t kGuardByte = 0xA5;
+
+/// Run and grade one case. Never throws for kernel failures: they become the case's status.
+CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, const RunOptions& opt);
+
+}  // namespace fpcert

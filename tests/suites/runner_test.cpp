@@ -1,0 +1,103 @@
+// tests/suites/runner_test.cpp — honest models pass, each mutant is caught, by the runner alone.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "kernels/kernel.hpp"
+#include "oracle/philox.hpp"
+#include "suites/runner.hpp"
+#include "tests/support/test_seed.hpp"
+
+using namespace fpcert;
+
+namespace {
+
+/// m x k and k x n uniform[-1, 1) inputs rounded to `source` (fp32 values force fp16/bf16 rounding).
+Problem uniform_problem(std::int64_t m, std::int64_t n, std::int64_t k, const Format& source, std::uint64_t seed) {
+  Problem p;
+  p.spec = "test-uniform";
+  p.source = &source;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a = Matrix(m, k);
+  p.b = Matrix(k, n);
+  std::uint64_t ctr = 0;
+  auto next = [&] {
+    const auto w = philox_4x32(seed, 0, ctr++);
+    const double u = static_cast<double>((std::uint64_t{w[0]} << 21) ^ w[1]) * 0x1p-53;  // [0, 1)
+    return quantize(source, 2 * u - 1);
+  };
+  for (auto& v : p.a.data) v = next();
+  for (auto& v : p.b.data) v = next();
+  return p;
+}
+
+CaseResult run(const std::string& kernel, const Problem& p, const GemmRef& ref, BoundVariant v = BoundVariant::Independent) {
+  auto k = make_kernel(kernel);
+  REQUIRE_MESSAGE(k, kernel);
+  auto api = make_host_api();
+  CaseSetup s;
+  s.suite = "test";
+  s.case_id = "c";
+  s.problem = &p;
+  s.ref = &ref;
+  s.variant = v;
+  return run_case(*k, s, *api, RunOptions{});
+}
+
+}  // namespace
+
+TEST_CASE("honest CPU models pass the independent and worst-case gates; their errors are not zero") {
+  const Problem pf32 = uniform_problem(24, 20, 256, f32, test::seed());
+  const GemmRef ref = gemm_reference(pf32.a.view(), pf32.b.view());
+  for (const auto& name : kernel_names(false)) {
+    CAPTURE(name);
+    const CaseResult r = run(name, pf32, ref);
+    INFO(r.reason);
+    CHECK(r.status == CaseStatus::Pass);
+    CHECK(r.gate_fraction <= 1.0);
+    CHECK(r.metrics.max_abs > 0);  // inputs force rounding: a zero error would prove nothing
+    CHECK(r.metrics.deterministic);
+    CHECK(r.metrics.unwritten == 0);
+    CHECK(r.metrics.guard_violations == 0);
+    const CaseResult w = run(name, pf32, ref, BoundVariant::WorstCase);
+    CHECK(w.status == CaseStatus::Pass);
+  }
+}
+
+TEST_CASE("every mutant is caught, each for its own fault") {
+  const Problem pf32 = uniform_problem(24, 20, 256, f32, test::seed() + 1);
+  const GemmRef ref32 = gemm_reference(pf32.a.view(), pf32.b.view());
+  // fp16-exact inputs: the storage term vanishes, so a silent fp16 accumulator stands out.
+  const Problem pf16 = uniform_problem(24, 20, 256, f16, test::seed() + 2);
+  const GemmRef ref16 = gemm_reference(pf16.a.view(), pf16.b.view());
+  struct Expect {
+    const char* name;
+    const char* reason_contains;
+    bool f16_inputs;
+  };
+  for (const Expect& e : {Expect{"mutant_wrong_element", "gate exceeded", false},
+                          Expect{"mutant_k_short", "gate exceeded", false},
+                          Expect{"mutant_writes_nan", "non-finite", false},
+                          Expect{"mutant_unwritten_row", "never written", false},
+                          Expect{"mutant_out_of_bounds", "past the end of C", false},
+                          Expect{"mutant_acc_f16", "gate exceeded", true},
+                          Expect{"mutant_nondeterministic", "non-deterministic", false}}) {
+    CAPTURE(e.name);
+    const CaseResult r = e.f16_inputs ? run(e.name, pf16, ref16) : run(e.name, pf32, ref32);
+    CHECK(r.status == CaseStatus::Fail);
+    CHECK_MESSAGE(r.reason.find(e.reason_contains) != std::string::npos, r.reason);
+  }
+}
+
+TEST_CASE("the fp16-exact inputs are flagged as not forcing storage rounding") {
+  const Problem p = uniform_problem(8, 8, 64, f16, test::seed() + 3);
+  const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
+  const CaseResult r = run("model_gemm_f16_f32acc", p, ref);
+  REQUIRE(!r.flags.empty());
+  CHECK(r.flags[0].find("inputs-do-not-force-rounding") != std::string::npos);
+  const Problem p32 = uniform_problem(8, 8, 64, f32, 9);
+  const CaseResult r32 = run("model_gemm_f32", p32, gemm_reference(p32.a.view(), p32.b.view()));
+  CHECK(r32.flags.empty());  // fp32 kernel on fp32 data: storage equals the source, nothing to force
+}
