@@ -59,7 +59,9 @@ void grade(const GradeInput& in, CaseResult& out) {
   const Format& sb = storage_format(*t.b_input, *t.b_operand);
   const bool a_exact = t.operand_u == 0 && all_representable(p.a.data, sa);
   const bool b_exact = t.operand_u == 0 && all_representable(p.b.data, sb);
-  if (a_exact && b_exact && !(sa == *p.source && sb == *p.source))
+  // Flag it where the kernel's design narrows its inputs (storage below the accumulator's
+  // precision, e.g. fp16/bf16/fp8 storage with an fp32 accumulator) and these inputs never round.
+  if (a_exact && b_exact && (sa.precision() < t.acc->precision() || sb.precision() < t.acc->precision()))
     out.flags.push_back(fmt::format("inputs-do-not-force-rounding: every input is exactly representable in the kernel's "
                                     "storage ({}/{}), so storage rounding is not exercised; the gate then covers "
                                     "accumulation and output rounding only",
