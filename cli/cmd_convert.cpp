@@ -14,7 +14,7 @@
 #include "oracle/parallel.hpp"
 #include "oracle/philox.hpp"
 #include "oracle/ulp.hpp"
-#include "reports/atomic_file.hpp"
+#include "oracle/atomic_file.hpp"
 
 namespace fpcert::cli {
 namespace {

@@ -1,8 +1,6 @@
 // oracle/npy.cpp — a small, strict .npy reader and writer (little-endian hosts).
 #include "oracle/npy.hpp"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -10,6 +8,7 @@
 #include <iterator>
 #include <regex>
 
+#include "oracle/atomic_file.hpp"
 #include "oracle/error.hpp"
 
 namespace fpcert {
@@ -119,14 +118,7 @@ void write_npy(const std::string& path, NpyType type, std::int64_t rows, std::in
   out += header;
   const std::int64_t n = rows * (cols < 0 ? 1 : cols);
   out.append(static_cast<const char*>(data), static_cast<std::size_t>(n) * static_cast<std::size_t>(ti.size));
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
-    f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    if (!f) throw InputError("cannot write '" + path + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError("cannot replace '" + path + "': " + std::strerror(errno));
+  write_file_atomic(path, out);
 }
 
 void write_npy_f64(const std::string& path, std::int64_t rows, std::int64_t cols, const std::vector<double>& v) {

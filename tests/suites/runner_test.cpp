@@ -6,32 +6,14 @@
 #include "kernels/kernel.hpp"
 #include "oracle/philox.hpp"
 #include "suites/runner.hpp"
+#include "tests/support/problems.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;
 
 namespace {
 
-/// m x k and k x n uniform[-1, 1) inputs rounded to `source` (fp32 values force fp16/bf16 rounding).
-Problem uniform_problem(std::int64_t m, std::int64_t n, std::int64_t k, const Format& source, std::uint64_t seed) {
-  Problem p;
-  p.spec = "test-uniform";
-  p.source = &source;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.a = Matrix(m, k);
-  p.b = Matrix(k, n);
-  std::uint64_t ctr = 0;
-  auto next = [&] {
-    const auto w = philox_4x32(seed, 0, ctr++);
-    const double u = static_cast<double>((std::uint64_t{w[0]} << 21) ^ w[1]) * 0x1p-53;  // [0, 1)
-    return quantize(source, 2 * u - 1);
-  };
-  for (auto& v : p.a.data) v = next();
-  for (auto& v : p.b.data) v = next();
-  return p;
-}
+using test::uniform_problem;
 
 CaseResult run(const std::string& kernel, const Problem& p, const GemmRef& ref, BoundVariant v = BoundVariant::Independent) {
   auto k = make_kernel(kernel);

@@ -1,4 +1,4 @@
-// reports/atomic_file.hpp — result files are replaced atomically: written beside, then renamed.
+// oracle/atomic_file.hpp — result files are replaced atomically: written beside, then renamed.
 #pragma once
 
 #include <string>

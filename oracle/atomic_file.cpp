@@ -1,5 +1,5 @@
-// reports/atomic_file.cpp — atomic replace and durable append for result files.
-#include "reports/atomic_file.hpp"
+// oracle/atomic_file.cpp — atomic replace and durable append for result files.
+#include "oracle/atomic_file.hpp"
 
 #include <unistd.h>
 

@@ -1,0 +1,56 @@
+// cli/cmd_kernels.cpp — `fpcert kernels`: built-in and plugin kernels with their traits.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "kernels/kernel.hpp"
+
+namespace fpcert::cli {
+namespace {
+
+int run_kernels(bool mutants, bool json) {
+  nlohmann::json arr = nlohmann::json::array();
+  if (!json) fmt::print("{:<34} {:<7} {}\n", "kernel", "backend", "traits / operation order");
+  for (const auto& name : kernel_names(mutants)) {
+    const auto k = make_kernel(name);
+    const KernelTraits& t = k->traits();
+    if (json) {
+      arr.push_back({{"name", name},
+                     {"backend", to_string(k->backend())},
+                     {"mutant", k->is_mutant()},
+                     {"description", k->description()},
+                     {"a_input", t.a_input->tag},
+                     {"b_input", t.b_input->tag},
+                     {"a_operand", t.a_operand->tag},
+                     {"b_operand", t.b_operand->tag},
+                     {"input_rounding", to_string(t.input_rounding)},
+                     {"exact_products", t.exact_products},
+                     {"accumulator", t.acc->tag},
+                     {"acc_rounding", to_string(t.acc_rounding)},
+                     {"promote_every", t.promote_every},
+                     {"out", t.out->tag},
+                     {"order", t.order}});
+      continue;
+    }
+    fmt::print("{:<34} {:<7} {}\n", name, to_string(k->backend()), k->description());
+    fmt::print("{:<34} {:<7} {}\n", "", "", describe_traits(t));
+    if (!t.order.empty()) fmt::print("{:<34} {:<7} order: {}\n", "", "", t.order);
+  }
+  if (json) fmt::print("{}\n", arr.dump(2));
+  return 0;
+}
+
+void add_kernels(CLI::App& root, Registry& reg) {
+  auto* app = root.add_subcommand("kernels", "Built-in and plugin kernels with their traits");
+  auto mutants = std::make_shared<bool>(false);
+  auto json = std::make_shared<bool>(false);
+  app->add_flag("--mutants", *mutants, "Also list the self-test mutants");
+  app->add_flag("--json", *json, "Print as JSON");
+  reg.push_back({app, [mutants, json] { return run_kernels(*mutants, *json); }});
+}
+
+const Registrar kRegistrar("kernels", 20, add_kernels);
+
+}  // namespace
+}  // namespace fpcert::cli

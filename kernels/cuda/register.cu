@@ -1,0 +1,11 @@
+// kernels/cuda/register.cu — every CUDA kernel family registers here (only in CUDA builds).
+#include "kernels/cuda/register.hpp"
+#include "kernels/kernel.hpp"
+
+namespace fpcert {
+
+void register_cuda_kernels() {
+  register_pipeline_kernels();
+}
+
+}  // namespace fpcert

@@ -1,0 +1,13 @@
+// reports/junit.hpp — results as JUnit XML (one testcase per case and kernel), for CI dashboards.
+#pragma once
+
+#include <string>
+
+#include "suites/results.hpp"
+
+namespace fpcert {
+
+std::string junit_xml(const RunResult& r);
+std::string xml_escape(const std::string& s);
+
+}  // namespace fpcert

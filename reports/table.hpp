@@ -1,0 +1,21 @@
+// reports/table.hpp — results as terminal tables: one row per case, then the verdict.
+#pragma once
+
+#include <string>
+
+#include "suites/results.hpp"
+
+namespace fpcert {
+
+/// Columns: case, kernel, status, max abs err, Frobenius, max ULP, gate fraction, time, vs baseline.
+std::string case_table(const RunResult& r);
+/// One row (the same columns) for printing as cases finish.
+std::string case_row(const CaseResult& c);
+std::string case_header();
+/// "CERTIFIED: 12 cases passed" / "FAILED: ..." with every failing case and its reason, the bound
+/// arithmetic of the first failure, and its reproduction command.
+std::string verdict_text(const RunResult& r);
+/// A short number for tables: 3 significant digits, "inf", "-" for NaN.
+std::string short_num(double v);
+
+}  // namespace fpcert

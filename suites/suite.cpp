@@ -1,0 +1,262 @@
+// suites/suite.cpp — running suites: problems and references once, kernels side by side.
+#include "suites/suite.hpp"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+
+#include "generators/generate.hpp"
+#include "oracle/error.hpp"
+#include "oracle/atomic_file.hpp"
+#include "suites/environment.hpp"
+#include "suites/results_json.hpp"
+
+namespace fpcert {
+
+const SuiteInfo* find_suite(const std::string& name) {
+  for (const auto& s : builtin_suites())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::string suite_names() {
+  std::string r;
+  for (const auto& s : builtin_suites()) r += (r.empty() ? "" : ", ") + s.name;
+  return r;
+}
+
+namespace {
+
+/// The DeviceApi a kernel needs: the host's, or the CUDA one (created on first need).
+class Apis {
+ public:
+  DeviceApi* for_kernel(const Kernel& k, std::string& why) {
+    if (k.memory() == MemorySpace::Host) {
+      if (!host_) host_ = make_host_api();
+      return host_.get();
+    }
+    if (!cuda_tried_) {
+      cuda_tried_ = true;
+      cuda_ = make_cuda_api(&cuda_why_);
+    }
+    why = cuda_why_;
+    return cuda_.get();
+  }
+  const DeviceApi* device() const { return cuda_.get(); }
+
+ private:
+  std::unique_ptr<DeviceApi> host_, cuda_;
+  bool cuda_tried_ = false;
+  std::string cuda_why_;
+};
+
+/// Run one case in a child process: it writes its CaseResult as one JSON line to a pipe. A crash
+/// (signal), a non-zero exit or silence beyond the timeout become the case's status.
+CaseResult run_isolated(const std::string& kernel_name, const CaseSetup& setup, const RunOptions& ro, double timeout_s,
+                        const CaseResult& skeleton) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {  // child: run, report, exit without running the parent's atexit handlers
+    ::close(fds[0]);
+    int code = 0;
+    try {
+      auto k = make_kernel(kernel_name);
+      Apis apis;
+      std::string why;
+      DeviceApi* api = apis.for_kernel(*k, why);
+      CaseResult r;
+      if (!api) {
+        r = skeleton;
+        r.status = CaseStatus::NotSupported;
+        r.reason = "no CUDA device: " + why;
+      } else {
+        r = run_case(*k, setup, *api, ro);
+      }
+      const std::string line = to_json(r).dump() + "\n";
+      std::size_t off = 0;
+      while (off < line.size()) {
+        const ssize_t w = ::write(fds[1], line.data() + off, line.size() - off);
+        if (w <= 0) break;
+        off += static_cast<std::size_t>(w);
+      }
+    } catch (...) {
+      code = 4;
+    }
+    ::close(fds[1]);
+    ::_exit(code);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[65536];
+  const auto t0 = std::chrono::steady_clock::now();
+  bool timed_out = false;
+  for (;;) {
+    pollfd pfd{fds[0], POLLIN, 0};
+    const double left = timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    const int pr = ::poll(&pfd, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr == 0) continue;
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  CaseResult r = skeleton;
+  if (timed_out) {
+    r.status = CaseStatus::Hung;
+    r.reason = fmt::format("no result within {} s: the child process was killed (--isolate)", timeout_s);
+    return r;
+  }
+  if (WIFSIGNALED(st)) {
+    r.status = CaseStatus::Crashed;
+    r.reason = fmt::format("the kernel's process died with signal {} ({})", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    return r;
+  }
+  try {
+    if (!out.empty()) return case_from_json(nlohmann::json::parse(out));
+  } catch (const std::exception&) {
+  }
+  r.status = CaseStatus::Crashed;
+  r.reason = fmt::format("the kernel's process exited with status {} and no result", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  return r;
+}
+
+CaseResult skeleton_for(const Kernel& k, const CaseSetup& s) {
+  CaseResult r;
+  r.suite = s.suite;
+  r.case_id = s.case_id;
+  r.kernel = k.name();
+  r.kernel_traits = describe_traits(k.traits());
+  r.backend = std::string(to_string(k.backend()));
+  r.spec = s.problem->spec;
+  r.m = s.problem->m;
+  r.n = s.problem->n;
+  r.k = s.problem->k;
+  r.source_format = std::string(s.problem->source->tag);
+  r.out_format = std::string(k.traits().out->tag);
+  r.repro = s.repro;
+  r.achieved = s.problem->achieved;
+  return r;
+}
+
+}  // namespace
+
+RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) {
+  if (kernels.empty()) throw InputError("no kernel given");
+  std::vector<std::unique_ptr<Kernel>> ks;
+  for (const auto& name : kernels) {
+    auto k = make_kernel(name);
+    if (!k) throw InputError("unknown kernel '" + name + "' (fpcert kernels lists them)");
+    ks.push_back(std::move(k));
+  }
+  std::unique_ptr<Kernel> base;
+  if (!opt.baseline.empty()) {
+    base = make_kernel(opt.baseline);
+    if (!base) throw InputError("unknown baseline kernel '" + opt.baseline + "' (fpcert kernels lists them)");
+  }
+  SuiteContext ctx;
+  ctx.device = ks.front()->memory() == MemorySpace::Device;
+  ctx.mn = opt.mn;
+  ctx.traits = &ks.front()->traits();
+  std::vector<CaseSpec> cases = suite.cases(ctx);
+  if (!opt.only_case.empty()) {
+    std::vector<CaseSpec> one;
+    std::string ids;
+    for (const auto& c : cases) {
+      ids += (ids.empty() ? "" : ", ") + c.id;
+      if (c.id == opt.only_case) one.push_back(c);
+    }
+    if (one.empty()) throw InputError("suite '" + suite.name + "' has no case '" + opt.only_case + "' (cases: " + ids + ")");
+    cases = one;
+  }
+  for (const auto& c : cases) (void)canonical_spec(c.spec);  // a bad spec fails before anything runs
+
+  Apis apis;
+  RunResult result;
+  result.suite = suite.name;
+  result.kernels = kernels;
+  if (!opt.jsonl_path.empty()) write_file_atomic(opt.jsonl_path, "");  // start the JSON-lines file afresh
+  const std::size_t total = cases.size() * ks.size();
+  std::size_t done = 0;
+  for (const auto& c : cases) {
+    if (opt.on_progress) opt.on_progress(fmt::format("[{}/{}] {}: generating {} and its exact reference", done + 1, total, c.id, c.spec));
+    const Problem problem = generate(c.spec);
+    const GemmRef ref = gemm_reference(problem.a.view(), problem.b.view());
+    const BoundVariant variant = opt.variant.value_or(c.variant);
+    std::optional<CaseResult> base_result;
+    auto run_one = [&](Kernel& k, const std::string& repro) {
+      CaseSetup s;
+      s.suite = suite.name;
+      s.case_id = c.id;
+      s.problem = &problem;
+      s.ref = &ref;
+      s.variant = variant;
+      s.repro = repro;
+      if (opt.isolate) return run_isolated(k.name(), s, opt.run, opt.isolate_timeout_s, skeleton_for(k, s));
+      std::string why;
+      DeviceApi* api = apis.for_kernel(k, why);
+      if (!api) {
+        CaseResult r = skeleton_for(k, s);
+        r.status = CaseStatus::NotSupported;
+        r.reason = "no CUDA device: " + why;
+        return r;
+      }
+      return run_case(k, s, *api, opt.run);
+    };
+    if (base) base_result = run_one(*base, "");
+    for (auto& k : ks) {
+      if (opt.on_progress) opt.on_progress(fmt::format("[{}/{}] {}: {}", done + 1, total, c.id, k->name()));
+      std::string repro = opt.repro_prefix.empty() ? "" : fmt::format("{} --kernel {} --case {}", opt.repro_prefix, k->name(), c.id);
+      CaseResult r = run_one(*k, repro);
+      if (!c.note.empty()) r.flags.insert(r.flags.begin(), "case: " + c.note);
+      if (base_result && base_result->status != CaseStatus::NotSupported) {
+        r.baseline = base->name();
+        r.baseline_max_abs = base_result->metrics.max_abs;
+        if (base_result->time_ms_median > 0 && r.time_ms_median > 0) r.speed_ratio = base_result->time_ms_median / r.time_ms_median;
+        // Error within factor f of the baseline's. A baseline error of 0 allows one output ulp-level
+        // error at the largest reference (2^-frac(out) * max|ref|) times f.
+        const double floor = std::ldexp(r.metrics.ref_max_abs, -ks.front()->traits().out->frac_bits);
+        const double denom = std::max(base_result->metrics.max_abs, floor);
+        r.baseline_ratio = denom > 0 ? r.metrics.max_abs / denom : 0.0;
+        if (r.status == CaseStatus::Pass && *r.baseline_ratio > opt.baseline_factor) {
+          r.status = CaseStatus::Fail;
+          r.reason = fmt::format("error {:.3g}x the baseline {}'s (max abs {:.4g} vs {:.4g}; limit {}x)", *r.baseline_ratio,
+                                 base->name(), r.metrics.max_abs, base_result->metrics.max_abs, opt.baseline_factor);
+        }
+      }
+      if (!opt.jsonl_path.empty()) append_line(opt.jsonl_path, to_json(r).dump());
+      if (opt.on_case) opt.on_case(r);
+      result.cases.push_back(std::move(r));
+      ++done;
+    }
+  }
+  // The device's facts for the stamp (with --isolate only the children touched the device).
+  std::unique_ptr<DeviceApi> info_api;
+  const DeviceApi* dev = apis.device();
+  bool any_device = false;
+  for (const auto& k : ks) any_device = any_device || k->memory() == MemorySpace::Device;
+  if (!dev && any_device) {
+    info_api = make_cuda_api(nullptr);
+    dev = info_api.get();
+  }
+  result.env = make_environment(opt.command, dev);
+  return result;
+}
+
+}  // namespace fpcert

@@ -1,0 +1,63 @@
+// suites/suite.hpp — suites: named lists of cases (a generator spec and a gate variant each), and
+// running them over kernels, with references computed once per problem, baseline comparison,
+// isolation in child processes, and results written case by case.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+#include "suites/bound.hpp"
+#include "suites/results.hpp"
+#include "suites/runner.hpp"
+
+namespace fpcert {
+
+struct CaseSpec {
+  std::string id;
+  std::string spec;  ///< generator spec string
+  BoundVariant variant = BoundVariant::Independent;
+  std::string note;  ///< what the case is for
+};
+
+/// What a suite's cases may depend on.
+struct SuiteContext {
+  bool device = false;              ///< the kernels under test run on a GPU (full sizes)
+  std::optional<std::int64_t> mn;   ///< override M = N
+  const KernelTraits* traits = nullptr;  ///< the (first) kernel under test, for format-dependent cases
+};
+
+struct SuiteInfo {
+  std::string name;
+  std::string description;
+  std::function<std::vector<CaseSpec>(const SuiteContext&)> cases;
+};
+
+/// Every built-in suite (suites/builtin_suites.cpp).
+const std::vector<SuiteInfo>& builtin_suites();
+const SuiteInfo* find_suite(const std::string& name);
+std::string suite_names();
+
+struct SuiteRunOptions {
+  RunOptions run;
+  std::string only_case;           ///< --case ID: run just this case
+  std::optional<std::int64_t> mn;  ///< --mn: override M = N of the suite's GEMM cases
+  std::optional<BoundVariant> variant;  ///< override every case's gate variant
+  bool isolate = false;            ///< each (case, kernel) in a child process
+  double isolate_timeout_s = 600;  ///< a child that runs longer is killed and its case marked hung
+  std::string baseline;            ///< --baseline B: gate "error within factor of B's"
+  double baseline_factor = 2;
+  std::string jsonl_path;          ///< cases appended here as they finish (crash-safe)
+  std::string command;             ///< for the environment stamp and reproduction lines
+  std::string repro_prefix;        ///< e.g. "fpcert certify --suite quick": "--kernel K --case ID" is appended
+  std::function<void(const CaseResult&)> on_case;  ///< progress (called as each case finishes)
+  std::function<void(const std::string&)> on_progress;  ///< a progress line ("[3/12] ...")
+};
+
+/// Run the suite on each kernel (and the baseline). Kernel failures become case statuses; bad
+/// input (unknown kernel, bad spec) throws InputError before anything runs.
+RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt);
+
+}  // namespace fpcert
