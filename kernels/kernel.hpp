@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,13 @@ struct GemmOperands {
   void* c = nullptr;
   std::int64_t ldc = 0;
   void* stream = nullptr;  ///< cudaStream_t for device kernels
+};
+
+/// Thrown by run() when the kernel finds out only at run time that it cannot do this call (e.g.
+/// cuBLAS answers CUBLAS_STATUS_NOT_SUPPORTED for a compute type on this GPU): the case's verdict
+/// is "not supported", not a crash.
+struct NotSupportedError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 /// "Not supported" is a verdict of its own, not a failure.

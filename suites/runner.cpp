@@ -211,6 +211,10 @@ CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, cons
       r.metrics.deterministic = diff == 0;
       r.metrics.nondeterministic_elements = diff;
     }
+  } catch (const NotSupportedError& e) {
+    r.status = CaseStatus::NotSupported;
+    r.reason = e.what();
+    return finish();
   } catch (const DeviceError& e) {
     const std::string what = e.what();
     r.status = what.find("hung") != std::string::npos || what.find("timed out") != std::string::npos ? CaseStatus::Hung
