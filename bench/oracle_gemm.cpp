@@ -35,6 +35,13 @@ std::string cpu_model() {
   return "unknown";
 }
 
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
 long peak_rss_mib() {
   std::ifstream f("/proc/self/status");
   std::string line;
@@ -103,7 +110,8 @@ void run(std::int64_t M, std::int64_t N, std::int64_t K, unsigned threads) {
   std::int64_t mismatches = 0;
   for (std::int64_t j = 0; j < N; ++j) mismatches += !(chk.c[static_cast<std::size_t>(j)] == ref.c[static_cast<std::size_t>(j)]);
 
-  fmt::print("M=N={} K={}  (M={} N={})\n", M == N ? std::to_string(M) : "-", K, M, N);
+  fmt::print("M=N={} K={}  (M={} N={}; load average {} at the end)\n", M == N ? std::to_string(M) : "-", K, M, N,
+             load_average());
   fmt::print("  eigen double GEMM (not exact)     {:9.4f} s\n", t_eigen);
   fmt::print("  fast exact oracle                 {:9.4f} s   slices {} x {} bits, K block {}, {} GEMMs, fallbacks {}, "
              "fast elements {}/{}\n",

@@ -58,9 +58,9 @@ struct GemmRef {
   std::int64_t m = 0, n = 0;
   std::vector<RefValue> c;        ///< row-major m x n
   /// sum_k |a_ik * b_kj|: gemm_reference_mpfr and exact_dot round it upward (RU of the exact sum);
-  /// gemm_reference gives an upper bound u with RU(exact) <= u <= RU(exact) * (1 + (2K + 8) * 2^-53)
-  /// (+ K * 2^-1072 * 2^(e_i + e_j) when fp64 inputs can underflow; docs/oracle.md). +Inf for
-  /// non-finite elements.
+  /// gemm_reference gives an upper bound u with RU(exact) <= u <= RU(exact) * (1 + 3 (K + nb + 2) 2^-53),
+  /// nb = the number of K blocks (+ K * 2^-1072 * 2^(e_i + e_j) when fp64 inputs can underflow;
+  /// docs/oracle.md, "abs_sum"). +Inf for non-finite elements.
   std::vector<double> abs_sum;
   std::vector<std::uint8_t> status;
   std::int64_t fallbacks = 0;     ///< elements the fast path could not certify and recomputed exactly

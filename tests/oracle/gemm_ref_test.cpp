@@ -354,10 +354,15 @@ TEST_CASE("gemm_reference: inputs decoded from narrow formats (bf16, fp16, e4m3,
 TEST_CASE("gemm_reference: K beyond one exact block (block sums in integers)") {
   const std::uint64_t key = test::seed() + 30;
   const std::int64_t K = 4500;  // > 2048: three K blocks
-  const Mat A = make(5, K, Layout::RowMajor, 0, [&](auto i, auto j) { return u32(key, 32, i, j); });
+  // Row 2 holds a few entries far below its largest one: they fall outside the slice window and
+  // are added per element, across K blocks.
+  const Mat A = make(5, K, Layout::RowMajor, 0, [&](auto i, auto j) {
+    return u32(key, 32, i, j) * ((i == 2 && j % 1000 == 7) ? 0x1p-70 : 1.0);
+  });
   const Mat B = make(K, 6, Layout::ColMajor, 0, [&](auto i, auto j) { return u32(key, 33, i, j) * ((j & 1) ? 1e10 : 1.0); });
   const GemmRef f = gemm_reference(A.view(), B.view());
   CHECK(f.info.kblock < K);
+  CHECK(f.fallbacks == 6);  // row 2 only
   compare(A, B, "K=4500");
 }
 
