@@ -324,6 +324,23 @@ TEST_CASE("gemm_reference: fp64 inputs (full significands, wide and extreme expo
     const Mat B = make(57, 13, Layout::ColMajor, 1, [&](auto i, auto j) { return d64(key, 18, i, j, rg.emin, rg.emax); });
     compare(A, B, rg.name);
   }
+  // Short significands (1 to 3 bits) over the whole exponent range: the one- or two-slice split is
+  // chosen, and rows whose largest entry is near 2^1023 scale their tiny entries below double's
+  // range (the underflow case of the capture test, docs/oracle.md "Slices").
+  {
+    auto shortsig = [&](std::uint64_t stream) {
+      return [=](std::int64_t i, std::int64_t j) {
+        const auto w = philox_4x32(key, stream, static_cast<std::uint64_t>(i * 1000 + j));
+        const int e = (w[0] % 3 == 0) ? 1000 + static_cast<int>(w[1] % 23) : -1074 + static_cast<int>(w[1] % 2098);
+        return std::ldexp(static_cast<double>(1 + 2 * (w[2] % 4)) * ((w[3] & 1) ? -1 : 1), e);
+      };
+    };
+    const Mat A = make(15, 40, Layout::RowMajor, 0, shortsig(21));
+    const Mat B = make(40, 11, Layout::ColMajor, 0, shortsig(22));
+    const GemmRef f = gemm_reference(A.view(), B.view());
+    CHECK(f.info.slices <= 2);
+    compare(A, B, "fp64 short significands");
+  }
   // fp64 overflow and tiny statuses really occur in those ranges.
   const Mat A = make(4, 8, Layout::RowMajor, 0, [&](auto i, auto j) { return std::fabs(d64(key, 19, i, j, 520, 530)); });
   const Mat B = make(8, 4, Layout::RowMajor, 0, [&](auto i, auto j) { return std::fabs(d64(key, 20, i, j, 520, 530)); });
