@@ -857,6 +857,7 @@ std::unique_ptr<ConversionProducer> make_cuda_conversion_producer(std::string* w
   return nullptr;
 }
 bool cuda_has_conversion_kernel(std::string_view) { return false; }
+HostEmulation cuda_header_host_emulation(std::string_view) { return nullptr; }
 #endif
 
 }  // namespace fpcert

@@ -157,6 +157,13 @@ std::unique_ptr<ConversionProducer> make_cuda_conversion_producer(std::string* w
 /// Whether this build has a kernel for the named entry (false without CUDA).
 bool cuda_has_conversion_kernel(std::string_view name);
 
+/// The CUDA headers' host code for an entry (kernels/cuda/convert_host.cpp): the same header
+/// function compiled for the CPU, where it takes the header's software emulation. Returns the
+/// result for a source code (x2 forms: the low lane, paired with code ^ 1 as the kernels pair
+/// them); nullptr for PTX-only and test entries, the scaled round trip, and builds without CUDA.
+using HostEmulation = std::uint32_t (*)(std::uint32_t code);
+HostEmulation cuda_header_host_emulation(std::string_view name);
+
 // ---- the sweep ----
 
 struct SweepOptions {

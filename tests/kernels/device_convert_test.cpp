@@ -36,6 +36,7 @@ class HostProducer final : public ConversionProducer {
   std::vector<LaneDifference> lanes;  // reported by the chunk holding their code
   std::vector<StrayBits> strays;
   std::uint64_t chunk = 1 << 16;
+  RunningArch arch{900, 0, 9, 0};
   int enqueued = 0, waited = 0, max_in_flight = 0, in_flight = 0;
 
   std::uint64_t max_chunk() const override { return chunk; }
@@ -74,7 +75,7 @@ class HostProducer final : public ConversionProducer {
     pc.transfer_ms = 0.25;
     return pc;
   }
-  RunningArch running_arch() const override { return {900, 0, 9, 0}; }
+  RunningArch running_arch() const override { return arch; }
   DeviceInfo device_info() const override { return {}; }
   std::string device_name() const override { return "host emulation"; }
 
@@ -396,4 +397,43 @@ TEST_CASE("sweep: the scaled round trip, emulated exactly, passes; a value in th
   CHECK(w.scaled.roundtrip_mismatches == 1);  // and it is not RN_bf16(RN_f32(h * 2^-s)) of its h either
   REQUIRE(!w.scaled.listed.empty());
   CHECK(w.scaled.listed[0].src == bad);
+}
+
+TEST_CASE("the CUDA headers' own software emulation (host code) equals the table's Rounders and NaN statements") {
+  // The headers compile for the CPU through their emulation paths: what a device runs below the
+  // hardware instruction's architecture (and, for __NV_NOSAT fp8, fp6/fp4 rz and ue8m0 in this
+  // build, on every device). A wrong Rounder or NaN statement in the table fails here, without a
+  // GPU. Narrow sources: every code; fp32: 32 blocks of 2^16 from the strided sample.
+  if (!built_with_cuda()) {
+    MESSAGE("built without CUDA: the headers' host code is not compiled in");
+    return;
+  }
+  int checked = 0;
+  for (const DeviceConversion& e : device_conversions(false)) {
+    const HostEmulation fn = cuda_header_host_emulation(e.name);
+    if (!fn) {
+      CHECK_MESSAGE((e.kind == ConversionKind::ScaledRoundTrip || e.dst == &tf32), "no host emulation for " << e.name);
+      continue;
+    }
+    CAPTURE(e.name);
+    HostProducer p;
+    p.arch = RunningArch{0, 0, 0, 0};  // the software path (the NaN statement of the emulation)
+    p.result = [&](std::uint64_t c) { return fn(static_cast<std::uint32_t>(c)); };
+    SweepOptions opt;
+    opt.mpfr_sample = 257;
+    if (e.src->total_bits() > 24) {
+      const auto all = strided_sample_ranges(*e.src);
+      for (std::size_t i = 0; i < all.size(); i += 8) opt.ranges.push_back(all[i]);
+      opt.ranges.push_back({0x7F7F0000, 0x20000});  // the top binade, Inf, the first NaNs
+      opt.ranges.push_back({0x80000000, 0x10000});  // -0 and negative subnormals
+    }
+    const DeviceSweepResult r = sweep_conversion(p, e, opt);
+    for (const auto& f : r.failures) MESSAGE(f);
+    for (const auto& m : r.check.listed)
+      MESSAGE("src " << hex_code(*e.src, m.src) << " expected " << hex_code(*e.dst, m.expected) << " got " << hex_code(*e.dst, m.got));
+    CHECK(r.passed());
+    CHECK(r.patterns == (opt.ranges.empty() ? e.src->code_count() : 32 * 65536 + 0x30000));
+    ++checked;
+  }
+  CHECK(checked > 100);
 }
