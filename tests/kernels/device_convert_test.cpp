@@ -7,7 +7,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <regex>
 #include <set>
@@ -436,4 +439,19 @@ TEST_CASE("the CUDA headers' own software emulation (host code) equals the table
     ++checked;
   }
   CHECK(checked > 100);
+}
+
+TEST_CASE("docs/conversions.md lists every entry of the table") {
+  // The source tree from this file's path (CMake compiles it by its absolute path).
+  const std::filesystem::path doc = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs" / "conversions.md";
+  std::ifstream in(doc);
+  if (!in) {
+    MESSAGE("no " << doc.string() << " next to the sources; not checked");
+    return;
+  }
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const DeviceConversion& e : device_conversions(true)) {
+    CAPTURE(e.name);
+    CHECK(text.find("| `" + std::string(e.name) + "` |") != std::string::npos);
+  }
 }
