@@ -521,7 +521,7 @@ int run_list(const ConvertArgs& a) {
                arch.arch, arch.family_specific ? fmt::format(" (family-specific {})", arch.family_specific) : "");
   else
     fmt::print("device: none ({})\n", why);
-  fmt::print("{:<36} {:<6} {:<6} {:<4} {:<10} {:<4} {:<48} {}\n", "name", "from", "to", "rnd", "saturation", "x2", "on this device",
+  fmt::print("{:<38} {:<6} {:<6} {:<4} {:<10} {:<4} {:<48} {}\n", "name", "from", "to", "rnd", "saturation", "x2", "on this device",
              "NaN for NaN inputs");
   nlohmann::json list = nlohmann::json::array();
   for (const DeviceConversion& e : device_conversions(a.include_test)) {
@@ -541,7 +541,7 @@ int run_list(const ConvertArgs& a) {
     std::string nan = nan_text(nan_statement(e, hw));
     if (!producer && e.hw != HwPath::Always && e.hw != HwPath::Never && nan_text(e.nan_hw) != nan_text(e.nan_sw))
       nan = "hardware: " + nan_text(e.nan_hw) + "; software: " + nan_text(e.nan_sw);
-    fmt::print("{:<36} {:<6} {:<6} {:<4} {:<10} {:<4} {:<48} {}\n", e.name, e.src->tag, e.dst->tag, to_string(e.rounder.rounding),
+    fmt::print("{:<38} {:<6} {:<6} {:<4} {:<10} {:<4} {:<48} {}\n", e.name, e.src->tag, e.dst->tag, to_string(e.rounder.rounding),
                to_string(e.rounder.saturation), e.pair ? "x2" : "", here.size() > 48 ? here.substr(0, 45) + "..." : here, nan);
     nlohmann::json j = entry_json(e);
     j["on_this_device"] = here;
@@ -590,7 +590,7 @@ int run_suite(const ConvertArgs& a) {
   };
   fmt::print("fpcert conversions on {} (cc {}.{}, running code for __CUDA_ARCH__ {}), fp32 sources {}\n", producer->device_name(),
              arch.cc_major, arch.cc_minor, arch.arch, a.sample ? "sampled (256 blocks of 2^16)" : "exhaustive (2^32)");
-  fmt::print("{:<36} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8}  {}\n", "conversion", "patterns", "mismatch", "NaN diff", "unexpl.",
+  fmt::print("{:<38} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8}  {}\n", "conversion", "patterns", "mismatch", "NaN diff", "unexpl.",
              "seconds", "Mpat/s", "status");
   for (const DeviceConversion& e : device_conversions(a.include_test)) {
     const EntrySupport sup = entry_support(e, arch);
@@ -600,7 +600,7 @@ int run_suite(const ConvertArgs& a) {
       j["status"] = "not_supported";
       j["reason"] = sup.reason;
       rows.push_back(j);
-      fmt::print("{:<36} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8}  not supported: {}\n", e.name, "-", "-", "-", "-", "-", "-", sup.reason);
+      fmt::print("{:<38} {:>11} {:>10} {:>9} {:>9} {:>8} {:>8}  not supported: {}\n", e.name, "-", "-", "-", "-", "-", "-", sup.reason);
       write(false);
       continue;
     }

@@ -58,7 +58,7 @@ TEST_CASE("the producer runs this binary's code on the device and says which") {
   if (a.cc_major == 9 && a.cc_minor == 0) CHECK(a.arch == 900);  // an H100/H200 runs the sm_90a code
 }
 
-TEST_CASE("every supported table entry: narrow sources exhaustively, fp32 on a strided 2^24 sample; zero unexplained mismatches") {
+TEST_CASE("every supported table entry: narrow sources exhaustively, fp32 on a strided 2^24 sample, zero unexplained mismatches") {
   int run = 0, skipped = 0;
   for (const DeviceConversion& e : device_conversions(false)) {
     CAPTURE(e.name);

@@ -242,7 +242,7 @@ TEST_CASE("strided sample of fp32: 256 disjoint blocks of 2^16, every top byte, 
   CHECK(h[0].second == 65536);
 }
 
-TEST_CASE("sweep: a correct subject passes; canonical NaNs are explained by the statement, or mismatches under --strict-nan") {
+TEST_CASE("sweep: a correct subject passes, canonical NaNs are explained by the statement, or mismatches under --strict-nan") {
   const DeviceConversion& e = entry("bf16_to_f16_direct");  // NaN statement: canonical 0x7fff, expected
   HostProducer p;
   p.chunk = 1 << 14;  // four chunks: the two slots alternate
@@ -333,7 +333,7 @@ TEST_CASE("sweep: lane differences and stray container bits fail the run with th
   CHECK(r.failures.size() == 2);
 }
 
-TEST_CASE("sweep: tf32 results travel in fp32 bits; an entry the running code lacks is refused") {
+TEST_CASE("sweep: tf32 results travel in fp32 bits, an entry the running code lacks is refused") {
   const DeviceConversion& e = entry("f32_to_tf32_rna");
   HostProducer p;
   p.result = model_of(e, 0x7FFFE000);
@@ -354,7 +354,7 @@ TEST_CASE("sweep: tf32 results travel in fp32 bits; an entry the running code la
   CHECK_THROWS_AS(sweep_conversion(old, entry("f32_to_tf32_rn"), {}), NotSupportedError);
 }
 
-TEST_CASE("sweep: the scaled round trip, emulated exactly, passes; a value in the window that does not come back fails") {
+TEST_CASE("sweep: the scaled round trip, emulated exactly, passes, a value in the window that does not come back fails") {
   const DeviceConversion& e = entry("bf16_to_f16_pow2_scaled");
   // The kernel's arithmetic on the host: h = RN_f16(x * 2^s) (the fp32 product is exact or leaves
   // fp16's range either way), z = RN_bf16(RN_f32(h * 2^-s)); NaN -> 0x7fff twice.
