@@ -175,9 +175,10 @@ struct SweepOptions {
   std::function<void(double)> progress;  ///< fraction done, from the sweeping thread
 };
 
-/// A strided sample of a 32-bit source: 256 blocks of 2^16 consecutive codes, one at every 2^24
-/// (so every sign and exponent pair is visited, and within a block every low-16-bit pattern, which
-/// holds every rounding case of fp16, bf16 and the narrower formats).
+/// A strided sample of a 32-bit source: 256 blocks of 2^16 consecutive codes, one in every 2^24
+/// (the blocks' top bytes, sign and the exponent's top 7 bits, are all different, so every pair of
+/// adjacent binades of both signs is visited; within a block every low-16-bit pattern, which holds
+/// every rounding case of fp16, bf16 and the narrower formats). Sources up to 2^24 codes: all.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> strided_sample_ranges(const Format& src);
 
 struct NanReport {
