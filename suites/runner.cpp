@@ -140,6 +140,11 @@ CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, cons
     return r;
   };
 
+  if ((kernel.memory() == MemorySpace::Device) != api.is_device()) {
+    r.status = CaseStatus::NotSupported;
+    r.reason = kernel.memory() == MemorySpace::Device ? "this kernel needs a CUDA device" : "host kernel given a device API";
+    return finish();
+  }
   const Support sup = kernel.can_implement(p.m, p.n, p.k);
   if (!sup.ok) {
     r.status = CaseStatus::NotSupported;
