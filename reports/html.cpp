@@ -283,6 +283,8 @@ dl.env dd{margin:0;word-break:break-word}
 .failure{border:1px solid #f0a7a0;border-left:5px solid var(--bad);border-radius:6px;padding:8px 12px;margin:10px 0;background:#fffafa}
 .failure h4{margin-top:4px}
 .gate{border:1px solid var(--line);border-radius:6px;padding:6px 12px;margin:8px 0;break-inside:avoid}
+.gates{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,460px),1fr));gap:0 12px}
+.gate pre{font-size:11.5px}
 .gate .eq{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
 .figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,520px),1fr));gap:14px}
 .figs.small{grid-template-columns:repeat(auto-fill,minmax(min(100%,330px),1fr))}
@@ -338,12 +340,10 @@ std::string env_table(const Environment& e, const std::string& src, const std::s
                      v > 0 ? vint(src, base + "/" + key, v) + unit : std::string(kDash));
   };
   row("fpcert version", e.fpcert_version);
-  row("command", e.command, true);
   row("timestamp (UTC)", e.timestamp);
   row("host", e.host);
   row("CPU", e.cpu);
   row("compiler", e.compiler);
-  row("build flags", e.build_flags, true);
   row("device (GPU)", e.device);
   row("compute capability", e.compute_capability);
   row_int("SM count", "sm_count", e.sm_count, "");
@@ -354,6 +354,8 @@ std::string env_table(const Environment& e, const std::string& src, const std::s
   row("CUDA runtime", e.cuda_runtime);
   row("cuBLAS", e.cublas);
   row("CUDA architectures", e.cuda_archs);
+  row("build flags", e.build_flags, true);
+  row("command", e.command, true);
   s += "</dl>";
   return s;
 }
@@ -536,12 +538,15 @@ std::string gates_section(const RunResult& r, const std::string& kernel, const s
     }
     s += "</p>";
     s += fmt::format("<p>Allowed error per element: <code>{}</code></p>", escape(c0.bound.allowed));
+    std::set<std::string> distinct;
+    for (std::size_t i : idx) distinct.insert(r.cases[i].bound.arithmetic);
     std::set<std::string> seen;
     std::string ar;
     for (std::size_t i : idx) {
       const std::string& a = r.cases[i].bound.arithmetic;
       if (a.empty() || !seen.insert(a).second) continue;
-      ar += (idx.size() > 1 ? escape(r.cases[i].case_id) + ": " : "") + escape(a) + "\n";
+      // One line per distinct arithmetic; named by case only where the cases differ (their atol).
+      ar += (distinct.size() > 1 ? escape(r.cases[i].case_id) + ": " : "") + escape(a) + "\n";
     }
     if (!ar.empty()) s += "<pre><code>" + ar + "</code></pre>";
     s += "</div>";
@@ -873,11 +878,11 @@ std::string plot_exponent_heatmap(const RunResult& r, const std::string& src) {
                 "span widens loses range (overflow, underflow or flushed subnormals) rather than precision.");
 }
 
-std::string plots_section(const RunResult& r, const std::string& src) {
+std::string plots_section(const RunResult& r, const std::string& src, const std::string& id) {
   std::string big = plot_error_vs_k(r) + plot_error_vs_kappa(r) + plot_exponent_heatmap(r, src);
   std::string small = plot_ulp_histograms(r);
   if (big.empty() && small.empty()) return "";
-  std::string s = "<h3>Plots</h3>";
+  std::string s = "<h3 id=\"" + id + "-plots\">Plots</h3>";
   if (!big.empty()) s += "<div class=\"figs\">" + big + "</div>";
   if (!small.empty())
     s += "<h4>ULP histograms</h4><p class=\"muted\">ULP distance of each output to its correctly rounded reference, in the "
@@ -951,11 +956,11 @@ std::string run_section(const RunResult& r, std::size_t ri) {
     if (!traits.empty()) s += "<p class=\"muted\">" + escape(traits) + "</p>";
     s += metrics_table(r, k, src);
   }
-  s += plots_section(r, src);
+  s += plots_section(r, src, id);
   std::string gates;
   for (const auto& k : kernels_of(r)) {
     const std::string g = gates_section(r, k, src);
-    if (!g.empty()) gates += fmt::format("<h4><code>{}</code></h4>", escape(k)) + g;
+    if (!g.empty()) gates += fmt::format("<h4><code>{}</code></h4><div class=\"gates\">", escape(k)) + g + "</div>";
   }
   if (!gates.empty())
     s += "<h3>Gates: the bound model\u2019s arithmetic</h3><p class=\"muted\">Each gate adds one term per error source (storage "
