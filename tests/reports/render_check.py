@@ -3,6 +3,7 @@
 screenshot is not blank.
 
 Usage: render_check.py REPORT.html [--out shot.png] [--width 1200] [--height 2000]
+$FPCERT_CHROMIUM names the browser (default: chromium, chromium-browser or google-chrome on PATH).
 
 Exit 0: rendered, and the picture holds enough ink and colour to be a page (thresholds below);
 exit 1: blank or failed; exit 77 (ctest SKIP_RETURN_CODE): no Chromium on this machine, said so.
@@ -20,6 +21,9 @@ SKIP = 77
 
 
 def find_chromium():
+    env = os.environ.get("FPCERT_CHROMIUM")
+    if env is not None:  # the browser to use; a path that does not run means "absent" (skip)
+        return env if (os.path.isfile(env) and os.access(env, os.X_OK)) else None
     for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"):
         p = shutil.which(name)
         if p:
