@@ -277,7 +277,7 @@ double text_width(const std::string& s, double size) {
   std::size_t chars = 0;
   for (unsigned char c : s)
     if ((c & 0xC0) != 0x80) ++chars;  // count UTF-8 code points
-  return static_cast<double>(chars) * size * 0.58;
+  return static_cast<double>(chars) * size * 0.62;
 }
 
 /// A tick label as SVG text content: "10^-3" -> 10<tspan ...>−3</tspan>, "2x10^4" -> 2×10^4.
@@ -724,7 +724,7 @@ std::string HeatMap::render() const {
   double longest_row = 0, longest_col = 0;
   for (const auto& r : rows_) longest_row = std::max(longest_row, text_width(r, 11.5));
   for (const auto& c : cols_) longest_col = std::max(longest_col, text_width(c, 11));
-  const double left = longest_row + 18, top = 30, cw = 76, ch = 30;
+  const double left = longest_row + 26, top = 30, cw = 76, ch = 30;
   const double gw = cw * static_cast<double>(cols_.size()), gh = ch * static_cast<double>(rows_.size());
   const double label_h = longest_col * 0.72 + 18;  // rotated column labels
   const double width = std::max(left + gw + 24, 380.0);

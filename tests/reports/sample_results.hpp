@@ -73,7 +73,7 @@ inline Problem exp_problem(std::int64_t m, std::int64_t n, std::int64_t k, int E
   return p;
 }
 
-/// Measured properties, as a generator reports them.
+/// Measured properties, under the keys the generators use (generators/problem.hpp).
 inline void measure(Problem& p, const GemmRef& ref) {
   auto span = [](const std::vector<double>& d) {
     int lo = 10000, hi = -10000;
@@ -84,8 +84,8 @@ inline void measure(Problem& p, const GemmRef& ref) {
       }
     return hi >= lo ? static_cast<double>(hi - lo) : 0.0;
   };
-  p.achieved["exp_span_a"] = span(p.a.data);
-  p.achieved["exp_span_b"] = span(p.b.data);
+  p.achieved["a_exp_span"] = span(p.a.data);
+  p.achieved["b_exp_span"] = span(p.b.data);
   std::vector<double> kappa;
   for (std::size_t i = 0; i < ref.c.size(); ++i) {
     const double c = std::abs(ref.c[i].hi);
@@ -122,7 +122,7 @@ inline RunResult run_sample(const std::string& suite, const std::vector<std::str
     if (!sc.keep_kappa)
       for (const char* k : {"kappa_min", "kappa_median", "kappa_max"}) sc.problem.achieved.erase(k);
     if (!sc.keep_span)
-      for (const char* k : {"exp_span_a", "exp_span_b"}) sc.problem.achieved.erase(k);
+      for (const char* k : {"a_exp_span", "b_exp_span"}) sc.problem.achieved.erase(k);
     for (const auto& kn : kernels) {
       auto kernel = make_kernel(kn);
       CaseSetup s;
