@@ -86,7 +86,7 @@ std::string text_of(const std::string& s) { return svg::escape(s); }
 
 }  // namespace
 
-TEST_CASE("the sample results are real: rounding happened, some cases pass and some fail") {
+TEST_CASE("the sample results are real: rounding happened and some cases pass and some fail") {
   int pass = 0, fail = 0;
   for (const auto& r : runs())
     for (const auto& c : r.cases) {
@@ -137,7 +137,7 @@ TEST_CASE("the report parses under the strict checker and every number shown equ
   CHECK(check_html(scratch() / "bad_nesting.html", srcs, out) == 1);
 }
 
-TEST_CASE("verdict banner, failures with their reproduction command, worst elements and the gate arithmetic") {
+TEST_CASE("verdict banner and failures with their reproduction command and worst elements and the gate arithmetic") {
   const auto& rs = runs();
   const std::string html = html_report(rs);
   bool all_pass = true;
@@ -175,7 +175,7 @@ TEST_CASE("verdict banner, failures with their reproduction command, worst eleme
   CHECK(good.find("FAILED") == std::string::npos);
 }
 
-TEST_CASE("plots: error vs K has a point per graded K-family case, kappa, ULP histograms, exponent heat map") {
+TEST_CASE("plots: error vs K has a point per graded K-family case and there are kappa and ULP and exponent plots") {
   const auto& rs = runs();
   const std::string html = html_report(rs);
   const RunResult& ak = rs[0];
@@ -203,7 +203,7 @@ TEST_CASE("plots: error vs K has a point per graded K-family case, kappa, ULP hi
   CHECK(!std::regex_search(html, std::regex(R"re(\s(x|y|cx|cy|d|points|width|height)="[^"]*(nan|inf))re")));
 }
 
-TEST_CASE("every case id, reason and spec is escaped") {
+TEST_CASE("every case id and reason and spec is escaped") {
   RunResult r = runs()[1];
   r.cases[0].case_id = "<script>alert(1)</script>";
   r.cases[0].reason = "a & b < c";
@@ -219,7 +219,7 @@ TEST_CASE("every case id, reason and spec is escaped") {
   CHECK_MESSAGE(check_html(p, {{"r0", scratch() / "escaped.json"}}, out) == 0, out);
 }
 
-TEST_CASE("conversion records: the CPU form of fpcert convert, extra fields ignored, lists of outcomes accepted") {
+TEST_CASE("conversion records: the CPU form of fpcert convert with extra fields ignored and outcome lists accepted") {
   const ConversionResult c = conversion_from_json(nlohmann::json::parse(kConversionJson));
   CHECK(c.from == "bf16");
   CHECK(c.to == "f16");

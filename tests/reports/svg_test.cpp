@@ -48,7 +48,7 @@ std::vector<std::string> coordinate_values(const std::string& s) {
 
 }  // namespace
 
-TEST_CASE("a log axis maps decades linearly: 100 on [1, 10^4] sits exactly halfway across the plot area") {
+TEST_CASE("a log axis maps decades linearly: 100 on 1 to 10^4 sits exactly halfway across the plot area") {
   Plot p(Axis{Scale::Log, 1, 1e4, "x"}, Axis{Scale::Log, 1e-8, 1, "y"}, 560, 340);
   const double half = p.left() + p.area_width() / 2;
   CHECK(p.px(100) == half);
@@ -73,7 +73,7 @@ TEST_CASE("a log axis maps decades linearly: 100 on [1, 10^4] sits exactly halfw
   CHECK(p.dropped() == 0);
 }
 
-TEST_CASE("log ticks: decades labelled 10^k, minors at 2..9 x 10^k; wide ranges label every 2 or 5 decades") {
+TEST_CASE("log ticks: decades labelled 10^k with minors at 2..9 x 10^k and wide ranges labelled every 2 or 5 decades") {
   const auto t = ticks(Axis{Scale::Log, 1e-3, 1e2, ""});
   CHECK(majors(t) == std::vector<double>{1e-3, 1e-2, 1e-1, 1, 10, 100});  // the literals: pow10i is exact
   CHECK(labels(t) == std::vector<std::string>{"10^-3", "10^-2", "10^-1", "10^0", "10^1", "10^2"});
@@ -98,7 +98,7 @@ TEST_CASE("log ticks: decades labelled 10^k, minors at 2..9 x 10^k; wide ranges 
   CHECK(labels(s) == std::vector<std::string>{"2x10^-7", "5x10^-7", "10^-6", "2x10^-6", "5x10^-6"});
 }
 
-TEST_CASE("linear ticks: steps of 1, 2 or 5 x 10^k, labels with the step's decimals or all in e-notation") {
+TEST_CASE("linear ticks: steps of 1 or 2 or 5 x 10^k labelled with the step's decimals or all in e-notation") {
   const auto a = ticks(Axis{Scale::Linear, 0, 1, ""});
   CHECK(majors(a) == std::vector<double>{0, 0.2, 0.4, 0.6, 0.8, 1});  // 0.2 * i as the literals 0.2, 0.4, ...
   CHECK(labels(a) == std::vector<std::string>{"0", "0.2", "0.4", "0.6", "0.8", "1"});
@@ -112,7 +112,7 @@ TEST_CASE("linear ticks: steps of 1, 2 or 5 x 10^k, labels with the step's decim
   CHECK(labels(d) == std::vector<std::string>{"0", "5", "10", "15", "20", "25", "30", "35"});
 }
 
-TEST_CASE("fit_axis: decades around the data on log axes, ignoring what a log axis cannot hold") {
+TEST_CASE("fit_axis: decades around the data on log axes ignoring what a log axis cannot hold") {
   const Axis a = fit_axis(Scale::Log, {0, -1, NAN, INFINITY, 3e-5, 2e3}, "t");
   CHECK(a.lo == 1e-5);
   CHECK(a.hi == 1e4);
@@ -127,7 +127,7 @@ TEST_CASE("fit_axis: decades around the data on log axes, ignoring what a log ax
   CHECK(lin.hi == 8);  // range 7.2: step 1 would make 8 intervals (> 7), so step 2 and [0, 8]
 }
 
-TEST_CASE("NaN, Inf, zero and negatives on a log axis are not drawn, lines break there, and the plot says so") {
+TEST_CASE("NaN and Inf and zero and negatives on a log axis are not drawn and lines break there and the plot says so") {
   Plot p(Axis{Scale::Log, 1, 1e4, "x"}, Axis{Scale::Log, 1e-6, 1, "y"});
   Style s;
   s.marker = Marker::Square;
@@ -150,7 +150,7 @@ TEST_CASE("NaN, Inf, zero and negatives on a log axis are not drawn, lines break
   CHECK(svg.find("4 point(s) not drawn") != std::string::npos);
 }
 
-TEST_CASE("lines are clipped at the plot area; markers outside the ranges are not drawn") {
+TEST_CASE("lines are clipped at the plot area and markers outside the ranges are not drawn") {
   Plot p(Axis{Scale::Linear, 0, 10, "x"}, Axis{Scale::Linear, 0, 10, "y"});
   Style s;
   s.marker = Marker::Circle;
@@ -175,7 +175,7 @@ TEST_CASE("text is escaped") {
   CHECK(svg.find("legend &lt;/svg&gt;") != std::string::npos);
 }
 
-TEST_CASE("bars start at the bottom of a log axis; zero counts draw no bar") {
+TEST_CASE("bars start at the bottom of a log axis and zero counts draw no bar") {
   BarChart b({"a", "b", "c"}, Axis{Scale::Log, 1, 1e4, "count"}, false, 400, 260);
   b.group("g", {100, 0, 1e4}, "#0072B2");
   CHECK(b.value_px(1) - b.value_px(100) == doctest::Approx((b.value_px(1) - b.value_px(1e4)) / 2));
@@ -186,7 +186,7 @@ TEST_CASE("bars start at the bottom of a log axis; zero counts draw no bar") {
   CHECK(svg.find("not drawn") == std::string::npos);
 }
 
-TEST_CASE("heat-map colours: blue shades at or below the threshold, red above, grey for no value") {
+TEST_CASE("heat-map colours: blue shades at or below the threshold and red above and grey for no value") {
   HeatMap h({"c1"}, {"r1"}, 1e-3, 1, 1e2);
   CHECK(h.colour(1e-3) == "#f7fbff");
   CHECK(h.colour(1e-9) == "#f7fbff");  // clamped
