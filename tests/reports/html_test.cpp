@@ -26,13 +26,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// A scratch directory for this process, removed at exit unless FPCERT_KEEP_TEST_FILES is set
+/// (the checker's output for a failing test is in it: <file>.check.txt).
 fs::path scratch() {
-  static const fs::path d = [] {
+  struct Dir {
     fs::path p = fs::temp_directory_path() / fmt::format("fpcert_html_test_{}", ::getpid());
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
+    Dir() { fs::create_directories(p); }
+    ~Dir() {
+      std::error_code ec;
+      if (!std::getenv("FPCERT_KEEP_TEST_FILES")) fs::remove_all(p, ec);
+    }
+  };
+  static const Dir d;
+  return d.p;
 }
 
 void write(const fs::path& p, const std::string& s) {
