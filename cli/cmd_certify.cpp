@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "oracle/atomic_file.hpp"
 #include "oracle/error.hpp"
+#include "reports/html.hpp"
 #include "reports/junit.hpp"
 #include "reports/table.hpp"
 #include "suites/results_json.hpp"
@@ -18,7 +19,7 @@ namespace {
 
 struct SuiteArgs {
   std::vector<std::string> kernels;
-  std::string suite, baseline, json, junit, only_case, variant;
+  std::string suite, baseline, json, junit, html, only_case, variant;
   double factor = 2;
   std::int64_t mn = 0;
   bool isolate = false;
@@ -80,6 +81,10 @@ int run(const SuiteArgs& a, const char* verb) {
     write_file_atomic(a.junit, junit_xml(r));
     fmt::print("JUnit: {}\n", a.junit);
   }
+  if (!a.html.empty()) {
+    write_html_report(a.html, std::vector<RunResult>{r});
+    fmt::print("HTML report: {}\n", a.html);
+  }
   if (r.count(CaseStatus::NotSupported) == static_cast<int>(r.cases.size())) {
     std::fprintf(stderr, "fpcert: nothing ran: every case was not supported (%s)\n",
                  r.cases.empty() ? "no cases" : r.cases.front().reason.c_str());
@@ -93,6 +98,7 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   app->add_option("--factor", a->factor, "Baseline factor")->capture_default_str();
   app->add_option("--json", a->json, "Write results JSON here (cases are appended to FILE.partial.jsonl as they finish)");
   app->add_option("--junit", a->junit, "Write JUnit XML here");
+  app->add_option("--html", a->html, "Write a self-contained HTML report here");
   app->add_option("--case", a->only_case, "Run only this case of the suite");
   app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases");
   app->add_option("--variant", a->variant, "Gate variant for every case: independent, componentwise, worstcase");

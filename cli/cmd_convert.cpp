@@ -22,6 +22,7 @@
 #include "oracle/parallel.hpp"
 #include "oracle/philox.hpp"
 #include "oracle/ulp.hpp"
+#include "reports/html.hpp"
 #include "suites/environment.hpp"
 #include "suites/results_json.hpp"
 
@@ -29,7 +30,7 @@ namespace fpcert::cli {
 namespace {
 
 struct ConvertArgs {
-  std::string from, to, rounding = "rn", saturate, nan = "preserve", value, bits, json, range;
+  std::string from, to, rounding = "rn", saturate, nan = "preserve", value, bits, json, range, html;
   bool exhaustive = false, strict_nan = false;
   std::uint64_t seed = 0;
   unsigned threads = 0;
@@ -178,7 +179,7 @@ int run_exhaustive(const ConvertArgs& a, const Format& src, const Format& dst, c
   fmt::print("mismatches: {}{}\n", res.mismatches + res.model_mismatches,
              res.model_mismatches ? fmt::format(" ({} where fpcert's fast model disagrees with MPFR: a bug in fpcert)", res.model_mismatches) : "");
   fmt::print("{}\n", res.passed() ? "PASS" : "FAIL");
-  if (!a.json.empty()) {
+  if (!a.json.empty() || !a.html.empty()) {
     nlohmann::json outcomes = nlohmann::json::object();
     for (int i = 0; i < kOutcomeCount; ++i) outcomes[std::string(to_string(static_cast<Outcome>(i)))] = res.outcomes[i];
     nlohmann::json listed = nlohmann::json::array();
@@ -209,7 +210,8 @@ int run_exhaustive(const ConvertArgs& a, const Format& src, const Format& dst, c
                         {"listed", listed},
                         {"seconds", secs},
                         {"passed", res.passed()}};
-    write_file_atomic(a.json, j.dump(2) + "\n");
+    if (!a.json.empty()) write_file_atomic(a.json, j.dump(2) + "\n");
+    if (!a.html.empty()) write_html_report(a.html, ReportInput{{}, {conversion_from_json(j)}});
   }
   return res.passed() ? kExitPass : kExitGateFailed;
 }
@@ -647,6 +649,7 @@ void add_convert(CLI::App& root, Registry& reg) {
   app->add_option("--range", a->range, "With --exhaustive: FIRST:COUNT source codes only");
   app->add_flag("--strict-nan", a->strict_nan, "Count NaN results with other payload or sign bits as mismatches");
   app->add_option("--json", a->json, "Write the result as JSON to this file");
+  app->add_option("--html", a->html, "With --exhaustive: write a self-contained HTML report here");
   app->add_option("--threads", a->threads, "Worker threads (default: all cores, or $FPCERT_THREADS)");
   app->add_option("--list", a->list, "Mismatches listed with their bits")->capture_default_str();
   app->add_option("--device", a->device, "cpu (fpcert's fast path, MPFR on every pattern) or cuda (a GPU conversion, checked on the CPU)")

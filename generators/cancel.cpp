@@ -218,6 +218,12 @@ void make_cancel_gemm(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   std::vector<double> corr(static_cast<std::size_t>(nblk * m * n));
   auto cidx = [&](int blk, std::int64_t i, std::int64_t j) { return static_cast<std::size_t>((blk * m + i) * n + j); };
   const Stream st = stream_for(p.seed, kCancelGemmId, kShared);
+  // (P R)_ij from the oracle's GEMM path; where hi + lo is not the whole exact value (tail != 0)
+  // the element's expansion is peeled with exact_dot instead. Either way the expansion is the
+  // same doubles: {hi, lo} is exactly what exact_expansion returns when the tail is 0.
+  GemmRefOptions go;
+  go.threads = ctx.threads;
+  const GemmRef c1 = gemm_reference(P.view(), R.view(), go);
   parallel_for(static_cast<std::uint64_t>(m * n), 16, [&](std::uint64_t b0, std::uint64_t b1, unsigned) {
     std::vector<double> row(static_cast<std::size_t>(k1)), col(static_cast<std::size_t>(k1));
     for (std::uint64_t e = b0; e < b1; ++e) {
@@ -228,7 +234,14 @@ void make_cancel_gemm(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
       }
       double A = 0;  // sum_l |P_il R_lj| in double, in order l = 0, 1, ... (a guide, as in make_cancel)
       for (std::int64_t l = 0; l < k1; ++l) A += std::fabs(row[static_cast<std::size_t>(l)] * col[static_cast<std::size_t>(l)]);
-      Expansion S = exact_expansion(row, col);
+      Expansion S;
+      const RefValue& rv = c1.c[e];
+      if (rv.tail == 0) {
+        for (double v : {rv.hi, rv.lo})
+          if (v != 0) S.parts.push_back(v);
+      } else {
+        S = exact_expansion(row, col);
+      }
       for (int blk = 0; blk < nblk; ++blk) {
         double s;
         if (blk + 1 < nblk) {
@@ -276,8 +289,6 @@ void make_cancel_gemm(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
     for (std::int64_t j = 0; j < n; ++j) p.b(l, j) = B0(perm[l], j);
 
   // Measure every kappa_ij with the exact oracle.
-  GemmRefOptions go;
-  go.threads = ctx.threads;
   const GemmRef c = gemm_reference(p.a.view(), p.b.view(), go);
   std::vector<double> kap;
   std::int64_t zeros = 0;  // an exact zero C_ij has infinite kappa (never expected: counted, not hidden)

@@ -41,7 +41,7 @@ std::int64_t min_n(double kappa, const std::string& src) {
 // The requirement: measured kappa within a factor of 10 of the request up to 1e16 (and beyond).
 // The construction solves the last product in closed form, so the only error left is that
 // product's rounding into the source format; the table printed below shows ratios near 1.
-TEST_CASE("cancel: kappa from 1 to 1e30 within a factor of 10, every source, shortest n, n = 100 and 1000") {
+TEST_CASE("cancel: kappa from 1 to 1e30 within a factor of 10 - every source - shortest n - n = 100 and 1000") {
   const double kappas[] = {1, 10, 1e2, 1e4, 1e6, 1e8, 1e10, 1e12, 1e14, 1e16, 1e20, 1e30};
   std::ostringstream table;
   table << "kappa achieved / requested, worst of 3 seeds (n: shortest accepted / 100 / 1000)\n";
@@ -87,7 +87,7 @@ TEST_CASE("cancel: kappa = 1 means every product has one sign") {
   CHECK(mpfr_kappa(p) == doctest::Approx(1.0).epsilon(1e-15));
 }
 
-TEST_CASE("cancel: f16 source reaches the kappa its range allows, and refuses more") {
+TEST_CASE("cancel: f16 source reaches the kappa its range allows - and refuses more") {
   const Problem p = generate("cancel:n=100,kappa=1e4,seed=9,source=f16");
   const double r = mpfr_kappa(p) / 1e4;
   CHECK(r < 10);
@@ -95,7 +95,7 @@ TEST_CASE("cancel: f16 source reaches the kappa its range allows, and refuses mo
   CHECK_THROWS_AS(generate("cancel:n=100,kappa=1e12,source=f16"), InputError);
 }
 
-TEST_CASE("cancel_gemm: every C_ij within a factor of 10 of kappa (MPFR), both arrangements, every source") {
+TEST_CASE("cancel_gemm: every C_ij within a factor of 10 of kappa (MPFR) - both arrangements - every source") {
   std::ostringstream table;
   table << "cancel_gemm: min / max over C_ij of kappa_ij / kappa\n";
   for (const std::string src : {"f32", "f64", "bf16"}) {
@@ -125,7 +125,7 @@ TEST_CASE("cancel_gemm: every C_ij within a factor of 10 of kappa (MPFR), both a
   MESSAGE(table.str());
 }
 
-TEST_CASE("cancel_gemm: the permutation of k hides the block structure, and C_ij use all of k") {
+TEST_CASE("cancel_gemm: the permutation of k hides the block structure - and C_ij use all of k") {
   const Problem p = generate("cancel_gemm:m=4,n=6,k=100,kappa=1e12,seed=3");
   // Identity columns of A (the smaller side) are not all at the end: some lie in the first half.
   int unit_cols_first_half = 0;

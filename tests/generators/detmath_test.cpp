@@ -56,7 +56,7 @@ double random_positive_bits(std::uint64_t i) {
 // Bound used below: detmath.cpp sums the large terms exactly (TwoSum) and rounds once at the end,
 // so the error is half an ulp plus the small terms' own errors, which its comments bound by 0.2
 // ulp: 0.7 ulp. (The documented contract is 1 ulp; the test holds the derivation.)
-TEST_CASE("det_log: within 0.7 ulp of MPFR over every binade, near 1 and among subnormals") {
+TEST_CASE("det_log: within 0.7 ulp of MPFR over every binade - near 1 and among subnormals") {
   double worst = 0, worst_x = 0;
   auto check = [&](double x) {
     const double e = ulp_error(det_log(x), x, mpfr_log);
@@ -92,7 +92,7 @@ TEST_CASE("det_exp: within 0.7 ulp of MPFR from underflow to overflow") {
   CHECK(worst_sub <= 1.5);
 }
 
-TEST_CASE("det_log2 and det_pow: powers of two exact, errors within their stated bounds") {
+TEST_CASE("det_log2 and det_pow: powers of two exact - errors within their stated bounds") {
   for (int k = -1074; k <= 1023; ++k) REQUIRE(det_log2(std::ldexp(1.0, k)) == k);
   // det_log2 = RN(det_log(x) * RN(1/ln2)): relative errors 0.7 2^-52 (log: 0.7 ulp, and an ulp
   // is at most 2^-52 of the value), 2^-53 (the constant), 2^-53 (the product): 1.7 2^-52 in all,

@@ -20,7 +20,7 @@ namespace {
 std::string seed_field() { return ",seed=" + std::to_string(test::seed()); }
 }  // namespace
 
-TEST_CASE("uniform: values in [lo, hi], mean near the middle") {
+TEST_CASE("uniform: values in lo..hi - mean near the middle") {
   const Problem p = generate("uniform:m=64,n=64,k=64,lo=-3,hi=5" + seed_field());
   double sum = 0;
   for (double v : p.a.data) {
@@ -41,7 +41,7 @@ TEST_CASE("normal: mean and std of the entries") {
   CHECK(std::fabs(sd - 3) < 5 * 3 / std::sqrt(2 * N));
 }
 
-TEST_CASE("ozaki: phi = 0 is uniform [-0.5, 0.5); larger phi spreads the exponents") {
+TEST_CASE("ozaki: phi = 0 is uniform -0.5..0.5 - larger phi spreads the exponents") {
   const Problem p0 = generate("ozaki:m=64,n=64,k=64,phi=0" + seed_field());
   for (double v : p0.a.data) {
     REQUIRE(v >= -0.5);
@@ -65,7 +65,7 @@ TEST_CASE("ozaki: phi = 0 is uniform [-0.5, 0.5); larger phi spreads the exponen
   CHECK(prev > 4 / std::log(2.0) * 0.9);  // phi = 4: sd of log2 >= 0.9 * 5.77
 }
 
-TEST_CASE("scaled_int: every entry is RN(j c) for a nonzero integer |j| <= imax; conversions round") {
+TEST_CASE("scaled_int: every entry is RN(j c) for a nonzero integer |j| <= imax - conversions round") {
   const Problem p = generate("scaled_int:m=32,n=32,k=32,imax=16" + seed_field());
   for (int op = 0; op < 2; ++op) {
     const double c = op == 0 ? 0.013 : 0.017;
@@ -80,7 +80,7 @@ TEST_CASE("scaled_int: every entry is RN(j c) for a nonzero integer |j| <= imax;
   for (const char* f : {"f16", "bf16", "e4m3", "e5m2", "tf32"}) CHECK(p.not_representable.at(f) == 1.0);
 }
 
-TEST_CASE("probe: all ones sum to k; an fp16 running sum stalls at 2048") {
+TEST_CASE("probe: all ones sum to k - an fp16 running sum stalls at 2048") {
   const Problem p = generate("probe:m=2,n=3,k=4096,kind=ones");
   for (const Matrix* m : {&p.a, &p.b})
     for (double v : m->data) REQUIRE(v == 1.0);
@@ -93,7 +93,7 @@ TEST_CASE("probe: all ones sum to k; an fp16 running sum stalls at 2048") {
   CHECK(p.not_representable.at("f16") == 0);  // ones are exact everywhere: the stall is the accumulator's
 }
 
-TEST_CASE("probe: alternating signs, ascending and descending rows; B all ones") {
+TEST_CASE("probe: alternating signs - ascending and descending rows - B all ones") {
   const std::string base = "probe:m=4,n=2,k=100" + seed_field();
   const Problem alt = generate(base + ",kind=alternating");
   const Problem asc = generate(base + ",kind=ascending");

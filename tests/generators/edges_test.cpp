@@ -20,7 +20,7 @@ using namespace fpcert;
 // with top-binade ulp 32, ulp of 1 is 2^-10. Midpoints are halfway between neighbours; "-"/"+"
 // are the fp32 neighbours of a midpoint (fp32 bit pattern minus/plus one). Bits computed by hand
 // from those definitions (Python struct, not this code), as documented in docs/generators.md.
-TEST_CASE("edge_table(f16, f32): the documented bit patterns") {
+TEST_CASE("edge_table f16 in f32: the documented bit patterns") {
   struct Row {
     const char* label;
     std::uint32_t bits;
@@ -74,7 +74,7 @@ TEST_CASE("edge_table(f16, f32): the documented bit patterns") {
 // For every target: anchors and neighbours are target values; each midpoint is the exact average
 // of its two neighbours, MPFR rounds it to the even one of them; "-" rounds to the lower, "+" to
 // the upper (or overflows). Entries exist only when exactly representable in the source.
-TEST_CASE("edge_table: every entry means what its label says (MPFR rounding), every target") {
+TEST_CASE("edge_table: every entry means what its label says (MPFR rounding) - every target") {
   const Format* targets[] = {&f32, &tf32, &f16, &bf16, &e4m3, &e5m2, &e2m3, &e3m2, &e2m1};
   for (const Format* t : targets) {
     const Format& src = *t == f32 ? f64 : f32;
@@ -133,7 +133,7 @@ TEST_CASE("edge_table: every entry means what its label says (MPFR rounding), ev
   for (const EdgeValue& e : edge_table(f32, f32)) CHECK(e.label.find("_mid_") == std::string::npos);
 }
 
-TEST_CASE("edges: entries are +-table values; B can be edges, ones or the identity") {
+TEST_CASE("edges: entries are +-table values - B can be edges - ones or the identity") {
   const Problem p = generate("edges:m=20,n=20,k=30,target=e4m3,seed=" + std::to_string(test::seed()));
   std::set<double> table;
   for (const EdgeValue& e : edge_table(e4m3, f32)) table.insert(e.value);

@@ -19,7 +19,7 @@ std::string seed_field() { return ",seed=" + std::to_string(test::seed()); }
 
 }  // namespace
 
-TEST_CASE("exp_uniform: every exponent in [emin, emax], all of them used, random significands") {
+TEST_CASE("exp_uniform: every exponent in emin..emax - all of them used - random significands") {
   const Problem p = generate("exp_uniform:m=64,n=64,k=64,emin=-110,emax=110" + seed_field());
   std::set<int> seen;
   std::set<double> mantissas;
@@ -36,14 +36,14 @@ TEST_CASE("exp_uniform: every exponent in [emin, emax], all of them used, random
   CHECK(p.achieved.at("a_exp_span") == 220);
 }
 
-TEST_CASE("exp_uniform: exponents below the normal range become subnormals, rounded once") {
+TEST_CASE("exp_uniform: exponents below the normal range become subnormals - rounded once") {
   const Problem p = generate("exp_uniform:m=16,n=16,k=16,emin=-149,emax=-120" + seed_field());
   int sub = 0;
   for (double v : p.a.data) sub += std::fabs(v) < 0x1p-126;
   CHECK(sub > 0);
 }
 
-TEST_CASE("exp_gauss: exponents spread like round(N(0, std)), clamped to the source's range") {
+TEST_CASE("exp_gauss: exponents spread like round(N(0 std)) - clamped to the source's range") {
   const Problem p = generate("exp_gauss:m=64,n=64,k=64,std=8" + seed_field());
   double s2 = 0;
   for (double v : p.a.data) s2 += static_cast<double>(ex(v)) * ex(v);
@@ -76,7 +76,7 @@ TEST_CASE("exp_sweep: entry i is +-mantissa 2^(lo + i mod count) over the target
     for (std::int64_t j = 0; j < 4; ++j) CHECK(q.b(i, j) == (i == j ? 1.0 : 0.0));
 }
 
-TEST_CASE("span: every tile spans exactly s binades (s = 29, 30, 31, 40), whole rows or K-blocks") {
+TEST_CASE("span: every tile spans exactly s binades (s = 29 30 31 40) - whole rows or K-blocks") {
   for (int s : {29, 30, 31, 40}) {
     for (int block : {0, 16}) {
       for (int shift : {0, 5}) {
@@ -125,7 +125,7 @@ TEST_CASE("span: a span beyond fp16's range is what the BF16-on-FP16 experiments
   CHECK(q.not_representable.at("f32") == 0);  // bf16 values are f32 values
 }
 
-TEST_CASE("outlier: outliers are the base values times 2^e exactly, with frequency p") {
+TEST_CASE("outlier: outliers are the base values times 2^e exactly - with frequency p") {
   const std::string base = "outlier:m=64,n=64,k=64,e=10" + seed_field();
   const Problem none = generate(base + ",p=0");
   const Problem some = generate(base + ",p=0.05");

@@ -93,7 +93,7 @@ TEST_CASE("generators child: write hashes") {
   for (const std::string& s : small_specs()) f << s << " " << hex64(problem_hash(generate(s))) << "\n";
 }
 
-TEST_CASE("reproducible: same spec, same bits, twice and with 1 or 2 threads") {
+TEST_CASE("reproducible: same spec - same bits - twice and with 1 or 2 threads") {
   for (const std::string& s : small_specs()) {
     CAPTURE(s);
     GenerateOptions one, two;

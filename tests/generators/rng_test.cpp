@@ -38,7 +38,7 @@ TEST_CASE("draw_words: stream id and attempt sit in the counter's high half") {
   CHECK(a == b);
 }
 
-TEST_CASE("u53: exact multiples of 2^-53 in [0, 1)") {
+TEST_CASE("u53: exact multiples of 2^-53 in 0..1") {
   CHECK(u53(0, 0) == 0.0);
   CHECK(u53(0xffffffffu, 0xffffffffu) == 1.0 - 0x1p-53);
   CHECK(u53(0, 0x80000000u) == 0.5);
@@ -61,7 +61,7 @@ TEST_CASE("uniform_below: range and rough uniformity (chi-square)") {
   CHECK(chi2 < 33.7);
 }
 
-TEST_CASE("normal: Marsaglia polar variates have mean 0, variance 1, and normal tail fractions") {
+TEST_CASE("normal: Marsaglia polar variates have mean 0 - variance 1 - and normal tail fractions") {
   const Stream s{test::seed(), 9};
   const std::uint64_t N = 200000;
   double sum = 0, sum2 = 0, within1 = 0, beyond3 = 0;

@@ -98,7 +98,7 @@ TEST_CASE("spec: cross-field errors name the fields (raised by generate)") {
   CHECK(contains(gen_error("exp_sweep:target=f32,source=f16"), "exceeds source f16"));
 }
 
-TEST_CASE("spec: canonical form fills defaults in declared order; canonicalisation is idempotent") {
+TEST_CASE("spec: canonical form fills defaults in declared order - canonicalisation is idempotent") {
   for (const GeneratorInfo& g : list_generators()) {
     const std::string c = canonical_spec(g.name);
     CAPTURE(c);
@@ -129,7 +129,7 @@ TEST_CASE("spec: equivalent spellings canonicalise to the same string") {
   CHECK(canonical_real(-60) == "-60");
 }
 
-TEST_CASE("spec: generate(problem.spec) reproduces the problem; spec, family, seed, source recorded") {
+TEST_CASE("spec: generate(problem.spec) reproduces the problem - spec - family - seed - source recorded") {
   const Problem p = generate("scaled_int:k=3,m=2,n=5,seed=99,source=bf16");
   CHECK(p.family == "scaled_int");
   CHECK(p.seed == 99);
@@ -143,7 +143,7 @@ TEST_CASE("spec: generate(problem.spec) reproduces the problem; spec, family, se
   CHECK(q.b.data == p.b.data);
 }
 
-TEST_CASE("list_generators: every family documented, every parameter with a default that parses") {
+TEST_CASE("list_generators: every family documented - every parameter with a default that parses") {
   CHECK(list_generators().size() == 14);
   for (const GeneratorInfo& g : list_generators()) {
     CAPTURE(g.name);

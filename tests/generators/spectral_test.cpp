@@ -78,7 +78,7 @@ TEST_CASE("latm1_sigma: modes 1-5 against their definitions computed with MPFR")
   }
 }
 
-TEST_CASE("haar_orthonormal: orthonormal columns; Q^T G upper triangular with a positive diagonal") {
+TEST_CASE("haar_orthonormal: orthonormal columns - Q^T G upper triangular with a positive diagonal") {
   const std::int64_t m = 40, r = 25;
   const Stream s{test::seed(), 3};
   const std::vector<double> q = haar_orthonormal(m, r, s, 1);
@@ -99,7 +99,7 @@ TEST_CASE("haar_orthonormal: orthonormal columns; Q^T G upper triangular with a 
   CHECK(haar_orthonormal(m, r, s, 2) == q);
 }
 
-TEST_CASE("haar_orthonormal: first entry has the Haar moments E[q] = 0, E[q^2] = 1/m") {
+TEST_CASE("haar_orthonormal: first entry has the Haar moments E q = 0 and E q^2 = 1/m") {
   const std::int64_t m = 6;
   const int N = 4000;
   double s1 = 0, s2 = 0;
@@ -164,7 +164,7 @@ TEST_CASE("spectral: f32 source moves each singular value by at most the roundin
   }
 }
 
-TEST_CASE("spectral: b=spectral gives B the same spectrum; rectangular shapes use min(rows, cols) values") {
+TEST_CASE("spectral: b=spectral gives B the same spectrum - rectangular shapes use min(rows cols) values") {
   const Problem p = generate("spectral:m=10,n=30,k=20,mode=4,cond=100,b=spectral,seed=4,source=f64");
   const Eigen::VectorXd sa = Eigen::JacobiSVD<Eigen::MatrixXd>(to_eigen(p.a)).singularValues();
   const Eigen::VectorXd sb = Eigen::JacobiSVD<Eigen::MatrixXd>(to_eigen(p.b)).singularValues();
