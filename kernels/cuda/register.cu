@@ -6,6 +6,7 @@ namespace fpcert {
 
 void register_cuda_kernels() {
   register_pipeline_kernels();
+  register_mma_kernels();
 }
 
 }  // namespace fpcert
