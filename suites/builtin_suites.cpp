@@ -30,14 +30,15 @@ const Format& storage_of(const SuiteContext& c) {
   return a.precision() <= b.precision() ? a : b;
 }
 
-/// The largest E such that inputs with exponents in [-E, E] stay inside the storage format and
-/// K products of them stay inside the accumulator and output: E = min(emax_s, (emax_acc/out - log2 K - 1) / 2).
+/// The largest E such that inputs with exponents in [-E, E] (significands up to 2) stay below the
+/// storage format's largest finite value, and K products of them inside the accumulator and the
+/// output: E = min(emax_s - 1, (min(emax_acc, emax_out) - ceil(log2 K) - 1) / 2 - 1).
 int safe_exponent(const SuiteContext& c, std::int64_t k) {
   const Format& s = storage_of(c);
   int top = 127;
   if (c.traits) top = std::min(c.traits->acc->emax(), c.traits->out->emax());
   const int lk = static_cast<int>(std::ceil(std::log2(static_cast<double>(std::max<std::int64_t>(k, 2)))));
-  return std::max(1, std::min(s.emax(), (top - lk - 1) / 2));
+  return std::max(1, std::min(s.emax() - 1, (top - lk - 1) / 2 - 1));
 }
 
 std::vector<CaseSpec> quick(const SuiteContext& c) {

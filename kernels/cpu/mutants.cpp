@@ -65,7 +65,9 @@ class Mutant final : public Kernel {
         GemmOperands o = ops;
         o.c = scratch.data();
         honest_->run(o);
-        std::memcpy(ops.c, scratch.data(), static_cast<std::size_t>((ops.m - 1) * ops.ldc * cb));  // rows 0..m-2
+        for (std::int64_t i = 0; i + 1 < ops.m; ++i)  // rows 0..m-2, the n written columns of each
+          std::memcpy(static_cast<std::uint8_t*>(ops.c) + i * ops.ldc * cb, scratch.data() + i * ops.ldc * cb,
+                      static_cast<std::size_t>(ops.n * cb));
         break;
       }
       case Fault::OutOfBounds:
