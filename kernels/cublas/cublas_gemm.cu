@@ -8,6 +8,10 @@
 //   cublas_gemm_f32_fast_16bf         CUBLAS_COMPUTE_32F_FAST_16BF         fp32 in/out
 //   cublas_gemm_f16_f16acc            CUBLAS_COMPUTE_16F                   fp16 in/out
 //   cublas_gemm_f32_emulated_16bfx9   CUBLAS_COMPUTE_32F_EMULATED_16BFX9   fp32 in/out
+//   cublas_gemm_f16_f32acc            CUBLAS_COMPUTE_32F                   fp16 in, fp32 out
+//   cublas_gemm_bf16_f32acc           CUBLAS_COMPUTE_32F                   bf16 in, fp32 out
+// (the last two: the same data path as the fp16/bf16 mma kernels, for ratios at equal inputs; with
+// 16-bit inputs CUBLAS_COMPUTE_32F means tensor cores with fp32 accumulation, no TF32 question).
 // Row-major C = A * B goes through column-major cuBLAS as C^T = B^T * A^T: a row-major matrix with
 // leading dimension ld is the column-major transpose with the same ld, so the call is
 // gemm(N, N, n, m, k, B, ldb, A, lda, C, ldc) and only the m x n elements of C are written (the ldc
@@ -42,28 +46,40 @@ const char* kTensorCoreAcc =
 struct Config {
   const char* name;
   cublasComputeType_t compute;
-  cudaDataType_t io;  // A, B and C
+  cudaDataType_t in;   // A and B
+  cudaDataType_t out;  // C
   const char* description;
 };
 
 const Config kConfigs[] = {
-    {"cublas_gemm_f32_pedantic", CUBLAS_COMPUTE_32F_PEDANTIC, CUDA_R_32F,
+    {"cublas_gemm_f32_pedantic", CUBLAS_COMPUTE_32F_PEDANTIC, CUDA_R_32F, CUDA_R_32F,
      "cuBLAS cublasGemmEx, fp32 in/out, CUBLAS_COMPUTE_32F_PEDANTIC (no tensor cores, no reduced precision)"},
-    {"cublas_gemm_f32_fast_tf32", CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F,
+    {"cublas_gemm_f32_fast_tf32", CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, CUDA_R_32F,
      "cuBLAS cublasGemmEx, fp32 in/out, CUBLAS_COMPUTE_32F_FAST_TF32 (inputs down-converted to tf32)"},
-    {"cublas_gemm_f32_fast_16f", CUBLAS_COMPUTE_32F_FAST_16F, CUDA_R_32F,
+    {"cublas_gemm_f32_fast_16f", CUBLAS_COMPUTE_32F_FAST_16F, CUDA_R_32F, CUDA_R_32F,
      "cuBLAS cublasGemmEx, fp32 in/out, CUBLAS_COMPUTE_32F_FAST_16F (inputs down-converted to fp16 or tf32)"},
-    {"cublas_gemm_f32_fast_16bf", CUBLAS_COMPUTE_32F_FAST_16BF, CUDA_R_32F,
+    {"cublas_gemm_f32_fast_16bf", CUBLAS_COMPUTE_32F_FAST_16BF, CUDA_R_32F, CUDA_R_32F,
      "cuBLAS cublasGemmEx, fp32 in/out, CUBLAS_COMPUTE_32F_FAST_16BF (inputs down-converted to bf16 or tf32)"},
-    {"cublas_gemm_f16_f16acc", CUBLAS_COMPUTE_16F, CUDA_R_16F,
+    {"cublas_gemm_f16_f16acc", CUBLAS_COMPUTE_16F, CUDA_R_16F, CUDA_R_16F,
      "cuBLAS cublasGemmEx, fp16 in/out, CUBLAS_COMPUTE_16F (fp16 accumulation)"},
-    {"cublas_gemm_f32_emulated_16bfx9", CUBLAS_COMPUTE_32F_EMULATED_16BFX9, CUDA_R_32F,
+    {"cublas_gemm_f32_emulated_16bfx9", CUBLAS_COMPUTE_32F_EMULATED_16BFX9, CUDA_R_32F, CUDA_R_32F,
      "cuBLAS cublasGemmEx, fp32 in/out, CUBLAS_COMPUTE_32F_EMULATED_16BFX9 (BF16x9 emulation, strategy EAGER)"},
+    {"cublas_gemm_f16_f32acc", CUBLAS_COMPUTE_32F, CUDA_R_16F, CUDA_R_32F,
+     "cuBLAS cublasGemmEx, fp16 in, fp32 out, CUBLAS_COMPUTE_32F (tensor cores, fp32 accumulation)"},
+    {"cublas_gemm_bf16_f32acc", CUBLAS_COMPUTE_32F, CUDA_R_16BF, CUDA_R_32F,
+     "cuBLAS cublasGemmEx, bf16 in, fp32 out, CUBLAS_COMPUTE_32F (tensor cores, fp32 accumulation)"},
 };
 
-KernelTraits traits_for(cublasComputeType_t compute) {
+KernelTraits traits_for(cublasComputeType_t compute, cudaDataType_t in) {
   KernelTraits t;
   t.a_input = t.b_input = t.a_operand = t.b_operand = &f32;
+  if (compute == CUBLAS_COMPUTE_32F && (in == CUDA_R_16F || in == CUDA_R_16BF)) {
+    t.a_input = t.b_input = t.a_operand = t.b_operand = in == CUDA_R_16F ? &f16 : &bf16;
+    t.acc_rounding = Rounding::TowardZero;
+    t.order = std::string(kCublasOrder) + "; 16-bit inputs, exact products, fp32 accumulation on tensor cores" +
+              kTensorCoreAcc;
+    return t;
+  }
   t.exact_products = true;
   t.acc = &f32;
   t.out = &f32;
@@ -123,7 +139,7 @@ KernelTraits traits_for(cublasComputeType_t compute) {
 
 class CublasGemm final : public Kernel {
  public:
-  explicit CublasGemm(const Config& c) : cfg_(c), name_(c.name), traits_(traits_for(c.compute)) {}
+  explicit CublasGemm(const Config& c) : cfg_(c), name_(c.name), traits_(traits_for(c.compute, c.in)) {}
   ~CublasGemm() override {
     if (handle_) cublasDestroy(handle_);  // status ignored: the context may already be gone at exit
   }
@@ -163,8 +179,8 @@ class CublasGemm final : public Kernel {
     const auto ld = [](std::int64_t v) { return static_cast<int>(v < 1 ? 1 : v); };
     const cublasStatus_t s =
         cublasGemmEx(handle_, op_b, op_a, static_cast<int>(ops.n), static_cast<int>(ops.m), static_cast<int>(ops.k),
-                     half_scalars ? static_cast<const void*>(&alpha16) : &alpha32, ops.b, cfg_.io, ld(ops.ldb), ops.a,
-                     cfg_.io, ld(ops.lda), half_scalars ? static_cast<const void*>(&beta16) : &beta32, ops.c, cfg_.io,
+                     half_scalars ? static_cast<const void*>(&alpha16) : &alpha32, ops.b, cfg_.in, ld(ops.ldb), ops.a,
+                     cfg_.in, ld(ops.lda), half_scalars ? static_cast<const void*>(&beta16) : &beta32, ops.c, cfg_.out,
                      ld(ops.ldc), cfg_.compute, CUBLAS_GEMM_DEFAULT);
     if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH)
       throw NotSupportedError(name_ + ": cublasGemmEx answered " + cublasGetStatusName(s) + " (" +

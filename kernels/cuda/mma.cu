@@ -72,7 +72,7 @@ KernelTraits mma_traits(int promote_every) {
   t.acc_rounding = Rounding::TowardZero;
   t.out = &f32;
   std::string order = std::string(blocks) +
-                      " applied for k ascending, each MMA adding its block to the fp32 accumulator fragment "
+                      " applied for k ascending, each MMA adding its block to the accumulator fragment (fp32 registers) "
                       "(from +0; the K tail zero-padded, which adds exact zeros); one warp owns each C element "
                       "for all of K, so the order is fixed and runs are bitwise reproducible; ";
   if (T == Mma::E4M3 || T == Mma::E5M2) {
