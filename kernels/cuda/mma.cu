@@ -35,9 +35,12 @@ const char* kTensorCoreOrder =
     "per-generation accumulator widths; modelled here as fp32 accumulation rounded toward zero (one ulp "
     "per step), the coarser of the possibilities";
 const char* kFp8AccNote =
-    "Hopper/Ada FP8 MMAs keep about 13 fraction bits of the running sum with truncation (DeepSeek-V3 "
-    "Technical Report, 2024, sec. 3.3.2; Khattak, Mikaitis, arXiv:2512.07004, 2025; NVIDIA does not "
-    "document it): modelled as f32r13 rounded toward zero";
+    "on sm_89 (Ada) the instruction is native and FP8 MMAs keep about 13 fraction bits of the running sum with "
+    "truncation (Khattak, Mikaitis, arXiv:2512.07004, 2025; DeepSeek-V3 Technical Report, 2024, sec. 3.3.2, for "
+    "Hopper's wgmma FP8); on sm_90 (Hopper) mma.sync FP8 is not native: the compiler converts the operands to fp16 "
+    "(exact for e4m3 and e5m2) and runs fp16 MMAs on the fp32 accumulator (NVIDIA, CUTLASS issue #1986), so each "
+    "k-block of 32 is two blocks of 16 in an unspecified order; NVIDIA documents neither: the traits take f32r13 "
+    "rounded toward zero, the coarser";
 
 template <Mma T>
 KernelTraits mma_traits(int promote_every) {
@@ -110,9 +113,11 @@ int device_sm(std::string& why) {
 
 template <Mma T>
 class MmaKernel final : public Kernel {
+  static constexpr bool kFp8 = T == Mma::E4M3 || T == Mma::E5M2;
+
  public:
   MmaKernel(std::string name, int promote_every) : name_(std::move(name)), promote_every_(promote_every) {
-    if (promote_every < 0 || promote_every % 32 != 0 || ((T != Mma::E4M3 && T != Mma::E5M2) && promote_every != 0))
+    if (promote_every < 0 || promote_every % 32 != 0 || (!kFp8 && promote_every != 0))
       throw std::invalid_argument("mma kernel " + name_ + ": promotion every " + std::to_string(promote_every) +
                                   " products: need an FP8 kernel and a positive multiple of 32 (the MMA's K)");
     traits_ = mma_traits<T>(promote_every);
@@ -143,8 +148,10 @@ class MmaKernel final : public Kernel {
     // build has no machine code for, the driver JIT-compiles the compute_80 PTX, in which the
     // sm_89 instructions were compiled out.
     cudaFuncAttributes attr{};
-    const cudaError_t e = promote_every_ > 0 ? cudaFuncGetAttributes(&attr, mma_gemm<T, true>)
-                                             : cudaFuncGetAttributes(&attr, mma_gemm<T, false>);
+    cudaError_t e;
+    if constexpr (kFp8) e = promote_every_ > 0 ? cudaFuncGetAttributes(&attr, mma_gemm<T, true>)
+                                               : cudaFuncGetAttributes(&attr, mma_gemm<T, false>);
+    else e = cudaFuncGetAttributes(&attr, mma_gemm<T, false>);
     if (e != cudaSuccess) {
       cudaGetLastError();
       return Support::no(std::string("no kernel image for this device: ") + cudaGetErrorName(e));
@@ -169,10 +176,14 @@ class MmaKernel final : public Kernel {
     const auto* b = static_cast<const std::uint8_t*>(ops.b);
     auto* c = static_cast<float*>(ops.c);
     auto stream = static_cast<cudaStream_t>(ops.stream);
-    if (promote_every_ > 0)
-      mma_gemm<T, true><<<grid, kThreads, 0, stream>>>(ops.m, ops.n, ops.k, a, ops.lda, aligned16(a, ops.lda), b, ops.ldb,
-                                                      aligned16(b, ops.ldb), c, ops.ldc, promote_every_ / 32);
-    else
+    bool launched = false;
+    if constexpr (kFp8)
+      if (promote_every_ > 0) {
+        mma_gemm<T, true><<<grid, kThreads, 0, stream>>>(ops.m, ops.n, ops.k, a, ops.lda, aligned16(a, ops.lda), b,
+                                                        ops.ldb, aligned16(b, ops.ldb), c, ops.ldc, promote_every_ / 32);
+        launched = true;
+      }
+    if (!launched)
       mma_gemm<T, false><<<grid, kThreads, 0, stream>>>(ops.m, ops.n, ops.k, a, ops.lda, aligned16(a, ops.lda), b,
                                                        ops.ldb, aligned16(b, ops.ldb), c, ops.ldc, 0);
     FPCERT_CUDA_LAUNCH_CHECK(name_.c_str());

@@ -46,28 +46,30 @@ namespace fpcert::FPCERT_MMA_NS {
 
 enum class Mma { F16, BF16, TF32, E4M3, E5M2 };
 
-/// Element size in bytes, K of one MMA, and the SM version whose instructions the kernel needs.
+/// Element size in bytes, K of one MMA, the SM version whose instructions the kernel needs, and the
+/// blocks per SM asked of the register allocator (2: at most 128 registers, which the 16-bit and
+/// tf32 kernels meet without spills; the FP8 kernels' byte transposes need about 210).
 template <Mma T>
 struct MmaInfo;
 template <>
 struct MmaInfo<Mma::F16> {
-  static constexpr int kBytes = 2, kK = 16, kArch = 80;
+  static constexpr int kBytes = 2, kK = 16, kArch = 80, kMinBlocks = 2;
 };
 template <>
 struct MmaInfo<Mma::BF16> {
-  static constexpr int kBytes = 2, kK = 16, kArch = 80;
+  static constexpr int kBytes = 2, kK = 16, kArch = 80, kMinBlocks = 2;
 };
 template <>
 struct MmaInfo<Mma::TF32> {
-  static constexpr int kBytes = 4, kK = 8, kArch = 80;
+  static constexpr int kBytes = 4, kK = 8, kArch = 80, kMinBlocks = 2;
 };
 template <>
 struct MmaInfo<Mma::E4M3> {
-  static constexpr int kBytes = 1, kK = 32, kArch = 89;
+  static constexpr int kBytes = 1, kK = 32, kArch = 89, kMinBlocks = 1;
 };
 template <>
 struct MmaInfo<Mma::E5M2> {
-  static constexpr int kBytes = 1, kK = 32, kArch = 89;
+  static constexpr int kBytes = 1, kK = 32, kArch = 89, kMinBlocks = 1;
 };
 
 constexpr int kThreads = 256;                      // 8 warps
@@ -327,7 +329,7 @@ __device__ __forceinline__ void store_stage(const Stage<ES>& st, std::uint32_t* 
 /// the MMAs accumulate into a fragment that is added to the fp32 accumulator with one RN add every
 /// promote_steps MMA k-steps (promote_steps * K_mma products), and reset to +0.
 template <Mma T, bool kPromote>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads, MmaInfo<T>::kMinBlocks)
     mma_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint8_t* __restrict__ a, std::int64_t lda,
              bool vec_a, const std::uint8_t* __restrict__ b, std::int64_t ldb, bool vec_b, float* __restrict__ c,
              std::int64_t ldc, int promote_steps) {

@@ -240,10 +240,13 @@ TEST_CASE("mma: FP8 promotion to fp32 every 128 products at K = 4096 is not less
                   std::string(fmt->tag).c_str(), std::string(p->source->tag).c_str(), static_cast<long long>(K), u.metrics.max_abs, q.metrics.max_abs,
                   q.metrics.max_abs / u.metrics.max_abs);
       if (p != &exact_in) continue;
-      // Had the MMA a full fp32 accumulator (round to nearest), the unpromoted error would stay within
-      // the probabilistic fp32 bound 4 sqrt(K) 2^-24 max|ref| and promotion would have nothing to
-      // repair: then only that bound is checked for both. Otherwise (the measured ~13-bit truncating
-      // FP8 accumulator) promotion must not make the error larger.
+      // On sm_89 the FP8 MMA keeps ~13 fraction bits, truncated; on sm_90 mma.sync FP8 runs as fp16
+      // MMAs on the fp32 accumulator, which truncates too (docs/kernels.md). Either way the unpromoted
+      // running sum collects truncation over K/16 or K/32 MMAs, and promotion every 128 products
+      // limits that to 8 (or 4) MMAs on a small partial sum: the promoted error must not be larger.
+      // Should a device's accumulator round to nearest in full fp32, the unpromoted error stays within
+      // the probabilistic fp32 bound 4 sqrt(K) 2^-24 max|ref|, promotion has nothing to repair, and
+      // only that bound is checked for the promoted kernel.
       const double fp32_level = 4 * std::sqrt(static_cast<double>(K)) * 0x1p-24 * u.metrics.ref_max_abs;
       if (u.metrics.max_abs <= fp32_level) {
         MESSAGE("the unpromoted FP8 accumulation is at fp32 level on this device: promotion has nothing to repair");
