@@ -84,11 +84,14 @@ TEST_CASE("mma: exact fragment layouts, integer inputs give the exact integer GE
   REQUIRE(cuda);
   const int sm = device_sm(*cuda);
   // Shapes: partial 128x128 tiles and several blocks in M and N, K tails inside a stage and inside
-  // one MMA, K = 1, a single element, and K = 0 (C must be written as zeros).
+  // one MMA, K = 1, a single element, K = 0 (C must be written as zeros), and whole tiles with rows
+  // of A and B 16-byte aligned for every format (lda = k, ldb = n multiples of 16), which take the
+  // vector-load paths; the odd shapes take the element-wise gathers.
   struct Shape {
     std::int64_t m, n, k;
   };
-  const Shape shapes[] = {{131, 137, 203}, {67, 45, 37}, {200, 9, 256}, {1, 1, 1}, {3, 257, 7}, {33, 17, 0}};
+  const Shape shapes[] = {{131, 137, 203}, {67, 45, 37}, {200, 9, 256}, {1, 1, 1},
+                          {3, 257, 7},     {33, 17, 0},  {128, 256, 192}, {96, 48, 64}};
   std::vector<std::unique_ptr<Kernel>> kernels;
   for (const char* name : kMmaKernels) kernels.push_back(make(name));
   // Promotion counts other than the registered 128 (the constructor's N): every MMA, and every 2.
