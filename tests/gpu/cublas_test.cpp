@@ -46,7 +46,7 @@ int device_sm(DeviceApi& api) {
 
 }  // namespace
 
-TEST_CASE("cublas: every pinned compute type passes its gate or is not supported, never crashes (odd shape, ldc > n)") {
+TEST_CASE("cublas: every pinned compute type passes its gate or is not supported and never crashes (odd shape and ldc > n)") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
   const bool sm80 = device_sm(*cuda) >= 80;
@@ -104,7 +104,7 @@ TEST_CASE("cublas: pedantic fp32 is within the rigorous fp32 bound and within 4x
   CHECK(g.metrics.max_abs <= 4 * h.metrics.max_abs);
 }
 
-TEST_CASE("cublas: FAST_TF32 next to pedantic fp32, printed (pedantic accuracy is checked above)") {
+TEST_CASE("cublas: FAST_TF32 next to pedantic fp32 printed (pedantic accuracy is checked above)") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
   if (device_sm(*cuda) < 80) return;

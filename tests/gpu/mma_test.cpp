@@ -79,7 +79,7 @@ std::unique_ptr<Kernel> make(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("mma: exact fragment layouts, integer inputs give the exact integer GEMM bit for bit (odd m, n, k and ldc > n)") {
+TEST_CASE("mma: exact fragment layouts - integer inputs give the exact integer GEMM bit for bit (odd m n k and ldc > n)") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
   const int sm = device_sm(*cuda);
@@ -126,7 +126,7 @@ TEST_CASE("mma: exact fragment layouts, integer inputs give the exact integer GE
   }
 }
 
-TEST_CASE("mma: the tf32 kernel rounds its fp32 inputs to tf32 nearest, ties away from zero (cvt.rna)") {
+TEST_CASE("mma: the tf32 kernel rounds its fp32 inputs to tf32 nearest with ties away from zero (cvt.rna)") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
   auto k = make("gemm_tf32_f32acc_mma_sm80");
@@ -185,7 +185,7 @@ TEST_CASE("mma: the tf32 kernel rounds its fp32 inputs to tf32 nearest, ties awa
   }
 }
 
-TEST_CASE("mma: every kernel through the runner on uniform inputs that force rounding (guards, NaN pre-fill, timing)") {
+TEST_CASE("mma: every kernel through the runner on uniform inputs that force rounding (guards and NaN pre-fill and timing)") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
   const int sm = device_sm(*cuda);

@@ -353,13 +353,13 @@ void check_kind() {
 
 }  // namespace
 
-TEST_CASE("mma emulation: f16 kernel equals the K-ordered reference bit for bit (edges, tails, ldc)") { check_kind<Mma::F16>(); }
+TEST_CASE("mma emulation: f16 kernel equals the K-ordered reference bit for bit (edges and tails and ldc)") { check_kind<Mma::F16>(); }
 TEST_CASE("mma emulation: bf16 kernel equals the K-ordered reference bit for bit") { check_kind<Mma::BF16>(); }
 TEST_CASE("mma emulation: tf32 kernel rounds operands with rna and equals the reference bit for bit") { check_kind<Mma::TF32>(); }
 TEST_CASE("mma emulation: e4m3 kernel equals the K-ordered reference bit for bit") { check_kind<Mma::E4M3>(); }
 TEST_CASE("mma emulation: e5m2 kernel equals the K-ordered reference bit for bit") { check_kind<Mma::E5M2>(); }
 
-TEST_CASE("mma emulation: FP8 promotion every N products, with the 13-bit truncating accumulator model") {
+TEST_CASE("mma emulation: FP8 promotion every N products with the 13-bit truncating accumulator model") {
   // The emulated MMA truncates its sum to 13 fraction bits, so every promotion point changes the
   // result: the kernel must flush exactly after each N products (N / 32 MMAs) and at the end.
   const Shape s{67, 137, 203 + 256, 203 + 256, 137, 141};

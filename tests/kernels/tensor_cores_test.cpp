@@ -31,7 +31,7 @@ TEST_CASE("tensor cores: each format switches on at its threshold and not one st
   CHECK(tensor_core_support(f64, 9, 0) == "yes (sm_80+ dmma)");
 }
 
-TEST_CASE("tensor cores: FP6 and FP4 only on the Blackwell family targets, fp32 never, ue8m0 only as scales") {
+TEST_CASE("tensor cores: FP6 and FP4 only on the Blackwell family targets - fp32 never - ue8m0 only as scales") {
   for (const Format* f : {&e2m3, &e3m2, &e2m1}) {
     CAPTURE(f->tag);
     CHECK_FALSE(yes(*f, 8, 9));
