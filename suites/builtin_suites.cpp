@@ -193,6 +193,16 @@ std::vector<CaseSpec> split_emulation(const SuiteContext& c) {
   };
 }
 
+std::vector<CaseSpec> three_pipeline(const SuiteContext& c) {
+  const auto mn = pick_mn(c, 1024, 64);
+  std::vector<CaseSpec> r;
+  std::uint64_t seed = 80;
+  for (std::int64_t k : {256, 1024, 2048})
+    r.push_back({fmt::format("k{}", k), gemm("uniform", mn, k, seed++), BoundVariant::Independent,
+                 fmt::format("uniform [-1, 1) fp32 inputs (they round into fp16), K = {}", k)});
+  return r;
+}
+
 }  // namespace
 
 const std::vector<SuiteInfo>& builtin_suites() {
@@ -203,6 +213,7 @@ const std::vector<SuiteInfo>& builtin_suites() {
       {"certify", "the pre-merge gate: every generator family at moderate sizes", certify},
       {"cancellation", "C_ij with prescribed condition numbers 1e2..1e16, and matrices with spectra of condition 1..1e8", cancellation},
       {"accumulator", "accumulator probes (ones, alternating, sorted) at K = 4096, and fp16-exact inputs at K = 256..4096", accumulator},
+      {"three-pipeline", "the reference course's table: uniform inputs at K = 256, 1024, 2048 (M = N = 1024; 64 on the CPU)", three_pipeline},
       {"split-emulation", "cases for split-product emulations (3xTF32, nxBF16): accuracy, exponent range to -110, cancellation", split_emulation},
   };
   return s;
