@@ -180,6 +180,10 @@ void check_sampled(const ConvertCheckSpec& spec, std::uint64_t first, std::uint6
   const Format& dst = *spec.dst;
   const bool stochastic = spec.rounder.rounding == Rounding::Stochastic;
   const ClassOf src_class(src), dst_class(dst);
+  // Within one sign, classes follow the code order: zero, subnormals, normals, Inf, NaN. So a block
+  // of consecutive codes that does not cross the sign bit and has the same class at both ends has
+  // that class throughout.
+  const std::uint64_t src_sign = src.sign_mask();
   const std::array<std::uint8_t, kKeys> table = outcome_table(src, dst);
   const std::uint32_t code_mask = static_cast<std::uint32_t>(dst.code_mask());
   const int shift = subject.container ? std::countr_zero(to_container(dst, 1)) : 0;
@@ -196,9 +200,18 @@ void check_sampled(const ConvertCheckSpec& spec, std::uint64_t first, std::uint6
     const std::uint64_t c0 = first + b;
     convert_code_range(src, dst, spec.rounder, spec.seed, c0, model.data(), flags.data(), len);
     const std::uint32_t c0_32 = static_cast<std::uint32_t>(c0);  // src codes fit 32 bits on this path
-    for (std::size_t j = 0; j < len; ++j)
-      key[j] = static_cast<std::uint8_t>(src_class(c0_32 + static_cast<std::uint32_t>(j)) * 40 +
-                                         dst_class(model[j]) * 8 + (flags[j] & 7u));
+    // The source class is constant over almost every block (it changes only at zero, the
+    // subnormal/normal boundary, Inf and NaN): then the key's source part is added once per block.
+    const std::uint32_t sc_first = src_class(c0_32), sc_last = src_class(c0_32 + static_cast<std::uint32_t>(len - 1));
+    const bool one_src_class = sc_first == sc_last && (c0 & src_sign) == ((c0 + len - 1) & src_sign);
+    if (one_src_class) {
+      for (std::size_t j = 0; j < len; ++j) key[j] = static_cast<std::uint8_t>(dst_class(model[j]) * 8 + (flags[j] & 7u));
+    } else {
+      for (std::size_t j = 0; j < len; ++j)
+        key[j] = static_cast<std::uint8_t>(src_class(c0_32 + static_cast<std::uint32_t>(j)) * 40 +
+                                           dst_class(model[j]) * 8 + (flags[j] & 7u));
+    }
+    const std::size_t key_base = one_src_class ? sc_first * 40 : 0;
     for (auto& h : hist) h.fill(0);
     std::size_t j = 0;
     for (; j + 4 <= len; j += 4) {
@@ -208,7 +221,8 @@ void check_sampled(const ConvertCheckSpec& spec, std::uint64_t first, std::uint6
       ++hist[3][key[j + 3]];
     }
     for (; j < len; ++j) ++hist[0][key[j]];
-    for (int k = 0; k < kKeys; ++k) keys_total[k] += std::uint64_t{hist[0][k]} + hist[1][k] + hist[2][k] + hist[3][k];
+    const int nkeys = one_src_class ? 40 : kKeys;
+    for (int k = 0; k < nkeys; ++k) keys_total[key_base + static_cast<std::size_t>(k)] += std::uint64_t{hist[0][k]} + hist[1][k] + hist[2][k] + hist[3][k];
 
     // Patterns that need their own look: subject != model, and the MPFR sample; ascending.
     special.clear();

@@ -131,3 +131,12 @@ TEST_CASE("sampled check on containers: tf32 results in fp32 bits") {
   CHECK(res.listed[0].got == ((bits[123] >> 13) & tf32.code_mask()));
   CHECK(res.mpfr_checked == 1);
 }
+
+TEST_CASE("sampled check == per-pattern check: ranges that cross the sign bit with the same class at both ends") {
+  // e2m1 codes 0x5..0xC run +3, +4, +6, -0, -0.5, -1, -1.5, -2: normal at both ends, zero and a
+  // subnormal in between; the per-block source-class shortcut must not take this block as all-normal.
+  compare_paths(e2m1, f16, Rounder::nearest(f16), 0x5, 8, false);
+  compare_paths(e2m3, bf16, Rounder::nearest(bf16), 0x1A, 16, false);
+  // fp16 codes from the largest normals across +Inf, the NaNs and -0 into the negative subnormals.
+  compare_paths(f16, e4m3, Rounder{Rounding::NearestEven, Saturation::Finite, NanPayload::Preserve}, 0x7B00, 0x1200, false);
+}
