@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# run.sh — install what is missing, build fpcert, run the main job: the format table and an
-# exhaustive conversion check (bf16 -> fp16, every pattern against MPFR). Results in out/.
-set -euo pipefail
+# run.sh — install what is missing, build fpcert, run the main job: certify the built-in kernels on
+# the `certify` suite — the CUDA kernels when a GPU is present, the CPU models otherwise — and write
+# out/results.json, out/results.xml (JUnit) and out/report.html. Exit code: fpcert certify's.
+set -uo pipefail
 cd "$(dirname "$0")"
-scripts/deps.sh
+scripts/deps.sh || exit 2
 build=${FPCERT_BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j "$(nproc)" --target fpcert
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 2
+cmake --build "$build" -j "$(nproc)" --target fpcert || exit 2
 mkdir -p out
-"$build/cli/fpcert" formats
-"$build/cli/fpcert" convert --from bf16 --to f16 --exhaustive --json out/convert_bf16_f16.json
-echo "fpcert: results in out/"
+fpcert="$build/cli/fpcert"
+kernels=cpu
+if "$fpcert" formats | head -2 | tail -1 | grep -vq "no device"; then kernels=cuda; fi  # a usable CUDA device
+echo "fpcert: certifying the built-in ${kernels} kernels (suite certify)"
+"$fpcert" certify --kernel "$kernels" --suite certify --json out/results.json --junit out/results.xml --html out/report.html
+rc=$?
+echo "fpcert: exit code $rc; results in out/results.json, out/results.xml, out/report.html"
+exit $rc

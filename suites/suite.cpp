@@ -193,7 +193,7 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
   RunResult result;
   result.suite = suite.name;
   result.kernels = kernels;
-  if (!opt.jsonl_path.empty()) write_file_atomic(opt.jsonl_path, "");  // start the JSON-lines file afresh
+  if (!opt.jsonl_path.empty() && !opt.jsonl_append) write_file_atomic(opt.jsonl_path, "");  // start afresh
   const std::size_t total = cases.size() * ks.size();
   std::size_t done = 0;
   for (const auto& c : cases) {

@@ -51,6 +51,7 @@ struct SuiteRunOptions {
   std::string baseline;            ///< --baseline B: gate "error within factor of B's"
   double baseline_factor = 2;
   std::string jsonl_path;          ///< cases appended here as they finish (crash-safe)
+  bool jsonl_append = false;       ///< keep what jsonl_path holds (else it is started afresh)
   std::string command;             ///< for the environment stamp and reproduction lines
   std::string repro_prefix;        ///< e.g. "fpcert certify --suite quick": "--kernel K --case ID" is appended
   std::function<void(const CaseResult&)> on_case;  ///< progress (called as each case finishes)
