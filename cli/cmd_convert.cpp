@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/convert_plugin.hpp"
+#include "cli/plugins.hpp"
 #include "oracle/convert_check.hpp"
 #include "oracle/decimal.hpp"
 #include "oracle/error.hpp"
@@ -201,8 +203,8 @@ namespace {
 void add_convert(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("convert", "Convert one value, or check a conversion on every source pattern");
   auto a = std::make_shared<ConvertArgs>();
-  app->add_option("--from", a->from, "Source format (fpcert formats lists them)")->required();
-  app->add_option("--to", a->to, "Destination format")->required();
+  app->add_option("--from", a->from, "Source format (fpcert formats lists them)");
+  app->add_option("--to", a->to, "Destination format");
   app->add_option("--rounding", a->rounding, "rn, rna, rz, ru, rd or rs (stochastic)")->capture_default_str();
   app->add_option("--saturate", a->saturate, "inf, satfinite or nan (default: the destination's own)");
   app->add_option("--nan", a->nan, "NaN payloads: preserve (quiet, top bits kept) or canonical")->capture_default_str();
@@ -217,7 +219,39 @@ void add_convert(CLI::App& root, Registry& reg) {
   app->add_option("--list", a->list, "Mismatches listed with their bits")->capture_default_str();
   value->excludes(bits)->excludes(exh);
   bits->excludes(exh);
-  reg.push_back({app, [a] {
+  // A plugin's conversion kernel (cli/convert_plugin.cpp): --plugin LIB --kernel NAME --exhaustive.
+  auto pl = std::make_shared<std::vector<std::string>>();
+  auto kernel = std::make_shared<std::string>();
+  auto no_isolate = std::make_shared<bool>(false);
+  auto timeout = std::make_shared<double>(3600);
+  add_plugin_option(app, *pl);
+  app->add_option("--kernel", *kernel, "A conversion kernel of a --plugin library (checked with --exhaustive)");
+  app->add_flag("--no-isolate", *no_isolate, "With --kernel: run the check in this process, not a child");
+  app->add_option("--timeout", *timeout, "With --kernel: seconds per 2^20 patterns before the kernel counts as hung")->capture_default_str();
+  reg.push_back({app, [a, app, pl, kernel, no_isolate, timeout] {
+                   load_plugins(*pl);
+                   if (!kernel->empty()) {
+                     if (!a->value.empty() || !a->bits.empty())
+                       throw InputError("convert --kernel: checks a plugin kernel with --exhaustive [--range FIRST:COUNT]; --value/--bits are for fpcert's own conversion");
+                     if (!a->exhaustive) throw InputError("convert --kernel: give --exhaustive (optionally --range FIRST:COUNT)");
+                     PluginConvertRequest r;
+                     r.kernel = *kernel;
+                     r.from = a->from;
+                     r.to = a->to;
+                     if (app->count("--rounding")) r.rounding = a->rounding;
+                     if (app->count("--saturate")) r.saturate = a->saturate;
+                     if (app->count("--nan")) r.nan = a->nan;
+                     r.range = a->range;
+                     r.json = a->json;
+                     r.strict_nan = a->strict_nan;
+                     r.isolate = !*no_isolate;
+                     r.timeout_s = *timeout;
+                     r.threads = a->threads;
+                     r.list = a->list;
+                     return run_plugin_conversion(r);
+                   }
+                   if (!pl->empty()) throw InputError("convert --plugin: name the plugin's conversion kernel with --kernel NAME");
+                   if (a->from.empty() || a->to.empty()) throw InputError("convert: give --from FORMAT and --to FORMAT (or --plugin LIB --kernel NAME)");
                    const Format& src = need_format(a->from, "--from");
                    const Format& dst = need_format(a->to, "--to");
                    const Rounder r = make_rounder(*a, dst);
