@@ -1,4 +1,5 @@
-// oracle/gemm_ref.cpp — the MPFR ground truth for dot products and GEMMs.
+// oracle/gemm_ref.cpp — the MPFR ground truth for dot products and GEMMs, and the fast exact dot
+// product (ExactSum). The fast GEMM is in oracle/gemm_fast.cpp.
 #include "oracle/gemm_ref.hpp"
 
 #include <mpfr.h>
@@ -9,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "oracle/exact_sum.hpp"
 #include "oracle/parallel.hpp"
 
 namespace fpcert {
@@ -79,17 +81,17 @@ class MpfrDot {
     for (auto& p : prods_) mpfr_clear(p.v);
   }
 
-  /// hi = RN(s), lo = RN(s - hi), tail = sign(s - hi - lo), with out-of-range status.
+  /// hi = RN(s), lo = RN(s - hi), tail = sign(s - hi - lo), with out-of-range status: overflow
+  /// when RN(s) is +-Inf (hi = +-Inf, lo = 0, tail = 0), tiny when |s| < 2^-969.
   static RefValue ref_from_mpfr(mpfr_ptr s, mpfr_ptr scratch, std::uint8_t& status) {
     RefValue v;
     if (mpfr_zero_p(s)) return v;
-    if (mpfr_get_exp(s) > 1024) {
+    if (mpfr_get_exp(s) < -968) status |= kRefTiny;  // lo would fall below double's normal range
+    v.hi = mpfr_get_d(s, MPFR_RNDN);                  // correctly rounded, subnormals included
+    if (std::isinf(v.hi)) {
       status |= kRefOverflow;
-      v.hi = mpfr_signbit(s) ? -INFINITY : INFINITY;
       return v;
     }
-    if (mpfr_get_exp(s) < -968) status |= kRefTiny;  // lo would fall below double's normal range
-    v.hi = mpfr_get_d(s, MPFR_RNDN);
     mpfr_sub_d(scratch, s, v.hi, MPFR_RNDN);  // exact: scratch has the precision of s
     v.lo = mpfr_get_d(scratch, MPFR_RNDN);
     mpfr_sub_d(scratch, scratch, v.lo, MPFR_RNDN);
@@ -112,12 +114,35 @@ DotRef exact_dot_mpfr(const double* x, const double* y, std::size_t n, std::ptrd
 }
 
 DotRef exact_dot(const double* x, const double* y, std::size_t n, std::ptrdiff_t incx, std::ptrdiff_t incy) {
-  return exact_dot_mpfr(x, y, n, incx, incy);
+  DotRef r;
+  ExactSum sum, abs_sum;
+  bool nonfinite = false;
+  double nan_or_inf = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double a = x[static_cast<std::ptrdiff_t>(i) * incx], b = y[static_cast<std::ptrdiff_t>(i) * incy];
+    if (!std::isfinite(a) || !std::isfinite(b)) {
+      nonfinite = true;
+      nan_or_inf += a * b;  // as exact_dot_mpfr: IEEE decides NaN or +-Inf
+      continue;
+    }
+    sum.add_product(a, b);
+    abs_sum.add_product(std::fabs(a), std::fabs(b));
+  }
+  if (nonfinite) {
+    r.value = {std::isnan(nan_or_inf) ? std::numeric_limits<double>::quiet_NaN() : nan_or_inf, 0.0, 0};
+    r.status = kRefNonFinite;
+    r.abs_sum = std::numeric_limits<double>::infinity();
+    return r;
+  }
+  r.value = sum.finalize(r.status);
+  r.abs_sum = abs_sum.round_up();
+  return r;
 }
 
 GemmRef gemm_reference_mpfr(const MatrixView& a, const MatrixView& b, const GemmRefOptions& opt) {
   if (a.cols != b.rows) throw std::invalid_argument("gemm_reference: inner dimensions differ");
   GemmRef r;
+  r.info.path = "mpfr";
   r.m = a.rows;
   r.n = b.cols;
   const auto mn = static_cast<std::size_t>(r.m * r.n);
@@ -144,10 +169,6 @@ GemmRef gemm_reference_mpfr(const MatrixView& a, const MatrixView& b, const Gemm
       },
       opt.threads);
   return r;
-}
-
-GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOptions& opt) {
-  return gemm_reference_mpfr(a, b, opt);
 }
 
 }  // namespace fpcert

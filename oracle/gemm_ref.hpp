@@ -34,17 +34,37 @@ struct MatrixView {
 enum RefStatus : std::uint8_t {
   kRefOk = 0,
   kRefNonFinite = 1,      ///< a NaN or Inf input reached the element: value is IEEE's NaN or Inf
-  kRefOverflow = 2,       ///< |exact| is beyond double's range: hi is +-Inf (fp64 inputs only)
+  kRefOverflow = 2,       ///< RN(exact) to double overflows: hi is +-Inf, lo = 0, tail = 0 (fp64 inputs only)
   kRefTiny = 4,           ///< |exact| is below 2^-969: hi + lo may not carry 106 bits (fp64 inputs only)
-  kRefFallback = 8,       ///< the fast path handed this element to the exact per-element path
+  kRefFallback = 8,       ///< the fast path's GEMMs did not cover every product of this element: the
+                          ///< rest was added exactly, per element (gemm_reference only; value unaffected)
+};
+
+/// How the fast path ran (docs/oracle.md): the Ozaki split it chose and where elements went.
+struct GemmRefInfo {
+  const char* path = "mpfr";        ///< "mpfr" or "ozaki"
+  int slices = 0;                   ///< slices per operand (S)
+  int beta = 0;                     ///< bits per slice
+  std::int64_t kblock = 0;          ///< K block whose slice GEMMs are exact
+  int gemms = 0;                    ///< double GEMMs per K block, |A||B| included
+  std::int64_t uncaptured_a = 0;    ///< entries of A outside the slice window (added per element)
+  std::int64_t uncaptured_b = 0;
+  std::int64_t fast_elements = 0;   ///< elements finished from the GEMM integers alone
+  std::int64_t exact_elements = 0;  ///< elements finished through ExactSum (fallbacks, fp64 widths, ranges)
+  std::int64_t nonfinite = 0;       ///< elements with a NaN or Inf input
 };
 
 struct GemmRef {
   std::int64_t m = 0, n = 0;
   std::vector<RefValue> c;        ///< row-major m x n
-  std::vector<double> abs_sum;    ///< sum_k |a_ik * b_kj|, rounded upward (>= the exact value, within K * 2^-52)
+  /// sum_k |a_ik * b_kj|: gemm_reference_mpfr and exact_dot round it upward (RU of the exact sum);
+  /// gemm_reference gives an upper bound u with RU(exact) <= u <= RU(exact) * (1 + 3 (K + nb + 2) 2^-53),
+  /// nb = the number of K blocks (+ K * 2^-1072 * 2^(e_i + e_j) when fp64 inputs can underflow;
+  /// docs/oracle.md, "abs_sum"). +Inf for non-finite elements.
+  std::vector<double> abs_sum;
   std::vector<std::uint8_t> status;
   std::int64_t fallbacks = 0;     ///< elements the fast path could not certify and recomputed exactly
+  GemmRefInfo info;
   const RefValue& at(std::int64_t i, std::int64_t j) const { return c[static_cast<std::size_t>(i * n + j)]; }
 };
 
@@ -52,7 +72,8 @@ struct GemmRefOptions {
   unsigned threads = 0;  ///< 0: thread_count()
 };
 
-/// Exact dot product sum x_i * y_i of exact doubles, with sum |x_i y_i| and status bits.
+/// Exact dot product sum x_i * y_i of exact doubles, with sum |x_i y_i| (rounded upward) and status
+/// bits. exact_dot (an ExactSum superaccumulator) and exact_dot_mpfr agree bit for bit.
 struct DotRef {
   RefValue value;
   double abs_sum = 0;
@@ -61,9 +82,11 @@ struct DotRef {
 DotRef exact_dot_mpfr(const double* x, const double* y, std::size_t n, std::ptrdiff_t incx = 1, std::ptrdiff_t incy = 1);
 DotRef exact_dot(const double* x, const double* y, std::size_t n, std::ptrdiff_t incx = 1, std::ptrdiff_t incy = 1);
 
-/// C = A * B, the ground truth through MPFR (slow: ~100 ns per product).
+/// C = A * B, the ground truth through MPFR (slow: ~100 ns per product). Throws
+/// std::invalid_argument when a.cols != b.rows.
 GemmRef gemm_reference_mpfr(const MatrixView& a, const MatrixView& b, const GemmRefOptions& opt = {});
-/// C = A * B, the fast path (same results, bit for bit).
+/// C = A * B, the fast path (docs/oracle.md): same c as gemm_reference_mpfr bit for bit, same
+/// status except kRefFallback, abs_sum an upper bound as documented above.
 GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOptions& opt = {});
 
 }  // namespace fpcert

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "kernels/cpu/model.hpp"
+#include "kernels/cpu/split.hpp"
 #include "oracle/refvalue.hpp"
 
 namespace fpcert {
@@ -117,22 +118,19 @@ class LowPrecAccModel final : public CpuModel {
   int every_;
 };
 
-/// Split-product emulation: each fp32 operand is split into slices a_0 = Q(a), a_1 = Q(a - a_0),
-/// a_2 = Q(a - a_0 - a_1) (differences exact in fp32), Q the slice format's rounding. The kept
-/// slice products (i, j) are each accumulated over k ascending by fp32 FMA (exact slice products),
-/// then merged in fp32 from the smallest term to the largest in the order listed.
+/// Split-product emulation (kernels/cpu/split.hpp): the kept slice products (i, j) are each
+/// accumulated over k ascending by fp32 FMA (exact slice products), then merged in fp32 from the
+/// smallest term to the largest in the scheme's order.
 class SplitModel final : public CpuModel {
  public:
-  SplitModel(std::string name, std::string desc, KernelTraits t, const Format& slice, Rounding q, int slices,
-             std::vector<std::pair<int, int>> terms_smallest_first)
-      : CpuModel(std::move(name), std::move(desc), std::move(t)), slice_(slice), q_(q), slices_(slices),
-        terms_(std::move(terms_smallest_first)) {}
+  SplitModel(std::string name, std::string desc, KernelTraits t, const SplitScheme& scheme)
+      : CpuModel(std::move(name), std::move(desc), std::move(t)), scheme_(scheme) {}
   std::vector<std::uint64_t> compute(const DecodedOperands& d) const override {
     const auto As = split(d.a);
     const auto Bs = split(d.b);
     std::vector<float> C(static_cast<std::size_t>(d.m * d.n), 0.0f), part;
     bool first = true;
-    for (const auto& [ia, ib] : terms_) {
+    for (const auto& [ia, ib] : scheme_.terms) {
       fma_gemm_f32(d.m, d.n, d.k, As[static_cast<std::size_t>(ia)], Bs[static_cast<std::size_t>(ib)], part);
       for (std::size_t x = 0; x < C.size(); ++x) C[x] = first ? part[x] : C[x] + part[x];
       first = false;
@@ -142,22 +140,15 @@ class SplitModel final : public CpuModel {
 
  private:
   std::vector<std::vector<float>> split(const std::vector<double>& v) const {
-    std::vector<std::vector<float>> s(static_cast<std::size_t>(slices_), std::vector<float>(v.size()));
-    const Rounder r{q_, default_saturation(slice_), NanPayload::Preserve};
+    std::vector<std::vector<float>> s(static_cast<std::size_t>(scheme_.slices), std::vector<float>(v.size()));
+    float sl[3];
     for (std::size_t x = 0; x < v.size(); ++x) {
-      float rest = static_cast<float>(v[x]);
-      for (int l = 0; l < slices_; ++l) {
-        const float q = static_cast<float>(to_double(slice_, round_double(slice_, rest, r).code));
-        s[static_cast<std::size_t>(l)][x] = q;
-        rest = rest - q;  // exact in fp32
-      }
+      split_value(scheme_, static_cast<float>(v[x]), sl);
+      for (int l = 0; l < scheme_.slices; ++l) s[static_cast<std::size_t>(l)][x] = sl[l];
     }
     return s;
   }
-  const Format& slice_;
-  Rounding q_;
-  int slices_;
-  std::vector<std::pair<int, int>> terms_;
+  const SplitScheme& scheme_;
 };
 
 KernelTraits fma_traits(const Format& in, const Format& operand, Rounding r, std::string order) {
@@ -218,45 +209,23 @@ std::unique_ptr<CpuModel> build(const std::string& name) {
                     : "e4m3, 14-bit truncating accumulator (Hopper FP8 MMA model), no promotion",
         t, every);
   }
-  auto split_traits = [](const char* order, double u, const char* note) {
-    KernelTraits t = fma_traits(f32, f32, Rounding::NearestEven, order);
-    t.operand_u = u;
-    t.operand_note = note;
-    return t;
-  };
-  if (name == "model_gemm_3xtf32" || name == "model_gemm_3xtf32_rz") {
-    const bool rz = name == "model_gemm_3xtf32_rz";
-    // a = big + small + r with |r| <= 2^-22 |a| (RN splits; 2^-21 for RZ): the dropped small*small
-    // and the residual terms give an operand error of about 2^-21 (RN) / 2^-20 (RZ).
-    return std::make_unique<SplitModel>(
-        name, std::string("3xTF32 split products (") + (rz ? "toward-zero" : "nearest") + " splits), fp32 accumulation",
-        split_traits("S1 = sum_k small(a)*big(b), S2 = sum_k big(a)*small(b), S3 = sum_k big(a)*big(b), each by fp32 FMA "
-                     "for k ascending; C = (S1 + S2) + S3",
-                     rz ? std::ldexp(1.0, -20) : std::ldexp(1.0, -21), rz ? "2^-20: two tf32 slices, rz" : "2^-21: two tf32 slices, rn"),
-        tf32, rz ? Rounding::TowardZero : Rounding::NearestEven, 2, P{{1, 0}, {0, 1}, {0, 0}});
+  if (name.rfind("model_gemm_", 0) == 0) {
+    const std::string scheme_name = name.substr(11);
+    if (const SplitScheme* sc = find_split_scheme(scheme_name)) {
+      std::string order = "S(i,j) = sum_k a_i*b_j by fp32 FMA for k ascending; C = ";
+      for (std::size_t t = 0; t < sc->terms.size(); ++t)
+        order += (t ? " + " : "") + std::string("S(") + std::to_string(sc->terms[t].first) + "," +
+                 std::to_string(sc->terms[t].second) + ")";
+      order += " (smallest first, fp32); slices x_l = " + std::string(sc->slice->tag) + "_" +
+               std::string(to_string(sc->rounding)) + "(x - x_0 - ... - x_{l-1})";
+      KernelTraits t = fma_traits(f32, f32, Rounding::NearestEven, order);
+      t.operand_u = sc->operand_u;
+      t.operand_note = sc->note;
+      return std::make_unique<SplitModel>(
+          name, scheme_name + " split products (" + std::to_string(sc->terms.size()) + " slice products), fp32 accumulation", t,
+          *sc);
+    }
   }
-  if (name == "model_gemm_1xbf16")
-    return std::make_unique<SplitModel>(name, "1xBF16: a0*b0 only (plain bf16 products), fp32 accumulation",
-                                        split_traits("C = sum_k a0*b0 by fp32 FMA", std::ldexp(1.0, -8), "2^-8: one bf16 slice"),
-                                        bf16, Rounding::NearestEven, 1, P{{0, 0}});
-  if (name == "model_gemm_3xbf16")
-    return std::make_unique<SplitModel>(
-        name, "3xBF16: products of order 1 and 2^-8, fp32 accumulation",
-        split_traits("S(i,j) = sum_k a_i*b_j by fp32 FMA; C = S(1,0) + S(0,1) + S(0,0)", std::ldexp(1.0, -14),
-                     "2^-14: three dropped terms of order 2^-16"),
-        bf16, Rounding::NearestEven, 2, P{{1, 0}, {0, 1}, {0, 0}});
-  if (name == "model_gemm_6xbf16")
-    return std::make_unique<SplitModel>(
-        name, "6xBF16: products of order 1, 2^-8, 2^-16, fp32 accumulation",
-        split_traits("S(i,j) by fp32 FMA; C = S(2,0)+S(1,1)+S(0,2)+S(1,0)+S(0,1)+S(0,0)", std::ldexp(1.0, -23),
-                     "2^-23: three bf16 slices, order 2^-24 dropped"),
-        bf16, Rounding::NearestEven, 3, P{{2, 0}, {1, 1}, {0, 2}, {1, 0}, {0, 1}, {0, 0}});
-  if (name == "model_gemm_9xbf16")
-    return std::make_unique<SplitModel>(
-        name, "9xBF16: all nine slice products, fp32 accumulation",
-        split_traits("S(i,j) by fp32 FMA; C = S(2,2)+S(2,1)+S(1,2)+S(2,0)+S(1,1)+S(0,2)+S(1,0)+S(0,1)+S(0,0)",
-                     std::ldexp(1.0, -24), "2^-24: three bf16 slices hold a normal fp32 exactly; slack for slices lost to underflow"),
-        bf16, Rounding::NearestEven, 3, P{{2, 2}, {2, 1}, {1, 2}, {2, 0}, {1, 1}, {0, 2}, {1, 0}, {0, 1}, {0, 0}});
   return nullptr;
 }
 

@@ -1,0 +1,158 @@
+// cli/cmd_gen.cpp — `fpcert gen SPEC -o DIR`: a generated problem as .npy files plus meta.json;
+// `fpcert gen --list` documents every generator and its parameters.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "generators/edges.hpp"
+#include "generators/generate.hpp"
+#include "oracle/error.hpp"
+#include "oracle/npy.hpp"
+#include "oracle/round.hpp"
+
+namespace fpcert::cli {
+namespace {
+
+std::string type_name(ParamType t) {
+  switch (t) {
+    case ParamType::Int: return "int";
+    case ParamType::Seed: return "uint64";
+    case ParamType::Real: return "real";
+    case ParamType::Choice: return "choice";
+    case ParamType::Format: return "format";
+  }
+  return "?";
+}
+
+nlohmann::json list_json() {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const GeneratorInfo& g : list_generators()) {
+    nlohmann::json params = nlohmann::json::array();
+    for (const ParamInfo& p : g.params) {
+      nlohmann::json q = {{"name", p.name}, {"type", type_name(p.type)}, {"default", p.default_value}, {"help", p.help}};
+      if (p.type == ParamType::Int || p.type == ParamType::Real) q["range"] = {p.lo, p.hi};
+      if (!p.choices.empty()) q["choices"] = p.choices;
+      params.push_back(q);
+    }
+    arr.push_back({{"name", g.name}, {"dot", g.dot}, {"summary", g.summary}, {"details", g.details},
+                   {"reference", g.reference}, {"params", params}});
+  }
+  return arr;
+}
+
+/// One operand written as its file(s); returns their descriptions for meta.json.
+nlohmann::json write_operand(const std::filesystem::path& dir, const std::string& name, const Matrix& m, bool vector,
+                             const Format& src) {
+  nlohmann::json files = nlohmann::json::object();
+  const std::int64_t rows = vector ? static_cast<std::int64_t>(m.data.size()) : m.rows;
+  const std::int64_t cols = vector ? -1 : m.cols;
+  const nlohmann::json shape = vector ? nlohmann::json::array({rows}) : nlohmann::json::array({rows, cols});
+  const std::string file = name + ".npy";
+  if (src == f64) {
+    write_npy_f64((dir / file).string(), rows, cols, m.data);
+    files[name] = {{"path", file}, {"dtype", "float64"}, {"shape", shape}, {"content", "values"}};
+  } else if (src == f32) {
+    write_npy_f32((dir / file).string(), rows, cols, m.data);
+    files[name] = {{"path", file}, {"dtype", "float32"}, {"shape", shape}, {"content", "values"}};
+  } else {  // 16-bit sources: the bit patterns, and the values widened to float32 beside them
+    std::vector<std::uint16_t> bits(m.data.size());
+    for (std::size_t i = 0; i < bits.size(); ++i)
+      bits[i] = static_cast<std::uint16_t>(round_double(src, m.data[i], Rounder::nearest(src)).code);
+    write_npy((dir / file).string(), NpyType::U16, rows, cols, bits.data());
+    files[name] = {{"path", file}, {"dtype", "uint16"}, {"shape", shape}, {"content", std::string(src.tag) + " bit patterns"}};
+    const std::string vfile = name + "_f32.npy";
+    write_npy_f32((dir / vfile).string(), rows, cols, m.data);
+    files[name + "_f32"] = {{"path", vfile}, {"dtype", "float32"}, {"shape", shape}, {"content", "values (exact)"}};
+  }
+  return files;
+}
+
+/// Write a text file through `path.tmp.<pid>` and rename(2), so a reader never sees half of it.
+void write_text_atomic(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << text;
+    f.flush();
+    if (!f) throw InputError("fpcert gen: cannot write '" + tmp.string() + "'");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw InputError("fpcert gen: cannot write '" + path.string() + "': " + ec.message());
+}
+
+nlohmann::json meta_json(const Problem& p) {
+  nlohmann::json achieved = nlohmann::json::object(), nr = nlohmann::json::object();
+  for (const auto& [k, v] : p.achieved) achieved[k] = v;
+  for (const auto& [k, v] : p.not_representable) nr[k] = v;
+  nlohmann::json j = {{"spec", p.spec},
+                      {"family", p.family},
+                      {"seed", p.seed},
+                      {"source", std::string(p.source->tag)},
+                      {"dot", p.dot},
+                      {"m", p.m},
+                      {"n", p.n},
+                      {"k", p.k},
+                      {"achieved", achieved},
+                      {"not_representable", nr},
+                      {"hash", fmt::format("fnv1a64:{:016x}", problem_hash(p))},
+                      {"command", command_line()}};
+  if (p.family == "edges") {
+    const ParsedSpec ps = parse_generator_spec(p.spec);
+    nlohmann::json t = nlohmann::json::array();
+    for (const EdgeValue& e : edge_table(ps.format("target"), *p.source))
+      t.push_back({{"label", e.label}, {"value", e.value},
+                   {"source_bits", hex_code(*p.source, round_double(*p.source, e.value, Rounder::nearest(*p.source)).code)}});
+    j["edge_table"] = t;
+  }
+  return j;
+}
+
+int run_gen(const std::string& spec, const std::string& out, bool list, bool json) {
+  if (list) {
+    if (json) fmt::print("{}\n", list_json().dump(2));
+    else fmt::print("{}", generator_list_text());
+    return kExitPass;
+  }
+  if (spec.empty()) throw InputError("fpcert gen: give a SPEC such as normal:m=64,n=64,k=64,seed=1 (fpcert gen --list shows every generator)");
+  const Problem p = generate(spec);
+  nlohmann::json meta = meta_json(p);
+  if (out.empty()) {  // no directory: describe the problem only
+    fmt::print("{}\n", meta.dump(2));
+    return kExitPass;
+  }
+  const std::filesystem::path dir(out);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError("fpcert gen: cannot create directory '" + out + "': " + ec.message());
+  nlohmann::json files = nlohmann::json::object();
+  files.update(write_operand(dir, p.dot ? "x" : "A", p.a, p.dot, *p.source));
+  files.update(write_operand(dir, p.dot ? "y" : "B", p.b, p.dot, *p.source));
+  meta["files"] = files;
+  write_text_atomic(dir / "meta.json", meta.dump(2) + "\n");
+  fmt::print("{}  ->  {}\n", p.spec, dir.string());
+  return kExitPass;
+}
+
+void add_gen(CLI::App& root, Registry& reg) {
+  auto* app = root.add_subcommand("gen", "Generate an input problem from a spec string (A.npy, B.npy or x.npy, y.npy, meta.json)");
+  auto spec = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto list = std::make_shared<bool>(false);
+  auto json = std::make_shared<bool>(false);
+  app->add_option("spec", *spec, "family:key=value,... e.g. cancel:n=1000,kappa=1e12,seed=3");
+  app->add_option("-o,--out", *out, "Directory to write the problem into (created if missing); without it, print meta.json");
+  app->add_flag("--list", *list, "Document every generator, its parameters and defaults");
+  app->add_flag("--json", *json, "With --list: print the generator table as JSON");
+  reg.push_back({app, [=] { return run_gen(*spec, *out, *list, *json); }});
+}
+
+const Registrar kRegistrar("gen", 40, add_gen);
+
+}  // namespace
+}  // namespace fpcert::cli
