@@ -331,7 +331,7 @@ bool name_taken(const std::string& n) {
 std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, const std::string& origin) {
   std::vector<std::string> errs;
   const std::string host_v = fmt::format("{}.{}", FPCERT_PLUGIN_ABI_MAJOR, FPCERT_PLUGIN_ABI_MINOR);
-  auto err = [&](const std::string& s) { errs.push_back(origin + ": " + s); };
+  auto err = [&](const std::string& s) { errs.push_back(origin.empty() ? s : origin + ": " + s); };
   if (!info) {
     err("fpcert_plugin_enumerate returned no table");
     return errs;
@@ -344,7 +344,10 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                     plugin_v, host_v));
     return errs;
   }
-  const std::string versions = fmt::format(" (this fpcert speaks plugin ABI {}; the plugin was built against {})", host_v, plugin_v);
+  // A plugin of a newer minor may use enum values this fpcert does not know: say so where it matters.
+  const std::string versions = info->abi_minor > FPCERT_PLUGIN_ABI_MINOR
+                                   ? fmt::format(" (this fpcert speaks plugin ABI {}; the plugin was built against {})", host_v, plugin_v)
+                                   : "";
   if (info->struct_size != sizeof(fpcert_plugin_info))
     err(fmt::format("fpcert_plugin_info.struct_size is {}, expected {} for ABI major {}{}", info->struct_size,
                     sizeof(fpcert_plugin_info), FPCERT_PLUGIN_ABI_MAJOR, versions));
@@ -525,11 +528,12 @@ const PluginSummary& load_plugin(const std::string& path) {
     throw PluginError(fmt::format("plugin '{}': {}() returned NULL: {}", path, FPCERT_PLUGIN_ENUMERATE_SYMBOL,
                                   m.empty() ? "(no message)" : m));
   }
-  const auto errs = validate_plugin_info(info, "plugin '" + path + "'");
+  const auto errs = validate_plugin_info(info, "");
   if (!errs.empty()) {
     std::string all;
-    for (const auto& e : errs) all += (all.empty() ? "" : "\n  ") + e;
-    throw PluginError(errs.size() == 1 ? all : fmt::format("{} problems:\n  {}", errs.size(), all));
+    for (const auto& e : errs) all += "\n  " + e;
+    throw PluginError(errs.size() == 1 ? fmt::format("plugin '{}': {}", path, errs[0])
+                                       : fmt::format("plugin '{}': {} problems:{}", path, errs.size(), all));
   }
   // The library stays loaded until the process exits (kernel objects and forked children use it).
   std::shared_ptr<void> keep(h, [](void*) {});
