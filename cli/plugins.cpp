@@ -21,7 +21,8 @@ namespace fpcert::cli {
 CLI::Option* add_plugin_option(CLI::App* app, std::vector<std::string>& plugins) {
   return app->add_option("--plugin", plugins,
                          "Load kernels from a plugin library (repeatable); implies --isolate (docs/plugin.md)")
-      ->take_all();
+      ->allow_extra_args(false)  // one library per --plugin: a path never swallows the next argument
+      ->take_all();              // repeat --plugin for several
 }
 
 void load_plugins(const std::vector<std::string>& paths) {
