@@ -79,7 +79,7 @@ TEST_CASE("certify --plugin: the honest example plugin passes the quick suite") 
   for (const auto& [id, st] : c.status) CHECK(st == "pass");
 }
 
-TEST_CASE("a plugin that throws a C++ exception: the case crashed (SIGABRT in its child), the run goes on, exit 3") {
+TEST_CASE("a plugin that throws a C++ exception: the case crashed (SIGABRT in its child) - the run goes on - exit 3") {
   const Certified c = certify({lib("fault_throw")}, "fault_throw");
   expect_fault_contained(c, "crashed", "signal 6");
   CHECK(c.cmd.exit_code == 3);
@@ -95,31 +95,31 @@ TEST_CASE("without isolation the same exception ends fpcert itself: isolation is
   CHECK_FALSE(c.cmd.has("exp_wide"));
 }
 
-TEST_CASE("a plugin that segfaults: crashed (signal 11), the run goes on, exit 3") {
+TEST_CASE("a plugin that segfaults: crashed (signal 11) - the run goes on - exit 3") {
   const Certified c = certify({lib("fault_segv")}, "fault_segv");
   expect_fault_contained(c, "crashed", "signal 11");
   CHECK(c.cmd.exit_code == 3);
 }
 
-TEST_CASE("a plugin that hangs: the isolation timeout kills it, the case is hung, the run goes on, exit 3") {
+TEST_CASE("a plugin that hangs: the isolation timeout kills it - the case is hung - the run goes on - exit 3") {
   const Certified c = certify({lib("fault_hang")}, "fault_hang", {"--timeout", "5"});
   expect_fault_contained(c, "hung", "no result within 5 s");
   CHECK(c.cmd.exit_code == 3);
 }
 
-TEST_CASE("a plugin that writes past the end of C: the guards fail the case, the run goes on, exit 1") {
+TEST_CASE("a plugin that writes past the end of C: the guards fail the case - the run goes on - exit 1") {
   const Certified c = certify({lib("fault_oob")}, "fault_oob");
   expect_fault_contained(c, "fail", "written past the end of C");
   CHECK(c.cmd.exit_code == 1);
 }
 
-TEST_CASE("a plugin that returns a NaN: non-finite output where the reference is finite, at (3, 5); exit 1") {
+TEST_CASE("a plugin that returns a NaN: non-finite output where the reference is finite - at row 3 column 5 - exit 1") {
   const Certified c = certify({lib("fault_nan")}, "fault_nan");
   expect_fault_contained(c, "fail", "non-finite output(s) where the reference is finite, first at (3, 5)");
   CHECK(c.cmd.exit_code == 1);
 }
 
-TEST_CASE("NOT_SUPPORTED from can_implement and from run is the verdict 'not supported', not a failure: exit 0") {
+TEST_CASE("NOT_SUPPORTED from can_implement and from run is the verdict 'not supported' - not a failure: exit 0") {
   const Certified c = certify({lib("fault_not_supported")}, "fault_not_supported");
   INFO(c.cmd.output);
   CHECK(c.cmd.exit_code == 0);
@@ -133,7 +133,7 @@ TEST_CASE("NOT_SUPPORTED from can_implement and from run is the verdict 'not sup
   CHECK(c.cmd.has("CERTIFIED: 2 case(s) passed, 3 not supported"));
 }
 
-TEST_CASE("an error status from run: crashed with the plugin's message (exit 3), with or without isolation") {
+TEST_CASE("an error status from run: crashed with the plugin's message (exit 3) - with or without isolation") {
   for (bool isolate : {true, false}) {
     CAPTURE(isolate);
     const Certified c = certify({lib("fault_status")}, "fault_status", isolate ? std::vector<std::string>{} : std::vector<std::string>{"--no-isolate"});
@@ -160,7 +160,7 @@ TEST_CASE("run-suite takes repeated --plugin: a faulty kernel beside an honest o
 
 // ---- plugins that cannot be used: exit 2 before anything runs ---------------------------------------
 
-TEST_CASE("bad plugins stop fpcert before anything runs, with a clear message and exit 2") {
+TEST_CASE("bad plugins stop fpcert before anything runs - with a clear message and exit 2") {
   struct Bad {
     const char* file;
     std::vector<const char*> fragments;
@@ -190,7 +190,7 @@ TEST_CASE("bad plugins stop fpcert before anything runs, with a clear message an
   CHECK_FALSE(c.json_written);
 }
 
-TEST_CASE("fpcert kernels --plugin lists the plugin's GEMM and conversion kernels; a bad plugin is exit 2") {
+TEST_CASE("fpcert kernels --plugin lists the plugin's GEMM and conversion kernels - a bad plugin is exit 2") {
   const auto r = run_command({kFpcert, "kernels", "--plugin", kExample});
   INFO(r.output);
   CHECK(r.exit_code == 0);
@@ -210,7 +210,7 @@ TEST_CASE("fpcert kernels --plugin lists the plugin's GEMM and conversion kernel
 
 // ---- conversions ----------------------------------------------------------------------------------------
 
-TEST_CASE("convert --plugin --kernel --exhaustive: honest conversions pass, a liar fails, faults are contained") {
+TEST_CASE("convert --plugin --kernel --exhaustive: honest conversions pass - a liar fails - faults are contained") {
   SUBCASE("bf16 -> f32 on all 65536 patterns, checked against MPFR on every one") {
     const auto r = run_command({kFpcert, "convert", "--plugin", kExample, "--kernel", "example_cvt_bf16_to_f32", "--exhaustive"});
     INFO(r.output);
@@ -268,7 +268,7 @@ TEST_CASE("convert --plugin --kernel --exhaustive: honest conversions pass, a li
 
 // ---- fpcert.toml ------------------------------------------------------------------------------------------
 
-TEST_CASE("certify --config runs the project's plugins, kernels and suites and writes JSON and JUnit") {
+TEST_CASE("certify --config runs the project's plugins - kernels and suites and writes JSON and JUnit") {
   const std::string dir = fpcert::test::scratch_dir("config_ok");
   fpcert::test::write_text(dir + "/fpcert.toml", "plugins = [\"" + kExample + "\", \"" + lib("fault_not_supported") + "\"]\n"
                                                  "kernels = [\"example_gemm_f16_f32acc\", \"fault_not_supported\"]\n"
@@ -314,7 +314,7 @@ TEST_CASE("certify --config: a fault in the project's plugin fails the run with 
   CHECK(junit.find("type=\"crashed\"") != std::string::npos);
 }
 
-TEST_CASE("certify --config: unknown keys and wrong types are exit 2 naming the key, the line and the valid keys") {
+TEST_CASE("certify --config: unknown keys and wrong types are exit 2 naming the key - the line and the valid keys") {
   const std::string dir = fpcert::test::scratch_dir("config_bad");
   fpcert::test::write_text(dir + "/a.toml", "kernels = [\"x\"]\n\nkernal = [\"y\"]\n");
   auto r = run_command({kFpcert, "certify", "--config", dir + "/a.toml"});

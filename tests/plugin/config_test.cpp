@@ -22,7 +22,7 @@ std::string error_of(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("a full fpcert.toml: every key read, relative paths anchored at the file's folder") {
+TEST_CASE("a full fpcert.toml: every key read - relative paths anchored at the file's folder") {
   const ProjectConfig c = parse_project_config(R"(
 plugins = ["build/libfoo.so", "/abs/libbar.so"]
 kernels = ["foo_gemm", "bar_gemm"]
@@ -64,7 +64,7 @@ TEST_CASE("an empty file is valid and sets nothing") {
   CHECK_FALSE(c.json.has_value());
 }
 
-TEST_CASE("unknown keys name the key, the line and column, the table and the valid keys") {
+TEST_CASE("unknown keys name the key - the line and column - the table and the valid keys") {
   CHECK(error_of("kernels = []\nkernal = [\"x\"]\n") ==
         "/repo/fpcert.toml:2:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, output)");
   CHECK(error_of("[gate]\nvariant = \"independent\"\nfactr = 2\n") ==
@@ -73,7 +73,7 @@ TEST_CASE("unknown keys name the key, the line and column, the table and the val
   CHECK(error_of("[gates]\nmn = 1\n").find("unknown key 'gates' at the top level") != std::string::npos);
 }
 
-TEST_CASE("wrong types name the key, what it must be and what it got") {
+TEST_CASE("wrong types name the key - what it must be and what it got") {
   CHECK(error_of("kernels = \"foo\"\n") ==
         "/repo/fpcert.toml:1:11: 'kernels' must be an array of strings, e.g. kernels = [\"...\"], got a string");
   CHECK(error_of("plugins = [\"a.so\", 3]\n") == "/repo/fpcert.toml:1:20: 'plugins' must be an array of strings; element 1 is an integer");
@@ -84,7 +84,7 @@ TEST_CASE("wrong types name the key, what it must be and what it got") {
   CHECK(error_of("[output]\njson = 1\n") == "/repo/fpcert.toml:2:8: 'output.json' must be a string, got an integer");
 }
 
-TEST_CASE("bad values: unknown suite and variant, non-positive numbers, empty strings") {
+TEST_CASE("bad values: unknown suite and variant - non-positive numbers - empty strings") {
   CHECK(error_of("suites = [\"quick\", \"fast\"]\n").find("1:20: 'suites': unknown suite 'fast' (valid: quick,") != std::string::npos);
   CHECK(error_of("[gate]\nvariant = \"loose\"\n").find("'gate.variant': expected independent, componentwise or worstcase, got 'loose'") !=
         std::string::npos);

@@ -54,7 +54,7 @@ TEST_CASE("the CUDA example plugin (in-tree build) passes the quick suite on the
   }
 }
 
-TEST_CASE("the CUDA example built against the staged install, certified by the installed fpcert") {
+TEST_CASE("the CUDA example built against the staged install - certified by the installed fpcert") {
   const Certified c = certify(kStage + "/prefix/bin/fpcert", kStage + "/cuda/libexample_cuda_plugin.so", "example_cuda_gemm_f16_f32acc",
                               "staged");
   INFO(c.cmd.output);
@@ -62,7 +62,7 @@ TEST_CASE("the CUDA example built against the staged install, certified by the i
   CHECK(c.cmd.has("CERTIFIED: 5 case(s) passed"));
 }
 
-TEST_CASE("the CUDA example's fp32 -> bf16 conversion, checked on 2^24 patterns against MPFR") {
+TEST_CASE("the CUDA example's fp32 -> bf16 conversion - checked on 2^24 patterns against MPFR") {
   // 0x00000000..0x00ffffff: +0, every positive fp32 subnormal and the lowest normals, which bf16
   // holds only in part (subnormal rounding); 0x7f000000..0x7fffffff would add overflow and NaNs.
   for (const char* range : {"0x00000000:0x1000000", "0x7f7f0000:0x20000"}) {

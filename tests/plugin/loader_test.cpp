@@ -109,7 +109,7 @@ std::string fresh(const char* stem) { return std::string(stem) + "_" + std::to_s
 
 }  // namespace
 
-TEST_CASE("a valid table validates, and each broken field is named with its problem") {
+TEST_CASE("a valid table validates - and each broken field is named with its problem") {
   Behaviour b;
   const std::string name = fresh("valid");
   fpcert_kernel k = gemm_kernel(name.c_str(), &b);
@@ -241,7 +241,7 @@ TEST_CASE("a valid table validates, and each broken field is named with its prob
   }
 }
 
-TEST_CASE("every ABI format maps to the fpcert format of the same tag, and back") {
+TEST_CASE("every ABI format maps to the fpcert format of the same tag - and back") {
   const char* tags[] = {"", "f64", "f32", "tf32", "f16", "bf16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "ue8m0"};
   for (std::int32_t v = 1; v <= FPCERT_FORMAT_UE8M0; ++v) {
     const Format* f = format_from_abi(v);
@@ -255,7 +255,7 @@ TEST_CASE("every ABI format maps to the fpcert format of the same tag, and back"
   CHECK(saturation_from_abi(FPCERT_SATURATION_FINITE) == Saturation::Finite);
 }
 
-TEST_CASE("a registered plugin kernel: traits, arguments, workspace, and statuses become verdicts") {
+TEST_CASE("a registered plugin kernel: traits - arguments - workspace - and statuses become verdicts") {
   static Behaviour b;
   b = Behaviour{};
   static const std::string name = fresh("wrapped");
@@ -471,7 +471,7 @@ ConvertCheckSpec spec_for(const PluginConverter& c) {
 
 }  // namespace
 
-TEST_CASE("plugin conversions through the exhaustive checker: honest passes, a liar is caught, guards hold") {
+TEST_CASE("plugin conversions through the exhaustive checker: honest passes - a liar is caught - guards hold") {
   register_cvts_once();
   auto api = make_host_api();
   g_cvt_fault = CvtFault::None;
@@ -583,7 +583,7 @@ TEST_CASE("libraries that cannot be used are refused with a message naming the l
   CHECK(make_kernel("fault_bad_traits") == nullptr);  // nothing of a refused plugin is registered
 }
 
-TEST_CASE("the example plugin loads once, registers its GEMM and conversion kernels") {
+TEST_CASE("the example plugin loads once - registers its GEMM and conversion kernels") {
   const PluginSummary& s = load_plugin(kDir + "/libfpcert_example_cpu_plugin.so");
   CHECK(s.name == "example-cpu");
   CHECK(s.abi_major == FPCERT_PLUGIN_ABI_MAJOR);
