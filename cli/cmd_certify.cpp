@@ -11,6 +11,7 @@
 #include "cli/plugins.hpp"
 #include "oracle/atomic_file.hpp"
 #include "oracle/error.hpp"
+#include "reports/html.hpp"
 #include "reports/junit.hpp"
 #include "reports/table.hpp"
 #include "suites/results_json.hpp"
@@ -21,7 +22,7 @@ namespace {
 
 struct SuiteArgs {
   std::vector<std::string> kernels;
-  std::string suite, baseline, json, junit, only_case, variant;
+  std::string suite, baseline, json, junit, html, only_case, variant;
   double factor = 2;
   std::int64_t mn = 0;
   bool isolate = false;
@@ -31,7 +32,6 @@ struct SuiteArgs {
   bool no_isolate = false;           ///< --no-isolate: run plugin cases in this process
   std::string config;                ///< --config fpcert.toml
   std::vector<std::string> suites;   ///< several suites in one run (from the config); empty: `suite`
-  std::string html;                  ///< output.html of the config (see HTML-HOOK below)
 };
 
 std::vector<std::string> split_list(const std::vector<std::string>& in) {
@@ -153,10 +153,10 @@ int run(const SuiteArgs& a, const char* verb) {
     write_file_atomic(a.junit, junit_all(results));
     fmt::print("JUnit: {}\n", a.junit);
   }
-  // HTML-HOOK: `output.html` of fpcert.toml arrives here as a.html. When `--html` lands (another
-  // branch), write the HTML report of `r` to a.html here (and let --html on the command line win).
-  if (!a.html.empty())
-    std::fprintf(stderr, "fpcert: note: output.html = %s: this build has no HTML report writer yet; skipped\n", a.html.c_str());
+  if (!a.html.empty()) {  // output.html of fpcert.toml arrives here too; one report for every suite of the run
+    write_html_report(a.html, results);
+    fmt::print("HTML report: {}\n", a.html);
+  }
   if (r.count(CaseStatus::NotSupported) == static_cast<int>(r.cases.size())) {
     std::fprintf(stderr, "fpcert: nothing ran: every case was not supported (%s)\n",
                  r.cases.empty() ? "no cases" : r.cases.front().reason.c_str());
@@ -181,7 +181,7 @@ void apply_config(SuiteArgs& a, const CLI::App& app) {
   if (!app.count("--mn") && c.mn) a.mn = *c.mn;
   if (!app.count("--json") && c.json) a.json = *c.json;
   if (!app.count("--junit") && c.junit) a.junit = *c.junit;
-  if (c.html) a.html = *c.html;
+  if (!app.count("--html") && c.html) a.html = *c.html;
   if (a.kernels.empty()) throw InputError(a.config + ": no kernels: add kernels = [\"...\"] (or give --kernel)");
 }
 
@@ -190,6 +190,7 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   app->add_option("--factor", a->factor, "Baseline factor")->capture_default_str();
   app->add_option("--json", a->json, "Write results JSON here (cases are appended to FILE.partial.jsonl as they finish)");
   app->add_option("--junit", a->junit, "Write JUnit XML here");
+  app->add_option("--html", a->html, "Write a self-contained HTML report here");
   app->add_option("--case", a->only_case, "Run only this case of the suite");
   app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases");
   app->add_option("--variant", a->variant, "Gate variant for every case: independent, componentwise, worstcase");

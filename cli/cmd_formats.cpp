@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "kernels/device_api.hpp"
+#include "kernels/tensor_cores.hpp"
 #include "oracle/decimal.hpp"
 #include "oracle/format.hpp"
 
@@ -24,6 +26,17 @@ std::string value_text(double v) {
 }
 
 int run_formats(bool json) {
+  // The tensor-core column: read this machine's GPU at run time (through kernels/, no CUDA here).
+  std::string why, device;
+  int cc_major = 0, cc_minor = 0;
+  if (const auto api = make_cuda_api(&why)) {
+    const DeviceInfo info = api->info();
+    cc_major = info.cc_major, cc_minor = info.cc_minor;
+    device = fmt::format("{} (sm_{}{})", info.name, cc_major, cc_minor);
+  }
+  const auto tensor_cores = [&](const Format& f) {
+    return device.empty() ? std::string("no device") : tensor_core_support(f, cc_major, cc_minor);
+  };
   if (json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const Format* f : all_formats()) {
@@ -42,21 +55,24 @@ int run_formats(bool json) {
                      {"min_subnormal", f->min_subnormal()},
                      {"has_inf", f->has_inf()},
                      {"has_nan", f->has_nan()},
-                     {"specials", to_string(f->specials)}});
+                     {"specials", to_string(f->specials)},
+                     {"tensor_cores", tensor_cores(*f)}});
     }
     fmt::print("{}\n", arr.dump(2));
     return 0;
   }
-  fmt::print("{:<6} {:<16} {:>7} {:>3} {:>7} {:>12} {:>12} {:>12} {:>12} {:>7}  {}\n", "tag", "name", "S/E/M", "p", "u",
-             "max finite", "min normal", "min subnorm", "emin..emax", "Inf/NaN", "specials");
+  fmt::print("{:<6} {:<16} {:>7} {:>3} {:>7} {:>12} {:>12} {:>12} {:>12} {:>7}  {:<11} {}\n", "tag", "name", "S/E/M", "p", "u",
+             "max finite", "min normal", "min subnorm", "emin..emax", "Inf/NaN", "specials", "tensor cores");
   for (const Format* f : all_formats()) {
-    fmt::print("{:<6} {:<16} {:>7} {:>3} {:>7} {:>12} {:>12} {:>12} {:>12} {:>7}  {}\n", f->tag, f->name,
+    fmt::print("{:<6} {:<16} {:>7} {:>3} {:>7} {:>12} {:>12} {:>12} {:>12} {:>7}  {:<11} {}\n", f->tag, f->name,
                fmt::format("{}/{}/{}", f->sign_bits, f->exp_bits, f->frac_bits), f->precision(),
                pow2(f->unit_roundoff()), value_text(f->max_finite()), pow2(f->min_normal()),
                f->subnormals ? pow2(f->min_subnormal()) : std::string("-"),
                fmt::format("{}..{}", f->emin(), f->emax()),
-               fmt::format("{}/{}", f->has_inf() ? "yes" : "no", f->has_nan() ? "yes" : "no"), to_string(f->specials));
+               fmt::format("{}/{}", f->has_inf() ? "yes" : "no", f->has_nan() ? "yes" : "no"), to_string(f->specials),
+               tensor_cores(*f));
   }
+  fmt::print("tensor cores: {}\n", device.empty() ? "no device (" + why + ")" : device + ", read from the device");
   return 0;
 }
 

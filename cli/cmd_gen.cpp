@@ -3,14 +3,13 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
-#include <unistd.h>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "generators/edges.hpp"
 #include "generators/generate.hpp"
+#include "oracle/atomic_file.hpp"
 #include "oracle/error.hpp"
 #include "oracle/npy.hpp"
 #include "oracle/round.hpp"
@@ -72,20 +71,6 @@ nlohmann::json write_operand(const std::filesystem::path& dir, const std::string
   return files;
 }
 
-/// Write a text file through `path.tmp.<pid>` and rename(2), so a reader never sees half of it.
-void write_text_atomic(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) throw InputError("fpcert gen: cannot write '" + tmp.string() + "'");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw InputError("fpcert gen: cannot write '" + path.string() + "': " + ec.message());
-}
-
 nlohmann::json meta_json(const Problem& p) {
   nlohmann::json achieved = nlohmann::json::object(), nr = nlohmann::json::object();
   for (const auto& [k, v] : p.achieved) achieved[k] = v;
@@ -134,7 +119,7 @@ int run_gen(const std::string& spec, const std::string& out, bool list, bool jso
   files.update(write_operand(dir, p.dot ? "x" : "A", p.a, p.dot, *p.source));
   files.update(write_operand(dir, p.dot ? "y" : "B", p.b, p.dot, *p.source));
   meta["files"] = files;
-  write_text_atomic(dir / "meta.json", meta.dump(2) + "\n");
+  write_file_atomic((dir / "meta.json").string(), meta.dump(2) + "\n");
   fmt::print("{}  ->  {}\n", p.spec, dir.string());
   return kExitPass;
 }

@@ -15,6 +15,7 @@
 #include "oracle/decimal.hpp"
 #include "oracle/error.hpp"
 #include "oracle/parallel.hpp"
+#include "reports/html.hpp"
 
 namespace fpcert::cli {
 namespace {
@@ -243,6 +244,10 @@ int run_plugin_conversion(const PluginConvertRequest& r) {
     code = res.passed() ? kExitPass : kExitGateFailed;
   }
   if (!r.json.empty()) write_file_atomic(r.json, report.dump(2) + "\n");
+  if (!r.html.empty()) {
+    write_html_report(r.html, ReportInput{{}, {conversion_from_json(report)}});
+    fmt::print("HTML report: {}\n", r.html);
+  }
   return code;
 }
 

@@ -14,6 +14,7 @@ struct PluginConvertRequest {
   std::optional<std::string> rounding, saturate, nan;  ///< given on the command line: must match its claims
   std::string range;                                   ///< FIRST:COUNT
   std::string json;
+  std::string html;          ///< a self-contained HTML report of the check (reports/html.hpp)
   bool strict_nan = false;
   bool isolate = true;       ///< run the check in a child process (crash → exit 3, not a dead fpcert)
   double timeout_s = 3600;   ///< per chunk of 2^20 patterns (a hung kernel)

@@ -65,7 +65,9 @@ constexpr std::uint32_t kEdgesId = 10;
 
 void make_edges(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   const Format& tgt = ps.format("target");
-  const std::vector<EdgeValue> table = edge_table(tgt, *p.source);
+  std::vector<EdgeValue> table = edge_table(tgt, *p.source);
+  if (ps.choice("overflow") == "exclude")  // only values the target holds after rounding (GEMM inputs for a kernel storing in it)
+    std::erase_if(table, [&](const EdgeValue& e) { return (round_double(tgt, e.value, Rounder::nearest(tgt)).flags & kOverflow) != 0; });
   if (table.empty()) ps.fail("no edge value of target " + std::string(tgt.tag) + " is representable in source " + std::string(p.source->tag));
   set_gemm_shape(ps, p);
   auto edge = [&](const Stream& s) {
@@ -98,6 +100,9 @@ std::vector<Family> edge_families() {
   g.params.push_back(p_format("target", "f16", {"f32", "tf32", "f16", "bf16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1"},
                               "format whose edges the values probe"));
   g.params.push_back(p_choice("b", "edges", {"edges", "ones", "identity"}, "what B holds"));
+  g.params.push_back(p_choice("overflow", "include", {"include", "exclude"},
+                              "exclude: drop the entries that overflow the target under round-to-nearest (inputs a kernel "
+                              "storing in the target can hold)"));
   g.params.push_back(p_seed());
   g.params.push_back(p_source());
   return {{g, make_edges}};

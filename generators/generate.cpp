@@ -156,7 +156,7 @@ const std::vector<GeneratorInfo>& infos() {
 }
 
 /// Largest / smallest nonzero magnitude, exponent range and span, zero fraction of one operand.
-void operand_stats(const Matrix& x, const std::string& pre, std::map<std::string, double>& out) {
+void operand_stats(const Matrix& x, const std::string& suf, std::map<std::string, double>& out) {
   double mx = 0, mn = INFINITY;
   int emin = 1 << 20, emax = -(1 << 20);
   std::int64_t zeros = 0;
@@ -172,13 +172,13 @@ void operand_stats(const Matrix& x, const std::string& pre, std::map<std::string
     emin = std::min(emin, e);
     emax = std::max(emax, e);
   }
-  out[pre + "max_abs"] = mx;
-  out[pre + "zero_fraction"] = x.data.empty() ? 0.0 : static_cast<double>(zeros) / static_cast<double>(x.data.size());
+  out["max_abs" + suf] = mx;
+  out["zero_fraction" + suf] = x.data.empty() ? 0.0 : static_cast<double>(zeros) / static_cast<double>(x.data.size());
   if (mx > 0) {
-    out[pre + "min_abs"] = mn;
-    out[pre + "exp_min"] = emin;
-    out[pre + "exp_max"] = emax;
-    out[pre + "exp_span"] = emax - emin;
+    out["min_abs" + suf] = mn;
+    out["exp_min" + suf] = emin;
+    out["exp_max" + suf] = emax;
+    out["exp_span" + suf] = emax - emin;
   }
 }
 
@@ -288,8 +288,8 @@ Problem generate(const std::string& spec, const GenerateOptions& opt) {
                                std::string(p.source->tag) + " (spec " + p.spec + ")");
     }
 
-  operand_stats(p.a, "a_", p.achieved);
-  operand_stats(p.b, "b_", p.achieved);
+  operand_stats(p.a, "_a", p.achieved);
+  operand_stats(p.b, "_b", p.achieved);
   measure_not_representable(p, ctx);
   const auto products = static_cast<std::uint64_t>(p.m) * static_cast<std::uint64_t>(p.n) * static_cast<std::uint64_t>(p.k);
   if (!p.achieved.count("kappa_max") && products <= opt.kappa_products) measure_kappa(p, ctx);

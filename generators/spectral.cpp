@@ -121,7 +121,7 @@ constexpr std::int64_t kMaxSpectralDim = 4096;
 /// One operand rows x cols = U diag(sigma) V^T, rounded into src; records the rounding's
 /// Frobenius norm (a bound on every singular value's shift, by Weyl's theorem).
 void spectral_operand(Matrix& out, const Format& src, int mode, double cond, std::uint64_t seed, std::uint32_t op,
-                      const GenContext& ctx, std::map<std::string, double>& achieved, const std::string& pre) {
+                      const GenContext& ctx, std::map<std::string, double>& achieved, const std::string& suf) {
   const std::int64_t rows = out.rows, cols = out.cols, r = std::min(rows, cols);
   const std::vector<double> sigma = latm1_sigma(mode, cond, r, stream_for(seed, kSpectralId, op + 2));
   const std::vector<double> u = haar_orthonormal(rows, r, stream_for(seed, kSpectralId, op), ctx.threads);
@@ -135,11 +135,11 @@ void spectral_operand(Matrix& out, const Format& src, int mode, double cond, std
   }
   const double delta = std::sqrt(frob2);
   const double smax = *std::max_element(sigma.begin(), sigma.end()), smin = *std::min_element(sigma.begin(), sigma.end());
-  achieved[pre + "sigma_max"] = smax;
-  achieved[pre + "sigma_min"] = smin;
-  achieved[pre + "rounding_frobenius"] = delta;
-  achieved[pre + "cond_lower"] = (smax - delta) / (smin + delta);
-  if (smin > delta) achieved[pre + "cond_upper"] = (smax + delta) / (smin - delta);
+  achieved["sigma_max" + suf] = smax;
+  achieved["sigma_min" + suf] = smin;
+  achieved["rounding_frobenius" + suf] = delta;
+  achieved["cond_lower" + suf] = (smax - delta) / (smin + delta);
+  if (smin > delta) achieved["cond_upper" + suf] = (smax + delta) / (smin - delta);
 }
 
 void make_spectral(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
@@ -151,9 +151,9 @@ void make_spectral(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   if (b_spectral && ps.integer("n") > kMaxSpectralDim)
     ps.fail("field 'n' = " + ps.text("n") + " exceeds " + std::to_string(kMaxSpectralDim) + " with b=spectral");
   set_gemm_shape(ps, p);
-  spectral_operand(p.a, *p.source, mode, cond, p.seed, kOpA, ctx, p.achieved, "a_");
+  spectral_operand(p.a, *p.source, mode, cond, p.seed, kOpA, ctx, p.achieved, "_a");
   if (b_spectral) {
-    spectral_operand(p.b, *p.source, mode, cond, p.seed, kOpB, ctx, p.achieved, "b_");
+    spectral_operand(p.b, *p.source, mode, cond, p.seed, kOpB, ctx, p.achieved, "_b");
   } else {
     const Stream s = stream_for(p.seed, kSpectralId, kOpB);
     fill_source(p.b, *p.source, ctx, [&](std::uint64_t i) { return normal(s, i); });
@@ -169,7 +169,7 @@ std::vector<Family> spectral_families() {
   g.name = "spectral";
   g.summary = "A = U diag(sigma) V^T with Haar-random orthonormal U, V and sigma from LAPACK xLATM1's mode for condition number cond";
   g.details = "Modes: 1 one large, 2 one small, 3 geometric, 4 arithmetic, 5 log-uniform (ends pinned); sigma_max = 1. "
-              "Rounding into the source moves every singular value by at most a_rounding_frobenius (Weyl), which "
+              "Rounding into the source moves every singular value by at most rounding_frobenius_a (Weyl), which "
               "achieved reports with the resulting bounds on cond. B is N(0,1) or a second spectral matrix.";
   g.reference = "LAPACK xLATM1 (MODE 1-5, COND); F. Mezzadri, Notices AMS 54(5), 2007 (Haar via QR with signs fixed)";
   g.params = p_shape(64, 64, 64);

@@ -91,6 +91,23 @@ Bound make_bound(BoundVariant v, const BoundInputs& in) {
                           ? unit(*t.out)
                           : 0.0;
   b.out_term = uOut;
+  // Underflow terms: half the smallest positive value of each format a rounding may land in.
+  auto half_eta = [](const Format& f) { return f.min_subnormal() / 2; };
+  if (t.operand_u == 0) {
+    b.eta_a = in.a_exact ? 0.0 : half_eta(storage_format(*t.a_input, *t.a_operand));
+    b.eta_b = in.b_exact ? 0.0 : half_eta(storage_format(*t.b_input, *t.b_operand));
+  } else {  // split slices can be subnormal in the slice format: bounded by the fp32 operand's eta
+    b.eta_a = b.eta_b = half_eta(f32) * 4;
+  }
+  b.eta_abs = K * half_eta(*t.acc) + (t.out == t.acc ? 0.0 : half_eta(*t.out)) +
+              (t.exact_products ? 0.0 : K * half_eta(*t.product_format)) +
+              (t.promote_every > 0 ? blocks * half_eta(*t.promote_format) : 0.0);
+  auto eta_term = [&] {
+    if (b.eta_a > 0 || b.eta_b > 0 || b.eta_abs > 0)
+      b.terms.push_back({"underflow (absolute)", b.eta_abs,
+                         fmt::format("{} * sum_k|b_kj| + {} * sum_k|a_ik| + {:.4g} (eta/2 of storage; K eta_acc/2 + eta_out/2)",
+                                     pow2_text(b.eta_a), pow2_text(b.eta_b), b.eta_abs)});
+  };
   const std::string accname = fmt::format("{} ({})", t.acc->tag, to_string(t.acc_rounding));
 
   if (v == BoundVariant::WorstCase) {
@@ -112,7 +129,8 @@ Bound make_bound(BoundVariant v, const BoundInputs& in) {
     b.arithmetic = fmt::format("rtol = (1+u_sA)(1+u_sB)(1+u_p)(1+gamma_acc){} - 1 = {:.6g}{}; allowed_ij = rtol * (|A||B|)_ij + {} * |ref_ij|",
                                t.promote_every > 0 ? "(1+gamma_promote)" : "", total, vac ? " (vacuous: K u >= 1)" : "",
                                pow2_text(uOut));
-    b.allowed = "|c - ref| <= rtol * (|A||B|)_ij + u_out * |ref|";
+    b.allowed = "|c - ref| <= rtol * (|A||B|)_ij + u_out * |ref| + underflow terms";
+    eta_term();
     return b;
   }
 
@@ -145,12 +163,13 @@ Bound make_bound(BoundVariant v, const BoundInputs& in) {
     b.out_term = 0;
     b.arithmetic = fmt::format("rtol = max({}, {:.6g}) = {:.6g}; atol = rtol * max|ref| = {:.6g} * {:.6g} = {:.6g}",
                                pow2_text(floor), sum, b.rtol, b.rtol, in.ref_max_abs, b.atol);
-    b.allowed = "|c - ref| <= atol + rtol * |ref|";
+    b.allowed = "|c - ref| <= atol + rtol * |ref| + underflow terms";
   } else {
     b.rtol = tA + tB + tP + tAcc;
     b.arithmetic = fmt::format("rtol = {:.6g}; allowed_ij = rtol * (|A||B|)_ij + {} * |ref_ij|", b.rtol, pow2_text(uOut));
-    b.allowed = "|c - ref| <= rtol * (|A||B|)_ij + u_out * |ref|";
+    b.allowed = "|c - ref| <= rtol * (|A||B|)_ij + u_out * |ref| + underflow terms";
   }
+  eta_term();
   return b;
 }
 

@@ -14,6 +14,9 @@
 //   componentwise |c - ref| <= rtol * (|A||B|)_ij + u_out |ref|, same rtol without the floor: stays
 //                 meaningful under cancellation, where |ref| << (|A||B|)_ij.
 //   worstcase     |c - ref| <= [(1+u_sA)(1+u_sB)(1+u_p)(1+gamma_acc) - 1] (|A||B|)_ij + u_out |ref|,
+// Every variant adds the underflow terms (eta_s/2) sum_k |b_kj| + (eta_s/2) sum_k |a_ik| for
+// inputs that round into a storage format's subnormals, and K eta_acc/2 + eta_out/2 for roundings
+// in the accumulator's and output's subnormal range (fl(x) = x(1 + d) + e, |e| <= eta/2; Higham §2.1).
 //                 gamma_K = K u / (1 - K u) (Higham, Accuracy and Stability, 2nd ed., Lemma 3.1 and
 //                 eq. 3.5): rigorous for recursive summation in any order; vacuous when K u >= 1.
 #pragma once
@@ -43,11 +46,13 @@ struct BoundInputs {
 
 Bound make_bound(BoundVariant v, const BoundInputs& in);
 
-/// The error allowed for one element with reference magnitude |ref| and (|A||B|)_ij = abs_sum.
-inline double allowed_error(const Bound& b, double ref_abs, double abs_sum) {
+/// The error allowed for one element with reference magnitude |ref|, (|A||B|)_ij = abs_sum,
+/// sum_k |a_ik| = row_abs_a and sum_k |b_kj| = col_abs_b (the last two for the underflow terms).
+inline double allowed_error(const Bound& b, double ref_abs, double abs_sum, double row_abs_a = 0, double col_abs_b = 0) {
   if (b.vacuous) return INFINITY;  // no rigorous bound exists: nothing to exceed
-  if (b.variant == "independent") return b.atol + b.rtol * ref_abs;
-  return b.rtol * abs_sum + b.out_term * ref_abs;
+  const double eta = b.eta_a * col_abs_b + b.eta_b * row_abs_a + b.eta_abs;
+  if (b.variant == "independent") return b.atol + b.rtol * ref_abs + eta;
+  return b.rtol * abs_sum + b.out_term * ref_abs + eta;
 }
 
 /// "2^-11" for powers of two, else a short decimal.

@@ -23,22 +23,47 @@ std::string gemm(const std::string& family, std::int64_t mn, std::int64_t k, std
   return fmt::format("{}:m={},n={},k={},seed={}{}{}", family, mn, mn, k, seed, extra.empty() ? "" : ",", extra);
 }
 
+/// The storage format cases aimed at one format (edges, sweeps) target: the narrowest range among
+/// the storage formats of every kernel in the run (ties: the lower precision).
 const Format& storage_of(const SuiteContext& c) {
-  if (!c.traits) return f32;
-  const Format& a = storage_format(*c.traits->a_input, *c.traits->a_operand);
-  const Format& b = storage_format(*c.traits->b_input, *c.traits->b_operand);
-  return a.precision() <= b.precision() ? a : b;
+  std::vector<const KernelTraits*> all = c.all;
+  if (all.empty() && c.traits) all.push_back(c.traits);
+  const Format* best = &f32;
+  for (const KernelTraits* t : all)
+    for (const Format* f : {&storage_format(*t->a_input, *t->a_operand), &storage_format(*t->b_input, *t->b_operand)})
+      if (f->max_finite() < best->max_finite() || (f->max_finite() == best->max_finite() && f->precision() < best->precision()))
+        best = f;
+  return *best;
 }
 
 /// The largest E such that inputs with exponents in [-E, E] (significands up to 2) stay below the
-/// storage format's largest finite value, and K products of them inside the accumulator and the
-/// output: E = min(emax_s - 1, (min(emax_acc, emax_out) - ceil(log2 K) - 1) / 2 - 1).
+/// largest finite value of every kernel's storage format, and K products of them inside every
+/// accumulator and output: E = min(emax_s - 1, (min(emax_acc, emax_out) - ceil(log2 K) - 1) / 2 - 1),
+/// minimised over the kernels of the run.
 int safe_exponent(const SuiteContext& c, std::int64_t k) {
-  const Format& s = storage_of(c);
-  int top = 127;
-  if (c.traits) top = std::min(c.traits->acc->emax(), c.traits->out->emax());
   const int lk = static_cast<int>(std::ceil(std::log2(static_cast<double>(std::max<std::int64_t>(k, 2)))));
-  return std::max(1, std::min(s.emax() - 1, (top - lk - 1) / 2 - 1));
+  int e = 126;
+  std::vector<const KernelTraits*> all = c.all;
+  if (all.empty() && c.traits) all.push_back(c.traits);
+  for (const KernelTraits* t : all) {
+    const Format& sa = storage_format(*t->a_input, *t->a_operand);
+    const Format& sb = storage_format(*t->b_input, *t->b_operand);
+    const int top = std::min(t->acc->emax(), t->out->emax());
+    e = std::min({e, sa.emax() - 1, sb.emax() - 1, (top - lk - 1) / 2 - 1});
+  }
+  return std::max(1, e);
+}
+
+/// The Ozaki family's phi, capped so that exp(phi * 4.5) / 2 (a 4.5-sigma draw) stays below the
+/// storage format's largest finite value: phi <= ln(2 max) / 4.5 (e4m3: 1.5; fp16 and wider: the request).
+std::string ozaki_phi(const SuiteContext& c, double want) {
+  double range = storage_of(c).max_finite();
+  for (const KernelTraits* t : c.all)
+    range = std::min({range, storage_format(*t->a_input, *t->a_operand).max_finite(),
+                      storage_format(*t->b_input, *t->b_operand).max_finite()});
+  const double cap = std::log(2 * range) / 4.5;
+  const double phi = std::min(want, std::floor(cap * 10) / 10);
+  return fmt::format("{}", phi);
 }
 
 std::vector<CaseSpec> quick(const SuiteContext& c) {
@@ -51,8 +76,8 @@ std::vector<CaseSpec> quick(const SuiteContext& c) {
        "inputs exact in fp16: isolates accumulation (catches a silently narrowed accumulator)"},
       {"exp_wide", gemm("exp_uniform", mn, 256, 4, fmt::format("emin={},emax={}", -e, e)), BoundVariant::Componentwise,
        fmt::format("exponents uniform in [{}, {}], the widest range the kernel's formats hold at K = 256", -e, e)},
-      {"ozaki_phi2", gemm("ozaki", mn, 512, 5, "phi=2"), BoundVariant::Componentwise,
-       "(U(0,1) - 0.5) exp(2 N(0,1)): wide dynamic range (Ozaki et al.)"},
+      {"ozaki", gemm("ozaki", mn, 512, 5, fmt::format("phi={}", ozaki_phi(c, 2.0))), BoundVariant::Componentwise,
+       fmt::format("(U(0,1) - 0.5) exp({} N(0,1)): wide dynamic range (Ozaki et al.)", ozaki_phi(c, 2.0))},
   };
 }
 
@@ -76,16 +101,16 @@ std::vector<CaseSpec> exponent_range(const SuiteContext& c) {
   const Format& s = storage_of(c);
   std::vector<CaseSpec> r = {
       {"narrow", gemm("uniform", mn, k, 20), BoundVariant::Independent, "uniform [-1, 1)"},
-      {"gauss_exp", gemm("exp_gauss", mn, k, 21, fmt::format("mean=0,std={}", std::max(1, e / 3))), BoundVariant::Componentwise,
-       fmt::format("Gaussian exponents, std {}", std::max(1, e / 3))},
+      {"gauss_exp", gemm("exp_gauss", mn, k, 21, fmt::format("mean=0,std={}", std::max(1, e / 4))), BoundVariant::Componentwise,
+       fmt::format("Gaussian exponents, std {} (4 sigma = the safe range)", std::max(1, e / 4))},
       {"wide", gemm("exp_uniform", mn, k, 22, fmt::format("emin={},emax={}", -e, e)), BoundVariant::Componentwise,
        fmt::format("exponents uniform in [{}, {}]", -e, e)},
   };
   if (s.total_bits() < 32 || (c.traits && c.traits->out->total_bits() < 32)) {
-    r.push_back({"edges_" + std::string(s.tag), gemm("edges", mn, k, 23, fmt::format("target={},b=identity", s.tag)),
+    r.push_back({"edges_" + std::string(s.tag), gemm("edges", mn, k, 23, fmt::format("target={},b=identity,overflow=exclude", s.tag)),
                  BoundVariant::Componentwise,
                  fmt::format("values at and around {}'s smallest subnormal, smallest normal, largest finite and rounding "
-                             "boundaries; B = identity, so C = A rounded through the kernel",
+                             "boundaries (those that overflow it left out); B = identity, so C = A rounded through the kernel",
                              s.tag)});
   }
   r.push_back({"sweep_" + std::string(s.tag), gemm("exp_sweep", mn, k, 24, fmt::format("target={},b=identity", s.tag)),
@@ -101,17 +126,81 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
       {"uniform", gemm("uniform", mn, k, 30), BoundVariant::Independent, "uniform [-1, 1)"},
       {"normal", gemm("normal", mn, k, 31), BoundVariant::Independent, "N(0, 1)"},
       {"ozaki_phi1", gemm("ozaki", mn, k, 32, "phi=1"), BoundVariant::Componentwise, "Ozaki family, phi = 1"},
-      {"ozaki_phi4", gemm("ozaki", mn, k, 33, "phi=4"), BoundVariant::Componentwise, "Ozaki family, phi = 4"},
+      {"ozaki_wide", gemm("ozaki", mn, k, 33, "phi=" + ozaki_phi(c, 4.0)), BoundVariant::Componentwise,
+       "Ozaki family, phi = " + ozaki_phi(c, 4.0) + " (capped by the storage format's range)"},
       {"scaled_int", gemm("scaled_int", mn, k, 34), BoundVariant::Independent,
        "small integers times 0.013 / 0.017: every conversion rounds"},
       {"exp_uniform", gemm("exp_uniform", mn, k, 35, fmt::format("emin={},emax={}", -e, e)), BoundVariant::Componentwise,
        fmt::format("exponents uniform in [{}, {}]", -e, e)},
-      {"exp_gauss", gemm("exp_gauss", mn, k, 36, fmt::format("mean=0,std={}", std::max(1, e / 3))), BoundVariant::Componentwise,
+      {"exp_gauss", gemm("exp_gauss", mn, k, 36, fmt::format("mean=0,std={}", std::max(1, e / 4))), BoundVariant::Componentwise,
        "Gaussian exponents"},
       {"outliers", gemm("outlier", mn, k, 37, fmt::format("p=0.01,e={}", std::min(8, e))), BoundVariant::Componentwise,
        "1% of entries scaled by 2^8"},
       {"f16_exact", gemm("uniform", mn, k, 38, "source=f16"), BoundVariant::Independent, "inputs exact in fp16: accumulation only"},
+      {"cancel_1e6", gemm("cancel_gemm", std::min<std::int64_t>(mn, 32), k, 39, "kappa=1e6"), BoundVariant::Componentwise,
+       "every C_ij with condition number 1e6 (cancellation)"},
+      {"spectral_1e4", gemm("spectral", mn, k, 40, "mode=3,cond=1e4"), BoundVariant::Componentwise,
+       "A = U diag(sigma) V^T, geometric spectrum, cond 1e4"},
+      {"probe_alternating", gemm("probe", mn, k, 41, "kind=alternating"), BoundVariant::WorstCase,
+       "alternating-sign rows summed by a column of ones (order dependence of the sum)"},
+      {"sweep_" + std::string(storage_of(c).tag), gemm("exp_sweep", mn, k, 42, fmt::format("target={},b=identity", storage_of(c).tag)),
+       BoundVariant::Componentwise, "a fixed significand swept over the storage format's exponent range"},
   };
+}
+
+std::vector<CaseSpec> cancellation(const SuiteContext& c) {
+  const auto mn = pick_mn(c, 64, 16);
+  std::vector<CaseSpec> r;
+  std::uint64_t seed = 50;
+  for (const char* kappa : {"1e2", "1e4", "1e6", "1e8", "1e12", "1e16"})
+    r.push_back({std::string("kappa_") + kappa, gemm("cancel_gemm", mn, 1024, seed++, std::string("kappa=") + kappa),
+                 BoundVariant::Componentwise, std::string("every C_ij with condition number ") + kappa});
+  const auto smn = pick_mn(c, 512, 32);
+  for (const char* cond : {"1", "1e2", "1e4", "1e8"})
+    r.push_back({std::string("spectral_") + cond, gemm("spectral", smn, 256, seed++, std::string("mode=3,cond=") + cond),
+                 BoundVariant::Componentwise, std::string("A with a geometric spectrum, cond ") + cond});
+  return r;
+}
+
+std::vector<CaseSpec> accumulator(const SuiteContext& c) {
+  const auto mn = pick_mn(c, 64, 16);
+  std::vector<CaseSpec> r = {
+      {"ones_k4096", gemm("probe", mn, 4096, 60, "kind=ones"), BoundVariant::WorstCase,
+       "rows of ones: an fp16 running sum stalls at 2048 (2048 + 1 ties to even)"},
+      {"alternating_k4096", gemm("probe", mn, 4096, 61, "kind=alternating"), BoundVariant::WorstCase, "alternating signs"},
+      {"ascending_k4096", gemm("probe", mn, 4096, 62, "kind=ascending"), BoundVariant::WorstCase, "sorted ascending magnitudes"},
+      {"descending_k4096", gemm("probe", mn, 4096, 63, "kind=descending"), BoundVariant::WorstCase, "sorted descending magnitudes"},
+  };
+  std::uint64_t seed = 64;
+  for (std::int64_t k : {256, 1024, 4096})
+    r.push_back({fmt::format("f16_exact_k{}", k), gemm("uniform", pick_mn(c, 256, 32), k, seed++, "source=f16"),
+                 BoundVariant::Independent, "inputs exact in fp16: the accumulator alone (fp32 vs fp16 side by side)"});
+  return r;
+}
+
+std::vector<CaseSpec> split_emulation(const SuiteContext& c) {
+  const auto mn = pick_mn(c, 512, 32);
+  const int e = std::min(60, safe_exponent(c, 256));  // 60 for fp32-range kernels at K = 256 (58: see safe_exponent)
+  return {
+      {"k1024_uniform", gemm("uniform", mn, 1024, 70), BoundVariant::Independent, "uniform [-1, 1)"},
+      {"k4096_normal", gemm("normal", mn, 4096, 71), BoundVariant::Independent, "N(0, 1)"},
+      {"exp_wide", gemm("exp_uniform", mn, 256, 72, fmt::format("emin={},emax={}", -e, e)), BoundVariant::Componentwise,
+       fmt::format("exponents uniform in [{}, {}]: products stay inside fp32", -e, e)},
+      {"exp_low", gemm("exp_uniform", mn, 256, 73, fmt::format("emin=-110,emax={}", std::min(10, e))), BoundVariant::Componentwise,
+       "exponents down to -110: second and third slices become subnormal or zero, products underflow"},
+      {"cancel_1e8", gemm("cancel_gemm", std::min<std::int64_t>(mn, 32), 1024, 74, "kappa=1e8"), BoundVariant::Componentwise,
+       "condition number 1e8"},
+  };
+}
+
+std::vector<CaseSpec> three_pipeline(const SuiteContext& c) {
+  const auto mn = pick_mn(c, 1024, 64);
+  std::vector<CaseSpec> r;
+  std::uint64_t seed = 80;
+  for (std::int64_t k : {256, 1024, 2048})
+    r.push_back({fmt::format("k{}", k), gemm("uniform", mn, k, seed++), BoundVariant::Independent,
+                 fmt::format("uniform [-1, 1) fp32 inputs (they round into fp16), K = {}", k)});
+  return r;
 }
 
 }  // namespace
@@ -122,6 +211,10 @@ const std::vector<SuiteInfo>& builtin_suites() {
       {"accuracy-vs-k", "M = N = 1024 (32 on the CPU), K in {64, 256, 1024, 4096, 16384}, uniform [-1, 1) and N(0, 1)", accuracy_vs_k},
       {"exponent-range", "narrow, Gaussian exponents, the widest safe uniform exponents, and the storage format's edges", exponent_range},
       {"certify", "the pre-merge gate: every generator family at moderate sizes", certify},
+      {"cancellation", "C_ij with prescribed condition numbers 1e2..1e16, and matrices with spectra of condition 1..1e8", cancellation},
+      {"accumulator", "accumulator probes (ones, alternating, sorted) at K = 4096, and fp16-exact inputs at K = 256..4096", accumulator},
+      {"three-pipeline", "the reference course's table: uniform inputs at K = 256, 1024, 2048 (M = N = 1024; 64 on the CPU)", three_pipeline},
+      {"split-emulation", "cases for split-product emulations (3xTF32, nxBF16): accuracy, exponent range to -110, cancellation", split_emulation},
   };
   return s;
 }

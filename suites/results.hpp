@@ -40,6 +40,11 @@ struct Bound {
   double atol = 0;             ///< independent: rtol * max|ref|; componentwise/worstcase: 0 (scale is |A||B|)
   double out_term = 0;         ///< u_out, applied to |ref| (componentwise, worstcase)
   bool vacuous = false;        ///< the worst-case bound does not exist (K * u >= 1)
+  // Underflow (absolute) terms, rigorous in every variant: an input that lands in its storage
+  // format's subnormal range is off by up to eta/2, eta the smallest subnormal, whatever its size.
+  double eta_a = 0;            ///< eta/2 of A's storage: times sum_k |b_kj|
+  double eta_b = 0;            ///< eta/2 of B's storage: times sum_k |a_ik|
+  double eta_abs = 0;          ///< K eta_acc / 2 + eta_out / 2 (+ K eta_p / 2 for rounded products)
   std::vector<BoundTerm> terms;
   std::string allowed;         ///< the per-element inequality in words
   std::string arithmetic;      ///< the whole computation as text

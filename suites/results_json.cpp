@@ -90,6 +90,8 @@ json to_json(const CaseResult& c) {
   json bound = {{"variant", c.bound.variant},       {"rtol", json_number(c.bound.rtol)},
                 {"atol", json_number(c.bound.atol)}, {"out_term", json_number(c.bound.out_term)},
                 {"vacuous", c.bound.vacuous},       {"terms", terms},
+                {"eta_a", json_number(c.bound.eta_a)}, {"eta_b", json_number(c.bound.eta_b)},
+                {"eta_abs", json_number(c.bound.eta_abs)},
                 {"allowed", c.bound.allowed},       {"arithmetic", c.bound.arithmetic}};
   json worst = json::array();
   for (const auto& w : c.worst)
@@ -188,6 +190,9 @@ CaseResult case_from_json(const json& j) {
     c.bound.atol = num(b, "atol");
     c.bound.out_term = num(b, "out_term");
     c.bound.vacuous = b.contains("vacuous") && b.at("vacuous").get<bool>();
+    c.bound.eta_a = num(b, "eta_a");
+    c.bound.eta_b = num(b, "eta_b");
+    c.bound.eta_abs = num(b, "eta_abs");
     c.bound.allowed = str(b, "allowed");
     c.bound.arithmetic = str(b, "arithmetic");
     if (b.contains("terms"))

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <tuple>
 #include <chrono>
 #include <cstring>
 #include <numeric>
@@ -138,11 +140,30 @@ CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, cons
     return r;
   };
 
+  if ((kernel.memory() == MemorySpace::Device) != api.is_device()) {
+    r.status = CaseStatus::NotSupported;
+    r.reason = kernel.memory() == MemorySpace::Device ? "this kernel needs a CUDA device" : "host kernel given a device API";
+    return finish();
+  }
   const Support sup = kernel.can_implement(p.m, p.n, p.k);
   if (!sup.ok) {
     r.status = CaseStatus::NotSupported;
     r.reason = sup.reason;
     return finish();
+  }
+  // Inputs beyond the kernel's storage range would reach it as Inf/NaN: the case is not for this kernel.
+  for (const auto& [vals, fmt_in, name] : {std::tuple{&p.a.data, t.a_input, "A"}, std::tuple{&p.b.data, t.b_input, "B"}}) {
+    double mx = 0;
+    for (double v : *vals)
+      if (std::isfinite(v)) mx = std::max(mx, std::fabs(v));
+    const Rounded rr = round_double(*fmt_in, mx, Rounder{t.input_rounding, default_saturation(*fmt_in), NanPayload::Preserve});
+    if (rr.flags & kOverflow) {
+      r.status = CaseStatus::NotSupported;
+      r.reason = fmt::format("the case's {} reaches {:.4g}, beyond {}'s largest finite value {:.4g}: its inputs cannot be "
+                             "stored in this kernel's input format",
+                             name, mx, fmt_in->tag, fmt_in->max_finite());
+      return finish();
+    }
   }
   const bool device = api.is_device();
   const int warmups = opt.warmups >= 0 ? opt.warmups : (device ? 3 : 0);

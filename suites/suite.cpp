@@ -174,6 +174,8 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
   ctx.device = ks.front()->memory() == MemorySpace::Device;
   ctx.mn = opt.mn;
   ctx.traits = &ks.front()->traits();
+  for (const auto& k : ks) ctx.all.push_back(&k->traits());
+  if (base) ctx.all.push_back(&base->traits());
   std::vector<CaseSpec> cases = suite.cases(ctx);
   if (!opt.only_case.empty()) {
     std::vector<CaseSpec> one;

@@ -27,6 +27,7 @@ struct SuiteContext {
   bool device = false;              ///< the kernels under test run on a GPU (full sizes)
   std::optional<std::int64_t> mn;   ///< override M = N
   const KernelTraits* traits = nullptr;  ///< the (first) kernel under test, for format-dependent cases
+  std::vector<const KernelTraits*> all;  ///< every kernel of the run (and the baseline): ranges must suit them all
 };
 
 struct SuiteInfo {

@@ -165,7 +165,6 @@ KernelTraits fma_traits(const Format& in, const Format& operand, Rounding r, std
 const char* kFmaOrder = "C[i][j] = fma(a[i][k], b[k][j], C) for k = 0..K-1 in fp32, from +0; exact products";
 
 std::unique_ptr<CpuModel> build(const std::string& name) {
-  using P = std::vector<std::pair<int, int>>;
   if (name == "model_gemm_f32")
     return std::make_unique<FmaF32Model>(name, "fp32 inputs, fp32 FMA along K", fma_traits(f32, f32, Rounding::NearestEven, kFmaOrder));
   if (name == "model_gemm_f16_f32acc")

@@ -6,6 +6,8 @@ namespace fpcert {
 
 void register_cuda_kernels() {
   register_pipeline_kernels();
+  register_mma_kernels();
+  register_cublas_kernels();
 }
 
 }  // namespace fpcert

@@ -156,7 +156,7 @@ TEST_CASE("generate: not_representable and the operand statistics recomputed dir
   CHECK(p.not_representable.count("ue8m0") == 0);
   double mx = 0;
   for (double v : p.a.data) mx = std::max(mx, std::fabs(v));
-  CHECK(p.achieved.at("a_max_abs") == mx);
+  CHECK(p.achieved.at("max_abs_a") == mx);
   // kappa statistics with the exact oracle for small problems
   const GemmRef c = gemm_reference_mpfr(p.a.view(), p.b.view());
   double kmax = 0;

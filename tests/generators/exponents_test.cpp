@@ -33,7 +33,7 @@ TEST_CASE("exp_uniform: every exponent in emin..emax - all of them used - random
     }
   CHECK(seen.size() == 221u);         // 8192 draws over 221 exponents: every one appears (P(miss) < 1e-14)
   CHECK(mantissas.size() > 8000u);    // 23 random fraction bits: almost no repeats
-  CHECK(p.achieved.at("a_exp_span") == 220);
+  CHECK(p.achieved.at("exp_span_a") == 220);
 }
 
 TEST_CASE("exp_uniform: exponents below the normal range become subnormals - rounded once") {
@@ -68,8 +68,8 @@ TEST_CASE("exp_sweep: entry i is +-mantissa 2^(lo + i mod count) over the target
     }
     for (double v : p.b.data) CHECK(v == 1.0);
     // the sweep covers the target from its smallest subnormal to its largest binade
-    CHECK(p.achieved.at("a_exp_min") == lo);
-    CHECK(p.achieved.at("a_exp_max") == t.emax());
+    CHECK(p.achieved.at("exp_min_a") == lo);
+    CHECK(p.achieved.at("exp_max_a") == t.emax());
   }
   const Problem q = generate("exp_sweep:m=4,n=4,k=4,b=identity" + seed_field());
   for (std::int64_t i = 0; i < 4; ++i)
@@ -109,8 +109,8 @@ TEST_CASE("span: every tile spans exactly s binades (s = 29 30 31 40) - whole ro
         CHECK(tiles == (6 + 5) * (64 / len));
         CHECK(p.achieved.at("tile_span_min") == s);
         CHECK(p.achieved.at("tile_span_max") == s);
-        if (shift == 0) CHECK(p.achieved.at("a_exp_span") == s);
-        else CHECK(p.achieved.at("a_exp_span") >= s);
+        if (shift == 0) CHECK(p.achieved.at("exp_span_a") == s);
+        else CHECK(p.achieved.at("exp_span_a") >= s);
       }
     }
   }

@@ -153,14 +153,14 @@ TEST_CASE("spectral: f32 source moves each singular value by at most the roundin
     const Problem p = generate(spec);
     const Eigen::VectorXd sv = Eigen::JacobiSVD<Eigen::MatrixXd>(to_eigen(p.a)).singularValues();
     const std::vector<double> req = requested_sorted(3, cond, 40, test::seed());
-    const double delta = p.achieved.at("a_rounding_frobenius");
+    const double delta = p.achieved.at("rounding_frobenius_a");
     // The f64 product's own error (~m u sigma_max, 1e-12 is ample) is added to the rounding's norm.
     for (int i = 0; i < 40; ++i) CHECK(std::fabs(sv(i) - req[static_cast<std::size_t>(i)]) <= delta + 1e-12);
     CHECK(delta > 0);       // f32 really rounded
     CHECK(delta < 1e-6);    // ||E||_F <= 2^-24 ||A||_F = 2^-24 ||sigma||_2 <= 2^-24 sqrt(40)
     const double c = sv(0) / sv(39);
-    CHECK(c >= p.achieved.at("a_cond_lower") * (1 - 1e-9));
-    if (p.achieved.count("a_cond_upper")) CHECK(c <= p.achieved.at("a_cond_upper") * (1 + 1e-9));
+    CHECK(c >= p.achieved.at("cond_lower_a") * (1 - 1e-9));
+    if (p.achieved.count("cond_upper_a")) CHECK(c <= p.achieved.at("cond_upper_a") * (1 + 1e-9));
   }
 }
 

@@ -1,0 +1,175 @@
+// bench/gpu_gemm.cpp — GEMM throughput of the CUDA kernels next to cuBLAS at the same compute type,
+// measured side by side in one run: M = N = K in {1024, 4096, 8192}, random non-zero inputs, the median
+// of 10 timed launches after 3 warm-ups (CUDA events around each launch, no copies), TFLOP/s = 2MNK/t,
+// and the speed ratio to the named cuBLAS baseline (> 1: faster than cuBLAS). Exits 0 with a message
+// when there is no CUDA device.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/device_api.hpp"
+#include "kernels/kernel.hpp"
+#include "oracle/error.hpp"
+
+using namespace fpcert;
+
+namespace {
+
+struct Row {
+  const char* kernel;
+  const char* baseline;  // cuBLAS at the same data path / compute type ("" for none)
+  const char* note;
+  bool large;            // also run at 8192
+};
+
+// Baselines first: each size measures them before the kernels whose ratio they give.
+const Row kRows[] = {
+    {"cublas_gemm_f32_pedantic", "", "fp32 in/out, COMPUTE_32F_PEDANTIC", true},
+    {"cublas_gemm_f32_fast_tf32", "", "fp32 in/out, COMPUTE_32F_FAST_TF32", true},
+    {"cublas_gemm_f32_fast_16f", "", "fp32 in/out, COMPUTE_32F_FAST_16F", true},
+    {"cublas_gemm_f32_fast_16bf", "", "fp32 in/out, COMPUTE_32F_FAST_16BF", true},
+    {"cublas_gemm_f16_f16acc", "", "fp16 in/out, COMPUTE_16F", true},
+    {"cublas_gemm_f16_f32acc", "", "fp16 in, fp32 out, COMPUTE_32F", true},
+    {"cublas_gemm_bf16_f32acc", "", "bf16 in, fp32 out, COMPUTE_32F", true},
+    {"cublas_gemm_f32_emulated_16bfx9", "", "fp32 in/out, COMPUTE_32F_EMULATED_16BFX9", true},
+    {"gemm_f16_f32acc_mma_sm80", "cublas_gemm_f16_f32acc", "vs fp16-in/fp32-out cublasGemmEx, COMPUTE_32F", true},
+    {"gemm_bf16_f32acc_mma_sm80", "cublas_gemm_bf16_f32acc", "vs bf16-in/fp32-out cublasGemmEx, COMPUTE_32F", true},
+    {"gemm_tf32_f32acc_mma_sm80", "cublas_gemm_f32_fast_tf32", "vs fp32 in/out, COMPUTE_32F_FAST_TF32", true},
+    {"gemm_e4m3_f32acc_mma_sm89", "cublas_gemm_f16_f32acc",
+     "vs cuBLAS fp16 (cublasGemmEx has no FP8; a cuBLASLt FP8 baseline is not wired)", true},
+    {"gemm_e4m3_f32acc_mma_sm89_promote128", "gemm_e4m3_f32acc_mma_sm89", "vs the same kernel without promotion", true},
+    {"gemm_e5m2_f32acc_mma_sm89", "cublas_gemm_f16_f32acc", "vs cuBLAS fp16 (no FP8 in cublasGemmEx)", true},
+    {"gemm_e5m2_f32acc_mma_sm89_promote128", "gemm_e5m2_f32acc_mma_sm89", "vs the same kernel without promotion", true},
+    {"gemm_f32_tiled", "cublas_gemm_f32_pedantic", "SIMT pipeline, vs COMPUTE_32F_PEDANTIC", false},
+    {"gemm_f16_f32acc_tiled", "cublas_gemm_f16_f32acc", "SIMT pipeline, vs fp16-in/fp32-out COMPUTE_32F", false},
+    {"gemm_f16_f16acc_tiled", "cublas_gemm_f16_f16acc", "SIMT pipeline, vs COMPUTE_16F", false},
+};
+
+std::uint64_t splitmix(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+/// n random codes of format f in its container: sign random, magnitude in [2^-4, 1) with a random
+/// fraction: never zero, Inf or NaN, products never overflow or underflow.
+std::vector<std::uint8_t> random_codes(const Format& f, std::size_t n, std::uint64_t seed) {
+  const int cb = container_bytes(f);
+  std::vector<std::uint8_t> out(n * static_cast<std::size_t>(cb));
+  std::uint64_t s = seed;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t r = splitmix(s);
+    const std::uint64_t sign = r & 1;
+    const std::uint64_t exp = static_cast<std::uint64_t>(f.bias - 1 - static_cast<int>((r >> 1) % 4));  // 2^-1 .. 2^-4
+    const std::uint64_t frac = (r >> 8) & f.frac_mask();
+    const std::uint64_t code = (sign << (f.exp_bits + f.frac_bits)) | (exp << f.frac_bits) | frac;
+    const std::uint64_t c = to_container(f, code);
+    std::memcpy(out.data() + i * static_cast<std::size_t>(cb), &c, static_cast<std::size_t>(cb));
+  }
+  return out;
+}
+
+struct DeviceBuffer {
+  DeviceApi* api = nullptr;
+  void* p = nullptr;
+  DeviceBuffer(DeviceApi& a, std::size_t bytes) : api(&a), p(a.alloc(bytes)) {}
+  ~DeviceBuffer() { api->free(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+}  // namespace
+
+int main() {
+  std::string why;
+  auto api = make_cuda_api(&why);
+  if (!api) {
+    std::printf("bench_gpu_gemm: no CUDA device (%s): nothing to measure\n", why.c_str());
+    return 0;
+  }
+  const DeviceInfo d = api->info();
+  std::printf("device: %s, sm_%d%d, %d SMs, %d MHz; CUDA runtime %s, cuBLAS %s; binary archs %s\n", d.name.c_str(),
+              d.cc_major, d.cc_minor, d.sm_count, d.clock_mhz, d.runtime.c_str(), d.cublas.c_str(), d.arch_flags.c_str());
+  std::printf("time: median of 10 launches after 3 warm-ups (CUDA events), TFLOP/s = 2*M*N*K / time; ratio = "
+              "baseline time / kernel time (> 1: faster than the baseline)\n");
+  constexpr int kWarmups = 3, kTimed = 10;
+  for (const std::int64_t N : {std::int64_t{1024}, std::int64_t{4096}, std::int64_t{8192}}) {
+    std::printf("\nM = N = K = %lld\n%-38s %10s %9s %8s  %s\n", static_cast<long long>(N), "kernel", "ms", "TFLOP/s",
+                "ratio", "baseline");
+    const std::size_t elems = static_cast<std::size_t>(N * N);
+    std::map<std::string, std::unique_ptr<DeviceBuffer>> inputs;  // by format tag: A and B
+    std::map<std::string, double> times;
+    for (const Row& row : kRows) {
+      if (N > 4096 && !row.large) continue;
+      auto k = make_kernel(row.kernel);
+      if (!k) {
+        std::printf("%-38s not registered\n", row.kernel);
+        continue;
+      }
+      const Support sup = k->can_implement(N, N, N);
+      if (!sup.ok) {
+        std::printf("%-38s not supported: %s\n", row.kernel, sup.reason.c_str());
+        continue;
+      }
+      const KernelTraits& t = k->traits();
+      const std::string tag(t.a_input->tag);
+      const std::size_t in_bytes = elems * static_cast<std::size_t>(container_bytes(*t.a_input));
+      try {
+        if (!inputs.count(tag)) {  // A at offset 0, B after it
+          auto buf = std::make_unique<DeviceBuffer>(*api, 2 * in_bytes);
+          const auto a = random_codes(*t.a_input, elems, 1 + static_cast<std::uint64_t>(N));
+          const auto b = random_codes(*t.a_input, elems, 2 + static_cast<std::uint64_t>(N));
+          api->to_device(buf->p, a.data(), in_bytes);
+          api->to_device(static_cast<std::uint8_t*>(buf->p) + in_bytes, b.data(), in_bytes);
+          inputs[tag] = std::move(buf);
+        }
+        DeviceBuffer c(*api, elems * static_cast<std::size_t>(container_bytes(*t.out)));
+        GemmOperands ops;
+        ops.m = ops.n = ops.k = N;
+        ops.a = inputs[tag]->p;
+        ops.lda = N;
+        ops.b = static_cast<std::uint8_t*>(inputs[tag]->p) + in_bytes;
+        ops.ldb = N;
+        ops.c = c.p;
+        ops.ldc = N;
+        ops.stream = api->stream();
+        for (int w = 0; w < kWarmups; ++w) k->run(ops);
+        api->synchronize(600000);
+        std::vector<double> ms;
+        for (int q = 0; q < kTimed; ++q) {
+          api->timer_start();
+          k->run(ops);
+          ms.push_back(api->timer_stop_ms());
+        }
+        api->synchronize(600000);
+        std::sort(ms.begin(), ms.end());
+        const double med = 0.5 * (ms[kTimed / 2 - 1] + ms[kTimed / 2]);
+        times[row.kernel] = med;
+        const double tflops = 2.0 * static_cast<double>(N) * static_cast<double>(N) * static_cast<double>(N) / (med * 1e-3) / 1e12;
+        std::string ratio = "", base = row.note;
+        if (*row.baseline) {
+          const auto it = times.find(row.baseline);
+          char buf[32];
+          std::snprintf(buf, sizeof buf, "%.3f", it != times.end() ? it->second / med : NAN);
+          ratio = buf;
+          base = std::string(row.baseline) + " (" + row.note + ")";
+        }
+        std::printf("%-38s %10.4f %9.2f %8s  %s\n", row.kernel, med, tflops, ratio.c_str(), base.c_str());
+      } catch (const NotSupportedError& e) {
+        std::printf("%-38s not supported: %s\n", row.kernel, e.what());
+      } catch (const DeviceError& e) {
+        std::printf("%-38s device error: %s\n", row.kernel, e.what());
+        return 3;
+      }
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

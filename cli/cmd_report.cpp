@@ -1,0 +1,37 @@
+// cli/cmd_report.cpp — `fpcert report`: render saved results (certify/run-suite JSON or JSON lines,
+// convert --exhaustive JSON) as one self-contained HTML file.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "oracle/error.hpp"
+#include "reports/html.hpp"
+
+namespace fpcert::cli {
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+void add_report(CLI::App& root, Registry& reg) {
+  auto* app = root.add_subcommand("report", "Render results files (.json, .jsonl) as one self-contained HTML report");
+  auto a = std::make_shared<ReportArgs>();
+  app->add_option("results", a->inputs, "Results of certify / run-suite (--json, or a crashed run's .partial.jsonl) or of convert --exhaustive --json")
+      ->required();
+  app->add_option("-o,--output", a->output, "The HTML file to write")->required();
+  reg.push_back({app, [a] {
+                   ReportInput in;
+                   for (const auto& p : a->inputs) read_report_file(p, in);  // InputError names the file: exit 2
+                   write_html_report(a->output, in);
+                   fmt::print("report: {} ({} run(s), {} conversion check(s))\n", a->output, in.runs.size(), in.conversions.size());
+                   return kExitPass;
+                 }});
+}
+
+static const Registrar kRegistrar("report", 90, add_report);
+
+}  // namespace
+}  // namespace fpcert::cli

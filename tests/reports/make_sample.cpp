@@ -1,0 +1,28 @@
+// tests/reports/make_sample.cpp — writes the sample runs of sample_results.hpp as fpcert results
+// JSON (DIR/sample_r<i>.json), real results of CPU models for the report's command-line and
+// rendering tests and for the screenshot in docs/report.md. Usage: report_sample DIR [--full]
+#include <fmt/format.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "oracle/atomic_file.hpp"
+#include "suites/results_json.hpp"
+#include "tests/reports/sample_results.hpp"
+#include "tests/support/test_seed.hpp"
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: report_sample DIR [--full]\n");
+    return 2;
+  }
+  const bool full = argc > 2 && std::strcmp(argv[2], "--full") == 0;
+  std::filesystem::create_directories(argv[1]);
+  const auto runs = fpcert::test::sample_runs(fpcert::test::seed(), full);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::string p = fmt::format("{}/sample_r{}.json", argv[1], i);
+    fpcert::write_file_atomic(p, fpcert::to_json(runs[i]).dump(2) + "\n");
+    fmt::print("{}: suite {}, {} cases\n", p, runs[i].suite, runs[i].cases.size());
+  }
+  return 0;
+}
