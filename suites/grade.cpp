@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "oracle/parallel.hpp"
 #include "oracle/ulp.hpp"
 
 namespace fpcert {
@@ -86,74 +87,116 @@ void grade(const GradeInput& in, CaseResult& out) {
     for (std::int64_t q = 0; q < p.k; ++q) row_abs_a[static_cast<std::size_t>(i)] += std::fabs(p.a(i, q));
   for (std::int64_t q = 0; q < p.k; ++q)
     for (std::int64_t j = 0; j < p.n; ++j) col_abs_b[static_cast<std::size_t>(j)] += std::fabs(p.b(q, j));
-  M.ulp_hist.assign(18, 0);
-  std::vector<double> ulps;
-  ulps.reserve(static_cast<std::size_t>(mn));
-  double sum_err2 = 0, sum_ref2 = 0, max_err = 0, cw = 0, worst_frac = 0;
-  std::int64_t worst_idx = -1;
+  // Element by element, in parallel chunks; partial results merged in chunk order so "first" and
+  // ties (the smallest index wins) do not depend on the thread count.
   struct Cand {
     double frac;
     std::int64_t idx;
     double err, allowed, ulps;
   };
-  std::vector<Cand> cands;
-  std::string first_failure;
-  std::int64_t overflowed = 0;
-  for (std::int64_t x = 0; x < mn; ++x) {
-    const auto ux = static_cast<std::size_t>(x);
-    const std::uint64_t code = codes[ux];
-    const RefValue& r = ref.c[ux];
-    const double got = to_double(of, code);
-    const FpClass gc = classify(of, code);
-    const bool ref_finite = std::isfinite(r.hi);
-    // The reference as the output format would hold it (it may overflow to Inf there).
-    const Rounded rr = round_ref(of, r, Rounder::nearest(of));
-    const FpClass rc = classify(of, rr.code);
-    const double u = ulp_distance(of, code, r);
-    ulps.push_back(std::isfinite(u) ? u : std::numeric_limits<double>::infinity());
-    ++M.ulp_hist[static_cast<std::size_t>(ulp_bucket(u))];
-    if (!ref_finite || rc == FpClass::Inf || rc == FpClass::NaN) {
-      // Non-finite expected. A NaN input must give NaN. An exact result beyond the output's range
-      // (or the accumulator's) is an overflow: the same infinity, a NaN from an intermediate
-      // Inf - Inf, or the largest finite value of a saturating output are all accepted and counted.
-      const bool nan_expected = !ref_finite && std::isnan(r.hi);
-      const bool overflow_ok = !nan_expected && (gc == FpClass::NaN ||
-                               (gc == FpClass::Inf && code_is_negative(of, code) == code_is_negative(of, rr.code)) ||
-                               (code & of.magnitude_mask()) == of.max_finite_code());
-      const bool ok = (nan_expected && gc == FpClass::NaN) || overflow_ok;
-      if (overflow_ok) ++overflowed;
-      if (!ok && first_failure.empty())
-        first_failure = fmt::format("element ({}, {}) should be {} (reference {}), got {}", x / p.n, x % p.n,
-                                    rc == FpClass::NaN ? "NaN" : "Inf", r.hi, got);
-      if (!ok) {
-        worst_frac = INFINITY;
-        worst_idx = x;
+  struct Part {
+    double sum_err2 = 0, sum_ref2 = 0, max_err = 0, cw = 0, worst_frac = 0;
+    std::int64_t worst_idx = -1, nonfinite = 0, first_nonfinite = -1, overflowed = 0, first_bad_special = -1;
+    std::vector<std::uint64_t> hist = std::vector<std::uint64_t>(18, 0);
+    std::vector<Cand> cands;  // this chunk's worst, at most worst_count
+  };
+  const std::size_t keep = static_cast<std::size_t>(std::max(in.worst_count, 1));
+  std::vector<double> ulps(static_cast<std::size_t>(mn));
+  constexpr std::uint64_t kChunk = 1 << 14;
+  const std::uint64_t nchunks = (static_cast<std::uint64_t>(mn) + kChunk - 1) / kChunk;
+  std::vector<Part> parts(nchunks);
+  parallel_for(nchunks, 1, [&](std::uint64_t c0, std::uint64_t c1, unsigned) {
+    for (std::uint64_t c = c0; c < c1; ++c) {
+      Part& P = parts[c];
+      const auto x0 = static_cast<std::int64_t>(c * kChunk);
+      const std::int64_t x1 = std::min<std::int64_t>(mn, x0 + static_cast<std::int64_t>(kChunk));
+      auto consider = [&](const Cand& cd) {
+        if (P.worst_idx < 0 || cd.frac > P.worst_frac) {
+          P.worst_frac = cd.frac;
+          P.worst_idx = cd.idx;
+        }
+        P.cands.push_back(cd);
+        if (P.cands.size() > 4 * keep) {  // keep the chunk's worst few
+          std::partial_sort(P.cands.begin(), P.cands.begin() + static_cast<std::ptrdiff_t>(keep), P.cands.end(),
+                            [](const Cand& a, const Cand& b) { return a.frac > b.frac || (a.frac == b.frac && a.idx < b.idx); });
+          P.cands.resize(keep);
+        }
+      };
+      for (std::int64_t x = x0; x < x1; ++x) {
+        const auto ux = static_cast<std::size_t>(x);
+        const std::uint64_t code = codes[ux];
+        const RefValue& r = ref.c[ux];
+        const double got = to_double(of, code);
+        const FpClass gc = classify(of, code);
+        const bool ref_finite = std::isfinite(r.hi);
+        // The reference as the output format would hold it (it may overflow to Inf there).
+        const Rounded rr = round_ref(of, r, Rounder::nearest(of));
+        const FpClass rc = classify(of, rr.code);
+        const double u = ulp_distance(of, code, r);
+        ulps[ux] = std::isfinite(u) ? u : std::numeric_limits<double>::infinity();
+        ++P.hist[static_cast<std::size_t>(ulp_bucket(u))];
+        if (!ref_finite || rc == FpClass::Inf || rc == FpClass::NaN) {
+          // Non-finite expected. A NaN input must give NaN. An exact result beyond the output's range
+          // (or the accumulator's) is an overflow: the same infinity, a NaN from an intermediate
+          // Inf - Inf, or the largest finite value of a saturating output are all accepted and counted.
+          const bool nan_expected = !ref_finite && std::isnan(r.hi);
+          const bool overflow_ok = !nan_expected && (gc == FpClass::NaN ||
+                                   (gc == FpClass::Inf && code_is_negative(of, code) == code_is_negative(of, rr.code)) ||
+                                   (code & of.magnitude_mask()) == of.max_finite_code());
+          const bool ok = (nan_expected && gc == FpClass::NaN) || overflow_ok;
+          if (overflow_ok) ++P.overflowed;
+          if (!ok) {
+            if (P.first_bad_special < 0) P.first_bad_special = x;
+            consider({INFINITY, x, INFINITY, 0, u});
+          }
+          continue;
+        }
+        if (gc == FpClass::NaN || gc == FpClass::Inf) {
+          ++P.nonfinite;
+          if (P.first_nonfinite < 0) P.first_nonfinite = x;
+          consider({INFINITY, x, INFINITY, 0, u});
+          continue;
+        }
+        const double err = std::fabs((got - r.hi) - r.lo);
+        const double allowed = allowed_error(out.bound, std::fabs(r.hi), ref.abs_sum[ux], row_abs_a[static_cast<std::size_t>(x / p.n)],
+                                             col_abs_b[static_cast<std::size_t>(x % p.n)]) *
+                               (1 + 0x1p-50);  // the sums above are rounded: a relative slack far below any term
+        const double frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
+        P.sum_err2 += err * err;
+        P.sum_ref2 += r.hi * r.hi;
+        P.max_err = std::max(P.max_err, err);
+        if (ref.abs_sum[ux] > 0) P.cw = std::max(P.cw, err / ref.abs_sum[ux]);
+        else if (err > 0) P.cw = INFINITY;
+        consider({frac, x, err, allowed, u});
       }
-      continue;
     }
-    if (gc == FpClass::NaN || gc == FpClass::Inf) {
-      ++M.nonfinite;
-      if (M.first_nonfinite < 0) M.first_nonfinite = x;
-      worst_frac = INFINITY;
-      if (worst_idx < 0) worst_idx = x;
-      cands.push_back({INFINITY, x, INFINITY, 0, u});
-      continue;
+  });
+  double sum_err2 = 0, sum_ref2 = 0, max_err = 0, cw = 0, worst_frac = 0;
+  std::int64_t worst_idx = -1, overflowed = 0, first_bad_special = -1;
+  std::vector<Cand> cands;
+  M.ulp_hist.assign(18, 0);
+  for (const Part& P : parts) {
+    sum_err2 += P.sum_err2;
+    sum_ref2 += P.sum_ref2;
+    max_err = std::max(max_err, P.max_err);
+    cw = std::max(cw, P.cw);
+    if (P.worst_idx >= 0 && (worst_idx < 0 || P.worst_frac > worst_frac)) {
+      worst_frac = P.worst_frac;
+      worst_idx = P.worst_idx;
     }
-    const double err = std::fabs((got - r.hi) - r.lo);
-    const double allowed = allowed_error(out.bound, std::fabs(r.hi), ref.abs_sum[ux], row_abs_a[static_cast<std::size_t>(x / p.n)],
-                                         col_abs_b[static_cast<std::size_t>(x % p.n)]) *
-                           (1 + 0x1p-50);  // the sums above are rounded: a relative slack far below any term
-    const double frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
-    sum_err2 += err * err;
-    sum_ref2 += r.hi * r.hi;
-    max_err = std::max(max_err, err);
-    if (ref.abs_sum[ux] > 0) cw = std::max(cw, err / ref.abs_sum[ux]);
-    else if (err > 0) cw = INFINITY;
-    if (worst_idx < 0 || frac > worst_frac) {
-      worst_frac = frac;
-      worst_idx = x;
-    }
-    cands.push_back({frac, x, err, allowed, u});
+    M.nonfinite += P.nonfinite;
+    if (M.first_nonfinite < 0) M.first_nonfinite = P.first_nonfinite;
+    overflowed += P.overflowed;
+    if (first_bad_special < 0) first_bad_special = P.first_bad_special;
+    for (std::size_t b = 0; b < 18; ++b) M.ulp_hist[b] += P.hist[b];
+    cands.insert(cands.end(), P.cands.begin(), P.cands.end());
+  }
+  std::string first_failure;
+  if (first_bad_special >= 0) {
+    const auto ux = static_cast<std::size_t>(first_bad_special);
+    const Rounded rr = round_ref(of, ref.c[ux], Rounder::nearest(of));
+    first_failure = fmt::format("element ({}, {}) should be {} (reference {}), got {}", first_bad_special / p.n, first_bad_special % p.n,
+                                classify(of, rr.code) == FpClass::NaN ? "NaN" : "Inf", ref.c[ux].hi, to_double(of, codes[ux]));
   }
   M.max_abs = max_err;
   M.frobenius_rel = sum_ref2 > 0 ? std::sqrt(sum_err2 / sum_ref2) : (sum_err2 > 0 ? INFINITY : 0);
@@ -170,7 +213,7 @@ void grade(const GradeInput& in, CaseResult& out) {
   // The worst elements, with their bits.
   const std::size_t w = std::min<std::size_t>(static_cast<std::size_t>(in.worst_count), cands.size());
   std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(w), cands.end(),
-                    [](const Cand& a, const Cand& b) { return a.frac > b.frac; });
+                    [](const Cand& a, const Cand& b) { return a.frac > b.frac || (a.frac == b.frac && a.idx < b.idx); });
   for (std::size_t q = 0; q < w; ++q) {
     const auto ux = static_cast<std::size_t>(cands[q].idx);
     WorstElement e;
