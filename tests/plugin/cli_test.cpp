@@ -16,8 +16,8 @@ using fpcert::test::run_command;
 
 namespace {
 
-const std::string kFpcert = FPCERT_BIN;
-const std::string kDir = FPCERT_TEST_PLUGIN_DIR;
+const std::string kFpcert = fpcert::test::env_or("FPCERT_BIN", FPCERT_BIN);
+const std::string kDir = fpcert::test::env_or("FPCERT_TEST_PLUGIN_DIR", FPCERT_TEST_PLUGIN_DIR);
 std::string lib(const std::string& stem) { return kDir + "/lib" + stem + ".so"; }
 const std::string kExample = lib("fpcert_example_cpu_plugin");
 

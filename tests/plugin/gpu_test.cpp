@@ -14,9 +14,9 @@ using fpcert::test::run_command;
 
 namespace {
 
-const std::string kFpcert = FPCERT_BIN;
-const std::string kDir = FPCERT_TEST_PLUGIN_DIR;
-const std::string kStage = FPCERT_STAGE_DIR;
+const std::string kFpcert = fpcert::test::env_or("FPCERT_BIN", FPCERT_BIN);
+const std::string kDir = fpcert::test::env_or("FPCERT_TEST_PLUGIN_DIR", FPCERT_TEST_PLUGIN_DIR);
+const std::string kStage = fpcert::test::env_or("FPCERT_STAGE_DIR", FPCERT_STAGE_DIR);
 
 struct Case {
   std::string id, status, reason;

@@ -75,9 +75,17 @@ inline CommandResult run_command(const std::vector<std::string>& argv, double ti
   return r;
 }
 
-/// A fresh scratch folder under the build tree's Testing/ (removed by nothing: inspect after a failure).
+/// $VAR when set and not empty, else the build tree's path: lets the GPU tests run from a folder of
+/// binaries copied to another machine (FPCERT_BIN, FPCERT_TEST_PLUGIN_DIR, FPCERT_STAGE_DIR,
+/// FPCERT_TEST_SCRATCH).
+inline std::string env_or(const char* var, const char* fallback) {
+  const char* v = std::getenv(var);
+  return v && *v ? std::string(v) : std::string(fallback);
+}
+
+/// A fresh scratch folder ($FPCERT_TEST_SCRATCH or the build tree's; kept for inspection after a failure).
 inline std::string scratch_dir(const std::string& name) {
-  const std::string d = std::string(FPCERT_TEST_SCRATCH) + "/" + name;
+  const std::string d = env_or("FPCERT_TEST_SCRATCH", FPCERT_TEST_SCRATCH) + "/" + name;
   std::string cmd = "rm -rf '" + d + "' && mkdir -p '" + d + "'";
   if (std::system(cmd.c_str()) != 0) return "/tmp";
   return d;
