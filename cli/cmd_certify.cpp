@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/config.hpp"
+#include "cli/plugins.hpp"
 #include "oracle/atomic_file.hpp"
 #include "oracle/error.hpp"
 #include "reports/html.hpp"
@@ -24,6 +27,11 @@ struct SuiteArgs {
   std::int64_t mn = 0;
   bool isolate = false;
   double timeout_s = 600;
+  // Plugins and project config (docs/plugin.md).
+  std::vector<std::string> plugins;  ///< --plugin LIB (repeatable): implies --isolate
+  bool no_isolate = false;           ///< --no-isolate: run plugin cases in this process
+  std::string config;                ///< --config fpcert.toml
+  std::vector<std::string> suites;   ///< several suites in one run (from the config); empty: `suite`
 };
 
 /// Comma-separated kernel names; the groups cpu, cuda and cublas expand to every honest built-in
@@ -51,68 +59,132 @@ std::vector<std::string> split_list(const std::vector<std::string>& in) {
   return out;
 }
 
+/// Several suites' results as one: JSON carries every case (each names its suite); JUnit gets one
+/// <testsuite> per suite.
+RunResult merge_results(const std::vector<RunResult>& rs) {
+  if (rs.size() == 1) return rs.front();
+  RunResult m;
+  m.kind = rs.front().kind;
+  m.env = rs.back().env;
+  m.kernels = rs.front().kernels;
+  for (const auto& r : rs) {
+    m.suite += (m.suite.empty() ? "" : "+") + r.suite;
+    m.cases.insert(m.cases.end(), r.cases.begin(), r.cases.end());
+  }
+  m.notes["suites"] = m.suite;
+  return m;
+}
+
+std::string junit_all(const std::vector<RunResult>& rs) {
+  if (rs.size() == 1) return junit_xml(rs.front());
+  std::string body;
+  std::size_t tests = 0;
+  int failures = 0, errors = 0, skipped = 0;
+  double secs = 0;
+  for (const auto& r : rs) {
+    const std::string x = junit_xml(r);
+    const auto b = x.find("  <testsuite ");
+    const auto e = x.rfind("</testsuites>");
+    if (b != std::string::npos && e != std::string::npos) body += x.substr(b, e - b);
+    tests += r.cases.size();
+    failures += r.count(CaseStatus::Fail);
+    errors += r.count(CaseStatus::Crashed) + r.count(CaseStatus::Hung) + r.count(CaseStatus::Error);
+    skipped += r.count(CaseStatus::NotSupported);
+    for (const auto& c : r.cases) secs += c.wall_seconds;
+  }
+  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"fpcert\" tests=\"{}\" failures=\"{}\" "
+                     "errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n{}</testsuites>\n",
+                     tests, failures, errors, skipped, secs, body);
+}
+
 int run(const SuiteArgs& a, const char* verb) {
-  const SuiteInfo* suite = find_suite(a.suite);
-  if (!suite) throw InputError(fmt::format("unknown suite '{}' (valid: {})", a.suite, suite_names()));
-  const auto kernels = split_list(a.kernels);
-  if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them)");
-  SuiteRunOptions o;
-  o.only_case = a.only_case;
-  if (a.mn > 0) o.mn = a.mn;
-  if (!a.variant.empty()) {
-    const auto v = parse_bound_variant(a.variant);
-    if (!v) throw InputError("--variant: expected independent, componentwise or worstcase, got '" + a.variant + "'");
-    o.variant = *v;
-  }
-  o.isolate = a.isolate;
-  o.isolate_timeout_s = a.timeout_s;
-  o.run.timeout_ms = a.timeout_s * 1000;
-  o.baseline = a.baseline;
-  o.baseline_factor = a.factor;
-  if (!a.json.empty()) o.jsonl_path = a.json + ".partial.jsonl";
-  o.command = command_line();
-  o.repro_prefix = fmt::format("fpcert {} --suite {}{}", verb, a.suite, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "");
-  const bool tty = ::isatty(2);
-  std::fputs(case_header().c_str(), stdout);
-  o.on_case = [](const CaseResult& c) {
-    std::fputs(case_row(c).c_str(), stdout);
-    std::fflush(stdout);
-  };
-  if (tty)
-    o.on_progress = [](const std::string& line) {
-      std::fprintf(stderr, "\r\033[K%s", line.substr(0, 150).c_str());
-      std::fflush(stderr);
-    };
-  // certify grades each kernel on the suite's cases tailored to its own formats (ranges, edges);
-  // run-suite compares kernels on one shared set of cases.
-  RunResult r;
-  if (std::string(verb) == "certify" && kernels.size() > 1) {
-    for (const auto& k : kernels) {
-      RunResult one = run_suite(*suite, {k}, o);
-      if (r.cases.empty() && r.kernels.empty()) {
-        r = std::move(one);
-      } else {
-        r.kernels.push_back(k);
-        for (auto& c : one.cases) r.cases.push_back(std::move(c));
-      }
-      o.jsonl_append = true;  // the first run started the partial file afresh; later ones append
+  if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
+  load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
+  for (const std::string* out : {&a.json, &a.junit, &a.html})  // output folders of a config may not exist yet
+    if (!out->empty() && !a.config.empty()) {
+      const auto dir = std::filesystem::path(*out).parent_path();
+      std::error_code ec;
+      if (!dir.empty()) std::filesystem::create_directories(dir, ec);
     }
-  } else {
-    r = run_suite(*suite, kernels, o);
+  const std::vector<std::string> suite_names_run = a.suites.empty() ? std::vector<std::string>{a.suite} : a.suites;
+  std::vector<const SuiteInfo*> suites;
+  for (const auto& name : suite_names_run) {
+    const SuiteInfo* s = find_suite(name);
+    if (!s) throw InputError(fmt::format("unknown suite '{}' (valid: {})", name, suite_names()));
+    suites.push_back(s);
   }
-  if (tty) std::fprintf(stderr, "\r\033[K");
-  std::fputs(verdict_text(r).c_str(), stdout);
+  const auto kernels = split_list(a.kernels);
+  if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them), or kernels = [...] in --config");
+  // Plugin kernels run in child processes unless --no-isolate: a crash or hang fails its case only.
+  const bool isolate = !a.no_isolate && (a.isolate || !a.plugins.empty());
+  std::string plugin_args;
+  for (const auto& p : a.plugins) plugin_args += " --plugin " + p;
+  std::vector<RunResult> results;
+  std::vector<std::string> partials;
+  for (const SuiteInfo* suite : suites) {
+    SuiteRunOptions o;
+    o.only_case = a.only_case;
+    if (a.mn > 0) o.mn = a.mn;
+    if (!a.variant.empty()) {
+      const auto v = parse_bound_variant(a.variant);
+      if (!v) throw InputError("--variant: expected independent, componentwise or worstcase, got '" + a.variant + "'");
+      o.variant = *v;
+    }
+    o.isolate = isolate;
+    o.isolate_timeout_s = a.timeout_s;
+    o.run.timeout_ms = a.timeout_s * 1000;
+    o.baseline = a.baseline;
+    o.baseline_factor = a.factor;
+    if (!a.json.empty()) o.jsonl_path = suites.size() == 1 ? a.json + ".partial.jsonl" : a.json + "." + suite->name + ".partial.jsonl";
+    o.command = command_line();
+    o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}", verb, plugin_args, suite->name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "");
+    const bool tty = ::isatty(2);
+    if (suites.size() > 1) fmt::print("== suite {} ==\n", suite->name);
+    std::fputs(case_header().c_str(), stdout);
+    o.on_case = [](const CaseResult& c) {
+      std::fputs(case_row(c).c_str(), stdout);
+      std::fflush(stdout);
+    };
+    if (tty)
+      o.on_progress = [](const std::string& line) {
+        std::fprintf(stderr, "\r\033[K%s", line.substr(0, 150).c_str());
+        std::fflush(stderr);
+      };
+    // certify grades each kernel on the suite's cases tailored to its own formats (ranges, edges);
+    // run-suite compares kernels on one shared set of cases.
+    RunResult one;
+    if (std::string(verb) == "certify" && kernels.size() > 1) {
+      for (const auto& k : kernels) {
+        RunResult part = run_suite(*suite, {k}, o);
+        if (one.cases.empty() && one.kernels.empty()) {
+          one = std::move(part);
+        } else {
+          one.kernels.push_back(k);
+          for (auto& c : part.cases) one.cases.push_back(std::move(c));
+        }
+        o.jsonl_append = true;  // the first run started the partial file afresh; later ones append
+      }
+    } else {
+      one = run_suite(*suite, kernels, o);
+    }
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    std::fputs(verdict_text(one).c_str(), stdout);
+    if (!o.jsonl_path.empty()) partials.push_back(o.jsonl_path);
+    results.push_back(std::move(one));
+  }
+  const RunResult r = merge_results(results);
+  if (results.size() > 1) fmt::print("== all suites ({}) ==\n{}", r.suite, verdict_text(r));
   if (!a.json.empty()) {
     write_file_atomic(a.json, to_json(r).dump(2) + "\n");
-    std::remove(o.jsonl_path.c_str());
+    for (const auto& p : partials) std::remove(p.c_str());
     fmt::print("results: {}\n", a.json);
   }
   if (!a.junit.empty()) {
-    write_file_atomic(a.junit, junit_xml(r));
+    write_file_atomic(a.junit, junit_all(results));
     fmt::print("JUnit: {}\n", a.junit);
   }
-  if (!a.html.empty()) {
-    write_html_report(a.html, std::vector<RunResult>{r});
+  if (!a.html.empty()) {  // output.html of fpcert.toml arrives here too; one report for every suite of the run
+    write_html_report(a.html, results);
     fmt::print("HTML report: {}\n", a.html);
   }
   if (r.count(CaseStatus::NotSupported) == static_cast<int>(r.cases.size())) {
@@ -121,6 +193,26 @@ int run(const SuiteArgs& a, const char* verb) {
     return kExitKernelFailed;
   }
   return exit_code(r);
+}
+
+/// Fill what the command line left unset from --config (the command line wins; plugins add up).
+void apply_config(SuiteArgs& a, const CLI::App& app) {
+  const ProjectConfig c = load_project_config(a.config);
+  std::vector<std::string> plugins = c.plugins;
+  plugins.insert(plugins.end(), a.plugins.begin(), a.plugins.end());
+  a.plugins = plugins;
+  if (!app.count("--kernel")) a.kernels = c.kernels;
+  if (!app.count("--suite") && !c.suites.empty()) a.suites = c.suites;
+  if (!app.count("--isolate") && !app.count("--no-isolate") && c.isolate) (*c.isolate ? a.isolate : a.no_isolate) = true;
+  if (!app.count("--timeout") && c.timeout_s) a.timeout_s = *c.timeout_s;
+  if (!app.count("--variant") && c.variant) a.variant = *c.variant;
+  if (!app.count("--baseline") && c.baseline) a.baseline = *c.baseline;
+  if (!app.count("--factor") && c.factor) a.factor = *c.factor;
+  if (!app.count("--mn") && c.mn) a.mn = *c.mn;
+  if (!app.count("--json") && c.json) a.json = *c.json;
+  if (!app.count("--junit") && c.junit) a.junit = *c.junit;
+  if (!app.count("--html") && c.html) a.html = *c.html;
+  if (a.kernels.empty()) throw InputError(a.config + ": no kernels: add kernels = [\"...\"] (or give --kernel)");
 }
 
 void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
@@ -134,16 +226,23 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   app->add_option("--variant", a->variant, "Gate variant for every case: independent, componentwise, worstcase");
   app->add_flag("--isolate", a->isolate, "Run each case in a child process: a crash or hang fails that case only");
   app->add_option("--timeout", a->timeout_s, "Seconds before a case counts as hung")->capture_default_str();
+  add_plugin_option(app, a->plugins);
+  app->add_flag("--no-isolate", a->no_isolate, "With --plugin: run cases in this process (a crash ends the run)");
 }
 
 void add_certify(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("certify", "Grade a kernel on a suite; exit 0 only if every gate passes");
   auto a = std::make_shared<SuiteArgs>();
-  app->add_option("--kernel", a->kernels, "Kernel(s) to certify (repeat or comma-separate; cpu, cuda, cublas: every built-in of that backend)")->required();
+  app->add_option("--kernel", a->kernels, "Kernel(s) to certify (repeat or comma-separate; cpu, cuda, cublas: every built-in of that backend)");
   app->add_option("--suite", a->suite, "Suite: " + suite_names())->capture_default_str();
   a->suite = "certify";
   add_common(app, a);
-  reg.push_back({app, [a] { return run(*a, "certify"); }});
+  app->add_option("--config", a->config, "Project config (fpcert.toml): plugins, kernels, suites, gate, outputs; options given here win");
+  reg.push_back({app, [a, app] {
+                   SuiteArgs b = *a;
+                   if (!b.config.empty()) apply_config(b, *app);
+                   return run(b, "certify");
+                 }});
 }
 
 void add_run_suite(CLI::App& root, Registry& reg) {

@@ -12,6 +12,8 @@
 #include <tuple>
 
 #include "cli/commands.hpp"
+#include "cli/convert_plugin.hpp"
+#include "cli/plugins.hpp"
 #include "kernels/device_api.hpp"
 #include "kernels/device_convert.hpp"
 #include "kernels/kernel.hpp"
@@ -663,8 +665,42 @@ void add_convert(CLI::App& root, Registry& reg) {
   app->add_flag("--include-test-entries", a->include_test, "With --all or --intrinsic list: also the deliberately wrong test entries");
   value->excludes(bits)->excludes(exh);
   bits->excludes(exh);
+  // A plugin's conversion kernel (cli/convert_plugin.cpp): --plugin LIB --kernel NAME --exhaustive.
+  auto pl = std::make_shared<std::vector<std::string>>();
+  auto kernel = std::make_shared<std::string>();
+  auto no_isolate = std::make_shared<bool>(false);
+  auto timeout = std::make_shared<double>(3600);
+  add_plugin_option(app, *pl);
+  app->add_option("--kernel", *kernel, "A conversion kernel of a --plugin library (checked with --exhaustive)");
+  app->add_flag("--no-isolate", *no_isolate, "With --kernel: run the check in this process, not a child");
+  app->add_option("--timeout", *timeout, "With --kernel: seconds per 2^20 patterns before the kernel counts as hung")->capture_default_str();
   all->excludes(value)->excludes(bits);
-  reg.push_back({app, [a] {
+  reg.push_back({app, [a, app, pl, kernel, no_isolate, timeout] {
+                   load_plugins(*pl);
+                   if (!kernel->empty()) {
+                     if (!a->value.empty() || !a->bits.empty())
+                       throw InputError("convert --kernel: checks a plugin kernel with --exhaustive [--range FIRST:COUNT]; --value/--bits are for fpcert's own conversion");
+                     if (!a->exhaustive) throw InputError("convert --kernel: give --exhaustive (optionally --range FIRST:COUNT)");
+                     if (a->device != "cpu" || a->all || !a->intrinsic.empty() || !a->scale.empty() || a->sample)
+                       throw InputError("convert --kernel: the plugin states its memory space; --device, --all, --intrinsic, --scale and --sample are for fpcert's device table");
+                     PluginConvertRequest r;
+                     r.kernel = *kernel;
+                     r.from = a->from;
+                     r.to = a->to;
+                     if (app->count("--rounding")) r.rounding = a->rounding;
+                     if (app->count("--saturate")) r.saturate = a->saturate;
+                     if (app->count("--nan")) r.nan = a->nan;
+                     r.range = a->range;
+                     r.json = a->json;
+                     r.html = a->html;
+                     r.strict_nan = a->strict_nan;
+                     r.isolate = !*no_isolate;
+                     r.timeout_s = *timeout;
+                     r.threads = a->threads;
+                     r.list = a->list;
+                     return run_plugin_conversion(r);
+                   }
+                   if (!pl->empty()) throw InputError("convert --plugin: name the plugin's conversion kernel with --kernel NAME");
                    if (a->device != "cpu" && a->device != "cuda")
                      throw InputError("--device: expected 'cpu' or 'cuda', got '" + a->device + "'");
                    if (a->intrinsic == "list") return run_list(*a);
@@ -678,7 +714,7 @@ void add_convert(CLI::App& root, Registry& reg) {
                    }
                    if (!a->intrinsic.empty() || !a->scale.empty() || a->sample)
                      throw InputError("--intrinsic, --scale and --sample need --device cuda");
-                   if (a->from.empty() || a->to.empty()) throw InputError("convert: give --from and --to");
+                   if (a->from.empty() || a->to.empty()) throw InputError("convert: give --from and --to (or --plugin LIB --kernel NAME)");
                    const Format& src = need_format(a->from, "--from");
                    const Format& dst = need_format(a->to, "--to");
                    const Rounder r = make_rounder(*a, dst);

@@ -4,12 +4,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/plugins.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/plugin_loader.hpp"
 
 namespace fpcert::cli {
 namespace {
 
-int run_kernels(bool mutants, bool json) {
+int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins) {
+  load_plugins(plugins);
   nlohmann::json arr = nlohmann::json::array();
   if (!json) fmt::print("{:<34} {:<7} {}\n", "kernel", "backend", "traits / operation order");
   for (const auto& name : kernel_names(mutants)) {
@@ -30,12 +33,39 @@ int run_kernels(bool mutants, bool json) {
                      {"acc_rounding", to_string(t.acc_rounding)},
                      {"promote_every", t.promote_every},
                      {"out", t.out->tag},
-                     {"order", t.order}});
+                     {"order", t.order},
+                     {"operation", "gemm"},
+                     {"memory", k->memory() == MemorySpace::Device ? "device" : "host"},
+                     {"origin", find_kernel_info(name)->origin}});
       continue;
     }
     fmt::print("{:<34} {:<7} {}\n", name, to_string(k->backend()), k->description());
     fmt::print("{:<34} {:<7} {}\n", "", "", describe_traits(t));
     if (!t.order.empty()) fmt::print("{:<34} {:<7} order: {}\n", "", "", t.order);
+  }
+  // Conversion kernels of plugins (fpcert convert --plugin LIB --kernel NAME --exhaustive).
+  const auto conv = plugin_converter_names();
+  if (!json && !conv.empty()) fmt::print("\n{:<34} {:<7} {}\n", "conversion kernel", "backend", "conversion it claims");
+  for (const auto& name : conv) {
+    const auto c = make_plugin_converter(name);
+    const char* mem = c->memory() == MemorySpace::Device ? "device" : "host";
+    if (json) {
+      arr.push_back({{"name", name},
+                     {"backend", "plugin"},
+                     {"operation", "conversion"},
+                     {"description", c->description()},
+                     {"from", c->src().tag},
+                     {"to", c->dst().tag},
+                     {"rounding", to_string(c->rounder().rounding)},
+                     {"saturation", to_string(c->rounder().saturation)},
+                     {"nan_payload", to_string(c->rounder().nan)},
+                     {"memory", mem},
+                     {"origin", c->origin()}});
+      continue;
+    }
+    fmt::print("{:<34} {:<7} {} -> {}, rounding {}, saturation {}, NaN {}, {} memory\n", name, "plugin", c->src().tag, c->dst().tag,
+               to_string(c->rounder().rounding), to_string(c->rounder().saturation), to_string(c->rounder().nan), mem);
+    fmt::print("{:<34} {:<7} {} [{}]\n", "", "", c->description().empty() ? "(no description)" : c->description(), c->origin());
   }
   if (json) fmt::print("{}\n", arr.dump(2));
   return 0;
@@ -47,7 +77,9 @@ void add_kernels(CLI::App& root, Registry& reg) {
   auto json = std::make_shared<bool>(false);
   app->add_flag("--mutants", *mutants, "Also list the self-test mutants");
   app->add_flag("--json", *json, "Print as JSON");
-  reg.push_back({app, [mutants, json] { return run_kernels(*mutants, *json); }});
+  auto plugins = std::make_shared<std::vector<std::string>>();
+  add_plugin_option(app, *plugins);
+  reg.push_back({app, [mutants, json, plugins] { return run_kernels(*mutants, *json, *plugins); }});
 }
 
 const Registrar kRegistrar("kernels", 20, add_kernels);

@@ -33,13 +33,23 @@ std::vector<KernelInfo>& kernel_registry() {
   return raw_registry();
 }
 
-void register_kernel(std::string name, Backend backend, bool mutant, KernelFactory make) {
+void register_kernel(KernelInfo info) {
   for (auto& k : raw_registry())
-    if (k.name == name) {
-      k = {std::move(name), backend, mutant, make};
+    if (k.name == info.name) {
+      k = std::move(info);
       return;
     }
-  raw_registry().push_back({std::move(name), backend, mutant, make});
+  raw_registry().push_back(std::move(info));
+}
+
+void register_kernel(std::string name, Backend backend, bool mutant, KernelFactory make) {
+  register_kernel(KernelInfo{std::move(name), backend, mutant, std::move(make), {}});
+}
+
+const KernelInfo* find_kernel_info(const std::string& name) {
+  for (const auto& k : kernel_registry())
+    if (k.name == name) return &k;
+  return nullptr;
 }
 
 std::unique_ptr<Kernel> make_kernel(const std::string& name) {

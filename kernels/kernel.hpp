@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -96,17 +97,24 @@ class Kernel {
 inline int container_bytes(const Format& f) { return f.container_bits / 8; }
 
 // ---- registry ----
-using KernelFactory = std::unique_ptr<Kernel> (*)();
+/// Makes a fresh kernel. A plain function (`&make_foo`) converts implicitly; plugin kernels use
+/// closures that carry their library and descriptor.
+using KernelFactory = std::function<std::unique_ptr<Kernel>()>;
 struct KernelInfo {
   std::string name;
   Backend backend;
   bool mutant;
   KernelFactory make;
+  std::string origin;  ///< where it came from: "" for built-ins, the library path for plugins
 };
 /// Every registered kernel: the built-ins (CPU models, mutants, CUDA kernels and cuBLAS baselines
 /// when built with CUDA) are added on first use; plugins add theirs with register_kernel.
 std::vector<KernelInfo>& kernel_registry();
+/// Register (or replace, by name) a kernel.
 void register_kernel(std::string name, Backend backend, bool mutant, KernelFactory make);
+void register_kernel(KernelInfo info);
+/// The registry entry of a kernel; nullptr when unknown.
+const KernelInfo* find_kernel_info(const std::string& name);
 // Built-in families (each defined beside its kernels).
 void register_cpu_models();
 void register_mutants();

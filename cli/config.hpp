@@ -1,0 +1,34 @@
+// cli/config.hpp — fpcert.toml, the project configuration `fpcert certify --config` runs: plugins,
+// kernels, suites, gate overrides and output paths. docs/plugin.md has the reference and an example.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fpcert::cli {
+
+struct ProjectConfig {
+  std::string path;                    ///< the file read
+  std::vector<std::string> plugins;    ///< resolved against the file's folder
+  std::vector<std::string> kernels;
+  std::vector<std::string> suites;     ///< empty: the command's default
+  std::optional<bool> isolate;         ///< unset: on when there are plugins
+  std::optional<double> timeout_s;
+  // [gate]
+  std::optional<std::string> variant;  ///< independent | componentwise | worstcase
+  std::optional<std::string> baseline;
+  std::optional<double> factor;
+  std::optional<std::int64_t> mn;
+  // [output] (resolved against the file's folder)
+  std::optional<std::string> json, junit, html;
+};
+
+/// Read and check a config file. Throws InputError (exit 2) for a missing file, TOML syntax, an
+/// unknown key or a wrong type, naming the file, line and column, the key, and the valid keys.
+ProjectConfig load_project_config(const std::string& path);
+/// The same from text (`path` only names it in messages and anchors relative paths).
+ProjectConfig parse_project_config(const std::string& text, const std::string& path);
+
+}  // namespace fpcert::cli

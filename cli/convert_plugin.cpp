@@ -1,0 +1,254 @@
+// cli/convert_plugin.cpp — the exhaustive check of a plugin conversion kernel, isolated in a child.
+#include "cli/convert_plugin.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/plugins.hpp"
+#include "kernels/device_api.hpp"
+#include "kernels/plugin_loader.hpp"
+#include "oracle/atomic_file.hpp"
+#include "oracle/decimal.hpp"
+#include "oracle/error.hpp"
+#include "oracle/parallel.hpp"
+#include "reports/html.hpp"
+
+namespace fpcert::cli {
+namespace {
+
+/// Above this many patterns MPFR runs only where the kernel and fpcert's model disagree, plus a
+/// sample: the model itself is checked against MPFR on every pattern by fpcert's own tests.
+constexpr std::uint64_t kMpfrEveryLimit = std::uint64_t{1} << 24;
+
+std::string describe(const Format& f, std::uint64_t code) {
+  return fmt::format("{} {} = {}", f.tag, hex_code(f, code), exact_decimal(to_double(f, code)));
+}
+
+void parse_range(const std::string& text, ConvertCheckSpec& spec) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) throw InputError("--range: expected FIRST:COUNT, e.g. 0x7f800000:1024");
+  try {
+    std::size_t p1 = 0, p2 = 0;
+    spec.first = std::stoull(text.substr(0, colon), &p1, 0);
+    spec.count = std::stoull(text.substr(colon + 1), &p2, 0);
+    if (p1 != colon || p2 != text.size() - colon - 1) throw std::invalid_argument("trailing");
+  } catch (const std::exception&) {
+    throw InputError("--range: expected FIRST:COUNT as integers, got '" + text + "'");
+  }
+  const std::uint64_t all = spec.src->code_count();
+  if (spec.count == 0 || (all && (spec.first >= all || spec.count > all - spec.first)))
+    throw InputError(fmt::format("--range: {} lies outside the {} codes of {}", text, all, spec.src->tag));
+}
+
+nlohmann::json result_to_json(const ConvertCheckResult& r) {
+  nlohmann::json listed = nlohmann::json::array();
+  for (const auto& m : r.listed)
+    listed.push_back({{"src", m.src}, {"expected", m.expected}, {"got", m.got}, {"outcome", static_cast<int>(m.outcome)}, {"model_bug", m.model_bug}});
+  return {{"status", "ok"},
+          {"patterns", r.patterns},
+          {"outcomes", r.outcomes},
+          {"mismatches", r.mismatches},
+          {"model_mismatches", r.model_mismatches},
+          {"nan_differences", r.nan_differences},
+          {"mpfr_checked", r.mpfr_checked},
+          {"listed", listed}};
+}
+
+ConvertCheckResult result_from_json(const nlohmann::json& j) {
+  ConvertCheckResult r;
+  r.patterns = j.at("patterns").get<std::uint64_t>();
+  r.outcomes = j.at("outcomes").get<decltype(r.outcomes)>();
+  r.mismatches = j.at("mismatches").get<std::uint64_t>();
+  r.model_mismatches = j.at("model_mismatches").get<std::uint64_t>();
+  r.nan_differences = j.at("nan_differences").get<std::uint64_t>();
+  r.mpfr_checked = j.at("mpfr_checked").get<std::uint64_t>();
+  for (const auto& m : j.at("listed"))
+    r.listed.push_back({m.at("src").get<std::uint64_t>(), m.at("expected").get<std::uint64_t>(), m.at("got").get<std::uint64_t>(),
+                        static_cast<Outcome>(m.at("outcome").get<int>()), m.at("model_bug").get<bool>()});
+  return r;
+}
+
+void require_same(const char* option, const std::optional<std::string>& given, std::string_view claimed, std::string_view parsed,
+                  const std::string& kernel) {
+  if (given && parsed != claimed)
+    throw InputError(fmt::format("{} {}: kernel '{}' claims {} (the plugin states what it implements; drop {} or match it)",
+                                 option, *given, kernel, claimed, option));
+}
+
+}  // namespace
+
+int run_plugin_conversion(const PluginConvertRequest& r) {
+  auto conv = make_plugin_converter(r.kernel);
+  if (!conv) {
+    const auto names = plugin_converter_names();
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    if (find_kernel_info(r.kernel))
+      throw InputError(fmt::format("--kernel {}: a GEMM kernel, not a conversion (fpcert certify grades GEMM kernels)", r.kernel));
+    throw InputError(fmt::format("--kernel {}: no conversion kernel of that name in the loaded plugins ({})", r.kernel,
+                                 list.empty() ? "none loaded: give --plugin LIB" : "conversion kernels: " + list));
+  }
+  const Format& src = conv->src();
+  const Format& dst = conv->dst();
+  const Rounder claim = conv->rounder();
+  if (!r.from.empty() && find_format(r.from) != &src)
+    throw InputError(fmt::format("--from {}: kernel '{}' converts from {}", r.from, r.kernel, src.tag));
+  if (!r.to.empty() && find_format(r.to) != &dst)
+    throw InputError(fmt::format("--to {}: kernel '{}' converts to {}", r.to, r.kernel, dst.tag));
+  if (r.rounding) {
+    const auto p = parse_rounding(*r.rounding);
+    if (!p) throw InputError(fmt::format("--rounding: unknown mode '{}' (valid: {})", *r.rounding, rounding_names()));
+    require_same("--rounding", r.rounding, to_string(claim.rounding), to_string(*p), r.kernel);
+  }
+  if (r.saturate) {
+    const auto p = parse_saturation(*r.saturate);
+    if (!p) throw InputError(fmt::format("--saturate: unknown mode '{}' (valid: {})", *r.saturate, saturation_names()));
+    require_same("--saturate", r.saturate, to_string(claim.saturation), to_string(*p), r.kernel);
+  }
+  if (r.nan) {
+    if (*r.nan != "preserve" && *r.nan != "canonical") throw InputError("--nan: expected 'preserve' or 'canonical', got '" + *r.nan + "'");
+    require_same("--nan", r.nan, to_string(claim.nan), *r.nan == "preserve" ? to_string(NanPayload::Preserve) : to_string(NanPayload::Canonical),
+                 r.kernel);
+  }
+
+  ConvertCheckSpec spec;
+  spec.src = &src;
+  spec.dst = &dst;
+  spec.rounder = claim;
+  spec.strict_nan = r.strict_nan;
+  spec.threads = r.threads;
+  spec.max_listed = r.list;
+  if (!r.range.empty()) parse_range(r.range, spec);
+  else if (src.total_bits() > 32)
+    throw InputError(fmt::format("--exhaustive: {} has 2^{} patterns; give --range FIRST:COUNT", src.tag, src.total_bits()));
+  const std::uint64_t total = check_pattern_count(spec);
+  spec.mpfr_every = total <= kMpfrEveryLimit;
+
+  const bool device = conv->memory() == MemorySpace::Device;
+  const bool tty = ::isatty(2);
+  const auto t0 = std::chrono::steady_clock::now();
+  // The check itself: in this process or a child. Returns a JSON line; kernel failures become statuses.
+  auto body = [&]() -> std::string {
+    try {
+      std::unique_ptr<DeviceApi> api;
+      std::string why;
+      if (device) {
+        api = make_cuda_api(&why);
+        if (!api) return nlohmann::json{{"status", "not_supported"}, {"reason", "no CUDA device: " + why}}.dump();
+      } else {
+        api = make_host_api();
+      }
+      auto last = std::chrono::steady_clock::now();
+      auto progress = [&](double frac) {
+        if (!tty) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last < std::chrono::milliseconds(500) && frac < 1.0) return;
+        last = now;
+        std::fprintf(stderr, "\r  %5.1f%%   ", 100 * frac);
+        if (frac >= 1.0) std::fprintf(stderr, "\n");
+      };
+      const ConvertCheckResult res = check_plugin_conversion(*conv, spec, *api, progress, r.timeout_s * 1000);
+      return result_to_json(res).dump();
+    } catch (const NotSupportedError& e) {
+      return nlohmann::json{{"status", "not_supported"}, {"reason", e.what()}}.dump();
+    } catch (const DeviceError& e) {
+      const std::string what = e.what();
+      const bool hung = what.find("hung") != std::string::npos;
+      return nlohmann::json{{"status", hung ? "hung" : "crashed"}, {"reason", what}}.dump();
+    } catch (const std::exception& e) {
+      return nlohmann::json{{"status", "error"}, {"reason", e.what()}}.dump();
+    }
+  };
+  nlohmann::json out;
+  if (r.isolate) {
+    const ChildOutcome c = run_in_child(body, r.timeout_s * static_cast<double>(total / (std::uint64_t{1} << 20) + 1) + 60);
+    if (c.kind != ChildOutcome::Kind::Ok) {
+      out = {{"status", c.kind == ChildOutcome::Kind::Hung ? "hung" : "crashed"}, {"reason", c.reason}};
+    } else {
+      try {
+        out = nlohmann::json::parse(c.payload);
+      } catch (const std::exception&) {
+        out = {{"status", "crashed"}, {"reason", "the child process sent an unreadable result"}};
+      }
+    }
+  } else {
+    out = nlohmann::json::parse(body());
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  fmt::print("fpcert convert: plugin kernel {} ({}), {} -> {}, rounding {}, saturation {}, NaN payload {}, {} memory\n", conv->name(),
+             conv->origin(), src.tag, dst.tag, to_string(claim.rounding), to_string(claim.saturation), to_string(claim.nan),
+             device ? "device" : "host");
+  nlohmann::json report = {{"kind", "conversion"},
+                           {"command", command_line()},
+                           {"device", device ? "cuda" : "cpu"},
+                           {"subject", fmt::format("plugin kernel {} ({})", conv->name(), conv->origin())},
+                           {"from", src.tag},
+                           {"to", dst.tag},
+                           {"rounding", to_string(claim.rounding)},
+                           {"saturation", to_string(claim.saturation)},
+                           {"nan_payload", to_string(claim.nan)},
+                           {"first", spec.first},
+                           {"seconds", secs}};
+  const std::string status = out.value("status", "crashed");
+  int code = kExitPass;
+  if (status != "ok") {
+    const std::string reason = out.value("reason", "");
+    const char* verdict = status == "not_supported" ? "NOT SUPPORTED" : status == "hung" ? "HUNG" : status == "error" ? "ERROR" : "CRASHED";
+    fmt::print("{}: {}\n", verdict, reason);
+    if (status == "crashed" || status == "hung")
+      fmt::print("(the check ran {}; {})\n", r.isolate ? "in a child process" : "in this process",
+                 r.isolate ? "fpcert itself is unaffected" : "--no-isolate was given");
+    report["status"] = status;
+    report["reason"] = reason;
+    report["passed"] = false;
+    code = kExitKernelFailed;
+  } else {
+    const ConvertCheckResult res = result_from_json(out);
+    fmt::print("{} patterns in {:.2f} s; MPFR on {}\n", res.patterns, secs,
+               spec.mpfr_every ? "every pattern" : fmt::format("{} patterns (disagreements with fpcert's model, and every {}th code)",
+                                                               res.mpfr_checked, spec.mpfr_sample));
+    fmt::print("outcome counts:\n");
+    for (int i = 0; i < kOutcomeCount; ++i)
+      if (res.outcomes[i]) fmt::print("  {:<18} {:>12}\n", to_string(static_cast<Outcome>(i)), res.outcomes[i]);
+    if (res.nan_differences)
+      fmt::print("NaN vs NaN with other bits (not a mismatch; --strict-nan counts them): {}\n", res.nan_differences);
+    for (const auto& m : res.listed)
+      fmt::print("  {} {}  expected {}  got {}  [{}]\n", m.model_bug ? "MODEL!=MPFR" : "MISMATCH", describe(src, m.src),
+                 describe(dst, m.expected), describe(dst, m.got), to_string(m.outcome));
+    fmt::print("mismatches: {}\n", res.mismatches + res.model_mismatches);
+    fmt::print("{}\n", res.passed() ? "PASS" : "FAIL");
+    nlohmann::json listed = nlohmann::json::array();
+    for (const auto& m : res.listed)
+      listed.push_back({{"src_bits", hex_code(src, m.src)},
+                        {"src_value", exact_decimal(to_double(src, m.src))},
+                        {"expected_bits", hex_code(dst, m.expected)},
+                        {"got_bits", hex_code(dst, m.got)},
+                        {"outcome", to_string(m.outcome)},
+                        {"model_bug", m.model_bug}});
+    nlohmann::json outcomes = nlohmann::json::object();
+    for (int i = 0; i < kOutcomeCount; ++i) outcomes[std::string(to_string(static_cast<Outcome>(i)))] = res.outcomes[i];
+    report["status"] = "ok";
+    report["patterns"] = res.patterns;
+    report["mpfr_checked"] = res.mpfr_checked;
+    report["outcomes"] = outcomes;
+    report["mismatches"] = res.mismatches;
+    report["model_mismatches"] = res.model_mismatches;
+    report["nan_differences"] = res.nan_differences;
+    report["listed"] = listed;
+    report["passed"] = res.passed();
+    code = res.passed() ? kExitPass : kExitGateFailed;
+  }
+  if (!r.json.empty()) write_file_atomic(r.json, report.dump(2) + "\n");
+  if (!r.html.empty()) {
+    write_html_report(r.html, ReportInput{{}, {conversion_from_json(report)}});
+    fmt::print("HTML report: {}\n", r.html);
+  }
+  return code;
+}
+
+}  // namespace fpcert::cli

@@ -1,0 +1,650 @@
+// tests/plugin/loader_test.cpp — the plugin loader in-process: validation of every descriptor rule,
+// translation of traits and statuses, the message buffer, workspaces, conversions through the
+// exhaustive checker, and the real fault libraries of tests/plugins (loaded with dlopen).
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/codes.hpp"
+#include "kernels/device_api.hpp"
+#include "kernels/plugin/fpcert_plugin.h"
+#include "kernels/plugin_loader.hpp"
+
+using namespace fpcert;
+
+namespace {
+
+const std::string kDir = FPCERT_TEST_PLUGIN_DIR;
+
+// ---- an in-process plugin whose behaviour each test sets ----------------------------------------
+
+struct Behaviour {
+  fpcert_status can_implement = FPCERT_STATUS_OK;
+  fpcert_status run = FPCERT_STATUS_OK;
+  const char* message = nullptr;
+  size_t workspace = 0;
+  // what the plugin saw
+  int runs = 0;
+  fpcert_gemm_args seen{};
+  void* seen_workspace = nullptr;
+  size_t seen_workspace_bytes = 0;
+  void* seen_stream = reinterpret_cast<void*>(1);
+  size_t seen_capacity = 0;
+};
+
+fpcert_status can_implement_fn(void* ud, const fpcert_gemm_shape*, char* msg, size_t cap) {
+  auto* b = static_cast<Behaviour*>(ud);
+  if (b->message) fpcert_plugin_set_message(msg, cap, b->message);
+  return b->can_implement;
+}
+
+fpcert_status workspace_fn(void* ud, const fpcert_gemm_shape*, size_t* bytes, char*, size_t) {
+  *bytes = static_cast<Behaviour*>(ud)->workspace;
+  return FPCERT_STATUS_OK;
+}
+
+fpcert_status run_fn(void* ud, const fpcert_gemm_args* a, void* ws, size_t ws_bytes, void* stream, char* msg, size_t cap) {
+  auto* b = static_cast<Behaviour*>(ud);
+  ++b->runs;
+  b->seen = *a;
+  b->seen_workspace = ws;
+  b->seen_workspace_bytes = ws_bytes;
+  b->seen_stream = stream;
+  b->seen_capacity = cap;
+  if (ws) std::memset(ws, 0x5A, ws_bytes);  // the workspace must really hold ws_bytes
+  if (b->message) fpcert_plugin_set_message(msg, cap, b->message);
+  if (b->run != FPCERT_STATUS_OK) return b->run;
+  auto* c = static_cast<float*>(a->c);
+  for (std::int64_t i = 0; i < a->shape.m; ++i)
+    for (std::int64_t j = 0; j < a->shape.n; ++j) c[i * a->ldc + j] = 1.0f;
+  return FPCERT_STATUS_OK;
+}
+
+fpcert_kernel gemm_kernel(const char* name, Behaviour* b) {
+  fpcert_kernel k{};
+  k.struct_size = sizeof(fpcert_kernel);
+  k.operation = FPCERT_OPERATION_GEMM;
+  k.name = name;
+  k.description = "in-process test kernel";
+  k.memory = FPCERT_MEMORY_HOST;
+  k.user_data = b;
+  k.gemm.a_input = k.gemm.b_input = FPCERT_FORMAT_F16;
+  k.gemm.input_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
+  k.gemm.a_operand = k.gemm.b_operand = FPCERT_FORMAT_F16;
+  k.gemm.exact_products = 1;
+  k.gemm.acc_format = FPCERT_FORMAT_F32;
+  k.gemm.acc_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
+  k.gemm.out_format = FPCERT_FORMAT_F32;
+  k.gemm.order = "fma along K";
+  k.gemm_can_implement = can_implement_fn;
+  k.gemm_workspace_bytes = workspace_fn;
+  k.gemm_run = run_fn;
+  return k;
+}
+
+fpcert_plugin_info table(const fpcert_kernel* ks, std::uint32_t n) {
+  return fpcert_plugin_info{FPCERT_PLUGIN_INFO_HEADER, "in-process", "0", n, 0, ks};
+}
+
+std::string all(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += x + "\n";
+  return s;
+}
+
+/// Exactly one problem, and it mentions every fragment.
+void expect_one(const std::vector<std::string>& errs, std::initializer_list<const char*> fragments) {
+  INFO(all(errs));
+  REQUIRE(errs.size() == 1);
+  for (const char* f : fragments) CHECK(errs[0].find(f) != std::string::npos);
+}
+
+int unique_id = 0;
+std::string fresh(const char* stem) { return std::string(stem) + "_" + std::to_string(++unique_id); }
+
+}  // namespace
+
+TEST_CASE("a valid table validates - and each broken field is named with its problem") {
+  Behaviour b;
+  const std::string name = fresh("valid");
+  fpcert_kernel k = gemm_kernel(name.c_str(), &b);
+  fpcert_plugin_info info = table(&k, 1);
+  CHECK(validate_plugin_info(&info, "t").empty());
+
+  SUBCASE("unknown format value, with the valid list and both ABI versions") {
+    k.gemm.acc_format = 42;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm.acc_format", "unknown format value 42", "2 f32"});
+    info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;  // from a newer minor: the versions explain the unknown value
+    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.0; the plugin was built against 1.1"});
+  }
+  SUBCASE("format NONE where one is required") {
+    k.gemm.out_format = FPCERT_FORMAT_NONE;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm.out_format", "required"});
+  }
+  SUBCASE("ue8m0 is a conversion-only format") {
+    k.gemm.a_input = FPCERT_FORMAT_UE8M0;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm.a_input", "ue8m0"});
+  }
+  SUBCASE("exact products carry no product format") {
+    k.gemm.product_format = FPCERT_FORMAT_F16;
+    expect_one(validate_plugin_info(&info, "t"), {"product_format", "exact_products is 1"});
+  }
+  SUBCASE("rounded products need a product format") {
+    k.gemm.exact_products = 0;
+    expect_one(validate_plugin_info(&info, "t"), {"product_format", "required when exact_products is 0"});
+  }
+  SUBCASE("exact_products is a boolean") {
+    k.gemm.exact_products = 2;
+    expect_one(validate_plugin_info(&info, "t"), {"exact_products must be 0 or 1"});
+  }
+  SUBCASE("promotion needs a promote format, and no promotion none") {
+    k.gemm.promote_every = 128;
+    expect_one(validate_plugin_info(&info, "t"), {"promote_format", "promote_every > 0"});
+    k.gemm.promote_every = 0;
+    k.gemm.promote_format = FPCERT_FORMAT_F32;
+    expect_one(validate_plugin_info(&info, "t"), {"promote_format must be FPCERT_FORMAT_NONE"});
+  }
+  SUBCASE("negative promotion interval") {
+    k.gemm.promote_every = -1;
+    expect_one(validate_plugin_info(&info, "t"), {"promote_every must be >= 0"});
+  }
+  SUBCASE("the operation order must be stated") {
+    k.gemm.order = "";
+    expect_one(validate_plugin_info(&info, "t"), {"gemm.order is empty"});
+  }
+  SUBCASE("stochastic input rounding is refused; a stochastic accumulator is allowed") {
+    k.gemm.acc_rounding = FPCERT_ROUNDING_STOCHASTIC;
+    CHECK(validate_plugin_info(&info, "t").empty());
+    k.gemm.input_rounding = FPCERT_ROUNDING_STOCHASTIC;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm.input_rounding", "stochastic"});
+  }
+  SUBCASE("unknown rounding value") {
+    k.gemm.acc_rounding = 0;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm.acc_rounding", "unknown rounding value 0"});
+  }
+  SUBCASE("split operands must state their derivation") {
+    k.gemm.operand_u = 0x1p-22;
+    expect_one(validate_plugin_info(&info, "t"), {"operand_note is required"});
+    k.gemm.operand_note = "3xTF32: 2^-22";
+    CHECK(validate_plugin_info(&info, "t").empty());
+  }
+  SUBCASE("run is required") {
+    k.gemm_run = nullptr;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm_run is NULL"});
+  }
+  SUBCASE("unknown memory space and operation") {
+    k.memory = 7;
+    expect_one(validate_plugin_info(&info, "t"), {"memory: unknown value 7"});
+    k.memory = FPCERT_MEMORY_HOST;
+    k.operation = 3;
+    expect_one(validate_plugin_info(&info, "t"), {"operation: unknown value 3"});
+  }
+  SUBCASE("names: characters, duplicates within the plugin, clashes with built-ins") {
+    k.name = "has space";
+    expect_one(validate_plugin_info(&info, "t"), {"name must be"});
+    k.name = "model_gemm_f32";  // a built-in CPU model
+    expect_one(validate_plugin_info(&info, "t"), {"already taken by a built-in kernel"});
+    fpcert_kernel two[2] = {gemm_kernel(name.c_str(), &b), gemm_kernel(name.c_str(), &b)};
+    fpcert_plugin_info info2 = table(two, 2);
+    expect_one(validate_plugin_info(&info2, "t"), {"listed twice"});
+  }
+  SUBCASE("struct sizes") {
+    k.struct_size = 8;
+    expect_one(validate_plugin_info(&info, "t"), {"struct_size is 8"});
+    k.struct_size = sizeof(fpcert_kernel);
+    info.kernel_struct_size = 16;
+    expect_one(validate_plugin_info(&info, "t"), {"kernel_struct_size is 16"});
+  }
+  SUBCASE("another ABI major: one message naming both versions, nothing else read") {
+    info.abi_major = FPCERT_PLUGIN_ABI_MAJOR + 1;
+    info.abi_minor = 3;
+    info.kernels = nullptr;  // must not be touched
+    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.0", "rebuild"});
+  }
+  SUBCASE("a newer minor is accepted") {
+    info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;
+    CHECK(validate_plugin_info(&info, "t").empty());
+  }
+  SUBCASE("no kernels, no name") {
+    info.kernel_count = 0;
+    expect_one(validate_plugin_info(&info, "t"), {"lists no kernels"});
+    info.kernel_count = 1;
+    info.plugin_name = "";
+    expect_one(validate_plugin_info(&info, "t"), {"plugin_name is empty"});
+  }
+  SUBCASE("conversions: saturation must exist in the destination; no stochastic rounding") {
+    fpcert_kernel c{};
+    c.struct_size = sizeof(fpcert_kernel);
+    c.operation = FPCERT_OPERATION_CONVERSION;
+    c.name = "cvt_check";
+    c.memory = FPCERT_MEMORY_HOST;
+    c.conversion = {FPCERT_FORMAT_F32, FPCERT_FORMAT_E4M3, FPCERT_ROUNDING_NEAREST_EVEN, FPCERT_SATURATION_INF,
+                    FPCERT_NAN_PRESERVE, 0};
+    c.conversion_run = [](void*, const fpcert_conversion_args*, void*, char*, size_t) -> fpcert_status { return FPCERT_STATUS_OK; };
+    fpcert_plugin_info ci = table(&c, 1);
+    expect_one(validate_plugin_info(&ci, "t"), {"saturation inf is not possible for e4m3"});
+    c.conversion.saturation = FPCERT_SATURATION_FINITE;
+    CHECK(validate_plugin_info(&ci, "t").empty());
+    c.conversion.rounding = FPCERT_ROUNDING_STOCHASTIC;
+    expect_one(validate_plugin_info(&ci, "t"), {"conversion.rounding", "stochastic"});
+    c.conversion.rounding = FPCERT_ROUNDING_NEAREST_EVEN;
+    c.conversion.nan_payload = 0;
+    expect_one(validate_plugin_info(&ci, "t"), {"nan_payload"});
+    c.conversion.nan_payload = FPCERT_NAN_PRESERVE;
+    c.conversion_run = nullptr;
+    expect_one(validate_plugin_info(&ci, "t"), {"conversion_run is NULL"});
+  }
+}
+
+TEST_CASE("every ABI format maps to the fpcert format of the same tag - and back") {
+  const char* tags[] = {"", "f64", "f32", "tf32", "f16", "bf16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "ue8m0"};
+  for (std::int32_t v = 1; v <= FPCERT_FORMAT_UE8M0; ++v) {
+    const Format* f = format_from_abi(v);
+    REQUIRE(f);
+    CHECK(f->tag == tags[v]);
+    CHECK(format_to_abi(*f) == v);
+  }
+  CHECK(format_from_abi(0) == nullptr);
+  CHECK(format_from_abi(FPCERT_FORMAT_UE8M0 + 1) == nullptr);
+  CHECK(rounding_from_abi(FPCERT_ROUNDING_NEAREST_AWAY) == Rounding::NearestAway);
+  CHECK(saturation_from_abi(FPCERT_SATURATION_FINITE) == Saturation::Finite);
+}
+
+TEST_CASE("a registered plugin kernel: traits - arguments - workspace - and statuses become verdicts") {
+  static Behaviour b;
+  b = Behaviour{};
+  static const std::string name = fresh("wrapped");
+  static fpcert_kernel k = gemm_kernel(name.c_str(), &b);
+  k.gemm.promote_every = 64;
+  k.gemm.promote_format = FPCERT_FORMAT_F32;
+  static fpcert_plugin_info info = table(&k, 1);
+  // Registered once: doctest re-enters this test case for each SUBCASE.
+  static const std::vector<std::string> errors = validate_plugin_info(&info, "t");
+  REQUIRE(errors.empty());
+  static const PluginSummary s = register_plugin_info(&info, "in-process");
+  REQUIRE(s.gemm_kernels == std::vector<std::string>{name});
+  const KernelInfo* ki = find_kernel_info(name);
+  REQUIRE(ki);
+  CHECK(ki->backend == Backend::Plugin);
+  CHECK(ki->origin == "in-process");
+  auto kern = make_kernel(name);
+  REQUIRE(kern);
+  CHECK(kern->backend() == Backend::Plugin);
+  CHECK(kern->memory() == MemorySpace::Host);
+  const KernelTraits& t = kern->traits();
+  CHECK(*t.a_input == f16);
+  CHECK(*t.acc == f32);
+  CHECK(t.exact_products);
+  CHECK(t.promote_every == 64);
+  CHECK(*t.promote_format == f32);
+  CHECK(t.order == "fma along K");
+
+  // Buffers as the runner lays them out: C row-major with 3 padding columns.
+  const std::int64_t m = 4, n = 5, kk = 6, ldc = n + 3;
+  std::vector<std::uint16_t> A(static_cast<std::size_t>(m * kk)), B(static_cast<std::size_t>(kk * n));
+  std::vector<float> C(static_cast<std::size_t>(m * ldc), -2.0f);
+  GemmOperands ops;
+  ops.m = m;
+  ops.n = n;
+  ops.k = kk;
+  ops.a = A.data();
+  ops.lda = kk;
+  ops.b = B.data();
+  ops.ldb = n;
+  ops.c = C.data();
+  ops.ldc = ldc;
+
+  SUBCASE("arguments and workspace reach the plugin as declared") {
+    b.workspace = 1000;
+    CHECK(kern->can_implement(m, n, kk).ok);
+    kern->run(ops);
+    CHECK(b.runs == 1);
+    CHECK(b.seen.struct_size == sizeof(fpcert_gemm_args));
+    CHECK(b.seen.memory == FPCERT_MEMORY_HOST);
+    CHECK(b.seen.a_format == FPCERT_FORMAT_F16);
+    CHECK(b.seen.c_format == FPCERT_FORMAT_F32);
+    CHECK(b.seen.shape.m == m);
+    CHECK(b.seen.shape.n == n);
+    CHECK(b.seen.shape.k == kk);
+    CHECK(b.seen.shape.a_layout == FPCERT_LAYOUT_ROW_MAJOR);
+    CHECK(b.seen.shape.c_layout == FPCERT_LAYOUT_ROW_MAJOR);
+    CHECK(b.seen.lda == kk);
+    CHECK(b.seen.ldc == ldc);
+    CHECK(b.seen.c == C.data());
+    CHECK(b.seen_workspace != nullptr);
+    CHECK(b.seen_workspace_bytes == 1000);
+    CHECK(b.seen_stream == nullptr);
+    CHECK(b.seen_capacity >= 256);
+    CHECK(C[0] == 1.0f);
+    CHECK(C[static_cast<std::size_t>(n)] == -2.0f);  // padding untouched by an honest kernel
+    b.workspace = 0;
+    kern->run(ops);
+    CHECK(b.seen_workspace == nullptr);
+  }
+  SUBCASE("can_implement NOT_SUPPORTED is the verdict 'not supported', with the plugin's reason") {
+    b.can_implement = FPCERT_STATUS_NOT_SUPPORTED;
+    b.message = "odd K only";
+    const Support sup = kern->can_implement(m, n, kk);
+    CHECK_FALSE(sup.ok);
+    CHECK(sup.reason.find("odd K only") != std::string::npos);
+    CHECK(sup.reason.find("m=4 n=5 k=6") != std::string::npos);
+  }
+  SUBCASE("a failing can_implement is not 'not supported': run() reports the failure") {
+    b.can_implement = FPCERT_STATUS_INTERNAL;
+    b.message = "table corrupt";
+    CHECK(kern->can_implement(m, n, kk).ok);
+    try {
+      kern->run(ops);
+      FAIL("run() should have thrown DeviceError");
+    } catch (const DeviceError& e) {
+      CHECK(std::string(e.what()).find("gemm_can_implement() returned INTERNAL (3): table corrupt") != std::string::npos);
+    }
+    CHECK(b.runs == 0);  // the plugin's run was never called
+    b.can_implement = FPCERT_STATUS_OK;
+    CHECK(kern->can_implement(m, n, kk).ok);
+    kern->run(ops);  // the next case starts clean
+    CHECK(b.runs == 1);
+  }
+  SUBCASE("run NOT_SUPPORTED → NotSupportedError; other statuses → DeviceError with the plugin's message") {
+    b.run = FPCERT_STATUS_NOT_SUPPORTED;
+    b.message = "ldc too large";
+    CHECK_THROWS_AS(kern->run(ops), NotSupportedError);
+    for (fpcert_status st : std::initializer_list<fpcert_status>{FPCERT_STATUS_INVALID_ARGUMENT, FPCERT_STATUS_INTERNAL, FPCERT_STATUS_DEVICE_ERROR,
+                             FPCERT_STATUS_OUT_OF_MEMORY, fpcert_status{77}}) {
+      b.run = st;
+      b.message = "launch failed: too many resources";
+      try {
+        kern->run(ops);
+        FAIL("run() should have thrown");
+      } catch (const NotSupportedError&) {
+        FAIL("a failure must not become 'not supported'");
+      } catch (const DeviceError& e) {
+        const std::string w = e.what();
+        CHECK(w.find(name) != std::string::npos);
+        CHECK(w.find(std::string(status_name(st))) != std::string::npos);
+        CHECK(w.find("launch failed: too many resources") != std::string::npos);
+      }
+    }
+  }
+  SUBCASE("a message longer than the buffer is truncated and terminated") {
+    static std::string huge(10000, 'x');
+    b.run = FPCERT_STATUS_INTERNAL;
+    b.message = huge.c_str();
+    try {
+      kern->run(ops);
+    } catch (const DeviceError& e) {
+      const std::string w = e.what();
+      CHECK(w.size() < 4000);
+      CHECK(w.find(std::string(b.seen_capacity - 1, 'x')) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("fpcert_plugin_set_message truncates and always terminates") {
+  char buf[5];
+  std::memset(buf, '#', sizeof buf);
+  fpcert_plugin_set_message(buf, sizeof buf, "abcdefgh");
+  CHECK(std::string(buf) == "abcd");
+  fpcert_plugin_set_message(buf, sizeof buf, nullptr);
+  CHECK(std::string(buf).empty());
+  fpcert_plugin_set_message(buf, 0, "x");  // no capacity: nothing written, no crash
+}
+
+// ---- conversions -----------------------------------------------------------------------------------
+
+namespace {
+
+enum class CvtFault { None, Truncate, PastEnd, BeforeStart };
+CvtFault g_cvt_fault = CvtFault::None;
+
+// bf16 -> f32 (exact), NaNs quieted; with a fault on request.
+fpcert_status bf16_to_f32(void*, const fpcert_conversion_args* a, void*, char*, size_t) {
+  const auto* s = static_cast<const std::uint16_t*>(a->src);
+  auto* d = static_cast<std::uint32_t*>(a->dst);
+  for (std::int64_t i = 0; i < a->count; ++i) {
+    std::uint32_t x = static_cast<std::uint32_t>(s[i]) << 16;
+    if ((x & 0x7fffffffu) > 0x7f800000u) x |= 0x00400000u;
+    d[i] = x;
+  }
+  if (g_cvt_fault == CvtFault::PastEnd) d[a->count] = 0;
+  if (g_cvt_fault == CvtFault::BeforeStart) d[-1] = 0;
+  return FPCERT_STATUS_OK;
+}
+
+// f32 -> bf16 round to nearest even (or truncation, while still claiming nearest even).
+fpcert_status f32_to_bf16(void*, const fpcert_conversion_args* a, void*, char*, size_t) {
+  const auto* s = static_cast<const std::uint32_t*>(a->src);
+  auto* d = static_cast<std::uint16_t*>(a->dst);
+  for (std::int64_t i = 0; i < a->count; ++i) {
+    const std::uint32_t x = s[i];
+    if ((x & 0x7fffffffu) > 0x7f800000u) d[i] = static_cast<std::uint16_t>((x >> 16) | 0x40u);
+    else if (g_cvt_fault == CvtFault::Truncate) d[i] = static_cast<std::uint16_t>(x >> 16);
+    else d[i] = static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+  }
+  return FPCERT_STATUS_OK;
+}
+
+fpcert_status refuses(void*, const fpcert_conversion_args*, void*, char* msg, size_t cap) {
+  fpcert_plugin_set_message(msg, cap, "count too large");
+  return FPCERT_STATUS_NOT_SUPPORTED;
+}
+
+fpcert_kernel cvt(const char* name, fpcert_format s, fpcert_format d, fpcert_conversion_run_fn fn) {
+  fpcert_kernel k{};
+  k.struct_size = sizeof(fpcert_kernel);
+  k.operation = FPCERT_OPERATION_CONVERSION;
+  k.name = name;
+  k.memory = FPCERT_MEMORY_HOST;
+  k.conversion = {s, d, FPCERT_ROUNDING_NEAREST_EVEN, FPCERT_SATURATION_INF, FPCERT_NAN_PRESERVE, 0};
+  k.conversion_run = fn;
+  return k;
+}
+
+const fpcert_kernel kCvts[] = {cvt("t_bf16_to_f32", FPCERT_FORMAT_BF16, FPCERT_FORMAT_F32, bf16_to_f32),
+                               cvt("t_f32_to_bf16", FPCERT_FORMAT_F32, FPCERT_FORMAT_BF16, f32_to_bf16),
+                               cvt("t_refuses", FPCERT_FORMAT_BF16, FPCERT_FORMAT_F32, refuses)};
+const fpcert_plugin_info kCvtInfo = {FPCERT_PLUGIN_INFO_HEADER, "in-process-cvt", "0", 3, 0, kCvts};
+
+void register_cvts_once() {
+  static const bool once = [] {
+    REQUIRE(validate_plugin_info(&kCvtInfo, "cvt").empty());
+    const PluginSummary s = register_plugin_info(&kCvtInfo, "cvt");
+    REQUIRE(s.conversion_kernels.size() == 3);
+    return true;
+  }();
+  (void)once;
+}
+
+ConvertCheckSpec spec_for(const PluginConverter& c) {
+  ConvertCheckSpec s;
+  s.src = &c.src();
+  s.dst = &c.dst();
+  s.rounder = c.rounder();
+  s.mpfr_every = true;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("plugin conversions through the exhaustive checker: honest passes - a liar is caught - guards hold") {
+  register_cvts_once();
+  auto api = make_host_api();
+  g_cvt_fault = CvtFault::None;
+
+  SUBCASE("bf16 -> f32, all 65536 patterns, in chunks that do not divide 65536") {
+    auto c = make_plugin_converter("t_bf16_to_f32");
+    REQUIRE(c);
+    CHECK(c->src() == bf16);
+    CHECK(c->dst() == f32);
+    const ConvertCheckResult r = check_plugin_conversion(*c, spec_for(*c), *api, {}, 600000, 10007);
+    CHECK(r.patterns == 65536);
+    CHECK(r.mpfr_checked == 65536);
+    CHECK(r.mismatches == 0);
+    CHECK(r.nan_differences == 0);
+    CHECK(r.passed());
+  }
+  SUBCASE("f32 -> bf16 that truncates while claiming nearest-even: the inexact codes mismatch") {
+    auto c = make_plugin_converter("t_f32_to_bf16");
+    ConvertCheckSpec s = spec_for(*c);
+    s.first = 0x3f800000;  // 65536 consecutive fp32 codes from 1.0: [1, 1 + 2^-7), one bf16 ulp
+    s.count = 65536;
+    const ConvertCheckResult honest = check_plugin_conversion(*c, s, *api);
+    CHECK(honest.passed());
+    g_cvt_fault = CvtFault::Truncate;
+    const ConvertCheckResult liar = check_plugin_conversion(*c, s, *api);
+    g_cvt_fault = CvtFault::None;
+    // Every code of the window keeps the bf16 bits 0x3f80 (even). Truncation keeps them; nearest-even
+    // rounds up when the 16 discarded bits exceed 0x8000 (a tie, 0x8000, stays on the even 0x3f80):
+    // discarded bits 0x8001..0xffff, 32767 codes, mismatch, the first at 0x3f808001.
+    CHECK(liar.mismatches == 32767);
+    CHECK_FALSE(liar.passed());
+    REQUIRE_FALSE(liar.listed.empty());
+    CHECK(liar.listed[0].src == 0x3f808001);
+    CHECK(liar.listed[0].expected == 0x3f81);
+    CHECK(liar.listed[0].got == 0x3f80);
+  }
+  SUBCASE("writes past the end or before the start of the output are caught by the guards") {
+    auto c = make_plugin_converter("t_bf16_to_f32");
+    ConvertCheckSpec s = spec_for(*c);
+    s.count = 100;
+    g_cvt_fault = CvtFault::PastEnd;
+    try {
+      check_plugin_conversion(*c, s, *api);
+      FAIL("the guard after the output was not checked");
+    } catch (const DeviceError& e) {
+      CHECK(std::string(e.what()).find("wrote past the end of its output") != std::string::npos);
+    }
+    g_cvt_fault = CvtFault::BeforeStart;
+    try {
+      check_plugin_conversion(*c, s, *api);
+      FAIL("the guard before the output was not checked");
+    } catch (const DeviceError& e) {
+      CHECK(std::string(e.what()).find("wrote before its output") != std::string::npos);
+    }
+    g_cvt_fault = CvtFault::None;
+  }
+  SUBCASE("NOT_SUPPORTED from a conversion is NotSupportedError") {
+    auto c = make_plugin_converter("t_refuses");
+    ConvertCheckSpec s = spec_for(*c);
+    s.count = 10;
+    CHECK_THROWS_AS(check_plugin_conversion(*c, s, *api), NotSupportedError);
+  }
+  CHECK(make_plugin_converter("no_such_cvt") == nullptr);
+}
+
+// ---- real libraries (tests/plugins) --------------------------------------------------------------------
+
+namespace {
+
+std::string load_error(const std::string& file) {
+  try {
+    load_plugin(kDir + "/" + file);
+  } catch (const PluginError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("libraries that cannot be used are refused with a message naming the library and the problem") {
+  std::string e = load_error("libfault_not_elf.so");
+  CHECK(e.find("libfault_not_elf.so") != std::string::npos);
+  CHECK(e.find("cannot be loaded") != std::string::npos);
+
+  e = load_error("libfault_missing_dep.so");
+  CHECK(e.find("libfpcert_test_missing_dep.so") != std::string::npos);  // dlerror names the missing library
+
+  e = load_error("libfault_no_symbol.so");
+  CHECK(e.find("does not export fpcert_plugin_enumerate()") != std::string::npos);
+
+  e = load_error("libfault_abi_major.so");
+  CHECK(e.find("ABI 2.0") != std::string::npos);
+  CHECK(e.find("ABI 1.0") != std::string::npos);
+
+  e = load_error("libfault_enum_null.so");
+  CHECK(e.find("returned NULL") != std::string::npos);
+  CHECK(e.find("simulated missing driver") != std::string::npos);
+
+  e = load_error("libfault_bad_traits.so");
+  CHECK(e.find("3 problems") != std::string::npos);
+  CHECK(e.find("unknown format value 99") != std::string::npos);
+  CHECK(e.find("gemm.order is empty") != std::string::npos);
+  CHECK(e.find("promote_format") != std::string::npos);
+
+  e = load_error("libno_such_plugin.so");
+  CHECK(e.find("no such file") != std::string::npos);
+
+  CHECK(make_kernel("fault_bad_traits") == nullptr);  // nothing of a refused plugin is registered
+}
+
+TEST_CASE("the example plugin loads once - registers its GEMM and conversion kernels") {
+  const PluginSummary& s = load_plugin(kDir + "/libfpcert_example_cpu_plugin.so");
+  CHECK(s.name == "example-cpu");
+  CHECK(s.abi_major == FPCERT_PLUGIN_ABI_MAJOR);
+  CHECK(s.gemm_kernels == std::vector<std::string>{"example_gemm_f16_f32acc"});
+  CHECK(s.conversion_kernels.size() == 2);
+  const PluginSummary& again = load_plugin(kDir + "/./libfpcert_example_cpu_plugin.so");
+  CHECK(&again == &s);  // same resolved path: loaded once, no "name taken" error
+  auto k = make_kernel("example_gemm_f16_f32acc");
+  REQUIRE(k);
+  CHECK(k->description().find("example-cpu 1.0") != std::string::npos);
+
+  // The example's bf16 -> f32 over every pattern, f32 -> bf16 around overflow and through the NaNs.
+  auto api = make_host_api();
+  auto c = make_plugin_converter("example_cvt_bf16_to_f32");
+  REQUIRE(c);
+  CHECK(check_plugin_conversion(*c, spec_for(*c), *api).passed());
+  auto d = make_plugin_converter("example_cvt_f32_to_bf16");
+  ConvertCheckSpec s2 = spec_for(*d);
+  s2.first = 0x7f7f0000;  // the top bf16 binade, its overflow boundary, +Inf and the first NaNs
+  s2.count = 0x20000;
+  const ConvertCheckResult r = check_plugin_conversion(*d, s2, *api);
+  CHECK(r.passed());
+  CHECK(r.outcomes[static_cast<int>(Outcome::OverflowInf)] > 0);
+  CHECK(r.outcomes[static_cast<int>(Outcome::NaN)] > 0);
+}
+
+TEST_CASE("a C++ exception thrown by a plugin never unwinds into fpcert: the process terminates") {
+  load_plugin(kDir + "/libfault_throw.so");
+  auto k = make_kernel("fault_throw");
+  REQUIRE(k);
+  std::vector<std::uint16_t> A(2 * 1024), B(1024 * 2);
+  std::vector<float> C(2 * 2);
+  GemmOperands ops;
+  ops.m = 2;
+  ops.n = 2;
+  ops.k = 1024;  // the fault's shape
+  ops.a = A.data();
+  ops.lda = 1024;
+  ops.b = B.data();
+  ops.ldb = 2;
+  ops.c = C.data();
+  ops.ldc = 2;
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::signal(SIGABRT, SIG_DFL);  // doctest's crash handler is the parent's business
+    // If the exception crossed the boundary, this catch would see it and exit 0.
+    try {
+      k->run(ops);
+    } catch (...) {
+      ::_exit(0);
+    }
+    ::_exit(1);
+  }
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  REQUIRE(WIFSIGNALED(st));
+  CHECK(WTERMSIG(st) == SIGABRT);
+  // The same kernel on another shape is honest and returns normally.
+  ops.k = 8;
+  ops.lda = 8;
+  CHECK_NOTHROW(k->run(ops));
+}
