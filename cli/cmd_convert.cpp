@@ -512,6 +512,12 @@ int run_device(const ConvertArgs& a) {
     auto api = make_cuda_api();
     j["environment"] = to_json(make_environment(command_line(), api.get()));
     write_file_atomic(a.json, j.dump(2) + "\n");
+    if (!a.html.empty()) write_html_report(a.html, ReportInput{{}, {conversion_from_json(j)}});
+  } else if (!a.html.empty()) {
+    nlohmann::json j = result_json(r, opt);
+    j["kind"] = "conversion";
+    j["command"] = command_line();
+    write_html_report(a.html, ReportInput{{}, {conversion_from_json(j)}});
   }
   return r.passed() ? kExitPass : kExitGateFailed;
 }
@@ -591,6 +597,11 @@ int run_suite(const ConvertArgs& a) {
                       {"complete", done}};
     doc["passed"] = failed == 0;
     if (!a.json.empty()) write_file_atomic(a.json, doc.dump(2) + "\n");
+    if (done && !a.html.empty()) {
+      ReportInput in;
+      for (const auto& row : rows) in.conversions.push_back(conversion_from_json(row));
+      write_html_report(a.html, in);
+    }
   };
   fmt::print("fpcert conversions on {} (cc {}.{}, running code for __CUDA_ARCH__ {}), fp32 sources {}\n", producer->device_name(),
              arch.cc_major, arch.cc_minor, arch.arch, a.sample ? "sampled (256 blocks of 2^16)" : "exhaustive (2^32)");
@@ -651,7 +662,7 @@ void add_convert(CLI::App& root, Registry& reg) {
   app->add_option("--range", a->range, "With --exhaustive: FIRST:COUNT source codes only");
   app->add_flag("--strict-nan", a->strict_nan, "Count NaN results with other payload or sign bits as mismatches");
   app->add_option("--json", a->json, "Write the result as JSON to this file");
-  app->add_option("--html", a->html, "With --exhaustive: write a self-contained HTML report here");
+  app->add_option("--html", a->html, "With --exhaustive or --all: write a self-contained HTML report here");
   app->add_option("--threads", a->threads, "Worker threads (default: all cores, or $FPCERT_THREADS)");
   app->add_option("--list", a->list, "Mismatches listed with their bits")->capture_default_str();
   app->add_option("--device", a->device, "cpu (fpcert's fast path, MPFR on every pattern) or cuda (a GPU conversion, checked on the CPU)")

@@ -1076,8 +1076,17 @@ std::string banner(const ReportInput& in) {
     s += fmt::format("<li><a href=\"#run-{}\">suite <code>{}</code></a> on {}: <b class=\"{}\">{}</b> \u2014 {}</li>", i, escape(r.suite),
                      escape(run_title(r)), r.passed() ? "okt" : "badt", r.passed() ? "certified" : "failed", counts_line(r, fmt::format("r{}", i)));
   }
+  // Many conversions (a whole sweep): one summary line, then only the failing ones.
+  const bool summarise = in.conversions.size() > 8;
+  if (summarise) {
+    std::size_t passed = 0;
+    for (const auto& c : in.conversions) passed += c.passed;
+    s += fmt::format("<li>conversions: {} checked, <b class=\"okt\">{} passed</b>, <b class=\"{}\">{} failed</b> (each below)</li>",
+                     in.conversions.size(), passed, passed == in.conversions.size() ? "okt" : "badt", in.conversions.size() - passed);
+  }
   for (std::size_t i = 0; i < in.conversions.size(); ++i) {
     const ConversionResult& c = in.conversions[i];
+    if (summarise && c.passed) continue;
     s += fmt::format("<li><a href=\"#conv-{}\">conversion <code>{}</code> \u2192 <code>{}</code></a> ({}, {}): <b class=\"{}\">{}</b> \u2014 "
                      "{} mismatch(es)</li>",
                      i, escape(c.from), escape(c.to), escape(c.rounding), escape(c.saturation), c.passed ? "okt" : "badt",
