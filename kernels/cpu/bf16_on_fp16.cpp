@@ -12,6 +12,10 @@
 
 namespace fpcert {
 
+static_assert(kModeRow == emu::kModeRow && kModeKBlock == emu::kModeKBlock && kModeTile == emu::kModeTile &&
+                  kBf16OnF16MaxLosslessSpan == emu::kSpanLossless,
+              "the tile modes of the CPU models and the device code are one definition");
+
 const std::vector<Bf16OnF16Policy>& bf16_on_f16_policies() {
   static const std::vector<Bf16OnF16Policy> p = {
       {Bf16OnF16Strategy::Cast, 0, "cast"},           {Bf16OnF16Strategy::Tensor, 0, "tensor"},

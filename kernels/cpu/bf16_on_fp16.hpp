@@ -8,7 +8,8 @@
 // [-17, 15]: 30 normal ones and three where the 8-bit significand still fits above 2^-24). Scaling a
 // line by 2^s moves it there; every product then carries the factor 2^(s_A + s_B), removed exactly
 // in fp32 in the epilogue. One window per line (or line segment) is lossless while the line's
-// exponent span (max binade - min binade of its nonzero entries) is at most 32 (emu::kSpanLossless).
+// exponent span (max binade - min binade of its nonzero entries) is at most 32 (emu::kSpanLossless,
+// kernels/cuda/emu_arith.cuh).
 //
 // The same scalar functions (kernels/cuda/emu_arith.cuh) serve the CPU models here and the CUDA
 // kernels (kernels/cuda/emu_bf16.cu): conversions, windows and plans agree bit for bit, which
@@ -19,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/emu_arith.cuh"
 #include "kernels/kernel.hpp"
 
 namespace fpcert {
@@ -43,10 +43,14 @@ const Bf16OnF16Policy* find_bf16_on_f16_policy(const std::string& tag);
 std::string bf16_on_f16_kernel_name(const Bf16OnF16Policy& p);  ///< gemm_bf16_on_f16_<tag>_mma_sm80
 std::string bf16_on_f16_model_name(const Bf16OnF16Policy& p);   ///< model_gemm_bf16_on_f16_<tag>
 
-/// How the MMA treats a 128 x 128 tile of C (emu_arith.cuh: one definition for kernels and models).
-using emu::kModeRow;
-using emu::kModeKBlock;
-using emu::kModeTile;
+/// How the MMA treats a 128 x 128 tile of C (the same values as emu::kModeRow, emu::kModeKBlock and
+/// emu::kModeTile of kernels/cuda/emu_arith.cuh, which the device code uses; bf16_on_fp16.cpp
+/// static_asserts that they agree: this header stays free of the device headers).
+constexpr std::uint8_t kModeRow = 0;     ///< one scale per line: the fragment accumulates all of K, one rescale at the end
+constexpr std::uint8_t kModeKBlock = 1;  ///< per segment: a fresh partial per K-block, rescaled and added in fp32
+constexpr int kModeTile = 128;           ///< the tile edge modes are decided for (the MMA's block tile)
+/// The largest exponent span one power-of-two scale converts losslessly (emu::kSpanLossless).
+constexpr int kBf16OnF16MaxLosslessSpan = 32;
 
 /// The plan of one operand, its lines being the rows of A or the columns of B, cut along K into
 /// segments of `seg_len` (the whole K for line strategies).
