@@ -1,5 +1,6 @@
-// cli/cmd_experiment.cpp — `fpcert experiment split-scalar`: each split-product method on millions of
-// scalar products against the exact product.
+// cli/cmd_experiment.cpp — `fpcert experiment`: split-scalar (each split-product method on millions of
+// scalar products against the exact product, on the CPU or the device), three-pipeline, and
+// bf16-on-fp16 (the single-scale span boundary and the three correctness levels of every strategy).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -18,6 +19,7 @@ namespace {
 
 struct Args {
   std::string which, json, device = "cuda";
+  bool device_given = false;  // split-scalar and bf16-on-fp16 run on the CPU unless --device is given
   std::int64_t mn = 0;
   std::uint64_t pairs = 2000000, seed = 1;
   int emin = -60, emax = 60;
@@ -65,29 +67,46 @@ int run_three_pipeline(const Args& a) {
   return exit_code(r);
 }
 
-int run_experiment(const Args& a) {
-  if (a.which == "three-pipeline") return run_three_pipeline(a);
-  if (a.which != "split-scalar") throw InputError("unknown experiment '" + a.which + "' (valid: split-scalar, three-pipeline)");
+std::string fmt_count(std::int64_t v) { return v < 0 ? "-" : fmt::format("{}", v); }
+
+int run_split_scalar(const Args& a) {
+  const bool cuda = a.device_given && a.device == "cuda";
+  if (a.device_given && !cuda && a.device != "cpu") throw InputError("--device: expected cpu or cuda, got '" + a.device + "'");
   if (a.emin > a.emax || a.emin < -126 || a.emax > 127)
     throw InputError(fmt::format("--emin/--emax: need -126 <= emin <= emax <= 127 (normal fp32 exponents), got [{}, {}]", a.emin, a.emax));
   if (a.pairs < 1) throw InputError("--pairs must be at least 1");
   const auto t0 = std::chrono::steady_clock::now();
-  const auto rows = split_scalar_experiment(a.pairs, a.seed, a.emin, a.emax);
+  const auto rows = split_scalar_experiment(a.pairs, a.seed, a.emin, a.emax, 0, cuda);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("split-product scalar experiment: {} pairs of fp32 normals, exponents uniform in [{}, {}], seed {}\n", a.pairs,
              a.emin, a.emax, a.seed);
+  if (cuda)
+    fmt::print("products computed on the CUDA device with the kernels' slicing (kernels/cuda/emu_arith.cuh: __fmaf_rn, __fadd_rn, "
+               "__float2bfloat16_rn, tf32 on the bits; the tf32 row uses cvt.rna.tf32.f32); 'cpu diff' counts pairs whose device "
+               "product differs in any bit from the CPU's (kernels/cpu/split.cpp): it must be 0\n");
   fmt::print("relative error of each method's product against the exact product (fp64)\n");
-  fmt::print("{:<12} {:>12} {:>12} {:>12} {:>10}\n", "method", "median", "p99", "max", "zero");
+  fmt::print("{:<12} {:>12} {:>12} {:>12} {:>10}{}\n", "method", "median", "p99", "max", "zero", cuda ? fmt::format(" {:>9}", "cpu diff") : "");
   nlohmann::json arr = nlohmann::json::array();
+  std::int64_t mismatches = 0;
   for (const auto& r : rows) {
-    fmt::print("{:<12} {:>12.3e} {:>12.3e} {:>12.3e} {:>10}\n", r.method, r.median, r.p99, r.max, r.zero);
-    arr.push_back({{"method", r.method}, {"median", r.median}, {"p99", r.p99}, {"max", r.max}, {"zero", r.zero}, {"samples", r.samples}});
+    fmt::print("{:<12} {:>12.3e} {:>12.3e} {:>12.3e} {:>10}{}\n", r.method, r.median, r.p99, r.max, r.zero,
+               cuda ? fmt::format(" {:>9}", fmt_count(r.cpu_mismatches)) : "");
+    if (r.cpu_mismatches > 0) {
+      mismatches += r.cpu_mismatches;
+      fmt::print("    first difference: {}\n", r.first_mismatch);
+    }
+    nlohmann::json row = {{"method", r.method}, {"median", r.median}, {"p99", r.p99}, {"max", r.max}, {"zero", r.zero}, {"samples", r.samples}};
+    if (cuda) row["cpu_mismatches"] = r.cpu_mismatches;
+    arr.push_back(row);
   }
+  if (cuda)
+    fmt::print("device vs CPU: {}\n", mismatches == 0 ? "every product equal bit for bit" : fmt::format("{} products differ: FAIL", mismatches));
   fmt::print("({:.2f} s)\n", secs);
   if (!a.json.empty())
     write_file_atomic(a.json, nlohmann::json({{"kind", "experiment"},
                                               {"experiment", "split-scalar"},
                                               {"command", command_line()},
+                                              {"device", cuda ? "cuda" : "cpu"},
                                               {"pairs", a.pairs},
                                               {"seed", a.seed},
                                               {"emin", a.emin},
@@ -95,15 +114,115 @@ int run_experiment(const Args& a) {
                                               {"rows", arr}})
                                       .dump(2) +
                                   "\n");
-  return 0;
+  return mismatches == 0 ? 0 : kExitGateFailed;
+}
+
+int run_bf16_on_fp16(const Args& a) {
+  const bool cuda = a.device_given && a.device == "cuda";
+  if (a.device_given && !cuda && a.device != "cpu") throw InputError("--device: expected cpu or cuda, got '" + a.device + "'");
+  const Bf16OnF16Report rep = bf16_on_fp16_experiment(cuda, a.mn, command_line());
+  fmt::print("BF16 on FP16: bf16 inputs, exact products, fp32 accumulation, computed on fp16 MMAs ({}, {})\n", rep.device,
+             cuda ? "CUDA kernels" : "CPU models");
+  fmt::print("\n1. The single-scale span boundary. A's rows span s binades (span tiles, random 8-bit significands), B = I:\n"
+             "   'inexact' counts conversions bf16 -> fp16 (scaled) that rounded; 'C != A' counts outputs of C = A I that\n"
+             "   differ from A (one product each, so any MMA order gives A exactly iff the conversions were exact);\n"
+             "   'subnormal' counts operands the MMA received as fp16 subnormals (a flush-to-zero MMA would lose them).\n");
+  fmt::print("{:>5}  {:<32} {:>9} {:>9} {:>10}\n", "span", "kernel", "inexact", "C != A", "subnormal");
+  for (const auto& r : rep.spans)
+    fmt::print("{:>5}  {:<32} {:>9} {:>9} {:>10}\n", r.span, r.kernel, r.inexact, r.c_differs, r.subnormal);
+  fmt::print("derived: one power-of-two scale is lossless for spans <= {} (33 binades [-17, 15]: 30 normal, 3 subnormal); "
+             "without fp16 subnormals the limit would be 29\n",
+             rep.derived_max_lossless_span);
+  fmt::print("measured: first lossy span {}; {}\n", rep.measured_first_lossy_span,
+             rep.measured_consistent ? "every span <= 32 lossless and every span >= 33 lossy, by both measures: CONFIRMED"
+                                     : "MISMATCH with the derivation (see the rows above)");
+  fmt::print("\n2. The bf16-on-fp16 suite, every strategy, three correctness levels:\n"
+             "   model quality = the runner's gate against the exact product of the bf16 inputs (gate fraction <= 1);\n"
+             "   numerical     = error relative to the native kernel ({}) on the same case: 'maxabs/nat' is the --baseline\n"
+             "                   mechanism's ratio of max |err| (floor 2^-23 max|ref|), 'cw/nat' the ratio of componentwise\n"
+             "                   errors max |err_ij| / (|A||B|)_ij (floor 2^-24), which large elements cannot hide;\n"
+             "   bitwise       = elements differing from native's output (0 expected for lossless row-mode strategies\n"
+             "                   when fp16 and bf16 MMAs sum alike; K-block and outlier paths use another order).\n"
+             "   'lossless' = no bf16 -> fp16 conversion rounded (every product exact).\n",
+             rep.native);
+  fmt::print("{:<22} {:<34} {:>8} {:>8} {:>8} {:>5} {:>9} {:>10} {:>9} {:>9}\n", "case", "kernel", "lossless", "inexact", "outliers",
+             "gate", "frac", "maxabs/nat", "cw/nat", "bits!=nat");
+  nlohmann::json rows = nlohmann::json::array();
+  int gate_failures = 0;
+  struct Tally {
+    int cases = 0, pass = 0, lossless = 0, numerical = 0, bitwise = 0;
+  };
+  std::map<std::string, Tally> tally;
+  std::vector<std::string> order;
+  for (const auto& r : rep.rows) {
+    const std::int64_t inexact = r.stats.a.inexact + r.stats.b.inexact, outl = r.stats.a.outliers + r.stats.b.outliers;
+    fmt::print("{:<22} {:<34} {:>8} {:>8} {:>8} {:>5} {:>9.3g} {:>10.3g} {:>9.3g} {:>9}\n", r.case_id, r.kernel,
+               r.bitwise_differences < 0 ? "-" : (r.stats.lossless() ? "yes" : "no"), inexact, outl, r.status, r.gate_fraction,
+               r.error_ratio, r.componentwise_ratio, fmt_count(r.bitwise_differences));
+    gate_failures += r.status != "pass";
+    if (!tally.count(r.kernel)) order.push_back(r.kernel);
+    Tally& t = tally[r.kernel];
+    ++t.cases;
+    t.pass += r.status == "pass";
+    t.lossless += r.bitwise_differences >= 0 && r.stats.lossless();
+    t.numerical += r.status == "pass" && r.componentwise_ratio <= 2;
+    t.bitwise += r.bitwise_differences == 0;
+    rows.push_back({{"case", r.case_id}, {"spec", r.spec}, {"kernel", r.kernel}, {"status", r.status}, {"reason", r.reason},
+                    {"gate_fraction", r.gate_fraction}, {"max_abs", r.max_abs}, {"native_max_abs", r.native_max_abs},
+                    {"error_ratio", r.error_ratio}, {"componentwise", r.componentwise},
+                    {"native_componentwise", r.native_componentwise}, {"componentwise_ratio", r.componentwise_ratio},
+                    {"bitwise_differences", r.bitwise_differences}, {"elements", r.elements}, {"lossless", r.stats.lossless()},
+                    {"stats", to_string(r.stats)}, {"time_ms", r.time_ms}});
+  }
+  fmt::print("\nper strategy, cases out of {}: model quality (gate passes), lossless (no conversion rounded), numerical (gate "
+             "passes and cw/nat <= 2), bitwise (identical to native)\n",
+             order.empty() ? 0 : tally[order.front()].cases);
+  fmt::print("{:<34} {:>8} {:>9} {:>10} {:>8}\n", "kernel", "quality", "lossless", "numerical", "bitwise");
+  for (const auto& k : order) {
+    const Tally& t = tally[k];
+    fmt::print("{:<34} {:>8} {:>9} {:>10} {:>8}\n", k, t.pass, t.lossless, t.numerical, t.bitwise);
+  }
+  fmt::print("\n{} of {} (case, strategy) pairs fail the gate (the direct cast is expected to fail where values leave fp16's range;\n"
+             "single-scale strategies where a line spans more than 32 binades and cancellation exposes the lost bits)\n",
+             gate_failures, rep.rows.size());
+  if (!a.json.empty()) {
+    nlohmann::json spans = nlohmann::json::array();
+    for (const auto& r : rep.spans)
+      spans.push_back({{"span", r.span}, {"kernel", r.kernel}, {"inexact", r.inexact}, {"c_differs", r.c_differs}, {"subnormal", r.subnormal}});
+    write_file_atomic(a.json, nlohmann::json({{"kind", "experiment"},
+                                              {"experiment", "bf16-on-fp16"},
+                                              {"command", command_line()},
+                                              {"device", rep.device},
+                                              {"native", rep.native},
+                                              {"derived_max_lossless_span", rep.derived_max_lossless_span},
+                                              {"measured_first_lossy_span", rep.measured_first_lossy_span},
+                                              {"measured_consistent", rep.measured_consistent},
+                                              {"spans", spans},
+                                              {"rows", rows}})
+                                      .dump(2) +
+                                  "\n");
+  }
+  return rep.measured_consistent ? 0 : kExitGateFailed;
+}
+
+int run_experiment(const Args& a) {
+  if (a.which == "three-pipeline") return run_three_pipeline(a);
+  if (a.which == "split-scalar") return run_split_scalar(a);
+  if (a.which == "bf16-on-fp16") return run_bf16_on_fp16(a);
+  throw InputError("unknown experiment '" + a.which + "' (valid: split-scalar, three-pipeline, bf16-on-fp16)");
 }
 
 void add_experiment(CLI::App& root, Registry& reg) {
-  auto* app = root.add_subcommand("experiment", "Experiments: split-scalar (split products vs exact), three-pipeline (fp32 / fp16-fp32acc / fp16-fp16acc table)");
+  auto* app = root.add_subcommand("experiment", "Experiments: split-scalar (split products vs exact), three-pipeline (fp32 / fp16-fp32acc / fp16-fp16acc table), bf16-on-fp16 (span boundary, correctness levels)");
   auto a = std::make_shared<Args>();
-  app->add_option("name", a->which, "split-scalar | three-pipeline")->required();
-  app->add_option("--device", a->device, "three-pipeline: cuda (tiled CUDA kernels) or cpu (their CPU models)")->capture_default_str();
-  app->add_option("--mn", a->mn, "three-pipeline: override M = N");
+  app->add_option("name", a->which, "split-scalar | three-pipeline | bf16-on-fp16")->required();
+  app->add_option("--device", a->device,
+                  "cuda or cpu: three-pipeline defaults to cuda (tiled CUDA kernels; cpu: their models); split-scalar and "
+                  "bf16-on-fp16 run on the CPU unless --device cuda is given (device products compared bit for bit with the "
+                  "CPU's; the CUDA kernels next to gemm_bf16_f32acc_mma_sm80)")
+      ->capture_default_str()
+      ->each([a](const std::string&) { a->device_given = true; });
+  app->add_option("--mn", a->mn, "three-pipeline, bf16-on-fp16: override M = N");
   app->add_option("--pairs", a->pairs, "Number of scalar pairs")->capture_default_str();
   app->add_option("--seed", a->seed, "Philox key")->capture_default_str();
   app->add_option("--emin", a->emin, "Smallest exponent")->capture_default_str();

@@ -196,7 +196,43 @@ std::vector<CaseSpec> split_emulation(const SuiteContext& c) {
        "exponents down to -110: second and third slices become subnormal or zero, products underflow"},
       {"cancel_1e8", gemm("cancel_gemm", std::min<std::int64_t>(mn, 32), 1024, 74, "kappa=1e8"), BoundVariant::Componentwise,
        "condition number 1e8"},
+      // Added with the tensor-core emulation kernels (docs/emulation.md).
+      {"k256_uniform", gemm("uniform", mn, 256, 75), BoundVariant::Independent,
+       "uniform [-1, 1), K = 256: short sums, where the operand error of the split dominates the accumulation's"},
+      {"ozaki_wide", gemm("ozaki", mn, 512, 76, "phi=4"), BoundVariant::Componentwise,
+       "(U(0,1) - 0.5) exp(4 N(0,1)): entries across ~50 binades in one row, small slices far below the large ones"},
   };
+}
+
+/// BF16 inputs for the BF16-on-FP16 strategies (kernels/cpu/bf16_on_fp16.hpp): exponent-span tiles
+/// around fp16's window of 33 binades (spans up to 32 fit one power-of-two scale losslessly; 33 is the
+/// first that does not), per row and per K-block, outliers, and ordinary data. Grade with
+/// --baseline gemm_bf16_f32acc_mma_sm80 (model_gemm_bf16_f32acc on the CPU) for the numerical level.
+std::vector<CaseSpec> bf16_on_fp16(const SuiteContext& c) {
+  const auto mn = pick_mn(c, 512, 32);
+  const std::int64_t k = c.device ? 1024 : 256;
+  std::vector<CaseSpec> r;
+  std::uint64_t seed = 90;
+  for (int s : {29, 30, 31, 32, 33, 40})
+    r.push_back({fmt::format("span_row_s{}", s), gemm("span", mn, k, seed++, fmt::format("s={}", s)), BoundVariant::Componentwise,
+                 fmt::format("every row of A and column of B spans exactly {} binades (bf16){}", s,
+                             s <= 32 ? ": one scale per line is lossless" : ": one scale per line is not lossless")});
+  for (int blk : {64, 128}) {
+    r.push_back({fmt::format("span_kb{}_s29_shift20", blk), gemm("span", mn, k, seed++, fmt::format("s=29,block={},shift=20", blk)),
+                 BoundVariant::Componentwise,
+                 fmt::format("every K-block of {} spans 29 binades, shifted by up to +-20: whole lines span up to 69 "
+                             "(lossless per K-block, not per line)", blk)});
+    r.push_back({fmt::format("span_kb{}_s40", blk), gemm("span", mn, k, seed++, fmt::format("s=40,block={}", blk)),
+                 BoundVariant::Componentwise,
+                 fmt::format("every K-block of {} spans 40 binades: only an outlier path keeps every product exact", blk)});
+  }
+  r.push_back({"outliers_e40", gemm("outlier", mn, k, seed++, "p=0.01,e=40,source=bf16"), BoundVariant::Componentwise,
+               "N(0, 1) with 1% of the entries times 2^40: lines span ~60 binades, the bulk fits one window"});
+  r.push_back({"outliers_e8", gemm("outlier", mn, k, seed++, "p=0.01,e=8,source=bf16"), BoundVariant::Componentwise,
+               "N(0, 1) with 1% of the entries times 2^8: mild outliers inside one window"});
+  r.push_back({"normal", gemm("normal", mn, k, seed++, "source=bf16"), BoundVariant::Independent, "N(0, 1) bf16 values"});
+  r.push_back({"uniform", gemm("uniform", mn, k, seed++, "source=bf16"), BoundVariant::Independent, "uniform [-1, 1) bf16 values"});
+  return r;
 }
 
 std::vector<CaseSpec> three_pipeline(const SuiteContext& c) {
@@ -221,6 +257,8 @@ const std::vector<SuiteInfo>& builtin_suites() {
       {"accumulator", "accumulator probes (ones, alternating, sorted) at K = 4096, and fp16-exact inputs at K = 256..4096", accumulator},
       {"three-pipeline", "the reference course's table: uniform inputs at K = 256, 1024, 2048 (M = N = 1024; 64 on the CPU)", three_pipeline},
       {"split-emulation", "cases for split-product emulations (3xTF32, nxBF16): accuracy, exponent range to -110, cancellation", split_emulation},
+      {"bf16-on-fp16", "bf16 inputs for BF16-on-FP16 strategies: span tiles of 29..33 and 40 binades per row and per K-block, "
+                       "outliers, normal data (--baseline gemm_bf16_f32acc_mma_sm80)", bf16_on_fp16},
   };
   return s;
 }

@@ -1,0 +1,262 @@
+// bench/gpu_emulation.cpp — throughput of the emulated-precision kernels (docs/emulation.md), measured
+// side by side in one run:
+//   1. split products (3xTF32 rn/rz, 1/3/6/9xBF16) at M = N = K in {2048, 4096, 8192}: time, TFLOP/s
+//      (2MNK / time: the fp32 GEMM's work), the effective rate relative to cuBLAS COMPUTE_32F_PEDANTIC
+//      on the same shape, the split pre-pass (T_overhead) and the MMA stage timed on their own, and the
+//      break-even condition P_low / P_32 > m / (1 - T_overhead / T_32) evaluated from measured numbers:
+//      m the scheme's slice products, P_low the measured rate of one low-precision product (the 1xBF16
+//      kernel's MMA stage for bf16 schemes, the tf32 mma.sync kernel for tf32 schemes), P_32 and T_32
+//      cuBLAS pedantic fp32's;
+//   2. BF16 on FP16: time per stage (exponent reduction, packing, MMA, rescale epilogue, fallback) and
+//      end to end for every strategy, next to the native bf16 mma.sync kernel and cuBLAS bf16 (fp32
+//      accumulation), on ordinary bf16 data and on data with 1% outliers times 2^40.
+// Every time is the median of 10 launches after 3 warm-ups (CUDA events, no copies); inputs are random
+// and never zero. Exits 0 with a message when there is no CUDA device.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/bf16_on_fp16.hpp"
+#include "kernels/cpu/split.hpp"
+#include "kernels/device_api.hpp"
+#include "kernels/kernel.hpp"
+#include "oracle/error.hpp"
+
+using namespace fpcert;
+
+namespace {
+
+constexpr int kWarmups = 3, kTimed = 10;
+
+std::uint64_t splitmix(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+/// n random codes of f (fp32 or bf16): sign random, magnitude in [2^-4, 1) with a random fraction
+/// (never zero); with outlier_pct > 0, that percentage of the entries is multiplied by 2^40.
+std::vector<std::uint8_t> random_codes(const Format& f, std::size_t n, std::uint64_t seed, int outlier_pct = 0) {
+  const int cb = container_bytes(f);
+  std::vector<std::uint8_t> out(n * static_cast<std::size_t>(cb));
+  std::uint64_t s = seed;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t r = splitmix(s);
+    std::uint64_t exp = static_cast<std::uint64_t>(f.bias - 1 - static_cast<int>((r >> 1) % 4));
+    if (outlier_pct > 0 && (r >> 40) % 100 < static_cast<std::uint64_t>(outlier_pct)) exp += 40;
+    const std::uint64_t code = ((r & 1) << (f.exp_bits + f.frac_bits)) | (exp << f.frac_bits) | ((r >> 8) & f.frac_mask());
+    const std::uint64_t c = to_container(f, code);
+    std::memcpy(out.data() + i * static_cast<std::size_t>(cb), &c, static_cast<std::size_t>(cb));
+  }
+  return out;
+}
+
+struct DeviceBuffer {
+  DeviceApi* api = nullptr;
+  void* p = nullptr;
+  DeviceBuffer(DeviceApi& a, std::size_t bytes) : api(&a), p(a.alloc(bytes)) {}
+  ~DeviceBuffer() { api->free(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+/// A and B (N x N) of one format on the device, and C.
+struct Operands {
+  std::unique_ptr<DeviceBuffer> a, b, c;
+  GemmOperands ops;
+  Operands(DeviceApi& api, const Format& f, std::int64_t N, int outlier_pct) {
+    const std::size_t elems = static_cast<std::size_t>(N * N), bytes = elems * static_cast<std::size_t>(container_bytes(f));
+    a = std::make_unique<DeviceBuffer>(api, bytes);
+    b = std::make_unique<DeviceBuffer>(api, bytes);
+    c = std::make_unique<DeviceBuffer>(api, elems * 4);
+    const auto ha = random_codes(f, elems, 1 + static_cast<std::uint64_t>(N), outlier_pct);
+    const auto hb = random_codes(f, elems, 2 + static_cast<std::uint64_t>(N), outlier_pct);
+    api.to_device(a->p, ha.data(), bytes);
+    api.to_device(b->p, hb.data(), bytes);
+    ops.m = ops.n = ops.k = N;
+    ops.a = a->p, ops.lda = N, ops.b = b->p, ops.ldb = N, ops.c = c->p, ops.ldc = N;
+    ops.stream = api.stream();
+  }
+};
+
+/// Median time of run() in ms (3 warm-ups, 10 timed launches); < 0 when not supported.
+double time_kernel(Kernel& k, const GemmOperands& ops, DeviceApi& api, std::string& why) {
+  const Support sup = k.can_implement(ops.m, ops.n, ops.k);
+  if (!sup.ok) {
+    why = sup.reason;
+    return -1;
+  }
+  try {
+    for (int w = 0; w < kWarmups; ++w) k.run(ops);
+    api.synchronize(600000);
+    std::vector<double> ms;
+    for (int q = 0; q < kTimed; ++q) {
+      api.timer_start();
+      k.run(ops);
+      ms.push_back(api.timer_stop_ms());
+    }
+    api.synchronize(600000);
+    std::sort(ms.begin(), ms.end());
+    return 0.5 * (ms[kTimed / 2 - 1] + ms[kTimed / 2]);
+  } catch (const NotSupportedError& e) {
+    why = e.what();
+    return -1;
+  }
+}
+
+double tflops(std::int64_t N, double ms) { return 2.0 * static_cast<double>(N) * static_cast<double>(N) * static_cast<double>(N) / (ms * 1e-3) / 1e12; }
+
+double stage(const std::vector<StageTime>& st, const std::string& name) {
+  for (const auto& s : st)
+    if (s.name == name) return s.ms;
+  return 0;
+}
+
+struct SplitRow {
+  const char* kernel;
+  const char* scheme;
+};
+const SplitRow kSplit[] = {{"gemm_3xtf32_mma_sm80", "3xtf32"}, {"gemm_3xtf32rz_mma_sm80", "3xtf32_rz"},
+                           {"gemm_1xbf16_mma_sm80", "1xbf16"},  {"gemm_3xbf16_mma_sm80", "3xbf16"},
+                           {"gemm_6xbf16_mma_sm80", "6xbf16"},  {"gemm_9xbf16_mma_sm80", "9xbf16"}};
+
+int split_products(DeviceApi& api) {
+  std::printf("\n=== 1. split products vs cuBLAS COMPUTE_32F_PEDANTIC (fp32 in, fp32 out) ===\n");
+  std::printf("time = end to end (pre-pass + MMA GEMM); TFLOP/s = 2 N^3 / time (the fp32 GEMM's work); rate vs fp32 = T_32 / time "
+              "(> 1: faster than cuBLAS pedantic fp32)\n");
+  std::printf("break-even (docs/emulation.md): emulation time ~ T_overhead + m T_low with T_low = 2 N^3 / P_low, so it beats\n"
+              "fp32 iff P_low / P_32 > m / (1 - T_overhead / T_32); m = the scheme's slice products, P_low = one low-precision\n"
+              "product's measured rate (bf16: the 1xBF16 kernel's MMA stage; tf32: gemm_tf32_f32acc_mma_sm80), P_32 = cuBLAS\n"
+              "pedantic fp32's. 'predicted' = T_overhead + m T_low against the measured time: how far the fused kernel is from\n"
+              "m separate low-precision GEMMs.\n");
+  for (const std::int64_t N : {std::int64_t{2048}, std::int64_t{4096}, std::int64_t{8192}}) {
+    std::printf("\nM = N = K = %lld\n", static_cast<long long>(N));
+    Operands f32ops(api, f32, N, 0);
+    std::string why;
+    auto ped = make_kernel("cublas_gemm_f32_pedantic");
+    auto tf32k = make_kernel("gemm_tf32_f32acc_mma_sm80");
+    const double t32 = ped ? time_kernel(*ped, f32ops.ops, api, why) : -1;
+    if (t32 <= 0) {
+      std::printf("cublas_gemm_f32_pedantic not available (%s): no reference, skipping this size\n", why.c_str());
+      continue;
+    }
+    const double p32 = tflops(N, t32);
+    const double ttf = tf32k ? time_kernel(*tf32k, f32ops.ops, api, why) : -1;
+    std::printf("%-34s %10.4f ms %8.2f TFLOP/s   (P_32, T_32)\n", "cublas_gemm_f32_pedantic", t32, p32);
+    if (ttf > 0) std::printf("%-34s %10.4f ms %8.2f TFLOP/s   (P_low of tf32 schemes)\n", "gemm_tf32_f32acc_mma_sm80", ttf, tflops(N, ttf));
+    double p_low_bf16 = -1;
+    std::printf("%-26s %2s %10s %9s %8s %10s %10s %9s %9s %10s %10s  %s\n", "kernel", "m", "time ms", "TFLOP/s", "vs fp32", "T_oh ms",
+                "MMA ms", "P_low/P32", "needed", "predicted", "verdict", "measured");
+    for (const SplitRow& row : kSplit) {
+      auto k = make_kernel(row.kernel);
+      const SplitScheme* sc = find_split_scheme(row.scheme);
+      if (!k || !sc) {
+        std::printf("%-26s not registered\n", row.kernel);
+        continue;
+      }
+      const double t = time_kernel(*k, f32ops.ops, api, why);
+      if (t <= 0) {
+        std::printf("%-26s not supported: %s\n", row.kernel, why.c_str());
+        continue;
+      }
+      auto* staged = dynamic_cast<StagedKernel*>(k.get());
+      const std::vector<StageTime> st = staged ? staged->time_stages(f32ops.ops, kWarmups, kTimed) : std::vector<StageTime>{};
+      const double toh = stage(st, "split pre-pass (T_overhead)"), tmma = stage(st, "MMA GEMM");
+      const int m = static_cast<int>(sc->terms.size());
+      const bool bf16s = *sc->slice == bf16;
+      if (bf16s && m == 1) p_low_bf16 = tflops(N, tmma);
+      const double p_low = bf16s ? p_low_bf16 : (ttf > 0 ? tflops(N, ttf) : -1);
+      if (p_low <= 0) {
+        std::printf("%-26s %2d %10.4f %9.2f %8.3f %10.4f %10.4f  (no P_low measured)\n", row.kernel, m, t, tflops(N, t), t32 / t, toh, tmma);
+        continue;
+      }
+      const double needed = static_cast<double>(m) / (1.0 - toh / t32);
+      const double have = p_low / p32;
+      const bool model_wins = toh < t32 && have > needed;
+      const double predicted = toh + m * (2.0 * static_cast<double>(N) * N * N / (p_low * 1e12)) * 1e3;
+      std::printf("%-26s %2d %10.4f %9.2f %8.3f %10.4f %10.4f %9.3f %9.3f %10.4f %10s  %s\n", row.kernel, m, t, tflops(N, t), t32 / t, toh,
+                  tmma, have, needed, predicted, model_wins ? "wins" : "loses",
+                  t < t32 ? "emulation faster than fp32" : "fp32 faster than emulation");
+    }
+  }
+  std::printf("\n'verdict' applies the break-even condition to the measured rates (wins: P_low / P_32 > needed); 'measured' compares\n"
+              "the kernel's own end-to-end time with cuBLAS pedantic fp32 on the same shape. They can disagree where the fused\n"
+              "kernel runs slower or faster than m separate low-precision GEMMs ('predicted' vs 'time ms').\n");
+  return 0;
+}
+
+int bf16_on_fp16(DeviceApi& api) {
+  std::printf("\n=== 2. BF16 on FP16 tensor cores: time per stage and end to end, next to native bf16 ===\n");
+  std::printf("stages (ms): reduce = exponent reduction and plans; pack = bf16 -> fp16 with scales (+ outlier lists); MMA = the\n"
+              "fp16 mma.sync GEMM with its power-of-two rescale; rescale = MMA minus the same MMA with the multiplications skipped;\n"
+              "fallback = the outliers' fp32 path; end to end = run() as a whole. vs native = native bf16 mma.sync time / end to end.\n");
+  for (const int outlier_pct : {0, 1}) {
+    std::printf("\ninputs: random bf16 in +-[2^-4, 1)%s\n", outlier_pct ? ", 1% of the entries times 2^40 (lines span ~44 binades)" : "");
+    for (const std::int64_t N : {std::int64_t{2048}, std::int64_t{4096}, std::int64_t{8192}}) {
+      std::printf("\nM = N = K = %lld\n", static_cast<long long>(N));
+      Operands ops(api, bf16, N, outlier_pct);
+      std::string why;
+      auto native = make_kernel("gemm_bf16_f32acc_mma_sm80");
+      auto cub = make_kernel("cublas_gemm_bf16_f32acc");
+      const double tn = native ? time_kernel(*native, ops.ops, api, why) : -1;
+      const double tc = cub ? time_kernel(*cub, ops.ops, api, why) : -1;
+      std::printf("%-36s %10.4f ms %8.2f TFLOP/s\n", "gemm_bf16_f32acc_mma_sm80 (native)", tn, tn > 0 ? tflops(N, tn) : 0.0);
+      std::printf("%-36s %10.4f ms %8.2f TFLOP/s\n", "cublas_gemm_bf16_f32acc", tc, tc > 0 ? tflops(N, tc) : 0.0);
+      std::printf("%-36s %8s %8s %8s %8s %8s %10s %9s %8s  %s\n", "kernel", "reduce", "pack", "MMA", "rescale", "fallback", "end2end",
+                  "TFLOP/s", "vs nat", "tiles / outliers");
+      for (const auto& pol : bf16_on_f16_policies()) {
+        const std::string name = bf16_on_f16_kernel_name(pol);
+        auto k = make_kernel(name);
+        if (!k) {
+          std::printf("%-36s not registered\n", name.c_str());
+          continue;
+        }
+        const Support sup = k->can_implement(N, N, N);
+        if (!sup.ok) {
+          std::printf("%-36s not supported: %s\n", name.c_str(), sup.reason.c_str());
+          continue;
+        }
+        auto* staged = dynamic_cast<StagedKernel*>(k.get());
+        const std::vector<StageTime> st = staged->time_stages(ops.ops, kWarmups, kTimed);
+        const double e2e = time_kernel(*k, ops.ops, api, why);
+        const Bf16OnF16Stats s = dynamic_cast<Bf16OnF16Kernel*>(k.get())->last_stats();
+        std::printf("%-36s %8.4f %8.4f %8.4f %8.4f %8.4f %10.4f %9.2f %8.3f  %lld row / %lld K-block, %lld outliers, %s\n", name.c_str(),
+                    stage(st, "exponent reduction"), stage(st, "packing"), stage(st, "MMA with rescale"),
+                    stage(st, "rescale epilogue (difference)"), stage(st, "fallback (fp32 outlier path)"), e2e, tflops(N, e2e),
+                    tn > 0 ? tn / e2e : 0.0, static_cast<long long>(s.tiles_row), static_cast<long long>(s.tiles_kblock),
+                    static_cast<long long>(s.a.outliers + s.b.outliers), s.lossless() ? "lossless" : "LOSSY");
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main() {
+  std::string why;
+  auto api = make_cuda_api(&why);
+  if (!api) {
+    std::printf("bench_gpu_emulation: no CUDA device (%s): nothing to measure\n", why.c_str());
+    return 0;
+  }
+  const DeviceInfo d = api->info();
+  std::printf("device: %s, sm_%d%d, %d SMs, %d MHz; CUDA runtime %s, cuBLAS %s; binary archs %s\n", d.name.c_str(), d.cc_major,
+              d.cc_minor, d.sm_count, d.clock_mhz, d.runtime.c_str(), d.cublas.c_str(), d.arch_flags.c_str());
+  std::printf("every time: median of %d launches after %d warm-ups (CUDA events), inputs random and never zero\n", kTimed, kWarmups);
+  try {
+    split_products(*api);
+    bf16_on_fp16(*api);
+  } catch (const DeviceError& e) {
+    std::printf("device error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}
