@@ -25,7 +25,7 @@ struct SplitScalarRow {
 /// signs; Philox keyed by seed), each method's product against the exact product (in fp64, exact
 /// for two fp32 values): median, 99th percentile and maximum relative error. With device = true the
 /// products are computed on the CUDA device (kernels/cuda/register.hpp, split_scalar_products_cuda)
-/// and compared bit for bit with the CPU's; throws DeviceError when there is no device.
+/// and compared bit for bit with the CPU's (two NaNs agree: their sign and payload are the platform's); throws DeviceError when there is no device.
 std::vector<SplitScalarRow> split_scalar_experiment(std::uint64_t pairs, std::uint64_t seed, int emin, int emax,
                                                     unsigned threads = 0, bool device = false);
 
