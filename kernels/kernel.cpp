@@ -77,6 +77,13 @@ std::string describe_traits(const KernelTraits& t) {
   if (t.promote_every > 0)
     s += ", promoted to " + std::string(t.promote_format->tag) + " every " + std::to_string(t.promote_every);
   s += ", out " + std::string(t.out->tag);
+  const InputDomain& d = t.domain;
+  if (d.span_scope != SpanScope::None) {
+    const char* group = d.span_scope == SpanScope::Tensor ? "each operand" : d.span_scope == SpanScope::Line ? "each row of A and column of B" : nullptr;
+    s += "; inputs: " + (group ? std::string(group) : "each K-block of " + std::to_string(d.kblock) + " of a row of A or column of B") +
+         " spanning <= " + std::to_string(d.max_span) + " binades";
+  }
+  if (d.operand_range) s += std::string(d.span_scope != SpanScope::None ? ", " : "; inputs: ") + "within " + std::string(t.a_operand->tag) + "'s range";
   return s;
 }
 

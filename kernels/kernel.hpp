@@ -25,6 +25,24 @@ enum class Backend : std::uint8_t { Cpu, Cuda, Cublas, Plugin };
 enum class MemorySpace : std::uint8_t { Host, Device };
 std::string_view to_string(Backend b);
 
+/// The inputs a kernel's traits hold for. A case outside is "not supported" (the runner checks the
+/// rounded inputs before running): a fast path that is exact only on a restricted domain states the
+/// restriction instead of failing, or silently passing, on data it was never meant for.
+enum class SpanScope : std::uint8_t {
+  None,    ///< no limit on exponent spans
+  Tensor,  ///< the nonzero entries of each operand as a whole
+  Line,    ///< each row of A and each column of B
+  KBlock,  ///< each (row, K-block) of A and (K-block, column) of B
+};
+struct InputDomain {
+  SpanScope span_scope = SpanScope::None;
+  int max_span = 0;            ///< largest minus smallest binade of the nonzero entries of one group
+  int kblock = 0;              ///< block length along K for SpanScope::KBlock
+  bool operand_range = false;  ///< every input inside the operand format's finite range (nothing scales it first)
+  std::string note;            ///< why, in one phrase
+  bool restricted() const { return span_scope != SpanScope::None || operand_range; }
+};
+
 /// What the bound model needs to know about a kernel's arithmetic.
 struct KernelTraits {
   const Format* a_input = &f32;        ///< format A is passed in (codes in its container)
@@ -42,6 +60,7 @@ struct KernelTraits {
   const Format* promote_format = nullptr;
   const Format* out = &f32;            ///< output format
   std::string order;                   ///< the operation order, stated exactly where it is fixed
+  InputDomain domain;                  ///< where the traits hold (default: every input the formats can store)
 };
 
 /// One GEMM call: C (m x n, row-major, ldc) = A (m x k) * B (k x n), pointers in the kernel's

@@ -236,6 +236,7 @@ Bf16OnF16Report bf16_on_fp16_experiment(bool device, std::int64_t mn, const std:
     setup.variant = cs.variant;
     setup.repro = command;
     RunOptions ro;
+    ro.grade_outside_domain = true;  // the study grades every strategy on every case, its domain or not
     const CaseResult nat = run_case(*native, setup, *api, ro);
     if (nat.status == CaseStatus::NotSupported) throw DeviceError(rep.native + ": not supported: " + nat.reason);
     const std::vector<float> cn = run_raw(*native, p, *api);

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -31,6 +32,66 @@ std::uint64_t prefill_code(const Format& out) {
 }
 
 namespace {
+
+/// Why the case's inputs lie outside the kernel's InputDomain (empty: inside). Checks what the kernel
+/// receives: the exact inputs rounded into its input formats, as the runner stores them.
+std::string outside_domain(const KernelTraits& t, const Problem& p) {
+  const InputDomain& d = t.domain;
+  if (!d.restricted()) return {};
+  struct Op {
+    const Matrix* m;
+    const Format* in;
+    const Format* operand;
+    const char* name;
+    bool rows_are_lines;  // A (m x k): lines are rows, K runs along them; B (k x n): lines are columns
+  };
+  for (const Op& op : {Op{&p.a, t.a_input, t.a_operand, "A", true}, Op{&p.b, t.b_input, t.b_operand, "B", false}}) {
+    const Rounder rr{t.input_rounding, default_saturation(*op.in), NanPayload::Preserve};
+    const std::int64_t rows = op.m->rows, cols = op.m->cols;
+    const std::int64_t lines = op.rows_are_lines ? rows : cols, klen = std::max<std::int64_t>(1, op.rows_are_lines ? cols : rows);
+    const bool blocked = d.span_scope == SpanScope::KBlock;
+    const std::int64_t blk = blocked ? std::max(1, d.kblock) : klen, nblk = (klen + blk - 1) / blk;
+    const std::int64_t groups = d.span_scope == SpanScope::Tensor ? 1 : lines * nblk;
+    std::vector<int> lo, hi;
+    if (d.span_scope != SpanScope::None) {
+      lo.assign(static_cast<std::size_t>(groups), std::numeric_limits<int>::max());
+      hi.assign(static_cast<std::size_t>(groups), std::numeric_limits<int>::min());
+    }
+    double mx = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const double v = to_double(*op.in, round_double(*op.in, (*op.m)(r, c), rr).code);
+        if (!std::isfinite(v) || v == 0) continue;
+        mx = std::max(mx, std::fabs(v));
+        if (d.span_scope == SpanScope::None) continue;
+        const std::int64_t line = op.rows_are_lines ? r : c, kk = op.rows_are_lines ? c : r;
+        const auto g = static_cast<std::size_t>(d.span_scope == SpanScope::Tensor ? 0 : line * nblk + kk / blk);
+        const int e = std::ilogb(v);
+        lo[g] = std::min(lo[g], e);
+        hi[g] = std::max(hi[g], e);
+      }
+    if (d.operand_range) {
+      const Rounded o = round_double(*op.operand, mx, Rounder{t.input_rounding, default_saturation(*op.operand), NanPayload::Preserve});
+      if (o.flags & kOverflow)
+        return fmt::format("{} reaches {:.4g}, beyond {}'s largest finite value {:.4g}: {}", op.name, mx, op.operand->tag,
+                           op.operand->max_finite(), d.note);
+    }
+    for (std::int64_t g = 0; g < static_cast<std::int64_t>(lo.size()); ++g) {
+      const auto gi = static_cast<std::size_t>(g);
+      if (lo[gi] > hi[gi] || hi[gi] - lo[gi] <= d.max_span) continue;
+      std::string where;
+      if (d.span_scope == SpanScope::Tensor) where = fmt::format("the nonzero entries of {}", op.name);
+      else {
+        where = fmt::format("{} {} of {}", op.rows_are_lines ? "row" : "column", g / nblk, op.name);
+        if (blocked) where += fmt::format(", K-block {} (k = {}..{})", g % nblk, (g % nblk) * blk, std::min(klen, (g % nblk + 1) * blk) - 1);
+      }
+      return fmt::format("{} {} {} binades (2^{} .. 2^{}), more than the kernel's domain allows ({}): {}", where,
+                         d.span_scope == SpanScope::Tensor ? "span" : "spans", hi[gi] - lo[gi],
+                         lo[gi], hi[gi], d.max_span, d.note);
+    }
+  }
+  return {};
+}
 
 /// A device (or host) allocation freed on scope exit.
 class Buffer {
@@ -162,6 +223,13 @@ CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, cons
       r.reason = fmt::format("the case's {} reaches {:.4g}, beyond {}'s largest finite value {:.4g}: its inputs cannot be "
                              "stored in this kernel's input format",
                              name, mx, fmt_in->tag, fmt_in->max_finite());
+      return finish();
+    }
+  }
+  if (!opt.grade_outside_domain) {
+    if (const std::string why = outside_domain(t, p); !why.empty()) {
+      r.status = CaseStatus::NotSupported;
+      r.reason = "outside the kernel's input domain: " + why;
       return finish();
     }
   }

@@ -22,6 +22,9 @@ struct RunOptions {
   int ldc_pad = 8;             ///< extra columns of C, filled with guard bytes that must survive
   std::size_t guard_bytes = 4096;
   int worst_count = 5;
+  /// Grade cases whose inputs lie outside the kernel's InputDomain as well (studies of what a restricted
+  /// fast path does beyond its domain); by default they are "not supported" with the reason.
+  bool grade_outside_domain = false;
 };
 
 struct CaseSetup {

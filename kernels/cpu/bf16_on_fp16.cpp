@@ -288,6 +288,35 @@ KernelTraits bf16_on_f16_traits(const Bf16OnF16Policy& p, bool device) {
       break;
   }
   t.order = what + "products exact (fp16 x fp16); " + acc;
+  // Where the traits hold. One power-of-two scale per group is lossless only while the group spans
+  // <= 32 binades (kBf16OnF16MaxLosslessSpan); outside, bits are lost that no rounding term of the
+  // bound model accounts for. The direct cast scales nothing: values beyond fp16's range overflow.
+  InputDomain& d = t.domain;
+  const std::string lossless = "one power-of-two scale is lossless only up to a span of " + std::to_string(kBf16OnF16MaxLosslessSpan) +
+                               " binades (docs/emulation.md); the outlier and auto strategies take any data";
+  switch (p.strategy) {
+    case Bf16OnF16Strategy::Cast:
+      d.operand_range = true;
+      d.note = "the direct cast scales nothing: values beyond fp16's 65504 become Inf (docs/emulation.md)";
+      break;
+    case Bf16OnF16Strategy::Tensor:
+      d.span_scope = SpanScope::Tensor;
+      break;
+    case Bf16OnF16Strategy::RowCol:
+      d.span_scope = SpanScope::Line;
+      break;
+    case Bf16OnF16Strategy::KBlock:
+      d.span_scope = SpanScope::KBlock;
+      d.kblock = p.kblock;
+      break;
+    case Bf16OnF16Strategy::Outlier:
+    case Bf16OnF16Strategy::Auto:
+      break;
+  }
+  if (d.span_scope != SpanScope::None) {
+    d.max_span = kBf16OnF16MaxLosslessSpan;
+    d.note = lossless;
+  }
   return t;
 }
 

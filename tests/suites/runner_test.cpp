@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "generators/generate.hpp"
 #include "kernels/kernel.hpp"
 #include "oracle/philox.hpp"
 #include "suites/runner.hpp"
@@ -84,4 +85,56 @@ TEST_CASE("the fp16-exact inputs are flagged as not forcing storage rounding") {
   const Problem p32 = uniform_problem(8, 8, 64, f32, 9);
   const CaseResult r32 = run("model_gemm_f32", p32, gemm_reference(p32.a.view(), p32.b.view()));
   CHECK(r32.flags.empty());  // fp32 kernel on fp32 data: storage equals the source, nothing to force
+}
+
+TEST_CASE("a kernel's input domain: cases outside it are not supported, naming the group that breaks it; inside they are graded") {
+  // The BF16-on-FP16 fast paths state where their traits hold (kernels/cpu/bf16_on_fp16.cpp): one
+  // power-of-two scale per tensor / line / K-block is lossless only up to a span of 32 binades, and
+  // the direct cast only inside fp16's range. The span tiles make each group span exactly s binades.
+  struct Case {
+    const char* kernel;
+    const char* spec;
+    const char* outside;  // nullptr: inside the domain (graded, and these pass); else a phrase of the reason
+  };
+  const Case cases[] = {
+      {"model_gemm_bf16_on_f16_rowcol", "span:m=16,n=16,k=256,s=32,seed=5", nullptr},
+      {"model_gemm_bf16_on_f16_rowcol", "span:m=16,n=16,k=256,s=33,seed=5", "of A spans 33 binades"},
+      {"model_gemm_bf16_on_f16_tensor", "span:m=16,n=16,k=256,s=40,seed=6", "the nonzero entries of A span"},
+      {"model_gemm_bf16_on_f16_kblock64", "span:m=16,n=16,k=256,s=29,block=64,shift=20,seed=7", nullptr},
+      {"model_gemm_bf16_on_f16_rowcol", "span:m=16,n=16,k=256,s=29,block=64,shift=20,seed=7", "of A spans"},
+      {"model_gemm_bf16_on_f16_kblock64", "span:m=16,n=16,k=256,s=40,block=64,seed=8", "K-block 0 (k = 0..63) spans 40 binades"},
+      {"model_gemm_bf16_on_f16_auto", "span:m=16,n=16,k=256,s=40,block=64,seed=8", nullptr},
+      {"model_gemm_bf16_on_f16_outlier", "span:m=16,n=16,k=256,s=40,seed=6", nullptr},
+      {"model_gemm_bf16_on_f16_cast", "uniform:m=16,n=16,k=64,seed=9,source=bf16", nullptr},
+      {"model_gemm_bf16_on_f16_cast", "exp_uniform:m=16,n=16,k=64,emin=-20,emax=20,seed=9,source=bf16", "beyond f16's largest finite value"},
+  };
+  auto api = make_host_api();
+  for (const Case& c : cases) {
+    CAPTURE(c.kernel);
+    CAPTURE(c.spec);
+    const Problem p = generate(c.spec);
+    const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
+    auto k = make_kernel(c.kernel);
+    REQUIRE(k);
+    CaseSetup s;
+    s.suite = "test";
+    s.case_id = "domain";
+    s.problem = &p;
+    s.ref = &ref;
+    s.variant = BoundVariant::Componentwise;
+    const CaseResult r = run_case(*k, s, *api, RunOptions{});
+    INFO(r.reason);
+    if (!c.outside) {
+      CHECK(r.status == CaseStatus::Pass);
+      continue;
+    }
+    CHECK(r.status == CaseStatus::NotSupported);
+    CHECK(r.reason.find("outside the kernel's input domain") != std::string::npos);
+    CHECK(r.reason.find(c.outside) != std::string::npos);
+    // A study can grade it anyway: then the verdict is the gate's, not "not supported".
+    RunOptions study;
+    study.grade_outside_domain = true;
+    const CaseResult g = run_case(*k, s, *api, study);
+    CHECK(g.status != CaseStatus::NotSupported);
+  }
 }
