@@ -48,26 +48,13 @@ __global__ void __launch_bounds__(kThreads, kKBlock ? 1 : 2)
   __shared__ __align__(16) std::uint32_t smA[2][kBM * kRowWords];
   __shared__ __align__(16) std::uint32_t smB[2][kBN * kRowWords];
 
-  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.y) * kBM;
-  const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.x) * kBN;
-  const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
-  const int wm = warp / (kBN / kWarpN), wn = warp % (kBN / kWarpN);
-  const int g = lane >> 2, t = lane & 3;
-  // This thread's rows (i, h): row0 + wm 64 + 16 i + g + 8 h; columns (j, e): col0 + wn 32 + 8 j + 2 t + e.
-  auto my_row = [&](int i, int h) { return row0 + wm * kWarpM + i * 16 + g + 8 * h; };
-  auto my_col = [&](int j, int e) { return col0 + wn * kWarpN + j * 8 + 2 * t + e; };
+  const TilePos pos = tile_pos();  // this thread's rows pos.row(i, h) and columns pos.col(j, e) of C
+  const std::int64_t row0 = pos.row0, col0 = pos.col0;
 
   float acc[kMTiles][kNTiles][4];
   [[maybe_unused]] float part[kKBlock ? kMTiles : 1][kKBlock ? kNTiles : 1][4];
-  FPCERT_UNROLL
-  for (int i = 0; i < kMTiles; ++i)
-    FPCERT_UNROLL
-    for (int j = 0; j < kNTiles; ++j)
-      FPCERT_UNROLL
-      for (int q = 0; q < 4; ++q) {
-        acc[i][j][q] = 0.0f;
-        if constexpr (kKBlock) part[i][j][q] = 0.0f;
-      }
+  zero_frags(acc);
+  if constexpr (kKBlock) zero_frags(part);
 
   const std::int64_t stages = (k + kStageElems - 1) / kStageElems;
   Stage<ES> st;
@@ -83,22 +70,11 @@ __global__ void __launch_bounds__(kThreads, kKBlock ? 1 : 2)
     const std::uint32_t* B = smB[cur];
     FPCERT_UNROLL
     for (int ks = 0; ks < kSteps; ++ks) {
-      const int kw = ks * (kStepBytes / 4) + t;
       std::uint32_t af[kMTiles][4], bf[kNTiles][2];
       FPCERT_UNROLL
-      for (int i = 0; i < kMTiles; ++i) {
-        const int r = wm * kWarpM + i * 16 + g;
-        af[i][0] = A[r * kRowWords + kw];
-        af[i][1] = A[(r + 8) * kRowWords + kw];
-        af[i][2] = A[r * kRowWords + kw + 4];
-        af[i][3] = A[(r + 8) * kRowWords + kw + 4];
-      }
+      for (int i = 0; i < kMTiles; ++i) load_a_frag(A, pos, i, ks, af[i]);
       FPCERT_UNROLL
-      for (int j = 0; j < kNTiles; ++j) {
-        const int col = wn * kWarpN + j * 8 + g;
-        bf[j][0] = B[col * kRowWords + kw];
-        bf[j][1] = B[col * kRowWords + kw + 4];
-      }
+      for (int j = 0; j < kNTiles; ++j) load_b_frag(B, pos, j, ks, bf[j]);
       FPCERT_UNROLL
       for (int i = 0; i < kMTiles; ++i)
         FPCERT_UNROLL
@@ -114,11 +90,11 @@ __global__ void __launch_bounds__(kThreads, kKBlock ? 1 : 2)
         FPCERT_UNROLL
         for (int i = 0; i < kMTiles; ++i)
           FPCERT_UNROLL
-          for (int h = 0; h < 2; ++h) sr[i][h] = scale_of(sa, my_row(i, h), seg);
+          for (int h = 0; h < 2; ++h) sr[i][h] = scale_of(sa, pos.row(i, h), seg);
         FPCERT_UNROLL
         for (int j = 0; j < kNTiles; ++j)
           FPCERT_UNROLL
-          for (int e = 0; e < 2; ++e) sc[j][e] = scale_of(sb, my_col(j, e), seg);
+          for (int e = 0; e < 2; ++e) sc[j][e] = scale_of(sb, pos.col(j, e), seg);
         FPCERT_UNROLL
         for (int i = 0; i < kMTiles; ++i)
           FPCERT_UNROLL
@@ -139,18 +115,18 @@ __global__ void __launch_bounds__(kThreads, kKBlock ? 1 : 2)
   FPCERT_UNROLL
   for (int i = 0; i < kMTiles; ++i)
     FPCERT_UNROLL
-    for (int h = 0; h < 2; ++h) sr[i][h] = kKBlock ? 0 : scale_of(sa, my_row(i, h), 0);
+    for (int h = 0; h < 2; ++h) sr[i][h] = kKBlock ? 0 : scale_of(sa, pos.row(i, h), 0);
   FPCERT_UNROLL
   for (int j = 0; j < kNTiles; ++j)
     FPCERT_UNROLL
-    for (int e = 0; e < 2; ++e) sc[j][e] = kKBlock ? 0 : scale_of(sb, my_col(j, e), 0);
+    for (int e = 0; e < 2; ++e) sc[j][e] = kKBlock ? 0 : scale_of(sb, pos.col(j, e), 0);
   FPCERT_UNROLL
   for (int i = 0; i < kMTiles; ++i)
     FPCERT_UNROLL
     for (int j = 0; j < kNTiles; ++j)
       FPCERT_UNROLL
       for (int q = 0; q < 4; ++q) {
-        const std::int64_t row = my_row(i, q >> 1), col = my_col(j, q & 1);
+        const std::int64_t row = pos.row(i, q >> 1), col = pos.col(j, q & 1);
         float v = acc[i][j][q];
         if constexpr (!kKBlock && kScale) v = emu::ldexp_rn(v, -(sr[i][q >> 1] + sc[j][q & 1]));
         if (row < m && col < n) c[row * ldc + col] = v;

@@ -83,28 +83,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto tileA = [&](int buf, int l) { return smem + (buf * S + l) * kSliceTileWords; };
   auto tileB = [&](int buf, int l) { return smem + (buf * S + l) * kSliceTileWords + kBM * kRowWords; };
 
-  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.y) * kBM;
-  const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.x) * kBN;
-  const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
-  const int wm = warp / (kBN / kWarpN), wn = warp % (kBN / kWarpN);
-  const int g = lane >> 2, t = lane & 3;
+  const TilePos pos = tile_pos();
+  const std::int64_t row0 = pos.row0, col0 = pos.col0;
 
   float acc[kMTiles][kNTiles][4];
   [[maybe_unused]] float small[kSmall ? kMTiles : 1][kSmall ? kNTiles : 1][4];
-  FPCERT_UNROLL
-  for (int i = 0; i < kMTiles; ++i)
-    FPCERT_UNROLL
-    for (int j = 0; j < kNTiles; ++j)
-      FPCERT_UNROLL
-      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
-  if constexpr (kSmall) {
-    FPCERT_UNROLL
-    for (int i = 0; i < kMTiles; ++i)
-      FPCERT_UNROLL
-      for (int j = 0; j < kNTiles; ++j)
-        FPCERT_UNROLL
-        for (int q = 0; q < 4; ++q) small[i][j][q] = 0.0f;
-  }
+  zero_frags(acc);
+  if constexpr (kSmall) zero_frags(small);
 
   const std::int64_t stages = (k + kStageElems - 1) / kStageElems;
   Stage<ES> st[S];
@@ -126,30 +111,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     FPCERT_UNROLL
     for (int ks = 0; ks < kSteps; ++ks) {
-      const int kw = ks * (kStepBytes / 4) + t;
       std::uint32_t bf[S][kNTiles][2];
       FPCERT_UNROLL
-      for (int l = 0; l < S; ++l) {
-        const std::uint32_t* B = tileB(cur, l);
+      for (int l = 0; l < S; ++l)
         FPCERT_UNROLL
-        for (int j = 0; j < kNTiles; ++j) {
-          const int col = wn * kWarpN + j * 8 + g;
-          bf[l][j][0] = B[col * kRowWords + kw];
-          bf[l][j][1] = B[col * kRowWords + kw + 4];
-        }
-      }
+        for (int j = 0; j < kNTiles; ++j) load_b_frag(tileB(cur, l), pos, j, ks, bf[l][j]);
       FPCERT_UNROLL
       for (int i = 0; i < kMTiles; ++i) {
         std::uint32_t af[S][4];
-        const int r = wm * kWarpM + i * 16 + g;
         FPCERT_UNROLL
-        for (int l = 0; l < S; ++l) {
-          const std::uint32_t* A = tileA(cur, l);
-          af[l][0] = A[r * kRowWords + kw];
-          af[l][1] = A[(r + 8) * kRowWords + kw];
-          af[l][2] = A[r * kRowWords + kw + 4];
-          af[l][3] = A[(r + 8) * kRowWords + kw + 4];
-        }
+        for (int l = 0; l < S; ++l) load_a_frag(tileA(cur, l), pos, i, ks, af[l]);
         FPCERT_UNROLL
         for (int j = 0; j < kNTiles; ++j) {
           // Canonical order: i + j descending, then i descending; (0, 0) last, into acc.
@@ -178,8 +149,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int j = 0; j < kNTiles; ++j)
       FPCERT_UNROLL
       for (int q = 0; q < 4; ++q) {
-        const std::int64_t row = row0 + wm * kWarpM + i * 16 + g + 8 * (q >> 1);
-        const std::int64_t col = col0 + wn * kWarpN + j * 8 + 2 * t + (q & 1);
+        const std::int64_t row = pos.row(i, q >> 1), col = pos.col(j, q & 1);
         float v = acc[i][j][q];
         if constexpr (kSmall) v = emu::fadd_rn(small[i][j][q], v);
         if (row < m && col < n) c[row * ldc + col] = v;

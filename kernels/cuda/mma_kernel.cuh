@@ -324,6 +324,50 @@ __device__ __forceinline__ void store_stage(const Stage<ES>& st, std::uint32_t* 
   }
 }
 
+/// This thread's place in the block tile: the block's first row and column of C, its warp's tile
+/// (wm, wn) and its lane's group g = lane / 4 and thread-in-group t = lane % 4 (the MMA fragment
+/// coordinates). Shared by every mma.sync GEMM here and in the emulation kernels.
+struct TilePos {
+  std::int64_t row0, col0;
+  int wm, wn, g, t;
+  /// Rows and columns of C this thread holds: fragment (i, j), element q (h = q / 2, e = q % 2).
+  __device__ __forceinline__ std::int64_t row(int i, int h) const { return row0 + wm * kWarpM + i * 16 + g + 8 * h; }
+  __device__ __forceinline__ std::int64_t col(int j, int e) const { return col0 + wn * kWarpN + j * 8 + 2 * t + e; }
+};
+__device__ __forceinline__ TilePos tile_pos() {
+  const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
+  return TilePos{static_cast<std::int64_t>(blockIdx.y) * kBM, static_cast<std::int64_t>(blockIdx.x) * kBN, warp / (kBN / kWarpN),
+                 warp % (kBN / kWarpN), lane >> 2, lane & 3};
+}
+
+/// Every accumulator of a fragment array set to +0.
+template <int MT, int NT>
+__device__ __forceinline__ void zero_frags(float (&f)[MT][NT][4]) {
+  FPCERT_UNROLL
+  for (int i = 0; i < MT; ++i)
+    FPCERT_UNROLL
+    for (int j = 0; j < NT; ++j)
+      FPCERT_UNROLL
+      for (int q = 0; q < 4; ++q) f[i][j][q] = 0.0f;
+}
+
+/// The A fragment of M-tile i and the B fragment of N-tile j for k-step ks, from a stage in shared
+/// memory (A row-major, B transposed; kRowWords words per row).
+__device__ __forceinline__ void load_a_frag(const std::uint32_t* A, const TilePos& p, int i, int ks, std::uint32_t (&f)[4]) {
+  const int kw = ks * (kStepBytes / 4) + p.t;  // word of this lane's first K bytes in the row
+  const int r = p.wm * kWarpM + i * 16 + p.g;
+  f[0] = A[r * kRowWords + kw];            // row g,     bytes 4t
+  f[1] = A[(r + 8) * kRowWords + kw];      // row g + 8, bytes 4t
+  f[2] = A[r * kRowWords + kw + 4];        // row g,     bytes 4t + 16
+  f[3] = A[(r + 8) * kRowWords + kw + 4];  // row g + 8, bytes 4t + 16
+}
+__device__ __forceinline__ void load_b_frag(const std::uint32_t* B, const TilePos& p, int j, int ks, std::uint32_t (&f)[2]) {
+  const int kw = ks * (kStepBytes / 4) + p.t;
+  const int col = p.wn * kWarpN + j * 8 + p.g;
+  f[0] = B[col * kRowWords + kw];      // column g, bytes 4t
+  f[1] = B[col * kRowWords + kw + 4];  // column g, bytes 4t + 16
+}
+
 /// C = A * B (A m x k row-major with lda, B k x n row-major with ldb, C fp32 row-major with ldc; A
 /// and B are codes of the kernel's format). Block (x, y) computes C[128y..][128x..]. With kPromote
 /// the MMAs accumulate into a fragment that is added to the fp32 accumulator with one RN add every
@@ -338,28 +382,13 @@ __global__ void __launch_bounds__(kThreads, MmaInfo<T>::kMinBlocks)
   __shared__ __align__(16) std::uint32_t sa[2][kBM * kRowWords];
   __shared__ __align__(16) std::uint32_t sb[2][kBN * kRowWords];
 
-  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.y) * kBM;
-  const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.x) * kBN;
-  const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
-  const int wm = warp / (kBN / kWarpN), wn = warp % (kBN / kWarpN);
-  const int g = lane >> 2, t = lane & 3;
+  const TilePos pos = tile_pos();
+  const std::int64_t row0 = pos.row0, col0 = pos.col0;
 
   float acc[kMTiles][kNTiles][4];
   [[maybe_unused]] float part[kPromote ? kMTiles : 1][kPromote ? kNTiles : 1][4];
-  FPCERT_UNROLL
-  for (int i = 0; i < kMTiles; ++i)
-    FPCERT_UNROLL
-    for (int j = 0; j < kNTiles; ++j)
-      FPCERT_UNROLL
-      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
-  if constexpr (kPromote) {
-    FPCERT_UNROLL
-    for (int i = 0; i < kMTiles; ++i)
-      FPCERT_UNROLL
-      for (int j = 0; j < kNTiles; ++j)
-        FPCERT_UNROLL
-        for (int q = 0; q < 4; ++q) part[i][j][q] = 0.0f;
-  }
+  zero_frags(acc);
+  if constexpr (kPromote) zero_frags(part);
   [[maybe_unused]] int steps_since_promotion = 0;
 
   const std::int64_t stages = (k + kStageElems - 1) / kStageElems;
@@ -377,22 +406,11 @@ __global__ void __launch_bounds__(kThreads, MmaInfo<T>::kMinBlocks)
     const std::uint32_t* B = sb[cur];
     FPCERT_UNROLL
     for (int ks = 0; ks < kSteps; ++ks) {
-      const int kw = ks * (kStepBytes / 4) + t;  // word of this lane's first K bytes in the row
       std::uint32_t af[kMTiles][4], bf[kNTiles][2];
       FPCERT_UNROLL
-      for (int i = 0; i < kMTiles; ++i) {
-        const int r = wm * kWarpM + i * 16 + g;
-        af[i][0] = A[r * kRowWords + kw];            // row g,     bytes 4t
-        af[i][1] = A[(r + 8) * kRowWords + kw];      // row g + 8, bytes 4t
-        af[i][2] = A[r * kRowWords + kw + 4];        // row g,     bytes 4t + 16
-        af[i][3] = A[(r + 8) * kRowWords + kw + 4];  // row g + 8, bytes 4t + 16
-      }
+      for (int i = 0; i < kMTiles; ++i) load_a_frag(A, pos, i, ks, af[i]);
       FPCERT_UNROLL
-      for (int j = 0; j < kNTiles; ++j) {
-        const int col = wn * kWarpN + j * 8 + g;
-        bf[j][0] = B[col * kRowWords + kw];      // column g, bytes 4t
-        bf[j][1] = B[col * kRowWords + kw + 4];  // column g, bytes 4t + 16
-      }
+      for (int j = 0; j < kNTiles; ++j) load_b_frag(B, pos, j, ks, bf[j]);
       FPCERT_UNROLL
       for (int i = 0; i < kMTiles; ++i)
         FPCERT_UNROLL
@@ -433,8 +451,7 @@ __global__ void __launch_bounds__(kThreads, MmaInfo<T>::kMinBlocks)
     for (int j = 0; j < kNTiles; ++j)
       FPCERT_UNROLL
       for (int q = 0; q < 4; ++q) {
-        const std::int64_t row = row0 + wm * kWarpM + i * 16 + g + 8 * (q >> 1);
-        const std::int64_t col = col0 + wn * kWarpN + j * 8 + 2 * t + (q & 1);
+        const std::int64_t row = pos.row(i, q >> 1), col = pos.col(j, q & 1);
         if (row < m && col < n) c[row * ldc + col] = acc[i][j][q];
       }
 }

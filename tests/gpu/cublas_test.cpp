@@ -11,6 +11,7 @@
 #include "oracle/philox.hpp"
 #include "suites/runner.hpp"
 #include "tests/support/problems.hpp"
+#include "tests/support/run_case.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;
@@ -28,21 +29,11 @@ const Expect kCublas[] = {
     {"cublas_gemm_bf16_f32acc", true},   {"cublas_gemm_f32_emulated_16bfx9", false},  // Blackwell-era emulation
 };
 
-CaseResult run(Kernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, BoundVariant v = BoundVariant::Independent,
-               RunOptions opt = {}) {
-  CaseSetup s;
-  s.suite = "gpu-test";
-  s.case_id = p.spec;
-  s.problem = &p;
-  s.ref = &ref;
-  s.variant = v;
-  return run_case(k, s, api, opt);
+CaseResult run(Kernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, BoundVariant v = BoundVariant::Independent) {
+  return test::run_graded(k, p, ref, api, {}, v);
 }
 
-int device_sm(DeviceApi& api) {
-  const DeviceInfo d = api.info();
-  return d.cc_major * 10 + d.cc_minor;
-}
+using test::device_sm;
 
 }  // namespace
 

@@ -31,6 +31,7 @@
 #include "suites/runner.hpp"
 #include "suites/suite.hpp"
 #include "tests/support/problems.hpp"
+#include "tests/support/run_case.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;
@@ -45,10 +46,7 @@ const SplitKernel kSplit[] = {{"gemm_3xtf32_mma_sm80", "3xtf32"}, {"gemm_3xtf32r
                               {"gemm_1xbf16_mma_sm80", "1xbf16"},  {"gemm_3xbf16_mma_sm80", "3xbf16"},
                               {"gemm_6xbf16_mma_sm80", "6xbf16"},  {"gemm_9xbf16_mma_sm80", "9xbf16"}};
 
-int device_sm(DeviceApi& api) {
-  const DeviceInfo d = api.info();
-  return d.cc_major * 10 + d.cc_minor;
-}
+using test::device_sm;
 
 std::unique_ptr<Kernel> make(const std::string& name) {
   auto k = make_kernel(name);
@@ -58,13 +56,7 @@ std::unique_ptr<Kernel> make(const std::string& name) {
 
 CaseResult run(Kernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, RunOptions opt = {},
                BoundVariant v = BoundVariant::Independent) {
-  CaseSetup s;
-  s.suite = "gpu-test";
-  s.case_id = p.spec;
-  s.problem = &p;
-  s.ref = &ref;
-  s.variant = v;
-  return run_case(k, s, api, opt);
+  return test::run_graded(k, p, ref, api, opt, v);
 }
 
 /// One run of a kernel (inputs rounded to nearest into its input format), C returned (ldc = n).

@@ -14,6 +14,7 @@
 #include "oracle/philox.hpp"
 #include "suites/runner.hpp"
 #include "tests/support/problems.hpp"
+#include "tests/support/run_case.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;
@@ -25,10 +26,7 @@ const char* const kMmaKernels[] = {
     "gemm_e4m3_f32acc_mma_sm89", "gemm_e5m2_f32acc_mma_sm89",           "gemm_e4m3_f32acc_mma_sm89_promote128",
     "gemm_e5m2_f32acc_mma_sm89_promote128"};
 
-int device_sm(DeviceApi& api) {
-  const DeviceInfo d = api.info();
-  return d.cc_major * 10 + d.cc_minor;
-}
+using test::device_sm;
 bool is_fp8(const std::string& name) { return name.find("e4m3") != std::string::npos || name.find("e5m2") != std::string::npos; }
 /// The SM the kernel's instructions need (its name says it).
 int needed_sm(const std::string& name) { return is_fp8(name) ? 89 : 80; }
@@ -55,13 +53,7 @@ Problem integer_problem(std::int64_t m, std::int64_t n, std::int64_t k, std::uin
 
 CaseResult run(Kernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, RunOptions opt = {},
                BoundVariant v = BoundVariant::Independent) {
-  CaseSetup s;
-  s.suite = "gpu-test";
-  s.case_id = p.spec;
-  s.problem = &p;
-  s.ref = &ref;
-  s.variant = v;
-  return run_case(k, s, api, opt);
+  return test::run_graded(k, p, ref, api, opt, v);
 }
 
 /// The FP8 kernel with promotion every N products (N chosen at construction).

@@ -28,22 +28,7 @@
 #include "tests/support/test_seed.hpp"
 
 // ---- the CUDA surface the kernel uses, for the host ----
-#define FPCERT_MMA_EMULATION 1
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-#define __shared__ static
-#define __align__(n) __attribute__((aligned(n)))
-
-namespace fpcert::mma_emulated {
-struct EmuDim3 {
-  unsigned x = 0, y = 0, z = 0;
-};
-inline thread_local EmuDim3 threadIdx, blockIdx;
-inline thread_local std::barrier<>* tl_block_barrier = nullptr;
-inline void __syncthreads() { tl_block_barrier->arrive_and_wait(); }
-}  // namespace fpcert::mma_emulated
+#include "tests/support/cuda_host_surface.hpp"
 
 #include "kernels/cuda/mma_kernel.cuh"
 
