@@ -32,18 +32,14 @@
 #include "tests/support/cuda_host_surface.hpp"
 
 #include "kernels/cuda/emu_bf16_kernel.cuh"
+#include "tests/support/mma_fragments.hpp"
 
 using namespace fpcert;
 using namespace fpcert::mma_emulated;
+using namespace fpcert::test;
 
 namespace {
 
-struct WarpExchange {
-  std::barrier<> bar{32};
-  std::uint32_t a[32][4];
-  std::uint32_t b[32][2];
-  float c[32][4];
-};
 thread_local WarpExchange* tl_emu_warp = nullptr;
 
 double element(Mma t, const std::uint32_t* regs, int i) {
@@ -56,22 +52,6 @@ double element(Mma t, const std::uint32_t* regs, int i) {
     default: std::abort();
   }
 }
-struct RC {
-  int row, col;
-};
-// PTX ISA, "Matrix Fragments for mma.m16n8k16 / m16n8k8" (groupID = lane >> 2, threadID_in_group = lane % 4).
-RC a_coord(Mma t, int lane, int i) {
-  const int g = lane >> 2, tg = lane % 4;
-  if (t == Mma::TF32) return {(i == 0 || i == 2) ? g : g + 8, (i < 2) ? tg : tg + 4};          // a0..a3
-  return {(i < 2 || (4 <= i && i < 6)) ? g : g + 8, tg * 2 + (i & 1) + (i >= 4 ? 8 : 0)};    // a0..a7
-}
-RC b_coord(Mma t, int lane, int i) {
-  const int g = lane >> 2, tg = lane % 4;
-  if (t == Mma::TF32) return {i == 0 ? tg : tg + 4, g};  // b0..b1
-  return {tg * 2 + (i & 1) + (i >= 2 ? 8 : 0), g};      // b0..b3
-}
-RC c_coord(int lane, int i) { return {i < 2 ? (lane >> 2) : (lane >> 2) + 8, (lane % 4) * 2 + (i & 1)}; }
-int mma_k(Mma t) { return t == Mma::TF32 ? 8 : 16; }
 
 }  // namespace
 
@@ -85,27 +65,9 @@ void emu_emulated_mma(float (&d)[4], const std::uint32_t (&a)[4], const std::uin
   std::memcpy(w.b[lane], b, sizeof b);
   std::memcpy(w.c[lane], d, sizeof d);
   w.bar.arrive_and_wait();
-  const int K = mma_k(T), na = K / 2, nb = K / 4;
-  double A[16][16] = {}, B[16][8] = {};
-  int seen_a[16][16] = {}, seen_b[16][8] = {};
-  for (int l = 0; l < 32; ++l) {
-    for (int i = 0; i < na; ++i) {
-      const RC p = a_coord(T, l, i);
-      A[p.row][p.col] = element(T, w.a[l], i);
-      ++seen_a[p.row][p.col];
-    }
-    for (int i = 0; i < nb; ++i) {
-      const RC p = b_coord(T, l, i);
-      B[p.row][p.col] = element(T, w.b[l], i);
-      ++seen_b[p.row][p.col];
-    }
-  }
-  for (int r = 0; r < 16; ++r)
-    for (int q = 0; q < K; ++q)
-      if (seen_a[r][q] != 1) std::abort();
-  for (int q = 0; q < K; ++q)
-    for (int col = 0; col < 8; ++col)
-      if (seen_b[q][col] != 1) std::abort();
+  const int K = mma_k(T);
+  double A[16][32] = {}, B[32][8] = {};
+  gather_tiles(T, w, A, B, [](const std::uint32_t* regs, int i) { return element(T, regs, i); });
   float out[4];
   for (int i = 0; i < 4; ++i) {
     const RC p = c_coord(lane, i);

@@ -31,9 +31,11 @@
 #include "tests/support/cuda_host_surface.hpp"
 
 #include "kernels/cuda/mma_kernel.cuh"
+#include "tests/support/mma_fragments.hpp"
 
 using namespace fpcert;
 using namespace fpcert::mma_emulated;
+using namespace fpcert::test;
 
 namespace {
 
@@ -50,13 +52,6 @@ double acc_round(double exact) {
   return to_double(acc13(), round_double(acc13(), exact, rz).code);
 }
 
-/// Per-warp exchange of the registers the 32 lanes hand to one mma.sync.
-struct WarpExchange {
-  std::barrier<> bar{32};
-  std::uint32_t a[32][4];
-  std::uint32_t b[32][2];
-  float c[32][4];
-};
 thread_local WarpExchange* tl_warp = nullptr;
 
 const Format& operand_format(Mma t) {
@@ -84,39 +79,6 @@ double element(Mma t, const std::uint32_t* regs, int i) {
   return 0;
 }
 
-// The PTX ISA's fragment tables, element by element (groupID = lane >> 2, threadID_in_group = lane % 4).
-struct RC {
-  int row, col;
-};
-RC a_coord(Mma t, int lane, int i) {
-  const int g = lane >> 2, tg = lane % 4;
-  switch (t) {
-    case Mma::F16:
-    case Mma::BF16:  // m16n8k16: a0..a7
-      return {(i < 2 || (4 <= i && i < 6)) ? g : g + 8, tg * 2 + (i & 1) + (i >= 4 ? 8 : 0)};
-    case Mma::TF32:  // m16n8k8: a0..a3
-      return {(i == 0 || i == 2) ? g : g + 8, (i < 2) ? tg : tg + 4};
-    case Mma::E4M3:
-    case Mma::E5M2:  // m16n8k32: a0..a15
-      return {(i < 4 || (8 <= i && i < 12)) ? g : g + 8, tg * 4 + (i & 3) + (i >= 8 ? 16 : 0)};
-  }
-  return {0, 0};
-}
-RC b_coord(Mma t, int lane, int i) {  // row = k, col = n
-  const int g = lane >> 2, tg = lane % 4;
-  switch (t) {
-    case Mma::F16:
-    case Mma::BF16: return {tg * 2 + (i & 1) + (i >= 2 ? 8 : 0), g};  // b0..b3
-    case Mma::TF32: return {i == 0 ? tg : tg + 4, g};                 // b0..b1
-    case Mma::E4M3:
-    case Mma::E5M2: return {tg * 4 + (i & 3) + (i >= 4 ? 16 : 0), g};  // b0..b7
-  }
-  return {0, 0};
-}
-RC c_coord(int lane, int i) { return {i < 2 ? (lane >> 2) : (lane >> 2) + 8, (lane % 4) * 2 + (i & 1)}; }
-int a_elems(Mma t) { return t == Mma::TF32 ? 4 : (t == Mma::E4M3 || t == Mma::E5M2) ? 16 : 8; }
-int b_elems(Mma t) { return a_elems(t) / 2; }
-int mma_k(Mma t) { return t == Mma::TF32 ? 8 : (t == Mma::E4M3 || t == Mma::E5M2) ? 32 : 16; }
 
 }  // namespace
 
@@ -132,26 +94,7 @@ void emulated_mma(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_
   w.bar.arrive_and_wait();  // every lane's registers are in
   const int K = mma_k(T);
   double A[16][32] = {}, B[32][8] = {};
-  int seen_a[16][32] = {}, seen_b[32][8] = {};
-  for (int l = 0; l < 32; ++l) {
-    for (int i = 0; i < a_elems(T); ++i) {
-      const RC p = a_coord(T, l, i);
-      A[p.row][p.col] = element(T, w.a[l], i);
-      ++seen_a[p.row][p.col];
-    }
-    for (int i = 0; i < b_elems(T); ++i) {
-      const RC p = b_coord(T, l, i);
-      B[p.row][p.col] = element(T, w.b[l], i);
-      ++seen_b[p.row][p.col];
-    }
-  }
-  // The tables must cover each tile exactly once (a self-check of the transcription).
-  for (int r = 0; r < 16; ++r)
-    for (int q = 0; q < K; ++q)
-      if (seen_a[r][q] != 1) std::abort();
-  for (int q = 0; q < K; ++q)
-    for (int col = 0; col < 8; ++col)
-      if (seen_b[q][col] != 1) std::abort();
+  gather_tiles(T, w, A, B, [](const std::uint32_t* regs, int i) { return element(T, regs, i); });
   float out[4];
   for (int i = 0; i < 4; ++i) {
     const RC p = c_coord(lane, i);

@@ -1,0 +1,83 @@
+// tests/support/mma_fragments.hpp — the host side of an emulated mma.sync: the per-warp register
+// exchange, the PTX ISA's fragment tables element by element ("Matrix Fragments for mma.m16n8k16 /
+// m16n8k8 / m16n8k32"; groupID = lane >> 2, threadID_in_group = lane % 4), and the gathering of the
+// A and B tiles the 32 lanes hand to one MMA. Include after kernels/cuda/mma_kernel.cuh (for Mma).
+#pragma once
+
+#include <barrier>
+#include <cstdint>
+#include <cstdlib>
+
+namespace fpcert::test {
+
+using fpcert::mma_emulated::Mma;
+
+/// Per-warp exchange of the registers the 32 lanes hand to one mma.sync.
+struct WarpExchange {
+  std::barrier<> bar{32};
+  std::uint32_t a[32][4];
+  std::uint32_t b[32][2];
+  float c[32][4];
+};
+
+struct RC {
+  int row, col;
+};
+inline RC a_coord(Mma t, int lane, int i) {
+  const int g = lane >> 2, tg = lane % 4;
+  switch (t) {
+    case Mma::F16:
+    case Mma::BF16:  // m16n8k16: a0..a7
+      return {(i < 2 || (4 <= i && i < 6)) ? g : g + 8, tg * 2 + (i & 1) + (i >= 4 ? 8 : 0)};
+    case Mma::TF32:  // m16n8k8: a0..a3
+      return {(i == 0 || i == 2) ? g : g + 8, (i < 2) ? tg : tg + 4};
+    case Mma::E4M3:
+    case Mma::E5M2:  // m16n8k32: a0..a15
+      return {(i < 4 || (8 <= i && i < 12)) ? g : g + 8, tg * 4 + (i & 3) + (i >= 8 ? 16 : 0)};
+  }
+  return {0, 0};
+}
+inline RC b_coord(Mma t, int lane, int i) {  // row = k, col = n
+  const int g = lane >> 2, tg = lane % 4;
+  switch (t) {
+    case Mma::F16:
+    case Mma::BF16: return {tg * 2 + (i & 1) + (i >= 2 ? 8 : 0), g};  // b0..b3
+    case Mma::TF32: return {i == 0 ? tg : tg + 4, g};                 // b0..b1
+    case Mma::E4M3:
+    case Mma::E5M2: return {tg * 4 + (i & 3) + (i >= 4 ? 16 : 0), g};  // b0..b7
+  }
+  return {0, 0};
+}
+inline RC c_coord(int lane, int i) { return {i < 2 ? (lane >> 2) : (lane >> 2) + 8, (lane % 4) * 2 + (i & 1)}; }
+inline int a_elems(Mma t) { return t == Mma::TF32 ? 4 : (t == Mma::E4M3 || t == Mma::E5M2) ? 16 : 8; }
+inline int b_elems(Mma t) { return a_elems(t) / 2; }
+inline int mma_k(Mma t) { return t == Mma::TF32 ? 8 : (t == Mma::E4M3 || t == Mma::E5M2) ? 32 : 16; }
+
+/// The 16 x K tile of A and K x 8 tile of B from every lane's registers, element i of a lane's
+/// fragment decoded by value(regs, i). Aborts unless the tables cover each tile exactly once (a
+/// self-check of the transcription).
+template <typename Value>
+void gather_tiles(Mma t, const WarpExchange& w, double (&A)[16][32], double (&B)[32][8], Value value) {
+  int seen_a[16][32] = {}, seen_b[32][8] = {};
+  for (int l = 0; l < 32; ++l) {
+    for (int i = 0; i < a_elems(t); ++i) {
+      const RC p = a_coord(t, l, i);
+      A[p.row][p.col] = value(w.a[l], i);
+      ++seen_a[p.row][p.col];
+    }
+    for (int i = 0; i < b_elems(t); ++i) {
+      const RC p = b_coord(t, l, i);
+      B[p.row][p.col] = value(w.b[l], i);
+      ++seen_b[p.row][p.col];
+    }
+  }
+  const int K = mma_k(t);
+  for (int r = 0; r < 16; ++r)
+    for (int q = 0; q < K; ++q)
+      if (seen_a[r][q] != 1) std::abort();
+  for (int q = 0; q < K; ++q)
+    for (int col = 0; col < 8; ++col)
+      if (seen_b[q][col] != 1) std::abort();
+}
+
+}  // namespace fpcert::test
