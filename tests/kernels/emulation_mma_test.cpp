@@ -59,24 +59,9 @@ namespace fpcert::mma_emulated {
 
 template <Mma T>
 void emu_emulated_mma(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-  WarpExchange& w = *tl_emu_warp;
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  std::memcpy(w.a[lane], a, sizeof a);
-  std::memcpy(w.b[lane], b, sizeof b);
-  std::memcpy(w.c[lane], d, sizeof d);
-  w.bar.arrive_and_wait();
-  const int K = mma_k(T);
-  double A[16][32] = {}, B[32][8] = {};
-  gather_tiles(T, w, A, B, [](const std::uint32_t* regs, int i) { return element(T, regs, i); });
-  float out[4];
-  for (int i = 0; i < 4; ++i) {
-    const RC p = c_coord(lane, i);
-    double s = w.c[lane][i];  // the inputs below keep this sum exact in double
-    for (int q = 0; q < K; ++q) s += A[p.row][q] * B[q][p.col];
-    out[i] = static_cast<float>(s);  // one round-to-nearest
-  }
-  w.bar.arrive_and_wait();
-  std::memcpy(d, out, sizeof out);
+  // Each sum exact in double, then one round-to-nearest to fp32.
+  warp_mma(*tl_emu_warp, T, static_cast<int>(threadIdx.x) & 31, d, a, b,
+           [](const std::uint32_t* regs, int i) { return element(T, regs, i); }, [](double x) { return x; });
 }
 template void emu_emulated_mma<Mma::F16>(float (&)[4], const std::uint32_t (&)[4], const std::uint32_t (&)[2]);
 template void emu_emulated_mma<Mma::BF16>(float (&)[4], const std::uint32_t (&)[4], const std::uint32_t (&)[2]);

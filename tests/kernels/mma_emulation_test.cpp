@@ -79,31 +79,14 @@ double element(Mma t, const std::uint32_t* regs, int i) {
   return 0;
 }
 
-
 }  // namespace
 
 namespace fpcert::mma_emulated {
 
 template <Mma T>
 void emulated_mma(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-  WarpExchange& w = *tl_warp;
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  std::memcpy(w.a[lane], a, sizeof a);
-  std::memcpy(w.b[lane], b, sizeof b);
-  std::memcpy(w.c[lane], d, sizeof d);
-  w.bar.arrive_and_wait();  // every lane's registers are in
-  const int K = mma_k(T);
-  double A[16][32] = {}, B[32][8] = {};
-  gather_tiles(T, w, A, B, [](const std::uint32_t* regs, int i) { return element(T, regs, i); });
-  float out[4];
-  for (int i = 0; i < 4; ++i) {
-    const RC p = c_coord(lane, i);
-    double s = w.c[lane][i];  // the test's inputs keep this sum exact in double
-    for (int q = 0; q < K; ++q) s += A[p.row][q] * B[q][p.col];
-    out[i] = static_cast<float>(acc_round(s));
-  }
-  w.bar.arrive_and_wait();  // every lane has read the exchange before anyone refills it
-  std::memcpy(d, out, sizeof out);
+  warp_mma(*tl_warp, T, static_cast<int>(threadIdx.x) & 31, d, a, b,
+           [](const std::uint32_t* regs, int i) { return element(T, regs, i); }, [](double x) { return acc_round(x); });
 }
 
 std::uint32_t emulated_tf32_rna(std::uint32_t bits) {

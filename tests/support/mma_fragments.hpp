@@ -7,6 +7,7 @@
 #include <barrier>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 namespace fpcert::test {
 
@@ -78,6 +79,30 @@ void gather_tiles(Mma t, const WarpExchange& w, double (&A)[16][32], double (&B)
   for (int q = 0; q < K; ++q)
     for (int col = 0; col < 8; ++col)
       if (seen_b[q][col] != 1) std::abort();
+}
+
+/// One emulated mma.sync, called by each of the 32 lanes (one host thread each) with its registers:
+/// D = round(C + A B) element by element, where each sum is formed exactly in double (the tests'
+/// inputs keep it so) and round() is the accumulator the test models.
+template <typename Value, typename Round>
+void warp_mma(WarpExchange& w, Mma t, int lane, float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], Value value,
+              Round round) {
+  std::memcpy(w.a[lane], a, sizeof a);
+  std::memcpy(w.b[lane], b, sizeof b);
+  std::memcpy(w.c[lane], d, sizeof d);
+  w.bar.arrive_and_wait();  // every lane's registers are in
+  double A[16][32] = {}, B[32][8] = {};
+  gather_tiles(t, w, A, B, value);
+  const int K = mma_k(t);
+  float out[4];
+  for (int i = 0; i < 4; ++i) {
+    const RC p = c_coord(lane, i);
+    double s = w.c[lane][i];
+    for (int q = 0; q < K; ++q) s += A[p.row][q] * B[q][p.col];
+    out[i] = static_cast<float>(round(s));
+  }
+  w.bar.arrive_and_wait();  // every lane has read the exchange before anyone refills it
+  std::memcpy(d, out, sizeof out);
 }
 
 }  // namespace fpcert::test
