@@ -59,6 +59,21 @@ CaseResult run(Kernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, 
   return test::run_graded(k, p, ref, api, opt, v);
 }
 
+/// A layout test's pass through the runner: one checked run and one more (compared bit for bit),
+/// ldc = n + 3 with guard bytes; every element written, guards intact, deterministic.
+CaseResult run_checked_layout(Kernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api) {
+  RunOptions opt;
+  opt.warmups = 0;
+  opt.timed = 1;
+  opt.ldc_pad = 3;
+  const CaseResult r = run(k, p, ref, api, opt);
+  INFO(r.reason);
+  CHECK(r.metrics.unwritten == 0);
+  CHECK_MESSAGE(r.metrics.guard_violations == 0, r.metrics.first_guard_violation);
+  CHECK(r.metrics.deterministic);
+  return r;
+}
+
 /// One run of a kernel (inputs rounded to nearest into its input format), C returned (ldc = n).
 std::vector<float> run_raw(Kernel& k, const Problem& p, DeviceApi& api) {
   const KernelTraits& t = k.traits();
@@ -193,15 +208,7 @@ TEST_CASE("emulation: split kernels - exact layouts of every slice (exact slice 
         }
         // Through the runner (guards, NaN pre-fill, ldc = n + 3, two runs compared bit for bit)...
         const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
-        RunOptions opt;
-        opt.warmups = 0;
-        opt.timed = 1;
-        opt.ldc_pad = 3;
-        const CaseResult r = run(*k, p, ref, *cuda, opt);
-        INFO(r.reason);
-        CHECK(r.metrics.unwritten == 0);
-        CHECK_MESSAGE(r.metrics.guard_violations == 0, r.metrics.first_guard_violation);
-        CHECK(r.metrics.deterministic);
+        run_checked_layout(*k, p, ref, *cuda);
         // ...and bit for bit against the exact slice sums.
         const std::vector<float> got = run_raw(*k, p, *cuda), want = split_expected(p, sc);
         std::int64_t first = -1;
@@ -394,15 +401,7 @@ TEST_CASE("emulation: bf16 on fp16 - exact layouts for every strategy (integers;
           continue;
         }
         const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
-        RunOptions opt;
-        opt.warmups = 0;
-        opt.timed = 1;
-        opt.ldc_pad = 3;
-        const CaseResult r = run(*k, p, ref, *cuda, opt);
-        INFO(r.reason);
-        CHECK(r.metrics.unwritten == 0);
-        CHECK_MESSAGE(r.metrics.guard_violations == 0, r.metrics.first_guard_violation);
-        CHECK(r.metrics.deterministic);
+        const CaseResult r = run_checked_layout(*k, p, ref, *cuda);
         if (!outliers) CHECK_MESSAGE(r.metrics.max_abs == 0.0, "max |got - exact| = " << r.metrics.max_abs);
         Bf16OnF16Stats want_stats;
         const std::vector<float> got = run_raw(*k, p, *cuda), want = bf16_model(pol.tag, p, &want_stats);
