@@ -13,11 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu_bench.hpp"
 #include "kernels/device_api.hpp"
 #include "kernels/kernel.hpp"
 #include "oracle/error.hpp"
 
 using namespace fpcert;
+using bench::DeviceBuffer;
+using bench::random_codes;
 
 namespace {
 
@@ -49,40 +52,6 @@ const Row kRows[] = {
     {"gemm_f32_tiled", "cublas_gemm_f32_pedantic", "SIMT pipeline, vs COMPUTE_32F_PEDANTIC", false},
     {"gemm_f16_f32acc_tiled", "cublas_gemm_f16_f32acc", "SIMT pipeline, vs fp16-in/fp32-out COMPUTE_32F", false},
     {"gemm_f16_f16acc_tiled", "cublas_gemm_f16_f16acc", "SIMT pipeline, vs COMPUTE_16F", false},
-};
-
-std::uint64_t splitmix(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-/// n random codes of format f in its container: sign random, magnitude in [2^-4, 1) with a random
-/// fraction: never zero, Inf or NaN, products never overflow or underflow.
-std::vector<std::uint8_t> random_codes(const Format& f, std::size_t n, std::uint64_t seed) {
-  const int cb = container_bytes(f);
-  std::vector<std::uint8_t> out(n * static_cast<std::size_t>(cb));
-  std::uint64_t s = seed;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t r = splitmix(s);
-    const std::uint64_t sign = r & 1;
-    const std::uint64_t exp = static_cast<std::uint64_t>(f.bias - 1 - static_cast<int>((r >> 1) % 4));  // 2^-1 .. 2^-4
-    const std::uint64_t frac = (r >> 8) & f.frac_mask();
-    const std::uint64_t code = (sign << (f.exp_bits + f.frac_bits)) | (exp << f.frac_bits) | frac;
-    const std::uint64_t c = to_container(f, code);
-    std::memcpy(out.data() + i * static_cast<std::size_t>(cb), &c, static_cast<std::size_t>(cb));
-  }
-  return out;
-}
-
-struct DeviceBuffer {
-  DeviceApi* api = nullptr;
-  void* p = nullptr;
-  DeviceBuffer(DeviceApi& a, std::size_t bytes) : api(&a), p(a.alloc(bytes)) {}
-  ~DeviceBuffer() { api->free(p); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
 }  // namespace
@@ -140,17 +109,7 @@ int main() {
         ops.c = c.p;
         ops.ldc = N;
         ops.stream = api->stream();
-        for (int w = 0; w < kWarmups; ++w) k->run(ops);
-        api->synchronize(600000);
-        std::vector<double> ms;
-        for (int q = 0; q < kTimed; ++q) {
-          api->timer_start();
-          k->run(ops);
-          ms.push_back(api->timer_stop_ms());
-        }
-        api->synchronize(600000);
-        std::sort(ms.begin(), ms.end());
-        const double med = 0.5 * (ms[kTimed / 2 - 1] + ms[kTimed / 2]);
+        const double med = bench::median_launch_ms(*k, ops, *api, kWarmups, kTimed);
         times[row.kernel] = med;
         const double tflops = 2.0 * static_cast<double>(N) * static_cast<double>(N) * static_cast<double>(N) / (med * 1e-3) / 1e12;
         std::string ratio = "", base = row.note;

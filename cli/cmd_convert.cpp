@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/convert_plugin.hpp"
+#include "cli/convert_report.hpp"
 #include "cli/plugins.hpp"
 #include "kernels/device_api.hpp"
 #include "kernels/device_convert.hpp"
@@ -47,10 +48,6 @@ const Format& need_format(const std::string& name, const char* what) {
   const Format* f = find_format(name);
   if (!f) throw InputError(fmt::format("{}: unknown format '{}' (valid: {})", what, name, format_tags()));
   return *f;
-}
-
-std::string describe(const Format& f, std::uint64_t code) {
-  return fmt::format("{} {} = {}", f.tag, hex_code(f, code), exact_decimal(to_double(f, code)));
 }
 
 Rounder make_rounder(const ConvertArgs& a, const Format& dst) {
@@ -88,9 +85,9 @@ int run_value(const ConvertArgs& a, const Format& src, const Format& dst, const 
   const Outcome oc = classify_outcome(src, code, dst, out);
   const double in_value = to_double(src, code);
   const double ulps = ulp_distance(dst, out.code, in_value);
-  fmt::print("input   {}{}\n", describe(src, code),
+  fmt::print("input   {}{}\n", describe_code(src, code),
              text_exact ? "" : fmt::format("   (nearest {} to '{}')", src.tag, a.value.empty() ? a.bits : a.value));
-  fmt::print("result  {}\n", describe(dst, out.code));
+  fmt::print("result  {}\n", describe_code(dst, out.code));
   fmt::print("mode    rounding {}, saturation {}, NaN payload {}{}\n", to_string(r.rounding), to_string(r.saturation),
              to_string(r.nan), r.rounding == Rounding::Stochastic ? fmt::format(", seed {}, rbits 0x{:08x}", a.seed, rbits) : "");
   fmt::print("outcome {}{}{}{}; error {} ulp of {}\n", to_string(oc), (out.flags & kInexact) ? ", inexact" : "",
@@ -117,27 +114,6 @@ int run_value(const ConvertArgs& a, const Format& src, const Format& dst, const 
 }
 
 /// FIRST:COUNT within a code space of `all` codes (0: 2^64).
-std::pair<std::uint64_t, std::uint64_t> parse_first_count(const std::string& text, std::uint64_t all, std::string_view what) {
-  const auto colon = text.find(':');
-  if (colon == std::string::npos) throw InputError("--range: expected FIRST:COUNT, e.g. 0x7f800000:1024");
-  std::uint64_t first = 0, count = 0;
-  try {
-    std::size_t p1 = 0, p2 = 0;
-    first = std::stoull(text.substr(0, colon), &p1, 0);
-    count = std::stoull(text.substr(colon + 1), &p2, 0);
-    if (p1 != colon || p2 != text.size() - colon - 1) throw std::invalid_argument("trailing");
-  } catch (const std::exception&) {
-    throw InputError("--range: expected FIRST:COUNT as integers, got '" + text + "'");
-  }
-  if (count == 0 || (all && (first >= all || count > all - first)))
-    throw InputError(fmt::format("--range: {} lies outside the {} codes of {}", text, all, what));
-  return {first, count};
-}
-
-void parse_range(const std::string& text, ConvertCheckSpec& spec) {
-  std::tie(spec.first, spec.count) = parse_first_count(text, spec.src->code_count(), spec.src->tag);
-}
-
 int run_exhaustive(const ConvertArgs& a, const Format& src, const Format& dst, const Rounder& r) {
   ConvertCheckSpec spec;
   spec.src = &src;
@@ -148,9 +124,7 @@ int run_exhaustive(const ConvertArgs& a, const Format& src, const Format& dst, c
   spec.strict_nan = a.strict_nan;
   spec.threads = a.threads;
   spec.max_listed = a.list;
-  if (!a.range.empty()) parse_range(a.range, spec);
-  else if (src.total_bits() > 32)
-    throw InputError(fmt::format("--exhaustive: {} has 2^{} patterns; give --range FIRST:COUNT", src.tag, src.total_bits()));
+  set_check_range(a.range, spec);
   const std::uint64_t total = check_pattern_count(spec);
   const bool tty = ::isatty(2);
   auto last = std::chrono::steady_clock::now();
@@ -170,28 +144,8 @@ int run_exhaustive(const ConvertArgs& a, const Format& src, const Format& dst, c
              to_string(r.rounding), to_string(r.saturation), to_string(r.nan));
   fmt::print("{} patterns, each checked against MPFR, in {:.2f} s ({:.1f} M patterns/s, {} threads)\n", total, secs,
              static_cast<double>(total) / secs / 1e6, spec.threads ? spec.threads : thread_count());
-  fmt::print("outcome counts:\n");
-  for (int i = 0; i < kOutcomeCount; ++i)
-    if (res.outcomes[i]) fmt::print("  {:<18} {:>12}\n", to_string(static_cast<Outcome>(i)), res.outcomes[i]);
-  if (res.nan_differences) fmt::print("NaN vs NaN with other bits (not a mismatch; --strict-nan counts them): {}\n", res.nan_differences);
-  for (const auto& m : res.listed) {
-    fmt::print("  {} {}  expected {}  got {}  [{}]\n", m.model_bug ? "MODEL!=MPFR" : "MISMATCH", describe(src, m.src),
-               describe(dst, m.expected), describe(dst, m.got), to_string(m.outcome));
-  }
-  fmt::print("mismatches: {}{}\n", res.mismatches + res.model_mismatches,
-             res.model_mismatches ? fmt::format(" ({} where fpcert's fast model disagrees with MPFR: a bug in fpcert)", res.model_mismatches) : "");
-  fmt::print("{}\n", res.passed() ? "PASS" : "FAIL");
+  print_check_result(res, src, dst);
   if (!a.json.empty() || !a.html.empty()) {
-    nlohmann::json outcomes = nlohmann::json::object();
-    for (int i = 0; i < kOutcomeCount; ++i) outcomes[std::string(to_string(static_cast<Outcome>(i)))] = res.outcomes[i];
-    nlohmann::json listed = nlohmann::json::array();
-    for (const auto& m : res.listed)
-      listed.push_back({{"src_bits", hex_code(src, m.src)},
-                        {"src_value", exact_decimal(to_double(src, m.src))},
-                        {"expected_bits", hex_code(dst, m.expected)},
-                        {"got_bits", hex_code(dst, m.got)},
-                        {"outcome", to_string(m.outcome)},
-                        {"model_bug", m.model_bug}});
     nlohmann::json j = {{"kind", "conversion"},
                         {"command", command_line()},
                         {"device", "cpu"},
@@ -203,15 +157,8 @@ int run_exhaustive(const ConvertArgs& a, const Format& src, const Format& dst, c
                         {"nan_payload", to_string(r.nan)},
                         {"seed", a.seed},
                         {"first", spec.first},
-                        {"patterns", res.patterns},
-                        {"mpfr_checked", res.mpfr_checked},
-                        {"outcomes", outcomes},
-                        {"mismatches", res.mismatches},
-                        {"model_mismatches", res.model_mismatches},
-                        {"nan_differences", res.nan_differences},
-                        {"listed", listed},
-                        {"seconds", secs},
-                        {"passed", res.passed()}};
+                        {"seconds", secs}};
+    add_check_json(j, res, src, dst);
     if (!a.json.empty()) write_file_atomic(a.json, j.dump(2) + "\n");
     if (!a.html.empty()) write_html_report(a.html, ReportInput{{}, {conversion_from_json(j)}});
   }

@@ -17,23 +17,12 @@
 namespace fpcert::cli {
 namespace {
 
-std::string type_name(ParamType t) {
-  switch (t) {
-    case ParamType::Int: return "int";
-    case ParamType::Seed: return "uint64";
-    case ParamType::Real: return "real";
-    case ParamType::Choice: return "choice";
-    case ParamType::Format: return "format";
-  }
-  return "?";
-}
-
 nlohmann::json list_json() {
   nlohmann::json arr = nlohmann::json::array();
   for (const GeneratorInfo& g : list_generators()) {
     nlohmann::json params = nlohmann::json::array();
     for (const ParamInfo& p : g.params) {
-      nlohmann::json q = {{"name", p.name}, {"type", type_name(p.type)}, {"default", p.default_value}, {"help", p.help}};
+      nlohmann::json q = {{"name", p.name}, {"type", to_string(p.type)}, {"default", p.default_value}, {"help", p.help}};
       if (p.type == ParamType::Int || p.type == ParamType::Real) q["range"] = {p.lo, p.hi};
       if (!p.choices.empty()) q["choices"] = p.choices;
       params.push_back(q);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/convert_report.hpp"
 #include "cli/plugins.hpp"
 #include "kernels/device_api.hpp"
 #include "kernels/plugin_loader.hpp"
@@ -23,26 +24,6 @@ namespace {
 /// Above this many patterns MPFR runs only where the kernel and fpcert's model disagree, plus a
 /// sample: the model itself is checked against MPFR on every pattern by fpcert's own tests.
 constexpr std::uint64_t kMpfrEveryLimit = std::uint64_t{1} << 24;
-
-std::string describe(const Format& f, std::uint64_t code) {
-  return fmt::format("{} {} = {}", f.tag, hex_code(f, code), exact_decimal(to_double(f, code)));
-}
-
-void parse_range(const std::string& text, ConvertCheckSpec& spec) {
-  const auto colon = text.find(':');
-  if (colon == std::string::npos) throw InputError("--range: expected FIRST:COUNT, e.g. 0x7f800000:1024");
-  try {
-    std::size_t p1 = 0, p2 = 0;
-    spec.first = std::stoull(text.substr(0, colon), &p1, 0);
-    spec.count = std::stoull(text.substr(colon + 1), &p2, 0);
-    if (p1 != colon || p2 != text.size() - colon - 1) throw std::invalid_argument("trailing");
-  } catch (const std::exception&) {
-    throw InputError("--range: expected FIRST:COUNT as integers, got '" + text + "'");
-  }
-  const std::uint64_t all = spec.src->code_count();
-  if (spec.count == 0 || (all && (spec.first >= all || spec.count > all - spec.first)))
-    throw InputError(fmt::format("--range: {} lies outside the {} codes of {}", text, all, spec.src->tag));
-}
 
 nlohmann::json result_to_json(const ConvertCheckResult& r) {
   nlohmann::json listed = nlohmann::json::array();
@@ -122,9 +103,7 @@ int run_plugin_conversion(const PluginConvertRequest& r) {
   spec.strict_nan = r.strict_nan;
   spec.threads = r.threads;
   spec.max_listed = r.list;
-  if (!r.range.empty()) parse_range(r.range, spec);
-  else if (src.total_bits() > 32)
-    throw InputError(fmt::format("--exhaustive: {} has 2^{} patterns; give --range FIRST:COUNT", src.tag, src.total_bits()));
+  set_check_range(r.range, spec);
   const std::uint64_t total = check_pattern_count(spec);
   spec.mpfr_every = total <= kMpfrEveryLimit;
 
@@ -212,35 +191,9 @@ int run_plugin_conversion(const PluginConvertRequest& r) {
     fmt::print("{} patterns in {:.2f} s; MPFR on {}\n", res.patterns, secs,
                spec.mpfr_every ? "every pattern" : fmt::format("{} patterns (disagreements with fpcert's model, and every {}th code)",
                                                                res.mpfr_checked, spec.mpfr_sample));
-    fmt::print("outcome counts:\n");
-    for (int i = 0; i < kOutcomeCount; ++i)
-      if (res.outcomes[i]) fmt::print("  {:<18} {:>12}\n", to_string(static_cast<Outcome>(i)), res.outcomes[i]);
-    if (res.nan_differences)
-      fmt::print("NaN vs NaN with other bits (not a mismatch; --strict-nan counts them): {}\n", res.nan_differences);
-    for (const auto& m : res.listed)
-      fmt::print("  {} {}  expected {}  got {}  [{}]\n", m.model_bug ? "MODEL!=MPFR" : "MISMATCH", describe(src, m.src),
-                 describe(dst, m.expected), describe(dst, m.got), to_string(m.outcome));
-    fmt::print("mismatches: {}\n", res.mismatches + res.model_mismatches);
-    fmt::print("{}\n", res.passed() ? "PASS" : "FAIL");
-    nlohmann::json listed = nlohmann::json::array();
-    for (const auto& m : res.listed)
-      listed.push_back({{"src_bits", hex_code(src, m.src)},
-                        {"src_value", exact_decimal(to_double(src, m.src))},
-                        {"expected_bits", hex_code(dst, m.expected)},
-                        {"got_bits", hex_code(dst, m.got)},
-                        {"outcome", to_string(m.outcome)},
-                        {"model_bug", m.model_bug}});
-    nlohmann::json outcomes = nlohmann::json::object();
-    for (int i = 0; i < kOutcomeCount; ++i) outcomes[std::string(to_string(static_cast<Outcome>(i)))] = res.outcomes[i];
+    print_check_result(res, src, dst);
     report["status"] = "ok";
-    report["patterns"] = res.patterns;
-    report["mpfr_checked"] = res.mpfr_checked;
-    report["outcomes"] = outcomes;
-    report["mismatches"] = res.mismatches;
-    report["model_mismatches"] = res.model_mismatches;
-    report["nan_differences"] = res.nan_differences;
-    report["listed"] = listed;
-    report["passed"] = res.passed();
+    add_check_json(report, res, src, dst);
     code = res.passed() ? kExitPass : kExitGateFailed;
   }
   if (!r.json.empty()) write_file_atomic(r.json, report.dump(2) + "\n");

@@ -223,16 +223,7 @@ void measure_kappa(Problem& p, const detail::GenContext& ctx) {
   p.achieved["kappa_max"] = kap.back();
 }
 
-std::string type_text(const ParamInfo& p) {
-  switch (p.type) {
-    case ParamType::Int: return "int";
-    case ParamType::Seed: return "uint64";
-    case ParamType::Real: return "real";
-    case ParamType::Choice: return "choice";
-    case ParamType::Format: return "format";
-  }
-  return "?";
-}
+std::string type_text(const ParamInfo& p) { return to_string(p.type); }
 
 std::string allowed_text(const ParamInfo& p) {
   switch (p.type) {

@@ -84,6 +84,17 @@ std::string value_text(const ParsedSpec::Value& v) {
 
 }  // namespace
 
+const char* to_string(ParamType t) {
+  switch (t) {
+    case ParamType::Int: return "int";
+    case ParamType::Seed: return "uint64";
+    case ParamType::Real: return "real";
+    case ParamType::Choice: return "choice";
+    case ParamType::Format: return "format";
+  }
+  return "?";
+}
+
 std::string canonical_real(double v) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);

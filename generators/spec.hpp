@@ -28,6 +28,9 @@ enum class ParamType : std::uint8_t {
   Format,  ///< a format tag or alias, one of `choices` (canonical tags)
 };
 
+/// "int", "uint64", "real", "choice", "format": how `fpcert gen --list` names a parameter's type.
+const char* to_string(ParamType t);
+
 struct ParamInfo {
   std::string name;
   ParamType type = ParamType::Int;

@@ -14,18 +14,8 @@ __device__ __forceinline__ std::uint32_t h_bits(__half h) { return __half_as_ush
 __device__ __forceinline__ std::uint32_t b_bits(__nv_bfloat16 b) { return __bfloat16_as_ushort(b); }
 __device__ __forceinline__ __half h_of(std::uint32_t c) { return __ushort_as_half(static_cast<unsigned short>(c)); }
 __device__ __forceinline__ __nv_bfloat16 b_of(std::uint32_t c) { return __ushort_as_bfloat16(static_cast<unsigned short>(c)); }
-__device__ __forceinline__ __half2 h2_of(std::uint32_t lo, std::uint32_t hi) {
-  __half2_raw r;
-  r.x = static_cast<unsigned short>(lo);
-  r.y = static_cast<unsigned short>(hi);
-  return __half2(r);
-}
-__device__ __forceinline__ __nv_bfloat162 b2_of(std::uint32_t lo, std::uint32_t hi) {
-  __nv_bfloat162_raw r;
-  r.x = static_cast<unsigned short>(lo);
-  r.y = static_cast<unsigned short>(hi);
-  return __nv_bfloat162(r);
-}
+__device__ __forceinline__ __half2 h2_of(std::uint32_t lo, std::uint32_t hi) { return __half2(h2raw(lo, hi)); }
+__device__ __forceinline__ __nv_bfloat162 b2_of(std::uint32_t lo, std::uint32_t hi) { return __nv_bfloat162(b2raw(lo, hi)); }
 __device__ __forceinline__ void split(__half2 h, std::uint32_t& lo, std::uint32_t& hi) {
   const __half2_raw r = h;
   lo = r.x;
@@ -36,13 +26,6 @@ __device__ __forceinline__ void split(__nv_bfloat162 b, std::uint32_t& lo, std::
   lo = r.x;
   hi = r.y;
 }
-
-struct One {
-  static constexpr bool kPair = false;
-};
-struct Pair {
-  static constexpr bool kPair = true;
-};
 
 // ---- fp32 -> fp16 ----
 struct f32_to_f16 : One {

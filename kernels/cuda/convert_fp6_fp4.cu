@@ -12,43 +12,9 @@
 namespace fpcert::cuda_convert {
 namespace {
 
-struct One {
-  static constexpr bool kPair = false;
-};
-struct Pair {
-  static constexpr bool kPair = true;
-};
-
-__device__ __forceinline__ __half_raw hraw(std::uint32_t c) {
-  __half_raw r;
-  r.x = static_cast<unsigned short>(c);
-  return r;
-}
-__device__ __forceinline__ __half2_raw h2raw(std::uint32_t lo, std::uint32_t hi) {
-  __half2_raw r;
-  r.x = static_cast<unsigned short>(lo);
-  r.y = static_cast<unsigned short>(hi);
-  return r;
-}
-__device__ __forceinline__ __nv_bfloat16_raw braw(std::uint32_t c) {
-  __nv_bfloat16_raw r;
-  r.x = static_cast<unsigned short>(c);
-  return r;
-}
-__device__ __forceinline__ __nv_bfloat162_raw b2raw(std::uint32_t lo, std::uint32_t hi) {
-  __nv_bfloat162_raw r;
-  r.x = static_cast<unsigned short>(lo);
-  r.y = static_cast<unsigned short>(hi);
-  return r;
-}
-
 constexpr cudaRoundMode RN = cudaRoundNearest, RZ = cudaRoundZero;
 
 // ---- fp6: an x2 storage holds lane x in bits 0-7 and lane y in bits 8-15, each with 2 zero MSBs ----
-__device__ __forceinline__ void split6(std::uint32_t v, std::uint32_t& lo, std::uint32_t& hi) {
-  lo = v & 0xFFu;  // the two MSBs are kept: the stray-bit check sees them
-  hi = (v >> 8) & 0xFFu;
-}
 template <__nv_fp6_interpretation_t I, cudaRoundMode M>
 struct F32ToFp6 : One {
   __device__ static std::uint32_t one(std::uint32_t c) { return __nv_cvt_float_to_fp6(f32_of(c), I, M); }
@@ -56,7 +22,7 @@ struct F32ToFp6 : One {
 template <__nv_fp6_interpretation_t I, cudaRoundMode M>
 struct F32x2ToFp6x2 : Pair {
   __device__ static void pair(std::uint32_t a, std::uint32_t b, std::uint32_t& lo, std::uint32_t& hi) {
-    split6(__nv_cvt_float2_to_fp6x2(make_float2(f32_of(a), f32_of(b)), I, M), lo, hi);
+    split_bytes(__nv_cvt_float2_to_fp6x2(make_float2(f32_of(a), f32_of(b)), I, M), lo, hi);
   }
 };
 template <__nv_fp6_interpretation_t I, cudaRoundMode M>
@@ -66,7 +32,7 @@ struct F16ToFp6 : One {
 template <__nv_fp6_interpretation_t I, cudaRoundMode M>
 struct F16x2ToFp6x2 : Pair {
   __device__ static void pair(std::uint32_t a, std::uint32_t b, std::uint32_t& lo, std::uint32_t& hi) {
-    split6(__nv_cvt_halfraw2_to_fp6x2(h2raw(a, b), I, M), lo, hi);
+    split_bytes(__nv_cvt_halfraw2_to_fp6x2(h2raw(a, b), I, M), lo, hi);
   }
 };
 template <__nv_fp6_interpretation_t I, cudaRoundMode M>
@@ -76,7 +42,7 @@ struct Bf16ToFp6 : One {
 template <__nv_fp6_interpretation_t I, cudaRoundMode M>
 struct Bf16x2ToFp6x2 : Pair {
   __device__ static void pair(std::uint32_t a, std::uint32_t b, std::uint32_t& lo, std::uint32_t& hi) {
-    split6(__nv_cvt_bfloat16raw2_to_fp6x2(b2raw(a, b), I, M), lo, hi);
+    split_bytes(__nv_cvt_bfloat16raw2_to_fp6x2(b2raw(a, b), I, M), lo, hi);
   }
 };
 template <__nv_fp6_interpretation_t I>

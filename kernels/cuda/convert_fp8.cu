@@ -11,41 +11,6 @@
 namespace fpcert::cuda_convert {
 namespace {
 
-struct One {
-  static constexpr bool kPair = false;
-};
-struct Pair {
-  static constexpr bool kPair = true;
-};
-
-__device__ __forceinline__ __half_raw hraw(std::uint32_t c) {
-  __half_raw r;
-  r.x = static_cast<unsigned short>(c);
-  return r;
-}
-__device__ __forceinline__ __half2_raw h2raw(std::uint32_t lo, std::uint32_t hi) {
-  __half2_raw r;
-  r.x = static_cast<unsigned short>(lo);
-  r.y = static_cast<unsigned short>(hi);
-  return r;
-}
-__device__ __forceinline__ __nv_bfloat16_raw braw(std::uint32_t c) {
-  __nv_bfloat16_raw r;
-  r.x = static_cast<unsigned short>(c);
-  return r;
-}
-__device__ __forceinline__ __nv_bfloat162_raw b2raw(std::uint32_t lo, std::uint32_t hi) {
-  __nv_bfloat162_raw r;
-  r.x = static_cast<unsigned short>(lo);
-  r.y = static_cast<unsigned short>(hi);
-  return r;
-}
-/// An x2 storage of two 8-bit codes: lane x in bits 0-7, lane y in bits 8-15 (cuda_fp8.hpp).
-__device__ __forceinline__ void split8(std::uint32_t v, std::uint32_t& lo, std::uint32_t& hi) {
-  lo = v & 0xFFu;
-  hi = (v >> 8) & 0xFFu;
-}
-
 // ---- fp8 from fp32, fp16, bf16 ----
 template <__nv_saturation_t S, __nv_fp8_interpretation_t I>
 struct F32ToFp8 : One {
@@ -54,7 +19,7 @@ struct F32ToFp8 : One {
 template <__nv_saturation_t S, __nv_fp8_interpretation_t I>
 struct F32x2ToFp8x2 : Pair {
   __device__ static void pair(std::uint32_t a, std::uint32_t b, std::uint32_t& lo, std::uint32_t& hi) {
-    split8(__nv_cvt_float2_to_fp8x2(make_float2(f32_of(a), f32_of(b)), S, I), lo, hi);
+    split_bytes(__nv_cvt_float2_to_fp8x2(make_float2(f32_of(a), f32_of(b)), S, I), lo, hi);
   }
 };
 template <__nv_saturation_t S, __nv_fp8_interpretation_t I>
@@ -64,7 +29,7 @@ struct F16ToFp8 : One {
 template <__nv_saturation_t S, __nv_fp8_interpretation_t I>
 struct F16x2ToFp8x2 : Pair {
   __device__ static void pair(std::uint32_t a, std::uint32_t b, std::uint32_t& lo, std::uint32_t& hi) {
-    split8(__nv_cvt_halfraw2_to_fp8x2(h2raw(a, b), S, I), lo, hi);
+    split_bytes(__nv_cvt_halfraw2_to_fp8x2(h2raw(a, b), S, I), lo, hi);
   }
 };
 template <__nv_saturation_t S, __nv_fp8_interpretation_t I>
@@ -74,7 +39,7 @@ struct Bf16ToFp8 : One {
 template <__nv_saturation_t S, __nv_fp8_interpretation_t I>
 struct Bf16x2ToFp8x2 : Pair {
   __device__ static void pair(std::uint32_t a, std::uint32_t b, std::uint32_t& lo, std::uint32_t& hi) {
-    split8(__nv_cvt_bfloat16raw2_to_fp8x2(b2raw(a, b), S, I), lo, hi);
+    split_bytes(__nv_cvt_bfloat16raw2_to_fp8x2(b2raw(a, b), S, I), lo, hi);
   }
 };
 
@@ -147,7 +112,7 @@ struct F32ToE8m0 : One {
 template <__nv_saturation_t S, cudaRoundMode M>
 struct F32x2ToE8m0x2 : Pair {
   __device__ static void pair(std::uint32_t a, std::uint32_t b, std::uint32_t& lo, std::uint32_t& hi) {
-    split8(__nv_cvt_float2_to_e8m0x2(make_float2(f32_of(a), f32_of(b)), S, M), lo, hi);
+    split_bytes(__nv_cvt_float2_to_e8m0x2(make_float2(f32_of(a), f32_of(b)), S, M), lo, hi);
   }
 };
 template <__nv_saturation_t S, cudaRoundMode M>
@@ -157,7 +122,7 @@ struct Bf16ToE8m0 : One {
 template <__nv_saturation_t S, cudaRoundMode M>
 struct Bf16x2ToE8m0x2 : Pair {
   __device__ static void pair(std::uint32_t a, std::uint32_t b, std::uint32_t& lo, std::uint32_t& hi) {
-    split8(__nv_cvt_bfloat162raw_to_e8m0x2(b2raw(a, b), S, M), lo, hi);
+    split_bytes(__nv_cvt_bfloat162raw_to_e8m0x2(b2raw(a, b), S, M), lo, hi);
   }
 };
 constexpr cudaRoundMode RZ = cudaRoundZero, RP = cudaRoundPosInf;

@@ -4,6 +4,8 @@
 // structs and lists their launchers by table name (kernels/device_convert.cpp holds the table).
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -18,6 +20,44 @@ using DeviceSide = SideResults;  // in device memory, zeroed before each launch
 __device__ __forceinline__ float f32_of(std::uint32_t c) { return __uint_as_float(c); }
 __device__ __forceinline__ float tf32_of(std::uint32_t c) { return __uint_as_float(c << 13); }
 __device__ __forceinline__ std::uint32_t bits_of(float f) { return __float_as_uint(f); }
+
+/// Op kinds: an op converts one code (`one`) or an x2 pair of codes at once (`pair`).
+struct One {
+  static constexpr bool kPair = false;
+};
+struct Pair {
+  static constexpr bool kPair = true;
+};
+
+// ---- raw 16-bit values and pairs, as the cuda_fp8/fp6/fp4 headers take them ----
+__device__ __forceinline__ __half_raw hraw(std::uint32_t c) {
+  __half_raw r;
+  r.x = static_cast<unsigned short>(c);
+  return r;
+}
+__device__ __forceinline__ __half2_raw h2raw(std::uint32_t lo, std::uint32_t hi) {
+  __half2_raw r;
+  r.x = static_cast<unsigned short>(lo);
+  r.y = static_cast<unsigned short>(hi);
+  return r;
+}
+__device__ __forceinline__ __nv_bfloat16_raw braw(std::uint32_t c) {
+  __nv_bfloat16_raw r;
+  r.x = static_cast<unsigned short>(c);
+  return r;
+}
+__device__ __forceinline__ __nv_bfloat162_raw b2raw(std::uint32_t lo, std::uint32_t hi) {
+  __nv_bfloat162_raw r;
+  r.x = static_cast<unsigned short>(lo);
+  r.y = static_cast<unsigned short>(hi);
+  return r;
+}
+/// An x2 storage of two byte-wide codes (fp8, ue8m0, fp6): lane x in bits 0-7, lane y in bits 8-15.
+/// Bits above a code's width are kept, so the stray-bit check sees them.
+__device__ __forceinline__ void split_bytes(std::uint32_t v, std::uint32_t& lo, std::uint32_t& hi) {
+  lo = v & 0xFFu;
+  hi = (v >> 8) & 0xFFu;
+}
 
 /// A source code and its partner in the x2 forms: code ^ 1 (a valid code of every format), so every
 /// code is converted once in the low lane (paired with its partner in the high lane) and once in

@@ -344,7 +344,7 @@ class Bf16OnF16MmaKernel final : public Kernel, public Bf16OnF16Kernel, public S
   const Bf16OnF16Policy& policy() const override { return policy_; }
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
     if (outlier_capable() && (m * k > 0x7FFFFFFF || k * n > 0x7FFFFFFF)) return Support::no("outlier lists are indexed with 32-bit integers: m k and k n < 2^31");
-    return emu_host::sm80_support(m, n, k, f16_scaled_gemm<false, true>);
+    return cuda::mma_support(m, n, k, 80, f16_scaled_gemm<false, true>);
   }
 
   void run(const GemmOperands& ops) override {

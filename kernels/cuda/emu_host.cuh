@@ -1,6 +1,6 @@
 // kernels/cuda/emu_host.cuh — host-side helpers of the emulation kernels (emu_split.cu, emu_bf16.cu): a
-// grow-only device workspace carved into aligned pieces, stage timing with CUDA events, and the
-// availability checks every mma.sync kernel makes.
+// grow-only device workspace carved into aligned pieces and stage timing with CUDA events (their
+// availability check is kernels/cuda/mma_host.cuh's).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,6 +12,7 @@
 
 #include "kernels/cpu/bf16_on_fp16.hpp"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/mma_host.cuh"
 
 namespace fpcert::emu_host {
 
@@ -47,39 +48,6 @@ class Workspace {
   void* base_ = nullptr;
   std::size_t capacity_ = 0, size_ = 0;
 };
-
-/// Compute capability of the current device (0 and a reason when there is none).
-inline int device_sm(std::string& why) {
-  int dev = 0, major = 0, minor = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-  if (e != cudaSuccess) {
-    why = std::string("no usable CUDA device: ") + cudaGetErrorName(e);
-    cudaGetLastError();
-    return 0;
-  }
-  return major * 10 + minor;
-}
-
-/// The checks of kernels/cuda/mma.cu for a kernel whose instructions need sm_80: shape limits, a
-/// device of compute capability 8.0 or more, and a loaded image (any: compute_80 PTX suffices).
-template <typename F>
-Support sm80_support(std::int64_t m, std::int64_t n, std::int64_t k, F* any_kernel) {
-  if (m < 0 || n < 0 || k < 0) return Support::no("negative dimension");
-  if ((m + 127) / 128 > 65535) return Support::no("m > 65535 * 128 (grid y limit)");
-  std::string why;
-  const int sm = device_sm(why);
-  if (sm == 0) return Support::no(why);
-  if (sm < 80) return Support::no("needs sm_80+ tensor-core instructions; this device is sm_" + std::to_string(sm));
-  cudaFuncAttributes attr{};
-  const cudaError_t e = cudaFuncGetAttributes(&attr, any_kernel);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return Support::no(std::string("no kernel image for this device: ") + cudaGetErrorName(e));
-  }
-  return Support::yes();
-}
 
 /// Times named stages of a pipeline: record(i) after stage i; medians over runs.
 class StageClock {

@@ -109,7 +109,7 @@ class SplitMmaKernel final : public Kernel, public StagedKernel {
   MemorySpace memory() const override { return MemorySpace::Device; }
   const KernelTraits& traits() const override { return traits_; }
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
-    return emu_host::sm80_support(m, n, k, inst_->gemm);
+    return cuda::mma_support(m, n, k, 80, inst_->gemm);
   }
 
   void run(const GemmOperands& ops) override {

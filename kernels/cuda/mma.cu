@@ -17,6 +17,7 @@
 
 #include "kernels/cpu/model.hpp"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/mma_host.cuh"
 #include "kernels/cuda/mma_kernel.cuh"
 #include "kernels/cuda/register.hpp"
 
@@ -97,20 +98,6 @@ KernelTraits mma_traits(int promote_every) {
   return t;
 }
 
-/// Compute capability of the current device (0 when none).
-int device_sm(std::string& why) {
-  int dev = 0, major = 0, minor = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-  if (e != cudaSuccess) {
-    why = std::string("no usable CUDA device: ") + cudaGetErrorName(e);
-    cudaGetLastError();  // not sticky; clear it
-    return 0;
-  }
-  return major * 10 + minor;
-}
-
 template <Mma T>
 class MmaKernel final : public Kernel {
   static constexpr bool kFp8 = T == Mma::E4M3 || T == Mma::E5M2;
@@ -134,33 +121,10 @@ class MmaKernel final : public Kernel {
   const KernelTraits& traits() const override { return traits_; }
 
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
-    if (m < 0 || n < 0 || k < 0) return Support::no("negative dimension");
-    if ((m + kBM - 1) / kBM > 65535) return Support::no("m > 65535 * 128 (grid y limit)");
-    if ((n + kBN - 1) / kBN > 0x7FFFFFFF) return Support::no("n too large for the grid");
-    std::string why;
-    const int sm = device_sm(why);
-    if (sm == 0) return Support::no(why);
     constexpr int need = MmaInfo<T>::kArch;
-    if (sm < need)
-      return Support::no("needs sm_" + std::to_string(need) + "+ tensor-core instructions; this device is sm_" +
-                         std::to_string(sm));
-    // The binary must carry code compiled for the instruction's architecture: on a device this
-    // build has no machine code for, the driver JIT-compiles the compute_80 PTX, in which the
-    // sm_89 instructions were compiled out.
-    cudaFuncAttributes attr{};
-    cudaError_t e;
-    if constexpr (kFp8) e = promote_every_ > 0 ? cudaFuncGetAttributes(&attr, mma_gemm<T, true>)
-                                               : cudaFuncGetAttributes(&attr, mma_gemm<T, false>);
-    else e = cudaFuncGetAttributes(&attr, mma_gemm<T, false>);
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      return Support::no(std::string("no kernel image for this device: ") + cudaGetErrorName(e));
-    }
-    if (attr.ptxVersion < need)
-      return Support::no("this binary runs the kernel from compute_" + std::to_string(attr.ptxVersion) +
-                         " code, which lacks the sm_" + std::to_string(need) +
-                         " instructions (add the device's architecture to FPCERT_CUDA_ARCHS)");
-    return Support::yes();
+    if constexpr (kFp8)
+      return promote_every_ > 0 ? cuda::mma_support(m, n, k, need, mma_gemm<T, true>) : cuda::mma_support(m, n, k, need, mma_gemm<T, false>);
+    else return cuda::mma_support(m, n, k, need, mma_gemm<T, false>);
   }
 
   void run(const GemmOperands& ops) override {

@@ -147,59 +147,30 @@ inline void mma(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t 
 inline std::uint32_t to_tf32(std::uint32_t bits) { return emulated_tf32_rna(bits); }
 inline float fadd_rn(float x, float y) { return x + y; }  // host: IEEE binary32 add, -ffp-contract=off
 #else
-template <Mma T>
-__device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]);
+// One warp-wide mma.sync.aligned.<shape>.row.col.f32.<A>.<B>.f32: D = A B + D on the fp32 fragment,
+// D (4 fp32, read and written), A (4 registers), B (2 registers) for every shape used here.
+#define FPCERT_MMA_SYNC(shape_types)                                                                          \
+  asm volatile("mma.sync.aligned." shape_types ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                                \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
 
-template <>
-__device__ __forceinline__ void mma<Mma::F16>(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+template <Mma T>
+__device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  if constexpr (T == Mma::F16) FPCERT_MMA_SYNC("m16n8k16.row.col.f32.f16.f16");
+  else if constexpr (T == Mma::BF16) FPCERT_MMA_SYNC("m16n8k16.row.col.f32.bf16.bf16");
+  else if constexpr (T == Mma::TF32) FPCERT_MMA_SYNC("m16n8k8.row.col.f32.tf32.tf32");
+#if __CUDA_ARCH__ >= 890
+  else if constexpr (T == Mma::E4M3) FPCERT_MMA_SYNC("m16n8k32.row.col.f32.e4m3.e4m3");
+  else if constexpr (T == Mma::E5M2) FPCERT_MMA_SYNC("m16n8k32.row.col.f32.e5m2.e5m2");
+#else
+  else __trap();  // unreachable: can_implement refuses devices and binaries without sm_89 code
+#endif
 #else
   __trap();  // unreachable: can_implement refuses devices and binaries without sm_80 code
 #endif
 }
-template <>
-__device__ __forceinline__ void mma<Mma::BF16>(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-  __trap();
-#endif
-}
-template <>
-__device__ __forceinline__ void mma<Mma::TF32>(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-  __trap();
-#endif
-}
-template <>
-__device__ __forceinline__ void mma<Mma::E4M3>(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-  __trap();  // unreachable: can_implement refuses devices and binaries without sm_89 code
-#endif
-}
-template <>
-__device__ __forceinline__ void mma<Mma::E5M2>(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-  __trap();
-#endif
-}
+#undef FPCERT_MMA_SYNC
 
 /// fp32 -> tf32, round to nearest with ties away from zero (the low 13 bits of the result are 0).
 __device__ __forceinline__ std::uint32_t to_tf32(std::uint32_t bits) {

@@ -108,21 +108,10 @@ const Shape kShapes[] = {{131, 137, 203, 141}, {128, 128, 192, 132}, {67, 45, 37
 /// C with guards around it and in the ldc padding; returns the number of wrong elements and of
 /// touched guards, comparing bit for bit with `want` (m x n).
 void check_c(const Shape& s, const std::vector<float>& cbuf, std::size_t guard, const std::vector<float>& want) {
-  std::int64_t wrong = 0, touched = 0, first = -1;
-  for (std::size_t x = 0; x < cbuf.size(); ++x) {
-    const bool inside = x >= guard && x < guard + static_cast<std::size_t>(s.m * s.ldc) &&
-                        static_cast<std::int64_t>(x - guard) % s.ldc < s.n;
-    if (!inside) {
-      touched += std::bit_cast<std::uint32_t>(cbuf[x]) != std::bit_cast<std::uint32_t>(kSentinel);
-      continue;
-    }
-    const std::int64_t e = static_cast<std::int64_t>(x - guard);
-    const float w = want[static_cast<std::size_t>((e / s.ldc) * s.n + e % s.ldc)];
-    if (std::bit_cast<std::uint32_t>(cbuf[x]) != std::bit_cast<std::uint32_t>(w) && wrong++ == 0) first = e;
-  }
-  CHECK_MESSAGE(wrong == 0, wrong << " elements differ from the kernel-order reference; first at row " << first / s.ldc
-                                  << " col " << first % s.ldc);
-  CHECK_MESSAGE(touched == 0, touched << " floats outside C were written");
+  const GuardedC g = compare_guarded_c(cbuf, guard, s.m, s.n, s.ldc, want, kSentinel);
+  CHECK_MESSAGE(g.wrong == 0, g.wrong << " elements differ from the kernel-order reference; first at row " << g.first / s.ldc
+                                      << " col " << g.first % s.ldc);
+  CHECK_MESSAGE(g.touched == 0, g.touched << " floats outside C were written");
   double norm = 0;
   for (float v : want) norm += std::fabs(v);
   CHECK((s.k == 0 || norm > 0));  // the test can fail

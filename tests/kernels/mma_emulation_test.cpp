@@ -221,23 +221,12 @@ void check_case(const Shape& s, int every, AccModel model, bool force_scalar) {
   std::vector<float> cbuf(kGuard + static_cast<std::size_t>(s.m * s.ldc) + kGuard, kSentinel);
   run_grid<T, P>(s, o.a_bytes.data(), vec_a, o.b_bytes.data(), vec_b, cbuf.data() + kGuard, every / mma_k(T));
   const std::vector<float> ref = reference(T, s, o, every);
-  std::int64_t wrong = 0, first = -1, touched = 0;
-  for (std::size_t x = 0; x < cbuf.size(); ++x) {
-    const bool inside = x >= kGuard && x < kGuard + static_cast<std::size_t>(s.m * s.ldc) &&
-                        static_cast<std::int64_t>(x - kGuard) % s.ldc < s.n;
-    if (!inside) {
-      touched += std::bit_cast<std::uint32_t>(cbuf[x]) != std::bit_cast<std::uint32_t>(kSentinel);
-      continue;
-    }
-    const std::int64_t e = static_cast<std::int64_t>(x - kGuard);
-    const float want = ref[static_cast<std::size_t>((e / s.ldc) * s.n + e % s.ldc)];
-    if (std::bit_cast<std::uint32_t>(cbuf[x]) != std::bit_cast<std::uint32_t>(want) && wrong++ == 0) first = e;
-  }
-  CHECK_MESSAGE(wrong == 0, wrong << " elements differ from the reference in the kernel's order; first at row "
-                                  << first / s.ldc << " col " << first % s.ldc << ": got "
-                                  << cbuf[static_cast<std::size_t>(first) + kGuard] << ", want "
-                                  << ref[static_cast<std::size_t>((first / s.ldc) * s.n + first % s.ldc)]);
-  CHECK_MESSAGE(touched == 0, touched << " floats outside C (guards or ldc padding) were written");
+  const GuardedC g = compare_guarded_c(cbuf, kGuard, s.m, s.n, s.ldc, ref, kSentinel);
+  CHECK_MESSAGE(g.wrong == 0, g.wrong << " elements differ from the reference in the kernel's order; first at row "
+                                      << g.first / s.ldc << " col " << g.first % s.ldc << ": got "
+                                      << cbuf[static_cast<std::size_t>(g.first) + kGuard] << ", want "
+                                      << ref[static_cast<std::size_t>((g.first / s.ldc) * s.n + g.first % s.ldc)]);
+  CHECK_MESSAGE(g.touched == 0, g.touched << " floats outside C (guards or ldc padding) were written");
   CHECK(g_unrounded_tf32.load() == 0);
   // The test must be able to fail: the result is not all zeros.
   double norm = 0;

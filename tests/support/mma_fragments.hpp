@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace fpcert::test {
 
@@ -103,6 +104,33 @@ void warp_mma(WarpExchange& w, Mma t, int lane, float (&d)[4], const std::uint32
   }
   w.bar.arrive_and_wait();  // every lane has read the exchange before anyone refills it
   std::memcpy(d, out, sizeof out);
+}
+
+/// C written by a kernel into a buffer of `guard` sentinel floats on each side, with ldc > n padding
+/// that holds the sentinel too, compared bit for bit with `want` (m x n, row-major).
+struct GuardedC {
+  std::int64_t wrong = 0;    ///< elements of C that differ from want
+  std::int64_t first = -1;   ///< the first of them, as row * ldc + col
+  std::int64_t touched = 0;  ///< floats outside C (guards, padding) that no longer hold the sentinel
+};
+inline GuardedC compare_guarded_c(const std::vector<float>& cbuf, std::size_t guard, std::int64_t m, std::int64_t n, std::int64_t ldc,
+                                  const std::vector<float>& want, float sentinel) {
+  GuardedC g;
+  const auto bits = [](float f) {
+    std::uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+  };
+  for (std::size_t x = 0; x < cbuf.size(); ++x) {
+    const bool inside = x >= guard && x < guard + static_cast<std::size_t>(m * ldc) && static_cast<std::int64_t>(x - guard) % ldc < n;
+    if (!inside) {
+      g.touched += bits(cbuf[x]) != bits(sentinel);
+      continue;
+    }
+    const auto e = static_cast<std::int64_t>(x - guard);
+    if (bits(cbuf[x]) != bits(want[static_cast<std::size_t>((e / ldc) * n + e % ldc)]) && g.wrong++ == 0) g.first = e;
+  }
+  return g;
 }
 
 }  // namespace fpcert::test

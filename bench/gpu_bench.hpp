@@ -1,0 +1,64 @@
+// bench/gpu_bench.hpp — what the GPU benchmarks share: random operand codes, a device buffer, and the
+// timing rule (median of `timed` launches after `warmups`, CUDA events, no copies).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "kernels/device_api.hpp"
+#include "kernels/kernel.hpp"
+
+namespace fpcert::bench {
+
+inline std::uint64_t splitmix(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+/// n random codes of format f in its container: sign random, magnitude in [2^-4, 1) with a random
+/// fraction (never zero, Inf or NaN; products never overflow or underflow); with outlier_pct > 0,
+/// that percentage of the entries is multiplied by 2^40.
+inline std::vector<std::uint8_t> random_codes(const Format& f, std::size_t n, std::uint64_t seed, int outlier_pct = 0) {
+  const int cb = container_bytes(f);
+  std::vector<std::uint8_t> out(n * static_cast<std::size_t>(cb));
+  std::uint64_t s = seed;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t r = splitmix(s);
+    std::uint64_t exp = static_cast<std::uint64_t>(f.bias - 1 - static_cast<int>((r >> 1) % 4));  // 2^-1 .. 2^-4
+    if (outlier_pct > 0 && (r >> 40) % 100 < static_cast<std::uint64_t>(outlier_pct)) exp += 40;
+    const std::uint64_t code = ((r & 1) << (f.exp_bits + f.frac_bits)) | (exp << f.frac_bits) | ((r >> 8) & f.frac_mask());
+    const std::uint64_t c = to_container(f, code);
+    std::memcpy(out.data() + i * static_cast<std::size_t>(cb), &c, static_cast<std::size_t>(cb));
+  }
+  return out;
+}
+
+struct DeviceBuffer {
+  DeviceApi* api = nullptr;
+  void* p = nullptr;
+  DeviceBuffer(DeviceApi& a, std::size_t bytes) : api(&a), p(a.alloc(bytes)) {}
+  ~DeviceBuffer() { api->free(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+/// Median time of k.run(ops) in ms over `timed` launches after `warmups`; throws what run() throws.
+inline double median_launch_ms(Kernel& k, const GemmOperands& ops, DeviceApi& api, int warmups, int timed) {
+  for (int w = 0; w < warmups; ++w) k.run(ops);
+  api.synchronize(600000);
+  std::vector<double> ms;
+  for (int q = 0; q < timed; ++q) {
+    api.timer_start();
+    k.run(ops);
+    ms.push_back(api.timer_stop_ms());
+  }
+  api.synchronize(600000);
+  std::sort(ms.begin(), ms.end());
+  return timed % 2 ? ms[static_cast<std::size_t>(timed / 2)] : 0.5 * (ms[static_cast<std::size_t>(timed / 2 - 1)] + ms[static_cast<std::size_t>(timed / 2)]);
+}
+
+}  // namespace fpcert::bench
