@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/device_api.hpp"
+#include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
 
 namespace fpcert::bench {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/device_convert.hpp"
+#include "base/parallel.hpp"
+#include "kernels/convert/device_convert.hpp"
 #include "oracle/convert_batch.hpp"
-#include "oracle/parallel.hpp"
 
 using namespace fpcert;
 

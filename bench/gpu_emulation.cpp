@@ -22,12 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "bench/gpu_bench.hpp"
-#include "kernels/cpu/bf16_on_fp16.hpp"
-#include "kernels/cpu/split.hpp"
-#include "kernels/device_api.hpp"
+#include "kernels/device/device_api.hpp"
+#include "kernels/emu/bf16_on_fp16.hpp"
+#include "kernels/emu/split.hpp"
 #include "kernels/kernel.hpp"
-#include "oracle/error.hpp"
 
 using namespace fpcert;
 using bench::DeviceBuffer;

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "bench/gpu_bench.hpp"
-#include "kernels/device_api.hpp"
+#include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
-#include "oracle/error.hpp"
 
 using namespace fpcert;
 using bench::DeviceBuffer;

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "base/parallel.hpp"
+#include "base/philox.hpp"
 #include "oracle/gemm_ref.hpp"
-#include "oracle/parallel.hpp"
-#include "oracle/philox.hpp"
 
 using namespace fpcert;
 

@@ -6,15 +6,16 @@
 #include <filesystem>
 #include <sstream>
 
+#include "base/atomic_file.hpp"
+#include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/plugins.hpp"
-#include "oracle/atomic_file.hpp"
-#include "oracle/error.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
 #include "reports/table.hpp"
-#include "suites/results_json.hpp"
+#include "results/results_json.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert::cli {
@@ -230,6 +231,8 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   app->add_flag("--no-isolate", a->no_isolate, "With --plugin: run cases in this process (a crash ends the run)");
 }
 
+}  // namespace
+
 void add_certify(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("certify", "Grade a kernel on a suite; exit 0 only if every gate passes");
   auto a = std::make_shared<SuiteArgs>();
@@ -254,8 +257,4 @@ void add_run_suite(CLI::App& root, Registry& reg) {
   reg.push_back({app, [a] { return run(*a, "run-suite"); }});
 }
 
-const Registrar kCertify("certify", 60, add_certify);
-const Registrar kRunSuite("run-suite", 70, add_run_suite);
-
-}  // namespace
 }  // namespace fpcert::cli

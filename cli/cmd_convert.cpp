@@ -1,6 +1,6 @@
 // cli/cmd_convert.cpp — `fpcert convert`: one value, or every source pattern checked against MPFR;
 // with --device cuda, every source pattern converted on the GPU by one entry of the device table
-// (kernels/device_convert.hpp) and checked on the CPU; --all sweeps the whole table (the
+// (kernels/convert/device_convert.hpp) and checked on the CPU; --all sweeps the whole table (the
 // `conversions` suite, docs/conversions.md).
 #include <fmt/format.h>
 #include <unistd.h>
@@ -11,23 +11,25 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "base/atomic_file.hpp"
+#include "base/decimal.hpp"
+#include "base/error.hpp"
+#include "base/parallel.hpp"
+#include "base/philox.hpp"
 #include "cli/commands.hpp"
 #include "cli/convert_plugin.hpp"
 #include "cli/convert_report.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/plugins.hpp"
-#include "kernels/device_api.hpp"
-#include "kernels/device_convert.hpp"
+#include "kernels/convert/device_convert.hpp"
+#include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
-#include "oracle/atomic_file.hpp"
 #include "oracle/convert_check.hpp"
-#include "oracle/decimal.hpp"
-#include "oracle/error.hpp"
-#include "oracle/parallel.hpp"
-#include "oracle/philox.hpp"
+#include "oracle/parse_value.hpp"
 #include "oracle/ulp.hpp"
 #include "reports/html.hpp"
+#include "results/results_json.hpp"
 #include "suites/environment.hpp"
-#include "suites/results_json.hpp"
 
 namespace fpcert::cli {
 namespace {
@@ -593,7 +595,6 @@ int run_suite(const ConvertArgs& a) {
 
 }  // namespace
 
-namespace {
 void add_convert(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("convert", "Convert one value, or check a conversion on every source pattern (on the CPU or a GPU)");
   auto a = std::make_shared<ConvertArgs>();
@@ -682,8 +683,5 @@ void add_convert(CLI::App& root, Registry& reg) {
                    return run_value(*a, src, dst, r);
                  }});
 }
-
-const Registrar kRegistrar("convert", 30, add_convert);
-}  // namespace
 
 }  // namespace fpcert::cli

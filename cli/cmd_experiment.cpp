@@ -7,11 +7,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/atomic_file.hpp"
+#include "base/error.hpp"
 #include "cli/commands.hpp"
-#include "oracle/atomic_file.hpp"
-#include "oracle/error.hpp"
+#include "cli/exit_codes.hpp"
+#include "results/results_json.hpp"
 #include "suites/experiments.hpp"
-#include "suites/results_json.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert::cli {
@@ -81,9 +82,9 @@ int run_split_scalar(const Args& a) {
   fmt::print("split-product scalar experiment: {} pairs of fp32 normals, exponents uniform in [{}, {}], seed {}\n", a.pairs,
              a.emin, a.emax, a.seed);
   if (cuda)
-    fmt::print("products computed on the CUDA device with the kernels' slicing (kernels/cuda/emu_arith.cuh: __fmaf_rn, __fadd_rn, "
+    fmt::print("products computed on the CUDA device with the kernels' slicing (kernels/emu/emu_arith.cuh: __fmaf_rn, __fadd_rn, "
                "__float2bfloat16_rn, tf32 on the bits; the tf32 row uses cvt.rna.tf32.f32); 'cpu diff' counts pairs whose device "
-               "product differs in any bit from the CPU's (kernels/cpu/split.cpp): it must be 0\n");
+               "product differs in any bit from the CPU's (kernels/emu/split.cpp): it must be 0\n");
   fmt::print("relative error of each method's product against the exact product (fp64)\n");
   fmt::print("{:<12} {:>12} {:>12} {:>12} {:>10}{}\n", "method", "median", "p99", "max", "zero", cuda ? fmt::format(" {:>9}", "cpu diff") : "");
   nlohmann::json arr = nlohmann::json::array();
@@ -212,6 +213,8 @@ int run_experiment(const Args& a) {
   throw InputError("unknown experiment '" + a.which + "' (valid: split-scalar, three-pipeline, bf16-on-fp16)");
 }
 
+}  // namespace
+
 void add_experiment(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("experiment", "Experiments: split-scalar (split products vs exact), three-pipeline (fp32 / fp16-fp32acc / fp16-fp16acc table), bf16-on-fp16 (span boundary, correctness levels)");
   auto a = std::make_shared<Args>();
@@ -231,7 +234,4 @@ void add_experiment(CLI::App& root, Registry& reg) {
   reg.push_back({app, [a] { return run_experiment(*a); }});
 }
 
-const Registrar kRegistrar("experiment", 75, add_experiment);
-
-}  // namespace
 }  // namespace fpcert::cli

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "base/decimal.hpp"
 #include "cli/commands.hpp"
-#include "kernels/device_api.hpp"
-#include "kernels/tensor_cores.hpp"
-#include "oracle/decimal.hpp"
+#include "kernels/device/device_api.hpp"
+#include "kernels/device/tensor_cores.hpp"
 #include "oracle/format.hpp"
 
 namespace fpcert::cli {
@@ -78,15 +78,11 @@ int run_formats(bool json) {
 
 }  // namespace
 
-namespace {
 void add_formats(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("formats", "The format table: precision, range, special values");
   auto json = std::make_shared<bool>(false);
   app->add_flag("--json", *json, "Print the table as JSON");
   reg.push_back({app, [json] { return run_formats(*json); }});
 }
-
-const Registrar kRegistrar("formats", 10, add_formats);
-}  // namespace
 
 }  // namespace fpcert::cli

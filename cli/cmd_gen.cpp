@@ -6,12 +6,13 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/atomic_file.hpp"
+#include "base/error.hpp"
+#include "base/npy.hpp"
 #include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
 #include "generators/edges.hpp"
 #include "generators/generate.hpp"
-#include "oracle/atomic_file.hpp"
-#include "oracle/error.hpp"
-#include "oracle/npy.hpp"
 #include "oracle/round.hpp"
 
 namespace fpcert::cli {
@@ -113,6 +114,8 @@ int run_gen(const std::string& spec, const std::string& out, bool list, bool jso
   return kExitPass;
 }
 
+}  // namespace
+
 void add_gen(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("gen", "Generate an input problem from a spec string (A.npy, B.npy or x.npy, y.npy, meta.json)");
   auto spec = std::make_shared<std::string>();
@@ -126,7 +129,4 @@ void add_gen(CLI::App& root, Registry& reg) {
   reg.push_back({app, [=] { return run_gen(*spec, *out, *list, *json); }});
 }
 
-const Registrar kRegistrar("gen", 40, add_gen);
-
-}  // namespace
 }  // namespace fpcert::cli

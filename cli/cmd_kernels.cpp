@@ -6,7 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/plugins.hpp"
 #include "kernels/kernel.hpp"
-#include "kernels/plugin_loader.hpp"
+#include "plugin/loader.hpp"
 
 namespace fpcert::cli {
 namespace {
@@ -71,6 +71,8 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
   return 0;
 }
 
+}  // namespace
+
 void add_kernels(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("kernels", "Built-in and plugin kernels with their traits");
   auto mutants = std::make_shared<bool>(false);
@@ -82,7 +84,4 @@ void add_kernels(CLI::App& root, Registry& reg) {
   reg.push_back({app, [mutants, json, plugins] { return run_kernels(*mutants, *json, *plugins); }});
 }
 
-const Registrar kRegistrar("kernels", 20, add_kernels);
-
-}  // namespace
 }  // namespace fpcert::cli

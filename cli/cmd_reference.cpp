@@ -11,12 +11,13 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
+#include "base/npy.hpp"
+#include "base/parallel.hpp"
 #include "cli/commands.hpp"
-#include "oracle/error.hpp"
+#include "cli/exit_codes.hpp"
 #include "oracle/format.hpp"
 #include "oracle/gemm_ref.hpp"
-#include "oracle/npy.hpp"
-#include "oracle/parallel.hpp"
 
 namespace fpcert::cli {
 namespace {
@@ -187,6 +188,8 @@ int run_reference(const ReferenceArgs& args) {
   return kExitPass;
 }
 
+}  // namespace
+
 void add_reference(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("reference", "Exact reference C = A * B of two .npy matrices (C_hi + C_lo + tail)");
   auto args = std::make_shared<ReferenceArgs>();
@@ -204,7 +207,4 @@ void add_reference(CLI::App& root, Registry& reg) {
   reg.push_back({app, [args] { return run_reference(*args); }});
 }
 
-const Registrar kRegistrar("reference", 50, add_reference);
-
-}  // namespace
 }  // namespace fpcert::cli

@@ -4,8 +4,9 @@
 
 #include <memory>
 
+#include "base/error.hpp"
 #include "cli/commands.hpp"
-#include "oracle/error.hpp"
+#include "cli/exit_codes.hpp"
 #include "reports/html.hpp"
 
 namespace fpcert::cli {
@@ -15,6 +16,8 @@ struct ReportArgs {
   std::vector<std::string> inputs;
   std::string output;
 };
+
+}  // namespace
 
 void add_report(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("report", "Render results files (.json, .jsonl) as one self-contained HTML report");
@@ -31,7 +34,4 @@ void add_report(CLI::App& root, Registry& reg) {
                  }});
 }
 
-static const Registrar kRegistrar("report", 90, add_report);
-
-}  // namespace
 }  // namespace fpcert::cli

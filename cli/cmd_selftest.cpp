@@ -2,8 +2,9 @@
 // one injected fault) must be caught by the suite, and every honest CPU model must pass it.
 #include <fmt/format.h>
 
+#include "base/error.hpp"
 #include "cli/commands.hpp"
-#include "oracle/error.hpp"
+#include "cli/exit_codes.hpp"
 #include "reports/table.hpp"
 #include "suites/suite.hpp"
 
@@ -51,6 +52,8 @@ int run_selftest(const std::string& suite_name, bool isolate) {
   return bad ? kExitGateFailed : kExitPass;
 }
 
+}  // namespace
+
 void add_selftest(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("selftest", "Every mutant must be caught and every honest model pass");
   auto suite = std::make_shared<std::string>("quick");
@@ -60,7 +63,4 @@ void add_selftest(CLI::App& root, Registry& reg) {
   reg.push_back({app, [suite, isolate] { return run_selftest(*suite, *isolate); }});
 }
 
-const Registrar kRegistrar("selftest", 80, add_selftest);
-
-}  // namespace
 }  // namespace fpcert::cli

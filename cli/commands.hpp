@@ -1,4 +1,6 @@
-// cli/commands.hpp — each subcommand registers itself on the root CLI11 app with an action.
+// cli/commands.hpp — the fpcert command: each subcommand adds itself to the root CLI11 app with an
+// action (one add_* function per cli/cmd_*.cpp, listed in one place: cli/commands.cpp), and run(),
+// which main.cpp calls and tests/cli/ calls in-process.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,7 +11,7 @@
 
 namespace fpcert::cli {
 
-/// What a subcommand runs once its arguments parsed; returns the exit code (oracle/error.hpp).
+/// What a subcommand runs once its arguments parsed; returns the exit code (cli/exit_codes.hpp).
 using Action = std::function<int()>;
 
 struct Command {
@@ -19,17 +21,27 @@ struct Command {
 
 using Registry = std::vector<Command>;
 
-/// Each cli/cmd_*.cpp registers its subcommand with a static Registrar, so adding a command is
-/// adding a file: `static Registrar reg("name", order, add_name);` (order sorts `fpcert --help`).
-using AddFn = void (*)(CLI::App& root, Registry& reg);
-struct Registrar {
-  Registrar(const char* name, int order, AddFn fn);
-};
-/// All registered commands, in order.
+// The subcommands, in the order `fpcert --help` lists them (cli/commands.cpp).
+void add_formats(CLI::App& root, Registry& reg);     ///< cli/cmd_formats.cpp
+void add_kernels(CLI::App& root, Registry& reg);     ///< cli/cmd_kernels.cpp
+void add_convert(CLI::App& root, Registry& reg);     ///< cli/cmd_convert.cpp
+void add_gen(CLI::App& root, Registry& reg);         ///< cli/cmd_gen.cpp
+void add_reference(CLI::App& root, Registry& reg);   ///< cli/cmd_reference.cpp
+void add_certify(CLI::App& root, Registry& reg);     ///< cli/cmd_certify.cpp
+void add_run_suite(CLI::App& root, Registry& reg);   ///< cli/cmd_certify.cpp
+void add_experiment(CLI::App& root, Registry& reg);  ///< cli/cmd_experiment.cpp
+void add_selftest(CLI::App& root, Registry& reg);    ///< cli/cmd_selftest.cpp
+void add_report(CLI::App& root, Registry& reg);      ///< cli/cmd_report.cpp
+
+/// Every subcommand, in order.
 void add_all_commands(CLI::App& root, Registry& reg);
 
 /// The command line as typed (for environment stamps and reproduction commands).
 const std::string& command_line();
 void set_command_line(int argc, char** argv);
+
+/// The whole command: parse argv, run the chosen subcommand, map errors onto exit codes
+/// (0 pass, 1 gate failed, 2 usage or input error, 3 kernel or device failure).
+int run(int argc, char** argv);
 
 }  // namespace fpcert::cli

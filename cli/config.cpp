@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "oracle/error.hpp"
+#include "base/error.hpp"
 #include "suites/bound.hpp"
 #include "suites/suite.hpp"
 

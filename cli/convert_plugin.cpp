@@ -7,15 +7,16 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "base/atomic_file.hpp"
+#include "base/decimal.hpp"
+#include "base/error.hpp"
+#include "base/parallel.hpp"
 #include "cli/commands.hpp"
 #include "cli/convert_report.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/plugins.hpp"
-#include "kernels/device_api.hpp"
-#include "kernels/plugin_loader.hpp"
-#include "oracle/atomic_file.hpp"
-#include "oracle/decimal.hpp"
-#include "oracle/error.hpp"
-#include "oracle/parallel.hpp"
+#include "kernels/device/device_api.hpp"
+#include "plugin/loader.hpp"
 #include "reports/html.hpp"
 
 namespace fpcert::cli {
@@ -135,9 +136,7 @@ int run_plugin_conversion(const PluginConvertRequest& r) {
     } catch (const NotSupportedError& e) {
       return nlohmann::json{{"status", "not_supported"}, {"reason", e.what()}}.dump();
     } catch (const DeviceError& e) {
-      const std::string what = e.what();
-      const bool hung = what.find("hung") != std::string::npos;
-      return nlohmann::json{{"status", hung ? "hung" : "crashed"}, {"reason", what}}.dump();
+      return nlohmann::json{{"status", to_string(e.kind)}, {"reason", e.what()}}.dump();
     } catch (const std::exception& e) {
       return nlohmann::json{{"status", "error"}, {"reason", e.what()}}.dump();
     }

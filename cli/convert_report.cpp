@@ -5,8 +5,8 @@
 
 #include <stdexcept>
 
-#include "oracle/decimal.hpp"
-#include "oracle/error.hpp"
+#include "base/decimal.hpp"
+#include "base/error.hpp"
 #include "oracle/ulp.hpp"
 
 namespace fpcert::cli {

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "kernels/plugin_loader.hpp"
+#include "plugin/loader.hpp"
 
 namespace fpcert::cli {
 

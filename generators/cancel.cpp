@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/parallel.hpp"
 #include "generators/family.hpp"
 #include "oracle/gemm_ref.hpp"
-#include "oracle/parallel.hpp"
 
 namespace fpcert::detail {
 namespace {

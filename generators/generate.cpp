@@ -10,10 +10,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/error.hpp"
+#include "base/parallel.hpp"
 #include "generators/family.hpp"
-#include "oracle/error.hpp"
 #include "oracle/gemm_ref.hpp"
-#include "oracle/parallel.hpp"
 
 namespace fpcert {
 namespace detail {

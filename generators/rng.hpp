@@ -14,8 +14,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "base/philox.hpp"
 #include "generators/detmath.hpp"
-#include "oracle/philox.hpp"
 
 namespace fpcert {
 

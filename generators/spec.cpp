@@ -5,7 +5,7 @@
 #include <cmath>
 #include <set>
 
-#include "oracle/error.hpp"
+#include "base/error.hpp"
 
 namespace fpcert {
 namespace {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/parallel.hpp"
 #include "generators/family.hpp"
-#include "oracle/parallel.hpp"
 
 namespace fpcert {
 

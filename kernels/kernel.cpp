@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "kernels/register.hpp"
+
 namespace fpcert {
 
 std::string_view to_string(Backend b) {
@@ -24,9 +26,7 @@ std::vector<KernelInfo>& raw_registry() {
 
 std::vector<KernelInfo>& kernel_registry() {
   static const bool once = [] {
-    register_cpu_models();
-    register_mutants();
-    register_cuda_kernels();
+    register_builtin_kernels();
     return true;
   }();
   (void)once;

@@ -126,18 +126,14 @@ struct KernelInfo {
   KernelFactory make;
   std::string origin;  ///< where it came from: "" for built-ins, the library path for plugins
 };
-/// Every registered kernel: the built-ins (CPU models, mutants, CUDA kernels and cuBLAS baselines
-/// when built with CUDA) are added on first use; plugins add theirs with register_kernel.
+/// Every registered kernel: the built-ins (kernels/register.cpp: CPU models, mutants, CUDA kernels and
+/// cuBLAS baselines when built with CUDA) are added on first use; plugins add theirs with register_kernel.
 std::vector<KernelInfo>& kernel_registry();
 /// Register (or replace, by name) a kernel.
 void register_kernel(std::string name, Backend backend, bool mutant, KernelFactory make);
 void register_kernel(KernelInfo info);
 /// The registry entry of a kernel; nullptr when unknown.
 const KernelInfo* find_kernel_info(const std::string& name);
-// Built-in families (each defined beside its kernels).
-void register_cpu_models();
-void register_mutants();
-void register_cuda_kernels();  ///< no-op without CUDA
 /// Make a kernel by name; nullptr when unknown.
 std::unique_ptr<Kernel> make_kernel(const std::string& name);
 /// Names of the registered kernels (mutants only when asked), sorted.

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "oracle/philox.hpp"
+#include "base/philox.hpp"
 
 namespace fpcert {
 namespace {

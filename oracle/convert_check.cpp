@@ -8,10 +8,10 @@
 #include <optional>
 #include <stdexcept>
 
+#include "base/parallel.hpp"
+#include "base/philox.hpp"
 #include "oracle/convert_batch.hpp"
 #include "oracle/mpfr_ref.hpp"
-#include "oracle/parallel.hpp"
-#include "oracle/philox.hpp"
 
 namespace fpcert {
 

@@ -20,9 +20,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/parallel.hpp"
 #include "oracle/exact_sum.hpp"
 #include "oracle/gemm_ref.hpp"
-#include "oracle/parallel.hpp"
 
 namespace fpcert {
 namespace {

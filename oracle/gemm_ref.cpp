@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/parallel.hpp"
 #include "oracle/exact_sum.hpp"
-#include "oracle/parallel.hpp"
 
 namespace fpcert {
 namespace {

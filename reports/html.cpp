@@ -11,10 +11,10 @@
 #include <set>
 #include <sstream>
 
-#include "oracle/atomic_file.hpp"
-#include "oracle/error.hpp"
+#include "base/atomic_file.hpp"
+#include "base/error.hpp"
 #include "reports/svg.hpp"
-#include "suites/results_json.hpp"
+#include "results/results_json.hpp"
 
 namespace fpcert {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "suites/results.hpp"
+#include "results/results.hpp"
 
 namespace fpcert {
 
@@ -64,7 +64,7 @@ void read_report_file(const std::string& path, ReportInput& in);
 std::string html_report(const ReportInput& in);
 std::string html_report(const std::vector<RunResult>& runs);
 
-/// Write the report atomically (oracle/atomic_file.hpp).
+/// Write the report atomically (base/atomic_file.hpp).
 void write_html_report(const std::string& path, const ReportInput& in);
 void write_html_report(const std::string& path, const std::vector<RunResult>& runs);
 

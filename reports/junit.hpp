@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "suites/results.hpp"
+#include "results/results.hpp"
 
 namespace fpcert {
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scripts/device_run.sh — the GPU machine's batch: GPU tests, benchmarks, the three-pipeline table,
 # suites on CUDA kernels and cuBLAS, conversion sweeps. Usage: scripts/device_run.sh BIN_DIR PART
-# (PART: tests | suites | conversions | emulation | plugin | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
+# (PART: tests | suites | conversions | emulation | plugin | proof | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
+# proof: the main job and `convert --all` with their JSON, compared (scripts/compare_results.py) with the
+# same files of an earlier build when BEFORE=DIR holds them (main.json, main.txt, conversions.json, conversions.txt).
 set -uo pipefail
 BIN=${1:-devbin}
 PART=${2:-all}
@@ -15,7 +17,11 @@ section_tests() {
   nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
   run "$BIN/fpcert" formats
   run "$BIN/fpcert" kernels | grep -E "^(gemm|cublas)"
-  run "$BIN/test_gpu" --duration=true 2>&1 | tee "$OUT/test_gpu.log" | grep -vE "^\s*$" | tail -120
+  # Every module's device tests (test_<module>_gpu; the plugin's need the staged plugins: part plugin).
+  for t in "$BIN"/test_*_gpu; do
+    [ "$(basename "$t")" = test_plugin_gpu ] && continue
+    run "$t" --duration=true 2>&1 | tee "$OUT/$(basename "$t").log" | grep -vE "^\s*$" | tail -120
+  done
 }
 section_suites() {
   run "$BIN/bench_gpu_gemm" 2>&1 | tee "$OUT/bench_gpu_gemm.log"
@@ -44,6 +50,18 @@ section_plugin() {
   mkdir -p "$FPCERT_TEST_SCRATCH"
   run timeout 300 "$BIN/test_plugin_gpu" --duration=true 2>&1 | tee "$OUT/test_plugin_gpu.log" | tail -40
 }
+# Behaviour unchanged across a refactoring: the same verdicts, counts and figures as the build in $BEFORE.
+section_proof() {
+  run "$BIN/fpcert" certify --kernel cuda --suite certify --json "$OUT/main.json" > "$OUT/main.txt" 2>&1; echo "rc=$?" >> "$OUT/main.txt"
+  tail -3 "$OUT/main.txt"
+  run "$BIN/fpcert" convert --all --device cuda --json "$OUT/conversions.json" > "$OUT/conversions.txt" 2>&1; echo "rc=$?" >> "$OUT/conversions.txt"
+  tail -3 "$OUT/conversions.txt"
+  if [ -n "${BEFORE:-}" ]; then
+    for f in main.json main.txt conversions.json conversions.txt; do
+      [ -f "$BEFORE/$f" ] && python3 "$(dirname "$0")/compare_results.py" "$BEFORE/$f" "$OUT/$f"
+    done
+  fi
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -51,6 +69,7 @@ for part in ${PART//,/ }; do
     conversions) section_conversions ;;
     emulation) section_emulation ;;
     plugin) section_plugin ;;
+    proof) section_proof ;;
     all) section_tests; section_suites; section_conversions; section_emulation; section_plugin ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac

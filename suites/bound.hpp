@@ -27,7 +27,7 @@
 #include <string_view>
 
 #include "kernels/kernel.hpp"
-#include "suites/results.hpp"
+#include "results/results.hpp"
 
 namespace fpcert {
 

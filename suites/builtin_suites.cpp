@@ -204,7 +204,7 @@ std::vector<CaseSpec> split_emulation(const SuiteContext& c) {
   };
 }
 
-/// BF16 inputs for the BF16-on-FP16 strategies (kernels/cpu/bf16_on_fp16.hpp): exponent-span tiles
+/// BF16 inputs for the BF16-on-FP16 strategies (kernels/emu/bf16_on_fp16.hpp): exponent-span tiles
 /// around fp16's window of 33 binades (spans up to 32 fit one power-of-two scale losslessly; 33 is the
 /// first that does not), per row and per K-block, outliers, and ordinary data. Grade with
 /// --baseline gemm_bf16_f32acc_mma_sm80 (model_gemm_bf16_f32acc on the CPU) for the numerical level.

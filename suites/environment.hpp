@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "kernels/device_api.hpp"
-#include "suites/results.hpp"
+#include "kernels/device/device_api.hpp"
+#include "results/results.hpp"
 
 namespace fpcert {
 

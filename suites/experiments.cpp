@@ -9,18 +9,18 @@
 #include <limits>
 #include <memory>
 
+#include "base/codes.hpp"
+#include "base/error.hpp"
+#include "base/parallel.hpp"
+#include "base/philox.hpp"
 #include "generators/generate.hpp"
-#include "kernels/codes.hpp"
-#include "kernels/cpu/split.hpp"
-#include "kernels/device_api.hpp"
-#include "oracle/error.hpp"
-#include "oracle/parallel.hpp"
-#include "oracle/philox.hpp"
+#include "kernels/device/device_api.hpp"
+#include "kernels/emu/split.hpp"
 #include "oracle/round.hpp"
 #include "suites/runner.hpp"
 #include "suites/suite.hpp"
 #if defined(FPCERT_HAVE_CUDA)
-#include "kernels/cuda/register.hpp"  // no CUDA header: split_scalar_products_cuda
+#include "kernels/register.hpp"  // no CUDA header: split_scalar_products_cuda
 #endif
 
 namespace fpcert {

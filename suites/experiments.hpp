@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/bf16_on_fp16.hpp"
+#include "kernels/emu/bf16_on_fp16.hpp"
 
 namespace fpcert {
 
@@ -16,7 +16,7 @@ struct SplitScalarRow {
   std::int64_t zero = 0;      ///< products that came out 0 (underflow of slices or products)
   std::int64_t samples = 0;
   /// Device runs: pairs whose device product differs in any bit from the CPU's (split_product of
-  /// kernels/cpu/split.cpp; fp32: a * b; tf32: both rounded nearest-away, then a * b). -1: CPU run.
+  /// kernels/emu/split.cpp; fp32: a * b; tf32: both rounded nearest-away, then a * b). -1: CPU run.
   std::int64_t cpu_mismatches = -1;
   std::string first_mismatch;  ///< "a=..., b=...: device ..., cpu ..." (hex floats) when there is one
 };
@@ -24,7 +24,7 @@ struct SplitScalarRow {
 /// `pairs` pairs of fp32 normals (random significands, exponents uniform in [emin, emax], random
 /// signs; Philox keyed by seed), each method's product against the exact product (in fp64, exact
 /// for two fp32 values): median, 99th percentile and maximum relative error. With device = true the
-/// products are computed on the CUDA device (kernels/cuda/register.hpp, split_scalar_products_cuda)
+/// products are computed on the CUDA device (kernels/register.hpp, split_scalar_products_cuda)
 /// and compared bit for bit with the CPU's (two NaNs agree: their sign and payload are the platform's); throws DeviceError when there is no device.
 std::vector<SplitScalarRow> split_scalar_experiment(std::uint64_t pairs, std::uint64_t seed, int emin, int emax,
                                                     unsigned threads = 0, bool device = false);

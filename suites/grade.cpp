@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "oracle/parallel.hpp"
+#include "base/parallel.hpp"
 #include "oracle/ulp.hpp"
 
 namespace fpcert {

@@ -7,8 +7,8 @@
 #include "generators/problem.hpp"
 #include "kernels/kernel.hpp"
 #include "oracle/gemm_ref.hpp"
+#include "results/results.hpp"
 #include "suites/bound.hpp"
-#include "suites/results.hpp"
 
 namespace fpcert {
 

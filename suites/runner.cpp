@@ -12,8 +12,8 @@
 #include <numeric>
 #include <vector>
 
-#include "kernels/codes.hpp"
-#include "oracle/error.hpp"
+#include "base/codes.hpp"
+#include "base/error.hpp"
 #include "suites/grade.hpp"
 
 namespace fpcert {
@@ -305,10 +305,8 @@ CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, cons
     r.reason = e.what();
     return finish();
   } catch (const DeviceError& e) {
-    const std::string what = e.what();
-    r.status = what.find("hung") != std::string::npos || what.find("timed out") != std::string::npos ? CaseStatus::Hung
-                                                                                                       : CaseStatus::Crashed;
-    r.reason = what;
+    r.status = e.kind == FailureKind::Hung ? CaseStatus::Hung : CaseStatus::Crashed;
+    r.reason = e.what();
     return finish();
   } catch (const std::exception& e) {
     r.status = CaseStatus::Error;

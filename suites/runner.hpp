@@ -7,11 +7,11 @@
 #include <string>
 
 #include "generators/problem.hpp"
-#include "kernels/device_api.hpp"
+#include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
 #include "oracle/gemm_ref.hpp"
+#include "results/results.hpp"
 #include "suites/bound.hpp"
-#include "suites/results.hpp"
 
 namespace fpcert {
 

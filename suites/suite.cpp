@@ -11,11 +11,11 @@
 #include <cstring>
 #include <map>
 
+#include "base/atomic_file.hpp"
+#include "base/error.hpp"
 #include "generators/generate.hpp"
-#include "oracle/error.hpp"
-#include "oracle/atomic_file.hpp"
+#include "results/results_json.hpp"
 #include "suites/environment.hpp"
-#include "suites/results_json.hpp"
 
 namespace fpcert {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "kernels/kernel.hpp"
+#include "results/results.hpp"
 #include "suites/bound.hpp"
-#include "suites/results.hpp"
 #include "suites/runner.hpp"
 
 namespace fpcert {

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "base/error.hpp"
 #include "generators/generate.hpp"
-#include "oracle/error.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "tests/support/test_seed.hpp"
 

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "base/philox.hpp"
 #include "generators/detmath.hpp"
-#include "oracle/philox.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;

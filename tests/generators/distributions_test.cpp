@@ -7,10 +7,10 @@
 #include <cmath>
 #include <string>
 
+#include "base/philox.hpp"
 #include "generators/family.hpp"
 #include "generators/generate.hpp"
 #include "oracle/gemm_ref.hpp"
-#include "oracle/philox.hpp"
 #include "oracle/round.hpp"
 #include "tests/support/test_seed.hpp"
 

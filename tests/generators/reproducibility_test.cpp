@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "base/philox.hpp"
 #include "generators/generate.hpp"
-#include "oracle/philox.hpp"
 #include "oracle/round.hpp"
 
 extern char** environ;

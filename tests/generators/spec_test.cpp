@@ -3,8 +3,8 @@
 
 #include <string>
 
+#include "base/error.hpp"
 #include "generators/generate.hpp"
-#include "oracle/error.hpp"
 
 using namespace fpcert;
 

@@ -3,8 +3,8 @@
 
 #include <vector>
 
+#include "base/philox.hpp"
 #include "oracle/convert_batch.hpp"
-#include "oracle/philox.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;

@@ -9,8 +9,8 @@
 
 #include <vector>
 
+#include "base/philox.hpp"
 #include "oracle/convert_check.hpp"
-#include "oracle/philox.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;

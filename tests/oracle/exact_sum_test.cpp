@@ -8,10 +8,10 @@
 #include <limits>
 #include <vector>
 
+#include "base/philox.hpp"
 #include "oracle/exact_sum.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "oracle/mpfr_ref.hpp"
-#include "oracle/philox.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "base/philox.hpp"
 #include "oracle/format.hpp"
 #include "oracle/gemm_ref.hpp"
-#include "oracle/philox.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;

@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <vector>
 
+#include "base/philox.hpp"
 #include "oracle/convert_check.hpp"
 #include "oracle/mpfr_ref.hpp"
-#include "oracle/philox.hpp"
 #include "oracle/round.hpp"
 #include "tests/support/test_seed.hpp"
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/philox.hpp"
 #include "oracle/mpfr_ref.hpp"
-#include "oracle/philox.hpp"
 #include "oracle/refvalue.hpp"
 #include "oracle/ulp.hpp"
 #include "tests/support/test_seed.hpp"

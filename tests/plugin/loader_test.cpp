@@ -10,10 +10,10 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/codes.hpp"
-#include "kernels/device_api.hpp"
-#include "kernels/plugin/fpcert_plugin.h"
-#include "kernels/plugin_loader.hpp"
+#include "base/codes.hpp"
+#include "kernels/device/device_api.hpp"
+#include "plugin/fpcert_plugin.h"
+#include "plugin/loader.hpp"
 
 using namespace fpcert;
 

@@ -10,10 +10,10 @@
 #include <fstream>
 #include <regex>
 
-#include "oracle/error.hpp"
+#include "base/error.hpp"
 #include "reports/html.hpp"
 #include "reports/svg.hpp"
-#include "suites/results_json.hpp"
+#include "results/results_json.hpp"
 #include "tests/reports/sample_results.hpp"
 #include "tests/support/test_seed.hpp"
 

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "oracle/atomic_file.hpp"
-#include "suites/results_json.hpp"
+#include "base/atomic_file.hpp"
+#include "results/results_json.hpp"
 #include "tests/reports/sample_results.hpp"
 #include "tests/support/test_seed.hpp"
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "base/philox.hpp"
 #include "kernels/kernel.hpp"
-#include "oracle/philox.hpp"
 #include "oracle/round.hpp"
 #include "suites/environment.hpp"
 #include "suites/runner.hpp"

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "kernels/cpu/model.hpp"
+#include "kernels/gemm/cpu/model.hpp"
 #include "suites/bound.hpp"
 
 using namespace fpcert;

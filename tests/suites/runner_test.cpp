@@ -3,9 +3,9 @@
 
 #include <cmath>
 
+#include "base/philox.hpp"
 #include "generators/generate.hpp"
 #include "kernels/kernel.hpp"
-#include "oracle/philox.hpp"
 #include "suites/runner.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/test_seed.hpp"
@@ -88,7 +88,7 @@ TEST_CASE("the fp16-exact inputs are flagged as not forcing storage rounding") {
 }
 
 TEST_CASE("a kernel's input domain: cases outside it are not supported, naming the group that breaks it; inside they are graded") {
-  // The BF16-on-FP16 fast paths state where their traits hold (kernels/cpu/bf16_on_fp16.cpp): one
+  // The BF16-on-FP16 fast paths state where their traits hold (kernels/emu/bf16_on_fp16.cpp): one
   // power-of-two scale per tensor / line / K-block is lossless only up to a span of 32 binades, and
   // the direct cast only inside fp16's range. The span tiles make each group span exactly s binades.
   struct Case {

@@ -1,5 +1,5 @@
-// tests/support/cuda_host_surface.hpp — the CUDA surface the mma.sync kernels use (kernels/cuda/
-// mma_kernel.cuh and the emulation kernels built on it), defined for the host so that the device
+// tests/support/cuda_host_surface.hpp — the CUDA surface the mma.sync kernels use
+// (kernels/gemm/cuda/mma_kernel.cuh and the emulation kernels built on it), defined for the host so that the device
 // code compiles as C++ and runs with one std::thread per CUDA thread. The test supplies the
 // emulated MMA. Include before the kernel header, with FPCERT_MMA_EMULATION semantics.
 #pragma once

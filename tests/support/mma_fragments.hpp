@@ -1,7 +1,7 @@
 // tests/support/mma_fragments.hpp — the host side of an emulated mma.sync: the per-warp register
 // exchange, the PTX ISA's fragment tables element by element ("Matrix Fragments for mma.m16n8k16 /
 // m16n8k8 / m16n8k32"; groupID = lane >> 2, threadID_in_group = lane % 4), and the gathering of the
-// A and B tiles the 32 lanes hand to one MMA. Include after kernels/cuda/mma_kernel.cuh (for Mma).
+// A and B tiles the 32 lanes hand to one MMA. Include after kernels/gemm/cuda/mma_kernel.cuh (for Mma).
 #pragma once
 
 #include <barrier>

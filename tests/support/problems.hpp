@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
+#include "base/philox.hpp"
 #include "generators/problem.hpp"
-#include "oracle/philox.hpp"
 #include "oracle/round.hpp"
 
 namespace fpcert::test {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "kernels/device_api.hpp"
+#include "kernels/device/device_api.hpp"
 #include "suites/runner.hpp"
 
 namespace fpcert::test {

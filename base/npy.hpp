@@ -1,0 +1,37 @@
+// base/npy.hpp — NumPy .npy files (format 1.0/2.0): read and write 1-D/2-D arrays of float64,
+// float32, uint16, uint8 (bit patterns of narrow formats) and uint32.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fpcert {
+
+enum class NpyType : std::uint8_t { F64, F32, U8, U16, U32, U64, I64 };
+
+struct NpyArray {
+  NpyType type = NpyType::F64;
+  std::vector<std::int64_t> shape;   ///< 1 or 2 dimensions
+  bool fortran_order = false;        ///< column-major data
+  std::vector<std::uint8_t> bytes;   ///< raw little-endian data
+  std::int64_t size() const;
+  std::int64_t rows() const { return shape.empty() ? 0 : shape[0]; }
+  std::int64_t cols() const { return shape.size() < 2 ? 1 : shape[1]; }
+  /// Element i (in storage order) widened to double (integers as their value).
+  double value(std::int64_t i) const;
+  /// Element i as an unsigned integer bit pattern (integer types only).
+  std::uint64_t bits(std::int64_t i) const;
+};
+
+std::string to_string(NpyType t);
+
+/// Read a .npy file. Throws InputError naming the file and what is wrong with it.
+NpyArray read_npy(const std::string& path);
+
+/// Write a 2-D (or 1-D when cols < 0) C-order array atomically.
+void write_npy(const std::string& path, NpyType type, std::int64_t rows, std::int64_t cols, const void* data);
+void write_npy_f64(const std::string& path, std::int64_t rows, std::int64_t cols, const std::vector<double>& v);
+void write_npy_f32(const std::string& path, std::int64_t rows, std::int64_t cols, const std::vector<double>& v);
+
+}  // namespace fpcert

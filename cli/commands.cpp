@@ -1,0 +1,71 @@
+// cli/commands.cpp — the list of subcommands, the command line, and the command's error-to-exit-code mapping.
+#include "cli/commands.hpp"
+
+#include <cstdio>
+#include <exception>
+
+#include "base/error.hpp"
+#include "cli/exit_codes.hpp"
+
+namespace fpcert::cli {
+namespace {
+std::string g_command_line;
+}  // namespace
+
+void add_all_commands(CLI::App& root, Registry& reg) {
+  add_formats(root, reg);
+  add_kernels(root, reg);
+  add_convert(root, reg);
+  add_gen(root, reg);
+  add_reference(root, reg);
+  add_certify(root, reg);
+  add_run_suite(root, reg);
+  add_experiment(root, reg);
+  add_selftest(root, reg);
+  add_report(root, reg);
+}
+
+const std::string& command_line() { return g_command_line; }
+
+void set_command_line(int argc, char** argv) {
+  g_command_line.clear();
+  for (int i = 0; i < argc; ++i) {
+    if (i) g_command_line += ' ';
+    const std::string a = argv[i];
+    const bool quote = a.find_first_of(" \t'\"$") != std::string::npos || a.empty();
+    g_command_line += quote ? "'" + a + "'" : a;
+  }
+}
+
+int run(int argc, char** argv) {
+  set_command_line(argc, argv);
+  CLI::App app{"fpcert — certify floating-point GPU kernels against correctly rounded references"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "fpcert 0.1.0");
+  Registry reg;
+  add_all_commands(app, reg);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  try {
+    for (const auto& c : reg)
+      if (c.app->parsed()) return c.action();
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "fpcert: error: %s\n", e.what());
+    return kExitUsage;
+  } catch (const DeviceError& e) {
+    std::fprintf(stderr, "fpcert: device or kernel failure: %s\n", e.what());
+    return kExitKernelFailed;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fpcert: error: %s\n", e.what());
+    return kExitUsage;
+  }
+  return kExitUsage;
+}
+
+}  // namespace fpcert::cli

@@ -1,0 +1,126 @@
+// kernels/device/cuda_api.cu — DeviceApi on CUDA: allocations, copies, a stream, event timing, and a
+// synchronize that turns sticky errors and hangs into DeviceError.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "kernels/device/cuda_check.cuh"
+#include "kernels/device/device_api.hpp"
+#include "kernels/kernel.hpp"
+
+namespace fpcert {
+namespace {
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+class CudaApi final : public DeviceApi {
+ public:
+  CudaApi() {
+    FPCERT_CUDA_CHECK(cudaSetDevice(0));
+    FPCERT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    FPCERT_CUDA_CHECK(cudaEventCreate(&start_));
+    FPCERT_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~CudaApi() override {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+    cudaStreamDestroy(stream_);
+  }
+  bool is_device() const override { return true; }
+  void* alloc(std::size_t bytes) override {
+    void* p = nullptr;
+    FPCERT_CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 1));
+    return p;
+  }
+  void free(void* p) override { cudaFree(p); }  // errors here are reported by the next checked call
+  void to_device(void* dst, const void* src, std::size_t bytes) override {
+    FPCERT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+    FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void to_host(void* dst, const void* src, std::size_t bytes) override {
+    FPCERT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+    FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void* stream() override { return stream_; }
+  void synchronize(double timeout_ms) override {
+    // Poll rather than block, so a kernel that never finishes is reported instead of waited on.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(timeout_ms);
+    for (;;) {
+      const cudaError_t e = cudaStreamQuery(stream_);
+      if (e == cudaSuccess) break;
+      if (e != cudaErrorNotReady) cuda::fail(e, "kernel execution (cudaStreamQuery)", __FILE__, __LINE__);
+      if (std::chrono::steady_clock::now() > deadline)
+        throw DeviceError("kernel hung: not finished after " + std::to_string(static_cast<long>(timeout_ms)) +
+                          " ms (the device stays busy; run with --isolate to recover)",
+                          FailureKind::Hung);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    FPCERT_CUDA_CHECK(cudaGetLastError());
+  }
+  void timer_start() override { FPCERT_CUDA_CHECK(cudaEventRecord(start_, stream_)); }
+  double timer_stop_ms() override {
+    FPCERT_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    FPCERT_CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    FPCERT_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms;
+  }
+  DeviceInfo info() const override {
+    DeviceInfo d;
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return d;
+    d.name = p.name;
+    d.cc_major = p.major;
+    d.cc_minor = p.minor;
+    d.sm_count = p.multiProcessorCount;
+    int clk = 0, mclk = 0;
+    cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0);
+    cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, 0);
+    d.clock_mhz = clk / 1000;
+    d.mem_clock_mhz = mclk / 1000;
+    d.memory_bytes = p.totalGlobalMem;
+    int drv = 0, rt = 0;
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    d.driver = "CUDA driver API " + version_text(drv);
+    d.runtime = version_text(rt);
+    int cb = 0;
+    cublasHandle_t h;
+    if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {
+      cublasGetVersion(h, &cb);
+      cublasDestroy(h);
+    }
+    d.cublas = std::to_string(cb / 10000) + "." + std::to_string((cb / 100) % 100) + "." + std::to_string(cb % 100);
+    d.arch_flags = FPCERT_CUDA_ARCHS_TEXT;
+    return d;
+  }
+
+ private:
+  cudaStream_t stream_{};
+  cudaEvent_t start_{}, stop_{};
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceApi> make_cuda_api(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    if (why) *why = e != cudaSuccess ? std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e) : "no CUDA device";
+    cudaGetLastError();  // clear
+    return nullptr;
+  }
+  try {
+    return std::make_unique<CudaApi>();
+  } catch (const DeviceError& err) {
+    if (why) *why = err.what();
+    return nullptr;
+  }
+}
+
+bool built_with_cuda() { return true; }
+
+}  // namespace fpcert

@@ -1,0 +1,665 @@
+// kernels/emu/cuda/emu_bf16.cu — BF16 GEMMs on FP16 tensor cores, one kernel per strategy of
+// kernels/emu/bf16_on_fp16.hpp: gemm_bf16_on_f16_{cast,tensor,rowcol,kblock64,kblock128,outlier,auto}_mma_sm80.
+//
+// Each is a pipeline of device stages (time_stages times them one by one):
+//   exponent reduction  per line (row of A, column of B) and K-block of 64: the largest and smallest
+//                       binade (fine_stats_*); then per line the plan (decide_lines): scales, the
+//                       MMA mode, outlier windows (a 261-bin histogram per line or block where the
+//                       span exceeds 32) and outlier counts;
+//   packing             bf16 -> fp16 scaled by 2^s (emu::bf16_to_f16_scaled: one rounding, exact
+//                       inside the window), conversion statistics; outlier lists (CSR, k ascending)
+//                       after an exclusive scan of the counts;
+//   MMA                 kernels/emu/cuda/emu_bf16_kernel.cuh, row mode and/or K-block mode; the power-of-two
+//                       rescale is its epilogue (or its per-block promotion);
+//   fallback            the outliers' products on an fp32 path: corr = fma over dA_ik b_kj, then over
+//                       a_ik dB_kj (a_ik not in dA), k ascending from +0; C = RN(C + corr).
+// The plans equal the CPU models' (bf16_on_f16_cpu: the same rules and the same scalar functions of
+// kernels/emu/emu_arith.cuh); tests/kernels/emu/emulation_gpu_test.cpp compares the statistics exactly.
+#include <cuda_runtime.h>
+
+#include <cub/cub.cuh>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/device/cuda_check.cuh"
+#include "kernels/emu/bf16_on_fp16.hpp"
+#include "kernels/emu/cuda/emu_bf16_kernel.cuh"
+#include "kernels/emu/cuda/emu_host.cuh"
+#include "kernels/register.hpp"
+
+namespace fpcert {
+namespace {
+
+using namespace mma_device;
+using S = Bf16OnF16Strategy;
+
+constexpr int kFine = 64;          // K-granularity of the exponent statistics (Auto's and KBlock64's segment)
+constexpr int kStatCount = 6;      // per operand: nonzero, inexact, overflow, underflow_zero, subnormal, outliers
+constexpr int kBiasNoBinade = 32768;  // tensor maxima are kept as binade + 32768 >= 0, so 0 means "none"
+
+// ---- exponent reduction ----
+
+/// A (row-major): one warp per (row, fine block of 64 entries), lanes along K.
+__global__ void fine_stats_rows(std::int64_t m, std::int64_t k, const std::uint16_t* __restrict__ a, std::int64_t lda,
+                                std::int64_t nfine, std::int16_t* __restrict__ hi, std::int16_t* __restrict__ lo) {
+  const std::int64_t cell = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32) + (threadIdx.x >> 5);
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  if (cell >= m * nfine) return;  // uniform per warp
+  const std::int64_t row = cell / nfine, f = cell % nfine;
+  int h = -32768, l = 32767;
+  for (int r = lane; r < kFine; r += 32) {
+    const std::int64_t kk = f * kFine + r;
+    if (kk >= k) break;
+    const int e = emu::bf16_binade(a[row * lda + kk]);
+    if (e != emu::kNoBinade) {
+      h = max(h, e);
+      l = min(l, e);
+    }
+  }
+  h = __reduce_max_sync(0xFFFFFFFFu, h);
+  l = __reduce_min_sync(0xFFFFFFFFu, l);
+  if (lane == 0) {
+    hi[cell] = static_cast<std::int16_t>(h == -32768 ? emu::kNoBinade : h);
+    lo[cell] = static_cast<std::int16_t>(h == -32768 ? emu::kNoBinade : l);
+  }
+}
+
+/// B (row-major k x n, lines are columns): one thread per (column, fine block), threads along n.
+__global__ void fine_stats_cols(std::int64_t k, std::int64_t n, const std::uint16_t* __restrict__ b, std::int64_t ldb,
+                                std::int64_t nfine, std::int16_t* __restrict__ hi, std::int16_t* __restrict__ lo) {
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  for (std::int64_t f = blockIdx.y; f < nfine; f += gridDim.y) {
+    int h = -32768, l = 32767;
+    for (int r = 0; r < kFine; ++r) {
+      const std::int64_t kk = f * kFine + r;
+      if (kk >= k) break;
+      const int e = emu::bf16_binade(b[kk * ldb + j]);
+      if (e != emu::kNoBinade) {
+        h = max(h, e);
+        l = min(l, e);
+      }
+    }
+    hi[j * nfine + f] = static_cast<std::int16_t>(h == -32768 ? emu::kNoBinade : h);
+    lo[j * nfine + f] = static_cast<std::int16_t>(h == -32768 ? emu::kNoBinade : l);
+  }
+}
+
+struct DecideArgs {
+  int strategy;
+  std::int64_t lines, k, nfine;
+  std::int64_t segs, seg_fine;  // plan segments per line, fine blocks per plan segment
+  const std::int16_t* fhi;
+  const std::int16_t* flo;
+  const std::uint16_t* codes;
+  std::int64_t line_stride, k_stride;
+  std::int16_t* scale;          // [line * segs + seg]
+  std::uint8_t* outl;           // [line * segs + seg]
+  std::uint32_t* mode_blk;      // per 128 lines (Auto)
+  int* count;                   // per line: outliers (outlier-capable strategies)
+  int* tensor_hi;               // Tensor: max binade + kBiasNoBinade
+};
+
+/// One thread per line: the plan of kernels/emu/bf16_on_fp16.cpp's plan_operand, line by line.
+__global__ void __launch_bounds__(32) decide_lines(DecideArgs d) {
+  __shared__ std::uint32_t hist_all[32][emu::kBinadeBins];
+  const std::int64_t l = static_cast<std::int64_t>(blockIdx.x) * 32 + threadIdx.x;
+  if (l >= d.lines) return;
+  std::uint32_t* hist = hist_all[threadIdx.x];
+  auto range = [&](std::int64_t f0, std::int64_t f1, int& hi, int& lo) {
+    hi = lo = emu::kNoBinade;
+    for (std::int64_t f = f0; f < f1 && f < d.nfine; ++f) {
+      const int h = d.fhi[l * d.nfine + f], w = d.flo[l * d.nfine + f];
+      if (h == emu::kNoBinade) continue;
+      if (hi == emu::kNoBinade) hi = h, lo = w;
+      hi = max(hi, h);
+      lo = min(lo, w);
+    }
+  };
+  auto span = [](int hi, int lo) { return hi == emu::kNoBinade ? 0 : hi - lo; };
+  // The outlier window of entries [r0, r1) of the line; `outside` counts the entries it leaves out.
+  auto window = [&](std::int64_t r0, std::int64_t r1, int& outside) {
+    for (int x = 0; x < emu::kBinadeBins; ++x) hist[x] = 0;
+    int nz = 0;
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const int e = emu::bf16_binade(d.codes[l * d.line_stride + r * d.k_stride]);
+      if (e != emu::kNoBinade) ++hist[e - emu::kBinadeMin], ++nz;
+    }
+    const int top = emu::best_window_top(hist);
+    int covered = 0;
+    for (int e = top - emu::kSpanLossless; e <= top; ++e)
+      if (e >= emu::kBinadeMin) covered += static_cast<int>(hist[e - emu::kBinadeMin]);
+    outside = nz - covered;
+    return top;
+  };
+  int hi, lo;
+  range(0, d.nfine, hi, lo);
+  int outliers = 0;
+  const std::int64_t cell0 = l * d.segs;
+  switch (static_cast<S>(d.strategy)) {
+    case S::Tensor:
+      if (hi != emu::kNoBinade) atomicMax(d.tensor_hi, hi + kBiasNoBinade);
+      break;
+    case S::RowCol: d.scale[cell0] = static_cast<std::int16_t>(emu::scale_for_top(hi)); break;
+    case S::KBlock:
+      for (std::int64_t g = 0; g < d.segs; ++g) {
+        int h, w;
+        range(g * d.seg_fine, (g + 1) * d.seg_fine, h, w);
+        d.scale[cell0 + g] = static_cast<std::int16_t>(emu::scale_for_top(h));
+      }
+      break;
+    case S::Outlier:
+      d.outl[cell0] = 0;
+      if (span(hi, lo) <= emu::kSpanLossless) {
+        d.scale[cell0] = static_cast<std::int16_t>(emu::scale_for_top(hi));
+      } else {
+        d.scale[cell0] = static_cast<std::int16_t>(emu::scale_for_top(window(0, d.k, outliers)));
+        d.outl[cell0] = 1;
+      }
+      break;
+    case S::Auto:
+      if (span(hi, lo) <= emu::kSpanLossless) {
+        for (std::int64_t g = 0; g < d.segs; ++g) {
+          d.scale[cell0 + g] = static_cast<std::int16_t>(emu::scale_for_top(hi));
+          d.outl[cell0 + g] = 0;
+        }
+      } else {
+        atomicMax(d.mode_blk + l / emu::kModeTile, static_cast<std::uint32_t>(emu::kModeKBlock));
+        for (std::int64_t g = 0; g < d.segs; ++g) {
+          int h, w, out = 0;
+          range(g * d.seg_fine, (g + 1) * d.seg_fine, h, w);
+          d.outl[cell0 + g] = 0;
+          if (span(h, w) <= emu::kSpanLossless) {
+            d.scale[cell0 + g] = static_cast<std::int16_t>(emu::scale_for_top(h));
+          } else {
+            const std::int64_t r0 = g * d.seg_fine * kFine, r1 = min(d.k, (g + 1) * d.seg_fine * kFine);
+            d.scale[cell0 + g] = static_cast<std::int16_t>(emu::scale_for_top(window(r0, r1, out)));
+            d.outl[cell0 + g] = 1;
+            outliers += out;
+          }
+        }
+      }
+      break;
+    case S::Cast: break;
+  }
+  if (d.count) d.count[l] = outliers;
+}
+
+__global__ void finalize_tensor(const int* tensor_hi, std::int16_t* scale) {
+  scale[0] = static_cast<std::int16_t>(emu::scale_for_top(*tensor_hi - kBiasNoBinade));
+}
+
+// ---- packing ----
+
+struct PackArgs {
+  std::int64_t rows, cols;  // of the stored matrix (A: m x k; B: k x n)
+  const std::uint16_t* x;
+  std::int64_t ld;
+  std::uint16_t* out;
+  std::int64_t ld_out;
+  const std::int16_t* scale;
+  const std::uint8_t* outl;
+  std::int64_t segs, seg_len;
+  bool shared;
+  unsigned long long* stats;  // kStatCount counters
+};
+
+/// One thread per element, threads along a row of the stored matrix; lines are its rows (A) or its
+/// columns (B). Counters are summed per thread over its rows, then per block, then one atomic each.
+template <bool kLinesAreRows>
+__global__ void pack_operand(PackArgs p) {
+  const std::int64_t col = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned c[kStatCount] = {0, 0, 0, 0, 0, 0};
+  if (col < p.cols) {
+    for (std::int64_t row = blockIdx.y; row < p.rows; row += gridDim.y) {
+      const std::uint16_t x = p.x[row * p.ld + col];
+      const std::int64_t line = kLinesAreRows ? row : col, r = kLinesAreRows ? col : row;
+      const std::int64_t cell = p.shared ? 0 : line * p.segs + (p.segs > 1 ? r / p.seg_len : 0);
+      const int s = p.scale[cell];
+      const int e = emu::bf16_binade(x);
+      std::uint16_t h = 0;
+      if (e != emu::kNoBinade && !p.shared && p.outl[cell] && !emu::in_window(e, emu::kF16High - s)) {
+        ++c[5];  // an outlier: 0 here, its products on the fp32 path
+      } else {
+        const emu::F16Conv cv = emu::bf16_to_f16_scaled(x, s);
+        h = cv.code;
+        if (e != emu::kNoBinade) {
+          ++c[0];
+          c[1] += (cv.flags & emu::kF16Inexact) != 0;
+          c[2] += (cv.flags & emu::kF16Overflow) != 0;
+          c[3] += (cv.flags & emu::kF16Underflow) != 0;
+          c[4] += (cv.flags & emu::kF16Subnormal) != 0;
+        }
+      }
+      p.out[row * p.ld_out + col] = h;
+    }
+  }
+  __shared__ unsigned block_sum[kStatCount];
+  if (threadIdx.x < kStatCount) block_sum[threadIdx.x] = 0;
+  __syncthreads();
+  for (int q = 0; q < kStatCount; ++q) {
+    const unsigned w = __reduce_add_sync(0xFFFFFFFFu, c[q]);
+    if ((threadIdx.x & 31) == 0 && w) atomicAdd(&block_sum[q], w);
+  }
+  __syncthreads();
+  if (threadIdx.x < kStatCount && block_sum[threadIdx.x])
+    atomicAdd(p.stats + threadIdx.x, static_cast<unsigned long long>(block_sum[threadIdx.x]));
+}
+
+struct GatherArgs {
+  std::int64_t lines, k;
+  const std::uint16_t* codes;
+  std::int64_t line_stride, k_stride;
+  const std::int16_t* scale;
+  const std::uint8_t* outl;
+  std::int64_t segs, seg_len;
+  const int* off;  // [lines + 1]
+  int* idx;
+  float* val;
+};
+
+/// One thread per line: its outliers in k order (deterministic), at off[line].
+__global__ void gather_outliers(GatherArgs g) {
+  const std::int64_t l = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (l >= g.lines) return;
+  int pos = g.off[l];
+  if (g.off[l + 1] == pos) return;
+  for (std::int64_t s = 0; s < g.segs; ++s) {
+    const std::int64_t cell = l * g.segs + s;
+    if (!g.outl[cell]) continue;
+    const int top = emu::kF16High - g.scale[cell];
+    const std::int64_t r1 = min(g.k, (s + 1) * g.seg_len);
+    for (std::int64_t r = s * g.seg_len; r < r1; ++r) {
+      const std::uint16_t x = g.codes[l * g.line_stride + r * g.k_stride];
+      const int e = emu::bf16_binade(x);
+      if (e != emu::kNoBinade && !emu::in_window(e, top)) {
+        g.idx[pos] = static_cast<int>(r);
+        g.val[pos] = emu::bf16_value(x);
+        ++pos;
+      }
+    }
+  }
+}
+
+// ---- fallback: the outliers' products in fp32 ----
+
+struct FallbackArgs {
+  std::int64_t m, n, k;
+  const std::uint16_t* a;
+  std::int64_t lda;
+  const std::uint16_t* b;
+  std::int64_t ldb;
+  float* c;
+  std::int64_t ldc;
+  const int *offa, *idxa, *offb, *idxb;
+  const float *vala, *valb;
+  const std::int16_t* scale_a;
+  const std::uint8_t* outl_a;
+  std::int64_t segs_a, seg_len_a;
+};
+
+__global__ void fallback_outliers(FallbackArgs f) {
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= f.n) return;
+  for (std::int64_t i = blockIdx.y; i < f.m; i += gridDim.y) {
+    const int a0 = f.offa[i], a1 = f.offa[i + 1], b0 = f.offb[j], b1 = f.offb[j + 1];
+    if (a0 == a1 && b0 == b1) continue;
+    float corr = 0.0f;
+    for (int q = a0; q < a1; ++q) corr = emu::fma_rn(f.vala[q], emu::bf16_value(f.b[f.idxa[q] * f.ldb + j]), corr);
+    for (int q = b0; q < b1; ++q) {
+      const std::int64_t r = f.idxb[q];
+      const std::uint16_t x = f.a[i * f.lda + r];
+      const int e = emu::bf16_binade(x);
+      const std::int64_t cell = i * f.segs_a + (f.segs_a > 1 ? r / f.seg_len_a : 0);
+      if (e != emu::kNoBinade && f.outl_a[cell] && !emu::in_window(e, emu::kF16High - f.scale_a[cell])) continue;  // in dA
+      corr = emu::fma_rn(emu::bf16_value(x), f.valb[q], corr);
+    }
+    f.c[i * f.ldc + j] = emu::fadd_rn(f.c[i * f.ldc + j], corr);
+  }
+}
+
+// ---- the kernel object ----
+
+unsigned grid_y(std::int64_t rows, std::int64_t cap) { return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(rows, cap))); }
+
+class Bf16OnF16MmaKernel final : public Kernel, public Bf16OnF16Kernel, public StagedKernel {
+ public:
+  explicit Bf16OnF16MmaKernel(const Bf16OnF16Policy& p) : policy_(p), name_(bf16_on_f16_kernel_name(p)) {
+    traits_ = bf16_on_f16_traits(p, true);
+    if (p.strategy == S::Auto) {  // mixed tiles: the coarser (no promotion) traits
+      traits_.promote_every = 0;
+      traits_.promote_format = nullptr;
+    }
+  }
+  const std::string& name() const override { return name_; }
+  std::string description() const override {
+    return "bf16 GEMM on fp16 tensor cores (mma.sync m16n8k16, block 128x128), strategy " + policy_.tag +
+           ": exponent reduction, scaled packing, MMA with exact power-of-two rescale" +
+           (outlier_capable() ? ", outliers on an fp32 path" : "");
+  }
+  Backend backend() const override { return Backend::Cuda; }
+  MemorySpace memory() const override { return MemorySpace::Device; }
+  const KernelTraits& traits() const override { return traits_; }
+  const Bf16OnF16Policy& policy() const override { return policy_; }
+  Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
+    if (outlier_capable() && (m * k > 0x7FFFFFFF || k * n > 0x7FFFFFFF)) return Support::no("outlier lists are indexed with 32-bit integers: m k and k n < 2^31");
+    return cuda::mma_support(m, n, k, 80, f16_scaled_gemm<false, true>);
+  }
+
+  void run(const GemmOperands& ops) override {
+    if (ops.a_layout != Layout::RowMajor || ops.b_layout != Layout::RowMajor)
+      throw NotSupportedError(name_ + ": row-major A and B only");
+    last_m_ = ops.m, last_n_ = ops.n;
+    if (ops.m == 0 || ops.n == 0) return;
+    auto stream = static_cast<cudaStream_t>(ops.stream);
+    prepare(ops, stream);
+    reduce(ops, stream);
+    pack(ops, stream);
+    mma(ops, stream, true);
+    fallback(ops, stream);
+  }
+
+  Bf16OnF16Stats last_stats() const override {
+    Bf16OnF16Stats s;
+    if (!ran_ || last_m_ == 0 || last_n_ == 0) return s;
+    FPCERT_CUDA_CHECK(cudaDeviceSynchronize());
+    unsigned long long h[2 * kStatCount];
+    FPCERT_CUDA_CHECK(cudaMemcpy(h, stats_, sizeof h, cudaMemcpyDeviceToHost));
+    auto op = [&](int o) {
+      Bf16OnF16OperandStats r;
+      const unsigned long long* c = h + o * kStatCount;
+      r.nonzero = static_cast<std::int64_t>(c[0]);
+      r.inexact = static_cast<std::int64_t>(c[1]);
+      r.overflow = static_cast<std::int64_t>(c[2]);
+      r.underflow_zero = static_cast<std::int64_t>(c[3]);
+      r.subnormal = static_cast<std::int64_t>(c[4]);
+      r.outliers = static_cast<std::int64_t>(c[5]);
+      return r;
+    };
+    s.a = op(0);
+    s.b = op(1);
+    const std::int64_t tm = (last_m_ + kModeTile - 1) / kModeTile, tn = (last_n_ + kModeTile - 1) / kModeTile;
+    if (policy_.strategy == S::Auto) {
+      std::vector<std::uint32_t> rows(static_cast<std::size_t>(tm)), cols(static_cast<std::size_t>(tn));
+      FPCERT_CUDA_CHECK(cudaMemcpy(rows.data(), mode_rows_, rows.size() * 4, cudaMemcpyDeviceToHost));
+      FPCERT_CUDA_CHECK(cudaMemcpy(cols.data(), mode_cols_, cols.size() * 4, cudaMemcpyDeviceToHost));
+      for (auto r : rows)
+        for (auto c : cols) (std::max(r, c) == kModeKBlock ? s.tiles_kblock : s.tiles_row) += 1;
+    } else {
+      (policy_.strategy == S::KBlock ? s.tiles_kblock : s.tiles_row) = tm * tn;
+    }
+    return s;
+  }
+
+  std::vector<StageTime> time_stages(const GemmOperands& ops, int warmups, int timed) override {
+    auto stream = static_cast<cudaStream_t>(ops.stream);
+    if (ops.m == 0 || ops.n == 0) return {};
+    prepare(ops, stream);
+    emu_host::StageClock clock(stream, 6);
+    for (int r = 0; r < warmups + timed; ++r) {
+      clock.start();
+      reduce(ops, stream);
+      clock.mark(0);
+      pack(ops, stream);
+      clock.mark(1);
+      mma(ops, stream, false);
+      clock.mark(2);
+      mma(ops, stream, true);
+      clock.mark(3);
+      fallback(ops, stream);
+      clock.mark(4);
+      run(ops);
+      clock.mark(5);
+      if (r >= warmups) clock.collect();
+      else FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    const double mma_raw = clock.median(2), mma = clock.median(3);
+    return {{"exponent reduction", clock.median(0)},
+            {"packing", clock.median(1)},
+            {"MMA (rescale skipped)", mma_raw},
+            {"MMA with rescale", mma},
+            {"rescale epilogue (difference)", mma - mma_raw},
+            {"fallback (fp32 outlier path)", clock.median(4)},
+            {"end to end", clock.median(5)}};
+  }
+
+ private:
+  bool outlier_capable() const { return policy_.strategy == S::Outlier || policy_.strategy == S::Auto; }
+  bool segmented() const { return policy_.strategy == S::KBlock || policy_.strategy == S::Auto; }
+  bool shared_scale() const { return policy_.strategy == S::Cast || policy_.strategy == S::Tensor; }
+
+  void prepare(const GemmOperands& ops, cudaStream_t stream) {
+    const std::int64_t m = ops.m, n = ops.n, k = ops.k;
+    lda16_ = (k + 7) / 8 * 8;
+    ldb16_ = (n + 7) / 8 * 8;
+    nfine_ = (k + kFine - 1) / kFine;
+    seg_len_ = segmented() ? policy_.kblock : std::max<std::int64_t>(k, 1);
+    segs_ = segmented() ? std::max<std::int64_t>(1, (k + seg_len_ - 1) / seg_len_) : 1;
+    const std::int64_t cells_a = shared_scale() ? 1 : m * segs_, cells_b = shared_scale() ? 1 : n * segs_;
+    const std::int64_t nf = std::max<std::int64_t>(nfine_, 1);
+    const std::int64_t tm = (m + kModeTile - 1) / kModeTile, tn = (n + kModeTile - 1) / kModeTile;
+    std::size_t scan_need = 0;
+    if (outlier_capable())
+      FPCERT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_need, static_cast<int*>(nullptr), static_cast<int*>(nullptr),
+                                                      static_cast<int>(std::max(m, n) + 1), stream));
+    ws_.begin();
+    const auto o_a16 = ws_.reserve(static_cast<std::size_t>(m * lda16_ * 2));
+    const auto o_b16 = ws_.reserve(static_cast<std::size_t>(k * ldb16_ * 2));
+    const auto o_fa = ws_.reserve(static_cast<std::size_t>(m * nf * 4));
+    const auto o_fb = ws_.reserve(static_cast<std::size_t>(n * nf * 4));
+    const auto o_sa = ws_.reserve(static_cast<std::size_t>(cells_a * 2));
+    const auto o_sb = ws_.reserve(static_cast<std::size_t>(cells_b * 2));
+    const auto o_oa = ws_.reserve(static_cast<std::size_t>(cells_a));
+    const auto o_ob = ws_.reserve(static_cast<std::size_t>(cells_b));
+    const auto o_mr = ws_.reserve(static_cast<std::size_t>(tm * 4));
+    const auto o_mc = ws_.reserve(static_cast<std::size_t>(tn * 4));
+    const auto o_small = ws_.reserve(2 * kStatCount * 8 + 16);  // stats, then the two tensor maxima
+    const bool oc = outlier_capable();
+    const auto o_ca = ws_.reserve(oc ? static_cast<std::size_t>((m + 1) * 4) : 0);
+    const auto o_cb = ws_.reserve(oc ? static_cast<std::size_t>((n + 1) * 4) : 0);
+    const auto o_pa = ws_.reserve(oc ? static_cast<std::size_t>((m + 1) * 4) : 0);
+    const auto o_pb = ws_.reserve(oc ? static_cast<std::size_t>((n + 1) * 4) : 0);
+    const auto o_ia = ws_.reserve(oc ? static_cast<std::size_t>(m * k * 4) : 0);
+    const auto o_va = ws_.reserve(oc ? static_cast<std::size_t>(m * k * 4) : 0);
+    const auto o_ib = ws_.reserve(oc ? static_cast<std::size_t>(k * n * 4) : 0);
+    const auto o_vb = ws_.reserve(oc ? static_cast<std::size_t>(k * n * 4) : 0);
+    const auto o_scan = ws_.reserve(scan_need);
+    scan_bytes_ = scan_need;
+    std::uint8_t* base = ws_.commit();
+    a16_ = reinterpret_cast<std::uint16_t*>(base + o_a16);
+    b16_ = reinterpret_cast<std::uint16_t*>(base + o_b16);
+    fhi_a_ = reinterpret_cast<std::int16_t*>(base + o_fa);
+    flo_a_ = fhi_a_ + m * nf;
+    fhi_b_ = reinterpret_cast<std::int16_t*>(base + o_fb);
+    flo_b_ = fhi_b_ + n * nf;
+    scale_a_ = reinterpret_cast<std::int16_t*>(base + o_sa);
+    scale_b_ = reinterpret_cast<std::int16_t*>(base + o_sb);
+    outl_a_ = base + o_oa;
+    outl_b_ = base + o_ob;
+    mode_rows_ = reinterpret_cast<std::uint32_t*>(base + o_mr);
+    mode_cols_ = reinterpret_cast<std::uint32_t*>(base + o_mc);
+    stats_ = reinterpret_cast<unsigned long long*>(base + o_small);
+    tensor_hi_ = reinterpret_cast<int*>(base + o_small + 2 * kStatCount * 8);
+    count_a_ = reinterpret_cast<int*>(base + o_ca);
+    count_b_ = reinterpret_cast<int*>(base + o_cb);
+    off_a_ = reinterpret_cast<int*>(base + o_pa);
+    off_b_ = reinterpret_cast<int*>(base + o_pb);
+    idx_a_ = reinterpret_cast<int*>(base + o_ia);
+    val_a_ = reinterpret_cast<float*>(base + o_va);
+    idx_b_ = reinterpret_cast<int*>(base + o_ib);
+    val_b_ = reinterpret_cast<float*>(base + o_vb);
+    scan_tmp_ = base + o_scan;
+    tm_ = tm, tn_ = tn, cells_a_ = cells_a, cells_b_ = cells_b;
+    ran_ = true;
+  }
+
+  DecideArgs decide_args(bool is_a, const GemmOperands& ops) const {
+    DecideArgs d{};
+    d.strategy = static_cast<int>(policy_.strategy);
+    d.lines = is_a ? ops.m : ops.n;
+    d.k = ops.k;
+    d.nfine = nfine_;
+    d.segs = segs_;
+    d.seg_fine = segmented() ? policy_.kblock / kFine : std::max<std::int64_t>(nfine_, 1);
+    d.fhi = is_a ? fhi_a_ : fhi_b_;
+    d.flo = is_a ? flo_a_ : flo_b_;
+    d.codes = static_cast<const std::uint16_t*>(is_a ? ops.a : ops.b);
+    d.line_stride = is_a ? ops.lda : 1;
+    d.k_stride = is_a ? 1 : ops.ldb;
+    d.scale = is_a ? scale_a_ : scale_b_;
+    d.outl = is_a ? outl_a_ : outl_b_;
+    d.mode_blk = is_a ? mode_rows_ : mode_cols_;
+    d.count = outlier_capable() ? (is_a ? count_a_ : count_b_) : nullptr;
+    d.tensor_hi = tensor_hi_ + (is_a ? 0 : 1);
+    return d;
+  }
+
+  /// Stage 1: exponent statistics and plans (nothing to do for the direct cast: scale 0).
+  void reduce(const GemmOperands& ops, cudaStream_t stream) {
+    const std::int64_t m = ops.m, n = ops.n, k = ops.k;
+    FPCERT_CUDA_CHECK(cudaMemsetAsync(stats_, 0, 2 * kStatCount * 8 + 16, stream));
+    FPCERT_CUDA_CHECK(cudaMemsetAsync(mode_rows_, 0, static_cast<std::size_t>(tm_ * 4), stream));
+    FPCERT_CUDA_CHECK(cudaMemsetAsync(mode_cols_, 0, static_cast<std::size_t>(tn_ * 4), stream));
+    FPCERT_CUDA_CHECK(cudaMemsetAsync(outl_a_, 0, static_cast<std::size_t>(cells_a_), stream));
+    FPCERT_CUDA_CHECK(cudaMemsetAsync(outl_b_, 0, static_cast<std::size_t>(cells_b_), stream));
+    if (outlier_capable()) {
+      FPCERT_CUDA_CHECK(cudaMemsetAsync(count_a_, 0, static_cast<std::size_t>((m + 1) * 4), stream));
+      FPCERT_CUDA_CHECK(cudaMemsetAsync(count_b_, 0, static_cast<std::size_t>((n + 1) * 4), stream));
+    }
+    if (policy_.strategy == S::Cast) {
+      FPCERT_CUDA_CHECK(cudaMemsetAsync(scale_a_, 0, 2, stream));
+      FPCERT_CUDA_CHECK(cudaMemsetAsync(scale_b_, 0, 2, stream));
+      return;
+    }
+    if (nfine_ > 0) {
+      const std::int64_t cells = m * nfine_;
+      fine_stats_rows<<<static_cast<unsigned>((cells + 7) / 8), 256, 0, stream>>>(
+          m, k, static_cast<const std::uint16_t*>(ops.a), ops.lda, nfine_, fhi_a_, flo_a_);
+      FPCERT_CUDA_LAUNCH_CHECK("fine_stats_rows");
+      fine_stats_cols<<<dim3(static_cast<unsigned>((n + 255) / 256), grid_y(nfine_, 65535)), 256, 0, stream>>>(
+          k, n, static_cast<const std::uint16_t*>(ops.b), ops.ldb, nfine_, fhi_b_, flo_b_);
+      FPCERT_CUDA_LAUNCH_CHECK("fine_stats_cols");
+    }
+    for (const bool is_a : {true, false}) {
+      const DecideArgs d = decide_args(is_a, ops);
+      decide_lines<<<static_cast<unsigned>((d.lines + 31) / 32), 32, 0, stream>>>(d);
+      FPCERT_CUDA_LAUNCH_CHECK("decide_lines");
+    }
+    if (policy_.strategy == S::Tensor) {
+      finalize_tensor<<<1, 1, 0, stream>>>(tensor_hi_, scale_a_);
+      finalize_tensor<<<1, 1, 0, stream>>>(tensor_hi_ + 1, scale_b_);
+      FPCERT_CUDA_LAUNCH_CHECK("finalize_tensor");
+    }
+  }
+
+  /// Stage 2: outlier offsets, the scaled fp16 operands, the outlier lists.
+  void pack(const GemmOperands& ops, cudaStream_t stream) {
+    const std::int64_t m = ops.m, n = ops.n, k = ops.k;
+    if (outlier_capable()) {
+      std::size_t bytes = scan_bytes_;
+      FPCERT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_tmp_, bytes, count_a_, off_a_, static_cast<int>(m + 1), stream));
+      bytes = scan_bytes_;
+      FPCERT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_tmp_, bytes, count_b_, off_b_, static_cast<int>(n + 1), stream));
+    }
+    if (k > 0) {
+      PackArgs pa{m, k, static_cast<const std::uint16_t*>(ops.a), ops.lda, a16_, lda16_, scale_a_, outl_a_, segs_, seg_len_,
+                  shared_scale(), stats_};
+      pack_operand<true><<<dim3(static_cast<unsigned>((k + 255) / 256), grid_y(m, 512)), 256, 0, stream>>>(pa);
+      FPCERT_CUDA_LAUNCH_CHECK("pack_operand A");
+      PackArgs pb{k, n, static_cast<const std::uint16_t*>(ops.b), ops.ldb, b16_, ldb16_, scale_b_, outl_b_, segs_, seg_len_,
+                  shared_scale(), stats_ + kStatCount};
+      pack_operand<false><<<dim3(static_cast<unsigned>((n + 255) / 256), grid_y(k, 512)), 256, 0, stream>>>(pb);
+      FPCERT_CUDA_LAUNCH_CHECK("pack_operand B");
+    }
+    if (outlier_capable()) {
+      GatherArgs ga{m, k, static_cast<const std::uint16_t*>(ops.a), ops.lda, 1, scale_a_, outl_a_, segs_, seg_len_, off_a_, idx_a_, val_a_};
+      gather_outliers<<<static_cast<unsigned>((m + 127) / 128), 128, 0, stream>>>(ga);
+      FPCERT_CUDA_LAUNCH_CHECK("gather_outliers A");
+      GatherArgs gb{n, k, static_cast<const std::uint16_t*>(ops.b), 1, ops.ldb, scale_b_, outl_b_, segs_, seg_len_, off_b_, idx_b_, val_b_};
+      gather_outliers<<<static_cast<unsigned>((n + 127) / 128), 128, 0, stream>>>(gb);
+      FPCERT_CUDA_LAUNCH_CHECK("gather_outliers B");
+    }
+  }
+
+  /// Stage 3: the MMA in the strategy's mode(s); scale = false skips the rescale (timing only).
+  void mma(const GemmOperands& ops, cudaStream_t stream, bool scale) {
+    const dim3 grid(static_cast<unsigned>((ops.n + kBN - 1) / kBN), static_cast<unsigned>((ops.m + kBM - 1) / kBM));
+    const bool shared = shared_scale();
+    const ScaleView sa{scale_a_, shared ? 0 : segs_, (shared || segs_ == 1) ? 0 : 1, ops.m};
+    const ScaleView sb{scale_b_, shared ? 0 : segs_, (shared || segs_ == 1) ? 0 : 1, ops.n};
+    const auto* a = reinterpret_cast<const std::uint8_t*>(a16_);
+    const auto* b = reinterpret_cast<const std::uint8_t*>(b16_);
+    auto* c = static_cast<float*>(ops.c);
+    const std::uint32_t* mr = policy_.strategy == S::Auto ? mode_rows_ : nullptr;
+    const std::uint32_t* mc = policy_.strategy == S::Auto ? mode_cols_ : nullptr;
+    const int kb_stages = segmented() ? policy_.kblock / 32 : 1;
+    if (policy_.strategy != S::KBlock) {
+      if (scale)
+        f16_scaled_gemm<false, true><<<grid, kThreads, 0, stream>>>(ops.m, ops.n, ops.k, a, lda16_, true, b, ldb16_, true, c, ops.ldc,
+                                                                     sa, sb, kb_stages, mr, mc);
+      else
+        f16_scaled_gemm<false, false><<<grid, kThreads, 0, stream>>>(ops.m, ops.n, ops.k, a, lda16_, true, b, ldb16_, true, c, ops.ldc,
+                                                                      sa, sb, kb_stages, mr, mc);
+      FPCERT_CUDA_LAUNCH_CHECK((name_ + " (row mode)").c_str());
+    }
+    if (segmented()) {
+      if (scale)
+        f16_scaled_gemm<true, true><<<grid, kThreads, 0, stream>>>(ops.m, ops.n, ops.k, a, lda16_, true, b, ldb16_, true, c, ops.ldc,
+                                                                    sa, sb, kb_stages, mr, mc);
+      else
+        f16_scaled_gemm<true, false><<<grid, kThreads, 0, stream>>>(ops.m, ops.n, ops.k, a, lda16_, true, b, ldb16_, true, c, ops.ldc,
+                                                                     sa, sb, kb_stages, mr, mc);
+      FPCERT_CUDA_LAUNCH_CHECK((name_ + " (K-block mode)").c_str());
+    }
+  }
+
+  /// Stage 4: the outliers' products, added to C in fp32.
+  void fallback(const GemmOperands& ops, cudaStream_t stream) {
+    if (!outlier_capable()) return;
+    FallbackArgs f{ops.m, ops.n, ops.k, static_cast<const std::uint16_t*>(ops.a), ops.lda, static_cast<const std::uint16_t*>(ops.b),
+                   ops.ldb, static_cast<float*>(ops.c), ops.ldc, off_a_, idx_a_, off_b_, idx_b_, val_a_, val_b_, scale_a_, outl_a_,
+                   segs_, seg_len_};
+    fallback_outliers<<<dim3(static_cast<unsigned>((ops.n + 255) / 256), grid_y(ops.m, 4096)), 256, 0, stream>>>(f);
+    FPCERT_CUDA_LAUNCH_CHECK("fallback_outliers");
+  }
+
+  Bf16OnF16Policy policy_;
+  std::string name_;
+  KernelTraits traits_;
+  emu_host::Workspace ws_;
+  bool ran_ = false;
+  std::int64_t last_m_ = 0, last_n_ = 0;
+  std::int64_t lda16_ = 0, ldb16_ = 0, nfine_ = 0, seg_len_ = 0, segs_ = 1, tm_ = 0, tn_ = 0, cells_a_ = 0, cells_b_ = 0;
+  std::size_t scan_bytes_ = 0;
+  std::uint16_t *a16_ = nullptr, *b16_ = nullptr;
+  std::int16_t *fhi_a_ = nullptr, *flo_a_ = nullptr, *fhi_b_ = nullptr, *flo_b_ = nullptr, *scale_a_ = nullptr, *scale_b_ = nullptr;
+  std::uint8_t *outl_a_ = nullptr, *outl_b_ = nullptr;
+  std::uint32_t *mode_rows_ = nullptr, *mode_cols_ = nullptr;
+  unsigned long long* stats_ = nullptr;
+  int *tensor_hi_ = nullptr, *count_a_ = nullptr, *count_b_ = nullptr, *off_a_ = nullptr, *off_b_ = nullptr, *idx_a_ = nullptr,
+      *idx_b_ = nullptr;
+  float *val_a_ = nullptr, *val_b_ = nullptr;
+  void* scan_tmp_ = nullptr;
+};
+
+template <std::size_t I>
+std::unique_ptr<Kernel> make_bf16_on_f16() {
+  return std::make_unique<Bf16OnF16MmaKernel>(bf16_on_f16_policies()[I]);
+}
+
+}  // namespace
+
+void register_emu_bf16_kernels() {
+  const auto& p = bf16_on_f16_policies();
+  if (p.size() != 7) throw std::logic_error("register_emu_bf16_kernels: the policy list changed");
+  register_kernel(bf16_on_f16_kernel_name(p[0]), Backend::Cuda, false, &make_bf16_on_f16<0>);
+  register_kernel(bf16_on_f16_kernel_name(p[1]), Backend::Cuda, false, &make_bf16_on_f16<1>);
+  register_kernel(bf16_on_f16_kernel_name(p[2]), Backend::Cuda, false, &make_bf16_on_f16<2>);
+  register_kernel(bf16_on_f16_kernel_name(p[3]), Backend::Cuda, false, &make_bf16_on_f16<3>);
+  register_kernel(bf16_on_f16_kernel_name(p[4]), Backend::Cuda, false, &make_bf16_on_f16<4>);
+  register_kernel(bf16_on_f16_kernel_name(p[5]), Backend::Cuda, false, &make_bf16_on_f16<5>);
+  register_kernel(bf16_on_f16_kernel_name(p[6]), Backend::Cuda, false, &make_bf16_on_f16<6>);
+}
+
+}  // namespace fpcert

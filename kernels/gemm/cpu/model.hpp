@@ -1,0 +1,47 @@
+// kernels/gemm/cpu/model.hpp — CPU models of GEMM kernels: software that states its exact operation
+// order, so a GPU kernel with the same order can be checked against it bit for bit, and the
+// models themselves graded against the exact oracle.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+
+namespace fpcert {
+
+/// Operands decoded to exact doubles: A row-major m x k, B row-major k x n (values of the
+/// kernel's input formats).
+struct DecodedOperands {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::vector<double> a, b;
+  double A(std::int64_t i, std::int64_t t) const { return a[static_cast<std::size_t>(i * k + t)]; }
+  double B(std::int64_t t, std::int64_t j) const { return b[static_cast<std::size_t>(t * n + j)]; }
+};
+
+/// Base of the CPU models: decodes the operand codes, calls compute(), writes the output codes.
+class CpuModel : public Kernel {
+ public:
+  CpuModel(std::string name, std::string description, KernelTraits traits)
+      : name_(std::move(name)), description_(std::move(description)), traits_(std::move(traits)) {}
+  const std::string& name() const override { return name_; }
+  std::string description() const override { return description_; }
+  Backend backend() const override { return Backend::Cpu; }
+  const KernelTraits& traits() const override { return traits_; }
+  void run(const GemmOperands& ops) override;
+
+  /// C as codes of traits().out, row-major m x n.
+  virtual std::vector<std::uint64_t> compute(const DecodedOperands& d) const = 0;
+
+  static DecodedOperands decode(const GemmOperands& ops, const KernelTraits& t);
+
+ protected:
+  std::string name_, description_;
+  KernelTraits traits_;
+};
+
+/// Makes a registered honest model by name (nullptr when unknown) — mutants wrap these.
+std::unique_ptr<CpuModel> make_cpu_model(const std::string& name);
+
+}  // namespace fpcert

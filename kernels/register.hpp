@@ -1,0 +1,40 @@
+// kernels/register.hpp — the built-in kernel families, registered in one place (kernels/register.cpp),
+// and the CUDA entry points the experiments call directly (defined only in CUDA builds).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+
+namespace fpcert {
+
+/// Every built-in family, in this order (the order `certify --kernel cpu` and `selftest` run them):
+/// BF16-on-FP16 CPU models, CPU models, mutants, and with CUDA the pipeline, mma.sync, cuBLAS and
+/// emulation kernels. kernel_registry() calls it once.
+void register_builtin_kernels();
+
+// Families, each defined beside its kernels.
+void register_cpu_models();          ///< kernels/gemm/cpu/models.cpp
+void register_mutants();             ///< kernels/gemm/cpu/mutants.cpp
+void register_bf16_on_f16_models();  ///< kernels/emu/bf16_on_fp16.cpp
+void register_pipeline_kernels();    ///< kernels/gemm/cuda/pipeline.cu: the three-pipeline comparison
+void register_mma_kernels();         ///< kernels/gemm/cuda/mma.cu: tensor-core GEMMs with mma.sync
+void register_cublas_kernels();      ///< kernels/gemm/cublas/cublas_gemm.cu: cuBLAS baselines, compute type pinned
+void register_emu_split_kernels();   ///< kernels/emu/cuda/emu_split.cu: 3xTF32 and nxBF16 split products on tensor cores
+void register_emu_bf16_kernels();    ///< kernels/emu/cuda/emu_bf16.cu: BF16 GEMMs on fp16 tensor cores, per strategy
+
+/// kernels/gemm/cuda/mma.cu: the FP8 (e4m3 or e5m2) mma.sync GEMM, with partial sums promoted to fp32
+/// every `promote_every` products (a positive multiple of 32; 0: never). Throws
+/// std::invalid_argument for other formats or counts. Named gemm_<fmt>_f32acc_mma_sm89[_promote<N>].
+std::unique_ptr<Kernel> make_fp8_mma_kernel(const Format& format, int promote_every);
+/// kernels/emu/cuda/emu_split.cu: the split-scalar experiment on the device. For each method ("fp32",
+/// "tf32" (both operands cvt.rna.tf32.f32, then an fp32 product), or a split scheme of
+/// kernels/emu/split.hpp) the products a[i] * b[i] computed on the device with the kernels' slicing
+/// (kernels/emu/emu_arith.cuh: __fmaf_rn, __fadd_rn, one rounding per step); result[method][i].
+/// Throws DeviceError when the device fails, std::invalid_argument for an unknown method.
+std::vector<std::vector<float>> split_scalar_products_cuda(const std::vector<std::string>& methods, const std::vector<float>& a,
+                                                           const std::vector<float>& b);
+
+}  // namespace fpcert

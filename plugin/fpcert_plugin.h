@@ -1,0 +1,310 @@
+/* plugin/fpcert_plugin.h — the fpcert plugin ABI: plain C, for kernels built elsewhere.
+ *
+ * Installed as <fpcert/plugin.h> (cmake --install; CMake target fpcert::plugin_headers).
+ * docs/plugin.md explains every rule below with examples; this header is the reference.
+ *
+ * A plugin is a shared library that exports ONE function, fpcert_plugin_enumerate(), returning a
+ * table of the kernels it implements, each with the traits fpcert's error-bound model reads.
+ * fpcert never guesses what a plugin implements: a kernel that is not in the table does not exist,
+ * and every field the bound model needs is stated by the plugin (no defaults are filled in).
+ *
+ * Rules of the boundary
+ *  - Plain C: C99 and C++ compatible; fixed-width integers; no type here depends on a C++ ABI.
+ *  - No C++ exception may leave any function of the plugin. Catch everything at the boundary and
+ *    return FPCERT_STATUS_INTERNAL with a message. (fpcert calls plugin functions from noexcept
+ *    frames: an exception that escapes terminates the process, which fpcert's isolation reports
+ *    as the case "crashed".)
+ *  - Errors come back as a status code (fpcert_status) plus a NUL-terminated message written into
+ *    a buffer fpcert owns (message, message_capacity), as in DLPack. FPCERT_STATUS_NOT_SUPPORTED
+ *    is a verdict of its own ("not supported"), never a failure.
+ *  - Lifecycle as CUTLASS library::Operation: can_implement, workspace_bytes, run(..., stream).
+ *  - Versioning: FPCERT_PLUGIN_ABI_MAJOR changes when any struct layout or function signature
+ *    changes (fpcert refuses a plugin of another major, naming both versions); the MINOR changes
+ *    when enum values are added (a plugin built against a newer minor loads, and fpcert rejects,
+ *    by name, any value it does not know). The first two fields of fpcert_plugin_info (abi_major,
+ *    abi_minor) keep their place in every major, so any fpcert can read them.
+ *  - Threads: fpcert calls a plugin from one thread at a time; calls for one kernel never overlap.
+ *  - Lifetime: the table, its strings and every user_data stay valid until the library is unloaded
+ *    (fpcert never unloads a plugin before the process exits).
+ */
+#ifndef FPCERT_PLUGIN_H_
+#define FPCERT_PLUGIN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- version ---------------------------------------------------------------------------- */
+#define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
+#define FPCERT_PLUGIN_ABI_MINOR 0 /* enum values */
+
+/* The exported symbol fpcert looks up with dlsym. */
+#define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
+
+#if defined(_WIN32)
+#define FPCERT_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define FPCERT_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---- enumerations (stored as int32_t in every struct; 0 is never a valid value) ----------- */
+
+/* Number formats, by fpcert's short tags (fpcert formats prints their properties).
+ * Memory layout of one element ("container"): f64 8 bytes; f32 4 bytes; tf32 4 bytes holding an
+ * fp32 bit pattern whose low 13 fraction bits are zero; f16 and bf16 2 bytes; e4m3, e5m2, ue8m0
+ * 1 byte; e2m3, e3m2 (6-bit) and e2m1 (4-bit) 1 byte each, the code in the low bits, high bits 0.
+ * Host byte order. Narrow formats are never packed two to a byte at this boundary. */
+typedef int32_t fpcert_format;
+enum {
+  FPCERT_FORMAT_NONE = 0,  /* "no format" where a field is optional (product_format, ...) */
+  FPCERT_FORMAT_F64 = 1,   /* IEEE binary64 */
+  FPCERT_FORMAT_F32 = 2,   /* IEEE binary32 */
+  FPCERT_FORMAT_TF32 = 3,  /* 1/8/10, in an fp32 container */
+  FPCERT_FORMAT_F16 = 4,   /* IEEE binary16 */
+  FPCERT_FORMAT_BF16 = 5,  /* bfloat16, 1/8/7 */
+  FPCERT_FORMAT_E4M3 = 6,  /* OCP float8 e4m3fn: no Inf, S.1111.111 is NaN */
+  FPCERT_FORMAT_E5M2 = 7,  /* OCP float8 e5m2: IEEE-like */
+  FPCERT_FORMAT_E2M3 = 8,  /* OCP MX float6 e2m3: finite only */
+  FPCERT_FORMAT_E3M2 = 9,  /* OCP MX float6 e3m2: finite only */
+  FPCERT_FORMAT_E2M1 = 10, /* OCP MX float4 e2m1: finite only */
+  FPCERT_FORMAT_UE8M0 = 11 /* OCP MX scale: unsigned power of two, 0xFF is NaN (conversions only) */
+};
+
+/* Rounding modes. */
+typedef int32_t fpcert_rounding;
+enum {
+  FPCERT_ROUNDING_NEAREST_EVEN = 1, /* IEEE roundTiesToEven (cvt.rn) */
+  FPCERT_ROUNDING_NEAREST_AWAY = 2, /* ties away from zero (TF32 cvt.rna) */
+  FPCERT_ROUNDING_TOWARD_ZERO = 3,  /* truncation (cvt.rz) */
+  FPCERT_ROUNDING_UP = 4,           /* toward +Inf (cvt.rp) */
+  FPCERT_ROUNDING_DOWN = 5,         /* toward -Inf (cvt.rm) */
+  FPCERT_ROUNDING_STOCHASTIC = 6    /* stochastic: allowed for an accumulator's rounding only */
+};
+
+/* What an overflow (and an Inf input) becomes in the destination of a conversion. */
+typedef int32_t fpcert_saturation;
+enum {
+  FPCERT_SATURATION_INF = 1,    /* to Inf (IEEE destinations) */
+  FPCERT_SATURATION_FINITE = 2, /* to the largest finite value (CUDA __NV_SATFINITE) */
+  FPCERT_SATURATION_NAN = 3     /* to NaN (finite-with-NaN destinations without saturation, __NV_NOSAT) */
+};
+
+/* What a NaN input becomes in a conversion's destination. */
+typedef int32_t fpcert_nan_payload;
+enum {
+  FPCERT_NAN_PRESERVE = 1, /* quiet NaN keeping the top payload bits and the sign */
+  FPCERT_NAN_CANONICAL = 2 /* the destination's canonical NaN */
+};
+
+/* Matrix layouts: element (i, j) of an r x c matrix X with leading dimension ld is
+ * X[i * ld + j] (row-major, ld >= c) or X[j * ld + i] (column-major, ld >= r). */
+typedef int32_t fpcert_layout;
+enum {
+  FPCERT_LAYOUT_ROW_MAJOR = 1,
+  FPCERT_LAYOUT_COL_MAJOR = 2
+};
+
+/* Where a kernel's operands, results and workspace live. */
+typedef int32_t fpcert_memory;
+enum {
+  FPCERT_MEMORY_HOST = 1,  /* ordinary host memory; stream is NULL */
+  FPCERT_MEMORY_DEVICE = 2 /* CUDA device memory of device 0 (primary context); stream is a cudaStream_t */
+};
+
+/* What a kernel computes. */
+typedef int32_t fpcert_operation;
+enum {
+  FPCERT_OPERATION_GEMM = 1,      /* C = A * B */
+  FPCERT_OPERATION_CONVERSION = 2 /* dst[i] = convert(src[i]), elementwise */
+};
+
+/* Status of every call. */
+typedef int32_t fpcert_status;
+enum {
+  FPCERT_STATUS_OK = 0,
+  FPCERT_STATUS_NOT_SUPPORTED = 1,    /* this shape / layout / leading dimension is not implemented:
+                                         the verdict "not supported", not a failure */
+  FPCERT_STATUS_INVALID_ARGUMENT = 2, /* the arguments break the contract (a bug in fpcert or the plugin) */
+  FPCERT_STATUS_INTERNAL = 3,         /* anything else that went wrong inside the plugin (e.g. a
+                                         caught C++ exception) */
+  FPCERT_STATUS_DEVICE_ERROR = 4,     /* a CUDA call failed (launch error, sticky error, ...) */
+  FPCERT_STATUS_OUT_OF_MEMORY = 5     /* the plugin could not allocate what it needs */
+};
+
+/* ---- GEMM ------------------------------------------------------------------------------- */
+
+/* The arithmetic of a GEMM kernel, exactly what fpcert's bound model reads (docs/bound.md).
+ * Every format field is required unless marked optional; fpcert fills nothing in. */
+typedef struct fpcert_gemm_traits {
+  fpcert_format a_input;          /* format A is passed in (fpcert rounds the exact inputs into it) */
+  fpcert_format b_input;          /* format B is passed in */
+  fpcert_rounding input_rounding; /* how fpcert rounds exact source values into a_input / b_input and
+                                     how the kernel rounds inputs into narrower operands
+                                     (not STOCHASTIC) */
+  fpcert_format a_operand;        /* precision at which the multiplier sees A (= a_input unless the
+                                     kernel narrows it, e.g. TF32 tensor cores read f32 as tf32) */
+  fpcert_format b_operand;        /* same for B */
+  int32_t exact_products;         /* 1: every a*b is exact; 0: each product is rounded to product_format */
+  fpcert_format product_format;   /* NONE when exact_products is 1; required when it is 0 */
+  fpcert_format acc_format;       /* format of the running sum */
+  fpcert_rounding acc_rounding;   /* rounding of each accumulation step */
+  int32_t promote_every;          /* partial sums move into promote_format every N products; 0: never */
+  fpcert_format promote_format;   /* NONE when promote_every is 0; required when it is > 0 */
+  fpcert_format out_format;       /* format of C */
+  double operand_u;               /* effective unit roundoff of split-operand emulations (3xTF32, ...);
+                                     0: the operand formats' own u = 2^-p */
+  const char* operand_note;       /* derivation of operand_u (required when operand_u > 0, else NULL) */
+  const char* order;              /* the operation order, stated exactly where it is fixed, e.g.
+                                     "C[i][j] = fma(a[i][k], b[k][j], C) for k = 0..K-1 in fp32 from +0".
+                                     Required, non-empty. */
+} fpcert_gemm_traits;
+
+/* A GEMM shape as fpcert will call it; passed to can_implement and workspace_bytes. */
+typedef struct fpcert_gemm_shape {
+  int64_t m, n, k;                /* C is m x n, A is m x k, B is k x n; each >= 1 */
+  fpcert_layout a_layout;         /* fpcert passes ROW_MAJOR today */
+  fpcert_layout b_layout;         /* fpcert passes ROW_MAJOR today */
+  fpcert_layout c_layout;         /* ROW_MAJOR always (ldc >= n; columns n..ldc-1 are padding) */
+  int32_t reserved;               /* 0 */
+} fpcert_gemm_shape;
+
+/* One GEMM call: C = A * B. Pointers live in the kernel's memory space. */
+typedef struct fpcert_gemm_args {
+  uint32_t struct_size;           /* sizeof(fpcert_gemm_args) as fpcert compiled it */
+  fpcert_memory memory;           /* the kernel's declared memory space */
+  fpcert_format a_format;         /* = traits.a_input */
+  fpcert_format b_format;         /* = traits.b_input */
+  fpcert_format c_format;         /* = traits.out_format */
+  int32_t reserved;               /* 0 */
+  fpcert_gemm_shape shape;        /* m, n, k and layouts */
+  const void* a;                  /* m x k codes of a_format, leading dimension lda */
+  int64_t lda;
+  const void* b;                  /* k x n codes of b_format, leading dimension ldb */
+  int64_t ldb;
+  void* c;                        /* m x n codes of c_format, row-major, leading dimension ldc >= n.
+                                     fpcert pre-fills C with a NaN pattern and guards the bytes before
+                                     and after it and the padding columns n..ldc-1: write exactly the
+                                     m x n elements, nothing else. */
+  int64_t ldc;
+} fpcert_gemm_args;
+
+/* Can this kernel compute this shape? FPCERT_STATUS_OK: yes; FPCERT_STATUS_NOT_SUPPORTED (with a
+ * reason in message): the verdict "not supported"; any other status: the case fails with the
+ * message. Optional (NULL: every shape). */
+typedef fpcert_status (*fpcert_gemm_can_implement_fn)(void* user_data, const fpcert_gemm_shape* shape,
+                                                      char* message, size_t message_capacity);
+
+/* Bytes of scratch memory (in the kernel's memory space) run() needs for this shape; fpcert
+ * allocates it and passes it to run(). Optional (NULL: 0 bytes). */
+typedef fpcert_status (*fpcert_gemm_workspace_bytes_fn)(void* user_data, const fpcert_gemm_shape* shape,
+                                                        size_t* bytes, char* message, size_t message_capacity);
+
+/* Compute C = A * B. DEVICE kernels enqueue their work on `stream` (a cudaStream_t) and may
+ * return before it finishes; fpcert synchronises, times with CUDA events on that stream, and
+ * reports asynchronous and sticky CUDA errors itself. HOST kernels finish before returning and
+ * get stream == NULL. workspace holds workspace_bytes bytes (NULL when 0). fpcert calls run()
+ * several times with the same arguments (warm-ups, timing, the determinism check). */
+typedef fpcert_status (*fpcert_gemm_run_fn)(void* user_data, const fpcert_gemm_args* args, void* workspace,
+                                            size_t workspace_bytes, void* stream, char* message,
+                                            size_t message_capacity);
+
+/* ---- elementwise conversion --------------------------------------------------------------- */
+
+/* The conversion a CONVERSION kernel claims to implement; fpcert checks it against MPFR on every
+ * source pattern (fpcert convert --plugin LIB --kernel NAME --exhaustive). */
+typedef struct fpcert_conversion_traits {
+  fpcert_format src_format;       /* source format */
+  fpcert_format dst_format;       /* destination format */
+  fpcert_rounding rounding;       /* rounding of inexact results (not STOCHASTIC: the random bits
+                                     would be fpcert's, not the kernel's) */
+  fpcert_saturation saturation;   /* what overflow and Inf inputs become; must exist in dst_format
+                                     (INF needs Inf; NAN needs a NaN and no Inf; finite-only
+                                     destinations take FINITE) */
+  fpcert_nan_payload nan_payload; /* what NaN inputs become (compared only under --strict-nan) */
+  int32_t reserved;               /* 0 */
+} fpcert_conversion_traits;
+
+/* One conversion call: dst[i] = convert(src[i]) for i in [0, count). */
+typedef struct fpcert_conversion_args {
+  uint32_t struct_size;           /* sizeof(fpcert_conversion_args) as fpcert compiled it */
+  fpcert_memory memory;           /* the kernel's declared memory space */
+  fpcert_format src_format;       /* = traits.src_format */
+  fpcert_format dst_format;       /* = traits.dst_format */
+  fpcert_rounding rounding;       /* = traits.rounding */
+  fpcert_saturation saturation;   /* = traits.saturation */
+  int64_t count;                  /* elements (fpcert calls with at most 2^24 at a time) */
+  const void* src;                /* count codes of src_format, in its container */
+  void* dst;                      /* count codes of dst_format, in its container; guarded after the end */
+} fpcert_conversion_args;
+
+/* Convert. Same stream and completion rules as fpcert_gemm_run_fn. */
+typedef fpcert_status (*fpcert_conversion_run_fn)(void* user_data, const fpcert_conversion_args* args,
+                                                  void* stream, char* message, size_t message_capacity);
+
+/* ---- the kernel table ----------------------------------------------------------------------- */
+
+/* One kernel. Fields of the other operation are ignored (leave them zero). */
+typedef struct fpcert_kernel {
+  uint32_t struct_size;           /* sizeof(fpcert_kernel) as the plugin compiled it */
+  fpcert_operation operation;     /* GEMM or CONVERSION */
+  const char* name;               /* unique among every kernel fpcert knows (built-in and plugins):
+                                     letters, digits, '_', '-', '.'; e.g. "foo_gemm_f16_f32acc" */
+  const char* description;        /* one line for `fpcert kernels` (may be NULL) */
+  fpcert_memory memory;           /* HOST or DEVICE */
+  int32_t reserved;               /* 0 */
+  void* user_data;                /* passed back unchanged as the first argument of every call */
+
+  /* GEMM (operation == FPCERT_OPERATION_GEMM) */
+  fpcert_gemm_traits gemm;
+  fpcert_gemm_can_implement_fn gemm_can_implement;     /* optional */
+  fpcert_gemm_workspace_bytes_fn gemm_workspace_bytes; /* optional */
+  fpcert_gemm_run_fn gemm_run;                         /* required */
+
+  /* CONVERSION (operation == FPCERT_OPERATION_CONVERSION) */
+  fpcert_conversion_traits conversion;
+  fpcert_conversion_run_fn conversion_run;             /* required */
+} fpcert_kernel;
+
+/* What fpcert_plugin_enumerate returns: a table with static storage duration. */
+typedef struct fpcert_plugin_info {
+  uint32_t abi_major;             /* FPCERT_PLUGIN_ABI_MAJOR the plugin was built with (first in every major) */
+  uint32_t abi_minor;             /* FPCERT_PLUGIN_ABI_MINOR the plugin was built with (second in every major) */
+  uint32_t struct_size;           /* sizeof(fpcert_plugin_info) */
+  uint32_t kernel_struct_size;    /* sizeof(fpcert_kernel): the stride of kernels[] */
+  const char* plugin_name;        /* e.g. "foo-kernels" (required) */
+  const char* plugin_version;     /* e.g. "1.4.2" or a git hash (may be NULL) */
+  uint32_t kernel_count;          /* >= 1 */
+  uint32_t reserved;              /* 0 */
+  const fpcert_kernel* kernels;   /* kernel_count entries */
+} fpcert_plugin_info;
+
+/* Initialiser of the first four fields of fpcert_plugin_info. */
+#define FPCERT_PLUGIN_INFO_HEADER \
+  FPCERT_PLUGIN_ABI_MAJOR, FPCERT_PLUGIN_ABI_MINOR, (uint32_t)sizeof(fpcert_plugin_info), (uint32_t)sizeof(fpcert_kernel)
+
+/* The one function a plugin exports (extern "C", default visibility). fpcert passes its own ABI
+ * version; the plugin returns its table (whatever the host's version: fpcert decides), or NULL
+ * with a message when it cannot run at all (e.g. a required driver is missing). */
+typedef const fpcert_plugin_info* (*fpcert_plugin_enumerate_fn)(uint32_t host_abi_major, uint32_t host_abi_minor,
+                                                                 char* message, size_t message_capacity);
+FPCERT_PLUGIN_EXPORT const fpcert_plugin_info* fpcert_plugin_enumerate(uint32_t host_abi_major,
+                                                                       uint32_t host_abi_minor, char* message,
+                                                                       size_t message_capacity);
+
+/* Helper for plugins: copy text into fpcert's message buffer, truncating, always NUL-terminated. */
+static inline void fpcert_plugin_set_message(char* message, size_t message_capacity, const char* text) {
+  size_t i = 0;
+  if (!message || message_capacity == 0) return;
+  if (text)
+    for (; i + 1 < message_capacity && text[i]; ++i) message[i] = text[i];
+  message[i] = '\0';
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FPCERT_PLUGIN_H_ */

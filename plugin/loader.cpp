@@ -1,0 +1,666 @@
+// plugin/loader.cpp — dlopen, validation and wrapping of plugin kernels (the ABI is
+// plugin/fpcert_plugin.h; the rules are in docs/plugin.md).
+#include "plugin/loader.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+
+#include "base/codes.hpp"
+#include "base/parallel.hpp"
+#include "kernels/device/device_api.hpp"
+#include "plugin/fpcert_plugin.h"
+
+namespace fpcert {
+
+// ---- ABI values ----------------------------------------------------------------------------
+
+namespace {
+
+// Index = ABI value (fpcert_plugin.h): the order of the FPCERT_FORMAT_* constants.
+constexpr std::array<const Format*, 12> kAbiFormats = {nullptr, &f64, &f32, &tf32, &f16, &bf16,
+                                                       &e4m3,   &e5m2, &e2m3, &e3m2, &e2m1, &ue8m0};
+
+std::string abi_format_list() {
+  std::string s;
+  for (std::size_t i = 1; i < kAbiFormats.size(); ++i) s += fmt::format("{}{} {}", i > 1 ? ", " : "", i, kAbiFormats[i]->tag);
+  return s;
+}
+
+}  // namespace
+
+const Format* format_from_abi(std::int32_t v) {
+  return v > 0 && static_cast<std::size_t>(v) < kAbiFormats.size() ? kAbiFormats[static_cast<std::size_t>(v)] : nullptr;
+}
+
+std::int32_t format_to_abi(const Format& f) {
+  for (std::size_t i = 1; i < kAbiFormats.size(); ++i)
+    if (*kAbiFormats[i] == f) return static_cast<std::int32_t>(i);
+  return FPCERT_FORMAT_NONE;
+}
+
+std::optional<Rounding> rounding_from_abi(std::int32_t v) {
+  switch (v) {
+    case FPCERT_ROUNDING_NEAREST_EVEN: return Rounding::NearestEven;
+    case FPCERT_ROUNDING_NEAREST_AWAY: return Rounding::NearestAway;
+    case FPCERT_ROUNDING_TOWARD_ZERO: return Rounding::TowardZero;
+    case FPCERT_ROUNDING_UP: return Rounding::Up;
+    case FPCERT_ROUNDING_DOWN: return Rounding::Down;
+    case FPCERT_ROUNDING_STOCHASTIC: return Rounding::Stochastic;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Saturation> saturation_from_abi(std::int32_t v) {
+  switch (v) {
+    case FPCERT_SATURATION_INF: return Saturation::Inf;
+    case FPCERT_SATURATION_FINITE: return Saturation::Finite;
+    case FPCERT_SATURATION_NAN: return Saturation::NaN;
+    default: return std::nullopt;
+  }
+}
+
+std::string_view status_name(std::int32_t status) {
+  switch (status) {
+    case FPCERT_STATUS_OK: return "OK";
+    case FPCERT_STATUS_NOT_SUPPORTED: return "NOT_SUPPORTED";
+    case FPCERT_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case FPCERT_STATUS_INTERNAL: return "INTERNAL";
+    case FPCERT_STATUS_DEVICE_ERROR: return "DEVICE_ERROR";
+    case FPCERT_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
+    default: return "unknown status";
+  }
+}
+
+namespace {
+
+// ---- calling into a plugin -------------------------------------------------------------------
+
+/// Which plugin function is running, for the terminate handler's message.
+thread_local const char* g_in_plugin_kernel = nullptr;
+thread_local const char* g_in_plugin_function = nullptr;
+
+[[noreturn]] void plugin_terminate_handler() {
+  std::string what = "an exception of unknown type";
+  if (const auto ep = std::current_exception()) {
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = std::string("std::exception: ") + e.what();
+    } catch (...) {
+    }
+  }
+  std::fprintf(stderr,
+               "fpcert: plugin kernel '%s' let a C++ exception escape from %s() (%s). The plugin ABI forbids "
+               "exceptions across the boundary (docs/plugin.md): the process ends here; with --isolate the case "
+               "is reported as crashed.\n",
+               g_in_plugin_kernel ? g_in_plugin_kernel : "?", g_in_plugin_function ? g_in_plugin_function : "?",
+               what.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+/// Calls a plugin function from a noexcept frame: an exception escaping the plugin cannot unwind
+/// into fpcert (it reaches std::terminate, whose handler names the kernel and aborts).
+template <class Fn, class... Args>
+std::int32_t call_plugin(const std::string& kernel, const char* function, Fn fn, Args... args) noexcept {
+  g_in_plugin_kernel = kernel.c_str();
+  g_in_plugin_function = function;
+  const std::terminate_handler previous = std::set_terminate(plugin_terminate_handler);
+  const std::int32_t st = fn(args...);
+  std::set_terminate(previous);
+  g_in_plugin_kernel = nullptr;
+  g_in_plugin_function = nullptr;
+  return st;
+}
+
+/// fpcert's side of the message buffer: zeroed, and NUL-terminated whatever the plugin wrote.
+struct Message {
+  std::array<char, 2048> buf{};
+  std::string text() {
+    buf.back() = '\0';
+    return std::string(buf.data());
+  }
+};
+
+std::string describe_failure(const std::string& kernel, const char* function, std::int32_t st, Message& m) {
+  std::string text = m.text();
+  return fmt::format("plugin kernel '{}': {}() returned {} ({}){}{}", kernel, function, status_name(st), st,
+                     text.empty() ? "" : ": ", text.empty() ? "without a message" : text);
+}
+
+// ---- the GEMM kernel wrapper ---------------------------------------------------------------
+
+fpcert_gemm_shape shape_of(std::int64_t m, std::int64_t n, std::int64_t k, Layout a, Layout b) {
+  fpcert_gemm_shape s{};
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.a_layout = a == Layout::RowMajor ? FPCERT_LAYOUT_ROW_MAJOR : FPCERT_LAYOUT_COL_MAJOR;
+  s.b_layout = b == Layout::RowMajor ? FPCERT_LAYOUT_ROW_MAJOR : FPCERT_LAYOUT_COL_MAJOR;
+  s.c_layout = FPCERT_LAYOUT_ROW_MAJOR;
+  return s;
+}
+
+KernelTraits traits_from_abi(const fpcert_gemm_traits& g) {
+  KernelTraits t;
+  t.a_input = format_from_abi(g.a_input);
+  t.b_input = format_from_abi(g.b_input);
+  t.input_rounding = *rounding_from_abi(g.input_rounding);
+  t.a_operand = format_from_abi(g.a_operand);
+  t.b_operand = format_from_abi(g.b_operand);
+  t.operand_u = g.operand_u;
+  t.operand_note = g.operand_note ? g.operand_note : "";
+  t.exact_products = g.exact_products != 0;
+  t.product_format = t.exact_products ? nullptr : format_from_abi(g.product_format);
+  t.acc = format_from_abi(g.acc_format);
+  t.acc_rounding = *rounding_from_abi(g.acc_rounding);
+  t.promote_every = g.promote_every;
+  t.promote_format = g.promote_every > 0 ? format_from_abi(g.promote_format) : nullptr;
+  t.out = format_from_abi(g.out_format);
+  t.order = g.order;
+  return t;
+}
+
+/// Scratch memory for a plugin's run(), grown on demand and kept across runs (so timed runs do not
+/// pay for it), in host memory or on the device.
+class Workspace {
+ public:
+  explicit Workspace(MemorySpace m) : memory_(m) {}
+  ~Workspace() { release(); }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  void* get(std::size_t bytes) {
+    if (bytes == 0) return nullptr;
+    if (bytes <= bytes_) return p_;
+    release();
+    if (memory_ == MemorySpace::Device) {
+      if (!device_) {
+        std::string why;
+        device_ = make_cuda_api(&why);
+        if (!device_) throw DeviceError("plugin workspace on the device: " + why);
+      }
+      p_ = device_->alloc(bytes);
+    } else {
+      p_ = std::malloc(bytes);
+      if (!p_) throw DeviceError(fmt::format("plugin workspace: host allocation of {} bytes failed", bytes));
+    }
+    bytes_ = bytes;
+    return p_;
+  }
+
+ private:
+  void release() {
+    if (!p_) return;
+    if (memory_ == MemorySpace::Device) device_->free(p_);
+    else std::free(p_);
+    p_ = nullptr;
+    bytes_ = 0;
+  }
+  MemorySpace memory_;
+  std::unique_ptr<DeviceApi> device_;
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+class PluginGemmKernel final : public Kernel {
+ public:
+  PluginGemmKernel(const fpcert_kernel* d, std::string origin, std::string plugin, std::shared_ptr<void> keepalive)
+      : d_(d), origin_(std::move(origin)), plugin_(std::move(plugin)), name_(d->name), traits_(traits_from_abi(d->gemm)),
+        memory_(d->memory == FPCERT_MEMORY_DEVICE ? MemorySpace::Device : MemorySpace::Host), workspace_(memory_),
+        keepalive_(std::move(keepalive)) {}
+  const std::string& name() const override { return name_; }
+  std::string description() const override {
+    const std::string own = d_->description && *d_->description ? d_->description : "(no description)";
+    return fmt::format("{} [plugin {}, {} memory, {}]", own, plugin_, memory_ == MemorySpace::Device ? "device" : "host", origin_);
+  }
+  Backend backend() const override { return Backend::Plugin; }
+  MemorySpace memory() const override { return memory_; }
+  const KernelTraits& traits() const override { return traits_; }
+
+  Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
+    pending_error_.clear();
+    if (!d_->gemm_can_implement) return Support::yes();
+    const fpcert_gemm_shape s = shape_of(m, n, k, Layout::RowMajor, Layout::RowMajor);
+    Message msg;
+    const std::int32_t st = call_plugin(name_, "gemm_can_implement", d_->gemm_can_implement, d_->user_data, &s,
+                                        msg.buf.data(), msg.buf.size());
+    if (st == FPCERT_STATUS_OK) return Support::yes();
+    if (st == FPCERT_STATUS_NOT_SUPPORTED) {
+      const std::string why = msg.text();
+      return Support::no(fmt::format("plugin kernel '{}' does not implement m={} n={} k={}{}{}", name_, m, n, k,
+                                     why.empty() ? "" : ": ", why));
+    }
+    // A failure is not a "not supported" verdict: run() reports it as the case's failure.
+    pending_error_ = describe_failure(name_, "gemm_can_implement", st, msg);
+    return Support::yes();
+  }
+
+  void run(const GemmOperands& ops) override {
+    if (!pending_error_.empty()) throw DeviceError(pending_error_);
+    const fpcert_gemm_shape s = shape_of(ops.m, ops.n, ops.k, ops.a_layout, ops.b_layout);
+    std::size_t ws_bytes = 0;
+    if (d_->gemm_workspace_bytes) {
+      Message msg;
+      const std::int32_t st = call_plugin(name_, "gemm_workspace_bytes", d_->gemm_workspace_bytes, d_->user_data, &s,
+                                          &ws_bytes, msg.buf.data(), msg.buf.size());
+      if (st == FPCERT_STATUS_NOT_SUPPORTED) throw NotSupportedError(describe_failure(name_, "gemm_workspace_bytes", st, msg));
+      if (st != FPCERT_STATUS_OK) throw DeviceError(describe_failure(name_, "gemm_workspace_bytes", st, msg));
+    }
+    void* ws = workspace_.get(ws_bytes);
+    fpcert_gemm_args a{};
+    a.struct_size = sizeof(fpcert_gemm_args);
+    a.memory = d_->memory;
+    a.a_format = d_->gemm.a_input;
+    a.b_format = d_->gemm.b_input;
+    a.c_format = d_->gemm.out_format;
+    a.shape = s;
+    a.a = ops.a;
+    a.lda = ops.lda;
+    a.b = ops.b;
+    a.ldb = ops.ldb;
+    a.c = ops.c;
+    a.ldc = ops.ldc;
+    Message msg;
+    const std::int32_t st = call_plugin(name_, "gemm_run", d_->gemm_run, d_->user_data, static_cast<const fpcert_gemm_args*>(&a),
+                                        ws, ws_bytes, ops.stream, msg.buf.data(), msg.buf.size());
+    if (st == FPCERT_STATUS_OK) return;
+    if (st == FPCERT_STATUS_NOT_SUPPORTED) throw NotSupportedError(describe_failure(name_, "gemm_run", st, msg));
+    throw DeviceError(describe_failure(name_, "gemm_run", st, msg));
+  }
+
+ private:
+  const fpcert_kernel* d_;
+  std::string origin_, plugin_, name_;
+  KernelTraits traits_;
+  MemorySpace memory_;
+  Workspace workspace_;
+  mutable std::string pending_error_;
+  std::shared_ptr<void> keepalive_;
+};
+
+// ---- registries of plugins and their conversion kernels ---------------------------------------
+
+struct ConverterEntry {
+  std::string name;
+  const fpcert_kernel* desc;
+  std::string origin;
+  std::shared_ptr<void> keepalive;
+};
+
+std::vector<ConverterEntry>& converters() {
+  static std::vector<ConverterEntry> c;
+  return c;
+}
+
+std::vector<PluginSummary>& plugins() {
+  static std::vector<PluginSummary> p;
+  return p;
+}
+
+bool valid_name(const char* s) {
+  if (!s || !*s) return false;
+  for (const char* p = s; *p; ++p) {
+    const char c = *p;
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return std::strlen(s) <= 128;
+}
+
+bool name_taken(const std::string& n) {
+  if (find_kernel_info(n)) return true;
+  for (const auto& c : converters())
+    if (c.name == n) return true;
+  return false;
+}
+
+}  // namespace
+
+// ---- validation --------------------------------------------------------------------------------
+
+std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, const std::string& origin) {
+  std::vector<std::string> errs;
+  const std::string host_v = fmt::format("{}.{}", FPCERT_PLUGIN_ABI_MAJOR, FPCERT_PLUGIN_ABI_MINOR);
+  auto err = [&](const std::string& s) { errs.push_back(origin.empty() ? s : origin + ": " + s); };
+  if (!info) {
+    err("fpcert_plugin_enumerate returned no table");
+    return errs;
+  }
+  // Only abi_major and abi_minor are read before the major is known to match.
+  const std::string plugin_v = fmt::format("{}.{}", info->abi_major, info->abi_minor);
+  if (info->abi_major != FPCERT_PLUGIN_ABI_MAJOR) {
+    err(fmt::format("the plugin was built against fpcert plugin ABI {}, this fpcert speaks ABI {} (majors differ: the "
+                    "struct layouts are incompatible); rebuild the plugin against this fpcert's <fpcert/plugin.h>",
+                    plugin_v, host_v));
+    return errs;
+  }
+  // A plugin of a newer minor may use enum values this fpcert does not know: say so where it matters.
+  const std::string versions = info->abi_minor > FPCERT_PLUGIN_ABI_MINOR
+                                   ? fmt::format(" (this fpcert speaks plugin ABI {}; the plugin was built against {})", host_v, plugin_v)
+                                   : "";
+  if (info->struct_size != sizeof(fpcert_plugin_info))
+    err(fmt::format("fpcert_plugin_info.struct_size is {}, expected {} for ABI major {}{}", info->struct_size,
+                    sizeof(fpcert_plugin_info), FPCERT_PLUGIN_ABI_MAJOR, versions));
+  if (info->kernel_struct_size != sizeof(fpcert_kernel))
+    err(fmt::format("fpcert_plugin_info.kernel_struct_size is {}, expected sizeof(fpcert_kernel) = {}{}", info->kernel_struct_size,
+                    sizeof(fpcert_kernel), versions));
+  if (!errs.empty()) return errs;
+  if (!info->plugin_name || !*info->plugin_name) err("fpcert_plugin_info.plugin_name is empty (required)");
+  if (info->kernel_count == 0 || !info->kernels) {
+    err("the plugin lists no kernels (kernel_count 0 or kernels NULL)");
+    return errs;
+  }
+  if (info->kernel_count > 100000) {
+    err(fmt::format("kernel_count {} is implausible (a corrupt table?)", info->kernel_count));
+    return errs;
+  }
+
+  std::vector<std::string> seen;
+  for (std::uint32_t i = 0; i < info->kernel_count; ++i) {
+    const fpcert_kernel& k = info->kernels[i];
+    const std::string kname = k.name ? k.name : "";
+    const std::string where = fmt::format("kernel #{} '{}'", i, kname);
+    auto kerr = [&](const std::string& s) { err(where + ": " + s); };
+    if (k.struct_size != sizeof(fpcert_kernel))
+      kerr(fmt::format("struct_size is {}, expected sizeof(fpcert_kernel) = {}{}", k.struct_size, sizeof(fpcert_kernel), versions));
+    if (!valid_name(k.name)) {
+      kerr("name must be 1..128 characters of letters, digits, '_', '-', '.'");
+    } else if (std::find(seen.begin(), seen.end(), kname) != seen.end()) {
+      kerr("name listed twice in this plugin");
+    } else if (name_taken(kname)) {
+      const KernelInfo* ki = find_kernel_info(kname);
+      kerr(fmt::format("name already taken by {} (kernel names must be unique across fpcert and its plugins)",
+                       ki && !ki->origin.empty() ? "a kernel of " + ki->origin : ki ? "a built-in kernel" : "another plugin's conversion"));
+    }
+    seen.push_back(kname);
+    if (k.memory != FPCERT_MEMORY_HOST && k.memory != FPCERT_MEMORY_DEVICE)
+      kerr(fmt::format("memory: unknown value {} (valid: 1 host, 2 device){}", k.memory, versions));
+
+    auto need_format = [&](const char* field, std::int32_t v, bool allow_scale) -> const Format* {
+      const Format* f = format_from_abi(v);
+      if (v == FPCERT_FORMAT_NONE) kerr(fmt::format("{}: required, got FPCERT_FORMAT_NONE", field));
+      else if (!f) kerr(fmt::format("{}: unknown format value {} (valid: {}){}", field, v, abi_format_list(), versions));
+      else if (!allow_scale && *f == ue8m0)
+        kerr(fmt::format("{}: ue8m0 is a scale format (no sign, no zero); it is valid only for conversions", field));
+      else return f;
+      return nullptr;
+    };
+    auto need_rounding = [&](const char* field, std::int32_t v, bool allow_stochastic) {
+      const auto r = rounding_from_abi(v);
+      if (!r) kerr(fmt::format("{}: unknown rounding value {} (valid: 1 nearest-even, 2 nearest-away, 3 toward-zero, 4 up, 5 down, 6 stochastic){}",
+                               field, v, versions));
+      else if (*r == Rounding::Stochastic && !allow_stochastic)
+        kerr(fmt::format("{}: stochastic rounding is not valid here (fpcert would have to supply the random bits)", field));
+    };
+
+    if (k.operation == FPCERT_OPERATION_GEMM) {
+      const fpcert_gemm_traits& g = k.gemm;
+      if (!k.gemm_run) kerr("gemm_run is NULL (required)");
+      need_format("gemm.a_input", g.a_input, false);
+      need_format("gemm.b_input", g.b_input, false);
+      need_format("gemm.a_operand", g.a_operand, false);
+      need_format("gemm.b_operand", g.b_operand, false);
+      need_format("gemm.acc_format", g.acc_format, false);
+      need_format("gemm.out_format", g.out_format, false);
+      need_rounding("gemm.input_rounding", g.input_rounding, false);
+      need_rounding("gemm.acc_rounding", g.acc_rounding, true);
+      if (g.exact_products == 1) {
+        if (g.product_format != FPCERT_FORMAT_NONE)
+          kerr("gemm.product_format must be FPCERT_FORMAT_NONE when exact_products is 1 (exact products are not rounded)");
+      } else if (g.exact_products == 0) {
+        need_format("gemm.product_format (required when exact_products is 0)", g.product_format, false);
+      } else {
+        kerr(fmt::format("gemm.exact_products must be 0 or 1, got {}", g.exact_products));
+      }
+      if (g.promote_every < 0) kerr(fmt::format("gemm.promote_every must be >= 0, got {}", g.promote_every));
+      else if (g.promote_every > 0) need_format("gemm.promote_format (required when promote_every > 0)", g.promote_format, false);
+      else if (g.promote_format != FPCERT_FORMAT_NONE)
+        kerr("gemm.promote_format must be FPCERT_FORMAT_NONE when promote_every is 0 (no promotion)");
+      if (!(g.operand_u >= 0 && g.operand_u < 1)) kerr(fmt::format("gemm.operand_u must be in [0, 1), got {}", g.operand_u));
+      else if (g.operand_u > 0 && (!g.operand_note || !*g.operand_note))
+        kerr("gemm.operand_note is required when operand_u > 0 (state the derivation of the effective unit roundoff)");
+      if (!g.order || !*g.order) kerr("gemm.order is empty: state the operation order (what the bound model and a reader rely on)");
+    } else if (k.operation == FPCERT_OPERATION_CONVERSION) {
+      const fpcert_conversion_traits& c = k.conversion;
+      if (!k.conversion_run) kerr("conversion_run is NULL (required)");
+      need_format("conversion.src_format", c.src_format, true);
+      const Format* dst = need_format("conversion.dst_format", c.dst_format, true);
+      need_rounding("conversion.rounding", c.rounding, false);
+      const auto sat = saturation_from_abi(c.saturation);
+      if (!sat) kerr(fmt::format("conversion.saturation: unknown value {} (valid: 1 inf, 2 finite, 3 nan){}", c.saturation, versions));
+      else if (dst && !saturation_valid(*dst, *sat))
+        kerr(fmt::format("conversion.saturation {} is not possible for {} ({}); use {}", to_string(*sat), dst->tag,
+                         to_string(dst->specials), to_string(default_saturation(*dst))));
+      if (c.nan_payload != FPCERT_NAN_PRESERVE && c.nan_payload != FPCERT_NAN_CANONICAL)
+        kerr(fmt::format("conversion.nan_payload: unknown value {} (valid: 1 preserve, 2 canonical){}", c.nan_payload, versions));
+    } else {
+      kerr(fmt::format("operation: unknown value {} (valid: 1 gemm, 2 conversion){}", k.operation, versions));
+    }
+  }
+  return errs;
+}
+
+// ---- registration -------------------------------------------------------------------------------
+
+PluginSummary register_plugin_info(const fpcert_plugin_info* info, const std::string& origin, std::shared_ptr<void> keepalive) {
+  PluginSummary s;
+  s.path = origin;
+  s.resolved = origin;
+  s.name = info->plugin_name;
+  s.version = info->plugin_version ? info->plugin_version : "";
+  s.abi_major = info->abi_major;
+  s.abi_minor = info->abi_minor;
+  const std::string plugin = s.version.empty() ? s.name : s.name + " " + s.version;
+  for (std::uint32_t i = 0; i < info->kernel_count; ++i) {
+    const fpcert_kernel* d = &info->kernels[i];
+    if (d->operation == FPCERT_OPERATION_GEMM) {
+      KernelInfo ki;
+      ki.name = d->name;
+      ki.backend = Backend::Plugin;
+      ki.mutant = false;
+      ki.origin = origin;
+      ki.make = [d, origin, plugin, keepalive]() -> std::unique_ptr<Kernel> {
+        return std::make_unique<PluginGemmKernel>(d, origin, plugin, keepalive);
+      };
+      register_kernel(std::move(ki));
+      s.gemm_kernels.push_back(d->name);
+    } else {
+      converters().push_back({d->name, d, origin, keepalive});
+      s.conversion_kernels.push_back(d->name);
+    }
+  }
+  return s;
+}
+
+const std::vector<PluginSummary>& loaded_plugins() { return plugins(); }
+
+const PluginSummary& load_plugin(const std::string& path) {
+  (void)kernel_registry();  // built-ins first, so plugin names are checked against them
+  char real[PATH_MAX];
+  if (!::realpath(path.c_str(), real))
+    throw PluginError(fmt::format("plugin '{}': no such file ({})", path, std::strerror(errno)));
+  const std::string resolved = real;
+  for (const auto& p : plugins())
+    if (p.resolved == resolved) return p;
+
+  ::dlerror();
+  // A path without '/' would make dlopen search the library path: always pass one with a slash.
+  void* h = ::dlopen(resolved.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* e = ::dlerror();
+    throw PluginError(fmt::format("plugin '{}' cannot be loaded: {} (is it a shared library built for this machine, "
+                                  "with its dependencies on the library path?)",
+                                  path, e ? e : "dlopen failed"));
+  }
+  ::dlerror();
+  void* sym = ::dlsym(h, FPCERT_PLUGIN_ENUMERATE_SYMBOL);
+  const char* dl_err = ::dlerror();
+  if (!sym || dl_err) {
+    ::dlclose(h);
+    throw PluginError(fmt::format("plugin '{}' does not export {}() ({}); a plugin exports it with extern \"C\" and "
+                                  "FPCERT_PLUGIN_EXPORT (see <fpcert/plugin.h>)",
+                                  path, FPCERT_PLUGIN_ENUMERATE_SYMBOL, dl_err ? dl_err : "symbol is NULL"));
+  }
+  auto enumerate = reinterpret_cast<fpcert_plugin_enumerate_fn>(sym);
+  Message msg;
+  const fpcert_plugin_info* info = nullptr;
+  {
+    // The enumerate call, like every plugin call, runs where no exception can unwind into fpcert.
+    struct Call {
+      static const fpcert_plugin_info* go(fpcert_plugin_enumerate_fn f, char* m, std::size_t n) noexcept {
+        return f(FPCERT_PLUGIN_ABI_MAJOR, FPCERT_PLUGIN_ABI_MINOR, m, n);
+      }
+    };
+    info = Call::go(enumerate, msg.buf.data(), msg.buf.size());
+  }
+  if (!info) {
+    const std::string m = msg.text();
+    throw PluginError(fmt::format("plugin '{}': {}() returned NULL: {}", path, FPCERT_PLUGIN_ENUMERATE_SYMBOL,
+                                  m.empty() ? "(no message)" : m));
+  }
+  const auto errs = validate_plugin_info(info, "");
+  if (!errs.empty()) {
+    std::string all;
+    for (const auto& e : errs) all += "\n  " + e;
+    throw PluginError(errs.size() == 1 ? fmt::format("plugin '{}': {}", path, errs[0])
+                                       : fmt::format("plugin '{}': {} problems:{}", path, errs.size(), all));
+  }
+  // The library stays loaded until the process exits (kernel objects and forked children use it).
+  std::shared_ptr<void> keep(h, [](void*) {});
+  PluginSummary s = register_plugin_info(info, path, keep);
+  s.resolved = resolved;
+  plugins().push_back(std::move(s));
+  return plugins().back();
+}
+
+// ---- conversions ---------------------------------------------------------------------------------
+
+PluginConverter::PluginConverter(const fpcert_kernel* desc, std::string origin, std::shared_ptr<void> keepalive)
+    : desc_(desc), origin_(std::move(origin)), name_(desc->name), description_(desc->description ? desc->description : ""),
+      src_(format_from_abi(desc->conversion.src_format)), dst_(format_from_abi(desc->conversion.dst_format)),
+      memory_(desc->memory == FPCERT_MEMORY_DEVICE ? MemorySpace::Device : MemorySpace::Host), keepalive_(std::move(keepalive)) {
+  rounder_.rounding = *rounding_from_abi(desc->conversion.rounding);
+  rounder_.saturation = *saturation_from_abi(desc->conversion.saturation);
+  rounder_.nan = desc->conversion.nan_payload == FPCERT_NAN_CANONICAL ? NanPayload::Canonical : NanPayload::Preserve;
+}
+
+void PluginConverter::run(const void* src, void* dst, std::int64_t count, void* stream) {
+  fpcert_conversion_args a{};
+  a.struct_size = sizeof(fpcert_conversion_args);
+  a.memory = desc_->memory;
+  a.src_format = desc_->conversion.src_format;
+  a.dst_format = desc_->conversion.dst_format;
+  a.rounding = desc_->conversion.rounding;
+  a.saturation = desc_->conversion.saturation;
+  a.count = count;
+  a.src = src;
+  a.dst = dst;
+  Message msg;
+  const std::int32_t st = call_plugin(name_, "conversion_run", desc_->conversion_run, desc_->user_data,
+                                      static_cast<const fpcert_conversion_args*>(&a), stream, msg.buf.data(), msg.buf.size());
+  if (st == FPCERT_STATUS_OK) return;
+  if (st == FPCERT_STATUS_NOT_SUPPORTED) throw NotSupportedError(describe_failure(name_, "conversion_run", st, msg));
+  throw DeviceError(describe_failure(name_, "conversion_run", st, msg));
+}
+
+std::unique_ptr<PluginConverter> make_plugin_converter(const std::string& name) {
+  for (const auto& c : converters())
+    if (c.name == name) return std::make_unique<PluginConverter>(c.desc, c.origin, c.keepalive);
+  return nullptr;
+}
+
+std::vector<std::string> plugin_converter_names() {
+  std::vector<std::string> r;
+  for (const auto& c : converters()) r.push_back(c.name);
+  std::sort(r.begin(), r.end());
+  return r;
+}
+
+namespace {
+
+/// A DeviceApi allocation freed on scope exit.
+class ApiBuffer {
+ public:
+  ApiBuffer(DeviceApi& api, std::size_t bytes) : api_(api), p_(api.alloc(bytes)) {}
+  ~ApiBuffer() { api_.free(p_); }
+  ApiBuffer(const ApiBuffer&) = delete;
+  ApiBuffer& operator=(const ApiBuffer&) = delete;
+  void* get() const { return p_; }
+  std::uint8_t* bytes() const { return static_cast<std::uint8_t*>(p_); }
+
+ private:
+  DeviceApi& api_;
+  void* p_;
+};
+
+constexpr std::uint8_t kConvGuardByte = 0xA5;
+constexpr std::size_t kConvGuardBytes = 256;
+
+}  // namespace
+
+ConvertCheckResult check_plugin_conversion(PluginConverter& conv, const ConvertCheckSpec& spec, DeviceApi& api,
+                                           const std::function<void(double)>& progress, double timeout_ms,
+                                           std::uint64_t chunk) {
+  const Format& src = *spec.src;
+  const Format& dst = *spec.dst;
+  if (!(src == conv.src()) || !(dst == conv.dst()))
+    throw InputError(fmt::format("check_plugin_conversion: spec {} -> {} but kernel '{}' converts {} -> {}", src.tag, dst.tag,
+                                 conv.name(), conv.src().tag, conv.dst().tag));
+  const std::uint64_t total = check_pattern_count(spec);
+  chunk = std::max<std::uint64_t>(1, std::min<std::uint64_t>({chunk, total, std::uint64_t{1} << 24}));
+  const int sb = container_bytes(src), db = container_bytes(dst);
+  const std::size_t out_bytes = static_cast<std::size_t>(chunk) * static_cast<std::size_t>(db);
+  std::vector<std::uint8_t> in(static_cast<std::size_t>(chunk) * static_cast<std::size_t>(sb));
+  std::vector<std::uint8_t> image(kConvGuardBytes + out_bytes + kConvGuardBytes);
+  ApiBuffer d_in(api, in.size()), d_out(api, image.size());
+  const unsigned threads = spec.threads ? spec.threads : thread_count();
+  ConvertCheckResult result;
+  for (std::uint64_t off = 0; off < total; off += chunk) {
+    const std::uint64_t n = std::min(chunk, total - off);
+    const std::uint64_t first = spec.first + off;
+    for (std::uint64_t i = 0; i < n; ++i)
+      store_code(in.data(), static_cast<std::int64_t>(i), sb, to_container(src, first + i));
+    // Guards before and after the n outputs; the outputs themselves pre-filled with the same byte.
+    const std::size_t used = static_cast<std::size_t>(n) * static_cast<std::size_t>(db);
+    std::fill(image.begin(), image.end(), kConvGuardByte);
+    api.to_device(d_in.get(), in.data(), static_cast<std::size_t>(n) * static_cast<std::size_t>(sb));
+    api.to_device(d_out.get(), image.data(), kConvGuardBytes + used + kConvGuardBytes);
+    conv.run(d_in.get(), d_out.bytes() + kConvGuardBytes, static_cast<std::int64_t>(n), api.stream());
+    api.synchronize(timeout_ms);
+    api.to_host(image.data(), d_out.get(), kConvGuardBytes + used + kConvGuardBytes);
+    for (std::size_t b = 0; b < kConvGuardBytes; ++b)
+      if (image[b] != kConvGuardByte)
+        throw DeviceError(fmt::format("plugin kernel '{}' wrote before its output (byte -{} of a call with count {}, source codes "
+                                      "from {})",
+                                      conv.name(), kConvGuardBytes - b, n, hex_code(src, first)));
+    for (std::size_t b = 0; b < kConvGuardBytes; ++b)
+      if (image[kConvGuardBytes + used + b] != kConvGuardByte)
+        throw DeviceError(fmt::format("plugin kernel '{}' wrote past the end of its output (byte {} after element {} of a call "
+                                      "with count {}, source codes from {})",
+                                      conv.name(), b, n - 1, n, hex_code(src, first)));
+    const std::uint8_t* out = image.data() + kConvGuardBytes;
+    std::vector<ConvertCheckResult> per(threads);
+    const std::uint64_t grain = std::max<std::uint64_t>(1024, n / (threads * 8) + 1);
+    parallel_for(
+        n, grain,
+        [&](std::uint64_t b, std::uint64_t e, unsigned w) {
+          check_conversion_chunk(spec, first + b, e - b, SubjectChunk{out + b * static_cast<std::uint64_t>(db), db, true}, per[w]);
+        },
+        threads);
+    for (const auto& p : per) result.merge(p, spec.max_listed);
+    if (progress) progress(static_cast<double>(off + n) / static_cast<double>(total));
+  }
+  return result;
+}
+
+}  // namespace fpcert

@@ -1,0 +1,324 @@
+// results/results_json.cpp — JSON mapping of the results model.
+#include "results/results_json.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.hpp"
+
+namespace fpcert {
+
+using nlohmann::json;
+
+json json_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+double number_from_json(const json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string()) {
+    const auto s = j.get<std::string>();
+    if (s == "inf") return INFINITY;
+    if (s == "-inf") return -INFINITY;
+    if (s == "nan") return NAN;
+  }
+  if (j.is_null()) return NAN;
+  throw InputError("expected a number, got " + j.dump());
+}
+
+namespace {
+double num(const json& j, const char* key, double def = 0) { return j.contains(key) ? number_from_json(j.at(key)) : def; }
+std::string str(const json& j, const char* key) { return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : ""; }
+template <class T>
+T integer(const json& j, const char* key, T def = 0) { return j.contains(key) && j.at(key).is_number() ? j.at(key).get<T>() : def; }
+}  // namespace
+
+json to_json(const Environment& e) {
+  return {{"fpcert_version", e.fpcert_version}, {"command", e.command},   {"timestamp", e.timestamp},
+          {"host", e.host},                     {"cpu", e.cpu},           {"compiler", e.compiler},
+          {"build_flags", e.build_flags},       {"device", e.device},     {"compute_capability", e.compute_capability},
+          {"sm_count", e.sm_count},             {"clock_mhz", e.clock_mhz}, {"mem_clock_mhz", e.mem_clock_mhz},
+          {"driver", e.driver},                 {"cuda_runtime", e.cuda_runtime}, {"cublas", e.cublas},
+          {"cuda_archs", e.cuda_archs}};
+}
+
+Environment environment_from_json(const json& j) {
+  Environment e;
+  e.fpcert_version = str(j, "fpcert_version");
+  e.command = str(j, "command");
+  e.timestamp = str(j, "timestamp");
+  e.host = str(j, "host");
+  e.cpu = str(j, "cpu");
+  e.compiler = str(j, "compiler");
+  e.build_flags = str(j, "build_flags");
+  e.device = str(j, "device");
+  e.compute_capability = str(j, "compute_capability");
+  e.sm_count = integer<int>(j, "sm_count");
+  e.clock_mhz = integer<int>(j, "clock_mhz");
+  e.mem_clock_mhz = integer<int>(j, "mem_clock_mhz");
+  e.driver = str(j, "driver");
+  e.cuda_runtime = str(j, "cuda_runtime");
+  e.cublas = str(j, "cublas");
+  e.cuda_archs = str(j, "cuda_archs");
+  return e;
+}
+
+json to_json(const CaseResult& c) {
+  const Metrics& m = c.metrics;
+  json metrics = {{"max_abs", json_number(m.max_abs)},
+                  {"frobenius_rel", json_number(m.frobenius_rel)},
+                  {"max_rel", json_number(m.max_rel)},
+                  {"componentwise", json_number(m.componentwise)},
+                  {"ulp_max", json_number(m.ulp_max)},
+                  {"ulp_median", json_number(m.ulp_median)},
+                  {"ulp_p99", json_number(m.ulp_p99)},
+                  {"ulp_hist", m.ulp_hist},
+                  {"nonfinite", m.nonfinite},
+                  {"first_nonfinite", m.first_nonfinite},
+                  {"unwritten", m.unwritten},
+                  {"first_unwritten", m.first_unwritten},
+                  {"guard_violations", m.guard_violations},
+                  {"first_guard_violation", m.first_guard_violation},
+                  {"deterministic", m.deterministic},
+                  {"nondeterministic_elements", m.nondeterministic_elements},
+                  {"ref_max_abs", json_number(m.ref_max_abs)}};
+  json terms = json::array();
+  for (const auto& t : c.bound.terms) terms.push_back({{"name", t.name}, {"value", json_number(t.value)}, {"formula", t.formula}});
+  json bound = {{"variant", c.bound.variant},       {"rtol", json_number(c.bound.rtol)},
+                {"atol", json_number(c.bound.atol)}, {"out_term", json_number(c.bound.out_term)},
+                {"vacuous", c.bound.vacuous},       {"terms", terms},
+                {"eta_a", json_number(c.bound.eta_a)}, {"eta_b", json_number(c.bound.eta_b)},
+                {"eta_abs", json_number(c.bound.eta_abs)},
+                {"allowed", c.bound.allowed},       {"arithmetic", c.bound.arithmetic}};
+  json worst = json::array();
+  for (const auto& w : c.worst)
+    worst.push_back({{"i", w.i},
+                     {"j", w.j},
+                     {"got_bits", w.got_bits},
+                     {"got", json_number(w.got)},
+                     {"ref_hi", json_number(w.ref_hi)},
+                     {"ref_lo", json_number(w.ref_lo)},
+                     {"ref_bits", w.ref_bits},
+                     {"err", json_number(w.err)},
+                     {"allowed", json_number(w.allowed)},
+                     {"ulps", json_number(w.ulps)},
+                     {"abs_sum", json_number(w.abs_sum)}});
+  json achieved = json::object();
+  for (const auto& [k, v] : c.achieved) achieved[k] = json_number(v);
+  json j = {{"suite", c.suite},
+            {"case", c.case_id},
+            {"kernel", c.kernel},
+            {"kernel_traits", c.kernel_traits},
+            {"backend", c.backend},
+            {"spec", c.spec},
+            {"m", c.m},
+            {"n", c.n},
+            {"k", c.k},
+            {"source_format", c.source_format},
+            {"out_format", c.out_format},
+            {"status", std::string(to_string(c.status))},
+            {"reason", c.reason},
+            {"flags", c.flags},
+            {"metrics", metrics},
+            {"bound", bound},
+            {"gate_fraction", json_number(c.gate_fraction)},
+            {"worst_index", c.worst_index},
+            {"worst", worst},
+            {"time_ms_median", json_number(c.time_ms_median)},
+            {"time_ms_mean", json_number(c.time_ms_mean)},
+            {"timed_runs", c.timed_runs},
+            {"tflops", json_number(c.tflops)},
+            {"achieved", achieved},
+            {"repro", c.repro},
+            {"wall_seconds", json_number(c.wall_seconds)}};
+  if (!c.baseline.empty()) {
+    j["baseline"] = c.baseline;
+    if (c.baseline_max_abs) j["baseline_max_abs"] = json_number(*c.baseline_max_abs);
+    if (c.baseline_ratio) j["baseline_ratio"] = json_number(*c.baseline_ratio);
+    if (c.speed_ratio) j["speed_ratio"] = json_number(*c.speed_ratio);
+  }
+  return j;
+}
+
+CaseResult case_from_json(const json& j) {
+  if (!j.is_object()) throw InputError("a case must be a JSON object");
+  CaseResult c;
+  c.suite = str(j, "suite");
+  c.case_id = str(j, "case");
+  c.kernel = str(j, "kernel");
+  c.kernel_traits = str(j, "kernel_traits");
+  c.backend = str(j, "backend");
+  c.spec = str(j, "spec");
+  c.m = integer<std::int64_t>(j, "m");
+  c.n = integer<std::int64_t>(j, "n");
+  c.k = integer<std::int64_t>(j, "k");
+  c.source_format = str(j, "source_format");
+  c.out_format = str(j, "out_format");
+  const auto st = parse_case_status(str(j, "status"));
+  if (!st) throw InputError("case '" + c.case_id + "': unknown status '" + str(j, "status") + "'");
+  c.status = *st;
+  c.reason = str(j, "reason");
+  if (j.contains("flags")) c.flags = j.at("flags").get<std::vector<std::string>>();
+  if (j.contains("metrics")) {
+    const json& m = j.at("metrics");
+    Metrics& M = c.metrics;
+    M.max_abs = num(m, "max_abs");
+    M.frobenius_rel = num(m, "frobenius_rel");
+    M.max_rel = num(m, "max_rel");
+    M.componentwise = num(m, "componentwise");
+    M.ulp_max = num(m, "ulp_max");
+    M.ulp_median = num(m, "ulp_median");
+    M.ulp_p99 = num(m, "ulp_p99");
+    if (m.contains("ulp_hist")) M.ulp_hist = m.at("ulp_hist").get<std::vector<std::uint64_t>>();
+    M.nonfinite = integer<std::int64_t>(m, "nonfinite");
+    M.first_nonfinite = integer<std::int64_t>(m, "first_nonfinite", -1);
+    M.unwritten = integer<std::int64_t>(m, "unwritten");
+    M.first_unwritten = integer<std::int64_t>(m, "first_unwritten", -1);
+    M.guard_violations = integer<std::int64_t>(m, "guard_violations");
+    M.first_guard_violation = str(m, "first_guard_violation");
+    M.deterministic = !m.contains("deterministic") || m.at("deterministic").get<bool>();
+    M.nondeterministic_elements = integer<std::int64_t>(m, "nondeterministic_elements");
+    M.ref_max_abs = num(m, "ref_max_abs");
+  }
+  if (j.contains("bound")) {
+    const json& b = j.at("bound");
+    c.bound.variant = str(b, "variant");
+    c.bound.rtol = num(b, "rtol");
+    c.bound.atol = num(b, "atol");
+    c.bound.out_term = num(b, "out_term");
+    c.bound.vacuous = b.contains("vacuous") && b.at("vacuous").get<bool>();
+    c.bound.eta_a = num(b, "eta_a");
+    c.bound.eta_b = num(b, "eta_b");
+    c.bound.eta_abs = num(b, "eta_abs");
+    c.bound.allowed = str(b, "allowed");
+    c.bound.arithmetic = str(b, "arithmetic");
+    if (b.contains("terms"))
+      for (const auto& t : b.at("terms")) c.bound.terms.push_back({str(t, "name"), num(t, "value"), str(t, "formula")});
+  }
+  c.gate_fraction = num(j, "gate_fraction");
+  c.worst_index = integer<std::int64_t>(j, "worst_index", -1);
+  if (j.contains("worst"))
+    for (const auto& w : j.at("worst")) {
+      WorstElement e;
+      e.i = integer<std::int64_t>(w, "i");
+      e.j = integer<std::int64_t>(w, "j");
+      e.got_bits = str(w, "got_bits");
+      e.got = num(w, "got");
+      e.ref_hi = num(w, "ref_hi");
+      e.ref_lo = num(w, "ref_lo");
+      e.ref_bits = str(w, "ref_bits");
+      e.err = num(w, "err");
+      e.allowed = num(w, "allowed");
+      e.ulps = num(w, "ulps");
+      e.abs_sum = num(w, "abs_sum");
+      c.worst.push_back(e);
+    }
+  c.time_ms_median = num(j, "time_ms_median");
+  c.time_ms_mean = num(j, "time_ms_mean");
+  c.timed_runs = integer<int>(j, "timed_runs");
+  c.tflops = num(j, "tflops");
+  if (j.contains("achieved"))
+    for (const auto& [k, v] : j.at("achieved").items()) c.achieved[k] = number_from_json(v);
+  c.repro = str(j, "repro");
+  c.wall_seconds = num(j, "wall_seconds");
+  c.baseline = str(j, "baseline");
+  if (j.contains("baseline_max_abs")) c.baseline_max_abs = num(j, "baseline_max_abs");
+  if (j.contains("baseline_ratio")) c.baseline_ratio = num(j, "baseline_ratio");
+  if (j.contains("speed_ratio")) c.speed_ratio = num(j, "speed_ratio");
+  return c;
+}
+
+json to_json(const RunResult& r) {
+  json cases = json::array();
+  for (const auto& c : r.cases) cases.push_back(to_json(c));
+  json notes = json::object();
+  for (const auto& [k, v] : r.notes) notes[k] = v;
+  return {{"fpcert_results", 1},
+          {"kind", r.kind},
+          {"environment", to_json(r.env)},
+          {"suite", r.suite},
+          {"kernels", r.kernels},
+          {"passed", r.passed()},
+          {"counts",
+           {{"pass", r.count(CaseStatus::Pass)},
+            {"fail", r.count(CaseStatus::Fail)},
+            {"not_supported", r.count(CaseStatus::NotSupported)},
+            {"crashed", r.count(CaseStatus::Crashed)},
+            {"hung", r.count(CaseStatus::Hung)},
+            {"error", r.count(CaseStatus::Error)}}},
+          {"notes", notes},
+          {"cases", cases}};
+}
+
+RunResult run_from_json(const json& j) {
+  if (!j.is_object() || !j.contains("cases")) throw InputError("not an fpcert results object (no 'cases')");
+  RunResult r;
+  r.kind = str(j, "kind");
+  if (r.kind.empty()) r.kind = "gemm";
+  if (j.contains("environment")) r.env = environment_from_json(j.at("environment"));
+  r.suite = str(j, "suite");
+  if (j.contains("kernels")) r.kernels = j.at("kernels").get<std::vector<std::string>>();
+  if (j.contains("notes"))
+    for (const auto& [k, v] : j.at("notes").items()) r.notes[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  for (const auto& c : j.at("cases")) r.cases.push_back(case_from_json(c));
+  return r;
+}
+
+RunResult read_results(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot open results file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  try {
+    // A whole results object, or JSON lines (one case per line, as written during a run).
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) throw InputError("results file '" + path + "' is empty");
+    json whole;
+    bool is_whole = false;
+    try {
+      whole = json::parse(text);
+      is_whole = whole.is_object() && whole.contains("cases");
+    } catch (const json::parse_error&) {
+      is_whole = false;
+    }
+    if (is_whole) return run_from_json(whole);
+    RunResult r;
+    std::istringstream lines(text);
+    std::string line;
+    int lineno = 0;
+    while (std::getline(lines, line)) {
+      ++lineno;
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      json j;
+      try {
+        j = json::parse(line);
+      } catch (const json::parse_error& e) {
+        throw InputError("results file '" + path + "', line " + std::to_string(lineno) + ": " + e.what());
+      }
+      if (j.contains("environment") && !j.contains("case")) {
+        r.env = environment_from_json(j.at("environment"));
+        r.suite = str(j, "suite");
+        if (j.contains("kind")) r.kind = str(j, "kind");
+        continue;
+      }
+      try {
+        r.cases.push_back(case_from_json(j));
+      } catch (const std::exception& e) {
+        throw InputError("results file '" + path + "', line " + std::to_string(lineno) + ": " + e.what());
+      }
+    }
+    if (r.cases.empty()) throw InputError("results file '" + path + "' holds no cases");
+    if (r.suite.empty()) r.suite = r.cases.front().suite;
+    return r;
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError("results file '" + path + "': " + e.what());
+  }
+}
+
+}  // namespace fpcert

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""tests/layering_check.py — the module picture of docs/architecture.md, enforced on the includes.
+
+Every #include "<module>/..." in a module's sources must name the module itself or one it may use
+(MAY_USE below, the table of docs/architecture.md): an include that runs back up, or sideways into a
+module not listed, fails. CUDA headers (<cuda*.h>, <cublas*.h>, <mma.h>, ...) may appear only in
+kernels/, and there only in *.cu / *.cuh files or in a cuda/ folder, so everything else builds
+without nvcc. Sources under tests/, bench/ and examples/ sit above every module and are not checked.
+Also prints the size of each module (lines of its sources) and of its largest file, and fails when a
+module holds more than MAX_MODULE_SHARE of the code or a source file has more than MAX_FILE_LINES.
+
+Usage: layering_check.py SOURCE_DIR        exit 0: clean; 1: violations, one line each.
+"""
+import os
+import re
+import sys
+
+# The modules, lowest first, and what each may include besides itself.
+MAY_USE = {
+    "base": [],
+    "oracle": ["base"],
+    "results": ["base", "oracle"],
+    "generators": ["base", "oracle"],
+    "kernels": ["base", "oracle", "generators"],
+    "plugin": ["base", "oracle", "generators", "kernels"],
+    "suites": ["base", "oracle", "results", "generators", "kernels", "plugin"],
+    "reports": ["base", "oracle", "results"],
+    "cli": ["base", "oracle", "results", "generators", "kernels", "plugin", "suites", "reports"],
+}
+SOURCE_EXT = (".hpp", ".cpp", ".h", ".c", ".cu", ".cuh")
+CUDA_HEADER = re.compile(r"^\s*#\s*include\s*<(cuda|cublas|cufft|curand|cusparse|nvrtc|nvml|mma\.h|cooperative_groups|cub/|thrust/|cutlass/)")
+PROJECT_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"/]+)/[^"]*"')
+MAX_MODULE_SHARE = 0.25
+MAX_FILE_LINES = 700  # "about 600": a file a little over is a warning, well over is a failure
+WARN_FILE_LINES = 600
+ENFORCE_SIZES = False  # sizes are reported; the layering itself always fails the check
+
+
+def acyclic(graph):
+    state = {}
+
+    def visit(n):
+        if state.get(n) == 1:
+            return False
+        if state.get(n) == 2:
+            return True
+        state[n] = 1
+        ok = all(visit(m) for m in graph[n])
+        state[n] = 2
+        return ok
+
+    return all(visit(n) for n in graph)
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    problems, warnings = [], []
+    if not acyclic(MAY_USE):
+        problems.append("MAY_USE has a cycle")
+    sizes, largest = {}, {}
+    for module, allowed in MAY_USE.items():
+        mdir = os.path.join(root, module)
+        if not os.path.isdir(mdir):
+            problems.append(f"{module}/: missing")
+            continue
+        sizes[module] = 0
+        largest[module] = ("", 0)
+        for dirpath, _, files in os.walk(mdir):
+            for name in sorted(files):
+                if not name.endswith(SOURCE_EXT):
+                    continue
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, root)
+                with open(path, encoding="utf-8") as f:
+                    lines = f.read().split("\n")
+                n = len(lines) - (1 if lines and lines[-1] == "" else 0)
+                sizes[module] += n
+                if n > largest[module][1]:
+                    largest[module] = (rel, n)
+                if n > MAX_FILE_LINES:
+                    (problems if ENFORCE_SIZES else warnings).append(f"{rel}: {n} lines (a source file holds at most about {WARN_FILE_LINES})")
+                elif n > WARN_FILE_LINES:
+                    warnings.append(f"{rel}: {n} lines (about {WARN_FILE_LINES} at most)")
+                cuda_ok = module == "kernels" and (name.endswith((".cu", ".cuh")) or "/cuda/" in "/" + rel.replace(os.sep, "/"))
+                for i, line in enumerate(lines, 1):
+                    m = PROJECT_INCLUDE.match(line)
+                    if m:
+                        target = m.group(1)
+                        if target == "tests":
+                            problems.append(f"{rel}:{i}: {module}/ includes a test header: {line.strip()}")
+                        elif target in MAY_USE and target != module and target not in allowed:
+                            problems.append(f"{rel}:{i}: {module}/ may not use {target}/ "
+                                            f"(it may use: {', '.join(allowed) or 'nothing'}): {line.strip()}")
+                    if CUDA_HEADER.match(line) and not cuda_ok:
+                        problems.append(f"{rel}:{i}: a CUDA header outside kernels/ *.cu, *.cuh or cuda/ folders: {line.strip()}")
+    total = sum(sizes.values()) or 1
+    for module, n in sizes.items():
+        print(f"{module:11s} {n:6d} lines  {100.0 * n / total:5.1f} %   largest file {largest[module][0]} ({largest[module][1]})")
+        if n > MAX_MODULE_SHARE * total:
+            (problems if ENFORCE_SIZES else warnings).append(f"{module}/: {n} of {total} lines ({100.0 * n / total:.1f} %), more than {100 * MAX_MODULE_SHARE:.0f} %")
+    print(f"{'total':11s} {total:6d} lines")
+    for w in warnings:
+        print("warning:", w)
+    for p in problems:
+        print("layering:", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
