@@ -24,6 +24,92 @@ std::optional<CaseStatus> parse_case_status(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view to_string(CheckKind k) {
+  switch (k) {
+    case CheckKind::Bitwise: return "bitwise";
+    case CheckKind::Envelope: return "envelope";
+    case CheckKind::Statistical: return "statistical";
+    case CheckKind::Nonfinite: return "nonfinite";
+    case CheckKind::SpecialValues: return "special_values";
+    case CheckKind::NanPolicy: return "nan_policy";
+    case CheckKind::Unwritten: return "unwritten";
+    case CheckKind::GuardOutput: return "guard_output";
+    case CheckKind::GuardInputs: return "guard_inputs";
+    case CheckKind::InputsModified: return "inputs_modified";
+    case CheckKind::Nondeterministic: return "nondeterministic";
+    case CheckKind::Crashed: return "crashed";
+    case CheckKind::Hung: return "hung";
+    case CheckKind::NotSupportedAfterData: return "not_supported_after_data";
+    case CheckKind::Declaration: return "declaration";
+    case CheckKind::Baseline: return "baseline";
+    case CheckKind::CourseGate: return "course_gate";
+  }
+  return "?";
+}
+
+std::optional<CheckKind> parse_check_kind(std::string_view s) {
+  for (CheckKind k : kAllCheckKinds)
+    if (to_string(k) == s) return k;
+  return std::nullopt;
+}
+
+std::string_view to_string(Tier t) {
+  switch (t) {
+    case Tier::None: return "none";
+    case Tier::Bitwise: return "bitwise";
+    case Tier::Envelope: return "envelope";
+    case Tier::EnvelopeStatistical: return "envelope+statistical";
+  }
+  return "?";
+}
+
+std::optional<Tier> parse_tier(std::string_view s) {
+  for (Tier t : {Tier::None, Tier::Bitwise, Tier::Envelope, Tier::EnvelopeStatistical})
+    if (to_string(t) == s) return t;
+  return std::nullopt;
+}
+
+std::optional<CaseStatus> status_from_checks(const std::vector<CheckResult>& checks) {
+  bool any = false, crashed = false, hung = false, declined = false, failed = false;
+  for (const CheckResult& c : checks) {
+    if (!is_decisive(c.kind)) continue;
+    any = true;
+    if (c.passed) continue;
+    switch (c.kind) {
+      case CheckKind::Crashed: crashed = true; break;
+      case CheckKind::Hung: hung = true; break;
+      case CheckKind::NotSupportedAfterData: declined = true; break;
+      default: failed = true; break;
+    }
+  }
+  if (!any) return std::nullopt;
+  if (crashed) return CaseStatus::Crashed;
+  if (hung) return CaseStatus::Hung;
+  if (failed) return CaseStatus::Fail;
+  if (declined) return CaseStatus::NotSupported;
+  return CaseStatus::Pass;
+}
+
+std::string reason_from_checks(const std::vector<CheckResult>& checks) {
+  std::string r;
+  for (const CheckResult& c : checks)
+    if (is_decisive(c.kind) && !c.passed) r += (r.empty() ? "" : "; ") + c.detail;
+  return r;
+}
+
+void decide(CaseResult& c) {
+  const auto st = status_from_checks(c.checks);
+  if (!st) return;
+  c.status = *st;
+  c.reason = reason_from_checks(c.checks);
+}
+
+const CheckResult* find_check(const CaseResult& c, CheckKind k) {
+  for (const CheckResult& x : c.checks)
+    if (x.kind == k) return &x;
+  return nullptr;
+}
+
 int RunResult::count(CaseStatus s) const {
   int n = 0;
   for (const auto& c : cases) n += c.status == s;

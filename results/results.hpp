@@ -84,6 +84,58 @@ enum class CaseStatus { Pass, Fail, NotSupported, Crashed, Hung, Error };
 std::string_view to_string(CaseStatus s);
 std::optional<CaseStatus> parse_case_status(std::string_view s);
 
+/// Every reason a case can fail, one value each (docs/bound_model.md, "Checks"). A case records the
+/// checks it ran; its status derives from the decisive ones. JSON spells each as its stable string.
+enum class CheckKind : std::uint8_t {
+  Bitwise,                ///< "bitwise": output differs from the emulation of the declared arithmetic
+  Envelope,               ///< "envelope": an element exceeds its rigorous per-element bound
+  Statistical,            ///< "statistical": signed errors biased beyond what round-to-nearest allows
+  Nonfinite,              ///< "nonfinite": Inf/NaN where the reference is finite
+  SpecialValues,          ///< "special_values": wrong IEEE result where Inf/NaN/overflow is expected
+  NanPolicy,              ///< "nan_policy": NaN payload/sign/canonical form not what the format declares
+  Unwritten,              ///< "unwritten": outputs still holding the pre-fill pattern
+  GuardOutput,            ///< "guard_output": bytes changed around C or in its ldc padding
+  GuardInputs,            ///< "guard_inputs": A/B guards or padding changed
+  InputsModified,         ///< "inputs_modified": A or B changed by the call
+  Nondeterministic,       ///< "nondeterministic": runs differ bit for bit
+  Crashed,                ///< "crashed": the kernel crashed, threw or left a sticky device error
+  Hung,                   ///< "hung": the watchdog expired
+  NotSupportedAfterData,  ///< "not_supported_after_data": run() declined after seeing the data
+  Declaration,            ///< "declaration": traits inconsistent (e.g. operand_u below what the formats imply)
+  Baseline,               ///< "baseline": error beyond --factor times the baseline kernel's
+  CourseGate,             ///< "course_gate": the design source's normwise gate; reported, never decides
+};
+inline constexpr CheckKind kAllCheckKinds[] = {
+    CheckKind::Bitwise,     CheckKind::Envelope,       CheckKind::Statistical,      CheckKind::Nonfinite,
+    CheckKind::SpecialValues, CheckKind::NanPolicy,    CheckKind::Unwritten,        CheckKind::GuardOutput,
+    CheckKind::GuardInputs, CheckKind::InputsModified, CheckKind::Nondeterministic, CheckKind::Crashed,
+    CheckKind::Hung,        CheckKind::NotSupportedAfterData, CheckKind::Declaration, CheckKind::Baseline,
+    CheckKind::CourseGate};
+std::string_view to_string(CheckKind k);
+std::optional<CheckKind> parse_check_kind(std::string_view s);
+/// Whether a failed check of this kind decides the case (everything but the course gate).
+constexpr bool is_decisive(CheckKind k) { return k != CheckKind::CourseGate; }
+
+/// One check of one case: what was checked, whether it held, and the figures that say by how much.
+struct CheckResult {
+  CheckKind kind = CheckKind::Envelope;
+  bool passed = true;
+  std::string detail;             ///< what was checked, or what failed, in words
+  std::int64_t first_index = -1;  ///< first offending element (row-major in C, or the byte/element the check names); -1: none
+  double measured = 0;            ///< the measured figure (e.g. max err/allowed, ulps, z-score)
+  double limit = 0;               ///< its limit (the check fails when measured exceeds it)
+};
+
+/// The verdict tier a case was decided with, strongest first (docs/bound_model.md, "Tiers").
+enum class Tier : std::uint8_t {
+  None,                  ///< "none": not graded (not supported, crashed, hung, error)
+  Bitwise,               ///< "bitwise": equal to the emulation of the declared order and roundings
+  Envelope,              ///< "envelope": within the rigorous per-element bound
+  EnvelopeStatistical,   ///< "envelope+statistical": within the bound and unbiased as round-to-nearest requires
+};
+std::string_view to_string(Tier t);
+std::optional<Tier> parse_tier(std::string_view s);
+
 struct CaseResult {
   std::string suite;
   std::string case_id;
@@ -95,6 +147,9 @@ struct CaseResult {
   std::string source_format, out_format;
   CaseStatus status = CaseStatus::Pass;
   std::string reason;            ///< why it failed / was not supported / crashed
+  std::vector<CheckResult> checks;  ///< every check run on this case, decisive or not
+  Tier tier = Tier::None;        ///< the verdict tier used
+  bool vacuous = false;          ///< the tier's bound admits an all-zeros output: the case is no evidence
   std::vector<std::string> flags;   ///< e.g. "inputs-exact-in-storage: ..."
   Metrics metrics;
   Bound bound;
@@ -113,6 +168,17 @@ struct CaseResult {
   std::string repro;             ///< the command that reruns exactly this case
   double wall_seconds = 0;       ///< reference + runs + grading
 };
+
+/// The status the decisive checks give: Crashed, Hung or NotSupported (run() declined after data)
+/// when such a check failed, else Fail when any decisive check failed, else Pass; nullopt when the
+/// case holds no decisive check (a status set before any check ran stands).
+std::optional<CaseStatus> status_from_checks(const std::vector<CheckResult>& checks);
+/// The failed decisive checks' details, "; "-joined (a case's reason).
+std::string reason_from_checks(const std::vector<CheckResult>& checks);
+/// Set status and reason of c from its checks (unchanged when it holds no decisive check).
+void decide(CaseResult& c);
+/// The first check of kind k in c, or nullptr.
+const CheckResult* find_check(const CaseResult& c, CheckKind k);
 
 struct RunResult {
   std::string kind = "gemm";     ///< gemm | conversion | experiment

@@ -108,6 +108,15 @@ json to_json(const CaseResult& c) {
                      {"abs_sum", json_number(w.abs_sum)}});
   json achieved = json::object();
   for (const auto& [k, v] : c.achieved) achieved[k] = json_number(v);
+  json checks = json::array();
+  for (const CheckResult& x : c.checks)
+    checks.push_back({{"kind", std::string(to_string(x.kind))},
+                      {"passed", x.passed},
+                      {"decisive", is_decisive(x.kind)},
+                      {"detail", x.detail},
+                      {"first_index", x.first_index},
+                      {"measured", json_number(x.measured)},
+                      {"limit", json_number(x.limit)}});
   json j = {{"suite", c.suite},
             {"case", c.case_id},
             {"kernel", c.kernel},
@@ -121,6 +130,9 @@ json to_json(const CaseResult& c) {
             {"out_format", c.out_format},
             {"status", std::string(to_string(c.status))},
             {"reason", c.reason},
+            {"checks", checks},
+            {"tier", std::string(to_string(c.tier))},
+            {"vacuous", c.vacuous},
             {"flags", c.flags},
             {"metrics", metrics},
             {"bound", bound},
@@ -161,6 +173,25 @@ CaseResult case_from_json(const json& j) {
   if (!st) throw InputError("case '" + c.case_id + "': unknown status '" + str(j, "status") + "'");
   c.status = *st;
   c.reason = str(j, "reason");
+  if (j.contains("checks"))
+    for (const auto& x : j.at("checks")) {
+      CheckResult r;
+      const auto kind = parse_check_kind(str(x, "kind"));
+      if (!kind) throw InputError("case '" + c.case_id + "': unknown check kind '" + str(x, "kind") + "'");
+      r.kind = *kind;
+      r.passed = !x.contains("passed") || x.at("passed").get<bool>();
+      r.detail = str(x, "detail");
+      r.first_index = integer<std::int64_t>(x, "first_index", -1);
+      r.measured = num(x, "measured");
+      r.limit = num(x, "limit");
+      c.checks.push_back(std::move(r));
+    }
+  if (j.contains("tier")) {
+    const auto tier = parse_tier(str(j, "tier"));
+    if (!tier) throw InputError("case '" + c.case_id + "': unknown tier '" + str(j, "tier") + "'");
+    c.tier = *tier;
+  }
+  c.vacuous = j.contains("vacuous") && j.at("vacuous").get<bool>();
   if (j.contains("flags")) c.flags = j.at("flags").get<std::vector<std::string>>();
   if (j.contains("metrics")) {
     const json& m = j.at("metrics");

@@ -8,7 +8,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.hpp"
 #include "results/results.hpp"
@@ -49,6 +52,11 @@ CaseResult sample_case(CaseStatus st) {
   c.baseline = "cublas_gemm_f32_pedantic";
   c.baseline_ratio = 0.75;
   c.repro = "fpcert certify --kernel model_gemm_f16_f32acc --suite quick --case k256_uniform";
+  c.checks = {{CheckKind::Bitwise, false, "element (0, 3) differs", 3, 2.0, 0.0},
+              {CheckKind::CourseGate, true, "gate fraction 0.01", -1, 0.01, 1.0},
+              {CheckKind::Statistical, true, "z", -1, -INFINITY, 5.3}};
+  c.tier = Tier::EnvelopeStatistical;
+  c.vacuous = true;
   return c;
 }
 fs::path scratch() {
@@ -81,6 +89,18 @@ TEST_CASE("a case round-trips through JSON, non-finite numbers and optional fiel
     CHECK(*b.baseline_ratio == 0.75);
     CHECK_FALSE(b.speed_ratio.has_value());
     CHECK(b.repro == c.repro);
+    REQUIRE(b.checks.size() == 3);
+    CHECK(b.checks[0].kind == CheckKind::Bitwise);
+    CHECK_FALSE(b.checks[0].passed);
+    CHECK(b.checks[0].detail == "element (0, 3) differs");
+    CHECK(b.checks[0].first_index == 3);
+    CHECK(b.checks[0].measured == 2.0);
+    CHECK(b.checks[1].kind == CheckKind::CourseGate);
+    CHECK(b.checks[1].passed);
+    CHECK(b.checks[2].measured == -INFINITY);
+    CHECK(b.checks[2].limit == 5.3);
+    CHECK(b.tier == Tier::EnvelopeStatistical);
+    CHECK(b.vacuous);
   }
   CHECK(parse_case_status("not_supported") == CaseStatus::NotSupported);
   CHECK_FALSE(parse_case_status("passed").has_value());
@@ -120,4 +140,68 @@ TEST_CASE("malformed results files are InputErrors that name the file") {
   { std::ofstream(empty) << "  \n"; }
   CHECK_THROWS_WITH_AS(read_results(empty), doctest::Contains("empty.json"), InputError);
   CHECK_THROWS_AS(read_results((d / "missing.json").string()), InputError);
+}
+
+TEST_CASE("check kinds and tiers have stable, distinct JSON names that parse back") {
+  // The strings are the results format: a renamed kind breaks every saved results file.
+  const std::vector<std::pair<CheckKind, std::string_view>> names = {
+      {CheckKind::Bitwise, "bitwise"},
+      {CheckKind::Envelope, "envelope"},
+      {CheckKind::Statistical, "statistical"},
+      {CheckKind::Nonfinite, "nonfinite"},
+      {CheckKind::SpecialValues, "special_values"},
+      {CheckKind::NanPolicy, "nan_policy"},
+      {CheckKind::Unwritten, "unwritten"},
+      {CheckKind::GuardOutput, "guard_output"},
+      {CheckKind::GuardInputs, "guard_inputs"},
+      {CheckKind::InputsModified, "inputs_modified"},
+      {CheckKind::Nondeterministic, "nondeterministic"},
+      {CheckKind::Crashed, "crashed"},
+      {CheckKind::Hung, "hung"},
+      {CheckKind::NotSupportedAfterData, "not_supported_after_data"},
+      {CheckKind::Declaration, "declaration"},
+      {CheckKind::Baseline, "baseline"},
+      {CheckKind::CourseGate, "course_gate"}};
+  CHECK(names.size() == std::size(kAllCheckKinds));
+  for (const auto& [k, s] : names) {
+    CHECK(to_string(k) == s);
+    CHECK(parse_check_kind(s) == k);
+    CHECK(is_decisive(k) == (k != CheckKind::CourseGate));
+  }
+  CHECK_FALSE(parse_check_kind("gate").has_value());
+  for (Tier t : {Tier::None, Tier::Bitwise, Tier::Envelope, Tier::EnvelopeStatistical}) CHECK(parse_tier(to_string(t)) == t);
+  CHECK(to_string(Tier::EnvelopeStatistical) == "envelope+statistical");
+  nlohmann::json j = to_json(sample_case(CaseStatus::Pass));
+  j["checks"][0]["kind"] = "no_such_check";
+  CHECK_THROWS_WITH_AS(case_from_json(j), doctest::Contains("no_such_check"), InputError);
+}
+
+TEST_CASE("the status derives from the decisive checks; the course gate never decides") {
+  using K = CheckKind;
+  auto st = [](std::vector<CheckResult> v) { return status_from_checks(v); };
+  CHECK_FALSE(st({}).has_value());
+  CHECK_FALSE(st({{K::CourseGate, false, "gate exceeded"}}).has_value());  // reported only
+  CHECK(st({{K::CourseGate, false, "gate"}, {K::Envelope, true, ""}}) == CaseStatus::Pass);
+  CHECK(st({{K::Envelope, true, ""}, {K::Statistical, false, "biased"}}) == CaseStatus::Fail);
+  CHECK(st({{K::Bitwise, false, ""}, {K::Crashed, false, ""}}) == CaseStatus::Crashed);
+  CHECK(st({{K::Hung, false, ""}, {K::Unwritten, false, ""}}) == CaseStatus::Hung);
+  CHECK(st({{K::NotSupportedAfterData, false, "declined"}}) == CaseStatus::NotSupported);
+  CHECK(st({{K::NotSupportedAfterData, false, ""}, {K::GuardInputs, false, ""}}) == CaseStatus::Fail);
+
+  CaseResult c;
+  c.status = CaseStatus::Pass;
+  c.checks = {{K::Unwritten, false, "3 outputs never written"}, {K::CourseGate, false, "gate 1.5"},
+              {K::GuardOutput, false, "past the end"}, {K::Nonfinite, true, "none"}};
+  decide(c);
+  CHECK(c.status == CaseStatus::Fail);
+  CHECK(c.reason == "3 outputs never written; past the end");  // decisive failures only, in order
+  REQUIRE(find_check(c, K::CourseGate) != nullptr);
+  CHECK_FALSE(find_check(c, K::CourseGate)->passed);
+  CHECK(find_check(c, K::Baseline) == nullptr);
+  CaseResult ns;
+  ns.status = CaseStatus::NotSupported;
+  ns.reason = "needs a device";
+  decide(ns);  // no checks: the status set before stands
+  CHECK(ns.status == CaseStatus::NotSupported);
+  CHECK(ns.reason == "needs a device");
 }
