@@ -24,12 +24,12 @@ Format reduced_format(const Format& acc, int bits) {
 /// A term on the way to a sum: (-1)^neg * mag * 2^lsb, aligned by ref. A group whose sum cancelled
 /// to zero is still live: its exponent takes part in the next alignment (the exponent comparison does
 /// not look at the sum), as in Khattak and Mikaitis' model.
-struct Wide {
-  bool neg = false;
-  u128 mag = 0;
-  int lsb = 0;
-  int ref = 0;
-  bool live = true;
+struct Wide {  // no default member values: arrays of these stay uninitialised on the stack
+  bool neg;
+  u128 mag;
+  int lsb;
+  int ref;
+  bool live;
 };
 
 int bit_width128(u128 x) {
@@ -104,6 +104,40 @@ std::uint64_t widen(const Format& r, std::uint64_t code, const Format& acc) {
   return sign | (biased << acc.frac_bits) | (frac << (acc.frac_bits - r.frac_bits));
 }
 
+/// unpack() for the signed formats with subnormals the model takes, without its per-call tag
+/// comparisons: the descriptor's fields read once, then a few integer operations per code.
+struct Decoder {
+  std::uint64_t mag_mask, frac_mask, sign_mask;
+  int frac, bias, emin;
+  std::uint64_t top;  ///< biased exponent of Inf/NaN (IEEE)
+  bool ieee, finite_nan, tf32_container;
+  explicit Decoder(const Format& f)
+      : mag_mask(f.magnitude_mask()), frac_mask(f.frac_mask()), sign_mask(f.sign_mask()), frac(f.frac_bits), bias(f.bias), emin(f.emin()),
+        top(static_cast<std::uint64_t>(f.max_biased_exp())), ieee(f.specials == Specials::IEEE), finite_nan(f.specials == Specials::FiniteNaN),
+        tf32_container(f == tf32) {}
+  Unpacked operator()(std::uint64_t code) const {
+    Unpacked u;
+    u.neg = (code & sign_mask) != 0;
+    const std::uint64_t mag = code & mag_mask;
+    const std::uint64_t biased = mag >> frac;
+    const std::uint64_t fr = mag & frac_mask;
+    if ((ieee && biased == top) || (finite_nan && mag == mag_mask)) {
+      u.cls = (ieee && fr == 0) ? FpClass::Inf : FpClass::NaN;
+      u.sig = fr;
+      u.exp = 0;
+    } else if (biased == 0) {
+      u.cls = fr ? FpClass::Subnormal : FpClass::Zero;
+      u.sig = fr;
+      u.exp = fr ? emin - frac : 0;
+    } else {
+      u.cls = FpClass::Normal;
+      u.sig = fr | (std::uint64_t{1} << frac);
+      u.exp = static_cast<int>(biased) - bias - frac;
+    }
+    return u;
+  }
+};
+
 std::uint64_t read_operand(const FusedDotParams& p, const Format& f, std::uint64_t bits) {
   if (f == tf32 && p.operand_read != Rounding::TowardZero)
     return convert(f32, bits & 0xFFFFFFFFu, tf32, Rounder{p.operand_read, Saturation::Inf, NanPayload::Preserve}).code;
@@ -111,9 +145,8 @@ std::uint64_t read_operand(const FusedDotParams& p, const Format& f, std::uint64
 }
 
 FusedTerm c_term(const FusedDotParams& p, std::uint64_t c) {
-  const Unpacked u = unpack(p.acc, c & p.acc.code_mask());
-  FusedTerm t;
-  t.neg = u.neg;
+  const Unpacked u = Decoder(p.acc)(c & p.acc.code_mask());
+  FusedTerm t{FpClass::Zero, u.neg, 0, 0, 0};
   switch (u.cls) {
     case FpClass::NaN:
     case FpClass::Inf: t.cls = u.cls; return t;
@@ -140,6 +173,8 @@ std::string check(const FusedDotParams& p) {
   const auto bad = [](const std::string& s) { return s; };
   if (p.a.total_bits() > 32 || p.b.total_bits() > 32 || p.a.frac_bits > 23 || p.b.frac_bits > 23)
     return bad("input formats wider than fp32 are not modelled");
+  if (p.a.sign_bits != 1 || p.b.sign_bits != 1 || !p.a.subnormals || !p.b.subnormals)
+    return bad("input formats must be signed with subnormals (not ue8m0)");
   if (!(p.acc == f32 || p.acc == f16 || p.acc == bf16)) return bad("the accumulator must be f32, f16 or bf16");
   if (p.fused_length < 1 || p.fused_length > kMaxFused) return bad("fused_length must be in 1.." + std::to_string(kMaxFused));
   if (p.groups < 1 || p.groups > kMaxGroups) return bad("groups must be in 1.." + std::to_string(kMaxGroups));
@@ -158,15 +193,20 @@ std::string check(const FusedDotParams& p) {
   return {};
 }
 
-FusedTerm fused_product(const FusedDotParams& p, std::uint64_t a, std::uint64_t b) {
-  Unpacked ua = unpack(p.a, read_operand(p, p.a, a));
-  Unpacked ub = unpack(p.b, read_operand(p, p.b, b));
+namespace {
+/// fused_product with the operands' decoders built once (fused_dot's inner loop).
+FusedTerm product_term(const FusedDotParams& p, const Decoder& da, const Decoder& db, std::uint64_t a, std::uint64_t b) {
+  const auto read = [&](const Decoder& d, const Format& f, std::uint64_t bits) {
+    if (d.tf32_container) return p.operand_read == Rounding::TowardZero ? (bits >> 13) & 0x7FFFF : read_operand(p, f, bits);
+    return bits & (d.sign_mask | d.mag_mask);
+  };
+  Unpacked ua = da(read(da, p.a, a));
+  Unpacked ub = db(read(db, p.b, b));
   if (!p.input_subnormals) {
     if (ua.cls == FpClass::Subnormal) ua.cls = FpClass::Zero, ua.sig = 0;
     if (ub.cls == FpClass::Subnormal) ub.cls = FpClass::Zero, ub.sig = 0;
   }
-  FusedTerm t;
-  t.neg = ua.neg != ub.neg;
+  FusedTerm t{FpClass::Zero, ua.neg != ub.neg, 0, 0, 0};
   if (ua.cls == FpClass::NaN || ub.cls == FpClass::NaN) {
     t.cls = FpClass::NaN;
     return t;
@@ -198,6 +238,11 @@ FusedTerm fused_product(const FusedDotParams& p, std::uint64_t a, std::uint64_t 
   }
   return t;
 }
+}  // namespace
+
+FusedTerm fused_product(const FusedDotParams& p, std::uint64_t a, std::uint64_t b) {
+  return product_term(p, Decoder(p.a), Decoder(p.b), a, b);
+}
 
 std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> products, std::uint64_t c) {
   const FusedTerm ct = c_term(p, c);
@@ -218,16 +263,16 @@ std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> pr
 
   // ---- alignment: groups of products (C with them when it joins the block and there are no groups) ----
   const int n = static_cast<int>(std::min<std::size_t>(products.size(), kMaxFused));
-  std::array<Wide, kMaxFused + 1> terms;
+  Wide terms[kMaxFused + 1];
   Window w;
   if (p.grouping == Grouping::None) {
     int m = 0;
     for (int i = 0; i < n; ++i)
       if (products[i].cls == FpClass::Normal) terms[m++] = as_term(products[i]);
     if (c_nonzero && p.c_join == CJoin::InBlock) terms[m++] = as_term(ct);
-    w = add_aligned(terms.data(), m, p);
+    w = add_aligned(terms, m, p);
   } else {
-    std::array<Wide, kMaxGroups + 1> level2;
+    Wide level2[kMaxGroups + 1];
     int m2 = 0;
     const int per_group = p.grouping == Grouping::Contiguous ? p.fused_length / p.groups : 0;
     for (int g = 0; g < p.groups; ++g) {
@@ -236,11 +281,11 @@ std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> pr
         const int gi = p.grouping == Grouping::Interleaved ? i % p.groups : i / per_group;
         if (gi == g && products[i].cls == FpClass::Normal) terms[m++] = as_term(products[i]);
       }
-      const Window wg = add_aligned(terms.data(), m, p);
+      const Window wg = add_aligned(terms, m, p);
       if (wg.any) level2[m2++] = as_term(wg);
     }
     if (c_nonzero && p.c_join == CJoin::InBlock) level2[m2++] = as_term(ct);
-    w = add_aligned(level2.data(), m2, p);
+    w = add_aligned(level2, m2, p);
   }
   if (c_nonzero && p.c_join == CJoin::After) {
     std::array<Wide, 2> two{as_term(w), as_term(ct)};  // an absent block sum is not live
@@ -271,14 +316,15 @@ std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> pr
 }
 
 std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c) {
-  std::array<FusedTerm, kMaxFused> buf;
+  FusedTerm buf[kMaxFused];
   const int L = std::clamp(p.fused_length, 1, kMaxFused);
   if (k <= 0) return fused_block(p, {}, c);
+  const Decoder da(p.a), db(p.b);
   std::uint64_t d = c;
   for (int start = 0; start < k; start += L) {
     const int n = std::min(L, k - start);
-    for (int i = 0; i < n; ++i) buf[i] = fused_product(p, a[start + i], b[start + i]);
-    d = fused_block(p, std::span<const FusedTerm>(buf.data(), n), d);
+    for (int i = 0; i < n; ++i) buf[i] = product_term(p, da, db, a[start + i], b[start + i]);
+    d = fused_block(p, std::span<const FusedTerm>(buf, static_cast<std::size_t>(n)), d);
   }
   return d;
 }

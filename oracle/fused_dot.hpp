@@ -98,13 +98,14 @@ struct FusedDotParams {
 /// An empty string when the parameters are usable, else what is wrong (e.g. "align_bits 130 > 100").
 std::string check(const FusedDotParams& p);
 
-/// One product (or C) ready for alignment: value (-1)^neg * sig * 2^lsb, aligned by `ref`.
+/// One product (or C) ready for alignment: value (-1)^neg * sig * 2^lsb, aligned by `ref`. No default
+/// member values (blocks keep arrays of these on the stack uninitialised); fused_product sets every field.
 struct FusedTerm {
-  FpClass cls = FpClass::Zero;  ///< Zero, Normal (any finite nonzero), Inf or NaN
-  bool neg = false;
-  std::uint64_t sig = 0;
-  int lsb = 0;
-  int ref = 0;
+  FpClass cls;  ///< Zero, Normal (any finite nonzero), Inf or NaN
+  bool neg;
+  std::uint64_t sig;
+  int lsb;
+  int ref;
 };
 
 /// Decode a_i, b_i (container codes) into the block's terms: operand reading, subnormal flushing,
