@@ -329,6 +329,25 @@ std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const s
   return d;
 }
 
+std::uint64_t fused_kloop(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int K, int step, std::uint64_t c) {
+  if (step < 1 || step > kMaxFused) return p.nan_code;
+  std::uint32_t pa[kMaxFused], pb[kMaxFused];
+  std::uint64_t d = c;
+  for (int k0 = 0; k0 < K; k0 += step) {
+    const int n = std::min(step, K - k0);
+    const std::uint32_t *xa = a + k0, *xb = b + k0;
+    if (n < step) {  // the tail, zero-padded as the kernels' shared-memory tiles are
+      std::fill(pa, pa + step, 0u);
+      std::fill(pb, pb + step, 0u);
+      std::copy(xa, xa + n, pa);
+      std::copy(xb, xb + n, pb);
+      xa = pa, xb = pb;
+    }
+    d = fused_dot(p, xa, xb, step, d);
+  }
+  return d;
+}
+
 // ---- names ----
 
 std::string_view to_string(AlignRounding r) {

@@ -121,6 +121,12 @@ std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> pr
 /// accumulator of block j + 1 is the rounded result of block j). a, b: container codes.
 std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c);
 
+/// A K-loop over instructions, the order of fpcert's mma.sync GEMMs (docs/kernels.md): the K inputs
+/// consumed in steps of `step` (the instruction's k) in ascending order, each step one fused_dot whose C
+/// is the previous step's D, the last step zero-padded (zero products change no sum). The hook for the
+/// bitwise verdict tier of tensor-core kernels; a kernel with another order composes fused_dot itself.
+std::uint64_t fused_kloop(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int K, int step, std::uint64_t c);
+
 // ---- names (JSON, the card, the CLI) ----
 std::string_view to_string(AlignRounding r);
 std::string_view to_string(AlignReference r);

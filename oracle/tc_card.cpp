@@ -10,11 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string hex(std::uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%x", v);
-  return buf;
-}
+std::string hex(std::uint32_t v) { return code_hex(v); }
 std::uint32_t unhex(const json& j) {
   if (j.is_number_unsigned()) return j.get<std::uint32_t>();
   if (!j.is_string()) throw InputError("expected a hex code string, got " + j.dump());
@@ -64,6 +60,12 @@ CardQuery query_from(const json& j) {
 }
 
 }  // namespace
+
+std::string code_hex(std::uint32_t code) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%x", code);
+  return buf;
+}
 
 std::uint64_t BehaviourCard::validated_samples() const {
   std::uint64_t n = 0;

@@ -87,6 +87,9 @@ struct BehaviourCard {
   bool passed() const;
 };
 
+/// A container code as the card writes it: "0x3c00".
+std::string code_hex(std::uint32_t code);
+
 nlohmann::json to_json(const FusedDotParams& p);
 /// InputError on a malformed object (unknown format tag, bad enum name, check() failure).
 FusedDotParams fused_params_from_json(const nlohmann::json& j);

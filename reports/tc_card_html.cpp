@@ -12,11 +12,7 @@ namespace {
 
 using svg::escape;
 
-std::string hex(std::uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%x", v);
-  return b;
-}
+std::string hex(std::uint32_t v) { return code_hex(v); }
 
 /// "0x3c00 (1)" for a code of the format with this tag; integers for s8/s32.
 std::string code_text(const std::string& tag, std::uint32_t code) {

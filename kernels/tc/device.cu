@@ -46,6 +46,7 @@ constexpr bool acc_is_f16(Op o) {
          o == Op::WgE5m2F16;
 }
 constexpr int kRowBytes = 32;  // one K step of every instruction here
+constexpr int kWgM = 64, kWgN = 8;  // the wgmma shape used (m64n8)
 
 // ---- mma.sync: one instruction, D = A B + D in place ----
 #define FPCERT_TC_MMA_F32(types)                                                                               \
@@ -89,11 +90,30 @@ __device__ __forceinline__ bool mma_once(std::uint32_t (&d)[4], const std::uint3
 
 __device__ __forceinline__ std::uint32_t word(const std::uint8_t* p) { return *reinterpret_cast<const std::uint32_t*>(p); }
 
+/// A thread's accumulator fragment in a tile of 8 columns (kAcc bytes per element): rows r0 and r0 + 8,
+/// columns 2t and 2t + 1. f32/s32: element i at (r0 + 8 (i >> 1), 2t + (i & 1)); f16: register r holds
+/// (r0 + 8r, 2t) in its low half and (r0 + 8r, 2t + 1) in its high half (one 32-bit word).
+template <int kAcc>
+__device__ __forceinline__ std::uint32_t* acc_word(std::uint8_t* tile, int r0, int t, int i) {
+  constexpr int kN = 8;
+  if constexpr (kAcc == 4) return reinterpret_cast<std::uint32_t*>(tile + ((r0 + 8 * (i >> 1)) * kN + 2 * t + (i & 1)) * 4);
+  else return reinterpret_cast<std::uint32_t*>(tile + ((r0 + 8 * i) * kN + 2 * t) * 2);
+}
+template <int kAcc>
+__device__ __forceinline__ void load_acc(std::uint32_t (&d)[4], const std::uint8_t* tile, int r0, int t) {
+  for (int i = 0; i < (kAcc == 4 ? 4 : 2); ++i) d[i] = *acc_word<kAcc>(const_cast<std::uint8_t*>(tile), r0, t, i);
+}
+template <int kAcc>
+__device__ __forceinline__ void store_acc(const std::uint32_t (&d)[4], std::uint8_t* tile, int r0, int t) {
+  for (int i = 0; i < (kAcc == 4 ? 4 : 2); ++i) *acc_word<kAcc>(tile, r0, t, i) = d[i];
+}
+
 /// One warp per MMA, grid-stride over the batch.
 template <Op O>
 __global__ void __launch_bounds__(128) mma_sync_kernel(const std::uint8_t* A, const std::uint8_t* B, const std::uint8_t* C, std::uint8_t* D,
                                                        int count, int* status) {
   constexpr int kM = 16, kN = 8, kAcc = acc_is_f16(O) ? 2 : 4;
+  static_assert(kN == kWgN, "both kernels write tiles of 8 columns (acc_word)");
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane / 4, t = lane % 4;
   const int warps = static_cast<int>(gridDim.x * blockDim.x / 32);
@@ -104,25 +124,16 @@ __global__ void __launch_bounds__(128) mma_sync_kernel(const std::uint8_t* A, co
     std::uint32_t a[4], b[2], d[4] = {0, 0, 0, 0};
     for (int r = 0; r < 4; ++r) a[r] = word(a_blk + (g + 8 * (r & 1)) * kRowBytes + 4 * t + 16 * (r >> 1));
     for (int r = 0; r < 2; ++r) b[r] = word(b_blk + g * kRowBytes + 4 * t + 16 * r);
-    if constexpr (kAcc == 4) {
-      for (int i = 0; i < 4; ++i) d[i] = word(C + c_off + ((g + 8 * (i >> 1)) * kN + 2 * t + (i & 1)) * 4);
-    } else {
-      for (int r = 0; r < 2; ++r) d[r] = word(C + c_off + ((g + 8 * r) * kN + 2 * t) * 2);
-    }
+    load_acc<kAcc>(d, C + c_off, g, t);
     if (!mma_once<O>(d, a, b)) {
       if (lane == 0) atomicExch(status, 1);
       return;
     }
-    if constexpr (kAcc == 4) {
-      for (int i = 0; i < 4; ++i) *reinterpret_cast<std::uint32_t*>(D + c_off + ((g + 8 * (i >> 1)) * kN + 2 * t + (i & 1)) * 4) = d[i];
-    } else {
-      for (int r = 0; r < 2; ++r) *reinterpret_cast<std::uint32_t*>(D + c_off + ((g + 8 * r) * kN + 2 * t) * 2) = d[r];
-    }
+    store_acc<kAcc>(d, D + c_off, g, t);
   }
 }
 
 // ---- wgmma: one warpgroup per MMA ----
-constexpr int kWgM = 64, kWgN = 8;
 constexpr std::uint32_t kSbo = 128;                       // bytes between 8-row groups
 constexpr std::uint32_t kLboA = (kWgM / 8) * 128;         // bytes between the two 16-byte halves of K (A)
 constexpr std::uint32_t kLboB = (kWgN / 8) * 128;         // same for B
@@ -207,20 +218,12 @@ __global__ void __launch_bounds__(128) wgmma_kernel(const std::uint8_t* A, const
     __syncthreads();
     const int r0 = 16 * w + g;
     std::uint32_t d[4] = {0, 0, 0, 0};
-    if constexpr (kAcc == 4) {
-      for (int i = 0; i < 4; ++i) d[i] = word(C + c_off + ((r0 + 8 * (i >> 1)) * kWgN + 2 * t + (i & 1)) * 4);
-    } else {
-      for (int r = 0; r < 2; ++r) d[r] = word(C + c_off + ((r0 + 8 * r) * kWgN + 2 * t) * 2);
-    }
+    load_acc<kAcc>(d, C + c_off, r0, t);
     if (!wgmma_once<O>(d, descriptor(sa, kLboA), descriptor(sb, kLboB))) {
       if (tid == 0) atomicExch(status, 1);
       return;
     }
-    if constexpr (kAcc == 4) {
-      for (int i = 0; i < 4; ++i) *reinterpret_cast<std::uint32_t*>(D + c_off + ((r0 + 8 * (i >> 1)) * kWgN + 2 * t + (i & 1)) * 4) = d[i];
-    } else {
-      for (int r = 0; r < 2; ++r) *reinterpret_cast<std::uint32_t*>(D + c_off + ((r0 + 8 * r) * kWgN + 2 * t) * 2) = d[r];
-    }
+    store_acc<kAcc>(d, D + c_off, r0, t);
     __syncthreads();  // every thread is done with sa/sb before the next MMA refills them
   }
 }

@@ -23,11 +23,7 @@ namespace {
 // Text helpers
 // ---------------------------------------------------------------------------------------------------
 
-std::string hex(std::uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%x", v);
-  return b;
-}
+std::string hex(std::uint32_t v) { return code_hex(v); }
 std::string num(double v) {
   if (v == 0) return std::signbit(v) ? "-0" : "0";
   if (std::isnan(v)) return "NaN";
@@ -272,6 +268,15 @@ class Prober {
     return q;
   }
   double acc_value(std::uint32_t code) const { return to_double(*s_.acc, code); }
+  /// "note -> D; note -> D; ..." for the queries asked since `first`.
+  std::string answers(std::size_t first, std::size_t last = SIZE_MAX) const {
+    std::string o;
+    for (std::size_t i = first; i < std::min(last, asked_.size()); ++i) {
+      o += (o.empty() ? "" : "; ") + asked_[i].note + " -> " + num(acc_value(asked_[i].d));
+      if (classify(*s_.acc, asked_[i].d) == FpClass::NaN) o += " (" + hex(asked_[i].d) + ")";
+    }
+    return o;
+  }
   CardProperty& begin(std::string name, std::string method) {
     ++stage_;
     card_.properties.push_back(CardProperty{std::move(name), std::move(method), "", "", 0, 0, {}, {}});
@@ -435,12 +440,7 @@ void Prober::specials() {
       P_.nan_code = asked_[i].d;
       break;
     }
-  std::string obs;
-  for (std::size_t i = first; i < asked_.size(); ++i) {
-    obs += (obs.empty() ? "" : "; ") + asked_[i].note + " -> " + num(acc_value(asked_[i].d));
-    if (classify(acc, asked_[i].d) == FpClass::NaN) obs += " (" + hex(asked_[i].d) + ")";
-  }
-  prop.observed = obs;
+  prop.observed = answers(first);
   std::vector<Candidate> cands;
   FusedDotParams p = P_;
   p.ieee_negative_zero = false;
@@ -470,9 +470,7 @@ void Prober::operand_reading() {
       add(q, std::string(side == 0 ? "a" : "b") + "_0 container " + num(x));
     }
   const std::size_t first = flush();
-  std::string obs;
-  for (std::size_t i = first; i < first + 5; ++i) obs += (obs.empty() ? "" : "; ") + asked_[i].note + " -> " + num(acc_value(asked_[i].d));
-  prop.observed = obs;
+  prop.observed = answers(first, first + 5);
   std::vector<Candidate> cands;
   for (Rounding r : {Rounding::TowardZero, Rounding::NearestEven, Rounding::NearestAway}) {
     FusedDotParams p = P_;
@@ -508,9 +506,7 @@ void Prober::subnormal_inputs() {
   if (fa.frac_bits >= 2) pair(fa, fb, 3 * fa.min_subnormal(), true);
   pair(fb, fa, fb.min_subnormal(), false);
   const std::size_t first = flush();
-  std::string obs;
-  for (std::size_t i = first; i < asked_.size(); ++i) obs += (obs.empty() ? "" : "; ") + asked_[i].note + " -> " + num(acc_value(asked_[i].d));
-  prop.observed = obs;
+  prop.observed = answers(first);
   FusedDotParams p = P_;
   p.input_subnormals = true;
   FusedDotParams q = P_;
@@ -775,9 +771,7 @@ void Prober::c_join() {
       if (ok) add(q, "C = " + std::string(sign > 0 ? "+" : "-") + "X, " + std::to_string(m) + " products (2-2^-" + std::to_string(s_.a->frac_bits) + ") 2^(E-F-1)");
     }
   const std::size_t first = flush();
-  std::string o;
-  for (std::size_t i = first; i < asked_.size(); ++i) o += (o.empty() ? "" : "; ") + asked_[i].note + " -> " + num(acc_value(asked_[i].d));
-  prop.observed = o;
+  prop.observed = answers(first);
   FusedDotParams a = P_, b = P_;
   a.c_join = CJoin::InBlock;
   b.c_join = CJoin::After;
@@ -802,9 +796,7 @@ void Prober::products() {
     if (put(r, 0, sign * a2 * b2 * X / 4, b2) && put(r, 1, -sign * X)) add(r, std::string(sign > 0 ? "+" : "-") + "((2-2^-fa)(2-2^-fb)/4 - 1) X");
   }
   const std::size_t first = flush();
-  std::string o;
-  for (std::size_t i = first; i < asked_.size(); ++i) o += (o.empty() ? "" : "; ") + asked_[i].note + " -> " + num(acc_value(asked_[i].d));
-  prop.observed = o;
+  prop.observed = answers(first);
   std::vector<Candidate> cands;
   FusedDotParams p = P_;
   p.product_frac_bits = -1;
@@ -863,9 +855,7 @@ void Prober::subnormal_results() {
   q = blank();
   if (put(q, 0, mn / 4)) add(q, "product " + num(mn / 4) + " alone");
   const std::size_t first = flush();
-  std::string o;
-  for (std::size_t i = first; i < asked_.size(); ++i) o += (o.empty() ? "" : "; ") + asked_[i].note + " -> " + num(acc_value(asked_[i].d));
-  prop.observed = o;
+  prop.observed = answers(first);
   FusedDotParams a = P_, b = P_;
   a.output_subnormals = true;
   b.output_subnormals = false;
@@ -891,8 +881,7 @@ void Prober::overflow() {
   const double big = std::ldexp(1.0, acc.emax() + 2);
   if (put(q, 0, big) && put(q, 1, -big) && put_c(q, 1.0)) add(q, "2^(emax+2) - 2^(emax+2) + 1");
   const std::size_t first = flush();
-  std::string o;
-  for (std::size_t i = first; i < asked_.size(); ++i) o += (o.empty() ? "" : "; ") + asked_[i].note + " -> " + num(acc_value(asked_[i].d));
+  const std::string o = answers(first);
   prop.observed = o.empty() ? "not reachable: products of these inputs stay far below the accumulator's range" : o;
   std::vector<Candidate> cands;
   for (OverflowTo ov : {OverflowTo::Inf, OverflowTo::MaxFinite})
@@ -914,7 +903,7 @@ void Prober::align_floor() {
   CardProperty& prop = begin("alignment floor",
                              "half the accumulator's smallest subnormal plus a tiny product 2^(e-j): a round-to-nearest result breaks the "
                              "tie upward only while the tiny term is kept, which a floor on the alignment exponent stops");
-  const double t0 = acc.min_subnormal() / 2;
+  const double t0 = std::ldexp(1.0, acc.emin() - P_.acc_bits - 1);  // half the result grid's smallest subnormal
   const int e = std::ilogb(t0);
   for (int j = 1; j <= 40; ++j) {
     DotQuery q = blank();
@@ -1078,14 +1067,7 @@ void Prober::run() {
     integer_stages();
     return;
   }
-  P_ = FusedDotParams{};
-  P_.a = *s_.a;
-  P_.b = *s_.b;
-  P_.acc = *s_.acc;
-  P_.fused_length = s_.k;
-  P_.acc_bits = s_.acc->frac_bits;
-  P_.nan_code = s_.acc->canonical_nan_code();
-  P_.block_rounding = Rounding::TowardZero;
+  P_ = starting_params(s_);
   if (!sanity()) {
     card_.probe_queries = static_cast<int>(asked_.size());
     card_.probe_disagreements = card_.properties.front().disagree;
@@ -1168,6 +1150,19 @@ std::uint32_t scaled_code(const Format& f, Gen& g, int e) {
 // ---------------------------------------------------------------------------------------------------
 
 std::unique_ptr<DotSource> instruction_dots(MmaInstruction& insn) { return std::make_unique<InstructionDots>(insn); }
+
+FusedDotParams starting_params(const InstructionSpec& spec) {
+  FusedDotParams p;
+  if (spec.integer()) return p;
+  p.a = *spec.a;
+  p.b = *spec.b;
+  p.acc = *spec.acc;
+  p.fused_length = spec.k;
+  p.acc_bits = spec.acc->frac_bits;
+  p.block_rounding = Rounding::TowardZero;
+  p.nan_code = spec.acc->canonical_nan_code();
+  return p;
+}
 
 std::uint32_t int_dot(bool wraps, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint32_t c) {
   std::int64_t s = static_cast<std::int32_t>(c);

@@ -37,6 +37,10 @@ class DotSource {
   virtual std::vector<std::uint32_t> answer(const std::vector<DotQuery>& queries) = 0;
 };
 
+/// Where the probe starts: the instruction's formats, one block of k products, 25 alignment bits, RZ
+/// to the accumulator's precision, its canonical NaN (every stage then measures its own parameters).
+FusedDotParams starting_params(const InstructionSpec& spec);
+
 /// Dot queries through an instruction: min(m, n) queries per MMA on its diagonal (row i of A with
 /// column i of B and C[i][i]); every other element of A, B and C is +0.
 std::unique_ptr<DotSource> instruction_dots(MmaInstruction& insn);

@@ -67,16 +67,7 @@ BehaviourCard probe_simulated(const InstructionSpec& s, const FusedDotParams& tr
   return card;
 }
 
-FusedDotParams base(const InstructionSpec& s) {
-  FusedDotParams p;
-  p.a = *s.a;
-  p.b = *s.b;
-  p.acc = *s.acc;
-  p.fused_length = s.k;
-  p.acc_bits = s.acc->frac_bits;
-  p.nan_code = s.acc->canonical_nan_code();
-  return p;
-}
+FusedDotParams base(const InstructionSpec& s) { return starting_params(s); }
 
 }  // namespace
 

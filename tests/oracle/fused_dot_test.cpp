@@ -386,3 +386,32 @@ TEST_CASE("fused_dot: every code of every input format decodes as unpack() says"
     CHECK(bad == 0);
   }
 }
+
+TEST_CASE("fused_kloop: instruction steps chained in ascending K, the tail zero-padded") {
+  // K = 40 with steps of 16: D = dot(24..39 padded) o dot(16..31) o dot(0..15) from C. The same by hand:
+  // fused_dot over each step with the previous D as C. And a K-loop can differ from one long block:
+  // 1 at k = 0, -1 at k = 16, C = 2^-24: the first step rounds 1 + 2^-24 to 1 (RZ), so D = 0, while
+  // a block of 32 would keep 2^-24.
+  FusedDotParams p = hopper_f16();
+  std::vector<std::uint32_t> a(40, 0), b(40, 0);
+  const std::uint64_t key = test::seed();
+  for (int i = 0; i < 40; ++i) {
+    const auto w = philox_4x32(key, 99, static_cast<std::uint64_t>(i));
+    a[i] = code(f16, std::ldexp(1.0 + (w[0] % 1024) / 1024.0, static_cast<int>(w[1] % 9) - 4) * ((w[2] & 1) ? -1 : 1));
+    b[i] = code(f16, std::ldexp(1.0 + (w[3] % 1024) / 1024.0, static_cast<int>(w[1] % 7) - 3));
+  }
+  const std::uint64_t c = code(f32, 0.375);
+  std::uint64_t want = c;
+  for (int k0 = 0; k0 < 40; k0 += 16) {
+    std::vector<std::uint32_t> xa(16, 0), xb(16, 0);
+    for (int i = 0; i < 16 && k0 + i < 40; ++i) xa[i] = a[k0 + i], xb[i] = b[k0 + i];
+    want = fused_dot(p, xa.data(), xb.data(), 16, want);
+  }
+  CHECK(fused_kloop(p, a.data(), b.data(), 40, 16, c) == want);
+  std::vector<std::uint32_t> u(32, 0), v(32, 0);
+  u[0] = code(f16, 1.0), v[0] = code(f16, 1.0);
+  u[16] = code(f16, -1.0), v[16] = code(f16, 1.0);
+  CHECK(value(f32, fused_kloop(p, u.data(), v.data(), 32, 16, code(f32, 0x1p-24))) == 0.0);
+  p.fused_length = 32;
+  CHECK(value(f32, fused_dot(p, u.data(), v.data(), 32, code(f32, 0x1p-24))) == 0x1p-24);
+}
