@@ -71,6 +71,10 @@ std::optional<FusedDotParams> simulated_params(const std::string& what, const tc
 }
 
 void print_card(const BehaviourCard& c) {
+  if (c.supported && !c.why.empty()) {
+    fmt::print("{:<15} FAILED: {}\n", c.id, c.why);
+    return;
+  }
   if (!c.supported) {
     fmt::print("{:<15} not supported: {}\n", c.id, c.why);
     return;
@@ -107,7 +111,7 @@ int run_probe(const ProbeArgs& a) {
   if (!a.quiet) opt.log = [](const std::string& s) { fmt::print(stderr, "{}\n", s); };
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<BehaviourCard> cards;
-  int ran = 0, replay_mismatch = 0;
+  int ran = 0, replay_mismatch = 0, device_failures = 0;
   for (const tc::InstructionSpec* s : specs) {
     if (!a.quiet) fmt::print(stderr, "probe {} ...\n", s->id);
     BehaviourCard card;
@@ -137,7 +141,15 @@ int run_probe(const ProbeArgs& a) {
         else if (const auto p = simulated_params(a.simulate, *s)) insn = tc::make_model_instruction(*s, *p, "simulated: " + a.simulate + " model");
         else why = "the " + a.simulate + " model has no parameters for this instruction";
       } else {
-        insn = tc::make_device_instruction(*s, &why);
+        try {
+          insn = tc::make_device_instruction(*s, &why);
+        } catch (const DeviceError& e) {
+          ++device_failures;
+          cards.push_back(tc::unsupported_card(*s, "this machine", std::string("device failure: ") + e.what()));
+          cards.back().supported = true;
+          print_card(cards.back());
+          continue;
+        }
       }
       if (!insn) {
         cards.push_back(tc::unsupported_card(*s, a.simulate.empty() ? "this machine" : "simulated: " + a.simulate, why));
@@ -154,10 +166,19 @@ int run_probe(const ProbeArgs& a) {
         dots = tc::recording_dots(*inner, rec);
         opt.record = &rec;
       }
-      card = tc::fit_instruction(*s, dots ? *dots : *inner, insn->origin());
-      if (tc::layout_ok(card)) tc::validate(card, *s, *insn, opt);
+      bool crashed = false;
+      try {
+        card = tc::fit_instruction(*s, dots ? *dots : *inner, insn->origin());
+        if (tc::layout_ok(card)) tc::validate(card, *s, *insn, opt);
+      } catch (const DeviceError& e) {
+        // A crash or a sticky device error: this card says so, the others (and the files) still come.
+        ++device_failures;
+        crashed = true;
+        card = tc::unsupported_card(*s, insn->origin(), std::string("device failure: ") + e.what());
+        card.supported = true;
+      }
       opt.record = nullptr;
-      if (!a.record.empty()) {
+      if (!a.record.empty() && !crashed) {
         rec.card = s->integer() ? nlohmann::json{{"integer_wraps", card.integer_wraps}}.dump() : to_json(card.params).dump();
         rec.write(tc::recording_path(a.record, *s));
       }
@@ -178,6 +199,10 @@ int run_probe(const ProbeArgs& a) {
   }
   if (!a.html.empty()) write_file_atomic(a.html, tc_cards_page(cards, command_line()));
   if (!a.record.empty()) fmt::print("recordings in {}\n", a.record);
+  if (device_failures) {
+    fmt::print(stderr, "fpcert: {} instruction(s) failed on the device (their cards say how)\n", device_failures);
+    return kExitKernelFailed;
+  }
   if (failed || replay_mismatch) return kExitGateFailed;
   if (ran == 0) {
     fmt::print(stderr, "fpcert: no tensor-core instruction could run here: nothing was measured\n");

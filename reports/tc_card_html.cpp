@@ -28,6 +28,7 @@ std::string code_text(const std::string& tag, std::uint32_t code) {
 }
 
 std::string status(const BehaviourCard& c) {
+  if (c.supported && !c.why.empty()) return "<span class=\"bad\">device failure</span>";
   if (!c.supported) return "<span class=\"ns\">not supported</span>";
   if (c.passed()) return "<span class=\"ok\">model validated</span>";
   return "<span class=\"bad\">disagreements</span>";
@@ -52,6 +53,7 @@ std::string card_html(const BehaviourCard& c) {
        std::to_string(c.k) + ", " + escape(c.a_format) + " × " + escape(c.b_format) + " + " + escape(c.acc_format) + "; measured on " +
        escape(c.device) + "</p>";
   if (!c.supported) return s + "<p>Not supported here: " + escape(c.why) + ". Nothing was measured; this is not a pass.</p></section>";
+  if (!c.why.empty()) return s + "<p>" + escape(c.why) + ". Nothing was measured; this is not a pass.</p></section>";
   s += "<p class=\"summary\"><b>Model.</b> " + escape(c.summary) + "</p>";
   char line[256];
   std::snprintf(line, sizeof line, "<p><b>Probe:</b> %d queries, %d not reproduced by the fitted model. <b>Validation:</b> %llu samples, %llu disagreements (%.1f s).</p>",
