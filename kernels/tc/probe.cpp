@@ -679,26 +679,35 @@ void Prober::fused_length() {
   const int e0 = E0_, F = P_.align_bits, acc_bits = P_.acc_bits;
   CardProperty& prop = begin("fused length and alignment groups",
                              "a positive group (2^s anchors X and delta = 2^(E-F), whose rounded partial sum would lose delta) and "
-                             "-2^s X on either side of every position b: D = delta only if no rounding separates them; then X at 0, "
+                             "2^s products -X on either side of every position b: D = delta only if no rounding separates them; then X at 0, "
                              "C = -X and two half-bits 2^(E-F-1) at positions i, j: D = 2^(E-F) only if i and j are aligned "
                              "together apart from position 0");
+  // The positive group: 2^s anchors X and delta = 2^(E-F), kept by the window (its largest exponent is
+  // E) but lost by any rounding of their partial sum 2^s X + delta, which needs s + F > acc_bits
+  // fraction bits; the negative group: 2^s products -X (each -X, so the window stays at E).
   const int s = std::max(0, acc_bits - F + 1);
-  const int size = (1 << s) + 1;
-  const double X = std::ldexp(1.0, e0), delta = std::ldexp(1.0, e0 - F), N = -std::ldexp(1.0, e0 + s);
-  for (int b = 1; b < s_.k; ++b) {
-    if (b >= size) {
-      DotQuery q = blank();
-      bool ok = true;
-      for (int i = b - size; i < b - 1; ++i) ok &= put(q, i, X);
-      ok &= put(q, b - 1, delta) && put(q, b, N);
-      if (ok) add(q, "positives at " + std::to_string(b - size) + ".." + std::to_string(b - 1) + ", negative at " + std::to_string(b));
+  const int np = (1 << s) + 1, nn = 1 << s;
+  const double X = std::ldexp(1.0, e0), delta = std::ldexp(1.0, e0 - F);
+  const auto group = [&](DotQuery& q, int from, bool positive) {
+    bool ok = true;
+    if (positive) {
+      for (int i = 0; i < nn; ++i) ok &= put(q, from + i, X);
+      ok &= put(q, from + nn, delta);
+    } else {
+      for (int i = 0; i < nn; ++i) ok &= put(q, from + i, -X);
     }
-    if (b + size <= s_.k) {
+    return ok;
+  };
+  for (int b = 1; b < s_.k; ++b) {
+    if (b >= np && b + nn <= s_.k) {
       DotQuery q = blank();
-      bool ok = put(q, b - 1, N);
-      for (int i = b; i < b + size - 1; ++i) ok &= put(q, i, X);
-      ok &= put(q, b + size - 1, delta);
-      if (ok) add(q, "negative at " + std::to_string(b - 1) + ", positives at " + std::to_string(b) + ".." + std::to_string(b + size - 1));
+      if (group(q, b - np, true) && group(q, b, false))
+        add(q, "positives at " + std::to_string(b - np) + ".." + std::to_string(b - 1) + ", negatives from " + std::to_string(b));
+    }
+    if (b >= nn && b + np <= s_.k) {
+      DotQuery q = blank();
+      if (group(q, b - nn, false) && group(q, b, true))
+        add(q, "negatives to " + std::to_string(b - 1) + ", positives at " + std::to_string(b) + ".." + std::to_string(b + np - 1));
     }
   }
   const std::size_t l1 = flush();
