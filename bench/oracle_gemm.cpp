@@ -17,6 +17,7 @@
 
 #include "base/parallel.hpp"
 #include "base/philox.hpp"
+#include "bench/machine.hpp"
 #include "oracle/gemm_ref.hpp"
 
 using namespace fpcert;
@@ -27,20 +28,8 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
-
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
+using bench::cpu_model;
+using bench::load_average;
 
 long peak_rss_mib() {
   std::ifstream f("/proc/self/status");

@@ -32,6 +32,7 @@ void add_run_suite(CLI::App& root, Registry& reg);   ///< cli/cmd_certify.cpp
 void add_experiment(CLI::App& root, Registry& reg);  ///< cli/cmd_experiment.cpp
 void add_selftest(CLI::App& root, Registry& reg);    ///< cli/cmd_selftest.cpp
 void add_report(CLI::App& root, Registry& reg);      ///< cli/cmd_report.cpp
+void add_probe(CLI::App& root, Registry& reg);       ///< cli/cmd_probe.cpp
 
 /// Every subcommand, in order.
 void add_all_commands(CLI::App& root, Registry& reg);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/device_run.sh — the GPU machine's batch: GPU tests, benchmarks, the three-pipeline table,
 # suites on CUDA kernels and cuBLAS, conversion sweeps. Usage: scripts/device_run.sh BIN_DIR PART
-# (PART: tests | suites | conversions | emulation | plugin | proof | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
+# (PART: tests | suites | conversions | emulation | plugin | proof | probe | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
 # proof: the main job and `convert --all` with their JSON, compared (scripts/compare_results.py) with the
 # same files of an earlier build when BEFORE=DIR holds them (main.json, main.txt, conversions.json, conversions.txt).
 set -uo pipefail
@@ -62,6 +62,17 @@ section_proof() {
     done
   fi
 }
+# The tensor-core behaviour cards: every mma.sync / wgmma instruction probed, fitted and validated on
+# 10^7 samples; the cards as JSON and HTML, the raw probe answers as recordings (a few hundred KB) for
+# tests/data/tc/, then the recordings replayed through the probe logic (the same cards must come out),
+# and the probe's GPU test.
+section_probe() {
+  run timeout 600 "$BIN/fpcert" probe tensor-cores --samples 10000000 --json "$OUT/tc_cards.json" --html "$OUT/tc_cards.html" \
+    --record "$OUT/tc_recordings" --quiet 2>&1 | tee "$OUT/tc_probe.txt" | tail -150
+  run timeout 300 "$BIN/fpcert" probe tensor-cores --replay "$OUT/tc_recordings" --json "$OUT/tc_cards_replayed.json" --quiet 2>&1 | tail -25
+  du -sh "$OUT/tc_recordings"
+  run timeout 600 "$BIN/test_kernels_gpu" --source-file='*tc_probe_gpu_test.cpp' 2>&1 | tee "$OUT/test_gpu_tc_probe.log" | tail -60
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -70,7 +81,8 @@ for part in ${PART//,/ }; do
     emulation) section_emulation ;;
     plugin) section_plugin ;;
     proof) section_proof ;;
-    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin ;;
+    probe) section_probe ;;
+    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac
 done
