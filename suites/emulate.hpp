@@ -6,8 +6,9 @@
 // rounding, the split schemes' slicing), never their loops. One step of every order is
 // step(acc, a, b) = round_acc(acc + a b) with the exact sum (fma) or round_acc(acc + round_p(a b))
 // (mul_add); sums of two partials are round(x + y); zeros follow IEEE 754 (x + (-x) is +0 except
-// toward -Inf, -0 + -0 = -0). fp32 round-to-nearest steps run on the host's fmaf, the rest through
-// oracle/round (tests/suites/emulate_test.cpp holds the two paths equal).
+// toward -Inf, -0 + -0 = -0). fp32 round-to-nearest steps run on the host's fmaf (vectorised along a row
+// of C), other formats of at most 26 bits through an integer rounding of the exact two-sum, the rest
+// through oracle/round (tests/suites/emulate_test.cpp holds every path equal to the oracle's rounding).
 #pragma once
 
 #include <cstdint>
@@ -44,5 +45,7 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
 double emulate_add(const Format& f, Rounding r, double x, double y);
 /// round_f(a b + acc) with one rounding (a b exact in double: operands of at most 26 significant bits).
 double emulate_fma(const Format& f, Rounding r, double a, double b, double acc);
+/// round_f(x) of a double.
+double emulate_round(const Format& f, Rounding r, double x);
 
 }  // namespace fpcert

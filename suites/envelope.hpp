@@ -1,19 +1,18 @@
 // suites/envelope.hpp — the envelope verdict tier: a rigorous per-element error bound from the declared
 // formats, the declared order class and the case's actual data (docs/bound_model.md, "The envelope").
 //
-// For element (i, j), with ref the exact product of the case's values, ref' the exact product of the
-// inputs as the kernel receives them (the values rounded into its input formats) and abs' = sum_k
-// |a'_ik b'_kj|:
-//   allowed_ij = S_ij + E_ij + u_out (|ref'_ij| + E_ij) + eta_out
-//   S_ij = |ref'_ij - ref_ij|                  storage, measured exactly (the oracle computes both)
+// For element (i, j), with ref' the exact product of the inputs as the kernel receives them (the case's
+// values rounded into its input formats) and abs' = sum_k |a'_ik b'_kj|:
+//   |c_ij - ref'_ij| <= allowed_ij = E_ij + u_out (|ref'_ij| + E_ij) + eta_out
 //   E_ij = coef abs'_ij + eta terms            coef = (1 + u_op)^2 (1 + u_A)(1 + u_B) (1 + u_p) (1 + s g_order) - 1
-// (u_A, u_B: the kernel's own narrowing into operand formats; u_op, s: split operands)
-// g_order the accumulator's growth for the actual K and the declared order class (gamma_d(u) = d u /
-// (1 - d u) with d the roundings a product passes through; tensor-core blocks with alignment
-// truncation; unknown orders: the worst valid order, tensor-core blocks included), eta the underflow
-// terms (each rounding into a format f may add eta_f / 2, eta_f / 1 when directed, eta_f f's smallest
-// positive value). A case is vacuous when every element's allowance covers |ref_ij| (an all-zeros
-// output would pass): it is no evidence.
+// The storage error (ref' - ref, fpcert's rounding of the case into the input formats) is measured
+// exactly by the oracle, so it is a shift of the envelope's centre, not an allowance. u_A, u_B: the kernel's
+// own narrowing into operand formats; u_op, s: split operands; g_order the accumulator's growth for the
+// actual K and the declared order class (gamma_d(u) = d u / (1 - d u) with d the roundings a product
+// passes through; tensor-core blocks with alignment truncation; unknown orders: the worst valid order,
+// tensor-core blocks included), eta the underflow terms (each rounding into a format f may add eta_f / 2,
+// eta_f when directed, eta_f f's smallest positive value). A case is vacuous when every element's
+// allowance covers |ref'_ij| (an all-zeros output would pass): it is no evidence.
 #pragma once
 
 #include <cstdint>
@@ -43,29 +42,25 @@ struct EnvelopeModel {
 /// The model of a kernel's declared arithmetic at depth K.
 EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k);
 
-/// allowed_ij from the model and the element's data (storage error S, |ref'|, abs'). Rounded upward
-/// enough to cover the double arithmetic that evaluates it.
-double envelope_allowed(const EnvelopeModel& e, double storage, double ref_op_abs, double abs_op, double row_abs_a = 0,
-                        double col_abs_b = 0);
+/// allowed_ij (of |c - ref'|) from the model and the element's data (|ref'|, abs', and sum_k |a_ik|, sum_k
+/// |b_kj| for the operands' absolute terms). Rounded upward enough to cover the double arithmetic.
+double envelope_allowed(const EnvelopeModel& e, double ref_op_abs, double abs_op, double row_abs_a = 0, double col_abs_b = 0);
 
 /// The envelope over a case: each finite element of the output (codes of `out`, row-major m x n) against
-/// allowed_ij (ref: exact product of the case's inputs; ref_op: of the operands; row_abs_a, col_abs_b: sum_k
-/// |a_ik| per row, sum_k |b_kj| per column). Elements whose output or reference is not finite are left to
-/// the special-value checks.
+/// allowed_ij around ref'_ij (ref_op: the exact product of the kernel's inputs; row_abs_a, col_abs_b: sum_k
+/// |a_ik| per row, sum_k |b_kj| per column of them). Elements whose output or reference is not finite are
+/// left to the special-value checks.
 struct EnvelopeVerdict {
-  double worst = 0;              ///< max |c - ref| / allowed
+  double worst = 0;              ///< max |c - ref'| / allowed
   std::int64_t worst_index = -1;
   std::int64_t exceed = 0;       ///< elements beyond their allowance
   std::int64_t graded = 0;       ///< elements judged
-  std::int64_t admit_zero = 0;   ///< elements whose allowance covers |ref| (an output of 0 would pass)
+  std::int64_t admit_zero = 0;   ///< elements whose allowance covers |ref'| (an output of 0 would pass)
   bool vacuous() const { return graded > 0 && admit_zero == graded; }
 };
-EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std::int64_t m, std::int64_t n, const GemmRef& ref,
-                                  const GemmRef& ref_op, const std::vector<std::uint64_t>& codes, const std::vector<double>& row_abs_a,
+EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std::int64_t m, std::int64_t n, const GemmRef& ref_op,
+                                  const std::vector<std::uint64_t>& codes, const std::vector<double>& row_abs_a,
                                   const std::vector<double>& col_abs_b);
-
-/// An upper bound of |x - y| for two exact references (hi + lo + tail), evaluated in double.
-double ref_distance_upper(const RefValue& x, const RefValue& y);
 
 /// The kernel's own error sources (not fpcert's rounding of the inputs into their formats): operand
 /// narrowing of A / B, split operands, product rounding, accumulation, promotion, output rounding.

@@ -87,7 +87,7 @@ bool any_error(const std::vector<std::uint64_t>& codes, const std::vector<RefVal
 
 /// The tiers: bitwise where the order is emulable, the envelope always, the statistical test on top
 /// of the envelope where bitwise is not used and the accumulation claims round-to-nearest.
-void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double>& row_abs_a, const std::vector<double>& col_abs_b) {
+void judge_tiers(const GradeInput& in, CaseResult& out) {
   const Problem& p = *in.problem;
   const GemmRef& ref = *in.ref;
   const KernelTraits& t = *in.traits;
@@ -113,13 +113,23 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
   // Envelope.
   const EnvelopeModel env = make_envelope(t, p.k);
   out.envelope = env.bound;
-  const EnvelopeVerdict ev = evaluate_envelope(env, of, p.m, p.n, ref, rop, codes, row_abs_a, col_abs_b);
+  // The operands' sums of magnitudes for the operand terms (of the inputs the kernel received).
+  std::vector<double> row_in(static_cast<std::size_t>(p.m), 0.0), col_in(static_cast<std::size_t>(p.n), 0.0);
+  if (env.eta_a > 0 || env.eta_b > 0) {
+    for (std::int64_t i = 0; i < p.m; ++i)
+      for (std::int64_t q = 0; q < p.k; ++q) row_in[static_cast<std::size_t>(i)] += std::fabs(a_in[static_cast<std::size_t>(i * p.k + q)]);
+    for (std::int64_t q = 0; q < p.k; ++q)
+      for (std::int64_t j = 0; j < p.n; ++j) col_in[static_cast<std::size_t>(j)] += std::fabs(b_in[static_cast<std::size_t>(q * p.n + j)]);
+    for (auto* v : {&row_in, &col_in})
+      for (double& x : *v) x *= 1 + 0x1p-30;  // K roundings of a sum of magnitudes: within K 2^-53 < 2^-30 (K < 2^23)
+  }
+  const EnvelopeVerdict ev = evaluate_envelope(env, of, p.m, p.n, rop, codes, row_in, col_in);
   std::vector<double> got(mn);
   for (std::size_t x = 0; x < mn; ++x) got[x] = to_double(of, codes[x]);
   add(CheckKind::Envelope, ev.exceed == 0,
-      ev.exceed ? fmt::format("envelope exceeded at {} element(s): max |c - ref| / allowed = {:.4g} at {}", ev.exceed, ev.worst,
+      ev.exceed ? fmt::format("envelope exceeded at {} element(s): max |c - ref'| / allowed = {:.4g} at {}", ev.exceed, ev.worst,
                               element_text(ev.worst_index, p.n))
-                : fmt::format("within the envelope: max |c - ref| / allowed = {:.4g}{}; {} of {} element(s) would also admit 0",
+                : fmt::format("within the envelope: max |c - ref'| / allowed = {:.4g}{}; {} of {} element(s) would also admit 0",
                               ev.worst, env.exists ? "" : " (no bound exists at this K)", ev.admit_zero, ev.graded),
       ev.exceed ? ev.worst_index : -1, ev.worst, 1);
 
@@ -423,7 +433,7 @@ void grade(const GradeInput& in, CaseResult& out) {
   add(CheckKind::Nondeterministic, M.deterministic,
       M.deterministic ? "repeated runs identical bit for bit" : fmt::format("non-deterministic: {} element(s) differ between runs", M.nondeterministic_elements),
       -1, static_cast<double>(M.nondeterministic_elements), 0);
-  judge_tiers(in, out, row_abs_a, col_abs_b);
+  judge_tiers(in, out);
   add(CheckKind::CourseGate, !(worst_frac > 1 && M.nonfinite == 0 && first_failure.empty() && worst_idx >= 0),
       worst_idx >= 0 ? fmt::format("course gate ({}): max |c - ref| / allowed = {:.4g} at {}", out.bound.variant, worst_frac, at(worst_idx))
                      : fmt::format("course gate ({})", out.bound.variant),

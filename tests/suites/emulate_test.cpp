@@ -12,6 +12,7 @@
 #include "kernels/gemm/cpu/model.hpp"
 #include "kernels/kernel.hpp"
 #include "oracle/exact_sum.hpp"
+#include "oracle/refvalue.hpp"
 #include "suites/emulate.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/test_seed.hpp"
@@ -89,6 +90,42 @@ TEST_CASE("the step in every rounding mode equals one rounding of the exact valu
     ++checked;
   }
   CHECK(checked > 10000);
+}
+
+TEST_CASE("the integer rounding of an exact two-sum equals the oracle's, every mode, ties, subnormals, overflow") {
+  // Formats of every width the fast path takes (fp32's range with 13 fraction bits is the FP8 MMA
+  // accumulator model); x + y formed exactly as a two-sum, rounded by the emulator and by round_ref.
+  static constexpr Format f32r13{"f32r13", "test", 1, 8, 13, 127, true, Specials::IEEE, 32};
+  const std::uint64_t seed = test::seed() + 5;
+  CAPTURE(seed);
+  std::uint64_t n = 0;
+  for (const Format* f : {&f32, &f16, &bf16, &e5m2, &f32r13}) {
+    const double ulp1 = std::ldexp(1.0, -f->frac_bits);  // the spacing of [1, 2)
+    for (std::uint64_t i = 0; i < 40000; ++i) {
+      const auto w = philox_4x32(seed, 11, i + 100000 * static_cast<std::uint64_t>(f->frac_bits));
+      const int e = static_cast<int>(w[0] % static_cast<std::uint32_t>(f->emax() - f->emin() + 6)) + f->emin() - 3;
+      double x;
+      switch (w[1] % 4) {
+        case 0: x = std::ldexp(1 + std::ldexp(static_cast<double>(w[2]), -32), e); break;                                      // anywhere
+        case 1: x = std::ldexp(1 + ulp1 * (std::floor(static_cast<double>(w[2] % 1024)) + 0.5), e); break;                    // a tie
+        case 2: x = std::ldexp(1 + ulp1 * static_cast<double>(w[2] % 1024), e); break;                                         // on the grid
+        default: x = std::ldexp(2 - std::ldexp(static_cast<double>(w[2] % 7), -40), e); break;                                 // just below 2^(e+1)
+      }
+      if (w[3] & 1) x = -x;
+      const double y = (w[3] & 2 ? 1 : -1) * std::ldexp(static_cast<double>(w[3] >> 4), e - 60 - static_cast<int>(w[2] % 8));  // a small tail, or 0
+      for (Rounding r : {Rounding::NearestEven, Rounding::NearestAway, Rounding::TowardZero, Rounding::Up, Rounding::Down}) {
+        const double want = to_double(*f, round_ref(*f, ref_from_two_sum(x, y), Rounder{r, default_saturation(*f), NanPayload::Preserve}).code);
+        const double got = emulate_add(*f, r, x, y);
+        CAPTURE(f->tag);
+        CAPTURE(x);
+        CAPTURE(y);
+        CAPTURE(to_string(r));
+        REQUIRE(std::bit_cast<std::uint64_t>(got) == std::bit_cast<std::uint64_t>(want));
+        ++n;
+      }
+    }
+  }
+  CHECK(n == 5 * 40000 * 5);
 }
 
 TEST_CASE("exact zero sums take IEEE 754's signs: +0 except toward -Inf, and -0 + -0 = -0") {
