@@ -18,6 +18,7 @@
 #include "suites/grade.hpp"
 #include "suites/runner.hpp"
 #include "tests/support/problems.hpp"
+#include "tests/support/run_case.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;
@@ -68,13 +69,7 @@ class RzAccumulator final : public CpuModel {
 CaseResult run(Kernel& k, const Problem& p, BoundVariant v = BoundVariant::Independent) {
   const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
   auto api = make_host_api();
-  CaseSetup s;
-  s.suite = "test";
-  s.case_id = p.spec;
-  s.problem = &p;
-  s.ref = &ref;
-  s.variant = v;
-  return run_case(k, s, *api, RunOptions{});
+  return test::run_graded(k, p, ref, *api, RunOptions{}, v);
 }
 
 const CheckResult& check(const CaseResult& r, CheckKind k) {
