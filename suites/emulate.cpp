@@ -195,6 +195,79 @@ struct Arith {
   double round(double x) const { return fast ? static_cast<double>(static_cast<float>(x)) : emulate_round(*f, r, x); }
 };
 
+/// A narrow accumulator hosted in fp32 arithmetic, for fma steps whose products are exact in fp32: one
+/// step is s = RN_f32(acc + p) with its exact error e (a two-sum), turned into round-to-odd RO_24(acc + p)
+/// (truncate toward zero, set the last bit when inexact), then rounded into the format by bit masking
+/// (or by a power-of-two scaling below the format's normal range). Rounding twice is exact this way:
+/// round_f(RO_24(x)) = round_f(x) when fp32's grid at x is at least 2 bits finer than f's (Boldo and
+/// Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd",
+/// IEEE Trans. Comput. 57(4), 2008, Thm. 1 for round to nearest; truncation composes for toward zero).
+/// An fp32 overflow of a finite sum is f's overflow too (f's largest value is at most fp32's).
+/// tests/suites/emulate_test.cpp holds it equal to the integer path.
+struct FloatHost {
+  bool ok = false;
+  bool rz = false;         ///< toward zero (else to nearest even)
+  bool scaled_sub = false; ///< below min_normal round by scaling (emin above fp32's); else masking throughout
+  int drop = 0;            ///< fp32 fraction bits the format does not keep
+  std::uint32_t mask = 0;
+  std::uint32_t min_normal_bits = 0, max_bits = 0;  ///< f's smallest normal and largest finite, as fp32 bits
+  float up = 0, down = 0;
+
+  FloatHost(const KernelTraits& t, StepKind step) {
+    const Format& f = *t.acc;
+    const Format &fa = *t.a_operand, &fb = *t.b_operand;
+    const bool mode = t.acc_rounding == Rounding::NearestEven || t.acc_rounding == Rounding::TowardZero;
+    // fp32 grid at least 2 bits finer than f's everywhere in f's range: p <= 22, and in f's subnormal range
+    // fp32's quantum 2^-149 <= f's quantum / 4. Products exact in fp32: at most 24 bits, no quantum below
+    // 2^-149, finite.
+    ok = step == StepKind::Fma && mode && !(f == f32) && f.specials == Specials::IEEE && f.subnormals && f.precision() <= 22 &&
+         f.emax() <= 127 && f.emin() >= -126 && f.emin() - f.frac_bits >= -147 && (f.emin() == -126 || f.frac_bits - f.emin() <= 126) && fa.precision() + fb.precision() <= 24 &&
+         fa.min_subnormal() * fb.min_subnormal() >= 0x1p-149 && fa.max_finite() * fb.max_finite() <= 0x1p127;
+    if (!ok) return;
+    rz = t.acc_rounding == Rounding::TowardZero;
+    drop = 23 - f.frac_bits;
+    mask = (std::uint32_t{1} << drop) - 1;
+    scaled_sub = f.emin() > -126;
+    min_normal_bits = std::bit_cast<std::uint32_t>(static_cast<float>(f.min_normal()));
+    up = std::ldexp(1.0f, f.frac_bits - f.emin());  // <= 2^126 where used (see ok)
+    down = std::ldexp(1.0f, f.emin() - f.frac_bits);
+    max_bits = std::bit_cast<std::uint32_t>(static_cast<float>(f.max_finite()));
+  }
+
+  /// round_f(p + acc), p exact; RZ: toward zero (else to nearest even), SCALED: scaled_sub. Integer
+  /// selects only (a float comparison may trap, which keeps the compiler from if-converting): the row loop
+  /// vectorises.
+  template <bool RZ, bool SCALED>
+  float step(float p, float acc) const {
+    constexpr std::uint32_t kSign = 0x80000000u, kMag = 0x7FFFFFFFu, kInf = 0x7F800000u;
+    const float s = p + acc;
+    const float bb = s - p;
+    const float e = (p - (s - bb)) + (acc - bb);  // exact: s + e = p + acc (Knuth's two-sum)
+    const std::uint32_t sb = std::bit_cast<std::uint32_t>(s), eb = std::bit_cast<std::uint32_t>(e);
+    const std::uint32_t inexact = (eb & kMag) != 0 ? 1u : 0u;
+    std::uint32_t b = sb - (inexact & ((eb ^ sb) >> 31));  // RZ_24: one step toward zero when e opposes s
+    b |= inexact;                                          // RO_24: the sticky bit
+    std::uint32_t rb = RZ ? b & ~mask : (b + (mask >> 1) + ((b >> drop) & 1u)) & ~mask;
+    if constexpr (SCALED) {
+      // Below f's normal range its grid is fixed: scale it to the integers (exact, |x| < 2^21), round to
+      // an integer (truncation by conversion; to nearest even by adding and removing 1.5 2^23, one fp32
+      // rounding), scale back; the sign is the operand's (a zero result included).
+      const bool small = (b & kMag) < min_normal_bits;
+      const std::uint32_t scaled = std::bit_cast<std::uint32_t>(std::bit_cast<float>(b) * up);  // unconditional: no branch
+      const float x = std::bit_cast<float>(small ? scaled : 0u);
+      const float xi = RZ ? static_cast<float>(static_cast<std::int32_t>(x)) : (x + 0x1.8p23f) - 0x1.8p23f;
+      const std::uint32_t rs = (std::bit_cast<std::uint32_t>(xi * down) & kMag) | (b & kSign);
+      rb = small ? rs : rb;
+    }
+    const std::uint32_t over = RZ ? max_bits : kInf;
+    rb = (rb & kMag) > max_bits ? (rb & kSign) | over : rb;
+    // Inf or NaN: as IEEE addition gives them, except an fp32 overflow of a finite sum (f's overflow too).
+    const bool finite_in = (std::bit_cast<std::uint32_t>(p) & kMag) < kInf && (std::bit_cast<std::uint32_t>(acc) & kMag) < kInf;
+    const std::uint32_t special = finite_in && (sb & kMag) == kInf ? (sb & kSign) | over : sb;
+    return std::bit_cast<float>((sb & kMag) < kInf ? rb : special);
+  }
+};
+
 /// One row of C at a time: every sum runs over K for the whole row, the columns j innermost (independent
 /// chains: the fp32 FMA loop vectorises). A: m x k, B: k x n, row-major operand values.
 class Emulator {
@@ -202,8 +275,8 @@ class Emulator {
   Emulator(const KernelTraits& t, std::int64_t n, std::int64_t k, const double* b)
       : t_(t), o_(t.sum_order), n_(n), k_(k), b_(b), acc_(*t.acc, t.acc_rounding),
         prod_(t.exact_products ? *t.acc : *t.product_format, t.acc_rounding),
-        outer_(t.promote_every > 0 ? Arith(*t.promote_format, Rounding::NearestEven) : acc_) {
-    if (acc_.fast) {
+        outer_(t.promote_every > 0 ? Arith(*t.promote_format, Rounding::NearestEven) : acc_), host_(t, t.sum_order.step) {
+    if (acc_.fast || host_.ok) {
       bf_.resize(static_cast<std::size_t>(k * n));
       for (std::size_t x = 0; x < bf_.size(); ++x) bf_[x] = static_cast<float>(b[x]);
     }
@@ -251,10 +324,25 @@ class Emulator {
       for (std::int64_t j = 0; j < n_; ++j) c[j] = sp[j];
       return;
     }
+    if (host_.ok) {  // a narrow accumulator hosted in fp32 (FloatHost), vectorised over j
+      if (host_.rz) return host_.scaled_sub ? hosted<true, true>(a, lo, hi, c) : hosted<true, false>(a, lo, hi, c);
+      return host_.scaled_sub ? hosted<false, true>(a, lo, hi, c) : hosted<false, false>(a, lo, hi, c);
+    }
     for (std::int64_t j = 0; j < n_; ++j) c[j] = 0.0;
     for (std::int64_t q = lo; q < hi; ++q)
       for (std::int64_t j = 0; j < n_; ++j)
         c[j] = o_.step == StepKind::Fma ? acc_.fma(a[q], B(q, j), c[j]) : acc_.add(c[j], leaf(a[q], B(q, j)));
+  }
+  template <bool RZ, bool SCALED>
+  void hosted(const double* a, std::int64_t lo, std::int64_t hi, double* c) const {
+    std::vector<float> s(static_cast<std::size_t>(n_), 0.0f);
+    float* sp = s.data();
+    for (std::int64_t q = lo; q < hi; ++q) {
+      const float aq = static_cast<float>(a[q]);
+      const float* bq = bf_.data() + q * n_;
+      for (std::int64_t j = 0; j < n_; ++j) sp[j] = host_.step<RZ, SCALED>(aq * bq[j], sp[j]);
+    }
+    for (std::int64_t j = 0; j < n_; ++j) c[j] = sp[j];
   }
   /// A product as a leaf of a tree or the addend of mul_add: rounded into the product format (or into
   /// the accumulator when products are declared exact).
@@ -339,8 +427,9 @@ class Emulator {
   const SummationOrder& o_;
   std::int64_t n_, k_;
   const double* b_;
-  std::vector<float> bf_;  ///< B as floats for the fp32 fast loop
+  std::vector<float> bf_;  ///< B as floats for the fp32 loops
   Arith acc_, prod_, outer_;
+  FloatHost host_;
 };
 
 /// Split products: slices per operand, each kept slice product summed over K by fp32 FMA from +0

@@ -128,6 +128,70 @@ TEST_CASE("the integer rounding of an exact two-sum equals the oracle's, every m
   CHECK(n == 5 * 40000 * 5);
 }
 
+TEST_CASE("a narrow accumulator hosted in fp32 (round to odd, then into the format) equals the scalar step, every element") {
+  // emulate_gemm with K = 3 runs the row loop's fp32-hosted path (f16 and f32r13 accumulators with products
+  // exact in fp32); emulate_fma chains the same three steps through the integer rounding. Operands: every
+  // value of the operand format, so subnormal products, sums that cancel to zero, ties and overflow occur.
+  static constexpr Format f32r13{"f32r13", "test", 1, 8, 13, 127, true, Specials::IEEE, 32};
+  struct Config {
+    const Format *acc, *operand;
+  };
+  const std::uint64_t seed = test::seed() + 6;
+  CAPTURE(seed);
+  std::int64_t compared = 0;
+  for (const Config c : {Config{&f16, &f16}, Config{&f16, &e4m3}, Config{&f32r13, &e4m3}, Config{&f32r13, &e5m2}, Config{&e5m2, &e5m2}}) {
+    for (Rounding r : {Rounding::NearestEven, Rounding::TowardZero}) {
+      KernelTraits t = make_cpu_model("model_gemm_f16_f16acc")->traits();
+      t.a_input = t.a_operand = t.b_input = t.b_operand = c.operand;
+      t.acc = t.out = c.acc;
+      t.acc_rounding = r;
+      t.promote_every = 0;
+      t.sum_order = SummationOrder::sequential();
+      CAPTURE(c.acc->tag);
+      CAPTURE(c.operand->tag);
+      CAPTURE(to_string(r));
+      const std::int64_t n = 20000, k = 3;
+      std::vector<double> a(static_cast<std::size_t>(k)), b(static_cast<std::size_t>(k * n));
+      const std::uint64_t codes = c.operand->code_count();
+      auto value = [&](std::uint64_t i) {
+        const auto w = philox_4x32(seed, 13, i);
+        double v = to_double(*c.operand, w[0] % codes);
+        return std::isfinite(v) ? v : 0.0;
+      };
+      std::int64_t done = 0;
+      for (std::int64_t rep = 0; rep < 4; ++rep) {
+        for (std::int64_t q = 0; q < k; ++q) a[static_cast<std::size_t>(q)] = value(static_cast<std::uint64_t>(rep * 1000000 + q));
+        for (std::size_t x = 0; x < b.size(); ++x) b[x] = value(static_cast<std::uint64_t>(rep * 1000000 + 100 + static_cast<std::int64_t>(x)));
+        const auto got = emulate_gemm(t, 1, n, k, a, b);
+        for (std::int64_t j = 0; j < n; ++j) {
+          double want = 0.0;
+          for (std::int64_t q = 0; q < k; ++q) want = emulate_fma(*c.acc, r, a[static_cast<std::size_t>(q)], b[static_cast<std::size_t>(q * n + j)], want);
+          const double g = to_double(*c.acc, got[static_cast<std::size_t>(j)]);
+          if (std::isnan(want)) {
+            CHECK(std::isnan(g));
+            continue;
+          }
+          if (std::bit_cast<std::uint64_t>(g) != std::bit_cast<std::uint64_t>(want)) {
+            CAPTURE(j);
+            CAPTURE(a[0]);
+            CAPTURE(a[1]);
+            CAPTURE(a[2]);
+            CAPTURE(b[static_cast<std::size_t>(j)]);
+            CAPTURE(b[static_cast<std::size_t>(n + j)]);
+            CAPTURE(b[static_cast<std::size_t>(2 * n + j)]);
+            REQUIRE(g == want);
+            REQUIRE(std::signbit(g) == std::signbit(want));
+          }
+          ++done;
+        }
+      }
+      CHECK(done == 4 * n);
+      compared += done;
+    }
+  }
+  CHECK(compared == 5 * 2 * 4 * 20000);
+}
+
 TEST_CASE("exact zero sums take IEEE 754's signs: +0 except toward -Inf, and -0 + -0 = -0") {
   for (Rounding r : {Rounding::NearestEven, Rounding::TowardZero, Rounding::Up}) {
     CHECK_FALSE(std::signbit(emulate_add(f32, r, 1.5, -1.5)));
