@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
              "envelope", "ratio", "statistic", "ratio");
   for (const char* name : {"model_gemm_f32", "model_gemm_f16_f32acc", "model_gemm_tf32_f32acc", "model_gemm_f16_f16acc",
                            "model_gemm_e4m3_lpacc_p128", "model_gemm_f32_splitk4", "model_gemm_f32_pairwise", "model_gemm_3xbf16"}) {
-    const auto kern = make_kernel(name);
+    const auto kern = make_gemm_kernel(name);
     const KernelTraits& t = kern->traits();
     std::vector<double> a_in, b_in;
     std::vector<std::uint64_t> codes;

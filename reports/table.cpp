@@ -19,7 +19,19 @@ std::string case_header() {
                      "Frobenius", "max ULP", "gate", "time ms", "vs base", "tier");
 }
 
+std::string conversion_case_header() {
+  return fmt::format("{:<38} {:<8} {:>12} {:>10} {:>9} {:>9}\n", "conversion kernel", "status", "patterns", "mismatch", "NaN diff", "seconds");
+}
+
 std::string case_row(const CaseResult& c) {
+  if (c.conversion) {
+    const ConversionResult& v = *c.conversion;
+    const bool checked = c.status == CaseStatus::Pass || c.status == CaseStatus::Fail;
+    return fmt::format("{:<38} {:<8} {:>12} {:>10} {:>9} {:>9.2f}{}\n", c.case_id, to_string(c.status), checked ? std::to_string(v.patterns) : "-",
+                       checked ? std::to_string(v.mismatches + v.model_mismatches) : "-",
+                       checked ? std::to_string(v.nan_differences) : "-", c.wall_seconds,
+                       c.status == CaseStatus::Pass ? "" : "  " + c.reason);
+  }
   std::string base = "-";
   if (c.baseline_ratio) base = fmt::format("{:.2f}x", *c.baseline_ratio);
   const bool graded = c.status == CaseStatus::Pass || c.status == CaseStatus::Fail;
@@ -50,10 +62,10 @@ std::string verdict_text(const RunResult& r) {
   for (const auto& c : r.cases) {
     if (c.status == CaseStatus::Pass || c.status == CaseStatus::NotSupported) continue;
     s += fmt::format("  {} on {}: {}: {}\n", c.case_id, c.kernel, to_string(c.status), c.reason);
-    if (first && c.status == CaseStatus::Fail) {
+    if (first && c.status == CaseStatus::Fail && !c.conversion) {
       for (const auto& x : c.checks)
         if (is_decisive(x.kind) && !x.passed) s += fmt::format("    check {}: {}\n", to_string(x.kind), x.detail);
-      if (!c.envelope.variant.empty()) {
+      if (!c.envelope.allowed.empty()) {
         s += fmt::format("    envelope: {}\n", c.envelope.allowed);
         for (const auto& t : c.envelope.terms) s += fmt::format("      {:<40} {}\n", t.name, t.formula);
         s += fmt::format("    {}\n", c.envelope.arithmetic);

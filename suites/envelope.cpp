@@ -85,7 +85,7 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
   const double upro = promote ? unit(*t.promote_format, Rounding::NearestEven) : 0.0;
   const std::string accname = fmt::format("{} ({})", acc.tag, to_string(t.acc_rounding));
   Bound& b = e.bound;
-  b.variant = "envelope";
+  // variant: none (the envelope is no course-gate variant; CaseResult::envelope names it)
 
   // Accumulation by the declared order class: the growth over the products' magnitudes.
   Growth g;

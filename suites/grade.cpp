@@ -434,9 +434,10 @@ void grade(const GradeInput& in, CaseResult& out) {
       M.deterministic ? "repeated runs identical bit for bit" : fmt::format("non-deterministic: {} element(s) differ between runs", M.nondeterministic_elements),
       -1, static_cast<double>(M.nondeterministic_elements), 0);
   judge_tiers(in, out);
+  const std::string_view gate_variant = out.bound.variant ? to_string(*out.bound.variant) : std::string_view{};
   add(CheckKind::CourseGate, !(worst_frac > 1 && M.nonfinite == 0 && first_failure.empty() && worst_idx >= 0),
-      worst_idx >= 0 ? fmt::format("course gate ({}): max |c - ref| / allowed = {:.4g} at {}", out.bound.variant, worst_frac, at(worst_idx))
-                     : fmt::format("course gate ({})", out.bound.variant),
+      worst_idx >= 0 ? fmt::format("course gate ({}): max |c - ref| / allowed = {:.4g} at {}", gate_variant, worst_frac, at(worst_idx))
+                     : fmt::format("course gate ({})", gate_variant),
       worst_idx, worst_frac, 1);
   if (overflowed)
     out.flags.push_back(fmt::format("reference-overflows-output: {} element(s) exceed the {} range; any Inf/NaN or the largest "

@@ -26,9 +26,9 @@ using namespace fpcert;
 namespace {
 
 /// A kernel that hides its declared order (the envelope and statistical tiers must judge it).
-class Withheld final : public Kernel {
+class Withheld final : public GemmKernel {
  public:
-  Withheld(std::unique_ptr<Kernel> k, std::string name) : k_(std::move(k)), name_(std::move(name)), t_(k_->traits()) {
+  Withheld(std::unique_ptr<GemmKernel> k, std::string name) : k_(std::move(k)), name_(std::move(name)), t_(k_->traits()) {
     t_.sum_order = SummationOrder::unknown();
   }
   const std::string& name() const override { return name_; }
@@ -38,7 +38,7 @@ class Withheld final : public Kernel {
   void run(const GemmOperands& ops) override { k_->run(ops); }
 
  private:
-  std::unique_ptr<Kernel> k_;
+  std::unique_ptr<GemmKernel> k_;
   std::string name_;
   KernelTraits t_;
 };
@@ -66,7 +66,7 @@ class RzAccumulator final : public CpuModel {
   }
 };
 
-CaseResult run(Kernel& k, const Problem& p, BoundVariant v = BoundVariant::Independent) {
+CaseResult run(GemmKernel& k, const Problem& p, BoundVariant v = BoundVariant::Independent) {
   const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
   auto api = make_host_api();
   return test::run_graded(k, p, ref, *api, RunOptions{}, v);
@@ -98,7 +98,7 @@ TEST_CASE("correct kernels in every valid order: bitwise with their order, envel
       const std::string kname = name;
       CAPTURE(kname);
       CAPTURE(p.spec);
-      auto k = make_kernel(name);
+      auto k = make_gemm_kernel(name);
       const CaseResult r = run(*k, p);
       if (r.status == CaseStatus::NotSupported) continue;
       INFO(r.reason);
@@ -106,7 +106,7 @@ TEST_CASE("correct kernels in every valid order: bitwise with their order, envel
       CHECK(r.tier == Tier::Bitwise);
       CHECK(check(r, CheckKind::Bitwise).passed);
       CHECK(check(r, CheckKind::Envelope).passed);
-      Withheld w(make_kernel(name), std::string(name) + "_withheld");
+      Withheld w(make_gemm_kernel(name), std::string(name) + "_withheld");
       const CaseResult e = run(w, p);
       INFO(e.reason);
       CHECK(e.status == CaseStatus::Pass);
@@ -126,7 +126,7 @@ TEST_CASE("a round-toward-zero accumulator declared round-to-nearest passes the 
   // Same-sign data: every partial sum is positive, so every truncation points toward zero (the
   // statistic's direction is the sign of the exact result). K = 512, uniform [0, 1).
   RzAccumulator rz;
-  auto honest = make_kernel("model_gemm_f32");
+  auto honest = make_gemm_kernel("model_gemm_f32");
   Withheld rn(std::move(honest), "rn_withheld");
   for (std::uint64_t s = 0; s < 4; ++s) {
     const Problem p = generate("uniform:m=32,n=32,k=512,lo=0,hi=1,seed=" + std::to_string(test::seed() + s));
@@ -155,18 +155,18 @@ TEST_CASE("each runner finding and tier reports its own check kind; the course g
                           Expect{"mutant_out_of_bounds", CheckKind::GuardOutput},
                           Expect{"mutant_nondeterministic", CheckKind::Nondeterministic}}) {
     CAPTURE(e.name);
-    auto k = make_kernel(e.name);
+    auto k = make_gemm_kernel(e.name);
     const CaseResult r = run(*k, p);
     CHECK(r.status == CaseStatus::Fail);
     CHECK_FALSE(check(r, e.kind).passed);
   }
   // K - 1 products: the envelope alone sees it too (one product is far above K u |A||B|).
-  auto ks = make_kernel("mutant_k_short");
+  auto ks = make_gemm_kernel("mutant_k_short");
   Withheld w(std::move(ks), "k_short_withheld");
   const CaseResult r = run(w, p);
   CHECK_FALSE(check(r, CheckKind::Envelope).passed);
   // The course gate is a column: reported on every graded case, never the reason for a verdict.
-  auto m = make_kernel("model_gemm_f32");
+  auto m = make_gemm_kernel("model_gemm_f32");
   const CaseResult ok = run(*m, p);
   CHECK(check(ok, CheckKind::CourseGate).measured == ok.gate_fraction);
   CHECK_FALSE(is_decisive(CheckKind::CourseGate));
@@ -181,13 +181,13 @@ TEST_CASE("a case whose bound admits an all-zeros output is vacuous and no evide
   CHECK_FALSE(e.exists);
   CHECK(std::isinf(envelope_allowed(e, 1, 1)));
   // Through the runner: the fp16-accumulating model with its order withheld on K = 4096 sums of ones.
-  Withheld w(make_kernel("model_gemm_f16_f16acc"), "f16acc_withheld");
+  Withheld w(make_gemm_kernel("model_gemm_f16_f16acc"), "f16acc_withheld");
   const Problem p = generate("probe:m=4,n=4,k=4096,kind=ones,seed=1");
   const CaseResult r = run(w, p);
   CHECK(r.vacuous);
   CHECK(r.evidence.empty());
   // With its order declared the same case is bitwise: not vacuous, evidence for the accumulation.
-  auto k = make_kernel("model_gemm_f16_f16acc");
+  auto k = make_gemm_kernel("model_gemm_f16_f16acc");
   const CaseResult b = run(*k, p);
   CHECK(b.tier == Tier::Bitwise);
   CHECK_FALSE(b.vacuous);

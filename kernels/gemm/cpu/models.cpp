@@ -325,7 +325,7 @@ const char* kModelNames[] = {"model_gemm_f32",         "model_gemm_f16_f32acc", 
                              "model_gemm_f32_muladd"};
 
 template <std::size_t I>
-std::unique_ptr<Kernel> factory() {
+std::unique_ptr<GemmKernel> factory() {
   return build(kModelNames[I]);
 }
 
