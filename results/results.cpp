@@ -24,25 +24,6 @@ std::optional<CaseStatus> parse_case_status(std::string_view s) {
   return std::nullopt;
 }
 
-std::string_view to_string(CheckKind k) {
-  switch (k) {
-    case CheckKind::Bitwise: return "bitwise";
-    case CheckKind::Envelope: return "envelope";
-    case CheckKind::Statistical: return "statistical";
-    case CheckKind::Nonfinite: return "nonfinite";
-    case CheckKind::SpecialValues: return "special_values";
-    case CheckKind::NanPolicy: return "nan_policy";
-    case CheckKind::Unwritten: return "unwritten";
-    case CheckKind::GuardOutput: return "guard_output";
-    case CheckKind::GuardInputs: return "guard_inputs";
-    case CheckKind::InputsModified: return "inputs_modified";
-    case CheckKind::Nondeterministic: return "nondeterministic";
-    case CheckKind::Crashed: return "crashed";
-    case CheckKind::Hung: return "hung";
-    case CheckKind::NotSupportedAfterData: return "not_supported_after_data";
-    case CheckKind::Declaration: return "declaration";
-    case CheckKind::Baseline: return "baseline";
-    case CheckKind::CourseGate: return "course_gate";
 std::string_view to_string(BoundVariant v) {
   switch (v) {
     case BoundVariant::Independent: return "independent";
@@ -52,8 +33,6 @@ std::string_view to_string(BoundVariant v) {
   return "?";
 }
 
-std::optional<CheckKind> parse_check_kind(std::string_view s) {
-  for (CheckKind k : kAllCheckKinds)
 std::optional<BoundVariant> parse_bound_variant(std::string_view s) {
   for (BoundVariant v : {BoundVariant::Independent, BoundVariant::Componentwise, BoundVariant::WorstCase})
     if (to_string(v) == s) return v;
@@ -87,6 +66,35 @@ std::string_view to_string(RunKind k) {
 
 std::optional<RunKind> parse_run_kind(std::string_view s) {
   for (RunKind k : {RunKind::Gemm, RunKind::Conversion, RunKind::Experiment})
+    if (to_string(k) == s) return k;
+  return std::nullopt;
+}
+
+std::string_view to_string(CheckKind k) {
+  switch (k) {
+    case CheckKind::Bitwise: return "bitwise";
+    case CheckKind::Envelope: return "envelope";
+    case CheckKind::Statistical: return "statistical";
+    case CheckKind::Nonfinite: return "nonfinite";
+    case CheckKind::SpecialValues: return "special_values";
+    case CheckKind::NanPolicy: return "nan_policy";
+    case CheckKind::Unwritten: return "unwritten";
+    case CheckKind::GuardOutput: return "guard_output";
+    case CheckKind::GuardInputs: return "guard_inputs";
+    case CheckKind::InputsModified: return "inputs_modified";
+    case CheckKind::Nondeterministic: return "nondeterministic";
+    case CheckKind::Crashed: return "crashed";
+    case CheckKind::Hung: return "hung";
+    case CheckKind::NotSupportedAfterData: return "not_supported_after_data";
+    case CheckKind::Declaration: return "declaration";
+    case CheckKind::Baseline: return "baseline";
+    case CheckKind::CourseGate: return "course_gate";
+  }
+  return "?";
+}
+
+std::optional<CheckKind> parse_check_kind(std::string_view s) {
+  for (CheckKind k : kAllCheckKinds)
     if (to_string(k) == s) return k;
   return std::nullopt;
 }
