@@ -151,6 +151,7 @@ struct CaseResult {
   Tier tier = Tier::None;        ///< the verdict tier used
   bool vacuous = false;          ///< the tier's bound admits an all-zeros output: the case is no evidence
   std::vector<std::string> flags;   ///< e.g. "inputs-exact-in-storage: ..."
+  std::vector<std::string> coverage;  ///< the coverage classes this case exercises ("shape.prime", ...; docs/suites.md)
   Metrics metrics;
   Bound bound;
   double gate_fraction = 0;      ///< max_ij err / allowed (pass iff <= 1 and nothing else failed)

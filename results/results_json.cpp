@@ -134,6 +134,7 @@ json to_json(const CaseResult& c) {
             {"tier", std::string(to_string(c.tier))},
             {"vacuous", c.vacuous},
             {"flags", c.flags},
+            {"coverage", c.coverage},
             {"metrics", metrics},
             {"bound", bound},
             {"gate_fraction", json_number(c.gate_fraction)},
@@ -193,6 +194,7 @@ CaseResult case_from_json(const json& j) {
   }
   c.vacuous = j.contains("vacuous") && j.at("vacuous").get<bool>();
   if (j.contains("flags")) c.flags = j.at("flags").get<std::vector<std::string>>();
+  if (j.contains("coverage")) c.coverage = j.at("coverage").get<std::vector<std::string>>();
   if (j.contains("metrics")) {
     const json& m = j.at("metrics");
     Metrics& M = c.metrics;

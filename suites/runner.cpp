@@ -14,6 +14,7 @@
 
 #include "base/codes.hpp"
 #include "base/error.hpp"
+#include "base/fpenv.hpp"
 #include "suites/grade.hpp"
 
 namespace fpcert {
@@ -321,6 +322,7 @@ CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, cons
     r.timed_runs = static_cast<int>(s.size());
     if (r.time_ms_median > 0) r.tflops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (r.time_ms_median * 1e-3) / 1e12;
   }
+  pin_fp_env();  // grade in round to nearest without FTZ/DAZ, whatever the kernel left (docs/suites.md)
   GradeInput gi;
   gi.problem = &p;
   gi.ref = setup.ref;

@@ -20,6 +20,7 @@ struct CaseSpec {
   std::string spec;  ///< generator spec string
   BoundVariant variant = BoundVariant::Independent;
   std::string note;  ///< what the case is for
+  std::vector<std::string> covers = {};  ///< coverage classes it exercises (docs/suites.md, "Coverage classes")
 };
 
 /// What a suite's cases may depend on.
