@@ -44,8 +44,10 @@ void break_fp_env() {
 }  // namespace
 
 TEST_CASE("every certify case names at least one coverage class, and every class of docs/suites.md has a case") {
+  const auto kernel = make_gemm_kernel("model_gemm_f16_f32acc");
+  REQUIRE(kernel);
   SuiteContext ctx;
-  ctx.traits = &make_kernel("model_gemm_f16_f32acc")->traits();
+  ctx.traits = &kernel->traits();
   const auto cases = find_suite("certify")->cases(ctx);
   std::vector<std::string> classes;
   for (const auto& c : cases) {
@@ -54,7 +56,8 @@ TEST_CASE("every certify case names at least one coverage class, and every class
   }
   for (const char* want : {"shape.one", "shape.prime", "shape.tile_edge", "shape.tall_skinny", "shape.k_threshold", "shape.large_k",
                            "values.exact_storage", "values.all_positive", "values.subnormal", "values.signed_zero",
-                           "determinism.fill_device"})
+                           "determinism.fill_device", "determinism.every_run", "layout.padded_ld", "layout.guards_ab",
+                           "layout.inputs_unchanged", "layout.misaligned"})
     CHECK_MESSAGE(std::find(classes.begin(), classes.end(), want) != classes.end(), want);
 }
 
@@ -68,6 +71,24 @@ TEST_CASE("K tail read past the row: the old suite's K = 512 passes it, partial 
     const CaseResult good = certify_case("ok_tiled16", id);
     CHECK_MESSAGE(good.status == CaseStatus::Pass, id, ": ", good.reason);
   }
+}
+
+TEST_CASE("lda and ldb ignored: the runner's padded leading dimensions fail it on any case; the correct kernel passes") {
+  load_buggy();
+  // The old runner passed lda = k and ldb = n, so this kernel was right there by construction.
+  const CaseResult bad = certify_case("bug_ignores_ld", "uniform");
+  CHECK_MESSAGE(bad.status == CaseStatus::Fail, bad.reason);
+  CHECK(covers(bad, "layout.padded_ld"));
+  const CaseResult good = certify_case("ok_tiled16", "uniform");
+  CHECK_MESSAGE(good.status == CaseStatus::Pass, good.reason);
+  const CheckResult* in = find_check(good, CheckKind::InputsModified);
+  REQUIRE(in);
+  CHECK(in->passed);
+  const CheckResult* g = find_check(good, CheckKind::GuardInputs);
+  REQUIRE(g);
+  CHECK(g->passed);
+  const CaseResult mis = certify_case("ok_tiled16", "misaligned");
+  CHECK_MESSAGE(mis.status == CaseStatus::Pass, mis.reason);
 }
 
 TEST_CASE("missing __syncthreads (stale K tile once the device is oversubscribed): small products pass, fill_device fails") {
