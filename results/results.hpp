@@ -144,7 +144,6 @@ enum class Tier : std::uint8_t {
 std::string_view to_string(Tier t);
 std::optional<Tier> parse_tier(std::string_view s);
 
-
 /// What a case varies within its family (a report plots the family along it).
 enum class CaseAxis : std::uint8_t { None, K, ExponentSpan, Kappa };
 std::string_view to_string(CaseAxis a);

@@ -35,6 +35,12 @@ TEST_CASE("K tail read past the row (CUDA): K = 512 passes, partial K tiles fail
   CHECK(status_of("ok_tiled16_cuda", "shape_primes") == "pass");
 }
 
+TEST_CASE("lda and ldb ignored (CUDA): padded leading dimensions fail it; the correct kernel passes, misaligned too") {
+  CHECK(status_of("bug_ignores_ld_cuda", "uniform") == "fail");
+  CHECK(status_of("ok_tiled16_cuda", "uniform") == "pass");
+  CHECK(status_of("ok_tiled16_cuda", "misaligned") == "pass");
+}
+
 TEST_CASE("missing __syncthreads (CUDA): the device-filling case fails it, the correct kernel passes it") {
   CHECK(status_of("bug_racy_cuda", "fill_device") == "fail");
   CHECK(status_of("ok_tiled16_cuda", "fill_device") == "pass");
