@@ -222,6 +222,10 @@ int run(const SuiteArgs& a, const char* verb) {
       one = run_suite(*suite, kernels, o);
     }
     if (tty) std::fprintf(stderr, "\r\033[K");
+    if (std::string(verb) == "certify") {
+      const std::string cov = coverage_table(one);
+      if (!cov.empty()) fmt::print("{}", cov);
+    }
     std::fputs(verdict_text(one).c_str(), stdout);
     if (!o.jsonl_path.empty()) partials.push_back(o.jsonl_path);
     results.push_back(std::move(one));

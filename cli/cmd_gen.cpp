@@ -45,10 +45,10 @@ nlohmann::json write_operand(const std::filesystem::path& dir, const std::string
   if (src == f64) {
     write_npy_f64((dir / file).string(), rows, cols, m.data);
     files[name] = {{"path", file}, {"dtype", "float64"}, {"shape", shape}, {"content", "values"}};
-  } else if (src == f32) {
+  } else if (src == f32 || src == tf32) {
     write_npy_f32((dir / file).string(), rows, cols, m.data);
     files[name] = {{"path", file}, {"dtype", "float32"}, {"shape", shape}, {"content", "values"}};
-  } else {  // 16-bit sources: the bit patterns, and the values widened to float32 beside them
+  } else {  // 16- and 8-bit sources: the bit patterns, and the values widened to float32 beside them
     std::vector<std::uint16_t> bits(m.data.size());
     for (std::size_t i = 0; i < bits.size(); ++i)
       bits[i] = static_cast<std::uint16_t>(round_double(src, m.data[i], Rounder::nearest(src)).code);

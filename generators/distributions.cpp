@@ -6,7 +6,7 @@
 namespace fpcert::detail {
 namespace {
 
-constexpr std::uint32_t kUniformId = 1, kNormalId = 2, kOzakiId = 3, kScaledIntId = 4;
+constexpr std::uint32_t kUniformId = 1, kNormalId = 2, kOzakiId = 3, kScaledIntId = 4, kSignedZerosId = 15;
 
 void make_uniform(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   const double lo = ps.real("lo"), hi = ps.real("hi");
@@ -52,6 +52,26 @@ void make_scaled_int(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
       const auto d = static_cast<std::int64_t>(uniform_below(s, i, span));  // 0 .. 2 imax - 1
       const std::int64_t j = d < imax ? -(d + 1) : d - imax + 1;           // -imax..-1, 1..imax
       return static_cast<double>(j) * c;                                   // one double rounding, then RN into source
+    });
+  }
+}
+
+/// Uniform [-1, 1) with a fraction p of the entries replaced by +0 or -0 (sign drawn), and every
+/// `zero_row`-th row of A (from row 1) entirely +-0, so that C has exact zero results of either sign
+/// of contributions: a kernel must neither turn 0 * x into something else nor mishandle a sum of zeros.
+void make_signed_zeros(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
+  const double pz = ps.real("p");
+  const std::int64_t zr = ps.integer("zero_row");
+  set_gemm_shape(ps, p);
+  const std::int64_t kcols = p.k;
+  for (auto [mat, op] : {std::pair{&p.a, kOpA}, std::pair{&p.b, kOpB}}) {
+    const Stream sv = stream_for(p.seed, kSignedZerosId, op), sz = stream_for(p.seed, kSignedZerosId, op + 1),
+                 ss = stream_for(p.seed, kSignedZerosId, op + 2);
+    const bool is_a = op == kOpA;
+    fill_source(*mat, *p.source, ctx, [&](std::uint64_t i) {
+      const bool zero_line = is_a && zr > 0 && (static_cast<std::int64_t>(i) / kcols) % zr == 1;
+      if (zero_line || bernoulli(sz, i, pz)) return bernoulli(ss, i, 0.5) ? -0.0 : 0.0;
+      return -1 + 2 * uniform01(sv, i);
     });
   }
 }
@@ -110,6 +130,18 @@ std::vector<Family> distribution_families() {
     g.params.push_back(p_seed());
     g.params.push_back(p_source());
     v.push_back({g, make_scaled_int});
+  }
+  {
+    GeneratorInfo g;
+    g.name = "signed_zeros";
+    g.summary = "uniform [-1, 1) with a fraction p of the entries +0 or -0 (sign drawn), and every zero_row-th row of A "
+                "(rows 1, 1 + zero_row, ...) all +-0: exact zero results and zero products of both signs";
+    g.params = p_shape(64, 64, 64);
+    g.params.push_back(p_real("p", 0.25, 0, 1, "fraction of entries replaced by +-0"));
+    g.params.push_back(p_int("zero_row", 4, 0, 1 << 30, "every zero_row-th row of A is all +-0 (0: none)"));
+    g.params.push_back(p_seed());
+    g.params.push_back(p_source());
+    v.push_back({g, make_signed_zeros});
   }
   return v;
 }

@@ -71,8 +71,9 @@ std::vector<ParamInfo> p_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
 }
 
 ParamInfo p_source(const std::string& dflt) {
-  return p_format("source", dflt, {"f32", "f64", "f16", "bf16"},
-                  "format every input value is exactly representable in (bf16/f16: written as uint16 bits)");
+  return p_format("source", dflt, {"f32", "f64", "f16", "bf16", "tf32", "e4m3", "e5m2"},
+                  "format every input value is exactly representable in (bf16/f16/e4m3/e5m2: written as uint16 bits; "
+                  "tf32: as float32 values)");
 }
 
 void set_gemm_shape(const ParsedSpec& ps, Problem& p) {

@@ -16,6 +16,7 @@
 #include <exception>
 #include <map>
 
+#include "base/fpenv.hpp"
 #include "kernels/device/device_api.hpp"
 #include "plugin/fpcert_plugin.h"
 
@@ -109,9 +110,11 @@ thread_local const char* g_in_plugin_function = nullptr;
 }
 
 /// Calls a plugin function from a noexcept frame: an exception escaping the plugin cannot unwind
-/// into fpcert (it reaches std::terminate, whose handler names the kernel and aborts).
+/// into fpcert (it reaches std::terminate, whose handler names the kernel and aborts). The caller's
+/// floating-point environment (rounding mode, FTZ/DAZ) is restored afterwards, whatever the plugin set.
 template <class Fn, class... Args>
 std::int32_t call_plugin(const std::string& kernel, const char* function, Fn fn, Args... args) noexcept {
+  const FpEnvRestore fp_env;
   g_in_plugin_kernel = kernel.c_str();
   g_in_plugin_function = function;
   const std::terminate_handler previous = std::set_terminate(plugin_terminate_handler);
@@ -490,8 +493,8 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
       if (!k.gemm_run) kerr("gemm_run is NULL (required)");
       need_format("gemm.a_input", g.a_input, false);
       need_format("gemm.b_input", g.b_input, false);
-      need_format("gemm.a_operand", g.a_operand, false);
-      need_format("gemm.b_operand", g.b_operand, false);
+      const Format* a_op = need_format("gemm.a_operand", g.a_operand, false);
+      const Format* b_op = need_format("gemm.b_operand", g.b_operand, false);
       need_format("gemm.acc_format", g.acc_format, false);
       need_format("gemm.out_format", g.out_format, false);
       need_rounding("gemm.input_rounding", g.input_rounding, false);
@@ -511,6 +514,11 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
       if (!(g.operand_u >= 0 && g.operand_u < 1)) kerr(fmt::format("gemm.operand_u must be in [0, 1), got {}", g.operand_u));
       else if (g.operand_u > 0 && (!g.operand_note || !*g.operand_note))
         kerr("gemm.operand_note is required when operand_u > 0 (state the derivation of the effective unit roundoff)");
+      else if (a_op && b_op && g.operand_u > std::max(a_op->unit_roundoff(), b_op->unit_roundoff()))
+        // A split emulation is more precise than its operand formats, never less: a larger operand_u
+        // would only widen the kernel's own bound (docs/plugin.md).
+        kerr(fmt::format("gemm.operand_u = {} exceeds the unit roundoff the declared operand formats imply ({} and {}: {})", g.operand_u,
+                         a_op->tag, b_op->tag, std::max(a_op->unit_roundoff(), b_op->unit_roundoff())));
       if (!g.order || !*g.order) kerr("gemm.order is empty: state the operation order (what the bound model and a reader rely on)");
       if (k.struct_size >= sizeof(fpcert_kernel)) validate_order(k.gemm_order, kerr, versions);
     } else if (k.operation == FPCERT_OPERATION_CONVERSION) {

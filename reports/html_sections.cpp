@@ -303,6 +303,23 @@ static std::string conversion_run_body(const RunResult& r, std::size_t ri, const
   return s;
 }
 
+/// The class -> case table (docs/suites.md, "Coverage classes"): which case exercises which class.
+std::string coverage_section(const RunResult& r) {
+  std::map<std::string, std::vector<const CaseResult*>> by_class;
+  for (const auto& c : r.cases)
+    for (const auto& cls : c.coverage) by_class[cls].push_back(&c);
+  if (by_class.empty()) return "";
+  std::string s = "<h3>Coverage: which case exercises which class</h3><table><tr><th>class</th><th>cases</th></tr>";
+  for (const auto& [cls, cases] : by_class) {
+    std::string list;
+    for (const CaseResult* c : cases)
+      list += fmt::format("{}<code>{}</code>{} {}", list.empty() ? "" : ", ", html_escape(c->case_id),
+                          r.kernels.size() > 1 ? " (" + html_escape(c->kernel) + ")" : "", status_badge(c->status));
+    s += fmt::format("<tr><td><code>{}</code></td><td>{}</td></tr>", html_escape(cls), list);
+  }
+  return s + "</table>";
+}
+
 std::string run_section(const RunResult& r, std::size_t ri) {
   const std::string src = fmt::format("r{}", ri);
   const std::string id = fmt::format("run-{}", ri);
@@ -335,6 +352,7 @@ std::string run_section(const RunResult& r, std::size_t ri) {
     if (!traits.empty()) s += "<p class=\"muted\">" + html_escape(traits) + "</p>";
     s += metrics_table(r, k, src);
   }
+  s += coverage_section(r);
   s += plots_section(r, src, id);
   std::string gates;
   for (const auto& k : kernels_of(r)) {

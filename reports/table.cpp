@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
+#include <vector>
 
 namespace fpcert {
 
@@ -76,6 +78,24 @@ std::string verdict_text(const RunResult& r) {
       if (!c.repro.empty()) s += fmt::format("    reproduce: {}\n", c.repro);
       first = false;
     }
+  }
+  return s;
+}
+
+std::string coverage_table(const RunResult& r) {
+  std::map<std::string, std::vector<std::string>> by_class;  // sorted by class name: one table for every run
+  for (const auto& c : r.cases)
+    for (const auto& cls : c.coverage) {
+      std::string entry = fmt::format("{} ({})", c.case_id, to_string(c.status));
+      if (r.kernels.size() > 1) entry = c.kernel + ": " + entry;
+      by_class[cls].push_back(std::move(entry));
+    }
+  if (by_class.empty()) return "";
+  std::string s = fmt::format("{:<28} {}\n", "coverage class", "covered by (status)");
+  for (const auto& [cls, cases] : by_class) {
+    std::string list;
+    for (const auto& e : cases) list += (list.empty() ? "" : ", ") + e;
+    s += fmt::format("{:<28} {}\n", cls, list);
   }
   return s;
 }

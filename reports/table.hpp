@@ -18,6 +18,9 @@ std::string conversion_case_header();
 /// "CERTIFIED: 12 cases passed" / "FAILED: ..." with every failing case and its reason, the bound
 /// arithmetic of the first failure, and its reproduction command.
 std::string verdict_text(const RunResult& r);
+/// The coverage table: each coverage class a case of the run declares (CaseResult::coverage), and the
+/// cases that cover it with their status ("shape.prime  primes (pass), ..."); "" when no case declares one.
+std::string coverage_table(const RunResult& r);
 /// A short number for tables: 3 significant digits, "inf", "-" for NaN.
 std::string short_num(double v);
 

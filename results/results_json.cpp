@@ -156,6 +156,7 @@ json to_json(const CaseResult& c) {
             {"tier", std::string(to_string(c.tier))},
             {"vacuous", c.vacuous},
             {"flags", c.flags},
+            {"coverage", c.coverage},
             {"metrics", metrics},
             {"bound", bound},
             {"envelope", to_json(c.envelope)},
@@ -224,6 +225,7 @@ CaseResult case_from_json(const json& j) {
   }
   c.vacuous = j.contains("vacuous") && j.at("vacuous").get<bool>();
   if (j.contains("flags")) c.flags = j.at("flags").get<std::vector<std::string>>();
+  if (j.contains("coverage")) c.coverage = j.at("coverage").get<std::vector<std::string>>();
   if (j.contains("metrics")) {
     const json& m = j.at("metrics");
     Metrics& M = c.metrics;

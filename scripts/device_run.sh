@@ -119,6 +119,21 @@ section_probe() {
   du -sh "$OUT/tc_recordings"
   run timeout 600 "$BIN/test_kernels_gpu" --source-file='*tc_probe_gpu_test.cpp' 2>&1 | tee "$OUT/test_gpu_tc_probe.log" | tail -60
 }
+# Coverage (docs/suites.md, "Coverage classes"): the CUDA bugs of tests/plugin/fixtures/buggy_cuda_plugin.cu
+# against their classes (the GPU test), each of them and the correct kernel through the whole certify
+# suite with its time, and one built-in kernel's certify time (under 60 s is the target).
+section_coverage() {
+  export FPCERT_BIN="$BIN/fpcert" FPCERT_TEST_PLUGIN_DIR="$BIN/plugins" FPCERT_TEST_SCRATCH="$OUT/coverage_scratch"
+  mkdir -p "$FPCERT_TEST_SCRATCH"
+  run timeout 600 "$BIN/test_plugin_gpu" --source-file='*coverage_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/coverage_gpu_test.log" | tail -30
+  for k in ok_tiled16_cuda bug_ktail_cuda bug_ignores_ld_cuda bug_racy_cuda; do
+    run timeout 300 "$BIN/fpcert" certify --plugin "$BIN/plugins/libbuggy_cuda.so" --kernel "$k" --suite certify \
+      --json "$OUT/coverage_$k.json" > "$OUT/coverage_$k.txt" 2>&1; echo "rc=$?"; tail -28 "$OUT/coverage_$k.txt"
+  done
+  for k in gemm_f16_f32acc_mma_sm80 gemm_f32_tiled cublas_gemm_f32_pedantic; do
+    run timeout 300 "$BIN/fpcert" certify --kernel "$k" --suite certify --json "$OUT/coverage_$k.json" 2>&1 | tail -50
+  done
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -129,6 +144,7 @@ for part in ${PART//,/ }; do
     proof) section_proof ;;
     probe) section_probe ;;
     verdicts) section_verdicts ;;
+    coverage) section_coverage ;;
     all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_verdicts ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac

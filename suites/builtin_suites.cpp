@@ -125,34 +125,117 @@ std::vector<CaseSpec> exponent_range(const SuiteContext& c) {
   return r;
 }
 
+/// The storage format's tag when the generators can write inputs exact in it (source=TAG) and it is
+/// narrower than fp32 and not fp16 (f16_exact covers fp16); "" otherwise.
+std::string exact_source_tag(const SuiteContext& c) {
+  const Format& s = storage_of(c);
+  for (const Format* f : {&bf16, &tf32, &e4m3, &e5m2})
+    if (s == *f) return std::string(s.tag);
+  return "";
+}
+
+std::string gemm3(const std::string& family, std::int64_t m, std::int64_t n, std::int64_t k, std::uint64_t seed,
+                  const std::string& extra = "") {
+  return fmt::format("{}:m={},n={},k={},seed={}{}{}", family, m, n, k, seed, extra.empty() ? "" : ",", extra);
+}
+
+/// The pre-merge gate. Each case names the coverage classes it exercises (docs/suites.md, "Coverage
+/// classes"); the runner's own checks (guards, padding, inputs unchanged, determinism) apply to all.
+/// A case with the coverage classes it exercises (docs/suites.md, "Coverage classes").
+CaseSpec covering(CaseSpec c, std::vector<std::string> classes) {
+  c.covers = std::move(classes);
+  return c;
+}
+
 std::vector<CaseSpec> certify(const SuiteContext& c) {
   const auto mn = pick_mn(c, 256, 32);
   const std::int64_t k = 512;
   const int e = safe_exponent(c, k);
-  return {
-      {"uniform", gemm("uniform", mn, k, 30), BoundVariant::Independent, "uniform [-1, 1)"},
-      {"normal", gemm("normal", mn, k, 31), BoundVariant::Independent, "N(0, 1)"},
-      {"ozaki_phi1", gemm("ozaki", mn, k, 32, "phi=1"), BoundVariant::Componentwise, "Ozaki family, phi = 1"},
-      {"ozaki_wide", gemm("ozaki", mn, k, 33, "phi=" + ozaki_phi(c, 4.0, k)), BoundVariant::Componentwise,
-       "Ozaki family, phi = " + ozaki_phi(c, 4.0, k) + " (capped by the storage format's range)"},
-      {"scaled_int", gemm("scaled_int", mn, k, 34), BoundVariant::Independent,
-       "small integers times 0.013 / 0.017: every conversion rounds"},
-      {"exp_uniform", gemm("exp_uniform", mn, k, 35, fmt::format("emin={},emax={}", -e, e)), BoundVariant::Componentwise,
-       fmt::format("exponents uniform in [{}, {}]", -e, e), "", CaseAxis::ExponentSpan},
-      {"exp_gauss", gemm("exp_gauss", mn, k, 36, fmt::format("mean=0,std={}", std::max(1, e / 4))), BoundVariant::Componentwise,
-       "Gaussian exponents", "", CaseAxis::ExponentSpan},
-      {"outliers", gemm("outlier", mn, k, 37, fmt::format("p=0.01,e={}", std::min(8, e))), BoundVariant::Componentwise,
-       "1% of entries scaled by 2^8"},
-      {"f16_exact", gemm("uniform", mn, k, 38, "source=f16"), BoundVariant::Independent, "inputs exact in fp16: accumulation only"},
-      {"cancel_1e6", gemm("cancel_gemm", std::min<std::int64_t>(mn, 32), k, 39, "kappa=1e6"), BoundVariant::Componentwise,
-       "every C_ij with condition number 1e6 (cancellation)"},
-      {"spectral_1e4", gemm("spectral", mn, k, 40, "mode=3,cond=1e4"), BoundVariant::Componentwise,
-       "A = U diag(sigma) V^T, geometric spectrum, cond 1e4"},
-      {"probe_alternating", gemm("probe", mn, k, 41, "kind=alternating"), BoundVariant::WorstCase,
-       "alternating-sign rows summed by a column of ones (order dependence of the sum)"},
-      {"sweep_" + std::string(storage_of(c).tag), gemm("exp_sweep", mn, k, 42, fmt::format("target={},b=identity", storage_of(c).tag)),
-       BoundVariant::Componentwise, "a fixed significand swept over the storage format's exponent range", "", CaseAxis::ExponentSpan},
+  const Format& st = storage_of(c);
+  std::vector<CaseSpec> r = {
+      // The runner's checks hold for every case; the table lists them once, here.
+      covering({"uniform", gemm("uniform", mn, k, 30), BoundVariant::Independent, "uniform [-1, 1)"},
+               {"values.rounding", "layout.padded_ld", "layout.guards_ab", "layout.inputs_unchanged", "determinism.every_run"}),
+      covering({"normal", gemm("normal", mn, k, 31), BoundVariant::Independent, "N(0, 1)"}, {"values.rounding"}),
+      covering({"ozaki_phi1", gemm("ozaki", mn, k, 32, "phi=1"), BoundVariant::Componentwise, "Ozaki family, phi = 1"}, {"values.dynamic_range"}),
+      covering({"ozaki_wide", gemm("ozaki", mn, k, 33, "phi=" + ozaki_phi(c, 4.0, k)), BoundVariant::Componentwise,
+       "Ozaki family, phi = " + ozaki_phi(c, 4.0, k) + " (capped by the storage format's range)"}, {"values.dynamic_range"}),
+      covering({"scaled_int", gemm("scaled_int", mn, k, 34), BoundVariant::Independent,
+       "small integers times 0.013 / 0.017: every conversion rounds"}, {"values.rounding"}),
+      covering({"exp_uniform", gemm("exp_uniform", mn, k, 35, fmt::format("emin={},emax={}", -e, e)), BoundVariant::Componentwise,
+       fmt::format("exponents uniform in [{}, {}]", -e, e), "", CaseAxis::ExponentSpan}, {"values.dynamic_range"}),
+      covering({"exp_gauss", gemm("exp_gauss", mn, k, 36, fmt::format("mean=0,std={}", std::max(1, e / 4))), BoundVariant::Componentwise,
+       "Gaussian exponents", "", CaseAxis::ExponentSpan}, {"values.dynamic_range"}),
+      covering({"outliers", gemm("outlier", mn, k, 37, fmt::format("p=0.01,e={}", std::min(8, e))), BoundVariant::Componentwise,
+       "1% of entries scaled by 2^8"}, {"values.dynamic_range"}),
+      covering({"f16_exact", gemm("uniform", mn, k, 38, "source=f16"), BoundVariant::Independent, "inputs exact in fp16: accumulation only"}, {"values.exact_storage"}),
+      covering({"cancel_1e6", gemm("cancel_gemm", std::min<std::int64_t>(mn, 32), k, 39, "kappa=1e6"), BoundVariant::Componentwise,
+       "every C_ij with condition number 1e6 (cancellation)"}, {"values.cancellation"}),
+      covering({"spectral_1e4", gemm("spectral", mn, k, 40, "mode=3,cond=1e4"), BoundVariant::Componentwise,
+       "A = U diag(sigma) V^T, geometric spectrum, cond 1e4"}, {"values.cancellation"}),
+      covering({"probe_alternating", gemm("probe", mn, k, 41, "kind=alternating"), BoundVariant::WorstCase,
+       "alternating-sign rows summed by a column of ones (order dependence of the sum)"}, {"values.order"}),
+      covering({"sweep_" + std::string(st.tag), gemm("exp_sweep", mn, k, 42, fmt::format("target={},b=identity", st.tag)),
+       BoundVariant::Componentwise, "a fixed significand swept over the storage format's exponent range", "",
+       CaseAxis::ExponentSpan}, {"values.dynamic_range", "values.subnormal"}),
+      // Biased rounding: the statistical tier sees a round-toward-zero accumulator only on same-sign
+      // data (docs/bound_model.md, "Tier 3").
+      covering({"uniform_positive", gemm("uniform", mn, k, 43, "lo=0,hi=1"), BoundVariant::Independent,
+       "uniform [0, 1): every partial sum positive (a directed rounding shows as bias)"}, {"values.all_positive"}),
+      covering({"signed_zeros", gemm("signed_zeros", mn, k, 44), BoundVariant::Componentwise,
+       "a quarter of the entries +0 or -0 and every fourth row of A all zeros: exact zero results"}, {"values.signed_zero"}),
   };
+  // Shapes: 1, primes, tile +- 1 around every power of two a tiled kernel uses, tall and skinny.
+  r.push_back(covering({"shape_1x1x1", gemm3("uniform", 1, 1, 1, 45), BoundVariant::Independent, "M = N = K = 1"}, {"shape.one"}));
+  r.push_back(covering({"shape_k1", gemm3("uniform", mn, mn, 1, 46), BoundVariant::Independent, "K = 1: one product per output"}, {"shape.one"}));
+  r.push_back(covering({"shape_dot", gemm3("uniform", 1, 1, 509, 47), BoundVariant::Independent, "M = N = 1, K = 509 (prime): one dot product"}, {"shape.one", "shape.prime"}));
+  const std::int64_t pm = c.device ? 251 : 37, pn = c.device ? 241 : 29, pk = c.device ? 509 : 131;
+  r.push_back(covering({"shape_primes", gemm3("uniform", pm, pn, pk, 48), BoundVariant::Independent,
+               fmt::format("M, N, K = {}, {}, {}: primes, no tile divides them", pm, pn, pk)}, {"shape.prime"}));
+  std::uint64_t seed = 49;
+  for (std::int64_t t : {8, 16, 32, 64, 128, 256}) {
+    const std::int64_t kt = (t == 16 || t == 64 || t == 256) ? t + 1 : t - 1;
+    r.push_back(covering({fmt::format("tile{}_pm1", t), gemm3("uniform", t + 1, t - 1, kt, seed++), BoundVariant::Independent,
+                 fmt::format("M = {}, N = {}, K = {}: one past and one short of a {}-wide tile (partial tiles in every dimension)",
+                             t + 1, t - 1, kt, t)}, {"shape.tile_edge"}));
+  }
+  const std::int64_t tall = c.device ? 4099 : 515;
+  r.push_back(covering({"tall_skinny", gemm3("uniform", tall, 3, 67, seed++), BoundVariant::Independent,
+               fmt::format("M = {}, N = 3, K = 67: tall and skinny", tall)}, {"shape.tall_skinny"}));
+  r.push_back(covering({"short_wide", gemm3("uniform", 3, tall, 67, seed++), BoundVariant::Independent,
+               fmt::format("M = 3, N = {}, K = 67: short and wide", tall)}, {"shape.tall_skinny"}));
+  // K across the narrow-accumulator thresholds: 2^8 (bf16-like), 2^11 (fp16), FP8's 128-product
+  // promotion interval (zero-mean data: an honest narrow accumulator stays inside its own bound,
+  // a narrow one declared wide does not).
+  const std::int64_t kmn = c.device ? 128 : 16;
+  r.push_back(covering({"k4099", gemm3("uniform", kmn, kmn, 4099, seed++), BoundVariant::Independent,
+               "K = 4099 (prime, past 2^8, 2^11, 2^12 and 32 promotion intervals of 128)"}, {"shape.k_threshold"}));
+  const std::int64_t lmn = c.device ? 64 : 8;
+  r.push_back(covering({"k16411", gemm3("uniform", lmn, lmn, 16411, seed++), BoundVariant::Independent,
+               "K = 16411 (prime, past 16384)"}, {"shape.large_k"}));
+  // Values exact in the kernel's own storage format: storage terms vanish, accumulation faults show.
+  if (const std::string tag = exact_source_tag(c); !tag.empty())
+    r.push_back(covering({"exact_" + tag, gemm("uniform", mn, k, seed, "source=" + tag), BoundVariant::Independent,
+                 fmt::format("inputs exact in {} (the storage format): accumulation only", tag)}, {"values.exact_storage"}));
+  ++seed;
+  // Subnormal inputs and results in the storage format (and in the output, B = identity).
+  if (st.subnormals)
+    r.push_back(covering({"edges_" + std::string(st.tag), gemm("edges", mn, 256, seed, fmt::format("target={},b=identity,overflow=exclude", st.tag)),
+                 BoundVariant::Componentwise,
+                 fmt::format("{}'s smallest subnormals, smallest normals, largest finite and rounding boundaries; B = identity", st.tag)}, {"values.subnormal"}));
+  ++seed;
+  // A product large enough to fill a GPU several times over (4096^2 outputs), compared run by run.
+  const std::int64_t fmn = c.device ? 4096 : 128;
+  r.push_back(covering({"fill_device", gemm3("uniform", fmn, fmn, 48, seed++), BoundVariant::Independent,
+               fmt::format("M = N = {}, K = 48 (three 16-wide K tiles): fills the device several times over; every run compared "
+                           "bit for bit with the first", fmn)}, {"determinism.fill_device"}));
+  r.back().min_runs = c.device ? 20 : 4;
+  // A and B one element past an aligned address (vectorised loads must check or fall back).
+  CaseSpec mis = covering({"misaligned", gemm3("uniform", mn + 1, mn - 1, k + 1, seed++), BoundVariant::Independent,
+                           "A and B start one element past an aligned address; M, N, K odd"}, {"layout.misaligned"});
+  mis.misaligned = true;
+  r.push_back(mis);
+  return r;
 }
 
 std::vector<CaseSpec> cancellation(const SuiteContext& c) {

@@ -15,6 +15,7 @@
 #include "results/conversion.hpp"
 #include "suites/device_sweep.hpp"
 #include "suites/guarded_buffer.hpp"
+#include "suites/guarded_input.hpp"
 #include "suites/runner.hpp"
 
 namespace fpcert {
@@ -61,10 +62,13 @@ ConvertCheckResult sweep_fed(ConversionKernel& k, const ConversionCase& c, Devic
   spec.mpfr_sample = c.check.mpfr_sample;
   spec.threads = c.check.threads;
   spec.max_listed = c.check.max_listed;
-  const std::uint64_t chunk = std::max<std::uint64_t>(1, std::min<std::uint64_t>({o.chunk, total, std::uint64_t{1} << 24}));
+  // Odd chunk lengths (a kernel that assumes pairs or vectors must handle the tail), and every other
+  // chunk's source one element past an aligned address, inside guard bytes that must survive.
+  std::uint64_t chunk = std::max<std::uint64_t>(1, std::min<std::uint64_t>({o.chunk, total, std::uint64_t{1} << 24}));
+  if (chunk > 1 && chunk % 2 == 0) --chunk;
   const int sb = container_bytes(src), db = container_bytes(dst);
-  std::vector<std::uint8_t> in(static_cast<std::size_t>(chunk) * static_cast<std::size_t>(sb));
-  ApiBuffer d_in(api, in.size());
+  std::vector<std::uint8_t> in;
+  std::uint64_t chunk_index = 0;
   GuardedBuffer out(api, static_cast<std::size_t>(chunk) * static_cast<std::size_t>(db), o.guard_bytes);
   const unsigned threads = c.check.threads ? c.check.threads : thread_count();
   const std::uint64_t fill = guard_fill(db);
@@ -75,15 +79,22 @@ ConvertCheckResult sweep_fed(ConversionKernel& k, const ConversionCase& c, Devic
     for (std::uint64_t off = 0; off < range_count; off += chunk) {
       const std::uint64_t n = std::min(chunk, range_count - off);
       const std::uint64_t first = range_first + off;
+      in.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(sb));
       for (std::uint64_t i = 0; i < n; ++i) store_code(in.data(), static_cast<std::int64_t>(i), sb, to_container(src, first + i));
-      api.to_device(d_in.get(), in.data(), static_cast<std::size_t>(n) * static_cast<std::size_t>(sb));
+      GuardedInput d_in(api, in, 1, static_cast<std::int64_t>(n), static_cast<std::int64_t>(n), sb, o.guard_bytes, chunk_index++ % 2 == 1);
       const int runs = first_run.empty() && done == 0 ? 2 : 1;  // the first chunk twice: the results must not change
       for (int run = 0; run < runs; ++run) {
         out.prefill(1, static_cast<std::int64_t>(n), static_cast<std::int64_t>(n), db, fill);
         api.timer_start();
-        k.run(ConvertOperands{first, static_cast<std::int64_t>(n), d_in.get(), out.elements(), api.stream()});
+        k.run(ConvertOperands{first, static_cast<std::int64_t>(n), d_in.elements(), out.elements(), api.stream()});
         kernel_ms += api.timer_stop_ms();
         api.synchronize(o.timeout_ms);
+        const InputReport ir = d_in.check();
+        if (ir.modified || ir.guard_changed)
+          throw DeviceError(fmt::format("{} {} (a call with count {}, source codes from {})", who(k),
+                                        ir.modified ? fmt::format("modified its source: {} element(s), first at {}", ir.modified, ir.first_modified)
+                                                    : "wrote around its source: " + ir.first_guard,
+                                        n, hex_code(src, first)));
         const GuardReport g = out.download_and_check();
         if (g.where == GuardReport::Where::Before)
           throw DeviceError(fmt::format("{} wrote before its output (byte -{} of a call with count {}, source codes from {})", who(k),

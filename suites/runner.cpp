@@ -14,7 +14,9 @@
 
 #include "base/codes.hpp"
 #include "base/error.hpp"
+#include "base/fpenv.hpp"
 #include "suites/grade.hpp"
+#include "suites/guarded_input.hpp"
 #include "suites/guarded_buffer.hpp"
 
 namespace fpcert {
@@ -209,33 +211,49 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       for (std::int64_t j = 0; j < p.n; ++j) v[static_cast<std::size_t>(i * p.n + j)] = from_container(*t.out, c.code(i, j));
     return v;
   };
+  // Inputs: padded leading dimensions with guard bytes around A and B and in their padding, checked
+  // unchanged after every run; every run's C compared bit for bit with the first (docs/suites.md).
+  InputReport in_a, in_b;
+  std::int64_t runs_differ = 0, first_differ_run = -1, first_differ_index = -1;
+  bool data_seen = false;  // run() has been called with the data: a later NOT_SUPPORTED is a declaration failure
   const bool ran = run_kernel_guarded(r, [&] {
     const auto a_bytes = encode_inputs(p.a.data, *t.a_input, t.input_rounding);
     const auto b_bytes = encode_inputs(p.b.data, *t.b_input, t.input_rounding);
-    ApiBuffer dA(api, a_bytes.size()), dB(api, b_bytes.size());
+    const int ab = container_bytes(*t.a_input), bb = container_bytes(*t.b_input);
+    GuardedInput dA(api, a_bytes, p.m, p.k, padded_ld(p.k, ab), ab, opt.guard_bytes, setup.misaligned);
+    GuardedInput dB(api, b_bytes, p.k, p.n, padded_ld(p.n, bb), bb, opt.guard_bytes, setup.misaligned);
     GuardedBuffer dC(api, static_cast<std::size_t>(p.m * ldc * cb), opt.guard_bytes);
-    api.to_device(dA.get(), a_bytes.data(), a_bytes.size());
-    api.to_device(dB.get(), b_bytes.data(), b_bytes.size());
     dC.prefill(p.m, p.n, ldc, cb, to_container(*t.out, prefill_code(*t.out)));
     GemmOperands ops;
     ops.m = p.m;
     ops.n = p.n;
     ops.k = p.k;
-    ops.a = dA.get();
-    ops.lda = p.k;
-    ops.b = dB.get();
-    ops.ldb = p.n;
+    ops.a = dA.elements();
+    ops.lda = dA.ld();
+    ops.b = dB.elements();
+    ops.ldb = dB.ld();
     ops.c = dC.elements();
     ops.ldc = ldc;
     ops.stream = api.stream();
+    auto check_inputs = [&] {
+      for (auto [in, rep] : {std::pair{&dA, &in_a}, std::pair{&dB, &in_b}}) {
+        const InputReport x = in->check();
+        if (!rep->modified && x.modified) rep->first_modified = x.first_modified;
+        if (!rep->guard_changed && x.guard_changed) rep->first_guard = x.first_guard;
+        rep->modified = std::max(rep->modified, x.modified);
+        rep->guard_changed = std::max(rep->guard_changed, x.guard_changed);
+      }
+    };
 
     // The checked run.
+    data_seen = true;
     kernel.run(ops);
     api.synchronize(opt.timeout_ms);
     const GuardReport g = dC.download_and_check();
     r.metrics.guard_violations = g.changed;
     r.metrics.first_guard_violation = describe_guards(g, p.m, p.n, ldc, cb);
     codes = read_codes(dC);
+    check_inputs();
     const std::uint64_t pre = prefill_code(*t.out);
     std::int64_t unwritten = 0, first_unwritten = -1;
     for (std::size_t x = 0; x < codes.size(); ++x)
@@ -246,29 +264,50 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     r.metrics.unwritten = unwritten;
     r.metrics.first_unwritten = first_unwritten;
 
-    // Warm-ups, then timed runs (copies excluded), then the bitwise comparison with the first run.
+    // Every later run (warm-ups and timed runs; copies and comparisons outside the timer) is compared
+    // bit for bit with the checked run, and the inputs and all guards are checked again.
+    auto compare = [&](int run) {
+      const GuardReport again = dC.download_and_check();
+      r.metrics.guard_violations += again.changed;
+      if (r.metrics.first_guard_violation.empty()) r.metrics.first_guard_violation = describe_guards(again, p.m, p.n, ldc, cb);
+      const auto codes2 = read_codes(dC);
+      std::int64_t diff = 0, first = -1;
+      for (std::size_t x = 0; x < codes.size(); ++x)
+        if (codes[x] != codes2[x]) {
+          if (first < 0) first = static_cast<std::int64_t>(x);
+          ++diff;
+        }
+      if (diff) {
+        ++runs_differ;
+        if (first_differ_run < 0) first_differ_run = run, first_differ_index = first;
+        r.metrics.deterministic = false;
+        r.metrics.nondeterministic_elements = std::max(r.metrics.nondeterministic_elements, diff);
+      }
+      check_inputs();
+    };
+    const int timed_runs = std::max(timed, setup.min_runs);
+    int run = 1;
     for (int w = 0; w < warmups; ++w) {
       kernel.run(ops);
       api.synchronize(opt.timeout_ms);
+      compare(run++);
     }
-    for (int q = 0; q < timed; ++q) {
+    for (int q = 0; q < timed_runs; ++q) {
       api.timer_start();
       kernel.run(ops);
       const double ms = api.timer_stop_ms();
       api.synchronize(opt.timeout_ms);
       times.push_back(ms);
-    }
-    if (warmups + timed > 0) {
-      const GuardReport again = dC.download_and_check();
-      r.metrics.guard_violations += again.changed;
-      if (r.metrics.first_guard_violation.empty()) r.metrics.first_guard_violation = describe_guards(again, p.m, p.n, ldc, cb);
-      const auto codes2 = read_codes(dC);
-      std::int64_t diff = 0;
-      for (std::size_t x = 0; x < codes.size(); ++x) diff += codes[x] != codes2[x];
-      r.metrics.deterministic = diff == 0;
-      r.metrics.nondeterministic_elements = diff;
+      compare(run++);
     }
   });
+  if (!ran && data_seen && r.status == CaseStatus::NotSupported && kernel.backend() == Backend::Plugin) {
+    // Only can_implement may decline, before the data exist (docs/plugin.md).
+    r.checks.push_back({CheckKind::NotSupportedAfterData, false,
+                        "run() returned NOT_SUPPORTED after seeing the data (only can_implement may decline): " + r.reason});
+    r.status = CaseStatus::Fail;
+    r.reason = r.checks.back().detail;
+  }
   if (!ran) return finish();
   if (!times.empty()) {
     std::vector<double> s = times;
@@ -278,6 +317,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     r.timed_runs = static_cast<int>(s.size());
     if (r.time_ms_median > 0) r.tflops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (r.time_ms_median * 1e-3) / 1e12;
   }
+  pin_fp_env();  // grade in round to nearest without FTZ/DAZ, whatever the kernel left (docs/suites.md)
   GradeInput gi;
   gi.problem = &p;
   gi.ref = setup.ref;
@@ -289,6 +329,29 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   gi.worst_count = opt.worst_count;
   gi.strongest = opt.strongest;
   grade(gi, r);
+  // The runner's own checks on the inputs and on every run (each its CheckKind, results/results.hpp).
+  auto add = [&](CheckKind kind, bool passed, std::string detail, std::int64_t index) {
+    r.checks.push_back({kind, passed, std::move(detail), index});
+    if (passed) return;
+    if (r.status == CaseStatus::Pass) r.status = CaseStatus::Fail;
+    r.reason += (r.reason.empty() ? "" : "; ") + r.checks.back().detail;
+  };
+  const std::int64_t lda = padded_ld(p.k, container_bytes(*t.a_input)), ldb = padded_ld(p.n, container_bytes(*t.b_input));
+  add(CheckKind::GuardInputs, !in_a.guard_changed && !in_b.guard_changed,
+      in_a.guard_changed   ? fmt::format("{} guard/padding byte(s) of A changed (first: {}; lda = {}, k = {})", in_a.guard_changed, in_a.first_guard, lda, p.k)
+      : in_b.guard_changed ? fmt::format("{} guard/padding byte(s) of B changed (first: {}; ldb = {}, n = {})", in_b.guard_changed, in_b.first_guard, ldb, p.n)
+                           : fmt::format("guard bytes around A and B and in their padding (lda = {}, ldb = {}) unchanged", lda, ldb),
+      -1);
+  add(CheckKind::InputsModified, !in_a.modified && !in_b.modified,
+      in_a.modified   ? fmt::format("A modified by the call: {} element(s), first A[{}][{}]", in_a.modified, in_a.first_modified / p.k, in_a.first_modified % p.k)
+      : in_b.modified ? fmt::format("B modified by the call: {} element(s), first B[{}][{}]", in_b.modified, in_b.first_modified / p.n, in_b.first_modified % p.n)
+                      : "A and B unchanged after every run",
+      in_a.modified ? in_a.first_modified : in_b.modified ? in_b.first_modified : -1);
+  r.checks.push_back({CheckKind::Nondeterministic, runs_differ == 0,
+                      runs_differ ? fmt::format("{} of {} later run(s) differ from the first, the first at run {} (element ({}, {}))", runs_differ,
+                                                r.timed_runs + warmups, first_differ_run, first_differ_index / p.n, first_differ_index % p.n)
+                                  : fmt::format("{} later run(s) bitwise equal to the first", r.timed_runs + warmups),
+                      first_differ_index});
   return finish();
 }
 

@@ -43,6 +43,8 @@ struct CaseSetup {
   std::string repro;           ///< the command that reruns this case
   std::string family;          ///< the case's family and what varies in it (results/results.hpp)
   CaseAxis axis = CaseAxis::None;
+  bool misaligned = false;     ///< A and B start one element past an aligned address
+  int min_runs = 0;            ///< at least this many runs after the checked one (determinism cases)
 };
 
 /// The NaN pattern outputs are pre-filled with (distinct payload, so "never written" can be told

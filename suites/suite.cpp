@@ -9,6 +9,7 @@
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/fpenv.hpp"
 #include "generators/generate.hpp"
 #include "results/results_json.hpp"
 #include "suites/conversion_suite.hpp"
@@ -121,6 +122,7 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
   std::size_t done = 0;
   for (const auto& c : cases) {
     if (opt.on_progress) opt.on_progress(fmt::format("[{}/{}] {}: generating {} and its exact reference", done + 1, total, c.id, c.spec));
+    pin_fp_env();  // inputs and references in round to nearest without FTZ/DAZ (docs/suites.md)
     const Problem problem = generate(c.spec);
     const GemmRef ref = gemm_reference(problem.a.view(), problem.b.view());
     const BoundVariant variant = opt.variant.value_or(c.variant);
@@ -135,6 +137,8 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
       s.repro = repro;
       s.family = c.family;
       s.axis = c.axis;
+      s.misaligned = c.misaligned;
+      s.min_runs = c.min_runs;
       if (opt.isolate)
         return run_case_isolated(
             [&] {  // in the child: a fresh kernel, and the device touched there only
@@ -167,6 +171,7 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
       std::string repro = opt.repro_prefix.empty() ? "" : fmt::format("{} --kernel {} --case {}", opt.repro_prefix, k->name(), c.id);
       CaseResult r = run_one(*k, repro);
       if (!c.note.empty()) r.flags.insert(r.flags.begin(), "case: " + c.note);
+      r.coverage = c.covers;
       if (base_result && base_result->status != CaseStatus::NotSupported) {
         r.baseline = base->name();
         r.baseline_max_abs = base_result->metrics.max_abs;

@@ -24,6 +24,9 @@ struct CaseSpec {
   std::string note;  ///< what the case is for
   std::string family = {};        ///< the cases it is plotted with (results/results.hpp)
   CaseAxis axis = CaseAxis::None;  ///< what varies within the family
+  std::vector<std::string> covers = {};  ///< coverage classes it exercises (docs/suites.md, "Coverage classes")
+  bool misaligned = false;  ///< A and B one element off alignment (CaseSetup::misaligned)
+  int min_runs = 0;         ///< at least this many runs after the checked one (CaseSetup::min_runs)
 };
 
 /// What a suite's cases may depend on.

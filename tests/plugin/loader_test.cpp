@@ -173,6 +173,9 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     expect_one(validate_plugin_info(&info, "t"), {"operand_note is required"});
     k.gemm.operand_note = "3xTF32: 2^-22";
     CHECK(validate_plugin_info(&info, "t").empty());
+    // operand_u may not exceed what the operand formats imply (a wider bound than the formats allow).
+    k.gemm.operand_u = 0.01;
+    expect_one(validate_plugin_info(&info, "t"), {"operand_u = 0.01 exceeds the unit roundoff"});
   }
   SUBCASE("run is required") {
     k.gemm_run = nullptr;
