@@ -4,7 +4,9 @@
 #include "base/interrupt.hpp"
 
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -60,6 +62,15 @@ void on_signal(int sig) {
   ::raise(sig);
 }
 
+/// Children die with their parent: an isolated case left running after fpcert was interrupted (or
+/// killed) would hang on, orphaned, for ever.
+std::atomic<pid_t> g_forking{0};
+void before_fork() { g_forking.store(::getpid()); }
+void in_child() {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != g_forking.load()) ::raise(SIGKILL);  // the parent died before prctl took effect
+}
+
 }  // namespace
 
 void remove_temp_files() {
@@ -70,6 +81,8 @@ void remove_temp_files() {
 }
 
 void install_interrupt_handlers() {
+  static const bool atfork = ::pthread_atfork(before_fork, nullptr, in_child) == 0;
+  (void)atfork;
   g_owner.store(::getpid());
   struct sigaction sa {};
   sa.sa_handler = on_signal;

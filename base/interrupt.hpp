@@ -11,7 +11,8 @@ namespace fpcert {
 
 /// Install the handlers (the command does, once, before any work). A signal already ignored stays
 /// ignored (nohup). Forked children die quietly: only the process that installed them prints and
-/// cleans up.
+/// cleans up; and every child forked from then on is killed when its parent dies (PR_SET_PDEATHSIG),
+/// so no isolated case outlives an interrupted or killed run.
 void install_interrupt_handlers();
 
 /// Remove every registered temporary file and folder now (async-signal-safe: for handlers and the

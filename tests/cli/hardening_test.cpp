@@ -113,6 +113,14 @@ TEST_CASE("class 2: reference --a /dev/zero is refused at once, naming the file"
   CHECK_FALSE(fs::exists(d + "/out"));
 }
 
+TEST_CASE("class 2: report /dev/zero is refused at once, naming the file") {
+  const std::string d = fpcert::test::scratch_dir("hardening_report_zero");
+  const auto r = fpcert_run({"report", "/dev/zero", "-o", d + "/r.html"}, 60);
+  CHECK(r.exit_code == 2);
+  CHECK(first_line(r) == "fpcert: error: results file '/dev/zero' holds binary data (a NUL byte at offset 0): not a text file");
+  CHECK_FALSE(fs::exists(d + "/r.html"));
+}
+
 TEST_CASE("class 2 and 13: --config DIR is refused, not read as an empty config") {
   const std::string d = fpcert::test::scratch_dir("hardening_config_dir");
   const auto r = fpcert_run({"certify", "--config", d});
@@ -348,6 +356,41 @@ TEST_CASE("class 13: --seed -1 and 2^64 are refused, not clamped") {
   }
 }
 
+TEST_CASE("class 13: convert --seed -1 / 2^64 and --list -1 are refused, not clamped or wrapped") {
+  for (const auto& [opt, v] : std::vector<std::pair<std::string, std::string>>{{"--seed", "-1"}, {"--seed", "18446744073709551616"}, {"--list", "-1"}}) {
+    CAPTURE(opt);
+    CAPTURE(v);
+    const auto r = fpcert_run({"convert", "--from", "f32", "--to", "f16", "--rounding", "rs", "--value", "1.0007", opt, v});
+    CHECK(r.exit_code == 2);
+    CHECK(first_line(r).rfind(opt + ": ", 0) == 0);
+  }
+}
+
+TEST_CASE("class 13: --range without --exhaustive and --html with --value are refused, not ignored") {
+  const auto range = fpcert_run({"convert", "--from", "f16", "--to", "e4m3", "--value", "1", "--range", "0:10"});
+  CHECK(range.exit_code == 2);
+  CHECK(first_line(range) == "--range requires --exhaustive");
+  const auto html = fpcert_run({"convert", "--from", "f16", "--to", "e4m3", "--value", "1", "--html", "/dev/null"});
+  CHECK(html.exit_code == 2);
+  CHECK(first_line(html) == "--html excludes --value");
+}
+
+TEST_CASE("class 13: --value 'nan(0x123)' keeps its payload; '  1' and '1 ' are both refused") {
+  const auto nan = fpcert_run({"convert", "--from", "f32", "--to", "f16", "--value", "nan(0x123)"});
+  INFO(nan.output);
+  CHECK(nan.exit_code == 0);
+  CHECK(first_line(nan).rfind("input   f32 0x7fc00123", 0) == 0);  // quiet bit | payload 0x123
+  for (const char* v : {"  1", "1 "}) {
+    CAPTURE(v);
+    const auto r = fpcert_run({"convert", "--from", "f32", "--to", "f16", "--value", v});
+    CHECK(r.exit_code == 2);
+    CHECK(first_line(r) == "fpcert: error: value: '" + std::string(v) + "' has spaces around the number");
+  }
+  const auto big = fpcert_run({"convert", "--from", "f16", "--to", "f32", "--value", "nan(0x3ff)"});
+  CHECK(big.exit_code == 2);
+  CHECK(first_line(big) == "fpcert: error: value: 'nan(0x3ff)': payload 0x3ff does not fit f16's 9 payload bits (at most 511)");
+}
+
 TEST_CASE("class 13: --json '' is refused, not ignored") {
   const auto r = fpcert_run({"certify", "--suite", "quick", "--kernel", "model_gemm_f16_f32acc", "--json", ""});
   CHECK(r.exit_code == 2);
@@ -417,4 +460,7 @@ TEST_CASE("class 15: SIGTERM says what was interrupted and where the results so 
   CHECK(slurp(d + "/r.json") == "previous\n");
   CHECK(slurp(d + "/r.json.partial.jsonl").find("k256_uniform") != std::string::npos);
   CHECK(temporaries(d) == 0);
+  // The isolated case that was hanging died with its parent: no orphan goes on spinning.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  CHECK(sh("pgrep -f '" + d + "/r.json' >/dev/null").exit_code == 1);
 }

@@ -16,7 +16,7 @@
 
 namespace {
 
-std::int32_t gemm_run(void*, const fpcert_gemm_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
+std::int32_t gemm_run(void*, const fpcert_gemm_args*, void*, std::size_t, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
 std::int32_t conversion_run(void*, const fpcert_conversion_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
 
 /// An enum value: mostly a valid one, sometimes anything.

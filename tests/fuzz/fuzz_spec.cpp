@@ -13,10 +13,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string spec(reinterpret_cast<const char*>(data), size);
   std::string canonical;
   try {
-    canonical = canonical_spec(spec);
+    canonical = fpcert::canonical_spec(spec);
   } catch (const fpcert::InputError&) {
     return 0;
   }
-  if (canonical_spec(canonical) != canonical) std::abort();  // canonical specs are fixed points
+  if (fpcert::canonical_spec(canonical) != canonical) std::abort();  // canonical specs are fixed points
   return 0;
 }
