@@ -4,13 +4,18 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <sstream>
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/interrupt.hpp"
+#include "base/output_path.hpp"
+#include "base/watchdog.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
 #include "cli/plugins.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
@@ -100,13 +105,19 @@ std::string junit_all(const std::vector<RunResult>& rs) {
 
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
-  load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
-  for (const std::string* out : {&a.json, &a.junit, &a.html})  // output folders of a config may not exist yet
-    if (!out->empty() && !a.config.empty()) {
-      const auto dir = std::filesystem::path(*out).parent_path();
+  // Every output checked before anything runs: writable, not a directory, no two the same file, not
+  // the config (base/output_path.hpp). Output folders of a config may not exist yet: made here.
+  const auto plans = check_outputs({{"--json", a.json}, {"--junit", a.junit}, {"--html", a.html}}, {a.config}, !a.config.empty());
+  for (const OutputPlan& p : plans)
+    if (p.how == OutputHow::Replace && !a.config.empty()) {
+      const auto dir = std::filesystem::path(p.target).parent_path();
       std::error_code ec;
       if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+      if (ec) throw InputError("cannot create the folder '" + dir.string() + "' for '" + p.given + "': " + ec.message());
     }
+  // Cases are appended to FILE.partial.jsonl beside a --json file; not beside a device, FIFO or stdout.
+  const bool partial_file = !a.json.empty() && plans.front().how == OutputHow::Replace;
+  load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
   const std::vector<std::string> suite_names_run = a.suites.empty() ? std::vector<std::string>{a.suite} : a.suites;
   std::vector<const SuiteInfo*> suites;
   for (const auto& name : suite_names_run) {
@@ -114,6 +125,14 @@ int run(const SuiteArgs& a, const char* verb) {
     if (!s) throw InputError(fmt::format("unknown suite '{}' (valid: {})", name, suite_names()));
     suites.push_back(s);
   }
+  // A case larger than this machine can hold is refused with the estimate, before anything runs.
+  if (a.mn > 0)
+    for (const SuiteInfo* s : suites)
+      if (s->cases) {
+        SuiteContext ctx;
+        ctx.mn = a.mn;
+        for (const CaseSpec& c : s->cases(ctx)) check_spec_memory(c.spec, true, fmt::format("--mn {}", a.mn));
+      }
   const auto kernels = split_list(a.kernels);
   if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them), or kernels = [...] in --config");
   // Plugin kernels run in child processes unless --no-isolate: a crash or hang fails its case only.
@@ -122,6 +141,9 @@ int run(const SuiteArgs& a, const char* verb) {
   for (const auto& p : a.plugins) plugin_args += " --plugin " + p;
   std::vector<RunResult> results;
   std::vector<std::string> partials;
+  // In-process cases cannot be stopped when they hang: a watchdog ends the run at --timeout instead.
+  std::unique_ptr<Watchdog> watchdog;
+  if (!isolate) watchdog = std::make_unique<Watchdog>(kExitKernelFailed);
   for (const SuiteInfo* suite : suites) {
     SuiteRunOptions o;
     o.only_case = a.only_case;
@@ -136,21 +158,32 @@ int run(const SuiteArgs& a, const char* verb) {
     o.run.timeout_ms = a.timeout_s * 1000;
     o.baseline = a.baseline;
     o.baseline_factor = a.factor;
-    if (!a.json.empty()) o.jsonl_path = suites.size() == 1 ? a.json + ".partial.jsonl" : a.json + "." + suite->name + ".partial.jsonl";
+    if (partial_file) o.jsonl_path = suites.size() == 1 ? a.json + ".partial.jsonl" : a.json + "." + suite->name + ".partial.jsonl";
     o.command = command_line();
     o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}", verb, plugin_args, suite->name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "");
     const bool tty = ::isatty(2);
     if (suites.size() > 1) fmt::print("== suite {} ==\n", suite->name);
     std::fputs(case_header().c_str(), stdout);
-    o.on_case = [](const CaseResult& c) {
+    // What an interruption says (base/interrupt.hpp), and the deadline of in-process cases.
+    const std::string partial_note =
+        o.jsonl_path.empty() ? std::string("; no --json: finished cases are only in the table above")
+                             : "; cases finished so far are in " + o.jsonl_path + " (fpcert report reads it)";
+    o.on_case = [&watchdog](const CaseResult& c) {
+      if (watchdog) watchdog->disarm();
       std::fputs(case_row(c).c_str(), stdout);
       std::fflush(stdout);
     };
-    if (tty)
-      o.on_progress = [](const std::string& line) {
-        std::fprintf(stderr, "\r\033[K%s", line.substr(0, 150).c_str());
-        std::fflush(stderr);
-      };
+    o.on_progress = [tty, &watchdog, &a, suite, partial_note](const std::string& line) {
+      set_interrupt_note("running suite " + suite->name + " " + line + partial_note);
+      // "[i/n] case: kernel" starts a kernel's run ("[i/n] case: generating ..." its problem).
+      if (watchdog && line.find(": generating ") == std::string::npos)
+        watchdog->arm(a.timeout_s, fmt::format("suite {} {} did not finish within --timeout {} s; without isolation (--no-isolate) "
+                                               "a hung kernel cannot be stopped, so fpcert ends here (exit 3: hung){}",
+                                               suite->name, line, a.timeout_s, partial_note));
+      if (!tty) return;
+      std::fprintf(stderr, "\r\033[K%s", line.substr(0, 150).c_str());
+      std::fflush(stderr);
+    };
     // certify grades each kernel on the suite's cases tailored to its own formats (ranges, edges);
     // run-suite compares kernels on one shared set of cases.
     RunResult one;
@@ -173,6 +206,7 @@ int run(const SuiteArgs& a, const char* verb) {
     if (!o.jsonl_path.empty()) partials.push_back(o.jsonl_path);
     results.push_back(std::move(one));
   }
+  set_interrupt_note("writing the outputs");
   const RunResult r = merge_results(results);
   if (results.size() > 1) fmt::print("== all suites ({}) ==\n{}", r.suite, verdict_text(r));
   if (!a.json.empty()) {
@@ -218,15 +252,17 @@ void apply_config(SuiteArgs& a, const CLI::App& app) {
 
 void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   app->add_option("--baseline", a->baseline, "Also gate: error within --factor of this kernel's on every case");
-  app->add_option("--factor", a->factor, "Baseline factor")->capture_default_str();
-  app->add_option("--json", a->json, "Write results JSON here (cases are appended to FILE.partial.jsonl as they finish)");
-  app->add_option("--junit", a->junit, "Write JUnit XML here");
-  app->add_option("--html", a->html, "Write a self-contained HTML report here");
+  app->add_option("--factor", a->factor, "Baseline factor")->capture_default_str()->check(positive_number());
+  app->add_option("--json", a->json, "Write results JSON here (cases are appended to FILE.partial.jsonl as they finish)")->check(path_text());
+  app->add_option("--junit", a->junit, "Write JUnit XML here")->check(path_text());
+  app->add_option("--html", a->html, "Write a self-contained HTML report here")->check(path_text());
   app->add_option("--case", a->only_case, "Run only this case of the suite");
-  app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases");
+  app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases")->check(integer_in(1, 1 << 30));
   app->add_option("--variant", a->variant, "Gate variant for every case: independent, componentwise, worstcase");
   app->add_flag("--isolate", a->isolate, "Run each case in a child process: a crash or hang fails that case only");
-  app->add_option("--timeout", a->timeout_s, "Seconds before a case counts as hung")->capture_default_str();
+  app->add_option("--timeout", a->timeout_s, "Seconds before a case counts as hung (without isolation: before fpcert ends the run)")
+      ->capture_default_str()
+      ->check(seconds());
   add_plugin_option(app, a->plugins);
   app->add_flag("--no-isolate", a->no_isolate, "With --plugin: run cases in this process (a crash ends the run)");
 }
@@ -240,7 +276,8 @@ void add_certify(CLI::App& root, Registry& reg) {
   app->add_option("--suite", a->suite, "Suite: " + suite_names())->capture_default_str();
   a->suite = "certify";
   add_common(app, a);
-  app->add_option("--config", a->config, "Project config (fpcert.toml): plugins, kernels, suites, gate, outputs; options given here win");
+  app->add_option("--config", a->config, "Project config (fpcert.toml): plugins, kernels, suites, gate, outputs; options given here win")
+      ->check(path_text());
   reg.push_back({app, [a, app] {
                    SuiteArgs b = *a;
                    if (!b.config.empty()) apply_config(b, *app);

@@ -20,6 +20,7 @@
 #include "cli/convert_plugin.hpp"
 #include "cli/convert_report.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
 #include "cli/plugins.hpp"
 #include "kernels/convert/device_convert.hpp"
 #include "kernels/device/device_api.hpp"
@@ -603,16 +604,16 @@ void add_convert(CLI::App& root, Registry& reg) {
   app->add_option("--rounding", a->rounding, "rn, rna, rz, ru, rd or rs (stochastic)")->capture_default_str();
   app->add_option("--saturate", a->saturate, "inf, satfinite or nan (default: the destination's own)");
   app->add_option("--nan", a->nan, "NaN payloads: preserve (quiet, top bits kept) or canonical (CPU path)")->capture_default_str();
-  app->add_option("--seed", a->seed, "Key of the stochastic-rounding bits (Philox)")->capture_default_str();
+  app->add_option("--seed", a->seed, "Key of the stochastic-rounding bits (Philox)")->capture_default_str()->check(integer_in(0, ~std::uint64_t{0}));
   auto* value = app->add_option("--value", a->value, "One value: decimal, hex float, inf or nan");
   auto* bits = app->add_option("--bits", a->bits, "One value as a bit pattern of the source format (0x...)");
   auto* exh = app->add_flag("--exhaustive", a->exhaustive, "Every source pattern, checked against MPFR");
-  app->add_option("--range", a->range, "With --exhaustive: FIRST:COUNT source codes only");
+  auto* range = app->add_option("--range", a->range, "With --exhaustive: FIRST:COUNT source codes only")->needs(exh);
   app->add_flag("--strict-nan", a->strict_nan, "Count NaN results with other payload or sign bits as mismatches");
-  app->add_option("--json", a->json, "Write the result as JSON to this file");
-  app->add_option("--html", a->html, "With --exhaustive or --all: write a self-contained HTML report here");
-  app->add_option("--threads", a->threads, "Worker threads (default: all cores, or $FPCERT_THREADS)");
-  app->add_option("--list", a->list, "Mismatches listed with their bits")->capture_default_str();
+  app->add_option("--json", a->json, "Write the result as JSON to this file")->check(path_text());
+  auto* html = app->add_option("--html", a->html, "With --exhaustive or --all: write a self-contained HTML report here")->check(path_text());
+  app->add_option("--threads", a->threads, "Worker threads (default: all cores, or $FPCERT_THREADS)")->check(integer_in(1, 4096));
+  app->add_option("--list", a->list, "Mismatches listed with their bits")->capture_default_str()->check(integer_in(0, 1 << 30));
   app->add_option("--device", a->device, "cpu (fpcert's fast path, MPFR on every pattern) or cuda (a GPU conversion, checked on the CPU)")
       ->capture_default_str();
   app->add_option("--intrinsic", a->intrinsic, "With --device cuda: the table entry to check, or 'list' for the table");
@@ -620,10 +621,12 @@ void add_convert(CLI::App& root, Registry& reg) {
   app->add_flag("--sample", a->sample, "With --device cuda: fp32 sources on a strided 2^24 sample instead of all 2^32");
   app->add_option("--scale", a->scale, "With --device cuda, --from bf16 --to f16: 'pow2', the scaled round trip");
   app->add_option("--mpfr-sample", a->mpfr_sample, "With --device cuda: MPFR also on codes divisible by N (0: only on disagreements)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in(0, ~std::uint64_t{0}));
   app->add_flag("--include-test-entries", a->include_test, "With --all or --intrinsic list: also the deliberately wrong test entries");
   value->excludes(bits)->excludes(exh);
   bits->excludes(exh);
+  html->excludes(value)->excludes(bits);  // one value has no report
   // A plugin's conversion kernel (cli/convert_plugin.cpp): --plugin LIB --kernel NAME --exhaustive.
   auto pl = std::make_shared<std::vector<std::string>>();
   auto kernel = std::make_shared<std::string>();
@@ -632,9 +635,12 @@ void add_convert(CLI::App& root, Registry& reg) {
   add_plugin_option(app, *pl);
   app->add_option("--kernel", *kernel, "A conversion kernel of a --plugin library (checked with --exhaustive)");
   app->add_flag("--no-isolate", *no_isolate, "With --kernel: run the check in this process, not a child");
-  app->add_option("--timeout", *timeout, "With --kernel: seconds per 2^20 patterns before the kernel counts as hung")->capture_default_str();
-  all->excludes(value)->excludes(bits);
+  app->add_option("--timeout", *timeout, "With --kernel: seconds per 2^20 patterns before the kernel counts as hung")
+      ->capture_default_str()
+      ->check(seconds());
+  all->excludes(value)->excludes(bits)->excludes(range);  // --all sweeps every entry whole
   reg.push_back({app, [a, app, pl, kernel, no_isolate, timeout] {
+                   check_command_outputs({{"--json", a->json}, {"--html", a->html}});  // before any work
                    load_plugins(*pl);
                    if (!kernel->empty()) {
                      if (!a->value.empty() || !a->bits.empty())

@@ -11,6 +11,7 @@
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
 #include "results/results_json.hpp"
 #include "suites/experiments.hpp"
 #include "suites/suite.hpp"
@@ -207,6 +208,7 @@ int run_bf16_on_fp16(const Args& a) {
 }
 
 int run_experiment(const Args& a) {
+  check_command_outputs({{"--json", a.json}});  // before any work
   if (a.which == "three-pipeline") return run_three_pipeline(a);
   if (a.which == "split-scalar") return run_split_scalar(a);
   if (a.which == "bf16-on-fp16") return run_bf16_on_fp16(a);
@@ -225,12 +227,12 @@ void add_experiment(CLI::App& root, Registry& reg) {
                   "CPU's; the CUDA kernels next to gemm_bf16_f32acc_mma_sm80)")
       ->capture_default_str()
       ->each([a](const std::string&) { a->device_given = true; });
-  app->add_option("--mn", a->mn, "three-pipeline, bf16-on-fp16: override M = N");
-  app->add_option("--pairs", a->pairs, "Number of scalar pairs")->capture_default_str();
-  app->add_option("--seed", a->seed, "Philox key")->capture_default_str();
+  app->add_option("--mn", a->mn, "three-pipeline, bf16-on-fp16: override M = N")->check(integer_in(1, 1 << 30));
+  app->add_option("--pairs", a->pairs, "Number of scalar pairs")->capture_default_str()->check(integer_in(1, std::uint64_t{1} << 40));
+  app->add_option("--seed", a->seed, "Philox key")->capture_default_str()->check(integer_in(0, ~std::uint64_t{0}));
   app->add_option("--emin", a->emin, "Smallest exponent")->capture_default_str();
   app->add_option("--emax", a->emax, "Largest exponent")->capture_default_str();
-  app->add_option("--json", a->json, "Write the table as JSON");
+  app->add_option("--json", a->json, "Write the table as JSON")->check(path_text());
   reg.push_back({app, [a] { return run_experiment(*a); }});
 }
 

@@ -1,6 +1,8 @@
 // kernels/register.cpp — every built-in kernel family registers here, and only here.
 #include "kernels/register.hpp"
 
+#include "base/error.hpp"
+
 namespace fpcert {
 
 void register_builtin_kernels() {
@@ -15,5 +17,14 @@ void register_builtin_kernels() {
   register_emu_bf16_kernels();
 #endif
 }
+
+#if !defined(FPCERT_HAVE_CUDA)
+// A build without CUDA has no device to compute on: the call fails as it would on a machine without
+// one (the device tests that call it are skipped there before reaching it).
+std::vector<std::vector<float>> split_scalar_products_cuda(const std::vector<std::string>&, const std::vector<float>&,
+                                                           const std::vector<float>&) {
+  throw DeviceError("split_scalar_products_cuda: this fpcert was built without CUDA");
+}
+#endif
 
 }  // namespace fpcert

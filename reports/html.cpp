@@ -13,6 +13,7 @@
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "reports/svg.hpp"
 #include "results/results_json.hpp"
 
@@ -120,11 +121,8 @@ ConversionResult conversion_from_json(const json& j) {
 }
 
 void read_report_file(const std::string& path, ReportInput& in) {
-  std::ifstream f(path);
-  if (!f) throw InputError("cannot open results file '" + path + "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
+  // Bounded and checked before parsing: /dev/zero, a folder or a huge file is refused with its name.
+  const std::string text = read_input_file(path, kResultsLimit, "results file");
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError("results file '" + path + "' is empty");
   json whole;
   bool parsed = true;
@@ -175,7 +173,7 @@ void read_report_file(const std::string& path, ReportInput& in) {
       }
       return;
     }
-    in.runs.push_back(read_results(path));
+    in.runs.push_back(parse_results(text, path));
   } catch (const InputError& e) {
     const std::string what = e.what();
     if (what.find(path) != std::string::npos) throw;

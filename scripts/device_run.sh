@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/device_run.sh — the GPU machine's batch: GPU tests, benchmarks, the three-pipeline table,
 # suites on CUDA kernels and cuBLAS, conversion sweeps. Usage: scripts/device_run.sh BIN_DIR PART
-# (PART: tests | suites | conversions | emulation | plugin | proof | probe | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
+# (PART: tests | suites | conversions | emulation | plugin | proof | probe | hardening | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
 # proof: the main job and `convert --all` with their JSON, compared (scripts/compare_results.py) with the
 # same files of an earlier build when BEFORE=DIR holds them (main.json, main.txt, conversions.json, conversions.txt).
 set -uo pipefail
@@ -73,6 +73,15 @@ section_probe() {
   du -sh "$OUT/tc_recordings"
   run timeout 600 "$BIN/test_kernels_gpu" --source-file='*tc_probe_gpu_test.cpp' 2>&1 | tee "$OUT/test_gpu_tc_probe.log" | tail -60
 }
+# cuBLAS is dlopened on first use (kernels/gemm/cublas/cublas_loader.cuh): formats starts under a low
+# address-space limit; the cuBLAS kernels load it from LD_LIBRARY_PATH, and without it from the
+# CUDA install; the environment stamp names its version (not "not loaded: ...").
+section_hardening() {
+  run bash -c "ulimit -v 200000; '$BIN/fpcert' formats | tail -2; echo rc=\$?"
+  run "$BIN/fpcert" certify --kernel cublas_gemm_f32_pedantic,cublas_gemm_f16_f32acc --suite quick --json "$OUT/hardening_cublas.json" | tail -4
+  python3 -c "import json,sys; print('cublas stamp:', json.load(open(sys.argv[1]))['environment']['cublas'])" "$OUT/hardening_cublas.json"
+  run env -u LD_LIBRARY_PATH "$BIN/fpcert" certify --kernel cublas_gemm_f32_pedantic --suite quick --mn 64 | tail -2
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -82,7 +91,8 @@ for part in ${PART//,/ }; do
     plugin) section_plugin ;;
     proof) section_proof ;;
     probe) section_probe ;;
-    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe ;;
+    hardening) section_hardening ;;
+    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_hardening ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac
 done
