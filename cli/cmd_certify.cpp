@@ -15,12 +15,16 @@
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/mutate.hpp"
 #include "cli/options.hpp"
 #include "cli/plugins.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
+#include "reports/mutation_report.hpp"
 #include "reports/table.hpp"
 #include "results/results_json.hpp"
+#include "suites/fault_injectors.hpp"
+#include "suites/mutation.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert::cli {
@@ -38,17 +42,24 @@ struct SuiteArgs {
   bool no_isolate = false;           ///< --no-isolate: run plugin cases in this process
   std::string config;                ///< --config fpcert.toml
   std::vector<std::string> suites;   ///< several suites in one run (from the config); empty: `suite`
+  // certify: the mutation score of each kernel that passes (docs/mutation.md).
+  bool no_mutation = false;          ///< --no-mutation: skip it (stated in the output)
+  double mutation_min = -1;          ///< --mutation-min P: fail when a kernel's score is below P %
 };
 
-/// Comma-separated kernel names; the groups cpu, cuda and cublas expand to every honest built-in
-/// kernel of that backend (in registry order).
-std::vector<std::string> split_list(const std::vector<std::string>& in) {
+}  // namespace
+
+std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in) {
   std::vector<std::string> out;
   for (const auto& s : in) {
     std::stringstream ss(s);
     std::string item;
     while (std::getline(ss, item, ',')) {
       if (item.empty()) continue;
+      if (register_mutant_name(item)) {  // <kernel>~<fault>: a mutant, as mutation reports name them
+        out.push_back(item);
+        continue;
+      }
       const Backend* group = nullptr;
       static constexpr Backend kCpu = Backend::Cpu, kCuda = Backend::Cuda, kCublas = Backend::Cublas;
       if (item == "cpu") group = &kCpu;
@@ -64,6 +75,8 @@ std::vector<std::string> split_list(const std::vector<std::string>& in) {
   }
   return out;
 }
+
+namespace {
 
 /// Several suites' results as one: JSON carries every case (each names its suite); JUnit gets one
 /// <testsuite> per suite.
@@ -103,6 +116,43 @@ std::string junit_all(const std::vector<RunResult>& rs) {
                      tests, failures, errors, skipped, secs, body);
 }
 
+/// certify: the mutation score of every kernel whose own cases all passed, printed and kept in the run
+/// (or why not). True when a score is below --mutation-min.
+bool add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& o,
+                         RunResult& run) {
+  if (a.no_mutation) {
+    run.notes["mutation"] = "not run (--no-mutation)";
+    fmt::print("mutation score: not measured (--no-mutation)\n");
+    return false;
+  }
+  bool below = false;
+  for (const std::string& k : kernels) {
+    int pass = 0, bad = 0;
+    for (const CaseResult& c : run.cases)
+      if (c.kernel == k) (c.status == CaseStatus::Pass ? pass : bad) += c.status != CaseStatus::NotSupported;
+    if (bad || !pass) {
+      const std::string why = bad ? "the kernel itself failed" : "no case of the suite ran";
+      run.notes["mutation " + k] = "not measured: " + why;
+      fmt::print("mutation score of {}: not measured ({})\n", k, why);
+      continue;
+    }
+    MutationOptions mo;
+    mo.run = o;
+    mo.inject.timeout_ms = o.run.timeout_ms;
+    mo.on_progress = progress_to_terminal();
+    MutationScore s = run_mutation(suite, k, mo);
+    clear_progress();
+    std::fputs(mutation_summary(s).c_str(), stdout);
+    for (const MutantResult& m : s.mutants)
+      if (m.outcome == MutantOutcome::Survived || m.outcome == MutantOutcome::KilledOther)
+        fmt::print("    {:<18} {}: {}\n", m.fault, to_string(m.outcome), m.detail);
+    std::fflush(stdout);
+    below = below || (a.mutation_min >= 0 && 100 * s.score() < a.mutation_min);
+    run.mutation.push_back(std::move(s));
+  }
+  return below;
+}
+
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
   // Every output checked before anything runs: writable, not a directory, no two the same file, not
@@ -133,7 +183,7 @@ int run(const SuiteArgs& a, const char* verb) {
         ctx.mn = a.mn;
         for (const CaseSpec& c : s->cases(ctx)) check_spec_memory(c.spec, true, fmt::format("--mn {}", a.mn));
       }
-  const auto kernels = split_list(a.kernels);
+  const auto kernels = expand_kernel_list(a.kernels);
   if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them), or kernels = [...] in --config");
   // Plugin kernels run in child processes unless --no-isolate: a crash or hang fails its case only.
   const bool isolate = !a.no_isolate && (a.isolate || !a.plugins.empty());
@@ -144,6 +194,7 @@ int run(const SuiteArgs& a, const char* verb) {
   // In-process cases cannot be stopped when they hang: a watchdog ends the run at --timeout instead.
   std::unique_ptr<Watchdog> watchdog;
   if (!isolate) watchdog = std::make_unique<Watchdog>(kExitKernelFailed);
+  bool below_mutation_min = false;
   for (const SuiteInfo* suite : suites) {
     SuiteRunOptions o;
     o.only_case = a.only_case;
@@ -203,6 +254,7 @@ int run(const SuiteArgs& a, const char* verb) {
     }
     if (tty) std::fprintf(stderr, "\r\033[K");
     std::fputs(verdict_text(one).c_str(), stdout);
+    if (std::string(verb) == "certify") below_mutation_min |= add_mutation_scores(a, *suite, kernels, o, one);
     if (!o.jsonl_path.empty()) partials.push_back(o.jsonl_path);
     results.push_back(std::move(one));
   }
@@ -227,7 +279,12 @@ int run(const SuiteArgs& a, const char* verb) {
                  r.cases.empty() ? "no cases" : r.cases.front().reason.c_str());
     return kExitKernelFailed;
   }
-  return exit_code(r);
+  const int code = exit_code(r);
+  if (code == kExitPass && below_mutation_min) {
+    fmt::print("FAILED: a mutation score is below --mutation-min {} %\n", a.mutation_min);
+    return kExitGateFailed;
+  }
+  return code;
 }
 
 /// Fill what the command line left unset from --config (the command line wins; plugins add up).
@@ -276,6 +333,9 @@ void add_certify(CLI::App& root, Registry& reg) {
   app->add_option("--suite", a->suite, "Suite: " + suite_names())->capture_default_str();
   a->suite = "certify";
   add_common(app, a);
+  app->add_flag("--no-mutation", a->no_mutation, "Skip the mutation score (fault injectors run after the kernel passes; docs/mutation.md)");
+  app->add_option("--mutation-min", a->mutation_min, "Fail when a kernel's mutation score (killed for their own fault, %) is below this")
+      ->check(CLI::Range(0.0, 100.0));
   app->add_option("--config", a->config, "Project config (fpcert.toml): plugins, kernels, suites, gate, outputs; options given here win")
       ->check(path_text());
   reg.push_back({app, [a, app] {

@@ -27,6 +27,7 @@ void add_all_commands(CLI::App& root, Registry& reg) {
   add_run_suite(root, reg);
   add_experiment(root, reg);
   add_selftest(root, reg);
+  add_mutate(root, reg);
   add_report(root, reg);
 }
 

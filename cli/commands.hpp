@@ -31,11 +31,16 @@ void add_certify(CLI::App& root, Registry& reg);     ///< cli/cmd_certify.cpp
 void add_run_suite(CLI::App& root, Registry& reg);   ///< cli/cmd_certify.cpp
 void add_experiment(CLI::App& root, Registry& reg);  ///< cli/cmd_experiment.cpp
 void add_selftest(CLI::App& root, Registry& reg);    ///< cli/cmd_selftest.cpp
+void add_mutate(CLI::App& root, Registry& reg);      ///< cli/cmd_mutate.cpp
 void add_report(CLI::App& root, Registry& reg);      ///< cli/cmd_report.cpp
 void add_probe(CLI::App& root, Registry& reg);       ///< cli/cmd_probe.cpp
 
 /// Every subcommand, in order.
 void add_all_commands(CLI::App& root, Registry& reg);
+
+/// Kernel names from --kernel values: comma-separated; the groups cpu, cuda and cublas expand to every
+/// honest built-in kernel of that backend, in registry order (cli/cmd_certify.cpp).
+std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in);
 
 /// The command line as typed (for environment stamps and reproduction commands).
 const std::string& command_line();

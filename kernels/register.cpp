@@ -8,7 +8,7 @@ namespace fpcert {
 void register_builtin_kernels() {
   register_bf16_on_f16_models();
   register_cpu_models();
-  register_mutants();
+  register_order_models();
 #if defined(FPCERT_HAVE_CUDA)
   register_pipeline_kernels();
   register_mma_kernels();

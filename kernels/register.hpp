@@ -11,13 +11,13 @@
 namespace fpcert {
 
 /// Every built-in family, in this order (the order `certify --kernel cpu` and `selftest` run them):
-/// BF16-on-FP16 CPU models, CPU models, mutants, and with CUDA the pipeline, mma.sync, cuBLAS and
+/// BF16-on-FP16 CPU models, CPU models, CPU models in other summation orders, and with CUDA the pipeline, mma.sync, cuBLAS and
 /// emulation kernels. kernel_registry() calls it once.
 void register_builtin_kernels();
 
 // Families, each defined beside its kernels.
 void register_cpu_models();          ///< kernels/gemm/cpu/models.cpp
-void register_mutants();             ///< kernels/gemm/cpu/mutants.cpp
+void register_order_models();        ///< kernels/gemm/cpu/order_models.cpp: split-K, pairwise, blocked
 void register_bf16_on_f16_models();  ///< kernels/emu/bf16_on_fp16.cpp
 void register_pipeline_kernels();    ///< kernels/gemm/cuda/pipeline.cu: the three-pipeline comparison
 void register_mma_kernels();         ///< kernels/gemm/cuda/mma.cu: tensor-core GEMMs with mma.sync

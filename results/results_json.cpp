@@ -294,7 +294,7 @@ json to_json(const RunResult& r) {
   for (const auto& c : r.cases) cases.push_back(to_json(c));
   json notes = json::object();
   for (const auto& [k, v] : r.notes) notes[k] = v;
-  return {{"fpcert_results", 1},
+  json run = {{"fpcert_results", 1},
           {"kind", r.kind},
           {"environment", to_json(r.env)},
           {"suite", r.suite},
@@ -309,6 +309,12 @@ json to_json(const RunResult& r) {
             {"error", r.count(CaseStatus::Error)}}},
           {"notes", notes},
           {"cases", cases}};
+  if (!r.mutation.empty()) {
+    json mutation = json::array();
+    for (const auto& m : r.mutation) mutation.push_back(to_json(m));
+    run["mutation"] = mutation;
+  }
+  return run;
 }
 
 RunResult run_from_json(const json& j) {
@@ -322,6 +328,8 @@ RunResult run_from_json(const json& j) {
   if (j.contains("notes"))
     for (const auto& [k, v] : j.at("notes").items()) r.notes[k] = v.is_string() ? v.get<std::string>() : v.dump();
   for (const auto& c : j.at("cases")) r.cases.push_back(case_from_json(c));
+  if (j.contains("mutation"))
+    for (const auto& m : j.at("mutation")) r.mutation.push_back(mutation_from_json(m));
   return r;
 }
 

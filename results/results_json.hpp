@@ -17,6 +17,9 @@ nlohmann::json to_json(const RunResult& r);
 Environment environment_from_json(const nlohmann::json& j);
 CaseResult case_from_json(const nlohmann::json& j);
 RunResult run_from_json(const nlohmann::json& j);
+/// A mutation score (results/mutation.cpp); a run carries one per kernel under "mutation".
+nlohmann::json to_json(const MutationScore& s);
+MutationScore mutation_from_json(const nlohmann::json& j);
 
 /// A double as JSON (finite numbers as numbers, the rest as strings) and back.
 nlohmann::json json_number(double v);

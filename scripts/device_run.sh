@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/device_run.sh — the GPU machine's batch: GPU tests, benchmarks, the three-pipeline table,
 # suites on CUDA kernels and cuBLAS, conversion sweeps. Usage: scripts/device_run.sh BIN_DIR PART
-# (PART: tests | suites | conversions | emulation | plugin | proof | probe | hardening | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
+# (PART: tests | suites | conversions | emulation | plugin | proof | probe | hardening | mutation | mutation-cublas | mutation-emu
+# | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
 # proof: the main job and `convert --all` with their JSON, compared (scripts/compare_results.py) with the
 # same files of an earlier build when BEFORE=DIR holds them (main.json, main.txt, conversions.json, conversions.txt).
 set -uo pipefail
@@ -82,6 +83,25 @@ section_hardening() {
   python3 -c "import json,sys; print('cublas stamp:', json.load(open(sys.argv[1]))['environment']['cublas'])" "$OUT/hardening_cublas.json"
   run env -u LD_LIBRARY_PATH "$BIN/fpcert" certify --kernel cublas_gemm_f32_pedantic --suite quick --mn 64 | tail -2
 }
+# The mutation score (docs/mutation.md) on the certify suite: fault injectors wrapped around each CUDA kernel, all
+# device memory through the DeviceApi. certify of one kernel, its score included, is timed (the budget: 60 s).
+# Each part fits one device command (10 minutes): mutation (the GPU test, the timing, the SIMT and mma.sync kernels),
+# mutation-cublas (the baselines: unknown order, goal >= 95 %), mutation-emu (split products and BF16 on FP16).
+mutate_group() {  # mutate_group NAME REGEX: every kernel whose name matches, one JSON and text per group
+  local ks
+  ks=$("$BIN/fpcert" kernels | awk '/^(gemm|cublas)_/{print $1}' | grep -E "$2" | paste -sd, -)
+  run timeout 560 "$BIN/fpcert" mutate --kernel "$ks" --suite certify --json "$OUT/mutation_$1.json" --html "$OUT/mutation_$1.html" \
+    > "$OUT/mutation_$1.txt" 2>&1
+  grep -E "^(mutation score|  by class|  survived|  killed by another|kernel |gemm_|cublas_)" "$OUT/mutation_$1.txt" | tail -80
+}
+section_mutation() {
+  run "$BIN/test_suites_gpu" --source-file='*fault_injectors_gpu_test.cpp' 2>&1 | tee "$OUT/fault_injectors_gpu.log" | tail -15
+  run "$BIN/fpcert" certify --kernel gemm_f16_f32acc_mma_sm80 --suite certify --json "$OUT/certify_mma_f16.json" > "$OUT/certify_mma_f16.txt" 2>&1
+  grep -E "^(CERTIFIED|FAILED|mutation score|  by class|  survived|    )" "$OUT/certify_mma_f16.txt"
+  mutate_group simt_mma '^gemm_(f32_tiled|f16_f32acc_tiled|f16_f16acc_tiled|[a-z0-9]+_f32acc_mma_sm[0-9]+(_promote[0-9]+)?)$'
+}
+section_mutation_cublas() { mutate_group cublas '^cublas_'; }
+section_mutation_emu() { mutate_group emu '^gemm_([0-9]+x(tf32|tf32rz|bf16)|bf16_on_f16_[a-z0-9]+)_mma_sm[0-9]+$'; }
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -92,6 +112,9 @@ for part in ${PART//,/ }; do
     proof) section_proof ;;
     probe) section_probe ;;
     hardening) section_hardening ;;
+    mutation) section_mutation ;;
+    mutation-cublas) section_mutation_cublas ;;
+    mutation-emu) section_mutation_emu ;;
     all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_hardening ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac

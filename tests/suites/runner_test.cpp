@@ -1,4 +1,5 @@
-// tests/suites/runner_test.cpp — honest models pass, each mutant is caught, by the runner alone.
+// tests/suites/runner_test.cpp — honest models pass, by the runner alone (the faults each check refuses:
+// tests/suites/fault_injectors_test.cpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -48,31 +49,6 @@ TEST_CASE("honest CPU models pass the independent and worst-case gates; their er
     CHECK(r.metrics.guard_violations == 0);
     const CaseResult w = run(name, pf32, ref, BoundVariant::WorstCase);
     CHECK(w.status == CaseStatus::Pass);
-  }
-}
-
-TEST_CASE("every mutant is caught, each for its own fault") {
-  const Problem pf32 = uniform_problem(24, 20, 256, f32, test::seed() + 1);
-  const GemmRef ref32 = gemm_reference(pf32.a.view(), pf32.b.view());
-  // fp16-exact inputs: the storage term vanishes, so a silent fp16 accumulator stands out.
-  const Problem pf16 = uniform_problem(24, 20, 256, f16, test::seed() + 2);
-  const GemmRef ref16 = gemm_reference(pf16.a.view(), pf16.b.view());
-  struct Expect {
-    const char* name;
-    const char* reason_contains;
-    bool f16_inputs;
-  };
-  for (const Expect& e : {Expect{"mutant_wrong_element", "gate exceeded", false},
-                          Expect{"mutant_k_short", "gate exceeded", false},
-                          Expect{"mutant_writes_nan", "non-finite", false},
-                          Expect{"mutant_unwritten_row", "never written", false},
-                          Expect{"mutant_out_of_bounds", "past the end of C", false},
-                          Expect{"mutant_acc_f16", "gate exceeded", true},
-                          Expect{"mutant_nondeterministic", "non-deterministic", false}}) {
-    CAPTURE(e.name);
-    const CaseResult r = e.f16_inputs ? run(e.name, pf16, ref16) : run(e.name, pf32, ref32);
-    CHECK(r.status == CaseStatus::Fail);
-    CHECK_MESSAGE(r.reason.find(e.reason_contains) != std::string::npos, r.reason);
   }
 }
 
