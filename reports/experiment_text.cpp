@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <vector>
 
@@ -18,7 +19,7 @@ std::string cell_text(const nlohmann::json& v, const std::string& format) {
   const double x = v.get<double>();
   if (format == "e") return fmt::format("{:.2e}", x);
   if (format == "g") return fmt::format("{:.4g}", x);
-  if (format == "f2") return fmt::format("{:.2f}", x);
+  if (format == "f2") return fmt::format("{:.2f}", std::fabs(x) < 0.005 ? 0.0 : x);  // no "-0.00"
   if (format == "int") return fmt::format("{:.0f}", x);
   return fmt::format("{}", x);
 }

@@ -15,6 +15,7 @@ TEST_CASE("cell_text: each column format, null, strings, non-finite numbers") {
   CHECK(cell_text(1.2345e-5, "e") == "1.23e-05");  // 3 significant digits, scientific
   CHECK(cell_text(0.1767767, "g") == "0.1768");    // 4 significant digits
   CHECK(cell_text(0.5, "f2") == "0.50");
+  CHECK(cell_text(-0.001, "f2") == "0.00");  // a fitted exponent of -0.001 reads 0.00, not -0.00
   CHECK(cell_text(2048.0, "int") == "2048");
   CHECK(cell_text(json(2000000), "e") == "2000000");  // integers in full whatever the format
   CHECK(cell_text(json(nullptr), "e") == "-");
