@@ -188,8 +188,9 @@ ExperimentRecord three_pipeline_course(const PresetGemmOptions& opt) {
       const Format& storage = *ks[q]->traits().a_operand;
       const double rtol = course_rtol(storage, k);
       nlohmann::json row = {{"k", k}, {"pipeline", ps[q].label}, {"kernel", ps[q].kernel}, {"rtol", rtol}};
-      if (c.empty()) {
+      if (c.empty()) {  // not supported, crashed, hung: the table is incomplete (exit 1, or 3 for a crash)
         all_ran = false;
+        rec.passed = false;
         row.update({{"max_abs", nullptr}, {"gate_fraction", nullptr}, {"status", std::string(to_string(cr.status))},
                     {"time_ms", nullptr}, {"speed_vs_fp32", nullptr}, {"reason", cr.reason}});
       } else {
