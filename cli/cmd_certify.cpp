@@ -18,6 +18,7 @@
 #include "cli/mutate.hpp"
 #include "cli/options.hpp"
 #include "cli/plugins.hpp"
+#include "reports/experiment_text.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
 #include "reports/mutation_report.hpp"
@@ -25,6 +26,7 @@
 #include "results/results_json.hpp"
 #include "suites/fault_injectors.hpp"
 #include "suites/mutation.hpp"
+#include "suites/presets.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert::cli {
@@ -45,6 +47,7 @@ struct SuiteArgs {
   // certify: the mutation score of each kernel that passes (docs/mutation.md).
   bool no_mutation = false;          ///< --no-mutation: skip it (stated in the output)
   double mutation_min = -1;          ///< --mutation-min P: fail when a kernel's score is below P %
+  std::string preset;                ///< run-suite --preset P: the suite as a published source states it (docs/experiments.md)
 };
 
 }  // namespace
@@ -170,9 +173,12 @@ int run(const SuiteArgs& a, const char* verb) {
   load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
   const std::vector<std::string> suite_names_run = a.suites.empty() ? std::vector<std::string>{a.suite} : a.suites;
   std::vector<const SuiteInfo*> suites;
+  std::vector<SuiteInfo> preset_suites;  // --preset: the suites as the source states them
+  preset_suites.reserve(suite_names_run.size());
   for (const auto& name : suite_names_run) {
     const SuiteInfo* s = find_suite(name);
     if (!s) throw InputError(fmt::format("unknown suite '{}' (valid: {})", name, suite_names()));
+    if (!a.preset.empty()) s = &preset_suites.emplace_back(preset_suite(name, a.preset));
     suites.push_back(s);
   }
   // A case larger than this machine can hold is refused with the estimate, before anything runs.
@@ -211,9 +217,19 @@ int run(const SuiteArgs& a, const char* verb) {
     o.baseline_factor = a.factor;
     if (partial_file) o.jsonl_path = suites.size() == 1 ? a.json + ".partial.jsonl" : a.json + "." + suite->name + ".partial.jsonl";
     o.command = command_line();
-    o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}", verb, plugin_args, suite->name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "");
+    o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}{}", verb, plugin_args, suite->name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "",
+                                 a.preset.empty() ? "" : " --preset " + a.preset);
     const bool tty = ::isatty(2);
     if (suites.size() > 1) fmt::print("== suite {} ==\n", suite->name);
+    if (!a.preset.empty()) {  // the method first (docs/experiments.md)
+      ExperimentRecord h;
+      h.experiment = suite->name;
+      h.preset = a.preset;
+      h.source = find_preset("run-suite " + suite->name, a.preset).source;
+      h.method = preset_suite_method(suite->name, a.preset);
+      if (a.mn > 0) h.deviations = fmt::format("M = N = {} (--mn).", a.mn);
+      fmt::print("{}\n", experiment_header(h));
+    }
     std::fputs(case_header().c_str(), stdout);
     // What an interruption says (base/interrupt.hpp), and the deadline of in-process cases.
     const std::string partial_note =
@@ -253,6 +269,11 @@ int run(const SuiteArgs& a, const char* verb) {
       one = run_suite(*suite, kernels, o);
     }
     if (tty) std::fprintf(stderr, "\r\033[K");
+    if (!a.preset.empty()) {  // the source's table, then fpcert's verdict
+      one.notes["preset"] = a.preset;
+      one.notes["method"] = preset_suite_method(suite->name, a.preset);
+      for (const auto& t : preset_suite_record(one).tables) fmt::print("\n{}\n", table_text(t));
+    }
     std::fputs(verdict_text(one).c_str(), stdout);
     if (std::string(verb) == "certify") below_mutation_min |= add_mutation_scores(a, *suite, kernels, o, one);
     if (!o.jsonl_path.empty()) partials.push_back(o.jsonl_path);
@@ -350,6 +371,9 @@ void add_run_suite(CLI::App& root, Registry& reg) {
   auto a = std::make_shared<SuiteArgs>();
   app->add_option("suite", a->suite, "Suite: " + suite_names())->required();
   app->add_option("--kernels", a->kernels, "Kernels, comma-separated (cpu, cuda, cublas: every built-in of that backend)")->required();
+  app->add_option("--preset", a->preset,
+                  "Run the suite as a published source states it (panorama: accuracy-vs-k, exponent-range, cancellation; "
+                  "docs/experiments.md) and print the source's metrics");
   add_common(app, a);
   reg.push_back({app, [a] { return run(*a, "run-suite"); }});
 }

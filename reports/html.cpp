@@ -133,6 +133,10 @@ void read_report_file(const std::string& path, ReportInput& in) {
   }
   try {
     if (parsed) {
+      if (is_experiment_record(whole)) {
+        in.experiments.push_back(experiment_from_json(whole));
+        return;
+      }
       if (whole.is_object() && whole.contains("cases")) {
         in.runs.push_back(run_from_json(whole));
         return;
@@ -146,7 +150,8 @@ void read_report_file(const std::string& path, ReportInput& in) {
         return;
       }
       throw InputError("results file '" + path +
-                       "' is neither fpcert results (no 'cases') nor a conversion check (kind 'conversion')");
+                       "' is neither fpcert results (no 'cases'), a conversion check (kind 'conversion') nor an experiment "
+                       "record (kind 'experiment' with 'tables')");
     }
     // JSON lines: conversion records, or a run's cases (read_results explains its own errors).
     std::istringstream lines(text);
@@ -949,6 +954,40 @@ std::vector<std::string> kernels_of(const RunResult& r) {
   return out;
 }
 
+/// A run of a suite's preset (notes "preset"): the source's normwise metrics per case and kernel, to
+/// read next to the source's table (suites/presets.hpp, panorama_suite_record, for the terminal).
+std::string preset_table(const RunResult& r, const std::string& src) {
+  const auto it = r.notes.find("preset");
+  if (it == r.notes.end()) return "";
+  std::string s = fmt::format(
+      "<h3>The source\u2019s metrics (preset <code>{}</code>)</h3><p class=\"muted\">E<sub>F</sub> = \u2016C \u2212 C*\u2016<sub>F</sub> / "
+      "\u2016C*\u2016<sub>F</sub>; E<sub>max</sub> with the two infinity norms the source may mean: elementwise maximum, and "
+      "the max-row-sum (induced) norm. The gate fraction and status are fpcert\u2019s verdict on the same output.</p>",
+      escape(it->second));
+  s += "<div class=\"scroll\"><table class=\"preset\"><thead><tr><th>case</th><th>kernel</th><th class=\"num\">K</th>"
+       "<th class=\"num\">E<sub>F</sub></th><th class=\"num\">E<sub>max</sub> (elementwise)</th><th class=\"num\">E<sub>max</sub> "
+       "(row-sum)</th><th class=\"num\">left out</th><th class=\"num\">gate fraction</th><th>status</th></tr></thead><tbody>";
+  for (std::size_t i = 0; i < r.cases.size(); ++i) {
+    const CaseResult& c = r.cases[i];
+    const std::string b = case_ptr(i);
+    // the norms leave out non-finite outputs and references beyond the output's range; none left: a dash
+    const std::int64_t left_out = c.metrics.nonfinite + c.metrics.ref_overflow;
+    const bool norms = graded(c) && left_out < c.m * c.n;
+    auto cell = [&](const char* key, double v) {
+      return "<td class=\"num\">" + (norms ? vnum(src, b + "/metrics/" + key, v) : std::string(kDash)) + "</td>";
+    };
+    const std::string left =
+        graded(c) ? vsum({{src, b + "/metrics/nonfinite"}, {src, b + "/metrics/ref_overflow"}}, left_out) : std::string(kDash);
+    s += fmt::format("<tr><td class=\"case\">{}</td><td><code>{}</code></td><td class=\"num\">{}</td>{}{}{}<td class=\"num\">{}</td>"
+                     "<td class=\"num\">{}</td><td>{}</td></tr>",
+                     escape(c.case_id), escape(c.kernel), vint(src, b + "/k", c.k), cell("frobenius_rel", c.metrics.frobenius_rel),
+                     cell("max_rel", c.metrics.max_rel), cell("rowsum_rel", c.metrics.rowsum_rel), left,
+                     graded(c) ? vnum(src, b + "/gate_fraction", c.gate_fraction) : std::string(kDash), status_badge(c.status));
+  }
+  s += "</tbody></table></div>";
+  return s;
+}
+
 std::string run_section(const RunResult& r, std::size_t ri) {
   const std::string src = fmt::format("r{}", ri);
   const std::string id = fmt::format("run-{}", ri);
@@ -962,6 +1001,7 @@ std::string run_section(const RunResult& r, std::size_t ri) {
     for (const auto& [k, v] : r.notes) s += fmt::format("<dt>{}</dt><dd>{}</dd>", escape(k), escape(v));
     s += "</dl>";
   }
+  s += preset_table(r, src);
   s += "<h3>Environment</h3>" + env_table(r.env, src, "/environment");
   std::string fails;
   for (std::size_t i = 0; i < r.cases.size(); ++i)
@@ -1061,14 +1101,62 @@ std::string conversion_section(const ConversionResult& c, std::size_t ci) {
   return s;
 }
 
+/// An experiment record (results/experiment_record.hpp): its method, then each table; every number
+/// tagged with its pointer into the record (data-src e<i>, "/tables/<t>/rows/<r>/<key>").
+std::string experiment_section(const ExperimentRecord& e, std::size_t ei) {
+  const std::string src = fmt::format("e{}", ei);
+  std::string s = fmt::format("<section class=\"exp\" id=\"exp-{}\"><h2>Experiment <code>{}</code>{}</h2>", ei, escape(e.experiment),
+                              e.preset.empty() ? "" : " \u2014 preset <code>" + escape(e.preset) + "</code>");
+  if (!e.source.empty()) s += "<p><b>Source:</b> " + escape(e.source) + "</p>";
+  s += "<p><b>Method.</b> " + escape(e.method) + "</p>";
+  if (!e.deviations.empty()) s += "<p class=\"flag\">\u26a0 This run differs: " + escape(e.deviations) + "</p>";
+  if (!e.device.empty()) s += "<p><b>Device:</b> " + escape(e.device) + "</p>";
+  for (std::size_t t = 0; t < e.tables.size(); ++t) {
+    const ExperimentTable& tb = e.tables[t];
+    if (!tb.title.empty()) s += "<h3>" + escape(tb.title) + "</h3>";
+    s += "<div class=\"scroll\"><table class=\"experiment\"><thead><tr>";
+    for (const auto& c : tb.columns) s += fmt::format("<th{}>{}</th>", c.format.empty() ? "" : " class=\"num\"", escape(c.label));
+    s += "</tr></thead><tbody>";
+    for (std::size_t r = 0; r < tb.rows.size(); ++r) {
+      s += "<tr>";
+      for (const auto& c : tb.columns) {
+        const std::string ptr = fmt::format("/tables/{}/rows/{}/{}", t, r, json_pointer_token(c.key));
+        const json v = tb.rows[r].contains(c.key) ? tb.rows[r].at(c.key) : json(nullptr);
+        std::string cell;
+        if (v.is_null()) cell = kDash;
+        else if (v.is_boolean()) cell = vbool(src, ptr, v.get<bool>());
+        else if (v.is_number_integer()) cell = vint(src, ptr, v.get<std::int64_t>());
+        else if (v.is_number_unsigned()) cell = vint(src, ptr, v.get<std::uint64_t>());
+        else if (v.is_number() || (!c.format.empty() && (v == "inf" || v == "-inf" || v == "nan")))  // json_number's non-finite
+          cell = vnum(src, ptr, number_from_json(v));
+        else cell = escape(v.is_string() ? v.get<std::string>() : v.dump());
+        s += fmt::format("<td{}>{}</td>", c.format.empty() ? "" : " class=\"num\"", cell);
+      }
+      s += "</tr>";
+    }
+    s += "</tbody></table></div>";
+    if (!tb.note.empty()) s += "<p class=\"muted\">" + escape(tb.note) + "</p>";
+  }
+  if (!e.env.fpcert_version.empty()) s += "<h3>Environment</h3>" + env_table(e.env, src, "/environment");
+  s += "</section>";
+  return s;
+}
+
 std::string banner(const ReportInput& in) {
   bool ok = true;
   for (const auto& r : in.runs) ok &= r.passed();
   for (const auto& c : in.conversions) ok &= c.passed;
+  for (const auto& e : in.experiments) ok &= e.passed;
   std::string s = fmt::format("<header class=\"banner {}\"><h1>fpcert accuracy report</h1><div class=\"verdict\">{}</div>", ok ? "ok" : "bad",
                               ok ? "CERTIFIED" : "FAILED");
-  if (in.runs.empty() && in.conversions.empty()) s += "<p>No results.</p>";
+  if (in.runs.empty() && in.conversions.empty() && in.experiments.empty()) s += "<p>No results.</p>";
   s += "<ul>";
+  for (std::size_t i = 0; i < in.experiments.size(); ++i) {
+    const ExperimentRecord& e = in.experiments[i];
+    s += fmt::format("<li><a href=\"#exp-{}\">experiment <code>{}</code>{}</a> on {}: <b class=\"{}\">{}</b></li>", i, escape(e.experiment),
+                     e.preset.empty() ? "" : " (preset " + escape(e.preset) + ")", escape(e.device.empty() ? "?" : e.device),
+                     e.passed ? "okt" : "badt", e.passed ? "done" : "its checks failed");
+  }
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
     const RunResult& r = in.runs[i];
     s += fmt::format("<li><a href=\"#run-{}\">suite <code>{}</code></a> on {}: <b class=\"{}\">{}</b> \u2014 {}</li>", i, escape(r.suite),
@@ -1115,6 +1203,7 @@ std::string banner(const ReportInput& in) {
   for (std::size_t i = 0; i < in.runs.size(); ++i) s += fmt::format("<a href=\"#run-{}\">{}</a> ", i, escape(in.runs[i].suite));
   for (std::size_t i = 0; i < in.conversions.size(); ++i)
     s += fmt::format("<a href=\"#conv-{}\">{}\u2192{}</a> ", i, escape(in.conversions[i].from), escape(in.conversions[i].to));
+  for (std::size_t i = 0; i < in.experiments.size(); ++i) s += fmt::format("<a href=\"#exp-{}\">{}</a> ", i, escape(in.experiments[i].experiment));
   s += "</nav></header>";
   return s;
 }
@@ -1125,6 +1214,7 @@ std::string html_report(const ReportInput& in) {
   std::string title = "fpcert report";
   if (!in.runs.empty()) title += ": " + in.runs.front().suite + " \u2014 " + run_title(in.runs.front());
   else if (!in.conversions.empty()) title += ": " + in.conversions.front().from + " \u2192 " + in.conversions.front().to;
+  else if (!in.experiments.empty()) title += ": experiment " + in.experiments.front().experiment;
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
                   "<meta name=\"generator\" content=\"fpcert\"><title>" +
@@ -1132,6 +1222,7 @@ std::string html_report(const ReportInput& in) {
   s += banner(in);
   for (std::size_t i = 0; i < in.runs.size(); ++i) s += run_section(in.runs[i], i);
   for (std::size_t i = 0; i < in.conversions.size(); ++i) s += conversion_section(in.conversions[i], i);
+  for (std::size_t i = 0; i < in.experiments.size(); ++i) s += experiment_section(in.experiments[i], i);
   std::string version;
   for (const auto& r : in.runs)
     if (!r.env.fpcert_version.empty()) version = r.env.fpcert_version;

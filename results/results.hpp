@@ -55,10 +55,12 @@ struct Metrics {
   double max_abs = 0;            ///< max |c - c_ref|
   double frobenius_rel = 0;      ///< ||C - Cref||_F / ||Cref||_F
   double max_rel = 0;            ///< ||C - Cref||_max / ||Cref||_max
+  double rowsum_rel = 0;         ///< ||C - Cref||_inf / ||Cref||_inf, the max-row-sum (induced) norm
   double componentwise = 0;      ///< max |c - c_ref| / (|A||B|)_ij
   double ulp_max = 0, ulp_median = 0, ulp_p99 = 0;
   std::vector<std::uint64_t> ulp_hist;  ///< buckets: [0, 0.5], (0.5, 1], (1, 2], ..., (2^14, inf), non-finite
   std::int64_t nonfinite = 0;    ///< outputs that are Inf/NaN where the reference is finite
+  std::int64_t ref_overflow = 0; ///< references that are Inf/NaN in the output format (exact value beyond its range, or a NaN/Inf input): not in the norms
   std::int64_t first_nonfinite = -1;
   std::int64_t unwritten = 0;    ///< outputs still holding the NaN pre-fill pattern
   std::int64_t first_unwritten = -1;

@@ -95,12 +95,14 @@ json to_json(const CaseResult& c) {
   json metrics = {{"max_abs", json_number(m.max_abs)},
                   {"frobenius_rel", json_number(m.frobenius_rel)},
                   {"max_rel", json_number(m.max_rel)},
+                  {"rowsum_rel", json_number(m.rowsum_rel)},
                   {"componentwise", json_number(m.componentwise)},
                   {"ulp_max", json_number(m.ulp_max)},
                   {"ulp_median", json_number(m.ulp_median)},
                   {"ulp_p99", json_number(m.ulp_p99)},
                   {"ulp_hist", m.ulp_hist},
                   {"nonfinite", m.nonfinite},
+                  {"ref_overflow", m.ref_overflow},
                   {"first_nonfinite", m.first_nonfinite},
                   {"unwritten", m.unwritten},
                   {"first_unwritten", m.first_unwritten},
@@ -223,6 +225,7 @@ CaseResult case_from_json(const json& j) {
     M.max_abs = num(m, "max_abs");
     M.frobenius_rel = num(m, "frobenius_rel");
     M.max_rel = num(m, "max_rel");
+    M.rowsum_rel = num(m, "rowsum_rel");
     M.componentwise = num(m, "componentwise");
     M.ulp_max = num(m, "ulp_max");
     M.ulp_median = num(m, "ulp_median");
@@ -232,6 +235,7 @@ CaseResult case_from_json(const json& j) {
       for (const auto& v : m.at("ulp_hist")) M.ulp_hist.push_back(checked_integer<std::uint64_t>(v, "ulp_hist"));
     }
     M.nonfinite = integer<std::int64_t>(m, "nonfinite");
+    M.ref_overflow = integer<std::int64_t>(m, "ref_overflow");
     M.first_nonfinite = integer<std::int64_t>(m, "first_nonfinite", -1);
     M.unwritten = integer<std::int64_t>(m, "unwritten");
     M.first_unwritten = integer<std::int64_t>(m, "first_unwritten", -1);

@@ -2,7 +2,8 @@
 # scripts/device_run.sh — the GPU machine's batch: GPU tests, benchmarks, the three-pipeline table,
 # suites on CUDA kernels and cuBLAS, conversion sweeps. Usage: scripts/device_run.sh BIN_DIR PART
 # (PART: tests | suites | conversions | emulation | plugin | proof | probe | hardening | mutation | mutation-cublas | mutation-emu
-# | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
+# | experiments | panorama-a | panorama-b | panorama-c | all, or several separated by commas). Logs go to $OUT (the device
+# tool's folder) or out/.
 # proof: the main job and `convert --all` with their JSON, compared (scripts/compare_results.py) with the
 # same files of an earlier build when BEFORE=DIR holds them (main.json, main.txt, conversions.json, conversions.txt).
 set -uo pipefail
@@ -44,6 +45,21 @@ section_emulation() {
   run timeout 200 "$BIN/fpcert" experiment split-scalar --device cuda --json "$OUT/split_scalar.json" 2>&1 | tee "$OUT/split_scalar.txt"
   run timeout 300 "$BIN/fpcert" experiment bf16-on-fp16 --device cuda --json "$OUT/bf16_on_fp16.json" 2>&1 | tee "$OUT/bf16_on_fp16.txt"
   run timeout 400 "$BIN/fpcert" run-suite split-emulation --kernels "$SPLIT,cublas_gemm_f32_pedantic" --json "$OUT/split_emulation.json" --html "$OUT/split_emulation.html" 2>&1 | tail -80
+}
+# The presets (docs/experiments.md): published tables by their source's method, on the tensor-core kernels.
+# Four parts, each under the device tool's 10 minutes: experiments (split-scalar, course, accumulation),
+# panorama-a, panorama-b, panorama-c (run-suite accuracy-vs-k, exponent-range, cancellation --preset panorama).
+# Each writes JSON and HTML; `fpcert report <all the JSON> -o experiments.html` joins them anywhere.
+PANO=gemm_f32_tiled,gemm_tf32_f32acc_mma_sm80,gemm_f16_f32acc_mma_sm80,gemm_bf16_f32acc_mma_sm80,cublas_gemm_f32_pedantic,cublas_gemm_f16_f16acc
+section_experiments() {
+  run timeout 100 "$BIN/fpcert" experiment split-scalar --preset panorama --json "$OUT/split_scalar_panorama.json" 2>&1 | tee "$OUT/split_scalar_panorama.txt"
+  run timeout 200 "$BIN/fpcert" experiment three-pipeline --preset course --device cuda --json "$OUT/three_pipeline_course.json" 2>&1 | tee "$OUT/three_pipeline_course.txt"
+  run timeout 270 "$BIN/fpcert" experiment accumulation --preset tf32-article --device cuda --json "$OUT/accumulation_tf32.json" 2>&1 | tee "$OUT/accumulation_tf32.txt"
+  "$BIN/fpcert" report "$OUT"/split_scalar_panorama.json "$OUT"/three_pipeline_course.json "$OUT"/accumulation_tf32.json -o "$OUT/experiments.html"
+}
+section_panorama() {  # $1: the suite
+  run timeout 560 "$BIN/fpcert" run-suite "$1" --preset panorama --kernels "$PANO" --json "$OUT/$1_panorama.json" --html "$OUT/$1_panorama.html" > "$OUT/$1_panorama.txt" 2>&1
+  head -12 "$OUT/$1_panorama.txt"; sed -n '/^Normwise errors/,$p' "$OUT/$1_panorama.txt" | head -150
 }
 # The plugin ABI's GPU tests from copied binaries: the plugins and the staged install travel in BIN/plugins and BIN/stage.
 section_plugin() {
@@ -115,7 +131,12 @@ for part in ${PART//,/ }; do
     mutation) section_mutation ;;
     mutation-cublas) section_mutation_cublas ;;
     mutation-emu) section_mutation_emu ;;
-    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_hardening ;;
+    experiments) section_experiments ;;
+    panorama-a) section_panorama accuracy-vs-k ;;
+    panorama-b) section_panorama exponent-range ;;
+    panorama-c) section_panorama cancellation ;;
+    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_hardening
+         section_experiments; section_panorama accuracy-vs-k; section_panorama exponent-range; section_panorama cancellation ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac
 done

@@ -96,12 +96,14 @@ void grade(const GradeInput& in, CaseResult& out) {
   };
   struct Part {
     double sum_err2 = 0, sum_ref2 = 0, max_err = 0, cw = 0, worst_frac = 0;
-    std::int64_t worst_idx = -1, nonfinite = 0, first_nonfinite = -1, overflowed = 0, first_bad_special = -1;
+    std::int64_t worst_idx = -1, nonfinite = 0, first_nonfinite = -1, overflowed = 0, first_bad_special = -1, beyond = 0;
     std::vector<std::uint64_t> hist = std::vector<std::uint64_t>(18, 0);
     std::vector<Cand> cands;  // this chunk's worst, at most worst_count
   };
   const std::size_t keep = static_cast<std::size_t>(std::max(in.worst_count, 1));
   std::vector<double> ulps(static_cast<std::size_t>(mn));
+  // |c - ref| and |ref| of the graded elements (0 elsewhere, as in the Frobenius sums), for the row-sum norm.
+  std::vector<double> elem_err(static_cast<std::size_t>(mn), 0.0), elem_ref(static_cast<std::size_t>(mn), 0.0);
   constexpr std::uint64_t kChunk = 1 << 14;
   const std::uint64_t nchunks = (static_cast<std::uint64_t>(mn) + kChunk - 1) / kChunk;
   std::vector<Part> parts(nchunks);
@@ -144,6 +146,7 @@ void grade(const GradeInput& in, CaseResult& out) {
                                    (gc == FpClass::Inf && code_is_negative(of, code) == code_is_negative(of, rr.code)) ||
                                    (code & of.magnitude_mask()) == of.max_finite_code());
           const bool ok = (nan_expected && gc == FpClass::NaN) || overflow_ok;
+          ++P.beyond;
           if (overflow_ok) ++P.overflowed;
           if (!ok) {
             if (P.first_bad_special < 0) P.first_bad_special = x;
@@ -162,6 +165,8 @@ void grade(const GradeInput& in, CaseResult& out) {
                                              col_abs_b[static_cast<std::size_t>(x % p.n)]) *
                                (1 + 0x1p-50);  // the sums above are rounded: a relative slack far below any term
         const double frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
+        elem_err[ux] = err;
+        elem_ref[ux] = std::fabs(r.hi);
         P.sum_err2 += err * err;
         P.sum_ref2 += r.hi * r.hi;
         P.max_err = std::max(P.max_err, err);
@@ -172,7 +177,7 @@ void grade(const GradeInput& in, CaseResult& out) {
     }
   });
   double sum_err2 = 0, sum_ref2 = 0, max_err = 0, cw = 0, worst_frac = 0;
-  std::int64_t worst_idx = -1, overflowed = 0, first_bad_special = -1;
+  std::int64_t worst_idx = -1, overflowed = 0, first_bad_special = -1, beyond = 0;
   std::vector<Cand> cands;
   M.ulp_hist.assign(18, 0);
   for (const Part& P : parts) {
@@ -187,6 +192,7 @@ void grade(const GradeInput& in, CaseResult& out) {
     M.nonfinite += P.nonfinite;
     if (M.first_nonfinite < 0) M.first_nonfinite = P.first_nonfinite;
     overflowed += P.overflowed;
+    beyond += P.beyond;
     if (first_bad_special < 0) first_bad_special = P.first_bad_special;
     for (std::size_t b = 0; b < 18; ++b) M.ulp_hist[b] += P.hist[b];
     cands.insert(cands.end(), P.cands.begin(), P.cands.end());
@@ -202,6 +208,17 @@ void grade(const GradeInput& in, CaseResult& out) {
   M.frobenius_rel = sum_ref2 > 0 ? std::sqrt(sum_err2 / sum_ref2) : (sum_err2 > 0 ? INFINITY : 0);
   M.max_rel = ref_max > 0 ? max_err / ref_max : (max_err > 0 ? INFINITY : 0);
   M.componentwise = cw;
+  double row_err_max = 0, row_ref_max = 0;  // ||C - Cref||_inf and ||Cref||_inf: the largest row sums
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    double se = 0, sr = 0;
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      se += elem_err[static_cast<std::size_t>(i * p.n + j)];
+      sr += elem_ref[static_cast<std::size_t>(i * p.n + j)];
+    }
+    row_err_max = std::max(row_err_max, se);
+    row_ref_max = std::max(row_ref_max, sr);
+  }
+  M.rowsum_rel = row_ref_max > 0 ? row_err_max / row_ref_max : (row_err_max > 0 ? INFINITY : 0);
   if (!ulps.empty()) {
     M.ulp_max = *std::max_element(ulps.begin(), ulps.end());
     M.ulp_p99 = quantile(ulps, 0.99);
@@ -247,6 +264,7 @@ void grade(const GradeInput& in, CaseResult& out) {
   if (worst_frac > 1 && M.nonfinite == 0 && first_failure.empty() && worst_idx >= 0)
     why.push_back(fmt::format("gate exceeded: max |c - ref| / allowed = {:.4g} at ({}, {})", worst_frac, worst_idx / p.n,
                               worst_idx % p.n));
+  M.ref_overflow = beyond;
   if (overflowed)
     out.flags.push_back(fmt::format("reference-overflows-output: {} element(s) exceed the {} range; any Inf/NaN or the largest "
                                     "finite value is accepted there",

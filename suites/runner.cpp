@@ -180,6 +180,7 @@ std::vector<std::uint64_t> read_codes(const Layout2& L, const std::vector<std::u
 
 CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, const RunOptions& opt) {
   const auto wall0 = std::chrono::steady_clock::now();
+  if (opt.output) opt.output->clear();
   const Problem& p = *setup.problem;
   const KernelTraits& t = kernel.traits();
   CaseResult r;
@@ -331,6 +332,10 @@ CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, cons
   gi.first_unwritten = r.metrics.first_unwritten;
   gi.worst_count = opt.worst_count;
   grade(gi, r);
+  if (opt.output) {
+    opt.output->resize(codes.size());
+    for (std::size_t x = 0; x < codes.size(); ++x) (*opt.output)[x] = to_double(*t.out, codes[x]);
+  }
   return finish();
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "generators/problem.hpp"
 #include "kernels/device/device_api.hpp"
@@ -25,6 +26,9 @@ struct RunOptions {
   /// Grade cases whose inputs lie outside the kernel's InputDomain as well (studies of what a restricted
   /// fast path does beyond its domain); by default they are "not supported" with the reason.
   bool grade_outside_domain = false;
+  /// When set, receives the checked run's output decoded to double (row-major m x n; empty when the
+  /// kernel did not run), for experiments that grade by a published method of their own.
+  std::vector<double>* output = nullptr;
 };
 
 struct CaseSetup {
