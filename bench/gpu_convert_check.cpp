@@ -12,6 +12,7 @@
 
 #include "kernels/convert_check_device.hpp"
 #include "kernels/device_convert.hpp"
+#include "kernels/kernel.hpp"
 #include "oracle/parallel.hpp"
 
 using namespace fpcert;

@@ -629,6 +629,7 @@ void add_convert(CLI::App& root, Registry& reg) {
   app->add_option("--check", a->check,
                   "With --device cuda: where results are compared with fpcert's model: auto (on the device when it can, "
                   "else the host), device, or host (results copied back, checked on the CPU)")
+      ->check(CLI::IsMember({"auto", "device", "host"}))
       ->capture_default_str();
   app->add_flag("--include-test-entries", a->include_test, "With --all or --intrinsic list: also the deliberately wrong test entries");
   value->excludes(bits)->excludes(exh);

@@ -53,7 +53,8 @@ HWY_NOINLINE std::size_t RoundIeee(const ConvertTarget& t, const std::uint32_t* 
   const auto inf_in = hn::Set(d, t.inf_in_code);
   const auto nan_mask = hn::Set(d, t.nan_payload_mask);
   const auto nan_or = hn::Set(d, t.nan_or);
-  const auto nan_sign = hn::Set(d, t.nan_keeps_sign ? 0xFFFFFFFFu : 0u);
+  const bool nan_keeps_sign = t.nan_keeps_sign != 0;
+  const bool zero_free = t.emin_b + t.code_off == 0;
   const int frac = static_cast<int>(t.frac);
   const int nan_shift = 23 - frac;
   const int sign_down = 31 - static_cast<int>(t.sign_shift);
@@ -92,23 +93,26 @@ HWY_NOINLINE std::size_t RoundIeee(const ConvertTarget& t, const std::uint32_t* 
     }
     auto code = hn::Add(r, hn::ShiftLeftSame(hn::Add(eqb, code_off), frac));
     const auto ovf = hn::Gt(code, max_code);
-    code = hn::IfThenElse(ovf, hn::IfThenElse(is_neg, ovf_neg, ovf_pos), code);
-    const auto is_zero = hn::Eq(ax, zero);
+    // Overflow magnitudes differ by sign only where the direction toward zero does (ru, rd).
+    if constexpr (tz_pos == tz_neg) code = hn::IfThenElse(ovf, ovf_pos, code);
+    else code = hn::IfThenElse(ovf, hn::IfThenElse(is_neg, ovf_neg, ovf_pos), code);
     const auto is_inf = hn::Eq(ax, inf);
     const auto is_nan = hn::Gt(ax, inf);
-    code = hn::IfThenZeroElse(is_zero, code);
+    // Zero: the general path already gives code 0 and no flags where the lowest binade's exponent
+    // part is 0 (every format with subnormals).
+    if (!zero_free) code = hn::IfThenZeroElse(hn::Eq(ax, zero), code);
     code = hn::IfThenElse(is_inf, inf_in, code);
     const auto nan_code = hn::Or(hn::And(hn::ShiftRightSame(hn::And(ax, mant), nan_shift), nan_mask), nan_or);
     code = hn::IfThenElse(is_nan, nan_code, code);
     const auto sgn = hn::ShiftRightSame(hn::And(x, sign_bit), sign_down);
-    code = hn::Or(code, hn::And(sgn, hn::IfThenElse(is_nan, nan_sign, hn::Set(d, 0xFFFFFFFFu))));
+    code = hn::Or(code, nan_keeps_sign ? sgn : hn::IfThenZeroElse(is_nan, sgn));
     hn::StoreU(code, d, out + i);
     if constexpr (kFlags) {
       const auto tiny = hn::And(hn::Or(hn::Lt(eb, emin_b), hn::Not(normal)), inexact);
       auto f = hn::Or(hn::IfThenElseZero(inexact, hn::Set(d, static_cast<std::uint32_t>(kInexact))),
                       hn::IfThenElseZero(tiny, hn::Set(d, static_cast<std::uint32_t>(kUnderflow))));
       f = hn::IfThenElse(ovf, hn::Set(d, static_cast<std::uint32_t>(kOverflow | kInexact)), f);
-      f = hn::IfThenZeroElse(hn::Or(is_zero, hn::Or(is_inf, is_nan)), f);
+      f = hn::IfThenZeroElse(hn::Or(hn::Eq(ax, zero), hn::Or(is_inf, is_nan)), f);
       hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, f)), d8, flags + i);
     }
   }
