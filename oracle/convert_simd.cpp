@@ -58,6 +58,21 @@ HWY_NOINLINE std::size_t RoundIeee(const ConvertTarget& t, const std::uint32_t* 
   const int frac = static_cast<int>(t.frac);
   const int nan_shift = 23 - frac;
   const int sign_down = 31 - static_cast<int>(t.sign_shift);
+  // The fast path's constants: drop = 23 - frac fraction bits dropped (at least one: fp32 itself
+  // takes the general path), the rounding increments, and the rebias (127 - bias) << frac.
+  const int drop = 23 - frac;
+  const bool fast_ok = drop >= 1;
+  const auto normal_below = hn::Set(d, (t.emin_b << 23) - 1u);  // the largest pattern below 2^emin
+  const auto low_mask = hn::Set(d, drop >= 1 ? (1u << drop) - 1u : 0u);
+  const auto half_m1 = hn::Set(d, drop >= 1 ? (1u << (drop - 1)) - 1u : 0u);
+  const auto rebias = hn::Set(d, (0u - t.code_off - 1u) << frac);
+  // The tiny path's limit: 2^k as fp32 bits, k = emin - frac - 1 (rn, rna) or emin - frac (rz), the
+  // destination having subnormals (zero_free); other roundings take the general path.
+  constexpr bool kTinyRounding = R == Rounding::NearestEven || R == Rounding::NearestAway || R == Rounding::TowardZero;
+  const int tiny_k = static_cast<int>(t.emin_b) - 127 - frac - (R == Rounding::TowardZero ? 0 : 1);
+  const bool tiny_ok = kTinyRounding && zero_free && tiny_k >= -149;
+  const auto tiny_lim = hn::Set(d, tiny_k >= -126 ? static_cast<std::uint32_t>(tiny_k + 127) << 23
+                                   : tiny_k >= -149 ? 1u << (tiny_k + 149) : 0u);
   auto codes = hn::Iota(d, first);
   const auto step = hn::Set(d, static_cast<std::uint32_t>(N));
   std::size_t i = 0;
@@ -71,6 +86,40 @@ HWY_NOINLINE std::size_t RoundIeee(const ConvertTarget& t, const std::uint32_t* 
     }
     const auto ax = hn::And(x, abs_mask);
     const auto is_neg = hn::Ne(hn::And(x, sign_bit), zero);
+    const auto sgn = hn::ShiftRightSame(hn::And(x, sign_bit), sign_down);
+    // Fast path: every lane finite and normal in the destination (ax in [2^emin, Inf)), the common
+    // case of a sweep. Then the code is the fp32 pattern shifted: (ax + rounding increment) >> drop
+    // rounds (a carry out of the fraction moves into the exponent, as it must), and subtracting the
+    // bias difference rebiases; overflow as in the general path.
+    if (fast_ok && hn::AllTrue(d, hn::And(hn::Gt(ax, normal_below), hn::Lt(ax, inf)))) {
+      decltype(codes) inc;
+      if constexpr (R == Rounding::NearestEven) inc = hn::Add(half_m1, hn::And(hn::ShiftRightSame(ax, drop), one));
+      else if constexpr (R == Rounding::NearestAway) inc = hn::Add(half_m1, one);
+      else if constexpr (R == Rounding::TowardZero) inc = zero;
+      else if constexpr (R == Rounding::Up) inc = hn::IfThenZeroElse(is_neg, low_mask);
+      else inc = hn::IfThenElseZero(is_neg, low_mask);
+      auto code = hn::Sub(hn::ShiftRightSame(hn::Add(ax, inc), drop), rebias);
+      const auto ovf = hn::Gt(code, max_code);
+      if constexpr (tz_pos == tz_neg) code = hn::IfThenElse(ovf, ovf_pos, code);
+      else code = hn::IfThenElse(ovf, hn::IfThenElse(is_neg, ovf_neg, ovf_pos), code);
+      hn::StoreU(hn::Or(code, sgn), d, out + i);
+      if constexpr (kFlags) {
+        auto f = hn::IfThenElseZero(hn::Ne(hn::And(ax, low_mask), zero), hn::Set(d, static_cast<std::uint32_t>(kInexact)));
+        f = hn::IfThenElse(ovf, hn::Set(d, static_cast<std::uint32_t>(kOverflow | kInexact)), f);
+        hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, f)), d8, flags + i);
+      }
+      continue;
+    }
+    // Second fast path: every lane so small that it rounds to a signed zero (below half the smallest
+    // subnormal of the destination for rn and rna, below the smallest for rz): the other common case.
+    if (tiny_ok && hn::AllTrue(d, hn::Lt(ax, tiny_lim))) {
+      hn::StoreU(sgn, d, out + i);
+      if constexpr (kFlags) {
+        const auto f = hn::IfThenElseZero(hn::Ne(ax, zero), hn::Set(d, static_cast<std::uint32_t>(kInexact | kUnderflow)));
+        hn::StoreU(hn::DemoteTo(d8, hn::BitCast(di, f)), d8, flags + i);
+      }
+      continue;
+    }
     const auto biased = hn::ShiftRight<23>(ax);
     const auto normal = hn::Ne(biased, zero);
     const auto eb = hn::Max(biased, one);
@@ -104,7 +153,6 @@ HWY_NOINLINE std::size_t RoundIeee(const ConvertTarget& t, const std::uint32_t* 
     code = hn::IfThenElse(is_inf, inf_in, code);
     const auto nan_code = hn::Or(hn::And(hn::ShiftRightSame(hn::And(ax, mant), nan_shift), nan_mask), nan_or);
     code = hn::IfThenElse(is_nan, nan_code, code);
-    const auto sgn = hn::ShiftRightSame(hn::And(x, sign_bit), sign_down);
     code = hn::Or(code, nan_keeps_sign ? sgn : hn::IfThenZeroElse(is_nan, sgn));
     hn::StoreU(code, d, out + i);
     if constexpr (kFlags) {

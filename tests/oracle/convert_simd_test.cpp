@@ -148,9 +148,10 @@ TEST_CASE("Highway kernels on code ranges: every 16-bit source through its decod
       }
     }
     // Ranges through the iota path (no input array): 2^16 + 7 codes from just below 1.0 and from the
-    // fp32 normal/subnormal boundary, into every rounding of f16 and ue8m0.
+    // fp32 normal/subnormal boundary, into every rounding of six destinations (whole vectors of
+    // destination-normal lanes take the kernels' fast path, the others the general one).
     for (const std::uint32_t first : {0x3F7FFFF0u, 0x007FFFF0u, 0xFF7FFFF0u})
-      for (const Format* dst : {&f16, &ue8m0, &bf16})
+      for (const Format* dst : {&f16, &ue8m0, &bf16, &e4m3, &tf32, &e2m1})
         for (const Rounding rd : {Rounding::NearestEven, Rounding::NearestAway, Rounding::TowardZero, Rounding::Up, Rounding::Down}) {
           const Rounder r{rd, default_saturation(*dst), NanPayload::Preserve};
           const std::size_t n = 65536 + 7;
