@@ -22,6 +22,8 @@
 #include "cli/exit_codes.hpp"
 #include "cli/options.hpp"
 #include "cli/plugins.hpp"
+#include "cli/progress.hpp"
+#include "kernels/convert/convert_check_device.hpp"
 #include "kernels/convert/device_convert.hpp"
 #include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
@@ -45,6 +47,7 @@ struct ConvertArgs {
   std::string device = "cpu", intrinsic, scale;
   bool all = false, sample = false, include_test = false;
   std::uint64_t mpfr_sample = 4099;
+  std::string check = "auto";  ///< where the comparison runs: auto (device when it can), device, host
 };
 
 const Format& need_format(const std::string& name, const char* what) {
@@ -129,19 +132,8 @@ int run_exhaustive(const ConvertArgs& a, const Format& src, const Format& dst, c
   spec.max_listed = a.list;
   set_check_range(a.range, spec);
   const std::uint64_t total = check_pattern_count(spec);
-  const bool tty = ::isatty(2);
-  auto last = std::chrono::steady_clock::now();
-  const auto t0 = last;
-  auto progress = [&](double frac) {
-    if (!tty) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last < std::chrono::milliseconds(500) && frac < 1.0) return;
-    last = now;
-    const double s = std::chrono::duration<double>(now - t0).count();
-    std::fprintf(stderr, "\r  %5.1f%%  %.0f s elapsed, ~%.0f s left   ", 100 * frac, s, frac > 0 ? s / frac - s : 0.0);
-    if (frac >= 1.0) std::fprintf(stderr, "\n");
-  };
-  const ConvertCheckResult res = check_conversion(spec, progress);
+  const auto t0 = std::chrono::steady_clock::now();
+  const ConvertCheckResult res = check_conversion(spec, terminal_progress(total));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("fpcert convert: {} -> {}, rounding {}, saturation {}, NaN payload {}\n", src.tag, dst.tag,
              to_string(r.rounding), to_string(r.saturation), to_string(r.nan));
@@ -304,6 +296,8 @@ nlohmann::json result_json(const DeviceSweepResult& r, const SweepOptions& opt) 
                  {"wait_s", r.timing.wait_s},
                  {"threads", r.timing.threads},
                  {"patterns_per_s", wall > 0 ? static_cast<double>(r.patterns) / wall : 0.0}};
+  j["timing"]["checked_on"] = r.checked_on;
+  j["timing"]["host_fallback_chunks"] = r.host_fallback_chunks;
   j["seconds"] = wall;
   j["failures"] = r.failures;
   j["passed"] = r.passed();
@@ -321,7 +315,13 @@ void print_result(const DeviceSweepResult& r, const SweepOptions& opt) {
   fmt::print("{} patterns ({}), MPFR on {} of them, {} threads: {:.3f} s, {:.1f} M patterns/s\n", r.patterns,
              r.exhaustive ? "every source code" : fmt::format("{} ranges", opt.ranges.size()), r.check.mpfr_checked,
              r.timing.threads, wall, wall > 0 ? static_cast<double>(r.patterns) / wall / 1e6 : 0.0);
-  fmt::print("time: GPU kernels {:.3f} s, device-to-host copies {:.3f} s, CPU check {:.3f} s, CPU waiting for the device {:.3f} s "
+  if (r.checked_on == "device")
+    fmt::print("checked on the device (convert and compare in one pass){}; time: GPU kernels {:.3f} s, copies {:.3f} s, host part "
+               "(MPFR on differences and the sample, NaN inputs) {:.3f} s, host waiting for the device {:.3f} s\n",
+               r.host_fallback_chunks ? fmt::format(", {} chunks with long difference lists re-checked on the host", r.host_fallback_chunks) : "",
+               r.timing.gpu_s, r.timing.transfer_s, r.timing.check_s, r.timing.wait_s);
+  else
+    fmt::print("time: GPU kernels {:.3f} s, device-to-host copies {:.3f} s, CPU check {:.3f} s, CPU waiting for the device {:.3f} s "
              "(kernels and copies overlap the check)\n",
              r.timing.gpu_s, r.timing.transfer_s, r.timing.check_s, r.timing.wait_s);
   fmt::print("outcome counts:\n");
@@ -374,6 +374,16 @@ std::unique_ptr<ConversionProducer> need_producer(std::uint64_t max_chunk = std:
   auto p = make_cuda_conversion_producer(&why, max_chunk);
   if (!p) throw DeviceError("--device cuda: no CUDA device to run on (" + why + ")");
   return p;
+}
+
+/// The device check unless --check host; --check device requires it, auto falls back to the host check.
+std::unique_ptr<DeviceChecker> maybe_checker(const ConvertArgs& a) {
+  if (a.check == "host") return nullptr;
+  if (a.check != "auto" && a.check != "device") throw InputError("--check: expected auto, device or host, got '" + a.check + "'");
+  std::string why;
+  auto c = make_cuda_device_checker(&why);
+  if (!c && a.check == "device") throw DeviceError("--check device: no device check (" + why + ")");
+  return c;
 }
 
 SweepOptions sweep_options(const ConvertArgs& a, const DeviceConversion& e) {
@@ -440,17 +450,11 @@ int run_device(const ConvertArgs& a) {
   auto producer = need_producer();
   const EntrySupport sup = entry_support(e, producer->running_arch());
   if (!sup.ok) throw InputError(fmt::format("{} cannot run on {}: {}", e.name, producer->device_name(), sup.reason));
-  const bool tty = ::isatty(2);
-  auto last = std::chrono::steady_clock::now();
-  const auto t0 = last;
-  opt.progress = [&](double frac) {
-    if (!tty) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last < std::chrono::milliseconds(500) && frac < 1.0) return;
-    last = now;
-    std::fprintf(stderr, "\r  %5.1f%%  %.1f s   ", 100 * frac, std::chrono::duration<double>(now - t0).count());
-    if (frac >= 1.0) std::fprintf(stderr, "\n");
-  };
+  std::uint64_t total = 0;
+  for (const auto& [first, count] : opt.ranges) total += count;
+  opt.progress = terminal_progress(total ? total : entry_code_count(e));
+  const auto checker = maybe_checker(a);
+  opt.checker = checker.get();
   const DeviceSweepResult r = sweep_conversion(*producer, e, opt);
   print_result(r, opt);
   if (!a.json.empty()) {
@@ -515,6 +519,7 @@ int run_list(const ConvertArgs& a) {
 /// The `conversions` suite: every table entry the device supports, one JSON (docs/conversions.md).
 int run_suite(const ConvertArgs& a) {
   auto producer = need_producer();
+  const auto checker = maybe_checker(a);
   auto api = make_cuda_api();
   const RunningArch arch = producer->running_arch();
   nlohmann::json doc = {{"kind", "conversion_suite"},
@@ -572,6 +577,7 @@ int run_suite(const ConvertArgs& a) {
     ConvertArgs ea = a;
     ea.range.clear();
     SweepOptions opt = sweep_options(ea, e);
+    opt.checker = checker.get();
     const DeviceSweepResult r = sweep_conversion(*producer, e, opt);
     ++run;
     (r.passed() ? passed : failed) += 1;
@@ -623,6 +629,11 @@ void add_convert(CLI::App& root, Registry& reg) {
   app->add_option("--mpfr-sample", a->mpfr_sample, "With --device cuda: MPFR also on codes divisible by N (0: only on disagreements)")
       ->capture_default_str()
       ->check(integer_in(0, ~std::uint64_t{0}));
+  app->add_option("--check", a->check,
+                  "With --device cuda: where results are compared with fpcert's model: auto (on the device when it can, "
+                  "else the host), device, or host (results copied back, checked on the CPU)")
+      ->check(CLI::IsMember({"auto", "device", "host"}))
+      ->capture_default_str();
   app->add_flag("--include-test-entries", a->include_test, "With --all or --intrinsic list: also the deliberately wrong test entries");
   value->excludes(bits)->excludes(exh);
   bits->excludes(exh);

@@ -1,5 +1,6 @@
 // cli/convert_plugin.cpp — the exhaustive check of a plugin conversion kernel, isolated in a child.
 #include "cli/convert_plugin.hpp"
+#include "cli/progress.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -109,7 +110,6 @@ int run_plugin_conversion(const PluginConvertRequest& r) {
   spec.mpfr_every = total <= kMpfrEveryLimit;
 
   const bool device = conv->memory() == MemorySpace::Device;
-  const bool tty = ::isatty(2);
   const auto t0 = std::chrono::steady_clock::now();
   // The check itself: in this process or a child. Returns a JSON line; kernel failures become statuses.
   auto body = [&]() -> std::string {
@@ -122,16 +122,8 @@ int run_plugin_conversion(const PluginConvertRequest& r) {
       } else {
         api = make_host_api();
       }
-      auto last = std::chrono::steady_clock::now();
-      auto progress = [&](double frac) {
-        if (!tty) return;
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last < std::chrono::milliseconds(500) && frac < 1.0) return;
-        last = now;
-        std::fprintf(stderr, "\r  %5.1f%%   ", 100 * frac);
-        if (frac >= 1.0) std::fprintf(stderr, "\n");
-      };
-      const ConvertCheckResult res = check_plugin_conversion(*conv, spec, *api, progress, r.timeout_s * 1000);
+      const ConvertCheckResult res =
+          check_plugin_conversion(*conv, spec, *api, terminal_progress(check_pattern_count(spec)), r.timeout_s * 1000);
       return result_to_json(res).dump();
     } catch (const NotSupportedError& e) {
       return nlohmann::json{{"status", "not_supported"}, {"reason", e.what()}}.dump();

@@ -14,6 +14,8 @@ mkdir -p "$OUT"
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib $(python3 -c 'import nvidia.cublas, os; print(os.path.join(nvidia.cublas.__path__[0], "lib"))' 2>/dev/null); do
   [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
 done
+# Libraries that travel beside the binaries (libhwy.so.1: Debian ships Highway as a shared library only).
+export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
 run() { echo "=== $* ($(date +%T))"; /usr/bin/time -f "=== %e s wall" "$@"; }
 section_tests() {
   nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
@@ -33,10 +35,15 @@ section_suites() {
   run "$BIN/fpcert" run-suite accuracy-vs-k --case k4096_normal --kernels gemm_e4m3_f32acc_mma_sm89,gemm_e4m3_f32acc_mma_sm89_promote128,gemm_e5m2_f32acc_mma_sm89,gemm_e5m2_f32acc_mma_sm89_promote128,model_gemm_e4m3_f32acc --mn 1024 --json "$OUT/fp8_k4096.json"
 }
 section_conversions() {
+  # The device check (convert and compare on the GPU) against the host check of the same results.
+  run "$BIN/test_kernels_gpu" --source-file='*convert_check_device_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/test_convert_check_device.log" | tail -40
+  run "$BIN/bench_gpu_convert_check" 2>&1 | tee "$OUT/bench_gpu_convert_check.log"
   run "$BIN/bench_gpu_convert" 2>&1 | tee "$OUT/bench_gpu_convert.log"
   # The tf32 rna satfinite entry's mismatches listed in full (the first run saw 32766; NaN sources explain 16382 of them).
   run "$BIN/fpcert" convert --from f32 --to tf32 --rounding rna --saturate satfinite --exhaustive --device cuda --intrinsic f32_to_tf32_rna_satfinite --list 40000 --json "$OUT/tf32_rna_satfinite.json" > "$OUT/tf32_rna_satfinite.txt" 2>&1; tail -5 "$OUT/tf32_rna_satfinite.txt"
   run "$BIN/fpcert" convert --all --device cuda --json "$OUT/conversions.json" --html "$OUT/conversions.html" 2>&1 | tee "$OUT/conversions.txt" | tail -150
+  # The same table with the host check (results copied back), for the time side by side.
+  run "$BIN/fpcert" convert --all --device cuda --check host --json "$OUT/conversions_host.json" 2>&1 | tail -3
 }
 SPLIT=gemm_3xtf32_mma_sm80,gemm_3xtf32rz_mma_sm80,gemm_1xbf16_mma_sm80,gemm_3xbf16_mma_sm80,gemm_6xbf16_mma_sm80,gemm_9xbf16_mma_sm80
 B16=gemm_bf16_on_f16_cast_mma_sm80,gemm_bf16_on_f16_tensor_mma_sm80,gemm_bf16_on_f16_rowcol_mma_sm80,gemm_bf16_on_f16_kblock64_mma_sm80,gemm_bf16_on_f16_kblock128_mma_sm80,gemm_bf16_on_f16_outlier_mma_sm80,gemm_bf16_on_f16_auto_mma_sm80

@@ -166,6 +166,11 @@ HostEmulation cuda_header_host_emulation(std::string_view name);
 
 // ---- the sweep ----
 
+class DeviceChecker;  // kernels/convert/convert_check_device.hpp
+
+/// Source codes that are NaN, as [first, end) intervals (two for signed formats, none for finite-only).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> nan_code_ranges(const Format& f);
+
 struct SweepOptions {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  ///< (first, count); empty: every code
   bool strict_nan = false;
@@ -173,6 +178,11 @@ struct SweepOptions {
   unsigned threads = 0;              ///< 0: thread_count()
   std::size_t max_listed = 20;
   std::function<void(double)> progress;  ///< fraction done, from the sweeping thread
+  /// The device check (docs/conversions.md, "What runs where"): when set and it supports the entry,
+  /// the device converts and compares in one pass and the host sees only counts, differences and NaN
+  /// inputs' results; else (and for any chunk with more differences than its list holds) the results
+  /// come back and the host checks them.
+  DeviceChecker* checker = nullptr;
 };
 
 /// A strided sample of a 32-bit source: 256 blocks of 2^16 consecutive codes, one in every 2^24
@@ -240,6 +250,8 @@ struct DeviceSweepResult {
   std::vector<StrayBits> strays;
   ScaledReport scaled;  ///< ScaledRoundTrip only
   SweepTiming timing;
+  std::string checked_on = "host";  ///< "device" (the device check) or "host"
+  std::uint64_t host_fallback_chunks = 0;  ///< device-checked chunks re-checked on the host (list overflow)
   std::vector<std::string> failures;  ///< why it failed, one line each; empty: passed
   bool passed() const { return failures.empty(); }
 };
