@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/experiment_scale_rules.hpp"
 #include "oracle/atomic_file.hpp"
 #include "oracle/error.hpp"
 #include "suites/experiments.hpp"
@@ -209,13 +210,14 @@ int run_experiment(const Args& a) {
   if (a.which == "three-pipeline") return run_three_pipeline(a);
   if (a.which == "split-scalar") return run_split_scalar(a);
   if (a.which == "bf16-on-fp16") return run_bf16_on_fp16(a);
-  throw InputError("unknown experiment '" + a.which + "' (valid: split-scalar, three-pipeline, bf16-on-fp16)");
+  if (a.which == "scale-rules") return run_scale_rules_experiment(a.seed, a.json);
+  throw InputError("unknown experiment '" + a.which + "' (valid: split-scalar, three-pipeline, bf16-on-fp16, scale-rules)");
 }
 
 void add_experiment(CLI::App& root, Registry& reg) {
-  auto* app = root.add_subcommand("experiment", "Experiments: split-scalar (split products vs exact), three-pipeline (fp32 / fp16-fp32acc / fp16-fp16acc table), bf16-on-fp16 (span boundary, correctness levels)");
+  auto* app = root.add_subcommand("experiment", "Experiments: split-scalar (split products vs exact), three-pipeline (fp32 / fp16-fp32acc / fp16-fp16acc table), bf16-on-fp16 (span boundary, correctness levels), scale-rules (block scale rules compared)");
   auto a = std::make_shared<Args>();
-  app->add_option("name", a->which, "split-scalar | three-pipeline | bf16-on-fp16")->required();
+  app->add_option("name", a->which, "split-scalar | three-pipeline | bf16-on-fp16 | scale-rules")->required();
   app->add_option("--device", a->device,
                   "cuda or cpu: three-pipeline defaults to cuda (tiled CUDA kernels; cpu: their models); split-scalar and "
                   "bf16-on-fp16 run on the CPU unless --device cuda is given (device products compared bit for bit with the "
