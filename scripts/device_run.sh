@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/device_run.sh — the GPU machine's batch: GPU tests, benchmarks, the three-pipeline table,
 # suites on CUDA kernels and cuBLAS, conversion sweeps. Usage: scripts/device_run.sh BIN_DIR PART
-# (PART: tests | suites | conversions | emulation | plugin | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
+# (PART: tests | suites | conversions | emulation | plugin | blocks | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
 set -uo pipefail
 BIN=${1:-devbin}
 PART=${2:-all}
@@ -44,6 +44,15 @@ section_plugin() {
   mkdir -p "$FPCERT_TEST_SCRATCH"
   run timeout 300 "$BIN/test_plugin_gpu" --duration=true 2>&1 | tee "$OUT/test_plugin_gpu.log" | tail -40
 }
+# Block-scaled formats (docs/block_formats.md): the CUDA quantizer exact against the model, the blocksum GEMMs bit
+# for bit against their CPU models, every block-scaled CUDA kernel through the block-scaled suite, and the
+# quantizer's throughput against a device-to-device copy.
+BLK=gemm_mxfp8_e4m3_floor_deqbf16_f32acc_mma_sm80,gemm_mxfp8_e4m3_rceil_deqbf16_f32acc_mma_sm80,gemm_mxfp8_e5m2_floor_deqbf16_f32acc_mma_sm80,gemm_mxfp6_e2m3_floor_deqbf16_f32acc_mma_sm80,gemm_mxfp6_e3m2_floor_deqbf16_f32acc_mma_sm80,gemm_mxfp4_floor_deqbf16_f32acc_mma_sm80,gemm_mxint8_floor_deqbf16_f32acc_mma_sm80,gemm_nvfp4_even_deqbf16_f32acc_mma_sm80,gemm_mxfp6_e2m3_floor_blocksum_f32acc_mma_sm80,gemm_mxfp6_e3m2_floor_blocksum_f32acc_mma_sm80,gemm_mxfp4_floor_blocksum_f32acc_mma_sm80,gemm_mxint8_floor_blocksum_f32acc_mma_sm80,gemm_nvfp4_even_blocksum_f32acc_mma_sm80
+section_blocks() {
+  run timeout 600 "$BIN/test_gpu" --source-file='*gpu/block_scaled_test.cpp' --duration=true 2>&1 | tee "$OUT/test_gpu_blocks.log" | grep -vE "^\s*$" | tail -80
+  run timeout 300 "$BIN/bench_block_quant" --no-check 2>&1 | tee "$OUT/bench_block_quant.log"
+  run timeout 400 "$BIN/fpcert" run-suite block-scaled --kernels "$BLK" --json "$OUT/block_scaled.json" --html "$OUT/block_scaled.html" 2>&1 | tail -80
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -51,7 +60,8 @@ for part in ${PART//,/ }; do
     conversions) section_conversions ;;
     emulation) section_emulation ;;
     plugin) section_plugin ;;
-    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin ;;
+    blocks) section_blocks ;;
+    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_blocks ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac
 done

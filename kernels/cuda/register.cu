@@ -11,6 +11,7 @@ void register_cuda_kernels() {
   register_cublas_kernels();
   register_emu_split_kernels();
   register_emu_bf16_kernels();
+  register_block_gemm_kernels();
   register_bf16_on_f16_models();  // CPU models; here too so that the linker always keeps them
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/block_scaled.hpp"
 #include "kernels/kernel.hpp"
 
 namespace fpcert {
@@ -14,6 +15,7 @@ void register_mma_kernels();       ///< kernels/cuda/mma.cu: tensor-core GEMMs w
 void register_cublas_kernels();    ///< kernels/cublas/cublas_gemm.cu: cuBLAS baselines, compute type pinned
 void register_emu_split_kernels(); ///< kernels/cuda/emu_split.cu: 3xTF32 and nxBF16 split products on tensor cores
 void register_emu_bf16_kernels();  ///< kernels/cuda/emu_bf16.cu: BF16 GEMMs on fp16 tensor cores, per strategy
+void register_block_gemm_kernels();  ///< kernels/cuda/block_gemm.cu: block-scaled (MX, NVFP4) GEMMs on bf16/fp16 tensor cores
 /// kernels/cuda/mma.cu: the FP8 (e4m3 or e5m2) mma.sync GEMM, with partial sums promoted to fp32
 /// every `promote_every` products (a positive multiple of 32; 0: never). Throws
 /// std::invalid_argument for other formats or counts. Named gemm_<fmt>_f32acc_mma_sm89[_promote<N>].
@@ -23,6 +25,9 @@ std::unique_ptr<Kernel> make_fp8_mma_kernel(const Format& format, int promote_ev
 /// kernels/cpu/split.hpp) the products a[i] * b[i] computed on the device with the kernels' slicing
 /// (kernels/cuda/emu_arith.cuh: __fmaf_rn, __fadd_rn, one rounding per step); result[method][i].
 /// Throws DeviceError when the device fails, std::invalid_argument for an unknown method.
+/// kernels/cuda/block_gemm.cu: a block-scaled GEMM for any format, valid rule and path (the registered ones
+/// use the formats' default rules; see register_block_gemm_kernels).
+std::unique_ptr<Kernel> make_block_gemm_cuda(const BlockFormat& f, ScaleRule rule, BlockGemmPath path);
 std::vector<std::vector<float>> split_scalar_products_cuda(const std::vector<std::string>& methods, const std::vector<float>& a,
                                                            const std::vector<float>& b);
 
