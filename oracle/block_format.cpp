@@ -35,26 +35,12 @@ std::string lower(std::string_view s) {
 constexpr std::array<const BlockFormat*, 7> kBlockFormats = {&mxfp8_e4m3, &mxfp8_e5m2, &mxfp6_e2m3, &mxfp6_e3m2,
                                                              &mxfp4,      &mxint8,     &nvfp4};
 
-/// A finite nonzero double as a significand with bit 63 set and the exponent of that bit.
-void decompose(double x, std::uint64_t& sig, int& E) {
-  const std::uint64_t ax = std::bit_cast<std::uint64_t>(x) & 0x7FFFFFFFFFFFFFFFULL;
-  const int be = static_cast<int>(ax >> 52);
-  if (be != 0) {
-    sig = (ax << 11) | (std::uint64_t{1} << 63);
-    E = be - 1023;
-  } else {
-    const int lz = std::countl_zero(ax);
-    sig = ax << lz;
-    E = (63 - lz) - 1074;
-  }
-}
-
 /// One correct rounding of the exact quotient x / d into fmt (x finite, d > 0 finite, both doubles).
 /// mx / md with mx, md in [0.5, 1) is q = RN(mx / md) in (0.5, 2) and the remainder mx - q md is exact
-/// (an fma; no underflow at these magnitudes), so the exact quotient is q, or strictly above or below
-/// it by less than half an ulp. Below: q's significand minus one unit with the sticky bit stands for it;
-/// no rounding boundary of a format of at most 53 bits lies strictly between (such a boundary would be
-/// a double within half an ulp of q, other than q).
+/// (an fma; no underflow at these magnitudes), so the exact quotient is q, or strictly inside (q, q + ulp/2)
+/// or (q - ulp/2, q) (RN): an Exact with the sticky bit stands for the open interval, and no rounding
+/// boundary of a format of fewer than 53 bits lies strictly inside it (a boundary is a double; none lies
+/// within half an ulp of q other than q itself).
 Rounded round_quotient(const Format& fmt, double x, double d, const Rounder& rr, std::uint32_t rbits) {
   const bool neg = std::signbit(x);
   if (x == 0) return detail::round_special(fmt, FpClass::Zero, neg, 0, rr);
@@ -63,22 +49,17 @@ Rounded round_quotient(const Format& fmt, double x, double d, const Rounder& rr,
   const double md = std::frexp(d, &ed);
   const double q = mx / md;
   const double rem = std::fma(-q, md, mx);
-  std::uint64_t sig = 0;
-  int E = 0;
-  decompose(q, sig, E);
-  E += ex - ed;
-  bool sticky = false;
+  Exact e = exact_from_double(q);  // q = sig * 2^exp, sig of 53 bits
+  e.neg = neg;
+  e.exp += ex - ed;
   if (rem > 0) {
-    sticky = true;
+    e.sticky = true;  // strictly between q and q + ulp / 2
   } else if (rem < 0) {
-    sig -= 1;
-    sticky = true;
-    if ((sig >> 63) == 0) {  // q was a power of two: renormalise (the unit halves; see above)
-      sig <<= 1;
-      E -= 1;
-    }
+    e.sig = 2 * e.sig - 1;  // strictly between q - ulp / 2 and q: (2 sig - 1 + f) * 2^(exp - 1)
+    e.exp -= 1;
+    e.sticky = true;
   }
-  return detail::round_normalized(fmt, neg, sig, E, sticky, rr, rbits);
+  return round_exact(fmt, e, rr, rbits);
 }
 
 ElementCode element_from(const BlockFormat& f, const Rounded& r) {
@@ -92,16 +73,9 @@ Rounder element_rounder(Rounding r) { return {r, Saturation::Finite, NanPayload:
 
 /// x / 2^k rounded into the element (exact shift of the exponent, then one rounding).
 ElementCode quantize_pow2(const BlockFormat& f, double x, int k, Rounding r, std::uint32_t rbits) {
-  ElementCode e;
-  if (x == 0) {
-    const Rounded z = detail::round_special(*f.element, FpClass::Zero, std::signbit(x), 0, element_rounder(r));
-    return element_from(f, z);
-  }
-  std::uint64_t sig = 0;
-  int E = 0;
-  decompose(x, sig, E);
-  e = element_from(f, detail::round_normalized(*f.element, std::signbit(x), sig, E - k, false, element_rounder(r), rbits));
-  return e;
+  Exact e = exact_from_double(x);
+  e.exp -= k;
+  return element_from(f, round_exact(*f.element, e, element_rounder(r), rbits));
 }
 
 void check_tensor_scale(double ts) {

@@ -186,8 +186,10 @@ std::vector<float> blocksum_gemm(const BlockOperands& q, int scale_fault, bool s
   const std::int64_t m = q.a.rows, k = q.a.cols, n = q.b.cols, B = q.a.block, nkb = q.a.scale_cols;
   const Scales s{q, scale_fault, swap_scales, m, n, nkb};
   const std::vector<double> ea = element_values(q.a), eb = element_values(q.b);
-  // Block sums of 32 element products are exact in double for every format but e5m2 (products 2^-32..2^32).
-  const bool exact_in_double = !(*q.a.format == mxfp8_e5m2);
+  // Block sums of 32 element products are exact in double when they span at most 2^53 units (every format
+  // but e5m2: products 2^-32..2^32); block_sums_exact_in_f32's argument with 53 bits.
+  const double lo = element_value(*q.a.format, 1), hi = q.a.format->max_elem();
+  const bool exact_in_double = static_cast<double>(B) * hi * hi / (lo * lo) <= 0x1p53;
   std::vector<float> c(static_cast<std::size_t>(m * n), 0.0f);
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) {
@@ -239,22 +241,25 @@ std::vector<float> deqbf16_gemm(const BlockOperands& q, int scale_fault, bool sw
   return c;
 }
 
+bool block_sums_exact_in_f32(const BlockFormat& f) {
+  const double lo = element_value(f, 1), hi = f.max_elem();  // code 1: the smallest positive element
+  return static_cast<double>(f.block) * hi * hi / (lo * lo) <= 0x1p24;
+}
+
+std::vector<BlockGemmConfig> builtin_block_gemms(bool cuda) {
+  std::vector<BlockGemmConfig> v;
+  for (const BlockFormat* f : all_block_formats()) v.push_back({f, f->default_rule, BlockGemmPath::DeqBf16});
+  v.push_back({&mxfp8_e4m3, ScaleRule::RCeil, BlockGemmPath::DeqBf16});
+  if (!cuda) v.push_back({&mxfp4, ScaleRule::RCeil, BlockGemmPath::DeqBf16});
+  for (const BlockFormat* f : all_block_formats())
+    if (!cuda || block_sums_exact_in_f32(*f)) v.push_back({f, f->default_rule, BlockGemmPath::BlockSum});
+  return v;
+}
+
 void register_block_scaled_models() {
-  struct Honest {
-    const BlockFormat* f;
-    ScaleRule rule;
-    BlockGemmPath path;
-  };
-  std::vector<Honest> honest;
-  for (const BlockFormat* f : all_block_formats()) {
-    honest.push_back({f, f->default_rule, BlockGemmPath::DeqBf16});
-    honest.push_back({f, f->default_rule, BlockGemmPath::BlockSum});
-  }
-  honest.push_back({&mxfp8_e4m3, ScaleRule::RCeil, BlockGemmPath::DeqBf16});  // cuBLAS's rule
-  honest.push_back({&mxfp4, ScaleRule::RCeil, BlockGemmPath::DeqBf16});
-  for (const Honest& h : honest)
-    register_kernel(block_gemm_model_name(*h.f, h.rule, h.path), Backend::Cpu, false,
-                    [h] { return std::unique_ptr<Kernel>(make_block_gemm_model(*h.f, h.rule, h.path)); });
+  for (const BlockGemmConfig& c : builtin_block_gemms(false))
+    register_kernel(block_gemm_model_name(*c.format, c.rule, c.path), Backend::Cpu, false,
+                    [c] { return std::unique_ptr<Kernel>(make_block_gemm_model(*c.format, c.rule, c.path)); });
   struct Mut {
     const char* name;
     const char* desc;

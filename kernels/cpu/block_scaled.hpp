@@ -27,6 +27,23 @@ std::string_view to_string(BlockGemmPath p);
 
 /// model_gemm_<format>_<rule>_<deqbf16|blocksum>_f32acc.
 std::string block_gemm_model_name(const BlockFormat& f, ScaleRule rule, BlockGemmPath path);
+
+/// Whether the sum of one block's element products is exact in fp32 whatever the elements: every product is
+/// a multiple of the smallest element squared and at most the largest squared, so a block of B spans
+/// B max^2 / min^2 units; at most 2^24 fits fp32's significand (E2M1, E2M3, E3M2, int8 yes; E4M3, E5M2 no).
+bool block_sums_exact_in_f32(const BlockFormat& f);
+
+/// One built-in block-scaled GEMM: format, rule, path.
+struct BlockGemmConfig {
+  const BlockFormat* format;
+  ScaleRule rule;
+  BlockGemmPath path;
+};
+/// The built-ins, one list for both registries: the CPU models (cuda = false: both paths for every format
+/// with its default rule, and deqbf16 with rceil for mxfp8_e4m3, cuBLAS's rule, and mxfp4) or the CUDA
+/// kernels (deqbf16 for every format and mxfp8_e4m3 rceil; blocksum where block_sums_exact_in_f32, so any
+/// fp32 MMA sums a block exactly — kernels/cuda/block_gemm_kernel.cuh).
+std::vector<BlockGemmConfig> builtin_block_gemms(bool cuda);
 /// The traits both the CPU model and a CUDA kernel with the same order declare.
 KernelTraits block_gemm_traits(const BlockFormat& f, ScaleRule rule, BlockGemmPath path);
 /// A model for any format, valid rule and path (throws std::invalid_argument for an invalid rule).

@@ -117,9 +117,9 @@ class BlockGemmCuda final : public Kernel {
 
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
     if (path_ == BlockGemmPath::DeqBf16) return cuda::mma_support(m, n, k, 80, mma_gemm<Mma::BF16, false>);
-    if (f_.block == 32)
-      return f_.pow2_scales() ? cuda::mma_support(m, n, k, 80, block_mma_gemm<true, 32>) : cuda::mma_support(m, n, k, 80, block_mma_gemm<false, 32>);
-    return f_.pow2_scales() ? cuda::mma_support(m, n, k, 80, block_mma_gemm<true, 16>) : cuda::mma_support(m, n, k, 80, block_mma_gemm<false, 16>);
+    auto support = [&](auto kernel) { return cuda::mma_support(m, n, k, 80, kernel); };
+    if (f_.block == 32) return f_.pow2_scales() ? support(block_mma_gemm<true, 32>) : support(block_mma_gemm<false, 32>);
+    return f_.pow2_scales() ? support(block_mma_gemm<true, 16>) : support(block_mma_gemm<false, 16>);
   }
 
   void run(const GemmOperands& ops) override {
@@ -183,15 +183,12 @@ class BlockGemmCuda final : public Kernel {
       }
       return;
     }
-    const bool pow2 = f_.pow2_scales();
-    if (B == 32 && pow2)
-      block_mma_gemm<true, 32><<<grid, kThreads, 0, stream>>>(m, n, k, a8, k, vec_a, b8, n, vec_b, c, ops.ldc, pa.scales, pb.scales, nkb, tt, false);
-    else if (B == 32)
-      block_mma_gemm<false, 32><<<grid, kThreads, 0, stream>>>(m, n, k, a8, k, vec_a, b8, n, vec_b, c, ops.ldc, pa.scales, pb.scales, nkb, tt, f_.tensor_scale);
-    else if (pow2)
-      block_mma_gemm<true, 16><<<grid, kThreads, 0, stream>>>(m, n, k, a8, k, vec_a, b8, n, vec_b, c, ops.ldc, pa.scales, pb.scales, nkb, tt, false);
-    else
-      block_mma_gemm<false, 16><<<grid, kThreads, 0, stream>>>(m, n, k, a8, k, vec_a, b8, n, vec_b, c, ops.ldc, pa.scales, pb.scales, nkb, tt, f_.tensor_scale);
+    const bool pow2 = f_.pow2_scales(), tts = f_.tensor_scale;
+    auto launch = [&](auto kernel) {
+      kernel<<<grid, kThreads, 0, stream>>>(m, n, k, a8, k, vec_a, b8, n, vec_b, c, ops.ldc, pa.scales, pb.scales, nkb, tt, tts);
+    };
+    if (B == 32) pow2 ? launch(block_mma_gemm<true, 32>) : launch(block_mma_gemm<false, 32>);
+    else pow2 ? launch(block_mma_gemm<true, 16>) : launch(block_mma_gemm<false, 16>);
     FPCERT_CUDA_LAUNCH_CHECK(name_.c_str());
   }
 
@@ -213,21 +210,9 @@ std::unique_ptr<Kernel> make_block_gemm_cuda(const BlockFormat& f, ScaleRule rul
 }
 
 void register_block_gemm_kernels() {
-  struct Entry {
-    const BlockFormat* f;
-    ScaleRule rule;
-    BlockGemmPath path;
-  };
-  std::vector<Entry> entries;
-  for (const BlockFormat* f : all_block_formats()) entries.push_back({f, f->default_rule, BlockGemmPath::DeqBf16});
-  entries.push_back({&mxfp8_e4m3, ScaleRule::RCeil, BlockGemmPath::DeqBf16});
-  // The blocksum path where block sums are exact in an fp32 MMA accumulator (see block_gemm_kernel.cuh).
-  for (const BlockFormat* f : {&mxfp6_e2m3, &mxfp6_e3m2, &mxfp4, &mxint8, &nvfp4}) entries.push_back({f, f->default_rule, BlockGemmPath::BlockSum});
-  for (const Entry& e : entries) {
-    const std::string name =
-        "gemm_" + std::string(e.f->tag) + "_" + std::string(to_string(e.rule)) + "_" + std::string(to_string(e.path)) + "_f32acc_mma_sm80";
-    register_kernel(name, Backend::Cuda, false, [e] { return make_block_gemm_cuda(*e.f, e.rule, e.path); });
-  }
+  for (const BlockGemmConfig& c : builtin_block_gemms(true))
+    register_kernel(make_block_gemm_cuda(*c.format, c.rule, c.path)->name(), Backend::Cuda, false,
+                    [c] { return make_block_gemm_cuda(*c.format, c.rule, c.path); });
 }
 
 }  // namespace fpcert

@@ -99,15 +99,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (s + 1 < stages) store_stage<Mma::F16, ES>(st, smem_a[cur ^ 1], smem_b[cur ^ 1]);
     __syncthreads();
   }
-  FPCERT_UNROLL
-  for (int i = 0; i < kMTiles; ++i)
-    FPCERT_UNROLL
-    for (int j = 0; j < kNTiles; ++j)
-      FPCERT_UNROLL
-      for (int q = 0; q < 4; ++q) {
-        const std::int64_t row = pos.row(i, q >> 1), col = pos.col(j, q & 1);
-        if (row < m && col < n) c[row * ldc + col] = apply_tt ? __fmul_rn(acc[i][j][q], tt) : acc[i][j][q];
-      }
+  store_frags(acc, pos, m, n, c, ldc, [=](float v) { return apply_tt ? __fmul_rn(v, tt) : v; });
 }
 
 }  // namespace fpcert::mma_device

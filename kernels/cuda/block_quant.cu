@@ -167,17 +167,43 @@ struct DevBuf {
   DevBuf(const DevBuf&) = delete;
   DevBuf& operator=(const DevBuf&) = delete;
 };
+
+void require_device() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    throw DeviceError("no CUDA device");
+  }
+}
+
+/// Median over `runs` of the time of the work `fn` queues on the default stream (CUDA events, ms).
+template <typename F>
+double median_ms(int runs, F fn) {
+  cudaEvent_t e0, e1;
+  FPCERT_CUDA_CHECK(cudaEventCreate(&e0));
+  FPCERT_CUDA_CHECK(cudaEventCreate(&e1));
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    FPCERT_CUDA_CHECK(cudaEventRecord(e0, nullptr));
+    fn();
+    FPCERT_CUDA_CHECK(cudaEventRecord(e1, nullptr));
+    FPCERT_CUDA_CHECK(cudaEventSynchronize(e1));
+    float t = 0;
+    FPCERT_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
+    ms.push_back(t);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
 }  // namespace
 
 DeviceQuantized quantize_on_device(const BlockFormat& f, const BlockQuantOptions& o, const float* x, std::int64_t rows,
                                    std::int64_t cols, int timed) {
   std::string why;
   if (!device_quantizer_supports(f, o, &why)) throw std::invalid_argument(why);
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    throw DeviceError("no CUDA device");
-  }
+  require_device();
   FPCERT_CUDA_CHECK(cudaSetDevice(0));
   blockq::QuantParams p = blockq::quant_params(f, o.rule, o.block, o.axis);
   const std::int64_t B = p.block;
@@ -201,24 +227,8 @@ DeviceQuantized quantize_on_device(const BlockFormat& f, const BlockQuantOptions
   blockq::launch_quantize(p, stream);
   FPCERT_CUDA_CHECK(cudaDeviceSynchronize());
   if (timed > 0) {
-    cudaEvent_t e0, e1;
-    FPCERT_CUDA_CHECK(cudaEventCreate(&e0));
-    FPCERT_CUDA_CHECK(cudaEventCreate(&e1));
-    std::vector<double> ms;
     blockq::launch_quantize(p, stream);  // warm-up
-    for (int i = 0; i < timed; ++i) {
-      FPCERT_CUDA_CHECK(cudaEventRecord(e0, stream));
-      blockq::launch_quantize(p, stream);
-      FPCERT_CUDA_CHECK(cudaEventRecord(e1, stream));
-      FPCERT_CUDA_CHECK(cudaEventSynchronize(e1));
-      float t = 0;
-      FPCERT_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-      ms.push_back(t);
-    }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    std::sort(ms.begin(), ms.end());
-    r.kernel_ms = ms[ms.size() / 2];
+    r.kernel_ms = median_ms(timed, [&] { blockq::launch_quantize(p, stream); });
   }
   r.codes.resize(n);
   r.scales.resize(ns);
@@ -228,32 +238,13 @@ DeviceQuantized quantize_on_device(const BlockFormat& f, const BlockQuantOptions
 }
 
 double device_copy_bandwidth_gbs(std::size_t bytes, int runs) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    throw DeviceError("no CUDA device");
-  }
+  require_device();
   DevBuf a(bytes), b(bytes);
   FPCERT_CUDA_CHECK(cudaMemset(a.p, 0, bytes));
-  cudaEvent_t e0, e1;
-  FPCERT_CUDA_CHECK(cudaEventCreate(&e0));
-  FPCERT_CUDA_CHECK(cudaEventCreate(&e1));
-  std::vector<double> ms;
   FPCERT_CUDA_CHECK(cudaMemcpy(b.p, a.p, bytes, cudaMemcpyDeviceToDevice));  // warm-up
-  for (int i = 0; i < runs; ++i) {
-    FPCERT_CUDA_CHECK(cudaEventRecord(e0));
-    FPCERT_CUDA_CHECK(cudaMemcpy(b.p, a.p, bytes, cudaMemcpyDeviceToDevice));
-    FPCERT_CUDA_CHECK(cudaEventRecord(e1));
-    FPCERT_CUDA_CHECK(cudaEventSynchronize(e1));
-    float t = 0;
-    FPCERT_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-    ms.push_back(t);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  std::sort(ms.begin(), ms.end());
+  const double ms = median_ms(runs, [&] { FPCERT_CUDA_CHECK(cudaMemcpyAsync(b.p, a.p, bytes, cudaMemcpyDeviceToDevice, nullptr)); });
   // A copy reads and writes every byte.
-  return 2.0 * static_cast<double>(bytes) / (ms[ms.size() / 2] * 1e-3) / 1e9;
+  return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
 }
 
 }  // namespace fpcert

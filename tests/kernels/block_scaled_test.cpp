@@ -145,6 +145,13 @@ TEST_CASE("block-scaled models: names, traits and the mutants' faults") {
   CHECK(m->traits().block.rule == ScaleRule::RCeil);
   CHECK(describe_traits(m->traits()).find("quantized to mxfp8_e4m3 (rceil scales, blocks of 32 along K)") != std::string::npos);
   CHECK_THROWS(make_block_gemm_model(nvfp4, ScaleRule::Ceil, BlockGemmPath::BlockSum));
+  // Block sums exact in fp32: 32 * max^2 / min^2 units: E2M1 32 * 36 / 2^-2 = 2^12.2, E2M3 32 * 56.25 * 2^6 = 2^16.8,
+  // E3M2 32 * 784 * 2^8 = 2^22.6, int8 32 * (127/64)^2 * 2^12 = 2^19; E4M3 32 * 448^2 * 2^18 = 2^40.6, E5M2 2^78.
+  for (const BlockFormat* f : {&mxfp4, &mxfp6_e2m3, &mxfp6_e3m2, &mxint8, &nvfp4}) CHECK(block_sums_exact_in_f32(*f));
+  for (const BlockFormat* f : {&mxfp8_e4m3, &mxfp8_e5m2}) CHECK(!block_sums_exact_in_f32(*f));
+  std::size_t cuda_blocksum = 0;
+  for (const BlockGemmConfig& c : builtin_block_gemms(true)) cuda_blocksum += c.path == BlockGemmPath::BlockSum;
+  CHECK(cuda_blocksum == 5);
   for (const char* mut : {"mutant_mxfp8_scale_off_by_one", "mutant_mxfp8_swapped_scales", "mutant_mxfp8_no_emax", "mutant_mxfp4_rceil_rounds"}) {
     const KernelInfo* info = find_kernel_info(mut);
     REQUIRE(info != nullptr);
