@@ -144,20 +144,8 @@ class BlockGemmCuda final : public Kernel {
       pb.ts = blockq::device_tensor_scale(Bm, k, n, ops.ldb, tmp, stream);
       tt = static_cast<float>(round_double_to_f32(pa.ts * pb.ts));  // exact product, one rounding
     }
-    pa.x = A;
-    pa.rows = m;
-    pa.cols = k;
-    pa.ld = ops.lda;
-    pa.codes = base + o_ca;
-    pa.scales = base + o_sa;
-    pa.scale_cols = nkb;
-    pb.x = Bm;
-    pb.rows = k;
-    pb.cols = n;
-    pb.ld = ops.ldb;
-    pb.codes = base + o_cb;
-    pb.scales = base + o_sb;
-    pb.scale_cols = n;
+    blockq::bind(pa, A, m, k, ops.lda, base + o_ca, base + o_sa);
+    blockq::bind(pb, Bm, k, n, ops.ldb, base + o_cb, base + o_sb);
     blockq::launch_quantize(pa, stream);
     blockq::launch_quantize(pb, stream);
     // 2. 16-bit operands.

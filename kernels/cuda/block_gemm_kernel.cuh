@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (s + 1 < stages) store_stage<Mma::F16, ES>(st, smem_a[cur ^ 1], smem_b[cur ^ 1]);
     __syncthreads();
   }
-  store_frags(acc, pos, m, n, c, ldc, [=](float v) { return apply_tt ? __fmul_rn(v, tt) : v; });
+  store_frags(acc, pos, m, n, c, ldc, [=](float v, int, int, int) { return apply_tt ? __fmul_rn(v, tt) : v; });
 }
 
 }  // namespace fpcert::mma_device

@@ -214,13 +214,7 @@ DeviceQuantized quantize_on_device(const BlockFormat& f, const BlockQuantOptions
   DevBuf dx(n * 4), dc(n), ds(ns), dscratch(sizeof(unsigned));
   FPCERT_CUDA_CHECK(cudaMemcpy(dx.p, x, n * 4, cudaMemcpyHostToDevice));
   cudaStream_t stream = nullptr;
-  p.x = static_cast<const float*>(dx.p);
-  p.rows = rows;
-  p.cols = cols;
-  p.ld = cols;
-  p.codes = static_cast<std::uint8_t*>(dc.p);
-  p.scales = static_cast<std::uint8_t*>(ds.p);
-  p.scale_cols = r.scale_cols;
+  blockq::bind(p, static_cast<const float*>(dx.p), rows, cols, cols, static_cast<std::uint8_t*>(dc.p), static_cast<std::uint8_t*>(ds.p));
   if (f.tensor_scale)
     p.ts = o.tensor_scale != 0 ? o.tensor_scale : blockq::device_tensor_scale(p.x, rows, cols, cols, static_cast<unsigned*>(dscratch.p), stream);
   r.tensor_scale = f.tensor_scale ? p.ts : 1.0;

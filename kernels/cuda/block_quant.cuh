@@ -35,6 +35,17 @@ struct QuantParams {
 
 /// The parameters for a format and rule (host).
 QuantParams quant_params(const BlockFormat& f, ScaleRule r, int block, int axis);
+/// Point the parameters at an array and its outputs (scales in BlockTensor's layout for p.axis).
+inline void bind(QuantParams& p, const float* x, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint8_t* codes,
+                 std::uint8_t* scales) {
+  p.x = x;
+  p.rows = rows;
+  p.cols = cols;
+  p.ld = ld;
+  p.codes = codes;
+  p.scales = scales;
+  p.scale_cols = p.axis == 1 ? (cols + p.block - 1) / p.block : cols;
+}
 /// Launch the quantizer on a stream (no synchronisation; launch errors throw DeviceError).
 void launch_quantize(const QuantParams& p, cudaStream_t stream);
 /// The largest finite |x| of a rows x cols array (ld) as fp32 bits into *amax_bits (device memory, set to 0
