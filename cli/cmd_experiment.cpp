@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/experiment_presets.hpp"
+#include "cli/experiment_scale_rules.hpp"
 #include "cli/options.hpp"
 #include "results/results_json.hpp"
 #include "suites/experiments.hpp"
@@ -222,15 +223,16 @@ int run_experiment(const Args& a) {
   if (a.which == "three-pipeline") return run_three_pipeline(a);
   if (a.which == "split-scalar") return run_split_scalar(a);
   if (a.which == "bf16-on-fp16") return run_bf16_on_fp16(a);
-  throw InputError("unknown experiment '" + a.which + "' (valid: split-scalar, three-pipeline, bf16-on-fp16, accumulation)");
+  if (a.which == "scale-rules") return run_scale_rules_experiment(a.seed, a.json);
+  throw InputError("unknown experiment '" + a.which + "' (valid: split-scalar, three-pipeline, bf16-on-fp16, accumulation, scale-rules)");
 }
 
 }  // namespace
 
 void add_experiment(CLI::App& root, Registry& reg) {
-  auto* app = root.add_subcommand("experiment", "Experiments: split-scalar (split products vs exact), three-pipeline (fp32 / fp16-fp32acc / fp16-fp16acc table), bf16-on-fp16 (span boundary, correctness levels), accumulation (fp16 stall, error growth with K); --preset: a published method (docs/experiments.md)");
+  auto* app = root.add_subcommand("experiment", "Experiments: split-scalar (split products vs exact), three-pipeline (fp32 / fp16-fp32acc / fp16-fp16acc table), bf16-on-fp16 (span boundary, correctness levels), accumulation (fp16 stall, error growth with K), scale-rules (block scale rules compared); --preset: a published method (docs/experiments.md)");
   auto a = std::make_shared<Args>();
-  app->add_option("name", a->which, "split-scalar | three-pipeline | bf16-on-fp16 | accumulation")->required();
+  app->add_option("name", a->which, "split-scalar | three-pipeline | bf16-on-fp16 | accumulation | scale-rules")->required();
   app->add_option("--preset", a->preset,
                   "Follow a published method to the letter: split-scalar panorama, three-pipeline course, accumulation "
                   "tf32-article (its default); without it fpcert's conventions");

@@ -20,6 +20,7 @@ void add_all_commands(CLI::App& root, Registry& reg) {
   add_formats(root, reg);
   add_kernels(root, reg);
   add_convert(root, reg);
+  add_quantize(root, reg);
   add_probe(root, reg);
   add_gen(root, reg);
   add_reference(root, reg);

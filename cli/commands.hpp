@@ -25,6 +25,7 @@ using Registry = std::vector<Command>;
 void add_formats(CLI::App& root, Registry& reg);     ///< cli/cmd_formats.cpp
 void add_kernels(CLI::App& root, Registry& reg);     ///< cli/cmd_kernels.cpp
 void add_convert(CLI::App& root, Registry& reg);     ///< cli/cmd_convert.cpp
+void add_quantize(CLI::App& root, Registry& reg);    ///< cli/cmd_quantize.cpp
 void add_gen(CLI::App& root, Registry& reg);         ///< cli/cmd_gen.cpp
 void add_reference(CLI::App& root, Registry& reg);   ///< cli/cmd_reference.cpp
 void add_certify(CLI::App& root, Registry& reg);     ///< cli/cmd_certify.cpp

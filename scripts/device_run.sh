@@ -2,8 +2,8 @@
 # scripts/device_run.sh — the GPU machine's batch: GPU tests, benchmarks, the three-pipeline table,
 # suites on CUDA kernels and cuBLAS, conversion sweeps. Usage: scripts/device_run.sh BIN_DIR PART
 # (PART: tests | suites | conversions | emulation | plugin | proof | probe | hardening | mutation | mutation-cublas | mutation-emu
-# | experiments | panorama-a | panorama-b | panorama-c | all, or several separated by commas). Logs go to $OUT (the device
-# tool's folder) or out/.
+# | experiments | panorama-a | panorama-b | panorama-c | blocks | all, or several separated by commas). Logs go to $OUT
+# (the device tool's folder) or out/.
 # proof: the main job and `convert --all` with their JSON, compared (scripts/compare_results.py) with the
 # same files of an earlier build when BEFORE=DIR holds them (main.json, main.txt, conversions.json, conversions.txt).
 set -uo pipefail
@@ -125,6 +125,15 @@ section_mutation() {
 }
 section_mutation_cublas() { mutate_group cublas '^cublas_'; }
 section_mutation_emu() { mutate_group emu '^gemm_([0-9]+x(tf32|tf32rz|bf16)|bf16_on_f16_[a-z0-9]+)_mma_sm[0-9]+$'; }
+# Block-scaled formats (docs/block_formats.md): the CUDA quantizer exact against the model, the blocksum GEMMs bit
+# for bit against their CPU models, every block-scaled CUDA kernel through the block-scaled suite, and the
+# quantizer's throughput against a device-to-device copy.
+BLK=gemm_mxfp8_e4m3_floor_deqbf16_f32acc_mma_sm80,gemm_mxfp8_e4m3_rceil_deqbf16_f32acc_mma_sm80,gemm_mxfp8_e5m2_floor_deqbf16_f32acc_mma_sm80,gemm_mxfp6_e2m3_floor_deqbf16_f32acc_mma_sm80,gemm_mxfp6_e3m2_floor_deqbf16_f32acc_mma_sm80,gemm_mxfp4_floor_deqbf16_f32acc_mma_sm80,gemm_mxint8_floor_deqbf16_f32acc_mma_sm80,gemm_nvfp4_even_deqbf16_f32acc_mma_sm80,gemm_mxfp6_e2m3_floor_blocksum_f32acc_mma_sm80,gemm_mxfp6_e3m2_floor_blocksum_f32acc_mma_sm80,gemm_mxfp4_floor_blocksum_f32acc_mma_sm80,gemm_mxint8_floor_blocksum_f32acc_mma_sm80,gemm_nvfp4_even_blocksum_f32acc_mma_sm80
+section_blocks() {
+  run timeout 600 "$BIN/test_kernels_gpu" --source-file='*block_scaled_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/test_gpu_blocks.log" | grep -vE "^\s*$" | tail -80
+  run timeout 300 "$BIN/bench_block_quant" --no-check 2>&1 | tee "$OUT/bench_block_quant.log"
+  run timeout 400 "$BIN/fpcert" run-suite block-scaled --kernels "$BLK" --json "$OUT/block_scaled.json" --html "$OUT/block_scaled.html" 2>&1 | tail -80
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -134,6 +143,7 @@ for part in ${PART//,/ }; do
     plugin) section_plugin ;;
     proof) section_proof ;;
     probe) section_probe ;;
+    blocks) section_blocks ;;
     hardening) section_hardening ;;
     mutation) section_mutation ;;
     mutation-cublas) section_mutation_cublas ;;
@@ -143,7 +153,8 @@ for part in ${PART//,/ }; do
     panorama-b) section_panorama exponent-range ;;
     panorama-c) section_panorama cancellation ;;
     all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_hardening
-         section_experiments; section_panorama accuracy-vs-k; section_panorama exponent-range; section_panorama cancellation ;;
+         section_experiments; section_panorama accuracy-vs-k; section_panorama exponent-range; section_panorama cancellation
+         section_blocks ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac
 done

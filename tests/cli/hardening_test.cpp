@@ -263,6 +263,30 @@ TEST_CASE("class 9: an unwritable or directory --html/--json is refused before t
   CHECK_FALSE(missing.has("max abs"));  // nothing ran: not even the table header
 }
 
+TEST_CASE("class 9: the commands merged later (mutate, selftest, probe, quantize, experiment) check their outputs first too") {
+  // Each would otherwise run a suite, a probe or a quantizer sweep before finding the directory.
+  const std::string d = fpcert::test::scratch_dir("hardening_outputs_first_more");
+  const std::vector<std::vector<std::string>> runs = {
+      {"mutate", "--suite", "quick", "--mn", "8", "--kernel", "model_gemm_f16_f32acc", "--json", d},
+      {"selftest", "--kernel", "model_gemm_f16_f32acc", "--json", d},
+      {"probe", "tensor-cores", "--simulate", "mma-sim", "--json", d},
+      {"quantize", "--to", "mxfp4", "--check", "--json", d},
+      {"experiment", "scale-rules", "--json", d},
+      {"experiment", "accumulation", "--html", d},
+  };
+  for (const auto& args : runs) {
+    const auto r = fpcert_run(args);
+    CAPTURE(r.command);
+    CHECK(r.exit_code == 2);
+    CHECK(first_line(r).find("'" + d + "': is a directory") != std::string::npos);
+  }
+  // quantize -o is a folder written as one set: a folder holding the user's files is refused before any work.
+  std::ofstream(d + "/notes.txt") << "mine\n";
+  const auto q = fpcert_run({"quantize", "--to", "mxfp4", "--input", d + "/notes.txt", "-o", d});
+  CHECK(q.exit_code == 2);
+  CHECK(fs::exists(d + "/notes.txt"));
+}
+
 // ---- 10. problem sizes -----------------------------------------------------------------------------------
 
 TEST_CASE("class 10: --mn 1000000 is refused with the memory estimate before anything is allocated") {

@@ -43,7 +43,16 @@ TEST_CASE("honest CPU models pass the independent and worst-case gates; their er
     INFO(r.reason);
     CHECK(r.status == CaseStatus::Pass);
     CHECK(r.gate_fraction <= 1.0);
-    CHECK(r.metrics.max_abs > 0);  // inputs force rounding: a zero error would prove nothing
+    if (r.kernel_traits.find("quantized to ") != std::string::npos) {
+      // Block-scaled kernels are graded against the exact product of their quantized operands, which
+      // products of few-bit elements (E2M1, E2M3, E3M2, int8) reach exactly in fp32; the inputs force
+      // rounding in the quantizer instead, and the runner's flag counts it (docs/block_formats.md).
+      bool rounded = false;
+      for (const auto& f : r.flags) rounded = rounded || f.rfind("block-scaled:", 0) == 0;
+      CHECK(rounded);
+    } else {
+      CHECK(r.metrics.max_abs > 0);  // inputs force rounding: a zero error would prove nothing
+    }
     CHECK(r.metrics.deterministic);
     CHECK(r.metrics.unwritten == 0);
     CHECK(r.metrics.guard_violations == 0);

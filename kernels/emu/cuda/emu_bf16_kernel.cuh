@@ -120,17 +120,10 @@ __global__ void __launch_bounds__(kThreads, kKBlock ? 1 : 2)
   for (int j = 0; j < kNTiles; ++j)
     FPCERT_UNROLL
     for (int e = 0; e < 2; ++e) sc[j][e] = kKBlock ? 0 : scale_of(sb, pos.col(j, e), 0);
-  FPCERT_UNROLL
-  for (int i = 0; i < kMTiles; ++i)
-    FPCERT_UNROLL
-    for (int j = 0; j < kNTiles; ++j)
-      FPCERT_UNROLL
-      for (int q = 0; q < 4; ++q) {
-        const std::int64_t row = pos.row(i, q >> 1), col = pos.col(j, q & 1);
-        float v = acc[i][j][q];
-        if constexpr (!kKBlock && kScale) v = emu::ldexp_rn(v, -(sr[i][q >> 1] + sc[j][q & 1]));
-        if (row < m && col < n) c[row * ldc + col] = v;
-      }
+  store_frags(acc, pos, m, n, c, ldc, [&](float v, int i, int j, int q) {
+    if constexpr (!kKBlock && kScale) v = emu::ldexp_rn(v, -(sr[i][q >> 1] + sc[j][q & 1]));
+    return v;
+  });
 }
 
 }  // namespace fpcert::FPCERT_MMA_NS

@@ -143,17 +143,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();
   }
 
-  FPCERT_UNROLL
-  for (int i = 0; i < kMTiles; ++i)
-    FPCERT_UNROLL
-    for (int j = 0; j < kNTiles; ++j)
-      FPCERT_UNROLL
-      for (int q = 0; q < 4; ++q) {
-        const std::int64_t row = pos.row(i, q >> 1), col = pos.col(j, q & 1);
-        float v = acc[i][j][q];
-        if constexpr (kSmall) v = emu::fadd_rn(small[i][j][q], v);
-        if (row < m && col < n) c[row * ldc + col] = v;
-      }
+  store_frags(acc, pos, m, n, c, ldc, [&](float v, int i, int j, int q) {
+    if constexpr (kSmall) v = emu::fadd_rn(small[i][j][q], v);
+    return v;
+  });
 }
 
 #if !defined(FPCERT_MMA_EMULATION)

@@ -322,6 +322,24 @@ __device__ __forceinline__ void zero_frags(float (&f)[MT][NT][4]) {
       for (int q = 0; q < 4; ++q) f[i][j][q] = 0.0f;
 }
 
+/// C[row][col] = f(acc[i][j][q], i, j, q) for every fragment element this thread holds inside the m x n
+/// matrix (leading dimension ldc): the epilogue of every mma.sync GEMM here (the emulation kernels rescale
+/// or add a second accumulator per element); the ldc padding is never written.
+template <typename F>
+__device__ __forceinline__ void store_frags(const float (&acc)[kMTiles][kNTiles][4], const TilePos& pos, std::int64_t m, std::int64_t n,
+                                            float* c, std::int64_t ldc, F f) {
+  FPCERT_UNROLL
+  for (int i = 0; i < kMTiles; ++i)
+    FPCERT_UNROLL
+    for (int j = 0; j < kNTiles; ++j)
+      FPCERT_UNROLL
+      for (int q = 0; q < 4; ++q) {
+        const std::int64_t row = pos.row(i, q >> 1), col = pos.col(j, q & 1);
+        const float v = f(acc[i][j][q], i, j, q);
+        if (row < m && col < n) c[row * ldc + col] = v;
+      }
+}
+
 /// The A fragment of M-tile i and the B fragment of N-tile j for k-step ks, from a stage in shared
 /// memory (A row-major, B transposed; kRowWords words per row).
 __device__ __forceinline__ void load_a_frag(const std::uint32_t* A, const TilePos& p, int i, int ks, std::uint32_t (&f)[4]) {
@@ -416,15 +434,7 @@ __global__ void __launch_bounds__(kThreads, MmaInfo<T>::kMinBlocks)
         for (int q = 0; q < 4; ++q) acc[i][j][q] = fadd_rn(acc[i][j][q], part[i][j][q]);
   }
 
-  FPCERT_UNROLL
-  for (int i = 0; i < kMTiles; ++i)
-    FPCERT_UNROLL
-    for (int j = 0; j < kNTiles; ++j)
-      FPCERT_UNROLL
-      for (int q = 0; q < 4; ++q) {
-        const std::int64_t row = pos.row(i, q >> 1), col = pos.col(j, q & 1);
-        if (row < m && col < n) c[row * ldc + col] = acc[i][j][q];
-      }
+  store_frags(acc, pos, m, n, c, ldc, [](float v, int, int, int) { return v; });
 }
 
 }  // namespace fpcert::FPCERT_MMA_NS
