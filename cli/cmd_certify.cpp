@@ -24,6 +24,7 @@
 #include "reports/mutation_report.hpp"
 #include "reports/table.hpp"
 #include "results/results_json.hpp"
+#include "suites/conversion_suite.hpp"
 #include "suites/fault_injectors.hpp"
 #include "suites/mutation.hpp"
 #include "suites/presets.hpp"
@@ -52,7 +53,7 @@ struct SuiteArgs {
 
 }  // namespace
 
-std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in) {
+std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, Operation op) {
   std::vector<std::string> out;
   for (const auto& s : in) {
     std::stringstream ss(s);
@@ -73,7 +74,7 @@ std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in) 
         continue;
       }
       for (const auto& k : kernel_registry())
-        if (!k.mutant && k.backend == *group) out.push_back(k.name);
+        if (!k.mutant && k.backend == *group && k.operation == op) out.push_back(k.name);
     }
   }
   return out;
@@ -189,7 +190,15 @@ int run(const SuiteArgs& a, const char* verb) {
         ctx.mn = a.mn;
         for (const CaseSpec& c : s->cases(ctx)) check_spec_memory(c.spec, true, fmt::format("--mn {}", a.mn));
       }
-  const auto kernels = expand_kernel_list(a.kernels);
+  const Operation op = suites.front()->operation;
+  for (const SuiteInfo* s : suites)
+    if (s->operation != op) throw InputError("suites of GEMM kernels and the conversions suite cannot run together: run them apart");
+  auto kernels = expand_kernel_list(a.kernels, op);
+  if (kernels.empty() && op == Operation::Conversion) {  // the conversions suite's own kernels
+    std::string where;
+    kernels = conversion_suite_kernels(false, &where);
+    fmt::print("conversion kernels: {}\n", where);
+  }
   if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them), or kernels = [...] in --config");
   // Plugin kernels run in child processes unless --no-isolate: a crash or hang fails its case only.
   const bool isolate = !a.no_isolate && (a.isolate || !a.plugins.empty());
@@ -230,7 +239,7 @@ int run(const SuiteArgs& a, const char* verb) {
       if (a.mn > 0) h.deviations = fmt::format("M = N = {} (--mn).", a.mn);
       fmt::print("{}\n", experiment_header(h));
     }
-    std::fputs(case_header().c_str(), stdout);
+    std::fputs((op == Operation::Conversion ? conversion_case_header() : case_header()).c_str(), stdout);
     // What an interruption says (base/interrupt.hpp), and the deadline of in-process cases.
     const std::string partial_note =
         o.jsonl_path.empty() ? std::string("; no --json: finished cases are only in the table above")
@@ -254,7 +263,7 @@ int run(const SuiteArgs& a, const char* verb) {
     // certify grades each kernel on the suite's cases tailored to its own formats (ranges, edges);
     // run-suite compares kernels on one shared set of cases.
     RunResult one;
-    if (std::string(verb) == "certify" && kernels.size() > 1) {
+    if (std::string(verb) == "certify" && kernels.size() > 1 && op == Operation::Gemm) {
       for (const auto& k : kernels) {
         RunResult part = run_suite(*suite, {k}, o);
         if (one.cases.empty() && one.kernels.empty()) {
@@ -275,7 +284,8 @@ int run(const SuiteArgs& a, const char* verb) {
       for (const auto& t : preset_suite_record(one).tables) fmt::print("\n{}\n", table_text(t));
     }
     std::fputs(verdict_text(one).c_str(), stdout);
-    if (std::string(verb) == "certify") below_mutation_min |= add_mutation_scores(a, *suite, kernels, o, one);
+    // The mutation score: fault injectors wrap GEMM kernels (docs/mutation.md); conversion kernels have none yet.
+    if (std::string(verb) == "certify" && op == Operation::Gemm) below_mutation_min |= add_mutation_scores(a, *suite, kernels, o, one);
     if (!o.jsonl_path.empty()) partials.push_back(o.jsonl_path);
     results.push_back(std::move(one));
   }
@@ -350,7 +360,9 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
 void add_certify(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("certify", "Grade a kernel on a suite; exit 0 only if every gate passes");
   auto a = std::make_shared<SuiteArgs>();
-  app->add_option("--kernel", a->kernels, "Kernel(s) to certify (repeat or comma-separate; cpu, cuda, cublas: every built-in of that backend)");
+  app->add_option("--kernel", a->kernels,
+                  "Kernel(s) to certify (repeat or comma-separate; cpu, cuda, cublas: every built-in of that backend; the "
+                  "conversions suite picks its own when none are given)");
   app->add_option("--suite", a->suite, "Suite: " + suite_names())->capture_default_str();
   a->suite = "certify";
   add_common(app, a);
@@ -370,7 +382,9 @@ void add_run_suite(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("run-suite", "Run a suite on several kernels side by side");
   auto a = std::make_shared<SuiteArgs>();
   app->add_option("suite", a->suite, "Suite: " + suite_names())->required();
-  app->add_option("--kernels", a->kernels, "Kernels, comma-separated (cpu, cuda, cublas: every built-in of that backend)")->required();
+  app->add_option("--kernels", a->kernels,
+                  "Kernels, comma-separated (cpu, cuda, cublas: every built-in of that backend); the conversions suite picks "
+                  "its own when none are given");
   app->add_option("--preset", a->preset,
                   "Run the suite as a published source states it (panorama: accuracy-vs-k, exponent-range, cancellation; "
                   "docs/experiments.md) and print the source's metrics");

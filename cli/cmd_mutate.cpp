@@ -75,7 +75,7 @@ int run_mutate(const MutateArgs& a) {
   mo.run.command = command_line();
   mo.on_progress = progress_to_terminal();
   RunResult run;
-  run.kind = "mutation";
+  run.kind = RunKind::Mutation;
   run.suite = suite->name;
   run.kernels = kernels;
   mo.on_honest_case = [&](const CaseResult& c) { run.cases.push_back(c); };

@@ -46,7 +46,7 @@ int run_selftest(const SelftestArgs& a) {
   std::vector<std::string> kernels = expand_kernel_list(a.kernels);
   if (a.kernels.empty())
     for (const auto& k : kernel_registry())
-      if (k.backend == Backend::Cpu && !k.mutant && k.origin.empty()) kernels.push_back(k.name);
+      if (k.backend == Backend::Cpu && k.operation == Operation::Gemm && !k.mutant && k.origin.empty()) kernels.push_back(k.name);
   kernels = shard_of(kernels, a.shard);
   MutationOptions mo;
   mo.faults = parse_fault_list(a.faults);
@@ -54,7 +54,7 @@ int run_selftest(const SelftestArgs& a) {
   mo.run.command = command_line();
   mo.on_progress = progress_to_terminal();
   RunResult run;
-  run.kind = "mutation";
+  run.kind = RunKind::Mutation;
   run.suite = suite->name;
   run.kernels = kernels;
   run.env = make_environment(command_line(), nullptr);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernel.hpp"
+
 namespace fpcert::cli {
 
 /// What a subcommand runs once its arguments parsed; returns the exit code (cli/exit_codes.hpp).
@@ -40,8 +42,8 @@ void add_probe(CLI::App& root, Registry& reg);       ///< cli/cmd_probe.cpp
 void add_all_commands(CLI::App& root, Registry& reg);
 
 /// Kernel names from --kernel values: comma-separated; the groups cpu, cuda and cublas expand to every
-/// honest built-in kernel of that backend, in registry order (cli/cmd_certify.cpp).
-std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in);
+/// honest built-in kernel of that backend and operation, in registry order (cli/cmd_certify.cpp).
+std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, Operation op = Operation::Gemm);
 
 /// The command line as typed (for environment stamps and reproduction commands).
 const std::string& command_line();

@@ -94,9 +94,9 @@ struct HalfPrecision {
   Format fmt;
 };
 
-class FaultInjector final : public Kernel {
+class FaultInjector final : public GemmKernel {
  public:
-  FaultInjector(std::unique_ptr<Kernel> wrapped, Fault f, const FaultOptions& opt)
+  FaultInjector(std::unique_ptr<GemmKernel> wrapped, Fault f, const FaultOptions& opt)
       : wrapped_(std::move(wrapped)), fault_(f), opt_(opt), name_(mutant_name(wrapped_->name(), f)) {}
   const std::string& name() const override { return name_; }
   std::string description() const override {
@@ -449,7 +449,7 @@ class FaultInjector final : public Kernel {
     return round_double(in, h, Rounder::nearest(in)).code;
   }
 
-  std::unique_ptr<Kernel> wrapped_;
+  std::unique_ptr<GemmKernel> wrapped_;
   Fault fault_;
   FaultOptions opt_;
   std::string name_;
@@ -478,8 +478,8 @@ std::string register_mutant(const std::string& kernel, Fault f, const FaultOptio
   const KernelInfo* info = find_kernel_info(kernel);
   if (!info) throw InputError("unknown kernel '" + kernel + "' (fpcert kernels lists them)");
   const std::string name = mutant_name(kernel, f);
-  register_kernel(name, info->backend, true, [kernel, f, opt]() -> std::unique_ptr<Kernel> {
-    return make_fault_injector(make_kernel(kernel), f, opt);
+  register_kernel(name, info->backend, true, [kernel, f, opt]() -> std::unique_ptr<GemmKernel> {
+    return make_fault_injector(make_gemm_kernel(kernel), f, opt);
   });
   return name;
 }
@@ -493,7 +493,7 @@ bool register_mutant_name(const std::string& name) {
   return true;
 }
 
-std::unique_ptr<Kernel> make_fault_injector(std::unique_ptr<Kernel> wrapped, Fault f, const FaultOptions& opt) {
+std::unique_ptr<GemmKernel> make_fault_injector(std::unique_ptr<GemmKernel> wrapped, Fault f, const FaultOptions& opt) {
   if (!wrapped) throw std::invalid_argument("make_fault_injector: no kernel to wrap");
   return std::make_unique<FaultInjector>(std::move(wrapped), f, opt);
 }

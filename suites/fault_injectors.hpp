@@ -28,9 +28,9 @@ struct FaultOptions {
 };
 
 /// The mutant "<wrapped name>~<fault id>": the wrapped kernel with the fault injected.
-std::unique_ptr<Kernel> make_fault_injector(std::unique_ptr<Kernel> wrapped, Fault f, const FaultOptions& opt = {});
+std::unique_ptr<GemmKernel> make_fault_injector(std::unique_ptr<GemmKernel> wrapped, Fault f, const FaultOptions& opt = {});
 
-/// Register the mutant under mutant_name(kernel, f) (its factory wraps a fresh make_kernel(kernel)), so
+/// Register the mutant under mutant_name(kernel, f) (its factory wraps a fresh make_gemm_kernel(kernel)), so
 /// that the runner, and the children of --isolate, make it by name. Returns the name. Throws InputError
 /// when `kernel` is unknown.
 std::string register_mutant(const std::string& kernel, Fault f, const FaultOptions& opt = {});

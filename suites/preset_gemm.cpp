@@ -65,8 +65,8 @@ constexpr PipelineChoice kArticlePipelines[] = {
     {"FP16 in, fp16 acc", "cublas_gemm_f16_f16acc", "model_gemm_f16_f16acc"},
 };
 
-std::unique_ptr<Kernel> make_or_throw(const std::string& name) {
-  auto k = make_kernel(name);
+std::unique_ptr<GemmKernel> make_or_throw(const std::string& name) {
+  auto k = make_gemm_kernel(name);
   if (!k) throw InputError("kernel '" + name + "' is not registered in this build");
   return k;
 }
@@ -76,7 +76,7 @@ struct Bench {
   std::unique_ptr<DeviceApi> api;
   bool device = false;
   std::vector<Pipeline> ps;
-  std::vector<std::unique_ptr<Kernel>> ks;
+  std::vector<std::unique_ptr<GemmKernel>> ks;
 };
 template <std::size_t N>
 Bench bench(PresetDevice d, const char* what, const PipelineChoice (&choices)[N]) {
@@ -91,7 +91,7 @@ Bench bench(PresetDevice d, const char* what, const PipelineChoice (&choices)[N]
 }
 
 /// One kernel on one problem through the runner; `out` receives C (empty when it did not run).
-CaseResult run_one(Kernel& k, const std::string& suite, const std::string& case_id, const Problem& p, const GemmRef& ref,
+CaseResult run_one(GemmKernel& k, const std::string& suite, const std::string& case_id, const Problem& p, const GemmRef& ref,
                    BoundVariant variant, DeviceApi& api, RunOptions ro, std::vector<double>* out) {
   CaseSetup s;
   s.suite = suite;
@@ -108,7 +108,7 @@ bool graded(const CaseResult& c) { return c.status == CaseStatus::Pass || c.stat
 RunResult run_of(const std::string& suite, const std::vector<Pipeline>& ps, std::vector<CaseResult> cases, const PresetGemmOptions& opt,
                  const DeviceApi& api) {
   RunResult r;
-  r.kind = "gemm";
+  r.kind = RunKind::Gemm;
   r.suite = suite;
   for (const auto& p : ps) r.kernels.push_back(p.kernel);
   r.cases = std::move(cases);

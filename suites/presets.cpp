@@ -233,9 +233,9 @@ std::vector<CaseSpec> panorama_accuracy(const SuiteContext& c) {
   std::uint64_t seed = 10;  // the seeds of fpcert's accuracy-vs-k: the same inputs at the same M = N
   for (std::int64_t k : {64, 256, 1024, 4096, 16384}) {
     r.push_back({fmt::format("k{}_uniform", k), gemm_spec("uniform", mn, k, seed++), BoundVariant::Independent,
-                 fmt::format("uniform [-1, 1], K = {}", k)});
+                 fmt::format("uniform [-1, 1], K = {}", k), "uniform", CaseAxis::K});
     r.push_back({fmt::format("k{}_normal", k), gemm_spec("normal", mn, k, seed++), BoundVariant::Independent,
-                 fmt::format("N(0, 1), K = {}", k)});
+                 fmt::format("N(0, 1), K = {}", k), "normal", CaseAxis::K});
   }
   return r;
 }
@@ -259,6 +259,7 @@ std::vector<CaseSpec> panorama_exponents(const SuiteContext& c) {
                  fmt::format("values at {}'s smallest subnormal, smallest normal, largest finite and rounding boundaries; "
                              "B = identity",
                              f)});
+  for (CaseSpec& cs : r) cs.axis = CaseAxis::ExponentSpan;  // the whole suite is about exponent ranges (as exponent-range)
   return r;
 }
 
@@ -271,10 +272,10 @@ std::vector<CaseSpec> panorama_cancellation(const SuiteContext& c) {
   std::uint64_t seed = 150;
   for (const char* kappa : {"1e2", "1e4", "1e6", "1e8", "1e12", "1e16"})
     r.push_back({std::string("kappa_") + kappa, gemm_spec("cancel_gemm", mn, kc, seed++, std::string("kappa=") + kappa),
-                 BoundVariant::Componentwise, std::string("every C_ij with condition number ") + kappa});
+                 BoundVariant::Componentwise, std::string("every C_ij with condition number ") + kappa, "cancel", CaseAxis::Kappa});
   for (const char* cond : {"1", "1e2", "1e4", "1e6", "1e8"})
     r.push_back({std::string("spectral_") + cond, gemm_spec("spectral", mn, 1024, seed++, std::string("mode=3,cond=") + cond),
-                 BoundVariant::Componentwise, std::string("A with a geometric spectrum, cond ") + cond});
+                 BoundVariant::Componentwise, std::string("A with a geometric spectrum, cond ") + cond, "spectral", CaseAxis::Kappa});
   return r;
 }
 

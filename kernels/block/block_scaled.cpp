@@ -259,7 +259,7 @@ std::vector<BlockGemmConfig> builtin_block_gemms(bool cuda) {
 void register_block_scaled_models() {
   for (const BlockGemmConfig& c : builtin_block_gemms(false))
     register_kernel(block_gemm_model_name(*c.format, c.rule, c.path), Backend::Cpu, false,
-                    [c] { return std::unique_ptr<Kernel>(make_block_gemm_model(*c.format, c.rule, c.path)); });
+                    [c] { return std::unique_ptr<GemmKernel>(make_block_gemm_model(*c.format, c.rule, c.path)); });
   struct Mut {
     const char* name;
     const char* desc;
@@ -281,7 +281,7 @@ void register_block_scaled_models() {
     const Mut* p = &mu;
     register_kernel(p->name, Backend::Cpu, true, [p] {
       const std::string honest = block_gemm_model_name(*p->f, p->rule, BlockGemmPath::DeqBf16);
-      return std::unique_ptr<Kernel>(std::make_unique<BlockMutant>(p->name, std::string(p->desc) + " (mutant of " + honest + ")",
+      return std::unique_ptr<GemmKernel>(std::make_unique<BlockMutant>(p->name, std::string(p->desc) + " (mutant of " + honest + ")",
                                                                    block_gemm_traits(*p->f, p->rule, BlockGemmPath::DeqBf16),
                                                                    BlockGemmPath::DeqBf16, p->fault));
     });

@@ -26,8 +26,8 @@ DeviceApi& device() {
   return *api;
 }
 
-std::unique_ptr<Kernel> kernel(const std::string& name) {
-  auto k = make_kernel(name);
+std::unique_ptr<GemmKernel> kernel(const std::string& name) {
+  auto k = make_gemm_kernel(name);
   REQUIRE_MESSAGE(k, name);
   const Support s = k->can_implement(19, 18, 64);
   REQUIRE_MESSAGE(s.ok, name << ": " << s.reason);

@@ -30,19 +30,19 @@ Inputs uniform_inputs(std::int64_t m, std::int64_t n, std::int64_t k, const Form
 }
 
 /// One call of `kern` on host buffers (tests/support/gemm_call.hpp).
-std::vector<std::uint64_t> call(Kernel& kern, const Inputs& in, std::int64_t lda = 0, std::vector<std::uint8_t>* a_after = nullptr) {
+std::vector<std::uint64_t> call(GemmKernel& kern, const Inputs& in, std::int64_t lda = 0, std::vector<std::uint8_t>* a_after = nullptr) {
   static const auto api = make_host_api();
   return test::gemm_call(kern, *api, in, lda, a_after);
 }
 
-std::unique_ptr<Kernel> mutant(const std::string& kernel, Fault f, const FaultOptions& opt = {}) {
-  auto m = make_fault_injector(make_kernel(kernel), f, opt);
+std::unique_ptr<GemmKernel> mutant(const std::string& kernel, Fault f, const FaultOptions& opt = {}) {
+  auto m = make_fault_injector(make_gemm_kernel(kernel), f, opt);
   REQUIRE(m);
   return m;
 }
 
 std::vector<std::uint64_t> honest(const std::string& kernel, const Inputs& in, std::int64_t lda = 0) {
-  auto k = make_kernel(kernel);
+  auto k = make_gemm_kernel(kernel);
   REQUIRE(k);
   return call(*k, in, lda);
 }
@@ -72,7 +72,7 @@ TEST_CASE("the catalogue: every fault once, ids unique and found, each with expe
 
 TEST_CASE("a mutant claims the wrapped kernel's traits and name") {
   auto m = mutant("model_gemm_bf16_f32acc", Fault::AccTowardZero);
-  auto k = make_kernel("model_gemm_bf16_f32acc");
+  auto k = make_gemm_kernel("model_gemm_bf16_f32acc");
   CHECK(m->name() == "model_gemm_bf16_f32acc~acc_rz");
   CHECK(m->is_mutant());
   CHECK(describe_traits(m->traits()) == describe_traits(k->traits()));
@@ -82,11 +82,11 @@ TEST_CASE("a mutant claims the wrapped kernel's traits and name") {
 }
 
 TEST_CASE("faults that cannot change a kernel are not applicable, with the reason") {
-  CHECK(fault_not_applicable(Fault::AccF16, make_kernel("model_gemm_f16_f16acc")->traits()).find("no wider than fp16") != std::string::npos);
-  CHECK(fault_not_applicable(Fault::AccTowardZero, make_kernel("model_gemm_e4m3_lpacc")->traits()).find("toward-zero") != std::string::npos);
-  CHECK(fault_not_applicable(Fault::AccF16, make_kernel("model_gemm_f32")->traits()).empty());
-  CHECK(fault_not_applicable(Fault::AccBf16, make_kernel("model_gemm_f16_f16acc")->traits()).empty());  // 11 > 8 bits
-  CHECK(fault_not_applicable(Fault::InfToMax, make_kernel("model_gemm_f32")->traits()).empty());
+  CHECK(fault_not_applicable(Fault::AccF16, make_gemm_kernel("model_gemm_f16_f16acc")->traits()).find("no wider than fp16") != std::string::npos);
+  CHECK(fault_not_applicable(Fault::AccTowardZero, make_gemm_kernel("model_gemm_e4m3_lpacc")->traits()).find("toward-zero") != std::string::npos);
+  CHECK(fault_not_applicable(Fault::AccF16, make_gemm_kernel("model_gemm_f32")->traits()).empty());
+  CHECK(fault_not_applicable(Fault::AccBf16, make_gemm_kernel("model_gemm_f16_f16acc")->traits()).empty());  // 11 > 8 bits
+  CHECK(fault_not_applicable(Fault::InfToMax, make_gemm_kernel("model_gemm_f32")->traits()).empty());
 }
 
 TEST_CASE("output faults: exactly the claimed elements change") {
@@ -329,7 +329,7 @@ TEST_CASE("runtime faults fail run_case with the check of their kind") {
     const auto fired = failed_checks(r);
     CHECK_MESSAGE(std::find(fired.begin(), fired.end(), e.kind) != fired.end(), r.reason);
   }
-  auto plain = make_kernel("model_gemm_f32");
+  auto plain = make_gemm_kernel("model_gemm_f32");
   const CaseResult ok = run_case(*plain, s, *api, RunOptions{});
   CHECK(ok.status == CaseStatus::Pass);
   CHECK(failed_checks(ok).empty());
@@ -337,7 +337,7 @@ TEST_CASE("runtime faults fail run_case with the check of their kind") {
 
 TEST_CASE("mutant names resolve: <kernel>~<fault> registers the mutant, bad ones are input errors") {
   CHECK(register_mutant_name("model_gemm_f32~acc_bf16"));
-  auto k = make_kernel("model_gemm_f32~acc_bf16");
+  auto k = make_gemm_kernel("model_gemm_f32~acc_bf16");
   REQUIRE(k);
   CHECK(k->is_mutant());
   CHECK_FALSE(register_mutant_name("model_gemm_f32"));

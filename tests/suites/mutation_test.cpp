@@ -22,7 +22,7 @@ SuiteInfo small_suite() {
 }
 
 /// A kernel that writes NaN everywhere: it passes no case, so no case can judge a mutant.
-class NanKernel final : public Kernel {
+class NanKernel final : public GemmKernel {
  public:
   const std::string& name() const override { return name_; }
   std::string description() const override { return "writes NaN"; }
@@ -120,7 +120,7 @@ TEST_CASE("not-applicable faults are listed with the reason and left out of the 
 
 TEST_CASE("cases the unmutated kernel fails judge no mutant") {
   // Registered as a deliberately wrong entry (the mutant flag), so that tests walking the honest models skip it.
-  register_kernel("test_nan_kernel", Backend::Cpu, true, [] { return std::unique_ptr<Kernel>(new NanKernel); });
+  register_kernel("test_nan_kernel", Backend::Cpu, true, [] { return std::unique_ptr<GemmKernel>(new NanKernel); });
   MutationOptions o;
   o.faults = {Fault::ZeroRow};
   const MutationScore s = run_mutation(small_suite(), "test_nan_kernel", o);

@@ -215,7 +215,7 @@ TEST_CASE("row-sum norm next to the elementwise one: ||C - C*||_inf / ||C*||_inf
   p.a(0, 0) = 1, p.a(1, 0) = 2;
   p.b(0, 0) = 1, p.b(0, 1) = -3;
   const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
-  auto k = make_kernel("model_gemm_f32");
+  auto k = make_gemm_kernel("model_gemm_f32");
   REQUIRE(k);
   std::vector<std::uint64_t> codes;
   for (float c : {1.5f, -3.0f, 2.0f, -5.0f}) codes.push_back(std::bit_cast<std::uint32_t>(c));

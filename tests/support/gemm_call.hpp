@@ -47,7 +47,7 @@ inline double mpfr_sum(double x, double y, mpfr_prec_t prec, mpfr_rnd_t rnd) {
 /// One call of `kern` through `api`: A with leading dimension lda (0: k; its padding holds 0.75), B packed,
 /// C with ldc = n + 3, all in the kernel's memory space. Returns C's codes row-major m x n; `a_after`
 /// receives A's buffer (its container bytes) after the call.
-inline std::vector<std::uint64_t> gemm_call(Kernel& kern, DeviceApi& api, const GemmInputs& in, std::int64_t lda = 0,
+inline std::vector<std::uint64_t> gemm_call(GemmKernel& kern, DeviceApi& api, const GemmInputs& in, std::int64_t lda = 0,
                                             std::vector<std::uint8_t>* a_after = nullptr) {
   const KernelTraits& t = kern.traits();
   if (lda == 0) lda = in.k;

@@ -90,7 +90,7 @@ const char* kDeqCudaOrder =
     "bitwise reproducible; the order and alignment inside one MMA are not specified by NVIDIA, modelled as fp32 "
     "accumulation rounded toward zero)";
 
-class BlockGemmCuda final : public Kernel {
+class BlockGemmCuda final : public GemmKernel {
  public:
   BlockGemmCuda(const BlockFormat& f, ScaleRule rule, BlockGemmPath path) : f_(f), rule_(rule), path_(path) {
     name_ = "gemm_" + std::string(f.tag) + "_" + std::string(to_string(rule)) + "_" + std::string(to_string(path)) + "_f32acc_mma_sm80";
@@ -193,7 +193,7 @@ class BlockGemmCuda final : public Kernel {
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_block_gemm_cuda(const BlockFormat& f, ScaleRule rule, BlockGemmPath path) {
+std::unique_ptr<GemmKernel> make_block_gemm_cuda(const BlockFormat& f, ScaleRule rule, BlockGemmPath path) {
   return std::make_unique<BlockGemmCuda>(f, rule, path);
 }
 

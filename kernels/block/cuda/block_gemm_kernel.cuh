@@ -3,9 +3,10 @@
 // accumulator), one zeroed partial fragment per K-block of B = 32 (two MMA k-steps, one 64-byte stage) or
 // B = 16 (one k-step), then acc = RN(acc + RN(part * scale_A * scale_B)) per block, blocks ascending.
 //
-// The tiles, stages, fragment layouts and loads are mma_gemm's (kernels/gemm/cuda/mma_kernel.cuh, with the PTX
-// fragment tables cited there); only the per-block epilogue differs: each thread reads the scale of the rows
-// and columns of the C elements it holds (row g / g + 8 of each M-tile, columns 2t / 2t + 1 of each N-tile).
+// The tiles, stages, fragment layouts, loads and the K loop are mma_gemm's: the one mainloop of
+// kernels/gemm/cuda/mma_kernel.cuh (with the PTX fragment tables cited there), composed with an accumulation
+// policy of its own (BlockSumAcc): each thread reads the scale of the rows and columns of the C elements it
+// holds (row g / g + 8 of each M-tile, columns 2t / 2t + 1 of each N-tile) when a K-block ends.
 //
 // The bit-for-bit claim against model_gemm_<f>_<rule>_blocksum_f32acc (kernels/block/block_scaled.hpp) rests on
 // the partial block sums being exact: for E2M3, E3M2, E2M1 and int8 elements every product is a multiple of
@@ -33,6 +34,55 @@ __device__ __forceinline__ float scale_part(float part, std::uint32_t ca, std::u
   }
 }
 
+/// The accumulation policy of the blocksum GEMM (the mainloop's issue / step / stage, kernels/gemm/cuda/
+/// mma_kernel.cuh): the MMAs of a K-block go into `part` (zeroed at the block's start); after its last
+/// k-step (one k-step of 16 for kBlock 16, two for kBlock 32) acc = RN(acc + RN(part * scale_A * scale_B)),
+/// blocks ascending; K-blocks past nkb (zero-filled stages) add nothing.
+template <bool kPow2, int kBlock>
+struct BlockSumAcc {
+  static_assert(kBlock == 16 || kBlock == 32, "a block is one or two MMA k-steps of 16");
+  static constexpr int kStepsPerBlock = kBlock / 16;
+  float acc[kMTiles][kNTiles][4], part[kMTiles][kNTiles][4];
+  const TilePos& pos;
+  std::int64_t m, n, nkb;
+  const std::uint8_t* sa;
+  const std::uint8_t* sb;
+  std::int64_t steps = 0;  ///< k-steps done
+  __device__ __forceinline__ BlockSumAcc(const TilePos& p, std::int64_t m_, std::int64_t n_, const std::uint8_t* sa_, const std::uint8_t* sb_,
+                                         std::int64_t nkb_)
+      : pos(p), m(m_), n(n_), nkb(nkb_), sa(sa_), sb(sb_) {
+    zero_frags(acc);
+    zero_frags(part);
+  }
+  __device__ __forceinline__ void issue(int i, int j, const std::uint32_t (&af)[1][4], const std::uint32_t (&bf)[1][kNTiles][2]) {
+    mma<Mma::F16>(part[i][j], af[0], bf[0][j]);
+  }
+  __device__ __forceinline__ void step() {
+    if (++steps % kStepsPerBlock != 0) return;
+    const std::int64_t kb = steps / kStepsPerBlock - 1;
+    if (kb < nkb) {
+      FPCERT_UNROLL
+      for (int i = 0; i < kMTiles; ++i)
+        FPCERT_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          const std::int64_t row = pos.row(i, h);
+          const std::uint32_t ca = row < m ? sa[row * nkb + kb] : 0u;
+          FPCERT_UNROLL
+          for (int j = 0; j < kNTiles; ++j)
+            FPCERT_UNROLL
+            for (int e = 0; e < 2; ++e) {
+              const std::int64_t col = pos.col(j, e);
+              const std::uint32_t cb = col < n ? sb[kb * n + col] : 0u;
+              const int q = 2 * h + e;
+              acc[i][j][q] = fadd_rn(acc[i][j][q], scale_part<kPow2>(part[i][j][q], ca, cb));
+            }
+        }
+    }
+    zero_frags(part);
+  }
+  __device__ __forceinline__ void stage(std::int64_t, std::int64_t, const TilePos&) {}
+};
+
 /// C = sum over K-blocks of scale_A(i, b) scale_B(b, j) (A_b B_b), then (NVFP4) C = RN(C * tt). A (m x k) and
 /// B (k x n) hold fp16 codes of element values, row-major; sa is m x nkb, sb nkb x n (codes).
 /// One block per SM asked of the register allocator: the per-block epilogue (scale reads, a second fragment
@@ -42,64 +92,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     block_mma_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint8_t* __restrict__ a, std::int64_t lda, bool vec_a,
                    const std::uint8_t* __restrict__ b, std::int64_t ldb, bool vec_b, float* __restrict__ c, std::int64_t ldc,
                    const std::uint8_t* __restrict__ sa, const std::uint8_t* __restrict__ sb, std::int64_t nkb, float tt, bool apply_tt) {
-  static_assert(kBlock == 16 || kBlock == 32, "a block is one or two MMA k-steps of 16");
-  constexpr int ES = 2;
-  constexpr int kStageElems = kStageBytes / ES;  // 32
-  __shared__ __align__(16) std::uint32_t smem_a[2][kBM * kRowWords];
-  __shared__ __align__(16) std::uint32_t smem_b[2][kBN * kRowWords];
-
+  __shared__ __align__(16) std::uint32_t smem[2 * kSliceTileWords];
   const TilePos pos = tile_pos();
-  float acc[kMTiles][kNTiles][4], part[kMTiles][kNTiles][4];
-  zero_frags(acc);
-
-  const std::int64_t stages = (k + kStageElems - 1) / kStageElems;
-  Stage<ES> st;
-  if (stages > 0) {
-    load_stage<ES>(st, a, lda, vec_a, b, ldb, vec_b, m, n, k, pos.row0, pos.col0, 0);
-    store_stage<Mma::F16, ES>(st, smem_a[0], smem_b[0]);
-  }
-  __syncthreads();
-  for (std::int64_t s = 0; s < stages; ++s) {
-    const int cur = static_cast<int>(s & 1);
-    if (s + 1 < stages) load_stage<ES>(st, a, lda, vec_a, b, ldb, vec_b, m, n, k, pos.row0, pos.col0, (s + 1) * kStageElems);
-    FPCERT_UNROLL
-    for (int ks = 0; ks < kSteps; ++ks) {
-      if (kBlock == 16 || ks == 0) zero_frags(part);
-      std::uint32_t af[kMTiles][4], bf[kNTiles][2];
-      FPCERT_UNROLL
-      for (int i = 0; i < kMTiles; ++i) load_a_frag(smem_a[cur], pos, i, ks, af[i]);
-      FPCERT_UNROLL
-      for (int j = 0; j < kNTiles; ++j) load_b_frag(smem_b[cur], pos, j, ks, bf[j]);
-      FPCERT_UNROLL
-      for (int i = 0; i < kMTiles; ++i)
-        FPCERT_UNROLL
-        for (int j = 0; j < kNTiles; ++j) mma<Mma::F16>(part[i][j], af[i], bf[j]);
-      if (kBlock == 16 || ks == kSteps - 1) {
-        const std::int64_t kb = kBlock == 32 ? s : 2 * s + ks;
-        if (kb < nkb) {
-          FPCERT_UNROLL
-          for (int i = 0; i < kMTiles; ++i)
-            FPCERT_UNROLL
-            for (int h = 0; h < 2; ++h) {
-              const std::int64_t row = pos.row(i, h);
-              const std::uint32_t ca = row < m ? sa[row * nkb + kb] : 0u;
-              FPCERT_UNROLL
-              for (int j = 0; j < kNTiles; ++j)
-                FPCERT_UNROLL
-                for (int e = 0; e < 2; ++e) {
-                  const std::int64_t col = pos.col(j, e);
-                  const std::uint32_t cb = col < n ? sb[kb * n + col] : 0u;
-                  const int q = 2 * h + e;
-                  acc[i][j][q] = fadd_rn(acc[i][j][q], scale_part<kPow2>(part[i][j][q], ca, cb));
-                }
-            }
-        }
-      }
-    }
-    if (s + 1 < stages) store_stage<Mma::F16, ES>(st, smem_a[cur ^ 1], smem_b[cur ^ 1]);
-    __syncthreads();
-  }
-  store_frags(acc, pos, m, n, c, ldc, [=](float v, int, int, int) { return apply_tt ? __fmul_rn(v, tt) : v; });
+  BlockSumAcc<kPow2, kBlock> acc(pos, m, n, sa, sb, nkb);
+  mainloop<2, 1, false>(Operands<1>{{a}, {b}, lda, ldb, m, n, k, vec_a, vec_b}, pos, StageTiles<1>{smem}, acc);
+  store_tile(pos, m, n, c, ldc, [&](int i, int j, int q) { return apply_tt ? __fmul_rn(acc.acc[i][j][q], tt) : acc.acc[i][j][q]; });
 }
 
 }  // namespace fpcert::mma_device

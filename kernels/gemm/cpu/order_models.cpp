@@ -121,27 +121,27 @@ KernelTraits order_traits(const Format& in, const Format& acc, std::string order
   return t;
 }
 
-std::unique_ptr<Kernel> make_f32_splitk4() {
+std::unique_ptr<GemmKernel> make_f32_splitk4() {
   return std::make_unique<SplitKModel>(
       "model_gemm_f32_splitk4", "fp32, split-K in 4: chunks of ceil(K/4) summed by FMA, partials added in order",
       order_traits(f32, f32, "split-K, 4 chunks of ceil(K/4): S_s = fma along k in the chunk from +0; C = ((S_0 + S_1) + S_2) + S_3 in fp32"),
       4);
 }
 
-std::unique_ptr<Kernel> make_f32_pairwise() {
+std::unique_ptr<GemmKernel> make_f32_pairwise() {
   KernelTraits t = order_traits(f32, f32, "pairwise: p_k = RN_f32(a_k b_k); sum by recursive halving (first ceil(n/2), then the rest), RN_f32 per addition");
   t.exact_products = false;
   t.product_format = &f32;
   return std::make_unique<PairwiseModel>("model_gemm_f32_pairwise", "fp32, products rounded to fp32 and summed pairwise", t);
 }
 
-std::unique_ptr<Kernel> make_bf16_blocked32() {
+std::unique_ptr<GemmKernel> make_bf16_blocked32() {
   KernelTraits t = order_traits(bf16, f32, "blocked along K, blocks of 32: B_b = fma along k in the block from +0; C = (B_0 + B_1) + ... in fp32");
   return std::make_unique<BlockedModel>("model_gemm_bf16_f32acc_blocked32",
                                         "bf16 storage, fp32 accumulation per K-block of 32, blocks added in order", t, 32);
 }
 
-std::unique_ptr<Kernel> make_f16_f16acc_pairwise() {
+std::unique_ptr<GemmKernel> make_f16_f16acc_pairwise() {
   KernelTraits t = order_traits(f16, f16, "pairwise in fp16: p_k = RN_f16(a_k b_k); sum by recursive halving, RN_f16 per addition; output the sum");
   t.exact_products = false;
   t.product_format = &f16;

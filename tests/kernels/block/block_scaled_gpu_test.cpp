@@ -120,7 +120,7 @@ TEST_CASE("CUDA blocksum GEMMs: bit for bit the CPU model (exact block sums on f
   for (const BlockFormat* f : {&mxfp6_e2m3, &mxfp6_e3m2, &mxfp4, &mxint8, &nvfp4})
     for (const Shape s : {Shape{128, 128, 256}, Shape{200, 72, 100}, Shape{1, 3, 5}, Shape{130, 260, 512}}) {
       const std::string name = "gemm_" + std::string(f->tag) + "_" + std::string(to_string(f->default_rule)) + "_blocksum_f32acc_mma_sm80";
-      auto k = make_kernel(name);
+      auto k = make_gemm_kernel(name);
       REQUIRE_MESSAGE(k, name);
       if (!k->can_implement(s.m, s.n, s.k).ok) {
         MESSAGE(name << " skipped here: " << k->can_implement(s.m, s.n, s.k).reason);
@@ -165,7 +165,7 @@ TEST_CASE("CUDA block-scaled GEMMs: every registered kernel passes the block-sca
   for (const std::string& name : kernel_names()) {
     const KernelInfo* info = find_kernel_info(name);
     if (!info || info->backend != Backend::Cuda) continue;
-    auto k = make_kernel(name);
+    auto k = make_gemm_kernel(name);
     if (!k->traits().block.active()) continue;
     SuiteRunOptions o;
     const RunResult r = run_suite(*suite, {name}, o);

@@ -156,7 +156,7 @@ TEST_CASE("block-scaled models: names, traits and the mutants' faults") {
     const KernelInfo* info = find_kernel_info(mut);
     REQUIRE(info != nullptr);
     CHECK(info->mutant);
-    CHECK(make_kernel(mut)->traits().block.active());
+    CHECK(make_gemm_kernel(mut)->traits().block.active());
   }
   // The swapped-scale fault is invisible when A's and B's scales coincide, and shows when they differ:
   // A = B^T with one scale everywhere vs A with rows of different magnitudes.
