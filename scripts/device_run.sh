@@ -83,15 +83,19 @@ section_plugin() {
 # instead of run. Success: every comparison prints SAME (exit 0).
 proof_run() {  # proof_run FPCERT DIR
   mkdir -p "$2"
-  run "$1" certify --kernel cuda --suite certify --json "$2/main.json" > "$2/main.txt" 2>&1; echo "rc=$?" >> "$2/main.txt"
+  # Not through run(): its timing lines would land in the compared text.
+  echo "=== $1 certify --kernel cuda --suite certify ($(date +%T))"
+  "$1" certify --kernel cuda --suite certify --json "$2/main.json" > "$2/main.txt" 2>&1; echo "rc=$?" >> "$2/main.txt"
   tail -3 "$2/main.txt"
-  run "$1" convert --all --device cuda --json "$2/conversions.json" > "$2/conversions.txt" 2>&1; echo "rc=$?" >> "$2/conversions.txt"
+  echo "=== $1 convert --all --device cuda ($(date +%T))"
+  "$1" convert --all --device cuda --json "$2/conversions.json" > "$2/conversions.txt" 2>&1; echo "rc=$?" >> "$2/conversions.txt"
   tail -3 "$2/conversions.txt"
 }
 section_proof() {
   proof_run "$BIN/fpcert" "$OUT"
   # The conversions suite (new with the one runner): the same table through certify.
-  run "$BIN/fpcert" certify --suite conversions --json "$OUT/conversions_suite.json" > "$OUT/conversions_suite.txt" 2>&1; echo "rc=$?" >> "$OUT/conversions_suite.txt"
+  echo "=== $BIN/fpcert certify --suite conversions ($(date +%T))"
+  "$BIN/fpcert" certify --suite conversions --json "$OUT/conversions_suite.json" > "$OUT/conversions_suite.txt" 2>&1; echo "rc=$?" >> "$OUT/conversions_suite.txt"
   tail -3 "$OUT/conversions_suite.txt"
   local before=${BEFORE:-}
   if [ -z "$before" ]; then
