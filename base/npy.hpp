@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fpcert {
@@ -26,8 +27,18 @@ struct NpyArray {
 
 std::string to_string(NpyType t);
 
-/// Read a .npy file. Throws InputError naming the file and what is wrong with it.
+/// Read a .npy file. The header is read and checked first (magic, version, a header of at most 64
+/// KiB, exactly the keys descr, fortran_order and shape, the last value of a repeated key as NumPy
+/// takes it, non-negative integer dimensions whose byte count does not overflow), then the data,
+/// which must be exactly what the shape needs: a file is never read beyond that, whatever it is.
+/// Throws InputError naming the file and what is wrong with it.
 NpyArray read_npy(const std::string& path);
+
+/// The same from bytes in memory (`name` only names them in messages).
+NpyArray parse_npy(std::string_view bytes, const std::string& name);
+
+/// The largest .npy header read (NumPy's own default limit is 10000 bytes).
+inline constexpr std::size_t kNpyMaxHeader = 65536;
 
 /// Write a 2-D (or 1-D when cols < 0) C-order array atomically.
 void write_npy(const std::string& path, NpyType type, std::int64_t rows, std::int64_t cols, const void* data);

@@ -4,21 +4,32 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <sstream>
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/interrupt.hpp"
+#include "base/output_path.hpp"
+#include "base/watchdog.hpp"
 #include "cli/commands.hpp"
 #include "cli/config.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/mutate.hpp"
+#include "cli/options.hpp"
 #include "cli/plugins.hpp"
+#include "reports/experiment_text.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
+#include "reports/mutation_report.hpp"
 #include "reports/table.hpp"
 #include "plugin/loader.hpp"
 #include "results/results_json.hpp"
 #include "suites/grade.hpp"
 #include "suites/conversion_suite.hpp"
+#include "suites/fault_injectors.hpp"
+#include "suites/mutation.hpp"
+#include "suites/presets.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert::cli {
@@ -38,6 +49,10 @@ struct SuiteArgs {
   std::vector<std::string> suites;   ///< several suites in one run (from the config); empty: `suite`
   std::string tier;                  ///< --tier: the strongest verdict tier (default: what the declarations allow)
   std::vector<std::string> orders;   ///< --order KERNEL=SPEC (and [orders] of the config): plugin kernels' orders
+  // certify: the mutation score of each kernel that passes (docs/mutation.md).
+  bool no_mutation = false;          ///< --no-mutation: skip it (stated in the output)
+  double mutation_min = -1;          ///< --mutation-min P: fail when a kernel's score is below P %
+  std::string preset;                ///< run-suite --preset P: the suite as a published source states it (docs/experiments.md)
 };
 
 /// certify fails a kernel for which no case holds evidence of one of its error sources (a case whose
@@ -68,15 +83,19 @@ void require_evidence(RunResult& r) {
   }
 }
 
-/// Comma-separated kernel names; the groups cpu, cuda and cublas expand to every honest built-in
-/// kernel of that backend and of the suite's operation (in registry order).
-std::vector<std::string> split_list(const std::vector<std::string>& in, Operation op) {
+}  // namespace
+
+std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, Operation op) {
   std::vector<std::string> out;
   for (const auto& s : in) {
     std::stringstream ss(s);
     std::string item;
     while (std::getline(ss, item, ',')) {
       if (item.empty()) continue;
+      if (register_mutant_name(item)) {  // <kernel>~<fault>: a mutant, as mutation reports name them
+        out.push_back(item);
+        continue;
+      }
       const Backend* group = nullptr;
       static constexpr Backend kCpu = Backend::Cpu, kCuda = Backend::Cuda, kCublas = Backend::Cublas;
       if (item == "cpu") group = &kCpu;
@@ -92,6 +111,8 @@ std::vector<std::string> split_list(const std::vector<std::string>& in, Operatio
   }
   return out;
 }
+
+namespace {
 
 /// Several suites' results as one: JSON carries every case (each names its suite); JUnit gets one
 /// <testsuite> per suite.
@@ -131,6 +152,43 @@ std::string junit_all(const std::vector<RunResult>& rs) {
                      tests, failures, errors, skipped, secs, body);
 }
 
+/// certify: the mutation score of every kernel whose own cases all passed, printed and kept in the run
+/// (or why not). True when a score is below --mutation-min.
+bool add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& o,
+                         RunResult& run) {
+  if (a.no_mutation) {
+    run.notes["mutation"] = "not run (--no-mutation)";
+    fmt::print("mutation score: not measured (--no-mutation)\n");
+    return false;
+  }
+  bool below = false;
+  for (const std::string& k : kernels) {
+    int pass = 0, bad = 0;
+    for (const CaseResult& c : run.cases)
+      if (c.kernel == k) (c.status == CaseStatus::Pass ? pass : bad) += c.status != CaseStatus::NotSupported;
+    if (bad || !pass) {
+      const std::string why = bad ? "the kernel itself failed" : "no case of the suite ran";
+      run.notes["mutation " + k] = "not measured: " + why;
+      fmt::print("mutation score of {}: not measured ({})\n", k, why);
+      continue;
+    }
+    MutationOptions mo;
+    mo.run = o;
+    mo.inject.timeout_ms = o.run.timeout_ms;
+    mo.on_progress = progress_to_terminal();
+    MutationScore s = run_mutation(suite, k, mo);
+    clear_progress();
+    std::fputs(mutation_summary(s).c_str(), stdout);
+    for (const MutantResult& m : s.mutants)
+      if (m.outcome == MutantOutcome::Survived || m.outcome == MutantOutcome::KilledOther)
+        fmt::print("    {:<18} {}: {}\n", m.fault, to_string(m.outcome), m.detail);
+    std::fflush(stdout);
+    below = below || (a.mutation_min >= 0 && 100 * s.score() < a.mutation_min);
+    run.mutation.push_back(std::move(s));
+  }
+  return below;
+}
+
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
   load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
@@ -145,23 +203,41 @@ int run(const SuiteArgs& a, const char* verb) {
     if (!t || *t == Tier::None) throw InputError("--tier: expected bitwise, envelope+statistical or envelope, got '" + a.tier + "'");
     strongest = *t;
   }
-  for (const std::string* out : {&a.json, &a.junit, &a.html})  // output folders of a config may not exist yet
-    if (!out->empty() && !a.config.empty()) {
-      const auto dir = std::filesystem::path(*out).parent_path();
+  // Every output checked before anything runs: writable, not a directory, no two the same file, not
+  // the config (base/output_path.hpp). Output folders of a config may not exist yet: made here.
+  const auto plans = check_outputs({{"--json", a.json}, {"--junit", a.junit}, {"--html", a.html}}, {a.config}, !a.config.empty());
+  for (const OutputPlan& p : plans)
+    if (p.how == OutputHow::Replace && !a.config.empty()) {
+      const auto dir = std::filesystem::path(p.target).parent_path();
       std::error_code ec;
       if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+      if (ec) throw InputError("cannot create the folder '" + dir.string() + "' for '" + p.given + "': " + ec.message());
     }
+  // Cases are appended to FILE.partial.jsonl beside a --json file; not beside a device, FIFO or stdout.
+  const bool partial_file = !a.json.empty() && plans.front().how == OutputHow::Replace;
+  load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
   const std::vector<std::string> suite_names_run = a.suites.empty() ? std::vector<std::string>{a.suite} : a.suites;
   std::vector<const SuiteInfo*> suites;
+  std::vector<SuiteInfo> preset_suites;  // --preset: the suites as the source states them
+  preset_suites.reserve(suite_names_run.size());
   for (const auto& name : suite_names_run) {
     const SuiteInfo* s = find_suite(name);
     if (!s) throw InputError(fmt::format("unknown suite '{}' (valid: {})", name, suite_names()));
+    if (!a.preset.empty()) s = &preset_suites.emplace_back(preset_suite(name, a.preset));
     suites.push_back(s);
   }
+  // A case larger than this machine can hold is refused with the estimate, before anything runs.
+  if (a.mn > 0)
+    for (const SuiteInfo* s : suites)
+      if (s->cases) {
+        SuiteContext ctx;
+        ctx.mn = a.mn;
+        for (const CaseSpec& c : s->cases(ctx)) check_spec_memory(c.spec, true, fmt::format("--mn {}", a.mn));
+      }
   const Operation op = suites.front()->operation;
   for (const SuiteInfo* s : suites)
     if (s->operation != op) throw InputError("suites of GEMM kernels and the conversions suite cannot run together: run them apart");
-  auto kernels = split_list(a.kernels, op);
+  auto kernels = expand_kernel_list(a.kernels, op);
   if (kernels.empty() && op == Operation::Conversion) {  // the conversions suite's own kernels
     std::string where;
     kernels = conversion_suite_kernels(false, &where);
@@ -174,6 +250,10 @@ int run(const SuiteArgs& a, const char* verb) {
   for (const auto& p : a.plugins) plugin_args += " --plugin " + p;
   std::vector<RunResult> results;
   std::vector<std::string> partials;
+  // In-process cases cannot be stopped when they hang: a watchdog ends the run at --timeout instead.
+  std::unique_ptr<Watchdog> watchdog;
+  if (!isolate) watchdog = std::make_unique<Watchdog>(kExitKernelFailed);
+  bool below_mutation_min = false;
   for (const SuiteInfo* suite : suites) {
     SuiteRunOptions o;
     o.only_case = a.only_case;
@@ -189,21 +269,42 @@ int run(const SuiteArgs& a, const char* verb) {
     o.run.strongest = strongest;
     o.baseline = a.baseline;
     o.baseline_factor = a.factor;
-    if (!a.json.empty()) o.jsonl_path = suites.size() == 1 ? a.json + ".partial.jsonl" : a.json + "." + suite->name + ".partial.jsonl";
+    if (partial_file) o.jsonl_path = suites.size() == 1 ? a.json + ".partial.jsonl" : a.json + "." + suite->name + ".partial.jsonl";
     o.command = command_line();
-    o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}", verb, plugin_args, suite->name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "");
+    o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}{}", verb, plugin_args, suite->name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "",
+                                 a.preset.empty() ? "" : " --preset " + a.preset);
     const bool tty = ::isatty(2);
     if (suites.size() > 1) fmt::print("== suite {} ==\n", suite->name);
+    if (!a.preset.empty()) {  // the method first (docs/experiments.md)
+      ExperimentRecord h;
+      h.experiment = suite->name;
+      h.preset = a.preset;
+      h.source = find_preset("run-suite " + suite->name, a.preset).source;
+      h.method = preset_suite_method(suite->name, a.preset);
+      if (a.mn > 0) h.deviations = fmt::format("M = N = {} (--mn).", a.mn);
+      fmt::print("{}\n", experiment_header(h));
+    }
     std::fputs((op == Operation::Conversion ? conversion_case_header() : case_header()).c_str(), stdout);
-    o.on_case = [](const CaseResult& c) {
+    // What an interruption says (base/interrupt.hpp), and the deadline of in-process cases.
+    const std::string partial_note =
+        o.jsonl_path.empty() ? std::string("; no --json: finished cases are only in the table above")
+                             : "; cases finished so far are in " + o.jsonl_path + " (fpcert report reads it)";
+    o.on_case = [&watchdog](const CaseResult& c) {
+      if (watchdog) watchdog->disarm();
       std::fputs(case_row(c).c_str(), stdout);
       std::fflush(stdout);
     };
-    if (tty)
-      o.on_progress = [](const std::string& line) {
-        std::fprintf(stderr, "\r\033[K%s", line.substr(0, 150).c_str());
-        std::fflush(stderr);
-      };
+    o.on_progress = [tty, &watchdog, &a, suite, partial_note](const std::string& line) {
+      set_interrupt_note("running suite " + suite->name + " " + line + partial_note);
+      // "[i/n] case: kernel" starts a kernel's run ("[i/n] case: generating ..." its problem).
+      if (watchdog && line.find(": generating ") == std::string::npos)
+        watchdog->arm(a.timeout_s, fmt::format("suite {} {} did not finish within --timeout {} s; without isolation (--no-isolate) "
+                                               "a hung kernel cannot be stopped, so fpcert ends here (exit 3: hung){}",
+                                               suite->name, line, a.timeout_s, partial_note));
+      if (!tty) return;
+      std::fprintf(stderr, "\r\033[K%s", line.substr(0, 150).c_str());
+      std::fflush(stderr);
+    };
     // certify grades each kernel on the suite's cases tailored to its own formats (ranges, edges);
     // run-suite compares kernels on one shared set of cases.
     RunResult one;
@@ -226,7 +327,14 @@ int run(const SuiteArgs& a, const char* verb) {
       const std::string cov = coverage_table(one);
       if (!cov.empty()) fmt::print("{}", cov);
     }
+    if (!a.preset.empty()) {  // the source's table, then fpcert's verdict
+      one.notes["preset"] = a.preset;
+      one.notes["method"] = preset_suite_method(suite->name, a.preset);
+      for (const auto& t : preset_suite_record(one).tables) fmt::print("\n{}\n", table_text(t));
+    }
     std::fputs(verdict_text(one).c_str(), stdout);
+    // The mutation score: fault injectors wrap GEMM kernels (docs/mutation.md); conversion kernels have none yet.
+    if (std::string(verb) == "certify" && op == Operation::Gemm) below_mutation_min |= add_mutation_scores(a, *suite, kernels, o, one);
     if (!o.jsonl_path.empty()) partials.push_back(o.jsonl_path);
     results.push_back(std::move(one));
   }
@@ -241,6 +349,7 @@ int run(const SuiteArgs& a, const char* verb) {
     }
     if (all.cases.size() > before) std::fputs(verdict_text(results.back()).c_str(), stdout);
   }
+  set_interrupt_note("writing the outputs");
   const RunResult r = merge_results(results);
   if (results.size() > 1) fmt::print("== all suites ({}) ==\n{}", r.suite, verdict_text(r));
   if (!a.json.empty()) {
@@ -261,7 +370,12 @@ int run(const SuiteArgs& a, const char* verb) {
                  r.cases.empty() ? "no cases" : r.cases.front().reason.c_str());
     return kExitKernelFailed;
   }
-  return exit_code(r);
+  const int code = exit_code(r);
+  if (code == kExitPass && below_mutation_min) {
+    fmt::print("FAILED: a mutation score is below --mutation-min {} %\n", a.mutation_min);
+    return kExitGateFailed;
+  }
+  return code;
 }
 
 /// Fill what the command line left unset from --config (the command line wins; plugins add up).
@@ -288,15 +402,17 @@ void apply_config(SuiteArgs& a, const CLI::App& app) {
 
 void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   app->add_option("--baseline", a->baseline, "Also gate: error within --factor of this kernel's on every case");
-  app->add_option("--factor", a->factor, "Baseline factor")->capture_default_str();
-  app->add_option("--json", a->json, "Write results JSON here (cases are appended to FILE.partial.jsonl as they finish)");
-  app->add_option("--junit", a->junit, "Write JUnit XML here");
-  app->add_option("--html", a->html, "Write a self-contained HTML report here");
+  app->add_option("--factor", a->factor, "Baseline factor")->capture_default_str()->check(positive_number());
+  app->add_option("--json", a->json, "Write results JSON here (cases are appended to FILE.partial.jsonl as they finish)")->check(path_text());
+  app->add_option("--junit", a->junit, "Write JUnit XML here")->check(path_text());
+  app->add_option("--html", a->html, "Write a self-contained HTML report here")->check(path_text());
   app->add_option("--case", a->only_case, "Run only this case of the suite");
-  app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases");
+  app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases")->check(integer_in(1, 1 << 30));
   app->add_option("--variant", a->variant, "Gate variant for every case: independent, componentwise, worstcase");
   app->add_flag("--isolate", a->isolate, "Run each case in a child process: a crash or hang fails that case only");
-  app->add_option("--timeout", a->timeout_s, "Seconds before a case counts as hung")->capture_default_str();
+  app->add_option("--timeout", a->timeout_s, "Seconds before a case counts as hung (without isolation: before fpcert ends the run)")
+      ->capture_default_str()
+      ->check(seconds());
   add_plugin_option(app, a->plugins);
   app->add_option("--tier", a->tier, "Strongest verdict tier: bitwise (default: what the kernel declares allows), envelope+statistical, envelope");
   app->add_option("--order", a->orders, "KERNEL=SPEC: the summation order of a plugin kernel that declares none (repeatable)");
@@ -314,7 +430,11 @@ void add_certify(CLI::App& root, Registry& reg) {
   app->add_option("--suite", a->suite, "Suite: " + suite_names())->capture_default_str();
   a->suite = "certify";
   add_common(app, a);
-  app->add_option("--config", a->config, "Project config (fpcert.toml): plugins, kernels, suites, gate, outputs; options given here win");
+  app->add_flag("--no-mutation", a->no_mutation, "Skip the mutation score (fault injectors run after the kernel passes; docs/mutation.md)");
+  app->add_option("--mutation-min", a->mutation_min, "Fail when a kernel's mutation score (killed for their own fault, %) is below this")
+      ->check(CLI::Range(0.0, 100.0));
+  app->add_option("--config", a->config, "Project config (fpcert.toml): plugins, kernels, suites, gate, outputs; options given here win")
+      ->check(path_text());
   reg.push_back({app, [a, app] {
                    SuiteArgs b = *a;
                    if (!b.config.empty()) apply_config(b, *app);
@@ -329,6 +449,9 @@ void add_run_suite(CLI::App& root, Registry& reg) {
   app->add_option("--kernels", a->kernels,
                   "Kernels, comma-separated (cpu, cuda, cublas: every built-in of that backend); the conversions suite picks "
                   "its own when none are given");
+  app->add_option("--preset", a->preset,
+                  "Run the suite as a published source states it (panorama: accuracy-vs-k, exponent-range, cancellation; "
+                  "docs/experiments.md) and print the source's metrics");
   add_common(app, a);
   reg.push_back({app, [a] { return run(*a, "run-suite"); }});
 }

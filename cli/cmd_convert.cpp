@@ -20,7 +20,9 @@
 #include "cli/convert_args.hpp"
 #include "cli/convert_print.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
 #include "cli/plugins.hpp"
+#include "cli/progress.hpp"
 #include "kernels/convert/model_convert.hpp"
 #include "kernels/device/device_api.hpp"
 #include "oracle/parse_value.hpp"
@@ -60,20 +62,9 @@ Rounder make_rounder(const ConvertArgs& a, const Format& dst) {
 }
 
 
-ConversionCheckOptions check_options(const ConvertArgs& a) { return {a.strict_nan, a.mpfr_sample, a.threads, a.list}; }
-
-std::function<void(double)> progress_line() {
-  if (!::isatty(2)) return {};
-  const auto t0 = std::chrono::steady_clock::now();
-  auto last = std::make_shared<std::chrono::steady_clock::time_point>(t0);
-  return [t0, last](double frac) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - *last < std::chrono::milliseconds(500) && frac < 1.0) return;
-    *last = now;
-    const double s = std::chrono::duration<double>(now - t0).count();
-    std::fprintf(stderr, "\r  %5.1f%%  %.0f s elapsed, ~%.0f s left   ", 100 * frac, s, frac > 0 ? s / frac - s : 0.0);
-    if (frac >= 1.0) std::fprintf(stderr, "\n");
-  };
+ConversionCheckOptions check_options(const ConvertArgs& a) {
+  const CheckPlace place = a.check == "host" ? CheckPlace::Host : a.check == "device" ? CheckPlace::Device : CheckPlace::Auto;
+  return {a.strict_nan, a.mpfr_sample, a.threads, a.list, place};
 }
 
 int run_value(const ConvertArgs& a, const Format& src, const Format& dst, const Rounder& r) {
@@ -128,11 +119,11 @@ int run_exhaustive(const ConvertArgs& a, const Format& src, const Format& dst, c
   c.mpfr_every = 1;
   c.check = check_options(a);
   c.command = command_line();
+  const std::uint64_t total = conversion_case_patterns(*model, c);
   ConversionRunOptions o;
-  o.progress = progress_line();
+  o.progress = terminal_progress(total);
   auto api = make_host_api();
   const CaseResult res = run_conversion_case(*model, c, *api, o);
-  const std::uint64_t total = conversion_case_patterns(*model, c);
   fmt::print("fpcert convert: {} -> {}, rounding {}, saturation {}, NaN payload {}\n", src.tag, dst.tag, to_string(r.rounding),
              to_string(r.saturation), to_string(r.nan));
   if (res.status != CaseStatus::Pass && res.status != CaseStatus::Fail) {
@@ -217,7 +208,7 @@ int run_kernel(const ConvertArgs& a) {
     }
     ConversionRunOptions o;
     o.timeout_ms = a.timeout_s * 1000;
-    o.progress = progress_line();
+    o.progress = terminal_progress(total);
     return run_conversion_case(*conv, c, *api, o);
   };
   CaseResult res = isolate ? run_case_isolated(body, a.timeout_s * static_cast<double>(total / (std::uint64_t{1} << 20) + 1) + 60,
@@ -263,16 +254,16 @@ void add_convert(CLI::App& root, Registry& reg) {
   app->add_option("--rounding", a->rounding, "rn, rna, rz, ru, rd or rs (stochastic)")->capture_default_str();
   app->add_option("--saturate", a->saturate, "inf, satfinite or nan (default: the destination's own)");
   app->add_option("--nan", a->nan, "NaN payloads: preserve (quiet, top bits kept) or canonical (CPU path)")->capture_default_str();
-  app->add_option("--seed", a->seed, "Key of the stochastic-rounding bits (Philox)")->capture_default_str();
+  app->add_option("--seed", a->seed, "Key of the stochastic-rounding bits (Philox)")->capture_default_str()->check(integer_in(0, ~std::uint64_t{0}));
   auto* value = app->add_option("--value", a->value, "One value: decimal, hex float, inf or nan");
   auto* bits = app->add_option("--bits", a->bits, "One value as a bit pattern of the source format (0x...)");
   auto* exh = app->add_flag("--exhaustive", a->exhaustive, "Every source pattern, checked against MPFR");
-  app->add_option("--range", a->range, "With --exhaustive: FIRST:COUNT source codes only");
+  auto* range = app->add_option("--range", a->range, "With --exhaustive: FIRST:COUNT source codes only")->needs(exh);
   app->add_flag("--strict-nan", a->strict_nan, "Count NaN results with other payload or sign bits as mismatches");
-  app->add_option("--json", a->json, "Write the result as JSON to this file");
-  app->add_option("--html", a->html, "With --exhaustive or --all: write a self-contained HTML report here");
-  app->add_option("--threads", a->threads, "Worker threads (default: all cores, or $FPCERT_THREADS)");
-  app->add_option("--list", a->list, "Mismatches listed with their bits")->capture_default_str();
+  app->add_option("--json", a->json, "Write the result as JSON to this file")->check(path_text());
+  auto* html = app->add_option("--html", a->html, "With --exhaustive or --all: write a self-contained HTML report here")->check(path_text());
+  app->add_option("--threads", a->threads, "Worker threads (default: all cores, or $FPCERT_THREADS)")->check(integer_in(1, 4096));
+  app->add_option("--list", a->list, "Mismatches listed with their bits")->capture_default_str()->check(integer_in(0, 1 << 30));
   app->add_option("--device", a->device, "cpu (fpcert's fast path, MPFR on every pattern) or cuda (a GPU conversion, checked on the CPU)")
       ->capture_default_str();
   app->add_option("--intrinsic", a->intrinsic, "With --device cuda: the table entry to check, or 'list' for the table");
@@ -280,17 +271,27 @@ void add_convert(CLI::App& root, Registry& reg) {
   app->add_flag("--sample", a->sample, "With --device cuda: fp32 sources on a strided 2^24 sample instead of all 2^32");
   app->add_option("--scale", a->scale, "With --device cuda, --from bf16 --to f16: 'pow2', the scaled round trip");
   app->add_option("--mpfr-sample", a->mpfr_sample, "With --device cuda: MPFR also on codes divisible by N (0: only on disagreements)")
+      ->capture_default_str()
+      ->check(integer_in(0, ~std::uint64_t{0}));
+  app->add_option("--check", a->check,
+                  "With --device cuda: where results are compared with fpcert's model: auto (on the device when it can, "
+                  "else the host), device, or host (results copied back, checked on the CPU)")
+      ->check(CLI::IsMember({"auto", "device", "host"}))
       ->capture_default_str();
   app->add_flag("--include-test-entries", a->include_test, "With --all or --intrinsic list: also the deliberately wrong test entries");
   value->excludes(bits)->excludes(exh);
   bits->excludes(exh);
+  html->excludes(value)->excludes(bits);  // one value has no report
   // A registered conversion kernel, a plugin's after --plugin LIB: --kernel NAME --exhaustive.
   add_plugin_option(app, a->plugins);
   app->add_option("--kernel", a->kernel, "A conversion kernel (fpcert kernels lists them; a --plugin library's) checked with --exhaustive");
   app->add_flag("--no-isolate", a->no_isolate, "With --kernel: run the check in this process, not a child");
-  app->add_option("--timeout", a->timeout_s, "With --kernel: seconds per 2^20 patterns before the kernel counts as hung")->capture_default_str();
-  all->excludes(value)->excludes(bits);
+  app->add_option("--timeout", a->timeout_s, "With --kernel: seconds per 2^20 patterns before the kernel counts as hung")
+      ->capture_default_str()
+      ->check(seconds());
+  all->excludes(value)->excludes(bits)->excludes(range);  // --all sweeps every entry whole
   reg.push_back({app, [a, app] {
+                   check_command_outputs({{"--json", a->json}, {"--html", a->html}});  // before any work
                    load_plugins(a->plugins);
                    a->rounding_given = app->count("--rounding") > 0;
                    a->saturate_given = app->count("--saturate") > 0;

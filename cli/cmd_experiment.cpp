@@ -11,6 +11,9 @@
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/experiment_presets.hpp"
+#include "cli/experiment_scale_rules.hpp"
+#include "cli/options.hpp"
 #include "results/results_json.hpp"
 #include "suites/experiments.hpp"
 #include "suites/suite.hpp"
@@ -24,6 +27,8 @@ struct Args {
   std::int64_t mn = 0;
   std::uint64_t pairs = 2000000, seed = 1;
   int emin = -60, emax = 60;
+  std::string preset, html;   // --preset: a published method (cli/experiment_presets.hpp); --html: its report
+  bool range_given = false;
 };
 
 /// The three-pipeline table: one tiled kernel in fp32, fp16-storage/fp32-acc and fp16/fp16-acc,
@@ -207,30 +212,44 @@ int run_bf16_on_fp16(const Args& a) {
 }
 
 int run_experiment(const Args& a) {
+  check_command_outputs({{"--json", a.json}, {"--html", a.html}});  // before any work
+  // accumulation has one method, the TF32 article's (its preset is the default)
+  if (!a.preset.empty() || a.which == "accumulation") {
+    PresetArgs p{a.which, a.preset.empty() ? "tf32-article" : a.preset, a.device_given ? a.device : "auto", a.mn, a.pairs,
+                 a.seed, a.range_given, a.json, a.html};
+    return run_experiment_preset(p);
+  }
+  if (!a.html.empty()) throw InputError("--html: only the presets and accumulation write an HTML report (certify --html, run-suite --html for suites)");
   if (a.which == "three-pipeline") return run_three_pipeline(a);
   if (a.which == "split-scalar") return run_split_scalar(a);
   if (a.which == "bf16-on-fp16") return run_bf16_on_fp16(a);
-  throw InputError("unknown experiment '" + a.which + "' (valid: split-scalar, three-pipeline, bf16-on-fp16)");
+  if (a.which == "scale-rules") return run_scale_rules_experiment(a.seed, a.json);
+  throw InputError("unknown experiment '" + a.which + "' (valid: split-scalar, three-pipeline, bf16-on-fp16, accumulation, scale-rules)");
 }
 
 }  // namespace
 
 void add_experiment(CLI::App& root, Registry& reg) {
-  auto* app = root.add_subcommand("experiment", "Experiments: split-scalar (split products vs exact), three-pipeline (fp32 / fp16-fp32acc / fp16-fp16acc table), bf16-on-fp16 (span boundary, correctness levels)");
+  auto* app = root.add_subcommand("experiment", "Experiments: split-scalar (split products vs exact), three-pipeline (fp32 / fp16-fp32acc / fp16-fp16acc table), bf16-on-fp16 (span boundary, correctness levels), accumulation (fp16 stall, error growth with K), scale-rules (block scale rules compared); --preset: a published method (docs/experiments.md)");
   auto a = std::make_shared<Args>();
-  app->add_option("name", a->which, "split-scalar | three-pipeline | bf16-on-fp16")->required();
+  app->add_option("name", a->which, "split-scalar | three-pipeline | bf16-on-fp16 | accumulation | scale-rules")->required();
+  app->add_option("--preset", a->preset,
+                  "Follow a published method to the letter: split-scalar panorama, three-pipeline course, accumulation "
+                  "tf32-article (its default); without it fpcert's conventions");
   app->add_option("--device", a->device,
                   "cuda or cpu: three-pipeline defaults to cuda (tiled CUDA kernels; cpu: their models); split-scalar and "
                   "bf16-on-fp16 run on the CPU unless --device cuda is given (device products compared bit for bit with the "
-                  "CPU's; the CUDA kernels next to gemm_bf16_f32acc_mma_sm80)")
+                  "CPU's; the CUDA kernels next to gemm_bf16_f32acc_mma_sm80); the course and tf32-article presets: auto (CUDA when "
+                  "a device answers, else CPU models), cuda or cpu")
       ->capture_default_str()
       ->each([a](const std::string&) { a->device_given = true; });
-  app->add_option("--mn", a->mn, "three-pipeline, bf16-on-fp16: override M = N");
-  app->add_option("--pairs", a->pairs, "Number of scalar pairs")->capture_default_str();
-  app->add_option("--seed", a->seed, "Philox key")->capture_default_str();
-  app->add_option("--emin", a->emin, "Smallest exponent")->capture_default_str();
-  app->add_option("--emax", a->emax, "Largest exponent")->capture_default_str();
-  app->add_option("--json", a->json, "Write the table as JSON");
+  app->add_option("--mn", a->mn, "three-pipeline, bf16-on-fp16, accumulation: override M = N")->check(integer_in(1, 1 << 30));
+  app->add_option("--pairs", a->pairs, "Number of scalar pairs")->capture_default_str()->check(integer_in(1, std::uint64_t{1} << 40));
+  app->add_option("--seed", a->seed, "Philox key")->capture_default_str()->check(integer_in(0, ~std::uint64_t{0}));
+  app->add_option("--emin", a->emin, "Smallest exponent")->capture_default_str()->each([a](const std::string&) { a->range_given = true; });
+  app->add_option("--emax", a->emax, "Largest exponent")->capture_default_str()->each([a](const std::string&) { a->range_given = true; });
+  app->add_option("--json", a->json, "Write the table as JSON")->check(path_text());
+  app->add_option("--html", a->html, "Presets and accumulation: write the tables as a self-contained HTML report")->check(path_text());
   reg.push_back({app, [a] { return run_experiment(*a); }});
 }
 

@@ -2,8 +2,8 @@
 // `fpcert gen --list` documents every generator and its parameters.
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "base/atomic_file.hpp"
@@ -11,6 +11,7 @@
 #include "base/npy.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
 #include "generators/edges.hpp"
 #include "generators/generate.hpp"
 #include "oracle/round.hpp"
@@ -35,27 +36,26 @@ nlohmann::json list_json() {
 }
 
 /// One operand written as its file(s); returns their descriptions for meta.json.
-nlohmann::json write_operand(const std::filesystem::path& dir, const std::string& name, const Matrix& m, bool vector,
-                             const Format& src) {
+nlohmann::json write_operand(OutputDir& dir, const std::string& name, const Matrix& m, bool vector, const Format& src) {
   nlohmann::json files = nlohmann::json::object();
   const std::int64_t rows = vector ? static_cast<std::int64_t>(m.data.size()) : m.rows;
   const std::int64_t cols = vector ? -1 : m.cols;
   const nlohmann::json shape = vector ? nlohmann::json::array({rows}) : nlohmann::json::array({rows, cols});
   const std::string file = name + ".npy";
   if (src == f64) {
-    write_npy_f64((dir / file).string(), rows, cols, m.data);
+    write_npy_f64(dir.file(file), rows, cols, m.data);
     files[name] = {{"path", file}, {"dtype", "float64"}, {"shape", shape}, {"content", "values"}};
   } else if (src == f32 || src == tf32) {
-    write_npy_f32((dir / file).string(), rows, cols, m.data);
+    write_npy_f32(dir.file(file), rows, cols, m.data);
     files[name] = {{"path", file}, {"dtype", "float32"}, {"shape", shape}, {"content", "values"}};
   } else {  // 16- and 8-bit sources: the bit patterns, and the values widened to float32 beside them
     std::vector<std::uint16_t> bits(m.data.size());
     for (std::size_t i = 0; i < bits.size(); ++i)
       bits[i] = static_cast<std::uint16_t>(round_double(src, m.data[i], Rounder::nearest(src)).code);
-    write_npy((dir / file).string(), NpyType::U16, rows, cols, bits.data());
+    write_npy(dir.file(file), NpyType::U16, rows, cols, bits.data());
     files[name] = {{"path", file}, {"dtype", "uint16"}, {"shape", shape}, {"content", std::string(src.tag) + " bit patterns"}};
     const std::string vfile = name + "_f32.npy";
-    write_npy_f32((dir / vfile).string(), rows, cols, m.data);
+    write_npy_f32(dir.file(vfile), rows, cols, m.data);
     files[name + "_f32"] = {{"path", vfile}, {"dtype", "float32"}, {"shape", shape}, {"content", "values (exact)"}};
   }
   return files;
@@ -88,29 +88,36 @@ nlohmann::json meta_json(const Problem& p) {
   return j;
 }
 
-int run_gen(const std::string& spec, const std::string& out, bool list, bool json) {
+/// The files gen writes into its folder: an earlier set may be replaced, nothing else.
+const std::vector<std::string> kGenFiles = {"A.npy", "B.npy", "x.npy", "y.npy", "A_f32.npy", "B_f32.npy",
+                                            "x_f32.npy", "y_f32.npy", "meta.json"};
+
+int run_gen(const std::string& spec, const std::string& out, bool out_given, bool list, bool json) {
   if (list) {
+    if (!spec.empty() || out_given) throw InputError("fpcert gen --list documents the generators: give it no SPEC and no -o");
     if (json) fmt::print("{}\n", list_json().dump(2));
     else fmt::print("{}", generator_list_text());
     return kExitPass;
   }
+  if (json) throw InputError("fpcert gen --json prints the generator table with --list; a problem's description is printed as JSON already");
   if (spec.empty()) throw InputError("fpcert gen: give a SPEC such as normal:m=64,n=64,k=64,seed=1 (fpcert gen --list shows every generator)");
+  // The folder is checked before the problem is generated; it is written as one set (base/atomic_file.hpp).
+  std::optional<OutputDir> dir;
+  if (out_given) dir.emplace(out, kGenFiles, "fpcert gen -o");
+  check_spec_memory(spec, false, "fpcert gen");  // before anything is allocated
   const Problem p = generate(spec);
   nlohmann::json meta = meta_json(p);
-  if (out.empty()) {  // no directory: describe the problem only
+  if (!dir) {  // no directory: describe the problem only
     fmt::print("{}\n", meta.dump(2));
     return kExitPass;
   }
-  const std::filesystem::path dir(out);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError("fpcert gen: cannot create directory '" + out + "': " + ec.message());
   nlohmann::json files = nlohmann::json::object();
-  files.update(write_operand(dir, p.dot ? "x" : "A", p.a, p.dot, *p.source));
-  files.update(write_operand(dir, p.dot ? "y" : "B", p.b, p.dot, *p.source));
+  files.update(write_operand(*dir, p.dot ? "x" : "A", p.a, p.dot, *p.source));
+  files.update(write_operand(*dir, p.dot ? "y" : "B", p.b, p.dot, *p.source));
   meta["files"] = files;
-  write_file_atomic((dir / "meta.json").string(), meta.dump(2) + "\n");
-  fmt::print("{}  ->  {}\n", p.spec, dir.string());
+  write_file_atomic(dir->file("meta.json"), meta.dump(2) + "\n");
+  dir->commit();
+  fmt::print("{}  ->  {}\n", p.spec, dir->dir());
   return kExitPass;
 }
 
@@ -123,10 +130,12 @@ void add_gen(CLI::App& root, Registry& reg) {
   auto list = std::make_shared<bool>(false);
   auto json = std::make_shared<bool>(false);
   app->add_option("spec", *spec, "family:key=value,... e.g. cancel:n=1000,kappa=1e12,seed=3");
-  app->add_option("-o,--out", *out, "Directory to write the problem into (created if missing); without it, print meta.json");
+  auto* out_opt = app->add_option("-o,--out", *out, "Directory to write the problem into as one set (created if missing; an earlier "
+                                   "gen output there is replaced whole); without it, print meta.json")
+                      ->check(path_text());
   app->add_flag("--list", *list, "Document every generator, its parameters and defaults");
   app->add_flag("--json", *json, "With --list: print the generator table as JSON");
-  reg.push_back({app, [=] { return run_gen(*spec, *out, *list, *json); }});
+  reg.push_back({app, [=] { return run_gen(*spec, *out, out_opt->count() > 0, *list, *json); }});
 }
 
 }  // namespace fpcert::cli

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -10,10 +11,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
 #include "kernels/tc/probe.hpp"
 #include "kernels/tc/recording.hpp"
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/output_path.hpp"
 #include "reports/tc_card_html.hpp"
 
 namespace fpcert::cli {
@@ -104,6 +107,9 @@ int run_probe(const ProbeArgs& a) {
   if (!a.record.empty() && !a.replay.empty()) throw InputError("--record and --replay exclude each other");
   if (!a.simulate.empty() && !a.replay.empty()) throw InputError("--simulate and --replay exclude each other");
   if (a.samples == 0) throw InputError("--samples must be at least 1");
+  // Outputs checked before anything is probed (docs/errors.md): writable, no two the same file.
+  check_command_outputs({{"--json", a.json}, {"--html", a.html}});
+  if (!a.record.empty()) check_output_dir(a.record, "--record");
   if (!a.record.empty()) std::filesystem::create_directories(a.record);
   tc::ProbeOptions opt;
   opt.samples = a.samples;
@@ -218,13 +224,15 @@ void add_probe_command(CLI::App& root, Registry& reg) {
   app->require_subcommand(1);
   auto a = std::make_shared<ProbeArgs>();
   tcs->add_option("--instruction", a->instructions, "Instruction id(s), comma-separated or repeated (default: all): " + tc::instruction_ids());
-  tcs->add_option("--json", a->json, "Write the cards as JSON here");
-  tcs->add_option("--html", a->html, "Write the cards as a self-contained HTML page here");
-  tcs->add_option("--samples", a->samples, "Validation samples per instruction (model vs instruction, bit for bit)")->capture_default_str();
-  tcs->add_option("--seed", a->seed, "Seed of the validation inputs (Philox)")->capture_default_str();
-  tcs->add_option("--list", a->list, "Disagreements kept per instruction, with their inputs")->capture_default_str();
-  tcs->add_option("--record", a->record, "Write every probe query and answer (and a few validation tiles) to DIR/<id>.tcrec");
-  tcs->add_option("--replay", a->replay, "Answer from DIR/<id>.tcrec instead of a device: the probe logic on recorded answers");
+  tcs->add_option("--json", a->json, "Write the cards as JSON here")->check(path_text());
+  tcs->add_option("--html", a->html, "Write the cards as a self-contained HTML page here")->check(path_text());
+  tcs->add_option("--samples", a->samples, "Validation samples per instruction (model vs instruction, bit for bit)")
+      ->capture_default_str()
+      ->check(integer_in(1, std::uint64_t{1} << 40));
+  tcs->add_option("--seed", a->seed, "Seed of the validation inputs (Philox)")->capture_default_str()->check(integer_in(0, ~std::uint64_t{0}));
+  tcs->add_option("--list", a->list, "Disagreements kept per instruction, with their inputs")->capture_default_str()->check(integer_in(0, 1u << 20));
+  tcs->add_option("--record", a->record, "Write every probe query and answer (and a few validation tiles) to DIR/<id>.tcrec")->check(path_text());
+  tcs->add_option("--replay", a->replay, "Answer from DIR/<id>.tcrec instead of a device: the probe logic on recorded answers")->check(path_text());
   tcs->add_option("--simulate", a->simulate, "Answer from the block model instead of a device: mma-sim, khattak-mikaitis, or a JSON file of parameters");
   tcs->add_flag("--quiet", a->quiet, "No progress lines on stderr");
   reg.push_back({tcs, [a] { return run_probe(*a); }});

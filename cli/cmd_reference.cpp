@@ -1,21 +1,20 @@
 // cli/cmd_reference.cpp — `fpcert reference`: the exact reference C = A * B of two .npy matrices
 // (docs/oracle.md): C_hi, C_lo, C_tail, abs_sum, status and meta.json.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/atomic_file.hpp"
 #include "base/error.hpp"
 #include "base/npy.hpp"
 #include "base/parallel.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
 #include "oracle/format.hpp"
 #include "oracle/gemm_ref.hpp"
 
@@ -102,31 +101,22 @@ Operand load(const std::string& path, const char* which, const std::string& form
   return op;
 }
 
-void write_text_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw InputError("cannot write '" + path + "'");
-    f << text;
-    if (!f) throw InputError("cannot write '" + path + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError("cannot replace '" + path + "'");
-}
+/// The files reference writes into its folder: an earlier set may be replaced, nothing else.
+const std::vector<std::string> kReferenceFiles = {"C_hi.npy", "C_lo.npy", "C_tail.npy", "abs_sum.npy", "status.npy", "meta.json"};
 
 int run_reference(const ReferenceArgs& args) {
   if (args.layout != "auto" && args.layout != "row" && args.layout != "col")
     throw InputError("--layout: expected 'auto', 'row' or 'col', got '" + args.layout + "'");
   const std::string fa = args.format_a.empty() ? args.format : args.format_a;
   const std::string fb = args.format_b.empty() ? args.format : args.format_b;
+  // The output folder is checked before anything is read or computed; it is written as one set.
+  OutputDir out(args.out, kReferenceFiles, "fpcert reference -o", {args.a, args.b});
   const Operand A = load(args.a, "A", fa, args.layout, false);
   const Operand B = load(args.b, "B", fb, args.layout, true);
   if (A.cols != B.rows)
     throw InputError(fmt::format("shapes do not multiply: A ('{}') is {} x {}, B ('{}') is {} x {}", args.a, A.rows,
                                  A.cols, args.b, B.rows, B.cols));
-  std::error_code ec;
-  std::filesystem::create_directories(args.out, ec);
-  if (ec || !std::filesystem::is_directory(args.out))
-    throw InputError(fmt::format("-o {}: cannot create the directory ({})", args.out, ec ? ec.message() : "not a directory"));
+  check_gemm_memory(A.rows, B.cols, A.cols, "fpcert reference");
 
   const unsigned threads = args.threads ? args.threads : thread_count();
   const auto t0 = std::chrono::steady_clock::now();
@@ -150,12 +140,11 @@ int run_reference(const ReferenceArgs& args) {
     counts[3] += (s & kRefTiny) != 0;
     counts[4] += (s & kRefFallback) != 0;
   }
-  const std::string dir = args.out;
-  write_npy_f64(dir + "/C_hi.npy", M, N, hi);
-  write_npy_f64(dir + "/C_lo.npy", M, N, lo);
-  write_npy(dir + "/C_tail.npy", NpyType::I64, M, N, tail.data());
-  write_npy_f64(dir + "/abs_sum.npy", M, N, ref.abs_sum);
-  write_npy(dir + "/status.npy", NpyType::U8, M, N, ref.status.data());
+  write_npy_f64(out.file("C_hi.npy"), M, N, hi);
+  write_npy_f64(out.file("C_lo.npy"), M, N, lo);
+  write_npy(out.file("C_tail.npy"), NpyType::I64, M, N, tail.data());
+  write_npy_f64(out.file("abs_sum.npy"), M, N, ref.abs_sum);
+  write_npy(out.file("status.npy"), NpyType::U8, M, N, ref.status.data());
 
   nlohmann::json meta = {
       {"command", command_line()},
@@ -182,9 +171,10 @@ int run_reference(const ReferenceArgs& args) {
       {"status_counts",
        {{"ok", counts[0]}, {"nonfinite", counts[1]}, {"overflow", counts[2]}, {"tiny", counts[3]}, {"fallback", counts[4]}}},
   };
-  write_text_atomic(dir + "/meta.json", meta.dump(2) + "\n");
+  write_file_atomic(out.file("meta.json"), meta.dump(2) + "\n");
+  out.commit();
   fmt::print("reference {} x {} (K = {}) in {:.3f} s, {} threads, path {}: {} fallback, {} non-finite -> {}\n", M, N,
-             A.cols, secs, threads, ref.info.path, ref.fallbacks, counts[1], dir);
+             A.cols, secs, threads, ref.info.path, ref.fallbacks, counts[1], out.dir());
   return kExitPass;
 }
 
@@ -195,14 +185,15 @@ void add_reference(CLI::App& root, Registry& reg) {
   auto args = std::make_shared<ReferenceArgs>();
   app->add_option("--a", args->a, "A (m x k): float64/float32 .npy, or uint8/16/32 bit patterns with --format")->required();
   app->add_option("--b", args->b, "B (k x n), as A")->required();
-  app->add_option("-o,--out", args->out, "Directory for C_hi.npy, C_lo.npy, C_tail.npy, abs_sum.npy, status.npy, meta.json")
-      ->required();
+  app->add_option("-o,--out", args->out, "Directory for C_hi.npy, C_lo.npy, C_tail.npy, abs_sum.npy, status.npy, meta.json (written as one set)")
+      ->required()
+      ->check(path_text());
   app->add_option("--format", args->format, "Format of bit-pattern inputs (bf16, f16, e4m3, e5m2, tf32, ...)");
   app->add_option("--format-a", args->format_a, "Format of A's bit patterns (overrides --format)");
   app->add_option("--format-b", args->format_b, "Format of B's bit patterns (overrides --format)");
   app->add_option("--layout", args->layout,
                   "auto: each file's own order (fortran_order); row|col: require that order (exit 2 otherwise)");
-  app->add_option("--threads", args->threads, "Worker threads (default: $FPCERT_THREADS or all cores)");
+  app->add_option("--threads", args->threads, "Worker threads (default: $FPCERT_THREADS or all cores)")->check(integer_in(1, 4096));
   app->add_flag("--mpfr", args->mpfr, "Use the MPFR ground truth instead of the fast path (slow; same C bit for bit)");
   reg.push_back({app, [args] { return run_reference(*args); }});
 }

@@ -2,11 +2,13 @@
 // convert --exhaustive JSON) as one self-contained HTML file.
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <memory>
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
 #include "reports/html.hpp"
 
 namespace fpcert::cli {
@@ -22,14 +24,19 @@ struct ReportArgs {
 void add_report(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("report", "Render results files (.json, .jsonl) as one self-contained HTML report");
   auto a = std::make_shared<ReportArgs>();
-  app->add_option("results", a->inputs, "Results of certify / run-suite (--json, or a crashed run's .partial.jsonl) or of convert --exhaustive --json")
+  app->add_option("results", a->inputs, "Results of certify / run-suite (--json, or a crashed run's .partial.jsonl), of convert --exhaustive --json, or of experiment --json")
       ->required();
-  app->add_option("-o,--output", a->output, "The HTML file to write")->required();
+  app->add_option("-o,--output", a->output, "The HTML file to write")->required()->check(path_text());
   reg.push_back({app, [a] {
+                   check_command_outputs({{"-o", a->output}}, a->inputs);  // before anything is read
                    ReportInput in;
                    for (const auto& p : a->inputs) read_report_file(p, in);  // InputError names the file: exit 2
+                   for (const auto& r : in.runs)
+                     if (const auto d = r.notes.find("dropped_lines"); d != r.notes.end())
+                       std::fprintf(stderr, "fpcert: warning: %s\n", d->second.c_str());
                    write_html_report(a->output, in);
-                   fmt::print("report: {} ({} run(s), {} conversion check(s))\n", a->output, in.runs.size(), in.conversions.size());
+                   fmt::print("report: {} ({} run(s), {} conversion check(s), {} experiment(s))\n", a->output, in.runs.size(),
+                              in.conversions.size(), in.experiments.size());
                    return kExitPass;
                  }});
 }

@@ -3,9 +3,13 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
+#include <stdexcept>
 
 #include "base/error.hpp"
+#include "base/interrupt.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
 
 namespace fpcert::cli {
 namespace {
@@ -16,6 +20,7 @@ void add_all_commands(CLI::App& root, Registry& reg) {
   add_formats(root, reg);
   add_kernels(root, reg);
   add_convert(root, reg);
+  add_quantize(root, reg);
   add_probe(root, reg);
   add_gen(root, reg);
   add_reference(root, reg);
@@ -23,6 +28,7 @@ void add_all_commands(CLI::App& root, Registry& reg) {
   add_run_suite(root, reg);
   add_experiment(root, reg);
   add_selftest(root, reg);
+  add_mutate(root, reg);
   add_report(root, reg);
 }
 
@@ -38,13 +44,37 @@ void set_command_line(int argc, char** argv) {
   }
 }
 
+namespace {
+
+/// The first word that is not an option, when it is no subcommand: CLI11 would only say "a
+/// subcommand is required", never which word it did not know.
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.empty() || a[0] == '-') continue;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      if (sub->get_name() == a) return {};
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names += (names.empty() ? "" : ", ") + sub->get_name();
+    return "unknown command '" + a + "' (commands: " + names + "; fpcert --help describes them)";
+  }
+  return {};
+}
+
+}  // namespace
+
 int run(int argc, char** argv) {
   set_command_line(argc, argv);
+  install_interrupt_handlers();
   CLI::App app{"fpcert — certify floating-point GPU kernels against correctly rounded references"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "fpcert 0.1.0");
   Registry reg;
   add_all_commands(app, reg);
+  if (const std::string e = unknown_command(app, argc, argv); !e.empty()) {
+    std::fprintf(stderr, "fpcert: error: %s\n", e.c_str());
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -54,6 +84,7 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
   try {
+    check_environment();
     for (const auto& c : reg)
       if (c.app->parsed()) return c.action();
   } catch (const InputError& e) {
@@ -62,6 +93,14 @@ int run(int argc, char** argv) {
   } catch (const DeviceError& e) {
     std::fprintf(stderr, "fpcert: device or kernel failure: %s\n", e.what());
     return kExitKernelFailed;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "fpcert: error: out of memory (%s): the problem is too large for this machine; use smaller sizes\n",
+                 command_line().c_str());
+    return kExitUsage;
+  } catch (const std::length_error& e) {
+    std::fprintf(stderr, "fpcert: error: a size beyond what this machine can hold (%s, in %s); use smaller sizes\n", e.what(),
+                 command_line().c_str());
+    return kExitUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fpcert: error: %s\n", e.what());
     return kExitUsage;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernel.hpp"
+
 namespace fpcert::cli {
 
 /// What a subcommand runs once its arguments parsed; returns the exit code (cli/exit_codes.hpp).
@@ -25,17 +27,23 @@ using Registry = std::vector<Command>;
 void add_formats(CLI::App& root, Registry& reg);     ///< cli/cmd_formats.cpp
 void add_kernels(CLI::App& root, Registry& reg);     ///< cli/cmd_kernels.cpp
 void add_convert(CLI::App& root, Registry& reg);     ///< cli/cmd_convert.cpp
+void add_quantize(CLI::App& root, Registry& reg);    ///< cli/cmd_quantize.cpp
 void add_gen(CLI::App& root, Registry& reg);         ///< cli/cmd_gen.cpp
 void add_reference(CLI::App& root, Registry& reg);   ///< cli/cmd_reference.cpp
 void add_certify(CLI::App& root, Registry& reg);     ///< cli/cmd_certify.cpp
 void add_run_suite(CLI::App& root, Registry& reg);   ///< cli/cmd_certify.cpp
 void add_experiment(CLI::App& root, Registry& reg);  ///< cli/cmd_experiment.cpp
 void add_selftest(CLI::App& root, Registry& reg);    ///< cli/cmd_selftest.cpp
+void add_mutate(CLI::App& root, Registry& reg);      ///< cli/cmd_mutate.cpp
 void add_report(CLI::App& root, Registry& reg);      ///< cli/cmd_report.cpp
 void add_probe(CLI::App& root, Registry& reg);       ///< cli/cmd_probe.cpp
 
 /// Every subcommand, in order.
 void add_all_commands(CLI::App& root, Registry& reg);
+
+/// Kernel names from --kernel values: comma-separated; the groups cpu, cuda and cublas expand to every
+/// honest built-in kernel of that backend and operation, in registry order (cli/cmd_certify.cpp).
+std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, Operation op = Operation::Gemm);
 
 /// The command line as typed (for environment stamps and reproduction commands).
 const std::string& command_line();

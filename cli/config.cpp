@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "kernels/order.hpp"
 #include "results/results.hpp"
 #include "suites/bound.hpp"
@@ -136,7 +136,8 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
       cfg.isolate = get_bool(c, v, key);
     } else if (key == "timeout") {
       cfg.timeout_s = get_number(c, v, key);
-      if (!(*cfg.timeout_s > 0)) c.fail(v.source(), "'timeout' must be > 0 (seconds per case)");
+      if (!(*cfg.timeout_s >= 0.1 && *cfg.timeout_s <= 1e7))
+        c.fail(v.source(), "'timeout' must be seconds per case in [0.1, 10000000]");
     } else if (key == "gate") {
       const auto& g = get_table(c, v, key);
       check_keys(c, g, "in [gate]", kGate);
@@ -150,10 +151,11 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
           cfg.baseline = get_string(c, gv, name);
         } else if (gk.str() == "factor") {
           cfg.factor = get_number(c, gv, name);
-          if (!(*cfg.factor > 0)) c.fail(gv.source(), fmt::format("'{}' must be > 0", name));
+          if (!(*cfg.factor > 0 && std::isfinite(*cfg.factor))) c.fail(gv.source(), fmt::format("'{}' must be a finite number > 0", name));
         } else if (gk.str() == "mn") {
           cfg.mn = get_integer(c, gv, name);
-          if (*cfg.mn <= 0) c.fail(gv.source(), fmt::format("'{}' must be a positive integer", name));
+          if (*cfg.mn <= 0 || *cfg.mn > (std::int64_t{1} << 30))
+            c.fail(gv.source(), fmt::format("'{}' must be a positive integer (at most 2^30)", name));
         } else if (gk.str() == "tier") {
           cfg.tier = get_string(c, gv, name);
           if (!parse_tier(*cfg.tier) || *cfg.tier == "none")
@@ -188,11 +190,8 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
 }
 
 ProjectConfig load_project_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("--config: cannot read '{}'", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_project_config(ss.str(), path);
+  // At most 1 MiB of text: a folder, /dev/zero or a binary file is refused before it is parsed.
+  return parse_project_config(read_input_file(path, kConfigLimit, "--config"), path);
 }
 
 }  // namespace fpcert::cli

@@ -1,5 +1,5 @@
 // cli/convert_args.hpp — the arguments of `fpcert convert` and what its front-ends share: formats and
-// the rounder from the command line, a progress line on a terminal.
+// the rounder from the command line (the progress line on a terminal is cli/progress.hpp).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,7 @@ struct ConvertArgs {
   std::string device = "cpu", intrinsic, scale;
   bool all = false, sample = false, include_test = false;
   std::uint64_t mpfr_sample = 4099;
+  std::string check = "auto";  ///< where the comparison runs: auto (on the device when it can), device, host
   // --kernel NAME: a registered conversion kernel (a plugin's, after --plugin LIB)
   std::vector<std::string> plugins;
   std::string kernel;
@@ -37,8 +38,6 @@ const Format& need_format(const std::string& name, const char* what);
 Rounder make_rounder(const ConvertArgs& a, const Format& dst);
 /// --strict-nan, --mpfr-sample, --threads, --list.
 ConversionCheckOptions check_options(const ConvertArgs& a);
-/// "\r  12.5%  3 s elapsed ..." on stderr when it is a terminal, at most twice a second.
-std::function<void(double)> progress_line();
 
 // The front-ends (cli/cmd_convert.cpp, cli/convert_device.cpp).
 int run_value(const ConvertArgs& a, const Format& src, const Format& dst, const Rounder& r);

@@ -14,6 +14,7 @@
 #include "cli/convert_args.hpp"
 #include "cli/convert_print.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/progress.hpp"
 #include "kernels/convert/device_convert.hpp"
 #include "reports/html.hpp"
 #include "results/conversion.hpp"
@@ -102,7 +103,7 @@ int run_device(const ConvertArgs& a) {
   DeviceTableKernel kernel(e, &producer);
   auto host = make_host_api();
   ConversionRunOptions o;
-  o.progress = progress_line();
+  o.progress = terminal_progress(conversion_case_patterns(kernel, c));
   const CaseResult res = run_conversion_case(kernel, c, *host, o);
   if (res.status != CaseStatus::Pass && res.status != CaseStatus::Fail) {  // the device failed mid-sweep
     fmt::print("{}: {}\n", to_string(res.status), res.reason);

@@ -106,9 +106,17 @@ void print_device_record(const json& rec) {
   fmt::print("{} patterns ({}), MPFR on {} of them, {} threads: {:.3f} s, {:.1f} M patterns/s\n", patterns,
              rec.value("exhaustive", false) ? "every source code" : fmt::format("{} ranges", rec.at("ranges").size()),
              u64(rec, "mpfr_checked"), u64(t, "threads"), wall, wall > 0 ? static_cast<double>(patterns) / wall / 1e6 : 0.0);
-  fmt::print("time: GPU kernels {:.3f} s, device-to-host copies {:.3f} s, CPU check {:.3f} s, CPU waiting for the device {:.3f} s "
-             "(kernels and copies overlap the check)\n",
-             num(t, "gpu_s"), num(t, "transfer_s"), num(t, "check_s"), num(t, "wait_s"));
+  if (t.value("checked_on", std::string("host")) == "device") {
+    const std::uint64_t fallback = u64(t, "host_fallback_chunks");
+    fmt::print("checked on the device (convert and compare in one pass){}; time: GPU kernels {:.3f} s, copies {:.3f} s, host part "
+               "(MPFR on differences and the sample, NaN inputs) {:.3f} s, host waiting for the device {:.3f} s\n",
+               fallback ? fmt::format(", {} chunks with long difference lists re-checked on the host", fallback) : "", num(t, "gpu_s"),
+               num(t, "transfer_s"), num(t, "check_s"), num(t, "wait_s"));
+  } else {
+    fmt::print("time: GPU kernels {:.3f} s, device-to-host copies {:.3f} s, CPU check {:.3f} s, CPU waiting for the device {:.3f} s "
+               "(kernels and copies overlap the check)\n",
+               num(t, "gpu_s"), num(t, "transfer_s"), num(t, "check_s"), num(t, "wait_s"));
+  }
   fmt::print("outcome counts:\n");
   const json& oc = rec.at("outcomes");
   for (int i = 0; i < kOutcomeCount; ++i) {

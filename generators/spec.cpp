@@ -2,6 +2,7 @@
 #include "generators/spec.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <set>
 
@@ -28,6 +29,23 @@ std::string range_text(const ParamInfo& p) {
   return "[" + canonical_real(p.lo) + ", " + canonical_real(p.hi) + "]";
 }
 
+/// Text from a spec as a message may quote it: control bytes as \xNN, at most `max` characters.
+std::string shown(const std::string& t, std::size_t max = 60) {
+  std::string out;
+  for (std::size_t i = 0; i < t.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(t[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (t.size() > max) out += "... (" + std::to_string(t.size()) + " characters)";
+  return out;
+}
+
 /// Parse one value; `fail` throws.
 ParsedSpec::Value parse_value(const ParamInfo& p, const std::string& v, const ParsedSpec& ps) {
   const std::string field = "field '" + p.name + "'";
@@ -39,37 +57,37 @@ ParsedSpec::Value parse_value(const ParamInfo& p, const std::string& v, const Pa
       std::int64_t x = 0;
       const auto r = std::from_chars(b, e, x);
       if (r.ec != std::errc() || r.ptr != e || v[0] == '+')
-        ps.fail(field + ": '" + v + "' is not an integer");
+        ps.fail(field + ": '" + shown(v) + "' is not an integer");
       if (static_cast<double>(x) < p.lo || static_cast<double>(x) > p.hi)
-        ps.fail(field + " = " + v + " is out of range " + range_text(p));
+        ps.fail(field + " = " + shown(v) + " is out of range " + range_text(p));
       return x;
     }
     case ParamType::Seed: {
       std::uint64_t x = 0;
       const auto r = std::from_chars(b, e, x);
       if (r.ec != std::errc() || r.ptr != e || v[0] == '-' || v[0] == '+')
-        ps.fail(field + ": '" + v + "' is not an unsigned 64-bit integer");
+        ps.fail(field + ": '" + shown(v) + "' is not an unsigned 64-bit integer");
       return x;
     }
     case ParamType::Real: {
       double x = 0;
       const auto r = std::from_chars(b, e, x, std::chars_format::general);
       if (r.ec != std::errc() || r.ptr != e || !std::isfinite(x))
-        ps.fail(field + ": '" + v + "' is not a finite real number");
-      if (x < p.lo || x > p.hi) ps.fail(field + " = " + v + " is out of range " + range_text(p));
+        ps.fail(field + ": '" + shown(v) + "' is not a finite real number");
+      if (x < p.lo || x > p.hi) ps.fail(field + " = " + shown(v) + " is out of range " + range_text(p));
       return x == 0 ? 0.0 : x;  // -0 canonicalises to 0
     }
     case ParamType::Choice: {
       for (const auto& c : p.choices)
         if (c == v) return c;
-      ps.fail(field + ": '" + v + "' is not one of: " + join(p.choices));
+      ps.fail(field + ": '" + shown(v) + "' is not one of: " + join(p.choices));
     }
     case ParamType::Format: {
       const Format* f = find_format(v);
       if (f)
         for (const auto& c : p.choices)
           if (c == f->tag) return c;
-      ps.fail(field + ": '" + v + "' is not one of: " + join(p.choices));
+      ps.fail(field + ": '" + shown(v) + "' is not one of: " + join(p.choices));
     }
   }
   ps.fail(field + ": unknown parameter type");
@@ -103,7 +121,7 @@ std::string canonical_real(double v) {
 
 const std::string& ParsedSpec::family() const { return info->name; }
 
-void ParsedSpec::fail(const std::string& what) const { throw InputError("spec '" + original + "': " + what); }
+void ParsedSpec::fail(const std::string& what) const { throw InputError("spec '" + shown(original, 120) + "': " + what); }
 
 std::int64_t ParsedSpec::integer(const std::string& key) const { return std::get<std::int64_t>(values.at(key)); }
 std::uint64_t ParsedSpec::seed() const { return std::get<std::uint64_t>(values.at("seed")); }
@@ -115,6 +133,9 @@ std::string ParsedSpec::text(const std::string& key) const { return value_text(v
 ParsedSpec parse_spec(const std::string& spec, const std::vector<GeneratorInfo>& families) {
   ParsedSpec ps;
   ps.original = spec;
+  if (spec.size() > kMaxSpecLength)
+    ps.fail("a spec of " + std::to_string(spec.size()) + " characters is longer than the " + std::to_string(kMaxSpecLength) +
+            " a spec may have");
   std::vector<std::string> names;
   for (const auto& g : families) names.push_back(g.name);
   const auto colon = spec.find(':');
@@ -122,7 +143,7 @@ ParsedSpec parse_spec(const std::string& spec, const std::vector<GeneratorInfo>&
   if (fam.empty()) ps.fail("no generator name (valid: " + join(names) + ")");
   for (const auto& g : families)
     if (g.name == fam) ps.info = &g;
-  if (!ps.info) ps.fail("unknown generator '" + fam + "' (valid: " + join(names) + ")");
+  if (!ps.info) ps.fail("unknown generator '" + shown(fam) + "' (valid: " + join(names) + ")");
   const GeneratorInfo& g = *ps.info;
 
   std::set<std::string> given;
@@ -135,12 +156,12 @@ ParsedSpec parse_spec(const std::string& spec, const std::vector<GeneratorInfo>&
       if (item.empty()) ps.fail("empty field (expected key=value; valid: " + field_names(g) + ")");
       const auto eq = item.find('=');
       if (eq == std::string::npos)
-        ps.fail("field '" + item + "' has no value (expected key=value; valid: " + field_names(g) + ")");
+        ps.fail("field '" + shown(item) + "' has no value (expected key=value; valid: " + field_names(g) + ")");
       const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
       const ParamInfo* p = nullptr;
       for (const auto& q : g.params)
         if (q.name == key) p = &q;
-      if (!p) ps.fail("unknown field '" + key + "' (valid: " + field_names(g) + ")");
+      if (!p) ps.fail("unknown field '" + shown(key) + "' (valid: " + field_names(g) + ")");
       if (!given.insert(key).second) ps.fail("field '" + key + "' given twice");
       ps.values[key] = parse_value(*p, val, ps);
       if (comma == std::string::npos) break;

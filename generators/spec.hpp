@@ -73,7 +73,11 @@ class ParsedSpec {
   std::map<std::string, Value> values;
 };
 
-/// Parse a spec against a list of families (generate.cpp passes the registry).
+/// The longest spec accepted (every real family's canonical spec is a few hundred characters).
+inline constexpr std::size_t kMaxSpecLength = 4096;
+
+/// Parse a spec against a list of families (generate.cpp passes the registry). Messages quote at
+/// most 120 characters of the spec and 60 of a field, control bytes as \xNN.
 ParsedSpec parse_spec(const std::string& spec, const std::vector<GeneratorInfo>& families);
 
 /// Canonical text of a real: the shortest decimal that reads back to the same double.

@@ -84,6 +84,9 @@ std::vector<std::string> kernel_names(bool include_mutants, Operation op) {
 
 std::string describe_traits(const KernelTraits& t) {
   std::string s = "in " + std::string(t.a_input->tag) + "/" + std::string(t.b_input->tag);
+  if (t.block.active())
+    s += ", quantized to " + std::string(t.block.format->tag) + " (" + std::string(to_string(t.block.rule)) + " scales, blocks of " +
+         std::to_string(t.block.block > 0 ? t.block.block : t.block.format->block) + " along K)";
   if (t.a_operand != t.a_input || t.b_operand != t.b_input)
     s += ", operands " + std::string(t.a_operand->tag) + "/" + std::string(t.b_operand->tag) + " (" +
          std::string(to_string(t.input_rounding)) + ")";

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "oracle/block_format.hpp"
 #include "oracle/format.hpp"
 #include "kernels/order.hpp"
 #include "oracle/gemm_ref.hpp"
@@ -50,6 +51,17 @@ struct InputDomain {
   bool restricted() const { return span_scope != SpanScope::None || operand_range; }
 };
 
+/// Block scaling a kernel applies to its inputs before it multiplies (docs/block_formats.md): A quantized in
+/// blocks along K (its rows), B along K (its columns), with this format, scale rule and element rounding. The
+/// runner then grades against the exact product of the operands as this quantizer makes them.
+struct BlockScaling {
+  const BlockFormat* format = nullptr;  ///< nullptr: none
+  ScaleRule rule = ScaleRule::Floor;
+  Rounding rounding = Rounding::NearestEven;
+  int block = 0;  ///< 0: the format's
+  bool active() const { return format != nullptr; }
+};
+
 /// What the bound model needs to know about a kernel's arithmetic.
 struct KernelTraits {
   const Format* a_input = &f32;        ///< format A is passed in (codes in its container)
@@ -69,6 +81,7 @@ struct KernelTraits {
   std::string order;                   ///< the operation order, stated exactly where it is fixed
   SummationOrder sum_order;            ///< the same, machine-readable (kernels/order.hpp): what the bitwise tier emulates
   InputDomain domain;                  ///< where the traits hold (default: every input the formats can store)
+  BlockScaling block;                  ///< block-scaled kernels: how A and B are quantized first
 };
 
 /// One GEMM call: C (m x n, row-major, ldc) = A (m x k) * B (k x n), pointers in the kernel's

@@ -1,18 +1,22 @@
 // kernels/register.cpp — every built-in kernel family registers here, and only here.
 #include "kernels/register.hpp"
 
+#include "base/error.hpp"
+
 namespace fpcert {
 
 void register_builtin_kernels() {
   register_bf16_on_f16_models();
   register_cpu_models();
-  register_mutants();
+  register_order_models();
+  register_block_scaled_models();
 #if defined(FPCERT_HAVE_CUDA)
   register_pipeline_kernels();
   register_mma_kernels();
   register_cublas_kernels();
   register_emu_split_kernels();
   register_emu_bf16_kernels();
+  register_block_gemm_kernels();
 #endif
   // Conversion kernels: fpcert's model of each table conversion, and with CUDA the table's entries.
   register_model_conversion_kernels();
@@ -20,5 +24,14 @@ void register_builtin_kernels() {
   register_device_conversion_kernels();
 #endif
 }
+
+#if !defined(FPCERT_HAVE_CUDA)
+// A build without CUDA has no device to compute on: the call fails as it would on a machine without
+// one (the device tests that call it are skipped there before reaching it).
+std::vector<std::vector<float>> split_scalar_products_cuda(const std::vector<std::string>&, const std::vector<float>&,
+                                                           const std::vector<float>&) {
+  throw DeviceError("split_scalar_products_cuda: this fpcert was built without CUDA");
+}
+#endif
 
 }  // namespace fpcert

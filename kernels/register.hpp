@@ -6,25 +6,28 @@
 #include <string>
 #include <vector>
 
+#include "kernels/block/block_scaled.hpp"
 #include "kernels/kernel.hpp"
 
 namespace fpcert {
 
 /// Every built-in family, in this order (the order `certify --kernel cpu` and `selftest` run them):
-/// BF16-on-FP16 CPU models, CPU models, mutants, and with CUDA the pipeline, mma.sync, cuBLAS and
-/// emulation kernels; then the conversion kernels (fpcert's model of each table conversion, and with
-/// CUDA the device table's entries). kernel_registry() calls it once.
+/// BF16-on-FP16 CPU models, CPU models, CPU models in other summation orders, block-scaled CPU models, and with CUDA the
+/// pipeline, mma.sync, cuBLAS, emulation and block-scaled kernels; then the conversion kernels (fpcert's model of each
+/// table conversion, and with CUDA the device table's entries). kernel_registry() calls it once.
 void register_builtin_kernels();
 
 // Families, each defined beside its kernels.
 void register_cpu_models();          ///< kernels/gemm/cpu/models.cpp
-void register_mutants();             ///< kernels/gemm/cpu/mutants.cpp
+void register_order_models();        ///< kernels/gemm/cpu/order_models.cpp: split-K, pairwise, blocked
 void register_bf16_on_f16_models();  ///< kernels/emu/bf16_on_fp16.cpp
 void register_pipeline_kernels();    ///< kernels/gemm/cuda/pipeline.cu: the three-pipeline comparison
 void register_mma_kernels();         ///< kernels/gemm/cuda/mma.cu: tensor-core GEMMs with mma.sync
 void register_cublas_kernels();      ///< kernels/gemm/cublas/cublas_gemm.cu: cuBLAS baselines, compute type pinned
 void register_emu_split_kernels();   ///< kernels/emu/cuda/emu_split.cu: 3xTF32 and nxBF16 split products on tensor cores
 void register_emu_bf16_kernels();    ///< kernels/emu/cuda/emu_bf16.cu: BF16 GEMMs on fp16 tensor cores, per strategy
+void register_block_scaled_models(); ///< kernels/block/block_scaled.cpp: block-scaled GEMM models (MX, NVFP4) and their mutants
+void register_block_gemm_kernels();  ///< kernels/block/cuda/block_gemm.cu: block-scaled GEMMs on bf16/fp16 tensor cores
 void register_model_conversion_kernels();   ///< kernels/convert/model_convert.cpp: model_<entry> per table conversion
 void register_device_conversion_kernels();  ///< kernels/convert/device_convert.cpp: the device table's entries
 
@@ -37,6 +40,9 @@ std::unique_ptr<GemmKernel> make_fp8_mma_kernel(const Format& format, int promot
 /// kernels/emu/split.hpp) the products a[i] * b[i] computed on the device with the kernels' slicing
 /// (kernels/emu/emu_arith.cuh: __fmaf_rn, __fadd_rn, one rounding per step); result[method][i].
 /// Throws DeviceError when the device fails, std::invalid_argument for an unknown method.
+/// kernels/block/cuda/block_gemm.cu: a block-scaled GEMM for any format, valid rule and path (the registered ones
+/// use the formats' default rules; see register_block_gemm_kernels).
+std::unique_ptr<GemmKernel> make_block_gemm_cuda(const BlockFormat& f, ScaleRule rule, BlockGemmPath path);
 std::vector<std::vector<float>> split_scalar_products_cuda(const std::vector<std::string>& methods, const std::vector<float>& a,
                                                            const std::vector<float>& b);
 

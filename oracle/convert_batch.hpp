@@ -1,10 +1,12 @@
 // oracle/convert_batch.hpp — the fast conversion path for arrays of codes (formats up to 32 bits).
 //
-// Same semantics as round_double() (oracle/round.hpp), written branch-free over the double
-// representation of the source values so that the compiler vectorises it: formats are runtime
-// descriptors (their constants hoisted out of the loop), the rounding mode a template
-// parameter picked once per call. ue8m0 destinations and fp64 go through round_double().
-// tests/oracle/convert_batch_test.cpp holds it equal to round_double() and MPFR.
+// Same semantics as round_double() (oracle/round.hpp). Sources that embed in fp32 (fp32, tf32, every
+// format of at most 16 bits) go through the conversion model's rounding core on fp32 bits
+// (oracle/convert_model.hpp), in Highway vectors on the best target of the CPU
+// (oracle/convert_simd.hpp), into every destination of at most 32 bits, ue8m0 included; stochastic
+// rounding one pattern at a time. Wider pseudo formats (the scaled bf16 of the round-trip check) go
+// through a branch-free rounding of double bit patterns, and into ue8m0 through round_double().
+// tests/oracle/convert_batch_test.cpp and convert_simd_test.cpp hold it equal to round_double() and MPFR.
 #pragma once
 
 #include <cstddef>

@@ -11,6 +11,7 @@
 #include "base/parallel.hpp"
 #include "base/philox.hpp"
 #include "oracle/convert_batch.hpp"
+#include "oracle/convert_model.hpp"
 #include "oracle/mpfr_ref.hpp"
 
 namespace fpcert {
@@ -56,39 +57,12 @@ bool nan_difference_tolerated(const ConvertCheckSpec& spec) {
   return !spec.strict_nan && spec.rounder.nan != NanPayload::Canonical;
 }
 
-/// The class of a code, branch-free from descriptor constants so that loops over blocks of codes
-/// vectorise; the same answer as classify() (tests/oracle/convert_check_test.cpp holds them equal
-/// on every code of every format up to 16 bits and on samples of the 32-bit ones).
-struct ClassOf {
-  std::uint32_t mag_mask, frac_bits, nan_lo, inf_code, zero_sub;
-  explicit ClassOf(const Format& f)
-      : mag_mask(static_cast<std::uint32_t>(f.magnitude_mask())),
-        frac_bits(static_cast<std::uint32_t>(f.frac_bits)),
-        // mag >= nan_lo: NaN. IEEE: above the Inf code; fn and ue8m0: all ones; finite-only: never
-        // (no magnitude of a format on this path reaches 2^32 - 1: 32-bit formats have a sign).
-        nan_lo(f.specials == Specials::IEEE         ? static_cast<std::uint32_t>(f.inf_code() + 1)
-               : f.specials == Specials::FiniteOnly ? 0xFFFFFFFFu
-                                                    : static_cast<std::uint32_t>(f.magnitude_mask())),
-        inf_code(f.specials == Specials::IEEE ? static_cast<std::uint32_t>(f.inf_code()) : 0xFFFFFFFFu),
-        zero_sub(f.specials == Specials::ScaleOnly ? 0u : 1u) {}
-  std::uint32_t operator()(std::uint32_t code) const {
-    const std::uint32_t mag = code & mag_mask;
-    const std::uint32_t e0 = (mag >> frac_bits) == 0;
-    std::uint32_t c = static_cast<std::uint32_t>(FpClass::Normal);
-    c = (zero_sub & e0 & (mag != 0)) ? static_cast<std::uint32_t>(FpClass::Subnormal) : c;
-    c = (zero_sub & (mag == 0)) ? static_cast<std::uint32_t>(FpClass::Zero) : c;
-    c = mag == inf_code ? static_cast<std::uint32_t>(FpClass::Inf) : c;
-    c = mag >= nan_lo ? static_cast<std::uint32_t>(FpClass::NaN) : c;
-    return c;
-  }
-};
-
 /// Outcome classes depend on (class of the source, class of the result, result flags) only: a
 /// table over keys sc * 40 + dc * 8 + flags, filled by classify_outcome() itself on codes of each
 /// class, so the fast count and the per-pattern count cannot drift apart.
 constexpr int kClasses = 5;
-constexpr int kKeys = kClasses * kClasses * 8;
-constexpr std::uint8_t kNoOutcome = 0xFF;  // a class the format does not have
+constexpr int kKeys = kOutcomeKeys;
+static_assert(kKeys == kClasses * kClasses * 8);
 
 std::optional<std::uint64_t> code_of_class(const Format& f, FpClass cls) {
   const std::uint64_t candidates[] = {0, 1, std::uint64_t{1} << f.frac_bits, f.max_finite_code(), f.inf_code(),
@@ -98,7 +72,9 @@ std::optional<std::uint64_t> code_of_class(const Format& f, FpClass cls) {
   return std::nullopt;
 }
 
-std::array<std::uint8_t, kKeys> outcome_table(const Format& src, const Format& dst) {
+}  // namespace
+
+std::array<std::uint8_t, kOutcomeKeys> outcome_key_table(const Format& src, const Format& dst) {
   std::array<std::uint8_t, kKeys> t;
   t.fill(kNoOutcome);
   for (int sc = 0; sc < kClasses; ++sc)
@@ -112,6 +88,17 @@ std::array<std::uint8_t, kKeys> outcome_table(const Format& src, const Format& d
     }
   return t;
 }
+
+void add_outcome_keys(const Format& src, const Format& dst, const std::uint64_t* keys, ConvertCheckResult& acc) {
+  const std::array<std::uint8_t, kKeys> table = outcome_key_table(src, dst);
+  for (int k = 0; k < kKeys; ++k) {
+    if (!keys[k]) continue;
+    if (table[k] == kNoOutcome) throw std::logic_error("outcome keys: a code of a class its format lacks");
+    acc.outcomes[table[k]] += keys[k];
+  }
+}
+
+namespace {
 
 /// Subject codes of a block as dst codes (container layout undone, as SubjectChunk::code and
 /// from_container do), one loop per element width so that each vectorises.
@@ -176,6 +163,42 @@ void check_each(const ConvertCheckSpec& spec, std::uint64_t first, std::uint64_t
   acc.patterns += n;
 }
 
+using Moved = std::array<std::int64_t, kOutcomeCount>;
+
+/// One pattern that needs its own look (subject != model, or the MPFR sample): MPFR decides; a model
+/// that disagrees with it is an fpcert bug, and the outcome counted for the model's result (from its
+/// key) moves to the truth's.
+void check_one(const ConvertCheckSpec& spec, std::uint64_t code, const Rounded& m, std::uint64_t g, ConvertCheckResult& acc,
+               Moved& moved) {
+  const Format& src = *spec.src;
+  const Format& dst = *spec.dst;
+  const std::uint32_t rbits = spec.rounder.rounding == Rounding::Stochastic ? random_bits32(spec.seed, code) : 0;
+  const Rounded truth = mpfr_ref::convert(src, code, dst, spec.rounder, rbits);
+  ++acc.mpfr_checked;
+  const Outcome oc = classify_outcome(src, code, dst, truth);
+  if (!(truth == m)) {
+    ++acc.model_mismatches;
+    --moved[static_cast<int>(classify_outcome(src, code, dst, m))];
+    ++moved[static_cast<int>(oc)];
+    if (acc.listed.size() < spec.max_listed) acc.listed.push_back({code, truth.code, m.code, oc, true});
+  }
+  if (g != truth.code) {
+    const bool both_nan = classify(dst, g) == FpClass::NaN && classify(dst, truth.code) == FpClass::NaN;
+    if (both_nan && nan_difference_tolerated(spec)) {
+      ++acc.nan_differences;
+    } else {
+      ++acc.mismatches;
+      if (acc.listed.size() < spec.max_listed) acc.listed.push_back({code, truth.code, g, oc, false});
+    }
+  }
+}
+
+/// Outcome counts are unsigned; a chunk's moves may take one below zero, which the sum over chunks
+/// (mod 2^64) restores.
+void apply_moved(const Moved& moved, ConvertCheckResult& acc) {
+  for (int o = 0; o < kOutcomeCount; ++o) acc.outcomes[o] += static_cast<std::uint64_t>(moved[o]);
+}
+
 /// The sampled path (MPFR on disagreements and on a sample), with the same result as check_each
 /// for the same spec: per block, the vectorised model, one vectorised pass that compares the
 /// subject with it and keys each pattern's outcome class from the model's code and flags, and
@@ -186,13 +209,11 @@ void check_sampled(const ConvertCheckSpec& spec, std::uint64_t first, std::uint6
                    ConvertCheckResult& acc) {
   const Format& src = *spec.src;
   const Format& dst = *spec.dst;
-  const bool stochastic = spec.rounder.rounding == Rounding::Stochastic;
-  const ClassOf src_class(src), dst_class(dst);
+  const CodeClass src_class = make_code_class(src), dst_class = make_code_class(dst);
   // Within one sign, classes follow the code order: zero, subnormals, normals, Inf, NaN. So a block
   // of consecutive codes that does not cross the sign bit and has the same class at both ends has
   // that class throughout.
   const std::uint64_t src_sign = src.sign_mask();
-  const std::array<std::uint8_t, kKeys> table = outcome_table(src, dst);
   const std::uint32_t code_mask = static_cast<std::uint32_t>(dst.code_mask());
   const int shift = subject.container ? std::countr_zero(to_container(dst, 1)) : 0;
   constexpr std::uint64_t kBlock = 4096;
@@ -202,7 +223,7 @@ void check_sampled(const ConvertCheckSpec& spec, std::uint64_t first, std::uint6
   std::vector<std::uint32_t> special;
   std::array<std::uint64_t, kKeys> keys_total{};
   std::array<std::array<std::uint32_t, kKeys>, 4> hist;  // four partial histograms: no store-to-load chains
-  std::array<std::int64_t, kOutcomeCount> moved{};
+  Moved moved{};
   for (std::uint64_t b = 0; b < n; b += kBlock) {
     const std::size_t len = static_cast<std::size_t>(std::min(kBlock, n - b));
     const std::uint64_t c0 = first + b;
@@ -257,38 +278,12 @@ void check_sampled(const ConvertCheckSpec& spec, std::uint64_t first, std::uint6
       }
     }
     for (const std::uint32_t i : special) {
-      const std::uint64_t code = c0 + i;
-      const std::uint32_t rbits = stochastic ? random_bits32(spec.seed, code) : 0;
       const Rounded m{model[i], flags[i]};
-      const std::uint64_t g = subject.data ? got[i] : m.code;
-      const Rounded truth = mpfr_ref::convert(src, code, dst, spec.rounder, rbits);
-      ++acc.mpfr_checked;
-      const Outcome oc = classify_outcome(src, code, dst, truth);
-      if (!(truth == m)) {
-        ++acc.model_mismatches;
-        --moved[static_cast<int>(classify_outcome(src, code, dst, m))];
-        ++moved[static_cast<int>(oc)];
-        if (acc.listed.size() < spec.max_listed) acc.listed.push_back({code, truth.code, m.code, oc, true});
-      }
-      if (g != truth.code) {
-        const bool both_nan = classify(dst, g) == FpClass::NaN && classify(dst, truth.code) == FpClass::NaN;
-        const bool nan_tolerated = nan_difference_tolerated(spec);
-        if (both_nan && nan_tolerated) {
-          ++acc.nan_differences;
-        } else {
-          ++acc.mismatches;
-          if (acc.listed.size() < spec.max_listed) acc.listed.push_back({code, truth.code, g, oc, false});
-        }
-      }
+      check_one(spec, c0 + i, m, subject.data ? got[i] : m.code, acc, moved);
     }
   }
-  for (int k = 0; k < kKeys; ++k) {
-    if (!keys_total[k]) continue;
-    if (table[k] == kNoOutcome) throw std::logic_error("check_conversion_chunk: a code of a class its format lacks");
-    acc.outcomes[table[k]] += keys_total[k];
-  }
-  for (int o = 0; o < kOutcomeCount; ++o)
-    acc.outcomes[o] = static_cast<std::uint64_t>(static_cast<std::int64_t>(acc.outcomes[o]) + moved[o]);
+  add_outcome_keys(src, dst, keys_total.data(), acc);
+  apply_moved(moved, acc);
   acc.patterns += n;
 }
 
@@ -299,6 +294,39 @@ void check_conversion_chunk(const ConvertCheckSpec& spec, std::uint64_t first, s
   const bool batch = spec.src->total_bits() <= 32 && spec.dst->total_bits() <= 32;
   if (spec.mpfr_every || !batch) check_each(spec, first, n, subject, acc);
   else check_sampled(spec, first, n, subject, acc);
+}
+
+void check_conversion_differences(const ConvertCheckSpec& spec, std::uint64_t first, std::uint64_t n,
+                                  std::span<const ModelDifference> differ, ConvertCheckResult& acc) {
+  const ConvertModel model = make_convert_model(*spec.src, *spec.dst, spec.rounder);
+  const bool stochastic = spec.rounder.rounding == Rounding::Stochastic;
+  auto model_of = [&](std::uint64_t code) {
+    const ModelResult r = model_convert(model, static_cast<std::uint32_t>(code), stochastic ? random_bits32(spec.seed, code) : 0);
+    return Rounded{r.code, r.flags};
+  };
+  Moved moved{};
+  // The differences and the sample, merged in ascending code order (the order check_sampled visits).
+  const std::uint64_t s = spec.mpfr_sample;
+  std::uint64_t next_sample = s ? (first + s - 1) / s * s : ~std::uint64_t{0};
+  const std::uint64_t end = first + n;
+  std::size_t k = 0;
+  for (;;) {
+    const std::uint64_t dcode = k < differ.size() ? differ[k].src : ~std::uint64_t{0};
+    const std::uint64_t code = std::min(dcode, next_sample);
+    if (code >= end) break;
+    const Rounded m = model_of(code);
+    if (code == dcode) {
+      if (differ[k].got == m.code) throw std::logic_error("check_conversion_differences: a listed difference equals the model");
+      check_one(spec, code, m, differ[k].got, acc, moved);
+      ++k;
+    } else {
+      check_one(spec, code, m, m.code, acc, moved);
+    }
+    if (code == next_sample) next_sample += s;
+  }
+  if (k != differ.size()) throw std::logic_error("check_conversion_differences: differences outside the range or not ascending");
+  apply_moved(moved, acc);
+  acc.patterns += n;
 }
 
 ConvertCheckResult check_conversion(const ConvertCheckSpec& spec, const std::function<void(double)>& progress) {

@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "oracle/convert_model.hpp"
 #include "oracle/format.hpp"
 #include "oracle/round.hpp"
 
@@ -71,6 +73,29 @@ void check_conversion_chunk(const ConvertCheckSpec& spec, std::uint64_t first, s
 /// from worker threads, serialised.
 ConvertCheckResult check_conversion(const ConvertCheckSpec& spec,
                                     const std::function<void(double)>& progress = {});
+
+// ---- a check whose comparison ran elsewhere (the device check, kernels/convert/convert_check_device.hpp) ----
+
+/// The outcome class (as an integer) of each outcome key (oracle/convert_model.hpp) for src -> dst,
+/// filled by classify_outcome() itself; kNoOutcome for a class a format lacks.
+inline constexpr std::uint8_t kNoOutcome = 0xFF;
+std::array<std::uint8_t, kOutcomeKeys> outcome_key_table(const Format& src, const Format& dst);
+/// Add counts of outcome keys (kOutcomeKeys of them, the model's keys over some codes) to acc's outcomes.
+void add_outcome_keys(const Format& src, const Format& dst, const std::uint64_t* keys, ConvertCheckResult& acc);
+
+/// A source code whose subject result (a dst code) differs from the model's.
+struct ModelDifference {
+  std::uint64_t src = 0;
+  std::uint32_t got = 0;
+  friend bool operator==(const ModelDifference&, const ModelDifference&) = default;
+};
+/// What check_conversion_chunk adds for [first, first + n) on the sampled path, for a subject known
+/// only where it differs from the model (`differ`: every such code in the range, ascending), less the
+/// outcome counts of the model's keys (add_outcome_keys): MPFR on every difference and on the sample,
+/// mismatches, model bugs, NaN differences, listing, and the outcome moves where MPFR disagrees with the
+/// model. Sources and destinations the conversion model covers (convert_model_covers).
+void check_conversion_differences(const ConvertCheckSpec& spec, std::uint64_t first, std::uint64_t n,
+                                  std::span<const ModelDifference> differ, ConvertCheckResult& acc);
 
 /// Number of codes the spec covers.
 std::uint64_t check_pattern_count(const ConvertCheckSpec& spec);

@@ -3,6 +3,7 @@
 
 #include <mpfr.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -13,9 +14,51 @@
 
 namespace fpcert {
 
+namespace {
+
+bool space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+/// A quiet NaN with an explicit payload: [+-]nan(PAYLOAD), PAYLOAD decimal or 0x hex, placed in the
+/// fraction bits below the quiet bit (IEEE formats); false when the text is no such NaN.
+bool nan_with_payload(const Format& f, const std::string& s, ParsedValue& r) {
+  std::size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0;
+  const bool neg = s[0] == '-';
+  if (s.size() < i + 5) return false;
+  std::string head = s.substr(i, 4);
+  for (auto& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (head != "nan(" || s.back() != ')') return false;
+  const std::string payload = s.substr(i + 4, s.size() - i - 5);
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long p = payload.empty() || !std::isdigit(static_cast<unsigned char>(payload[0]))
+                                   ? 0
+                                   : std::strtoull(payload.c_str(), &end, 0);
+  if (payload.empty() || !end || *end != '\0' || errno == ERANGE)
+    throw InputError("value: '" + s + "': a NaN payload is a non-negative integer, e.g. nan(0x123)");
+  if (f.specials != Specials::IEEE) {
+    if (p != 0)
+      throw InputError("value: '" + s + "': " + std::string(f.tag) + " has " + (f.has_nan() ? "a single NaN code" : "no NaN") +
+                       ", so no NaN payload");
+    return false;
+  }
+  const std::uint64_t room = (std::uint64_t{1} << (f.frac_bits - 1)) - 1;  // below the quiet bit
+  if (p > room)
+    throw InputError("value: '" + s + "': payload " + payload + " does not fit " + std::string(f.tag) + "'s " +
+                     std::to_string(f.frac_bits - 1) + " payload bits (at most " + std::to_string(room) + ")");
+  r.code = f.inf_code() | (std::uint64_t{1} << (f.frac_bits - 1)) | p | (neg ? f.sign_mask() : 0);
+  r.exact = true;
+  return true;
+}
+
+}  // namespace
+
 ParsedValue parse_value(const Format& f, std::string_view text) {
-  if (text.empty() || text.size() > 4000) throw InputError("value: expected a number, got '" + std::string(text) + "'");
+  if (text.empty() || text.size() > 4000)
+    throw InputError("value: expected a number of at most 4000 characters, got " +
+                     (text.empty() ? std::string("''") : std::to_string(text.size()) + " characters"));
   const std::string s(text);
+  if (space(s.front()) || space(s.back())) throw InputError("value: '" + s + "' has spaces around the number");
+  if (ParsedValue r; nan_with_payload(f, s, r)) return r;
   // Precision far above any decimal text's rounding boundary distance: the second rounding into
   // f cannot differ from a direct one (strings are capped at 4000 characters).
   mpfr_ref::Mpfr x(20000);
@@ -45,8 +88,10 @@ std::uint64_t parse_bits(const Format& f, std::string_view text) {
   const std::string s(text);
   char* end = nullptr;
   errno = 0;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-  if (s.empty() || end == s.c_str() || *end != '\0' || errno == ERANGE)
+  // strtoull would skip spaces and wrap a '-': only digits are a bit pattern.
+  const bool digits = !s.empty() && std::isdigit(static_cast<unsigned char>(s[0]));
+  const unsigned long long v = digits ? std::strtoull(s.c_str(), &end, 0) : 0;
+  if (!digits || end == s.c_str() || *end != '\0' || errno == ERANGE)
     throw InputError("bits: '" + s + "' is not an integer bit pattern (e.g. 0x3c00)");
   const std::uint64_t container_mask =
       f.container_bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << f.container_bits) - 1;

@@ -18,6 +18,7 @@
 
 #include "base/fpenv.hpp"
 #include "kernels/device/device_api.hpp"
+#include "plugin/elf_check.hpp"
 #include "plugin/fpcert_plugin.h"
 
 namespace fpcert {
@@ -593,6 +594,9 @@ const PluginSummary& load_plugin(const std::string& path) {
   for (const auto& p : plugins())
     if (p.resolved == resolved) return p;
 
+  // A truncated or foreign library can crash the dynamic loader itself: check it before dlopen.
+  if (const std::string problem = elf_file_problem(resolved); !problem.empty())
+    throw PluginError(fmt::format("plugin '{}' cannot be loaded: {} (is it a shared library built for this machine?)", path, problem));
   ::dlerror();
   // A path without '/' would make dlopen search the library path: always pass one with a slash.
   void* h = ::dlopen(resolved.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -604,12 +608,14 @@ const PluginSummary& load_plugin(const std::string& path) {
   }
   ::dlerror();
   void* sym = ::dlsym(h, FPCERT_PLUGIN_ENUMERATE_SYMBOL);
-  const char* dl_err = ::dlerror();
-  if (!sym || dl_err) {
+  const char* dl_err_text = ::dlerror();
+  // dlerror()'s text lives in the library's state: copy it before dlclose frees that.
+  const std::string dl_err = dl_err_text ? dl_err_text : "";
+  if (!sym || dl_err_text) {
     ::dlclose(h);
     throw PluginError(fmt::format("plugin '{}' does not export {}() ({}); a plugin exports it with extern \"C\" and "
                                   "FPCERT_PLUGIN_EXPORT (see <fpcert/plugin.h>)",
-                                  path, FPCERT_PLUGIN_ENUMERATE_SYMBOL, dl_err ? dl_err : "symbol is NULL"));
+                                  path, FPCERT_PLUGIN_ENUMERATE_SYMBOL, dl_err_text ? dl_err : "symbol is NULL"));
   }
   auto enumerate = reinterpret_cast<fpcert_plugin_enumerate_fn>(sym);
   Message msg;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "results/conversion.hpp"
+#include "results/experiment_record.hpp"
 #include "results/results.hpp"
 
 namespace fpcert {
@@ -27,11 +28,13 @@ namespace fpcert {
 struct ReportInput {
   std::vector<RunResult> runs;
   std::vector<ConversionResult> conversions;
+  std::vector<ExperimentRecord> experiments{};  ///< data-src e<i>: the i-th record as to_json writes it
 };
 
-/// Read a results file into `in`: fpcert results (.json; or .jsonl, a crashed run's partial file)
-/// or conversion checks (one object of kind "conversion", an object with a "conversions" list, or
-/// JSON lines of them). Throws InputError naming the file when it is neither.
+/// Read a results file into `in`: fpcert results (.json; or .jsonl, a crashed run's partial file),
+/// conversion checks (one object of kind "conversion", an object with a "conversions" list, or
+/// JSON lines of them), or an experiment record (fpcert experiment --json). Throws InputError naming
+/// the file when it is none of them.
 void read_report_file(const std::string& path, ReportInput& in);
 
 std::string html_report(const ReportInput& in);

@@ -46,6 +46,8 @@ std::string figure(const std::string& svg_markup, const std::string& caption);
 std::string plots_section(const RunResult& r, const std::string& src, const std::string& id);
 
 // reports/html_sections.cpp
+/// The environment stamp as a definition list, its numbers pointing to `base` in document `src`.
+std::string env_table(const Environment& e, const std::string& src, const std::string& base);
 std::vector<std::string> kernels_of(const RunResult& r);
 std::string run_title(const RunResult& r);
 std::string run_section(const RunResult& r, std::size_t ri);
@@ -53,5 +55,11 @@ std::string run_section(const RunResult& r, std::size_t ri);
 /// the JSON pointer of the record in it ("" or /cases/<j>/conversion).
 std::string conversion_section(const ConversionResult& c, const std::string& id, const std::string& src, const std::string& base);
 std::string banner(const ReportInput& in);
+
+// reports/html_experiments.cpp
+/// A run of a suite's preset (notes "preset"): the source's metrics beside fpcert's verdict; "" otherwise.
+std::string preset_table(const RunResult& r, const std::string& src);
+/// An experiment record's section (anchor exp-<ei>, document e<ei>).
+std::string experiment_section(const ExperimentRecord& e, std::size_t ei);
 
 }  // namespace fpcert::html

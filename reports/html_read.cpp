@@ -1,12 +1,14 @@
-// reports/html_read.cpp — what a report is made from: results files of runs and of conversion checks.
+// reports/html_read.cpp — what a report is made from: results files of runs, of conversion checks and of
+// experiments.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "reports/html.hpp"
 #include "results/conversion.hpp"
+#include "results/experiment_record.hpp"
 #include "results/results_json.hpp"
 
 namespace fpcert {
@@ -14,11 +16,8 @@ namespace fpcert {
 using nlohmann::json;
 
 void read_report_file(const std::string& path, ReportInput& in) {
-  std::ifstream f(path);
-  if (!f) throw InputError("cannot open results file '" + path + "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
+  // Bounded and checked before parsing: /dev/zero, a folder or a huge file is refused with its name.
+  const std::string text = read_input_file(path, kResultsLimit, "results file");
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError("results file '" + path + "' is empty");
   json whole;
   bool parsed = true;
@@ -29,6 +28,10 @@ void read_report_file(const std::string& path, ReportInput& in) {
   }
   try {
     if (parsed) {
+      if (is_experiment_record(whole)) {
+        in.experiments.push_back(experiment_from_json(whole));
+        return;
+      }
       if (whole.is_object() && whole.contains("cases")) {
         in.runs.push_back(run_from_json(whole));
         return;
@@ -42,7 +45,8 @@ void read_report_file(const std::string& path, ReportInput& in) {
         return;
       }
       throw InputError("results file '" + path +
-                       "' is neither fpcert results (no 'cases') nor a conversion check (kind 'conversion')");
+                       "' is neither fpcert results (no 'cases'), a conversion check (kind 'conversion') nor an experiment "
+                       "record (kind 'experiment' with 'tables')");
     }
     // JSON lines: conversion records, or a run's cases (read_results explains its own errors).
     std::istringstream lines(text);
@@ -69,7 +73,7 @@ void read_report_file(const std::string& path, ReportInput& in) {
       }
       return;
     }
-    in.runs.push_back(read_results(path));
+    in.runs.push_back(parse_results(text, path));
   } catch (const InputError& e) {
     const std::string what = e.what();
     if (what.find(path) != std::string::npos) throw;

@@ -18,6 +18,8 @@ struct Doc {
   void add(const std::string& s) { out += s; }
 };
 
+}  // namespace
+
 std::string env_table(const Environment& e, const std::string& src, const std::string& base) {
   std::string s = "<dl class=\"env\">";
   auto row = [&](const char* name, const std::string& v, bool wide = false) {
@@ -48,6 +50,8 @@ std::string env_table(const Environment& e, const std::string& src, const std::s
   s += "</dl>";
   return s;
 }
+
+namespace {
 
 /// The counts line of a run, every number tagged.
 std::string counts_line(const RunResult& r, const std::string& src) {
@@ -333,6 +337,7 @@ std::string run_section(const RunResult& r, std::size_t ri) {
     for (const auto& [k, v] : r.notes) s += fmt::format("<dt>{}</dt><dd>{}</dd>", html_escape(k), html_escape(v));
     s += "</dl>";
   }
+  s += preset_table(r, src);
   s += "<h3>Environment</h3>" + env_table(r.env, src, "/environment");
   if (r.kind == RunKind::Conversion) return s + conversion_run_body(r, ri, src) + "</section>";
   std::string fails;
@@ -438,10 +443,17 @@ std::string banner(const ReportInput& in) {
   bool ok = true;
   for (const auto& r : in.runs) ok &= r.passed();
   for (const auto& c : in.conversions) ok &= c.passed;
+  for (const auto& e : in.experiments) ok &= e.passed;
   std::string s = fmt::format("<header class=\"banner {}\"><h1>fpcert accuracy report</h1><div class=\"verdict\">{}</div>", ok ? "ok" : "bad",
                               ok ? "CERTIFIED" : "FAILED");
-  if (in.runs.empty() && in.conversions.empty()) s += "<p>No results.</p>";
+  if (in.runs.empty() && in.conversions.empty() && in.experiments.empty()) s += "<p>No results.</p>";
   s += "<ul>";
+  for (std::size_t i = 0; i < in.experiments.size(); ++i) {
+    const ExperimentRecord& e = in.experiments[i];
+    s += fmt::format("<li><a href=\"#exp-{}\">experiment <code>{}</code>{}</a> on {}: <b class=\"{}\">{}</b></li>", i, html_escape(e.experiment),
+                     e.preset.empty() ? "" : " (preset " + html_escape(e.preset) + ")", html_escape(e.device.empty() ? "?" : e.device),
+                     e.passed ? "okt" : "badt", e.passed ? "done" : "its checks failed");
+  }
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
     const RunResult& r = in.runs[i];
     s += fmt::format("<li><a href=\"#run-{}\">suite <code>{}</code></a> on {}: <b class=\"{}\">{}</b> \u2014 {}</li>", i, html_escape(r.suite),
@@ -490,6 +502,8 @@ std::string banner(const ReportInput& in) {
   for (std::size_t i = 0; i < in.runs.size(); ++i) s += fmt::format("<a href=\"#run-{}\">{}</a> ", i, html_escape(in.runs[i].suite));
   for (std::size_t i = 0; i < in.conversions.size(); ++i)
     s += fmt::format("<a href=\"#conv-{}\">{}\u2192{}</a> ", i, html_escape(in.conversions[i].from), html_escape(in.conversions[i].to));
+  for (std::size_t i = 0; i < in.experiments.size(); ++i)
+    s += fmt::format("<a href=\"#exp-{}\">{}</a> ", i, html_escape(in.experiments[i].experiment));
   s += "</nav></header>";
   return s;
 }

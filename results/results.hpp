@@ -63,10 +63,12 @@ struct Metrics {
   double max_abs = 0;            ///< max |c - c_ref|
   double frobenius_rel = 0;      ///< ||C - Cref||_F / ||Cref||_F
   double max_rel = 0;            ///< ||C - Cref||_max / ||Cref||_max
+  double rowsum_rel = 0;         ///< ||C - Cref||_inf / ||Cref||_inf, the max-row-sum (induced) norm
   double componentwise = 0;      ///< max |c - c_ref| / (|A||B|)_ij
   double ulp_max = 0, ulp_median = 0, ulp_p99 = 0;
   std::vector<std::uint64_t> ulp_hist;  ///< buckets: [0, 0.5], (0.5, 1], (1, 2], ..., (2^14, inf), non-finite
   std::int64_t nonfinite = 0;    ///< outputs that are Inf/NaN where the reference is finite
+  std::int64_t ref_overflow = 0; ///< references that are Inf/NaN in the output format (exact value beyond its range, or a NaN/Inf input): not in the norms
   std::int64_t first_nonfinite = -1;
   std::int64_t unwritten = 0;    ///< outputs still holding the NaN pre-fill pattern
   std::int64_t first_unwritten = -1;
@@ -226,6 +228,57 @@ void decide(CaseResult& c);
 const CheckResult* find_check(const CaseResult& c, CheckKind k);
 /// What a run ran: GEMM cases of a suite, conversion cases, or an experiment.
 enum class RunKind : std::uint8_t { Gemm, Conversion, Experiment };
+
+/// What became of one injected fault (docs/mutation.md). A mutant is killed for its own fault when a
+/// check of a kind it expects fails on a case the unmutated kernel passes; refused by any other check
+/// only, it is "killed_other" (the suite saw something, but not the fault it was made with).
+enum class MutantOutcome : std::uint8_t {
+  Killed,         ///< "killed": a check of an expected kind failed
+  KilledOther,    ///< "killed_other": only checks of other kinds failed
+  Survived,       ///< "survived": every case the unmutated kernel passes, the mutant passed too
+  NotApplicable,  ///< "not_applicable": the fault cannot change a kernel with these traits (not counted)
+};
+std::string_view to_string(MutantOutcome o);
+std::optional<MutantOutcome> parse_mutant_outcome(std::string_view s);
+
+struct MutantResult {
+  std::string mutant;                 ///< registry name, <kernel>~<fault>
+  std::string fault;                  ///< fault id (acc_rz, ...)
+  std::string fault_class;            ///< output | arithmetic | data | memory | determinism
+  std::string what;                   ///< the fault in words
+  std::vector<CheckKind> expected;    ///< kinds that kill it for its own fault
+  MutantOutcome outcome = MutantOutcome::Survived;
+  std::string case_id;                ///< the case that killed it (killed, killed_other)
+  std::vector<CheckKind> fired;       ///< the failed decisive checks on that case
+  std::string detail;                 ///< that case's reason; why not applicable; what a suite needs to see it
+  std::string repro;                  ///< the command that reruns the killing case on the mutant
+  int cases_run = 0;                  ///< cases it ran (it stops at its first kill for its own fault)
+  int runs = -1, active_runs = -1;    ///< calls, and calls where the fault changed something (-1: unknown, --isolate)
+  double seconds = 0;
+};
+
+/// killed / total of one fault class (not-applicable mutants are not counted).
+struct ClassScore {
+  std::string fault_class;
+  int total = 0, killed = 0, killed_other = 0, survived = 0;
+};
+
+/// The mutation score of one kernel on one suite.
+struct MutationScore {
+  std::string kernel;
+  std::string suite;
+  int cases = 0;                      ///< cases of the suite
+  std::vector<std::string> invalid_cases;  ///< "id: status: reason" where the unmutated kernel did not pass (no mutant judged there)
+  std::vector<MutantResult> mutants;
+  double seconds = 0;
+  int total() const;                  ///< applicable mutants
+  int count(MutantOutcome o) const;
+  double score() const;               ///< killed (own fault) / total; 1 when total is 0
+  std::vector<ClassScore> by_class() const;  ///< in the order the classes first appear
+};
+/// What a run ran: GEMM cases of a suite, conversion cases, an experiment, or a suite over the
+/// mutants of kernels (fpcert mutate, selftest: GEMM cases, with the mutation scores).
+enum class RunKind : std::uint8_t { Gemm, Conversion, Experiment, Mutation };
 std::string_view to_string(RunKind k);
 std::optional<RunKind> parse_run_kind(std::string_view s);
 
@@ -236,6 +289,7 @@ struct RunResult {
   std::vector<std::string> kernels;
   std::vector<CaseResult> cases;
   std::map<std::string, std::string> notes;
+  std::vector<MutationScore> mutation;  ///< certify and mutate: per kernel, what the suite refused (docs/mutation.md)
   bool passed() const;
   int count(CaseStatus s) const;
 };

@@ -2,10 +2,12 @@
 #include "results/results_json.hpp"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <cstdint>
+#include <limits>
+#include <string_view>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "results/conversion.hpp"
 
 namespace fpcert {
@@ -33,8 +35,30 @@ double number_from_json(const json& j) {
 namespace {
 double num(const json& j, const char* key, double def = 0) { return j.contains(key) ? number_from_json(j.at(key)) : def; }
 std::string str(const json& j, const char* key) { return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : ""; }
+/// An integer field within T's range (a float or an out-of-range value is malformed input, not a cast).
 template <class T>
-T integer(const json& j, const char* key, T def = 0) { return j.contains(key) && j.at(key).is_number() ? j.at(key).get<T>() : def; }
+T checked_integer(const json& v, const char* key) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return static_cast<T>(u);
+  } else if (v.is_number_integer()) {
+    const auto i = v.get<std::int64_t>();
+    if (i >= 0 || std::numeric_limits<T>::is_signed)
+      if (static_cast<long double>(i) >= static_cast<long double>(std::numeric_limits<T>::min()) &&
+          static_cast<long double>(i) <= static_cast<long double>(std::numeric_limits<T>::max()))
+        return static_cast<T>(i);
+  } else if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (d == std::floor(d) && d >= static_cast<double>(std::numeric_limits<T>::min()) &&
+        d < std::ldexp(1.0, std::numeric_limits<T>::digits))
+      return static_cast<T>(d);
+  }
+  throw InputError(std::string("'") + key + "' must be an integer in range, got " + v.dump());
+}
+template <class T>
+T integer(const json& j, const char* key, T def = 0) {
+  return j.contains(key) && j.at(key).is_number() ? checked_integer<T>(j.at(key), key) : def;
+}
 }  // namespace
 
 json to_json(const Environment& e) {
@@ -100,12 +124,14 @@ json to_json(const CaseResult& c) {
   json metrics = {{"max_abs", json_number(m.max_abs)},
                   {"frobenius_rel", json_number(m.frobenius_rel)},
                   {"max_rel", json_number(m.max_rel)},
+                  {"rowsum_rel", json_number(m.rowsum_rel)},
                   {"componentwise", json_number(m.componentwise)},
                   {"ulp_max", json_number(m.ulp_max)},
                   {"ulp_median", json_number(m.ulp_median)},
                   {"ulp_p99", json_number(m.ulp_p99)},
                   {"ulp_hist", m.ulp_hist},
                   {"nonfinite", m.nonfinite},
+                  {"ref_overflow", m.ref_overflow},
                   {"first_nonfinite", m.first_nonfinite},
                   {"unwritten", m.unwritten},
                   {"first_unwritten", m.first_unwritten},
@@ -232,12 +258,17 @@ CaseResult case_from_json(const json& j) {
     M.max_abs = num(m, "max_abs");
     M.frobenius_rel = num(m, "frobenius_rel");
     M.max_rel = num(m, "max_rel");
+    M.rowsum_rel = num(m, "rowsum_rel");
     M.componentwise = num(m, "componentwise");
     M.ulp_max = num(m, "ulp_max");
     M.ulp_median = num(m, "ulp_median");
     M.ulp_p99 = num(m, "ulp_p99");
-    if (m.contains("ulp_hist")) M.ulp_hist = m.at("ulp_hist").get<std::vector<std::uint64_t>>();
+    if (m.contains("ulp_hist")) {
+      if (!m.at("ulp_hist").is_array()) throw InputError("'ulp_hist' must be an array of counts");
+      for (const auto& v : m.at("ulp_hist")) M.ulp_hist.push_back(checked_integer<std::uint64_t>(v, "ulp_hist"));
+    }
     M.nonfinite = integer<std::int64_t>(m, "nonfinite");
+    M.ref_overflow = integer<std::int64_t>(m, "ref_overflow");
     M.first_nonfinite = integer<std::int64_t>(m, "first_nonfinite", -1);
     M.unwritten = integer<std::int64_t>(m, "unwritten");
     M.first_unwritten = integer<std::int64_t>(m, "first_unwritten", -1);
@@ -288,7 +319,7 @@ json to_json(const RunResult& r) {
   for (const auto& c : r.cases) cases.push_back(to_json(c));
   json notes = json::object();
   for (const auto& [k, v] : r.notes) notes[k] = v;
-  return {{"fpcert_results", 1},
+  json run = {{"fpcert_results", 1},
           {"kind", std::string(to_string(r.kind))},
           {"environment", to_json(r.env)},
           {"suite", r.suite},
@@ -303,6 +334,12 @@ json to_json(const RunResult& r) {
             {"error", r.count(CaseStatus::Error)}}},
           {"notes", notes},
           {"cases", cases}};
+  if (!r.mutation.empty()) {
+    json mutation = json::array();
+    for (const auto& m : r.mutation) mutation.push_back(to_json(m));
+    run["mutation"] = mutation;
+  }
+  return run;
 }
 
 RunResult run_from_json(const json& j) {
@@ -315,42 +352,49 @@ RunResult run_from_json(const json& j) {
   if (j.contains("notes"))
     for (const auto& [k, v] : j.at("notes").items()) r.notes[k] = v.is_string() ? v.get<std::string>() : v.dump();
   for (const auto& c : j.at("cases")) r.cases.push_back(case_from_json(c));
+  if (j.contains("mutation"))
+    for (const auto& m : j.at("mutation")) r.mutation.push_back(mutation_from_json(m));
   return r;
 }
 
-RunResult read_results(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot open results file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+RunResult parse_results(std::string_view text, const std::string& path) {
   try {
     // A whole results object, or JSON lines (one case per line, as written during a run).
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) throw InputError("results file '" + path + "' is empty");
     json whole;
     bool is_whole = false;
-    try {
-      whole = json::parse(text);
-      is_whole = whole.is_object() && whole.contains("cases");
-    } catch (const json::parse_error&) {
-      is_whole = false;
+    if (text[first] == '{' || text[first] == '[') {
+      try {
+        whole = json::parse(text);
+        is_whole = whole.is_object() && whole.contains("cases");
+      } catch (const json::parse_error&) {
+        is_whole = false;
+      }
     }
     if (is_whole) return run_from_json(whole);
     RunResult r;
-    std::istringstream lines(text);
-    std::string line;
-    int lineno = 0;
-    while (std::getline(lines, line)) {
+    std::size_t pos = 0, lineno = 0, dropped_bytes = 0;
+    bool dropped = false;
+    while (pos < text.size()) {
+      const std::size_t nl = text.find('\n', pos);
+      const bool complete = nl != std::string_view::npos;
+      const std::string_view line = text.substr(pos, complete ? nl - pos : std::string_view::npos);
+      pos = complete ? nl + 1 : text.size();
       ++lineno;
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
       json j;
       try {
         j = json::parse(line);
       } catch (const json::parse_error& e) {
+        if (!complete) {  // the last line, cut short: what a run killed while appending leaves
+          dropped = true;
+          dropped_bytes = line.size();
+          break;
+        }
         throw InputError("results file '" + path + "', line " + std::to_string(lineno) + ": " + e.what());
       }
-      if (j.contains("environment") && !j.contains("case")) {
+      if (j.is_object() && j.contains("environment") && !j.contains("case")) {
         r.env = environment_from_json(j.at("environment"));
         r.suite = str(j, "suite");
         if (j.contains("kind")) r.kind = parse_run_kind(str(j, "kind")).value_or(RunKind::Gemm);
@@ -362,7 +406,11 @@ RunResult read_results(const std::string& path) {
         throw InputError("results file '" + path + "', line " + std::to_string(lineno) + ": " + e.what());
       }
     }
-    if (r.cases.empty()) throw InputError("results file '" + path + "' holds no cases");
+    if (dropped)
+      r.notes["dropped_lines"] = "1 incomplete last line (" + std::to_string(dropped_bytes) + " bytes, line " + std::to_string(lineno) +
+                                 ") of '" + path + "' was dropped: the run that wrote it was cut short; " +
+                                 std::to_string(r.cases.size()) + " complete case(s) used";
+    if (r.cases.empty()) throw InputError("results file '" + path + "' holds no " + (dropped ? "complete " : "") + "cases");
     if (r.suite.empty()) r.suite = r.cases.front().suite;
     return r;
   } catch (const InputError&) {
@@ -370,6 +418,10 @@ RunResult read_results(const std::string& path) {
   } catch (const std::exception& e) {
     throw InputError("results file '" + path + "': " + e.what());
   }
+}
+
+RunResult read_results(const std::string& path) {
+  return parse_results(read_input_file(path, kResultsLimit, "results file"), path);
 }
 
 }  // namespace fpcert

@@ -3,10 +3,11 @@
 # when everything is there). Usage: scripts/deps.sh [--tests]   (--tests adds what tests use).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libmpfr-dev libgmp-dev libeigen3-dev doctest-dev libcli11-dev
-      nlohmann-json3-dev libfmt-dev librandom123-dev libtomlplusplus-dev python3)
+      nlohmann-json3-dev libfmt-dev librandom123-dev libtomlplusplus-dev libhwy-dev python3)
 optional=()
 if [[ "${1:-}" == "--tests" ]]; then
   optional+=(chromium)   # the HTML report's rendering test; skipped with a message where it cannot install
+  optional+=(clang-14 libclang-rt-14-dev)  # libFuzzer for scripts/fuzz.sh; fuzzing is skipped (said so) without them
 fi
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

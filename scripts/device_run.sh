@@ -12,6 +12,8 @@ mkdir -p "$OUT"
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib $(python3 -c 'import nvidia.cublas, os; print(os.path.join(nvidia.cublas.__path__[0], "lib"))' 2>/dev/null); do
   [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
 done
+# Libraries that travel beside the binaries (libhwy.so.1: Debian ships Highway as a shared library only).
+export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
 run() { echo "=== $* ($(date +%T))"; /usr/bin/time -f "=== %e s wall" "$@"; }
 section_tests() {
   nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
@@ -31,10 +33,15 @@ section_suites() {
   run "$BIN/fpcert" run-suite accuracy-vs-k --case k4096_normal --kernels gemm_e4m3_f32acc_mma_sm89,gemm_e4m3_f32acc_mma_sm89_promote128,gemm_e5m2_f32acc_mma_sm89,gemm_e5m2_f32acc_mma_sm89_promote128,model_gemm_e4m3_f32acc --mn 1024 --json "$OUT/fp8_k4096.json"
 }
 section_conversions() {
+  # The device check (convert and compare on the GPU) against the host check of the same results.
+  run "$BIN/test_kernels_gpu" --source-file='*convert_check_device_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/test_convert_check_device.log" | tail -40
+  run "$BIN/bench_gpu_convert_check" 2>&1 | tee "$OUT/bench_gpu_convert_check.log"
   run "$BIN/bench_gpu_convert" 2>&1 | tee "$OUT/bench_gpu_convert.log"
   # The tf32 rna satfinite entry's mismatches listed in full (the first run saw 32766; NaN sources explain 16382 of them).
   run "$BIN/fpcert" convert --from f32 --to tf32 --rounding rna --saturate satfinite --exhaustive --device cuda --intrinsic f32_to_tf32_rna_satfinite --list 40000 --json "$OUT/tf32_rna_satfinite.json" > "$OUT/tf32_rna_satfinite.txt" 2>&1; tail -5 "$OUT/tf32_rna_satfinite.txt"
   run "$BIN/fpcert" convert --all --device cuda --json "$OUT/conversions.json" --html "$OUT/conversions.html" 2>&1 | tee "$OUT/conversions.txt" | tail -150
+  # The same table with the host check (results copied back), for the time side by side.
+  run "$BIN/fpcert" convert --all --device cuda --check host --json "$OUT/conversions_host.json" 2>&1 | tail -3
   # The same table as the `conversions` suite of certify (one case per entry; JUnit and the results model).
   run "$BIN/fpcert" certify --suite conversions --json "$OUT/conversions_suite.json" --junit "$OUT/conversions_suite.xml" 2>&1 | tail -8
 }
@@ -45,6 +52,21 @@ section_emulation() {
   run timeout 200 "$BIN/fpcert" experiment split-scalar --device cuda --json "$OUT/split_scalar.json" 2>&1 | tee "$OUT/split_scalar.txt"
   run timeout 300 "$BIN/fpcert" experiment bf16-on-fp16 --device cuda --json "$OUT/bf16_on_fp16.json" 2>&1 | tee "$OUT/bf16_on_fp16.txt"
   run timeout 400 "$BIN/fpcert" run-suite split-emulation --kernels "$SPLIT,cublas_gemm_f32_pedantic" --json "$OUT/split_emulation.json" --html "$OUT/split_emulation.html" 2>&1 | tail -80
+}
+# The presets (docs/experiments.md): published tables by their source's method, on the tensor-core kernels.
+# Four parts, each under the device tool's 10 minutes: experiments (split-scalar, course, accumulation),
+# panorama-a, panorama-b, panorama-c (run-suite accuracy-vs-k, exponent-range, cancellation --preset panorama).
+# Each writes JSON and HTML; `fpcert report <all the JSON> -o experiments.html` joins them anywhere.
+PANO=gemm_f32_tiled,gemm_tf32_f32acc_mma_sm80,gemm_f16_f32acc_mma_sm80,gemm_bf16_f32acc_mma_sm80,cublas_gemm_f32_pedantic,cublas_gemm_f16_f16acc
+section_experiments() {
+  run timeout 100 "$BIN/fpcert" experiment split-scalar --preset panorama --json "$OUT/split_scalar_panorama.json" 2>&1 | tee "$OUT/split_scalar_panorama.txt"
+  run timeout 200 "$BIN/fpcert" experiment three-pipeline --preset course --device cuda --json "$OUT/three_pipeline_course.json" 2>&1 | tee "$OUT/three_pipeline_course.txt"
+  run timeout 270 "$BIN/fpcert" experiment accumulation --preset tf32-article --device cuda --json "$OUT/accumulation_tf32.json" 2>&1 | tee "$OUT/accumulation_tf32.txt"
+  "$BIN/fpcert" report "$OUT"/split_scalar_panorama.json "$OUT"/three_pipeline_course.json "$OUT"/accumulation_tf32.json -o "$OUT/experiments.html"
+}
+section_panorama() {  # $1: the suite
+  run timeout 560 "$BIN/fpcert" run-suite "$1" --preset panorama --kernels "$PANO" --json "$OUT/$1_panorama.json" --html "$OUT/$1_panorama.html" > "$OUT/$1_panorama.txt" 2>&1
+  head -12 "$OUT/$1_panorama.txt"; sed -n '/^Normwise errors/,$p' "$OUT/$1_panorama.txt" | head -150
 }
 # The plugin ABI's GPU tests from copied binaries: the plugins and the staged install travel in BIN/plugins and BIN/stage.
 section_plugin() {
@@ -134,6 +156,43 @@ section_coverage() {
     run timeout 300 "$BIN/fpcert" certify --kernel "$k" --suite certify --json "$OUT/coverage_$k.json" 2>&1 | tail -50
   done
 }
+# cuBLAS is dlopened on first use (kernels/gemm/cublas/cublas_loader.cuh): formats starts under a low
+# address-space limit; the cuBLAS kernels load it from LD_LIBRARY_PATH, and without it from the
+# CUDA install; the environment stamp names its version (not "not loaded: ...").
+section_hardening() {
+  run bash -c "ulimit -v 200000; '$BIN/fpcert' formats | tail -2; echo rc=\$?"
+  run "$BIN/fpcert" certify --kernel cublas_gemm_f32_pedantic,cublas_gemm_f16_f32acc --suite quick --json "$OUT/hardening_cublas.json" | tail -4
+  python3 -c "import json,sys; print('cublas stamp:', json.load(open(sys.argv[1]))['environment']['cublas'])" "$OUT/hardening_cublas.json"
+  run env -u LD_LIBRARY_PATH "$BIN/fpcert" certify --kernel cublas_gemm_f32_pedantic --suite quick --mn 64 | tail -2
+}
+# The mutation score (docs/mutation.md) on the certify suite: fault injectors wrapped around each CUDA kernel, all
+# device memory through the DeviceApi. certify of one kernel, its score included, is timed (the budget: 60 s).
+# Each part fits one device command (10 minutes): mutation (the GPU test, the timing, the SIMT and mma.sync kernels),
+# mutation-cublas (the baselines: unknown order, goal >= 95 %), mutation-emu (split products and BF16 on FP16).
+mutate_group() {  # mutate_group NAME REGEX: every kernel whose name matches, one JSON and text per group
+  local ks
+  ks=$("$BIN/fpcert" kernels | awk '/^(gemm|cublas)_/{print $1}' | grep -E "$2" | paste -sd, -)
+  run timeout 560 "$BIN/fpcert" mutate --kernel "$ks" --suite certify --json "$OUT/mutation_$1.json" --html "$OUT/mutation_$1.html" \
+    > "$OUT/mutation_$1.txt" 2>&1
+  grep -E "^(mutation score|  by class|  survived|  killed by another|kernel |gemm_|cublas_)" "$OUT/mutation_$1.txt" | tail -80
+}
+section_mutation() {
+  run "$BIN/test_suites_gpu" --source-file='*fault_injectors_gpu_test.cpp' 2>&1 | tee "$OUT/fault_injectors_gpu.log" | tail -15
+  run "$BIN/fpcert" certify --kernel gemm_f16_f32acc_mma_sm80 --suite certify --json "$OUT/certify_mma_f16.json" > "$OUT/certify_mma_f16.txt" 2>&1
+  grep -E "^(CERTIFIED|FAILED|mutation score|  by class|  survived|    )" "$OUT/certify_mma_f16.txt"
+  mutate_group simt_mma '^gemm_(f32_tiled|f16_f32acc_tiled|f16_f16acc_tiled|[a-z0-9]+_f32acc_mma_sm[0-9]+(_promote[0-9]+)?)$'
+}
+section_mutation_cublas() { mutate_group cublas '^cublas_'; }
+section_mutation_emu() { mutate_group emu '^gemm_([0-9]+x(tf32|tf32rz|bf16)|bf16_on_f16_[a-z0-9]+)_mma_sm[0-9]+$'; }
+# Block-scaled formats (docs/block_formats.md): the CUDA quantizer exact against the model, the blocksum GEMMs bit
+# for bit against their CPU models, every block-scaled CUDA kernel through the block-scaled suite, and the
+# quantizer's throughput against a device-to-device copy.
+BLK=gemm_mxfp8_e4m3_floor_deqbf16_f32acc_mma_sm80,gemm_mxfp8_e4m3_rceil_deqbf16_f32acc_mma_sm80,gemm_mxfp8_e5m2_floor_deqbf16_f32acc_mma_sm80,gemm_mxfp6_e2m3_floor_deqbf16_f32acc_mma_sm80,gemm_mxfp6_e3m2_floor_deqbf16_f32acc_mma_sm80,gemm_mxfp4_floor_deqbf16_f32acc_mma_sm80,gemm_mxint8_floor_deqbf16_f32acc_mma_sm80,gemm_nvfp4_even_deqbf16_f32acc_mma_sm80,gemm_mxfp6_e2m3_floor_blocksum_f32acc_mma_sm80,gemm_mxfp6_e3m2_floor_blocksum_f32acc_mma_sm80,gemm_mxfp4_floor_blocksum_f32acc_mma_sm80,gemm_mxint8_floor_blocksum_f32acc_mma_sm80,gemm_nvfp4_even_blocksum_f32acc_mma_sm80
+section_blocks() {
+  run timeout 600 "$BIN/test_kernels_gpu" --source-file='*block_scaled_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/test_gpu_blocks.log" | grep -vE "^\s*$" | tail -80
+  run timeout 300 "$BIN/bench_block_quant" --no-check 2>&1 | tee "$OUT/bench_block_quant.log"
+  run timeout 400 "$BIN/fpcert" run-suite block-scaled --kernels "$BLK" --json "$OUT/block_scaled.json" --html "$OUT/block_scaled.html" 2>&1 | tail -80
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -145,7 +204,18 @@ for part in ${PART//,/ }; do
     probe) section_probe ;;
     verdicts) section_verdicts ;;
     coverage) section_coverage ;;
-    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_verdicts ;;
+    blocks) section_blocks ;;
+    hardening) section_hardening ;;
+    mutation) section_mutation ;;
+    mutation-cublas) section_mutation_cublas ;;
+    mutation-emu) section_mutation_emu ;;
+    experiments) section_experiments ;;
+    panorama-a) section_panorama accuracy-vs-k ;;
+    panorama-b) section_panorama exponent-range ;;
+    panorama-c) section_panorama cancellation ;;
+    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_verdicts; section_coverage; section_hardening
+         section_experiments; section_panorama accuracy-vs-k; section_panorama exponent-range; section_panorama cancellation
+         section_blocks ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac
 done

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "suites/block_suite.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert {
@@ -348,6 +349,8 @@ const std::vector<SuiteInfo>& builtin_suites() {
       {"split-emulation", "cases for split-product emulations (3xTF32, nxBF16): accuracy, exponent range to -110, cancellation", split_emulation},
       {"bf16-on-fp16", "bf16 inputs for BF16-on-FP16 strategies: span tiles of 29..33 and 40 binades per row and per K-block, "
                        "outliers, normal data (--baseline gemm_bf16_f32acc_mma_sm80)", bf16_on_fp16},
+      {"block-scaled", "block-scaled GEMMs (MX, NVFP4): ordinary data, per-K-block exponent shifts independent in A and B, "
+                       "wide exponents, outliers (docs/block_formats.md)", block_scaled_cases},
       {"conversions", "every conversion kernel swept over its source codes and checked against MPFR: by default the device "
                       "table's entries this GPU supports, fpcert's model of each without a device (docs/conversions.md)",
        {}, Operation::Conversion},

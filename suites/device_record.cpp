@@ -132,7 +132,9 @@ nlohmann::json device_sweep_record(const DeviceSweepResult& r, const SweepOption
                  {"check_s", r.timing.check_s},
                  {"wait_s", r.timing.wait_s},
                  {"threads", r.timing.threads},
-                 {"patterns_per_s", wall > 0 ? static_cast<double>(r.patterns) / wall : 0.0}};
+                 {"patterns_per_s", wall > 0 ? static_cast<double>(r.patterns) / wall : 0.0},
+                 {"checked_on", r.checked_on},
+                 {"host_fallback_chunks", r.host_fallback_chunks}};
   j["seconds"] = wall;
   j["failures"] = r.failures;
   j["passed"] = r.passed();

@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "base/parallel.hpp"
+#include "oracle/convert_model.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "suites/convert_runner.hpp"
 
@@ -32,20 +33,6 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> strided_sample_ranges(const
 
 // ---- the sweep ----
 namespace {
-
-/// Source codes that are NaN, as [first, end) intervals.
-std::vector<std::pair<std::uint64_t, std::uint64_t>> nan_code_ranges(const Format& f) {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> r;
-  const std::uint64_t mag = f.magnitude_mask();
-  switch (f.specials) {
-    case Specials::IEEE: r.push_back({f.inf_code() + 1, mag + 1}); break;
-    case Specials::FiniteNaN:
-    case Specials::ScaleOnly: r.push_back({mag, mag + 1}); break;
-    case Specials::FiniteOnly: return r;
-  }
-  if (f.is_signed()) r.push_back({r[0].first + f.sign_mask(), r[0].second + f.sign_mask()});  // the same, negative
-  return r;
-}
 
 std::uint32_t load_result(const void* data, int bytes, std::uint64_t i) {
   switch (bytes) {
@@ -168,6 +155,33 @@ void pipeline(ConversionProducer& producer, const DeviceConversion& e, const std
     add_lanes_and_strays(res, pc, opt.max_listed);
     const auto tc = std::chrono::steady_clock::now();
     check(pieces[k], pc);
+    res.timing.check_s += seconds_since(tc);
+    done += pieces[k].count;
+    if (opt.progress) opt.progress(static_cast<double>(done) / static_cast<double>(total));
+  }
+  res.timing.wall_s = seconds_since(t0);
+}
+
+/// The device check's pipeline, two slots deep like pipeline(): chunk k + 1 is converted and compared
+/// on the device while the host finishes chunk k (MPFR on its differences and sample, NaN inputs).
+template <class Finish>
+void check_on_device(DeviceChecker& checker, const DeviceConversion& e, const std::vector<Piece>& pieces, DeviceSweepResult& res,
+                     const SweepOptions& opt, Finish&& finish) {
+  if (pieces.empty()) return;
+  std::uint64_t total = 0, done = 0;
+  for (const auto& p : pieces) total += p.count;
+  const auto t0 = std::chrono::steady_clock::now();
+  checker.enqueue(e, pieces[0].first, pieces[0].count, 0);
+  for (std::size_t k = 0; k < pieces.size(); ++k) {
+    if (k + 1 < pieces.size()) checker.enqueue(e, pieces[k + 1].first, pieces[k + 1].count, static_cast<int>((k + 1) % 2));
+    const auto tw = std::chrono::steady_clock::now();
+    const DeviceCheckChunk c = checker.wait(static_cast<int>(k % 2));
+    res.timing.wait_s += seconds_since(tw);
+    res.timing.gpu_s += c.side.gpu_ms / 1000.0;
+    res.timing.transfer_s += c.side.transfer_ms / 1000.0;
+    add_lanes_and_strays(res, c.side, opt.max_listed);
+    const auto tc = std::chrono::steady_clock::now();
+    finish(c);
     res.timing.check_s += seconds_since(tc);
     done += pieces[k].count;
     if (opt.progress) opt.progress(static_cast<double>(done) / static_cast<double>(total));
@@ -379,7 +393,8 @@ DeviceSweepResult sweep_conversion(ConversionProducer& producer, const DeviceCon
   spec.max_listed = opt.max_listed;
   std::vector<ConvertCheckResult> per(threads);
   std::vector<NanAcc> nans(threads);
-  pipeline(producer, e, pieces, res, opt, [&](const Piece& piece, const ProducedChunk& pc) {
+  // The host check of one chunk of results (all of them on the host).
+  auto host_check = [&](const Piece& piece, const ProducedChunk& pc) {
     const std::uint64_t grain = std::max<std::uint64_t>(std::uint64_t{1} << 16, piece.count / (threads * 8ull) + 1);
     parallel_for(
         piece.count, grain,
@@ -390,7 +405,46 @@ DeviceSweepResult sweep_conversion(ConversionProducer& producer, const DeviceCon
                     nans[w]);
         },
         threads);
-  });
+  };
+  if (opt.checker && opt.checker->supports(e)) {
+    res.checked_on = "device";
+    check_on_device(*opt.checker, e, split(ranges, opt.checker->max_chunk()), res, opt, [&](const DeviceCheckChunk& c) {
+      if (c.overflow) {  // more differences than the list holds: the results come back, the host checks them
+        ++res.host_fallback_chunks;
+        for (const Piece& p : split({{c.first, c.count}}, producer.max_chunk())) {
+          producer.enqueue(e, p.first, p.count, 0);
+          host_check(p, producer.wait(0));  // its lanes and strays were counted by the device check
+        }
+        return;
+      }
+      add_outcome_keys(*e.src, *e.dst, c.keys.data(), per[0]);
+      const ConvertModel model = make_convert_model(*e.src, *e.dst, e.rounder);
+      const std::uint64_t grain = std::max<std::uint64_t>(std::uint64_t{1} << 16, c.count / (threads * 8ull) + 1);
+      parallel_for(
+          c.count, grain,
+          [&](std::uint64_t b, std::uint64_t end, unsigned w) {
+            const std::uint64_t lo = c.first + b, hi = c.first + end;
+            // The device's differences in [lo, hi), and those of NaN inputs, from their results.
+            auto from = std::lower_bound(c.listed.begin(), c.listed.end(), lo, [](const ModelDifference& d, std::uint64_t v) { return d.src < v; });
+            auto to = std::lower_bound(from, c.listed.end(), hi, [](const ModelDifference& d, std::uint64_t v) { return d.src < v; });
+            std::vector<ModelDifference> differ(from, to);
+            for (const auto& part : c.nan) {
+              const std::uint64_t a0 = std::max(lo, part.first), b0 = std::min(hi, part.first + part.count);
+              for (std::uint64_t code = a0; code < b0; ++code) {
+                const auto got = static_cast<std::uint32_t>(from_container(*e.dst, load_result(part.data, bytes, code - part.first)));
+                if (got != model_convert(model, static_cast<std::uint32_t>(code)).code) differ.push_back({code, got});
+              }
+              if (a0 < b0)
+                nan_probe(e, st, *e.src, nan_ranges, a0, b0, part.data, part.first, bytes, opt.max_listed, nans[w]);
+            }
+            std::sort(differ.begin(), differ.end(), [](const ModelDifference& x, const ModelDifference& y) { return x.src < y.src; });
+            check_conversion_differences(spec, lo, end - b, differ, per[w]);
+          },
+          threads);
+    });
+  } else {
+    pipeline(producer, e, pieces, res, opt, host_check);
+  }
   for (unsigned w = 0; w < threads; ++w) {
     res.check.merge(per[w], opt.max_listed);
     if (w) nans[0].merge(nans[w], opt.max_listed);
@@ -420,7 +474,19 @@ DeviceSweepResult sweep_device_kernel(DeviceTableKernel& k, const ConversionCase
   if (!sup.ok) throw NotSupportedError(sup.reason);
   SweepOptions o = sweep_options_for(c);
   o.progress = progress;
+  if (c.check.place != CheckPlace::Host) {
+    std::string cwhy;
+    o.checker = shared_device_checker(&cwhy);
+    if (!o.checker && c.check.place == CheckPlace::Device) throw DeviceError("--check device: no device check (" + cwhy + ")");
+  }
   return sweep_conversion(*p, k.entry(), o);
+}
+
+DeviceChecker* shared_device_checker(std::string* why) {
+  static std::string reason;
+  static const std::unique_ptr<DeviceChecker> checker = make_cuda_device_checker(&reason);
+  if (!checker && why) *why = reason;
+  return checker.get();
 }
 
 }  // namespace fpcert

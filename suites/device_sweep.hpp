@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/convert/convert_check_device.hpp"
 #include "kernels/convert/device_convert.hpp"
 #include "oracle/convert_check.hpp"
 
@@ -28,6 +29,11 @@ struct SweepOptions {
   unsigned threads = 0;              ///< 0: thread_count()
   std::size_t max_listed = 20;
   std::function<void(double)> progress;  ///< fraction done, from the sweeping thread
+  /// The device check (docs/conversions.md, "What runs where"): when set and it supports the entry,
+  /// the device converts and compares in one pass and the host sees only counts, differences and NaN
+  /// inputs' results; else (and for any chunk with more differences than its list holds) the results
+  /// come back and the host checks them.
+  DeviceChecker* checker = nullptr;
 };
 
 /// A strided sample of a 32-bit source: 256 blocks of 2^16 consecutive codes, one in every 2^24
@@ -95,6 +101,8 @@ struct DeviceSweepResult {
   std::vector<StrayBits> strays;
   ScaledReport scaled;  ///< ScaledRoundTrip only
   SweepTiming timing;
+  std::string checked_on = "host";         ///< "device" (the device check) or "host"
+  std::uint64_t host_fallback_chunks = 0;  ///< device-checked chunks re-checked on the host (list overflow)
   std::vector<std::string> failures;  ///< why it failed, one line each; empty: passed
   bool passed() const { return failures.empty(); }
 };
@@ -104,8 +112,12 @@ struct DeviceSweepResult {
 /// lanes and stray bits from the producer. Throws DeviceError on a device failure.
 DeviceSweepResult sweep_conversion(ConversionProducer& producer, const DeviceConversion& e, const SweepOptions& opt);
 
+/// The process's device check, created on first use (nullptr without CUDA or a device; `why` says which).
+DeviceChecker* shared_device_checker(std::string* why = nullptr);
+
 /// A table kernel's case as a sweep: its producer (NotSupportedError without a device, or when the
-/// running code lacks the entry: the entry support's reason), the case's ranges and options.
+/// running code lacks the entry: the entry support's reason), the case's ranges and options; the
+/// comparison on the device where the case's CheckPlace allows and the entry supports it.
 DeviceSweepResult sweep_device_kernel(DeviceTableKernel& k, const ConversionCase& c, const std::function<void(double)>& progress);
 
 /// The record of a sweep (docs/conversions.md): the entry's fields, the path taken, the check, the NaN

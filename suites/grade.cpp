@@ -235,11 +235,14 @@ void grade(const GradeInput& in, CaseResult& out) {
   // Storage representability: the bound's storage terms vanish when inputs cannot round.
   const Format& sa = storage_format(*t.a_input, *t.a_operand);
   const Format& sb = storage_format(*t.b_input, *t.b_operand);
-  const bool a_exact = t.operand_u == 0 && all_representable(p.a.data, sa);
-  const bool b_exact = t.operand_u == 0 && all_representable(p.b.data, sb);
+  const Matrix& A = in.a ? *in.a : p.a;
+  const Matrix& B = in.b ? *in.b : p.b;
+  const bool a_exact = in.a_exact ? *in.a_exact : t.operand_u == 0 && all_representable(A.data, sa);
+  const bool b_exact = in.b_exact ? *in.b_exact : t.operand_u == 0 && all_representable(B.data, sb);
   // Flag it where the kernel's design narrows its inputs (storage below the accumulator's
   // precision, e.g. fp16/bf16/fp8 storage with an fp32 accumulator) and these inputs never round.
-  if (a_exact && b_exact && (sa.precision() < t.acc->precision() || sb.precision() < t.acc->precision()))
+  // (Block-scaled kernels: the runner flags whether their quantizer rounded, suites/block_reference.hpp.)
+  if (!t.block.active() && a_exact && b_exact && (sa.precision() < t.acc->precision() || sb.precision() < t.acc->precision()))
     out.flags.push_back(fmt::format("inputs-do-not-force-rounding: every input is exactly representable in the kernel's "
                                     "storage ({}/{}), so storage rounding is not exercised; the gate then covers "
                                     "accumulation and output rounding only",
@@ -261,9 +264,9 @@ void grade(const GradeInput& in, CaseResult& out) {
   // sum_k |a_ik| and sum_k |b_kj| for the underflow terms of the bound.
   std::vector<double> row_abs_a(static_cast<std::size_t>(p.m), 0.0), col_abs_b(static_cast<std::size_t>(p.n), 0.0);
   for (std::int64_t i = 0; i < p.m; ++i)
-    for (std::int64_t q = 0; q < p.k; ++q) row_abs_a[static_cast<std::size_t>(i)] += std::fabs(p.a(i, q));
+    for (std::int64_t q = 0; q < p.k; ++q) row_abs_a[static_cast<std::size_t>(i)] += std::fabs(A(i, q));
   for (std::int64_t q = 0; q < p.k; ++q)
-    for (std::int64_t j = 0; j < p.n; ++j) col_abs_b[static_cast<std::size_t>(j)] += std::fabs(p.b(q, j));
+    for (std::int64_t j = 0; j < p.n; ++j) col_abs_b[static_cast<std::size_t>(j)] += std::fabs(B(q, j));
   // Element by element, in parallel chunks; partial results merged in chunk order so "first" and
   // ties (the smallest index wins) do not depend on the thread count.
   struct Cand {
@@ -273,12 +276,14 @@ void grade(const GradeInput& in, CaseResult& out) {
   };
   struct Part {
     double sum_err2 = 0, sum_ref2 = 0, max_err = 0, cw = 0, worst_frac = 0;
-    std::int64_t worst_idx = -1, nonfinite = 0, first_nonfinite = -1, overflowed = 0, first_bad_special = -1;
+    std::int64_t worst_idx = -1, nonfinite = 0, first_nonfinite = -1, overflowed = 0, first_bad_special = -1, beyond = 0;
     std::vector<std::uint64_t> hist = std::vector<std::uint64_t>(18, 0);
     std::vector<Cand> cands;  // this chunk's worst, at most worst_count
   };
   const std::size_t keep = static_cast<std::size_t>(std::max(in.worst_count, 1));
   std::vector<double> ulps(static_cast<std::size_t>(mn));
+  // |c - ref| and |ref| of the graded elements (0 elsewhere, as in the Frobenius sums), for the row-sum norm.
+  std::vector<double> elem_err(static_cast<std::size_t>(mn), 0.0), elem_ref(static_cast<std::size_t>(mn), 0.0);
   constexpr std::uint64_t kChunk = 1 << 14;
   const std::uint64_t nchunks = (static_cast<std::uint64_t>(mn) + kChunk - 1) / kChunk;
   std::vector<Part> parts(nchunks);
@@ -322,6 +327,7 @@ void grade(const GradeInput& in, CaseResult& out) {
           const bool overflow_ok = !nan_expected && (gc == FpClass::NaN || gc == FpClass::Inf ||
                                                      (code & of.magnitude_mask()) == of.max_finite_code());
           const bool ok = (nan_expected && gc == FpClass::NaN) || overflow_ok;
+          ++P.beyond;
           if (overflow_ok) ++P.overflowed;
           if (!ok) {
             if (P.first_bad_special < 0) P.first_bad_special = x;
@@ -340,6 +346,8 @@ void grade(const GradeInput& in, CaseResult& out) {
                                              col_abs_b[static_cast<std::size_t>(x % p.n)]) *
                                (1 + 0x1p-50);  // the sums above are rounded: a relative slack far below any term
         const double frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
+        elem_err[ux] = err;
+        elem_ref[ux] = std::fabs(r.hi);
         P.sum_err2 += err * err;
         P.sum_ref2 += r.hi * r.hi;
         P.max_err = std::max(P.max_err, err);
@@ -350,7 +358,7 @@ void grade(const GradeInput& in, CaseResult& out) {
     }
   });
   double sum_err2 = 0, sum_ref2 = 0, max_err = 0, cw = 0, worst_frac = 0;
-  std::int64_t worst_idx = -1, overflowed = 0, first_bad_special = -1;
+  std::int64_t worst_idx = -1, overflowed = 0, first_bad_special = -1, beyond = 0;
   std::vector<Cand> cands;
   M.ulp_hist.assign(18, 0);
   for (const Part& P : parts) {
@@ -365,6 +373,7 @@ void grade(const GradeInput& in, CaseResult& out) {
     M.nonfinite += P.nonfinite;
     if (M.first_nonfinite < 0) M.first_nonfinite = P.first_nonfinite;
     overflowed += P.overflowed;
+    beyond += P.beyond;
     if (first_bad_special < 0) first_bad_special = P.first_bad_special;
     for (std::size_t b = 0; b < 18; ++b) M.ulp_hist[b] += P.hist[b];
     cands.insert(cands.end(), P.cands.begin(), P.cands.end());
@@ -380,6 +389,17 @@ void grade(const GradeInput& in, CaseResult& out) {
   M.frobenius_rel = sum_ref2 > 0 ? std::sqrt(sum_err2 / sum_ref2) : (sum_err2 > 0 ? INFINITY : 0);
   M.max_rel = ref_max > 0 ? max_err / ref_max : (max_err > 0 ? INFINITY : 0);
   M.componentwise = cw;
+  double row_err_max = 0, row_ref_max = 0;  // ||C - Cref||_inf and ||Cref||_inf: the largest row sums
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    double se = 0, sr = 0;
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      se += elem_err[static_cast<std::size_t>(i * p.n + j)];
+      sr += elem_ref[static_cast<std::size_t>(i * p.n + j)];
+    }
+    row_err_max = std::max(row_err_max, se);
+    row_ref_max = std::max(row_ref_max, sr);
+  }
+  M.rowsum_rel = row_ref_max > 0 ? row_err_max / row_ref_max : (row_err_max > 0 ? INFINITY : 0);
   if (!ulps.empty()) {
     M.ulp_max = *std::max_element(ulps.begin(), ulps.end());
     M.ulp_p99 = quantile(ulps, 0.99);
@@ -439,6 +459,7 @@ void grade(const GradeInput& in, CaseResult& out) {
       worst_idx >= 0 ? fmt::format("course gate ({}): max |c - ref| / allowed = {:.4g} at {}", gate_variant, worst_frac, at(worst_idx))
                      : fmt::format("course gate ({})", gate_variant),
       worst_idx, worst_frac, 1);
+  M.ref_overflow = beyond;
   if (overflowed)
     out.flags.push_back(fmt::format("reference-overflows-output: {} element(s) exceed the {} range; any Inf/NaN or the largest "
                                     "finite value is accepted there",

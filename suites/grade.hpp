@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "generators/problem.hpp"
@@ -15,6 +16,11 @@ namespace fpcert {
 struct GradeInput {
   const Problem* problem = nullptr;
   const GemmRef* ref = nullptr;
+  const Matrix* a = nullptr;  ///< the operands ref was computed from, when not the problem's (block-scaled kernels)
+  const Matrix* b = nullptr;
+  /// Whether every operand reaches the multiplier exactly in its storage format, when the runner knows
+  /// better than a look at a and b (block-scaled kernels: NVFP4 applies its tensor scales at the end).
+  std::optional<bool> a_exact, b_exact;
   const KernelTraits* traits = nullptr;
   BoundVariant variant = BoundVariant::Independent;  ///< the course gate's variant (reported, never decisive)
   const std::vector<std::uint64_t>* codes = nullptr;  ///< the kernel's output codes, row-major m x n

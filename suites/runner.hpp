@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "generators/problem.hpp"
 #include "kernels/device/device_api.hpp"
@@ -32,6 +33,9 @@ struct RunOptions {
   /// The strongest verdict tier to use (docs/bound_model.md, "Tiers"): Bitwise = what the kernel's
   /// declarations allow; EnvelopeStatistical or Envelope to study the weaker tiers (--tier).
   Tier strongest = Tier::Bitwise;
+  /// When set, receives the checked run's output decoded to double (row-major m x n; empty when the
+  /// kernel did not run), for experiments that grade by a published method of their own.
+  std::vector<double>* output = nullptr;
 };
 
 struct CaseSetup {

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "kernels/convert/convert_check_device.hpp"
 #include "kernels/register.hpp"
 
 namespace fpcert {
@@ -64,6 +65,19 @@ const NanStatement& nan_statement(const DeviceConversion& e, bool hardware) { re
 
 int result_bytes(const DeviceConversion& e) {
   return e.kind == ConversionKind::ScaledRoundTrip ? 4 : container_bytes(*e.dst);
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> nan_code_ranges(const Format& f) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> r;
+  const std::uint64_t mag = f.magnitude_mask();
+  switch (f.specials) {
+    case Specials::IEEE: r.push_back({f.inf_code() + 1, mag + 1}); break;
+    case Specials::FiniteNaN:
+    case Specials::ScaleOnly: r.push_back({mag, mag + 1}); break;
+    case Specials::FiniteOnly: return r;
+  }
+  if (f.is_signed()) r.push_back({r[0].first + f.sign_mask(), r[0].second + f.sign_mask()});  // the same, negative
+  return r;
 }
 
 std::uint64_t entry_code_count(const DeviceConversion& e) {
@@ -128,6 +142,10 @@ std::unique_ptr<ConversionProducer> make_cuda_conversion_producer(std::string* w
 }
 bool cuda_has_conversion_kernel(std::string_view) { return false; }
 HostEmulation cuda_header_host_emulation(std::string_view) { return nullptr; }
+std::unique_ptr<DeviceChecker> make_cuda_device_checker(std::string* why, std::uint64_t, std::size_t) {
+  if (why) *why = "this fpcert was built without CUDA (no nvcc at configure time, or FPCERT_CUDA=OFF)";
+  return nullptr;
+}
 #endif
 
 }  // namespace fpcert

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernels/device/device_api.hpp"
@@ -150,6 +151,8 @@ class ConversionProducer {
 /// Bytes per result an entry's producer writes (the destination's container; 4 for the scaled
 /// round trip: fp16 in bits 0-15, bf16 in bits 16-31).
 int result_bytes(const DeviceConversion& e);
+/// Source codes that are NaN, as [first, end) intervals (two for signed formats, none for finite-only).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> nan_code_ranges(const Format& f);
 /// Source codes an entry sweeps in full (2^bits of its source; 254 * 2^16 for the scaled round trip).
 std::uint64_t entry_code_count(const DeviceConversion& e);
 

@@ -1,6 +1,5 @@
 // kernels/device/cuda_api.cu — DeviceApi on CUDA: allocations, copies, a stream, event timing, and a
 // synchronize that turns sticky errors and hangs into DeviceError.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -8,6 +7,7 @@
 #include <thread>
 
 #include "kernels/device/cuda_check.cuh"
+#include "kernels/gemm/cublas/cublas_loader.cuh"
 #include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
 
@@ -87,13 +87,19 @@ class CudaApi final : public DeviceApi {
     cudaRuntimeGetVersion(&rt);
     d.driver = "CUDA driver API " + version_text(drv);
     d.runtime = version_text(rt);
+    // cuBLAS is loaded here only for its version (kernels/gemm/cublas/cublas_loader.cuh).
     int cb = 0;
-    cublasHandle_t h;
-    if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {
-      cublasGetVersion(h, &cb);
-      cublasDestroy(h);
+    std::string why;
+    if (const cublas::Api* api = cublas::try_api(&why)) {
+      cublasHandle_t h;
+      if (api->create(&h) == CUBLAS_STATUS_SUCCESS) {
+        api->get_version(h, &cb);
+        api->destroy(h);
+      }
+      d.cublas = std::to_string(cb / 10000) + "." + std::to_string((cb / 100) % 100) + "." + std::to_string(cb % 100);
+    } else {
+      d.cublas = "not loaded: " + why;
     }
-    d.cublas = std::to_string(cb / 10000) + "." + std::to_string((cb / 100) % 100) + "." + std::to_string(cb % 100);
     d.arch_flags = FPCERT_CUDA_ARCHS_TEXT;
     return d;
   }

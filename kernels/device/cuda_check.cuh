@@ -1,7 +1,7 @@
-// kernels/device/cuda_check.cuh — every CUDA call checked; failures become DeviceError (exit 3).
+// kernels/device/cuda_check.cuh — every CUDA call checked; failures become DeviceError (exit 3). (cuBLAS calls:
+// FPCERT_CUBLAS_CHECK in kernels/gemm/cublas/cublas_loader.cuh.)
 #pragma once
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <string>
@@ -26,14 +26,7 @@ inline void check_launch(const char* kernel, const char* file, int line) {
   if (e != cudaSuccess) fail(e, (std::string("launch of ") + kernel).c_str(), file, line);
 }
 
-inline void check_cublas(cublasStatus_t s, const char* what, const char* file, int line) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw DeviceError(std::string(what) + " failed: " + cublasGetStatusName(s) + " (" + cublasGetStatusString(s) + ") at " + file +
-                      ":" + std::to_string(line));
-}
-
 }  // namespace fpcert::cuda
 
 #define FPCERT_CUDA_CHECK(call) ::fpcert::cuda::check((call), #call, __FILE__, __LINE__)
 #define FPCERT_CUDA_LAUNCH_CHECK(name) ::fpcert::cuda::check_launch(name, __FILE__, __LINE__)
-#define FPCERT_CUBLAS_CHECK(call) ::fpcert::cuda::check_cublas((call), #call, __FILE__, __LINE__)

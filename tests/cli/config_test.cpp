@@ -102,8 +102,13 @@ TEST_CASE("bad values: unknown suite and variant - non-positive numbers - empty 
   CHECK(error_of("[orders]\nfoo = \"splitk:splits=1\"\n").find("'orders.foo': order 'splitk:splits=1': splitk needs splits >= 2") !=
         std::string::npos);
   CHECK(error_of("[orders]\nfoo = 3\n") == "/repo/fpcert.toml:2:7: 'orders.foo' must be a string, got an integer");
-  CHECK(error_of("[gate]\nfactor = -1\n").find("'gate.factor' must be > 0") != std::string::npos);
-  CHECK(error_of("timeout = 0\n").find("'timeout' must be > 0") != std::string::npos);
+  CHECK(error_of("[gate]\nfactor = -1\n").find("'gate.factor' must be a finite number > 0") != std::string::npos);
+  CHECK(error_of("[gate]\nfactor = inf\n").find("'gate.factor' must be a finite number > 0") != std::string::npos);
+  CHECK(error_of("[gate]\nmn = 2000000000\n").find("'gate.mn' must be a positive integer (at most 2^30)") != std::string::npos);
+  // The same bounds as --timeout: 0 and 1e-9 would make every case "hung".
+  CHECK(error_of("timeout = 0\n") == "/repo/fpcert.toml:1:11: 'timeout' must be seconds per case in [0.1, 10000000]");
+  CHECK(error_of("timeout = 1e-9\n").find("'timeout' must be seconds per case in [0.1, 10000000]") != std::string::npos);
+  CHECK(error_of("timeout = nan\n").find("'timeout' must be seconds per case in [0.1, 10000000]") != std::string::npos);
   CHECK(error_of("kernels = [\"\"]\n").find("element 0 is an empty string") != std::string::npos);
 }
 

@@ -37,6 +37,73 @@ def check_html(html, srcs):
     return rc
 
 
+def check_presets(fpcert, d):
+    """fpcert experiment --preset and run-suite --preset (docs/experiments.md): the method printed before the
+    table, JSON records, HTML tables whose numbers equal the JSON's, fpcert report on records, clear errors."""
+    e_json, e_html = os.path.join(d, "split_panorama.json"), os.path.join(d, "split_panorama.html")
+    rc, out, err = run([fpcert, "experiment", "split-scalar", "--preset", "panorama", "--pairs", "20000", "--seed", "3",
+                        "--json", e_json, "--html", e_html])
+    expect(rc == 0, f"experiment split-scalar --preset panorama (exit {rc}) {err.strip()}")
+    expect(out.find("Method: 20000 pairs") >= 0 and out.find("Method:") < out.find("9xbf16"),
+           "the method paragraph comes first, with the pair count")
+    if os.path.exists(e_json):
+        with open(e_json) as fh:
+            rec = json.load(fh)
+        methods = [r["method"] for r in rec["tables"][0]["rows"]]
+        expect(rec["kind"] == "experiment" and rec["preset"] == "panorama" and
+               methods == ["fp32", "1xtf32", "3xtf32", "1xbf16", "3xbf16", "6xbf16", "9xbf16"],
+               f"split-scalar record: kind, preset, the seven methods ({methods})")
+        expect(rec["extra"]["seed"] == 3, "the seed is recorded")
+    if os.path.exists(e_html):
+        expect(check_html(e_html, [("e0", e_json)]) == 0, "experiment --html: strict parse, numbers equal the JSON's")
+
+    a_json = os.path.join(d, "accumulation.json")
+    rc, out, err = run([fpcert, "experiment", "accumulation", "--device", "cpu", "--mn", "8", "--json", a_json])
+    expect(rc == 0, f"experiment accumulation --device cpu (exit {rc}) {err.strip()}")
+    if os.path.exists(a_json):
+        with open(a_json) as fh:
+            rec = json.load(fh)
+        fit = {r["pipeline"]: r["exponent"] for r in rec["tables"][2]["rows"]}
+        stall = rec["tables"][0]["rows"][0]["value"]
+        expect(stall == 2048, f"the fp16 running sum stalls at 2048 ({stall})")
+        # fp16 accumulation: rounding errors of the running sum add up, E_F ~ K^0.5; fp32 accumulation of fp16
+        # inputs: the input rounding dominates, E_F flat in K. A gap of 0.25 leaves room for 64 samples per K.
+        expect(fit["FP16 in, fp16 acc"] - fit["FP16 in, fp32 acc"] > 0.25, f"fitted exponents: fp16 acc grows faster ({fit})")
+
+    c_json = os.path.join(d, "course.json")
+    rc, out, err = run([fpcert, "experiment", "three-pipeline", "--preset", "course", "--device", "cpu", "--mn", "16",
+                        "--json", c_json])
+    expect(rc == 0 and "This run differs: M = N = 16" in out, f"three-pipeline --preset course --mn 16 (exit {rc}) {err.strip()}")
+    if os.path.exists(c_json):
+        with open(c_json) as fh:
+            rec = json.load(fh)
+        expect(len(rec["tables"][0]["rows"]) == 9 and len(rec["tables"][1]["rows"]) == 3,
+               "course record: 3 K x 3 pipelines, and 3 fp16-acc / fp32-acc ratios")
+
+    p_json, p_html = os.path.join(d, "panorama_a.json"), os.path.join(d, "panorama_a.html")
+    rc, out, err = run([fpcert, "run-suite", "accuracy-vs-k", "--preset", "panorama", "--mn", "8", "--case", "k64_uniform",
+                        "--kernels", "model_gemm_f32,model_gemm_f16_f16acc", "--json", p_json, "--html", p_html])
+    expect(rc == 0 and "E_max (row-sum)" in out and out.find("Method:") < out.find("Normwise errors"),
+           f"run-suite --preset panorama: method first, then the source's table (exit {rc}) {err.strip()}")
+    if os.path.exists(p_html):
+        expect(check_html(p_html, [("r0", p_json)]) == 0, "run-suite --preset --html: strict parse, numbers equal the JSON's")
+
+    all_html = os.path.join(d, "experiments.html")
+    rc, out, err = run([fpcert, "report", e_json, p_json, a_json, "-o", all_html])
+    expect(rc == 0, f"fpcert report on experiment records and a preset run (exit {rc}) {err.strip()}")
+    if os.path.exists(all_html):
+        expect(check_html(all_html, [("e0", e_json), ("e1", a_json), ("r0", p_json)]) == 0,
+               "report of records: strict parse, numbers equal the JSON's")
+
+    for args, what in ((["experiment", "split-scalar", "--preset", "course"], "a preset the experiment has not"),
+                       (["experiment", "split-scalar", "--preset", "panorama", "--device", "cuda"], "panorama split-scalar on cuda"),
+                       (["experiment", "split-scalar", "--preset", "panorama", "--emin", "-10"], "panorama with --emin"),
+                       (["experiment", "three-pipeline", "--preset", "course", "--device", "gpu"], "a device that is not one"),
+                       (["run-suite", "quick", "--preset", "panorama", "--kernels", "model_gemm_f32"], "a suite without the preset")):
+        rc, out, err = run([fpcert, *args])
+        expect(rc == 2 and err.strip() != "", f"{what}: exit {rc}, message {err.strip()!r}")
+
+
 def main(argv):
     fpcert, d = argv[1], argv[2]
     runs = sorted(glob.glob(os.path.join(d, "sample_r*.json")))
@@ -84,6 +151,8 @@ def main(argv):
     rc, out, err = run([fpcert, "report", runs[0]])
     expect(rc == 2, f"no -o: exit {rc}")
     expect(not os.path.exists(os.path.join(d, "bad.html")), "nothing written for bad input")
+
+    check_presets(fpcert, d)
 
     print(f"cli_report_check: {len(failures)} failure(s)")
     return 1 if failures else 0

@@ -15,6 +15,7 @@
 #include "reports/html.hpp"
 #include "reports/svg.hpp"
 #include "results/results_json.hpp"
+#include "suites/presets.hpp"
 #include "tests/reports/sample_results.hpp"
 #include "tests/support/test_seed.hpp"
 
@@ -279,4 +280,55 @@ TEST_CASE("conversion records: the CPU form of fpcert convert with extra fields 
     }
   }
   CHECK_THROWS_AS(read_report_file((scratch() / "does-not-exist.json").string(), in), InputError);
+}
+
+TEST_CASE("experiment records and preset runs: tables tagged into their JSON, read back by fpcert report") {
+  // A real preset record (a small split-scalar panorama run), with the values a table may hold:
+  // non-finite numbers (json_number strings), null, integers, booleans.
+  ExperimentRecord e = split_scalar_panorama_record(split_scalar_panorama(3000, test::seed()), 3000, test::seed());
+  e.env = runs()[0].env;
+  ExperimentTable extra;
+  extra.title = "edge values";
+  extra.columns = {{"name", "name", ""}, {"x", "x", "e"}, {"n", "n", "int"}, {"flag", "flag", "g"}};
+  extra.rows.push_back({{"name", "inf"}, {"x", json_number(INFINITY)}, {"n", -3}, {"flag", true}});
+  extra.rows.push_back({{"name", "<nan> & null"}, {"x", json_number(NAN)}, {"n", nullptr}, {"flag", false}});
+  e.tables.push_back(extra);
+  const fs::path ej = scratch() / "e0.json";
+  write(ej, to_json(e).dump(2));
+  // A preset run: the source's metrics table reads the run's own metrics.
+  RunResult r = runs()[0];
+  r.notes["preset"] = "panorama";
+  const fs::path rj = scratch() / "r0p.json";
+  write(rj, to_json(r).dump(1));
+  ReportInput in;
+  read_report_file(rj.string(), in);
+  read_report_file(ej.string(), in);  // recognised as an experiment record, not a run
+  REQUIRE(in.runs.size() == 1);
+  REQUIRE(in.experiments.size() == 1);
+  CHECK(in.experiments[0].method == e.method);
+  CHECK(in.experiments[0].tables.size() == 2);
+  const fs::path html = scratch() / "experiments.html";
+  write_html_report(html.string(), in);
+  std::string out;
+  const int rc = check_html(html, {{"r0", rj}, {"e0", ej}}, out);
+  INFO(out);
+  CHECK(rc == 0);
+  std::smatch m;
+  REQUIRE(std::regex_search(out, m, std::regex("([0-9]+) numbers checked")));
+  CHECK(std::stoi(m[1]) > 500);
+  const std::string s = html_report(in);
+  CHECK(s.find("preset <code>panorama</code>") != std::string::npos);
+  CHECK(s.find("E<sub>max</sub> (row-sum)") != std::string::npos);
+  CHECK(s.find("data-src=\"r0\" data-ptr=\"/cases/0/metrics/rowsum_rel\"") != std::string::npos);
+  CHECK(s.find("data-src=\"e0\" data-ptr=\"/tables/0/rows/6/p99\"") != std::string::npos);  // 9xbf16's P99
+  CHECK(s.find(svg::escape(e.method)) != std::string::npos);
+  CHECK(s.find("&lt;nan&gt; &amp; null") != std::string::npos);
+  // A record that fails its own checks turns the banner.
+  e.passed = false;
+  ReportInput bad;
+  bad.experiments.push_back(e);
+  CHECK(html_report(bad).find("<div class=\"verdict\">FAILED</div>") != std::string::npos);
+  // A malformed record is an InputError naming the file.
+  write(scratch() / "bad_exp.json", R"({"kind": "experiment", "tables": [{"rows": 3}]})");
+  CHECK_THROWS_AS(read_report_file((scratch() / "bad_exp.json").string(), in), InputError);
 }

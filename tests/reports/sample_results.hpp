@@ -2,7 +2,7 @@
 // generators: CPU models run through run_case() on hand-made problems (Philox values rounded to
 // f32), graded against exact references. Four runs, each feeding one kind of plot:
 //   accuracy-vs-k   k{K}_uniform / k{K}_normal for three models (error vs K, bounds, slopes);
-//   certify         a mutant that fails (failure cards, worst elements, reproduction commands);
+//   certify         a mutant (fault injector) that fails (failure cards, worst elements, reproduction commands);
 //   cancellation    dot products whose last term cancels the rest (error vs kappa; kappa measured);
 //   exponent-range  entries scaled by 2^e, e uniform in [-E, E] (heat map; spans measured).
 #pragma once
@@ -18,6 +18,7 @@
 #include "kernels/kernel.hpp"
 #include "oracle/round.hpp"
 #include "suites/environment.hpp"
+#include "suites/fault_injectors.hpp"
 #include "suites/runner.hpp"
 #include "tests/support/problems.hpp"
 
@@ -163,7 +164,8 @@ inline std::vector<RunResult> sample_runs(std::uint64_t seed, bool full = false)
     std::vector<SampleCase> cs;
     cs.push_back({"uniform", uniform_problem(mn, mn, 512, f32, seed + 100), BoundVariant::Independent});
     cs.push_back({"f16_exact", uniform_problem(mn, mn, 512, f16, seed + 101), BoundVariant::Independent});
-    runs.push_back(run_sample("certify", {"model_gemm_bf16_f32acc", "mutant_wrong_element"}, std::move(cs), "certify"));
+    const std::string mutant = register_mutant("model_gemm_bf16_f32acc", Fault::WritesNan);
+    runs.push_back(run_sample("certify", {"model_gemm_bf16_f32acc", mutant}, std::move(cs), "certify"));
   }
   {
     std::vector<SampleCase> cs;

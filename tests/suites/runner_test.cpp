@@ -1,4 +1,5 @@
-// tests/suites/runner_test.cpp — honest models pass, each mutant is caught, by the runner alone.
+// tests/suites/runner_test.cpp — honest models pass, by the runner alone (the faults each check refuses:
+// tests/suites/fault_injectors_test.cpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -42,37 +43,21 @@ TEST_CASE("honest CPU models pass the independent and worst-case gates; their er
     INFO(r.reason);
     CHECK(r.status == CaseStatus::Pass);
     CHECK(r.gate_fraction <= 1.0);
-    CHECK(r.metrics.max_abs > 0);  // inputs force rounding: a zero error would prove nothing
+    if (r.kernel_traits.find("quantized to ") != std::string::npos) {
+      // Block-scaled kernels are graded against the exact product of their quantized operands, which
+      // products of few-bit elements (E2M1, E2M3, E3M2, int8) reach exactly in fp32; the inputs force
+      // rounding in the quantizer instead, and the runner's flag counts it (docs/block_formats.md).
+      bool rounded = false;
+      for (const auto& f : r.flags) rounded = rounded || f.rfind("block-scaled:", 0) == 0;
+      CHECK(rounded);
+    } else {
+      CHECK(r.metrics.max_abs > 0);  // inputs force rounding: a zero error would prove nothing
+    }
     CHECK(r.metrics.deterministic);
     CHECK(r.metrics.unwritten == 0);
     CHECK(r.metrics.guard_violations == 0);
     const CaseResult w = run(name, pf32, ref, BoundVariant::WorstCase);
     CHECK(w.status == CaseStatus::Pass);
-  }
-}
-
-TEST_CASE("every mutant is caught, each for its own fault") {
-  const Problem pf32 = uniform_problem(24, 20, 256, f32, test::seed() + 1);
-  const GemmRef ref32 = gemm_reference(pf32.a.view(), pf32.b.view());
-  // fp16-exact inputs: the storage term vanishes, so a silent fp16 accumulator stands out.
-  const Problem pf16 = uniform_problem(24, 20, 256, f16, test::seed() + 2);
-  const GemmRef ref16 = gemm_reference(pf16.a.view(), pf16.b.view());
-  struct Expect {
-    const char* name;
-    const char* reason_contains;
-    bool f16_inputs;
-  };
-  for (const Expect& e : {Expect{"mutant_wrong_element", "differ from the emulation", false},
-                          Expect{"mutant_k_short", "differ from the emulation", false},
-                          Expect{"mutant_writes_nan", "non-finite", false},
-                          Expect{"mutant_unwritten_row", "never written", false},
-                          Expect{"mutant_out_of_bounds", "past the end of C", false},
-                          Expect{"mutant_acc_f16", "differ from the emulation", true},
-                          Expect{"mutant_nondeterministic", "non-deterministic", false}}) {
-    CAPTURE(e.name);
-    const CaseResult r = e.f16_inputs ? run(e.name, pf16, ref16) : run(e.name, pf32, ref32);
-    CHECK(r.status == CaseStatus::Fail);
-    CHECK_MESSAGE(r.reason.find(e.reason_contains) != std::string::npos, r.reason);
   }
 }
 

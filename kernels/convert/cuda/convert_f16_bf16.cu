@@ -186,7 +186,7 @@ struct test_f32_to_tf32_rna_stray : One {
   }
 };
 
-#define FPCERT_LAUNCHER(NAME, OUT) Launcher{#NAME, &launch<NAME, OUT>, static_cast<int>(sizeof(OUT))}
+#define FPCERT_LAUNCHER(NAME, OUT) Launcher{#NAME, &launch<NAME, OUT>, static_cast<int>(sizeof(OUT)), &launch_check<NAME, OUT>}
 const Launcher kLaunchers[] = {
     FPCERT_LAUNCHER(f32_to_f16, std::uint16_t),
     FPCERT_LAUNCHER(f32_to_f16_rn, std::uint16_t),

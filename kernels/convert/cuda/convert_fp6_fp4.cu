@@ -172,7 +172,7 @@ using bf16_to_e2m1_rz = Bf16ToFp4<RZ>;
 using bf16x2_to_e2m1x2_rn = Bf16x2ToFp4x2<RN>;
 using bf16x2_to_e2m1x2_rz = Bf16x2ToFp4x2<RZ>;
 
-#define FPCERT_LAUNCHER(NAME, OUT) Launcher{#NAME, &launch<NAME, OUT>, static_cast<int>(sizeof(OUT))}
+#define FPCERT_LAUNCHER(NAME, OUT) Launcher{#NAME, &launch<NAME, OUT>, static_cast<int>(sizeof(OUT)), &launch_check<NAME, OUT>}
 const Launcher kLaunchers[] = {
     FPCERT_LAUNCHER(f32_to_e2m3_rn, std::uint8_t),       FPCERT_LAUNCHER(f32_to_e2m3_rz, std::uint8_t),
     FPCERT_LAUNCHER(f32x2_to_e2m3x2_rn, std::uint8_t),   FPCERT_LAUNCHER(f32x2_to_e2m3x2_rz, std::uint8_t),

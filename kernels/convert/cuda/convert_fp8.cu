@@ -175,7 +175,7 @@ struct test_f32_to_e4m3_nosat_nan : One {
   }
 };
 
-#define FPCERT_LAUNCHER(NAME, OUT) Launcher{#NAME, &launch<NAME, OUT>, static_cast<int>(sizeof(OUT))}
+#define FPCERT_LAUNCHER(NAME, OUT) Launcher{#NAME, &launch<NAME, OUT>, static_cast<int>(sizeof(OUT)), &launch_check<NAME, OUT>}
 const Launcher kLaunchers[] = {
     FPCERT_LAUNCHER(f32_to_e4m3_satfinite, std::uint8_t),
     FPCERT_LAUNCHER(f32_to_e4m3_nosat, std::uint8_t),

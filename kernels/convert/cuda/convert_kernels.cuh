@@ -64,16 +64,12 @@ __device__ __forceinline__ void split_bytes(std::uint32_t v, std::uint32_t& lo, 
 /// the high lane (the partner in the low lane).
 __device__ __forceinline__ std::uint32_t partner_of(std::uint32_t code) { return code ^ 1u; }
 
-/// One thread per code: out[i] = Op(first + i). Op::kPair: Op::pair(lo_in, hi_in, lo_out, hi_out)
-/// converts two codes at once; the code's result from the low lane is written, and its result from
+/// Op's result for one code, with the side checks: Op::kPair: Op::pair(lo_in, hi_in, lo_out, hi_out)
+/// converts two codes at once; the code's result from the low lane is returned, and its result from
 /// the high lane must be the same bits (else a lane difference is recorded). Any result with bits
 /// outside valid_mask (the format's code in its container) is recorded as stray.
-template <class Op, class Out>
-__global__ void __launch_bounds__(256) sweep_kernel(std::uint64_t first, std::uint32_t n, Out* __restrict__ out,
-                                                    DeviceSide* __restrict__ side, std::uint32_t valid_mask) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const std::uint32_t code = static_cast<std::uint32_t>(first + i);
+template <class Op>
+__device__ __forceinline__ std::uint32_t produce(std::uint32_t code, DeviceSide* __restrict__ side, std::uint32_t valid_mask) {
   std::uint32_t r;
   if constexpr (Op::kPair) {
     const std::uint32_t partner = partner_of(code);
@@ -99,7 +95,16 @@ __global__ void __launch_bounds__(256) sweep_kernel(std::uint64_t first, std::ui
       side->stray_raw[k] = r;
     }
   }
-  out[i] = static_cast<Out>(r);
+  return r;
+}
+
+/// One thread per code: out[i] = Op(first + i), with produce()'s side checks.
+template <class Op, class Out>
+__global__ void __launch_bounds__(256) sweep_kernel(std::uint64_t first, std::uint32_t n, Out* __restrict__ out,
+                                                    DeviceSide* __restrict__ side, std::uint32_t valid_mask) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  out[i] = static_cast<Out>(produce<Op>(static_cast<std::uint32_t>(first + i), side, valid_mask));
 }
 
 /// The launcher of one op: a grid of 256-thread blocks over n codes; the launch is checked by the
@@ -112,3 +117,5 @@ void launch(const LaunchArgs& a) {
 }
 
 }  // namespace fpcert::cuda_convert
+
+#include "kernels/convert/cuda/convert_check_kernel.cuh"  // the same ops converting and checking in one pass

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 namespace fpcert::cuda_convert {
 
@@ -28,16 +29,24 @@ struct LaunchArgs {
   void* stream = nullptr;       ///< cudaStream_t
 };
 using LaunchFn = void (*)(const LaunchArgs&);
+struct CheckLaunchArgs;  // kernels/convert/cuda/convert_check_launch.hpp: the device check (convert and compare)
+using CheckLaunchFn = void (*)(const CheckLaunchArgs&);
 
 struct Launcher {
   const char* name;  ///< the table entry (kernels/convert/device_convert.cpp)
   LaunchFn fn;
   int out_bytes;
+  CheckLaunchFn check;  ///< the same op converting and checking in one pass (kernels/convert/cuda/convert_check_kernel.cuh)
 };
 
 std::span<const Launcher> launchers_f16_bf16();  ///< convert_f16_bf16.cu: fp16, bf16, tf32, bf16 -> fp16
 std::span<const Launcher> launchers_fp8();       ///< convert_fp8.cu: fp8 and ue8m0
 std::span<const Launcher> launchers_fp6_fp4();   ///< convert_fp6_fp4.cu: fp6 and fp4
+/// The launcher of a table entry, from the three lists (nullptr: none in this build).
+const Launcher* find_launcher(std::string_view name);
+/// Wait for a recorded cudaEvent_t, polling, so that a hang becomes a DeviceError after
+/// $FPCERT_DEVICE_TIMEOUT_MS (default 120 s); a device fault becomes a DeviceError too.
+void wait_event(void* event, const char* what);
 
 /// __CUDA_ARCH__ and __CUDA_ARCH_FAMILY_SPECIFIC__ (0 if undefined) of the code that runs on the
 /// current device (convert_probe.cu); returns false when the probe could not run.

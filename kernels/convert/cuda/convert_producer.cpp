@@ -11,24 +11,22 @@
 #include <string>
 #include <thread>
 
+#include "kernels/convert/cuda/convert_check_launch.hpp"
 #include "kernels/convert/cuda/convert_launch.hpp"
 #include "kernels/convert/device_convert.hpp"
 #include "kernels/device/cuda_check.cuh"
 #include "kernels/kernel.hpp"
 
 namespace fpcert {
-namespace {
 
-using cuda_convert::Launcher;
-using cuda_convert::SideResults;
-
-const Launcher* find_launcher(std::string_view name) {
-  for (auto list : {cuda_convert::launchers_f16_bf16(), cuda_convert::launchers_fp8(), cuda_convert::launchers_fp6_fp4()})
+const cuda_convert::Launcher* cuda_convert::find_launcher(std::string_view name) {
+  for (auto list : {launchers_f16_bf16(), launchers_fp8(), launchers_fp6_fp4()})
     for (const Launcher& l : list)
       if (name == l.name) return &l;
   return nullptr;
 }
 
+namespace {
 /// How long wait() lets one chunk take before calling the device hung: $FPCERT_DEVICE_TIMEOUT_MS,
 /// else 120 s (a 2^26-code chunk of the slowest software path takes well under a second).
 double timeout_ms() {
@@ -38,6 +36,37 @@ double timeout_ms() {
   }
   return 120000.0;
 }
+
+}  // namespace
+
+void cuda_convert::wait_event(void* event, const char* what) {
+  // Poll rather than block, so that a kernel that never finishes is reported, not waited on.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(timeout_ms());
+  for (;;) {
+    const cudaError_t q = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    if (q == cudaSuccess) return;
+    if (q != cudaErrorNotReady) cuda::fail(q, (std::string(what) + " (cudaEventQuery)").c_str(), __FILE__, __LINE__);
+    if (std::chrono::steady_clock::now() > deadline)
+      throw DeviceError(std::string(what) + " hung: chunk not finished after " + std::to_string(static_cast<long>(timeout_ms())) + " ms",
+                        FailureKind::Hung);
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+void cuda_convert::read_side_results(const SideResults& s, ProducedChunk& pc) {
+  pc.lane_mismatches = s.lane_count;
+  for (unsigned long long k = 0; k < s.lane_count && k < static_cast<unsigned long long>(kSideListed); ++k)
+    pc.lanes.push_back({s.lane_src[k], s.lane_lo[k], s.lane_hi[k]});
+  pc.stray = s.stray_count;
+  for (unsigned long long k = 0; k < s.stray_count && k < static_cast<unsigned long long>(kSideListed); ++k)
+    pc.strays.push_back({s.stray_src[k], s.stray_raw[k]});
+}
+
+namespace {
+
+using cuda_convert::find_launcher;
+using cuda_convert::Launcher;
+using cuda_convert::SideResults;
 
 class CudaConversionProducer final : public ConversionProducer {
  public:
@@ -114,17 +143,7 @@ class CudaConversionProducer final : public ConversionProducer {
   ProducedChunk wait(int slot) override {
     if (slot < 0 || slot > 1 || !queued_[slot]) throw std::logic_error("conversion producer: nothing queued in this slot");
     queued_[slot] = false;
-    // Poll rather than block, so that a kernel that never finishes is reported, not waited on.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(timeout_ms());
-    for (;;) {
-      const cudaError_t q = cudaEventQuery(copy_end_[slot]);
-      if (q == cudaSuccess) break;
-      if (q != cudaErrorNotReady) cuda::fail(q, "conversion kernel or copy (cudaEventQuery)", __FILE__, __LINE__);
-      if (std::chrono::steady_clock::now() > deadline)
-        throw DeviceError("conversion kernel hung: chunk not finished after " + std::to_string(static_cast<long>(timeout_ms())) + " ms",
-                          FailureKind::Hung);
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
+    cuda_convert::wait_event(copy_end_[slot], "conversion kernel or copy");
     FPCERT_CUDA_CHECK(cudaGetLastError());
     ProducedChunk pc;
     pc.data = host_out_[slot];
@@ -133,13 +152,7 @@ class CudaConversionProducer final : public ConversionProducer {
     FPCERT_CUDA_CHECK(cudaEventElapsedTime(&copy, kernel_end_[slot], copy_end_[slot]));
     pc.gpu_ms = gpu;
     pc.transfer_ms = copy;
-    const SideResults& s = *host_side_[slot];
-    pc.lane_mismatches = s.lane_count;
-    for (unsigned long long k = 0; k < s.lane_count && k < static_cast<unsigned long long>(cuda_convert::kSideListed); ++k)
-      pc.lanes.push_back({s.lane_src[k], s.lane_lo[k], s.lane_hi[k]});
-    pc.stray = s.stray_count;
-    for (unsigned long long k = 0; k < s.stray_count && k < static_cast<unsigned long long>(cuda_convert::kSideListed); ++k)
-      pc.strays.push_back({s.stray_src[k], s.stray_raw[k]});
+    cuda_convert::read_side_results(*host_side_[slot], pc);
     return pc;
   }
 

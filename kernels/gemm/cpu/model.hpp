@@ -41,7 +41,7 @@ class CpuModel : public GemmKernel {
   KernelTraits traits_;
 };
 
-/// Makes a registered honest model by name (nullptr when unknown) — mutants wrap these.
+/// Makes a built-in CPU model of kernels/gemm/cpu/models.cpp by name (nullptr when unknown).
 std::unique_ptr<CpuModel> make_cpu_model(const std::string& name);
 
 }  // namespace fpcert

@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "kernels/device/cuda_check.cuh"
+#include "kernels/gemm/cublas/cublas_loader.cuh"
 #include "kernels/register.hpp"
 
 namespace fpcert {
@@ -141,7 +142,7 @@ class CublasGemm final : public GemmKernel {
  public:
   explicit CublasGemm(const Config& c) : cfg_(c), name_(c.name), traits_(traits_for(c.compute, c.in)) {}
   ~CublasGemm() override {
-    if (handle_) cublasDestroy(handle_);  // status ignored: the context may already be gone at exit
+    if (handle_) cublas::api().destroy(handle_);  // status ignored: the context may already be gone at exit
   }
   CublasGemm(const CublasGemm&) = delete;
   CublasGemm& operator=(const CublasGemm&) = delete;
@@ -168,7 +169,8 @@ class CublasGemm final : public GemmKernel {
     if (ops.lda > INT_MAX || ops.ldb > INT_MAX || ops.ldc > INT_MAX)
       throw NotSupportedError(name_ + ": leading dimension beyond cuBLAS's 32-bit range");
     if (!handle_) create_handle();
-    FPCERT_CUBLAS_CHECK(cublasSetStream(handle_, static_cast<cudaStream_t>(ops.stream)));
+    const cublas::Api& cb = cublas::api();
+    FPCERT_CUBLAS_CHECK(cb.set_stream(handle_, static_cast<cudaStream_t>(ops.stream)));
     // Row-major X (rows x cols, ld) is column-major X^T with the same ld; a column-major operand is
     // transposed by cuBLAS instead.
     const cublasOperation_t op_b = ops.b_layout == Layout::RowMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
@@ -178,31 +180,32 @@ class CublasGemm final : public GemmKernel {
     const bool half_scalars = cfg_.compute == CUBLAS_COMPUTE_16F;
     const auto ld = [](std::int64_t v) { return static_cast<int>(v < 1 ? 1 : v); };
     const cublasStatus_t s =
-        cublasGemmEx(handle_, op_b, op_a, static_cast<int>(ops.n), static_cast<int>(ops.m), static_cast<int>(ops.k),
+        cb.gemm_ex(handle_, op_b, op_a, static_cast<int>(ops.n), static_cast<int>(ops.m), static_cast<int>(ops.k),
                      half_scalars ? static_cast<const void*>(&alpha16) : &alpha32, ops.b, cfg_.in, ld(ops.ldb), ops.a,
                      cfg_.in, ld(ops.lda), half_scalars ? static_cast<const void*>(&beta16) : &beta32, ops.c, cfg_.out,
                      ld(ops.ldc), cfg_.compute, CUBLAS_GEMM_DEFAULT);
     if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH)
-      throw NotSupportedError(name_ + ": cublasGemmEx answered " + cublasGetStatusName(s) + " (" +
-                              cublasGetStatusString(s) + ") for this compute type on this GPU/library");
+      throw NotSupportedError(name_ + ": cublasGemmEx answered " + cublas::status_text(s) +
+                              " for this compute type on this GPU/library");
     FPCERT_CUBLAS_CHECK(s);
   }
 
  private:
   void create_handle() {
+    const cublas::Api& cb = cublas::api();  // DeviceError when cuBLAS cannot be loaded
     cublasHandle_t h = nullptr;
-    FPCERT_CUBLAS_CHECK(cublasCreate(&h));
+    FPCERT_CUBLAS_CHECK(cb.create(&h));
     // Pin the math mode: pedantic for the pedantic kernel, default (no TF32 unless the compute type
     // asks for it) for the others; the compute type passed to cublasGemmEx decides the rest.
     cublasStatus_t s =
-        cublasSetMathMode(h, cfg_.compute == CUBLAS_COMPUTE_32F_PEDANTIC ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH);
+        cb.set_math_mode(h, cfg_.compute == CUBLAS_COMPUTE_32F_PEDANTIC ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH);
     // Emulate whenever the library can (the default strategy, PERFORMANT, may quietly compute in fp32).
     if (s == CUBLAS_STATUS_SUCCESS && cfg_.compute == CUBLAS_COMPUTE_32F_EMULATED_16BFX9)
-      s = cublasSetEmulationStrategy(h, CUBLAS_EMULATION_STRATEGY_EAGER);
+      s = cb.set_emulation_strategy(h, CUBLAS_EMULATION_STRATEGY_EAGER);
     if (s != CUBLAS_STATUS_SUCCESS) {
-      cublasDestroy(h);
+      cb.destroy(h);
       if (s == CUBLAS_STATUS_NOT_SUPPORTED)
-        throw NotSupportedError(name_ + ": configuring the cuBLAS handle answered " + cublasGetStatusName(s));
+        throw NotSupportedError(name_ + ": configuring the cuBLAS handle answered " + cublas::status_text(s));
       FPCERT_CUBLAS_CHECK(s);
     }
     handle_ = h;

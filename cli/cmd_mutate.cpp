@@ -1,0 +1,131 @@
+// cli/cmd_mutate.cpp — `fpcert mutate`: what a suite refuses, measured by fault injectors wrapping the
+// kernel (docs/mutation.md); and the mutation score that `certify` and `selftest` print.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "base/atomic_file.hpp"
+#include "base/error.hpp"
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
+#include "cli/mutate.hpp"
+#include "cli/plugins.hpp"
+#include "reports/html.hpp"
+#include "reports/mutation_report.hpp"
+#include "reports/table.hpp"
+#include "results/results_json.hpp"
+#include "suites/environment.hpp"
+#include "suites/mutation.hpp"
+
+namespace fpcert::cli {
+
+std::function<void(const std::string&)> progress_to_terminal() {
+  if (!::isatty(2)) return nullptr;
+  return [](const std::string& line) {
+    std::fprintf(stderr, "\r\033[K%s", line.substr(0, 150).c_str());
+    std::fflush(stderr);
+  };
+}
+
+void clear_progress() {
+  if (::isatty(2)) std::fprintf(stderr, "\r\033[K");
+}
+
+std::string fault_catalogue_text() {
+  std::string s = fmt::format("{:<18} {:<12} {:<40} {}\n", "fault", "class", "killed for its own fault by", "the fault; how it is injected");
+  for (const FaultInfo& f : fault_catalogue()) {
+    std::string kinds;
+    for (CheckKind k : f.expected) kinds += (kinds.empty() ? "" : ", ") + std::string(to_string(k));
+    s += fmt::format("{:<18} {:<12} {:<40} {}\n{:<72} {}\n", f.id, to_string(f.cls), kinds, f.what, "", f.realisation);
+  }
+  return s;
+}
+
+namespace {
+
+struct MutateArgs {
+  std::vector<std::string> kernels;
+  std::string suite = "certify", faults, json, html;
+  std::vector<std::string> plugins;
+  std::int64_t mn = 0;
+  bool all_cases = false, isolate = false, list = false;
+  double timeout_s = 600;
+  double min_score = -1;
+};
+
+int run_mutate(const MutateArgs& a) {
+  if (a.list) {
+    std::fputs(fault_catalogue_text().c_str(), stdout);
+    return kExitPass;
+  }
+  check_command_outputs({{"--json", a.json}, {"--html", a.html}});  // before any work (docs/errors.md)
+  load_plugins(a.plugins);
+  const SuiteInfo* suite = find_suite(a.suite);
+  if (!suite) throw InputError(fmt::format("unknown suite '{}' (valid: {})", a.suite, suite_names()));
+  const std::vector<std::string> kernels = expand_kernel_list(a.kernels);
+  if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them)");
+  MutationOptions mo;
+  mo.faults = parse_fault_list(a.faults);
+  mo.all_cases = a.all_cases;
+  if (a.mn > 0) mo.run.mn = a.mn;
+  mo.run.isolate = a.isolate || !a.plugins.empty();
+  mo.run.isolate_timeout_s = a.timeout_s;
+  mo.run.run.timeout_ms = a.timeout_s * 1000;
+  mo.inject.timeout_ms = a.timeout_s * 1000;
+  mo.run.command = command_line();
+  mo.on_progress = progress_to_terminal();
+  RunResult run;
+  run.kind = RunKind::Mutation;
+  run.suite = suite->name;
+  run.kernels = kernels;
+  mo.on_honest_case = [&](const CaseResult& c) { run.cases.push_back(c); };
+  run.env = make_environment(command_line(), nullptr);
+  mo.env = &run.env;
+  bool below = false;
+  for (const std::string& k : kernels) {
+    MutationScore s = run_mutation(*suite, k, mo);
+    clear_progress();
+    std::fputs(mutation_table(s).c_str(), stdout);
+    std::fputs(mutation_summary(s).c_str(), stdout);
+    std::fflush(stdout);
+    below = below || (a.min_score >= 0 && 100 * s.score() < a.min_score);
+    run.mutation.push_back(std::move(s));
+  }
+  if (kernels.size() > 1) std::fputs(mutation_score_table(run.mutation).c_str(), stdout);
+  if (!a.json.empty()) {
+    write_file_atomic(a.json, to_json(run).dump(2) + "\n");
+    fmt::print("results: {}\n", a.json);
+  }
+  if (!a.html.empty()) {
+    write_html_report(a.html, std::vector<RunResult>{run});
+    fmt::print("HTML report: {}\n", a.html);
+  }
+  if (below) {
+    fmt::print("mutation score below --min-score {} %\n", a.min_score);
+    return kExitGateFailed;
+  }
+  return kExitPass;
+}
+
+}  // namespace
+
+void add_mutate(CLI::App& root, Registry& reg) {
+  auto* app = root.add_subcommand("mutate", "Run a suite on fault-injected copies of a kernel: which faults does it refuse, by which check");
+  auto a = std::make_shared<MutateArgs>();
+  app->add_option("--kernel", a->kernels, "Kernel(s) to wrap (repeat or comma-separate; cpu, cuda, cublas: every built-in of that backend)");
+  app->add_option("--suite", a->suite, "Suite: " + suite_names())->capture_default_str();
+  app->add_option("--fault", a->faults, "Only these faults, comma-separated (--list shows them)");
+  app->add_flag("--all-cases", a->all_cases, "Run every case on every mutant (default: a mutant stops at its first kill for its own fault)");
+  app->add_flag("--list", a->list, "List the faults, the checks expected to kill each, and how each is injected");
+  app->add_option("--json", a->json, "Write the results (the unmutated kernel's cases and the mutation score) as JSON")->check(path_text());
+  app->add_option("--html", a->html, "Write a self-contained HTML report")->check(path_text());
+  app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases")->check(integer_in(1, 1 << 30));
+  app->add_flag("--isolate", a->isolate, "Run each case in a child process");
+  app->add_option("--timeout", a->timeout_s, "Seconds before a case counts as hung")->capture_default_str()->check(seconds());
+  app->add_option("--min-score", a->min_score, "Exit 1 when a kernel's score (killed for their own fault, %) is below this")
+      ->check(CLI::Range(0.0, 100.0));
+  add_plugin_option(app, a->plugins);
+  reg.push_back({app, [a] { return run_mutate(*a); }});
+}
+
+}  // namespace fpcert::cli

@@ -1,0 +1,206 @@
+// kernels/block/cuda/block_gemm.cu — block-scaled GEMMs (OCP MX, NVFP4) emulated on the H200's existing tensor-core
+// instructions, with the CPU models of kernels/block/block_scaled.hpp as their declared arithmetic:
+//   gemm_<f>_<rule>_deqbf16_f32acc_mma_sm80   quantize A and B along K (kernels/block/cuda/block_quant.cu), dequantize
+//                                             every element into bf16 (MX: element * 2^e; NVFP4: element * S),
+//                                             then mma_gemm<BF16> (kernels/gemm/cuda/mma_kernel.cuh); NVFP4: C = RN(C * tt)
+//   gemm_<f>_<rule>_blocksum_f32acc_mma_sm80  quantize, element values (unscaled) into fp16 (exact), then
+//                                             block_mma_gemm (kernels/block/cuda/block_gemm_kernel.cuh): per K-block an
+//                                             exact partial sum, scaled and added in fp32 — bit for bit the CPU
+//                                             model's order for E2M3, E3M2, E2M1, int8 and NVFP4 elements
+// Inputs are fp32 (the runner's codes of the problem's values); the quantized operands live in a grow-only
+// workspace. Every launch is checked; the runner synchronises.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/block/block_scaled.hpp"
+#include "kernels/block/cuda/block_gemm_kernel.cuh"
+#include "kernels/block/cuda/block_quant.cuh"
+#include "kernels/device/cuda_check.cuh"
+#include "kernels/emu/cuda/emu_host.cuh"
+#include "kernels/gemm/cuda/mma_host.cuh"
+#include "kernels/register.hpp"
+
+namespace fpcert {
+namespace {
+
+using namespace mma_device;
+
+/// The 16-bit operand codes of every element code: unscaled fp16 values (blocksum) or the element's fp32
+/// value for the bf16 dequantization; NaN scales handled in the kernel.
+struct ElemTable {
+  float value[256];         ///< element value (exact)
+  std::uint16_t f16[256];   ///< its fp16 code (exact for every element format: at most 8 significant bits, 2^-16..57344)
+};
+
+ElemTable elem_table(const BlockFormat& f) {
+  ElemTable t{};
+  for (unsigned c = 0; c < 256; ++c) {
+    const double v = c < f.element_codes() || f.int_elements ? element_value(f, static_cast<std::uint8_t>(c)) : 0.0;
+    t.value[c] = static_cast<float>(v);
+    t.f16[c] = static_cast<std::uint16_t>(round_double(f16, v, Rounder::nearest(f16)).code);
+  }
+  return t;
+}
+
+constexpr int kThreads1d = 256;
+
+/// Element codes -> 16-bit operand codes. bf16 = true: RN_bf16(element * scale) with the block's scale (MX:
+/// 2^e by an exact fp32 rescale, then one bf16 rounding; NVFP4: element * S, exact); false: the element's
+/// fp16 code. axis: as the quantizer's layout (1: scales per row block, 0: per column block).
+__global__ void __launch_bounds__(kThreads1d) to_operand16(ElemTable t, bool bf16, bool pow2, const std::uint8_t* __restrict__ codes,
+                                                          const std::uint8_t* __restrict__ scales, std::int64_t rows, std::int64_t cols,
+                                                          int axis, int block, std::int64_t scale_cols, std::uint16_t* __restrict__ out) {
+  const std::int64_t total = rows * cols, stride = static_cast<std::int64_t>(gridDim.x) * kThreads1d;
+  for (std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * kThreads1d + threadIdx.x; x < total; x += stride) {
+    const std::uint8_t code = codes[x];
+    if (!bf16) {
+      out[x] = t.f16[code];
+      continue;
+    }
+    const std::int64_t i = x / cols, j = x % cols;
+    const std::uint32_t sc = axis == 1 ? scales[i * scale_cols + j / block] : scales[(i / block) * scale_cols + j];
+    float v;
+    if (pow2) v = sc == 0xFFu ? __uint_as_float(0x7FC00000u) : emu::ldexp_rn(t.value[code], static_cast<int>(sc) - 127);
+    else v = __fmul_rn(t.value[code], blockq::e4m3_value(sc));
+    out[x] = emu::bf16_rn_code(v);
+  }
+}
+
+/// C = RN(C * tt) over the m x n written part of C (NVFP4's tensor scales, deqbf16 path).
+__global__ void __launch_bounds__(kThreads1d) scale_output(float* c, std::int64_t m, std::int64_t n, std::int64_t ldc, float tt) {
+  const std::int64_t total = m * n, stride = static_cast<std::int64_t>(gridDim.x) * kThreads1d;
+  for (std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * kThreads1d + threadIdx.x; x < total; x += stride)
+    c[(x / n) * ldc + x % n] = __fmul_rn(c[(x / n) * ldc + x % n], tt);
+}
+
+unsigned grid1d(std::int64_t work) {
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((work + kThreads1d - 1) / kThreads1d, 65535 * 8)));
+}
+
+const char* kDeqCudaOrder =
+    "A and B quantized along K by the CUDA quantizer (element- and scale-exact with the model; docs/block_formats.md), "
+    "every element dequantized into bf16 (MX: element * 2^e, exact inside bf16's range; NVFP4: element * S, exact), then "
+    "mma.sync.m16n8k16 bf16 with fp32 accumulation over K (mma_gemm: one warp owns each C element for all of K, "
+    "bitwise reproducible; the order and alignment inside one MMA are not specified by NVIDIA, modelled as fp32 "
+    "accumulation rounded toward zero)";
+
+class BlockGemmCuda final : public GemmKernel {
+ public:
+  BlockGemmCuda(const BlockFormat& f, ScaleRule rule, BlockGemmPath path) : f_(f), rule_(rule), path_(path) {
+    name_ = "gemm_" + std::string(f.tag) + "_" + std::string(to_string(rule)) + "_" + std::string(to_string(path)) + "_f32acc_mma_sm80";
+    traits_ = block_gemm_traits(f, rule, path);
+    if (path == BlockGemmPath::DeqBf16) {
+      traits_.acc_rounding = Rounding::TowardZero;
+      traits_.order = kDeqCudaOrder;
+      if (f.tensor_scale) traits_.order += "; then C = RN_f32(acc * RN_f32(s_tA * s_tB))";
+    } else {
+      traits_.order += "; on the device: element values in fp16, each block's partial sum by mma.sync.m16n8k16 f16 from "
+                       "a zeroed fragment (exact: at most 23 significant bits), the scaling by one fp32 rounding "
+                       "(emu::ldexp_rn or __fmul_rn by S_A S_B), the addition by __fadd_rn: bit for bit the CPU model";
+    }
+    table_ = elem_table(f);
+  }
+  const std::string& name() const override { return name_; }
+  std::string description() const override {
+    return std::string(f_.tag) + " (" + std::string(to_string(rule_)) + " scales) block-scaled GEMM emulated on " +
+           (path_ == BlockGemmPath::DeqBf16 ? "bf16 tensor cores (dequantize, then mma.sync)" : "fp16 tensor cores (exact block sums, scaled per block)");
+  }
+  Backend backend() const override { return Backend::Cuda; }
+  MemorySpace memory() const override { return MemorySpace::Device; }
+  const KernelTraits& traits() const override { return traits_; }
+
+  Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
+    if (path_ == BlockGemmPath::DeqBf16) return cuda::mma_support(m, n, k, 80, mma_gemm<Mma::BF16, false>);
+    auto support = [&](auto kernel) { return cuda::mma_support(m, n, k, 80, kernel); };
+    if (f_.block == 32) return f_.pow2_scales() ? support(block_mma_gemm<true, 32>) : support(block_mma_gemm<false, 32>);
+    return f_.pow2_scales() ? support(block_mma_gemm<true, 16>) : support(block_mma_gemm<false, 16>);
+  }
+
+  void run(const GemmOperands& ops) override {
+    if (ops.a_layout != Layout::RowMajor || ops.b_layout != Layout::RowMajor) throw NotSupportedError(name_ + ": row-major A and B only");
+    if (ops.m == 0 || ops.n == 0) return;
+    const std::int64_t m = ops.m, n = ops.n, k = ops.k, B = f_.block, nkb = (k + B - 1) / B;
+    auto stream = static_cast<cudaStream_t>(ops.stream);
+    ws_.begin();
+    const std::size_t o_ca = ws_.reserve(static_cast<std::size_t>(m * k)), o_sa = ws_.reserve(static_cast<std::size_t>(m * nkb));
+    const std::size_t o_cb = ws_.reserve(static_cast<std::size_t>(k * n)), o_sb = ws_.reserve(static_cast<std::size_t>(nkb * n));
+    const std::size_t o_a16 = ws_.reserve(static_cast<std::size_t>(m * k) * 2), o_b16 = ws_.reserve(static_cast<std::size_t>(k * n) * 2);
+    const std::size_t o_tmp = ws_.reserve(16);
+    std::uint8_t* base = ws_.commit();
+    const auto* A = static_cast<const float*>(ops.a);
+    const auto* Bm = static_cast<const float*>(ops.b);
+    // 1. Quantize (NVFP4: each operand's tensor scale from its amax, one small copy back each).
+    blockq::QuantParams pa = blockq::quant_params(f_, rule_, 0, 1), pb = blockq::quant_params(f_, rule_, 0, 0);
+    float tt = 1.0f;
+    if (f_.tensor_scale) {
+      auto* tmp = reinterpret_cast<unsigned*>(base + o_tmp);
+      pa.ts = blockq::device_tensor_scale(A, m, k, ops.lda, tmp, stream);
+      pb.ts = blockq::device_tensor_scale(Bm, k, n, ops.ldb, tmp, stream);
+      tt = static_cast<float>(round_double_to_f32(pa.ts * pb.ts));  // exact product, one rounding
+    }
+    blockq::bind(pa, A, m, k, ops.lda, base + o_ca, base + o_sa);
+    blockq::bind(pb, Bm, k, n, ops.ldb, base + o_cb, base + o_sb);
+    blockq::launch_quantize(pa, stream);
+    blockq::launch_quantize(pb, stream);
+    // 2. 16-bit operands.
+    const bool deq = path_ == BlockGemmPath::DeqBf16;
+    auto* a16 = reinterpret_cast<std::uint16_t*>(base + o_a16);
+    auto* b16 = reinterpret_cast<std::uint16_t*>(base + o_b16);
+    to_operand16<<<grid1d(m * k), kThreads1d, 0, stream>>>(table_, deq, f_.pow2_scales(), pa.codes, pa.scales, m, k, 1, static_cast<int>(B), nkb, a16);
+    FPCERT_CUDA_LAUNCH_CHECK("to_operand16 (A)");
+    to_operand16<<<grid1d(k * n), kThreads1d, 0, stream>>>(table_, deq, f_.pow2_scales(), pb.codes, pb.scales, k, n, 0, static_cast<int>(B), n, b16);
+    FPCERT_CUDA_LAUNCH_CHECK("to_operand16 (B)");
+    // 3. The MMA GEMM.
+    const dim3 grid(static_cast<unsigned>((n + kBN - 1) / kBN), static_cast<unsigned>((m + kBM - 1) / kBM));
+    const auto* a8 = reinterpret_cast<const std::uint8_t*>(a16);
+    const auto* b8 = reinterpret_cast<const std::uint8_t*>(b16);
+    const bool vec_a = (k * 2) % 16 == 0, vec_b = (n * 2) % 16 == 0;  // workspace pieces are 256-byte aligned
+    auto* c = static_cast<float*>(ops.c);
+    if (deq) {
+      mma_gemm<Mma::BF16, false><<<grid, kThreads, 0, stream>>>(m, n, k, a8, k, vec_a, b8, n, vec_b, c, ops.ldc, 0);
+      FPCERT_CUDA_LAUNCH_CHECK(name_.c_str());
+      if (f_.tensor_scale) {
+        scale_output<<<grid1d(m * n), kThreads1d, 0, stream>>>(c, m, n, ops.ldc, tt);
+        FPCERT_CUDA_LAUNCH_CHECK("scale_output");
+      }
+      return;
+    }
+    const bool pow2 = f_.pow2_scales(), tts = f_.tensor_scale;
+    auto launch = [&](auto kernel) {
+      kernel<<<grid, kThreads, 0, stream>>>(m, n, k, a8, k, vec_a, b8, n, vec_b, c, ops.ldc, pa.scales, pb.scales, nkb, tt, tts);
+    };
+    if (B == 32) pow2 ? launch(block_mma_gemm<true, 32>) : launch(block_mma_gemm<false, 32>);
+    else pow2 ? launch(block_mma_gemm<true, 16>) : launch(block_mma_gemm<false, 16>);
+    FPCERT_CUDA_LAUNCH_CHECK(name_.c_str());
+  }
+
+ private:
+  static double round_double_to_f32(double x) { return to_double(f32, round_double(f32, x, Rounder::nearest(f32)).code); }
+  const BlockFormat& f_;
+  ScaleRule rule_;
+  BlockGemmPath path_;
+  std::string name_;
+  KernelTraits traits_;
+  ElemTable table_;
+  emu_host::Workspace ws_;
+};
+
+}  // namespace
+
+std::unique_ptr<GemmKernel> make_block_gemm_cuda(const BlockFormat& f, ScaleRule rule, BlockGemmPath path) {
+  return std::make_unique<BlockGemmCuda>(f, rule, path);
+}
+
+void register_block_gemm_kernels() {
+  for (const BlockGemmConfig& c : builtin_block_gemms(true))
+    register_kernel(make_block_gemm_cuda(*c.format, c.rule, c.path)->name(), Backend::Cuda, false,
+                    [c] { return make_block_gemm_cuda(*c.format, c.rule, c.path); });
+}
+
+}  // namespace fpcert

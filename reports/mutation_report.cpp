@@ -1,0 +1,73 @@
+// reports/mutation_report.cpp — the mutation score as terminal text.
+#include "reports/mutation_report.hpp"
+
+#include <fmt/format.h>
+
+namespace fpcert {
+
+namespace {
+
+std::string kinds_text(const std::vector<CheckKind>& ks, const char* sep) {
+  std::string s;
+  for (CheckKind k : ks) s += (s.empty() ? "" : sep) + std::string(to_string(k));
+  return s;
+}
+
+/// The ids of the mutants with outcome o, comma-separated ("-" when none).
+std::string ids_with(const MutationScore& s, MutantOutcome o) {
+  std::string r;
+  for (const MutantResult& m : s.mutants)
+    if (m.outcome == o) r += (r.empty() ? "" : ",") + m.fault;
+  return r.empty() ? "-" : r;
+}
+
+}  // namespace
+
+std::string score_text(int killed, int total) {
+  return total == 0 ? "0/0" : fmt::format("{}/{} ({:.1f} %)", killed, total, 100.0 * killed / total);
+}
+
+std::string mutation_table(const MutationScore& s) {
+  std::string t = fmt::format("{:<18} {:<12} {:<14} {:<20} {:<28} {}\n", "fault", "class", "outcome", "case", "failed check(s)", "detail");
+  for (const MutantResult& m : s.mutants) {
+    std::string detail = m.detail;
+    if (detail.size() > 110) detail = detail.substr(0, 107) + "...";
+    t += fmt::format("{:<18} {:<12} {:<14} {:<20} {:<28} {}\n", m.fault, m.fault_class, to_string(m.outcome),
+                     m.case_id.empty() ? "-" : m.case_id, m.fired.empty() ? "-" : kinds_text(m.fired, ","), detail);
+  }
+  return t;
+}
+
+std::string mutation_summary(const MutationScore& s) {
+  std::string t = fmt::format("mutation score of {} on suite {}: {} killed for their own fault", s.kernel, s.suite,
+                              score_text(s.count(MutantOutcome::Killed), s.total()));
+  const int other = s.count(MutantOutcome::KilledOther), surv = s.count(MutantOutcome::Survived),
+            na = s.count(MutantOutcome::NotApplicable);
+  t += fmt::format("; {} by another check only, {} survived, {} not applicable ({:.1f} s)\n", other, surv, na, s.seconds);
+  std::string classes;
+  for (const ClassScore& c : s.by_class()) classes += fmt::format("{}{} {}/{}", classes.empty() ? "" : ", ", c.fault_class, c.killed, c.total);
+  t += "  by class: " + classes + "\n";
+  if (surv) t += "  survived: " + ids_with(s, MutantOutcome::Survived) + "\n";
+  if (other) t += "  killed by another check only: " + ids_with(s, MutantOutcome::KilledOther) + "\n";
+  for (const std::string& c : s.invalid_cases) t += "  the unmutated kernel did not pass " + c + " (no mutant judged there)\n";
+  return t;
+}
+
+std::string mutation_score_header() {
+  return fmt::format("{:<34} {:<18} {:>5} {:<30} {:<30} {:>7}\n", "kernel", "score (own fault)", "n/a", "killed by another check",
+                     "survived", "seconds");
+}
+
+std::string mutation_score_row(const MutationScore& s) {
+  return fmt::format("{:<34} {:<18} {:>5} {:<30} {:<30} {:>7.1f}\n", s.kernel, score_text(s.count(MutantOutcome::Killed), s.total()),
+                     s.count(MutantOutcome::NotApplicable), ids_with(s, MutantOutcome::KilledOther), ids_with(s, MutantOutcome::Survived),
+                     s.seconds);
+}
+
+std::string mutation_score_table(const std::vector<MutationScore>& scores) {
+  std::string t = mutation_score_header();
+  for (const MutationScore& s : scores) t += mutation_score_row(s);
+  return t;
+}
+
+}  // namespace fpcert

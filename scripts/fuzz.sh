@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# scripts/fuzz.sh — bounded fuzzing of what fpcert reads from users (tests/fuzz/): builds the
+# libFuzzer targets with clang under ASan and UBSan (build dir $FPCERT_FUZZ_BUILD_DIR, default
+# build-fuzz), then runs each for $FPCERT_FUZZ_SECONDS seconds (default 60) on a copy of its seed
+# corpus. A crash, leak or sanitizer report fails the run and leaves the input in
+# $build/fuzz-findings/<target>/: add it to tests/fuzz/corpus/<target>/ with a regression test.
+# Prints, per target, the time and the number of executions. Usage: scripts/fuzz.sh [target...]
+# Exit: 0 clean; 1 a finding; 77 no clang/libFuzzer here (skipped, said so).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${FPCERT_FUZZ_SECONDS:-60}
+build=${FPCERT_FUZZ_BUILD_DIR:-build-fuzz}
+targets=("$@")
+if (( ${#targets[@]} == 0 )); then targets=(spec npy config results plugin); fi
+cxx=$(command -v clang++-14 || command -v clang++ || true)
+cc=$(command -v clang-14 || command -v clang || true)
+if [[ -z "$cxx" ]] || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+  echo "fuzz: SKIPPED: clang and libFuzzer are not installed (scripts/deps.sh --tests installs clang-14 and libclang-rt-14-dev)"
+  exit 77
+fi
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" \
+  -DFPCERT_FUZZ=ON -DFPCERT_CUDA=OFF -DFPCERT_TESTS=ON -DFPCERT_BENCH=OFF "${launcher[@]}" >/dev/null
+cmake --build "$build" -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >"$build/fuzz-build.log" 2>&1 ||
+  { tail -40 "$build/fuzz-build.log"; echo "fuzz: build failed"; exit 1; }
+status=0
+summary=()
+for t in "${targets[@]}"; do
+  work="$build/fuzz-corpus/$t"
+  findings="$build/fuzz-findings/$t"
+  rm -rf "$work" && mkdir -p "$work" "$findings"
+  cp tests/fuzz/corpus/"$t"/* "$work"/
+  log="$build/fuzz-$t.log"
+  set +e
+  # Memory and input limits keep one run bounded; ASan and UBSan abort on their first report.
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$build/tests/fuzz/fuzz_$t" "$work" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+    -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  corpus=$(ls "$work" | wc -l)
+  if (( rc != 0 )); then
+    status=1
+    summary+=("$(printf 'fuzz_%-8s %4ss %12s execs  FINDING (exit %s): %s' "$t" "$secs" "$execs" "$rc" "$(ls "$findings" | head -3 | tr '\n' ' ')")")
+    grep -E 'ERROR|runtime error|SUMMARY|Test unit written' "$log" | head -10 || true
+  else
+    summary+=("$(printf 'fuzz_%-8s %4ss %12s execs  corpus %5s  clean' "$t" "$secs" "$execs" "$corpus")")
+  fi
+done
+echo "fuzz: ASan+UBSan, $secs s per target (logs: $build/fuzz-<target>.log)"
+printf '  %s\n' "${summary[@]}"
+exit $status

@@ -1,0 +1,96 @@
+// tests/cli/mutate_cli_test.cpp — `fpcert mutate`, the mutation score in `certify`, and `fpcert selftest`
+// driven as a subprocess: exit codes, what the output states, what the JSON holds, bad input.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_command.hpp"
+
+using fpcert::test::CommandResult;
+using fpcert::test::run_command;
+
+namespace {
+
+const std::string kFpcert = fpcert::test::env_or("FPCERT_BIN", FPCERT_BIN);
+
+nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(fpcert::test::read_text(path)); }
+
+}  // namespace
+
+TEST_CASE("mutate --list names every fault with its checks") {
+  const CommandResult r = run_command({kFpcert, "mutate", "--list"});
+  CHECK(r.exit_code == 0);
+  for (const char* id : {"out_ulp", "zero_row", "k_minus_1", "transposed_b", "lda_ignored", "tail_tile", "precision_switch", "acc_f16",
+                         "acc_bf16", "acc_rz", "out_rz", "flush_inputs", "flush_outputs", "nan_to_zero", "inf_to_max", "unwritten_row",
+                         "write_past_end", "clobbers_a", "one_run_in_n"})
+    CHECK_MESSAGE(r.has(id), id);
+  CHECK(r.has("guard_output"));
+}
+
+TEST_CASE("mutate: the table, the score, the JSON; --min-score gates") {
+  const std::string dir = fpcert::test::scratch_dir("mutate_cli");
+  // M = N = 16: the tail tile is dormant (no partial tile of 16).
+  const CommandResult r = run_command({kFpcert, "mutate", "--kernel", "model_gemm_f32", "--suite", "quick", "--mn", "16", "--fault",
+                                       "zero_row,writes_nan,unwritten_row,tail_tile", "--json", dir + "/m.json"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.has("mutation score of model_gemm_f32 on suite quick: 3/4 (75.0 %) killed for their own fault"));
+  CHECK(r.has("survived: tail_tile"));
+  const nlohmann::json j = read_json(dir + "/m.json");
+  CHECK(j.at("kind") == "mutation");
+  REQUIRE(j.at("mutation").size() == 1);
+  CHECK(j.at("mutation").at(0).at("killed") == 3);
+  CHECK(j.at("mutation").at(0).at("total") == 4);
+  CHECK(!j.at("cases").empty());  // the unmutated kernel's cases
+  const CommandResult gate = run_command({kFpcert, "mutate", "--kernel", "model_gemm_f32", "--suite", "quick", "--mn", "16", "--fault",
+                                          "zero_row,tail_tile", "--min-score", "100"});
+  CHECK(gate.exit_code == 1);
+  CHECK(gate.has("below --min-score"));
+}
+
+TEST_CASE("mutate: bad input exits 2 with the reason") {
+  const CommandResult f = run_command({kFpcert, "mutate", "--kernel", "model_gemm_f32", "--fault", "zero_row,maim"});
+  CHECK(f.exit_code == 2);
+  CHECK(f.has("unknown fault 'maim'"));
+  const CommandResult k = run_command({kFpcert, "mutate", "--kernel", "no_such_kernel"});
+  CHECK(k.exit_code == 2);
+  CHECK(k.has("unknown kernel"));
+  const CommandResult m = run_command({kFpcert, "mutate", "--kernel", "model_gemm_f32~zero_row"});
+  CHECK(m.exit_code == 2);
+  CHECK(m.has("itself a mutant"));
+  const CommandResult none = run_command({kFpcert, "mutate"});
+  CHECK(none.exit_code == 2);
+}
+
+TEST_CASE("certify prints and records the mutation score after the kernel passes; --no-mutation says it skipped") {
+  const std::string dir = fpcert::test::scratch_dir("certify_mutation");
+  const CommandResult r = run_command({kFpcert, "certify", "--kernel", "model_gemm_f32", "--suite", "quick", "--mn", "8", "--json", dir + "/c.json"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.has("mutation score of model_gemm_f32 on suite quick:"));
+  const nlohmann::json j = read_json(dir + "/c.json");
+  REQUIRE(j.at("mutation").size() == 1);
+  CHECK(j.at("mutation").at(0).at("total").get<int>() >= 19);
+  const CommandResult skip = run_command({kFpcert, "certify", "--kernel", "model_gemm_f32", "--suite", "quick", "--mn", "8", "--no-mutation",
+                                          "--json", dir + "/s.json"});
+  CHECK(skip.exit_code == 0);
+  CHECK(skip.has("mutation score: not measured (--no-mutation)"));
+  CHECK(read_json(dir + "/s.json").at("notes").at("mutation") == "not run (--no-mutation)");
+  // A mutant by name: certify refuses it, and measures no mutation score of a failing kernel.
+  const CommandResult bad = run_command({kFpcert, "certify", "--kernel", "model_gemm_f32~writes_nan", "--suite", "quick", "--mn", "8"});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.has("not measured (the kernel itself failed)"));
+}
+
+TEST_CASE("selftest: passes when every chosen fault is killed for its own fault, fails naming the one that is not") {
+  const CommandResult ok = run_command({kFpcert, "selftest", "--suite", "quick", "--kernel", "model_gemm_f32,model_gemm_f16_f32acc", "--fault",
+                                        "zero_row,writes_nan,write_past_end"});
+  INFO(ok.output);
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.has("SELFTEST PASSED: 2 models passed; 6 mutants, each killed for its own fault"));
+  const CommandResult missed =
+      run_command({kFpcert, "selftest", "--suite", "quick", "--kernel", "model_gemm_f32", "--fault", "tail_tile"});  // M = N = 48: no partial tile
+  CHECK(missed.exit_code == 1);
+  CHECK(missed.has("MISSED: tail_tile"));
+  CHECK(run_command({kFpcert, "selftest", "--shard", "3/2"}).exit_code == 2);
+}

@@ -1,0 +1,95 @@
+// tests/fuzz/fuzz_plugin.cpp — libFuzzer target: what fpcert checks of a plugin before trusting it.
+// The first byte picks the checker: the ELF header and segment bounds of a library file
+// (plugin/elf_check.hpp, before dlopen), or the plugin's table (validate_plugin_info: ABI version,
+// struct sizes, names, enum values, traits) built from the bytes. Neither may crash, read out of
+// bounds or throw; a table the validator accepts can be turned into kernel traits.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "plugin/elf_check.hpp"
+#include "plugin/fpcert_plugin.h"
+#include "plugin/loader.hpp"
+
+namespace {
+
+std::int32_t gemm_run(void*, const fpcert_gemm_args*, void*, std::size_t, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
+std::int32_t conversion_run(void*, const fpcert_conversion_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
+
+/// An enum value: mostly a valid one, sometimes anything.
+std::int32_t pick(FuzzedDataProvider& p, std::int32_t lo, std::int32_t hi) {
+  return p.ConsumeBool() ? p.ConsumeIntegralInRange<std::int32_t>(lo, hi) : p.ConsumeIntegral<std::int32_t>();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  FuzzedDataProvider p(data, size);
+  if (p.ConsumeBool()) {
+    const std::string bytes = p.ConsumeRemainingBytesAsString();
+    // The file may be longer than what was read (the size comes from fstat): try both.
+    (void)fpcert::elf_problem(bytes, bytes.size());
+    (void)fpcert::elf_problem(bytes, bytes.size() + 4096);
+    return 0;
+  }
+  fpcert_plugin_info info{};
+  info.abi_major = p.ConsumeBool() ? FPCERT_PLUGIN_ABI_MAJOR : p.ConsumeIntegral<std::uint32_t>();
+  info.abi_minor = p.ConsumeBool() ? FPCERT_PLUGIN_ABI_MINOR : p.ConsumeIntegral<std::uint32_t>();
+  info.struct_size = p.ConsumeBool() ? sizeof(fpcert_plugin_info) : p.ConsumeIntegral<std::uint32_t>();
+  info.kernel_struct_size = p.ConsumeBool() ? sizeof(fpcert_kernel) : p.ConsumeIntegral<std::uint32_t>();
+  const std::string plugin_name = p.ConsumeRandomLengthString(64);
+  const std::string plugin_version = p.ConsumeRandomLengthString(32);
+  info.plugin_name = p.ConsumeBool() ? plugin_name.c_str() : nullptr;
+  info.plugin_version = p.ConsumeBool() ? plugin_version.c_str() : nullptr;
+  const std::uint32_t count = p.ConsumeIntegralInRange<std::uint32_t>(0, 6);
+  std::vector<fpcert_kernel> kernels(count);
+  std::vector<std::string> texts;  // names, descriptions, notes and orders stay alive while validated
+  texts.reserve(4 * count);
+  for (auto& k : kernels) {
+    k.struct_size = p.ConsumeBool() ? sizeof(fpcert_kernel) : p.ConsumeIntegral<std::uint32_t>();
+    k.operation = pick(p, 0, 3);
+    texts.push_back(p.ConsumeRandomLengthString(140));
+    k.name = p.ConsumeBool() ? texts.back().c_str() : nullptr;
+    texts.push_back(p.ConsumeRandomLengthString(40));
+    k.description = p.ConsumeBool() ? texts.back().c_str() : nullptr;
+    k.memory = pick(p, 0, 3);
+    auto& g = k.gemm;
+    g.a_input = pick(p, 0, 12);
+    g.b_input = pick(p, 0, 12);
+    g.input_rounding = pick(p, 0, 7);
+    g.a_operand = pick(p, 0, 12);
+    g.b_operand = pick(p, 0, 12);
+    g.exact_products = pick(p, 0, 2);
+    g.product_format = pick(p, 0, 12);
+    g.acc_format = pick(p, 0, 12);
+    g.acc_rounding = pick(p, 0, 7);
+    g.promote_every = pick(p, -2, 256);
+    g.promote_format = pick(p, 0, 12);
+    g.out_format = pick(p, 0, 12);
+    g.operand_u = p.ConsumeBool() ? p.ConsumeProbability<double>() : p.ConsumeFloatingPoint<double>();
+    texts.push_back(p.ConsumeRandomLengthString(40));
+    g.operand_note = p.ConsumeBool() ? texts.back().c_str() : nullptr;
+    texts.push_back(p.ConsumeRandomLengthString(40));
+    g.order = p.ConsumeBool() ? texts.back().c_str() : nullptr;
+    k.gemm_run = p.ConsumeBool() ? gemm_run : nullptr;
+    auto& c = k.conversion;
+    c.src_format = pick(p, 0, 12);
+    c.dst_format = pick(p, 0, 12);
+    c.rounding = pick(p, 0, 7);
+    c.saturation = pick(p, 0, 4);
+    c.nan_payload = pick(p, 0, 3);
+    k.conversion_run = p.ConsumeBool() ? conversion_run : nullptr;
+  }
+  info.kernel_count = p.ConsumeBool() ? count : p.ConsumeIntegralInRange<std::uint32_t>(0, count);
+  info.kernels = count && p.ConsumeBool() ? kernels.data() : nullptr;
+  if (!info.kernels) info.kernel_count = p.ConsumeBool() ? 0 : info.kernel_count;  // a NULL table with a count
+  try {
+    (void)fpcert::validate_plugin_info(&info, "fuzz.so");
+  } catch (...) {
+    std::abort();  // the validator reports problems as lines, never by throwing
+  }
+  return 0;
+}
