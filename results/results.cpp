@@ -43,6 +43,10 @@ std::string_view to_string(CheckKind k) {
     case CheckKind::Declaration: return "declaration";
     case CheckKind::Baseline: return "baseline";
     case CheckKind::CourseGate: return "course_gate";
+  }
+  return "?";
+}
+
 std::string_view to_string(BoundVariant v) {
   switch (v) {
     case BoundVariant::Independent: return "independent";
@@ -54,6 +58,10 @@ std::string_view to_string(BoundVariant v) {
 
 std::optional<CheckKind> parse_check_kind(std::string_view s) {
   for (CheckKind k : kAllCheckKinds)
+    if (to_string(k) == s) return k;
+  return std::nullopt;
+}
+
 std::optional<BoundVariant> parse_bound_variant(std::string_view s) {
   for (BoundVariant v : {BoundVariant::Independent, BoundVariant::Componentwise, BoundVariant::WorstCase})
     if (to_string(v) == s) return v;
