@@ -47,6 +47,7 @@ float pairwise(const float* a, const float* b, int n) {  // products rounded, re
 TEST_CASE("tree_replay: known orders equal their loops bit for bit (fp32, fast and generic paths)") {
   const std::uint64_t seed = test::seed();
   const int k = 333;
+  int orders_differ = 0;
   for (int trial = 0; trial < 20; ++trial) {
     const auto a = spread(k, seed, 10 + 2 * static_cast<std::uint64_t>(trial));
     const auto b = spread(k, seed, 11 + 2 * static_cast<std::uint64_t>(trial));
@@ -78,9 +79,10 @@ TEST_CASE("tree_replay: known orders equal their loops bit for bit (fp32, fast a
       CHECK(run(partitioned_tree(k, 84, PartOrder::Sequential, PartOrder::Sequential), LeafJoin::Fma) == bits(split));
       CHECK(run(pairwise_tree(k), LeafJoin::MulAdd) == bits(pw));
     }
-    // The test can fail: the orders disagree on these inputs (sums round).
-    CHECK((bits(fma_acc) != bits(pw) || bits(fma_acc) != bits(split)));
+    orders_differ += bits(fma_acc) != bits(pw) || bits(fma_acc) != bits(split);
   }
+  // The test can fail: on most of these inputs the orders disagree (sums round).
+  CHECK(orders_differ >= 10);
 }
 
 TEST_CASE("tree_replay: fused nodes equal fused_dot's chained blocks; fp16 inputs") {
@@ -90,26 +92,30 @@ TEST_CASE("tree_replay: fused nodes equal fused_dot's chained blocks; fp16 input
   p.fused_length = 16;
   const std::uint64_t seed = test::seed();
   const int k = 100;  // six full blocks and a tail of 4
-  std::vector<std::uint32_t> a32(k), b32(k);
-  std::vector<std::uint64_t> a64(k), b64(k);
-  for (int i = 0; i < k; ++i) {
-    const auto w = philox_4x32(seed, 77, static_cast<std::uint64_t>(i));
-    a32[static_cast<std::size_t>(i)] = (w[0] & 0x3FFF) | ((w[0] >> 16) & 0x8000);  // |x| < 2: exponents 0..15 biased
-    b32[static_cast<std::size_t>(i)] = (w[1] & 0x3FFF) | ((w[1] >> 16) & 0x8000);
-    a64[static_cast<std::size_t>(i)] = a32[static_cast<std::size_t>(i)];
-    b64[static_cast<std::size_t>(i)] = b32[static_cast<std::size_t>(i)];
-  }
   TreeArith ar;
   ar.a = ar.b = ar.a_operand = ar.b_operand = &f16;
   ar.fused = p;
   const TreeReplay r(fused_chain_tree(k, 16), ar);
-  const std::uint64_t got = r.run(r.line_a(a64), r.line_b(b64));
-  CHECK(got == fused_dot(p, a32.data(), b32.data(), k, 0));
-  // And it is not what an fp32 FMA chain gives on the same inputs (the test can fail).
   TreeArith scalar = ar;
   scalar.fused.reset();
   const TreeReplay s(sequential_tree(k), scalar);
-  CHECK(s.run(s.line_a(a64), s.line_b(b64)) != got);
+  int differ = 0;
+  for (int trial = 0; trial < 16; ++trial) {
+    std::vector<std::uint32_t> a32(k), b32(k);
+    std::vector<std::uint64_t> a64(k), b64(k);
+    for (int i = 0; i < k; ++i) {
+      const auto w = philox_4x32(seed, 77 + static_cast<std::uint64_t>(trial), static_cast<std::uint64_t>(i));
+      a32[static_cast<std::size_t>(i)] = (w[0] & 0x3FFF) | ((w[0] >> 16) & 0x8000);  // |x| < 2: biased exponents 0..15
+      b32[static_cast<std::size_t>(i)] = (w[1] & 0x3FFF) | ((w[1] >> 16) & 0x8000);
+      a64[static_cast<std::size_t>(i)] = a32[static_cast<std::size_t>(i)];
+      b64[static_cast<std::size_t>(i)] = b32[static_cast<std::size_t>(i)];
+    }
+    const std::uint64_t got = r.run(r.line_a(a64), r.line_b(b64));
+    CHECK(got == fused_dot(p, a32.data(), b32.data(), k, 0));
+    differ += s.run(s.line_a(a64), s.line_b(b64)) != got;
+  }
+  // And mostly not what an fp32 FMA chain gives on the same inputs (the test can fail).
+  CHECK(differ >= 8);
 }
 
 TEST_CASE("tree_replay: nodes the arithmetic cannot evaluate are refused with the reason") {
