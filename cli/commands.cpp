@@ -17,6 +17,7 @@ void add_all_commands(CLI::App& root, Registry& reg) {
   add_kernels(root, reg);
   add_convert(root, reg);
   add_probe(root, reg);
+  add_reveal(root, reg);
   add_gen(root, reg);
   add_reference(root, reg);
   add_certify(root, reg);

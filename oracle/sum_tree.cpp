@@ -501,7 +501,7 @@ TreeSummary summarize(const SumTree& t) {
     }
     s.details.push_back(ranges);
   }
-  if (!s.known.empty()) s.headline = s.known + ": " + s.headline;
+  if (!s.known.empty() && s.headline.rfind(s.known, 0) != 0) s.headline = s.known + ": " + s.headline;  // no "sequential: sequential, ..."
   std::string w = "node widths:";
   for (const auto& [c, n] : s.widths) w += " " + std::to_string(n) + " x " + std::to_string(c) + "-term";
   s.details.push_back(w + "; height " + std::to_string(s.height));

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <set>
@@ -19,6 +20,7 @@
 #include "base/philox.hpp"
 #include "generators/generate.hpp"
 #include "kernels/tc/probe.hpp"
+#include "oracle/tc_card.hpp"
 #include "oracle/tree_replay.hpp"
 #include "oracle/ulp.hpp"
 #include "suites/environment.hpp"
@@ -555,6 +557,25 @@ std::vector<BlockModelChoice> block_models_for(const KernelTraits& t, const std:
     if (auto p = tc::khattak_mikaitis_hopper(s); p && matches(*p))
       add({"Khattak and Mikaitis' Hopper model of " + std::string(s.id) + " (published, not measured here)", *p});
   }
+  return out;
+}
+
+std::vector<BlockModelChoice> block_models_from_cards(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cards: cannot read '" + path + "'");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError("cards " + path + ": " + e.what());
+  }
+  std::vector<BlockModelChoice> out;
+  const nlohmann::json list = j.contains("cards") ? j.at("cards") : nlohmann::json::array({j});
+  for (const auto& cj : list) {
+    const BehaviourCard c = card_from_json(cj);
+    if (c.supported && !c.integer && c.passed()) out.push_back({"card " + c.id + " (" + c.device + ")", c.params});
+  }
+  if (out.empty()) throw InputError("cards " + path + ": no validated floating-point card in it");
   return out;
 }
 

@@ -81,6 +81,9 @@ struct BlockModelChoice {
 /// The models for a kernel's fused nodes: the given cards whose input and accumulator formats match the
 /// kernel's, else the published Hopper models of matching instructions (kernels/tc/probe.hpp).
 std::vector<BlockModelChoice> block_models_for(const KernelTraits& t, const std::vector<BlockModelChoice>& cards);
+/// The block models of a cards file (`fpcert probe tensor-cores --json`, or one card): every floating-point
+/// card that passed, named by instruction and device. InputError when unreadable or holding none.
+std::vector<BlockModelChoice> block_models_from_cards(const std::string& path);
 
 struct RevealOptions {
   std::int64_t m = 0, n = 0, k = 0;
