@@ -25,7 +25,7 @@ struct RevealArgs {
   std::uint64_t replay_samples = 1'000'000;
   std::uint64_t seed = 1;
   int max_classes = 8, signatures = 12;
-  std::int64_t max_launches = 20000;
+  std::int64_t max_launches = 100000;
   std::vector<std::string> cards, plugins;
 };
 
