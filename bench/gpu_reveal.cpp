@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
       fmt::print("{:<28} {:>5}x{:<5}x{:>6}  skipped: past the --budget-s {} s\n", name, s.m, s.n, s.k, budget_s);
       return std::nullopt;
     }
-    auto kernel = make_kernel(name);
+    auto kernel = make_gemm_kernel(name);
     if (!kernel) {
       fmt::print("{:<28} not built here\n", name);
       return std::nullopt;

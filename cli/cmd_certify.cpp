@@ -16,6 +16,7 @@
 #include "reports/junit.hpp"
 #include "reports/table.hpp"
 #include "results/results_json.hpp"
+#include "suites/conversion_suite.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert::cli {
@@ -36,8 +37,8 @@ struct SuiteArgs {
 };
 
 /// Comma-separated kernel names; the groups cpu, cuda and cublas expand to every honest built-in
-/// kernel of that backend (in registry order).
-std::vector<std::string> split_list(const std::vector<std::string>& in) {
+/// kernel of that backend and of the suite's operation (in registry order).
+std::vector<std::string> split_list(const std::vector<std::string>& in, Operation op) {
   std::vector<std::string> out;
   for (const auto& s : in) {
     std::stringstream ss(s);
@@ -54,7 +55,7 @@ std::vector<std::string> split_list(const std::vector<std::string>& in) {
         continue;
       }
       for (const auto& k : kernel_registry())
-        if (!k.mutant && k.backend == *group) out.push_back(k.name);
+        if (!k.mutant && k.backend == *group && k.operation == op) out.push_back(k.name);
     }
   }
   return out;
@@ -114,7 +115,15 @@ int run(const SuiteArgs& a, const char* verb) {
     if (!s) throw InputError(fmt::format("unknown suite '{}' (valid: {})", name, suite_names()));
     suites.push_back(s);
   }
-  const auto kernels = split_list(a.kernels);
+  const Operation op = suites.front()->operation;
+  for (const SuiteInfo* s : suites)
+    if (s->operation != op) throw InputError("suites of GEMM kernels and the conversions suite cannot run together: run them apart");
+  auto kernels = split_list(a.kernels, op);
+  if (kernels.empty() && op == Operation::Conversion) {  // the conversions suite's own kernels
+    std::string where;
+    kernels = conversion_suite_kernels(false, &where);
+    fmt::print("conversion kernels: {}\n", where);
+  }
   if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them), or kernels = [...] in --config");
   // Plugin kernels run in child processes unless --no-isolate: a crash or hang fails its case only.
   const bool isolate = !a.no_isolate && (a.isolate || !a.plugins.empty());
@@ -141,7 +150,7 @@ int run(const SuiteArgs& a, const char* verb) {
     o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}", verb, plugin_args, suite->name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "");
     const bool tty = ::isatty(2);
     if (suites.size() > 1) fmt::print("== suite {} ==\n", suite->name);
-    std::fputs(case_header().c_str(), stdout);
+    std::fputs((op == Operation::Conversion ? conversion_case_header() : case_header()).c_str(), stdout);
     o.on_case = [](const CaseResult& c) {
       std::fputs(case_row(c).c_str(), stdout);
       std::fflush(stdout);
@@ -154,7 +163,7 @@ int run(const SuiteArgs& a, const char* verb) {
     // certify grades each kernel on the suite's cases tailored to its own formats (ranges, edges);
     // run-suite compares kernels on one shared set of cases.
     RunResult one;
-    if (std::string(verb) == "certify" && kernels.size() > 1) {
+    if (std::string(verb) == "certify" && kernels.size() > 1 && op == Operation::Gemm) {
       for (const auto& k : kernels) {
         RunResult part = run_suite(*suite, {k}, o);
         if (one.cases.empty() && one.kernels.empty()) {
@@ -236,7 +245,9 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
 void add_certify(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("certify", "Grade a kernel on a suite; exit 0 only if every gate passes");
   auto a = std::make_shared<SuiteArgs>();
-  app->add_option("--kernel", a->kernels, "Kernel(s) to certify (repeat or comma-separate; cpu, cuda, cublas: every built-in of that backend)");
+  app->add_option("--kernel", a->kernels,
+                  "Kernel(s) to certify (repeat or comma-separate; cpu, cuda, cublas: every built-in of that backend; the "
+                  "conversions suite picks its own when none are given)");
   app->add_option("--suite", a->suite, "Suite: " + suite_names())->capture_default_str();
   a->suite = "certify";
   add_common(app, a);
@@ -252,7 +263,9 @@ void add_run_suite(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("run-suite", "Run a suite on several kernels side by side");
   auto a = std::make_shared<SuiteArgs>();
   app->add_option("suite", a->suite, "Suite: " + suite_names())->required();
-  app->add_option("--kernels", a->kernels, "Kernels, comma-separated (cpu, cuda, cublas: every built-in of that backend)")->required();
+  app->add_option("--kernels", a->kernels,
+                  "Kernels, comma-separated (cpu, cuda, cublas: every built-in of that backend); the conversions suite picks "
+                  "its own when none are given");
   add_common(app, a);
   reg.push_back({app, [a] { return run(*a, "run-suite"); }});
 }

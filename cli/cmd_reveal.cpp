@@ -31,8 +31,8 @@ struct RevealArgs {
 
 int run_reveal(const RevealArgs& a) {
   load_plugins(a.plugins);
-  auto kernel = make_kernel(a.kernel);
-  if (!kernel) throw InputError("unknown kernel '" + a.kernel + "' (fpcert kernels lists them)");
+  auto kernel = make_gemm_kernel(a.kernel);
+  if (!kernel) throw InputError("unknown kernel '" + a.kernel + "' (not a GEMM kernel fpcert knows: fpcert kernels lists them)");
   std::unique_ptr<DeviceApi> api;
   if (kernel->memory() == MemorySpace::Host) {
     api = make_host_api();

@@ -636,7 +636,7 @@ std::string calibrate(GemmProber& p, const Format& out) {
 
 }  // namespace
 
-RevealResult reveal_order(Kernel& kernel, DeviceApi& api, const RevealOptions& o) {
+RevealResult reveal_order(GemmKernel& kernel, DeviceApi& api, const RevealOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto say = [&](const std::string& s) {
     if (o.log) o.log(s);
@@ -1047,7 +1047,7 @@ std::vector<std::uint64_t> round_inputs(const std::vector<double>& v, const Form
 
 }  // namespace
 
-void replay_classes(Kernel& kernel, DeviceApi& api, RevealResult& res, const std::vector<int>& class_of, const RevealOptions& o) {
+void replay_classes(GemmKernel& kernel, DeviceApi& api, RevealResult& res, const std::vector<int>& class_of, const RevealOptions& o) {
   const KernelTraits& t = kernel.traits();
   const int m = static_cast<int>(res.m), n = static_cast<int>(res.n), k = static_cast<int>(res.k);
   const std::vector<BlockModelChoice> models = block_models_for(t, o.cards);

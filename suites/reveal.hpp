@@ -104,10 +104,10 @@ struct RevealOptions {
 
 /// The whole revelation of a kernel at one shape. Throws InputError when the shape is refused (probe
 /// values cannot fit the formats) or bad, DeviceError / NotSupportedError from the kernel.
-RevealResult reveal_order(Kernel& kernel, DeviceApi& api, const RevealOptions& opt);
+RevealResult reveal_order(GemmKernel& kernel, DeviceApi& api, const RevealOptions& opt);
 
 /// Replay every revealed class of r on random inputs (fills each class's replay); needs the same shape.
 /// `class_of` maps element r * n + c to its class (-1: none).
-void replay_classes(Kernel& kernel, DeviceApi& api, RevealResult& r, const std::vector<int>& class_of, const RevealOptions& opt);
+void replay_classes(GemmKernel& kernel, DeviceApi& api, RevealResult& r, const std::vector<int>& class_of, const RevealOptions& opt);
 
 }  // namespace fpcert

@@ -180,7 +180,7 @@ ProbePlan plan_probes(const KernelTraits& t, std::int64_t k, const PlanLimits& l
 
 // ---- launches ----
 
-GemmProber::GemmProber(Kernel& kernel, DeviceApi& api, std::int64_t m, std::int64_t n, const ProbePlan& plan, double timeout_ms)
+GemmProber::GemmProber(GemmKernel& kernel, DeviceApi& api, std::int64_t m, std::int64_t n, const ProbePlan& plan, double timeout_ms)
     : kernel_(kernel), api_(api), m_(m), n_(n), k_(plan.k), plan_(plan), timeout_ms_(timeout_ms) {
   const KernelTraits& t = kernel.traits();
   ab_ = container_bytes(*t.a_input);

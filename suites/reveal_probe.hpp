@@ -72,7 +72,7 @@ inline constexpr std::int32_t kGarbage = -1;
 /// background of units written once per pass, plants moved by scatter between launches.
 class GemmProber {
  public:
-  GemmProber(Kernel& kernel, DeviceApi& api, std::int64_t m, std::int64_t n, const ProbePlan& plan, double timeout_ms);
+  GemmProber(GemmKernel& kernel, DeviceApi& api, std::int64_t m, std::int64_t n, const ProbePlan& plan, double timeout_ms);
   ~GemmProber();
   GemmProber(const GemmProber&) = delete;
   GemmProber& operator=(const GemmProber&) = delete;
@@ -98,7 +98,7 @@ class GemmProber {
   void launch();
   std::uint64_t a_background(std::int64_t pos) const;
 
-  Kernel& kernel_;
+  GemmKernel& kernel_;
   DeviceApi& api_;
   std::int64_t m_, n_, k_;
   ProbePlan plan_;

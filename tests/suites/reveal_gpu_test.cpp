@@ -19,7 +19,7 @@ namespace {
 RevealResult reveal_on_device(const std::string& kernel, std::int64_t m, std::int64_t n, std::int64_t k, bool replay) {
   auto api = make_cuda_api();
   REQUIRE(api);
-  auto kn = make_kernel(kernel);
+  auto kn = make_gemm_kernel(kernel);
   REQUIRE(kn);
   RevealOptions o;
   o.m = m;

@@ -81,13 +81,13 @@ RevealOptions options(std::int64_t m, std::int64_t n, std::int64_t k, bool repla
   return o;
 }
 
-RevealResult reveal(Kernel& kernel, const RevealOptions& o) {
+RevealResult reveal(GemmKernel& kernel, const RevealOptions& o) {
   auto api = make_host_api();
   return reveal_order(kernel, *api, o);
 }
 
 /// The kernel's revealed tree is `want`, every check passed, the replay agreed bit for bit.
-void expect_revealed(Kernel& kernel, const RevealOptions& o, const SumTree& want) {
+void expect_revealed(GemmKernel& kernel, const RevealOptions& o, const SumTree& want) {
   const RevealResult r = reveal(kernel, o);
   CAPTURE(kernel.name());
   CAPTURE(r.message);
@@ -181,7 +181,7 @@ TEST_CASE("reveal: probe values fit the formats, or the shape is refused with th
 TEST_CASE("reveal: CPU kernels of known order give back exactly that order, and replay bit for bit") {
   SUBCASE("sequential (test loop and the built-in fp32 model)") {
     expect_revealed(*test::sequential_kernel(), options(16, 16, 67), sequential_tree(67));
-    auto model = make_kernel("model_gemm_f32");
+    auto model = make_gemm_kernel("model_gemm_f32");
     expect_revealed(*model, options(16, 12, 256), sequential_tree(256));
   }
   SUBCASE("pairwise") { expect_revealed(*test::pairwise_kernel(), options(16, 16, 200), pairwise_tree(200)); }
@@ -214,7 +214,7 @@ TEST_CASE("reveal: CPU kernels of known order give back exactly that order, and 
     CHECK(r.classes.front().replay.assumed.find("MMA-Sim") != std::string::npos);
   }
   SUBCASE("an fp16 accumulator (the built-in model)") {
-    auto model = make_kernel("model_gemm_f16_f16acc");
+    auto model = make_gemm_kernel("model_gemm_f16_f16acc");
     expect_revealed(*model, options(16, 16, 100), sequential_tree(100));
   }
 }
@@ -277,12 +277,12 @@ TEST_CASE("reveal: a kernel whose order depends on the data does not pass") {
 }
 
 TEST_CASE("reveal: refused shapes say why and launch nothing; bad arguments are input errors") {
-  auto model = make_kernel("model_gemm_e4m3_f32acc");
+  auto model = make_gemm_kernel("model_gemm_e4m3_f32acc");
   const RevealResult r = reveal(*model, options(8, 8, 65536));
   CHECK(r.status == "refused");
   CHECK(r.message.find("e4m3 x e4m3") != std::string::npos);
   CHECK(r.launches == 0);
-  auto f32m = make_kernel("model_gemm_f32");
+  auto f32m = make_gemm_kernel("model_gemm_f32");
   RevealOptions bad = options(8, 8, 16);
   bad.focus_row = 8;
   CHECK_THROWS_AS(reveal(*f32m, bad), InputError);
