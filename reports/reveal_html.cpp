@@ -6,12 +6,13 @@
 #include <algorithm>
 #include <functional>
 
+#include "reports/escape.hpp"
 #include "reports/svg.hpp"
 
 namespace fpcert {
 namespace {
 
-using svg::escape;
+std::string escape(std::string_view s) { return html_escape(s); }
 
 /// Box sizes and gaps of the drawing, in pixels.
 constexpr double kBoxH = 22, kRowH = 40, kCharW = 7.2, kPad = 8, kGap = 10;
