@@ -22,6 +22,7 @@ void add_all_commands(CLI::App& root, Registry& reg) {
   add_convert(root, reg);
   add_quantize(root, reg);
   add_probe(root, reg);
+  add_reveal(root, reg);
   add_gen(root, reg);
   add_reference(root, reg);
   add_certify(root, reg);

@@ -37,6 +37,7 @@ void add_selftest(CLI::App& root, Registry& reg);    ///< cli/cmd_selftest.cpp
 void add_mutate(CLI::App& root, Registry& reg);      ///< cli/cmd_mutate.cpp
 void add_report(CLI::App& root, Registry& reg);      ///< cli/cmd_report.cpp
 void add_probe(CLI::App& root, Registry& reg);       ///< cli/cmd_probe.cpp
+void add_reveal(CLI::App& root, Registry& reg);      ///< cli/cmd_reveal.cpp
 
 /// Every subcommand, in order.
 void add_all_commands(CLI::App& root, Registry& reg);

@@ -193,6 +193,23 @@ section_blocks() {
   run timeout 300 "$BIN/bench_block_quant" --no-check 2>&1 | tee "$OUT/bench_block_quant.log"
   run timeout 400 "$BIN/fpcert" run-suite block-scaled --kernels "$BLK" --json "$OUT/block_scaled.json" --html "$OUT/block_scaled.html" 2>&1 | tail -80
 }
+# Order revelation (docs/reveal.md): the time to reveal cuBLAS's trees at K = 2048, 16384, 65536 for four
+# compute types (after the device tests of the revelation: test_suites_gpu), then the CLI on the focus element with its trees printed and drawn (JSON + HTML in $OUT/reveal).
+# CARD=FILE (a tc_cards.json from part probe) makes fused nodes use the measured cards instead of the published models.
+section_reveal() {
+  mkdir -p "$OUT/reveal"
+  [ -x "$BIN/test_suites_gpu" ] && run timeout 300 "$BIN/test_suites_gpu" --duration=true 2>&1 | tee "$OUT/reveal/test_suites_gpu.log" | tail -40
+  run timeout 570 "$BIN/bench_gpu_reveal" --part time --out "$OUT/reveal" --budget-s 500 ${CARD:+--card "$CARD"} 2>&1 | tee "$OUT/reveal/bench_time.txt"
+  for kc in cublas_gemm_f32_pedantic:2048 cublas_gemm_f16_f32acc:4096; do
+    run timeout 120 "$BIN/fpcert" reveal --kernel "${kc%%:*}" --m 256 --n 256 --k "${kc##*:}" --i 200 --j 7 --replay --replay-samples 65536 --quiet \
+      ${CARD:+--card "$CARD"} --json "$OUT/reveal/cli_${kc%%:*}.json" --html "$OUT/reveal/cli_${kc%%:*}.html" 2>&1 | tee "$OUT/reveal/cli_${kc%%:*}.txt" | head -80
+  done
+}
+# The replay: each compute type revealed at 3 shapes of >= 2^20 elements and emulated bit for bit (every element).
+section_reveal_replay() {
+  mkdir -p "$OUT/reveal"
+  run timeout 590 "$BIN/bench_gpu_reveal" --part replay --out "$OUT/reveal" --budget-s 520 ${CARD:+--card "$CARD"} 2>&1 | tee "$OUT/reveal/bench_replay.txt"
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -213,9 +230,11 @@ for part in ${PART//,/ }; do
     panorama-a) section_panorama accuracy-vs-k ;;
     panorama-b) section_panorama exponent-range ;;
     panorama-c) section_panorama cancellation ;;
+    reveal) section_reveal ;;
+    reveal_replay) section_reveal_replay ;;
     all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_verdicts; section_coverage; section_hardening
          section_experiments; section_panorama accuracy-vs-k; section_panorama exponent-range; section_panorama cancellation
-         section_blocks ;;
+         section_blocks; section_reveal; section_reveal_replay ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac
 done

@@ -2,6 +2,7 @@
 // synchronize that turns sticky errors and hangs into DeviceError.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -14,6 +15,19 @@
 namespace fpcert {
 namespace {
 
+/// Entry i: store the low `bytes` bytes of codes[i] at element idx[i] of dst.
+__global__ void scatter_codes(unsigned char* dst, int bytes, const long long* idx, const unsigned long long* codes, long long n) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n; i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    unsigned char* p = dst + idx[i] * bytes;
+    switch (bytes) {
+      case 1: *p = static_cast<unsigned char>(codes[i]); break;
+      case 2: *reinterpret_cast<unsigned short*>(p) = static_cast<unsigned short>(codes[i]); break;
+      case 4: *reinterpret_cast<unsigned int*>(p) = static_cast<unsigned int>(codes[i]); break;
+      default: *reinterpret_cast<unsigned long long*>(p) = codes[i]; break;
+    }
+  }
+}
+
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
 class CudaApi final : public DeviceApi {
@@ -25,6 +39,8 @@ class CudaApi final : public DeviceApi {
     FPCERT_CUDA_CHECK(cudaEventCreate(&stop_));
   }
   ~CudaApi() override {
+    cudaFree(stage_idx_);
+    cudaFree(stage_codes_);
     cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
     cudaStreamDestroy(stream_);
@@ -43,6 +59,25 @@ class CudaApi final : public DeviceApi {
   void to_host(void* dst, const void* src, std::size_t bytes) override {
     FPCERT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
     FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void scatter(void* dst, int bytes, const std::int64_t* idx, const std::uint64_t* codes, std::size_t count) override {
+    if (count == 0) return;
+    if (count > stage_cap_) {  // grow the staging buffers (device copies of idx and codes)
+      cudaFree(stage_idx_);
+      cudaFree(stage_codes_);
+      stage_idx_ = nullptr;
+      stage_codes_ = nullptr;
+      stage_cap_ = 0;
+      FPCERT_CUDA_CHECK(cudaMalloc(&stage_idx_, count * sizeof(long long)));
+      FPCERT_CUDA_CHECK(cudaMalloc(&stage_codes_, count * sizeof(unsigned long long)));
+      stage_cap_ = count;
+    }
+    FPCERT_CUDA_CHECK(cudaMemcpyAsync(stage_idx_, idx, count * sizeof(long long), cudaMemcpyHostToDevice, stream_));
+    FPCERT_CUDA_CHECK(cudaMemcpyAsync(stage_codes_, codes, count * sizeof(unsigned long long), cudaMemcpyHostToDevice, stream_));
+    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((count + 255) / 256, 4096));
+    scatter_codes<<<blocks, 256, 0, stream_>>>(static_cast<unsigned char*>(dst), bytes, stage_idx_, stage_codes_, static_cast<long long>(count));
+    FPCERT_CUDA_LAUNCH_CHECK("scatter_codes");
+    FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host arrays may be reused at once
   }
   void* stream() override { return stream_; }
   void synchronize(double timeout_ms) override {
@@ -107,6 +142,9 @@ class CudaApi final : public DeviceApi {
  private:
   cudaStream_t stream_{};
   cudaEvent_t start_{}, stop_{};
+  long long* stage_idx_ = nullptr;
+  unsigned long long* stage_codes_ = nullptr;
+  std::size_t stage_cap_ = 0;
 };
 
 }  // namespace

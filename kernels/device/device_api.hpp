@@ -31,6 +31,10 @@ class DeviceApi {
   virtual void free(void* p) = 0;
   virtual void to_device(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;
+  /// Store count codes of `bytes` bytes (1, 2, 4 or 8) at element offsets idx[i] of dst, a buffer from
+  /// alloc(): a few scattered entries of a large matrix without copying it (the revelation's probes
+  /// move a few large values between launches). The default copies entry by entry.
+  virtual void scatter(void* dst, int bytes, const std::int64_t* idx, const std::uint64_t* codes, std::size_t count);
   virtual void* stream() = 0;                           ///< cudaStream_t, or nullptr
   /// Wait for everything queued; throws DeviceError on a sticky or asynchronous error, or when the
   /// device does not finish within timeout_ms (a hung kernel).

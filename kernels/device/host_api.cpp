@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/codes.hpp"
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
@@ -21,6 +22,9 @@ class HostApi final : public DeviceApi {
   void free(void* p) override { std::free(p); }
   void to_device(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void to_host(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void scatter(void* dst, int bytes, const std::int64_t* idx, const std::uint64_t* codes, std::size_t count) override {
+    for (std::size_t i = 0; i < count; ++i) store_code(dst, idx[i], bytes, codes[i]);
+  }
   void* stream() override { return nullptr; }
   void synchronize(double) override {}
   void timer_start() override { t0_ = std::chrono::steady_clock::now(); }
@@ -38,6 +42,15 @@ class HostApi final : public DeviceApi {
 };
 
 }  // namespace
+
+void DeviceApi::scatter(void* dst, int bytes, const std::int64_t* idx, const std::uint64_t* codes, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t c = codes[i];
+    std::uint8_t le[8];
+    std::memcpy(le, &c, sizeof c);  // the low `bytes` bytes of the code, as store_code writes them (little-endian host)
+    to_device(static_cast<std::uint8_t*>(dst) + idx[i] * bytes, le, static_cast<std::size_t>(bytes));
+  }
+}
 
 std::unique_ptr<DeviceApi> make_host_api() { return std::make_unique<HostApi>(); }
 

@@ -2,19 +2,15 @@
 // under the strict checker (tests/reports/check_html.py), every card, its verdict, its disagreements
 // with their inputs and the published comparison on the page, text escaped.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "kernels/tc/probe.hpp"
-#include "base/atomic_file.hpp"
 #include "reports/tc_card_html.hpp"
+#include "tests/support/check_html.hpp"
 
 using namespace fpcert;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -55,17 +51,8 @@ TEST_CASE("tc cards: the HTML page passes the strict checker and shows every car
   REQUIRE_FALSE(cards[1].disagreements.empty());
 
   const std::string html = tc_cards_page(cards, "fpcert probe tensor-cores --html 'a<b>.html'");
-  const fs::path dir = fs::path("tc_card_html_test_tmp");
-  fs::create_directories(dir);
-  const fs::path path = dir / "cards.html";
-  write_file_atomic(path.string(), html);
-  const std::string cmd = "python3 '" + std::string(FPCERT_SOURCE_DIR) + "/tests/reports/check_html.py' '" + path.string() + "' > '" +
-                          (dir / "check.txt").string() + "' 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::ifstream f(dir / "check.txt");
-  const std::string out((std::istreambuf_iterator<char>(f)), {});
-  CHECK_MESSAGE(WIFEXITED(rc), out);
-  CHECK_MESSAGE(WEXITSTATUS(rc) == 0, out);
+  const test::HtmlCheck chk = test::check_html(html, "tc_card_html_test_tmp", "cards.html");
+  CHECK_MESSAGE(chk.ok, chk.output);
 
   for (const auto& c : cards) CHECK(html.find("id=\"tc-" + c.id + "\"") != std::string::npos);
   CHECK(html.find("model validated") != std::string::npos);
@@ -80,5 +67,5 @@ TEST_CASE("tc cards: the HTML page passes the strict checker and shows every car
   CHECK(html.find("simulated &lt;off by one&gt;") != std::string::npos);
   CHECK(html.find("<off by one>") == std::string::npos);
   CHECK(html.find("a&lt;b&gt;.html") != std::string::npos);
-  fs::remove_all(dir);
+  std::filesystem::remove_all("tc_card_html_test_tmp");
 }
