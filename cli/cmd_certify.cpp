@@ -12,6 +12,7 @@
 #include "cli/config.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/plugins.hpp"
+#include "cli/tc_cards.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
 #include "reports/table.hpp"
@@ -37,7 +38,11 @@ struct SuiteArgs {
   std::vector<std::string> suites;   ///< several suites in one run (from the config); empty: `suite`
   std::string tier;                  ///< --tier: the strongest verdict tier (default: what the declarations allow)
   std::vector<std::string> orders;   ///< --order KERNEL=SPEC (and [orders] of the config): plugin kernels' orders
+  std::string card = "probe";        ///< --card: probe | none | FILE (behaviour cards of the tensor-core instructions)
+  std::uint64_t card_samples = 1'000'000;  ///< --card-samples: validation samples per probed instruction
 };
+
+
 
 /// certify fails a kernel for which no case holds evidence of one of its error sources (a case whose
 /// verdict is vacuous, or that never exercised the source, proves nothing about it): one failed case per
@@ -159,6 +164,7 @@ int run(const SuiteArgs& a, const char* verb) {
   }
   const auto kernels = split_list(a.kernels);
   if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them), or kernels = [...] in --config");
+  prepare_cards(a.card, a.card_samples, kernels);
   // Plugin kernels run in child processes unless --no-isolate: a crash or hang fails its case only.
   const bool isolate = !a.no_isolate && (a.isolate || !a.plugins.empty());
   std::string plugin_args;
@@ -287,6 +293,11 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   add_plugin_option(app, a->plugins);
   app->add_option("--tier", a->tier, "Strongest verdict tier: bitwise (default: what the kernel declares allows), envelope+statistical, envelope");
   app->add_option("--order", a->orders, "KERNEL=SPEC: the summation order of a plugin kernel that declares none (repeatable)");
+  app->add_option("--card", a->card,
+                  "Tensor-core behaviour cards for the bitwise tier of tensor-core kernels: probe (this device, at the start), none, or a "
+                  "JSON file of `fpcert probe tensor-cores --json`")
+      ->capture_default_str();
+  app->add_option("--card-samples", a->card_samples, "With --card probe: validation samples per instruction")->capture_default_str();
   app->add_flag("--no-isolate", a->no_isolate, "With --plugin: run cases in this process (a crash ends the run)");
 }
 

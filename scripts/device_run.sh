@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/device_run.sh — the GPU machine's batch: GPU tests, benchmarks, the three-pipeline table,
 # suites on CUDA kernels and cuBLAS, conversion sweeps. Usage: scripts/device_run.sh BIN_DIR PART
-# (PART: tests | suites | conversions | emulation | plugin | proof | probe | verdicts | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
+# (PART: tests | suites | conversions | emulation | plugin | proof | probe | verdicts | tc-b | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
 # proof: the main job and `convert --all` with their JSON, compared (scripts/compare_results.py) with the
 # same files of an earlier build when BEFORE=DIR holds them (main.json, main.txt, conversions.json, conversions.txt).
 set -uo pipefail
@@ -50,16 +50,9 @@ section_plugin() {
   mkdir -p "$FPCERT_TEST_SCRATCH"
   run timeout 300 "$BIN/test_plugin_gpu" --duration=true 2>&1 | tee "$OUT/test_plugin_gpu.log" | tail -40
 }
-# The verdict tiers on the device (docs/bound_model.md): every CUDA and cuBLAS kernel certified on the certify
-# suite, the tier and the failed checks of each case summarised per kernel; the SIMT kernels again with their
-# order withheld (envelope + statistical) to show the weaker tiers pass them too.
-section_verdicts() {
-  run timeout 550 "$BIN/fpcert" certify --kernel cuda,cublas --suite certify --json "$OUT/verdicts.json" > "$OUT/verdicts.txt" 2>&1; echo "rc=$?" >> "$OUT/verdicts.txt"
-  tail -4 "$OUT/verdicts.txt"
-  run timeout 300 "$BIN/fpcert" certify --kernel gemm_f32_tiled,gemm_f16_f32acc_tiled,gemm_f16_f16acc_tiled --suite certify --tier envelope+statistical --json "$OUT/verdicts_withheld.json" > "$OUT/verdicts_withheld.txt" 2>&1; echo "rc=$?" >> "$OUT/verdicts_withheld.txt"
-  tail -4 "$OUT/verdicts_withheld.txt"
-  for f in verdicts verdicts_withheld; do
-    python3 - "$OUT/$f.json" <<'PY'
+# Per kernel: its cases by (status, tier), and every failed decisive check.
+summarise_verdicts() {
+  python3 - "$1" <<'PY'
 import json, sys, collections
 r = json.load(open(sys.argv[1]))
 per = collections.OrderedDict()
@@ -72,7 +65,16 @@ for c in r["cases"]:
 for k, n in per.items():
     print(f'{k:<44} ' + ", ".join(f"{s}/{t}: {v}" for (s, t), v in sorted(n.items())))
 PY
-  done
+}
+# The verdict tiers on the device (docs/bound_model.md): every CUDA and cuBLAS kernel certified on the certify
+# suite, the tier and the failed checks of each case summarised per kernel; the SIMT kernels again with their
+# order withheld (envelope + statistical) to show the weaker tiers pass them too.
+section_verdicts() {
+  run timeout 550 "$BIN/fpcert" certify --kernel cuda,cublas --suite certify --json "$OUT/verdicts.json" > "$OUT/verdicts.txt" 2>&1; echo "rc=$?" >> "$OUT/verdicts.txt"
+  tail -4 "$OUT/verdicts.txt"
+  run timeout 300 "$BIN/fpcert" certify --kernel gemm_f32_tiled,gemm_f16_f32acc_tiled,gemm_f16_f16acc_tiled --suite certify --tier envelope+statistical --json "$OUT/verdicts_withheld.json" > "$OUT/verdicts_withheld.txt" 2>&1; echo "rc=$?" >> "$OUT/verdicts_withheld.txt"
+  tail -4 "$OUT/verdicts_withheld.txt"
+  for f in verdicts verdicts_withheld; do summarise_verdicts "$OUT/$f.json"; done
 }
 # Behaviour unchanged across a refactoring: the same verdicts, counts and figures as the build in $BEFORE.
 section_proof() {
@@ -97,6 +99,21 @@ section_probe() {
   du -sh "$OUT/tc_recordings"
   run timeout 600 "$BIN/test_kernels_gpu" --source-file='*tc_probe_gpu_test.cpp' 2>&1 | tee "$OUT/test_gpu_tc_probe.log" | tail -60
 }
+# Tensor-core cards, stage B (docs/tensor_cores.md, "Certifying tensor-core kernels"): the mma.sync GEMMs
+# certified with the cards of this device probed at certify start (bitwise tier); cuBLAS with a card file
+# (its envelope takes the measured bits); the FP8 accumulation experiment at K = 4096, measured against
+# the card's prediction.
+MMA=gemm_f16_f32acc_mma_sm80,gemm_bf16_f32acc_mma_sm80,gemm_tf32_f32acc_mma_sm80,gemm_e4m3_f32acc_mma_sm89,gemm_e5m2_f32acc_mma_sm89,gemm_e4m3_f32acc_mma_sm89_promote128,gemm_e5m2_f32acc_mma_sm89_promote128
+section_tcb() {
+  run timeout 300 "$BIN/fpcert" probe tensor-cores --samples 1000000 --json "$OUT/tcb_cards.json" --quiet 2>&1 | tail -30
+  run timeout 550 "$BIN/fpcert" certify --kernel "$MMA" --suite certify --json "$OUT/tcb_mma.json" > "$OUT/tcb_mma.txt" 2>&1; echo "rc=$?" >> "$OUT/tcb_mma.txt"
+  grep -E "^tensor-core card" "$OUT/tcb_mma.txt"; tail -4 "$OUT/tcb_mma.txt"
+  summarise_verdicts "$OUT/tcb_mma.json"
+  run timeout 400 "$BIN/fpcert" certify --kernel cublas --suite certify --card "$OUT/tcb_cards.json" --json "$OUT/tcb_cublas.json" > "$OUT/tcb_cublas.txt" 2>&1; echo "rc=$?" >> "$OUT/tcb_cublas.txt"
+  grep -E "^tensor-core card" "$OUT/tcb_cublas.txt"; tail -4 "$OUT/tcb_cublas.txt"
+  summarise_verdicts "$OUT/tcb_cublas.json"
+  run timeout 300 "$BIN/fpcert" experiment fp8-accumulation --card "$OUT/tcb_cards.json" --json "$OUT/fp8_accumulation.json" 2>&1 | tee "$OUT/fp8_accumulation.txt"
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -107,7 +124,8 @@ for part in ${PART//,/ }; do
     proof) section_proof ;;
     probe) section_probe ;;
     verdicts) section_verdicts ;;
-    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_verdicts ;;
+    tc-b) section_tcb ;;
+    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_verdicts; section_tcb ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac
 done
