@@ -19,6 +19,7 @@
 #include "cli/options.hpp"
 #include "cli/plugins.hpp"
 #include "reports/experiment_text.hpp"
+#include "cli/tc_cards.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
 #include "reports/mutation_report.hpp"
@@ -53,7 +54,11 @@ struct SuiteArgs {
   bool no_mutation = false;          ///< --no-mutation: skip it (stated in the output)
   double mutation_min = -1;          ///< --mutation-min P: fail when a kernel's score is below P %
   std::string preset;                ///< run-suite --preset P: the suite as a published source states it (docs/experiments.md)
+  std::string card = "probe";        ///< --card: probe | none | FILE (behaviour cards of the tensor-core instructions)
+  std::uint64_t card_samples = 1'000'000;  ///< --card-samples: validation samples per probed instruction
 };
+
+
 
 /// certify fails a kernel for which no case holds evidence of one of its error sources (a case whose
 /// verdict is vacuous, or that never exercised the source, proves nothing about it): one failed case per
@@ -244,6 +249,7 @@ int run(const SuiteArgs& a, const char* verb) {
     fmt::print("conversion kernels: {}\n", where);
   }
   if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them), or kernels = [...] in --config");
+  prepare_cards(a.card, a.card_samples, kernels);
   // Plugin kernels run in child processes unless --no-isolate: a crash or hang fails its case only.
   const bool isolate = !a.no_isolate && (a.isolate || !a.plugins.empty());
   std::string plugin_args;
@@ -416,6 +422,11 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   add_plugin_option(app, a->plugins);
   app->add_option("--tier", a->tier, "Strongest verdict tier: bitwise (default: what the kernel declares allows), envelope+statistical, envelope");
   app->add_option("--order", a->orders, "KERNEL=SPEC: the summation order of a plugin kernel that declares none (repeatable)");
+  app->add_option("--card", a->card,
+                  "Tensor-core behaviour cards for the bitwise tier of tensor-core kernels: probe (this device, at the start), none, or a "
+                  "JSON file of `fpcert probe tensor-cores --json`")
+      ->capture_default_str();
+  app->add_option("--card-samples", a->card_samples, "With --card probe: validation samples per instruction")->capture_default_str();
   app->add_flag("--no-isolate", a->no_isolate, "With --plugin: run cases in this process (a crash ends the run)");
 }
 

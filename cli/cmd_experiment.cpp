@@ -1,6 +1,7 @@
 // cli/cmd_experiment.cpp — `fpcert experiment`: split-scalar (each split-product method on millions of
 // scalar products against the exact product, on the CPU or the device), three-pipeline, and
-// bf16-on-fp16 (the single-scale span boundary and the three correctness levels of every strategy).
+// bf16-on-fp16 (the single-scale span boundary and the three correctness levels of every strategy), and
+// fp8-accumulation (the FP8 mma.sync GEMMs at K = 4096, measured against their behaviour card's prediction).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -14,8 +15,10 @@
 #include "cli/experiment_presets.hpp"
 #include "cli/experiment_scale_rules.hpp"
 #include "cli/options.hpp"
+#include "cli/tc_cards.hpp"
 #include "results/results_json.hpp"
 #include "suites/experiments.hpp"
+#include "suites/fp8_accumulation.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert::cli {
@@ -25,6 +28,9 @@ struct Args {
   std::string which, json, device = "cuda";
   bool device_given = false;  // split-scalar and bf16-on-fp16 run on the CPU unless --device is given
   std::int64_t mn = 0;
+  std::int64_t k = 4096;
+  std::string card = "probe";
+  std::uint64_t card_samples = 1'000'000;
   std::uint64_t pairs = 2000000, seed = 1;
   int emin = -60, emax = 60;
   std::string preset, html;   // --preset: a published method (cli/experiment_presets.hpp); --html: its report
@@ -211,9 +217,48 @@ int run_bf16_on_fp16(const Args& a) {
   return rep.measured_consistent ? 0 : kExitGateFailed;
 }
 
+/// The FP8 accumulation question (docs/tensor_cores.md): measured error next to the card's prediction.
+int run_fp8_accumulation(const Args& a) {
+  const bool cuda = a.device == "cuda";
+  if (!cuda && a.device != "cpu") throw InputError("--device: expected cpu or cuda, got '" + a.device + "'");
+  const std::int64_t mn = a.mn > 0 ? a.mn : 256;
+  std::vector<std::string> names;
+  for (const char* f : {"e4m3", "e5m2"})
+    for (const char* p : {"", "_promote128"}) names.push_back(fmt::format("gemm_{}_f32acc_mma_sm89{}", f, p));
+  prepare_cards(a.card, a.card_samples, names);
+  const Fp8AccReport rep = fp8_accumulation_experiment(mn, a.k, cuda);
+  fmt::print("FP8 accumulation: M = N = {}, K = {}, N(0, 1) values rounded to the FP8 format (errors are the accumulation's), device: {}\n", rep.m,
+             rep.k, rep.device);
+  fmt::print("{:<40} {:>6} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}\n", "kernel", "window", "result", "measured F", "predicted F",
+             "measured cw", "predicted cw", "fp32acc F", "fp32acc cw", "bitwise");
+  const auto num = [](double v) { return v < 0 ? std::string("-") : fmt::format("{:.4g}", v); };
+  nlohmann::json rows = nlohmann::json::array();
+  bool disagreement = false;
+  for (const Fp8AccRow& r : rep.rows) {
+    fmt::print("{:<40} {:>6} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}\n", r.kernel, r.card_align_bits < 0 ? "-" : std::to_string(r.card_align_bits),
+               r.card_acc_bits < 0 ? "-" : std::to_string(r.card_acc_bits), num(r.measured_fro), num(r.predicted_fro), num(r.measured_cw),
+               num(r.predicted_cw), num(r.fp32_fro), num(r.fp32_cw), r.agrees < 0 ? "-" : r.agrees ? "equal" : "DIFFERS");
+    fmt::print("{:<40}   {}\n", "", r.status.empty() ? r.card : r.status);
+    disagreement = disagreement || r.agrees == 0;
+    rows.push_back({{"kernel", r.kernel}, {"format", r.format}, {"promote_every", r.promote_every}, {"card", r.card},
+                    {"card_align_bits", r.card_align_bits}, {"card_acc_bits", r.card_acc_bits}, {"predicted_frobenius", r.predicted_fro},
+                    {"predicted_componentwise", r.predicted_cw}, {"measured_frobenius", r.measured_fro}, {"measured_componentwise", r.measured_cw},
+                    {"status", r.status}, {"agrees", r.agrees}, {"agreement", r.agreement}, {"fp32acc_frobenius", r.fp32_fro},
+                    {"fp32acc_componentwise", r.fp32_cw}});
+  }
+  fmt::print("F: normwise ||C - ref||_F / ||ref||_F; cw: max |c - ref| / (|A||B|)_ij; bitwise: device output vs the card's prediction\n");
+  if (!a.json.empty())
+    write_file_atomic(a.json, nlohmann::json({{"kind", "experiment"}, {"experiment", "fp8-accumulation"}, {"command", command_line()},
+                                              {"m", rep.m}, {"n", rep.n}, {"k", rep.k}, {"device", rep.device}, {"rows", rows}})
+                                      .dump(2) +
+                                  "\n");
+  return disagreement ? kExitGateFailed : kExitPass;
+}
+
 int run_experiment(const Args& a) {
   check_command_outputs({{"--json", a.json}, {"--html", a.html}});  // before any work
   // accumulation has one method, the TF32 article's (its preset is the default)
+  if (a.which == "fp8-accumulation") return run_fp8_accumulation(a);
   if (!a.preset.empty() || a.which == "accumulation") {
     PresetArgs p{a.which, a.preset.empty() ? "tf32-article" : a.preset, a.device_given ? a.device : "auto", a.mn, a.pairs,
                  a.seed, a.range_given, a.json, a.html};
@@ -224,15 +269,15 @@ int run_experiment(const Args& a) {
   if (a.which == "split-scalar") return run_split_scalar(a);
   if (a.which == "bf16-on-fp16") return run_bf16_on_fp16(a);
   if (a.which == "scale-rules") return run_scale_rules_experiment(a.seed, a.json);
-  throw InputError("unknown experiment '" + a.which + "' (valid: split-scalar, three-pipeline, bf16-on-fp16, accumulation, scale-rules)");
+  throw InputError("unknown experiment '" + a.which + "' (valid: split-scalar, three-pipeline, bf16-on-fp16, accumulation, scale-rules, fp8-accumulation)");
 }
 
 }  // namespace
 
 void add_experiment(CLI::App& root, Registry& reg) {
-  auto* app = root.add_subcommand("experiment", "Experiments: split-scalar (split products vs exact), three-pipeline (fp32 / fp16-fp32acc / fp16-fp16acc table), bf16-on-fp16 (span boundary, correctness levels), accumulation (fp16 stall, error growth with K), scale-rules (block scale rules compared); --preset: a published method (docs/experiments.md)");
+  auto* app = root.add_subcommand("experiment", "Experiments: split-scalar (split products vs exact), three-pipeline (fp32 / fp16-fp32acc / fp16-fp16acc table), bf16-on-fp16 (span boundary, correctness levels), accumulation (fp16 stall, error growth with K), scale-rules (block scale rules compared); --preset: a published method (docs/experiments.md), fp8-accumulation (FP8 mma.sync at K = 4096: measured vs the behaviour card's prediction)");
   auto a = std::make_shared<Args>();
-  app->add_option("name", a->which, "split-scalar | three-pipeline | bf16-on-fp16 | accumulation | scale-rules")->required();
+  app->add_option("name", a->which, "split-scalar | three-pipeline | bf16-on-fp16 | accumulation | scale-rules | fp8-accumulation")->required();
   app->add_option("--preset", a->preset,
                   "Follow a published method to the letter: split-scalar panorama, three-pipeline course, accumulation "
                   "tf32-article (its default); without it fpcert's conventions");
@@ -250,6 +295,10 @@ void add_experiment(CLI::App& root, Registry& reg) {
   app->add_option("--emax", a->emax, "Largest exponent")->capture_default_str()->each([a](const std::string&) { a->range_given = true; });
   app->add_option("--json", a->json, "Write the table as JSON")->check(path_text());
   app->add_option("--html", a->html, "Presets and accumulation: write the tables as a self-contained HTML report")->check(path_text());
+  app->add_option("--k", a->k, "fp8-accumulation: K")->capture_default_str();
+  app->add_option("--card", a->card, "fp8-accumulation: behaviour cards: probe (this device), none, or a JSON file of `fpcert probe tensor-cores`")
+      ->capture_default_str();
+  app->add_option("--card-samples", a->card_samples, "fp8-accumulation with --card probe: validation samples per instruction")->capture_default_str();
   reg.push_back({app, [a] { return run_experiment(*a); }});
 }
 

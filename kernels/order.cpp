@@ -38,7 +38,9 @@ std::string order_spec(const SummationOrder& o) {
   std::vector<std::string> kv;
   const std::string step = "step=" + std::string(to_string(o.step));
   switch (o.kind) {
-    case OrderKind::Unknown: break;
+    case OrderKind::Unknown:
+      if (!o.block_model.instruction.empty()) kv.push_back("insn=" + o.block_model.instruction);
+      break;
     case OrderKind::Sequential: kv.push_back(step); break;
     case OrderKind::BlockedK:
       kv.push_back(fmt::format("block={}", o.block));
@@ -60,6 +62,12 @@ std::string order_spec(const SummationOrder& o) {
         if (o.term_order != OrderKind::TensorCoreBlock) break;
       }
       kv.push_back(fmt::format("k={}", o.block));
+      if (!o.block_model.instruction.empty()) kv.push_back("insn=" + o.block_model.instruction);
+      if (o.block_model.pad) kv.push_back(fmt::format("pad={}", o.block_model.pad));
+      if (o.block_model.params) {  // the card's model: its own fused length and rounding
+        kv.push_back("model=card");
+        break;
+      }
       if (o.block_model.fused_length) kv.push_back(fmt::format("fused={}", o.block_model.fused_length));
       kv.push_back("rounding=" + std::string(to_string(o.block_model.block_rounding)));
       kv.push_back(std::string("model=") + (o.block_model.measured ? "measured" : "placeholder"));
@@ -102,15 +110,16 @@ SummationOrder parse_order_spec(std::string_view spec) {
                           "split_products)", head));
   SummationOrder o;
   o.kind = *kind;
+  bool card = false;  // model=card: the behaviour card of insn gives the block model (installed by certify)
   std::vector<std::string_view> allowed = {"ulps"};
   switch (o.kind) {
-    case OrderKind::Unknown:
+    case OrderKind::Unknown: allowed.push_back("insn"); break;
     case OrderKind::Pairwise: break;
     case OrderKind::Sequential: allowed.push_back("step"); break;
     case OrderKind::BlockedK: allowed.insert(allowed.end(), {"block", "inner", "outer", "step"}); break;
     case OrderKind::SplitK: allowed.insert(allowed.end(), {"splits", "combine", "step"}); break;
-    case OrderKind::TensorCoreBlock: allowed.insert(allowed.end(), {"k", "fused", "rounding", "model"}); break;
-    case OrderKind::SplitProducts: allowed.insert(allowed.end(), {"scheme", "term", "k", "fused", "rounding", "model"}); break;
+    case OrderKind::TensorCoreBlock: allowed.insert(allowed.end(), {"k", "fused", "rounding", "model", "insn", "pad"}); break;
+    case OrderKind::SplitProducts: allowed.insert(allowed.end(), {"scheme", "term", "k", "fused", "rounding", "model", "insn", "pad"}); break;
   }
   if (colon != std::string_view::npos) {
     std::string_view rest = spec.substr(colon + 1);
@@ -150,10 +159,14 @@ SummationOrder parse_order_spec(std::string_view spec) {
       } else if (key == "model") {
         if (v == "placeholder") o.block_model.measured = false;
         else if (v == "measured") o.block_model.measured = true;
-        else bad(spec, fmt::format("model must be placeholder or measured, got '{}'", v));
-      }
+        else if (v == "card") card = true;
+        else bad(spec, fmt::format("model must be placeholder, measured or card, got '{}'", v));
+      } else if (key == "insn") o.block_model.instruction = std::string(v);
+      else if (key == "pad") o.block_model.pad = positive_int(spec, key, v);
     }
   }
+  if (card && o.block_model.instruction.empty()) bad(spec, "model=card needs insn=ID (the instruction whose behaviour card applies)");
+  if (card) o.block_model.source = "the behaviour card of " + o.block_model.instruction + " (not installed yet)";
   if (const std::string why = check_order(o); !why.empty()) bad(spec, why);
   return o;
 }
@@ -170,6 +183,12 @@ std::string check_order(const SummationOrder& o) {
       if (o.block < 1) return "tensor_core needs the instruction's k >= 1";
       if (o.block_model.fused_length < 0 || (o.block_model.fused_length && o.block % o.block_model.fused_length))
         return fmt::format("tensor_core: fused length {} must divide k = {}", o.block_model.fused_length, o.block);
+      if (o.block_model.pad % o.block) return fmt::format("tensor_core: pad {} must be a multiple of k = {}", o.block_model.pad, o.block);
+      if (o.block_model.params) {
+        if (const std::string why = check(*o.block_model.params); !why.empty()) return "tensor_core: the card's model: " + why;
+        if (o.block % o.block_model.params->fused_length && o.block_model.params->fused_length % o.block)
+          return fmt::format("tensor_core: the card's fused length {} and k = {} do not nest", o.block_model.params->fused_length, o.block);
+      }
       return {};
     case OrderKind::SplitProducts:
       if (!find_split_scheme(o.split_scheme)) {

@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 
+#include "oracle/fused_dot.hpp"
 #include "oracle/round.hpp"
 
 namespace fpcert {
@@ -34,17 +35,26 @@ enum class OrderKind : std::uint8_t { Unknown, Sequential, BlockedK, SplitK, Pai
 enum class StepKind : std::uint8_t { Fma, MulAdd };
 enum class Combine : std::uint8_t { Sequential, Pairwise };
 
-/// The block-accumulation model of a tensor-core instruction. The behaviour card (docs/tensor_cores.md,
-/// oracle/fused_dot.hpp once it is on main) parameterises it from measurements; until then a kernel
-/// declares the placeholder "rz fp32 per block": the block's exact products and the accumulator input
-/// summed exactly and rounded once into the accumulator with `block_rounding`. No hardware is known to
-/// do that bit for bit (it aligns and truncates first), so `measured` stays false and the bitwise tier
-/// declines: such kernels are judged by the envelope, which says so.
+/// The block-accumulation model of a tensor-core instruction. Three states:
+/// - placeholder ("rz fp32 per block", measured = false, no params): the block's exact products and the
+///   accumulator input summed exactly and rounded once with `block_rounding`. No hardware is known to do
+///   that bit for bit (it aligns and truncates first), so the bitwise tier declines and the envelope judges.
+/// - declared exact (measured = true, no params): a plugin states that very arithmetic ("model=measured").
+/// - the behaviour card's model (params set, measured = true): the block model that `fpcert probe
+///   tensor-cores` fitted and validated on this device for `instruction` (oracle/fused_dot.hpp), installed
+///   by certify (kernels/tc/cards.hpp; docs/tensor_cores.md, "Certifying tensor-core kernels"). The bitwise
+///   tier then composes it with the kernel's K-loop.
+/// `instruction` names the card (kernels/tc/instruction.hpp ids, e.g. mma_f16_f32); for an unknown order it
+/// lists the instructions the kernel may run, '|'-separated (cuBLAS: mma_f16_f32|wgmma_f16_f32), whose cards'
+/// measured alignment and result bits the envelope then uses instead of the accumulator's nominal ones.
 struct BlockModel {
   int fused_length = 0;                              ///< products per rounding (0: the instruction's k)
   Rounding block_rounding = Rounding::TowardZero;    ///< rounding of the block's sum into the accumulator
-  bool measured = false;                             ///< parameters measured on this device (bitwise possible)
+  bool measured = false;                             ///< parameters known exactly (bitwise possible)
   std::string source = "placeholder: rz fp32 per block";  ///< where the parameters come from
+  std::string instruction;                           ///< the behaviour card's instruction id(s)
+  int pad = 0;                                       ///< the K-loop runs over K rounded up to a multiple of this (0: k), zero-padded
+  std::optional<FusedDotParams> params;              ///< the card's block model (oracle/fused_dot.hpp)
   bool operator==(const BlockModel&) const = default;
 };
 
@@ -96,6 +106,14 @@ struct SummationOrder {
     o.block_model = std::move(model);
     return o;
   }
+  /// The K-loop of one instruction: steps of k (K zero-padded to a multiple of `pad`), each step's D the
+  /// next step's C, the block model that of the card of `instruction` once certify installs it.
+  static SummationOrder tensor_core(int k, std::string instruction, int pad) {
+    SummationOrder o = tensor_core(k);
+    o.block_model.instruction = std::move(instruction);
+    o.block_model.pad = pad;
+    return o;
+  }
   static SummationOrder split_products(std::string scheme, OrderKind term = OrderKind::Sequential, int k = 0) {
     SummationOrder o;
     o.kind = OrderKind::SplitProducts;
@@ -113,7 +131,8 @@ std::optional<OrderKind> parse_order_kind(std::string_view s);
 
 /// The spec string of an order (what fpcert.toml and `fpcert kernels` use), e.g. "sequential:step=fma",
 /// "blocked:block=32,inner=sequential,outer=pairwise", "splitk:splits=4,combine=sequential",
-/// "pairwise", "tensor_core:k=16,fused=16,rounding=rz,model=placeholder", "split_products:scheme=3xtf32",
+/// "pairwise", "tensor_core:k=16,fused=16,rounding=rz,model=placeholder",
+/// "tensor_core:k=16,insn=mma_f16_f32,pad=32,model=card", "split_products:scheme=3xtf32",
 /// "unknown"; with ",ulps=N" when the bitwise tier allows N output ulps.
 std::string order_spec(const SummationOrder& o);
 /// Parse a spec string (the inverse of order_spec). Throws InputError naming the bad part and the

@@ -210,6 +210,34 @@ section_reveal_replay() {
   mkdir -p "$OUT/reveal"
   run timeout 590 "$BIN/bench_gpu_reveal" --part replay --out "$OUT/reveal" --budget-s 520 ${CARD:+--card "$CARD"} 2>&1 | tee "$OUT/reveal/bench_replay.txt"
 }
+# Tensor-core card stage B (docs/tensor_cores.md, "Certifying tensor-core kernels"): the mma.sync GEMMs bit for bit
+# through this GPU's cards, cuBLAS's envelope with the measured bits, the FP8 accumulation experiment.
+summarise_verdicts() {
+  python3 - "$1" <<'PY'
+import json, sys, collections
+r = json.load(open(sys.argv[1]))
+per = collections.OrderedDict()
+for c in r["cases"]:
+    k = per.setdefault(c["kernel"], collections.Counter())
+    k[(c["status"], c.get("tier", "?"))] += 1
+    for x in c.get("checks", []):
+        if x["decisive"] and not x["passed"]:
+            print(f'  {c["kernel"]:<40} {c["case"]:<20} {x["kind"]:<14} {x["detail"][:120]}')
+for k, n in per.items():
+    print(f'{k:<44} ' + ", ".join(f"{s}/{t}: {v}" for (s, t), v in sorted(n.items())))
+PY
+}
+MMA=gemm_f16_f32acc_mma_sm80,gemm_bf16_f32acc_mma_sm80,gemm_tf32_f32acc_mma_sm80,gemm_e4m3_f32acc_mma_sm89,gemm_e5m2_f32acc_mma_sm89,gemm_e4m3_f32acc_mma_sm89_promote128,gemm_e5m2_f32acc_mma_sm89_promote128
+section_tcb() {
+  run timeout 300 "$BIN/fpcert" probe tensor-cores --samples 1000000 --json "$OUT/tcb_cards.json" --quiet 2>&1 | tail -30
+  run timeout 550 "$BIN/fpcert" certify --kernel "$MMA" --suite certify --json "$OUT/tcb_mma.json" > "$OUT/tcb_mma.txt" 2>&1; echo "rc=$?" >> "$OUT/tcb_mma.txt"
+  grep -E "^tensor-core card" "$OUT/tcb_mma.txt"; tail -4 "$OUT/tcb_mma.txt"
+  summarise_verdicts "$OUT/tcb_mma.json"
+  run timeout 400 "$BIN/fpcert" certify --kernel cublas --suite certify --card "$OUT/tcb_cards.json" --json "$OUT/tcb_cublas.json" > "$OUT/tcb_cublas.txt" 2>&1; echo "rc=$?" >> "$OUT/tcb_cublas.txt"
+  grep -E "^tensor-core card" "$OUT/tcb_cublas.txt"; tail -4 "$OUT/tcb_cublas.txt"
+  summarise_verdicts "$OUT/tcb_cublas.json"
+  run timeout 300 "$BIN/fpcert" experiment fp8-accumulation --card "$OUT/tcb_cards.json" --json "$OUT/fp8_accumulation.json" 2>&1 | tee "$OUT/fp8_accumulation.txt"
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -230,6 +258,7 @@ for part in ${PART//,/ }; do
     panorama-a) section_panorama accuracy-vs-k ;;
     panorama-b) section_panorama exponent-range ;;
     panorama-c) section_panorama cancellation ;;
+    tc-b) section_tcb ;;
     reveal) section_reveal ;;
     reveal_replay) section_reveal_replay ;;
     all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_verdicts; section_coverage; section_hardening

@@ -12,6 +12,7 @@
 #include "base/parallel.hpp"
 #include "kernels/emu/split.hpp"
 #include "oracle/exact_sum.hpp"
+#include "oracle/fused_dot.hpp"
 #include "oracle/refvalue.hpp"
 
 namespace fpcert {
@@ -29,6 +30,13 @@ bool exact_double_products(const Format& a, const Format& b) {
 }
 
 double to_value(const Format& f, std::uint64_t code) { return to_double(f, code); }
+
+/// An operand value of format f as the instruction reads it: its code in f's container (tf32 in an fp32
+/// pattern; the value is one of f's, so the encoding is exact).
+std::uint32_t operand_code(const Format& f, double v) {
+  if (f == tf32) return std::bit_cast<std::uint32_t>(static_cast<float>(v));
+  return static_cast<std::uint32_t>(round_double(f, v, Rounder::nearest(f)).code);
+}
 
 }  // namespace
 
@@ -150,6 +158,18 @@ std::string emulation_unavailable(const KernelTraits& t) {
   const bool tc = o.kind == OrderKind::TensorCoreBlock || (o.kind == OrderKind::SplitProducts && o.term_order == OrderKind::TensorCoreBlock);
   if (tc && !o.block_model.measured)
     return "tensor-core block whose model is not measured (" + o.block_model.source + "): judged by the envelope";
+  if (o.kind == OrderKind::SplitProducts && o.block_model.params)
+    return "split products on tensor cores with a behaviour card: the slice terms' K-loop is not composed with the card's model";
+  if (o.kind == OrderKind::TensorCoreBlock && o.block_model.params) {
+    // The card's model composed with the kernel's K-loop (docs/tensor_cores.md, "Certifying tensor-core kernels").
+    const FusedDotParams& p = *o.block_model.params;
+    if (!(*t.a_operand == p.a) || !(*t.b_operand == p.b))
+      return fmt::format("the card's instruction takes {}/{}, the kernel's operands are {}/{}", p.a.tag, p.b.tag, t.a_operand->tag, t.b_operand->tag);
+    if (!t.exact_products) return "a tensor-core kernel declaring rounded products";
+    if (t.promote_every > 0 && (!t.promote_format || t.promote_every % o.block != 0))
+      return fmt::format("promotion every {} products is not a whole number of instructions of k = {}", t.promote_every, o.block);
+    return {};
+  }
   if (o.kind == OrderKind::SplitProducts) {
     if (!(*t.a_input == f32) || !(*t.b_input == f32) || !(*t.acc == f32) || !(*t.out == f32))
       return "split products are defined for fp32 inputs, accumulator and output";
@@ -280,6 +300,13 @@ class Emulator {
       bf_.resize(static_cast<std::size_t>(k * n));
       for (std::size_t x = 0; x < bf_.size(); ++x) bf_[x] = static_cast<float>(b[x]);
     }
+    if (o_.kind == OrderKind::TensorCoreBlock && o_.block_model.params) {
+      const std::int64_t pad = o_.block_model.pad > 0 ? o_.block_model.pad : o_.block;
+      kpad_ = (k + pad - 1) / pad * pad;
+      bcodes_.assign(static_cast<std::size_t>(kpad_ * n), 0u);
+      for (std::int64_t q = 0; q < k; ++q)
+        for (std::int64_t j = 0; j < n; ++j) bcodes_[static_cast<std::size_t>(j * kpad_ + q)] = operand_code(o_.block_model.params->b, b[q * n + j]);
+    }
   }
 
   /// Row i of the result before the output rounding, from row i of A (k values).
@@ -300,6 +327,7 @@ class Emulator {
       }
       case OrderKind::Pairwise: return pairwise_products(a, 0, k_, c);
       case OrderKind::TensorCoreBlock:
+        if (o_.block_model.params) return tensor_core_card(a, c);
         for (std::int64_t j = 0; j < n_; ++j) c[j] = tensor_core(a, j);
         return;
       case OrderKind::SplitProducts:
@@ -423,10 +451,37 @@ class Emulator {
     return t_.promote_every > 0 ? outer_.add(outer, frag) : frag;
   }
 
+  /// The card's block model composed with the kernel's K-loop: K zero-padded to a multiple of the order's
+  /// pad, steps of the instruction's k in ascending order, each step's D (a code of the card's accumulator)
+  /// the next step's C, from +0; with promotion, every promote_every products the step chain's D is added to
+  /// the promotion format's accumulator (one rounding) and the chain restarts from +0, and what is left is
+  /// added at the end (kernels/gemm/cuda/mma_kernel.cuh does exactly this).
+  void tensor_core_card(const double* a, double* c) const {
+    const FusedDotParams& p = *o_.block_model.params;
+    std::vector<std::uint32_t> arow(static_cast<std::size_t>(kpad_), 0u);
+    for (std::int64_t q = 0; q < k_; ++q) arow[static_cast<std::size_t>(q)] = operand_code(p.a, a[q]);
+    const int step = o_.block;
+    for (std::int64_t j = 0; j < n_; ++j) {
+      const std::uint32_t* bcol = bcodes_.data() + j * kpad_;
+      std::uint64_t d = 0;  // +0
+      double outer = 0.0;
+      for (std::int64_t q = 0; q < kpad_; q += step) {
+        d = fused_dot(p, arow.data() + q, bcol + q, step, d);
+        if (t_.promote_every > 0 && (q + step) % t_.promote_every == 0) {
+          outer = outer_.add(outer, to_value(p.acc, d));
+          d = 0;
+        }
+      }
+      c[j] = t_.promote_every > 0 ? outer_.add(outer, to_value(p.acc, d)) : to_value(p.acc, d);
+    }
+  }
+
   const KernelTraits& t_;
   const SummationOrder& o_;
   std::int64_t n_, k_;
   const double* b_;
+  std::int64_t kpad_ = 0;               ///< tensor-core card: K rounded up to the order's pad
+  std::vector<std::uint32_t> bcodes_;   ///< tensor-core card: B's operand codes, column by column (kpad_ each, zero-padded)
   std::vector<float> bf_;  ///< B as floats for the fp32 loops
   Arith acc_, prod_, outer_;
   FloatHost host_;

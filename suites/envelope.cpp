@@ -70,6 +70,24 @@ double tc_block_eps(int f, int t, double u_r) {
   return trunc + u_r * (1 + trunc);
 }
 
+/// A behaviour card's measured block (docs/tensor_cores.md, "Certifying tensor-core kernels"): t, the
+/// fraction bits kept in alignment (one fewer with alignment groups: a term is cut once in its group and the
+/// group's sum once more, together within 2^-(t-1) of the largest), and u_r, the unit of the block result's
+/// rounding to acc_bits fraction bits (2^-(acc_bits+1) to nearest, twice that directed).
+struct CardBits {
+  int t;
+  double u_r;
+  std::string text;
+};
+CardBits card_bits(const FusedDotParams& p) {
+  CardBits c;
+  c.t = p.align_bits - (p.grouping != Grouping::None && p.groups > 1 ? 1 : 0);
+  c.u_r = std::ldexp(nearest(p.block_rounding) ? 1.0 : 2.0, -(p.acc_bits + 1));
+  c.text = fmt::format("measured: {} alignment bits{}, result to {} fraction bits {}", p.align_bits,
+                       c.t != p.align_bits ? " (groups: 1 fewer)" : "", p.acc_bits, to_string(p.block_rounding));
+  return c;
+}
+
 }  // namespace
 
 EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
@@ -98,10 +116,21 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
     case OrderKind::Unknown: {
       // The worst valid order: any tree of correctly rounded additions (a product passes at most K
       // roundings), or tensor-core blocks that truncate each aligned term below 2^-t of the block's
-      // largest: per product at most u_acc + 2^-t.
-      const double step = ua + std::ldexp(1.0, -tbits);
+      // largest: per product at most u_acc + 2^-t. With the behaviour cards of the instructions the kernel
+      // may run, t and the block result's unit are the measured ones (the coarsest card), not the
+      // accumulator's nominal fraction bits.
+      double u_step = ua;
+      int t_step = tbits;
+      std::string what = fmt::format("u + 2^-{} per rounding", tbits);
+      if (o.block_model.params) {
+        const CardBits cb = card_bits(*o.block_model.params);
+        u_step = std::max(ua, cb.u_r);
+        t_step = cb.t;
+        what = fmt::format("{} + 2^-{} per rounding; {}", pow2_text(u_step), t_step, cb.text);
+      }
+      const double step = u_step + std::ldexp(1.0, -t_step);
       g = with_promotion(gamma(N, step, fmt::format("accumulation {} in an unknown order (worst valid order, tensor-core "
-                                                    "alignment included: u + 2^-{} per rounding)", accname, tbits)));
+                                                    "alignment included: {})", accname, what)));
       e.depth = N;
       e.step_unit = step;
       break;
@@ -151,15 +180,21 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
       // An unmeasured block model may fuse fewer products than the instruction's k: the worst case is one
       // product per block (the bound grows as the fused length shrinks).
       const int f = !o.block_model.measured ? 1 : o.block_model.fused_length > 0 ? o.block_model.fused_length : std::max(1, o.block);
-      const double ur = unit(acc, o.block_model.block_rounding);
-      const double eps = tc_block_eps(f, tbits, ur);
+      double ur = unit(acc, o.block_model.block_rounding);
+      int tb = tbits;
+      if (o.block_model.params) {  // the behaviour card's measured block
+        const CardBits cb = card_bits(*o.block_model.params);
+        ur = cb.u_r;
+        tb = cb.t;
+      }
+      const double eps = tc_block_eps(f, tb, ur);
       // Split products on tensor cores may chain every term's blocks in one accumulator: T times as many.
       const SplitScheme* sc = o.kind == OrderKind::SplitProducts ? find_split_scheme(o.split_scheme) : nullptr;
       const double blocks = std::ceil(N / f) * (sc ? static_cast<double>(sc->terms.size()) : 1.0);
       g = with_promotion(chained(blocks, eps,
                                  fmt::format("tensor-core blocks of {} products + C aligned with {} fraction bits, rounded {} ({} "
                                              "blocks): eps = {} 2^-{} + u_r (1 + {} 2^-{})",
-                                             f, tbits, to_string(o.block_model.block_rounding), blocks, f, tbits, f, tbits)));
+                                             f, tb, to_string(o.block_model.block_rounding), blocks, f, tb, f, tb)));
       roundings = std::ceil(K / f);
       e.depth = blocks;
       e.step_unit = eps;
@@ -200,7 +235,10 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
     // Underflow: every rounding may add eta (products, accumulation, promotion), amplified by the
     // later roundings at most by (1 + coef).
     const double prod_eta = t.exact_products ? 0.0 : K * eta(*t.product_format, t.acc_rounding);
-    const double acc_eta = roundings * eta(acc, o.kind == OrderKind::TensorCoreBlock ? o.block_model.block_rounding : t.acc_rounding);
+    // A card whose results flush subnormals loses up to the smallest normal value per rounding.
+    const bool flushes = o.block_model.params && !o.block_model.params->output_subnormals;
+    const double acc_eta = roundings * (flushes ? acc.min_normal()
+                                                : eta(acc, o.kind == OrderKind::TensorCoreBlock ? o.block_model.block_rounding : t.acc_rounding));
     const double pro_eta = promote ? nprom * eta(*t.promote_format, Rounding::NearestEven) : 0.0;
     e.eta_arith = (prod_eta + acc_eta + pro_eta + K * e.eta_a * e.eta_b) * (1 + e.coef);
   } else {

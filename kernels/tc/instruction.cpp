@@ -52,6 +52,13 @@ const InstructionSpec* find_instruction(std::string_view name) {
   return nullptr;
 }
 
+std::string tc_instructions_for(const Format& operand, const Format& acc) {
+  std::string out;
+  for (const InstructionSpec& s : all_instructions())
+    if (!s.integer() && *s.a == operand && *s.acc == acc) out += (out.empty() ? "" : "|") + std::string(s.id);
+  return out;
+}
+
 std::string instruction_ids() {
   std::string s;
   for (const auto& x : kInstructions) {

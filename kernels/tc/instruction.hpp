@@ -42,6 +42,10 @@ struct InstructionSpec {
 std::span<const InstructionSpec> all_instructions();
 /// By id or PTX spelling; nullptr when unknown.
 const InstructionSpec* find_instruction(std::string_view name);
+/// The instructions a library GEMM may run for these operand and accumulator formats on tensor cores,
+/// '|'-separated ("mma_f16_f32|wgmma_f16_f32"; empty when none has those formats): a SummationOrder's
+/// BlockModel::instruction (kernels/order.hpp).
+std::string tc_instructions_for(const Format& operand, const Format& acc);
 /// Every id, comma-separated (for messages).
 std::string instruction_ids();
 

@@ -31,6 +31,7 @@
 #include "kernels/device/cuda_check.cuh"
 #include "kernels/gemm/cublas/cublas_loader.cuh"
 #include "kernels/register.hpp"
+#include "kernels/tc/instruction.hpp"
 
 namespace fpcert {
 namespace {
@@ -79,6 +80,7 @@ KernelTraits traits_for(cublasComputeType_t compute, cudaDataType_t in) {
     t.acc_rounding = Rounding::TowardZero;
     t.order = std::string(kCublasOrder) + "; 16-bit inputs, exact products, fp32 accumulation on tensor cores" +
               kTensorCoreAcc;
+    t.sum_order.block_model.instruction = tc::tc_instructions_for(*t.a_operand, f32);
     return t;
   }
   t.exact_products = true;
@@ -135,6 +137,20 @@ KernelTraits traits_for(cublasComputeType_t compute, cudaDataType_t in) {
     default: break;
   }
   t.order = std::move(order);
+  // The tensor-core instructions cuBLAS may run (docs/tensor_cores.md, "Certifying tensor-core kernels"):
+  // the envelope takes the coarsest of their cards' measured bits. FAST_16F/16BF may down-convert to tf32.
+  switch (compute) {
+    case CUBLAS_COMPUTE_32F_FAST_TF32: t.sum_order.block_model.instruction = tc::tc_instructions_for(tf32, f32); break;
+    case CUBLAS_COMPUTE_32F_FAST_16F:
+      t.sum_order.block_model.instruction = tc::tc_instructions_for(f16, f32) + "|" + tc::tc_instructions_for(tf32, f32);
+      break;
+    case CUBLAS_COMPUTE_32F_FAST_16BF:
+      t.sum_order.block_model.instruction = tc::tc_instructions_for(bf16, f32) + "|" + tc::tc_instructions_for(tf32, f32);
+      break;
+    case CUBLAS_COMPUTE_16F: t.sum_order.block_model.instruction = tc::tc_instructions_for(f16, f16); break;
+    case CUBLAS_COMPUTE_32F_EMULATED_16BFX9: t.sum_order.block_model.instruction = tc::tc_instructions_for(bf16, f32); break;
+    default: break;
+  }
   return t;
 }
 

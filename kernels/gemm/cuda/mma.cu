@@ -95,10 +95,14 @@ KernelTraits mma_traits(int promote_every) {
     order += kTensorCoreOrder;
   }
   t.order = std::move(order);
-  // The instruction's k per step; the block model stays the placeholder until a behaviour card of this
-  // device parameterises it (docs/bound_model.md, "Orders"): the bitwise tier declines, the envelope judges.
-  const int mma_k = (T == Mma::F16 || T == Mma::BF16) ? 16 : T == Mma::TF32 ? 8 : 32;
-  t.sum_order = SummationOrder::tensor_core(mma_k);
+  // The instruction's k per step, K zero-padded to whole shared-memory stages (kStageBytes of K: two
+  // MMAs), the instruction whose behaviour card gives the block model. Until certify installs a validated
+  // card of this device the model stays the placeholder: the bitwise tier declines, the envelope judges
+  // (docs/tensor_cores.md, "Certifying tensor-core kernels").
+  const int mma_k = MmaInfo<T>::kK;
+  const char* insn = T == Mma::F16 ? "mma_f16_f32" : T == Mma::BF16 ? "mma_bf16_f32" : T == Mma::TF32 ? "mma_tf32_f32"
+                   : T == Mma::E4M3 ? "mma_e4m3_f32" : "mma_e5m2_f32";
+  t.sum_order = SummationOrder::tensor_core(mma_k, insn, kStageBytes / MmaInfo<T>::kBytes);
   return t;
 }
 

@@ -1,0 +1,91 @@
+// cli/tc_cards.cpp — probing or reading the behaviour cards a run needs, and installing them (cli/tc_cards.hpp).
+#include "cli/tc_cards.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+#include "cli/plugins.hpp"
+#include "kernels/device/device_api.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/register.hpp"
+#include "kernels/tc/cards.hpp"
+#include "kernels/tc/probe.hpp"
+
+namespace fpcert::cli {
+
+void prepare_cards(const std::string& card, std::uint64_t card_samples, const std::vector<std::string>& kernels) {
+  std::vector<KernelTraits> ts;
+  for (const std::string& name : kernels)
+    if (const auto k = make_kernel(name)) ts.push_back(k->traits());
+  const std::vector<std::string> ids = tc::instructions_of(ts);
+  tc::install_cards({});
+  if (ids.empty()) return;
+  std::string list;
+  for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
+  if (card == "none") {
+    fmt::print("tensor-core cards: none (--card none): {} keep their placeholder block model\n", list);
+    return;
+  }
+  tc::CardSet set;
+  if (card != "probe") {
+    set = tc::read_cards(card);
+    // The device here, asked in a child process (this one stays off the device until the cases run).
+    const ChildOutcome here = run_in_child(
+        [] {
+          std::string why;
+          const auto api = make_cuda_api(&why);
+          return api ? api->info().name : std::string();
+        },
+        120);
+    const std::string name = here.kind == ChildOutcome::Kind::Ok ? here.payload : std::string();
+    for (const BehaviourCard& c : set.cards)
+      if (c.supported && !name.empty() && c.device.rfind(name, 0) != 0)
+        throw InputError(fmt::format("--card {}: the card of {} was measured on '{}', this device is '{}': probe this device (omit --card)", card,
+                                     c.id, c.device, name));
+    if (name.empty()) set.source += " (no device here to compare it with: used as asked)";
+  } else {
+    const std::uint64_t samples = card_samples;
+    const ChildOutcome o = run_in_child(
+        [&ids, samples] {
+          nlohmann::json out = nlohmann::json::array();
+          for (const std::string& id : ids) {
+            const tc::InstructionSpec* s = tc::find_instruction(id);
+            if (!s) continue;
+            BehaviourCard c;
+            try {
+              std::string why;
+              auto insn = tc::make_device_instruction(*s, &why);
+              if (!insn) {
+                c = tc::unsupported_card(*s, "this machine", why);
+              } else {
+                tc::ProbeOptions opt;
+                opt.samples = samples;
+                c = tc::probe_instruction(*insn, opt);
+              }
+            } catch (const std::exception& e) {
+              c = tc::unsupported_card(*s, "this machine", std::string("device failure: ") + e.what());
+              c.supported = true;
+            }
+            out.push_back(to_json(c));
+          }
+          return out.dump();
+        },
+        600);
+    if (o.kind != ChildOutcome::Kind::Ok) {
+      fmt::print("tensor-core cards: probing {} failed ({}): their kernels keep the placeholder block model\n", list, o.reason);
+      return;
+    }
+    for (const auto& j : nlohmann::json::parse(o.payload)) set.cards.push_back(card_from_json(j));
+    set.source = fmt::format("this device, probed at certify start ({} validation samples per instruction)", samples);
+  }
+  for (const std::string& id : ids) {
+    const std::string why = tc::card_unusable(set, id);
+    const BehaviourCard* c = set.find(id);
+    fmt::print("tensor-core card {:<15} {}\n", id, why.empty() ? fmt::format("validated ({} samples): {}", c->validated_samples(), c->summary) : why);
+  }
+  tc::install_cards(std::move(set));
+}
+
+}  // namespace fpcert::cli
