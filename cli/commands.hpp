@@ -33,6 +33,7 @@ void add_experiment(CLI::App& root, Registry& reg);  ///< cli/cmd_experiment.cpp
 void add_selftest(CLI::App& root, Registry& reg);    ///< cli/cmd_selftest.cpp
 void add_report(CLI::App& root, Registry& reg);      ///< cli/cmd_report.cpp
 void add_probe(CLI::App& root, Registry& reg);       ///< cli/cmd_probe.cpp
+void add_tolerance(CLI::App& root, Registry& reg);   ///< cli/cmd_tolerance.cpp
 
 /// Every subcommand, in order.
 void add_all_commands(CLI::App& root, Registry& reg);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/device_run.sh — the GPU machine's batch: GPU tests, benchmarks, the three-pipeline table,
 # suites on CUDA kernels and cuBLAS, conversion sweeps. Usage: scripts/device_run.sh BIN_DIR PART
-# (PART: tests | suites | conversions | emulation | plugin | proof | probe | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
+# (PART: tests | suites | conversions | emulation | plugin | proof | probe | python | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
 # proof: the main job and `convert --all` with their JSON, compared (scripts/compare_results.py) with the
 # same files of an earlier build when BEFORE=DIR holds them (main.json, main.txt, conversions.json, conversions.txt).
 set -uo pipefail
@@ -73,6 +73,21 @@ section_probe() {
   du -sh "$OUT/tc_recordings"
   run timeout 600 "$BIN/test_kernels_gpu" --source-file='*tc_probe_gpu_test.cpp' 2>&1 | tee "$OUT/test_gpu_tc_probe.log" | tail -60
 }
+# The Python entry (docs/python.md) on the device's python3 with torch: the package scripts/devpy.sh
+# staged for that interpreter (carry devpy; PYDIR overrides), its CPU tests, the torch.matmul
+# certification at pinned precisions with the pytest plugin's report, and the tolerance table.
+section_python() {
+  local PY=${PYDIR:-devpy}
+  python3 -c 'import sys, numpy, torch; print("python", sys.version.split()[0], "numpy", numpy.__version__, "torch", torch.__version__, "cuda", torch.cuda.is_available())'
+  export PYTHONPATH="$PY${PYTHONPATH:+:$PYTHONPATH}" FPCERT_BIN="$PY/fpcert-cli" FPCERT_TEST_OUT="$OUT/python" PYTHONDONTWRITEBYTECODE=1
+  export LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}"
+  python3 -c 'import pytest' 2>/dev/null || export PYTHONPATH="$PYTHONPATH:$PY/site"
+  mkdir -p "$OUT/python"
+  python3 -c 'import fpcert; print("fpcert from", fpcert.__file__)' || { echo "fpcert does not import: run scripts/devpy.sh here and carry devpy"; return 1; }
+  run timeout 300 python3 -m pytest -q -p no:cacheprovider -p fpcert.pytest_plugin tests/python/test_fpcert.py 2>&1 | tail -15
+  run timeout 500 python3 tests/python/gpu_main.py -p no:cacheprovider --fpcert-report="$OUT/python/torch_report.html" 2>&1 | tee "$OUT/python/torch_gpu.log" | tail -80
+  run python3 scripts/tolerance_table.py --torch 2>&1 | tee "$OUT/python/tolerance_table.md"
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -82,6 +97,7 @@ for part in ${PART//,/ }; do
     plugin) section_plugin ;;
     proof) section_proof ;;
     probe) section_probe ;;
+    python) section_python ;;
     all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac

@@ -1,0 +1,130 @@
+// suites/tolerance.cpp — tolerances from traits: for a shape, and element by element for data.
+#include "suites/tolerance.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "base/error.hpp"
+#include "suites/grade.hpp"
+
+namespace fpcert {
+namespace {
+
+const Format* format_arg(const std::string& key, const std::string& v) {
+  const Format* f = find_format(v);
+  if (!f) throw InputError(fmt::format("traits: {}={}: unknown format (one of {})", key, v, format_tags()));
+  return f;
+}
+
+Rounding rounding_arg(const std::string& key, const std::string& v) {
+  const auto r = parse_rounding(v);
+  if (!r) throw InputError(fmt::format("traits: {}={}: unknown rounding ({})", key, v, rounding_names()));
+  return *r;
+}
+
+std::string bound_text(const Bound& b) {
+  std::string s;
+  for (const BoundTerm& t : b.terms) s += fmt::format("    {:<34} {:<12.6g} {}\n", t.name, t.value, t.formula);
+  s += "    " + b.arithmetic + "\n    pass iff " + b.allowed + (b.vacuous ? "\n    VACUOUS: K u >= 1, no rigorous bound" : "") + "\n";
+  return s;
+}
+
+}  // namespace
+
+KernelTraits parse_traits_spec(const std::string& spec) {
+  KernelTraits t;
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) throw InputError(fmt::format("traits: '{}' is not key=value", item));
+    const std::string key = item.substr(0, eq), v = item.substr(eq + 1);
+    if (key == "in") t.a_input = t.b_input = t.a_operand = t.b_operand = format_arg(key, v);
+    else if (key == "a") t.a_input = t.a_operand = format_arg(key, v);
+    else if (key == "b") t.b_input = t.b_operand = format_arg(key, v);
+    else if (key == "operand") t.a_operand = t.b_operand = format_arg(key, v);
+    else if (key == "a_operand") t.a_operand = format_arg(key, v);
+    else if (key == "b_operand") t.b_operand = format_arg(key, v);
+    else if (key == "acc") t.acc = format_arg(key, v);
+    else if (key == "acc_rounding") t.acc_rounding = rounding_arg(key, v);
+    else if (key == "input_rounding") t.input_rounding = rounding_arg(key, v);
+    else if (key == "out") t.out = format_arg(key, v);
+    else if (key == "promote") t.promote_format = format_arg(key, v);
+    else if (key == "products") {
+      t.exact_products = v == "exact";
+      t.product_format = t.exact_products ? nullptr : format_arg(key, v);
+    } else if (key == "promote_every") {
+      try {
+        t.promote_every = std::stoi(v);
+      } catch (const std::exception&) {
+        throw InputError(fmt::format("traits: promote_every={}: not an integer", v));
+      }
+    } else {
+      throw InputError(fmt::format("traits: unknown key '{}' (in, a, b, operand, a_operand, b_operand, acc, acc_rounding, "
+                                   "input_rounding, products, promote_every, promote, out)",
+                                   key));
+    }
+  }
+  if (t.promote_every > 0 && !t.promote_format) t.promote_format = &f32;
+  if (t.promote_every < 0) throw InputError("traits: promote_every must be >= 0");
+  t.order = "unknown (declared by traits spec: " + spec + ")";
+  return t;
+}
+
+KernelTraits traits_by_name_or_spec(const std::string& s) {
+  if (s.find('=') != std::string::npos) return parse_traits_spec(s);
+  const auto k = make_kernel(s);
+  if (!k) throw InputError(fmt::format("unknown kernel '{}' (fpcert kernels lists them; or give a traits spec like in=f16,acc=f32,out=f16)", s));
+  return k->traits();
+}
+
+ShapeTolerance shape_tolerance(const KernelTraits& t, std::int64_t m, std::int64_t n, std::int64_t k, bool inputs_exact) {
+  if (m <= 0 || n <= 0 || k <= 0) throw InputError(fmt::format("tolerance: m, n, k must be positive (got {}, {}, {})", m, n, k));
+  ShapeTolerance s;
+  s.m = m, s.n = n, s.k = k;
+  BoundInputs bi;
+  bi.traits = &t;
+  bi.k = k;
+  bi.ref_max_abs = 1;  // normwise atol is printed per unit of max|ref|
+  bi.a_exact = inputs_exact && t.operand_u == 0 && t.a_operand->precision() >= t.a_input->precision();
+  bi.b_exact = inputs_exact && t.operand_u == 0 && t.b_operand->precision() >= t.b_input->precision();
+  s.normwise = make_bound(BoundVariant::Independent, bi);
+  s.element = make_bound(kEnvelopeVariant, bi);
+  s.derivation = fmt::format("traits: {}\nshape: M={} N={} K={} ({})\n", describe_traits(t), m, n, k,
+                             inputs_exact ? "inputs given in the input formats" : "inputs assumed to round into storage") +
+                 fmt::format("normwise ({}; atol shown for max|ref| = 1):\n", s.normwise.variant) + bound_text(s.normwise) +
+                 fmt::format("per element ({}, the envelope tier):\n", s.element.variant) + bound_text(s.element);
+  return s;
+}
+
+ElementTolerance element_tolerance(const KernelTraits& t, const Problem& p, const GemmRef& ref, BoundVariant v) {
+  const Format& sa = storage_format(*t.a_input, *t.a_operand);
+  const Format& sb = storage_format(*t.b_input, *t.b_operand);
+  BoundInputs bi;
+  bi.traits = &t;
+  bi.k = p.k;
+  bi.a_exact = t.operand_u == 0 && all_representable(p.a.data, sa);
+  bi.b_exact = t.operand_u == 0 && all_representable(p.b.data, sb);
+  for (const RefValue& r : ref.c)
+    if (std::isfinite(r.hi)) bi.ref_max_abs = std::max(bi.ref_max_abs, std::fabs(r.hi));
+  ElementTolerance e;
+  e.bound = make_bound(v, bi);
+  std::vector<double> row_abs_a(static_cast<std::size_t>(p.m), 0.0), col_abs_b(static_cast<std::size_t>(p.n), 0.0);
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t q = 0; q < p.k; ++q) row_abs_a[static_cast<std::size_t>(i)] += std::fabs(p.a(i, q));
+  for (std::int64_t q = 0; q < p.k; ++q)
+    for (std::int64_t j = 0; j < p.n; ++j) col_abs_b[static_cast<std::size_t>(j)] += std::fabs(p.b(q, j));
+  e.allowed.resize(static_cast<std::size_t>(p.m * p.n));
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      const auto x = static_cast<std::size_t>(i * p.n + j);
+      e.allowed[x] = allowed_error(e.bound, std::fabs(ref.c[x].hi), ref.abs_sum[x], row_abs_a[static_cast<std::size_t>(i)],
+                                   col_abs_b[static_cast<std::size_t>(j)]);
+    }
+  return e;
+}
+
+}  // namespace fpcert
