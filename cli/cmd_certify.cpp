@@ -15,7 +15,9 @@
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
 #include "reports/table.hpp"
+#include "plugin/loader.hpp"
 #include "results/results_json.hpp"
+#include "suites/grade.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert::cli {
@@ -33,7 +35,37 @@ struct SuiteArgs {
   bool no_isolate = false;           ///< --no-isolate: run plugin cases in this process
   std::string config;                ///< --config fpcert.toml
   std::vector<std::string> suites;   ///< several suites in one run (from the config); empty: `suite`
+  std::string tier;                  ///< --tier: the strongest verdict tier (default: what the declarations allow)
+  std::vector<std::string> orders;   ///< --order KERNEL=SPEC (and [orders] of the config): plugin kernels' orders
 };
+
+/// certify fails a kernel for which no case holds evidence of one of its error sources (a case whose
+/// verdict is vacuous, or that never exercised the source, proves nothing about it): one failed case per
+/// such kernel, naming the sources (docs/bound_model.md, "Evidence").
+void require_evidence(RunResult& r) {
+  for (const std::string& name : r.kernels) {
+    const auto k = make_kernel(name);
+    if (!k) continue;
+    std::vector<CaseResult> mine;
+    for (const CaseResult& c : r.cases)
+      if (c.kernel == name) mine.push_back(c);
+    const std::vector<std::string> missing = missing_evidence(k->traits(), mine);
+    if (missing.empty()) continue;
+    CaseResult e;
+    e.suite = r.suite;
+    e.case_id = "evidence";
+    e.kernel = name;
+    e.kernel_traits = describe_traits(k->traits());
+    e.backend = std::string(to_string(k->backend()));
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    e.checks.push_back({CheckKind::Envelope, false,
+                        fmt::format("no non-vacuous case exercised: {} (the suite certifies nothing about {})", list,
+                                    missing.size() == 1 ? "it" : "them")});
+    decide(e);
+    r.cases.push_back(std::move(e));
+  }
+}
 
 /// Comma-separated kernel names; the groups cpu, cuda and cublas expand to every honest built-in
 /// kernel of that backend (in registry order).
@@ -101,6 +133,17 @@ std::string junit_all(const std::vector<RunResult>& rs) {
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
   load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
+  for (const std::string& o : a.orders) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) throw InputError("--order: expected KERNEL=SPEC (e.g. foo_gemm=sequential:step=fma), got '" + o + "'");
+    declare_plugin_order(o.substr(0, eq), parse_order_spec(o.substr(eq + 1)));
+  }
+  Tier strongest = Tier::Bitwise;
+  if (!a.tier.empty()) {
+    const auto t = parse_tier(a.tier);
+    if (!t || *t == Tier::None) throw InputError("--tier: expected bitwise, envelope+statistical or envelope, got '" + a.tier + "'");
+    strongest = *t;
+  }
   for (const std::string* out : {&a.json, &a.junit, &a.html})  // output folders of a config may not exist yet
     if (!out->empty() && !a.config.empty()) {
       const auto dir = std::filesystem::path(*out).parent_path();
@@ -134,6 +177,7 @@ int run(const SuiteArgs& a, const char* verb) {
     o.isolate = isolate;
     o.isolate_timeout_s = a.timeout_s;
     o.run.timeout_ms = a.timeout_s * 1000;
+    o.run.strongest = strongest;
     o.baseline = a.baseline;
     o.baseline_factor = a.factor;
     if (!a.json.empty()) o.jsonl_path = suites.size() == 1 ? a.json + ".partial.jsonl" : a.json + "." + suite->name + ".partial.jsonl";
@@ -172,6 +216,17 @@ int run(const SuiteArgs& a, const char* verb) {
     std::fputs(verdict_text(one).c_str(), stdout);
     if (!o.jsonl_path.empty()) partials.push_back(o.jsonl_path);
     results.push_back(std::move(one));
+  }
+  if (std::string(verb) == "certify" && a.only_case.empty() && !results.empty()) {
+    // Evidence over every suite of the run: the failures join the last suite's results.
+    RunResult all = merge_results(results);
+    const std::size_t before = all.cases.size();
+    require_evidence(all);
+    for (std::size_t i = before; i < all.cases.size(); ++i) {
+      std::fputs(case_row(all.cases[i]).c_str(), stdout);
+      results.back().cases.push_back(all.cases[i]);
+    }
+    if (all.cases.size() > before) std::fputs(verdict_text(results.back()).c_str(), stdout);
   }
   const RunResult r = merge_results(results);
   if (results.size() > 1) fmt::print("== all suites ({}) ==\n{}", r.suite, verdict_text(r));
@@ -213,6 +268,8 @@ void apply_config(SuiteArgs& a, const CLI::App& app) {
   if (!app.count("--json") && c.json) a.json = *c.json;
   if (!app.count("--junit") && c.junit) a.junit = *c.junit;
   if (!app.count("--html") && c.html) a.html = *c.html;
+  if (!app.count("--tier") && c.tier) a.tier = *c.tier;
+  for (const auto& [kernel, spec] : c.orders) a.orders.push_back(kernel + "=" + spec);
   if (a.kernels.empty()) throw InputError(a.config + ": no kernels: add kernels = [\"...\"] (or give --kernel)");
 }
 
@@ -228,6 +285,8 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   app->add_flag("--isolate", a->isolate, "Run each case in a child process: a crash or hang fails that case only");
   app->add_option("--timeout", a->timeout_s, "Seconds before a case counts as hung")->capture_default_str();
   add_plugin_option(app, a->plugins);
+  app->add_option("--tier", a->tier, "Strongest verdict tier: bitwise (default: what the kernel declares allows), envelope+statistical, envelope");
+  app->add_option("--order", a->orders, "KERNEL=SPEC: the summation order of a plugin kernel that declares none (repeatable)");
   app->add_flag("--no-isolate", a->no_isolate, "With --plugin: run cases in this process (a crash ends the run)");
 }
 

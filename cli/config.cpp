@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "kernels/order.hpp"
+#include "results/results.hpp"
 #include "suites/bound.hpp"
 #include "suites/suite.hpp"
 
@@ -115,8 +117,8 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
   }
   ProjectConfig cfg;
   cfg.path = path;
-  static const std::vector<std::string_view> kTop = {"plugins", "kernels", "suites", "isolate", "timeout", "gate", "output"};
-  static const std::vector<std::string_view> kGate = {"variant", "baseline", "factor", "mn"};
+  static const std::vector<std::string_view> kTop = {"plugins", "kernels", "suites", "isolate", "timeout", "gate", "orders", "output"};
+  static const std::vector<std::string_view> kGate = {"variant", "baseline", "factor", "mn", "tier"};
   static const std::vector<std::string_view> kOutput = {"json", "junit", "html"};
   check_keys(c, root, "at the top level", kTop);
   for (const auto& [k, v] : root) {
@@ -152,7 +154,22 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
         } else if (gk.str() == "mn") {
           cfg.mn = get_integer(c, gv, name);
           if (*cfg.mn <= 0) c.fail(gv.source(), fmt::format("'{}' must be a positive integer", name));
+        } else if (gk.str() == "tier") {
+          cfg.tier = get_string(c, gv, name);
+          if (!parse_tier(*cfg.tier) || *cfg.tier == "none")
+            c.fail(gv.source(), fmt::format("'{}': expected bitwise, envelope+statistical or envelope, got '{}'", name, *cfg.tier));
         }
+      }
+    } else if (key == "orders") {
+      for (const auto& [ok, ov] : get_table(c, v, key)) {
+        const std::string name = "orders." + std::string(ok.str());
+        const std::string spec = get_string(c, ov, name);
+        try {
+          (void)parse_order_spec(spec);
+        } catch (const InputError& e) {
+          c.fail(ov.source(), fmt::format("'{}': {}", name, e.what()));
+        }
+        cfg.orders.emplace_back(std::string(ok.str()), spec);
       }
     } else if (key == "output") {
       const auto& o = get_table(c, v, key);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fpcert::cli {
@@ -21,6 +22,9 @@ struct ProjectConfig {
   std::optional<std::string> baseline;
   std::optional<double> factor;
   std::optional<std::int64_t> mn;
+  std::optional<std::string> tier;     ///< bitwise | envelope+statistical | envelope: the strongest verdict tier
+  // [orders]: the summation order of plugin kernels that declare none, by kernel name (spec strings)
+  std::vector<std::pair<std::string, std::string>> orders;
   // [output] (resolved against the file's folder)
   std::optional<std::string> json, junit, html;
 };

@@ -77,6 +77,7 @@ std::string describe_traits(const KernelTraits& t) {
   if (t.promote_every > 0)
     s += ", promoted to " + std::string(t.promote_format->tag) + " every " + std::to_string(t.promote_every);
   s += ", out " + std::string(t.out->tag);
+  s += "; order " + order_spec(t.sum_order);
   const InputDomain& d = t.domain;
   if (d.span_scope != SpanScope::None) {
     const char* group = d.span_scope == SpanScope::Tensor ? "each operand" : d.span_scope == SpanScope::Line ? "each row of A and column of B" : nullptr;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "oracle/format.hpp"
+#include "kernels/order.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "oracle/round.hpp"
 
@@ -60,6 +61,7 @@ struct KernelTraits {
   const Format* promote_format = nullptr;
   const Format* out = &f32;            ///< output format
   std::string order;                   ///< the operation order, stated exactly where it is fixed
+  SummationOrder sum_order;            ///< the same, machine-readable (kernels/order.hpp): what the bitwise tier emulates
   InputDomain domain;                  ///< where the traits hold (default: every input the formats can store)
 };
 

@@ -19,10 +19,12 @@
  *    is a verdict of its own ("not supported"), never a failure.
  *  - Lifecycle as CUTLASS library::Operation: can_implement, workspace_bytes, run(..., stream).
  *  - Versioning: FPCERT_PLUGIN_ABI_MAJOR changes when any struct layout or function signature
- *    changes (fpcert refuses a plugin of another major, naming both versions); the MINOR changes
- *    when enum values are added (a plugin built against a newer minor loads, and fpcert rejects,
- *    by name, any value it does not know). The first two fields of fpcert_plugin_info (abi_major,
- *    abi_minor) keep their place in every major, so any fpcert can read them.
+ *    changes incompatibly (fpcert refuses a plugin of another major, naming both versions); the
+ *    MINOR changes when enum values are added or fields are appended at the end of fpcert_kernel
+ *    (a plugin built against a newer minor loads, and fpcert rejects, by name, any value it does
+ *    not know; a kernel whose struct_size ends before an appended field has none: minor 0 kernels
+ *    read as "order unknown"). The first two fields of fpcert_plugin_info (abi_major, abi_minor)
+ *    keep their place in every major, so any fpcert can read them.
  *  - Threads: fpcert calls a plugin from one thread at a time; calls for one kernel never overlap.
  *  - Lifetime: the table, its strings and every user_data stay valid until the library is unloaded
  *    (fpcert never unloads a plugin before the process exits).
@@ -39,7 +41,7 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 0 /* enum values */
+#define FPCERT_PLUGIN_ABI_MINOR 1 /* enum values; fields appended to fpcert_kernel (1: gemm_order) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
@@ -211,6 +213,48 @@ typedef fpcert_status (*fpcert_gemm_run_fn)(void* user_data, const fpcert_gemm_a
                                             size_t workspace_bytes, void* stream, char* message,
                                             size_t message_capacity);
 
+/* The summation order of a GEMM kernel (ABI minor 1), what fpcert's bitwise verdict tier emulates and
+ * its envelope's accumulation term depends on (docs/plugin.md, "Declaring the order"; the semantics of
+ * each kind: docs/bound_model.md, "Orders"). Every sum starts from +0. */
+typedef int32_t fpcert_order_kind;
+enum {
+  FPCERT_ORDER_UNKNOWN = 1,           /* not fixed, or not stated: judged by the envelope (worst valid order) */
+  FPCERT_ORDER_SEQUENTIAL = 2,        /* acc = step(acc, a_k, b_k) for k = 0..K-1 */
+  FPCERT_ORDER_BLOCKED_K = 3,         /* blocks of `block` products summed by `inner`, joined by `outer` */
+  FPCERT_ORDER_SPLIT_K = 4,           /* `splits` contiguous chunks of ceil(K/splits), each sequential, combined by `outer` */
+  FPCERT_ORDER_PAIRWISE = 5,          /* products rounded into the accumulator, recursive halving (first half ceil(n/2)) */
+  FPCERT_ORDER_TENSOR_CORE_BLOCK = 6, /* instruction k = `block`, blocks of `fused_length` fused and rounded once */
+  FPCERT_ORDER_SPLIT_PRODUCTS = 7     /* operands cut into slices (`split_scheme`), slice products summed by `term_order` */
+};
+typedef int32_t fpcert_order_step;
+enum {
+  FPCERT_STEP_FMA = 1,    /* acc = round(a*b + acc), one rounding */
+  FPCERT_STEP_MUL_ADD = 2 /* p = round(a*b) (product_format, or the accumulator's when products are exact), acc = round(acc + p) */
+};
+typedef int32_t fpcert_combine;
+enum {
+  FPCERT_COMBINE_SEQUENTIAL = 1, /* from +0, in order */
+  FPCERT_COMBINE_PAIRWISE = 2    /* recursive halving */
+};
+
+typedef struct fpcert_gemm_order {
+  fpcert_order_kind kind;          /* required: 0 is not a kind (state FPCERT_ORDER_UNKNOWN) */
+  fpcert_order_step step;          /* SEQUENTIAL, BLOCKED_K, SPLIT_K: required; else 0 */
+  int32_t block;                   /* BLOCKED_K: products per block; TENSOR_CORE_BLOCK (and SPLIT_PRODUCTS on
+                                      tensor cores): the instruction's k; else 0 */
+  fpcert_combine inner;            /* BLOCKED_K: within a block (required); else 0 */
+  fpcert_combine outer;            /* BLOCKED_K: joining the blocks; SPLIT_K: combining the partials (required); else 0 */
+  int32_t splits;                  /* SPLIT_K: >= 2; else 0 */
+  int32_t fused_length;            /* TENSOR_CORE_BLOCK: products per rounding, dividing block (0: = block) */
+  fpcert_rounding block_rounding;  /* TENSOR_CORE_BLOCK: rounding of a block's sum into the accumulator (required) */
+  int32_t block_model_measured;    /* TENSOR_CORE_BLOCK: 1 when fused_length and block_rounding were measured on the
+                                      device (the bitwise tier then emulates them); 0: a placeholder */
+  int32_t bitwise_ulps;            /* output ulps the bitwise tier allows (0: bit for bit) */
+  const char* split_scheme;        /* SPLIT_PRODUCTS: "3xtf32", "3xtf32_rz", "1xbf16", "3xbf16", "6xbf16", "9xbf16"; else NULL */
+  fpcert_order_kind term_order;    /* SPLIT_PRODUCTS: SEQUENTIAL or TENSOR_CORE_BLOCK; else 0 */
+  int32_t reserved;                /* 0 */
+} fpcert_gemm_order;
+
 /* ---- elementwise conversion --------------------------------------------------------------- */
 
 /* The conversion a CONVERSION kernel claims to implement; fpcert checks it against MPFR on every
@@ -266,7 +310,13 @@ typedef struct fpcert_kernel {
   /* CONVERSION (operation == FPCERT_OPERATION_CONVERSION) */
   fpcert_conversion_traits conversion;
   fpcert_conversion_run_fn conversion_run;             /* required */
+
+  /* ---- appended in ABI minor 1 (read only when struct_size covers it; older kernels: order unknown) */
+  fpcert_gemm_order gemm_order;                        /* GEMM: the summation order (required) */
 } fpcert_kernel;
+
+/* sizeof(fpcert_kernel) of ABI minor 0, whose kernels end before gemm_order (read as order unknown). */
+#define FPCERT_KERNEL_SIZE_MINOR0 offsetof(fpcert_kernel, gemm_order)
 
 /* What fpcert_plugin_enumerate returns: a table with static storage duration. */
 typedef struct fpcert_plugin_info {

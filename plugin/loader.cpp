@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <map>
 
 #include "base/codes.hpp"
 #include "base/parallel.hpp"
@@ -151,7 +152,39 @@ fpcert_gemm_shape shape_of(std::int64_t m, std::int64_t n, std::int64_t k, Layou
   return s;
 }
 
-KernelTraits traits_from_abi(const fpcert_gemm_traits& g) {
+/// The order a kernel declares (ABI minor 1); kernels of minor 0 end before it: unknown. Validated.
+SummationOrder order_from_abi(const fpcert_kernel& k) {
+  if (k.struct_size < sizeof(fpcert_kernel)) return SummationOrder::unknown();
+  const fpcert_gemm_order& g = k.gemm_order;
+  SummationOrder o;
+  auto kind = [](std::int32_t v) {
+    return v >= FPCERT_ORDER_UNKNOWN && v <= FPCERT_ORDER_SPLIT_PRODUCTS ? static_cast<OrderKind>(v - 1) : OrderKind::Unknown;
+  };
+  auto combine = [](std::int32_t v) { return v == FPCERT_COMBINE_PAIRWISE ? Combine::Pairwise : Combine::Sequential; };
+  o.kind = kind(g.kind);
+  o.step = g.step == FPCERT_STEP_MUL_ADD ? StepKind::MulAdd : StepKind::Fma;
+  o.block = g.block;
+  o.inner = combine(g.inner);
+  o.outer = combine(g.outer);
+  o.splits = g.splits;
+  o.split_scheme = g.split_scheme ? g.split_scheme : "";
+  o.term_order = g.term_order == FPCERT_ORDER_TENSOR_CORE_BLOCK ? OrderKind::TensorCoreBlock : OrderKind::Sequential;
+  o.block_model.fused_length = g.fused_length;
+  if (const auto r = rounding_from_abi(g.block_rounding)) o.block_model.block_rounding = *r;
+  o.block_model.measured = g.block_model_measured == 1;
+  o.block_model.source = o.block_model.measured ? "measured (declared by the plugin)" : "placeholder (declared by the plugin)";
+  o.bitwise_ulps = g.bitwise_ulps;
+  return o;
+}
+
+/// Orders stated for plugin kernels outside their plugin (declare_plugin_order), by kernel name.
+std::map<std::string, SummationOrder>& order_overrides() {
+  static std::map<std::string, SummationOrder> m;
+  return m;
+}
+
+KernelTraits traits_from_abi(const fpcert_kernel& k) {
+  const fpcert_gemm_traits& g = k.gemm;
   KernelTraits t;
   t.a_input = format_from_abi(g.a_input);
   t.b_input = format_from_abi(g.b_input);
@@ -168,6 +201,9 @@ KernelTraits traits_from_abi(const fpcert_gemm_traits& g) {
   t.promote_format = g.promote_every > 0 ? format_from_abi(g.promote_format) : nullptr;
   t.out = format_from_abi(g.out_format);
   t.order = g.order;
+  t.sum_order = order_from_abi(k);
+  if (const auto it = order_overrides().find(k.name ? k.name : ""); it != order_overrides().end() && !t.sum_order.known())
+    t.sum_order = it->second;
   return t;
 }
 
@@ -215,7 +251,7 @@ class Workspace {
 class PluginGemmKernel final : public Kernel {
  public:
   PluginGemmKernel(const fpcert_kernel* d, std::string origin, std::string plugin, std::shared_ptr<void> keepalive)
-      : d_(d), origin_(std::move(origin)), plugin_(std::move(plugin)), name_(d->name), traits_(traits_from_abi(d->gemm)),
+      : d_(d), origin_(std::move(origin)), plugin_(std::move(plugin)), name_(d->name), traits_(traits_from_abi(*d)),
         memory_(d->memory == FPCERT_MEMORY_DEVICE ? MemorySpace::Device : MemorySpace::Host), workspace_(memory_),
         keepalive_(std::move(keepalive)) {}
   const std::string& name() const override { return name_; }
@@ -328,6 +364,66 @@ bool name_taken(const std::string& n) {
 
 // ---- validation --------------------------------------------------------------------------------
 
+namespace {
+
+/// Kernel i of a table whose stride is kernel_struct_size (minor 0 tables are shorter than this fpcert's).
+const fpcert_kernel& kernel_at(const fpcert_plugin_info* info, std::uint32_t i) {
+  return *reinterpret_cast<const fpcert_kernel*>(reinterpret_cast<const char*>(info->kernels) +
+                                                 static_cast<std::size_t>(i) * info->kernel_struct_size);
+}
+
+/// The rules of fpcert_gemm_order (fpcert_plugin.h): each kind's required fields, nothing else set.
+template <class Err>
+void validate_order(const fpcert_gemm_order& g, const Err& kerr, const std::string& versions) {
+  if (g.kind < FPCERT_ORDER_UNKNOWN || g.kind > FPCERT_ORDER_SPLIT_PRODUCTS) {
+    kerr(fmt::format("gemm_order.kind: {} value {} (valid: 1 unknown, 2 sequential, 3 blocked_k, 4 split_k, 5 pairwise, "
+                     "6 tensor_core_block, 7 split_products; state FPCERT_ORDER_UNKNOWN when the order is not fixed){}",
+                     g.kind == 0 ? "required, got" : "unknown", g.kind, versions));
+    return;
+  }
+  const bool stepped = g.kind == FPCERT_ORDER_SEQUENTIAL || g.kind == FPCERT_ORDER_BLOCKED_K || g.kind == FPCERT_ORDER_SPLIT_K;
+  if (stepped && g.step != FPCERT_STEP_FMA && g.step != FPCERT_STEP_MUL_ADD)
+    kerr(fmt::format("gemm_order.step: required for this kind, got {} (valid: 1 fma, 2 mul_add){}", g.step, versions));
+  auto need_combine = [&](const char* field, std::int32_t v) {
+    if (v != FPCERT_COMBINE_SEQUENTIAL && v != FPCERT_COMBINE_PAIRWISE)
+      kerr(fmt::format("gemm_order.{}: required for this kind, got {} (valid: 1 sequential, 2 pairwise){}", field, v, versions));
+  };
+  if (g.kind == FPCERT_ORDER_BLOCKED_K) need_combine("inner", g.inner);
+  if (g.kind == FPCERT_ORDER_BLOCKED_K || g.kind == FPCERT_ORDER_SPLIT_K) need_combine("outer", g.outer);
+  const bool tc = g.kind == FPCERT_ORDER_TENSOR_CORE_BLOCK ||
+                  (g.kind == FPCERT_ORDER_SPLIT_PRODUCTS && g.term_order == FPCERT_ORDER_TENSOR_CORE_BLOCK);
+  if (tc && !rounding_from_abi(g.block_rounding))
+    kerr(fmt::format("gemm_order.block_rounding: required for a tensor-core block, got {}{}", g.block_rounding, versions));
+  if (g.kind == FPCERT_ORDER_SPLIT_PRODUCTS && g.term_order != FPCERT_ORDER_SEQUENTIAL && g.term_order != FPCERT_ORDER_TENSOR_CORE_BLOCK)
+    kerr(fmt::format("gemm_order.term_order: SEQUENTIAL (2) or TENSOR_CORE_BLOCK (6) for split products, got {}{}", g.term_order, versions));
+  if (g.block_model_measured != 0 && g.block_model_measured != 1)
+    kerr(fmt::format("gemm_order.block_model_measured must be 0 or 1, got {}", g.block_model_measured));
+  if (g.bitwise_ulps < 0) kerr(fmt::format("gemm_order.bitwise_ulps must be >= 0, got {}", g.bitwise_ulps));
+  fpcert_kernel k{};
+  k.struct_size = sizeof(fpcert_kernel);
+  k.gemm_order = g;
+  if (const std::string why = check_order(order_from_abi(k)); !why.empty()) kerr("gemm_order: " + why);
+}
+
+}  // namespace
+
+void declare_plugin_order(const std::string& kernel, const SummationOrder& order) {
+  if (const std::string why = check_order(order); !why.empty())
+    throw InputError(fmt::format("order of '{}': {}", kernel, why));
+  const KernelInfo* ki = find_kernel_info(kernel);
+  if (!ki) throw InputError(fmt::format("order for '{}': no such kernel (fpcert kernels lists them; is its plugin loaded?)", kernel));
+  if (ki->backend != Backend::Plugin)
+    throw InputError(fmt::format("order for '{}': a built-in kernel declares its own order; only plugin kernels take one from "
+                                 "fpcert.toml or --order",
+                                 kernel));
+  order_overrides().erase(kernel);
+  const SummationOrder own = ki->make()->traits().sum_order;
+  if (own.known() && !(own == order))
+    throw InputError(fmt::format("order for '{}': its plugin declares {}, the configuration says {}; remove one", kernel,
+                                 order_spec(own), order_spec(order)));
+  order_overrides()[kernel] = order;
+}
+
 std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, const std::string& origin) {
   std::vector<std::string> errs;
   const std::string host_v = fmt::format("{}.{}", FPCERT_PLUGIN_ABI_MAJOR, FPCERT_PLUGIN_ABI_MINOR);
@@ -351,9 +447,13 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
   if (info->struct_size != sizeof(fpcert_plugin_info))
     err(fmt::format("fpcert_plugin_info.struct_size is {}, expected {} for ABI major {}{}", info->struct_size,
                     sizeof(fpcert_plugin_info), FPCERT_PLUGIN_ABI_MAJOR, versions));
-  if (info->kernel_struct_size != sizeof(fpcert_kernel))
-    err(fmt::format("fpcert_plugin_info.kernel_struct_size is {}, expected sizeof(fpcert_kernel) = {}{}", info->kernel_struct_size,
-                    sizeof(fpcert_kernel), versions));
+  // The kernel table's stride: minor 0 kernels end before gemm_order; a newer minor may append more.
+  const std::size_t expect_kernel = info->abi_minor == 0 ? FPCERT_KERNEL_SIZE_MINOR0 : sizeof(fpcert_kernel);
+  const bool kernel_size_ok = info->abi_minor > FPCERT_PLUGIN_ABI_MINOR ? info->kernel_struct_size >= sizeof(fpcert_kernel)
+                                                                        : info->kernel_struct_size == expect_kernel;
+  if (!kernel_size_ok)
+    err(fmt::format("fpcert_plugin_info.kernel_struct_size is {}, expected sizeof(fpcert_kernel) = {} for ABI {}.{}{}",
+                    info->kernel_struct_size, expect_kernel, info->abi_major, info->abi_minor, versions));
   if (!errs.empty()) return errs;
   if (!info->plugin_name || !*info->plugin_name) err("fpcert_plugin_info.plugin_name is empty (required)");
   if (info->kernel_count == 0 || !info->kernels) {
@@ -367,12 +467,12 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
 
   std::vector<std::string> seen;
   for (std::uint32_t i = 0; i < info->kernel_count; ++i) {
-    const fpcert_kernel& k = info->kernels[i];
+    const fpcert_kernel& k = kernel_at(info, i);
     const std::string kname = k.name ? k.name : "";
     const std::string where = fmt::format("kernel #{} '{}'", i, kname);
     auto kerr = [&](const std::string& s) { err(where + ": " + s); };
-    if (k.struct_size != sizeof(fpcert_kernel))
-      kerr(fmt::format("struct_size is {}, expected sizeof(fpcert_kernel) = {}{}", k.struct_size, sizeof(fpcert_kernel), versions));
+    if (k.struct_size != info->kernel_struct_size)
+      kerr(fmt::format("struct_size is {}, expected sizeof(fpcert_kernel) = {}{}", k.struct_size, info->kernel_struct_size, versions));
     if (!valid_name(k.name)) {
       kerr("name must be 1..128 characters of letters, digits, '_', '-', '.'");
     } else if (std::find(seen.begin(), seen.end(), kname) != seen.end()) {
@@ -430,6 +530,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
       else if (g.operand_u > 0 && (!g.operand_note || !*g.operand_note))
         kerr("gemm.operand_note is required when operand_u > 0 (state the derivation of the effective unit roundoff)");
       if (!g.order || !*g.order) kerr("gemm.order is empty: state the operation order (what the bound model and a reader rely on)");
+      if (k.struct_size >= sizeof(fpcert_kernel)) validate_order(k.gemm_order, kerr, versions);
     } else if (k.operation == FPCERT_OPERATION_CONVERSION) {
       const fpcert_conversion_traits& c = k.conversion;
       if (!k.conversion_run) kerr("conversion_run is NULL (required)");
@@ -462,7 +563,7 @@ PluginSummary register_plugin_info(const fpcert_plugin_info* info, const std::st
   s.abi_minor = info->abi_minor;
   const std::string plugin = s.version.empty() ? s.name : s.name + " " + s.version;
   for (std::uint32_t i = 0; i < info->kernel_count; ++i) {
-    const fpcert_kernel* d = &info->kernels[i];
+    const fpcert_kernel* d = &kernel_at(info, i);
     if (d->operation == FPCERT_OPERATION_GEMM) {
       KernelInfo ki;
       ki.name = d->name;

@@ -66,6 +66,12 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
 PluginSummary register_plugin_info(const fpcert_plugin_info* info, const std::string& origin,
                                    std::shared_ptr<void> keepalive = {});
 
+/// State the summation order of a plugin GEMM kernel that declares none (order unknown: built against
+/// ABI minor 0, or FPCERT_ORDER_UNKNOWN): fpcert.toml's [orders], certify's --order. Kernels made from
+/// then on carry it. Throws InputError naming the kernel when it is unknown, not a plugin kernel, or
+/// declares an order of its own (naming both), or when the order is malformed.
+void declare_plugin_order(const std::string& kernel, const SummationOrder& order);
+
 // ---- translation of ABI values (nullptr / nullopt for unknown values) ----
 const Format* format_from_abi(std::int32_t v);
 std::int32_t format_to_abi(const Format& f);

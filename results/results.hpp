@@ -152,8 +152,10 @@ struct CaseResult {
   bool vacuous = false;          ///< the tier's bound admits an all-zeros output: the case is no evidence
   std::vector<std::string> flags;   ///< e.g. "inputs-exact-in-storage: ..."
   Metrics metrics;
-  Bound bound;
-  double gate_fraction = 0;      ///< max_ij err / allowed (pass iff <= 1 and nothing else failed)
+  Bound bound;                   ///< the course gate's bound (the design source's table; never decisive)
+  Bound envelope;                ///< the envelope tier's per-element bound (variant "envelope")
+  std::vector<std::string> evidence;  ///< the kernel's error sources this case exercised with a non-vacuous verdict
+  double gate_fraction = 0;      ///< max_ij err / allowed of the course gate (reported; the checks decide)
   std::int64_t worst_index = -1;
   std::vector<WorstElement> worst;
   double time_ms_median = 0, time_ms_mean = 0;

@@ -66,6 +66,34 @@ Environment environment_from_json(const json& j) {
   return e;
 }
 
+json to_json(const Bound& b) {
+  json terms = json::array();
+  for (const auto& t : b.terms) terms.push_back({{"name", t.name}, {"value", json_number(t.value)}, {"formula", t.formula}});
+  return {{"variant", b.variant},       {"rtol", json_number(b.rtol)},
+          {"atol", json_number(b.atol)}, {"out_term", json_number(b.out_term)},
+          {"vacuous", b.vacuous},       {"terms", terms},
+          {"eta_a", json_number(b.eta_a)}, {"eta_b", json_number(b.eta_b)},
+          {"eta_abs", json_number(b.eta_abs)},
+          {"allowed", b.allowed},       {"arithmetic", b.arithmetic}};
+}
+
+Bound bound_from_json(const json& b) {
+  Bound r;
+  r.variant = str(b, "variant");
+  r.rtol = num(b, "rtol");
+  r.atol = num(b, "atol");
+  r.out_term = num(b, "out_term");
+  r.vacuous = b.contains("vacuous") && b.at("vacuous").get<bool>();
+  r.eta_a = num(b, "eta_a");
+  r.eta_b = num(b, "eta_b");
+  r.eta_abs = num(b, "eta_abs");
+  r.allowed = str(b, "allowed");
+  r.arithmetic = str(b, "arithmetic");
+  if (b.contains("terms"))
+    for (const auto& t : b.at("terms")) r.terms.push_back({str(t, "name"), num(t, "value"), str(t, "formula")});
+  return r;
+}
+
 json to_json(const CaseResult& c) {
   const Metrics& m = c.metrics;
   json metrics = {{"max_abs", json_number(m.max_abs)},
@@ -85,14 +113,7 @@ json to_json(const CaseResult& c) {
                   {"deterministic", m.deterministic},
                   {"nondeterministic_elements", m.nondeterministic_elements},
                   {"ref_max_abs", json_number(m.ref_max_abs)}};
-  json terms = json::array();
-  for (const auto& t : c.bound.terms) terms.push_back({{"name", t.name}, {"value", json_number(t.value)}, {"formula", t.formula}});
-  json bound = {{"variant", c.bound.variant},       {"rtol", json_number(c.bound.rtol)},
-                {"atol", json_number(c.bound.atol)}, {"out_term", json_number(c.bound.out_term)},
-                {"vacuous", c.bound.vacuous},       {"terms", terms},
-                {"eta_a", json_number(c.bound.eta_a)}, {"eta_b", json_number(c.bound.eta_b)},
-                {"eta_abs", json_number(c.bound.eta_abs)},
-                {"allowed", c.bound.allowed},       {"arithmetic", c.bound.arithmetic}};
+  const json bound = to_json(c.bound);
   json worst = json::array();
   for (const auto& w : c.worst)
     worst.push_back({{"i", w.i},
@@ -136,6 +157,8 @@ json to_json(const CaseResult& c) {
             {"flags", c.flags},
             {"metrics", metrics},
             {"bound", bound},
+            {"envelope", to_json(c.envelope)},
+            {"evidence", c.evidence},
             {"gate_fraction", json_number(c.gate_fraction)},
             {"worst_index", c.worst_index},
             {"worst", worst},
@@ -214,21 +237,9 @@ CaseResult case_from_json(const json& j) {
     M.nondeterministic_elements = integer<std::int64_t>(m, "nondeterministic_elements");
     M.ref_max_abs = num(m, "ref_max_abs");
   }
-  if (j.contains("bound")) {
-    const json& b = j.at("bound");
-    c.bound.variant = str(b, "variant");
-    c.bound.rtol = num(b, "rtol");
-    c.bound.atol = num(b, "atol");
-    c.bound.out_term = num(b, "out_term");
-    c.bound.vacuous = b.contains("vacuous") && b.at("vacuous").get<bool>();
-    c.bound.eta_a = num(b, "eta_a");
-    c.bound.eta_b = num(b, "eta_b");
-    c.bound.eta_abs = num(b, "eta_abs");
-    c.bound.allowed = str(b, "allowed");
-    c.bound.arithmetic = str(b, "arithmetic");
-    if (b.contains("terms"))
-      for (const auto& t : b.at("terms")) c.bound.terms.push_back({str(t, "name"), num(t, "value"), str(t, "formula")});
-  }
+  if (j.contains("bound")) c.bound = bound_from_json(j.at("bound"));
+  if (j.contains("envelope")) c.envelope = bound_from_json(j.at("envelope"));
+  if (j.contains("evidence")) c.evidence = j.at("evidence").get<std::vector<std::string>>();
   c.gate_fraction = num(j, "gate_fraction");
   c.worst_index = integer<std::int64_t>(j, "worst_index", -1);
   if (j.contains("worst"))

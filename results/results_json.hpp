@@ -11,6 +11,8 @@
 namespace fpcert {
 
 nlohmann::json to_json(const Environment& e);
+nlohmann::json to_json(const Bound& b);
+Bound bound_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const CaseResult& c);
 nlohmann::json to_json(const RunResult& r);
 Environment environment_from_json(const nlohmann::json& j);

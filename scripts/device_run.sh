@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/device_run.sh — the GPU machine's batch: GPU tests, benchmarks, the three-pipeline table,
 # suites on CUDA kernels and cuBLAS, conversion sweeps. Usage: scripts/device_run.sh BIN_DIR PART
-# (PART: tests | suites | conversions | emulation | plugin | proof | probe | python | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
+# (PART: tests | suites | conversions | emulation | plugin | proof | probe | verdicts | python | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
 # proof: the main job and `convert --all` with their JSON, compared (scripts/compare_results.py) with the
 # same files of an earlier build when BEFORE=DIR holds them (main.json, main.txt, conversions.json, conversions.txt).
 set -uo pipefail
@@ -50,6 +50,30 @@ section_plugin() {
   mkdir -p "$FPCERT_TEST_SCRATCH"
   run timeout 300 "$BIN/test_plugin_gpu" --duration=true 2>&1 | tee "$OUT/test_plugin_gpu.log" | tail -40
 }
+# The verdict tiers on the device (docs/bound_model.md): every CUDA and cuBLAS kernel certified on the certify
+# suite, the tier and the failed checks of each case summarised per kernel; the SIMT kernels again with their
+# order withheld (envelope + statistical) to show the weaker tiers pass them too.
+section_verdicts() {
+  run timeout 550 "$BIN/fpcert" certify --kernel cuda,cublas --suite certify --json "$OUT/verdicts.json" > "$OUT/verdicts.txt" 2>&1; echo "rc=$?" >> "$OUT/verdicts.txt"
+  tail -4 "$OUT/verdicts.txt"
+  run timeout 300 "$BIN/fpcert" certify --kernel gemm_f32_tiled,gemm_f16_f32acc_tiled,gemm_f16_f16acc_tiled --suite certify --tier envelope+statistical --json "$OUT/verdicts_withheld.json" > "$OUT/verdicts_withheld.txt" 2>&1; echo "rc=$?" >> "$OUT/verdicts_withheld.txt"
+  tail -4 "$OUT/verdicts_withheld.txt"
+  for f in verdicts verdicts_withheld; do
+    python3 - "$OUT/$f.json" <<'PY'
+import json, sys, collections
+r = json.load(open(sys.argv[1]))
+per = collections.OrderedDict()
+for c in r["cases"]:
+    k = per.setdefault(c["kernel"], collections.Counter())
+    k[(c["status"], c.get("tier", "?"))] += 1
+    for x in c.get("checks", []):
+        if x["decisive"] and not x["passed"]:
+            print(f'  {c["kernel"]:<40} {c["case"]:<20} {x["kind"]:<14} {x["detail"][:120]}')
+for k, n in per.items():
+    print(f'{k:<44} ' + ", ".join(f"{s}/{t}: {v}" for (s, t), v in sorted(n.items())))
+PY
+  done
+}
 # Behaviour unchanged across a refactoring: the same verdicts, counts and figures as the build in $BEFORE.
 section_proof() {
   run "$BIN/fpcert" certify --kernel cuda --suite certify --json "$OUT/main.json" > "$OUT/main.txt" 2>&1; echo "rc=$?" >> "$OUT/main.txt"
@@ -97,8 +121,9 @@ for part in ${PART//,/ }; do
     plugin) section_plugin ;;
     proof) section_proof ;;
     probe) section_probe ;;
+    verdicts) section_verdicts ;;
     python) section_python ;;
-    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe ;;
+    all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_verdicts ;;
     *) echo "unknown part $part"; exit 2 ;;
   esac
 done

@@ -8,7 +8,11 @@
 #include <limits>
 
 #include "base/parallel.hpp"
+#include "kernels/emu/split.hpp"
 #include "oracle/ulp.hpp"
+#include "suites/emulate.hpp"
+#include "suites/envelope.hpp"
+#include "suites/statistics.hpp"
 
 namespace fpcert {
 
@@ -42,7 +46,180 @@ double quantile(std::vector<double>& v, double q) {
   return v[idx];
 }
 
+
+std::string element_text(std::int64_t x, std::int64_t n) { return fmt::format("({}, {})", x / n, x % n); }
+
+/// Traits that contradict themselves (the `declaration` check): the kernel would be judged against
+/// arithmetic it cannot perform.
+std::string declaration_problem(const KernelTraits& t) {
+  if (const std::string why = check_order(t.sum_order); !why.empty()) return "order: " + why;
+  const SummationOrder& o = t.sum_order;
+  if (o.kind == OrderKind::SplitProducts) {
+    const SplitScheme* sc = find_split_scheme(o.split_scheme);
+    // The slices hold at most slices * p bits of an operand: an effective unit roundoff below
+    // 2^-(slices * p) claims more than the slices can carry.
+    const double implied = std::ldexp(1.0, -sc->slices * sc->slice->precision());
+    if (t.operand_u < implied)
+      return fmt::format("operand_u {} is below what {} {} slices can carry (2^-{})", pow2_text(t.operand_u), sc->slices, sc->slice->tag,
+                         sc->slices * sc->slice->precision());
+  }
+  if (t.promote_every > 0 && o.kind == OrderKind::BlockedK && o.block != t.promote_every)
+    return fmt::format("promotion every {} products but blocks of {}", t.promote_every, o.block);
+  return {};
+}
+
+/// Whether some element's exact value (finite) is not representable in f: a rounding into f happened.
+bool some_inexact(const std::vector<RefValue>& v, const Format& f) {
+  const Rounder rn = Rounder::nearest(f);
+  for (const RefValue& r : v)
+    if (std::isfinite(r.hi) && !(r.lo == 0 && r.tail == 0 && to_double(f, round_ref(f, r, rn).code) == r.hi)) return true;
+  return false;
+}
+
+/// Whether some output differs from its exact value rounded to nearest into the output format (an
+/// error was made somewhere, whether or not the exact values needed rounding).
+bool any_error(const std::vector<std::uint64_t>& codes, const std::vector<RefValue>& exact, const Format& f) {
+  const Rounder rn = Rounder::nearest(f);
+  for (std::size_t x = 0; x < codes.size(); ++x)
+    if (std::isfinite(exact[x].hi) && round_ref(f, exact[x], rn).code != codes[x]) return true;
+  return false;
+}
+
+/// The tiers: bitwise where the order is emulable, the envelope always, the statistical test on top
+/// of the envelope where bitwise is not used and the accumulation claims round-to-nearest.
+void judge_tiers(const GradeInput& in, CaseResult& out) {
+  const Problem& p = *in.problem;
+  const GemmRef& ref = *in.ref;
+  const KernelTraits& t = *in.traits;
+  const Format& of = *t.out;
+  const auto& codes = *in.codes;
+  const auto mn = static_cast<std::size_t>(p.m * p.n);
+  auto add = [&](CheckKind k, bool passed, std::string detail, std::int64_t first = -1, double measured = 0, double limit = 0) {
+    out.checks.push_back({k, passed, std::move(detail), first, measured, limit});
+  };
+  // The inputs as the kernel received them and the operands as its multiplier sees them.
+  const std::vector<double> a_in = round_values(p.a.data, *t.a_input, t.input_rounding);
+  const std::vector<double> b_in = round_values(p.b.data, *t.b_input, t.input_rounding);
+  const bool split = t.operand_u > 0;
+  const std::vector<double> a_op = split ? a_in : operand_values(a_in, *t.a_input, *t.a_operand, t.input_rounding);
+  const std::vector<double> b_op = split ? b_in : operand_values(b_in, *t.b_input, *t.b_operand, t.input_rounding);
+  // ref': the exact product of the inputs as the kernel receives them (fpcert's own rounding of the case's
+  // values into the input formats is measured exactly; the kernel's narrowing into operands is bounded).
+  const bool same = a_in == p.a.data && b_in == p.b.data;
+  GemmRef own;
+  if (!same) own = gemm_reference(MatrixView::row_major(a_in.data(), p.m, p.k), MatrixView::row_major(b_in.data(), p.k, p.n));
+  const GemmRef& rop = same ? ref : own;
+
+  // Envelope.
+  const EnvelopeModel env = make_envelope(t, p.k);
+  out.envelope = env.bound;
+  // The operands' sums of magnitudes for the operand terms (of the inputs the kernel received).
+  std::vector<double> row_in(static_cast<std::size_t>(p.m), 0.0), col_in(static_cast<std::size_t>(p.n), 0.0);
+  if (env.eta_a > 0 || env.eta_b > 0) {
+    for (std::int64_t i = 0; i < p.m; ++i)
+      for (std::int64_t q = 0; q < p.k; ++q) row_in[static_cast<std::size_t>(i)] += std::fabs(a_in[static_cast<std::size_t>(i * p.k + q)]);
+    for (std::int64_t q = 0; q < p.k; ++q)
+      for (std::int64_t j = 0; j < p.n; ++j) col_in[static_cast<std::size_t>(j)] += std::fabs(b_in[static_cast<std::size_t>(q * p.n + j)]);
+    for (auto* v : {&row_in, &col_in})
+      for (double& x : *v) x *= 1 + 0x1p-30;  // K roundings of a sum of magnitudes: within K 2^-53 < 2^-30 (K < 2^23)
+  }
+  const EnvelopeVerdict ev = evaluate_envelope(env, of, p.m, p.n, rop, codes, row_in, col_in);
+  std::vector<double> got(mn);
+  for (std::size_t x = 0; x < mn; ++x) got[x] = to_double(of, codes[x]);
+  add(CheckKind::Envelope, ev.exceed == 0,
+      ev.exceed ? fmt::format("envelope exceeded at {} element(s): max |c - ref'| / allowed = {:.4g} at {}", ev.exceed, ev.worst,
+                              element_text(ev.worst_index, p.n))
+                : fmt::format("within the envelope: max |c - ref'| / allowed = {:.4g}{}; {} of {} element(s) would also admit 0",
+                              ev.worst, env.exists ? "" : " (no bound exists at this K)", ev.admit_zero, ev.graded),
+      ev.exceed ? ev.worst_index : -1, ev.worst, 1);
+
+  // Bitwise.
+  const std::string no_emulation = in.strongest == Tier::Bitwise ? emulation_unavailable(t) : "weaker tier asked for";
+  bool vacuous = ev.vacuous();
+  if (no_emulation.empty()) {
+    const std::vector<std::uint64_t> emu = emulate_gemm(t, p.m, p.n, p.k, a_in, b_in);
+    std::int64_t diff = 0, first = -1, zeros = 0;
+    double max_ulps = 0;
+    for (std::size_t x = 0; x < mn; ++x) {
+      zeros += classify(of, emu[x]) == FpClass::Zero;
+      const bool both_nan = classify(of, codes[x]) == FpClass::NaN && classify(of, emu[x]) == FpClass::NaN;
+      if (codes[x] == emu[x] || both_nan) continue;
+      ++diff;
+      if (first < 0) first = static_cast<std::int64_t>(x);
+      const double u = ulp_distance(of, codes[x], RefValue{to_double(of, emu[x]), 0.0, 0});
+      max_ulps = std::max(max_ulps, std::isfinite(u) ? u : INFINITY);
+    }
+    const int allow = t.sum_order.bitwise_ulps;
+    const bool ok = diff == 0 || (allow > 0 && max_ulps <= allow);
+    add(CheckKind::Bitwise, ok,
+        diff == 0 ? fmt::format("equal bit for bit to the emulation of {}", order_spec(t.sum_order))
+        : ok      ? fmt::format("{} element(s) differ from the emulation of {}, by at most {:.3g} ulp (declared: {})", diff,
+                                order_spec(t.sum_order), max_ulps, allow)
+                  : fmt::format("{} element(s) differ from the emulation of {}, first at {}: got {}, the declared arithmetic gives {} "
+                                "({:.3g} ulp{})",
+                                diff, order_spec(t.sum_order), element_text(first, p.n), hex_code(of, codes[static_cast<std::size_t>(first)]),
+                                hex_code(of, emu[static_cast<std::size_t>(first)]), max_ulps,
+                                allow ? fmt::format("; declared tolerance {} ulp", allow) : ""),
+        first, max_ulps, allow);
+    out.tier = Tier::Bitwise;
+    vacuous = mn > 0 && zeros == static_cast<std::int64_t>(mn);  // only an all-zeros emulation admits an all-zeros output
+  } else {
+    out.tier = Tier::Envelope;
+    out.flags.push_back("tier: " + std::string(in.strongest == Tier::Bitwise ? "no bitwise verdict (" + no_emulation + ")"
+                                                                               : "a weaker tier asked for"));
+    // Statistical, on top of the envelope.
+    const std::string why = in.strongest == Tier::Envelope ? "the envelope alone asked for" : bias_test_unavailable(t, env);
+    if (why.empty()) {
+      const BiasTest bt = rn_bias_test(t, env, p.m, p.n, p.k, a_op, b_op, rop.c, rop.abs_sum, got);
+      if (bt.elements > 0) {
+        add(CheckKind::Statistical, !bt.fired(),
+            fmt::format("{}: mean normalised error toward zero {:.3g} (limit {:.3g} for a false-alarm rate {:g}; {:.0f}% of {} element(s) "
+                        "err toward zero{})",
+                        bt.fired() ? "biased beyond round-to-nearest" : "unbiased as round-to-nearest allows", bt.statistic, bt.threshold,
+                        kStatisticalAlpha, 100 * bt.toward_zero, bt.elements, bt.allowance_used ? "; absorption allowance applied" : ""),
+            bt.fired() ? bt.worst_index : -1, bt.statistic, bt.threshold);
+        out.tier = Tier::EnvelopeStatistical;
+      }
+    } else {
+      out.flags.push_back("statistical tier not applied: " + why);
+    }
+  }
+  out.vacuous = vacuous;
+  if (vacuous)
+    out.flags.push_back(out.tier == Tier::Bitwise ? "vacuous: the declared arithmetic gives all zeros here"
+                                                  : "vacuous: the envelope admits an all-zeros output here (no evidence)");
+
+  // Evidence: the kernel's error sources this case exercised, when its verdict is not vacuous.
+  if (!vacuous) {
+    for (const std::string& src : error_sources(t)) {
+      bool seen = false;
+      if (src.rfind("operand A", 0) == 0) seen = a_op != a_in;
+      else if (src.rfind("operand B", 0) == 0) seen = b_op != b_in;
+      else if (src == "split operands") {
+        const SplitScheme* sc = find_split_scheme(t.sum_order.split_scheme);
+        seen = sc ? !(all_representable(a_in, *sc->slice) && all_representable(b_in, *sc->slice)) : true;
+      } else if (src == "products") seen = p.k > 0;
+      else if (src == "accumulation") seen = p.k >= 2 && (some_inexact(rop.c, *t.acc) || any_error(codes, rop.c, of));
+      else if (src == "promotion") seen = p.k > t.promote_every;
+      else if (src == "output") seen = some_inexact(rop.c, of);
+      if (seen) out.evidence.push_back(src);
+    }
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> missing_evidence(const KernelTraits& t, const std::vector<CaseResult>& cases) {
+  std::vector<std::string> missing;
+  for (const std::string& src : error_sources(t)) {
+    bool found = false;
+    for (const CaseResult& c : cases)
+      if (c.status == CaseStatus::Pass || c.status == CaseStatus::Fail)
+        found = found || std::find(c.evidence.begin(), c.evidence.end(), src) != c.evidence.end();
+    if (!found) missing.push_back(src);
+  }
+  return missing;
+}
 
 void grade(const GradeInput& in, CaseResult& out) {
   const Problem& p = *in.problem;
@@ -137,12 +314,13 @@ void grade(const GradeInput& in, CaseResult& out) {
         ++P.hist[static_cast<std::size_t>(ulp_bucket(u))];
         if (!ref_finite || rc == FpClass::Inf || rc == FpClass::NaN) {
           // Non-finite expected. A NaN input must give NaN. An exact result beyond the output's range
-          // (or the accumulator's) is an overflow: the same infinity, a NaN from an intermediate
-          // Inf - Inf, or the largest finite value of a saturating output are all accepted and counted.
+          // (or the accumulator's) is an overflow: an infinity, a NaN from an intermediate Inf - Inf, or
+          // the largest finite magnitude of a saturating output are all accepted and counted. Either
+          // infinity: a valid order may overflow a partial sum of the other sign first (the bitwise tier,
+          // where it applies, still requires the declared arithmetic's own result).
           const bool nan_expected = !ref_finite && std::isnan(r.hi);
-          const bool overflow_ok = !nan_expected && (gc == FpClass::NaN ||
-                                   (gc == FpClass::Inf && code_is_negative(of, code) == code_is_negative(of, rr.code)) ||
-                                   (code & of.magnitude_mask()) == of.max_finite_code());
+          const bool overflow_ok = !nan_expected && (gc == FpClass::NaN || gc == FpClass::Inf ||
+                                                     (code & of.magnitude_mask()) == of.max_finite_code());
           const bool ok = (nan_expected && gc == FpClass::NaN) || overflow_ok;
           if (overflow_ok) ++P.overflowed;
           if (!ok) {
@@ -231,30 +409,43 @@ void grade(const GradeInput& in, CaseResult& out) {
     out.worst.push_back(e);
   }
 
-  // Verdict: every runner finding fails the case with its index; then the gate.
-  std::vector<std::string> why;
-  if (M.guard_violations) why.push_back("out-of-bounds write: " + M.first_guard_violation);
-  if (M.unwritten)
-    why.push_back(fmt::format("{} output(s) never written, first at ({}, {})", M.unwritten, M.first_unwritten / p.n,
-                              M.first_unwritten % p.n));
-  if (M.nonfinite)
-    why.push_back(fmt::format("{} non-finite output(s) where the reference is finite, first at ({}, {}): {}", M.nonfinite,
-                              M.first_nonfinite / p.n, M.first_nonfinite % p.n,
-                              hex_code(of, codes[static_cast<std::size_t>(M.first_nonfinite)])));
-  if (!first_failure.empty()) why.push_back(first_failure);
-  if (!M.deterministic)
-    why.push_back(fmt::format("non-deterministic: {} element(s) differ between runs", M.nondeterministic_elements));
-  if (worst_frac > 1 && M.nonfinite == 0 && first_failure.empty() && worst_idx >= 0)
-    why.push_back(fmt::format("gate exceeded: max |c - ref| / allowed = {:.4g} at ({}, {})", worst_frac, worst_idx / p.n,
-                              worst_idx % p.n));
+  // ---- checks (docs/bound_model.md, "Checks"); the status derives from the decisive ones ----
+  auto at = [&](std::int64_t x) { return element_text(x, p.n); };
+  auto add = [&](CheckKind k, bool passed, std::string detail, std::int64_t first = -1, double measured = 0, double limit = 0) {
+    out.checks.push_back({k, passed, std::move(detail), first, measured, limit});
+  };
+  if (const std::string why = declaration_problem(t); !why.empty()) add(CheckKind::Declaration, false, "traits inconsistent: " + why);
+  add(CheckKind::GuardOutput, M.guard_violations == 0,
+      M.guard_violations ? "out-of-bounds write: " + M.first_guard_violation : "guard bytes around C and in its ldc padding intact", -1,
+      static_cast<double>(M.guard_violations), 0);
+  add(CheckKind::Unwritten, M.unwritten == 0,
+      M.unwritten ? fmt::format("{} output(s) never written, first at {}", M.unwritten, at(M.first_unwritten)) : "every output written",
+      M.first_unwritten, static_cast<double>(M.unwritten), 0);
+  add(CheckKind::Nonfinite, M.nonfinite == 0,
+      M.nonfinite ? fmt::format("{} non-finite output(s) where the reference is finite, first at {}: {}", M.nonfinite, at(M.first_nonfinite),
+                                hex_code(of, codes[static_cast<std::size_t>(M.first_nonfinite)]))
+                  : "no Inf/NaN where the reference is finite",
+      M.first_nonfinite, static_cast<double>(M.nonfinite), 0);
+  add(CheckKind::SpecialValues, first_failure.empty(),
+      first_failure.empty() ? fmt::format("every element with a non-finite or overflowing reference as IEEE says ({} overflow(s))", overflowed)
+                            : first_failure,
+      first_bad_special);
+  add(CheckKind::Nondeterministic, M.deterministic,
+      M.deterministic ? "repeated runs identical bit for bit" : fmt::format("non-deterministic: {} element(s) differ between runs", M.nondeterministic_elements),
+      -1, static_cast<double>(M.nondeterministic_elements), 0);
+  judge_tiers(in, out);
+  add(CheckKind::CourseGate, !(worst_frac > 1 && M.nonfinite == 0 && first_failure.empty() && worst_idx >= 0),
+      worst_idx >= 0 ? fmt::format("course gate ({}): max |c - ref| / allowed = {:.4g} at {}", out.bound.variant, worst_frac, at(worst_idx))
+                     : fmt::format("course gate ({})", out.bound.variant),
+      worst_idx, worst_frac, 1);
   if (overflowed)
     out.flags.push_back(fmt::format("reference-overflows-output: {} element(s) exceed the {} range; any Inf/NaN or the largest "
                                     "finite value is accepted there",
                                     overflowed, of.tag));
   if (out.bound.vacuous) out.flags.push_back("worst-case bound vacuous (K u >= 1): no rigorous bound exists at this K");
-  out.status = why.empty() ? CaseStatus::Pass : CaseStatus::Fail;
+  out.status = CaseStatus::Pass;
   out.reason.clear();
-  for (const auto& s : why) out.reason += (out.reason.empty() ? "" : "; ") + s;
+  decide(out);
 }
 
 }  // namespace fpcert

@@ -330,6 +330,7 @@ CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, cons
   gi.unwritten = r.metrics.unwritten;
   gi.first_unwritten = r.metrics.first_unwritten;
   gi.worst_count = opt.worst_count;
+  gi.strongest = opt.strongest;
   grade(gi, r);
   return finish();
 }

@@ -25,6 +25,9 @@ struct RunOptions {
   /// Grade cases whose inputs lie outside the kernel's InputDomain as well (studies of what a restricted
   /// fast path does beyond its domain); by default they are "not supported" with the reason.
   bool grade_outside_domain = false;
+  /// The strongest verdict tier to use (docs/bound_model.md, "Tiers"): Bitwise = what the kernel's
+  /// declarations allow; EnvelopeStatistical or Envelope to study the weaker tiers (--tier).
+  Tier strongest = Tier::Bitwise;
 };
 
 struct CaseSetup {

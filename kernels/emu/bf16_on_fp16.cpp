@@ -289,6 +289,12 @@ KernelTraits bf16_on_f16_traits(const Bf16OnF16Policy& p, bool device) {
       break;
   }
   t.order = what + "products exact (fp16 x fp16); " + acc;
+  // The scaled strategies keep every bf16 value of a group exactly in fp16 within their domain: the
+  // multiplier sees bf16 precision and range (only the direct cast narrows to fp16's range). The scaling
+  // is outside the order vocabulary (kernels/order.hpp): the CPU models declare no order (envelope and
+  // statistical tiers); the CUDA kernels run fp16 tensor-core blocks of 16.
+  if (p.strategy != Bf16OnF16Strategy::Cast) t.a_operand = t.b_operand = &bf16;
+  if (device) t.sum_order = SummationOrder::tensor_core(16);
   // Where the traits hold. One power-of-two scale per group is lossless only while the group spans
   // <= 32 binades (kBf16OnF16MaxLosslessSpan); outside, bits are lost that no rounding term of the
   // bound model accounts for. The direct cast scales nothing: values beyond fp16's range overflow.

@@ -35,6 +35,10 @@ variant = "componentwise"
 baseline = "model_gemm_f16_f32acc"
 factor = 3
 mn = 128
+tier = "envelope+statistical"
+
+[orders]
+foo_gemm = "splitk:splits=4,combine=pairwise,step=fma"
 
 [output]
 json = "out/results.json"
@@ -51,6 +55,10 @@ html = "/tmp/report.html"
   CHECK(c.baseline == "model_gemm_f16_f32acc");
   CHECK(c.factor == 3.0);  // an integer is a number
   CHECK(c.mn == 128);
+  CHECK(c.tier == "envelope+statistical");
+  REQUIRE(c.orders.size() == 1);
+  CHECK(c.orders[0].first == "foo_gemm");
+  CHECK(c.orders[0].second == "splitk:splits=4,combine=pairwise,step=fma");
   CHECK(c.json == "/repo/ci/out/results.json");
   CHECK(c.junit == "/repo/ci/out/junit.xml");
   CHECK(c.html == "/tmp/report.html");
@@ -66,9 +74,9 @@ TEST_CASE("an empty file is valid and sets nothing") {
 
 TEST_CASE("unknown keys name the key - the line and column - the table and the valid keys") {
   CHECK(error_of("kernels = []\nkernal = [\"x\"]\n") ==
-        "/repo/fpcert.toml:2:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, output)");
+        "/repo/fpcert.toml:2:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, orders, output)");
   CHECK(error_of("[gate]\nvariant = \"independent\"\nfactr = 2\n") ==
-        "/repo/fpcert.toml:3:1: unknown key 'factr' in [gate] (valid keys: variant, baseline, factor, mn)");
+        "/repo/fpcert.toml:3:1: unknown key 'factr' in [gate] (valid keys: variant, baseline, factor, mn, tier)");
   CHECK(error_of("[output]\nxml = \"a.xml\"\n") == "/repo/fpcert.toml:2:1: unknown key 'xml' in [output] (valid keys: json, junit, html)");
   CHECK(error_of("[gates]\nmn = 1\n").find("unknown key 'gates' at the top level") != std::string::npos);
 }
@@ -89,6 +97,11 @@ TEST_CASE("bad values: unknown suite and variant - non-positive numbers - empty 
   CHECK(error_of("[gate]\nvariant = \"loose\"\n").find("'gate.variant': expected independent, componentwise or worstcase, got 'loose'") !=
         std::string::npos);
   CHECK(error_of("[gate]\nmn = 0\n").find("'gate.mn' must be a positive integer") != std::string::npos);
+  CHECK(error_of("[gate]\ntier = \"strict\"\n") ==
+        "/repo/fpcert.toml:2:8: 'gate.tier': expected bitwise, envelope+statistical or envelope, got 'strict'");
+  CHECK(error_of("[orders]\nfoo = \"splitk:splits=1\"\n").find("'orders.foo': order 'splitk:splits=1': splitk needs splits >= 2") !=
+        std::string::npos);
+  CHECK(error_of("[orders]\nfoo = 3\n") == "/repo/fpcert.toml:2:7: 'orders.foo' must be a string, got an integer");
   CHECK(error_of("[gate]\nfactor = -1\n").find("'gate.factor' must be > 0") != std::string::npos);
   CHECK(error_of("timeout = 0\n").find("'timeout' must be > 0") != std::string::npos);
   CHECK(error_of("kernels = [\"\"]\n").find("element 0 is an empty string") != std::string::npos);

@@ -81,6 +81,7 @@ fpcert_kernel gemm_kernel(const char* name, Behaviour* b) {
   k.gemm.acc_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
   k.gemm.out_format = FPCERT_FORMAT_F32;
   k.gemm.order = "fma along K";
+  k.gemm_order.kind = FPCERT_ORDER_UNKNOWN;
   k.gemm_can_implement = can_implement_fn;
   k.gemm_workspace_bytes = workspace_fn;
   k.gemm_run = run_fn;
@@ -120,7 +121,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     k.gemm.acc_format = 42;
     expect_one(validate_plugin_info(&info, "t"), {"gemm.acc_format", "unknown format value 42", "2 f32"});
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;  // from a newer minor: the versions explain the unknown value
-    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.0; the plugin was built against 1.1"});
+    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.1; the plugin was built against 1.2"});
   }
   SUBCASE("format NONE where one is required") {
     k.gemm.out_format = FPCERT_FORMAT_NONE;
@@ -204,7 +205,54 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     info.abi_major = FPCERT_PLUGIN_ABI_MAJOR + 1;
     info.abi_minor = 3;
     info.kernels = nullptr;  // must not be touched
-    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.0", "rebuild"});
+    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.1", "rebuild"});
+  }
+  SUBCASE("the order: required from minor 1, each kind's fields checked") {
+    k.gemm_order.kind = 0;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm_order.kind", "required", "FPCERT_ORDER_UNKNOWN"});
+    k.gemm_order.kind = 9;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm_order.kind", "unknown value 9"});
+    k.gemm_order.kind = FPCERT_ORDER_SEQUENTIAL;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm_order.step", "required"});
+    k.gemm_order.step = FPCERT_STEP_FMA;
+    CHECK(validate_plugin_info(&info, "t").empty());
+    k.gemm_order.kind = FPCERT_ORDER_SPLIT_K;
+    k.gemm_order.outer = FPCERT_COMBINE_SEQUENTIAL;
+    k.gemm_order.splits = 1;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm_order", "splits >= 2"});
+    k.gemm_order.splits = 4;
+    CHECK(validate_plugin_info(&info, "t").empty());
+    k.gemm_order = {};
+    k.gemm_order.kind = FPCERT_ORDER_TENSOR_CORE_BLOCK;
+    k.gemm_order.block = 16;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm_order.block_rounding", "required"});
+    k.gemm_order.block_rounding = FPCERT_ROUNDING_TOWARD_ZERO;
+    CHECK(validate_plugin_info(&info, "t").empty());
+    k.gemm_order = {};
+    k.gemm_order.kind = FPCERT_ORDER_SPLIT_PRODUCTS;
+    k.gemm_order.term_order = FPCERT_ORDER_SEQUENTIAL;
+    k.gemm_order.split_scheme = "4xfoo";
+    expect_one(validate_plugin_info(&info, "t"), {"unknown split scheme '4xfoo'"});
+  }
+  SUBCASE("a minor 0 table (kernels end before gemm_order) loads; its kernels read as order unknown") {
+    // A minor-0 plugin's kernel table: the kernel at the shorter stride (static: the registry keeps it).
+    static std::vector<unsigned char> bytes(2 * FPCERT_KERNEL_SIZE_MINOR0, 0);
+    static const std::string oldname = fresh("minor0");
+    fpcert_kernel k0 = k;
+    k0.name = oldname.c_str();
+    k0.struct_size = FPCERT_KERNEL_SIZE_MINOR0;
+    k0.gemm_order.kind = 0;  // not part of a minor 0 kernel: never read
+    std::memcpy(bytes.data(), &k0, FPCERT_KERNEL_SIZE_MINOR0);
+    fpcert_plugin_info old = info;
+    old.abi_minor = 0;
+    old.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR0;
+    old.kernel_count = 1;
+    old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+    CHECK(validate_plugin_info(&old, "t").empty());
+    register_plugin_info(&old, "minor0");
+    CHECK(make_kernel(oldname)->traits().sum_order.kind == OrderKind::Unknown);
+    old.kernel_struct_size = sizeof(fpcert_kernel);  // a minor 0 table cannot have minor 1's stride
+    expect_one(validate_plugin_info(&old, "t"), {"kernel_struct_size", "for ABI 1.0"});
   }
   SUBCASE("a newer minor is accepted") {
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;
@@ -262,6 +310,11 @@ TEST_CASE("a registered plugin kernel: traits - arguments - workspace - and stat
   static fpcert_kernel k = gemm_kernel(name.c_str(), &b);
   k.gemm.promote_every = 64;
   k.gemm.promote_format = FPCERT_FORMAT_F32;
+  k.gemm_order.kind = FPCERT_ORDER_BLOCKED_K;
+  k.gemm_order.step = FPCERT_STEP_FMA;
+  k.gemm_order.block = 64;
+  k.gemm_order.inner = FPCERT_COMBINE_SEQUENTIAL;
+  k.gemm_order.outer = FPCERT_COMBINE_PAIRWISE;
   static fpcert_plugin_info info = table(&k, 1);
   // Registered once: doctest re-enters this test case for each SUBCASE.
   static const std::vector<std::string> errors = validate_plugin_info(&info, "t");
@@ -283,6 +336,7 @@ TEST_CASE("a registered plugin kernel: traits - arguments - workspace - and stat
   CHECK(t.promote_every == 64);
   CHECK(*t.promote_format == f32);
   CHECK(t.order == "fma along K");
+  CHECK(order_spec(t.sum_order) == "blocked:block=64,inner=sequential,outer=pairwise,step=fma");
 
   // Buffers as the runner lays them out: C row-major with 3 padding columns.
   const std::int64_t m = 4, n = 5, kk = 6, ldc = n + 3;
@@ -565,7 +619,7 @@ TEST_CASE("libraries that cannot be used are refused with a message naming the l
 
   e = load_error("libfault_abi_major.so");
   CHECK(e.find("ABI 2.0") != std::string::npos);
-  CHECK(e.find("ABI 1.0") != std::string::npos);
+  CHECK(e.find("ABI 1.1") != std::string::npos);
 
   e = load_error("libfault_enum_null.so");
   CHECK(e.find("returned NULL") != std::string::npos);

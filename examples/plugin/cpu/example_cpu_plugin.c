@@ -117,6 +117,8 @@ static const fpcert_kernel kKernels[] = {
                 .order = "C[i][j] = fma(a[i][k], b[k][j], C) for k = 0..K-1 in fp32, from +0; exact products",
             },
         .gemm_run = gemm_run, /* can_implement and workspace_bytes left NULL: every shape, no workspace */
+        /* the order again, machine-readable: fpcert emulates it and requires the same bits */
+        .gemm_order = {.kind = FPCERT_ORDER_SEQUENTIAL, .step = FPCERT_STEP_FMA},
     },
     {
         .struct_size = sizeof(fpcert_kernel),

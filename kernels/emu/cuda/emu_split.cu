@@ -83,6 +83,7 @@ KernelTraits split_traits(const SplitScheme& sc, int mma_k) {
             (terms.empty() ? std::string() : "acc_small += A_i B_j for (i,j) = " + terms + " in this order, then ") +
             "acc += A_0 B_0; both fragments from +0; C = " + (terms.empty() ? "acc" : "RN(acc_small + acc) (__fadd_rn)") + "; " +
             kTcOrder;
+  t.sum_order = SummationOrder::split_products(sc.name, OrderKind::TensorCoreBlock, mma_k);
   return t;
 }
 

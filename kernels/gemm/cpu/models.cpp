@@ -4,6 +4,7 @@
 // multiply-add per product (acc = fma(a, b, acc), acc starting at +0), which is what a CUDA kernel
 // using __fmaf_rn along K does; products of inputs of at most 12 significant bits are exact in
 // fp32, so for fp16/bf16/fp8/tf32 operands the FMA adds the exact product with one rounding.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -152,7 +153,66 @@ class SplitModel final : public CpuModel {
   const SplitScheme& scheme_;
 };
 
-KernelTraits fma_traits(const Format& in, const Format& operand, Rounding r, std::string order) {
+/// fp32 GEMMs in other valid orders than k ascending: correct kernels whose results differ from the
+/// sequential model's, so that every verdict tier is seen to pass them (docs/kernels.md, "CPU models").
+enum class OtherOrder { SplitK4, Pairwise, Blocked32, MulAdd };
+class OtherOrderModel final : public CpuModel {
+ public:
+  OtherOrderModel(std::string name, std::string desc, KernelTraits t, OtherOrder o)
+      : CpuModel(std::move(name), std::move(desc), std::move(t)), o_(o) {}
+  std::vector<std::uint64_t> compute(const DecodedOperands& d) const override {
+    const auto A = to_float(d.a, *traits_.a_operand, traits_.input_rounding, *traits_.a_input);
+    const auto B = to_float(d.b, *traits_.b_operand, traits_.input_rounding, *traits_.b_input);
+    std::vector<float> C(static_cast<std::size_t>(d.m * d.n));
+    std::vector<float> col(static_cast<std::size_t>(d.k)), row(static_cast<std::size_t>(d.k));
+    for (std::int64_t j = 0; j < d.n; ++j) {
+      for (std::int64_t t = 0; t < d.k; ++t) col[static_cast<std::size_t>(t)] = B[static_cast<std::size_t>(t * d.n + j)];
+      for (std::int64_t i = 0; i < d.m; ++i) {
+        const float* a = A.data() + i * d.k;
+        float c = 0.0f;
+        switch (o_) {
+          case OtherOrder::SplitK4: {  // four contiguous chunks of ceil(K/4), each fma from +0; partials added from +0
+            const std::int64_t chunk = (d.k + 3) / 4;
+            for (std::int64_t s = 0; s < 4; ++s) {
+              float part = 0.0f;
+              for (std::int64_t t = s * chunk; t < std::min(d.k, (s + 1) * chunk); ++t) part = std::fma(a[t], col[static_cast<std::size_t>(t)], part);
+              c = c + part;
+            }
+            break;
+          }
+          case OtherOrder::Pairwise:  // products rounded to fp32, summed by recursive halving (first half ceil(n/2))
+            for (std::int64_t t = 0; t < d.k; ++t) row[static_cast<std::size_t>(t)] = a[t] * col[static_cast<std::size_t>(t)];
+            c = pairwise(row.data(), d.k);
+            break;
+          case OtherOrder::Blocked32:  // blocks of 32: fma from +0 within, the block partials added from +0
+            for (std::int64_t q = 0; q < d.k; q += 32) {
+              float part = 0.0f;
+              for (std::int64_t t = q; t < std::min(d.k, q + 32); ++t) part = std::fma(a[t], col[static_cast<std::size_t>(t)], part);
+              c = c + part;
+            }
+            break;
+          case OtherOrder::MulAdd:  // c = c + RN(a b), k ascending from +0 (no fma)
+            for (std::int64_t t = 0; t < d.k; ++t) c = c + a[t] * col[static_cast<std::size_t>(t)];
+            break;
+        }
+        C[static_cast<std::size_t>(i * d.n + j)] = c;
+      }
+    }
+    return f32_codes(C);
+  }
+
+ private:
+  static float pairwise(const float* x, std::int64_t n) {
+    if (n <= 0) return 0.0f;
+    if (n == 1) return x[0];
+    const std::int64_t h = (n + 1) / 2;
+    return pairwise(x, h) + pairwise(x + h, n - h);
+  }
+  OtherOrder o_;
+};
+
+KernelTraits fma_traits(const Format& in, const Format& operand, Rounding r, std::string order,
+                        SummationOrder sum_order = SummationOrder::sequential(StepKind::Fma)) {
   KernelTraits t;
   t.a_input = t.b_input = &in;
   t.a_operand = t.b_operand = &operand;
@@ -160,6 +220,7 @@ KernelTraits fma_traits(const Format& in, const Format& operand, Rounding r, std
   t.acc = &f32;
   t.out = &f32;
   t.order = std::move(order);
+  t.sum_order = std::move(sum_order);
   return t;
 }
 
@@ -185,6 +246,32 @@ std::unique_ptr<CpuModel> build(const std::string& name) {
   if (name == "model_gemm_e5m2_f32acc")
     return std::make_unique<FmaF32Model>(name, "e5m2 storage, fp32 accumulation (FMA along K)",
                                          fma_traits(e5m2, e5m2, Rounding::NearestEven, kFmaOrder));
+  if (name == "model_gemm_f32_splitk4")
+    return std::make_unique<OtherOrderModel>(
+        name, "fp32 split-K: four chunks of ceil(K/4) by FMA from +0, partials added in fp32",
+        fma_traits(f32, f32, Rounding::NearestEven,
+                   "K cut into 4 chunks of ceil(K/4); each chunk fma from +0, k ascending; C = ((0 + P0) + P1) + P2) + P3 in fp32",
+                   SummationOrder::split_k(4, Combine::Sequential)),
+        OtherOrder::SplitK4);
+  if (name == "model_gemm_f32_pairwise")
+    return std::make_unique<OtherOrderModel>(
+        name, "fp32 pairwise: products rounded to fp32, summed by recursive halving",
+        fma_traits(f32, f32, Rounding::NearestEven,
+                   "p_k = RN_f32(a b); sum(p[0..n)) = sum(first ceil(n/2)) + sum(rest), in fp32", SummationOrder::pairwise()),
+        OtherOrder::Pairwise);
+  if (name == "model_gemm_f16_f32acc_blocked32")
+    return std::make_unique<OtherOrderModel>(
+        name, "fp16 storage, fp32 accumulation in blocks of 32 (FMA from +0 within, partials added)",
+        fma_traits(f16, f16, Rounding::NearestEven,
+                   "blocks of 32 along K: part = fma from +0, k ascending; C = C + part in fp32 from +0",
+                   SummationOrder::blocked(32, Combine::Sequential, Combine::Sequential)),
+        OtherOrder::Blocked32);
+  if (name == "model_gemm_f32_muladd")
+    return std::make_unique<OtherOrderModel>(
+        name, "fp32 multiply then add (no FMA), k ascending",
+        fma_traits(f32, f32, Rounding::NearestEven, "C = RN_f32(C + RN_f32(a b)) for k = 0..K-1 from +0",
+                   SummationOrder::sequential(StepKind::MulAdd)),
+        OtherOrder::MulAdd);
   if (name == "model_gemm_f16_f16acc") {
     KernelTraits t = fma_traits(f16, f16, Rounding::NearestEven,
                                 "acc = RN_f16(a*b + acc) (fused, as __hfma) for k = 0..K-1 from +0; output acc");
@@ -218,7 +305,7 @@ std::unique_ptr<CpuModel> build(const std::string& name) {
                  std::to_string(sc->terms[t].second) + ")";
       order += " (smallest first, fp32); slices x_l = " + std::string(sc->slice->tag) + "_" +
                std::string(to_string(sc->rounding)) + "(x - x_0 - ... - x_{l-1})";
-      KernelTraits t = fma_traits(f32, f32, Rounding::NearestEven, order);
+      KernelTraits t = fma_traits(f32, f32, Rounding::NearestEven, order, SummationOrder::split_products(sc->name));
       t.operand_u = sc->operand_u;
       t.operand_note = sc->note;
       return std::make_unique<SplitModel>(
@@ -233,7 +320,9 @@ const char* kModelNames[] = {"model_gemm_f32",         "model_gemm_f16_f32acc", 
                              "model_gemm_tf32_f32acc", "model_gemm_e4m3_f32acc", "model_gemm_e5m2_f32acc",
                              "model_gemm_f16_f16acc",  "model_gemm_e4m3_lpacc",  "model_gemm_e4m3_lpacc_p128",
                              "model_gemm_3xtf32",      "model_gemm_3xtf32_rz",   "model_gemm_1xbf16",
-                             "model_gemm_3xbf16",      "model_gemm_6xbf16",      "model_gemm_9xbf16"};
+                             "model_gemm_3xbf16",      "model_gemm_6xbf16",      "model_gemm_9xbf16",
+                             "model_gemm_f32_splitk4", "model_gemm_f32_pairwise", "model_gemm_f16_f32acc_blocked32",
+                             "model_gemm_f32_muladd"};
 
 template <std::size_t I>
 std::unique_ptr<Kernel> factory() {

@@ -95,6 +95,10 @@ KernelTraits mma_traits(int promote_every) {
     order += kTensorCoreOrder;
   }
   t.order = std::move(order);
+  // The instruction's k per step; the block model stays the placeholder until a behaviour card of this
+  // device parameterises it (docs/bound_model.md, "Orders"): the bitwise tier declines, the envelope judges.
+  const int mma_k = (T == Mma::F16 || T == Mma::BF16) ? 16 : T == Mma::TF32 ? 8 : 32;
+  t.sum_order = SummationOrder::tensor_core(mma_k);
   return t;
 }
 

@@ -1,0 +1,114 @@
+// bench/verdict.cpp — the cost of the verdict tiers against the exact reference of the same case, side by
+// side in one run: the exact reference (oracle gemm_reference of the case's inputs), the bitwise tier's
+// emulation of the kernel's declared arithmetic (inputs rounded into the kernel's formats included), the
+// envelope (the exact reference of the kernel's inputs when storage rounds, the bound per element) and the
+// statistical test; then the ratios to the reference. Goal (docs/bound_model.md): emulation <= 2x.
+//
+// Usage: bench_verdict [M N K]      (default 256 256 512: the certify suite's size on a device)
+// Inputs: uniform [-1, 1) fp32 values. Threads: $FPCERT_THREADS or all cores. Best of 3 runs each.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "base/parallel.hpp"
+#include "generators/generate.hpp"
+#include "kernels/kernel.hpp"
+#include "suites/emulate.hpp"
+#include "suites/envelope.hpp"
+#include "suites/statistics.hpp"
+
+using namespace fpcert;
+
+namespace {
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+std::string first_line_of(const char* path, const char* key) {
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+template <class F>
+double best_of_3(F&& f) {
+  double best = 1e300;
+  for (int r = 0; r < 3; ++r) {
+    const double t0 = now();
+    f();
+    best = std::min(best, now() - t0);
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t m = 256, n = 256, k = 512;
+  if (argc == 4) {
+    m = std::atoll(argv[1]);
+    n = std::atoll(argv[2]);
+    k = std::atoll(argv[3]);
+  }
+  std::string load;
+  {
+    std::ifstream f("/proc/loadavg");
+    std::getline(f, load);
+  }
+  fmt::print("machine: {}, {} threads, load average {}\n", first_line_of("/proc/cpuinfo", "model name"), thread_count(), load);
+  const Problem p = generate(fmt::format("uniform:m={},n={},k={},seed=2024", m, n, k));
+  fmt::print("case: {} ({} products)\n\n", p.spec, m * n * k);
+  GemmRef ref;
+  const double t_ref = best_of_3([&] { ref = gemm_reference(p.a.view(), p.b.view()); });
+  fmt::print("{:<34} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>9}\n", "kernel (declared order)", "reference", "emulation", "ratio",
+             "envelope", "ratio", "statistic", "ratio");
+  for (const char* name : {"model_gemm_f32", "model_gemm_f16_f32acc", "model_gemm_tf32_f32acc", "model_gemm_f16_f16acc",
+                           "model_gemm_e4m3_lpacc_p128", "model_gemm_f32_splitk4", "model_gemm_f32_pairwise", "model_gemm_3xbf16"}) {
+    const auto kern = make_kernel(name);
+    const KernelTraits& t = kern->traits();
+    std::vector<double> a_in, b_in;
+    std::vector<std::uint64_t> codes;
+    const double t_emu = best_of_3([&] {
+      a_in = round_values(p.a.data, *t.a_input, t.input_rounding);
+      b_in = round_values(p.b.data, *t.b_input, t.input_rounding);
+      codes = emulate_gemm(t, m, n, k, a_in, b_in);
+    });
+    // The envelope as grading runs it: operands, their exact reference where something rounded, the sums
+    // of magnitudes per row and column, the model, every element.
+    GemmRef rop;
+    EnvelopeModel env;
+    std::vector<double> a_op, b_op;
+    const double t_env = best_of_3([&] {
+      const bool split = t.operand_u > 0;
+      a_op = split ? a_in : operand_values(a_in, *t.a_input, *t.a_operand, t.input_rounding);
+      b_op = split ? b_in : operand_values(b_in, *t.b_input, *t.b_operand, t.input_rounding);
+      const bool same = a_in == p.a.data && b_in == p.b.data;
+      rop = same ? ref : gemm_reference(MatrixView::row_major(a_in.data(), m, k), MatrixView::row_major(b_in.data(), k, n));
+      std::vector<double> ra(static_cast<std::size_t>(m), 0.0), cb(static_cast<std::size_t>(n), 0.0);
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t q = 0; q < k; ++q) ra[static_cast<std::size_t>(i)] += std::fabs(a_in[static_cast<std::size_t>(i * k + q)]);
+      for (std::int64_t q = 0; q < k; ++q)
+        for (std::int64_t j = 0; j < n; ++j) cb[static_cast<std::size_t>(j)] += std::fabs(b_in[static_cast<std::size_t>(q * n + j)]);
+      env = make_envelope(t, k);
+      const EnvelopeVerdict v = evaluate_envelope(env, *t.out, m, n, rop, codes, ra, cb);
+      if (v.exceed) fmt::print(stderr, "{}: the emulation exceeds the envelope ({} elements)\n", name, v.exceed);
+    });
+    std::vector<double> got(codes.size());
+    for (std::size_t x = 0; x < got.size(); ++x) got[x] = to_double(*t.out, codes[x]);
+    const bool stat = bias_test_unavailable(t, env).empty();
+    const double t_stat = stat ? best_of_3([&] { (void)rn_bias_test(t, env, m, n, k, a_op, b_op, rop.c, rop.abs_sum, got); }) : 0.0;
+    fmt::print("{:<34} {:>9.3f}s {:>9.3f}s {:>8.2f}x {:>9.3f}s {:>8.2f}x {:>9} {:>9}\n",
+               std::string(name) + " (" + order_spec(t.sum_order).substr(0, 12) + ")", t_ref, t_emu, t_emu / t_ref, t_env,
+               t_env / t_ref, stat ? fmt::format("{:.3f}s", t_stat) : "-", stat ? fmt::format("{:.2f}x", t_stat / t_ref) : "-");
+  }
+  fmt::print("\nratio = time / the exact reference's time for the same case (best of 3 each); the envelope includes the "
+             "exact reference of the kernel's inputs where storage rounding occurred (fp16, bf16 ...).\n");
+  return 0;
+}

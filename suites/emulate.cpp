@@ -1,0 +1,498 @@
+// suites/emulate.cpp — the declared arithmetic, interpreted: one step function per rounding, one loop per
+// order kind (kernels/order.hpp gives the semantics this file follows).
+#include "suites/emulate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+
+#include "base/parallel.hpp"
+#include "kernels/emu/split.hpp"
+#include "oracle/exact_sum.hpp"
+#include "oracle/refvalue.hpp"
+
+namespace fpcert {
+
+namespace {
+
+/// Every finite value of f is a float (so fp32 arithmetic on its values is exact input handling).
+bool fits_f32(const Format& f) {
+  return f.precision() <= 24 && f.emax() <= 127 && f.min_subnormal() >= f32.min_subnormal();
+}
+/// Products of two values of these formats are exact in double (at most 53 significant bits, and far
+/// from double's range: both formats fit fp32's range).
+bool exact_double_products(const Format& a, const Format& b) {
+  return a.precision() + b.precision() <= 53 && fits_f32(a) && fits_f32(b);
+}
+
+double to_value(const Format& f, std::uint64_t code) { return to_double(f, code); }
+
+}  // namespace
+
+namespace {
+
+/// Whether round_exact_sum's integer path applies: IEEE specials, at most 26 significant bits, fp32's
+/// exponent range or less (every accumulator format fpcert knows but fp64; products of such values and
+/// their sums stay between 2^-330 and 2^300, so every power of two below is a normal double).
+bool fast_format(const Format& f) { return f.specials == Specials::IEEE && f.precision() <= 26 && f.emax() <= 127 && f.emin() >= -126; }
+
+/// The exact value hi + lo (a two-sum pair: hi = RN(x), |lo| <= ulp(hi)/2; finite, nonzero hi) rounded into
+/// f (fast_format) with rounding r (not stochastic), IEEE overflow (to Inf, or to the largest finite value
+/// for directed modes pointing inward). Scale |hi + lo| so that f's last kept bit has weight 1: the integer
+/// part is the truncation, the fraction (with lo's sign where hi's fraction is exactly 0 or 1/2) decides.
+/// hi has at most 53 significant bits and the grid at most 26, so lo can move the fraction off 0 or 1/2
+/// but never across them.
+/// 2^e as a double (|e| < 1023: a normal power of two, built from its exponent field).
+double pow2(int e) { return std::bit_cast<double>(static_cast<std::uint64_t>(1023 + e) << 52); }
+
+/// A format's constants for round_exact_sum, computed once (max_finite is not free).
+struct Grid {
+  int emin, frac_bits;
+  double max_finite;
+  explicit Grid(const Format& f) : emin(f.emin()), frac_bits(f.frac_bits), max_finite(f.max_finite()) {}
+};
+
+double round_exact_sum(const Grid& f, Rounding r, double hi, double lo) {
+  const bool neg = std::signbit(hi);
+  const double ah = std::fabs(hi), al = neg ? -lo : lo;
+  // hi is a normal double here (products of fp32-range values are >= 2^-298): its exponent field is e + 1023.
+  int e = static_cast<int>(std::bit_cast<std::uint64_t>(ah) >> 52) - 1023;
+  if (al < 0 && (std::bit_cast<std::uint64_t>(ah) & 0x000FFFFFFFFFFFFFULL) == 0) --e;  // just below a power of two
+  const int q = std::max(e, f.emin) - f.frac_bits;
+  const double t = ah * pow2(-q);  // exact: a power-of-two scaling, t < 2^27 and far above double's underflow
+  double whole = std::floor(t);
+  const double frac = t - whole;  // exact
+  enum { Exact, Low, Half, High } cls;
+  if (frac == 0) cls = al == 0 ? Exact : al > 0 ? Low : High;
+  else if (frac == 0.5) cls = al == 0 ? Half : al > 0 ? High : Low;
+  else cls = frac < 0.5 ? Low : High;
+  if (frac == 0 && al < 0) whole -= 1;  // just below the integer: its truncation is one less
+  bool inc = false;
+  switch (r) {
+    case Rounding::NearestEven: inc = cls == High || (cls == Half && (static_cast<std::uint64_t>(whole) & 1) != 0); break;
+    case Rounding::NearestAway: inc = cls == High || cls == Half; break;
+    case Rounding::TowardZero: break;
+    case Rounding::Up: inc = !neg && cls != Exact; break;
+    case Rounding::Down: inc = neg && cls != Exact; break;
+    case Rounding::Stochastic: throw std::logic_error("emulator: stochastic rounding has no exact emulation");
+  }
+  double mag = (whole + (inc ? 1 : 0)) * pow2(q);
+  if (mag > f.max_finite) {
+    // Overflow (IEEE 754 §7.4): to nearest, and directed modes pointing outward, give Inf; inward, the largest finite.
+    const bool inward = r == Rounding::TowardZero || (r == Rounding::Up && neg) || (r == Rounding::Down && !neg);
+    mag = inward ? f.max_finite : INFINITY;
+  }
+  return neg ? -mag : mag;
+}
+
+/// round(x + y) into f: IEEE specials and zero signs, then the exact two-sum rounded once (through the
+/// integer path when `grid` is given and the sum is in its range, else through the oracle).
+double add_rounded(const Format& f, const Grid* grid, Rounding r, double x, double y) {
+  if (!std::isfinite(x) || !std::isfinite(y))  // IEEE Inf/NaN rules
+    return to_value(f, round_double(f, x + y, Rounder{r, default_saturation(f), NanPayload::Preserve}).code);
+  if (x == -y) {
+    // An exact zero sum (IEEE 754 §6.3): two zeros of one sign keep it; any other exact zero is +0,
+    // or -0 when rounding toward -Inf.
+    if (x == 0 && std::signbit(x) == std::signbit(y)) return x;
+    return r == Rounding::Down ? -0.0 : 0.0;
+  }
+  const RefValue s = ref_from_two_sum(x, y);
+  const double ah = std::fabs(s.hi);
+  if (grid && ah >= 0x1p-330 && ah <= 0x1p300) return round_exact_sum(*grid, r, s.hi, s.lo);
+  return to_value(f, round_ref(f, s, Rounder{r, default_saturation(f), NanPayload::Preserve}).code);
+}
+
+}  // namespace
+
+double emulate_add(const Format& f, Rounding r, double x, double y) {
+  const bool fast = fast_format(f) && r != Rounding::Stochastic;
+  const Grid g(f);
+  return add_rounded(f, fast ? &g : nullptr, r, x, y);
+}
+
+double emulate_fma(const Format& f, Rounding r, double a, double b, double acc) {
+  if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(acc))
+    return to_value(f, round_double(f, a * b + acc, Rounder{r, default_saturation(f), NanPayload::Preserve}).code);
+  return emulate_add(f, r, a * b, acc);  // a * b exact (the caller's operands have at most 26 bits)
+}
+
+double emulate_round(const Format& f, Rounding r, double x) {
+  // The integer path needs a normal double far from double's range ends (|x| within 2^-330 .. 2^300).
+  const double ax = std::fabs(x);
+  if (!(ax >= 0x1p-330 && ax <= 0x1p300) || !fast_format(f) || r == Rounding::Stochastic)
+    return to_value(f, round_double(f, x, Rounder{r, default_saturation(f), NanPayload::Preserve}).code);
+  return round_exact_sum(Grid(f), r, x, 0.0);
+}
+
+std::vector<double> round_values(const std::vector<double>& exact, const Format& f, Rounding r) {
+  std::vector<double> v(exact.size());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = emulate_round(f, r, exact[i]);
+  return v;
+}
+
+bool narrower_format(const Format& f, const Format& wide) {
+  return f.precision() < wide.precision() || f.max_finite() < wide.max_finite() || f.min_subnormal() > wide.min_subnormal();
+}
+
+std::vector<double> operand_values(const std::vector<double>& inputs, const Format& input, const Format& operand, Rounding r) {
+  if (!narrower_format(operand, input)) return inputs;
+  return round_values(inputs, operand, r);
+}
+
+std::string emulation_unavailable(const KernelTraits& t) {
+  const SummationOrder& o = t.sum_order;
+  if (const std::string why = check_order(o); !why.empty()) return "the declared order is malformed: " + why;
+  if (o.kind == OrderKind::Unknown) return "the kernel declares no summation order";
+  if (t.acc_rounding == Rounding::Stochastic) return "stochastic accumulation: the random bits are the kernel's";
+  const bool tc = o.kind == OrderKind::TensorCoreBlock || (o.kind == OrderKind::SplitProducts && o.term_order == OrderKind::TensorCoreBlock);
+  if (tc && !o.block_model.measured)
+    return "tensor-core block whose model is not measured (" + o.block_model.source + "): judged by the envelope";
+  if (o.kind == OrderKind::SplitProducts) {
+    if (!(*t.a_input == f32) || !(*t.b_input == f32) || !(*t.acc == f32) || !(*t.out == f32))
+      return "split products are defined for fp32 inputs, accumulator and output";
+    return {};
+  }
+  if (t.operand_u > 0) return "split operands (operand_u) without a split_products order";
+  if (!exact_double_products(*t.a_operand, *t.b_operand))
+    return fmt::format("operands {}/{} too wide for the exact step (products must be exact in fp64)", t.a_operand->tag, t.b_operand->tag);
+  if (!fits_f32(*t.acc) && !(*t.acc == f64)) return fmt::format("accumulator {} outside fp32's range", t.acc->tag);
+  if (!t.exact_products && !t.product_format) return "rounded products without a product format";
+  if (t.promote_every > 0) {
+    if (!t.promote_format) return "promotion without a format";
+    if (o.kind != OrderKind::Sequential && !(o.kind == OrderKind::BlockedK && o.block == t.promote_every))
+      return fmt::format("promotion every {} products with a {} order (promotion is blocked-with-a-wider-outer: declare "
+                         "sequential, or blocked with block = {})",
+                         t.promote_every, to_string(o.kind), t.promote_every);
+  }
+  return {};
+}
+
+namespace {
+
+/// Rounding into one format: exact inputs, one rounding per call.
+struct Arith {
+  const Format* f;
+  Rounding r;
+  bool fast;  ///< fp32, round to nearest even: the host's float arithmetic is exactly this
+  Grid grid;
+  const Grid* exact;  ///< the integer rounding path (fast formats), or null (the oracle)
+  Arith(const Format& fmt_, Rounding r_)
+      : f(&fmt_), r(r_), fast(fmt_ == f32 && r_ == Rounding::NearestEven), grid(fmt_),
+        exact(fast_format(fmt_) && r_ != Rounding::Stochastic ? &grid : nullptr) {}
+  Arith(const Arith& o) : f(o.f), r(o.r), fast(o.fast), grid(o.grid), exact(o.exact ? &grid : nullptr) {}
+  Arith& operator=(const Arith&) = delete;
+  double add(double x, double y) const {
+    return fast ? static_cast<double>(static_cast<float>(x) + static_cast<float>(y)) : add_rounded(*f, exact, r, x, y);
+  }
+  double fma(double a, double b, double acc) const {
+    if (fast) return static_cast<double>(std::fma(static_cast<float>(a), static_cast<float>(b), static_cast<float>(acc)));
+    if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(acc)) return emulate_fma(*f, r, a, b, acc);
+    return add_rounded(*f, exact, r, a * b, acc);  // a * b exact (operands of at most 26 bits)
+  }
+  double round(double x) const { return fast ? static_cast<double>(static_cast<float>(x)) : emulate_round(*f, r, x); }
+};
+
+/// A narrow accumulator hosted in fp32 arithmetic, for fma steps whose products are exact in fp32: one
+/// step is s = RN_f32(acc + p) with its exact error e (a two-sum), turned into round-to-odd RO_24(acc + p)
+/// (truncate toward zero, set the last bit when inexact), then rounded into the format by bit masking
+/// (or by a power-of-two scaling below the format's normal range). Rounding twice is exact this way:
+/// round_f(RO_24(x)) = round_f(x) when fp32's grid at x is at least 2 bits finer than f's (Boldo and
+/// Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd",
+/// IEEE Trans. Comput. 57(4), 2008, Thm. 1 for round to nearest; truncation composes for toward zero).
+/// An fp32 overflow of a finite sum is f's overflow too (f's largest value is at most fp32's).
+/// tests/suites/emulate_test.cpp holds it equal to the integer path.
+struct FloatHost {
+  bool ok = false;
+  bool rz = false;         ///< toward zero (else to nearest even)
+  bool scaled_sub = false; ///< below min_normal round by scaling (emin above fp32's); else masking throughout
+  int drop = 0;            ///< fp32 fraction bits the format does not keep
+  std::uint32_t mask = 0;
+  std::uint32_t min_normal_bits = 0, max_bits = 0;  ///< f's smallest normal and largest finite, as fp32 bits
+  float up = 0, down = 0;
+
+  FloatHost(const KernelTraits& t, StepKind step) {
+    const Format& f = *t.acc;
+    const Format &fa = *t.a_operand, &fb = *t.b_operand;
+    const bool mode = t.acc_rounding == Rounding::NearestEven || t.acc_rounding == Rounding::TowardZero;
+    // fp32 grid at least 2 bits finer than f's everywhere in f's range: p <= 22, and in f's subnormal range
+    // fp32's quantum 2^-149 <= f's quantum / 4. Products exact in fp32: at most 24 bits, no quantum below
+    // 2^-149, finite.
+    ok = step == StepKind::Fma && mode && !(f == f32) && f.specials == Specials::IEEE && f.subnormals && f.precision() <= 22 &&
+         f.emax() <= 127 && f.emin() >= -126 && f.emin() - f.frac_bits >= -147 && (f.emin() == -126 || f.frac_bits - f.emin() <= 126) && fa.precision() + fb.precision() <= 24 &&
+         fa.min_subnormal() * fb.min_subnormal() >= 0x1p-149 && fa.max_finite() * fb.max_finite() <= 0x1p127;
+    if (!ok) return;
+    rz = t.acc_rounding == Rounding::TowardZero;
+    drop = 23 - f.frac_bits;
+    mask = (std::uint32_t{1} << drop) - 1;
+    scaled_sub = f.emin() > -126;
+    min_normal_bits = std::bit_cast<std::uint32_t>(static_cast<float>(f.min_normal()));
+    up = std::ldexp(1.0f, f.frac_bits - f.emin());  // <= 2^126 where used (see ok)
+    down = std::ldexp(1.0f, f.emin() - f.frac_bits);
+    max_bits = std::bit_cast<std::uint32_t>(static_cast<float>(f.max_finite()));
+  }
+
+  /// round_f(p + acc), p exact; RZ: toward zero (else to nearest even), SCALED: scaled_sub. Integer
+  /// selects only (a float comparison may trap, which keeps the compiler from if-converting): the row loop
+  /// vectorises.
+  template <bool RZ, bool SCALED>
+  float step(float p, float acc) const {
+    constexpr std::uint32_t kSign = 0x80000000u, kMag = 0x7FFFFFFFu, kInf = 0x7F800000u;
+    const float s = p + acc;
+    const float bb = s - p;
+    const float e = (p - (s - bb)) + (acc - bb);  // exact: s + e = p + acc (Knuth's two-sum)
+    const std::uint32_t sb = std::bit_cast<std::uint32_t>(s), eb = std::bit_cast<std::uint32_t>(e);
+    const std::uint32_t inexact = (eb & kMag) != 0 ? 1u : 0u;
+    std::uint32_t b = sb - (inexact & ((eb ^ sb) >> 31));  // RZ_24: one step toward zero when e opposes s
+    b |= inexact;                                          // RO_24: the sticky bit
+    std::uint32_t rb = RZ ? b & ~mask : (b + (mask >> 1) + ((b >> drop) & 1u)) & ~mask;
+    if constexpr (SCALED) {
+      // Below f's normal range its grid is fixed: scale it to the integers (exact, |x| < 2^21), round to
+      // an integer (truncation by conversion; to nearest even by adding and removing 1.5 2^23, one fp32
+      // rounding), scale back; the sign is the operand's (a zero result included).
+      const bool small = (b & kMag) < min_normal_bits;
+      const std::uint32_t scaled = std::bit_cast<std::uint32_t>(std::bit_cast<float>(b) * up);  // unconditional: no branch
+      const float x = std::bit_cast<float>(small ? scaled : 0u);
+      const float xi = RZ ? static_cast<float>(static_cast<std::int32_t>(x)) : (x + 0x1.8p23f) - 0x1.8p23f;
+      const std::uint32_t rs = (std::bit_cast<std::uint32_t>(xi * down) & kMag) | (b & kSign);
+      rb = small ? rs : rb;
+    }
+    const std::uint32_t over = RZ ? max_bits : kInf;
+    rb = (rb & kMag) > max_bits ? (rb & kSign) | over : rb;
+    // Inf or NaN: as IEEE addition gives them, except an fp32 overflow of a finite sum (f's overflow too).
+    const bool finite_in = (std::bit_cast<std::uint32_t>(p) & kMag) < kInf && (std::bit_cast<std::uint32_t>(acc) & kMag) < kInf;
+    const std::uint32_t special = finite_in && (sb & kMag) == kInf ? (sb & kSign) | over : sb;
+    return std::bit_cast<float>((sb & kMag) < kInf ? rb : special);
+  }
+};
+
+/// One row of C at a time: every sum runs over K for the whole row, the columns j innermost (independent
+/// chains: the fp32 FMA loop vectorises). A: m x k, B: k x n, row-major operand values.
+class Emulator {
+ public:
+  Emulator(const KernelTraits& t, std::int64_t n, std::int64_t k, const double* b)
+      : t_(t), o_(t.sum_order), n_(n), k_(k), b_(b), acc_(*t.acc, t.acc_rounding),
+        prod_(t.exact_products ? *t.acc : *t.product_format, t.acc_rounding),
+        outer_(t.promote_every > 0 ? Arith(*t.promote_format, Rounding::NearestEven) : acc_), host_(t, t.sum_order.step) {
+    if (acc_.fast || host_.ok) {
+      bf_.resize(static_cast<std::size_t>(k * n));
+      for (std::size_t x = 0; x < bf_.size(); ++x) bf_[x] = static_cast<float>(b[x]);
+    }
+  }
+
+  /// Row i of the result before the output rounding, from row i of A (k values).
+  void row(const double* a, double* c) const {
+    switch (o_.kind) {
+      case OrderKind::Sequential:
+        if (t_.promote_every > 0) return blocked(a, c, t_.promote_every, Combine::Sequential, Combine::Sequential);
+        return sequential(a, 0, k_, c);
+      case OrderKind::BlockedK: return blocked(a, c, o_.block, o_.inner, o_.outer);
+      case OrderKind::SplitK: {
+        const std::int64_t chunk = (k_ + o_.splits - 1) / o_.splits;
+        std::vector<std::vector<double>> parts(static_cast<std::size_t>(o_.splits));
+        for (int s = 0; s < o_.splits; ++s) {
+          parts[static_cast<std::size_t>(s)].resize(static_cast<std::size_t>(n_));
+          sequential(a, std::min(k_, s * chunk), std::min(k_, (s + 1) * chunk), parts[static_cast<std::size_t>(s)].data());
+        }
+        return combine(parts, o_.outer, acc_, c);
+      }
+      case OrderKind::Pairwise: return pairwise_products(a, 0, k_, c);
+      case OrderKind::TensorCoreBlock:
+        for (std::int64_t j = 0; j < n_; ++j) c[j] = tensor_core(a, j);
+        return;
+      case OrderKind::SplitProducts:
+      case OrderKind::Unknown: break;
+    }
+    throw std::logic_error("emulator: unhandled order");
+  }
+
+ private:
+  double B(std::int64_t q, std::int64_t j) const { return b_[q * n_ + j]; }
+
+  /// c_j = step(c_j, a_q, b_qj) for q = lo..hi-1, from +0.
+  void sequential(const double* a, std::int64_t lo, std::int64_t hi, double* c) const {
+    if (acc_.fast && o_.step == StepKind::Fma) {  // the hot loop: fmaf along the row, vectorised over j
+      std::vector<float> s(static_cast<std::size_t>(n_), 0.0f);
+      float* sp = s.data();
+      for (std::int64_t q = lo; q < hi; ++q) {
+        const float aq = static_cast<float>(a[q]);
+        const float* bq = bf_.data() + q * n_;
+        for (std::int64_t j = 0; j < n_; ++j) sp[j] = std::fma(aq, bq[j], sp[j]);
+      }
+      for (std::int64_t j = 0; j < n_; ++j) c[j] = sp[j];
+      return;
+    }
+    if (host_.ok) {  // a narrow accumulator hosted in fp32 (FloatHost), vectorised over j
+      if (host_.rz) return host_.scaled_sub ? hosted<true, true>(a, lo, hi, c) : hosted<true, false>(a, lo, hi, c);
+      return host_.scaled_sub ? hosted<false, true>(a, lo, hi, c) : hosted<false, false>(a, lo, hi, c);
+    }
+    for (std::int64_t j = 0; j < n_; ++j) c[j] = 0.0;
+    for (std::int64_t q = lo; q < hi; ++q)
+      for (std::int64_t j = 0; j < n_; ++j)
+        c[j] = o_.step == StepKind::Fma ? acc_.fma(a[q], B(q, j), c[j]) : acc_.add(c[j], leaf(a[q], B(q, j)));
+  }
+  template <bool RZ, bool SCALED>
+  void hosted(const double* a, std::int64_t lo, std::int64_t hi, double* c) const {
+    std::vector<float> s(static_cast<std::size_t>(n_), 0.0f);
+    float* sp = s.data();
+    for (std::int64_t q = lo; q < hi; ++q) {
+      const float aq = static_cast<float>(a[q]);
+      const float* bq = bf_.data() + q * n_;
+      for (std::int64_t j = 0; j < n_; ++j) sp[j] = host_.step<RZ, SCALED>(aq * bq[j], sp[j]);
+    }
+    for (std::int64_t j = 0; j < n_; ++j) c[j] = sp[j];
+  }
+  /// A product as a leaf of a tree or the addend of mul_add: rounded into the product format (or into
+  /// the accumulator when products are declared exact).
+  double leaf(double a, double b) const { return prod_.round(a * b); }
+
+  void pairwise_products(const double* a, std::int64_t lo, std::int64_t hi, double* c) const {
+    std::vector<std::vector<double>> scratch;  // one row of partial sums per recursion level
+    pairwise_level(a, lo, hi, c, scratch, 0);
+  }
+  void pairwise_level(const double* a, std::int64_t lo, std::int64_t hi, double* c, std::vector<std::vector<double>>& scratch,
+                      std::size_t level) const {
+    if (hi <= lo) {
+      for (std::int64_t j = 0; j < n_; ++j) c[j] = 0.0;
+      return;
+    }
+    if (hi - lo == 1) {
+      for (std::int64_t j = 0; j < n_; ++j) c[j] = acc_.round(leaf(a[lo], B(lo, j)));
+      return;
+    }
+    if (scratch.size() <= level) scratch.emplace_back(static_cast<std::size_t>(n_));
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    pairwise_level(a, lo, mid, c, scratch, level + 1);
+    double* right = scratch[level].data();
+    pairwise_level(a, mid, hi, right, scratch, level + 1);
+    for (std::int64_t j = 0; j < n_; ++j) c[j] = acc_.add(c[j], right[j]);
+  }
+
+  void combine(const std::vector<std::vector<double>>& parts, Combine how, const Arith& ar, double* c) const {
+    if (how == Combine::Sequential) {
+      for (std::int64_t j = 0; j < n_; ++j) c[j] = 0.0;
+      for (const auto& p : parts)
+        for (std::int64_t j = 0; j < n_; ++j) c[j] = ar.add(c[j], p[static_cast<std::size_t>(j)]);
+      return;
+    }
+    std::vector<double> v(parts.size());
+    for (std::int64_t j = 0; j < n_; ++j) {
+      for (std::size_t s = 0; s < parts.size(); ++s) v[s] = parts[s][static_cast<std::size_t>(j)];
+      c[j] = pairwise_values(v, 0, static_cast<std::int64_t>(v.size()), ar);
+    }
+  }
+  double pairwise_values(const std::vector<double>& v, std::int64_t lo, std::int64_t hi, const Arith& ar) const {
+    if (hi <= lo) return 0.0;
+    if (hi - lo == 1) return v[static_cast<std::size_t>(lo)];
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    return ar.add(pairwise_values(v, lo, mid, ar), pairwise_values(v, mid, hi, ar));
+  }
+
+  void blocked(const double* a, double* c, std::int64_t block, Combine inner, Combine outer) const {
+    std::vector<std::vector<double>> parts;
+    for (std::int64_t q = 0; q < k_; q += block) {
+      const std::int64_t e = std::min(k_, q + block);
+      parts.emplace_back(static_cast<std::size_t>(n_));
+      if (inner == Combine::Sequential) sequential(a, q, e, parts.back().data());
+      else pairwise_products(a, q, e, parts.back().data());
+    }
+    // Promotion: the partials move into the wider outer format exactly (it holds every inner value).
+    combine(parts, outer, outer_, c);
+  }
+
+  /// Steps of the instruction's k, each chaining blocks of the fused length: D = round(C + the block's
+  /// exact products), with promotion to the outer format every promote_every products.
+  double tensor_core(const double* a, std::int64_t j) const {
+    const int fused = o_.block_model.fused_length > 0 ? o_.block_model.fused_length : o_.block;
+    const Rounder rr{o_.block_model.block_rounding, default_saturation(*t_.acc), NanPayload::Preserve};
+    ExactSum sum;
+    double frag = 0.0, outer = 0.0;
+    for (std::int64_t q = 0; q < k_; q += fused) {
+      sum.clear();
+      sum.add(frag);
+      for (std::int64_t x = q; x < std::min(k_, q + fused); ++x) sum.add_product(a[x], B(x, j));
+      std::uint8_t st = 0;
+      frag = to_value(*t_.acc, round_ref(*t_.acc, sum.finalize(st), rr).code);
+      if (t_.promote_every > 0 && (q + fused) % t_.promote_every == 0) {
+        outer = outer_.add(outer, frag);
+        frag = 0.0;
+      }
+    }
+    return t_.promote_every > 0 ? outer_.add(outer, frag) : frag;
+  }
+
+  const KernelTraits& t_;
+  const SummationOrder& o_;
+  std::int64_t n_, k_;
+  const double* b_;
+  std::vector<float> bf_;  ///< B as floats for the fp32 loops
+  Arith acc_, prod_, outer_;
+  FloatHost host_;
+};
+
+/// Split products: slices per operand, each kept slice product summed over K by fp32 FMA from +0
+/// (k ascending), the terms merged in fp32 in the scheme's order starting from the first term; one row of
+/// C at a time, columns innermost.
+std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
+                                   const std::vector<double>& b) {
+  auto slices = [&](const std::vector<double>& v) {
+    std::vector<std::vector<float>> s(static_cast<std::size_t>(sc.slices), std::vector<float>(v.size()));
+    float sl[3];
+    for (std::size_t x = 0; x < v.size(); ++x) {
+      split_value(sc, static_cast<float>(v[x]), sl);
+      for (int q = 0; q < sc.slices; ++q) s[static_cast<std::size_t>(q)][x] = sl[q];
+    }
+    return s;
+  };
+  const auto as = slices(a), bs = slices(b);
+  std::vector<double> c(static_cast<std::size_t>(m * n));
+  parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+    std::vector<float> merged(static_cast<std::size_t>(n)), s(static_cast<std::size_t>(n));
+    for (std::uint64_t i = i0; i < i1; ++i) {
+      bool first = true;
+      for (const auto& [ia, ib] : sc.terms) {
+        const float* pa = as[static_cast<std::size_t>(ia)].data() + static_cast<std::int64_t>(i) * k;
+        std::fill(s.begin(), s.end(), 0.0f);
+        for (std::int64_t q = 0; q < k; ++q) {
+          const float* pb = bs[static_cast<std::size_t>(ib)].data() + q * n;
+          for (std::int64_t j = 0; j < n; ++j) s[static_cast<std::size_t>(j)] = std::fma(pa[q], pb[j], s[static_cast<std::size_t>(j)]);
+        }
+        for (std::int64_t j = 0; j < n; ++j)
+          merged[static_cast<std::size_t>(j)] = first ? s[static_cast<std::size_t>(j)] : merged[static_cast<std::size_t>(j)] + s[static_cast<std::size_t>(j)];
+        first = false;
+      }
+      for (std::int64_t j = 0; j < n; ++j) c[static_cast<std::size_t>(static_cast<std::int64_t>(i) * n + j)] = merged[static_cast<std::size_t>(j)];
+    }
+  });
+  return c;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, std::int64_t n, std::int64_t k,
+                                        const std::vector<double>& a, const std::vector<double>& b) {
+  if (const std::string why = emulation_unavailable(t); !why.empty()) throw std::invalid_argument("emulate_gemm: " + why);
+  std::vector<double> value;
+  if (t.sum_order.kind == OrderKind::SplitProducts) {
+    value = split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b);
+  } else {
+    const std::vector<double> ao = operand_values(a, *t.a_input, *t.a_operand, t.input_rounding);
+    const std::vector<double> bo = operand_values(b, *t.b_input, *t.b_operand, t.input_rounding);
+    const Emulator e(t, n, k, bo.data());
+    value.resize(static_cast<std::size_t>(m * n));
+    parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+      for (std::uint64_t i = i0; i < i1; ++i)
+        e.row(ao.data() + static_cast<std::int64_t>(i) * k, value.data() + static_cast<std::int64_t>(i) * n);
+    });
+  }
+  // The output rounding (round to nearest even into the output format; exact when it is the final format).
+  const Format& of = *t.out;
+  const Rounder rn = Rounder::nearest(of);
+  std::vector<std::uint64_t> codes(value.size());
+  for (std::size_t x = 0; x < value.size(); ++x) codes[x] = round_double(of, value[x], rn).code;
+  return codes;
+}
+
+}  // namespace fpcert

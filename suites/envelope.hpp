@@ -1,0 +1,69 @@
+// suites/envelope.hpp — the envelope verdict tier: a rigorous per-element error bound from the declared
+// formats, the declared order class and the case's actual data (docs/bound_model.md, "The envelope").
+//
+// For element (i, j), with ref' the exact product of the inputs as the kernel receives them (the case's
+// values rounded into its input formats) and abs' = sum_k |a'_ik b'_kj|:
+//   |c_ij - ref'_ij| <= allowed_ij = E_ij + u_out (|ref'_ij| + E_ij) + eta_out
+//   E_ij = coef abs'_ij + eta terms            coef = (1 + u_op)^2 (1 + u_A)(1 + u_B) (1 + u_p) (1 + s g_order) - 1
+// The storage error (ref' - ref, fpcert's rounding of the case into the input formats) is measured
+// exactly by the oracle, so it is a shift of the envelope's centre, not an allowance. u_A, u_B: the kernel's
+// own narrowing into operand formats; u_op, s: split operands; g_order the accumulator's growth for the
+// actual K and the declared order class (gamma_d(u) = d u / (1 - d u) with d the roundings a product
+// passes through; tensor-core blocks with alignment truncation; unknown orders: the worst valid order,
+// tensor-core blocks included), eta the underflow terms (each rounding into a format f may add eta_f / 2,
+// eta_f when directed, eta_f f's smallest positive value). A case is vacuous when every element's
+// allowance covers |ref'_ij| (an all-zeros output would pass): it is no evidence.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+#include "results/results.hpp"
+
+namespace fpcert {
+
+struct EnvelopeModel {
+  double coef = 0;        ///< of abs'_ij: operands, products and accumulation together
+  double eta_arith = 0;   ///< absolute: underflow of the products, the accumulation and the promotion
+  double out_unit = 0;    ///< unit roundoff of the output rounding (0: the output is the final format)
+  double eta_out = 0;     ///< absolute: underflow of the output rounding
+  double depth = 0;       ///< roundings a product passes through in the accumulation (the d of gamma_d)
+  double step_unit = 0;   ///< the unit roundoff of one of those roundings
+  double u_oa = 0;        ///< the kernel's narrowing of A into its operand format (tf32, an fp16 cast): unit
+  double u_ob = 0;        ///< likewise for B
+  double eta_a = 0;       ///< absolute error per A operand below the operand (or slice) format's normal range, times sum_k |b_kj|
+  double eta_b = 0;       ///< likewise, times sum_k |a_ik|
+  bool exists = true;     ///< false: gamma_d does not exist (d u >= 1); every output is allowed
+  Bound bound;            ///< the same, printable (variant "envelope")
+};
+
+/// The model of a kernel's declared arithmetic at depth K.
+EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k);
+
+/// allowed_ij (of |c - ref'|) from the model and the element's data (|ref'|, abs', and sum_k |a_ik|, sum_k
+/// |b_kj| for the operands' absolute terms). Rounded upward enough to cover the double arithmetic.
+double envelope_allowed(const EnvelopeModel& e, double ref_op_abs, double abs_op, double row_abs_a = 0, double col_abs_b = 0);
+
+/// The envelope over a case: each finite element of the output (codes of `out`, row-major m x n) against
+/// allowed_ij around ref'_ij (ref_op: the exact product of the kernel's inputs; row_abs_a, col_abs_b: sum_k
+/// |a_ik| per row, sum_k |b_kj| per column of them). Elements whose output or reference is not finite are
+/// left to the special-value checks.
+struct EnvelopeVerdict {
+  double worst = 0;              ///< max |c - ref'| / allowed
+  std::int64_t worst_index = -1;
+  std::int64_t exceed = 0;       ///< elements beyond their allowance
+  std::int64_t graded = 0;       ///< elements judged
+  std::int64_t admit_zero = 0;   ///< elements whose allowance covers |ref'| (an output of 0 would pass)
+  bool vacuous() const { return graded > 0 && admit_zero == graded; }
+};
+EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std::int64_t m, std::int64_t n, const GemmRef& ref_op,
+                                  const std::vector<std::uint64_t>& codes, const std::vector<double>& row_abs_a,
+                                  const std::vector<double>& col_abs_b);
+
+/// The kernel's own error sources (not fpcert's rounding of the inputs into their formats): operand
+/// narrowing of A / B, split operands, product rounding, accumulation, promotion, output rounding.
+std::vector<std::string> error_sources(const KernelTraits& t);
+
+}  // namespace fpcert

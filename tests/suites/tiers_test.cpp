@@ -1,0 +1,222 @@
+// tests/suites/tiers_test.cpp — the three verdict tiers through the runner: correct kernels in every valid
+// order pass each tier (the bitwise tier with their declared order, the envelope and the statistical test
+// with the order withheld), a round-toward-zero accumulator declared as round-to-nearest passes the
+// envelope and is caught by the statistical test, vacuous cases are flagged, and the envelope's growth
+// per order class is the formula of docs/bound_model.md.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "generators/generate.hpp"
+#include "kernels/gemm/cpu/model.hpp"
+#include "kernels/kernel.hpp"
+#include "oracle/refvalue.hpp"
+#include "suites/envelope.hpp"
+#include "suites/grade.hpp"
+#include "suites/runner.hpp"
+#include "tests/support/problems.hpp"
+#include "tests/support/run_case.hpp"
+#include "tests/support/test_seed.hpp"
+
+using namespace fpcert;
+
+namespace {
+
+/// A kernel that hides its declared order (the envelope and statistical tiers must judge it).
+class Withheld final : public Kernel {
+ public:
+  Withheld(std::unique_ptr<Kernel> k, std::string name) : k_(std::move(k)), name_(std::move(name)), t_(k_->traits()) {
+    t_.sum_order = SummationOrder::unknown();
+  }
+  const std::string& name() const override { return name_; }
+  std::string description() const override { return "withheld order"; }
+  Backend backend() const override { return Backend::Cpu; }
+  const KernelTraits& traits() const override { return t_; }
+  void run(const GemmOperands& ops) override { k_->run(ops); }
+
+ private:
+  std::unique_ptr<Kernel> k_;
+  std::string name_;
+  KernelTraits t_;
+};
+
+/// fp32 inputs, fp32 accumulation rounded toward zero (k ascending from +0), declared as model_gemm_f32
+/// (round to nearest) with its order withheld: the fault the statistical tier exists for.
+class RzAccumulator final : public CpuModel {
+ public:
+  RzAccumulator() : CpuModel("rz_declared_rn", "fp32 accumulation toward zero, declared nearest", make_cpu_model("model_gemm_f32")->traits()) {
+    traits_.sum_order = SummationOrder::unknown();
+  }
+  std::vector<std::uint64_t> compute(const DecodedOperands& d) const override {
+    std::vector<std::uint64_t> out(static_cast<std::size_t>(d.m * d.n));
+    const Rounder rz{Rounding::TowardZero, Saturation::Inf, NanPayload::Preserve};
+    for (std::int64_t i = 0; i < d.m; ++i)
+      for (std::int64_t j = 0; j < d.n; ++j) {
+        double acc = 0;
+        for (std::int64_t q = 0; q < d.k; ++q) {
+          const double p = d.A(i, q) * d.B(q, j);  // exact in double (24 + 24 bits)
+          acc = to_double(f32, round_ref(f32, ref_from_two_sum(p, acc), rz).code);
+        }
+        out[static_cast<std::size_t>(i * d.n + j)] = round_double(f32, acc, Rounder::nearest(f32)).code;
+      }
+    return out;
+  }
+};
+
+CaseResult run(Kernel& k, const Problem& p, BoundVariant v = BoundVariant::Independent) {
+  const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
+  auto api = make_host_api();
+  return test::run_graded(k, p, ref, *api, RunOptions{}, v);
+}
+
+const CheckResult& check(const CaseResult& r, CheckKind k) {
+  const CheckResult* c = find_check(r, k);
+  REQUIRE_MESSAGE(c, "no ", to_string(k), " check in ", r.case_id);
+  return *c;
+}
+
+const char* kOrderModels[] = {"model_gemm_f32",          "model_gemm_f32_splitk4", "model_gemm_f32_pairwise",
+                              "model_gemm_f16_f32acc_blocked32", "model_gemm_f32_muladd",  "model_gemm_f16_f32acc",
+                              "model_gemm_f16_f16acc",   "model_gemm_bf16_f32acc", "model_gemm_tf32_f32acc"};
+
+}  // namespace
+
+TEST_CASE("correct kernels in every valid order: bitwise with their order, envelope and statistical without it") {
+  const std::uint64_t seed = test::seed();
+  CAPTURE(seed);
+  std::vector<Problem> problems;
+  for (std::string spec : {"uniform:m=12,n=10,k=512,lo=0,hi=1,seed=", "uniform:m=12,n=10,k=700,seed=", "normal:m=10,n=12,k=256,seed=",
+                           "exp_uniform:m=8,n=8,k=128,emin=-12,emax=3,seed=", "ozaki:m=8,n=8,k=512,phi=2,seed=",
+                           "probe:m=8,n=8,k=2048,kind=ones,seed=", "probe:m=8,n=8,k=512,kind=alternating,seed=",
+                           "cancel_gemm:m=8,n=8,k=256,kappa=1e6,seed="})
+    problems.push_back(generate(spec + std::to_string(seed % 1000003)));
+  for (const char* name : kOrderModels) {
+    for (const Problem& p : problems) {
+      const std::string kname = name;
+      CAPTURE(kname);
+      CAPTURE(p.spec);
+      auto k = make_kernel(name);
+      const CaseResult r = run(*k, p);
+      if (r.status == CaseStatus::NotSupported) continue;
+      INFO(r.reason);
+      CHECK(r.status == CaseStatus::Pass);
+      CHECK(r.tier == Tier::Bitwise);
+      CHECK(check(r, CheckKind::Bitwise).passed);
+      CHECK(check(r, CheckKind::Envelope).passed);
+      Withheld w(make_kernel(name), std::string(name) + "_withheld");
+      const CaseResult e = run(w, p);
+      INFO(e.reason);
+      CHECK(e.status == CaseStatus::Pass);
+      CHECK(find_check(e, CheckKind::Bitwise) == nullptr);
+      CHECK(check(e, CheckKind::Envelope).passed);
+      CHECK(check(e, CheckKind::Envelope).measured <= 1);
+      if (const CheckResult* s = find_check(e, CheckKind::Statistical)) {
+        CHECK(e.tier == Tier::EnvelopeStatistical);
+        CHECK(s->passed);
+        CHECK(s->measured < s->limit);
+      }
+    }
+  }
+}
+
+TEST_CASE("a round-toward-zero accumulator declared round-to-nearest passes the envelope; the statistical tier catches it") {
+  // Same-sign data: every partial sum is positive, so every truncation points toward zero (the
+  // statistic's direction is the sign of the exact result). K = 512, uniform [0, 1).
+  RzAccumulator rz;
+  auto honest = make_kernel("model_gemm_f32");
+  Withheld rn(std::move(honest), "rn_withheld");
+  for (std::uint64_t s = 0; s < 4; ++s) {
+    const Problem p = generate("uniform:m=32,n=32,k=512,lo=0,hi=1,seed=" + std::to_string(test::seed() + s));
+    const CaseResult r = run(rz, p);
+    CAPTURE(p.spec);
+    INFO(r.reason);
+    CHECK(r.tier == Tier::EnvelopeStatistical);
+    CHECK(check(r, CheckKind::Envelope).passed);  // hidden inside the envelope
+    CHECK_FALSE(check(r, CheckKind::Statistical).passed);
+    CHECK(r.status == CaseStatus::Fail);
+    const CaseResult ok = run(rn, p);
+    CHECK(check(ok, CheckKind::Statistical).passed);
+    // The honest kernel's statistic is far below the limit; the faulty one's far above.
+    CHECK(check(ok, CheckKind::Statistical).measured < 1);
+  }
+}
+
+TEST_CASE("each runner finding and tier reports its own check kind; the course gate never decides") {
+  const Problem p = test::uniform_problem(24, 20, 256, f32, test::seed() + 9);
+  struct Expect {
+    const char* name;
+    CheckKind kind;
+  };
+  for (const Expect& e : {Expect{"mutant_wrong_element", CheckKind::Bitwise}, Expect{"mutant_k_short", CheckKind::Bitwise},
+                          Expect{"mutant_writes_nan", CheckKind::Nonfinite}, Expect{"mutant_unwritten_row", CheckKind::Unwritten},
+                          Expect{"mutant_out_of_bounds", CheckKind::GuardOutput},
+                          Expect{"mutant_nondeterministic", CheckKind::Nondeterministic}}) {
+    CAPTURE(e.name);
+    auto k = make_kernel(e.name);
+    const CaseResult r = run(*k, p);
+    CHECK(r.status == CaseStatus::Fail);
+    CHECK_FALSE(check(r, e.kind).passed);
+  }
+  // K - 1 products: the envelope alone sees it too (one product is far above K u |A||B|).
+  auto ks = make_kernel("mutant_k_short");
+  Withheld w(std::move(ks), "k_short_withheld");
+  const CaseResult r = run(w, p);
+  CHECK_FALSE(check(r, CheckKind::Envelope).passed);
+  // The course gate is a column: reported on every graded case, never the reason for a verdict.
+  auto m = make_kernel("model_gemm_f32");
+  const CaseResult ok = run(*m, p);
+  CHECK(check(ok, CheckKind::CourseGate).measured == ok.gate_fraction);
+  CHECK_FALSE(is_decisive(CheckKind::CourseGate));
+}
+
+TEST_CASE("a case whose bound admits an all-zeros output is vacuous and no evidence") {
+  // An fp16 accumulator at K = 4096: K u_acc = 2, so the accumulation's gamma does not exist and every
+  // output is allowed.
+  KernelTraits t = make_cpu_model("model_gemm_f16_f16acc")->traits();
+  t.sum_order = SummationOrder::unknown();
+  const EnvelopeModel e = make_envelope(t, 4096);
+  CHECK_FALSE(e.exists);
+  CHECK(std::isinf(envelope_allowed(e, 1, 1)));
+  // Through the runner: the fp16-accumulating model with its order withheld on K = 4096 sums of ones.
+  Withheld w(make_kernel("model_gemm_f16_f16acc"), "f16acc_withheld");
+  const Problem p = generate("probe:m=4,n=4,k=4096,kind=ones,seed=1");
+  const CaseResult r = run(w, p);
+  CHECK(r.vacuous);
+  CHECK(r.evidence.empty());
+  // With its order declared the same case is bitwise: not vacuous, evidence for the accumulation.
+  auto k = make_kernel("model_gemm_f16_f16acc");
+  const CaseResult b = run(*k, p);
+  CHECK(b.tier == Tier::Bitwise);
+  CHECK_FALSE(b.vacuous);
+  CHECK(std::find(b.evidence.begin(), b.evidence.end(), "accumulation") != b.evidence.end());
+  CHECK(missing_evidence(k->traits(), {b}).empty());
+  CHECK(missing_evidence(w.traits(), {r}) == std::vector<std::string>{"accumulation"});
+}
+
+TEST_CASE("the envelope's growth per order class") {
+  KernelTraits t = make_cpu_model("model_gemm_f32")->traits();
+  const double u = std::ldexp(1.0, -24);
+  auto g = [&](SummationOrder o, std::int64_t k) {
+    t.sum_order = o;
+    return make_envelope(t, k);
+  };
+  auto gamma = [](double d, double uu) { return d * uu / (1 - d * uu); };
+  CHECK(g(SummationOrder::sequential(), 1000).coef == doctest::Approx(gamma(1000, u)).epsilon(1e-12));
+  CHECK(g(SummationOrder::pairwise(), 1000).depth == 11);  // ceil(log2 1000) + 1
+  CHECK(g(SummationOrder::split_k(4), 1000).depth == 250 + 4);
+  CHECK(g(SummationOrder::split_k(4, Combine::Pairwise), 1000).depth == 250 + 2);
+  CHECK(g(SummationOrder::blocked(32), 1000).depth == 32 + 32);
+  CHECK(g(SummationOrder::blocked(32, Combine::Pairwise, Combine::Pairwise), 1000).depth == 6 + 5);
+  // Unknown: the worst valid order, tensor-core alignment included: u + 2^-23 per rounding.
+  const EnvelopeModel unk = g(SummationOrder::unknown(), 1000);
+  CHECK(unk.coef == doctest::Approx(gamma(1000, u + std::ldexp(1.0, -23))).epsilon(1e-12));
+  CHECK(unk.coef > g(SummationOrder::sequential(), 1000).coef);
+  // fp16 output of an fp32 accumulator: the output rounding is a term of its own.
+  KernelTraits h = make_cpu_model("model_gemm_f16_f16acc")->traits();
+  CHECK(make_envelope(h, 10).out_unit == 0);  // output = accumulator
+  h.acc = &f32;
+  CHECK(make_envelope(h, 10).out_unit == std::ldexp(1.0, -11));
+}
