@@ -72,10 +72,14 @@ struct Reference {
   Problem problem;
 };
 
+/// A bound's variant as text (a string or an enum, as the results model spells it).
+std::string variant_text(const std::string& v) { return v; }
+[[maybe_unused]] std::string variant_text(BoundVariant v) { return std::string(to_string(v)); }
+
 py::dict bound_dict(const Bound& b) {
   py::list terms;
   for (const BoundTerm& t : b.terms) terms.append(py::dict(py::arg("name") = t.name, py::arg("value") = t.value, py::arg("formula") = t.formula));
-  return py::dict(py::arg("variant") = b.variant, py::arg("rtol") = b.rtol, py::arg("atol") = b.atol,
+  return py::dict(py::arg("variant") = variant_text(b.variant), py::arg("rtol") = b.rtol, py::arg("atol") = b.atol,
                   py::arg("out_term") = b.out_term, py::arg("vacuous") = b.vacuous, py::arg("eta_a") = b.eta_a,
                   py::arg("eta_b") = b.eta_b, py::arg("eta_abs") = b.eta_abs, py::arg("terms") = terms,
                   py::arg("allowed") = b.allowed, py::arg("arithmetic") = b.arithmetic);
@@ -156,7 +160,7 @@ void unregister_kernel(const std::string& name) {
 
 std::string certify_callable(py::object adapter, const KernelTraits& traits, const std::string& name, const std::string& description,
                              const std::string& suite_name, std::int64_t mn, const std::string& only_case, const std::string& variant,
-                             const std::string& jsonl, const std::string& command) {
+                             const std::string& tier, const std::string& jsonl, const std::string& command) {
   const SuiteInfo* suite = find_suite(suite_name);
   if (!suite) throw InputError("unknown suite '" + suite_name + "' (one of " + suite_names() + ")");
   SuiteRunOptions opt;
@@ -165,6 +169,11 @@ std::string certify_callable(py::object adapter, const KernelTraits& traits, con
   if (!variant.empty()) {
     opt.variant = parse_bound_variant(variant);
     if (!opt.variant) throw InputError("unknown bound variant '" + variant + "'");
+  }
+  if (!tier.empty()) {
+    const auto t = parse_tier(tier);
+    if (!t || *t == Tier::None) throw InputError("unknown tier '" + tier + "' (bitwise, envelope+statistical, envelope)");
+    opt.run.strongest = *t;
   }
   opt.jsonl_path = jsonl;
   opt.command = command;
@@ -177,6 +186,7 @@ std::string certify_callable(py::object adapter, const KernelTraits& traits, con
   try {
     py::gil_scoped_release nogil;
     r = run_suite(*suite, {name}, opt);
+    require_evidence(r);  // as `fpcert certify`: a suite that cannot see an error source certifies nothing about it
   } catch (...) {
     unregister_kernel(name);
     throw;
@@ -270,12 +280,10 @@ PYBIND11_MODULE(_fpcert, m) {
     return r;
   }, py::arg("A"), py::arg("B"), py::arg("source") = "f64", "Exact GEMM reference of exact float64 inputs");
 
-  m.def("tolerance", [](const KernelTraits& t, const Reference& r, const std::string& variant) {
-    const auto v = variant.empty() ? std::optional<BoundVariant>(kEnvelopeVariant) : parse_bound_variant(variant);
-    if (!v) throw InputError("unknown bound variant '" + variant + "'");
-    ElementTolerance e = element_tolerance(t, r.problem, r.ref, *v);
+  m.def("tolerance", [](const KernelTraits& t, const Reference& r) {
+    ElementTolerance e = element_tolerance(t, r.problem, r.ref);
     return py::make_tuple(to_array(e.allowed, r.ref.m, r.ref.n), bound_dict(e.bound));
-  }, py::arg("traits"), py::arg("reference"), py::arg("variant") = "", "Each element's allowed |c - ref| and the bound");
+  }, py::arg("traits"), py::arg("reference"), "Each element's allowed |c - ref| under the envelope tier, and the envelope");
 
   m.def("shape_tolerance", [](const KernelTraits& t, std::int64_t mm, std::int64_t n, std::int64_t k, bool inputs_exact) {
     ShapeTolerance s = shape_tolerance(t, mm, n, k, inputs_exact);
@@ -283,10 +291,10 @@ PYBIND11_MODULE(_fpcert, m) {
                     py::arg("derivation") = s.derivation);
   }, py::arg("traits"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("inputs_exact") = false);
 
-  m.def("grade", [](const KernelTraits& t, const Reference& r, const U64Array& c_codes, const std::string& variant,
+  m.def("grade", [](const KernelTraits& t, const Reference& r, const U64Array& c_codes, const std::string& tier,
                     int worst_count, const std::string& case_id, const std::string& kernel) {
-    const auto v = variant.empty() ? std::optional<BoundVariant>(kEnvelopeVariant) : parse_bound_variant(variant);
-    if (!v) throw InputError("unknown bound variant '" + variant + "'");
+    const auto strongest = tier.empty() ? std::optional<Tier>(Tier::Bitwise) : parse_tier(tier);
+    if (!strongest || *strongest == Tier::None) throw InputError("unknown tier '" + tier + "' (bitwise, envelope+statistical, envelope)");
     if (static_cast<std::size_t>(c_codes.size()) != r.ref.c.size()) throw InputError("C has the wrong shape");
     std::vector<std::uint64_t> codes(r.ref.c.size());
     for (std::size_t x = 0; x < codes.size(); ++x) codes[x] = from_container(*t.out, c_codes.data()[x]);
@@ -304,7 +312,8 @@ PYBIND11_MODULE(_fpcert, m) {
     gi.problem = &r.problem;
     gi.ref = &r.ref;
     gi.traits = &t;
-    gi.variant = *v;
+    gi.variant = BoundVariant::Independent;  // the course gate: reported, never decisive
+    gi.strongest = *strongest;
     gi.codes = &codes;
     gi.worst_count = worst_count;
     {
@@ -312,11 +321,11 @@ PYBIND11_MODULE(_fpcert, m) {
       grade(gi, c);
     }
     return to_json(c).dump();
-  }, py::arg("traits"), py::arg("reference"), py::arg("c_codes"), py::arg("variant") = "", py::arg("worst_count") = 5,
+  }, py::arg("traits"), py::arg("reference"), py::arg("c_codes"), py::arg("tier") = "", py::arg("worst_count") = 5,
      py::arg("case_id") = "assert_close", py::arg("kernel") = "python");
 
   m.def("certify", &certify_callable, py::arg("adapter"), py::arg("traits"), py::arg("name"), py::arg("description"),
-        py::arg("suite"), py::arg("mn") = 0, py::arg("case") = "", py::arg("variant") = "", py::arg("jsonl") = "",
+        py::arg("suite"), py::arg("mn") = 0, py::arg("case") = "", py::arg("variant") = "", py::arg("tier") = "", py::arg("jsonl") = "",
         py::arg("command") = "python");
 
   m.def("generate", [](const std::string& spec) {
@@ -342,5 +351,4 @@ PYBIND11_MODULE(_fpcert, m) {
     for (const auto& s : runs_json) runs.push_back(run_from_json(nlohmann::json::parse(s)));
     write_html_report(path, runs);
   }, py::arg("runs_json"), py::arg("path"));
-  m.attr("envelope_variant") = std::string(to_string(kEnvelopeVariant));
 }

@@ -7,7 +7,8 @@
 #include <sstream>
 
 #include "base/error.hpp"
-#include "suites/grade.hpp"
+#include "kernels/order.hpp"
+#include "suites/envelope.hpp"
 
 namespace fpcert {
 namespace {
@@ -35,7 +36,10 @@ std::string bound_text(const Bound& b) {
 
 KernelTraits parse_traits_spec(const std::string& spec) {
   KernelTraits t;
-  std::stringstream ss(spec);
+  std::string order;
+  const auto at = spec.rfind("order=", 0) == 0 ? 0 : spec.find(",order=");
+  if (at != std::string::npos) order = spec.substr(spec.find('=', at) + 1);
+  std::stringstream ss(spec.substr(0, at));
   std::string item;
   while (std::getline(ss, item, ',')) {
     if (item.empty()) continue;
@@ -64,13 +68,17 @@ KernelTraits parse_traits_spec(const std::string& spec) {
       }
     } else {
       throw InputError(fmt::format("traits: unknown key '{}' (in, a, b, operand, a_operand, b_operand, acc, acc_rounding, "
-                                   "input_rounding, products, promote_every, promote, out)",
+                                   "input_rounding, products, promote_every, promote, out, order last)",
                                    key));
     }
   }
   if (t.promote_every > 0 && !t.promote_format) t.promote_format = &f32;
   if (t.promote_every < 0) throw InputError("traits: promote_every must be >= 0");
-  t.order = "unknown (declared by traits spec: " + spec + ")";
+  if (!order.empty()) {
+    t.sum_order = parse_order_spec(order);
+    if (const std::string bad = check_order(t.sum_order); !bad.empty()) throw InputError("traits: order=" + order + ": " + bad);
+  }
+  t.order = order.empty() ? "unknown (traits spec " + spec + ")" : order_spec(t.sum_order) + " (traits spec)";
   return t;
 }
 
@@ -92,37 +100,34 @@ ShapeTolerance shape_tolerance(const KernelTraits& t, std::int64_t m, std::int64
   bi.a_exact = inputs_exact && t.operand_u == 0 && t.a_operand->precision() >= t.a_input->precision();
   bi.b_exact = inputs_exact && t.operand_u == 0 && t.b_operand->precision() >= t.b_input->precision();
   s.normwise = make_bound(BoundVariant::Independent, bi);
-  s.element = make_bound(kEnvelopeVariant, bi);
+  // The envelope bounds the kernel's own errors around the exact product of its inputs: a caller whose
+  // inputs still round into the input formats adds that storage error (the normwise form includes it).
+  s.element = make_envelope(t, k).bound;
   s.derivation = fmt::format("traits: {}\nshape: M={} N={} K={} ({})\n", describe_traits(t), m, n, k,
                              inputs_exact ? "inputs given in the input formats" : "inputs assumed to round into storage") +
-                 fmt::format("normwise ({}; atol shown for max|ref| = 1):\n", s.normwise.variant) + bound_text(s.normwise) +
-                 fmt::format("per element ({}, the envelope tier):\n", s.element.variant) + bound_text(s.element);
+                 std::string("normwise (independent; atol shown for max|ref| = 1):\n") + bound_text(s.normwise) +
+                 "per element (the envelope tier, around the exact product of the inputs as the kernel receives them):\n" +
+                 bound_text(s.element);
   return s;
 }
 
-ElementTolerance element_tolerance(const KernelTraits& t, const Problem& p, const GemmRef& ref, BoundVariant v) {
-  const Format& sa = storage_format(*t.a_input, *t.a_operand);
-  const Format& sb = storage_format(*t.b_input, *t.b_operand);
-  BoundInputs bi;
-  bi.traits = &t;
-  bi.k = p.k;
-  bi.a_exact = t.operand_u == 0 && all_representable(p.a.data, sa);
-  bi.b_exact = t.operand_u == 0 && all_representable(p.b.data, sb);
-  for (const RefValue& r : ref.c)
-    if (std::isfinite(r.hi)) bi.ref_max_abs = std::max(bi.ref_max_abs, std::fabs(r.hi));
-  ElementTolerance e;
-  e.bound = make_bound(v, bi);
+ElementTolerance element_tolerance(const KernelTraits& t, const Problem& p, const GemmRef& ref) {
+  const EnvelopeModel env = make_envelope(t, p.k);
   std::vector<double> row_abs_a(static_cast<std::size_t>(p.m), 0.0), col_abs_b(static_cast<std::size_t>(p.n), 0.0);
   for (std::int64_t i = 0; i < p.m; ++i)
     for (std::int64_t q = 0; q < p.k; ++q) row_abs_a[static_cast<std::size_t>(i)] += std::fabs(p.a(i, q));
   for (std::int64_t q = 0; q < p.k; ++q)
     for (std::int64_t j = 0; j < p.n; ++j) col_abs_b[static_cast<std::size_t>(j)] += std::fabs(p.b(q, j));
+  for (auto* v : {&row_abs_a, &col_abs_b})
+    for (double& x : *v) x *= 1 + 0x1p-30;  // K roundings of a sum of magnitudes: within K 2^-53 < 2^-30 (K < 2^23), as grade does
+  ElementTolerance e;
+  e.bound = env.bound;
   e.allowed.resize(static_cast<std::size_t>(p.m * p.n));
   for (std::int64_t i = 0; i < p.m; ++i)
     for (std::int64_t j = 0; j < p.n; ++j) {
       const auto x = static_cast<std::size_t>(i * p.n + j);
-      e.allowed[x] = allowed_error(e.bound, std::fabs(ref.c[x].hi), ref.abs_sum[x], row_abs_a[static_cast<std::size_t>(i)],
-                                   col_abs_b[static_cast<std::size_t>(j)]);
+      e.allowed[x] = envelope_allowed(env, std::fabs(ref.c[x].hi), ref.abs_sum[x], row_abs_a[static_cast<std::size_t>(i)],
+                                      col_abs_b[static_cast<std::size_t>(j)]);
     }
   return e;
 }

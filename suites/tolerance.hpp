@@ -15,20 +15,19 @@
 
 namespace fpcert {
 
-/// The per-element tier every entry without a declared order uses (docs/bound_model.md): the
-/// rigorous worst-case bound over (|A||B|)_ij. One place to change when the envelope tier moves.
-inline constexpr BoundVariant kEnvelopeVariant = BoundVariant::WorstCase;
-
 /// Traits from a spec string: `in=f16,acc=f32,out=f16` (keys: in | a, b; operand | a_operand,
 /// b_operand; acc; acc_rounding (rn, rz, ...); products (exact or a format tag); promote_every;
-/// promote; out; input_rounding). Unnamed fields keep KernelTraits' defaults (f32 throughout,
-/// exact products, round-to-nearest). Throws InputError naming the bad key or value.
+/// promote; out; input_rounding; order, last, taking the rest of the spec: an order spec of
+/// kernels/order.hpp such as `order=blocked:block=32,inner=sequential,outer=sequential`). Unnamed
+/// fields keep KernelTraits' defaults (f32 throughout, exact products, round-to-nearest, order
+/// unknown). Throws InputError naming the bad key or value.
 KernelTraits parse_traits_spec(const std::string& spec);
 /// The traits of a registered kernel by name, or of a spec (anything holding '='). Throws InputError.
 KernelTraits traits_by_name_or_spec(const std::string& name_or_spec);
 
 /// The tolerance for a shape: the normwise form (the independent variant: |c - ref| <= atol + rtol |ref|,
-/// atol = rtol max|ref|) and the per-element envelope (|c - ref| <= rtol_e (|A||B|)_ij + u_out |ref|),
+/// atol = rtol max|ref|) and the per-element envelope tier (suites/envelope.hpp:
+/// |c - ref| <= E + u_out (|ref| + E) + eta_out, E = coef (|A||B|)_ij + eta terms),
 /// for inputs that may round into storage (the conservative case) or, with inputs_exact, inputs already
 /// in the kernel's input formats (a torch tensor of that dtype): then only an operand format narrower
 /// than the input format (tf32 operands of fp32 inputs) contributes a storage term.
@@ -40,13 +39,12 @@ struct ShapeTolerance {
 };
 ShapeTolerance shape_tolerance(const KernelTraits& t, std::int64_t m, std::int64_t n, std::int64_t k, bool inputs_exact = false);
 
-/// Each element's allowed error |c - ref| for this problem's data under variant v (row-major m x n),
-/// and the bound it came from (storage terms dropped where the inputs are representable).
+/// Each element's allowed error |c - ref| under the envelope tier (row-major m x n) for inputs already
+/// in the kernel's input formats (ref: their exact product), and the envelope it came from.
 struct ElementTolerance {
   std::vector<double> allowed;
   Bound bound;
 };
-ElementTolerance element_tolerance(const KernelTraits& t, const Problem& p, const GemmRef& ref,
-                                   BoundVariant v = kEnvelopeVariant);
+ElementTolerance element_tolerance(const KernelTraits& t, const Problem& p, const GemmRef& ref);
 
 }  // namespace fpcert

@@ -203,10 +203,11 @@ class Tolerance:
         return "\n".join(lines + ["  " + b["arithmetic"]])
 
 
-def tolerance(traits_, A, B, variant: str | None = None) -> Tolerance:
-    """The envelope tier: each element's allowed error for these inputs under the traits' formats."""
+def tolerance(traits_, A, B=None) -> Tolerance:
+    """The envelope tier: each element's allowed |c - ref| for these inputs (already in the kernel's input
+    formats) under the traits' declared formats and order (docs/bound_model.md, "The envelope")."""
     r = A if isinstance(A, Reference) and B is None else Reference(A, B)
-    allowed, bound = _fpcert.tolerance(traits(traits_), r._ref, variant or "")
+    allowed, bound = _fpcert.tolerance(traits(traits_), r._ref)
     return Tolerance(allowed, bound)
 
 
@@ -222,26 +223,31 @@ def _default_traits(ta, tc):
     return _fpcert.traits(f"in={ta},acc=f32,out={tc}")
 
 
-def _explain(case: dict, ref: Reference, worst: int) -> str:
-    b = case["bound"]
-    lines = [f"fpcert.assert_close: {case['status']}: {case['reason']}",
-             f"  traits: {case['kernel_traits']}   shape {case['m']}x{case['n']}x{case['k']}" + (f"   tier {case['tier']}" if case.get('tier', 'none') != 'none' else ""),
-             f"  bound ({b['variant']}): {b['allowed']}", f"    {b['arithmetic']}"]
+def _explain(case: dict, ref: Reference, tol: Tolerance, got, ulps, worst: int) -> str:
+    """The failed checks, the envelope's terms, and the worst elements by error / allowed."""
+    b = tol.bound
+    lines = [f"fpcert.assert_close: {case['status']} ({case.get('tier', '')} tier): {case['reason']}",
+             f"  traits: {case['kernel_traits']}   shape {case['m']}x{case['n']}x{case['k']}",
+             f"  envelope: {b['allowed']}", f"    {b['arithmetic']}"]
     for t in b["terms"]:
-        lines.append(f"    {t['name']:<34} {t['value']:<12.6g} {t['formula']}")
-    lines.append(f"  worst elements (of {case['m'] * case['n']}):")
-    for e in case["worst"][:worst]:
-        i, j = e["i"], e["j"]
-        s, refv = e["abs_sum"], e["ref_hi"] + e["ref_lo"]
-        kappa = s / abs(refv) if refv else float("inf")
-        part_abs = b["rtol"] * s if b["variant"] != "independent" else b["atol"]
-        part_ref = (b["out_term"] if b["variant"] != "independent" else b["rtol"]) * abs(refv)
-        lines.append(f"    C[{i}, {j}] = {e['got']!r} ({e['got_bits']}), reference {refv!r} (rounded {e['ref_bits']}): "
-                     f"error {e['err']:.4g} = {e['ulps']:.4g} ulp, allowed {e['allowed']:.4g} "
-                     f"= {part_abs:.4g} ({'rtol (|A||B|)_ij' if b['variant'] != 'independent' else 'atol'}) + {part_ref:.4g} "
-                     f"({'u_out' if b['variant'] != 'independent' else 'rtol'} |ref|) + underflow; "
-                     f"ratio {e['err'] / e['allowed'] if e['allowed'] else float('inf'):.3g}; "
-                     f"cancellation |A||B|/|AB| = {kappa:.3g}")
+        lines.append(f"    {t['name']:<44} {t['value']:<12.6g} {t['formula']}")
+    hi, lo, s = ref.hi, ref.lo, ref.abs_sum
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.abs((got - hi) - lo)
+        err = np.where(np.isfinite(got) | ~np.isfinite(hi), err, np.inf)
+        ratio = np.where(tol.allowed > 0, err / tol.allowed, np.where(err > 0, np.inf, 0.0))
+    ratio = np.nan_to_num(ratio, nan=np.inf)
+    order = np.argsort(-ratio, axis=None, kind="stable")[:worst]
+    lines.append(f"  worst elements by error / allowed (of {ratio.size}):")
+    coef, u_out = b["rtol"], b["out_term"]
+    for x in order:
+        i, j = np.unravel_index(x, ratio.shape)
+        refv = hi[i, j] + lo[i, j]
+        E = coef * s[i, j]
+        kappa = s[i, j] / abs(refv) if refv else float("inf")
+        lines.append(f"    C[{i}, {j}] = {got[i, j]!r}, reference {refv!r}: error {err[i, j]:.4g} = {ulps[i, j]:.4g} ulp; "
+                     f"allowed {tol.allowed[i, j]:.4g} = coef (|A||B|)_ij {E:.4g} + u_out (|ref| + E) {u_out * (abs(refv) + E):.4g} "
+                     f"+ underflow; error/allowed {ratio[i, j]:.3g}; cancellation |A||B|/|AB| = {kappa:.3g}")
     return "\n".join(lines)
 
 
@@ -249,9 +255,11 @@ def _caller(default):
     return os.environ.get("PYTEST_CURRENT_TEST", default).split(" (")[0]
 
 
-def assert_close(C, A, B, traits_=None, *, variant: str | None = None, worst: int = 5, name: str | None = None):
-    """Raise AssertionError, explaining the worst elements, unless C is A B within the traits' bound
-    (the envelope tier by default); pass silently otherwise. Returns the graded case (a dict)."""
+def assert_close(C, A, B, traits_=None, *, tier: str | None = None, worst: int = 5, name: str | None = None):
+    """Raise AssertionError, explaining the worst elements, unless C is A B as the traits declare: graded
+    like a certify case (the strongest tier the declarations allow: bitwise for a declared order, else the
+    envelope and, for round-to-nearest accumulation, the statistical test; `tier=` caps it). Passes
+    silently otherwise and returns the graded case (a dict: the JSON of a certify case)."""
     a, ta = _to_numpy(A)
     b, tb = _to_numpy(B)
     c, tc = _to_numpy(C)
@@ -260,11 +268,13 @@ def assert_close(C, A, B, traits_=None, *, variant: str | None = None, worst: in
     if tuple(ref.shape) != c.shape:
         raise InputError(f"fpcert.assert_close: C is {c.shape} but A B is {tuple(ref.shape)}")
     codes = _codes(c, tc, t.out)
-    case = _json.loads(_fpcert.grade(t, ref._ref, codes, variant or "", max(worst, 1), name or _caller("assert_close"), "python"))
+    case = _json.loads(_fpcert.grade(t, ref._ref, codes, tier or "", max(worst, 1), name or _caller("assert_close"), "python"))
     if collector is not None:
         collector("assert_close", case)
     if case["status"] != "pass":
-        raise AssertionError(_explain(case, ref, worst))
+        tol = Tolerance(*_fpcert.tolerance(t, ref._ref))
+        got = _fpcert.decode(t.out, codes)
+        raise AssertionError(_explain(case, ref, tol, got, ref._ref.ulps(t.out, codes), worst))
     return case
 
 
@@ -293,7 +303,7 @@ class Results:
         _fpcert.write_html([_json.dumps(self.json)], str(path))
 
     def __repr__(self):
-        rows = [f"{c['case_id']:<28} {c['status']:<10} gate {c['gate_fraction']:<10.4g} {c['reason'][:80]}" for c in self.cases]
+        rows = [f"{c['case']:<28} {c['status']:<10} gate {c['gate_fraction']:<10.4g} {c['reason'][:80]}" for c in self.cases]
         return f"<fpcert.Results suite {self.json['suite']}: {'PASS' if self.passed else 'FAIL'}>\n" + "\n".join(rows)
 
 
@@ -307,11 +317,13 @@ def _to_device(a, tag, device):
 
 
 def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, device=None, mn: int | None = None,
-            case: str | None = None, variant: str | None = None, json=None, junit=None, html=None) -> Results:
+            case: str | None = None, variant: str | None = None, tier: str | None = None, json=None, junit=None,
+            html=None) -> Results:
     """Certify ``fn(A, B) -> C`` through fpcert's runner, suites and verdicts. fn receives A and B in the
     traits' input formats: NumPy arrays (float32/float16; bfloat16 as uint16 bits), or torch tensors on
     ``device`` (e.g. "cuda") when given; it returns C as a NumPy array or torch tensor in the output format.
-    An exception in fn fails its case ("kernel threw: ..."); the run goes on."""
+    An exception in fn fails its case ("kernel threw: ..."); the run goes on. As `fpcert certify`, a kernel
+    whose error sources no non-vacuous case exercised gets a failed "evidence" case."""
     t = traits(traits_)
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
 
@@ -327,7 +339,7 @@ def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, dev
         return _codes(c, tc, t.out).astype(_CONTAINER[bits])
 
     desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
-    run = _json.loads(_fpcert.certify(adapter, t, kname, desc, suite, mn or 0, case or "", variant or "", "",
+    run = _json.loads(_fpcert.certify(adapter, t, kname, desc, suite, mn or 0, case or "", variant or "", tier or "", "",
                                       "python: fpcert.certify(" + kname + ", suite=" + repr(suite) + ")"))
     res = Results(run)
     if collector is not None:
