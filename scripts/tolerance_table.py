@@ -44,8 +44,9 @@ def main():
             cells.append(f"{s['normwise']['rtol']:.2g} / {env}")
         rt, at = defaults[dtype]
         print(f"| {label} | {rt:g} / {at:g} | " + " | ".join(cells) + " |")
-    print("\nEach fpcert cell: normwise rtol (|c - ref| <= rtol (max|ref| + |ref|)) / per-element envelope rtol_e "
-          "(|c - ref| <= rtol_e (|A||B|)_ij + u_out |ref|). Traits: fpcert.TORCH_MATMUL_TRAITS.")
+    print("\nEach fpcert cell: normwise rtol (|c - ref| <= rtol (max|ref| + |ref|)) / the envelope's coef "
+          "(|c - ref| <= E + u_out (|ref| + E), E = coef (|A||B|)_ij + underflow; summation order unknown). "
+          "Traits: fpcert.TORCH_MATMUL_TRAITS.")
 
 
 if __name__ == "__main__":

@@ -303,7 +303,7 @@ class Results:
         _fpcert.write_html([_json.dumps(self.json)], str(path))
 
     def __repr__(self):
-        rows = [f"{c['case']:<28} {c['status']:<10} gate {c['gate_fraction']:<10.4g} {c['reason'][:80]}" for c in self.cases]
+        rows = [f"{c['case']:<28} {c['status']:<10} {c.get('tier', ''):<22} {c['reason'][:100]}" for c in self.cases]
         return f"<fpcert.Results suite {self.json['suite']}: {'PASS' if self.passed else 'FAIL'}>\n" + "\n".join(rows)
 
 
