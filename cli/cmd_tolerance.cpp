@@ -41,7 +41,7 @@ int run_tolerance(const ToleranceArgs& a) {
   }
   fmt::print("normwise:    rtol = {:.6g}, atol = {:.6g} * max|ref|   (|c - ref| <= atol + rtol |ref|)\n", s.normwise.rtol,
              s.normwise.rtol);
-  fmt::print("per element: |c - ref| <= {:.6g} (|A||B|)_ij + {:.6g} |ref_ij|{}\n\n", s.element.rtol, s.element.out_term,
+  fmt::print("per element: |c - ref| <= E + {1:.6g} (|ref| + E), E = {0:.6g} (|A||B|)_ij + underflow{2}\n\n", s.element.rtol, s.element.out_term,
              s.element.vacuous ? "   VACUOUS (K u >= 1)" : "");
   fmt::print("{}", s.derivation);
   return 0;
