@@ -60,34 +60,6 @@ struct SuiteArgs {
 
 
 
-/// certify fails a kernel for which no case holds evidence of one of its error sources (a case whose
-/// verdict is vacuous, or that never exercised the source, proves nothing about it): one failed case per
-/// such kernel, naming the sources (docs/bound_model.md, "Evidence").
-void require_evidence(RunResult& r) {
-  for (const std::string& name : r.kernels) {
-    const auto k = make_gemm_kernel(name);
-    if (!k) continue;
-    std::vector<CaseResult> mine;
-    for (const CaseResult& c : r.cases)
-      if (c.kernel == name) mine.push_back(c);
-    const std::vector<std::string> missing = missing_evidence(k->traits(), mine);
-    if (missing.empty()) continue;
-    CaseResult e;
-    e.suite = r.suite;
-    e.case_id = "evidence";
-    e.kernel = name;
-    e.kernel_traits = describe_traits(k->traits());
-    e.backend = std::string(to_string(k->backend()));
-    std::string list;
-    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    e.checks.push_back({CheckKind::Envelope, false,
-                        fmt::format("no non-vacuous case exercised: {} (the suite certifies nothing about {})", list,
-                                    missing.size() == 1 ? "it" : "them")});
-    decide(e);
-    r.cases.push_back(std::move(e));
-  }
-}
-
 }  // namespace
 
 std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, Operation op) {

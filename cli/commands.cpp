@@ -25,6 +25,7 @@ void add_all_commands(CLI::App& root, Registry& reg) {
   add_reveal(root, reg);
   add_gen(root, reg);
   add_reference(root, reg);
+  add_tolerance(root, reg);
   add_certify(root, reg);
   add_run_suite(root, reg);
   add_experiment(root, reg);

@@ -38,6 +38,7 @@ void add_mutate(CLI::App& root, Registry& reg);      ///< cli/cmd_mutate.cpp
 void add_report(CLI::App& root, Registry& reg);      ///< cli/cmd_report.cpp
 void add_probe(CLI::App& root, Registry& reg);       ///< cli/cmd_probe.cpp
 void add_reveal(CLI::App& root, Registry& reg);      ///< cli/cmd_reveal.cpp
+void add_tolerance(CLI::App& root, Registry& reg);   ///< cli/cmd_tolerance.cpp
 
 /// Every subcommand, in order.
 void add_all_commands(CLI::App& root, Registry& reg);

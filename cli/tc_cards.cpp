@@ -18,7 +18,7 @@ namespace fpcert::cli {
 void prepare_cards(const std::string& card, std::uint64_t card_samples, const std::vector<std::string>& kernels) {
   std::vector<KernelTraits> ts;
   for (const std::string& name : kernels)
-    if (const auto k = make_kernel(name)) ts.push_back(k->traits());
+    if (const auto k = make_gemm_kernel(name)) ts.push_back(k->traits());
   const std::vector<std::string> ids = tc::instructions_of(ts);
   tc::install_cards({});
   if (ids.empty()) return;

@@ -238,6 +238,21 @@ section_tcb() {
   summarise_verdicts "$OUT/tcb_cublas.json"
   run timeout 300 "$BIN/fpcert" experiment fp8-accumulation --card "$OUT/tcb_cards.json" --json "$OUT/fp8_accumulation.json" 2>&1 | tee "$OUT/fp8_accumulation.txt"
 }
+# The Python entry (docs/python.md) on the device's python3 with torch: the package scripts/devpy.sh
+# staged for that interpreter (carry devpy; PYDIR overrides), its CPU tests, the torch.matmul
+# certification at pinned precisions with the pytest plugin's report, and the tolerance table.
+section_python() {
+  local PY=${PYDIR:-devpy}
+  python3 -c 'import sys, numpy, torch; print("python", sys.version.split()[0], "numpy", numpy.__version__, "torch", torch.__version__, "cuda", torch.cuda.is_available())'
+  export PYTHONPATH="$PY${PYTHONPATH:+:$PYTHONPATH}" FPCERT_BIN="$PY/fpcert-cli" FPCERT_TEST_OUT="$OUT/python" PYTHONDONTWRITEBYTECODE=1
+  export LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}"
+  python3 -c 'import pytest' 2>/dev/null || export PYTHONPATH="$PYTHONPATH:$PY/site"
+  mkdir -p "$OUT/python"
+  python3 -c 'import fpcert; print("fpcert from", fpcert.__file__)' || { echo "fpcert does not import: run scripts/devpy.sh here and carry devpy"; return 1; }
+  run timeout 300 python3 -m pytest -q -p no:cacheprovider -p fpcert.pytest_plugin tests/python/test_fpcert.py 2>&1 | tail -15
+  run timeout 500 python3 tests/python/gpu_main.py -p no:cacheprovider --fpcert-report="$OUT/python/torch_report.html" 2>&1 | tee "$OUT/python/torch_gpu.log" | tail -80
+  run python3 scripts/tolerance_table.py --torch 2>&1 | tee "$OUT/python/tolerance_table.md"
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -259,6 +274,7 @@ for part in ${PART//,/ }; do
     panorama-b) section_panorama exponent-range ;;
     panorama-c) section_panorama cancellation ;;
     tc-b) section_tcb ;;
+    python) section_python ;;
     reveal) section_reveal ;;
     reveal_replay) section_reveal_replay ;;
     all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_verdicts; section_coverage; section_hardening

@@ -49,7 +49,7 @@ Fp8AccReport fp8_accumulation_experiment(std::int64_t mn, std::int64_t k, bool d
     p.spec += fmt::format(" (values rounded to {})", f->tag);
     const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
     // fp32 accumulation of the same products: one FMA per product, k ascending (the CPU model's order).
-    KernelTraits fp32 = make_kernel(fmt::format("model_gemm_{}_f32acc", f->tag))->traits();
+    KernelTraits fp32 = make_gemm_kernel(fmt::format("model_gemm_{}_f32acc", f->tag))->traits();
     const auto [f_fro, f_cw] = errors(emulate_gemm(fp32, mn, mn, k, p.a.data, p.b.data), ref);
     for (int promote : {0, 128}) {
       Fp8AccRow row;
@@ -58,7 +58,7 @@ Fp8AccReport fp8_accumulation_experiment(std::int64_t mn, std::int64_t k, bool d
       row.kernel = fmt::format("gemm_{}_f32acc_mma_sm89{}", f->tag, promote ? fmt::format("_promote{}", promote) : "");
       row.fp32_fro = f_fro;
       row.fp32_cw = f_cw;
-      const auto kernel = make_kernel(row.kernel);
+      const auto kernel = make_gemm_kernel(row.kernel);
       if (!kernel) {
         row.status = "not built (no CUDA in this build)";
         rep.rows.push_back(row);

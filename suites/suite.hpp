@@ -74,4 +74,10 @@ struct SuiteRunOptions {
 /// anything runs. A conversion suite runs through suites/conversion_suite.hpp.
 RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt);
 
+/// certify fails a kernel for which no case holds evidence of one of its error sources (a case whose
+/// verdict is vacuous, or that never exercised the source, proves nothing about it): one failed case
+/// ("evidence") per such kernel, naming the sources (docs/bound_model.md, "Evidence"). `fpcert certify`
+/// and the Python entry's fpcert.certify apply it.
+void require_evidence(RunResult& r);
+
 }  // namespace fpcert

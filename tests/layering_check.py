@@ -27,6 +27,7 @@ MAY_USE = {
     "suites": ["base", "oracle", "results", "generators", "kernels", "plugin"],
     "reports": ["base", "oracle", "results"],
     "cli": ["base", "oracle", "results", "generators", "kernels", "plugin", "suites", "reports"],
+    "python": ["base", "oracle", "results", "generators", "kernels", "plugin", "suites", "reports"],
 }
 SOURCE_EXT = (".hpp", ".cpp", ".h", ".c", ".cu", ".cuh")
 CUDA_HEADER = re.compile(r"^\s*#\s*include\s*<(cuda|cublas|cufft|curand|cusparse|nvrtc|nvml|mma\.h|cooperative_groups|cub/|thrust/|cutlass/)")

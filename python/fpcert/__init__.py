@@ -1,0 +1,364 @@
+"""fpcert from Python: exact references, derived tolerances that explain themselves, and
+certification of NumPy or PyTorch GEMM kernels through fpcert's runner (docs/python.md)."""
+from __future__ import annotations
+
+import json as _json
+import os
+import sys
+
+import numpy as np
+
+from . import _fpcert
+from ._fpcert import InputError, Traits, kernel_names, suite_names
+
+__all__ = ["InputError", "Traits", "Reference", "Tolerance", "Results", "reference", "traits", "torch_traits",
+           "tolerance", "shape_tolerance", "assert_close", "certify", "generate", "kernel_names", "suite_names"]
+
+#: The pytest plugin (fpcert.pytest_plugin) sets this to a callable taking (kind, dict) for every
+#: assert_close and certify call; None when nothing collects.
+collector = None
+
+# NumPy dtypes for the formats NumPy holds as numbers; every other format travels as its container bits
+# (bfloat16 as uint16: NumPy has no bfloat16).
+_FLOAT_DTYPE = {"f64": np.float64, "f32": np.float32, "tf32": np.float32, "f16": np.float16}
+_DTYPE_FORMAT = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
+                 np.dtype(np.uint16): "bf16"}
+_CONTAINER = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_CONTAINER_BITS = {"f64": 64, "f32": 32, "tf32": 32, "f16": 16, "bf16": 16, "e4m3": 8, "e5m2": 8, "e2m3": 8,
+                   "e3m2": 8, "e2m1": 8, "ue8m0": 8}
+
+
+# ---- arrays: NumPy, and torch tensors when torch is imported -----------------------------------------
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _is_torch(x) -> bool:
+    t = _torch()
+    return t is not None and isinstance(x, t.Tensor)
+
+
+_TORCH_FORMAT = {"float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+
+
+def _torch_to_numpy(t):
+    """A torch tensor (CPU or CUDA) as (NumPy array, format tag), through DLPack: bfloat16 as its
+    uint16 bits; a CUDA tensor is copied to the host first (NumPy reads host memory only)."""
+    torch = _torch()
+    tag = _TORCH_FORMAT.get(str(t.dtype).replace("torch.", ""))
+    if tag is None:
+        raise InputError(f"fpcert: torch dtype {t.dtype} is not a supported format (float64/32/16, bfloat16)")
+    t = t.detach()
+    if tag == "bf16":
+        t = t.view(torch.int16)
+    if t.device.type != "cpu":
+        t = t.cpu()
+    a = np.from_dlpack(t.contiguous())
+    if tag == "bf16":
+        a = a.view(np.uint16)
+    return a, tag
+
+
+def _to_numpy(x, fmt=None):
+    """(array, format tag) of a NumPy array or torch tensor. uint16 arrays are bfloat16 bits unless
+    fmt says otherwise; an ml_dtypes bfloat16 array is read as its bits."""
+    if _is_torch(x):
+        a, tag = _torch_to_numpy(x)
+    else:
+        a = np.asarray(x)
+        if a.dtype.name == "bfloat16":
+            a = a.view(np.uint16)
+        tag = _DTYPE_FORMAT.get(a.dtype)
+        if tag is None:
+            raise InputError(f"fpcert: arrays of {a.dtype} are not supported (float64, float32, float16, uint16 = bfloat16 bits)")
+        if a.dtype == np.uint16 and fmt is not None:
+            tag = fmt
+    if a.ndim != 2:
+        raise InputError(f"fpcert: expected a 2-D matrix, got shape {a.shape}")
+    return a, tag
+
+
+def _values(a, tag):
+    """Exact float64 values of an array in format tag."""
+    if tag in _FLOAT_DTYPE:
+        return np.ascontiguousarray(a, dtype=np.float64)
+    return _fpcert.decode(tag, np.ascontiguousarray(a).astype(np.uint64))
+
+
+def _codes(a, tag, out):
+    """Container codes (uint64) of array a (format tag) as format `out`; values that `out` cannot hold
+    exactly are an error (fpcert never rounds a kernel's result for it)."""
+    if tag == out or (tag == "f32" and out == "tf32"):
+        bits = _CONTAINER_BITS[out]
+        return np.ascontiguousarray(a).view(_CONTAINER[bits]).astype(np.uint64)
+    v = _values(a, tag)
+    codes = _fpcert.encode(out, v)
+    back = _fpcert.decode(out, codes)
+    bad = ~((back == v) | (np.isnan(back) & np.isnan(v)))
+    if bad.any():
+        i = np.argwhere(bad)[0]
+        raise InputError(f"fpcert: C is {tag} but the kernel's output format is {out}, and C[{i[0]}, {i[1]}] = {v[tuple(i)]!r} "
+                         f"is not a {out} value")
+    return codes
+
+
+def _from_codes(codes, tag):
+    """A NumPy array in format tag from container codes: float dtypes where NumPy has one, else the bits."""
+    bits = _CONTAINER_BITS[tag]
+    c = np.ascontiguousarray(codes).astype(_CONTAINER[bits])
+    return c.view(_FLOAT_DTYPE[tag]) if tag in _FLOAT_DTYPE else c
+
+
+# ---- traits --------------------------------------------------------------------------------------------
+def traits(name_or_spec: str | Traits | None = None, **fields) -> Traits:
+    """Traits of a registered kernel (``fpcert.traits("model_gemm_f16_f32acc")``), from a spec
+    (``"in=f16,acc=f32,out=f16"``) or from keywords (``fpcert.traits(in_="f16", acc="f32", out="f16")``;
+    keys as in docs/python.md)."""
+    if isinstance(name_or_spec, Traits):
+        return name_or_spec
+    if fields:
+        spec = ",".join(f"{k.rstrip('_')}={v}" for k, v in fields.items())
+        name_or_spec = f"{name_or_spec},{spec}" if name_or_spec else spec
+    if not name_or_spec:
+        raise InputError("fpcert.traits: give a kernel name, a spec or keywords")
+    return _fpcert.traits(name_or_spec)
+
+
+#: What torch.matmul on a CUDA GPU computes, by dtype, with the precision pinned (docs/python.md):
+#: float32 without TF32 is cuBLAS SGEMM (exact products in FMAs, fp32 sums); with TF32 the operands
+#: lose 13 bits (the conversion is undocumented: truncation, the coarser, is assumed) and the tensor
+#: cores' accumulation is modelled as truncation, as for the fp16/bf16 tensor-core paths
+#: (kernels/gemm/cublas/cublas_gemm.cu holds the same declarations for cuBLAS's compute types).
+TORCH_MATMUL_TRAITS = {
+    ("f32", False): "in=f32,acc=f32,out=f32",
+    ("f32", True): "in=f32,operand=tf32,input_rounding=rz,acc=f32,acc_rounding=rz,out=f32",
+    ("f16", False): "in=f16,acc=f32,acc_rounding=rz,out=f16",
+    ("bf16", False): "in=bf16,acc=f32,acc_rounding=rz,out=bf16",
+}
+
+
+def torch_traits(dtype, allow_tf32: bool | None = None) -> Traits:
+    """Traits of torch.matmul on a CUDA GPU for a dtype (torch dtype or tag). allow_tf32 None reads
+    torch.backends.cuda.matmul.allow_tf32. fp16/bf16 assume the reduced-precision reductions are off
+    (torch.backends.cuda.matmul.allow_{fp16,bf16}_reduced_precision_reduction = False)."""
+    tag = _TORCH_FORMAT.get(str(dtype).replace("torch.", ""), str(dtype))
+    if allow_tf32 is None:
+        t = _torch()
+        allow_tf32 = bool(t and t.backends.cuda.matmul.allow_tf32)
+    key = (tag, bool(allow_tf32) and tag == "f32")
+    if key not in TORCH_MATMUL_TRAITS:
+        raise InputError(f"fpcert.torch_traits: no declaration for {dtype}")
+    return _fpcert.traits(TORCH_MATMUL_TRAITS[key])
+
+
+# ---- references and tolerances -------------------------------------------------------------------------
+class Reference:
+    """The exact C = A B of the inputs as given (each element hi + lo + a tail: enough to round it
+    correctly into any format)."""
+
+    def __init__(self, A, B):
+        self._init(*_to_numpy(A), *_to_numpy(B))
+
+    def _init(self, a, ta, b, tb):
+        self.a_values, self.b_values = _values(a, ta), _values(b, tb)
+        self.source = ta if _CONTAINER_BITS[ta] >= _CONTAINER_BITS[tb] else tb
+        self._ref = _fpcert.reference(self.a_values, self.b_values, self.source)
+        return self
+
+    hi = property(lambda self: self._ref.hi, doc="RN(exact) in float64")
+    lo = property(lambda self: self._ref.lo, doc="RN(exact - hi)")
+    abs_sum = property(lambda self: self._ref.abs_sum, doc="(|A||B|)_ij, rounded upward")
+    shape = property(lambda self: self._ref.shape)
+
+    def rounded(self, format: str = "f32"):
+        """The reference correctly rounded (nearest-even) into a format: float32/float16/float64 arrays,
+        other formats as their container bits (bf16 as uint16)."""
+        return _from_codes(self._ref.rounded_codes(format), format)
+
+    def ulps(self, C, format: str | None = None):
+        """ULP distance of each element of C to the exact value, in ulps of C's format."""
+        c, tag = _to_numpy(C, format)
+        out = format or tag
+        return self._ref.ulps(out, _codes(c, tag, out))
+
+
+def reference(A, B) -> Reference:
+    """Exact GEMM reference of A (m x k) times B (k x n) as given (NumPy arrays or torch tensors)."""
+    return Reference(A, B)
+
+
+class Tolerance:
+    """Each element's allowed |c - ref| (``.allowed``, m x n) and the bound it came from (``.bound``:
+    variant, rtol, out_term, terms with formulas, arithmetic)."""
+
+    def __init__(self, allowed, bound):
+        self.allowed, self.bound = allowed, bound
+
+    def __array__(self, dtype=None):
+        return self.allowed if dtype is None else self.allowed.astype(dtype)
+
+    def explain(self) -> str:
+        b = self.bound
+        lines = [f"{b['variant']} bound: {b['allowed']}"] + [f"  {t['name']:<34} {t['value']:<12.6g} {t['formula']}" for t in b["terms"]]
+        return "\n".join(lines + ["  " + b["arithmetic"]])
+
+
+def tolerance(traits_, A, B=None) -> Tolerance:
+    """The envelope tier: each element's allowed |c - ref| for these inputs (already in the kernel's input
+    formats) under the traits' declared formats and order (docs/bound_model.md, "The envelope")."""
+    r = A if isinstance(A, Reference) and B is None else Reference(A, B)
+    allowed, bound = _fpcert.tolerance(traits(traits_), r._ref)
+    return Tolerance(allowed, bound)
+
+
+def shape_tolerance(traits_, m: int, n: int, k: int, inputs_exact: bool = False) -> dict:
+    """The tolerance for a shape (what `fpcert tolerance` prints): normwise and per-element bounds and
+    their derivation. inputs_exact: the inputs are already in the input formats (e.g. torch tensors of
+    that dtype), so only operands narrower than the inputs (tf32) add a storage term."""
+    return _fpcert.shape_tolerance(traits(traits_), m, n, k, inputs_exact)
+
+
+# ---- assert_close -------------------------------------------------------------------------------------
+def _default_traits(ta, tc):
+    return _fpcert.traits(f"in={ta},acc=f32,out={tc}")
+
+
+def _explain(case: dict, ref: Reference, tol: Tolerance, got, ulps, worst: int) -> str:
+    """The failed checks, the envelope's terms, and the worst elements by error / allowed."""
+    b = tol.bound
+    lines = [f"fpcert.assert_close: {case['status']} ({case.get('tier', '')} tier): {case['reason']}",
+             f"  traits: {case['kernel_traits']}   shape {case['m']}x{case['n']}x{case['k']}",
+             f"  envelope: {b['allowed']}", f"    {b['arithmetic']}"]
+    for t in b["terms"]:
+        lines.append(f"    {t['name']:<44} {t['value']:<12.6g} {t['formula']}")
+    hi, lo, s = ref.hi, ref.lo, ref.abs_sum
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.abs((got - hi) - lo)
+        err = np.where(np.isfinite(got) | ~np.isfinite(hi), err, np.inf)
+        ratio = np.where(tol.allowed > 0, err / tol.allowed, np.where(err > 0, np.inf, 0.0))
+    ratio = np.nan_to_num(ratio, nan=np.inf)
+    order = np.argsort(-ratio, axis=None, kind="stable")[:worst]
+    lines.append(f"  worst elements by error / allowed (of {ratio.size}):")
+    coef, u_out = b["rtol"], b["out_term"]
+    for x in order:
+        i, j = np.unravel_index(x, ratio.shape)
+        refv = hi[i, j] + lo[i, j]
+        E = coef * s[i, j]
+        kappa = s[i, j] / abs(refv) if refv else float("inf")
+        lines.append(f"    C[{i}, {j}] = {got[i, j]!r}, reference {refv!r}: error {err[i, j]:.4g} = {ulps[i, j]:.4g} ulp; "
+                     f"allowed {tol.allowed[i, j]:.4g} = coef (|A||B|)_ij {E:.4g} + u_out (|ref| + E) {u_out * (abs(refv) + E):.4g} "
+                     f"+ underflow; error/allowed {ratio[i, j]:.3g}; cancellation |A||B|/|AB| = {kappa:.3g}")
+    return "\n".join(lines)
+
+
+def _caller(default):
+    return os.environ.get("PYTEST_CURRENT_TEST", default).split(" (")[0]
+
+
+def assert_close(C, A, B, traits_=None, *, tier: str | None = None, worst: int = 5, name: str | None = None):
+    """Raise AssertionError, explaining the worst elements, unless C is A B as the traits declare: graded
+    like a certify case (the strongest tier the declarations allow: bitwise for a declared order, else the
+    envelope and, for round-to-nearest accumulation, the statistical test; `tier=` caps it). Passes
+    silently otherwise and returns the graded case (a dict: the JSON of a certify case)."""
+    a, ta = _to_numpy(A)
+    b, tb = _to_numpy(B)
+    c, tc = _to_numpy(C)
+    t = traits(traits_) if traits_ is not None else _default_traits(ta, tc)
+    ref = Reference.__new__(Reference)._init(a, ta, b, tb)
+    if tuple(ref.shape) != c.shape:
+        raise InputError(f"fpcert.assert_close: C is {c.shape} but A B is {tuple(ref.shape)}")
+    codes = _codes(c, tc, t.out)
+    case = _json.loads(_fpcert.grade(t, ref._ref, codes, tier or "", max(worst, 1), name or _caller("assert_close"), "python"))
+    if collector is not None:
+        collector("assert_close", case)
+    if case["status"] != "pass":
+        tol = Tolerance(*_fpcert.tolerance(t, ref._ref))
+        got = _fpcert.decode(t.out, codes)
+        raise AssertionError(_explain(case, ref, tol, got, ref._ref.ulps(t.out, codes), worst))
+    return case
+
+
+# ---- certify ------------------------------------------------------------------------------------------
+class Results:
+    """A run's results (the same model as `fpcert certify --json`): ``.passed``, ``.cases`` (dicts),
+    ``.json`` (the whole run), and the writers ``write_json``, ``junit``, ``write_junit``, ``write_html``."""
+
+    def __init__(self, run: dict):
+        self.json = run
+
+    cases = property(lambda self: self.json["cases"])
+    passed = property(lambda self: all(c["status"] in ("pass", "not_supported") for c in self.cases) and bool(self.cases))
+
+    def write_json(self, path):
+        _fpcert.write_json(_json.dumps(self.json), str(path))
+
+    def junit(self) -> str:
+        return _fpcert.junit(_json.dumps(self.json))
+
+    def write_junit(self, path):
+        with open(path, "w") as f:
+            f.write(self.junit())
+
+    def write_html(self, path):
+        _fpcert.write_html([_json.dumps(self.json)], str(path))
+
+    def __repr__(self):
+        rows = [f"{c['case']:<28} {c['status']:<10} {c.get('tier', ''):<22} {c['reason'][:100]}" for c in self.cases]
+        return f"<fpcert.Results suite {self.json['suite']}: {'PASS' if self.passed else 'FAIL'}>\n" + "\n".join(rows)
+
+
+def _to_device(a, tag, device):
+    torch = _torch()
+    if torch is None:
+        import torch  # noqa: F811  (a device was asked for: torch is required)
+    if tag == "bf16":
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).to(device)
+    return torch.from_numpy(a).to(device)
+
+
+def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, device=None, mn: int | None = None,
+            case: str | None = None, variant: str | None = None, tier: str | None = None, json=None, junit=None,
+            html=None) -> Results:
+    """Certify ``fn(A, B) -> C`` through fpcert's runner, suites and verdicts. fn receives A and B in the
+    traits' input formats: NumPy arrays (float32/float16; bfloat16 as uint16 bits), or torch tensors on
+    ``device`` (e.g. "cuda") when given; it returns C as a NumPy array or torch tensor in the output format.
+    An exception in fn fails its case ("kernel threw: ..."); the run goes on. As `fpcert certify`, a kernel
+    whose error sources no non-vacuous case exercised gets a failed "evidence" case."""
+    t = traits(traits_)
+    kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
+
+    def adapter(a_codes, b_codes):
+        a, b = _from_codes(a_codes, t.a_input), _from_codes(b_codes, t.b_input)
+        if device is not None:
+            a, b = _to_device(a, t.a_input, device), _to_device(b, t.b_input, device)
+        out = fn(a, b)
+        if device is not None and str(device).startswith("cuda"):
+            _torch().cuda.synchronize()  # a failure inside the kernel surfaces here, in this case
+        c, tc = _to_numpy(out, t.out)
+        bits = _CONTAINER_BITS[t.out]
+        return _codes(c, tc, t.out).astype(_CONTAINER[bits])
+
+    desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
+    run = _json.loads(_fpcert.certify(adapter, t, kname, desc, suite, mn or 0, case or "", variant or "", tier or "", "",
+                                      "python: fpcert.certify(" + kname + ", suite=" + repr(suite) + ")"))
+    res = Results(run)
+    if collector is not None:
+        collector("certify", run)
+    if json:
+        res.write_json(json)
+    if junit:
+        res.write_junit(junit)
+    if html:
+        res.write_html(html)
+    return res
+
+
+# ---- generators ---------------------------------------------------------------------------------------
+def generate(spec: str, with_info: bool = False):
+    """The problem a generator spec describes (docs/generators.md): (A, B) as arrays in the problem's
+    source format (float32 usually); with_info adds a dict (canonical spec, achieved condition numbers, ...)."""
+    a, b, info = _fpcert.generate(spec)
+    src = info["source"]
+    conv = (lambda v: v.astype(_FLOAT_DTYPE[src])) if src in _FLOAT_DTYPE else (lambda v: _from_codes(_fpcert.encode(src, v), src))
+    A, B = conv(a), conv(b)
+    return (A, B, info) if with_info else (A, B)

@@ -1,0 +1,354 @@
+// python/module.cpp — the Python entry's native part (`fpcert._fpcert`, pybind11): references,
+// traits, tolerances, grading and certification of a Python callable through the same runner,
+// suites and verdicts as the C++ kernels, and the JSON / JUnit / HTML writers. The NumPy and torch
+// conversions live in python/fpcert/__init__.py; docs/python.md is the user's guide.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "base/atomic_file.hpp"
+#include "base/error.hpp"
+#include "generators/generate.hpp"
+#include "oracle/ulp.hpp"
+#include "reports/html.hpp"
+#include "reports/junit.hpp"
+#include "results/results_json.hpp"
+#include "suites/environment.hpp"
+#include "suites/grade.hpp"
+#include "suites/suite.hpp"
+#include "suites/tolerance.hpp"
+
+namespace py = pybind11;
+using namespace fpcert;
+
+namespace {
+
+using F64Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using U64Array = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>;
+
+const Format& format_of(const std::string& tag) {
+  const Format* f = find_format(tag);
+  if (!f) throw InputError("unknown format '" + tag + "' (one of " + format_tags() + ")");
+  return *f;
+}
+
+/// A 2-D float64 array as a Matrix of exact values.
+Matrix to_matrix(const F64Array& a, const char* what) {
+  if (a.ndim() != 2) throw InputError(std::string(what) + " must be a 2-D array");
+  Matrix m(a.shape(0), a.shape(1));
+  std::memcpy(m.data.data(), a.data(), m.data.size() * sizeof(double));
+  return m;
+}
+
+py::array_t<double> to_array(const std::vector<double>& v, std::int64_t rows, std::int64_t cols) {
+  py::array_t<double> out({rows, cols});
+  std::memcpy(out.mutable_data(), v.data(), v.size() * sizeof(double));
+  return out;
+}
+
+/// A problem from the caller's own inputs (exact values; source: the wider of the two formats given).
+Problem user_problem(const F64Array& A, const F64Array& B, const std::string& source, const std::string& spec) {
+  Problem p;
+  p.a = to_matrix(A, "A");
+  p.b = to_matrix(B, "B");
+  if (p.a.cols != p.b.rows)
+    throw InputError("A is " + std::to_string(p.a.rows) + "x" + std::to_string(p.a.cols) + " but B is " +
+                     std::to_string(p.b.rows) + "x" + std::to_string(p.b.cols));
+  p.m = p.a.rows, p.k = p.a.cols, p.n = p.b.cols;
+  p.source = &format_of(source);
+  p.spec = spec;
+  p.family = "python";
+  return p;
+}
+
+struct Reference {
+  GemmRef ref;
+  Problem problem;
+};
+
+/// A bound's variant as text (a string or an enum, as the results model spells it).
+std::string variant_text(const std::string& v) { return v; }
+[[maybe_unused]] std::string variant_text(BoundVariant v) { return std::string(to_string(v)); }
+
+py::dict bound_dict(const Bound& b) {
+  py::list terms;
+  for (const BoundTerm& t : b.terms) terms.append(py::dict(py::arg("name") = t.name, py::arg("value") = t.value, py::arg("formula") = t.formula));
+  return py::dict(py::arg("variant") = variant_text(b.variant), py::arg("rtol") = b.rtol, py::arg("atol") = b.atol,
+                  py::arg("out_term") = b.out_term, py::arg("vacuous") = b.vacuous, py::arg("eta_a") = b.eta_a,
+                  py::arg("eta_b") = b.eta_b, py::arg("eta_abs") = b.eta_abs, py::arg("terms") = terms,
+                  py::arg("allowed") = b.allowed, py::arg("arithmetic") = b.arithmetic);
+}
+
+/// The Python callable's handle, released with the GIL held (also when the last kernel copy dies
+/// on a thread without it).
+using PyHandle = std::shared_ptr<py::object>;
+PyHandle make_handle(py::object o) {
+  return PyHandle(new py::object(std::move(o)), [](py::object* p) {
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+/// Raw container codes of one operand, as the runner laid them out (row-major, ld), as a NumPy array
+/// of the container's unsigned type.
+py::array container_array(const void* data, std::int64_t rows, std::int64_t cols, std::int64_t ld, const Format& f) {
+  const int bytes = container_bytes(f);
+  py::dtype dt = bytes == 1 ? py::dtype::of<std::uint8_t>() : bytes == 2 ? py::dtype::of<std::uint16_t>()
+                 : bytes == 4 ? py::dtype::of<std::uint32_t>() : py::dtype::of<std::uint64_t>();
+  py::array out(dt, {rows, cols});
+  auto* dst = static_cast<std::uint8_t*>(out.mutable_data());
+  const auto* src = static_cast<const std::uint8_t*>(data);
+  for (std::int64_t i = 0; i < rows; ++i)
+    std::memcpy(dst + i * cols * bytes, src + i * ld * bytes, static_cast<std::size_t>(cols * bytes));
+  return out;
+}
+
+/// A Python callable as a host-memory kernel. `adapter(a_codes, b_codes) -> c_codes` (python/fpcert
+/// wraps the user's fn(A, B) -> C with the NumPy / torch conversions); an exception in it becomes the
+/// case's error ("kernel threw: ..."), never a crash.
+class PyKernel final : public GemmKernel {
+ public:
+  PyKernel(std::string name, std::string description, KernelTraits traits, PyHandle adapter)
+      : name_(std::move(name)), description_(std::move(description)), traits_(std::move(traits)), adapter_(std::move(adapter)) {}
+  const std::string& name() const override { return name_; }
+  std::string description() const override { return description_; }
+  Backend backend() const override { return Backend::Plugin; }
+  const KernelTraits& traits() const override { return traits_; }
+  void run(const GemmOperands& ops) override {
+    if (ops.a_layout != Layout::RowMajor || ops.b_layout != Layout::RowMajor)
+      throw NotSupportedError("python kernels take row-major operands");
+    py::gil_scoped_acquire gil;
+    const Format& of = *traits_.out;
+    const int cb = container_bytes(of);
+    try {
+      py::array a = container_array(ops.a, ops.m, ops.k, ops.lda, *traits_.a_input);
+      py::array b = container_array(ops.b, ops.k, ops.n, ops.ldb, *traits_.b_input);
+      py::array c = (*adapter_)(a, b);
+      if (c.ndim() != 2 || c.shape(0) != ops.m || c.shape(1) != ops.n || c.itemsize() != cb)
+        throw std::runtime_error("the kernel's result is not an " + std::to_string(ops.m) + "x" + std::to_string(ops.n) + " array of " +
+                                 std::string(of.tag) + " values");
+      c = py::array::ensure(c, py::array::c_style);
+      const auto* src = static_cast<const std::uint8_t*>(c.data());
+      auto* dst = static_cast<std::uint8_t*>(ops.c);
+      for (std::int64_t i = 0; i < ops.m; ++i)
+        std::memcpy(dst + i * ops.ldc * cb, src + i * ops.n * cb, static_cast<std::size_t>(ops.n * cb));
+    } catch (py::error_already_set& e) {
+      const std::string what = e.what();
+      e.restore();
+      PyErr_Clear();  // the case records it; the suite goes on
+      throw std::runtime_error(what);
+    }
+  }
+
+ private:
+  std::string name_, description_;
+  KernelTraits traits_;
+  PyHandle adapter_;
+};
+
+/// Remove a kernel from the registry (its factory's handle is released here, with the GIL held).
+void unregister_kernel(const std::string& name) {
+  auto& reg = kernel_registry();
+  std::erase_if(reg, [&](const KernelInfo& k) { return k.name == name; });
+}
+
+std::string certify_callable(py::object adapter, const KernelTraits& traits, const std::string& name, const std::string& description,
+                             const std::string& suite_name, std::int64_t mn, const std::string& only_case, const std::string& variant,
+                             const std::string& tier, const std::string& jsonl, const std::string& command) {
+  const SuiteInfo* suite = find_suite(suite_name);
+  if (!suite) throw InputError("unknown suite '" + suite_name + "' (one of " + suite_names() + ")");
+  SuiteRunOptions opt;
+  if (mn > 0) opt.mn = mn;
+  opt.only_case = only_case;
+  if (!variant.empty()) {
+    opt.variant = parse_bound_variant(variant);
+    if (!opt.variant) throw InputError("unknown bound variant '" + variant + "'");
+  }
+  if (!tier.empty()) {
+    const auto t = parse_tier(tier);
+    if (!t || *t == Tier::None) throw InputError("unknown tier '" + tier + "' (bitwise, envelope+statistical, envelope)");
+    opt.run.strongest = *t;
+  }
+  opt.jsonl_path = jsonl;
+  opt.command = command;
+  opt.repro_prefix = "python: fpcert.certify(..., suite=\"" + suite_name + "\")";
+  PyHandle h = make_handle(std::move(adapter));
+  register_kernel(KernelInfo{name, Backend::Plugin, false,
+                             [=] { return std::unique_ptr<Kernel>(new PyKernel(name, description, traits, h)); }, "python"});
+  h.reset();
+  RunResult r;
+  try {
+    py::gil_scoped_release nogil;
+    r = run_suite(*suite, {name}, opt);
+    require_evidence(r);  // as `fpcert certify`: a suite that cannot see an error source certifies nothing about it
+  } catch (...) {
+    unregister_kernel(name);
+    throw;
+  }
+  unregister_kernel(name);
+  return to_json(r).dump();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_fpcert, m) {
+  m.doc() = "fpcert's native part: exact references, traits, tolerances and the certification runner";
+  py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+
+  py::class_<KernelTraits>(m, "Traits", "What the bound model reads about a kernel's arithmetic (docs/kernels.md)")
+      .def_property_readonly("a_input", [](const KernelTraits& t) { return std::string(t.a_input->tag); })
+      .def_property_readonly("b_input", [](const KernelTraits& t) { return std::string(t.b_input->tag); })
+      .def_property_readonly("a_operand", [](const KernelTraits& t) { return std::string(t.a_operand->tag); })
+      .def_property_readonly("b_operand", [](const KernelTraits& t) { return std::string(t.b_operand->tag); })
+      .def_property_readonly("acc", [](const KernelTraits& t) { return std::string(t.acc->tag); })
+      .def_property_readonly("acc_rounding", [](const KernelTraits& t) { return std::string(to_string(t.acc_rounding)); })
+      .def_property_readonly("exact_products", [](const KernelTraits& t) { return t.exact_products; })
+      .def_property_readonly("promote_every", [](const KernelTraits& t) { return t.promote_every; })
+      .def_property_readonly("out", [](const KernelTraits& t) { return std::string(t.out->tag); })
+      .def_property_readonly("order", [](const KernelTraits& t) { return t.order; })
+      .def("describe", [](const KernelTraits& t) { return describe_traits(t); })
+      .def("__repr__", [](const KernelTraits& t) { return "<fpcert.Traits " + describe_traits(t) + ">"; });
+  m.def("traits", &traits_by_name_or_spec, py::arg("name_or_spec"),
+        "Traits of a registered kernel, or from a spec such as 'in=f16,acc=f32,out=f16'");
+  m.def("kernel_names", &kernel_names, py::arg("include_mutants") = false);
+  m.def("suite_names", [] {
+    std::vector<std::string> v;
+    for (const auto& s : builtin_suites()) v.push_back(s.name);
+    return v;
+  });
+
+  m.def("encode", [](const std::string& tag, const F64Array& values, const std::string& rounding) {
+    const Format& f = format_of(tag);
+    const auto r = parse_rounding(rounding);
+    if (!r) throw InputError("unknown rounding '" + rounding + "'");
+    const Rounder rr{*r, default_saturation(f), NanPayload::Preserve};
+    py::array_t<std::uint64_t> out(std::vector<py::ssize_t>(values.shape(), values.shape() + values.ndim()));
+    const double* src = values.data();
+    auto* dst = out.mutable_data();
+    for (py::ssize_t x = 0; x < values.size(); ++x) dst[x] = to_container(f, round_double(f, src[x], rr).code);
+    return out;
+  }, py::arg("format"), py::arg("values"), py::arg("rounding") = "rn", "Round values into a format: container codes (uint64)");
+  m.def("decode", [](const std::string& tag, const U64Array& codes) {
+    const Format& f = format_of(tag);
+    py::array_t<double> out(std::vector<py::ssize_t>(codes.shape(), codes.shape() + codes.ndim()));
+    const auto* src = codes.data();
+    double* dst = out.mutable_data();
+    for (py::ssize_t x = 0; x < codes.size(); ++x) dst[x] = to_double(f, from_container(f, src[x]));
+    return out;
+  }, py::arg("format"), py::arg("codes"), "The exact values of container codes (float64)");
+
+  py::class_<Reference, std::shared_ptr<Reference>>(m, "Reference", "The exact reference of C = A B (hi + lo + tail per element)")
+      .def_property_readonly("hi", [](const Reference& r) {
+        std::vector<double> v(r.ref.c.size());
+        for (std::size_t x = 0; x < v.size(); ++x) v[x] = r.ref.c[x].hi;
+        return to_array(v, r.ref.m, r.ref.n);
+      })
+      .def_property_readonly("lo", [](const Reference& r) {
+        std::vector<double> v(r.ref.c.size());
+        for (std::size_t x = 0; x < v.size(); ++x) v[x] = r.ref.c[x].lo;
+        return to_array(v, r.ref.m, r.ref.n);
+      })
+      .def_property_readonly("abs_sum", [](const Reference& r) { return to_array(r.ref.abs_sum, r.ref.m, r.ref.n); },
+                             "(|A||B|)_ij, rounded upward")
+      .def("rounded_codes", [](const Reference& r, const std::string& tag) {
+        const Format& f = format_of(tag);
+        py::array_t<std::uint64_t> out({r.ref.m, r.ref.n});
+        auto* dst = out.mutable_data();
+        for (std::size_t x = 0; x < r.ref.c.size(); ++x) dst[x] = to_container(f, round_ref(f, r.ref.c[x], Rounder::nearest(f)).code);
+        return out;
+      }, py::arg("format"), "The reference correctly rounded (nearest-even) into a format: container codes")
+      .def("ulps", [](const Reference& r, const std::string& tag, const U64Array& codes) {
+        const Format& f = format_of(tag);
+        if (static_cast<std::size_t>(codes.size()) != r.ref.c.size()) throw InputError("ulps: C has the wrong size");
+        std::vector<double> v(r.ref.c.size());
+        for (std::size_t x = 0; x < v.size(); ++x) v[x] = ulp_distance(f, from_container(f, codes.data()[x]), r.ref.c[x]);
+        return to_array(v, r.ref.m, r.ref.n);
+      }, py::arg("format"), py::arg("codes"), "ULP distance of each code of C to the exact reference, in the format's ulps")
+      .def_property_readonly("shape", [](const Reference& r) { return py::make_tuple(r.ref.m, r.ref.n); });
+
+  m.def("reference", [](const F64Array& A, const F64Array& B, const std::string& source) {
+    auto r = std::make_shared<Reference>();
+    r->problem = user_problem(A, B, source, "python:reference");
+    py::gil_scoped_release nogil;
+    r->ref = gemm_reference(r->problem.a.view(), r->problem.b.view());
+    return r;
+  }, py::arg("A"), py::arg("B"), py::arg("source") = "f64", "Exact GEMM reference of exact float64 inputs");
+
+  m.def("tolerance", [](const KernelTraits& t, const Reference& r) {
+    ElementTolerance e = element_tolerance(t, r.problem, r.ref);
+    return py::make_tuple(to_array(e.allowed, r.ref.m, r.ref.n), bound_dict(e.bound));
+  }, py::arg("traits"), py::arg("reference"), "Each element's allowed |c - ref| under the envelope tier, and the envelope");
+
+  m.def("shape_tolerance", [](const KernelTraits& t, std::int64_t mm, std::int64_t n, std::int64_t k, bool inputs_exact) {
+    ShapeTolerance s = shape_tolerance(t, mm, n, k, inputs_exact);
+    return py::dict(py::arg("normwise") = bound_dict(s.normwise), py::arg("element") = bound_dict(s.element),
+                    py::arg("derivation") = s.derivation);
+  }, py::arg("traits"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("inputs_exact") = false);
+
+  m.def("grade", [](const KernelTraits& t, const Reference& r, const U64Array& c_codes, const std::string& tier,
+                    int worst_count, const std::string& case_id, const std::string& kernel) {
+    const auto strongest = tier.empty() ? std::optional<Tier>(Tier::Bitwise) : parse_tier(tier);
+    if (!strongest || *strongest == Tier::None) throw InputError("unknown tier '" + tier + "' (bitwise, envelope+statistical, envelope)");
+    if (static_cast<std::size_t>(c_codes.size()) != r.ref.c.size()) throw InputError("C has the wrong shape");
+    std::vector<std::uint64_t> codes(r.ref.c.size());
+    for (std::size_t x = 0; x < codes.size(); ++x) codes[x] = from_container(*t.out, c_codes.data()[x]);
+    CaseResult c;
+    c.suite = "assert_close";
+    c.case_id = case_id;
+    c.kernel = kernel;
+    c.kernel_traits = describe_traits(t);
+    c.backend = "python";
+    c.spec = r.problem.spec;
+    c.m = r.problem.m, c.n = r.problem.n, c.k = r.problem.k;
+    c.source_format = r.problem.source->tag;
+    c.out_format = t.out->tag;
+    GradeInput gi;
+    gi.problem = &r.problem;
+    gi.ref = &r.ref;
+    gi.traits = &t;
+    gi.variant = BoundVariant::Independent;  // the course gate: reported, never decisive
+    gi.strongest = *strongest;
+    gi.codes = &codes;
+    gi.worst_count = worst_count;
+    {
+      py::gil_scoped_release nogil;
+      grade(gi, c);
+    }
+    return to_json(c).dump();
+  }, py::arg("traits"), py::arg("reference"), py::arg("c_codes"), py::arg("tier") = "", py::arg("worst_count") = 5,
+     py::arg("case_id") = "assert_close", py::arg("kernel") = "python");
+
+  m.def("certify", &certify_callable, py::arg("adapter"), py::arg("traits"), py::arg("name"), py::arg("description"),
+        py::arg("suite"), py::arg("mn") = 0, py::arg("case") = "", py::arg("variant") = "", py::arg("tier") = "", py::arg("jsonl") = "",
+        py::arg("command") = "python");
+
+  m.def("generate", [](const std::string& spec) {
+    Problem p;
+    {
+      py::gil_scoped_release nogil;
+      p = generate(spec);
+    }
+    return py::make_tuple(to_array(p.a.data, p.a.rows, p.a.cols), to_array(p.b.data, p.b.rows, p.b.cols),
+                          py::dict(py::arg("spec") = p.spec, py::arg("family") = p.family, py::arg("source") = std::string(p.source->tag),
+                                   py::arg("achieved") = p.achieved, py::arg("not_representable") = p.not_representable));
+  }, py::arg("spec"), "A problem from a generator spec: (A, B, info), A and B exact float64 values");
+
+  m.def("environment", [](const std::string& command) { return to_json(make_environment(command, nullptr)).dump(); },
+        py::arg("command") = "python");
+  m.def("write_json", [](const std::string& run_json, const std::string& path) {
+    write_file_atomic(path, to_json(run_from_json(nlohmann::json::parse(run_json))).dump(2) + "\n");
+  }, py::arg("run_json"), py::arg("path"));
+  m.def("junit", [](const std::string& run_json) { return junit_xml(run_from_json(nlohmann::json::parse(run_json))); },
+        py::arg("run_json"));
+  m.def("write_html", [](const std::vector<std::string>& runs_json, const std::string& path) {
+    std::vector<RunResult> runs;
+    for (const auto& s : runs_json) runs.push_back(run_from_json(nlohmann::json::parse(s)));
+    write_html_report(path, runs);
+  }, py::arg("runs_json"), py::arg("path"));
+}

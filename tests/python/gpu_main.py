@@ -1,0 +1,17 @@
+"""tests/python/gpu_main.py — runs test_torch_gpu.py under pytest; exit 77 (ctest: skipped, never
+passed) when torch or a CUDA device is missing."""
+import os
+import sys
+
+try:
+    import torch
+except ImportError:
+    print("torch is not installed: the GPU tests of the Python entry are skipped")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("no CUDA device: the GPU tests of the Python entry are skipped")
+    sys.exit(77)
+import pytest  # noqa: E402
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.exit(pytest.main(["-q", "-rA", "-p", "fpcert.pytest_plugin", os.path.join(here, "test_torch_gpu.py")] + sys.argv[1:]))

@@ -1,0 +1,209 @@
+"""tests/python/test_fpcert.py — the Python entry on NumPy arrays (docs/python.md): references,
+traits, tolerances, assert_close's explanations, certify through the runner, generators, the CLI's
+`fpcert tolerance`, and the pytest plugin's report."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fpcert
+
+F32_BLAS = "in=f32,products=f32,acc=f32,out=f32"  # NumPy's matmul: BLAS order unknown, with or without FMA
+
+
+def exact_f32(A, B):
+    """A correctly rounded fp32 GEMM (float64 sums of exact fp32 products, K <= 2^29... then rounded):
+    for the inputs here every fp32 product is exact in float64 and K * 2^-53 is far below u_f32."""
+    return (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32)
+
+
+def test_reference_is_exact_on_integers():
+    A = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    B = np.arange(8, dtype=np.float32).reshape(4, 2) * 3 - 7
+    r = fpcert.reference(A, B)
+    assert np.array_equal(r.hi, A.astype(np.float64) @ B.astype(np.float64))
+    assert not r.lo.any()
+    # abs_sum is an upper bound within a few ulps of the exact sum (oracle/gemm_ref.hpp)
+    exact_abs = np.abs(A).astype(np.float64) @ np.abs(B).astype(np.float64)
+    assert (r.abs_sum >= exact_abs).all() and np.allclose(r.abs_sum, exact_abs, rtol=1e-13, atol=0)
+    assert r.rounded("f32").dtype == np.float32 and r.rounded("bf16").dtype == np.uint16
+
+
+def test_reference_carries_the_part_fp64_loses():
+    # 1 * 1 + 2^-60 * 1: hi = 1, lo = 2^-60 (one double cannot hold it)
+    A = np.array([[1.0, 2.0**-60]])
+    B = np.array([[1.0], [1.0]])
+    r = fpcert.reference(A, B)
+    assert r.hi[0, 0] == 1.0 and r.lo[0, 0] == 2.0**-60
+
+
+def test_traits_by_name_spec_and_keywords():
+    t = fpcert.traits("in=f16,acc=f32,out=f16")
+    assert (t.a_input, t.acc, t.out) == ("f16", "f32", "f16")
+    assert fpcert.traits(in_="bf16", acc="f32", out="bf16").out == "bf16"
+    assert "model_gemm_f16_f32acc" in fpcert.kernel_names()
+    assert fpcert.traits("model_gemm_f16_f32acc").a_input == "f16"
+    with pytest.raises(ValueError, match="unknown key"):
+        fpcert.traits("in=f16,accumulator=f32")
+    with pytest.raises(ValueError, match="unknown format"):
+        fpcert.traits("in=f17")
+    tt = fpcert.torch_traits("float32", allow_tf32=True)
+    assert tt.a_operand == "tf32" and tt.acc_rounding == "rz"
+
+
+def test_tolerance_per_element_holds_for_a_correct_result_and_states_its_terms():
+    A, B = fpcert.generate("uniform:m=16,n=24,k=512,seed=5")
+    tol = fpcert.tolerance(F32_BLAS, A, B)
+    r = fpcert.reference(A, B)
+    C = A @ B
+    err = np.abs((C.astype(np.float64) - r.hi) - r.lo)
+    assert tol.allowed.shape == (16, 24)
+    assert (err <= tol.allowed).all()
+    # gamma_512 at u = 2^-24 times (|A||B|)_ij, plus the product term: the bound has those terms.
+    assert tol.bound["variant"] == "envelope"
+    text = tol.explain()
+    assert "accumulation" in text and "coef" in text
+
+
+def test_shape_tolerance_f16_accumulator_vacuous_where_gamma_does_not_exist():
+    # Sequential: gamma_K with u = 2^-11 exists only while K u < 1, so K = 2048 is vacuous. Unknown order
+    # (tensor-core alignment included): u + 2^-10 = 3 * 2^-11 per rounding, so K = 683 already is.
+    seq = "in=f16,acc=f16,out=f16,order=sequential"
+    assert not fpcert.shape_tolerance(seq, 64, 64, 1024)["element"]["vacuous"]
+    assert fpcert.shape_tolerance(seq, 64, 64, 2048)["element"]["vacuous"]
+    assert not fpcert.shape_tolerance("in=f16,acc=f16,out=f16", 64, 64, 682)["element"]["vacuous"]
+    assert fpcert.shape_tolerance("in=f16,acc=f16,out=f16", 64, 64, 683)["element"]["vacuous"]
+
+
+@pytest.mark.parametrize("fmt", ["f32", "f16", "bf16"])
+def test_assert_close_passes_correctly_rounded_results(fmt):
+    A, B = fpcert.generate("normal:m=12,n=10,k=300,seed=9")
+    r0 = fpcert.reference(A, B)
+    if fmt == "f32":
+        C, spec = exact_f32(A, B), "in=f32,acc=f32,out=f32"
+        a, b = A, B
+    else:
+        enc = lambda X: fpcert._from_codes(fpcert._fpcert.encode(fmt, X.astype(np.float64)), fmt)  # noqa: E731
+        a, b = enc(A), enc(B)
+        C = fpcert.reference(a, b).rounded(fmt)
+        spec = f"in={fmt},acc=f32,out={fmt}"
+    assert r0.shape == (12, 10)
+    case = fpcert.assert_close(C, a, b, spec)
+    assert case["status"] == "pass" and case["m"] == 12
+
+
+def test_assert_close_explains_the_worst_elements():
+    A, B = fpcert.generate("uniform:m=8,n=8,k=64,seed=2")
+    C = exact_f32(A, B)
+    C[3, 5] = np.nextafter(C[3, 5], np.float32(np.inf) * np.sign(C[3, 5]))  # one ulp: allowed
+    C[6, 1] *= np.float32(1 + 2**-8)                                         # 2^-8 relative: far beyond
+    with pytest.raises(AssertionError) as e:
+        fpcert.assert_close(C, A, B, "in=f32,acc=f32,out=f32")
+    text = str(e.value)
+    assert "C[6, 1]" in text and "ulp" in text and "allowed" in text and "cancellation |A||B|/|AB|" in text
+    assert "accumulation" in text and "envelope" in text  # the bound's terms and its arithmetic are printed
+    assert text.index("C[6, 1]") < text.index("C[3, 5]") if "C[3, 5]" in text else True  # worst first
+
+
+def test_assert_close_rejects_outputs_not_in_the_output_format():
+    A, B = fpcert.generate("uniform:m=4,n=4,k=8,seed=1")
+    with pytest.raises(ValueError, match="not a f16 value"):
+        fpcert.assert_close(A.astype(np.float64) @ B.astype(np.float64) + 1e-9, A, B, "in=f32,acc=f32,out=f16")
+
+
+def test_certify_a_numpy_kernel_through_the_runner(tmp_path):
+    res = fpcert.certify(exact_f32, "in=f32,acc=f32,out=f32", suite="quick", name="exact_f32", mn=16,
+                         json=tmp_path / "r.json", junit=tmp_path / "r.xml", html=tmp_path / "r.html")
+    assert res.passed, repr(res)
+    assert len(res.cases) >= 4 and all(c["kernel"] == "python:exact_f32" for c in res.cases)
+    assert json.loads((tmp_path / "r.json").read_text())["cases"][0]["backend"]
+    assert "<testsuite" in (tmp_path / "r.xml").read_text()
+    assert "<svg" in (tmp_path / "r.html").read_text()
+
+
+def test_certify_fails_a_wrong_kernel_and_survives_an_exception():
+    wrong = fpcert.certify(lambda A, B: exact_f32(A, B) * np.float32(1 + 2**-10), "in=f32,acc=f32,out=f32",
+                           suite="quick", name="scaled", mn=16)
+    assert not wrong.passed and any(c["status"] == "fail" for c in wrong.cases)
+
+    def boom(A, B):
+        raise RuntimeError("kernel exploded")
+    res = fpcert.certify(boom, "in=f32,acc=f32,out=f32", suite="quick", name="boom", mn=16)
+    graded = [c for c in res.cases if c["case"] != "evidence"]
+    assert graded and all(c["status"] == "error" and "kernel exploded" in c["reason"] for c in graded)
+    # No case graded, so none is evidence of the accumulation: certify says so, as `fpcert certify` does.
+    assert [c["status"] for c in res.cases if c["case"] == "evidence"] == ["fail"]
+    bad_shape = fpcert.certify(lambda A, B: exact_f32(A, B)[:, 1:], "in=f32,acc=f32,out=f32", suite="quick", mn=16)
+    assert all(c["status"] == "error" for c in bad_shape.cases if c["case"] != "evidence")
+
+
+def test_certify_f16_kernel_gets_f16_arrays():
+    seen = {}
+
+    def k(A, B):
+        seen["dtype"] = (A.dtype, B.dtype)
+        return (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float16)
+    res = fpcert.certify(k, "in=f16,acc=f32,out=f16", suite="quick", mn=16, case="k256_uniform")
+    assert seen["dtype"] == (np.float16, np.float16)
+    assert len(res.cases) == 1 and res.passed, repr(res)
+
+
+def test_generate_returns_arrays_in_the_source_format():
+    A, B, info = fpcert.generate("cancel:n=1000,kappa=1e12", with_info=True)
+    assert A.dtype == np.float32 and A.shape == (1, 1000) and B.shape == (1000, 1)
+    assert info["family"] == "cancel" and info["achieved"]["kappa_max"] > 1e10
+
+
+def test_cli_tolerance():
+    exe = os.environ.get("FPCERT_BIN")
+    if not exe:
+        pytest.skip("FPCERT_BIN not set (ctest sets it)")
+    out = subprocess.run([exe, "tolerance", "--traits", "in=f16,acc=f32,out=f16", "--m", "64", "--n", "64", "--k", "4096"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "normwise:" in out and "per element:" in out and "gamma_4096" in out
+    j = json.loads(subprocess.run([exe, "tolerance", "--kernel", "model_gemm_f16_f32acc", "--k", "1024", "--json"],
+                                  capture_output=True, text=True, check=True).stdout)
+    assert j["k"] == 1024 and j["element"]["rtol"] > 0
+    bad = subprocess.run([exe, "tolerance", "--m", "4"], capture_output=True, text=True)
+    assert bad.returncode == 2
+
+
+def test_pytest_plugin_writes_one_report(tmp_path):
+    (tmp_path / "test_inner.py").write_text(
+        "import numpy as np, fpcert\n"
+        "def test_a():\n"
+        "    A, B = fpcert.generate('uniform:m=4,n=4,k=16,seed=1')\n"
+        "    C = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32)\n"
+        "    fpcert.assert_close(C, A, B, 'in=f32,acc=f32,out=f32')\n"
+        "def test_b():\n"
+        "    f = lambda A, B: (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32)\n"
+        "    fpcert.certify(f, 'in=f32,acc=f32,out=f32', suite='quick', mn=8, case='k256_uniform')\n")
+    report = tmp_path / "report.html"
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "fpcert.pytest_plugin", f"--fpcert-report={report}",
+                        str(tmp_path / "test_inner.py")], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    html = report.read_text()
+    assert "assert_close" in html and "test_inner.py::test_a" in html and "k256_uniform" in html
+
+
+def seq_mul_add(A, B):
+    """fp32 products, then a sequential fp32 sum from 0, k = 0, 1, ...: the order declared below."""
+    acc = np.zeros((A.shape[0], B.shape[1]), np.float32)
+    for q in range(A.shape[1]):
+        acc = acc + np.outer(A[:, q], B[q, :])
+    return acc
+
+
+def test_a_declared_order_gets_the_bitwise_tier():
+    A, B = fpcert.generate("normal:m=6,n=5,k=64,seed=4")
+    C = seq_mul_add(A, B)
+    case = fpcert.assert_close(C, A, B, "in=f32,products=f32,acc=f32,out=f32,order=sequential:step=mul_add")
+    assert case["tier"] == "bitwise"
+    # The same bits declared as FMA steps: the emulation differs, and the bitwise tier says where.
+    with pytest.raises(AssertionError, match="bitwise"):
+        fpcert.assert_close(C, A, B, "in=f32,acc=f32,out=f32,order=sequential:step=fma")
+    with pytest.raises(ValueError, match="step must be fma or mul_add"):
+        fpcert.traits("in=f32,order=sequential:step=fused")
