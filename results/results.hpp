@@ -195,6 +195,7 @@ struct CaseResult {
   Tier tier = Tier::None;        ///< the verdict tier used
   bool vacuous = false;          ///< the tier's bound admits an all-zeros output: the case is no evidence
   std::vector<std::string> flags;   ///< e.g. "inputs-exact-in-storage: ..."
+  std::vector<std::string> coverage;  ///< the coverage classes this case exercises ("shape.prime", ...; docs/suites.md)
   Metrics metrics;
   Bound bound;                   ///< the course gate's bound (the design source's table; never decisive)
   Bound envelope;                ///< the envelope tier's per-element bound (variant "envelope")
@@ -226,8 +227,6 @@ std::string reason_from_checks(const std::vector<CheckResult>& checks);
 void decide(CaseResult& c);
 /// The first check of kind k in c, or nullptr.
 const CheckResult* find_check(const CaseResult& c, CheckKind k);
-/// What a run ran: GEMM cases of a suite, conversion cases, or an experiment.
-enum class RunKind : std::uint8_t { Gemm, Conversion, Experiment };
 
 /// What became of one injected fault (docs/mutation.md). A mutant is killed for its own fault when a
 /// check of a kind it expects fails on a case the unmutated kernel passes; refused by any other check
