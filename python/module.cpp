@@ -73,8 +73,7 @@ struct Reference {
 };
 
 /// A bound's variant as text (a string or an enum, as the results model spells it).
-std::string variant_text(const std::string& v) { return v; }
-[[maybe_unused]] std::string variant_text(BoundVariant v) { return std::string(to_string(v)); }
+std::string variant_text(const std::optional<BoundVariant>& v) { return v ? std::string(to_string(*v)) : std::string(); }
 
 py::dict bound_dict(const Bound& b) {
   py::list terms;

@@ -209,7 +209,7 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
 
 void require_evidence(RunResult& r) {
   for (const std::string& name : r.kernels) {
-    const auto k = make_kernel(name);
+    const auto k = make_gemm_kernel(name);
     if (!k) continue;
     std::vector<CaseResult> mine;
     for (const CaseResult& c : r.cases)
