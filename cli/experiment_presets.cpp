@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
 #include "reports/experiment_text.hpp"

@@ -8,9 +8,10 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.hpp"
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
 #include "suites/scale_rules.hpp"
 
 namespace fpcert::cli {

@@ -80,7 +80,10 @@ std::string kinds_text(const std::vector<CheckKind>& ks) {
 
 MutationScore run_mutation(const SuiteInfo& suite, const std::string& kernel, const MutationOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto k = make_gemm_kernel(kernel);
+  const KernelInfo* info = find_kernel_info(kernel);
+  if (info && info->operation != Operation::Gemm)
+    throw InputError("'" + kernel + "' is a conversion kernel: fault injectors wrap GEMM kernels (docs/mutation.md)");
+  auto k = info ? make_gemm_kernel(kernel) : nullptr;
   if (!k) throw InputError("unknown kernel '" + kernel + "' (fpcert kernels lists them)");
   if (k->is_mutant()) throw InputError("'" + kernel + "' is itself a mutant: give the kernel it was made from");
   const KernelTraits traits = k->traits();

@@ -35,8 +35,8 @@ TEST_CASE("one registry, two operations: a name makes a kernel of its own kind o
   CHECK(k->operation() == Operation::Conversion);
   CHECK(make_kernel("model_gemm_f32")->operation() == Operation::Gemm);
   // Mutants stay out of the listing unless asked, and the conversion list has no mutant either.
-  CHECK_FALSE(has(gemm, "mutant_k_short"));
-  CHECK(has(kernel_names(true, Operation::Gemm), "mutant_k_short"));
+  CHECK_FALSE(has(gemm, "mutant_mxfp8_scale_off_by_one"));  // a registered mutant (kernels/block; the others are fault injectors)
+  CHECK(has(kernel_names(true, Operation::Gemm), "mutant_mxfp8_scale_off_by_one"));
 }
 
 TEST_CASE("fpcert's conversion model as a kernel equals the scalar oracle on every bf16 and e4m3 code") {

@@ -321,7 +321,7 @@ TEST_CASE("experiment records and preset runs: tables tagged into their JSON, re
   CHECK(s.find("E<sub>max</sub> (row-sum)") != std::string::npos);
   CHECK(s.find("data-src=\"r0\" data-ptr=\"/cases/0/metrics/rowsum_rel\"") != std::string::npos);
   CHECK(s.find("data-src=\"e0\" data-ptr=\"/tables/0/rows/6/p99\"") != std::string::npos);  // 9xbf16's P99
-  CHECK(s.find(svg::escape(e.method)) != std::string::npos);
+  CHECK(s.find(html_escape(e.method)) != std::string::npos);
   CHECK(s.find("&lt;nan&gt; &amp; null") != std::string::npos);
   // A record that fails its own checks turns the banner.
   e.passed = false;
