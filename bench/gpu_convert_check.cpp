@@ -12,6 +12,7 @@
 
 #include "kernels/convert/convert_check_device.hpp"
 #include "kernels/convert/device_convert.hpp"
+#include "suites/device_sweep.hpp"
 #include "kernels/kernel.hpp"
 #include "base/parallel.hpp"
 

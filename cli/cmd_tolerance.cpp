@@ -24,7 +24,7 @@ struct ToleranceArgs {
 nlohmann::json bound_json(const Bound& b) {
   nlohmann::json terms = nlohmann::json::array();
   for (const BoundTerm& t : b.terms) terms.push_back({{"name", t.name}, {"value", t.value}, {"formula", t.formula}});
-  return {{"variant", b.variant}, {"rtol", b.rtol},         {"atol_per_max_ref", b.atol}, {"out_term", b.out_term},
+  return {{"variant", b.variant ? std::string(to_string(*b.variant)) : std::string()}, {"rtol", b.rtol},         {"atol_per_max_ref", b.atol}, {"out_term", b.out_term},
           {"vacuous", b.vacuous}, {"terms", terms},         {"arithmetic", b.arithmetic}, {"allowed", b.allowed}};
 }
 

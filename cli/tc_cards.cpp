@@ -12,6 +12,7 @@
 #include "kernels/register.hpp"
 #include "kernels/tc/cards.hpp"
 #include "kernels/tc/probe.hpp"
+#include "suites/isolate.hpp"
 
 namespace fpcert::cli {
 
@@ -39,7 +40,7 @@ void prepare_cards(const std::string& card, std::uint64_t card_samples, const st
           return api ? api->info().name : std::string();
         },
         120);
-    const std::string name = here.kind == ChildOutcome::Kind::Ok ? here.payload : std::string();
+    const std::string name = here.ok ? here.payload : std::string();
     for (const BehaviourCard& c : set.cards)
       if (c.supported && !name.empty() && c.device.rfind(name, 0) != 0)
         throw InputError(fmt::format("--card {}: the card of {} was measured on '{}', this device is '{}': probe this device (omit --card)", card,
@@ -73,7 +74,7 @@ void prepare_cards(const std::string& card, std::uint64_t card_samples, const st
           return out.dump();
         },
         600);
-    if (o.kind != ChildOutcome::Kind::Ok) {
+    if (!o.ok) {
       fmt::print("tensor-core cards: probing {} failed ({}): their kernels keep the placeholder block model\n", list, o.reason);
       return;
     }

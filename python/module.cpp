@@ -215,7 +215,7 @@ PYBIND11_MODULE(_fpcert, m) {
       .def("__repr__", [](const KernelTraits& t) { return "<fpcert.Traits " + describe_traits(t) + ">"; });
   m.def("traits", &traits_by_name_or_spec, py::arg("name_or_spec"),
         "Traits of a registered kernel, or from a spec such as 'in=f16,acc=f32,out=f16'");
-  m.def("kernel_names", &kernel_names, py::arg("include_mutants") = false);
+  m.def("kernel_names", [](bool include_mutants) { return kernel_names(include_mutants, Operation::Gemm); }, py::arg("include_mutants") = false);
   m.def("suite_names", [] {
     std::vector<std::string> v;
     for (const auto& s : builtin_suites()) v.push_back(s.name);

@@ -34,7 +34,7 @@ section_suites() {
 }
 section_conversions() {
   # The device check (convert and compare on the GPU) against the host check of the same results.
-  run "$BIN/test_kernels_gpu" --source-file='*convert_check_device_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/test_convert_check_device.log" | tail -40
+  run "$BIN/test_suites_gpu" --source-file='*convert_check_device_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/test_convert_check_device.log" | tail -40
   run "$BIN/bench_gpu_convert_check" 2>&1 | tee "$OUT/bench_gpu_convert_check.log"
   run "$BIN/bench_gpu_convert" 2>&1 | tee "$OUT/bench_gpu_convert.log"
   # The tf32 rna satfinite entry's mismatches listed in full (the first run saw 32766; NaN sources explain 16382 of them).

@@ -15,6 +15,7 @@
 
 #include "kernels/convert/convert_check_device.hpp"
 #include "kernels/convert/device_convert.hpp"
+#include "suites/device_sweep.hpp"
 #include "oracle/convert_model.hpp"
 
 using namespace fpcert;
