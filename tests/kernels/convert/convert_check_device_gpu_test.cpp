@@ -16,6 +16,7 @@
 #include "kernels/convert/convert_check_device.hpp"
 #include "kernels/convert/device_convert.hpp"
 #include "oracle/convert_model.hpp"
+#include "suites/device_sweep.hpp"
 
 using namespace fpcert;
 
