@@ -10,11 +10,12 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/parallel.hpp"
 #include "kernels/convert/convert_check_device.hpp"
 #include "kernels/convert/device_convert.hpp"
 #include "suites/device_sweep.hpp"
 #include "kernels/kernel.hpp"
-#include "base/parallel.hpp"
+#include "suites/device_sweep.hpp"
 
 using namespace fpcert;
 

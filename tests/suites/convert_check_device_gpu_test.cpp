@@ -17,6 +17,7 @@
 #include "kernels/convert/device_convert.hpp"
 #include "suites/device_sweep.hpp"
 #include "oracle/convert_model.hpp"
+#include "suites/device_sweep.hpp"
 
 using namespace fpcert;
 
