@@ -73,7 +73,8 @@ struct Reference {
 };
 
 /// A bound's variant as text (a string or an enum, as the results model spells it).
-std::string variant_text(const std::optional<BoundVariant>& v) { return v ? std::string(to_string(*v)) : std::string(); }
+/// The course gate's bounds name their variant; the per-element envelope (docs/bound_model.md) has none.
+std::string variant_text(const std::optional<BoundVariant>& v) { return v ? std::string(to_string(*v)) : std::string("envelope"); }
 
 py::dict bound_dict(const Bound& b) {
   py::list terms;

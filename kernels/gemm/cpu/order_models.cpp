@@ -121,22 +121,9 @@ KernelTraits order_traits(const Format& in, const Format& acc, std::string order
   return t;
 }
 
-std::unique_ptr<GemmKernel> make_f32_splitk4() {
-  return std::make_unique<SplitKModel>(
-      "model_gemm_f32_splitk4", "fp32, split-K in 4: chunks of ceil(K/4) summed by FMA, partials added in order",
-      order_traits(f32, f32, "split-K, 4 chunks of ceil(K/4): S_s = fma along k in the chunk from +0; C = ((S_0 + S_1) + S_2) + S_3 in fp32"),
-      4);
-}
-
-std::unique_ptr<GemmKernel> make_f32_pairwise() {
-  KernelTraits t = order_traits(f32, f32, "pairwise: p_k = RN_f32(a_k b_k); sum by recursive halving (first ceil(n/2), then the rest), RN_f32 per addition");
-  t.exact_products = false;
-  t.product_format = &f32;
-  return std::make_unique<PairwiseModel>("model_gemm_f32_pairwise", "fp32, products rounded to fp32 and summed pairwise", t);
-}
-
 std::unique_ptr<GemmKernel> make_bf16_blocked32() {
   KernelTraits t = order_traits(bf16, f32, "blocked along K, blocks of 32: B_b = fma along k in the block from +0; C = (B_0 + B_1) + ... in fp32");
+  t.sum_order = SummationOrder::blocked(32);
   return std::make_unique<BlockedModel>("model_gemm_bf16_f32acc_blocked32",
                                         "bf16 storage, fp32 accumulation per K-block of 32, blocks added in order", t, 32);
 }
@@ -145,14 +132,15 @@ std::unique_ptr<GemmKernel> make_f16_f16acc_pairwise() {
   KernelTraits t = order_traits(f16, f16, "pairwise in fp16: p_k = RN_f16(a_k b_k); sum by recursive halving, RN_f16 per addition; output the sum");
   t.exact_products = false;
   t.product_format = &f16;
+  t.sum_order = SummationOrder::pairwise();
   return std::make_unique<PairwiseModel>("model_gemm_f16_f16acc_pairwise", "fp16 storage, products rounded to fp16, fp16 pairwise sum", t);
 }
 
 }  // namespace
 
 void register_order_models() {
-  register_kernel("model_gemm_f32_splitk4", Backend::Cpu, false, &make_f32_splitk4);
-  register_kernel("model_gemm_f32_pairwise", Backend::Cpu, false, &make_f32_pairwise);
+  // model_gemm_f32_splitk4 and model_gemm_f32_pairwise: the same arithmetic is registered with its
+  // machine-readable order by kernels/gemm/cpu/models.cpp (the bitwise tier needs it); not replaced here.
   register_kernel("model_gemm_bf16_f32acc_blocked32", Backend::Cpu, false, &make_bf16_blocked32);
   register_kernel("model_gemm_f16_f16acc_pairwise", Backend::Cpu, false, &make_f16_f16acc_pairwise);
 }
