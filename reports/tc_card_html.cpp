@@ -11,7 +11,6 @@
 namespace fpcert {
 namespace {
 
-std::string escape(std::string_view s) { return html_escape(s); }
 
 std::string hex(std::uint32_t v) { return code_hex(v); }
 
@@ -36,26 +35,26 @@ std::string status(const BehaviourCard& c) {
 }
 
 std::string query_html(const BehaviourCard& c, const CardQuery& q) {
-  std::string s = "<tr><td>" + escape(q.note) + "</td><td>";
+  std::string s = "<tr><td>" + html_escape(q.note) + "</td><td>";
   for (std::size_t i = 0; i < q.products.size(); ++i) {
     if (i) s += "<br>";
-    s += "a<sub>" + std::to_string(q.products[i].i) + "</sub>=" + escape(code_text(c.a_format, q.products[i].a)) + " b=" +
-         escape(code_text(c.b_format, q.products[i].b));
+    s += "a<sub>" + std::to_string(q.products[i].i) + "</sub>=" + html_escape(code_text(c.a_format, q.products[i].a)) + " b=" +
+         html_escape(code_text(c.b_format, q.products[i].b));
   }
   if (q.products.empty()) s += "(all products 0)";
-  s += "</td><td>" + escape(code_text(c.acc_format, q.c)) + "</td><td>" + escape(code_text(c.acc_format, q.observed)) + "</td><td" +
-       (q.observed == q.model ? "" : " class=\"bad\"") + ">" + escape(code_text(c.acc_format, q.model)) + "</td></tr>";
+  s += "</td><td>" + html_escape(code_text(c.acc_format, q.c)) + "</td><td>" + html_escape(code_text(c.acc_format, q.observed)) + "</td><td" +
+       (q.observed == q.model ? "" : " class=\"bad\"") + ">" + html_escape(code_text(c.acc_format, q.model)) + "</td></tr>";
   return s;
 }
 
 std::string card_html(const BehaviourCard& c) {
-  std::string s = "<section class=\"card\" id=\"tc-" + escape(c.id) + "\"><h2>" + escape(c.id) + " " + status(c) + "</h2>";
-  s += "<p class=\"insn\"><code>" + escape(c.instruction) + "</code> — m" + std::to_string(c.m) + "n" + std::to_string(c.n) + "k" +
-       std::to_string(c.k) + ", " + escape(c.a_format) + " × " + escape(c.b_format) + " + " + escape(c.acc_format) + "; measured on " +
-       escape(c.device) + "</p>";
-  if (!c.supported) return s + "<p>Not supported here: " + escape(c.why) + ". Nothing was measured; this is not a pass.</p></section>";
-  if (!c.why.empty()) return s + "<p>" + escape(c.why) + ". Nothing was measured; this is not a pass.</p></section>";
-  s += "<p class=\"summary\"><b>Model.</b> " + escape(c.summary) + "</p>";
+  std::string s = "<section class=\"card\" id=\"tc-" + html_escape(c.id) + "\"><h2>" + html_escape(c.id) + " " + status(c) + "</h2>";
+  s += "<p class=\"insn\"><code>" + html_escape(c.instruction) + "</code> — m" + std::to_string(c.m) + "n" + std::to_string(c.n) + "k" +
+       std::to_string(c.k) + ", " + html_escape(c.a_format) + " × " + html_escape(c.b_format) + " + " + html_escape(c.acc_format) + "; measured on " +
+       html_escape(c.device) + "</p>";
+  if (!c.supported) return s + "<p>Not supported here: " + html_escape(c.why) + ". Nothing was measured; this is not a pass.</p></section>";
+  if (!c.why.empty()) return s + "<p>" + html_escape(c.why) + ". Nothing was measured; this is not a pass.</p></section>";
+  s += "<p class=\"summary\"><b>Model.</b> " + html_escape(c.summary) + "</p>";
   char line[256];
   std::snprintf(line, sizeof line, "<p><b>Probe:</b> %d queries, %d not reproduced by the fitted model. <b>Validation:</b> %llu samples, %llu disagreements (%.1f s).</p>",
                 c.probe_queries, c.probe_disagreements, static_cast<unsigned long long>(c.validated_samples()),
@@ -63,10 +62,10 @@ std::string card_html(const BehaviourCard& c) {
   s += line;
   s += "<table><thead><tr><th>property</th><th>how it was probed</th><th>observed</th><th>conclusion</th><th>queries</th><th>not reproduced</th></tr></thead><tbody>";
   for (const auto& p : c.properties) {
-    s += "<tr><td>" + escape(p.name) + "</td><td>" + escape(p.method) + "</td><td>" + escape(p.observed) + "</td><td>" + escape(p.conclusion);
+    s += "<tr><td>" + html_escape(p.name) + "</td><td>" + html_escape(p.method) + "</td><td>" + html_escape(p.observed) + "</td><td>" + html_escape(p.conclusion);
     if (!p.alternatives.empty()) {
       s += "<br><small>also consistent: ";
-      for (std::size_t i = 0; i < p.alternatives.size(); ++i) s += (i ? "; " : "") + escape(p.alternatives[i]);
+      for (std::size_t i = 0; i < p.alternatives.size(); ++i) s += (i ? "; " : "") + html_escape(p.alternatives[i]);
       s += "</small>";
     }
     s += "</td><td>" + std::to_string(p.queries) + "</td><td" + (p.disagree ? " class=\"bad\"" : "") + ">" + std::to_string(p.disagree) + "</td></tr>";
@@ -79,7 +78,7 @@ std::string card_html(const BehaviourCard& c) {
   s += "</tbody></table></details>";
   s += "<table><thead><tr><th>distribution</th><th>samples</th><th>disagreements</th></tr></thead><tbody>";
   for (const auto& v : c.validation)
-    s += "<tr><td>" + escape(v.distribution) + "</td><td>" + std::to_string(v.samples) + "</td><td" + (v.disagreements ? " class=\"bad\"" : "") + ">" +
+    s += "<tr><td>" + html_escape(v.distribution) + "</td><td>" + std::to_string(v.samples) + "</td><td" + (v.disagreements ? " class=\"bad\"" : "") + ">" +
          std::to_string(v.disagreements) + "</td></tr>";
   s += "</tbody></table>";
   if (!c.disagreements.empty()) {
@@ -89,9 +88,9 @@ std::string card_html(const BehaviourCard& c) {
       std::string a, b;
       for (std::size_t i = 0; i < d.a.size(); ++i) a += (i ? " " : "") + hex(d.a[i]);
       for (std::size_t i = 0; i < d.b.size(); ++i) b += (i ? " " : "") + hex(d.b[i]);
-      s += "<tr><td>" + escape(d.distribution) + "</td><td class=\"codes\">" + a + "</td><td class=\"codes\">" + b + "</td><td>" +
-           escape(code_text(c.acc_format, d.c)) + "</td><td>" + escape(code_text(c.acc_format, d.device)) + "</td><td>" +
-           escape(code_text(c.acc_format, d.model)) + "</td></tr>";
+      s += "<tr><td>" + html_escape(d.distribution) + "</td><td class=\"codes\">" + a + "</td><td class=\"codes\">" + b + "</td><td>" +
+           html_escape(code_text(c.acc_format, d.c)) + "</td><td>" + html_escape(code_text(c.acc_format, d.device)) + "</td><td>" +
+           html_escape(code_text(c.acc_format, d.model)) + "</td></tr>";
     }
     s += "</tbody></table>";
   }
@@ -99,9 +98,9 @@ std::string card_html(const BehaviourCard& c) {
     s += "<h3>Against the published models</h3><table><thead><tr><th>property</th><th>fpcert</th><th>MMA-Sim (Xie et al. 2025)</th>"
          "<th>Khattak &amp; Mikaitis 2025</th><th>verdict</th></tr></thead><tbody>";
     for (const auto& r : c.published)
-      s += "<tr><td>" + escape(r.property) + "</td><td>" + escape(r.fpcert) + "</td><td>" + escape(r.mma_sim.empty() ? "(no model)" : r.mma_sim) +
-           "</td><td>" + escape(r.khattak_mikaitis.empty() ? "(no model)" : r.khattak_mikaitis) + "</td><td" +
-           (r.verdict.find("differs") != std::string::npos ? " class=\"bad\"" : "") + ">" + escape(r.verdict) + "</td></tr>";
+      s += "<tr><td>" + html_escape(r.property) + "</td><td>" + html_escape(r.fpcert) + "</td><td>" + html_escape(r.mma_sim.empty() ? "(no model)" : r.mma_sim) +
+           "</td><td>" + html_escape(r.khattak_mikaitis.empty() ? "(no model)" : r.khattak_mikaitis) + "</td><td" +
+           (r.verdict.find("differs") != std::string::npos ? " class=\"bad\"" : "") + ">" + html_escape(r.verdict) + "</td></tr>";
     s += "</tbody></table>";
   }
   return s + "</section>";
@@ -122,15 +121,15 @@ std::string tc_cards_section(const std::vector<BehaviourCard>& cards) {
   std::string s = "<section class=\"tc-cards\"><h1>Tensor-core behaviour cards</h1><table><thead><tr><th>instruction</th><th>status</th>"
                   "<th>fused length</th><th>alignment bits</th><th>result</th><th>C</th><th>validation</th></tr></thead><tbody>";
   for (const auto& c : cards) {
-    s += "<tr><td><a href=\"#tc-" + escape(c.id) + "\">" + escape(c.id) + "</a></td><td>" + status(c) + "</td>";
+    s += "<tr><td><a href=\"#tc-" + html_escape(c.id) + "\">" + html_escape(c.id) + "</a></td><td>" + status(c) + "</td>";
     if (c.supported && !c.integer && c.probe_queries > 0) {
       const FusedDotParams& p = c.params;
-      s += "<td>" + std::to_string(p.fused_length) + "</td><td>" + std::to_string(p.align_bits) + "</td><td>" + escape(std::string(to_string(p.block_rounding))) +
-           " to " + std::to_string(p.acc_bits) + " bits</td><td>" + escape(std::string(to_string(p.c_join))) + "</td>";
+      s += "<td>" + std::to_string(p.fused_length) + "</td><td>" + std::to_string(p.align_bits) + "</td><td>" + html_escape(std::string(to_string(p.block_rounding))) +
+           " to " + std::to_string(p.acc_bits) + " bits</td><td>" + html_escape(std::string(to_string(p.c_join))) + "</td>";
     } else if (c.supported && c.integer) {
-      s += "<td colspan=\"4\">" + escape(c.summary) + "</td>";
+      s += "<td colspan=\"4\">" + html_escape(c.summary) + "</td>";
     } else {
-      s += "<td colspan=\"4\">" + escape(c.why) + "</td>";
+      s += "<td colspan=\"4\">" + html_escape(c.why) + "</td>";
     }
     s += "<td>" + std::to_string(c.validated_samples()) + " samples, " + std::to_string(c.validation_disagreements()) + " disagreements</td></tr>";
   }
@@ -143,7 +142,7 @@ std::string tc_cards_page(const std::vector<BehaviourCard>& cards, const std::st
   std::string s = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>fpcert tensor-core behaviour cards</title><style>";
   s += kCss;
   s += "</style></head><body><main>";
-  s += "<p><code>" + escape(command) + "</code></p>";
+  s += "<p><code>" + html_escape(command) + "</code></p>";
   s += tc_cards_section(cards);
   s += "<footer><p>Generated by fpcert probe tensor-cores. The model and the probes are described in docs/tensor_cores.md. "
        "One self-contained file: no script, no network.</p></footer></main></body></html>\n";
