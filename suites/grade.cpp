@@ -99,8 +99,10 @@ void judge_tiers(const GradeInput& in, CaseResult& out) {
     out.checks.push_back({k, passed, std::move(detail), first, measured, limit});
   };
   // The inputs as the kernel received them and the operands as its multiplier sees them.
-  const std::vector<double> a_in = round_values(p.a.data, *t.a_input, t.input_rounding);
-  const std::vector<double> b_in = round_values(p.b.data, *t.b_input, t.input_rounding);
+  // A block-scaled kernel's inputs are the operands its declared quantizer makes (the runner passes them
+  // in in.a / in.b, suites/block_reference.hpp): its tiers judge the arithmetic after quantization.
+  const std::vector<double> a_in = in.a ? in.a->data : round_values(p.a.data, *t.a_input, t.input_rounding);
+  const std::vector<double> b_in = in.b ? in.b->data : round_values(p.b.data, *t.b_input, t.input_rounding);
   const bool split = t.operand_u > 0;
   const std::vector<double> a_op = split ? a_in : operand_values(a_in, *t.a_input, *t.a_operand, t.input_rounding);
   const std::vector<double> b_op = split ? b_in : operand_values(b_in, *t.b_input, *t.b_operand, t.input_rounding);

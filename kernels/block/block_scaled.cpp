@@ -154,6 +154,10 @@ KernelTraits block_gemm_traits(const BlockFormat& f, ScaleRule rule, BlockGemmPa
   t.out = &f32;
   t.order = path == BlockGemmPath::DeqBf16 ? kDeqOrder : kBlockSumOrder;
   if (f.tensor_scale) t.order += "; then C = RN_f32(acc * RN_f32(s_tA * s_tB))";
+  // Machine-readable: the dequantized path is a sequential fp32 FMA over bf16 operands (the tiers take the
+  // quantizer's operands as the inputs). Block sums rounded once per block, and NVFP4's final tensor
+  // scale, are outside the order vocabulary (kernels/order.hpp): unknown, judged by the envelope.
+  t.sum_order = path == BlockGemmPath::DeqBf16 && !f.tensor_scale ? SummationOrder::sequential(StepKind::Fma) : SummationOrder::unknown();
   t.block.format = &f;
   t.block.rule = rule;
   t.block.rounding = Rounding::NearestEven;

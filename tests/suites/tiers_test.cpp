@@ -15,6 +15,8 @@
 #include "kernels/kernel.hpp"
 #include "oracle/refvalue.hpp"
 #include "suites/envelope.hpp"
+#include "suites/fault_injectors.hpp"
+#include "suites/faults.hpp"
 #include "suites/grade.hpp"
 #include "suites/runner.hpp"
 #include "tests/support/problems.hpp"
@@ -147,22 +149,22 @@ TEST_CASE("a round-toward-zero accumulator declared round-to-nearest passes the 
 TEST_CASE("each runner finding and tier reports its own check kind; the course gate never decides") {
   const Problem p = test::uniform_problem(24, 20, 256, f32, test::seed() + 9);
   struct Expect {
-    const char* name;
+    Fault fault;
     CheckKind kind;
   };
-  for (const Expect& e : {Expect{"mutant_wrong_element", CheckKind::Bitwise}, Expect{"mutant_k_short", CheckKind::Bitwise},
-                          Expect{"mutant_writes_nan", CheckKind::Nonfinite}, Expect{"mutant_unwritten_row", CheckKind::Unwritten},
-                          Expect{"mutant_out_of_bounds", CheckKind::GuardOutput},
-                          Expect{"mutant_nondeterministic", CheckKind::Nondeterministic}}) {
-    CAPTURE(e.name);
-    auto k = make_gemm_kernel(e.name);
+  // The faults of the mutation catalogue (suites/faults.hpp) injected into a correct fp32 model.
+  for (const Expect& e : {Expect{Fault::OutputUlp, CheckKind::Bitwise}, Expect{Fault::DropLastProduct, CheckKind::Bitwise},
+                          Expect{Fault::WritesNan, CheckKind::Nonfinite}, Expect{Fault::UnwrittenRow, CheckKind::Unwritten},
+                          Expect{Fault::WritePastEnd, CheckKind::GuardOutput},
+                          Expect{Fault::OneRunInN, CheckKind::Nondeterministic}}) {
+    auto k = make_fault_injector(make_gemm_kernel("model_gemm_f32"), e.fault);
+    CAPTURE(k->name());
     const CaseResult r = run(*k, p);
     CHECK(r.status == CaseStatus::Fail);
     CHECK_FALSE(check(r, e.kind).passed);
   }
   // K - 1 products: the envelope alone sees it too (one product is far above K u |A||B|).
-  auto ks = make_gemm_kernel("mutant_k_short");
-  Withheld w(std::move(ks), "k_short_withheld");
+  Withheld w(make_fault_injector(make_gemm_kernel("model_gemm_f32"), Fault::DropLastProduct), "k_short_withheld");
   const CaseResult r = run(w, p);
   CHECK_FALSE(check(r, CheckKind::Envelope).passed);
   // The course gate is a column: reported on every graded case, never the reason for a verdict.
