@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
 #include <chrono>
 #include <cmath>
 #include <mutex>
@@ -57,13 +58,31 @@ std::uint64_t stated_nan(const NanStatement& s, const DeviceConversion& e, std::
   }
 }
 
+constexpr std::size_t kListedOutputs = 16;
+
 struct NanAcc {
   NanReport r;
-  void add_output(std::uint32_t code) {
-    auto it = r.outputs.find(code);
-    if (it != r.outputs.end()) ++it->second;
-    else if (r.outputs.size() < 16) r.outputs.emplace(code, 1);
-    else ++r.outputs_other;
+  /// Counts `n` results of code `code`. The listed codes are the 16 smallest distinct codes seen,
+  /// whatever order the chunks arrive in: a code pushed out by a smaller one moves its count to
+  /// outputs_other and can never return (every later listed code is smaller still), so the report is
+  /// the same on every run and every thread count.
+  void add_output(std::uint32_t code, std::uint64_t n = 1) {
+    if (auto it = r.outputs.find(code); it != r.outputs.end()) {
+      it->second += n;
+      return;
+    }
+    if (r.outputs.size() < kListedOutputs) {
+      r.outputs.emplace(code, n);
+      return;
+    }
+    auto largest = std::prev(r.outputs.end());
+    if (code > largest->first) {
+      r.outputs_other += n;
+      return;
+    }
+    r.outputs_other += largest->second;
+    r.outputs.erase(largest);
+    r.outputs.emplace(code, n);
   }
   void merge(const NanAcc& o, std::size_t max_listed) {
     r.inputs += o.r.inputs;
@@ -71,12 +90,7 @@ struct NanAcc {
     r.not_as_stated += o.r.not_as_stated;
     r.differ_from_fpcert += o.r.differ_from_fpcert;
     r.outputs_other += o.r.outputs_other;
-    for (const auto& [c, n] : o.r.outputs) {
-      auto it = r.outputs.find(c);
-      if (it != r.outputs.end()) it->second += n;
-      else if (r.outputs.size() < 16) r.outputs.emplace(c, n);
-      else r.outputs_other += n;
-    }
+    for (const auto& [c, n] : o.r.outputs) add_output(c, n);
     r.listed.insert(r.listed.end(), o.r.listed.begin(), o.r.listed.end());
     std::sort(r.listed.begin(), r.listed.end(), [](const auto& a, const auto& b) { return a.src < b.src; });
     if (r.listed.size() > max_listed) r.listed.resize(max_listed);

@@ -47,8 +47,8 @@ struct NanReport {
   std::uint64_t as_stated = 0;       ///< ... whose result is the stated NaN
   std::uint64_t not_as_stated = 0;
   std::uint64_t differ_from_fpcert = 0;  ///< ... whose result is a NaN other than fpcert's (part of check.nan_differences)
-  std::map<std::uint32_t, std::uint64_t> outputs;  ///< result codes of NaN inputs and their counts (first 16 codes)
-  std::uint64_t outputs_other = 0;                 ///< results beyond those 16 codes
+  std::map<std::uint32_t, std::uint64_t> outputs;  ///< result codes of NaN inputs and their counts (the 16 smallest codes; deterministic)
+  std::uint64_t outputs_other = 0;                 ///< results with any other code
   struct Listed {
     std::uint64_t src = 0;
     std::uint32_t stated = 0, got = 0;

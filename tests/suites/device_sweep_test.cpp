@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
@@ -242,3 +243,50 @@ TEST_CASE("the CUDA headers' own software emulation (host code) equals the table
   CHECK(checked > 100);
 }
 
+
+TEST_CASE("sweep: the NaN output histogram lists the 16 smallest codes with exact counts, whatever the chunking and thread count") {
+  // f32 NaN sources 0x7f800001.. and 0xff800001..: each result keeps the source's top payload bits, so
+  // there are many distinct NaN outputs, arriving in chunk order (descending codes first in the
+  // negative half) and merged across threads in scheduling order. The report must not depend on either.
+  const DeviceConversion& e = entry("f32_to_tf32_rn");
+  auto model = model_of(e);
+  auto result = [&](std::uint64_t c) -> std::uint32_t {
+    const auto x = static_cast<std::uint32_t>(c);
+    if ((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffffu) != 0) return (x | 0x400000u) & ~0x1fffu;
+    return model(c);
+  };
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges = {{0xff800000u, 0x40000}, {0x7f800000u, 0x40000}};
+  std::map<std::uint64_t, std::uint64_t> expected;  // every NaN output (a tf32 code) and its count, from the result map itself
+  std::uint64_t nan_inputs = 0;
+  for (const auto& [first, count] : ranges)
+    for (std::uint64_t c = first; c < first + count; ++c)
+      if ((c & 0x7fffffu) != 0) {
+        ++expected[from_container(*e.dst, result(c))];
+        ++nan_inputs;
+      }
+  REQUIRE(expected.size() > 16);
+  std::optional<NanReport> first_report;
+  for (const auto& [chunk, threads] : std::vector<std::pair<std::uint64_t, unsigned>>{{1 << 16, 1}, {1 << 12, 2}, {1 << 10, 4}}) {
+    HostProducer p;
+    p.chunk = chunk;
+    p.result = result;
+    SweepOptions opt;
+    opt.ranges = ranges;
+    opt.threads = threads;
+    const DeviceSweepResult r = sweep_conversion(p, e, opt);
+    CHECK(r.nan.inputs == nan_inputs);
+    REQUIRE(r.nan.outputs.size() == 16);
+    std::uint64_t listed = 0;
+    auto want = expected.begin();
+    for (const auto& [code, n] : r.nan.outputs) {
+      CHECK(code == want->first);
+      CHECK(n == want->second);
+      listed += n;
+      ++want;
+    }
+    CHECK(listed + r.nan.outputs_other == nan_inputs);
+    if (!first_report) first_report = r.nan;
+    CHECK(r.nan.outputs == first_report->outputs);
+    CHECK(r.nan.outputs_other == first_report->outputs_other);
+  }
+}
