@@ -138,11 +138,30 @@ FPCERT_HD float slice_round(SliceKind k, float x) {
   return bf16_value(bf16_rn_code(x));
 }
 
+/// The largest finite value of the slice format, with x's sign: 0x7f7fe000 (tf32), 0x7f7f0000 (bf16).
+FPCERT_HD float slice_max(SliceKind k, float x) {
+  const std::uint32_t mag = k == SliceKind::Bf16NearestEven ? 0x7F7F0000u : 0x7F7FE000u;
+  return bits_f32((f32_bits(x) & 0x80000000u) | mag);
+}
+/// A finite x truncated (rounded toward zero) into the slice format.
+FPCERT_HD float slice_truncate(SliceKind k, float x) {
+  return bits_f32(f32_bits(x) & (k == SliceKind::Bf16NearestEven ? 0xFFFF0000u : ~0x1FFFu));
+}
+
 /// x_0 = Q(x), x_l = Q(x - x_0 - ... - x_{l-1}); each difference is exact in fp32 (kernels/emu/split.hpp).
+/// Overflow guard: a finite x above the slice format's largest value (fp32's top binade holds values
+/// that tf32 and bf16 round to Inf) gets x_0 = that largest value, not Inf (where x - x_0 = -Inf would
+/// make every product with the operand NaN, zero included), and its last slice is truncated, so the
+/// slices never sum past |x| into an fp32 overflow (kernels/emu/split.hpp gives the error bounds).
 FPCERT_HD void split_slices(SliceKind k, int slices, float x, float* out) {
   float rest = x;
+  bool saturated = false;
   for (int l = 0; l < slices; ++l) {
-    const float q = slice_round(k, rest);
+    float q = saturated && l == slices - 1 ? slice_truncate(k, rest) : slice_round(k, rest);
+    if ((f32_bits(q) & 0x7FFFFFFFu) == 0x7F800000u && (f32_bits(rest) & 0x7F800000u) != 0x7F800000u) {
+      q = slice_max(k, rest);
+      saturated = true;
+    }
     out[l] = q;
     rest = fsub_rn(rest, q);
   }

@@ -30,10 +30,19 @@ const SplitScheme* find_split_scheme(const std::string& name) {
 }
 
 void split_value(const SplitScheme& s, float x, float* out) {
+  // A finite value saturates to the slice format's largest value instead of overflowing to Inf (the
+  // overflow guard of kernels/emu/split.hpp); Inf and NaN stay what they are.
+  // and once it has, the last slice is truncated (the slices then never sum past |x|).
   const Rounder r{s.rounding, default_saturation(*s.slice), NanPayload::Preserve};
+  const Rounder sat{s.rounding, Saturation::Finite, NanPayload::Preserve};
+  const Rounder rz{Rounding::TowardZero, Saturation::Finite, NanPayload::Preserve};
   float rest = x;
+  bool saturated = false;
   for (int l = 0; l < s.slices; ++l) {
-    const float q = static_cast<float>(to_double(*s.slice, round_double(*s.slice, rest, r).code));
+    const Rounder& use = !std::isfinite(rest) ? r : saturated && l == s.slices - 1 ? rz : sat;
+    const Rounded rd = round_double(*s.slice, rest, use);
+    saturated = saturated || (rd.flags & kOverflow) != 0;
+    const float q = static_cast<float>(to_double(*s.slice, rd.code));
     out[l] = q;
     rest = rest - q;  // exact in fp32
   }

@@ -5,6 +5,14 @@
 // Splits: x_0 = Q(x), x_1 = Q(x - x_0), x_2 = Q(x - x_0 - x_1), Q the slice format's rounding; each
 // difference is exact in fp32 (x and x_0 are both multiples of x's fp32 ulp and |x - x_0| < ulp
 // of the slice format). Products of two slices (at most 11 + 11 bits) are exact in fp32.
+// Overflow guard: a finite x that Q rounds to Inf (fp32's top binade: |x| above the largest tf32 or bf16
+// value plus half its ulp) takes x_0 = the slice format's largest value, rounding saturated; |x - x_0|
+// <= u_slice |x| still holds (the largest fp32 is within u of the largest slice value). Its last slice
+// is then truncated, so that the slices never sum past |x| (x_0 + RN(x - x_0) can round up to 2^128):
+// with three bf16 slices the last remainder is exact anyway; with two, the operand error in that binade
+// is below one ulp of the second slice, 2^-21 |x| (tf32) and 2^-15 |x| (bf16), inside the u_eff of the
+// table. Without the guard x_0 = Inf, x - x_0 = -Inf and every product with the operand is NaN (0 * Inf
+// included): fpcert's coverage case edges_f32 found it on the H200.
 #pragma once
 
 #include <string>

@@ -109,6 +109,48 @@ TEST_CASE("emulation arith: slices and split products equal the split table's (k
   }
 }
 
+TEST_CASE("emulation arith: the overflow guard - fp32 values above the slice format's largest split into finite slices") {
+  // Every finite fp32 above the largest tf32 / bf16 value (and their negatives) rounds to Inf in the
+  // slice format; the split must stay finite, its slices must sum to x within the first slice's u (the
+  // residual bound of kernels/emu/split.hpp), and a product with 0 is 0, with 1 finite and within
+  // operand_u of x (the slices never sum past |x|: no overflow of x * 1).
+  for (const SplitScheme& sc : split_schemes()) {
+    CAPTURE(sc.name);
+    const emu::SliceKind kind = emu::slice_kind_of(sc);
+    // The first slice's residual: at most u_S |x| (nearest, saturated or not), one ulp for truncation.
+    const double u = (sc.slice == &bf16 ? 0x1p-8 : 0x1p-11) * (sc.rounding == Rounding::TowardZero ? 2 : 1);
+    std::int64_t nonfinite = 0, residual = 0, zero_products = 0, one_products = 0, checked = 0;
+    for (std::uint32_t b = 0x7F7F0000u; b <= 0x7F7FFFFFu; b += 7) {
+      for (float x : {std::bit_cast<float>(b), -std::bit_cast<float>(b)}) {
+        ++checked;
+        float sl[3] = {0, 0, 0}, host[3] = {0, 0, 0};
+        emu::split_slices(kind, sc.slices, x, sl);
+        split_value(sc, x, host);
+        double sum = 0;
+        for (int l = 0; l < sc.slices; ++l) {
+          nonfinite += !std::isfinite(sl[l]) || bits(sl[l]) != bits(host[l]);
+          sum += sl[l];
+        }
+        residual += std::fabs(static_cast<double>(x) - static_cast<double>(sl[0])) > u * std::fabs(static_cast<double>(x));
+        residual += sc.slices == 1 ? false : std::fabs(static_cast<double>(x) - sum) > sc.operand_u * std::fabs(static_cast<double>(x));
+        const float p0 = emu::split_product(kind, sc.slices, emu::terms_of(sc), x, 0.0f);
+        zero_products += bits(p0) != 0 && bits(p0) != 0x80000000u;
+        const float p1 = emu::split_product(kind, sc.slices, emu::terms_of(sc), x, 1.0f);
+        one_products += !(std::fabs(static_cast<double>(p1) - static_cast<double>(x)) <= sc.operand_u * std::fabs(static_cast<double>(x)));
+      }
+    }
+    INFO(checked << " values");
+    CHECK(nonfinite == 0);
+    CHECK(residual == 0);
+    CHECK(zero_products == 0);
+    CHECK(one_products == 0);
+    // Inf and NaN are not clipped: Inf splits into Inf.
+    float inf_sl[3];
+    emu::split_slices(kind, sc.slices, INFINITY, inf_sl);
+    CHECK(std::isinf(inf_sl[0]));
+  }
+}
+
 TEST_CASE("emulation arith: the MMA kernels refuse a table order that is not theirs") {
   SplitScheme s = *find_split_scheme("6xbf16");
   std::swap(s.terms[0], s.terms[1]);  // (1,1) before (2,0): another merge order
