@@ -150,12 +150,13 @@ FPCERT_HD std::uint32_t quantize_pow2(const Elem& e, std::uint32_t x_bits, int k
 /// one rounding (oracle/block_format.cpp, round_quotient, gives the proof).
 FPCERT_HD std::uint32_t round_quotient(const Elem& e, double x, double d, Mode mode, bool* sat) {
   *sat = false;
-  const bool neg = x < 0;
-  if (x == 0) return e.int8 ? 0u : with_sign(e, 0, neg);
-  // Mantissas and exponents from the bits (x, d normal doubles here: fp32 inputs and scales).
+  // Mantissas and exponents from the bits (x, d normal doubles here: fp32 inputs and scales); the sign
+  // from the bits too, so -0 keeps its sign (x < 0 is false for -0).
   std::uint64_t xb, db;
   std::memcpy(&xb, &x, 8);
   std::memcpy(&db, &d, 8);
+  const bool neg = (xb >> 63) != 0;
+  if (x == 0) return e.int8 ? 0u : with_sign(e, 0, neg);
   const int ex = static_cast<int>((xb >> 52) & 0x7FF) - 1022, ed = static_cast<int>((db >> 52) & 0x7FF) - 1022;
   const std::uint64_t mxb = (xb & 0x000FFFFFFFFFFFFFULL) | (std::uint64_t{1022} << 52), mdb = (db & 0x000FFFFFFFFFFFFFULL) | (std::uint64_t{1022} << 52);
   double mx, md;

@@ -104,6 +104,12 @@ TEST_CASE("CUDA quantizer arithmetic: NVFP4 scales and elements (exact quotients
         }
     CHECK(bad == 0);
     CHECK(inexact > 0);
+    // Signed zeros keep their sign (a zero block's -0 entries: e2m1 0x8, as the oracle's quantizer says).
+    for (double z : {0.0, -0.0}) {
+      bool sat = false;
+      const double d = static_cast<double>(blockq::e4m3_value(0x01)) * ts;
+      CHECK(blockq::round_quotient(e2, z, d, blockq::Mode::NearestEven, &sat) == quantize_element(nvfp4, z, 0x01, ts, Rounding::NearestEven).code);
+    }
   }
   // Every UE4M3 code decodes as the oracle's e4m3 (sign ignored; 0x7F NaN).
   for (std::uint32_t c = 0; c < 256; ++c) {
