@@ -324,6 +324,8 @@ const Row kRows[] = {
      HwPath::Always, 0, "cvt.rna.tf32.f32", &kTf32Unstated, &kTf32Unstated, 800, ""},
     {"test_f32_to_e4m3_nosat_nan", "__nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E4M3), 0xff for x = 0x7fc00000", &f32, &e4m3, RN, SAT_NAN, kTest,
      HwPath::Never, 0, "", &kFp8CanonSw, &kFp8CanonSw, 0, ""},
+    {"test_f32_to_e4m3_nosat_negnan", "__nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E4M3), negative overflows written 0x7f (sign dropped)", &f32, &e4m3, RN, SAT_NAN, kTest,
+     HwPath::Never, 0, "", &kFp8CanonSw, &kFp8CanonSw, 0, ""},
 };
 
 DeviceConversion entry_of(const Row& r) {

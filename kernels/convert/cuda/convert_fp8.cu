@@ -175,6 +175,14 @@ struct test_f32_to_e4m3_nosat_nan : One {
   }
 };
 
+struct test_f32_to_e4m3_nosat_negnan : One {
+  __device__ static std::uint32_t one(std::uint32_t c) {
+    const std::uint32_t r = f32_to_e4m3_nosat::one(c);
+    const bool finite_negative = (c >> 31) != 0 && (c & 0x7F800000u) != 0x7F800000u;
+    return finite_negative && r == 0xFFu ? 0x7Fu : r;  // a negative overflow -> NaN 0xff (sign kept); written 0x7f
+  }
+};
+
 #define FPCERT_LAUNCHER(NAME, OUT) Launcher{#NAME, &launch<NAME, OUT>, static_cast<int>(sizeof(OUT)), &launch_check<NAME, OUT>}
 const Launcher kLaunchers[] = {
     FPCERT_LAUNCHER(f32_to_e4m3_satfinite, std::uint8_t),
@@ -228,6 +236,7 @@ const Launcher kLaunchers[] = {
     FPCERT_LAUNCHER(test_e5m2_to_f16_signflip, std::uint16_t),
     FPCERT_LAUNCHER(test_f16x2_to_e4m3x2_satfinite_hilane, std::uint8_t),
     FPCERT_LAUNCHER(test_f32_to_e4m3_nosat_nan, std::uint8_t),
+    FPCERT_LAUNCHER(test_f32_to_e4m3_nosat_negnan, std::uint8_t),
 };
 #undef FPCERT_LAUNCHER
 
