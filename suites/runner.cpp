@@ -193,6 +193,28 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       return finish();
     }
   }
+  // A block-scaled kernel multiplies its quantizer's operands (docs/block_formats.md). Quantized values
+  // can lie beyond the operand format a kernel dequantizes into (MXFP4 with rceil scales reaches 4 x
+  // 2^126 = 2^128 from inputs just below fp32's largest): such a case is outside that kernel's range too.
+  // (Kernels that scale exact block sums, operand format = input format, never hold a dequantized value.)
+  std::optional<BlockReference> block_ref;
+  if (t.block.active()) {
+    block_ref = block_reference(t, p);
+    for (const auto& [m, fmt_op, name] : {std::tuple{&block_ref->a, t.a_operand, "A"}, std::tuple{&block_ref->b, t.b_operand, "B"}}) {
+      if (fmt_op == (m == &block_ref->a ? t.a_input : t.b_input)) continue;
+      double mx = 0;
+      for (double v : m->data)
+        if (std::isfinite(v)) mx = std::max(mx, std::fabs(v));
+      const Rounded rr = round_double(*fmt_op, mx, Rounder{Rounding::NearestEven, default_saturation(*fmt_op), NanPayload::Preserve});
+      if (rr.flags & kOverflow) {
+        r.status = CaseStatus::NotSupported;
+        r.reason = fmt::format("the quantized {} reaches {:.4g}, beyond {}'s largest finite value {:.4g}: the kernel's "
+                               "dequantized operands cannot hold it",
+                               name, mx, fmt_op->tag, fmt_op->max_finite());
+        return finish();
+      }
+    }
+  }
   if (!opt.grade_outside_domain) {
     if (const std::string why = outside_domain(t, p); !why.empty()) {
       r.status = CaseStatus::NotSupported;
@@ -333,9 +355,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   gi.strongest = opt.strongest;
   // A block-scaled kernel is graded against the exact product of its operands as its declared quantizer
   // makes them (docs/block_formats.md): the quantization is specified arithmetic, not an error to allow.
-  std::optional<BlockReference> block_ref;
-  if (t.block.active()) {
-    block_ref = block_reference(t, p);
+  if (block_ref) {
     gi.ref = &block_ref->ref;
     gi.a = &block_ref->a;
     gi.b = &block_ref->b;
