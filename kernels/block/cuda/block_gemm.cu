@@ -99,6 +99,9 @@ class BlockGemmCuda final : public GemmKernel {
       traits_.acc_rounding = Rounding::TowardZero;
       traits_.order = kDeqCudaOrder;
       if (f.tensor_scale) traits_.order += "; then C = RN_f32(acc * RN_f32(s_tA * s_tB))";
+      // mma.sync sums inside the instruction in its own way, not the CPU model's sequential FMA: the
+      // order is left unknown (the envelope judges), as for the exact-block-sum path's scaling.
+      traits_.sum_order = SummationOrder::unknown();
     } else {
       traits_.order += "; on the device: element values in fp16, each block's partial sum by mma.sync.m16n8k16 f16 from "
                        "a zeroed fragment (exact: at most 23 significant bits), the scaling by one fp32 rounding "
