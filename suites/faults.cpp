@@ -1,6 +1,7 @@
 // suites/faults.cpp — the fault catalogue (docs/mutation.md).
 #include "suites/faults.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -136,9 +137,24 @@ std::string fault_not_applicable(Fault f, const KernelTraits& t) {
     case Fault::FlushInputs:
       if (!t.a_input->subnormals && !t.b_input->subnormals) return "the input formats have no subnormals";
       break;
-    case Fault::FlushOutputs:
+    case Fault::FlushOutputs: {
       if (!t.out->subnormals) return "the output format has no subnormals";
+      // Every product of two operands is a multiple of q = (the smallest nonzero A operand) x (the
+      // smallest nonzero B operand), so every exact partial sum is too, and a monotonic rounding of a
+      // nonzero multiple of the power of two q is at least q in magnitude: when q is no smaller than the
+      // output's smallest normal, no output can be subnormal (fp16 or fp8 operands into fp32: 2^-48,
+      // 2^-32, 2^-18 >= 2^-126). Block scaling multiplies by scales down to 2^-127 first: not this case.
+      if (t.block.active() || t.operand_u > 0) break;
+      const Format& sa = storage_format(*t.a_input, *t.a_operand);
+      const Format& sb = storage_format(*t.b_input, *t.b_operand);
+      const double qa = sa.subnormals ? sa.min_subnormal() : sa.min_normal(), qb = sb.subnormals ? sb.min_subnormal() : sb.min_normal();
+      if (std::log2(qa) + std::log2(qb) >= std::log2(t.out->min_normal()))
+        return fmt::format("no output can be subnormal: every nonzero result is at least {}'s x {}'s smallest magnitude, "
+                           "2^{}, and {}'s smallest normal is 2^{}",
+                           sa.tag, sb.tag, static_cast<int>(std::log2(qa) + std::log2(qb)), t.out->tag,
+                           static_cast<int>(std::log2(t.out->min_normal())));
       break;
+    }
     case Fault::NanToZero:
     case Fault::WritesNan:
       if (!t.out->has_nan()) return fmt::format("the output format {} has no NaN", t.out->tag);

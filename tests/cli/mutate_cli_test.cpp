@@ -87,10 +87,32 @@ TEST_CASE("selftest: passes when every chosen fault is killed for its own fault,
                                         "zero_row,writes_nan,write_past_end"});
   INFO(ok.output);
   CHECK(ok.exit_code == 0);
-  CHECK(ok.has("SELFTEST PASSED: 2 models passed; 6 mutants, each killed for its own fault"));
+  CHECK(ok.has("SELFTEST PASSED: 2 models passed; 6 mutants, 6 killed for their own fault, 0 known survivor(s)"));
   const CommandResult missed =
       run_command({kFpcert, "selftest", "--suite", "quick", "--kernel", "model_gemm_f32", "--fault", "tail_tile"});  // M = N = 48: no partial tile
   CHECK(missed.exit_code == 1);
   CHECK(missed.has("MISSED: tail_tile"));
   CHECK(run_command({kFpcert, "selftest", "--shard", "3/2"}).exit_code == 2);
+}
+
+TEST_CASE("selftest --known-survivors: a listed survivor is reported, not failed; a listed one that is killed fails; bad lines are input errors") {
+  const std::string d = fpcert::test::scratch_dir("selftest_known");
+  const std::string listed = d + "/known.txt", stale = d + "/stale.txt", bad = d + "/bad.txt";
+  fpcert::test::write_text(listed, "# gaps\nmodel_gemm_f32 tail_tile  # M = N = 48 in quick: no partial tile\n");
+  fpcert::test::write_text(stale, "model_gemm_f32 zero_row  # wrongly listed\n");
+  fpcert::test::write_text(bad, "model_gemm_f32 tail_tile\n");  // no reason
+  const CommandResult known =
+      run_command({kFpcert, "selftest", "--suite", "quick", "--kernel", "model_gemm_f32", "--fault", "tail_tile", "--known-survivors", listed});
+  INFO(known.output);
+  CHECK(known.exit_code == 0);
+  CHECK(known.has("KNOWN: tail_tile (survived): M = N = 48 in quick: no partial tile"));
+  CHECK(known.has("1 known survivor(s)"));
+  const CommandResult st =
+      run_command({kFpcert, "selftest", "--suite", "quick", "--kernel", "model_gemm_f32", "--fault", "zero_row", "--known-survivors", stale});
+  CHECK(st.exit_code == 1);
+  CHECK(st.has("STALE: zero_row is listed as a known survivor but was killed"));
+  const CommandResult malformed =
+      run_command({kFpcert, "selftest", "--suite", "quick", "--kernel", "model_gemm_f32", "--fault", "zero_row", "--known-survivors", bad});
+  CHECK(malformed.exit_code == 2);
+  CHECK(malformed.has("expected '<model> <fault id>  # why'"));
 }
