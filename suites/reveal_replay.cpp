@@ -59,7 +59,20 @@ std::vector<Candidate> candidates(const KernelTraits& t, const SumTree& tree, co
   if (two) firsts.push_back(false);
   std::vector<std::optional<BlockModelChoice>> blocks;
   if (fused)
-    for (const auto& m : models) blocks.push_back(m);
+    for (const auto& m : models) {
+      blocks.push_back(m);
+      // An instruction that reads a narrower format from wider containers (tf32 from fp32 patterns) reads
+      // the low bits its way (the card's operand_read); a library may round the operands itself first
+      // (cuBLAS's TF32 path: cvt.rna), which is the same node with another read: each is a candidate.
+      if (m.params.a.precision() < t.a_input->precision() || m.params.b.precision() < t.b_input->precision())
+        for (Rounding r : {Rounding::NearestAway, Rounding::NearestEven})
+          if (r != m.params.operand_read) {
+            BlockModelChoice v = m;
+            v.params.operand_read = r;
+            v.source += fmt::format(", operands rounded {} to {} before the instruction", to_string(r), m.params.a.tag);
+            blocks.push_back(std::move(v));
+          }
+    }
   if (blocks.empty()) blocks.push_back(std::nullopt);
   std::vector<Candidate> out;
   for (const auto& b : blocks)
