@@ -194,16 +194,34 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
       ++done;
     }
   }
-  // The device's facts for the stamp (with --isolate only the children touched the device).
-  std::unique_ptr<DeviceApi> info_api;
+  // The device's facts for the stamp. With --isolate only the children touched the device, and the
+  // parent must not either: CUDA does not survive fork(), so a parent that initialised it would leave
+  // every later child (the next suite, the mutation score's runs) without a device. The facts are
+  // then read in a child of their own.
   const DeviceApi* dev = apis.device();
   bool any_device = false;
   for (const auto& k : ks) any_device = any_device || k->memory() == MemorySpace::Device;
-  if (!dev && any_device) {
-    info_api = make_cuda_api(nullptr);
-    dev = info_api.get();
-  }
   result.env = make_environment(opt.command, dev);
+  if (!dev && any_device) {
+    const ChildOutcome c = run_in_child(
+        [&] {
+          const std::unique_ptr<DeviceApi> api = make_cuda_api(nullptr);
+          return to_json(make_environment(opt.command, api.get())).dump();
+        },
+        120);
+    if (c.ok) {
+      const Environment e = environment_from_json(nlohmann::json::parse(c.payload));
+      result.env.device = e.device;
+      result.env.compute_capability = e.compute_capability;
+      result.env.sm_count = e.sm_count;
+      result.env.clock_mhz = e.clock_mhz;
+      result.env.mem_clock_mhz = e.mem_clock_mhz;
+      result.env.driver = e.driver;
+      result.env.cuda_runtime = e.cuda_runtime;
+      result.env.cublas = e.cublas;
+      result.env.cuda_archs = e.cuda_archs;
+    }
+  }
   return result;
 }
 
