@@ -10,6 +10,7 @@
 #include "cli/options.hpp"
 #include "cli/mutate.hpp"
 #include "cli/plugins.hpp"
+#include "cli/tc_cards.hpp"
 #include "reports/html.hpp"
 #include "reports/mutation_report.hpp"
 #include "reports/table.hpp"
@@ -51,6 +52,8 @@ struct MutateArgs {
   bool all_cases = false, isolate = false, list = false;
   double timeout_s = 600;
   double min_score = -1;
+  std::string card = "probe";  ///< --card, as certify's: the mutants are judged with the tiers certify would use
+  std::uint64_t card_samples = 1'000'000;
 };
 
 int run_mutate(const MutateArgs& a) {
@@ -64,6 +67,9 @@ int run_mutate(const MutateArgs& a) {
   if (!suite) throw InputError(fmt::format("unknown suite '{}' (valid: {})", a.suite, suite_names()));
   const std::vector<std::string> kernels = expand_kernel_list(a.kernels);
   if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them)");
+  // The behaviour cards certify installs (a tensor-core kernel's bitwise tier): without them a mutation
+  // run would judge such kernels by the envelope alone and score lower than certify does.
+  prepare_cards(a.card, a.card_samples, kernels);
   MutationOptions mo;
   mo.faults = parse_fault_list(a.faults);
   mo.all_cases = a.all_cases;
@@ -124,6 +130,11 @@ void add_mutate(CLI::App& root, Registry& reg) {
   app->add_option("--timeout", a->timeout_s, "Seconds before a case counts as hung")->capture_default_str()->check(seconds());
   app->add_option("--min-score", a->min_score, "Exit 1 when a kernel's score (killed for their own fault, %) is below this")
       ->check(CLI::Range(0.0, 100.0));
+  app->add_option("--card", a->card,
+                  "Tensor-core behaviour cards, as certify: probe (this device, at the start), none, or a JSON file of "
+                  "`fpcert probe tensor-cores --json`")
+      ->capture_default_str();
+  app->add_option("--card-samples", a->card_samples, "With --card probe: validation samples per instruction")->capture_default_str();
   add_plugin_option(app, a->plugins);
   reg.push_back({app, [a] { return run_mutate(*a); }});
 }
