@@ -44,13 +44,14 @@ std::string error_map_block(const CaseResult& c, const std::string& src, const s
     const WorstElement& x = c.worst[w];
     const std::string p = fmt::format("{}/worst/{}", base, w);
     const double frac = x.allowed > 0 ? x.err / x.allowed : INFINITY;
-    side += fmt::format("<li>({}, {}){}: err / allowed \u2248 {}</li>", vint(src, p + "/i", x.i), vint(src, p + "/j", x.j),
+    side += fmt::format("<li>({}, {}){}: course gate err / allowed \u2248 {}</li>", vint(src, p + "/i", x.i), vint(src, p + "/j", x.j),
                         c.tile_m > 0 ? " \u2014 " + html_escape(tile_position(c, x.i, x.j)) : "",
                         std::isfinite(frac) ? fmt::format("{:.3g}", frac) : std::string("\u221e (non-finite)"));
   }
   side += "</ol>";
   if (c.tile_m <= 0) side += "<p class=\"muted\">The kernel declares no tile shape (traits tile_m \u00d7 tile_n): indices are in C.</p>";
-  side += "<p class=\"muted\">Worst by the course gate\u2019s fraction; the map is the envelope\u2019s (the decisive bound).</p></div>";
+  side += "<p class=\"muted\">The worst elements are ranked by the course gate (the design source\u2019s normwise allowance, "
+          "reported); the map is coloured by the envelope (the per-element bound that decides), so their fractions differ.</p></div>";
   return "<div class=\"mapbox\">" +
          figure(svg::render_map(g), "Each cell is coloured by the largest err / allowed of the elements it covers (allowed: the envelope\u2019s "
                                "per-element bound): blue within the bound, red beyond it, grey where nothing was graded. Stripes at "

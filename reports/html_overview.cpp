@@ -13,10 +13,6 @@
 namespace fpcert::html {
 namespace {
 
-/// A run of GEMM cases (whatever its kind says: a suite of experiments runs GEMM cases too).
-bool gemm_like(const RunResult& r) {
-  return r.kind != RunKind::Conversion && std::any_of(r.cases.begin(), r.cases.end(), [](const CaseResult& c) { return !c.conversion; });
-}
 
 /// The verdict of one kernel on one run, from its cases' fields.
 struct Cell {
@@ -61,7 +57,7 @@ std::string verdict_badge(const std::string& v) {
 std::string tiers_text(const std::vector<RunResult>& runs, const std::string& kernel) {
   std::map<Tier, int> n;
   for (const auto& r : runs)
-    if (gemm_like(r))
+    if (gemm_run(r))
       for (const auto& c : r.cases)
         if (c.kernel == kernel && graded(c)) ++n[c.tier];
   std::string s;
@@ -88,11 +84,15 @@ std::string mutation_text(const std::vector<RunResult>& runs, const std::string&
 
 }  // namespace
 
+bool gemm_run(const RunResult& r) {
+  return r.kind != RunKind::Conversion && std::any_of(r.cases.begin(), r.cases.end(), [](const CaseResult& c) { return !c.conversion; });
+}
+
 std::string overview(const ReportInput& in) {
   std::vector<std::size_t> cols;  // GEMM runs, in order
   std::vector<std::string> kernels;
   for (std::size_t ri = 0; ri < in.runs.size(); ++ri) {
-    if (!gemm_like(in.runs[ri])) continue;
+    if (!gemm_run(in.runs[ri])) continue;
     cols.push_back(ri);
     for (const auto& k : kernels_of(in.runs[ri]))
       if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
@@ -102,12 +102,11 @@ std::string overview(const ReportInput& in) {
   for (std::size_t ri : cols) ++suite_seen[in.runs[ri].suite];
   std::string s =
       "<section class=\"overview\" id=\"overview\"><h2>Verdicts: kernel \u00d7 suite</h2>"
-      "<p class=\"muted\">Each cell: the kernel\u2019s verdict on the suite (<b>fail</b>: some case failed, crashed or hung; "
-      "<b>not supported</b>: the kernel declined every case; <b>vacuous</b>: every passing case\u2019s bound admits an all-zeros "
-      "output, so it is no evidence; <b>pass</b> otherwise), its cases, and the <b>error fraction</b>: the largest "
-      "|c \u2212 ref| / allowed over every element of every graded case, allowed being the envelope\u2019s per-element bound "
-      "(pass \u2264 1). Tier: how the graded cases were decided (bitwise: equal to the emulation of the declared arithmetic; "
-      "envelope+statistical; envelope). Mutation score: injected faults refused for their own fault / faults applicable.</p>"
+      "<p class=\"muted\">Each cell: the kernel\u2019s verdict on the suite, the cases that passed, and the largest <b>error "
+      "fraction</b> err/allowed of any output of any graded case (allowed: the envelope\u2019s per-element bound; pass \u2264 1). "
+      "<b>fail</b>: a case failed, crashed or hung; <b>not supported</b> (n/s): the kernel declined the case; <b>vacuous</b>: "
+      "every passing case\u2019s bound admits an all-zeros output (no evidence). Tier: how the graded cases were decided. Mutation "
+      "score: injected faults refused for their own fault / faults applicable.</p>"
       "<div class=\"scroll\"><table class=\"matrix\"><thead><tr><th>kernel</th>";
   for (std::size_t ri : cols) {
     const RunResult& r = in.runs[ri];
@@ -127,14 +126,17 @@ std::string overview(const ReportInput& in) {
       const std::string v = c.verdict();
       const auto ks = kernels_of(r);
       const auto ki = static_cast<std::size_t>(std::find(ks.begin(), ks.end(), k) - ks.begin());
-      std::string detail = fmt::format("{}/{} passed", c.passed, c.cases);
-      if (c.not_supported) detail += fmt::format(", {} not supported", c.not_supported);
-      if (c.vacuous && v != "vacuous") detail += fmt::format(", {} vacuous", c.vacuous);
-      s += fmt::format("<td class=\"verdict-cell {}\"><a href=\"#run-{}-k{}\">{}</a> <span class=\"muted\">{}</span>", v == "fail" ? "bad" : "",
-                       ri, ki, verdict_badge(v), detail);
+      std::string title = fmt::format("{} of {} case(s) passed", c.passed, c.cases);
+      if (c.failed) title += fmt::format(", {} failed, crashed or hung", c.failed);
+      if (c.not_supported) title += fmt::format(", {} not supported", c.not_supported);
+      if (c.vacuous) title += fmt::format(", {} vacuous", c.vacuous);
+      s += fmt::format("<td class=\"verdict-cell{}\" title=\"{}\"><a href=\"#run-{}-k{}\">{}</a> {}/{}{}", v == "fail" ? " bad" : "",
+                       title, ri, ki, verdict_badge(v), c.passed, c.cases,
+                       c.not_supported ? fmt::format(" <span class=\"muted\">({} n/s)</span>", c.not_supported) : "");
       if (c.worst >= 0 || std::isnan(c.worst))
-        s += fmt::format("<br>error fraction {}", vnum(fmt::format("r{}", ri), case_ptr(c.worst_case) + "/metrics/err_frac_max", c.worst,
-                                                      c.worst > 1 || std::isnan(c.worst) ? "badt" : ""));
+        s += fmt::format("<br><span class=\"muted\">err/allowed</span> {}",
+                         vnum(fmt::format("r{}", ri), case_ptr(c.worst_case) + "/metrics/err_frac_max", c.worst,
+                              c.worst > 1 || std::isnan(c.worst) ? "badt" : ""));
       s += "</td>";
     }
     s += fmt::format("<td>{}</td><td>{}</td></tr>", tiers_text(in.runs, k), mutation_text(in.runs, k));

@@ -57,6 +57,8 @@ std::string conversion_section(const ConversionResult& c, const std::string& id,
 std::string banner(const ReportInput& in);
 
 // reports/html_overview.cpp
+/// A run of GEMM cases (whatever its kind says: a suite of experiments runs GEMM cases too): a column of the matrix.
+bool gemm_run(const RunResult& r);
 /// The first screen: the kernel x suite matrix of verdicts, tiers, mutation scores; environments folded. "" without GEMM runs.
 std::string overview(const ReportInput& in);
 

@@ -66,8 +66,11 @@ figcaption{font-size:12px;color:var(--muted);margin:4px 4px 2px}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:6px 0}
 dl.kv dt{color:var(--muted)}
 dl.kv dd{margin:0;word-break:break-word}
+details.failed{margin:6px 0 0}
+details.failed>summary{cursor:pointer}
 section.overview h2{border-top:none;margin-top:10px;padding-top:0}
-table.matrix td{vertical-align:middle}
+table.matrix td{vertical-align:middle;white-space:nowrap}
+table.matrix td.verdict-cell a{text-decoration:none}
 table.matrix td.verdict-cell.bad{background:#fff6f5}
 .tier{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
 details.fold{border:1px solid var(--line);border-radius:6px;padding:4px 10px;margin:8px 0}

@@ -64,10 +64,10 @@ std::string render_map(const MapGrid& g) {
   body += fmt::format("<text transform=\"translate({} {}) rotate(-90)\" font-size=\"11.5\" text-anchor=\"middle\" fill=\"#222\">row i \u2192</text>",
                       pxnum(left - 30), pxnum(top + gh / 2));
   // Colour bar.
-  const double bx = 12, bw = std::min(width - 24, 360.0), by = top + gh + 40, bh = 12;
-  body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#222\">err / allowed per cell (max over its elements); pass \u2264 1, "
-                      "the black mark; grey: not graded</text>",
-                      pxnum(bx), pxnum(by - 6));
+  const double bx = 24, bw = std::min(width - 48, 360.0), by = top + gh + 40, bh = 12;
+  body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#222\">err / allowed, the largest in each cell (pass \u2264 1: "
+                      "the black mark)</text>",
+                      pxnum(bx - 12), pxnum(by - 6));
   for (int i = 0; i < 50; ++i) {
     const double v = std::pow(10.0, -3 + 5 * (i + 0.5) / 50);
     body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", pxnum(bx + bw * i / 50), pxnum(by), pxnum(bw / 50 + 0.3),
@@ -83,8 +83,9 @@ std::string render_map(const MapGrid& g) {
   }
   std::string note = g.cell_rows > 1 || g.cell_cols > 1 ? fmt::format("each cell: {} \u00d7 {} elements", g.cell_rows, g.cell_cols)
                                                         : std::string("each cell: one element");
+  note += "; grey: not graded";
   if (g.tile_m > 0 && g.tile_n > 0) note += fmt::format("; dashed: the declared {} \u00d7 {} tiles", g.tile_m, g.tile_n);
-  body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10.5\" fill=\"#555\">{}</text>", pxnum(bx), pxnum(by + bh + 34), html_escape(note));
+  body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10.5\" fill=\"#555\">{}</text>", pxnum(bx - 12), pxnum(by + bh + 34), html_escape(note));
   return fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
                      "aria-label=\"{2}\" font-family=\"system-ui, sans-serif\"><title>{2}</title><rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" "
                      "fill=\"#ffffff\"/><text x=\"12\" y=\"18\" font-size=\"13\" font-weight=\"600\" fill=\"#111\">{2}</text>",

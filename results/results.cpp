@@ -198,8 +198,15 @@ int err_frac_bucket(double frac) {
 
 const std::vector<std::string>& err_frac_bucket_labels() {
   static const std::vector<std::string> l = [] {
-    std::vector<std::string> v = {"0", "\u22642^-10"};
-    for (int b = 2; b <= 10; ++b) v.push_back("\u22642^" + std::to_string(b - 11));
+    // 2 to a negative power with superscript digits: "\u22642\u207b\u00b9\u2070" is "<=2^-10".
+    auto pow2 = [](int e) {
+      static const char* sup[] = {"\u2070", "\u00b9", "\u00b2", "\u00b3", "\u2074", "\u2075", "\u2076", "\u2077", "\u2078", "\u2079"};
+      std::string t = "\u22642\u207b";
+      for (char d : std::to_string(-e)) t += sup[d - '0'];
+      return t;
+    };
+    std::vector<std::string> v = {"0", pow2(-10)};
+    for (int b = 2; b <= 10; ++b) v.push_back(pow2(b - 11));
     v.push_back("\u22641");
     for (const char* x : {"\u22642", "\u22644", "\u226416", ">16", "Inf/NaN"}) v.push_back(x);
     return v;

@@ -71,7 +71,7 @@ bool cancellation_dominated(double ref, double abs_sum);
 /// 14: (4, 16], 15: above 16, 16: non-finite output where the reference is finite.
 inline constexpr int kErrFracBuckets = 17;
 int err_frac_bucket(double frac);
-/// The bucket's label ("0", "\u22642^-10", ..., "\u22641", "\u22642", ">16", "Inf/NaN").
+/// The buckets' labels: "0", "<=2^-10" (with \u2264 and superscript digits), ..., "<=1", "<=2", "<=4", "<=16", ">16", "Inf/NaN".
 const std::vector<std::string>& err_frac_bucket_labels();
 
 /// err / allowed over the M x N output, downsampled keeping the maximum: cell (r, c) holds the largest
