@@ -42,9 +42,11 @@ std::string comparison_section(const RunResult& o, std::size_t oi, const RunResu
   s += fmt::format("<p class=\"muted\">Old: run {} ({}, <code>{}</code>); new: run {} ({}, <code>{}</code>). The error fraction is the "
                    "largest |c \u2212 ref| / allowed of a case (the envelope\u2019s per-element bound; pass \u2264 1); it grew when the new "
                    "one exceeds {:g}\u00d7 the old, fractions below 2<sup>\u221210</sup> counting as 2<sup>\u221210</sup> (far from the "
-                   "gate, their changes do not matter). Speed: the median time of the timed runs; compare runs made on the same machine.</p>",
+                   "gate, their changes do not matter). Speed: the median time of the timed runs, compared only where both runs timed the case at least {} times (a median of "
+                   "fewer is noise); compare runs made on the same machine. Flipped verdicts are listed first, then grown error fractions.</p>",
                    oi + 1, html_escape(o.env.timestamp.empty() ? "no timestamp" : o.env.timestamp), html_escape(o.env.command), ni + 1,
-                   html_escape(n.env.timestamp.empty() ? "no timestamp" : n.env.timestamp), html_escape(n.env.command), d.growth_factor);
+                   html_escape(n.env.timestamp.empty() ? "no timestamp" : n.env.timestamp), html_escape(n.env.command), d.growth_factor,
+                   kCompareMinTimedRuns);
   if (!d.changes.empty()) {
     s += "<div class=\"scroll\"><table class=\"diff\"><thead><tr><th>case</th><th>kernel</th><th>verdict (old \u2192 new)</th>"
          "<th class=\"num\">error fraction old</th><th class=\"num\">error fraction new</th><th>ratio</th><th class=\"num\">time ms old</th>"

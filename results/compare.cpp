@@ -46,7 +46,7 @@ RunComparison compare_runs(const RunResult& old_run, const RunResult& new_run, d
       c.grew = nf > growth_factor * of || (std::isinf(nf) && !std::isinf(of));
       c.shrank = of > growth_factor * nf || (std::isinf(of) && !std::isinf(nf));
     }
-    if (o.time_ms_median > 0 && n.time_ms_median > 0) {
+    if (o.time_ms_median > 0 && n.time_ms_median > 0 && o.timed_runs >= kCompareMinTimedRuns && n.timed_runs >= kCompareMinTimedRuns) {
       c.time_ratio = n.time_ms_median / o.time_ms_median;
       c.slower = c.time_ratio > speed_factor;
       c.faster = c.time_ratio < 1 / speed_factor;
@@ -55,6 +55,11 @@ RunComparison compare_runs(const RunResult& old_run, const RunResult& new_run, d
   }
   for (std::size_t oi = 0; oi < old_run.cases.size(); ++oi)
     if (!old_seen[oi]) d.only_old.push_back(oi);
+  // What a reviewer reads first: flipped verdicts, then grown error fractions, then the rest.
+  std::stable_sort(d.changes.begin(), d.changes.end(), [](const CaseChange& a, const CaseChange& b) {
+    auto rank = [](const CaseChange& c) { return c.flipped ? 0 : c.grew ? 1 : 2; };
+    return rank(a) < rank(b);
+  });
   return d;
 }
 

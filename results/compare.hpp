@@ -16,8 +16,10 @@ namespace fpcert {
 inline constexpr double kCompareFracFloor = 0x1p-10;
 /// A case's error fraction "grew" when new > factor * max(old, floor).
 inline constexpr double kCompareGrowthFactor = 2;
-/// A case's median time "changed" when new / old leaves [1 / factor, factor] (both timed).
+/// A case's median time "changed" when new / old leaves [1 / factor, factor], both runs having timed the case at
+/// least kCompareMinTimedRuns times (a median of one or two runs on a busy host is noise: the CPU models' default).
 inline constexpr double kCompareSpeedFactor = 1.1;
+inline constexpr int kCompareMinTimedRuns = 3;
 
 struct CaseChange {
   std::string kernel, case_id;
@@ -27,13 +29,13 @@ struct CaseChange {
   bool shrank = false;    ///< err_frac_max shrank beyond it (for the record; never a regression)
   bool slower = false, faster = false;
   double frac_ratio = 0;  ///< new err_frac_max / max(old, floor); 0 when either case was not graded
-  double time_ratio = 0;  ///< new median time / old; 0 when either was not timed
+  double time_ratio = 0;  ///< new median time / old; 0 when either was timed fewer than kCompareMinTimedRuns times
 };
 
 struct RunComparison {
   double growth_factor = kCompareGrowthFactor, speed_factor = kCompareSpeedFactor;
   std::size_t matched = 0;
-  std::vector<CaseChange> changes;                            ///< the matched cases with some change, in the new run's order
+  std::vector<CaseChange> changes;  ///< the matched cases with some change: flips first, then growth, then the rest (new run's order within)
   std::vector<std::size_t> only_old, only_new;                ///< indices of cases in one run only
   int count_flipped() const;
   int count_regressions() const;                              ///< pass -> anything else, and growth

@@ -52,6 +52,7 @@ CaseResult make_case(const std::string& kernel, const std::string& id, CaseStatu
   c.status = st;
   c.metrics.err_frac_max = frac;
   c.time_ms_median = ms;
+  c.timed_runs = ms > 0 ? 10 : 0;
   return c;
 }
 }  // namespace
@@ -104,7 +105,7 @@ TEST_CASE("comparison: flipped verdicts, error fractions grown beyond 2x (small 
   const RunComparison d = compare_runs(o, n);
   CHECK(d.matched == 4);
   REQUIRE(d.changes.size() == 3);
-  CHECK(d.changes[0].case_id == "a");
+  CHECK(d.changes[0].case_id == "a");  // flips first (here it is also first in the run)
   CHECK(d.changes[0].flipped);
   CHECK(d.changes[0].grew);
   CHECK(d.changes[0].frac_ratio == doctest::Approx(10));
@@ -123,6 +124,18 @@ TEST_CASE("comparison: flipped verdicts, error fractions grown beyond 2x (small 
   const std::string text = comparison_text(d, o, n);
   CHECK(text.find("1 verdict(s) flipped") != std::string::npos);
   CHECK(text.find("a on k: verdict pass -> fail; error fraction 0.3 -> 3") != std::string::npos);
+  // Timings of fewer than 3 runs are not compared (noise); a flip is listed before a speed change.
+  RunResult o2 = o, n2 = n;
+  for (auto* r : {&o2, &n2})
+    for (auto& c : r->cases) c.timed_runs = 2;
+  for (const CaseChange& c : compare_runs(o2, n2).changes) CHECK((c.time_ratio == 0 && !c.slower && !c.faster));
+  std::swap(n2.cases[0], n2.cases[1]);  // b (speed only, with 10 runs) now comes before a (flipped) in the new run
+  for (auto* r : {&o2, &n2})
+    for (auto& c : r->cases) c.timed_runs = 10;
+  const RunComparison d2 = compare_runs(o2, n2);
+  REQUIRE(d2.changes.size() == 3);
+  CHECK(d2.changes[0].case_id == "a");
+  CHECK(d2.changes[1].case_id == "b");
   // A run compared with itself changes nothing.
   CHECK(compare_runs(n, n).changes.empty());
 }
