@@ -15,7 +15,9 @@ std::string render_map(const MapGrid& g) {
   const double side = 400;
   const double cell = std::clamp(std::floor(side / static_cast<double>(std::max<std::int64_t>({g.rows, g.cols, 1}))), 3.0, 28.0);
   const double left = 58, top = 40, gw = cell * static_cast<double>(g.cols), gh = cell * static_cast<double>(g.rows);
-  const double width = std::max(left + gw + 20, 420.0), height = top + gh + 96;
+  std::size_t title_chars = 0;  // UTF-8 code points of the title, which must fit (13 px bold: about 8 px each)
+  for (unsigned char ch : g.title) title_chars += (ch & 0xC0) != 0x80;
+  const double width = std::max({left + gw + 20, 420.0, 24 + 8.0 * static_cast<double>(title_chars)}), height = top + gh + 96;
   std::string body;
   // Background: the colour of an exact output; then every cell that differs from it.
   const std::string zero = scale.colour(0);
