@@ -154,13 +154,28 @@ def main(argv):
     base = [fpcert, "certify", "--kernel", "model_gemm_f32", "--suite", "quick", "--no-mutation", "--mn", "24"]
     rc, out, err = run(base + ["--json", q1])
     expect(rc == 0 and os.path.exists(q1), f"certify quick --json (exit {rc}) {err.strip()[-300:]}")
-    rc, out, err = run(base + ["--compare", q1, "--json", q2, "--html", qh])
+    rc, out, err = run(base + ["--compare", q1, "--json", q2, "--html", qh, "--error-maps"])
     expect(rc == 0 and "compared with" in out and "0 verdict(s) flipped" in out,
            f"certify --compare: the comparison printed, nothing flipped (exit {rc}) {out.strip()[-300:]} {err.strip()[-300:]}")
+    for path, maps in ((q1, False), (q2, True)):
+        if os.path.exists(path):
+            with open(path) as fh:
+                cases = json.load(fh)["cases"]
+            have = [("error_map" in c) for c in cases if c["status"] == "pass"]
+            expect(len(have) > 0 and all(h == maps for h in have),
+                   f"{os.path.basename(path)}: passing cases {'carry' if maps else 'carry no'} error maps ({sum(have)} of {len(have)})")
+            for c in cases:
+                if "error_map" in c:
+                    e = c["error_map"]
+                    expect(e["rows"] * e["cols"] == len(e["max_frac"]) and e["rows"] <= 64 and e["cols"] <= 64,
+                           f"{c['case']}: error map {e['rows']}x{e['cols']} cells, at most 64 a side")
+                    break
     if os.path.exists(qh):
         expect(check_html(qh, [("r0", q1), ("r1", q2)]) == 0, "certify --compare --html: strict parse, numbers equal the JSON's")
         with open(qh) as fh:
-            expect('<section class="compare"' in fh.read(), "certify --compare --html holds the comparison")
+            h = fh.read()
+        expect('<section class="compare"' in h, "certify --compare --html holds the comparison")
+        expect("Error maps of passing cases" in h, "certify --error-maps --html draws the passing cases' maps")
     rc, out, err = run(base + ["--compare", os.path.join(d, "missing.json")])
     expect(rc == 2 and "missing.json" in err, f"certify --compare on a missing file: exit {rc}, message {err.strip()!r}")
 
