@@ -27,14 +27,7 @@ std::string html_report(const ReportInput& in) {
   s += banner(in);
   s += overview(in);
   // Run-to-run comparison: each run against the latest earlier run of the same suite with cases in common.
-  for (std::size_t i = 0; i < in.runs.size(); ++i)
-    for (std::size_t j = i; j-- > 0;) {
-      const RunResult &o = in.runs[j], &n = in.runs[i];
-      if (o.suite != n.suite || o.kind == RunKind::Conversion || n.kind == RunKind::Conversion) continue;
-      if (compare_runs(o, n).matched == 0) continue;
-      s += comparison_section(o, j, n, i);
-      break;
-    }
+  for (const auto& [o, n] : comparable_runs(in.runs)) s += comparison_section(in.runs[o], o, in.runs[n], n);
   for (std::size_t i = 0; i < in.runs.size(); ++i) s += run_section(in.runs[i], i);
   for (std::size_t i = 0; i < in.conversions.size(); ++i)
     s += conversion_section(in.conversions[i], fmt::format("conv-{}", i), fmt::format("c{}", i), "");

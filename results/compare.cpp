@@ -63,6 +63,19 @@ RunComparison compare_runs(const RunResult& old_run, const RunResult& new_run, d
   return d;
 }
 
+std::vector<std::pair<std::size_t, std::size_t>> comparable_runs(const std::vector<RunResult>& runs) {
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (std::size_t j = i; j-- > 0;) {
+      const RunResult &o = runs[j], &n = runs[i];
+      if (o.suite != n.suite || o.kind == RunKind::Conversion || n.kind == RunKind::Conversion) continue;
+      if (compare_runs(o, n).matched == 0) continue;
+      pairs.emplace_back(j, i);
+      break;
+    }
+  return pairs;
+}
+
 int RunComparison::count_regressions() const {
   return static_cast<int>(std::count_if(changes.begin(), changes.end(), [](const CaseChange& c) { return c.grew; }));
 }

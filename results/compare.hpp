@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "results/results.hpp"
@@ -45,7 +46,11 @@ struct RunComparison {
 RunComparison compare_runs(const RunResult& old_run, const RunResult& new_run, double growth_factor = kCompareGrowthFactor,
                            double speed_factor = kCompareSpeedFactor);
 
-/// The comparison as a few lines of text (certify --compare prints it).
+/// The runs a report compares: each run (new) with the latest earlier run (old) of the same suite that has cases in
+/// common with it; conversion runs are never compared. Pairs (old index, new index), in the new run's order.
+std::vector<std::pair<std::size_t, std::size_t>> comparable_runs(const std::vector<RunResult>& runs);
+
+/// The comparison as a few lines of text (certify --compare and fpcert report print it).
 std::string comparison_text(const RunComparison& d, const RunResult& old_run, const RunResult& new_run);
 
 }  // namespace fpcert

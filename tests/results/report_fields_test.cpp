@@ -139,3 +139,17 @@ TEST_CASE("comparison: flipped verdicts, error fractions grown beyond 2x (small 
   // A run compared with itself changes nothing.
   CHECK(compare_runs(n, n).changes.empty());
 }
+
+TEST_CASE("comparable runs: each run with the latest earlier run of its suite that shares a case; never across suites") {
+  auto run = [](const std::string& suite, const std::string& kernel) {
+    RunResult r;
+    r.suite = suite;
+    r.cases = {make_case(kernel, "a", CaseStatus::Pass, 0.1, 0)};
+    return r;
+  };
+  const std::vector<RunResult> runs = {run("quick", "k"), run("certify", "k"), run("quick", "other"), run("quick", "k"), run("quick", "k")};
+  const auto pairs = comparable_runs(runs);
+  REQUIRE(pairs.size() == 2);
+  CHECK(pairs[0] == std::make_pair(std::size_t{0}, std::size_t{3}));  // run 2 (another kernel) shares no case with run 3
+  CHECK(pairs[1] == std::make_pair(std::size_t{3}, std::size_t{4}));  // the latest earlier one
+}
