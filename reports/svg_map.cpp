@@ -23,21 +23,35 @@ std::string render_map(const MapGrid& g) {
   const std::string zero = scale.colour(0);
   body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#888\" stroke-width=\"1\"/>", pxnum(left),
                       pxnum(top), pxnum(gw), pxnum(gh), zero);
+  // Runs of equal colour along a row are one rect (a red tail stripe is a few rects, not hundreds); the failing
+  // and ungraded cells of a small map (at most 32 x 32 cells) carry a tooltip with their elements and value,
+  // which makes them rects of their own. The file stays small whatever the map.
+  const bool tips = g.rows * g.cols <= 1024;
   for (std::int64_t r = 0; r < g.rows; ++r)
-    for (std::int64_t c = 0; c < g.cols; ++c) {
+    for (std::int64_t c = 0; c < g.cols;) {
       const double v = g.values[static_cast<std::size_t>(r * g.cols + c)];
       const std::string fill = scale.colour(v);
-      if (fill == zero) continue;
-      std::string tip;
-      if (!(v <= 1)) {  // the failing cells (and the ungraded ones) say where they are
-        const std::int64_t i0 = r * g.cell_rows, i1 = std::min(g.m, i0 + g.cell_rows) - 1;
-        const std::int64_t j0 = c * g.cell_cols, j1 = std::min(g.n, j0 + g.cell_cols) - 1;
-        tip = fmt::format("<title>rows {}{}, columns {}{}: {}</title>", i0, i1 > i0 ? fmt::format("\u2013{}", i1) : "", j0,
-                          j1 > j0 ? fmt::format("\u2013{}", j1) : "",
-                          std::isnan(v) ? std::string("not graded") : fmt::format("max err / allowed = {:.4g}", v));
+      const bool tipped = tips && !(v <= 1);
+      std::int64_t run = 1;
+      if (!tipped)
+        while (c + run < g.cols) {
+          const double w = g.values[static_cast<std::size_t>(r * g.cols + c + run)];
+          if (scale.colour(w) != fill || (tips && !(w <= 1))) break;
+          ++run;
+        }
+      if (fill != zero) {
+        std::string tip;
+        if (tipped) {
+          const std::int64_t i0 = r * g.cell_rows, i1 = std::min(g.m, i0 + g.cell_rows) - 1;
+          const std::int64_t j0 = c * g.cell_cols, j1 = std::min(g.n, j0 + g.cell_cols) - 1;
+          tip = fmt::format("<title>rows {}{}, columns {}{}: {}</title>", i0, i1 > i0 ? fmt::format("\u2013{}", i1) : "", j0,
+                            j1 > j0 ? fmt::format("\u2013{}", j1) : "",
+                            std::isnan(v) ? std::string("not graded") : fmt::format("max err / allowed = {:.4g}", v));
+        }
+        body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>", pxnum(left + cell * static_cast<double>(c)),
+                            pxnum(top + cell * static_cast<double>(r)), pxnum(cell * static_cast<double>(run)), pxnum(cell), fill, tip);
       }
-      body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>", pxnum(left + cell * static_cast<double>(c)),
-                          pxnum(top + cell * static_cast<double>(r)), pxnum(cell), pxnum(cell), fill, tip);
+      c += run;
     }
   // Tile boundaries (element coordinates -> pixels).
   auto tile_lines = [&](std::int64_t tile, std::int64_t extent, std::int64_t per_cell, bool vertical) {
