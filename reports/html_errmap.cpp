@@ -40,18 +40,29 @@ std::string error_map_block(const CaseResult& c, const std::string& src, const s
   if (c.tile_m > 0 && c.tile_n > 0)
     side += fmt::format(" in the kernel\u2019s declared {}\u00d7{} tiles", vint(src, base + "/tile/m", c.tile_m), vint(src, base + "/tile/n", c.tile_n));
   side += ":</p><ol class=\"worstlist\">";
-  for (std::size_t w = 0; w < c.worst.size(); ++w) {
-    const WorstElement& x = c.worst[w];
-    const std::string p = fmt::format("{}/worst/{}", base, w);
-    const double frac = x.allowed > 0 ? x.err / x.allowed : INFINITY;
-    side += fmt::format("<li>({}, {}){}: course gate err / allowed \u2248 {}</li>", vint(src, p + "/i", x.i), vint(src, p + "/j", x.j),
-                        c.tile_m > 0 ? " \u2014 " + html_escape(tile_position(c, x.i, x.j)) : "",
-                        std::isfinite(frac) ? fmt::format("{:.3g}", frac) : std::string("\u221e (non-finite)"));
+  if (!c.worst_envelope.empty()) {
+    // The map's own elements: err / allowed under the envelope, as the map colours them.
+    for (std::size_t w = 0; w < c.worst_envelope.size(); ++w) {
+      const ElementFraction& x = c.worst_envelope[w];
+      const std::string p = fmt::format("{}/worst_envelope/{}", base, w);
+      side += fmt::format("<li>({}, {}){}: err / allowed {}</li>", vint(src, p + "/i", x.i), vint(src, p + "/j", x.j),
+                          c.tile_m > 0 ? " \u2014 " + html_escape(tile_position(c, x.i, x.j)) : "",
+                          vnum(src, p + "/frac", x.frac, x.frac > 1 ? "badt" : ""));
+    }
+  } else {
+    // Results written before the envelope's worst elements were kept: the course gate's.
+    for (std::size_t w = 0; w < c.worst.size(); ++w) {
+      const WorstElement& x = c.worst[w];
+      const std::string p = fmt::format("{}/worst/{}", base, w);
+      side += fmt::format("<li>({}, {}){}</li>", vint(src, p + "/i", x.i), vint(src, p + "/j", x.j),
+                          c.tile_m > 0 ? " \u2014 " + html_escape(tile_position(c, x.i, x.j)) : "");
+    }
   }
   side += "</ol>";
   if (c.tile_m <= 0) side += "<p class=\"muted\">The kernel declares no tile shape (traits tile_m \u00d7 tile_n): indices are in C.</p>";
-  side += "<p class=\"muted\">The worst elements are ranked by the course gate (the design source\u2019s normwise allowance, "
-          "reported); the map is coloured by the envelope (the per-element bound that decides), so their fractions differ.</p></div>";
+  side += c.worst_envelope.empty() ? "<p class=\"muted\">Ranked by the course gate (these results hold no envelope ranking).</p></div>"
+                                   : "<p class=\"muted\">Ranked by err / allowed under the envelope, as the map is coloured; the table "
+                                     "below ranks by the course gate (the design source\u2019s normwise allowance, reported).</p></div>";
   return "<div class=\"mapbox\">" +
          figure(svg::render_map(g), "Each cell is coloured by the largest err / allowed of the elements it covers (allowed: the envelope\u2019s "
                                "per-element bound): blue within the bound, red beyond it, grey where nothing was graded. Stripes at "

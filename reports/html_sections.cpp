@@ -132,7 +132,7 @@ std::string failure_card(const CaseResult& c, std::size_t idx, const std::string
   if (!extra.empty()) s += "<ul>" + extra + "</ul>";
   s += error_map_block(c, src, b);
   if (!c.worst.empty()) {
-    s += "<p><b>Worst elements</b> (by error over allowed error):</p>";
+    s += "<p><b>Worst elements by the course gate</b> (its error over allowed error), with their bits:</p>";
     s += worst_table(c, src, b);
   }
   s += "</article>";

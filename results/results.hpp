@@ -127,6 +127,12 @@ struct WorstElement {
   double abs_sum = 0;
 };
 
+/// One element's error fraction under the envelope (the error map's worst elements).
+struct ElementFraction {
+  std::int64_t i = 0, j = 0;
+  double frac = 0;  ///< |c - ref'| / allowed (+inf: a non-finite output where the reference is finite)
+};
+
 enum class CaseStatus { Pass, Fail, NotSupported, Crashed, Hung, Error };
 std::string_view to_string(CaseStatus s);
 std::optional<CaseStatus> parse_case_status(std::string_view s);
@@ -242,6 +248,7 @@ struct CaseResult {
   std::vector<WorstElement> worst;
   std::int64_t tile_m = 0, tile_n = 0;   ///< the output tile the kernel declares (0: none); worst elements are shown in it
   std::optional<ErrorMap> error_map;     ///< err / allowed downsampled: failing cases always, passing ones on request
+  std::vector<ElementFraction> worst_envelope;  ///< the largest error fractions (the map's), largest first, at most worst_count
   double time_ms_median = 0, time_ms_mean = 0;
   int timed_runs = 0;
   double tflops = 0;

@@ -206,6 +206,11 @@ json to_json(const CaseResult& c) {
             {"wall_seconds", json_number(c.wall_seconds)}};
   if (!c.family.empty()) j["family"] = c.family;
   if (c.tile_m > 0 && c.tile_n > 0) j["tile"] = {{"m", c.tile_m}, {"n", c.tile_n}};
+  if (!c.worst_envelope.empty()) {
+    json w = json::array();
+    for (const ElementFraction& e : c.worst_envelope) w.push_back({{"i", e.i}, {"j", e.j}, {"frac", json_number(e.frac)}});
+    j["worst_envelope"] = w;
+  }
   if (c.error_map) {
     json cells = json::array();
     for (double v : c.error_map->max_frac) cells.push_back(json_number(v));
@@ -313,6 +318,9 @@ CaseResult case_from_json(const json& j) {
     c.tile_n = integer<std::int64_t>(t, "n");
     if (c.tile_m < 0 || c.tile_n < 0) throw InputError("case '" + c.case_id + "': a tile extent must not be negative");
   }
+  if (j.contains("worst_envelope"))
+    for (const auto& w : j.at("worst_envelope"))
+      c.worst_envelope.push_back({integer<std::int64_t>(w, "i"), integer<std::int64_t>(w, "j"), num(w, "frac")});
   if (j.contains("error_map")) {
     const json& e = j.at("error_map");
     ErrorMap em;

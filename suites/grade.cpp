@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "base/parallel.hpp"
 #include "kernels/emu/split.hpp"
@@ -68,9 +69,20 @@ std::vector<std::uint64_t> err_frac_histogram(const std::vector<double>& fracs) 
   return h;
 }
 
-/// The error fraction's statistics, histogram and map (m x n fractions, NaN: not graded) into out.
-void record_error_fractions(const std::vector<double>& fracs, std::int64_t m, std::int64_t n, CaseResult& out) {
+/// The error fraction's statistics, histogram, map and `keep` worst elements (m x n fractions, NaN: not graded) into out.
+void record_error_fractions(const std::vector<double>& fracs, std::int64_t m, std::int64_t n, std::size_t keep, CaseResult& out) {
   Metrics& M = out.metrics;
+  // The worst elements, largest first (ties: the smaller index first), kept in a short sorted list.
+  std::vector<std::pair<double, std::int64_t>> worst;
+  for (std::size_t x = 0; x < fracs.size(); ++x) {
+    const double f = fracs[x];
+    if (std::isnan(f) || (worst.size() == keep && !(f > worst.back().first))) continue;
+    auto at = std::find_if(worst.begin(), worst.end(), [&](const auto& w) { return f > w.first; });
+    worst.insert(at, {f, static_cast<std::int64_t>(x)});
+    if (worst.size() > keep) worst.pop_back();
+  }
+  out.worst_envelope.clear();
+  for (const auto& [f, x] : worst) out.worst_envelope.push_back({x / std::max<std::int64_t>(n, 1), x % std::max<std::int64_t>(n, 1), f});
   M.err_frac_hist = err_frac_histogram(fracs);
   std::vector<double> graded;
   graded.reserve(fracs.size());
@@ -176,7 +188,7 @@ void judge_tiers(const GradeInput& in, CaseResult& out) {
   }
   std::vector<double> fracs;
   const EnvelopeVerdict ev = evaluate_envelope(env, of, p.m, p.n, rop, codes, row_in, col_in, &fracs);
-  record_error_fractions(fracs, p.m, p.n, out);
+  record_error_fractions(fracs, p.m, p.n, static_cast<std::size_t>(std::max(in.worst_count, 1)), out);
   std::vector<double> got(mn);
   for (std::size_t x = 0; x < mn; ++x) got[x] = to_double(of, codes[x]);
   add(CheckKind::Envelope, ev.exceed == 0,

@@ -94,6 +94,7 @@ TEST_CASE("the failure card of a tile-tail bug draws its error map and places th
   CHECK(card.find("— tile (") != std::string::npos);
   CHECK(card.find("(tail ") != std::string::npos);
   CHECK(card.find("<th>in the declared tile</th>") != std::string::npos);
+  CHECK(card.find("/worst_envelope/0/frac") != std::string::npos);  // the map's worst elements, tagged
   // The full-tile case passes, so it draws no map.
   CHECK(html.find("Error map: full_32x48") == std::string::npos);
 }

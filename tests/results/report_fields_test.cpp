@@ -66,6 +66,7 @@ TEST_CASE("the error map and the tile survive JSON; a map beyond the bound or of
   c.metrics.err_frac_hist = {1, 2, 3};
   c.metrics.predicted_err_frac_hist = {4, 5};
   c.metrics.ulp_cancelled = 7;
+  c.worst_envelope = {{99, 2, INFINITY}, {98, 0, 3.5}};
   c.error_map = ErrorMap{50, 3, 2, 1, {}};
   for (int i = 0; i < 150; ++i) c.error_map->max_frac.push_back(i == 149 ? INFINITY : i == 0 ? NAN : i * 0.01);
   const CaseResult b = case_from_json(to_json(c));
@@ -75,6 +76,10 @@ TEST_CASE("the error map and the tile survive JSON; a map beyond the bound or of
   CHECK(b.metrics.err_frac_hist == c.metrics.err_frac_hist);
   CHECK(b.metrics.predicted_err_frac_hist == c.metrics.predicted_err_frac_hist);
   CHECK(b.metrics.ulp_cancelled == 7);
+  REQUIRE(b.worst_envelope.size() == 2);
+  CHECK(std::isinf(b.worst_envelope[0].frac));
+  CHECK(b.worst_envelope[1].i == 98);
+  CHECK(b.worst_envelope[1].frac == 3.5);
   REQUIRE(b.error_map);
   CHECK(b.error_map->rows == 50);
   CHECK(b.error_map->cell_rows == 2);

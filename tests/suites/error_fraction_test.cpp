@@ -49,6 +49,10 @@ TEST_CASE("a correct kernel: the error fraction is the envelope's, and the measu
   // Equal bit for bit to its emulation, so graded the same way it lands in the same buckets.
   CHECK(c.metrics.predicted_err_frac_hist == c.metrics.err_frac_hist);
   CHECK(c.metrics.predicted_ulp_hist == c.metrics.ulp_hist);
+  // The worst elements under the envelope: the largest fraction first, the first one the maximum.
+  REQUIRE(c.worst_envelope.size() == 5);
+  CHECK(c.worst_envelope[0].frac == c.metrics.err_frac_max);
+  for (std::size_t w = 1; w < c.worst_envelope.size(); ++w) CHECK(c.worst_envelope[w].frac <= c.worst_envelope[w - 1].frac);
   CHECK_FALSE(c.error_map);  // passing: no map unless asked
   CHECK(graded("model_gemm_f16_f32acc", p, true).error_map);
 }
@@ -88,6 +92,13 @@ TEST_CASE("a tile-tail bug: the failing cells of the error map are in the partia
   for (const WorstElement& w : c.worst) {
     const bool in_tail = w.i >= 32 || w.j >= 32;
     CHECK(in_tail);
+  }
+  REQUIRE(!c.worst_envelope.empty());
+  for (const ElementFraction& w : c.worst_envelope) {
+    const bool in_tail = w.i >= 32 || w.j >= 32;
+    CHECK(in_tail);
+    CHECK(w.frac > 1);
+    CHECK(e.max_frac[static_cast<std::size_t>(w.i * 40 + w.j)] == w.frac);  // the map shows the same value there
   }
 }
 
