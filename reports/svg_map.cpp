@@ -27,6 +27,7 @@ std::string render_map(const MapGrid& g) {
   // and ungraded cells of a small map (at most 32 x 32 cells) carry a tooltip with their elements and value,
   // which makes them rects of their own. The file stays small whatever the map.
   const bool tips = g.rows * g.cols <= 1024;
+  body += "<g shape-rendering=\"crispEdges\">";  // no anti-aliased seams between neighbouring cells
   for (std::int64_t r = 0; r < g.rows; ++r)
     for (std::int64_t c = 0; c < g.cols;) {
       const double v = g.values[static_cast<std::size_t>(r * g.cols + c)];
@@ -53,6 +54,7 @@ std::string render_map(const MapGrid& g) {
       }
       c += run;
     }
+  body += "</g>";
   // Tile boundaries (element coordinates -> pixels).
   auto tile_lines = [&](std::int64_t tile, std::int64_t extent, std::int64_t per_cell, bool vertical) {
     if (tile <= 0) return;
