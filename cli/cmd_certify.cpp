@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "base/atomic_file.hpp"
@@ -25,6 +26,7 @@
 #include "reports/mutation_report.hpp"
 #include "reports/table.hpp"
 #include "plugin/loader.hpp"
+#include "results/compare.hpp"
 #include "results/results_json.hpp"
 #include "suites/grade.hpp"
 #include "suites/conversion_suite.hpp"
@@ -56,6 +58,8 @@ struct SuiteArgs {
   std::string preset;                ///< run-suite --preset P: the suite as a published source states it (docs/experiments.md)
   std::string card = "probe";        ///< --card: probe | none | FILE (behaviour cards of the tensor-core instructions)
   std::uint64_t card_samples = 1'000'000;  ///< --card-samples: validation samples per probed instruction
+  std::string compare;               ///< --compare OLD.json: what changed from that run (docs/report.md)
+  bool error_maps = false;           ///< --error-maps: keep the error map of passing cases too
 };
 
 
@@ -182,7 +186,15 @@ int run(const SuiteArgs& a, const char* verb) {
   }
   // Every output checked before anything runs: writable, not a directory, no two the same file, not
   // the config (base/output_path.hpp). Output folders of a config may not exist yet: made here.
-  const auto plans = check_outputs({{"--json", a.json}, {"--junit", a.junit}, {"--html", a.html}}, {a.config}, !a.config.empty());
+  const auto plans = check_outputs({{"--json", a.json}, {"--junit", a.junit}, {"--html", a.html}}, {a.config, a.compare}, !a.config.empty());
+  // --compare: the old run is read before anything runs (a bad file is exit 2 and costs nothing).
+  std::optional<RunResult> old_run;
+  if (!a.compare.empty()) {
+    ReportInput old_in;
+    read_report_file(a.compare, old_in);
+    if (old_in.runs.size() != 1) throw InputError("--compare " + a.compare + ": expected the results of one certify or run-suite run");
+    old_run = std::move(old_in.runs.front());
+  }
   for (const OutputPlan& p : plans)
     if (p.how == OutputHow::Replace && !a.config.empty()) {
       const auto dir = std::filesystem::path(p.target).parent_path();
@@ -245,6 +257,7 @@ int run(const SuiteArgs& a, const char* verb) {
     o.isolate_timeout_s = a.timeout_s;
     o.run.timeout_ms = a.timeout_s * 1000;
     o.run.strongest = strongest;
+    o.run.error_maps = a.error_maps;
     o.baseline = a.baseline;
     o.baseline_factor = a.factor;
     if (partial_file) o.jsonl_path = suites.size() == 1 ? a.json + ".partial.jsonl" : a.json + "." + suite->name + ".partial.jsonl";
@@ -339,9 +352,13 @@ int run(const SuiteArgs& a, const char* verb) {
     write_file_atomic(a.junit, junit_all(results));
     fmt::print("JUnit: {}\n", a.junit);
   }
+  if (old_run) fmt::print("{}", comparison_text(compare_runs(*old_run, r), *old_run, r));
   if (!a.html.empty()) {  // output.html of fpcert.toml arrives here too; one report for every suite of the run
-    write_html_report(a.html, results);
-    fmt::print("HTML report: {}\n", a.html);
+    ReportInput in;
+    if (old_run) in.runs.push_back(*old_run);  // first: the report compares each run with the old one of its suite
+    in.runs.insert(in.runs.end(), results.begin(), results.end());
+    write_html_report(a.html, in);
+    fmt::print("HTML report: {}{}\n", a.html, old_run ? " (with the comparison)" : "");
   }
   if (r.count(CaseStatus::NotSupported) == static_cast<int>(r.cases.size())) {
     std::fprintf(stderr, "fpcert: nothing ran: every case was not supported (%s)\n",
@@ -384,6 +401,11 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   app->add_option("--json", a->json, "Write results JSON here (cases are appended to FILE.partial.jsonl as they finish)")->check(path_text());
   app->add_option("--junit", a->junit, "Write JUnit XML here")->check(path_text());
   app->add_option("--html", a->html, "Write a self-contained HTML report here")->check(path_text());
+  app->add_option("--compare", a->compare,
+                  "Results JSON of an earlier run of the same suite: print what changed (flipped verdicts, error fractions grown "
+                  "beyond 2x, speed) and put the comparison in --html")
+      ->check(path_text());
+  app->add_flag("--error-maps", a->error_maps, "Keep the error map (err / allowed over C, downsampled) of passing cases too; failing ones always have it");
   app->add_option("--case", a->only_case, "Run only this case of the suite");
   app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases")->check(integer_in(1, 1 << 30));
   app->add_option("--variant", a->variant, "Gate variant for every case: independent, componentwise, worstcase");

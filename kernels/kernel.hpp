@@ -82,6 +82,9 @@ struct KernelTraits {
   SummationOrder sum_order;            ///< the same, machine-readable (kernels/order.hpp): what the bitwise tier emulates
   InputDomain domain;                  ///< where the traits hold (default: every input the formats can store)
   BlockScaling block;                  ///< block-scaled kernels: how A and B are quantized first
+  /// The output tile one thread block (or one step of a tiled loop) computes, rows x columns of C (0: not
+  /// declared). Only reports read it: the worst elements are shown in tile coordinates (docs/report.md).
+  std::int64_t tile_m = 0, tile_n = 0;
 };
 
 /// One GEMM call: C (m x n, row-major, ldc) = A (m x k) * B (k x n), pointers in the kernel's

@@ -56,6 +56,25 @@ std::string run_section(const RunResult& r, std::size_t ri);
 std::string conversion_section(const ConversionResult& c, const std::string& id, const std::string& src, const std::string& base);
 std::string banner(const ReportInput& in);
 
+// reports/html_overview.cpp
+/// A run of GEMM cases (whatever its kind says: a suite of experiments runs GEMM cases too): a column of the matrix.
+bool gemm_run(const RunResult& r);
+/// The first screen: the kernel x suite matrix of verdicts, tiers, mutation scores; environments folded. "" without GEMM runs.
+std::string overview(const ReportInput& in);
+
+// reports/html_errmap.cpp
+/// A case's error map (its ErrorMap, when it carries one) with the worst elements in tile coordinates
+/// beside it; "" when the case has no map.
+std::string error_map_block(const CaseResult& c, const std::string& src, const std::string& base);
+/// The error maps of the passing cases that carry one (certify --error-maps); "" when none does.
+std::string passing_error_maps(const RunResult& r, const std::string& src);
+/// "tile (ti, tj), at (r, c)" of element (i, j) for the case's declared tile, with "tail" where the tile is partial.
+std::string tile_position(const CaseResult& c, std::int64_t i, std::int64_t j);
+
+// reports/html_compare.cpp
+/// What changed from run `oi` to run `ni` (same suite): flipped verdicts, error-fraction growth, speed.
+std::string comparison_section(const RunResult& old_run, std::size_t oi, const RunResult& new_run, std::size_t ni);
+
 // reports/html_experiments.cpp
 /// A run of a suite's preset (notes "preset"): the source's metrics beside fpcert's verdict; "" otherwise.
 std::string preset_table(const RunResult& r, const std::string& src);

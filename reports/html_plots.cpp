@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
@@ -242,39 +243,64 @@ const std::vector<std::string>& ulp_bucket_labels() {
   return l;
 }
 
-std::string plot_ulp_histograms(const RunResult& r) {
+/// Predicted bars: the kernel's colour, lightened (a predicted group sits beside its measured one).
+std::string lighter(const std::string& hex) {
+  unsigned v = 0;
+  std::sscanf(hex.c_str() + 1, "%x", &v);
+  auto mix = [](unsigned c) { return (c + 2 * 255) / 3; };
+  return fmt::format("#{:02x}{:02x}{:02x}", mix((v >> 16) & 255), mix((v >> 8) & 255), mix(v & 255));
+}
+
+/// One chart per case: each kernel's measured histogram and, where the case had the bitwise tier's emulation,
+/// what the declared arithmetic predicts (the same histogram of the emulated output).
+std::string plot_histograms(const RunResult& r, bool err_frac) {
+  auto measured = [&](const CaseResult& c) -> const std::vector<std::uint64_t>& {
+    return err_frac ? c.metrics.err_frac_hist : c.metrics.ulp_hist;
+  };
+  auto predicted = [&](const CaseResult& c) -> const std::vector<std::uint64_t>& {
+    return err_frac ? c.metrics.predicted_err_frac_hist : c.metrics.predicted_ulp_hist;
+  };
   std::vector<std::string> case_ids, kernels;
   for (const auto& c : r.cases) {
-    if (!graded(c) || c.metrics.ulp_hist.empty()) continue;
+    if (!graded(c) || measured(c).empty()) continue;
     if (std::find(case_ids.begin(), case_ids.end(), c.case_id) == case_ids.end()) case_ids.push_back(c.case_id);
     if (std::find(kernels.begin(), kernels.end(), c.kernel) == kernels.end()) kernels.push_back(c.kernel);
   }
   if (case_ids.empty()) return "";
-  const auto& labels = ulp_bucket_labels();
+  const auto& labels = err_frac ? err_frac_bucket_labels() : ulp_bucket_labels();
   std::string out;
   for (const auto& id : case_ids) {
     std::vector<double> all;
-    std::vector<std::pair<std::size_t, const CaseResult*>> found;
-    for (std::size_t ki = 0; ki < kernels.size(); ++ki)
+    std::vector<const CaseResult*> found;
+    for (const auto& kn : kernels)
       for (const auto& c : r.cases)
-        if (c.case_id == id && c.kernel == kernels[ki] && graded(c) && !c.metrics.ulp_hist.empty()) {
-          found.push_back({ki, &c});
-          for (auto n : c.metrics.ulp_hist) all.push_back(static_cast<double>(n));
+        if (c.case_id == id && c.kernel == kn && graded(c) && !measured(c).empty()) {
+          found.push_back(&c);
+          for (auto n : measured(c)) all.push_back(static_cast<double>(n));
+          for (auto n : predicted(c)) all.push_back(static_cast<double>(n));
         }
     svg::Axis ya = svg::fit_axis(svg::Scale::Log, all, "outputs", true);
     ya.lo = std::min(ya.lo, 1.0);
     svg::BarChart bc(labels, ya, false, 420, 270);
-    bc.title("ULP error: " + id);
-    bc.category_title("ULP error, bucket (previous edge, this edge]");
-    for (auto [ki, c] : found) {
-      std::vector<double> v(labels.size(), 0);
-      std::vector<std::string> tips(labels.size());
-      for (std::size_t b = 0; b < labels.size() && b < c->metrics.ulp_hist.size(); ++b) {
-        v[b] = static_cast<double>(c->metrics.ulp_hist[b]);
-        tips[b] = fmt::format("{} on {}: {} output(s) in bucket {}", id, c->kernel, c->metrics.ulp_hist[b], labels[b]);
-      }
-      bc.group(c->kernel, v, kernel_colour(r, c->kernel), tips);
+    bc.title((err_frac ? "err / allowed: " : "ULP error: ") + id);
+    bc.category_title(err_frac ? "error fraction err / allowed, bucket (previous edge, this edge]" : "ULP error, bucket (previous edge, this edge]");
+    std::int64_t cancelled = 0;
+    for (const CaseResult* c : found) {
+      cancelled += c->metrics.ulp_cancelled;
+      auto add = [&](const std::vector<std::uint64_t>& h, const std::string& name, const std::string& colour) {
+        std::vector<double> v(labels.size(), 0);
+        std::vector<std::string> tips(labels.size());
+        for (std::size_t b = 0; b < labels.size() && b < h.size(); ++b) {
+          v[b] = static_cast<double>(h[b]);
+          tips[b] = fmt::format("{} on {}, {}: {} output(s) in bucket {}", id, c->kernel, name, h[b], labels[b]);
+        }
+        bc.group(found.size() > 1 ? c->kernel + " (" + name + ")" : name, v, colour, tips);
+      };
+      add(measured(*c), "measured", kernel_colour(r, c->kernel));
+      if (!predicted(*c).empty()) add(predicted(*c), "predicted", lighter(kernel_colour(r, c->kernel)));
     }
+    if (!err_frac && cancelled > 0)
+      bc.note(fmt::format("{} cancellation-dominated output(s) left out", cancelled));
     out += figure(bc.render(), "");
   }
   return out;
@@ -339,17 +365,30 @@ std::string plot_exponent_heatmap(const RunResult& r, const std::string& src) {
 
 std::string plots_section(const RunResult& r, const std::string& src, const std::string& id) {
   std::string big = plot_error_vs_k(r) + plot_error_vs_kappa(r) + plot_exponent_heatmap(r, src);
-  std::string small = plot_ulp_histograms(r);
-  if (big.empty() && small.empty()) return "";
+  const std::string fracs = plot_histograms(r, true), ulps = plot_histograms(r, false);
+  if (big.empty() && fracs.empty() && ulps.empty()) return "";
   std::string s = "<h3 id=\"" + id + "-plots\">Plots</h3>";
   if (!big.empty()) s += "<div class=\"figs\">" + big + "</div>";
-  if (!small.empty())
-    s += "<h4>ULP histograms</h4><p class=\"muted\">ULP distance of each output to its correctly rounded reference, in the "
-         "kernel\u2019s output format, one chart per case (colour: kernel). Buckets: [0, \u00bd], (\u00bd, 1], (1, 2], \u2026, "
-         "(2<sup>13</sup>, 2<sup>14</sup>], above 2<sup>14</sup>, and non-finite results; counts on a log axis (an empty bucket draws "
-         "no bar). A correctly rounded kernel has everything in the first bucket; an honest accumulation spreads over a few buckets "
-         "that move right as K grows.</p><div class=\"figs small\">" +
-         small + "</div>";
+  if (!fracs.empty())
+    s += "<h4>Error fraction histograms</h4><p class=\"muted\">Each output\u2019s error as a fraction of the error its "
+         "envelope allows (|c \u2212 ref| / allowed; the case passes iff every output is \u2264 1), one chart per case; dark bars: "
+         "the kernel\u2019s output, light bars beside them: what the declared arithmetic predicts (the bitwise tier\u2019s emulation "
+         "of the kernel\u2019s declared order and roundings, graded the same way; absent where the order cannot be emulated). A "
+         "correct kernel\u2019s bars match the prediction; bars beyond 1 are outputs outside the bound. Buckets on a log scale "
+         "(0 exactly, then powers of two up to 1, then 2, 4, 16, above, non-finite); counts on a log axis.</p><div class=\"figs small\">" +
+         fracs + "</div>";
+  if (!ulps.empty())
+    s += fmt::format(
+        "<h4>ULP histograms</h4><p class=\"muted\">ULP distance of each output to its correctly rounded reference, in the "
+        "kernel\u2019s output format, one chart per case, measured (dark) beside predicted (light, as above). Outputs whose exact value "
+        "is <b>cancellation-dominated</b> \u2014 (|A||B|)<sub>ij</sub> / |ref<sub>ij</sub>| &gt; {:g}, more than 10 bits of the sum "
+        "cancelled, or ref<sub>ij</sub> = 0 \u2014 are left out and counted in their own bucket (the chart\u2019s note and the "
+        "metrics table): their ULP distance measures the cancellation, not the kernel. Buckets: [0, \u00bd], (\u00bd, 1], (1, 2], "
+        "\u2026, (2<sup>13</sup>, 2<sup>14</sup>], above 2<sup>14</sup>, non-finite. A kernel that stores its inputs more narrowly "
+        "than its output (f16 inputs, f32 output) sits far right even when correct: compare it with its prediction.</p>"
+        "<div class=\"figs small\">",
+        kCancellationRatio) +
+         ulps + "</div>";
   return s;
 }
 

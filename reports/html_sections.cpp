@@ -77,18 +77,21 @@ std::string worst_table(const CaseResult& c, const std::string& src, const std::
   std::string s =
       "<div class=\"scroll\"><table class=\"worst\"><thead><tr><th class=\"num\">i</th><th class=\"num\">j</th><th>got (bits)</th>"
       "<th class=\"num\">got</th><th class=\"num\">reference (hi)</th><th class=\"num\">reference (lo)</th><th>reference rounded (bits)</th>"
-      "<th class=\"num\">|err|</th><th class=\"num\">allowed</th><th class=\"num\">ULPs</th><th class=\"num\">(|A||B|)<sub>ij</sub></th>"
-      "</tr></thead><tbody>";
+      "<th class=\"num\">|err|</th><th class=\"num\">allowed</th><th class=\"num\">ULPs</th><th class=\"num\">(|A||B|)<sub>ij</sub></th>";
+  const bool tiled = c.tile_m > 0 && c.tile_n > 0;
+  if (tiled) s += "<th>in the declared tile</th>";
+  s += "</tr></thead><tbody>";
   for (std::size_t w = 0; w < c.worst.size(); ++w) {
     const WorstElement& e = c.worst[w];
     const std::string p = fmt::format("{}/worst/{}", base, w);
     s += fmt::format(
         "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td></tr>",
+        "<td class=\"num\">{}</td>{}</tr>",
         vint(src, p + "/i", e.i), vint(src, p + "/j", e.j), html_escape(e.got_bits), vnum(src, p + "/got", e.got),
         vnum(src, p + "/ref_hi", e.ref_hi), vnum(src, p + "/ref_lo", e.ref_lo), html_escape(e.ref_bits), vnum(src, p + "/err", e.err),
-        vnum(src, p + "/allowed", e.allowed), vnum(src, p + "/ulps", e.ulps), vnum(src, p + "/abs_sum", e.abs_sum));
+        vnum(src, p + "/allowed", e.allowed), vnum(src, p + "/ulps", e.ulps), vnum(src, p + "/abs_sum", e.abs_sum),
+        tiled ? "<td>" + html_escape(tile_position(c, e.i, e.j)) + "</td>" : "");
   }
   s += "</tbody></table></div>";
   return s;
@@ -127,8 +130,9 @@ std::string failure_card(const CaseResult& c, std::size_t idx, const std::string
     extra += fmt::format("<li>not deterministic: {} element(s) differ between runs</li>",
                          vint(src, b + "/metrics/nondeterministic_elements", m.nondeterministic_elements));
   if (!extra.empty()) s += "<ul>" + extra + "</ul>";
+  s += error_map_block(c, src, b);
   if (!c.worst.empty()) {
-    s += "<p><b>Worst elements</b> (by error over allowed error):</p>";
+    s += "<p><b>Worst elements by the course gate</b> (its error over allowed error), with their bits:</p>";
     s += worst_table(c, src, b);
   }
   s += "</article>";
@@ -149,12 +153,16 @@ std::string metrics_table(const RunResult& r, const std::string& kernel, const s
       any_time |= c.time_ms_median > 0 || c.tflops > 0;
     }
   std::string s =
-      "<div class=\"scroll\"><table class=\"metrics\"><thead><tr><th>case</th><th>status</th><th class=\"num\">M\u00d7N\u00d7K</th>"
+      "<div class=\"scroll\"><table class=\"metrics\"><thead><tr><th>case</th><th>status</th><th>tier</th><th class=\"num\">M\u00d7N\u00d7K</th>"
+      "<th class=\"num\" title=\"max over the outputs of |c - ref| / allowed, allowed the envelope's per-element bound: the case passes "
+      "iff <= 1\">error fraction</th><th class=\"num\" title=\"99th percentile of |c - ref| / allowed\">err frac p99</th>"
       "<th class=\"num\" title=\"max |c - ref|\">max abs</th><th class=\"num\" title=\"||C - Cref||_F / ||Cref||_F\">Frobenius</th>"
       "<th class=\"num\" title=\"||C - Cref||_max / ||Cref||_max\">max rel</th><th class=\"num\" title=\"max |c - ref| / (|A||B|)_ij\">"
-      "componentwise</th><th class=\"num\">ULP max</th><th class=\"num\">ULP median</th><th class=\"num\">ULP p99</th>"
+      "componentwise</th><th class=\"num\" title=\"over the outputs that are not cancellation-dominated\">ULP max</th>"
+      "<th class=\"num\">ULP median</th><th class=\"num\">ULP p99</th><th class=\"num\" title=\"outputs left out of the ULP "
+      "statistics: (|A||B|)_ij / |ref_ij| > 1024\">cancel\u00adlation-dominated</th>"
       "<th class=\"num\" title=\"Inf/NaN where the reference is finite\">non-finite</th><th>deterministic</th><th>gate</th>"
-      "<th class=\"num\" title=\"max err / allowed: pass iff <= 1\">gate fraction</th>";
+      "<th class=\"num\" title=\"the course gate's max err / allowed: reported, never decides\">course gate fraction</th>";
   if (any_time) s += "<th class=\"num\">time ms (median)</th><th class=\"num\">TFLOP/s</th>";
   if (any_base) s += "<th class=\"num\" title=\"this kernel's max abs error / the baseline's\">vs baseline (error)</th><th class=\"num\" title=\"baseline time / this time\">vs baseline (speed)</th>";
   s += "</tr></thead><tbody>";
@@ -167,19 +175,24 @@ std::string metrics_table(const RunResult& r, const std::string& kernel, const s
     for (const auto& f : c.flags)
       if (!is_note(f)) flags += fmt::format(" <span class=\"flag\" title=\"{}\">\u26a0</span>", html_escape(f));
     const std::string note = case_note(c);
-    s += fmt::format("<tr><td class=\"case\" title=\"{}\">{}{}</td><td>{}</td><td class=\"num\">{}\u00d7{}\u00d7{}</td>",
+    s += fmt::format("<tr><td class=\"case\" title=\"{}\">{}{}</td><td>{}</td><td>{}{}</td><td class=\"num\">{}\u00d7{}\u00d7{}</td>",
                      html_escape(note.empty() ? c.spec : note + " \u2014 " + c.spec),
-                     html_escape(c.case_id), flags, status_badge(c.status), vint(src, b + "/m", c.m), vint(src, b + "/n", c.n),
-                     vint(src, b + "/k", c.k));
+                     html_escape(c.case_id), flags, status_badge(c.status), html_escape(std::string(to_string(c.tier))),
+                     c.vacuous ? " <span class=\"flag\" title=\"the bound admits an all-zeros output here: no evidence\">vacuous</span>" : "",
+                     vint(src, b + "/m", c.m), vint(src, b + "/n", c.n), vint(src, b + "/k", c.k));
     if (graded(c)) {
       auto cell = [&](const char* key, double v) { return "<td class=\"num\">" + vnum(src, b + "/metrics/" + key, v) + "</td>"; };
+      s += fmt::format("<td class=\"num\">{}{}</td>", vnum(src, b + "/metrics/err_frac_max", m.err_frac_max, m.err_frac_max > 1 ? "badt" : ""),
+                       gate_bar(m.err_frac_max));
+      s += cell("err_frac_p99", m.err_frac_p99);
       s += cell("max_abs", m.max_abs) + cell("frobenius_rel", m.frobenius_rel) + cell("max_rel", m.max_rel) +
            cell("componentwise", m.componentwise) + cell("ulp_max", m.ulp_max) + cell("ulp_median", m.ulp_median) + cell("ulp_p99", m.ulp_p99);
+      s += "<td class=\"num\">" + vint(src, b + "/metrics/ulp_cancelled", m.ulp_cancelled) + "</td>";
       s += fmt::format("<td class=\"num\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}{}</td>",
                        vint(src, b + "/metrics/nonfinite", m.nonfinite), vbool(src, b + "/metrics/deterministic", m.deterministic),
-                       html_escape(variant_name(c)), vnum(src, b + "/gate_fraction", c.gate_fraction), gate_bar(c.gate_fraction));
+                       html_escape(variant_name(c)), vnum(src, b + "/gate_fraction", c.gate_fraction), "");
     } else {
-      s += fmt::format("<td colspan=\"11\" class=\"muted\">{}</td>", html_escape(c.reason));
+      s += fmt::format("<td colspan=\"14\" class=\"muted\">{}</td>", html_escape(c.reason));
     }
     if (any_time) {
       s += "<td class=\"num\">" + (c.time_ms_median > 0 ? vnum(src, b + "/time_ms_median", c.time_ms_median) : std::string(kDash)) + "</td>";
@@ -338,14 +351,16 @@ std::string run_section(const RunResult& r, std::size_t ri) {
     s += "</dl>";
   }
   s += preset_table(r, src);
-  s += "<h3>Environment</h3>" + env_table(r.env, src, "/environment");
+  s += "<details class=\"fold\"><summary>Environment and exact command</summary>" + env_table(r.env, src, "/environment") + "</details>";
   if (r.kind == RunKind::Conversion) return s + conversion_run_body(r, ri, src) + "</section>";
   std::string fails;
   for (std::size_t i = 0; i < r.cases.size(); ++i)
     if (bad(r.cases[i])) fails += failure_card(r.cases[i], i, src, fmt::format("fail-{}-{}", ri, i));
   if (!fails.empty()) s += fmt::format("<h3 id=\"{}-failures\">Failures</h3>", id) + fails;
   s += "<h3>Results by kernel</h3>";
-  for (const auto& k : kernels_of(r)) {
+  const auto run_kernels = kernels_of(r);
+  for (std::size_t ki = 0; ki < run_kernels.size(); ++ki) {
+    const std::string& k = run_kernels[ki];
     std::string traits, backend;
     for (const auto& c : r.cases)
       if (c.kernel == k) {
@@ -353,12 +368,13 @@ std::string run_section(const RunResult& r, std::size_t ri) {
         backend = c.backend;
         break;
       }
-    s += fmt::format("<h4><code>{}</code>{}</h4>", html_escape(k), backend.empty() ? "" : " <span class=\"muted\">(" + html_escape(backend) + ")</span>");
+    s += fmt::format("<h4 id=\"{}-k{}\"><code>{}</code>{}</h4>", id, ki, html_escape(k), backend.empty() ? "" : " <span class=\"muted\">(" + html_escape(backend) + ")</span>");
     if (!traits.empty()) s += "<p class=\"muted\">" + html_escape(traits) + "</p>";
     s += metrics_table(r, k, src);
   }
   s += coverage_section(r);
   s += plots_section(r, src, id);
+  s += passing_error_maps(r, src);
   std::string gates;
   for (const auto& k : kernels_of(r)) {
     const std::string g = gates_section(r, k, src);
@@ -456,6 +472,7 @@ std::string banner(const ReportInput& in) {
   }
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
     const RunResult& r = in.runs[i];
+    if (gemm_run(r)) continue;  // in the kernel x suite matrix below (html_overview.cpp)
     s += fmt::format("<li><a href=\"#run-{}\">suite <code>{}</code></a> on {}: <b class=\"{}\">{}</b> \u2014 {}</li>", i, html_escape(r.suite),
                      html_escape(run_title(r)), r.passed() ? "okt" : "badt", r.passed() ? "certified" : "failed", counts_line(r, fmt::format("r{}", i)));
   }
@@ -495,7 +512,11 @@ std::string banner(const ReportInput& in) {
                             html_escape(c.reason));
       }
     }
-    if (!in.runs.empty()) s += fmt::format("<p><b>Failed gates</b> ({} case(s)):</p><ul class=\"failed\">{}</ul>", vsum(refs, total), list);
+    // Folded: the matrix below says which kernel failed where; the list says why, case by case.
+    if (!in.runs.empty())
+      s += fmt::format("<details class=\"failed\"><summary><b>Failed gates</b> ({} case(s)): why, case by case</summary><ul class=\"failed\">{}</ul>"
+                       "</details>",
+                       vsum(refs, total), list);
   }
   // Table of contents.
   s += "<nav class=\"toc\">";

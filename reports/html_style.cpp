@@ -66,6 +66,20 @@ figcaption{font-size:12px;color:var(--muted);margin:4px 4px 2px}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:6px 0}
 dl.kv dt{color:var(--muted)}
 dl.kv dd{margin:0;word-break:break-word}
+details.failed{margin:6px 0 0}
+details.failed>summary{cursor:pointer}
+section.overview h2{border-top:none;margin-top:10px;padding-top:0}
+table.matrix td{vertical-align:middle;white-space:nowrap}
+table.matrix td.verdict-cell a{text-decoration:none}
+table.matrix td.verdict-cell.bad{background:#fff6f5}
+.tier{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+details.fold{border:1px solid var(--line);border-radius:6px;padding:4px 10px;margin:8px 0}
+details.fold>summary{cursor:pointer;font-weight:600;color:#0a58ca}
+.mapbox{display:grid;grid-template-columns:minmax(0,520px) minmax(0,1fr);gap:12px;align-items:start;margin:8px 0}
+.mapside{font-size:13px}
+ol.worstlist{margin:4px 0;padding-left:22px}
+table.diff td.grew,table.diff td.bad{color:var(--bad);font-weight:600}
+table.diff td.better{color:var(--ok);font-weight:600}
 footer{margin-top:36px;font-size:12px;color:var(--muted);border-top:1px solid var(--line);padding-top:8px}
 @media (max-width:640px){
   body{font-size:13.5px}
@@ -73,6 +87,7 @@ footer{margin-top:36px;font-size:12px;color:var(--muted);border-top:1px solid va
   .verdict{font-size:22px}
   th,td{padding:3px 5px}
   .figs,.figs.small{grid-template-columns:1fr}
+  .mapbox{grid-template-columns:1fr}
   dl.kv{grid-template-columns:1fr}
   dl.kv dt{margin-top:4px}
 }
@@ -88,6 +103,7 @@ footer{margin-top:36px;font-size:12px;color:var(--muted);border-top:1px solid va
   section.run:first-of-type h2,section.conv:first-of-type h2{break-before:auto}
   h2,h3,h4{break-after:avoid}
   figure,.failure,.gate,tr{break-inside:avoid}
+  details.fold{display:block}
   .figs,.figs.small{grid-template-columns:1fr 1fr}
   a{color:inherit;text-decoration:none}
   pre{white-space:pre-wrap}

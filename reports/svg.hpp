@@ -179,6 +179,20 @@ class HeatMap {
   std::vector<std::vector<Cell>> cells_;
 };
 
+/// An M x N output coloured by a value per cell (the error fraction err / allowed, downsampled keeping the
+/// maximum: results/results.hpp, ErrorMap), on HeatMap's log colour scale [1e-3, 1e2] with the threshold 1:
+/// blue when within, red beyond, grey where no element was graded. Element indices label the axes; the
+/// declared tile's boundaries are drawn as lines when they are at least 4 px apart.
+struct MapGrid {
+  std::int64_t rows = 0, cols = 0;            ///< cells
+  std::int64_t cell_rows = 1, cell_cols = 1;  ///< elements per cell
+  std::int64_t m = 0, n = 0;                  ///< elements
+  std::int64_t tile_m = 0, tile_n = 0;        ///< 0: no tile declared
+  std::vector<double> values;                 ///< rows * cols, row-major
+  std::string title;
+};
+std::string render_map(const MapGrid& g);
+
 /// A pixel number as written into the SVG ("123.45"): 2 decimals, never NaN or Inf.
 std::string pxnum(double v);
 

@@ -18,7 +18,7 @@ std::string short_num(double v) {
 
 std::string case_header() {
   return fmt::format("{:<24} {:<28} {:<8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>9}  {}\n", "case", "kernel", "status", "max abs",
-                     "Frobenius", "max ULP", "gate", "time ms", "vs base", "tier");
+                     "Frobenius", "max ULP", "err/allow", "time ms", "vs base", "tier");
 }
 
 std::string conversion_case_header() {
@@ -40,7 +40,7 @@ std::string case_row(const CaseResult& c) {
   const std::string tier = c.tier == Tier::None ? "-" : std::string(to_string(c.tier)) + (c.vacuous ? " (vacuous)" : "");
   return fmt::format("{:<24} {:<28} {:<8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>9}  {}\n", c.case_id, c.kernel, to_string(c.status),
                      graded ? short_num(c.metrics.max_abs) : "-", graded ? short_num(c.metrics.frobenius_rel) : "-",
-                     graded ? short_num(c.metrics.ulp_max) : "-", graded ? short_num(c.gate_fraction) : "-",
+                     graded ? short_num(c.metrics.ulp_max) : "-", graded ? short_num(c.metrics.err_frac_max) : "-",
                      c.time_ms_median > 0 ? fmt::format("{:.3g}", c.time_ms_median) : "-", base, tier);
 }
 

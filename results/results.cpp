@@ -1,5 +1,8 @@
-// results/results.cpp — status names and the run's exit code.
+// results/results.cpp — status names, the run's exit code, the error-fraction buckets and the cancellation threshold.
 #include "results/results.hpp"
+
+#include <algorithm>
+#include <cmath>
 
 #include "base/error.hpp"
 
@@ -167,6 +170,48 @@ bool RunResult::passed() const {
   for (const auto& c : cases)
     if (c.status != CaseStatus::Pass && c.status != CaseStatus::NotSupported) return false;
   return true;
+}
+
+}  // namespace fpcert
+
+namespace fpcert {
+
+bool cancellation_dominated(double ref, double abs_sum) {
+  if (!(abs_sum > 0)) return false;
+  return ref == 0 || abs_sum > kCancellationRatio * std::fabs(ref);
+}
+
+int err_frac_bucket(double frac) {
+  if (!(frac == frac) || std::isinf(frac)) return 16;
+  if (frac <= 0) return 0;
+  if (frac > 16) return 15;
+  if (frac > 4) return 14;
+  if (frac > 2) return 13;
+  if (frac > 1) return 12;
+  if (frac <= 0x1p-10) return 1;
+  // (2^-(11-b), 2^-(10-b)] for b = 2..11
+  int e = 0;
+  const double m = std::frexp(frac, &e);  // frac = m 2^e, m in [1/2, 1): frac in [2^(e-1), 2^e)
+  const int top = m == 0.5 ? e - 1 : e;   // frac in (2^(top-1), 2^top]
+  return std::clamp(top + 11, 2, 11);
+}
+
+const std::vector<std::string>& err_frac_bucket_labels() {
+  static const std::vector<std::string> l = [] {
+    // 2 to a negative power with superscript digits: "\u22642\u207b\u00b9\u2070" is "<=2^-10".
+    auto pow2 = [](int e) {
+      static const char* sup[] = {"\u2070", "\u00b9", "\u00b2", "\u00b3", "\u2074", "\u2075", "\u2076", "\u2077", "\u2078", "\u2079"};
+      std::string t = "\u22642\u207b";
+      for (char d : std::to_string(-e)) t += sup[d - '0'];
+      return t;
+    };
+    std::vector<std::string> v = {"0", pow2(-10)};
+    for (int b = 2; b <= 10; ++b) v.push_back(pow2(b - 11));
+    v.push_back("\u22641");
+    for (const char* x : {"\u22642", "\u22644", "\u226416", ">16", "Inf/NaN"}) v.push_back(x);
+    return v;
+  }();
+  return l;
 }
 
 }  // namespace fpcert

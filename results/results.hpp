@@ -58,6 +58,33 @@ struct Bound {
   std::string arithmetic;      ///< the whole computation as text
 };
 
+/// ULP statistics leave out the elements whose exact value is dominated by cancellation:
+/// (|A||B|)_ij / |ref_ij| above this (more than 10 bits of the sum cancelled, or ref_ij = 0 with
+/// (|A||B|)_ij > 0). Their ULP distance measures the cancellation, not the kernel
+/// (docs/report.md, "Errors in units that mean something").
+inline constexpr double kCancellationRatio = 1024;
+/// Whether an element with exact value ref and (|A||B|)_ij = abs_sum is cancellation-dominated.
+bool cancellation_dominated(double ref, double abs_sum);
+
+/// Buckets of the error fraction err / allowed (allowed: the envelope's per-element bound):
+/// 0: exactly 0, 1: (0, 2^-10], 2..11: (2^-11+b, 2^-10+b] up to (1/2, 1], 12: (1, 2], 13: (2, 4],
+/// 14: (4, 16], 15: above 16, 16: non-finite output where the reference is finite.
+inline constexpr int kErrFracBuckets = 17;
+int err_frac_bucket(double frac);
+/// The buckets' labels: "0", "<=2^-10" (with \u2264 and superscript digits), ..., "<=1", "<=2", "<=4", "<=16", ">16", "Inf/NaN".
+const std::vector<std::string>& err_frac_bucket_labels();
+
+/// err / allowed over the M x N output, downsampled keeping the maximum: cell (r, c) holds the largest
+/// fraction over elements [r*cell_rows, (r+1)*cell_rows) x [c*cell_cols, (c+1)*cell_cols) (inf: a
+/// non-finite output where the reference is finite; NaN: no element of the cell graded). At most
+/// kErrorMapCells cells a side, so a results file stays small whatever the shape.
+struct ErrorMap {
+  std::int64_t rows = 0, cols = 0;            ///< cells
+  std::int64_t cell_rows = 1, cell_cols = 1;  ///< elements of C per cell (the last row/column of cells may hold fewer)
+  std::vector<double> max_frac;               ///< rows * cols, row-major
+};
+inline constexpr std::int64_t kErrorMapCells = 64;
+
 /// Error metrics of one case (DESIGN.md, "Metrics").
 struct Metrics {
   double max_abs = 0;            ///< max |c - c_ref|
@@ -65,8 +92,18 @@ struct Metrics {
   double max_rel = 0;            ///< ||C - Cref||_max / ||Cref||_max
   double rowsum_rel = 0;         ///< ||C - Cref||_inf / ||Cref||_inf, the max-row-sum (induced) norm
   double componentwise = 0;      ///< max |c - c_ref| / (|A||B|)_ij
+  /// The error fraction: per element |c - ref'| / allowed, allowed the envelope's per-element bound (the
+  /// headline metric; the case's envelope check passes iff err_frac_max <= 1). Graded elements only.
+  double err_frac_max = 0, err_frac_median = 0, err_frac_p99 = 0;
+  std::vector<std::uint64_t> err_frac_hist;  ///< kErrFracBuckets buckets (err_frac_bucket)
+  /// ULP distance to the correctly rounded reference in the output format, over the elements that are
+  /// not cancellation-dominated (kCancellationRatio); those are counted in ulp_cancelled only.
   double ulp_max = 0, ulp_median = 0, ulp_p99 = 0;
   std::vector<std::uint64_t> ulp_hist;  ///< buckets: [0, 0.5], (0.5, 1], (1, 2], ..., (2^14, inf), non-finite
+  std::int64_t ulp_cancelled = 0;       ///< finite outputs left out of the ULP statistics (cancellation-dominated)
+  /// What the declared arithmetic predicts (the bitwise tier's emulation, graded like the kernel): the
+  /// same histograms; empty when the case had no emulation.
+  std::vector<std::uint64_t> predicted_ulp_hist, predicted_err_frac_hist;
   std::int64_t nonfinite = 0;    ///< outputs that are Inf/NaN where the reference is finite
   std::int64_t ref_overflow = 0; ///< references that are Inf/NaN in the output format (exact value beyond its range, or a NaN/Inf input): not in the norms
   std::int64_t first_nonfinite = -1;
@@ -88,6 +125,12 @@ struct WorstElement {
   std::string ref_bits;          ///< the reference rounded to the output format
   double err = 0, allowed = 0, ulps = 0;
   double abs_sum = 0;
+};
+
+/// One element's error fraction under the envelope (the error map's worst elements).
+struct ElementFraction {
+  std::int64_t i = 0, j = 0;
+  double frac = 0;  ///< |c - ref'| / allowed (+inf: a non-finite output where the reference is finite)
 };
 
 enum class CaseStatus { Pass, Fail, NotSupported, Crashed, Hung, Error };
@@ -203,6 +246,9 @@ struct CaseResult {
   double gate_fraction = 0;      ///< max_ij err / allowed of the course gate (reported; the checks decide)
   std::int64_t worst_index = -1;
   std::vector<WorstElement> worst;
+  std::int64_t tile_m = 0, tile_n = 0;   ///< the output tile the kernel declares (0: none); worst elements are shown in it
+  std::optional<ErrorMap> error_map;     ///< err / allowed downsampled: failing cases always, passing ones on request
+  std::vector<ElementFraction> worst_envelope;  ///< the largest error fractions (the map's), largest first, at most worst_count
   double time_ms_median = 0, time_ms_mean = 0;
   int timed_runs = 0;
   double tflops = 0;

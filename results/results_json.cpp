@@ -130,6 +130,13 @@ json to_json(const CaseResult& c) {
                   {"ulp_median", json_number(m.ulp_median)},
                   {"ulp_p99", json_number(m.ulp_p99)},
                   {"ulp_hist", m.ulp_hist},
+                  {"ulp_cancelled", m.ulp_cancelled},
+                  {"err_frac_max", json_number(m.err_frac_max)},
+                  {"err_frac_median", json_number(m.err_frac_median)},
+                  {"err_frac_p99", json_number(m.err_frac_p99)},
+                  {"err_frac_hist", m.err_frac_hist},
+                  {"predicted_ulp_hist", m.predicted_ulp_hist},
+                  {"predicted_err_frac_hist", m.predicted_err_frac_hist},
                   {"nonfinite", m.nonfinite},
                   {"ref_overflow", m.ref_overflow},
                   {"first_nonfinite", m.first_nonfinite},
@@ -198,6 +205,21 @@ json to_json(const CaseResult& c) {
             {"repro", c.repro},
             {"wall_seconds", json_number(c.wall_seconds)}};
   if (!c.family.empty()) j["family"] = c.family;
+  if (c.tile_m > 0 && c.tile_n > 0) j["tile"] = {{"m", c.tile_m}, {"n", c.tile_n}};
+  if (!c.worst_envelope.empty()) {
+    json w = json::array();
+    for (const ElementFraction& e : c.worst_envelope) w.push_back({{"i", e.i}, {"j", e.j}, {"frac", json_number(e.frac)}});
+    j["worst_envelope"] = w;
+  }
+  if (c.error_map) {
+    json cells = json::array();
+    for (double v : c.error_map->max_frac) cells.push_back(json_number(v));
+    j["error_map"] = {{"rows", c.error_map->rows},
+                      {"cols", c.error_map->cols},
+                      {"cell_rows", c.error_map->cell_rows},
+                      {"cell_cols", c.error_map->cell_cols},
+                      {"max_frac", cells}};
+  }
   if (c.axis != CaseAxis::None) j["axis"] = std::string(to_string(c.axis));
   if (c.conversion) j["conversion"] = c.conversion->record;
   if (!c.baseline.empty()) {
@@ -263,10 +285,19 @@ CaseResult case_from_json(const json& j) {
     M.ulp_max = num(m, "ulp_max");
     M.ulp_median = num(m, "ulp_median");
     M.ulp_p99 = num(m, "ulp_p99");
-    if (m.contains("ulp_hist")) {
-      if (!m.at("ulp_hist").is_array()) throw InputError("'ulp_hist' must be an array of counts");
-      for (const auto& v : m.at("ulp_hist")) M.ulp_hist.push_back(checked_integer<std::uint64_t>(v, "ulp_hist"));
-    }
+    auto counts = [&](const char* key, std::vector<std::uint64_t>& out) {
+      if (!m.contains(key)) return;
+      if (!m.at(key).is_array()) throw InputError(std::string("'") + key + "' must be an array of counts");
+      for (const auto& v : m.at(key)) out.push_back(checked_integer<std::uint64_t>(v, key));
+    };
+    counts("ulp_hist", M.ulp_hist);
+    counts("err_frac_hist", M.err_frac_hist);
+    counts("predicted_ulp_hist", M.predicted_ulp_hist);
+    counts("predicted_err_frac_hist", M.predicted_err_frac_hist);
+    M.ulp_cancelled = integer<std::int64_t>(m, "ulp_cancelled");
+    M.err_frac_max = num(m, "err_frac_max");
+    M.err_frac_median = num(m, "err_frac_median");
+    M.err_frac_p99 = num(m, "err_frac_p99");
     M.nonfinite = integer<std::int64_t>(m, "nonfinite");
     M.ref_overflow = integer<std::int64_t>(m, "ref_overflow");
     M.first_nonfinite = integer<std::int64_t>(m, "first_nonfinite", -1);
@@ -281,6 +312,30 @@ CaseResult case_from_json(const json& j) {
   if (j.contains("bound")) c.bound = bound_from_json(j.at("bound"));
   if (j.contains("envelope")) c.envelope = bound_from_json(j.at("envelope"));
   if (j.contains("evidence")) c.evidence = j.at("evidence").get<std::vector<std::string>>();
+  if (j.contains("tile")) {
+    const json& t = j.at("tile");
+    c.tile_m = integer<std::int64_t>(t, "m");
+    c.tile_n = integer<std::int64_t>(t, "n");
+    if (c.tile_m < 0 || c.tile_n < 0) throw InputError("case '" + c.case_id + "': a tile extent must not be negative");
+  }
+  if (j.contains("worst_envelope"))
+    for (const auto& w : j.at("worst_envelope"))
+      c.worst_envelope.push_back({integer<std::int64_t>(w, "i"), integer<std::int64_t>(w, "j"), num(w, "frac")});
+  if (j.contains("error_map")) {
+    const json& e = j.at("error_map");
+    ErrorMap em;
+    em.rows = integer<std::int64_t>(e, "rows");
+    em.cols = integer<std::int64_t>(e, "cols");
+    em.cell_rows = integer<std::int64_t>(e, "cell_rows", 1);
+    em.cell_cols = integer<std::int64_t>(e, "cell_cols", 1);
+    if (em.rows < 0 || em.cols < 0 || em.rows > kErrorMapCells || em.cols > kErrorMapCells || em.cell_rows < 1 || em.cell_cols < 1 ||
+        !e.contains("max_frac") || !e.at("max_frac").is_array() ||
+        e.at("max_frac").size() != static_cast<std::size_t>(em.rows * em.cols))
+      throw InputError("case '" + c.case_id + "': malformed error_map (rows x cols cells, at most " + std::to_string(kErrorMapCells) +
+                       " a side, and max_frac with rows * cols values)");
+    for (const auto& v : e.at("max_frac")) em.max_frac.push_back(number_from_json(v));
+    c.error_map = std::move(em);
+  }
   c.gate_fraction = num(j, "gate_fraction");
   c.worst_index = integer<std::int64_t>(j, "worst_index", -1);
   if (j.contains("worst"))

@@ -241,6 +241,24 @@ section_tcb() {
 # The Python entry (docs/python.md) on the device's python3 with torch: the package scripts/devpy.sh
 # staged for that interpreter (carry devpy; PYDIR overrides), its CPU tests, the torch.matmul
 # certification at pinned precisions with the pytest plugin's report, and the tolerance table.
+# The report's views on the device (docs/report.md): an mma.sync kernel certified twice, the second run compared
+# with the first (certify --compare: nothing may flip; timings of 10 runs are compared) and keeping every error
+# map (--error-maps); the JSON cases carry the kernel's 128 x 128 tile; the HTML opens with the kernel x suite matrix.
+section_report() {
+  local k=gemm_f16_f32acc_mma_sm80
+  run "$BIN/fpcert" certify --kernel $k --suite certify --no-mutation --json "$OUT/report_old.json" > "$OUT/report_old.txt" 2>&1; echo "rc=$?" >> "$OUT/report_old.txt"
+  run "$BIN/fpcert" certify --kernel $k --suite certify --no-mutation --error-maps --compare "$OUT/report_old.json" \
+    --json "$OUT/report_new.json" --html "$OUT/report_compare.html" > "$OUT/report_new.txt" 2>&1; echo "rc=$?" >> "$OUT/report_new.txt"
+  grep -E "^compared with|rc=" "$OUT/report_new.txt"
+  python3 - "$OUT/report_new.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+tiles = {(c.get("tile") or {}).get("m") for c in r["cases"]}
+maps = sum("error_map" in c for c in r["cases"])
+print(f'tiles declared: {tiles}; error maps: {maps} of {len(r["cases"])} cases; max err/allowed: '
+      f'{max(float(c["metrics"]["err_frac_max"]) for c in r["cases"] if c["status"] in ("pass", "fail")):.3g}')
+PY
+}
 section_python() {
   local PY=${PYDIR:-devpy}
   python3 -c 'import sys, numpy, torch; print("python", sys.version.split()[0], "numpy", numpy.__version__, "torch", torch.__version__, "cuda", torch.cuda.is_available())'
@@ -275,6 +293,7 @@ for part in ${PART//,/ }; do
     panorama-c) section_panorama cancellation ;;
     tc-b) section_tcb ;;
     python) section_python ;;
+    report) section_report ;;
     reveal) section_reveal ;;
     reveal_replay) section_reveal_replay ;;
     all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_verdicts; section_coverage; section_hardening

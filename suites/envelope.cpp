@@ -290,14 +290,19 @@ double envelope_allowed(const EnvelopeModel& e, double ref_op_abs, double abs_op
 
 EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std::int64_t m, std::int64_t n, const GemmRef& ref_op,
                                   const std::vector<std::uint64_t>& codes, const std::vector<double>& row_abs_a,
-                                  const std::vector<double>& col_abs_b) {
+                                  const std::vector<double>& col_abs_b, std::vector<double>* fracs) {
   EnvelopeVerdict v;
   const auto mn = static_cast<std::size_t>(m * n);
+  if (fracs) fracs->assign(mn, NAN);
+  const double out_max = to_double(out, out.max_finite_code());
   for (std::size_t x = 0; x < mn; ++x) {
     const RefValue& r = ref_op.c[x];
     if (!std::isfinite(r.hi)) continue;
     const FpClass gc = classify(out, codes[x]);
-    if (gc == FpClass::NaN || gc == FpClass::Inf) continue;
+    if (gc == FpClass::NaN || gc == FpClass::Inf) {
+      if (fracs && std::fabs(r.hi) <= out_max) (*fracs)[x] = INFINITY;
+      continue;
+    }
     const double got = to_double(out, codes[x]);
     const double allowed = envelope_allowed(e, std::fabs(r.hi), ref_op.abs_sum[x], row_abs_a[x / static_cast<std::size_t>(n)],
                                             col_abs_b[x % static_cast<std::size_t>(n)]);
@@ -307,6 +312,7 @@ EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std
     ++v.graded;
     v.admit_zero += std::fabs(r.hi) * (1 - 0x1p-50) <= allowed;
     const double frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
+    if (fracs) (*fracs)[x] = frac;
     if (frac > 1) ++v.exceed;
     if (v.worst_index < 0 || frac > v.worst) {
       v.worst = frac;

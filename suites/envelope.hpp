@@ -58,9 +58,12 @@ struct EnvelopeVerdict {
   std::int64_t admit_zero = 0;   ///< elements whose allowance covers |ref'| (an output of 0 would pass)
   bool vacuous() const { return graded > 0 && admit_zero == graded; }
 };
+/// With `fracs`, it also receives every element's |c - ref'| / allowed (row-major m x n): NaN where the element is not
+/// graded (a non-finite reference, or a non-finite output where the reference overflows the output format), +inf for
+/// a non-finite output where the reference is finite in the output format.
 EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std::int64_t m, std::int64_t n, const GemmRef& ref_op,
                                   const std::vector<std::uint64_t>& codes, const std::vector<double>& row_abs_a,
-                                  const std::vector<double>& col_abs_b);
+                                  const std::vector<double>& col_abs_b, std::vector<double>* fracs = nullptr);
 
 /// The kernel's own error sources (not fpcert's rounding of the inputs into their formats): operand
 /// narrowing of A / B, split operands, product rounding, accumulation, promotion, output rounding.

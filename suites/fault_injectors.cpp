@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "base/codes.hpp"
 #include "base/error.hpp"
@@ -97,14 +98,21 @@ struct HalfPrecision {
 class FaultInjector final : public GemmKernel {
  public:
   FaultInjector(std::unique_ptr<GemmKernel> wrapped, Fault f, const FaultOptions& opt)
-      : wrapped_(std::move(wrapped)), fault_(f), opt_(opt), name_(mutant_name(wrapped_->name(), f)) {}
+      : wrapped_(std::move(wrapped)), fault_(f), opt_(opt), name_(mutant_name(wrapped_->name(), f)) {
+    // The tail-tile mutant is a kernel tiled in opt.tile x opt.tile outputs: it declares that tile when the
+    // kernel it wraps declares none (a report then shows its worst elements in tile coordinates).
+    if (f == Fault::TailTile && wrapped_->traits().tile_m == 0) {
+      tiled_ = wrapped_->traits();
+      tiled_->tile_m = tiled_->tile_n = std::max<std::int64_t>(1, opt_.tile);
+    }
+  }
   const std::string& name() const override { return name_; }
   std::string description() const override {
     return fmt::format("{} (mutant of {}: {})", fault_info(fault_).what, wrapped_->name(), fault_info(fault_).realisation);
   }
   Backend backend() const override { return wrapped_->backend(); }
   MemorySpace memory() const override { return wrapped_->memory(); }
-  const KernelTraits& traits() const override { return wrapped_->traits(); }
+  const KernelTraits& traits() const override { return tiled_ ? *tiled_ : wrapped_->traits(); }
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override { return wrapped_->can_implement(m, n, k); }
   bool is_mutant() const override { return true; }
 
@@ -453,6 +461,7 @@ class FaultInjector final : public GemmKernel {
   Fault fault_;
   FaultOptions opt_;
   std::string name_;
+  std::optional<KernelTraits> tiled_;  ///< the traits with a declared tile (TailTile; see the constructor)
   std::unique_ptr<DeviceApi> api_;
   ReusedScratch chunk_a_, chunk_b_, chunk_c_;  // after api_: freed before it
   long calls_ = 0;

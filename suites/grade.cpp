@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "base/parallel.hpp"
 #include "kernels/emu/split.hpp"
@@ -47,6 +48,65 @@ double quantile(std::vector<double>& v, double q) {
   return v[idx];
 }
 
+
+/// The ULP histogram (ulp_bucket) of output codes against the exact reference, leaving out the finite outputs of
+/// cancellation-dominated elements (results/results.hpp, kCancellationRatio).
+std::vector<std::uint64_t> ulp_histogram(const Format& of, const std::vector<std::uint64_t>& codes, const GemmRef& ref) {
+  std::vector<std::uint64_t> h(18, 0);
+  for (std::size_t x = 0; x < codes.size(); ++x) {
+    const FpClass gc = classify(of, codes[x]);
+    const bool finite_out = gc != FpClass::NaN && gc != FpClass::Inf;
+    if (finite_out && std::isfinite(ref.c[x].hi) && cancellation_dominated(ref.c[x].hi, ref.abs_sum[x])) continue;
+    ++h[static_cast<std::size_t>(ulp_bucket(ulp_distance(of, codes[x], ref.c[x])))];
+  }
+  return h;
+}
+
+std::vector<std::uint64_t> err_frac_histogram(const std::vector<double>& fracs) {
+  std::vector<std::uint64_t> h(kErrFracBuckets, 0);
+  for (double f : fracs)
+    if (!std::isnan(f)) ++h[static_cast<std::size_t>(err_frac_bucket(f))];
+  return h;
+}
+
+/// The error fraction's statistics, histogram, map and `keep` worst elements (m x n fractions, NaN: not graded) into out.
+void record_error_fractions(const std::vector<double>& fracs, std::int64_t m, std::int64_t n, std::size_t keep, CaseResult& out) {
+  Metrics& M = out.metrics;
+  // The worst elements, largest first (ties: the smaller index first), kept in a short sorted list.
+  std::vector<std::pair<double, std::int64_t>> worst;
+  for (std::size_t x = 0; x < fracs.size(); ++x) {
+    const double f = fracs[x];
+    if (std::isnan(f) || (worst.size() == keep && !(f > worst.back().first))) continue;
+    auto at = std::find_if(worst.begin(), worst.end(), [&](const auto& w) { return f > w.first; });
+    worst.insert(at, {f, static_cast<std::int64_t>(x)});
+    if (worst.size() > keep) worst.pop_back();
+  }
+  out.worst_envelope.clear();
+  for (const auto& [f, x] : worst) out.worst_envelope.push_back({x / std::max<std::int64_t>(n, 1), x % std::max<std::int64_t>(n, 1), f});
+  M.err_frac_hist = err_frac_histogram(fracs);
+  std::vector<double> graded;
+  graded.reserve(fracs.size());
+  for (double f : fracs)
+    if (!std::isnan(f)) graded.push_back(f);
+  M.err_frac_max = graded.empty() ? 0 : *std::max_element(graded.begin(), graded.end());
+  M.err_frac_p99 = quantile(graded, 0.99);
+  M.err_frac_median = quantile(graded, 0.5);
+  if (m <= 0 || n <= 0) return;
+  ErrorMap em;
+  em.cell_rows = (m + kErrorMapCells - 1) / kErrorMapCells;
+  em.cell_cols = (n + kErrorMapCells - 1) / kErrorMapCells;
+  em.rows = (m + em.cell_rows - 1) / em.cell_rows;
+  em.cols = (n + em.cell_cols - 1) / em.cell_cols;
+  em.max_frac.assign(static_cast<std::size_t>(em.rows * em.cols), NAN);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double f = fracs[static_cast<std::size_t>(i * n + j)];
+      if (std::isnan(f)) continue;
+      double& cell = em.max_frac[static_cast<std::size_t>((i / em.cell_rows) * em.cols + j / em.cell_cols)];
+      if (std::isnan(cell) || f > cell) cell = f;
+    }
+  out.error_map = std::move(em);
+}
 
 std::string element_text(std::int64_t x, std::int64_t n) { return fmt::format("({}, {})", x / n, x % n); }
 
@@ -126,7 +186,9 @@ void judge_tiers(const GradeInput& in, CaseResult& out) {
     for (auto* v : {&row_in, &col_in})
       for (double& x : *v) x *= 1 + 0x1p-30;  // K roundings of a sum of magnitudes: within K 2^-53 < 2^-30 (K < 2^23)
   }
-  const EnvelopeVerdict ev = evaluate_envelope(env, of, p.m, p.n, rop, codes, row_in, col_in);
+  std::vector<double> fracs;
+  const EnvelopeVerdict ev = evaluate_envelope(env, of, p.m, p.n, rop, codes, row_in, col_in, &fracs);
+  record_error_fractions(fracs, p.m, p.n, static_cast<std::size_t>(std::max(in.worst_count, 1)), out);
   std::vector<double> got(mn);
   for (std::size_t x = 0; x < mn; ++x) got[x] = to_double(of, codes[x]);
   add(CheckKind::Envelope, ev.exceed == 0,
@@ -152,6 +214,11 @@ void judge_tiers(const GradeInput& in, CaseResult& out) {
       const double u = ulp_distance(of, codes[x], RefValue{to_double(of, emu[x]), 0.0, 0});
       max_ulps = std::max(max_ulps, std::isfinite(u) ? u : INFINITY);
     }
+    // What the declared arithmetic predicts, graded as the kernel's output is.
+    std::vector<double> emu_fracs;
+    evaluate_envelope(env, of, p.m, p.n, rop, emu, row_in, col_in, &emu_fracs);
+    out.metrics.predicted_err_frac_hist = err_frac_histogram(emu_fracs);
+    out.metrics.predicted_ulp_hist = ulp_histogram(of, emu, *in.ref);
     const int allow = t.sum_order.bitwise_ulps;
     const bool ok = diff == 0 || (allow > 0 && max_ulps <= allow);
     add(CheckKind::Bitwise, ok,
@@ -286,7 +353,7 @@ void grade(const GradeInput& given, CaseResult& out) {
   };
   struct Part {
     double sum_err2 = 0, sum_ref2 = 0, max_err = 0, cw = 0, worst_frac = 0;
-    std::int64_t worst_idx = -1, nonfinite = 0, first_nonfinite = -1, overflowed = 0, first_bad_special = -1, beyond = 0;
+    std::int64_t worst_idx = -1, nonfinite = 0, first_nonfinite = -1, overflowed = 0, first_bad_special = -1, beyond = 0, cancelled = 0;
     std::vector<std::uint64_t> hist = std::vector<std::uint64_t>(18, 0);
     std::vector<Cand> cands;  // this chunk's worst, at most worst_count
   };
@@ -325,8 +392,13 @@ void grade(const GradeInput& given, CaseResult& out) {
         const Rounded rr = round_ref(of, r, Rounder::nearest(of));
         const FpClass rc = classify(of, rr.code);
         const double u = ulp_distance(of, code, r);
-        ulps[ux] = std::isfinite(u) ? u : std::numeric_limits<double>::infinity();
-        ++P.hist[static_cast<std::size_t>(ulp_bucket(u))];
+        if (ref_finite && gc != FpClass::NaN && gc != FpClass::Inf && cancellation_dominated(r.hi, ref.abs_sum[ux])) {
+          ulps[ux] = NAN;  // left out of the ULP statistics (results/results.hpp, kCancellationRatio)
+          ++P.cancelled;
+        } else {
+          ulps[ux] = std::isfinite(u) ? u : std::numeric_limits<double>::infinity();
+          ++P.hist[static_cast<std::size_t>(ulp_bucket(u))];
+        }
         if (!ref_finite || rc == FpClass::Inf || rc == FpClass::NaN) {
           // Non-finite expected. A NaN input must give NaN. An exact result beyond the output's range
           // (or the accumulator's) is an overflow: an infinity, a NaN from an intermediate Inf - Inf, or
@@ -381,6 +453,7 @@ void grade(const GradeInput& given, CaseResult& out) {
       worst_idx = P.worst_idx;
     }
     M.nonfinite += P.nonfinite;
+    M.ulp_cancelled += P.cancelled;
     if (M.first_nonfinite < 0) M.first_nonfinite = P.first_nonfinite;
     overflowed += P.overflowed;
     beyond += P.beyond;
@@ -410,6 +483,7 @@ void grade(const GradeInput& given, CaseResult& out) {
     row_ref_max = std::max(row_ref_max, sr);
   }
   M.rowsum_rel = row_ref_max > 0 ? row_err_max / row_ref_max : (row_err_max > 0 ? INFINITY : 0);
+  ulps.erase(std::remove_if(ulps.begin(), ulps.end(), [](double u) { return std::isnan(u); }), ulps.end());
   if (!ulps.empty()) {
     M.ulp_max = *std::max_element(ulps.begin(), ulps.end());
     M.ulp_p99 = quantile(ulps, 0.99);
@@ -478,6 +552,9 @@ void grade(const GradeInput& given, CaseResult& out) {
   out.status = CaseStatus::Pass;
   out.reason.clear();
   decide(out);
+  out.tile_m = in.tile_m;
+  out.tile_n = in.tile_n;
+  if (out.status == CaseStatus::Pass && !in.error_map_always) out.error_map.reset();
 }
 
 }  // namespace fpcert

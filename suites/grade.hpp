@@ -30,6 +30,10 @@ struct GradeInput {
   /// EnvelopeStatistical (no emulation: the envelope and, where it applies, the statistical test);
   /// Envelope (the envelope alone). Studies of the weaker tiers.
   Tier strongest = Tier::Bitwise;
+  /// Keep the error map (results/results.hpp, ErrorMap) of a passing case too (failing cases always keep it).
+  bool error_map_always = false;
+  /// The output tile the kernel declares (0: none), recorded so a report shows worst elements in tile coordinates.
+  std::int64_t tile_m = 0, tile_n = 0;
 };
 
 /// Fill metrics, the course gate (bound, gate fraction, worst elements), the envelope, the checks

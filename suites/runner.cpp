@@ -353,6 +353,9 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   gi.first_unwritten = r.metrics.first_unwritten;
   gi.worst_count = opt.worst_count;
   gi.strongest = opt.strongest;
+  gi.error_map_always = opt.error_maps;
+  gi.tile_m = t.tile_m;
+  gi.tile_n = t.tile_n;
   // A block-scaled kernel is graded against the exact product of its operands as its declared quantizer
   // makes them (docs/block_formats.md): the quantization is specified arithmetic, not an error to allow.
   if (block_ref) {

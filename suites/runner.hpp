@@ -33,6 +33,8 @@ struct RunOptions {
   /// The strongest verdict tier to use (docs/bound_model.md, "Tiers"): Bitwise = what the kernel's
   /// declarations allow; EnvelopeStatistical or Envelope to study the weaker tiers (--tier).
   Tier strongest = Tier::Bitwise;
+  /// Keep the error map of passing cases too (failing cases always carry one; certify --error-maps).
+  bool error_maps = false;
   /// When set, receives the checked run's output decoded to double (row-major m x n; empty when the
   /// kernel did not run), for experiments that grade by a published method of their own.
   std::vector<double>* output = nullptr;

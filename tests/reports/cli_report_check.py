@@ -3,7 +3,8 @@
 
 Usage: cli_report_check.py FPCERT SAMPLE_DIR
 SAMPLE_DIR holds sample_r*.json (report_sample). Writes SAMPLE_DIR/report.html (for the rendering
-test) after checking it with check_html.py against the JSON it came from.
+test) after checking it with check_html.py against the JSON it came from, and SAMPLE_DIR/diff.html (the
+comparison of the two `tiles` runs); runs certify --compare end to end.
 """
 import glob
 import json
@@ -127,6 +128,56 @@ def main(argv):
     srcs = [(f"r{i}", p) for i, p in enumerate(runs)] + [("c0", conv_json)]
     if os.path.exists(report):
         expect(check_html(report, srcs) == 0, "report.html: strict parse, every number equals the JSON's")
+
+    # Two runs of one suite (the sample's `tiles` runs: model_gemm_f32, then its tail-tile mutant under its name):
+    # the comparison report, for the rendering test too.
+    tiles = []
+    for p in runs:
+        with open(p) as fh:
+            if json.load(fh)["suite"] == "tiles":
+                tiles.append(p)
+    expect(len(tiles) == 2, f"two sample runs of the suite tiles ({tiles})")
+    if len(tiles) == 2:
+        diff = os.path.join(d, "diff.html")
+        rc, out, err = run([fpcert, "report", tiles[0], tiles[1], "-o", diff])
+        expect(rc == 0 and os.path.exists(diff), f"fpcert report OLD NEW -o diff.html (exit {rc}) {err.strip()}")
+        if os.path.exists(diff):
+            expect(check_html(diff, [("r0", tiles[0]), ("r1", tiles[1])]) == 0, "diff.html: strict parse, numbers equal the JSON's")
+            with open(diff) as fh:
+                h = fh.read()
+            expect('<section class="compare"' in h and "REGRESSED" in h and "tail_40x40" in h,
+                   "diff.html opens with the comparison and names the flipped case")
+            expect(h.find('<section class="compare"') < h.find('<section class="run"'), "the comparison comes before the runs")
+
+    # certify --compare: the comparison printed after the verdict and at the top of --html.
+    q1, q2, qh = (os.path.join(d, x) for x in ("cmp_old.json", "cmp_new.json", "cmp.html"))
+    base = [fpcert, "certify", "--kernel", "model_gemm_f32", "--suite", "quick", "--no-mutation", "--mn", "24"]
+    rc, out, err = run(base + ["--json", q1])
+    expect(rc == 0 and os.path.exists(q1), f"certify quick --json (exit {rc}) {err.strip()[-300:]}")
+    rc, out, err = run(base + ["--compare", q1, "--json", q2, "--html", qh, "--error-maps"])
+    expect(rc == 0 and "compared with" in out and "0 verdict(s) flipped" in out,
+           f"certify --compare: the comparison printed, nothing flipped (exit {rc}) {out.strip()[-300:]} {err.strip()[-300:]}")
+    for path, maps in ((q1, False), (q2, True)):
+        if os.path.exists(path):
+            with open(path) as fh:
+                cases = json.load(fh)["cases"]
+            have = [("error_map" in c) for c in cases if c["status"] == "pass"]
+            expect(len(have) > 0 and all(h == maps for h in have),
+                   f"{os.path.basename(path)}: passing cases {'carry' if maps else 'carry no'} error maps ({sum(have)} of {len(have)})")
+            for c in cases:
+                if "error_map" in c:
+                    e = c["error_map"]
+                    expect(e["rows"] * e["cols"] == len(e["max_frac"]) and e["rows"] <= 64 and e["cols"] <= 64,
+                           f"{c['case']}: error map {e['rows']}x{e['cols']} cells, at most 64 a side")
+                    break
+    if os.path.exists(qh):
+        expect(check_html(qh, [("r0", q1), ("r1", q2)]) == 0, "certify --compare --html: strict parse, numbers equal the JSON's")
+        with open(qh) as fh:
+            h = fh.read()
+        expect('<section class="compare"' in h, "certify --compare --html holds the comparison")
+        expect("Error maps of passing cases" in h, "certify --error-maps --html draws the passing cases' maps")
+    rc, out, err = run(base + ["--compare", os.path.join(d, "missing.json")])
+    expect(rc == 2 and "missing.json" in err, f"certify --compare on a missing file: exit {rc}, message {err.strip()!r}")
 
     # A crashed run's partial JSON lines are accepted.
     with open(runs[0]) as fh:

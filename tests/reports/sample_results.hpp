@@ -1,10 +1,11 @@
 // tests/reports/sample_results.hpp — real results for the report tests, made without the
 // generators: CPU models run through run_case() on hand-made problems (Philox values rounded to
-// f32), graded against exact references. Four runs, each feeding one kind of plot:
+// f32), graded against exact references. Six runs, each feeding one kind of plot:
 //   accuracy-vs-k   k{K}_uniform / k{K}_normal for three models (error vs K, bounds, slopes);
 //   certify         a mutant (fault injector) that fails (failure cards, worst elements, reproduction commands);
 //   cancellation    dot products whose last term cancels the rest (error vs kappa; kappa measured);
-//   exponent-range  entries scaled by 2^e, e uniform in [-E, E] (heat map; spans measured).
+//   exponent-range  entries scaled by 2^e, e uniform in [-E, E] (heat map; spans measured);
+//   tiles (twice)   model_gemm_f32, then its tail-tile mutant under the same name (comparison; error map in tiles).
 #pragma once
 
 #include <fmt/format.h>
@@ -178,6 +179,24 @@ inline std::vector<RunResult> sample_runs(std::uint64_t seed, bool full = false)
     for (int e : {1, 4, 8, 12, 16, 24}) cs.push_back({fmt::format("exp_e{}", e), exp_problem(mn, mn, 128, e, seed + 300 + static_cast<std::uint64_t>(e)), BoundVariant::Componentwise, false, true, "",
                                         CaseAxis::ExponentSpan});
     runs.push_back(run_sample("exponent-range", {"model_gemm_f32", "model_gemm_bf16_f32acc", "model_gemm_f16_f32acc"}, std::move(cs), "run-suite"));
+  }
+  {
+    // Two runs of one suite for the comparison and the error map: the old run is model_gemm_f32; the new one is its
+    // tail-tile mutant (16 x 16 tiles whose partial last tile loads zeros), recorded under the kernel's own name to
+    // stand for a change that introduced the bug (the run's note says so). 40 x 40 has partial tiles; 32 x 48 none.
+    auto tail_cases = [&] {
+      std::vector<SampleCase> cs;
+      cs.push_back({"tail_40x40", uniform_problem(40, 40, 64, f32, seed + 400), BoundVariant::Independent});
+      cs.push_back({"full_32x48", uniform_problem(32, 48, 64, f32, seed + 401), BoundVariant::Independent});
+      return cs;
+    };
+    runs.push_back(run_sample("tiles", {"model_gemm_f32"}, tail_cases(), "certify"));
+    const std::string mutant = register_mutant("model_gemm_f32", Fault::TailTile);
+    RunResult changed = run_sample("tiles", {mutant}, tail_cases(), "certify");
+    changed.kernels = {"model_gemm_f32"};
+    for (auto& c : changed.cases) c.kernel = "model_gemm_f32";
+    changed.notes["note"] = "the kernel is " + mutant + ", recorded as model_gemm_f32 (a change that introduced a tile-tail bug)";
+    runs.push_back(std::move(changed));
   }
   return runs;
 }

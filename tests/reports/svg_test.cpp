@@ -188,3 +188,34 @@ TEST_CASE("heat-map colours: blue shades at or below the threshold and red above
   CHECK(svg.find(h.colour(0.5)) != std::string::npos);
   CHECK(svg.find("tip &lt;b&gt;") != std::string::npos);
 }
+
+TEST_CASE("error map: a red tail stripe is one rect per row, tile lines fall on the tile edges, tooltips only on small maps") {
+  // 64 x 64 cells of 2 x 2 elements (C is 128 x 128); the last 8 cell columns fail (err / allowed 50), the rest 0.01.
+  MapGrid g;
+  g.rows = g.cols = 64;
+  g.cell_rows = g.cell_cols = 2;
+  g.m = g.n = 128;
+  g.tile_m = g.tile_n = 32;
+  g.title = "tail";
+  for (int r = 0; r < 64; ++r)
+    for (int c = 0; c < 64; ++c) g.values.push_back(c >= 56 ? 50 : 0.01);
+  const HeatMap scale({}, {}, 1e-3, 1, 1e2);
+  const std::string svg = render_map(g);
+  // Each row: one run of the blue and one of the red (the background rect is the colour of 0).
+  // 400 px / 64 cells: 6 px a cell; the stripe is 8 cells (48 px) and the rest of the row 56 (336 px).
+  CHECK(count(svg, "width=\"48.00\" height=\"6.00\" fill=\"" + scale.colour(50) + "\"") == 64);
+  CHECK(count(svg, "width=\"336.00\" height=\"6.00\" fill=\"" + scale.colour(0.01) + "\"") == 64);
+  CHECK(svg.find("<title>rows") == std::string::npos);              // 4096 cells: no tooltips
+  // 3 px an element: tile lines every 96 px, 3 inside each side.
+  CHECK(count(svg, "stroke-dasharray=\"3 2\"") == 6);
+  CHECK(svg.find("dashed: the declared 32 \u00d7 32 tiles") != std::string::npos);
+  // A small map: each failing cell says where it is.
+  MapGrid s;
+  s.rows = s.cols = s.m = s.n = 4;
+  s.values.assign(16, 0.5);
+  s.values[15] = INFINITY;
+  s.title = "small";
+  const std::string small = render_map(s);
+  CHECK(small.find("<title>rows 3, columns 3: max err / allowed = inf</title>") != std::string::npos);
+  CHECK(count(small, "<title>rows") == 1);
+}

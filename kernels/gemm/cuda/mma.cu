@@ -116,6 +116,8 @@ class MmaKernel final : public GemmKernel {
       throw std::invalid_argument("mma kernel " + name_ + ": promotion every " + std::to_string(promote_every) +
                                   " products: need an FP8 kernel and a positive multiple of 32 (the MMA's K)");
     traits_ = mma_traits<T>(promote_every);
+    traits_.tile_m = kBM;  // one block computes a kBM x kBN tile of C (a report shows worst elements in it)
+    traits_.tile_n = kBN;
   }
   const std::string& name() const override { return name_; }
   std::string description() const override {
