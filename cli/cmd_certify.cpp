@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "base/atomic_file.hpp"
@@ -12,10 +13,10 @@
 #include "cli/config.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/plugins.hpp"
-#include "reports/html.hpp"
-#include "reports/junit.hpp"
+#include "cli/run_outputs.hpp"
+#include "cli/scale.hpp"
 #include "reports/table.hpp"
-#include "results/results_json.hpp"
+#include "suites/environment.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert::cli {
@@ -33,6 +34,7 @@ struct SuiteArgs {
   bool no_isolate = false;           ///< --no-isolate: run plugin cases in this process
   std::string config;                ///< --config fpcert.toml
   std::vector<std::string> suites;   ///< several suites in one run (from the config); empty: `suite`
+  ScaleArgs scale;                   ///< --shard, --devices, --mpi (docs/scale.md)
 };
 
 /// Comma-separated kernel names; the groups cpu, cuda and cublas expand to every honest built-in
@@ -60,42 +62,24 @@ std::vector<std::string> split_list(const std::vector<std::string>& in) {
   return out;
 }
 
-/// Several suites' results as one: JSON carries every case (each names its suite); JUnit gets one
-/// <testsuite> per suite.
-RunResult merge_results(const std::vector<RunResult>& rs) {
-  if (rs.size() == 1) return rs.front();
-  RunResult m;
-  m.kind = rs.front().kind;
-  m.env = rs.back().env;
-  m.kernels = rs.front().kernels;
-  for (const auto& r : rs) {
-    m.suite += (m.suite.empty() ? "" : "+") + r.suite;
-    m.cases.insert(m.cases.end(), r.cases.begin(), r.cases.end());
+/// The suite options of a run (everything but where the partial JSON lines go).
+SuiteRunOptions suite_options(const SuiteArgs& a, const SuiteInfo& suite, bool isolate, const std::string& plugin_args, const char* verb) {
+  SuiteRunOptions o;
+  o.only_case = a.only_case;
+  if (a.mn > 0) o.mn = a.mn;
+  if (!a.variant.empty()) {
+    const auto v = parse_bound_variant(a.variant);
+    if (!v) throw InputError("--variant: expected independent, componentwise or worstcase, got '" + a.variant + "'");
+    o.variant = *v;
   }
-  m.notes["suites"] = m.suite;
-  return m;
-}
-
-std::string junit_all(const std::vector<RunResult>& rs) {
-  if (rs.size() == 1) return junit_xml(rs.front());
-  std::string body;
-  std::size_t tests = 0;
-  int failures = 0, errors = 0, skipped = 0;
-  double secs = 0;
-  for (const auto& r : rs) {
-    const std::string x = junit_xml(r);
-    const auto b = x.find("  <testsuite ");
-    const auto e = x.rfind("</testsuites>");
-    if (b != std::string::npos && e != std::string::npos) body += x.substr(b, e - b);
-    tests += r.cases.size();
-    failures += r.count(CaseStatus::Fail);
-    errors += r.count(CaseStatus::Crashed) + r.count(CaseStatus::Hung) + r.count(CaseStatus::Error);
-    skipped += r.count(CaseStatus::NotSupported);
-    for (const auto& c : r.cases) secs += c.wall_seconds;
-  }
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"fpcert\" tests=\"{}\" failures=\"{}\" "
-                     "errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n{}</testsuites>\n",
-                     tests, failures, errors, skipped, secs, body);
+  o.isolate = isolate;
+  o.isolate_timeout_s = a.timeout_s;
+  o.run.timeout_ms = a.timeout_s * 1000;
+  o.baseline = a.baseline;
+  o.baseline_factor = a.factor;
+  o.command = command_line();
+  o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}", verb, plugin_args, suite.name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "");
+  return o;
 }
 
 int run(const SuiteArgs& a, const char* verb) {
@@ -120,80 +104,101 @@ int run(const SuiteArgs& a, const char* verb) {
   const bool isolate = !a.no_isolate && (a.isolate || !a.plugins.empty());
   std::string plugin_args;
   for (const auto& p : a.plugins) plugin_args += " --plugin " + p;
-  std::vector<RunResult> results;
-  std::vector<std::string> partials;
-  for (const SuiteInfo* suite : suites) {
-    SuiteRunOptions o;
-    o.only_case = a.only_case;
-    if (a.mn > 0) o.mn = a.mn;
-    if (!a.variant.empty()) {
-      const auto v = parse_bound_variant(a.variant);
-      if (!v) throw InputError("--variant: expected independent, componentwise or worstcase, got '" + a.variant + "'");
-      o.variant = *v;
-    }
-    o.isolate = isolate;
-    o.isolate_timeout_s = a.timeout_s;
-    o.run.timeout_ms = a.timeout_s * 1000;
-    o.baseline = a.baseline;
-    o.baseline_factor = a.factor;
-    if (!a.json.empty()) o.jsonl_path = suites.size() == 1 ? a.json + ".partial.jsonl" : a.json + "." + suite->name + ".partial.jsonl";
-    o.command = command_line();
-    o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}", verb, plugin_args, suite->name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "");
-    const bool tty = ::isatty(2);
-    if (suites.size() > 1) fmt::print("== suite {} ==\n", suite->name);
-    std::fputs(case_header().c_str(), stdout);
-    o.on_case = [](const CaseResult& c) {
-      std::fputs(case_row(c).c_str(), stdout);
-      std::fflush(stdout);
-    };
-    if (tty)
-      o.on_progress = [](const std::string& line) {
-        std::fprintf(stderr, "\r\033[K%s", line.substr(0, 150).c_str());
-        std::fflush(stderr);
-      };
-    // certify grades each kernel on the suite's cases tailored to its own formats (ranges, edges);
-    // run-suite compares kernels on one shared set of cases.
-    RunResult one;
-    if (std::string(verb) == "certify" && kernels.size() > 1) {
-      for (const auto& k : kernels) {
-        RunResult part = run_suite(*suite, {k}, o);
-        if (one.cases.empty() && one.kernels.empty()) {
-          one = std::move(part);
-        } else {
-          one.kernels.push_back(k);
-          for (auto& c : part.cases) one.cases.push_back(std::move(c));
+  // certify grades each kernel on the suite's cases tailored to its own formats (ranges, edges);
+  // run-suite compares kernels on one shared set of cases.
+  const bool per_kernel = std::string(verb) == "certify" && kernels.size() > 1;
+  std::vector<std::vector<std::string>> groups;  // the kernel lists of the run_suite calls, per suite
+  if (per_kernel)
+    for (const auto& k : kernels) groups.push_back({k});
+  else
+    groups.push_back(kernels);
+
+  // The plan (docs/scale.md): every (case, kernel) in this run's order; a unit is one case of one
+  // run_suite call (its kernels share the case's exact reference).
+  ScaledCommand cmd;
+  cmd.make_plan = [&] {
+    RunPlan plan;
+    for (const SuiteInfo* suite : suites) {
+      const SuiteRunOptions o = suite_options(a, *suite, isolate, plugin_args, verb);
+      for (const auto& g : groups) {
+        std::map<std::string, std::size_t> unit_of_case;
+        for (const PlanItem& it : plan_suite(*suite, g, o)) {
+          auto [u, fresh] = unit_of_case.emplace(it.case_id, plan.units.size());
+          if (fresh) plan.units.push_back({});
+          plan.units[u->second].items.push_back(plan.items.size());
+          plan.units[u->second].cost += it.cost;
+          plan.items.push_back({it.suite, it.case_id, it.kernel});
         }
-        o.jsonl_append = true;  // the first run started the partial file afresh; later ones append
       }
-    } else {
-      one = run_suite(*suite, kernels, o);
     }
-    if (tty) std::fprintf(stderr, "\r\033[K");
-    std::fputs(verdict_text(one).c_str(), stdout);
-    if (!o.jsonl_path.empty()) partials.push_back(o.jsonl_path);
-    results.push_back(std::move(one));
-  }
-  const RunResult r = merge_results(results);
-  if (results.size() > 1) fmt::print("== all suites ({}) ==\n{}", r.suite, verdict_text(r));
-  if (!a.json.empty()) {
-    write_file_atomic(a.json, to_json(r).dump(2) + "\n");
-    for (const auto& p : partials) std::remove(p.c_str());
-    fmt::print("results: {}\n", a.json);
-  }
-  if (!a.junit.empty()) {
-    write_file_atomic(a.junit, junit_all(results));
-    fmt::print("JUnit: {}\n", a.junit);
-  }
-  if (!a.html.empty()) {  // output.html of fpcert.toml arrives here too; one report for every suite of the run
-    write_html_report(a.html, results);
-    fmt::print("HTML report: {}\n", a.html);
-  }
-  if (r.count(CaseStatus::NotSupported) == static_cast<int>(r.cases.size())) {
-    std::fprintf(stderr, "fpcert: nothing ran: every case was not supported (%s)\n",
-                 r.cases.empty() ? "no cases" : r.cases.front().reason.c_str());
-    return kExitKernelFailed;
-  }
-  return exit_code(r);
+    return plan;
+  };
+  cmd.json = a.json;
+  cmd.execute = [&](const PartContext& part) {
+    std::vector<RunResult> results;
+    bool append = false;  // the first run_suite call starts the partial file afresh; later ones append
+    for (const SuiteInfo* suite : suites) {
+      SuiteRunOptions o = suite_options(a, *suite, isolate, plugin_args, verb);
+      if (!part.json.empty()) o.jsonl_path = part.json + ".partial.jsonl";
+      if (part.selected) {
+        const std::string sname = suite->name;
+        o.select = [sel = part.selected, sname](const std::string& case_id, const std::string& kernel) {
+          return sel->count(case_key(sname, case_id, kernel)) != 0;
+        };
+      }
+      const bool tty = ::isatty(2);
+      if (part.print_rows) {
+        if (suites.size() > 1) fmt::print("== suite {} ==\n", suite->name);
+        std::fputs(case_header().c_str(), stdout);
+        o.on_case = [](const CaseResult& c) {
+          std::fputs(case_row(c).c_str(), stdout);
+          std::fflush(stdout);
+        };
+        if (tty)
+          o.on_progress = [](const std::string& line) {
+            std::fprintf(stderr, "\r\033[K%s", line.substr(0, 150).c_str());
+            std::fflush(stderr);
+          };
+      }
+      RunResult one;
+      bool first = true;
+      for (const auto& g : groups) {
+        o.jsonl_append = append;
+        RunResult part_result = run_suite(*suite, g, o);
+        append = true;
+        if (first) {
+          one = std::move(part_result);
+          one.kernels = kernels;
+          first = false;
+        } else {
+          for (auto& c : part_result.cases) one.cases.push_back(std::move(c));
+        }
+      }
+      if (part.print_rows) {
+        if (tty) std::fprintf(stderr, "\r\033[K");
+        std::fputs(verdict_text(one).c_str(), stdout);
+      }
+      results.push_back(std::move(one));
+    }
+    return join_suites(results);
+  };
+  cmd.header = [&] {
+    std::vector<RunResult> rs;
+    for (const SuiteInfo* suite : suites) {
+      RunResult r;
+      r.suite = suite->name;
+      r.kernels = kernels;
+      r.env = make_environment(command_line(), nullptr);
+      rs.push_back(std::move(r));
+    }
+    return join_suites(rs);
+  };
+  cmd.finish = [&](const RunResult& r, bool merged) {
+    const int code = write_run_outputs(r, OutputPaths{a.json, a.junit, a.html}, merged);
+    if (!a.json.empty()) std::remove((a.json + ".partial.jsonl").c_str());
+    return code;
+  };
+  return run_scaled(a.scale, std::move(cmd));
 }
 
 /// Fill what the command line left unset from --config (the command line wins; plugins add up).
@@ -229,6 +234,7 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   app->add_option("--timeout", a->timeout_s, "Seconds before a case counts as hung")->capture_default_str();
   add_plugin_option(app, a->plugins);
   app->add_flag("--no-isolate", a->no_isolate, "With --plugin: run cases in this process (a crash ends the run)");
+  add_scale_options(app, a->scale);
 }
 
 }  // namespace

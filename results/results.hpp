@@ -180,6 +180,18 @@ void decide(CaseResult& c);
 /// The first check of kind k in c, or nullptr.
 const CheckResult* find_check(const CaseResult& c, CheckKind k);
 
+/// What a shard of a run covers (docs/scale.md): its place in the partition and the whole run's plan,
+/// so that `fpcert merge` can check that shards fit together and order the cases as one run would.
+struct ShardStamp {
+  std::string shard;              ///< "2/3", "2/3:1/2" (a worker of shard 2/3); empty: not a shard
+  std::vector<std::string> plan;  ///< every item of the whole run (case_key), in a single run's order
+  bool present() const { return !shard.empty(); }
+};
+
+/// The key that names a case in a run's plan: "suite/case/kernel".
+std::string case_key(const CaseResult& c);
+std::string case_key(const std::string& suite, const std::string& case_id, const std::string& kernel);
+
 struct RunResult {
   std::string kind = "gemm";     ///< gemm | conversion | experiment
   Environment env;
@@ -187,6 +199,7 @@ struct RunResult {
   std::vector<std::string> kernels;
   std::vector<CaseResult> cases;
   std::map<std::string, std::string> notes;
+  ShardStamp shard;              ///< set only in a shard's results (--shard, --devices workers, MPI ranks)
   bool passed() const;
   int count(CaseStatus s) const;
 };

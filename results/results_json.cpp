@@ -267,7 +267,7 @@ json to_json(const RunResult& r) {
   for (const auto& c : r.cases) cases.push_back(to_json(c));
   json notes = json::object();
   for (const auto& [k, v] : r.notes) notes[k] = v;
-  return {{"fpcert_results", 1},
+  json out = {{"fpcert_results", 1},
           {"kind", r.kind},
           {"environment", to_json(r.env)},
           {"suite", r.suite},
@@ -282,6 +282,8 @@ json to_json(const RunResult& r) {
             {"error", r.count(CaseStatus::Error)}}},
           {"notes", notes},
           {"cases", cases}};
+  if (r.shard.present()) out["shard"] = {{"shard", r.shard.shard}, {"plan", r.shard.plan}};
+  return out;
 }
 
 RunResult run_from_json(const json& j) {
@@ -294,6 +296,11 @@ RunResult run_from_json(const json& j) {
   if (j.contains("kernels")) r.kernels = j.at("kernels").get<std::vector<std::string>>();
   if (j.contains("notes"))
     for (const auto& [k, v] : j.at("notes").items()) r.notes[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  if (j.contains("shard")) {
+    const json& s = j.at("shard");
+    r.shard.shard = str(s, "shard");
+    if (s.contains("plan")) r.shard.plan = s.at("plan").get<std::vector<std::string>>();
+  }
   for (const auto& c : j.at("cases")) r.cases.push_back(case_from_json(c));
   return r;
 }

@@ -7,6 +7,7 @@ pkgs=(build-essential cmake pkg-config libmpfr-dev libgmp-dev libeigen3-dev doct
 optional=()
 if [[ "${1:-}" == "--tests" ]]; then
   optional+=(chromium)   # the HTML report's rendering test; skipped with a message where it cannot install
+  optional+=(libopenmpi-dev openmpi-bin)   # the MPI component (--mpi) and its test, mpirun -n 2 (docs/scale.md)
 fi
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

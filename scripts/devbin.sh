@@ -11,7 +11,7 @@ if command -v ccache >/dev/null; then
   launch=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFPCERT_STATIC_DEPS=ON -DFPCERT_TESTS=ON -DFPCERT_BENCH=ON \
-  -DFPCERT_HOST_ARCH=x86-64-v3 -DFPCERT_CUDA=ON "${launch[@]}" >/dev/null
+  -DFPCERT_HOST_ARCH=x86-64-v3 -DFPCERT_CUDA=ON -DFPCERT_MPI=OFF "${launch[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 # The plugin tests' staged install (the installed package and the example plugins built against it).
 (cd "$build" && ctest -R 'plugin/install_stage' --output-on-failure >/dev/null)
