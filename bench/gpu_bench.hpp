@@ -47,7 +47,7 @@ struct DeviceBuffer {
 };
 
 /// Median time of k.run(ops) in ms over `timed` launches after `warmups`; throws what run() throws.
-inline double median_launch_ms(Kernel& k, const GemmOperands& ops, DeviceApi& api, int warmups, int timed) {
+inline double median_launch_ms(GemmKernel& k, const GemmOperands& ops, DeviceApi& api, int warmups, int timed) {
   for (int w = 0; w < warmups; ++w) k.run(ops);
   api.synchronize(600000);
   std::vector<double> ms;

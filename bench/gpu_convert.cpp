@@ -12,6 +12,7 @@
 
 #include "base/parallel.hpp"
 #include "kernels/convert/device_convert.hpp"
+#include "suites/device_sweep.hpp"
 #include "oracle/convert_batch.hpp"
 
 using namespace fpcert;

@@ -57,7 +57,7 @@ struct Operands {
 };
 
 /// Median time of run() in ms (3 warm-ups, 10 timed launches); < 0 when not supported.
-double time_kernel(Kernel& k, const GemmOperands& ops, DeviceApi& api, std::string& why) {
+double time_kernel(GemmKernel& k, const GemmOperands& ops, DeviceApi& api, std::string& why) {
   const Support sup = k.can_implement(ops.m, ops.n, ops.k);
   if (!sup.ok) {
     why = sup.reason;
@@ -100,8 +100,8 @@ int split_products(DeviceApi& api) {
     std::printf("\nM = N = K = %lld\n", static_cast<long long>(N));
     Operands f32ops(api, f32, N, 0);
     std::string why;
-    auto ped = make_kernel("cublas_gemm_f32_pedantic");
-    auto tf32k = make_kernel("gemm_tf32_f32acc_mma_sm80");
+    auto ped = make_gemm_kernel("cublas_gemm_f32_pedantic");
+    auto tf32k = make_gemm_kernel("gemm_tf32_f32acc_mma_sm80");
     const double t32 = ped ? time_kernel(*ped, f32ops.ops, api, why) : -1;
     if (t32 <= 0) {
       std::printf("cublas_gemm_f32_pedantic not available (%s): no reference, skipping this size\n", why.c_str());
@@ -115,7 +115,7 @@ int split_products(DeviceApi& api) {
     std::printf("%-26s %2s %10s %9s %8s %10s %10s %9s %9s %10s %10s  %s\n", "kernel", "m", "time ms", "TFLOP/s", "vs fp32", "T_oh ms",
                 "MMA ms", "P_low/P32", "needed", "predicted", "verdict", "measured");
     for (const SplitRow& row : kSplit) {
-      auto k = make_kernel(row.kernel);
+      auto k = make_gemm_kernel(row.kernel);
       const SplitScheme* sc = find_split_scheme(row.scheme);
       if (!k || !sc) {
         std::printf("%-26s not registered\n", row.kernel);
@@ -163,8 +163,8 @@ int bf16_on_fp16(DeviceApi& api) {
       std::printf("\nM = N = K = %lld\n", static_cast<long long>(N));
       Operands ops(api, bf16, N, outlier_pct);
       std::string why;
-      auto native = make_kernel("gemm_bf16_f32acc_mma_sm80");
-      auto cub = make_kernel("cublas_gemm_bf16_f32acc");
+      auto native = make_gemm_kernel("gemm_bf16_f32acc_mma_sm80");
+      auto cub = make_gemm_kernel("cublas_gemm_bf16_f32acc");
       const double tn = native ? time_kernel(*native, ops.ops, api, why) : -1;
       const double tc = cub ? time_kernel(*cub, ops.ops, api, why) : -1;
       std::printf("%-36s %10.4f ms %8.2f TFLOP/s\n", "gemm_bf16_f32acc_mma_sm80 (native)", tn, tn > 0 ? tflops(N, tn) : 0.0);
@@ -173,7 +173,7 @@ int bf16_on_fp16(DeviceApi& api) {
                   "TFLOP/s", "vs nat", "tiles / outliers");
       for (const auto& pol : bf16_on_f16_policies()) {
         const std::string name = bf16_on_f16_kernel_name(pol);
-        auto k = make_kernel(name);
+        auto k = make_gemm_kernel(name);
         if (!k) {
           std::printf("%-36s not registered\n", name.c_str());
           continue;

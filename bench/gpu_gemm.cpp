@@ -77,7 +77,7 @@ int main() {
     std::map<std::string, double> times;
     for (const Row& row : kRows) {
       if (N > 4096 && !row.large) continue;
-      auto k = make_kernel(row.kernel);
+      auto k = make_gemm_kernel(row.kernel);
       if (!k) {
         std::printf("%-38s not registered\n", row.kernel);
         continue;

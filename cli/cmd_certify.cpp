@@ -17,6 +17,8 @@
 #include "cli/scale.hpp"
 #include "reports/table.hpp"
 #include "suites/environment.hpp"
+#include "results/results_json.hpp"
+#include "suites/conversion_suite.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert::cli {
@@ -38,8 +40,8 @@ struct SuiteArgs {
 };
 
 /// Comma-separated kernel names; the groups cpu, cuda and cublas expand to every honest built-in
-/// kernel of that backend (in registry order).
-std::vector<std::string> split_list(const std::vector<std::string>& in) {
+/// kernel of that backend and of the suite's operation (in registry order).
+std::vector<std::string> split_list(const std::vector<std::string>& in, Operation op) {
   std::vector<std::string> out;
   for (const auto& s : in) {
     std::stringstream ss(s);
@@ -56,7 +58,7 @@ std::vector<std::string> split_list(const std::vector<std::string>& in) {
         continue;
       }
       for (const auto& k : kernel_registry())
-        if (!k.mutant && k.backend == *group) out.push_back(k.name);
+        if (!k.mutant && k.backend == *group && k.operation == op) out.push_back(k.name);
     }
   }
   return out;
@@ -98,7 +100,15 @@ int run(const SuiteArgs& a, const char* verb) {
     if (!s) throw InputError(fmt::format("unknown suite '{}' (valid: {})", name, suite_names()));
     suites.push_back(s);
   }
-  const auto kernels = split_list(a.kernels);
+  const Operation op = suites.front()->operation;
+  for (const SuiteInfo* s : suites)
+    if (s->operation != op) throw InputError("suites of GEMM kernels and the conversions suite cannot run together: run them apart");
+  auto kernels = split_list(a.kernels, op);
+  if (kernels.empty() && op == Operation::Conversion) {  // the conversions suite's own kernels
+    std::string where;
+    kernels = conversion_suite_kernels(false, &where);
+    fmt::print("conversion kernels: {}\n", where);
+  }
   if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them), or kernels = [...] in --config");
   // Plugin kernels run in child processes unless --no-isolate: a crash or hang fails its case only.
   const bool isolate = !a.no_isolate && (a.isolate || !a.plugins.empty());
@@ -106,7 +116,7 @@ int run(const SuiteArgs& a, const char* verb) {
   for (const auto& p : a.plugins) plugin_args += " --plugin " + p;
   // certify grades each kernel on the suite's cases tailored to its own formats (ranges, edges);
   // run-suite compares kernels on one shared set of cases.
-  const bool per_kernel = std::string(verb) == "certify" && kernels.size() > 1;
+  const bool per_kernel = std::string(verb) == "certify" && kernels.size() > 1 && op == Operation::Gemm;
   std::vector<std::vector<std::string>> groups;  // the kernel lists of the run_suite calls, per suite
   if (per_kernel)
     for (const auto& k : kernels) groups.push_back({k});
@@ -118,6 +128,7 @@ int run(const SuiteArgs& a, const char* verb) {
   ScaledCommand cmd;
   cmd.make_plan = [&] {
     RunPlan plan;
+    plan.options = fmt::format("{} variant={} baseline={} factor={} isolate={}", verb, a.variant, a.baseline, a.factor, isolate);
     for (const SuiteInfo* suite : suites) {
       const SuiteRunOptions o = suite_options(a, *suite, isolate, plugin_args, verb);
       for (const auto& g : groups) {
@@ -127,7 +138,7 @@ int run(const SuiteArgs& a, const char* verb) {
           if (fresh) plan.units.push_back({});
           plan.units[u->second].items.push_back(plan.items.size());
           plan.units[u->second].cost += it.cost;
-          plan.items.push_back({it.suite, it.case_id, it.kernel});
+          plan.items.push_back({it.suite, it.case_id, it.kernel, it.spec});
         }
       }
     }
@@ -149,7 +160,7 @@ int run(const SuiteArgs& a, const char* verb) {
       const bool tty = ::isatty(2);
       if (part.print_rows) {
         if (suites.size() > 1) fmt::print("== suite {} ==\n", suite->name);
-        std::fputs(case_header().c_str(), stdout);
+        std::fputs((op == Operation::Conversion ? conversion_case_header() : case_header()).c_str(), stdout);
         o.on_case = [](const CaseResult& c) {
           std::fputs(case_row(c).c_str(), stdout);
           std::fflush(stdout);
@@ -242,7 +253,9 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
 void add_certify(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("certify", "Grade a kernel on a suite; exit 0 only if every gate passes");
   auto a = std::make_shared<SuiteArgs>();
-  app->add_option("--kernel", a->kernels, "Kernel(s) to certify (repeat or comma-separate; cpu, cuda, cublas: every built-in of that backend)");
+  app->add_option("--kernel", a->kernels,
+                  "Kernel(s) to certify (repeat or comma-separate; cpu, cuda, cublas: every built-in of that backend; the "
+                  "conversions suite picks its own when none are given)");
   app->add_option("--suite", a->suite, "Suite: " + suite_names())->capture_default_str();
   a->suite = "certify";
   add_common(app, a);
@@ -258,7 +271,9 @@ void add_run_suite(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("run-suite", "Run a suite on several kernels side by side");
   auto a = std::make_shared<SuiteArgs>();
   app->add_option("suite", a->suite, "Suite: " + suite_names())->required();
-  app->add_option("--kernels", a->kernels, "Kernels, comma-separated (cpu, cuda, cublas: every built-in of that backend)")->required();
+  app->add_option("--kernels", a->kernels,
+                  "Kernels, comma-separated (cpu, cuda, cublas: every built-in of that backend); the conversions suite picks "
+                  "its own when none are given");
   add_common(app, a);
   reg.push_back({app, [a] { return run(*a, "run-suite"); }});
 }

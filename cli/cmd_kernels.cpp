@@ -1,4 +1,4 @@
-// cli/cmd_kernels.cpp — `fpcert kernels`: built-in and plugin kernels with their traits.
+// cli/cmd_kernels.cpp — `fpcert kernels`: every registered kernel, GEMM and conversion, with its traits.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -6,7 +6,6 @@
 #include "cli/commands.hpp"
 #include "cli/plugins.hpp"
 #include "kernels/kernel.hpp"
-#include "plugin/loader.hpp"
 
 namespace fpcert::cli {
 namespace {
@@ -16,7 +15,7 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
   nlohmann::json arr = nlohmann::json::array();
   if (!json) fmt::print("{:<34} {:<7} {}\n", "kernel", "backend", "traits / operation order");
   for (const auto& name : kernel_names(mutants)) {
-    const auto k = make_kernel(name);
+    const auto k = make_gemm_kernel(name);
     const KernelTraits& t = k->traits();
     if (json) {
       arr.push_back({{"name", name},
@@ -43,29 +42,35 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
     fmt::print("{:<34} {:<7} {}\n", "", "", describe_traits(t));
     if (!t.order.empty()) fmt::print("{:<34} {:<7} order: {}\n", "", "", t.order);
   }
-  // Conversion kernels of plugins (fpcert convert --plugin LIB --kernel NAME --exhaustive).
-  const auto conv = plugin_converter_names();
+  // Conversion kernels, from the same registry: the device table's entries (CUDA builds), fpcert's
+  // model of each table conversion, plugin conversion kernels (fpcert convert --kernel NAME --exhaustive,
+  // fpcert certify --suite conversions --kernel NAME).
+  const auto conv = kernel_names(mutants, Operation::Conversion);
   if (!json && !conv.empty()) fmt::print("\n{:<34} {:<7} {}\n", "conversion kernel", "backend", "conversion it claims");
   for (const auto& name : conv) {
-    const auto c = make_plugin_converter(name);
+    const auto c = make_conversion_kernel(name);
+    const ConversionTraits& t = c->conversion();
     const char* mem = c->memory() == MemorySpace::Device ? "device" : "host";
+    const std::string& origin = find_kernel_info(name)->origin;
     if (json) {
       arr.push_back({{"name", name},
-                     {"backend", "plugin"},
+                     {"backend", to_string(c->backend())},
+                     {"mutant", c->is_mutant()},
                      {"operation", "conversion"},
                      {"description", c->description()},
-                     {"from", c->src().tag},
-                     {"to", c->dst().tag},
-                     {"rounding", to_string(c->rounder().rounding)},
-                     {"saturation", to_string(c->rounder().saturation)},
-                     {"nan_payload", to_string(c->rounder().nan)},
+                     {"from", t.src->tag},
+                     {"to", t.dst->tag},
+                     {"rounding", to_string(t.rounder.rounding)},
+                     {"saturation", to_string(t.rounder.saturation)},
+                     {"nan_payload", to_string(t.rounder.nan)},
                      {"memory", mem},
-                     {"origin", c->origin()}});
+                     {"origin", origin}});
       continue;
     }
-    fmt::print("{:<34} {:<7} {} -> {}, rounding {}, saturation {}, NaN {}, {} memory\n", name, "plugin", c->src().tag, c->dst().tag,
-               to_string(c->rounder().rounding), to_string(c->rounder().saturation), to_string(c->rounder().nan), mem);
-    fmt::print("{:<34} {:<7} {} [{}]\n", "", "", c->description().empty() ? "(no description)" : c->description(), c->origin());
+    fmt::print("{:<34} {:<7} {} -> {}, rounding {}, saturation {}, NaN {}, {} memory\n", name, to_string(c->backend()), t.src->tag,
+               t.dst->tag, to_string(t.rounder.rounding), to_string(t.rounder.saturation), to_string(t.rounder.nan), mem);
+    fmt::print("{:<34} {:<7} {}{}\n", "", "", c->description().empty() ? "(no description)" : c->description(),
+               origin.empty() ? "" : " [" + origin + "]");
   }
   if (json) fmt::print("{}\n", arr.dump(2));
   return 0;
@@ -74,7 +79,7 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
 }  // namespace
 
 void add_kernels(CLI::App& root, Registry& reg) {
-  auto* app = root.add_subcommand("kernels", "Built-in and plugin kernels with their traits");
+  auto* app = root.add_subcommand("kernels", "Built-in and plugin kernels, GEMM and conversion, with their traits");
   auto mutants = std::make_shared<bool>(false);
   auto json = std::make_shared<bool>(false);
   app->add_flag("--mutants", *mutants, "Also list the self-test mutants");

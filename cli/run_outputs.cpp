@@ -75,7 +75,7 @@ int write_run_outputs(const RunResult& r, const OutputPaths& out, bool merged) {
   if (merged)
     for (const auto& s : per_suite) {
       if (per_suite.size() > 1) fmt::print("== suite {} ==\n", s.suite);
-      std::fputs(case_header().c_str(), stdout);
+      std::fputs((s.kind == RunKind::Conversion ? conversion_case_header() : case_header()).c_str(), stdout);
       for (const auto& c : s.cases) std::fputs(case_row(c).c_str(), stdout);
       std::fputs(verdict_text(s).c_str(), stdout);
     }

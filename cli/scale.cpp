@@ -24,6 +24,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/mpi.hpp"
+#include "generators/generate.hpp"
 #include "results/merge.hpp"
 #include "results/results_json.hpp"
 
@@ -43,6 +44,12 @@ std::vector<std::string> RunPlan::keys() const {
   k.reserve(items.size());
   for (const auto& i : items) k.push_back(i.key());
   return k;
+}
+
+std::string RunPlan::fingerprint() const {
+  std::string text = options + "\n";
+  for (const auto& i : items) text += i.key() + "\t" + i.spec + "\n";
+  return fmt::format("{:016x}", fnv1a64(text.data(), text.size()));
 }
 
 std::set<std::string> shard_selection(const RunPlan& plan, const std::string& shard_text) {
@@ -93,7 +100,7 @@ void share_threads(int processes) {
 }
 
 RunResult stamped(RunResult r, const std::string& shard, const RunPlan& plan) {
-  r.shard = ShardStamp{shard, plan.keys()};
+  r.shard = ShardStamp{shard, plan.keys(), plan.fingerprint()};
   return r;
 }
 
@@ -256,7 +263,7 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
   }
   RunResult merged = merge_shards(std::move(parts));
   merged.env.command = command_line();
-  if (!merged.shard.present() && !outer.whole()) merged.shard = ShardStamp{outer.text(), cmd.plan.keys()};
+  if (!merged.shard.present() && !outer.whole()) merged.shard = ShardStamp{outer.text(), cmd.plan.keys(), cmd.plan.fingerprint()};
   const int code = cmd.finish(merged, true);
   if (all_ok) {
     std::error_code ec;
@@ -291,7 +298,7 @@ int run_mpi(const ScaleArgs& args, ScaledCommand& cmd, const Shard& outer) {
       for (std::size_t q = 0; q < all.size(); ++q) parts.push_back({fmt::format("rank {}", q), run_from_json(nlohmann::json::parse(all[q]))});
       RunResult merged = merge_shards(std::move(parts));
       merged.env.command = command_line();
-      if (!merged.shard.present() && !outer.whole()) merged.shard = ShardStamp{outer.text(), cmd.plan.keys()};
+      if (!merged.shard.present() && !outer.whole()) merged.shard = ShardStamp{outer.text(), cmd.plan.keys(), cmd.plan.fingerprint()};
       code = cmd.finish(merged, true);
     }
   } catch (const std::exception& e) {

@@ -25,6 +25,7 @@ void add_scale_options(CLI::App* app, ScaleArgs& s);
 /// One item of a run (one case of one kernel), named as its CaseResult will be.
 struct PlanKey {
   std::string suite, case_id, kernel;
+  std::string spec;  ///< what decides the item's inputs (a generator spec; "" where the name does)
   std::string key() const { return case_key(suite, case_id, kernel); }
 };
 
@@ -37,7 +38,10 @@ struct RunPlan {
     double cost = 0;
   };
   std::vector<Unit> units;
+  std::string options;  ///< the command's options that decide verdicts (variant, baseline, ...), as text
   std::vector<std::string> keys() const;
+  /// A fingerprint of the run (items, their specs, options): shards of different runs do not merge.
+  std::string fingerprint() const;
 };
 
 /// Which items a part of the run covers (nullptr: all), whether to print rows as cases finish, and

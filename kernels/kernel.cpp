@@ -7,6 +7,10 @@
 
 namespace fpcert {
 
+std::string_view to_string(Operation o) {
+  return o == Operation::Gemm ? "gemm" : "conversion";
+}
+
 std::string_view to_string(Backend b) {
   switch (b) {
     case Backend::Cpu: return "cpu";
@@ -42,8 +46,8 @@ void register_kernel(KernelInfo info) {
   raw_registry().push_back(std::move(info));
 }
 
-void register_kernel(std::string name, Backend backend, bool mutant, KernelFactory make) {
-  register_kernel(KernelInfo{std::move(name), backend, mutant, std::move(make), {}});
+void register_kernel(std::string name, Backend backend, bool mutant, KernelFactory make, Operation op) {
+  register_kernel(KernelInfo{std::move(name), backend, mutant, std::move(make), {}, op});
 }
 
 const KernelInfo* find_kernel_info(const std::string& name) {
@@ -58,10 +62,22 @@ std::unique_ptr<Kernel> make_kernel(const std::string& name) {
   return nullptr;
 }
 
-std::vector<std::string> kernel_names(bool include_mutants) {
+std::unique_ptr<GemmKernel> make_gemm_kernel(const std::string& name) {
+  const KernelInfo* k = find_kernel_info(name);
+  if (!k || k->operation != Operation::Gemm) return nullptr;
+  return std::unique_ptr<GemmKernel>(static_cast<GemmKernel*>(k->make().release()));
+}
+
+std::unique_ptr<ConversionKernel> make_conversion_kernel(const std::string& name) {
+  const KernelInfo* k = find_kernel_info(name);
+  if (!k || k->operation != Operation::Conversion) return nullptr;
+  return std::unique_ptr<ConversionKernel>(static_cast<ConversionKernel*>(k->make().release()));
+}
+
+std::vector<std::string> kernel_names(bool include_mutants, Operation op) {
   std::vector<std::string> r;
   for (const auto& k : kernel_registry())
-    if (include_mutants || !k.mutant) r.push_back(k.name);
+    if ((include_mutants || !k.mutant) && k.operation == op) r.push_back(k.name);
   std::sort(r.begin(), r.end());
   return r;
 }

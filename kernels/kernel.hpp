@@ -1,11 +1,14 @@
 // kernels/kernel.hpp — the interface every kernel under test implements (CPU model, CUDA kernel,
-// cuBLAS baseline, plugin), its traits (what the bound model reads) and the registry.
+// cuBLAS baseline, plugin), with its two operations, GEMM and conversion, their traits (what the
+// bound model and the conversion check read) and the one registry of both.
 //
 // A GEMM kernel computes C = A * B. It receives A and B already in its input formats (codes, as
 // the runner rounded the problem's exact values into them), and writes C as codes of its output
 // format, in the memory space it declares (host for CPU models, device for CUDA kernels): the
 // runner owns every buffer, so it can pre-fill outputs with NaN, surround them with guard bytes
-// and time the call without the copies.
+// and time the call without the copies. A conversion kernel converts consecutive source codes of one
+// format into codes of another under the rounding, saturation and NaN rule it claims; the runner
+// owns its buffers too, and compares every result with fpcert's model and MPFR.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,9 @@
 
 namespace fpcert {
 
+/// What a kernel computes: every kernel has exactly one operation.
+enum class Operation : std::uint8_t { Gemm, Conversion };
+std::string_view to_string(Operation o);
 enum class Backend : std::uint8_t { Cpu, Cuda, Cublas, Plugin };
 enum class MemorySpace : std::uint8_t { Host, Device };
 std::string_view to_string(Backend b);
@@ -94,13 +100,24 @@ struct Support {
   static Support no(std::string why) { return {false, std::move(why)}; }
 };
 
+/// What every kernel is: a name, a backend, the memory space its buffers live in, one operation.
 class Kernel {
  public:
   virtual ~Kernel() = default;
+  virtual Operation operation() const = 0;
   virtual const std::string& name() const = 0;
   virtual std::string description() const = 0;
   virtual Backend backend() const = 0;
   virtual MemorySpace memory() const { return MemorySpace::Host; }
+  /// True for the framework's own mutants and deliberately wrong entries (excluded from `fpcert
+  /// kernels` and from backend groups unless asked).
+  virtual bool is_mutant() const { return false; }
+};
+
+/// A GEMM kernel: C = A * B with the traits the bound model reads.
+class GemmKernel : public Kernel {
+ public:
+  Operation operation() const final { return Operation::Gemm; }
   virtual const KernelTraits& traits() const = 0;
   virtual Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const {
     (void)m, (void)n, (void)k;
@@ -108,8 +125,33 @@ class Kernel {
   }
   /// Compute C. Throws DeviceError when the device fails; must not throw for ordinary inputs.
   virtual void run(const GemmOperands& ops) = 0;
-  /// True for the framework's own mutants (excluded from `fpcert kernels` unless asked).
-  virtual bool is_mutant() const { return false; }
+};
+
+/// What a conversion kernel claims: every result must equal fpcert's conversion of the source code
+/// under `rounder`, bit for bit (NaN payloads per the rounder's NaN rule).
+struct ConversionTraits {
+  const Format* src = &f32;
+  const Format* dst = &f16;
+  Rounder rounder{};
+  std::uint64_t seed = 0;  ///< stochastic rounding: the bits of code c are random_bits32(seed, c)
+};
+
+/// One conversion call: the source codes first, first + 1, ..., first + count - 1.
+struct ConvertOperands {
+  std::uint64_t first = 0;
+  std::int64_t count = 0;
+  const void* src = nullptr;  ///< those codes in src's container, in the kernel's memory space
+  void* dst = nullptr;        ///< count results in dst's container, in the kernel's memory space
+  void* stream = nullptr;     ///< cudaStream_t for device kernels
+};
+
+/// A conversion kernel: dst[i] = convert(first + i). Throws NotSupportedError when it cannot do
+/// this call, DeviceError when the device fails.
+class ConversionKernel : public Kernel {
+ public:
+  Operation operation() const final { return Operation::Conversion; }
+  virtual const ConversionTraits& conversion() const = 0;
+  virtual void run(const ConvertOperands& ops) = 0;
 };
 
 /// Bytes of a format's container (1, 2, 4 or 8).
@@ -125,19 +167,23 @@ struct KernelInfo {
   bool mutant;
   KernelFactory make;
   std::string origin;  ///< where it came from: "" for built-ins, the library path for plugins
+  Operation operation = Operation::Gemm;
 };
 /// Every registered kernel: the built-ins (kernels/register.cpp: CPU models, mutants, CUDA kernels and
 /// cuBLAS baselines when built with CUDA) are added on first use; plugins add theirs with register_kernel.
 std::vector<KernelInfo>& kernel_registry();
 /// Register (or replace, by name) a kernel.
-void register_kernel(std::string name, Backend backend, bool mutant, KernelFactory make);
+void register_kernel(std::string name, Backend backend, bool mutant, KernelFactory make, Operation op = Operation::Gemm);
 void register_kernel(KernelInfo info);
 /// The registry entry of a kernel; nullptr when unknown.
 const KernelInfo* find_kernel_info(const std::string& name);
 /// Make a kernel by name; nullptr when unknown.
 std::unique_ptr<Kernel> make_kernel(const std::string& name);
-/// Names of the registered kernels (mutants only when asked), sorted.
-std::vector<std::string> kernel_names(bool include_mutants = false);
+/// Make a kernel of one operation by name; nullptr when unknown or of the other operation.
+std::unique_ptr<GemmKernel> make_gemm_kernel(const std::string& name);
+std::unique_ptr<ConversionKernel> make_conversion_kernel(const std::string& name);
+/// Names of the registered kernels of one operation (mutants only when asked), sorted.
+std::vector<std::string> kernel_names(bool include_mutants = false, Operation op = Operation::Gemm);
 /// One line describing traits: "in f16/f16 (rn) operand f16 exact products, acc f32 (rn), out f32".
 std::string describe_traits(const KernelTraits& t);
 

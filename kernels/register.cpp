@@ -14,6 +14,11 @@ void register_builtin_kernels() {
   register_emu_split_kernels();
   register_emu_bf16_kernels();
 #endif
+  // Conversion kernels: fpcert's model of each table conversion, and with CUDA the table's entries.
+  register_model_conversion_kernels();
+#if defined(FPCERT_HAVE_CUDA)
+  register_device_conversion_kernels();
+#endif
 }
 
 }  // namespace fpcert

@@ -12,7 +12,8 @@ namespace fpcert {
 
 /// Every built-in family, in this order (the order `certify --kernel cpu` and `selftest` run them):
 /// BF16-on-FP16 CPU models, CPU models, mutants, and with CUDA the pipeline, mma.sync, cuBLAS and
-/// emulation kernels. kernel_registry() calls it once.
+/// emulation kernels; then the conversion kernels (fpcert's model of each table conversion, and with
+/// CUDA the device table's entries). kernel_registry() calls it once.
 void register_builtin_kernels();
 
 // Families, each defined beside its kernels.
@@ -24,11 +25,13 @@ void register_mma_kernels();         ///< kernels/gemm/cuda/mma.cu: tensor-core 
 void register_cublas_kernels();      ///< kernels/gemm/cublas/cublas_gemm.cu: cuBLAS baselines, compute type pinned
 void register_emu_split_kernels();   ///< kernels/emu/cuda/emu_split.cu: 3xTF32 and nxBF16 split products on tensor cores
 void register_emu_bf16_kernels();    ///< kernels/emu/cuda/emu_bf16.cu: BF16 GEMMs on fp16 tensor cores, per strategy
+void register_model_conversion_kernels();   ///< kernels/convert/model_convert.cpp: model_<entry> per table conversion
+void register_device_conversion_kernels();  ///< kernels/convert/device_convert.cpp: the device table's entries
 
 /// kernels/gemm/cuda/mma.cu: the FP8 (e4m3 or e5m2) mma.sync GEMM, with partial sums promoted to fp32
 /// every `promote_every` products (a positive multiple of 32; 0: never). Throws
 /// std::invalid_argument for other formats or counts. Named gemm_<fmt>_f32acc_mma_sm89[_promote<N>].
-std::unique_ptr<Kernel> make_fp8_mma_kernel(const Format& format, int promote_every);
+std::unique_ptr<GemmKernel> make_fp8_mma_kernel(const Format& format, int promote_every);
 /// kernels/emu/cuda/emu_split.cu: the split-scalar experiment on the device. For each method ("fp32",
 /// "tf32" (both operands cvt.rna.tf32.f32, then an fp32 product), or a split scheme of
 /// kernels/emu/split.hpp) the products a[i] * b[i] computed on the device with the kernels' slicing

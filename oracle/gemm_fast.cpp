@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/huge_pages.hpp"
 #include "base/parallel.hpp"
 #include "oracle/exact_sum.hpp"
 #include "oracle/gemm_ref.hpp"
@@ -32,107 +33,6 @@ using u128 = unsigned __int128;
 
 constexpr int kNeedBins = 2304;      // need = e - low_exponent <= 1024 + 1074
 constexpr int kMaxSlices = 5;        // W = S * beta <= 5 * 26
-
-/// Large blocks on transparent huge pages, kept for reuse by later calls (up to kPoolBytes): on
-/// the VMs fpcert runs on, a first touch of a 4 KiB page costs ~20 us and a fresh huge page must
-/// be zeroed, so the slice buffers (tens of MiB) would otherwise cost as much as the GEMMs.
-class BlockPool {
- public:
-  static constexpr std::size_t kHuge = std::size_t{2} << 20;
-  static constexpr std::size_t kPoolBytes = std::size_t{512} << 20;
-  static BlockPool& get() {
-    static BlockPool pool;
-    return pool;
-  }
-  /// A block of at least `bytes` (rounded up to 2 MiB): returns the pointer and its size.
-  std::pair<void*, std::size_t> acquire(std::size_t bytes) {
-    bytes = (bytes + kHuge - 1) / kHuge * kHuge;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      std::size_t best = free_.size();
-      for (std::size_t i = 0; i < free_.size(); ++i)
-        if (free_[i].second >= bytes && (best == free_.size() || free_[i].second < free_[best].second)) best = i;
-      if (best != free_.size()) {
-        auto blk = free_[best];
-        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
-        held_ -= blk.second;
-        return blk;
-      }
-    }
-    void* p = std::aligned_alloc(kHuge, bytes);
-    if (!p) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-    ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: failure changes nothing but speed
-#endif
-    return {p, bytes};
-  }
-  void release(void* p, std::size_t bytes) {
-    if (!p) return;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (held_ + bytes <= kPoolBytes) {
-        free_.emplace_back(p, bytes);
-        held_ += bytes;
-        return;
-      }
-    }
-    std::free(p);
-  }
-  ~BlockPool() {
-    for (auto& b : free_) std::free(b.first);
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::pair<void*, std::size_t>> free_;
-  std::size_t held_ = 0;
-};
-
-/// An uninitialised buffer from the BlockPool.
-template <class T>
-class HugeBuffer {
- public:
-  HugeBuffer() = default;
-  HugeBuffer(const HugeBuffer&) = delete;
-  HugeBuffer& operator=(const HugeBuffer&) = delete;
-  HugeBuffer(HugeBuffer&& o) noexcept : p_(o.p_), n_(o.n_), bytes_(o.bytes_) { o.p_ = nullptr; o.n_ = o.bytes_ = 0; }
-  ~HugeBuffer() { BlockPool::get().release(p_, bytes_); }
-  void resize(std::size_t n) {
-    if (n * sizeof(T) > bytes_) {
-      BlockPool::get().release(p_, bytes_);
-      p_ = nullptr;
-      bytes_ = 0;
-      const auto blk = BlockPool::get().acquire(n * sizeof(T));
-      p_ = static_cast<T*>(blk.first);
-      bytes_ = blk.second;
-    }
-    n_ = n;
-  }
-  T* data() { return p_; }
-  const T* data() const { return p_; }
-  std::size_t size() const { return n_; }
-  T& operator[](std::size_t i) { return p_[i]; }
-  const T& operator[](std::size_t i) const { return p_[i]; }
-
- private:
-  T* p_ = nullptr;
-  std::size_t n_ = 0, bytes_ = 0;
-};
-
-/// v = n copies of x, the storage advised onto huge pages before its first touch (see HugeBuffer).
-template <class T>
-void assign_huge(std::vector<T>& v, std::size_t n, const T& x) {
-  v.clear();
-  v.shrink_to_fit();
-  v.reserve(n);
-#ifdef MADV_HUGEPAGE
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(v.data()) + kHuge - 1) & ~(kHuge - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(v.data() + n)) & ~(kHuge - 1);
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#endif
-  v.assign(n, x);
-}
 
 /// Phase timer for $FPCERT_ORACLE_TRACE (wall seconds to stderr).
 struct Trace {

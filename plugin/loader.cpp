@@ -15,8 +15,6 @@
 #include <cstring>
 #include <exception>
 
-#include "base/codes.hpp"
-#include "base/parallel.hpp"
 #include "kernels/device/device_api.hpp"
 #include "plugin/fpcert_plugin.h"
 
@@ -212,7 +210,7 @@ class Workspace {
   std::size_t bytes_ = 0;
 };
 
-class PluginGemmKernel final : public Kernel {
+class PluginGemmKernel final : public GemmKernel {
  public:
   PluginGemmKernel(const fpcert_kernel* d, std::string origin, std::string plugin, std::shared_ptr<void> keepalive)
       : d_(d), origin_(std::move(origin)), plugin_(std::move(plugin)), name_(d->name), traits_(traits_from_abi(d->gemm)),
@@ -288,19 +286,7 @@ class PluginGemmKernel final : public Kernel {
   std::shared_ptr<void> keepalive_;
 };
 
-// ---- registries of plugins and their conversion kernels ---------------------------------------
-
-struct ConverterEntry {
-  std::string name;
-  const fpcert_kernel* desc;
-  std::string origin;
-  std::shared_ptr<void> keepalive;
-};
-
-std::vector<ConverterEntry>& converters() {
-  static std::vector<ConverterEntry> c;
-  return c;
-}
+// ---- the registry of loaded plugins -------------------------------------------------------------
 
 std::vector<PluginSummary>& plugins() {
   static std::vector<PluginSummary> p;
@@ -317,12 +303,7 @@ bool valid_name(const char* s) {
   return std::strlen(s) <= 128;
 }
 
-bool name_taken(const std::string& n) {
-  if (find_kernel_info(n)) return true;
-  for (const auto& c : converters())
-    if (c.name == n) return true;
-  return false;
-}
+bool name_taken(const std::string& n) { return find_kernel_info(n) != nullptr; }
 
 }  // namespace
 
@@ -469,13 +450,22 @@ PluginSummary register_plugin_info(const fpcert_plugin_info* info, const std::st
       ki.backend = Backend::Plugin;
       ki.mutant = false;
       ki.origin = origin;
-      ki.make = [d, origin, plugin, keepalive]() -> std::unique_ptr<Kernel> {
+      ki.make = [d, origin, plugin, keepalive]() -> std::unique_ptr<GemmKernel> {
         return std::make_unique<PluginGemmKernel>(d, origin, plugin, keepalive);
       };
       register_kernel(std::move(ki));
       s.gemm_kernels.push_back(d->name);
     } else {
-      converters().push_back({d->name, d, origin, keepalive});
+      KernelInfo ki;
+      ki.name = d->name;
+      ki.backend = Backend::Plugin;
+      ki.mutant = false;
+      ki.origin = origin;
+      ki.operation = Operation::Conversion;
+      ki.make = [d, origin, keepalive]() -> std::unique_ptr<ConversionKernel> {
+        return std::make_unique<PluginConverter>(d, origin, keepalive);
+      };
+      register_kernel(std::move(ki));
       s.conversion_kernels.push_back(d->name);
     }
   }
@@ -547,14 +537,15 @@ const PluginSummary& load_plugin(const std::string& path) {
 
 PluginConverter::PluginConverter(const fpcert_kernel* desc, std::string origin, std::shared_ptr<void> keepalive)
     : desc_(desc), origin_(std::move(origin)), name_(desc->name), description_(desc->description ? desc->description : ""),
-      src_(format_from_abi(desc->conversion.src_format)), dst_(format_from_abi(desc->conversion.dst_format)),
       memory_(desc->memory == FPCERT_MEMORY_DEVICE ? MemorySpace::Device : MemorySpace::Host), keepalive_(std::move(keepalive)) {
-  rounder_.rounding = *rounding_from_abi(desc->conversion.rounding);
-  rounder_.saturation = *saturation_from_abi(desc->conversion.saturation);
-  rounder_.nan = desc->conversion.nan_payload == FPCERT_NAN_CANONICAL ? NanPayload::Canonical : NanPayload::Preserve;
+  traits_.src = format_from_abi(desc->conversion.src_format);
+  traits_.dst = format_from_abi(desc->conversion.dst_format);
+  traits_.rounder.rounding = *rounding_from_abi(desc->conversion.rounding);
+  traits_.rounder.saturation = *saturation_from_abi(desc->conversion.saturation);
+  traits_.rounder.nan = desc->conversion.nan_payload == FPCERT_NAN_CANONICAL ? NanPayload::Canonical : NanPayload::Preserve;
 }
 
-void PluginConverter::run(const void* src, void* dst, std::int64_t count, void* stream) {
+void PluginConverter::run(const ConvertOperands& ops) {
   fpcert_conversion_args a{};
   a.struct_size = sizeof(fpcert_conversion_args);
   a.memory = desc_->memory;
@@ -562,105 +553,15 @@ void PluginConverter::run(const void* src, void* dst, std::int64_t count, void* 
   a.dst_format = desc_->conversion.dst_format;
   a.rounding = desc_->conversion.rounding;
   a.saturation = desc_->conversion.saturation;
-  a.count = count;
-  a.src = src;
-  a.dst = dst;
+  a.count = ops.count;
+  a.src = ops.src;
+  a.dst = ops.dst;
   Message msg;
   const std::int32_t st = call_plugin(name_, "conversion_run", desc_->conversion_run, desc_->user_data,
-                                      static_cast<const fpcert_conversion_args*>(&a), stream, msg.buf.data(), msg.buf.size());
+                                      static_cast<const fpcert_conversion_args*>(&a), ops.stream, msg.buf.data(), msg.buf.size());
   if (st == FPCERT_STATUS_OK) return;
   if (st == FPCERT_STATUS_NOT_SUPPORTED) throw NotSupportedError(describe_failure(name_, "conversion_run", st, msg));
   throw DeviceError(describe_failure(name_, "conversion_run", st, msg));
-}
-
-std::unique_ptr<PluginConverter> make_plugin_converter(const std::string& name) {
-  for (const auto& c : converters())
-    if (c.name == name) return std::make_unique<PluginConverter>(c.desc, c.origin, c.keepalive);
-  return nullptr;
-}
-
-std::vector<std::string> plugin_converter_names() {
-  std::vector<std::string> r;
-  for (const auto& c : converters()) r.push_back(c.name);
-  std::sort(r.begin(), r.end());
-  return r;
-}
-
-namespace {
-
-/// A DeviceApi allocation freed on scope exit.
-class ApiBuffer {
- public:
-  ApiBuffer(DeviceApi& api, std::size_t bytes) : api_(api), p_(api.alloc(bytes)) {}
-  ~ApiBuffer() { api_.free(p_); }
-  ApiBuffer(const ApiBuffer&) = delete;
-  ApiBuffer& operator=(const ApiBuffer&) = delete;
-  void* get() const { return p_; }
-  std::uint8_t* bytes() const { return static_cast<std::uint8_t*>(p_); }
-
- private:
-  DeviceApi& api_;
-  void* p_;
-};
-
-constexpr std::uint8_t kConvGuardByte = 0xA5;
-constexpr std::size_t kConvGuardBytes = 256;
-
-}  // namespace
-
-ConvertCheckResult check_plugin_conversion(PluginConverter& conv, const ConvertCheckSpec& spec, DeviceApi& api,
-                                           const std::function<void(double)>& progress, double timeout_ms,
-                                           std::uint64_t chunk) {
-  const Format& src = *spec.src;
-  const Format& dst = *spec.dst;
-  if (!(src == conv.src()) || !(dst == conv.dst()))
-    throw InputError(fmt::format("check_plugin_conversion: spec {} -> {} but kernel '{}' converts {} -> {}", src.tag, dst.tag,
-                                 conv.name(), conv.src().tag, conv.dst().tag));
-  const std::uint64_t total = check_pattern_count(spec);
-  chunk = std::max<std::uint64_t>(1, std::min<std::uint64_t>({chunk, total, std::uint64_t{1} << 24}));
-  const int sb = container_bytes(src), db = container_bytes(dst);
-  const std::size_t out_bytes = static_cast<std::size_t>(chunk) * static_cast<std::size_t>(db);
-  std::vector<std::uint8_t> in(static_cast<std::size_t>(chunk) * static_cast<std::size_t>(sb));
-  std::vector<std::uint8_t> image(kConvGuardBytes + out_bytes + kConvGuardBytes);
-  ApiBuffer d_in(api, in.size()), d_out(api, image.size());
-  const unsigned threads = spec.threads ? spec.threads : thread_count();
-  ConvertCheckResult result;
-  for (std::uint64_t off = 0; off < total; off += chunk) {
-    const std::uint64_t n = std::min(chunk, total - off);
-    const std::uint64_t first = spec.first + off;
-    for (std::uint64_t i = 0; i < n; ++i)
-      store_code(in.data(), static_cast<std::int64_t>(i), sb, to_container(src, first + i));
-    // Guards before and after the n outputs; the outputs themselves pre-filled with the same byte.
-    const std::size_t used = static_cast<std::size_t>(n) * static_cast<std::size_t>(db);
-    std::fill(image.begin(), image.end(), kConvGuardByte);
-    api.to_device(d_in.get(), in.data(), static_cast<std::size_t>(n) * static_cast<std::size_t>(sb));
-    api.to_device(d_out.get(), image.data(), kConvGuardBytes + used + kConvGuardBytes);
-    conv.run(d_in.get(), d_out.bytes() + kConvGuardBytes, static_cast<std::int64_t>(n), api.stream());
-    api.synchronize(timeout_ms);
-    api.to_host(image.data(), d_out.get(), kConvGuardBytes + used + kConvGuardBytes);
-    for (std::size_t b = 0; b < kConvGuardBytes; ++b)
-      if (image[b] != kConvGuardByte)
-        throw DeviceError(fmt::format("plugin kernel '{}' wrote before its output (byte -{} of a call with count {}, source codes "
-                                      "from {})",
-                                      conv.name(), kConvGuardBytes - b, n, hex_code(src, first)));
-    for (std::size_t b = 0; b < kConvGuardBytes; ++b)
-      if (image[kConvGuardBytes + used + b] != kConvGuardByte)
-        throw DeviceError(fmt::format("plugin kernel '{}' wrote past the end of its output (byte {} after element {} of a call "
-                                      "with count {}, source codes from {})",
-                                      conv.name(), b, n - 1, n, hex_code(src, first)));
-    const std::uint8_t* out = image.data() + kConvGuardBytes;
-    std::vector<ConvertCheckResult> per(threads);
-    const std::uint64_t grain = std::max<std::uint64_t>(1024, n / (threads * 8) + 1);
-    parallel_for(
-        n, grain,
-        [&](std::uint64_t b, std::uint64_t e, unsigned w) {
-          check_conversion_chunk(spec, first + b, e - b, SubjectChunk{out + b * static_cast<std::uint64_t>(db), db, true}, per[w]);
-        },
-        threads);
-    for (const auto& p : per) result.merge(p, spec.max_listed);
-    if (progress) progress(static_cast<double>(off + n) / static_cast<double>(total));
-  }
-  return result;
 }
 
 }  // namespace fpcert

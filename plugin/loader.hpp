@@ -4,8 +4,9 @@
 // load_plugin() dlopens a library (RTLD_NOW | RTLD_LOCAL), looks up fpcert_plugin_enumerate, refuses
 // another ABI major (naming both versions), validates every descriptor (known enum values,
 // consistent traits, unique names) and registers each GEMM kernel in the kernel registry (backend
-// plugin, memory space as declared) and each conversion kernel as a PluginConverter. Anything wrong
-// is a PluginError (an InputError: exit 2, before anything runs).
+// plugin, memory space as declared) and each conversion kernel (a PluginConverter, operation
+// conversion) in the same registry. Anything wrong is a PluginError (an InputError: exit 2, before
+// anything runs).
 //
 // At run time a plugin's status codes become fpcert's verdicts: NOT_SUPPORTED → NotSupportedError
 // ("not supported"), every other failure → DeviceError with the plugin's message (crashed, exit 3).
@@ -23,7 +24,6 @@
 
 #include "base/error.hpp"
 #include "kernels/kernel.hpp"
-#include "oracle/convert_check.hpp"
 #include "oracle/round.hpp"
 
 extern "C" {
@@ -32,8 +32,6 @@ struct fpcert_kernel;
 }
 
 namespace fpcert {
-
-class DeviceApi;
 
 /// A plugin that cannot be used: not loadable, no symbol, other ABI major, invalid descriptors.
 struct PluginError : InputError {
@@ -47,7 +45,7 @@ struct PluginSummary {
   std::string name, version;      ///< the plugin's own name and version
   std::uint32_t abi_major = 0, abi_minor = 0;
   std::vector<std::string> gemm_kernels;        ///< registered in the kernel registry
-  std::vector<std::string> conversion_kernels;  ///< available through make_plugin_converter
+  std::vector<std::string> conversion_kernels;  ///< registered too (make_conversion_kernel)
 };
 
 /// Load a plugin (once per resolved path: a second call returns the first summary) and register
@@ -58,7 +56,7 @@ const std::vector<PluginSummary>& loaded_plugins();
 
 /// Check a plugin's table against this fpcert (ABI version, sizes, enum values, traits, names) and
 /// return one line per problem (empty: valid). `origin` prefixes each line (the library path).
-/// Names already in the kernel registry or among loaded conversion kernels count as taken.
+/// Names already in the kernel registry count as taken.
 std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, const std::string& origin);
 
 /// Register the kernels of an already validated table (what load_plugin does after validation);
@@ -73,45 +71,26 @@ std::optional<Rounding> rounding_from_abi(std::int32_t v);
 std::optional<Saturation> saturation_from_abi(std::int32_t v);
 std::string_view status_name(std::int32_t status);
 
-/// A conversion kernel of a plugin: converts codes of src() into codes of dst() under rounder(),
-/// in its memory space. Throws NotSupportedError (the plugin said NOT_SUPPORTED) or DeviceError.
-class PluginConverter {
+/// A conversion kernel of a plugin (registered in the kernel registry, operation conversion): converts
+/// codes under the rounding, saturation and NaN payload the plugin claims, in its memory space.
+/// Throws NotSupportedError (the plugin said NOT_SUPPORTED) or DeviceError (any other failure).
+class PluginConverter final : public ConversionKernel {
  public:
   PluginConverter(const fpcert_kernel* desc, std::string origin, std::shared_ptr<void> keepalive);
-  const std::string& name() const { return name_; }
-  std::string description() const { return description_; }
+  const std::string& name() const override { return name_; }
+  std::string description() const override { return description_; }
+  Backend backend() const override { return Backend::Plugin; }
+  MemorySpace memory() const override { return memory_; }
+  const ConversionTraits& conversion() const override { return traits_; }
   const std::string& origin() const { return origin_; }
-  const Format& src() const { return *src_; }
-  const Format& dst() const { return *dst_; }
-  /// The rounding, saturation and NaN payload the plugin claims.
-  const Rounder& rounder() const { return rounder_; }
-  MemorySpace memory() const { return memory_; }
-  /// dst[i] = convert(src[i]) for i < count; pointers in memory(), codes in their containers.
-  void run(const void* src, void* dst, std::int64_t count, void* stream);
+  void run(const ConvertOperands& ops) override;
 
  private:
   const fpcert_kernel* desc_;
   std::string origin_, name_, description_;
-  const Format* src_;
-  const Format* dst_;
-  Rounder rounder_;
+  ConversionTraits traits_;
   MemorySpace memory_;
   std::shared_ptr<void> keepalive_;
 };
-
-/// A conversion kernel of a loaded plugin by name; nullptr when unknown.
-std::unique_ptr<PluginConverter> make_plugin_converter(const std::string& name);
-/// Names of the loaded conversion kernels, sorted.
-std::vector<std::string> plugin_converter_names();
-
-/// The exhaustive check of a plugin conversion: source codes [spec.first, spec.first + count) in
-/// chunks, each converted by the plugin (through `api`: host memory, or device memory with copies)
-/// into an output pre-filled with a pattern and followed by guard bytes, then compared pattern by
-/// pattern with the model and MPFR by check_conversion_chunk (spec.src/dst/rounder must be the
-/// converter's). Guard bytes overwritten → DeviceError naming the offset; a chunk that does not
-/// finish within timeout_ms → DeviceError ("hung"). progress(fraction) is called after each chunk.
-ConvertCheckResult check_plugin_conversion(PluginConverter& conv, const ConvertCheckSpec& spec, DeviceApi& api,
-                                           const std::function<void(double)>& progress = {},
-                                           double timeout_ms = 600000, std::uint64_t chunk = std::uint64_t{1} << 20);
 
 }  // namespace fpcert

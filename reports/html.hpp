@@ -6,7 +6,8 @@
 // Every number the report shows from the results is written as
 //   <span class="v" data-src="r0" data-ptr="/cases/3/metrics/max_abs" data-value="1.2345e-05">1.234e-05</span>
 // data-src names the document (r<i>: the i-th run as fpcert's results JSON, to_json(RunResult);
-// c<i>: the i-th conversion record as read), data-ptr is a JSON pointer (RFC 6901) into it,
+// c<i>: the i-th conversion record as read; a conversion case of a run points into its run,
+// /cases/<j>/conversion/...), data-ptr is a JSON pointer (RFC 6901) into it,
 // data-value the value in shortest round-trip form, and the text is printf "%.4g" of it (integers
 // in full; booleans "yes"/"no"). A sum over documents carries data-sum="r0:/counts/fail r1:...".
 // tests/reports/check_html.py verifies all of it against the JSON.
@@ -17,38 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "results/conversion.hpp"
 #include "results/results.hpp"
 
 namespace fpcert {
-
-/// One exhaustive conversion check, as `fpcert convert --exhaustive --json` writes it (kind
-/// "conversion": from, to, rounding, saturation, outcomes {class: count}, mismatches, listed,
-/// seconds, passed). Unknown fields are ignored; outcomes may also be a list of {name, count}.
-struct ConversionResult {
-  struct Outcome {
-    std::string name;
-    std::uint64_t count = 0;
-    std::string key;  ///< its key in the JSON ("/outcomes/<key>" or "/outcomes/<index>/count")
-  };
-  struct Mismatch {
-    std::string src_bits, src_value, expected_bits, got_bits, outcome;
-    bool model_bug = false;
-  };
-  std::string command, device, subject, from, to, rounding, saturation, nan_payload;
-  std::uint64_t patterns = 0, mpfr_checked = 0, mismatches = 0, model_mismatches = 0, nan_differences = 0;
-  bool has_patterns = false, has_mpfr_checked = false, has_model_mismatches = false, has_nan_differences = false,
-       has_seconds = false;
-  std::vector<Outcome> outcomes;
-  bool outcomes_listed = false;  ///< outcomes came as a list: pointers are /outcomes/<i>/count
-  std::vector<Mismatch> listed;
-  double seconds = 0;
-  bool passed = false;
-  bool has_environment = false;
-  Environment env;
-};
-
-/// Parse one conversion record; InputError when it is not one (no "from"/"to").
-ConversionResult conversion_from_json(const nlohmann::json& j);
 
 /// What one report shows.
 struct ReportInput {
@@ -67,8 +40,5 @@ std::string html_report(const std::vector<RunResult>& runs);
 /// Write the report atomically (base/atomic_file.hpp).
 void write_html_report(const std::string& path, const ReportInput& in);
 void write_html_report(const std::string& path, const std::vector<RunResult>& runs);
-
-/// RFC 6901 escaping of one JSON-pointer token ("~" -> "~0", "/" -> "~1").
-std::string json_pointer_token(const std::string& key);
 
 }  // namespace fpcert

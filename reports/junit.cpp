@@ -3,25 +3,14 @@
 
 #include <fmt/format.h>
 
+#include "reports/escape.hpp"
+
 namespace fpcert {
 
-std::string xml_escape(const std::string& s) {
-  std::string r;
-  r.reserve(s.size());
-  for (char ch : s) {
-    switch (ch) {
-      case '&': r += "&amp;"; break;
-      case '<': r += "&lt;"; break;
-      case '>': r += "&gt;"; break;
-      case '"': r += "&quot;"; break;
-      case '\'': r += "&apos;"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') r += '?';
-        else r += ch;
-    }
-  }
-  return r;
-}
+namespace {
+/// JUnit text: the one escaper, control characters shown as '?' (reports/escape.hpp).
+std::string esc(const std::string& s) { return xml_escape(s, ControlChars::Replace); }
+}  // namespace
 
 std::string junit_xml(const RunResult& r) {
   const int failures = r.count(CaseStatus::Fail);
@@ -33,11 +22,11 @@ std::string junit_xml(const RunResult& r) {
   s += fmt::format("<testsuites name=\"fpcert\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
                    r.cases.size(), failures, errors, skipped, total_s);
   s += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\" timestamp=\"{}\" hostname=\"{}\">\n",
-                   xml_escape(r.suite), r.cases.size(), failures, errors, skipped, total_s, xml_escape(r.env.timestamp),
-                   xml_escape(r.env.host));
+                   esc(r.suite), r.cases.size(), failures, errors, skipped, total_s, esc(r.env.timestamp),
+                   esc(r.env.host));
   s += "    <properties>\n";
   auto prop = [&](const char* n, const std::string& v) {
-    s += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", n, xml_escape(v));
+    s += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", n, esc(v));
   };
   prop("fpcert_version", r.env.fpcert_version);
   prop("command", r.env.command);
@@ -47,19 +36,25 @@ std::string junit_xml(const RunResult& r) {
   prop("build_flags", r.env.build_flags);
   s += "    </properties>\n";
   for (const auto& c : r.cases) {
-    s += fmt::format("    <testcase classname=\"{}.{}\" name=\"{}\" time=\"{:.3f}\">\n", xml_escape(r.suite), xml_escape(c.kernel),
-                     xml_escape(c.case_id), c.wall_seconds);
-    const std::string detail = fmt::format("gate {}: {}; max abs {:.4g}, gate fraction {:.4g}; spec {}; reproduce: {}", c.bound.variant,
-                                           c.bound.arithmetic, c.metrics.max_abs, c.gate_fraction, c.spec, c.repro);
+    s += fmt::format("    <testcase classname=\"{}.{}\" name=\"{}\" time=\"{:.3f}\">\n", esc(r.suite), esc(c.kernel),
+                     esc(c.case_id), c.wall_seconds);
+    const std::string detail =
+        c.conversion ? fmt::format("{} -> {}, rounding {}, saturation {}: {} patterns, {} mismatches{}", c.conversion->from, c.conversion->to,
+                                   c.conversion->rounding, c.conversion->saturation, c.conversion->patterns,
+                                   c.conversion->mismatches + c.conversion->model_mismatches,
+                                   c.repro.empty() ? "" : "; reproduce: " + c.repro)
+                     : fmt::format("gate {}: {}; max abs {:.4g}, gate fraction {:.4g}; spec {}; reproduce: {}",
+                                   c.bound.variant ? to_string(*c.bound.variant) : "", c.bound.arithmetic, c.metrics.max_abs,
+                                   c.gate_fraction, c.spec, c.repro);
     switch (c.status) {
       case CaseStatus::Pass: break;
-      case CaseStatus::NotSupported: s += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(c.reason)); break;
+      case CaseStatus::NotSupported: s += fmt::format("      <skipped message=\"{}\"/>\n", esc(c.reason)); break;
       case CaseStatus::Fail:
-        s += fmt::format("      <failure message=\"{}\" type=\"gate\">{}</failure>\n", xml_escape(c.reason), xml_escape(detail));
+        s += fmt::format("      <failure message=\"{}\" type=\"gate\">{}</failure>\n", esc(c.reason), esc(detail));
         break;
       default:
-        s += fmt::format("      <error message=\"{}\" type=\"{}\">{}</error>\n", xml_escape(c.reason), to_string(c.status),
-                         xml_escape(detail));
+        s += fmt::format("      <error message=\"{}\" type=\"{}\">{}</error>\n", esc(c.reason), to_string(c.status),
+                         esc(detail));
     }
     s += "    </testcase>\n";
   }

@@ -8,6 +8,5 @@
 namespace fpcert {
 
 std::string junit_xml(const RunResult& r);
-std::string xml_escape(const std::string& s);
 
 }  // namespace fpcert

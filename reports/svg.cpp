@@ -1,4 +1,4 @@
-// reports/svg.cpp — the SVG plot writer: axes, ticks, clipping, markers, bars, heat maps.
+// reports/svg.cpp — the SVG plot writer: clipping, markers, legends, line plots, bars, heat maps (axes: svg_axes.cpp).
 #include "reports/svg.hpp"
 
 #include <fmt/format.h>
@@ -8,263 +8,9 @@
 #include <cmath>
 #include <limits>
 
+#include "reports/escape.hpp"
+
 namespace fpcert::svg {
-
-std::string escape(const std::string& s) {
-  std::string r;
-  r.reserve(s.size());
-  for (char ch : s) {
-    switch (ch) {
-      case '&': r += "&amp;"; break;
-      case '<': r += "&lt;"; break;
-      case '>': r += "&gt;"; break;
-      case '"': r += "&quot;"; break;
-      case '\'': r += "&#39;"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') break;  // not allowed in XML 1.0
-        r += ch;
-    }
-  }
-  return r;
-}
-
-std::string pxnum(double v) {
-  if (!std::isfinite(v)) v = 0;  // callers never pass these; a last guard against "nan" in markup
-  v = std::clamp(v, -1e6, 1e6);
-  std::string s = fmt::format("{:.2f}", v);
-  if (s == "-0.00") s = "0.00";
-  return s;
-}
-
-double pow10i(int k) {
-  if (k > 22 || k < -22) return std::pow(10.0, k);
-  double p = 1;
-  for (int i = 0; i < (k < 0 ? -k : k); ++i) p *= 10;  // exact: 10^22 < 2^53 * 2^22
-  return k < 0 ? 1 / p : p;
-}
-
-// ---- axes -----------------------------------------------------------------------------------
-
-bool Axis::placeable(double v) const { return std::isfinite(v) && (scale == Scale::Linear || v > 0); }
-
-double Axis::fraction(double v) const {
-  if (!placeable(v)) return NAN;
-  double t;
-  if (scale == Scale::Log) t = (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
-  else t = (v - lo) / (hi - lo);
-  if (!std::isfinite(t)) return NAN;  // degenerate axis
-  return std::clamp(t, -1e4, 1e4);
-}
-
-namespace {
-
-constexpr double kRel = 1e-9;  // tolerance for "on the edge of the range" (ticks at exactly lo, hi)
-
-bool inside_log(double v, double lo, double hi) { return v >= lo * (1 - kRel) && v <= hi * (1 + kRel); }
-
-/// m x 10^k as the nearest double (the literal "me k" would give the same value).
-double mul_pow10(std::int64_t m, int k) {
-  return k >= 0 ? static_cast<double>(m) * pow10i(k) : static_cast<double>(m) / pow10i(-k);
-}
-
-/// Decimal text of m x 10^k (m an integer), e.g. (25, -3) -> "0.025", (2, 3) -> "2000".
-std::string decimal_text(std::int64_t m, int k) {
-  if (m == 0) return "0";
-  const bool neg = m < 0;
-  std::string d = std::to_string(neg ? -m : m);
-  std::string r;
-  if (k >= 0) {
-    r = d + std::string(static_cast<std::size_t>(k), '0');
-  } else {
-    const auto frac = static_cast<std::size_t>(-k);
-    if (d.size() <= frac) d = std::string(frac - d.size() + 1, '0') + d;
-    r = d.substr(0, d.size() - frac) + "." + d.substr(d.size() - frac);
-    while (!r.empty() && r.back() == '0') r.pop_back();
-    if (!r.empty() && r.back() == '.') r.pop_back();
-  }
-  return neg ? "-" + r : r;
-}
-
-/// Scientific text of m x 10^k: "2.5e-07", "1e+05".
-std::string sci_text(std::int64_t m, int k) {
-  if (m == 0) return "0";
-  const bool neg = m < 0;
-  std::string d = std::to_string(neg ? -m : m);
-  const int exp = k + static_cast<int>(d.size()) - 1;
-  while (d.size() > 1 && d.back() == '0') d.pop_back();
-  std::string mant = d.substr(0, 1);
-  if (d.size() > 1) mant += "." + d.substr(1);
-  return fmt::format("{}{}e{}{:02d}", neg ? "-" : "", mant, exp < 0 ? '-' : '+', std::abs(exp));
-}
-
-std::vector<Tick> linear_ticks(double lo, double hi) {
-  std::vector<Tick> out;
-  const double range = hi - lo;
-  if (!(range > 0) || !std::isfinite(range)) {
-    if (std::isfinite(lo)) out.push_back({lo, true, fmt::format("{:.4g}", lo)});
-    return out;
-  }
-  int e = static_cast<int>(std::floor(std::log10(range / 7)));
-  int mant = 1;
-  for (;;) {
-    bool found = false;
-    for (int m : {1, 2, 5}) {
-      if (range / mul_pow10(m, e) <= 7 * (1 + kRel)) {
-        mant = m;
-        found = true;
-        break;
-      }
-    }
-    if (found) break;
-    ++e;
-  }
-  const double step = mul_pow10(mant, e);
-  const auto first = static_cast<std::int64_t>(std::ceil(lo / step - kRel));
-  const auto last = static_cast<std::int64_t>(std::floor(hi / step + kRel));
-  bool plain = true;
-  for (std::int64_t i = first; i <= last; ++i) {
-    const double v = std::abs(mul_pow10(i * mant, e));
-    if (v != 0 && (v < 1e-3 || v >= 1e5)) plain = false;
-  }
-  for (std::int64_t i = first; i <= last; ++i)
-    out.push_back({mul_pow10(i * mant, e), true, plain ? decimal_text(i * mant, e) : sci_text(i * mant, e)});
-  // Minors: every mm x 10^(e-1): 2 x 10^(e-1) for step 10^e, 10^e for steps 2 and 5 x 10^e.
-  const int mm = mant == 1 ? 2 : 10;
-  const auto mfirst = static_cast<std::int64_t>(std::ceil(lo / mul_pow10(mm, e - 1) - kRel));
-  const auto mlast = static_cast<std::int64_t>(std::floor(hi / mul_pow10(mm, e - 1) + kRel));
-  for (std::int64_t j = mfirst; j <= mlast; ++j)
-    if ((j * mm) % (mant * 10) != 0) out.push_back({mul_pow10(j * mm, e - 1), false, ""});
-  return out;
-}
-
-}  // namespace
-
-std::string log_decade_label(int k) { return fmt::format("10^{}", k); }
-
-std::vector<Tick> ticks(const Axis& a) {
-  if (a.scale == Scale::Linear) return linear_ticks(a.lo, a.hi);
-  std::vector<Tick> out;
-  if (!(a.lo > 0) || !(a.hi > a.lo) || !std::isfinite(a.hi)) return out;
-  const int kmin = static_cast<int>(std::floor(std::log10(a.lo))) - 1;
-  const int kmax = static_cast<int>(std::ceil(std::log10(a.hi))) + 1;
-  std::vector<int> decades;
-  for (int k = kmin; k <= kmax; ++k)
-    if (inside_log(pow10i(k), a.lo, a.hi)) decades.push_back(k);
-  if (decades.size() >= 3) {
-    int step = 1;
-    for (int s : {1, 2, 5, 10, 20, 50, 100}) {
-      step = s;
-      const auto n = std::count_if(decades.begin(), decades.end(), [&](int k) { return ((k % s) + s) % s == 0; });
-      if (n <= 8) break;
-    }
-    for (int k : decades) {
-      const bool major = ((k % step) + step) % step == 0;
-      out.push_back({pow10i(k), major, major ? log_decade_label(k) : ""});
-    }
-    if (step == 1)
-      for (int k = kmin; k <= kmax; ++k)
-        for (int m = 2; m <= 9; ++m) {
-          const double v = mul_pow10(m, k);
-          if (inside_log(v, a.lo, a.hi)) out.push_back({v, false, ""});
-        }
-    return out;
-  }
-  // Under three decades: 1-2-5 majors, or every integer multiple when that gives too few.
-  for (const std::vector<int>& ms : {std::vector<int>{1, 2, 5}, std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
-    std::vector<std::pair<int, int>> majors;  // (m, k)
-    for (int k = kmin; k <= kmax; ++k)
-      for (int m : ms)
-        if (inside_log(mul_pow10(m, k), a.lo, a.hi)) majors.push_back({m, k});
-    if (majors.size() < 2) continue;
-    bool plain = true;
-    for (auto [m, k] : majors) {
-      const double v = mul_pow10(m, k);
-      if (v < 1e-3 || v >= 1e4) plain = false;
-    }
-    for (auto [m, k] : majors)
-      out.push_back({mul_pow10(m, k), true,
-                     plain ? decimal_text(m, k) : (m == 1 ? log_decade_label(k) : fmt::format("{}x10^{}", m, k))});
-    for (int k = kmin; k <= kmax; ++k)
-      for (int m = 1; m <= 9; ++m) {
-        if (std::find(ms.begin(), ms.end(), m) != ms.end()) continue;
-        const double v = mul_pow10(m, k);
-        if (inside_log(v, a.lo, a.hi)) out.push_back({v, false, ""});
-      }
-    return out;
-  }
-  // Narrower than one step between integers: linear ticks inside the range.
-  return linear_ticks(a.lo, a.hi);
-}
-
-Axis fit_axis(Scale scale, const std::vector<double>& values, std::string title, bool whole_decades, bool include_zero) {
-  Axis a;
-  a.scale = scale;
-  a.title = std::move(title);
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (double v : values)
-    if (a.placeable(v)) {
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    }
-  if (scale == Scale::Log) {
-    if (!(lo <= hi)) {
-      a.lo = 1;
-      a.hi = 10;
-      return a;
-    }
-    if (whole_decades) {
-      const int k0 = static_cast<int>(std::floor(std::log10(lo) + 1e-12));
-      int k1 = static_cast<int>(std::ceil(std::log10(hi) - 1e-12));
-      if (k1 <= k0) k1 = k0 + 1;
-      a.lo = pow10i(k0);
-      a.hi = pow10i(k1);
-    } else {
-      a.lo = lo / 1.5;
-      a.hi = hi * 1.5;
-    }
-    return a;
-  }
-  if (include_zero) {
-    lo = std::min(lo, 0.0);
-    hi = std::max(hi, 0.0);
-  }
-  if (!(lo <= hi)) {
-    a.lo = 0;
-    a.hi = 1;
-    return a;
-  }
-  if (lo == hi) {
-    const double d = lo == 0 ? 1 : std::abs(lo) / 2;
-    lo -= d;
-    hi += d;
-    if (include_zero && a.lo >= 0 && lo < 0) lo = 0;
-  }
-  // Widen to the major tick step.
-  std::vector<Tick> t = linear_ticks(lo, hi);
-  double step = 0;
-  std::vector<double> majors;
-  for (const auto& x : t)
-    if (x.major) majors.push_back(x.value);
-  if (majors.size() >= 2) step = majors[1] - majors[0];
-  if (step > 0) {
-    a.lo = std::floor(lo / step + kRel) * step;
-    a.hi = std::ceil(hi / step - kRel) * step;
-  } else {
-    a.lo = lo;
-    a.hi = hi;
-  }
-  return a;
-}
-
-const std::string& palette(std::size_t i) {
-  static const std::array<std::string, 7> p = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"};
-  return p[i % p.size()];
-}
-
-Marker marker_cycle(std::size_t i) {
-  static const std::array<Marker, 4> m = {Marker::Circle, Marker::Square, Marker::Triangle, Marker::Diamond};
-  return m[i % m.size()];
-}
 
 // ---- drawing helpers ------------------------------------------------------------------------
 
@@ -286,13 +32,13 @@ std::string label_markup(const std::string& label) {
   if (caret == std::string::npos) {
     std::string t = label;
     if (!t.empty() && t[0] == '-') t = "\u2212" + t.substr(1);
-    return escape(t);
+    return html_escape(t);
   }
   std::string base = label.substr(0, caret), exp = label.substr(caret + 1);
   const auto x = base.find('x');
   if (x != std::string::npos) base = base.substr(0, x) + "\u00d7" + base.substr(x + 1);
   if (!exp.empty() && exp[0] == '-') exp = "\u2212" + exp.substr(1);
-  return escape(base) + "<tspan dy=\"-0.45em\" font-size=\"78%\">" + escape(exp) + "</tspan>";
+  return html_escape(base) + "<tspan dy=\"-0.45em\" font-size=\"78%\">" + html_escape(exp) + "</tspan>";
 }
 
 std::string marker_svg(Marker m, double x, double y, const Style& s, const std::string& tip) {
@@ -300,7 +46,7 @@ std::string marker_svg(Marker m, double x, double y, const Style& s, const std::
   const double r = s.marker_size;
   const std::string fill = s.hollow ? "#ffffff" : s.color;
   const std::string paint = fmt::format("fill=\"{}\" stroke=\"{}\" stroke-width=\"1.3\"", fill, s.color);
-  const std::string t = tip.empty() ? "" : "<title>" + escape(tip) + "</title>";
+  const std::string t = tip.empty() ? "" : "<title>" + html_escape(tip) + "</title>";
   auto close = [&](const std::string& open, const char* tag) {
     return t.empty() ? open + "/>" : open + ">" + t + "</" + tag + ">";
   };
@@ -326,7 +72,7 @@ std::string marker_svg(Marker m, double x, double y, const Style& s, const std::
 
 std::string stroke_attrs(const Style& s) {
   std::string a = fmt::format("stroke=\"{}\" stroke-width=\"{}\" fill=\"none\"", s.color, pxnum(s.width));
-  if (!s.dash.empty()) a += fmt::format(" stroke-dasharray=\"{}\"", escape(s.dash));
+  if (!s.dash.empty()) a += fmt::format(" stroke-dasharray=\"{}\"", html_escape(s.dash));
   return a;
 }
 
@@ -382,7 +128,7 @@ std::string legend_rows(const std::vector<LegendEntry>& items, double x0, double
                          stroke_attrs(it.style));
       s += marker_svg(it.style.marker, x + 12, cy, it.style, "");
     }
-    s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#222\">{}</text>", pxnum(x + 30), pxnum(cy + 4), escape(it.text));
+    s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#222\">{}</text>", pxnum(x + 30), pxnum(cy + 4), html_escape(it.text));
     x += w;
   }
   y0 += row;
@@ -392,7 +138,7 @@ std::string legend_rows(const std::vector<LegendEntry>& items, double x0, double
 std::string notes_rows(const std::vector<std::string>& notes, double x0, double& y0) {
   std::string s;
   for (const auto& n : notes) {
-    s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10.5\" fill=\"#555\">{}</text>", pxnum(x0), pxnum(y0 + 11), escape(n));
+    s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10.5\" fill=\"#555\">{}</text>", pxnum(x0), pxnum(y0 + 11), html_escape(n));
     y0 += 14;
   }
   return s;
@@ -402,7 +148,7 @@ std::string svg_open(double w, double h, const std::string& title) {
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
       "aria-label=\"{}\" {}><title>{}</title><rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>",
-      pxnum(w), pxnum(h), pxnum(w), pxnum(h), escape(title), kFont, escape(title), pxnum(w), pxnum(h));
+      pxnum(w), pxnum(h), pxnum(w), pxnum(h), html_escape(title), kFont, html_escape(title), pxnum(w), pxnum(h));
 }
 
 }  // namespace
@@ -480,7 +226,7 @@ void Plot::label(double x, double y, const std::string& text, const std::string&
   }
   if (X < left_ || X > left_ + area_width() || Y < top_ || Y > top_ + area_height()) return;
   body_ += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"{}\" text-anchor=\"{}\">{}</text>", pxnum(X), pxnum(Y - 4),
-                       color, anchor, escape(text));
+                       color, anchor, html_escape(text));
 }
 
 void Plot::hline(double y, const Style& style, const std::string& legend) {
@@ -527,7 +273,7 @@ std::string Plot::render() const {
   const double total_h = y + 6;
   s += svg_open(width_, total_h, title_);
   if (!title_.empty())
-    s += fmt::format("<text x=\"{}\" y=\"18\" font-size=\"13\" font-weight=\"600\" fill=\"#111\">{}</text>", pxnum(left_), escape(title_));
+    s += fmt::format("<text x=\"{}\" y=\"18\" font-size=\"13\" font-weight=\"600\" fill=\"#111\">{}</text>", pxnum(left_), html_escape(title_));
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fcfcfd\" stroke=\"none\"/>", pxnum(left_), pxnum(top_),
                    pxnum(aw), pxnum(ah));
   s += "<g stroke=\"#e3e6ea\" stroke-width=\"1\">" + grid + "</g>";
@@ -537,9 +283,9 @@ std::string Plot::render() const {
   s += "<g stroke=\"#666\" stroke-width=\"1\">" + marks + "</g>";
   s += "<g font-size=\"11\" fill=\"#333\">" + labels + "</g>";
   s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\" fill=\"#222\">{}</text>", pxnum(left_ + aw / 2),
-                   pxnum(bottom + 38), escape(x_.title));
+                   pxnum(bottom + 38), html_escape(x_.title));
   s += fmt::format("<text transform=\"translate(15 {}) rotate(-90)\" font-size=\"12\" text-anchor=\"middle\" fill=\"#222\">{}</text>",
-                   pxnum(top_ + ah / 2), escape(y_.title));
+                   pxnum(top_ + ah / 2), html_escape(y_.title));
   s += legend;
   s += "</svg>";
   return s;
@@ -610,7 +356,7 @@ std::string BarChart::render() const {
         continue;
       }
       const double off = static_cast<double>(c) * slot + slot * 0.1 + static_cast<double>(g) * bar;
-      const std::string tip = c < G.tips.size() ? "<title>" + escape(G.tips[c]) + "</title>" : "";
+      const std::string tip = c < G.tips.size() ? "<title>" + html_escape(G.tips[c]) + "</title>" : "";
       if (horizontal_) {
         P = std::clamp(P, left_, right);
         if (P - base <= 0) continue;
@@ -629,10 +375,10 @@ std::string BarChart::render() const {
     const double mid = static_cast<double>(c) * slot + slot / 2;
     if (horizontal_)
       cat_labels += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", pxnum(left_ - 6), pxnum(top_ + mid + 4),
-                                escape(cats_[c]));
+                                html_escape(cats_[c]));
     else
       cat_labels += fmt::format("<text transform=\"translate({} {}) rotate(-90)\" text-anchor=\"end\">{}</text>", pxnum(left_ + mid + 4),
-                                pxnum(bottom + 8), escape(cats_[c]));
+                                pxnum(bottom + 8), html_escape(cats_[c]));
   }
   std::vector<LegendEntry> items;
   if (groups_.size() > 1 || (groups_.size() == 1 && !groups_[0].name.empty()))
@@ -648,7 +394,7 @@ std::string BarChart::render() const {
   legend += notes_rows(notes, 12, y);
   std::string s = svg_open(width_, y + 6, title_);
   if (!title_.empty())
-    s += fmt::format("<text x=\"12\" y=\"18\" font-size=\"13\" font-weight=\"600\" fill=\"#111\">{}</text>", escape(title_));
+    s += fmt::format("<text x=\"12\" y=\"18\" font-size=\"13\" font-weight=\"600\" fill=\"#111\">{}</text>", html_escape(title_));
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fcfcfd\"/>", pxnum(left_), pxnum(top_), pxnum(aw), pxnum(ah));
   s += "<g stroke=\"#e3e6ea\" stroke-width=\"1\">" + grid + "</g>";
   s += "<g class=\"data\">" + bars + "</g>";
@@ -658,17 +404,17 @@ std::string BarChart::render() const {
   s += "<g font-size=\"11\" fill=\"#333\">" + labels + cat_labels + "</g>";
   if (horizontal_)
     s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\" fill=\"#222\">{}</text>", pxnum(left_ + aw / 2),
-                     pxnum(bottom + 38), escape(v_.title));
+                     pxnum(bottom + 38), html_escape(v_.title));
   else
     s += fmt::format("<text transform=\"translate(15 {}) rotate(-90)\" font-size=\"12\" text-anchor=\"middle\" fill=\"#222\">{}</text>",
-                     pxnum(top_ + ah / 2), escape(v_.title));
+                     pxnum(top_ + ah / 2), html_escape(v_.title));
   if (!cat_title_.empty()) {
     if (horizontal_)
       s += fmt::format("<text transform=\"translate(12 {}) rotate(-90)\" font-size=\"12\" text-anchor=\"middle\" fill=\"#222\">{}</text>",
-                       pxnum(top_ + ah / 2), escape(cat_title_));
+                       pxnum(top_ + ah / 2), html_escape(cat_title_));
     else
       s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\" fill=\"#222\">{}</text>", pxnum(left_ + aw / 2),
-                       pxnum(height_ - 8), escape(cat_title_));
+                       pxnum(height_ - 8), html_escape(cat_title_));
   }
   s += legend + "</svg>";
   return s;
@@ -731,32 +477,32 @@ std::string HeatMap::render() const {
   std::string body;
   for (std::size_t r = 0; r < rows_.size(); ++r) {
     body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11.5\" fill=\"#222\">{}</text>", pxnum(left - 8),
-                        pxnum(top + ch * static_cast<double>(r) + ch / 2 + 4), escape(rows_[r]));
+                        pxnum(top + ch * static_cast<double>(r) + ch / 2 + 4), html_escape(rows_[r]));
     for (std::size_t c = 0; c < cols_.size(); ++c) {
       const Cell& k = cells_[r][c];
       const double x = left + cw * static_cast<double>(c), y = top + ch * static_cast<double>(r);
       const std::string fill = k.set ? colour(k.value) : "#ffffff";
-      const std::string tip = k.tip.empty() ? "" : "<title>" + escape(k.tip) + "</title>";
+      const std::string tip = k.tip.empty() ? "" : "<title>" + html_escape(k.tip) + "</title>";
       body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#ffffff\" stroke-width=\"2\">{}</rect>",
                           pxnum(x), pxnum(y), pxnum(cw), pxnum(ch), fill, tip);
       const std::string text = k.set ? k.text : "\u2014";
       body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"{}\">{}</text>", pxnum(x + cw / 2),
-                          pxnum(y + ch / 2 + 4), dark(fill) ? "#ffffff" : "#111111", escape(text));
+                          pxnum(y + ch / 2 + 4), dark(fill) ? "#ffffff" : "#111111", html_escape(text));
     }
   }
   for (std::size_t c = 0; c < cols_.size(); ++c)
     body += fmt::format("<text transform=\"translate({} {}) rotate(-35)\" text-anchor=\"end\" font-size=\"11\" fill=\"#333\">{}</text>",
-                        pxnum(left + cw * static_cast<double>(c) + cw / 2 + 4), pxnum(top + gh + 14), escape(cols_[c]));
+                        pxnum(left + cw * static_cast<double>(c) + cw / 2 + 4), pxnum(top + gh + 14), html_escape(cols_[c]));
   double y = top + gh + label_h;
   if (!x_title_.empty()) {
     body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\" fill=\"#222\">{}</text>", pxnum(left + gw / 2),
-                        pxnum(y + 4), escape(x_title_));
+                        pxnum(y + 4), html_escape(x_title_));
     y += 14;
   }
   // Colour bar: 48 steps over [lo, hi] in log10, with the threshold marked.
   const double bx = 12, bw = std::min(width - 24, 360.0), by = y + 22, bh = 12;
   const double l0 = std::log10(lo_), l1 = std::log10(hi_);
-  body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#222\">{}</text>", pxnum(bx), pxnum(by - 6), escape(c_title_));
+  body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#222\">{}</text>", pxnum(bx), pxnum(by - 6), html_escape(c_title_));
   for (int i = 0; i < 48; ++i) {
     const double v0 = std::pow(10.0, l0 + (l1 - l0) * (i + 0.5) / 48);
     body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", pxnum(bx + bw * i / 48), pxnum(by),
@@ -776,7 +522,7 @@ std::string HeatMap::render() const {
                         pxnum(by + bh + 3));
   const double height = by + bh + 26;
   return svg_open(width, height, title_) +
-         (title_.empty() ? "" : fmt::format("<text x=\"12\" y=\"18\" font-size=\"13\" font-weight=\"600\" fill=\"#111\">{}</text>", escape(title_))) +
+         (title_.empty() ? "" : fmt::format("<text x=\"12\" y=\"18\" font-size=\"13\" font-weight=\"600\" fill=\"#111\">{}</text>", html_escape(title_))) +
          body + "</svg>";
 }
 

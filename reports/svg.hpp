@@ -14,8 +14,6 @@
 
 namespace fpcert::svg {
 
-/// Text for SVG/HTML: & < > " ' escaped, control characters dropped.
-std::string escape(const std::string& s);
 
 enum class Scale : std::uint8_t { Linear, Log };
 

@@ -19,7 +19,19 @@ std::string case_header() {
                      "Frobenius", "max ULP", "gate", "time ms", "vs base");
 }
 
+std::string conversion_case_header() {
+  return fmt::format("{:<38} {:<8} {:>12} {:>10} {:>9} {:>9}\n", "conversion kernel", "status", "patterns", "mismatch", "NaN diff", "seconds");
+}
+
 std::string case_row(const CaseResult& c) {
+  if (c.conversion) {
+    const ConversionResult& v = *c.conversion;
+    const bool checked = c.status == CaseStatus::Pass || c.status == CaseStatus::Fail;
+    return fmt::format("{:<38} {:<8} {:>12} {:>10} {:>9} {:>9.2f}{}\n", c.case_id, to_string(c.status), checked ? std::to_string(v.patterns) : "-",
+                       checked ? std::to_string(v.mismatches + v.model_mismatches) : "-",
+                       checked ? std::to_string(v.nan_differences) : "-", c.wall_seconds,
+                       c.status == CaseStatus::Pass ? "" : "  " + c.reason);
+  }
   std::string base = "-";
   if (c.baseline_ratio) base = fmt::format("{:.2f}x", *c.baseline_ratio);
   const bool graded = c.status == CaseStatus::Pass || c.status == CaseStatus::Fail;
@@ -49,8 +61,8 @@ std::string verdict_text(const RunResult& r) {
   for (const auto& c : r.cases) {
     if (c.status == CaseStatus::Pass || c.status == CaseStatus::NotSupported) continue;
     s += fmt::format("  {} on {}: {}: {}\n", c.case_id, c.kernel, to_string(c.status), c.reason);
-    if (first && c.status == CaseStatus::Fail) {
-      s += fmt::format("    gate ({}): {}\n", c.bound.variant, c.bound.allowed);
+    if (first && c.status == CaseStatus::Fail && !c.conversion) {
+      s += fmt::format("    gate ({}): {}\n", c.bound.variant ? to_string(*c.bound.variant) : "", c.bound.allowed);
       for (const auto& t : c.bound.terms) s += fmt::format("      {:<40} {}\n", t.name, t.formula);
       s += fmt::format("    {}\n", c.bound.arithmetic);
       for (const auto& w : c.worst)

@@ -10,8 +10,11 @@ namespace fpcert {
 /// Columns: case, kernel, status, max abs err, Frobenius, max ULP, gate fraction, time, vs baseline.
 std::string case_table(const RunResult& r);
 /// One row (the same columns) for printing as cases finish.
+/// One row per case: GEMM columns (errors, gate, time), or for a conversion case its patterns,
+/// mismatches, NaN differences and time.
 std::string case_row(const CaseResult& c);
 std::string case_header();
+std::string conversion_case_header();
 /// "CERTIFIED: 12 cases passed" / "FAILED: ..." with every failing case and its reason, the bound
 /// arithmetic of the first failure, and its reproduction command.
 std::string verdict_text(const RunResult& r);

@@ -5,12 +5,13 @@
 #include <cstdio>
 
 #include "oracle/format.hpp"
+#include "reports/escape.hpp"
 #include "reports/svg.hpp"
 
 namespace fpcert {
 namespace {
 
-using svg::escape;
+std::string escape(std::string_view s) { return html_escape(s); }
 
 std::string hex(std::uint32_t v) { return code_hex(v); }
 

@@ -71,13 +71,14 @@ RunResult merge_shards(std::vector<NamedRun> parts) {
         problems.push_back(x.name + ": " + what + " '" + mine + "' differs from " + head.name + "'s '" + theirs + "'");
     };
     if (&x != &head) {
-      differs("kind", x.run.kind, head.run.kind);
+      differs("kind", std::string(to_string(x.run.kind)), std::string(to_string(head.run.kind)));
       differs("suite", x.run.suite, head.run.suite);
       differs("kernels", list_some(x.run.kernels, 1000), list_some(head.run.kernels, 1000));
       for (const auto& [what, field] : identity_fields()) differs(what, x.run.env.*field, head.run.env.*field);
-      if (x.run.shard.plan != head.run.shard.plan)
+      if (x.run.shard.plan != head.run.shard.plan || x.run.shard.run != head.run.shard.run)
         problems.push_back(x.name + ": its plan (" + std::to_string(x.run.shard.plan.size()) + " items) differs from " + head.name +
-                           "'s (" + std::to_string(head.run.shard.plan.size()) + " items): not the same run (options, suite version or kernels changed)");
+                           "'s (" + std::to_string(head.run.shard.plan.size()) + " items), or its run fingerprint " + x.run.shard.run + " differs from " +
+                           head.run.shard.run + ": not the same run (inputs, options, suite version or kernels changed)");
     }
     const Shard& s = shards[p];
     if (s.parent() != parent || s.levels.back().count != count) {
@@ -135,7 +136,7 @@ RunResult merge_shards(std::vector<NamedRun> parts) {
   m.cases.reserve(plan.size());
   for (const CaseResult* c : placed)
     if (c) m.cases.push_back(*c);
-  if (!parent.whole()) m.shard = ShardStamp{parent.text(), plan};
+  if (!parent.whole()) m.shard = ShardStamp{parent.text(), plan, head.run.shard.run};
   return m;
 }
 

@@ -46,9 +46,53 @@ std::string_view to_string(CheckKind k) {
   }
   return "?";
 }
+std::string_view to_string(BoundVariant v) {
+  switch (v) {
+    case BoundVariant::Independent: return "independent";
+    case BoundVariant::Componentwise: return "componentwise";
+    case BoundVariant::WorstCase: return "worstcase";
+  }
+  return "?";
+}
 
 std::optional<CheckKind> parse_check_kind(std::string_view s) {
   for (CheckKind k : kAllCheckKinds)
+    if (to_string(k) == s) return k;
+  return std::nullopt;
+}
+std::optional<BoundVariant> parse_bound_variant(std::string_view s) {
+  for (BoundVariant v : {BoundVariant::Independent, BoundVariant::Componentwise, BoundVariant::WorstCase})
+    if (to_string(v) == s) return v;
+  return std::nullopt;
+}
+
+std::string_view to_string(CaseAxis a) {
+  switch (a) {
+    case CaseAxis::None: return "";
+    case CaseAxis::K: return "k";
+    case CaseAxis::ExponentSpan: return "exponent_span";
+    case CaseAxis::Kappa: return "kappa";
+  }
+  return "?";
+}
+
+std::optional<CaseAxis> parse_case_axis(std::string_view s) {
+  for (CaseAxis a : {CaseAxis::None, CaseAxis::K, CaseAxis::ExponentSpan, CaseAxis::Kappa})
+    if (to_string(a) == s) return a;
+  return std::nullopt;
+}
+
+std::string_view to_string(RunKind k) {
+  switch (k) {
+    case RunKind::Gemm: return "gemm";
+    case RunKind::Conversion: return "conversion";
+    case RunKind::Experiment: return "experiment";
+  }
+  return "?";
+}
+
+std::optional<RunKind> parse_run_kind(std::string_view s) {
+  for (RunKind k : {RunKind::Gemm, RunKind::Conversion, RunKind::Experiment})
     if (to_string(k) == s) return k;
   return std::nullopt;
 }

@@ -1,9 +1,12 @@
 // results/results.hpp — the results model: what a run produced, case by case, with the environment
-// stamp. reports/ turns it into JSON, JUnit XML, terminal tables and HTML; JSON round-trips.
+// stamp, for GEMM and conversion kernels alike. suites/ produces it, reports/ renders it (JSON, JUnit
+// XML, terminal tables, HTML); results_json.hpp reads and writes it (JSON round-trips). Enums are
+// stored as enums; their JSON is their name.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +30,11 @@ struct Environment {
   std::string cuda_archs;
 };
 
+/// The gate variants of the bound model (suites/bound.hpp).
+enum class BoundVariant : std::uint8_t { Independent, Componentwise, WorstCase };
+std::string_view to_string(BoundVariant v);
+std::optional<BoundVariant> parse_bound_variant(std::string_view s);
+
 /// One term of an error bound, printed so a reader can recompute it.
 struct BoundTerm {
   std::string name;     ///< "storage A (f16)", "accumulation (f32, rn)", ...
@@ -35,7 +43,7 @@ struct BoundTerm {
 };
 
 struct Bound {
-  std::string variant;         ///< independent | componentwise | worstcase
+  std::optional<BoundVariant> variant;  ///< none for cases that were not graded
   double rtol = 0;
   double atol = 0;             ///< independent: rtol * max|ref|; componentwise/worstcase: 0 (scale is |A||B|)
   double out_term = 0;         ///< u_out, applied to |ref| (componentwise, worstcase)
@@ -136,9 +144,43 @@ enum class Tier : std::uint8_t {
 std::string_view to_string(Tier t);
 std::optional<Tier> parse_tier(std::string_view s);
 
+/// What a case varies within its family (a report plots the family along it).
+enum class CaseAxis : std::uint8_t { None, K, ExponentSpan, Kappa };
+std::string_view to_string(CaseAxis a);
+std::optional<CaseAxis> parse_case_axis(std::string_view s);
+
+/// One conversion check (a conversion kernel swept over source codes), as its record: the typed
+/// fields every record has, and the whole record (docs/conversions.md; results/conversion.hpp reads
+/// and writes it; the report's numbers point into `record`).
+struct ConversionResult {
+  struct Outcome {
+    std::string name;
+    std::uint64_t count = 0;
+    std::string key;  ///< its key in the JSON ("/outcomes/<key>" or "/outcomes/<index>/count")
+  };
+  struct Mismatch {
+    std::string src_bits, src_value, expected_bits, got_bits, outcome;
+    bool model_bug = false;
+  };
+  std::string command, device, subject, from, to, rounding, saturation, nan_payload;
+  std::uint64_t patterns = 0, mpfr_checked = 0, mismatches = 0, model_mismatches = 0, nan_differences = 0;
+  bool has_patterns = false, has_mpfr_checked = false, has_model_mismatches = false, has_nan_differences = false,
+       has_seconds = false;
+  std::vector<Outcome> outcomes;
+  bool outcomes_listed = false;  ///< outcomes came as a list: pointers are /outcomes/<i>/count
+  std::vector<Mismatch> listed;
+  double seconds = 0;
+  bool passed = false;
+  bool has_environment = false;
+  Environment env;
+  nlohmann::json record;  ///< the whole record as read or written
+};
+
 struct CaseResult {
   std::string suite;
   std::string case_id;
+  std::string family;            ///< the cases this one is plotted with ("uniform" of k64_uniform .. k16384_uniform)
+  CaseAxis axis = CaseAxis::None;  ///< what varies within the family (K here, c.k the value)
   std::string kernel;
   std::string kernel_traits;     ///< describe_traits()
   std::string backend;
@@ -167,6 +209,7 @@ struct CaseResult {
   std::optional<double> speed_ratio;       ///< baseline time / this time
   std::string repro;             ///< the command that reruns exactly this case
   double wall_seconds = 0;       ///< reference + runs + grading
+  std::optional<ConversionResult> conversion;  ///< a conversion kernel's case: its record (GEMM fields unused)
 };
 
 /// The status the decisive checks give: Crashed, Hung or NotSupported (run() declined after data)
@@ -185,15 +228,20 @@ const CheckResult* find_check(const CaseResult& c, CheckKind k);
 struct ShardStamp {
   std::string shard;              ///< "2/3", "2/3:1/2" (a worker of shard 2/3); empty: not a shard
   std::vector<std::string> plan;  ///< every item of the whole run (case_key), in a single run's order
+  std::string run;                ///< fingerprint of the run: the items' inputs and the options that decide verdicts
   bool present() const { return !shard.empty(); }
 };
 
 /// The key that names a case in a run's plan: "suite/case/kernel".
 std::string case_key(const CaseResult& c);
 std::string case_key(const std::string& suite, const std::string& case_id, const std::string& kernel);
+/// What a run ran: GEMM cases of a suite, conversion cases, or an experiment.
+enum class RunKind : std::uint8_t { Gemm, Conversion, Experiment };
+std::string_view to_string(RunKind k);
+std::optional<RunKind> parse_run_kind(std::string_view s);
 
 struct RunResult {
-  std::string kind = "gemm";     ///< gemm | conversion | experiment
+  RunKind kind = RunKind::Gemm;
   Environment env;
   std::string suite;
   std::vector<std::string> kernels;

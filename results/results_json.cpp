@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "results/conversion.hpp"
 
 namespace fpcert {
 
@@ -87,7 +88,7 @@ json to_json(const CaseResult& c) {
                   {"ref_max_abs", json_number(m.ref_max_abs)}};
   json terms = json::array();
   for (const auto& t : c.bound.terms) terms.push_back({{"name", t.name}, {"value", json_number(t.value)}, {"formula", t.formula}});
-  json bound = {{"variant", c.bound.variant},       {"rtol", json_number(c.bound.rtol)},
+  json bound = {{"variant", c.bound.variant ? std::string(to_string(*c.bound.variant)) : std::string()},       {"rtol", json_number(c.bound.rtol)},
                 {"atol", json_number(c.bound.atol)}, {"out_term", json_number(c.bound.out_term)},
                 {"vacuous", c.bound.vacuous},       {"terms", terms},
                 {"eta_a", json_number(c.bound.eta_a)}, {"eta_b", json_number(c.bound.eta_b)},
@@ -146,6 +147,9 @@ json to_json(const CaseResult& c) {
             {"achieved", achieved},
             {"repro", c.repro},
             {"wall_seconds", json_number(c.wall_seconds)}};
+  if (!c.family.empty()) j["family"] = c.family;
+  if (c.axis != CaseAxis::None) j["axis"] = std::string(to_string(c.axis));
+  if (c.conversion) j["conversion"] = c.conversion->record;
   if (!c.baseline.empty()) {
     j["baseline"] = c.baseline;
     if (c.baseline_max_abs) j["baseline_max_abs"] = json_number(*c.baseline_max_abs);
@@ -160,6 +164,10 @@ CaseResult case_from_json(const json& j) {
   CaseResult c;
   c.suite = str(j, "suite");
   c.case_id = str(j, "case");
+  c.family = str(j, "family");
+  if (const auto ax = parse_case_axis(str(j, "axis"))) c.axis = *ax;
+  else throw InputError("case '" + c.case_id + "': unknown axis '" + str(j, "axis") + "'");
+  if (j.contains("conversion")) c.conversion = conversion_from_json(j.at("conversion"));
   c.kernel = str(j, "kernel");
   c.kernel_traits = str(j, "kernel_traits");
   c.backend = str(j, "backend");
@@ -216,7 +224,7 @@ CaseResult case_from_json(const json& j) {
   }
   if (j.contains("bound")) {
     const json& b = j.at("bound");
-    c.bound.variant = str(b, "variant");
+    c.bound.variant = parse_bound_variant(str(b, "variant"));
     c.bound.rtol = num(b, "rtol");
     c.bound.atol = num(b, "atol");
     c.bound.out_term = num(b, "out_term");
@@ -268,7 +276,7 @@ json to_json(const RunResult& r) {
   json notes = json::object();
   for (const auto& [k, v] : r.notes) notes[k] = v;
   json out = {{"fpcert_results", 1},
-          {"kind", r.kind},
+          {"kind", std::string(to_string(r.kind))},
           {"environment", to_json(r.env)},
           {"suite", r.suite},
           {"kernels", r.kernels},
@@ -282,15 +290,14 @@ json to_json(const RunResult& r) {
             {"error", r.count(CaseStatus::Error)}}},
           {"notes", notes},
           {"cases", cases}};
-  if (r.shard.present()) out["shard"] = {{"shard", r.shard.shard}, {"plan", r.shard.plan}};
+  if (r.shard.present()) out["shard"] = {{"shard", r.shard.shard}, {"run", r.shard.run}, {"plan", r.shard.plan}};
   return out;
 }
 
 RunResult run_from_json(const json& j) {
   if (!j.is_object() || !j.contains("cases")) throw InputError("not an fpcert results object (no 'cases')");
   RunResult r;
-  r.kind = str(j, "kind");
-  if (r.kind.empty()) r.kind = "gemm";
+  r.kind = parse_run_kind(str(j, "kind")).value_or(RunKind::Gemm);
   if (j.contains("environment")) r.env = environment_from_json(j.at("environment"));
   r.suite = str(j, "suite");
   if (j.contains("kernels")) r.kernels = j.at("kernels").get<std::vector<std::string>>();
@@ -299,6 +306,7 @@ RunResult run_from_json(const json& j) {
   if (j.contains("shard")) {
     const json& s = j.at("shard");
     r.shard.shard = str(s, "shard");
+    r.shard.run = str(s, "run");
     if (s.contains("plan")) r.shard.plan = s.at("plan").get<std::vector<std::string>>();
   }
   for (const auto& c : j.at("cases")) r.cases.push_back(case_from_json(c));
@@ -340,7 +348,7 @@ RunResult read_results(const std::string& path) {
       if (j.contains("environment") && !j.contains("case")) {
         r.env = environment_from_json(j.at("environment"));
         r.suite = str(j, "suite");
-        if (j.contains("kind")) r.kind = str(j, "kind");
+        if (j.contains("kind")) r.kind = parse_run_kind(str(j, "kind")).value_or(RunKind::Gemm);
         continue;
       }
       try {

@@ -2,8 +2,8 @@
 # scripts/device_run.sh — the GPU machine's batch: GPU tests, benchmarks, the three-pipeline table,
 # suites on CUDA kernels and cuBLAS, conversion sweeps. Usage: scripts/device_run.sh BIN_DIR PART
 # (PART: tests | suites | conversions | emulation | plugin | proof | probe | scale | all, or several separated by commas). Logs go to $OUT (the device tool's folder) or out/.
-# proof: the main job and `convert --all` with their JSON, compared (scripts/compare_results.py) with the
-# same files of an earlier build when BEFORE=DIR holds them (main.json, main.txt, conversions.json, conversions.txt).
+# proof: the main job and `convert --all` with their JSON, run with BIN/fpcert and BEFORE_BIN/fpcert (default
+# BIN/before) and compared (scripts/compare_results.py); BEFORE=DIR: earlier outputs already made.
 set -uo pipefail
 BIN=${1:-devbin}
 PART=${2:-all}
@@ -35,6 +35,8 @@ section_conversions() {
   # The tf32 rna satfinite entry's mismatches listed in full (the first run saw 32766; NaN sources explain 16382 of them).
   run "$BIN/fpcert" convert --from f32 --to tf32 --rounding rna --saturate satfinite --exhaustive --device cuda --intrinsic f32_to_tf32_rna_satfinite --list 40000 --json "$OUT/tf32_rna_satfinite.json" > "$OUT/tf32_rna_satfinite.txt" 2>&1; tail -5 "$OUT/tf32_rna_satfinite.txt"
   run "$BIN/fpcert" convert --all --device cuda --json "$OUT/conversions.json" --html "$OUT/conversions.html" 2>&1 | tee "$OUT/conversions.txt" | tail -150
+  # The same table as the `conversions` suite of certify (one case per entry; JUnit and the results model).
+  run "$BIN/fpcert" certify --suite conversions --json "$OUT/conversions_suite.json" --junit "$OUT/conversions_suite.xml" 2>&1 | tail -8
 }
 SPLIT=gemm_3xtf32_mma_sm80,gemm_3xtf32rz_mma_sm80,gemm_1xbf16_mma_sm80,gemm_3xbf16_mma_sm80,gemm_6xbf16_mma_sm80,gemm_9xbf16_mma_sm80
 B16=gemm_bf16_on_f16_cast_mma_sm80,gemm_bf16_on_f16_tensor_mma_sm80,gemm_bf16_on_f16_rowcol_mma_sm80,gemm_bf16_on_f16_kblock64_mma_sm80,gemm_bf16_on_f16_kblock128_mma_sm80,gemm_bf16_on_f16_outlier_mma_sm80,gemm_bf16_on_f16_auto_mma_sm80
@@ -50,17 +52,37 @@ section_plugin() {
   mkdir -p "$FPCERT_TEST_SCRATCH"
   run timeout 300 "$BIN/test_plugin_gpu" --duration=true 2>&1 | tee "$OUT/test_plugin_gpu.log" | tail -40
 }
-# Behaviour unchanged across a refactoring: the same verdicts, counts and figures as the build in $BEFORE.
+# Behaviour unchanged across a refactoring: the main job (certify on every CUDA kernel) and the
+# device conversion table (`convert --all`), run with BIN's fpcert and with the earlier build's
+# (BEFORE_BIN, default BIN/before: its fpcert binary), then compared by scripts/compare_results.py
+# (verdicts, counts and figures; times masked). With BEFORE=DIR the earlier outputs are read from DIR
+# instead of run. Success: every comparison prints SAME (exit 0).
+proof_run() {  # proof_run FPCERT DIR
+  mkdir -p "$2"
+  # Not through run(): its timing lines would land in the compared text.
+  echo "=== $1 certify --kernel cuda --suite certify ($(date +%T))"
+  "$1" certify --kernel cuda --suite certify --json "$2/main.json" > "$2/main.txt" 2>&1; echo "rc=$?" >> "$2/main.txt"
+  tail -3 "$2/main.txt"
+  echo "=== $1 convert --all --device cuda ($(date +%T))"
+  "$1" convert --all --device cuda --json "$2/conversions.json" > "$2/conversions.txt" 2>&1; echo "rc=$?" >> "$2/conversions.txt"
+  tail -3 "$2/conversions.txt"
+}
 section_proof() {
-  run "$BIN/fpcert" certify --kernel cuda --suite certify --json "$OUT/main.json" > "$OUT/main.txt" 2>&1; echo "rc=$?" >> "$OUT/main.txt"
-  tail -3 "$OUT/main.txt"
-  run "$BIN/fpcert" convert --all --device cuda --json "$OUT/conversions.json" > "$OUT/conversions.txt" 2>&1; echo "rc=$?" >> "$OUT/conversions.txt"
-  tail -3 "$OUT/conversions.txt"
-  if [ -n "${BEFORE:-}" ]; then
-    for f in main.json main.txt conversions.json conversions.txt; do
-      [ -f "$BEFORE/$f" ] && python3 "$(dirname "$0")/compare_results.py" "$BEFORE/$f" "$OUT/$f"
-    done
+  proof_run "$BIN/fpcert" "$OUT"
+  # The conversions suite (new with the one runner): the same table through certify.
+  echo "=== $BIN/fpcert certify --suite conversions ($(date +%T))"
+  "$BIN/fpcert" certify --suite conversions --json "$OUT/conversions_suite.json" > "$OUT/conversions_suite.txt" 2>&1; echo "rc=$?" >> "$OUT/conversions_suite.txt"
+  tail -3 "$OUT/conversions_suite.txt"
+  local before=${BEFORE:-}
+  if [ -z "$before" ]; then
+    local bb=${BEFORE_BIN:-$BIN/before}
+    if [ -x "$bb/fpcert" ]; then before="$OUT/before"; proof_run "$bb/fpcert" "$before"; else echo "proof: no $bb/fpcert and no BEFORE=DIR: nothing to compare with"; return; fi
   fi
+  local rc=0
+  for f in main.json main.txt conversions.json conversions.txt; do
+    if [ -f "$before/$f" ]; then python3 "$(dirname "$0")/compare_results.py" "$before/$f" "$OUT/$f" || rc=1; else echo "proof: $before/$f missing"; rc=1; fi
+  done
+  echo "=== proof: $([ $rc = 0 ] && echo SAME || echo DIFFERENT)"
 }
 # The tensor-core behaviour cards: every mma.sync / wgmma instruction probed, fitted and validated on
 # 10^7 samples; the cards as JSON and HTML, the raw probe answers as recordings (a few hundred KB) for

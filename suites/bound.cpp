@@ -7,22 +7,6 @@
 
 namespace fpcert {
 
-std::string_view to_string(BoundVariant v) {
-  switch (v) {
-    case BoundVariant::Independent: return "independent";
-    case BoundVariant::Componentwise: return "componentwise";
-    case BoundVariant::WorstCase: return "worstcase";
-  }
-  return "?";
-}
-
-std::optional<BoundVariant> parse_bound_variant(std::string_view s) {
-  if (s == "independent") return BoundVariant::Independent;
-  if (s == "componentwise") return BoundVariant::Componentwise;
-  if (s == "worstcase" || s == "worst-case") return BoundVariant::WorstCase;
-  return std::nullopt;
-}
-
 std::string pow2_text(double v) {
   if (v == 0) return "0";
   int e;
@@ -57,7 +41,7 @@ double gamma(double n, double u, bool& vacuous) {
 Bound make_bound(BoundVariant v, const BoundInputs& in) {
   const KernelTraits& t = *in.traits;
   Bound b;
-  b.variant = std::string(to_string(v));
+  b.variant = v;
   const double K = static_cast<double>(std::max<std::int64_t>(in.k, 1));
   const double sK = std::sqrt(K);
   const double c = in.slack;

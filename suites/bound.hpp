@@ -31,9 +31,6 @@
 
 namespace fpcert {
 
-enum class BoundVariant : std::uint8_t { Independent, Componentwise, WorstCase };
-std::string_view to_string(BoundVariant v);
-std::optional<BoundVariant> parse_bound_variant(std::string_view s);
 
 struct BoundInputs {
   const KernelTraits* traits = nullptr;
@@ -51,7 +48,7 @@ Bound make_bound(BoundVariant v, const BoundInputs& in);
 inline double allowed_error(const Bound& b, double ref_abs, double abs_sum, double row_abs_a = 0, double col_abs_b = 0) {
   if (b.vacuous) return INFINITY;  // no rigorous bound exists: nothing to exceed
   const double eta = b.eta_a * col_abs_b + b.eta_b * row_abs_a + b.eta_abs;
-  if (b.variant == "independent") return b.atol + b.rtol * ref_abs + eta;
+  if (b.variant == BoundVariant::Independent) return b.atol + b.rtol * ref_abs + eta;
   return b.rtol * abs_sum + b.out_term * ref_abs + eta;
 }
 

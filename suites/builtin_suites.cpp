@@ -76,12 +76,12 @@ std::vector<CaseSpec> quick(const SuiteContext& c) {
   const auto mn = pick_mn(c, 256, 48);
   const int e = safe_exponent(c, 256);
   return {
-      {"k256_uniform", gemm("uniform", mn, 256, 1), BoundVariant::Independent, "uniform [-1, 1), K = 256"},
-      {"k1024_normal", gemm("normal", mn, 1024, 2), BoundVariant::Independent, "N(0, 1), K = 1024"},
+      {"k256_uniform", gemm("uniform", mn, 256, 1), BoundVariant::Independent, "uniform [-1, 1), K = 256", "uniform", CaseAxis::K},
+      {"k1024_normal", gemm("normal", mn, 1024, 2), BoundVariant::Independent, "N(0, 1), K = 1024", "normal", CaseAxis::K},
       {"k1024_f16_exact", gemm("uniform", mn, 1024, 3, "source=f16"), BoundVariant::Independent,
-       "inputs exact in fp16: isolates accumulation (catches a silently narrowed accumulator)"},
+       "inputs exact in fp16: isolates accumulation (catches a silently narrowed accumulator)", "f16_exact", CaseAxis::K},
       {"exp_wide", gemm("exp_uniform", mn, 256, 4, fmt::format("emin={},emax={}", -e, e)), BoundVariant::Componentwise,
-       fmt::format("exponents uniform in [{}, {}], the widest range the kernel's formats hold at K = 256", -e, e)},
+       fmt::format("exponents uniform in [{}, {}], the widest range the kernel's formats hold at K = 256", -e, e), "", CaseAxis::ExponentSpan},
       {"ozaki", gemm("ozaki", mn, 512, 5, fmt::format("phi={}", ozaki_phi(c, 2.0, 512))), BoundVariant::Componentwise,
        fmt::format("(U(0,1) - 0.5) exp({} N(0,1)): wide dynamic range (Ozaki et al.)", ozaki_phi(c, 2.0, 512))},
   };
@@ -93,9 +93,9 @@ std::vector<CaseSpec> accuracy_vs_k(const SuiteContext& c) {
   std::uint64_t seed = 10;
   for (std::int64_t k : {64, 256, 1024, 4096, 16384}) {
     r.push_back({fmt::format("k{}_uniform", k), gemm("uniform", mn, k, seed++), BoundVariant::Independent,
-                 fmt::format("uniform [-1, 1), K = {}", k)});
+                 fmt::format("uniform [-1, 1), K = {}", k), "uniform", CaseAxis::K});
     r.push_back({fmt::format("k{}_normal", k), gemm("normal", mn, k, seed++), BoundVariant::Independent,
-                 fmt::format("N(0, 1), K = {}", k)});
+                 fmt::format("N(0, 1), K = {}", k), "normal", CaseAxis::K});
   }
   return r;
 }
@@ -121,6 +121,7 @@ std::vector<CaseSpec> exponent_range(const SuiteContext& c) {
   }
   r.push_back({"sweep_" + std::string(s.tag), gemm("exp_sweep", mn, k, 24, fmt::format("target={},b=identity", s.tag)),
                BoundVariant::Componentwise, fmt::format("a fixed significand swept over {}'s whole exponent range", s.tag)});
+  for (CaseSpec& cs : r) cs.axis = CaseAxis::ExponentSpan;  // the whole suite is about exponent ranges
   return r;
 }
 
@@ -137,9 +138,9 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
       {"scaled_int", gemm("scaled_int", mn, k, 34), BoundVariant::Independent,
        "small integers times 0.013 / 0.017: every conversion rounds"},
       {"exp_uniform", gemm("exp_uniform", mn, k, 35, fmt::format("emin={},emax={}", -e, e)), BoundVariant::Componentwise,
-       fmt::format("exponents uniform in [{}, {}]", -e, e)},
+       fmt::format("exponents uniform in [{}, {}]", -e, e), "", CaseAxis::ExponentSpan},
       {"exp_gauss", gemm("exp_gauss", mn, k, 36, fmt::format("mean=0,std={}", std::max(1, e / 4))), BoundVariant::Componentwise,
-       "Gaussian exponents"},
+       "Gaussian exponents", "", CaseAxis::ExponentSpan},
       {"outliers", gemm("outlier", mn, k, 37, fmt::format("p=0.01,e={}", std::min(8, e))), BoundVariant::Componentwise,
        "1% of entries scaled by 2^8"},
       {"f16_exact", gemm("uniform", mn, k, 38, "source=f16"), BoundVariant::Independent, "inputs exact in fp16: accumulation only"},
@@ -150,7 +151,7 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
       {"probe_alternating", gemm("probe", mn, k, 41, "kind=alternating"), BoundVariant::WorstCase,
        "alternating-sign rows summed by a column of ones (order dependence of the sum)"},
       {"sweep_" + std::string(storage_of(c).tag), gemm("exp_sweep", mn, k, 42, fmt::format("target={},b=identity", storage_of(c).tag)),
-       BoundVariant::Componentwise, "a fixed significand swept over the storage format's exponent range"},
+       BoundVariant::Componentwise, "a fixed significand swept over the storage format's exponent range", "", CaseAxis::ExponentSpan},
   };
 }
 
@@ -160,11 +161,11 @@ std::vector<CaseSpec> cancellation(const SuiteContext& c) {
   std::uint64_t seed = 50;
   for (const char* kappa : {"1e2", "1e4", "1e6", "1e8", "1e12", "1e16"})
     r.push_back({std::string("kappa_") + kappa, gemm("cancel_gemm", mn, 1024, seed++, std::string("kappa=") + kappa),
-                 BoundVariant::Componentwise, std::string("every C_ij with condition number ") + kappa});
+                 BoundVariant::Componentwise, std::string("every C_ij with condition number ") + kappa, "cancel", CaseAxis::Kappa});
   const auto smn = pick_mn(c, 512, 32);
   for (const char* cond : {"1", "1e2", "1e4", "1e8"})
     r.push_back({std::string("spectral_") + cond, gemm("spectral", smn, 256, seed++, std::string("mode=3,cond=") + cond),
-                 BoundVariant::Componentwise, std::string("A with a geometric spectrum, cond ") + cond});
+                 BoundVariant::Componentwise, std::string("A with a geometric spectrum, cond ") + cond, "spectral", CaseAxis::Kappa});
   return r;
 }
 
@@ -172,15 +173,19 @@ std::vector<CaseSpec> accumulator(const SuiteContext& c) {
   const auto mn = pick_mn(c, 64, 16);
   std::vector<CaseSpec> r = {
       {"ones_k4096", gemm("probe", mn, 4096, 60, "kind=ones"), BoundVariant::WorstCase,
-       "rows of ones: an fp16 running sum stalls at 2048 (2048 + 1 ties to even)"},
-      {"alternating_k4096", gemm("probe", mn, 4096, 61, "kind=alternating"), BoundVariant::WorstCase, "alternating signs"},
-      {"ascending_k4096", gemm("probe", mn, 4096, 62, "kind=ascending"), BoundVariant::WorstCase, "sorted ascending magnitudes"},
-      {"descending_k4096", gemm("probe", mn, 4096, 63, "kind=descending"), BoundVariant::WorstCase, "sorted descending magnitudes"},
+       "rows of ones: an fp16 running sum stalls at 2048 (2048 + 1 ties to even)", "ones", CaseAxis::K},
+      {"alternating_k4096", gemm("probe", mn, 4096, 61, "kind=alternating"), BoundVariant::WorstCase, "alternating signs", "alternating",
+       CaseAxis::K},
+      {"ascending_k4096", gemm("probe", mn, 4096, 62, "kind=ascending"), BoundVariant::WorstCase, "sorted ascending magnitudes",
+       "ascending", CaseAxis::K},
+      {"descending_k4096", gemm("probe", mn, 4096, 63, "kind=descending"), BoundVariant::WorstCase, "sorted descending magnitudes",
+       "descending", CaseAxis::K},
   };
   std::uint64_t seed = 64;
   for (std::int64_t k : {256, 1024, 4096})
     r.push_back({fmt::format("f16_exact_k{}", k), gemm("uniform", pick_mn(c, 256, 32), k, seed++, "source=f16"),
-                 BoundVariant::Independent, "inputs exact in fp16: the accumulator alone (fp32 vs fp16 side by side)"});
+                 BoundVariant::Independent, "inputs exact in fp16: the accumulator alone (fp32 vs fp16 side by side)", "f16_exact",
+                 CaseAxis::K});
   return r;
 }
 
@@ -188,17 +193,17 @@ std::vector<CaseSpec> split_emulation(const SuiteContext& c) {
   const auto mn = pick_mn(c, 512, 32);
   const int e = std::min(60, safe_exponent(c, 256));  // 60 for fp32-range kernels at K = 256 (58: see safe_exponent)
   return {
-      {"k1024_uniform", gemm("uniform", mn, 1024, 70), BoundVariant::Independent, "uniform [-1, 1)"},
-      {"k4096_normal", gemm("normal", mn, 4096, 71), BoundVariant::Independent, "N(0, 1)"},
+      {"k1024_uniform", gemm("uniform", mn, 1024, 70), BoundVariant::Independent, "uniform [-1, 1)", "uniform", CaseAxis::K},
+      {"k4096_normal", gemm("normal", mn, 4096, 71), BoundVariant::Independent, "N(0, 1)", "normal", CaseAxis::K},
       {"exp_wide", gemm("exp_uniform", mn, 256, 72, fmt::format("emin={},emax={}", -e, e)), BoundVariant::Componentwise,
-       fmt::format("exponents uniform in [{}, {}]: products stay inside fp32", -e, e)},
+       fmt::format("exponents uniform in [{}, {}]: products stay inside fp32", -e, e), "", CaseAxis::ExponentSpan},
       {"exp_low", gemm("exp_uniform", mn, 256, 73, fmt::format("emin=-110,emax={}", std::min(10, e))), BoundVariant::Componentwise,
-       "exponents down to -110: second and third slices become subnormal or zero, products underflow"},
+       "exponents down to -110: second and third slices become subnormal or zero, products underflow", "", CaseAxis::ExponentSpan},
       {"cancel_1e8", gemm("cancel_gemm", std::min<std::int64_t>(mn, 32), 1024, 74, "kappa=1e8"), BoundVariant::Componentwise,
        "condition number 1e8"},
       // Added with the tensor-core emulation kernels (docs/emulation.md).
       {"k256_uniform", gemm("uniform", mn, 256, 75), BoundVariant::Independent,
-       "uniform [-1, 1), K = 256: short sums, where the operand error of the split dominates the accumulation's"},
+       "uniform [-1, 1), K = 256: short sums, where the operand error of the split dominates the accumulation's", "uniform", CaseAxis::K},
       {"ozaki_wide", gemm("ozaki", mn, 512, 76, "phi=4"), BoundVariant::Componentwise,
        "(U(0,1) - 0.5) exp(4 N(0,1)): entries across ~50 binades in one row, small slices far below the large ones"},
   };
@@ -226,6 +231,7 @@ std::vector<CaseSpec> bf16_on_fp16(const SuiteContext& c) {
                  BoundVariant::Componentwise,
                  fmt::format("every K-block of {} spans 40 binades: only an outlier path keeps every product exact", blk)});
   }
+  for (CaseSpec& cs : r) cs.axis = CaseAxis::ExponentSpan;  // the span tiles above
   r.push_back({"outliers_e40", gemm("outlier", mn, k, seed++, "p=0.01,e=40,source=bf16"), BoundVariant::Componentwise,
                "N(0, 1) with 1% of the entries times 2^40: lines span ~60 binades, the bulk fits one window"});
   r.push_back({"outliers_e8", gemm("outlier", mn, k, seed++, "p=0.01,e=8,source=bf16"), BoundVariant::Componentwise,
@@ -241,7 +247,7 @@ std::vector<CaseSpec> three_pipeline(const SuiteContext& c) {
   std::uint64_t seed = 80;
   for (std::int64_t k : {256, 1024, 2048})
     r.push_back({fmt::format("k{}", k), gemm("uniform", mn, k, seed++), BoundVariant::Independent,
-                 fmt::format("uniform [-1, 1) fp32 inputs (they round into fp16), K = {}", k)});
+                 fmt::format("uniform [-1, 1) fp32 inputs (they round into fp16), K = {}", k), "all", CaseAxis::K});
   return r;
 }
 
@@ -259,6 +265,9 @@ const std::vector<SuiteInfo>& builtin_suites() {
       {"split-emulation", "cases for split-product emulations (3xTF32, nxBF16): accuracy, exponent range to -110, cancellation", split_emulation},
       {"bf16-on-fp16", "bf16 inputs for BF16-on-FP16 strategies: span tiles of 29..33 and 40 binades per row and per K-block, "
                        "outliers, normal data (--baseline gemm_bf16_f32acc_mma_sm80)", bf16_on_fp16},
+      {"conversions", "every conversion kernel swept over its source codes and checked against MPFR: by default the device "
+                      "table's entries this GPU supports, fpcert's model of each without a device (docs/conversions.md)",
+       {}, Operation::Conversion},
   };
   return s;
 }

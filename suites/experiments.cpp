@@ -125,7 +125,7 @@ std::vector<SplitScalarRow> split_scalar_experiment(std::uint64_t pairs, std::ui
 namespace {
 
 /// Runs a kernel once on a problem (inputs rounded to nearest into its input formats) and returns C.
-std::vector<float> run_raw(Kernel& k, const Problem& p, DeviceApi& api) {
+std::vector<float> run_raw(GemmKernel& k, const Problem& p, DeviceApi& api) {
   const KernelTraits& t = k.traits();
   auto encode = [&](const Matrix& x, const Format& f) {
     const int cb = container_bytes(f);
@@ -159,7 +159,7 @@ std::vector<float> run_raw(Kernel& k, const Problem& p, DeviceApi& api) {
   return c;
 }
 
-Bf16OnF16Stats stats_of(const Kernel& k) {
+Bf16OnF16Stats stats_of(const GemmKernel& k) {
   const auto* s = dynamic_cast<const Bf16OnF16Kernel*>(&k);
   return s ? s->last_stats() : Bf16OnF16Stats{};
 }
@@ -170,8 +170,8 @@ std::int64_t differing(const std::vector<float>& x, const std::vector<float>& y)
   return d;
 }
 
-std::unique_ptr<Kernel> make_or_throw(const std::string& name) {
-  auto k = make_kernel(name);
+std::unique_ptr<GemmKernel> make_or_throw(const std::string& name) {
+  auto k = make_gemm_kernel(name);
   if (!k) throw InputError("kernel '" + name + "' is not registered in this build");
   return k;
 }
@@ -189,7 +189,7 @@ Bf16OnF16Report bf16_on_fp16_experiment(bool device, std::int64_t mn, const std:
   auto kernel_name = [&](const Bf16OnF16Policy& p) { return device ? bf16_on_f16_kernel_name(p) : bf16_on_f16_model_name(p); };
 
   // The span scan: A's rows span s binades, B = I, so C = A exactly iff every conversion of A is exact.
-  std::vector<std::unique_ptr<Kernel>> single;
+  std::vector<std::unique_ptr<GemmKernel>> single;
   for (const char* tag : {"rowcol", "tensor"}) single.push_back(make_or_throw(kernel_name(*find_bf16_on_f16_policy(tag))));
   for (int s = 26; s <= 40; ++s) {
     const std::int64_t m = device ? 256 : 64, k = 256;
@@ -217,7 +217,7 @@ Bf16OnF16Report bf16_on_fp16_experiment(bool device, std::int64_t mn, const std:
 
   // The suite's cases, every strategy next to the native kernel.
   auto native = make_or_throw(rep.native);
-  std::vector<std::unique_ptr<Kernel>> ks;
+  std::vector<std::unique_ptr<GemmKernel>> ks;
   for (const auto& p : bf16_on_f16_policies()) ks.push_back(make_or_throw(kernel_name(p)));
   SuiteContext ctx;
   ctx.device = device;

@@ -15,6 +15,7 @@
 #include "base/codes.hpp"
 #include "base/error.hpp"
 #include "suites/grade.hpp"
+#include "suites/guarded_buffer.hpp"
 
 namespace fpcert {
 
@@ -93,22 +94,6 @@ std::string outside_domain(const KernelTraits& t, const Problem& p) {
   return {};
 }
 
-/// A device (or host) allocation freed on scope exit.
-class Buffer {
- public:
-  Buffer(DeviceApi& api, std::size_t bytes) : api_(api), p_(api.alloc(bytes)), bytes_(bytes) {}
-  ~Buffer() { api_.free(p_); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  void* get() const { return p_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  DeviceApi& api_;
-  void* p_;
-  std::size_t bytes_;
-};
-
 std::vector<std::uint8_t> encode_inputs(const std::vector<double>& v, const Format& f, Rounding r) {
   const int b = container_bytes(f);
   std::vector<std::uint8_t> out(v.size() * static_cast<std::size_t>(b));
@@ -118,73 +103,50 @@ std::vector<std::uint8_t> encode_inputs(const std::vector<double>& v, const Form
   return out;
 }
 
-struct Layout2 {
-  std::int64_t m, n, ldc;
-  int cb;
-  std::size_t guard;
-  std::size_t c_bytes() const { return static_cast<std::size_t>(m * ldc * cb); }
-  std::size_t total() const { return guard + c_bytes() + guard; }
-};
-
-/// The host image of the output allocation: guards, NaN pre-fill, guard bytes in the padding.
-std::vector<std::uint8_t> output_image(const Layout2& L, const Format& out) {
-  std::vector<std::uint8_t> img(L.total(), kGuardByte);
-  const std::uint64_t pre = to_container(out, prefill_code(out));
-  std::uint8_t* c = img.data() + L.guard;
-  for (std::int64_t i = 0; i < L.m; ++i)
-    for (std::int64_t j = 0; j < L.n; ++j) store_code(c, i * L.ldc + j, L.cb, pre);
-  return img;
-}
-
-/// Compare the downloaded image's guards and padding with the pattern; describe the first change.
-std::int64_t check_guards(const Layout2& L, const std::vector<std::uint8_t>& img, std::string& first) {
-  std::int64_t bad = 0;
-  auto note = [&](const std::string& s) {
-    if (first.empty()) first = s;
-  };
-  for (std::size_t b = 0; b < L.guard; ++b)
-    if (img[b] != kGuardByte) {
-      ++bad;
-      note(fmt::format("{} byte(s) before C overwritten (nearest at byte -{})", 1, L.guard - b));
-    }
-  const std::size_t end = L.guard + L.c_bytes();
-  for (std::size_t b = end; b < img.size(); ++b)
-    if (img[b] != kGuardByte) {
-      ++bad;
-      const std::size_t off = b - end;
-      note(fmt::format("written past the end of C: byte {} after it (element index {} in row-major m*ldc)", off,
-                       static_cast<std::int64_t>(off) / L.cb + L.m * L.ldc));
-    }
-  for (std::int64_t i = 0; i < L.m; ++i)
-    for (std::int64_t j = L.n; j < L.ldc; ++j)
-      for (int q = 0; q < L.cb; ++q) {
-        const std::size_t b = L.guard + static_cast<std::size_t>((i * L.ldc + j) * L.cb + q);
-        if (img[b] != kGuardByte) {
-          ++bad;
-          note(fmt::format("written into the ldc padding at row {}, column {} (n = {}, ldc = {})", i, j, L.n, L.ldc));
-        }
-      }
-  return bad;
-}
-
-std::vector<std::uint64_t> read_codes(const Layout2& L, const std::vector<std::uint8_t>& img, const Format& out) {
-  std::vector<std::uint64_t> codes(static_cast<std::size_t>(L.m * L.n));
-  const std::uint8_t* c = img.data() + L.guard;
-  for (std::int64_t i = 0; i < L.m; ++i)
-    for (std::int64_t j = 0; j < L.n; ++j)
-      codes[static_cast<std::size_t>(i * L.n + j)] = from_container(out, load_code(c, i * L.ldc + j, L.cb));
-  return codes;
+/// The first changed byte around C, in words (the guard report of GuardedBuffer).
+std::string describe_guards(const GuardReport& g, std::int64_t m, std::int64_t n, std::int64_t ldc, int cb) {
+  switch (g.where) {
+    case GuardReport::Where::None: return "";
+    case GuardReport::Where::Before: return fmt::format("{} byte(s) before C overwritten (nearest at byte -{})", 1, g.offset);
+    case GuardReport::Where::After:
+      return fmt::format("written past the end of C: byte {} after it (element index {} in row-major m*ldc)", g.offset,
+                         static_cast<std::int64_t>(g.offset) / cb + m * ldc);
+    case GuardReport::Where::Padding:
+      return fmt::format("written into the ldc padding at row {}, column {} (n = {}, ldc = {})", g.row, g.col, n, ldc);
+  }
+  return "";
 }
 
 }  // namespace
 
-CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, const RunOptions& opt) {
+bool run_kernel_guarded(CaseResult& r, const std::function<void()>& fn) {
+  try {
+    fn();
+    return true;
+  } catch (const NotSupportedError& e) {
+    r.status = CaseStatus::NotSupported;
+    r.reason = e.what();
+  } catch (const DeviceError& e) {
+    r.status = e.kind == FailureKind::Hung ? CaseStatus::Hung : CaseStatus::Crashed;
+    r.reason = e.what();
+  } catch (const InputError&) {
+    throw;  // bad input is the user's, not the kernel's: exit 2
+  } catch (const std::exception& e) {
+    r.status = CaseStatus::Error;
+    r.reason = std::string("kernel threw: ") + e.what();
+  }
+  return false;
+}
+
+CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, const RunOptions& opt) {
   const auto wall0 = std::chrono::steady_clock::now();
   const Problem& p = *setup.problem;
   const KernelTraits& t = kernel.traits();
   CaseResult r;
   r.suite = setup.suite;
   r.case_id = setup.case_id;
+  r.family = setup.family;
+  r.axis = setup.axis;
   r.kernel = kernel.name();
   r.kernel_traits = describe_traits(t);
   r.backend = std::string(to_string(kernel.backend()));
@@ -237,17 +199,24 @@ CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, cons
   const int warmups = opt.warmups >= 0 ? opt.warmups : (device ? 3 : 0);
   const int timed = opt.timed >= 0 ? opt.timed : (device ? 10 : 1);
 
-  const Layout2 L{p.m, p.n, p.n + opt.ldc_pad, container_bytes(*t.out), opt.guard_bytes};
+  const std::int64_t ldc = p.n + opt.ldc_pad;
+  const int cb = container_bytes(*t.out);
   std::vector<std::uint64_t> codes;
   std::vector<double> times;
-  try {
+  auto read_codes = [&](const GuardedBuffer& c) {
+    std::vector<std::uint64_t> v(static_cast<std::size_t>(p.m * p.n));
+    for (std::int64_t i = 0; i < p.m; ++i)
+      for (std::int64_t j = 0; j < p.n; ++j) v[static_cast<std::size_t>(i * p.n + j)] = from_container(*t.out, c.code(i, j));
+    return v;
+  };
+  const bool ran = run_kernel_guarded(r, [&] {
     const auto a_bytes = encode_inputs(p.a.data, *t.a_input, t.input_rounding);
     const auto b_bytes = encode_inputs(p.b.data, *t.b_input, t.input_rounding);
-    Buffer dA(api, a_bytes.size()), dB(api, b_bytes.size()), dC(api, L.total());
+    ApiBuffer dA(api, a_bytes.size()), dB(api, b_bytes.size());
+    GuardedBuffer dC(api, static_cast<std::size_t>(p.m * ldc * cb), opt.guard_bytes);
     api.to_device(dA.get(), a_bytes.data(), a_bytes.size());
     api.to_device(dB.get(), b_bytes.data(), b_bytes.size());
-    const std::vector<std::uint8_t> image = output_image(L, *t.out);
-    api.to_device(dC.get(), image.data(), image.size());
+    dC.prefill(p.m, p.n, ldc, cb, to_container(*t.out, prefill_code(*t.out)));
     GemmOperands ops;
     ops.m = p.m;
     ops.n = p.n;
@@ -256,17 +225,17 @@ CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, cons
     ops.lda = p.k;
     ops.b = dB.get();
     ops.ldb = p.n;
-    ops.c = static_cast<std::uint8_t*>(dC.get()) + L.guard;
-    ops.ldc = L.ldc;
+    ops.c = dC.elements();
+    ops.ldc = ldc;
     ops.stream = api.stream();
 
     // The checked run.
     kernel.run(ops);
     api.synchronize(opt.timeout_ms);
-    std::vector<std::uint8_t> img(L.total());
-    api.to_host(img.data(), dC.get(), img.size());
-    r.metrics.guard_violations = check_guards(L, img, r.metrics.first_guard_violation);
-    codes = read_codes(L, img, *t.out);
+    const GuardReport g = dC.download_and_check();
+    r.metrics.guard_violations = g.changed;
+    r.metrics.first_guard_violation = describe_guards(g, p.m, p.n, ldc, cb);
+    codes = read_codes(dC);
     const std::uint64_t pre = prefill_code(*t.out);
     std::int64_t unwritten = 0, first_unwritten = -1;
     for (std::size_t x = 0; x < codes.size(); ++x)
@@ -290,29 +259,17 @@ CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, cons
       times.push_back(ms);
     }
     if (warmups + timed > 0) {
-      api.to_host(img.data(), dC.get(), img.size());
-      std::string again;
-      r.metrics.guard_violations += check_guards(L, img, again);
-      if (r.metrics.first_guard_violation.empty()) r.metrics.first_guard_violation = again;
-      const auto codes2 = read_codes(L, img, *t.out);
+      const GuardReport again = dC.download_and_check();
+      r.metrics.guard_violations += again.changed;
+      if (r.metrics.first_guard_violation.empty()) r.metrics.first_guard_violation = describe_guards(again, p.m, p.n, ldc, cb);
+      const auto codes2 = read_codes(dC);
       std::int64_t diff = 0;
       for (std::size_t x = 0; x < codes.size(); ++x) diff += codes[x] != codes2[x];
       r.metrics.deterministic = diff == 0;
       r.metrics.nondeterministic_elements = diff;
     }
-  } catch (const NotSupportedError& e) {
-    r.status = CaseStatus::NotSupported;
-    r.reason = e.what();
-    return finish();
-  } catch (const DeviceError& e) {
-    r.status = e.kind == FailureKind::Hung ? CaseStatus::Hung : CaseStatus::Crashed;
-    r.reason = e.what();
-    return finish();
-  } catch (const std::exception& e) {
-    r.status = CaseStatus::Error;
-    r.reason = std::string("kernel threw: ") + e.what();
-    return finish();
-  }
+  });
+  if (!ran) return finish();
   if (!times.empty()) {
     std::vector<double> s = times;
     std::sort(s.begin(), s.end());

@@ -1,9 +1,12 @@
-// suites/runner.hpp — run one case of one kernel under the runner rules of DESIGN.md: inputs
+// suites/runner.hpp — run one GEMM case of one kernel under the runner rules of DESIGN.md: inputs
 // rounded into the kernel's formats, output pre-filled with a NaN pattern and surrounded by guard
-// bytes (and guard bytes in the ldc padding), every launch synchronised and checked, a watchdog on
-// hangs, repeated runs compared bit for bit, timing without copies, then graded.
+// bytes (and guard bytes in the ldc padding: suites/guarded_buffer.hpp), every launch synchronised
+// and checked, a watchdog on hangs, repeated runs compared bit for bit, timing without copies, then
+// graded. Conversion cases: suites/convert_runner.hpp, with the same buffers, watchdog and mapping
+// of failures (run_kernel_guarded).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "generators/problem.hpp"
@@ -12,6 +15,7 @@
 #include "oracle/gemm_ref.hpp"
 #include "results/results.hpp"
 #include "suites/bound.hpp"
+#include "suites/guarded_buffer.hpp"
 
 namespace fpcert {
 
@@ -34,14 +38,20 @@ struct CaseSetup {
   const GemmRef* ref = nullptr;
   BoundVariant variant = BoundVariant::Independent;
   std::string repro;           ///< the command that reruns this case
+  std::string family;          ///< the case's family and what varies in it (results/results.hpp)
+  CaseAxis axis = CaseAxis::None;
 };
 
 /// The NaN pattern outputs are pre-filled with (distinct payload, so "never written" can be told
 /// apart from "wrote a NaN"); formats without NaN get their largest finite value.
 std::uint64_t prefill_code(const Format& out);
-inline constexpr std::uint8_t kGuardByte = 0xA5;
+
+/// Run fn(), which calls a kernel; a failure becomes r's status and reason, by its type: NotSupportedError
+/// → not supported, DeviceError → its FailureKind (crashed or hung), any other exception → error ("kernel
+/// threw: ..."). An InputError is the user's and passes through. Returns whether fn() completed.
+bool run_kernel_guarded(CaseResult& r, const std::function<void()>& fn);
 
 /// Run and grade one case. Never throws for kernel failures: they become the case's status.
-CaseResult run_case(Kernel& kernel, const CaseSetup& setup, DeviceApi& api, const RunOptions& opt);
+CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, const RunOptions& opt);
 
 }  // namespace fpcert

@@ -2,10 +2,6 @@
 #include "suites/suite.hpp"
 
 #include <fmt/format.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,7 +12,9 @@
 #include "base/error.hpp"
 #include "generators/generate.hpp"
 #include "results/results_json.hpp"
+#include "suites/conversion_suite.hpp"
 #include "suites/environment.hpp"
+#include "suites/isolate.hpp"
 
 namespace fpcert {
 
@@ -37,7 +35,7 @@ namespace {
 /// The DeviceApi a kernel needs: the host's, or the CUDA one (created on first need).
 class Apis {
  public:
-  DeviceApi* for_kernel(const Kernel& k, std::string& why) {
+  DeviceApi* for_kernel(const GemmKernel& k, std::string& why) {
     if (k.memory() == MemorySpace::Host) {
       if (!host_) host_ = make_host_api();
       return host_.get();
@@ -57,88 +55,7 @@ class Apis {
   std::string cuda_why_;
 };
 
-/// Run one case in a child process: it writes its CaseResult as one JSON line to a pipe. A crash
-/// (signal), a non-zero exit or silence beyond the timeout become the case's status.
-CaseResult run_isolated(const std::string& kernel_name, const CaseSetup& setup, const RunOptions& ro, double timeout_s,
-                        const CaseResult& skeleton) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {  // child: run, report, exit without running the parent's atexit handlers
-    ::close(fds[0]);
-    int code = 0;
-    try {
-      auto k = make_kernel(kernel_name);
-      Apis apis;
-      std::string why;
-      DeviceApi* api = apis.for_kernel(*k, why);
-      CaseResult r;
-      if (!api) {
-        r = skeleton;
-        r.status = CaseStatus::NotSupported;
-        r.reason = "no CUDA device: " + why;
-      } else {
-        r = run_case(*k, setup, *api, ro);
-      }
-      const std::string line = to_json(r).dump() + "\n";
-      std::size_t off = 0;
-      while (off < line.size()) {
-        const ssize_t w = ::write(fds[1], line.data() + off, line.size() - off);
-        if (w <= 0) break;
-        off += static_cast<std::size_t>(w);
-      }
-    } catch (...) {
-      code = 4;
-    }
-    ::close(fds[1]);
-    ::_exit(code);
-  }
-  ::close(fds[1]);
-  std::string out;
-  char buf[65536];
-  const auto t0 = std::chrono::steady_clock::now();
-  bool timed_out = false;
-  for (;;) {
-    pollfd pfd{fds[0], POLLIN, 0};
-    const double left = timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    const int pr = ::poll(&pfd, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
-    if (pr < 0 && errno == EINTR) continue;
-    if (pr == 0) continue;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
-  int st = 0;
-  ::waitpid(pid, &st, 0);
-  CaseResult r = skeleton;
-  if (timed_out) {
-    r.status = CaseStatus::Hung;
-    r.reason = fmt::format("no result within {} s: the child process was killed (--isolate)", timeout_s);
-    return r;
-  }
-  if (WIFSIGNALED(st)) {
-    r.status = CaseStatus::Crashed;
-    r.reason = fmt::format("the kernel's process died with signal {} ({})", WTERMSIG(st), strsignal(WTERMSIG(st)));
-    return r;
-  }
-  try {
-    if (!out.empty()) return case_from_json(nlohmann::json::parse(out));
-  } catch (const std::exception&) {
-  }
-  r.status = CaseStatus::Crashed;
-  r.reason = fmt::format("the kernel's process exited with status {} and no result", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-  return r;
-}
-
-CaseResult skeleton_for(const Kernel& k, const CaseSetup& s) {
+CaseResult skeleton_for(const GemmKernel& k, const CaseSetup& s) {
   CaseResult r;
   r.suite = s.suite;
   r.case_id = s.case_id;
@@ -153,6 +70,8 @@ CaseResult skeleton_for(const Kernel& k, const CaseSetup& s) {
   r.out_format = std::string(k.traits().out->tag);
   r.repro = s.repro;
   r.achieved = s.problem->achieved;
+  r.family = s.family;
+  r.axis = s.axis;
   return r;
 }
 
@@ -161,8 +80,8 @@ CaseResult skeleton_for(const Kernel& k, const CaseSetup& s) {
 namespace {
 
 struct Prepared {
-  std::vector<std::unique_ptr<Kernel>> ks;
-  std::unique_ptr<Kernel> base;
+  std::vector<std::unique_ptr<GemmKernel>> ks;
+  std::unique_ptr<GemmKernel> base;
   std::vector<CaseSpec> cases;
 };
 
@@ -170,15 +89,18 @@ struct Prepared {
 Prepared prepare(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) {
   Prepared pr;
   if (kernels.empty()) throw InputError("no kernel given");
-  std::vector<std::unique_ptr<Kernel>> ks;
+  std::vector<std::unique_ptr<GemmKernel>> ks;
   for (const auto& name : kernels) {
-    auto k = make_kernel(name);
+    auto k = make_gemm_kernel(name);
+    if (!k && make_conversion_kernel(name))
+      throw InputError(fmt::format("'{}' is a conversion kernel; suite '{}' grades GEMM kernels (the conversions suite checks "
+                                   "conversion kernels)", name, suite.name));
     if (!k) throw InputError("unknown kernel '" + name + "' (fpcert kernels lists them)");
     ks.push_back(std::move(k));
   }
-  std::unique_ptr<Kernel> base;
+  std::unique_ptr<GemmKernel> base;
   if (!opt.baseline.empty()) {
-    base = make_kernel(opt.baseline);
+    base = make_gemm_kernel(opt.baseline);
     if (!base) throw InputError("unknown baseline kernel '" + opt.baseline + "' (fpcert kernels lists them)");
   }
   SuiteContext ctx;
@@ -218,6 +140,7 @@ double estimated_case_cost(const std::string& spec) {
 }
 
 std::vector<PlanItem> plan_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) {
+  if (suite.operation == Operation::Conversion) return plan_conversion_suite(suite, kernels, opt);
   const Prepared pr = prepare(suite, kernels, opt);
   std::vector<PlanItem> plan;
   for (const auto& c : pr.cases) {
@@ -228,6 +151,7 @@ std::vector<PlanItem> plan_suite(const SuiteInfo& suite, const std::vector<std::
 }
 
 RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) {
+  if (suite.operation == Operation::Conversion) return run_conversion_suite(suite, kernels, opt);
   Prepared pr = prepare(suite, kernels, opt);
   auto& ks = pr.ks;
   auto& base = pr.base;
@@ -237,7 +161,7 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
   result.suite = suite.name;
   result.kernels = kernels;
   if (!opt.jsonl_path.empty() && !opt.jsonl_append) write_file_atomic(opt.jsonl_path, "");  // start afresh
-  const auto selected = [&](const CaseSpec& c, const Kernel& k) { return !opt.select || opt.select(c.id, k.name()); };
+  const auto selected = [&](const CaseSpec& c, const GemmKernel& k) { return !opt.select || opt.select(c.id, k.name()); };
   std::size_t total = 0;
   for (const auto& c : cases)
     for (const auto& k : ks) total += selected(c, *k);
@@ -249,7 +173,7 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
     const GemmRef ref = gemm_reference(problem.a.view(), problem.b.view());
     const BoundVariant variant = opt.variant.value_or(c.variant);
     std::optional<CaseResult> base_result;
-    auto run_one = [&](Kernel& k, const std::string& repro) {
+    auto run_one = [&](GemmKernel& k, const std::string& repro) {
       CaseSetup s;
       s.suite = suite.name;
       s.case_id = c.id;
@@ -257,7 +181,24 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
       s.ref = &ref;
       s.variant = variant;
       s.repro = repro;
-      if (opt.isolate) return run_isolated(k.name(), s, opt.run, opt.isolate_timeout_s, skeleton_for(k, s));
+      s.family = c.family;
+      s.axis = c.axis;
+      if (opt.isolate)
+        return run_case_isolated(
+            [&] {  // in the child: a fresh kernel, and the device touched there only
+              auto fresh = make_gemm_kernel(k.name());
+              Apis child;
+              std::string why;
+              DeviceApi* api = child.for_kernel(*fresh, why);
+              if (!api) {
+                CaseResult r = skeleton_for(k, s);
+                r.status = CaseStatus::NotSupported;
+                r.reason = "no CUDA device: " + why;
+                return r;
+              }
+              return run_case(*fresh, s, *api, opt.run);
+            },
+            opt.isolate_timeout_s, skeleton_for(k, s));
       std::string why;
       DeviceApi* api = apis.for_kernel(k, why);
       if (!api) {

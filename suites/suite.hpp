@@ -1,6 +1,7 @@
-// suites/suite.hpp — suites: named lists of cases (a generator spec and a gate variant each), and
+// suites/suite.hpp — suites: named lists of cases (GEMM suites: a generator spec and a gate variant
+// each; the conversions suite: one case per conversion kernel, suites/conversion_suite.hpp), and
 // running them over kernels, with references computed once per problem, baseline comparison,
-// isolation in child processes, and results written case by case.
+// isolation in child processes (suites/isolate.hpp), and results written case by case.
 #pragma once
 
 #include <functional>
@@ -11,6 +12,7 @@
 #include "kernels/kernel.hpp"
 #include "results/results.hpp"
 #include "suites/bound.hpp"
+#include "suites/convert_runner.hpp"
 #include "suites/runner.hpp"
 
 namespace fpcert {
@@ -20,6 +22,8 @@ struct CaseSpec {
   std::string spec;  ///< generator spec string
   BoundVariant variant = BoundVariant::Independent;
   std::string note;  ///< what the case is for
+  std::string family = {};        ///< the cases it is plotted with (results/results.hpp)
+  CaseAxis axis = CaseAxis::None;  ///< what varies within the family
 };
 
 /// What a suite's cases may depend on.
@@ -33,7 +37,8 @@ struct SuiteContext {
 struct SuiteInfo {
   std::string name;
   std::string description;
-  std::function<std::vector<CaseSpec>(const SuiteContext&)> cases;
+  std::function<std::vector<CaseSpec>(const SuiteContext&)> cases;  ///< GEMM suites
+  Operation operation = Operation::Gemm;  ///< the kernels it grades
 };
 
 /// Every built-in suite (suites/builtin_suites.cpp).
@@ -59,6 +64,9 @@ struct SuiteRunOptions {
   /// Run only the (case, kernel) pairs this accepts (a shard's part of the plan; docs/scale.md); empty:
   /// every pair. A case none of whose pairs is selected is not generated.
   std::function<bool(const std::string& case_id, const std::string& kernel)> select;
+  // Conversion suites.
+  bool sample = false;              ///< fp32-sized sources: the strided sample, not every code
+  ConversionCheckOptions conversion;  ///< how results are compared
 };
 
 /// One (case, kernel) pair of a suite's run, as run_suite would run it, with what sharding needs.
@@ -77,7 +85,8 @@ std::vector<PlanItem> plan_suite(const SuiteInfo& suite, const std::vector<std::
 double estimated_case_cost(const std::string& spec);
 
 /// Run the suite on each kernel (and the baseline). Kernel failures become case statuses; bad
-/// input (unknown kernel, bad spec) throws InputError before anything runs.
+/// input (unknown kernel, bad spec, a kernel of the other operation) throws InputError before
+/// anything runs. A conversion suite runs through suites/conversion_suite.hpp.
 RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt);
 
 }  // namespace fpcert

@@ -1,8 +1,9 @@
-// kernels/convert/device_convert.hpp — exhaustive conversion checks on a device: the table of every
-// conversion the CUDA headers and PTX offer between fpcert's formats, with the fpcert semantics
-// (oracle/round.hpp Rounder) each must equal, and the sweep that produces results on the GPU in
-// chunks and checks every one on the CPU. No CUDA header here: the GPU side is a
-// ConversionProducer made by kernels/convert/cuda/convert_producer.cpp; docs/conversions.md is the prose.
+// kernels/convert/device_convert.hpp — the device conversions: the table of every conversion the CUDA
+// headers and PTX offer between fpcert's formats, with the fpcert semantics (oracle/round.hpp
+// Rounder) each must equal, the producer that runs an entry on the GPU in chunks, and each entry as
+// a conversion kernel of the registry (DeviceTableKernel). No CUDA header here: the GPU side is a
+// ConversionProducer made by kernels/convert/cuda/convert_producer.cpp. The sweep that checks an
+// entry's results is the runner's (suites/device_sweep.hpp); docs/conversions.md is the prose.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "kernels/device/device_api.hpp"
+#include "kernels/kernel.hpp"
 #include "oracle/convert_check.hpp"
 #include "oracle/format.hpp"
 #include "oracle/round.hpp"
@@ -164,89 +166,34 @@ bool cuda_has_conversion_kernel(std::string_view name);
 using HostEmulation = std::uint32_t (*)(std::uint32_t code);
 HostEmulation cuda_header_host_emulation(std::string_view name);
 
-// ---- the sweep ----
+// ---- the entries as conversion kernels ----
 
-struct SweepOptions {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  ///< (first, count); empty: every code
-  bool strict_nan = false;
-  std::uint64_t mpfr_sample = 4099;  ///< MPFR also on codes divisible by this (0: only disagreements)
-  unsigned threads = 0;              ///< 0: thread_count()
-  std::size_t max_listed = 20;
-  std::function<void(double)> progress;  ///< fraction done, from the sweeping thread
+/// A table entry as a conversion kernel (kernels/kernel.hpp), named as the entry, backend cuda. Its
+/// results come from a ConversionProducer (the process's CUDA producer, or one a test supplies) and
+/// arrive in host memory; the runner sweeps it with the pipelined device sweep, which also checks
+/// both lanes of x2 forms and stray container bits.
+class DeviceTableKernel final : public ConversionKernel {
+ public:
+  explicit DeviceTableKernel(const DeviceConversion& e, ConversionProducer* producer = nullptr);
+  const std::string& name() const override { return name_; }
+  std::string description() const override;
+  Backend backend() const override { return Backend::Cuda; }
+  bool is_mutant() const override { return e_.test_only; }
+  const ConversionTraits& conversion() const override { return traits_; }
+  /// Results for codes [first, first + count) through the producer's slot 0, copied to ops.dst (host).
+  void run(const ConvertOperands& ops) override;
+  const DeviceConversion& entry() const { return e_; }
+  /// The producer: the one given, else the process's CUDA producer; nullptr without a device (`why`).
+  ConversionProducer* producer(std::string* why = nullptr);
+
+ private:
+  const DeviceConversion& e_;
+  std::string name_;
+  ConversionProducer* producer_;
+  ConversionTraits traits_;
 };
 
-/// A strided sample of a 32-bit source: 256 blocks of 2^16 consecutive codes, one in every 2^24
-/// (the blocks' top bytes, sign and the exponent's top 7 bits, are all different, so every pair of
-/// adjacent binades of both signs is visited; within a block every low-16-bit pattern, which holds
-/// every rounding case of fp16, bf16 and the narrower formats). Sources up to 2^24 codes: all.
-std::vector<std::pair<std::uint64_t, std::uint64_t>> strided_sample_ranges(const Format& src);
-
-struct NanReport {
-  std::uint64_t inputs = 0;          ///< NaN source patterns
-  std::uint64_t as_stated = 0;       ///< ... whose result is the stated NaN
-  std::uint64_t not_as_stated = 0;
-  std::uint64_t differ_from_fpcert = 0;  ///< ... whose result is a NaN other than fpcert's (part of check.nan_differences)
-  std::map<std::uint32_t, std::uint64_t> outputs;  ///< result codes of NaN inputs and their counts (first 16 codes)
-  std::uint64_t outputs_other = 0;                 ///< results beyond those 16 codes
-  struct Listed {
-    std::uint64_t src = 0;
-    std::uint32_t stated = 0, got = 0;
-  };
-  std::vector<Listed> listed;  ///< the first few results not as stated
-};
-
-struct SweepTiming {
-  double wall_s = 0;      ///< the whole sweep, first launch to last check
-  double gpu_s = 0;       ///< kernels (events), overlapped with the rest
-  double transfer_s = 0;  ///< device-to-host copies (events), overlapped with the rest
-  double check_s = 0;     ///< the CPU check (wall time of the parallel check of each chunk)
-  double wait_s = 0;      ///< the CPU waiting for the device (what the overlap did not hide)
-  unsigned threads = 0;
-};
-
-/// One scale of the scaled round trip.
-struct ScaleRow {
-  int s = 0;
-  int window_lo = 0, window_hi = 0;  ///< binades e (2^e <= |x| < 2^(e+1)) of bf16 that must come back exactly
-  std::uint64_t window_patterns = 0;  ///< finite bf16 in the window (zeros included)
-  std::uint64_t window_exact = 0;     ///< ... that came back bit for bit
-  std::uint64_t outside_exact = 0;    ///< finite bf16 outside the window that came back anyway
-  std::uint64_t outside_patterns = 0;
-};
-
-struct ScaledReport {
-  std::vector<ScaleRow> rows;
-  std::uint64_t window_failures = 0;       ///< in-window values that did not come back exactly
-  std::uint64_t roundtrip_mismatches = 0;  ///< bf16 results != fp32 unscale + bf16 rn of the device's fp16
-  std::uint64_t roundtrip_nan_differences = 0;
-  std::uint64_t model_window_errors = 0;   ///< the window formula disagrees with the model (an fpcert bug)
-  std::vector<ConvertMismatch> listed;     ///< first few window failures / round-trip mismatches (src = s_index << 16 | x)
-};
-
-struct DeviceSweepResult {
-  const DeviceConversion* entry = nullptr;
-  std::string device;
-  RunningArch arch;
-  bool hardware = false;
-  std::string path;  ///< "hardware: cvt.rn.f16.f32" or "software: header emulation"
-  std::uint64_t patterns = 0;
-  bool exhaustive = false;  ///< every source code swept
-  ConvertCheckResult check;
-  NanReport nan;
-  std::uint64_t nan_other_differences = 0;  ///< NaN-vs-NaN differences from non-NaN inputs (unexplained)
-  std::uint64_t lane_mismatches = 0;
-  std::vector<LaneDifference> lanes;
-  std::uint64_t stray = 0;
-  std::vector<StrayBits> strays;
-  ScaledReport scaled;  ///< ScaledRoundTrip only
-  SweepTiming timing;
-  std::vector<std::string> failures;  ///< why it failed, one line each; empty: passed
-  bool passed() const { return failures.empty(); }
-};
-
-/// Sweep an entry: results from the producer, every one checked on the CPU (check_conversion_chunk
-/// with MPFR on every disagreement and a sample), NaN inputs against the entry's NaN statement,
-/// lanes and stray bits from the producer. Throws DeviceError on a device failure.
-DeviceSweepResult sweep_conversion(ConversionProducer& producer, const DeviceConversion& e, const SweepOptions& opt);
+/// The process's CUDA producer, created on first use (nullptr without CUDA or a device; `why` says which).
+ConversionProducer* shared_cuda_conversion_producer(std::string* why = nullptr);
 
 }  // namespace fpcert

@@ -351,7 +351,7 @@ class Bf16OnF16Model final : public CpuModel, public Bf16OnF16Kernel {
 };
 
 template <std::size_t I>
-std::unique_ptr<Kernel> factory() {
+std::unique_ptr<GemmKernel> factory() {
   return std::make_unique<Bf16OnF16Model>(bf16_on_f16_policies()[I]);
 }
 template <std::size_t... I>

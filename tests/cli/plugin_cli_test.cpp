@@ -344,7 +344,7 @@ TEST_CASE("certify --config runs the project's plugins - kernels and suites and 
   const std::string junit = fpcert::test::read_text(dir + "/out/junit.xml");
   CHECK(junit.find("<testsuite name=\"quick\"") != std::string::npos);
   CHECK(junit.find("<testsuite name=\"accuracy-vs-k\"") != std::string::npos);
-  CHECK(junit.find("<skipped message=\"plugin kernel &apos;fault_not_supported&apos; does not implement m=16 n=16 k=1024") !=
+  CHECK(junit.find("<skipped message=\"plugin kernel &#39;fault_not_supported&#39; does not implement m=16 n=16 k=1024") !=
         std::string::npos);
 
   // The command line wins over the config: only one kernel, one suite.

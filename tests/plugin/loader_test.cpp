@@ -1,6 +1,6 @@
 // tests/plugin/loader_test.cpp — the plugin loader in-process: validation of every descriptor rule,
-// translation of traits and statuses, the message buffer, workspaces, conversions through the
-// exhaustive checker, and the real fault libraries of tests/plugins (loaded with dlopen).
+// translation of traits and statuses, the message buffer, workspaces, and the real fault libraries of
+// tests/plugin/fixtures (loaded with dlopen). Conversion kernels: tests/plugin/conversion_test.cpp.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -272,7 +272,7 @@ TEST_CASE("a registered plugin kernel: traits - arguments - workspace - and stat
   REQUIRE(ki);
   CHECK(ki->backend == Backend::Plugin);
   CHECK(ki->origin == "in-process");
-  auto kern = make_kernel(name);
+  auto kern = make_gemm_kernel(name);
   REQUIRE(kern);
   CHECK(kern->backend() == Backend::Plugin);
   CHECK(kern->memory() == MemorySpace::Host);
@@ -395,149 +395,7 @@ TEST_CASE("fpcert_plugin_set_message truncates and always terminates") {
   fpcert_plugin_set_message(buf, 0, "x");  // no capacity: nothing written, no crash
 }
 
-// ---- conversions -----------------------------------------------------------------------------------
-
-namespace {
-
-enum class CvtFault { None, Truncate, PastEnd, BeforeStart };
-CvtFault g_cvt_fault = CvtFault::None;
-
-// bf16 -> f32 (exact), NaNs quieted; with a fault on request.
-fpcert_status bf16_to_f32(void*, const fpcert_conversion_args* a, void*, char*, size_t) {
-  const auto* s = static_cast<const std::uint16_t*>(a->src);
-  auto* d = static_cast<std::uint32_t*>(a->dst);
-  for (std::int64_t i = 0; i < a->count; ++i) {
-    std::uint32_t x = static_cast<std::uint32_t>(s[i]) << 16;
-    if ((x & 0x7fffffffu) > 0x7f800000u) x |= 0x00400000u;
-    d[i] = x;
-  }
-  if (g_cvt_fault == CvtFault::PastEnd) d[a->count] = 0;
-  if (g_cvt_fault == CvtFault::BeforeStart) d[-1] = 0;
-  return FPCERT_STATUS_OK;
-}
-
-// f32 -> bf16 round to nearest even (or truncation, while still claiming nearest even).
-fpcert_status f32_to_bf16(void*, const fpcert_conversion_args* a, void*, char*, size_t) {
-  const auto* s = static_cast<const std::uint32_t*>(a->src);
-  auto* d = static_cast<std::uint16_t*>(a->dst);
-  for (std::int64_t i = 0; i < a->count; ++i) {
-    const std::uint32_t x = s[i];
-    if ((x & 0x7fffffffu) > 0x7f800000u) d[i] = static_cast<std::uint16_t>((x >> 16) | 0x40u);
-    else if (g_cvt_fault == CvtFault::Truncate) d[i] = static_cast<std::uint16_t>(x >> 16);
-    else d[i] = static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-  }
-  return FPCERT_STATUS_OK;
-}
-
-fpcert_status refuses(void*, const fpcert_conversion_args*, void*, char* msg, size_t cap) {
-  fpcert_plugin_set_message(msg, cap, "count too large");
-  return FPCERT_STATUS_NOT_SUPPORTED;
-}
-
-fpcert_kernel cvt(const char* name, fpcert_format s, fpcert_format d, fpcert_conversion_run_fn fn) {
-  fpcert_kernel k{};
-  k.struct_size = sizeof(fpcert_kernel);
-  k.operation = FPCERT_OPERATION_CONVERSION;
-  k.name = name;
-  k.memory = FPCERT_MEMORY_HOST;
-  k.conversion = {s, d, FPCERT_ROUNDING_NEAREST_EVEN, FPCERT_SATURATION_INF, FPCERT_NAN_PRESERVE, 0};
-  k.conversion_run = fn;
-  return k;
-}
-
-const fpcert_kernel kCvts[] = {cvt("t_bf16_to_f32", FPCERT_FORMAT_BF16, FPCERT_FORMAT_F32, bf16_to_f32),
-                               cvt("t_f32_to_bf16", FPCERT_FORMAT_F32, FPCERT_FORMAT_BF16, f32_to_bf16),
-                               cvt("t_refuses", FPCERT_FORMAT_BF16, FPCERT_FORMAT_F32, refuses)};
-const fpcert_plugin_info kCvtInfo = {FPCERT_PLUGIN_INFO_HEADER, "in-process-cvt", "0", 3, 0, kCvts};
-
-void register_cvts_once() {
-  static const bool once = [] {
-    REQUIRE(validate_plugin_info(&kCvtInfo, "cvt").empty());
-    const PluginSummary s = register_plugin_info(&kCvtInfo, "cvt");
-    REQUIRE(s.conversion_kernels.size() == 3);
-    return true;
-  }();
-  (void)once;
-}
-
-ConvertCheckSpec spec_for(const PluginConverter& c) {
-  ConvertCheckSpec s;
-  s.src = &c.src();
-  s.dst = &c.dst();
-  s.rounder = c.rounder();
-  s.mpfr_every = true;
-  return s;
-}
-
-}  // namespace
-
-TEST_CASE("plugin conversions through the exhaustive checker: honest passes - a liar is caught - guards hold") {
-  register_cvts_once();
-  auto api = make_host_api();
-  g_cvt_fault = CvtFault::None;
-
-  SUBCASE("bf16 -> f32, all 65536 patterns, in chunks that do not divide 65536") {
-    auto c = make_plugin_converter("t_bf16_to_f32");
-    REQUIRE(c);
-    CHECK(c->src() == bf16);
-    CHECK(c->dst() == f32);
-    const ConvertCheckResult r = check_plugin_conversion(*c, spec_for(*c), *api, {}, 600000, 10007);
-    CHECK(r.patterns == 65536);
-    CHECK(r.mpfr_checked == 65536);
-    CHECK(r.mismatches == 0);
-    CHECK(r.nan_differences == 0);
-    CHECK(r.passed());
-  }
-  SUBCASE("f32 -> bf16 that truncates while claiming nearest-even: the inexact codes mismatch") {
-    auto c = make_plugin_converter("t_f32_to_bf16");
-    ConvertCheckSpec s = spec_for(*c);
-    s.first = 0x3f800000;  // 65536 consecutive fp32 codes from 1.0: [1, 1 + 2^-7), one bf16 ulp
-    s.count = 65536;
-    const ConvertCheckResult honest = check_plugin_conversion(*c, s, *api);
-    CHECK(honest.passed());
-    g_cvt_fault = CvtFault::Truncate;
-    const ConvertCheckResult liar = check_plugin_conversion(*c, s, *api);
-    g_cvt_fault = CvtFault::None;
-    // Every code of the window keeps the bf16 bits 0x3f80 (even). Truncation keeps them; nearest-even
-    // rounds up when the 16 discarded bits exceed 0x8000 (a tie, 0x8000, stays on the even 0x3f80):
-    // discarded bits 0x8001..0xffff, 32767 codes, mismatch, the first at 0x3f808001.
-    CHECK(liar.mismatches == 32767);
-    CHECK_FALSE(liar.passed());
-    REQUIRE_FALSE(liar.listed.empty());
-    CHECK(liar.listed[0].src == 0x3f808001);
-    CHECK(liar.listed[0].expected == 0x3f81);
-    CHECK(liar.listed[0].got == 0x3f80);
-  }
-  SUBCASE("writes past the end or before the start of the output are caught by the guards") {
-    auto c = make_plugin_converter("t_bf16_to_f32");
-    ConvertCheckSpec s = spec_for(*c);
-    s.count = 100;
-    g_cvt_fault = CvtFault::PastEnd;
-    try {
-      check_plugin_conversion(*c, s, *api);
-      FAIL("the guard after the output was not checked");
-    } catch (const DeviceError& e) {
-      CHECK(std::string(e.what()).find("wrote past the end of its output") != std::string::npos);
-    }
-    g_cvt_fault = CvtFault::BeforeStart;
-    try {
-      check_plugin_conversion(*c, s, *api);
-      FAIL("the guard before the output was not checked");
-    } catch (const DeviceError& e) {
-      CHECK(std::string(e.what()).find("wrote before its output") != std::string::npos);
-    }
-    g_cvt_fault = CvtFault::None;
-  }
-  SUBCASE("NOT_SUPPORTED from a conversion is NotSupportedError") {
-    auto c = make_plugin_converter("t_refuses");
-    ConvertCheckSpec s = spec_for(*c);
-    s.count = 10;
-    CHECK_THROWS_AS(check_plugin_conversion(*c, s, *api), NotSupportedError);
-  }
-  CHECK(make_plugin_converter("no_such_cvt") == nullptr);
-}
-
-// ---- real libraries (tests/plugins) --------------------------------------------------------------------
+// ---- real libraries (tests/plugin/fixtures) --------------------------------------------------------------------
 
 namespace {
 
@@ -580,39 +438,12 @@ TEST_CASE("libraries that cannot be used are refused with a message naming the l
   e = load_error("libno_such_plugin.so");
   CHECK(e.find("no such file") != std::string::npos);
 
-  CHECK(make_kernel("fault_bad_traits") == nullptr);  // nothing of a refused plugin is registered
-}
-
-TEST_CASE("the example plugin loads once - registers its GEMM and conversion kernels") {
-  const PluginSummary& s = load_plugin(kDir + "/libfpcert_example_cpu_plugin.so");
-  CHECK(s.name == "example-cpu");
-  CHECK(s.abi_major == FPCERT_PLUGIN_ABI_MAJOR);
-  CHECK(s.gemm_kernels == std::vector<std::string>{"example_gemm_f16_f32acc"});
-  CHECK(s.conversion_kernels.size() == 2);
-  const PluginSummary& again = load_plugin(kDir + "/./libfpcert_example_cpu_plugin.so");
-  CHECK(&again == &s);  // same resolved path: loaded once, no "name taken" error
-  auto k = make_kernel("example_gemm_f16_f32acc");
-  REQUIRE(k);
-  CHECK(k->description().find("example-cpu 1.0") != std::string::npos);
-
-  // The example's bf16 -> f32 over every pattern, f32 -> bf16 around overflow and through the NaNs.
-  auto api = make_host_api();
-  auto c = make_plugin_converter("example_cvt_bf16_to_f32");
-  REQUIRE(c);
-  CHECK(check_plugin_conversion(*c, spec_for(*c), *api).passed());
-  auto d = make_plugin_converter("example_cvt_f32_to_bf16");
-  ConvertCheckSpec s2 = spec_for(*d);
-  s2.first = 0x7f7f0000;  // the top bf16 binade, its overflow boundary, +Inf and the first NaNs
-  s2.count = 0x20000;
-  const ConvertCheckResult r = check_plugin_conversion(*d, s2, *api);
-  CHECK(r.passed());
-  CHECK(r.outcomes[static_cast<int>(Outcome::OverflowInf)] > 0);
-  CHECK(r.outcomes[static_cast<int>(Outcome::NaN)] > 0);
+  CHECK(make_gemm_kernel("fault_bad_traits") == nullptr);  // nothing of a refused plugin is registered
 }
 
 TEST_CASE("a C++ exception thrown by a plugin never unwinds into fpcert: the process terminates") {
   load_plugin(kDir + "/libfault_throw.so");
-  auto k = make_kernel("fault_throw");
+  auto k = make_gemm_kernel("fault_throw");
   REQUIRE(k);
   std::vector<std::uint16_t> A(2 * 1024), B(1024 * 2);
   std::vector<float> C(2 * 2);

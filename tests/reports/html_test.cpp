@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "base/error.hpp"
+#include "reports/escape.hpp"
 #include "reports/html.hpp"
 #include "reports/svg.hpp"
 #include "results/results_json.hpp"
@@ -88,7 +89,7 @@ int count(const std::string& s, const std::string& what) {
   return n;
 }
 
-std::string text_of(const std::string& s) { return svg::escape(s); }
+std::string text_of(const std::string& s) { return html_escape(s); }
 
 }  // namespace
 

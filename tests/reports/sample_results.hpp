@@ -104,12 +104,14 @@ struct SampleCase {
   Problem problem;
   BoundVariant variant;
   bool keep_kappa = false, keep_span = false;
+  std::string family = {};  ///< the cases' family and axis, as a suite declares them (suites/suite.hpp)
+  CaseAxis axis = CaseAxis::None;
 };
 
 inline RunResult run_sample(const std::string& suite, const std::vector<std::string>& kernels, std::vector<SampleCase> cases,
                             const std::string& verb) {
   RunResult r;
-  r.kind = suite == "certify" ? "gemm" : "experiment";
+  r.kind = suite == "certify" ? RunKind::Gemm : RunKind::Experiment;
   r.suite = suite;
   r.kernels = kernels;
   std::string klist;
@@ -124,7 +126,7 @@ inline RunResult run_sample(const std::string& suite, const std::vector<std::str
     if (!sc.keep_span)
       for (const char* k : {"a_exp_span", "b_exp_span"}) sc.problem.achieved.erase(k);
     for (const auto& kn : kernels) {
-      auto kernel = make_kernel(kn);
+      auto kernel = make_gemm_kernel(kn);
       CaseSetup s;
       s.suite = suite;
       s.case_id = sc.id;
@@ -132,6 +134,8 @@ inline RunResult run_sample(const std::string& suite, const std::vector<std::str
       s.ref = &ref;
       s.variant = sc.variant;
       s.repro = fmt::format("fpcert {} --suite {} --kernel {} --case {}", verb, suite, kn, sc.id);
+      s.family = sc.family;
+      s.axis = sc.axis;
       r.cases.push_back(run_case(*kernel, s, *api, RunOptions{}));
     }
   }
@@ -148,8 +152,10 @@ inline std::vector<RunResult> sample_runs(std::uint64_t seed, bool full = false)
     std::vector<std::int64_t> ks = full ? std::vector<std::int64_t>{64, 256, 1024, 4096, 16384} : std::vector<std::int64_t>{64, 256, 1024, 4096};
     std::uint64_t s = seed;
     for (auto k : ks) {
-      cs.push_back({fmt::format("k{}_uniform", k), uniform_problem(mn, mn, k, f32, s++), BoundVariant::Independent});
-      cs.push_back({fmt::format("k{}_normal", k), normal_problem(mn, mn, k, s++), BoundVariant::Independent});
+      cs.push_back({fmt::format("k{}_uniform", k), uniform_problem(mn, mn, k, f32, s++), BoundVariant::Independent, false, false, "uniform",
+                    CaseAxis::K});
+      cs.push_back({fmt::format("k{}_normal", k), normal_problem(mn, mn, k, s++), BoundVariant::Independent, false, false, "normal",
+                    CaseAxis::K});
     }
     runs.push_back(run_sample("accuracy-vs-k", {"model_gemm_f32", "model_gemm_f16_f32acc", "model_gemm_f16_f16acc"}, std::move(cs), "run-suite"));
   }
@@ -167,7 +173,8 @@ inline std::vector<RunResult> sample_runs(std::uint64_t seed, bool full = false)
   }
   {
     std::vector<SampleCase> cs;
-    for (int e : {1, 4, 8, 12, 16, 24}) cs.push_back({fmt::format("exp_e{}", e), exp_problem(mn, mn, 128, e, seed + 300 + static_cast<std::uint64_t>(e)), BoundVariant::Componentwise, false, true});
+    for (int e : {1, 4, 8, 12, 16, 24}) cs.push_back({fmt::format("exp_e{}", e), exp_problem(mn, mn, 128, e, seed + 300 + static_cast<std::uint64_t>(e)), BoundVariant::Componentwise, false, true, "",
+                                        CaseAxis::ExponentSpan});
     runs.push_back(run_sample("exponent-range", {"model_gemm_f32", "model_gemm_bf16_f32acc", "model_gemm_f16_f32acc"}, std::move(cs), "run-suite"));
   }
   return runs;

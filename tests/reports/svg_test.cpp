@@ -162,19 +162,6 @@ TEST_CASE("lines are clipped at the plot area and markers outside the ranges are
   CHECK(p.dropped() == 0);            // outside is not "cannot be placed"
 }
 
-TEST_CASE("text is escaped") {
-  CHECK(escape("<a href='x'>&\"") == "&lt;a href=&#39;x&#39;&gt;&amp;&quot;");
-  CHECK(escape(std::string("a\x01" "b")) == "ab");
-  Plot p(Axis{Scale::Linear, 0, 1, "<x>"}, Axis{Scale::Linear, 0, 1, "y & z"});
-  p.title("t <script>");
-  Style s;
-  p.series({0.5}, {0.5}, s, "legend </svg>");
-  const std::string svg = p.render();
-  CHECK(svg.find("<script>") == std::string::npos);
-  CHECK(svg.find("</svg>") == svg.size() - 6);
-  CHECK(svg.find("legend &lt;/svg&gt;") != std::string::npos);
-}
-
 TEST_CASE("bars start at the bottom of a log axis and zero counts draw no bar") {
   BarChart b({"a", "b", "c"}, Axis{Scale::Log, 1, 1e4, "count"}, false, 400, 260);
   b.group("g", {100, 0, 1e4}, "#0072B2");

@@ -133,6 +133,13 @@ TEST_CASE("merge_shards refuses mixtures, naming each") {
   }
   {
     auto p = split(r, 3);
+    for (auto& x : p) x.run.shard.run = "0123456789abcdef";
+    p[1].run.shard.run = "fedcba9876543210";  // same cases, other inputs or options (e.g. another --mn)
+    CHECK(refusal(p).find("s2.json: its plan (6 items) differs from s1.json's (6 items), or its run fingerprint fedcba9876543210") !=
+          std::string::npos);
+  }
+  {
+    auto p = split(r, 3);
     p[2].run.cases.push_back(p[0].run.cases.front());
     CHECK(refusal(p).find("case quick/c1/ka is in both s1.json and s3.json") != std::string::npos);
   }
@@ -163,8 +170,9 @@ TEST_CASE("merge_shards refuses mixtures, naming each") {
 TEST_CASE("ShardStamp survives JSON; a run without one writes no 'shard' key") {
   RunResult r = whole_run();
   CHECK_FALSE(to_json(r).contains("shard"));
-  r.shard = ShardStamp{"2/3:1/2", plan_of(r)};
+  r.shard = ShardStamp{"2/3:1/2", plan_of(r), "00ff00ff00ff00ff"};
   const RunResult back = run_from_json(to_json(r));
   CHECK(back.shard.shard == "2/3:1/2");
+  CHECK(back.shard.run == "00ff00ff00ff00ff");
   CHECK(back.shard.plan == plan_of(r));
 }

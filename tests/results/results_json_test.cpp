@@ -44,7 +44,7 @@ CaseResult sample_case(CaseStatus st) {
   c.metrics.nonfinite = 2;
   c.metrics.first_nonfinite = 17;
   c.metrics.deterministic = false;
-  c.bound.variant = "componentwise";
+  c.bound.variant = BoundVariant::Componentwise;
   c.bound.rtol = 0.0625;
   c.bound.terms = {{"storage A (f16)", 0.03125, "4 * sqrt(256) * 2^-11 / 2"}};
   c.gate_fraction = 1.5;
@@ -81,7 +81,7 @@ TEST_CASE("a case round-trips through JSON, non-finite numbers and optional fiel
     CHECK(b.metrics.ulp_hist == c.metrics.ulp_hist);
     CHECK(b.metrics.first_nonfinite == 17);
     CHECK_FALSE(b.metrics.deterministic);
-    CHECK(b.bound.variant == "componentwise");
+    CHECK(b.bound.variant == BoundVariant::Componentwise);
     REQUIRE(b.bound.terms.size() == 1);
     CHECK(b.bound.terms[0].formula == c.bound.terms[0].formula);
     CHECK(b.achieved.at("kappa") == 1e6);

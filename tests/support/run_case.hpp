@@ -10,7 +10,7 @@
 namespace fpcert::test {
 
 /// run_case with the test suite's name and the problem's spec as the case id.
-inline CaseResult run_graded(Kernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, const RunOptions& opt = {},
+inline CaseResult run_graded(GemmKernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, const RunOptions& opt = {},
                              BoundVariant v = BoundVariant::Independent) {
   CaseSetup s;
   s.suite = "gpu-test";

@@ -86,7 +86,7 @@ KernelTraits split_traits(const SplitScheme& sc, int mma_k) {
   return t;
 }
 
-class SplitMmaKernel final : public Kernel, public StagedKernel {
+class SplitMmaKernel final : public GemmKernel, public StagedKernel {
  public:
   SplitMmaKernel(std::string name, const std::string& scheme) : name_(std::move(name)) {
     scheme_ = find_split_scheme(scheme);
@@ -206,7 +206,7 @@ __global__ void scalar_products(int method, emu::SliceKind kind, int slices, emu
 }
 
 template <int I>
-std::unique_ptr<Kernel> make_split();
+std::unique_ptr<GemmKernel> make_split();
 struct Binding {
   const char* kernel;
   const char* scheme;
@@ -215,7 +215,7 @@ constexpr Binding kBindings[] = {{"gemm_3xtf32_mma_sm80", "3xtf32"}, {"gemm_3xtf
                                  {"gemm_1xbf16_mma_sm80", "1xbf16"},  {"gemm_3xbf16_mma_sm80", "3xbf16"},
                                  {"gemm_6xbf16_mma_sm80", "6xbf16"},  {"gemm_9xbf16_mma_sm80", "9xbf16"}};
 template <int I>
-std::unique_ptr<Kernel> make_split() {
+std::unique_ptr<GemmKernel> make_split() {
   return std::make_unique<SplitMmaKernel>(kBindings[I].kernel, kBindings[I].scheme);
 }
 

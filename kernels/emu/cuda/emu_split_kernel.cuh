@@ -2,10 +2,11 @@
 // nxBF16, kernels/emu/cuda/emu_split.cu): a pre-pass cuts each fp32 operand into slices, then one mma.sync
 // GEMM multiplies the kept slice pairs.
 //
-// The GEMM is a variant of kernels/gemm/cuda/mma_kernel.cuh (same 128 x 128 block tile, 8 warps of 64 x 32,
-// K stages of 64 bytes double-buffered in shared memory through registers, the same fragment loads):
-// every stage holds S slices of A and S of B (dynamic shared memory, S * 40,960 bytes), and each k-step
-// issues one MMA per kept term (i, j) = (slice of A, slice of B) into one of two accumulators:
+// The GEMM is kernels/gemm/cuda/mma_kernel.cuh's mainloop (same 128 x 128 block tile, 8 warps of 64 x 32,
+// K stages of 64 bytes double-buffered in shared memory through registers, the same fragment loads)
+// with S slices of A and S of B per stage (dynamic shared memory, S * 40,960 bytes) and the SplitAcc
+// policy, which issues per k-step one MMA per kept term (i, j) = (slice of A, slice of B) into one of
+// two accumulators:
 //   acc_small  every kept term except (0, 0), in the split table's order (smallest first) per k-step;
 //   acc_big    the (0, 0) term alone;
 // and the epilogue writes C = RN(acc_small + acc_big) (one fp32 add, __fadd_rn): the smaller class is
@@ -59,16 +60,42 @@ struct SlicePtrs {
   const std::uint8_t* p[3];
 };
 
-constexpr int kSliceTileWords = (kBM + kBN) * kRowWords;  // one slice of A and B, one buffer: 10,240 words
 /// Bytes of dynamic shared memory of a kernel with S slices: 2 buffers x S slices x (A + B) tiles.
 constexpr int split_smem_bytes(int slices) { return 2 * slices * kSliceTileWords * 4; }
 
 /// Bit of term (i, j) in a term mask.
 constexpr unsigned term_bit(int i, int j) { return 1u << (3 * i + j); }
 
+/// The split products' accumulation policy (mma_kernel.cuh's mainloop): per k-step and tile, every kept
+/// term except (0, 0) into `small`, in canonical order (i + j descending, then i descending), and the
+/// (0, 0) term last into `acc`.
+template <Mma T, int S, unsigned kMask>
+struct SplitAcc {
+  static constexpr bool kSmall = (kMask & ~term_bit(0, 0)) != 0;
+  float acc[kMTiles][kNTiles][4];
+  float small[kSmall ? kMTiles : 1][kSmall ? kNTiles : 1][4];
+  __device__ __forceinline__ SplitAcc() {
+    zero_frags(acc);
+    if constexpr (kSmall) zero_frags(small);
+  }
+  __device__ __forceinline__ void issue(int i, int j, const std::uint32_t (&af)[S][4], const std::uint32_t (&bf)[S][kNTiles][2]) {
+    FPCERT_UNROLL
+    for (int d = 2 * (S - 1); d >= 1; --d)
+      FPCERT_UNROLL
+      for (int ia = S - 1; ia >= 0; --ia) {
+        const int jb = d - ia;
+        if (jb < 0 || jb >= S) continue;
+        if (kMask & term_bit(ia, jb)) emu_mma<T>(small[i][j], af[ia], bf[jb][j]);
+      }
+    emu_mma<T>(acc[i][j], af[0], bf[0][j]);
+  }
+  __device__ __forceinline__ void step() {}
+  __device__ __forceinline__ void stage(std::int64_t, std::int64_t, const TilePos&) {}
+};
+
 /// C = sum over kept terms (i, j) of A_i B_j, A_i and B_j the slice matrices (tf32 values as fp32
 /// patterns, or bf16 codes), row-major with leading dimensions lda, ldb whose rows are 16-byte
-/// aligned (the pre-pass writes them so). T: Mma::TF32 or Mma::BF16.
+/// aligned (the pre-pass writes them so). T: Mma::TF32 or Mma::BF16. C = RN(small + acc).
 template <Mma T, int S, unsigned kMask>
 __global__ void __launch_bounds__(kThreads, 1)
     split_gemm(std::int64_t m, std::int64_t n, std::int64_t k, SlicePtrs a, std::int64_t lda, SlicePtrs b,
@@ -76,84 +103,20 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(T == Mma::TF32 || T == Mma::BF16, "slices are tf32 or bf16");
   static_assert(S >= 1 && S <= 3, "one to three slices");
   static_assert((kMask & term_bit(0, 0)) != 0, "every scheme keeps the leading term");
-  constexpr int ES = MmaInfo<T>::kBytes;
-  constexpr int kStageElems = kStageBytes / ES;
-  constexpr bool kSmall = (kMask & ~term_bit(0, 0)) != 0;
-  std::uint32_t* smem = emu_smem();
-  auto tileA = [&](int buf, int l) { return smem + (buf * S + l) * kSliceTileWords; };
-  auto tileB = [&](int buf, int l) { return smem + (buf * S + l) * kSliceTileWords + kBM * kRowWords; };
-
-  const TilePos pos = tile_pos();
-  const std::int64_t row0 = pos.row0, col0 = pos.col0;
-
-  float acc[kMTiles][kNTiles][4];
-  [[maybe_unused]] float small[kSmall ? kMTiles : 1][kSmall ? kNTiles : 1][4];
-  zero_frags(acc);
-  if constexpr (kSmall) zero_frags(small);
-
-  const std::int64_t stages = (k + kStageElems - 1) / kStageElems;
-  Stage<ES> st[S];
-  if (stages > 0) {
-    FPCERT_UNROLL
-    for (int l = 0; l < S; ++l) {
-      load_stage<ES>(st[l], a.p[l], lda, true, b.p[l], ldb, true, m, n, k, row0, col0, 0);
-      // The tag only selects store_stage's tf32 rounding: slices are stored as they are.
-      store_stage<Mma::BF16, ES>(st[l], tileA(0, l), tileB(0, l));
-    }
-  }
-  __syncthreads();
-  for (std::int64_t s = 0; s < stages; ++s) {
-    const int cur = static_cast<int>(s & 1);
-    if (s + 1 < stages) {
-      FPCERT_UNROLL
-      for (int l = 0; l < S; ++l)
-        load_stage<ES>(st[l], a.p[l], lda, true, b.p[l], ldb, true, m, n, k, row0, col0, (s + 1) * kStageElems);
-    }
-    FPCERT_UNROLL
-    for (int ks = 0; ks < kSteps; ++ks) {
-      std::uint32_t bf[S][kNTiles][2];
-      FPCERT_UNROLL
-      for (int l = 0; l < S; ++l)
-        FPCERT_UNROLL
-        for (int j = 0; j < kNTiles; ++j) load_b_frag(tileB(cur, l), pos, j, ks, bf[l][j]);
-      FPCERT_UNROLL
-      for (int i = 0; i < kMTiles; ++i) {
-        std::uint32_t af[S][4];
-        FPCERT_UNROLL
-        for (int l = 0; l < S; ++l) load_a_frag(tileA(cur, l), pos, i, ks, af[l]);
-        FPCERT_UNROLL
-        for (int j = 0; j < kNTiles; ++j) {
-          // Canonical order: i + j descending, then i descending; (0, 0) last, into acc.
-          FPCERT_UNROLL
-          for (int d = 2 * (S - 1); d >= 1; --d)
-            FPCERT_UNROLL
-            for (int ia = S - 1; ia >= 0; --ia) {
-              const int jb = d - ia;
-              if (jb < 0 || jb >= S) continue;
-              if (kMask & term_bit(ia, jb)) emu_mma<T>(small[i][j], af[ia], bf[jb][j]);
-            }
-          emu_mma<T>(acc[i][j], af[0], bf[0][j]);
-        }
-      }
-    }
-    if (s + 1 < stages) {
-      FPCERT_UNROLL
-      for (int l = 0; l < S; ++l) store_stage<Mma::BF16, ES>(st[l], tileA(cur ^ 1, l), tileB(cur ^ 1, l));
-    }
-    __syncthreads();
-  }
-
+  Operands<S> op{{}, {}, lda, ldb, m, n, k, true, true};
   FPCERT_UNROLL
-  for (int i = 0; i < kMTiles; ++i)
-    FPCERT_UNROLL
-    for (int j = 0; j < kNTiles; ++j)
-      FPCERT_UNROLL
-      for (int q = 0; q < 4; ++q) {
-        const std::int64_t row = pos.row(i, q >> 1), col = pos.col(j, q & 1);
-        float v = acc[i][j][q];
-        if constexpr (kSmall) v = emu::fadd_rn(small[i][j][q], v);
-        if (row < m && col < n) c[row * ldc + col] = v;
-      }
+  for (int l = 0; l < S; ++l) {
+    op.a[l] = a.p[l];
+    op.b[l] = b.p[l];
+  }
+  const TilePos pos = tile_pos();
+  SplitAcc<T, S, kMask> acc;
+  // Slices are stored as they are (tf32 slices are already tf32 values in fp32 bits).
+  mainloop<MmaInfo<T>::kBytes, S, false>(op, pos, StageTiles<S>{emu_smem()}, acc);
+  store_tile(pos, m, n, c, ldc, [&](int i, int j, int q) {
+    if constexpr (SplitAcc<T, S, kMask>::kSmall) return emu::fadd_rn(acc.small[i][j][q], acc.acc[i][j][q]);
+    else return acc.acc[i][j][q];
+  });
 }
 
 #if !defined(FPCERT_MMA_EMULATION)

@@ -21,7 +21,7 @@ struct DecodedOperands {
 };
 
 /// Base of the CPU models: decodes the operand codes, calls compute(), writes the output codes.
-class CpuModel : public Kernel {
+class CpuModel : public GemmKernel {
  public:
   CpuModel(std::string name, std::string description, KernelTraits traits)
       : name_(std::move(name)), description_(std::move(description)), traits_(std::move(traits)) {}

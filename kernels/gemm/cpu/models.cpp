@@ -236,7 +236,7 @@ const char* kModelNames[] = {"model_gemm_f32",         "model_gemm_f16_f32acc", 
                              "model_gemm_3xbf16",      "model_gemm_6xbf16",      "model_gemm_9xbf16"};
 
 template <std::size_t I>
-std::unique_ptr<Kernel> factory() {
+std::unique_ptr<GemmKernel> factory() {
   return build(kModelNames[I]);
 }
 

@@ -23,7 +23,7 @@ enum class Fault {
   NonDeterministic ///< odd calls sum K in the other order
 };
 
-class Mutant final : public Kernel {
+class Mutant final : public GemmKernel {
  public:
   Mutant(std::string name, std::string desc, Fault f, const std::string& honest, const std::string& actual = "")
       : name_(std::move(name)), desc_(std::move(desc)), fault_(f), honest_(make_cpu_model(honest)),
@@ -112,24 +112,24 @@ class Mutant final : public Kernel {
 };
 
 template <int I>
-std::unique_ptr<Kernel> make();
+std::unique_ptr<GemmKernel> make();
 template <>
-std::unique_ptr<Kernel> make<0>() { return std::make_unique<Mutant>("mutant_wrong_element", "one element off by 2 max|C| + 1", Fault::WrongElement, "model_gemm_f32"); }
+std::unique_ptr<GemmKernel> make<0>() { return std::make_unique<Mutant>("mutant_wrong_element", "one element off by 2 max|C| + 1", Fault::WrongElement, "model_gemm_f32"); }
 template <>
-std::unique_ptr<Kernel> make<1>() { return std::make_unique<Mutant>("mutant_k_short", "K loop stops one product short", Fault::KShort, "model_gemm_f32"); }
+std::unique_ptr<GemmKernel> make<1>() { return std::make_unique<Mutant>("mutant_k_short", "K loop stops one product short", Fault::KShort, "model_gemm_f32"); }
 template <>
-std::unique_ptr<Kernel> make<2>() { return std::make_unique<Mutant>("mutant_writes_nan", "writes NaN into C[0][0]", Fault::WritesNaN, "model_gemm_f32"); }
+std::unique_ptr<GemmKernel> make<2>() { return std::make_unique<Mutant>("mutant_writes_nan", "writes NaN into C[0][0]", Fault::WritesNaN, "model_gemm_f32"); }
 template <>
-std::unique_ptr<Kernel> make<3>() { return std::make_unique<Mutant>("mutant_unwritten_row", "never writes the last row", Fault::UnwrittenRow, "model_gemm_f32"); }
+std::unique_ptr<GemmKernel> make<3>() { return std::make_unique<Mutant>("mutant_unwritten_row", "never writes the last row", Fault::UnwrittenRow, "model_gemm_f32"); }
 template <>
-std::unique_ptr<Kernel> make<4>() { return std::make_unique<Mutant>("mutant_out_of_bounds", "writes one element past the end of C", Fault::OutOfBounds, "model_gemm_f32"); }
+std::unique_ptr<GemmKernel> make<4>() { return std::make_unique<Mutant>("mutant_out_of_bounds", "writes one element past the end of C", Fault::OutOfBounds, "model_gemm_f32"); }
 template <>
-std::unique_ptr<Kernel> make<5>() {
+std::unique_ptr<GemmKernel> make<5>() {
   return std::make_unique<Mutant>("mutant_acc_f16", "claims an fp32 accumulator, accumulates in fp16", Fault::AccTruncatedF16,
                                   "model_gemm_f16_f32acc", "model_gemm_f16_f16acc");
 }
 template <>
-std::unique_ptr<Kernel> make<6>() { return std::make_unique<Mutant>("mutant_nondeterministic", "every second call sums K in reverse", Fault::NonDeterministic, "model_gemm_f32"); }
+std::unique_ptr<GemmKernel> make<6>() { return std::make_unique<Mutant>("mutant_nondeterministic", "every second call sums K in reverse", Fault::NonDeterministic, "model_gemm_f32"); }
 
 }  // namespace
 

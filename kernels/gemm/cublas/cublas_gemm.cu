@@ -137,7 +137,7 @@ KernelTraits traits_for(cublasComputeType_t compute, cudaDataType_t in) {
   return t;
 }
 
-class CublasGemm final : public Kernel {
+class CublasGemm final : public GemmKernel {
  public:
   explicit CublasGemm(const Config& c) : cfg_(c), name_(c.name), traits_(traits_for(c.compute, c.in)) {}
   ~CublasGemm() override {
@@ -215,7 +215,7 @@ class CublasGemm final : public Kernel {
 };
 
 template <std::size_t I>
-std::unique_ptr<Kernel> factory() {
+std::unique_ptr<GemmKernel> factory() {
   return std::make_unique<CublasGemm>(kConfigs[I]);
 }
 

@@ -99,7 +99,7 @@ KernelTraits mma_traits(int promote_every) {
 }
 
 template <Mma T>
-class MmaKernel final : public Kernel {
+class MmaKernel final : public GemmKernel {
   static constexpr bool kFp8 = T == Mma::E4M3 || T == Mma::E5M2;
 
  public:
@@ -159,17 +159,17 @@ class MmaKernel final : public Kernel {
   KernelTraits traits_;
 };
 
-std::unique_ptr<Kernel> make_f16() { return std::make_unique<MmaKernel<Mma::F16>>("gemm_f16_f32acc_mma_sm80", 0); }
-std::unique_ptr<Kernel> make_bf16() { return std::make_unique<MmaKernel<Mma::BF16>>("gemm_bf16_f32acc_mma_sm80", 0); }
-std::unique_ptr<Kernel> make_tf32() { return std::make_unique<MmaKernel<Mma::TF32>>("gemm_tf32_f32acc_mma_sm80", 0); }
-std::unique_ptr<Kernel> make_e4m3() { return make_fp8_mma_kernel(e4m3, 0); }
-std::unique_ptr<Kernel> make_e5m2() { return make_fp8_mma_kernel(e5m2, 0); }
-std::unique_ptr<Kernel> make_e4m3_p128() { return make_fp8_mma_kernel(e4m3, 128); }
-std::unique_ptr<Kernel> make_e5m2_p128() { return make_fp8_mma_kernel(e5m2, 128); }
+std::unique_ptr<GemmKernel> make_f16() { return std::make_unique<MmaKernel<Mma::F16>>("gemm_f16_f32acc_mma_sm80", 0); }
+std::unique_ptr<GemmKernel> make_bf16() { return std::make_unique<MmaKernel<Mma::BF16>>("gemm_bf16_f32acc_mma_sm80", 0); }
+std::unique_ptr<GemmKernel> make_tf32() { return std::make_unique<MmaKernel<Mma::TF32>>("gemm_tf32_f32acc_mma_sm80", 0); }
+std::unique_ptr<GemmKernel> make_e4m3() { return make_fp8_mma_kernel(e4m3, 0); }
+std::unique_ptr<GemmKernel> make_e5m2() { return make_fp8_mma_kernel(e5m2, 0); }
+std::unique_ptr<GemmKernel> make_e4m3_p128() { return make_fp8_mma_kernel(e4m3, 128); }
+std::unique_ptr<GemmKernel> make_e5m2_p128() { return make_fp8_mma_kernel(e5m2, 128); }
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_fp8_mma_kernel(const Format& format, int promote_every) {
+std::unique_ptr<GemmKernel> make_fp8_mma_kernel(const Format& format, int promote_every) {
   const std::string base = std::string("gemm_") + std::string(format.tag) + "_f32acc_mma_sm89";
   const std::string name = promote_every > 0 ? base + "_promote" + std::to_string(promote_every) : base;
   if (format == e4m3) return std::make_unique<MmaKernel<Mma::E4M3>>(name, promote_every);

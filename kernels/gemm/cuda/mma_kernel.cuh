@@ -339,6 +339,143 @@ __device__ __forceinline__ void load_b_frag(const std::uint32_t* B, const TilePo
   f[1] = B[col * kRowWords + kw + 4];  // column g, bytes 4t + 16
 }
 
+// ---- the mainloop: one K loop for every mma.sync GEMM here and in kernels/emu/cuda ----------------
+// As CUTLASS splits a GEMM into a mainloop and an epilogue composed with an MMA policy: the mainloop
+// below moves S slices of A and B through shared memory and hands each k-step's fragments to an
+// accumulation policy (`Acc`), which issues its MMAs and folds its partial sums; each kernel then
+// writes its epilogue with store_tile. Policies: PlainAcc (one fragment, optionally promoted every N
+// k-steps) here; SplitAcc (kernels/emu/cuda/emu_split_kernel.cuh) and ScaledAcc
+// (kernels/emu/cuda/emu_bf16_kernel.cuh). A policy has
+//   issue(i, j, af, bf)  the MMAs of M-tile i and N-tile j for one k-step (af[S][4], bf[S][kNTiles][2]);
+//   step()               after every k-step (all tiles issued);
+//   stage(s, stages, pos) after every stage of K (pos: this thread's place in the tile).
+// Each accumulator receives its MMAs in k order, whatever the order of the tiles within a k-step.
+
+constexpr int kSliceTileWords = (kBM + kBN) * kRowWords;  // A and B of one slice, one buffer: 5,120 words
+
+/// The shared-memory stages of S slices: buffer `buf` (0 or 1) of slice l holds A's rows, then B's.
+template <int S>
+struct StageTiles {
+  std::uint32_t* smem;  ///< 2 * S * kSliceTileWords words, 16-byte aligned
+  __device__ __forceinline__ std::uint32_t* a(int buf, int l) const { return smem + (buf * S + l) * kSliceTileWords; }
+  __device__ __forceinline__ std::uint32_t* b(int buf, int l) const { return a(buf, l) + kBM * kRowWords; }
+};
+
+/// The mainloop's operands: S slice matrices of A (m x k, lda) and of B (k x n, ldb), codes of ES bytes;
+/// vec_a / vec_b: rows 16-byte aligned (whole chunks may be loaded as vectors).
+template <int S>
+struct Operands {
+  const std::uint8_t* a[S];
+  const std::uint8_t* b[S];
+  std::int64_t lda, ldb, m, n, k;
+  bool vec_a, vec_b;
+};
+
+/// This block's tile of C through all of K, in stages of kStageBytes of K double-buffered in shared
+/// memory through registers (the next stage's global loads are issued before the current stage's
+/// MMAs). kRoundTf32: the slices are fp32 rounded to tf32 when stored (cvt.rna); else stored as they are.
+template <int ES, int S, bool kRoundTf32, class Acc>
+__device__ __forceinline__ void mainloop(const Operands<S>& op, const TilePos& pos, StageTiles<S> tiles, Acc& acc) {
+  constexpr int kStageElems = kStageBytes / ES;
+  constexpr Mma kStore = kRoundTf32 ? Mma::TF32 : Mma::BF16;  // store_stage rounds only for TF32
+  const std::int64_t stages = (op.k + kStageElems - 1) / kStageElems;
+  Stage<ES> st[S];
+  if (stages > 0) {
+    FPCERT_UNROLL
+    for (int l = 0; l < S; ++l) {
+      load_stage<ES>(st[l], op.a[l], op.lda, op.vec_a, op.b[l], op.ldb, op.vec_b, op.m, op.n, op.k, pos.row0, pos.col0, 0);
+      store_stage<kStore, ES>(st[l], tiles.a(0, l), tiles.b(0, l));
+    }
+  }
+  __syncthreads();
+  for (std::int64_t s = 0; s < stages; ++s) {
+    const int cur = static_cast<int>(s & 1);
+    if (s + 1 < stages) {
+      FPCERT_UNROLL
+      for (int l = 0; l < S; ++l)
+        load_stage<ES>(st[l], op.a[l], op.lda, op.vec_a, op.b[l], op.ldb, op.vec_b, op.m, op.n, op.k, pos.row0, pos.col0,
+                       (s + 1) * kStageElems);
+    }
+    FPCERT_UNROLL
+    for (int ks = 0; ks < kSteps; ++ks) {
+      std::uint32_t bf[S][kNTiles][2];
+      FPCERT_UNROLL
+      for (int l = 0; l < S; ++l)
+        FPCERT_UNROLL
+        for (int j = 0; j < kNTiles; ++j) load_b_frag(tiles.b(cur, l), pos, j, ks, bf[l][j]);
+      FPCERT_UNROLL
+      for (int i = 0; i < kMTiles; ++i) {
+        std::uint32_t af[S][4];
+        FPCERT_UNROLL
+        for (int l = 0; l < S; ++l) load_a_frag(tiles.a(cur, l), pos, i, ks, af[l]);
+        FPCERT_UNROLL
+        for (int j = 0; j < kNTiles; ++j) acc.issue(i, j, af, bf);
+      }
+      acc.step();
+    }
+    acc.stage(s, stages, pos);
+    if (s + 1 < stages) {
+      FPCERT_UNROLL
+      for (int l = 0; l < S; ++l) store_stage<kStore, ES>(st[l], tiles.a(cur ^ 1, l), tiles.b(cur ^ 1, l));
+    }
+    __syncthreads();  // the stage just read may be overwritten next; the stage just written is complete
+  }
+}
+
+/// f(i, j, q) for every element q of this thread's accumulator fragments (M-tile i, N-tile j).
+template <class F>
+__device__ __forceinline__ void for_each_element(F f) {
+  FPCERT_UNROLL
+  for (int i = 0; i < kMTiles; ++i)
+    FPCERT_UNROLL
+    for (int j = 0; j < kNTiles; ++j)
+      FPCERT_UNROLL
+      for (int q = 0; q < 4; ++q) f(i, j, q);
+}
+
+/// The epilogue's store: C[row][col] = value(i, j, q) for this thread's elements inside m x n (the
+/// ldc padding is never touched).
+template <class Value>
+__device__ __forceinline__ void store_tile(const TilePos& pos, std::int64_t m, std::int64_t n, float* __restrict__ c, std::int64_t ldc,
+                                           Value value) {
+  for_each_element([&](int i, int j, int q) {
+    const std::int64_t row = pos.row(i, q >> 1), col = pos.col(j, q & 1);
+    const float v = value(i, j, q);
+    if (row < m && col < n) c[row * ldc + col] = v;
+  });
+}
+
+/// One fp32 fragment per tile; with kPromote the MMAs go into a partial fragment that is added to it
+/// with one RN add (fadd_rn) every promote_steps k-steps, and at the end, and reset to +0.
+template <Mma T, bool kPromote>
+struct PlainAcc {
+  float acc[kMTiles][kNTiles][4];
+  float part[kPromote ? kMTiles : 1][kPromote ? kNTiles : 1][4];
+  int promote_steps, since = 0;
+  __device__ __forceinline__ explicit PlainAcc(int steps) : promote_steps(steps) {
+    zero_frags(acc);
+    if constexpr (kPromote) zero_frags(part);
+  }
+  __device__ __forceinline__ void issue(int i, int j, const std::uint32_t (&af)[1][4], const std::uint32_t (&bf)[1][kNTiles][2]) {
+    if constexpr (kPromote) mma<T>(part[i][j], af[0], bf[0][j]);
+    else mma<T>(acc[i][j], af[0], bf[0][j]);
+  }
+  __device__ __forceinline__ void fold() {
+    for_each_element([&](int i, int j, int q) {
+      acc[i][j][q] = fadd_rn(acc[i][j][q], part[i][j][q]);
+      part[i][j][q] = 0.0f;
+    });
+  }
+  __device__ __forceinline__ void step() {
+    if constexpr (kPromote)
+      if (++since == promote_steps) {  // uniform across the block
+        since = 0;
+        fold();
+      }
+  }
+  __device__ __forceinline__ void stage(std::int64_t, std::int64_t, const TilePos&) {}
+};
+
 /// C = A * B (A m x k row-major with lda, B k x n row-major with ldb, C fp32 row-major with ldc; A
 /// and B are codes of the kernel's format). Block (x, y) computes C[128y..][128x..]. With kPromote
 /// the MMAs accumulate into a fragment that is added to the fp32 accumulator with one RN add every
@@ -348,83 +485,13 @@ __global__ void __launch_bounds__(kThreads, MmaInfo<T>::kMinBlocks)
     mma_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint8_t* __restrict__ a, std::int64_t lda,
              bool vec_a, const std::uint8_t* __restrict__ b, std::int64_t ldb, bool vec_b, float* __restrict__ c,
              std::int64_t ldc, int promote_steps) {
-  constexpr int ES = MmaInfo<T>::kBytes;
-  constexpr int kStageElems = kStageBytes / ES;
-  __shared__ __align__(16) std::uint32_t sa[2][kBM * kRowWords];
-  __shared__ __align__(16) std::uint32_t sb[2][kBN * kRowWords];
-
+  __shared__ __align__(16) std::uint32_t smem[2 * kSliceTileWords];
   const TilePos pos = tile_pos();
-  const std::int64_t row0 = pos.row0, col0 = pos.col0;
-
-  float acc[kMTiles][kNTiles][4];
-  [[maybe_unused]] float part[kPromote ? kMTiles : 1][kPromote ? kNTiles : 1][4];
-  zero_frags(acc);
-  if constexpr (kPromote) zero_frags(part);
-  [[maybe_unused]] int steps_since_promotion = 0;
-
-  const std::int64_t stages = (k + kStageElems - 1) / kStageElems;
-  Stage<ES> st;
-  if (stages > 0) {
-    load_stage<ES>(st, a, lda, vec_a, b, ldb, vec_b, m, n, k, row0, col0, 0);
-    store_stage<T, ES>(st, sa[0], sb[0]);
-  }
-  __syncthreads();
-  for (std::int64_t s = 0; s < stages; ++s) {
-    const int cur = static_cast<int>(s & 1);
-    // Issue the next stage's global loads now; they land in registers while the MMAs run.
-    if (s + 1 < stages) load_stage<ES>(st, a, lda, vec_a, b, ldb, vec_b, m, n, k, row0, col0, (s + 1) * kStageElems);
-    const std::uint32_t* A = sa[cur];
-    const std::uint32_t* B = sb[cur];
-    FPCERT_UNROLL
-    for (int ks = 0; ks < kSteps; ++ks) {
-      std::uint32_t af[kMTiles][4], bf[kNTiles][2];
-      FPCERT_UNROLL
-      for (int i = 0; i < kMTiles; ++i) load_a_frag(A, pos, i, ks, af[i]);
-      FPCERT_UNROLL
-      for (int j = 0; j < kNTiles; ++j) load_b_frag(B, pos, j, ks, bf[j]);
-      FPCERT_UNROLL
-      for (int i = 0; i < kMTiles; ++i)
-        FPCERT_UNROLL
-        for (int j = 0; j < kNTiles; ++j) {
-          if constexpr (kPromote) mma<T>(part[i][j], af[i], bf[j]);
-          else mma<T>(acc[i][j], af[i], bf[j]);
-        }
-      if constexpr (kPromote) {
-        if (++steps_since_promotion == promote_steps) {  // uniform across the block
-          steps_since_promotion = 0;
-          FPCERT_UNROLL
-          for (int i = 0; i < kMTiles; ++i)
-            FPCERT_UNROLL
-            for (int j = 0; j < kNTiles; ++j)
-              FPCERT_UNROLL
-              for (int q = 0; q < 4; ++q) {
-                acc[i][j][q] = fadd_rn(acc[i][j][q], part[i][j][q]);
-                part[i][j][q] = 0.0f;
-              }
-        }
-      }
-    }
-    if (s + 1 < stages) store_stage<T, ES>(st, sa[cur ^ 1], sb[cur ^ 1]);
-    __syncthreads();  // the stage just read may be overwritten next; the stage just written is complete
-  }
-  if constexpr (kPromote) {
-    FPCERT_UNROLL
-    for (int i = 0; i < kMTiles; ++i)
-      FPCERT_UNROLL
-      for (int j = 0; j < kNTiles; ++j)
-        FPCERT_UNROLL
-        for (int q = 0; q < 4; ++q) acc[i][j][q] = fadd_rn(acc[i][j][q], part[i][j][q]);
-  }
-
-  FPCERT_UNROLL
-  for (int i = 0; i < kMTiles; ++i)
-    FPCERT_UNROLL
-    for (int j = 0; j < kNTiles; ++j)
-      FPCERT_UNROLL
-      for (int q = 0; q < 4; ++q) {
-        const std::int64_t row = pos.row(i, q >> 1), col = pos.col(j, q & 1);
-        if (row < m && col < n) c[row * ldc + col] = acc[i][j][q];
-      }
+  PlainAcc<T, kPromote> acc(promote_steps);
+  mainloop<MmaInfo<T>::kBytes, 1, T == Mma::TF32>(Operands<1>{{a}, {b}, lda, ldb, m, n, k, vec_a, vec_b}, pos, StageTiles<1>{smem},
+                                                   acc);
+  if constexpr (kPromote) acc.fold();
+  store_tile(pos, m, n, c, ldc, [&](int i, int j, int q) { return acc.acc[i][j][q]; });
 }
 
 }  // namespace fpcert::FPCERT_MMA_NS

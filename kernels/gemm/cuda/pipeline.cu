@@ -62,7 +62,7 @@ __global__ void tiled_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const
 }
 
 template <class In, class AccOps, class Out>
-class TiledKernel final : public Kernel {
+class TiledKernel final : public GemmKernel {
  public:
   TiledKernel(std::string name, const char* model) : name_(std::move(name)), model_(model) {
     traits_ = make_cpu_model(model)->traits();
@@ -89,11 +89,11 @@ class TiledKernel final : public Kernel {
   KernelTraits traits_;
 };
 
-std::unique_ptr<Kernel> make_f32() { return std::make_unique<TiledKernel<float, F32Acc, float>>("gemm_f32_tiled", "model_gemm_f32"); }
-std::unique_ptr<Kernel> make_f16_f32acc() {
+std::unique_ptr<GemmKernel> make_f32() { return std::make_unique<TiledKernel<float, F32Acc, float>>("gemm_f32_tiled", "model_gemm_f32"); }
+std::unique_ptr<GemmKernel> make_f16_f32acc() {
   return std::make_unique<TiledKernel<__half, F32Acc, float>>("gemm_f16_f32acc_tiled", "model_gemm_f16_f32acc");
 }
-std::unique_ptr<Kernel> make_f16_f16acc() {
+std::unique_ptr<GemmKernel> make_f16_f16acc() {
   return std::make_unique<TiledKernel<__half, F16Acc, __half>>("gemm_f16_f16acc_tiled", "model_gemm_f16_f16acc");
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/convert/device_convert.hpp"
+#include "suites/device_sweep.hpp"
 #include "kernels/kernel.hpp"
 
 using namespace fpcert;

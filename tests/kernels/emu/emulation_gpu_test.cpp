@@ -48,20 +48,20 @@ const SplitKernel kSplit[] = {{"gemm_3xtf32_mma_sm80", "3xtf32"}, {"gemm_3xtf32r
 
 using test::device_sm;
 
-std::unique_ptr<Kernel> make(const std::string& name) {
-  auto k = make_kernel(name);
+std::unique_ptr<GemmKernel> make(const std::string& name) {
+  auto k = make_gemm_kernel(name);
   REQUIRE_MESSAGE(k, "kernel " << name << " is not registered");
   return k;
 }
 
-CaseResult run(Kernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, RunOptions opt = {},
+CaseResult run(GemmKernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, RunOptions opt = {},
                BoundVariant v = BoundVariant::Independent) {
   return test::run_graded(k, p, ref, api, opt, v);
 }
 
 /// A layout test's pass through the runner: one checked run and one more (compared bit for bit),
 /// ldc = n + 3 with guard bytes; every element written, guards intact, deterministic.
-CaseResult run_checked_layout(Kernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api) {
+CaseResult run_checked_layout(GemmKernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api) {
   RunOptions opt;
   opt.warmups = 0;
   opt.timed = 1;
@@ -75,7 +75,7 @@ CaseResult run_checked_layout(Kernel& k, const Problem& p, const GemmRef& ref, D
 }
 
 /// One run of a kernel (inputs rounded to nearest into its input format), C returned (ldc = n).
-std::vector<float> run_raw(Kernel& k, const Problem& p, DeviceApi& api) {
+std::vector<float> run_raw(GemmKernel& k, const Problem& p, DeviceApi& api) {
   const KernelTraits& t = k.traits();
   auto encode = [&](const Matrix& x, const Format& f) {
     const int cb = container_bytes(f);
@@ -121,7 +121,7 @@ std::vector<float> bf16_model(const std::string& tag, const Problem& p, Bf16OnF1
   return bf16_on_f16_cpu(*find_bf16_on_f16_policy(tag), p.m, p.n, p.k, a.data(), p.k, b.data(), p.n, st);
 }
 
-Bf16OnF16Stats device_stats(const Kernel& k) { return dynamic_cast<const Bf16OnF16Kernel&>(k).last_stats(); }
+Bf16OnF16Stats device_stats(const GemmKernel& k) { return dynamic_cast<const Bf16OnF16Kernel&>(k).last_stats(); }
 
 struct Shape {
   std::int64_t m, n, k;

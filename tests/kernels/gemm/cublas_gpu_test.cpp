@@ -29,7 +29,7 @@ const Expect kCublas[] = {
     {"cublas_gemm_bf16_f32acc", true},   {"cublas_gemm_f32_emulated_16bfx9", false},  // Blackwell-era emulation
 };
 
-CaseResult run(Kernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, BoundVariant v = BoundVariant::Independent) {
+CaseResult run(GemmKernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, BoundVariant v = BoundVariant::Independent) {
   return test::run_graded(k, p, ref, api, {}, v);
 }
 
@@ -45,7 +45,7 @@ TEST_CASE("cublas: every pinned compute type passes its gate or is not supported
   const Problem p = test::uniform_problem(131, 137, 512, f32, test::seed() + 211);
   const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
   for (const Expect& e : kCublas) {
-    auto k = make_kernel(e.name);
+    auto k = make_gemm_kernel(e.name);
     REQUIRE_MESSAGE(k, e.name << " is not registered");
     CAPTURE(e.name);
     const CaseResult r = run(*k, p, ref, *cuda);
@@ -70,8 +70,8 @@ TEST_CASE("cublas: pedantic fp32 is within the rigorous fp32 bound and within 4x
   auto host = make_host_api();
   const Problem p = test::uniform_problem(131, 137, 1024, f32, test::seed() + 307);
   const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
-  auto cublas = make_kernel("cublas_gemm_f32_pedantic");
-  auto model = make_kernel("model_gemm_f32");
+  auto cublas = make_gemm_kernel("cublas_gemm_f32_pedantic");
+  auto model = make_gemm_kernel("model_gemm_f32");
   REQUIRE(cublas);
   REQUIRE(model);
   // Worst case: |c - ref| <= gamma_K (|A||B|)_ij with gamma_K = K u / (1 - K u), u = 2^-24 (Higham,
@@ -104,8 +104,8 @@ TEST_CASE("cublas: FAST_TF32 next to pedantic fp32 printed (pedantic accuracy is
   // then overstate the error. Pedantic using tf32 would fail the worst-case test above.
   const Problem p = test::uniform_problem(512, 512, 1024, f32, test::seed() + 401);
   const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
-  auto ped = make_kernel("cublas_gemm_f32_pedantic");
-  auto tf = make_kernel("cublas_gemm_f32_fast_tf32");
+  auto ped = make_gemm_kernel("cublas_gemm_f32_pedantic");
+  auto tf = make_gemm_kernel("cublas_gemm_f32_fast_tf32");
   const CaseResult a = run(*ped, p, ref, *cuda);
   const CaseResult b = run(*tf, p, ref, *cuda);
   REQUIRE(a.status == CaseStatus::Pass);

@@ -51,13 +51,13 @@ Problem integer_problem(std::int64_t m, std::int64_t n, std::int64_t k, std::uin
   return p;
 }
 
-CaseResult run(Kernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, RunOptions opt = {},
+CaseResult run(GemmKernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, RunOptions opt = {},
                BoundVariant v = BoundVariant::Independent) {
   return test::run_graded(k, p, ref, api, opt, v);
 }
 
 /// The FP8 kernel with promotion every N products (N chosen at construction).
-std::unique_ptr<Kernel> fp8_kernel(const Format& f, int every) {
+std::unique_ptr<GemmKernel> fp8_kernel(const Format& f, int every) {
 #if defined(FPCERT_HAVE_CUDA)
   return make_fp8_mma_kernel(f, every);
 #else
@@ -66,8 +66,8 @@ std::unique_ptr<Kernel> fp8_kernel(const Format& f, int every) {
 #endif
 }
 
-std::unique_ptr<Kernel> make(const std::string& name) {
-  auto k = make_kernel(name);
+std::unique_ptr<GemmKernel> make(const std::string& name) {
+  auto k = make_gemm_kernel(name);
   REQUIRE_MESSAGE(k, "kernel " << name << " is not registered");
   return k;
 }
@@ -87,7 +87,7 @@ TEST_CASE("mma: exact fragment layouts - integer inputs give the exact integer G
   };
   const Shape shapes[] = {{131, 137, 203}, {67, 45, 37}, {200, 9, 256}, {1, 1, 1},
                           {3, 257, 7},     {33, 17, 0},  {128, 256, 192}, {96, 48, 64}};
-  std::vector<std::unique_ptr<Kernel>> kernels;
+  std::vector<std::unique_ptr<GemmKernel>> kernels;
   for (const char* name : kMmaKernels) kernels.push_back(make(name));
   // Promotion counts other than the registered 128 (the constructor's N): every MMA, and every 2.
   kernels.push_back(fp8_kernel(e4m3, 32));

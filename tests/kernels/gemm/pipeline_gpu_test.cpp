@@ -25,7 +25,7 @@ std::vector<std::uint8_t> encode(const std::vector<double>& v, const Format& f) 
 }
 
 /// Run a kernel (host or device) on a problem and return C's codes (ldc = n).
-std::vector<std::uint64_t> run_raw(Kernel& k, const Problem& p, DeviceApi& api) {
+std::vector<std::uint64_t> run_raw(GemmKernel& k, const Problem& p, DeviceApi& api) {
   const KernelTraits& t = k.traits();
   const auto a = encode(p.a.data, *t.a_input), b = encode(p.b.data, *t.b_input);
   const std::size_t cbytes = static_cast<std::size_t>(p.m * p.n * container_bytes(*t.out));
@@ -58,8 +58,8 @@ TEST_CASE("three-pipeline kernels equal their CPU models bit for bit (K not a mu
                                    std::pair{"gemm_f16_f32acc_tiled", "model_gemm_f16_f32acc"},
                                    std::pair{"gemm_f16_f16acc_tiled", "model_gemm_f16_f16acc"}}) {
     CAPTURE(gpu);
-    auto kg = make_kernel(gpu);
-    auto km = make_kernel(model);
+    auto kg = make_gemm_kernel(gpu);
+    auto km = make_gemm_kernel(model);
     REQUIRE(kg);
     REQUIRE(km);
     for (std::int64_t K : {1, 37, 256, 1000}) {
@@ -81,7 +81,7 @@ TEST_CASE("runner on the device: guards intact, every element written, determini
   const Problem p = test::uniform_problem(129, 65, 512, f32, test::seed());
   const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
   for (const char* name : {"gemm_f32_tiled", "gemm_f16_f32acc_tiled", "gemm_f16_f16acc_tiled"}) {
-    auto k = make_kernel(name);
+    auto k = make_gemm_kernel(name);
     CaseSetup s;
     s.suite = "gpu-test";
     s.case_id = "uniform";
