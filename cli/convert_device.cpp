@@ -247,7 +247,7 @@ int run_all(const ConvertArgs& a) {
     plan.options = fmt::format("convert --all sample={} strict_nan={} mpfr_sample={} list={}", a.sample, a.strict_nan, a.mpfr_sample, a.list);
     for (const PlanItem& it : plan_suite(*suite, kernels, options())) {
       plan.units.push_back({{plan.items.size()}, it.cost});
-      plan.items.push_back({it.suite, it.case_id, it.kernel});
+      plan.items.push_back({it.suite, it.case_id, it.kernel, it.spec});
     }
     return plan;
   };
@@ -281,7 +281,7 @@ int run_all(const ConvertArgs& a) {
     r.env = make_environment(command_line(), nullptr);
     return r;
   };
-  cmd.finish = [&](const RunResult& r, bool merged) {
+  cmd.finish = [&](const RunResult& r, bool merged) -> int {
     if (r.shard.present()) return write_run_outputs(r, OutputPaths{a.json, "", a.html}, merged);
     if (merged) {  // rows nobody saw yet, from the workers or ranks
       banner();
