@@ -50,7 +50,7 @@ std::vector<NamedRun> split(const RunResult& r, int n, const std::string& prefix
     s.cases.clear();
     for (std::size_t x = 0; x < r.cases.size(); ++x)
       if (static_cast<int>(x % static_cast<std::size_t>(n)) == i - 1) s.cases.push_back(r.cases[x]);
-    s.shard = ShardStamp{prefix + std::to_string(i) + "/" + std::to_string(n), plan_of(r)};
+    s.shard = ShardStamp{prefix + std::to_string(i) + "/" + std::to_string(n), plan_of(r), "", false};
     out.push_back({"s" + std::to_string(i) + ".json", s});
   }
   return out;
@@ -170,7 +170,7 @@ TEST_CASE("merge_shards refuses mixtures, naming each") {
 TEST_CASE("ShardStamp survives JSON; a run without one writes no 'shard' key") {
   RunResult r = whole_run();
   CHECK_FALSE(to_json(r).contains("shard"));
-  r.shard = ShardStamp{"2/3:1/2", plan_of(r), "00ff00ff00ff00ff"};
+  r.shard = ShardStamp{"2/3:1/2", plan_of(r), "00ff00ff00ff00ff", false};
   const RunResult back = run_from_json(to_json(r));
   CHECK(back.shard.shard == "2/3:1/2");
   CHECK(back.shard.run == "00ff00ff00ff00ff");
