@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -19,6 +21,8 @@
 #include "cli/mutate.hpp"
 #include "cli/options.hpp"
 #include "cli/plugins.hpp"
+#include "cli/run_outputs.hpp"
+#include "cli/scale.hpp"
 #include "reports/experiment_text.hpp"
 #include "cli/tc_cards.hpp"
 #include "reports/html.hpp"
@@ -30,6 +34,7 @@
 #include "results/results_json.hpp"
 #include "suites/grade.hpp"
 #include "suites/conversion_suite.hpp"
+#include "suites/environment.hpp"
 #include "suites/fault_injectors.hpp"
 #include "suites/mutation.hpp"
 #include "suites/presets.hpp"
@@ -60,6 +65,7 @@ struct SuiteArgs {
   std::uint64_t card_samples = 1'000'000;  ///< --card-samples: validation samples per probed instruction
   std::string compare;               ///< --compare OLD.json: what changed from that run (docs/report.md)
   bool error_maps = false;           ///< --error-maps: keep the error map of passing cases too
+  ScaleArgs scale;                   ///< --shard, --devices, --mpi (docs/scale.md)
 };
 
 
@@ -95,79 +101,44 @@ std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, 
 
 namespace {
 
-/// Several suites' results as one: JSON carries every case (each names its suite); JUnit gets one
-/// <testsuite> per suite.
-RunResult merge_results(const std::vector<RunResult>& rs) {
-  if (rs.size() == 1) return rs.front();
-  RunResult m;
-  m.kind = rs.front().kind;
-  m.env = rs.back().env;
-  m.kernels = rs.front().kernels;
-  for (const auto& r : rs) {
-    m.suite += (m.suite.empty() ? "" : "+") + r.suite;
-    m.cases.insert(m.cases.end(), r.cases.begin(), r.cases.end());
-  }
-  m.notes["suites"] = m.suite;
-  return m;
-}
-
-std::string junit_all(const std::vector<RunResult>& rs) {
-  if (rs.size() == 1) return junit_xml(rs.front());
-  std::string body;
-  std::size_t tests = 0;
-  int failures = 0, errors = 0, skipped = 0;
-  double secs = 0;
-  for (const auto& r : rs) {
-    const std::string x = junit_xml(r);
-    const auto b = x.find("  <testsuite ");
-    const auto e = x.rfind("</testsuites>");
-    if (b != std::string::npos && e != std::string::npos) body += x.substr(b, e - b);
-    tests += r.cases.size();
-    failures += r.count(CaseStatus::Fail);
-    errors += r.count(CaseStatus::Crashed) + r.count(CaseStatus::Hung) + r.count(CaseStatus::Error);
-    skipped += r.count(CaseStatus::NotSupported);
-    for (const auto& c : r.cases) secs += c.wall_seconds;
-  }
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"fpcert\" tests=\"{}\" failures=\"{}\" "
-                     "errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n{}</testsuites>\n",
-                     tests, failures, errors, skipped, secs, body);
-}
-
 /// certify: the mutation score of every kernel whose own cases all passed, printed and kept in the run
-/// (or why not). True when a score is below --mutation-min.
-bool add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& o,
-                         RunResult& run) {
+/// (or why not). In a part of a scaled run (docs/scale.md) only the kernels `mine` accepts: the part
+/// that holds a kernel's last case measures its score, and the run made whole withdraws it when the
+/// kernel failed in another part (complete_certify).
+void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& o,
+                         RunResult& run, bool print, const std::function<bool(const std::string&)>& mine) {
   if (a.no_mutation) {
     run.notes["mutation"] = "not run (--no-mutation)";
-    fmt::print("mutation score: not measured (--no-mutation)\n");
-    return false;
+    if (print) fmt::print("mutation score: not measured (--no-mutation)\n");
+    return;
   }
-  bool below = false;
   for (const std::string& k : kernels) {
+    if (!mine(k)) continue;
     int pass = 0, bad = 0;
     for (const CaseResult& c : run.cases)
       if (c.kernel == k) (c.status == CaseStatus::Pass ? pass : bad) += c.status != CaseStatus::NotSupported;
     if (bad || !pass) {
       const std::string why = bad ? "the kernel itself failed" : "no case of the suite ran";
       run.notes["mutation " + k] = "not measured: " + why;
-      fmt::print("mutation score of {}: not measured ({})\n", k, why);
+      if (print) fmt::print("mutation score of {}: not measured ({})\n", k, why);
       continue;
     }
     MutationOptions mo;
     mo.run = o;
+    mo.run.select = nullptr;  // every case of the suite, whichever part of the run this is
     mo.inject.timeout_ms = o.run.timeout_ms;
-    mo.on_progress = progress_to_terminal();
+    if (print) mo.on_progress = progress_to_terminal();
     MutationScore s = run_mutation(suite, k, mo);
-    clear_progress();
-    std::fputs(mutation_summary(s).c_str(), stdout);
-    for (const MutantResult& m : s.mutants)
-      if (m.outcome == MutantOutcome::Survived || m.outcome == MutantOutcome::KilledOther)
-        fmt::print("    {:<18} {}: {}\n", m.fault, to_string(m.outcome), m.detail);
-    std::fflush(stdout);
-    below = below || (a.mutation_min >= 0 && 100 * s.score() < a.mutation_min);
+    if (print) {
+      clear_progress();
+      std::fputs(mutation_summary(s).c_str(), stdout);
+      for (const MutantResult& m : s.mutants)
+        if (m.outcome == MutantOutcome::Survived || m.outcome == MutantOutcome::KilledOther)
+          fmt::print("    {:<18} {}: {}\n", m.fault, to_string(m.outcome), m.detail);
+      std::fflush(stdout);
+    }
     run.mutation.push_back(std::move(s));
   }
-  return below;
 }
 
 int run(const SuiteArgs& a, const char* verb) {
@@ -233,18 +204,27 @@ int run(const SuiteArgs& a, const char* verb) {
     fmt::print("conversion kernels: {}\n", where);
   }
   if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them), or kernels = [...] in --config");
-  prepare_cards(a.card, a.card_samples, kernels);
+  // Tensor-core cards: probed here, before anything runs; with --devices or --mpi by each process that
+  // runs cases, on its own GPU (cmd.execute below).
+  bool cards_ready = a.scale.devices.empty() && !a.scale.mpi;
+  if (cards_ready) prepare_cards(a.card, a.card_samples, kernels);
   // Plugin kernels run in child processes unless --no-isolate: a crash or hang fails its case only.
   const bool isolate = !a.no_isolate && (a.isolate || !a.plugins.empty());
   std::string plugin_args;
   for (const auto& p : a.plugins) plugin_args += " --plugin " + p;
-  std::vector<RunResult> results;
-  std::vector<std::string> partials;
-  // In-process cases cannot be stopped when they hang: a watchdog ends the run at --timeout instead.
-  std::unique_ptr<Watchdog> watchdog;
-  if (!isolate) watchdog = std::make_unique<Watchdog>(kExitKernelFailed);
-  bool below_mutation_min = false;
-  for (const SuiteInfo* suite : suites) {
+  const bool certify = std::string(verb) == "certify";
+  // certify grades each kernel on the suite's cases tailored to its own formats (ranges, edges);
+  // run-suite compares kernels on one shared set of cases.
+  const bool per_kernel = certify && kernels.size() > 1 && op == Operation::Gemm;
+  std::vector<std::vector<std::string>> groups;  // the kernel lists of the run_suite calls, per suite
+  if (per_kernel)
+    for (const auto& k : kernels) groups.push_back({k});
+  else
+    groups.push_back(kernels);
+  // The mutation score: fault injectors wrap GEMM kernels (docs/mutation.md); conversion kernels have none yet.
+  const bool mutation = certify && op == Operation::Gemm;
+  // A suite's run options (everything but where the partial JSON lines go and which cases run).
+  const auto suite_options = [&](const SuiteInfo& suite) {
     SuiteRunOptions o;
     o.only_case = a.only_case;
     if (a.mn > 0) o.mn = a.mn;
@@ -260,117 +240,162 @@ int run(const SuiteArgs& a, const char* verb) {
     o.run.error_maps = a.error_maps;
     o.baseline = a.baseline;
     o.baseline_factor = a.factor;
-    if (partial_file) o.jsonl_path = suites.size() == 1 ? a.json + ".partial.jsonl" : a.json + "." + suite->name + ".partial.jsonl";
     o.command = command_line();
-    o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}{}", verb, plugin_args, suite->name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "",
+    o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}{}", verb, plugin_args, suite.name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "",
                                  a.preset.empty() ? "" : " --preset " + a.preset);
-    const bool tty = ::isatty(2);
-    if (suites.size() > 1) fmt::print("== suite {} ==\n", suite->name);
-    if (!a.preset.empty()) {  // the method first (docs/experiments.md)
-      ExperimentRecord h;
-      h.experiment = suite->name;
-      h.preset = a.preset;
-      h.source = find_preset("run-suite " + suite->name, a.preset).source;
-      h.method = preset_suite_method(suite->name, a.preset);
-      if (a.mn > 0) h.deviations = fmt::format("M = N = {} (--mn).", a.mn);
-      fmt::print("{}\n", experiment_header(h));
-    }
-    std::fputs((op == Operation::Conversion ? conversion_case_header() : case_header()).c_str(), stdout);
-    // What an interruption says (base/interrupt.hpp), and the deadline of in-process cases.
-    const std::string partial_note =
-        o.jsonl_path.empty() ? std::string("; no --json: finished cases are only in the table above")
-                             : "; cases finished so far are in " + o.jsonl_path + " (fpcert report reads it)";
-    o.on_case = [&watchdog](const CaseResult& c) {
-      if (watchdog) watchdog->disarm();
-      std::fputs(case_row(c).c_str(), stdout);
-      std::fflush(stdout);
-    };
-    o.on_progress = [tty, &watchdog, &a, suite, partial_note](const std::string& line) {
-      set_interrupt_note("running suite " + suite->name + " " + line + partial_note);
-      // "[i/n] case: kernel" starts a kernel's run ("[i/n] case: generating ..." its problem).
-      if (watchdog && line.find(": generating ") == std::string::npos)
-        watchdog->arm(a.timeout_s, fmt::format("suite {} {} did not finish within --timeout {} s; without isolation (--no-isolate) "
-                                               "a hung kernel cannot be stopped, so fpcert ends here (exit 3: hung){}",
-                                               suite->name, line, a.timeout_s, partial_note));
-      if (!tty) return;
-      std::fprintf(stderr, "\r\033[K%s", line.substr(0, 150).c_str());
-      std::fflush(stderr);
-    };
-    // certify grades each kernel on the suite's cases tailored to its own formats (ranges, edges);
-    // run-suite compares kernels on one shared set of cases.
-    RunResult one;
-    if (std::string(verb) == "certify" && kernels.size() > 1 && op == Operation::Gemm) {
-      for (const auto& k : kernels) {
-        RunResult part = run_suite(*suite, {k}, o);
-        if (one.cases.empty() && one.kernels.empty()) {
-          one = std::move(part);
-        } else {
-          one.kernels.push_back(k);
-          for (auto& c : part.cases) one.cases.push_back(std::move(c));
+    return o;
+  };
+
+  // The plan (docs/scale.md): every (case, kernel) in this run's order; a unit is one case of one
+  // run_suite call (its kernels share the case's exact reference). In a part of the run, a kernel's
+  // mutation score is measured by the part that holds the kernel's last case of the suite.
+  std::map<std::string, std::string> last_item;  // suite "\t" kernel -> the key of that kernel's last case
+  ScaledCommand cmd;
+  cmd.make_plan = [&] {
+    RunPlan plan;
+    std::string orders;
+    for (const auto& o : a.orders) orders += o + ";";
+    plan.options = fmt::format("{} variant={} baseline={} factor={} isolate={} tier={} orders={} preset={} card={} mutation={}", verb,
+                               a.variant, a.baseline, a.factor, isolate, a.tier, orders, a.preset, a.card, mutation && !a.no_mutation);
+    plan.evidence = certify && a.only_case.empty();
+    for (const SuiteInfo* suite : suites) {
+      const SuiteRunOptions o = suite_options(*suite);
+      for (const auto& g : groups) {
+        std::map<std::string, std::size_t> unit_of_case;
+        for (const PlanItem& it : plan_suite(*suite, g, o)) {
+          auto [u, fresh] = unit_of_case.emplace(it.case_id, plan.units.size());
+          if (fresh) plan.units.push_back({});
+          plan.units[u->second].items.push_back(plan.items.size());
+          plan.units[u->second].cost += it.cost;
+          plan.items.push_back({it.suite, it.case_id, it.kernel, it.spec});
+          last_item[it.suite + "\t" + it.kernel] = case_key(it.suite, it.case_id, it.kernel);
         }
-        o.jsonl_append = true;  // the first run started the partial file afresh; later ones append
       }
-    } else {
-      one = run_suite(*suite, kernels, o);
     }
-    if (tty) std::fprintf(stderr, "\r\033[K");
-    if (std::string(verb) == "certify") {
-      const std::string cov = coverage_table(one);
-      if (!cov.empty()) fmt::print("{}", cov);
+    return plan;
+  };
+  cmd.json = partial_file ? a.json : "";
+  // In-process cases cannot be stopped when they hang: a watchdog ends the run at --timeout instead.
+  std::unique_ptr<Watchdog> watchdog;
+  cmd.execute = [&](const PartContext& part) {
+    if (!cards_ready) {
+      prepare_cards(a.card, a.card_samples, kernels);
+      cards_ready = true;
     }
-    if (!a.preset.empty()) {  // the source's table, then fpcert's verdict
-      one.notes["preset"] = a.preset;
-      one.notes["method"] = preset_suite_method(suite->name, a.preset);
-      for (const auto& t : preset_suite_record(one).tables) fmt::print("\n{}\n", table_text(t));
+    if (!isolate && !watchdog) watchdog = std::make_unique<Watchdog>(kExitKernelFailed);
+    std::vector<RunResult> results;
+    bool append = false;  // the first run_suite call starts the partial file afresh; later ones append
+    const bool tty = part.print_rows && ::isatty(2);
+    for (const SuiteInfo* suite : suites) {
+      SuiteRunOptions o = suite_options(*suite);
+      if (!part.json.empty()) o.jsonl_path = part.json + ".partial.jsonl";
+      if (part.selected) {
+        const std::string sname = suite->name;
+        o.select = [sel = part.selected, sname](const std::string& case_id, const std::string& kernel) {
+          return sel->count(case_key(sname, case_id, kernel)) != 0;
+        };
+      }
+      if (part.print_rows) {
+        if (suites.size() > 1) fmt::print("== suite {} ==\n", suite->name);
+        if (!a.preset.empty()) {  // the method first (docs/experiments.md)
+          ExperimentRecord h;
+          h.experiment = suite->name;
+          h.preset = a.preset;
+          h.source = find_preset("run-suite " + suite->name, a.preset).source;
+          h.method = preset_suite_method(suite->name, a.preset);
+          if (a.mn > 0) h.deviations = fmt::format("M = N = {} (--mn).", a.mn);
+          fmt::print("{}\n", experiment_header(h));
+        }
+        std::fputs((op == Operation::Conversion ? conversion_case_header() : case_header()).c_str(), stdout);
+      }
+      // What an interruption says (base/interrupt.hpp), and the deadline of in-process cases.
+      const std::string partial_note =
+          o.jsonl_path.empty() ? std::string("; no --json: finished cases are only in the table above")
+                               : "; cases finished so far are in " + o.jsonl_path + " (fpcert report reads it)";
+      o.on_case = [&watchdog, print = part.print_rows](const CaseResult& c) {
+        if (watchdog) watchdog->disarm();
+        if (!print) return;
+        std::fputs(case_row(c).c_str(), stdout);
+        std::fflush(stdout);
+      };
+      o.on_progress = [tty, &watchdog, &a, suite, partial_note](const std::string& line) {
+        set_interrupt_note("running suite " + suite->name + " " + line + partial_note);
+        // "[i/n] case: kernel" starts a kernel's run ("[i/n] case: generating ..." its problem).
+        if (watchdog && line.find(": generating ") == std::string::npos)
+          watchdog->arm(a.timeout_s, fmt::format("suite {} {} did not finish within --timeout {} s; without isolation (--no-isolate) "
+                                                 "a hung kernel cannot be stopped, so fpcert ends here (exit 3: hung){}",
+                                                 suite->name, line, a.timeout_s, partial_note));
+        if (!tty) return;
+        std::fprintf(stderr, "\r\033[K%s", line.substr(0, 150).c_str());
+        std::fflush(stderr);
+      };
+      RunResult one;
+      bool first = true;
+      for (const auto& g : groups) {
+        o.jsonl_append = append;
+        RunResult part_result = run_suite(*suite, g, o);
+        append = true;
+        if (first) {
+          one = std::move(part_result);
+          one.kernels = kernels;
+          first = false;
+        } else {
+          for (auto& c : part_result.cases) one.cases.push_back(std::move(c));
+        }
+      }
+      if (tty) std::fprintf(stderr, "\r\033[K");
+      if (certify && part.print_rows) {
+        const std::string cov = coverage_table(one);
+        if (!cov.empty()) fmt::print("{}", cov);
+      }
+      if (!a.preset.empty()) {  // the source's table (of the whole run only), then fpcert's verdict
+        one.notes["preset"] = a.preset;
+        one.notes["method"] = preset_suite_method(suite->name, a.preset);
+        if (part.print_rows && !part.selected)
+          for (const auto& t : preset_suite_record(one).tables) fmt::print("\n{}\n", table_text(t));
+      }
+      if (part.print_rows) std::fputs(verdict_text(one).c_str(), stdout);
+      if (mutation)
+        add_mutation_scores(a, *suite, kernels, o, one, part.print_rows, [&](const std::string& k) {
+          return !part.selected || part.selected->count(last_item[suite->name + "\t" + k]) != 0;
+        });
+      results.push_back(std::move(one));
     }
-    std::fputs(verdict_text(one).c_str(), stdout);
-    // The mutation score: fault injectors wrap GEMM kernels (docs/mutation.md); conversion kernels have none yet.
-    if (std::string(verb) == "certify" && op == Operation::Gemm) below_mutation_min |= add_mutation_scores(a, *suite, kernels, o, one);
-    if (!o.jsonl_path.empty()) partials.push_back(o.jsonl_path);
-    results.push_back(std::move(one));
-  }
-  if (std::string(verb) == "certify" && a.only_case.empty() && !results.empty()) {
-    // Evidence over every suite of the run: the failures join the last suite's results.
-    RunResult all = merge_results(results);
-    const std::size_t before = all.cases.size();
-    require_evidence(all);
-    for (std::size_t i = before; i < all.cases.size(); ++i) {
-      std::fputs(case_row(all.cases[i]).c_str(), stdout);
-      results.back().cases.push_back(all.cases[i]);
+    return join_suites(results);
+  };
+  cmd.header = [&] {
+    std::vector<RunResult> rs;
+    for (const SuiteInfo* suite : suites) {
+      RunResult r;
+      r.suite = suite->name;
+      r.kernels = kernels;
+      r.env = make_environment(command_line(), nullptr);
+      rs.push_back(std::move(r));
     }
-    if (all.cases.size() > before) std::fputs(verdict_text(results.back()).c_str(), stdout);
-  }
-  set_interrupt_note("writing the outputs");
-  const RunResult r = merge_results(results);
-  if (results.size() > 1) fmt::print("== all suites ({}) ==\n{}", r.suite, verdict_text(r));
-  if (!a.json.empty()) {
-    write_file_atomic(a.json, to_json(r).dump(2) + "\n");
-    for (const auto& p : partials) std::remove(p.c_str());
-    fmt::print("results: {}\n", a.json);
-  }
-  if (!a.junit.empty()) {
-    write_file_atomic(a.junit, junit_all(results));
-    fmt::print("JUnit: {}\n", a.junit);
-  }
-  if (old_run) fmt::print("{}", comparison_text(compare_runs(*old_run, r), *old_run, r));
-  if (!a.html.empty()) {  // output.html of fpcert.toml arrives here too; one report for every suite of the run
-    ReportInput in;
-    if (old_run) in.runs.push_back(*old_run);  // first: the report compares each run with the old one of its suite
-    in.runs.insert(in.runs.end(), results.begin(), results.end());
-    write_html_report(a.html, in);
-    fmt::print("HTML report: {}{}\n", a.html, old_run ? " (with the comparison)" : "");
-  }
-  if (r.count(CaseStatus::NotSupported) == static_cast<int>(r.cases.size())) {
-    std::fprintf(stderr, "fpcert: nothing ran: every case was not supported (%s)\n",
-                 r.cases.empty() ? "no cases" : r.cases.front().reason.c_str());
-    return kExitKernelFailed;
-  }
-  const int code = exit_code(r);
-  if (code == kExitPass && below_mutation_min) {
-    fmt::print("FAILED: a mutation score is below --mutation-min {} %\n", a.mutation_min);
-    return kExitGateFailed;
-  }
-  return code;
+    return join_suites(rs);
+  };
+  cmd.finish = [&](const RunResult& result, bool merged) -> int {
+    RunResult r = result;
+    if (certify && !r.shard.present()) {  // what certify decides over the whole run (evidence over every suite)
+      const std::size_t before = r.cases.size();
+      complete_certify(r, a.only_case.empty());
+      if (!merged && r.cases.size() > before) {  // a merged run prints every row below
+        for (std::size_t i = before; i < r.cases.size(); ++i) std::fputs(case_row(r.cases[i]).c_str(), stdout);
+        std::fputs(verdict_text(split_suites(r).back()).c_str(), stdout);
+      }
+    }
+    set_interrupt_note("writing the outputs");
+    const int code = write_run_outputs(r, OutputPaths{a.json, a.junit, a.html}, merged, old_run ? &*old_run : nullptr);
+    if (partial_file) std::remove((a.json + ".partial.jsonl").c_str());
+    if (code == kExitPass && a.mutation_min >= 0)
+      for (const MutationScore& s : r.mutation)
+        if (100 * s.score() < a.mutation_min) {
+          fmt::print("FAILED: a mutation score is below --mutation-min {} %\n", a.mutation_min);
+          return kExitGateFailed;
+        }
+    return code;
+  };
+  return run_scaled(a.scale, std::move(cmd));
 }
 
 /// Fill what the command line left unset from --config (the command line wins; plugins add up).
@@ -422,6 +447,7 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
       ->capture_default_str();
   app->add_option("--card-samples", a->card_samples, "With --card probe: validation samples per instruction")->capture_default_str();
   app->add_flag("--no-isolate", a->no_isolate, "With --plugin: run cases in this process (a crash ends the run)");
+  add_scale_options(app, a->scale);
 }
 
 }  // namespace

@@ -278,6 +278,7 @@ void add_convert(CLI::App& root, Registry& reg) {
                   "else the host), device, or host (results copied back, checked on the CPU)")
       ->check(CLI::IsMember({"auto", "device", "host"}))
       ->capture_default_str();
+  add_scale_options(app, a->scale_out);
   app->add_flag("--include-test-entries", a->include_test, "With --all or --intrinsic list: also the deliberately wrong test entries");
   value->excludes(bits)->excludes(exh);
   bits->excludes(exh);
@@ -296,6 +297,9 @@ void add_convert(CLI::App& root, Registry& reg) {
                    a->rounding_given = app->count("--rounding") > 0;
                    a->saturate_given = app->count("--saturate") > 0;
                    a->nan_given = app->count("--nan") > 0;
+                   if (!a->all && (!a->scale_out.shard.empty() || !a->scale_out.devices.empty() || a->scale_out.mpi))
+                     throw InputError("--shard, --devices and --mpi split the entries of --all (one conversion's sweep runs in "
+                                      "one process; docs/scale.md)");
                    if (!a->kernel.empty()) {
                      if (!a->value.empty() || !a->bits.empty())
                        throw InputError("convert --kernel: checks a plugin kernel with --exhaustive [--range FIRST:COUNT]; --value/--bits are for fpcert's own conversion");

@@ -14,6 +14,7 @@
 namespace fpcert::cli {
 namespace {
 std::string g_command_line;
+std::vector<std::string> g_command_args;
 }  // namespace
 
 void add_all_commands(CLI::App& root, Registry& reg) {
@@ -32,12 +33,15 @@ void add_all_commands(CLI::App& root, Registry& reg) {
   add_selftest(root, reg);
   add_mutate(root, reg);
   add_report(root, reg);
+  add_merge(root, reg);
 }
 
 const std::string& command_line() { return g_command_line; }
+const std::vector<std::string>& command_args() { return g_command_args; }
 
 void set_command_line(int argc, char** argv) {
   g_command_line.clear();
+  g_command_args.assign(argv, argv + argc);
   for (int i = 0; i < argc; ++i) {
     if (i) g_command_line += ' ';
     const std::string a = argv[i];

@@ -39,6 +39,7 @@ void add_report(CLI::App& root, Registry& reg);      ///< cli/cmd_report.cpp
 void add_probe(CLI::App& root, Registry& reg);       ///< cli/cmd_probe.cpp
 void add_reveal(CLI::App& root, Registry& reg);      ///< cli/cmd_reveal.cpp
 void add_tolerance(CLI::App& root, Registry& reg);   ///< cli/cmd_tolerance.cpp
+void add_merge(CLI::App& root, Registry& reg);       ///< cli/cmd_merge.cpp
 
 /// Every subcommand, in order.
 void add_all_commands(CLI::App& root, Registry& reg);
@@ -49,6 +50,8 @@ std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, 
 
 /// The command line as typed (for environment stamps and reproduction commands).
 const std::string& command_line();
+/// The arguments as given (argv[0] first): what a --devices parent starts its workers with.
+const std::vector<std::string>& command_args();
 void set_command_line(int argc, char** argv);
 
 /// The whole command: parse argv, run the chosen subcommand, map errors onto exit codes

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/scale.hpp"
 #include "oracle/format.hpp"
 #include "oracle/round.hpp"
 #include "suites/convert_runner.hpp"
@@ -30,6 +31,7 @@ struct ConvertArgs {
   bool no_isolate = false;
   double timeout_s = 3600;  ///< per 2^20 patterns
   bool rounding_given = false, saturate_given = false, nan_given = false;
+  ScaleArgs scale_out;  ///< --shard, --devices, --mpi: with --all (docs/scale.md)
 };
 
 /// A format by tag; InputError naming the option otherwise.

@@ -15,6 +15,8 @@
 #include "cli/convert_print.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/progress.hpp"
+#include "cli/run_outputs.hpp"
+#include "cli/scale.hpp"
 #include "kernels/convert/device_convert.hpp"
 #include "reports/html.hpp"
 #include "results/conversion.hpp"
@@ -165,30 +167,56 @@ int run_list(const ConvertArgs& a) {
 }
 
 /// The conversions suite on the device table, printed and written as `convert --all` always has been:
-/// one row per entry, one JSON document rewritten after each entry.
+/// one row per entry, one JSON document rewritten after each entry. With --shard, --devices or --mpi
+/// (docs/scale.md) the entries are split like any run's cases: --devices and --mpi write the same
+/// document from the merged results; a --shard writes the runner's results file, which `fpcert merge`
+/// merges (into the conversions suite's results, as `certify --suite conversions --json` writes them).
 int run_all(const ConvertArgs& a) {
-  ConversionProducer& producer = need_producer();
-  auto api = make_cuda_api();
-  const RunningArch arch = producer.running_arch();
-  nlohmann::json doc = {{"kind", "conversion_suite"},
-                        {"schema_version", 1},
-                        {"command", command_line()},
-                        {"environment", to_json(make_environment(command_line(), api.get()))},
-                        {"device",
-                         {{"name", producer.device_name()},
-                          {"compute_capability", fmt::format("{}.{}", arch.cc_major, arch.cc_minor)},
-                          {"running_arch", arch.arch},
-                          {"family_specific", arch.family_specific}}},
-                        {"options",
-                         {{"fp32", a.sample ? "strided_sample" : "exhaustive"},
-                          {"mpfr_sample", a.mpfr_sample},
-                          {"strict_nan", a.strict_nan},
-                          {"threads", a.threads ? a.threads : thread_count()},
-                          {"include_test_entries", a.include_test}}}};
+  const SuiteInfo* suite = find_suite("conversions");
+  std::vector<std::string> kernels;
+  for (const DeviceConversion& e : device_conversions(a.include_test)) kernels.push_back(std::string(e.name));
+  const auto options = [&] {
+    SuiteRunOptions o;
+    o.sample = a.sample;
+    o.conversion = check_options(a);
+    o.command = command_line();
+    return o;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  // The document of a run's rows; done: the last write (the HTML report too).
   nlohmann::json rows = nlohmann::json::array();
   std::uint64_t run = 0, passed = 0, failed = 0, unsupported = 0, patterns = 0;
-  const auto t0 = std::chrono::steady_clock::now();
+  auto add_row = [&](const CaseResult& c) {
+    nlohmann::json rec = c.conversion ? c.conversion->record
+                                      : nlohmann::json{{"name", c.kernel}, {"status", to_string(c.status)}, {"reason", c.reason}, {"passed", false}};
+    if (c.status == CaseStatus::NotSupported) {
+      ++unsupported;
+    } else {
+      ++run;
+      (c.status == CaseStatus::Pass ? passed : failed) += 1;
+      patterns += rec.value("patterns", std::uint64_t{0});
+    }
+    rows.push_back(std::move(rec));
+  };
   auto write = [&](bool done) {
+    ConversionProducer& producer = need_producer();
+    auto api = make_cuda_api();
+    const RunningArch arch = producer.running_arch();
+    nlohmann::json doc = {{"kind", "conversion_suite"},
+                          {"schema_version", 1},
+                          {"command", command_line()},
+                          {"environment", to_json(make_environment(command_line(), api.get()))},
+                          {"device",
+                           {{"name", producer.device_name()},
+                            {"compute_capability", fmt::format("{}.{}", arch.cc_major, arch.cc_minor)},
+                            {"running_arch", arch.arch},
+                            {"family_specific", arch.family_specific}}},
+                          {"options",
+                           {{"fp32", a.sample ? "strided_sample" : "exhaustive"},
+                            {"mpfr_sample", a.mpfr_sample},
+                            {"strict_nan", a.strict_nan},
+                            {"threads", a.threads ? a.threads : thread_count()},
+                            {"include_test_entries", a.include_test}}}};
     doc["conversions"] = rows;
     doc["summary"] = {{"entries", rows.size()},
                       {"run", run},
@@ -206,36 +234,72 @@ int run_all(const ConvertArgs& a) {
       write_html_report(a.html, in);
     }
   };
-  fmt::print("fpcert conversions on {} (cc {}.{}, running code for __CUDA_ARCH__ {}), fp32 sources {}\n", producer.device_name(),
-             arch.cc_major, arch.cc_minor, arch.arch, a.sample ? "sampled (256 blocks of 2^16)" : "exhaustive (2^32)");
-  print_device_row_header();
-  const SuiteInfo* suite = find_suite("conversions");
-  SuiteRunOptions o;
-  o.sample = a.sample;
-  o.conversion = check_options(a);
-  o.command = command_line();
-  o.on_case = [&](const CaseResult& c) {
-    const nlohmann::json& rec = c.conversion->record;
-    rows.push_back(rec);
-    if (c.status == CaseStatus::NotSupported) {
-      ++unsupported;
-    } else {
-      ++run;
-      (c.status == CaseStatus::Pass ? passed : failed) += 1;
-      patterns += rec.value("patterns", std::uint64_t{0});
-    }
-    print_device_row(rec, c.kernel, to_string(c.status), c.reason);
-    std::fflush(stdout);
-    write(false);
+  auto banner = [&] {
+    ConversionProducer& producer = need_producer();
+    const RunningArch arch = producer.running_arch();
+    fmt::print("fpcert conversions on {} (cc {}.{}, running code for __CUDA_ARCH__ {}), fp32 sources {}\n", producer.device_name(),
+               arch.cc_major, arch.cc_minor, arch.arch, a.sample ? "sampled (256 blocks of 2^16)" : "exhaustive (2^32)");
+    print_device_row_header();
   };
-  std::vector<std::string> kernels;
-  for (const DeviceConversion& e : device_conversions(a.include_test)) kernels.push_back(std::string(e.name));
-  (void)run_suite(*suite, kernels, o);
-  write(true);
-  fmt::print("{} conversions run: {} passed, {} failed; {} not supported on this device; {} patterns in {:.1f} s\n", run, passed, failed,
-             unsupported, patterns, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  fmt::print("{}\n", failed == 0 ? "PASS" : "FAIL");
-  return failed == 0 ? kExitPass : kExitGateFailed;
+  ScaledCommand cmd;
+  cmd.json = a.json;
+  cmd.make_plan = [&] {
+    RunPlan plan;  // one unit per entry, costed by the codes it sweeps
+    plan.options = fmt::format("convert --all sample={} strict_nan={} mpfr_sample={} list={}", a.sample, a.strict_nan, a.mpfr_sample, a.list);
+    for (const PlanItem& it : plan_suite(*suite, kernels, options())) {
+      plan.units.push_back({{plan.items.size()}, it.cost});
+      plan.items.push_back({it.suite, it.case_id, it.kernel, it.spec});
+    }
+    return plan;
+  };
+  cmd.execute = [&](const PartContext& part) {
+    SuiteRunOptions o = options();
+    const bool whole = !part.selected;  // the run in one process: the document after every entry, as always
+    if (!whole) {
+      if (!part.json.empty()) o.jsonl_path = part.json + ".partial.jsonl";
+      o.select = [sel = part.selected, name = suite->name](const std::string& case_id, const std::string& kernel) {
+        return sel->count(case_key(name, case_id, kernel)) != 0;
+      };
+    }
+    if (part.print_rows) banner();
+    o.on_case = [&](const CaseResult& c) {
+      if (part.print_rows) {
+        print_device_row(c.conversion ? c.conversion->record : nlohmann::json::object(), c.kernel, to_string(c.status), c.reason);
+        std::fflush(stdout);
+      }
+      if (whole) {
+        add_row(c);
+        write(false);
+      }
+    };
+    return run_suite(*suite, kernels, o);
+  };
+  cmd.header = [&] {
+    RunResult r;
+    r.kind = RunKind::Conversion;
+    r.suite = suite->name;
+    r.kernels = kernels;
+    r.env = make_environment(command_line(), nullptr);
+    return r;
+  };
+  cmd.finish = [&](const RunResult& r, bool merged) -> int {
+    if (r.shard.present()) return write_run_outputs(r, OutputPaths{a.json, "", a.html}, merged);
+    if (merged) {  // rows nobody saw yet, from the workers or ranks
+      banner();
+      rows = nlohmann::json::array();
+      run = passed = failed = unsupported = patterns = 0;
+      for (const CaseResult& c : r.cases) {
+        print_device_row(c.conversion ? c.conversion->record : nlohmann::json::object(), c.kernel, to_string(c.status), c.reason);
+        add_row(c);
+      }
+    }
+    write(true);
+    fmt::print("{} conversions run: {} passed, {} failed; {} not supported on this device; {} patterns in {:.1f} s\n", run, passed, failed,
+               unsupported, patterns, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    fmt::print("{}\n", failed == 0 ? "PASS" : "FAIL");
+    return failed == 0 ? kExitPass : kExitGateFailed;
+  };
+  return run_scaled(a.scale_out, std::move(cmd));
 }
 
 }  // namespace fpcert::cli

@@ -172,6 +172,12 @@ bool RunResult::passed() const {
   return true;
 }
 
+std::string case_key(const std::string& suite, const std::string& case_id, const std::string& kernel) {
+  return suite + "/" + case_id + "/" + kernel;
+}
+
+std::string case_key(const CaseResult& c) { return case_key(c.suite, c.case_id, c.kernel); }
+
 }  // namespace fpcert
 
 namespace fpcert {

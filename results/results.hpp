@@ -274,6 +274,20 @@ void decide(CaseResult& c);
 /// The first check of kind k in c, or nullptr.
 const CheckResult* find_check(const CaseResult& c, CheckKind k);
 
+/// What a shard of a run covers (docs/scale.md): its place in the partition and the whole run's plan,
+/// so that `fpcert merge` can check that shards fit together and order the cases as one run would.
+struct ShardStamp {
+  std::string shard;              ///< "2/3", "2/3:1/2" (a worker of shard 2/3); empty: not a shard
+  std::vector<std::string> plan;  ///< every item of the whole run (case_key), in a single run's order
+  std::string run;                ///< fingerprint of the run: the items' inputs and the options that decide verdicts
+  bool evidence = false;          ///< certify's: the merge that completes the run applies the evidence rule (suites/suite.hpp)
+  bool present() const { return !shard.empty(); }
+};
+
+/// The key that names a case in a run's plan: "suite/case/kernel".
+std::string case_key(const CaseResult& c);
+std::string case_key(const std::string& suite, const std::string& case_id, const std::string& kernel);
+
 /// What became of one injected fault (docs/mutation.md). A mutant is killed for its own fault when a
 /// check of a kind it expects fails on a case the unmutated kernel passes; refused by any other check
 /// only, it is "killed_other" (the suite saw something, but not the fault it was made with).
@@ -335,6 +349,7 @@ struct RunResult {
   std::vector<CaseResult> cases;
   std::map<std::string, std::string> notes;
   std::vector<MutationScore> mutation;  ///< certify and mutate: per kernel, what the suite refused (docs/mutation.md)
+  ShardStamp shard;              ///< set only in a shard's results (--shard, --devices workers, MPI ranks)
   bool passed() const;
   int count(CaseStatus s) const;
 };

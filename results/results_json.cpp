@@ -394,6 +394,10 @@ json to_json(const RunResult& r) {
     for (const auto& m : r.mutation) mutation.push_back(to_json(m));
     run["mutation"] = mutation;
   }
+  if (r.shard.present()) {
+    run["shard"] = {{"shard", r.shard.shard}, {"run", r.shard.run}, {"plan", r.shard.plan}};
+    if (r.shard.evidence) run["shard"]["evidence"] = true;
+  }
   return run;
 }
 
@@ -406,6 +410,13 @@ RunResult run_from_json(const json& j) {
   if (j.contains("kernels")) r.kernels = j.at("kernels").get<std::vector<std::string>>();
   if (j.contains("notes"))
     for (const auto& [k, v] : j.at("notes").items()) r.notes[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  if (j.contains("shard")) {
+    const json& s = j.at("shard");
+    r.shard.shard = str(s, "shard");
+    r.shard.run = str(s, "run");
+    if (s.contains("plan")) r.shard.plan = s.at("plan").get<std::vector<std::string>>();
+    r.shard.evidence = s.contains("evidence") && s.at("evidence").is_boolean() && s.at("evidence").get<bool>();
+  }
   for (const auto& c : j.at("cases")) r.cases.push_back(case_from_json(c));
   if (j.contains("mutation"))
     for (const auto& m : j.at("mutation")) r.mutation.push_back(mutation_from_json(m));

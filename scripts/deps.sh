@@ -9,6 +9,7 @@ optional=()
 if [[ "${1:-}" == "--tests" ]]; then
   optional+=(chromium)   # the HTML report's rendering test; skipped with a message where it cannot install
   optional+=(clang-14 libclang-rt-14-dev)  # libFuzzer for scripts/fuzz.sh; fuzzing is skipped (said so) without them
+  optional+=(libopenmpi-dev openmpi-bin)   # the MPI component (--mpi) and its test, mpirun -n 2 (docs/scale.md)
 fi
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

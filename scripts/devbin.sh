@@ -11,7 +11,7 @@ if command -v ccache >/dev/null; then
   launch=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFPCERT_STATIC_DEPS=ON -DFPCERT_TESTS=ON -DFPCERT_BENCH=ON \
-  -DFPCERT_HOST_ARCH=x86-64-v3 -DFPCERT_CUDA=ON "${launch[@]}" >/dev/null
+  -DFPCERT_HOST_ARCH=x86-64-v3 -DFPCERT_CUDA=ON -DFPCERT_MPI=OFF "${launch[@]}" >/dev/null
 # Only what travels: the CLI, the device tests, the benches and the test plugins (not the CPU tests).
 targets=$(cmake --build "$build" --target help | awk '/^\.\.\. (fpcert|fpcert_test_plugins|test_[a-z_]*_gpu|bench_[a-z_0-9]*)$/ {print $2}')
 cmake --build "$build" -j "$(nproc)" --target $targets

@@ -271,6 +271,37 @@ section_python() {
   run timeout 500 python3 tests/python/gpu_main.py -p no:cacheprovider --fpcert-report="$OUT/python/torch_report.html" 2>&1 | tee "$OUT/python/torch_gpu.log" | tail -80
   run python3 scripts/tolerance_table.py --torch 2>&1 | tee "$OUT/python/tolerance_table.md"
 }
+# Scale-out (docs/scale.md): the same work in one process on GPU 0 and with one worker per GPU
+# (--devices all), timed side by side in one run; the merged results must be the one-GPU run's
+# (scripts/compare_results.py: every verdict, count and figure; exit 1 and DIFFERENT when not). With one
+# GPU, --devices all is one worker: the speed-up is ~1 and the identity check still holds.
+scale_pair() {  # scale_pair NAME fpcert-arguments...
+  local name=$1; shift
+  local one="$OUT/scale_${name}_1gpu" all="$OUT/scale_${name}_all" t0 t1 t2
+  t0=$(date +%s.%N)
+  CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} "$BIN/fpcert" "$@" --json "$one.json" > "$one.txt" 2>&1; echo "rc=$?" >> "$one.txt"
+  t1=$(date +%s.%N)
+  "$BIN/fpcert" "$@" --devices all --json "$all.json" > "$all.txt" 2>&1; echo "rc=$?" >> "$all.txt"
+  t2=$(date +%s.%N)
+  tail -4 "$one.txt"; grep -E "^--devices|^rc=" "$all.txt"; tail -4 "$all.txt"
+  python3 -c "import sys; a, b = float(sys.argv[2]) - float(sys.argv[1]), float(sys.argv[3]) - float(sys.argv[2]); print(f'scale {sys.argv[4]}: one GPU {a:.1f} s, --devices all ({sys.argv[5]} GPU(s)) {b:.1f} s: speed-up {a / b:.2f}x')" \
+    "$t0" "$t1" "$t2" "$name" "$(nvidia-smi -L | wc -l)" | tee -a "$OUT/scale_summary.txt"
+  python3 "$(dirname "$0")/compare_results.py" "$one.json" "$all.json" | tee -a "$OUT/scale_summary.txt" | head -30
+  diff <(grep '^rc=' "$one.txt") <(grep '^rc=' "$all.txt") > /dev/null && echo "scale $name: same exit code ($(grep '^rc=' "$one.txt"))" | tee -a "$OUT/scale_summary.txt"
+}
+section_scale() {
+  nvidia-smi -L
+  rm -f "$OUT/scale_summary.txt"
+  # Every built-in CUDA kernel certified on the certify suite (references on the host, kernels on the GPUs).
+  scale_pair certify_cuda certify --kernel cuda --suite certify
+  # Once convert and mutate run through the one runner they take --devices too; until then they are skipped, saying so.
+  if "$BIN/fpcert" convert --help 2>&1 | grep -q -- --devices; then scale_pair convert_all convert --all --device cuda
+  else echo "scale: convert has no --devices in this build: skipped"; fi
+  if "$BIN/fpcert" mutate --help 2>&1 | grep -q -- --devices; then
+    scale_pair mutate_cuda mutate --kernel gemm_f16_f32acc_mma_sm80,gemm_bf16_f32acc_mma_sm80,gemm_tf32_f32acc_mma_sm80 --suite certify
+  else echo "scale: mutate has no --devices in this build: skipped"; fi
+  cat "$OUT/scale_summary.txt"
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -280,6 +311,7 @@ for part in ${PART//,/ }; do
     plugin) section_plugin ;;
     proof) section_proof ;;
     probe) section_probe ;;
+    scale) section_scale ;;
     verdicts) section_verdicts ;;
     coverage) section_coverage ;;
     blocks) section_blocks ;;

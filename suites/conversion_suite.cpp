@@ -50,7 +50,11 @@ ConversionCase conversion_suite_case(const ConversionKernel& k, const SuiteRunOp
   return c;
 }
 
-RunResult run_conversion_suite(const SuiteInfo& suite, const std::vector<std::string>& names, const SuiteRunOptions& opt) {
+namespace {
+
+/// The suite's kernels, those --case leaves (bad names throw before anything runs).
+std::vector<std::unique_ptr<ConversionKernel>> suite_kernels(const SuiteInfo& suite, const std::vector<std::string>& names,
+                                                             const SuiteRunOptions& opt) {
   if (names.empty()) throw InputError("no kernel given");
   std::vector<std::unique_ptr<ConversionKernel>> ks;
   for (const auto& name : names) {
@@ -65,6 +69,25 @@ RunResult run_conversion_suite(const SuiteInfo& suite, const std::vector<std::st
     ks.push_back(std::move(k));
   }
   if (ks.empty()) throw InputError("suite '" + suite.name + "' has no case '" + opt.only_case + "' among the given kernels");
+  return ks;
+}
+
+}  // namespace
+
+std::vector<PlanItem> plan_conversion_suite(const SuiteInfo& suite, const std::vector<std::string>& names, const SuiteRunOptions& opt) {
+  std::vector<PlanItem> plan;
+  for (const auto& k : suite_kernels(suite, names, opt)) {
+    const ConversionCase c = conversion_suite_case(*k, opt);
+    // A pattern costs about as much as a few multiply-adds of a GEMM reference: 1 + the per-case constant.
+    plan.push_back({suite.name, c.case_id, k->name(), "", static_cast<double>(conversion_case_patterns(*k, c)) + 1e5});
+  }
+  return plan;
+}
+
+RunResult run_conversion_suite(const SuiteInfo& suite, const std::vector<std::string>& names, const SuiteRunOptions& opt) {
+  std::vector<std::unique_ptr<ConversionKernel>> ks = suite_kernels(suite, names, opt);
+  if (opt.select)
+    std::erase_if(ks, [&](const auto& k) { return !opt.select(conversion_suite_case(*k, opt).case_id, k->name()); });
   RunResult result;
   result.kind = RunKind::Conversion;
   result.suite = suite.name;

@@ -21,7 +21,12 @@ std::vector<std::string> conversion_suite_kernels(bool include_test, std::string
 /// any kernel with `sample`) sweep the strided sample (suites/device_sweep.hpp) with MPFR on a sample.
 ConversionCase conversion_suite_case(const ConversionKernel& k, const SuiteRunOptions& opt);
 
-/// Run the conversions suite on the named conversion kernels (isolated per opt.isolate).
+/// The conversions suite's plan (docs/scale.md): one item per kernel, in run order, each costed by the
+/// source codes its case sweeps (plus a constant per case).
+std::vector<PlanItem> plan_conversion_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt);
+
+/// Run the conversions suite on the named conversion kernels (isolated per opt.isolate; only the
+/// kernels opt.select accepts, when set).
 RunResult run_conversion_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt);
 
 }  // namespace fpcert

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -78,8 +79,17 @@ CaseResult skeleton_for(const GemmKernel& k, const CaseSetup& s) {
 
 }  // namespace
 
-RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) {
-  if (suite.operation == Operation::Conversion) return run_conversion_suite(suite, kernels, opt);
+namespace {
+
+struct Prepared {
+  std::vector<std::unique_ptr<GemmKernel>> ks;
+  std::unique_ptr<GemmKernel> base;
+  std::vector<CaseSpec> cases;
+};
+
+/// The kernels, the baseline and the case list of a run (what run_suite and plan_suite share).
+Prepared prepare(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) {
+  Prepared pr;
   if (kernels.empty()) throw InputError("no kernel given");
   std::vector<std::unique_ptr<GemmKernel>> ks;
   for (const auto& name : kernels) {
@@ -113,15 +123,53 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
     cases = one;
   }
   for (const auto& c : cases) (void)canonical_spec(c.spec);  // a bad spec fails before anything runs
+  pr.ks = std::move(ks);
+  pr.base = std::move(base);
+  pr.cases = std::move(cases);
+  return pr;
+}
 
+}  // namespace
+
+double estimated_case_cost(const std::string& spec) {
+  const ParsedSpec ps = parse_generator_spec(spec);
+  double work = 1;
+  if (ps.has("m") && ps.has("n") && ps.has("k"))
+    work = static_cast<double>(ps.integer("m")) * static_cast<double>(ps.integer("n")) * static_cast<double>(ps.integer("k"));
+  else if (ps.has("n"))
+    work = static_cast<double>(ps.integer("n"));
+  return work + 1e5;  // a case's fixed cost (setup, grading, the process): about a 46^3 GEMM's reference
+}
+
+std::vector<PlanItem> plan_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) {
+  if (suite.operation == Operation::Conversion) return plan_conversion_suite(suite, kernels, opt);
+  const Prepared pr = prepare(suite, kernels, opt);
+  std::vector<PlanItem> plan;
+  for (const auto& c : pr.cases) {
+    const double cost = estimated_case_cost(c.spec);
+    for (const auto& k : pr.ks) plan.push_back({suite.name, c.id, k->name(), c.spec, cost});
+  }
+  return plan;
+}
+
+RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) {
+  if (suite.operation == Operation::Conversion) return run_conversion_suite(suite, kernels, opt);
+  Prepared pr = prepare(suite, kernels, opt);
+  auto& ks = pr.ks;
+  auto& base = pr.base;
+  const auto& cases = pr.cases;
   Apis apis;
   RunResult result;
   result.suite = suite.name;
   result.kernels = kernels;
   if (!opt.jsonl_path.empty() && !opt.jsonl_append) write_file_atomic(opt.jsonl_path, "");  // start afresh
-  const std::size_t total = cases.size() * ks.size();
+  const auto selected = [&](const CaseSpec& c, const GemmKernel& k) { return !opt.select || opt.select(c.id, k.name()); };
+  std::size_t total = 0;
+  for (const auto& c : cases)
+    for (const auto& k : ks) total += selected(c, *k);
   std::size_t done = 0;
   for (const auto& c : cases) {
+    if (std::none_of(ks.begin(), ks.end(), [&](const auto& k) { return selected(c, *k); })) continue;
     if (opt.on_progress) opt.on_progress(fmt::format("[{}/{}] {}: generating {} and its exact reference", done + 1, total, c.id, c.spec));
     pin_fp_env();  // inputs and references in round to nearest without FTZ/DAZ (docs/suites.md)
     const Problem problem = generate(c.spec);
@@ -168,6 +216,7 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
     };
     if (base) base_result = run_one(*base, "");
     for (auto& k : ks) {
+      if (!selected(c, *k)) continue;
       if (opt.on_progress) opt.on_progress(fmt::format("[{}/{}] {}: {}", done + 1, total, c.id, k->name()));
       std::string repro = opt.repro_prefix.empty() ? "" : fmt::format("{} --kernel {} --case {}", opt.repro_prefix, k->name(), c.id);
       CaseResult r = run_one(*k, repro);

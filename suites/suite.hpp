@@ -64,10 +64,28 @@ struct SuiteRunOptions {
   std::string repro_prefix;        ///< e.g. "fpcert certify --suite quick": "--kernel K --case ID" is appended
   std::function<void(const CaseResult&)> on_case;  ///< progress (called as each case finishes)
   std::function<void(const std::string&)> on_progress;  ///< a progress line ("[3/12] ...")
+  /// Run only the (case, kernel) pairs this accepts (a shard's part of the plan; docs/scale.md); empty:
+  /// every pair. A case none of whose pairs is selected is not generated.
+  std::function<bool(const std::string& case_id, const std::string& kernel)> select;
   // Conversion suites.
   bool sample = false;              ///< fp32-sized sources: the strided sample, not every code
   ConversionCheckOptions conversion;  ///< how results are compared
 };
+
+/// One (case, kernel) pair of a suite's run, as run_suite would run it, with what sharding needs.
+struct PlanItem {
+  std::string suite, case_id, kernel;
+  std::string spec;   ///< the case's generator spec
+  double cost = 0;    ///< estimated cost (estimated_case_cost), the same on every machine
+};
+
+/// The pairs run_suite(suite, kernels, opt) runs, in its order, without generating anything (bad
+/// input throws as run_suite would). Every process that plans the same command gets the same list.
+std::vector<PlanItem> plan_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt);
+
+/// A machine-independent estimate of a case's cost from its spec alone: m n k for a GEMM, the length
+/// for a dot product (the exact reference dominates either way), plus a constant per case.
+double estimated_case_cost(const std::string& spec);
 
 /// Run the suite on each kernel (and the baseline). Kernel failures become case statuses; bad
 /// input (unknown kernel, bad spec, a kernel of the other operation) throws InputError before

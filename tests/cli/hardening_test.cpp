@@ -263,7 +263,7 @@ TEST_CASE("class 9: an unwritable or directory --html/--json is refused before t
   CHECK_FALSE(missing.has("max abs"));  // nothing ran: not even the table header
 }
 
-TEST_CASE("class 9: the commands merged later (mutate, selftest, probe, quantize, experiment) check their outputs first too") {
+TEST_CASE("class 9: the commands merged later (mutate, selftest, probe, quantize, experiment, merge) check their outputs first too") {
   // Each would otherwise run a suite, a probe or a quantizer sweep before finding the directory.
   const std::string d = fpcert::test::scratch_dir("hardening_outputs_first_more");
   const std::vector<std::vector<std::string>> runs = {
@@ -273,6 +273,7 @@ TEST_CASE("class 9: the commands merged later (mutate, selftest, probe, quantize
       {"quantize", "--to", "mxfp4", "--check", "--json", d},
       {"experiment", "scale-rules", "--json", d},
       {"experiment", "accumulation", "--html", d},
+      {"merge", d + "/shard1.json", "-o", d},  // before reading a shard (none exists here)
   };
   for (const auto& args : runs) {
     const auto r = fpcert_run(args);

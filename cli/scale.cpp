@@ -1,0 +1,367 @@
+// cli/scale.cpp — shards, one worker process per device, MPI ranks: one plan, one partition, one
+// merge (results/merge.hpp) for every command that runs many cases (docs/scale.md).
+#include "cli/scale.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "base/atomic_file.hpp"
+#include "base/error.hpp"
+#include "base/shard.hpp"
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/mpi.hpp"
+#include "generators/generate.hpp"
+#include "results/merge.hpp"
+#include "results/results_json.hpp"
+
+namespace fpcert::cli {
+
+void add_scale_options(CLI::App* app, ScaleArgs& s) {
+  app->add_option("--shard", s.shard,
+                  "Run part I of N of the work (I/N, 1 <= I <= N; or slurm: from SLURM_ARRAY_TASK_ID/COUNT); merge the parts' "
+                  "--json files with fpcert merge (docs/scale.md)");
+  app->add_option("--devices", s.devices,
+                  "One worker process per GPU: all, or ordinals 0,1,...; the results are merged as one run's (docs/scale.md)");
+  app->add_flag("--mpi", s.mpi, "Split the work over the ranks of mpirun/srun; rank 0 writes the merged outputs (docs/scale.md)");
+}
+
+std::vector<std::string> RunPlan::keys() const {
+  std::vector<std::string> k;
+  k.reserve(items.size());
+  for (const auto& i : items) k.push_back(i.key());
+  return k;
+}
+
+std::string RunPlan::fingerprint() const {
+  std::string text = options + "\n";
+  for (const auto& i : items) text += i.key() + "\t" + i.spec + "\n";
+  return fmt::format("{:016x}", fnv1a64(text.data(), text.size()));
+}
+
+std::set<std::string> shard_selection(const RunPlan& plan, const std::string& shard_text) {
+  const Shard shard = parse_shard(shard_text);
+  std::vector<double> costs;
+  for (const auto& u : plan.units) costs.push_back(u.cost);
+  std::set<std::string> sel;
+  for (const std::size_t u : shard_units(costs, shard))
+    for (const std::size_t i : plan.units[u].items) sel.insert(plan.items[i].key());
+  return sel;
+}
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  for (;;) {
+    const auto c = s.find(',', from);
+    out.push_back(s.substr(from, c == std::string::npos ? std::string::npos : c - from));
+    if (c == std::string::npos) break;
+    from = c + 1;
+  }
+  return out;
+}
+
+/// The GPUs this process may use, as CUDA_VISIBLE_DEVICES entries (no CUDA call: a worker's
+/// CUDA_VISIBLE_DEVICES must be set before anything initialises CUDA).
+std::vector<std::string> visible_gpus() {
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v) return split_commas(v);
+  std::vector<std::string> out;
+  std::error_code ec;
+  std::size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+    (void)e;
+    ++n;
+  }
+  for (std::size_t i = 0; i < n; ++i) out.push_back(std::to_string(i));
+  return out;
+}
+
+/// Processes that share a host share its cores: each gets its part for the host-side work (references,
+/// grading) unless FPCERT_THREADS says otherwise.
+void share_threads(int processes) {
+  if (std::getenv("FPCERT_THREADS") || processes <= 1) return;
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  ::setenv("FPCERT_THREADS", std::to_string(std::max(1u, hw / static_cast<unsigned>(processes))).c_str(), 1);
+}
+
+RunResult stamped(RunResult r, const std::string& shard, const RunPlan& plan) {
+  r.shard = ShardStamp{shard, plan.keys(), plan.fingerprint(), plan.evidence};
+  return r;
+}
+
+/// A result for the items a worker or rank never reported: each one crashed, with the reason.
+void fill_missing(RunResult& r, const RunPlan& plan, const std::set<std::string>& selected, const std::string& why) {
+  std::set<std::string> have;
+  for (const auto& c : r.cases) have.insert(case_key(c));
+  for (const auto& item : plan.items) {
+    const std::string key = item.key();
+    if (!selected.count(key) || have.count(key)) continue;
+    CaseResult c;
+    c.suite = item.suite;
+    c.case_id = item.case_id;
+    c.kernel = item.kernel;
+    c.status = CaseStatus::Crashed;
+    c.reason = why;
+    r.cases.push_back(std::move(c));
+  }
+}
+
+/// Lines in a file (cases a worker has appended to its partial file).
+std::size_t count_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::size_t n = 0;
+  std::string line;
+  while (std::getline(in, line)) n += !line.empty();
+  return n;
+}
+
+std::string describe_status(int st) {
+  if (WIFSIGNALED(st)) return fmt::format("died with signal {} ({})", WTERMSIG(st), strsignal(WTERMSIG(st)));
+  return fmt::format("exited with status {}", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& outer) {
+  const std::vector<std::string> devices = parse_devices(args.devices);
+  const int d = static_cast<int>(devices.size());
+  // The workers' files: beside --json (kept when a worker fails), else in a fresh temporary folder.
+  std::string dir;
+  if (!cmd.json.empty()) {
+    dir = cmd.json + ".workers";
+    std::filesystem::create_directories(dir);
+  } else {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "fpcert-workers-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+    dir = tmpl;
+  }
+  struct Worker {
+    std::string device, shard, json, log;
+    std::set<std::string> selected;
+    pid_t pid = -1;
+    int status = 0;
+    bool done = false;
+  };
+  std::vector<Worker> ws(static_cast<std::size_t>(d));
+  std::size_t total = 0;
+  for (int j = 0; j < d; ++j) {
+    Worker& w = ws[static_cast<std::size_t>(j)];
+    w.device = devices[static_cast<std::size_t>(j)];
+    w.shard = outer.within(j + 1, d).text();
+    w.json = fmt::format("{}/worker{}.json", dir, j);
+    w.log = fmt::format("{}/worker{}.log", dir, j);
+    w.selected = shard_selection(cmd.plan, w.shard);
+    total += w.selected.size();
+  }
+  fmt::print("--devices: {} worker(s) on device(s) {}; {} case(s){}; logs in {}\n", d, args.devices.empty() ? "all" : args.devices,
+             total, outer.whole() ? "" : " of shard " + outer.text(), dir);
+  std::fflush(stdout);
+  const std::vector<std::string>& argv = command_args();
+  for (Worker& w : ws) {
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {  // the worker: this command again, on one device, for its shard
+      ::setenv("CUDA_VISIBLE_DEVICES", w.device.c_str(), 1);
+      share_threads(d);
+      ::setenv("FPCERT_WORKER_SHARD", w.shard.c_str(), 1);
+      ::setenv("FPCERT_WORKER_JSON", w.json.c_str(), 1);
+      std::FILE* log = std::fopen(w.log.c_str(), "w");
+      if (log) {
+        ::dup2(fileno(log), 1);
+        ::dup2(fileno(log), 2);
+      }
+      std::vector<char*> av;
+      for (const auto& s : argv) av.push_back(const_cast<char*>(s.c_str()));
+      av.push_back(nullptr);
+      ::execv("/proc/self/exe", av.data());
+      std::fprintf(stderr, "fpcert: cannot start a worker: %s\n", std::strerror(errno));
+      ::_exit(127);
+    }
+    w.pid = pid;
+  }
+  // Progress across workers (cases done, rate, ETA) on a terminal; a line per finished worker.
+  const bool tty = ::isatty(2);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t left = ws.size(); left > 0;) {
+    for (Worker& w : ws) {
+      if (w.done) continue;
+      const pid_t p = ::waitpid(w.pid, &w.status, WNOHANG);
+      if (p == w.pid) {
+        w.done = true;
+        --left;
+        if (tty) std::fprintf(stderr, "\r\033[K");
+        fmt::print("--devices: worker {} (device {}, shard {}) {}\n", &w - ws.data(), w.device, w.shard, describe_status(w.status));
+        std::fflush(stdout);
+      }
+    }
+    if (left == 0) break;
+    if (tty) {
+      std::size_t done = 0;
+      std::string per;
+      for (const Worker& w : ws) {
+        const std::size_t n = w.done ? w.selected.size() : std::min(w.selected.size(), count_lines(w.json + ".partial.jsonl"));
+        done += n;
+        per += fmt::format("{}dev {}: {}/{}", per.empty() ? "" : ", ", w.device, n, w.selected.size());
+      }
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+      const std::string eta = rate > 0 ? fmt::format("{:.0f} s", static_cast<double>(total - done) / rate) : "?";
+      std::fprintf(stderr, "\r\033[K[%zu/%zu cases] %.2f cases/s, ETA %s (%s)", done, total, rate, eta.c_str(), per.c_str());
+      std::fflush(stderr);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  // Each worker's results; a worker that died fails its unreported cases only.
+  std::vector<NamedRun> parts;
+  std::optional<RunResult> sibling;
+  std::vector<std::size_t> broken;
+  for (std::size_t j = 0; j < ws.size(); ++j) {
+    try {
+      RunResult r = read_results(ws[j].json);
+      if (r.shard.shard == ws[j].shard) {
+        if (!sibling) {
+          sibling = r;
+          sibling->cases.clear();
+        }
+        parts.push_back({fmt::format("worker {} (device {})", j, ws[j].device), std::move(r)});
+        continue;
+      }
+    } catch (const std::exception&) {
+    }
+    broken.push_back(j);
+    parts.push_back({fmt::format("worker {} (device {})", j, ws[j].device), RunResult{}});
+  }
+  bool all_ok = broken.empty();
+  for (const std::size_t j : broken) {
+    const Worker& w = ws[j];
+    RunResult r = sibling ? *sibling : cmd.header();
+    try {  // the cases it finished before it died
+      for (auto& c : read_results(w.json + ".partial.jsonl").cases)
+        if (w.selected.count(case_key(c))) r.cases.push_back(std::move(c));
+    } catch (const std::exception&) {
+    }
+    fill_missing(r, cmd.plan, w.selected,
+                 fmt::format("the worker process for device {} {} before this case finished (log: {})", w.device, describe_status(w.status), w.log));
+    parts[j].run = stamped(std::move(r), w.shard, cmd.plan);
+    fmt::print(stderr, "fpcert: worker {} (device {}) {}: its unfinished cases are marked crashed; log: {}\n", j, w.device,
+               describe_status(w.status), w.log);
+  }
+  RunResult merged = merge_shards(std::move(parts));
+  merged.env.command = command_line();
+  if (!merged.shard.present() && !outer.whole()) merged.shard = ShardStamp{outer.text(), cmd.plan.keys(), cmd.plan.fingerprint(), cmd.plan.evidence};
+  const int code = cmd.finish(merged, true);
+  if (all_ok) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  return code;
+}
+
+int run_mpi(const ScaleArgs& args, ScaledCommand& cmd, const Shard& outer) {
+  if (!args.devices.empty()) throw InputError("--mpi and --devices: give one (under MPI each rank takes one GPU of its node)");
+  const MpiWorld w = mpi_init();
+  int code = 0;
+  try {
+    // Node-local rank r takes the node's GPU r mod G (set before anything initialises CUDA).
+    const std::vector<std::string> gpus = visible_gpus();
+    if (!gpus.empty()) ::setenv("CUDA_VISIBLE_DEVICES", gpus[static_cast<std::size_t>(w.local_rank) % gpus.size()].c_str(), 1);
+    share_threads(w.local_size);
+    cmd.plan = cmd.make_plan();
+    const std::string mine = outer.within(w.rank + 1, w.size).text();
+    const std::set<std::string> sel = shard_selection(cmd.plan, mine);
+    PartContext ctx;
+    ctx.selected = &sel;
+    ctx.print_rows = false;
+    if (w.rank == 0)
+      fmt::print("--mpi: {} rank(s) on this run{}; rank 0 prints the merged table when all are done\n", w.size,
+                 outer.whole() ? "" : " of shard " + outer.text());
+    std::fflush(stdout);
+    const RunResult r = stamped(cmd.execute(ctx), mine, cmd.plan);
+    const std::vector<std::string> all = mpi_gather_to_root(to_json(r).dump());
+    if (w.rank == 0) {
+      std::vector<NamedRun> parts;
+      for (std::size_t q = 0; q < all.size(); ++q) parts.push_back({fmt::format("rank {}", q), run_from_json(nlohmann::json::parse(all[q]))});
+      RunResult merged = merge_shards(std::move(parts));
+      merged.env.command = command_line();
+      if (!merged.shard.present() && !outer.whole()) merged.shard = ShardStamp{outer.text(), cmd.plan.keys(), cmd.plan.fingerprint(), cmd.plan.evidence};
+      code = cmd.finish(merged, true);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fpcert: rank %d: %s\n", w.rank, e.what());
+    std::fflush(stderr);
+    mpi_abort(dynamic_cast<const InputError*>(&e) ? kExitUsage : kExitKernelFailed);
+  }
+  code = mpi_broadcast_from_root(code);
+  mpi_finalize();
+  return code;
+}
+
+}  // namespace
+
+std::vector<std::string> parse_devices(const std::string& spec) {
+  const std::vector<std::string> gpus = visible_gpus();
+  if (spec == "all") {
+    if (gpus.empty())
+      throw InputError("--devices all: no GPU found (CUDA_VISIBLE_DEVICES is unset and /proc/driver/nvidia/gpus lists none); "
+                       "name the devices, e.g. --devices 0,1");
+    return gpus;
+  }
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const std::string& t : split_commas(spec)) {
+    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError("--devices '" + spec + "': expected all or device ordinals such as 0,1 (got '" + t + "')");
+    if (!seen.insert(t).second) throw InputError("--devices '" + spec + "': device " + t + " given twice");
+    const std::size_t i = std::stoul(t);
+    const bool mapped = std::getenv("CUDA_VISIBLE_DEVICES") && *std::getenv("CUDA_VISIBLE_DEVICES");
+    if (mapped && i >= gpus.size())
+      throw InputError(fmt::format("--devices '{}': device {} is not among the {} of CUDA_VISIBLE_DEVICES", spec, t, gpus.size()));
+    out.push_back(mapped ? gpus[i] : t);
+  }
+  return out;
+}
+
+int run_scaled(const ScaleArgs& args, ScaledCommand cmd) {
+  // A worker of a --devices parent: its shard, its results file, nothing else.
+  if (const char* ws = std::getenv("FPCERT_WORKER_SHARD"); ws && *ws) {
+    cmd.plan = cmd.make_plan();
+    const char* wj = std::getenv("FPCERT_WORKER_JSON");
+    if (!wj || !*wj) throw InputError("FPCERT_WORKER_SHARD is set without FPCERT_WORKER_JSON");
+    const std::set<std::string> sel = shard_selection(cmd.plan, ws);
+    PartContext ctx;
+    ctx.selected = &sel;
+    ctx.json = wj;
+    const RunResult r = stamped(cmd.execute(ctx), ws, cmd.plan);
+    write_file_atomic(wj, to_json(r).dump(2) + "\n");
+    std::remove((std::string(wj) + ".partial.jsonl").c_str());
+    return exit_code(r);
+  }
+  const Shard outer = args.shard.empty() ? Shard{} : parse_shard(args.shard);
+  if (args.mpi) return run_mpi(args, cmd, outer);
+  PartContext ctx;
+  ctx.json = cmd.json;
+  if (outer.whole() && args.devices.empty()) return cmd.finish(cmd.execute(ctx), false);
+  cmd.plan = cmd.make_plan();
+  if (!args.devices.empty()) return run_devices(args, cmd, outer);
+  const std::set<std::string> sel = shard_selection(cmd.plan, outer.text());
+  ctx.selected = &sel;
+  fmt::print("--shard {}: {} of the run's {} case(s)\n", outer.text(), sel.size(), cmd.plan.items.size());
+  return cmd.finish(stamped(cmd.execute(ctx), outer.text(), cmd.plan), false);
+}
+
+}  // namespace fpcert::cli

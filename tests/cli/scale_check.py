@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""tests/cli/scale_check.py — scale-out end to end on the CPU models (docs/scale.md): the shards of a
+run (--shard I/N, --shard slurm), merged with `fpcert merge`, the workers of --devices, and the ranks
+of `mpirun -n 2 --mpi` must give exactly the single run's results: every case in the same order with
+the same verdict, reason, checks and figures (scripts/compare_results.py: all but times and the
+environment stamp), the same counts and exit code, the same JUnit (times masked). Mixtures are
+refused, each named.
+
+  scale_check.py FPCERT SCRATCH [MPIRUN]
+
+MPIRUN: the mpirun to test --mpi with (when fpcert was built with MPI); without it, --mpi must exit 2.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+import compare_results  # noqa: E402
+
+FPCERT, SCRATCH = sys.argv[1], sys.argv[2]
+MPIRUN = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else None
+FAILURES = []
+
+
+def run(args, env=None, expect=None):
+    e = dict(os.environ)
+    e.pop("FPCERT_WORKER_SHARD", None)
+    e.pop("FPCERT_WORKER_JSON", None)
+    for k in [k for k in e if k.startswith("SLURM_")]:
+        del e[k]
+    if env:
+        e.update(env)
+    p = subprocess.run(args, capture_output=True, text=True, env=e)
+    if expect is not None and p.returncode != expect:
+        FAILURES.append(f"{' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    return p
+
+
+def path(name):
+    return os.path.join(SCRATCH, name)
+
+
+def load(p):
+    with open(p, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def same(label, single, other):
+    a, b = load(single), load(other)
+    diffs = []
+    compare_results.compare_run(a, b, diffs)
+    order_a = [(c["suite"], c["case"], c["kernel"]) for c in a["cases"]]
+    order_b = [(c["suite"], c["case"], c["kernel"]) for c in b["cases"]]
+    if order_a != order_b:
+        diffs.append("cases in another order")
+    if "shard" in b:
+        diffs.append("the merged result still carries a shard stamp")
+    if diffs:
+        FAILURES.append(f"{label}: differs from the single run:\n  " + "\n  ".join(diffs[:20]))
+    else:
+        counts = a["counts"]
+        print(f"SAME {label}: {len(a['cases'])} cases, counts {counts}")
+
+
+def same_junit(label, x, y):
+    def masked(p):
+        with open(p, encoding="utf-8") as f:
+            text = re.sub(r'<property name="(command|timestamp|host)" value="[^"]*"/>', "", f.read())  # the stamp, as in the JSON
+            return re.sub(r'time="[^"]*"', 'time=""', re.sub(r"timestamp=\"[^\"]*\"", "", text))
+    if masked(x) != masked(y):
+        FAILURES.append(f"{label}: JUnit differs from the single run's")
+
+
+def refused(label, args, *needles):
+    p = run(args, expect=2)
+    for n in needles:
+        if n not in p.stderr:
+            FAILURES.append(f"{label}: stderr lacks {n!r}:\n{p.stderr[-1500:]}")
+
+
+def check_run(tag, base, single_exit):
+    single = path(f"{tag}_single.json")
+    run(base + ["--json", single, "--junit", path(f"{tag}_single.xml")], expect=single_exit)
+    data = load(single)
+    if len(data["cases"]) < 4:
+        FAILURES.append(f"{tag}: the single run has {len(data['cases'])} cases: too few to shard meaningfully")
+    # Three shards; each file stamped with its shard, the plan, the suite and the environment.
+    shards = []
+    covered = 0
+    for i in (1, 2, 3):
+        s = path(f"{tag}_shard{i}.json")
+        run(base + ["--shard", f"{i}/3", "--json", s])
+        d = load(s)
+        if d.get("shard", {}).get("shard") != f"{i}/3" or len(d["shard"].get("plan", [])) != len(data["cases"]):
+            FAILURES.append(f"{tag}: shard {i}/3's stamp is {d.get('shard')}")
+        if not d["environment"].get("fpcert_version") or d["suite"] != data["suite"]:
+            FAILURES.append(f"{tag}: shard {i}/3 lacks the suite or version stamp")
+        covered += len(d["cases"])
+        shards.append(s)
+    if covered != len(data["cases"]):
+        FAILURES.append(f"{tag}: the shards hold {covered} cases, the run {len(data['cases'])}")
+    merged = path(f"{tag}_merged.json")
+    p = run([FPCERT, "merge", shards[2], shards[0], shards[1], "-o", merged, "--junit", path(f"{tag}_merged.xml"),
+             "--html", path(f"{tag}_merged.html")], expect=single_exit)
+    same(f"{tag}: --shard 1/3..3/3 + merge", single, merged)
+    same_junit(f"{tag}: merge", path(f"{tag}_single.xml"), path(f"{tag}_merged.xml"))
+    if not os.path.getsize(path(f"{tag}_merged.html")):
+        FAILURES.append(f"{tag}: merge wrote an empty HTML report")
+    # Slurm array tasks 0..2 are shards 1/3..3/3.
+    for t in (0, 1, 2):
+        s = path(f"{tag}_slurm{t}.json")
+        run(base + ["--shard", "slurm", "--json", s], env={"SLURM_ARRAY_TASK_ID": str(t), "SLURM_ARRAY_TASK_COUNT": "3",
+                                                          "SLURM_ARRAY_TASK_MIN": "0"})
+        if [c["case"] + c["kernel"] for c in load(s)["cases"]] != [c["case"] + c["kernel"] for c in load(shards[t])["cases"]]:
+            FAILURES.append(f"{tag}: --shard slurm task {t} covers other cases than --shard {t + 1}/3")
+    # Workers, one per (pretend) device: the CPU models ignore CUDA_VISIBLE_DEVICES.
+    dev = path(f"{tag}_devices.json")
+    run(base + ["--devices", "0,1", "--json", dev], expect=single_exit)
+    same(f"{tag}: --devices 0,1", single, dev)
+    # Two-level: shard 2/3 run by two workers, merged by its parent; then merged with 1/3 and 3/3.
+    dev2 = path(f"{tag}_shard2_devices.json")
+    run(base + ["--shard", "2/3", "--devices", "0,1", "--json", dev2])
+    if load(dev2).get("shard", {}).get("shard") != "2/3":
+        FAILURES.append(f"{tag}: --shard 2/3 --devices 0,1 is stamped {load(dev2).get('shard', {}).get('shard')}")
+    merged2 = path(f"{tag}_merged2.json")
+    run([FPCERT, "merge", shards[0], dev2, shards[2], "-o", merged2], expect=single_exit)
+    same(f"{tag}: --shard 2/3 --devices 0,1 merged with 1/3 and 3/3", single, merged2)
+    if MPIRUN:
+        mp = path(f"{tag}_mpi.json")
+        extra = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+        run([MPIRUN, "-n", "2", "--oversubscribe"] + extra + base + ["--mpi", "--json", mp], expect=single_exit,
+            env={"OMPI_MCA_btl": "self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
+        if os.path.exists(mp):
+            same(f"{tag}: mpirun -n 2 --mpi", single, mp)
+        else:
+            FAILURES.append(f"{tag}: mpirun -n 2 --mpi wrote no {mp}")
+    return shards
+
+
+def main():
+    shutil.rmtree(SCRATCH, ignore_errors=True)
+    os.makedirs(SCRATCH)
+    # run-suite: two models side by side, one case list; exit 0.
+    shards = check_run("suite", [FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32,model_gemm_f16_f32acc", "--mn", "16"], 0)
+    # certify, one case list per kernel; a mutant (a fault injector, docs/mutation.md) fails its gate: exit 1 in every
+    # form; the model passes, so its mutation score is measured by one part and merged.
+    check_run("certify", [FPCERT, "certify", "--suite", "quick", "--mn", "16", "--kernel",
+                          "model_gemm_f32,model_gemm_f32~k_minus_1"], 1)
+    single = load(path("certify_single.json"))
+    if [m["kernel"] for m in single.get("mutation", [])] != ["model_gemm_f32"] or not any(c["checks"] for c in single["cases"]):
+        FAILURES.append("certify: the single run lacks the model's mutation score or the cases' checks (nothing to carry through)")
+    # Mixtures, each named.
+    refused("a shard given twice", [FPCERT, "merge", shards[0], shards[0], shards[1], shards[2], "-o", path("x.json")], "given twice")
+    refused("a shard missing", [FPCERT, "merge", shards[0], shards[1], "-o", path("x.json")], "missing shard(s): 3/3")
+    other = path("other_shard1.json")
+    run([FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32,model_gemm_f16_f32acc", "--mn", "8", "--shard", "1/3", "--json", other])
+    refused("another run's shard", [FPCERT, "merge", other, shards[1], shards[2], "-o", path("x.json")], "plan", other)
+    refused("not a shard", [FPCERT, "merge", path("suite_single.json"), shards[1], "-o", path("x.json")], "not a shard")
+    refused("a bad shard spec", [FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32", "--shard", "4/3"], "--shard '4/3'")
+    refused("slurm without an array", [FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32", "--shard", "slurm"],
+            "SLURM_ARRAY_TASK_ID")
+    if not MPIRUN:
+        p = run([FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32", "--mn", "8", "--mpi"])
+        if p.returncode == 2:
+            if "without MPI" not in p.stderr:
+                FAILURES.append("--mpi without MPI in the build: exit 2 but no 'without MPI' message")
+            print("--mpi: this build has no MPI: exit 2, said so")
+        else:
+            print("--mpi: not tested (no mpirun given; the build has MPI)")
+    if FAILURES:
+        print("FAILED:\n" + "\n".join(FAILURES))
+        return 1
+    print("scale-out: every form gives the single run's results")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
