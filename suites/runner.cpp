@@ -38,6 +38,15 @@ std::uint64_t prefill_code(const Format& out) {
 
 namespace {
 
+/// The largest finite |v| when it overflows f under rounding r (the values cannot be held in f); else none.
+std::optional<double> beyond_range(const std::vector<double>& values, const Format& f, Rounding r) {
+  double mx = 0;
+  for (double v : values)
+    if (std::isfinite(v)) mx = std::max(mx, std::fabs(v));
+  if (round_double(f, mx, Rounder{r, default_saturation(f), NanPayload::Preserve}).flags & kOverflow) return mx;
+  return std::nullopt;
+}
+
 /// Why the case's inputs lie outside the kernel's InputDomain (empty: inside). Checks what the kernel
 /// receives: the exact inputs rounded into its input formats, as the runner stores them.
 std::string outside_domain(const KernelTraits& t, const Problem& p) {
@@ -181,15 +190,11 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   }
   // Inputs beyond the kernel's storage range would reach it as Inf/NaN: the case is not for this kernel.
   for (const auto& [vals, fmt_in, name] : {std::tuple{&p.a.data, t.a_input, "A"}, std::tuple{&p.b.data, t.b_input, "B"}}) {
-    double mx = 0;
-    for (double v : *vals)
-      if (std::isfinite(v)) mx = std::max(mx, std::fabs(v));
-    const Rounded rr = round_double(*fmt_in, mx, Rounder{t.input_rounding, default_saturation(*fmt_in), NanPayload::Preserve});
-    if (rr.flags & kOverflow) {
+    if (const auto mx = beyond_range(*vals, *fmt_in, t.input_rounding)) {
       r.status = CaseStatus::NotSupported;
       r.reason = fmt::format("the case's {} reaches {:.4g}, beyond {}'s largest finite value {:.4g}: its inputs cannot be "
                              "stored in this kernel's input format",
-                             name, mx, fmt_in->tag, fmt_in->max_finite());
+                             name, *mx, fmt_in->tag, fmt_in->max_finite());
       return finish();
     }
   }
@@ -202,15 +207,11 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     block_ref = block_reference(t, p);
     for (const auto& [m, fmt_op, name] : {std::tuple{&block_ref->a, t.a_operand, "A"}, std::tuple{&block_ref->b, t.b_operand, "B"}}) {
       if (fmt_op == (m == &block_ref->a ? t.a_input : t.b_input)) continue;
-      double mx = 0;
-      for (double v : m->data)
-        if (std::isfinite(v)) mx = std::max(mx, std::fabs(v));
-      const Rounded rr = round_double(*fmt_op, mx, Rounder{Rounding::NearestEven, default_saturation(*fmt_op), NanPayload::Preserve});
-      if (rr.flags & kOverflow) {
+      if (const auto mx = beyond_range(m->data, *fmt_op, Rounding::NearestEven)) {
         r.status = CaseStatus::NotSupported;
         r.reason = fmt::format("the quantized {} reaches {:.4g}, beyond {}'s largest finite value {:.4g}: the kernel's "
                                "dequantized operands cannot hold it",
-                               name, mx, fmt_op->tag, fmt_op->max_finite());
+                               name, *mx, fmt_op->tag, fmt_op->max_finite());
         return finish();
       }
     }

@@ -258,18 +258,7 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
           return to_json(make_environment(opt.command, api.get())).dump();
         },
         120);
-    if (c.ok) {
-      const Environment e = environment_from_json(nlohmann::json::parse(c.payload));
-      result.env.device = e.device;
-      result.env.compute_capability = e.compute_capability;
-      result.env.sm_count = e.sm_count;
-      result.env.clock_mhz = e.clock_mhz;
-      result.env.mem_clock_mhz = e.mem_clock_mhz;
-      result.env.driver = e.driver;
-      result.env.cuda_runtime = e.cuda_runtime;
-      result.env.cublas = e.cublas;
-      result.env.cuda_archs = e.cuda_archs;
-    }
+    if (c.ok) result.env = environment_from_json(nlohmann::json::parse(c.payload));  // the same process image: host facts equal
   }
   return result;
 }

@@ -16,34 +16,21 @@
 #include "kernels/convert/convert_check_device.hpp"
 #include "kernels/convert/device_convert.hpp"
 #include "suites/device_sweep.hpp"
+#include "tests/support/cuda_producer.hpp"
+#include "tests/support/host_producer.hpp"
 #include "oracle/convert_model.hpp"
-#include "suites/device_sweep.hpp"
 
 using namespace fpcert;
+using fpcert::test::entry;
+using fpcert::test::producer;
 
 namespace {
-
-ConversionProducer& producer() {
-  static std::unique_ptr<ConversionProducer> p = [] {
-    std::string why;
-    auto q = make_cuda_conversion_producer(&why);
-    if (!q) FAIL("no conversion producer: " << why);
-    return q;
-  }();
-  return *p;
-}
 
 std::unique_ptr<DeviceChecker> checker(std::uint64_t max_chunk = std::uint64_t{1} << 28, std::size_t max_listed = 1 << 16) {
   std::string why;
   auto c = make_cuda_device_checker(&why, max_chunk, max_listed);
   if (!c) FAIL("no device checker: " << why);
   return c;
-}
-
-const DeviceConversion& entry(std::string_view name) {
-  const DeviceConversion* e = find_device_conversion(name);
-  REQUIRE_MESSAGE(e, "no table entry " << name);
-  return *e;
 }
 
 /// Every field of the two results that a report shows must be equal.

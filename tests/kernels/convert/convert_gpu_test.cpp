@@ -10,27 +10,15 @@
 
 #include "kernels/convert/device_convert.hpp"
 #include "suites/device_sweep.hpp"
+#include "tests/support/cuda_producer.hpp"
+#include "tests/support/host_producer.hpp"
 #include "kernels/kernel.hpp"
 
 using namespace fpcert;
+using fpcert::test::entry;
+using fpcert::test::producer;
 
 namespace {
-
-ConversionProducer& producer() {
-  static std::unique_ptr<ConversionProducer> p = [] {
-    std::string why;
-    auto q = make_cuda_conversion_producer(&why);
-    if (!q) FAIL("no conversion producer: " << why);
-    return q;
-  }();
-  return *p;
-}
-
-const DeviceConversion& entry(std::string_view name) {
-  const DeviceConversion* e = find_device_conversion(name);
-  REQUIRE_MESSAGE(e, "no table entry " << name);
-  return *e;
-}
 
 /// One line per run: what the report table shows, for the log of the device run.
 void report(const DeviceSweepResult& r) {
