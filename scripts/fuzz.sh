@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh — bounded fuzzing of what fpcert reads from users (tests/fuzz/): builds the
 # libFuzzer targets with clang under ASan and UBSan (build dir $FPCERT_FUZZ_BUILD_DIR, default
-# build-fuzz), then runs each for $FPCERT_FUZZ_SECONDS seconds (default 60) on a copy of its seed
+# build-fuzz) — every file instrumented, or, with FPCERT_FUZZ_LINK_BUILD=<a built test build> (what
+# test.sh does), only the readers, linked against that build (scripts/fuzz_link.py) — then runs each for $FPCERT_FUZZ_SECONDS seconds (default 60) on a copy of its seed
 # corpus. A crash, leak or sanitizer report fails the run and leaves the input in
 # $build/fuzz-findings/<target>/: add it to tests/fuzz/corpus/<target>/ with a regression test.
 # Prints, per target, the time and the number of executions. Usage: scripts/fuzz.sh [target...]
-# Exit: 0 clean; 1 a finding; 77 no clang/libFuzzer here (skipped, said so).
+# Exit: 0 clean; 1 a finding; 2 the build failed; 77 no clang/libFuzzer here (skipped, said so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${FPCERT_FUZZ_SECONDS:-60}
@@ -18,12 +19,36 @@ if [[ -z "$cxx" ]] || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuz
   echo "fuzz: SKIPPED: clang and libFuzzer are not installed (scripts/deps.sh --tests installs clang-14 and libclang-rt-14-dev)"
   exit 77
 fi
-launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" \
-  -DFPCERT_FUZZ=ON -DFPCERT_CUDA=OFF -DFPCERT_TESTS=ON -DFPCERT_BENCH=OFF "${launcher[@]}" >/dev/null
-cmake --build "$build" -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >"$build/fuzz-build.log" 2>&1 ||
-  { tail -40 "$build/fuzz-build.log"; echo "fuzz: build failed"; exit 1; }
+link_build=${FPCERT_FUZZ_LINK_BUILD:-}
+mkdir -p "$build"
+: >"$build/fuzz-build.log"
+if [[ -n "$link_build" ]]; then
+  # Quick mode (test.sh, CI): only the files that read each target's input are compiled with clang under
+  # ASan and UBSan, linked ahead of the test build's libraries (scripts/fuzz_link.py): a minute of
+  # compiling instead of a second build of all of fpcert.
+  mode="quick: the readers instrumented, linked against $link_build"
+  bins="$build"
+  for t in "${targets[@]}"; do
+    python3 scripts/fuzz_link.py "$t" "$link_build" "$build" "$cxx" >>"$build/fuzz-build.log" 2>&1 ||
+      { tail -40 "$build/fuzz-build.log"; echo "fuzz: build of fuzz_$t failed (not a finding)"; exit 2; }
+  done
+else
+  # Full mode (long campaigns): every file of fpcert instrumented, in a build of its own.
+  mode="full: every file instrumented"
+  bins="$build/tests/fuzz"
+  launcher=()
+  if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
+  # -O1 with line tables, as libFuzzer's documentation recommends (and quicker to compile than -O2 -g).
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" \
+    -DFPCERT_FUZZ=ON -DFPCERT_CUDA=OFF -DFPCERT_TESTS=ON -DFPCERT_BENCH=OFF "${launcher[@]}" >/dev/null
+  # One target per build command: several top-level targets in one Makefile invocation are built by
+  # parallel sub-makes that race on the libraries they share (two links of the same .a at once).
+  for t in "${targets[@]}"; do
+    cmake --build "$build" -j "$(nproc)" --target "fuzz_$t" >>"$build/fuzz-build.log" 2>&1 ||
+      { tail -40 "$build/fuzz-build.log"; echo "fuzz: build of fuzz_$t failed (not a finding)"; exit 2; }
+  done
+fi
 status=0
 summary=()
 for t in "${targets[@]}"; do
@@ -35,7 +60,7 @@ for t in "${targets[@]}"; do
   set +e
   # Memory and input limits keep one run bounded; ASan and UBSan abort on their first report.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    "$build/tests/fuzz/fuzz_$t" "$work" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+    "$bins/fuzz_$t" "$work" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
     -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1
   rc=$?
   set -e
@@ -49,6 +74,6 @@ for t in "${targets[@]}"; do
     summary+=("$(printf 'fuzz_%-8s %4ss %12s execs  corpus %5s  clean' "$t" "$secs" "$execs" "$corpus")")
   fi
 done
-echo "fuzz: ASan+UBSan, $secs s per target (logs: $build/fuzz-<target>.log)"
+echo "fuzz: ASan+UBSan ($mode), $secs s per target (logs: $build/fuzz-<target>.log)"
 printf '  %s\n' "${summary[@]}"
 exit $status
