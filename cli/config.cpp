@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 
 #include "base/error.hpp"
@@ -105,13 +107,144 @@ const toml::table& get_table(const Ctx& c, const toml::node& n, const std::strin
   c.fail(n.source(), fmt::format("'{}' must be a table ([{}]), got {}", key, key, type_name(n)));
 }
 
+// toml++ 3.3 has undefined behaviour on some inputs (found by tests/fuzz/fuzz_config): its table of non-ASCII
+// whitespace reaches __builtin_unreachable for most code points in U+00A1..U+0499 and a few other ranges,
+// wherever its parser asks "is this whitespace?" — outside strings, and inside them when it scans ahead
+// after a syntax error; and it assumes (TOML_ASSERT_ASSUME) that a table header's '[' or '[[' is followed
+// by a key. So toml++ is only ever given ASCII text: non-ASCII characters in strings become \u or \U
+// escapes (a literal string becomes the equivalent basic string), in comments '?', and anywhere else
+// (never valid TOML) they are refused, as are control characters other than tab and line breaks and a
+// table header without its key, each with its line and column. Error positions toml++ reports after such
+// a string on the same line count its escapes.
+std::string ascii_toml(const Ctx& c, const std::string& text) {
+  enum class In { Code, Comment, Basic, Literal, MultiBasic, MultiLiteral } in = In::Code;
+  std::uint32_t line = 1, column = 1;
+  bool line_start = true;
+  char prev = '\n';  // the last non-blank character in code: a string starts only after one of "\n=[,{."
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  const auto fail = [&](std::size_t offset, const std::string& what) {
+    toml::source_region at;
+    at.begin = {line, static_cast<std::uint32_t>(column + offset)};
+    c.fail(at, what);
+  };
+  const auto at = [&](std::size_t k, std::string_view s) { return text.compare(k, s.size(), s) == 0; };
+  // The code point of the UTF-8 sequence at i (its length in len); invalid UTF-8 fails with its position.
+  const auto decode = [&](std::size_t i, std::size_t& len) {
+    const auto b0 = static_cast<unsigned char>(text[i]);
+    len = b0 >= 0xf0 && b0 < 0xf5 ? 4 : b0 >= 0xe0 && b0 < 0xf0 ? 3 : b0 >= 0xc2 && b0 < 0xe0 ? 2 : 0;
+    if (len == 0 || i + len > text.size()) fail(0, "invalid UTF-8");
+    std::uint32_t cp = b0 & (0x7fu >> len);
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      if ((b & 0xc0) != 0x80) fail(0, "invalid UTF-8");
+      cp = cp << 6 | (b & 0x3fu);
+    }
+    const std::uint32_t min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000)) fail(0, "invalid UTF-8");
+    return cp;
+  };
+  const auto newline = [&] {
+    ++line;
+    column = 1;
+    if (in == In::Code) {
+      line_start = true;
+      prev = '\n';
+    }
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto ch = static_cast<unsigned char>(text[i]);
+    const bool crlf = ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n';
+    if ((ch < 0x20 && ch != '\t' && ch != '\n' && !crlf) || ch == 0x7f)
+      fail(0, fmt::format("control character 0x{:02x} (TOML allows only tab and line breaks)", ch));
+    if (in == In::Code && line_start && ch != ' ' && ch != '\t' && ch != '\n' && !crlf) {
+      line_start = false;
+      if (ch == '[') {  // a table header: a key (bare or quoted) or ']' must follow '[' or '[['
+        std::size_t k = i + 1;
+        if (k < text.size() && text[k] == '[') ++k;
+        while (k < text.size() && (text[k] == ' ' || text[k] == '\t')) ++k;
+        const char n = k < text.size() ? text[k] : ']';
+        if (!(std::isalnum(static_cast<unsigned char>(n)) || n == '_' || n == '-' || n == '"' || n == '\'' || n == ']'))
+          fail(k - i, "TOML syntax: a table header needs a key after its '['");
+      }
+    }
+    if (ch >= 0x80) {
+      std::size_t len = 1;
+      const std::uint32_t cp = decode(i, len);
+      if (in == In::Code) fail(0, "a non-ASCII character outside a string or comment");
+      if (in == In::Comment) out += '?';
+      else out += cp > 0xffff ? fmt::format("\\U{:08X}", cp) : fmt::format("\\u{:04X}", cp);
+      i += len - 1;
+      ++column;
+      continue;
+    }
+    std::string_view emit(reinterpret_cast<const char*>(&text[i]), 1);
+    std::size_t width = 1;  // input characters taken
+    switch (in) {
+      case In::Code:
+        if (ch == '#') {
+          in = In::Comment;
+        } else if ((ch == '"' || ch == '\'') && std::string_view("\n=[,{.").find(prev) == std::string_view::npos) {
+          // a quote where no string can start ("2'x"): not a string; toml++ reports the syntax error
+        } else if (at(i, "\"\"\"") || at(i, "'''")) {
+          in = ch == '"' ? In::MultiBasic : In::MultiLiteral;
+          emit = "\"\"\"";
+          width = 3;
+        } else if (ch == '"' || ch == '\'') {
+          in = ch == '"' ? In::Basic : In::Literal;
+          emit = "\"";
+        }
+        if (ch != ' ' && ch != '\t') prev = static_cast<char>(ch);
+        break;
+      case In::Comment:
+        if (ch == '\n') in = In::Code;
+        break;
+      case In::Basic:
+      case In::MultiBasic:
+        if (ch == '\\' && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80) {
+          fail(1, "TOML syntax: a backslash before a non-ASCII character is not an escape");
+        } else if (ch == '\\' && i + 1 < text.size() && text[i + 1] != '\n') {
+          emit = std::string_view(&text[i], 2);  // an escape: its second character is never a delimiter
+          width = 2;
+        } else if (in == In::Basic && (ch == '"' || ch == '\n')) {
+          in = In::Code;  // the end, or an unterminated string: toml++ says so
+        } else if (in == In::MultiBasic && at(i, "\"\"\"")) {
+          in = In::Code;
+          emit = "\"\"\"";
+          width = 3;
+        }
+        break;
+      case In::Literal:
+      case In::MultiLiteral:  // written as the equivalent basic string: backslashes and quotes escaped
+        if (in == In::Literal && (ch == '\'' || ch == '\n')) {
+          in = In::Code;
+          if (ch == '\'') emit = "\"";
+        } else if (in == In::MultiLiteral && at(i, "'''")) {
+          in = In::Code;
+          emit = "\"\"\"";
+          width = 3;
+        } else if (ch == '\\') {
+          emit = "\\\\";
+        } else if (ch == '"') {
+          emit = "\\\"";
+        }
+        break;
+    }
+    out += emit;
+    i += width - 1;
+    if (ch == '\n') newline();
+    else column += static_cast<std::uint32_t>(width);
+  }
+  return out;
+}
+
 }  // namespace
 
 ProjectConfig parse_project_config(const std::string& text, const std::string& path) {
   Ctx c{path, fs::path(path).parent_path()};
   toml::table root;
   try {
-    root = toml::parse(text, path);
+    root = toml::parse(ascii_toml(c, text), path);
   } catch (const toml::parse_error& e) {
     c.fail(e.source(), fmt::format("TOML syntax: {}", e.description()));
   }
