@@ -435,11 +435,16 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                     sizeof(fpcert_plugin_info), FPCERT_PLUGIN_ABI_MAJOR, versions));
   // The kernel table's stride: minor 0 kernels end before gemm_order; a newer minor may append more.
   const std::size_t expect_kernel = info->abi_minor == 0 ? FPCERT_KERNEL_SIZE_MINOR0 : sizeof(fpcert_kernel);
-  const bool kernel_size_ok = info->abi_minor > FPCERT_PLUGIN_ABI_MINOR ? info->kernel_struct_size >= sizeof(fpcert_kernel)
-                                                                        : info->kernel_struct_size == expect_kernel;
+  // A newer minor's entries may be longer, but a C compiler's sizeof is a multiple of the alignment (a table
+  // of any other stride has misaligned entries: found by tests/fuzz/fuzz_plugin), and no entry is 64 KiB.
+  const bool kernel_size_ok = info->abi_minor > FPCERT_PLUGIN_ABI_MINOR
+                                  ? info->kernel_struct_size >= sizeof(fpcert_kernel) && info->kernel_struct_size <= 65536 &&
+                                        info->kernel_struct_size % alignof(fpcert_kernel) == 0
+                                  : info->kernel_struct_size == expect_kernel;
   if (!kernel_size_ok)
-    err(fmt::format("fpcert_plugin_info.kernel_struct_size is {}, expected sizeof(fpcert_kernel) = {} for ABI {}.{}{}",
-                    info->kernel_struct_size, expect_kernel, info->abi_major, info->abi_minor, versions));
+    err(fmt::format("fpcert_plugin_info.kernel_struct_size is {}, expected sizeof(fpcert_kernel) = {} for ABI {}.{}{}{}",
+                    info->kernel_struct_size, expect_kernel, info->abi_major, info->abi_minor,
+                    info->abi_minor > FPCERT_PLUGIN_ABI_MINOR ? " or more (a multiple of its alignment, at most 65536)" : "", versions));
   if (!errs.empty()) return errs;
   if (!info->plugin_name || !*info->plugin_name) err("fpcert_plugin_info.plugin_name is empty (required)");
   if (info->kernel_count == 0 || !info->kernels) {

@@ -5,7 +5,9 @@
 // bounds or throw; a table the validator accepts can be turned into kernel traits.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -85,6 +87,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   info.kernel_count = p.ConsumeBool() ? count : p.ConsumeIntegralInRange<std::uint32_t>(0, count);
   info.kernels = count && p.ConsumeBool() ? kernels.data() : nullptr;
+  // A table whose declared stride is longer than this fpcert's entry (a newer minor) is laid out at that
+  // stride, as such a plugin's would be; the validator decides whether the stride is acceptable.
+  std::vector<std::max_align_t> wide;
+  if (info.kernels && info.kernel_struct_size > sizeof(fpcert_kernel) && info.kernel_struct_size <= 65536) {
+    wide.resize((count * info.kernel_struct_size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
+    for (std::uint32_t i = 0; i < count; ++i)
+      std::memcpy(reinterpret_cast<char*>(wide.data()) + std::size_t{i} * info.kernel_struct_size, &kernels[i], sizeof(fpcert_kernel));
+    info.kernels = reinterpret_cast<const fpcert_kernel*>(wide.data());
+  }
   if (!info.kernels) info.kernel_count = p.ConsumeBool() ? 0 : info.kernel_count;  // a NULL table with a count
   try {
     (void)fpcert::validate_plugin_info(&info, "fuzz.so");
