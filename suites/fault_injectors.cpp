@@ -223,7 +223,11 @@ class FaultInjector final : public GemmKernel {
         });
         break;
       case Fault::FlushInputs:
-        active = run_on_inputs(ops, [](Image& a, Image& b) { return edit_codes(a, flush_subnormal) | edit_codes(b, flush_subnormal); });
+        active = run_on_inputs(ops, [](Image& a, Image& b) {
+          const bool in_a = edit_codes(a, flush_subnormal);  // both operands flushed: no short circuit
+          const bool in_b = edit_codes(b, flush_subnormal);
+          return in_a || in_b;
+        });
         break;
       case Fault::OneRunInN:
         if (calls_ % std::max(1, opt_.one_in) == 0)
