@@ -24,11 +24,15 @@ struct GenContext {
 struct Family {
   GeneratorInfo info;
   std::function<void(const ParsedSpec&, Problem&, const GenContext&)> make;
+  /// The family writes Inf and NaN on purpose (`specials`): generate() then accepts them; every finite
+  /// value must still be exactly representable in the source format.
+  bool non_finite = false;
 };
 
 std::vector<Family> distribution_families();  // uniform, normal, ozaki, scaled_int
 std::vector<Family> exponent_families();      // exp_uniform, exp_gauss, exp_sweep, span, outlier
 std::vector<Family> edge_families();          // edges
+std::vector<Family> special_families();       // specials
 std::vector<Family> cancel_families();        // cancel, cancel_gemm
 std::vector<Family> spectral_families();      // spectral
 std::vector<Family> probe_families();         // probe

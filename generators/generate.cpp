@@ -139,7 +139,7 @@ const std::vector<Family>& registry() {
     std::vector<Family> all;
     for (auto* f : {&detail::distribution_families, &detail::exponent_families, &detail::edge_families,
                     &detail::cancel_families, &detail::spectral_families, &detail::probe_families,
-                    &detail::pattern_families}) {
+                    &detail::pattern_families, &detail::special_families}) {
       auto v = (*f)();
       for (auto& x : v) all.push_back(std::move(x));
     }
@@ -164,6 +164,7 @@ void operand_stats(const Matrix& x, const std::string& suf, std::map<std::string
   std::int64_t zeros = 0;
   for (double v : x.data) {
     const double a = std::fabs(v);
+    if (!std::isfinite(a)) continue;  // Inf and NaN (the `specials` family): counted by the family itself
     if (a == 0) {
       ++zeros;
       continue;
@@ -273,9 +274,11 @@ Problem generate(const std::string& spec, const GenerateOptions& opt) {
   fam->make(ps, p, ctx);
 
   // Every value must be exactly representable in the source format (the families guarantee it;
-  // this check turns a broken guarantee into an error rather than a silently wrong test).
+  // this check turns a broken guarantee into an error rather than a silently wrong test). Inf and NaN
+  // only from a family that plants them (`specials`).
   for (const Matrix* x : {&p.a, &p.b})
     for (double v : x->data) {
+      if (fam->non_finite && !std::isfinite(v)) continue;
       if (!detail::exactly_representable(*p.source, v))
         throw std::logic_error("generator '" + p.family + "' produced a value not exactly representable in " +
                                std::string(p.source->tag) + " (spec " + p.spec + ")");

@@ -104,6 +104,7 @@ std::string describe_traits(const KernelTraits& t) {
          " spanning <= " + std::to_string(d.max_span) + " binades";
   }
   if (d.operand_range) s += std::string(d.span_scope != SpanScope::None ? ", " : "; inputs: ") + "within " + std::string(t.a_operand->tag) + "'s range";
+  if (d.finite_only) s += std::string(d.span_scope != SpanScope::None || d.operand_range ? ", " : "; inputs: ") + "finite only";
   return s;
 }
 

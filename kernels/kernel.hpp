@@ -47,8 +47,12 @@ struct InputDomain {
   int max_span = 0;            ///< largest minus smallest binade of the nonzero entries of one group
   int kblock = 0;              ///< block length along K for SpanScope::KBlock
   bool operand_range = false;  ///< every input inside the operand format's finite range (nothing scales it first)
+  /// Finite inputs only: the arithmetic is not defined on Inf or NaN (a split x - hi(x) makes Inf - Inf, a block
+  /// scale of an infinite amax is NaN). A case with a non-finite input is "not supported" (docs/suites.md,
+  /// "values.special"), and the faults that only a non-finite reference can show are not applicable.
+  bool finite_only = false;
   std::string note;            ///< why, in one phrase
-  bool restricted() const { return span_scope != SpanScope::None || operand_range; }
+  bool restricted() const { return span_scope != SpanScope::None || operand_range || finite_only; }
 };
 
 /// Block scaling a kernel applies to its inputs before it multiplies (docs/block_formats.md): A quantized in

@@ -183,6 +183,21 @@ section_mutation() {
   mutate_group simt_mma '^gemm_(f32_tiled|f16_f32acc_tiled|f16_f16acc_tiled|[a-z0-9]+_f32acc_mma_sm[0-9]+(_promote[0-9]+)?)$'
 }
 section_mutation_cublas() { mutate_group cublas '^cublas_'; }
+# Special values (docs/suites.md, "values.special"): every CUDA and cuBLAS kernel on its special_<storage> case
+# (Inf, NaN, largest finite, Inf * 0, Inf - Inf, partial sums overflowing fp32/fp16 with a finite exact sum):
+# passes, or "not supported" for the finite-only kernels (split products, block-scaled, BF16 on FP16); and the
+# two faults it was written for (nan_to_zero, inf_to_max) killed by special_values, or not applicable.
+section_specials() {
+  local ks
+  ks=$("$BIN/fpcert" kernels | awk '/^(gemm|cublas)_/{print $1}' | paste -sd, -)
+  run timeout 560 "$BIN/fpcert" mutate --kernel "$ks" --suite certify --fault nan_to_zero,inf_to_max --json "$OUT/specials.json" \
+    > "$OUT/specials.txt" 2>&1; echo "rc=$?" >> "$OUT/specials.txt"
+  grep -E "^(mutation score|  survived|  killed by another|kernel |gemm_|cublas_|rc=)" "$OUT/specials.txt" | tail -80
+  for k in gemm_f32_tiled gemm_f16_f16acc_tiled; do
+    run "$BIN/fpcert" certify --kernel "$k" --suite certify --no-mutation --json "$OUT/specials_$k.json" > "$OUT/specials_$k.txt" 2>&1
+    grep -E "special_|^(CERTIFIED|FAILED)" "$OUT/specials_$k.txt"
+  done
+}
 section_mutation_emu() { mutate_group emu '^gemm_([0-9]+x(tf32|tf32rz|bf16)|bf16_on_f16_[a-z0-9]+)_mma_sm[0-9]+$'; }
 # Block-scaled formats (docs/block_formats.md): the CUDA quantizer exact against the model, the blocksum GEMMs bit
 # for bit against their CPU models, every block-scaled CUDA kernel through the block-scaled suite, and the
@@ -318,6 +333,7 @@ for part in ${PART//,/ }; do
     hardening) section_hardening ;;
     mutation) section_mutation ;;
     mutation-cublas) section_mutation_cublas ;;
+    specials) section_specials ;;
     mutation-emu) section_mutation_emu ;;
     experiments) section_experiments ;;
     panorama-a) section_panorama accuracy-vs-k ;;

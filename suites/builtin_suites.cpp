@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "suites/block_suite.hpp"
+#include "suites/envelope.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert {
@@ -236,6 +237,20 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
                            "A and B start one element past an aligned address; M, N, K odd"}, {"layout.misaligned"});
   mis.misaligned = true;
   r.push_back(mis);
+  // Special values: +-Inf, NaN (those the storage format holds), its largest finite value, Inf * 0, Inf - Inf, and
+  // elements whose partial sums overflow the narrowest accumulator of the run while their exact sum is finite;
+  // each element judged against IEEE's result (docs/suites.md, "values.special"). Kernels declaring finite
+  // inputs only: not supported.
+  double limit = f32.max_finite();
+  for (const KernelTraits* t : c.all.empty() && c.traits ? std::vector<const KernelTraits*>{c.traits} : c.all) limit = std::min(limit, overflow_limit(*t));
+  const char* acc = limit <= f16.max_finite() ? "f16" : "f32";
+  r.push_back(covering({"special_" + std::string(st.tag), gemm("specials", mn, 64, seed++, fmt::format("target={},acc={}", st.tag, acc)),
+                        BoundVariant::Componentwise,
+                        fmt::format("+-Inf, NaN, +-largest finite of {} in 4 rows of A and 4 columns of B, Inf beside a zero, +Inf and "
+                                    "-Inf in one row; 2 elements whose partial sums overflow {} (exact sum finite): each element "
+                                    "as IEEE says",
+                                    st.tag, acc)},
+                       {"values.special"}));
   return r;
 }
 

@@ -440,9 +440,19 @@ class Emulator {
     for (std::int64_t q = 0; q < k_; q += fused) {
       sum.clear();
       sum.add(frag);
-      for (std::int64_t x = q; x < std::min(k_, q + fused); ++x) sum.add_product(a[x], B(x, j));
+      // An Inf or NaN in the block (ExactSum takes finite values only): IEEE's sum of the block, which order
+      // cannot change (NaN, or the one-signed infinity; docs/suites.md, "values.special").
+      bool special = !std::isfinite(frag);
+      double ieee = frag;
+      for (std::int64_t x = q; x < std::min(k_, q + fused); ++x) {
+        const double pr = a[x] * B(x, j);
+        if (!std::isfinite(pr)) special = true;
+        ieee += pr;
+        if (!special) sum.add_product(a[x], B(x, j));
+      }
       std::uint8_t st = 0;
-      frag = to_value(*t_.acc, round_ref(*t_.acc, sum.finalize(st), rr).code);
+      if (special) frag = to_value(*t_.acc, round_double(*t_.acc, ieee, rr).code);
+      else frag = to_value(*t_.acc, round_ref(*t_.acc, sum.finalize(st), rr).code);
       if (t_.promote_every > 0 && (q + fused) % t_.promote_every == 0) {
         outer = outer_.add(outer, frag);
         frag = 0.0;

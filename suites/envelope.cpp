@@ -228,6 +228,10 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
     e.u_ob = unit(*t.b_operand, t.input_rounding);
     e.eta_b = eta(*t.b_operand, t.input_rounding);
   }
+  // Magnitude growth: (1 + u)^(roundings) per factor, as a sum of logarithms (finite whatever d u).
+  e.growth = split_factor * std::exp(2 * std::log1p(uop) + std::log1p(e.u_oa) + std::log1p(e.u_ob) + std::log1p(up) +
+                                     e.depth * std::log1p(e.step_unit) + (promote ? nprom * std::log1p(upro) : 0.0)) *
+             (1 + 0x1p-40);  // exp and log1p within a few ulps: 2^-40 relative covers them
   e.exists = g.exists;
   if (e.exists) {
     // Operand and product errors on |a||b|, the accumulation's on the (slices') product magnitudes.
@@ -250,6 +254,9 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
     e.out_unit = unit(*t.out, Rounding::NearestEven);
     e.eta_out = eta(*t.out, Rounding::NearestEven);
   }
+  e.growth *= 1 + e.out_unit;
+  if (o.kind == OrderKind::SplitProducts)  // the merge of the scheme's terms, each a rounding in the accumulator
+    if (const SplitScheme* sc = find_split_scheme(o.split_scheme)) e.growth *= std::exp(static_cast<double>(sc->terms.size()) * std::log1p(ua));
 
   // Printable.
   b.rtol = e.coef;
@@ -320,6 +327,13 @@ EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std
     }
   }
   return v;
+}
+
+double overflow_limit(const KernelTraits& t) {
+  double lim = std::min(t.acc->max_finite(), t.out->max_finite());
+  if (!t.exact_products && t.product_format) lim = std::min(lim, t.product_format->max_finite());
+  if (t.promote_every > 0 && t.promote_format) lim = std::min(lim, t.promote_format->max_finite());
+  return lim;
 }
 
 std::vector<std::string> error_sources(const KernelTraits& t) {

@@ -36,6 +36,11 @@ struct EnvelopeModel {
   double eta_a = 0;       ///< absolute error per A operand below the operand (or slice) format's normal range, times sum_k |b_kj|
   double eta_b = 0;       ///< likewise, times sum_k |a_ik|
   bool exists = true;     ///< false: gamma_d does not exist (d u >= 1); every output is allowed
+  /// An upper bound on |s| / sum |a'_k b'_k| for every partial sum s (and the result) that a valid order of the
+  /// declared arithmetic forms: each rounding grows a magnitude by at most (1 + its unit), so the product of
+  /// (1 + unit) over every rounding a product passes through. Always finite (unlike gamma_d): it decides whether
+  /// a partial sum can overflow (docs/suites.md, "values.special").
+  double growth = 1;
   Bound bound;            ///< the same, printable (variant "envelope")
 };
 
@@ -64,6 +69,10 @@ struct EnvelopeVerdict {
 EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std::int64_t m, std::int64_t n, const GemmRef& ref_op,
                                   const std::vector<std::uint64_t>& codes, const std::vector<double>& row_abs_a,
                                   const std::vector<double>& col_abs_b, std::vector<double>* fracs = nullptr);
+
+/// The smallest largest-finite value among the formats a kernel's sums pass through (accumulator, rounded products,
+/// promotion, output): a partial sum or result below it in magnitude cannot overflow.
+double overflow_limit(const KernelTraits& t);
 
 /// The kernel's own error sources (not fpcert's rounding of the inputs into their formats): operand
 /// narrowing of A / B, split operands, product rounding, accumulation, promotion, output rounding.

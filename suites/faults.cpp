@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "suites/bound.hpp"
+#include "suites/envelope.hpp"
 
 namespace fpcert {
 
@@ -158,10 +159,31 @@ std::string fault_not_applicable(Fault f, const KernelTraits& t) {
     case Fault::NanToZero:
     case Fault::WritesNan:
       if (!t.out->has_nan()) return fmt::format("the output format {} has no NaN", t.out->tag);
+      // The exact reference of finite inputs is finite: a NaN reference needs a NaN operand, Inf * 0 or Inf - Inf.
+      if (f == Fault::NanToZero && t.domain.finite_only)
+        return "the kernel declares finite inputs only: no reference is NaN (that needs a NaN or infinite operand)";
+      if (f == Fault::NanToZero && !t.a_input->has_nan() && !t.a_input->has_inf() && !t.b_input->has_nan() && !t.b_input->has_inf())
+        return fmt::format("the input formats {}/{} hold no NaN or Inf: no reference is NaN", t.a_input->tag, t.b_input->tag);
       break;
-    case Fault::InfToMax:
+    case Fault::InfToMax: {
       if (!t.out->has_inf()) return fmt::format("the output format {} has no infinity", t.out->tag);
+      // Without an infinite operand a reference is infinite only where the exact result overflows the output, where
+      // the checks accept the largest finite value (docs/suites.md, "values.special"): the fault is then invisible,
+      // and, where not even kMaxK products of the largest inputs reach the overflow limit, impossible.
+      const bool inf_inputs = !t.domain.finite_only && (t.a_input->has_inf() || t.b_input->has_inf());
+      if (!inf_inputs) {
+        constexpr double kMaxK = 0x1p31;  // beyond any K a suite or a generator uses (generators: 2^24)
+        const double reach = kMaxK * t.a_input->max_finite() * t.b_input->max_finite();
+        if (t.domain.finite_only)
+          return "the kernel declares finite inputs only: no reference is infinite but where the exact result overflows the "
+                 "output, and there the checks accept the largest finite value";
+        if (reach < overflow_limit(t))
+          return fmt::format("no output can be infinite: {}/{} hold no Inf, and 2^31 products of their largest values, {:.3g}, stay "
+                             "below the overflow limit {:.4g}",
+                             t.a_input->tag, t.b_input->tag, reach, overflow_limit(t));
+      }
       break;
+    }
     case Fault::ClobbersA:
       if (!t.a_input->is_signed()) return "A's format has no sign bit to flip";
       break;

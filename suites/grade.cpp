@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -146,9 +147,38 @@ bool any_error(const std::vector<std::uint64_t>& codes, const std::vector<RefVal
   return false;
 }
 
+/// Equal bit for bit (a NaN equals a NaN of the same bits, unlike ==).
+bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
+  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
+}
+
+/// Whether a partial sum of element (i, j) can overflow toward +Inf (pos) and toward -Inf (neg) in some valid
+/// order of the declared arithmetic: the positive (negative) finite products of the kernel's inputs, summed
+/// in magnitude and times the envelope's growth, reach the overflow limit (docs/suites.md, "values.special").
+/// Infinite and NaN products are left out: they decide the result by IEEE's rules, not by overflow.
+struct OverflowReach {
+  bool pos = false, neg = false;
+};
+OverflowReach overflow_reach(const std::vector<double>& a, const std::vector<double>& b, std::int64_t n, std::int64_t k, std::int64_t x,
+                             double growth, double limit) {
+  const std::int64_t i = x / n, j = x % n;
+  double pos = 0, neg = 0;
+  for (std::int64_t q = 0; q < k; ++q) {
+    const double pr = a[static_cast<std::size_t>(i * k + q)] * b[static_cast<std::size_t>(q * n + j)];
+    if (!std::isfinite(pr)) continue;
+    (pr > 0 ? pos : neg) += std::fabs(pr);
+  }
+  // K double additions and products, each within 2^-53 relative: 2^-30 covers them (K < 2^23).
+  const double slack = growth * (1 + 0x1p-30);
+  return {pos * slack >= limit, neg * slack >= limit};
+}
+
 /// The tiers: bitwise where the order is emulable, the envelope always, the statistical test on top
-/// of the envelope where bitwise is not used and the accumulation claims round-to-nearest.
-void judge_tiers(const GradeInput& in, CaseResult& out) {
+/// of the envelope where bitwise is not used and the accumulation claims round-to-nearest. a_in, b_in: the
+/// inputs as the kernel received them; overflowed: elements whose non-finite output is an accepted overflow of
+/// a partial sum (their error fraction is not graded).
+void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double>& a_in, const std::vector<double>& b_in,
+                 const std::vector<std::uint8_t>& overflowed) {
   const Problem& p = *in.problem;
   const GemmRef& ref = *in.ref;
   const KernelTraits& t = *in.traits;
@@ -161,14 +191,12 @@ void judge_tiers(const GradeInput& in, CaseResult& out) {
   // The inputs as the kernel received them and the operands as its multiplier sees them.
   // A block-scaled kernel's inputs are the operands its declared quantizer makes (the runner passes them
   // in in.a / in.b, suites/block_reference.hpp): its tiers judge the arithmetic after quantization.
-  const std::vector<double> a_in = in.a ? in.a->data : round_values(p.a.data, *t.a_input, t.input_rounding);
-  const std::vector<double> b_in = in.b ? in.b->data : round_values(p.b.data, *t.b_input, t.input_rounding);
   const bool split = t.operand_u > 0;
   const std::vector<double> a_op = split ? a_in : operand_values(a_in, *t.a_input, *t.a_operand, t.input_rounding);
   const std::vector<double> b_op = split ? b_in : operand_values(b_in, *t.b_input, *t.b_operand, t.input_rounding);
   // ref': the exact product of the inputs as the kernel receives them (fpcert's own rounding of the case's
   // values into the input formats is measured exactly; the kernel's narrowing into operands is bounded).
-  const bool same = a_in == p.a.data && b_in == p.b.data;
+  const bool same = same_bits(a_in, p.a.data) && same_bits(b_in, p.b.data);
   GemmRef own;
   if (!same) own = gemm_reference(MatrixView::row_major(a_in.data(), p.m, p.k), MatrixView::row_major(b_in.data(), p.k, p.n));
   const GemmRef& rop = same ? ref : own;
@@ -188,6 +216,11 @@ void judge_tiers(const GradeInput& in, CaseResult& out) {
   }
   std::vector<double> fracs;
   const EnvelopeVerdict ev = evaluate_envelope(env, of, p.m, p.n, rop, codes, row_in, col_in, &fracs);
+  auto ungraded_overflows = [&](std::vector<double>& f) {
+    for (std::size_t x = 0; x < mn; ++x)
+      if (overflowed[x]) f[x] = NAN;
+  };
+  ungraded_overflows(fracs);
   record_error_fractions(fracs, p.m, p.n, static_cast<std::size_t>(std::max(in.worst_count, 1)), out);
   std::vector<double> got(mn);
   for (std::size_t x = 0; x < mn; ++x) got[x] = to_double(of, codes[x]);
@@ -217,6 +250,7 @@ void judge_tiers(const GradeInput& in, CaseResult& out) {
     // What the declared arithmetic predicts, graded as the kernel's output is.
     std::vector<double> emu_fracs;
     evaluate_envelope(env, of, p.m, p.n, rop, emu, row_in, col_in, &emu_fracs);
+    ungraded_overflows(emu_fracs);
     out.metrics.predicted_err_frac_hist = err_frac_histogram(emu_fracs);
     out.metrics.predicted_ulp_hist = ulp_histogram(of, emu, *in.ref);
     const int allow = t.sum_order.bitwise_ulps;
@@ -263,8 +297,8 @@ void judge_tiers(const GradeInput& in, CaseResult& out) {
   if (!vacuous) {
     for (const std::string& src : error_sources(t)) {
       bool seen = false;
-      if (src.rfind("operand A", 0) == 0) seen = a_op != a_in;
-      else if (src.rfind("operand B", 0) == 0) seen = b_op != b_in;
+      if (src.rfind("operand A", 0) == 0) seen = !same_bits(a_op, a_in);
+      else if (src.rfind("operand B", 0) == 0) seen = !same_bits(b_op, b_in);
       else if (src == "split operands") {
         const SplitScheme* sc = find_split_scheme(t.sum_order.split_scheme);
         seen = sc ? !(all_representable(a_in, *sc->slice) && all_representable(b_in, *sc->slice)) : true;
@@ -344,6 +378,13 @@ void grade(const GradeInput& given, CaseResult& out) {
     for (std::int64_t q = 0; q < p.k; ++q) row_abs_a[static_cast<std::size_t>(i)] += std::fabs(A(i, q));
   for (std::int64_t q = 0; q < p.k; ++q)
     for (std::int64_t j = 0; j < p.n; ++j) col_abs_b[static_cast<std::size_t>(j)] += std::fabs(B(q, j));
+  // The inputs as the kernel received them (a block-scaled kernel's: the operands its declared quantizer makes,
+  // in in.a / in.b, suites/block_reference.hpp), for the tiers and for the overflow reach of partial sums.
+  const std::vector<double> a_in = in.a ? in.a->data : round_values(p.a.data, *t.a_input, t.input_rounding);
+  const std::vector<double> b_in = in.b ? in.b->data : round_values(p.b.data, *t.b_input, t.input_rounding);
+  const double growth = make_envelope(t, p.k).growth, limit = overflow_limit(t);
+  auto reach = [&](std::int64_t x) { return overflow_reach(a_in, b_in, p.n, p.k, x, growth, limit); };
+  std::vector<std::uint8_t> overflowed_at(static_cast<std::size_t>(mn), 0);  // accepted overflows of a partial sum
   // Element by element, in parallel chunks; partial results merged in chunk order so "first" and
   // ties (the smallest index wins) do not depend on the thread count.
   struct Cand {
@@ -353,7 +394,8 @@ void grade(const GradeInput& given, CaseResult& out) {
   };
   struct Part {
     double sum_err2 = 0, sum_ref2 = 0, max_err = 0, cw = 0, worst_frac = 0;
-    std::int64_t worst_idx = -1, nonfinite = 0, first_nonfinite = -1, overflowed = 0, first_bad_special = -1, beyond = 0, cancelled = 0;
+    std::int64_t worst_idx = -1, nonfinite = 0, first_nonfinite = -1, overflowed = 0, first_bad_special = -1, beyond = 0, cancelled = 0,
+                 partial = 0, inf_operand = 0, nan_ref = 0;
     std::vector<std::uint64_t> hist = std::vector<std::uint64_t>(18, 0);
     std::vector<Cand> cands;  // this chunk's worst, at most worst_count
   };
@@ -400,15 +442,29 @@ void grade(const GradeInput& given, CaseResult& out) {
           ++P.hist[static_cast<std::size_t>(ulp_bucket(u))];
         }
         if (!ref_finite || rc == FpClass::Inf || rc == FpClass::NaN) {
-          // Non-finite expected. A NaN input must give NaN. An exact result beyond the output's range
-          // (or the accumulator's) is an overflow: an infinity, a NaN from an intermediate Inf - Inf, or
-          // the largest finite magnitude of a saturating output are all accepted and counted. Either
-          // infinity: a valid order may overflow a partial sum of the other sign first (the bitwise tier,
-          // where it applies, still requires the declared arithmetic's own result).
+          // Non-finite expected (docs/suites.md, "values.special"). A NaN reference (a NaN operand, Inf * 0,
+          // Inf - Inf) must give NaN. An infinite operand gives that infinity: IEEE's sum of the infinite
+          // products, whatever the finite ones, unless a finite partial sum can overflow to the other sign
+          // first (then NaN); an output format without Inf keeps the rule below. An exact result beyond the
+          // output's range (or the accumulator's) is an overflow: an infinity, a NaN from an intermediate
+          // Inf - Inf, or the largest finite magnitude of a saturating output are all accepted and counted.
+          // Either infinity: a valid order may overflow a partial sum of the other sign first (the bitwise
+          // tier, where it applies, still requires the declared arithmetic's own result).
           const bool nan_expected = !ref_finite && std::isnan(r.hi);
-          const bool overflow_ok = !nan_expected && (gc == FpClass::NaN || gc == FpClass::Inf ||
-                                                     (code & of.magnitude_mask()) == of.max_finite_code());
-          const bool ok = (nan_expected && gc == FpClass::NaN) || overflow_ok;
+          const bool inf_expected = !ref_finite && std::isinf(r.hi) && of.has_inf();
+          bool ok, overflow_ok = false;
+          if (nan_expected) {
+            ok = gc == FpClass::NaN;
+            ++P.nan_ref;
+          } else if (inf_expected) {
+            const bool same_inf = gc == FpClass::Inf && std::signbit(got) == std::signbit(r.hi);
+            overflow_ok = !same_inf && gc == FpClass::NaN && (std::signbit(r.hi) ? reach(x).pos : reach(x).neg);
+            ok = same_inf || overflow_ok;
+            ++P.inf_operand;
+          } else {
+            overflow_ok = gc == FpClass::NaN || gc == FpClass::Inf || (code & of.magnitude_mask()) == of.max_finite_code();
+            ok = overflow_ok;
+          }
           ++P.beyond;
           if (overflow_ok) ++P.overflowed;
           if (!ok) {
@@ -418,6 +474,16 @@ void grade(const GradeInput& given, CaseResult& out) {
           continue;
         }
         if (gc == FpClass::NaN || gc == FpClass::Inf) {
+          // A finite exact result whose partial sums can overflow: the infinity of a sign some partial sum can
+          // reach, or NaN where both can, is what a valid order of the declared arithmetic may give (the
+          // bitwise tier, where it applies, requires its own); accepted, counted, and not graded further.
+          const OverflowReach o = reach(x);
+          if (gc == FpClass::Inf ? (std::signbit(got) ? o.neg : o.pos) : (o.pos && o.neg)) {
+            ++P.partial;
+            ++P.overflowed;
+            overflowed_at[ux] = 1;
+            continue;
+          }
           ++P.nonfinite;
           if (P.first_nonfinite < 0) P.first_nonfinite = x;
           consider({INFINITY, x, INFINITY, 0, u});
@@ -440,7 +506,7 @@ void grade(const GradeInput& given, CaseResult& out) {
     }
   });
   double sum_err2 = 0, sum_ref2 = 0, max_err = 0, cw = 0, worst_frac = 0;
-  std::int64_t worst_idx = -1, overflowed = 0, first_bad_special = -1, beyond = 0;
+  std::int64_t worst_idx = -1, overflowed = 0, first_bad_special = -1, beyond = 0, partial = 0, inf_operand = 0, nan_ref = 0;
   std::vector<Cand> cands;
   M.ulp_hist.assign(18, 0);
   for (const Part& P : parts) {
@@ -457,6 +523,9 @@ void grade(const GradeInput& given, CaseResult& out) {
     if (M.first_nonfinite < 0) M.first_nonfinite = P.first_nonfinite;
     overflowed += P.overflowed;
     beyond += P.beyond;
+    partial += P.partial;
+    inf_operand += P.inf_operand;
+    nan_ref += P.nan_ref;
     if (first_bad_special < 0) first_bad_special = P.first_bad_special;
     for (std::size_t b = 0; b < 18; ++b) M.ulp_hist[b] += P.hist[b];
     cands.insert(cands.end(), P.cands.begin(), P.cands.end());
@@ -465,8 +534,13 @@ void grade(const GradeInput& given, CaseResult& out) {
   if (first_bad_special >= 0) {
     const auto ux = static_cast<std::size_t>(first_bad_special);
     const Rounded rr = round_ref(of, ref.c[ux], Rounder::nearest(of));
-    first_failure = fmt::format("element ({}, {}) should be {} (reference {}), got {}", first_bad_special / p.n, first_bad_special % p.n,
-                                classify(of, rr.code) == FpClass::NaN ? "NaN" : "Inf", ref.c[ux].hi, to_double(of, codes[ux]));
+    const double rh = ref.c[ux].hi;
+    first_failure = fmt::format("element ({}, {}) should be {} (reference {}{}), got {}", first_bad_special / p.n, first_bad_special % p.n,
+                                classify(of, rr.code) == FpClass::NaN ? "NaN" : std::signbit(rh) ? "-Inf" : "+Inf", rh,
+                                std::isnan(rh)   ? ": a NaN operand, Inf * 0 or Inf - Inf"
+                                : std::isinf(rh) ? ": an infinite operand"
+                                                 : ": beyond the output's range",
+                                to_double(of, codes[ux]));
   }
   M.max_abs = max_err;
   M.frobenius_rel = sum_ref2 > 0 ? std::sqrt(sum_err2 / sum_ref2) : (sum_err2 > 0 ? INFINITY : 0);
@@ -531,23 +605,30 @@ void grade(const GradeInput& given, CaseResult& out) {
                   : "no Inf/NaN where the reference is finite",
       M.first_nonfinite, static_cast<double>(M.nonfinite), 0);
   add(CheckKind::SpecialValues, first_failure.empty(),
-      first_failure.empty() ? fmt::format("every element with a non-finite or overflowing reference as IEEE says ({} overflow(s))", overflowed)
-                            : first_failure,
+      first_failure.empty()
+          ? fmt::format("every element with a non-finite or overflowing reference as IEEE says ({} NaN, {} infinite operand, "
+                        "{} overflow(s), {} of them a partial sum beyond the accumulator's range)",
+                        nan_ref, inf_operand, overflowed, partial)
+          : first_failure,
       first_bad_special);
   add(CheckKind::Nondeterministic, M.deterministic,
       M.deterministic ? "repeated runs identical bit for bit" : fmt::format("non-deterministic: {} element(s) differ between runs", M.nondeterministic_elements),
       -1, static_cast<double>(M.nondeterministic_elements), 0);
-  judge_tiers(in, out);
+  judge_tiers(in, out, a_in, b_in, overflowed_at);
   const std::string_view gate_variant = out.bound.variant ? to_string(*out.bound.variant) : std::string_view{};
   add(CheckKind::CourseGate, !(worst_frac > 1 && M.nonfinite == 0 && first_failure.empty() && worst_idx >= 0),
       worst_idx >= 0 ? fmt::format("course gate ({}): max |c - ref| / allowed = {:.4g} at {}", gate_variant, worst_frac, at(worst_idx))
                      : fmt::format("course gate ({})", gate_variant),
       worst_idx, worst_frac, 1);
   M.ref_overflow = beyond;
-  if (overflowed)
+  if (overflowed > partial)
     out.flags.push_back(fmt::format("reference-overflows-output: {} element(s) exceed the {} range; any Inf/NaN or the largest "
                                     "finite value is accepted there",
-                                    overflowed, of.tag));
+                                    overflowed - partial, of.tag));
+  if (partial)
+    out.flags.push_back(fmt::format("partial-sum-overflow: {} element(s) with a finite exact result gave an infinity (or NaN) that a "
+                                    "partial sum beyond {:.4g} explains; accepted, not graded",
+                                    partial, limit));
   if (out.bound.vacuous) out.flags.push_back("worst-case bound vacuous (K u >= 1): no rigorous bound exists at this K");
   out.status = CaseStatus::Pass;
   out.reason.clear();

@@ -75,6 +75,9 @@ std::string outside_domain(const KernelTraits& t, const Problem& p) {
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < cols; ++c) {
         const double v = to_double(*op.in, round_double(*op.in, (*op.m)(r, c), rr).code);
+        if (d.finite_only && !std::isfinite(v))
+          return fmt::format("{}({}, {}) is {}: the kernel declares finite inputs only (its arithmetic is not defined on Inf "
+                             "or NaN)", op.name, r, c, std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
         if (!std::isfinite(v) || v == 0) continue;
         mx = std::max(mx, std::fabs(v));
         if (d.span_scope == SpanScope::None) continue;

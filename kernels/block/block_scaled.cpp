@@ -161,6 +161,9 @@ KernelTraits block_gemm_traits(const BlockFormat& f, ScaleRule rule, BlockGemmPa
   t.block.format = &f;
   t.block.rule = rule;
   t.block.rounding = Rounding::NearestEven;
+  // Finite inputs only: a NaN or Inf anywhere in a block makes its scale NaN and every value of the block NaN
+  // (docs/block_formats.md, "NaN, Inf, zeros"), not IEEE's per-element results (docs/suites.md, "values.special").
+  t.domain.finite_only = true;
   return t;
 }
 

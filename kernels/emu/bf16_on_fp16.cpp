@@ -299,6 +299,8 @@ KernelTraits bf16_on_f16_traits(const Bf16OnF16Policy& p, bool device) {
   // <= 32 binades (kBf16OnF16MaxLosslessSpan); outside, bits are lost that no rounding term of the
   // bound model accounts for. The direct cast scales nothing: values beyond fp16's range overflow.
   InputDomain& d = t.domain;
+  // Finite inputs only: a scale computed from a line's largest binade is not defined for Inf or NaN.
+  d.finite_only = true;
   const std::string lossless = "one power-of-two scale is lossless only up to a span of " + std::to_string(kBf16OnF16MaxLosslessSpan) +
                                " binades (docs/emulation.md); the outlier and auto strategies take any data";
   switch (p.strategy) {

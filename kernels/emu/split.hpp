@@ -41,6 +41,11 @@ const SplitScheme* find_split_scheme(const std::string& name);
 /// The slices of x (out must hold scheme.slices floats).
 void split_value(const SplitScheme& s, float x, float* out);
 
+/// Whether the scheme needs finite inputs: with two slices or more the remainder x - Q(x) of an infinite x is
+/// Inf - Inf = NaN, so every product with it is NaN where IEEE gives an infinity (docs/suites.md,
+/// "values.special"). One slice is Q(x) alone: Inf and NaN pass through.
+inline bool split_finite_only(const SplitScheme& s) { return s.slices > 1; }
+
 /// The scheme's product of two scalars: each kept slice product (exact in fp32), summed in fp32
 /// from the smallest term to the largest.
 float split_product(const SplitScheme& s, float a, float b);

@@ -55,7 +55,7 @@ TEST_CASE("every certify case names at least one coverage class, and every class
     classes.insert(classes.end(), c.covers.begin(), c.covers.end());
   }
   for (const char* want : {"shape.one", "shape.prime", "shape.tile_edge", "shape.tall_skinny", "shape.k_threshold", "shape.large_k",
-                           "values.exact_storage", "values.all_positive", "values.subnormal", "values.signed_zero",
+                           "values.exact_storage", "values.all_positive", "values.subnormal", "values.signed_zero", "values.special",
                            "determinism.fill_device", "determinism.every_run", "layout.padded_ld", "layout.guards_ab",
                            "layout.inputs_unchanged", "layout.misaligned"})
     CHECK_MESSAGE(std::find(classes.begin(), classes.end(), want) != classes.end(), want);
@@ -100,6 +100,35 @@ TEST_CASE("missing __syncthreads (stale K tile once the device is oversubscribed
   const CaseResult good = certify_case("ok_tiled16", "fill_device");
   CHECK_MESSAGE(good.status == CaseStatus::Pass, good.reason);
   CHECK(good.metrics.deterministic);
+}
+
+TEST_CASE("special values: a clamping epilogue and a NaN guard pass the old suite, values.special fails them by index; the correct "
+          "kernel passes") {
+  load_buggy();
+  const CaseResult good = certify_case("ok_tiled16", "special_f32");
+  REQUIRE_MESSAGE(good.status == CaseStatus::Pass, good.reason);
+  CHECK(covers(good, "values.special"));
+  const CheckResult* gs = find_check(good, CheckKind::SpecialValues);
+  REQUIRE(gs);
+  CHECK(gs->passed);
+  // The case can fail: it holds NaN and infinite references, and elements whose fp32 partial sums overflow.
+  CHECK(good.metrics.ref_overflow > 0);
+  CHECK(good.achieved.at("special_inf_inputs") > 0);
+  CHECK(good.achieved.at("special_nan_inputs") > 0);
+  CHECK(good.achieved.at("overflow_elements") == 2);
+  CHECK(good.tier == Tier::Bitwise);  // the sequential FMA kernel: +Inf where 3P overflows, bit for bit
+  for (const char* bug : {"bug_clamp_epilogue", "bug_skip_nonfinite"}) {
+    for (const char* old : {"uniform", "normal", "exp_uniform"})
+      CHECK_MESSAGE(certify_case(bug, old).status == CaseStatus::Pass, bug, " ", old);  // the old suite: finite data only
+    const CaseResult bad = certify_case(bug, "special_f32");
+    CHECK_MESSAGE(bad.status == CaseStatus::Fail, bug);
+    CHECK(covers(bad, "values.special"));
+    const CheckResult* sv = find_check(bad, CheckKind::SpecialValues);
+    REQUIRE(sv);
+    CHECK_FALSE(sv->passed);
+    CHECK(sv->first_index >= 0);  // the first offending element, by index
+    CHECK_MESSAGE(sv->detail.find("should be") != std::string::npos, sv->detail);
+  }
 }
 
 TEST_CASE("the FP environment: references and verdicts are the same after a plugin set FTZ/DAZ and round toward zero") {

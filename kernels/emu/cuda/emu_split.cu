@@ -70,6 +70,7 @@ KernelTraits split_traits(const SplitScheme& sc, int mma_k) {
   t.a_operand = t.b_operand = &f32;
   t.operand_u = sc.operand_u;
   t.operand_note = sc.note;
+  t.domain.finite_only = split_finite_only(sc);
   t.exact_products = true;
   t.acc = &f32;
   t.acc_rounding = Rounding::TowardZero;

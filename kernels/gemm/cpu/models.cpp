@@ -308,6 +308,7 @@ std::unique_ptr<CpuModel> build(const std::string& name) {
       KernelTraits t = fma_traits(f32, f32, Rounding::NearestEven, order, SummationOrder::split_products(sc->name));
       t.operand_u = sc->operand_u;
       t.operand_note = sc->note;
+      t.domain.finite_only = split_finite_only(*sc);
       return std::make_unique<SplitModel>(
           name, scheme_name + " split products (" + std::to_string(sc->terms.size()) + " slice products), fp32 accumulation", t,
           *sc);
