@@ -10,6 +10,8 @@
 #include <stdexcept>
 
 #include "base/parallel.hpp"
+#include "kernels/emu/bf16_on_fp16.hpp"
+#include "kernels/emu/emu_arith.cuh"
 #include "kernels/emu/split.hpp"
 #include "oracle/exact_sum.hpp"
 #include "oracle/fused_dot.hpp"
@@ -175,6 +177,14 @@ std::string emulation_unavailable(const KernelTraits& t) {
       return "split products are defined for fp32 inputs, accumulator and output";
     return {};
   }
+  if (o.kind == OrderKind::Pow2Scaled) {
+    if (o.term_order != OrderKind::Sequential) return "power-of-two scaled operands on tensor cores: the MMA's block model is not measured";
+    if (!(*t.a_input == bf16) || !(*t.b_input == bf16) || !(*t.acc == f32) || !(*t.out == f32) || t.acc_rounding != Rounding::NearestEven ||
+        !t.exact_products)
+      return "power-of-two scaling onto fp16 is defined for bf16 inputs, exact products, fp32 accumulation to nearest and fp32 output";
+    return {};
+  }
+
   if (t.operand_u > 0) return "split operands (operand_u) without a split_products order";
   if (!exact_double_products(*t.a_operand, *t.b_operand))
     return fmt::format("operands {}/{} too wide for the exact step (products must be exact in fp64)", t.a_operand->tag, t.b_operand->tag);
@@ -331,6 +341,7 @@ class Emulator {
         for (std::int64_t j = 0; j < n_; ++j) c[j] = tensor_core(a, j);
         return;
       case OrderKind::SplitProducts:
+      case OrderKind::Pow2Scaled:
       case OrderKind::Unknown: break;
     }
     throw std::logic_error("emulator: unhandled order");
@@ -398,6 +409,37 @@ class Emulator {
     for (std::int64_t j = 0; j < n_; ++j) c[j] = acc_.add(c[j], right[j]);
   }
 
+  /// c_j = round_acc(the exact sum of a_q b_qj for q = lo..hi-1). The sum runs in double along the row with
+  /// a two-sum per addition: where every error term is zero the double is the exact sum (always, for the
+  /// block-scaled formats whose block sums span at most 2^53 units); a column where one is not is summed
+  /// again by the oracle's ExactSum. Products are exact in double (emulation_unavailable's condition).
+  void exact_block(const double* a, std::int64_t lo, std::int64_t hi, double* c) const {
+    std::vector<double> s(static_cast<std::size_t>(n_), 0.0);
+    std::vector<std::uint8_t> inexact(static_cast<std::size_t>(n_), 0);
+    for (std::int64_t q = lo; q < hi; ++q) {
+      const double aq = a[q];
+      const double* bq = b_ + q * n_;
+      for (std::int64_t j = 0; j < n_; ++j) {
+        const double x = s[static_cast<std::size_t>(j)], p = aq * bq[j], t = x + p, bv = t - x;
+        const double e = (x - (t - bv)) + (p - bv);
+        s[static_cast<std::size_t>(j)] = t;
+        inexact[static_cast<std::size_t>(j)] |= static_cast<std::uint8_t>(e != 0);
+      }
+    }
+    const Rounder rr{t_.acc_rounding, default_saturation(*t_.acc), NanPayload::Preserve};
+    for (std::int64_t j = 0; j < n_; ++j) {
+      const double x = s[static_cast<std::size_t>(j)];
+      if (!inexact[static_cast<std::size_t>(j)] || !std::isfinite(x)) {
+        c[j] = acc_.round(x);
+        continue;
+      }
+      ExactSum sum;
+      for (std::int64_t q = lo; q < hi; ++q) sum.add_product(a[q], B(q, j));
+      std::uint8_t st = 0;
+      c[j] = to_value(*t_.acc, round_ref(*t_.acc, sum.finalize(st), rr).code);
+    }
+  }
+
   void combine(const std::vector<std::vector<double>>& parts, Combine how, const Arith& ar, double* c) const {
     if (how == Combine::Sequential) {
       for (std::int64_t j = 0; j < n_; ++j) c[j] = 0.0;
@@ -424,7 +466,8 @@ class Emulator {
       const std::int64_t e = std::min(k_, q + block);
       parts.emplace_back(static_cast<std::size_t>(n_));
       if (inner == Combine::Sequential) sequential(a, q, e, parts.back().data());
-      else pairwise_products(a, q, e, parts.back().data());
+      else if (inner == Combine::Pairwise) pairwise_products(a, q, e, parts.back().data());
+      else exact_block(a, q, e, parts.back().data());
     }
     // Promotion: the partials move into the wider outer format exactly (it holds every inner value).
     combine(parts, outer, outer_, c);
@@ -524,14 +567,120 @@ std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::i
   return c;
 }
 
+/// BF16 on fp16 by power-of-two scales (order pow2_scaled, docs/emulation.md "The declared order"): the
+/// strategy's plans (kernels/emu/bf16_on_fp16.hpp, the declared scale rule) give each operand entry its
+/// scale 2^s or mark it an outlier; a' = RN_f16(a 2^s) (the oracle's rounding, IEEE overflow); per 128 x 128
+/// tile of C the mode (row: one sum over K, C = RN_f32(acc 2^-(s_A + s_B)); kblock: a sum per segment from +0,
+/// acc = RN(acc + RN(part 2^-(s_A,g + s_B,g))), from +0) with fp32 FMA along K on a' b' (exact products);
+/// then where row i of A or column j of B has outliers, corr = fp32 FMA over the A outliers of the row
+/// (times b) and then over the B outliers of the column whose a is not one (times a), k ascending from
+/// +0, on the bf16 values; C = RN(C + corr). One row of C at a time, columns innermost.
+std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
+                                const std::vector<double>& b) {
+  const Rounder rn16 = Rounder::nearest(bf16), rnh = Rounder::nearest(f16);
+  auto codes = [&](const std::vector<double>& v) {
+    std::vector<std::uint16_t> c(v.size());
+    for (std::size_t x = 0; x < v.size(); ++x) c[x] = static_cast<std::uint16_t>(round_double(bf16, v[x], rn16).code);
+    return c;
+  };
+  const std::vector<std::uint16_t> ac = codes(a), bc = codes(b);
+  const OperandPlan pa = plan_operand(pol, ac.data(), m, k, k, 1), pb = plan_operand(pol, bc.data(), n, k, 1, n);
+  const std::int64_t segs = std::max(pa.segs, pb.segs), seg_len = std::min(pa.seg_len, pb.seg_len);
+  auto seg_of = [&](const OperandPlan& p, std::int64_t r) { return p.segs > 1 ? r / p.seg_len : 0; };
+  // The fp16 operand (as float; 0 for an outlier) and the outlier marks, A row-major m x k, B row-major k x n.
+  auto convert = [&](const std::vector<double>& v, const std::vector<std::uint16_t>& c, const OperandPlan& p, bool is_a,
+                     std::vector<float>& h, std::vector<std::uint8_t>& out, std::vector<std::uint8_t>& line_has) {
+    h.assign(v.size(), 0.0f);
+    out.assign(v.size(), 0);
+    line_has.assign(static_cast<std::size_t>(p.lines), 0);
+    for (std::size_t x = 0; x < v.size(); ++x) {
+      const std::int64_t line = is_a ? static_cast<std::int64_t>(x) / k : static_cast<std::int64_t>(x) % n;
+      const std::int64_t r = is_a ? static_cast<std::int64_t>(x) % k : static_cast<std::int64_t>(x) / n;
+      const std::int64_t g = seg_of(p, r);
+      const int sc = p.scale_at(line, g), e = emu::bf16_binade(c[x]);
+      if (e != emu::kNoBinade && p.outliers_at(line, g) && !emu::in_window(e, emu::kF16High - sc)) {
+        out[x] = 1;
+        line_has[static_cast<std::size_t>(line)] = 1;
+        continue;
+      }
+      h[x] = static_cast<float>(to_double(f16, round_double(f16, std::ldexp(v[x], sc), rnh).code));
+    }
+  };
+  std::vector<float> ah, bh;
+  std::vector<std::uint8_t> aout, bout, arow, bcol;
+  convert(a, ac, pa, true, ah, aout, arow);
+  convert(b, bc, pb, false, bh, bout, bcol);
+  std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());  // bf16 values: exact in fp32
+  // RN_f32(x 2^e): exact in double (|x| >= 2^-149, |e| < 300), one rounding by the conversion.
+  auto rescale = [](float x, int e) { return static_cast<float>(std::ldexp(static_cast<double>(x), e)); };
+  const std::int64_t tn = (n + kModeTile - 1) / kModeTile;
+  std::vector<double> c(static_cast<std::size_t>(m * n));
+  parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+    std::vector<float> acc(static_cast<std::size_t>(n)), part(static_cast<std::size_t>(n)), corr(static_cast<std::size_t>(n));
+    for (std::uint64_t iu = i0; iu < i1; ++iu) {
+      const auto i = static_cast<std::int64_t>(iu);
+      const float* ai = ah.data() + i * k;
+      for (std::int64_t bn = 0; bn < tn; ++bn) {
+        const std::int64_t j0 = bn * kModeTile, j1 = std::min(n, j0 + kModeTile);
+        const bool row_mode = tile_mode(pa, pb, i / kModeTile, bn) == kModeRow;
+        const std::int64_t nseg = row_mode ? 1 : segs, len = row_mode ? std::max<std::int64_t>(k, 1) : seg_len;
+        std::fill(acc.begin() + j0, acc.begin() + j1, 0.0f);
+        for (std::int64_t g = 0; g < nseg; ++g) {
+          std::fill(part.begin() + j0, part.begin() + j1, 0.0f);
+          for (std::int64_t r = g * len; r < std::min(k, (g + 1) * len); ++r) {
+            const float x = ai[r];
+            const float* br = bh.data() + r * n;
+            for (std::int64_t j = j0; j < j1; ++j) part[static_cast<std::size_t>(j)] = std::fma(x, br[j], part[static_cast<std::size_t>(j)]);
+          }
+          for (std::int64_t j = j0; j < j1; ++j) {
+            const float sc = rescale(part[static_cast<std::size_t>(j)], -(pa.scale_at(i, g) + pb.scale_at(j, g)));
+            acc[static_cast<std::size_t>(j)] = row_mode ? sc : acc[static_cast<std::size_t>(j)] + sc;
+          }
+        }
+      }
+      // The outliers' fp32 path.
+      std::fill(corr.begin(), corr.end(), 0.0f);
+      const bool row_has = arow[static_cast<std::size_t>(i)] != 0;
+      for (std::int64_t r = 0; r < k && row_has; ++r)
+        if (aout[static_cast<std::size_t>(i * k + r)])
+          for (std::int64_t j = 0; j < n; ++j) corr[static_cast<std::size_t>(j)] = std::fma(af[static_cast<std::size_t>(i * k + r)], bf[static_cast<std::size_t>(r * n + j)], corr[static_cast<std::size_t>(j)]);
+      for (std::int64_t r = 0; r < k; ++r) {
+        if (aout[static_cast<std::size_t>(i * k + r)]) continue;
+        const float x = af[static_cast<std::size_t>(i * k + r)];
+        for (std::int64_t j = 0; j < n; ++j)
+          if (bout[static_cast<std::size_t>(r * n + j)]) corr[static_cast<std::size_t>(j)] = std::fma(x, bf[static_cast<std::size_t>(r * n + j)], corr[static_cast<std::size_t>(j)]);
+      }
+      for (std::int64_t j = 0; j < n; ++j) {
+        float v = acc[static_cast<std::size_t>(j)];
+        if (row_has || bcol[static_cast<std::size_t>(j)]) v = v + corr[static_cast<std::size_t>(j)];
+        c[static_cast<std::size_t>(i * n + j)] = v;
+      }
+    }
+  });
+  return c;
+}
+
 }  // namespace
 
 std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, std::int64_t n, std::int64_t k,
-                                        const std::vector<double>& a, const std::vector<double>& b) {
+                                        const std::vector<double>& a_given, const std::vector<double>& b_given, TensorScales ts) {
   if (const std::string why = emulation_unavailable(t); !why.empty()) throw std::invalid_argument("emulate_gemm: " + why);
+  const bool final_scale = t.sum_order.final_scale == FinalScale::Tensor;
+  if (final_scale && !(ts.a > 0 && ts.b > 0 && std::isfinite(ts.a) && std::isfinite(ts.b)))
+    throw std::invalid_argument("emulate_gemm: final_scale=tensor needs the operands' positive finite tensor scales");
+  // The per-tensor scales leave the operands exactly (each value is an element times its block scale times s_t).
+  auto unscaled = [&](const std::vector<double>& v, double s) {
+    std::vector<double> u(v);
+    if (final_scale)
+      for (double& x : u) x /= s;
+    return u;
+  };
+  const std::vector<double> a = unscaled(a_given, ts.a), b = unscaled(b_given, ts.b);
   std::vector<double> value;
   if (t.sum_order.kind == OrderKind::SplitProducts) {
     value = split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b);
+  } else if (t.sum_order.kind == OrderKind::Pow2Scaled) {
+    value = pow2_scaled(*find_bf16_on_f16_policy(t.sum_order.scale_scheme), m, n, k, a, b);
   } else {
     const std::vector<double> ao = operand_values(a, *t.a_input, *t.a_operand, t.input_rounding);
     const std::vector<double> bo = operand_values(b, *t.b_input, *t.b_operand, t.input_rounding);
@@ -541,6 +690,11 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
       for (std::uint64_t i = i0; i < i1; ++i)
         e.row(ao.data() + static_cast<std::int64_t>(i) * k, value.data() + static_cast<std::int64_t>(i) * n);
     });
+  }
+  if (final_scale) {  // C = RN_acc(acc * RN_acc(s_A s_B)): both products exact in double (24-bit values)
+    const Arith acc(*t.acc, Rounding::NearestEven);
+    const double tt = acc.round(ts.a * ts.b);
+    for (double& v : value) v = acc.round(v * tt);
   }
   // The output rounding (round to nearest even into the output format; exact when it is the final format).
   const Format& of = *t.out;
