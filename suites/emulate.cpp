@@ -335,7 +335,9 @@ class Emulator {
         }
         return combine(parts, o_.outer, acc_, c);
       }
-      case OrderKind::Pairwise: return pairwise_products(a, 0, k_, c);
+      case OrderKind::Pairwise:
+        if (acc_.fast && prod_.fast) return pairwise_f32(a, c);
+        return pairwise_products(a, 0, k_, c);
       case OrderKind::TensorCoreBlock:
         if (o_.block_model.params) return tensor_core_card(a, c);
         for (std::int64_t j = 0; j < n_; ++j) c[j] = tensor_core(a, j);
@@ -386,6 +388,42 @@ class Emulator {
   /// A product as a leaf of a tree or the addend of mul_add: rounded into the product format (or into
   /// the accumulator when products are declared exact).
   double leaf(double a, double b) const { return prod_.round(a * b); }
+
+  /// The pairwise order in fp32 to nearest with products rounded into fp32 (or exact there): each leaf
+  /// RN_f32(a b) is one float multiplication (operands are floats), each join one float addition; the same
+  /// recursion as pairwise_level, on float rows (vectorised over j), a pair of leaves in one pass.
+  void pairwise_f32(const double* a, double* c) const {
+    std::vector<std::vector<float>> scratch;
+    std::vector<float> s(static_cast<std::size_t>(n_));
+    pairwise_f32_level(a, 0, k_, s.data(), scratch, 0);
+    for (std::int64_t j = 0; j < n_; ++j) c[j] = s[static_cast<std::size_t>(j)];
+  }
+  void pairwise_f32_level(const double* a, std::int64_t lo, std::int64_t hi, float* c, std::vector<std::vector<float>>& scratch,
+                          std::size_t level) const {
+    const std::int64_t len = hi - lo;
+    if (len <= 0) {
+      std::fill(c, c + n_, 0.0f);
+      return;
+    }
+    if (len <= 2) {
+      const float a0 = static_cast<float>(a[lo]);
+      const float* b0 = bf_.data() + lo * n_;
+      if (len == 1) {
+        for (std::int64_t j = 0; j < n_; ++j) c[j] = a0 * b0[j];
+        return;
+      }
+      const float a1 = static_cast<float>(a[lo + 1]);
+      const float* b1 = b0 + n_;
+      for (std::int64_t j = 0; j < n_; ++j) c[j] = a0 * b0[j] + a1 * b1[j];  // -ffp-contract=off: two products, one sum
+      return;
+    }
+    if (scratch.size() <= level) scratch.emplace_back(static_cast<std::size_t>(n_));
+    const std::int64_t mid = lo + (len + 1) / 2;
+    pairwise_f32_level(a, lo, mid, c, scratch, level + 1);
+    float* right = scratch[level].data();
+    pairwise_f32_level(a, mid, hi, right, scratch, level + 1);
+    for (std::int64_t j = 0; j < n_; ++j) c[j] += right[j];
+  }
 
   void pairwise_products(const double* a, std::int64_t lo, std::int64_t hi, double* c) const {
     std::vector<std::vector<double>> scratch;  // one row of partial sums per recursion level

@@ -274,7 +274,7 @@ TEST_CASE("pow2_scaled: the emulation equals every bf16-on-fp16 model across til
   const Problem p = scaled_problem(200, 150, 200, test::seed() + 11, true);
   for (const char* tag : {"cast", "tensor", "rowcol", "kblock64", "kblock128", "outlier", "auto"}) {
     CAPTURE(tag);
-    const auto k = make_cpu_model(std::string("model_gemm_bf16_on_f16_") + tag);
+    const auto k = make_gemm_kernel(std::string("model_gemm_bf16_on_f16_") + tag);
     const KernelTraits& t = k->traits();
     REQUIRE(t.sum_order.kind == OrderKind::Pow2Scaled);
     REQUIRE(emulation_unavailable(t).empty());
@@ -293,18 +293,18 @@ TEST_CASE("pow2_scaled within its domain: the scaling is exact, so row mode is t
   // every line inside one window and no fp32 underflow, a' b' = 2^(s_A + s_B) a b exactly, every partial sum
   // is scaled alike, and the rescale is exact.
   const Problem p = scaled_problem(40, 30, 300, test::seed() + 12, false);
-  KernelTraits seq = make_cpu_model("model_gemm_bf16_on_f16_rowcol")->traits();
+  KernelTraits seq = make_gemm_kernel("model_gemm_bf16_on_f16_rowcol")->traits();
   seq.sum_order = SummationOrder::sequential(StepKind::Fma);
   seq.a_operand = seq.b_operand = &bf16;
   const auto want_seq = emulate_gemm(seq, p.m, p.n, p.k, p.a.data, p.b.data);
   for (const char* tag : {"tensor", "rowcol", "outlier", "auto"}) {
     CAPTURE(tag);
-    const KernelTraits t = make_cpu_model(std::string("model_gemm_bf16_on_f16_") + tag)->traits();
+    const KernelTraits t = make_gemm_kernel(std::string("model_gemm_bf16_on_f16_") + tag)->traits();
     CHECK(emulate_gemm(t, p.m, p.n, p.k, p.a.data, p.b.data) == want_seq);
   }
   for (int block : {64, 128}) {
     CAPTURE(block);
-    const KernelTraits t = make_cpu_model("model_gemm_bf16_on_f16_kblock" + std::to_string(block))->traits();
+    const KernelTraits t = make_gemm_kernel("model_gemm_bf16_on_f16_kblock" + std::to_string(block))->traits();
     KernelTraits blk = seq;
     blk.sum_order = SummationOrder::blocked(block);
     CHECK(emulate_gemm(t, p.m, p.n, p.k, p.a.data, p.b.data) == emulate_gemm(blk, p.m, p.n, p.k, p.a.data, p.b.data));
