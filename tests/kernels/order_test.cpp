@@ -60,7 +60,7 @@ TEST_CASE("every order kind round-trips through its spec string") {
 
 TEST_CASE("malformed order specs are InputErrors naming the problem") {
   CHECK_THROWS_WITH_AS(parse_order_spec("zigzag"), doctest::Contains("unknown order kind 'zigzag'"), InputError);
-  CHECK_THROWS_WITH_AS(parse_order_spec("sequential:block=4"), doctest::Contains("unknown key 'block' for sequential (valid: ulps, step)"),
+  CHECK_THROWS_WITH_AS(parse_order_spec("sequential:block=4"), doctest::Contains("unknown key 'block' for sequential (valid: ulps, final_scale, step)"),
                        InputError);
   CHECK_THROWS_WITH_AS(parse_order_spec("splitk:splits=1"), doctest::Contains("splits >= 2"), InputError);
   CHECK_THROWS_WITH_AS(parse_order_spec("blocked:block=0"), doctest::Contains("block >= 1"), InputError);
