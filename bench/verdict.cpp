@@ -13,12 +13,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/parallel.hpp"
 #include "generators/generate.hpp"
 #include "kernels/kernel.hpp"
+#include "suites/block_reference.hpp"
 #include "suites/emulate.hpp"
 #include "suites/envelope.hpp"
 #include "suites/statistics.hpp"
@@ -70,15 +72,21 @@ int main(int argc, char** argv) {
   fmt::print("{:<34} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>9}\n", "kernel (declared order)", "reference", "emulation", "ratio",
              "envelope", "ratio", "statistic", "ratio");
   for (const char* name : {"model_gemm_f32", "model_gemm_f16_f32acc", "model_gemm_tf32_f32acc", "model_gemm_f16_f16acc",
-                           "model_gemm_e4m3_lpacc_p128", "model_gemm_f32_splitk4", "model_gemm_f32_pairwise", "model_gemm_3xbf16"}) {
+                           "model_gemm_e4m3_lpacc_p128", "model_gemm_f32_splitk4", "model_gemm_f32_pairwise", "model_gemm_3xbf16",
+                           "model_gemm_bf16_on_f16_auto", "model_gemm_mxfp8_e4m3_floor_blocksum_f32acc",
+                           "model_gemm_nvfp4_even_blocksum_f32acc"}) {
     const auto kern = make_gemm_kernel(name);
     const KernelTraits& t = kern->traits();
     std::vector<double> a_in, b_in;
     std::vector<std::uint64_t> codes;
+    // A block-scaled kernel's inputs are its quantizer's operands (the runner's block_reference, not timed: the
+    // exact reference it computes is the case's reference for that kernel).
+    std::optional<BlockReference> q;
+    if (t.block.active()) q = block_reference(t, p);
     const double t_emu = best_of_3([&] {
-      a_in = round_values(p.a.data, *t.a_input, t.input_rounding);
-      b_in = round_values(p.b.data, *t.b_input, t.input_rounding);
-      codes = emulate_gemm(t, m, n, k, a_in, b_in);
+      a_in = q ? q->a.data : round_values(p.a.data, *t.a_input, t.input_rounding);
+      b_in = q ? q->b.data : round_values(p.b.data, *t.b_input, t.input_rounding);
+      codes = emulate_gemm(t, m, n, k, a_in, b_in, q ? TensorScales{q->a_tensor_scale, q->b_tensor_scale} : TensorScales{});
     });
     // The envelope as grading runs it: operands, their exact reference where something rounded, the sums
     // of magnitudes per row and column, the model, every element.
@@ -90,7 +98,7 @@ int main(int argc, char** argv) {
       a_op = split ? a_in : operand_values(a_in, *t.a_input, *t.a_operand, t.input_rounding);
       b_op = split ? b_in : operand_values(b_in, *t.b_input, *t.b_operand, t.input_rounding);
       const bool same = a_in == p.a.data && b_in == p.b.data;
-      rop = same ? ref : gemm_reference(MatrixView::row_major(a_in.data(), m, k), MatrixView::row_major(b_in.data(), k, n));
+      rop = q ? q->ref : same ? ref : gemm_reference(MatrixView::row_major(a_in.data(), m, k), MatrixView::row_major(b_in.data(), k, n));
       std::vector<double> ra(static_cast<std::size_t>(m), 0.0), cb(static_cast<std::size_t>(n), 0.0);
       for (std::int64_t i = 0; i < m; ++i)
         for (std::int64_t q = 0; q < k; ++q) ra[static_cast<std::size_t>(i)] += std::fabs(a_in[static_cast<std::size_t>(i * k + q)]);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "kernels/emu/bf16_on_fp16.hpp"
 #include "kernels/emu/split.hpp"
 
 namespace fpcert {
@@ -20,16 +21,25 @@ std::string_view to_string(OrderKind k) {
     case OrderKind::Pairwise: return "pairwise";
     case OrderKind::TensorCoreBlock: return "tensor_core";
     case OrderKind::SplitProducts: return "split_products";
+    case OrderKind::Pow2Scaled: return "pow2_scaled";
   }
   return "?";
 }
 
 std::string_view to_string(StepKind s) { return s == StepKind::Fma ? "fma" : "mul_add"; }
-std::string_view to_string(Combine c) { return c == Combine::Sequential ? "sequential" : "pairwise"; }
+std::string_view to_string(Combine c) {
+  switch (c) {
+    case Combine::Sequential: return "sequential";
+    case Combine::Pairwise: return "pairwise";
+    case Combine::Exact: return "exact";
+  }
+  return "?";
+}
+std::string_view to_string(FinalScale f) { return f == FinalScale::Tensor ? "tensor" : "none"; }
 
 std::optional<OrderKind> parse_order_kind(std::string_view s) {
   for (OrderKind k : {OrderKind::Unknown, OrderKind::Sequential, OrderKind::BlockedK, OrderKind::SplitK, OrderKind::Pairwise,
-                      OrderKind::TensorCoreBlock, OrderKind::SplitProducts})
+                      OrderKind::TensorCoreBlock, OrderKind::SplitProducts, OrderKind::Pow2Scaled})
     if (to_string(k) == s) return k;
   return std::nullopt;
 }
@@ -56,8 +66,9 @@ std::string order_spec(const SummationOrder& o) {
     case OrderKind::Pairwise: break;
     case OrderKind::TensorCoreBlock:
     case OrderKind::SplitProducts:
-      if (o.kind == OrderKind::SplitProducts) {
-        kv.push_back("scheme=" + o.split_scheme);
+    case OrderKind::Pow2Scaled:
+      if (o.kind != OrderKind::TensorCoreBlock) {
+        kv.push_back("scheme=" + (o.kind == OrderKind::SplitProducts ? o.split_scheme : o.scale_scheme));
         kv.push_back("term=" + std::string(to_string(o.term_order)));
         if (o.term_order != OrderKind::TensorCoreBlock) break;
       }
@@ -73,6 +84,7 @@ std::string order_spec(const SummationOrder& o) {
       kv.push_back(std::string("model=") + (o.block_model.measured ? "measured" : "placeholder"));
       break;
   }
+  if (o.final_scale != FinalScale::None) kv.push_back("final_scale=" + std::string(to_string(o.final_scale)));
   if (o.bitwise_ulps) kv.push_back(fmt::format("ulps={}", o.bitwise_ulps));
   std::string s(to_string(o.kind));
   for (std::size_t i = 0; i < kv.size(); ++i) s += (i ? "," : ":") + kv[i];
@@ -96,7 +108,8 @@ int positive_int(std::string_view spec, std::string_view key, std::string_view v
 Combine combine_of(std::string_view spec, std::string_view key, std::string_view v) {
   if (v == "sequential") return Combine::Sequential;
   if (v == "pairwise") return Combine::Pairwise;
-  bad(spec, fmt::format("{} must be sequential or pairwise, got '{}'", key, v));
+  if (v == "exact" && key == "inner") return Combine::Exact;
+  bad(spec, fmt::format("{} must be sequential{}, got '{}'", key, key == "inner" ? ", pairwise or exact" : " or pairwise", v));
 }
 
 }  // namespace
@@ -107,11 +120,11 @@ SummationOrder parse_order_spec(std::string_view spec) {
   const auto kind = parse_order_kind(head);
   if (!kind)
     bad(spec, fmt::format("unknown order kind '{}' (valid: unknown, sequential, blocked, splitk, pairwise, tensor_core, "
-                          "split_products)", head));
+                          "split_products, pow2_scaled)", head));
   SummationOrder o;
   o.kind = *kind;
   bool card = false;  // model=card: the behaviour card of insn gives the block model (installed by certify)
-  std::vector<std::string_view> allowed = {"ulps"};
+  std::vector<std::string_view> allowed = {"ulps", "final_scale"};
   switch (o.kind) {
     case OrderKind::Unknown: allowed.push_back("insn"); break;
     case OrderKind::Pairwise: break;
@@ -119,7 +132,8 @@ SummationOrder parse_order_spec(std::string_view spec) {
     case OrderKind::BlockedK: allowed.insert(allowed.end(), {"block", "inner", "outer", "step"}); break;
     case OrderKind::SplitK: allowed.insert(allowed.end(), {"splits", "combine", "step"}); break;
     case OrderKind::TensorCoreBlock: allowed.insert(allowed.end(), {"k", "fused", "rounding", "model", "insn", "pad"}); break;
-    case OrderKind::SplitProducts: allowed.insert(allowed.end(), {"scheme", "term", "k", "fused", "rounding", "model", "insn", "pad"}); break;
+    case OrderKind::SplitProducts:
+    case OrderKind::Pow2Scaled: allowed.insert(allowed.end(), {"scheme", "term", "k", "fused", "rounding", "model", "insn", "pad"}); break;
   }
   if (colon != std::string_view::npos) {
     std::string_view rest = spec.substr(colon + 1);
@@ -146,7 +160,12 @@ SummationOrder parse_order_spec(std::string_view spec) {
       else if (key == "inner") o.inner = combine_of(spec, key, v);
       else if (key == "outer" || key == "combine") o.outer = combine_of(spec, key, v);
       else if (key == "splits") o.splits = positive_int(spec, key, v);
-      else if (key == "scheme") o.split_scheme = std::string(v);
+      else if (key == "scheme") (o.kind == OrderKind::SplitProducts ? o.split_scheme : o.scale_scheme) = std::string(v);
+      else if (key == "final_scale") {
+        if (v == "none") o.final_scale = FinalScale::None;
+        else if (v == "tensor") o.final_scale = FinalScale::Tensor;
+        else bad(spec, fmt::format("final_scale must be none or tensor, got '{}'", v));
+      }
       else if (key == "term") {
         if (v == "sequential") o.term_order = OrderKind::Sequential;
         else if (v == "tensor_core") o.term_order = OrderKind::TensorCoreBlock;
@@ -173,11 +192,16 @@ SummationOrder parse_order_spec(std::string_view spec) {
 
 std::string check_order(const SummationOrder& o) {
   if (o.bitwise_ulps < 0) return "ulps must be >= 0";
+  if (o.inner == Combine::Exact && o.kind != OrderKind::BlockedK) return "an exact inner sum belongs to a blocked order";
+  if (o.outer == Combine::Exact) return "partials are joined sequentially or pairwise, never exactly";
   switch (o.kind) {
     case OrderKind::Unknown:
     case OrderKind::Sequential:
     case OrderKind::Pairwise: return {};
-    case OrderKind::BlockedK: return o.block >= 1 ? "" : "blocked needs block >= 1";
+    case OrderKind::BlockedK:
+      if (o.block < 1) return "blocked needs block >= 1";
+      if (o.inner == Combine::Exact && o.step != StepKind::Fma) return "an exact inner sum has no step (leave step=fma)";
+      return {};
     case OrderKind::SplitK: return o.splits >= 2 ? "" : "splitk needs splits >= 2 (one chunk is sequential)";
     case OrderKind::TensorCoreBlock:
       if (o.block < 1) return "tensor_core needs the instruction's k >= 1";
@@ -197,6 +221,15 @@ std::string check_order(const SummationOrder& o) {
         return fmt::format("unknown split scheme '{}' (valid: {})", o.split_scheme, list);
       }
       if (o.term_order == OrderKind::TensorCoreBlock && o.block < 1) return "split_products on tensor cores needs k >= 1";
+      return {};
+    case OrderKind::Pow2Scaled:
+      if (!find_bf16_on_f16_policy(o.scale_scheme)) {
+        std::string list;
+        for (const auto& p : bf16_on_f16_policies()) list += (list.empty() ? "" : ", ") + p.tag;
+        return fmt::format("unknown scaling scheme '{}' (valid: {})", o.scale_scheme, list);
+      }
+      if (o.term_order == OrderKind::TensorCoreBlock && o.block < 1) return "pow2_scaled on tensor cores needs k >= 1";
+      if (o.final_scale != FinalScale::None) return "pow2_scaled has no final tensor scale";
       return {};
   }
   return {};

@@ -15,6 +15,15 @@
 //   tensor-core block the instruction's k per step (`block`), its products fused by `block_model`
 //   split products    operands cut into slices (kernels/emu/split.hpp, `split_scheme`); each kept slice
 //                     product summed over K sequentially; the terms merged in fp32, smallest first
+//   pow2 scaled       bf16 operands moved into fp16 by power-of-two scales (kernels/emu/bf16_on_fp16.hpp,
+//                     `scale_scheme`: the scale per tensor / row and column / K-block, the outlier window,
+//                     the tile modes), exact products summed by `term_order` in acc, the scales removed by
+//                     one rounding per line (row mode) or per K-block (acc = RN(acc + RN(part 2^-s))), then
+//                     the outliers' products on an fp32 path added once: docs/emulation.md, "The declared order"
+// Blocked with inner = exact: each block's products summed exactly and rounded once into acc (a block
+// sum of a block-scaled GEMM, its scales inside the operands), then joined by `outer`.
+// final_scale = tensor: the operands carry per-tensor scales s_A, s_B (NVFP4) that the arithmetic
+// leaves out and applies at the end: C = RN_acc(acc * RN_acc(s_A s_B)).
 // `step`: fma (one rounding: acc = RN(a*b + acc)) or mul_add (the product rounded into the product
 // format, or into acc when products are declared exact, then added with one more rounding).
 // Combining by `sequential` starts from the first partial (no +0); `pairwise` splits n partials
@@ -31,9 +40,13 @@
 
 namespace fpcert {
 
-enum class OrderKind : std::uint8_t { Unknown, Sequential, BlockedK, SplitK, Pairwise, TensorCoreBlock, SplitProducts };
+enum class OrderKind : std::uint8_t { Unknown, Sequential, BlockedK, SplitK, Pairwise, TensorCoreBlock, SplitProducts, Pow2Scaled };
 enum class StepKind : std::uint8_t { Fma, MulAdd };
-enum class Combine : std::uint8_t { Sequential, Pairwise };
+/// How a group of terms is summed: one rounding per addition in order, by recursive halving, or (a block's
+/// products only) exactly and rounded once.
+enum class Combine : std::uint8_t { Sequential, Pairwise, Exact };
+/// A step after the accumulation: none, or NVFP4's per-tensor scales (C = RN_acc(acc * RN_acc(s_A s_B))).
+enum class FinalScale : std::uint8_t { None, Tensor };
 
 /// The block-accumulation model of a tensor-core instruction. Three states:
 /// - placeholder ("rz fp32 per block", measured = false, no params): the block's exact products and the
@@ -62,11 +75,13 @@ struct SummationOrder {
   OrderKind kind = OrderKind::Unknown;
   StepKind step = StepKind::Fma;
   int block = 0;                      ///< blocked: products per block; tensor-core block: the instruction's k
-  Combine inner = Combine::Sequential;  ///< blocked: how a block's products are summed
+  Combine inner = Combine::Sequential;  ///< blocked: how a block's products are summed (exact: once rounded)
   Combine outer = Combine::Sequential;  ///< blocked: how block partials join; split-K: how partials combine
   int splits = 0;                     ///< split-K: number of contiguous chunks of K
   std::string split_scheme;           ///< split products: the scheme's name (kernels/emu/split.hpp)
-  OrderKind term_order = OrderKind::Sequential;  ///< split products: the order of each slice-product GEMM
+  std::string scale_scheme;           ///< pow2 scaled: the strategy's tag (kernels/emu/bf16_on_fp16.hpp)
+  OrderKind term_order = OrderKind::Sequential;  ///< split products, pow2 scaled: the order of the sums over K
+  FinalScale final_scale = FinalScale::None;     ///< the per-tensor scales applied after the accumulation
   BlockModel block_model;             ///< tensor-core block (and split products on tensor cores)
   int bitwise_ulps = 0;               ///< the bitwise tier allows this many output ulps (0: bit for bit)
   bool operator==(const SummationOrder&) const = default;
@@ -114,6 +129,16 @@ struct SummationOrder {
     o.block_model.pad = pad;
     return o;
   }
+  /// bf16 operands on fp16 arithmetic by the power-of-two scaling of strategy `scheme` (cast, tensor, rowcol,
+  /// kblock64, kblock128, outlier, auto).
+  static SummationOrder pow2_scaled(std::string scheme, OrderKind term = OrderKind::Sequential, int k = 0) {
+    SummationOrder o;
+    o.kind = OrderKind::Pow2Scaled;
+    o.scale_scheme = std::move(scheme);
+    o.term_order = term;
+    o.block = k;
+    return o;
+  }
   static SummationOrder split_products(std::string scheme, OrderKind term = OrderKind::Sequential, int k = 0) {
     SummationOrder o;
     o.kind = OrderKind::SplitProducts;
@@ -127,13 +152,16 @@ struct SummationOrder {
 std::string_view to_string(OrderKind k);
 std::string_view to_string(StepKind s);
 std::string_view to_string(Combine c);
+std::string_view to_string(FinalScale f);
 std::optional<OrderKind> parse_order_kind(std::string_view s);
 
 /// The spec string of an order (what fpcert.toml and `fpcert kernels` use), e.g. "sequential:step=fma",
 /// "blocked:block=32,inner=sequential,outer=pairwise", "splitk:splits=4,combine=sequential",
 /// "pairwise", "tensor_core:k=16,fused=16,rounding=rz,model=placeholder",
 /// "tensor_core:k=16,insn=mma_f16_f32,pad=32,model=card", "split_products:scheme=3xtf32",
-/// "unknown"; with ",ulps=N" when the bitwise tier allows N output ulps.
+/// "pow2_scaled:scheme=rowcol,term=sequential", "blocked:block=32,inner=exact,outer=sequential",
+/// "unknown"; with ",final_scale=tensor" for NVFP4's tensor scales, ",ulps=N" when the bitwise tier
+/// allows N output ulps.
 std::string order_spec(const SummationOrder& o);
 /// Parse a spec string (the inverse of order_spec). Throws InputError naming the bad part and the
 /// valid values.

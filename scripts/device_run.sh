@@ -207,6 +207,22 @@ section_blocks() {
   run timeout 600 "$BIN/test_kernels_gpu" --source-file='*block_scaled_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/test_gpu_blocks.log" | grep -vE "^\s*$" | tail -80
   run timeout 300 "$BIN/bench_block_quant" --no-check 2>&1 | tee "$OUT/bench_block_quant.log"
   run timeout 400 "$BIN/fpcert" run-suite block-scaled --kernels "$BLK" --json "$OUT/block_scaled.json" --html "$OUT/block_scaled.html" 2>&1 | tail -80
+  # The exact-block-sum CUDA kernels declare blocked:inner=exact (NVFP4 with final_scale=tensor): every certify
+  # case at the bitwise tier (tier counts per kernel; any failed check printed).
+  BSUM=$("$BIN/fpcert" kernels | grep -oE "^gemm_[a-z0-9_]+_blocksum_f32acc_mma_sm80" | paste -sd,)
+  run timeout 500 "$BIN/fpcert" certify --kernel "$BSUM" --suite certify --no-mutation --json "$OUT/blocksum_certify.json" > "$OUT/blocksum_certify.txt" 2>&1; echo "rc=$?" >> "$OUT/blocksum_certify.txt"
+  tail -4 "$OUT/blocksum_certify.txt"
+  python3 - "$OUT/blocksum_certify.json" <<'PY'
+import json, sys, collections
+per = collections.defaultdict(collections.Counter)
+for c in json.load(open(sys.argv[1]))["cases"]:
+    per[c["kernel"]][(c["status"], c.get("tier", "?"))] += 1
+    for x in c.get("checks", []):
+        if x["decisive"] and not x["passed"]:
+            print(f'  {c["kernel"]:<44} {c["case"]:<20} {x["kind"]:<10} {x["detail"][:120]}')
+for k, n in per.items():
+    print(f'{k:<48} ' + ", ".join(f"{s}/{t}: {v}" for (s, t), v in sorted(n.items())))
+PY
 }
 # Order revelation (docs/reveal.md): the time to reveal cuBLAS's trees at K = 2048, 16384, 65536 for four
 # compute types (after the device tests of the revelation: test_suites_gpu), then the CLI on the focus element with its trees printed and drawn (JSON + HTML in $OUT/reveal).

@@ -24,6 +24,8 @@ BlockReference block_reference(const KernelTraits& t, const Problem& p) {
   r.a = Matrix(p.m, p.k);
   r.b = Matrix(p.k, p.n);
   r.a.data = dequantize_tensor(q.a);
+  r.a_tensor_scale = q.a.tensor_scale;
+  r.b_tensor_scale = q.b.tensor_scale;
   r.b.data = dequantize_tensor(q.b);
   for (const BlockTensor* bt : {&q.a, &q.b})
     for (const BlockSummary& s : bt->blocks) {

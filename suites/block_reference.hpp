@@ -14,6 +14,7 @@ namespace fpcert {
 
 struct BlockReference {
   Matrix a, b;  ///< the dequantized operands (m x k, k x n)
+  double a_tensor_scale = 1, b_tensor_scale = 1;  ///< NVFP4's per-tensor scales inside a and b (1 otherwise)
   GemmRef ref;
   std::int64_t elements = 0, inexact = 0, saturated = 0, flushed = 0, nonfinite_blocks = 0, blocks = 0;
   /// Whether every element times its block scale (NVFP4: without the tensor scale, which the declared

@@ -1,5 +1,6 @@
 // suites/emulate.cpp — the declared arithmetic, interpreted: one step function per rounding, one loop per
-// order kind (kernels/order.hpp gives the semantics this file follows).
+// order kind (kernels/order.hpp gives the semantics this file follows); split products and power-of-two
+// scaling in suites/emulate_schemes.cpp.
 #include "suites/emulate.hpp"
 
 #include <fmt/format.h>
@@ -10,10 +11,12 @@
 #include <stdexcept>
 
 #include "base/parallel.hpp"
+#include "kernels/emu/bf16_on_fp16.hpp"
 #include "kernels/emu/split.hpp"
 #include "oracle/exact_sum.hpp"
 #include "oracle/fused_dot.hpp"
 #include "oracle/refvalue.hpp"
+#include "suites/emulate_schemes.hpp"
 
 namespace fpcert {
 
@@ -175,6 +178,14 @@ std::string emulation_unavailable(const KernelTraits& t) {
       return "split products are defined for fp32 inputs, accumulator and output";
     return {};
   }
+  if (o.kind == OrderKind::Pow2Scaled) {
+    if (o.term_order != OrderKind::Sequential) return "power-of-two scaled operands on tensor cores: the MMA's block model is not measured";
+    if (!(*t.a_input == bf16) || !(*t.b_input == bf16) || !(*t.acc == f32) || !(*t.out == f32) || t.acc_rounding != Rounding::NearestEven ||
+        !t.exact_products)
+      return "power-of-two scaling onto fp16 is defined for bf16 inputs, exact products, fp32 accumulation to nearest and fp32 output";
+    return {};
+  }
+
   if (t.operand_u > 0) return "split operands (operand_u) without a split_products order";
   if (!exact_double_products(*t.a_operand, *t.b_operand))
     return fmt::format("operands {}/{} too wide for the exact step (products must be exact in fp64)", t.a_operand->tag, t.b_operand->tag);
@@ -255,8 +266,9 @@ struct FloatHost {
   }
 
   /// round_f(p + acc), p exact; RZ: toward zero (else to nearest even), SCALED: scaled_sub. Integer
-  /// selects only (a float comparison may trap, which keeps the compiler from if-converting): the row loop
-  /// vectorises.
+  /// selects only (a float comparison may trap, which keeps the compiler from if-converting), and this file
+  /// compiled with -fno-trapping-math (suites/CMakeLists.txt; the SCALED branch's float operations): the row
+  /// loop vectorises.
   template <bool RZ, bool SCALED>
   float step(float p, float acc) const {
     constexpr std::uint32_t kSign = 0x80000000u, kMag = 0x7FFFFFFFu, kInf = 0x7F800000u;
@@ -325,12 +337,15 @@ class Emulator {
         }
         return combine(parts, o_.outer, acc_, c);
       }
-      case OrderKind::Pairwise: return pairwise_products(a, 0, k_, c);
+      case OrderKind::Pairwise:
+        if (acc_.fast && prod_.fast) return pairwise_f32(a, c);
+        return pairwise_products(a, 0, k_, c);
       case OrderKind::TensorCoreBlock:
         if (o_.block_model.params) return tensor_core_card(a, c);
         for (std::int64_t j = 0; j < n_; ++j) c[j] = tensor_core(a, j);
         return;
       case OrderKind::SplitProducts:
+      case OrderKind::Pow2Scaled:
       case OrderKind::Unknown: break;
     }
     throw std::logic_error("emulator: unhandled order");
@@ -365,16 +380,53 @@ class Emulator {
   void hosted(const double* a, std::int64_t lo, std::int64_t hi, double* c) const {
     std::vector<float> s(static_cast<std::size_t>(n_), 0.0f);
     float* sp = s.data();
+    const FloatHost h = host_;  // a local copy: stores through sp cannot touch its float members
     for (std::int64_t q = lo; q < hi; ++q) {
       const float aq = static_cast<float>(a[q]);
       const float* bq = bf_.data() + q * n_;
-      for (std::int64_t j = 0; j < n_; ++j) sp[j] = host_.step<RZ, SCALED>(aq * bq[j], sp[j]);
+      for (std::int64_t j = 0; j < n_; ++j) sp[j] = h.step<RZ, SCALED>(aq * bq[j], sp[j]);
     }
     for (std::int64_t j = 0; j < n_; ++j) c[j] = sp[j];
   }
   /// A product as a leaf of a tree or the addend of mul_add: rounded into the product format (or into
   /// the accumulator when products are declared exact).
   double leaf(double a, double b) const { return prod_.round(a * b); }
+
+  /// The pairwise order in fp32 to nearest with products rounded into fp32 (or exact there): each leaf
+  /// RN_f32(a b) is one float multiplication (operands are floats), each join one float addition; the same
+  /// recursion as pairwise_level, on float rows (vectorised over j), a pair of leaves in one pass.
+  void pairwise_f32(const double* a, double* c) const {
+    std::vector<std::vector<float>> scratch;
+    std::vector<float> s(static_cast<std::size_t>(n_));
+    pairwise_f32_level(a, 0, k_, s.data(), scratch, 0);
+    for (std::int64_t j = 0; j < n_; ++j) c[j] = s[static_cast<std::size_t>(j)];
+  }
+  void pairwise_f32_level(const double* a, std::int64_t lo, std::int64_t hi, float* c, std::vector<std::vector<float>>& scratch,
+                          std::size_t level) const {
+    const std::int64_t len = hi - lo;
+    if (len <= 0) {
+      std::fill(c, c + n_, 0.0f);
+      return;
+    }
+    if (len <= 2) {
+      const float a0 = static_cast<float>(a[lo]);
+      const float* b0 = bf_.data() + lo * n_;
+      if (len == 1) {
+        for (std::int64_t j = 0; j < n_; ++j) c[j] = a0 * b0[j];
+        return;
+      }
+      const float a1 = static_cast<float>(a[lo + 1]);
+      const float* b1 = b0 + n_;
+      for (std::int64_t j = 0; j < n_; ++j) c[j] = a0 * b0[j] + a1 * b1[j];  // -ffp-contract=off: two products, one sum
+      return;
+    }
+    if (scratch.size() <= level) scratch.emplace_back(static_cast<std::size_t>(n_));
+    const std::int64_t mid = lo + (len + 1) / 2;
+    pairwise_f32_level(a, lo, mid, c, scratch, level + 1);
+    float* right = scratch[level].data();
+    pairwise_f32_level(a, mid, hi, right, scratch, level + 1);
+    for (std::int64_t j = 0; j < n_; ++j) c[j] += right[j];
+  }
 
   void pairwise_products(const double* a, std::int64_t lo, std::int64_t hi, double* c) const {
     std::vector<std::vector<double>> scratch;  // one row of partial sums per recursion level
@@ -396,6 +448,37 @@ class Emulator {
     double* right = scratch[level].data();
     pairwise_level(a, mid, hi, right, scratch, level + 1);
     for (std::int64_t j = 0; j < n_; ++j) c[j] = acc_.add(c[j], right[j]);
+  }
+
+  /// c_j = round_acc(the exact sum of a_q b_qj for q = lo..hi-1). The sum runs in double along the row with
+  /// a two-sum per addition: where every error term is zero the double is the exact sum (always, for the
+  /// block-scaled formats whose block sums span at most 2^53 units); a column where one is not is summed
+  /// again by the oracle's ExactSum. Products are exact in double (emulation_unavailable's condition).
+  void exact_block(const double* a, std::int64_t lo, std::int64_t hi, double* c) const {
+    std::vector<double> s(static_cast<std::size_t>(n_), 0.0);
+    std::vector<std::uint8_t> inexact(static_cast<std::size_t>(n_), 0);
+    for (std::int64_t q = lo; q < hi; ++q) {
+      const double aq = a[q];
+      const double* bq = b_ + q * n_;
+      for (std::int64_t j = 0; j < n_; ++j) {
+        const double x = s[static_cast<std::size_t>(j)], p = aq * bq[j], t = x + p, bv = t - x;
+        const double e = (x - (t - bv)) + (p - bv);
+        s[static_cast<std::size_t>(j)] = t;
+        inexact[static_cast<std::size_t>(j)] |= static_cast<std::uint8_t>(e != 0);
+      }
+    }
+    const Rounder rr{t_.acc_rounding, default_saturation(*t_.acc), NanPayload::Preserve};
+    for (std::int64_t j = 0; j < n_; ++j) {
+      const double x = s[static_cast<std::size_t>(j)];
+      if (!inexact[static_cast<std::size_t>(j)] || !std::isfinite(x)) {
+        c[j] = acc_.round(x);
+        continue;
+      }
+      ExactSum sum;
+      for (std::int64_t q = lo; q < hi; ++q) sum.add_product(a[q], B(q, j));
+      std::uint8_t st = 0;
+      c[j] = to_value(*t_.acc, round_ref(*t_.acc, sum.finalize(st), rr).code);
+    }
   }
 
   void combine(const std::vector<std::vector<double>>& parts, Combine how, const Arith& ar, double* c) const {
@@ -424,7 +507,8 @@ class Emulator {
       const std::int64_t e = std::min(k_, q + block);
       parts.emplace_back(static_cast<std::size_t>(n_));
       if (inner == Combine::Sequential) sequential(a, q, e, parts.back().data());
-      else pairwise_products(a, q, e, parts.back().data());
+      else if (inner == Combine::Pairwise) pairwise_products(a, q, e, parts.back().data());
+      else exact_block(a, q, e, parts.back().data());
     }
     // Promotion: the partials move into the wider outer format exactly (it holds every inner value).
     combine(parts, outer, outer_, c);
@@ -497,51 +581,27 @@ class Emulator {
   FloatHost host_;
 };
 
-/// Split products: slices per operand, each kept slice product summed over K by fp32 FMA from +0
-/// (k ascending), the terms merged in fp32 in the scheme's order starting from the first term; one row of
-/// C at a time, columns innermost.
-std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
-                                   const std::vector<double>& b) {
-  auto slices = [&](const std::vector<double>& v) {
-    std::vector<std::vector<float>> s(static_cast<std::size_t>(sc.slices), std::vector<float>(v.size()));
-    float sl[3];
-    for (std::size_t x = 0; x < v.size(); ++x) {
-      split_value(sc, static_cast<float>(v[x]), sl);
-      for (int q = 0; q < sc.slices; ++q) s[static_cast<std::size_t>(q)][x] = sl[q];
-    }
-    return s;
-  };
-  const auto as = slices(a), bs = slices(b);
-  std::vector<double> c(static_cast<std::size_t>(m * n));
-  parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
-    std::vector<float> merged(static_cast<std::size_t>(n)), s(static_cast<std::size_t>(n));
-    for (std::uint64_t i = i0; i < i1; ++i) {
-      bool first = true;
-      for (const auto& [ia, ib] : sc.terms) {
-        const float* pa = as[static_cast<std::size_t>(ia)].data() + static_cast<std::int64_t>(i) * k;
-        std::fill(s.begin(), s.end(), 0.0f);
-        for (std::int64_t q = 0; q < k; ++q) {
-          const float* pb = bs[static_cast<std::size_t>(ib)].data() + q * n;
-          for (std::int64_t j = 0; j < n; ++j) s[static_cast<std::size_t>(j)] = std::fma(pa[q], pb[j], s[static_cast<std::size_t>(j)]);
-        }
-        for (std::int64_t j = 0; j < n; ++j)
-          merged[static_cast<std::size_t>(j)] = first ? s[static_cast<std::size_t>(j)] : merged[static_cast<std::size_t>(j)] + s[static_cast<std::size_t>(j)];
-        first = false;
-      }
-      for (std::int64_t j = 0; j < n; ++j) c[static_cast<std::size_t>(static_cast<std::int64_t>(i) * n + j)] = merged[static_cast<std::size_t>(j)];
-    }
-  });
-  return c;
-}
-
 }  // namespace
 
 std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, std::int64_t n, std::int64_t k,
-                                        const std::vector<double>& a, const std::vector<double>& b) {
+                                        const std::vector<double>& a_given, const std::vector<double>& b_given, TensorScales ts) {
   if (const std::string why = emulation_unavailable(t); !why.empty()) throw std::invalid_argument("emulate_gemm: " + why);
+  const bool final_scale = t.sum_order.final_scale == FinalScale::Tensor;
+  if (final_scale && !(ts.a > 0 && ts.b > 0 && std::isfinite(ts.a) && std::isfinite(ts.b)))
+    throw std::invalid_argument("emulate_gemm: final_scale=tensor needs the operands' positive finite tensor scales");
+  // The per-tensor scales leave the operands exactly (each value is an element times its block scale times s_t).
+  auto unscaled = [&](const std::vector<double>& v, double s) {
+    std::vector<double> u(v);
+    if (final_scale)
+      for (double& x : u) x /= s;
+    return u;
+  };
+  const std::vector<double> a = unscaled(a_given, ts.a), b = unscaled(b_given, ts.b);
   std::vector<double> value;
   if (t.sum_order.kind == OrderKind::SplitProducts) {
-    value = split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b);
+    value = emulate_detail::split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b);
+  } else if (t.sum_order.kind == OrderKind::Pow2Scaled) {
+    value = emulate_detail::pow2_scaled(*find_bf16_on_f16_policy(t.sum_order.scale_scheme), m, n, k, a, b);
   } else {
     const std::vector<double> ao = operand_values(a, *t.a_input, *t.a_operand, t.input_rounding);
     const std::vector<double> bo = operand_values(b, *t.b_input, *t.b_operand, t.input_rounding);
@@ -551,6 +611,11 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
       for (std::uint64_t i = i0; i < i1; ++i)
         e.row(ao.data() + static_cast<std::int64_t>(i) * k, value.data() + static_cast<std::int64_t>(i) * n);
     });
+  }
+  if (final_scale) {  // C = RN_acc(acc * RN_acc(s_A s_B)): both products exact in double (24-bit values)
+    const Arith acc(*t.acc, Rounding::NearestEven);
+    const double tt = acc.round(ts.a * ts.b);
+    for (double& v : value) v = acc.round(v * tt);
   }
   // The output rounding (round to nearest even into the output format; exact when it is the final format).
   const Format& of = *t.out;

@@ -34,11 +34,19 @@ bool narrower_format(const Format& f, const Format& wide);
 /// into a_operand/b_operand with input_rounding where those are narrower (tf32 inside a TF32 tensor core).
 std::vector<double> operand_values(const std::vector<double>& inputs, const Format& input, const Format& operand, Rounding r);
 
+/// The per-tensor scales inside a block-scaled kernel's operands (NVFP4's s_t, suites/block_reference.hpp;
+/// 1 otherwise). An order with final_scale = tensor divides them out of the operands (exactly: each value is
+/// an element times its block scale times s_t) and applies them after the accumulation.
+struct TensorScales {
+  double a = 1, b = 1;
+};
+
 /// C = A B (codes of t.out, row-major m x n) computed exactly as t declares, from the inputs as the kernel
-/// received them (a: m x k, b: k x n, row-major values of t.a_input / t.b_input). Throws
-/// std::invalid_argument when emulation_unavailable(t) is not empty.
+/// received them (a: m x k, b: k x n, row-major values of t.a_input / t.b_input; a block-scaled kernel's
+/// dequantized operands, with their tensor scales `ts`). Throws std::invalid_argument when
+/// emulation_unavailable(t) is not empty.
 std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, std::int64_t n, std::int64_t k,
-                                        const std::vector<double>& a, const std::vector<double>& b);
+                                        const std::vector<double>& a, const std::vector<double>& b, TensorScales ts = {});
 
 /// One rounded step of the emulator, exposed for its tests: round_f(x + y) with IEEE zero signs and
 /// non-finite operands (x, y values; the exact sum is formed without rounding).

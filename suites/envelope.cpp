@@ -113,6 +113,7 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
                    : inner;
   };
   switch (o.kind) {
+    case OrderKind::Pow2Scaled:  // the scaling is exact within the domain: bounded as the worst valid order
     case OrderKind::Unknown: {
       // The worst valid order: any tree of correctly rounded additions (a product passes at most K
       // roundings), or tensor-core blocks that truncate each aligned term below 2^-t of the block's
@@ -142,7 +143,8 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
       break;
     case OrderKind::BlockedK: {
       const double bl = std::min<double>(o.block, K), nb = std::ceil(K / o.block);
-      const double din = o.inner == Combine::Sequential ? bl : clog2(bl) + 1;
+      // Within a block: one rounding per product (sequential), a tree's depth (pairwise), or one (exact).
+      const double din = o.inner == Combine::Sequential ? bl : o.inner == Combine::Pairwise ? clog2(bl) + 1 : 1;
       const double dout = o.outer == Combine::Sequential ? nb : clog2(nb);
       if (promote) {
         g = compose(gamma(din, ua, fmt::format("blocks of {} ({}) in {}", bl, to_string(o.inner), accname)),
@@ -200,6 +202,11 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
       e.step_unit = eps;
       break;
     }
+  }
+  // NVFP4's tensor scales after the accumulation: RN(s_A s_B), then RN(acc * that), two more roundings.
+  if (o.final_scale == FinalScale::Tensor) {
+    g = compose(g, gamma(2, unit(acc, Rounding::NearestEven), fmt::format("the tensor scales: RN(s_A s_B), RN(acc * it) in {}", acc.tag)));
+    roundings += 2;
   }
   // Split products: the operand error the scheme declares, the slices' magnitudes (each slice of x is
   // within 2 u_s of what is left of x: the slices sum to at most (1 + 5 u_s)|x|) and the merge of T terms.

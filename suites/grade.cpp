@@ -235,7 +235,7 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
   const std::string no_emulation = in.strongest == Tier::Bitwise ? emulation_unavailable(t) : "weaker tier asked for";
   bool vacuous = ev.vacuous();
   if (no_emulation.empty()) {
-    const std::vector<std::uint64_t> emu = emulate_gemm(t, p.m, p.n, p.k, a_in, b_in);
+    const std::vector<std::uint64_t> emu = emulate_gemm(t, p.m, p.n, p.k, a_in, b_in, {in.a_tensor_scale, in.b_tensor_scale});
     std::int64_t diff = 0, first = -1, zeros = 0;
     double max_ulps = 0;
     for (std::size_t x = 0; x < mn; ++x) {

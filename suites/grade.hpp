@@ -21,6 +21,9 @@ struct GradeInput {
   /// Whether every operand reaches the multiplier exactly in its storage format, when the runner knows
   /// better than a look at a and b (block-scaled kernels: NVFP4 applies its tensor scales at the end).
   std::optional<bool> a_exact, b_exact;
+  /// The per-tensor scales inside a and b (NVFP4's s_t, suites/block_reference.hpp; 1 otherwise), which an
+  /// order with final_scale = tensor applies after the accumulation (suites/emulate.hpp, TensorScales).
+  double a_tensor_scale = 1, b_tensor_scale = 1;
   const KernelTraits* traits = nullptr;
   BoundVariant variant = BoundVariant::Independent;  ///< the course gate's variant (reported, never decisive)
   const std::vector<std::uint64_t>* codes = nullptr;  ///< the kernel's output codes, row-major m x n

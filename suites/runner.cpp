@@ -368,6 +368,8 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     gi.b = &block_ref->b;
     gi.a_exact = block_ref->a_operand_exact;
     gi.b_exact = block_ref->b_operand_exact;
+    gi.a_tensor_scale = block_ref->a_tensor_scale;
+    gi.b_tensor_scale = block_ref->b_tensor_scale;
   }
   grade(gi, r);
   // The runner's own checks on the inputs and on every run (each its CheckKind, results/results.hpp).

@@ -25,7 +25,9 @@ double roundings(const KernelTraits& t, std::int64_t k) {
   const bool leaves_exact = t.exact_products && t.a_operand->precision() + t.b_operand->precision() <= t.acc->precision();
   switch (o.kind) {
     case OrderKind::Sequential: return (o.step == StepKind::Fma ? K : 2 * K) + nprom;
-    case OrderKind::BlockedK: return (o.inner == Combine::Sequential && o.step == StepKind::Fma ? K : 2 * K) + std::ceil(K / o.block);
+    case OrderKind::BlockedK:
+      if (o.inner == Combine::Exact) return 2 * std::ceil(K / o.block) + nprom;
+      return (o.inner == Combine::Sequential && o.step == StepKind::Fma ? K : 2 * K) + std::ceil(K / o.block);
     case OrderKind::SplitK: return (o.step == StepKind::Fma ? K : 2 * K) + o.splits;
     case OrderKind::Pairwise: return 2 * K;
     case OrderKind::TensorCoreBlock: {
@@ -33,6 +35,7 @@ double roundings(const KernelTraits& t, std::int64_t k) {
       return std::ceil(K / f) + nprom;
     }
     case OrderKind::SplitProducts: return 8 * K + 8;  // at most 9 terms of K fma steps and their merge
+    case OrderKind::Pow2Scaled:
     case OrderKind::Unknown: break;
   }
   return (leaves_exact ? K : 2 * K) + nprom;

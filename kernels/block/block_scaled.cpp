@@ -65,9 +65,8 @@ const char* kDeqOrder =
     "k = 0..K-1 in fp32 from +0";
 const char* kBlockSumOrder =
     "A and B quantized along K by the declared block format and rule (docs/block_formats.md); per K-block b: P = the "
-    "exact sum of the element products, t = RN_f32(P) (exact for e2m3, e3m2, e2m1, int8 elements), s = RN_f32(t * "
-    "scale_A * scale_B) (MX: 2^(e_A + e_B), exact inside fp32's range; NVFP4: S_A * S_B, exact), acc = RN_f32(acc + s), "
-    "blocks in ascending K from +0";
+    "exact sum of the element products, s = RN_f32(P * scale_A * scale_B) (MX: 2^(e_A + e_B); NVFP4: S_A * S_B; one "
+    "rounding), acc = RN_f32(acc + s), blocks in ascending K from +0";
 
 class BlockGemmModel : public CpuModel {
  public:
@@ -154,10 +153,13 @@ KernelTraits block_gemm_traits(const BlockFormat& f, ScaleRule rule, BlockGemmPa
   t.out = &f32;
   t.order = path == BlockGemmPath::DeqBf16 ? kDeqOrder : kBlockSumOrder;
   if (f.tensor_scale) t.order += "; then C = RN_f32(acc * RN_f32(s_tA * s_tB))";
-  // Machine-readable: the dequantized path is a sequential fp32 FMA over bf16 operands (the tiers take the
-  // quantizer's operands as the inputs). Block sums rounded once per block, and NVFP4's final tensor
-  // scale, are outside the order vocabulary (kernels/order.hpp): unknown, judged by the envelope.
-  t.sum_order = path == BlockGemmPath::DeqBf16 && !f.tensor_scale ? SummationOrder::sequential(StepKind::Fma) : SummationOrder::unknown();
+  // Machine-readable (kernels/order.hpp; the tiers take the quantizer's operands as the inputs): the
+  // dequantized path is a sequential fp32 FMA over bf16 operands; the block-sum path is blocked along K with
+  // an exact inner sum (the scales are inside the dequantized operands, so a block's exact sum of their
+  // products is P * scale_A * scale_B, rounded once); NVFP4 applies its tensor scales at the end.
+  t.sum_order = path == BlockGemmPath::DeqBf16 ? SummationOrder::sequential(StepKind::Fma)
+                                               : SummationOrder::blocked(f.block, Combine::Exact, Combine::Sequential);
+  if (f.tensor_scale) t.sum_order.final_scale = FinalScale::Tensor;
   t.block.format = &f;
   t.block.rule = rule;
   t.block.rounding = Rounding::NearestEven;
@@ -194,26 +196,34 @@ std::vector<float> blocksum_gemm(const BlockOperands& q, int scale_fault, bool s
   const Scales s{q, scale_fault, swap_scales, m, n, nkb};
   const std::vector<double> ea = element_values(q.a), eb = element_values(q.b);
   // Block sums of 32 element products are exact in double when they span at most 2^53 units (every format
-  // but e5m2: products 2^-32..2^32); block_sums_exact_in_f32's argument with 53 bits.
+  // but e5m2: products 2^-32..2^32); block_sums_exact_in_f32's argument with 53 bits. Scaled by a power of two
+  // (MX) or by S_A S_B (NVFP4: e2m1 sums of at most 12 bits times 4 + 4 bits) they stay exact. Otherwise
+  // (e5m2) the exact sum of the scaled element products is taken, rounded once.
   const double lo = element_value(*q.a.format, 1), hi = q.a.format->max_elem();
   const bool exact_in_double = static_cast<double>(B) * hi * hi / (lo * lo) <= 0x1p53;
+  std::vector<double> sa_row, sb_col;  // the e5m2 path: one block's scaled elements
   std::vector<float> c(static_cast<std::size_t>(m * n), 0.0f);
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) {
       float acc = 0.0f;
       for (std::int64_t kb = 0; kb < nkb; ++kb) {
         const std::int64_t k0 = kb * B, len = std::min(B, k - k0);
-        float t;
+        float sc;
         if (exact_in_double) {
           double p = 0;
           for (std::int64_t x = 0; x < len; ++x) p += ea[static_cast<std::size_t>(i * k + k0 + x)] * eb[static_cast<std::size_t>((k0 + x) * n + j)];
-          t = rn_f32(p);
+          sc = rn_f32(p * s.a(i, kb) * s.b(kb, j));
         } else {
-          const DotRef r = exact_dot(ea.data() + i * k + k0, eb.data() + k0 * n + j, static_cast<std::size_t>(len), 1, n);
-          t = r.status & kRefNonFinite ? static_cast<float>(r.value.hi)
-                                       : std::bit_cast<float>(static_cast<std::uint32_t>(round_ref(f32, r.value, Rounder::nearest(f32)).code));
+          sa_row.resize(static_cast<std::size_t>(len));
+          sb_col.resize(static_cast<std::size_t>(len));
+          for (std::int64_t x = 0; x < len; ++x) {
+            sa_row[static_cast<std::size_t>(x)] = ea[static_cast<std::size_t>(i * k + k0 + x)] * s.a(i, kb);
+            sb_col[static_cast<std::size_t>(x)] = eb[static_cast<std::size_t>((k0 + x) * n + j)] * s.b(kb, j);
+          }
+          const DotRef r = exact_dot(sa_row.data(), sb_col.data(), static_cast<std::size_t>(len), 1, 1);
+          sc = r.status & kRefNonFinite ? static_cast<float>(r.value.hi)
+                                        : std::bit_cast<float>(static_cast<std::uint32_t>(round_ref(f32, r.value, Rounder::nearest(f32)).code));
         }
-        const float sc = rn_f32(static_cast<double>(t) * s.a(i, kb) * s.b(kb, j));  // exact in double: 24 + 8 bits
         acc = acc + sc;
       }
       c[static_cast<std::size_t>(i * n + j)] = acc;

@@ -5,10 +5,10 @@
 //   deqbf16   every element dequantized into bf16 (MX: element * 2^e, exact inside bf16's range; NVFP4:
 //             element * S, exact, the tensor scales applied at the end), then fp32 FMA along K from +0
 //             (model_gemm_bf16_f32acc's order); NVFP4: C = RN_f32(acc * RN_f32(s_tA * s_tB)).
-//   blocksum  per K-block b the exact sum P_b of element products, rounded once to fp32 (exact for E2M3,
-//             E3M2, E2M1 and int8 elements: at most 23 significant bits), times the block's scale product
-//             (MX: 2^(e_A + e_B); NVFP4: S_A * S_B), rounded to fp32, added to an fp32 accumulator with one
-//             RN addition, blocks in ascending K from +0. NVFP4 then as deqbf16's last step.
+//   blocksum  per K-block b the exact sum P_b of element products times the block's scale product (MX:
+//             2^(e_A + e_B); NVFP4: S_A * S_B), rounded once to fp32, added to an fp32 accumulator with one
+//             RN addition, blocks in ascending K from +0. NVFP4 then as deqbf16's last step. (For E2M3, E3M2,
+//             E2M1 and int8 elements P_b itself is exact in fp32: at most 23 significant bits.)
 //
 // Their traits carry the block scaling, so the runner grades them against the exact product of the
 // operands as the declared quantizer makes them (suites/block_reference.hpp), not of the raw inputs.

@@ -290,11 +290,12 @@ KernelTraits bf16_on_f16_traits(const Bf16OnF16Policy& p, bool device) {
   }
   t.order = what + "products exact (fp16 x fp16); " + acc;
   // The scaled strategies keep every bf16 value of a group exactly in fp16 within their domain: the
-  // multiplier sees bf16 precision and range (only the direct cast narrows to fp16's range). The scaling
-  // is outside the order vocabulary (kernels/order.hpp): the CPU models declare no order (envelope and
-  // statistical tiers); the CUDA kernels run fp16 tensor-core blocks of 16.
+  // multiplier sees bf16 precision and range (only the direct cast narrows to fp16's range). The CPU models
+  // declare the scaling as their order (pow2_scaled, kernels/order.hpp: the bitwise tier emulates it); the
+  // CUDA kernels run fp16 tensor-core blocks of 16 with an unmeasured block model, declared as such (the
+  // envelope judges them; their scaling is exact within the domain and commutes with the MMA's sums).
   if (p.strategy != Bf16OnF16Strategy::Cast) t.a_operand = t.b_operand = &bf16;
-  if (device) t.sum_order = SummationOrder::tensor_core(16);
+  t.sum_order = device ? SummationOrder::tensor_core(16) : SummationOrder::pow2_scaled(p.tag);
   // Where the traits hold. One power-of-two scale per group is lossless only while the group spans
   // <= 32 binades (kBf16OnF16MaxLosslessSpan); outside, bits are lost that no rounding term of the
   // bound model accounts for. The direct cast scales nothing: values beyond fp16's range overflow.

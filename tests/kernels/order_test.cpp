@@ -29,8 +29,17 @@ TEST_CASE("every order kind round-trips through its spec string") {
       SummationOrder::tensor_core(32, measured),
       SummationOrder::split_products("3xtf32"),
       SummationOrder::split_products("6xbf16", OrderKind::TensorCoreBlock, 16),
+      SummationOrder::blocked(16, Combine::Exact, Combine::Sequential),
+      SummationOrder::pow2_scaled("kblock64"),
+      SummationOrder::pow2_scaled("rowcol", OrderKind::TensorCoreBlock, 16),
       ulps,
   };
+  SummationOrder nvfp4 = SummationOrder::blocked(16, Combine::Exact, Combine::Sequential);
+  nvfp4.final_scale = FinalScale::Tensor;
+  CHECK(order_spec(nvfp4) == "blocked:block=16,inner=exact,outer=sequential,step=fma,final_scale=tensor");
+  CHECK(parse_order_spec(order_spec(nvfp4)) == nvfp4);
+  CHECK(order_spec(SummationOrder::pow2_scaled("auto")) == "pow2_scaled:scheme=auto,term=sequential");
+  CHECK(parse_order_spec("pow2_scaled:scheme=outlier").scale_scheme == "outlier");
   for (const SummationOrder& o : orders) {
     const std::string spec = order_spec(o);
     CAPTURE(spec);
@@ -41,6 +50,9 @@ TEST_CASE("every order kind round-trips through its spec string") {
     CHECK(back.splits == o.splits);
     CHECK(back.bitwise_ulps == o.bitwise_ulps);
     CHECK(back.block_model.measured == o.block_model.measured);
+    CHECK(back.inner == o.inner);
+    CHECK(back.scale_scheme == o.scale_scheme);
+    CHECK(back.term_order == o.term_order);
   }
   CHECK(order_spec(SummationOrder::sequential()) == "sequential:step=fma");
   CHECK(parse_order_spec("splitk:splits=8").outer == Combine::Sequential);
@@ -48,7 +60,7 @@ TEST_CASE("every order kind round-trips through its spec string") {
 
 TEST_CASE("malformed order specs are InputErrors naming the problem") {
   CHECK_THROWS_WITH_AS(parse_order_spec("zigzag"), doctest::Contains("unknown order kind 'zigzag'"), InputError);
-  CHECK_THROWS_WITH_AS(parse_order_spec("sequential:block=4"), doctest::Contains("unknown key 'block' for sequential (valid: ulps, step)"),
+  CHECK_THROWS_WITH_AS(parse_order_spec("sequential:block=4"), doctest::Contains("unknown key 'block' for sequential (valid: ulps, final_scale, step)"),
                        InputError);
   CHECK_THROWS_WITH_AS(parse_order_spec("splitk:splits=1"), doctest::Contains("splits >= 2"), InputError);
   CHECK_THROWS_WITH_AS(parse_order_spec("blocked:block=0"), doctest::Contains("block >= 1"), InputError);
@@ -58,9 +70,15 @@ TEST_CASE("malformed order specs are InputErrors naming the problem") {
   CHECK_THROWS_WITH_AS(parse_order_spec("tensor_core:k=16,fused=5"), doctest::Contains("must divide"), InputError);
   CHECK_THROWS_WITH_AS(parse_order_spec("sequential:step"), doctest::Contains("key=value"), InputError);
   CHECK_THROWS_WITH_AS(parse_order_spec("tensor_core:k=16,rounding=rx"), doctest::Contains("unknown mode 'rx'"), InputError);
+  CHECK_THROWS_WITH_AS(parse_order_spec("pow2_scaled:scheme=kblock32"),
+                       doctest::Contains("unknown scaling scheme 'kblock32' (valid: cast, tensor, rowcol, kblock64"), InputError);
+  CHECK_THROWS_WITH_AS(parse_order_spec("splitk:splits=4,combine=exact"), doctest::Contains("combine must be sequential or pairwise"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_order_spec("blocked:block=32,inner=exact,step=mul_add"), doctest::Contains("no step"), InputError);
+  CHECK_THROWS_WITH_AS(parse_order_spec("sequential:final_scale=row"), doctest::Contains("final_scale must be none or tensor"), InputError);
 }
 
-TEST_CASE("every built-in CPU model declares its order; the bf16-on-fp16 models' scaling is outside the vocabulary") {
+TEST_CASE("every built-in CPU model declares its order") {
   int known = 0;
   for (const auto& info : kernel_registry()) {
     if (info.backend != Backend::Cpu || info.mutant || info.operation != Operation::Gemm) continue;
@@ -69,16 +87,13 @@ TEST_CASE("every built-in CPU model declares its order; the bf16-on-fp16 models'
     CAPTURE(info.name);
     CHECK(check_order(o).empty());
     CHECK(describe_traits(k->traits()).find("order " + order_spec(o)) != std::string::npos);
-    // Outside the vocabulary: the bf16-on-fp16 models' scaling, block sums rounded once per block and
-    // NVFP4's final tensor scale (kernels/block/block_scaled.cpp).
-    const bool block_outside = k->traits().block.active() &&
-                               (info.name.find("_blocksum_") != std::string::npos || k->traits().block.format->tensor_scale);
-    if (info.name.rfind("model_gemm_bf16_on_f16_", 0) == 0 || block_outside) {
-      CHECK(o.kind == OrderKind::Unknown);
-      continue;
-    }
+    // The bf16-on-fp16 models declare their scaling, the block-sum models an exact inner sum per block,
+    // NVFP4 its final tensor scales (kernels/block/block_scaled.cpp, kernels/emu/bf16_on_fp16.cpp).
+    if (info.name.rfind("model_gemm_bf16_on_f16_", 0) == 0) CHECK(o.kind == OrderKind::Pow2Scaled);
+    if (info.name.find("_blocksum_") != std::string::npos) CHECK((o.kind == OrderKind::BlockedK && o.inner == Combine::Exact));
+    if (k->traits().block.active()) CHECK((o.final_scale == FinalScale::Tensor) == k->traits().block.format->tensor_scale);
     CHECK(o.known());
     ++known;
   }
-  CHECK(known >= 19);
+  CHECK(known >= 40);
 }

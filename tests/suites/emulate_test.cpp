@@ -237,7 +237,7 @@ TEST_CASE("the emulation equals every CPU model that declares its order, bit for
       for (double v : b) finite = finite && std::isfinite(v);
       if (!finite) continue;  // the case is outside this kernel's storage range (the runner says "not supported")
       const auto want = model_codes(*k, p);
-      const auto got = emulate_gemm(t, p.m, p.n, p.k, a, b);
+      const auto got = emulate_gemm(t, p.m, p.n, p.k, a, b, q ? TensorScales{q->a_tensor_scale, q->b_tensor_scale} : TensorScales{});
       REQUIRE(got.size() == want.size());
       std::int64_t diff = 0, first = -1;
       for (std::size_t x = 0; x < got.size(); ++x)
@@ -249,7 +249,110 @@ TEST_CASE("the emulation equals every CPU model that declares its order, bit for
       ++compared;
     }
   }
-  CHECK(compared >= 19 * 5);
+  CHECK(compared >= 40 * 5);
+}
+
+namespace {
+
+/// bf16 data for the pow2_scaled order: uniform [-1, 1) (source bf16), then row i of A times 2^40 over
+/// K-block 1 (k = 64..127) for every i % 61 == 3 (lines spanning > 32 binades: outlier windows, K-block
+/// tiles under auto), and column j of B times 2^-30 over k < 20 for every j % 53 == 7.
+Problem scaled_problem(std::int64_t m, std::int64_t n, std::int64_t k, std::uint64_t seed, bool spread) {
+  Problem p = test::uniform_problem(m, n, k, bf16, seed);
+  if (!spread) return p;
+  for (std::int64_t i = 3; i < m; i += 61)
+    for (std::int64_t q = 64; q < std::min<std::int64_t>(k, 128); ++q) p.a.data[static_cast<std::size_t>(i * k + q)] *= 0x1p40;
+  for (std::int64_t j = 7; j < n; j += 53)
+    for (std::int64_t q = 0; q < std::min<std::int64_t>(k, 20); ++q) p.b.data[static_cast<std::size_t>(q * n + j)] *= 0x1p-30;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("pow2_scaled: the emulation equals every bf16-on-fp16 model across tiles of both modes, outliers and lossy spans") {
+  // 200 x 150: two tiles of 128 each way, so auto mixes row-mode and K-block tiles.
+  const Problem p = scaled_problem(200, 150, 200, test::seed() + 11, true);
+  for (const char* tag : {"cast", "tensor", "rowcol", "kblock64", "kblock128", "outlier", "auto"}) {
+    CAPTURE(tag);
+    const auto k = make_gemm_kernel(std::string("model_gemm_bf16_on_f16_") + tag);
+    const KernelTraits& t = k->traits();
+    REQUIRE(t.sum_order.kind == OrderKind::Pow2Scaled);
+    REQUIRE(emulation_unavailable(t).empty());
+    const auto want = model_codes(*k, p);
+    const auto got = emulate_gemm(t, p.m, p.n, p.k, p.a.data, p.b.data);
+    std::int64_t diff = 0;
+    for (std::size_t x = 0; x < got.size(); ++x)
+      diff += got[x] != want[x] && !(std::isnan(to_double(f32, got[x])) && std::isnan(to_double(f32, want[x])));
+    CHECK(diff == 0);
+  }
+}
+
+TEST_CASE("pow2_scaled within its domain: the scaling is exact, so row mode is the fp32 sequential order and K-block mode "
+          "the fp32 blocked one") {
+  // Independent of the scaling: the emulator's sequential and blocked fp32 paths on the bf16 values. With
+  // every line inside one window and no fp32 underflow, a' b' = 2^(s_A + s_B) a b exactly, every partial sum
+  // is scaled alike, and the rescale is exact.
+  const Problem p = scaled_problem(40, 30, 300, test::seed() + 12, false);
+  KernelTraits seq = make_gemm_kernel("model_gemm_bf16_on_f16_rowcol")->traits();
+  seq.sum_order = SummationOrder::sequential(StepKind::Fma);
+  seq.a_operand = seq.b_operand = &bf16;
+  const auto want_seq = emulate_gemm(seq, p.m, p.n, p.k, p.a.data, p.b.data);
+  for (const char* tag : {"tensor", "rowcol", "outlier", "auto"}) {
+    CAPTURE(tag);
+    const KernelTraits t = make_gemm_kernel(std::string("model_gemm_bf16_on_f16_") + tag)->traits();
+    CHECK(emulate_gemm(t, p.m, p.n, p.k, p.a.data, p.b.data) == want_seq);
+  }
+  for (int block : {64, 128}) {
+    CAPTURE(block);
+    const KernelTraits t = make_gemm_kernel("model_gemm_bf16_on_f16_kblock" + std::to_string(block))->traits();
+    KernelTraits blk = seq;
+    blk.sum_order = SummationOrder::blocked(block);
+    CHECK(emulate_gemm(t, p.m, p.n, p.k, p.a.data, p.b.data) == emulate_gemm(blk, p.m, p.n, p.k, p.a.data, p.b.data));
+    CHECK(emulate_gemm(t, p.m, p.n, p.k, p.a.data, p.b.data) != want_seq);  // the orders differ: the test can fail
+  }
+}
+
+TEST_CASE("blocked with an exact inner sum: each block's products summed exactly, rounded once, blocks added in order") {
+  // Independent reference: per element and block, ExactSum of the products rounded once into fp32 by the
+  // oracle, then fp32 additions from +0. Operands: fp32 values spread over 2^-60 .. 2^60 (block sums that
+  // round, double sums that are not exact) and a block of 7 (a short last block).
+  const std::uint64_t seed = test::seed() + 13;
+  Problem p = test::uniform_problem(6, 9, 45, f32, seed);
+  std::uint64_t ctr = 0;
+  for (auto* v : {&p.a.data, &p.b.data})
+    for (double& x : *v) x = static_cast<float>(std::ldexp(x, static_cast<int>(philox_4x32(seed, 9, ctr++)[0] % 121) - 60));
+  KernelTraits t = make_cpu_model("model_gemm_f32")->traits();
+  t.sum_order = SummationOrder::blocked(7, Combine::Exact, Combine::Sequential);
+  REQUIRE(emulation_unavailable(t).empty());
+  const auto got = emulate_gemm(t, p.m, p.n, p.k, p.a.data, p.b.data);
+  const Rounder rn = Rounder::nearest(f32);
+  std::int64_t inexact_blocks = 0;
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      float acc = 0.0f;
+      for (std::int64_t q = 0; q < p.k; q += 7) {
+        ExactSum s;
+        for (std::int64_t x = q; x < std::min<std::int64_t>(p.k, q + 7); ++x) s.add_product(p.a(i, x), p.b(x, j));
+        std::uint8_t st = 0;
+        const RefValue exact = s.finalize(st);
+        const float blk = static_cast<float>(to_double(f32, round_ref(f32, exact, rn).code));
+        inexact_blocks += exact.lo != 0 || exact.tail != 0;  // no double holds this block's sum
+        acc = acc + blk;
+      }
+      CHECK(got[static_cast<std::size_t>(i * p.n + j)] == std::bit_cast<std::uint32_t>(acc));
+    }
+  CHECK(inexact_blocks > 0);  // some block sums are no double: the exact fallback is exercised
+  // final_scale=tensor: the scales leave the operands and come back as RN(acc * RN(s_A s_B)).
+  t.sum_order.final_scale = FinalScale::Tensor;
+  const double sa = 0x1.8p-3, sb = 0x1.4p5;
+  std::vector<double> as = p.a.data, bs = p.b.data;
+  for (double& x : as) x *= sa;
+  for (double& x : bs) x *= sb;
+  const auto scaled = emulate_gemm(t, p.m, p.n, p.k, as, bs, {sa, sb});
+  const float tt = static_cast<float>(sa * sb);
+  for (std::size_t x = 0; x < got.size(); ++x)
+    CHECK(scaled[x] == std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(got[x]))) * tt)));
+  CHECK_THROWS_AS(emulate_gemm(t, p.m, p.n, p.k, as, bs, {0, sb}), std::invalid_argument);
 }
 
 TEST_CASE("the emulation tells orders apart: a model's output differs from the emulation of another order") {

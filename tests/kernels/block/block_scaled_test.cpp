@@ -112,10 +112,15 @@ TEST_CASE("block-scaled models: the stated order, recomputed from the MPFR quant
           if (path == BlockGemmPath::BlockSum) {
             for (std::int64_t kb = 0; kb < nb; ++kb) {
               const std::int64_t k0 = kb * B, len = std::min<std::int64_t>(B, s.k - k0);
-              const DotRef p = exact_dot_mpfr(ra.elem.data() + i * s.k + k0, rb.elem.data() + k0 * s.n + j, static_cast<std::size_t>(len), 1, s.n);
-              const float t = std::bit_cast<float>(static_cast<std::uint32_t>(round_ref(f32, p.value, Rounder::nearest(f32)).code));
+              // The exact sum of the scaled element products (MPFR), rounded once to fp32.
               const double sa = ra.scale[static_cast<std::size_t>(i * nb + kb)], sb = rb.scale[static_cast<std::size_t>(j * nb + kb)];
-              acc = acc + rn32(static_cast<double>(t) * sa * sb);
+              std::vector<double> xa(static_cast<std::size_t>(len)), xb(static_cast<std::size_t>(len));
+              for (std::int64_t x = 0; x < len; ++x) {
+                xa[static_cast<std::size_t>(x)] = ra.elem[static_cast<std::size_t>(i * s.k + k0 + x)] * sa;
+                xb[static_cast<std::size_t>(x)] = rb.elem[static_cast<std::size_t>((k0 + x) * s.n + j)] * sb;
+              }
+              const DotRef p = exact_dot_mpfr(xa.data(), xb.data(), static_cast<std::size_t>(len), 1, 1);
+              acc = acc + std::bit_cast<float>(static_cast<std::uint32_t>(round_ref(f32, p.value, Rounder::nearest(f32)).code));
             }
           } else {
             // Dequantized into bf16 (exact for these magnitudes), then fp32 FMA along K.

@@ -1,0 +1,136 @@
+// suites/emulate_schemes.cpp — split products and power-of-two scaling onto fp16, emulated
+// (suites/emulate_schemes.hpp; the semantics are kernels/order.hpp's and docs/emulation.md's).
+#include "suites/emulate_schemes.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/parallel.hpp"
+#include "kernels/emu/emu_arith.cuh"
+#include "oracle/round.hpp"
+
+namespace fpcert::emulate_detail {
+
+// The split-products order (suites/emulate_schemes.hpp).
+std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
+                                   const std::vector<double>& b) {
+  auto slices = [&](const std::vector<double>& v) {
+    std::vector<std::vector<float>> s(static_cast<std::size_t>(sc.slices), std::vector<float>(v.size()));
+    float sl[3];
+    for (std::size_t x = 0; x < v.size(); ++x) {
+      split_value(sc, static_cast<float>(v[x]), sl);
+      for (int q = 0; q < sc.slices; ++q) s[static_cast<std::size_t>(q)][x] = sl[q];
+    }
+    return s;
+  };
+  const auto as = slices(a), bs = slices(b);
+  std::vector<double> c(static_cast<std::size_t>(m * n));
+  parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+    std::vector<float> merged(static_cast<std::size_t>(n)), s(static_cast<std::size_t>(n));
+    for (std::uint64_t i = i0; i < i1; ++i) {
+      bool first = true;
+      for (const auto& [ia, ib] : sc.terms) {
+        const float* pa = as[static_cast<std::size_t>(ia)].data() + static_cast<std::int64_t>(i) * k;
+        std::fill(s.begin(), s.end(), 0.0f);
+        for (std::int64_t q = 0; q < k; ++q) {
+          const float* pb = bs[static_cast<std::size_t>(ib)].data() + q * n;
+          for (std::int64_t j = 0; j < n; ++j) s[static_cast<std::size_t>(j)] = std::fma(pa[q], pb[j], s[static_cast<std::size_t>(j)]);
+        }
+        for (std::int64_t j = 0; j < n; ++j)
+          merged[static_cast<std::size_t>(j)] = first ? s[static_cast<std::size_t>(j)] : merged[static_cast<std::size_t>(j)] + s[static_cast<std::size_t>(j)];
+        first = false;
+      }
+      for (std::int64_t j = 0; j < n; ++j) c[static_cast<std::size_t>(static_cast<std::int64_t>(i) * n + j)] = merged[static_cast<std::size_t>(j)];
+    }
+  });
+  return c;
+}
+
+// The pow2_scaled order (suites/emulate_schemes.hpp).
+std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
+                                const std::vector<double>& b) {
+  const Rounder rn16 = Rounder::nearest(bf16), rnh = Rounder::nearest(f16);
+  auto codes = [&](const std::vector<double>& v) {
+    std::vector<std::uint16_t> c(v.size());
+    for (std::size_t x = 0; x < v.size(); ++x) c[x] = static_cast<std::uint16_t>(round_double(bf16, v[x], rn16).code);
+    return c;
+  };
+  const std::vector<std::uint16_t> ac = codes(a), bc = codes(b);
+  const OperandPlan pa = plan_operand(pol, ac.data(), m, k, k, 1), pb = plan_operand(pol, bc.data(), n, k, 1, n);
+  const std::int64_t segs = std::max(pa.segs, pb.segs), seg_len = std::min(pa.seg_len, pb.seg_len);
+  auto seg_of = [&](const OperandPlan& p, std::int64_t r) { return p.segs > 1 ? r / p.seg_len : 0; };
+  // The fp16 operand (as float; 0 for an outlier) and the outlier marks, A row-major m x k, B row-major k x n.
+  auto convert = [&](const std::vector<double>& v, const std::vector<std::uint16_t>& c, const OperandPlan& p, bool is_a,
+                     std::vector<float>& h, std::vector<std::uint8_t>& out, std::vector<std::uint8_t>& line_has) {
+    h.assign(v.size(), 0.0f);
+    out.assign(v.size(), 0);
+    line_has.assign(static_cast<std::size_t>(p.lines), 0);
+    for (std::size_t x = 0; x < v.size(); ++x) {
+      const std::int64_t line = is_a ? static_cast<std::int64_t>(x) / k : static_cast<std::int64_t>(x) % n;
+      const std::int64_t r = is_a ? static_cast<std::int64_t>(x) % k : static_cast<std::int64_t>(x) / n;
+      const std::int64_t g = seg_of(p, r);
+      const int sc = p.scale_at(line, g), e = emu::bf16_binade(c[x]);
+      if (e != emu::kNoBinade && p.outliers_at(line, g) && !emu::in_window(e, emu::kF16High - sc)) {
+        out[x] = 1;
+        line_has[static_cast<std::size_t>(line)] = 1;
+        continue;
+      }
+      h[x] = static_cast<float>(to_double(f16, round_double(f16, std::ldexp(v[x], sc), rnh).code));
+    }
+  };
+  std::vector<float> ah, bh;
+  std::vector<std::uint8_t> aout, bout, arow, bcol;
+  convert(a, ac, pa, true, ah, aout, arow);
+  convert(b, bc, pb, false, bh, bout, bcol);
+  std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());  // bf16 values: exact in fp32
+  // RN_f32(x 2^e): exact in double (|x| >= 2^-149, |e| < 300), one rounding by the conversion.
+  auto rescale = [](float x, int e) { return static_cast<float>(std::ldexp(static_cast<double>(x), e)); };
+  const std::int64_t tn = (n + kModeTile - 1) / kModeTile;
+  std::vector<double> c(static_cast<std::size_t>(m * n));
+  parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+    std::vector<float> acc(static_cast<std::size_t>(n)), part(static_cast<std::size_t>(n)), corr(static_cast<std::size_t>(n));
+    for (std::uint64_t iu = i0; iu < i1; ++iu) {
+      const auto i = static_cast<std::int64_t>(iu);
+      const float* ai = ah.data() + i * k;
+      for (std::int64_t bn = 0; bn < tn; ++bn) {
+        const std::int64_t j0 = bn * kModeTile, j1 = std::min(n, j0 + kModeTile);
+        const bool row_mode = tile_mode(pa, pb, i / kModeTile, bn) == kModeRow;
+        const std::int64_t nseg = row_mode ? 1 : segs, len = row_mode ? std::max<std::int64_t>(k, 1) : seg_len;
+        std::fill(acc.begin() + j0, acc.begin() + j1, 0.0f);
+        for (std::int64_t g = 0; g < nseg; ++g) {
+          std::fill(part.begin() + j0, part.begin() + j1, 0.0f);
+          for (std::int64_t r = g * len; r < std::min(k, (g + 1) * len); ++r) {
+            const float x = ai[r];
+            const float* br = bh.data() + r * n;
+            for (std::int64_t j = j0; j < j1; ++j) part[static_cast<std::size_t>(j)] = std::fma(x, br[j], part[static_cast<std::size_t>(j)]);
+          }
+          for (std::int64_t j = j0; j < j1; ++j) {
+            const float sc = rescale(part[static_cast<std::size_t>(j)], -(pa.scale_at(i, g) + pb.scale_at(j, g)));
+            acc[static_cast<std::size_t>(j)] = row_mode ? sc : acc[static_cast<std::size_t>(j)] + sc;
+          }
+        }
+      }
+      // The outliers' fp32 path.
+      std::fill(corr.begin(), corr.end(), 0.0f);
+      const bool row_has = arow[static_cast<std::size_t>(i)] != 0;
+      for (std::int64_t r = 0; r < k && row_has; ++r)
+        if (aout[static_cast<std::size_t>(i * k + r)])
+          for (std::int64_t j = 0; j < n; ++j) corr[static_cast<std::size_t>(j)] = std::fma(af[static_cast<std::size_t>(i * k + r)], bf[static_cast<std::size_t>(r * n + j)], corr[static_cast<std::size_t>(j)]);
+      for (std::int64_t r = 0; r < k; ++r) {
+        if (aout[static_cast<std::size_t>(i * k + r)]) continue;
+        const float x = af[static_cast<std::size_t>(i * k + r)];
+        for (std::int64_t j = 0; j < n; ++j)
+          if (bout[static_cast<std::size_t>(r * n + j)]) corr[static_cast<std::size_t>(j)] = std::fma(x, bf[static_cast<std::size_t>(r * n + j)], corr[static_cast<std::size_t>(j)]);
+      }
+      for (std::int64_t j = 0; j < n; ++j) {
+        float v = acc[static_cast<std::size_t>(j)];
+        if (row_has || bcol[static_cast<std::size_t>(j)]) v = v + corr[static_cast<std::size_t>(j)];
+        c[static_cast<std::size_t>(i * n + j)] = v;
+      }
+    }
+  });
+  return c;
+}
+
+
+}  // namespace fpcert::emulate_detail
