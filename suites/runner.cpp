@@ -20,6 +20,7 @@
 #include "suites/grade.hpp"
 #include "suites/guarded_input.hpp"
 #include "suites/guarded_buffer.hpp"
+#include "suites/revealed_order.hpp"
 
 namespace fpcert {
 
@@ -223,6 +224,19 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       return finish();
     }
   }
+  // An order from outside the declaration: revealed at this shape (once per run) before the case's own runs.
+  std::shared_ptr<const RevealedOrder> outside;
+  std::optional<OrderOverride> order_override;
+  if (opt.orders && opt.orders->applies(kernel.name())) {
+    outside = opt.orders->order_for(kernel, api, p.m, p.n, p.k);
+    order_override = OrderSource::as_override(outside, t);
+    r.order = outside->record;
+    if (t.block.active() && r.order->used) {
+      r.order->used = false;
+      r.order->fallback = "a block-scaled kernel: the replay of a revealed tree does not model its quantizer";
+      order_override->fallback = r.order->fallback;
+    }
+  }
   const bool device = api.is_device();
   const int warmups = opt.warmups >= 0 ? opt.warmups : (device ? 3 : 0);
   const int timed = opt.timed >= 0 ? opt.timed : (device ? 10 : 1);
@@ -366,7 +380,9 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     gi.a_exact = block_ref->a_operand_exact;
     gi.b_exact = block_ref->b_operand_exact;
   }
+  gi.order = order_override ? &*order_override : nullptr;
   grade(gi, r);
+  if (r.order && !r.order->used) r.order->fallback += fmt::format("; the case has the declared order's tier: {}", to_string(r.tier));
   // The runner's own checks on the inputs and on every run (each its CheckKind, results/results.hpp).
   auto add = [&](CheckKind kind, bool passed, std::string detail, std::int64_t index) {
     r.checks.push_back({kind, passed, std::move(detail), index});
