@@ -99,11 +99,17 @@ std::vector<std::uint64_t> RevealedOrder::emulate(const KernelTraits& t, const s
   return out;
 }
 
-bool OrderSource::applies(const std::string& kernel) const {
+bool OrderSource::reveals(const std::string& kernel) const {
   const std::string base = base_kernel(kernel);
   if (opt_.reveal_all) return true;
   for (const auto& k : opt_.reveal_kernels)
     if (k == kernel || k == base) return true;
+  return false;
+}
+
+bool OrderSource::applies(const std::string& kernel) const {
+  const std::string base = base_kernel(kernel);
+  if (reveals(kernel)) return true;
   for (const auto& f : opt_.files)
     if (f.reveal.kernel == kernel || f.reveal.kernel == base) return true;
   return false;
@@ -126,8 +132,6 @@ std::shared_ptr<const RevealedOrder> OrderSource::order_for(GemmKernel& kernel, 
       if (f.reveal.m == m && f.reveal.n == n && f.reveal.k == k) file = &f;
       shapes += (shapes.empty() ? "" : ", ") + shape_text(f.reveal.m, f.reveal.n, f.reveal.k) + " in " + f.path;
     }
-  const bool reveal = opt_.reveal_all || std::find(opt_.reveal_kernels.begin(), opt_.reveal_kernels.end(), kernel.name()) != opt_.reveal_kernels.end() ||
-                      std::find(opt_.reveal_kernels.begin(), opt_.reveal_kernels.end(), base) != opt_.reveal_kernels.end();
   RevealOptions ro;
   ro.m = m;
   ro.n = n;
@@ -150,7 +154,7 @@ std::shared_ptr<const RevealedOrder> OrderSource::order_for(GemmKernel& kernel, 
     o->reveal = file->reveal;
     for (auto& c : o->reveal.classes) c.replay = {};  // checked again below, on this kernel
     o->reveal.launches = 0;
-  } else if (reveal) {
+  } else if (reveals(kernel.name())) {
     rec.source = "revealed";
     try {
       o->reveal = reveal_order(kernel, api, ro);

@@ -71,6 +71,9 @@ class OrderSource {
   const OrderSourceOptions& options() const { return opt_; }
 
  private:
+  /// Whether this kernel's order is revealed here (not only read from a file).
+  bool reveals(const std::string& kernel) const;
+
   OrderSourceOptions opt_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const RevealedOrder>> cache_;
