@@ -67,6 +67,7 @@ struct SuiteArgs {
   std::uint64_t card_samples = 1'000'000;  ///< --card-samples: validation samples per probed instruction
   std::int64_t reveal_max_launches = 20000;  ///< --reveal-max-launches: a revelation's launch budget per class of elements
   std::uint64_t reveal_samples = 4096;       ///< --reveal-samples: elements per class that choose and check the replay's arithmetic
+  bool reveal_strict = false;                ///< --reveal-strict: a revealed tree that does not replay the kernel fails its cases
   std::string compare;               ///< --compare OLD.json: what changed from that run (docs/report.md)
   bool error_maps = false;           ///< --error-maps: keep the error map of passing cases too
   ScaleArgs scale;                   ///< --shard, --devices, --mpi (docs/scale.md)
@@ -172,6 +173,7 @@ int run(const SuiteArgs& a, const char* verb) {
     declare_plugin_order(o.substr(0, eq), parse_order_spec(o.substr(eq + 1)));
   }
   order_opt.max_launches = a.reveal_max_launches;
+  order_opt.strict = a.reveal_strict;
   order_opt.check_samples = a.reveal_samples;
   const bool outside_orders = order_opt.reveal_all || !order_opt.reveal_kernels.empty() || !order_opt.files.empty();
   if (outside_orders && a.card != "probe" && a.card != "none") order_opt.cards = block_models_from_cards(a.card);  // measured block models of fused nodes
@@ -505,6 +507,9 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
                   "With --order revealed: launches allowed per class of elements; beyond it the shape falls back to the declared tier")
       ->capture_default_str()
       ->check(integer_in(1, std::uint64_t{1} << 40));
+  app->add_flag("--reveal-strict", a->reveal_strict,
+                "With --order revealed or FILE: where the tree was revealed and verified but its replay disagrees with the kernel on "
+                "random inputs, fail the case (check bitwise) instead of falling back to the declared tier");
   app->add_option("--reveal-samples", a->reveal_samples,
                   "With --order revealed or FILE: elements per class of random inputs on which the replay's arithmetic is chosen and checked")
       ->capture_default_str()

@@ -191,6 +191,7 @@ std::shared_ptr<const RevealedOrder> OrderSource::order_for(GemmKernel& kernel, 
     const RevealClass& c = r.classes[ci];
     trials = std::max(trials, c.replay.trials);
     if (!c.replay.passed() || !chosen[ci]) {
+      o->refuted = c.replay.why_not.empty() && c.replay.ran;
       rec.fallback = !c.replay.why_not.empty()
                          ? fmt::format("class {} ({}): the replay cannot run: {}", ci, c.where, c.replay.why_not)
                          : fmt::format("class {} ({}): the replay of its tree under {} gave {} of {} elements equal to the kernel on random inputs{}", ci,

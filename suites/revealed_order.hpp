@@ -45,6 +45,9 @@ struct OrderSourceOptions {
   std::vector<BlockModelChoice> cards;      ///< measured block models for fused nodes (else the published ones)
   std::uint64_t seed = 1;
   double timeout_ms = 120000;               ///< one launch
+  /// --reveal-strict: a shape whose trees were revealed and verified but do not replay the kernel on random
+  /// inputs fails its cases (the kernel contradicts its own observed order) instead of falling back.
+  bool strict = false;
 };
 
 /// The order of one kernel at one shape, as the bitwise tier uses it.
@@ -52,6 +55,9 @@ struct RevealedOrder {
   OrderRecord record;                                   ///< what a case reports (used: whether a case may use it)
   RevealResult reveal;                                  ///< the revelation (trees, checks, costs)
   std::vector<std::shared_ptr<const TreeReplay>> replay;  ///< per class: the tree under the checked arithmetic
+  /// Not used because the trees were revealed and verified but their replay disagrees with the kernel on
+  /// random inputs (with OrderSourceOptions::strict its cases fail instead of falling back).
+  bool refuted = false;
   /// C as the revealed trees compute it (suites/grade.hpp, OrderOverride::emulate); needs record.used.
   std::vector<std::uint64_t> emulate(const KernelTraits& t, const std::vector<double>& a, const std::vector<double>& b) const;
 };

@@ -401,6 +401,9 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       : in_b.modified ? fmt::format("B modified by the call: {} element(s), first B[{}][{}]", in_b.modified, in_b.first_modified / p.n, in_b.first_modified % p.n)
                       : "A and B unchanged after every run",
       in_a.modified ? in_a.first_modified : in_b.modified ? in_b.first_modified : -1);
+  if (outside && outside->refuted && opt.orders->options().strict)
+    add(CheckKind::Bitwise, false,
+        "--reveal-strict: the kernel's revealed order does not reproduce it on random inputs (" + r.order->fallback + ")", -1);
   r.checks.push_back({CheckKind::Nondeterministic, runs_differ == 0,
                       runs_differ ? fmt::format("{} of {} later run(s) differ from the first, the first at run {} (element ({}, {}))", runs_differ,
                                                 r.timed_runs + warmups, first_differ_run, first_differ_index / p.n, first_differ_index % p.n)

@@ -171,6 +171,18 @@ TEST_CASE("revealed order: kernels that do not compute their revealed tree fail 
     CHECK_FALSE(r.order->used);
     CHECK(r.order->fallback.find("elements equal to the kernel on random inputs") != std::string::npos);
     CHECK(r.order->tree.find("sequential") != std::string::npos);  // the order itself was found
+    // --reveal-strict: a revealed, verified tree that does not replay the kernel fails the case.
+    OrderSourceOptions o;
+    o.reveal_all = true;
+    o.strict = true;
+    o.seed = test::seed();
+    const CaseResult strict = certify_case(*ulp_off_kernel(), std::make_shared<OrderSource>(o), spec_of(12, 12, 64, 10));
+    CHECK(strict.status == CaseStatus::Fail);
+    bool failed_bitwise = false;
+    for (const auto& c : strict.checks) failed_bitwise = failed_bitwise || (c.kind == CheckKind::Bitwise && !c.passed && c.detail.find("--reveal-strict") != std::string::npos);
+    CHECK(failed_bitwise);
+    // A correct kernel is not refused by it.
+    expect_bitwise_revealed(certify_case(*test::sequential_kernel(), std::make_shared<OrderSource>(o), spec_of(12, 12, 64, 10)));
   }
   SUBCASE("an order that changes after the revelation (a later call sums in reverse): the bitwise check fails") {
     auto reversed = std::make_shared<bool>(false);
