@@ -12,7 +12,8 @@ Usage: reveal_cli_check.py FPCERT SCRATCH_DIR
 4. certify model_gemm_f32_pairwise on the quick suite with --order revealed: exit 0; every case in the bitwise
    tier with the revealed order (JSON: order.source revealed, order.used, a pairwise tree, launches > 0; the
    bitwise check names the revealed order); the terminal has the order lines and "bitwise (revealed order)"
-   rows; the HTML says the order was revealed, not declared.
+   rows; the HTML says the order was revealed, not declared, and passes tests/reports/check_html.py (its
+   numbers, the order block's included, equal to the JSON's).
 5. certify --order FILE: a revelation written by fpcert reveal --json at a case's shape grades that case
    bitwise (order.source file); a file of another shape, or of another kernel, is refused (exit 2) with the
    reason; a missing file, or KERNEL=revealed for a kernel not in the run, is exit 2.
@@ -65,6 +66,9 @@ def check_certify(fpcert, scratch, expect, errors):
     if os.path.exists(h):
         html = open(h).read()
         expect("Summation order: revealed, not declared" in html and "<script" not in html, "4: the HTML does not say the order was revealed")
+        checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reports", "check_html.py")
+        p = subprocess.run([sys.executable, checker, h, "--src", "r0=" + j, "--require-tagged"], capture_output=True, text=True, timeout=300)
+        expect(p.returncode == 0, "4: the HTML fails tests/reports/check_html.py", p.stdout + p.stderr)
     else:
         errors.append("4: no HTML written")
 
