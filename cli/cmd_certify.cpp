@@ -29,6 +29,7 @@
 #include "reports/junit.hpp"
 #include "reports/mutation_report.hpp"
 #include "reports/table.hpp"
+#include "generators/generate.hpp"
 #include "plugin/loader.hpp"
 #include "results/compare.hpp"
 #include "results/results_json.hpp"
@@ -38,6 +39,7 @@
 #include "suites/fault_injectors.hpp"
 #include "suites/mutation.hpp"
 #include "suites/presets.hpp"
+#include "suites/revealed_order.hpp"
 #include "suites/suite.hpp"
 
 namespace fpcert::cli {
@@ -63,6 +65,9 @@ struct SuiteArgs {
   std::string preset;                ///< run-suite --preset P: the suite as a published source states it (docs/experiments.md)
   std::string card = "probe";        ///< --card: probe | none | FILE (behaviour cards of the tensor-core instructions)
   std::uint64_t card_samples = 1'000'000;  ///< --card-samples: validation samples per probed instruction
+  std::int64_t reveal_max_launches = 20000;  ///< --reveal-max-launches: a revelation's launch budget per class of elements
+  std::uint64_t reveal_samples = 4096;       ///< --reveal-samples: elements per class that choose and check the replay's arithmetic
+  bool reveal_strict = false;                ///< --reveal-strict: a revealed tree that does not replay the kernel fails its cases
   std::string compare;               ///< --compare OLD.json: what changed from that run (docs/report.md)
   bool error_maps = false;           ///< --error-maps: keep the error map of passing cases too
   ScaleArgs scale;                   ///< --shard, --devices, --mpi (docs/scale.md)
@@ -144,11 +149,35 @@ void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
   load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
+  // --order: revealed | FILE (a revelation's JSON) | KERNEL=revealed | KERNEL=SPEC (docs/reveal.md, docs/plugin.md).
+  OrderSourceOptions order_opt;
   for (const std::string& o : a.orders) {
+    if (o == "revealed") {
+      order_opt.reveal_all = true;
+      continue;
+    }
     const auto eq = o.find('=');
-    if (eq == std::string::npos || eq == 0) throw InputError("--order: expected KERNEL=SPEC (e.g. foo_gemm=sequential:step=fma), got '" + o + "'");
+    std::error_code ec;
+    if (eq == std::string::npos || std::filesystem::is_regular_file(o, ec)) {
+      if (!std::filesystem::is_regular_file(o, ec))
+        throw InputError("--order: expected revealed, the JSON of fpcert reveal --json, KERNEL=revealed or KERNEL=SPEC (e.g. "
+                         "foo_gemm=sequential:step=fma); '" + o + "' is none of them (no such file)");
+      order_opt.files.push_back(read_order_file(o));
+      continue;
+    }
+    if (eq == 0) throw InputError("--order: expected KERNEL=SPEC (e.g. foo_gemm=sequential:step=fma), got '" + o + "'");
+    if (o.substr(eq + 1) == "revealed") {
+      order_opt.reveal_kernels.push_back(o.substr(0, eq));
+      continue;
+    }
     declare_plugin_order(o.substr(0, eq), parse_order_spec(o.substr(eq + 1)));
   }
+  order_opt.max_launches = a.reveal_max_launches;
+  order_opt.strict = a.reveal_strict;
+  order_opt.check_samples = a.reveal_samples;
+  const bool outside_orders = order_opt.reveal_all || !order_opt.reveal_kernels.empty() || !order_opt.files.empty();
+  if (outside_orders && a.card != "probe" && a.card != "none") order_opt.cards = block_models_from_cards(a.card);  // measured block models of fused nodes
+  const auto order_source = outside_orders ? std::make_shared<OrderSource>(order_opt) : nullptr;
   Tier strongest = Tier::Bitwise;
   if (!a.tier.empty()) {
     const auto t = parse_tier(a.tier);
@@ -204,6 +233,16 @@ int run(const SuiteArgs& a, const char* verb) {
     fmt::print("conversion kernels: {}\n", where);
   }
   if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them), or kernels = [...] in --config");
+  if (outside_orders && op != Operation::Gemm) throw InputError("--order revealed / FILE: conversion kernels have no summation order");
+  for (const std::string& k : order_opt.reveal_kernels)
+    if (std::find(kernels.begin(), kernels.end(), k) == kernels.end())
+      throw InputError("--order " + k + "=revealed: " + k + " is not a kernel of this run");
+  for (const OrderFile& f : order_opt.files)
+    if (std::find(kernels.begin(), kernels.end(), f.reveal.kernel) == kernels.end()) {
+      std::string list;
+      for (const auto& k : kernels) list += (list.empty() ? "" : ", ") + k;
+      throw InputError(fmt::format("--order {}: it is the order of kernel {}, which this run does not certify (kernels: {})", f.path, f.reveal.kernel, list));
+    }
   // Tensor-core cards: probed here, before anything runs; with --devices or --mpi by each process that
   // runs cases, on its own GPU (cmd.execute below).
   bool cards_ready = a.scale.devices.empty() && !a.scale.mpi;
@@ -238,6 +277,7 @@ int run(const SuiteArgs& a, const char* verb) {
     o.run.timeout_ms = a.timeout_s * 1000;
     o.run.strongest = strongest;
     o.run.error_maps = a.error_maps;
+    o.run.orders = order_source;
     o.baseline = a.baseline;
     o.baseline_factor = a.factor;
     o.command = command_line();
@@ -245,6 +285,24 @@ int run(const SuiteArgs& a, const char* verb) {
                                  a.preset.empty() ? "" : " --preset " + a.preset);
     return o;
   };
+
+  // An order file holds one shape: refused when no case of the run has it (docs/reveal.md).
+  for (const OrderFile& f : order_opt.files) {
+    std::string shapes;
+    bool found = false;
+    for (const SuiteInfo* suite : suites)
+      for (const PlanItem& it : plan_suite(*suite, {f.reveal.kernel}, suite_options(*suite))) {
+        const ParsedSpec ps = parse_generator_spec(it.spec);
+        if (!ps.has("m") || !ps.has("n") || !ps.has("k")) continue;
+        const std::string shape = fmt::format("{}x{}x{}", ps.integer("m"), ps.integer("n"), ps.integer("k"));
+        found = found || (ps.integer("m") == f.reveal.m && ps.integer("n") == f.reveal.n && ps.integer("k") == f.reveal.k);
+        if (shapes.find(shape) == std::string::npos) shapes += (shapes.empty() ? "" : ", ") + shape;
+      }
+    if (!found)
+      throw InputError(fmt::format("--order {}: the order of {} revealed at {}x{}x{}, and no case of this run has that shape (M x N x K: {}); "
+                                   "reveal it at a case's shape (fpcert reveal --m M --n N --k K --json F), or pick the case with --mn / --case",
+                                   f.path, f.reveal.kernel, f.reveal.m, f.reveal.n, f.reveal.k, shapes.empty() ? "none" : shapes));
+  }
 
   // The plan (docs/scale.md): every (case, kernel) in this run's order; a unit is one case of one
   // run_suite call (its kernels share the case's exact reference). In a part of the run, a kernel's
@@ -344,6 +402,7 @@ int run(const SuiteArgs& a, const char* verb) {
         }
       }
       if (tty) std::fprintf(stderr, "\r\033[K");
+      if (part.print_rows) std::fputs(order_text(one).c_str(), stdout);
       if (certify && part.print_rows) {
         const std::string cov = coverage_table(one);
         if (!cov.empty()) fmt::print("{}", cov);
@@ -440,7 +499,21 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
       ->check(seconds());
   add_plugin_option(app, a->plugins);
   app->add_option("--tier", a->tier, "Strongest verdict tier: bitwise (default: what the kernel declares allows), envelope+statistical, envelope");
-  app->add_option("--order", a->orders, "KERNEL=SPEC: the summation order of a plugin kernel that declares none (repeatable)");
+  app->add_option("--order", a->orders,
+                  "The summation order to certify with (repeatable): revealed (every kernel's, found from outside at each case's shape; "
+                  "docs/reveal.md), FILE (the JSON of fpcert reveal --json: that kernel's order at that shape), KERNEL=revealed, or "
+                  "KERNEL=SPEC (a plugin kernel that declares none)");
+  app->add_option("--reveal-max-launches", a->reveal_max_launches,
+                  "With --order revealed: launches allowed per class of elements; beyond it the shape falls back to the declared tier")
+      ->capture_default_str()
+      ->check(integer_in(1, std::uint64_t{1} << 40));
+  app->add_flag("--reveal-strict", a->reveal_strict,
+                "With --order revealed or FILE: where the tree was revealed and verified but its replay disagrees with the kernel on "
+                "random inputs, fail the case (check bitwise) instead of falling back to the declared tier");
+  app->add_option("--reveal-samples", a->reveal_samples,
+                  "With --order revealed or FILE: elements per class of random inputs on which the replay's arithmetic is chosen and checked")
+      ->capture_default_str()
+      ->check(integer_in(1, std::uint64_t{1} << 40));
   app->add_option("--card", a->card,
                   "Tensor-core behaviour cards for the bitwise tier of tensor-core kernels: probe (this device, at the start), none, or a "
                   "JSON file of `fpcert probe tensor-cores --json`")

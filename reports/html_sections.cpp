@@ -209,6 +209,50 @@ std::string metrics_table(const RunResult& r, const std::string& kernel, const s
   return s;
 }
 
+/// Where a kernel's summation order came from when it is not its declaration (certify --order revealed /
+/// FILE, docs/reveal.md): per shape the revealed trees, the arithmetic checked on random inputs, what the
+/// revelation cost and checked, and the cases that used it or fell back to the declared tier with why.
+std::string order_block(const RunResult& r, const std::string& kernel, const std::string& src) {
+  std::vector<std::vector<std::size_t>> shapes;  // case indices per shape, first seen first
+  for (std::size_t i = 0; i < r.cases.size(); ++i) {
+    const CaseResult& c = r.cases[i];
+    if (c.kernel != kernel || !c.order) continue;
+    auto it = std::find_if(shapes.begin(), shapes.end(), [&](const auto& v) {
+      const OrderRecord& o = *r.cases[v.front()].order;
+      return o.m == c.order->m && o.n == c.order->n && o.k == c.order->k;
+    });
+    if (it == shapes.end()) shapes.push_back({i});
+    else it->push_back(i);
+  }
+  if (shapes.empty()) return "";
+  std::string s = "<div class=\"order\"><p><b>Summation order: revealed, not declared.</b> The bitwise tier emulates the tree found "
+                  "from outside on the probe launches at each shape; a kernel whose order changes with the data or between calls is "
+                  "caught by the bitwise comparison itself.</p><ul>";
+  for (const auto& idx : shapes) {
+    const std::size_t i0 = idx.front();
+    const OrderRecord& o = *r.cases[i0].order;
+    const std::string b = case_ptr(i0) + "/order";
+    s += fmt::format("<li><b>{}\u00d7{}\u00d7{}</b>, {}: ", vint(src, b + "/m", o.m), vint(src, b + "/n", o.n), vint(src, b + "/k", o.k),
+                     o.source == "file" ? "read from <code>" + html_escape(o.file) + "</code>" : std::string("revealed"));
+    s += o.tree.empty() ? std::string("no tree") : html_escape(o.tree);
+    if (o.used)
+      s += fmt::format(" <span class=\"muted\">({} launch(es); arithmetic: {}; checks: {})</span>", vint(src, b + "/launches", o.launches),
+                       html_escape(o.arithmetic), html_escape(o.checks));
+    std::string used, fell;
+    for (std::size_t i : idx) {
+      const CaseResult& c = r.cases[i];
+      if (c.order->used && c.tier == Tier::Bitwise) used += (used.empty() ? "" : ", ") + ("<code>" + html_escape(c.case_id) + "</code>");
+      else
+        fell += fmt::format("<li><code>{}</code> has the {} tier: {}</li>", html_escape(c.case_id), html_escape(std::string(to_string(c.tier))),
+                            html_escape(c.order->used ? std::string("a weaker tier asked for") : c.order->fallback));
+    }
+    if (!used.empty()) s += "<br>bitwise with this order: " + used;
+    if (!fell.empty()) s += "<br>fell back to the declared order:<ul>" + fell + "</ul>";
+    s += "</li>";
+  }
+  return s + "</ul></div>";
+}
+
 /// Gates of one kernel, grouped: cases whose bound has the same terms share one block.
 std::string gates_section(const RunResult& r, const std::string& kernel, const std::string& src) {
   std::vector<std::pair<std::string, std::vector<std::size_t>>> groups;  // key, case indices (first seen order)
@@ -370,6 +414,7 @@ std::string run_section(const RunResult& r, std::size_t ri) {
       }
     s += fmt::format("<h4 id=\"{}-k{}\"><code>{}</code>{}</h4>", id, ki, html_escape(k), backend.empty() ? "" : " <span class=\"muted\">(" + html_escape(backend) + ")</span>");
     if (!traits.empty()) s += "<p class=\"muted\">" + html_escape(traits) + "</p>";
+    s += order_block(r, k, src);
     s += metrics_table(r, k, src);
   }
   s += coverage_section(r);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <vector>
@@ -37,7 +38,8 @@ std::string case_row(const CaseResult& c) {
   std::string base = "-";
   if (c.baseline_ratio) base = fmt::format("{:.2f}x", *c.baseline_ratio);
   const bool graded = c.status == CaseStatus::Pass || c.status == CaseStatus::Fail;
-  const std::string tier = c.tier == Tier::None ? "-" : std::string(to_string(c.tier)) + (c.vacuous ? " (vacuous)" : "");
+  std::string tier = c.tier == Tier::None ? "-" : std::string(to_string(c.tier)) + (c.vacuous ? " (vacuous)" : "");
+  if (c.order && c.tier != Tier::None) tier += c.order->used ? " (revealed order)" : " (declared order: revealed one not used)";
   return fmt::format("{:<24} {:<28} {:<8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>9}  {}\n", c.case_id, c.kernel, to_string(c.status),
                      graded ? short_num(c.metrics.max_abs) : "-", graded ? short_num(c.metrics.frobenius_rel) : "-",
                      graded ? short_num(c.metrics.ulp_max) : "-", graded ? short_num(c.metrics.err_frac_max) : "-",
@@ -78,6 +80,43 @@ std::string verdict_text(const RunResult& r) {
       if (!c.repro.empty()) s += fmt::format("    reproduce: {}\n", c.repro);
       first = false;
     }
+  }
+  return s;
+}
+
+std::string order_text(const RunResult& r) {
+  struct Group {
+    const OrderRecord* rec;
+    std::string kernel;
+    std::vector<std::string> used, fell_back;
+  };
+  std::vector<Group> groups;  // kernel and shape, first seen first
+  for (const auto& c : r.cases) {
+    if (!c.order) continue;
+    const OrderRecord& o = *c.order;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return g.kernel == c.kernel && g.rec->m == o.m && g.rec->n == o.n && g.rec->k == o.k;
+    });
+    if (it == groups.end()) it = groups.insert(groups.end(), Group{&o, c.kernel, {}, {}});
+    if (o.used && c.tier == Tier::Bitwise) it->used.push_back(c.case_id);
+    else it->fell_back.push_back(c.case_id + ": " + (!o.used ? o.fallback : fmt::format("not graded with it (tier {})", to_string(c.tier))));
+  }
+  std::string s;
+  for (const Group& g : groups) {
+    const OrderRecord& o = *g.rec;
+    const std::string from = o.source == "file" ? "read from " + (o.file.empty() ? std::string("a file") : o.file) : "revealed";
+    s += fmt::format("order of {} at {}x{}x{}: {}, not declared\n", g.kernel, o.m, o.n, o.k, from);
+    if (!o.tree.empty()) s += fmt::format("  tree: {}\n", o.tree);
+    if (o.used) {
+      s += fmt::format("  arithmetic (chosen and checked on random inputs): {}\n", o.arithmetic);
+      s += fmt::format("  checks: {}; {} launch(es)\n", o.checks, o.launches);
+    }
+    if (!g.used.empty()) {
+      std::string list;
+      for (const auto& u : g.used) list += (list.empty() ? "" : ", ") + u;
+      s += fmt::format("  bitwise with this order: {}\n", list);
+    }
+    for (const auto& f : g.fell_back) s += fmt::format("  fell back: {}\n", f);
   }
   return s;
 }

@@ -21,6 +21,11 @@ std::string verdict_text(const RunResult& r);
 /// The coverage table: each coverage class a case of the run declares (CaseResult::coverage), and the
 /// cases that cover it with their status ("shape.prime  primes (pass), ..."); "" when no case declares one.
 std::string coverage_table(const RunResult& r);
+
+/// Where the orders came from when a run used orders from outside the declarations (certify --order
+/// revealed / FILE): per kernel and shape, the revealed trees, what they cost and checked, the cases that
+/// used them and those that fell back, with why. Empty when no case carries an order record.
+std::string order_text(const RunResult& r);
 /// A short number for tables: 3 significant digits, "inf", "-" for NaN.
 std::string short_num(double v);
 

@@ -221,6 +221,21 @@ struct ConversionResult {
   nlohmann::json record;  ///< the whole record as read or written
 };
 
+/// Where the order of a case's bitwise tier came from when it is not the kernel's declaration: revealed
+/// from outside at the case's shape (certify --order revealed) or read from a revelation's JSON (--order
+/// FILE); docs/reveal.md, "Certifying with a revealed order".
+struct OrderRecord {
+  std::string source;                ///< "revealed" or "file"
+  std::string file;                  ///< source "file": the revelation's JSON
+  std::int64_t m = 0, n = 0, k = 0;  ///< the shape it was revealed at
+  std::string tree;                  ///< the trees' summary, class by class ("every element: ...")
+  std::string arithmetic;            ///< the roundings the replay assumed (chosen and checked on random inputs)
+  std::string checks;                ///< what the revelation checked (determinism, other probe values, replay), in words
+  std::int64_t launches = 0;         ///< kernel launches of the revelation and the replay check
+  bool used = false;                 ///< the bitwise tier emulated this order
+  std::string fallback;              ///< not used: why (the case then has the declared tier)
+};
+
 struct CaseResult {
   std::string suite;
   std::string case_id;
@@ -261,6 +276,7 @@ struct CaseResult {
   std::string repro;             ///< the command that reruns exactly this case
   double wall_seconds = 0;       ///< reference + runs + grading
   std::optional<ConversionResult> conversion;  ///< a conversion kernel's case: its record (GEMM fields unused)
+  std::optional<OrderRecord> order;  ///< the order came from a revelation, not the declaration (certify --order revealed / FILE)
 };
 
 /// The status the decisive checks give: Crashed, Hung or NotSupported (run() declined after data)

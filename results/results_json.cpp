@@ -222,6 +222,12 @@ json to_json(const CaseResult& c) {
   }
   if (c.axis != CaseAxis::None) j["axis"] = std::string(to_string(c.axis));
   if (c.conversion) j["conversion"] = c.conversion->record;
+  if (c.order) {
+    const OrderRecord& o = *c.order;
+    j["order"] = {{"source", o.source},   {"file", o.file},         {"m", o.m},           {"n", o.n},
+                  {"k", o.k},             {"tree", o.tree},         {"arithmetic", o.arithmetic}, {"checks", o.checks},
+                  {"launches", o.launches}, {"used", o.used},       {"fallback", o.fallback}};
+  }
   if (!c.baseline.empty()) {
     j["baseline"] = c.baseline;
     if (c.baseline_max_abs) j["baseline_max_abs"] = json_number(*c.baseline_max_abs);
@@ -312,6 +318,23 @@ CaseResult case_from_json(const json& j) {
   if (j.contains("bound")) c.bound = bound_from_json(j.at("bound"));
   if (j.contains("envelope")) c.envelope = bound_from_json(j.at("envelope"));
   if (j.contains("evidence")) c.evidence = j.at("evidence").get<std::vector<std::string>>();
+  if (j.contains("order")) {
+    const json& o = j.at("order");
+    OrderRecord r;
+    r.source = str(o, "source");
+    if (r.source != "revealed" && r.source != "file") throw InputError("case '" + c.case_id + "': unknown order source '" + r.source + "'");
+    r.file = str(o, "file");
+    r.m = integer<std::int64_t>(o, "m");
+    r.n = integer<std::int64_t>(o, "n");
+    r.k = integer<std::int64_t>(o, "k");
+    r.tree = str(o, "tree");
+    r.arithmetic = str(o, "arithmetic");
+    r.checks = str(o, "checks");
+    r.launches = integer<std::int64_t>(o, "launches");
+    r.used = o.contains("used") && o.at("used").get<bool>();
+    r.fallback = str(o, "fallback");
+    c.order = std::move(r);
+  }
   if (j.contains("tile")) {
     const json& t = j.at("tile");
     c.tile_m = integer<std::int64_t>(t, "m");

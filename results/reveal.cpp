@@ -98,6 +98,22 @@ RevealClass class_from(const json& j) {
 
 }  // namespace
 
+namespace {
+
+/// Row-major classes as runs [[class, count], ...].
+json class_runs(const std::vector<int>& v) {
+  json a = json::array();
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t e = i;
+    while (e < v.size() && v[e] == v[i]) ++e;
+    a.push_back({v[i], e - i});
+    i = e;
+  }
+  return a;
+}
+
+}  // namespace
+
 json to_json(const RevealResult& r) {
   json classes = json::array();
   for (const auto& c : r.classes) classes.push_back(class_json(c));
@@ -131,6 +147,7 @@ json to_json(const RevealResult& r) {
           {"complexity", r.complexity},
           {"seconds", r.seconds},
           {"kernel_seconds", r.kernel_seconds},
+          {"element_classes", class_runs(r.class_of)},
           {"environment", to_json(r.env)}};
 }
 
@@ -168,6 +185,15 @@ RevealResult reveal_from_json(const json& j) {
     r.complexity = j.value("complexity", "");
     r.seconds = j.value("seconds", 0.0);
     r.kernel_seconds = j.value("kernel_seconds", 0.0);
+    for (const auto& run : j.value("element_classes", json::array())) {
+      const int cls = run.at(0).get<int>();
+      const auto count = run.at(1).get<std::int64_t>();
+      if (cls < -1 || cls >= static_cast<int>(r.classes.size()) || count < 1 || static_cast<std::int64_t>(r.class_of.size()) + count > r.m * r.n)
+        throw InputError("revelation result: element_classes holds a run that does not fit the classes or the M x N output");
+      r.class_of.insert(r.class_of.end(), static_cast<std::size_t>(count), cls);
+    }
+    if (!r.class_of.empty() && static_cast<std::int64_t>(r.class_of.size()) != r.m * r.n)
+      throw InputError("revelation result: element_classes covers " + std::to_string(r.class_of.size()) + " elements, not M x N");
     if (j.contains("environment")) r.env = environment_from_json(j.at("environment"));
   } catch (const json::exception& e) {
     throw InputError(std::string("revelation result: ") + e.what());

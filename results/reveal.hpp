@@ -74,6 +74,9 @@ struct RevealResult {
   std::string value_check;              ///< the same queries with other probe values
   std::vector<std::pair<int, int>> signature_pairs;
   std::vector<RevealClass> classes;     ///< largest first
+  /// The class of every element, row-major m x n (-1: none); empty when not known (an older file). JSON:
+  /// "element_classes", runs [[class, count], ...] in row-major order.
+  std::vector<int> class_of;
   std::int64_t launches = 0;            ///< GEMM launches, every phase
   std::int64_t queries = 0;             ///< pairs (x, y) answered and used
   std::vector<std::pair<std::string, std::int64_t>> launches_by_phase;

@@ -235,6 +235,10 @@ section_reveal() {
     run timeout 120 "$BIN/fpcert" reveal --kernel "${kc%%:*}" --m 256 --n 256 --k "${kc##*:}" --i 200 --j 7 --replay --replay-samples 65536 --quiet \
       ${CARD:+--card "$CARD"} --json "$OUT/reveal/cli_${kc%%:*}.json" --html "$OUT/reveal/cli_${kc%%:*}.html" 2>&1 | tee "$OUT/reveal/cli_${kc%%:*}.txt" | head -80
   done
+  # certify with the revealed order (docs/reveal.md, "Certifying with a revealed order"): every quick case in the bitwise
+  # tier with cuBLAS's tree at its shape ("bitwise (revealed order)" per row, the order lines after them), or a stated fall-back.
+  run timeout 300 "$BIN/fpcert" certify --kernel cublas_gemm_f32_pedantic --suite quick --order revealed --no-mutation ${CARD:+--card "$CARD"} \
+    --json "$OUT/reveal/certify_revealed.json" --html "$OUT/reveal/certify_revealed.html" 2>&1 | tee "$OUT/reveal/certify_revealed.txt" | tail -40
 }
 # The replay: each compute type revealed at 3 shapes of >= 2^20 elements and emulated bit for bit (every element).
 section_reveal_replay() {

@@ -231,11 +231,16 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
                               ev.worst, env.exists ? "" : " (no bound exists at this K)", ev.admit_zero, ev.graded),
       ev.exceed ? ev.worst_index : -1, ev.worst, 1);
 
-  // Bitwise.
-  const std::string no_emulation = in.strongest == Tier::Bitwise ? emulation_unavailable(t) : "weaker tier asked for";
+  // Bitwise: the declared order, or one given from outside (a revealed tree) where it can be used.
+  const bool outside = in.order && in.order->fallback.empty() && in.strongest == Tier::Bitwise;
+  if (in.order && !in.order->fallback.empty())
+    out.flags.push_back("order: " + in.order->name + " not used (" + in.order->fallback + "); the declared order decides");
+  const std::string no_emulation = in.strongest != Tier::Bitwise ? "weaker tier asked for" : outside ? std::string() : emulation_unavailable(t);
+  const std::string order_name = outside ? in.order->name : order_spec(t.sum_order);
   bool vacuous = ev.vacuous();
   if (no_emulation.empty()) {
-    const std::vector<std::uint64_t> emu = emulate_gemm(t, p.m, p.n, p.k, a_in, b_in, {in.a_tensor_scale, in.b_tensor_scale});
+    const std::vector<std::uint64_t> emu = outside ? in.order->emulate(a_in, b_in)
+                                                   : emulate_gemm(t, p.m, p.n, p.k, a_in, b_in, {in.a_tensor_scale, in.b_tensor_scale});
     std::int64_t diff = 0, first = -1, zeros = 0;
     double max_ulps = 0;
     for (std::size_t x = 0; x < mn; ++x) {
@@ -253,15 +258,16 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
     ungraded_overflows(emu_fracs);
     out.metrics.predicted_err_frac_hist = err_frac_histogram(emu_fracs);
     out.metrics.predicted_ulp_hist = ulp_histogram(of, emu, *in.ref);
-    const int allow = t.sum_order.bitwise_ulps;
+    const int allow = outside ? 0 : t.sum_order.bitwise_ulps;
     const bool ok = diff == 0 || (allow > 0 && max_ulps <= allow);
     add(CheckKind::Bitwise, ok,
-        diff == 0 ? fmt::format("equal bit for bit to the emulation of {}", order_spec(t.sum_order))
+        diff == 0 ? fmt::format("equal bit for bit to the emulation of {}", order_name)
         : ok      ? fmt::format("{} element(s) differ from the emulation of {}, by at most {:.3g} ulp (declared: {})", diff,
-                                order_spec(t.sum_order), max_ulps, allow)
-                  : fmt::format("{} element(s) differ from the emulation of {}, first at {}: got {}, the declared arithmetic gives {} "
+                                order_name, max_ulps, allow)
+                  : fmt::format("{} element(s) differ from the emulation of {}, first at {}: got {}, {} gives {} "
                                 "({:.3g} ulp{})",
-                                diff, order_spec(t.sum_order), element_text(first, p.n), hex_code(of, codes[static_cast<std::size_t>(first)]),
+                                diff, order_name, element_text(first, p.n), hex_code(of, codes[static_cast<std::size_t>(first)]),
+                                outside ? "that order" : "the declared arithmetic",
                                 hex_code(of, emu[static_cast<std::size_t>(first)]), max_ulps,
                                 allow ? fmt::format("; declared tolerance {} ulp", allow) : ""),
         first, max_ulps, allow);

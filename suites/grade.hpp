@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "generators/problem.hpp"
@@ -12,6 +14,17 @@
 #include "suites/bound.hpp"
 
 namespace fpcert {
+
+/// An order given from outside the kernel's declaration (a revealed tree, suites/revealed_order.hpp): the
+/// bitwise tier emulates it instead of the declared order. With `fallback` set it is not used, and the
+/// declared order decides as it would without it (the case says why).
+struct OrderOverride {
+  std::string name;      ///< what the bitwise check calls it: "the revealed order (every element: sequential chain ...)"
+  std::string fallback;  ///< non-empty: why it cannot be used for this case
+  /// C as the order computes it (codes of the output format, row-major m x n) from the inputs as the kernel
+  /// received them (values of its input formats, A m x k and B k x n row-major).
+  std::function<std::vector<std::uint64_t>(const std::vector<double>& a, const std::vector<double>& b)> emulate;
+};
 
 struct GradeInput {
   const Problem* problem = nullptr;
@@ -37,6 +50,8 @@ struct GradeInput {
   bool error_map_always = false;
   /// The output tile the kernel declares (0: none), recorded so a report shows worst elements in tile coordinates.
   std::int64_t tile_m = 0, tile_n = 0;
+  /// An order from outside the declaration (certify --order revealed / FILE); null: the declared order.
+  const OrderOverride* order = nullptr;
 };
 
 /// Fill metrics, the course gate (bound, gate fraction, worst elements), the envelope, the checks

@@ -216,6 +216,7 @@ RevealResult reveal_order(GemmKernel& kernel, DeviceApi& api, const RevealOption
     c.tree.root = 0;
     c.headline = "one product: no sum";
     res.classes.push_back(c);
+    res.class_of.assign(static_cast<std::size_t>(o.m * o.n), 0);
     res.focus_class = 0;
     res.status = "revealed";
     res.message = "K = 1";
@@ -463,6 +464,7 @@ RevealResult reveal_order(GemmKernel& kernel, DeviceApi& api, const RevealOption
                                res.launches, search_launches, res.queries, max_rounds, res.queries, res.mode,
                                plan.mode == ProbeMode::Outer ? o.m * o.n : std::min(o.m, o.n),
                                plan.passes > 1 ? fmt::format(", each launch repeated for {} passes over K", plan.passes) : std::string());
+  res.class_of = grid;
   if (o.replay && all_ok) replay_classes(kernel, api, res, grid, o);
   finish(res);
   return res;

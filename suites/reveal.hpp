@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "kernels/kernel.hpp"
 #include "oracle/fused_dot.hpp"
 #include "oracle/sum_tree.hpp"
+#include "oracle/tree_replay.hpp"
 #include "results/reveal.hpp"
 #include "suites/reveal_probe.hpp"
 
@@ -107,7 +109,9 @@ struct RevealOptions {
 RevealResult reveal_order(GemmKernel& kernel, DeviceApi& api, const RevealOptions& opt);
 
 /// Replay every revealed class of r on random inputs (fills each class's replay); needs the same shape.
-/// `class_of` maps element r * n + c to its class (-1: none).
-void replay_classes(GemmKernel& kernel, DeviceApi& api, RevealResult& r, const std::vector<int>& class_of, const RevealOptions& opt);
+/// `class_of` maps element r * n + c to its class (-1: none). `chosen`, when given, receives per class the
+/// arithmetic the replay ran (nullopt where it did not run).
+void replay_classes(GemmKernel& kernel, DeviceApi& api, RevealResult& r, const std::vector<int>& class_of, const RevealOptions& opt,
+                    std::vector<std::optional<TreeArith>>* chosen = nullptr);
 
 }  // namespace fpcert

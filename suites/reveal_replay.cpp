@@ -102,8 +102,10 @@ std::vector<std::uint64_t> round_inputs(const std::vector<double>& v, const Form
 
 }  // namespace
 
-void replay_classes(GemmKernel& kernel, DeviceApi& api, RevealResult& res, const std::vector<int>& class_of, const RevealOptions& o) {
+void replay_classes(GemmKernel& kernel, DeviceApi& api, RevealResult& res, const std::vector<int>& class_of, const RevealOptions& o,
+                    std::vector<std::optional<TreeArith>>* chosen) {
   const KernelTraits& t = kernel.traits();
+  if (chosen) chosen->assign(res.classes.size(), std::nullopt);
   const int m = static_cast<int>(res.m), n = static_cast<int>(res.n), k = static_cast<int>(res.k);
   const std::vector<BlockModelChoice> models = block_models_for(t, o.cards);
   struct Live {
@@ -231,6 +233,7 @@ void replay_classes(GemmKernel& kernel, DeviceApi& api, RevealResult& res, const
         l.replay = std::make_unique<TreeReplay>(cls.tree, l.cands[static_cast<std::size_t>(best)].arith);
         rep.assumed = l.cands[static_cast<std::size_t>(best)].label;
         rep.ran = true;
+        if (chosen) (*chosen)[static_cast<std::size_t>(l.cls)] = l.cands[static_cast<std::size_t>(best)].arith;
       }
       // Every element of the class, rows in parallel.
       const TreeReplay& rp = *l.replay;

@@ -20,6 +20,7 @@
 #include "suites/grade.hpp"
 #include "suites/guarded_input.hpp"
 #include "suites/guarded_buffer.hpp"
+#include "suites/revealed_order.hpp"
 
 namespace fpcert {
 
@@ -226,6 +227,19 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       return finish();
     }
   }
+  // An order from outside the declaration: revealed at this shape (once per run) before the case's own runs.
+  std::shared_ptr<const RevealedOrder> outside;
+  std::optional<OrderOverride> order_override;
+  if (opt.orders && opt.orders->applies(kernel.name())) {
+    outside = opt.orders->order_for(kernel, api, p.m, p.n, p.k);
+    order_override = OrderSource::as_override(outside, t);
+    r.order = outside->record;
+    if (t.block.active() && r.order->used) {
+      r.order->used = false;
+      r.order->fallback = "a block-scaled kernel: the replay of a revealed tree does not model its quantizer";
+      order_override->fallback = r.order->fallback;
+    }
+  }
   const bool device = api.is_device();
   const int warmups = opt.warmups >= 0 ? opt.warmups : (device ? 3 : 0);
   const int timed = opt.timed >= 0 ? opt.timed : (device ? 10 : 1);
@@ -371,7 +385,9 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     gi.a_tensor_scale = block_ref->a_tensor_scale;
     gi.b_tensor_scale = block_ref->b_tensor_scale;
   }
+  gi.order = order_override ? &*order_override : nullptr;
   grade(gi, r);
+  if (r.order && !r.order->used) r.order->fallback += fmt::format("; the case has the declared order's tier: {}", to_string(r.tier));
   // The runner's own checks on the inputs and on every run (each its CheckKind, results/results.hpp).
   auto add = [&](CheckKind kind, bool passed, std::string detail, std::int64_t index) {
     r.checks.push_back({kind, passed, std::move(detail), index});
@@ -390,6 +406,9 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       : in_b.modified ? fmt::format("B modified by the call: {} element(s), first B[{}][{}]", in_b.modified, in_b.first_modified / p.n, in_b.first_modified % p.n)
                       : "A and B unchanged after every run",
       in_a.modified ? in_a.first_modified : in_b.modified ? in_b.first_modified : -1);
+  if (outside && outside->refuted && opt.orders->options().strict)
+    add(CheckKind::Bitwise, false,
+        "--reveal-strict: the kernel's revealed order does not reproduce it on random inputs (" + r.order->fallback + ")", -1);
   r.checks.push_back({CheckKind::Nondeterministic, runs_differ == 0,
                       runs_differ ? fmt::format("{} of {} later run(s) differ from the first, the first at run {} (element ({}, {}))", runs_differ,
                                                 r.timed_runs + warmups, first_differ_run, first_differ_index / p.n, first_differ_index % p.n)

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@
 #include "suites/guarded_buffer.hpp"
 
 namespace fpcert {
+
+class OrderSource;  // suites/revealed_order.hpp
 
 struct RunOptions {
   int warmups = -1;            ///< -1: 0 on the host, 3 on a device
@@ -38,6 +41,9 @@ struct RunOptions {
   /// When set, receives the checked run's output decoded to double (row-major m x n; empty when the
   /// kernel did not run), for experiments that grade by a published method of their own.
   std::vector<double>* output = nullptr;
+  /// Orders from outside the kernels' declarations (certify --order revealed / FILE), revealed per shape and
+  /// kept for the run (suites/revealed_order.hpp); null: every kernel's declared order.
+  std::shared_ptr<OrderSource> orders;
 };
 
 struct CaseSetup {

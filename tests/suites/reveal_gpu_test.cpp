@@ -2,14 +2,20 @@
 // whose order is a sequential FMA chain gives back exactly that tree; the mma.sync kernel gives a chain
 // of fused nodes whose width agrees with the published block model, and replays bit for bit; cuBLAS
 // fp32 pedantic is revealed, verified and replayed bit for bit on every element. The scatter of probe
-// values (DeviceApi::scatter) is checked against a copy.
+// values (DeviceApi::scatter) is checked against a copy. cuBLAS fp32 pedantic is certified bitwise with its
+// revealed order (certify --order revealed).
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <vector>
 
 #include "base/codes.hpp"
 #include "kernels/device/device_api.hpp"
+#include "generators/generate.hpp"
+#include "oracle/gemm_ref.hpp"
 #include "suites/reveal.hpp"
+#include "suites/revealed_order.hpp"
+#include "tests/support/run_case.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;
@@ -83,4 +89,30 @@ TEST_CASE("reveal gpu: cuBLAS fp32 pedantic is revealed, verified and replayed b
   CHECK(r.deterministic);
   CHECK(r.launches < r.queries);
   CHECK(r.passed());
+}
+
+TEST_CASE("reveal gpu: cuBLAS fp32 pedantic certified in the bitwise tier with its revealed order") {
+  auto api = make_cuda_api();
+  REQUIRE(api);
+  auto kn = make_gemm_kernel("cublas_gemm_f32_pedantic");
+  REQUIRE(kn);
+  OrderSourceOptions oo;
+  oo.reveal_all = true;
+  oo.seed = test::seed();
+  const auto src = std::make_shared<OrderSource>(oo);
+  RunOptions ro;
+  ro.orders = src;
+  for (const char* spec : {"uniform:m=256,n=256,k=1024,seed=3", "normal:m=256,n=256,k=1024,seed=4"}) {
+    const Problem p = generate(spec);
+    const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
+    const CaseResult r = test::run_graded(*kn, p, ref, *api, ro);
+    CAPTURE(spec);
+    CAPTURE(r.reason);
+    REQUIRE(r.order.has_value());
+    CAPTURE(r.order->fallback);
+    CAPTURE(r.order->tree);
+    CHECK(r.order->used);
+    CHECK(r.tier == Tier::Bitwise);
+    CHECK(r.status == CaseStatus::Pass);
+  }
 }
