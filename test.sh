@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh — install what is missing, build everything, fuzz every reader of user input for a bounded
 # time (scripts/fuzz.sh in its quick mode, the readers instrumented and linked against this build:
-# FPCERT_FUZZ_SECONDS per target, 60 by default, 0 to skip; skipped with a message where clang/libFuzzer
+# FPCERT_FUZZ_SECONDS per target, 30 by default here, 0 to skip; skipped with a message where clang/libFuzzer
 # are missing), then run every test (GPU tests report skipped without
 # a device). The same command CI runs (.ci/run). Exit non-zero if a test failed or fuzzing found
 # something.
@@ -13,7 +13,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFPCERT_TESTS=ON -DFPCERT_WER
 cmake --build "$build" -j "$(nproc)"
 fuzz_rc=0
 if [[ "${FPCERT_FUZZ_SECONDS:-60}" != "0" ]]; then
-  FPCERT_FUZZ_LINK_BUILD="$build" FPCERT_FUZZ_SECONDS="${FPCERT_FUZZ_SECONDS:-60}" scripts/fuzz.sh || fuzz_rc=$?
+  FPCERT_FUZZ_LINK_BUILD="$build" FPCERT_FUZZ_SECONDS="${FPCERT_FUZZ_SECONDS:-30}" scripts/fuzz.sh || fuzz_rc=$?
   if (( fuzz_rc == 77 )); then fuzz_rc=0; fi  # no clang here: said so, not a failure
 fi
 cd "$build"
