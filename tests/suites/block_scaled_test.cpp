@@ -4,13 +4,18 @@
 // refused, each by the case built for it.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 
 #include "generators/generate.hpp"
 #include "kernels/block/block_scaled.hpp"
 #include "kernels/device/device_api.hpp"
+#include "kernels/kernel.hpp"
+#include "oracle/gemm_ref.hpp"
 #include "suites/block_reference.hpp"
+#include "suites/envelope.hpp"
+#include "suites/runner.hpp"
 #include "suites/suite.hpp"
 
 using namespace fpcert;
@@ -87,4 +92,56 @@ TEST_CASE("block reference: the dequantized operands and the quantizer's counts"
       for (std::int64_t x = (q / 32) * 32; x < std::min<std::int64_t>(40, (q / 32 + 1) * 32); ++x) amax = std::max(amax, std::fabs(p.a(i, x)));
       CHECK(std::fabs(p.a(i, q) - r.a(i, q)) <= amax / 2);
     }
+}
+
+TEST_CASE("block-scaled kernels on the certify suite: the operand step is no error source, and a case whose dequantized "
+          "operands would round is not supported") {
+  // Dequantized MX values are exact in bf16 except below its subnormal spacing (2^-133): MXFP8 E4M3's smallest
+  // element 2^-9 times the smallest scale 2^-127 is 2^-136. The runner refuses such a case, as it refuses
+  // overflow, so the evidence rule asks no case to show an operand rounding that cannot happen where it grades.
+  for (const std::string k : {"model_gemm_mxfp4_floor_deqbf16_f32acc", "model_gemm_mxfp8_e4m3_floor_deqbf16_f32acc"}) {
+    CAPTURE(k);
+    const auto kernel = make_gemm_kernel(k);
+    REQUIRE(kernel);
+    for (const std::string& src : error_sources(kernel->traits())) CHECK(src.rfind("operand", 0) != 0);
+  }
+  const SuiteInfo* certify = find_suite("certify");
+  REQUIRE(certify != nullptr);
+  SuiteRunOptions o;
+  RunResult r = run_suite(*certify, {"model_gemm_mxfp4_floor_deqbf16_f32acc"}, o);
+  require_evidence(r);
+  int passed = 0;
+  for (const auto& c : r.cases) {
+    CAPTURE(c.case_id);
+    CAPTURE(c.reason);
+    CHECK(c.status != CaseStatus::Fail);
+    passed += c.status == CaseStatus::Pass;
+  }
+  CHECK(passed > 20);
+
+  // Blocks of A at the smallest scale with E4M3 subnormal elements (multiples of 2^-136), B large enough that the
+  // products stay normal: the kernel would round A's operands, so the case is not for it; the same B times a
+  // normal A is graded (and passes).
+  auto run_one = [](const Problem& p) {
+    const auto kernel = make_gemm_kernel("model_gemm_mxfp8_e4m3_floor_deqbf16_f32acc");
+    REQUIRE(kernel);
+    const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
+    auto api = make_host_api();
+    CaseSetup s;
+    s.suite = "test";
+    s.case_id = "tiny";
+    s.problem = &p;
+    s.ref = &ref;
+    return run_case(*kernel, s, *api, RunOptions{});
+  };
+  Problem p = generate("uniform:m=4,n=4,k=32,seed=7");
+  for (double& x : p.a.data) x = std::ldexp(std::nearbyint(std::ldexp(x, 8)), -136);  // |x| <= 2^-128: scale 2^-127
+  for (double& x : p.b.data) x = std::ldexp(x, 100);
+  const CaseResult tiny = run_one(p);
+  CHECK(tiny.status == CaseStatus::NotSupported);
+  CHECK(tiny.reason.find("cannot represent exactly") != std::string::npos);
+  for (double& x : p.a.data) x = std::ldexp(x, 130);
+  const CaseResult fine = run_one(p);
+  CAPTURE(fine.reason);
+  CHECK(fine.status == CaseStatus::Pass);
 }
