@@ -129,15 +129,19 @@ class PyKernel final : public GemmKernel {
     try {
       py::array a = container_array(ops.a, ops.m, ops.k, ops.lda, *traits_.a_input);
       py::array b = container_array(ops.b, ops.k, ops.n, ops.ldb, *traits_.b_input);
-      py::array c = (*adapter_)(a, b);
-      if (c.ndim() != 2 || c.shape(0) != ops.m || c.shape(1) != ops.n || c.itemsize() != cb)
+      const py::object c = (*adapter_)(a, b);
+      // The result through the buffer protocol (PEP 3118), not py::array's itemsize: pybind11 2.10 (Debian 12's)
+      // reads NumPy 1's descriptor layout, and under NumPy 2 itemsize() is garbage (seen on the H200's NumPy
+      // 2.5: every case "not an array of ..."). The buffer's shape, strides and item size are NumPy's own.
+      const py::buffer_info info = py::reinterpret_borrow<py::buffer>(c).request();
+      if (info.ndim != 2 || info.shape[0] != ops.m || info.shape[1] != ops.n || info.itemsize != cb)
         throw std::runtime_error("the kernel's result is not an " + std::to_string(ops.m) + "x" + std::to_string(ops.n) + " array of " +
                                  std::string(of.tag) + " values");
-      c = py::array::ensure(c, py::array::c_style);
-      const auto* src = static_cast<const std::uint8_t*>(c.data());
+      const auto* src = static_cast<const std::uint8_t*>(info.ptr);
       auto* dst = static_cast<std::uint8_t*>(ops.c);
       for (std::int64_t i = 0; i < ops.m; ++i)
-        std::memcpy(dst + i * ops.ldc * cb, src + i * ops.n * cb, static_cast<std::size_t>(ops.n * cb));
+        for (std::int64_t j = 0; j < ops.n; ++j)
+          std::memcpy(dst + (i * ops.ldc + j) * cb, src + i * info.strides[0] + j * info.strides[1], static_cast<std::size_t>(cb));
     } catch (py::error_already_set& e) {
       const std::string what = e.what();
       e.restore();
