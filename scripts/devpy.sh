@@ -18,9 +18,9 @@ cmake --build "$build" -j "$(nproc)" --target _fpcert fpcert
 rm -rf devpy && mkdir -p devpy
 cp -r "$build/python/fpcert" devpy/fpcert
 find devpy -name __pycache__ -prune -exec rm -rf {} +
-for lib in $(ldd devpy/fpcert/_fpcert*.so | awk '/libmpfr|libgmp|libhwy/ {print $3}'); do cp -L "$lib" devpy/fpcert/; done
+for lib in $(ldd devpy/fpcert/_fpcert*.so | awk '/libmpfr|libgmp|libhwy|libfmt/ {print $3}'); do cp -L "$lib" devpy/fpcert/; done
 cp "$build/cli/fpcert" devpy/fpcert-cli
-for lib in $(ldd devpy/fpcert-cli | awk '/libmpfr|libgmp|libhwy/ {print $3}'); do cp -nL "$lib" devpy/; done
+for lib in $(ldd devpy/fpcert-cli | awk '/libmpfr|libgmp|libhwy|libfmt/ {print $3}'); do cp -nL "$lib" devpy/; done
 # pytest and what it imports (Debian's, pure Python) for a device whose python3 has none: device_run.sh
 # puts devpy/site on PYTHONPATH only when `import pytest` fails there.
 mkdir -p devpy/site
