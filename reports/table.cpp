@@ -122,18 +122,35 @@ std::string order_text(const RunResult& r) {
 }
 
 std::string coverage_table(const RunResult& r) {
-  std::map<std::string, std::vector<std::string>> by_class;  // sorted by class name: one table for every run
+  // One line per class (sorted by name), its cases in the order they ran. One kernel: each case with its status.
+  // Several: each case with its status counts over the kernels, naming only the kernels it did not pass or skip
+  // (a line per class a reviewer reads at once, not one entry per kernel).
+  struct Tally {
+    std::map<std::string, int> by_status;
+    std::vector<std::string> refused;  // kernels whose case failed, crashed, hung or erred
+  };
+  std::map<std::string, std::vector<std::pair<std::string, Tally>>> by_class;
   for (const auto& c : r.cases)
     for (const auto& cls : c.coverage) {
-      std::string entry = fmt::format("{} ({})", c.case_id, to_string(c.status));
-      if (r.kernels.size() > 1) entry = c.kernel + ": " + entry;
-      by_class[cls].push_back(std::move(entry));
+      auto& cases = by_class[cls];
+      auto it = std::find_if(cases.begin(), cases.end(), [&](const auto& e) { return e.first == c.case_id; });
+      if (it == cases.end()) it = cases.insert(cases.end(), {c.case_id, Tally{}});
+      ++it->second.by_status[std::string(to_string(c.status))];
+      if (c.status != CaseStatus::Pass && c.status != CaseStatus::NotSupported) it->second.refused.push_back(c.kernel);
     }
   if (by_class.empty()) return "";
-  std::string s = fmt::format("{:<28} {}\n", "coverage class", "covered by (status)");
+  const bool many = r.kernels.size() > 1;
+  std::string s = fmt::format("{:<28} {}\n", "coverage class", many ? "covered by (status: kernels)" : "covered by (status)");
   for (const auto& [cls, cases] : by_class) {
     std::string list;
-    for (const auto& e : cases) list += (list.empty() ? "" : ", ") + e;
+    for (const auto& [id, t] : cases) {
+      std::string st;
+      for (const auto& [status, n] : t.by_status) st += (st.empty() ? "" : ", ") + (many ? fmt::format("{} {}", status, n) : status);
+      std::string who;
+      if (many)
+        for (const auto& k : t.refused) who += (who.empty() ? ": " : ", ") + k;
+      list += (list.empty() ? "" : ", ") + fmt::format("{} ({}{})", id, st, who);
+    }
     s += fmt::format("{:<28} {}\n", cls, list);
   }
   return s;
