@@ -100,7 +100,9 @@ CaseResult check(const std::string& name, std::vector<std::pair<std::uint64_t, s
 
 ConvertCheckResult check_of(const CaseResult& r) {
   REQUIRE(r.conversion);
-  const ConversionTraits& t = make_conversion_kernel(r.kernel)->conversion();
+  const auto k = make_conversion_kernel(r.kernel);  // kept alive: its traits are read below (ASan found the
+  REQUIRE(k);                                         // dangling reference to a destroyed temporary's traits)
+  const ConversionTraits& t = k->conversion();
   return check_from_json(r.conversion->record, *t.src, *t.dst);
 }
 
