@@ -3,6 +3,10 @@
 #include "cli/config.hpp"
 
 #include <fmt/format.h>
+// toml++ 3.3 asserts things invalid input can violate (parser.inl:2549, `!is_value_terminator(*cp)`, reached by
+// tests/fuzz/corpus/config/issue_toml_value_terminator): a build with assertions on (Debug, or the sanitizer
+// build) aborted on a malformed fpcert.toml instead of refusing it. Its asserts are off here in every build.
+#define TOML_ASSERT(expr) static_assert(true)
 #include <toml++/toml.h>
 
 #include <cctype>
