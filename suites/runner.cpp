@@ -224,7 +224,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       // the operand step is no error source of a block-scaled kernel (suites/envelope.cpp, error_sources).
       if (!(m == &block_ref->a ? block_ref->a_operand_exact : block_ref->b_operand_exact)) {
         r.status = CaseStatus::NotSupported;
-        r.reason = fmt::format("the quantized {} holds values that {} cannot represent exactly (below its subnormal spacing "
+        r.reason = fmt::format("the quantized {} holds values that {} cannot represent exactly (its subnormal spacing is "
                                "{:.4g}): the kernel's dequantized operands would round them",
                                name, fmt_op->tag, fmt_op->min_subnormal());
         return finish();

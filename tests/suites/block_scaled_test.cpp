@@ -16,6 +16,7 @@
 #include "suites/block_reference.hpp"
 #include "suites/envelope.hpp"
 #include "suites/runner.hpp"
+#include "tests/support/run_case.hpp"
 #include "suites/suite.hpp"
 
 using namespace fpcert;
@@ -122,18 +123,10 @@ TEST_CASE("block-scaled kernels on the certify suite: the operand step is no err
   // Blocks of A at the smallest scale with E4M3 subnormal elements (multiples of 2^-136), B large enough that the
   // products stay normal: the kernel would round A's operands, so the case is not for it; the same B times a
   // normal A is graded (and passes).
-  auto run_one = [](const Problem& p) {
-    const auto kernel = make_gemm_kernel("model_gemm_mxfp8_e4m3_floor_deqbf16_f32acc");
-    REQUIRE(kernel);
-    const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
-    auto api = make_host_api();
-    CaseSetup s;
-    s.suite = "test";
-    s.case_id = "tiny";
-    s.problem = &p;
-    s.ref = &ref;
-    return run_case(*kernel, s, *api, RunOptions{});
-  };
+  const auto kernel = make_gemm_kernel("model_gemm_mxfp8_e4m3_floor_deqbf16_f32acc");
+  REQUIRE(kernel);
+  const auto api = make_host_api();
+  auto run_one = [&](const Problem& p) { return test::run_graded(*kernel, p, gemm_reference(p.a.view(), p.b.view()), *api); };
   Problem p = generate("uniform:m=4,n=4,k=32,seed=7");
   for (double& x : p.a.data) x = std::ldexp(std::nearbyint(std::ldexp(x, 8)), -136);  // |x| <= 2^-128: scale 2^-127
   for (double& x : p.b.data) x = std::ldexp(x, 100);
