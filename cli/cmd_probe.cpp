@@ -28,6 +28,7 @@ struct ProbeArgs {
   std::uint64_t samples = 10'000'000;
   std::uint64_t seed = 1;
   int list = 8;
+  int record_tiles = 1;
   bool quiet = false;
 };
 
@@ -172,6 +173,7 @@ int run_probe(const ProbeArgs& a) {
         rec.seed = a.seed;
         dots = tc::recording_dots(*inner, rec);
         opt.record = &rec;
+        opt.record_tiles = a.record_tiles;
       }
       bool crashed = false;
       try {
@@ -232,6 +234,9 @@ void add_probe_command(CLI::App& root, Registry& reg) {
   tcs->add_option("--seed", a->seed, "Seed of the validation inputs (Philox)")->capture_default_str()->check(integer_in(0, ~std::uint64_t{0}));
   tcs->add_option("--list", a->list, "Disagreements kept per instruction, with their inputs")->capture_default_str()->check(integer_in(0, 1u << 20));
   tcs->add_option("--record", a->record, "Write every probe query and answer (and a few validation tiles) to DIR/<id>.tcrec")->check(path_text());
+  tcs->add_option("--record-tiles", a->record_tiles, "With --record: validation MMAs recorded per distribution (their first 64 D codes each)")
+      ->capture_default_str()
+      ->check(integer_in(1, 1 << 16));
   tcs->add_option("--replay", a->replay, "Answer from DIR/<id>.tcrec instead of a device: the probe logic on recorded answers")->check(path_text());
   tcs->add_option("--simulate", a->simulate, "Answer from the block model instead of a device: mma-sim, khattak-mikaitis, or a JSON file of parameters");
   tcs->add_flag("--quiet", a->quiet, "No progress lines on stderr");
