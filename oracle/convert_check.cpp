@@ -50,13 +50,6 @@ std::uint64_t check_pattern_count(const ConvertCheckSpec& spec) {
 
 namespace {
 
-/// Whether a NaN result with other bits than the reference's NaN is counted apart (nan_differences)
-/// rather than as a mismatch: only for a declared Preserve policy without --strict-nan. A declared
-/// canonical NaN is one code, so any other NaN breaks the declaration (docs/conversions.md).
-bool nan_difference_tolerated(const ConvertCheckSpec& spec) {
-  return !spec.strict_nan && spec.rounder.nan != NanPayload::Canonical;
-}
-
 /// Outcome classes depend on (class of the source, class of the result, result flags) only: a
 /// table over keys sc * 40 + dc * 8 + flags, filled by classify_outcome() itself on codes of each
 /// class, so the fast count and the per-pattern count cannot drift apart.
@@ -73,6 +66,8 @@ std::optional<std::uint64_t> code_of_class(const Format& f, FpClass cls) {
 }
 
 }  // namespace
+
+bool nan_difference_tolerated(const ConvertCheckSpec& spec) { return !spec.strict_nan && spec.rounder.nan != NanPayload::Canonical; }
 
 std::array<std::uint8_t, kOutcomeKeys> outcome_key_table(const Format& src, const Format& dst) {
   std::array<std::uint8_t, kKeys> t;
@@ -297,8 +292,9 @@ void check_conversion_chunk(const ConvertCheckSpec& spec, std::uint64_t first, s
 }
 
 void check_conversion_differences(const ConvertCheckSpec& spec, std::uint64_t first, std::uint64_t n,
-                                  std::span<const ModelDifference> differ, ConvertCheckResult& acc) {
-  const ConvertModel model = make_convert_model(*spec.src, *spec.dst, spec.rounder);
+                                  std::span<const ModelDifference> differ, ConvertCheckResult& acc,
+                                  const ConvertModel* model_in) {
+  const ConvertModel model = model_in ? *model_in : make_convert_model(*spec.src, *spec.dst, spec.rounder);
   const bool stochastic = spec.rounder.rounding == Rounding::Stochastic;
   auto model_of = [&](std::uint64_t code) {
     const ModelResult r = model_convert(model, static_cast<std::uint32_t>(code), stochastic ? random_bits32(spec.seed, code) : 0);

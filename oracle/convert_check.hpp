@@ -93,9 +93,17 @@ struct ModelDifference {
 /// only where it differs from the model (`differ`: every such code in the range, ascending), less the
 /// outcome counts of the model's keys (add_outcome_keys): MPFR on every difference and on the sample,
 /// mismatches, model bugs, NaN differences, listing, and the outcome moves where MPFR disagrees with the
-/// model. Sources and destinations the conversion model covers (convert_model_covers).
+/// model. Sources and destinations the conversion model covers (convert_model_covers). `model`: the
+/// model the differences were taken against (null: make_convert_model of the spec; tests pass a
+/// deliberately wrong one, as a stale device build would have, to see MPFR catch it).
 void check_conversion_differences(const ConvertCheckSpec& spec, std::uint64_t first, std::uint64_t n,
-                                  std::span<const ModelDifference> differ, ConvertCheckResult& acc);
+                                  std::span<const ModelDifference> differ, ConvertCheckResult& acc,
+                                  const ConvertModel* model = nullptr);
+
+/// Whether a NaN result with other bits than the reference's NaN is counted apart (nan_differences)
+/// rather than as a mismatch: only for a declared Preserve policy without --strict-nan. A declared
+/// canonical NaN is one code, so any other NaN breaks the declaration (docs/conversions.md).
+bool nan_difference_tolerated(const ConvertCheckSpec& spec);
 
 /// Number of codes the spec covers.
 std::uint64_t check_pattern_count(const ConvertCheckSpec& spec);

@@ -2,16 +2,19 @@
 #include "suites/device_sweep.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
-#include <iterator>
 #include <chrono>
+#include <iterator>
 #include <cmath>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
 
 #include "base/error.hpp"
 #include "base/parallel.hpp"
+#include "oracle/convert_batch.hpp"
 #include "oracle/convert_model.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "suites/convert_runner.hpp"
@@ -84,7 +87,24 @@ struct NanAcc {
     r.outputs.erase(largest);
     r.outputs.emplace(code, n);
   }
-  void merge(const NanAcc& o, std::size_t max_listed) {
+  /// One result of a NaN input: runs of one code (a canonical NaN, 2^24 of them in an fp32 sweep) are
+  /// counted here and added to the histogram when the code changes, not looked up code by code.
+  void count_output(std::uint32_t code) {
+    if (run_count && code == run_code) {
+      ++run_count;
+      return;
+    }
+    flush();
+    run_code = code;
+    run_count = 1;
+  }
+  void flush() {
+    if (run_count) add_output(run_code, run_count);
+    run_count = 0;
+  }
+  void merge(NanAcc& o, std::size_t max_listed) {
+    flush();
+    o.flush();
     r.inputs += o.r.inputs;
     r.as_stated += o.r.as_stated;
     r.not_as_stated += o.r.not_as_stated;
@@ -95,7 +115,31 @@ struct NanAcc {
     std::sort(r.listed.begin(), r.listed.end(), [](const auto& a, const auto& b) { return a.src < b.src; });
     if (r.listed.size() > max_listed) r.listed.resize(max_listed);
   }
+
+ private:
+  std::uint32_t run_code = 0;
+  std::uint64_t run_count = 0;
 };
+
+/// One NaN input's result `got` (a dst code) against fpcert's result for it (`truth()`, asked only when
+/// `got` is a NaN: a result that is not a NaN is the ordinary check's to list) and the statement.
+template <class Truth>
+void judge_nan(const DeviceConversion& e, const NanStatement& st, std::uint64_t code, std::uint64_t got, bool got_nan, Truth&& truth,
+               std::size_t max_listed, NanAcc& acc) {
+  ++acc.r.inputs;
+  if (!got_nan) return;
+  acc.count_output(static_cast<std::uint32_t>(got));
+  if (got != truth()) ++acc.r.differ_from_fpcert;
+  if (st.rule == NanRule::Unstated) return;
+  const std::uint64_t want = stated_nan(st, e, code);
+  if (got == want) {
+    ++acc.r.as_stated;
+  } else {
+    ++acc.r.not_as_stated;
+    if (acc.r.listed.size() < max_listed)
+      acc.r.listed.push_back({code, static_cast<std::uint32_t>(want), static_cast<std::uint32_t>(got)});
+  }
+}
 
 /// NaN source codes in [lo, hi) (results at data[code - base]): their results against the statement.
 void nan_probe(const DeviceConversion& e, const NanStatement& st, const Format& src_fmt,
@@ -107,19 +151,57 @@ void nan_probe(const DeviceConversion& e, const NanStatement& st, const Format& 
     const std::uint64_t from = std::max(a, lo), to = std::min(b, hi);
     for (std::uint64_t code = from; code < to; ++code) {
       const std::uint64_t got = from_container(dst, load_result(data, bytes, code - base));
-      ++acc.r.inputs;
-      if (classify(dst, got) != FpClass::NaN) continue;  // not a NaN at all: the ordinary check lists it
-      acc.add_output(static_cast<std::uint32_t>(got));
-      const Rounded truth = mpfr_ref::convert(src_fmt, code, dst, e.rounder);  // specials: the documented policy
-      if (got != truth.code) ++acc.r.differ_from_fpcert;
-      if (st.rule == NanRule::Unstated) continue;
-      const std::uint64_t want = stated_nan(st, e, code);
-      if (got == want) {
-        ++acc.r.as_stated;
+      // specials: the documented policy
+      judge_nan(e, st, code, got, classify(dst, got) == FpClass::NaN, [&] { return mpfr_ref::convert(src_fmt, code, dst, e.rounder).code; },
+                max_listed, acc);
+    }
+  }
+}
+
+/// The device check's NaN inputs [a0, b0) (raw results at data[code - base]), docs/conversions.md "NaN
+/// inputs": NaN inputs are policy, not rounding, so fpcert's model is the truth for one whose result and
+/// model result are both NaNs, off the MPFR sample, without --strict-nan, when a NaN difference is
+/// tolerated (counted apart, never listed): its difference is counted here, its statement judged
+/// against the model. Every other NaN input goes the independent way, as before: a difference from the
+/// model joins `extra` (ascending; MPFR decides it in check_conversion_differences, which also runs
+/// MPFR on the sample, where a model that disagrees with MPFR fails the run), and the statement is
+/// judged against MPFR. `mpfr_every`: every NaN input the independent way.
+void finish_nan_inputs(const DeviceConversion& e, const NanStatement& st, const ConvertCheckSpec& spec, const ConvertModel* model,
+                       bool mpfr_every, std::uint64_t a0, std::uint64_t b0, const void* data, std::uint64_t base, int bytes,
+                       std::vector<ModelDifference>& extra, ConvertCheckResult& acc, NanAcc& nacc) {
+  const Format& dst = *e.dst;
+  const CodeClass dst_class = make_code_class(dst);
+  const auto nan_class = static_cast<std::uint32_t>(FpClass::NaN);
+  const int shift = std::countr_zero(to_container(dst, 1));  // container layout undone, as from_container does
+  const auto mask = static_cast<std::uint32_t>(dst.code_mask());
+  const bool fast_ok = !mpfr_every && !spec.strict_nan;
+  const bool tolerated = nan_difference_tolerated(spec);
+  const bool probe = st.rule != NanRule::NotApplicable;
+  const std::uint64_t s = spec.mpfr_sample;
+  std::uint64_t next_sample = s ? (a0 + s - 1) / s * s : ~std::uint64_t{0};
+  constexpr std::uint64_t kBlock = 4096;
+  std::array<std::uint32_t, kBlock> m_codes;
+  for (std::uint64_t c0 = a0; c0 < b0; c0 += kBlock) {
+    const std::size_t len = static_cast<std::size_t>(std::min(kBlock, b0 - c0));
+    if (model) {  // a model given by the caller, code by code
+      for (std::size_t j = 0; j < len; ++j) m_codes[j] = model_convert(*model, static_cast<std::uint32_t>(c0 + j)).code;
+    } else {  // the batch path of the same model (tests/oracle/convert_simd_test.cpp holds them equal)
+      convert_code_range(*e.src, dst, e.rounder, spec.seed, c0, m_codes.data(), nullptr, len);
+    }
+    for (std::size_t j = 0; j < len; ++j) {
+      const std::uint64_t code = c0 + j;
+      const std::uint32_t got = (load_result(data, bytes, code - base) >> shift) & mask;
+      const std::uint32_t m = m_codes[j];
+      const bool got_nan = dst_class(got) == nan_class;
+      const bool sampled = code == next_sample;
+      if (sampled) next_sample += s;
+      if (fast_ok && !sampled && got_nan && dst_class(m) == nan_class && (got == m || tolerated)) {
+        if (got != m) ++acc.nan_differences;
+        if (probe) judge_nan(e, st, code, got, true, [m] { return std::uint64_t{m}; }, spec.max_listed, nacc);
       } else {
-        ++acc.r.not_as_stated;
-        if (acc.r.listed.size() < max_listed)
-          acc.r.listed.push_back({code, static_cast<std::uint32_t>(want), static_cast<std::uint32_t>(got)});
+        if (got != m) extra.push_back({code, got});
+        if (probe)
+          judge_nan(e, st, code, got, got_nan, [&] { return mpfr_ref::convert(*e.src, code, dst, e.rounder).code; }, spec.max_listed, nacc);
       }
     }
   }
@@ -342,6 +424,7 @@ DeviceSweepResult sweep_scaled(ConversionProducer& producer, const DeviceConvers
         },
         threads);
   });
+  nans[0].flush();
   for (unsigned w = 0; w < threads; ++w) {
     res.check.merge(per[w], opt.max_listed);
     if (w) nans[0].merge(nans[w], opt.max_listed);
@@ -422,6 +505,9 @@ DeviceSweepResult sweep_conversion(ConversionProducer& producer, const DeviceCon
   };
   if (opt.checker && opt.checker->supports(e)) {
     res.checked_on = "device";
+    const ConvertModel model = opt.model ? *opt.model : make_convert_model(*e.src, *e.dst, e.rounder);
+    const ConvertModel* given_model = opt.model;
+    std::vector<std::vector<ModelDifference>> nan_extra(threads), nan_merged(threads);
     check_on_device(*opt.checker, e, split(ranges, opt.checker->max_chunk()), res, opt, [&](const DeviceCheckChunk& c) {
       if (c.overflow) {  // more differences than the list holds: the results come back, the host checks them
         ++res.host_fallback_chunks;
@@ -432,33 +518,40 @@ DeviceSweepResult sweep_conversion(ConversionProducer& producer, const DeviceCon
         return;
       }
       add_outcome_keys(*e.src, *e.dst, c.keys.data(), per[0]);
-      const ConvertModel model = make_convert_model(*e.src, *e.dst, e.rounder);
-      const std::uint64_t grain = std::max<std::uint64_t>(std::uint64_t{1} << 16, c.count / (threads * 8ull) + 1);
+      // Small grains: a chunk's NaN inputs (2^23 of the 2^28 codes of fp32's top chunk of each sign)
+      // cost far more per code than its other codes, and must spread over every thread.
+      const std::uint64_t grain = std::max<std::uint64_t>(std::uint64_t{1} << 16, c.count / (threads * 64ull) + 1);
+      const auto by_src = [](const ModelDifference& x, const ModelDifference& y) { return x.src < y.src; };
       parallel_for(
           c.count, grain,
           [&](std::uint64_t b, std::uint64_t end, unsigned w) {
             const std::uint64_t lo = c.first + b, hi = c.first + end;
-            // The device's differences in [lo, hi), and those of NaN inputs, from their results.
+            // The device's differences in [lo, hi) (NaN inputs aside), and those NaN inputs that go to MPFR.
             auto from = std::lower_bound(c.listed.begin(), c.listed.end(), lo, [](const ModelDifference& d, std::uint64_t v) { return d.src < v; });
             auto to = std::lower_bound(from, c.listed.end(), hi, [](const ModelDifference& d, std::uint64_t v) { return d.src < v; });
-            std::vector<ModelDifference> differ(from, to);
+            std::vector<ModelDifference>& extra = nan_extra[w];
+            extra.clear();
             for (const auto& part : c.nan) {
               const std::uint64_t a0 = std::max(lo, part.first), b0 = std::min(hi, part.first + part.count);
-              for (std::uint64_t code = a0; code < b0; ++code) {
-                const auto got = static_cast<std::uint32_t>(from_container(*e.dst, load_result(part.data, bytes, code - part.first)));
-                if (got != model_convert(model, static_cast<std::uint32_t>(code)).code) differ.push_back({code, got});
-              }
               if (a0 < b0)
-                nan_probe(e, st, *e.src, nan_ranges, a0, b0, part.data, part.first, bytes, opt.max_listed, nans[w]);
+                finish_nan_inputs(e, st, spec, given_model, opt.nan_mpfr_every, a0, b0, part.data, part.first, bytes, extra, per[w], nans[w]);
             }
-            std::sort(differ.begin(), differ.end(), [](const ModelDifference& x, const ModelDifference& y) { return x.src < y.src; });
-            check_conversion_differences(spec, lo, end - b, differ, per[w]);
+            std::span<const ModelDifference> differ(from, to);
+            if (!extra.empty()) {
+              if (!std::is_sorted(extra.begin(), extra.end(), by_src)) std::sort(extra.begin(), extra.end(), by_src);
+              std::vector<ModelDifference>& merged = nan_merged[w];
+              merged.clear();
+              std::merge(from, to, extra.begin(), extra.end(), std::back_inserter(merged), by_src);
+              differ = merged;
+            }
+            check_conversion_differences(spec, lo, end - b, differ, per[w], &model);
           },
           threads);
     });
   } else {
     pipeline(producer, e, pieces, res, opt, host_check);
   }
+  nans[0].flush();
   for (unsigned w = 0; w < threads; ++w) {
     res.check.merge(per[w], opt.max_listed);
     if (w) nans[0].merge(nans[w], opt.max_listed);

@@ -28,6 +28,13 @@ struct SweepOptions {
   std::uint64_t mpfr_sample = 4099;  ///< MPFR also on codes divisible by this (0: only disagreements)
   unsigned threads = 0;              ///< 0: thread_count()
   std::size_t max_listed = 20;
+  /// The device check's NaN inputs with MPFR on every one, as before the NaN fast path (docs/conversions.md,
+  /// "NaN inputs"): the slow path the fast one is tested and benchmarked against. Reports are identical
+  /// but for mpfr_checked.
+  bool nan_mpfr_every = false;
+  /// The model the device check's host side compares with (null: make_convert_model of the entry);
+  /// tests give it and their host checker one with a wrong NaN rule, to see the MPFR sample catch it.
+  const ConvertModel* model = nullptr;
   std::function<void(double)> progress;  ///< fraction done, from the sweeping thread
   /// The device check (docs/conversions.md, "What runs where"): when set and it supports the entry,
   /// the device converts and compares in one pass and the host sees only counts, differences and NaN

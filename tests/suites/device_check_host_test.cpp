@@ -1,0 +1,226 @@
+// tests/suites/device_check_host_test.cpp — the device check's host side (suites/device_sweep.cpp, the
+// finish of each device-checked chunk, with its NaN fast path) reports exactly what the host check
+// reports for the same results: a host checker (tests/support/host_checker.hpp) plays the CUDA device
+// check on a HostProducer's results, faults injected, and both reports are compared field by field
+// (mpfr_checked aside: the NaN fast path runs MPFR on fewer NaN inputs, and on as many with
+// nan_mpfr_every). And the MPFR sample still catches a model whose NaN policy is wrong.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/convert/device_convert.hpp"
+#include "oracle/convert_model.hpp"
+#include "oracle/round.hpp"
+#include "suites/device_sweep.hpp"
+#include "tests/support/host_checker.hpp"
+#include "tests/support/host_producer.hpp"
+
+using namespace fpcert;
+using fpcert::test::entry;
+using fpcert::test::HostChecker;
+using fpcert::test::HostProducer;
+using fpcert::test::model_of;
+
+namespace {
+
+using Ranges = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
+bool is_nan_input(const DeviceConversion& e, std::uint64_t code) { return classify(*e.src, code) == FpClass::NaN; }
+
+/// Every field of the two reports but mpfr_checked and timing.
+void require_same_report(const DeviceSweepResult& host, const DeviceSweepResult& dev) {
+  CHECK(host.checked_on == "host");
+  CHECK(dev.checked_on == "device");
+  CHECK(dev.patterns == host.patterns);
+  const ConvertCheckResult &h = host.check, &d = dev.check;
+  CHECK(d.patterns == h.patterns);
+  CHECK(d.outcomes == h.outcomes);
+  CHECK(d.mismatches == h.mismatches);
+  CHECK(d.model_mismatches == h.model_mismatches);
+  CHECK(d.nan_differences == h.nan_differences);
+  REQUIRE(d.listed.size() == h.listed.size());
+  for (std::size_t i = 0; i < h.listed.size(); ++i) {
+    CAPTURE(i);
+    CHECK(d.listed[i].src == h.listed[i].src);
+    CHECK(d.listed[i].expected == h.listed[i].expected);
+    CHECK(d.listed[i].got == h.listed[i].got);
+    CHECK(d.listed[i].outcome == h.listed[i].outcome);
+    CHECK(d.listed[i].model_bug == h.listed[i].model_bug);
+  }
+  const NanReport &hn = host.nan, &dn = dev.nan;
+  CHECK(dn.inputs == hn.inputs);
+  CHECK(dn.as_stated == hn.as_stated);
+  CHECK(dn.not_as_stated == hn.not_as_stated);
+  CHECK(dn.differ_from_fpcert == hn.differ_from_fpcert);
+  CHECK(dn.outputs == hn.outputs);
+  CHECK(dn.outputs_other == hn.outputs_other);
+  REQUIRE(dn.listed.size() == hn.listed.size());
+  for (std::size_t i = 0; i < hn.listed.size(); ++i) {
+    CAPTURE(i);
+    CHECK(dn.listed[i].src == hn.listed[i].src);
+    CHECK(dn.listed[i].stated == hn.listed[i].stated);
+    CHECK(dn.listed[i].got == hn.listed[i].got);
+  }
+  CHECK(dev.nan_other_differences == host.nan_other_differences);
+  CHECK(dev.lane_mismatches == host.lane_mismatches);
+  CHECK(dev.lanes.size() == host.lanes.size());
+  CHECK(dev.stray == host.stray);
+  CHECK(dev.strays.size() == host.strays.size());
+  CHECK(dev.failures == host.failures);
+}
+
+struct Scenario {
+  std::string name;
+  const DeviceConversion* e;
+  std::function<std::uint32_t(std::uint64_t)> result;  // container layout
+  Ranges ranges;                                       // empty: every code
+  bool strict_nan = false;
+};
+
+/// Runs a scenario through the host check and through the device check played by the host checker
+/// (fast NaN path, and MPFR on every NaN input), with several thread counts and chunk sizes, and
+/// requires identical reports. Returns the host check's report.
+DeviceSweepResult run_both(const Scenario& sc, std::size_t checker_max_listed = std::size_t{1} << 16) {
+  CAPTURE(sc.name);
+  HostProducer p;
+  p.chunk = 1 << 14;
+  p.result = sc.result;
+  SweepOptions opt;
+  opt.ranges = sc.ranges;
+  opt.strict_nan = sc.strict_nan;
+  opt.mpfr_sample = 61;  // many sample codes among the NaN inputs of these small ranges
+  opt.threads = 1;
+  const DeviceSweepResult host = sweep_conversion(p, *sc.e, opt);
+  for (const unsigned threads : {1u, 3u}) {
+    for (const bool mpfr_every : {false, true}) {
+      CAPTURE(threads);
+      CAPTURE(mpfr_every);
+      HostChecker checker(p, std::uint64_t{1} << 15, checker_max_listed);
+      SweepOptions o = opt;
+      o.threads = threads;
+      o.checker = &checker;
+      o.nan_mpfr_every = mpfr_every;
+      const DeviceSweepResult dev = sweep_conversion(p, *sc.e, o);
+      CHECK(checker.enqueued > 1);
+      require_same_report(host, dev);
+      // MPFR on every NaN input: MPFR on exactly the host check's codes; the fast path on no more.
+      if (mpfr_every) CHECK(dev.check.mpfr_checked == host.check.mpfr_checked);
+      else CHECK(dev.check.mpfr_checked <= host.check.mpfr_checked);
+    }
+  }
+  return host;
+}
+
+}  // namespace
+
+TEST_CASE("device check on the host: the same report as the host check, NaN faults and finite faults, strict-nan on and off") {
+  const DeviceConversion& f16e = entry("f32_to_f16_rn");
+  // Around 1 (finite), the top binade, Inf and the first NaNs of both signs, and the last NaNs.
+  const Ranges f32_ranges = {{0x3F7F0000u, 0x20000}, {0x7F7F0000u, 0x20000}, {0x7FFF0000u, 0x10000},
+                             {0xFF7F0000u, 0x20000}, {0xFFFF8000u, 0x8000}};
+  const auto fp = model_of(f16e);  // fpcert's own results: NaN payloads preserved (sign | 0x7e00 | payload >> 13)
+  auto with_nan = [&](std::function<std::uint32_t(std::uint64_t)> nan) {
+    return [fp, nan, &f16e](std::uint64_t c) { return is_nan_input(f16e, c) ? nan(c) : fp(c); };
+  };
+  std::vector<Scenario> scenarios = {
+      {"canonical NaN (cvt's 0x7fff)", &f16e, with_nan([](std::uint64_t) { return 0x7FFFu; }), f32_ranges},
+      {"payload preserved (fpcert's own NaNs)", &f16e, fp, f32_ranges},
+      {"quieted, payload from the low bits, sign dropped", &f16e,
+       with_nan([](std::uint64_t c) { return 0x7E00u | static_cast<std::uint32_t>(c & 0x1FF); }), f32_ranges},
+      {"a few NaNs become Inf or a number", &f16e, with_nan([](std::uint64_t c) {
+         if (c % 997 == 3) return 0x7C00u;  // +Inf
+         if (c % 1009 == 5) return 0x3C00u;  // 1.0
+         return 0x7FFFu;
+       }),
+       f32_ranges},
+      {"a finite result off by one", &f16e,
+       [&](std::uint64_t c) { return c == 0x3F800001u ? (fp(c) ^ 1u) : is_nan_input(f16e, c) ? 0x7FFFu : fp(c); }, f32_ranges},
+  };
+  for (const bool strict : {false, true})
+    for (Scenario sc : scenarios) {
+      sc.strict_nan = strict;
+      sc.name += strict ? " (--strict-nan)" : "";
+      const DeviceSweepResult host = run_both(sc);
+      // The scenarios are not vacuous: NaN inputs, and NaN differences or mismatches where they should be.
+      CHECK(host.nan.inputs > 0x10000);
+      if (sc.name.rfind("payload preserved", 0) != 0) CHECK(host.check.nan_differences + host.check.mismatches > 0);
+    }
+
+  // Every code of a 16-bit source, a statement the device keeps and one it breaks (enforced: every NaN -> 0x7f).
+  const DeviceConversion& e4 = entry("bf16_to_e4m3_nosat");
+  REQUIRE(nan_statement(e4, false).decisive);
+  const DeviceSweepResult kept = run_both({"bf16 -> e4m3, canonical 0x7f as stated", &e4, model_of(e4, 0x7F), {}});
+  CHECK(kept.passed());
+  CHECK(kept.nan.as_stated == kept.nan.inputs);
+  const DeviceSweepResult broken = run_both({"bf16 -> e4m3, the sign kept against the statement", &e4, model_of(e4), {}});
+  CHECK(!broken.passed());
+  CHECK(broken.nan.not_as_stated == 127);
+  CHECK(!broken.nan.listed.empty());
+  const DeviceConversion& bf = entry("bf16_to_f16_direct");
+  run_both({"bf16 -> f16, canonical 0x7fff", &bf, model_of(bf, 0x7FFF), {}});
+
+  // A Rounder that declares the canonical NaN: any other NaN is a mismatch, listed (the independent path).
+  DeviceConversion canon = f16e;
+  canon.rounder.nan = NanPayload::Canonical;
+  const DeviceSweepResult c = run_both({"canonical-NaN Rounder, the sign kept", &canon, [&](std::uint64_t code) {
+                                          return is_nan_input(canon, code) ? (code >> 31 ? 0xFE00u : 0x7E00u) : fp(code);
+                                        },
+                                        f32_ranges});
+  CHECK(c.check.mismatches > 0);
+  CHECK(c.check.nan_differences == 0);
+}
+
+TEST_CASE("device check on the host: a chunk with more differences than the list holds is re-checked on the host, same report") {
+  const DeviceConversion& e = entry("f32_to_f16_rn");
+  const auto fp = model_of(e);
+  Scenario sc{"every 64th finite result off by one", &e,
+              [&](std::uint64_t c) { return is_nan_input(e, c) ? 0x7FFFu : (c % 64 == 0 ? fp(c) ^ 1u : fp(c)); },
+              {{0x3F7F0000u, 0x20000}, {0x7F7F0000u, 0x20000}}};
+  const DeviceSweepResult host = run_both(sc, 16);  // 16 listed per chunk: every finite chunk overflows
+  CHECK(host.check.mismatches == 0x40000 / 64 - 0x10000 / 64 + 1);  // finite codes divisible by 64 (Inf 0x7f800000 among them)
+}
+
+TEST_CASE("device check: the MPFR sample catches a model whose NaN policy is wrong, on the NaN fast path") {
+  // A model copied with a wrong NaN rule (the sign of a NaN dropped), as a stale device build and host
+  // side would share it: the device's canonical 0x7fff differs from it on positive and negative NaNs
+  // alike, the fast path takes the model as the truth off the sample, and MPFR on the sampled NaN
+  // inputs finds the model wrong on every negative one.
+  const DeviceConversion& e = entry("f32_to_f16_rn");
+  ConvertModel wrong = make_convert_model(*e.src, *e.dst, e.rounder);
+  REQUIRE(wrong.dst.nan_keeps_sign == 1);
+  wrong.dst.nan_keeps_sign = 0;
+  HostProducer p;
+  p.chunk = 1 << 16;
+  p.result = model_of(e, 0x7FFF);
+  const Ranges ranges = {{0x7F800000u, 0x40000}, {0xFF800000u, 0x40000}};
+  std::uint64_t sampled_negative_nans = 0;
+  SweepOptions opt;
+  opt.ranges = ranges;
+  opt.mpfr_sample = 4099;
+  for (const auto& [first, count] : ranges)
+    for (std::uint64_t c = first; c < first + count; ++c)
+      if (c % opt.mpfr_sample == 0 && is_nan_input(e, c) && (c >> 31)) ++sampled_negative_nans;
+  REQUIRE(sampled_negative_nans > 10);
+  HostChecker checker(p, std::uint64_t{1} << 18);
+  checker.model = &wrong;
+  opt.checker = &checker;
+  opt.model = &wrong;
+  const DeviceSweepResult r = sweep_conversion(p, e, opt);
+  CHECK(r.checked_on == "device");
+  CHECK(!r.passed());
+  CHECK(r.check.model_mismatches == sampled_negative_nans);
+  REQUIRE(!r.check.listed.empty());
+  CHECK(r.check.listed[0].model_bug);
+  CHECK((r.check.listed[0].src >> 31) == 1);
+  CHECK(r.check.mpfr_checked < 2 * sampled_negative_nans + 200);  // the sample, not every NaN input
+
+  // The right model: the same sweep passes (the failure above is the wrong model's).
+  HostChecker right(p, std::uint64_t{1} << 18);
+  opt.checker = &right;
+  opt.model = nullptr;
+  const DeviceSweepResult ok = sweep_conversion(p, e, opt);
+  CHECK(ok.passed());
+  CHECK(ok.check.model_mismatches == 0);
+}
