@@ -36,6 +36,9 @@ section_conversions() {
   # The device check (convert and compare on the GPU) against the host check of the same results.
   run "$BIN/test_suites_gpu" --source-file='*convert_check_device_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/test_convert_check_device.log" | tail -40
   run "$BIN/bench_gpu_convert_check" 2>&1 | tee "$OUT/bench_gpu_convert_check.log"
+  # The device check's host side alone (no GPU: a host double plays the device), NaN fast path beside MPFR on every NaN input.
+  run "$BIN/bench_device_check_finish" "$(nproc)" 2>&1 | tee "$OUT/bench_device_check_finish.log"
+  run "$BIN/bench_device_check_finish" 1 2>&1 | tee -a "$OUT/bench_device_check_finish.log"
   run "$BIN/bench_gpu_convert" 2>&1 | tee "$OUT/bench_gpu_convert.log"
   # The tf32 rna satfinite entry's mismatches listed in full (the first run saw 32766; NaN sources explain 16382 of them).
   run "$BIN/fpcert" convert --from f32 --to tf32 --rounding rna --saturate satfinite --exhaustive --device cuda --intrinsic f32_to_tf32_rna_satfinite --list 40000 --json "$OUT/tf32_rna_satfinite.json" > "$OUT/tf32_rna_satfinite.txt" 2>&1; tail -5 "$OUT/tf32_rna_satfinite.txt"
