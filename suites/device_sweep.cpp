@@ -63,7 +63,9 @@ std::uint64_t stated_nan(const NanStatement& s, const DeviceConversion& e, std::
 
 constexpr std::size_t kListedOutputs = 16;
 
-struct NanAcc {
+/// One worker's NaN report. Its own cache lines: the workers count into adjacent elements of a vector,
+/// up to four increments per NaN input.
+struct alignas(64) NanAcc {
   NanReport r;
   /// Counts `n` results of code `code`. The listed codes are the 16 smallest distinct codes seen,
   /// whatever order the chunks arrive in: a code pushed out by a smaller one moves its count to
@@ -179,6 +181,7 @@ void finish_nan_inputs(const DeviceConversion& e, const NanStatement& st, const 
   const bool probe = st.rule != NanRule::NotApplicable;
   const std::uint64_t s = spec.mpfr_sample;
   std::uint64_t next_sample = s ? (a0 + s - 1) / s * s : ~std::uint64_t{0};
+  std::uint64_t nan_differences = 0;  // added to acc at the end (acc shares cache lines with other workers')
   constexpr std::uint64_t kBlock = 4096;
   std::array<std::uint32_t, kBlock> m_codes;
   for (std::uint64_t c0 = a0; c0 < b0; c0 += kBlock) {
@@ -196,7 +199,7 @@ void finish_nan_inputs(const DeviceConversion& e, const NanStatement& st, const 
       const bool sampled = code == next_sample;
       if (sampled) next_sample += s;
       if (fast_ok && !sampled && got_nan && dst_class(m) == nan_class && (got == m || tolerated)) {
-        if (got != m) ++acc.nan_differences;
+        nan_differences += got != m;
         if (probe) judge_nan(e, st, code, got, true, [m] { return std::uint64_t{m}; }, spec.max_listed, nacc);
       } else {
         if (got != m) extra.push_back({code, got});
@@ -205,6 +208,7 @@ void finish_nan_inputs(const DeviceConversion& e, const NanStatement& st, const 
       }
     }
   }
+  acc.nan_differences += nan_differences;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
