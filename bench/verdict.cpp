@@ -4,7 +4,8 @@
 // envelope (the exact reference of the kernel's inputs when storage rounds, the bound per element) and the
 // statistical test; then the ratios to the reference. Goal (docs/bound_model.md): emulation <= 2x.
 //
-// Usage: bench_verdict [M N K]      (default 256 256 512: the certify suite's size on a device)
+// Usage: bench_verdict [M N K] [--kernel NAME]...   (default 256 256 512: the certify suite's size on a device;
+//        --kernel: only these kernels, e.g. to profile one emulation)
 // Inputs: uniform [-1, 1) fp32 values. Threads: $FPCERT_THREADS or all cores. Best of 3 runs each.
 #include <fmt/format.h>
 
@@ -54,10 +55,20 @@ double best_of_3(F&& f) {
 
 int main(int argc, char** argv) {
   std::int64_t m = 256, n = 256, k = 512;
-  if (argc == 4) {
-    m = std::atoll(argv[1]);
-    n = std::atoll(argv[2]);
-    k = std::atoll(argv[3]);
+  std::vector<std::string> dims, only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--kernel" && i + 1 < argc) only.emplace_back(argv[++i]);
+    else dims.push_back(arg);
+  }
+  if (dims.size() == 3) {
+    m = std::atoll(dims[0].c_str());
+    n = std::atoll(dims[1].c_str());
+    k = std::atoll(dims[2].c_str());
+  }
+  if ((!dims.empty() && dims.size() != 3) || m <= 0 || n <= 0 || k <= 0) {
+    fmt::print(stderr, "usage: bench_verdict [M N K] [--kernel NAME]...\n");
+    return 2;
   }
   std::string load;
   {
@@ -75,6 +86,7 @@ int main(int argc, char** argv) {
                            "model_gemm_e4m3_lpacc_p128", "model_gemm_f32_splitk4", "model_gemm_f32_pairwise", "model_gemm_3xbf16",
                            "model_gemm_bf16_on_f16_auto", "model_gemm_mxfp8_e4m3_floor_blocksum_f32acc",
                            "model_gemm_nvfp4_even_blocksum_f32acc"}) {
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
     const auto kern = make_gemm_kernel(name);
     const KernelTraits& t = kern->traits();
     std::vector<double> a_in, b_in;
