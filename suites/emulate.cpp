@@ -10,6 +10,10 @@
 #include <cfenv>
 #include <cmath>
 #include <stdexcept>
+#if defined(__AVX2__) && defined(__F16C__)
+#include <immintrin.h>
+#define FPCERT_EMULATE_F16C 1
+#endif
 
 #include "base/parallel.hpp"
 #include "kernels/emu/bf16_on_fp16.hpp"
@@ -147,6 +151,7 @@ struct FloatHost {
   bool ok = false;
   bool rz = false;         ///< toward zero (else to nearest even)
   bool scaled_sub = false; ///< below min_normal round by scaling (emin above fp32's); else masking throughout
+  bool f16_rn = false;     ///< fp16 to nearest even: the host's fp32-to-fp16 conversion rounds RO_24 (hosted_loop_f16)
   int drop = 0;            ///< fp32 fraction bits the format does not keep
   std::uint32_t mask = 0;
   std::uint32_t min_normal_bits = 0, max_bits = 0;  ///< f's smallest normal and largest finite, as fp32 bits
@@ -167,6 +172,7 @@ struct FloatHost {
     drop = 23 - f.frac_bits;
     mask = (std::uint32_t{1} << drop) - 1;
     scaled_sub = f.emin() > -126;
+    f16_rn = !rz && f == f16;
     min_normal_bits = std::bit_cast<std::uint32_t>(static_cast<float>(f.min_normal()));
     up = std::ldexp(1.0f, f.frac_bits - f.emin());  // <= 2^126 where used (see ok)
     down = std::ldexp(1.0f, f.emin() - f.frac_bits);
@@ -234,6 +240,38 @@ template <bool RZ, bool SCALED, bool MODE_RZ>
     for (std::int64_t j = 0; j < n; ++j) s[j] = h.step<RZ, SCALED, MODE_RZ>(aq * bq[j], s[j]);
   }
 }
+
+#ifdef FPCERT_EMULATE_F16C
+/// hosted_loop for the fp16 accumulator to nearest even, 8 columns at a time: RO_24(acc + p) formed as
+/// FloatHost::step forms it, then rounded into fp16 by the host's conversion (VCVTPS2PH with its rounding
+/// field to nearest even: IEEE's conversion, fp16 subnormals and overflow to Inf included; Intel SDM vol. 2)
+/// and back to fp32 (exact) instead of masking and scaling. A non-finite sum is kept as the addition gives
+/// it (FloatHost::step's rule to nearest: an fp32 overflow of a finite sum is Inf, fp16's overflow too).
+/// The last n % 8 columns take FloatHost::step.
+[[gnu::noinline]] void hosted_loop_f16(const FloatHost h, const double* a, const float* b, std::int64_t n, std::int64_t lo, std::int64_t hi,
+                                       float* s) {
+  const __m256i mag = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000), one = _mm256_set1_epi32(1);
+  const std::int64_t n8 = n / 8 * 8;
+  for (std::int64_t q = lo; q < hi; ++q) {
+    const float aq = static_cast<float>(a[q]);
+    const __m256 va = _mm256_set1_ps(aq);
+    const float* bq = b + q * n;
+    for (std::int64_t j = 0; j < n8; j += 8) {
+      const __m256 p = _mm256_mul_ps(va, _mm256_loadu_ps(bq + j)), acc = _mm256_loadu_ps(s + j);
+      const __m256 sum = _mm256_add_ps(p, acc), bb = _mm256_sub_ps(sum, p);
+      const __m256 e = _mm256_add_ps(_mm256_sub_ps(p, _mm256_sub_ps(sum, bb)), _mm256_sub_ps(acc, bb));  // two-sum: exact
+      const __m256i sb = _mm256_castps_si256(sum), eb = _mm256_castps_si256(e);
+      const __m256i inexact = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(eb, mag), _mm256_setzero_si256()), one);
+      const __m256i opposes = _mm256_srli_epi32(_mm256_xor_si256(eb, sb), 31);
+      const __m256i ro = _mm256_or_si256(_mm256_sub_epi32(sb, _mm256_and_si256(inexact, opposes)), inexact);  // RO_24
+      const __m256 r = _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_castsi256_ps(ro), _MM_FROUND_TO_NEAREST_INT));
+      const __m256i finite = _mm256_cmpgt_epi32(inf, _mm256_and_si256(sb, mag));
+      _mm256_storeu_ps(s + j, _mm256_blendv_ps(sum, r, _mm256_castsi256_ps(finite)));
+    }
+    for (std::int64_t j = n8; j < n; ++j) s[j] = h.step<false, true, false>(aq * bq[j], s[j]);
+  }
+}
+#endif
 
 /// The calling thread's rounding mode set toward zero for a scope (std::fesetround), restored at its end.
 class TowardZeroMode {
@@ -335,6 +373,12 @@ class Emulator {
       if (mode.ok()) hosted_loop<RZ, SCALED, true>(host_, a, bf_.data(), n_, lo, hi, s.data());
       done = mode.ok();
     }
+#ifdef FPCERT_EMULATE_F16C
+    if (!RZ && SCALED && host_.f16_rn) {
+      hosted_loop_f16(host_, a, bf_.data(), n_, lo, hi, s.data());
+      done = true;
+    }
+#endif
     if (!done) hosted_loop<RZ, SCALED, false>(host_, a, bf_.data(), n_, lo, hi, s.data());
     for (std::int64_t j = 0; j < n_; ++j) c[j] = s[static_cast<std::size_t>(j)];
   }
@@ -551,7 +595,7 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
   const std::vector<double> a = unscaled(a_given, ts.a), b = unscaled(b_given, ts.b);
   std::vector<double> value;
   if (t.sum_order.kind == OrderKind::SplitProducts) {
-    value = emulate_detail::split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b);
+    value = emulate_detail::split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b, generic);
   } else if (t.sum_order.kind == OrderKind::Pow2Scaled) {
     value = emulate_detail::pow2_scaled(*find_bf16_on_f16_policy(t.sum_order.scale_scheme), m, n, k, a, b, generic);
   } else {

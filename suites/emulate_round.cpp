@@ -25,6 +25,10 @@ double pow2(int e) { return std::bit_cast<double>(static_cast<std::uint64_t>(102
 
 bool fast_format(const Format& f) { return f.specials == Specials::IEEE && f.precision() <= 26 && f.emax() <= 127 && f.emin() >= -126; }
 
+bool f32_grid(const Format& f) {
+  return f.specials == Specials::IEEE && f.sign_bits == 1 && f.subnormals && f.exp_bits == 8 && f.bias == 127 && f.frac_bits < 23;
+}
+
 bool grid_format(const Format& f) {
   return f.sign_bits == 1 && f.subnormals && f.specials != Specials::ScaleOnly && f.precision() <= 26 && f.emax() <= 127 && f.emin() >= -126;
 }
@@ -116,26 +120,15 @@ std::vector<double> round_values(const std::vector<double>& exact, const Format&
   std::vector<double> v(exact.size());
   const Grid g(f);  // once: a format's constants are not free
   const Grid* grid = grid_format(f) && r != Rounding::Stochastic ? &g : nullptr;
-  // A format of fp32's exponent range with fewer bits (bf16, tf32; IEEE, subnormals) is fp32's grid without its
-  // low `drop` bits, subnormals included: a float value rounds on its bit pattern, to nearest even by adding
-  // half a unit (less one, plus the kept last bit) and masking, toward zero by masking. A carry out of the
-  // fraction moves to the next binade, and past the largest finite value to Inf (IEEE's overflow to nearest;
-  // toward zero the largest finite value is the limit). NaN and values that are not floats: round_one.
-  const bool f32_grid = f.specials == Specials::IEEE && f.sign_bits == 1 && f.subnormals && f.exp_bits == 8 && f.bias == 127 &&
-                        f.frac_bits < 23 && (r == Rounding::NearestEven || r == Rounding::TowardZero);
+  // A float value rounding into a format of fp32's exponent range (bf16, tf32) to nearest even or toward zero
+  // rounds on its bit pattern; NaN and values that are not floats go to round_one.
+  const bool bits = f32_grid(f) && (r == Rounding::NearestEven || r == Rounding::TowardZero);
   const int drop = 23 - f.frac_bits;
-  const std::uint32_t mask = f32_grid ? (std::uint32_t{1} << drop) - 1 : 0;
   parallel_for(v.size(), 1 << 14, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
     for (std::uint64_t i = i0; i < i1; ++i) {
       const double x = exact[i];
       const auto xf = static_cast<float>(x);
-      if (f32_grid && static_cast<double>(xf) == x) {
-        const std::uint32_t b = std::bit_cast<std::uint32_t>(xf);
-        const std::uint32_t up = r == Rounding::NearestEven ? (mask >> 1) + ((b >> drop) & 1u) : 0u;
-        v[i] = std::bit_cast<float>((b + up) & ~mask);
-      } else {
-        v[i] = round_one(f, grid, r, x);
-      }
+      v[i] = bits && static_cast<double>(xf) == x ? f32_grid_round(xf, drop, r == Rounding::NearestEven) : round_one(f, grid, r, x);
     }
   });
   return v;

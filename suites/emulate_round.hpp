@@ -3,6 +3,7 @@
 // a double. The public entries (emulate_add, emulate_fma, emulate_round, round_values) are in suites/emulate.hpp.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 #include "oracle/format.hpp"
@@ -36,6 +37,20 @@ double round_exact_sum(const Grid& f, Rounding r, double hi, double lo);
 /// round(x + y) into f: IEEE specials and zero signs, then the exact two-sum rounded once (through the
 /// integer path when `grid` is given and the sum is in its range, else through the oracle).
 double add_rounded(const Format& f, const Grid* grid, Rounding r, double x, double y);
+
+/// Whether f is fp32's grid without its low 23 - frac_bits bits (IEEE specials, fp32's exponent range and
+/// subnormals, fewer fraction bits: bf16, tf32): a float rounds into it on its bit pattern (f32_grid_round).
+bool f32_grid(const Format& f);
+
+/// A float x (finite or Inf) rounded into such a format, drop = 23 - f.frac_bits: to nearest even by adding
+/// half a unit less one plus the kept last bit and masking (a carry out of the fraction moves to the next
+/// binade, past the largest finite value to Inf: IEEE's overflow), else toward zero by masking (finite stays
+/// finite).
+inline float f32_grid_round(float x, int drop, bool nearest) {
+  const std::uint32_t b = std::bit_cast<std::uint32_t>(x), mask = (std::uint32_t{1} << drop) - 1;
+  const std::uint32_t up = nearest ? (mask >> 1) + ((b >> drop) & 1u) : 0u;
+  return std::bit_cast<float>((b + up) & ~mask);
+}
 
 /// round_f(x) through the integer path (`grid`: f's, when grid_format(f) and r is not stochastic) or the oracle.
 double round_one(const Format& f, const Grid* grid, Rounding r, double x);

@@ -9,17 +9,33 @@
 #include "base/parallel.hpp"
 #include "kernels/emu/emu_arith.cuh"
 #include "oracle/round.hpp"
+#include "suites/emulate_round.hpp"
 
 namespace fpcert::emulate_detail {
 
 // The split-products order (suites/emulate_schemes.hpp).
 std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
-                                   const std::vector<double>& b) {
+                                   const std::vector<double>& b, bool generic) {
+  // split_value rounds each remainder into the slice format (saturating a finite overflow) and subtracts it
+  // (exact in fp32). Where no slice overflows that rounding is f32_grid_round's, for bf16 and tf32 slices to
+  // nearest even or toward zero; an overflow, Inf or NaN takes split_value itself.
+  const bool bits = !generic && f32_grid(*sc.slice) && (sc.rounding == Rounding::NearestEven || sc.rounding == Rounding::TowardZero);
+  const int drop = 23 - sc.slice->frac_bits;
+  auto split = [&](float x, float* sl) {
+    float rest = x;
+    for (int l = 0; bits && std::isfinite(x) && l < sc.slices; ++l) {
+      sl[l] = f32_grid_round(rest, drop, sc.rounding == Rounding::NearestEven);
+      if (std::isinf(sl[l])) break;
+      rest = rest - sl[l];
+      if (l == sc.slices - 1) return;
+    }
+    split_value(sc, x, sl);
+  };
   auto slices = [&](const std::vector<double>& v) {
     std::vector<std::vector<float>> s(static_cast<std::size_t>(sc.slices), std::vector<float>(v.size()));
     float sl[3];
     for (std::size_t x = 0; x < v.size(); ++x) {
-      split_value(sc, static_cast<float>(v[x]), sl);
+      split(static_cast<float>(v[x]), sl);
       for (int q = 0; q < sc.slices; ++q) s[static_cast<std::size_t>(q)][x] = sl[q];
     }
     return s;

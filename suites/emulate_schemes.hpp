@@ -13,9 +13,10 @@ namespace fpcert::emulate_detail {
 
 /// Split products: slices per operand, each kept slice product summed over K by fp32 FMA from +0
 /// (k ascending), the terms merged in fp32 in the scheme's order starting from the first term; one row of
-/// C at a time, columns innermost.
+/// C at a time, columns innermost. The slices of a float are taken on its bit pattern (slices of fp32's grid,
+/// suites/emulate_round.hpp) unless one overflows or `generic`: then by the scheme's split_value.
 std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
-                                   const std::vector<double>& b);
+                                   const std::vector<double>& b, bool generic = false);
 
 /// BF16 on fp16 by power-of-two scales (order pow2_scaled, docs/emulation.md "The declared order"): the
 /// strategy's plans (kernels/emu/bf16_on_fp16.hpp, the declared scale rule) give each operand entry its

@@ -486,6 +486,12 @@ TEST_CASE("the fast paths equal the generic path bit for bit, every built-in mod
   for (const char* spec : {"normal:m=5,n=17,k=257,seed=", "exp_uniform:m=6,n=19,k=130,emin=-40,emax=40,seed=",
                            "exp_uniform:m=4,n=21,k=200,emin=-12,emax=12,seed="})
     problems.push_back(generate(spec + std::to_string(seed % 100000)));
+  // Near fp32's largest value (one entry per row of A: the row's products stay finite): a bf16 or tf32 slice
+  // of it overflows and split_value saturates it.
+  Problem huge = test::uniform_problem(5, 11, 24, f32, seed + 2);
+  for (std::int64_t i = 0; i < huge.m; ++i)
+    huge.a.data[static_cast<std::size_t>(i * huge.k + 3 * i)] = (i % 2 ? -1.0 : 1.0) * (i < 3 ? 0x1.fffffep127 : 0x1.ffp127 + i * 0x1p110);
+  problems.push_back(huge);
   const Problem spread = scaled_problem(200, 150, 200, seed + 1, true);
   int compared = 0;
   for (const auto& info : kernel_registry()) {
