@@ -449,22 +449,25 @@ class Emulator {
   /// block-scaled formats whose block sums span at most 2^53 units); a column where one is not is summed
   /// again by the oracle's ExactSum. Products are exact in double (emulation_unavailable's condition).
   void exact_block(const double* a, std::int64_t lo, std::int64_t hi, double* c) const {
-    std::vector<double> s(static_cast<std::size_t>(n_), 0.0);
-    std::vector<std::uint8_t> inexact(static_cast<std::size_t>(n_), 0);
+    // lost_j: the sum of the error terms' magnitudes, zero exactly when every error term is (a sum of
+    // non-negative doubles rounds to zero only when all are zero); one vector type along the row.
+    std::vector<double> s(static_cast<std::size_t>(n_), 0.0), lost(static_cast<std::size_t>(n_), 0.0);
+    double* sp = s.data();
+    double* lp = lost.data();
     for (std::int64_t q = lo; q < hi; ++q) {
       const double aq = a[q];
       const double* bq = b_ + q * n_;
       for (std::int64_t j = 0; j < n_; ++j) {
-        const double x = s[static_cast<std::size_t>(j)], p = aq * bq[j], t = x + p, bv = t - x;
+        const double x = sp[j], p = aq * bq[j], t = x + p, bv = t - x;
         const double e = (x - (t - bv)) + (p - bv);
-        s[static_cast<std::size_t>(j)] = t;
-        inexact[static_cast<std::size_t>(j)] |= static_cast<std::uint8_t>(e != 0);
+        sp[j] = t;
+        lp[j] = lp[j] + std::fabs(e);
       }
     }
     const Rounder rr{t_.acc_rounding, default_saturation(*t_.acc), NanPayload::Preserve};
     for (std::int64_t j = 0; j < n_; ++j) {
       const double x = s[static_cast<std::size_t>(j)];
-      if (!inexact[static_cast<std::size_t>(j)] || !std::isfinite(x)) {
+      if (lost[static_cast<std::size_t>(j)] == 0 || !std::isfinite(x)) {
         c[j] = acc_.round(x);
         continue;
       }
