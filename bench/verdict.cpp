@@ -4,7 +4,8 @@
 // envelope (the exact reference of the kernel's inputs when storage rounds, the bound per element) and the
 // statistical test; then the ratios to the reference. Goal (docs/bound_model.md): emulation <= 2x.
 //
-// Usage: bench_verdict [M N K]      (default 256 256 512: the certify suite's size on a device)
+// Usage: bench_verdict [M N K] [--kernel NAME]...   (default 256 256 512: the certify suite's size on a device;
+//        --kernel: these kernels instead, any GEMM kernel whose order the bitwise tier emulates; e.g. to profile one)
 // Inputs: uniform [-1, 1) fp32 values. Threads: $FPCERT_THREADS or all cores. Best of 3 runs each.
 #include <fmt/format.h>
 
@@ -54,10 +55,34 @@ double best_of_3(F&& f) {
 
 int main(int argc, char** argv) {
   std::int64_t m = 256, n = 256, k = 512;
-  if (argc == 4) {
-    m = std::atoll(argv[1]);
-    n = std::atoll(argv[2]);
-    k = std::atoll(argv[3]);
+  std::vector<std::string> dims, only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--kernel" && i + 1 < argc) only.emplace_back(argv[++i]);
+    else dims.push_back(arg);
+  }
+  if (dims.size() == 3) {
+    m = std::atoll(dims[0].c_str());
+    n = std::atoll(dims[1].c_str());
+    k = std::atoll(dims[2].c_str());
+  }
+  if ((!dims.empty() && dims.size() != 3) || m <= 0 || n <= 0 || k <= 0) {
+    fmt::print(stderr, "usage: bench_verdict [M N K] [--kernel NAME]...\n");
+    return 2;
+  }
+  const std::vector<std::string> names =
+      !only.empty() ? only
+                    : std::vector<std::string>{"model_gemm_f32", "model_gemm_f16_f32acc", "model_gemm_tf32_f32acc", "model_gemm_f16_f16acc",
+                                               "model_gemm_e4m3_lpacc_p128", "model_gemm_f32_splitk4", "model_gemm_f32_pairwise",
+                                               "model_gemm_3xbf16", "model_gemm_bf16_on_f16_auto",
+                                               "model_gemm_mxfp8_e4m3_floor_blocksum_f32acc", "model_gemm_nvfp4_even_blocksum_f32acc"};
+  for (const std::string& name : names) {
+    const auto probe = make_gemm_kernel(name);
+    const std::string why = probe ? emulation_unavailable(probe->traits()) : "no such GEMM kernel";
+    if (!why.empty()) {
+      fmt::print(stderr, "bench_verdict: {}: {}\n", name, why);
+      return 2;
+    }
   }
   std::string load;
   {
@@ -71,10 +96,7 @@ int main(int argc, char** argv) {
   const double t_ref = best_of_3([&] { ref = gemm_reference(p.a.view(), p.b.view()); });
   fmt::print("{:<34} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>9}\n", "kernel (declared order)", "reference", "emulation", "ratio",
              "envelope", "ratio", "statistic", "ratio");
-  for (const char* name : {"model_gemm_f32", "model_gemm_f16_f32acc", "model_gemm_tf32_f32acc", "model_gemm_f16_f16acc",
-                           "model_gemm_e4m3_lpacc_p128", "model_gemm_f32_splitk4", "model_gemm_f32_pairwise", "model_gemm_3xbf16",
-                           "model_gemm_bf16_on_f16_auto", "model_gemm_mxfp8_e4m3_floor_blocksum_f32acc",
-                           "model_gemm_nvfp4_even_blocksum_f32acc"}) {
+  for (const std::string& name : names) {
     const auto kern = make_gemm_kernel(name);
     const KernelTraits& t = kern->traits();
     std::vector<double> a_in, b_in;

@@ -327,6 +327,15 @@ scale_pair() {  # scale_pair NAME fpcert-arguments...
   python3 "$(dirname "$0")/compare_results.py" "$one.json" "$all.json" | tee -a "$OUT/scale_summary.txt" | head -30
   diff <(grep '^rc=' "$one.txt") <(grep '^rc=' "$all.txt") > /dev/null && echo "scale $name: same exit code ($(grep '^rc=' "$one.txt"))" | tee -a "$OUT/scale_summary.txt"
 }
+# The verdict tiers' cost against the exact reference of the same case (bench/verdict.cpp; docs/bound_model.md,
+# "Cost"): on this host's quiet cores, every thread and one, twice each (ratios: emulation <= 2x is the goal).
+section_verdict_cost() {
+  for th in 0 1; do
+    for r in 1 2; do
+      if [ "$th" = 0 ]; then run "$BIN/bench_verdict"; else run env FPCERT_THREADS=$th "$BIN/bench_verdict"; fi 2>&1 | tee -a "$OUT/bench_verdict_t$th.log"
+    done
+  done
+}
 section_scale() {
   nvidia-smi -L
   rm -f "$OUT/scale_summary.txt"
@@ -350,6 +359,7 @@ for part in ${PART//,/ }; do
     proof) section_proof ;;
     probe) section_probe ;;
     scale) section_scale ;;
+    verdict-cost) section_verdict_cost ;;
     verdicts) section_verdicts ;;
     coverage) section_coverage ;;
     blocks) section_blocks ;;

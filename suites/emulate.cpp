@@ -7,8 +7,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <cfenv>
 #include <cmath>
 #include <stdexcept>
+#if defined(__AVX2__) && defined(__F16C__)
+#include <immintrin.h>
+#define FPCERT_EMULATE_F16C 1
+#endif
 
 #include "base/parallel.hpp"
 #include "kernels/emu/bf16_on_fp16.hpp"
@@ -16,9 +21,12 @@
 #include "oracle/exact_sum.hpp"
 #include "oracle/fused_dot.hpp"
 #include "oracle/refvalue.hpp"
+#include "suites/emulate_round.hpp"
 #include "suites/emulate_schemes.hpp"
 
 namespace fpcert {
+
+using namespace emulate_detail;
 
 namespace {
 
@@ -42,107 +50,6 @@ std::uint32_t operand_code(const Format& f, double v) {
 }
 
 }  // namespace
-
-namespace {
-
-/// Whether round_exact_sum's integer path applies: IEEE specials, at most 26 significant bits, fp32's
-/// exponent range or less (every accumulator format fpcert knows but fp64; products of such values and
-/// their sums stay between 2^-330 and 2^300, so every power of two below is a normal double).
-bool fast_format(const Format& f) { return f.specials == Specials::IEEE && f.precision() <= 26 && f.emax() <= 127 && f.emin() >= -126; }
-
-/// The exact value hi + lo (a two-sum pair: hi = RN(x), |lo| <= ulp(hi)/2; finite, nonzero hi) rounded into
-/// f (fast_format) with rounding r (not stochastic), IEEE overflow (to Inf, or to the largest finite value
-/// for directed modes pointing inward). Scale |hi + lo| so that f's last kept bit has weight 1: the integer
-/// part is the truncation, the fraction (with lo's sign where hi's fraction is exactly 0 or 1/2) decides.
-/// hi has at most 53 significant bits and the grid at most 26, so lo can move the fraction off 0 or 1/2
-/// but never across them.
-/// 2^e as a double (|e| < 1023: a normal power of two, built from its exponent field).
-double pow2(int e) { return std::bit_cast<double>(static_cast<std::uint64_t>(1023 + e) << 52); }
-
-/// A format's constants for round_exact_sum, computed once (max_finite is not free).
-struct Grid {
-  int emin, frac_bits;
-  double max_finite;
-  explicit Grid(const Format& f) : emin(f.emin()), frac_bits(f.frac_bits), max_finite(f.max_finite()) {}
-};
-
-double round_exact_sum(const Grid& f, Rounding r, double hi, double lo) {
-  const bool neg = std::signbit(hi);
-  const double ah = std::fabs(hi), al = neg ? -lo : lo;
-  // hi is a normal double here (products of fp32-range values are >= 2^-298): its exponent field is e + 1023.
-  int e = static_cast<int>(std::bit_cast<std::uint64_t>(ah) >> 52) - 1023;
-  if (al < 0 && (std::bit_cast<std::uint64_t>(ah) & 0x000FFFFFFFFFFFFFULL) == 0) --e;  // just below a power of two
-  const int q = std::max(e, f.emin) - f.frac_bits;
-  const double t = ah * pow2(-q);  // exact: a power-of-two scaling, t < 2^27 and far above double's underflow
-  double whole = std::floor(t);
-  const double frac = t - whole;  // exact
-  enum { Exact, Low, Half, High } cls;
-  if (frac == 0) cls = al == 0 ? Exact : al > 0 ? Low : High;
-  else if (frac == 0.5) cls = al == 0 ? Half : al > 0 ? High : Low;
-  else cls = frac < 0.5 ? Low : High;
-  if (frac == 0 && al < 0) whole -= 1;  // just below the integer: its truncation is one less
-  bool inc = false;
-  switch (r) {
-    case Rounding::NearestEven: inc = cls == High || (cls == Half && (static_cast<std::uint64_t>(whole) & 1) != 0); break;
-    case Rounding::NearestAway: inc = cls == High || cls == Half; break;
-    case Rounding::TowardZero: break;
-    case Rounding::Up: inc = !neg && cls != Exact; break;
-    case Rounding::Down: inc = neg && cls != Exact; break;
-    case Rounding::Stochastic: throw std::logic_error("emulator: stochastic rounding has no exact emulation");
-  }
-  double mag = (whole + (inc ? 1 : 0)) * pow2(q);
-  if (mag > f.max_finite) {
-    // Overflow (IEEE 754 §7.4): to nearest, and directed modes pointing outward, give Inf; inward, the largest finite.
-    const bool inward = r == Rounding::TowardZero || (r == Rounding::Up && neg) || (r == Rounding::Down && !neg);
-    mag = inward ? f.max_finite : INFINITY;
-  }
-  return neg ? -mag : mag;
-}
-
-/// round(x + y) into f: IEEE specials and zero signs, then the exact two-sum rounded once (through the
-/// integer path when `grid` is given and the sum is in its range, else through the oracle).
-double add_rounded(const Format& f, const Grid* grid, Rounding r, double x, double y) {
-  if (!std::isfinite(x) || !std::isfinite(y))  // IEEE Inf/NaN rules
-    return to_value(f, round_double(f, x + y, Rounder{r, default_saturation(f), NanPayload::Preserve}).code);
-  if (x == -y) {
-    // An exact zero sum (IEEE 754 §6.3): two zeros of one sign keep it; any other exact zero is +0,
-    // or -0 when rounding toward -Inf.
-    if (x == 0 && std::signbit(x) == std::signbit(y)) return x;
-    return r == Rounding::Down ? -0.0 : 0.0;
-  }
-  const RefValue s = ref_from_two_sum(x, y);
-  const double ah = std::fabs(s.hi);
-  if (grid && ah >= 0x1p-330 && ah <= 0x1p300) return round_exact_sum(*grid, r, s.hi, s.lo);
-  return to_value(f, round_ref(f, s, Rounder{r, default_saturation(f), NanPayload::Preserve}).code);
-}
-
-}  // namespace
-
-double emulate_add(const Format& f, Rounding r, double x, double y) {
-  const bool fast = fast_format(f) && r != Rounding::Stochastic;
-  const Grid g(f);
-  return add_rounded(f, fast ? &g : nullptr, r, x, y);
-}
-
-double emulate_fma(const Format& f, Rounding r, double a, double b, double acc) {
-  if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(acc))
-    return to_value(f, round_double(f, a * b + acc, Rounder{r, default_saturation(f), NanPayload::Preserve}).code);
-  return emulate_add(f, r, a * b, acc);  // a * b exact (the caller's operands have at most 26 bits)
-}
-
-double emulate_round(const Format& f, Rounding r, double x) {
-  // The integer path needs a normal double far from double's range ends (|x| within 2^-330 .. 2^300).
-  const double ax = std::fabs(x);
-  if (!(ax >= 0x1p-330 && ax <= 0x1p300) || !fast_format(f) || r == Rounding::Stochastic)
-    return to_value(f, round_double(f, x, Rounder{r, default_saturation(f), NanPayload::Preserve}).code);
-  return round_exact_sum(Grid(f), r, x, 0.0);
-}
-
-std::vector<double> round_values(const std::vector<double>& exact, const Format& f, Rounding r) {
-  std::vector<double> v(exact.size());
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = emulate_round(f, r, exact[i]);
-  return v;
-}
 
 bool narrower_format(const Format& f, const Format& wide) {
   return f.precision() < wide.precision() || f.max_finite() < wide.max_finite() || f.min_subnormal() > wide.min_subnormal();
@@ -207,11 +114,11 @@ namespace {
 struct Arith {
   const Format* f;
   Rounding r;
-  bool fast;  ///< fp32, round to nearest even: the host's float arithmetic is exactly this
+  bool fast;  ///< fp32, round to nearest even: the host's float arithmetic is exactly this (unless `generic`)
   Grid grid;
   const Grid* exact;  ///< the integer rounding path (fast formats), or null (the oracle)
-  Arith(const Format& fmt_, Rounding r_)
-      : f(&fmt_), r(r_), fast(fmt_ == f32 && r_ == Rounding::NearestEven), grid(fmt_),
+  Arith(const Format& fmt_, Rounding r_, bool generic = false)
+      : f(&fmt_), r(r_), fast(!generic && fmt_ == f32 && r_ == Rounding::NearestEven), grid(fmt_),
         exact(fast_format(fmt_) && r_ != Rounding::Stochastic ? &grid : nullptr) {}
   Arith(const Arith& o) : f(o.f), r(o.r), fast(o.fast), grid(o.grid), exact(o.exact ? &grid : nullptr) {}
   Arith& operator=(const Arith&) = delete;
@@ -223,7 +130,7 @@ struct Arith {
     if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(acc)) return emulate_fma(*f, r, a, b, acc);
     return add_rounded(*f, exact, r, a * b, acc);  // a * b exact (operands of at most 26 bits)
   }
-  double round(double x) const { return fast ? static_cast<double>(static_cast<float>(x)) : emulate_round(*f, r, x); }
+  double round(double x) const { return fast ? static_cast<double>(static_cast<float>(x)) : round_one(*f, exact, r, x); }
 };
 
 /// A narrow accumulator hosted in fp32 arithmetic, for fma steps whose products are exact in fp32: one
@@ -234,24 +141,30 @@ struct Arith {
 /// Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd",
 /// IEEE Trans. Comput. 57(4), 2008, Thm. 1 for round to nearest; truncation composes for toward zero).
 /// An fp32 overflow of a finite sum is f's overflow too (f's largest value is at most fp32's).
-/// tests/suites/emulate_test.cpp holds it equal to the integer path.
+/// Toward zero there is a shorter road: with the host's rounding mode set toward zero, s = RZ_f32(acc + p) is
+/// one IEEE addition, and truncating it into f is RZ_f(acc + p) since truncations compose (f's grid is a
+/// subset of fp32's, subnormal grid included: f's quantum >= 2^-149); an fp32 sum cannot overflow that way
+/// (RZ gives fp32's largest finite value, which the mask or the clamp takes to f's). No two-sum: 2 float
+/// operations and 4 integer ones per step instead of 7 and 11. hosted_loop runs it (MODE_RZ).
+/// tests/suites/emulate_test.cpp holds both equal to the integer path.
 struct FloatHost {
   bool ok = false;
   bool rz = false;         ///< toward zero (else to nearest even)
   bool scaled_sub = false; ///< below min_normal round by scaling (emin above fp32's); else masking throughout
+  bool f16_rn = false;     ///< fp16 to nearest even: the host's fp32-to-fp16 conversion rounds RO_24 (hosted_loop_f16)
   int drop = 0;            ///< fp32 fraction bits the format does not keep
   std::uint32_t mask = 0;
   std::uint32_t min_normal_bits = 0, max_bits = 0;  ///< f's smallest normal and largest finite, as fp32 bits
   float up = 0, down = 0;
 
-  FloatHost(const KernelTraits& t, StepKind step) {
+  FloatHost(const KernelTraits& t, StepKind step, bool generic) {
     const Format& f = *t.acc;
     const Format &fa = *t.a_operand, &fb = *t.b_operand;
     const bool mode = t.acc_rounding == Rounding::NearestEven || t.acc_rounding == Rounding::TowardZero;
     // fp32 grid at least 2 bits finer than f's everywhere in f's range: p <= 22, and in f's subnormal range
     // fp32's quantum 2^-149 <= f's quantum / 4. Products exact in fp32: at most 24 bits, no quantum below
     // 2^-149, finite.
-    ok = step == StepKind::Fma && mode && !(f == f32) && f.specials == Specials::IEEE && f.subnormals && f.precision() <= 22 &&
+    ok = !generic && step == StepKind::Fma && mode && !(f == f32) && f.specials == Specials::IEEE && f.subnormals && f.precision() <= 22 &&
          f.emax() <= 127 && f.emin() >= -126 && f.emin() - f.frac_bits >= -147 && (f.emin() == -126 || f.frac_bits - f.emin() <= 126) && fa.precision() + fb.precision() <= 24 &&
          fa.min_subnormal() * fb.min_subnormal() >= 0x1p-149 && fa.max_finite() * fb.max_finite() <= 0x1p127;
     if (!ok) return;
@@ -259,26 +172,39 @@ struct FloatHost {
     drop = 23 - f.frac_bits;
     mask = (std::uint32_t{1} << drop) - 1;
     scaled_sub = f.emin() > -126;
+    f16_rn = !rz && f == f16;
     min_normal_bits = std::bit_cast<std::uint32_t>(static_cast<float>(f.min_normal()));
     up = std::ldexp(1.0f, f.frac_bits - f.emin());  // <= 2^126 where used (see ok)
     down = std::ldexp(1.0f, f.emin() - f.frac_bits);
     max_bits = std::bit_cast<std::uint32_t>(static_cast<float>(f.max_finite()));
   }
 
-  /// round_f(p + acc), p exact; RZ: toward zero (else to nearest even), SCALED: scaled_sub. Integer
-  /// selects only (a float comparison may trap, which keeps the compiler from if-converting), and this file
-  /// compiled with -fno-trapping-math (suites/CMakeLists.txt; the SCALED branch's float operations): the row
-  /// loop vectorises.
-  template <bool RZ, bool SCALED>
+  /// round_f(p + acc), p exact; RZ: toward zero (else to nearest even), SCALED: scaled_sub, MODE_RZ: the
+  /// host's rounding mode is toward zero (RZ only; else it is to nearest). Integer selects only (a float
+  /// comparison may trap, which keeps the compiler from if-converting), and this file compiled with
+  /// -fno-trapping-math (suites/CMakeLists.txt; the SCALED branch's float operations): the row loop vectorises.
+  template <bool RZ, bool SCALED, bool MODE_RZ>
   float step(float p, float acc) const {
+    static_assert(RZ || !MODE_RZ, "the toward-zero mode serves toward-zero accumulators only");
     constexpr std::uint32_t kSign = 0x80000000u, kMag = 0x7FFFFFFFu, kInf = 0x7F800000u;
     const float s = p + acc;
-    const float bb = s - p;
-    const float e = (p - (s - bb)) + (acc - bb);  // exact: s + e = p + acc (Knuth's two-sum)
-    const std::uint32_t sb = std::bit_cast<std::uint32_t>(s), eb = std::bit_cast<std::uint32_t>(e);
-    const std::uint32_t inexact = (eb & kMag) != 0 ? 1u : 0u;
-    std::uint32_t b = sb - (inexact & ((eb ^ sb) >> 31));  // RZ_24: one step toward zero when e opposes s
-    b |= inexact;                                          // RO_24: the sticky bit
+    const std::uint32_t sb = std::bit_cast<std::uint32_t>(s);
+    if constexpr (MODE_RZ && !SCALED) {
+      // s = RZ_24(p + acc): truncated to f's bits and clamped to f's largest finite value (an fp32 sum above
+      // it, toward zero) it is RZ_f(p + acc); Inf and NaN as the addition gives them (a finite sum does not
+      // overflow toward zero). The same as the general form below, in 6 integer operations.
+      const std::uint32_t mag = std::min(sb & ~mask & kMag, max_bits);
+      return std::bit_cast<float>((sb & kMag) < kInf ? mag | (sb & kSign) : sb);
+    }
+    std::uint32_t b = sb;  // MODE_RZ: s = RZ_24(p + acc), which truncation into f may take for the exact sum
+    if constexpr (!MODE_RZ) {
+      const float bb = s - p;
+      const float e = (p - (s - bb)) + (acc - bb);  // exact: s + e = p + acc (Knuth's two-sum)
+      const std::uint32_t eb = std::bit_cast<std::uint32_t>(e);
+      const std::uint32_t inexact = (eb & kMag) != 0 ? 1u : 0u;
+      b = sb - (inexact & ((eb ^ sb) >> 31));  // RZ_24: one step toward zero when e opposes s
+      b |= inexact;                            // RO_24: the sticky bit
+    }
     std::uint32_t rb = RZ ? b & ~mask : (b + (mask >> 1) + ((b >> drop) & 1u)) & ~mask;
     if constexpr (SCALED) {
       // Below f's normal range its grid is fixed: scale it to the integers (exact, |x| < 2^21), round to
@@ -293,21 +219,83 @@ struct FloatHost {
     }
     const std::uint32_t over = RZ ? max_bits : kInf;
     rb = (rb & kMag) > max_bits ? (rb & kSign) | over : rb;
-    // Inf or NaN: as IEEE addition gives them, except an fp32 overflow of a finite sum (f's overflow too).
+    // Inf or NaN: as IEEE addition gives them, except an fp32 overflow of a finite sum (f's overflow too;
+    // never in the toward-zero mode, where it is fp32's largest finite value).
     const bool finite_in = (std::bit_cast<std::uint32_t>(p) & kMag) < kInf && (std::bit_cast<std::uint32_t>(acc) & kMag) < kInf;
     const std::uint32_t special = finite_in && (sb & kMag) == kInf ? (sb & kSign) | over : sb;
     return std::bit_cast<float>((sb & kMag) < kInf ? rb : special);
   }
 };
 
+/// s_j = step(s_j, a_q b_qj) for q = lo..hi-1 (b: B as floats, row-major k x n), the fp32-hosted loop. Not
+/// inlined: with MODE_RZ its caller sets the rounding mode around the call, and GCC does not keep float
+/// operations on their side of fesetround (no -frounding-math), but cannot move them out of a call.
+template <bool RZ, bool SCALED, bool MODE_RZ>
+[[gnu::noinline]] void hosted_loop(const FloatHost h, const double* a, const float* b, std::int64_t n, std::int64_t lo, std::int64_t hi,
+                                   float* s) {
+  // h by value: stores through s cannot touch its float members, so the loop vectorises.
+  for (std::int64_t q = lo; q < hi; ++q) {
+    const float aq = static_cast<float>(a[q]);  // exact: an operand value (fits_f32), the product exact (FloatHost::ok)
+    const float* bq = b + q * n;
+    for (std::int64_t j = 0; j < n; ++j) s[j] = h.step<RZ, SCALED, MODE_RZ>(aq * bq[j], s[j]);
+  }
+}
+
+#ifdef FPCERT_EMULATE_F16C
+/// hosted_loop for the fp16 accumulator to nearest even, 8 columns at a time: RO_24(acc + p) formed as
+/// FloatHost::step forms it, then rounded into fp16 by the host's conversion (VCVTPS2PH with its rounding
+/// field to nearest even: IEEE's conversion, fp16 subnormals and overflow to Inf included; Intel SDM vol. 2)
+/// and back to fp32 (exact) instead of masking and scaling. A non-finite sum is kept as the addition gives
+/// it (FloatHost::step's rule to nearest: an fp32 overflow of a finite sum is Inf, fp16's overflow too).
+/// The last n % 8 columns take FloatHost::step.
+[[gnu::noinline]] void hosted_loop_f16(const FloatHost h, const double* a, const float* b, std::int64_t n, std::int64_t lo, std::int64_t hi,
+                                       float* s) {
+  const __m256i mag = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000), one = _mm256_set1_epi32(1);
+  const std::int64_t n8 = n / 8 * 8;
+  for (std::int64_t q = lo; q < hi; ++q) {
+    const float aq = static_cast<float>(a[q]);
+    const __m256 va = _mm256_set1_ps(aq);
+    const float* bq = b + q * n;
+    for (std::int64_t j = 0; j < n8; j += 8) {
+      const __m256 p = _mm256_mul_ps(va, _mm256_loadu_ps(bq + j)), acc = _mm256_loadu_ps(s + j);
+      const __m256 sum = _mm256_add_ps(p, acc), bb = _mm256_sub_ps(sum, p);
+      const __m256 e = _mm256_add_ps(_mm256_sub_ps(p, _mm256_sub_ps(sum, bb)), _mm256_sub_ps(acc, bb));  // two-sum: exact
+      const __m256i sb = _mm256_castps_si256(sum), eb = _mm256_castps_si256(e);
+      const __m256i inexact = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(eb, mag), _mm256_setzero_si256()), one);
+      const __m256i opposes = _mm256_srli_epi32(_mm256_xor_si256(eb, sb), 31);
+      const __m256i ro = _mm256_or_si256(_mm256_sub_epi32(sb, _mm256_and_si256(inexact, opposes)), inexact);  // RO_24
+      const __m256 r = _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_castsi256_ps(ro), _MM_FROUND_TO_NEAREST_INT));
+      const __m256i finite = _mm256_cmpgt_epi32(inf, _mm256_and_si256(sb, mag));
+      _mm256_storeu_ps(s + j, _mm256_blendv_ps(sum, r, _mm256_castsi256_ps(finite)));
+    }
+    for (std::int64_t j = n8; j < n; ++j) s[j] = h.step<false, true, false>(aq * bq[j], s[j]);
+  }
+}
+#endif
+
+/// The calling thread's rounding mode set toward zero for a scope (std::fesetround), restored at its end.
+class TowardZeroMode {
+ public:
+  TowardZeroMode() : saved_(std::fegetround()), ok_(std::fesetround(FE_TOWARDZERO) == 0 && std::fegetround() == FE_TOWARDZERO) {}
+  ~TowardZeroMode() { std::fesetround(saved_); }
+  TowardZeroMode(const TowardZeroMode&) = delete;
+  TowardZeroMode& operator=(const TowardZeroMode&) = delete;
+  bool ok() const { return ok_; }  ///< the mode is set (else the caller takes the two-sum road)
+
+ private:
+  int saved_;
+  bool ok_;
+};
+
 /// One row of C at a time: every sum runs over K for the whole row, the columns j innermost (independent
 /// chains: the fp32 FMA loop vectorises). A: m x k, B: k x n, row-major operand values.
 class Emulator {
  public:
-  Emulator(const KernelTraits& t, std::int64_t n, std::int64_t k, const double* b)
-      : t_(t), o_(t.sum_order), n_(n), k_(k), b_(b), acc_(*t.acc, t.acc_rounding),
-        prod_(t.exact_products ? *t.acc : *t.product_format, t.acc_rounding),
-        outer_(t.promote_every > 0 ? Arith(*t.promote_format, Rounding::NearestEven) : acc_), host_(t, t.sum_order.step) {
+  Emulator(const KernelTraits& t, std::int64_t n, std::int64_t k, const double* b, bool generic)
+      : t_(t), o_(t.sum_order), n_(n), k_(k), b_(b), acc_(*t.acc, t.acc_rounding, generic),
+        prod_(t.exact_products ? *t.acc : *t.product_format, t.acc_rounding, generic),
+        outer_(t.promote_every > 0 ? Arith(*t.promote_format, Rounding::NearestEven, generic) : acc_),
+        host_(t, t.sum_order.step, generic) {
     if (acc_.fast || host_.ok) {
       bf_.resize(static_cast<std::size_t>(k * n));
       for (std::size_t x = 0; x < bf_.size(); ++x) bf_[x] = static_cast<float>(b[x]);
@@ -379,14 +367,20 @@ class Emulator {
   template <bool RZ, bool SCALED>
   void hosted(const double* a, std::int64_t lo, std::int64_t hi, double* c) const {
     std::vector<float> s(static_cast<std::size_t>(n_), 0.0f);
-    float* sp = s.data();
-    const FloatHost h = host_;  // a local copy: stores through sp cannot touch its float members
-    for (std::int64_t q = lo; q < hi; ++q) {
-      const float aq = static_cast<float>(a[q]);
-      const float* bq = bf_.data() + q * n_;
-      for (std::int64_t j = 0; j < n_; ++j) sp[j] = h.step<RZ, SCALED>(aq * bq[j], sp[j]);
+    bool done = false;
+    if constexpr (RZ) {
+      const TowardZeroMode mode;
+      if (mode.ok()) hosted_loop<RZ, SCALED, true>(host_, a, bf_.data(), n_, lo, hi, s.data());
+      done = mode.ok();
     }
-    for (std::int64_t j = 0; j < n_; ++j) c[j] = sp[j];
+#ifdef FPCERT_EMULATE_F16C
+    if (!RZ && SCALED && host_.f16_rn) {
+      hosted_loop_f16(host_, a, bf_.data(), n_, lo, hi, s.data());
+      done = true;
+    }
+#endif
+    if (!done) hosted_loop<RZ, SCALED, false>(host_, a, bf_.data(), n_, lo, hi, s.data());
+    for (std::int64_t j = 0; j < n_; ++j) c[j] = s[static_cast<std::size_t>(j)];
   }
   /// A product as a leaf of a tree or the addend of mul_add: rounded into the product format (or into
   /// the accumulator when products are declared exact).
@@ -455,22 +449,25 @@ class Emulator {
   /// block-scaled formats whose block sums span at most 2^53 units); a column where one is not is summed
   /// again by the oracle's ExactSum. Products are exact in double (emulation_unavailable's condition).
   void exact_block(const double* a, std::int64_t lo, std::int64_t hi, double* c) const {
-    std::vector<double> s(static_cast<std::size_t>(n_), 0.0);
-    std::vector<std::uint8_t> inexact(static_cast<std::size_t>(n_), 0);
+    // lost_j: the sum of the error terms' magnitudes, zero exactly when every error term is (a sum of
+    // non-negative doubles rounds to zero only when all are zero); one vector type along the row.
+    std::vector<double> s(static_cast<std::size_t>(n_), 0.0), lost(static_cast<std::size_t>(n_), 0.0);
+    double* sp = s.data();
+    double* lp = lost.data();
     for (std::int64_t q = lo; q < hi; ++q) {
       const double aq = a[q];
       const double* bq = b_ + q * n_;
       for (std::int64_t j = 0; j < n_; ++j) {
-        const double x = s[static_cast<std::size_t>(j)], p = aq * bq[j], t = x + p, bv = t - x;
+        const double x = sp[j], p = aq * bq[j], t = x + p, bv = t - x;
         const double e = (x - (t - bv)) + (p - bv);
-        s[static_cast<std::size_t>(j)] = t;
-        inexact[static_cast<std::size_t>(j)] |= static_cast<std::uint8_t>(e != 0);
+        sp[j] = t;
+        lp[j] = lp[j] + std::fabs(e);
       }
     }
     const Rounder rr{t_.acc_rounding, default_saturation(*t_.acc), NanPayload::Preserve};
     for (std::int64_t j = 0; j < n_; ++j) {
       const double x = s[static_cast<std::size_t>(j)];
-      if (!inexact[static_cast<std::size_t>(j)] || !std::isfinite(x)) {
+      if (lost[static_cast<std::size_t>(j)] == 0 || !std::isfinite(x)) {
         c[j] = acc_.round(x);
         continue;
       }
@@ -584,7 +581,9 @@ class Emulator {
 }  // namespace
 
 std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, std::int64_t n, std::int64_t k,
-                                        const std::vector<double>& a_given, const std::vector<double>& b_given, TensorScales ts) {
+                                        const std::vector<double>& a_given, const std::vector<double>& b_given, TensorScales ts,
+                                        EmulationPath path) {
+  const bool generic = path == EmulationPath::Generic;
   if (const std::string why = emulation_unavailable(t); !why.empty()) throw std::invalid_argument("emulate_gemm: " + why);
   const bool final_scale = t.sum_order.final_scale == FinalScale::Tensor;
   if (final_scale && !(ts.a > 0 && ts.b > 0 && std::isfinite(ts.a) && std::isfinite(ts.b)))
@@ -599,13 +598,13 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
   const std::vector<double> a = unscaled(a_given, ts.a), b = unscaled(b_given, ts.b);
   std::vector<double> value;
   if (t.sum_order.kind == OrderKind::SplitProducts) {
-    value = emulate_detail::split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b);
+    value = emulate_detail::split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b, generic);
   } else if (t.sum_order.kind == OrderKind::Pow2Scaled) {
-    value = emulate_detail::pow2_scaled(*find_bf16_on_f16_policy(t.sum_order.scale_scheme), m, n, k, a, b);
+    value = emulate_detail::pow2_scaled(*find_bf16_on_f16_policy(t.sum_order.scale_scheme), m, n, k, a, b, generic);
   } else {
     const std::vector<double> ao = operand_values(a, *t.a_input, *t.a_operand, t.input_rounding);
     const std::vector<double> bo = operand_values(b, *t.b_input, *t.b_operand, t.input_rounding);
-    const Emulator e(t, n, k, bo.data());
+    const Emulator e(t, n, k, bo.data(), generic);
     value.resize(static_cast<std::size_t>(m * n));
     parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
       for (std::uint64_t i = i0; i < i1; ++i)
@@ -613,7 +612,7 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
     });
   }
   if (final_scale) {  // C = RN_acc(acc * RN_acc(s_A s_B)): both products exact in double (24-bit values)
-    const Arith acc(*t.acc, Rounding::NearestEven);
+    const Arith acc(*t.acc, Rounding::NearestEven, generic);
     const double tt = acc.round(ts.a * ts.b);
     for (double& v : value) v = acc.round(v * tt);
   }
@@ -621,7 +620,13 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
   const Format& of = *t.out;
   const Rounder rn = Rounder::nearest(of);
   std::vector<std::uint64_t> codes(value.size());
-  for (std::size_t x = 0; x < value.size(); ++x) codes[x] = round_double(of, value[x], rn).code;
+  const bool f32_out = of == f32 && !generic;
+  for (std::size_t x = 0; x < value.size(); ++x) {
+    const auto v = static_cast<float>(value[x]);
+    // An fp32 value (Inf and signed zeros included) is its own rounding: its code is its bit pattern.
+    if (f32_out && static_cast<double>(v) == value[x]) codes[x] = std::bit_cast<std::uint32_t>(v);
+    else codes[x] = round_double(of, value[x], rn).code;
+  }
   return codes;
 }
 

@@ -7,8 +7,9 @@
 // step(acc, a, b) = round_acc(acc + a b) with the exact sum (fma) or round_acc(acc + round_p(a b))
 // (mul_add); sums of two partials are round(x + y); zeros follow IEEE 754 (x + (-x) is +0 except
 // toward -Inf, -0 + -0 = -0). fp32 round-to-nearest steps run on the host's fmaf (vectorised along a row
-// of C), other formats of at most 26 bits through an integer rounding of the exact two-sum, the rest
-// through oracle/round (tests/suites/emulate_test.cpp holds every path equal to the oracle's rounding).
+// of C), narrow accumulators hosted in fp32, other formats of at most 26 bits through an integer rounding of
+// the exact two-sum, the rest through oracle/round (tests/suites/emulate_test.cpp holds every path equal to
+// the oracle's rounding, and the fast paths equal to the generic one, EmulationPath).
 #pragma once
 
 #include <cstdint>
@@ -41,12 +42,21 @@ struct TensorScales {
   double a = 1, b = 1;
 };
 
+/// Which implementation computes the declared arithmetic. Fast (the default) runs the row loops on the host's
+/// float arithmetic (fmaf, the fp32-hosted narrow accumulator, fp32 pairwise rows, the rounding mode set toward
+/// zero for truncating accumulators) and power-of-two scaling with its shortcuts (exact conversions done as
+/// casts, the outlier path visiting only the lines that have outliers). Generic runs every step through the
+/// scalar rounding (the integer rounding of an exact two-sum, or the oracle) and every conversion through the
+/// oracle: slower, and kept for the tests that hold the two equal bit for bit (tests/suites/emulate_test.cpp).
+enum class EmulationPath : std::uint8_t { Fast, Generic };
+
 /// C = A B (codes of t.out, row-major m x n) computed exactly as t declares, from the inputs as the kernel
 /// received them (a: m x k, b: k x n, row-major values of t.a_input / t.b_input; a block-scaled kernel's
 /// dequantized operands, with their tensor scales `ts`). Throws std::invalid_argument when
 /// emulation_unavailable(t) is not empty.
 std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, std::int64_t n, std::int64_t k,
-                                        const std::vector<double>& a, const std::vector<double>& b, TensorScales ts = {});
+                                        const std::vector<double>& a, const std::vector<double>& b, TensorScales ts = {},
+                                        EmulationPath path = EmulationPath::Fast);
 
 /// One rounded step of the emulator, exposed for its tests: round_f(x + y) with IEEE zero signs and
 /// non-finite operands (x, y values; the exact sum is formed without rounding).

@@ -13,9 +13,10 @@ namespace fpcert::emulate_detail {
 
 /// Split products: slices per operand, each kept slice product summed over K by fp32 FMA from +0
 /// (k ascending), the terms merged in fp32 in the scheme's order starting from the first term; one row of
-/// C at a time, columns innermost.
+/// C at a time, columns innermost. The slices of a float are taken on its bit pattern (slices of fp32's grid,
+/// suites/emulate_round.hpp) unless one overflows or `generic`: then by the scheme's split_value.
 std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
-                                   const std::vector<double>& b);
+                                   const std::vector<double>& b, bool generic = false);
 
 /// BF16 on fp16 by power-of-two scales (order pow2_scaled, docs/emulation.md "The declared order"): the
 /// strategy's plans (kernels/emu/bf16_on_fp16.hpp, the declared scale rule) give each operand entry its
@@ -24,8 +25,10 @@ std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::i
 /// acc = RN(acc + RN(part 2^-(s_A,g + s_B,g))), from +0) with fp32 FMA along K on a' b' (exact products);
 /// then where row i of A or column j of B has outliers, corr = fp32 FMA over the A outliers of the row
 /// (times b) and then over the B outliers of the column whose a is not one (times a), k ascending from
-/// +0, on the bf16 values; C = RN(C + corr). One row of C at a time, columns innermost.
+/// +0, on the bf16 values; C = RN(C + corr). One row of C at a time, columns innermost. `generic`: every
+/// conversion through the oracle, the rescale by ldexp, the outlier path scanning every entry of B (the
+/// reference the fast path is tested against, EmulationPath::Generic).
 std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
-                                const std::vector<double>& b);
+                                const std::vector<double>& b, bool generic = false);
 
 }  // namespace fpcert::emulate_detail

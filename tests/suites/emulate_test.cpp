@@ -400,3 +400,213 @@ TEST_CASE("a measured tensor-core block model: each block of exact products and 
   u.sum_order = SummationOrder::unknown();
   CHECK(emulation_unavailable(u) == "the kernel declares no summation order");
 }
+
+TEST_CASE("round_values equals the oracle's rounding in every format and mode: ties, subnormals, saturation") {
+  // round_values takes the integer path for formats of at most 26 bits in fp32's range, up to the largest
+  // finite value when the format has no Inf (e4m3, the MX formats); everything else goes to the oracle. Values:
+  // each code's value, the midpoints between neighbouring codes (ties) and values just off them, and random
+  // doubles from below the smallest subnormal to twice the largest finite value.
+  const std::uint64_t seed = test::seed() + 21;
+  CAPTURE(seed);
+  std::int64_t compared = 0;
+  for (const Format* f : {&f32, &tf32, &f16, &bf16, &e4m3, &e5m2, &e2m3, &e3m2, &e2m1}) {
+    CAPTURE(f->tag);
+    std::vector<double> x;
+    const std::uint64_t half = f->code_count() / 2;  // the positive codes
+    for (std::uint64_t i = 0; i < 4000; ++i) {
+      const auto w = philox_4x32(seed, 31, i);
+      const std::uint64_t c = w[0] % half;
+      const double v = to_double(*f, c), next = to_double(*f, c + 1);
+      const double sign = (w[1] & 1) ? -1.0 : 1.0;
+      if (!std::isfinite(v)) continue;
+      x.push_back(sign * v);
+      if (std::isfinite(next) && c + 1 < half) {
+        const double mid = (v + next) / 2;  // exact: at most 27 bits
+        x.push_back(sign * mid);
+        x.push_back(sign * std::nextafter(mid, 0.0));
+        x.push_back(sign * std::nextafter(mid, INFINITY));
+      }
+      const double span = std::log2(f->max_finite() * 2 / f->min_subnormal());
+      x.push_back(sign * f->min_subnormal() / 4 * std::exp2(span * (w[2] * 0x1p-32)));
+      // fp32 values (round_values rounds them on their bit pattern into bf16 and tf32): any pattern, and the
+      // floats next to a midpoint.
+      x.push_back(static_cast<double>(wild_float(seed, i)));
+      const auto mf = static_cast<float>(sign * (v + next) / 2);
+      x.push_back(static_cast<double>(std::nextafter(mf, 0.0f)));
+      x.push_back(static_cast<double>(std::nextafter(mf, INFINITY)));
+    }
+    for (std::uint32_t bits : {0x7F7FFFFFu, 0x7F7F8000u, 0x7F7F7FFFu, 0x807FFFFFu, 0x00008000u, 0x00000001u, 0x7F800000u})
+      x.push_back(static_cast<double>(std::bit_cast<float>(bits)));  // fp32's largest, bf16 overflow ties, subnormals, Inf
+    for (Rounding r : {Rounding::NearestEven, Rounding::NearestAway, Rounding::TowardZero, Rounding::Up, Rounding::Down}) {
+      CAPTURE(to_string(r));
+      const auto got = round_values(x, *f, r);
+      const Rounder rr{r, default_saturation(*f), NanPayload::Preserve};
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const double want = to_double(*f, round_double(*f, x[i], rr).code);
+        if (std::isnan(want) && std::isnan(got[i])) continue;
+        if (std::bit_cast<std::uint64_t>(want) != std::bit_cast<std::uint64_t>(got[i])) {
+          CAPTURE(x[i]);
+          REQUIRE(got[i] == want);
+          REQUIRE(std::signbit(got[i]) == std::signbit(want));
+        }
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared > 9 * 5 * 10000);
+}
+
+namespace {
+
+/// Codes as raw bits for comparison, NaNs of any payload equal (the nan_policy check judges payloads).
+std::int64_t count_differences(const Format& out, const std::vector<std::uint64_t>& x, const std::vector<std::uint64_t>& y,
+                               std::int64_t* first) {
+  std::int64_t diff = 0;
+  *first = -1;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (x[i] != y[i] && !(std::isnan(to_double(out, x[i])) && std::isnan(to_double(out, y[i])))) {
+      if (*first < 0) *first = static_cast<std::int64_t>(i);
+      ++diff;
+    }
+  return diff;
+}
+
+}  // namespace
+
+TEST_CASE("the fast paths equal the generic path bit for bit, every built-in model's declared arithmetic") {
+  // EmulationPath::Generic runs every step through the scalar rounding and every conversion through the oracle;
+  // Fast runs the host-float loops (fmaf rows, the fp32-hosted accumulators, toward zero by the rounding mode,
+  // fp32 pairwise rows) and pow2_scaled's shortcuts. Data: uniform, normal and exponent-spread values (products
+  // underflow, cancel and round in every format), and for the bf16-on-fp16 models lines spanning more than 32
+  // binades (outliers in rows of A and columns of B, K-block tiles).
+  const std::uint64_t seed = test::seed() + 22;
+  CAPTURE(seed);
+  std::vector<Problem> problems;
+  problems.push_back(test::uniform_problem(9, 33, 300, f32, seed));
+  for (const char* spec : {"normal:m=5,n=17,k=257,seed=", "exp_uniform:m=6,n=19,k=130,emin=-40,emax=40,seed=",
+                           "exp_uniform:m=4,n=21,k=200,emin=-12,emax=12,seed="})
+    problems.push_back(generate(spec + std::to_string(seed % 100000)));
+  // Near fp32's largest value (one entry per row of A: the row's products stay finite): a bf16 or tf32 slice
+  // of it overflows and split_value saturates it.
+  Problem huge = test::uniform_problem(5, 11, 24, f32, seed + 2);
+  for (std::int64_t i = 0; i < huge.m; ++i)
+    huge.a.data[static_cast<std::size_t>(i * huge.k + 3 * i)] = (i % 2 ? -1.0 : 1.0) * (i < 3 ? 0x1.fffffep127 : 0x1.ffp127 + i * 0x1p110);
+  problems.push_back(huge);
+  const Problem spread = scaled_problem(200, 150, 200, seed + 1, true);
+  int compared = 0;
+  for (const auto& info : kernel_registry()) {
+    if (info.backend != Backend::Cpu || info.mutant || info.operation != Operation::Gemm) continue;
+    const auto k = make_gemm_kernel(info.name);
+    const KernelTraits& t = k->traits();
+    if (!emulation_unavailable(t).empty()) continue;
+    const std::string kname = info.name;
+    CAPTURE(kname);
+    std::vector<const Problem*> cases;
+    for (const Problem& p : problems) cases.push_back(&p);
+    if (t.sum_order.kind == OrderKind::Pow2Scaled) cases.push_back(&spread);
+    for (const Problem* p : cases) {
+      CAPTURE(p->spec);
+      std::optional<BlockReference> q;
+      if (t.block.active()) q = block_reference(t, *p);
+      const auto a = q ? q->a.data : round_values(p->a.data, *t.a_input, t.input_rounding);
+      const auto b = q ? q->b.data : round_values(p->b.data, *t.b_input, t.input_rounding);
+      const TensorScales ts = q ? TensorScales{q->a_tensor_scale, q->b_tensor_scale} : TensorScales{};
+      const auto fast = emulate_gemm(t, p->m, p->n, p->k, a, b, ts, EmulationPath::Fast);
+      const auto generic = emulate_gemm(t, p->m, p->n, p->k, a, b, ts, EmulationPath::Generic);
+      REQUIRE(fast.size() == generic.size());
+      std::int64_t first = -1;
+      const std::int64_t diff = count_differences(*t.out, fast, generic, &first);
+      CHECK_MESSAGE(diff == 0, diff, " differ, first at ", first, ": fast ", first >= 0 ? fast[static_cast<std::size_t>(first)] : 0,
+                    ", generic ", first >= 0 ? generic[static_cast<std::size_t>(first)] : 0);
+      ++compared;
+    }
+  }
+  CHECK(compared >= 40 * 4);
+}
+
+TEST_CASE("a truncating 14-bit accumulator (f32r13, toward zero): carries, ties, sign changes, subnormals, overflow") {
+  // The fast path adds in fp32 with the rounding mode toward zero and truncates to 13 fraction bits; RN_f32 then
+  // truncation is not RZ of the exact sum, which the cases marked (*) tell apart. Operands: a format of 14-bit
+  // values over 2^-141 .. 2^126 (fa) times b in {1, 1.5} (fb), so one product is any such value, and fp32-hosted
+  // steps reach every binade of f32r13 (normal grid 2^(e-13), subnormal 2^-139). Each case is one row: c =
+  // RZ(RZ(0 + a_0 b) + a_1 b) + ..., compared with the value derived here and with the generic path.
+  static constexpr Format f32r13{"f32r13", "test", 1, 8, 13, 127, true, Specials::IEEE, 32};
+  static constexpr Format fa{"fa", "test: 14-bit values, emax 125", 1, 8, 13, 129, true, Specials::IEEE, 32};
+  static constexpr Format fb{"fb", "test: 2-bit values up to 1.5", 1, 2, 1, 2, true, Specials::IEEE, 8};
+  KernelTraits t = make_cpu_model("model_gemm_e4m3_lpacc")->traits();
+  t.a_input = t.a_operand = &fa;
+  t.b_input = t.b_operand = &fb;
+  t.acc = t.out = &f32r13;
+  t.acc_rounding = Rounding::TowardZero;
+  t.promote_every = 0;
+  t.promote_format = nullptr;
+  t.sum_order = SummationOrder::sequential();
+  REQUIRE(emulation_unavailable(t).empty());
+  struct Case {
+    const char* what;
+    std::vector<double> a;
+    double b, want;
+  };
+  const double big = 0x1.fffp125;  // (2 - 2^-12) 2^125 (a 13-bit value of fa)
+  const std::vector<Case> cases = {
+      {"(2 - 2^-13) + 2^-13 = 2: the carry crosses the 13-bit boundary", {2 - 0x1p-13, 0x1p-13}, 1, 2},
+      {"(*) (2 - 2^-13) + (2^-13 - 2^-27) = 2 - 2^-27 truncates to 2 - 2^-13 (RN_f32 gives 2)", {2 - 0x1p-13, 0x1p-13 - 0x1p-27}, 1, 2 - 0x1p-13},
+      {"1 + 2^-14, half a unit of the 13-bit grid, truncates to 1 (a tie)", {1, 0x1p-14}, 1, 1},
+      {"1 + 3 2^-14 truncates to 1 + 2^-13", {1, 3 * 0x1p-14}, 1, 1 + 0x1p-13},
+      {"(*) 1 - 2^-30 truncates to 1 - 2^-14 (RN_f32 gives 1)", {1, -0x1p-30}, 1, 1 - 0x1p-14},
+      {"2^-20 - 1 = -(1 - 2^-20) changes sign and truncates toward zero to -(1 - 2^-14)", {0x1p-20, -1}, 1, -(1 - 0x1p-14)},
+      {"(*) -1.5 (1 + 2^-13) truncates to -(1.5 + 2^-13); adding 1.5 2^-40 truncates toward zero to -1.5 (RN_f32 keeps -(1.5 + 2^-13))",
+       {-(1 + 0x1p-13), 0x1p-40}, 1.5, -1.5},
+      {"1.5 - 1.5 = +0 (an exact zero is +0 toward zero)", {1.5, -1.5}, 1, 0.0},
+      {"2^-127 + 2^-139 - 2^-141 (subnormal) truncates to 2^-127 on the 2^-139 grid", {0x1p-127 + 0x1p-139, -0x1p-141}, 1, 0x1p-127},
+      {"2^-139 - 2^-138 = -2^-139, the smallest negative subnormal", {0x1p-139, -0x1p-138}, 1, -0x1p-139},
+      {"-2^-140 - 2^-141, below the smallest subnormal, truncates to -0", {-0x1p-140, -0x1p-141}, 1, -0.0},
+      {"2^-126 - 2^-141, just below the normal range, truncates to 2^-126 - 2^-139", {0x1p-126, -0x1p-141}, 1, 0x1p-126 - 0x1p-139},
+      {"8 (1.5 big) > f32r13's largest: toward zero it saturates at (2 - 2^-13) 2^127", std::vector<double>(8, big), 1.5, 0x1.fff8p127},
+      {"the same, negative", std::vector<double>(8, -big), 1.5, -0x1.fff8p127},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const auto k = static_cast<std::int64_t>(c.a.size());
+    const std::vector<double> b(static_cast<std::size_t>(k), c.b);
+    for (double v : c.a) REQUIRE(to_double(fa, round_double(fa, v, Rounder::nearest(fa)).code) == v);  // operands are fa's
+    const auto fast = emulate_gemm(t, 1, 1, k, c.a, b);
+    const auto generic = emulate_gemm(t, 1, 1, k, c.a, b, {}, EmulationPath::Generic);
+    const double got = to_double(f32r13, fast[0]);
+    CHECK(got == c.want);
+    CHECK(std::signbit(got) == std::signbit(c.want));
+    CHECK(fast == generic);
+  }
+  // Random: every code of fa and fb (products over 2^-143 .. 2^126, so most additions round in fp32, sums
+  // cancel, change sign and saturate), 64 x 64 x 40, the fast path against the generic one element by element.
+  const std::uint64_t seed = test::seed() + 23;
+  CAPTURE(seed);
+  const std::int64_t m = 64, n = 64, k = 40;
+  auto value = [&](const Format& f, std::uint64_t i) {
+    const double v = to_double(f, philox_4x32(seed, 41, i)[0] % f.code_count());
+    return std::isfinite(v) ? v : 0.0;
+  };
+  std::vector<double> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+  for (std::size_t x = 0; x < a.size(); ++x) a[x] = value(fa, x);
+  for (std::size_t x = 0; x < b.size(); ++x) b[x] = value(fb, 1000000 + x);
+  const auto fast = emulate_gemm(t, m, n, k, a, b);
+  const auto generic = emulate_gemm(t, m, n, k, a, b, {}, EmulationPath::Generic);
+  std::int64_t first = -1;
+  CHECK(count_differences(f32r13, fast, generic, &first) == 0);
+  CAPTURE(first);
+  // The data can tell the roads apart: RN_f32 then truncation (the same chain on the host's float additions
+  // to nearest) differs from the exact truncation somewhere.
+  std::int64_t rn_differs = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (std::int64_t q = 0; q < k; ++q) {
+        const float s = static_cast<float>(a[static_cast<std::size_t>(i * k + q)] * b[static_cast<std::size_t>(q * n + j)]) + acc;
+        std::uint32_t bits = std::bit_cast<std::uint32_t>(s) & ~0x3FFu;
+        if ((bits & 0x7FFFFFFFu) > 0x7F7FFC00u) bits = (bits & 0x80000000u) | 0x7F7FFC00u;
+        acc = std::bit_cast<float>(bits);
+      }
+      rn_differs += std::bit_cast<std::uint32_t>(acc) != static_cast<std::uint32_t>(generic[static_cast<std::size_t>(i * n + j)]);
+    }
+  CHECK(rn_differs > 0);
+}
