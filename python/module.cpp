@@ -101,7 +101,10 @@ py::array container_array(const void* data, std::int64_t rows, std::int64_t cols
   const int bytes = container_bytes(f);
   py::dtype dt = bytes == 1 ? py::dtype::of<std::uint8_t>() : bytes == 2 ? py::dtype::of<std::uint16_t>()
                  : bytes == 4 ? py::dtype::of<std::uint32_t>() : py::dtype::of<std::uint64_t>();
-  py::array out(dt, {rows, cols});
+  // Strides given explicitly: pybind11 2.10 (Debian 12's) computes default strides from the dtype's item
+  // size as NumPy 1 laid out its descriptor, which under NumPy 2 is garbage (seen on the H200's NumPy 2.5:
+  // every array handed to a Python kernel was scrambled).
+  py::array out(dt, std::vector<py::ssize_t>{rows, cols}, std::vector<py::ssize_t>{cols * bytes, bytes});
   auto* dst = static_cast<std::uint8_t*>(out.mutable_data());
   const auto* src = static_cast<const std::uint8_t*>(data);
   for (std::int64_t i = 0; i < rows; ++i)
