@@ -49,16 +49,14 @@ else
       { tail -40 "$build/fuzz-build.log"; echo "fuzz: build of fuzz_$t failed (not a finding)"; exit 2; }
   done
 fi
-status=0
-summary=()
-for t in "${targets[@]}"; do
-  work="$build/fuzz-corpus/$t"
-  findings="$build/fuzz-findings/$t"
+# One target: its run, then one summary line in $build/fuzz-$t.summary and its exit status in
+# $build/fuzz-$t.rc. The targets run side by side, as many at a time as there are cores (each libFuzzer
+# run is one process on one core: the same seconds per target, less wall time).
+run_target() {
+  local t=$1 work="$build/fuzz-corpus/$1" findings="$build/fuzz-findings/$1" log="$build/fuzz-$1.log" rc execs corpus
   rm -rf "$work" && mkdir -p "$work" "$findings"
   cp tests/fuzz/corpus/"$t"/* "$work"/
-  log="$build/fuzz-$t.log"
   set +e
-  # Memory and input limits keep one run bounded; ASan and UBSan abort on their first report.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$bins/fuzz_$t" "$work" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
     -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1
@@ -67,12 +65,26 @@ for t in "${targets[@]}"; do
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   corpus=$(ls "$work" | wc -l)
   if (( rc != 0 )); then
-    status=1
-    summary+=("$(printf 'fuzz_%-8s %4ss %12s execs  FINDING (exit %s): %s' "$t" "$secs" "$execs" "$rc" "$(ls "$findings" | head -3 | tr '\n' ' ')")")
-    grep -E 'ERROR|runtime error|SUMMARY|Test unit written' "$log" | head -10 || true
+    printf 'fuzz_%-8s %4ss %12s execs  FINDING (exit %s): %s\n' "$t" "$secs" "$execs" "$rc" "$(ls "$findings" | head -3 | tr '\n' ' ')" >"$build/fuzz-$t.summary"
+    grep -E 'ERROR|runtime error|SUMMARY|Test unit written' "$log" | head -10 >>"$build/fuzz-$t.summary" || true
   else
-    summary+=("$(printf 'fuzz_%-8s %4ss %12s execs  corpus %5s  clean' "$t" "$secs" "$execs" "$corpus")")
+    printf 'fuzz_%-8s %4ss %12s execs  corpus %5s  clean\n' "$t" "$secs" "$execs" "$corpus" >"$build/fuzz-$t.summary"
   fi
+  echo "$rc" >"$build/fuzz-$t.rc"
+}
+jobs_max=$(nproc)
+running=0
+for t in "${targets[@]}"; do
+  if (( running >= jobs_max )); then wait -n || true; running=$((running - 1)); fi
+  run_target "$t" &
+  running=$((running + 1))
+done
+wait || true
+status=0
+summary=()
+for t in "${targets[@]}"; do
+  [[ "$(cat "$build/fuzz-$t.rc" 2>/dev/null || echo 1)" == 0 ]] || status=1
+  while IFS= read -r line; do summary+=("$line"); done <"$build/fuzz-$t.summary"
 done
 echo "fuzz: ASan+UBSan ($mode), $secs s per target (logs: $build/fuzz-<target>.log)"
 printf '  %s\n' "${summary[@]}"
