@@ -205,6 +205,24 @@ MmaBatch validation_batch(const InstructionSpec& spec, Distribution dist, std::u
   return b;
 }
 
+std::vector<DotQuery> sample_dots(const InstructionSpec& spec) {
+  std::vector<DotQuery> out;
+  if (spec.integer()) return out;
+  const int k = spec.k, codes = std::min(spec.m * spec.n, kSampleCodes);
+  for (Distribution dist : kSampleDistributions) {
+    const MmaBatch b = validation_batch(spec, dist, kSampleSeed, 0, 1, nullptr);
+    for (int e = 0; e < codes; ++e) {
+      const std::size_t i = static_cast<std::size_t>(e / spec.n), j = static_cast<std::size_t>(e % spec.n);
+      DotQuery q;
+      q.a.assign(b.a.begin() + static_cast<std::ptrdiff_t>(i * k), b.a.begin() + static_cast<std::ptrdiff_t>((i + 1) * k));
+      q.b.assign(b.b.begin() + static_cast<std::ptrdiff_t>(j * k), b.b.begin() + static_cast<std::ptrdiff_t>((j + 1) * k));
+      q.c = b.c[static_cast<std::size_t>(e)];
+      out.push_back(std::move(q));
+    }
+  }
+  return out;
+}
+
 BehaviourCard unsupported_card(const InstructionSpec& spec, const std::string& origin, const std::string& why) {
   BehaviourCard c;
   c.instruction = std::string(spec.ptx);
