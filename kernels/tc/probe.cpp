@@ -382,6 +382,7 @@ std::vector<CardPublished> compare_published(const InstructionSpec& spec, const 
   const std::vector<Field> fields = {
       {"products", [](const FusedDotParams& p) { return p.product_frac_bits < 0 ? std::string("exact") : "truncated to " + std::to_string(p.product_frac_bits) + " bits"; }, false, [](FusedDotParams& d, const FusedDotParams& s) { d.product_frac_bits = s.product_frac_bits; }},
       {"fused length", [](const FusedDotParams& p) { return std::to_string(p.fused_length); }, false, [](FusedDotParams& d, const FusedDotParams& s) { d.fused_length = s.fused_length; }},
+      {"k to blocks", [](const FusedDotParams& p) { return p.interleave_run == 0 ? std::string("contiguous") : "dealt in runs of " + std::to_string(p.interleave_run); }, false, [](FusedDotParams& d, const FusedDotParams& s) { d.interleave_run = s.interleave_run; }},
       {"alignment groups", [](const FusedDotParams& p) { return p.grouping == Grouping::None ? std::string("none") : std::to_string(p.groups) + " " + std::string(to_string(p.grouping)); }, false, [](FusedDotParams& d, const FusedDotParams& s) { d.grouping = s.grouping, d.groups = s.groups; }},
       {"alignment bits", [](const FusedDotParams& p) { return std::to_string(p.align_bits); }, false, [](FusedDotParams& d, const FusedDotParams& s) { d.align_bits = s.align_bits; }},
       {"alignment reference", [](const FusedDotParams& p) { return std::string(to_string(p.reference)); }, false, [](FusedDotParams& d, const FusedDotParams& s) { d.reference = s.reference; }},
