@@ -188,13 +188,14 @@ void Prober::monotonicity() {
   prop.examples.push_back(example(first + 1));
 }
 
-// ---- refit: blocks dealt in runs, C added last (an instruction emulated by narrower ones) ----
+// ---- stage: a random sample, and a refit of the block structure when it is needed ----
 void Prober::emulated_structure() {
-  // Only when the stages' one-block model does not reproduce every answer so far: the earlier stages
-  // assume that neighbouring positions share a block and that C joins it, and an instruction emulated
-  // by narrower ones (Hopper's FP8 mma.sync: two f16 HMMAs on the registers' halves and an FADD) breaks
-  // both. No new queries: every answer of the earlier stages (operand layout aside) selects among
-  // block structures, each with the window, alignment and block rounding refitted.
+  // The earlier stages assume that neighbouring positions share a block and that C joins it; an
+  // instruction emulated by narrower ones (Hopper's FP8 mma.sync: two f16 HMMAs on the registers' halves
+  // and an FADD) breaks both, and its targeted answers may then fit a wrong one-block model. 128 random
+  // dots check the fit; only when it misses one of them or an earlier answer, every answer (operand
+  // layout aside) selects among block structures, each with the window, alignment and block rounding
+  // refitted.
   const std::size_t from = stage_first_.size() > 1 ? stage_first_[1] : 0;
   CardProperty& prop = begin("random sample and block structure",
                              "the first " + std::to_string(kSampleCodes) + " dots of MMA 0 of the uniform and wide validation inputs (seed 1): "
@@ -225,38 +226,38 @@ void Prober::emulated_structure() {
   for (int bits = 10; bits <= 56; ++bits) window_order.push_back(bits);
   const int start = starting_params(s_).align_bits;
   std::stable_sort(window_order.begin(), window_order.end(), [&](int x, int y) { return std::abs(x - start) < std::abs(y - start); });
-  const auto structures = [&](const std::vector<int>& floors) {
-  std::vector<Candidate> cands;
   // Order (the first survivor is the card's): C added last before C in the block (the stages above
   // measured C beside one block), halves before smaller blocks and one block last, runs of 2 first.
-  for (CJoin join : {CJoin::LastRn, CJoin::InBlock, CJoin::After})
-    for (int L : lengths)
-      for (int run : {2, 1, 4, 8, 0}) {
-        if (L == s_.k && run != 0) continue;
-        for (int bits : window_order)
-          for (Rounding br : {Rounding::TowardZero, Rounding::NearestEven})
-            for (AlignRounding ar : {AlignRounding::TowardZero, AlignRounding::NearestEven, AlignRounding::Down})
-              for (int fl : floors) {
-                FusedDotParams p = base;
-                p.c_join = join;
-                p.fused_length = L;
-                p.interleave_run = L == s_.k ? 0 : run;
-                p.align_bits = bits;
-                p.block_rounding = br;
-                p.align_rounding = ar;
-                p.align_floor = fl;
-                if (!check(p).empty()) continue;
-                std::string label = "blocks of " + std::to_string(L) +
-                                    (p.interleave_run ? " dealt in runs of " + std::to_string(run) : std::string(" contiguous")) + ", C " +
-                                    (join == CJoin::LastRn ? "added last (IEEE, nearest even; blocks from +0)"
-                                                           : join == CJoin::InBlock ? "in the first block" : "after the block") +
-                                    ", " + std::to_string(bits) + " fraction bits discarded " + std::string(to_string(ar)) + ", blocks rounded " +
-                                    std::string(to_string(br)) +
-                                    (fl == kNoAlignFloor ? std::string("") : ", alignment exponent at least " + std::to_string(fl));
-                cands.push_back({std::move(label), p});
-              }
-      }
-  return cands;
+  const auto structures = [&](const std::vector<int>& floors) {
+    std::vector<Candidate> cands;
+    for (CJoin join : {CJoin::LastRn, CJoin::InBlock, CJoin::After})
+      for (int L : lengths)
+        for (int run : {2, 1, 4, 8, 0}) {
+          if (L == s_.k && run != 0) continue;
+          for (int bits : window_order)
+            for (Rounding br : {Rounding::TowardZero, Rounding::NearestEven})
+              for (AlignRounding ar : {AlignRounding::TowardZero, AlignRounding::NearestEven, AlignRounding::Down})
+                for (int fl : floors) {
+                  FusedDotParams p = base;
+                  p.c_join = join;
+                  p.fused_length = L;
+                  p.interleave_run = L == s_.k ? 0 : run;
+                  p.align_bits = bits;
+                  p.block_rounding = br;
+                  p.align_rounding = ar;
+                  p.align_floor = fl;
+                  if (!check(p).empty()) continue;
+                  std::string label = "blocks of " + std::to_string(L) +
+                                      (p.interleave_run ? " dealt in runs of " + std::to_string(run) : std::string(" contiguous")) + ", C " +
+                                      (join == CJoin::LastRn ? "added last (IEEE, nearest even; blocks from +0)"
+                                                             : join == CJoin::InBlock ? "in the first block" : "after the block") +
+                                      ", " + std::to_string(bits) + " fraction bits discarded " + std::string(to_string(ar)) + ", blocks rounded " +
+                                      std::string(to_string(br)) +
+                                      (fl == kNoAlignFloor ? std::string("") : ", alignment exponent at least " + std::to_string(fl));
+                  cands.push_back({std::move(label), p});
+                }
+        }
+    return cands;
   };
   // The floor as fitted (or none) first; an fp16 accumulator's floor (f16 HMMA: 2^-21) measured beside
   // one block may need refitting too.
