@@ -277,7 +277,7 @@ void Prober::emulated_structure() {
   prop.observed = "the model fitted above (" + std::to_string(base.fused_length) + " products, C " + std::string(to_string(base.c_join)) + ", " +
                   std::to_string(base.align_bits) + " bits) misses " + std::to_string(missed_targeted) + " of " + std::to_string(sample - from) +
                   " targeted answers and " + std::to_string(missed_sample) + " of " + std::to_string(asked_.size() - sample) + " random dots; " +
-                  std::to_string(alive.size()) + " of " + std::to_string(cands.size()) + " structures explain all of them";
+                  std::to_string(alive.size()) + " of " + std::to_string(cands.size()) + " candidates (structure x window x rounding) explain all of them";
   if (alive.empty()) P_ = base;  // nothing better: keep the stages' fit (its disagreements are reported)
   if (failing < asked_.size()) prop.examples.push_back(example(failing));
   // The answers that tell the chosen structure from contiguous halves with C in the first block.
