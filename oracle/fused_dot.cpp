@@ -182,6 +182,8 @@ std::string check(const FusedDotParams& p) {
   if (p.grouping != Grouping::None && p.groups < 2) return bad("grouping needs at least 2 groups");
   if (p.grouping == Grouping::Contiguous && p.fused_length % p.groups != 0)
     return bad("contiguous groups must divide fused_length");
+  if (p.interleave_run < 0 || p.interleave_run > kMaxFused)
+    return bad("interleave_run must be in 0.." + std::to_string(kMaxFused));
   if (p.align_bits < 0 || p.align_bits > kMaxAlignBits)
     return bad("align_bits " + std::to_string(p.align_bits) + " outside 0.." + std::to_string(kMaxAlignBits));
   if (p.acc_bits < 1 || p.acc_bits > p.acc.frac_bits)
@@ -244,7 +246,32 @@ FusedTerm fused_product(const FusedDotParams& p, std::uint64_t a, std::uint64_t 
   return product_term(p, Decoder(p.a), Decoder(p.b), a, b);
 }
 
-std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> products, std::uint64_t c) {
+namespace {
+
+/// The exact window sum rounded into `acc` with `bits` fraction bits (w.sum != 0).
+std::uint64_t round_window(const Window& w, const Format& acc, int bits, Rounding mode, OverflowTo overflow, bool subnormals) {
+  const bool neg = w.sum < 0;
+  const u128 mag = neg ? static_cast<u128>(-w.sum) : static_cast<u128>(w.sum);
+  const int bw = bit_width128(mag);
+  std::uint64_t sig64;
+  bool sticky = false;
+  if (bw > 64) {
+    sig64 = static_cast<std::uint64_t>(mag >> (bw - 64));
+    sticky = (mag << (128 - (bw - 64))) != 0;
+  } else {
+    sig64 = static_cast<std::uint64_t>(mag) << (64 - bw);
+  }
+  const Format r = reduced_format(acc, bits);
+  const Rounded rr = detail::round_normalized(r, neg, sig64, w.lsb + bw - 1, sticky, Rounder{mode, Saturation::Inf, NanPayload::Preserve}, 0);
+  std::uint64_t code = rr.code;
+  const std::uint64_t sign = neg ? r.sign_mask() : 0;
+  if (rr.flags & kOverflow) code = sign | (overflow == OverflowTo::Inf ? r.inf_code() : r.max_finite_code());
+  if (!subnormals && classify(r, code) == FpClass::Subnormal) code = sign;
+  return widen(r, code, acc);
+}
+
+/// One block with C joining as `join` says (InBlock or After; last-rn is fused_block's and fused_dot's).
+std::uint64_t block_sum(const FusedDotParams& p, std::span<const FusedTerm> products, std::uint64_t c, CJoin join) {
   const FusedTerm ct = c_term(p, c);
   // ---- Inf and NaN: IEEE rules on the exact terms ----
   bool nan = ct.cls == FpClass::NaN, pinf = ct.cls == FpClass::Inf && !ct.neg, ninf = ct.cls == FpClass::Inf && ct.neg;
@@ -269,7 +296,7 @@ std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> pr
     int m = 0;
     for (int i = 0; i < n; ++i)
       if (products[i].cls == FpClass::Normal) terms[m++] = as_term(products[i]);
-    if (c_nonzero && p.c_join == CJoin::InBlock) terms[m++] = as_term(ct);
+    if (c_nonzero && join == CJoin::InBlock) terms[m++] = as_term(ct);
     w = add_aligned(terms, m, p);
   } else {
     Wide level2[kMaxGroups + 1];
@@ -284,35 +311,52 @@ std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> pr
       const Window wg = add_aligned(terms, m, p);
       if (wg.any) level2[m2++] = as_term(wg);
     }
-    if (c_nonzero && p.c_join == CJoin::InBlock) level2[m2++] = as_term(ct);
+    if (c_nonzero && join == CJoin::InBlock) level2[m2++] = as_term(ct);
     w = add_aligned(level2, m2, p);
   }
-  if (c_nonzero && p.c_join == CJoin::After) {
+  if (c_nonzero && join == CJoin::After) {
     std::array<Wide, 2> two{as_term(w), as_term(ct)};  // an absent block sum is not live
     w = add_aligned(two.data(), 2, p);
   }
   if (w.sum == 0) return (p.ieee_negative_zero && p.block_rounding == Rounding::Down) ? p.acc.sign_mask() : 0;
-
   // ---- one rounding into the accumulator format with acc_bits fraction bits ----
-  const bool neg = w.sum < 0;
-  const u128 mag = neg ? static_cast<u128>(-w.sum) : static_cast<u128>(w.sum);
-  const int bw = bit_width128(mag);
-  std::uint64_t sig64;
-  bool sticky = false;
-  if (bw > 64) {
-    sig64 = static_cast<std::uint64_t>(mag >> (bw - 64));
-    sticky = (mag << (128 - (bw - 64))) != 0;
-  } else {
-    sig64 = static_cast<std::uint64_t>(mag) << (64 - bw);
+  return round_window(w, p.acc, p.acc_bits, p.block_rounding, p.overflow, p.output_subnormals);
+}
+
+}  // namespace
+
+std::uint64_t ieee_add_rn(const FusedDotParams& p, std::uint64_t x, std::uint64_t y) {
+  const Decoder dec(p.acc);
+  const Unpacked u[2] = {dec(x & p.acc.code_mask()), dec(y & p.acc.code_mask())};
+  bool pinf = false, ninf = false;
+  for (const Unpacked& v : u) {
+    if (v.cls == FpClass::NaN) return p.nan_code;
+    pinf |= v.cls == FpClass::Inf && !v.neg;
+    ninf |= v.cls == FpClass::Inf && v.neg;
   }
-  const Format r = reduced_format(p.acc, p.acc_bits);
-  const Rounded rr = detail::round_normalized(r, neg, sig64, w.lsb + bw - 1, sticky,
-                                              Rounder{p.block_rounding, Saturation::Inf, NanPayload::Preserve}, 0);
-  std::uint64_t code = rr.code;
-  const std::uint64_t sign = neg ? r.sign_mask() : 0;
-  if (rr.flags & kOverflow) code = sign | (p.overflow == OverflowTo::Inf ? r.inf_code() : r.max_finite_code());
-  if (!p.output_subnormals && classify(r, code) == FpClass::Subnormal) code = sign;
-  return widen(r, code, p.acc);
+  if (pinf && ninf) return p.nan_code;
+  if (pinf || ninf) return (ninf ? p.acc.sign_mask() : 0) | p.acc.inf_code();
+  // Two terms of at most 24 bits aligned to the larger leading bit with 56 fraction bits: exact whenever
+  // the exponents differ by at most 33; beyond, the smaller is below a quarter of the result's ulp and
+  // round-to-nearest returns the larger whatever the truncation did to it.
+  FusedDotParams wide = p;
+  wide.align_bits = kMaxAlignBits;
+  wide.align_floor = kNoAlignFloor;
+  wide.align_rounding = AlignRounding::TowardZero;
+  Wide t[2];
+  int m = 0;
+  for (const Unpacked& v : u)
+    if (v.cls == FpClass::Normal || v.cls == FpClass::Subnormal)
+      t[m++] = Wide{v.neg, v.sig, v.exp, v.exp + (64 - std::countl_zero(v.sig)) - 1, true};
+  if (m == 0) return (u[0].neg && u[1].neg) ? p.acc.sign_mask() : 0;  // zeros: -0 only for -0 + -0
+  const Window w = add_aligned(t, m, wide);
+  if (w.sum == 0) return 0;  // x + (-x) = +0 when rounding to nearest
+  return round_window(w, p.acc, p.acc.frac_bits, Rounding::NearestEven, OverflowTo::Inf, true);
+}
+
+std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> products, std::uint64_t c) {
+  if (p.c_join == CJoin::LastRn) return ieee_add_rn(p, block_sum(p, products, 0, CJoin::InBlock), c);
+  return block_sum(p, products, c, p.c_join);
 }
 
 std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c) {
@@ -320,13 +364,26 @@ std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const s
   const int L = std::clamp(p.fused_length, 1, kMaxFused);
   if (k <= 0) return fused_block(p, {}, c);
   const Decoder da(p.a), db(p.b);
-  std::uint64_t d = c;
-  for (int start = 0; start < k; start += L) {
-    const int n = std::min(L, k - start);
-    for (int i = 0; i < n; ++i) buf[i] = product_term(p, da, db, a[start + i], b[start + i]);
-    d = fused_block(p, std::span<const FusedTerm>(buf, static_cast<std::size_t>(n)), d);
+  const bool last = p.c_join == CJoin::LastRn;
+  const CJoin join = last ? CJoin::InBlock : p.c_join;
+  const int nblocks = (k + L - 1) / L;
+  std::uint64_t d = last ? 0 : c;  // last-rn: the chain starts from +0
+  if (p.interleave_run > 0 && nblocks > 1) {
+    const int r = p.interleave_run;
+    for (int j = 0; j < nblocks; ++j) {
+      int n = 0;
+      for (int i = 0; i < k && n < kMaxFused; ++i)
+        if ((i / r) % nblocks == j) buf[n++] = product_term(p, da, db, a[i], b[i]);
+      d = block_sum(p, std::span<const FusedTerm>(buf, static_cast<std::size_t>(n)), d, join);
+    }
+  } else {
+    for (int start = 0; start < k; start += L) {
+      const int n = std::min(L, k - start);
+      for (int i = 0; i < n; ++i) buf[i] = product_term(p, da, db, a[start + i], b[start + i]);
+      d = block_sum(p, std::span<const FusedTerm>(buf, static_cast<std::size_t>(n)), d, join);
+    }
   }
-  return d;
+  return last ? ieee_add_rn(p, d, c) : d;
 }
 
 std::uint64_t fused_kloop(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int K, int step, std::uint64_t c) {
@@ -361,7 +418,14 @@ std::string_view to_string(AlignRounding r) {
 std::string_view to_string(AlignReference r) {
   return r == AlignReference::ProductExponents ? "product-exponents" : "leading-bit";
 }
-std::string_view to_string(CJoin c) { return c == CJoin::InBlock ? "in-block" : "after"; }
+std::string_view to_string(CJoin c) {
+  switch (c) {
+    case CJoin::InBlock: return "in-block";
+    case CJoin::After: return "after";
+    case CJoin::LastRn: return "last-rn";
+  }
+  return "?";
+}
 std::string_view to_string(Grouping g) {
   switch (g) {
     case Grouping::None: return "none";
@@ -387,7 +451,7 @@ std::optional<AlignRounding> parse_align_rounding(std::string_view s) {
 std::optional<AlignReference> parse_align_reference(std::string_view s) {
   return parse_enum(s, std::array{AlignReference::ProductExponents, AlignReference::LeadingBit});
 }
-std::optional<CJoin> parse_c_join(std::string_view s) { return parse_enum(s, std::array{CJoin::InBlock, CJoin::After}); }
+std::optional<CJoin> parse_c_join(std::string_view s) { return parse_enum(s, std::array{CJoin::InBlock, CJoin::After, CJoin::LastRn}); }
 std::optional<Grouping> parse_grouping(std::string_view s) {
   return parse_enum(s, std::array{Grouping::None, Grouping::Interleaved, Grouping::Contiguous});
 }
@@ -401,9 +465,19 @@ std::string describe(const FusedDotParams& p) {
   s += p.input_subnormals ? "; subnormal inputs kept" : "; subnormal inputs read as zero";
   if (p.a == tf32) s += std::string("; fp32 containers read as tf32 ") + std::string(to_string(p.operand_read));
   s += "; blocks of " + std::to_string(p.fused_length) + " products";
+  if (p.interleave_run > 0)
+    s += " whose inputs are interleaved in runs of " + std::to_string(p.interleave_run) + " (block j takes k with (k / " +
+         std::to_string(p.interleave_run) + ") mod nblocks == j)";
   if (p.grouping != Grouping::None)
     s += " in " + std::to_string(p.groups) + " " + std::string(to_string(p.grouping)) + " alignment groups";
-  s += p.c_join == CJoin::InBlock ? " with C in the block" : ", C added after the block sum";
+  switch (p.c_join) {
+    case CJoin::InBlock: s += " with C in the block"; break;
+    case CJoin::After: s += ", C added after the block sum"; break;
+    case CJoin::LastRn:
+      s += ", the first block starting from +0 and each next block from the previous one's result; C added last by an IEEE addition in " +
+           std::string(p.acc.tag) + " rounded to nearest even";
+      break;
+  }
   s += "; aligned to the largest ";
   s += p.reference == AlignReference::ProductExponents ? "product exponent e_a + e_b (unnormalised)" : "leading-bit exponent";
   if (p.align_floor != kNoAlignFloor) s += " (at least 2^" + std::to_string(p.align_floor) + ")";

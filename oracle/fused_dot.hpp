@@ -52,6 +52,10 @@ enum class AlignReference : std::uint8_t {
 enum class CJoin : std::uint8_t {
   InBlock,  ///< aligned together with the products (one window for all)
   After,    ///< added to the block's (unrounded) sum with a second alignment of the same width
+  /// The blocks chain from +0 (each block's rounded result is the next block's C, in the block); C
+  /// itself is added last, to the last block's result, by an IEEE addition in the accumulator format
+  /// rounded to nearest even. Hopper's FP8 mma.sync (two f16 HMMAs and an FADD/HADD2) computes this.
+  LastRn,
 };
 /// Alignment groups inside a fused block: products aligned separately, the group sums then aligned
 /// and added (Khattak and Mikaitis' odd/even grouping is Interleaved with 2 groups).
@@ -79,6 +83,11 @@ struct FusedDotParams {
   int fused_length = 16;         ///< products per block (one rounding per block)
   Grouping grouping = Grouping::None;
   int groups = 1;
+  /// 0: block j of an instruction's k inputs is inputs j*fused_length .. (j+1)*fused_length - 1. r > 0:
+  /// the inputs are dealt to the nblocks = ceil(k / fused_length) blocks in runs of r (block j takes input
+  /// i with (i / r) mod nblocks == j), as when an instruction is emulated by narrower ones on the halves
+  /// of its registers (Hopper's FP8 mma.sync: r = 2, two blocks of 16).
+  int interleave_run = 0;
   int align_bits = 25;           ///< fraction bits kept below the reference exponent
   AlignReference reference = AlignReference::ProductExponents;
   AlignRounding align_rounding = AlignRounding::TowardZero;
@@ -89,7 +98,7 @@ struct FusedDotParams {
   Rounding block_rounding = Rounding::TowardZero;
   bool output_subnormals = true;                 ///< false: subnormal C reads as zero and subnormal results flush to zero
   OverflowTo overflow = OverflowTo::Inf;
-  std::uint64_t nan_code = 0x7FFFFFFF;           ///< D's code for every NaN result
+  std::uint64_t nan_code = 0x7FFFFFFF;           ///< D's code for every NaN result (NaN C and Inf - Inf included)
   bool ieee_negative_zero = false;               ///< true: -0 when every term is -0; false: zero sums are +0
 
   friend bool operator==(const FusedDotParams&, const FusedDotParams&) = default;
@@ -114,11 +123,13 @@ struct FusedTerm {
 FusedTerm fused_product(const FusedDotParams& p, std::uint64_t a, std::uint64_t b);
 
 /// One block: D = round(C + sum of the products) as the parameters say (products.size() <=
-/// fused_length; fewer act as zero products). c and the result are codes of p.acc.
+/// fused_length; fewer act as zero products). c and the result are codes of p.acc. With c_join
+/// last-rn: the block from +0, then C added by the IEEE round-to-nearest addition.
 std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> products, std::uint64_t c);
 
-/// One instruction's dot product over k inputs: blocks of fused_length chained from C (the
-/// accumulator of block j + 1 is the rounded result of block j). a, b: container codes.
+/// One instruction's dot product over k inputs: blocks of fused_length (contiguous, or dealt in runs of
+/// interleave_run) chained from C (the accumulator of block j + 1 is the rounded result of block j); with
+/// c_join last-rn chained from +0 and C added last (IEEE, nearest even). a, b: container codes.
 std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c);
 
 /// A K-loop over instructions, the order of fpcert's mma.sync GEMMs (docs/kernels.md): the K inputs
@@ -138,6 +149,10 @@ std::optional<AlignReference> parse_align_reference(std::string_view s);
 std::optional<CJoin> parse_c_join(std::string_view s);
 std::optional<Grouping> parse_grouping(std::string_view s);
 std::optional<OverflowTo> parse_overflow_to(std::string_view s);
+
+/// The IEEE sum x + y of two accumulator codes rounded to nearest even (subnormals kept, overflow to
+/// Inf, x + (-x) = +0), every NaN result p.nan_code: c_join last-rn's final addition.
+std::uint64_t ieee_add_rn(const FusedDotParams& p, std::uint64_t x, std::uint64_t y);
 
 /// One paragraph a reviewer reads: "products exact; aligned to ... with 25 fraction bits ...".
 std::string describe(const FusedDotParams& p);

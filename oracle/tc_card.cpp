@@ -92,6 +92,7 @@ json to_json(const FusedDotParams& p) {
           {"fused_length", p.fused_length},
           {"grouping", std::string(to_string(p.grouping))},
           {"groups", p.groups},
+          {"interleave_run", p.interleave_run},
           {"align_bits", p.align_bits},
           {"reference", std::string(to_string(p.reference))},
           {"align_rounding", std::string(to_string(p.align_rounding))},
@@ -118,6 +119,7 @@ FusedDotParams fused_params_from_json(const json& j) {
     p.fused_length = j.at("fused_length").get<int>();
     p.grouping = enum_of<Grouping>(j, "grouping", parse_grouping);
     p.groups = j.at("groups").get<int>();
+    p.interleave_run = j.contains("interleave_run") ? j.at("interleave_run").get<int>() : 0;  // absent in cards before it existed
     p.align_bits = j.at("align_bits").get<int>();
     p.reference = enum_of<AlignReference>(j, "reference", parse_align_reference);
     p.align_rounding = enum_of<AlignRounding>(j, "align_rounding", parse_align_rounding);

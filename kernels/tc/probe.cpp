@@ -205,6 +205,24 @@ MmaBatch validation_batch(const InstructionSpec& spec, Distribution dist, std::u
   return b;
 }
 
+std::vector<DotQuery> sample_dots(const InstructionSpec& spec) {
+  std::vector<DotQuery> out;
+  if (spec.integer()) return out;
+  const int k = spec.k, codes = std::min(spec.m * spec.n, kSampleCodes);
+  for (Distribution dist : kSampleDistributions) {
+    const MmaBatch b = validation_batch(spec, dist, kSampleSeed, 0, 1, nullptr);
+    for (int e = 0; e < codes; ++e) {
+      const std::size_t i = static_cast<std::size_t>(e / spec.n), j = static_cast<std::size_t>(e % spec.n);
+      DotQuery q;
+      q.a.assign(b.a.begin() + static_cast<std::ptrdiff_t>(i * k), b.a.begin() + static_cast<std::ptrdiff_t>((i + 1) * k));
+      q.b.assign(b.b.begin() + static_cast<std::ptrdiff_t>(j * k), b.b.begin() + static_cast<std::ptrdiff_t>((j + 1) * k));
+      q.c = b.c[static_cast<std::size_t>(e)];
+      out.push_back(std::move(q));
+    }
+  }
+  return out;
+}
+
 BehaviourCard unsupported_card(const InstructionSpec& spec, const std::string& origin, const std::string& why) {
   BehaviourCard c;
   c.instruction = std::string(spec.ptx);
@@ -364,6 +382,7 @@ std::vector<CardPublished> compare_published(const InstructionSpec& spec, const 
   const std::vector<Field> fields = {
       {"products", [](const FusedDotParams& p) { return p.product_frac_bits < 0 ? std::string("exact") : "truncated to " + std::to_string(p.product_frac_bits) + " bits"; }, false, [](FusedDotParams& d, const FusedDotParams& s) { d.product_frac_bits = s.product_frac_bits; }},
       {"fused length", [](const FusedDotParams& p) { return std::to_string(p.fused_length); }, false, [](FusedDotParams& d, const FusedDotParams& s) { d.fused_length = s.fused_length; }},
+      {"k to blocks", [](const FusedDotParams& p) { return p.interleave_run == 0 ? std::string("contiguous") : "dealt in runs of " + std::to_string(p.interleave_run); }, false, [](FusedDotParams& d, const FusedDotParams& s) { d.interleave_run = s.interleave_run; }},
       {"alignment groups", [](const FusedDotParams& p) { return p.grouping == Grouping::None ? std::string("none") : std::to_string(p.groups) + " " + std::string(to_string(p.grouping)); }, false, [](FusedDotParams& d, const FusedDotParams& s) { d.grouping = s.grouping, d.groups = s.groups; }},
       {"alignment bits", [](const FusedDotParams& p) { return std::to_string(p.align_bits); }, false, [](FusedDotParams& d, const FusedDotParams& s) { d.align_bits = s.align_bits; }},
       {"alignment reference", [](const FusedDotParams& p) { return std::string(to_string(p.reference)); }, false, [](FusedDotParams& d, const FusedDotParams& s) { d.reference = s.reference; }},

@@ -67,6 +67,16 @@ std::optional<Distribution> parse_distribution(std::string_view s);
 MmaBatch validation_batch(const InstructionSpec& spec, Distribution d, std::uint64_t seed, std::uint64_t first_mma, int count,
                           const FusedDotParams* fitted);
 
+/// The probe's random sample: the first kSampleCodes D elements (row-major) of MMA 0 of the uniform and
+/// wide validation distributions with seed 1, as dot queries. Targeted queries place their terms in a
+/// few positions and cannot tell every block structure apart (which k share a block, where C is added);
+/// these dots take part in every fit (docs/tensor_cores.md, "FP8 mma.sync on Hopper"), and a recording
+/// of seed 1 answers them from its tiles even when it predates them.
+inline constexpr int kSampleCodes = 64;
+inline constexpr std::uint64_t kSampleSeed = 1;
+inline constexpr Distribution kSampleDistributions[] = {Distribution::Uniform, Distribution::Wide};
+std::vector<DotQuery> sample_dots(const InstructionSpec& spec);
+
 struct ProbeOptions {
   std::uint64_t samples = 10'000'000;  ///< validation samples (D elements), split over the distributions
   std::uint64_t seed = 1;              ///< validation inputs

@@ -302,6 +302,7 @@ class Prober {
   void overflow();
   void align_floor();
   void monotonicity();
+  void emulated_structure();
   void carries();
   void finish();
   void integer_stages();

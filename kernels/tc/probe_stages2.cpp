@@ -188,6 +188,106 @@ void Prober::monotonicity() {
   prop.examples.push_back(example(first + 1));
 }
 
+// ---- stage: a random sample, and a refit of the block structure when it is needed ----
+void Prober::emulated_structure() {
+  // The earlier stages assume that neighbouring positions share a block and that C joins it; an
+  // instruction emulated by narrower ones (Hopper's FP8 mma.sync: two f16 HMMAs on the registers' halves
+  // and an FADD) breaks both, and its targeted answers may then fit a wrong one-block model. 128 random
+  // dots check the fit; only when it misses one of them or an earlier answer, every answer (operand
+  // layout aside) selects among block structures, each with the window, alignment and block rounding
+  // refitted.
+  const std::size_t from = stage_first_.size() > 1 ? stage_first_[1] : 0;
+  CardProperty& prop = begin("random sample and block structure",
+                             "the first " + std::to_string(kSampleCodes) + " dots of MMA 0 of the uniform and wide validation inputs (seed 1): "
+                             "when the model fitted above misses any of them or any earlier answer, block structures are tried against "
+                             "all answers: k in blocks of L (contiguous, or dealt in runs of r: block j takes k with (k / r) mod (k / L) == j), "
+                             "C in the block, after it, or added last by an IEEE round-to-nearest addition (the blocks then chained from +0), "
+                             "each with the alignment window, its discarded bits, the block rounding and the alignment floor refitted");
+  const std::size_t sample = asked_.size();
+  for (DotQuery& q : sample_dots(s_)) add(std::move(q), "random dot");
+  flush();
+  if (explains(P_, from, asked_.size())) {
+    prop.observed = "the fitted model reproduces all " + std::to_string(asked_.size() - sample) + " random dots";
+    prop.conclusion = "no refit: one structure explains every answer";
+    return;
+  }
+  std::size_t failing = from;
+  while (failing < asked_.size() && model(P_, asked_[failing].q) == asked_[failing].d) ++failing;
+  const FusedDotParams base = P_;
+  std::vector<int> lengths;
+  for (int L = s_.k / 2; L >= 4; L /= 2)
+    if (s_.k % L == 0) lengths.push_back(L);
+  lengths.push_back(s_.k);  // one block with C added last: after every split
+  // Window widths nearest the starting 25 bits first (the f16/bf16 datapath's window on Hopper, which an
+  // emulation on it keeps), then fewer before more: where the answers leave a range (an fp16 result
+  // rounded to nearest hides bits far below its 10), the card takes the one nearest 25, and the
+  // validation decides.
+  std::vector<int> window_order;
+  for (int bits = 10; bits <= 56; ++bits) window_order.push_back(bits);
+  const int start = starting_params(s_).align_bits;
+  std::stable_sort(window_order.begin(), window_order.end(), [&](int x, int y) { return std::abs(x - start) < std::abs(y - start); });
+  // Order (the first survivor is the card's): C added last before C in the block (the stages above
+  // measured C beside one block), halves before smaller blocks and one block last, runs of 2 first.
+  const auto structures = [&](const std::vector<int>& floors) {
+    std::vector<Candidate> cands;
+    for (CJoin join : {CJoin::LastRn, CJoin::InBlock, CJoin::After})
+      for (int L : lengths)
+        for (int run : {2, 1, 4, 8, 0}) {
+          if (L == s_.k && run != 0) continue;
+          for (int bits : window_order)
+            for (Rounding br : {Rounding::TowardZero, Rounding::NearestEven})
+              for (AlignRounding ar : {AlignRounding::TowardZero, AlignRounding::NearestEven, AlignRounding::Down})
+                for (int fl : floors) {
+                  FusedDotParams p = base;
+                  p.c_join = join;
+                  p.fused_length = L;
+                  p.interleave_run = L == s_.k ? 0 : run;
+                  p.align_bits = bits;
+                  p.block_rounding = br;
+                  p.align_rounding = ar;
+                  p.align_floor = fl;
+                  if (!check(p).empty()) continue;
+                  std::string label = "blocks of " + std::to_string(L) +
+                                      (p.interleave_run ? " dealt in runs of " + std::to_string(run) : std::string(" contiguous")) + ", C " +
+                                      (join == CJoin::LastRn ? "added last (IEEE, nearest even; blocks from +0)"
+                                                             : join == CJoin::InBlock ? "in the first block" : "after the block") +
+                                      ", " + std::to_string(bits) + " fraction bits discarded " + std::string(to_string(ar)) + ", blocks rounded " +
+                                      std::string(to_string(br)) +
+                                      (fl == kNoAlignFloor ? std::string("") : ", alignment exponent at least " + std::to_string(fl));
+                  cands.push_back({std::move(label), p});
+                }
+        }
+    return cands;
+  };
+  // The floor as fitted (or none) first; an fp16 accumulator's floor (f16 HMMA: 2^-21) measured beside
+  // one block may need refitting too.
+  std::vector<int> floors{base.align_floor};
+  if (base.align_floor != kNoAlignFloor) floors.push_back(kNoAlignFloor);
+  std::vector<Candidate> cands = structures(floors);
+  std::vector<std::string> alive = select(cands, from, asked_.size(), prop);
+  if (alive.empty() && *s_.acc == f16) {
+    floors.clear();
+    for (int f = -14; f >= -30; --f) floors.push_back(f);
+    cands = structures(floors);
+    alive = select(cands, from, asked_.size(), prop);
+  }
+  int missed_targeted = 0, missed_sample = 0;
+  for (std::size_t i = from; i < asked_.size(); ++i)
+    if (model(base, asked_[i].q) != asked_[i].d) ++(i < sample ? missed_targeted : missed_sample);
+  prop.observed = "the model fitted above (" + std::to_string(base.fused_length) + " products, C " + std::string(to_string(base.c_join)) + ", " +
+                  std::to_string(base.align_bits) + " bits) misses " + std::to_string(missed_targeted) + " of " + std::to_string(sample - from) +
+                  " targeted answers and " + std::to_string(missed_sample) + " of " + std::to_string(asked_.size() - sample) + " random dots; " +
+                  std::to_string(alive.size()) + " of " + std::to_string(cands.size()) + " candidates (structure x window x rounding) explain all of them";
+  if (alive.empty()) P_ = base;  // nothing better: keep the stages' fit (its disagreements are reported)
+  if (failing < asked_.size()) prop.examples.push_back(example(failing));
+  // The answers that tell the chosen structure from contiguous halves with C in the first block.
+  FusedDotParams halves = P_;
+  halves.interleave_run = 0;
+  halves.c_join = CJoin::InBlock;
+  for (std::size_t i = from; i < asked_.size() && prop.examples.size() < 4; ++i)
+    if (i != failing && model(halves, asked_[i].q) != asked_[i].d && model(P_, asked_[i].q) == asked_[i].d) prop.examples.push_back(example(i));
+}
+
 // ---- every query against the final model ----
 void Prober::finish() {
   stage_first_.push_back(asked_.size());
@@ -314,6 +414,7 @@ void Prober::run() {
   overflow();
   align_floor();
   monotonicity();
+  emulated_structure();
   finish();
 }
 

@@ -1,6 +1,7 @@
 // kernels/tc/recording.cpp — recorded device answers (kernels/tc/recording.hpp).
 #include "kernels/tc/recording.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -8,6 +9,7 @@
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "oracle/tc_card.hpp"
 
 namespace fpcert::tc {
 namespace {
@@ -58,6 +60,22 @@ class ReplayDots final : public DotSource {
  public:
   ReplayDots(const Recording& rec, const InstructionSpec& spec) : spec_(spec) {
     for (const auto& d : rec.dots) map_.emplace(key(d.q), d.d);
+    // The recorded tiles of the probe's sample distributions answer its sample dots (sample_dots), so a
+    // recording made before the probe asked them still replays.
+    static_assert(kTileCodes >= kSampleCodes);
+    if (spec.integer() || rec.seed != kSampleSeed) return;
+    for (const auto& t : rec.tiles) {
+      if (std::find(std::begin(kSampleDistributions), std::end(kSampleDistributions), t.dist) == std::end(kSampleDistributions)) continue;
+      const MmaBatch b = validation_batch(spec, t.dist, rec.seed, t.mma, 1, nullptr);
+      for (std::size_t e = 0; e < t.d.size(); ++e) {
+        const std::size_t i = e / static_cast<std::size_t>(spec.n), j = e % static_cast<std::size_t>(spec.n);
+        DotQuery q;
+        q.a.assign(b.a.begin() + static_cast<std::ptrdiff_t>(i * spec.k), b.a.begin() + static_cast<std::ptrdiff_t>((i + 1) * spec.k));
+        q.b.assign(b.b.begin() + static_cast<std::ptrdiff_t>(j * spec.k), b.b.begin() + static_cast<std::ptrdiff_t>((j + 1) * spec.k));
+        q.c = b.c[e];
+        map_.emplace(key(q), t.d[e]);
+      }
+    }
   }
   std::vector<std::uint32_t> answer(const std::vector<DotQuery>& qs) override {
     std::vector<std::uint32_t> out;
@@ -81,6 +99,7 @@ class ReplayDots final : public DotSource {
 
 void Recording::write(const std::string& path) const {
   std::string s = "fpcert-tc-recording 1\ninstruction " + instruction + "\norigin " + origin + "\nseed " + std::to_string(seed) + "\ncard " + card + "\n";
+  if (!tiles_card.empty()) s += "tiles-card " + tiles_card + "\n";
   for (const Dot& d : dots) {
     s += "q ";
     std::string k = key(d.q);
@@ -132,6 +151,8 @@ Recording Recording::read(const std::string& path) {
       r.seed = std::strtoull(rest.c_str(), nullptr, 10);
     } else if (tag == "card") {
       r.card = rest;
+    } else if (tag == "tiles-card") {
+      r.tiles_card = rest;
     } else if (tag == "q" || tag == "t") {
       if (!spec) throw InputError(where + ": a record before the instruction line");
       std::istringstream rs(rest);
@@ -186,11 +207,21 @@ void replay_validation(BehaviourCard& card, const InstructionSpec& spec, const R
   card.validation.clear();
   card.disagreements.clear();
   const int k = spec.k;
+  // The ties distribution places its terms by the fit the device was validated against: the recorded
+  // card's, which a later fit (a refined probe replaying the answers) need not share.
+  FusedDotParams generated = card.params;
+  if (const std::string& gen = rec.tiles_card.empty() ? rec.card : rec.tiles_card; !spec.integer() && !gen.empty()) {
+    try {
+      generated = fused_params_from_json(nlohmann::json::parse(gen));
+    } catch (const std::exception&) {
+      generated = card.params;  // an unreadable recorded card: the fit's own (what was recorded before cards carried every field)
+    }
+  }
   for (Distribution dist : kAllDistributions) {
     CardValidation v{std::string(to_string(dist)), 0, 0};
     for (const auto& t : rec.tiles) {
       if (t.dist != dist) continue;
-      const MmaBatch b = validation_batch(spec, dist, rec.seed, t.mma, 1, spec.integer() ? nullptr : &card.params);
+      const MmaBatch b = validation_batch(spec, dist, rec.seed, t.mma, 1, spec.integer() ? nullptr : &generated);
       for (std::size_t e = 0; e < t.d.size(); ++e) {
         const std::size_t i = e / static_cast<std::size_t>(spec.n), j = e % static_cast<std::size_t>(spec.n);
         const std::uint32_t* a = &b.a[i * static_cast<std::size_t>(k)];

@@ -8,6 +8,9 @@
 //   origin <where the answers came from>
 //   seed <validation seed>
 //   card <the recorded card's block model as one JSON line, or {"integer_wraps": bool}>
+//   tiles-card <JSON>              optional: the block model the validation tiles' inputs were generated
+//                                  with (the ties distribution depends on it) when it is not the card's:
+//                                  a recording whose card was refitted by a later probe from the same answers
 //   q <c> <d> <i>:<a>:<b> ...      a probe query: C, the answer D, then every position with a nonzero operand
 //   t <distribution> <mma> <d...>  a validation tile: the first (up to 64) of its m x n D codes, row-major
 //                                  (the inputs regenerate from the seed)
@@ -28,6 +31,7 @@ class Recording {
   std::string origin;
   std::uint64_t seed = 1;
   std::string card;  ///< one JSON line: the fitted block model at recording time
+  std::string tiles_card;  ///< empty, or the block model the tiles' inputs were generated with (see the format)
   struct Dot {
     DotQuery q;
     std::uint32_t d = 0;
@@ -60,8 +64,8 @@ std::unique_ptr<DotSource> recording_dots(DotSource& inner, Recording& rec);
 /// probe logic asked something the device was never asked).
 std::unique_ptr<DotSource> replay_dots(const Recording& rec, const InstructionSpec& spec);
 
-/// The recorded validation tiles against the card's fitted model (inputs regenerated from the seed):
-/// fills card.validation and card.disagreements.
+/// The recorded validation tiles against the card's fitted model (inputs regenerated from the seed and
+/// the recording's tiles-card, else its card): fills card.validation and card.disagreements.
 void replay_validation(BehaviourCard& card, const InstructionSpec& spec, const Recording& rec, int max_listed);
 
 /// Path of the recording of `spec` in a directory: <dir>/<id>.tcrec.

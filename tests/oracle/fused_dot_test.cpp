@@ -415,3 +415,113 @@ TEST_CASE("fused_kloop: instruction steps chained in ascending K, the tail zero-
   p.fused_length = 32;
   CHECK(value(f32, fused_dot(p, u.data(), v.data(), 32, code(f32, 0x1p-24))) == 0x1p-24);
 }
+
+namespace {
+/// Hopper's FP8 mma.sync m16n8k32 (docs/tensor_cores.md, "FP8 mma.sync on Hopper"): the k = 32 inputs
+/// dealt to two blocks of 16 in runs of 2 (block 0: k mod 4 < 2), each block the f16 HMMA's (25
+/// fraction bits, truncation), the first from +0, the second from the first's result; C added last.
+FusedDotParams hopper_fp8(const Format& acc) {
+  FusedDotParams p;
+  p.a = p.b = e4m3;
+  p.acc = acc;
+  p.fused_length = 16;
+  p.interleave_run = 2;
+  p.c_join = CJoin::LastRn;
+  p.align_bits = 25;
+  if (acc == f16) {
+    p.acc_bits = 10;
+    p.block_rounding = Rounding::NearestEven;
+    p.align_floor = -21;
+    p.nan_code = 0x7FFF;
+  } else {
+    p.acc_bits = 23;
+  }
+  return p;
+}
+}  // namespace
+
+TEST_CASE("fused_dot: interleaved blocks and C added last (Hopper's FP8 mma.sync)") {
+  SUBCASE("runs of 2: k = 2 joins the second block, so X - X does not swallow it") {
+    // X = 2^8 at k = 0, -X at k = 1, t = 2^-18 (the smallest e4m3 product) at k = 2. Interleaved: block 0
+    // = {0, 1, 4, 5, ...} sums X - X = 0; block 1 = {2, 3, 6, ...} is t alone, exact: D = t. Contiguous
+    // halves: k = 0..2 share block 0, aligned 25 bits below 2^8 (last kept bit 2^-17): t is truncated,
+    // D = 0.
+    FusedDotParams p = hopper_fp8(f32);
+    Dot d = zeros(32);
+    product(p, d, 0, 16, 16);
+    product(p, d, 1, -16, 16);
+    product(p, d, 2, 0x1p-9, 0x1p-9);
+    CHECK(run(p, d) == 0x1p-18);
+    p.interleave_run = 0;
+    CHECK(run(p, d) == 0.0);
+  }
+  SUBCASE("C added last rounds to nearest where the block's RZ would not") {
+    // C = 2^7 (ulp 2^-16) and one product 3 * 2^-18 = 0.75 ulp. Last-rn: the blocks give 3 * 2^-18 exactly,
+    // then 2^7 + 0.75 ulp rounds to nearest: 2^7 + 2^-16. C in the block: 2^7 + 3 * 2^-18 is kept by the
+    // window (last bit 2^-18) and rounded toward zero: 2^7.
+    FusedDotParams p = hopper_fp8(f32);
+    Dot d = zeros(32);
+    product(p, d, 0, 3 * 0x1p-9, 0x1p-9);
+    d.c = code(f32, 128.0);
+    CHECK(run(p, d) == 128.0 + 0x1p-16);
+    p.c_join = CJoin::InBlock;
+    CHECK(run(p, d) == 128.0);
+  }
+  SUBCASE("f16 accumulator: the blocks' f16 result overflows, and C cannot bring it back") {
+    // One product 2^8 * 2^8 = 2^16 rounds (nearest) beyond f16's 65504: the block gives +Inf, and
+    // Inf + (-1024) = Inf. With C in the block, 2^16 - 1024 = 64512 is finite.
+    FusedDotParams p = hopper_fp8(f16);
+    Dot d = zeros(32);
+    product(p, d, 0, 256, 256);
+    d.c = code(f16, -1024.0);
+    CHECK(run(p, d) == INFINITY);
+    p.c_join = CJoin::InBlock;
+    CHECK(run(p, d) == 64512.0);
+  }
+  SUBCASE("NaN results are the canonical NaN: a NaN C, and Inf - Inf in the final addition") {
+    FusedDotParams p = hopper_fp8(f32);
+    Dot d = zeros(32);
+    product(p, d, 0, 1, 1);
+    d.c = 0xFFC00001u;  // a negative NaN with a payload
+    CHECK(fused_dot(p, d.a.data(), d.b.data(), 32, d.c) == 0x7FFFFFFFu);
+    FusedDotParams h = hopper_fp8(f16);
+    Dot e = zeros(32);
+    product(h, e, 0, 256, 256);  // the block: +Inf (as above)
+    e.c = 0xFC00;                // C = -Inf
+    CHECK(fused_dot(h, e.a.data(), e.b.data(), 32, e.c) == 0x7FFFu);
+  }
+  SUBCASE("the IEEE addition: signed zeros, exact cancellation, a far smaller addend, subnormals") {
+    const FusedDotParams p = hopper_fp8(f32);
+    CHECK(ieee_add_rn(p, 0x80000000u, 0x80000000u) == 0x80000000u);           // -0 + -0 = -0
+    CHECK(ieee_add_rn(p, 0x80000000u, 0) == 0u);                               // -0 + +0 = +0
+    CHECK(ieee_add_rn(p, code(f32, 3.0), code(f32, -3.0)) == 0u);              // x - x = +0
+    CHECK(ieee_add_rn(p, code(f32, 1.0), code(f32, 0x1p-60)) == code(f32, 1.0));  // 2^-60 is far below half an ulp
+    CHECK(ieee_add_rn(p, code(f32, 1.0), code(f32, -0x1p-60)) == code(f32, 1.0));
+    CHECK(ieee_add_rn(p, code(f32, 1.0), code(f32, 0x1p-24)) == code(f32, 1.0));  // a tie: to even
+    CHECK(ieee_add_rn(p, code(f32, 1.0 + 0x1p-23), code(f32, 0x1p-24)) == code(f32, 1.0 + 0x1p-22));  // a tie: odd goes up
+    CHECK(ieee_add_rn(p, 1u, 2u) == 3u);                                       // subnormals kept
+    CHECK(ieee_add_rn(p, code(f32, 0x1p127 * 1.5), code(f32, 0x1p127)) == 0x7F800000u);  // overflow to Inf
+  }
+  SUBCASE("check, names and the existing cards' behaviour") {
+    FusedDotParams p = hopper_fp8(f32);
+    CHECK(check(p).empty());
+    p.interleave_run = -1;
+    CHECK_FALSE(check(p).empty());
+    CHECK(parse_c_join("last-rn") == CJoin::LastRn);
+    CHECK(to_string(CJoin::LastRn) == "last-rn");
+    const std::string s = describe(hopper_fp8(f32));
+    CHECK(s.find("interleaved in runs of 2") != std::string::npos);
+    CHECK(s.find("C added last by an IEEE addition") != std::string::npos);
+    // interleave_run with one block is contiguous: k = 16 with blocks of 16 is unchanged.
+    FusedDotParams q = hopper_f16();
+    q.interleave_run = 2;
+    Dot d = zeros(16);
+    product(q, d, 0, 1, 1);
+    product(q, d, 1, -1, 1);
+    product(q, d, 2, 0x1p-24, 1);
+    d.c = code(f32, 0x1p-30);
+    const double with = run(q, d);
+    q.interleave_run = 0;
+    CHECK(run(q, d) == with);
+  }
+}

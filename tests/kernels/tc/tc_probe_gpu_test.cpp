@@ -90,8 +90,6 @@ TEST_CASE("tc device: every A, B and C element reaches the instruction where the
 
 TEST_CASE("tc probe on the device: each instruction's card validates with zero disagreements") {
   int probed = 0;
-  auto api = make_cuda_api();
-  const int cc = api ? api->info().cc_major * 10 + api->info().cc_minor : 0;
   for (const InstructionSpec& s : all_instructions()) {
     std::string why;
     auto insn = make_device_instruction(s, &why);
@@ -124,16 +122,8 @@ TEST_CASE("tc probe on the device: each instruction's card validates with zero d
     REQUIRE_FALSE(card.properties.empty());
     CHECK_MESSAGE(card.properties.front().disagree == 0, s.id, ": the operand layout check failed");
     CHECK(card.validated_samples() >= samples());
-    // Known: the FP8 mma.sync instructions on Hopper are not described by the card's model family (no
-    // candidate explains every probe answer; about 30 % of validation samples differ by one ulp), while
-    // the wgmma FP8 instructions validate (docs/tensor_cores.md, "FP8 mma.sync on Hopper"). The card must
-    // say so (DISAGREES, never installed for the bitwise tier); if it ever validates, this list is stale.
-    const bool known_unmodelled = cc == 90 && std::string(s.id).rfind("mma_e", 0) == 0;
-    if (known_unmodelled) {
-      CHECK_MESSAGE(!card.passed(), s.id, " validates now: remove it from the known-unmodelled list and docs/tensor_cores.md");
-      CHECK(card.validation_disagreements() > 0);
-      continue;
-    }
+    // Every instruction validates, the FP8 mma.sync ones on Hopper too: the probe refits them as two f16
+    // blocks dealt in runs of 2 with C added last (docs/tensor_cores.md, "FP8 mma.sync on Hopper").
     CHECK_MESSAGE(card.passed(), s.id, ": ", card.summary);
   }
   CHECK(probed > 0);

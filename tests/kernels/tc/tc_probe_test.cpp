@@ -13,6 +13,7 @@
 #include "base/error.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "tests/support/test_seed.hpp"
+#include "oracle/tc_card.hpp"
 
 using namespace fpcert;
 using namespace fpcert::tc;
@@ -34,6 +35,7 @@ void check_params(const FusedDotParams& got, const FusedDotParams& want, bool fl
   CHECK(got.fused_length == want.fused_length);
   CHECK(got.grouping == want.grouping);
   CHECK(got.groups == want.groups);
+  CHECK(got.interleave_run == want.interleave_run);
   CHECK(got.align_bits == want.align_bits);
   CHECK(got.reference == want.reference);
   CHECK(got.align_rounding == want.align_rounding);
@@ -330,7 +332,61 @@ TEST_CASE("tc card: JSON round trip") {
   const BehaviourCard back = card_from_json(j);
   CHECK(to_json(back) == j);
   CHECK(back.params == card.params);
+  // The emulated structure's fields, and a card written before interleave_run existed (read as 0).
+  FusedDotParams fp8 = starting_params(spec("mma_e4m3_f32"));
+  fp8.fused_length = 16;
+  fp8.interleave_run = 2;
+  fp8.c_join = CJoin::LastRn;
+  CHECK(fused_params_from_json(to_json(fp8)) == fp8);
+  CHECK(to_json(fp8).at("c_join") == "last-rn");
+  nlohmann::json old = to_json(card.params);
+  old.erase("interleave_run");
+  CHECK(fused_params_from_json(old) == card.params);
   nlohmann::json broken = j;
   broken["params"]["align_bits"] = 400;
   CHECK_THROWS_AS(card_from_json(broken), InputError);
 }
+
+TEST_CASE("tc probe: Hopper's FP8 mma.sync emulation (two f16 blocks dealt in runs of 2, C added last) is recovered") {
+  // The structure the H200's SASS shows (docs/tensor_cores.md, "FP8 mma.sync on Hopper"): the one-block
+  // stages fit something that misses answers (or random dots), and the refit finds the structure.
+  for (const char* id : {"mma_e4m3_f32", "mma_e5m2_f32", "mma_e4m3_f16"}) {
+    const InstructionSpec& s = spec(id);
+    FusedDotParams p = base(s);
+    p.fused_length = 16;
+    p.interleave_run = 2;
+    p.c_join = CJoin::LastRn;
+    const bool f16acc = *s.acc == f16;
+    if (f16acc) p.acc_bits = 10, p.block_rounding = Rounding::NearestEven;
+    INFO(id);
+    const BehaviourCard card = probe_simulated(s, p, 24000, !f16acc);
+    bool refit = false;
+    for (const auto& prop : card.properties) refit |= prop.name == "random sample and block structure" && prop.conclusion.find("runs of 2") != std::string::npos;
+    CHECK(refit);
+  }
+}
+
+#ifdef FPCERT_SOURCE_DIR
+TEST_CASE("tc probe: the H200's recordings replay to validated cards, every recorded tile reproduced") {
+  // tests/data/tc: every probe answer and the recorded validation tiles of 18 instructions (the four FP8
+  // mma.sync ones trimmed to 20 tiles per distribution) through the probe logic on the CPU.
+  const std::filesystem::path dir = std::filesystem::path(FPCERT_SOURCE_DIR) / "tests" / "data" / "tc";
+  int replayed = 0;
+  for (const InstructionSpec& s : all_instructions()) {
+    const std::string path = recording_path(dir.string(), s);
+    if (!std::filesystem::exists(path)) continue;
+    INFO(s.id);
+    const Recording rec = Recording::read(path);
+    auto dots = replay_dots(rec, s);
+    BehaviourCard card = fit_instruction(s, *dots, "recorded");
+    replay_validation(card, s, rec, 4);
+    ++replayed;
+    CHECK(card.probe_disagreements == 0);
+    CHECK(card.validated_samples() > 0);
+    CHECK(card.validation_disagreements() == 0);
+    CHECK(card.passed());
+    if (!s.integer()) CHECK(card.params == fused_params_from_json(nlohmann::json::parse(rec.card)));
+  }
+  CHECK(replayed == 18);
+}
+#endif
