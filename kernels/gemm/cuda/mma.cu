@@ -39,9 +39,10 @@ const char* kFp8AccNote =
     "on sm_89 (Ada) the instruction is native and FP8 MMAs keep about 13 fraction bits of the running sum with "
     "truncation (Khattak, Mikaitis, arXiv:2512.07004, 2025; DeepSeek-V3 Technical Report, 2024, sec. 3.3.2, for "
     "Hopper's wgmma FP8); on sm_90 (Hopper) mma.sync FP8 is not native: the compiler converts the operands to fp16 "
-    "(exact for e4m3 and e5m2) and runs fp16 MMAs on the fp32 accumulator (NVIDIA, CUTLASS issue #1986), so each "
-    "k-block of 32 is two blocks of 16 in an unspecified order; NVIDIA documents neither: the traits take f32r13 "
-    "rounded toward zero, the coarser";
+    "(exact for e4m3 and e5m2) and runs two fp16 MMAs from +0, the products with k mod 4 in {0, 1} then {2, 3}, "
+    "adding the accumulator C last by an fp32 add (SASS of the instruction on an H200; docs/tensor_cores.md, "
+    "\"FP8 mma.sync on Hopper\": the probe's card models it bit for bit); NVIDIA documents neither: without a "
+    "validated card the traits take f32r13 rounded toward zero, the coarser";
 
 template <Mma T>
 KernelTraits mma_traits(int promote_every) {
