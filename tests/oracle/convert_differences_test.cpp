@@ -10,6 +10,7 @@
 
 #include "oracle/convert_check.hpp"
 #include "oracle/convert_model.hpp"
+#include "tests/support/same_result.hpp"
 #include "base/philox.hpp"
 #include "tests/support/test_seed.hpp"
 
@@ -32,19 +33,8 @@ std::vector<std::uint32_t> wrong_subject(const ConvertModel& m, const Format& ds
 }
 
 void same(const ConvertCheckResult& a, const ConvertCheckResult& b) {
-  CHECK(a.patterns == b.patterns);
-  CHECK(a.outcomes == b.outcomes);
-  CHECK(a.mismatches == b.mismatches);
-  CHECK(a.model_mismatches == b.model_mismatches);
-  CHECK(a.nan_differences == b.nan_differences);
+  test::check_same_result(a, b);
   CHECK(a.mpfr_checked == b.mpfr_checked);
-  REQUIRE(a.listed.size() == b.listed.size());
-  for (std::size_t i = 0; i < a.listed.size(); ++i) {
-    CHECK(a.listed[i].src == b.listed[i].src);
-    CHECK(a.listed[i].expected == b.listed[i].expected);
-    CHECK(a.listed[i].got == b.listed[i].got);
-    CHECK(a.listed[i].model_bug == b.listed[i].model_bug);
-  }
 }
 
 void compare(const Format& src, const Format& dst, const Rounder& r, std::uint64_t first, std::uint64_t n) {

@@ -18,6 +18,7 @@
 #include "suites/device_sweep.hpp"
 #include "tests/support/cuda_producer.hpp"
 #include "tests/support/host_producer.hpp"
+#include "tests/support/same_report.hpp"
 #include "oracle/convert_model.hpp"
 
 using namespace fpcert;
@@ -33,43 +34,11 @@ std::unique_ptr<DeviceChecker> checker(std::uint64_t max_chunk = std::uint64_t{1
   return c;
 }
 
-/// Every field of the two results that a report shows must be equal, but mpfr_checked: the device
-/// check's NaN inputs off the sample are judged against fpcert's model (docs/conversions.md, "NaN inputs
-/// on the device check"), so it runs MPFR on fewer codes (and on the same ones with nan_mpfr_every).
+/// The reports equal field by field (tests/support/same_report.hpp); MPFR on no more codes on the device
+/// check than on the host check.
 void require_same(const DeviceSweepResult& dev, const DeviceSweepResult& host) {
-  const ConvertCheckResult &a = dev.check, &b = host.check;
-  CHECK(dev.checked_on == "device");
-  CHECK(host.checked_on == "host");
-  CHECK(a.patterns == b.patterns);
-  CHECK(a.outcomes == b.outcomes);
-  CHECK(a.mismatches == b.mismatches);
-  CHECK(a.model_mismatches == b.model_mismatches);
-  CHECK(a.nan_differences == b.nan_differences);
-  CHECK(a.mpfr_checked <= b.mpfr_checked);
-  REQUIRE(a.listed.size() == b.listed.size());
-  for (std::size_t i = 0; i < a.listed.size(); ++i) {
-    CHECK(a.listed[i].src == b.listed[i].src);
-    CHECK(a.listed[i].expected == b.listed[i].expected);
-    CHECK(a.listed[i].got == b.listed[i].got);
-    CHECK(a.listed[i].outcome == b.listed[i].outcome);
-    CHECK(a.listed[i].model_bug == b.listed[i].model_bug);
-  }
-  CHECK(dev.nan.inputs == host.nan.inputs);
-  CHECK(dev.nan.as_stated == host.nan.as_stated);
-  CHECK(dev.nan.not_as_stated == host.nan.not_as_stated);
-  CHECK(dev.nan.differ_from_fpcert == host.nan.differ_from_fpcert);
-  CHECK(dev.nan.outputs == host.nan.outputs);
-  CHECK(dev.nan.outputs_other == host.nan.outputs_other);
-  REQUIRE(dev.nan.listed.size() == host.nan.listed.size());
-  for (std::size_t i = 0; i < host.nan.listed.size(); ++i) {
-    CHECK(dev.nan.listed[i].src == host.nan.listed[i].src);
-    CHECK(dev.nan.listed[i].got == host.nan.listed[i].got);
-    CHECK(dev.nan.listed[i].stated == host.nan.listed[i].stated);
-  }
-  CHECK(dev.nan_other_differences == host.nan_other_differences);
-  CHECK(dev.lane_mismatches == host.lane_mismatches);
-  CHECK(dev.stray == host.stray);
-  CHECK(dev.failures == host.failures);
+  test::require_same_sweep_report(dev, host);
+  CHECK(dev.check.mpfr_checked <= host.check.mpfr_checked);
 }
 
 /// The entry swept twice on the same codes: device check, then host check.

@@ -16,60 +16,20 @@
 #include "suites/device_sweep.hpp"
 #include "tests/support/host_checker.hpp"
 #include "tests/support/host_producer.hpp"
+#include "tests/support/same_report.hpp"
 
 using namespace fpcert;
 using fpcert::test::entry;
 using fpcert::test::HostChecker;
 using fpcert::test::HostProducer;
 using fpcert::test::model_of;
+using fpcert::test::require_same_sweep_report;
 
 namespace {
 
 using Ranges = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
 
 bool is_nan_input(const DeviceConversion& e, std::uint64_t code) { return classify(*e.src, code) == FpClass::NaN; }
-
-/// Every field of the two reports but mpfr_checked and timing.
-void require_same_report(const DeviceSweepResult& host, const DeviceSweepResult& dev) {
-  CHECK(host.checked_on == "host");
-  CHECK(dev.checked_on == "device");
-  CHECK(dev.patterns == host.patterns);
-  const ConvertCheckResult &h = host.check, &d = dev.check;
-  CHECK(d.patterns == h.patterns);
-  CHECK(d.outcomes == h.outcomes);
-  CHECK(d.mismatches == h.mismatches);
-  CHECK(d.model_mismatches == h.model_mismatches);
-  CHECK(d.nan_differences == h.nan_differences);
-  REQUIRE(d.listed.size() == h.listed.size());
-  for (std::size_t i = 0; i < h.listed.size(); ++i) {
-    CAPTURE(i);
-    CHECK(d.listed[i].src == h.listed[i].src);
-    CHECK(d.listed[i].expected == h.listed[i].expected);
-    CHECK(d.listed[i].got == h.listed[i].got);
-    CHECK(d.listed[i].outcome == h.listed[i].outcome);
-    CHECK(d.listed[i].model_bug == h.listed[i].model_bug);
-  }
-  const NanReport &hn = host.nan, &dn = dev.nan;
-  CHECK(dn.inputs == hn.inputs);
-  CHECK(dn.as_stated == hn.as_stated);
-  CHECK(dn.not_as_stated == hn.not_as_stated);
-  CHECK(dn.differ_from_fpcert == hn.differ_from_fpcert);
-  CHECK(dn.outputs == hn.outputs);
-  CHECK(dn.outputs_other == hn.outputs_other);
-  REQUIRE(dn.listed.size() == hn.listed.size());
-  for (std::size_t i = 0; i < hn.listed.size(); ++i) {
-    CAPTURE(i);
-    CHECK(dn.listed[i].src == hn.listed[i].src);
-    CHECK(dn.listed[i].stated == hn.listed[i].stated);
-    CHECK(dn.listed[i].got == hn.listed[i].got);
-  }
-  CHECK(dev.nan_other_differences == host.nan_other_differences);
-  CHECK(dev.lane_mismatches == host.lane_mismatches);
-  CHECK(dev.lanes.size() == host.lanes.size());
-  CHECK(dev.stray == host.stray);
-  CHECK(dev.strays.size() == host.strays.size());
-  CHECK(dev.failures == host.failures);
-}
 
 struct Scenario {
   std::string name;
@@ -104,7 +64,7 @@ DeviceSweepResult run_both(const Scenario& sc, std::size_t checker_max_listed = 
       o.nan_mpfr_every = mpfr_every;
       const DeviceSweepResult dev = sweep_conversion(p, *sc.e, o);
       CHECK(checker.enqueued > 1);
-      require_same_report(host, dev);
+      require_same_sweep_report(dev, host);
       // MPFR on every NaN input: MPFR on exactly the host check's codes; the fast path on no more.
       if (mpfr_every) CHECK(dev.check.mpfr_checked == host.check.mpfr_checked);
       else CHECK(dev.check.mpfr_checked <= host.check.mpfr_checked);
