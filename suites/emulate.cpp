@@ -18,6 +18,7 @@
 #include "base/parallel.hpp"
 #include "kernels/emu/bf16_on_fp16.hpp"
 #include "kernels/emu/split.hpp"
+#include "kernels/tc/cards.hpp"
 #include "oracle/exact_sum.hpp"
 #include "oracle/fused_dot.hpp"
 #include "oracle/refvalue.hpp"
@@ -44,10 +45,7 @@ double to_value(const Format& f, std::uint64_t code) { return to_double(f, code)
 
 /// An operand value of format f as the instruction reads it: its code in f's container (tf32 in an fp32
 /// pattern; the value is one of f's, so the encoding is exact).
-std::uint32_t operand_code(const Format& f, double v) {
-  if (f == tf32) return std::bit_cast<std::uint32_t>(static_cast<float>(v));
-  return static_cast<std::uint32_t>(round_double(f, v, Rounder::nearest(f)).code);
-}
+std::uint32_t operand_code(const Format& f, double v) { return card_operand_code(f, v); }
 
 }  // namespace
 
@@ -65,11 +63,9 @@ std::string emulation_unavailable(const KernelTraits& t) {
   if (const std::string why = check_order(o); !why.empty()) return "the declared order is malformed: " + why;
   if (o.kind == OrderKind::Unknown) return "the kernel declares no summation order";
   if (t.acc_rounding == Rounding::Stochastic) return "stochastic accumulation: the random bits are the kernel's";
-  const bool tc = o.kind == OrderKind::TensorCoreBlock || (o.kind == OrderKind::SplitProducts && o.term_order == OrderKind::TensorCoreBlock);
+  const bool tc = tc::on_tensor_cores(o);
   if (tc && !o.block_model.measured)
     return "tensor-core block whose model is not measured (" + o.block_model.source + "): judged by the envelope";
-  if (o.kind == OrderKind::SplitProducts && o.block_model.params)
-    return "split products on tensor cores with a behaviour card: the slice terms' K-loop is not composed with the card's model";
   if (o.kind == OrderKind::TensorCoreBlock && o.block_model.params) {
     // The card's model composed with the kernel's K-loop (docs/tensor_cores.md, "Certifying tensor-core kernels").
     const FusedDotParams& p = *o.block_model.params;
@@ -83,12 +79,36 @@ std::string emulation_unavailable(const KernelTraits& t) {
   if (o.kind == OrderKind::SplitProducts) {
     if (!(*t.a_input == f32) || !(*t.b_input == f32) || !(*t.acc == f32) || !(*t.out == f32))
       return "split products are defined for fp32 inputs, accumulator and output";
+    const SplitScheme* sc = find_split_scheme(o.split_scheme);
+    if (!sc) return "no split scheme '" + o.split_scheme + "'";
+    if (o.term_order == OrderKind::TensorCoreBlock && !o.block_model.params)
+      return "split products on tensor cores take their block model from the instruction's behaviour card (insn=ID, model=card)";
+    if (o.block_model.params) {  // on tensor cores: the card's model composed with the slice terms' K-loop
+      const FusedDotParams& p = *o.block_model.params;
+      if (!(p.a == *sc->slice) || !(p.b == *sc->slice))
+        return fmt::format("the card's instruction takes {}/{}, the scheme's slices are {}", p.a.tag, p.b.tag, sc->slice->tag);
+      if (!(p.acc == f32)) return fmt::format("the card's accumulator is {}, split products accumulate in fp32", p.acc.tag);
+      if (o.block <= 0) return "split products on tensor cores without the instruction's k";
+    }
     return {};
   }
   if (o.kind == OrderKind::Pow2Scaled) {
-    if (o.term_order != OrderKind::Sequential) return "power-of-two scaled operands on tensor cores: the MMA's block model is not measured";
-    if (!(*t.a_input == bf16) || !(*t.b_input == bf16) || !(*t.acc == f32) || !(*t.out == f32) || t.acc_rounding != Rounding::NearestEven ||
-        !t.exact_products)
+    if (o.term_order == OrderKind::TensorCoreBlock) {  // the fp16 MMA's card composed with the scaled K-loops
+      if (!o.block_model.params)
+        return "power-of-two scaled operands on tensor cores take their block model from the fp16 MMA's behaviour card (insn=ID, model=card)";
+      const FusedDotParams& p = *o.block_model.params;
+      if (!(p.a == f16) || !(p.b == f16) || !(p.acc == f32))
+        return fmt::format("the card's instruction takes {}/{} into {}, the scaled operands are fp16 into fp32", p.a.tag, p.b.tag, p.acc.tag);
+      if (o.block <= 0) return "power-of-two scaling on tensor cores without the instruction's k";
+      const int pad = o.block_model.pad > 0 ? o.block_model.pad : o.block;
+      if (pad % o.block != 0 || 64 % pad != 0)  // segments are K-blocks of 64 or 128 (kernels/emu/bf16_on_fp16.hpp)
+        return fmt::format("K padded to {} does not fit the K-blocks' alignment", pad);
+    } else if (o.term_order != OrderKind::Sequential) {
+      return "power-of-two scaled operands: the term order is sequential or tensor_core";
+    }
+    // (On tensor cores the declared accumulator rounding is the envelope's model of the MMA; the card replaces it.)
+    const bool rn_acc = o.term_order == OrderKind::TensorCoreBlock || t.acc_rounding == Rounding::NearestEven;
+    if (!(*t.a_input == bf16) || !(*t.b_input == bf16) || !(*t.acc == f32) || !(*t.out == f32) || !rn_acc || !t.exact_products)
       return "power-of-two scaling onto fp16 is defined for bf16 inputs, exact products, fp32 accumulation to nearest and fp32 output";
     return {};
   }
@@ -597,10 +617,17 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
   };
   const std::vector<double> a = unscaled(a_given, ts.a), b = unscaled(b_given, ts.b);
   std::vector<double> value;
-  if (t.sum_order.kind == OrderKind::SplitProducts) {
+  if (t.sum_order.kind == OrderKind::SplitProducts && t.sum_order.block_model.params) {
+    const SummationOrder& o = t.sum_order;
+    value = emulate_detail::split_products_tc(*find_split_scheme(o.split_scheme), *o.block_model.params, o.block,
+                                              o.block_model.pad > 0 ? o.block_model.pad : o.block, m, n, k, a, b, generic);
+  } else if (t.sum_order.kind == OrderKind::SplitProducts) {
     value = emulate_detail::split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b, generic);
   } else if (t.sum_order.kind == OrderKind::Pow2Scaled) {
-    value = emulate_detail::pow2_scaled(*find_bf16_on_f16_policy(t.sum_order.scale_scheme), m, n, k, a, b, generic);
+    const SummationOrder& o = t.sum_order;
+    value = emulate_detail::pow2_scaled(*find_bf16_on_f16_policy(o.scale_scheme), m, n, k, a, b, generic,
+                                        o.term_order == OrderKind::TensorCoreBlock ? &*o.block_model.params : nullptr, o.block,
+                                        o.block_model.pad > 0 ? o.block_model.pad : o.block);
   } else {
     const std::vector<double> ao = operand_values(a, *t.a_input, *t.a_operand, t.input_rounding);
     const std::vector<double> bo = operand_values(b, *t.b_input, *t.b_operand, t.input_rounding);

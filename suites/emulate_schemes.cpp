@@ -8,17 +8,20 @@
 
 #include "base/parallel.hpp"
 #include "kernels/emu/emu_arith.cuh"
+#include "oracle/fused_dot.hpp"
+#include "oracle/refvalue.hpp"
 #include "oracle/round.hpp"
 #include "suites/emulate_round.hpp"
 
 namespace fpcert::emulate_detail {
 
-// The split-products order (suites/emulate_schemes.hpp).
-std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
-                                   const std::vector<double>& b, bool generic) {
-  // split_value rounds each remainder into the slice format (saturating a finite overflow) and subtracts it
-  // (exact in fp32). Where no slice overflows that rounding is f32_grid_round's, for bf16 and tf32 slices to
-  // nearest even or toward zero; an overflow, Inf or NaN takes split_value itself.
+namespace {
+
+/// The slice matrices of v (one float vector per slice): split_value rounds each remainder into the slice
+/// format (saturating a finite overflow) and subtracts it (exact in fp32). Where no slice overflows that
+/// rounding is f32_grid_round's, for bf16 and tf32 slices to nearest even or toward zero; an overflow, Inf
+/// or NaN takes split_value itself.
+std::vector<std::vector<float>> slice_matrices(const SplitScheme& sc, const std::vector<double>& v, bool generic) {
   const bool bits = !generic && f32_grid(*sc.slice) && (sc.rounding == Rounding::NearestEven || sc.rounding == Rounding::TowardZero);
   const int drop = 23 - sc.slice->frac_bits;
   auto split = [&](float x, float* sl) {
@@ -31,16 +34,26 @@ std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::i
     }
     split_value(sc, x, sl);
   };
-  auto slices = [&](const std::vector<double>& v) {
-    std::vector<std::vector<float>> s(static_cast<std::size_t>(sc.slices), std::vector<float>(v.size()));
-    float sl[3];
-    for (std::size_t x = 0; x < v.size(); ++x) {
-      split(static_cast<float>(v[x]), sl);
-      for (int q = 0; q < sc.slices; ++q) s[static_cast<std::size_t>(q)][x] = sl[q];
-    }
-    return s;
-  };
-  const auto as = slices(a), bs = slices(b);
+  std::vector<std::vector<float>> s(static_cast<std::size_t>(sc.slices), std::vector<float>(v.size()));
+  float sl[3];
+  for (std::size_t x = 0; x < v.size(); ++x) {
+    split(static_cast<float>(v[x]), sl);
+    for (int q = 0; q < sc.slices; ++q) s[static_cast<std::size_t>(q)][x] = sl[q];
+  }
+  return s;
+}
+
+}  // namespace
+
+std::uint32_t card_operand_code(const Format& f, double v) {
+  if (f == tf32) return std::bit_cast<std::uint32_t>(static_cast<float>(v));
+  return static_cast<std::uint32_t>(round_double(f, v, Rounder::nearest(f)).code);
+}
+
+// The split-products order (suites/emulate_schemes.hpp).
+std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
+                                   const std::vector<double>& b, bool generic) {
+  const auto as = slice_matrices(sc, a, generic), bs = slice_matrices(sc, b, generic);
   std::vector<double> c(static_cast<std::size_t>(m * n));
   parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
     std::vector<float> merged(static_cast<std::size_t>(n)), s(static_cast<std::size_t>(n));
@@ -63,9 +76,53 @@ std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::i
   return c;
 }
 
+// The split-products order on tensor cores (suites/emulate_schemes.hpp).
+std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParams& p, int step, int pad, std::int64_t m, std::int64_t n,
+                                      std::int64_t k, const std::vector<double>& a, const std::vector<double>& b, bool generic) {
+  const auto as = slice_matrices(sc, a, generic), bs = slice_matrices(sc, b, generic);
+  const std::int64_t kp = (k + pad - 1) / pad * pad;  // the K tail zero-padded: +0 operands, zero products
+  const auto S = static_cast<std::size_t>(sc.slices);
+  // Operand codes of the instruction, A's slices row by row and B's column by column (kp each).
+  std::vector<std::vector<std::uint32_t>> ac(S, std::vector<std::uint32_t>(static_cast<std::size_t>(m * kp), 0u));
+  std::vector<std::vector<std::uint32_t>> bc(S, std::vector<std::uint32_t>(static_cast<std::size_t>(n * kp), 0u));
+  for (std::size_t l = 0; l < S; ++l) {
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t q = 0; q < k; ++q)
+        ac[l][static_cast<std::size_t>(i * kp + q)] = card_operand_code(p.a, as[l][static_cast<std::size_t>(i * k + q)]);
+    for (std::int64_t q = 0; q < k; ++q)
+      for (std::int64_t j = 0; j < n; ++j)
+        bc[l][static_cast<std::size_t>(j * kp + q)] = card_operand_code(p.b, bs[l][static_cast<std::size_t>(q * n + j)]);
+  }
+  // The small terms in the scheme's order (smallest first, the kernel's issue order), the leading term apart.
+  std::vector<std::pair<int, int>> small;
+  for (const auto& t : sc.terms)
+    if (t.first || t.second) small.push_back(t);
+  const std::uint64_t zero = 0;  // +0 in the accumulator's code
+  std::vector<double> c(static_cast<std::size_t>(m * n));
+  parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+    for (std::uint64_t i = i0; i < i1; ++i) {
+      const std::size_t ra = static_cast<std::size_t>(i) * static_cast<std::size_t>(kp);
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::size_t cb = static_cast<std::size_t>(j * kp);
+        std::uint64_t s = zero, acc = zero;
+        for (std::int64_t q = 0; q < kp; q += step) {
+          for (const auto& [ia, ib] : small)
+            s = fused_dot(p, ac[static_cast<std::size_t>(ia)].data() + ra + q, bc[static_cast<std::size_t>(ib)].data() + cb + q, step, s);
+          acc = fused_dot(p, ac[0].data() + ra + q, bc[0].data() + cb + q, step, acc);
+        }
+        const double big = to_double(p.acc, acc);
+        // C = RN_f32(small + acc): one fp32 addition (__fadd_rn), here a float addition (SSE: no excess precision).
+        c[static_cast<std::size_t>(static_cast<std::int64_t>(i) * n + j)] =
+            small.empty() ? big : static_cast<double>(static_cast<float>(to_double(p.acc, s)) + static_cast<float>(big));
+      }
+    }
+  });
+  return c;
+}
+
 // The pow2_scaled order (suites/emulate_schemes.hpp).
 std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
-                                const std::vector<double>& b, bool generic) {
+                                const std::vector<double>& b, bool generic, const FusedDotParams* card, int step, int pad) {
   const Rounder rn16 = Rounder::nearest(bf16), rnh = Rounder::nearest(f16);
   // Whether v is a bf16 value (an fp32 value whose low 16 bits are zero, Inf included; not NaN): then its bf16
   // code is the top half of its fp32 pattern, and it has at most 8 significant bits.
@@ -141,6 +198,23 @@ std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std:
   std::vector<double> bpow(static_cast<std::size_t>(segs * n));
   for (std::int64_t g = 0; g < segs; ++g)
     for (std::int64_t j = 0; j < n; ++j) bpow[static_cast<std::size_t>(g * n + j)] = std::ldexp(1.0, -pb.scale_at(j, g));
+  // On tensor cores (card): the fp16 operands' codes, A row by row and B column by column, K zero-padded to kp.
+  const std::int64_t kp = card ? (k + pad - 1) / pad * pad : k;
+  std::vector<std::uint32_t> acodes, bcodes;
+  if (card) {
+    acodes.assign(static_cast<std::size_t>(m * kp), 0u);
+    bcodes.assign(static_cast<std::size_t>(n * kp), 0u);
+    parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+      for (std::uint64_t i = i0; i < i1; ++i)
+        for (std::int64_t q = 0; q < k; ++q)
+          acodes[i * static_cast<std::uint64_t>(kp) + static_cast<std::uint64_t>(q)] = card_operand_code(card->a, ah[i * static_cast<std::uint64_t>(k) + static_cast<std::uint64_t>(q)]);
+    });
+    parallel_for(static_cast<std::uint64_t>(n), 1, [&](std::uint64_t j0, std::uint64_t j1, unsigned) {
+      for (std::uint64_t j = j0; j < j1; ++j)
+        for (std::int64_t q = 0; q < k; ++q)
+          bcodes[j * static_cast<std::uint64_t>(kp) + static_cast<std::uint64_t>(q)] = card_operand_code(card->b, bh[static_cast<std::uint64_t>(q * n) + j]);
+    });
+  }
   const std::int64_t tn = (n + kModeTile - 1) / kModeTile;
   std::vector<double> c(static_cast<std::size_t>(m * n));
   parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
@@ -157,7 +231,17 @@ std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std:
         std::fill(accp + j0, accp + j1, 0.0f);
         for (std::int64_t g = 0; g < nseg; ++g) {
           std::fill(partp + j0, partp + j1, 0.0f);
-          for (std::int64_t r = g * len; r < std::min(k, (g + 1) * len); ++r) {
+          if (card) {  // the instruction's K-loop over the segment, K padded (segments are whole stages), from +0
+            const std::int64_t lo = g * len, hi = row_mode ? kp : std::min(kp, (g + 1) * len);
+            const std::uint32_t* arow = acodes.data() + i * kp;
+            for (std::int64_t j = j0; j < j1; ++j) {
+              const std::uint32_t* bcol = bcodes.data() + j * kp;
+              std::uint64_t d = 0;  // +0
+              for (std::int64_t q = lo; q < hi; q += step) d = fused_dot(*card, arow + q, bcol + q, step, d);
+              partp[j] = static_cast<float>(to_double(card->acc, d));
+            }
+          }
+          for (std::int64_t r = g * len; !card && r < std::min(k, (g + 1) * len); ++r) {
             const float x = ai[r];
             const float* br = bh.data() + r * n;
             for (std::int64_t j = j0; j < j1; ++j) partp[j] = std::fma(x, br[j], partp[j]);

@@ -292,10 +292,16 @@ KernelTraits bf16_on_f16_traits(const Bf16OnF16Policy& p, bool device) {
   // The scaled strategies keep every bf16 value of a group exactly in fp16 within their domain: the
   // multiplier sees bf16 precision and range (only the direct cast narrows to fp16's range). The CPU models
   // declare the scaling as their order (pow2_scaled, kernels/order.hpp: the bitwise tier emulates it); the
-  // CUDA kernels run fp16 tensor-core blocks of 16 with an unmeasured block model, declared as such (the
-  // envelope judges them; their scaling is exact within the domain and commutes with the MMA's sums).
+  // CUDA kernels the same scaling with every sum over K an fp16 mma.sync K-loop (steps of 16 from +0, K
+  // zero-padded to whole stages of 32), whose block model is the behaviour card of mma_f16_f32 once certify
+  // installs it (then the bitwise tier composes it with the scaling); without a validated card the envelope
+  // judges (the scaling is exact within the domain and commutes with the MMA's sums).
   if (p.strategy != Bf16OnF16Strategy::Cast) t.a_operand = t.b_operand = &bf16;
-  t.sum_order = device ? SummationOrder::tensor_core(16) : SummationOrder::pow2_scaled(p.tag);
+  t.sum_order = device ? SummationOrder::pow2_scaled(p.tag, OrderKind::TensorCoreBlock, 16) : SummationOrder::pow2_scaled(p.tag);
+  if (device) {
+    t.sum_order.block_model.instruction = "mma_f16_f32";
+    t.sum_order.block_model.pad = 32;
+  }
   // Where the traits hold. One power-of-two scale per group is lossless only while the group spans
   // <= 32 binades (kBf16OnF16MaxLosslessSpan); outside, bits are lost that no rounding term of the
   // bound model accounts for. The direct cast scales nothing: values beyond fp16's range overflow.

@@ -89,7 +89,7 @@ SummationOrder with_cards(const SummationOrder& o, const CardSet& set) {
   SummationOrder r = o;
   BlockModel& bm = r.block_model;
   if (bm.instruction.empty()) return r;
-  const bool tc = o.kind == OrderKind::TensorCoreBlock || (o.kind == OrderKind::SplitProducts && o.term_order == OrderKind::TensorCoreBlock);
+  const bool tc = on_tensor_cores(o);
   if (tc) {
     if (bm.params) return r;  // already the arithmetic's own (a software model)
     if (const std::string why = card_unusable(set, bm.instruction); !why.empty()) {

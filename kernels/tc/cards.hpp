@@ -40,6 +40,13 @@ const CardSet& installed_cards();
 /// an integer instruction); empty when it can.
 std::string card_unusable(const CardSet& set, std::string_view id);
 
+/// Whether the order's sums over K run on tensor-core blocks: a tensor-core K-loop, or split products or
+/// power-of-two scaling whose terms are tensor-core K-loops (their block model: the instruction's card).
+inline bool on_tensor_cores(const SummationOrder& o) {
+  return o.kind == OrderKind::TensorCoreBlock ||
+         ((o.kind == OrderKind::SplitProducts || o.kind == OrderKind::Pow2Scaled) && o.term_order == OrderKind::TensorCoreBlock);
+}
+
 /// The order with the installed cards applied: a tensor-core block (or split products on tensor cores)
 /// whose instruction has a usable card gets the card's parameters (measured = true, source saying which
 /// card); an unknown order listing instructions gets, when every listed card is usable, the coarsest

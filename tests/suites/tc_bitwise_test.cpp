@@ -5,10 +5,14 @@
 // measured bits for an unknown order on tensor cores.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "base/philox.hpp"
+#include "kernels/emu/bf16_on_fp16.hpp"
+#include "kernels/emu/split.hpp"
 #include "kernels/gemm/cpu/model.hpp"
 #include "kernels/tc/cards.hpp"
 #include "kernels/tc/instruction.hpp"
@@ -20,6 +24,7 @@
 #include "suites/runner.hpp"
 #include "generators/generate.hpp"
 #include "tests/support/run_case.hpp"
+#include "tests/support/test_seed.hpp"
 
 using namespace fpcert;
 
@@ -198,6 +203,210 @@ TEST_CASE("an mma.sync kernel model is certified bit for bit with its card; muta
     CHECK(m.status == CaseStatus::Fail);
     if (std::string(name) == "rn") CHECK(check(m, CheckKind::Envelope)->passed);
   }
+}
+
+namespace {
+
+/// The traits of fpcert's split-product kernels on tensor cores (kernels/emu/cuda/emu_split.cu): fp32 in and
+/// out, split products of `scheme`, steps of the instruction's k, K padded to `pad`, the card of `insn`.
+KernelTraits split_tc_traits(const std::string& scheme, int k, const char* insn, int pad) {
+  KernelTraits t;
+  t.a_input = t.b_input = t.a_operand = t.b_operand = &f32;
+  t.exact_products = true;
+  t.acc = &f32;
+  t.acc_rounding = Rounding::TowardZero;
+  t.out = &f32;
+  t.sum_order = SummationOrder::split_products(scheme, OrderKind::TensorCoreBlock, k);
+  t.sum_order.block_model.instruction = insn;
+  t.sum_order.block_model.pad = pad;
+  return t;
+}
+
+/// The split kernel's walk (kernels/emu/cuda/emu_split_kernel.cuh, and the reference of
+/// tests/kernels/emu/emulation_mma_test.cpp that the host-compiled kernel equals bit for bit), written out
+/// here: per step of k inputs ascending, every kept term but (0, 0) in the kernel's issue order (i + j
+/// descending, then i descending) into `small`, then (0, 0) into `acc`, each step one block; C = RN(small +
+/// acc). `block(c, ia, ib, q0)` is one step's block of the A slice ia and the B slice ib from k = q0.
+template <typename Block>
+float split_walk(int slices, const std::vector<std::pair<int, int>>& kept, std::int64_t kp, int step, Block block) {
+  auto keeps = [&](int i, int j) {
+    for (const auto& t : kept)
+      if (t.first == i && t.second == j) return true;
+    return false;
+  };
+  std::vector<std::pair<int, int>> small;
+  for (int d = 2 * (slices - 1); d >= 1; --d)
+    for (int ia = slices - 1; ia >= 0; --ia)
+      if (const int jb = d - ia; jb >= 0 && jb < slices && keeps(ia, jb)) small.emplace_back(ia, jb);
+  float sm = 0, acc = 0;
+  for (std::int64_t q = 0; q < kp; q += step) {
+    for (const auto& [ia, ib] : small) sm = block(sm, ia, ib, q);
+    acc = block(acc, 0, 0, q);
+  }
+  return small.empty() ? acc : sm + acc;
+}
+
+}  // namespace
+
+TEST_CASE("split products on tensor cores: the card's model composed with the slice terms' K-loop, per scheme") {
+  // Inputs r / 2^20 (|r| <= 2^20, 21 significant bits, emulation_mma_test.cpp's): tf32 slicing rounds them
+  // (11 bits), three bf16 slices hold them; every slice product is a multiple of 2^-40 below 2, so a block
+  // sum with its C is exact in double before the block's one rounding. Shapes with K tails inside a step
+  // and inside the padding.
+  struct Case {
+    const char* scheme;
+    int k;
+    const char* insn;
+    int pad;
+  };
+  const Case schemes[] = {{"3xtf32", 8, "mma_tf32_f32", 16}, {"3xtf32_rz", 8, "mma_tf32_f32", 16}, {"1xbf16", 16, "mma_bf16_f32", 32},
+                          {"3xbf16", 16, "mma_bf16_f32", 32}, {"6xbf16", 16, "mma_bf16_f32", 32}, {"9xbf16", 16, "mma_bf16_f32", 32}};
+  const std::int64_t m = 5, n = 7;
+  for (const Case& c : schemes)
+    for (const std::int64_t k : {std::int64_t{37}, std::int64_t{64}, std::int64_t{3}}) {
+      CAPTURE(c.scheme);
+      CAPTURE(k);
+      const SplitScheme& sc = *find_split_scheme(c.scheme);
+      std::vector<double> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+      std::uint64_t ctr = 0;
+      for (auto* v : {&a, &b})
+        for (double& x : *v) {
+          const auto w = philox_4x32(test::seed(), 41, ctr++);
+          x = std::ldexp(static_cast<double>(static_cast<std::int64_t>(w[0] % ((2u << 20) + 1)) - (1 << 20)), -20);
+        }
+      const std::int64_t kp = (k + c.pad - 1) / c.pad * c.pad;
+      auto slices = [&](const std::vector<double>& v) {
+        std::vector<std::vector<double>> s(static_cast<std::size_t>(sc.slices), std::vector<double>(v.size()));
+        float sl[3];
+        for (std::size_t x = 0; x < v.size(); ++x) {
+          split_value(sc, static_cast<float>(v[x]), sl);
+          for (int l = 0; l < sc.slices; ++l) s[static_cast<std::size_t>(l)][x] = sl[l];
+        }
+        return s;
+      };
+      const auto as = slices(a), bs = slices(b);
+      auto sa = [&](int l, std::int64_t i, std::int64_t q) { return q < k ? as[static_cast<std::size_t>(l)][static_cast<std::size_t>(i * k + q)] : 0.0; };
+      auto sb = [&](int l, std::int64_t q, std::int64_t j) { return q < k ? bs[static_cast<std::size_t>(l)][static_cast<std::size_t>(q * n + j)] : 0.0; };
+
+      // 1. A card whose block is exact and rounds once to nearest (the host kernel emulation's MMA): the walk
+      //    in double arithmetic, no fused_dot.
+      FusedDotParams exact = *tc::mma_sim_hopper(*tc::find_instruction(c.insn));
+      exact.align_bits = 60;
+      exact.block_rounding = Rounding::NearestEven;
+      const KernelTraits declared = split_tc_traits(c.scheme, c.k, c.insn, c.pad);
+      CHECK(emulation_unavailable(declared).find("not measured") != std::string::npos);  // no card yet: declined
+      const KernelTraits t = split_tc_traits(c.scheme, c.k, c.insn, c.pad);
+      KernelTraits te = t;
+      te.sum_order = tc::with_cards(t.sum_order, cards({card_of(c.insn, exact)}));
+      REQUIRE(emulation_unavailable(te).empty());
+      const auto got = emulate_gemm(te, m, n, k, a, b);
+      // 2. MMA-Sim's Hopper model (25 alignment bits, truncation, RZ): the walk over fused_dot blocks.
+      const FusedDotParams hop = *tc::mma_sim_hopper(*tc::find_instruction(c.insn));
+      KernelTraits th = t;
+      th.sum_order = tc::with_cards(t.sum_order, cards({card_of(c.insn, hop)}));
+      REQUIRE(emulation_unavailable(th).empty());
+      const auto got_hop = emulate_gemm(th, m, n, k, a, b);
+      int wrong = 0, wrong_hop = 0, differ = 0;
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+          const float want = split_walk(sc.slices, sc.terms, kp, c.k, [&](float cin, int ia, int ib, std::int64_t q0) {
+            double s = cin;
+            for (std::int64_t q = q0; q < q0 + c.k; ++q) s += sa(ia, i, q) * sb(ib, q, j);
+            return static_cast<float>(s);
+          });
+          const float want_hop = split_walk(sc.slices, sc.terms, kp, c.k, [&](float cin, int ia, int ib, std::int64_t q0) {
+            std::vector<std::uint32_t> ac(static_cast<std::size_t>(c.k)), bc(static_cast<std::size_t>(c.k));
+            for (int q = 0; q < c.k; ++q) {
+              const auto code = [&](double v) {
+                // a slice value is exact in its format: tf32 as its fp32 pattern, bf16 as the pattern's top half
+                const auto bits = std::bit_cast<std::uint32_t>(static_cast<float>(v));
+                return hop.a == tf32 ? bits : bits >> 16;
+              };
+              ac[static_cast<std::size_t>(q)] = code(sa(ia, i, q0 + q));
+              bc[static_cast<std::size_t>(q)] = code(sb(ib, q0 + q, j));
+            }
+            return std::bit_cast<float>(static_cast<std::uint32_t>(fused_dot(hop, ac.data(), bc.data(), c.k, std::bit_cast<std::uint32_t>(cin))));
+          });
+          const std::size_t x = static_cast<std::size_t>(i * n + j);
+          wrong += got[x] != std::bit_cast<std::uint32_t>(want);
+          wrong_hop += got_hop[x] != std::bit_cast<std::uint32_t>(want_hop);
+          differ += want != want_hop;
+        }
+      CHECK(wrong == 0);
+      CHECK(wrong_hop == 0);
+      if (k == 64) CHECK(differ > 0);  // the two cards' roundings show: the test tells them apart
+    }
+}
+
+TEST_CASE("BF16 on fp16 tensor cores: the fp16 card composed with the scaled K-loops (row mode and K-block mode)") {
+  // bf16 inputs r / 2^8 2^-e (|r| <= 255: 8 significant bits, binades -20..-1), so every scaled fp16 operand is exact
+  // and every product a' b' is exact in double; the walk of kernels/emu/cuda/emu_bf16_kernel.cuh written out
+  // with a card whose block is exact and rounds once to nearest (tests/kernels/emu/emulation_mma_test.cpp's
+  // MMA, which the host-compiled kernel matches bit for bit): per step of 16 (K zero-padded to 32) the block
+  // with its C rounded to fp32; row mode C = RN(acc 2^-(s_A + s_B)); K-block mode per segment of 64 a partial
+  // from +0, acc = RN(acc + RN(part 2^-(s_A,g + s_B,g))). The scales are the policy's plans (what is tested
+  // here is the composition, not the scale rules).
+  FusedDotParams exact = *tc::mma_sim_hopper(*tc::find_instruction("mma_f16_f32"));
+  exact.align_bits = 60;
+  exact.block_rounding = Rounding::NearestEven;
+  const std::int64_t m = 6, n = 5;
+  for (const char* tag : {"tensor", "kblock64"})
+    for (const std::int64_t k : {std::int64_t{100}, std::int64_t{128}, std::int64_t{7}}) {
+      CAPTURE(tag);
+      CAPTURE(k);
+      const Bf16OnF16Policy& pol = *find_bf16_on_f16_policy(tag);
+      std::vector<double> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+      std::uint64_t ctr = 0;
+      for (auto* v : {&a, &b})
+        for (double& x : *v) {  // r / 2^8 times 2^-e, e in 0..12: a span of 21 binades, within one scale's 32
+          const auto w = philox_4x32(test::seed(), 43, ctr++);
+          x = std::ldexp(static_cast<double>(static_cast<int>(w[0] % 511) - 255), -8 - static_cast<int>(w[1] % 13));
+        }
+      const KernelTraits declared = bf16_on_f16_traits(pol, true);
+      REQUIRE(declared.sum_order.kind == OrderKind::Pow2Scaled);
+      CHECK(emulation_unavailable(declared).find("not measured") != std::string::npos);  // no card yet: declined
+      KernelTraits t = declared;
+      t.sum_order = tc::with_cards(declared.sum_order, cards({card_of("mma_f16_f32", exact)}));
+      REQUIRE(emulation_unavailable(t).empty());
+      const auto got = emulate_gemm(t, m, n, k, a, b);
+
+      auto codes = [](const std::vector<double>& v) {
+        std::vector<std::uint16_t> c(v.size());
+        for (std::size_t x = 0; x < v.size(); ++x) c[x] = static_cast<std::uint16_t>(round_double(bf16, v[x], Rounder::nearest(bf16)).code);
+        return c;
+      };
+      const auto ac = codes(a), bc = codes(b);
+      const OperandPlan pa = plan_operand(pol, ac.data(), m, k, k, 1), pb = plan_operand(pol, bc.data(), n, k, 1, n);
+      const bool kblock = pol.strategy == Bf16OnF16Strategy::KBlock;
+      const std::int64_t kp = (k + 31) / 32 * 32, len = kblock ? 64 : kp;
+      int wrong = 0, rn_differs = 0;
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+          float acc = 0;
+          double fma_seq = 0;  // the CPU model's fp32 FMA walk, to show the composition matters
+          for (std::int64_t g = 0; g * len < kp; ++g) {
+            const int sa = pa.scale_at(i, kblock ? g : 0), sb = pb.scale_at(j, kblock ? g : 0);
+            float part = 0, fpart = 0;
+            for (std::int64_t q0 = g * len; q0 < std::min(kp, (g + 1) * len); q0 += 16) {
+              double blk = part;
+              for (std::int64_t q = q0; q < q0 + 16; ++q)
+                if (q < k) {
+                  const double x = std::ldexp(a[static_cast<std::size_t>(i * k + q)], sa), y = std::ldexp(b[static_cast<std::size_t>(q * n + j)], sb);
+                  blk += x * y;
+                  fpart = std::fma(static_cast<float>(x), static_cast<float>(y), fpart);
+                }
+              part = static_cast<float>(blk);
+            }
+            const auto rescaled = static_cast<float>(std::ldexp(static_cast<double>(part), -(sa + sb)));
+            acc = kblock ? acc + rescaled : rescaled;
+            fma_seq += std::ldexp(static_cast<double>(fpart), -(sa + sb));
+          }
+          wrong += got[static_cast<std::size_t>(i * n + j)] != std::bit_cast<std::uint32_t>(acc);
+          rn_differs += static_cast<double>(acc) != fma_seq;
+        }
+      CHECK(wrong == 0);
+      if (k == 128) CHECK(rn_differs > 0);  // block roundings differ from per-product ones: the walk is decisive
+    }
 }
 
 TEST_CASE("without a usable card the bitwise tier declines and says why") {

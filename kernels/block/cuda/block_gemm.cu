@@ -88,7 +88,7 @@ const char* kDeqCudaOrder =
     "every element dequantized into bf16 (MX: element * 2^e, exact inside bf16's range; NVFP4: element * S, exact), then "
     "mma.sync.m16n8k16 bf16 with fp32 accumulation over K (mma_gemm: one warp owns each C element for all of K, "
     "bitwise reproducible; the order and alignment inside one MMA are not specified by NVIDIA, modelled as fp32 "
-    "accumulation rounded toward zero)";
+    "accumulation rounded toward zero, or, with a validated behaviour card of mma_bf16_f32, by the card's block model)";
 
 class BlockGemmCuda final : public GemmKernel {
  public:
@@ -99,9 +99,13 @@ class BlockGemmCuda final : public GemmKernel {
       traits_.acc_rounding = Rounding::TowardZero;
       traits_.order = kDeqCudaOrder;
       if (f.tensor_scale) traits_.order += "; then C = RN_f32(acc * RN_f32(s_tA * s_tB))";
-      // mma.sync sums inside the instruction in its own way, not the CPU model's sequential FMA: the
-      // order is left unknown (the envelope judges), as for the exact-block-sum path's scaling.
-      traits_.sum_order = SummationOrder::unknown();
+      // mma.sync sums inside the instruction in its own way, not the CPU model's sequential FMA: the K-loop
+      // of gemm_bf16_f32acc_mma_sm80 (the same mma_gemm<Mma::BF16> mainloop, K zero-padded to whole stages),
+      // whose block model the behaviour card of mma_bf16_f32 gives once certify installs it (bitwise tier on
+      // the dequantized operands); until then the envelope judges.
+      const FinalScale fs = traits_.sum_order.final_scale;
+      traits_.sum_order = SummationOrder::tensor_core(MmaInfo<Mma::BF16>::kK, "mma_bf16_f32", kStageBytes / MmaInfo<Mma::BF16>::kBytes);
+      traits_.sum_order.final_scale = fs;
     } else {
       traits_.order += "; on the device: element values in fp16, each block's partial sum by mma.sync.m16n8k16 f16 from "
                        "a zeroed fragment (exact: at most 23 significant bits), the scaling by one fp32 rounding "

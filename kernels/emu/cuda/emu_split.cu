@@ -62,7 +62,8 @@ const char* kTcOrder =
     "by NVIDIA (measured: alignment to the largest exponent with truncation; Fasi, Higham, Mikaitis, Pranesh, PeerJ CS "
     "7:e330, 2021): modelled as fp32 accumulation toward zero; the small-term accumulator's sum is at most 2^-7 (bf16) or "
     "2^-10 (tf32) of the leading term's, so its roundings add at most that fraction of the accumulation error "
-    "(docs/emulation.md)";
+    "(docs/emulation.md); with a validated behaviour card of the instruction the bitwise tier composes the card's block "
+    "model with this K-loop (docs/tensor_cores.md)";
 
 KernelTraits split_traits(const SplitScheme& sc, int mma_k) {
   KernelTraits t;
@@ -85,6 +86,12 @@ KernelTraits split_traits(const SplitScheme& sc, int mma_k) {
             "acc += A_0 B_0; both fragments from +0; C = " + (terms.empty() ? "acc" : "RN(acc_small + acc) (__fadd_rn)") + "; " +
             kTcOrder;
   t.sum_order = SummationOrder::split_products(sc.name, OrderKind::TensorCoreBlock, mma_k);
+  // The instruction whose behaviour card gives the block model (certify installs it once validated on this
+  // device; until then the bitwise tier declines and the envelope judges), and the K padding: whole
+  // shared-memory stages of kStageBytes, as the plain mma.sync kernels (kernels/gemm/cuda/mma.cu).
+  const bool bf16_slices = *sc.slice == bf16;
+  t.sum_order.block_model.instruction = bf16_slices ? "mma_bf16_f32" : "mma_tf32_f32";
+  t.sum_order.block_model.pad = kStageBytes / (bf16_slices ? MmaInfo<Mma::BF16>::kBytes : MmaInfo<Mma::TF32>::kBytes);
   return t;
 }
 
