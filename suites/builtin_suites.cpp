@@ -251,6 +251,20 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
                                     "as IEEE says",
                                     st.tag, acc)},
                        {"values.special"}));
+  // Subnormal inputs that stay subnormal through every scaling: all of A in the storage format's subnormal range
+  // (uniform [-1, 1) times its smallest normal), B uniform, so C is small and, with an fp32 output and fp32 or
+  // bf16 storage, partly subnormal. A kernel that reads subnormal inputs as zero (DAZ) returns zeros; one that
+  // writes subnormal outputs as zero (FTZ) loses the smallest elements. Unlike edges_* (subnormals beside normal
+  // values, B = identity), no normal value shares a block or a line with them: block-scaled formats scale whole
+  // blocks of such values into their elements' range (E8M0 reaches 2^-127), BF16 on FP16 whole lines into fp16's.
+  if (st.subnormals)
+    r.push_back(covering({"tiny_" + std::string(st.tag), gemm("outlier", mn, k, seed, fmt::format("base=uniform,p=1,e={},operands=a", st.emin())),
+                          BoundVariant::Componentwise,
+                          fmt::format("A uniform [-1, 1) times 2^{} ({}'s subnormal range, whole blocks and lines of it), B uniform: "
+                                      "small results, subnormal where the output allows",
+                                      st.emin(), st.tag)},
+                         {"values.subnormal"}));
+  ++seed;
   return r;
 }
 

@@ -231,6 +231,19 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       }
     }
   }
+  // NVFP4's final scaling C = RN(acc * RN(s_A s_B)) is one unit roundoff only while s_A, s_B and their product are
+  // normal fp32 values; below (all of a tensor within ~2^-115 of zero) the product rounds by up to 100 %, which the
+  // declared arithmetic does, and no rounding term of the envelope covers: outside the kernel's range, as overflow.
+  if (block_ref && t.sum_order.final_scale == FinalScale::Tensor) {
+    const double sa = block_ref->a_tensor_scale, sb = block_ref->b_tensor_scale, lo = std::ldexp(1.0, f32.emin());
+    if (std::fabs(sa) < lo || std::fabs(sb) < lo || std::fabs(sa * sb) < lo) {
+      r.status = CaseStatus::NotSupported;
+      r.reason = fmt::format("the tensor scales {:.4g} x {:.4g} = {:.4g} reach below fp32's normal range ({:.4g}): the final scaling "
+                             "RN(acc * RN(s_A s_B)) would round them by more than a unit roundoff",
+                             sa, sb, sa * sb, lo);
+      return finish();
+    }
+  }
   if (!opt.grade_outside_domain) {
     if (const std::string why = outside_domain(t, p); !why.empty()) {
       r.status = CaseStatus::NotSupported;
