@@ -20,7 +20,10 @@
 
 #include "base/parallel.hpp"
 #include "generators/generate.hpp"
+#include "kernels/emu/bf16_on_fp16.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/tc/instruction.hpp"
+#include "kernels/tc/probe.hpp"
 #include "suites/block_reference.hpp"
 #include "suites/emulate.hpp"
 #include "suites/envelope.hpp"
@@ -96,9 +99,7 @@ int main(int argc, char** argv) {
   const double t_ref = best_of_3([&] { ref = gemm_reference(p.a.view(), p.b.view()); });
   fmt::print("{:<34} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>9}\n", "kernel (declared order)", "reference", "emulation", "ratio",
              "envelope", "ratio", "statistic", "ratio");
-  for (const std::string& name : names) {
-    const auto kern = make_gemm_kernel(name);
-    const KernelTraits& t = kern->traits();
+  auto row = [&](const std::string& name, const KernelTraits& t) {
     std::vector<double> a_in, b_in;
     std::vector<std::uint64_t> codes;
     // A block-scaled kernel's inputs are its quantizer's operands (the runner's block_reference, not timed: the
@@ -137,6 +138,32 @@ int main(int argc, char** argv) {
     fmt::print("{:<34} {:>9.3f}s {:>9.3f}s {:>8.2f}x {:>9.3f}s {:>8.2f}x {:>9} {:>9}\n",
                std::string(name) + " (" + order_spec(t.sum_order).substr(0, 12) + ")", t_ref, t_emu, t_emu / t_ref, t_env,
                t_env / t_ref, stat ? fmt::format("{:.3f}s", t_stat) : "-", stat ? fmt::format("{:.2f}x", t_stat / t_ref) : "-");
+  };
+  for (const std::string& name : names) row(name, make_gemm_kernel(name)->traits());
+  // The tensor-core kernels' emulations (the card's block model composed with each K-loop), with MMA-Sim's
+  // published Hopper models as the cards: the H200's validated cards of mma_f16_f32, mma_bf16_f32 and
+  // mma_tf32_f32 have the same parameters (docs/tensor_cores.md). Traits as the CUDA kernels declare them.
+  if (only.empty()) {
+    auto with_card = [](KernelTraits t, const char* insn) {
+      t.sum_order.block_model.params = *tc::mma_sim_hopper(*tc::find_instruction(insn));
+      t.sum_order.block_model.measured = true;
+      return t;
+    };
+    KernelTraits mma = make_gemm_kernel("model_gemm_f16_f32acc")->traits();
+    mma.sum_order = SummationOrder::tensor_core(16, "mma_f16_f32", 32);
+    mma.acc_rounding = Rounding::TowardZero;
+    KernelTraits split = make_gemm_kernel("model_gemm_3xbf16")->traits();
+    split.sum_order = SummationOrder::split_products("3xbf16", OrderKind::TensorCoreBlock, 16);
+    split.sum_order.block_model.instruction = "mma_bf16_f32";
+    split.sum_order.block_model.pad = 32;
+    KernelTraits deq = make_gemm_kernel("model_gemm_mxfp8_e4m3_floor_deqbf16_f32acc")->traits();
+    deq.sum_order = SummationOrder::tensor_core(16, "mma_bf16_f32", 32);
+    const KernelTraits b16 = bf16_on_f16_traits(*find_bf16_on_f16_policy("auto"), true);
+    fmt::print("tensor-core kernels (card: MMA-Sim's Hopper model, the H200's cards' parameters)\n");
+    row("gemm_f16_f32acc_mma_sm80", with_card(mma, "mma_f16_f32"));
+    row("gemm_3xbf16_mma_sm80", with_card(split, "mma_bf16_f32"));
+    row("gemm_bf16_on_f16_auto_mma_sm80", with_card(b16, "mma_f16_f32"));
+    row("gemm_mxfp8_e4m3_floor_deqbf16_f32acc_mma_sm80", with_card(deq, "mma_bf16_f32"));
   }
   fmt::print("\nratio = time / the exact reference's time for the same case (best of 3 each); the envelope includes the "
              "exact reference of the kernel's inputs where storage rounding occurred (fp16, bf16 ...).\n");

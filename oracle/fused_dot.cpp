@@ -359,7 +359,146 @@ std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> pr
   return block_sum(p, products, c, p.c_join);
 }
 
+namespace {
+
+// ---- the fast path: the same arithmetic for the parameters of every measured fp32-accumulator card ----
+// Products exact, one alignment window per block (no groups) at the largest e_a + e_b (and C's leading bit
+// when C joins the block), bits below it discarded toward zero, the exact window sum rounded toward zero or
+// to nearest even into fp32 (23 fraction bits), no alignment floor, subnormals kept, inputs of at most 11
+// significant bits. Every aligned term then stays below 2^(align_bits + 2) and a block's sum below 2^63 in
+// an int64, so no 128-bit arithmetic is needed. Blocks with Inf or NaN anywhere, and results outside fp32's
+// normal range (subnormal, overflow), take the general path for that block: the result is identical bit for
+// bit (tests/oracle/fused_dot_test.cpp compares both paths on random and adversarial inputs).
+constexpr int kFastMaxAlign = 36;  // 17 terms below 2^(36 + 22 - 22 + 2) each: |sum| < 2^63
+
+bool fast_applies(const FusedDotParams& p) {
+  const auto narrow = [](const Format& f) { return f.frac_bits <= 10 && f.total_bits() <= 32 && f.sign_bits == 1 && f.subnormals; };
+  return p.acc == f32 && p.acc_bits == 23 && (p.block_rounding == Rounding::TowardZero || p.block_rounding == Rounding::NearestEven) &&
+         p.align_rounding == AlignRounding::TowardZero && p.reference == AlignReference::ProductExponents &&
+         p.grouping == Grouping::None && (p.c_join == CJoin::InBlock || p.c_join == CJoin::LastRn) && p.align_floor == kNoAlignFloor &&
+         p.align_bits >= 23 && p.align_bits <= kFastMaxAlign && p.wide_block && p.product_frac_bits < 0 && p.input_subnormals &&
+         p.output_subnormals && p.overflow == OverflowTo::Inf && !p.ieee_negative_zero && p.fused_length <= 16 && narrow(p.a) &&
+         narrow(p.b) && (!(p.a == tf32) || p.operand_read == Rounding::TowardZero) && (!(p.b == tf32) || p.operand_read == Rounding::TowardZero);
+}
+
+/// One operand, decoded for the fast path: value = sig * 2^exp, ref = the exponent of its leading bit
+/// position (emin for subnormals); special: Inf or NaN.
+struct FastOp {
+  std::int32_t sig;  // signed significand (0: zero)
+  int exp, ref;
+  bool special;
+};
+FastOp fast_operand(const Decoder& d, bool tf32_container, std::uint64_t bits) {
+  if (tf32_container) bits = (bits >> 13) & 0x7FFFF;
+  const Unpacked u = d(bits & (d.sign_mask | d.mag_mask));
+  FastOp o{0, 0, 0, u.cls == FpClass::Inf || u.cls == FpClass::NaN};
+  if (u.cls == FpClass::Normal || u.cls == FpClass::Subnormal) {
+    o.sig = u.neg ? -static_cast<std::int32_t>(u.sig) : static_cast<std::int32_t>(u.sig);
+    o.exp = u.exp;
+    o.ref = u.exp + d.frac;
+  }
+  return o;
+}
+
+/// One block on the fast path: D = round(C + the products), or false when the block needs the general path.
+bool fast_block(const FusedDotParams& p, const FastOp* a, const FastOp* b, const int* idx, int n, std::uint32_t c, std::uint32_t& d) {
+  std::int64_t sig[17];
+  int lsb[17], m = 0, ref = INT_MIN;
+  for (int t = 0; t < n; ++t) {
+    const FastOp &x = a[idx[t]], &y = b[idx[t]];
+    if (x.special || y.special) return false;
+    if (x.sig == 0 || y.sig == 0) continue;
+    sig[m] = static_cast<std::int64_t>(x.sig) * y.sig;
+    lsb[m] = x.exp + y.exp;
+    ref = std::max(ref, x.ref + y.ref);
+    ++m;
+  }
+  const std::uint32_t cmag = c & 0x7FFFFFFFu;
+  if (cmag >= 0x7F800000u) return false;  // C is Inf or NaN
+  if (cmag != 0) {
+    const int be = static_cast<int>(cmag >> 23);
+    const std::int64_t cs = be ? static_cast<std::int64_t>((cmag & 0x7FFFFFu) | 0x800000u) : static_cast<std::int64_t>(cmag);
+    sig[m] = (c >> 31) ? -cs : cs;
+    lsb[m] = (be ? be : 1) - 127 - 23;
+    ref = std::max(ref, lsb[m] + 23);
+    ++m;
+  }
+  if (m == 0) {
+    d = 0;  // every term zero: +0
+    return true;
+  }
+  const int L = ref - p.align_bits;
+  std::int64_t sum = 0;
+  for (int t = 0; t < m; ++t) {
+    const std::int64_t v = sig[t] < 0 ? -sig[t] : sig[t];
+    std::int64_t q;
+    if (lsb[t] >= L) q = v << (lsb[t] - L);  // lsb - L <= align_bits; v < 2^24
+    else q = L - lsb[t] >= 63 ? 0 : v >> (L - lsb[t]);  // truncation of the magnitude: toward zero
+    sum += sig[t] < 0 ? -q : q;
+  }
+  if (sum == 0) {
+    d = 0;
+    return true;
+  }
+  const bool neg = sum < 0;
+  auto mag = static_cast<std::uint64_t>(neg ? -sum : sum);
+  const int bw = 64 - std::countl_zero(mag);
+  int E = L + bw - 1;  // the exponent of the leading bit
+  std::uint64_t mant;
+  if (bw <= 24) {
+    mant = mag << (24 - bw);
+  } else {
+    const int s = bw - 24;
+    mant = mag >> s;
+    if (p.block_rounding == Rounding::NearestEven) {
+      const std::uint64_t rem = mag & ((std::uint64_t{1} << s) - 1), half = std::uint64_t{1} << (s - 1);
+      if (rem > half || (rem == half && (mant & 1))) ++mant;
+      if (mant == (std::uint64_t{1} << 24)) mant >>= 1, ++E;
+    }
+  }
+  if (E < -126 || E > 127) return false;  // subnormal or overflowing result: the general path rounds it
+  d = (neg ? 0x80000000u : 0u) | (static_cast<std::uint32_t>(E + 127) << 23) | static_cast<std::uint32_t>(mant & 0x7FFFFFu);
+  return true;
+}
+
+}  // namespace
+
 std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c) {
+  const int L = std::clamp(p.fused_length, 1, kMaxFused);
+  if (k <= 0 || k > 64 || !fast_applies(p)) return fused_dot_reference(p, a, b, k, c);
+  const Decoder da(p.a), db(p.b);
+  FastOp fa[64], fb[64];
+  for (int i = 0; i < k; ++i) {
+    fa[i] = fast_operand(da, da.tf32_container, a[i]);
+    fb[i] = fast_operand(db, db.tf32_container, b[i]);
+  }
+  const bool last = p.c_join == CJoin::LastRn;
+  const int nblocks = (k + L - 1) / L;
+  auto d = static_cast<std::uint32_t>(last ? 0 : c);
+  int idx[16];
+  for (int j = 0; j < nblocks; ++j) {
+    int n = 0;
+    if (p.interleave_run > 0 && nblocks > 1) {
+      for (int i = 0; i < k; ++i)
+        if ((i / p.interleave_run) % nblocks == j) {
+          if (n == 16) return fused_dot_reference(p, a, b, k, c);  // a block longer than the fast path holds
+          idx[n++] = i;
+        }
+    } else {
+      for (int i = j * L; i < std::min(k, (j + 1) * L); ++i) idx[n++] = i;
+    }
+    std::uint32_t r;
+    if (!fast_block(p, fa, fb, idx, n, d, r)) {  // this block on the general path
+      FusedTerm buf[16];
+      for (int t = 0; t < n; ++t) buf[t] = product_term(p, da, db, a[idx[t]], b[idx[t]]);
+      r = static_cast<std::uint32_t>(block_sum(p, std::span<const FusedTerm>(buf, static_cast<std::size_t>(n)), d, CJoin::InBlock));
+    }
+    d = r;
+  }
+  return last ? ieee_add_rn(p, d, c) : d;  // last-rn: C added by the IEEE addition (once per call: the general code)
+}
+
+std::uint64_t fused_dot_reference(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c) {
   FusedTerm buf[kMaxFused];
   const int L = std::clamp(p.fused_length, 1, kMaxFused);
   if (k <= 0) return fused_block(p, {}, c);

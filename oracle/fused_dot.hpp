@@ -131,6 +131,10 @@ std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> pr
 /// interleave_run) chained from C (the accumulator of block j + 1 is the rounded result of block j); with
 /// c_join last-rn chained from +0 and C added last (IEEE, nearest even). a, b: container codes.
 std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c);
+/// fused_dot by the general path only (fused_dot takes a faster path of the same arithmetic for the
+/// parameters of fp32-accumulator cards: f16, bf16, tf32 and FP8 inputs, one window, toward zero or to nearest);
+/// the reference the fast path is tested against.
+std::uint64_t fused_dot_reference(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c);
 
 /// A K-loop over instructions, the order of fpcert's mma.sync GEMMs (docs/kernels.md): the K inputs
 /// consumed in steps of `step` (the instruction's k) in ascending order, each step one fused_dot whose C

@@ -525,3 +525,83 @@ TEST_CASE("fused_dot: interleaved blocks and C added last (Hopper's FP8 mma.sync
     CHECK(run(q, d) == with);
   }
 }
+
+TEST_CASE("fused_dot: the fast path equals the general path bit for bit (random and adversarial dots, every card shape)") {
+  // fused_dot takes an int64 path for the parameters of fp32-accumulator cards; fused_dot_reference is the
+  // general (128-bit window) code. Parameter sets on and off the fast path, operand codes drawn over the whole
+  // code space (zeros, subnormals, Inf, NaN included) or from a narrow exponent band (long carries, exact
+  // cancellation), C from normal, subnormal, huge, Inf and NaN codes.
+  struct Shape {
+    const Format* in;
+    int k, fused, align, interleave;
+    Rounding rounding;
+    CJoin join;
+  };
+  const Shape shapes[] = {
+      {&f16, 16, 16, 25, 0, Rounding::TowardZero, CJoin::InBlock},  {&bf16, 16, 16, 25, 0, Rounding::TowardZero, CJoin::InBlock},
+      {&tf32, 8, 8, 25, 0, Rounding::TowardZero, CJoin::InBlock},   {&f16, 16, 8, 24, 0, Rounding::NearestEven, CJoin::InBlock},
+      {&e4m3, 32, 16, 25, 2, Rounding::TowardZero, CJoin::LastRn},  {&e5m2, 32, 16, 25, 2, Rounding::TowardZero, CJoin::LastRn},
+      {&f16, 16, 16, 36, 0, Rounding::NearestEven, CJoin::InBlock}, {&bf16, 16, 4, 23, 0, Rounding::TowardZero, CJoin::LastRn},
+      {&f16, 16, 16, 13, 0, Rounding::TowardZero, CJoin::InBlock},  // off the fast path (window below 23 bits)
+      {&f16, 16, 16, 25, 0, Rounding::Down, CJoin::InBlock},       // off the fast path (directed down)
+  };
+  std::uint64_t ctr = 0;
+  int compared = 0, wrong = 0;
+  for (const Shape& sh : shapes) {
+    FusedDotParams p;
+    p.a = p.b = *sh.in;
+    p.acc = f32;
+    p.fused_length = sh.fused;
+    p.align_bits = sh.align;
+    p.interleave_run = sh.interleave;
+    p.block_rounding = sh.rounding;
+    p.c_join = sh.join;
+    REQUIRE(check(p).empty());
+    const Format& f = *sh.in;
+    const std::uint32_t codes = f == tf32 ? (1u << 19) : (1u << f.total_bits());
+    for (int trial = 0; trial < 6000; ++trial) {
+      const auto w = philox_4x32(test::seed(), 91, ctr++);
+      const int mode = static_cast<int>(w[0] % 3);  // 0: any code; 1: one exponent band; 2: cancelling pairs
+      std::vector<std::uint32_t> a(static_cast<std::size_t>(sh.k)), b(a.size());
+      for (int i = 0; i < sh.k; ++i) {
+        const auto r = philox_4x32(test::seed(), 92, ctr++);
+        std::uint32_t ca = r[0] % codes, cb = r[1] % codes;
+        if (mode >= 1) {  // magnitudes within a few binades of 1, so carries and cancellation happen
+          const double x = std::ldexp(1.0 + (r[2] % 1024) / 1024.0, static_cast<int>(r[3] % 5) - 2) * ((r[2] >> 20) & 1 ? -1 : 1);
+          ca = static_cast<std::uint32_t>(to_container(f, round_double(f, x, Rounder::nearest(f)).code));
+          cb = static_cast<std::uint32_t>(to_container(f, round_double(f, mode == 2 && i % 2 ? 1.0 : x, Rounder::nearest(f)).code));
+          if (mode == 2 && i % 2) ca = a[static_cast<std::size_t>(i - 1)] ^ static_cast<std::uint32_t>(to_container(f, f.sign_mask()));
+        }
+        if (f == tf32) ca <<= 13, cb <<= 13;
+        a[static_cast<std::size_t>(i)] = ca;
+        b[static_cast<std::size_t>(i)] = cb;
+      }
+      std::uint64_t c;
+      switch (w[1] % 6) {
+        case 0: c = 0; break;
+        case 1: c = w[2] & 0x807FFFFFu; break;                 // subnormal (or zero)
+        case 2: c = (w[2] & 0x80000000u) | 0x7F7FFFF0u; break;  // near the largest finite
+        case 3: c = (w[2] & 1) ? 0x7F800000u : 0x7FC00000u; break;  // Inf, NaN
+        default: c = std::bit_cast<std::uint32_t>(static_cast<float>(std::ldexp((w[2] % 2000) / 1000.0 - 1.0, static_cast<int>(w[3] % 40) - 20)));
+      }
+      const std::uint64_t fast = fused_dot(p, a.data(), b.data(), sh.k, c), ref = fused_dot_reference(p, a.data(), b.data(), sh.k, c);
+      ++compared;
+      if (fast != ref) {
+        if (++wrong <= 5) MESSAGE("differs: in " << f.tag << " align " << sh.align << " mode " << mode << ": fast " << fast << " ref " << ref);
+      }
+    }
+  }
+  CHECK(compared == 60000);
+  CHECK(wrong == 0);
+  // Rounding to nearest that carries into the next binade: C = 1 - 2^-24 plus the product 1.5 * 2^-25 (f16 inputs
+  // 1.5 * 2^-12 and 2^-13, inside a 25-bit window below C's 2^-1) is exactly 1 - 2^-26: nearest gives 1.0, toward
+  // zero 1 - 2^-24.
+  FusedDotParams rn = hopper_f16();
+  rn.block_rounding = Rounding::NearestEven;
+  Dot d = zeros(16);
+  product(rn, d, 3, 1.5 * 0x1p-12, 0x1p-13);
+  d.c = 0x3F7FFFFFu;
+  CHECK(run(rn, d) == 1.0);
+  CHECK(fused_dot_reference(rn, d.a.data(), d.b.data(), 16, d.c) == 0x3F800000u);
+  CHECK(run(hopper_f16(), d) == 1.0 - 0x1p-24);
+}
