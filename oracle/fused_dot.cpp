@@ -248,8 +248,13 @@ FusedTerm fused_product(const FusedDotParams& p, std::uint64_t a, std::uint64_t 
 
 namespace {
 
-/// The exact window sum rounded into `acc` with `bits` fraction bits (w.sum != 0).
-std::uint64_t round_window(const Window& w, const Format& acc, int bits, Rounding mode, OverflowTo overflow, bool subnormals) {
+/// Where the calling thread's fused_dot(..., notes) records what it met (null: nothing recorded).
+thread_local FusedDotNotes* tl_notes = nullptr;
+
+/// The exact window sum rounded into `acc` with `bits` fraction bits (w.sum != 0). `note`: a block result
+/// (not the IEEE addition of c_join last-rn), counted in tl_notes when it rounds inexactly below the normal range.
+std::uint64_t round_window(const Window& w, const Format& acc, int bits, Rounding mode, OverflowTo overflow, bool subnormals,
+                           bool note = true) {
   const bool neg = w.sum < 0;
   const u128 mag = neg ? static_cast<u128>(-w.sum) : static_cast<u128>(w.sum);
   const int bw = bit_width128(mag);
@@ -263,6 +268,7 @@ std::uint64_t round_window(const Window& w, const Format& acc, int bits, Roundin
   }
   const Format r = reduced_format(acc, bits);
   const Rounded rr = detail::round_normalized(r, neg, sig64, w.lsb + bw - 1, sticky, Rounder{mode, Saturation::Inf, NanPayload::Preserve}, 0);
+  if (note && tl_notes && (rr.flags & kUnderflow)) ++tl_notes->subnormal_inexact;
   std::uint64_t code = rr.code;
   const std::uint64_t sign = neg ? r.sign_mask() : 0;
   if (rr.flags & kOverflow) code = sign | (overflow == OverflowTo::Inf ? r.inf_code() : r.max_finite_code());
@@ -351,7 +357,7 @@ std::uint64_t ieee_add_rn(const FusedDotParams& p, std::uint64_t x, std::uint64_
   if (m == 0) return (u[0].neg && u[1].neg) ? p.acc.sign_mask() : 0;  // zeros: -0 only for -0 + -0
   const Window w = add_aligned(t, m, wide);
   if (w.sum == 0) return 0;  // x + (-x) = +0 when rounding to nearest
-  return round_window(w, p.acc, p.acc.frac_bits, Rounding::NearestEven, OverflowTo::Inf, true);
+  return round_window(w, p.acc, p.acc.frac_bits, Rounding::NearestEven, OverflowTo::Inf, true, false);
 }
 
 std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> products, std::uint64_t c) {
@@ -496,6 +502,14 @@ std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const s
     d = r;
   }
   return last ? ieee_add_rn(p, d, c) : d;  // last-rn: C added by the IEEE addition (once per call: the general code)
+}
+
+std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c, FusedDotNotes* notes) {
+  FusedDotNotes* const saved = tl_notes;
+  tl_notes = notes;
+  const std::uint64_t d = fused_dot(p, a, b, k, c);
+  tl_notes = saved;
+  return d;
 }
 
 std::uint64_t fused_dot_reference(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c) {

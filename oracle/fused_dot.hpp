@@ -131,6 +131,14 @@ std::uint64_t fused_block(const FusedDotParams& p, std::span<const FusedTerm> pr
 /// interleave_run) chained from C (the accumulator of block j + 1 is the rounded result of block j); with
 /// c_join last-rn chained from +0 and C added last (IEEE, nearest even). a, b: container codes.
 std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c);
+/// What a fused_dot met that its caller may need to know: block results that rounded inexactly below the
+/// accumulator's normal range (the exact block sum had bits below its smallest subnormal), a regime the
+/// probes' validation distributions do not aim at (docs/tensor_cores.md, "Where a card is not validated").
+struct FusedDotNotes {
+  std::uint64_t subnormal_inexact = 0;
+};
+/// fused_dot, counting into `notes` (null: as fused_dot).
+std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c, FusedDotNotes* notes);
 /// fused_dot by the general path only (fused_dot takes a faster path of the same arithmetic for the
 /// parameters of fp32-accumulator cards: f16, bf16, tf32 and FP8 inputs, one window, toward zero or to nearest);
 /// the reference the fast path is tested against.

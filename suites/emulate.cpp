@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cfenv>
 #include <cmath>
@@ -569,6 +570,7 @@ class Emulator {
   /// added at the end (kernels/gemm/cuda/mma_kernel.cuh does exactly this).
   void tensor_core_card(const double* a, double* c) const {
     const FusedDotParams& p = *o_.block_model.params;
+    FusedDotNotes notes;
     std::vector<std::uint32_t> arow(static_cast<std::size_t>(kpad_), 0u);
     for (std::int64_t q = 0; q < k_; ++q) arow[static_cast<std::size_t>(q)] = operand_code(p.a, a[q]);
     const int step = o_.block;
@@ -577,7 +579,7 @@ class Emulator {
       std::uint64_t d = 0;  // +0
       double outer = 0.0;
       for (std::int64_t q = 0; q < kpad_; q += step) {
-        d = fused_dot(p, arow.data() + q, bcol + q, step, d);
+        d = fused_dot(p, arow.data() + q, bcol + q, step, d, &notes);
         if (t_.promote_every > 0 && (q + step) % t_.promote_every == 0) {
           outer = outer_.add(outer, to_value(p.acc, d));
           d = 0;
@@ -585,7 +587,15 @@ class Emulator {
       }
       c[j] = t_.promote_every > 0 ? outer_.add(outer, to_value(p.acc, d)) : to_value(p.acc, d);
     }
+    subnormal_inexact_ += notes.subnormal_inexact;
   }
+
+ public:
+  /// Block results of the card that rounded inexactly below the accumulator's normal range (every row so far).
+  std::uint64_t subnormal_inexact() const { return subnormal_inexact_; }
+
+ private:
+  mutable std::atomic<std::uint64_t> subnormal_inexact_{0};
 
   const KernelTraits& t_;
   const SummationOrder& o_;
@@ -617,17 +627,18 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
   };
   const std::vector<double> a = unscaled(a_given, ts.a), b = unscaled(b_given, ts.b);
   std::vector<double> value;
+  std::uint64_t subnormal_inexact = 0;  // card block results rounded inexactly below the normal range
   if (t.sum_order.kind == OrderKind::SplitProducts && t.sum_order.block_model.params) {
     const SummationOrder& o = t.sum_order;
     value = emulate_detail::split_products_tc(*find_split_scheme(o.split_scheme), *o.block_model.params, o.block,
-                                              o.block_model.pad > 0 ? o.block_model.pad : o.block, m, n, k, a, b, generic);
+                                              o.block_model.pad > 0 ? o.block_model.pad : o.block, m, n, k, a, b, generic, &subnormal_inexact);
   } else if (t.sum_order.kind == OrderKind::SplitProducts) {
     value = emulate_detail::split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b, generic);
   } else if (t.sum_order.kind == OrderKind::Pow2Scaled) {
     const SummationOrder& o = t.sum_order;
     value = emulate_detail::pow2_scaled(*find_bf16_on_f16_policy(o.scale_scheme), m, n, k, a, b, generic,
                                         o.term_order == OrderKind::TensorCoreBlock ? &*o.block_model.params : nullptr, o.block,
-                                        o.block_model.pad > 0 ? o.block_model.pad : o.block);
+                                        o.block_model.pad > 0 ? o.block_model.pad : o.block, &subnormal_inexact);
   } else {
     const std::vector<double> ao = operand_values(a, *t.a_input, *t.a_operand, t.input_rounding);
     const std::vector<double> bo = operand_values(b, *t.b_input, *t.b_operand, t.input_rounding);
@@ -637,7 +648,12 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
       for (std::uint64_t i = i0; i < i1; ++i)
         e.row(ao.data() + static_cast<std::int64_t>(i) * k, value.data() + static_cast<std::int64_t>(i) * n);
     });
+    subnormal_inexact = e.subnormal_inexact();
   }
+  if (subnormal_inexact > 0)
+    throw EmulationDeclined(fmt::format("{} block result(s) of the behaviour card round inexactly below {}'s normal range, where the "
+                                        "card is not validated (docs/tensor_cores.md, \"Where a card is not validated\")",
+                                        subnormal_inexact, t.sum_order.block_model.params ? t.sum_order.block_model.params->acc.tag : "the accumulator"));
   if (final_scale) {  // C = RN_acc(acc * RN_acc(s_A s_B)): both products exact in double (24-bit values)
     const Arith acc(*t.acc, Rounding::NearestEven, generic);
     const double tt = acc.round(ts.a * ts.b);

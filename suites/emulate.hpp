@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/kernel.hpp"
@@ -50,10 +51,17 @@ struct TensorScales {
 /// oracle: slower, and kept for the tests that hold the two equal bit for bit (tests/suites/emulate_test.cpp).
 enum class EmulationPath : std::uint8_t { Fast, Generic };
 
+/// Thrown by emulate_gemm when the case takes a tensor-core behaviour card where it was not validated: a block
+/// result that rounds inexactly below the accumulator's normal range (oracle/fused_dot.hpp, FusedDotNotes). The
+/// grading then has no bitwise verdict and the envelope judges, with the reason (docs/tensor_cores.md).
+struct EmulationDeclined : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// C = A B (codes of t.out, row-major m x n) computed exactly as t declares, from the inputs as the kernel
 /// received them (a: m x k, b: k x n, row-major values of t.a_input / t.b_input; a block-scaled kernel's
 /// dequantized operands, with their tensor scales `ts`). Throws std::invalid_argument when
-/// emulation_unavailable(t) is not empty.
+/// emulation_unavailable(t) is not empty, EmulationDeclined when a card meets a regime it was not validated on.
 std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, std::int64_t n, std::int64_t k,
                                         const std::vector<double>& a, const std::vector<double>& b, TensorScales ts = {},
                                         EmulationPath path = EmulationPath::Fast);

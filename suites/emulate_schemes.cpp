@@ -3,6 +3,7 @@
 #include "suites/emulate_schemes.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 
@@ -78,7 +79,9 @@ std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::i
 
 // The split-products order on tensor cores (suites/emulate_schemes.hpp).
 std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParams& p, int step, int pad, std::int64_t m, std::int64_t n,
-                                      std::int64_t k, const std::vector<double>& a, const std::vector<double>& b, bool generic) {
+                                      std::int64_t k, const std::vector<double>& a, const std::vector<double>& b, bool generic,
+                                      std::uint64_t* subnormal_inexact) {
+  std::atomic<std::uint64_t> inexact{0};
   const auto as = slice_matrices(sc, a, generic), bs = slice_matrices(sc, b, generic);
   const std::int64_t kp = (k + pad - 1) / pad * pad;  // the K tail zero-padded: +0 operands, zero products
   const auto S = static_cast<std::size_t>(sc.slices);
@@ -100,6 +103,7 @@ std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParam
   const std::uint64_t zero = 0;  // +0 in the accumulator's code
   std::vector<double> c(static_cast<std::size_t>(m * n));
   parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+    FusedDotNotes notes;
     for (std::uint64_t i = i0; i < i1; ++i) {
       const std::size_t ra = static_cast<std::size_t>(i) * static_cast<std::size_t>(kp);
       for (std::int64_t j = 0; j < n; ++j) {
@@ -107,8 +111,8 @@ std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParam
         std::uint64_t s = zero, acc = zero;
         for (std::int64_t q = 0; q < kp; q += step) {
           for (const auto& [ia, ib] : small)
-            s = fused_dot(p, ac[static_cast<std::size_t>(ia)].data() + ra + q, bc[static_cast<std::size_t>(ib)].data() + cb + q, step, s);
-          acc = fused_dot(p, ac[0].data() + ra + q, bc[0].data() + cb + q, step, acc);
+            s = fused_dot(p, ac[static_cast<std::size_t>(ia)].data() + ra + q, bc[static_cast<std::size_t>(ib)].data() + cb + q, step, s, &notes);
+          acc = fused_dot(p, ac[0].data() + ra + q, bc[0].data() + cb + q, step, acc, &notes);
         }
         const double big = to_double(p.acc, acc);
         // C = RN_f32(small + acc): one fp32 addition (__fadd_rn), here a float addition (SSE: no excess precision).
@@ -116,13 +120,17 @@ std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParam
             small.empty() ? big : static_cast<double>(static_cast<float>(to_double(p.acc, s)) + static_cast<float>(big));
       }
     }
+    inexact += notes.subnormal_inexact;
   });
+  if (subnormal_inexact) *subnormal_inexact = inexact;
   return c;
 }
 
 // The pow2_scaled order (suites/emulate_schemes.hpp).
 std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
-                                const std::vector<double>& b, bool generic, const FusedDotParams* card, int step, int pad) {
+                                const std::vector<double>& b, bool generic, const FusedDotParams* card, int step, int pad,
+                                std::uint64_t* subnormal_inexact) {
+  std::atomic<std::uint64_t> inexact{0};
   const Rounder rn16 = Rounder::nearest(bf16), rnh = Rounder::nearest(f16);
   // Whether v is a bf16 value (an fp32 value whose low 16 bits are zero, Inf included; not NaN): then its bf16
   // code is the top half of its fp32 pattern, and it has at most 8 significant bits.
@@ -218,6 +226,7 @@ std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std:
   const std::int64_t tn = (n + kModeTile - 1) / kModeTile;
   std::vector<double> c(static_cast<std::size_t>(m * n));
   parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+    FusedDotNotes notes;
     std::vector<float> acc(static_cast<std::size_t>(n)), part(static_cast<std::size_t>(n)), corr(static_cast<std::size_t>(n));
     for (std::uint64_t iu = i0; iu < i1; ++iu) {
       const auto i = static_cast<std::int64_t>(iu);
@@ -237,7 +246,7 @@ std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std:
             for (std::int64_t j = j0; j < j1; ++j) {
               const std::uint32_t* bcol = bcodes.data() + j * kp;
               std::uint64_t d = 0;  // +0
-              for (std::int64_t q = lo; q < hi; q += step) d = fused_dot(*card, arow + q, bcol + q, step, d);
+              for (std::int64_t q = lo; q < hi; q += step) d = fused_dot(*card, arow + q, bcol + q, step, d, &notes);
               partp[j] = static_cast<float>(to_double(card->acc, d));
             }
           }
@@ -279,7 +288,9 @@ std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std:
         c[static_cast<std::size_t>(i * n + j)] = v;
       }
     }
+    inexact += notes.subnormal_inexact;
   });
+  if (subnormal_inexact) *subnormal_inexact = inexact;
   return c;
 }
 

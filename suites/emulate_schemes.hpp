@@ -25,8 +25,10 @@ std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::i
 /// order, into a small-term accumulator, then the (0, 0) term into the main one, each one fused_dot of the
 /// card's model whose C is that accumulator (both from +0); C = RN_f32(small + main) (one fp32 addition), or
 /// the main accumulator alone when the scheme keeps only (0, 0).
+/// `subnormal_inexact` (may be null) counts the block results that rounded inexactly below fp32's normal range.
 std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParams& p, int step, int pad, std::int64_t m, std::int64_t n,
-                                      std::int64_t k, const std::vector<double>& a, const std::vector<double>& b, bool generic = false);
+                                      std::int64_t k, const std::vector<double>& a, const std::vector<double>& b, bool generic = false,
+                                      std::uint64_t* subnormal_inexact = nullptr);
 
 /// A value of format f as an instruction reads it: its code in f's container (tf32 in an fp32 pattern).
 /// The value must be one of f's (the encoding is then exact).
@@ -48,6 +50,6 @@ std::uint32_t card_operand_code(const Format& f, double v);
 /// (segments are whole multiples of it); the rescales, the outliers' fp32 path and the merge as above.
 std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
                                 const std::vector<double>& b, bool generic = false, const FusedDotParams* card = nullptr, int step = 16,
-                                int pad = 32);
+                                int pad = 32, std::uint64_t* subnormal_inexact = nullptr);
 
 }  // namespace fpcert::emulate_detail

@@ -605,3 +605,24 @@ TEST_CASE("fused_dot: the fast path equals the general path bit for bit (random 
   CHECK(fused_dot_reference(rn, d.a.data(), d.b.data(), 16, d.c) == 0x3F800000u);
   CHECK(run(hopper_f16(), d) == 1.0 - 0x1p-24);
 }
+
+TEST_CASE("fused_dot notes: block results that round inexactly below fp32's normal range are counted, exact ones are not") {
+  // 2^-75 * 2^-75 = 2^-150: half the smallest subnormal, so the block result (RZ) is +0 and inexact;
+  // 2^-74 * 2^-75 = 2^-149 is the smallest subnormal itself: exact. bf16 inputs (fp32's exponent range).
+  FusedDotParams p = hopper_f16();
+  p.a = p.b = bf16;
+  Dot inexact = zeros(16), exact = zeros(16);
+  product(p, inexact, 0, 0x1p-75, 0x1p-75);
+  product(p, exact, 0, 0x1p-74, 0x1p-75);
+  FusedDotNotes n1, n2;
+  CHECK(fused_dot(p, inexact.a.data(), inexact.b.data(), 16, 0, &n1) == 0u);
+  CHECK(n1.subnormal_inexact == 1);
+  CHECK(fused_dot(p, exact.a.data(), exact.b.data(), 16, 0, &n2) == 1u);  // 2^-149
+  CHECK(n2.subnormal_inexact == 0);
+  // A normal result is never counted, on the fast path either.
+  Dot one = zeros(16);
+  product(p, one, 0, 1.5, 1.0);
+  FusedDotNotes n3;
+  CHECK(fused_dot(p, one.a.data(), one.b.data(), 16, 0, &n3) == 0x3FC00000u);
+  CHECK(n3.subnormal_inexact == 0);
+}

@@ -338,6 +338,23 @@ TEST_CASE("split products on tensor cores: the card's model composed with the sl
     }
 }
 
+TEST_CASE("a card block result rounding inexactly below fp32's normal range declines the bitwise tier (split products on tiny data)") {
+  // The H200 run of tiny_f32: the split kernels' second slices of subnormal inputs make products whose block sums
+  // round below 2^-149, where the card's probes never looked, and the hardware differed from the model by 1-2
+  // ulps. emulate_gemm now says so (EmulationDeclined) instead of predicting; ordinary data is unaffected.
+  KernelTraits t = split_tc_traits("3xtf32", 8, "mma_tf32_f32", 16);
+  t.sum_order = tc::with_cards(t.sum_order, cards({card_of("mma_tf32_f32", *tc::mma_sim_hopper(*tc::find_instruction("mma_tf32_f32")))}));
+  REQUIRE(emulation_unavailable(t).empty());
+  const std::int64_t m = 4, n = 4, k = 32;
+  std::vector<double> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+  std::uint64_t ctr = 0;
+  for (auto* v : {&a, &b})
+    for (double& x : *v) x = static_cast<float>(2.0 * (philox_4x32(test::seed(), 47, ctr++)[0] / 4294967296.0) - 1.0);
+  CHECK_NOTHROW(emulate_gemm(t, m, n, k, a, b));
+  for (double& x : a) x = static_cast<float>(x * 0x1p-126);  // fp32 subnormals: the second slices reach below 2^-136
+  CHECK_THROWS_AS(emulate_gemm(t, m, n, k, a, b), EmulationDeclined);
+}
+
 TEST_CASE("BF16 on fp16 tensor cores: the fp16 card composed with the scaled K-loops (row mode and K-block mode)") {
   // bf16 inputs r / 2^8 2^-e (|r| <= 255: 8 significant bits, binades -20..-1), so every scaled fp16 operand is exact
   // and every product a' b' is exact in double; the walk of kernels/emu/cuda/emu_bf16_kernel.cuh written out
