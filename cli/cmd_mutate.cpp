@@ -17,6 +17,8 @@
 #include "results/results_json.hpp"
 #include "suites/environment.hpp"
 #include "suites/mutation.hpp"
+#include "suites/reveal.hpp"
+#include "suites/revealed_order.hpp"
 
 namespace fpcert::cli {
 
@@ -54,6 +56,10 @@ struct MutateArgs {
   double min_score = -1;
   std::string card = "probe";  ///< --card, as certify's: the mutants are judged with the tiers certify would use
   std::uint64_t card_samples = 1'000'000;
+  std::string order;                         ///< --order revealed: every case (and mutant) graded with its revealed order
+  bool reveal_strict = false;                ///< --reveal-strict, as certify's
+  std::int64_t reveal_max_launches = 20000;  ///< --reveal-max-launches, as certify's
+  std::uint64_t reveal_samples = 4096;       ///< --reveal-samples, as certify's
 };
 
 int run_mutate(const MutateArgs& a) {
@@ -79,6 +85,17 @@ int run_mutate(const MutateArgs& a) {
   mo.run.run.timeout_ms = a.timeout_s * 1000;
   mo.inject.timeout_ms = a.timeout_s * 1000;
   mo.run.command = command_line();
+  if (a.order == "revealed") {  // as certify --order revealed: each mutant's own order is revealed from outside at each shape
+    OrderSourceOptions oo;
+    oo.reveal_all = true;
+    oo.strict = a.reveal_strict;
+    oo.max_launches = a.reveal_max_launches;
+    oo.check_samples = a.reveal_samples;
+    if (a.card != "probe" && a.card != "none") oo.cards = block_models_from_cards(a.card);
+    mo.run.run.orders = std::make_shared<OrderSource>(oo);
+  } else if (a.reveal_strict) {
+    throw InputError("--reveal-strict needs --order revealed");
+  }
   mo.on_progress = progress_to_terminal();
   RunResult run;
   run.kind = RunKind::Mutation;
@@ -135,6 +152,18 @@ void add_mutate(CLI::App& root, Registry& reg) {
                   "`fpcert probe tensor-cores --json`")
       ->capture_default_str();
   app->add_option("--card-samples", a->card_samples, "With --card probe: validation samples per instruction")->capture_default_str();
+  app->add_option("--order", a->order,
+                  "revealed: grade every case with the summation order revealed from outside at its shape, each mutant's its own "
+                  "(as certify --order revealed; docs/reveal.md)")
+      ->check(CLI::IsMember({"revealed"}));
+  app->add_flag("--reveal-strict", a->reveal_strict,
+                "With --order revealed: a revealed tree whose replay disagrees with the kernel on random inputs fails the case");
+  app->add_option("--reveal-max-launches", a->reveal_max_launches, "With --order revealed: launches allowed per class of elements")
+      ->capture_default_str()
+      ->check(integer_in(1, std::uint64_t{1} << 40));
+  app->add_option("--reveal-samples", a->reveal_samples, "With --order revealed: elements per class on which the replay is checked")
+      ->capture_default_str()
+      ->check(integer_in(1, std::uint64_t{1} << 40));
   add_plugin_option(app, a->plugins);
   reg.push_back({app, [a] { return run_mutate(*a); }});
 }

@@ -62,6 +62,25 @@ TEST_CASE("mutate: bad input exits 2 with the reason") {
   CHECK(none.exit_code == 2);
 }
 
+TEST_CASE("mutate --order revealed: the kernel's cases use its revealed order; each mutant is revealed on its own") {
+  const std::string dir = fpcert::test::scratch_dir("mutate_cli_order");
+  const CommandResult r = run_command({kFpcert, "mutate", "--kernel", "model_gemm_f32", "--suite", "quick", "--fault", "out_ulp", "--order",
+                                       "revealed", "--json", dir + "/m.json"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.has("1/1 (100.0 %) killed for their own fault"));
+  const nlohmann::json j = read_json(dir + "/m.json");
+  REQUIRE(!j.at("cases").empty());
+  const nlohmann::json& c = j.at("cases").at(0);
+  CHECK(c.at("order").at("source") == "revealed");
+  CHECK(c.at("order").at("used") == true);
+  const CommandResult strict = run_command({kFpcert, "mutate", "--kernel", "model_gemm_f32", "--reveal-strict"});
+  CHECK(strict.exit_code == 2);
+  CHECK(strict.has("--reveal-strict needs --order revealed"));
+  const CommandResult bad = run_command({kFpcert, "mutate", "--kernel", "model_gemm_f32", "--order", "sequential"});
+  CHECK(bad.exit_code == 2);
+}
+
 TEST_CASE("certify prints and records the mutation score after the kernel passes; --no-mutation says it skipped") {
   const std::string dir = fpcert::test::scratch_dir("certify_mutation");
   const CommandResult r = run_command({kFpcert, "certify", "--kernel", "model_gemm_f32", "--suite", "quick", "--mn", "8", "--json", dir + "/c.json"});
