@@ -394,8 +394,8 @@ struct FastOp {
   int exp, ref;
   bool special;
 };
-FastOp fast_operand(const Decoder& d, bool tf32_container, std::uint64_t bits) {
-  if (tf32_container) bits = (bits >> 13) & 0x7FFFF;
+FastOp fast_operand(const Decoder& d, std::uint64_t bits) {
+  if (d.tf32_container) bits = (bits >> 13) & 0x7FFFF;
   const Unpacked u = d(bits & (d.sign_mask | d.mag_mask));
   FastOp o{0, 0, 0, u.cls == FpClass::Inf || u.cls == FpClass::NaN};
   if (u.cls == FpClass::Normal || u.cls == FpClass::Subnormal) {
@@ -475,8 +475,8 @@ std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const s
   const Decoder da(p.a), db(p.b);
   FastOp fa[64], fb[64];
   for (int i = 0; i < k; ++i) {
-    fa[i] = fast_operand(da, da.tf32_container, a[i]);
-    fb[i] = fast_operand(db, db.tf32_container, b[i]);
+    fa[i] = fast_operand(da, a[i]);
+    fb[i] = fast_operand(db, b[i]);
   }
   const bool last = p.c_join == CJoin::LastRn;
   const int nblocks = (k + L - 1) / L;

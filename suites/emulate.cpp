@@ -44,10 +44,6 @@ bool exact_double_products(const Format& a, const Format& b) {
 
 double to_value(const Format& f, std::uint64_t code) { return to_double(f, code); }
 
-/// An operand value of format f as the instruction reads it: its code in f's container (tf32 in an fp32
-/// pattern; the value is one of f's, so the encoding is exact).
-std::uint32_t operand_code(const Format& f, double v) { return card_operand_code(f, v); }
-
 }  // namespace
 
 bool narrower_format(const Format& f, const Format& wide) {
@@ -326,7 +322,7 @@ class Emulator {
       kpad_ = (k + pad - 1) / pad * pad;
       bcodes_.assign(static_cast<std::size_t>(kpad_ * n), 0u);
       for (std::int64_t q = 0; q < k; ++q)
-        for (std::int64_t j = 0; j < n; ++j) bcodes_[static_cast<std::size_t>(j * kpad_ + q)] = operand_code(o_.block_model.params->b, b[q * n + j]);
+        for (std::int64_t j = 0; j < n; ++j) bcodes_[static_cast<std::size_t>(j * kpad_ + q)] = card_operand_code(o_.block_model.params->b, b[q * n + j]);
     }
   }
 
@@ -572,7 +568,7 @@ class Emulator {
     const FusedDotParams& p = *o_.block_model.params;
     FusedDotNotes notes;
     std::vector<std::uint32_t> arow(static_cast<std::size_t>(kpad_), 0u);
-    for (std::int64_t q = 0; q < k_; ++q) arow[static_cast<std::size_t>(q)] = operand_code(p.a, a[q]);
+    for (std::int64_t q = 0; q < k_; ++q) arow[static_cast<std::size_t>(q)] = card_operand_code(p.a, a[q]);
     const int step = o_.block;
     for (std::int64_t j = 0; j < n_; ++j) {
       const std::uint32_t* bcol = bcodes_.data() + j * kpad_;

@@ -210,12 +210,7 @@ namespace {
 /// The traits of fpcert's split-product kernels on tensor cores (kernels/emu/cuda/emu_split.cu): fp32 in and
 /// out, split products of `scheme`, steps of the instruction's k, K padded to `pad`, the card of `insn`.
 KernelTraits split_tc_traits(const std::string& scheme, int k, const char* insn, int pad) {
-  KernelTraits t;
-  t.a_input = t.b_input = t.a_operand = t.b_operand = &f32;
-  t.exact_products = true;
-  t.acc = &f32;
-  t.acc_rounding = Rounding::TowardZero;
-  t.out = &f32;
+  KernelTraits t = mma_traits(f32, k, insn, pad);
   t.sum_order = SummationOrder::split_products(scheme, OrderKind::TensorCoreBlock, k);
   t.sum_order.block_model.instruction = insn;
   t.sum_order.block_model.pad = pad;
