@@ -37,6 +37,7 @@ std::vector<Family> cancel_families();        // cancel, cancel_gemm
 std::vector<Family> spectral_families();      // spectral
 std::vector<Family> probe_families();         // probe
 std::vector<Family> pattern_families();       // int_pattern
+std::vector<Family> order_free_families();    // order_free
 
 // ---- parameter declarations ----
 ParamInfo p_int(const std::string& name, std::int64_t dflt, std::int64_t lo, std::int64_t hi, const std::string& help);

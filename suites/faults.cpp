@@ -135,8 +135,27 @@ std::string fault_not_applicable(Fault f, const KernelTraits& t) {
       if (sa.frac_bits < 2 && sb.frac_bits < 2) return "the storage formats have fewer than 2 fraction bits to lose";
       break;
     }
-    case Fault::FlushInputs:
+    case Fault::FlushInputs: {
       if (!t.a_input->subnormals && !t.b_input->subnormals) return "the input formats have no subnormals";
+      // Inputs narrowed into an operand format whose smallest subnormal is more than twice the inputs' largest
+      // subnormal (fp32 into fp16: 2^-126 against 2^-24): nearest and toward-zero conversion both give a zero of
+      // the input's sign, as DAZ does, so the fault changes nothing the multiplier sees.
+      auto vanish = [&](const Format& in, const Format& op) {
+        return !in.subnormals || (!(in == op) && in.min_normal() < op.min_subnormal() / 2);
+      };
+      const bool conv = t.input_rounding == Rounding::NearestEven || t.input_rounding == Rounding::TowardZero;
+      if (!t.block.active() && t.operand_u == 0 && conv && vanish(*t.a_input, *t.a_operand) && vanish(*t.b_input, *t.b_operand))
+        return fmt::format("every subnormal input converts to a zero of its sign in the declared operand formats {}/{} (their smallest "
+                           "subnormal is more than twice the inputs' smallest normal): DAZ changes nothing the multiplier sees",
+                           t.a_operand->tag, t.b_operand->tag);
+      break;
+    }
+    case Fault::OutputTowardZero:
+      // Without a declared order, an accumulator declared round-toward-zero into the output format may add its last
+      // two partial sums with one truncation: the mutant is then one of the arithmetics the declaration admits.
+      if (!t.sum_order.known() && t.acc_rounding == Rounding::TowardZero && *t.acc == *t.out && !t.block.active())
+        return "the kernel declares no order and round-toward-zero accumulation in its output format: a last addition "
+               "rounded toward zero is one of the arithmetics it admits";
       break;
     case Fault::FlushOutputs: {
       if (!t.out->subnormals) return "the output format has no subnormals";

@@ -15,6 +15,7 @@
 #include "oracle/ulp.hpp"
 #include "suites/emulate.hpp"
 #include "suites/envelope.hpp"
+#include "suites/order_free.hpp"
 #include "suites/statistics.hpp"
 
 namespace fpcert {
@@ -281,8 +282,42 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
     vacuous = mn > 0 && zeros == static_cast<std::int64_t>(mn);  // only an all-zeros emulation admits an all-zeros output
   } else {
     out.tier = Tier::Envelope;
-    out.flags.push_back("tier: " + std::string(in.strongest == Tier::Bitwise ? "no bitwise verdict (" + no_emulation + ")"
-                                                                               : "a weaker tier asked for"));
+    // Where the data leave every order one value, an order nobody declared still gets a bit-for-bit verdict.
+    OrderFreeElements free;
+    if (in.strongest == Tier::Bitwise) free = order_free_elements(t, p.m, p.n, p.k, a_in, b_in, a_op, b_op);
+    const bool all_free = mn > 0 && free.count() == static_cast<std::int64_t>(mn);
+    out.flags.push_back("tier: " + std::string(in.strongest != Tier::Bitwise ? "a weaker tier asked for"
+                                               : all_free ? "bitwise on order-free elements only (" + no_emulation + ")"
+                                                          : "no bitwise verdict (" + no_emulation + ")"));
+    if (free.count() > 0) {
+      std::int64_t diff = 0, first = -1;
+      double max_ulps = 0;
+      for (std::size_t x = 0; x < mn; ++x) {
+        const OrderFreeKind kd = free.kind[x];
+        if (kd == OrderFreeKind::None) continue;
+        if (kd == OrderFreeKind::ExactZero ? classify(of, codes[x]) == FpClass::Zero : codes[x] == free.expect[x]) continue;
+        ++diff;
+        if (first < 0) first = static_cast<std::int64_t>(x);
+        const double u = ulp_distance(of, codes[x], RefValue{to_double(of, free.expect[x]), 0.0, 0});
+        max_ulps = std::max(max_ulps, std::isfinite(u) ? u : INFINITY);
+      }
+      const std::string kinds = fmt::format("{} exact sum(s), {} exact zero(s), {} single rounding(s) to nearest of two products",
+                                            free.exact, free.zero, free.one_rounding);
+      add(CheckKind::Bitwise, diff == 0,
+          diff == 0 ? fmt::format("order-free: {} element(s) have one value in every summation order ({}): all equal it", free.count(), kinds)
+                    : fmt::format("order-free: {} of {} element(s) that have one value in every summation order ({}) differ, first at "
+                                  "{}: got {}, every order of the declared arithmetic gives {} ({:.3g} ulp)",
+                                  diff, free.count(), kinds, element_text(first, p.n), hex_code(of, codes[static_cast<std::size_t>(first)]),
+                                  free.kind[static_cast<std::size_t>(first)] == OrderFreeKind::ExactZero
+                                      ? std::string("a zero")
+                                      : hex_code(of, free.expect[static_cast<std::size_t>(first)]),
+                                  max_ulps),
+          first, max_ulps, 0);
+    }
+    if (all_free) {
+      out.tier = Tier::Bitwise;
+      vacuous = free.zero == static_cast<std::int64_t>(mn);
+    }
     // Statistical, on top of the envelope.
     const std::string why = in.strongest == Tier::Envelope ? "the envelope alone asked for" : bias_test_unavailable(t, env);
     if (why.empty()) {
@@ -294,7 +329,7 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
                         bt.fired() ? "biased beyond round-to-nearest" : "unbiased as round-to-nearest allows", bt.statistic, bt.threshold,
                         kStatisticalAlpha, 100 * bt.toward_zero, bt.elements, bt.allowance_used ? "; absorption allowance applied" : ""),
             bt.fired() ? bt.worst_index : -1, bt.statistic, bt.threshold);
-        out.tier = Tier::EnvelopeStatistical;
+        if (!all_free) out.tier = Tier::EnvelopeStatistical;
       }
     } else {
       out.flags.push_back("statistical tier not applied: " + why);
