@@ -490,7 +490,7 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
                   "beyond 2x, speed) and put the comparison in --html")
       ->check(path_text());
   app->add_flag("--error-maps", a->error_maps, "Keep the error map (err / allowed over C, downsampled) of passing cases too; failing ones always have it");
-  app->add_option("--case", a->only_case, "Run only this case of the suite");
+  app->add_option("--case", a->only_case, "Run only this case of the suite (a trailing * : every case with that prefix, e.g. order_free_*)");
   app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases")->check(integer_in(1, 1 << 30));
   app->add_option("--variant", a->variant, "Gate variant for every case: independent, componentwise, worstcase");
   app->add_flag("--isolate", a->isolate, "Run each case in a child process: a crash or hang fails that case only");

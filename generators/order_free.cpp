@@ -63,6 +63,7 @@ void make_order_free(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   const Format& t = ps.format("target");
   const Format& acc = ps.format("acc");
   const std::int64_t nnz_req = ps.integer("nnz");
+  const bool exact_only = ps.choice("rows") == "exact";
   set_gemm_shape(ps, p);
   const std::int64_t K = p.k, N = p.n;
   // Positions of the exact and tiny rows' nonzeros: [1, K-2] (columns 0 and K-1 belong to the pair rows).
@@ -85,8 +86,8 @@ void make_order_free(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   enum Kind { Exact, Pair, Tiny };
   auto kind_of = [&](std::int64_t i) {
     const int r = static_cast<int>(i % 3);
-    if (r == 1 && pair) return Pair;
-    if (r == 2 && tiny_fit) return Tiny;
+    if (r == 1 && pair && !exact_only) return Pair;
+    if (r == 2 && tiny_fit && !exact_only) return Tiny;
     return Exact;
   };
   const Stream sa = stream_for(p.seed, kOrderFreeId, kOpA), spos = stream_for(p.seed, kOrderFreeId, kOpA + 1),
@@ -149,6 +150,8 @@ std::vector<Family> order_free_families() {
                               "format every value is exact in (the kernel's storage format)"));
   g.params.push_back(p_format("acc", "f32", {"f32", "f16", "bf16"}, "the accumulator whose roundings the rows are built around"));
   g.params.push_back(p_int("nnz", 4, 1, 64, "nonzeros per exact or tiny row of A"));
+  g.params.push_back(p_choice("rows", "all", {"all", "exact"},
+                              "exact: every row an exact row (for kernels that keep only such values whole: split operands)"));
   g.params.push_back(p_seed());
   g.params.push_back(p_source());
   return {{g, make_order_free}};

@@ -96,7 +96,7 @@ MutationScore run_mutation(const SuiteInfo& suite, const std::string& kernel, co
   ctx.all = {&traits};
   std::vector<CaseSpec> cases = suite.cases(ctx);
   if (!opt.run.only_case.empty()) {  // certify --case ID: the kernel was judged on that case only
-    std::erase_if(cases, [&](const CaseSpec& c) { return c.id != opt.run.only_case; });
+    std::erase_if(cases, [&](const CaseSpec& c) { return !case_matches(opt.run.only_case, c.id); });
     if (cases.empty()) throw InputError("suite '" + suite.name + "' has no case '" + opt.run.only_case + "'");
   }
   std::vector<std::pair<double, std::size_t>> order;

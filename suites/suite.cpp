@@ -26,6 +26,11 @@ const SuiteInfo* find_suite(const std::string& name) {
   return nullptr;
 }
 
+bool case_matches(const std::string& pattern, const std::string& id) {
+  if (!pattern.empty() && pattern.back() == '*') return id.starts_with(std::string_view(pattern).substr(0, pattern.size() - 1));
+  return id == pattern;
+}
+
 std::string suite_names() {
   std::string r;
   for (const auto& s : builtin_suites()) r += (r.empty() ? "" : ", ") + s.name;
@@ -117,7 +122,7 @@ Prepared prepare(const SuiteInfo& suite, const std::vector<std::string>& kernels
     std::string ids;
     for (const auto& c : cases) {
       ids += (ids.empty() ? "" : ", ") + c.id;
-      if (c.id == opt.only_case) one.push_back(c);
+      if (case_matches(opt.only_case, c.id)) one.push_back(c);
     }
     if (one.empty()) throw InputError("suite '" + suite.name + "' has no case '" + opt.only_case + "' (cases: " + ids + ")");
     cases = one;

@@ -48,10 +48,13 @@ struct SuiteInfo {
 const std::vector<SuiteInfo>& builtin_suites();
 const SuiteInfo* find_suite(const std::string& name);
 std::string suite_names();
+/// Whether a case id answers --case: equal to it, or, for a pattern ending in '*', starting with what precedes it
+/// (order_free_* picks the kernel's order_free_<storage> whatever its storage format).
+bool case_matches(const std::string& pattern, const std::string& id);
 
 struct SuiteRunOptions {
   RunOptions run;
-  std::string only_case;           ///< --case ID: run just this case
+  std::string only_case;           ///< --case ID: run just this case (ID ending in '*': every case with that prefix)
   std::optional<std::int64_t> mn;  ///< --mn: override M = N of the suite's GEMM cases
   std::optional<BoundVariant> variant;  ///< override every case's gate variant
   bool isolate = false;            ///< each (case, kernel) in a child process

@@ -8,6 +8,7 @@
 #include "generators/generate.hpp"
 #include "kernels/kernel.hpp"
 #include "suites/runner.hpp"
+#include "suites/suite.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/test_seed.hpp"
 
@@ -122,4 +123,21 @@ TEST_CASE("a kernel's input domain: cases outside it are not supported, naming t
     const CaseResult g = run_case(*k, s, *api, study);
     CHECK(g.status != CaseStatus::NotSupported);
   }
+}
+
+TEST_CASE("--case: an id, or a prefix ending in *") {
+  CHECK(case_matches("uniform", "uniform"));
+  CHECK_FALSE(case_matches("uniform", "uniform_positive"));
+  CHECK(case_matches("uniform*", "uniform_positive"));
+  CHECK(case_matches("order_free_*", "order_free_e4m3"));
+  CHECK_FALSE(case_matches("order_free_*", "tiny_f32"));
+  CHECK(case_matches("*", "anything"));
+  const SuiteInfo* s = find_suite("certify");
+  REQUIRE(s);
+  SuiteContext ctx;
+  const KernelTraits t;
+  ctx.traits = &t;
+  int n = 0;
+  for (const CaseSpec& c : s->cases(ctx)) n += case_matches("order_free_*", c.id);
+  CHECK(n == 1);  // one order_free case per kernel, named after its storage format
 }
