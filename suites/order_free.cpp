@@ -108,6 +108,11 @@ OrderFreeElements order_free_elements(const KernelTraits& t, std::int64_t m, std
           }
           const Bits b = bits_of(p);
           ok = holds(acc, b, p) && (!pf || holds(*pf, b, p));
+          if (card) {  // what the card's block does to its terms: flushed inputs, truncated products, a window floor
+            ok = ok && (card->input_subnormals || (std::fabs(a[q]) >= card->a.min_normal() && std::fabs(bv) >= card->b.min_normal()));
+            ok = ok && (card->product_frac_bits < 0 || b.top - b.low <= card->product_frac_bits);
+            ok = ok && b.low >= card->align_floor - card->align_bits;
+          }
           low = nonzero == 0 ? b.low : std::min(low, b.low);
           (nonzero == 0 ? p1 : p2) = p;
           ++nonzero;
@@ -118,7 +123,9 @@ OrderFreeElements order_free_elements(const KernelTraits& t, std::int64_t m, std
         const std::size_t x = static_cast<std::size_t>(i * n + j);
         // Every partial sum is a multiple of 2^low below sum_abs: exact in acc when sum_abs < 2^(p_acc + low) (sum_abs
         // and sum are then exact in binary64 too). The smallest nonzero partial sum, 2^low, must be a value of acc.
-        if (nonzero == 0 || (sum_abs < std::ldexp(1.0, p_eff + low) && holds(acc, bits_of(std::ldexp(1.0, low)), std::ldexp(1.0, low)))) {
+        // A card that flushes subnormal results: no partial sum may be subnormal (every one is a multiple of 2^low).
+        const bool floor_ok = !card || card->output_subnormals || std::ldexp(1.0, low) >= acc.min_normal();
+        if (nonzero == 0 || (floor_ok && sum_abs < std::ldexp(1.0, p_eff + low) && holds(acc, bits_of(std::ldexp(1.0, low)), std::ldexp(1.0, low)))) {
           if (sum == 0) {
             r.kind[x] = OrderFreeKind::ExactZero;
             ++counts[3 * ii + 1];

@@ -101,6 +101,13 @@ TEST_CASE("order_free_elements: each rule on dots worked out by hand") {
     tc.sum_order.block_model.params = card;
     CHECK(one_dot(tc, {4096, 1, 2}).kind[0] == OrderFreeKind::ExactSum);     // 13 bits
     CHECK(one_dot(tc, {8192, 1, 2}).kind[0] == OrderFreeKind::None);         // 14 bits: the alignment may cut the 1
+    const double s = 0x1p-149;
+    CHECK(one_dot(tc, {3 * s, 5 * s}).kind[0] == OrderFreeKind::ExactSum);  // the card keeps subnormal results
+    tc.sum_order.block_model.params->output_subnormals = false;             // one that flushes them
+    CHECK(one_dot(tc, {3 * s, 5 * s}).kind[0] == OrderFreeKind::None);
+    tc.sum_order.block_model.params->product_frac_bits = 3;                  // products truncated to 4 bits
+    CHECK(one_dot(tc, {5, 3}).kind[0] == OrderFreeKind::ExactSum);
+    CHECK(one_dot(tc, {17, 3}).kind[0] == OrderFreeKind::None);
   }
   SUBCASE("split operands count only where one slice holds them whole; block-scaled operands not at all") {
     KernelTraits sp = t;
