@@ -47,6 +47,14 @@ CaseResult run(GemmKernel& k, const Problem& p) {
   return test::run_graded(k, p, ref, *api, RunOptions{}, BoundVariant::Componentwise);
 }
 
+/// The case's bitwise check on its order-free elements (there must be one).
+const CheckResult& order_free_check(const CaseResult& r) {
+  const CheckResult* b = find_check(r, CheckKind::Bitwise);
+  REQUIRE(b);
+  CHECK(b->detail.find("order-free") != std::string::npos);
+  return *b;
+}
+
 std::string order_free_spec(const KernelTraits& t, std::uint64_t seed, std::int64_t m = 24) {
   const Format& st = storage_format(*t.a_input, *t.a_operand);
   const char* acc = *t.acc == f16 ? "f16" : *t.acc == bf16 ? "bf16" : "f32";
@@ -137,10 +145,7 @@ TEST_CASE("correct kernels in every valid order pass the order_free case with th
     const CaseResult r = run(w, p);
     INFO(r.reason);
     CHECK(r.status == CaseStatus::Pass);
-    const CheckResult* b = find_check(r, CheckKind::Bitwise);
-    REQUIRE(b);
-    CHECK(b->passed);
-    CHECK(b->detail.find("order-free") != std::string::npos);
+    CHECK(order_free_check(r).passed);
     // Round to nearest declared: every element (exact, pair and tiny rows) has one value; the case is bitwise.
     if (w.traits().acc_rounding == Rounding::NearestEven && std::string(name) != "model_gemm_f16_f32acc_blocked32") CHECK(r.tier == Tier::Bitwise);
   }
@@ -164,10 +169,7 @@ TEST_CASE("faults inside the envelope fail the order_free case bit for bit") {
     const CaseResult r = run(w, p);
     INFO(r.reason);
     CHECK(r.status == CaseStatus::Fail);
-    const CheckResult* b = find_check(r, CheckKind::Bitwise);
-    REQUIRE(b);
-    CHECK_FALSE(b->passed);
-    CHECK(b->detail.find("order-free") != std::string::npos);
+    CHECK_FALSE(order_free_check(r).passed);
   }
 }
 
