@@ -564,7 +564,9 @@ void fused_lane_operands(const FusedDotParams& p, bool b_side, const std::uint32
   const Decoder d(b_side ? p.b : p.a);
   for (std::size_t x = 0; x < n; ++x) {
     const FastOp o = fast_operand(d, codes[x]);  // tf32 read toward zero (fused_lanes_apply: fast_applies)
-    value[x] = o.special ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(static_cast<float>(o.sig), o.exp);
+    // sig 2^exp: at most 11 bits times a power of two binary64 holds (|exp| < 160), then exactly a float.
+    const double pow2 = std::bit_cast<double>(static_cast<std::uint64_t>(1023 + o.exp) << 52);
+    value[x] = o.special ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(static_cast<double>(o.sig) * pow2);
     ref[x] = o.special ? std::int16_t{0} : o.sig == 0 ? kFusedZeroRef : static_cast<std::int16_t>(o.ref);
   }
 }

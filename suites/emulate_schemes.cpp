@@ -48,6 +48,17 @@ std::vector<std::vector<float>> slice_matrices(const SplitScheme& sc, const std:
 
 std::uint32_t card_operand_code(const Format& f, double v) {
   if (f == tf32) return std::bit_cast<std::uint32_t>(static_cast<float>(v));
+  // A value of f's normal range (or a zero) that is a float: its code from the float's bits (exponent rebiased,
+  // fraction shifted), the encoding round_double would find; anything else through round_double.
+  const auto x = static_cast<float>(v);
+  if (static_cast<double>(x) == v && f32_normal_grid(f)) {
+    const std::uint32_t b = std::bit_cast<std::uint32_t>(x), mag = b & 0x7FFFFFFFu, drop = static_cast<std::uint32_t>(23 - f.frac_bits);
+    const auto sign = static_cast<std::uint32_t>((b >> 31) ? f.sign_mask() : 0);
+    const int e = static_cast<int>(mag >> 23) - 127;
+    if (mag == 0) return sign;
+    const std::uint32_t code = static_cast<std::uint32_t>(e + f.bias) << f.frac_bits | (mag & 0x7FFFFFu) >> drop;
+    if (e >= f.emin() && e <= f.emax() && code <= f.max_finite_code() && (mag & ((1u << drop) - 1)) == 0) return sign | code;
+  }
   return static_cast<std::uint32_t>(round_double(f, v, Rounder::nearest(f)).code);
 }
 
