@@ -576,10 +576,11 @@ namespace {
 // One block for kFusedLanes lanes (fused_dot_lanes), in binary64 where every operation is exact, and the same
 // arithmetic as fast_block:
 //  - the window's reference R = max(C's leading-bit exponent, e_a + e_b of the nonzero products) is an integer max
-//    (zeros carry kFusedZeroRef; 2 kFusedZeroRef is far below any product's e_a + e_b >= -2 126 - 2 10 and the
+//    (zeros carry kFusedZeroRef; 2 kFusedZeroRef is far below any product's e_a + e_b >= -252, and the
 //    clamp at -600 below keeps 2^-L inside binary64 when every term is zero);
 //  - L = R - align_bits, scale = 2^-L: a product a b has at most 22 significant bits (inputs of at most 11), so a b
-//    and a b scale are exact (|a b| >= 2^-266, scale >= 2^-231: far from binary64's subnormals), and trunc() of it
+//    and a b scale are exact (|a b| >= 2^-272, tf32's smallest subnormal squared, and scale >= 2^-231: far from
+//    binary64's subnormals; C >= 2^-149 likewise), and trunc() of it
 //    is the magnitude truncated onto the window's grid with the product's sign (fast_block's toward-zero alignment);
 //  - C (24 bits) scale is exact too, and truncated the same way (products far above C push C's low bits below L);
 //  - each term is below 2^(align_bits + 2) (|a b| < 4 2^(e_a + e_b) <= 4 2^R), 17 of them below 2^(align_bits + 7)
