@@ -19,13 +19,15 @@
 // Internals are exact: products of two significands of at most 24 bits are integers of at most 48
 // bits; alignment shifts them onto a common fixed point (the "window", align_bits fraction bits below
 // the reference exponent) in __int128 arithmetic, so the block sum is an exact integer; one final
-// rounding (oracle/round.hpp's core) makes the result. No double arithmetic touches a value.
+// rounding (oracle/round.hpp's core) makes the result. No double arithmetic touches a value, except in the
+// batched path fused_dot_lanes, where every binary64 operation is exact (its proof in fused_dot.cpp).
 //
 // The model is one block (fused_block: products + C -> D). An instruction whose K is a multiple of the
 // fused length chains blocks (fused_dot). A GEMM K-loop over instructions composes fused_dot calls;
 // that composition belongs to the kernel's declared order, not to this file.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -143,6 +145,52 @@ std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const s
 /// parameters of fp32-accumulator cards: f16, bf16, tf32 and FP8 inputs, one window, toward zero or to nearest);
 /// the reference the fast path is tested against.
 std::uint64_t fused_dot_reference(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c);
+
+// ---- the batched path: consecutive instructions for several dots at once ----
+// A GEMM emulation calls fused_dot once per output element per instruction; for the fast path's parameters
+// (fp32-accumulator cards) fused_dot_lanes computes the same D for kFusedLanes dots at once (one row of A with
+// kFusedLanes columns of B), lane by lane in binary64 arithmetic that is exact (see fused_dot.cpp), and hands a
+// lane's instruction to fused_dot wherever that arithmetic does not decide it (Inf, NaN, a block result outside
+// fp32's normal range): every lane's D is fused_dot's bit for bit, notes included (tests/oracle/fused_dot_test.cpp).
+
+/// Dots fused_dot_lanes computes together.
+inline constexpr int kFusedLanes = 16;
+/// The ref of a zero operand in fused_lane_operands: far below any product's e_a + e_b, so that a product with a
+/// zero factor never sets the window (its value is zero, it adds nothing).
+inline constexpr std::int16_t kFusedZeroRef = -8192;
+
+/// Whether fused_dot_lanes takes instructions of k inputs under these parameters: fused_dot's fast path applies
+/// (exact products, one window of 23..36 bits at the largest e_a + e_b, truncation toward zero, fp32 results
+/// rounded toward zero or to nearest, subnormals kept), k <= 64 and no block holds more than 16 inputs.
+bool fused_lanes_apply(const FusedDotParams& p, int k);
+
+/// Operand codes of p.a (b_side false) or p.b (true), container codes as fused_dot takes them, decoded for
+/// fused_dot_lanes: value[i] the code's value as a float (exact: the fast path's formats fit fp32), ref[i] the
+/// exponent of its leading bit position (emin for subnormals; kFusedZeroRef for zeros). Inf and NaN codes have
+/// value NaN (every block they enter goes to fused_dot).
+void fused_lane_operands(const FusedDotParams& p, bool b_side, const std::uint32_t* codes, std::size_t n, float* value, std::int16_t* ref);
+
+/// Operands of fused_dot_lanes: the codes and fused_lane_operands' decoding of them. The row (A): input i at [i].
+/// The panel (B, K-major): input i of lane w at [i * ld + w].
+struct FusedLaneRow {
+  const std::uint32_t* code;
+  const float* value;
+  const std::int16_t* ref;
+};
+struct FusedLanePanel {
+  const std::uint32_t* code;
+  const float* value;
+  const std::int16_t* ref;
+  std::ptrdiff_t ld;
+};
+
+/// `steps` instructions of k inputs chained for the dots of `width` columns (a multiple of kFusedLanes, computed
+/// kFusedLanes at a time): for s = 0 .. steps - 1 and every column w < width, c[w] = fused_dot(p, a + s k, b_w + s k, k,
+/// c[w], notes), where b_w is column w of the panel. c: fp32 codes, the columns' C in and D out. Precondition:
+/// fused_lanes_apply(p, k). portable: the plain-loop version a build without AVX2 runs (for the tests, which hold both
+/// to the general path; else the AVX2 version where the build has it).
+void fused_dot_lanes(const FusedDotParams& p, int k, int steps, const FusedLaneRow& a, const FusedLanePanel& b, std::ptrdiff_t width,
+                     std::uint32_t* c, FusedDotNotes* notes, bool portable = false);
 
 /// A K-loop over instructions, the order of fpcert's mma.sync GEMMs (docs/kernels.md): the K inputs
 /// consumed in steps of `step` (the instruction's k) in ascending order, each step one fused_dot whose C

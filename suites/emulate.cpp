@@ -318,11 +318,26 @@ class Emulator {
       for (std::size_t x = 0; x < bf_.size(); ++x) bf_[x] = static_cast<float>(b[x]);
     }
     if (o_.kind == OrderKind::TensorCoreBlock && o_.block_model.params) {
+      const FusedDotParams& p = *o_.block_model.params;
       const std::int64_t pad = o_.block_model.pad > 0 ? o_.block_model.pad : o_.block;
       kpad_ = (k + pad - 1) / pad * pad;
-      bcodes_.assign(static_cast<std::size_t>(kpad_ * n), 0u);
+      // Whole groups of kFusedLanes columns through fused_dot_lanes (not on the generic path, which keeps one
+      // fused_dot per element and instruction: the tests hold the two equal): B's codes and their lane decoding as
+      // a K-major panel (row-major kpad_ x n, rows beyond k zero). The other columns' codes column by column.
+      lanes_end_ = !generic && fused_lanes_apply(p, o_.block) ? n / kFusedLanes * kFusedLanes : 0;
+      if (lanes_end_ > 0) {
+        const auto size = static_cast<std::size_t>(kpad_ * n);
+        bpanel_code_.assign(size, 0u);
+        bpanel_value_.resize(size);
+        bpanel_ref_.resize(size);
+        for (std::size_t x = 0; x < static_cast<std::size_t>(k * n); ++x) bpanel_code_[x] = card_operand_code(p.b, b[x]);
+        fused_lane_operands(p, true, bpanel_code_.data(), size, bpanel_value_.data(), bpanel_ref_.data());
+      }
+      bcodes_.assign(static_cast<std::size_t>(kpad_ * (n - lanes_end_)), 0u);
       for (std::int64_t q = 0; q < k; ++q)
-        for (std::int64_t j = 0; j < n; ++j) bcodes_[static_cast<std::size_t>(j * kpad_ + q)] = card_operand_code(o_.block_model.params->b, b[q * n + j]);
+        for (std::int64_t j = lanes_end_; j < n; ++j)
+          bcodes_[static_cast<std::size_t>((j - lanes_end_) * kpad_ + q)] =
+              lanes_end_ > 0 ? bpanel_code_[static_cast<std::size_t>(q * n + j)] : card_operand_code(p.b, b[q * n + j]);
     }
   }
 
@@ -570,8 +585,9 @@ class Emulator {
     std::vector<std::uint32_t> arow(static_cast<std::size_t>(kpad_), 0u);
     for (std::int64_t q = 0; q < k_; ++q) arow[static_cast<std::size_t>(q)] = card_operand_code(p.a, a[q]);
     const int step = o_.block;
-    for (std::int64_t j = 0; j < n_; ++j) {
-      const std::uint32_t* bcol = bcodes_.data() + j * kpad_;
+    if (lanes_end_ > 0) tensor_core_lanes(arow.data(), c, notes);
+    for (std::int64_t j = lanes_end_; j < n_; ++j) {
+      const std::uint32_t* bcol = bcodes_.data() + (j - lanes_end_) * kpad_;
       std::uint64_t d = 0;  // +0
       double outer = 0.0;
       for (std::int64_t q = 0; q < kpad_; q += step) {
@@ -586,6 +602,32 @@ class Emulator {
     subnormal_inexact_ += notes.subnormal_inexact;
   }
 
+  /// tensor_core_card for the columns below lanes_end_, kFusedLanes at a time (fused_dot_lanes: the same D bit for bit
+  /// as fused_dot, and the same notes). arow: A's operand codes of this row (kpad_).
+  void tensor_core_lanes(const std::uint32_t* arow, double* c, FusedDotNotes& notes) const {
+    const FusedDotParams& p = *o_.block_model.params;
+    const int step = o_.block;
+    const std::int64_t pe = t_.promote_every;
+    const auto width = static_cast<std::size_t>(lanes_end_);
+    std::vector<float> av(static_cast<std::size_t>(kpad_));
+    std::vector<std::int16_t> ar(static_cast<std::size_t>(kpad_));
+    fused_lane_operands(p, false, arow, static_cast<std::size_t>(kpad_), av.data(), ar.data());
+    std::vector<std::uint32_t> d(width, 0u);  // +0
+    std::vector<double> outer(pe > 0 ? width : 0, 0.0);
+    for (std::int64_t q = 0; q < kpad_;) {
+      // Instructions up to the next promotion (every promote_every products, a whole number of instructions).
+      const std::int64_t len = pe > 0 ? std::min(pe - q % pe, kpad_ - q) : kpad_ - q;
+      const FusedLaneRow ra{arow + q, av.data() + q, ar.data() + q};
+      const auto at = static_cast<std::size_t>(q * n_);
+      const FusedLanePanel pb{bpanel_code_.data() + at, bpanel_value_.data() + at, bpanel_ref_.data() + at, n_};
+      fused_dot_lanes(p, step, static_cast<int>(len / step), ra, pb, lanes_end_, d.data(), &notes);
+      q += len;
+      if (pe > 0 && q % pe == 0)
+        for (std::size_t j = 0; j < width; ++j) outer[j] = outer_.add(outer[j], to_value(p.acc, d[j])), d[j] = 0;
+    }
+    for (std::size_t j = 0; j < width; ++j) c[j] = pe > 0 ? outer_.add(outer[j], to_value(p.acc, d[j])) : to_value(p.acc, d[j]);
+  }
+
  public:
   /// Block results of the card that rounded inexactly below the accumulator's normal range (every row so far).
   std::uint64_t subnormal_inexact() const { return subnormal_inexact_; }
@@ -598,7 +640,11 @@ class Emulator {
   std::int64_t n_, k_;
   const double* b_;
   std::int64_t kpad_ = 0;               ///< tensor-core card: K rounded up to the order's pad
-  std::vector<std::uint32_t> bcodes_;   ///< tensor-core card: B's operand codes, column by column (kpad_ each, zero-padded)
+  std::vector<std::uint32_t> bcodes_;   ///< tensor-core card: B's operand codes, column by column from lanes_end_ (kpad_ each, zero-padded)
+  std::int64_t lanes_end_ = 0;          ///< tensor-core card: columns [0, lanes_end_) go through fused_dot_lanes
+  std::vector<std::uint32_t> bpanel_code_;  ///< ... B's operand codes, row-major kpad_ x n (rows beyond k zero)
+  std::vector<float> bpanel_value_;         ///< ... and their fused_lane_operands decoding
+  std::vector<std::int16_t> bpanel_ref_;
   std::vector<float> bf_;  ///< B as floats for the fp32 loops
   Arith acc_, prod_, outer_;
   FloatHost host_;

@@ -29,6 +29,10 @@ bool f32_grid(const Format& f) {
   return f.specials == Specials::IEEE && f.sign_bits == 1 && f.subnormals && f.exp_bits == 8 && f.bias == 127 && f.frac_bits < 23;
 }
 
+bool f32_normal_grid(const Format& f) {
+  return f.sign_bits == 1 && f.specials != Specials::ScaleOnly && f.frac_bits < 23 && f.emin() >= -126 && f.emax() <= 127;
+}
+
 bool grid_format(const Format& f) {
   return f.sign_bits == 1 && f.subnormals && f.specials != Specials::ScaleOnly && f.precision() <= 26 && f.emax() <= 127 && f.emin() >= -126;
 }
@@ -122,13 +126,18 @@ std::vector<double> round_values(const std::vector<double>& exact, const Format&
   const Grid* grid = grid_format(f) && r != Rounding::Stochastic ? &g : nullptr;
   // A float value rounding into a format of fp32's exponent range (bf16, tf32) to nearest even or toward zero
   // rounds on its bit pattern; NaN and values that are not floats go to round_one.
-  const bool bits = f32_grid(f) && (r == Rounding::NearestEven || r == Rounding::TowardZero);
+  // Other formats of fp32's normal grid (f16, FP8) the same way for floats in their normal range.
+  const bool mode = r == Rounding::NearestEven || r == Rounding::TowardZero;
+  const bool bits = f32_grid(f) && mode;
+  const bool normal_bits = !bits && f32_normal_grid(f) && mode;
+  const double lo = f.min_normal(), hi = f.max_finite();
   const int drop = 23 - f.frac_bits;
   parallel_for(v.size(), 1 << 14, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
     for (std::uint64_t i = i0; i < i1; ++i) {
       const double x = exact[i];
       const auto xf = static_cast<float>(x);
-      v[i] = bits && static_cast<double>(xf) == x ? f32_grid_round(xf, drop, r == Rounding::NearestEven) : round_one(f, grid, r, x);
+      const bool on_bits = static_cast<double>(xf) == x && (bits || (normal_bits && std::fabs(x) >= lo && std::fabs(x) <= hi));
+      v[i] = on_bits ? f32_grid_round(xf, drop, r == Rounding::NearestEven) : round_one(f, grid, r, x);
     }
   });
   return v;

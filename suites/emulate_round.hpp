@@ -42,6 +42,12 @@ double add_rounded(const Format& f, const Grid* grid, Rounding r, double x, doub
 /// subnormals, fewer fraction bits: bf16, tf32): a float rounds into it on its bit pattern (f32_grid_round).
 bool f32_grid(const Format& f);
 
+/// Whether f's normal range lies on fp32's grid without its low 23 - frac_bits bits (signed, fewer fraction bits,
+/// exponents within fp32's normal range: f16, the FP8 and FP6 formats, bf16, tf32): a float of magnitude between f's
+/// smallest normal and largest finite value rounds into it on its bit pattern (f32_grid_round), whatever f's
+/// subnormals, overflow and specials (the rounding stays in that range: both ends are values of f).
+bool f32_normal_grid(const Format& f);
+
 /// A float x (finite or Inf) rounded into such a format, drop = 23 - f.frac_bits: to nearest even by adding
 /// half a unit less one plus the kept last bit and masking (a carry out of the fraction moves to the next
 /// binade, past the largest finite value to Inf: IEEE's overflow), else toward zero by masking (finite stays

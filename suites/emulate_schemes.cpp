@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <optional>
 
 #include "base/parallel.hpp"
 #include "kernels/emu/emu_arith.cuh"
@@ -44,10 +45,52 @@ std::vector<std::vector<float>> slice_matrices(const SplitScheme& sc, const std:
   return s;
 }
 
+/// One operand matrix's card codes laid out for fused_dot_lanes: row-major rows x cols codes with their lane decoding
+/// (B: rows = K padded, a K-major panel; A: one row at a time, cols = K padded).
+struct LaneCodes {
+  std::vector<std::uint32_t> code;
+  std::vector<float> value;
+  std::vector<std::int16_t> ref;
+  LaneCodes(const FusedDotParams& p, bool b_side, std::vector<std::uint32_t> codes) : code(std::move(codes)), value(code.size()), ref(code.size()) {
+    fused_lane_operands(p, b_side, code.data(), code.size(), value.data(), ref.data());
+  }
+};
+
+/// The card's K-loop over instructions [lo, hi) (steps of `step`) of one row of A against columns [j0, j1) of the
+/// panel b (row-major, n columns), each column's chain from its d[j] (fp32 codes, updated): fused_dot_lanes on
+/// whole groups of kFusedLanes columns, fused_dot per element on the rest. a: the row's codes and decoding.
+void card_kloop_lanes(const FusedDotParams& p, int step, const FusedLaneRow& a, const LaneCodes& b, std::int64_t n, std::int64_t lo,
+                      std::int64_t hi, std::int64_t j0, std::int64_t j1, std::uint32_t* d, FusedDotNotes* notes) {
+  const std::int64_t whole = (j1 - j0) / kFusedLanes * kFusedLanes;
+  const auto at = static_cast<std::size_t>(lo * n + j0);
+  if (whole > 0 && hi > lo) {
+    const FusedLaneRow ra{a.code + lo, a.value + lo, a.ref + lo};
+    const FusedLanePanel pb{b.code.data() + at, b.value.data() + at, b.ref.data() + at, n};
+    fused_dot_lanes(p, step, static_cast<int>((hi - lo) / step), ra, pb, whole, d + j0, notes);
+  }
+  std::uint32_t col[64];  // one instruction's column codes (fused_lanes_apply: step <= 64)
+  for (std::int64_t j = j0 + whole; j < j1; ++j)
+    for (std::int64_t q = lo; q < hi; q += step) {
+      for (int i = 0; i < step; ++i) col[i] = b.code[static_cast<std::size_t>((q + i) * n + j)];
+      d[j] = static_cast<std::uint32_t>(fused_dot(p, a.code + q, col, step, d[j], notes));
+    }
+}
+
 }  // namespace
 
 std::uint32_t card_operand_code(const Format& f, double v) {
   if (f == tf32) return std::bit_cast<std::uint32_t>(static_cast<float>(v));
+  // A value of f's normal range (or a zero) that is a float: its code from the float's bits (exponent rebiased,
+  // fraction shifted), the encoding round_double would find; anything else through round_double.
+  const auto x = static_cast<float>(v);
+  if (static_cast<double>(x) == v && f32_normal_grid(f)) {
+    const std::uint32_t b = std::bit_cast<std::uint32_t>(x), mag = b & 0x7FFFFFFFu, drop = static_cast<std::uint32_t>(23 - f.frac_bits);
+    const auto sign = static_cast<std::uint32_t>((b >> 31) ? f.sign_mask() : 0);
+    const int e = static_cast<int>(mag >> 23) - 127;
+    if (mag == 0) return sign;
+    const std::uint32_t code = static_cast<std::uint32_t>(e + f.bias) << f.frac_bits | (mag & 0x7FFFFFu) >> drop;
+    if (e >= f.emin() && e <= f.emax() && code <= f.max_finite_code() && (mag & ((1u << drop) - 1)) == 0) return sign | code;
+  }
   return static_cast<std::uint32_t>(round_double(f, v, Rounder::nearest(f)).code);
 }
 
@@ -102,6 +145,42 @@ std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParam
     if (t.first || t.second) small.push_back(t);
   const std::uint64_t zero = 0;  // +0 in the accumulator's code
   std::vector<double> c(static_cast<std::size_t>(m * n));
+  // Fast path: every slice term's K-loop kFusedLanes columns at a time (fused_dot_lanes, bit for bit fused_dot's), the
+  // instructions in the same order (per step: the small terms, then the leading term's chain).
+  if (!generic && fused_lanes_apply(p, step)) {
+    std::vector<LaneCodes> bl;
+    for (std::size_t l = 0; l < S; ++l) {
+      std::vector<std::uint32_t> rows(static_cast<std::size_t>(kp * n), 0u);
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t q = 0; q < k; ++q) rows[static_cast<std::size_t>(q * n + j)] = bc[l][static_cast<std::size_t>(j * kp + q)];
+      bl.emplace_back(p, true, std::move(rows));
+    }
+    parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+      FusedDotNotes notes;
+      std::vector<std::uint32_t> s(static_cast<std::size_t>(n)), acc(static_cast<std::size_t>(n));
+      for (std::uint64_t i = i0; i < i1; ++i) {
+        const std::size_t ra = static_cast<std::size_t>(i) * static_cast<std::size_t>(kp);
+        std::vector<LaneCodes> al;
+        for (std::size_t l = 0; l < S; ++l)
+          al.emplace_back(p, false, std::vector<std::uint32_t>(ac[l].begin() + static_cast<std::ptrdiff_t>(ra), ac[l].begin() + static_cast<std::ptrdiff_t>(ra + kp)));
+        auto row = [&](std::size_t l) { return FusedLaneRow{al[l].code.data(), al[l].value.data(), al[l].ref.data()}; };
+        std::fill(s.begin(), s.end(), 0u);
+        std::fill(acc.begin(), acc.end(), 0u);
+        for (std::int64_t q = 0; q < kp; q += step)
+          for (const auto& [ia, ib] : small)
+            card_kloop_lanes(p, step, row(static_cast<std::size_t>(ia)), bl[static_cast<std::size_t>(ib)], n, q, q + step, 0, n, s.data(), &notes);
+        card_kloop_lanes(p, step, row(0), bl[0], n, 0, kp, 0, n, acc.data(), &notes);
+        for (std::int64_t j = 0; j < n; ++j) {
+          const double big = to_double(p.acc, acc[static_cast<std::size_t>(j)]);
+          c[static_cast<std::size_t>(static_cast<std::int64_t>(i) * n + j)] =
+              small.empty() ? big : static_cast<double>(static_cast<float>(to_double(p.acc, s[static_cast<std::size_t>(j)])) + static_cast<float>(big));
+        }
+      }
+      inexact += notes.subnormal_inexact;
+    });
+    if (subnormal_inexact) *subnormal_inexact = inexact;
+    return c;
+  }
   parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
     FusedDotNotes notes;
     for (std::uint64_t i = i0; i < i1; ++i) {
@@ -223,14 +302,26 @@ std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std:
           bcodes[j * static_cast<std::uint64_t>(kp) + static_cast<std::uint64_t>(q)] = card_operand_code(card->b, bh[static_cast<std::uint64_t>(q * n) + j]);
     });
   }
+  // Fast path on tensor cores: the card's K-loops kFusedLanes columns at a time (fused_dot_lanes), B's codes as a panel.
+  const bool lanes = card && !generic && fused_lanes_apply(*card, step);
+  std::optional<LaneCodes> bl;
+  if (lanes) {
+    std::vector<std::uint32_t> rows(static_cast<std::size_t>(kp * n), 0u);
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t q = 0; q < k; ++q) rows[static_cast<std::size_t>(q * n + j)] = bcodes[static_cast<std::size_t>(j * kp + q)];
+    bl.emplace(*card, true, std::move(rows));
+  }
   const std::int64_t tn = (n + kModeTile - 1) / kModeTile;
   std::vector<double> c(static_cast<std::size_t>(m * n));
   parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
     FusedDotNotes notes;
     std::vector<float> acc(static_cast<std::size_t>(n)), part(static_cast<std::size_t>(n)), corr(static_cast<std::size_t>(n));
+    std::vector<std::uint32_t> dl(static_cast<std::size_t>(n));
     for (std::uint64_t iu = i0; iu < i1; ++iu) {
       const auto i = static_cast<std::int64_t>(iu);
       const float* ai = ah.data() + i * k;
+      std::optional<LaneCodes> al;
+      if (lanes) al.emplace(*card, false, std::vector<std::uint32_t>(acodes.begin() + i * kp, acodes.begin() + (i + 1) * kp));
       for (std::int64_t bn = 0; bn < tn; ++bn) {
         const std::int64_t j0 = bn * kModeTile, j1 = std::min(n, j0 + kModeTile);
         const bool row_mode = tile_mode(pa, pb, i / kModeTile, bn) == kModeRow;
@@ -240,7 +331,12 @@ std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std:
         std::fill(accp + j0, accp + j1, 0.0f);
         for (std::int64_t g = 0; g < nseg; ++g) {
           std::fill(partp + j0, partp + j1, 0.0f);
-          if (card) {  // the instruction's K-loop over the segment, K padded (segments are whole stages), from +0
+          if (lanes) {  // as below, through fused_dot_lanes
+            const std::int64_t lo = g * len, hi = row_mode ? kp : std::min(kp, (g + 1) * len);
+            std::fill(dl.begin() + j0, dl.begin() + j1, 0u);  // +0
+            card_kloop_lanes(*card, step, FusedLaneRow{al->code.data(), al->value.data(), al->ref.data()}, *bl, n, lo, hi, j0, j1, dl.data(), &notes);
+            for (std::int64_t j = j0; j < j1; ++j) partp[j] = static_cast<float>(to_double(card->acc, dl[static_cast<std::size_t>(j)]));
+          } else if (card) {  // the instruction's K-loop over the segment, K padded (segments are whole stages), from +0
             const std::int64_t lo = g * len, hi = row_mode ? kp : std::min(kp, (g + 1) * len);
             const std::uint32_t* arow = acodes.data() + i * kp;
             for (std::int64_t j = j0; j < j1; ++j) {

@@ -16,6 +16,7 @@
 #include "oracle/refvalue.hpp"
 #include "suites/block_reference.hpp"
 #include "suites/emulate.hpp"
+#include "suites/emulate_schemes.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/test_seed.hpp"
 
@@ -402,8 +403,10 @@ TEST_CASE("a measured tensor-core block model: each block of exact products and 
 }
 
 TEST_CASE("round_values equals the oracle's rounding in every format and mode: ties, subnormals, saturation") {
-  // round_values takes the integer path for formats of at most 26 bits in fp32's range, up to the largest
-  // finite value when the format has no Inf (e4m3, the MX formats); everything else goes to the oracle. Values:
+  // round_values rounds floats on their bit pattern into bf16 and tf32, and into the other formats of fp32's
+  // normal grid (f16, FP8, FP6, FP4) within their normal range; it takes the integer path for formats of at most
+  // 26 bits in fp32's range, up to the largest finite value when the format has no Inf (e4m3, the MX formats);
+  // everything else goes to the oracle. Values:
   // each code's value, the midpoints between neighbouring codes (ties) and values just off them, and random
   // doubles from below the smallest subnormal to twice the largest finite value.
   const std::uint64_t seed = test::seed() + 21;
@@ -472,6 +475,35 @@ std::int64_t count_differences(const Format& out, const std::vector<std::uint64_
 }
 
 }  // namespace
+
+TEST_CASE("card_operand_code: a card operand's code from its float bits equals round_double's, every code of every format") {
+  // card_operand_code encodes a float of a format's normal range (or a zero) from the float's bit pattern, and
+  // anything else through round_double. Every code's value (signed zeros, subnormals, the largest finite, Inf and
+  // NaN included) and random doubles (not values of the format: rounded to nearest) against round_double.
+  const std::uint64_t seed = test::seed() + 23;
+  CAPTURE(seed);
+  std::int64_t compared = 0;
+  for (const Format* f : {&f16, &bf16, &e4m3, &e5m2, &e2m3, &e3m2, &e2m1}) {
+    CAPTURE(f->tag);
+    std::vector<double> x;
+    for (std::uint64_t c = 0; c < f->code_count(); ++c) x.push_back(to_double(*f, c));
+    for (std::uint64_t i = 0; i < 20000; ++i) {
+      x.push_back(static_cast<double>(wild_float(seed, i)));
+      const auto w = philox_4x32(seed, 33, i);
+      x.push_back(std::ldexp(1.0 + w[0] * 0x1p-32, static_cast<int>(w[1] % 60) - 30) * ((w[2] & 1) ? -1 : 1));
+    }
+    for (const double v : x) {
+      const auto want = static_cast<std::uint32_t>(round_double(*f, v, Rounder::nearest(*f)).code);
+      const std::uint32_t got = emulate_detail::card_operand_code(*f, v);
+      if (got != want) {
+        CAPTURE(v);
+        REQUIRE(got == want);
+      }
+      ++compared;
+    }
+  }
+  CHECK(compared > 7 * 40000);
+}
 
 TEST_CASE("the fast paths equal the generic path bit for bit, every built-in model's declared arithmetic") {
   // EmulationPath::Generic runs every step through the scalar rounding and every conversion through the oracle;

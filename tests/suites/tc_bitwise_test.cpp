@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/philox.hpp"
@@ -624,4 +625,136 @@ TEST_CASE("Hopper's FP8 mma.sync GEMM (a CPU model written from the SASS) is cer
       CHECK(!check(m, CheckKind::Bitwise)->passed);
     }
   }
+}
+
+TEST_CASE("the batched card path (fused_dot_lanes) equals the per-element fused_dot path, whole GEMMs of tensor-core kernels") {
+  // emulate_gemm's Fast path runs a card's K-loop kFusedLanes columns at a time through fused_dot_lanes; Generic keeps
+  // one fused_dot per element and instruction. The two must agree bit for bit, and so must the notes that decline
+  // the bitwise tier (the message carries their count). Kernels: the f16, bf16 and tf32 mma.sync GEMMs with
+  // MMA-Sim's Hopper cards, Hopper's FP8 mma.sync card (runs of 2, C added last) with and without promotion, and
+  // the f16 card rounding to nearest. n = 53: three whole groups of 16 columns and a tail on the scalar path; K = 200
+  // zero-padded. Data: uniform; exponents spread over 80 binades (bf16/tf32: products and sums leave fp32's normal
+  // range, block results subnormal or Inf); Inf, NaN and signed zeros planted in A and B.
+  struct Kernel {
+    const char* name;
+    KernelTraits t;
+    FusedDotParams p;
+  };
+  const auto card = [](const char* insn) { return *tc::mma_sim_hopper(*tc::find_instruction(insn)); };
+  FusedDotParams f16_rn = card("mma_f16_f32");
+  f16_rn.block_rounding = Rounding::NearestEven;
+  KernelTraits promoted = mma_traits(e4m3, 32, "mma_e4m3_f32", 64);
+  promoted.promote_every = 64;
+  promoted.promote_format = &f32;
+  const std::vector<Kernel> kernels = {
+      {"f16", mma_f16_traits(), card("mma_f16_f32")},
+      {"f16 rn", mma_f16_traits(), f16_rn},
+      {"bf16", mma_traits(bf16, 16, "mma_bf16_f32", 32), card("mma_bf16_f32")},
+      {"tf32", mma_traits(tf32, 8, "mma_tf32_f32", 32), card("mma_tf32_f32")},
+      {"e4m3", mma_traits(e4m3, 32, "mma_e4m3_f32", 64), hopper_fp8_card(e4m3)},
+      {"e4m3 promoted", promoted, hopper_fp8_card(e4m3)},
+      {"e5m2", mma_traits(e5m2, 32, "mma_e5m2_f32", 64), hopper_fp8_card(e5m2)},
+  };
+  const std::uint64_t seed = test::seed() + 31;
+  CAPTURE(seed);
+  const std::int64_t m = 5, n = 53, k = 200;
+  int compared = 0, declined = 0, nonfinite = 0;
+  for (const Kernel& kn : kernels) {
+    CAPTURE(kn.name);
+    KernelTraits t = kn.t;
+    t.sum_order.block_model.params = kn.p;
+    t.sum_order.block_model.measured = true;
+    REQUIRE(emulation_unavailable(t).empty());
+    REQUIRE(fused_lanes_apply(kn.p, t.sum_order.block));
+    for (const std::string spec : {"uniform:", "exp_uniform:emin=-40,emax=40,", "exp_uniform:emin=-80,emax=-66,"}) {
+      CAPTURE(spec);
+      Problem p = generate(spec + "m=5,n=53,k=200,seed=" + std::to_string(seed % 100000));
+      for (int x = 0; x < 6; ++x) {  // specials at Philox-chosen places
+        const auto w = philox_4x32(seed, 41, static_cast<std::uint64_t>(compared * 8 + x));
+        const double v = x % 3 == 0 ? INFINITY : x % 3 == 1 ? NAN : -0.0;
+        (x < 3 ? p.a.data[w[0] % (m * k)] : p.b.data[w[1] % (k * n)]) = v;
+      }
+      const auto a = round_values(p.a.data, *t.a_input, t.input_rounding), b = round_values(p.b.data, *t.b_input, t.input_rounding);
+      auto run = [&](EmulationPath path) -> std::pair<std::vector<std::uint64_t>, std::string> {
+        try {
+          return {emulate_gemm(t, m, n, k, a, b, {}, path), ""};
+        } catch (const EmulationDeclined& e) {
+          return {{}, e.what()};
+        }
+      };
+      const auto fast = run(EmulationPath::Fast), generic = run(EmulationPath::Generic);
+      CHECK(fast.second == generic.second);
+      declined += !generic.second.empty();
+      REQUIRE(fast.first.size() == generic.first.size());
+      std::int64_t diff = 0, first = -1;  // raw codes, NaN payloads included
+      for (std::size_t x = 0; x < fast.first.size(); ++x)
+        if (fast.first[x] != generic.first[x]) first = first < 0 ? static_cast<std::int64_t>(x) : first, ++diff;
+      CHECK_MESSAGE(diff == 0, diff, " differ, first at ", first);
+      for (const std::uint64_t c : generic.first) nonfinite += classify(f32, c) == FpClass::Inf || classify(f32, c) == FpClass::NaN;
+      ++compared;
+    }
+  }
+  MESSAGE(compared << " GEMMs, " << declined << " declined by both paths, " << nonfinite << " Inf/NaN outputs");
+  CHECK(compared == 7 * 3);
+  CHECK(declined >= 2);      // the tiny data's block results round below fp32's normal range
+  CHECK(nonfinite >= 100);  // the planted specials reach whole rows and columns
+}
+
+TEST_CASE("the batched card path equals the per-element path for split products and BF16-on-fp16 scaling on tensor cores") {
+  // split_products_tc and pow2_scaled's card K-loops run through fused_dot_lanes on the Fast path (whole groups of 16
+  // columns; the rest, and the Generic path, one fused_dot per element and instruction). Schemes 1xbf16, 3xbf16, 6xbf16
+  // (bf16 card) and 3xtf32 (tf32 card); BF16-on-fp16 policies auto, tensor and kblock64 (the fp16 card). n = 53, K = 200
+  // zero-padded; uniform data, exponents spread over 80 binades, and tiny values whose block results fall below fp32's
+  // normal range (both paths then decline with the same count).
+  const auto card = [](const char* insn) { return *tc::mma_sim_hopper(*tc::find_instruction(insn)); };
+  std::vector<std::pair<std::string, KernelTraits>> kernels;
+  for (const auto& [scheme, k, insn, pad] : {std::tuple{"1xbf16", 16, "mma_bf16_f32", 32}, std::tuple{"3xbf16", 16, "mma_bf16_f32", 32},
+                                              std::tuple{"6xbf16", 16, "mma_bf16_f32", 32}, std::tuple{"3xtf32", 8, "mma_tf32_f32", 16}}) {
+    KernelTraits t = make_gemm_kernel("model_gemm_3xbf16")->traits();
+    t.sum_order = SummationOrder::split_products(scheme, OrderKind::TensorCoreBlock, k);
+    t.sum_order.block_model.instruction = insn;
+    t.sum_order.block_model.pad = pad;
+    t.sum_order.block_model.params = card(insn);
+    t.sum_order.block_model.measured = true;
+    kernels.emplace_back(scheme, t);
+  }
+  for (const char* pol : {"auto", "tensor", "kblock64"}) {
+    KernelTraits t = bf16_on_f16_traits(*find_bf16_on_f16_policy(pol), true);
+    t.sum_order.block_model.params = card("mma_f16_f32");
+    t.sum_order.block_model.measured = true;
+    kernels.emplace_back(std::string("bf16_on_f16 ") + pol, t);
+  }
+  const std::uint64_t seed = test::seed() + 37;
+  CAPTURE(seed);
+  const std::int64_t m = 5, n = 53, k = 200;
+  int compared = 0, declined = 0;
+  for (const auto& [name, t] : kernels) {
+    CAPTURE(name);
+    REQUIRE(emulation_unavailable(t).empty());
+    REQUIRE(fused_lanes_apply(*t.sum_order.block_model.params, t.sum_order.block));
+    for (const std::string spec : {"uniform:", "exp_uniform:emin=-40,emax=40,", "exp_uniform:emin=-80,emax=-66,"}) {
+      CAPTURE(spec);
+      const Problem p = generate(spec + "m=5,n=53,k=200,seed=" + std::to_string(seed % 100000));
+      const auto a = round_values(p.a.data, *t.a_input, t.input_rounding), b = round_values(p.b.data, *t.b_input, t.input_rounding);
+      auto run = [&](EmulationPath path) -> std::pair<std::vector<std::uint64_t>, std::string> {
+        try {
+          return {emulate_gemm(t, m, n, k, a, b, {}, path), ""};
+        } catch (const EmulationDeclined& e) {
+          return {{}, e.what()};
+        }
+      };
+      const auto fast = run(EmulationPath::Fast), generic = run(EmulationPath::Generic);
+      CHECK(fast.second == generic.second);
+      declined += !generic.second.empty();
+      REQUIRE(fast.first.size() == generic.first.size());
+      std::int64_t diff = 0, first = -1;
+      for (std::size_t x = 0; x < fast.first.size(); ++x)
+        if (fast.first[x] != generic.first[x]) first = first < 0 ? static_cast<std::int64_t>(x) : first, ++diff;
+      CHECK_MESSAGE(diff == 0, diff, " differ, first at ", first);
+      ++compared;
+    }
+  }
+  MESSAGE(compared << " GEMMs, " << declined << " declined by both paths");
+  CHECK(compared == 7 * 3);
+  CHECK(declined >= 2);
 }
