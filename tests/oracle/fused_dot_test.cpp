@@ -526,17 +526,24 @@ TEST_CASE("fused_dot: interleaved blocks and C added last (Hopper's FP8 mma.sync
   }
 }
 
+namespace {
+
+/// A card shape for the fast-path tests: input format, instruction k, fused length, window bits, interleave run,
+/// block rounding, how C joins.
+struct Shape {
+  const Format* in;
+  int k, fused, align, interleave;
+  Rounding rounding;
+  CJoin join;
+};
+
+}  // namespace
+
 TEST_CASE("fused_dot: the fast path equals the general path bit for bit (random and adversarial dots, every card shape)") {
   // fused_dot takes an int64 path for the parameters of fp32-accumulator cards; fused_dot_reference is the
   // general (128-bit window) code. Parameter sets on and off the fast path, operand codes drawn over the whole
   // code space (zeros, subnormals, Inf, NaN included) or from a narrow exponent band (long carries, exact
   // cancellation), C from normal, subnormal, huge, Inf and NaN codes.
-  struct Shape {
-    const Format* in;
-    int k, fused, align, interleave;
-    Rounding rounding;
-    CJoin join;
-  };
   const Shape shapes[] = {
       {&f16, 16, 16, 25, 0, Rounding::TowardZero, CJoin::InBlock},  {&bf16, 16, 16, 25, 0, Rounding::TowardZero, CJoin::InBlock},
       {&tf32, 8, 8, 25, 0, Rounding::TowardZero, CJoin::InBlock},   {&f16, 16, 8, 24, 0, Rounding::NearestEven, CJoin::InBlock},
@@ -635,12 +642,6 @@ TEST_CASE("fused_dot_lanes: kFusedLanes chained instructions equal the general p
   // near 1 (carries), pairs that cancel exactly (A's pairs equal, B's opposite), one large product and negative ones
   // beyond the window (toward zero vs down), a band near 2^-63 (bf16/tf32: sums at fp32's subnormal boundary) and one
   // near 2^63 (sums beyond fp32's range); C from zero, -0, subnormal, huge, Inf, NaN and ordinary codes.
-  struct Shape {
-    const Format* in;
-    int k, fused, align, interleave;
-    Rounding rounding;
-    CJoin join;
-  };
   const Shape shapes[] = {
       {&f16, 16, 16, 25, 0, Rounding::TowardZero, CJoin::InBlock},  {&bf16, 16, 16, 25, 0, Rounding::TowardZero, CJoin::InBlock},
       {&tf32, 8, 8, 25, 0, Rounding::TowardZero, CJoin::InBlock},   {&f16, 16, 8, 24, 0, Rounding::NearestEven, CJoin::InBlock},

@@ -627,6 +627,33 @@ TEST_CASE("Hopper's FP8 mma.sync GEMM (a CPU model written from the SASS) is cer
   }
 }
 
+namespace {
+
+/// emulate_gemm of the problem's inputs (rounded into the kernel's input formats) on the Fast and the Generic path:
+/// the same declines (declined counts them) and, otherwise, the same raw codes (NaN payloads included). Returns Generic's.
+std::vector<std::uint64_t> fast_equals_generic(const KernelTraits& t, const Problem& p, std::int64_t m, std::int64_t n, std::int64_t k,
+                                               int& declined) {
+  const auto a = round_values(p.a.data, *t.a_input, t.input_rounding), b = round_values(p.b.data, *t.b_input, t.input_rounding);
+  auto run = [&](EmulationPath path) -> std::pair<std::vector<std::uint64_t>, std::string> {
+    try {
+      return {emulate_gemm(t, m, n, k, a, b, {}, path), ""};
+    } catch (const EmulationDeclined& e) {
+      return {{}, e.what()};
+    }
+  };
+  const auto fast = run(EmulationPath::Fast), generic = run(EmulationPath::Generic);
+  CHECK(fast.second == generic.second);
+  declined += !generic.second.empty();
+  REQUIRE(fast.first.size() == generic.first.size());
+  std::int64_t diff = 0, first = -1;
+  for (std::size_t x = 0; x < fast.first.size(); ++x)
+    if (fast.first[x] != generic.first[x]) first = first < 0 ? static_cast<std::int64_t>(x) : first, ++diff;
+  CHECK_MESSAGE(diff == 0, diff, " differ, first at ", first);
+  return generic.first;
+}
+
+}  // namespace
+
 TEST_CASE("the batched card path (fused_dot_lanes) equals the per-element fused_dot path, whole GEMMs of tensor-core kernels") {
   // emulate_gemm's Fast path runs a card's K-loop kFusedLanes columns at a time through fused_dot_lanes; Generic keeps
   // one fused_dot per element and instruction. The two must agree bit for bit, and so must the notes that decline
@@ -674,23 +701,8 @@ TEST_CASE("the batched card path (fused_dot_lanes) equals the per-element fused_
         const double v = x % 3 == 0 ? INFINITY : x % 3 == 1 ? NAN : -0.0;
         (x < 3 ? p.a.data[w[0] % (m * k)] : p.b.data[w[1] % (k * n)]) = v;
       }
-      const auto a = round_values(p.a.data, *t.a_input, t.input_rounding), b = round_values(p.b.data, *t.b_input, t.input_rounding);
-      auto run = [&](EmulationPath path) -> std::pair<std::vector<std::uint64_t>, std::string> {
-        try {
-          return {emulate_gemm(t, m, n, k, a, b, {}, path), ""};
-        } catch (const EmulationDeclined& e) {
-          return {{}, e.what()};
-        }
-      };
-      const auto fast = run(EmulationPath::Fast), generic = run(EmulationPath::Generic);
-      CHECK(fast.second == generic.second);
-      declined += !generic.second.empty();
-      REQUIRE(fast.first.size() == generic.first.size());
-      std::int64_t diff = 0, first = -1;  // raw codes, NaN payloads included
-      for (std::size_t x = 0; x < fast.first.size(); ++x)
-        if (fast.first[x] != generic.first[x]) first = first < 0 ? static_cast<std::int64_t>(x) : first, ++diff;
-      CHECK_MESSAGE(diff == 0, diff, " differ, first at ", first);
-      for (const std::uint64_t c : generic.first) nonfinite += classify(f32, c) == FpClass::Inf || classify(f32, c) == FpClass::NaN;
+      const std::vector<std::uint64_t> generic = fast_equals_generic(t, p, m, n, k, declined);
+      for (const std::uint64_t c : generic) nonfinite += classify(f32, c) == FpClass::Inf || classify(f32, c) == FpClass::NaN;
       ++compared;
     }
   }
@@ -735,22 +747,7 @@ TEST_CASE("the batched card path equals the per-element path for split products 
     for (const std::string spec : {"uniform:", "exp_uniform:emin=-40,emax=40,", "exp_uniform:emin=-80,emax=-66,"}) {
       CAPTURE(spec);
       const Problem p = generate(spec + "m=5,n=53,k=200,seed=" + std::to_string(seed % 100000));
-      const auto a = round_values(p.a.data, *t.a_input, t.input_rounding), b = round_values(p.b.data, *t.b_input, t.input_rounding);
-      auto run = [&](EmulationPath path) -> std::pair<std::vector<std::uint64_t>, std::string> {
-        try {
-          return {emulate_gemm(t, m, n, k, a, b, {}, path), ""};
-        } catch (const EmulationDeclined& e) {
-          return {{}, e.what()};
-        }
-      };
-      const auto fast = run(EmulationPath::Fast), generic = run(EmulationPath::Generic);
-      CHECK(fast.second == generic.second);
-      declined += !generic.second.empty();
-      REQUIRE(fast.first.size() == generic.first.size());
-      std::int64_t diff = 0, first = -1;
-      for (std::size_t x = 0; x < fast.first.size(); ++x)
-        if (fast.first[x] != generic.first[x]) first = first < 0 ? static_cast<std::int64_t>(x) : first, ++diff;
-      CHECK_MESSAGE(diff == 0, diff, " differ, first at ", first);
+      fast_equals_generic(t, p, m, n, k, declined);
       ++compared;
     }
   }
