@@ -64,6 +64,10 @@ void make_order_free(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   const Format& acc = ps.format("acc");
   const std::int64_t nnz_req = ps.integer("nnz");
   const bool exact_only = ps.choice("rows") == "exact";
+  const Format& src = *p.source;
+  if (t.precision() > src.precision() || t.emax() > src.emax() || t.emin() - t.frac_bits < src.emin() - src.frac_bits)
+    ps.fail("target " + std::string(t.tag) + " holds values source " + std::string(src.tag) +
+            " cannot (choose a source at least as wide as the target, e.g. f32)");
   set_gemm_shape(ps, p);
   const std::int64_t K = p.k, N = p.n;
   // Positions of the exact and tiny rows' nonzeros: [1, K-2] (columns 0 and K-1 belong to the pair rows).

@@ -104,4 +104,6 @@ TEST_CASE("order_free: bad fields are refused") {
   CHECK_THROWS(generate("order_free:m=4,n=4,k=8,target=f64"));
   CHECK_THROWS(generate("order_free:m=4,n=4,k=8,acc=e4m3"));
   CHECK_THROWS(generate("order_free:m=4,n=4,k=8,nnz=0"));
+  CHECK_THROWS_WITH(generate("order_free:m=4,n=4,k=8,target=f32,source=f16"), doctest::Contains("at least as wide as the target"));
+  CHECK_NOTHROW(generate("order_free:m=4,n=4,k=8,target=f16,source=f16"));
 }
