@@ -9,6 +9,7 @@
 #include "generators/problem.hpp"
 #include "generators/rng.hpp"
 #include "generators/spec.hpp"
+#include "oracle/representable.hpp"
 #include "oracle/round.hpp"
 
 namespace fpcert::detail {
@@ -70,11 +71,7 @@ void fill_source(Matrix& m, const Format& src, const GenContext& ctx, const std:
 /// floor(log2 |x|) of a finite nonzero x (exact).
 int exponent_of(double x);
 
-/// Whether a finite double is exactly a finite value of f (any built-in format but ue8m0):
-/// |x| <= largest finite, and x's lowest set bit at or above both 2^(e - frac_bits) (e its
-/// exponent) and the smallest subnormal. Integer operations only; tests hold it equal to
-/// round_double's inexact/overflow flags.
-bool exactly_representable(const Format& f, double x);
+// exactly_representable(f, x): oracle/representable.hpp.
 
 /// Stream numbers: family f (its index in docs/generators.md's table) owns ids [f << 8, (f+1) << 8);
 /// within it, operand A uses offsets 0..15, B 16..31, shared draws 32 and up.

@@ -115,18 +115,6 @@ void fill_source(Matrix& m, const Format& src, const GenContext& ctx, const std:
 
 int exponent_of(double x) { return std::ilogb(x); }
 
-bool exactly_representable(const Format& f, double x) {
-  const std::uint64_t u = std::bit_cast<std::uint64_t>(x) & 0x7FFFFFFFFFFFFFFFULL;
-  if (u == 0) return true;
-  if (u >= 0x7FF0000000000000ULL) return false;  // Inf, NaN
-  const int be = static_cast<int>(u >> 52);
-  const std::uint64_t frac = u & 0x000FFFFFFFFFFFFFULL;
-  const std::uint64_t sig = be ? frac | (std::uint64_t{1} << 52) : frac;
-  const int e = be ? be - 1023 : 63 - std::countl_zero(frac) - 1074;  // floor(log2|x|)
-  const int low = (be ? be - 1075 : -1074) + std::countr_zero(sig);   // exponent of the lowest set bit
-  if (e > f.emax() || (e == f.emax() && std::fabs(x) > f.max_finite())) return false;
-  return low >= e - f.frac_bits && low >= f.emin() - f.frac_bits;
-}
 
 }  // namespace detail
 
@@ -194,7 +182,7 @@ void measure_not_representable(Problem& p, const detail::GenContext& ctx) {
     std::vector<std::uint64_t> local(fmts.size(), 0);
     for (std::uint64_t i = b; i < e; ++i) {
       const double v = i < na ? p.a.data[i] : p.b.data[i - na];
-      for (std::size_t f = 0; f < fmts.size(); ++f) local[f] += !detail::exactly_representable(*fmts[f], v);
+      for (std::size_t f = 0; f < fmts.size(); ++f) local[f] += !exactly_representable(*fmts[f], v);
     }
     std::lock_guard<std::mutex> lock(mu);
     for (std::size_t f = 0; f < fmts.size(); ++f) counts[f] += local[f];  // integer sums: order-free
@@ -279,7 +267,7 @@ Problem generate(const std::string& spec, const GenerateOptions& opt) {
   for (const Matrix* x : {&p.a, &p.b})
     for (double v : x->data) {
       if (fam->non_finite && !std::isfinite(v)) continue;
-      if (!detail::exactly_representable(*p.source, v))
+      if (!exactly_representable(*p.source, v))
         throw std::logic_error("generator '" + p.family + "' produced a value not exactly representable in " +
                                std::string(p.source->tag) + " (spec " + p.spec + ")");
     }

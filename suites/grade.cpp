@@ -12,6 +12,7 @@
 #include "base/parallel.hpp"
 #include "kernels/emu/split.hpp"
 #include "kernels/tc/cards.hpp"
+#include "oracle/representable.hpp"
 #include "oracle/ulp.hpp"
 #include "suites/emulate.hpp"
 #include "suites/envelope.hpp"
@@ -21,9 +22,8 @@
 namespace fpcert {
 
 bool all_representable(const std::vector<double>& values, const Format& f) {
-  const Rounder rn = Rounder::nearest(f);
   for (double v : values)
-    if (std::isfinite(v) && to_double(f, round_double(f, v, rn).code) != v) return false;
+    if (std::isfinite(v) && !exactly_representable(f, v)) return false;
   return true;
 }
 

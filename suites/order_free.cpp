@@ -9,6 +9,7 @@
 
 #include "base/parallel.hpp"
 #include "oracle/refvalue.hpp"
+#include "oracle/representable.hpp"
 #include "oracle/round.hpp"
 
 namespace fpcert {
@@ -24,13 +25,6 @@ Bits bits_of(double x) {
   const std::uint64_t frac = u & 0x000FFFFFFFFFFFFFULL;
   const std::uint64_t sig = be ? frac | (std::uint64_t{1} << 52) : frac;
   return {be ? be - 1023 : 63 - std::countl_zero(frac) - 1074, (be ? be - 1075 : -1074) + std::countr_zero(sig)};
-}
-
-/// Whether a finite nonzero value with these bits is exactly a value of f.
-bool holds(const Format& f, Bits b, double x) {
-  if (b.top > f.emax() || (b.top == f.emax() && std::fabs(x) > f.max_finite())) return false;
-  if (!f.subnormals && b.top < f.emin()) return false;
-  return b.low >= b.top - f.frac_bits && b.low >= f.emin() - f.frac_bits;
 }
 
 bool same_values(const double* x, const double* y, std::size_t n) { return std::memcmp(x, y, n * sizeof(double)) == 0; }
@@ -107,7 +101,7 @@ OrderFreeElements order_free_elements(const KernelTraits& t, std::int64_t m, std
             break;
           }
           const Bits b = bits_of(p);
-          ok = holds(acc, b, p) && (!pf || holds(*pf, b, p));
+          ok = exactly_representable(acc, p) && (!pf || exactly_representable(*pf, p));
           if (card) {  // what the card's block does to its terms: flushed inputs, truncated products, a window floor
             ok = ok && (card->input_subnormals || (std::fabs(a[q]) >= card->a.min_normal() && std::fabs(bv) >= card->b.min_normal()));
             ok = ok && (card->product_frac_bits < 0 || b.top - b.low <= card->product_frac_bits);
@@ -125,13 +119,13 @@ OrderFreeElements order_free_elements(const KernelTraits& t, std::int64_t m, std
         // and sum are then exact in binary64 too). The smallest nonzero partial sum, 2^low, must be a value of acc.
         // A card that flushes subnormal results: no partial sum may be subnormal (every one is a multiple of 2^low).
         const bool floor_ok = !card || card->output_subnormals || std::ldexp(1.0, low) >= acc.min_normal();
-        if (nonzero == 0 || (floor_ok && sum_abs < std::ldexp(1.0, p_eff + low) && holds(acc, bits_of(std::ldexp(1.0, low)), std::ldexp(1.0, low)))) {
+        if (nonzero == 0 || (floor_ok && sum_abs < std::ldexp(1.0, p_eff + low) && exactly_representable(acc, std::ldexp(1.0, low)))) {
           if (sum == 0) {
             r.kind[x] = OrderFreeKind::ExactZero;
             ++counts[3 * ii + 1];
             continue;
           }
-          if (!holds(of, bits_of(sum), sum)) continue;
+          if (!exactly_representable(of, sum)) continue;
           r.kind[x] = OrderFreeKind::ExactSum;
           r.expect[x] = round_double(of, sum, Rounder::nearest(of)).code;
           ++counts[3 * ii];
@@ -142,7 +136,7 @@ OrderFreeElements order_free_elements(const KernelTraits& t, std::int64_t m, std
         const Rounded s = round_ref(acc, ref_from_two_sum(p1, p2), rn);
         if (s.flags & (kOverflow | kUnderflow)) continue;
         const double v = to_double(acc, s.code);
-        if (v == 0 || std::fabs(v) < acc.min_normal() || !holds(of, bits_of(v), v)) continue;
+        if (v == 0 || std::fabs(v) < acc.min_normal() || !exactly_representable(of, v)) continue;
         r.kind[x] = OrderFreeKind::OneRounding;
         r.expect[x] = round_double(of, v, Rounder::nearest(of)).code;
         ++counts[3 * ii + 2];

@@ -137,7 +137,7 @@ TEST_CASE("exactly_representable agrees with round_double's flags for every form
       const bool want = (r.flags & (kInexact | kOverflow)) == 0;
       CAPTURE(f->tag);
       CAPTURE(x);
-      REQUIRE(detail::exactly_representable(*f, x) == want);
+      REQUIRE(exactly_representable(*f, x) == want);
       ++n;
     }
   }

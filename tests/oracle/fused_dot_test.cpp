@@ -537,6 +537,34 @@ struct Shape {
   CJoin join;
 };
 
+/// The parameters of an fp32-accumulator card of this shape.
+FusedDotParams params_of(const Shape& sh) {
+  FusedDotParams p;
+  p.a = p.b = *sh.in;
+  p.acc = f32;
+  p.fused_length = sh.fused;
+  p.align_bits = sh.align;
+  p.interleave_run = sh.interleave;
+  p.block_rounding = sh.rounding;
+  p.c_join = sh.join;
+  return p;
+}
+
+/// The card shapes fused_dot's fast path takes (both fast-path tests run every one).
+const std::vector<Shape> kFastShapes = {
+    {&f16, 16, 16, 25, 0, Rounding::TowardZero, CJoin::InBlock},  {&bf16, 16, 16, 25, 0, Rounding::TowardZero, CJoin::InBlock},
+    {&tf32, 8, 8, 25, 0, Rounding::TowardZero, CJoin::InBlock},   {&f16, 16, 8, 24, 0, Rounding::NearestEven, CJoin::InBlock},
+    {&e4m3, 32, 16, 25, 2, Rounding::TowardZero, CJoin::LastRn},  {&e5m2, 32, 16, 25, 2, Rounding::TowardZero, CJoin::LastRn},
+    {&f16, 16, 16, 36, 0, Rounding::NearestEven, CJoin::InBlock}, {&bf16, 16, 4, 23, 0, Rounding::TowardZero, CJoin::LastRn},
+};
+
+/// kFastShapes and more.
+std::vector<Shape> fast_shapes_and(std::initializer_list<Shape> more) {
+  std::vector<Shape> v = kFastShapes;
+  v.insert(v.end(), more);
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("fused_dot: the fast path equals the general path bit for bit (random and adversarial dots, every card shape)") {
@@ -544,25 +572,14 @@ TEST_CASE("fused_dot: the fast path equals the general path bit for bit (random 
   // general (128-bit window) code. Parameter sets on and off the fast path, operand codes drawn over the whole
   // code space (zeros, subnormals, Inf, NaN included) or from a narrow exponent band (long carries, exact
   // cancellation), C from normal, subnormal, huge, Inf and NaN codes.
-  const Shape shapes[] = {
-      {&f16, 16, 16, 25, 0, Rounding::TowardZero, CJoin::InBlock},  {&bf16, 16, 16, 25, 0, Rounding::TowardZero, CJoin::InBlock},
-      {&tf32, 8, 8, 25, 0, Rounding::TowardZero, CJoin::InBlock},   {&f16, 16, 8, 24, 0, Rounding::NearestEven, CJoin::InBlock},
-      {&e4m3, 32, 16, 25, 2, Rounding::TowardZero, CJoin::LastRn},  {&e5m2, 32, 16, 25, 2, Rounding::TowardZero, CJoin::LastRn},
-      {&f16, 16, 16, 36, 0, Rounding::NearestEven, CJoin::InBlock}, {&bf16, 16, 4, 23, 0, Rounding::TowardZero, CJoin::LastRn},
+  const std::vector<Shape> shapes = fast_shapes_and({
       {&f16, 16, 16, 13, 0, Rounding::TowardZero, CJoin::InBlock},  // off the fast path (window below 23 bits)
       {&f16, 16, 16, 25, 0, Rounding::Down, CJoin::InBlock},       // off the fast path (directed down)
-  };
+  });
   std::uint64_t ctr = 0;
   int compared = 0, wrong = 0;
   for (const Shape& sh : shapes) {
-    FusedDotParams p;
-    p.a = p.b = *sh.in;
-    p.acc = f32;
-    p.fused_length = sh.fused;
-    p.align_bits = sh.align;
-    p.interleave_run = sh.interleave;
-    p.block_rounding = sh.rounding;
-    p.c_join = sh.join;
+    const FusedDotParams p = params_of(sh);
     REQUIRE(check(p).empty());
     const Format& f = *sh.in;
     const std::uint32_t codes = f == tf32 ? (1u << 19) : (1u << f.total_bits());
@@ -642,27 +659,16 @@ TEST_CASE("fused_dot_lanes: kFusedLanes chained instructions equal the general p
   // near 1 (carries), pairs that cancel exactly (A's pairs equal, B's opposite), one large product and negative ones
   // beyond the window (toward zero vs down), a band near 2^-63 (bf16/tf32: sums at fp32's subnormal boundary) and one
   // near 2^63 (sums beyond fp32's range); C from zero, -0, subnormal, huge, Inf, NaN and ordinary codes.
-  const Shape shapes[] = {
-      {&f16, 16, 16, 25, 0, Rounding::TowardZero, CJoin::InBlock},  {&bf16, 16, 16, 25, 0, Rounding::TowardZero, CJoin::InBlock},
-      {&tf32, 8, 8, 25, 0, Rounding::TowardZero, CJoin::InBlock},   {&f16, 16, 8, 24, 0, Rounding::NearestEven, CJoin::InBlock},
-      {&e4m3, 32, 16, 25, 2, Rounding::TowardZero, CJoin::LastRn},  {&e5m2, 32, 16, 25, 2, Rounding::TowardZero, CJoin::LastRn},
-      {&f16, 16, 16, 36, 0, Rounding::NearestEven, CJoin::InBlock}, {&bf16, 16, 4, 23, 0, Rounding::TowardZero, CJoin::LastRn},
+  const std::vector<Shape> shapes = fast_shapes_and({
       {&bf16, 16, 16, 25, 0, Rounding::NearestEven, CJoin::InBlock}, {&tf32, 8, 8, 23, 0, Rounding::NearestEven, CJoin::InBlock},
-  };
+  });
   constexpr int W = 2 * kFusedLanes, ld = W + 3, steps = 3;  // two groups of lanes, a panel wider than them
   const std::uint64_t seed = test::seed();
   CAPTURE(seed);
   std::uint64_t ctr = 0;
   int compared = 0, wrong = 0, special = 0, subnormal = 0, zero = 0, noted = 0;
   for (const Shape& sh : shapes) {
-    FusedDotParams p;
-    p.a = p.b = *sh.in;
-    p.acc = f32;
-    p.fused_length = sh.fused;
-    p.align_bits = sh.align;
-    p.interleave_run = sh.interleave;
-    p.block_rounding = sh.rounding;
-    p.c_join = sh.join;
+    const FusedDotParams p = params_of(sh);
     REQUIRE(check(p).empty());
     REQUIRE(fused_lanes_apply(p, sh.k));
     const Format& f = *sh.in;
