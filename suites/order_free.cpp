@@ -112,6 +112,9 @@ OrderFreeElements order_free_elements(const KernelTraits& t, std::int64_t m, std
           ++nonzero;
           sum_abs += std::fabs(p);
           sum += p;
+          // Past two products only an exact sum can qualify, and its bound 2^(p_eff + low) only shrinks as low does:
+          // once reached, the element is not order-free (dense data leaves here, not after all K products).
+          if (nonzero > 2 && !(sum_abs < std::ldexp(1.0, p_eff + low))) ok = false;
         }
         if (!ok) continue;
         const std::size_t x = static_cast<std::size_t>(i * n + j);
