@@ -9,7 +9,14 @@ set -euo pipefail
 cd "$(dirname "$0")"
 scripts/deps.sh --tests
 build=${FPCERT_BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFPCERT_TESTS=ON -DFPCERT_WERROR=ON >/dev/null
+# ccache with paths relative to this checkout: a fresh clone elsewhere (CI) hits the objects an earlier
+# build of the same sources left in the cache.
+launch=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-8G}"
+  launch=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFPCERT_TESTS=ON -DFPCERT_WERROR=ON "${launch[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 fuzz_rc=0
 if [[ "${FPCERT_FUZZ_SECONDS:-60}" != "0" ]]; then

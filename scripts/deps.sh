@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libmpfr-dev libgmp-dev libeigen3-dev doctest-dev libcli11-dev
       nlohmann-json3-dev libfmt-dev librandom123-dev libtomlplusplus-dev libhwy-dev python3
-      python3-dev pybind11-dev python3-numpy python3-pytest)   # the last four: the Python entry (docs/python.md)
+      python3-dev pybind11-dev python3-numpy python3-pytest   # these four: the Python entry (docs/python.md)
+      ccache)   # compiler cache: test.sh and CI reuse objects across fresh clones (CCACHE_BASEDIR)
 optional=()
 if [[ "${1:-}" == "--tests" ]]; then
   optional+=(chromium)   # the HTML report's rendering test; skipped with a message where it cannot install
