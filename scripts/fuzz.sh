@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${FPCERT_FUZZ_SECONDS:-60}
 build=${FPCERT_FUZZ_BUILD_DIR:-build-fuzz}
 targets=("$@")
-if (( ${#targets[@]} == 0 )); then targets=(spec npy config results plugin); fi
+if (( ${#targets[@]} == 0 )); then targets=(spec npy config results plugin options plugin_load); fi
 cxx=$(command -v clang++-14 || command -v clang++ || true)
 cc=$(command -v clang-14 || command -v clang || true)
 if [[ -z "$cxx" ]] || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
