@@ -84,12 +84,25 @@ void replace_file(const std::string& given, const std::string& target, std::stri
 
 }  // namespace
 
+namespace {
+int g_data_fd = 1;  // where `-` outputs go (reserve_stdout_for_data)
+}  // namespace
+
+void reserve_stdout_for_data() {
+  if (g_data_fd != 1) return;
+  std::fflush(stdout);
+  const int fd = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0) return;  // no descriptor left: the text stays where it was
+  ::dup2(2, 1);
+  g_data_fd = fd;
+}
+
 void write_file_atomic(const std::string& path, std::string_view content) {
   const OutputPlan p = plan_output(path, "output");
   switch (p.how) {
     case OutputHow::Stdout: {
       std::fflush(stdout);
-      if (!write_all(1, content)) throw InputError(std::string("cannot write to standard output: ") + why(errno));
+      if (!write_all(g_data_fd, content)) throw InputError(std::string("cannot write to standard output: ") + why(errno));
       return;
     }
     case OutputHow::InPlace: {
@@ -146,6 +159,10 @@ OutputDir::OutputDir(const std::string& dir, std::vector<std::string> owned, con
     : dir_(dir), what_(what), owned_(std::move(owned)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
   check_output_dir(dir_, what_, inputs);
+  // A symlink to a folder stays a link: the folder it points to is the one replaced (as a file output's
+  // link is followed to its target), never the link turned into a real folder.
+  dir_ = follow_output_links(dir_, what_);
+  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
   std::vector<std::string> names;
   if (list_dir(dir_, names)) {
     std::vector<std::string> foreign;

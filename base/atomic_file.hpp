@@ -19,6 +19,11 @@ namespace fpcert {
 /// directory, a missing or unwritable folder, a full disk, a file-size limit).
 void write_file_atomic(const std::string& path, std::string_view content);
 
+/// Give standard output to the data: from here on the process's standard output (fd 1: tables,
+/// progress, every fmt::print) goes to standard error, and an output `-` is written to the original
+/// standard output, so `--json -` pipes JSON alone (docs/errors.md). Idempotent.
+void reserve_stdout_for_data();
+
 /// Append one line (a JSON object, say) to `path` and flush it to the OS, so a crash later loses
 /// nothing already reported. Throws InputError naming the path when it cannot.
 void append_line(const std::string& path, std::string_view line);

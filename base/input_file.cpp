@@ -63,4 +63,20 @@ std::string read_input_file(const std::string& path, std::size_t limit, const st
   return out;
 }
 
+std::string printable(std::string_view s, std::size_t max, bool ascii_only) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f || (ascii_only && c >= 0x80)) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (s.size() > max) out += "... (" + std::to_string(s.size()) + " characters)";
+  return out;
+}
+
 }  // namespace fpcert

@@ -16,6 +16,7 @@
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 
 namespace fpcert {
 namespace {
@@ -65,21 +66,7 @@ std::uint64_t NpyArray::bits(std::int64_t i) const {
 namespace {
 
 /// Header text as it can be printed: printable ASCII as is, anything else as \xNN; long text cut.
-std::string printable(std::string_view s, std::size_t max = 200) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size() && i < max; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    }
-  }
-  if (s.size() > max) out += "... (" + std::to_string(s.size()) + " bytes)";
-  return out;
-}
+std::string header_text(std::string_view s, std::size_t max = 200) { return fpcert::printable(s, max, true); }
 
 struct NpyHeader {
   NpyType type = NpyType::F64;
@@ -111,7 +98,7 @@ class HeaderParser {
       if (key == "descr") descr = string_literal("the value of 'descr'");
       else if (key == "fortran_order") fortran = boolean();
       else if (key == "shape") shape = tuple();
-      else throw bad_("unknown header key '" + printable(key) + "' (a .npy header has exactly descr, fortran_order and shape)");
+      else throw bad_("unknown header key '" + header_text(key) + "' (a .npy header has exactly descr, fortran_order and shape)");
       skip();
       if (peek() == ',') {
         ++i_;
@@ -122,7 +109,7 @@ class HeaderParser {
     }
     ++i_;
     skip();
-    if (i_ != t_.size()) throw bad_("text after the header's closing '}': '" + printable(t_.substr(i_), 40) + "'");
+    if (i_ != t_.size()) throw bad_("text after the header's closing '}': '" + header_text(t_.substr(i_), 40) + "'");
     if (!descr) throw bad_("no 'descr' in the header");
     if (!fortran) throw bad_("no 'fortran_order' in the header");
     if (!shape) throw bad_("no 'shape' in the header");
@@ -136,26 +123,26 @@ class HeaderParser {
         item = t.size;
         found = true;
       }
-    if (!found) throw bad_("dtype '" + printable(*descr) + "' is not one of <f8, <f4, |u1, <u2, <u4, <u8, <i8");
+    if (!found) throw bad_("dtype '" + header_text(*descr) + "' is not one of <f8, <f4, |u1, <u2, <u4, <u8, <i8");
     std::string shape_text;
     for (const auto& d : *shape) shape_text += (shape_text.empty() ? "" : ", ") + d;
     if (shape->empty()) throw bad_("shape () is a 0-dimensional array; fpcert reads 1-D and 2-D arrays");
-    if (shape->size() > 2) throw bad_("shape (" + printable(shape_text) + ") is not 1-D or 2-D");
+    if (shape->size() > 2) throw bad_("shape (" + header_text(shape_text) + ") is not 1-D or 2-D");
     std::uint64_t bytes = static_cast<std::uint64_t>(item);
     for (const auto& d : *shape) {
       std::string digits = d;
       if (!digits.empty() && (digits.back() == 'L' || digits.back() == 'l')) digits.pop_back();  // Python 2 long
-      if (!digits.empty() && digits[0] == '-') throw bad_("shape (" + printable(shape_text) + "): negative dimension " + printable(d));
+      if (!digits.empty() && digits[0] == '-') throw bad_("shape (" + header_text(shape_text) + "): negative dimension " + header_text(d));
       if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
-        throw bad_("shape (" + printable(shape_text) + "): dimension '" + printable(d) + "' is not a non-negative integer");
+        throw bad_("shape (" + header_text(shape_text) + "): dimension '" + header_text(d) + "' is not a non-negative integer");
       std::uint64_t v = 0;
       for (char c : digits) {
         if (v > (std::uint64_t{INT64_MAX} - static_cast<std::uint64_t>(c - '0')) / 10)
-          throw bad_("shape (" + printable(shape_text) + "): dimension " + printable(d) + " is too large");
+          throw bad_("shape (" + header_text(shape_text) + "): dimension " + header_text(d) + " is too large");
         v = v * 10 + static_cast<std::uint64_t>(c - '0');
       }
       if (v != 0 && bytes > std::uint64_t{INT64_MAX} / v)
-        throw bad_("shape (" + printable(shape_text) + ") of " + to_string(h.type) + " needs more than 2^63 bytes");
+        throw bad_("shape (" + header_text(shape_text) + ") of " + to_string(h.type) + " needs more than 2^63 bytes");
       bytes *= v;
       h.shape.push_back(static_cast<std::int64_t>(v));
     }
@@ -170,8 +157,8 @@ class HeaderParser {
   }
   std::string where(const std::string& wanted) const {
     if (i_ >= t_.size()) return "the header ends where " + wanted + " was expected";
-    return "expected " + wanted + " at byte " + std::to_string(i_) + " of the header, found '" + printable(t_.substr(i_, 1)) +
-           "' (header: " + printable(t_, 120) + ")";
+    return "expected " + wanted + " at byte " + std::to_string(i_) + " of the header, found '" + header_text(t_.substr(i_, 1)) +
+           "' (header: " + header_text(t_, 120) + ")";
   }
   void expect(char c) {
     if (peek() != c) throw bad_(where(std::string("'") + c + "'"));
@@ -181,7 +168,7 @@ class HeaderParser {
     const char q = peek();
     if (q != '\'' && q != '"') throw bad_(where(what + " (a quoted string)"));
     const std::size_t end = t_.find(q, i_ + 1);
-    if (end == std::string_view::npos) throw bad_("unterminated string in the header: " + printable(t_.substr(i_), 60));
+    if (end == std::string_view::npos) throw bad_("unterminated string in the header: " + header_text(t_.substr(i_), 60));
     std::string s(t_.substr(i_ + 1, end - i_ - 1));
     i_ = end + 1;
     return s;
@@ -246,7 +233,7 @@ NpyHeader header_of(std::string_view b, std::size_t start, std::size_t len, cons
   if (len > kNpyMaxHeader) throw bad("the header claims " + std::to_string(len) + " bytes, more than the " + std::to_string(kNpyMaxHeader) + " fpcert reads");
   if (b.size() < start + len) throw bad("truncated header");
   const std::string_view text = b.substr(start, len);
-  if (text.find('\0') != std::string_view::npos) throw bad("a NUL byte in the header: " + printable(text, 120));
+  if (text.find('\0') != std::string_view::npos) throw bad("a NUL byte in the header: " + header_text(text, 120));
   return HeaderParser(text, bad).parse();
 }
 

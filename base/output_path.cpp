@@ -23,9 +23,11 @@ std::string parent_of(const std::string& p) {
   return p.substr(0, slash);
 }
 
+}  // namespace
+
 /// Follow `path` through every symlink (at most 40, as the kernel does) to the path that is finally
 /// written; a dangling link resolves to where its target would be created.
-std::string follow_links(const std::string& path, const std::string& what) {
+std::string follow_output_links(const std::string& path, const std::string& what) {
   std::string p = path;
   for (int hops = 0; hops < 40; ++hops) {
     struct stat st {};
@@ -37,6 +39,25 @@ std::string follow_links(const std::string& path, const std::string& what) {
     p = !to.empty() && to[0] == '/' ? to : parent_of(p) + "/" + to;
   }
   throw InputError(quoted(what, path) + ": too many levels of symbolic links");
+}
+
+namespace {
+
+/// The temporary file or folder an output is written as first is `.NAME.fpcert-XXXXXX` beside it: a
+/// name whose temporary exceeds the folder's limit (NAME_MAX, 255 bytes on most file systems) would fail
+/// only when the outputs are written, after the whole run; refused here, before any work.
+void check_name_length(const std::string& target, const std::string& given, const std::string& what) {
+  const auto slash = target.find_last_of('/');
+  const std::string name = slash == std::string::npos ? target : target.substr(slash + 1);
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : target.substr(0, slash);
+  long limit = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  if (limit <= 0) limit = NAME_MAX;
+  constexpr std::size_t kTempExtra = 15;  // "." + NAME + ".fpcert-XXXXXX"
+  if (name.size() + kTempExtra > static_cast<std::size_t>(limit))
+    throw InputError(what + " '" + given.substr(0, 120) + (given.size() > 120 ? "...'" : "'") + ": the name is " + std::to_string(name.size()) +
+                     " bytes; fpcert writes it through a temporary '.NAME.fpcert-XXXXXX' (15 bytes more), which the file system's limit of " +
+                     std::to_string(limit) + " bytes per name does not allow: use a name of at most " +
+                     std::to_string(static_cast<std::size_t>(limit) - kTempExtra) + " bytes");
 }
 
 const char* kind_name(mode_t m) {
@@ -78,7 +99,7 @@ OutputPlan plan_output(const std::string& path, const std::string& what, bool cr
     return p;
   }
   if (path.find('\0') != std::string::npos) throw InputError(what + ": the path holds a NUL byte");
-  p.target = follow_links(path, what);
+  p.target = follow_output_links(path, what);
   struct stat st {};
   if (::stat(p.target.c_str(), &st) == 0) {
     p.exists = true;
@@ -99,6 +120,7 @@ OutputPlan plan_output(const std::string& path, const std::string& what, bool cr
   }
   p.how = OutputHow::Replace;
   check_parent(p.target, path, what, create_parent);
+  check_name_length(p.target, path, what);
   return p;
 }
 
@@ -160,9 +182,10 @@ void check_output_dir(const std::string& dir, const std::string& what, const std
   } else if (errno != ENOENT) {
     throw InputError(quoted(what, dir) + ": " + std::strerror(errno));
   }
-  std::string clean = dir;
+  std::string clean = follow_output_links(dir, what);  // a link to a folder: the folder is what is replaced
   while (clean.size() > 1 && clean.back() == '/') clean.pop_back();
   check_parent(clean, dir, what, true);
+  check_name_length(clean, dir, what);
   char real_dir[PATH_MAX];
   if (!::realpath(dir.c_str(), real_dir)) return;  // not there yet: nothing can be inside it
   const std::string rd = std::string(real_dir) + "/";

@@ -28,10 +28,15 @@ struct OutputPlan {
   ino_t ino = 0;
 };
 
+/// `path` with every symlink followed (at most 40 hops) to what is finally written; a dangling link
+/// resolves to where its target would be created. Throws InputError (a loop) naming `what`.
+std::string follow_output_links(const std::string& path, const std::string& what);
+
 /// Resolve and check one output path. `what` names it in messages ("--json", "-o"). With
 /// `create_parent`, a missing parent folder is fine when the nearest existing ancestor is writable
 /// (the folder is made later). Throws InputError: empty path, a directory, a block device or socket,
-/// a symlink loop, a missing or unwritable parent folder.
+/// a symlink loop, a missing or unwritable parent folder, a name that is too long for the file system once
+/// fpcert's temporary name (`.NAME.fpcert-XXXXXX`, 15 bytes more) is made from it.
 OutputPlan plan_output(const std::string& path, const std::string& what, bool create_parent = false);
 
 /// A command's outputs, checked together before it does any work: each as plan_output, no two the

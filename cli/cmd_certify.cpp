@@ -12,6 +12,7 @@
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/interrupt.hpp"
 #include "base/output_path.hpp"
 #include "base/watchdog.hpp"
@@ -71,6 +72,7 @@ struct SuiteArgs {
   std::string compare;               ///< --compare OLD.json: what changed from that run (docs/report.md)
   bool error_maps = false;           ///< --error-maps: keep the error map of passing cases too
   ScaleArgs scale;                   ///< --shard, --devices, --mpi (docs/scale.md)
+  std::vector<std::string> inputs;   ///< every file the command line names as an input (command_inputs)
 };
 
 
@@ -101,6 +103,12 @@ std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, 
         if (!k.mutant && k.backend == *group && k.operation == op) out.push_back(k.name);
     }
   }
+  // A kernel named twice (`--kernel a,a`, or a group and one of its members) would run twice and count
+  // twice in the verdict: refused, naming it.
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (out[i] == out[j])
+        throw InputError("kernel '" + printable(out[i]) + "' is given twice (directly or through a group: cpu, cuda, cublas); each kernel runs once");
   return out;
 }
 
@@ -148,7 +156,7 @@ void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::
 
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
-  load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
+  load_plugins(a.plugins, a.timeout_s);  // a bad plugin stops here, before anything runs (exit 2; 3: it crashed or hung)
   // --order: revealed | FILE (a revelation's JSON) | KERNEL=revealed | KERNEL=SPEC (docs/reveal.md, docs/plugin.md).
   OrderSourceOptions order_opt;
   for (const std::string& o : a.orders) {
@@ -186,7 +194,12 @@ int run(const SuiteArgs& a, const char* verb) {
   }
   // Every output checked before anything runs: writable, not a directory, no two the same file, not
   // the config (base/output_path.hpp). Output folders of a config may not exist yet: made here.
-  const auto plans = check_outputs({{"--json", a.json}, {"--junit", a.junit}, {"--html", a.html}}, {a.config, a.compare}, !a.config.empty());
+  std::vector<std::pair<std::string, std::string>> outputs = {{"--json", a.json}, {"--junit", a.junit}, {"--html", a.html}};
+  for (auto& j : journal_outputs("--json", a.json)) outputs.push_back(std::move(j));  // FILE.partial.jsonl: written too
+  std::vector<std::string> inputs = a.inputs;
+  inputs.push_back(a.config);
+  inputs.push_back(a.compare);
+  const auto plans = check_outputs(outputs, inputs, !a.config.empty());
   // --compare: the old run is read before anything runs (a bad file is exit 2 and costs nothing).
   std::optional<RunResult> old_run;
   if (!a.compare.empty()) {
@@ -204,7 +217,6 @@ int run(const SuiteArgs& a, const char* verb) {
     }
   // Cases are appended to FILE.partial.jsonl beside a --json file; not beside a device, FIFO or stdout.
   const bool partial_file = !a.json.empty() && plans.front().how == OutputHow::Replace;
-  load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
   const std::vector<std::string> suite_names_run = a.suites.empty() ? std::vector<std::string>{a.suite} : a.suites;
   std::vector<const SuiteInfo*> suites;
   std::vector<SuiteInfo> preset_suites;  // --preset: the suites as the source states them
@@ -448,13 +460,24 @@ int run(const SuiteArgs& a, const char* verb) {
     if (partial_file) std::remove((a.json + ".partial.jsonl").c_str());
     if (code == kExitPass && a.mutation_min >= 0)
       for (const MutationScore& s : r.mutation)
-        if (100 * s.score() < a.mutation_min) {
-          fmt::print("FAILED: a mutation score is below --mutation-min {} %\n", a.mutation_min);
+        if (s.total() == 0 || 100 * s.score() < a.mutation_min) {  // 0 of 0 reads 100 %: no evidence, no pass
+          fmt::print("FAILED: a mutation score is below --mutation-min {} %{}\n", a.mutation_min,
+                     s.total() == 0 ? " (no applicable mutant: nothing was measured)" : "");
           return kExitGateFailed;
         }
     return code;
   };
   return run_scaled(a.scale, std::move(cmd));
+}
+
+/// Options that would do nothing in the combination given are refused, not ignored (docs/errors.md).
+void check_combinations(const CLI::App& app, const SuiteArgs& a) {
+  refuse_without(app, {"--factor"}, !a.baseline.empty(), "--baseline (the factor scales the baseline's error)");
+  refuse_without(app, {"--reveal-max-launches", "--reveal-samples", "--reveal-strict"}, !a.orders.empty(), "--order revealed or FILE");
+  refuse_without(app, {"--card-samples"}, a.card == "probe", "--card probe (the default)");
+  if (app.get_option_no_throw("--mutation-min")) {
+    refuse_without(app, {"--mutation-min"}, !a.no_mutation, "the mutation score, which --no-mutation skips");
+  }
 }
 
 /// Fill what the command line left unset from --config (the command line wins; plugins add up).
@@ -482,9 +505,9 @@ void apply_config(SuiteArgs& a, const CLI::App& app) {
 void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   app->add_option("--baseline", a->baseline, "Also gate: error within --factor of this kernel's on every case");
   app->add_option("--factor", a->factor, "Baseline factor")->capture_default_str()->check(positive_number());
-  app->add_option("--json", a->json, "Write results JSON here (cases are appended to FILE.partial.jsonl as they finish)")->check(path_text());
-  app->add_option("--junit", a->junit, "Write JUnit XML here")->check(path_text());
-  app->add_option("--html", a->html, "Write a self-contained HTML report here")->check(path_text());
+  app->add_option("--json", a->json, "Write results JSON here (cases are appended to FILE.partial.jsonl as they finish)")->check(output_path(true));
+  app->add_option("--junit", a->junit, "Write JUnit XML here")->check(output_path());
+  app->add_option("--html", a->html, "Write a self-contained HTML report here")->check(output_path());
   app->add_option("--compare", a->compare,
                   "Results JSON of an earlier run of the same suite: print what changed (flipped verdicts, error fractions grown "
                   "beyond 2x, speed) and put the comparison in --html")
@@ -518,7 +541,9 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
                   "Tensor-core behaviour cards for the bitwise tier of tensor-core kernels: probe (this device, at the start), none, or a "
                   "JSON file of `fpcert probe tensor-cores --json`")
       ->capture_default_str();
-  app->add_option("--card-samples", a->card_samples, "With --card probe: validation samples per instruction")->capture_default_str();
+  app->add_option("--card-samples", a->card_samples, "With --card probe: validation samples per instruction")
+      ->capture_default_str()
+      ->check(integer_in(1, std::uint64_t{1} << 40));
   app->add_flag("--no-isolate", a->no_isolate, "With --plugin: run cases in this process (a crash ends the run)");
   add_scale_options(app, a->scale);
 }
@@ -536,12 +561,14 @@ void add_certify(CLI::App& root, Registry& reg) {
   add_common(app, a);
   app->add_flag("--no-mutation", a->no_mutation, "Skip the mutation score (fault injectors run after the kernel passes; docs/mutation.md)");
   app->add_option("--mutation-min", a->mutation_min, "Fail when a kernel's mutation score (killed for their own fault, %) is below this")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(number_in(0, 100));
   app->add_option("--config", a->config, "Project config (fpcert.toml): plugins, kernels, suites, gate, outputs; options given here win")
       ->check(path_text());
   reg.push_back({app, [a, app] {
                    SuiteArgs b = *a;
+                   b.inputs = command_inputs(*app);
                    if (!b.config.empty()) apply_config(b, *app);
+                   check_combinations(*app, b);
                    return run(b, "certify");
                  }});
 }
@@ -557,7 +584,12 @@ void add_run_suite(CLI::App& root, Registry& reg) {
                   "Run the suite as a published source states it (panorama: accuracy-vs-k, exponent-range, cancellation; "
                   "docs/experiments.md) and print the source's metrics");
   add_common(app, a);
-  reg.push_back({app, [a] { return run(*a, "run-suite"); }});
+  reg.push_back({app, [a, app] {
+                   SuiteArgs b = *a;
+                   b.inputs = command_inputs(*app);
+                   check_combinations(*app, b);
+                   return run(b, "run-suite");
+                 }});
 }
 
 }  // namespace fpcert::cli

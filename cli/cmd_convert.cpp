@@ -260,8 +260,8 @@ void add_convert(CLI::App& root, Registry& reg) {
   auto* exh = app->add_flag("--exhaustive", a->exhaustive, "Every source pattern, checked against MPFR");
   auto* range = app->add_option("--range", a->range, "With --exhaustive: FIRST:COUNT source codes only")->needs(exh);
   app->add_flag("--strict-nan", a->strict_nan, "Count NaN results with other payload or sign bits as mismatches");
-  app->add_option("--json", a->json, "Write the result as JSON to this file")->check(path_text());
-  auto* html = app->add_option("--html", a->html, "With --exhaustive or --all: write a self-contained HTML report here")->check(path_text());
+  app->add_option("--json", a->json, "Write the result as JSON to this file")->check(output_path(true));
+  auto* html = app->add_option("--html", a->html, "With --exhaustive or --all: write a self-contained HTML report here")->check(output_path());
   app->add_option("--threads", a->threads, "Worker threads (default: all cores, or $FPCERT_THREADS)")->check(integer_in(1, 4096));
   app->add_option("--list", a->list, "Mismatches listed with their bits")->capture_default_str()->check(integer_in(0, 1 << 30));
   app->add_option("--device", a->device, "cpu (fpcert's fast path, MPFR on every pattern) or cuda (a GPU conversion, checked on the CPU)")
@@ -293,7 +293,7 @@ void add_convert(CLI::App& root, Registry& reg) {
   all->excludes(value)->excludes(bits)->excludes(range);  // --all sweeps every entry whole
   reg.push_back({app, [a, app] {
                    check_command_outputs({{"--json", a->json}, {"--html", a->html}});  // before any work
-                   load_plugins(a->plugins);
+                   load_plugins(a->plugins, a->timeout_s);
                    a->rounding_given = app->count("--rounding") > 0;
                    a->saturate_given = app->count("--saturate") > 0;
                    a->nan_given = app->count("--nan") > 0;

@@ -291,14 +291,16 @@ void add_experiment(CLI::App& root, Registry& reg) {
   app->add_option("--mn", a->mn, "three-pipeline, bf16-on-fp16, accumulation: override M = N")->check(integer_in(1, 1 << 30));
   app->add_option("--pairs", a->pairs, "Number of scalar pairs")->capture_default_str()->check(integer_in(1, std::uint64_t{1} << 40));
   app->add_option("--seed", a->seed, "Philox key")->capture_default_str()->check(integer_in(0, ~std::uint64_t{0}));
-  app->add_option("--emin", a->emin, "Smallest exponent")->capture_default_str()->each([a](const std::string&) { a->range_given = true; });
-  app->add_option("--emax", a->emax, "Largest exponent")->capture_default_str()->each([a](const std::string&) { a->range_given = true; });
-  app->add_option("--json", a->json, "Write the table as JSON")->check(path_text());
-  app->add_option("--html", a->html, "Presets and accumulation: write the tables as a self-contained HTML report")->check(path_text());
-  app->add_option("--k", a->k, "fp8-accumulation: K")->capture_default_str();
+  app->add_option("--emin", a->emin, "Smallest exponent")->capture_default_str()->check(signed_integer_in(-126, 127))->each([a](const std::string&) { a->range_given = true; });
+  app->add_option("--emax", a->emax, "Largest exponent")->capture_default_str()->check(signed_integer_in(-126, 127))->each([a](const std::string&) { a->range_given = true; });
+  app->add_option("--json", a->json, "Write the table as JSON")->check(output_path());
+  app->add_option("--html", a->html, "Presets and accumulation: write the tables as a self-contained HTML report")->check(output_path());
+  app->add_option("--k", a->k, "fp8-accumulation: K")->capture_default_str()->check(integer_in(1, 1 << 24));
   app->add_option("--card", a->card, "fp8-accumulation: behaviour cards: probe (this device), none, or a JSON file of `fpcert probe tensor-cores`")
       ->capture_default_str();
-  app->add_option("--card-samples", a->card_samples, "fp8-accumulation with --card probe: validation samples per instruction")->capture_default_str();
+  app->add_option("--card-samples", a->card_samples, "fp8-accumulation with --card probe: validation samples per instruction")
+      ->capture_default_str()
+      ->check(integer_in(1, std::uint64_t{1} << 40));
   reg.push_back({app, [a] { return run_experiment(*a); }});
 }
 

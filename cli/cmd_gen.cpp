@@ -132,7 +132,7 @@ void add_gen(CLI::App& root, Registry& reg) {
   app->add_option("spec", *spec, "family:key=value,... e.g. cancel:n=1000,kappa=1e12,seed=3");
   auto* out_opt = app->add_option("-o,--out", *out, "Directory to write the problem into as one set (created if missing; an earlier "
                                    "gen output there is replaced whole); without it, print meta.json")
-                      ->check(path_text());
+                      ->check(output_dir());
   app->add_flag("--list", *list, "Document every generator, its parameters and defaults");
   app->add_flag("--json", *json, "With --list: print the generator table as JSON");
   reg.push_back({app, [=] { return run_gen(*spec, *out, out_opt->count() > 0, *list, *json); }});

@@ -41,9 +41,9 @@ void add_merge(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("merge", "Merge the results of a run's shards (--shard I/N --json) into the run's results, JUnit and HTML");
   auto a = std::make_shared<MergeArgs>();
   app->add_option("results", a->inputs, "The shards' results files (--json of each shard)")->required();
-  app->add_option("-o,--output,--json", a->out.json, "Write the merged results JSON here")->required()->check(path_text());
-  app->add_option("--junit", a->out.junit, "Write JUnit XML here")->check(path_text());
-  app->add_option("--html", a->out.html, "Write a self-contained HTML report here")->check(path_text());
+  app->add_option("-o,--output,--json", a->out.json, "Write the merged results JSON here")->required()->check(output_path());
+  app->add_option("--junit", a->out.junit, "Write JUnit XML here")->check(output_path());
+  app->add_option("--html", a->out.html, "Write a self-contained HTML report here")->check(output_path());
   reg.push_back({app, [a] { return run_merge(*a); }});
 }
 

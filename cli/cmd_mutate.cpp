@@ -68,7 +68,7 @@ int run_mutate(const MutateArgs& a) {
     return kExitPass;
   }
   check_command_outputs({{"--json", a.json}, {"--html", a.html}});  // before any work (docs/errors.md)
-  load_plugins(a.plugins);
+  load_plugins(a.plugins, a.timeout_s);
   const SuiteInfo* suite = find_suite(a.suite);
   if (!suite) throw InputError(fmt::format("unknown suite '{}' (valid: {})", a.suite, suite_names()));
   const std::vector<std::string> kernels = expand_kernel_list(a.kernels);
@@ -111,7 +111,8 @@ int run_mutate(const MutateArgs& a) {
     std::fputs(mutation_table(s).c_str(), stdout);
     std::fputs(mutation_summary(s).c_str(), stdout);
     std::fflush(stdout);
-    below = below || (a.min_score >= 0 && 100 * s.score() < a.min_score);
+    // No applicable mutant is no evidence: the score of 0 of 0 reads 100 %, and must not pass a gate.
+    below = below || (a.min_score >= 0 && (s.total() == 0 || 100 * s.score() < a.min_score));
     run.mutation.push_back(std::move(s));
   }
   if (kernels.size() > 1) std::fputs(mutation_score_table(run.mutation).c_str(), stdout);
@@ -124,7 +125,7 @@ int run_mutate(const MutateArgs& a) {
     fmt::print("HTML report: {}\n", a.html);
   }
   if (below) {
-    fmt::print("mutation score below --min-score {} %\n", a.min_score);
+    fmt::print("mutation score below --min-score {} % (a kernel with no applicable mutant has no score)\n", a.min_score);
     return kExitGateFailed;
   }
   return kExitPass;
@@ -140,18 +141,20 @@ void add_mutate(CLI::App& root, Registry& reg) {
   app->add_option("--fault", a->faults, "Only these faults, comma-separated (--list shows them)");
   app->add_flag("--all-cases", a->all_cases, "Run every case on every mutant (default: a mutant stops at its first kill for its own fault)");
   app->add_flag("--list", a->list, "List the faults, the checks expected to kill each, and how each is injected");
-  app->add_option("--json", a->json, "Write the results (the unmutated kernel's cases and the mutation score) as JSON")->check(path_text());
-  app->add_option("--html", a->html, "Write a self-contained HTML report")->check(path_text());
+  app->add_option("--json", a->json, "Write the results (the unmutated kernel's cases and the mutation score) as JSON")->check(output_path());
+  app->add_option("--html", a->html, "Write a self-contained HTML report")->check(output_path());
   app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases")->check(integer_in(1, 1 << 30));
   app->add_flag("--isolate", a->isolate, "Run each case in a child process");
   app->add_option("--timeout", a->timeout_s, "Seconds before a case counts as hung")->capture_default_str()->check(seconds());
   app->add_option("--min-score", a->min_score, "Exit 1 when a kernel's score (killed for their own fault, %) is below this")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(number_in(0, 100));
   app->add_option("--card", a->card,
                   "Tensor-core behaviour cards, as certify: probe (this device, at the start), none, or a JSON file of "
                   "`fpcert probe tensor-cores --json`")
       ->capture_default_str();
-  app->add_option("--card-samples", a->card_samples, "With --card probe: validation samples per instruction")->capture_default_str();
+  app->add_option("--card-samples", a->card_samples, "With --card probe: validation samples per instruction")
+      ->capture_default_str()
+      ->check(integer_in(1, std::uint64_t{1} << 40));
   app->add_option("--order", a->order,
                   "revealed: grade every case with the summation order revealed from outside at its shape, each mutant's its own "
                   "(as certify --order revealed; docs/reveal.md)")
@@ -165,7 +168,13 @@ void add_mutate(CLI::App& root, Registry& reg) {
       ->capture_default_str()
       ->check(integer_in(1, std::uint64_t{1} << 40));
   add_plugin_option(app, a->plugins);
-  reg.push_back({app, [a] { return run_mutate(*a); }});
+  reg.push_back({app, [a, app] {
+                   // Options that would do nothing in this combination are refused, not ignored (docs/errors.md).
+                   refuse_without(*app, {"--reveal-max-launches", "--reveal-samples", "--reveal-strict"}, a->order == "revealed",
+                                  "--order revealed");
+                   refuse_without(*app, {"--card-samples"}, a->card == "probe", "--card probe (the default)");
+                   return run_mutate(*a);
+                 }});
 }
 
 }  // namespace fpcert::cli

@@ -235,8 +235,8 @@ void add_probe_command(CLI::App& root, Registry& reg) {
   app->require_subcommand(1);
   auto a = std::make_shared<ProbeArgs>();
   tcs->add_option("--instruction", a->instructions, "Instruction id(s), comma-separated or repeated (default: all): " + tc::instruction_ids());
-  tcs->add_option("--json", a->json, "Write the cards as JSON here")->check(path_text());
-  tcs->add_option("--html", a->html, "Write the cards as a self-contained HTML page here")->check(path_text());
+  tcs->add_option("--json", a->json, "Write the cards as JSON here")->check(output_path());
+  tcs->add_option("--html", a->html, "Write the cards as a self-contained HTML page here")->check(output_path());
   tcs->add_option("--samples", a->samples, "Validation samples per instruction (model vs instruction, bit for bit)")
       ->capture_default_str()
       ->check(integer_in(1, std::uint64_t{1} << 40));

@@ -234,21 +234,23 @@ void add_quantize(CLI::App& root, Registry& reg) {
   app->add_option("--to", a->to, "Block format: mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, mxint8, nvfp4 (with --check: or all)");
   app->add_option("--scale-rule", a->rule, "floor (OCP, default for MX), ceil, even (default for nvfp4) or rceil");
   app->add_option("--block", a->block, "Elements per block (default: 32, nvfp4 16)")->check(integer_in(1, 1 << 20));
-  app->add_option("--axis", a->axis, "Axis the blocks run along: -1 (last, default) or 0 (down the columns of a 2-D array)")->capture_default_str();
+  app->add_option("--axis", a->axis, "Axis the blocks run along: -1 (last, default) or 0 (down the columns of a 2-D array)")
+      ->capture_default_str()
+      ->check(signed_integer_in(-1, 1));
   app->add_option("--rounding", a->rounding, "Element rounding: rn (default), rna, rz, ru, rd, rs (stochastic)")->capture_default_str();
   app->add_option("--seed", a->seed, "Key of the stochastic-rounding bits (Philox; element (i, j) uses counter i * cols + j)")
       ->capture_default_str()
       ->check(integer_in(0, ~std::uint64_t{0}));
-  app->add_option("--tensor-scale", a->tensor_scale, "nvfp4: the fp32 per-tensor scale (default: amax / (448 * 6))");
+  app->add_option("--tensor-scale", a->tensor_scale, "nvfp4: the fp32 per-tensor scale (default: amax / (448 * 6))")->check(positive_number());
   app->add_option("--input", a->input, "float32 or float64 .npy array, 1-D or 2-D")->check(path_text());
-  app->add_option("-o,--out", a->out, "Directory for codes.npy, scales.npy, dequant.npy, blocks.csv, summary.json")->check(path_text());
+  app->add_option("-o,--out", a->out, "Directory for codes.npy, scales.npy, dequant.npy, blocks.csv, summary.json")->check(output_dir());
   app->add_flag("--check", a->check, "Check the quantizer model against MPFR over structured exhaustive sweeps");
   app->add_option("--stride", a->stride, "With --check: every n-th fp32 pattern of the sweep (1: all)")->capture_default_str()->check(integer_in(1, std::uint64_t{1} << 32));
   app->add_option("--other-stride", a->other_stride, "With --check: every n-th swept value also under rna, rz, ru, rd, rs")
       ->capture_default_str()
       ->check(integer_in(1, std::uint64_t{1} << 32));
   app->add_option("--scale-stride", a->scale_stride, "With --check: every n-th scale code in the codes part (1: all)")->capture_default_str()->check(integer_in(1, 256));
-  app->add_option("--json", a->json, "With --check: write the results as JSON to this file")->check(path_text());
+  app->add_option("--json", a->json, "With --check: write the results as JSON to this file")->check(output_path());
   app->add_option("--threads", a->threads, "Worker threads (default: all cores, or $FPCERT_THREADS)")->check(integer_in(1, 4096));
   app->add_flag("--list", a->list, "The block formats and their parameters");
   reg.push_back({app, [=] {

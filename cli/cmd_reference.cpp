@@ -187,7 +187,7 @@ void add_reference(CLI::App& root, Registry& reg) {
   app->add_option("--b", args->b, "B (k x n), as A")->required();
   app->add_option("-o,--out", args->out, "Directory for C_hi.npy, C_lo.npy, C_tail.npy, abs_sum.npy, status.npy, meta.json (written as one set)")
       ->required()
-      ->check(path_text());
+      ->check(output_dir());
   app->add_option("--format", args->format, "Format of bit-pattern inputs (bf16, f16, e4m3, e5m2, tf32, ...)");
   app->add_option("--format-a", args->format_a, "Format of A's bit patterns (overrides --format)");
   app->add_option("--format-b", args->format_b, "Format of B's bit patterns (overrides --format)");

@@ -29,7 +29,7 @@ void add_report(CLI::App& root, Registry& reg) {
   auto a = std::make_shared<ReportArgs>();
   app->add_option("results", a->inputs, "Results of certify / run-suite (--json, or a crashed run's .partial.jsonl), of convert --exhaustive --json, or of experiment --json")
       ->required();
-  app->add_option("-o,--output", a->output, "The HTML file to write")->required()->check(path_text());
+  app->add_option("-o,--output", a->output, "The HTML file to write")->required()->check(output_path());
   reg.push_back({app, [a] {
                    check_command_outputs({{"-o", a->output}}, a->inputs);  // before anything is read
                    ReportInput in;

@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
 #include "cli/plugins.hpp"
 #include "kernels/device/device_api.hpp"
 #include "reports/reveal_html.hpp"
@@ -30,6 +31,8 @@ struct RevealArgs {
 };
 
 int run_reveal(const RevealArgs& a) {
+  if (a.i >= a.m || a.j >= a.n)
+    throw InputError(fmt::format("--i {} --j {}: the element must lie in C ({} x {}): 0 <= i < --m, 0 <= j < --n", a.i, a.j, a.m, a.n));
   load_plugins(a.plugins);
   auto kernel = make_gemm_kernel(a.kernel);
   if (!kernel) throw InputError("unknown kernel '" + a.kernel + "' (not a GEMM kernel fpcert knows: fpcert kernels lists them)");
@@ -79,20 +82,30 @@ void add_reveal(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("reveal", "The summation order of a GEMM kernel's elements, found from outside and replayed bit for bit (docs/reveal.md)");
   auto a = std::make_shared<RevealArgs>();
   app->add_option("--kernel", a->kernel, "Kernel name (built-in, cuBLAS at a pinned compute type, or from --plugin)")->required();
-  app->add_option("--m", a->m, "Rows of C")->required()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
-  app->add_option("--n", a->n, "Columns of C")->required()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
-  app->add_option("--k", a->k, "Products per element (the sum's length)")->required()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
-  app->add_option("--i", a->i, "Row of the element whose class is revealed first")->capture_default_str();
-  app->add_option("--j", a->j, "Column of that element")->capture_default_str();
-  app->add_option("--json", a->json, "Write the revelation (trees included) as JSON here");
-  app->add_option("--html", a->html, "Write a self-contained HTML page with the trees drawn as SVG here");
+  app->add_option("--m", a->m, "Rows of C")->required()->check(integer_in(1, std::uint64_t{1} << 20));
+  app->add_option("--n", a->n, "Columns of C")->required()->check(integer_in(1, std::uint64_t{1} << 20));
+  app->add_option("--k", a->k, "Products per element (the sum's length)")->required()->check(integer_in(1, std::uint64_t{1} << 24));
+  app->add_option("--i", a->i, "Row of the element whose class is revealed first (< --m)")->capture_default_str()->check(integer_in(0, (1 << 20) - 1));
+  app->add_option("--j", a->j, "Column of that element (< --n)")->capture_default_str()->check(integer_in(0, (1 << 20) - 1));
+  app->add_option("--json", a->json, "Write the revelation (trees included) as JSON here")->check(output_path());
+  app->add_option("--html", a->html, "Write a self-contained HTML page with the trees drawn as SVG here")->check(output_path());
   app->add_flag("--replay", a->replay, "Emulate every revealed tree on random inputs and require the kernel's bits");
-  app->add_option("--replay-samples", a->replay_samples, "Elements compared per class by --replay (whole launches)")->capture_default_str();
+  app->add_option("--replay-samples", a->replay_samples, "Elements compared per class by --replay (whole launches)")
+      ->capture_default_str()
+      ->check(integer_in(1, std::uint64_t{1} << 32));
   app->add_option("--card", a->cards, "Behaviour cards (fpcert probe tensor-cores --json) for fused nodes; default: the published Hopper models");
-  app->add_option("--seed", a->seed, "Seed of the signature and verification pairs and of the replay inputs")->capture_default_str();
-  app->add_option("--signatures", a->signatures, "Queries every element answers (they sort elements into classes)")->capture_default_str();
-  app->add_option("--max-classes", a->max_classes, "Classes of elements searched (the focus element's first, then the largest)")->capture_default_str();
-  app->add_option("--max-launches", a->max_launches, "Launches allowed to one class's search")->capture_default_str();
+  app->add_option("--seed", a->seed, "Seed of the signature and verification pairs and of the replay inputs")
+      ->capture_default_str()
+      ->check(integer_in(0, ~std::uint64_t{0}));
+  app->add_option("--signatures", a->signatures, "Queries every element answers (they sort elements into classes)")
+      ->capture_default_str()
+      ->check(integer_in(1, 256));
+  app->add_option("--max-classes", a->max_classes, "Classes of elements searched (the focus element's first, then the largest)")
+      ->capture_default_str()
+      ->check(integer_in(1, 1 << 20));
+  app->add_option("--max-launches", a->max_launches, "Launches allowed to one class's search")
+      ->capture_default_str()
+      ->check(integer_in(1, std::uint64_t{1} << 40));
   app->add_flag("--no-tree", a->no_tree, "Summaries only, no tree drawings on the terminal");
   app->add_flag("--quiet", a->quiet, "No progress lines on stderr");
   add_plugin_option(app, a->plugins);

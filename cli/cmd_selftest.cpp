@@ -12,6 +12,7 @@
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
 #include "base/input_file.hpp"
+#include "base/shard.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/mutate.hpp"
@@ -58,15 +59,18 @@ std::map<std::pair<std::string, std::string>, std::string> read_known_survivors(
   return r;
 }
 
-/// The models of shard "I/N" (all of them when empty). Throws InputError for a malformed shard.
+/// The models of shard "I/N", numbered from 1 as every --shard of fpcert (base/shard.hpp): the models
+/// whose 0-based index is I - 1 modulo N (all of them when empty). Throws InputError for a malformed
+/// shard, a nested one, or a shard that holds no model (nothing checked is no pass).
 std::vector<std::string> shard_of(const std::vector<std::string>& all, const std::string& shard) {
   if (shard.empty()) return all;
-  unsigned i = 0, n = 0;
-  char slash = 0, extra = 0;
-  if (std::sscanf(shard.c_str(), "%u%c%u%c", &i, &slash, &n, &extra) != 3 || slash != '/' || n == 0 || i >= n)
-    throw InputError("--shard: expected I/N with 0 <= I < N, got '" + shard + "'");
+  const Shard s = parse_shard(shard);
+  if (s.levels.size() != 1) throw InputError("--shard: expected I/N (1 <= I <= N), got '" + shard + "'");
+  const auto [i, n] = s.levels.front();
   std::vector<std::string> r;
-  for (std::size_t x = i; x < all.size(); x += n) r.push_back(all[x]);
+  for (std::size_t x = static_cast<std::size_t>(i - 1); x < all.size(); x += static_cast<std::size_t>(n)) r.push_back(all[x]);
+  if (r.empty())
+    throw InputError(fmt::format("--shard {}: holds no model (there are {}); give N <= {}", shard, all.size(), all.size()));
   return r;
 }
 
@@ -79,6 +83,7 @@ int run_selftest(const SelftestArgs& a) {
     for (const auto& k : kernel_registry())
       if (k.backend == Backend::Cpu && k.operation == Operation::Gemm && !k.mutant && k.origin.empty()) kernels.push_back(k.name);
   kernels = shard_of(kernels, a.shard);
+  if (kernels.empty()) throw InputError("no model to check: --kernel selected none (fpcert kernels lists them)");
   MutationOptions mo;
   mo.faults = parse_fault_list(a.faults);
   mo.run.isolate = a.isolate;
@@ -141,9 +146,9 @@ void add_selftest(CLI::App& root, Registry& reg) {
   app->add_option("--suite", a->suite, "Suite to run")->capture_default_str();
   app->add_option("--kernel", a->kernels, "Only these models (default: every built-in CPU model)");
   app->add_option("--fault", a->faults, "Only these faults, comma-separated (fpcert mutate --list)");
-  app->add_option("--json", a->json, "Write the mutation scores as JSON")->check(path_text());
+  app->add_option("--json", a->json, "Write the mutation scores as JSON")->check(output_path());
   app->add_flag("--isolate", a->isolate, "Run each case in a child process");
-  app->add_option("--shard", a->shard, "I/N: only the models whose index in the list is I modulo N");
+  app->add_option("--shard", a->shard, "I/N (1 <= I <= N, as every --shard): only the models whose position in the list (from 1) is I modulo N");
   app->add_option("--known-survivors", a->known,
                   "File of '<model> <fault id>  # why' lines: survivors the suite cannot see yet, reported as KNOWN; a listed one that is killed fails")
       ->check(path_text());

@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "cli/plugins.hpp"
 #include "suites/tolerance.hpp"
 
@@ -54,9 +55,9 @@ void add_tolerance(CLI::App& root, Registry& reg) {
   auto a = std::make_shared<ToleranceArgs>();
   app->add_option("--kernel", a->kernel, "A registered kernel (fpcert kernels)");
   app->add_option("--traits", a->traits, "Traits spec, e.g. in=f16,acc=f32,out=f16 (keys: docs/python.md)");
-  app->add_option("--m", a->m, "Rows of C")->check(CLI::PositiveNumber);
-  app->add_option("--n", a->n, "Columns of C")->check(CLI::PositiveNumber);
-  app->add_option("--k", a->k, "Inner dimension")->check(CLI::PositiveNumber);
+  app->add_option("--m", a->m, "Rows of C")->check(integer_in(1, std::uint64_t{1} << 40));
+  app->add_option("--n", a->n, "Columns of C")->check(integer_in(1, std::uint64_t{1} << 40));
+  app->add_option("--k", a->k, "Inner dimension")->check(integer_in(1, std::uint64_t{1} << 40));
   app->add_flag("--inputs-exact", a->inputs_exact, "The inputs are already in the kernel's input formats (no storage rounding but the operands')");
   app->add_flag("--json", a->json, "Print as JSON");
   add_plugin_option(app, a->plugins);

@@ -6,7 +6,9 @@
 #include <new>
 #include <stdexcept>
 
+#include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/interrupt.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/options.hpp"
@@ -67,6 +69,33 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
   return {};
 }
 
+/// An error's text as printed: every control byte of the user's text inside it (a name carrying a
+/// newline or an escape sequence) shown as \xNN by the one escaper (base/input_file.hpp); fpcert's own
+/// continuation lines ("\n  " and an indented item) stay lines. One line cannot become two.
+std::string message_text(const std::string& m) {
+  std::string out;
+  for (std::size_t from = 0;;) {
+    const auto nl = m.find("\n  ", from);
+    out += printable(std::string_view(m).substr(from, nl == std::string::npos ? std::string::npos : nl - from), std::string::npos);
+    if (nl == std::string::npos) return out;
+    out += "\n  ";
+    from = nl + 3;
+  }
+}
+
+void print_error(const char* prefix, const std::string& what) {
+  std::fprintf(stderr, "%s%s\n", prefix, message_text(what).c_str());
+}
+
+/// Every output of the parsed command (and of its parsed subcommand) planned against every input before
+/// any work (cli/options.hpp): an output folder of a config may be created, so with --config missing
+/// folders are fine here.
+void check_io_tree(const CLI::App& app) {
+  const CLI::Option* config = app.get_option_no_throw("--config");
+  check_command_io(app, {}, config && config->count() > 0);
+  for (const CLI::App* sub : app.get_subcommands()) check_io_tree(*sub);
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -78,7 +107,7 @@ int run(int argc, char** argv) {
   Registry reg;
   add_all_commands(app, reg);
   if (const std::string e = unknown_command(app, argc, argv); !e.empty()) {
-    std::fprintf(stderr, "fpcert: error: %s\n", e.c_str());
+    print_error("fpcert: error: ", e);
     return kExitUsage;
   }
   try {
@@ -86,29 +115,41 @@ int run(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    print_error("", e.what());  // CLI11's text quotes the values given: escaped as every message is
+    std::fprintf(stderr, "Run with --help for more information.\n");
     return kExitUsage;
   }
   try {
     check_environment();
     for (const auto& c : reg)
-      if (c.app->parsed()) return c.action();
+      if (c.app->parsed()) {
+        check_io_tree(*c.app);
+        // `--json -` (any output to standard output): the tables and messages go to stderr then.
+        for (const auto& [what, path] : command_outputs(*c.app))
+          if (path == "-") reserve_stdout_for_data();
+        for (const CLI::App* sub : c.app->get_subcommands())
+          for (const auto& [what, path] : command_outputs(*sub))
+            if (path == "-") reserve_stdout_for_data();
+        // fpcert returns its exit code from here; an exit() before then is a plugin's (cli/exit_codes.hpp).
+        const ExitGuard guard("error: code that is not fpcert's (a plugin's) ended the process while `fpcert " + c.app->get_name() +
+                              "` was running");
+        return c.action();
+      }
   } catch (const InputError& e) {
-    std::fprintf(stderr, "fpcert: error: %s\n", e.what());
+    print_error("fpcert: error: ", e.what());
     return kExitUsage;
   } catch (const DeviceError& e) {
-    std::fprintf(stderr, "fpcert: device or kernel failure: %s\n", e.what());
+    print_error("fpcert: device or kernel failure: ", e.what());
     return kExitKernelFailed;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "fpcert: error: out of memory (%s): the problem is too large for this machine; use smaller sizes\n",
-                 command_line().c_str());
+    print_error("fpcert: error: ", "out of memory (" + command_line() + "): the problem is too large for this machine; use smaller sizes");
     return kExitUsage;
   } catch (const std::length_error& e) {
-    std::fprintf(stderr, "fpcert: error: a size beyond what this machine can hold (%s, in %s); use smaller sizes\n", e.what(),
-                 command_line().c_str());
+    print_error("fpcert: error: ", std::string("a size beyond what this machine can hold (") + e.what() + ", in " + command_line() +
+                                       "); use smaller sizes");
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fpcert: error: %s\n", e.what());
+    print_error("fpcert: error: ", e.what());
     return kExitUsage;
   }
   return kExitUsage;

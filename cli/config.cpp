@@ -266,6 +266,8 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
       cfg.kernels = get_strings(c, v, key);
     } else if (key == "suites") {
       cfg.suites = get_strings(c, v, key);
+      if (cfg.suites.empty())  // was: the default suite, silently
+        c.fail(v.source(), "'suites' is empty: list at least one suite, or remove the key for the default (certify)");
       for (std::size_t i = 0; i < cfg.suites.size(); ++i)
         if (!find_suite(cfg.suites[i]))
           c.fail((*v.as_array())[i].source(), fmt::format("'suites': unknown suite '{}' (valid: {})", cfg.suites[i], suite_names()));

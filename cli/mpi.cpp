@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "base/error.hpp"
+#include "cli/exit_codes.hpp"
 
 #ifdef FPCERT_HAVE_MPI
 #define OMPI_SKIP_MPICXX 1   // the C API only: no deprecated C++ bindings
@@ -66,6 +67,7 @@ int mpi_broadcast_from_root(int value) {
 }
 
 void mpi_abort(int code) {
+  disarm_exit_guard();  // fpcert's own exit, not a plugin's
   MPI_Abort(MPI_COMM_WORLD, code);
   std::exit(code);
 }
@@ -86,7 +88,10 @@ MpiWorld mpi_init() {
 }
 std::vector<std::string> mpi_gather_to_root(const std::string& mine) { return {mine}; }
 int mpi_broadcast_from_root(int value) { return value; }
-void mpi_abort(int code) { std::exit(code); }
+void mpi_abort(int code) {
+  disarm_exit_guard();  // fpcert's own exit, not a plugin's
+  std::exit(code);
+}
 void mpi_finalize() {}
 
 #endif

@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -64,6 +66,19 @@ CLI::Validator integer_in(std::uint64_t lo, std::uint64_t hi) {
       fmt::format("INT in [{}, {}]", lo, hi), "integer_in");
 }
 
+CLI::Validator signed_integer_in(std::int64_t lo, std::int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        const bool neg = !s.empty() && s[0] == '-';
+        std::uint64_t mag = 0;
+        if (std::string e = parse_integer(neg ? s.substr(1) : s, mag); !e.empty()) return "expected an integer, got '" + s + "'";
+        const long double v = neg ? -static_cast<long double>(mag) : static_cast<long double>(mag);
+        if (v < static_cast<long double>(lo) || v > static_cast<long double>(hi)) return fmt::format("expected an integer in [{}, {}], got {}", lo, hi, s);
+        return {};
+      },
+      fmt::format("INT in [{}, {}]", lo, hi), "signed_integer_in");
+}
+
 CLI::Validator positive_number() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
@@ -73,6 +88,29 @@ CLI::Validator positive_number() {
         return {};
       },
       "NUMBER > 0", "positive_number");
+}
+
+CLI::Validator number_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        double v = 0;
+        if (std::string e = parse_number(s, v); !e.empty()) return e;
+        if (!(v >= lo && v <= hi)) return fmt::format("expected a number in [{}, {}], got {}", lo, hi, s);
+        return {};
+      },
+      fmt::format("NUMBER in [{}, {}]", lo, hi), "number_in");
+}
+
+CLI::Validator output_path(bool journal) {
+  CLI::Validator v = path_text();
+  v.name(journal ? "output_path_journal" : "output_path");
+  return v;
+}
+
+CLI::Validator output_dir() {
+  CLI::Validator v = path_text();
+  v.name("output_dir");
+  return v;
 }
 
 CLI::Validator path_text() {
@@ -95,13 +133,94 @@ CLI::Validator seconds() {
       "SECONDS in [0.1, 1e7]", "seconds");
 }
 
+void refuse_without(const CLI::App& app, const std::vector<std::string>& options, bool given, const std::string& needs) {
+  if (given) return;
+  for (const auto& o : options)
+    if (const CLI::Option* opt = app.get_option_no_throw(o); opt && opt->count() > 0)
+      throw InputError(o + " has no effect without " + needs + ": give that too, or leave " + o + " out");
+}
+
 void check_environment() {
   if (const char* t = std::getenv("FPCERT_THREADS")) {
+    // Decimal only: its readers (base/parallel.cpp) read decimal, so 0x10 would have meant 0.
+    const std::string text = t;
     std::uint64_t v = 0;
-    const std::string e = parse_integer(t, v);
+    const std::string e = text.find_first_not_of("0123456789") == std::string::npos ? parse_integer(text, v) : "not decimal";
     if (!e.empty() || v < 1 || v > 4096)
-      throw InputError(fmt::format("FPCERT_THREADS: expected an integer in [1, 4096], got '{}' (unset it to use every core)", t));
+      throw InputError(fmt::format("FPCERT_THREADS: expected a decimal integer in [1, 4096], got '{}' (unset it to use every core)", t));
   }
+}
+
+namespace {
+
+bool has_validator(const CLI::Option* o, const std::string& name) {
+  try {
+    return const_cast<CLI::Option*>(o)->get_validator(name) != nullptr;
+  } catch (const CLI::OptionNotFound&) {
+    return false;
+  }
+}
+
+/// The option as messages name it: its first name (-o of -o,--output), or a positional's name.
+std::string option_label(const CLI::Option* o) {
+  const std::string n = o->get_name(false, true);
+  return n.empty() ? o->get_name() : n.substr(0, n.find(','));
+}
+
+std::string trimmed(std::string p) {
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> journal_outputs(const std::string& what, const std::string& path) {
+  if (path.empty() || path == "-") return {};
+  return {{what + "'s journal", path + ".partial.jsonl"}};
+}
+
+std::vector<std::string> command_inputs(const CLI::App& app) {
+  std::vector<std::string> in;
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->get_type_size() == 0 || has_validator(o, "output_path") || has_validator(o, "output_path_journal") ||
+        has_validator(o, "output_dir"))
+      continue;
+    for (const std::string& v : o->results()) {
+      struct stat st {};
+      if (!v.empty() && v != "-" && ::stat(v.c_str(), &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) in.push_back(v);
+    }
+  }
+  return in;
+}
+
+std::vector<std::pair<std::string, std::string>> command_outputs(const CLI::App& app) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const CLI::Option* o : app.get_options()) {
+    const bool journal = has_validator(o, "output_path_journal");
+    if (!journal && !has_validator(o, "output_path")) continue;
+    for (const std::string& v : o->results()) {
+      out.emplace_back(option_label(o), v);
+      if (journal)
+        for (auto& j : journal_outputs(option_label(o), v)) out.push_back(std::move(j));
+    }
+  }
+  return out;
+}
+
+void check_command_io(const CLI::App& app, const std::vector<std::pair<std::string, std::string>>& extra_outputs, bool create_parents) {
+  std::vector<std::pair<std::string, std::string>> outputs = command_outputs(app);
+  for (const auto& [what, path] : extra_outputs) {
+    outputs.emplace_back(what, path);
+    for (auto& j : journal_outputs(what, path)) outputs.push_back(std::move(j));
+  }
+  std::vector<std::string> inputs = command_inputs(app);
+  std::vector<std::string> files, dirs;  // inputs that are files; inputs that are folders
+  for (const auto& in : inputs) (std::filesystem::is_directory(in) ? dirs : files).push_back(in);
+  (void)check_outputs(outputs, files, create_parents);
+  // An output folder holds no input (it is replaced as a whole).
+  for (const CLI::Option* o : app.get_options())
+    if (has_validator(o, "output_dir"))
+      for (const std::string& d : o->results()) check_output_dir(trimmed(d), option_label(o), files);
 }
 
 void check_command_outputs(const std::vector<std::pair<std::string, std::string>>& outputs, const std::vector<std::string>& inputs,

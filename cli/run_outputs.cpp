@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "base/atomic_file.hpp"
+#include "base/input_file.hpp"
 #include "cli/exit_codes.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
@@ -106,11 +107,11 @@ int write_run_outputs(const RunResult& r, const OutputPaths& out, bool merged, c
   if (per_suite.size() > 1) fmt::print("== all suites ({}) ==\n{}", r.suite, verdict_text(r));
   if (!out.json.empty()) {
     write_file_atomic(out.json, to_json(r).dump(2) + "\n");
-    fmt::print("results: {}\n", out.json);
+    fmt::print("results: {}\n", printable(out.json));
   }
   if (!out.junit.empty()) {
     write_file_atomic(out.junit, junit_all(per_suite));
-    fmt::print("JUnit: {}\n", out.junit);
+    fmt::print("JUnit: {}\n", printable(out.junit));
   }
   if (old) fmt::print("{}", comparison_text(compare_runs(*old, r), *old, r));
   if (!out.html.empty()) {
@@ -118,7 +119,7 @@ int write_run_outputs(const RunResult& r, const OutputPaths& out, bool merged, c
     if (old) in.runs.push_back(*old);  // first: the report compares each run with the old one of its suite
     in.runs.insert(in.runs.end(), per_suite.begin(), per_suite.end());
     write_html_report(out.html, in);
-    fmt::print("HTML report: {}{}\n", out.html, old ? " (with the comparison)" : "");
+    fmt::print("HTML report: {}{}\n", printable(out.html), old ? " (with the comparison)" : "");
   }
   std::fflush(stdout);
   if (r.shard.present() && r.cases.empty()) {

@@ -130,6 +130,36 @@ std::size_t count_lines(const std::string& path) {
   return n;
 }
 
+/// The workers' folder carries a marker that holds a token only this run knows; a worker writes its
+/// results only as `workerN.json` in a folder whose marker holds the token it was given. So the worker
+/// variables (FPCERT_WORKER_SHARD, _JSON, _TOKEN), set by hand, cannot point a run's results at any file.
+constexpr const char* kWorkerMarker = ".fpcert-workers";
+
+std::string new_worker_token() {
+  std::ifstream r("/dev/urandom", std::ios::binary);
+  unsigned char b[16] = {};
+  r.read(reinterpret_cast<char*>(b), sizeof b);
+  std::string t;
+  for (unsigned char c : b) t += fmt::format("{:02x}", c);
+  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  return t + fmt::format("-{}-{}", ::getpid(), now);
+}
+
+/// A worker's results path, checked against the marker of its folder (throws InputError).
+void check_worker_json(const std::string& json) {
+  const char* token = std::getenv("FPCERT_WORKER_TOKEN");
+  const std::filesystem::path p(json);
+  const std::string name = p.filename().string();
+  const bool named = name.size() > 11 && name.rfind("worker", 0) == 0 && name.compare(name.size() - 5, 5, ".json") == 0 &&
+                     name.find_first_not_of("0123456789", 6) == name.size() - 5;
+  std::ifstream m(p.parent_path() / kWorkerMarker);
+  std::string held;
+  std::getline(m, held);
+  if (!token || !*token || !named || held.empty() || held != token)
+    throw InputError("FPCERT_WORKER_SHARD, FPCERT_WORKER_JSON and FPCERT_WORKER_TOKEN are set by fpcert --devices for its own worker "
+                     "processes; these do not name a worker of a running fpcert (unset them)");
+}
+
 std::string describe_status(int st) {
   if (WIFSIGNALED(st)) return fmt::format("died with signal {} ({})", WTERMSIG(st), strsignal(WTERMSIG(st)));
   return fmt::format("exited with status {}", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
@@ -148,6 +178,8 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
     if (!::mkdtemp(tmpl.data())) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
     dir = tmpl;
   }
+  const std::string token = new_worker_token();
+  write_file_atomic(dir + "/" + kWorkerMarker, token + "\n");
   struct Worker {
     std::string device, shard, json, log;
     std::set<std::string> selected;
@@ -179,6 +211,7 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
       share_threads(d);
       ::setenv("FPCERT_WORKER_SHARD", w.shard.c_str(), 1);
       ::setenv("FPCERT_WORKER_JSON", w.json.c_str(), 1);
+      ::setenv("FPCERT_WORKER_TOKEN", token.c_str(), 1);
       std::FILE* log = std::fopen(w.log.c_str(), "w");
       if (log) {
         ::dup2(fileno(log), 1);
@@ -339,9 +372,10 @@ std::vector<std::string> parse_devices(const std::string& spec) {
 int run_scaled(const ScaleArgs& args, ScaledCommand cmd) {
   // A worker of a --devices parent: its shard, its results file, nothing else.
   if (const char* ws = std::getenv("FPCERT_WORKER_SHARD"); ws && *ws) {
-    cmd.plan = cmd.make_plan();
     const char* wj = std::getenv("FPCERT_WORKER_JSON");
     if (!wj || !*wj) throw InputError("FPCERT_WORKER_SHARD is set without FPCERT_WORKER_JSON");
+    check_worker_json(wj);  // before any work
+    cmd.plan = cmd.make_plan();
     const std::set<std::string> sel = shard_selection(cmd.plan, ws);
     PartContext ctx;
     ctx.selected = &sel;

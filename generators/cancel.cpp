@@ -2,6 +2,7 @@
 // kappa = sum |x_i y_i| / |sum x_i y_i| (docs/generators.md, "cancel" and "cancel_gemm").
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "base/parallel.hpp"
 #include "generators/family.hpp"
@@ -63,12 +64,16 @@ double closing_product(double S, double A, double kappa, double like_sign_magnit
 /// is in docs/generators.md, "cancel"): the n - ceil(n/2) - 1 cancelling steps must reduce the
 /// running sum from at most n 2^(b+2) to below 1/(16u), b = log2 kappa, at most p bits a step,
 /// with the exponent schedule falling by at most p - 4 bits a step.
+/// Needs p > 4 (the schedule falls by p - 4 bits a step: with p <= 4 no length reaches kappa, and the
+/// search never ended); the search stops at 2^40, past any dot a problem may have.
 std::int64_t gendot_min_n(double b, int p) {
-  for (std::int64_t n = 6;; ++n) {
+  if (p <= 4) return std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t n = 6; n < (std::int64_t{1} << 40); ++n) {
     const double steps = static_cast<double>(n / 2 - 1);  // n - ceil(n/2) - 1
     const double need = std::max(std::ceil(b / (2.0 * (p - 4))), std::ceil((b + det_log2(static_cast<double>(n)) + 9 - p) / p));
     if (steps >= need) return n;
   }
+  return std::numeric_limits<std::int64_t>::max();
 }
 
 void make_cancel(const ParsedSpec& ps, Problem& p, const GenContext&) {
@@ -77,6 +82,9 @@ void make_cancel(const ParsedSpec& ps, Problem& p, const GenContext&) {
   const double kappa = ps.real("kappa");
   const int prec = src.precision();
   const double b = det_log2(kappa);
+  if (prec <= 4)
+    ps.fail("source " + std::string(src.tag) + " has " + std::to_string(prec) +
+            " bits of precision; cancel's construction needs more than 4 (it cancels up to p - 4 bits a step): use source f16, bf16 or wider");
   const std::int64_t nmin = gendot_min_n(b, prec);
   if (n < nmin)
     ps.fail("field 'n' = " + ps.text("n") + " is too short to reach kappa = " + ps.text("kappa") + " with source " +

@@ -1,4 +1,5 @@
 // generators/distributions.cpp — value distributions: uniform, normal, Ozaki's phi family, scaled integers.
+#include <algorithm>
 #include <cmath>
 
 #include "generators/family.hpp"
@@ -13,6 +14,16 @@ void make_uniform(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   if (!(lo < hi)) ps.fail("field 'lo' (" + ps.text("lo") + ") must be below field 'hi' (" + ps.text("hi") + ")");
   const double w = hi - lo;
   if (!std::isfinite(w)) ps.fail("hi - lo overflows");
+  // Bounds the source cannot hold would make every value saturate (beyond its largest finite value) or
+  // round to zero (below half its smallest positive value): a problem of Inf or 0, not of [lo, hi].
+  const Format& src = *p.source;
+  const double top = std::max(std::fabs(lo), std::fabs(hi));
+  if (top > src.max_finite())
+    ps.fail("[" + ps.text("lo") + ", " + ps.text("hi") + "] reaches beyond source " + std::string(src.tag) +
+            "'s largest finite value " + canonical_real(src.max_finite()) + ": its values would saturate; narrow the bounds or widen the source");
+  if (top < src.min_subnormal() / 2)
+    ps.fail("[" + ps.text("lo") + ", " + ps.text("hi") + "] lies below half of source " + std::string(src.tag) + "'s smallest value " +
+            canonical_real(src.min_subnormal()) + ": every value would round to zero");
   set_gemm_shape(ps, p);
   for (auto [mat, op] : {std::pair{&p.a, kOpA}, std::pair{&p.b, kOpB}}) {
     const Stream s = stream_for(p.seed, kUniformId, op);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 
 namespace fpcert {
 namespace {
@@ -30,21 +31,7 @@ std::string range_text(const ParamInfo& p) {
 }
 
 /// Text from a spec as a message may quote it: control bytes as \xNN, at most `max` characters.
-std::string shown(const std::string& t, std::size_t max = 60) {
-  std::string out;
-  for (std::size_t i = 0; i < t.size() && i < max; ++i) {
-    const auto c = static_cast<unsigned char>(t[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (t.size() > max) out += "... (" + std::to_string(t.size()) + " characters)";
-  return out;
-}
+std::string shown(const std::string& t, std::size_t max = 60) { return printable(t, max); }
 
 /// Parse one value; `fail` throws.
 ParsedSpec::Value parse_value(const ParamInfo& p, const std::string& v, const ParsedSpec& ps) {

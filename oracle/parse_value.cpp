@@ -68,7 +68,8 @@ ParsedValue parse_value(const Format& f, std::string_view text) {
     throw InputError("value: '" + s + "' is not a number (decimal, hex float 0x1.8p3, inf or nan)");
   ParsedValue r;
   if (mpfr_nan_p(x)) {
-    r.code = f.has_nan() ? f.canonical_nan_code() : f.max_finite_code();
+    // MPFR's NaN carries no sign: `-nan` is the canonical NaN with the sign bit set, as `-nan(0)` is.
+    r.code = f.has_nan() ? f.canonical_nan_code() | (s[0] == '-' ? f.sign_mask() : 0) : f.max_finite_code();
     r.exact = f.has_nan();
     return r;
   }

@@ -13,6 +13,11 @@ namespace fpcert {
 /// program header table) given the file's full size; empty when dlopen may be tried.
 std::string elf_problem(std::string_view bytes, unsigned long long file_size);
 
+/// What `path` is when it is not a regular file ("a FIFO", "a directory", "a character device", ...),
+/// found without opening it (opening a FIFO blocks); empty for a regular file or a path that cannot be
+/// examined (its opener says why).
+std::string non_regular_kind(const std::string& path);
+
 /// The same for a file on disk (reads only its headers). Empty: fine to dlopen.
 std::string elf_file_problem(const std::string& path);
 

@@ -598,6 +598,9 @@ const PluginSummary& load_plugin(const std::string& path) {
   const std::string resolved = real;
   for (const auto& p : plugins())
     if (p.resolved == resolved) return p;
+  // Only a regular file can be a library: opening a FIFO blocked for ever (docs/errors.md).
+  if (const std::string kind = non_regular_kind(resolved); !kind.empty())
+    throw PluginError(fmt::format("plugin '{}' is {}, not a regular file: a plugin is a shared library (.so)", path, kind));
 
   // A truncated or foreign library can crash the dynamic loader itself: check it before dlopen.
   if (const std::string problem = elf_file_problem(resolved); !problem.empty())

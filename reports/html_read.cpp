@@ -15,6 +15,40 @@ namespace fpcert {
 
 using nlohmann::json;
 
+namespace {
+
+/// The JSON of `experiment NAME --json` for the experiments that write their table as flat rows
+/// (split-scalar, three-pipeline, bf16-on-fp16, fp8-accumulation: kind "experiment", a "rows" list of
+/// objects, no "tables"): one table, a column per field of the rows, the other fields kept as extra.
+/// docs/report.md lists them as inputs of `fpcert report`; they were refused.
+bool experiment_from_rows(const json& j, const std::string& path, ReportInput& in) {
+  if (!j.is_object() || j.value("kind", "") != "experiment" || j.contains("tables") || !j.contains("rows")) return false;
+  const json& rows = j.at("rows");
+  if (!rows.is_array()) throw InputError("results file '" + path + "': 'rows' of the experiment is not a list");
+  ExperimentRecord r;
+  r.experiment = j.value("experiment", std::string("experiment"));
+  r.device = j.contains("device") && j.at("device").is_string() ? j.at("device").get<std::string>() : std::string();
+  r.env.command = j.contains("command") && j.at("command").is_string() ? j.at("command").get<std::string>() : std::string();
+  ExperimentTable t;
+  t.title = r.experiment;
+  for (const auto& row : rows) {
+    if (!row.is_object()) throw InputError("results file '" + path + "': a row of the experiment is not a JSON object");
+    for (const auto& [key, v] : row.items()) {
+      bool known = false;
+      for (const auto& c : t.columns) known = known || c.key == key;
+      if (!known) t.columns.push_back({key, key, v.is_number_integer() ? "int" : "g"});
+    }
+  }
+  t.rows = rows;
+  r.tables.push_back(std::move(t));
+  for (const auto& [key, v] : j.items())
+    if (key != "rows" && key != "kind") r.extra[key] = v;
+  in.experiments.push_back(std::move(r));
+  return true;
+}
+
+}  // namespace
+
 void read_report_file(const std::string& path, ReportInput& in) {
   // Bounded and checked before parsing: /dev/zero, a folder or a huge file is refused with its name.
   const std::string text = read_input_file(path, kResultsLimit, "results file");
@@ -32,6 +66,7 @@ void read_report_file(const std::string& path, ReportInput& in) {
         in.experiments.push_back(experiment_from_json(whole));
         return;
       }
+      if (experiment_from_rows(whole, path, in)) return;
       if (whole.is_object() && whole.contains("cases")) {
         in.runs.push_back(run_from_json(whole));
         return;

@@ -34,7 +34,13 @@ double number_from_json(const json& j) {
 
 namespace {
 double num(const json& j, const char* key, double def = 0) { return j.contains(key) ? number_from_json(j.at(key)) : def; }
-std::string str(const json& j, const char* key) { return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : ""; }
+/// A text field: absent or null is "", any other type is malformed input (a number where a name belongs
+/// was read as "" and the file accepted).
+std::string str(const json& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return "";
+  if (!j.at(key).is_string()) throw InputError(std::string("'") + key + "' must be a string, got " + j.at(key).dump());
+  return j.at(key).get<std::string>();
+}
 /// An integer field within T's range (a float or an out-of-range value is malformed input, not a cast).
 template <class T>
 T checked_integer(const json& v, const char* key) {
@@ -55,9 +61,18 @@ T checked_integer(const json& v, const char* key) {
   }
   throw InputError(std::string("'") + key + "' must be an integer in range, got " + v.dump());
 }
+/// An integer field: absent or null is `def`, any other type is malformed input.
 template <class T>
 T integer(const json& j, const char* key, T def = 0) {
-  return j.contains(key) && j.at(key).is_number() ? checked_integer<T>(j.at(key), key) : def;
+  if (!j.contains(key) || j.at(key).is_null()) return def;
+  if (!j.at(key).is_number()) throw InputError(std::string("'") + key + "' must be an integer, got " + j.at(key).dump());
+  return checked_integer<T>(j.at(key), key);
+}
+/// A size (a dimension, a count): an integer >= 0.
+std::int64_t size_field(const json& j, const char* key) {
+  const auto v = integer<std::int64_t>(j, key);
+  if (v < 0) throw InputError(std::string("'") + key + "' is a size and must be >= 0, got " + std::to_string(v));
+  return v;
 }
 }  // namespace
 
@@ -250,9 +265,9 @@ CaseResult case_from_json(const json& j) {
   c.kernel_traits = str(j, "kernel_traits");
   c.backend = str(j, "backend");
   c.spec = str(j, "spec");
-  c.m = integer<std::int64_t>(j, "m");
-  c.n = integer<std::int64_t>(j, "n");
-  c.k = integer<std::int64_t>(j, "k");
+  c.m = size_field(j, "m");
+  c.n = size_field(j, "n");
+  c.k = size_field(j, "k");
   c.source_format = str(j, "source_format");
   c.out_format = str(j, "out_format");
   const auto st = parse_case_status(str(j, "status"));
@@ -324,9 +339,9 @@ CaseResult case_from_json(const json& j) {
     r.source = str(o, "source");
     if (r.source != "revealed" && r.source != "file") throw InputError("case '" + c.case_id + "': unknown order source '" + r.source + "'");
     r.file = str(o, "file");
-    r.m = integer<std::int64_t>(o, "m");
-    r.n = integer<std::int64_t>(o, "n");
-    r.k = integer<std::int64_t>(o, "k");
+    r.m = size_field(o, "m");
+    r.n = size_field(o, "n");
+    r.k = size_field(o, "k");
     r.tree = str(o, "tree");
     r.arithmetic = str(o, "arithmetic");
     r.checks = str(o, "checks");

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${FPCERT_FUZZ_SECONDS:-60}
 build=${FPCERT_FUZZ_BUILD_DIR:-build-fuzz}
 targets=("$@")
-if (( ${#targets[@]} == 0 )); then targets=(spec npy config results plugin); fi
+if (( ${#targets[@]} == 0 )); then targets=(spec npy config results plugin options plugin_load); fi
 cxx=$(command -v clang++-14 || command -v clang++ || true)
 cc=$(command -v clang-14 || command -v clang || true)
 if [[ -z "$cxx" ]] || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
@@ -62,7 +62,9 @@ run_target() {
     -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1
   rc=$?
   set -e
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  # The last stats line is the fuzzer's own: children it forks (fuzz_plugin_load's probes) that call exit()
+  # print theirs too.
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo "?")
   corpus=$(ls "$work" | wc -l)
   if (( rc != 0 )); then
     printf 'fuzz_%-8s %4ss %12s execs  FINDING (exit %s): %s\n' "$t" "$secs" "$execs" "$rc" "$(ls "$findings" | head -3 | tr '\n' ' ')" >"$build/fuzz-$t.summary"

@@ -26,6 +26,8 @@ READERS = {
     "results": ["results/results_json.cpp", "results/results.cpp", "results/conversion.cpp",
                 "results/mutation.cpp", "results/reveal.cpp", "results/experiment_record.cpp"],
     "plugin": ["plugin/loader.cpp", "plugin/elf_check.cpp"],
+    "options": ["cli/options.cpp", "base/output_path.cpp"],
+    "plugin_load": ["cli/plugins.cpp", "plugin/loader.cpp", "plugin/elf_check.cpp", "suites/isolate.cpp"],
 }
 # Asserts are on in the instrumented files, except in the config reader: toml++ checks its parser's internal
 # assumptions with TOML_ASSERT_ASSUME, an assert without NDEBUG and, with NDEBUG, __builtin_assume under

@@ -66,6 +66,8 @@ ChildOutcome run_in_child(const std::function<std::string()>& body, double timeo
   if (timed_out) ::kill(pid, SIGKILL);
   int st = 0;
   ::waitpid(pid, &st, 0);
+  if (WIFSIGNALED(st) && !timed_out) r.signal = WTERMSIG(st);
+  if (WIFEXITED(st)) r.exit_status = WEXITSTATUS(st);
   if (timed_out) {
     r.kind = FailureKind::Hung;
     r.reason = fmt::format("no result within {} s: the child process was killed", timeout_s);

@@ -17,6 +17,8 @@ struct ChildOutcome {
   FailureKind kind = FailureKind::Crashed;   ///< when !ok: crashed (signal, bad exit, no result) or hung (killed at the timeout)
   std::string payload;                       ///< what body() returned (ok)
   std::string reason;                        ///< the signal, exit status or timeout (!ok)
+  int signal = 0;                            ///< the signal that ended the child (0: none)
+  int exit_status = -1;                      ///< its exit status when it exited (-1: it did not)
 };
 
 /// Run body() in a forked child and return the text it returned. A child that dies, exits without a

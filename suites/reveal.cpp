@@ -16,6 +16,7 @@
 
 #include "base/error.hpp"
 #include "base/philox.hpp"
+#include "kernels/tc/cards.hpp"
 #include "kernels/tc/probe.hpp"
 #include "oracle/tc_card.hpp"
 #include "suites/environment.hpp"
@@ -52,20 +53,10 @@ std::vector<BlockModelChoice> block_models_for(const KernelTraits& t, const std:
 }
 
 std::vector<BlockModelChoice> block_models_from_cards(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cards: cannot read '" + path + "'");
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("cards " + path + ": " + e.what());
-  }
+  // One reader of card files (kernels/tc/cards.hpp): bounded, every error naming the file.
   std::vector<BlockModelChoice> out;
-  const nlohmann::json list = j.contains("cards") ? j.at("cards") : nlohmann::json::array({j});
-  for (const auto& cj : list) {
-    const BehaviourCard c = card_from_json(cj);
+  for (const BehaviourCard& c : tc::read_cards(path).cards)
     if (c.supported && !c.integer && c.passed()) out.push_back({"card " + c.id + " (" + c.device + ")", c.params});
-  }
   if (out.empty()) throw InputError("cards " + path + ": no validated floating-point card in it");
   return out;
 }

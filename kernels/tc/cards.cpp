@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "kernels/tc/instruction.hpp"
 
 namespace fpcert::tc {
@@ -43,13 +44,14 @@ const BehaviourCard* CardSet::find(std::string_view id) const {
 }
 
 CardSet read_cards(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("--card: cannot read '" + path + "'");
+  // Bounded and checked like every input (a folder, a FIFO, a huge file: refused naming it); every
+  // error names the file (a bare "basic_filebuf::underflow" or "key not found" named nothing).
+  const std::string text = read_input_file(path, kResultsLimit, "--card");
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw InputError("--card " + path + ": " + e.what());
+    throw InputError("--card " + path + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   CardSet s;
   const auto add = [&](const nlohmann::json& c) {
@@ -57,9 +59,12 @@ CardSet read_cards(const std::string& path) {
       s.cards.push_back(card_from_json(c));
     } catch (const nlohmann::json::exception& e) {
       throw InputError("--card " + path + ": " + e.what());
+    } catch (const InputError& e) {
+      throw InputError("--card " + path + ": " + e.what());
     }
   };
   if (j.is_object() && j.contains("cards")) {
+    if (!j.at("cards").is_array()) throw InputError("--card " + path + ": 'cards' is not a list");
     for (const auto& c : j.at("cards")) add(c);
   } else {
     add(j);

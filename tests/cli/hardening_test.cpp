@@ -428,7 +428,7 @@ TEST_CASE("class 13: FPCERT_THREADS=abc and -3 are refused") {
     CAPTURE(t);
     const auto r = sh(std::string("FPCERT_THREADS=") + t + " exec \"$FPCERT\" formats");
     CHECK(r.exit_code == 2);
-    CHECK(first_line(r) == std::string("fpcert: error: FPCERT_THREADS: expected an integer in [1, 4096], got '") + t +
+    CHECK(first_line(r) == std::string("fpcert: error: FPCERT_THREADS: expected a decimal integer in [1, 4096], got '") + t +
                                "' (unset it to use every core)");
   }
 }
