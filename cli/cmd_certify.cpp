@@ -58,6 +58,7 @@ struct SuiteArgs {
   std::string config;                ///< --config fpcert.toml
   std::vector<std::string> suites;   ///< several suites in one run (from the config); empty: `suite`
   std::string tier;                  ///< --tier: the strongest verdict tier (default: what the declarations allow)
+  std::vector<std::pair<std::string, std::string>> determinism;  ///< fpcert.toml [determinism]: plugin kernel -> run_to_run | deterministic
   std::vector<std::string> orders;   ///< --order KERNEL=SPEC (and [orders] of the config): plugin kernels' orders
   // certify: the mutation score of each kernel that passes (docs/mutation.md).
   bool no_mutation = false;          ///< --no-mutation: skip it (stated in the output)
@@ -149,6 +150,7 @@ void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
   load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
+  for (const auto& [kernel, d] : a.determinism) declare_plugin_determinism(kernel, *parse_determinism(d));
   // --order: revealed | FILE (a revelation's JSON) | KERNEL=revealed | KERNEL=SPEC (docs/reveal.md, docs/plugin.md).
   OrderSourceOptions order_opt;
   for (const std::string& o : a.orders) {
@@ -205,6 +207,7 @@ int run(const SuiteArgs& a, const char* verb) {
   // Cases are appended to FILE.partial.jsonl beside a --json file; not beside a device, FIFO or stdout.
   const bool partial_file = !a.json.empty() && plans.front().how == OutputHow::Replace;
   load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
+  for (const auto& [kernel, d] : a.determinism) declare_plugin_determinism(kernel, *parse_determinism(d));
   const std::vector<std::string> suite_names_run = a.suites.empty() ? std::vector<std::string>{a.suite} : a.suites;
   std::vector<const SuiteInfo*> suites;
   std::vector<SuiteInfo> preset_suites;  // --preset: the suites as the source states them
@@ -402,7 +405,7 @@ int run(const SuiteArgs& a, const char* verb) {
         }
       }
       if (tty) std::fprintf(stderr, "\r\033[K");
-      if (part.print_rows) std::fputs(order_text(one).c_str(), stdout);
+      if (part.print_rows) std::fputs((order_text(one) + spread_text(one)).c_str(), stdout);
       if (certify && part.print_rows) {
         const std::string cov = coverage_table(one);
         if (!cov.empty()) fmt::print("{}", cov);
@@ -476,6 +479,7 @@ void apply_config(SuiteArgs& a, const CLI::App& app) {
   if (!app.count("--html") && c.html) a.html = *c.html;
   if (!app.count("--tier") && c.tier) a.tier = *c.tier;
   for (const auto& [kernel, spec] : c.orders) a.orders.push_back(kernel + "=" + spec);
+  a.determinism = c.determinism;
   if (a.kernels.empty()) throw InputError(a.config + ": no kernels: add kernels = [\"...\"] (or give --kernel)");
 }
 
