@@ -11,6 +11,8 @@
 #include <numeric>
 
 #include "base/philox.hpp"
+#include "kernels/device/device_api.hpp"
+#include "suites/runner.hpp"
 #include "suites/envelope.hpp"
 #include "suites/faults.hpp"
 #include "suites/mutation.hpp"
@@ -180,4 +182,37 @@ TEST_CASE("mutation: the atomics split-K model refuses at least 95 % of its appl
   CHECK(sc.invalid_cases.empty());
   CHECK(sc.total() >= 19);
   CHECK(sc.score() >= 0.95);
+}
+
+TEST_CASE("a later run's overflow of a partial sum is judged as the checked run's: accepted where a valid order reaches it") {
+  // Every element sums the products 3e38, 3e38, -3e38, -3e38 (exact result 0): arrival orders that add the two of
+  // one sign first overflow to that sign's infinity and stay there, the others give 0. Runs differ (the order is
+  // drawn per element and run); every outcome is one a valid order of the declared arithmetic gives.
+  Problem p;
+  p.spec = "test-overflow-orders";
+  p.source = &f32;
+  p.m = 8;
+  p.n = 8;
+  p.k = 4;
+  p.a = Matrix(p.m, p.k);
+  p.b = Matrix(p.k, p.n);
+  for (double& v : p.a.data) v = 3e38;
+  for (std::int64_t q = 0; q < p.k; ++q)
+    for (std::int64_t j = 0; j < p.n; ++j) p.b.data[static_cast<std::size_t>(q * p.n + j)] = q < 2 ? 1.0 : -1.0;
+  const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
+  auto k = make_gemm_kernel("model_gemm_f32_splitk4_atomic");
+  auto api = make_host_api();
+  CaseSetup s;
+  s.suite = "test";
+  s.case_id = "overflow_orders";
+  s.problem = &p;
+  s.ref = &ref;
+  RunOptions o;
+  o.timed = 5;  // six runs in all: several arrival orders per element
+  const CaseResult r = run_case(*k, s, *api, o);
+  INFO(r.reason);
+  CHECK(r.status == CaseStatus::Pass);
+  REQUIRE(r.spread);
+  CHECK(r.spread->differing_runs > 0);
+  CHECK(r.spread->envelope_exceed == 0);
 }
