@@ -59,6 +59,7 @@ struct SuiteArgs {
   std::string config;                ///< --config fpcert.toml
   std::vector<std::string> suites;   ///< several suites in one run (from the config); empty: `suite`
   std::string tier;                  ///< --tier: the strongest verdict tier (default: what the declarations allow)
+  std::vector<std::pair<std::string, std::string>> determinism;  ///< fpcert.toml [determinism]: plugin kernel -> run_to_run | deterministic
   std::vector<std::string> orders;   ///< --order KERNEL=SPEC (and [orders] of the config): plugin kernels' orders
   // certify: the mutation score of each kernel that passes (docs/mutation.md).
   bool no_mutation = false;          ///< --no-mutation: skip it (stated in the output)
@@ -157,6 +158,7 @@ void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
   load_plugins(a.plugins, a.timeout_s);  // a bad plugin stops here, before anything runs (exit 2; 3: it crashed or hung)
+  for (const auto& [kernel, d] : a.determinism) declare_plugin_determinism(kernel, *parse_determinism(d));
   // --order: revealed | FILE (a revelation's JSON) | KERNEL=revealed | KERNEL=SPEC (docs/reveal.md, docs/plugin.md).
   OrderSourceOptions order_opt;
   for (const std::string& o : a.orders) {
@@ -414,7 +416,7 @@ int run(const SuiteArgs& a, const char* verb) {
         }
       }
       if (tty) std::fprintf(stderr, "\r\033[K");
-      if (part.print_rows) std::fputs(order_text(one).c_str(), stdout);
+      if (part.print_rows) std::fputs((order_text(one) + spread_text(one)).c_str(), stdout);
       if (certify && part.print_rows) {
         const std::string cov = coverage_table(one);
         if (!cov.empty()) fmt::print("{}", cov);
@@ -499,6 +501,7 @@ void apply_config(SuiteArgs& a, const CLI::App& app) {
   if (!app.count("--html") && c.html) a.html = *c.html;
   if (!app.count("--tier") && c.tier) a.tier = *c.tier;
   for (const auto& [kernel, spec] : c.orders) a.orders.push_back(kernel + "=" + spec);
+  a.determinism = c.determinism;
   if (a.kernels.empty()) throw InputError(a.config + ": no kernels: add kernels = [\"...\"] (or give --kernel)");
 }
 

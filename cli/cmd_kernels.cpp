@@ -33,6 +33,8 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
                      {"promote_every", t.promote_every},
                      {"out", t.out->tag},
                      {"order", t.order},
+                     {"determinism", to_string(t.determinism)},
+                     {"determinism_note", t.determinism_note},
                      {"operation", "gemm"},
                      {"memory", k->memory() == MemorySpace::Device ? "device" : "host"},
                      {"origin", find_kernel_info(name)->origin}});
@@ -41,6 +43,8 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
     fmt::print("{:<34} {:<7} {}\n", name, to_string(k->backend()), k->description());
     fmt::print("{:<34} {:<7} {}\n", "", "", describe_traits(t));
     if (!t.order.empty()) fmt::print("{:<34} {:<7} order: {}\n", "", "", t.order);
+    fmt::print("{:<34} {:<7} determinism: {}{}\n", "", "", to_string(t.determinism),
+               t.determinism_note.empty() ? "" : " (" + t.determinism_note + ")");
   }
   // Conversion kernels, from the same registry: the device table's entries (CUDA builds), fpcert's
   // model of each table conversion, plugin conversion kernels (fpcert convert --kernel NAME --exhaustive,

@@ -16,6 +16,7 @@
 
 #include "base/error.hpp"
 #include "base/input_file.hpp"
+#include "kernels/kernel.hpp"
 #include "kernels/order.hpp"
 #include "results/results.hpp"
 #include "suites/bound.hpp"
@@ -254,7 +255,8 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
   }
   ProjectConfig cfg;
   cfg.path = path;
-  static const std::vector<std::string_view> kTop = {"plugins", "kernels", "suites", "isolate", "timeout", "gate", "orders", "output"};
+  static const std::vector<std::string_view> kTop = {"plugins", "kernels", "suites", "isolate", "timeout", "gate", "orders", "output",
+                                                     "determinism"};
   static const std::vector<std::string_view> kGate = {"variant", "baseline", "factor", "mn", "tier"};
   static const std::vector<std::string_view> kOutput = {"json", "junit", "html"};
   check_keys(c, root, "at the top level", kTop);
@@ -311,6 +313,13 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
           c.fail(ov.source(), fmt::format("'{}': {}", name, e.what()));
         }
         cfg.orders.emplace_back(std::string(ok.str()), spec);
+      }
+    } else if (key == "determinism") {
+      for (const auto& [dk, dv] : get_table(c, v, key)) {
+        const std::string name = "determinism." + std::string(dk.str());
+        const std::string d = get_string(c, dv, name);
+        if (!parse_determinism(d)) c.fail(dv.source(), fmt::format("'{}': expected run_to_run or deterministic, got '{}'", name, d));
+        cfg.determinism.emplace_back(std::string(dk.str()), d);
       }
     } else if (key == "output") {
       const auto& o = get_table(c, v, key);

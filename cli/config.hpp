@@ -25,6 +25,8 @@ struct ProjectConfig {
   std::optional<std::string> tier;     ///< bitwise | envelope+statistical | envelope: the strongest verdict tier
   // [orders]: the summation order of plugin kernels that declare none, by kernel name (spec strings)
   std::vector<std::pair<std::string, std::string>> orders;
+  // [determinism]: plugin kernels that are nondeterministic run to run, by kernel name ("run_to_run" | "deterministic")
+  std::vector<std::pair<std::string, std::string>> determinism;
   // [output] (resolved against the file's folder)
   std::optional<std::string> json, junit, html;
 };

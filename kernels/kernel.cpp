@@ -105,7 +105,28 @@ std::string describe_traits(const KernelTraits& t) {
   }
   if (d.operand_range) s += std::string(d.span_scope != SpanScope::None ? ", " : "; inputs: ") + "within " + std::string(t.a_operand->tag) + "'s range";
   if (d.finite_only) s += std::string(d.span_scope != SpanScope::None || d.operand_range ? ", " : "; inputs: ") + "finite only";
+  if (t.determinism == Determinism::RunToRun) s += "; nondeterministic run to run";
   return s;
+}
+
+std::string_view to_string(Determinism d) { return d == Determinism::RunToRun ? "run_to_run" : "deterministic"; }
+
+std::optional<Determinism> parse_determinism(std::string_view s) {
+  if (s == "deterministic") return Determinism::Deterministic;
+  if (s == "run_to_run") return Determinism::RunToRun;
+  return std::nullopt;
+}
+
+std::string determinism_problem(const KernelTraits& t) {
+  const SummationOrder& o = t.sum_order;
+  const bool atomic = o.kind == OrderKind::SplitK && o.outer == Combine::Atomic;
+  if (t.determinism == Determinism::RunToRun && o.known() && !atomic)
+    return "a kernel declaring run-to-run nondeterminism has no fixed order, but declares " + order_spec(o) +
+           " (declare order unknown, or splitk with combine=atomic)";
+  if (t.determinism == Determinism::Deterministic && atomic)
+    return "an atomic combine (" + order_spec(o) + ") adds partials in an arrival order that changes run to run: declare "
+           "determinism run_to_run";
+  return {};
 }
 
 }  // namespace fpcert

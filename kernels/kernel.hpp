@@ -14,8 +14,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "oracle/block_format.hpp"
@@ -66,6 +68,17 @@ struct BlockScaling {
   bool active() const { return format != nullptr; }
 };
 
+/// Whether repeated runs of a kernel on the same inputs give the same bits (docs/bound_model.md,
+/// "Nondeterministic kernels"). Deterministic (the default, and what a plugin of ABI minor 0 or 1 reads as):
+/// every later run must equal the checked one bit for bit. RunToRun: the kernel's order is not fixed between
+/// runs (partial sums added with atomics: split-K / stream-K, cuBLAS's atomics mode, Triton split-K); each
+/// run is graded on its own by the envelope, the order-free elements must equal their one value in every run,
+/// and the spread between runs is measured against what the declared arithmetic allows. Its order is then
+/// an order family, never one fixed order: unknown, or split-K with combine=atomic.
+enum class Determinism : std::uint8_t { Deterministic, RunToRun };
+std::string_view to_string(Determinism d);  ///< "deterministic", "run_to_run"
+std::optional<Determinism> parse_determinism(std::string_view s);
+
 /// What the bound model needs to know about a kernel's arithmetic.
 struct KernelTraits {
   const Format* a_input = &f32;        ///< format A is passed in (codes in its container)
@@ -89,7 +102,16 @@ struct KernelTraits {
   /// The output tile one thread block (or one step of a tiled loop) computes, rows x columns of C (0: not
   /// declared). Only reports read it: the worst elements are shown in tile coordinates (docs/report.md).
   std::int64_t tile_m = 0, tile_n = 0;
+  /// Run to run: Deterministic (bitwise reproducible) or RunToRun (an order family whose member changes
+  /// between runs; see Determinism). determinism_note says where the claim comes from (documentation, design).
+  Determinism determinism = Determinism::Deterministic;
+  std::string determinism_note;
 };
+
+/// Why a kernel's determinism contradicts its declared order (empty: coherent). A RunToRun kernel has no
+/// fixed order: it declares unknown, or split-K with combine=atomic (S fixed chunks, partials added in an
+/// unknown arrival order); a Deterministic kernel cannot declare an atomic combine.
+std::string determinism_problem(const KernelTraits& t);
 
 /// One GEMM call: C (m x n, row-major, ldc) = A (m x k) * B (k x n), pointers in the kernel's
 /// memory space, each element a code of the kernel's a_input/b_input/out format stored in that

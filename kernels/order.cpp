@@ -32,6 +32,7 @@ std::string_view to_string(Combine c) {
     case Combine::Sequential: return "sequential";
     case Combine::Pairwise: return "pairwise";
     case Combine::Exact: return "exact";
+    case Combine::Atomic: return "atomic";
   }
   return "?";
 }
@@ -109,7 +110,9 @@ Combine combine_of(std::string_view spec, std::string_view key, std::string_view
   if (v == "sequential") return Combine::Sequential;
   if (v == "pairwise") return Combine::Pairwise;
   if (v == "exact" && key == "inner") return Combine::Exact;
-  bad(spec, fmt::format("{} must be sequential{}, got '{}'", key, key == "inner" ? ", pairwise or exact" : " or pairwise", v));
+  if (v == "atomic" && key == "combine") return Combine::Atomic;
+  bad(spec, fmt::format("{} must be sequential{}, got '{}'", key,
+                        key == "inner" ? ", pairwise or exact" : key == "combine" ? ", pairwise or atomic" : " or pairwise", v));
 }
 
 }  // namespace
@@ -194,6 +197,8 @@ std::string check_order(const SummationOrder& o) {
   if (o.bitwise_ulps < 0) return "ulps must be >= 0";
   if (o.inner == Combine::Exact && o.kind != OrderKind::BlockedK) return "an exact inner sum belongs to a blocked order";
   if (o.outer == Combine::Exact) return "partials are joined sequentially or pairwise, never exactly";
+  if ((o.inner == Combine::Atomic || o.outer == Combine::Atomic) && !(o.kind == OrderKind::SplitK && o.outer == Combine::Atomic))
+    return "an atomic combine belongs to split-K's partials (splitk:combine=atomic)";
   switch (o.kind) {
     case OrderKind::Unknown:
     case OrderKind::Sequential:

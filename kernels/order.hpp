@@ -10,7 +10,8 @@
 //                     from +0; partials joined by `outer` into the total (in acc, or in the traits'
 //                     promote_format when promote_every > 0: promotion is blocking with a wider outer)
 //   split-K           K cut into `splits` contiguous chunks of ceil(K / splits); each summed
-//                     sequentially from +0; the partials combined by `outer`
+//                     sequentially from +0; the partials combined by `outer` (atomic: added into C = +0
+//                     in an arrival order that changes run to run: the order family of atomics split-K)
 //   pairwise          the K products (each rounded into acc) summed by recursive halving
 //   tensor-core block the instruction's k per step (`block`), its products fused by `block_model`
 //   split products    operands cut into slices (kernels/emu/split.hpp, `split_scheme`); each kept slice
@@ -43,8 +44,10 @@ namespace fpcert {
 enum class OrderKind : std::uint8_t { Unknown, Sequential, BlockedK, SplitK, Pairwise, TensorCoreBlock, SplitProducts, Pow2Scaled };
 enum class StepKind : std::uint8_t { Fma, MulAdd };
 /// How a group of terms is summed: one rounding per addition in order, by recursive halving, or (a block's
-/// products only) exactly and rounded once.
-enum class Combine : std::uint8_t { Sequential, Pairwise, Exact };
+/// products only) exactly and rounded once. Atomic (split-K partials only): each partial added into C, which
+/// holds +0 first, with one rounding, in an order that changes run to run (atomicAdd arrival order): an order
+/// family, never emulated bit for bit; a kernel declaring it declares run-to-run nondeterminism.
+enum class Combine : std::uint8_t { Sequential, Pairwise, Exact, Atomic };
 /// A step after the accumulation: none, or NVFP4's per-tensor scales (C = RN_acc(acc * RN_acc(s_A s_B))).
 enum class FinalScale : std::uint8_t { None, Tensor };
 

@@ -9,9 +9,11 @@ void register_builtin_kernels() {
   register_bf16_on_f16_models();
   register_cpu_models();
   register_order_models();
+  register_nondet_models();
   register_block_scaled_models();
 #if defined(FPCERT_HAVE_CUDA)
   register_pipeline_kernels();
+  register_splitk_atomic_kernels();
   register_mma_kernels();
   register_cublas_kernels();
   register_emu_split_kernels();

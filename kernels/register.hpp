@@ -20,6 +20,8 @@ void register_builtin_kernels();
 // Families, each defined beside its kernels.
 void register_cpu_models();          ///< kernels/gemm/cpu/models.cpp
 void register_order_models();        ///< kernels/gemm/cpu/order_models.cpp: split-K, pairwise, blocked
+void register_nondet_models();       ///< kernels/gemm/cpu/nondet_models.cpp: atomics split-K (run to run) and its fixtures
+void register_splitk_atomic_kernels();  ///< kernels/gemm/cuda/splitk_atomic.cu: split-K with atomic adds into C
 void register_bf16_on_f16_models();  ///< kernels/emu/bf16_on_fp16.cpp
 void register_pipeline_kernels();    ///< kernels/gemm/cuda/pipeline.cu: the three-pipeline comparison
 void register_mma_kernels();         ///< kernels/gemm/cuda/mma.cu: tensor-core GEMMs with mma.sync

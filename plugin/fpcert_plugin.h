@@ -23,7 +23,7 @@
  *    MINOR changes when enum values are added or fields are appended at the end of fpcert_kernel
  *    (a plugin built against a newer minor loads, and fpcert rejects, by name, any value it does
  *    not know; a kernel whose struct_size ends before an appended field has none: minor 0 kernels
- *    read as "order unknown"). The first two fields of fpcert_plugin_info (abi_major, abi_minor)
+ *    read as "order unknown", minor 0 and 1 kernels as "deterministic"). The first two fields of fpcert_plugin_info (abi_major, abi_minor)
  *    keep their place in every major, so any fpcert can read them.
  *  - Threads: fpcert calls a plugin from one thread at a time; calls for one kernel never overlap.
  *  - Lifetime: the table, its strings and every user_data stay valid until the library is unloaded
@@ -41,7 +41,7 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 1 /* enum values; fields appended to fpcert_kernel (1: gemm_order) */
+#define FPCERT_PLUGIN_ABI_MINOR 2 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
@@ -234,7 +234,10 @@ enum {
 typedef int32_t fpcert_combine;
 enum {
   FPCERT_COMBINE_SEQUENTIAL = 1, /* from +0, in order */
-  FPCERT_COMBINE_PAIRWISE = 2    /* recursive halving */
+  FPCERT_COMBINE_PAIRWISE = 2,   /* recursive halving */
+  FPCERT_COMBINE_ATOMIC = 3      /* ABI minor 2, SPLIT_K's outer only: each partial added into C (+0 first) with one
+                                    rounding, in an arrival order that changes run to run (atomicAdd): an order family,
+                                    declared with determinism = FPCERT_RUN_TO_RUN */
 };
 
 typedef struct fpcert_gemm_order {
@@ -254,6 +257,17 @@ typedef struct fpcert_gemm_order {
   fpcert_order_kind term_order;    /* SPLIT_PRODUCTS: SEQUENTIAL or TENSOR_CORE_BLOCK; else 0 */
   int32_t reserved;                /* 0 */
 } fpcert_gemm_order;
+
+/* Whether repeated runs of a GEMM kernel give the same bits (ABI minor 2; docs/plugin.md, "Declaring
+ * nondeterminism"). Required (0 is refused); a kernel of minor 0 or 1 (struct_size ending before
+ * `determinism`) is DETERMINISTIC. */
+typedef int32_t fpcert_determinism;
+enum {
+  FPCERT_DETERMINISTIC = 1, /* every run gives the same bits as the first (fpcert compares them all) */
+  FPCERT_RUN_TO_RUN = 2     /* runs may differ in their last bits: partials added with atomics (split-K, stream-K).
+                               gemm_order must then be an order family: FPCERT_ORDER_UNKNOWN, or SPLIT_K with
+                               outer = FPCERT_COMBINE_ATOMIC. Every run is judged by the envelope on its own. */
+};
 
 /* ---- elementwise conversion --------------------------------------------------------------- */
 
@@ -313,10 +327,16 @@ typedef struct fpcert_kernel {
 
   /* ---- appended in ABI minor 1 (read only when struct_size covers it; older kernels: order unknown) */
   fpcert_gemm_order gemm_order;                        /* GEMM: the summation order (required) */
+
+  /* ---- appended in ABI minor 2 (read only when struct_size covers it; older kernels: deterministic) */
+  fpcert_determinism determinism;                      /* GEMM: DETERMINISTIC or RUN_TO_RUN (required) */
+  int32_t reserved_minor2;                             /* 0 */
 } fpcert_kernel;
 
 /* sizeof(fpcert_kernel) of ABI minor 0, whose kernels end before gemm_order (read as order unknown). */
 #define FPCERT_KERNEL_SIZE_MINOR0 offsetof(fpcert_kernel, gemm_order)
+/* sizeof(fpcert_kernel) of ABI minor 1, whose kernels end before determinism (read as deterministic). */
+#define FPCERT_KERNEL_SIZE_MINOR1 offsetof(fpcert_kernel, determinism)
 
 /* What fpcert_plugin_enumerate returns: a table with static storage duration. */
 typedef struct fpcert_plugin_info {

@@ -156,13 +156,15 @@ fpcert_gemm_shape shape_of(std::int64_t m, std::int64_t n, std::int64_t k, Layou
 
 /// The order a kernel declares (ABI minor 1); kernels of minor 0 end before it: unknown. Validated.
 SummationOrder order_from_abi(const fpcert_kernel& k) {
-  if (k.struct_size < sizeof(fpcert_kernel)) return SummationOrder::unknown();
+  if (k.struct_size < FPCERT_KERNEL_SIZE_MINOR1) return SummationOrder::unknown();
   const fpcert_gemm_order& g = k.gemm_order;
   SummationOrder o;
   auto kind = [](std::int32_t v) {
     return v >= FPCERT_ORDER_UNKNOWN && v <= FPCERT_ORDER_SPLIT_PRODUCTS ? static_cast<OrderKind>(v - 1) : OrderKind::Unknown;
   };
-  auto combine = [](std::int32_t v) { return v == FPCERT_COMBINE_PAIRWISE ? Combine::Pairwise : Combine::Sequential; };
+  auto combine = [](std::int32_t v) {
+    return v == FPCERT_COMBINE_PAIRWISE ? Combine::Pairwise : v == FPCERT_COMBINE_ATOMIC ? Combine::Atomic : Combine::Sequential;
+  };
   o.kind = kind(g.kind);
   o.step = g.step == FPCERT_STEP_MUL_ADD ? StepKind::MulAdd : StepKind::Fma;
   o.block = g.block;
@@ -206,6 +208,7 @@ KernelTraits traits_from_abi(const fpcert_kernel& k) {
   t.sum_order = order_from_abi(k);
   if (const auto it = order_overrides().find(k.name ? k.name : ""); it != order_overrides().end() && !t.sum_order.known())
     t.sum_order = it->second;
+  t.determinism = determinism_of(k, &t.determinism_note);  // plugin/determinism.cpp
   return t;
 }
 
@@ -374,7 +377,8 @@ void validate_order(const fpcert_gemm_order& g, const Err& kerr, const std::stri
       kerr(fmt::format("gemm_order.{}: required for this kind, got {} (valid: 1 sequential, 2 pairwise){}", field, v, versions));
   };
   if (g.kind == FPCERT_ORDER_BLOCKED_K) need_combine("inner", g.inner);
-  if (g.kind == FPCERT_ORDER_BLOCKED_K || g.kind == FPCERT_ORDER_SPLIT_K) need_combine("outer", g.outer);
+  if (g.kind == FPCERT_ORDER_BLOCKED_K) need_combine("outer", g.outer);
+  if (g.kind == FPCERT_ORDER_SPLIT_K && g.outer != FPCERT_COMBINE_ATOMIC) need_combine("outer", g.outer);
   const bool tc = g.kind == FPCERT_ORDER_TENSOR_CORE_BLOCK ||
                   (g.kind == FPCERT_ORDER_SPLIT_PRODUCTS && g.term_order == FPCERT_ORDER_TENSOR_CORE_BLOCK);
   if (tc && !rounding_from_abi(g.block_rounding))
@@ -385,7 +389,7 @@ void validate_order(const fpcert_gemm_order& g, const Err& kerr, const std::stri
     kerr(fmt::format("gemm_order.block_model_measured must be 0 or 1, got {}", g.block_model_measured));
   if (g.bitwise_ulps < 0) kerr(fmt::format("gemm_order.bitwise_ulps must be >= 0, got {}", g.bitwise_ulps));
   fpcert_kernel k{};
-  k.struct_size = sizeof(fpcert_kernel);
+  k.struct_size = FPCERT_KERNEL_SIZE_MINOR1;
   k.gemm_order = g;
   if (const std::string why = check_order(order_from_abi(k)); !why.empty()) kerr("gemm_order: " + why);
 }
@@ -434,7 +438,9 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
     err(fmt::format("fpcert_plugin_info.struct_size is {}, expected {} for ABI major {}{}", info->struct_size,
                     sizeof(fpcert_plugin_info), FPCERT_PLUGIN_ABI_MAJOR, versions));
   // The kernel table's stride: minor 0 kernels end before gemm_order; a newer minor may append more.
-  const std::size_t expect_kernel = info->abi_minor == 0 ? FPCERT_KERNEL_SIZE_MINOR0 : sizeof(fpcert_kernel);
+  const std::size_t expect_kernel = info->abi_minor == 0   ? FPCERT_KERNEL_SIZE_MINOR0
+                                    : info->abi_minor == 1 ? FPCERT_KERNEL_SIZE_MINOR1
+                                                           : sizeof(fpcert_kernel);
   // A newer minor's entries may be longer, but a C compiler's sizeof is a multiple of the alignment (a table
   // of any other stride has misaligned entries: found by tests/fuzz/fuzz_plugin), and no entry is 64 KiB.
   const bool kernel_size_ok = info->abi_minor > FPCERT_PLUGIN_ABI_MINOR
@@ -526,7 +532,8 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
         kerr(fmt::format("gemm.operand_u = {} exceeds the unit roundoff the declared operand formats imply ({} and {}: {})", g.operand_u,
                          a_op->tag, b_op->tag, std::max(a_op->unit_roundoff(), b_op->unit_roundoff())));
       if (!g.order || !*g.order) kerr("gemm.order is empty: state the operation order (what the bound model and a reader rely on)");
-      if (k.struct_size >= sizeof(fpcert_kernel)) validate_order(k.gemm_order, kerr, versions);
+      if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR1) validate_order(k.gemm_order, kerr, versions);
+      if (const std::string why = determinism_abi_problem(k, order_from_abi(k)); !why.empty()) kerr(why + versions);
     } else if (k.operation == FPCERT_OPERATION_CONVERSION) {
       const fpcert_conversion_traits& c = k.conversion;
       if (!k.conversion_run) kerr("conversion_run is NULL (required)");

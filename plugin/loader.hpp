@@ -70,6 +70,19 @@ PluginSummary register_plugin_info(const fpcert_plugin_info* info, const std::st
 /// declares an order of its own (naming both), or when the order is malformed.
 void declare_plugin_order(const std::string& kernel, const SummationOrder& order);
 
+/// State that a plugin GEMM kernel is nondeterministic run to run (fpcert.toml's [determinism]; a plugin of ABI
+/// minor 0 or 1 cannot say it): kernels made from then on carry it. Throws InputError naming the kernel when it is
+/// unknown, not a plugin GEMM kernel, declares run_to_run itself while the configuration says deterministic, or
+/// when its order contradicts the declaration (a fixed order: run_to_run needs unknown or splitk:combine=atomic).
+void declare_plugin_determinism(const std::string& kernel, Determinism d);
+
+/// plugin/determinism.cpp: what a kernel declares about run-to-run determinism (ABI minor 2; kernels of minors 0
+/// and 1 end before the field: deterministic), or what declare_plugin_determinism stated for it; `note` receives
+/// where it comes from. And why the field is invalid (empty: valid): required (0 refused), a known value, coherent
+/// with `order` (the kernel's declared order: determinism_problem).
+Determinism determinism_of(const fpcert_kernel& k, std::string* note = nullptr);
+std::string determinism_abi_problem(const fpcert_kernel& k, const SummationOrder& order);
+
 // ---- translation of ABI values (nullptr / nullopt for unknown values) ----
 const Format* format_from_abi(std::int32_t v);
 std::int32_t format_to_abi(const Format& f);

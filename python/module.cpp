@@ -167,7 +167,7 @@ void unregister_kernel(const std::string& name) {
 
 std::string certify_callable(py::object adapter, const KernelTraits& traits, const std::string& name, const std::string& description,
                              const std::string& suite_name, std::int64_t mn, const std::string& only_case, const std::string& variant,
-                             const std::string& tier, const std::string& jsonl, const std::string& command) {
+                             const std::string& tier, const std::string& jsonl, const std::string& command, bool deterministic) {
   const SuiteInfo* suite = find_suite(suite_name);
   if (!suite) throw InputError("unknown suite '" + suite_name + "' (one of " + suite_names() + ")");
   SuiteRunOptions opt;
@@ -185,9 +185,16 @@ std::string certify_callable(py::object adapter, const KernelTraits& traits, con
   opt.jsonl_path = jsonl;
   opt.command = command;
   opt.repro_prefix = "python: fpcert.certify(..., suite=\"" + suite_name + "\")";
+  // deterministic=False: the callable's runs may differ in their last bits (torch.use_deterministic_algorithms(False)
+  // paths, atomics): each run is judged by the envelope and the spread between runs is measured (docs/python.md).
+  KernelTraits declared = traits;
+  if (!deterministic) {
+    declared.determinism = Determinism::RunToRun;
+    declared.determinism_note = "declared by the caller (fpcert.certify(..., deterministic=False))";
+  }
   PyHandle h = make_handle(std::move(adapter));
   register_kernel(KernelInfo{name, Backend::Plugin, false,
-                             [=] { return std::unique_ptr<Kernel>(new PyKernel(name, description, traits, h)); }, "python"});
+                             [=] { return std::unique_ptr<Kernel>(new PyKernel(name, description, declared, h)); }, "python"});
   h.reset();
   RunResult r;
   try {
@@ -219,6 +226,7 @@ PYBIND11_MODULE(_fpcert, m) {
       .def_property_readonly("promote_every", [](const KernelTraits& t) { return t.promote_every; })
       .def_property_readonly("out", [](const KernelTraits& t) { return std::string(t.out->tag); })
       .def_property_readonly("order", [](const KernelTraits& t) { return t.order; })
+      .def_property_readonly("determinism", [](const KernelTraits& t) { return std::string(to_string(t.determinism)); })
       .def("describe", [](const KernelTraits& t) { return describe_traits(t); })
       .def("__repr__", [](const KernelTraits& t) { return "<fpcert.Traits " + describe_traits(t) + ">"; });
   m.def("traits", &traits_by_name_or_spec, py::arg("name_or_spec"),
@@ -333,7 +341,7 @@ PYBIND11_MODULE(_fpcert, m) {
 
   m.def("certify", &certify_callable, py::arg("adapter"), py::arg("traits"), py::arg("name"), py::arg("description"),
         py::arg("suite"), py::arg("mn") = 0, py::arg("case") = "", py::arg("variant") = "", py::arg("tier") = "", py::arg("jsonl") = "",
-        py::arg("command") = "python");
+        py::arg("command") = "python", py::arg("deterministic") = true);
 
   m.def("generate", [](const std::string& spec) {
     Problem p;

@@ -97,6 +97,20 @@ std::string worst_table(const CaseResult& c, const std::string& src, const std::
   return s;
 }
 
+/// A case's run-to-run spread (a kernel declaring run-to-run nondeterminism), each figure tagged with its JSON pointer.
+std::string spread_cell(const CaseResult& c, const std::string& src, const std::string& b) {
+  const RunSpread& p = *c.spread;
+  const std::string sp = b + "/spread";
+  std::string s = fmt::format("run to run (declared): {} of {} later run(s) differ in {} element(s), max {} ulp", vint(src, sp + "/differing_runs", p.differing_runs),
+                              std::max(0, p.runs - 1), vint(src, sp + "/elements", p.elements), vnum(src, sp + "/max_ulps", p.max_ulps));
+  if (p.worst_index >= 0)
+    s += fmt::format("; difference / allowed {} ({} ulp allowed there: {})", vnum(src, sp + "/max_frac", p.max_frac, p.max_frac > 1 ? "badt" : ""),
+                     vnum(src, sp + "/worst_allowed_ulps", p.worst_allowed_ulps), html_escape(p.bound));
+  s += fmt::format("; order-free elements {}, differing {}", vint(src, sp + "/order_free", p.order_free),
+                   vint(src, sp + "/order_free_differ", p.order_free_differ));
+  return s;
+}
+
 std::string failure_card(const CaseResult& c, std::size_t idx, const std::string& src, const std::string& anchor) {
   const std::string b = case_ptr(idx);
   std::string s = fmt::format("<article class=\"failure\" id=\"{}\"><h4>{} on <code>{}</code> {}</h4>", anchor, html_escape(c.case_id),
@@ -126,9 +140,10 @@ std::string failure_card(const CaseResult& c, std::size_t idx, const std::string
   if (m.guard_violations > 0)
     extra += fmt::format("<li>{} guard byte(s) changed outside C: {}</li>", vint(src, b + "/metrics/guard_violations", m.guard_violations),
                          html_escape(m.first_guard_violation));
-  if (!m.deterministic)
+  if (!m.deterministic && !c.spread)
     extra += fmt::format("<li>not deterministic: {} element(s) differ between runs</li>",
                          vint(src, b + "/metrics/nondeterministic_elements", m.nondeterministic_elements));
+  if (c.spread) extra += "<li>" + spread_cell(c, src, b) + "</li>";
   if (!extra.empty()) s += "<ul>" + extra + "</ul>";
   s += error_map_block(c, src, b);
   if (!c.worst.empty()) {
@@ -189,7 +204,8 @@ std::string metrics_table(const RunResult& r, const std::string& kernel, const s
            cell("componentwise", m.componentwise) + cell("ulp_max", m.ulp_max) + cell("ulp_median", m.ulp_median) + cell("ulp_p99", m.ulp_p99);
       s += "<td class=\"num\">" + vint(src, b + "/metrics/ulp_cancelled", m.ulp_cancelled) + "</td>";
       s += fmt::format("<td class=\"num\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}{}</td>",
-                       vint(src, b + "/metrics/nonfinite", m.nonfinite), vbool(src, b + "/metrics/deterministic", m.deterministic),
+                       vint(src, b + "/metrics/nonfinite", m.nonfinite),
+                       c.spread ? spread_cell(c, src, b) : vbool(src, b + "/metrics/deterministic", m.deterministic),
                        html_escape(variant_name(c)), vnum(src, b + "/gate_fraction", c.gate_fraction), "");
     } else {
       s += fmt::format("<td colspan=\"14\" class=\"muted\">{}</td>", html_escape(c.reason));

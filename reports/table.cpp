@@ -40,6 +40,7 @@ std::string case_row(const CaseResult& c) {
   const bool graded = c.status == CaseStatus::Pass || c.status == CaseStatus::Fail;
   std::string tier = c.tier == Tier::None ? "-" : std::string(to_string(c.tier)) + (c.vacuous ? " (vacuous)" : "");
   if (c.order && c.tier != Tier::None) tier += c.order->used ? " (revealed order)" : " (declared order: revealed one not used)";
+  if (c.spread) tier += fmt::format(" (run to run: {} el, {} ulp)", c.spread->elements, short_num(c.spread->max_ulps));
   return fmt::format("{:<24} {:<28} {:<8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>9}  {}\n", c.case_id, c.kernel, to_string(c.status),
                      graded ? short_num(c.metrics.max_abs) : "-", graded ? short_num(c.metrics.frobenius_rel) : "-",
                      graded ? short_num(c.metrics.ulp_max) : "-", graded ? short_num(c.metrics.err_frac_max) : "-",
@@ -117,6 +118,21 @@ std::string order_text(const RunResult& r) {
       s += fmt::format("  bitwise with this order: {}\n", list);
     }
     for (const auto& f : g.fell_back) s += fmt::format("  fell back: {}\n", f);
+  }
+  return s;
+}
+
+std::string spread_text(const RunResult& r) {
+  std::string s;
+  for (const auto& c : r.cases) {
+    if (!c.spread) continue;
+    const RunSpread& p = *c.spread;
+    if (s.empty()) s = "run-to-run spread of the kernels that declare it (docs/bound_model.md, \"Nondeterministic kernels\"):\n";
+    s += fmt::format("  {} on {}: {} of {} later run(s) differ, {} element(s) (at most {} in one run), max {} ulp", c.case_id, c.kernel,
+                     p.differing_runs, std::max(0, p.runs - 1), p.elements, p.max_elements, short_num(p.max_ulps));
+    if (p.worst_index >= 0)
+      s += fmt::format("; largest difference / allowed {} ({} ulp allowed there)", short_num(p.max_frac), short_num(p.worst_allowed_ulps));
+    s += fmt::format("; order-free {} ({} differ){}\n", p.order_free, p.order_free_differ, p.envelope_exceed ? "; LATER RUN BEYOND THE ENVELOPE" : "");
   }
   return s;
 }

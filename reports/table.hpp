@@ -26,6 +26,10 @@ std::string coverage_table(const RunResult& r);
 /// revealed / FILE): per kernel and shape, the revealed trees, what they cost and checked, the cases that
 /// used them and those that fell back, with why. Empty when no case carries an order record.
 std::string order_text(const RunResult& r);
+/// The run-to-run spread of every case whose kernel declares run-to-run nondeterminism (CaseResult::spread): later
+/// runs that differ, elements, the largest difference in ulps and against what the declared arithmetic allows, the
+/// order-free elements held in every run. Empty when no case carries a spread.
+std::string spread_text(const RunResult& r);
 /// A short number for tables: 3 significant digits, "inf", "-" for NaN.
 std::string short_num(double v);
 

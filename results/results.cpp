@@ -46,6 +46,7 @@ std::string_view to_string(CheckKind k) {
     case CheckKind::Declaration: return "declaration";
     case CheckKind::Baseline: return "baseline";
     case CheckKind::CourseGate: return "course_gate";
+    case CheckKind::Spread: return "spread";
   }
   return "?";
 }

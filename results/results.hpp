@@ -127,6 +127,27 @@ struct WorstElement {
   double abs_sum = 0;
 };
 
+/// The run-to-run spread of a kernel that declares run-to-run nondeterminism (docs/bound_model.md,
+/// "Nondeterministic kernels"): every later run compared with the checked one, element by element, against
+/// the largest difference the declared arithmetic allows between two of its admissible orders.
+struct RunSpread {
+  int runs = 0;                      ///< runs compared (the checked one included)
+  int differing_runs = 0;            ///< later runs that differ from the checked one somewhere
+  std::int64_t elements = 0;         ///< elements that differ between some run and the checked one
+  std::int64_t max_elements = 0;     ///< the most elements one run differs in
+  double max_ulps = 0;               ///< largest |c_run - c_checked| in ulps of the output format (not cancellation-dominated elements)
+  double max_frac = 0;               ///< largest |c_run - c_checked| / allowed_ij (<= 1: within what the arithmetic allows)
+  std::int64_t worst_index = -1;     ///< element of max_frac (row-major), -1: none differs
+  double worst_diff = 0;             ///< |c_run - c_checked| there
+  double worst_allowed = 0;          ///< allowed_ij there
+  double worst_allowed_ulps = 0;     ///< allowed_ij in ulps of the output at that element
+  std::string bound;                 ///< how allowed_ij is derived ("2 gamma_{S-1}(u) (1 + gamma_L(u)) sum|a b|", ...)
+  std::int64_t order_free = 0;       ///< order-free elements checked in every run (one value in every order)
+  std::int64_t order_free_differ = 0;  ///< of them, differing from that value in some run
+  std::int64_t envelope_exceed = 0;  ///< elements beyond the envelope in a later run (the checked run's are the envelope check's)
+  double envelope_worst = 0;         ///< max |c - ref'| / allowed over the later runs
+};
+
 /// One element's error fraction under the envelope (the error map's worst elements).
 struct ElementFraction {
   std::int64_t i = 0, j = 0;
@@ -150,7 +171,8 @@ enum class CheckKind : std::uint8_t {
   GuardOutput,            ///< "guard_output": bytes changed around C or in its ldc padding
   GuardInputs,            ///< "guard_inputs": A/B guards or padding changed
   InputsModified,         ///< "inputs_modified": A or B changed by the call
-  Nondeterministic,       ///< "nondeterministic": runs differ bit for bit
+  Nondeterministic,       ///< "nondeterministic": runs differ bit for bit (a kernel that does not declare run-to-run nondeterminism)
+  Spread,                 ///< "spread": a run-to-run difference the declared nondeterminism does not allow (order-free elements, beyond the bound)
   Crashed,                ///< "crashed": the kernel crashed, threw or left a sticky device error
   Hung,                   ///< "hung": the watchdog expired
   NotSupportedAfterData,  ///< "not_supported_after_data": run() declined after seeing the data
@@ -163,7 +185,7 @@ inline constexpr CheckKind kAllCheckKinds[] = {
     CheckKind::SpecialValues, CheckKind::NanPolicy,    CheckKind::Unwritten,        CheckKind::GuardOutput,
     CheckKind::GuardInputs, CheckKind::InputsModified, CheckKind::Nondeterministic, CheckKind::Crashed,
     CheckKind::Hung,        CheckKind::NotSupportedAfterData, CheckKind::Declaration, CheckKind::Baseline,
-    CheckKind::CourseGate};
+    CheckKind::CourseGate,  CheckKind::Spread};
 std::string_view to_string(CheckKind k);
 std::optional<CheckKind> parse_check_kind(std::string_view s);
 /// Whether a failed check of this kind decides the case (everything but the course gate).
@@ -277,6 +299,8 @@ struct CaseResult {
   double wall_seconds = 0;       ///< reference + runs + grading
   std::optional<ConversionResult> conversion;  ///< a conversion kernel's case: its record (GEMM fields unused)
   std::optional<OrderRecord> order;  ///< the order came from a revelation, not the declaration (certify --order revealed / FILE)
+  std::string determinism = "deterministic";  ///< what the kernel declares: deterministic | run_to_run
+  std::optional<RunSpread> spread;   ///< a kernel declaring run_to_run: its measured run-to-run spread
 };
 
 /// The status the decisive checks give: Crashed, Hung or NotSupported (run() declined after data)

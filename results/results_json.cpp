@@ -243,6 +243,25 @@ json to_json(const CaseResult& c) {
                   {"k", o.k},             {"tree", o.tree},         {"arithmetic", o.arithmetic}, {"checks", o.checks},
                   {"launches", o.launches}, {"used", o.used},       {"fallback", o.fallback}};
   }
+  if (c.determinism != "deterministic") j["determinism"] = c.determinism;
+  if (c.spread) {
+    const RunSpread& s = *c.spread;
+    j["spread"] = {{"runs", s.runs},
+                   {"differing_runs", s.differing_runs},
+                   {"elements", s.elements},
+                   {"max_elements", s.max_elements},
+                   {"max_ulps", json_number(s.max_ulps)},
+                   {"max_frac", json_number(s.max_frac)},
+                   {"worst_index", s.worst_index},
+                   {"worst_diff", json_number(s.worst_diff)},
+                   {"worst_allowed", json_number(s.worst_allowed)},
+                   {"worst_allowed_ulps", json_number(s.worst_allowed_ulps)},
+                   {"bound", s.bound},
+                   {"order_free", s.order_free},
+                   {"order_free_differ", s.order_free_differ},
+                   {"envelope_exceed", s.envelope_exceed},
+                   {"envelope_worst", json_number(s.envelope_worst)}};
+  }
   if (!c.baseline.empty()) {
     j["baseline"] = c.baseline;
     if (c.baseline_max_abs) j["baseline_max_abs"] = json_number(*c.baseline_max_abs);
@@ -349,6 +368,32 @@ CaseResult case_from_json(const json& j) {
     r.used = o.contains("used") && o.at("used").get<bool>();
     r.fallback = str(o, "fallback");
     c.order = std::move(r);
+  }
+  if (j.contains("determinism")) {
+    c.determinism = str(j, "determinism");
+    if (c.determinism != "deterministic" && c.determinism != "run_to_run")
+      throw InputError("case '" + c.case_id + "': unknown determinism '" + c.determinism + "' (deterministic, run_to_run)");
+  }
+  if (j.contains("spread")) {
+    const json& o = j.at("spread");
+    if (!o.is_object()) throw InputError("case '" + c.case_id + "': 'spread' must be an object");
+    RunSpread s;
+    s.runs = integer<int>(o, "runs");
+    s.differing_runs = integer<int>(o, "differing_runs");
+    s.elements = integer<std::int64_t>(o, "elements");
+    s.max_elements = integer<std::int64_t>(o, "max_elements");
+    s.max_ulps = num(o, "max_ulps");
+    s.max_frac = num(o, "max_frac");
+    s.worst_index = integer<std::int64_t>(o, "worst_index", -1);
+    s.worst_diff = num(o, "worst_diff");
+    s.worst_allowed = num(o, "worst_allowed");
+    s.worst_allowed_ulps = num(o, "worst_allowed_ulps");
+    s.bound = str(o, "bound");
+    s.order_free = integer<std::int64_t>(o, "order_free");
+    s.order_free_differ = integer<std::int64_t>(o, "order_free_differ");
+    s.envelope_exceed = integer<std::int64_t>(o, "envelope_exceed");
+    s.envelope_worst = num(o, "envelope_worst");
+    c.spread = s;
   }
   if (j.contains("tile")) {
     const json& t = j.at("tile");

@@ -39,6 +39,9 @@ std::vector<double> operand_values(const std::vector<double>& inputs, const Form
 std::string emulation_unavailable(const KernelTraits& t) {
   const SummationOrder& o = t.sum_order;
   if (const std::string why = check_order(o); !why.empty()) return "the declared order is malformed: " + why;
+  if (t.determinism == Determinism::RunToRun)
+    return "the kernel declares run-to-run nondeterminism: no fixed order to emulate (every run is judged by the envelope)";
+  if (o.outer == Combine::Atomic) return "an atomic combine has no fixed order (its partials arrive in any order)";
   if (o.kind == OrderKind::Unknown) return "the kernel declares no summation order";
   if (t.acc_rounding == Rounding::Stochastic) return "stochastic accumulation: the random bits are the kernel's";
   const bool tc = tc::on_tensor_cores(o);

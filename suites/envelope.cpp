@@ -6,10 +6,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/emu/split.hpp"
+#include "kernels/tc/cards.hpp"
+#include "oracle/ulp.hpp"
 #include "suites/bound.hpp"
 #include "suites/emulate.hpp"
+#include "suites/grade.hpp"
+#include "suites/order_free.hpp"
 
 namespace fpcert {
 
@@ -159,7 +164,9 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
     }
     case OrderKind::SplitK: {
       const double chunk = std::ceil(K / o.splits);
-      const double dout = o.outer == Combine::Sequential ? o.splits : clog2(o.splits);
+      // Sequential or atomic (any arrival order, one rounding per partial added): recursive summation of the
+      // partials in some order, at most `splits` roundings per product; pairwise: the tree's depth.
+      const double dout = o.outer == Combine::Pairwise ? clog2(o.splits) : o.splits;
       g = gamma(chunk + dout, ua, fmt::format("accumulation {} split-K: {} per chunk + {} combining {} partials ({})", accname, chunk,
                                               dout, o.splits, to_string(o.outer)));
       e.depth = chunk + dout;
@@ -358,6 +365,210 @@ std::vector<std::string> error_sources(const KernelTraits& t) {
   if (t.promote_every > 0) s.push_back("promotion");
   if (narrower(*t.out, t.promote_every > 0 && t.promote_format ? *t.promote_format : *t.acc)) s.push_back("output");
   return s;
+}
+
+namespace {
+
+/// The spacing of the output format's codes at |v| (its ulp there; the subnormal spacing below the normal range).
+double ulp_at(const Format& f, double v) {
+  const int e = v == 0 || !std::isfinite(v) ? f.emin() : std::max(std::ilogb(v), f.emin());
+  return std::ldexp(1.0, e - f.frac_bits);
+}
+
+/// Whether a later run's infinity (or NaN) at element x of a finite exact result is what a valid order may give: a
+/// partial sum can overflow toward that sign (NaN: toward both), the rule grade's checks apply to the checked run
+/// (docs/suites.md, "values.special"): the element's positive and negative finite products, summed in magnitude and
+/// times the envelope's growth, reach the overflow limit.
+bool accepted_overflow(const std::vector<double>& a, const std::vector<double>& b, std::int64_t n, std::int64_t k, std::size_t x,
+                       double growth, double limit, bool nan, bool negative) {
+  const std::int64_t i = static_cast<std::int64_t>(x) / n, j = static_cast<std::int64_t>(x) % n;
+  double pos = 0, neg = 0;
+  for (std::int64_t q = 0; q < k; ++q) {
+    const double pr = a[static_cast<std::size_t>(i * k + q)] * b[static_cast<std::size_t>(q * n + j)];
+    if (std::isfinite(pr)) (pr > 0 ? pos : neg) += std::fabs(pr);
+  }
+  const double slack = growth * (1 + 0x1p-30);  // K double additions and products within 2^-53 each (K < 2^23)
+  const bool up = pos * slack >= limit, down = neg * slack >= limit;
+  return nan ? up && down : negative ? down : up;
+}
+
+bool bits_equal(const std::vector<double>& x, const std::vector<double>& y) {
+  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
+}
+
+}  // namespace
+
+SpreadModel make_spread_model(const KernelTraits& t, std::int64_t k) {
+  SpreadModel s;
+  s.env = make_envelope(t, k);
+  const SummationOrder& o = t.sum_order;
+  // Atomic split-K into the output format itself: the partials P_s are each the same bits in every run (a chunk
+  // is summed in a fixed order); only the order in which they are added into C (+0 first, one rounding each)
+  // changes. Recursive summation of S values in any order is within gamma_{S-1}(u) sum |P_s| of their exact sum
+  // (Higham, Accuracy and Stability, 2nd ed., eq. (4.4); the first addition, to +0, is exact), so two orders
+  // differ by at most 2 gamma_{S-1}(u) sum |P_s|, and sum |P_s| <= growth abs' + eta_arith (growth bounds every
+  // partial sum a valid order forms, eta_arith the underflow of the roundings inside the chunks). An addition is
+  // exact in the subnormal range (its relative error bound holds there too): no absolute term of its own.
+  if (o.kind == OrderKind::SplitK && o.outer == Combine::Atomic && *t.out == *t.acc && t.promote_every == 0 &&
+      o.final_scale == FinalScale::None && s.env.exists) {
+    const double u = unit(*t.acc, t.acc_rounding), d = o.splits - 1;
+    if (d * u < 1) {
+      s.atomic = true;
+      s.coef = 2 * d * u / (1 - d * u);
+      s.text = fmt::format("2 gamma_{}({}) (growth sum|a'b'| + eta) = {:.6g} x ({:.6g} sum|a'b'| + {:.4g}): two arrival orders of "
+                           "{} partials added into C",
+                           d, pow2_text(u), s.coef, s.env.growth, s.env.eta_arith, o.splits);
+      return s;
+    }
+  }
+  s.text = "2 x the envelope's allowance (two admissible orders each lie within it of ref')";
+  return s;
+}
+
+double spread_allowed(const SpreadModel& s, double ref_op_abs, double abs_op, double row_abs_a, double col_abs_b) {
+  if (s.atomic) return s.coef * (s.env.growth * abs_op + s.env.eta_arith) * (1 + 0x1p-49);  // a few roundings of non-negative terms
+  return 2 * envelope_allowed(s.env, ref_op_abs, abs_op, row_abs_a, col_abs_b);
+}
+
+void envelope_later_runs(const GradeInput& given, const std::vector<std::vector<std::uint64_t>>& later, int runs, int differing_runs,
+                         CaseResult& out) {
+  const KernelTraits t = tc::with_installed_cards(*given.traits);
+  const Problem& p = *given.problem;
+  const Format& of = *t.out;
+  const auto mn = static_cast<std::size_t>(p.m * p.n);
+  const std::vector<std::uint64_t>& first = *given.codes;
+  RunSpread sp;
+  sp.runs = runs;
+  sp.differing_runs = differing_runs;
+  // The inputs as the kernel received them, ref' their exact product, and the operand sums (as grade's envelope).
+  const std::vector<double> a_in = given.a ? given.a->data : round_values(p.a.data, *t.a_input, t.input_rounding);
+  const std::vector<double> b_in = given.b ? given.b->data : round_values(p.b.data, *t.b_input, t.input_rounding);
+  const bool same = bits_equal(a_in, p.a.data) && bits_equal(b_in, p.b.data);
+  GemmRef own;
+  if (!same) own = gemm_reference(MatrixView::row_major(a_in.data(), p.m, p.k), MatrixView::row_major(b_in.data(), p.k, p.n));
+  const GemmRef& rop = same ? *given.ref : own;
+  const SpreadModel model = make_spread_model(t, p.k);
+  sp.bound = model.text;
+  std::vector<double> row_in(static_cast<std::size_t>(p.m), 0.0), col_in(static_cast<std::size_t>(p.n), 0.0);
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t q = 0; q < p.k; ++q) row_in[static_cast<std::size_t>(i)] += std::fabs(a_in[static_cast<std::size_t>(i * p.k + q)]);
+  for (std::int64_t q = 0; q < p.k; ++q)
+    for (std::int64_t j = 0; j < p.n; ++j) col_in[static_cast<std::size_t>(j)] += std::fabs(b_in[static_cast<std::size_t>(q * p.n + j)]);
+  for (auto* v : {&row_in, &col_in})
+    for (double& x : *v) x *= 1 + 0x1p-30;  // K roundings of a sum of magnitudes: within K 2^-53 < 2^-30 (K < 2^23)
+  // The order-free elements: one value in every order, so in every run.
+  OrderFreeElements free;
+  if (given.strongest == Tier::Bitwise) {
+    const bool split = t.operand_u > 0;
+    const std::vector<double> a_op = split ? a_in : operand_values(a_in, *t.a_input, *t.a_operand, t.input_rounding);
+    const std::vector<double> b_op = split ? b_in : operand_values(b_in, *t.b_input, *t.b_operand, t.input_rounding);
+    free = order_free_elements(t, p.m, p.n, p.k, a_in, b_in, a_op, b_op);
+  }
+  sp.order_free = free.count();
+  std::vector<std::uint8_t> differs(mn, 0), free_bad(mn, 0);
+  std::int64_t env_first = -1, free_first = -1;
+  int free_first_run = 0;
+  std::vector<double> fracs;
+  for (std::size_t r = 0; r < later.size(); ++r) {
+    const std::vector<std::uint64_t>& c = later[r];
+    // The envelope on its own. An element whose non-finite output the checked run's special-value checks accepted
+    // (the same bits here) is not graded again.
+    evaluate_envelope(model.env, of, p.m, p.n, rop, c, row_in, col_in, &fracs);
+    std::int64_t diff_here = 0;
+    for (std::size_t x = 0; x < mn; ++x) {
+      const FpClass c0 = classify(of, first[x]), c1 = classify(of, c[x]);
+      const bool finite0 = c0 != FpClass::NaN && c0 != FpClass::Inf, finite1 = c1 != FpClass::NaN && c1 != FpClass::Inf;
+      double f = fracs[x];
+      // A non-finite output of a finite exact result that a partial sum's overflow explains is accepted, not graded
+      // (in either run: then the two runs' difference is no spread to bound either).
+      auto accepted = [&](std::uint64_t code, FpClass cls) {
+        return cls != FpClass::NaN && cls != FpClass::Inf ? false
+               : std::isfinite(rop.c[x].hi) && accepted_overflow(a_in, b_in, p.n, p.k, x, model.env.growth, overflow_limit(t),
+                                                                  cls == FpClass::NaN, std::signbit(to_double(of, code)));
+      };
+      const bool overflow1 = accepted(c[x], c1), overflow0 = !finite0 && accepted(first[x], c0);
+      if (overflow1) f = NAN;
+      if (!std::isnan(f) && !(!finite0 && c[x] == first[x])) {
+        sp.envelope_worst = std::max(sp.envelope_worst, f);
+        if (f > 1) {
+          ++sp.envelope_exceed;
+          if (env_first < 0) env_first = static_cast<std::int64_t>(x);
+        }
+      }
+      if (!free.kind.empty() && free.kind[x] != OrderFreeKind::None &&
+          !(free.kind[x] == OrderFreeKind::ExactZero ? c1 == FpClass::Zero : c[x] == free.expect[x]) && !free_bad[x]) {
+        free_bad[x] = 1;
+        ++sp.order_free_differ;
+        if (free_first < 0) free_first = static_cast<std::int64_t>(x), free_first_run = static_cast<int>(r);
+      }
+      if (c[x] == first[x] || (c0 == FpClass::NaN && c1 == FpClass::NaN)) continue;
+      ++diff_here;
+      if (!differs[x]) ++sp.elements;
+      differs[x] = 1;
+      // The difference between the two runs, in ulps of the output and against what two admissible orders allow.
+      const double v0 = to_double(of, first[x]), v1 = to_double(of, c[x]);
+      const RefValue& rv = rop.c[x];
+      if (!std::isfinite(rv.hi)) continue;  // a non-finite reference: the special-value rules, not a bound
+      // In ulps as the ULP statistics count them: not where cancellation dominates the exact value (results/results.hpp,
+      // kCancellationRatio; a difference there is many ulps of a small result, and max_frac judges it).
+      if (!cancellation_dominated(rv.hi, rop.abs_sum[x]))
+        sp.max_ulps = std::max(sp.max_ulps, finite0 && finite1 ? ulp_distance(of, c[x], RefValue{v0, 0.0, 0}) : INFINITY);
+      if (overflow0 || overflow1) continue;  // an accepted overflow in one of the runs: not a spread to bound
+      const double diff = finite0 && finite1 ? std::fabs(v1 - v0) : INFINITY;
+      const double allowed = spread_allowed(model, std::fabs(rv.hi), rop.abs_sum[x], row_in[x / static_cast<std::size_t>(p.n)],
+                                            col_in[x % static_cast<std::size_t>(p.n)]);
+      const double frac = diff == 0 ? 0 : allowed > 0 ? diff / allowed : INFINITY;
+      if (sp.worst_index < 0 || frac > sp.max_frac) {
+        sp.max_frac = frac;
+        sp.worst_index = static_cast<std::int64_t>(x);
+        sp.worst_diff = diff;
+        sp.worst_allowed = allowed;
+        sp.worst_allowed_ulps = allowed / ulp_at(of, std::max(std::fabs(v0), std::fabs(v1)));
+      }
+    }
+    sp.max_elements = std::max(sp.max_elements, diff_here);
+  }
+  auto at = [&](std::int64_t x) { return fmt::format("({}, {})", x / p.n, x % p.n); };
+  const int compared = std::max(0, runs - 1);
+  // Every later run graded on its own by the envelope (the checked run's is grade's envelope check).
+  if (!later.empty())
+    out.checks.push_back({CheckKind::Envelope, sp.envelope_exceed == 0,
+                          sp.envelope_exceed ? fmt::format("a later run beyond the envelope at {} element(s), first at {}: max |c - ref'| / "
+                                                           "allowed = {:.4g} over the {} distinct later output(s)",
+                                                           sp.envelope_exceed, at(env_first), sp.envelope_worst, later.size())
+                                             : fmt::format("every later run within the envelope: max |c - ref'| / allowed = {:.4g} over "
+                                                           "the {} distinct later output(s)",
+                                                           sp.envelope_worst, later.size()),
+                          env_first, sp.envelope_worst, 1});
+  const bool beyond = sp.max_frac > 1;
+  std::string detail;
+  if (sp.order_free_differ) {
+    const auto x = static_cast<std::size_t>(free_first);
+    detail = fmt::format("order-free element(s) differ between runs: {} of the {} element(s) that have one value in every summation order "
+                         "take another in a later run, first at {}: got {}, every order of the declared arithmetic gives {}",
+                         sp.order_free_differ, sp.order_free, at(free_first), hex_code(of, later[static_cast<std::size_t>(free_first_run)][x]),
+                         free.kind[x] == OrderFreeKind::ExactZero ? std::string("a zero") : hex_code(of, free.expect[x]));
+  }
+  if (beyond)
+    detail += fmt::format("{}run-to-run difference beyond what two admissible orders allow at {}: |c_run - c_checked| = {:.4g} against "
+                          "{:.4g} ({:.3g} ulp; {})",
+                          detail.empty() ? "" : "; ", at(sp.worst_index), sp.worst_diff, sp.worst_allowed, sp.worst_allowed_ulps, sp.bound);
+  if (detail.empty())
+    detail = sp.differing_runs == 0
+                 ? fmt::format("declared run-to-run nondeterminism: the {} later run(s) equal the checked run bit for bit this time; {} "
+                               "order-free element(s)",
+                               compared, sp.order_free)
+                 : fmt::format("declared run-to-run nondeterminism: {} of {} later run(s) differ, in up to {} element(s) ({} in all), by "
+                               "at most {:.3g} ulp; largest difference / allowed = {:.3g} at {} ({:.3g} ulp allowed there: {}); the {} "
+                               "order-free element(s) equal their one value in every run",
+                               sp.differing_runs, compared, sp.max_elements, sp.elements, sp.max_ulps, sp.max_frac, at(sp.worst_index),
+                               sp.worst_allowed_ulps, sp.bound, sp.order_free);
+  out.checks.push_back({CheckKind::Spread, !sp.order_free_differ && !beyond, detail, sp.order_free_differ ? free_first : sp.worst_index,
+                        sp.max_frac, 1});
+  out.spread = sp;
+  out.status = CaseStatus::Pass;
+  out.reason.clear();
+  decide(out);
 }
 
 }  // namespace fpcert

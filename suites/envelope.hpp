@@ -24,6 +24,8 @@
 
 namespace fpcert {
 
+struct GradeInput;  // suites/grade.hpp
+
 struct EnvelopeModel {
   double coef = 0;        ///< of abs'_ij: operands, products and accumulation together
   double eta_arith = 0;   ///< absolute: underflow of the products, the accumulation and the promotion
@@ -77,5 +79,26 @@ double overflow_limit(const KernelTraits& t);
 /// The kernel's own error sources (not fpcert's rounding of the inputs into their formats): operand
 /// narrowing of A / B, split operands, product rounding, accumulation, promotion, output rounding.
 std::vector<std::string> error_sources(const KernelTraits& t);
+
+/// What two runs of a kernel declaring run-to-run nondeterminism may differ by, per element (docs/bound_model.md,
+/// "Nondeterministic kernels"): for split-K with an atomic combine into the output format, 2 gamma_{S-1}(u_acc)
+/// (growth abs'_ij + eta_arith) (the partials are the same in every run, only their arrival order changes); for any
+/// other order family (unknown), twice the envelope's allowance (each run lies within it of ref').
+struct SpreadModel {
+  EnvelopeModel env;
+  bool atomic = false;  ///< the split-K atomic bound applies
+  double coef = 0;      ///< 2 gamma_{S-1}(u)
+  std::string text;     ///< the derivation, printed with the figures
+};
+SpreadModel make_spread_model(const KernelTraits& t, std::int64_t k);
+double spread_allowed(const SpreadModel& s, double ref_op_abs, double abs_op, double row_abs_a = 0, double col_abs_b = 0);
+
+/// The later runs of a kernel declaring run-to-run nondeterminism, after grade() judged the checked run (in.codes):
+/// each distinct later output (`later`) judged on its own by the envelope (a check of kind envelope), its order-free
+/// elements held to their one value, and its difference from the checked run to what two admissible orders of the
+/// declared arithmetic allow (the check of kind spread). `runs`: runs made (the checked one included), of which
+/// `differing_runs` later ones differed. Fills out.spread; the case's status is decided again from its checks.
+void envelope_later_runs(const GradeInput& in, const std::vector<std::vector<std::uint64_t>>& later, int runs, int differing_runs,
+                         CaseResult& out);
 
 }  // namespace fpcert

@@ -24,8 +24,9 @@ std::string_view to_string(FaultClass c) {
 
 namespace {
 
-// A wrong value is refused by an accuracy check: whichever tier the kernel's declarations allow.
-const std::vector<CheckKind> kAccuracy = {CheckKind::Bitwise, CheckKind::Envelope, CheckKind::Statistical};
+// A wrong value is refused by an accuracy check: whichever tier the kernel's declarations allow (spread: a kernel
+// declaring run-to-run nondeterminism whose later run leaves an order-free element's one value).
+const std::vector<CheckKind> kAccuracy = {CheckKind::Bitwise, CheckKind::Envelope, CheckKind::Statistical, CheckKind::Spread};
 
 const std::vector<FaultInfo>& catalogue() {
   static const std::vector<FaultInfo> c = {
@@ -55,7 +56,7 @@ const std::vector<FaultInfo>& catalogue() {
       {Fault::AccF16, "acc_f16", FaultClass::Arithmetic, "partial sums carried in fp16 (its precision and its range)",
        "the kernel computes each K-chunk (the shortest K it supports); the partials are summed on the host with acc = "
        "RN_f16(acc + partial)",
-       {CheckKind::Bitwise, CheckKind::Envelope, CheckKind::Statistical, CheckKind::Nonfinite},
+       {CheckKind::Bitwise, CheckKind::Envelope, CheckKind::Statistical, CheckKind::Spread, CheckKind::Nonfinite},
        "any case with K longer than one chunk"},
       {Fault::AccBf16, "acc_bf16", FaultClass::Arithmetic, "partial sums carried in bf16",
        "as acc_f16, with acc = RN_bf16(acc + partial)", kAccuracy, "any case with K longer than one chunk"},
@@ -205,6 +206,12 @@ std::string fault_not_applicable(Fault f, const KernelTraits& t) {
     }
     case Fault::ClobbersA:
       if (!t.a_input->is_signed()) return "A's format has no sign bit to flip";
+      break;
+    case Fault::OneRunInN:
+      // A kernel declaring run-to-run nondeterminism may sum in another order on any run: the mutant is one of the
+      // behaviours its declaration admits (its later runs are still judged: envelope, order-free elements, spread).
+      if (t.determinism == Determinism::RunToRun)
+        return "the kernel declares run-to-run nondeterminism: another summation order on some runs is what it declares";
       break;
     default: break;
   }

@@ -17,6 +17,7 @@
 #include "base/error.hpp"
 #include "base/fpenv.hpp"
 #include "suites/block_reference.hpp"
+#include "suites/envelope.hpp"
 #include "suites/grade.hpp"
 #include "suites/guarded_input.hpp"
 #include "suites/guarded_buffer.hpp"
@@ -167,6 +168,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   r.axis = setup.axis;
   r.kernel = kernel.name();
   r.kernel_traits = describe_traits(t);
+  r.determinism = std::string(to_string(t.determinism));
   r.backend = std::string(to_string(kernel.backend()));
   r.spec = p.spec;
   r.m = p.m;
@@ -282,6 +284,12 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   // unchanged after every run; every run's C compared bit for bit with the first (docs/suites.md).
   InputReport in_a, in_b;
   std::int64_t runs_differ = 0, first_differ_run = -1, first_differ_index = -1;
+  // A kernel declaring run-to-run nondeterminism: the distinct outputs of its later runs, each graded on its own
+  // (suites/envelope.hpp, envelope_later_runs): at most 16 of them (a device case runs 14 times), and at most 2^26
+  // codes in all (512 MiB; fill_device's 4096 x 4096 keeps 4), at least 2 whatever the size.
+  const bool run_to_run = t.determinism == Determinism::RunToRun;
+  const std::size_t kept_max = std::clamp<std::size_t>((std::size_t{1} << 26) / static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.n)), 2, 16);
+  std::vector<std::vector<std::uint64_t>> later;
   bool data_seen = false;  // run() has been called with the data: a later NOT_SUPPORTED is a declaration failure
   const bool ran = run_kernel_guarded(r, [&] {
     const auto a_bytes = encode_inputs(p.a.data, *t.a_input, t.input_rounding);
@@ -349,6 +357,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
         if (first_differ_run < 0) first_differ_run = run, first_differ_index = first;
         r.metrics.deterministic = false;
         r.metrics.nondeterministic_elements = std::max(r.metrics.nondeterministic_elements, diff);
+        if (run_to_run && later.size() < kept_max && std::find(later.begin(), later.end(), codes2) == later.end()) later.push_back(codes2);
       }
       check_inputs();
     };
@@ -411,6 +420,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   }
   gi.order = order_override ? &*order_override : nullptr;
   grade(gi, r);
+  if (run_to_run) envelope_later_runs(gi, later, 1 + r.timed_runs + warmups, static_cast<int>(runs_differ), r);
   if (r.order && !r.order->used) r.order->fallback += fmt::format("; the case has the declared order's tier: {}", to_string(r.tier));
   // The runner's own checks on the inputs and on every run (each its CheckKind, results/results.hpp).
   auto add = [&](CheckKind kind, bool passed, std::string detail, std::int64_t index) {
@@ -433,8 +443,9 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   if (outside && outside->refuted && opt.orders->options().strict)
     add(CheckKind::Bitwise, false,
         "--reveal-strict: the kernel's revealed order does not reproduce it on random inputs (" + r.order->fallback + ")", -1);
-  r.checks.push_back({CheckKind::Nondeterministic, runs_differ == 0,
-                      runs_differ ? fmt::format("{} of {} later run(s) differ from the first, the first at run {} (element ({}, {}))", runs_differ,
+  r.checks.push_back({CheckKind::Nondeterministic, runs_differ == 0 || run_to_run,
+                      runs_differ ? fmt::format("{}{} of {} later run(s) differ from the first, the first at run {} (element ({}, {}))",
+                                                run_to_run ? "declared run-to-run nondeterminism (the spread check judges it): " : "", runs_differ,
                                                 r.timed_runs + warmups, first_differ_run, first_differ_index / p.n, first_differ_index % p.n)
                                   : fmt::format("{} later run(s) bitwise equal to the first", r.timed_runs + warmups),
                       first_differ_index});

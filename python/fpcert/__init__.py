@@ -318,12 +318,15 @@ def _to_device(a, tag, device):
 
 def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, device=None, mn: int | None = None,
             case: str | None = None, variant: str | None = None, tier: str | None = None, json=None, junit=None,
-            html=None) -> Results:
+            html=None, deterministic: bool = True) -> Results:
     """Certify ``fn(A, B) -> C`` through fpcert's runner, suites and verdicts. fn receives A and B in the
     traits' input formats: NumPy arrays (float32/float16; bfloat16 as uint16 bits), or torch tensors on
     ``device`` (e.g. "cuda") when given; it returns C as a NumPy array or torch tensor in the output format.
     An exception in fn fails its case ("kernel threw: ..."); the run goes on. As `fpcert certify`, a kernel
-    whose error sources no non-vacuous case exercised gets a failed "evidence" case."""
+    whose error sources no non-vacuous case exercised gets a failed "evidence" case. deterministic=False declares
+    that fn's runs may differ in their last bits (atomics, torch.use_deterministic_algorithms(False) paths): every
+    run is then judged by the envelope on its own and the run-to-run spread is measured and reported; the traits'
+    order must then be unknown (torch_traits' is). An undeclared difference between runs fails the case."""
     t = traits(traits_)
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
 
@@ -340,7 +343,7 @@ def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, dev
 
     desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
     run = _json.loads(_fpcert.certify(adapter, t, kname, desc, suite, mn or 0, case or "", variant or "", tier or "", "",
-                                      "python: fpcert.certify(" + kname + ", suite=" + repr(suite) + ")"))
+                                      "python: fpcert.certify(" + kname + ", suite=" + repr(suite) + ")", bool(deterministic)))
     res = Results(run)
     if collector is not None:
         collector("certify", run)

@@ -74,7 +74,7 @@ TEST_CASE("an empty file is valid and sets nothing") {
 
 TEST_CASE("unknown keys name the key - the line and column - the table and the valid keys") {
   CHECK(error_of("kernels = []\nkernal = [\"x\"]\n") ==
-        "/repo/fpcert.toml:2:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, orders, output)");
+        "/repo/fpcert.toml:2:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, orders, output, determinism)");
   CHECK(error_of("[gate]\nvariant = \"independent\"\nfactr = 2\n") ==
         "/repo/fpcert.toml:3:1: unknown key 'factr' in [gate] (valid keys: variant, baseline, factor, mn, tier)");
   CHECK(error_of("[output]\nxml = \"a.xml\"\n") == "/repo/fpcert.toml:2:1: unknown key 'xml' in [output] (valid keys: json, junit, html)");

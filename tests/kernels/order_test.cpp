@@ -72,7 +72,7 @@ TEST_CASE("malformed order specs are InputErrors naming the problem") {
   CHECK_THROWS_WITH_AS(parse_order_spec("tensor_core:k=16,rounding=rx"), doctest::Contains("unknown mode 'rx'"), InputError);
   CHECK_THROWS_WITH_AS(parse_order_spec("pow2_scaled:scheme=kblock32"),
                        doctest::Contains("unknown scaling scheme 'kblock32' (valid: cast, tensor, rowcol, kblock64"), InputError);
-  CHECK_THROWS_WITH_AS(parse_order_spec("splitk:splits=4,combine=exact"), doctest::Contains("combine must be sequential or pairwise"),
+  CHECK_THROWS_WITH_AS(parse_order_spec("splitk:splits=4,combine=exact"), doctest::Contains("combine must be sequential, pairwise or atomic"),
                        InputError);
   CHECK_THROWS_WITH_AS(parse_order_spec("blocked:block=32,inner=exact,step=mul_add"), doctest::Contains("no step"), InputError);
   CHECK_THROWS_WITH_AS(parse_order_spec("sequential:final_scale=row"), doctest::Contains("final_scale must be none or tensor"), InputError);

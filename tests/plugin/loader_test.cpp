@@ -82,6 +82,7 @@ fpcert_kernel gemm_kernel(const char* name, Behaviour* b) {
   k.gemm.out_format = FPCERT_FORMAT_F32;
   k.gemm.order = "fma along K";
   k.gemm_order.kind = FPCERT_ORDER_UNKNOWN;
+  k.determinism = FPCERT_DETERMINISTIC;
   k.gemm_can_implement = can_implement_fn;
   k.gemm_workspace_bytes = workspace_fn;
   k.gemm_run = run_fn;
@@ -121,7 +122,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     k.gemm.acc_format = 42;
     expect_one(validate_plugin_info(&info, "t"), {"gemm.acc_format", "unknown format value 42", "2 f32"});
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;  // from a newer minor: the versions explain the unknown value
-    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.1; the plugin was built against 1.2"});
+    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.2; the plugin was built against 1.3"});
   }
   SUBCASE("format NONE where one is required") {
     k.gemm.out_format = FPCERT_FORMAT_NONE;
@@ -208,7 +209,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     info.abi_major = FPCERT_PLUGIN_ABI_MAJOR + 1;
     info.abi_minor = 3;
     info.kernels = nullptr;  // must not be touched
-    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.1", "rebuild"});
+    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.2", "rebuild"});
   }
   SUBCASE("the order: required from minor 1, each kind's fields checked") {
     k.gemm_order.kind = 0;
@@ -480,7 +481,7 @@ TEST_CASE("libraries that cannot be used are refused with a message naming the l
 
   e = load_error("libfault_abi_major.so");
   CHECK(e.find("ABI 2.0") != std::string::npos);
-  CHECK(e.find("ABI 1.1") != std::string::npos);
+  CHECK(e.find("ABI 1.2") != std::string::npos);
 
   e = load_error("libfault_enum_null.so");
   CHECK(e.find("returned NULL") != std::string::npos);

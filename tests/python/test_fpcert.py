@@ -207,3 +207,29 @@ def test_a_declared_order_gets_the_bitwise_tier():
         fpcert.assert_close(C, A, B, "in=f32,acc=f32,out=f32,order=sequential:step=fma")
     with pytest.raises(ValueError, match="step must be fma or mul_add"):
         fpcert.traits("in=f32,order=sequential:step=fused")
+
+
+def test_certify_deterministic_false_declares_run_to_run_and_reports_the_spread():
+    # Split-K in 4 chunks (each chunk's fp32 sum by float64 products rounded once per chunk: a valid order), the
+    # partials added in fp32 in an order that changes with every call: nondeterministic run to run by design.
+    calls = [0]
+
+    def splitk(A, B):
+        calls[0] += 1
+        k = A.shape[1]
+        parts = [(A[:, s:s + (k + 3) // 4].astype(np.float64) @ B[s:s + (k + 3) // 4].astype(np.float64)).astype(np.float32)
+                 for s in range(0, k, (k + 3) // 4)]
+        order = np.random.default_rng(calls[0]).permutation(len(parts))
+        C = np.zeros((A.shape[0], B.shape[1]), np.float32)
+        for i in order:
+            C = (C + parts[i]).astype(np.float32)
+        return C
+    undeclared = fpcert.certify(splitk, "in=f32,acc=f32,out=f32", suite="quick", name="splitk_undeclared", mn=16,
+                                case="k256_uniform")
+    assert not undeclared.passed
+    assert any(ch["kind"] == "nondeterministic" and not ch["passed"] for ch in undeclared.cases[0]["checks"])
+    declared = fpcert.certify(splitk, "in=f32,acc=f32,out=f32", suite="quick", name="splitk_declared", mn=16,
+                              case="k256_uniform", deterministic=False)
+    assert declared.passed, repr(declared)
+    c = declared.cases[0]
+    assert c["determinism"] == "run_to_run" and c["spread"]["differing_runs"] >= 1 and c["spread"]["max_frac"] <= 1

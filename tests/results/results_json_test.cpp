@@ -161,7 +161,8 @@ TEST_CASE("check kinds and tiers have stable, distinct JSON names that parse bac
       {CheckKind::NotSupportedAfterData, "not_supported_after_data"},
       {CheckKind::Declaration, "declaration"},
       {CheckKind::Baseline, "baseline"},
-      {CheckKind::CourseGate, "course_gate"}};
+      {CheckKind::CourseGate, "course_gate"},
+      {CheckKind::Spread, "spread"}};
   CHECK(names.size() == std::size(kAllCheckKinds));
   for (const auto& [k, s] : names) {
     CHECK(to_string(k) == s);

@@ -54,7 +54,8 @@ TEST_CASE("honest CPU models pass the independent and worst-case gates; their er
     } else {
       CHECK(r.metrics.max_abs > 0);  // inputs force rounding: a zero error would prove nothing
     }
-    CHECK(r.metrics.deterministic);
+    // A model that declares run-to-run nondeterminism (tests/suites/nondeterminism_test.cpp) passes with its spread.
+    CHECK((r.metrics.deterministic || (r.determinism == "run_to_run" && r.spread)));
     CHECK(r.metrics.unwritten == 0);
     CHECK(r.metrics.guard_violations == 0);
     const CaseResult w = run(name, pf32, ref, BoundVariant::WorstCase);

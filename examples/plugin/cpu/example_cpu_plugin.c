@@ -119,6 +119,7 @@ static const fpcert_kernel kKernels[] = {
         .gemm_run = gemm_run, /* can_implement and workspace_bytes left NULL: every shape, no workspace */
         /* the order again, machine-readable: fpcert emulates it and requires the same bits */
         .gemm_order = {.kind = FPCERT_ORDER_SEQUENTIAL, .step = FPCERT_STEP_FMA},
+        .determinism = FPCERT_DETERMINISTIC, /* the same bits every run (FPCERT_RUN_TO_RUN: atomics; docs/plugin.md) */
     },
     {
         .struct_size = sizeof(fpcert_kernel),

@@ -104,6 +104,7 @@ fpcert_kernel make_gemm() {
   k.gemm.out_format = FPCERT_FORMAT_F32;
   k.gemm.order = "C[i][j] = __fmaf_rn(a[i][k], b[k][j], C) for k = 0..K-1 in fp32, from +0; exact products";
   k.gemm_order.kind = FPCERT_ORDER_SEQUENTIAL;  // the same, machine-readable: fpcert checks it bit for bit
+  k.determinism = FPCERT_DETERMINISTIC;         // the same bits every run (ABI minor 2)
   k.gemm_order.step = FPCERT_STEP_FMA;
   k.gemm_can_implement = gemm_can_implement;
   k.gemm_run = gemm_run;

@@ -41,6 +41,11 @@ class CpuModel : public GemmKernel {
   KernelTraits traits_;
 };
 
+/// The traits of an atomics split-K GEMM in fp32 (kernels/gemm/cpu/nondet_models.cpp, kernels/gemm/cuda/splitk_atomic.cu):
+/// `splits` chunks of ceil(K/splits) summed by FMA from +0, partials added into C (+0 first) in an arrival order that
+/// changes run to run: order splitk:combine=atomic, determinism run_to_run.
+KernelTraits atomic_splitk_traits(int splits);
+
 /// Makes a built-in CPU model of kernels/gemm/cpu/models.cpp by name (nullptr when unknown).
 std::unique_ptr<CpuModel> make_cpu_model(const std::string& name);
 

@@ -41,6 +41,14 @@ const char* kCublasOrder =
     "version, and does not document it; results are bitwise reproducible run to run for a given GPU "
     "architecture, SM count, library version and stream (cuBLAS documentation, 'Results reproducibility'; "
     "atomics are not allowed by default)";
+// What cuBLAS documents about run-to-run determinism (cuBLAS documentation, "Results reproducibility"): by design every
+// routine of a given toolkit version gives bitwise identical results at every run on GPUs of the same architecture and
+// SM count, while a single CUDA stream is active (or with a workspace per stream); routines whose faster alternative
+// uses atomics give that up when cublasSetAtomicsMode(CUBLAS_ATOMICS_ALLOWED) is set. These kernels use one handle, one
+// stream and the default atomics mode (not allowed): they declare themselves deterministic, and fpcert checks it.
+const char* kCublasDeterminism =
+    "cuBLAS documentation, 'Results reproducibility': bitwise identical at every run on one GPU architecture and SM count "
+    "with one toolkit version and a single active stream; the atomics mode is left at CUBLAS_ATOMICS_NOT_ALLOWED";
 const char* kTensorCoreAcc =
     "; on tensor cores the in-MMA alignment and rounding are unspecified by NVIDIA (measured as truncation: "
     "Fasi et al., PeerJ CS 7:e330, 2021): accumulation modelled as rounded toward zero, the coarser possibility";
@@ -81,6 +89,8 @@ KernelTraits traits_for(cublasComputeType_t compute, cudaDataType_t in) {
     t.order = std::string(kCublasOrder) + "; 16-bit inputs, exact products, fp32 accumulation on tensor cores" +
               kTensorCoreAcc;
     t.sum_order.block_model.instruction = tc::tc_instructions_for(*t.a_operand, f32);
+    t.determinism = Determinism::Deterministic;
+    t.determinism_note = kCublasDeterminism;
     return t;
   }
   t.exact_products = true;
@@ -137,6 +147,8 @@ KernelTraits traits_for(cublasComputeType_t compute, cudaDataType_t in) {
     default: break;
   }
   t.order = std::move(order);
+  t.determinism = Determinism::Deterministic;
+  t.determinism_note = kCublasDeterminism;
   // The tensor-core instructions cuBLAS may run (docs/tensor_cores.md, "Certifying tensor-core kernels"):
   // the envelope takes the coarsest of their cards' measured bits. FAST_16F/16BF may down-convert to tf32.
   switch (compute) {

@@ -1,0 +1,147 @@
+// tests/plugin/determinism_test.cpp — the determinism declaration of the plugin ABI (minor 2): required (0 refused),
+// kernels of minors 0 and 1 read as deterministic; RUN_TO_RUN needs an order family (unknown, or split-K with the
+// atomic combine), an atomic combine needs RUN_TO_RUN; an unknown value is refused by name; fpcert.toml's
+// [determinism] (declare_plugin_determinism) states it for a plugin that cannot.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "plugin/fpcert_plugin.h"
+#include "plugin/loader.hpp"
+
+using namespace fpcert;
+
+namespace {
+
+fpcert_status run_ones(void*, const fpcert_gemm_args* a, void*, size_t, void*, char*, size_t) {
+  auto* c = static_cast<float*>(a->c);
+  for (std::int64_t i = 0; i < a->shape.m; ++i)
+    for (std::int64_t j = 0; j < a->shape.n; ++j) c[i * a->ldc + j] = 1.0f;
+  return FPCERT_STATUS_OK;
+}
+
+fpcert_kernel kernel(const std::string& name) {
+  fpcert_kernel k{};
+  k.struct_size = sizeof(fpcert_kernel);
+  k.operation = FPCERT_OPERATION_GEMM;
+  k.name = name.c_str();
+  k.memory = FPCERT_MEMORY_HOST;
+  k.gemm.a_input = k.gemm.b_input = k.gemm.a_operand = k.gemm.b_operand = FPCERT_FORMAT_F32;
+  k.gemm.input_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
+  k.gemm.exact_products = 1;
+  k.gemm.acc_format = k.gemm.out_format = FPCERT_FORMAT_F32;
+  k.gemm.acc_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
+  k.gemm.order = "split-K in 4, partials added with atomicAdd";
+  k.gemm_order.kind = FPCERT_ORDER_UNKNOWN;
+  k.determinism = FPCERT_DETERMINISTIC;
+  k.gemm_run = run_ones;
+  return k;
+}
+
+fpcert_plugin_info table(const fpcert_kernel* ks) { return fpcert_plugin_info{FPCERT_PLUGIN_INFO_HEADER, "determinism", "0", 1, 0, ks}; }
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += x + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("ABI minor 2: the determinism field, its values and its coherence with the order") {
+  CHECK(FPCERT_PLUGIN_ABI_MINOR == 2);
+  CHECK(FPCERT_KERNEL_SIZE_MINOR1 < sizeof(fpcert_kernel));
+  static const std::string name = "det_plugin_gemm";
+  fpcert_kernel k = kernel(name);
+  const fpcert_plugin_info info = table(&k);
+  SUBCASE("required: 0 is refused, DETERMINISTIC is valid") {
+    k.determinism = 0;
+    const auto e = validate_plugin_info(&info, "t");
+    INFO(joined(e));
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].find("determinism: required, got 0") != std::string::npos);
+    k.determinism = FPCERT_DETERMINISTIC;
+    CHECK(validate_plugin_info(&info, "t").empty());
+  }
+  SUBCASE("an unknown value is refused by name") {
+    k.determinism = 7;
+    const auto e = validate_plugin_info(&info, "t");
+    INFO(joined(e));
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].find("determinism: unknown value 7") != std::string::npos);
+  }
+  SUBCASE("RUN_TO_RUN with a fixed order is incoherent") {
+    k.determinism = FPCERT_RUN_TO_RUN;
+    k.gemm_order.kind = FPCERT_ORDER_SEQUENTIAL;
+    k.gemm_order.step = FPCERT_STEP_FMA;
+    const auto e = validate_plugin_info(&info, "t");
+    INFO(joined(e));
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].find("no fixed order") != std::string::npos);
+  }
+  SUBCASE("an atomic combine needs RUN_TO_RUN, and is valid with it") {
+    k.gemm_order.kind = FPCERT_ORDER_SPLIT_K;
+    k.gemm_order.step = FPCERT_STEP_FMA;
+    k.gemm_order.splits = 4;
+    k.gemm_order.outer = FPCERT_COMBINE_ATOMIC;
+    const auto e = validate_plugin_info(&info, "t");
+    INFO(joined(e));
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].find("declare determinism run_to_run") != std::string::npos);
+    k.determinism = FPCERT_RUN_TO_RUN;
+    CHECK(validate_plugin_info(&info, "t").empty());
+  }
+  SUBCASE("an atomic combine belongs to split-K") {
+    k.determinism = FPCERT_RUN_TO_RUN;
+    k.gemm_order.kind = FPCERT_ORDER_BLOCKED_K;
+    k.gemm_order.step = FPCERT_STEP_FMA;
+    k.gemm_order.block = 32;
+    k.gemm_order.inner = FPCERT_COMBINE_SEQUENTIAL;
+    k.gemm_order.outer = FPCERT_COMBINE_ATOMIC;
+    CHECK(joined(validate_plugin_info(&info, "t")).find("gemm_order.outer") != std::string::npos);
+  }
+}
+
+TEST_CASE("registered plugin kernels carry what they declare; minor 1 kernels read as deterministic") {
+  static const std::string rtr = "det_plugin_run_to_run";
+  static fpcert_kernel k = kernel(rtr);
+  k.determinism = FPCERT_RUN_TO_RUN;
+  k.gemm_order.kind = FPCERT_ORDER_SPLIT_K;
+  k.gemm_order.step = FPCERT_STEP_FMA;
+  k.gemm_order.splits = 4;
+  k.gemm_order.outer = FPCERT_COMBINE_ATOMIC;
+  static const fpcert_plugin_info info = table(&k);
+  REQUIRE(validate_plugin_info(&info, "t").empty());
+  register_plugin_info(&info, "det");
+  const KernelTraits t = make_gemm_kernel(rtr)->traits();
+  CHECK(t.determinism == Determinism::RunToRun);
+  CHECK(t.sum_order.kind == OrderKind::SplitK);
+  CHECK(t.sum_order.outer == Combine::Atomic);
+  CHECK(describe_traits(t).find("nondeterministic run to run") != std::string::npos);
+
+  // A minor-1 table: its kernels end before `determinism` (whatever bytes follow are never read).
+  static const std::string old = "det_plugin_minor1";
+  static std::vector<unsigned char> bytes(FPCERT_KERNEL_SIZE_MINOR1, 0);
+  fpcert_kernel k1 = kernel(old);
+  k1.struct_size = FPCERT_KERNEL_SIZE_MINOR1;
+  std::memcpy(bytes.data(), &k1, FPCERT_KERNEL_SIZE_MINOR1);
+  static fpcert_plugin_info info1 = table(reinterpret_cast<const fpcert_kernel*>(bytes.data()));
+  info1.abi_minor = 1;
+  info1.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR1;
+  INFO(joined(validate_plugin_info(&info1, "t")));
+  REQUIRE(validate_plugin_info(&info1, "t").empty());
+  register_plugin_info(&info1, "minor1");
+  CHECK(make_gemm_kernel(old)->traits().determinism == Determinism::Deterministic);
+  info1.kernel_struct_size = sizeof(fpcert_kernel);  // a minor 1 table cannot have minor 2's stride
+  CHECK(joined(validate_plugin_info(&info1, "t")).find("for ABI 1.1") != std::string::npos);
+
+  // fpcert.toml's [determinism]: a plugin that cannot say it (order unknown), stated from outside.
+  declare_plugin_determinism(old, Determinism::RunToRun);
+  CHECK(make_gemm_kernel(old)->traits().determinism == Determinism::RunToRun);
+  CHECK_THROWS_AS(declare_plugin_determinism(rtr, Determinism::Deterministic), InputError);  // contradicts its plugin
+  CHECK_THROWS_AS(declare_plugin_determinism("model_gemm_f32", Determinism::RunToRun), InputError);  // a built-in
+  CHECK_THROWS_AS(declare_plugin_determinism("no_such_kernel", Determinism::RunToRun), InputError);
+}
