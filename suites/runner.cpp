@@ -265,6 +265,11 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       r.order->fallback = "a block-scaled kernel: the replay of a revealed tree does not model its quantizer";
       order_override->fallback = r.order->fallback;
     }
+    if (t.determinism == Determinism::RunToRun && r.order->used) {  // never the bitwise tier of one fixed order
+      r.order->used = false;
+      r.order->fallback = "the kernel declares run-to-run nondeterminism: no one revealed order is its order";
+      order_override->fallback = r.order->fallback;
+    }
   }
   const bool device = api.is_device();
   const int warmups = opt.warmups >= 0 ? opt.warmups : (device ? 3 : 0);

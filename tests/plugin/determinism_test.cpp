@@ -4,11 +4,17 @@
 // [determinism] (declare_plugin_determinism) states it for a plugin that cannot.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
+#include "kernels/device/device_api.hpp"
+#include "suites/runner.hpp"
+#include "tests/support/problems.hpp"
+#include "tests/support/test_seed.hpp"
 #include "plugin/fpcert_plugin.h"
 #include "plugin/loader.hpp"
 
@@ -39,6 +45,31 @@ fpcert_kernel kernel(const std::string& name) {
   k.determinism = FPCERT_DETERMINISTIC;
   k.gemm_run = run_ones;
   return k;
+}
+
+/// A host split-K plugin kernel: 4 chunks, each by fp32 FMA from +0; the partials added into C (+0 first) in an order
+/// that rotates with every call (what atomics do between runs).
+fpcert_status run_splitk(void* ud, const fpcert_gemm_args* a, void*, size_t, void*, char*, size_t) {
+  auto* calls = static_cast<int*>(ud);
+  const int first = (*calls)++ % 4;
+  const auto* A = static_cast<const float*>(a->a);
+  const auto* B = static_cast<const float*>(a->b);
+  auto* C = static_cast<float*>(a->c);
+  const std::int64_t m = a->shape.m, n = a->shape.n, k = a->shape.k, len = (k + 3) / 4;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      float part[4];
+      for (int s = 0; s < 4; ++s) {
+        const std::int64_t k0 = std::min(k, s * len), k1 = std::min(k, k0 + len);
+        float acc = 0.0f;
+        for (std::int64_t q = k0; q < k1; ++q) acc = std::fma(A[i * a->lda + q], B[q * a->ldb + j], acc);
+        part[s] = acc;
+      }
+      float c = 0.0f;
+      for (int s = 0; s < 4; ++s) c += part[(first + s + static_cast<int>(i + j)) % 4];
+      C[i * a->ldc + j] = c;
+    }
+  return FPCERT_STATUS_OK;
 }
 
 fpcert_plugin_info table(const fpcert_kernel* ks) { return fpcert_plugin_info{FPCERT_PLUGIN_INFO_HEADER, "determinism", "0", 1, 0, ks}; }
@@ -144,4 +175,46 @@ TEST_CASE("registered plugin kernels carry what they declare; minor 1 kernels re
   CHECK_THROWS_AS(declare_plugin_determinism(rtr, Determinism::Deterministic), InputError);  // contradicts its plugin
   CHECK_THROWS_AS(declare_plugin_determinism("model_gemm_f32", Determinism::RunToRun), InputError);  // a built-in
   CHECK_THROWS_AS(declare_plugin_determinism("no_such_kernel", Determinism::RunToRun), InputError);
+}
+
+TEST_CASE("a plugin kernel declaring RUN_TO_RUN passes through the runner with its spread; undeclared it fails") {
+  static int calls = 0;
+  static const std::string declared_name = "det_plugin_splitk_atomic", plain_name = "det_plugin_splitk_undeclared";
+  static fpcert_kernel ks[2] = {kernel(declared_name), kernel(plain_name)};
+  for (fpcert_kernel& k : ks) {
+    k.user_data = &calls;
+    k.gemm_run = run_splitk;
+    k.gemm_order.kind = FPCERT_ORDER_SPLIT_K;
+    k.gemm_order.step = FPCERT_STEP_FMA;
+    k.gemm_order.splits = 4;
+    k.gemm_order.outer = FPCERT_COMBINE_ATOMIC;
+    k.determinism = FPCERT_RUN_TO_RUN;
+  }
+  ks[1].gemm_order = {};  // the undeclared one: order unknown, deterministic (a false claim)
+  ks[1].gemm_order.kind = FPCERT_ORDER_UNKNOWN;
+  ks[1].determinism = FPCERT_DETERMINISTIC;
+  static fpcert_plugin_info info{FPCERT_PLUGIN_INFO_HEADER, "determinism-run", "0", 2, 0, ks};
+  REQUIRE(validate_plugin_info(&info, "t").empty());
+  register_plugin_info(&info, "det-run");
+  const Problem p = test::uniform_problem(24, 20, 256, f32, test::seed());
+  const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
+  auto api = make_host_api();
+  CaseSetup s;
+  s.suite = "test";
+  s.case_id = "uniform";
+  s.problem = &p;
+  s.ref = &ref;
+  auto k = make_gemm_kernel(declared_name);
+  const CaseResult r = run_case(*k, s, *api, RunOptions{});
+  INFO(r.reason);
+  CHECK(r.status == CaseStatus::Pass);
+  REQUIRE(r.spread);
+  CHECK(r.spread->differing_runs == 1);  // the two runs rotate the order: uniform data shows it somewhere
+  CHECK(r.spread->max_frac <= 1);
+  auto u = make_gemm_kernel(plain_name);
+  const CaseResult f = run_case(*u, s, *api, RunOptions{});
+  CHECK(f.status == CaseStatus::Fail);
+  const CheckResult* nd = find_check(f, CheckKind::Nondeterministic);
+  REQUIRE(nd);
+  CHECK_FALSE(nd->passed);
 }
