@@ -1,0 +1,228 @@
+// oracle/reduce/reduce_order.cpp — the declared orders of a reduction, emulated bit for bit
+// (reduce_order.hpp states the contract; docs/reductions.md, "Orders", the conventions).
+#include "oracle/reduce/reduce_order.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "base/philox.hpp"
+#include "oracle/refvalue.hpp"
+#include "oracle/representable.hpp"
+
+namespace fpcert {
+namespace {
+
+/// The accumulator: every rounding into arith.acc goes through oracle/round.hpp, numbered for stochastic bits.
+class Acc {
+ public:
+  explicit Acc(const ReduceArith& a) : a_(a) {}
+
+  /// R(p + q) for p, q exact doubles. Both finite: TwoSum gives s = RN(p + q) and e = p + q - s exactly
+  /// (Knuth; no overflow: p and q are below 2^256 in magnitude), so {s, e} is the exact sum and round_ref
+  /// rounds it once. A non-finite operand: IEEE double addition (Inf + x = Inf, Inf - Inf = NaN, NaN
+  /// propagates), then rounded into acc (Inf per the saturation mode).
+  double add(double p, double q) {
+    const std::uint32_t rb = next_bits();
+    if (!std::isfinite(p) || !std::isfinite(q)) return decode(round_double(*a_.acc, p + q, a_.rounder, rb));
+    const RefValue s = ref_from_two_sum(p, q);
+    if (s.hi == 0 && s.lo == 0) {
+      // An exact zero sum (IEEE 754-2019 §6.3): x + x keeps x's sign (two zeros of one sign); otherwise +0,
+      // except -0 under roundTowardNegative.
+      if (std::signbit(p) == std::signbit(q)) return p;  // both zeros of one sign (nonzero p = -q differ in sign)
+      return a_.rounder.rounding == Rounding::Down ? -0.0 : 0.0;
+    }
+    return decode(round_ref(*a_.acc, s, a_.rounder, rb));
+  }
+  /// R(t) for one exact value (a product, or a term alone at a leaf or a chain's start).
+  double lone(double t) { return decode(round_double(*a_.acc, t, a_.rounder, next_bits())); }
+  /// R(sqrt(s)) for s a value of acc: r = RN53(sqrt s) (IEEE sqrt) and sign(s - r^2), exact by one FMA (the
+  /// remainder of a correctly rounded square root is a double: s >= 2^-149 keeps it far from underflow), give
+  /// the exact root's position as hi = r with the tail; to_exact turns that into (significand, sticky) and the
+  /// round core rounds it. That is one correct rounding for any acc of <= 52 bits: every rounding boundary
+  /// of such a format is a double, so r = RN53(sqrt s) lies on the same side of it as sqrt s, or on it (then
+  /// the tail decides).
+  double sqrt(double s) {
+    const std::uint32_t rb = next_bits();
+    if (!(s > 0) || std::isinf(s)) return decode(round_double(*a_.acc, std::sqrt(s), a_.rounder, rb));
+    const double r = std::sqrt(s);
+    const double rem = std::fma(-r, r, s);
+    const RefValue v{r, 0.0, static_cast<std::int8_t>(rem > 0 ? 1 : rem < 0 ? -1 : 0)};
+    return decode(round_exact(*a_.acc, to_exact(v), a_.rounder, rb));
+  }
+
+ private:
+  std::uint32_t next_bits() {
+    const std::uint64_t j = ops_++;
+    return a_.rounder.rounding == Rounding::Stochastic ? random_bits32(a_.stochastic_key, j) : 0;
+  }
+  double decode(const Rounded& r) const { return to_double(*a_.acc, r.code); }
+
+  const ReduceArith& a_;
+  std::uint64_t ops_ = 0;
+};
+
+/// The terms and whether one alone must be rounded (an exact product) or already is an acc value.
+struct Terms {
+  std::vector<double> t;
+  bool exact_products = false;
+};
+
+void check_input(const ReduceArith& a, double v, const char* what) {
+  if (std::isfinite(v) && !exactly_representable(*a.acc, v))
+    throw std::invalid_argument(std::string("emulate_reduce: ") + what + " value " + std::to_string(v) +
+                                " is not exactly representable in the accumulator format " + std::string(a.acc->tag));
+}
+
+void check_arith(const ReduceArith& a, const ReduceOrder& o) {
+  if (a.acc == nullptr || a.acc->precision() > 26 || a.acc->specials == Specials::ScaleOnly)
+    throw std::invalid_argument("emulate_reduce: the accumulator must be a signed format of at most 26 bits of precision");
+  switch (o.kind) {
+    case ReduceOrderKind::Unknown: throw std::invalid_argument("emulate_reduce: an unknown order cannot be emulated");
+    case ReduceOrderKind::Blocked:
+      if (o.block < 1) throw std::invalid_argument("emulate_reduce: blocked order needs block >= 1");
+      break;
+    case ReduceOrderKind::WarpTree:
+      if (o.lanes < 1 || o.lanes > 1024 || (o.lanes & (o.lanes - 1)) != 0)
+        throw std::invalid_argument("emulate_reduce: warp tree lanes must be a power of two in [1, 1024]");
+      break;
+    default: break;
+  }
+}
+
+/// t_b, t_{b+stride}, ... (indices < e) summed in a sequential chain from `start`; +0 when empty.
+double chain(Acc& acc, const Terms& T, std::size_t b, std::size_t e, std::size_t stride, ChainStart start) {
+  if (b >= e) return 0.0;
+  std::size_t i = b;
+  double s = 0.0;
+  if (start == ChainStart::First) {
+    s = T.exact_products ? acc.lone(T.t[b]) : T.t[b];
+    i += stride;
+  }
+  for (; i < e; i += stride) s = acc.add(s, T.t[i]);
+  return s;
+}
+
+/// Recursive halving of t_b .. t_{b+n-1}: the first ceil(n/2) terms, then the rest, one rounded addition.
+/// A leaf is its term rounded into the accumulator (an exact product is rounded there; other terms are
+/// acc values already), as kernels/order.hpp's pairwise GEMM order rounds each product.
+double pairwise(Acc& acc, const Terms& T, std::size_t b, std::size_t n) {
+  if (n == 0) return 0.0;
+  if (n == 1) return T.exact_products ? acc.lone(T.t[b]) : T.t[b];
+  const std::size_t h = (n + 1) / 2;
+  const double left = pairwise(acc, T, b, h);
+  const double right = pairwise(acc, T, b + h, n - h);
+  return acc.add(left, right);
+}
+
+double run(const Terms& T, const ReduceOrder& o, Acc& acc) {
+  const std::size_t n = T.t.size();
+  switch (o.kind) {
+    case ReduceOrderKind::Sequential: return chain(acc, T, 0, n, 1, o.start);
+    case ReduceOrderKind::Pairwise: return pairwise(acc, T, 0, n);
+    case ReduceOrderKind::Blocked: {
+      // Block j holds t_{jB} .. t_{min((j+1)B, n) - 1}, summed from o.start; the partials are summed
+      // sequentially from the first partial (no +0: kernels/order.hpp's convention for combining partials).
+      const auto B = static_cast<std::size_t>(o.block);
+      if (n == 0) return 0.0;
+      double s = chain(acc, T, 0, std::min(B, n), 1, o.start);
+      for (std::size_t b = B; b < n; b += B) s = acc.add(s, chain(acc, T, b, std::min(b + B, n), 1, o.start));
+      return s;
+    }
+    case ReduceOrderKind::WarpTree: {
+      // Lane l sums t_l, t_{l+L}, t_{l+2L}, ... sequentially from o.start (an empty lane holds +0). Then
+      // v_l = v_l + v_{l xor o} for o = L/2, ..., 2, 1, every lane at once (__shfl_xor_sync hands each lane
+      // its partner's value from before the level). IEEE addition commutes, so lanes l and l xor o compute
+      // one value; lane 0's is the result.
+      const auto L = static_cast<std::size_t>(o.lanes);
+      std::vector<double> v(L), w(L);
+      for (std::size_t l = 0; l < L; ++l) v[l] = chain(acc, T, l, n, L, o.start);
+      for (std::size_t off = L / 2; off >= 1; off /= 2) {
+        for (std::size_t l = 0; l < L; ++l) w[l] = acc.add(v[l], v[l ^ off]);
+        v.swap(w);
+      }
+      return v[0];
+    }
+    case ReduceOrderKind::Unknown: break;
+  }
+  throw std::invalid_argument("emulate_reduce: unknown order");
+}
+
+/// Terms of a dot product (y == x for nrm2's squares), with the product rounding the arithmetic declares.
+Terms product_terms(const double* x, const double* y, std::size_t n, const ReduceArith& a, Acc& acc) {
+  Terms T;
+  T.t.resize(n);
+  T.exact_products = a.products == ProductRounding::Exact;
+  for (std::size_t i = 0; i < n; ++i) {
+    check_input(a, x[i], "x");
+    check_input(a, y[i], "y");
+    // Exact in double: both factors have at most 26 significant bits and lie in [2^-149, 2^128) (every
+    // acc format allowed), so the product has at most 52 bits and lies in double's normal range.
+    const double p = x[i] * y[i];
+    T.t[i] = T.exact_products ? p : acc.lone(p);
+  }
+  return T;
+}
+
+}  // namespace
+
+std::string_view to_string(ReduceOrderKind k) {
+  switch (k) {
+    case ReduceOrderKind::Unknown: return "unknown";
+    case ReduceOrderKind::Sequential: return "sequential";
+    case ReduceOrderKind::Pairwise: return "pairwise";
+    case ReduceOrderKind::Blocked: return "blocked";
+    case ReduceOrderKind::WarpTree: return "warp_tree";
+  }
+  return "?";
+}
+
+std::string describe(const ReduceOrder& o) {
+  const std::string from = o.start == ChainStart::Zero ? "from +0" : "from the first term";
+  switch (o.kind) {
+    case ReduceOrderKind::Unknown: return "unknown (any binary tree)";
+    case ReduceOrderKind::Sequential: return "sequential " + from;
+    case ReduceOrderKind::Pairwise: return "pairwise (first ceil(n/2) terms, then the rest)";
+    case ReduceOrderKind::Blocked:
+      return "blocked B=" + std::to_string(o.block) + " (blocks sequential " + from + "; partials sequential from the first)";
+    case ReduceOrderKind::WarpTree:
+      return "warp tree L=" + std::to_string(o.lanes) + " (lanes strided, sequential " + from + "; xor butterfly " +
+             std::to_string(o.lanes / 2) + "..1)";
+  }
+  return "?";
+}
+
+double emulate_sum(const double* x, std::size_t n, const ReduceOrder& order, const ReduceArith& arith) {
+  check_arith(arith, order);
+  Terms T;
+  T.t.assign(x, x + n);
+  for (double v : T.t) check_input(arith, v, "x");
+  Acc acc(arith);
+  return run(T, order, acc);
+}
+
+double emulate_dot(const double* x, const double* y, std::size_t n, const ReduceOrder& order, const ReduceArith& arith) {
+  check_arith(arith, order);
+  Acc acc(arith);
+  const Terms T = product_terms(x, y, n, arith, acc);
+  return run(T, order, acc);
+}
+
+double emulate_nrm2(const double* x, std::size_t n, const ReduceOrder& order, const ReduceArith& arith) {
+  check_arith(arith, order);
+  Acc acc(arith);
+  const Terms T = product_terms(x, x, n, arith, acc);
+  return acc.sqrt(run(T, order, acc));
+}
+
+double emulate_reduce(ReduceKind kind, const double* x, const double* y, std::size_t n, const ReduceOrder& order,
+                      const ReduceArith& arith) {
+  switch (kind) {
+    case ReduceKind::Sum: return emulate_sum(x, n, order, arith);
+    case ReduceKind::Dot: return emulate_dot(x, y, n, order, arith);
+    case ReduceKind::Nrm2: return emulate_nrm2(x, n, order, arith);
+  }
+  throw std::invalid_argument("emulate_reduce: unknown kind");
+}
+
+}  // namespace fpcert
