@@ -27,6 +27,19 @@ int ceil_log2(std::size_t n) {
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
+/// The most roundings a term passes in NumPy's pairwise_sum of n terms (reduce_order.hpp), r0 = 1 when a term
+/// standing alone (an exact product as an accumulator's first value, or added to the +0 of the short loop) is
+/// rounded: the short loop n - 1 + r0; the blocked one r0 + (m - 1) + 3 + (n mod 8), m = n div 8 terms per
+/// accumulator, 3 combining levels, then the leftovers; above 128 one more addition than the deeper half.
+int numpy_depth(std::size_t n, int r0) {
+  if (n == 0) return 0;
+  if (n < 8) return static_cast<int>(n) - 1 + r0;
+  if (n <= 128) return r0 + static_cast<int>(n / 8 - 1) + 3 + static_cast<int>(n % 8);
+  std::size_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return 1 + std::max(numpy_depth(n2, r0), numpy_depth(n - n2, r0));
+}
+
 /// Roundings a term passes besides the additions: r0 (an exact product rounded alone: at a chain's start,
 /// R(+0 + p) or R(p), or at a pairwise leaf) and one for a product rounded before it is added.
 int extra_roundings(ReduceKind kind, ProductRounding products, int& r0) {
@@ -50,6 +63,8 @@ std::string order_source(const ReduceOrder& o) {
                                       "A class of fast and accurate summation algorithms, SIAM J. Sci. Comput. 42(3), 2020)";
     case ReduceOrderKind::WarpTree:
       return std::string(kSrcGamma) + "; warp tree: a lane's chain then log2 L butterfly levels (docs/reductions.md)";
+    case ReduceOrderKind::NumpyPairwise:
+      return std::string(kSrcGamma) + "; NumPy's pairwise_sum: the depth of its tree (docs/reductions.md, \"NumPy\")";
   }
   return kSrcGamma;
 }
@@ -94,6 +109,11 @@ int rounding_depth(ReduceKind kind, std::size_t n, const ReduceOrder& o, Product
       const std::size_t L = static_cast<std::size_t>(std::max(o.lanes, 1));
       return static_cast<int>(ceil_div(n, L) - 1 + r0) + ceil_log2(L) + prod;
     }
+    case ReduceOrderKind::NumpyPairwise: {
+      // The first chunk's tree, then one addition per later chunk (adding it to the +0 start is exact).
+      const std::size_t B = static_cast<std::size_t>(std::max(o.block, 1));
+      return numpy_depth(std::min(B, n), r0) + static_cast<int>(ceil_div(n, B) - 1) + prod;
+    }
   }
   return N;
 }
@@ -121,6 +141,9 @@ std::string depth_formula(ReduceKind kind, std::size_t n, const ReduceOrder& o, 
       return "h = (ceil(n/L) - 1) + log2 L = " + std::to_string(ceil_div(n, L) - 1) + " + " +
              std::to_string(ceil_log2(L)) + extra + total;
     }
+    case ReduceOrderKind::NumpyPairwise:
+      return "h = the depth of NumPy's pairwise tree over a chunk (n - 1 below 8; (n div 8 - 1) + 3 + n mod 8 up to "
+             "128; one more per halving above) + (chunks - 1)" + extra + total;
   }
   return "h = " + std::to_string(rounding_depth(kind, n, o, products));
 }

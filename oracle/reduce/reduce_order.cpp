@@ -80,7 +80,8 @@ void check_arith(const ReduceArith& a, const ReduceOrder& o) {
   switch (o.kind) {
     case ReduceOrderKind::Unknown: throw std::invalid_argument("emulate_reduce: an unknown order cannot be emulated");
     case ReduceOrderKind::Blocked:
-      if (o.block < 1) throw std::invalid_argument("emulate_reduce: blocked order needs block >= 1");
+    case ReduceOrderKind::NumpyPairwise:
+      if (o.block < 1) throw std::invalid_argument("emulate_reduce: blocked and NumPy orders need block >= 1");
       break;
     case ReduceOrderKind::WarpTree:
       if (o.lanes < 1 || o.lanes > 1024 || (o.lanes & (o.lanes - 1)) != 0)
@@ -115,6 +116,35 @@ double pairwise(Acc& acc, const Terms& T, std::size_t b, std::size_t n) {
   return acc.add(left, right);
 }
 
+/// NumPy's pairwise_sum over t_b .. t_{b+n-1} (the order described in reduce_order.hpp and docs/reductions.md;
+/// written from that description).
+double numpy_pairwise(Acc& acc, const Terms& T, std::size_t b, std::size_t n) {
+  auto leaf = [&](std::size_t i) { return T.exact_products ? acc.lone(T.t[i]) : T.t[i]; };
+  if (n < 8) {
+    double s = 0.0;
+    for (std::size_t i = 0; i < n; ++i) s = acc.add(s, T.t[b + i]);
+    return s;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (std::size_t j = 0; j < 8; ++j) r[j] = leaf(b + j);
+    const std::size_t full = n - n % 8;
+    std::size_t i = 8;
+    for (; i < full; i += 8)
+      for (std::size_t j = 0; j < 8; ++j) r[j] = acc.add(r[j], T.t[b + i + j]);
+    const double left = acc.add(acc.add(r[0], r[1]), acc.add(r[2], r[3]));
+    const double right = acc.add(acc.add(r[4], r[5]), acc.add(r[6], r[7]));
+    double s = acc.add(left, right);
+    for (; i < n; ++i) s = acc.add(s, T.t[b + i]);
+    return s;
+  }
+  std::size_t n2 = n / 2;
+  n2 -= n2 % 8;
+  const double left = numpy_pairwise(acc, T, b, n2);
+  const double right = numpy_pairwise(acc, T, b + n2, n - n2);
+  return acc.add(left, right);
+}
+
 double run(const Terms& T, const ReduceOrder& o, Acc& acc) {
   const std::size_t n = T.t.size();
   switch (o.kind) {
@@ -142,6 +172,16 @@ double run(const Terms& T, const ReduceOrder& o, Acc& acc) {
         v.swap(w);
       }
       return v[0];
+    }
+    case ReduceOrderKind::NumpyPairwise: {
+      // The ufunc's reduction loop sees the array in buffer-sized chunks: io = io + pairwise_sum(chunk), io = +0
+      // first (the identity of add).
+      const auto B = static_cast<std::size_t>(o.block);
+      if (n == 0) return 0.0;
+      double s = o.start == ChainStart::Zero ? acc.add(0.0, numpy_pairwise(acc, T, 0, std::min(B, n)))
+                                             : numpy_pairwise(acc, T, 0, std::min(B, n));
+      for (std::size_t b = B; b < n; b += B) s = acc.add(s, numpy_pairwise(acc, T, b, std::min(B, n - b)));
+      return s;
     }
     case ReduceOrderKind::Unknown: break;
   }
@@ -173,6 +213,7 @@ std::string_view to_string(ReduceOrderKind k) {
     case ReduceOrderKind::Pairwise: return "pairwise";
     case ReduceOrderKind::Blocked: return "blocked";
     case ReduceOrderKind::WarpTree: return "warp_tree";
+    case ReduceOrderKind::NumpyPairwise: return "numpy_pairwise";
   }
   return "?";
 }
@@ -188,6 +229,10 @@ std::string describe(const ReduceOrder& o) {
     case ReduceOrderKind::WarpTree:
       return "warp tree L=" + std::to_string(o.lanes) + " (lanes strided, sequential " + from + "; xor butterfly " +
              std::to_string(o.lanes / 2) + "..1)";
+    case ReduceOrderKind::NumpyPairwise:
+      return "NumPy sum: chunks of " + std::to_string(o.block) +
+             " by pairwise_sum (8 accumulators up to 128 terms, halves at multiples of 8 above), added in turn" +
+             (o.start == ChainStart::Zero ? " to +0" : "");
   }
   return "?";
 }

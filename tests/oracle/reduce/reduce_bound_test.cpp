@@ -96,7 +96,8 @@ std::vector<std::vector<double>> bf16_vectors(std::uint64_t key) {
 const ReduceOrder kOrders[] = {ReduceOrder::sequential(),   ReduceOrder::sequential(ChainStart::First),
                                ReduceOrder::pairwise(),     ReduceOrder::blocked(1),
                                ReduceOrder::blocked(7),     ReduceOrder::blocked(64, ChainStart::First),
-                               ReduceOrder::warp_tree(),    ReduceOrder::warp_tree(4, ChainStart::First)};
+                               ReduceOrder::warp_tree(),    ReduceOrder::warp_tree(4, ChainStart::First),
+                               ReduceOrder::numpy_pairwise(), ReduceOrder::numpy_pairwise(100)};
 
 }  // namespace
 
@@ -119,6 +120,15 @@ TEST_CASE("reduce_bound: depths are the closed forms") {
   CHECK(rounding_depth(ReduceKind::Dot, 1000, ReduceOrder::sequential(), rd) == 1000);
   CHECK(rounding_depth(ReduceKind::Nrm2, 1000, ReduceOrder::warp_tree(), rd) == 37);
   CHECK(depth_formula(ReduceKind::Sum, 1000, ReduceOrder::blocked(64), ex) == "h = (min(B, n) - 1) + (ceil(n/B) - 1) = 63 + 15 = 78");
+  // NumPy: 100 terms: 12 per accumulator (11 additions), 3 combining levels, 4 leftovers: 18. 1000 terms: halves
+  // 496 and 504, then 248 + 248 and 248 + 256, then 120 + 128 and 128 + 128: 128 terms is 15 + 3 = 18, plus three
+  // halvings: 21.
+  CHECK(rounding_depth(ReduceKind::Sum, 100, ReduceOrder::numpy_pairwise(), ex) == 18);
+  CHECK(rounding_depth(ReduceKind::Sum, 1000, ReduceOrder::numpy_pairwise(), ex) == 21);
+  CHECK(rounding_depth(ReduceKind::Sum, 7, ReduceOrder::numpy_pairwise(), ex) == 6);
+  // 20000 terms: chunks of 8192, 8192, 3616; the first chunk's tree (128-term leaves after six halvings: 18 + 6)
+  // and two more additions.
+  CHECK(rounding_depth(ReduceKind::Sum, 20000, ReduceOrder::numpy_pairwise(), ex) == 24 + 2);
 }
 
 TEST_CASE("reduce_bound: every emulated order lies within its bound (every mode, f32 and f16 accumulators)") {

@@ -180,3 +180,46 @@ TEST_CASE("reduce_order: what it refuses") {
   CHECK_THROWS_AS(sum(ok, ReduceOrder::blocked(0), arith(f32)), std::invalid_argument);
   CHECK_THROWS_AS(sum(ok, ReduceOrder::sequential(), arith(f64)), std::invalid_argument);
 }
+
+TEST_CASE("reduce_order: NumPy's pairwise_sum, against numpy 1.24's np.sum") {
+  // A hand-worked case first. x = (2^24, 1, 1, 1, 1, 1, 1, 1, 1), n = 9: eight accumulators take x_0..x_7, no
+  // full group of 8 follows, ((2^24 + 1 -> 2^24, a tie) + (1 + 1)) + ((1 + 1) + (1 + 1)) = 2^24 + 6, then the
+  // leftover x_8: 2^24 + 7 is a tie between 2^24 + 6 and 2^24 + 8, even wins: 2^24 + 8 (the exact sum, by luck).
+  // Textbook pairwise (5 + 4): (((2^24 + 1 -> 2^24) + 1 -> 2^24) + 2) + 4 = 2^24 + 6; sequential stalls at 2^24.
+  const std::vector<double> x{0x1p24, 1, 1, 1, 1, 1, 1, 1, 1};
+  CHECK(sum(x, ReduceOrder::numpy_pairwise(), arith(f32)) == 0x1p24 + 8);
+  CHECK(sum(x, ReduceOrder::pairwise(), arith(f32)) == 0x1p24 + 6);
+  CHECK(sum(x, ReduceOrder::sequential(), arith(f32)) == 0x1p24);
+
+  // Golden values: float(np.sum(a)).hex() from numpy 1.24.2 (Debian's python3-numpy), with
+  //   a = np.array([((i*7919 + 13) % 2001 - 1000) * 2.0**(((i*37) % 41) - 20) for i in range(n)], dtype=np.float32)
+  // (every value an integer below 2^10 times a power of two: exact in f32), and for float16
+  //   a = np.array([((i*7919 + 13) % 201 - 100) * 2.0**(((i*37) % 7) - 4) for i in range(n)], dtype=np.float16)
+  // whose sum numpy accumulates in float32 and converts to float16 once at the end. n = 100000 passes through
+  // 13 chunks of numpy's 8192-element buffer (the whole-array pairwise sum would be -0x1.6eb46p+29 instead).
+  CHECK(sum(std::vector<double>(20000, 1.0), ReduceOrder::numpy_pairwise(), arith(f32)) == 20000.0);
+  struct Gold {
+    int n;
+    double value;
+  };
+  const Gold g32[] = {{1, -0x1.ed8p-11},        {5, 0x1.ec709p+26},     {8, 0x1.ec71c8p+26},    {9, 0x1.ec71c8p+26},
+                      {100, 0x1.86706ep+29},    {128, 0x1.5d0eccp+28},  {129, 0x1.5d0edcp+28},  {1000, 0x1.9472ap+25},
+                      {4099, 0x1.4855ep+28},    {100000, -0x1.6eb38p+29}};
+  int sequential_differs = 0;
+  for (const Gold& g : g32) {
+    std::vector<double> a;
+    for (int i = 0; i < g.n; ++i) a.push_back(((i * 7919 + 13) % 2001 - 1000) * std::ldexp(1.0, (i * 37) % 41 - 20));
+    CAPTURE(g.n);
+    CHECK(sum(a, ReduceOrder::numpy_pairwise(), arith(f32)) == g.value);
+    sequential_differs += sum(a, ReduceOrder::sequential(), arith(f32)) != g.value;
+  }
+  CHECK(sequential_differs >= 3);  // the golden values tell the orders apart
+  const Gold g16[] = {{7, -0x1.718p+7}, {64, 0x1.f2p+3}, {300, 0x1.798p+8}, {5000, 0x1.3bp+9}};
+  for (const Gold& g : g16) {
+    std::vector<double> a;
+    for (int i = 0; i < g.n; ++i) a.push_back(((i * 7919 + 13) % 201 - 100) * std::ldexp(1.0, (i * 37) % 7 - 4));
+    CAPTURE(g.n);
+    const double acc = sum(a, ReduceOrder::numpy_pairwise(), arith(f32));
+    CHECK(to_double(f16, round_double(f16, acc, Rounder::nearest(f16)).code) == g.value);
+  }
+}
