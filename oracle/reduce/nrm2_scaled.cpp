@@ -3,6 +3,7 @@
 // algorithm's description, not from LAPACK's source.
 #include "oracle/reduce/nrm2_scaled.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>

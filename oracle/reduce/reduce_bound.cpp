@@ -6,6 +6,7 @@
 // exceeds the true error of most data by orders of magnitude); the tests hold it against the emulations.
 #include "oracle/reduce/reduce_bound.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>

@@ -2,6 +2,7 @@
 // (reduce_order.hpp states the contract; docs/reductions.md, "Orders", the conventions).
 #include "oracle/reduce/reduce_order.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>

@@ -3,10 +3,12 @@
 
 #include <mpfr.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "base/parallel.hpp"
 #include "oracle/exact_sum.hpp"
