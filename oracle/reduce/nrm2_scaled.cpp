@@ -183,7 +183,8 @@ ReduceBound nrm2_scaled_bound(const double* x, std::size_t n, const ReduceArith&
     b.terms.push_back({"underflow (" + tag + ")", t_under,
                        "U / sqrt((q - left out)(1 - gamma_h)), U = " + num(U) + " in units of q: " + num(t_under),
                        "Higham 2002 §2.1 with underflow: eta = " + num(eta) + " per rounding into the subnormal range"});
-  const double t_sqrt = b.u * (nrm + t_acc + (qd > 0 ? qd / nrm : 0.0) + t_under);
+  const double eta_sqrt = std::sqrt(accf.min_subnormal()) < accf.min_normal() ? eta : 0.0;  // e2m1, e2m3 (reduce_bound.cpp)
+  const double t_sqrt = b.u * (nrm + t_acc + (qd > 0 ? qd / nrm : 0.0) + t_under) + eta_sqrt;
   b.terms.push_back({"square root rounding (" + tag + ", " + mode + ")", t_sqrt,
                      "u (||x|| + the above) = " + num(t_sqrt), "IEEE 754 correctly rounded square root"});
   double err = t_acc + (qd > 0 ? qd / nrm : 0.0) + t_under + t_sqrt;

@@ -212,11 +212,15 @@ ReduceBound reduce_bound(ReduceKind kind, std::size_t n, const ReduceOrder& orde
                        "n eta (1 + gamma_h) / (||x|| sqrt(1 - gamma_h)) = " + num(under) + " / " +
                            num(nrm * std::sqrt(std::max(0.0, 1 - g))) + " = " + num(t_under),
                        std::string(kSrcUnder) + "; through the square root: |sqrt(a + e) - sqrt(a)| <= |e| / sqrt(a)"});
-    const double t_sqrt = b.u * (nrm + t_acc + t_under);
+    // The root of a positive accumulator value is normal unless the format's smallest subnormal has a subnormal
+    // root (e2m1, e2m3): then one eta more.
+    const double eta_sqrt = std::sqrt(acc.min_subnormal()) < acc.min_normal() ? eta : 0.0;
+    const double t_sqrt = b.u * (nrm + t_acc + t_under) + eta_sqrt;
     b.terms.push_back({"square root rounding (" + acc_tag + ", " + mode + ")", t_sqrt,
-                       "u (||x|| + the above) = " + num(b.u) + " * " + num(nrm + t_acc + t_under) + " = " + num(t_sqrt),
-                       "IEEE 754 correctly rounded square root into the accumulator; its result is normal (sqrt of "
-                       "the smallest subnormal is above the smallest normal in every format allowed)"});
+                       "u (||x|| + the above)" + std::string(eta_sqrt > 0 ? " + eta" : "") + " = " + num(b.u) + " * " +
+                           num(nrm + t_acc + t_under) + (eta_sqrt > 0 ? " + " + num(eta_sqrt) : "") + " = " + num(t_sqrt),
+                       "IEEE 754 correctly rounded square root into the accumulator; its result is normal when the root "
+                       "of the smallest subnormal is (every format but e2m1 and e2m3, which add eta)"});
     err = t_acc + t_under + t_sqrt;
     result_mag = nrm;
     b.overflow_free = (1 + g) * A <= acc.max_finite();
