@@ -64,6 +64,9 @@ std::string order_source(const ReduceOrder& o) {
                                       "A class of fast and accurate summation algorithms, SIAM J. Sci. Comput. 42(3), 2020)";
     case ReduceOrderKind::WarpTree:
       return std::string(kSrcGamma) + "; warp tree: a lane's chain then log2 L butterfly levels (docs/reductions.md)";
+    case ReduceOrderKind::BlockTree:
+      return std::string(kSrcGamma) + "; block tree: a thread's chain, its warp's butterfly, the warps' combination "
+                                      "(docs/reductions.md)";
     case ReduceOrderKind::NumpyPairwise:
       return std::string(kSrcGamma) + "; NumPy's pairwise_sum: the depth of its tree (docs/reductions.md, \"NumPy\")";
   }
@@ -110,6 +113,12 @@ int rounding_depth(ReduceKind kind, std::size_t n, const ReduceOrder& o, Product
       const std::size_t L = static_cast<std::size_t>(std::max(o.lanes, 1));
       return static_cast<int>(ceil_div(n, L) - 1 + r0) + ceil_log2(L) + prod;
     }
+    case ReduceOrderKind::BlockTree: {
+      // A thread's chain, its warp's butterfly, then the warps' combination.
+      const std::size_t L = static_cast<std::size_t>(std::max(o.lanes, 1)), W = static_cast<std::size_t>(std::max(o.block, 1));
+      const int outer = o.warps == WarpCombine::Sequential ? static_cast<int>(W) - 1 : ceil_log2(L);
+      return static_cast<int>(ceil_div(n, L * W) - 1 + r0) + ceil_log2(L) + outer + prod;
+    }
     case ReduceOrderKind::NumpyPairwise: {
       // The first chunk's tree, then one addition per later chunk (adding it to the +0 start is exact).
       const std::size_t B = static_cast<std::size_t>(std::max(o.block, 1));
@@ -141,6 +150,12 @@ std::string depth_formula(ReduceKind kind, std::size_t n, const ReduceOrder& o, 
       const std::size_t L = static_cast<std::size_t>(std::max(o.lanes, 1));
       return "h = (ceil(n/L) - 1) + log2 L = " + std::to_string(ceil_div(n, L) - 1) + " + " +
              std::to_string(ceil_log2(L)) + extra + total;
+    }
+    case ReduceOrderKind::BlockTree: {
+      const std::size_t L = static_cast<std::size_t>(std::max(o.lanes, 1)), W = static_cast<std::size_t>(std::max(o.block, 1));
+      return "h = (ceil(n/(W L)) - 1) + log2 L + " + std::string(o.warps == WarpCombine::Sequential ? "(W - 1)" : "log2 L") +
+             " = " + std::to_string(ceil_div(n, L * W) - 1) + " + " + std::to_string(ceil_log2(L)) + " + " +
+             std::to_string(o.warps == WarpCombine::Sequential ? static_cast<int>(W) - 1 : ceil_log2(L)) + extra + total;
     }
     case ReduceOrderKind::NumpyPairwise:
       return "h = the depth of NumPy's pairwise tree over a chunk (n - 1 below 8; (n div 8 - 1) + 3 + n mod 8 up to "

@@ -37,8 +37,12 @@ void check_arith(const ReduceArith& a, const ReduceOrder& o) {
       if (o.block < 1) throw std::invalid_argument("emulate_reduce: blocked and NumPy orders need block >= 1");
       break;
     case ReduceOrderKind::WarpTree:
+    case ReduceOrderKind::BlockTree:
       if (o.lanes < 1 || o.lanes > 1024 || (o.lanes & (o.lanes - 1)) != 0)
         throw std::invalid_argument("emulate_reduce: warp tree lanes must be a power of two in [1, 1024]");
+      if (o.kind == ReduceOrderKind::BlockTree &&
+          (o.block < 1 || o.block > 1024 || (o.warps == WarpCombine::Butterfly && o.block > o.lanes)))
+        throw std::invalid_argument("emulate_reduce: a block tree needs 1 .. 1024 warps (at most `lanes` for a butterfly)");
       break;
     default: break;
   }
@@ -98,6 +102,17 @@ double numpy_pairwise(Acc& acc, const Terms& T, std::size_t b, std::size_t n) {
   return acc.add(left, right);
 }
 
+/// The xor butterfly over the lanes' values (a power of two of them): v_l = R(v_l + v_{l xor o}) for o = L/2, ...,
+/// 1, every lane at once (each reads its partner's value from before the level); lane 0's value.
+double butterfly(Acc& acc, std::vector<double> v) {
+  std::vector<double> w(v.size());
+  for (std::size_t off = v.size() / 2; off >= 1; off /= 2) {
+    for (std::size_t l = 0; l < v.size(); ++l) w[l] = acc.add(v[l], v[l ^ off]);
+    v.swap(w);
+  }
+  return v[0];
+}
+
 double run(const Terms& T, const ReduceOrder& o, Acc& acc) {
   const std::size_t n = T.t.size();
   switch (o.kind) {
@@ -112,19 +127,31 @@ double run(const Terms& T, const ReduceOrder& o, Acc& acc) {
       for (std::size_t b = B; b < n; b += B) s = acc.add(s, chain(acc, T, b, std::min(b + B, n), 1, o.start));
       return s;
     }
+    case ReduceOrderKind::BlockTree: {
+      // Threads t = w L + l; thread t sums t_t, t_{t+T}, ... from o.start; warp w's butterfly as below; then the
+      // warps' results, sequentially from w_0 or by one more butterfly (lane j of a warp holding w_j, others +0).
+      const auto L = static_cast<std::size_t>(o.lanes), W = static_cast<std::size_t>(o.block), Tn = L * W;
+      std::vector<double> v(Tn), wres(W);
+      for (std::size_t t = 0; t < Tn; ++t) v[t] = chain(acc, T, t, n, Tn, o.start);
+      for (std::size_t w = 0; w < W; ++w) wres[w] = butterfly(acc, std::vector<double>(v.begin() + w * L, v.begin() + (w + 1) * L));
+      if (o.warps == WarpCombine::Butterfly) {
+        std::vector<double> lanes(L, 0.0);
+        std::copy(wres.begin(), wres.end(), lanes.begin());
+        return butterfly(acc, std::move(lanes));
+      }
+      double s = wres[0];
+      for (std::size_t w = 1; w < W; ++w) s = acc.add(s, wres[w]);
+      return s;
+    }
     case ReduceOrderKind::WarpTree: {
       // Lane l sums t_l, t_{l+L}, t_{l+2L}, ... sequentially from o.start (an empty lane holds +0). Then
       // v_l = v_l + v_{l xor o} for o = L/2, ..., 2, 1, every lane at once (__shfl_xor_sync hands each lane
       // its partner's value from before the level). IEEE addition commutes, so lanes l and l xor o compute
       // one value; lane 0's is the result.
       const auto L = static_cast<std::size_t>(o.lanes);
-      std::vector<double> v(L), w(L);
+      std::vector<double> v(L);
       for (std::size_t l = 0; l < L; ++l) v[l] = chain(acc, T, l, n, L, o.start);
-      for (std::size_t off = L / 2; off >= 1; off /= 2) {
-        for (std::size_t l = 0; l < L; ++l) w[l] = acc.add(v[l], v[l ^ off]);
-        v.swap(w);
-      }
-      return v[0];
+      return butterfly(acc, std::move(v));
     }
     case ReduceOrderKind::NumpyPairwise: {
       // The ufunc's reduction loop sees the array in buffer-sized chunks: io = io + pairwise_sum(chunk), io = +0
@@ -167,6 +194,7 @@ std::string_view to_string(ReduceOrderKind k) {
     case ReduceOrderKind::Blocked: return "blocked";
     case ReduceOrderKind::WarpTree: return "warp_tree";
     case ReduceOrderKind::NumpyPairwise: return "numpy_pairwise";
+    case ReduceOrderKind::BlockTree: return "block_tree";
   }
   return "?";
 }
@@ -182,6 +210,10 @@ std::string describe(const ReduceOrder& o) {
     case ReduceOrderKind::WarpTree:
       return "warp tree L=" + std::to_string(o.lanes) + " (lanes strided, sequential " + from + "; xor butterfly " +
              std::to_string(o.lanes / 2) + "..1)";
+    case ReduceOrderKind::BlockTree:
+      return "block tree of " + std::to_string(o.block) + " warps x " + std::to_string(o.lanes) + " lanes (threads strided, " +
+             "sequential " + from + "; xor butterfly per warp; warps " +
+             (o.warps == WarpCombine::Sequential ? "sequential from the first)" : "by one more butterfly)");
     case ReduceOrderKind::NumpyPairwise:
       return "NumPy sum: chunks of " + std::to_string(o.block) +
              " by pairwise_sum (8 accumulators up to 128 terms, halves at multiples of 8 above), added in turn" +

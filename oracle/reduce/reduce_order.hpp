@@ -40,7 +40,14 @@ enum class ReduceOrderKind : std::uint8_t {
   /// turn to the reduction's initial value +0 (start Zero; First starts from the first chunk's sum). Checked
   /// against numpy 1.24's np.sum (docs/reductions.md, "NumPy").
   NumpyPairwise,
+  /// A thread block of `block` warps of `lanes` lanes (T = block x lanes threads): thread t sums t_t, t_{t+T},
+  /// t_{t+2T}, ... sequentially from `start`; each warp combines its lanes by the xor butterfly (as WarpTree);
+  /// then the warps' results w_0 .. w_{W-1} are combined by `warps`: sequentially from w_0 (one thread's loop
+  /// over shared memory) or by the butterfly once more in one warp (lane j holding w_j, the rest +0).
+  BlockTree,
 };
+/// How BlockTree combines its warps' results.
+enum class WarpCombine : std::uint8_t { Sequential, Butterfly };
 std::string_view to_string(ReduceOrderKind k);
 
 /// Where a sequential chain starts: from +0 (acc = +0, then acc = R(acc + t_0), ...) or from its first term
@@ -57,16 +64,26 @@ enum class ProductRounding : std::uint8_t {
 struct ReduceOrder {
   ReduceOrderKind kind = ReduceOrderKind::Sequential;
   ChainStart start = ChainStart::Zero;  ///< sequential chains: Sequential, Blocked's blocks, WarpTree's lanes
-  int block = 0;                        ///< Blocked: terms per block (>= 1); NumpyPairwise: the buffer size
-  int lanes = 32;                       ///< WarpTree: lanes (a power of two, 1 .. 1024)
+  int block = 0;                        ///< Blocked: terms per block (>= 1); NumpyPairwise: the buffer size; BlockTree: warps
+  int lanes = 32;                       ///< WarpTree, BlockTree: lanes (a power of two, 1 .. 1024)
+  WarpCombine warps = WarpCombine::Sequential;  ///< BlockTree: how the warps' results join (block = the warp count)
 
-  static ReduceOrder unknown() { return {ReduceOrderKind::Unknown, ChainStart::Zero, 0, 32}; }
-  static ReduceOrder sequential(ChainStart s = ChainStart::Zero) { return {ReduceOrderKind::Sequential, s, 0, 32}; }
-  static ReduceOrder pairwise() { return {ReduceOrderKind::Pairwise, ChainStart::Zero, 0, 32}; }
-  static ReduceOrder blocked(int block, ChainStart s = ChainStart::Zero) { return {ReduceOrderKind::Blocked, s, block, 32}; }
-  static ReduceOrder warp_tree(int lanes = 32, ChainStart s = ChainStart::Zero) { return {ReduceOrderKind::WarpTree, s, 0, lanes}; }
+  static ReduceOrder unknown() { return {ReduceOrderKind::Unknown, ChainStart::Zero, 0, 32, WarpCombine::Sequential}; }
+  static ReduceOrder sequential(ChainStart s = ChainStart::Zero) { return {ReduceOrderKind::Sequential, s, 0, 32, WarpCombine::Sequential}; }
+  static ReduceOrder pairwise() { return {ReduceOrderKind::Pairwise, ChainStart::Zero, 0, 32, WarpCombine::Sequential}; }
+  static ReduceOrder blocked(int block, ChainStart s = ChainStart::Zero) {
+    return {ReduceOrderKind::Blocked, s, block, 32, WarpCombine::Sequential};
+  }
+  static ReduceOrder warp_tree(int lanes = 32, ChainStart s = ChainStart::Zero) {
+    return {ReduceOrderKind::WarpTree, s, 0, lanes, WarpCombine::Sequential};
+  }
   static ReduceOrder numpy_pairwise(int bufsize = 8192, ChainStart s = ChainStart::Zero) {
-    return {ReduceOrderKind::NumpyPairwise, s, bufsize, 32};
+    return {ReduceOrderKind::NumpyPairwise, s, bufsize, 32, WarpCombine::Sequential};
+  }
+  /// `warp_count` warps of `lanes` lanes; Butterfly needs warp_count <= lanes.
+  static ReduceOrder block_tree(int warp_count, WarpCombine combine = WarpCombine::Sequential, int lanes = 32,
+                                ChainStart s = ChainStart::Zero) {
+    return {ReduceOrderKind::BlockTree, s, warp_count, lanes, combine};
   }
   bool operator==(const ReduceOrder&) const = default;
 };

@@ -97,7 +97,9 @@ const ReduceOrder kOrders[] = {ReduceOrder::sequential(),   ReduceOrder::sequent
                                ReduceOrder::pairwise(),     ReduceOrder::blocked(1),
                                ReduceOrder::blocked(7),     ReduceOrder::blocked(64, ChainStart::First),
                                ReduceOrder::warp_tree(),    ReduceOrder::warp_tree(4, ChainStart::First),
-                               ReduceOrder::numpy_pairwise(), ReduceOrder::numpy_pairwise(100)};
+                               ReduceOrder::numpy_pairwise(), ReduceOrder::numpy_pairwise(100),
+                               ReduceOrder::block_tree(4, WarpCombine::Sequential, 8),
+                               ReduceOrder::block_tree(4, WarpCombine::Butterfly, 8, ChainStart::First)};
 
 }  // namespace
 
@@ -126,6 +128,10 @@ TEST_CASE("reduce_bound: depths are the closed forms") {
   CHECK(rounding_depth(ReduceKind::Sum, 100, ReduceOrder::numpy_pairwise(), ex) == 18);
   CHECK(rounding_depth(ReduceKind::Sum, 1000, ReduceOrder::numpy_pairwise(), ex) == 21);
   CHECK(rounding_depth(ReduceKind::Sum, 7, ReduceOrder::numpy_pairwise(), ex) == 6);
+  // Block tree, 8 warps of 32 lanes (T = 256), n = 10000: ceil(10000/256) = 40 terms a thread (39), 5 levels,
+  // then 7 sequential additions of warps or 5 more levels.
+  CHECK(rounding_depth(ReduceKind::Sum, 10000, ReduceOrder::block_tree(8), ex) == 39 + 5 + 7);
+  CHECK(rounding_depth(ReduceKind::Sum, 10000, ReduceOrder::block_tree(8, WarpCombine::Butterfly), ex) == 39 + 5 + 5);
   // 20000 terms: chunks of 8192, 8192, 3616; the first chunk's tree (128-term leaves after six halvings: 18 + 6)
   // and two more additions.
   CHECK(rounding_depth(ReduceKind::Sum, 20000, ReduceOrder::numpy_pairwise(), ex) == 24 + 2);

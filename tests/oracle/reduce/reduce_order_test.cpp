@@ -223,3 +223,43 @@ TEST_CASE("reduce_order: NumPy's pairwise_sum, against numpy 1.24's np.sum") {
     CHECK(to_double(f16, round_double(f16, acc, Rounder::nearest(f16)).code) == g.value);
   }
 }
+
+TEST_CASE("reduce_order: block tree (warps of a thread block, then their results)") {
+  const ReduceArith rn = arith(f32);
+  {
+    // 4 warps of 4 lanes, 16 terms, one per thread; x_{4j} = w_j and the other lanes 0, so warp j's butterfly gives
+    // exactly w_j = (2^24, 1, 1, -2^24). Warps sequentially: (2^24 + 1 -> 2^24) + 1 -> 2^24, - 2^24 -> 0. By one more
+    // butterfly (lane j holds w_j): (w_0 + w_2 = 2^24 + 1 -> 2^24) + (w_1 + w_3 = 1 - 2^24, exact) = 1.
+    std::vector<double> x(16, 0.0);
+    x[0] = 0x1p24;
+    x[4] = 1;
+    x[8] = 1;
+    x[12] = -0x1p24;
+    CHECK(sum(x, ReduceOrder::block_tree(4, WarpCombine::Sequential, 4), rn) == 0.0);
+    CHECK(sum(x, ReduceOrder::block_tree(4, WarpCombine::Butterfly, 4), rn) == 1.0);
+  }
+  {
+    // Threads stride by the whole block: 2 warps of 2 lanes (T = 4), x = (2^24, 0, 0, 0, 1, 0, 0, 0, 1): thread 0
+    // sums x_0, x_4, x_8 = 2^24 + 1 -> 2^24, + 1 -> 2^24; everything else is 0: 2^24. (A warp tree of 4 lanes gives
+    // the same here; of 2 lanes, lane 0 sums x_0, x_2, ..., x_8: the same three terms.)
+    const std::vector<double> x{0x1p24, 0, 0, 0, 1, 0, 0, 0, 1};
+    CHECK(sum(x, ReduceOrder::block_tree(2, WarpCombine::Sequential, 2), rn) == 0x1p24);
+  }
+  // One warp is the warp tree, on any data and in every deterministic mode.
+  std::uint64_t ctr = 0;
+  for (int c = 0; c < 20; ++c) {
+    std::vector<double> x(1 + philox_4x32(test::seed(), 43, ctr++)[0] % 500);
+    for (double& v : x) {
+      const auto w = philox_4x32(test::seed(), 44, ctr++);
+      // An f16 value with exponent field 0 .. 18 (below 16: 500 of them sum below 8000, no overflow).
+      v = to_double(f16, ((w[0] % 19) << 10) | (w[2] & 0x3FF)) * ((w[1] & 1) ? -1 : 1);
+    }
+    for (Rounding rd : {Rounding::NearestEven, Rounding::TowardZero, Rounding::Up, Rounding::Down, Rounding::NearestAway}) {
+      const ReduceArith a = arith(f16, rd);
+      const double wt = sum(x, ReduceOrder::warp_tree(), a);
+      CHECK(sum(x, ReduceOrder::block_tree(1, WarpCombine::Sequential), a) == wt);
+      CHECK(sum(x, ReduceOrder::block_tree(1, WarpCombine::Butterfly), a) == wt);  // the second butterfly adds zeros
+    }
+  }
+  CHECK_THROWS_AS(sum({1.0}, ReduceOrder::block_tree(8, WarpCombine::Butterfly, 4), rn), std::invalid_argument);
+}
