@@ -127,7 +127,8 @@ const std::vector<Family>& registry() {
     std::vector<Family> all;
     for (auto* f : {&detail::distribution_families, &detail::exponent_families, &detail::edge_families,
                     &detail::cancel_families, &detail::spectral_families, &detail::probe_families,
-                    &detail::pattern_families, &detail::special_families, &detail::order_free_families}) {
+                    &detail::pattern_families, &detail::special_families, &detail::order_free_families,
+                    &detail::reduce_families}) {
       auto v = (*f)();
       for (auto& x : v) all.push_back(std::move(x));
     }

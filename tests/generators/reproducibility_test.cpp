@@ -45,6 +45,9 @@ const std::vector<std::string>& small_specs() {
       "cancel_gemm:m=4,n=6,k=64,kappa=1e12,seed=22",
       "spectral:m=12,n=5,k=9,mode=5,cond=1e6,b=spectral,seed=23",
       "probe:m=3,n=2,k=40,kind=alternating,seed=24",
+      "sum_cancel:vectors=5,n=64,kappa=1e9,seed=25",
+      "sum_range:vectors=4,n=40,axis=col,mode=subnormal_tail,seed=26,source=f16",
+      "nrm2_trap:vectors=3,n=32,trap=mixed,seed=27,source=bf16",
   };
   return v;
 }

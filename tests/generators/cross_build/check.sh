@@ -12,8 +12,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 work=${1:-$(mktemp -d)}
 srcs=("$root"/generators/*.cpp)
-for f in exact_sum format gemm_fast gemm_ref mpfr_ref parallel refvalue round decimal npy atomic_file; do
-  [ -f "$root/oracle/$f.cpp" ] && srcs+=("$root/oracle/$f.cpp")
+for f in oracle/exact_sum oracle/format oracle/gemm_fast oracle/gemm_ref oracle/mpfr_ref oracle/refvalue oracle/round \
+         oracle/representable oracle/reduce/reduce_ref base/parallel base/error; do
+  [ -f "$root/$f.cpp" ] && srcs+=("$root/$f.cpp")
 done
 srcs+=("$root/tests/generators/cross_build/hashes.cpp")
 build() {  # name compiler flags...
@@ -21,8 +22,9 @@ build() {  # name compiler flags...
   shift 2
   command -v "$cxx" > /dev/null || { echo "skip $name: no $cxx"; return; }
   mkdir -p "$work/$name"
-  for f in "${srcs[@]}"; do
-    "$cxx" -std=c++20 -I"$root" -I/usr/include/eigen3 -ffp-contract=off "$@" -c "$f" -o "$work/$name/$(basename "$f" .cpp).o"
+  for f in "${srcs[@]}"; do  # object names keep the folder (oracle/reduce/x.cpp -> oracle_reduce_x.o)
+    local rel=${f#"$root"/}
+    "$cxx" -std=c++20 -I"$root" -I/usr/include/eigen3 -ffp-contract=off "$@" -c "$f" -o "$work/$name/${rel//\//_}.o"
   done
   "$cxx" "$work/$name"/*.o -lmpfr -lgmp -pthread -o "$work/$name/hashes"
   "$work/$name/hashes" > "$work/$name.txt"

@@ -12,6 +12,7 @@ int main() {
     "cancel:n=1000,kappa=1e16,seed=21", "cancel:n=30,kappa=1e30,seed=21,source=bf16", "cancel:n=100,kappa=1,seed=21,source=f64",
     "cancel_gemm:m=16,n=24,k=400,kappa=1e16,seed=22", "cancel_gemm:m=24,n=16,k=400,kappa=1e12,seed=22,source=bf16",
     "spectral:m=100,n=30,k=80,mode=3,cond=1e8,seed=23", "spectral:m=60,n=50,k=70,mode=5,cond=1e6,b=spectral,seed=23,source=f64",
-    "probe:m=8,n=8,k=512,kind=descending,seed=24"};
+    "probe:m=8,n=8,k=512,kind=descending,seed=24", "sum_cancel:vectors=8,n=300,kappa=1e12,seed=25",
+    "sum_range:vectors=6,n=500,mode=subnormal_tail,seed=26,source=f16", "nrm2_trap:vectors=4,n=200,trap=mixed,seed=27,source=bf16"};
   for (const char* s : specs) std::printf("%016llx %s\n", (unsigned long long)fpcert::problem_hash(fpcert::generate(s)), s);
 }
