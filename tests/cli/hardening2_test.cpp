@@ -129,6 +129,19 @@ TEST_CASE("class 1: a plugin that passes the probe and exits when fpcert loads i
   CHECK(slurp(d + "/count").find('2') != std::string::npos);  // loaded twice: in the probe, then in fpcert
 }
 
+TEST_CASE("class 1: a kernel that calls exit(0) while it runs cannot make the exit code 0 either (isolated or not)") {
+  // In a child (--isolate, the default with plugins) the case is crashed; in fpcert itself (--no-isolate)
+  // the ExitGuard over the whole command turns the exit into one line and exit 3.
+  const auto isolated = certify_plugin("run_exit");
+  INFO(isolated.output);
+  CHECK(isolated.exit_code == 3);
+  CHECK(isolated.has("k1024_normal on fault_run_exit: crashed: the kernel's process exited with status 0 and no result"));
+  const auto in_process = certify_plugin("run_exit", {"--no-isolate"});
+  INFO(in_process.output);
+  CHECK(in_process.exit_code == 3);
+  CHECK(in_process.has("fpcert: error: code that is not fpcert's (a plugin's) ended the process while `fpcert certify` was running"));
+}
+
 // ---- 2. inputs lost -----------------------------------------------------------------------------------
 // Before: --json R made R.partial.jsonl, deleting a --compare or --config of that name; --json equal to
 // --known-survivors or --card overwrote it; a symlinked -o folder became a real folder; the scale-out's
