@@ -133,6 +133,10 @@ int run_selftest(const SelftestArgs& a) {
     fmt::print("SELFTEST FAILED: {} of {} model(s) misjudged (suite {})\n", bad, kernels.size(), suite->name);
     return kExitGateFailed;
   }
+  if (mutants == 0) {  // an empty selection is no pass: the faults chosen apply to none of the models
+    fmt::print("SELFTEST FAILED: no mutant applied to the {} model(s) selected (--kernel, --fault): nothing was checked\n", kernels.size());
+    return kExitGateFailed;
+  }
   fmt::print("SELFTEST PASSED: {} models passed; {} mutants, {} killed for their own fault, {} known survivor(s) listed in {} (suite {})\n",
              kernels.size(), mutants, mutants - known_seen, known_seen, a.known.empty() ? "no file" : a.known, suite->name);
   return kExitPass;

@@ -421,3 +421,11 @@ TEST_CASE("class 5: a mutation gate over no applicable mutant fails (0 of 0 read
   CHECK(r.exit_code == 1);
   CHECK(r.has("no applicable mutant"));
 }
+
+TEST_CASE("class 5: a selftest whose selection leaves no applicable mutant is not PASSED") {
+  const auto r = fpcert_run({"selftest", "--kernel", "model_gemm_f16_f16acc", "--fault", "acc_f16"});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.has("SELFTEST FAILED: no mutant applied"));
+  CHECK_FALSE(r.has("SELFTEST PASSED"));
+}
