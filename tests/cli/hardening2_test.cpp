@@ -142,6 +142,15 @@ TEST_CASE("class 1: a kernel that calls exit(0) while it runs cannot make the ex
   CHECK(in_process.has("fpcert: error: code that is not fpcert's (a plugin's) ended the process while `fpcert certify` was running"));
 }
 
+TEST_CASE("class 1: a plugin that passes the probe and aborts when fpcert loads it: one line naming it, then the signal") {
+  const std::string d = fpcert::test::scratch_dir("hardening2_abort_later");
+  const auto r = sh("FPCERT_TEST_LOAD_COUNT='" + d + "/count' \"$FPCERT\" certify --suite quick --mn 8 --no-mutation --kernel "
+                    "fault_ctor_abort_later --plugin '" + kPlugins + "/libfault_ctor_abort_later.so'", 120);
+  INFO(r.output);
+  CHECK(r.exit_code != 0);  // 134 from the shell: SIGABRT, as the caller expects of a crash
+  CHECK(r.has("fpcert: plugin '" + kPlugins + "/libfault_ctor_abort_later.so' ended the process while being loaded (fatal signal 6)"));
+}
+
 // ---- 2. inputs lost -----------------------------------------------------------------------------------
 // Before: --json R made R.partial.jsonl, deleting a --compare or --config of that name; --json equal to
 // --known-survivors or --card overwrote it; a symlinked -o folder became a real folder; the scale-out's
