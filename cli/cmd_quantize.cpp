@@ -256,6 +256,8 @@ void add_quantize(CLI::App& root, Registry& reg) {
   app->add_flag("--list", a->list, "The block formats and their parameters");
   reg.push_back({app, [=] {
                    if (a->list) return run_list();
+                   // Options of the check that would do nothing without it are refused (docs/errors.md).
+                   refuse_without(*app, {"--stride", "--other-stride", "--scale-stride", "--json"}, a->check, "--check");
                    if (a->check) {
                      if (a->to.empty()) throw InputError("fpcert quantize --check: give --to FORMAT or --to all");
                      return run_check(*a);

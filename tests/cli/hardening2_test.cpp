@@ -277,6 +277,8 @@ TEST_CASE("class 5: options that do nothing in the combination given are refused
        "--mutation-min has no effect without the mutation score"},
       {{"certify", "--suite", "quick", "--kernel", kModel, "--card", "none", "--card-samples", "5"}, "--card-samples has no effect without --card probe"},
       {{"mutate", "--suite", "quick", "--kernel", kModel, "--reveal-max-launches", "5"}, "--reveal-max-launches has no effect without --order revealed"},
+      {{"reveal", "--kernel", kModel, "--m", "4", "--n", "4", "--k", "8", "--replay-samples", "5"}, "--replay-samples has no effect without --replay"},
+      {{"quantize", "--to", "mxfp8_e4m3", "--input", "/nonexistent.npy", "--stride", "3"}, "--stride has no effect without --check"},
   };
   for (const auto& [args, message] : cases) {
     const auto r = fpcert_run(args);
