@@ -305,6 +305,14 @@ TEST_CASE("class 5: uniform bounds that saturate or underflow every value of the
   INFO(tiny.output);
   CHECK(tiny.exit_code == 2);
   CHECK(tiny.has("every value would round to zero"));
+  const auto normal = fpcert_run({"gen", "normal:m=2,n=2,k=2,mean=1e300,std=1"});
+  INFO(normal.output);
+  CHECK(normal.exit_code == 2);
+  CHECK(normal.has("every value would saturate"));
+  const auto scaled = fpcert_run({"gen", "scaled_int:m=2,n=2,k=2,a_scale=1e-300"});
+  INFO(scaled.output);
+  CHECK(scaled.exit_code == 2);
+  CHECK(scaled.has("every value would round to zero"));
   const auto fine = fpcert_run({"gen", "uniform:m=2,n=2,k=2,lo=-1e38,hi=1e38"});  // within f32's range
   INFO(fine.output);
   CHECK(fine.exit_code == 0);
