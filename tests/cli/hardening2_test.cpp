@@ -401,6 +401,11 @@ TEST_CASE("class 6: results with a wrong type or a negative size are refused, na
   INFO(type.output);
   CHECK(type.exit_code == 2);
   CHECK(type.has("'kernel' must be a string, got 5"));
+  fpcert::test::write_text(d + "/mut.json", R"({"suite":"quick","cases":[],"mutation":[{"kernel":"k","suite":"quick","cases":-3,"mutants":[]}]})" "\n");
+  const auto mut = fpcert_run({"report", d + "/mut.json", "-o", d + "/mut.html"});
+  INFO(mut.output);
+  CHECK(mut.exit_code == 2);
+  CHECK(mut.has("'cases' must be a count (an integer >= 0), got -3"));
 }
 
 TEST_CASE("class 6: report reads an experiment's JSON (split-scalar writes rows, no tables), as documented") {
