@@ -14,6 +14,7 @@
 #include "base/atomic_file.hpp"
 #include "base/decimal.hpp"
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/parallel.hpp"
 #include "base/philox.hpp"
 #include "cli/commands.hpp"
@@ -241,7 +242,7 @@ int run_kernel(const ConvertArgs& a) {
   if (!a.json.empty()) write_file_atomic(a.json, res.conversion->record.dump(2) + "\n");
   if (!a.html.empty()) {
     write_html_report(a.html, ReportInput{{}, {*res.conversion}});
-    fmt::print("HTML report: {}\n", a.html);
+    fmt::print("HTML report: {}\n", printable(a.html));
   }
   return code;
 }

@@ -8,6 +8,7 @@
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/npy.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -117,7 +118,7 @@ int run_gen(const std::string& spec, const std::string& out, bool out_given, boo
   meta["files"] = files;
   write_file_atomic(dir->file("meta.json"), meta.dump(2) + "\n");
   dir->commit();
-  fmt::print("{}  ->  {}\n", p.spec, dir->dir());
+  fmt::print("{}  ->  {}\n", p.spec, printable(dir->dir()));
   return kExitPass;
 }
 

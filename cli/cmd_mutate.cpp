@@ -5,6 +5,7 @@
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/options.hpp"
@@ -118,11 +119,11 @@ int run_mutate(const MutateArgs& a) {
   if (kernels.size() > 1) std::fputs(mutation_score_table(run.mutation).c_str(), stdout);
   if (!a.json.empty()) {
     write_file_atomic(a.json, to_json(run).dump(2) + "\n");
-    fmt::print("results: {}\n", a.json);
+    fmt::print("results: {}\n", printable(a.json));
   }
   if (!a.html.empty()) {
     write_html_report(a.html, std::vector<RunResult>{run});
-    fmt::print("HTML report: {}\n", a.html);
+    fmt::print("HTML report: {}\n", printable(a.html));
   }
   if (below) {
     fmt::print("mutation score below --min-score {} % (a kernel with no applicable mutant has no score)\n", a.min_score);

@@ -13,6 +13,7 @@
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/npy.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -216,7 +217,7 @@ int run_quantize(const QuantizeArgs& a) {
   write_file_atomic(dir.file("summary.json"), summary.dump(2) + "\n");
   dir.commit();
   fmt::print("{} ({} rule, {} elements, blocks of {} along axis {}): {} elements in {} blocks -> {}\n", f.tag, to_string(o.rule),
-             to_string(o.rounding), t.block, one_d ? 0 : t.axis, rows * cols, t.scales.size(), dir.dir());
+             to_string(o.rounding), t.block, one_d ? 0 : t.axis, rows * cols, t.scales.size(), printable(dir.dir()));
   if (f.tensor_scale) fmt::print("  tensor scale {:.9g}\n", t.tensor_scale);
   fmt::print("  saturated {} elements ({} blocks at their maximum), flushed to zero {}, NaN/Inf blocks {}\n", sat, max_sat_blocks,
              flushed, nan_blocks);
@@ -255,6 +256,8 @@ void add_quantize(CLI::App& root, Registry& reg) {
   app->add_flag("--list", a->list, "The block formats and their parameters");
   reg.push_back({app, [=] {
                    if (a->list) return run_list();
+                   // Options of the check that would do nothing without it are refused (docs/errors.md).
+                   refuse_without(*app, {"--stride", "--other-stride", "--scale-stride", "--json"}, a->check, "--check");
                    if (a->check) {
                      if (a->to.empty()) throw InputError("fpcert quantize --check: give --to FORMAT or --to all");
                      return run_check(*a);

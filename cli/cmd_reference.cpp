@@ -10,6 +10,7 @@
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/npy.hpp"
 #include "base/parallel.hpp"
 #include "cli/commands.hpp"
@@ -174,7 +175,7 @@ int run_reference(const ReferenceArgs& args) {
   write_file_atomic(out.file("meta.json"), meta.dump(2) + "\n");
   out.commit();
   fmt::print("reference {} x {} (K = {}) in {:.3f} s, {} threads, path {}: {} fallback, {} non-finite -> {}\n", M, N,
-             A.cols, secs, threads, ref.info.path, ref.fallbacks, counts[1], out.dir());
+             A.cols, secs, threads, ref.info.path, ref.fallbacks, counts[1], printable(out.dir()));
   return kExitPass;
 }
 

@@ -109,7 +109,10 @@ void add_reveal(CLI::App& root, Registry& reg) {
   app->add_flag("--no-tree", a->no_tree, "Summaries only, no tree drawings on the terminal");
   app->add_flag("--quiet", a->quiet, "No progress lines on stderr");
   add_plugin_option(app, a->plugins);
-  reg.push_back({app, [a] { return run_reveal(*a); }});
+  reg.push_back({app, [a, app] {
+                   refuse_without(*app, {"--replay-samples"}, a->replay, "--replay");  // docs/errors.md
+                   return run_reveal(*a);
+                 }});
 }
 
 }  // namespace fpcert::cli

@@ -117,7 +117,7 @@ int run_selftest(const SelftestArgs& a) {
         fmt::print("    MISSED: {} ({}): {}\n", m.fault, to_string(m.outcome), m.detail);
       } else if (it != known.end()) {
         ok = false;
-        fmt::print("    STALE: {} is listed as a known survivor but was {}: remove it from {}\n", m.fault, to_string(m.outcome), a.known);
+        fmt::print("    STALE: {} is listed as a known survivor but was {}: remove it from {}\n", m.fault, to_string(m.outcome), printable(a.known));
       }
     }
     if (!ok) ++bad;
@@ -127,10 +127,14 @@ int run_selftest(const SelftestArgs& a) {
   }
   if (!a.json.empty()) {
     write_file_atomic(a.json, to_json(run).dump(2) + "\n");
-    fmt::print("results: {}\n", a.json);
+    fmt::print("results: {}\n", printable(a.json));
   }
   if (bad) {
     fmt::print("SELFTEST FAILED: {} of {} model(s) misjudged (suite {})\n", bad, kernels.size(), suite->name);
+    return kExitGateFailed;
+  }
+  if (mutants == 0) {  // an empty selection is no pass: the faults chosen apply to none of the models
+    fmt::print("SELFTEST FAILED: no mutant applied to the {} model(s) selected (--kernel, --fault): nothing was checked\n", kernels.size());
     return kExitGateFailed;
   }
   fmt::print("SELFTEST PASSED: {} models passed; {} mutants, {} killed for their own fault, {} known survivor(s) listed in {} (suite {})\n",

@@ -9,6 +9,18 @@ namespace {
 
 constexpr std::uint32_t kUniformId = 1, kNormalId = 2, kOzakiId = 3, kScaledIntId = 4, kSignedZerosId = 15;
 
+/// Values whose magnitudes all lie in [least, most] must be representable in the source: refused when
+/// every one would saturate (least beyond the largest finite value) or round to zero (most below half
+/// the smallest positive value): a problem of Inf or 0, not of what the spec asked (`what` names it).
+void check_magnitudes(const ParsedSpec& ps, const Format& src, double least, double most, const std::string& what) {
+  if (least > src.max_finite())
+    ps.fail(what + " lies beyond source " + std::string(src.tag) + "'s largest finite value " + canonical_real(src.max_finite()) +
+            ": every value would saturate; narrow it or widen the source");
+  if (most < src.min_subnormal() / 2)
+    ps.fail(what + " lies below half of source " + std::string(src.tag) + "'s smallest value " + canonical_real(src.min_subnormal()) +
+            ": every value would round to zero");
+}
+
 void make_uniform(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   const double lo = ps.real("lo"), hi = ps.real("hi");
   if (!(lo < hi)) ps.fail("field 'lo' (" + ps.text("lo") + ") must be below field 'hi' (" + ps.text("hi") + ")");
@@ -33,6 +45,10 @@ void make_uniform(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
 
 void make_normal(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   const double mean = ps.real("mean"), sd = ps.real("std");
+  // No draw lies beyond 40 standard deviations: the polar method returns u sqrt(-2 ln q / q) with |u| <=
+  // sqrt(q) and q >= 2^-104 (u, v have 53-bit grids), so |N| <= sqrt(2 * 104 * ln 2) < 12.1 (rng.hpp).
+  const double far = std::fabs(mean) + 40 * sd, near = std::max(0.0, std::fabs(mean) - 40 * sd);
+  if (std::isfinite(far)) check_magnitudes(ps, *p.source, near, far, "N(" + ps.text("mean") + ", " + ps.text("std") + "^2)");
   set_gemm_shape(ps, p);
   for (auto [mat, op] : {std::pair{&p.a, kOpA}, std::pair{&p.b, kOpB}}) {
     const Stream s = stream_for(p.seed, kNormalId, op);
@@ -54,6 +70,9 @@ void make_ozaki(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
 
 void make_scaled_int(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   const std::int64_t imax = ps.integer("imax");
+  for (const char* key : {"a_scale", "b_scale"})
+    check_magnitudes(ps, *p.source, ps.real(key), static_cast<double>(imax) * ps.real(key),
+                     std::string(key) + " x [1, imax] = [" + ps.text(key) + ", " + canonical_real(static_cast<double>(imax) * ps.real(key)) + "]");
   set_gemm_shape(ps, p);
   for (auto [mat, op, key] : {std::tuple{&p.a, kOpA, "a_scale"}, std::tuple{&p.b, kOpB, "b_scale"}}) {
     const double c = ps.real(key);

@@ -1,5 +1,7 @@
 // results/mutation.cpp — the mutation score's outcomes, counts per class, and its JSON.
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 #include "base/error.hpp"
 #include "results/results.hpp"
@@ -72,8 +74,22 @@ std::vector<CheckKind> kinds_from_json(const json& j, const char* key) {
   return r;
 }
 
-std::string text(const json& j, const char* key) { return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : ""; }
-int whole(const json& j, const char* key, int def) { return j.contains(key) && j.at(key).is_number() ? j.at(key).get<int>() : def; }
+/// A text field: absent or null is "", another type is malformed input (as in results_json.cpp).
+std::string text(const json& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return "";
+  if (!j.at(key).is_string()) throw InputError(std::string("'") + key + "' must be a string, got " + j.at(key).dump());
+  return j.at(key).get<std::string>();
+}
+/// A count: absent or null is `def` (-1: unknown); otherwise an integer in [min(def, 0), 2^31 - 1] (a
+/// fraction, a negative count or another type is malformed input, not a cast).
+int whole(const json& j, const char* key, int def) {
+  if (!j.contains(key) || j.at(key).is_null()) return def;
+  const json& v = j.at(key);
+  const double d = v.is_number() ? v.get<double>() : std::nan("");
+  if (!v.is_number() || d != std::floor(d) || d < std::min(def, 0) || d > 2147483647.0)
+    throw InputError(std::string("'") + key + "' must be a count (an integer >= " + std::to_string(std::min(def, 0)) + "), got " + v.dump());
+  return static_cast<int>(d);
+}
 
 }  // namespace
 

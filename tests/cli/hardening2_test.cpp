@@ -129,6 +129,28 @@ TEST_CASE("class 1: a plugin that passes the probe and exits when fpcert loads i
   CHECK(slurp(d + "/count").find('2') != std::string::npos);  // loaded twice: in the probe, then in fpcert
 }
 
+TEST_CASE("class 1: a kernel that calls exit(0) while it runs cannot make the exit code 0 either (isolated or not)") {
+  // In a child (--isolate, the default with plugins) the case is crashed; in fpcert itself (--no-isolate)
+  // the ExitGuard over the whole command turns the exit into one line and exit 3.
+  const auto isolated = certify_plugin("run_exit");
+  INFO(isolated.output);
+  CHECK(isolated.exit_code == 3);
+  CHECK(isolated.has("k1024_normal on fault_run_exit: crashed: the kernel's process exited with status 0 and no result"));
+  const auto in_process = certify_plugin("run_exit", {"--no-isolate"});
+  INFO(in_process.output);
+  CHECK(in_process.exit_code == 3);
+  CHECK(in_process.has("fpcert: error: code that is not fpcert's (a plugin's) ended the process while `fpcert certify` was running"));
+}
+
+TEST_CASE("class 1: a plugin that passes the probe and aborts when fpcert loads it: one line naming it, then the signal") {
+  const std::string d = fpcert::test::scratch_dir("hardening2_abort_later");
+  const auto r = sh("FPCERT_TEST_LOAD_COUNT='" + d + "/count' \"$FPCERT\" certify --suite quick --mn 8 --no-mutation --kernel "
+                    "fault_ctor_abort_later --plugin '" + kPlugins + "/libfault_ctor_abort_later.so'", 120);
+  INFO(r.output);
+  CHECK(r.exit_code != 0);  // 134 from the shell: SIGABRT, as the caller expects of a crash
+  CHECK(r.has("fpcert: plugin '" + kPlugins + "/libfault_ctor_abort_later.so' ended the process while being loaded (fatal signal 6)"));
+}
+
 // ---- 2. inputs lost -----------------------------------------------------------------------------------
 // Before: --json R made R.partial.jsonl, deleting a --compare or --config of that name; --json equal to
 // --known-survivors or --card overwrote it; a symlinked -o folder became a real folder; the scale-out's
@@ -255,6 +277,8 @@ TEST_CASE("class 5: options that do nothing in the combination given are refused
        "--mutation-min has no effect without the mutation score"},
       {{"certify", "--suite", "quick", "--kernel", kModel, "--card", "none", "--card-samples", "5"}, "--card-samples has no effect without --card probe"},
       {{"mutate", "--suite", "quick", "--kernel", kModel, "--reveal-max-launches", "5"}, "--reveal-max-launches has no effect without --order revealed"},
+      {{"reveal", "--kernel", kModel, "--m", "4", "--n", "4", "--k", "8", "--replay-samples", "5"}, "--replay-samples has no effect without --replay"},
+      {{"quantize", "--to", "mxfp8_e4m3", "--input", "/nonexistent.npy", "--stride", "3"}, "--stride has no effect without --check"},
   };
   for (const auto& [args, message] : cases) {
     const auto r = fpcert_run(args);
@@ -281,6 +305,14 @@ TEST_CASE("class 5: uniform bounds that saturate or underflow every value of the
   INFO(tiny.output);
   CHECK(tiny.exit_code == 2);
   CHECK(tiny.has("every value would round to zero"));
+  const auto normal = fpcert_run({"gen", "normal:m=2,n=2,k=2,mean=1e300,std=1"});
+  INFO(normal.output);
+  CHECK(normal.exit_code == 2);
+  CHECK(normal.has("every value would saturate"));
+  const auto scaled = fpcert_run({"gen", "scaled_int:m=2,n=2,k=2,a_scale=1e-300"});
+  INFO(scaled.output);
+  CHECK(scaled.exit_code == 2);
+  CHECK(scaled.has("every value would round to zero"));
   const auto fine = fpcert_run({"gen", "uniform:m=2,n=2,k=2,lo=-1e38,hi=1e38"});  // within f32's range
   INFO(fine.output);
   CHECK(fine.exit_code == 0);
@@ -369,6 +401,11 @@ TEST_CASE("class 6: results with a wrong type or a negative size are refused, na
   INFO(type.output);
   CHECK(type.exit_code == 2);
   CHECK(type.has("'kernel' must be a string, got 5"));
+  fpcert::test::write_text(d + "/mut.json", R"({"suite":"quick","cases":[],"mutation":[{"kernel":"k","suite":"quick","cases":-3,"mutants":[]}]})" "\n");
+  const auto mut = fpcert_run({"report", d + "/mut.json", "-o", d + "/mut.html"});
+  INFO(mut.output);
+  CHECK(mut.exit_code == 2);
+  CHECK(mut.has("'cases' must be a count (an integer >= 0), got -3"));
 }
 
 TEST_CASE("class 6: report reads an experiment's JSON (split-scalar writes rows, no tables), as documented") {
@@ -407,4 +444,12 @@ TEST_CASE("class 5: a mutation gate over no applicable mutant fails (0 of 0 read
   CHECK(r.has("0/0 killed"));
   CHECK(r.exit_code == 1);
   CHECK(r.has("no applicable mutant"));
+}
+
+TEST_CASE("class 5: a selftest whose selection leaves no applicable mutant is not PASSED") {
+  const auto r = fpcert_run({"selftest", "--kernel", "model_gemm_f16_f16acc", "--fault", "acc_f16"});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.has("SELFTEST FAILED: no mutant applied"));
+  CHECK_FALSE(r.has("SELFTEST PASSED"));
 }

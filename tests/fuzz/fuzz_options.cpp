@@ -62,11 +62,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!w.empty() && words.size() < 24) words.push_back(w);
   std::vector<char*> argv;
   for (auto& s : words) argv.push_back(s.data());
-  CLI::App root;
-  root.require_subcommand(1);
-  fpcert::cli::Registry reg;
-  fpcert::cli::add_all_commands(root, reg);
+  // One command tree for every input (CLI11 clears the results of the last parse before the next).
+  static CLI::App& root = [] () -> CLI::App& {
+    static CLI::App app;
+    static fpcert::cli::Registry reg;
+    app.require_subcommand(1);
+    fpcert::cli::add_all_commands(app, reg);
+    return app;
+  }();
   try {
+    root.clear();
     root.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::Error&) {  // a parse error, or --help / --version
     return 0;
