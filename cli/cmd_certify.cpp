@@ -59,6 +59,7 @@ struct SuiteArgs {
   std::vector<std::string> suites;   ///< several suites in one run (from the config); empty: `suite`
   std::string tier;                  ///< --tier: the strongest verdict tier (default: what the declarations allow)
   std::vector<std::string> orders;   ///< --order KERNEL=SPEC (and [orders] of the config): plugin kernels' orders
+  std::vector<std::pair<std::string, std::string>> nan;  ///< fpcert.toml [nan]: plugin conversion kernel -> NaN convention
   // certify: the mutation score of each kernel that passes (docs/mutation.md).
   bool no_mutation = false;          ///< --no-mutation: skip it (stated in the output)
   double mutation_min = -1;          ///< --mutation-min P: fail when a kernel's score is below P %
@@ -149,6 +150,7 @@ void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
   load_plugins(a.plugins);  // a bad plugin stops here, before anything runs (exit 2)
+  for (const auto& [kernel, n] : a.nan) declare_plugin_nan(kernel, *parse_nan_payload(n));
   // --order: revealed | FILE (a revelation's JSON) | KERNEL=revealed | KERNEL=SPEC (docs/reveal.md, docs/plugin.md).
   OrderSourceOptions order_opt;
   for (const std::string& o : a.orders) {
@@ -476,6 +478,7 @@ void apply_config(SuiteArgs& a, const CLI::App& app) {
   if (!app.count("--html") && c.html) a.html = *c.html;
   if (!app.count("--tier") && c.tier) a.tier = *c.tier;
   for (const auto& [kernel, spec] : c.orders) a.orders.push_back(kernel + "=" + spec);
+  a.nan = c.nan;
   if (a.kernels.empty()) throw InputError(a.config + ": no kernels: add kernels = [\"...\"] (or give --kernel)");
 }
 

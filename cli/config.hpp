@@ -25,6 +25,8 @@ struct ProjectConfig {
   std::optional<std::string> tier;     ///< bitwise | envelope+statistical | envelope: the strongest verdict tier
   // [orders]: the summation order of plugin kernels that declare none, by kernel name (spec strings)
   std::vector<std::pair<std::string, std::string>> orders;
+  // [nan]: the NaN convention of plugin conversion kernels built for ABI minor 0 or 1, by kernel name
+  std::vector<std::pair<std::string, std::string>> nan;
   // [output] (resolved against the file's folder)
   std::optional<std::string> json, junit, html;
 };

@@ -50,7 +50,7 @@ void print_check_result(const ConvertCheckResult& res, const Format& src, const 
   fmt::print("outcome counts:\n");
   for (int i = 0; i < kOutcomeCount; ++i)
     if (res.outcomes[i]) fmt::print("  {:<18} {:>12}\n", to_string(static_cast<Outcome>(i)), res.outcomes[i]);
-  if (res.nan_differences) fmt::print("NaN vs NaN with other bits (not a mismatch; --strict-nan counts them): {}\n", res.nan_differences);
+  if (res.nan_differences) fmt::print("NaN results other than fpcert's that the declared NaN convention accepts (not mismatches): {}\n", res.nan_differences);
   for (const auto& m : res.listed)
     fmt::print("  {} {}  expected {}  got {}  [{}]\n", m.model_bug ? "MODEL!=MPFR" : "MISMATCH", describe_code(src, m.src),
                describe_code(dst, m.expected), describe_code(dst, m.got), to_string(m.outcome));
@@ -140,7 +140,7 @@ void print_device_record(const json& rec) {
       fmt::print("  NAN {}  stated {}  got {}\n", code_text(src, str(l, "src_bits")), str(l, "stated_bits"), str(l, "got_bits"));
   }
   if (u64(rec, "nan_differences"))
-    fmt::print("NaN vs NaN with other bits (not a mismatch; --strict-nan counts them): {}\n", u64(rec, "nan_differences"));
+    fmt::print("NaN results other than fpcert's that the declared NaN convention accepts (not mismatches): {}\n", u64(rec, "nan_differences"));
   for (const auto& m : rec.at("listed"))
     fmt::print("  {} {}  expected {}  got {}  [{}]\n", m.value("model_bug", false) ? "MODEL!=MPFR" : "MISMATCH", str(m, "src"),
                code_text(lf, str(m, "expected_bits")), code_text(lf, str(m, "got_bits")), str(m, "outcome"));

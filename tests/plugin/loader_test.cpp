@@ -121,7 +121,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     k.gemm.acc_format = 42;
     expect_one(validate_plugin_info(&info, "t"), {"gemm.acc_format", "unknown format value 42", "2 f32"});
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;  // from a newer minor: the versions explain the unknown value
-    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.1; the plugin was built against 1.2"});
+    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.2; the plugin was built against 1.3"});
   }
   SUBCASE("format NONE where one is required") {
     k.gemm.out_format = FPCERT_FORMAT_NONE;
@@ -208,7 +208,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     info.abi_major = FPCERT_PLUGIN_ABI_MAJOR + 1;
     info.abi_minor = 3;
     info.kernels = nullptr;  // must not be touched
-    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.1", "rebuild"});
+    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.2", "rebuild"});
   }
   SUBCASE("the order: required from minor 1, each kind's fields checked") {
     k.gemm_order.kind = 0;
@@ -286,6 +286,28 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     c.conversion.rounding = FPCERT_ROUNDING_NEAREST_EVEN;
     c.conversion.nan_payload = 0;
     expect_one(validate_plugin_info(&ci, "t"), {"nan_payload"});
+    // The NaN conventions of ABI minor 2: each where its destination allows it, refused by name elsewhere.
+    for (const std::int32_t v : {FPCERT_NAN_NVIDIA, FPCERT_NAN_ANY}) {
+      c.conversion.nan_payload = v;
+      CHECK(validate_plugin_info(&ci, "t").empty());  // f32 -> e4m3
+    }
+    c.conversion.nan_payload = FPCERT_NAN_ML_DTYPES;
+    expect_one(validate_plugin_info(&ci, "t"), {"nan_payload ml_dtypes", "finite-only"});
+    c.conversion.nan_payload = 6;
+    expect_one(validate_plugin_info(&ci, "t"), {"unknown value 6", "3 nvidia, 4 any, 5 ml_dtypes"});
+    c.conversion.dst_format = FPCERT_FORMAT_E2M1;
+    c.conversion.nan_payload = FPCERT_NAN_ANY;
+    expect_one(validate_plugin_info(&ci, "t"), {"nan_payload any", "e2m1 has no NaN"});
+    c.conversion.nan_payload = FPCERT_NAN_ML_DTYPES;
+    CHECK(validate_plugin_info(&ci, "t").empty());
+    ci.abi_minor = 1;  // a minor 1 table knows only 1 and 2
+#ifdef FPCERT_KERNEL_SIZE_MINOR1  // once minor 2 appends fields, a minor 1 kernel is shorter
+    ci.kernel_struct_size = c.struct_size = FPCERT_KERNEL_SIZE_MINOR1;
+#endif
+    expect_one(validate_plugin_info(&ci, "t"), {"value 5 (ml_dtypes) needs plugin ABI minor 2", "built against 1.1"});
+    ci.abi_minor = FPCERT_PLUGIN_ABI_MINOR;
+    ci.kernel_struct_size = c.struct_size = sizeof(fpcert_kernel);
+    c.conversion.dst_format = FPCERT_FORMAT_E4M3;
     c.conversion.nan_payload = FPCERT_NAN_PRESERVE;
     c.conversion_run = nullptr;
     expect_one(validate_plugin_info(&ci, "t"), {"conversion_run is NULL"});
@@ -480,7 +502,7 @@ TEST_CASE("libraries that cannot be used are refused with a message naming the l
 
   e = load_error("libfault_abi_major.so");
   CHECK(e.find("ABI 2.0") != std::string::npos);
-  CHECK(e.find("ABI 1.1") != std::string::npos);
+  CHECK(e.find("ABI 1.2") != std::string::npos);
 
   e = load_error("libfault_enum_null.so");
   CHECK(e.find("returned NULL") != std::string::npos);

@@ -207,3 +207,19 @@ def test_a_declared_order_gets_the_bitwise_tier():
         fpcert.assert_close(C, A, B, "in=f32,acc=f32,out=f32,order=sequential:step=fma")
     with pytest.raises(ValueError, match="step must be fma or mul_add"):
         fpcert.traits("in=f32,order=sequential:step=fused")
+
+
+def test_encode_nan_conventions():
+    """encode(nan=...): what NaN values become, per docs/formats.md "NaN conventions" (values from the
+    CUDA headers' NaN constants, the PTX cvt .satfinite rule and ml_dtypes' mxfloat.h, not from fpcert)."""
+    v = np.array([np.nan, -np.nan, 1.0])
+    assert list(fpcert.encode("f16", v, nan="nvidia")) == [0x7FFF, 0x7FFF, 0x3C00]  # CUDART_NAN_FP16, sign dropped
+    assert list(fpcert.encode("f16", v, nan="canonical")) == [0x7E00, 0x7E00, 0x3C00]
+    assert list(fpcert.encode("bf16", v, nan="nvidia")) == [0x7FFF, 0x7FFF, 0x3F80]
+    assert list(fpcert.encode("e2m1", v, nan="cuda")) == [0x7, 0x7, 0x2]  # positive MAX_NORM (+6)
+    assert list(fpcert.encode("e2m1", v, nan="ml_dtypes")) == [0x8, 0x0, 0x2]  # -quiet_NaN() flips -0 to +0
+    assert fpcert.nan_convention("f32", "nvidia") == "every NaN input -> 0x7fffffff"
+    with pytest.raises(fpcert.InputError, match="e2m1 has no NaN"):
+        fpcert.encode("e2m1", v, nan="any")
+    with pytest.raises(fpcert.InputError, match="unknown NaN convention"):
+        fpcert.encode("f16", v, nan="quiet")
