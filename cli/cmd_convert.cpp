@@ -236,7 +236,7 @@ int run_kernel(const ConvertArgs& a) {
                check.patterns <= (std::uint64_t{1} << 24)
                    ? "every pattern"
                    : fmt::format("{} patterns (disagreements with fpcert's model, and every {}th code)", check.mpfr_checked, c.check.mpfr_sample));
-    print_check_result(check, src, dst);
+    print_check_result(check, src, dst, claim.nan);
     code = res.status == CaseStatus::Pass ? kExitPass : kExitGateFailed;
   }
   if (!a.json.empty()) write_file_atomic(a.json, res.conversion->record.dump(2) + "\n");
