@@ -83,6 +83,10 @@ const DeviceConversion& pick_entry(const ConvertArgs& a) {
       }
     if (pick) break;
   }
+  // The entry declares its own NaN convention (docs/conversions.md): a different --nan contradicts it.
+  if (pick && a.nan_given && pick->rounder.nan != r.nan)
+    throw InputError(fmt::format("--nan {}: {} declares the NaN convention {} ({}); drop --nan or match it", a.nan, pick->name,
+                                 to_string(pick->rounder.nan), describe_nan_convention(dst, pick->rounder.nan)));
   if (pick) return *pick;
   std::string have;
   for (const DeviceConversion* e : cands)

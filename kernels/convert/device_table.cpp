@@ -14,7 +14,7 @@ constexpr Rounding RN = Rounding::NearestEven, RNA = Rounding::NearestAway, RZ =
                    RD = Rounding::Down;
 constexpr Saturation SAT_INF = Saturation::Inf, SAT_FIN = Saturation::Finite, SAT_NAN = Saturation::NaN;
 
-// ---- NaN statements (docs/conversions.md, "NaN policies") ----
+// ---- NaN statements (docs/conversions.md, "NaN conventions of the table, and NaN statements") ----
 constexpr NanStatement kNone{NanRule::NotApplicable, 0, true,
                              "no NaN payload to choose (the destination has one NaN code or none, or the source has no "
                              "NaN): the ordinary check covers it bit for bit"};
