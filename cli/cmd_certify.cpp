@@ -61,6 +61,7 @@ struct SuiteArgs {
   std::string tier;                  ///< --tier: the strongest verdict tier (default: what the declarations allow)
   std::vector<std::pair<std::string, std::string>> determinism;  ///< fpcert.toml [determinism]: plugin kernel -> run_to_run | deterministic
   std::vector<std::string> orders;   ///< --order KERNEL=SPEC (and [orders] of the config): plugin kernels' orders
+  std::vector<std::pair<std::string, std::string>> nan;  ///< fpcert.toml [nan]: plugin conversion kernel -> NaN convention
   // certify: the mutation score of each kernel that passes (docs/mutation.md).
   bool no_mutation = false;          ///< --no-mutation: skip it (stated in the output)
   double mutation_min = -1;          ///< --mutation-min P: fail when a kernel's score is below P %
@@ -159,6 +160,7 @@ int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
   load_plugins(a.plugins, a.timeout_s);  // a bad plugin stops here, before anything runs (exit 2; 3: it crashed or hung)
   for (const auto& [kernel, d] : a.determinism) declare_plugin_determinism(kernel, *parse_determinism(d));
+  for (const auto& [kernel, n] : a.nan) declare_plugin_nan(kernel, *parse_nan_payload(n));
   // --order: revealed | FILE (a revelation's JSON) | KERNEL=revealed | KERNEL=SPEC (docs/reveal.md, docs/plugin.md).
   OrderSourceOptions order_opt;
   for (const std::string& o : a.orders) {
@@ -502,6 +504,7 @@ void apply_config(SuiteArgs& a, const CLI::App& app) {
   if (!app.count("--tier") && c.tier) a.tier = *c.tier;
   for (const auto& [kernel, spec] : c.orders) a.orders.push_back(kernel + "=" + spec);
   a.determinism = c.determinism;
+  a.nan = c.nan;
   if (a.kernels.empty()) throw InputError(a.config + ": no kernels: add kernels = [\"...\"] (or give --kernel)");
 }
 

@@ -56,9 +56,10 @@ Rounder make_rounder(const ConvertArgs& a, const Format& dst) {
   if (!saturation_valid(dst, r.saturation))
     throw InputError(fmt::format("--saturate {}: not possible for {} ({}: {}); use {}", to_string(r.saturation), dst.tag,
                                  dst.name, to_string(dst.specials), to_string(default_saturation(dst))));
-  if (a.nan == "preserve") r.nan = NanPayload::Preserve;
-  else if (a.nan == "canonical") r.nan = NanPayload::Canonical;
-  else throw InputError("--nan: expected 'preserve' or 'canonical', got '" + a.nan + "'");
+  const auto n = parse_nan_payload(a.nan);
+  if (!n) throw InputError(fmt::format("--nan: unknown convention '{}' (valid: {})", a.nan, nan_payload_names()));
+  if (const std::string why = nan_payload_problem(dst, *n); !why.empty()) throw InputError(fmt::format("--nan {}: {}", to_string(*n), why));
+  r.nan = *n;
   return r;
 }
 
@@ -86,7 +87,7 @@ int run_value(const ConvertArgs& a, const Format& src, const Format& dst, const 
   fmt::print("input   {}{}\n", describe_code(src, code),
              text_exact ? "" : fmt::format("   (nearest {} to '{}')", src.tag, a.value.empty() ? a.bits : a.value));
   fmt::print("result  {}\n", describe_code(dst, out.code));
-  fmt::print("mode    rounding {}, saturation {}, NaN payload {}{}\n", to_string(r.rounding), to_string(r.saturation),
+  fmt::print("mode    rounding {}, saturation {}, NaN convention {}{}\n", to_string(r.rounding), to_string(r.saturation),
              to_string(r.nan), r.rounding == Rounding::Stochastic ? fmt::format(", seed {}, rbits 0x{:08x}", a.seed, rbits) : "");
   fmt::print("outcome {}{}{}{}; error {} ulp of {}\n", to_string(oc), (out.flags & kInexact) ? ", inexact" : "",
              (out.flags & kOverflow) ? ", overflow" : "", (out.flags & kUnderflow) ? ", underflow" : "",
@@ -125,7 +126,7 @@ int run_exhaustive(const ConvertArgs& a, const Format& src, const Format& dst, c
   o.progress = terminal_progress(total);
   auto api = make_host_api();
   const CaseResult res = run_conversion_case(*model, c, *api, o);
-  fmt::print("fpcert convert: {} -> {}, rounding {}, saturation {}, NaN payload {}\n", src.tag, dst.tag, to_string(r.rounding),
+  fmt::print("fpcert convert: {} -> {}, rounding {}, saturation {}, NaN convention {}\n", src.tag, dst.tag, to_string(r.rounding),
              to_string(r.saturation), to_string(r.nan));
   if (res.status != CaseStatus::Pass && res.status != CaseStatus::Fail) {
     fmt::print("{}: {}\n", to_string(res.status), res.reason);
@@ -185,9 +186,9 @@ int run_kernel(const ConvertArgs& a) {
     require_same("--saturate", a.saturate, to_string(claim.saturation), to_string(*p), a.kernel);
   }
   if (a.nan_given) {
-    if (a.nan != "preserve" && a.nan != "canonical") throw InputError("--nan: expected 'preserve' or 'canonical', got '" + a.nan + "'");
-    require_same("--nan", a.nan, to_string(claim.nan), a.nan == "preserve" ? to_string(NanPayload::Preserve) : to_string(NanPayload::Canonical),
-                 a.kernel);
+    const auto n = parse_nan_payload(a.nan);
+    if (!n) throw InputError(fmt::format("--nan: unknown convention '{}' (valid: {})", a.nan, nan_payload_names()));
+    require_same("--nan", a.nan, to_string(claim.nan), to_string(*n), a.kernel);
   }
   const std::string& origin = find_kernel_info(a.kernel)->origin;
   ConversionCase c;
@@ -216,7 +217,7 @@ int run_kernel(const ConvertArgs& a) {
                                                conversion_skeleton(*conv, c))
                            : body();
   settle_conversion_record(res);
-  fmt::print("fpcert convert: {} kernel {}{}, {} -> {}, rounding {}, saturation {}, NaN payload {}, {} memory\n",
+  fmt::print("fpcert convert: {} kernel {}{}, {} -> {}, rounding {}, saturation {}, NaN convention {}, {} memory\n",
              to_string(conv->backend()), conv->name(), origin.empty() ? "" : " (" + origin + ")", src.tag, dst.tag,
              to_string(claim.rounding), to_string(claim.saturation), to_string(claim.nan), device ? "device" : "host");
   int code = kExitPass;
@@ -236,7 +237,7 @@ int run_kernel(const ConvertArgs& a) {
                check.patterns <= (std::uint64_t{1} << 24)
                    ? "every pattern"
                    : fmt::format("{} patterns (disagreements with fpcert's model, and every {}th code)", check.mpfr_checked, c.check.mpfr_sample));
-    print_check_result(check, src, dst);
+    print_check_result(check, src, dst, claim.nan);
     code = res.status == CaseStatus::Pass ? kExitPass : kExitGateFailed;
   }
   if (!a.json.empty()) write_file_atomic(a.json, res.conversion->record.dump(2) + "\n");
@@ -254,13 +255,13 @@ void add_convert(CLI::App& root, Registry& reg) {
   app->add_option("--to", a->to, "Destination format");
   app->add_option("--rounding", a->rounding, "rn, rna, rz, ru, rd or rs (stochastic)")->capture_default_str();
   app->add_option("--saturate", a->saturate, "inf, satfinite or nan (default: the destination's own)");
-  app->add_option("--nan", a->nan, "NaN payloads: preserve (quiet, top bits kept) or canonical (CPU path)")->capture_default_str();
+  app->add_option("--nan", a->nan, "NaN convention: preserve, canonical, nvidia, any, ml_dtypes (docs/formats.md)")->capture_default_str();
   app->add_option("--seed", a->seed, "Key of the stochastic-rounding bits (Philox)")->capture_default_str()->check(integer_in(0, ~std::uint64_t{0}));
   auto* value = app->add_option("--value", a->value, "One value: decimal, hex float, inf or nan");
   auto* bits = app->add_option("--bits", a->bits, "One value as a bit pattern of the source format (0x...)");
   auto* exh = app->add_flag("--exhaustive", a->exhaustive, "Every source pattern, checked against MPFR");
   auto* range = app->add_option("--range", a->range, "With --exhaustive: FIRST:COUNT source codes only")->needs(exh);
-  app->add_flag("--strict-nan", a->strict_nan, "Count NaN results with other payload or sign bits as mismatches");
+  app->add_flag("--strict-nan", a->strict_nan, "No leniency for a PRESERVE of a plugin built for ABI minor 0 or 1 (every declared convention is enforced exactly)");
   app->add_option("--json", a->json, "Write the result as JSON to this file")->check(output_path(true));
   auto* html = app->add_option("--html", a->html, "With --exhaustive or --all: write a self-contained HTML report here")->check(output_path());
   app->add_option("--threads", a->threads, "Worker threads (default: all cores, or $FPCERT_THREADS)")->check(integer_in(1, 4096));

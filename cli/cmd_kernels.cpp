@@ -67,6 +67,8 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
                      {"rounding", to_string(t.rounder.rounding)},
                      {"saturation", to_string(t.rounder.saturation)},
                      {"nan_payload", to_string(t.rounder.nan)},
+                     {"nan_convention", describe_nan_convention(*t.dst, t.rounder.nan)},
+                     {"nan_counted_apart", t.nan_counted_apart},
                      {"memory", mem},
                      {"origin", origin}});
       continue;
@@ -75,6 +77,8 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
                t.dst->tag, to_string(t.rounder.rounding), to_string(t.rounder.saturation), to_string(t.rounder.nan), mem);
     fmt::print("{:<34} {:<7} {}{}\n", "", "", c->description().empty() ? "(no description)" : c->description(),
                origin.empty() ? "" : " [" + origin + "]");
+    fmt::print("{:<34} {:<7} NaN convention {}: {}{}\n", "", "", to_string(t.rounder.nan), describe_nan_convention(*t.dst, t.rounder.nan),
+               t.nan_counted_apart ? " (ABI minor 0/1 preserve: other NaN payloads counted apart unless --strict-nan)" : "");
   }
   if (json) fmt::print("{}\n", arr.dump(2));
   return 0;

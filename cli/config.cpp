@@ -18,6 +18,7 @@
 #include "base/input_file.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/order.hpp"
+#include "oracle/round.hpp"
 #include "results/results.hpp"
 #include "suites/bound.hpp"
 #include "suites/suite.hpp"
@@ -256,7 +257,7 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
   ProjectConfig cfg;
   cfg.path = path;
   static const std::vector<std::string_view> kTop = {"plugins", "kernels", "suites", "isolate", "timeout", "gate", "orders", "output",
-                                                     "determinism"};
+                                                     "determinism", "nan"};
   static const std::vector<std::string_view> kGate = {"variant", "baseline", "factor", "mn", "tier"};
   static const std::vector<std::string_view> kOutput = {"json", "junit", "html"};
   check_keys(c, root, "at the top level", kTop);
@@ -320,6 +321,13 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
         const std::string d = get_string(c, dv, name);
         if (!parse_determinism(d)) c.fail(dv.source(), fmt::format("'{}': expected run_to_run or deterministic, got '{}'", name, d));
         cfg.determinism.emplace_back(std::string(dk.str()), d);
+      }
+    } else if (key == "nan") {
+      for (const auto& [nk, nv] : get_table(c, v, key)) {
+        const std::string name = "nan." + std::string(nk.str());
+        const std::string n = get_string(c, nv, name);
+        if (!parse_nan_payload(n)) c.fail(nv.source(), fmt::format("'{}': unknown NaN convention '{}' (valid: {})", name, n, nan_payload_names()));
+        cfg.nan.emplace_back(std::string(nk.str()), n);
       }
     } else if (key == "output") {
       const auto& o = get_table(c, v, key);

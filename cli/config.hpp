@@ -27,6 +27,8 @@ struct ProjectConfig {
   std::vector<std::pair<std::string, std::string>> orders;
   // [determinism]: plugin kernels that are nondeterministic run to run, by kernel name ("run_to_run" | "deterministic")
   std::vector<std::pair<std::string, std::string>> determinism;
+  // [nan]: the NaN convention of plugin conversion kernels built for ABI minor 0 or 1, by kernel name
+  std::vector<std::pair<std::string, std::string>> nan;
   // [output] (resolved against the file's folder)
   std::optional<std::string> json, junit, html;
 };

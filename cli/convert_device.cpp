@@ -83,6 +83,10 @@ const DeviceConversion& pick_entry(const ConvertArgs& a) {
       }
     if (pick) break;
   }
+  // The entry declares its own NaN convention (docs/conversions.md): a different --nan contradicts it.
+  if (pick && a.nan_given && pick->rounder.nan != r.nan)
+    throw InputError(fmt::format("--nan {}: {} declares the NaN convention {} ({}); drop --nan or match it", a.nan, pick->name,
+                                 to_string(pick->rounder.nan), describe_nan_convention(dst, pick->rounder.nan)));
   if (pick) return *pick;
   std::string have;
   for (const DeviceConversion* e : cands)
@@ -136,7 +140,7 @@ int run_list(const ConvertArgs& a) {
   else
     fmt::print("device: none ({})\n", why);
   fmt::print("{:<38} {:<6} {:<6} {:<4} {:<10} {:<4} {:<48} {}\n", "name", "from", "to", "rnd", "saturation", "x2", "on this device",
-             "NaN for NaN inputs");
+             "NaN convention declared; statement");
   nlohmann::json list = nlohmann::json::array();
   for (const DeviceConversion& e : device_conversions(a.include_test)) {
     std::string here = "-";
@@ -155,6 +159,7 @@ int run_list(const ConvertArgs& a) {
     std::string nan = nan_text(nan_statement(e, hw));
     if (!producer && e.hw != HwPath::Always && e.hw != HwPath::Never && nan_text(e.nan_hw) != nan_text(e.nan_sw))
       nan = "hardware: " + nan_text(e.nan_hw) + "; software: " + nan_text(e.nan_sw);
+    nan = std::string(to_string(e.rounder.nan)) + "; " + nan;  // the convention the sweep enforces, then the statement
     fmt::print("{:<38} {:<6} {:<6} {:<4} {:<10} {:<4} {:<48} {}\n", e.name, e.src->tag, e.dst->tag, to_string(e.rounder.rounding),
                to_string(e.rounder.saturation), e.pair ? "x2" : "", here.size() > 48 ? here.substr(0, 45) + "..." : here, nan);
     nlohmann::json j = device_entry_json(e);

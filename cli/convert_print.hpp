@@ -26,7 +26,8 @@ std::pair<std::uint64_t, std::uint64_t> parse_first_count(const std::string& tex
 std::vector<std::pair<std::uint64_t, std::uint64_t>> check_ranges(const std::string& range, const Format& src);
 
 /// Outcome counts, NaN differences, the listed mismatches, the mismatch count and PASS / FAIL.
-void print_check_result(const ConvertCheckResult& res, const Format& src, const Format& dst);
+/// `nan`: the declared NaN convention (under any, a NaN input's expected result prints as "any NaN").
+void print_check_result(const ConvertCheckResult& res, const Format& src, const Format& dst, NanPayload nan = NanPayload::Preserve);
 
 /// The whole report of one device table entry's sweep, from its record.
 void print_device_record(const nlohmann::json& record);

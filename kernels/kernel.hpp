@@ -172,12 +172,15 @@ class GemmKernel : public Kernel {
 };
 
 /// What a conversion kernel claims: every result must equal fpcert's conversion of the source code
-/// under `rounder`, bit for bit (NaN payloads per the rounder's NaN rule).
+/// under `rounder`, bit for bit (NaN inputs per the rounder's NaN convention, nan_input_code()).
 struct ConversionTraits {
   const Format* src = &f32;
   const Format* dst = &f16;
   Rounder rounder{};
   std::uint64_t seed = 0;  ///< stochastic rounding: the bits of code c are random_bits32(seed, c)
+  /// A PRESERVE declared by a plugin of ABI minor 0 or 1 keeps what it meant then: NaN results with
+  /// other payload or sign bits are counted apart, not mismatches, unless --strict-nan (ConvertCheckSpec).
+  bool nan_counted_apart = false;
 };
 
 /// One conversion call: the source codes first, first + 1, ..., first + count - 1.

@@ -76,9 +76,10 @@ inline std::uint32_t round_bits(const Target& t, std::uint64_t u, std::uint32_t 
   code = sel(is_nan, ((ax & kMask52) >> (52 - t.frac) & t.c.nan_payload_mask) | t.c.nan_or, code);
   flags = sel(is_zero | is_inf | is_nan, 0, flags);
   flags_out = static_cast<std::uint8_t>(flags);
-  // The sign is kept, except for NaNs made canonical and NaN into finite-only formats (+max).
+  // The sign is kept (XORed in: ml_dtypes' finite-only NaN code carries a sign bit), except where the NaN
+  // convention drops it.
   const std::uint64_t keep_sign = sel(is_nan, t.c.nan_keeps_sign, 1);
-  return static_cast<std::uint32_t>(code | ((neg & keep_sign) << t.c.sign_shift));
+  return static_cast<std::uint32_t>(code ^ ((neg & keep_sign) << t.c.sign_shift));
 }
 
 template <Rounding R, class Src>

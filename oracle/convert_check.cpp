@@ -67,7 +67,18 @@ std::optional<std::uint64_t> code_of_class(const Format& f, FpClass cls) {
 
 }  // namespace
 
-bool nan_difference_tolerated(const ConvertCheckSpec& spec) { return !spec.strict_nan && spec.rounder.nan != NanPayload::Canonical; }
+bool nan_difference_tolerated(const ConvertCheckSpec& spec) { return spec.nan_counted_apart && !spec.strict_nan; }
+
+bool nan_input_difference_accepted(const ConvertCheckSpec& spec) {
+  return spec.rounder.nan == NanPayload::Any || nan_difference_tolerated(spec);
+}
+
+bool accepted_difference(const ConvertCheckSpec& spec, std::uint64_t code, std::uint64_t truth, std::uint64_t got) {
+  const Format& dst = *spec.dst;
+  if (classify(dst, got) != FpClass::NaN) return false;
+  if (nan_difference_tolerated(spec) && classify(dst, truth) == FpClass::NaN) return true;
+  return classify(*spec.src, code) == FpClass::NaN && nan_result_accepted(dst, spec.rounder.nan, truth, got);
+}
 
 std::array<std::uint8_t, kOutcomeKeys> outcome_key_table(const Format& src, const Format& dst) {
   std::array<std::uint8_t, kKeys> t;
@@ -143,9 +154,7 @@ void check_each(const ConvertCheckSpec& spec, std::uint64_t first, std::uint64_t
       }
       ++acc.outcomes[static_cast<int>(classify_outcome(src, code, dst, truth))];
       if (got != truth.code) {
-        const bool both_nan = classify(dst, got) == FpClass::NaN && classify(dst, truth.code) == FpClass::NaN;
-        const bool nan_tolerated = nan_difference_tolerated(spec);
-        if (both_nan && nan_tolerated) {
+        if (accepted_difference(spec, code, truth.code, got)) {
           ++acc.nan_differences;
         } else {
           ++acc.mismatches;
@@ -178,8 +187,7 @@ void check_one(const ConvertCheckSpec& spec, std::uint64_t code, const Rounded& 
     if (acc.listed.size() < spec.max_listed) acc.listed.push_back({code, truth.code, m.code, oc, true});
   }
   if (g != truth.code) {
-    const bool both_nan = classify(dst, g) == FpClass::NaN && classify(dst, truth.code) == FpClass::NaN;
-    if (both_nan && nan_difference_tolerated(spec)) {
+    if (accepted_difference(spec, code, truth.code, g)) {
       ++acc.nan_differences;
     } else {
       ++acc.mismatches;

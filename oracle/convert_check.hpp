@@ -28,7 +28,12 @@ struct ConvertCheckSpec {
   std::uint64_t seed = 0;            ///< key of the stochastic-rounding bits (random_bits32(seed, code))
   bool mpfr_every = true;            ///< MPFR on every pattern
   std::uint64_t mpfr_sample = 4099;  ///< when !mpfr_every: also MPFR on codes with code % mpfr_sample == 0
-  bool strict_nan = false;           ///< NaN payload or sign differences are mismatches (else counted apart)
+  /// The NaN convention (rounder.nan) is enforced exactly: a NaN input must give nan_input_code()'s code
+  /// (under Any: any NaN). nan_counted_apart restores the leniency of a PRESERVE declared by a plugin of
+  /// ABI minor 0 or 1 (what PRESERVE meant then): a NaN result with other payload or sign bits than the
+  /// reference's NaN is counted in nan_differences, not as a mismatch, unless strict_nan.
+  bool nan_counted_apart = false;
+  bool strict_nan = false;           ///< --strict-nan: no leniency even for a legacy PRESERVE (nan_counted_apart)
   std::uint64_t first = 0;           ///< first source code
   std::uint64_t count = 0;           ///< number of codes; 0: all of src's codes
   unsigned threads = 0;              ///< 0: thread_count()
@@ -48,7 +53,8 @@ struct ConvertCheckResult {
   std::array<std::uint64_t, kOutcomeCount> outcomes{};
   std::uint64_t mismatches = 0;        ///< subject != truth
   std::uint64_t model_mismatches = 0;  ///< fast model != MPFR (code or flags): an fpcert bug
-  std::uint64_t nan_differences = 0;   ///< both NaN, other bits (not a mismatch unless strict_nan)
+  std::uint64_t nan_differences = 0;   ///< NaN results with other bits than the model's that the declaration accepts
+                                       ///< (a NaN input under Any; any NaN under a legacy PRESERVE without strict_nan)
   std::uint64_t mpfr_checked = 0;
   std::vector<ConvertMismatch> listed;  ///< the first max_listed mismatches (model bugs first)
   bool passed() const { return mismatches == 0 && model_mismatches == 0; }
@@ -100,10 +106,17 @@ void check_conversion_differences(const ConvertCheckSpec& spec, std::uint64_t fi
                                   std::span<const ModelDifference> differ, ConvertCheckResult& acc,
                                   const ConvertModel* model = nullptr);
 
-/// Whether a NaN result with other bits than the reference's NaN is counted apart (nan_differences)
-/// rather than as a mismatch: only for a declared Preserve policy without --strict-nan. A declared
-/// canonical NaN is one code, so any other NaN breaks the declaration (docs/conversions.md).
+/// Whether any NaN result with other bits than the reference's NaN is counted apart (nan_differences)
+/// rather than as a mismatch: only a legacy PRESERVE (nan_counted_apart) without --strict-nan. Every
+/// declared convention is one code per NaN input, or under Any any NaN (docs/conversions.md).
 bool nan_difference_tolerated(const ConvertCheckSpec& spec);
+/// Whether a NaN input's NaN result with other bits than the model's is accepted: under Any, or when
+/// nan_difference_tolerated.
+bool nan_input_difference_accepted(const ConvertCheckSpec& spec);
+/// Whether `got` for source `code` differs from `truth` in a way the declaration accepts (counted in
+/// nan_differences, never a mismatch): a NaN input under Any (nan_result_accepted), or any NaN-vs-NaN
+/// difference under nan_difference_tolerated.
+bool accepted_difference(const ConvertCheckSpec& spec, std::uint64_t code, std::uint64_t truth, std::uint64_t got);
 
 /// Number of codes the spec covers.
 std::uint64_t check_pattern_count(const ConvertCheckSpec& spec);

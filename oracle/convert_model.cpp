@@ -82,13 +82,16 @@ ConvertTarget make_convert_target(const Format& d, const Rounder& r) {
       if (tz) rr.rounding = Rounding::TowardZero;
       t.ovf_code[neg][tz] = static_cast<std::uint32_t>(detail::overflow_result(d, neg != 0, rr).code & d.magnitude_mask());
     }
-  // NaN results, as detail::round_special makes them.
+  // NaN results, as detail::round_special makes them (nan_input_code, the one definition of each NaN
+  // convention): the payload's top bits kept (IEEE preserve) or a fixed code, and the sign either kept
+  // (XORed in: ml_dtypes' finite-only NaN is -0 for +NaN and +0 for -NaN) or dropped.
   const bool keep_payload = d.specials == Specials::IEEE && r.nan == NanPayload::Preserve;
+  const std::uint64_t pos = nan_input_code(d, false, 0, r.nan), neg = nan_input_code(d, true, 0, r.nan);
   t.nan_payload_mask = keep_payload ? static_cast<std::uint32_t>(d.frac_mask()) : 0u;
-  t.nan_or = static_cast<std::uint32_t>(keep_payload ? (d.inf_code() | (std::uint64_t{1} << (d.frac_bits - 1)))
-                                        : d.specials == Specials::FiniteOnly ? d.max_finite_code()
-                                                                             : d.canonical_nan_code());
-  t.nan_keeps_sign = (d.specials != Specials::FiniteOnly && r.nan == NanPayload::Preserve) ? 1u : 0u;
+  t.nan_or = static_cast<std::uint32_t>(pos);
+  t.nan_keeps_sign = pos != neg ? 1u : 0u;
+  if (pos != neg && (pos ^ neg) != d.sign_mask())
+    throw std::logic_error("make_convert_target: a NaN convention whose +NaN and -NaN codes differ in more than the sign");
   return t;
 }
 

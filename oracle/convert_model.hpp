@@ -56,7 +56,7 @@ struct ConvertTarget {
   std::uint32_t sign_shift;     ///< position of the sign bit
   std::uint32_t ovf_code[2][2]; ///< [neg][toward zero]: magnitude code of an overflow
   std::uint32_t inf_in_code;    ///< code an Inf input becomes (ue8m0: 0xFE or 0xFF)
-  std::uint32_t nan_payload_mask, nan_or, nan_keeps_sign;  ///< NaN in: ((payload >> (23 - frac)) & mask) | or
+  std::uint32_t nan_payload_mask, nan_or, nan_keeps_sign;  ///< NaN in: ((payload >> (23 - frac)) & mask) | or, sign XORed in if kept
   std::uint32_t scale_only;     ///< ue8m0: a power of two, |x| rounded, no zero
   Rounding rounding;
 };
@@ -132,7 +132,7 @@ FPCERT_MODEL_HD std::uint32_t round_f32_bits(const ConvertTarget& t, std::uint32
     flags_out = static_cast<std::uint8_t>(flags);
   }
   const std::uint32_t keep_sign = is_nan ? t.nan_keeps_sign : 1u;
-  return code | ((neg & keep_sign) << t.sign_shift);
+  return code ^ ((neg & keep_sign) << t.sign_shift);  // XOR: only ml_dtypes' NaN code carries a sign bit here
 }
 
 /// The rounding core for ue8m0 (detail::round_scale_only): |x| to a power of two 2^e, code e + 127.

@@ -153,7 +153,7 @@ HWY_NOINLINE std::size_t RoundIeee(const ConvertTarget& t, const std::uint32_t* 
     code = hn::IfThenElse(is_inf, inf_in, code);
     const auto nan_code = hn::Or(hn::And(hn::ShiftRightSame(hn::And(ax, mant), nan_shift), nan_mask), nan_or);
     code = hn::IfThenElse(is_nan, nan_code, code);
-    code = hn::Or(code, nan_keeps_sign ? sgn : hn::IfThenZeroElse(is_nan, sgn));
+    code = hn::Xor(code, nan_keeps_sign ? sgn : hn::IfThenZeroElse(is_nan, sgn));  // XOR: ml_dtypes' NaN code has its sign bit
     hn::StoreU(code, d, out + i);
     if constexpr (kFlags) {
       const auto tiny = hn::And(hn::Or(hn::Lt(eb, emin_b), hn::Not(normal)), inexact);

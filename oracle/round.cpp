@@ -27,7 +27,16 @@ std::string_view to_string(Saturation s) {
   return "?";
 }
 
-std::string_view to_string(NanPayload n) { return n == NanPayload::Preserve ? "preserve" : "canonical"; }
+std::string_view to_string(NanPayload n) {
+  switch (n) {
+    case NanPayload::Preserve: return "preserve";
+    case NanPayload::Canonical: return "canonical";
+    case NanPayload::Nvidia: return "nvidia";
+    case NanPayload::Any: return "any";
+    case NanPayload::MlDtypes: return "ml_dtypes";
+  }
+  return "?";
+}
 
 namespace {
 std::string lower(std::string_view s) {
@@ -54,6 +63,66 @@ std::optional<Saturation> parse_saturation(std::string_view s) {
   if (n == "finite" || n == "satfinite" || n == "sat") return Saturation::Finite;
   if (n == "nan") return Saturation::NaN;
   return std::nullopt;
+}
+
+std::optional<NanPayload> parse_nan_payload(std::string_view s) {
+  const std::string n = lower(s);
+  if (n == "preserve") return NanPayload::Preserve;
+  if (n == "canonical" || n == "ieee") return NanPayload::Canonical;
+  if (n == "nvidia" || n == "cuda" || n == "all_ones" || n == "all-ones") return NanPayload::Nvidia;
+  if (n == "any") return NanPayload::Any;
+  if (n == "ml_dtypes" || n == "ml-dtypes" || n == "mldtypes") return NanPayload::MlDtypes;
+  return std::nullopt;
+}
+
+std::string nan_payload_names() {
+  return "preserve (sign and payload kept, quiet), canonical (IEEE: positive, quiet bit only), nvidia (positive, all ones; "
+         "finite-only: +largest), any (any NaN), ml_dtypes (finite-only destinations: +NaN -> -0, -NaN -> +0)";
+}
+
+std::string nan_payload_problem(const Format& f, NanPayload n) {
+  if (n == NanPayload::Any && !f.has_nan())
+    return std::string(f.tag) + " has no NaN, so 'any NaN' would accept nothing: declare nvidia (+largest finite, CUDA's "
+           "cvt.satfinite) or ml_dtypes";
+  if (n == NanPayload::MlDtypes && f.specials != Specials::FiniteOnly)
+    return "ml_dtypes is the convention of finite-only destinations (e2m3, e3m2, e2m1); " + std::string(f.tag) +
+           " has a NaN code: declare preserve, canonical, nvidia or any";
+  return {};
+}
+
+std::uint64_t nan_input_code(const Format& d, bool neg, std::uint64_t payload_top, NanPayload n) {
+  const std::uint64_t sign = neg ? d.sign_mask() : 0;
+  switch (d.specials) {
+    case Specials::IEEE:
+      switch (n) {
+        case NanPayload::Preserve: {
+          const std::uint64_t quiet = std::uint64_t{1} << (d.frac_bits - 1);
+          return sign | d.inf_code() | (payload_top >> (64 - d.frac_bits)) | quiet;
+        }
+        case NanPayload::Nvidia: return d.magnitude_mask();
+        default: return d.canonical_nan_code();  // Canonical; Any (some NaN); MlDtypes is refused for IEEE destinations
+      }
+    case Specials::FiniteNaN:  // one NaN magnitude, S.1..1.1..1: only its sign is a choice
+      return (n == NanPayload::Preserve ? sign : 0) | d.canonical_nan_code();
+    case Specials::FiniteOnly:  // no NaN: a number stands for it
+      if (n == NanPayload::MlDtypes) return d.sign_mask() ^ sign;  // ml_dtypes: -quiet_NaN() flips quiet_NaN() = -0
+      return d.max_finite_code();  // +largest: PTX cvt .satfinite, cuda_fp6.hpp/cuda_fp4.hpp ("positive MAXNORM")
+    case Specials::ScaleOnly: return d.canonical_nan_code();  // 0xFF, the only NaN
+  }
+  return 0;
+}
+
+std::string describe_nan_convention(const Format& d, NanPayload n) {
+  if (n == NanPayload::Any) return "any NaN of " + std::string(d.tag);
+  const std::uint64_t pos0 = nan_input_code(d, false, 0, n), pos1 = nan_input_code(d, false, ~std::uint64_t{0}, n);
+  const std::uint64_t neg0 = nan_input_code(d, true, 0, n);
+  if (pos0 != pos1) return "sign and the payload's top bits kept, quiet bit set";
+  if (pos0 == neg0) return "every NaN input -> " + hex_code(d, pos0);
+  return "+NaN -> " + hex_code(d, pos0) + ", -NaN -> " + hex_code(d, neg0);
+}
+
+bool nan_result_accepted(const Format& d, NanPayload n, std::uint64_t expected, std::uint64_t got) {
+  return got == expected || (n == NanPayload::Any && classify(d, got) == FpClass::NaN);
 }
 
 std::string rounding_names() { return "rn (nearest-even), rna (nearest-away), rz, ru, rd, rs (stochastic)"; }
@@ -121,20 +190,7 @@ Rounded round_special(const Format& d, FpClass cls, bool neg, std::uint64_t payl
       if (r.saturation == Saturation::Finite || d.specials == Specials::FiniteOnly) return {sign | d.max_finite_code(), 0};
       if (r.saturation == Saturation::Inf && d.has_inf()) return {sign | d.inf_code(), 0};
       return {sign | d.canonical_nan_code(), 0};
-    case FpClass::NaN:
-      switch (d.specials) {
-        case Specials::IEEE: {
-          if (r.nan == NanPayload::Canonical) return {d.canonical_nan_code(), 0};
-          const std::uint64_t quiet = std::uint64_t{1} << (d.frac_bits - 1);
-          const std::uint64_t payload = payload_top >> (64 - d.frac_bits);
-          return {sign | d.inf_code() | payload | quiet, 0};
-        }
-        case Specials::FiniteNaN:
-          return {(r.nan == NanPayload::Canonical ? 0 : sign) | d.canonical_nan_code(), 0};
-        case Specials::FiniteOnly: return {d.max_finite_code(), 0};  // CUDA cvt.satfinite: NaN -> +max
-        case Specials::ScaleOnly: return {d.canonical_nan_code(), 0};
-      }
-      break;
+    case FpClass::NaN: return {nan_input_code(d, neg, payload_top, r.nan), 0};
     default: break;
   }
   return {0, 0};

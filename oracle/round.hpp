@@ -21,9 +21,19 @@ enum class Rounding : std::uint8_t { NearestEven, NearestAway, TowardZero, Up, D
 /// What an overflow (and an Inf input) becomes: Inf (IEEE), the largest finite value (CUDA
 /// __NV_SATFINITE), or NaN (finite-with-NaN formats without saturation, CUDA __NV_NOSAT).
 enum class Saturation : std::uint8_t { Inf, Finite, NaN };
-/// NaN inputs into a format with NaN payloads: keep the payload's top bits (and quiet it),
-/// or write the format's canonical NaN.
-enum class NanPayload : std::uint8_t { Preserve, Canonical };
+/// What a NaN input becomes: the NaN conventions a conversion may declare (docs/formats.md, "NaN
+/// conventions"). nan_input_code() is the one place that computes the expected code of each, from the
+/// destination's descriptor; a check accepts exactly that code (Any: any NaN of the destination).
+enum class NanPayload : std::uint8_t {
+  Preserve,   ///< IEEE: sign kept, payload's top bits kept, quiet bit set; fn: sign kept; ue8m0: 0xFF
+  Canonical,  ///< the IEEE canonical quiet NaN: positive, quiet bit only (f16 0x7E00, f32 0x7FC00000); fn: +NaN
+  Nvidia,     ///< NVIDIA's NaN: positive, every exponent and fraction bit set (f16/bf16 0x7FFF, f32 0x7FFFFFFF,
+              ///< e4m3/e5m2 0x7F): magnitude_mask(); finite-only: +largest finite (PTX cvt .satfinite), the same code
+  Any,        ///< any NaN of the destination (only NaN-ness checked); needs a destination with NaN
+  MlDtypes,   ///< finite-only destinations only, as ml_dtypes writes it: +NaN -> -0 (the sign bit alone), -NaN -> +0
+};
+inline constexpr NanPayload kAllNanPayloads[] = {NanPayload::Preserve, NanPayload::Canonical, NanPayload::Nvidia, NanPayload::Any,
+                                                 NanPayload::MlDtypes};
 
 inline constexpr Rounding kAllRoundings[] = {Rounding::NearestEven, Rounding::NearestAway,
                                              Rounding::TowardZero,  Rounding::Up,
@@ -35,8 +45,25 @@ std::string_view to_string(Saturation s);
 std::string_view to_string(NanPayload n);
 std::optional<Rounding> parse_rounding(std::string_view s);     ///< rn|rne|nearest-even, rna, rz, ru, rd, rs|stochastic
 std::optional<Saturation> parse_saturation(std::string_view s);  ///< inf|none|nosat, finite|satfinite, nan
+std::optional<NanPayload> parse_nan_payload(std::string_view s);  ///< preserve, canonical, nvidia|cuda, any, ml_dtypes
 std::string rounding_names();
 std::string saturation_names();
+std::string nan_payload_names();
+
+/// Whether a NaN convention can be declared for destination f: Any needs a NaN in f, MlDtypes a
+/// finite-only f; the others fit every format. The empty string when it can, else why not.
+std::string nan_payload_problem(const Format& f, NanPayload n);
+/// The code a NaN input (sign `neg`, payload top-aligned in 64 bits, bit 63 the quiet bit) becomes in
+/// d under convention n: the one place that defines every convention (Any: the canonical code stands
+/// for "some NaN"; finite-only destinations under Preserve, Canonical or Any: +largest finite, fpcert's
+/// meaning before the conventions were declarable).
+std::uint64_t nan_input_code(const Format& d, bool neg, std::uint64_t payload_top, NanPayload n);
+/// What n writes into d, in words with the codes: "every NaN input -> 0x7fff", "+NaN -> 0x20, -NaN ->
+/// 0x00", "sign and the payload's top bits kept, quiet bit set", "any NaN".
+std::string describe_nan_convention(const Format& d, NanPayload n);
+/// Whether `got` satisfies convention n for a NaN input whose expected code (nan_input_code) is
+/// `expected`: the same code, or under Any any NaN of d.
+bool nan_result_accepted(const Format& d, NanPayload n, std::uint64_t expected, std::uint64_t got);
 
 /// Inf where the format has Inf, else NaN where it has NaN, else Finite.
 Saturation default_saturation(const Format& f);

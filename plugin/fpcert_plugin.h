@@ -94,11 +94,22 @@ enum {
   FPCERT_SATURATION_NAN = 3     /* to NaN (finite-with-NaN destinations without saturation, __NV_NOSAT) */
 };
 
-/* What a NaN input becomes in a conversion's destination. */
+/* What a NaN input becomes in a conversion's destination: the NaN convention a conversion kernel
+ * declares, enforced exactly (docs/plugin.md, "Declaring the NaN convention"; docs/formats.md). */
 typedef int32_t fpcert_nan_payload;
 enum {
-  FPCERT_NAN_PRESERVE = 1, /* quiet NaN keeping the top payload bits and the sign */
-  FPCERT_NAN_CANONICAL = 2 /* the destination's canonical NaN */
+  FPCERT_NAN_PRESERVE = 1,  /* quiet NaN keeping the top payload bits and the sign (e4m3: the sign; finite-only:
+                               +largest finite). Plugins of ABI minor 0 and 1: NaN results with other payload or
+                               sign bits are counted apart, not mismatches, unless --strict-nan (their meaning then) */
+  FPCERT_NAN_CANONICAL = 2, /* the IEEE canonical NaN: positive, quiet bit only (f16 0x7E00, bf16 0x7FC0,
+                               f32 0x7FC00000; e4m3 0x7F; finite-only: +largest finite) */
+  FPCERT_NAN_NVIDIA = 3,    /* ABI minor 2: NVIDIA's NaN, positive with every exponent and fraction bit set, what
+                               cvt writes (f16 and bf16 0x7FFF, f32 0x7FFFFFFF, e4m3 and e5m2 0x7F, ue8m0 0xFF);
+                               finite-only destinations: +largest finite (PTX cvt .satfinite: "positive MAX_NORM") */
+  FPCERT_NAN_ANY = 4,       /* ABI minor 2: any NaN of the destination (only NaN-ness is checked); not for
+                               finite-only destinations (they have no NaN) */
+  FPCERT_NAN_ML_DTYPES = 5  /* ABI minor 2, finite-only destinations (e2m3, e3m2, e2m1) only: ml_dtypes' result,
+                               +NaN -> -0 (the sign bit alone: 0x20, 0x20, 0x8) and -NaN -> +0 */
 };
 
 /* Matrix layouts: element (i, j) of an r x c matrix X with leading dimension ld is
@@ -281,7 +292,7 @@ typedef struct fpcert_conversion_traits {
   fpcert_saturation saturation;   /* what overflow and Inf inputs become; must exist in dst_format
                                      (INF needs Inf; NAN needs a NaN and no Inf; finite-only
                                      destinations take FINITE) */
-  fpcert_nan_payload nan_payload; /* what NaN inputs become (compared only under --strict-nan) */
+  fpcert_nan_payload nan_payload; /* what NaN inputs become: the declared NaN convention, enforced exactly */
   int32_t reserved;               /* 0 */
 } fpcert_conversion_traits;
 

@@ -23,65 +23,6 @@
 
 namespace fpcert {
 
-// ---- ABI values ----------------------------------------------------------------------------
-
-namespace {
-
-// Index = ABI value (fpcert_plugin.h): the order of the FPCERT_FORMAT_* constants.
-constexpr std::array<const Format*, 12> kAbiFormats = {nullptr, &f64, &f32, &tf32, &f16, &bf16,
-                                                       &e4m3,   &e5m2, &e2m3, &e3m2, &e2m1, &ue8m0};
-
-std::string abi_format_list() {
-  std::string s;
-  for (std::size_t i = 1; i < kAbiFormats.size(); ++i) s += fmt::format("{}{} {}", i > 1 ? ", " : "", i, kAbiFormats[i]->tag);
-  return s;
-}
-
-}  // namespace
-
-const Format* format_from_abi(std::int32_t v) {
-  return v > 0 && static_cast<std::size_t>(v) < kAbiFormats.size() ? kAbiFormats[static_cast<std::size_t>(v)] : nullptr;
-}
-
-std::int32_t format_to_abi(const Format& f) {
-  for (std::size_t i = 1; i < kAbiFormats.size(); ++i)
-    if (*kAbiFormats[i] == f) return static_cast<std::int32_t>(i);
-  return FPCERT_FORMAT_NONE;
-}
-
-std::optional<Rounding> rounding_from_abi(std::int32_t v) {
-  switch (v) {
-    case FPCERT_ROUNDING_NEAREST_EVEN: return Rounding::NearestEven;
-    case FPCERT_ROUNDING_NEAREST_AWAY: return Rounding::NearestAway;
-    case FPCERT_ROUNDING_TOWARD_ZERO: return Rounding::TowardZero;
-    case FPCERT_ROUNDING_UP: return Rounding::Up;
-    case FPCERT_ROUNDING_DOWN: return Rounding::Down;
-    case FPCERT_ROUNDING_STOCHASTIC: return Rounding::Stochastic;
-    default: return std::nullopt;
-  }
-}
-
-std::optional<Saturation> saturation_from_abi(std::int32_t v) {
-  switch (v) {
-    case FPCERT_SATURATION_INF: return Saturation::Inf;
-    case FPCERT_SATURATION_FINITE: return Saturation::Finite;
-    case FPCERT_SATURATION_NAN: return Saturation::NaN;
-    default: return std::nullopt;
-  }
-}
-
-std::string_view status_name(std::int32_t status) {
-  switch (status) {
-    case FPCERT_STATUS_OK: return "OK";
-    case FPCERT_STATUS_NOT_SUPPORTED: return "NOT_SUPPORTED";
-    case FPCERT_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case FPCERT_STATUS_INTERNAL: return "INTERNAL";
-    case FPCERT_STATUS_DEVICE_ERROR: return "DEVICE_ERROR";
-    case FPCERT_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
-    default: return "unknown status";
-  }
-}
-
 namespace {
 
 // ---- calling into a plugin -------------------------------------------------------------------
@@ -545,8 +486,15 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
       else if (dst && !saturation_valid(*dst, *sat))
         kerr(fmt::format("conversion.saturation {} is not possible for {} ({}); use {}", to_string(*sat), dst->tag,
                          to_string(dst->specials), to_string(default_saturation(*dst))));
-      if (c.nan_payload != FPCERT_NAN_PRESERVE && c.nan_payload != FPCERT_NAN_CANONICAL)
-        kerr(fmt::format("conversion.nan_payload: unknown value {} (valid: 1 preserve, 2 canonical){}", c.nan_payload, versions));
+      const auto nan = nan_payload_from_abi(c.nan_payload, info->abi_minor), nan2 = nan_payload_from_abi(c.nan_payload, 2);
+      if (!nan && nan2)  // a minor 2 value in a table built for minor 0 or 1
+        kerr(fmt::format("conversion.nan_payload: value {} ({}) needs plugin ABI minor 2; the plugin was built against {}.{} (valid "
+                         "there: 1 preserve, 2 canonical)", c.nan_payload, to_string(*nan2), info->abi_major, info->abi_minor));
+      else if (!nan)
+        kerr(fmt::format("conversion.nan_payload: unknown value {} (valid: 1 preserve, 2 canonical, 3 nvidia, 4 any, 5 ml_dtypes){}",
+                         c.nan_payload, versions));
+      else if (dst && !nan_payload_problem(*dst, *nan).empty())
+        kerr(fmt::format("conversion.nan_payload {}: {}", to_string(*nan), nan_payload_problem(*dst, *nan)));
     } else {
       kerr(fmt::format("operation: unknown value {} (valid: 1 gemm, 2 conversion){}", k.operation, versions));
     }
@@ -585,8 +533,8 @@ PluginSummary register_plugin_info(const fpcert_plugin_info* info, const std::st
       ki.mutant = false;
       ki.origin = origin;
       ki.operation = Operation::Conversion;
-      ki.make = [d, origin, keepalive]() -> std::unique_ptr<ConversionKernel> {
-        return std::make_unique<PluginConverter>(d, origin, keepalive);
+      ki.make = [d, origin, keepalive, minor = info->abi_minor]() -> std::unique_ptr<ConversionKernel> {
+        return std::make_unique<PluginConverter>(d, origin, keepalive, minor);
       };
       register_kernel(std::move(ki));
       s.conversion_kernels.push_back(d->name);
@@ -666,14 +614,19 @@ const PluginSummary& load_plugin(const std::string& path) {
 
 // ---- conversions ---------------------------------------------------------------------------------
 
-PluginConverter::PluginConverter(const fpcert_kernel* desc, std::string origin, std::shared_ptr<void> keepalive)
+PluginConverter::PluginConverter(const fpcert_kernel* desc, std::string origin, std::shared_ptr<void> keepalive, std::uint32_t abi_minor)
     : desc_(desc), origin_(std::move(origin)), name_(desc->name), description_(desc->description ? desc->description : ""),
-      memory_(desc->memory == FPCERT_MEMORY_DEVICE ? MemorySpace::Device : MemorySpace::Host), keepalive_(std::move(keepalive)) {
+      memory_(desc->memory == FPCERT_MEMORY_DEVICE ? MemorySpace::Device : MemorySpace::Host), keepalive_(std::move(keepalive)),
+      abi_minor_(abi_minor) {
   traits_.src = format_from_abi(desc->conversion.src_format);
   traits_.dst = format_from_abi(desc->conversion.dst_format);
   traits_.rounder.rounding = *rounding_from_abi(desc->conversion.rounding);
   traits_.rounder.saturation = *saturation_from_abi(desc->conversion.saturation);
-  traits_.rounder.nan = desc->conversion.nan_payload == FPCERT_NAN_CANONICAL ? NanPayload::Canonical : NanPayload::Preserve;
+  // Validated. A PRESERVE of ABI minor 0 or 1 meant "NaN differences counted apart unless --strict-nan": kept,
+  // unless fpcert.toml's [nan] states the kernel's convention.
+  const auto stated = plugin_nan_override(name_);
+  traits_.rounder.nan = stated.value_or(nan_payload_from_abi(desc->conversion.nan_payload, abi_minor).value_or(NanPayload::Preserve));
+  traits_.nan_counted_apart = !stated && abi_minor < 2 && traits_.rounder.nan == NanPayload::Preserve;
 }
 
 void PluginConverter::run(const ConvertOperands& ops) {

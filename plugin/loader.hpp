@@ -86,8 +86,21 @@ std::string determinism_abi_problem(const fpcert_kernel& k, const SummationOrder
 // ---- translation of ABI values (nullptr / nullopt for unknown values) ----
 const Format* format_from_abi(std::int32_t v);
 std::int32_t format_to_abi(const Format& f);
+/// "1 f64, 2 f32, ...": the valid format values, for messages.
+std::string abi_format_list();
 std::optional<Rounding> rounding_from_abi(std::int32_t v);
 std::optional<Saturation> saturation_from_abi(std::int32_t v);
+/// The NaN convention of an fpcert_nan_payload value in a plugin built for ABI minor `abi_minor`: 1, 2 in
+/// every minor, 3 nvidia, 4 any, 5 ml_dtypes from minor 2; nullopt for any other value.
+std::optional<NanPayload> nan_payload_from_abi(std::int32_t v, std::uint32_t abi_minor);
+std::int32_t nan_payload_to_abi(NanPayload n);
+/// States the NaN convention of a plugin conversion kernel from outside its plugin (fpcert.toml [nan],
+/// docs/plugin.md): for a kernel of ABI minor 0 or 1, which could only say preserve or canonical. InputError
+/// for an unknown kernel, one not of a plugin, not a conversion, a convention its destination cannot have,
+/// or one that contradicts what a minor 2 plugin declares.
+void declare_plugin_nan(const std::string& kernel, NanPayload n);
+/// The convention declare_plugin_nan stated for a kernel, if any.
+std::optional<NanPayload> plugin_nan_override(const std::string& kernel);
 std::string_view status_name(std::int32_t status);
 
 /// A conversion kernel of a plugin (registered in the kernel registry, operation conversion): converts
@@ -95,13 +108,15 @@ std::string_view status_name(std::int32_t status);
 /// Throws NotSupportedError (the plugin said NOT_SUPPORTED) or DeviceError (any other failure).
 class PluginConverter final : public ConversionKernel {
  public:
-  PluginConverter(const fpcert_kernel* desc, std::string origin, std::shared_ptr<void> keepalive);
+  /// abi_minor: the plugin's (a PRESERVE of minor 0 or 1 keeps its leniency: ConversionTraits::nan_counted_apart).
+  PluginConverter(const fpcert_kernel* desc, std::string origin, std::shared_ptr<void> keepalive, std::uint32_t abi_minor = 2);
   const std::string& name() const override { return name_; }
   std::string description() const override { return description_; }
   Backend backend() const override { return Backend::Plugin; }
   MemorySpace memory() const override { return memory_; }
   const ConversionTraits& conversion() const override { return traits_; }
   const std::string& origin() const { return origin_; }
+  std::uint32_t abi_minor() const { return abi_minor_; }
   void run(const ConvertOperands& ops) override;
 
  private:
@@ -110,6 +125,7 @@ class PluginConverter final : public ConversionKernel {
   ConversionTraits traits_;
   MemorySpace memory_;
   std::shared_ptr<void> keepalive_;
+  std::uint32_t abi_minor_ = 2;
 };
 
 }  // namespace fpcert

@@ -238,17 +238,26 @@ PYBIND11_MODULE(_fpcert, m) {
     return v;
   });
 
-  m.def("encode", [](const std::string& tag, const F64Array& values, const std::string& rounding) {
+  m.def("encode", [](const std::string& tag, const F64Array& values, const std::string& rounding, const std::string& nan) {
     const Format& f = format_of(tag);
     const auto r = parse_rounding(rounding);
     if (!r) throw InputError("unknown rounding '" + rounding + "'");
-    const Rounder rr{*r, default_saturation(f), NanPayload::Preserve};
+    const auto n = parse_nan_payload(nan);  // the NaN convention (docs/formats.md)
+    if (!n) throw InputError("unknown NaN convention '" + nan + "' (valid: " + nan_payload_names() + ")");
+    if (const std::string why = nan_payload_problem(f, *n); !why.empty()) throw InputError("nan='" + nan + "': " + why);
+    const Rounder rr{*r, default_saturation(f), *n};
     py::array_t<std::uint64_t> out(std::vector<py::ssize_t>(values.shape(), values.shape() + values.ndim()));
     const double* src = values.data();
     auto* dst = out.mutable_data();
     for (py::ssize_t x = 0; x < values.size(); ++x) dst[x] = to_container(f, round_double(f, src[x], rr).code);
     return out;
-  }, py::arg("format"), py::arg("values"), py::arg("rounding") = "rn", "Round values into a format: container codes (uint64)");
+  }, py::arg("format"), py::arg("values"), py::arg("rounding") = "rn", py::arg("nan") = "preserve",
+     "Round values into a format: container codes (uint64); nan: what NaN values become (preserve, canonical, nvidia, any, ml_dtypes)");
+  m.def("nan_convention", [](const std::string& tag, const std::string& nan) {
+    const auto n = parse_nan_payload(nan);
+    if (!n) throw InputError("unknown NaN convention '" + nan + "' (valid: " + nan_payload_names() + ")");
+    return describe_nan_convention(format_of(tag), *n);
+  }, py::arg("format"), py::arg("nan"), "What a NaN convention writes into a format, e.g. nan_convention('f16', 'nvidia')");
   m.def("decode", [](const std::string& tag, const U64Array& codes) {
     const Format& f = format_of(tag);
     py::array_t<double> out(std::vector<py::ssize_t>(codes.shape(), codes.shape() + codes.ndim()));

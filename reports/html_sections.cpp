@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "oracle/format.hpp"
+#include "oracle/round.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/svg.hpp"
 
@@ -450,6 +452,24 @@ std::string run_section(const RunResult& r, std::size_t ri) {
   return s;
 }
 
+namespace {
+
+/// The declared NaN convention with what it writes into the destination (oracle/round.hpp), and the
+/// leniency a PRESERVE of a plugin built for ABI minor 0 or 1 keeps.
+std::string nan_convention_text(const ConversionResult& c) {
+  if (c.nan_payload.empty()) return "";
+  std::string t = "<code>" + html_escape(c.nan_payload) + "</code>";
+  const Format* dst = find_format(c.to);
+  const auto n = parse_nan_payload(c.nan_payload);
+  if (dst && n) t += ": " + html_escape(describe_nan_convention(*dst, *n));
+  if (c.record.is_object() && c.record.value("nan_counted_apart", false))
+    t += " <span class=\"muted\">(a plugin of ABI minor 0 or 1: NaN results with other payload or sign bits counted apart unless "
+         "--strict-nan)</span>";
+  return t;
+}
+
+}  // namespace
+
 std::string conversion_section(const ConversionResult& c, const std::string& id, const std::string& src, const std::string& b) {
   std::string s = fmt::format("<section class=\"conv\" id=\"{}\"><h2>Conversion <code>{}</code> \u2192 <code>{}</code>{}</h2>", id,
                               html_escape(c.from), html_escape(c.to),
@@ -465,13 +485,15 @@ std::string conversion_section(const ConversionResult& c, const std::string& id,
   };
   kv("rounding", c.rounding.empty() ? "" : "<code>" + html_escape(c.rounding) + "</code>");
   kv("saturation", c.saturation.empty() ? "" : "<code>" + html_escape(c.saturation) + "</code>");
-  kv("NaN payload", c.nan_payload.empty() ? "" : "<code>" + html_escape(c.nan_payload) + "</code>");
+  kv("NaN convention (declared)", nan_convention_text(c));
   kv("subject", html_escape(c.subject));
   kv("device", html_escape(c.device));
   if (c.has_patterns) kv("patterns", vint(src, b + "/patterns", c.patterns));
   if (c.has_mpfr_checked) kv("checked against MPFR", vint(src, b + "/mpfr_checked", c.mpfr_checked));
   if (c.has_nan_differences && c.nan_differences)
-    kv("NaN vs NaN with other bits", vint(src, b + "/nan_differences", c.nan_differences) + " (not counted as mismatches)");
+    kv("NaN results other than fpcert’s, accepted", vint(src, b + "/nan_differences", c.nan_differences) +
+                                                            (c.nan_payload == "any" ? " (the declared convention accepts any NaN)"
+                                                                                    : " (not counted as mismatches)"));
   if (c.has_seconds) kv("seconds", vnum(src, b + "/seconds", c.seconds));
   kv("command", c.command.empty() ? "" : "<code>" + html_escape(c.command) + "</code>");
   s += "</dl>";

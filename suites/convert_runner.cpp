@@ -58,6 +58,7 @@ ConvertCheckResult sweep_fed(ConversionKernel& k, const ConversionCase& c, Devic
   spec.rounder = t.rounder;
   spec.seed = t.seed;
   spec.strict_nan = c.check.strict_nan;
+  spec.nan_counted_apart = t.nan_counted_apart;
   spec.mpfr_every = c.mpfr_every < 0 ? total <= kMpfrEveryLimit : c.mpfr_every != 0;
   spec.mpfr_sample = c.check.mpfr_sample;
   spec.threads = c.check.threads;
@@ -145,7 +146,7 @@ CaseResult conversion_skeleton(const ConversionKernel& k, const ConversionCase& 
   r.case_id = c.case_id.empty() ? k.name() : c.case_id;
   r.kernel = k.name();
   r.backend = std::string(to_string(k.backend()));
-  r.kernel_traits = fmt::format("{} -> {}, rounding {}, saturation {}, NaN payload {}", t.src->tag, t.dst->tag,
+  r.kernel_traits = fmt::format("{} -> {}, rounding {}, saturation {}, NaN convention {}", t.src->tag, t.dst->tag,
                                 to_string(t.rounder.rounding), to_string(t.rounder.saturation), to_string(t.rounder.nan));
   r.source_format = std::string(t.src->tag);
   r.out_format = std::string(t.dst->tag);
@@ -166,6 +167,7 @@ CaseResult conversion_skeleton(const ConversionKernel& k, const ConversionCase& 
               {"nan_payload", to_string(t.rounder.nan)},
               {"seed", t.seed},
               {"first", c.ranges.empty() ? 0 : c.ranges.front().first}};
+    if (t.nan_counted_apart) record["nan_counted_apart"] = true;  // a PRESERVE of ABI minor 0/1 (docs/plugin.md)
   }
   r.conversion = conversion_from_json(record);
   return r;

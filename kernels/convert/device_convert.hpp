@@ -25,7 +25,8 @@
 
 namespace fpcert {
 
-/// Which NaN a conversion writes for a NaN input (docs/conversions.md, "NaN policies").
+/// Which NaN a conversion writes for a NaN input (docs/conversions.md, "NaN conventions of the table, and NaN
+/// statements"). The entry's Rounder declares the convention the sweep enforces (nvidia or any, from these).
 enum class NanRule : std::uint8_t {
   NotApplicable,  ///< the destination has one NaN code or none (ue8m0: 0xFF; e2m3/e3m2/e2m1: NaN -> +max),
                   ///< or the source has no NaN: the ordinary check covers it bit for bit
@@ -40,8 +41,9 @@ std::string_view to_string(NanRule r);
 /// What a conversion is stated to write for NaN inputs on one code path, and why we believe it.
 /// `decisive`: the statement comes from code we can read (the header's software path, a bit move),
 /// so a NaN input that gives anything else fails the check; otherwise it is an expectation (the
-/// device instruction's NaN is not documented) that is reported, not enforced, and NaN-vs-NaN
-/// differences stay the documented "counted apart" (docs/formats.md) unless --strict-nan.
+/// device instruction's NaN is not documented) that is reported. Either way the entry's declared NaN
+/// convention (rounder.nan: nvidia where every path's statement names the all-ones NaN, else any) is
+/// enforced on every NaN input (docs/formats.md, "NaN conventions").
 struct NanStatement {
   NanRule rule = NanRule::NotApplicable;
   std::uint32_t code = 0;  ///< Canonical: the code (dst code space)
@@ -70,7 +72,7 @@ struct DeviceConversion {
   std::string_view call;   ///< the call as the kernel writes it
   const Format* src = nullptr;
   const Format* dst = nullptr;
-  Rounder rounder{};       ///< the fpcert semantics the device result must equal, bit for bit
+  Rounder rounder{};       ///< the fpcert semantics the device result must equal, bit for bit (NaN: its convention)
   bool pair = false;       ///< an x2 form: both lanes checked (docs/conversions.md, "Paired forms")
   int min_arch = 0;        ///< lowest __CUDA_ARCH__ the kernel exists for (0: every architecture)
   HwPath hw = HwPath::Always;

@@ -14,7 +14,7 @@ constexpr Rounding RN = Rounding::NearestEven, RNA = Rounding::NearestAway, RZ =
                    RD = Rounding::Down;
 constexpr Saturation SAT_INF = Saturation::Inf, SAT_FIN = Saturation::Finite, SAT_NAN = Saturation::NaN;
 
-// ---- NaN statements (docs/conversions.md, "NaN policies") ----
+// ---- NaN statements (docs/conversions.md, "NaN conventions of the table, and NaN statements") ----
 constexpr NanStatement kNone{NanRule::NotApplicable, 0, true,
                              "no NaN payload to choose (the destination has one NaN code or none, or the source has no "
                              "NaN): the ordinary check covers it bit for bit"};
@@ -61,9 +61,9 @@ enum Flag : unsigned {
 };
 
 /// One row: name, the call as the kernel writes it, source and destination, the Rounder's rounding and
-/// saturation (NaN payload: preserve), flags; where the rounding happens (HwPath, its first
-/// __CUDA_ARCH__, the instruction), the NaN statements of the hardware and software paths, the lowest
-/// __CUDA_ARCH__ the kernel exists for, a note.
+/// saturation (its NaN convention follows from the NaN statements: convention_of), flags; where the
+/// rounding happens (HwPath, its first __CUDA_ARCH__, the instruction), the NaN statements of the
+/// hardware and software paths, the lowest __CUDA_ARCH__ the kernel exists for, a note.
 struct Row {
   std::string_view name, call;
   const Format *src, *dst;
@@ -328,13 +328,26 @@ const Row kRows[] = {
      HwPath::Never, 0, "", &kFp8CanonSw, &kFp8CanonSw, 0, ""},
 };
 
+/// The NaN convention an entry declares (its Rounder's nan, which the sweep enforces exactly), from what
+/// its NaN statements say on every path it may take (docs/conversions.md, "NaN conventions of the table"):
+/// NVIDIA's all-ones NaN (dst.magnitude_mask(): 0x7FFF, 0x7FFFFFFF, 0x7F) where every path writes it, or a
+/// destination whose NaN is not a choice (finite-only: CUDA's +largest, the same code; ue8m0: 0xFF; sources
+/// without NaN); "any NaN" where a path's NaN is unspecified (PTX: cvt.f32.bf16, cvt.*.tf32.f32) or moves
+/// the payload (the sm_80 bf16 -> f32 bit move keeps a signalling NaN signalling).
+NanPayload convention_of(const Row& r) {
+  auto nvidia = [&](const NanStatement& s) {
+    return s.rule == NanRule::NotApplicable || (s.rule == NanRule::Canonical && s.code == r.dst->magnitude_mask());
+  };
+  return nvidia(*r.nan_hw) && nvidia(*r.nan_sw) ? NanPayload::Nvidia : NanPayload::Any;
+}
+
 DeviceConversion entry_of(const Row& r) {
   DeviceConversion e;
   e.name = r.name;
   e.call = r.call;
   e.src = r.src;
   e.dst = r.dst;
-  e.rounder = Rounder{r.rounding, r.saturation, NanPayload::Preserve};
+  e.rounder = Rounder{r.rounding, r.saturation, convention_of(r)};
   e.pair = (r.flags & kPair) != 0;
   e.min_arch = r.min_arch;
   e.hw = r.hw;

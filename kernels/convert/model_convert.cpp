@@ -19,7 +19,7 @@ class ModelConversion final : public ConversionKernel {
   ModelConversion(std::string name, const ConversionTraits& t) : name_(std::move(name)), t_(t) {}
   const std::string& name() const override { return name_; }
   std::string description() const override {
-    return fmt::format("fpcert's conversion model: {} -> {}, rounding {}, saturation {}, NaN payload {}", t_.src->tag, t_.dst->tag,
+    return fmt::format("fpcert's conversion model: {} -> {}, rounding {}, saturation {}, NaN convention {}", t_.src->tag, t_.dst->tag,
                        to_string(t_.rounder.rounding), to_string(t_.rounder.saturation), to_string(t_.rounder.nan));
   }
   Backend backend() const override { return Backend::Cpu; }

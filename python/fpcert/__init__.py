@@ -12,7 +12,8 @@ from . import _fpcert
 from ._fpcert import InputError, Traits, kernel_names, suite_names
 
 __all__ = ["InputError", "Traits", "Reference", "Tolerance", "Results", "reference", "traits", "torch_traits",
-           "tolerance", "shape_tolerance", "assert_close", "certify", "generate", "kernel_names", "suite_names"]
+           "tolerance", "shape_tolerance", "assert_close", "certify", "generate", "kernel_names", "suite_names", "encode",
+           "nan_convention"]
 
 #: The pytest plugin (fpcert.pytest_plugin) sets this to a callable taking (kind, dict) for every
 #: assert_close and certify call; None when nothing collects.
@@ -110,6 +111,18 @@ def _from_codes(codes, tag):
 
 
 # ---- traits --------------------------------------------------------------------------------------------
+def encode(format: str, values, rounding: str = "rn", nan: str = "preserve"):
+    """Round values (as float64) into `format`: container codes (uint64). `nan` is the NaN convention NaN
+    values follow: preserve, canonical, nvidia (what CUDA's cvt writes), any, ml_dtypes (finite-only formats)
+    (docs/formats.md, "NaN conventions")."""
+    return _fpcert.encode(format, np.ascontiguousarray(values, dtype=np.float64), rounding, nan)
+
+
+def nan_convention(format: str, nan: str) -> str:
+    """What a NaN convention writes into a format: nan_convention("f16", "nvidia") -> "every NaN input -> 0x7fff"."""
+    return _fpcert.nan_convention(format, nan)
+
+
 def traits(name_or_spec: str | Traits | None = None, **fields) -> Traits:
     """Traits of a registered kernel (``fpcert.traits("model_gemm_f16_f32acc")``), from a spec
     (``"in=f16,acc=f32,out=f16"``) or from keywords (``fpcert.traits(in_="f16", acc="f32", out="f16")``;

@@ -74,7 +74,7 @@ TEST_CASE("an empty file is valid and sets nothing") {
 
 TEST_CASE("unknown keys name the key - the line and column - the table and the valid keys") {
   CHECK(error_of("kernels = []\nkernal = [\"x\"]\n") ==
-        "/repo/fpcert.toml:2:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, orders, output, determinism)");
+        "/repo/fpcert.toml:2:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, orders, output, determinism, nan)");
   CHECK(error_of("[gate]\nvariant = \"independent\"\nfactr = 2\n") ==
         "/repo/fpcert.toml:3:1: unknown key 'factr' in [gate] (valid keys: variant, baseline, factor, mn, tier)");
   CHECK(error_of("[output]\nxml = \"a.xml\"\n") == "/repo/fpcert.toml:2:1: unknown key 'xml' in [output] (valid keys: json, junit, html)");
@@ -143,4 +143,15 @@ TEST_CASE("inputs that trip toml++ are refused before it sees them: control char
   CHECK(error_of("  [[[plugins]]]\n").find("fpcert.toml:1:5: TOML syntax: a table header needs a key") != std::string::npos);
   CHECK(error_of("[ !x]\n").find("a table header needs a key") != std::string::npos);
   CHECK(error_of("suites = [\"quick\"]\r\n") == "(no error)");
+}
+
+TEST_CASE("[nan]: the NaN convention of plugin conversion kernels, by name - unknown conventions refused with the valid list") {
+  const ProjectConfig c = parse_project_config("kernels = [\"foo_cvt\"]\n[nan]\nfoo_cvt = \"nvidia\"\nbar_cvt = \"ml_dtypes\"\n",
+                                               "/repo/fpcert.toml");
+  REQUIRE(c.nan.size() == 2);  // in toml++'s key order
+  CHECK(c.nan[0] == std::pair<std::string, std::string>{"bar_cvt", "ml_dtypes"});
+  CHECK(c.nan[1] == std::pair<std::string, std::string>{"foo_cvt", "nvidia"});
+  const std::string e = error_of("[nan]\nfoo = \"quiet\"\n");
+  CHECK(e.find("/repo/fpcert.toml:2:7: 'nan.foo': unknown NaN convention 'quiet' (valid: preserve") == 0);
+  CHECK(error_of("[nan]\nfoo = 3\n") == "/repo/fpcert.toml:2:7: 'nan.foo' must be a string, got an integer");
 }

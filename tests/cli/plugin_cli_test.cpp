@@ -366,7 +366,7 @@ TEST_CASE("certify --config: unknown keys and wrong types are exit 2 naming the 
   fpcert::test::write_text(dir + "/a.toml", "kernels = [\"x\"]\n\nkernal = [\"y\"]\n");
   auto r = run_command({kFpcert, "certify", "--config", dir + "/a.toml"});
   CHECK(r.exit_code == 2);
-  CHECK(r.has("a.toml:3:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, orders, output, determinism)"));
+  CHECK(r.has("a.toml:3:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, orders, output, determinism, nan)"));
   fpcert::test::write_text(dir + "/b.toml", "kernels = [\"x\"]\n[gate]\nfactor = \"two\"\n");
   r = run_command({kFpcert, "certify", "--config", dir + "/b.toml"});
   CHECK(r.exit_code == 2);
@@ -374,4 +374,30 @@ TEST_CASE("certify --config: unknown keys and wrong types are exit 2 naming the 
   r = run_command({kFpcert, "certify", "--config", dir + "/missing.toml"});
   CHECK(r.exit_code == 2);
   CHECK(r.has("cannot read"));
+}
+
+TEST_CASE("certify --config: [nan] states the NaN convention of a minor 1 plugin's conversion kernel, enforced exactly") {
+  // libnan_legacy_cpu.so (tests/plugin/fixtures/nan_plugin.cpp, a table built for ABI minor 1) declares PRESERVE
+  // and writes NVIDIA's 0x7fffffff for the 254 bf16 NaNs: counted apart as a minor 1 preserve, right as nvidia,
+  // wrong as canonical (0x7fc00000), refused as ml_dtypes (f32 has a NaN).
+  const std::string dir = fpcert::test::scratch_dir("config_nan");
+  auto run_with = [&](const std::string& convention) {
+    fpcert::test::write_text(dir + "/fpcert.toml", "plugins = [\"" + lib("nan_legacy_cpu") + "\"]\nkernels = [\"nan_legacy_bf16_f32_preserve\"]\n"
+                                                   "suites = [\"conversions\"]\n" +
+                                                       (convention.empty() ? "" : "[nan]\nnan_legacy_bf16_f32_preserve = \"" + convention + "\"\n"));
+    return run_command({kFpcert, "certify", "--config", dir + "/fpcert.toml", "--no-mutation"});
+  };
+  auto r = run_with("");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.has("nan_legacy_bf16_f32_preserve           pass            65536          0       254"));
+  r = run_with("nvidia");
+  CHECK(r.exit_code == 0);
+  CHECK(r.has("nan_legacy_bf16_f32_preserve           pass            65536          0         0"));
+  r = run_with("canonical");
+  CHECK(r.exit_code == 1);
+  CHECK(r.has("254 of 65536 results differ from the truth"));
+  r = run_with("ml_dtypes");
+  CHECK(r.exit_code == 2);
+  CHECK(r.has("ml_dtypes is the convention of finite-only destinations"));
 }

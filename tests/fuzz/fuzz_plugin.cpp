@@ -82,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     c.dst_format = pick(p, 0, 12);
     c.rounding = pick(p, 0, 7);
     c.saturation = pick(p, 0, 4);
-    c.nan_payload = pick(p, 0, 3);
+    c.nan_payload = pick(p, 0, 6);  // 0 and 6 invalid; 3-5 valid from minor 2, by destination
     k.conversion_run = p.ConsumeBool() ? conversion_run : nullptr;
   }
   info.kernel_count = p.ConsumeBool() ? count : p.ConsumeIntegralInRange<std::uint32_t>(0, count);

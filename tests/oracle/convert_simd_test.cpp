@@ -54,7 +54,10 @@ std::vector<Mode> modes() {
       if (rd == Rounding::Stochastic) continue;  // one pattern at a time: not a SIMD path
       for (const Saturation sat : kAllSaturations) {
         if (!saturation_valid(*dst, sat)) continue;
-        for (const NanPayload np : {NanPayload::Preserve, NanPayload::Canonical}) m.push_back({dst, {rd, sat, np}});
+        for (const NanPayload np : kAllNanPayloads)  // every NaN convention the destination can have (the newer under rn:
+          // a NaN input's result never depends on the rounding direction)
+          if (nan_payload_problem(*dst, np).empty() && (np <= NanPayload::Canonical || rd == Rounding::NearestEven))
+            m.push_back({dst, {rd, sat, np}});
       }
     }
   }

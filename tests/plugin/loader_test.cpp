@@ -287,6 +287,28 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     c.conversion.rounding = FPCERT_ROUNDING_NEAREST_EVEN;
     c.conversion.nan_payload = 0;
     expect_one(validate_plugin_info(&ci, "t"), {"nan_payload"});
+    // The NaN conventions of ABI minor 2: each where its destination allows it, refused by name elsewhere.
+    for (const std::int32_t v : {FPCERT_NAN_NVIDIA, FPCERT_NAN_ANY}) {
+      c.conversion.nan_payload = v;
+      CHECK(validate_plugin_info(&ci, "t").empty());  // f32 -> e4m3
+    }
+    c.conversion.nan_payload = FPCERT_NAN_ML_DTYPES;
+    expect_one(validate_plugin_info(&ci, "t"), {"nan_payload ml_dtypes", "finite-only"});
+    c.conversion.nan_payload = 6;
+    expect_one(validate_plugin_info(&ci, "t"), {"unknown value 6", "3 nvidia, 4 any, 5 ml_dtypes"});
+    c.conversion.dst_format = FPCERT_FORMAT_E2M1;
+    c.conversion.nan_payload = FPCERT_NAN_ANY;
+    expect_one(validate_plugin_info(&ci, "t"), {"nan_payload any", "e2m1 has no NaN"});
+    c.conversion.nan_payload = FPCERT_NAN_ML_DTYPES;
+    CHECK(validate_plugin_info(&ci, "t").empty());
+    ci.abi_minor = 1;  // a minor 1 table knows only 1 and 2
+#ifdef FPCERT_KERNEL_SIZE_MINOR1  // once minor 2 appends fields, a minor 1 kernel is shorter
+    ci.kernel_struct_size = c.struct_size = FPCERT_KERNEL_SIZE_MINOR1;
+#endif
+    expect_one(validate_plugin_info(&ci, "t"), {"value 5 (ml_dtypes) needs plugin ABI minor 2", "built against 1.1"});
+    ci.abi_minor = FPCERT_PLUGIN_ABI_MINOR;
+    ci.kernel_struct_size = c.struct_size = sizeof(fpcert_kernel);
+    c.conversion.dst_format = FPCERT_FORMAT_E4M3;
     c.conversion.nan_payload = FPCERT_NAN_PRESERVE;
     c.conversion_run = nullptr;
     expect_one(validate_plugin_info(&ci, "t"), {"conversion_run is NULL"});

@@ -233,3 +233,19 @@ def test_certify_deterministic_false_declares_run_to_run_and_reports_the_spread(
     assert declared.passed, repr(declared)
     c = declared.cases[0]
     assert c["determinism"] == "run_to_run" and c["spread"]["differing_runs"] >= 1 and c["spread"]["max_frac"] <= 1
+
+
+def test_encode_nan_conventions():
+    """encode(nan=...): what NaN values become, per docs/formats.md "NaN conventions" (values from the
+    CUDA headers' NaN constants, the PTX cvt .satfinite rule and ml_dtypes' mxfloat.h, not from fpcert)."""
+    v = np.array([np.nan, -np.nan, 1.0])
+    assert list(fpcert.encode("f16", v, nan="nvidia")) == [0x7FFF, 0x7FFF, 0x3C00]  # CUDART_NAN_FP16, sign dropped
+    assert list(fpcert.encode("f16", v, nan="canonical")) == [0x7E00, 0x7E00, 0x3C00]
+    assert list(fpcert.encode("bf16", v, nan="nvidia")) == [0x7FFF, 0x7FFF, 0x3F80]
+    assert list(fpcert.encode("e2m1", v, nan="cuda")) == [0x7, 0x7, 0x2]  # positive MAX_NORM (+6)
+    assert list(fpcert.encode("e2m1", v, nan="ml_dtypes")) == [0x8, 0x0, 0x2]  # -quiet_NaN() flips -0 to +0
+    assert fpcert.nan_convention("f32", "nvidia") == "every NaN input -> 0x7fffffff"
+    with pytest.raises(fpcert.InputError, match="e2m1 has no NaN"):
+        fpcert.encode("e2m1", v, nan="any")
+    with pytest.raises(fpcert.InputError, match="unknown NaN convention"):
+        fpcert.encode("f16", v, nan="quiet")

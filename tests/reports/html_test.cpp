@@ -13,6 +13,7 @@
 #include "base/error.hpp"
 #include "reports/escape.hpp"
 #include "reports/html.hpp"
+#include "reports/html_parts.hpp"
 #include "reports/svg.hpp"
 #include "results/results_json.hpp"
 #include "suites/presets.hpp"
@@ -331,4 +332,22 @@ TEST_CASE("experiment records and preset runs: tables tagged into their JSON, re
   // A malformed record is an InputError naming the file.
   write(scratch() / "bad_exp.json", R"({"kind": "experiment", "tables": [{"rows": 3}]})");
   CHECK_THROWS_AS(read_report_file((scratch() / "bad_exp.json").string(), in), InputError);
+}
+
+TEST_CASE("a conversion case shows its declared NaN convention and what it writes into the destination") {
+  auto j = nlohmann::json::parse(kConversionJson);
+  j["nan_payload"] = "nvidia";
+  CHECK(html::conversion_section(conversion_from_json(j), "c", "c0", "").find("<code>nvidia</code>: every NaN input -&gt; 0x7fff") !=
+        std::string::npos);
+  j["to"] = "e2m1";
+  j["nan_payload"] = "ml_dtypes";
+  CHECK(html::conversion_section(conversion_from_json(j), "c", "c0", "").find("<code>ml_dtypes</code>: +NaN -&gt; 0x08, -NaN -&gt; 0x00") !=
+        std::string::npos);
+  // A PRESERVE of a plugin built for ABI minor 0 or 1 keeps its leniency, and the report says so.
+  j["to"] = "f16";
+  j["nan_payload"] = "preserve";
+  j["nan_counted_apart"] = true;
+  const std::string s = html::conversion_section(conversion_from_json(j), "c", "c0", "");
+  CHECK(s.find("sign and the payload&#39;s top bits kept") != std::string::npos);
+  CHECK(s.find("ABI minor 0 or 1") != std::string::npos);
 }

@@ -44,8 +44,9 @@ TEST_CASE("strided sample of fp32: 256 disjoint blocks of 2^16, every top byte, 
   CHECK(h[0].second == 65536);
 }
 
-TEST_CASE("sweep: a correct subject passes, canonical NaNs are explained by the statement, or mismatches under --strict-nan") {
-  const DeviceConversion& e = entry("bf16_to_f16_direct");  // NaN statement: canonical 0x7fff, expected
+TEST_CASE("sweep: a correct subject passes; the declared nvidia NaN is enforced, --strict-nan or not") {
+  const DeviceConversion& e = entry("bf16_to_f16_direct");  // NaN statement: canonical 0x7fff; declares nvidia
+  REQUIRE(e.rounder.nan == NanPayload::Nvidia);
   HostProducer p;
   p.chunk = 1 << 14;  // four chunks: the two slots alternate
   p.result = model_of(e, 0x7FFF);
@@ -62,22 +63,29 @@ TEST_CASE("sweep: a correct subject passes, canonical NaNs are explained by the 
   CHECK(progress_calls == 4);
   CHECK(r.timing.gpu_s == doctest::Approx(4 * 0.5e-3));
   CHECK(r.timing.transfer_s == doctest::Approx(4 * 0.25e-3));
-  // 2 * (2^7 - 1) bf16 NaN codes; fpcert's preserve gives sign | 0x7e00 | payload << 3, never 0x7fff.
+  // 2 * (2^7 - 1) bf16 NaN codes, each 0x7fff: NVIDIA's NaN is the declared convention, fpcert's own result.
   CHECK(r.nan.inputs == 254);
   CHECK(r.nan.as_stated == 254);
   CHECK(r.nan.outputs.size() == 1);
-  CHECK(r.check.nan_differences == r.nan.differ_from_fpcert);
-  CHECK(r.check.nan_differences == 254);
+  CHECK(r.nan.differ_from_fpcert == 0);
+  CHECK(r.check.nan_differences == 0);
   CHECK(r.nan_other_differences == 0);
   CHECK(r.check.mismatches == 0);
   std::uint64_t total = 0;
   for (auto c : r.check.outcomes) total += c;
   CHECK(total == 65536);
 
-  opt.strict_nan = true;
-  const DeviceSweepResult s = sweep_conversion(p, e, opt);
-  CHECK(!s.passed());
-  CHECK(s.check.mismatches == r.check.nan_differences);
+  opt.strict_nan = true;  // changes nothing for a declared convention
+  CHECK(sweep_conversion(p, e, opt).passed());
+
+  // The IEEE canonical NaN instead of NVIDIA's breaks the declaration on every NaN input (before the
+  // conventions, under preserve, it was counted apart).
+  p.result = model_of(e, 0x7E00);
+  opt.strict_nan = false;
+  const DeviceSweepResult c = sweep_conversion(p, e, opt);
+  CHECK(!c.passed());
+  CHECK(c.check.mismatches == 254);
+  CHECK(c.nan.not_as_stated == 254);
 }
 
 TEST_CASE("sweep: a wrong result is caught with its bits, and MPFR arbitrated it") {
@@ -101,22 +109,26 @@ TEST_CASE("sweep: a wrong result is caught with its bits, and MPFR arbitrated it
 }
 
 TEST_CASE("sweep: an enforced NaN statement fails when a NaN input gives another NaN") {
-  const DeviceConversion& e = entry("bf16_to_e4m3_nosat");  // enforced: every NaN -> 0x7f
+  const DeviceConversion& e = entry("bf16_to_e4m3_nosat");  // enforced: every NaN -> 0x7f; declares nvidia
   REQUIRE(nan_statement(e, false).decisive);
+  REQUIRE(e.rounder.nan == NanPayload::Nvidia);
   HostProducer p;
   p.result = model_of(e, 0x7F);
   const DeviceSweepResult ok = sweep_conversion(p, e, {});
   CHECK(ok.passed());
   CHECK(ok.nan.as_stated == ok.nan.inputs);
-  CHECK(ok.check.nan_differences == 127);  // fpcert keeps the sign: 0xff for the 127 negative NaNs
-  p.result = model_of(e);                  // fpcert's own NaNs: the sign kept
+  CHECK(ok.check.nan_differences == 0);  // 0x7f is the declared convention's code
+  // The sign kept (0xff for the 127 negative NaNs, what fpcert's preserve would write): against both the
+  // statement and the declared convention.
+  auto model = model_of(e);
+  p.result = [&](std::uint64_t c) { return classify(bf16, c) == FpClass::NaN && (c & 0x8000) ? 0xFFu : model(c); };
   const DeviceSweepResult bad = sweep_conversion(p, e, {});
   CHECK(!bad.passed());
   CHECK(bad.nan.not_as_stated == 127);
   REQUIRE(!bad.nan.listed.empty());
   CHECK(bad.nan.listed[0].stated == 0x7F);
   CHECK(bad.nan.listed[0].got == 0xFF);
-  CHECK(bad.check.mismatches == 0);  // not a mismatch in fpcert's own terms: the statement fails it
+  CHECK(bad.check.mismatches == 127);
 }
 
 TEST_CASE("sweep: lane differences and stray container bits fail the run with their codes") {

@@ -38,9 +38,9 @@ __global__ void gemm_f16_f32acc(fpcert_gemm_args a) {
 
 __global__ void cvt_f32_to_bf16(const float* src, unsigned short* dst, std::int64_t n) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  // cvt.rn.bf16.f32 writes NaN as 0x7FFF (every fraction bit set); the ABI's FPCERT_NAN_CANONICAL is the IEEE
-  // canonical quiet NaN, 0x7FC0 (docs/plugin.md), and fpcert holds a kernel to what it declares: map it.
-  if (i < n) dst[i] = isnan(src[i]) ? static_cast<unsigned short>(0x7FC0) : __bfloat16_as_ushort(__float2bfloat16_rn(src[i]));
+  // cvt.rn.bf16.f32 writes every NaN as 0x7FFF, NVIDIA's NaN: the kernel declares FPCERT_NAN_NVIDIA (ABI minor
+  // 2), which fpcert enforces exactly (docs/plugin.md, "Declaring the NaN convention").
+  if (i < n) dst[i] = __bfloat16_as_ushort(__float2bfloat16_rn(src[i]));
 }
 
 fpcert_status launch_status(char* message, size_t cap) {
@@ -122,7 +122,7 @@ fpcert_kernel make_cvt() {
   k.conversion.dst_format = FPCERT_FORMAT_BF16;
   k.conversion.rounding = FPCERT_ROUNDING_NEAREST_EVEN;
   k.conversion.saturation = FPCERT_SATURATION_INF;
-  k.conversion.nan_payload = FPCERT_NAN_CANONICAL;  // 0x7FC0 for every NaN (the kernel maps cvt's 0x7FFF to it)
+  k.conversion.nan_payload = FPCERT_NAN_NVIDIA;  // 0x7FFF for every NaN, what cvt.rn.bf16.f32 writes
   k.conversion_run = cvt_run;
   return k;
 }

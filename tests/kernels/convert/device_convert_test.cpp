@@ -54,7 +54,13 @@ TEST_CASE("the device conversion table: names unique, formats built in, Rounders
     CHECK(e.dst->total_bits() <= 32);
     CHECK(saturation_valid(*e.dst, e.rounder.saturation));
     CHECK(e.rounder.rounding != Rounding::Stochastic);  // no device entry rounds stochastically (sm_100 cvt.rs is not in this build)
-    CHECK(e.rounder.nan == NanPayload::Preserve);       // NaN results are judged by the entry's NaN statement
+    // The declared NaN convention follows from the statements: NVIDIA's all-ones NaN where every path names
+    // it (or none applies), else "any NaN" (docs/conversions.md, "NaN conventions of the table").
+    CHECK(nan_payload_problem(*e.dst, e.rounder.nan).empty());
+    auto names_nvidia = [&](const NanStatement& st) {
+      return st.rule == NanRule::NotApplicable || (st.rule == NanRule::Canonical && st.code == e.dst->magnitude_mask());
+    };
+    CHECK(e.rounder.nan == (names_nvidia(e.nan_hw) && names_nvidia(e.nan_sw) ? NanPayload::Nvidia : NanPayload::Any));
     // The name says the conversion: <src>[x2]_to_<dst>[x2]...
     const std::string x2 = e.pair ? "x2" : "";
     const std::string src_tag(e.src->tag), dst_tag(e.dst->tag);
@@ -163,4 +169,13 @@ TEST_CASE("docs/conversions.md lists every entry of the table") {
     CAPTURE(e.name);
     CHECK(text.find("| `" + std::string(e.name) + "` |") != std::string::npos);
   }
+}
+
+TEST_CASE("the intrinsics declare NVIDIA's NaN; paths with an unspecified NaN declare any") {
+  // cuda_fp16.hpp / cuda_bf16.hpp: every NaN -> 0x7FFF; cvt.rn.f16.f32 of the bf16 -> fp32 NaN too; PTX
+  // cvt.satfinite to e2m1: positive MAX_NORM; cvt.f32.bf16: "unspecified NaN"; cvt.rna.tf32.f32: undocumented.
+  for (const char* n : {"f32_to_f16_rn", "f32_to_f16_rz", "f32_to_bf16_rn", "bf16_to_f16_direct", "f16_to_f32", "f32_to_e4m3_satfinite",
+                        "f32_to_e2m1_rn"})
+    CHECK_MESSAGE(entry(n).rounder.nan == NanPayload::Nvidia, n);
+  for (const char* n : {"bf16_to_f32", "f32_to_tf32_rna"}) CHECK_MESSAGE(entry(n).rounder.nan == NanPayload::Any, n);
 }
