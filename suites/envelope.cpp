@@ -350,6 +350,24 @@ double overflow_limit(const KernelTraits& t) {
   return lim;
 }
 
+bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
+  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
+}
+
+OverflowReach overflow_reach(const std::vector<double>& a, const std::vector<double>& b, std::int64_t n, std::int64_t k, std::int64_t x,
+                             double growth, double limit) {
+  const std::int64_t i = x / n, j = x % n;
+  double pos = 0, neg = 0;
+  for (std::int64_t q = 0; q < k; ++q) {
+    const double pr = a[static_cast<std::size_t>(i * k + q)] * b[static_cast<std::size_t>(q * n + j)];
+    if (!std::isfinite(pr)) continue;
+    (pr > 0 ? pos : neg) += std::fabs(pr);
+  }
+  // K double additions and products, each within 2^-53 relative: 2^-30 covers them (K < 2^23).
+  const double slack = growth * (1 + 0x1p-30);
+  return {pos * slack >= limit, neg * slack >= limit};
+}
+
 std::vector<std::string> error_sources(const KernelTraits& t) {
   std::vector<std::string> s;
   // A block-scaled kernel's operands are its quantizer's values dequantized, exact in the operand format on every
@@ -373,27 +391,6 @@ namespace {
 double ulp_at(const Format& f, double v) {
   const int e = v == 0 || !std::isfinite(v) ? f.emin() : std::max(std::ilogb(v), f.emin());
   return std::ldexp(1.0, e - f.frac_bits);
-}
-
-/// Whether a later run's infinity (or NaN) at element x of a finite exact result is what a valid order may give: a
-/// partial sum can overflow toward that sign (NaN: toward both), the rule grade's checks apply to the checked run
-/// (docs/suites.md, "values.special"): the element's positive and negative finite products, summed in magnitude and
-/// times the envelope's growth, reach the overflow limit.
-bool accepted_overflow(const std::vector<double>& a, const std::vector<double>& b, std::int64_t n, std::int64_t k, std::size_t x,
-                       double growth, double limit, bool nan, bool negative) {
-  const std::int64_t i = static_cast<std::int64_t>(x) / n, j = static_cast<std::int64_t>(x) % n;
-  double pos = 0, neg = 0;
-  for (std::int64_t q = 0; q < k; ++q) {
-    const double pr = a[static_cast<std::size_t>(i * k + q)] * b[static_cast<std::size_t>(q * n + j)];
-    if (std::isfinite(pr)) (pr > 0 ? pos : neg) += std::fabs(pr);
-  }
-  const double slack = growth * (1 + 0x1p-30);  // K double additions and products within 2^-53 each (K < 2^23)
-  const bool up = pos * slack >= limit, down = neg * slack >= limit;
-  return nan ? up && down : negative ? down : up;
-}
-
-bool bits_equal(const std::vector<double>& x, const std::vector<double>& y) {
-  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
 }
 
 }  // namespace
@@ -443,11 +440,12 @@ void envelope_later_runs(const GradeInput& given, const std::vector<std::vector<
   // The inputs as the kernel received them, ref' their exact product, and the operand sums (as grade's envelope).
   const std::vector<double> a_in = given.a ? given.a->data : round_values(p.a.data, *t.a_input, t.input_rounding);
   const std::vector<double> b_in = given.b ? given.b->data : round_values(p.b.data, *t.b_input, t.input_rounding);
-  const bool same = bits_equal(a_in, p.a.data) && bits_equal(b_in, p.b.data);
+  const bool same = same_bits(a_in, p.a.data) && same_bits(b_in, p.b.data);
   GemmRef own;
   if (!same) own = gemm_reference(MatrixView::row_major(a_in.data(), p.m, p.k), MatrixView::row_major(b_in.data(), p.k, p.n));
   const GemmRef& rop = same ? *given.ref : own;
   const SpreadModel model = make_spread_model(t, p.k);
+  const double limit = overflow_limit(t);
   sp.bound = model.text;
   std::vector<double> row_in(static_cast<std::size_t>(p.m), 0.0), col_in(static_cast<std::size_t>(p.n), 0.0);
   for (std::int64_t i = 0; i < p.m; ++i)
@@ -483,8 +481,8 @@ void envelope_later_runs(const GradeInput& given, const std::vector<std::vector<
       // (in either run: then the two runs' difference is no spread to bound either).
       auto accepted = [&](std::uint64_t code, FpClass cls) {
         return cls != FpClass::NaN && cls != FpClass::Inf ? false
-               : std::isfinite(rop.c[x].hi) && accepted_overflow(a_in, b_in, p.n, p.k, x, model.env.growth, overflow_limit(t),
-                                                                  cls == FpClass::NaN, std::signbit(to_double(of, code)));
+               : std::isfinite(rop.c[x].hi) && overflow_reach(a_in, b_in, p.n, p.k, static_cast<std::int64_t>(x), model.env.growth, limit)
+                                                   .explains(cls == FpClass::NaN, std::signbit(to_double(of, code)));
       };
       const bool overflow1 = accepted(c[x], c1), overflow0 = !finite0 && accepted(first[x], c0);
       if (overflow1) f = NAN;

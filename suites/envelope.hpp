@@ -76,6 +76,23 @@ EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std
 /// promotion, output): a partial sum or result below it in magnitude cannot overflow.
 double overflow_limit(const KernelTraits& t);
 
+/// Equal bit for bit (a NaN equals a NaN of the same bits, unlike ==): whether the inputs a kernel received are the
+/// case's own values (then the case's reference is ref').
+bool same_bits(const std::vector<double>& x, const std::vector<double>& y);
+
+/// Whether a partial sum of element x = i n + j can overflow toward +Inf (pos) and toward -Inf (neg) in some valid
+/// order of the declared arithmetic: the positive (negative) finite products of the kernel's inputs a (m x k) and
+/// b (k x n), summed in magnitude and times the envelope's growth, reach the overflow limit (docs/suites.md,
+/// "values.special"). Infinite and NaN products are left out: they decide the result by IEEE's rules, not by overflow.
+struct OverflowReach {
+  bool pos = false, neg = false;
+  /// Whether a non-finite output of a finite exact result is one a valid order may give: the infinity of a sign some
+  /// partial sum can reach, or NaN where both can.
+  bool explains(bool nan, bool negative) const { return nan ? pos && neg : negative ? neg : pos; }
+};
+OverflowReach overflow_reach(const std::vector<double>& a, const std::vector<double>& b, std::int64_t n, std::int64_t k, std::int64_t x,
+                             double growth, double limit);
+
 /// The kernel's own error sources (not fpcert's rounding of the inputs into their formats): operand
 /// narrowing of A / B, split operands, product rounding, accumulation, promotion, output rounding.
 std::vector<std::string> error_sources(const KernelTraits& t);

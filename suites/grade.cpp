@@ -149,32 +149,6 @@ bool any_error(const std::vector<std::uint64_t>& codes, const std::vector<RefVal
   return false;
 }
 
-/// Equal bit for bit (a NaN equals a NaN of the same bits, unlike ==).
-bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
-  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
-}
-
-/// Whether a partial sum of element (i, j) can overflow toward +Inf (pos) and toward -Inf (neg) in some valid
-/// order of the declared arithmetic: the positive (negative) finite products of the kernel's inputs, summed
-/// in magnitude and times the envelope's growth, reach the overflow limit (docs/suites.md, "values.special").
-/// Infinite and NaN products are left out: they decide the result by IEEE's rules, not by overflow.
-struct OverflowReach {
-  bool pos = false, neg = false;
-};
-OverflowReach overflow_reach(const std::vector<double>& a, const std::vector<double>& b, std::int64_t n, std::int64_t k, std::int64_t x,
-                             double growth, double limit) {
-  const std::int64_t i = x / n, j = x % n;
-  double pos = 0, neg = 0;
-  for (std::int64_t q = 0; q < k; ++q) {
-    const double pr = a[static_cast<std::size_t>(i * k + q)] * b[static_cast<std::size_t>(q * n + j)];
-    if (!std::isfinite(pr)) continue;
-    (pr > 0 ? pos : neg) += std::fabs(pr);
-  }
-  // K double additions and products, each within 2^-53 relative: 2^-30 covers them (K < 2^23).
-  const double slack = growth * (1 + 0x1p-30);
-  return {pos * slack >= limit, neg * slack >= limit};
-}
-
 /// The tiers: bitwise where the order is emulable, the envelope always, the statistical test on top
 /// of the envelope where bitwise is not used and the accumulation claims round-to-nearest. a_in, b_in: the
 /// inputs as the kernel received them; overflowed: elements whose non-finite output is an accepted overflow of
@@ -526,7 +500,7 @@ void grade(const GradeInput& given, CaseResult& out) {
           // reach, or NaN where both can, is what a valid order of the declared arithmetic may give (the
           // bitwise tier, where it applies, requires its own); accepted, counted, and not graded further.
           const OverflowReach o = reach(x);
-          if (gc == FpClass::Inf ? (std::signbit(got) ? o.neg : o.pos) : (o.pos && o.neg)) {
+          if (o.explains(gc == FpClass::NaN, std::signbit(got))) {
             ++P.partial;
             ++P.overflowed;
             overflowed_at[ux] = 1;
