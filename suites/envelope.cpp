@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "kernels/emu/split.hpp"
-#include "kernels/tc/cards.hpp"
 #include "oracle/ulp.hpp"
 #include "suites/bound.hpp"
 #include "suites/emulate.hpp"
@@ -427,41 +426,22 @@ double spread_allowed(const SpreadModel& s, double ref_op_abs, double abs_op, do
   return 2 * envelope_allowed(s.env, ref_op_abs, abs_op, row_abs_a, col_abs_b);
 }
 
-void envelope_later_runs(const GradeInput& given, const std::vector<std::vector<std::uint64_t>>& later, int runs, int differing_runs,
-                         CaseResult& out) {
-  const KernelTraits t = tc::with_installed_cards(*given.traits);
-  const Problem& p = *given.problem;
+void envelope_later_runs(const GradeInput& in, const CheckedRunBasis& basis, CaseResult& out) {
+  const KernelTraits& t = *in.traits;
+  const Problem& p = *in.problem;
   const Format& of = *t.out;
   const auto mn = static_cast<std::size_t>(p.m * p.n);
-  const std::vector<std::uint64_t>& first = *given.codes;
+  const std::vector<std::uint64_t>& first = *in.codes;
+  const std::vector<std::vector<std::uint64_t>>& later = *in.later;
+  const std::vector<double>&a_in = basis.a_in, &b_in = basis.b_in, &row_in = basis.row_in, &col_in = basis.col_in;
+  const GemmRef& rop = basis.rop;
+  const OrderFreeElements& free = basis.free;
   RunSpread sp;
-  sp.runs = runs;
-  sp.differing_runs = differing_runs;
-  // The inputs as the kernel received them, ref' their exact product, and the operand sums (as grade's envelope).
-  const std::vector<double> a_in = given.a ? given.a->data : round_values(p.a.data, *t.a_input, t.input_rounding);
-  const std::vector<double> b_in = given.b ? given.b->data : round_values(p.b.data, *t.b_input, t.input_rounding);
-  const bool same = same_bits(a_in, p.a.data) && same_bits(b_in, p.b.data);
-  GemmRef own;
-  if (!same) own = gemm_reference(MatrixView::row_major(a_in.data(), p.m, p.k), MatrixView::row_major(b_in.data(), p.k, p.n));
-  const GemmRef& rop = same ? *given.ref : own;
+  sp.runs = in.runs;
+  sp.differing_runs = in.differing_runs;
   const SpreadModel model = make_spread_model(t, p.k);
   const double limit = overflow_limit(t);
   sp.bound = model.text;
-  std::vector<double> row_in(static_cast<std::size_t>(p.m), 0.0), col_in(static_cast<std::size_t>(p.n), 0.0);
-  for (std::int64_t i = 0; i < p.m; ++i)
-    for (std::int64_t q = 0; q < p.k; ++q) row_in[static_cast<std::size_t>(i)] += std::fabs(a_in[static_cast<std::size_t>(i * p.k + q)]);
-  for (std::int64_t q = 0; q < p.k; ++q)
-    for (std::int64_t j = 0; j < p.n; ++j) col_in[static_cast<std::size_t>(j)] += std::fabs(b_in[static_cast<std::size_t>(q * p.n + j)]);
-  for (auto* v : {&row_in, &col_in})
-    for (double& x : *v) x *= 1 + 0x1p-30;  // K roundings of a sum of magnitudes: within K 2^-53 < 2^-30 (K < 2^23)
-  // The order-free elements: one value in every order, so in every run.
-  OrderFreeElements free;
-  if (given.strongest == Tier::Bitwise) {
-    const bool split = t.operand_u > 0;
-    const std::vector<double> a_op = split ? a_in : operand_values(a_in, *t.a_input, *t.a_operand, t.input_rounding);
-    const std::vector<double> b_op = split ? b_in : operand_values(b_in, *t.b_input, *t.b_operand, t.input_rounding);
-    free = order_free_elements(t, p.m, p.n, p.k, a_in, b_in, a_op, b_op);
-  }
   sp.order_free = free.count();
   std::vector<std::uint8_t> differs(mn, 0), free_bad(mn, 0);
   std::int64_t env_first = -1, free_first = -1;
@@ -527,7 +507,7 @@ void envelope_later_runs(const GradeInput& given, const std::vector<std::vector<
     sp.max_elements = std::max(sp.max_elements, diff_here);
   }
   auto at = [&](std::int64_t x) { return fmt::format("({}, {})", x / p.n, x % p.n); };
-  const int compared = std::max(0, runs - 1);
+  const int compared = std::max(0, in.runs - 1);
   // Every later run graded on its own by the envelope (the checked run's is grade's envelope check).
   if (!later.empty())
     out.checks.push_back({CheckKind::Envelope, sp.envelope_exceed == 0,
@@ -564,9 +544,6 @@ void envelope_later_runs(const GradeInput& given, const std::vector<std::vector<
   out.checks.push_back({CheckKind::Spread, !sp.order_free_differ && !beyond, detail, sp.order_free_differ ? free_first : sp.worst_index,
                         sp.max_frac, 1});
   out.spread = sp;
-  out.status = CaseStatus::Pass;
-  out.reason.clear();
-  decide(out);
 }
 
 }  // namespace fpcert

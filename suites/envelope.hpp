@@ -24,7 +24,8 @@
 
 namespace fpcert {
 
-struct GradeInput;  // suites/grade.hpp
+struct GradeInput;         // suites/grade.hpp
+struct OrderFreeElements;  // suites/order_free.hpp
 
 struct EnvelopeModel {
   double coef = 0;        ///< of abs'_ij: operands, products and accumulation together
@@ -110,12 +111,23 @@ struct SpreadModel {
 SpreadModel make_spread_model(const KernelTraits& t, std::int64_t k);
 double spread_allowed(const SpreadModel& s, double ref_op_abs, double abs_op, double row_abs_a = 0, double col_abs_b = 0);
 
-/// The later runs of a kernel declaring run-to-run nondeterminism, after grade() judged the checked run (in.codes):
-/// each distinct later output (`later`) judged on its own by the envelope (a check of kind envelope), its order-free
-/// elements held to their one value, and its difference from the checked run to what two admissible orders of the
-/// declared arithmetic allow (the check of kind spread). `runs`: runs made (the checked one included), of which
-/// `differing_runs` later ones differed. Fills out.spread; the case's status is decided again from its checks.
-void envelope_later_runs(const GradeInput& in, const std::vector<std::vector<std::uint64_t>>& later, int runs, int differing_runs,
-                         CaseResult& out);
+/// What grade derived for the checked run that the later runs are judged with too: the inputs as the kernel
+/// received them, ref' their exact product, sum_k |a'_ik| per row and sum_k |b'_kj| per column (where the envelope
+/// has operand terms; zeros otherwise), the order-free elements (none where the strongest tier asked for is weaker).
+struct CheckedRunBasis {
+  const std::vector<double>& a_in;
+  const std::vector<double>& b_in;
+  const GemmRef& rop;
+  const std::vector<double>& row_in;
+  const std::vector<double>& col_in;
+  const OrderFreeElements& free;
+};
+
+/// The later runs of a kernel declaring run-to-run nondeterminism (in.later, in.runs, in.differing_runs), judged by
+/// grade after the checked run (in.codes, in.traits with the installed cards): each distinct later output judged on
+/// its own by the envelope (a check of kind envelope), its order-free elements held to their one value, and its
+/// difference from the checked run to what two admissible orders of the declared arithmetic allow (the check of kind
+/// spread). Fills out.spread; grade decides the case's status from its checks afterwards.
+void envelope_later_runs(const GradeInput& in, const CheckedRunBasis& basis, CaseResult& out);
 
 }  // namespace fpcert

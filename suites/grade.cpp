@@ -177,6 +177,8 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
   if (!same) own = gemm_reference(MatrixView::row_major(a_in.data(), p.m, p.k), MatrixView::row_major(b_in.data(), p.k, p.n));
   const GemmRef& rop = same ? ref : own;
 
+  OrderFreeElements free;  // the elements with one value in every summation order (where no order is emulated)
+
   // Envelope.
   const EnvelopeModel env = make_envelope(t, p.k);
   out.envelope = env.bound;
@@ -258,7 +260,6 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
   } else {
     out.tier = Tier::Envelope;
     // Where the data leave every order one value, an order nobody declared still gets a bit-for-bit verdict.
-    OrderFreeElements free;
     if (in.strongest == Tier::Bitwise) free = order_free_elements(t, p.m, p.n, p.k, a_in, b_in, a_op, b_op);
     const bool all_free = mn > 0 && free.count() == static_cast<std::int64_t>(mn);
     out.flags.push_back("tier: " + std::string(in.strongest != Tier::Bitwise ? "a weaker tier asked for"
@@ -331,6 +332,8 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
       if (seen) out.evidence.push_back(src);
     }
   }
+  // A kernel declaring run-to-run nondeterminism: its later runs, judged with what the checked run's verdict derived.
+  if (in.later) envelope_later_runs(in, {a_in, b_in, rop, row_in, col_in, free}, out);
 }
 
 }  // namespace
