@@ -443,7 +443,7 @@ void envelope_later_runs(const GradeInput& in, const CheckedRunBasis& basis, Cas
   const double limit = overflow_limit(t);
   sp.bound = model.text;
   sp.order_free = free.count();
-  std::vector<std::uint8_t> differs(mn, 0), free_bad(mn, 0);
+  std::vector<std::uint8_t> differs(mn, 0), free_bad(mn, 0), env_bad(mn, 0);  // each element counted once over the runs
   std::int64_t env_first = -1, free_first = -1;
   int free_first_run = 0;
   std::vector<double> fracs;
@@ -468,7 +468,8 @@ void envelope_later_runs(const GradeInput& in, const CheckedRunBasis& basis, Cas
       if (overflow1) f = NAN;
       if (!std::isnan(f) && !(!finite0 && c[x] == first[x])) {
         sp.envelope_worst = std::max(sp.envelope_worst, f);
-        if (f > 1) {
+        if (f > 1 && !env_bad[x]) {
+          env_bad[x] = 1;
           ++sp.envelope_exceed;
           if (env_first < 0) env_first = static_cast<std::int64_t>(x);
         }
