@@ -402,8 +402,9 @@ SpreadModel make_spread_model(const KernelTraits& t, std::int64_t k) {
   // is summed in a fixed order); only the order in which they are added into C (+0 first, one rounding each)
   // changes. Recursive summation of S values in any order is within gamma_{S-1}(u) sum |P_s| of their exact sum
   // (Higham, Accuracy and Stability, 2nd ed., eq. (4.4); the first addition, to +0, is exact), so two orders
-  // differ by at most 2 gamma_{S-1}(u) sum |P_s|, and sum |P_s| <= growth abs' + eta_arith (growth bounds every
-  // partial sum a valid order forms, eta_arith the underflow of the roundings inside the chunks). An addition is
+  // differ by at most 2 gamma_{S-1}(u) sum |P_s|, and sum |P_s| <= growth (abs' + eta_A sum|b'| + eta_B sum|a'|) +
+  // eta_arith (growth bounds every partial sum a valid order forms, eta_A and eta_B the operands' underflow where
+  // they are narrower than the inputs, eta_arith the underflow of the roundings inside the chunks). An addition is
   // exact in the subnormal range (its relative error bound holds there too): no absolute term of its own.
   if (o.kind == OrderKind::SplitK && o.outer == Combine::Atomic && *t.out == *t.acc && t.promote_every == 0 &&
       o.final_scale == FinalScale::None && s.env.exists) {
@@ -422,7 +423,11 @@ SpreadModel make_spread_model(const KernelTraits& t, std::int64_t k) {
 }
 
 double spread_allowed(const SpreadModel& s, double ref_op_abs, double abs_op, double row_abs_a, double col_abs_b) {
-  if (s.atomic) return s.coef * (s.env.growth * abs_op + s.env.eta_arith) * (1 + 0x1p-49);  // a few roundings of non-negative terms
+  // Operands narrower than the inputs may each be off by eta_A (eta_B) below their format's normal range, beyond the
+  // relative part growth carries: their products' magnitudes by eta_A sum|b'| + eta_B sum|a'| more (as the envelope's E).
+  if (s.atomic)
+    return s.coef * (s.env.growth * (abs_op + s.env.eta_a * col_abs_b + s.env.eta_b * row_abs_a) + s.env.eta_arith) *
+           (1 + 0x1p-49);  // a few roundings of non-negative terms
   return 2 * envelope_allowed(s.env, ref_op_abs, abs_op, row_abs_a, col_abs_b);
 }
 
