@@ -438,7 +438,10 @@ void envelope_later_runs(const GradeInput& in, const CheckedRunBasis& basis, Cas
   const auto mn = static_cast<std::size_t>(p.m * p.n);
   const std::vector<std::uint64_t>& first = *in.codes;
   const std::vector<std::vector<std::uint64_t>>& later = *in.later;
-  const std::vector<double>&a_in = basis.a_in, &b_in = basis.b_in, &row_in = basis.row_in, &col_in = basis.col_in;
+  const std::vector<double>& a_in = basis.a_in;
+  const std::vector<double>& b_in = basis.b_in;
+  const std::vector<double>& row_in = basis.row_in;
+  const std::vector<double>& col_in = basis.col_in;
   const GemmRef& rop = basis.rop;
   const OrderFreeElements& free = basis.free;
   RunSpread sp;
