@@ -18,6 +18,7 @@
 #include "suites/mutation.hpp"
 #include "suites/suite.hpp"
 #include "tests/support/problems.hpp"
+#include "tests/support/run_case.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;
@@ -203,14 +204,9 @@ TEST_CASE("a later run's overflow of a partial sum is judged as the checked run'
   const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
   auto k = make_gemm_kernel("model_gemm_f32_splitk4_atomic");
   auto api = make_host_api();
-  CaseSetup s;
-  s.suite = "test";
-  s.case_id = "overflow_orders";
-  s.problem = &p;
-  s.ref = &ref;
   RunOptions o;
   o.timed = 5;  // six runs in all: several arrival orders per element
-  const CaseResult r = run_case(*k, s, *api, o);
+  const CaseResult r = test::run_graded(*k, p, ref, *api, o);
   INFO(r.reason);
   CHECK(r.status == CaseStatus::Pass);
   REQUIRE(r.spread);
@@ -227,14 +223,9 @@ TEST_CASE("a later run's envelope excess counts elements, not element-runs") {
   const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
   auto k = make_gemm_kernel("mutant_gemm_f32_splitk4_atomic_lost_update");
   auto api = make_host_api();
-  CaseSetup s;
-  s.suite = "test";
-  s.case_id = "lost_update_runs";
-  s.problem = &p;
-  s.ref = &ref;
   RunOptions o;
   o.timed = 5;  // six runs in all
-  const CaseResult r = run_case(*k, s, *api, o);
+  const CaseResult r = test::run_graded(*k, p, ref, *api, o);
   INFO(r.reason);
   CHECK(r.status == CaseStatus::Fail);
   REQUIRE(r.spread);
