@@ -68,7 +68,6 @@ int run_mutate(const MutateArgs& a) {
     std::fputs(fault_catalogue_text().c_str(), stdout);
     return kExitPass;
   }
-  check_command_outputs({{"--json", a.json}, {"--html", a.html}});  // before any work (docs/errors.md)
   load_plugins(a.plugins, a.timeout_s);
   const SuiteInfo* suite = find_suite(a.suite);
   if (!suite) throw InputError(fmt::format("unknown suite '{}' (valid: {})", a.suite, suite_names()));

@@ -65,7 +65,6 @@ int run_check(const QuantizeArgs& a) {
   if (a.to == "all") fmts.assign(all_block_formats().begin(), all_block_formats().end());
   else fmts.push_back(&block_format_arg(a.to));
   if (a.stride < 1 || a.other_stride < 1 || a.scale_stride < 1) throw InputError("fpcert quantize --check: strides must be >= 1");
-  check_command_outputs({{"--json", a.json}});  // before any work (docs/errors.md)
   BlockCheckOptions o;
   o.stride = a.stride;
   o.other_stride = a.other_stride;

@@ -75,7 +75,6 @@ std::vector<std::string> shard_of(const std::vector<std::string>& all, const std
 }
 
 int run_selftest(const SelftestArgs& a) {
-  check_command_outputs({{"--json", a.json}});  // before any work (docs/errors.md)
   const SuiteInfo* suite = find_suite(a.suite);
   if (!suite) throw InputError(fmt::format("unknown suite '{}' (valid: {})", a.suite, suite_names()));
   std::vector<std::string> kernels = expand_kernel_list(a.kernels);

@@ -29,7 +29,11 @@ char g_message[1024];
 volatile sig_atomic_t g_armed = 0;
 volatile pid_t g_pid = 0;
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-struct sigaction g_old_actions[std::size(kFatalSignals)];
+// The actions each armed signal guard replaced, one row per nesting level (guards are scoped, so they end in the
+// reverse order they began): an inner guard restores the outer one's handlers, the outermost the process's own.
+constexpr int kMaxSignalDepth = 8;
+struct sigaction g_old_actions[kMaxSignalDepth][std::size(kFatalSignals)];
+int g_signal_depth = 0;
 
 void write_all(const char* s, std::size_t n) {
   while (n > 0) {
@@ -82,18 +86,22 @@ ExitGuard::ExitGuard(const std::string& message, bool fatal_signals) : previous_
   std::snprintf(g_message, sizeof g_message, "fpcert: %s", message.c_str());
   g_pid = ::getpid();
   g_armed = 1;
+  signals_ = signals_ && g_signal_depth < kMaxSignalDepth;  // deeper still: the outer guard's handlers stay, with this message
   if (signals_) {
     struct sigaction sa {};
     sa.sa_handler = on_fatal_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_NODEFER;
-    for (std::size_t i = 0; i < std::size(kFatalSignals); ++i) ::sigaction(kFatalSignals[i], &sa, &g_old_actions[i]);
+    for (std::size_t i = 0; i < std::size(kFatalSignals); ++i) ::sigaction(kFatalSignals[i], &sa, &g_old_actions[g_signal_depth][i]);
+    ++g_signal_depth;
   }
 }
 
 ExitGuard::~ExitGuard() {
-  if (signals_)
-    for (std::size_t i = 0; i < std::size(kFatalSignals); ++i) ::sigaction(kFatalSignals[i], &g_old_actions[i], nullptr);
+  if (signals_) {
+    --g_signal_depth;
+    for (std::size_t i = 0; i < std::size(kFatalSignals); ++i) ::sigaction(kFatalSignals[i], &g_old_actions[g_signal_depth][i], nullptr);
+  }
   g_armed = 0;
   std::snprintf(g_message, sizeof g_message, "%s", previous_.c_str());
   g_armed = previous_armed_ ? 1 : 0;

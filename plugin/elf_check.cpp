@@ -86,7 +86,6 @@ std::string non_regular_kind(const std::string& path) {
 }
 
 std::string elf_file_problem(const std::string& path) {
-  if (const std::string kind = non_regular_kind(path); !kind.empty()) return kind + ", not a shared library";
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // never blocks on a FIFO swapped in
   if (fd < 0) return std::strerror(errno);
   struct stat st {};

@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "kernels/emu/split.hpp"
-#include "kernels/tc/cards.hpp"
 #include "oracle/ulp.hpp"
 #include "suites/bound.hpp"
 #include "suites/emulate.hpp"
@@ -350,6 +349,24 @@ double overflow_limit(const KernelTraits& t) {
   return lim;
 }
 
+bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
+  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
+}
+
+OverflowReach overflow_reach(const std::vector<double>& a, const std::vector<double>& b, std::int64_t n, std::int64_t k, std::int64_t x,
+                             double growth, double limit) {
+  const std::int64_t i = x / n, j = x % n;
+  double pos = 0, neg = 0;
+  for (std::int64_t q = 0; q < k; ++q) {
+    const double pr = a[static_cast<std::size_t>(i * k + q)] * b[static_cast<std::size_t>(q * n + j)];
+    if (!std::isfinite(pr)) continue;
+    (pr > 0 ? pos : neg) += std::fabs(pr);
+  }
+  // K double additions and products, each within 2^-53 relative: 2^-30 covers them (K < 2^23).
+  const double slack = growth * (1 + 0x1p-30);
+  return {pos * slack >= limit, neg * slack >= limit};
+}
+
 std::vector<std::string> error_sources(const KernelTraits& t) {
   std::vector<std::string> s;
   // A block-scaled kernel's operands are its quantizer's values dequantized, exact in the operand format on every
@@ -375,27 +392,6 @@ double ulp_at(const Format& f, double v) {
   return std::ldexp(1.0, e - f.frac_bits);
 }
 
-/// Whether a later run's infinity (or NaN) at element x of a finite exact result is what a valid order may give: a
-/// partial sum can overflow toward that sign (NaN: toward both), the rule grade's checks apply to the checked run
-/// (docs/suites.md, "values.special"): the element's positive and negative finite products, summed in magnitude and
-/// times the envelope's growth, reach the overflow limit.
-bool accepted_overflow(const std::vector<double>& a, const std::vector<double>& b, std::int64_t n, std::int64_t k, std::size_t x,
-                       double growth, double limit, bool nan, bool negative) {
-  const std::int64_t i = static_cast<std::int64_t>(x) / n, j = static_cast<std::int64_t>(x) % n;
-  double pos = 0, neg = 0;
-  for (std::int64_t q = 0; q < k; ++q) {
-    const double pr = a[static_cast<std::size_t>(i * k + q)] * b[static_cast<std::size_t>(q * n + j)];
-    if (std::isfinite(pr)) (pr > 0 ? pos : neg) += std::fabs(pr);
-  }
-  const double slack = growth * (1 + 0x1p-30);  // K double additions and products within 2^-53 each (K < 2^23)
-  const bool up = pos * slack >= limit, down = neg * slack >= limit;
-  return nan ? up && down : negative ? down : up;
-}
-
-bool bits_equal(const std::vector<double>& x, const std::vector<double>& y) {
-  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
-}
-
 }  // namespace
 
 SpreadModel make_spread_model(const KernelTraits& t, std::int64_t k) {
@@ -406,8 +402,9 @@ SpreadModel make_spread_model(const KernelTraits& t, std::int64_t k) {
   // is summed in a fixed order); only the order in which they are added into C (+0 first, one rounding each)
   // changes. Recursive summation of S values in any order is within gamma_{S-1}(u) sum |P_s| of their exact sum
   // (Higham, Accuracy and Stability, 2nd ed., eq. (4.4); the first addition, to +0, is exact), so two orders
-  // differ by at most 2 gamma_{S-1}(u) sum |P_s|, and sum |P_s| <= growth abs' + eta_arith (growth bounds every
-  // partial sum a valid order forms, eta_arith the underflow of the roundings inside the chunks). An addition is
+  // differ by at most 2 gamma_{S-1}(u) sum |P_s|, and sum |P_s| <= growth (abs' + eta_A sum|b'| + eta_B sum|a'|) +
+  // eta_arith (growth bounds every partial sum a valid order forms, eta_A and eta_B the operands' underflow where
+  // they are narrower than the inputs, eta_arith the underflow of the roundings inside the chunks). An addition is
   // exact in the subnormal range (its relative error bound holds there too): no absolute term of its own.
   if (o.kind == OrderKind::SplitK && o.outer == Combine::Atomic && *t.out == *t.acc && t.promote_every == 0 &&
       o.final_scale == FinalScale::None && s.env.exists) {
@@ -426,46 +423,35 @@ SpreadModel make_spread_model(const KernelTraits& t, std::int64_t k) {
 }
 
 double spread_allowed(const SpreadModel& s, double ref_op_abs, double abs_op, double row_abs_a, double col_abs_b) {
-  if (s.atomic) return s.coef * (s.env.growth * abs_op + s.env.eta_arith) * (1 + 0x1p-49);  // a few roundings of non-negative terms
+  // Operands narrower than the inputs may each be off by eta_A (eta_B) below their format's normal range, beyond the
+  // relative part growth carries: their products' magnitudes by eta_A sum|b'| + eta_B sum|a'| more (as the envelope's E).
+  if (s.atomic)
+    return s.coef * (s.env.growth * (abs_op + s.env.eta_a * col_abs_b + s.env.eta_b * row_abs_a) + s.env.eta_arith) *
+           (1 + 0x1p-49);  // a few roundings of non-negative terms
   return 2 * envelope_allowed(s.env, ref_op_abs, abs_op, row_abs_a, col_abs_b);
 }
 
-void envelope_later_runs(const GradeInput& given, const std::vector<std::vector<std::uint64_t>>& later, int runs, int differing_runs,
-                         CaseResult& out) {
-  const KernelTraits t = tc::with_installed_cards(*given.traits);
-  const Problem& p = *given.problem;
+void envelope_later_runs(const GradeInput& in, const CheckedRunBasis& basis, CaseResult& out) {
+  const KernelTraits& t = *in.traits;
+  const Problem& p = *in.problem;
   const Format& of = *t.out;
   const auto mn = static_cast<std::size_t>(p.m * p.n);
-  const std::vector<std::uint64_t>& first = *given.codes;
+  const std::vector<std::uint64_t>& first = *in.codes;
+  const std::vector<std::vector<std::uint64_t>>& later = *in.later;
+  const std::vector<double>& a_in = basis.a_in;
+  const std::vector<double>& b_in = basis.b_in;
+  const std::vector<double>& row_in = basis.row_in;
+  const std::vector<double>& col_in = basis.col_in;
+  const GemmRef& rop = basis.rop;
+  const OrderFreeElements& free = basis.free;
   RunSpread sp;
-  sp.runs = runs;
-  sp.differing_runs = differing_runs;
-  // The inputs as the kernel received them, ref' their exact product, and the operand sums (as grade's envelope).
-  const std::vector<double> a_in = given.a ? given.a->data : round_values(p.a.data, *t.a_input, t.input_rounding);
-  const std::vector<double> b_in = given.b ? given.b->data : round_values(p.b.data, *t.b_input, t.input_rounding);
-  const bool same = bits_equal(a_in, p.a.data) && bits_equal(b_in, p.b.data);
-  GemmRef own;
-  if (!same) own = gemm_reference(MatrixView::row_major(a_in.data(), p.m, p.k), MatrixView::row_major(b_in.data(), p.k, p.n));
-  const GemmRef& rop = same ? *given.ref : own;
+  sp.runs = in.runs;
+  sp.differing_runs = in.differing_runs;
   const SpreadModel model = make_spread_model(t, p.k);
+  const double limit = overflow_limit(t);
   sp.bound = model.text;
-  std::vector<double> row_in(static_cast<std::size_t>(p.m), 0.0), col_in(static_cast<std::size_t>(p.n), 0.0);
-  for (std::int64_t i = 0; i < p.m; ++i)
-    for (std::int64_t q = 0; q < p.k; ++q) row_in[static_cast<std::size_t>(i)] += std::fabs(a_in[static_cast<std::size_t>(i * p.k + q)]);
-  for (std::int64_t q = 0; q < p.k; ++q)
-    for (std::int64_t j = 0; j < p.n; ++j) col_in[static_cast<std::size_t>(j)] += std::fabs(b_in[static_cast<std::size_t>(q * p.n + j)]);
-  for (auto* v : {&row_in, &col_in})
-    for (double& x : *v) x *= 1 + 0x1p-30;  // K roundings of a sum of magnitudes: within K 2^-53 < 2^-30 (K < 2^23)
-  // The order-free elements: one value in every order, so in every run.
-  OrderFreeElements free;
-  if (given.strongest == Tier::Bitwise) {
-    const bool split = t.operand_u > 0;
-    const std::vector<double> a_op = split ? a_in : operand_values(a_in, *t.a_input, *t.a_operand, t.input_rounding);
-    const std::vector<double> b_op = split ? b_in : operand_values(b_in, *t.b_input, *t.b_operand, t.input_rounding);
-    free = order_free_elements(t, p.m, p.n, p.k, a_in, b_in, a_op, b_op);
-  }
   sp.order_free = free.count();
-  std::vector<std::uint8_t> differs(mn, 0), free_bad(mn, 0);
+  std::vector<std::uint8_t> differs(mn, 0), free_bad(mn, 0), env_bad(mn, 0);  // each element counted once over the runs
   std::int64_t env_first = -1, free_first = -1;
   int free_first_run = 0;
   std::vector<double> fracs;
@@ -483,14 +469,15 @@ void envelope_later_runs(const GradeInput& given, const std::vector<std::vector<
       // (in either run: then the two runs' difference is no spread to bound either).
       auto accepted = [&](std::uint64_t code, FpClass cls) {
         return cls != FpClass::NaN && cls != FpClass::Inf ? false
-               : std::isfinite(rop.c[x].hi) && accepted_overflow(a_in, b_in, p.n, p.k, x, model.env.growth, overflow_limit(t),
-                                                                  cls == FpClass::NaN, std::signbit(to_double(of, code)));
+               : std::isfinite(rop.c[x].hi) && overflow_reach(a_in, b_in, p.n, p.k, static_cast<std::int64_t>(x), model.env.growth, limit)
+                                                   .explains(cls == FpClass::NaN, std::signbit(to_double(of, code)));
       };
       const bool overflow1 = accepted(c[x], c1), overflow0 = !finite0 && accepted(first[x], c0);
       if (overflow1) f = NAN;
       if (!std::isnan(f) && !(!finite0 && c[x] == first[x])) {
         sp.envelope_worst = std::max(sp.envelope_worst, f);
-        if (f > 1) {
+        if (f > 1 && !env_bad[x]) {
+          env_bad[x] = 1;
           ++sp.envelope_exceed;
           if (env_first < 0) env_first = static_cast<std::int64_t>(x);
         }
@@ -529,7 +516,7 @@ void envelope_later_runs(const GradeInput& given, const std::vector<std::vector<
     sp.max_elements = std::max(sp.max_elements, diff_here);
   }
   auto at = [&](std::int64_t x) { return fmt::format("({}, {})", x / p.n, x % p.n); };
-  const int compared = std::max(0, runs - 1);
+  const int compared = std::max(0, in.runs - 1);
   // Every later run graded on its own by the envelope (the checked run's is grade's envelope check).
   if (!later.empty())
     out.checks.push_back({CheckKind::Envelope, sp.envelope_exceed == 0,
@@ -566,9 +553,6 @@ void envelope_later_runs(const GradeInput& given, const std::vector<std::vector<
   out.checks.push_back({CheckKind::Spread, !sp.order_free_differ && !beyond, detail, sp.order_free_differ ? free_first : sp.worst_index,
                         sp.max_frac, 1});
   out.spread = sp;
-  out.status = CaseStatus::Pass;
-  out.reason.clear();
-  decide(out);
 }
 
 }  // namespace fpcert

@@ -24,7 +24,8 @@
 
 namespace fpcert {
 
-struct GradeInput;  // suites/grade.hpp
+struct GradeInput;         // suites/grade.hpp
+struct OrderFreeElements;  // suites/order_free.hpp
 
 struct EnvelopeModel {
   double coef = 0;        ///< of abs'_ij: operands, products and accumulation together
@@ -76,6 +77,23 @@ EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std
 /// promotion, output): a partial sum or result below it in magnitude cannot overflow.
 double overflow_limit(const KernelTraits& t);
 
+/// Equal bit for bit (a NaN equals a NaN of the same bits, unlike ==): whether the inputs a kernel received are the
+/// case's own values (then the case's reference is ref').
+bool same_bits(const std::vector<double>& x, const std::vector<double>& y);
+
+/// Whether a partial sum of element x = i n + j can overflow toward +Inf (pos) and toward -Inf (neg) in some valid
+/// order of the declared arithmetic: the positive (negative) finite products of the kernel's inputs a (m x k) and
+/// b (k x n), summed in magnitude and times the envelope's growth, reach the overflow limit (docs/suites.md,
+/// "values.special"). Infinite and NaN products are left out: they decide the result by IEEE's rules, not by overflow.
+struct OverflowReach {
+  bool pos = false, neg = false;
+  /// Whether a non-finite output of a finite exact result is one a valid order may give: the infinity of a sign some
+  /// partial sum can reach, or NaN where both can.
+  bool explains(bool nan, bool negative) const { return nan ? pos && neg : negative ? neg : pos; }
+};
+OverflowReach overflow_reach(const std::vector<double>& a, const std::vector<double>& b, std::int64_t n, std::int64_t k, std::int64_t x,
+                             double growth, double limit);
+
 /// The kernel's own error sources (not fpcert's rounding of the inputs into their formats): operand
 /// narrowing of A / B, split operands, product rounding, accumulation, promotion, output rounding.
 std::vector<std::string> error_sources(const KernelTraits& t);
@@ -93,12 +111,23 @@ struct SpreadModel {
 SpreadModel make_spread_model(const KernelTraits& t, std::int64_t k);
 double spread_allowed(const SpreadModel& s, double ref_op_abs, double abs_op, double row_abs_a = 0, double col_abs_b = 0);
 
-/// The later runs of a kernel declaring run-to-run nondeterminism, after grade() judged the checked run (in.codes):
-/// each distinct later output (`later`) judged on its own by the envelope (a check of kind envelope), its order-free
-/// elements held to their one value, and its difference from the checked run to what two admissible orders of the
-/// declared arithmetic allow (the check of kind spread). `runs`: runs made (the checked one included), of which
-/// `differing_runs` later ones differed. Fills out.spread; the case's status is decided again from its checks.
-void envelope_later_runs(const GradeInput& in, const std::vector<std::vector<std::uint64_t>>& later, int runs, int differing_runs,
-                         CaseResult& out);
+/// What grade derived for the checked run that the later runs are judged with too: the inputs as the kernel
+/// received them, ref' their exact product, sum_k |a'_ik| per row and sum_k |b'_kj| per column (where the envelope
+/// has operand terms; zeros otherwise), the order-free elements (none where the strongest tier asked for is weaker).
+struct CheckedRunBasis {
+  const std::vector<double>& a_in;
+  const std::vector<double>& b_in;
+  const GemmRef& rop;
+  const std::vector<double>& row_in;
+  const std::vector<double>& col_in;
+  const OrderFreeElements& free;
+};
+
+/// The later runs of a kernel declaring run-to-run nondeterminism (in.later, in.runs, in.differing_runs), judged by
+/// grade after the checked run (in.codes, in.traits with the installed cards): each distinct later output judged on
+/// its own by the envelope (a check of kind envelope), its order-free elements held to their one value, and its
+/// difference from the checked run to what two admissible orders of the declared arithmetic allow (the check of kind
+/// spread). Fills out.spread; grade decides the case's status from its checks afterwards.
+void envelope_later_runs(const GradeInput& in, const CheckedRunBasis& basis, CaseResult& out);
 
 }  // namespace fpcert

@@ -149,32 +149,6 @@ bool any_error(const std::vector<std::uint64_t>& codes, const std::vector<RefVal
   return false;
 }
 
-/// Equal bit for bit (a NaN equals a NaN of the same bits, unlike ==).
-bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
-  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
-}
-
-/// Whether a partial sum of element (i, j) can overflow toward +Inf (pos) and toward -Inf (neg) in some valid
-/// order of the declared arithmetic: the positive (negative) finite products of the kernel's inputs, summed
-/// in magnitude and times the envelope's growth, reach the overflow limit (docs/suites.md, "values.special").
-/// Infinite and NaN products are left out: they decide the result by IEEE's rules, not by overflow.
-struct OverflowReach {
-  bool pos = false, neg = false;
-};
-OverflowReach overflow_reach(const std::vector<double>& a, const std::vector<double>& b, std::int64_t n, std::int64_t k, std::int64_t x,
-                             double growth, double limit) {
-  const std::int64_t i = x / n, j = x % n;
-  double pos = 0, neg = 0;
-  for (std::int64_t q = 0; q < k; ++q) {
-    const double pr = a[static_cast<std::size_t>(i * k + q)] * b[static_cast<std::size_t>(q * n + j)];
-    if (!std::isfinite(pr)) continue;
-    (pr > 0 ? pos : neg) += std::fabs(pr);
-  }
-  // K double additions and products, each within 2^-53 relative: 2^-30 covers them (K < 2^23).
-  const double slack = growth * (1 + 0x1p-30);
-  return {pos * slack >= limit, neg * slack >= limit};
-}
-
 /// The tiers: bitwise where the order is emulable, the envelope always, the statistical test on top
 /// of the envelope where bitwise is not used and the accumulation claims round-to-nearest. a_in, b_in: the
 /// inputs as the kernel received them; overflowed: elements whose non-finite output is an accepted overflow of
@@ -202,6 +176,8 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
   GemmRef own;
   if (!same) own = gemm_reference(MatrixView::row_major(a_in.data(), p.m, p.k), MatrixView::row_major(b_in.data(), p.k, p.n));
   const GemmRef& rop = same ? ref : own;
+
+  OrderFreeElements free;  // the elements with one value in every summation order (where no order is emulated)
 
   // Envelope.
   const EnvelopeModel env = make_envelope(t, p.k);
@@ -284,7 +260,6 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
   } else {
     out.tier = Tier::Envelope;
     // Where the data leave every order one value, an order nobody declared still gets a bit-for-bit verdict.
-    OrderFreeElements free;
     if (in.strongest == Tier::Bitwise) free = order_free_elements(t, p.m, p.n, p.k, a_in, b_in, a_op, b_op);
     const bool all_free = mn > 0 && free.count() == static_cast<std::int64_t>(mn);
     out.flags.push_back("tier: " + std::string(in.strongest != Tier::Bitwise ? "a weaker tier asked for"
@@ -357,6 +332,8 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
       if (seen) out.evidence.push_back(src);
     }
   }
+  // A kernel declaring run-to-run nondeterminism: its later runs, judged with what the checked run's verdict derived.
+  if (in.later) envelope_later_runs(in, {a_in, b_in, rop, row_in, col_in, free}, out);
 }
 
 }  // namespace
@@ -526,7 +503,7 @@ void grade(const GradeInput& given, CaseResult& out) {
           // reach, or NaN where both can, is what a valid order of the declared arithmetic may give (the
           // bitwise tier, where it applies, requires its own); accepted, counted, and not graded further.
           const OverflowReach o = reach(x);
-          if (gc == FpClass::Inf ? (std::signbit(got) ? o.neg : o.pos) : (o.pos && o.neg)) {
+          if (o.explains(gc == FpClass::NaN, std::signbit(got))) {
             ++P.partial;
             ++P.overflowed;
             overflowed_at[ux] = 1;

@@ -52,6 +52,11 @@ struct GradeInput {
   std::int64_t tile_m = 0, tile_n = 0;
   /// An order from outside the declaration (certify --order revealed / FILE); null: the declared order.
   const OrderOverride* order = nullptr;
+  /// A kernel declaring run-to-run nondeterminism: the distinct outputs of its later runs, each judged on its own
+  /// after the checked run (suites/envelope.hpp, envelope_later_runs); null: none to judge. `runs`: runs made (the
+  /// checked one included), of which `differing_runs` later ones differed.
+  const std::vector<std::vector<std::uint64_t>>* later = nullptr;
+  int runs = 0, differing_runs = 0;
 };
 
 /// Fill metrics, the course gate (bound, gate fraction, worst elements), the envelope, the checks

@@ -17,7 +17,6 @@
 #include "base/error.hpp"
 #include "base/fpenv.hpp"
 #include "suites/block_reference.hpp"
-#include "suites/envelope.hpp"
 #include "suites/grade.hpp"
 #include "suites/guarded_input.hpp"
 #include "suites/guarded_buffer.hpp"
@@ -424,8 +423,12 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     gi.b_tensor_scale = block_ref->b_tensor_scale;
   }
   gi.order = order_override ? &*order_override : nullptr;
+  if (run_to_run) {
+    gi.later = &later;
+    gi.runs = 1 + r.timed_runs + warmups;
+    gi.differing_runs = static_cast<int>(runs_differ);
+  }
   grade(gi, r);
-  if (run_to_run) envelope_later_runs(gi, later, 1 + r.timed_runs + warmups, static_cast<int>(runs_differ), r);
   if (r.order && !r.order->used) r.order->fallback += fmt::format("; the case has the declared order's tier: {}", to_string(r.tier));
   // The runner's own checks on the inputs and on every run (each its CheckKind, results/results.hpp).
   auto add = [&](CheckKind kind, bool passed, std::string detail, std::int64_t index) {

@@ -17,6 +17,8 @@
 #include "suites/faults.hpp"
 #include "suites/mutation.hpp"
 #include "suites/suite.hpp"
+#include "tests/support/problems.hpp"
+#include "tests/support/run_case.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;
@@ -202,17 +204,31 @@ TEST_CASE("a later run's overflow of a partial sum is judged as the checked run'
   const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
   auto k = make_gemm_kernel("model_gemm_f32_splitk4_atomic");
   auto api = make_host_api();
-  CaseSetup s;
-  s.suite = "test";
-  s.case_id = "overflow_orders";
-  s.problem = &p;
-  s.ref = &ref;
   RunOptions o;
   o.timed = 5;  // six runs in all: several arrival orders per element
-  const CaseResult r = run_case(*k, s, *api, o);
+  const CaseResult r = test::run_graded(*k, p, ref, *api, o);
   INFO(r.reason);
   CHECK(r.status == CaseStatus::Pass);
   REQUIRE(r.spread);
   CHECK(r.spread->differing_runs > 0);
   CHECK(r.spread->envelope_exceed == 0);
+}
+
+TEST_CASE("a later run's envelope excess counts elements, not element-runs") {
+  // The lost-update fixture is wrong at C[0][0] and C[1][0] in every run (split 1's partial, about a quarter of a
+  // sum of positive products, never lands): over five distinct later runs those are still two elements.
+  Problem p = test::uniform_problem(8, 8, 64, f32, test::seed());
+  for (Matrix* mat : {&p.a, &p.b})
+    for (double& v : mat->data) v = std::fabs(v);  // positive products: the lost partial is far beyond any rounding error
+  const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
+  auto k = make_gemm_kernel("mutant_gemm_f32_splitk4_atomic_lost_update");
+  auto api = make_host_api();
+  RunOptions o;
+  o.timed = 5;  // six runs in all
+  const CaseResult r = test::run_graded(*k, p, ref, *api, o);
+  INFO(r.reason);
+  CHECK(r.status == CaseStatus::Fail);
+  REQUIRE(r.spread);
+  REQUIRE(r.spread->differing_runs >= 2);  // several later runs, each wrong at the same two elements
+  CHECK(r.spread->envelope_exceed == 2);
 }
