@@ -126,6 +126,11 @@ std::string determinism_problem(const KernelTraits& t) {
   if (t.determinism == Determinism::Deterministic && atomic)
     return "an atomic combine (" + order_spec(o) + ") adds partials in an arrival order that changes run to run: declare "
            "determinism run_to_run";
+  // The envelope bounds the combine's S roundings in the accumulator's unit; partials added into an output of
+  // fewer bits round in the output's unit, which that model does not cover: refused rather than misjudged.
+  if (atomic && t.out->precision() < t.acc->precision())
+    return "an atomic combine into an output (" + std::string(t.out->tag) + ") narrower than the accumulator (" +
+           std::string(t.acc->tag) + ") is not modelled: the partials would round in the output's unit";
   return {};
 }
 

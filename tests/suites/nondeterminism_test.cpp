@@ -158,6 +158,13 @@ TEST_CASE("the declaration: run to run needs an order family, an atomic combine 
   t.determinism = Determinism::Deterministic;
   t.sum_order = SummationOrder::split_k(4, Combine::Atomic);
   CHECK(determinism_problem(t).find("declare determinism run_to_run") != std::string::npos);
+  // Partials added atomically into a bf16 output round in bf16's unit (2^-8), not the f32 accumulator's: the
+  // envelope's combine term does not cover it, so the declaration is refused (an f32 output is fine above).
+  t.determinism = Determinism::RunToRun;
+  t.out = &bf16;
+  CHECK(determinism_problem(t).find("narrower than the accumulator") != std::string::npos);
+  t.out = &f32;
+  CHECK(determinism_problem(t).empty());
   // The spec string round-trips, and atomic is refused where it means nothing.
   CHECK(order_spec(parse_order_spec("splitk:splits=4,combine=atomic")) == "splitk:splits=4,combine=atomic,step=fma");
   CHECK_THROWS(parse_order_spec("blocked:block=32,outer=atomic"));
