@@ -19,32 +19,16 @@
 #include "tests/support/run_command.hpp"
 
 using fpcert::test::CommandResult;
+using fpcert::test::fpcert_run;
 using fpcert::test::run_command;
+using fpcert::test::sh;
 
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kFpcert = fpcert::test::env_or("FPCERT_BIN", FPCERT_BIN);
 const std::string kPlugins = fpcert::test::env_or("FPCERT_TEST_PLUGIN_DIR", FPCERT_TEST_PLUGIN_DIR);
 const std::string kModel = "model_gemm_f16_f32acc";  // a built-in CPU model: runs anywhere
-
-CommandResult fpcert_run(std::vector<std::string> args, double timeout_s = 300) {
-  args.insert(args.begin(), kFpcert);
-  return run_command(args, timeout_s);
-}
-
-/// A shell command line (environment variables); $FPCERT is the binary.
-CommandResult sh(const std::string& line, double timeout_s = 300) {
-  return run_command({"/bin/sh", "-c", "FPCERT='" + kFpcert + "'; " + line}, timeout_s);
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -126,7 +110,7 @@ TEST_CASE("class 1: a plugin that passes the probe and exits when fpcert loads i
   INFO(r.output);
   CHECK(r.exit_code == 3);
   CHECK(r.has("fpcert: plugin '" + kPlugins + "/libfault_ctor_exit_later.so' ended the process while being loaded"));
-  CHECK(slurp(d + "/count").find('2') != std::string::npos);  // loaded twice: in the probe, then in fpcert
+  CHECK(fpcert::test::read_text(d + "/count").find('2') != std::string::npos);  // loaded twice: in the probe, then in fpcert
 }
 
 TEST_CASE("class 1: a kernel that calls exit(0) while it runs cannot make the exit code 0 either (isolated or not)") {
@@ -167,15 +151,15 @@ TEST_CASE("class 2: an input named like an output's journal (R.partial.jsonl) is
     INFO(r.output);
     CHECK(r.exit_code == 2);
     CHECK(r.has("fpcert: error: "));
-    CHECK(slurp(journal) == text);
+    CHECK(fpcert::test::read_text(journal) == text);
   }
   fpcert::test::write_text(d + "/fpcert.toml", "kernels = [\"" + kModel + "\"]\n");
   fs::copy_file(d + "/fpcert.toml", d + "/c.toml.partial.jsonl");
-  const std::string config_text = slurp(d + "/c.toml.partial.jsonl");
+  const std::string config_text = fpcert::test::read_text(d + "/c.toml.partial.jsonl");
   const auto r = fpcert_run({"certify", "--suite", "quick", "--mn", "8", "--config", d + "/c.toml.partial.jsonl", "--json", d + "/c.toml"});
   INFO(r.output);
   CHECK(r.exit_code == 2);
-  CHECK(slurp(d + "/c.toml.partial.jsonl") == config_text);
+  CHECK(fpcert::test::read_text(d + "/c.toml.partial.jsonl") == config_text);
 }
 
 TEST_CASE("class 2: an output equal to an input (--known-survivors, --card) is refused and the input kept") {
@@ -186,13 +170,13 @@ TEST_CASE("class 2: an output equal to an input (--known-survivors, --card) is r
   INFO(s.output);
   CHECK(s.exit_code == 2);
   CHECK(s.has("is the input '" + known + "'"));
-  CHECK(slurp(known) == "# nothing known\n");
+  CHECK(fpcert::test::read_text(known) == "# nothing known\n");
   const std::string card = d + "/card.json";
   fpcert::test::write_text(card, "{}\n");
   const auto m = fpcert_run({"mutate", "--kernel", kModel, "--suite", "quick", "--card", card, "--json", card});
   INFO(m.output);
   CHECK(m.exit_code == 2);
-  CHECK(slurp(card) == "{}\n");
+  CHECK(fpcert::test::read_text(card) == "{}\n");
 }
 
 TEST_CASE("class 2: a symlinked output folder (gen -o) stays a link; the folder it points to gets the files") {
@@ -210,7 +194,7 @@ TEST_CASE("class 2: a symlinked output folder (gen -o) stays a link; the folder 
   INFO(again.output);
   CHECK(again.exit_code == 0);
   CHECK(fs::is_symlink(d + "/link"));
-  CHECK(slurp(d + "/real/meta.json").find("seed=2") != std::string::npos);
+  CHECK(fpcert::test::read_text(d + "/real/meta.json").find("seed=2") != std::string::npos);
 }
 
 TEST_CASE("class 2: the scale-out's worker variables set by hand cannot point results at a file") {
@@ -222,7 +206,7 @@ TEST_CASE("class 2: the scale-out's worker variables set by hand cannot point re
   INFO(r.output);
   CHECK(r.exit_code == 2);
   CHECK(r.has("are set by fpcert --devices for its own worker processes"));
-  CHECK(slurp(victim) == "precious\n");
+  CHECK(fpcert::test::read_text(victim) == "precious\n");
 }
 
 // ---- 3. hangs and late errors -------------------------------------------------------------------------
@@ -417,7 +401,7 @@ TEST_CASE("class 6: report reads an experiment's JSON (split-scalar writes rows,
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK(r.has("1 experiment(s)"));
-  CHECK(slurp(d + "/e.html").find("split-scalar") != std::string::npos);
+  CHECK(fpcert::test::read_text(d + "/e.html").find("split-scalar") != std::string::npos);
 }
 
 TEST_CASE("class 6: convert --value -nan keeps the sign (f16 0xfe00: sign, all-ones exponent, quiet bit)") {

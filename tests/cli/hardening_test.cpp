@@ -19,35 +19,18 @@
 #include "tests/support/run_command.hpp"
 
 using fpcert::test::CommandResult;
+using fpcert::test::fpcert_run;
 using fpcert::test::run_command;
+using fpcert::test::sh;
 
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kFpcert = fpcert::test::env_or("FPCERT_BIN", FPCERT_BIN);
 const std::string kPlugins = fpcert::test::env_or("FPCERT_TEST_PLUGIN_DIR", FPCERT_TEST_PLUGIN_DIR);
 
 /// The first line of what the command printed.
 std::string first_line(const CommandResult& r) { return r.output.substr(0, r.output.find('\n')); }
-
-/// Run fpcert with these arguments.
-CommandResult fpcert_run(std::vector<std::string> args, double timeout_s = 300) {
-  args.insert(args.begin(), kFpcert);
-  return run_command(args, timeout_s);
-}
-
-/// Run a shell command line (for ulimit and environment variables); $FPCERT is the binary.
-CommandResult sh(const std::string& line, double timeout_s = 300) {
-  return run_command({"/bin/sh", "-c", "FPCERT='" + kFpcert + "'; " + line}, timeout_s);
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 /// Files whose names show an unfinished atomic write (".<name>.fpcert-XXXXXX").
 int temporaries(const fs::path& d) {
@@ -78,7 +61,7 @@ TEST_CASE("class 1: --json through a symlink replaces the target and keeps the l
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK(fs::is_symlink(d + "/link.json"));
-  CHECK(slurp(d + "/real/r.json").find("\"result_bits\"") != std::string::npos);
+  CHECK(fpcert::test::read_text(d + "/real/r.json").find("\"result_bits\"") != std::string::npos);
 }
 
 TEST_CASE("class 1: --json to a FIFO is written into the pipe") {
@@ -86,7 +69,7 @@ TEST_CASE("class 1: --json to a FIFO is written into the pipe") {
   const std::string fifo = d + "/pipe";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   std::string got;
-  std::thread reader([&] { got = slurp(fifo); });
+  std::thread reader([&] { got = fpcert::test::read_text(fifo); });
   const auto r = fpcert_run({"convert", "--from", "f16", "--to", "e4m3", "--value", "1.5", "--json", fifo});
   reader.join();
   INFO(r.output);
@@ -155,20 +138,20 @@ TEST_CASE("class 5: gen -o DIR cut short after A.npy leaves the earlier set whol
   const std::string d = fpcert::test::scratch_dir("hardening_gen_set");
   const auto first = fpcert_run({"gen", "normal:m=8,n=8,k=8,seed=1,source=f16", "-o", d + "/p"});
   REQUIRE(first.exit_code == 0);
-  const std::string meta1 = slurp(d + "/p/meta.json"), a1 = slurp(d + "/p/A.npy");
+  const std::string meta1 = fpcert::test::read_text(d + "/p/meta.json"), a1 = fpcert::test::read_text(d + "/p/A.npy");
   // ulimit -f 40 (20 KiB in 512-byte blocks): A.npy (96 x 96 fp16 codes, 18 KiB) is written, A_f32.npy
   // (36 KiB) is not: the second set stops half-way, as if killed after A.npy.
   const auto second = sh("ulimit -f 40; exec \"$FPCERT\" gen normal:m=96,n=96,k=96,seed=2,source=f16 -o '" + d + "/p'");
   INFO(second.output);
   CHECK(second.exit_code == 2);
   CHECK(first_line(second).find("File too large (the file-size limit, ulimit -f)") != std::string::npos);
-  CHECK(slurp(d + "/p/meta.json") == meta1);
-  CHECK(slurp(d + "/p/A.npy") == a1);
+  CHECK(fpcert::test::read_text(d + "/p/meta.json") == meta1);
+  CHECK(fpcert::test::read_text(d + "/p/A.npy") == a1);
   CHECK(temporaries(d) == 0);
   // Done in full, the new set replaces the old one whole.
   const auto third = fpcert_run({"gen", "normal:m=4,n=4,k=4,seed=3", "-o", d + "/p"});
   CHECK(third.exit_code == 0);
-  CHECK(nlohmann::json::parse(slurp(d + "/p/meta.json")).at("m") == 4);
+  CHECK(nlohmann::json::parse(fpcert::test::read_text(d + "/p/meta.json")).at("m") == 4);
   CHECK_FALSE(fs::exists(d + "/p/A_f32.npy"));  // no file of the old set remains
 }
 
@@ -180,7 +163,7 @@ TEST_CASE("class 5: gen -o into a folder of the user's is refused before anythin
   CHECK(first_line(r) == "fpcert: error: fpcert gen -o '" + d +
                              "': holds files this command did not write (notes.txt); the folder is replaced as a whole, so give a new or "
                              "empty folder");
-  CHECK(slurp(d + "/notes.txt") == "mine\n");
+  CHECK(fpcert::test::read_text(d + "/notes.txt") == "mine\n");
 }
 
 // ---- 6. --timeout with --no-isolate ------------------------------------------------------------------
@@ -199,7 +182,7 @@ TEST_CASE("class 6: --timeout holds without isolation: a hanging plugin ends the
   CHECK(r.has("fpcert: suite quick [2/5] k1024_normal: fault_hang did not finish within --timeout 3 s"));
   CHECK(r.has("did not finish within --timeout 3 s; without isolation (--no-isolate) a hung kernel cannot be stopped"));
   // The first case finished and was kept in the partial file.
-  CHECK(slurp(d + "/r.json.partial.jsonl").find("\"status\":\"pass\"") != std::string::npos);
+  CHECK(fpcert::test::read_text(d + "/r.json.partial.jsonl").find("\"status\":\"pass\"") != std::string::npos);
 }
 
 // ---- 7. the same file for two outputs --------------------------------------------------------------
@@ -347,7 +330,7 @@ TEST_CASE("class 12: report uses every complete line of a killed run's partial f
   const auto run = fpcert_run({"certify", "--suite", "quick", "--mn", "8", "--kernel", "model_gemm_f16_f32acc", "--json", d + "/r.json"});
   REQUIRE(run.exit_code == 0);
   // The partial file is removed after a complete run: rebuild one from the results, the last line cut.
-  const auto doc = nlohmann::json::parse(slurp(d + "/r.json"));
+  const auto doc = nlohmann::json::parse(fpcert::test::read_text(d + "/r.json"));
   std::string lines;
   for (const auto& c : doc.at("cases")) lines += c.dump() + "\n";
   lines += doc.at("cases").at(0).dump().substr(0, 100);  // killed while appending
@@ -440,7 +423,7 @@ TEST_CASE("class 13: report g.json -o g.json would overwrite its input: refused,
   CHECK(r.exit_code == 2);
   CHECK(first_line(r) == "fpcert: error: -o '" + d + "/g.json' is the input '" + d +
                              "/g.json': writing it would destroy what is being read (choose another output path)");
-  CHECK(slurp(d + "/g.json") == "{\"cases\": []}\n");
+  CHECK(fpcert::test::read_text(d + "/g.json") == "{\"cases\": []}\n");
 }
 
 TEST_CASE("class 13: gen SPEC --json without --list is refused, not ignored") {
@@ -483,8 +466,8 @@ TEST_CASE("class 15: SIGTERM says what was interrupted and where the results so 
   CHECK(r.exit_code == 143);  // the shell's view of death by SIGTERM
   CHECK(r.has("fpcert: interrupted by SIGTERM while running suite quick [2/5] k1024_normal: fault_hang; cases finished so far are in " +
               d + "/r.json.partial.jsonl (fpcert report reads it); outputs not yet written were left as they were"));
-  CHECK(slurp(d + "/r.json") == "previous\n");
-  CHECK(slurp(d + "/r.json.partial.jsonl").find("k256_uniform") != std::string::npos);
+  CHECK(fpcert::test::read_text(d + "/r.json") == "previous\n");
+  CHECK(fpcert::test::read_text(d + "/r.json.partial.jsonl").find("k256_uniform") != std::string::npos);
   CHECK(temporaries(d) == 0);
   // The isolated case that was hanging died with its parent: no orphan goes on spinning.
   std::this_thread::sleep_for(std::chrono::seconds(1));

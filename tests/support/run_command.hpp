@@ -103,4 +103,16 @@ inline void write_text(const std::string& path, const std::string& text) {
   out << text;
 }
 
+#ifdef FPCERT_BIN
+/// Run the fpcert binary under test ($FPCERT_BIN, else the build's) with these arguments.
+inline CommandResult fpcert_run(std::vector<std::string> args, double timeout_s = 300) {
+  args.insert(args.begin(), env_or("FPCERT_BIN", FPCERT_BIN));
+  return run_command(args, timeout_s);
+}
+/// Run a shell command line (for ulimit and environment variables); $FPCERT is the binary under test.
+inline CommandResult sh(const std::string& line, double timeout_s = 300) {
+  return run_command({"/bin/sh", "-c", "FPCERT='" + env_or("FPCERT_BIN", FPCERT_BIN) + "'; " + line}, timeout_s);
+}
+#endif
+
 }  // namespace fpcert::test
