@@ -100,7 +100,10 @@ void print_device_record(const json& rec) {
              str(rec, "device"), str(rec, "compute_capability"), u64(rec, "running_arch"), str(rec, "name"), str(rec, "call"));
   fmt::print("path: {}; must equal fpcert's rounding {}, saturation {}{}\n", str(rec, "path_detail"), str(rec, "rounding"),
              str(rec, "saturation"), rec.value("pair", false) ? "; x2 form: both lanes checked" : "");
-  fmt::print("NaN policy: {}\n", nan_text(rec.at("nan_policy")));
+  // The declared convention is what the check enforces on every NaN input; the path's statement says what this
+  // code path is believed to write and why (an expectation where the instruction's NaN is undocumented).
+  fmt::print("NaN convention: {} (declared, enforced on every NaN input); this path's statement: {}\n", str(rec, "nan_payload"),
+             nan_text(rec.at("nan_policy")));
   const json& t = rec.at("timing");
   const double wall = num(t, "wall_s");
   const std::uint64_t patterns = u64(rec, "patterns");
