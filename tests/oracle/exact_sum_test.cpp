@@ -12,10 +12,12 @@
 #include "oracle/exact_sum.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "oracle/mpfr_ref.hpp"
+#include "tests/support/mpfr_to_ref.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;
 using mpfr_ref::Mpfr;
+using test::mpfr_to_ref;
 
 namespace {
 
@@ -41,19 +43,6 @@ double random_double(std::uint64_t key, std::uint64_t ctr, int emin, int emax) {
   if (w[3] & 1) x = -x;
   if ((w[3] >> 1) % 17 == 0) x = std::ldexp(1.0, e) * ((w[3] & 4) ? -1 : 1);  // some powers of two
   return x;
-}
-
-/// The reference of an exact value held in an MPFR number (precision large enough to be exact).
-RefValue mpfr_to_ref(mpfr_srcptr s) {
-  if (mpfr_zero_p(s)) return {};
-  Mpfr t(mpfr_get_prec(s) + 64);
-  RefValue v;
-  v.hi = mpfr_get_d(s, MPFR_RNDN);
-  mpfr_sub_d(t, s, v.hi, MPFR_RNDN);
-  v.lo = mpfr_get_d(t, MPFR_RNDN);
-  mpfr_sub_d(t, t, v.lo, MPFR_RNDN);
-  v.tail = static_cast<std::int8_t>(mpfr_sgn(t.get()));
-  return v;
 }
 
 }  // namespace

@@ -13,10 +13,12 @@
 #include "base/philox.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "oracle/reduce/reduce_ref.hpp"
+#include "tests/support/mpfr_to_ref.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;
 using mpfr_ref::Mpfr;
+using test::mpfr_to_ref;
 
 namespace {
 
@@ -39,20 +41,6 @@ std::string show(const std::vector<double>& x) {
     s += b;
   }
   return s;
-}
-
-/// hi = RN(s), lo = RN(s - hi), tail = sign(s - hi - lo) of an MPFR value exact (or rounded to odd at a
-/// precision thousands of bits beyond hi + lo, which decides the same three).
-RefValue mpfr_to_ref(mpfr_srcptr s) {
-  if (mpfr_zero_p(s)) return {};
-  Mpfr t(mpfr_get_prec(s) + 64);
-  RefValue v;
-  v.hi = mpfr_get_d(s, MPFR_RNDN);
-  mpfr_sub_d(t, s, v.hi, MPFR_RNDN);
-  v.lo = mpfr_get_d(t, MPFR_RNDN);
-  mpfr_sub_d(t, t, v.lo, MPFR_RNDN);
-  v.tail = static_cast<std::int8_t>(mpfr_sgn(t.get()));
-  return v;
 }
 
 /// The exact sum (squares: the exact sum of squares) by MPFR additions at kExactPrec bits.
