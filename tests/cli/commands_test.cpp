@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "tests/support/cli_in_process.hpp"
 #include "oracle/convert_check.hpp"
 
 using namespace fpcert;
@@ -22,33 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Ran {
-  int code = -1;
-  std::string out;
-};
-
-/// cli::run(argv) with stdout captured.
-Ran fpcert_run(std::vector<std::string> args) {
-  args.insert(args.begin(), "fpcert");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  const fs::path out = fs::temp_directory_path() / ("fpcert_cli_test_" + std::to_string(::getpid()) + ".out");
-  std::fflush(stdout);
-  const int saved = ::dup(1);
-  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ::dup2(fd, 1);
-  ::close(fd);
-  Ran r;
-  r.code = cli::run(static_cast<int>(argv.size()), argv.data());
-  std::fflush(stdout);
-  ::dup2(saved, 1);
-  ::close(saved);
-  std::ifstream in(out);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.out = ss.str();
-  return r;
-}
+using Ran = test::CliRun;
+constexpr auto& fpcert_run = test::run_cli;  // cli::run(argv) with stdout captured
 
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream in(p);
