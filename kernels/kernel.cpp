@@ -8,7 +8,12 @@
 namespace fpcert {
 
 std::string_view to_string(Operation o) {
-  return o == Operation::Gemm ? "gemm" : "conversion";
+  switch (o) {
+    case Operation::Gemm: return "gemm";
+    case Operation::Conversion: return "conversion";
+    case Operation::Reduction: return "reduction";
+  }
+  return "?";
 }
 
 std::string_view to_string(Backend b) {

@@ -29,7 +29,8 @@
 namespace fpcert {
 
 /// What a kernel computes: every kernel has exactly one operation.
-enum class Operation : std::uint8_t { Gemm, Conversion };
+/// Reduction: kernels/reduce/reduce_kernel.hpp.
+enum class Operation : std::uint8_t { Gemm, Conversion, Reduction };
 std::string_view to_string(Operation o);
 enum class Backend : std::uint8_t { Cpu, Cuda, Cublas, Plugin };
 enum class MemorySpace : std::uint8_t { Host, Device };
