@@ -1,4 +1,4 @@
-// bench/device_check_finish.cpp — the host side of the device check (suites/device_sweep.cpp: MPFR on the
+// bench/device_check_finish.cpp — the host side of the device check (suites/ops/conversion/device_sweep.cpp: MPFR on the
 // device's differences and the sample, NaN inputs against fpcert and the NaN statement) without a
 // device: tests/support/host_checker.hpp plays the device check, its chunks made outside the timing
 // (in the checker's enqueue), and the sweep's timing.check_s is the finish alone. Per conversion,
@@ -18,7 +18,7 @@
 #include "bench/machine.hpp"
 #include "kernels/convert/device_convert.hpp"
 #include "oracle/convert_batch.hpp"
-#include "suites/device_sweep.hpp"
+#include "suites/ops/conversion/device_sweep.hpp"
 #include "tests/support/host_checker.hpp"
 
 using namespace fpcert;

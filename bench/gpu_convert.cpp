@@ -12,7 +12,7 @@
 
 #include "base/parallel.hpp"
 #include "kernels/convert/device_convert.hpp"
-#include "suites/device_sweep.hpp"
+#include "suites/ops/conversion/device_sweep.hpp"
 #include "oracle/convert_batch.hpp"
 
 using namespace fpcert;

@@ -13,9 +13,9 @@
 #include "base/parallel.hpp"
 #include "kernels/convert/convert_check_device.hpp"
 #include "kernels/convert/device_convert.hpp"
-#include "suites/device_sweep.hpp"
+#include "suites/ops/conversion/device_sweep.hpp"
 #include "kernels/kernel.hpp"
-#include "suites/device_sweep.hpp"
+#include "suites/ops/conversion/device_sweep.hpp"
 
 using namespace fpcert;
 

@@ -23,7 +23,7 @@
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
 #include "reports/reveal_html.hpp"
-#include "suites/reveal.hpp"
+#include "suites/reveal/reveal.hpp"
 
 using namespace fpcert;
 

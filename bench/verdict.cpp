@@ -24,10 +24,10 @@
 #include "kernels/kernel.hpp"
 #include "kernels/tc/instruction.hpp"
 #include "kernels/tc/probe.hpp"
-#include "suites/block_reference.hpp"
-#include "suites/emulate.hpp"
-#include "suites/envelope.hpp"
-#include "suites/statistics.hpp"
+#include "suites/verdict/block_reference.hpp"
+#include "suites/verdict/emulate/emulate.hpp"
+#include "suites/verdict/envelope.hpp"
+#include "suites/verdict/statistics.hpp"
 
 using namespace fpcert;
 

@@ -34,14 +34,14 @@
 #include "plugin/loader.hpp"
 #include "results/compare.hpp"
 #include "results/results_json.hpp"
-#include "suites/grade.hpp"
-#include "suites/conversion_suite.hpp"
-#include "suites/environment.hpp"
-#include "suites/fault_injectors.hpp"
-#include "suites/mutation.hpp"
-#include "suites/presets.hpp"
-#include "suites/revealed_order.hpp"
-#include "suites/suite.hpp"
+#include "suites/verdict/grade.hpp"
+#include "suites/ops/conversion/conversion_suite.hpp"
+#include "suites/run/environment.hpp"
+#include "suites/ops/gemm/fault_injectors.hpp"
+#include "suites/mutation/mutation.hpp"
+#include "suites/experiments/presets.hpp"
+#include "suites/reveal/revealed_order.hpp"
+#include "suites/run/suite.hpp"
 
 namespace fpcert::cli {
 namespace {

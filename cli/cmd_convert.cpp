@@ -1,5 +1,5 @@
 // cli/cmd_convert.cpp — `fpcert convert`: one value; or a conversion kernel swept over every source
-// pattern through the runner (suites/convert_runner.hpp) and checked against MPFR — fpcert's own model
+// pattern through the runner (suites/ops/conversion/convert_runner.hpp) and checked against MPFR — fpcert's own model
 // on the CPU, a registered kernel (--kernel, a plugin's with --plugin), a device table entry
 // (--device cuda, cli/convert_device.cpp), or the whole table (--all: the conversions suite). The
 // command prints and writes what it always has; the runner decides.
@@ -30,8 +30,8 @@
 #include "oracle/ulp.hpp"
 #include "reports/html.hpp"
 #include "results/conversion.hpp"
-#include "suites/convert_runner.hpp"
-#include "suites/isolate.hpp"
+#include "suites/ops/conversion/convert_runner.hpp"
+#include "suites/run/isolate.hpp"
 
 namespace fpcert::cli {
 

@@ -17,9 +17,9 @@
 #include "cli/options.hpp"
 #include "cli/tc_cards.hpp"
 #include "results/results_json.hpp"
-#include "suites/experiments.hpp"
-#include "suites/fp8_accumulation.hpp"
-#include "suites/suite.hpp"
+#include "suites/experiments/experiments.hpp"
+#include "suites/experiments/fp8_accumulation.hpp"
+#include "suites/run/suite.hpp"
 
 namespace fpcert::cli {
 namespace {

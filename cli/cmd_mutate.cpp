@@ -16,10 +16,10 @@
 #include "reports/mutation_report.hpp"
 #include "reports/table.hpp"
 #include "results/results_json.hpp"
-#include "suites/environment.hpp"
-#include "suites/mutation.hpp"
-#include "suites/reveal.hpp"
-#include "suites/revealed_order.hpp"
+#include "suites/run/environment.hpp"
+#include "suites/mutation/mutation.hpp"
+#include "suites/reveal/reveal.hpp"
+#include "suites/reveal/revealed_order.hpp"
 
 namespace fpcert::cli {
 

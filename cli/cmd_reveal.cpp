@@ -13,7 +13,7 @@
 #include "cli/plugins.hpp"
 #include "kernels/device/device_api.hpp"
 #include "reports/reveal_html.hpp"
-#include "suites/reveal.hpp"
+#include "suites/reveal/reveal.hpp"
 
 namespace fpcert::cli {
 namespace {

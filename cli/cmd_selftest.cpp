@@ -1,6 +1,6 @@
 // cli/cmd_selftest.cpp — `fpcert selftest`: the framework tests itself. Every built-in CPU model (every
 // format family, the split emulations, and correct models in other summation orders) must pass the
-// suite, and every fault injected into it (suites/fault_injectors.hpp) must be refused for its own
+// suite, and every fault injected into it (suites/ops/gemm/fault_injectors.hpp) must be refused for its own
 // fault (docs/mutation.md).
 #include <fmt/format.h>
 
@@ -19,9 +19,9 @@
 #include "cli/options.hpp"
 #include "reports/mutation_report.hpp"
 #include "results/results_json.hpp"
-#include "suites/environment.hpp"
-#include "suites/faults.hpp"
-#include "suites/mutation.hpp"
+#include "suites/run/environment.hpp"
+#include "suites/mutation/faults.hpp"
+#include "suites/mutation/mutation.hpp"
 
 namespace fpcert::cli {
 namespace {

@@ -1,5 +1,5 @@
 // cli/cmd_tolerance.cpp — `fpcert tolerance`: the tolerance a kernel's traits imply for a shape, in
-// normwise and per-element forms, with the derivation (suites/tolerance.hpp; docs/python.md).
+// normwise and per-element forms, with the derivation (suites/verdict/tolerance.hpp; docs/python.md).
 #include <fmt/format.h>
 
 #include <memory>
@@ -9,7 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/plugins.hpp"
-#include "suites/tolerance.hpp"
+#include "suites/verdict/tolerance.hpp"
 
 namespace fpcert::cli {
 namespace {

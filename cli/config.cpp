@@ -20,8 +20,8 @@
 #include "kernels/order.hpp"
 #include "oracle/round.hpp"
 #include "results/results.hpp"
-#include "suites/bound.hpp"
-#include "suites/suite.hpp"
+#include "suites/verdict/bound.hpp"
+#include "suites/run/suite.hpp"
 
 namespace fpcert::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include "cli/scale.hpp"
 #include "oracle/format.hpp"
 #include "oracle/round.hpp"
-#include "suites/convert_runner.hpp"
+#include "suites/ops/conversion/convert_runner.hpp"
 
 namespace fpcert::cli {
 

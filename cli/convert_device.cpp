@@ -1,6 +1,6 @@
 // cli/convert_device.cpp — `fpcert convert --device cuda`: one entry of the device conversion table
 // (kernels/convert/device_convert.hpp) swept on the GPU and checked on the CPU, the table itself
-// (--intrinsic list), or every entry (--all: the conversions suite, suites/conversion_suite.hpp, with
+// (--intrinsic list), or every entry (--all: the conversions suite, suites/ops/conversion/conversion_suite.hpp, with
 // the output `convert --all` has always had).
 #include <fmt/format.h>
 
@@ -21,9 +21,9 @@
 #include "reports/html.hpp"
 #include "results/conversion.hpp"
 #include "results/results_json.hpp"
-#include "suites/conversion_suite.hpp"
-#include "suites/device_sweep.hpp"
-#include "suites/environment.hpp"
+#include "suites/ops/conversion/conversion_suite.hpp"
+#include "suites/ops/conversion/device_sweep.hpp"
+#include "suites/run/environment.hpp"
 
 namespace fpcert::cli {
 namespace {

@@ -12,9 +12,9 @@
 #include "base/error.hpp"
 #include "reports/experiment_text.hpp"
 #include "reports/html.hpp"
-#include "suites/environment.hpp"
-#include "suites/preset_gemm.hpp"
-#include "suites/presets.hpp"
+#include "suites/run/environment.hpp"
+#include "suites/experiments/preset_gemm.hpp"
+#include "suites/experiments/presets.hpp"
 
 namespace fpcert::cli {
 

@@ -1,5 +1,5 @@
 // cli/experiment_scale_rules.cpp — `fpcert experiment scale-rules`: the block scale rules compared per
-// format on normal and heavy-tailed data (suites/scale_rules.hpp), as tables and JSON.
+// format on normal and heavy-tailed data (suites/experiments/scale_rules.hpp), as tables and JSON.
 #include "cli/experiment_scale_rules.hpp"
 
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
-#include "suites/scale_rules.hpp"
+#include "suites/experiments/scale_rules.hpp"
 
 namespace fpcert::cli {
 

@@ -11,7 +11,7 @@
 
 #include "cli/exit_codes.hpp"
 #include "plugin/loader.hpp"
-#include "suites/isolate.hpp"
+#include "suites/run/isolate.hpp"
 
 namespace fpcert::cli {
 namespace {
@@ -24,7 +24,7 @@ bool already_loaded(const std::string& path) {
   return std::any_of(loaded_plugins().begin(), loaded_plugins().end(), [&](const PluginSummary& s) { return s.resolved == real; });
 }
 
-/// Load `path` in a child process (the one isolation mechanism, suites/isolate.hpp) and report what
+/// Load `path` in a child process (the one isolation mechanism, suites/run/isolate.hpp) and report what
 /// happened there: nothing (it loads), PluginError (not a usable plugin) or DeviceError (it crashed,
 /// exited or hung while loading). What the plugin's code does in the child cannot reach fpcert.
 void probe_plugin(const std::string& path, double timeout_s) {

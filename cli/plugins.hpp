@@ -1,5 +1,5 @@
 // cli/plugins.hpp — the commands' --plugin handling: every plugin is first loaded in a child process
-// (suites/isolate.hpp, under a time limit), so that a library whose constructors or
+// (suites/run/isolate.hpp, under a time limit), so that a library whose constructors or
 // fpcert_plugin_enumerate() crash, hang or call exit() fails there with one line and exit 3, and only
 // then loaded into fpcert itself, under an ExitGuard (cli/exit_codes.hpp). docs/errors.md states the
 // contract.

@@ -13,7 +13,7 @@
 #include "reports/table.hpp"
 #include "results/compare.hpp"
 #include "results/results_json.hpp"
-#include "suites/suite.hpp"
+#include "suites/run/suite.hpp"
 
 namespace fpcert::cli {
 

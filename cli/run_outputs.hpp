@@ -26,7 +26,7 @@ std::string junit_all(const std::vector<RunResult>& per_suite);
 /// What certify decides only over the whole run, applied where the run is whole (in one process, or
 /// merged from its shards: docs/scale.md): a mutation score measured by one part is withdrawn when its
 /// kernel failed a case of the suite anywhere ("not measured: the kernel itself failed", as in one
-/// process), then, with `evidence`, the evidence rule (suites/suite.hpp, require_evidence), its
+/// process), then, with `evidence`, the evidence rule (suites/run/suite.hpp, require_evidence), its
 /// failures in the last suite.
 void complete_certify(RunResult& r, bool evidence);
 

@@ -12,7 +12,7 @@
 #include "kernels/register.hpp"
 #include "kernels/tc/cards.hpp"
 #include "kernels/tc/probe.hpp"
-#include "suites/isolate.hpp"
+#include "suites/run/isolate.hpp"
 
 namespace fpcert::cli {
 

@@ -1,5 +1,5 @@
 // oracle/representable.hpp — whether a binary64 value is exactly a value of a format, by integer operations (no
-// rounding call): the generators' check of their own values and the order-free elements' exactness (suites/order_free.cpp).
+// rounding call): the generators' check of their own values and the order-free elements' exactness (suites/verdict/order_free.cpp).
 #pragma once
 
 #include "oracle/format.hpp"

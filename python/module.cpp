@@ -19,10 +19,10 @@
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
 #include "results/results_json.hpp"
-#include "suites/environment.hpp"
-#include "suites/grade.hpp"
-#include "suites/suite.hpp"
-#include "suites/tolerance.hpp"
+#include "suites/run/environment.hpp"
+#include "suites/verdict/grade.hpp"
+#include "suites/run/suite.hpp"
+#include "suites/verdict/tolerance.hpp"
 
 namespace py = pybind11;
 using namespace fpcert;

@@ -14,7 +14,7 @@ namespace fpcert::html {
 using nlohmann::json;
 
 /// A run of a suite's preset (notes "preset"): the source's normwise metrics per case and kernel, to
-/// read next to the source's table (suites/presets.hpp, panorama_suite_record, for the terminal).
+/// read next to the source's table (suites/experiments/presets.hpp, panorama_suite_record, for the terminal).
 std::string preset_table(const RunResult& r, const std::string& src) {
   const auto it = r.notes.find("preset");
   if (it == r.notes.end()) return "";

@@ -30,7 +30,7 @@ struct Environment {
   std::string cuda_archs;
 };
 
-/// The gate variants of the bound model (suites/bound.hpp).
+/// The gate variants of the bound model (suites/verdict/bound.hpp).
 enum class BoundVariant : std::uint8_t { Independent, Componentwise, WorstCase };
 std::string_view to_string(BoundVariant v);
 std::optional<BoundVariant> parse_bound_variant(std::string_view s);
@@ -320,7 +320,7 @@ struct ShardStamp {
   std::string shard;              ///< "2/3", "2/3:1/2" (a worker of shard 2/3); empty: not a shard
   std::vector<std::string> plan;  ///< every item of the whole run (case_key), in a single run's order
   std::string run;                ///< fingerprint of the run: the items' inputs and the options that decide verdicts
-  bool evidence = false;          ///< certify's: the merge that completes the run applies the evidence rule (suites/suite.hpp)
+  bool evidence = false;          ///< certify's: the merge that completes the run applies the evidence rule (suites/run/suite.hpp)
   bool present() const { return !shard.empty(); }
 };
 

@@ -1,7 +1,7 @@
 // results/reveal.hpp — what `fpcert reveal` found, as data (docs/reveal.md): the classes of output
 // elements that share a summation tree, each tree with its summary, the checks made (determinism,
 // dependence on the values, per-element verification, replay bit for bit) and what it cost (launches
-// versus queries). suites/reveal.cpp fills it; reports/reveal_html.cpp renders it; JSON in between.
+// versus queries). suites/reveal/reveal.cpp fills it; reports/reveal_html.cpp renders it; JSON in between.
 #pragma once
 
 #include <cstdint>
@@ -65,7 +65,7 @@ struct RevealResult {
   /// revealed | refused | nondeterministic | inconsistent | failed (a kernel or device failure)
   std::string status;
   std::string message;                  ///< one line: what happened
-  std::string plan;                     ///< the probe values and why (suites/reveal_probe.hpp)
+  std::string plan;                     ///< the probe values and why (suites/reveal/reveal_probe.hpp)
   std::string mode;                     ///< outer | paired
   std::int64_t units_per_pass = 0;
   int passes = 0;

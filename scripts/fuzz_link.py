@@ -27,7 +27,7 @@ READERS = {
                 "results/mutation.cpp", "results/reveal.cpp", "results/experiment_record.cpp"],
     "plugin": ["plugin/loader.cpp", "plugin/elf_check.cpp"],
     "options": ["cli/options.cpp", "base/output_path.cpp"],
-    "plugin_load": ["cli/plugins.cpp", "plugin/loader.cpp", "plugin/elf_check.cpp", "suites/isolate.cpp"],
+    "plugin_load": ["cli/plugins.cpp", "plugin/loader.cpp", "plugin/elf_check.cpp", "suites/run/isolate.cpp"],
 }
 # Asserts are on in the instrumented files, except in the config reader: toml++ checks its parser's internal
 # assumptions with TOML_ASSERT_ASSUME, an assert without NDEBUG and, with NDEBUG, __builtin_assume under

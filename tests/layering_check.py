@@ -29,6 +29,35 @@ MAY_USE = {
     "cli": ["base", "oracle", "results", "generators", "kernels", "plugin", "suites", "reports"],
     "python": ["base", "oracle", "results", "generators", "kernels", "plugin", "suites", "reports"],
 }
+# The parts of suites/ (docs/architecture.md, "suites/"), lowest first, and which parts each may include besides
+# itself. Every operation is a folder of its own under ops/, and no operation includes another's (ops/* stands for
+# every ops/<name>); the top of suites/ (operations.cpp, the list of operations) may include every part.
+SUITES_PARTS = {
+    "verdict/emulate": [],
+    "verdict": ["verdict/emulate"],
+    "run": ["verdict", "verdict/emulate"],
+    "reveal": ["run", "verdict", "verdict/emulate"],
+    "mutation": ["run", "verdict", "verdict/emulate"],
+    "ops/*": ["run", "verdict", "verdict/emulate", "reveal", "mutation"],
+    "experiments": ["run", "verdict", "verdict/emulate", "reveal", "mutation", "ops/*"],
+    "": ["run", "verdict", "verdict/emulate", "reveal", "mutation", "ops/*", "experiments"],
+}
+SUITES_INCLUDE = re.compile(r'^\s*#\s*include\s*"suites/([^"]*)/[^/"]*"')
+MAX_FOLDER_FILES = 25  # source files directly in one folder
+# Modules whose folders are held to MAX_FOLDER_FILES (the others are warned about: oracle/, reports/ and cli/ are
+# flat lists of independent formats, sections and commands, still to be split by part).
+FOLDER_LIMIT_ENFORCED = ("suites", "kernels", "plugin", "results", "generators", "base")
+
+
+def suites_part(folder):
+    """The part of suites/ a folder (relative to suites/, '' for the top) belongs to, or None."""
+    if folder.startswith("ops/") and folder.count("/") == 1:
+        return "ops/*"
+    if folder.startswith("ops/"):
+        return suites_part("/".join(folder.split("/")[:2]))
+    return folder if folder in SUITES_PARTS else None
+
+
 SOURCE_EXT = (".hpp", ".cpp", ".h", ".c", ".cu", ".cuh")
 CUDA_HEADER = re.compile(r"^\s*#\s*include\s*<(cuda|cublas|cufft|curand|cusparse|nvrtc|nvml|mma\.h|cooperative_groups|cub/|thrust/|cutlass/)")
 PROJECT_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"/]+)/[^"]*"')
@@ -72,6 +101,9 @@ def main():
         sizes[module] = 0
         largest[module] = ("", 0)
         for dirpath, _, files in os.walk(mdir):
+            nsrc = sum(1 for f in files if f.endswith(SOURCE_EXT))
+            if nsrc > MAX_FOLDER_FILES:
+                (problems if module in FOLDER_LIMIT_ENFORCED else warnings).append(f"{os.path.relpath(dirpath, root)}/: {nsrc} source files directly in it (at most {MAX_FOLDER_FILES})")
             for name in sorted(files):
                 if not name.endswith(SOURCE_EXT):
                     continue
@@ -97,6 +129,18 @@ def main():
                         elif target in MAY_USE and target != module and target not in allowed:
                             problems.append(f"{rel}:{i}: {module}/ may not use {target}/ "
                                             f"(it may use: {', '.join(allowed) or 'nothing'}): {line.strip()}")
+                    sm = SUITES_INCLUDE.match(line) if module == "suites" else None
+                    if sm:
+                        here_folder = os.path.relpath(dirpath, mdir).replace(os.sep, "/")
+                        here_folder = "" if here_folder == "." else here_folder
+                        here, there = suites_part(here_folder), suites_part(sm.group(1))
+                        if here is None or there is None:
+                            problems.append(f"{rel}:{i}: suites/ folder not in SUITES_PARTS: {line.strip()}")
+                        elif there == "ops/*" and here == "ops/*" and sm.group(1).split("/")[:2] != here_folder.split("/")[:2]:
+                            problems.append(f"{rel}:{i}: one operation includes another's folder: {line.strip()}")
+                        elif there != here and there not in SUITES_PARTS[here]:
+                            problems.append(f"{rel}:{i}: suites/{here or '(top)'} may not use suites/{there} "
+                                            f"(it may use: {', '.join(SUITES_PARTS[here]) or 'nothing'}): {line.strip()}")
                     if CUDA_HEADER.match(line) and not cuda_ok:
                         problems.append(f"{rel}:{i}: a CUDA header outside kernels/ *.cu, *.cuh or cuda/ folders: {line.strip()}")
     total = sum(sizes.values()) or 1

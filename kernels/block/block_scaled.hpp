@@ -11,7 +11,7 @@
 //             E2M1 and int8 elements P_b itself is exact in fp32: at most 23 significant bits.)
 //
 // Their traits carry the block scaling, so the runner grades them against the exact product of the
-// operands as the declared quantizer makes them (suites/block_reference.hpp), not of the raw inputs.
+// operands as the declared quantizer makes them (suites/verdict/block_reference.hpp), not of the raw inputs.
 #pragma once
 
 #include <memory>

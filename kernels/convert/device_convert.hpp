@@ -3,7 +3,7 @@
 // Rounder) each must equal, the producer that runs an entry on the GPU in chunks, and each entry as
 // a conversion kernel of the registry (DeviceTableKernel). No CUDA header here: the GPU side is a
 // ConversionProducer made by kernels/convert/cuda/convert_producer.cpp. The sweep that checks an
-// entry's results is the runner's (suites/device_sweep.hpp); docs/conversions.md is the prose.
+// entry's results is the runner's (suites/ops/conversion/device_sweep.hpp); docs/conversions.md is the prose.
 #pragma once
 
 #include <cstddef>

@@ -48,7 +48,7 @@ CommandResult certify_plugin(const std::string& fault, std::vector<std::string> 
 // Before: exit(0) in a constructor made `certify` exit 0 with no results; a NULL dereference in
 // fpcert_plugin_enumerate killed fpcert by SIGSEGV without a word (--isolate too); an endless enumerate
 // ignored --timeout; a FIFO as the library blocked for ever. Now each plugin is loaded in a child process
-// first (suites/isolate.hpp) under the time limit: one line, exit 3; a FIFO is refused before dlopen (2).
+// first (suites/run/isolate.hpp) under the time limit: one line, exit 3; a FIFO is refused before dlopen (2).
 
 TEST_CASE("class 1: a plugin constructor that calls exit(0) ends in exit 3 with one line, never 0") {
   const auto r = certify_plugin("ctor_exit");

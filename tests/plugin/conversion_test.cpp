@@ -11,7 +11,7 @@
 #include "plugin/fpcert_plugin.h"
 #include "plugin/loader.hpp"
 #include "results/conversion.hpp"
-#include "suites/convert_runner.hpp"
+#include "suites/ops/conversion/convert_runner.hpp"
 
 using namespace fpcert;
 
@@ -84,7 +84,7 @@ void register_cvts_once() {
   (void)once;
 }
 
-/// A plugin conversion kernel through the runner (suites/convert_runner.hpp), MPFR on every pattern.
+/// A plugin conversion kernel through the runner (suites/ops/conversion/convert_runner.hpp), MPFR on every pattern.
 CaseResult check(const std::string& name, std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges = {},
                  std::uint64_t chunk = std::uint64_t{1} << 20) {
   auto c = make_conversion_kernel(name);

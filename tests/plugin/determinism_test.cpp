@@ -12,7 +12,7 @@
 
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
-#include "suites/runner.hpp"
+#include "suites/ops/gemm/runner.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/test_seed.hpp"
 #include "plugin/fpcert_plugin.h"

@@ -11,7 +11,7 @@
 #include "kernels/device/device_api.hpp"
 #include "plugin/loader.hpp"
 #include "results/conversion.hpp"
-#include "suites/convert_runner.hpp"
+#include "suites/ops/conversion/convert_runner.hpp"
 
 using namespace fpcert;
 

@@ -16,7 +16,7 @@
 #include "reports/html_parts.hpp"
 #include "reports/svg.hpp"
 #include "results/results_json.hpp"
-#include "suites/presets.hpp"
+#include "suites/experiments/presets.hpp"
 #include "tests/reports/sample_results.hpp"
 #include "tests/support/test_seed.hpp"
 

@@ -18,9 +18,10 @@
 #include "base/philox.hpp"
 #include "kernels/kernel.hpp"
 #include "oracle/round.hpp"
-#include "suites/environment.hpp"
-#include "suites/fault_injectors.hpp"
-#include "suites/runner.hpp"
+#include "suites/run/environment.hpp"
+#include "suites/mutation/mutation.hpp"
+#include "suites/ops/gemm/fault_injectors.hpp"
+#include "suites/ops/gemm/runner.hpp"
 #include "tests/support/problems.hpp"
 
 namespace fpcert::test {
@@ -106,7 +107,7 @@ struct SampleCase {
   Problem problem;
   BoundVariant variant;
   bool keep_kappa = false, keep_span = false;
-  std::string family = {};  ///< the cases' family and axis, as a suite declares them (suites/suite.hpp)
+  std::string family = {};  ///< the cases' family and axis, as a suite declares them (suites/run/suite.hpp)
   CaseAxis axis = CaseAxis::None;
 };
 

@@ -13,7 +13,7 @@
 #include "reports/html.hpp"
 #include "reports/table.hpp"
 #include "results/results_json.hpp"
-#include "suites/suite.hpp"
+#include "suites/run/suite.hpp"
 
 #ifndef FPCERT_SOURCE_DIR
 #error "FPCERT_SOURCE_DIR must name the source tree (tests/CMakeLists.txt defines it)"

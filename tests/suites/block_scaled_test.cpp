@@ -13,11 +13,11 @@
 #include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
 #include "oracle/gemm_ref.hpp"
-#include "suites/block_reference.hpp"
-#include "suites/envelope.hpp"
-#include "suites/runner.hpp"
+#include "suites/verdict/block_reference.hpp"
+#include "suites/verdict/envelope.hpp"
+#include "suites/ops/gemm/runner.hpp"
 #include "tests/support/run_case.hpp"
-#include "suites/suite.hpp"
+#include "suites/run/suite.hpp"
 
 using namespace fpcert;
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "kernels/gemm/cpu/model.hpp"
-#include "suites/bound.hpp"
+#include "suites/verdict/bound.hpp"
 
 using namespace fpcert;
 

@@ -15,7 +15,7 @@
 
 #include "kernels/convert/convert_check_device.hpp"
 #include "kernels/convert/device_convert.hpp"
-#include "suites/device_sweep.hpp"
+#include "suites/ops/conversion/device_sweep.hpp"
 #include "tests/support/cuda_producer.hpp"
 #include "tests/support/host_producer.hpp"
 #include "tests/support/same_report.hpp"

@@ -14,10 +14,10 @@
 #include "kernels/convert/model_convert.hpp"
 #include "oracle/convert_check.hpp"
 #include "results/conversion.hpp"
-#include "suites/conversion_suite.hpp"
-#include "suites/convert_runner.hpp"
-#include "suites/isolate.hpp"
-#include "suites/suite.hpp"
+#include "suites/ops/conversion/conversion_suite.hpp"
+#include "suites/ops/conversion/convert_runner.hpp"
+#include "suites/run/isolate.hpp"
+#include "suites/run/suite.hpp"
 #include "tests/support/host_producer.hpp"
 
 using namespace fpcert;

@@ -13,7 +13,7 @@
 #include "base/fpenv.hpp"
 #include "generators/generate.hpp"
 #include "plugin/loader.hpp"
-#include "suites/suite.hpp"
+#include "suites/run/suite.hpp"
 
 using namespace fpcert;
 

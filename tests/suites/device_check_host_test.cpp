@@ -1,4 +1,4 @@
-// tests/suites/device_check_host_test.cpp — the device check's host side (suites/device_sweep.cpp, the
+// tests/suites/device_check_host_test.cpp — the device check's host side (suites/ops/conversion/device_sweep.cpp, the
 // finish of each device-checked chunk, with its NaN fast path) reports exactly what the host check
 // reports for the same results: a host checker (tests/support/host_checker.hpp) plays the CUDA device
 // check on a HostProducer's results, faults injected, and both reports are compared field by field
@@ -13,7 +13,7 @@
 #include "kernels/convert/device_convert.hpp"
 #include "oracle/convert_model.hpp"
 #include "oracle/round.hpp"
-#include "suites/device_sweep.hpp"
+#include "suites/ops/conversion/device_sweep.hpp"
 #include "tests/support/host_checker.hpp"
 #include "tests/support/host_producer.hpp"
 #include "tests/support/same_report.hpp"

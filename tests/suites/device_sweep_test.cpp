@@ -1,4 +1,4 @@
-// tests/suites/device_sweep_test.cpp — the runner's device sweep (suites/device_sweep.hpp: chunking, the
+// tests/suites/device_sweep_test.cpp — the runner's device sweep (suites/ops/conversion/device_sweep.hpp: chunking, the
 // two-slot pipeline, the check, NaN statements, lanes, stray bits, the scaled round trip) judges
 // correctly, driven by a host producer that plays the GPU: the CPU part of `fpcert convert --device
 // cuda` tested without a device; and a table kernel through the runner and the conversions suite.
@@ -13,7 +13,7 @@
 
 #include "kernels/convert/device_convert.hpp"
 #include "oracle/round.hpp"
-#include "suites/device_sweep.hpp"
+#include "suites/ops/conversion/device_sweep.hpp"
 #include "tests/support/host_producer.hpp"
 
 using namespace fpcert;

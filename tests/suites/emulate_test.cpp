@@ -14,9 +14,9 @@
 #include "kernels/kernel.hpp"
 #include "oracle/exact_sum.hpp"
 #include "oracle/refvalue.hpp"
-#include "suites/block_reference.hpp"
-#include "suites/emulate.hpp"
-#include "suites/emulate_schemes.hpp"
+#include "suites/verdict/block_reference.hpp"
+#include "suites/verdict/emulate/emulate.hpp"
+#include "suites/verdict/emulate/emulate_schemes.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/test_seed.hpp"
 

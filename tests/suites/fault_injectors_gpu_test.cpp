@@ -9,9 +9,9 @@
 #include <cmath>
 
 #include "kernels/device/device_api.hpp"
-#include "suites/fault_injectors.hpp"
-#include "suites/mutation.hpp"
-#include "suites/runner.hpp"
+#include "suites/ops/gemm/fault_injectors.hpp"
+#include "suites/mutation/mutation.hpp"
+#include "suites/ops/gemm/runner.hpp"
 #include "tests/support/gemm_call.hpp"
 #include "tests/support/test_seed.hpp"
 

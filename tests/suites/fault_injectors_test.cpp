@@ -11,9 +11,9 @@
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
-#include "suites/fault_injectors.hpp"
-#include "suites/mutation.hpp"
-#include "suites/runner.hpp"
+#include "suites/ops/gemm/fault_injectors.hpp"
+#include "suites/mutation/mutation.hpp"
+#include "suites/ops/gemm/runner.hpp"
 #include "tests/support/gemm_call.hpp"
 #include "tests/support/test_seed.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "suites/guarded_input.hpp"
+#include "suites/run/guarded_input.hpp"
 
 using namespace fpcert;
 

@@ -8,7 +8,7 @@
 
 #include "base/codes.hpp"
 #include "base/error.hpp"
-#include "suites/mutation.hpp"
+#include "suites/mutation/mutation.hpp"
 
 using namespace fpcert;
 

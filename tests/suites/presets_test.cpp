@@ -14,10 +14,10 @@
 #include "base/error.hpp"
 #include "base/philox.hpp"
 #include "oracle/round.hpp"
-#include "suites/grade.hpp"
-#include "suites/preset_gemm.hpp"
-#include "suites/presets.hpp"
-#include "suites/suite.hpp"
+#include "suites/verdict/grade.hpp"
+#include "suites/experiments/preset_gemm.hpp"
+#include "suites/experiments/presets.hpp"
+#include "suites/run/suite.hpp"
 
 using namespace fpcert;
 

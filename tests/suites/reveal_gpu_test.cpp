@@ -13,8 +13,8 @@
 #include "kernels/device/device_api.hpp"
 #include "generators/generate.hpp"
 #include "oracle/gemm_ref.hpp"
-#include "suites/reveal.hpp"
-#include "suites/revealed_order.hpp"
+#include "suites/reveal/reveal.hpp"
+#include "suites/reveal/revealed_order.hpp"
 #include "tests/support/run_case.hpp"
 #include "tests/support/test_seed.hpp"
 

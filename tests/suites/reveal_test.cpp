@@ -11,7 +11,7 @@
 #include "base/error.hpp"
 #include "base/philox.hpp"
 #include "kernels/tc/probe.hpp"
-#include "suites/reveal.hpp"
+#include "suites/reveal/reveal.hpp"
 #include "tests/support/order_kernels.hpp"
 #include "tests/support/test_seed.hpp"
 

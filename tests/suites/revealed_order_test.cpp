@@ -1,4 +1,4 @@
-// tests/suites/revealed_order_test.cpp — certification with a revealed order (suites/revealed_order.hpp,
+// tests/suites/revealed_order_test.cpp — certification with a revealed order (suites/reveal/revealed_order.hpp,
 // docs/reveal.md, "Certifying with a revealed order"): CPU kernels of known order that declare none reach
 // the bitwise tier with the tree revealed at the case's shape and pass; kernels that do not compute their
 // revealed tree — one ulp off where the probes never look, an order changed after the revelation,
@@ -17,7 +17,7 @@
 #include "kernels/tc/probe.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "results/results_json.hpp"
-#include "suites/revealed_order.hpp"
+#include "suites/reveal/revealed_order.hpp"
 #include "tests/support/order_kernels.hpp"
 #include "tests/support/run_case.hpp"
 #include "tests/support/test_seed.hpp"

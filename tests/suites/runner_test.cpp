@@ -7,8 +7,8 @@
 #include "base/philox.hpp"
 #include "generators/generate.hpp"
 #include "kernels/kernel.hpp"
-#include "suites/runner.hpp"
-#include "suites/suite.hpp"
+#include "suites/ops/gemm/runner.hpp"
+#include "suites/run/suite.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/test_seed.hpp"
 

@@ -9,9 +9,10 @@
 
 #include "generators/generate.hpp"
 #include "kernels/kernel.hpp"
-#include "suites/fault_injectors.hpp"
-#include "suites/faults.hpp"
-#include "suites/suite.hpp"
+#include "suites/mutation/mutation.hpp"
+#include "suites/ops/gemm/fault_injectors.hpp"
+#include "suites/mutation/faults.hpp"
+#include "suites/run/suite.hpp"
 
 using namespace fpcert;
 

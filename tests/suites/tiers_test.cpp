@@ -14,11 +14,11 @@
 #include "kernels/gemm/cpu/model.hpp"
 #include "kernels/kernel.hpp"
 #include "oracle/refvalue.hpp"
-#include "suites/envelope.hpp"
-#include "suites/fault_injectors.hpp"
-#include "suites/faults.hpp"
-#include "suites/grade.hpp"
-#include "suites/runner.hpp"
+#include "suites/verdict/envelope.hpp"
+#include "suites/ops/gemm/fault_injectors.hpp"
+#include "suites/mutation/faults.hpp"
+#include "suites/verdict/grade.hpp"
+#include "suites/ops/gemm/runner.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/run_case.hpp"
 #include "tests/support/test_seed.hpp"
@@ -144,7 +144,7 @@ TEST_CASE("each runner finding and tier reports its own check kind; the course g
     Fault fault;
     CheckKind kind;
   };
-  // The faults of the mutation catalogue (suites/faults.hpp) injected into a correct fp32 model.
+  // The faults of the mutation catalogue (suites/mutation/faults.hpp) injected into a correct fp32 model.
   for (const Expect& e : {Expect{Fault::OutputUlp, CheckKind::Bitwise}, Expect{Fault::DropLastProduct, CheckKind::Bitwise},
                           Expect{Fault::WritesNan, CheckKind::Nonfinite}, Expect{Fault::UnwrittenRow, CheckKind::Unwritten},
                           Expect{Fault::WritePastEnd, CheckKind::GuardOutput},

@@ -1,5 +1,5 @@
 // tests/support/host_checker.hpp — a DeviceChecker that plays the CUDA device check on the host, for tests
-// and benchmarks of the device check's host side (suites/device_sweep.cpp) without a device: it takes
+// and benchmarks of the device check's host side (suites/ops/conversion/device_sweep.cpp) without a device: it takes
 // its results from any ConversionProducer (a HostProducer with injected faults, in tests) and returns
 // what kernels/convert/cuda/convert_check_kernel.cuh sends back for them: the model's outcome keys over
 // every code, the codes (NaN inputs aside) whose result differs from the model with their exact count

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "kernels/device/device_api.hpp"
-#include "suites/runner.hpp"
+#include "suites/ops/gemm/runner.hpp"
 
 namespace fpcert::test {
 

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "suites/device_sweep.hpp"
+#include "suites/ops/conversion/device_sweep.hpp"
 #include "tests/support/same_result.hpp"
 
 namespace fpcert::test {

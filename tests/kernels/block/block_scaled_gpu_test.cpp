@@ -21,7 +21,7 @@
 #include "kernels/device/device_api.hpp"
 #include "kernels/block/device_block_quant.hpp"
 #include "base/philox.hpp"
-#include "suites/suite.hpp"
+#include "suites/run/suite.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;

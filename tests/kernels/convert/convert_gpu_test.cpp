@@ -9,7 +9,7 @@
 #include <string>
 
 #include "kernels/convert/device_convert.hpp"
-#include "suites/device_sweep.hpp"
+#include "suites/ops/conversion/device_sweep.hpp"
 #include "tests/support/cuda_producer.hpp"
 #include "tests/support/host_producer.hpp"
 #include "kernels/kernel.hpp"

@@ -9,7 +9,7 @@
 
 #include "base/philox.hpp"
 #include "kernels/device/device_api.hpp"
-#include "suites/runner.hpp"
+#include "suites/ops/gemm/runner.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/run_case.hpp"
 #include "tests/support/test_seed.hpp"

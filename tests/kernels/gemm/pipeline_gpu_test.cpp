@@ -8,7 +8,7 @@
 #include "base/codes.hpp"
 #include "kernels/device/device_api.hpp"
 #include "kernels/gemm/cpu/model.hpp"
-#include "suites/runner.hpp"
+#include "suites/ops/gemm/runner.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/test_seed.hpp"
 

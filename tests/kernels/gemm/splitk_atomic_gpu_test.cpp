@@ -15,8 +15,8 @@
 #include "base/codes.hpp"
 #include "kernels/device/device_api.hpp"
 #include "oracle/gemm_ref.hpp"
-#include "suites/envelope.hpp"
-#include "suites/runner.hpp"
+#include "suites/verdict/envelope.hpp"
+#include "suites/ops/gemm/runner.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/test_seed.hpp"
 

@@ -1,0 +1,223 @@
+// suites/mutation/faults.cpp — the fault catalogue (docs/mutation.md).
+#include "suites/mutation/faults.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "suites/verdict/bound.hpp"
+#include "suites/verdict/envelope.hpp"
+
+namespace fpcert {
+
+std::string_view to_string(FaultClass c) {
+  switch (c) {
+    case FaultClass::Output: return "output";
+    case FaultClass::Arithmetic: return "arithmetic";
+    case FaultClass::Data: return "data";
+    case FaultClass::Memory: return "memory";
+    case FaultClass::Determinism: return "determinism";
+  }
+  return "?";
+}
+
+namespace {
+
+// A wrong value is refused by an accuracy check: whichever tier the kernel's declarations allow (spread: a kernel
+// declaring run-to-run nondeterminism whose later run leaves an order-free element's one value).
+const std::vector<CheckKind> kAccuracy = {CheckKind::Bitwise, CheckKind::Envelope, CheckKind::Statistical, CheckKind::Spread};
+
+const std::vector<FaultInfo>& catalogue() {
+  static const std::vector<FaultInfo> c = {
+      {Fault::OutputUlp, "out_ulp", FaultClass::Output, "one output element one ulp further from zero",
+       "after the call, C[m/2][n/2] becomes the next code away from zero (the largest finite value steps back)", kAccuracy,
+       "an accuracy check exact to one output ulp (the bitwise tier)"},
+      {Fault::ZeroRow, "zero_row", FaultClass::Output, "the last row of C written as zeros",
+       "after the call, C[m-1][*] = +0", kAccuracy, "a case whose last row of C is not already zero"},
+      {Fault::ZeroColumn, "zero_col", FaultClass::Output, "the last column of C written as zeros",
+       "after the call, C[*][n-1] = +0", kAccuracy, "a case whose last column of C is not already zero"},
+      {Fault::DropLastProduct, "k_minus_1", FaultClass::Arithmetic, "K - 1 products: the last product along K left out",
+       "the kernel runs on A with column K-1 set to +0 (a product of zero adds nothing)", kAccuracy,
+       "a case where the last product matters beyond the bound"},
+      {Fault::TransposedB, "transposed_b", FaultClass::Data, "B read as if stored transposed",
+       "the kernel runs on B'(p, j) = element j*K + p of B's row-major sequence (column-major reading, ld = K)", kAccuracy,
+       "any case with K, N > 1"},
+      {Fault::LdaIgnored, "lda_ignored", FaultClass::Data, "A read with leading dimension K instead of lda",
+       "the kernel runs on A'(i, p) = the element at offset i*K + p of A's buffer (padding included)", kAccuracy,
+       "a case with lda > K (A padded)"},
+      {Fault::TailTile, "tail_tile", FaultClass::Data, "the partial last tile of 16 rows of A / columns of B loads zeros",
+       "the kernel runs on A with rows >= 16 floor(M/16) and B with columns >= 16 floor(N/16) set to +0", kAccuracy,
+       "a case with M or N not a multiple of 16"},
+      {Fault::PrecisionSwitch, "precision_switch", FaultClass::Arithmetic,
+       "past k = 256 the operands lose half their significand bits",
+       "the kernel runs on A[:, k >= 256] and B[k >= 256, :] rounded (nearest) to the storage format with half its fraction bits",
+       kAccuracy, "a case with K > 256"},
+      {Fault::AccF16, "acc_f16", FaultClass::Arithmetic, "partial sums carried in fp16 (its precision and its range)",
+       "the kernel computes each K-chunk (the shortest K it supports); the partials are summed on the host with acc = "
+       "RN_f16(acc + partial)",
+       {CheckKind::Bitwise, CheckKind::Envelope, CheckKind::Statistical, CheckKind::Spread, CheckKind::Nonfinite},
+       "any case with K longer than one chunk"},
+      {Fault::AccBf16, "acc_bf16", FaultClass::Arithmetic, "partial sums carried in bf16",
+       "as acc_f16, with acc = RN_bf16(acc + partial)", kAccuracy, "any case with K longer than one chunk"},
+      {Fault::AccTowardZero, "acc_rz", FaultClass::Arithmetic, "accumulation rounds toward zero",
+       "as acc_f16, with acc = RZ_acc(acc + partial) in the declared accumulator format", kAccuracy,
+       "a case where the bias of K/chunk truncations shows"},
+      {Fault::OutputTowardZero, "out_rz", FaultClass::Arithmetic, "the last rounding, into the output, is toward zero",
+       "C = RZ_out(P + Q): P the kernel on the first K - chunk products, Q on the last chunk", kAccuracy,
+       "an accuracy check that sees one truncation per element (bitwise, or the statistical test)"},
+      {Fault::FlushInputs, "flush_inputs", FaultClass::Data, "subnormal inputs read as zero (DAZ)",
+       "the kernel runs on A and B with every subnormal code of their input formats replaced by a zero of its sign", kAccuracy,
+       "subnormal inputs"},
+      {Fault::FlushOutputs, "flush_outputs", FaultClass::Output, "subnormal outputs written as zero (FTZ)",
+       "after the call, every subnormal output code becomes a zero of its sign", kAccuracy, "subnormal outputs"},
+      {Fault::NanToZero, "nan_to_zero", FaultClass::Output, "NaN outputs written as +0",
+       "after the call, every NaN output becomes +0", {CheckKind::SpecialValues, CheckKind::NanPolicy},
+       "a case whose reference is NaN somewhere (NaN inputs, Inf - Inf)"},
+      {Fault::InfToMax, "inf_to_max", FaultClass::Output, "infinite outputs saturated to the largest finite value",
+       "after the call, every infinite output becomes the largest finite value of its sign", {CheckKind::SpecialValues},
+       "a case whose reference is infinite (Inf inputs) and a check that refuses saturation there"},
+      {Fault::WritesNan, "writes_nan", FaultClass::Output, "C[0][0] written as NaN", "after the call, C[0][0] = the canonical NaN",
+       {CheckKind::Nonfinite}, "any case with a finite C[0][0]"},
+      {Fault::UnwrittenRow, "unwritten_row", FaultClass::Memory, "the last row of C never written",
+       "the kernel writes into a scratch C; rows 0..m-2 are copied into C", {CheckKind::Unwritten}, "any case"},
+      {Fault::WritePastEnd, "write_past_end", FaultClass::Memory, "one element written just past the end of C",
+       "after the call, the element at offset m*ldc of C (beyond its last row) is written", {CheckKind::GuardOutput},
+       "guard bytes after C"},
+      {Fault::ClobbersA, "clobbers_a", FaultClass::Memory, "A[0][0] overwritten by the call",
+       "after the call, A[0][0] in the caller's buffer gets its sign bit flipped", {CheckKind::InputsModified},
+       "a check that the inputs are unchanged after the call"},
+      {Fault::OneRunInN, "one_run_in_n", FaultClass::Determinism, "every second run sums K in another order",
+       "on every second call the kernel runs on A and B with K rotated by one (product 0 summed last), as atomics or "
+       "split-K scheduling might reorder it",
+       {CheckKind::Nondeterministic}, "two runs of a case compared bit for bit"},
+  };
+  return c;
+}
+
+}  // namespace
+
+std::span<const FaultInfo> fault_catalogue() { return catalogue(); }
+
+const FaultInfo& fault_info(Fault f) {
+  for (const FaultInfo& i : catalogue())
+    if (i.fault == f) return i;
+  throw std::logic_error("fault_info: fault missing from the catalogue");
+}
+
+const FaultInfo* find_fault(std::string_view id) {
+  for (const FaultInfo& i : catalogue())
+    if (i.id == id) return &i;
+  return nullptr;
+}
+
+std::string fault_ids() {
+  std::string s;
+  for (const FaultInfo& i : catalogue()) s += (s.empty() ? "" : ", ") + std::string(i.id);
+  return s;
+}
+
+std::string fault_not_applicable(Fault f, const KernelTraits& t) {
+  switch (f) {
+    case Fault::AccF16:
+      if (t.acc->precision() <= f16.precision())
+        return fmt::format("the declared accumulator {} is no wider than fp16", t.acc->tag);
+      break;
+    case Fault::AccBf16:
+      if (t.acc->precision() <= bf16.precision())
+        return fmt::format("the declared accumulator {} is no wider than bf16", t.acc->tag);
+      break;
+    case Fault::AccTowardZero:
+      if (t.acc_rounding == Rounding::TowardZero) return "the kernel declares round-toward-zero accumulation";
+      break;
+    case Fault::PrecisionSwitch: {
+      const Format& sa = storage_format(*t.a_input, *t.a_operand);
+      const Format& sb = storage_format(*t.b_input, *t.b_operand);
+      if (sa.frac_bits < 2 && sb.frac_bits < 2) return "the storage formats have fewer than 2 fraction bits to lose";
+      break;
+    }
+    case Fault::FlushInputs: {
+      if (!t.a_input->subnormals && !t.b_input->subnormals) return "the input formats have no subnormals";
+      // Inputs narrowed into an operand format whose smallest subnormal is more than twice the inputs' largest
+      // subnormal (fp32 into fp16: 2^-126 against 2^-24): nearest and toward-zero conversion both give a zero of
+      // the input's sign, as DAZ does, so the fault changes nothing the multiplier sees.
+      auto vanish = [&](const Format& in, const Format& op) {
+        return !in.subnormals || (!(in == op) && in.min_normal() < op.min_subnormal() / 2);
+      };
+      const bool conv = t.input_rounding == Rounding::NearestEven || t.input_rounding == Rounding::TowardZero;
+      if (!t.block.active() && t.operand_u == 0 && conv && vanish(*t.a_input, *t.a_operand) && vanish(*t.b_input, *t.b_operand))
+        return fmt::format("every subnormal input converts to a zero of its sign in the declared operand formats {}/{} (their smallest "
+                           "subnormal is more than twice the inputs' smallest normal): DAZ changes nothing the multiplier sees",
+                           t.a_operand->tag, t.b_operand->tag);
+      break;
+    }
+    case Fault::OutputTowardZero:
+      // Without a declared order, an accumulator declared round-toward-zero into the output format may add its last
+      // two partial sums with one truncation: the mutant is then one of the arithmetics the declaration admits.
+      if (!t.sum_order.known() && t.acc_rounding == Rounding::TowardZero && *t.acc == *t.out && !t.block.active())
+        return "the kernel declares no order and round-toward-zero accumulation in its output format: a last addition "
+               "rounded toward zero is one of the arithmetics it admits";
+      break;
+    case Fault::FlushOutputs: {
+      if (!t.out->subnormals) return "the output format has no subnormals";
+      // Every product of two operands is a multiple of q = (the smallest nonzero A operand) x (the
+      // smallest nonzero B operand), so every exact partial sum is too, and a monotonic rounding of a
+      // nonzero multiple of the power of two q is at least q in magnitude: when q is no smaller than the
+      // output's smallest normal, no output can be subnormal (fp16 or fp8 operands into fp32: 2^-48,
+      // 2^-32, 2^-18 >= 2^-126). Block scaling multiplies by scales down to 2^-127 first: not this case.
+      if (t.block.active() || t.operand_u > 0) break;
+      const Format& sa = storage_format(*t.a_input, *t.a_operand);
+      const Format& sb = storage_format(*t.b_input, *t.b_operand);
+      const double qa = sa.subnormals ? sa.min_subnormal() : sa.min_normal(), qb = sb.subnormals ? sb.min_subnormal() : sb.min_normal();
+      if (std::log2(qa) + std::log2(qb) >= std::log2(t.out->min_normal()))
+        return fmt::format("no output can be subnormal: every nonzero result is at least {}'s x {}'s smallest magnitude, "
+                           "2^{}, and {}'s smallest normal is 2^{}",
+                           sa.tag, sb.tag, static_cast<int>(std::log2(qa) + std::log2(qb)), t.out->tag,
+                           static_cast<int>(std::log2(t.out->min_normal())));
+      break;
+    }
+    case Fault::NanToZero:
+    case Fault::WritesNan:
+      if (!t.out->has_nan()) return fmt::format("the output format {} has no NaN", t.out->tag);
+      // The exact reference of finite inputs is finite: a NaN reference needs a NaN operand, Inf * 0 or Inf - Inf.
+      if (f == Fault::NanToZero && t.domain.finite_only)
+        return "the kernel declares finite inputs only: no reference is NaN (that needs a NaN or infinite operand)";
+      if (f == Fault::NanToZero && !t.a_input->has_nan() && !t.a_input->has_inf() && !t.b_input->has_nan() && !t.b_input->has_inf())
+        return fmt::format("the input formats {}/{} hold no NaN or Inf: no reference is NaN", t.a_input->tag, t.b_input->tag);
+      break;
+    case Fault::InfToMax: {
+      if (!t.out->has_inf()) return fmt::format("the output format {} has no infinity", t.out->tag);
+      // Without an infinite operand a reference is infinite only where the exact result overflows the output, where
+      // the checks accept the largest finite value (docs/suites.md, "values.special"): the fault is then invisible,
+      // and, where not even kMaxK products of the largest inputs reach the overflow limit, impossible.
+      const bool inf_inputs = !t.domain.finite_only && (t.a_input->has_inf() || t.b_input->has_inf());
+      if (!inf_inputs) {
+        constexpr double kMaxK = 0x1p31;  // beyond any K a suite or a generator uses (generators: 2^24)
+        const double reach = kMaxK * t.a_input->max_finite() * t.b_input->max_finite();
+        if (t.domain.finite_only)
+          return "the kernel declares finite inputs only: no reference is infinite but where the exact result overflows the "
+                 "output, and there the checks accept the largest finite value";
+        if (reach < overflow_limit(t))
+          return fmt::format("no output can be infinite: {}/{} hold no Inf, and 2^31 products of their largest values, {:.3g}, stay "
+                             "below the overflow limit {:.4g}",
+                             t.a_input->tag, t.b_input->tag, reach, overflow_limit(t));
+      }
+      break;
+    }
+    case Fault::ClobbersA:
+      if (!t.a_input->is_signed()) return "A's format has no sign bit to flip";
+      break;
+    case Fault::OneRunInN:
+      // A kernel declaring run-to-run nondeterminism may sum in another order on any run: the mutant is one of the
+      // behaviours its declaration admits (its later runs are still judged: envelope, order-free elements, spread).
+      if (t.determinism == Determinism::RunToRun)
+        return "the kernel declares run-to-run nondeterminism: another summation order on some runs is what it declares";
+      break;
+    default: break;
+  }
+  return {};
+}
+
+std::string mutant_name(const std::string& kernel, Fault f) { return kernel + "~" + std::string(fault_info(f).id); }
+
+}  // namespace fpcert

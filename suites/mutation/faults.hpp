@@ -1,0 +1,77 @@
+// suites/mutation/faults.hpp — the fault catalogue of the mutation score: each fault a GPU kernel can have, its
+// class, how it is injected, the checks that refuse it for its own fault, and what a suite needs to
+// see it (docs/mutation.md). The injectors are suites/ops/gemm/fault_injectors.hpp.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+#include "results/results.hpp"
+
+namespace fpcert {
+
+enum class Fault : std::uint8_t {
+  OutputUlp,        ///< one output element one ulp further from zero
+  ZeroRow,          ///< the last row of C written as +0
+  ZeroColumn,       ///< the last column of C written as +0
+  DropLastProduct,  ///< K - 1 products: the last product along K left out
+  TransposedB,      ///< B read as if it were stored transposed (column-major, ld = K)
+  LdaIgnored,       ///< A read with leading dimension K instead of lda
+  TailTile,         ///< the partial last tile of 16 rows / columns loads zeros
+  PrecisionSwitch,  ///< products at k >= 256 see operands with half the significand bits
+  AccF16,           ///< partial sums carried in fp16 (round to nearest)
+  AccBf16,          ///< partial sums carried in bf16 (round to nearest)
+  AccTowardZero,    ///< accumulation rounds toward zero in the declared accumulator
+  OutputTowardZero, ///< the last rounding, into the output, is toward zero
+  FlushInputs,      ///< subnormal inputs read as zero (DAZ)
+  FlushOutputs,     ///< subnormal outputs written as zero (FTZ)
+  NanToZero,        ///< NaN outputs written as +0
+  InfToMax,         ///< infinite outputs written as the largest finite value
+  WritesNan,        ///< C[0][0] written as NaN
+  UnwrittenRow,     ///< the last row of C never written
+  WritePastEnd,     ///< one element written just past the end of C
+  ClobbersA,        ///< A[0][0] overwritten after the call
+  OneRunInN,        ///< every second run sums K in another order (rotated by one)
+};
+
+/// Faults in groups; the score is reported per group.
+enum class FaultClass : std::uint8_t { Output, Arithmetic, Data, Memory, Determinism };
+std::string_view to_string(FaultClass c);
+
+/// One fault as the catalogue lists it.
+struct FaultInfo {
+  Fault fault;
+  std::string_view id;           ///< "acc_rz": used in mutant names (<kernel>~<id>) and --fault
+  FaultClass cls;
+  std::string_view what;         ///< the fault, as a kernel bug
+  std::string_view realisation;  ///< how it is made from calls of the wrapped kernel (docs/mutation.md)
+  std::vector<CheckKind> expected;  ///< the checks whose failure means "killed for its own fault"
+  std::string_view needs;        ///< what a suite must hold for the fault to be seen (said of survivors)
+};
+
+/// Tunables of the injectors (the defaults are what docs/mutation.md describes).
+struct FaultOptions {
+  std::int64_t switch_k = 256;  ///< PrecisionSwitch: first k whose operands are narrowed
+  std::int64_t tile = 16;       ///< TailTile: the tile whose partial last rows / columns load zeros
+  int one_in = 2;               ///< OneRunInN: every one_in-th call is the different one
+  double timeout_ms = 120000;   ///< wait for the wrapped kernel this long before reporting it hung
+};
+
+/// Every fault, in the order `fpcert mutate` lists them.
+std::span<const FaultInfo> fault_catalogue();
+const FaultInfo& fault_info(Fault f);
+/// By id; nullptr when unknown.
+const FaultInfo* find_fault(std::string_view id);
+/// Comma-separated ids, for error messages.
+std::string fault_ids();
+
+/// Why a fault cannot change a kernel with these traits (the mutant would equal it by construction,
+/// e.g. an fp16 accumulator injected into a kernel that accumulates in fp16); empty when it applies.
+std::string fault_not_applicable(Fault f, const KernelTraits& t);
+
+/// The mutant's registry name.
+std::string mutant_name(const std::string& kernel, Fault f);
+}  // namespace fpcert

@@ -1,0 +1,15 @@
+// suites/operations.cpp — the operations the runner knows (suites/run/operation.hpp), GEMM first: the one list a
+// new operation joins (docs/architecture.md, "Adding an operation").
+#include "suites/ops/conversion/conversion_operation.hpp"
+#include "suites/ops/gemm/gemm_operation.hpp"
+
+namespace fpcert {
+
+std::span<const OperationRunner* const> operation_runners() {
+  static const GemmOperation gemm;
+  static const ConversionOperation conversion;
+  static const OperationRunner* const all[] = {&gemm, &conversion};
+  return all;
+}
+
+}  // namespace fpcert

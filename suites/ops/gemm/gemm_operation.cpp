@@ -1,0 +1,238 @@
+// suites/ops/gemm/gemm_operation.cpp — GEMM as the runner runs it (suites/ops/gemm/gemm_operation.hpp): problems
+// and exact references once per case, kernels side by side, the baseline, isolation, results case by case.
+#include "suites/ops/gemm/gemm_operation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "base/atomic_file.hpp"
+#include "base/error.hpp"
+#include "base/fpenv.hpp"
+#include "generators/generate.hpp"
+#include "results/results_json.hpp"
+#include "suites/ops/gemm/fault_injectors.hpp"
+#include "suites/ops/gemm/runner.hpp"
+#include "suites/run/device_apis.hpp"
+#include "suites/run/environment.hpp"
+#include "suites/run/isolate.hpp"
+#include "suites/verdict/grade.hpp"
+
+namespace fpcert {
+
+namespace {
+
+CaseResult skeleton_for(const GemmKernel& k, const CaseSetup& s) {
+  CaseResult r;
+  r.suite = s.suite;
+  r.case_id = s.case_id;
+  r.kernel = k.name();
+  r.kernel_traits = describe_traits(k.traits());
+  r.backend = std::string(to_string(k.backend()));
+  r.spec = s.problem->spec;
+  r.m = s.problem->m;
+  r.n = s.problem->n;
+  r.k = s.problem->k;
+  r.source_format = std::string(s.problem->source->tag);
+  r.out_format = std::string(k.traits().out->tag);
+  r.repro = s.repro;
+  r.achieved = s.problem->achieved;
+  r.family = s.family;
+  r.axis = s.axis;
+  return r;
+}
+
+}  // namespace
+
+namespace {
+
+struct Prepared {
+  std::vector<std::unique_ptr<GemmKernel>> ks;
+  std::unique_ptr<GemmKernel> base;
+  std::vector<CaseSpec> cases;
+};
+
+/// The kernels, the baseline and the case list of a run (what run_suite and plan_suite share).
+Prepared prepare(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) {
+  Prepared pr;
+  if (kernels.empty()) throw InputError("no kernel given");
+  std::vector<std::unique_ptr<GemmKernel>> ks;
+  for (const auto& name : kernels) {
+    auto k = make_gemm_kernel(name);
+    if (!k && make_conversion_kernel(name))
+      throw InputError(fmt::format("'{}' is a conversion kernel; suite '{}' grades GEMM kernels (the conversions suite checks "
+                                   "conversion kernels)", name, suite.name));
+    if (!k) throw InputError("unknown kernel '" + name + "' (fpcert kernels lists them)");
+    ks.push_back(std::move(k));
+  }
+  std::unique_ptr<GemmKernel> base;
+  if (!opt.baseline.empty()) {
+    base = make_gemm_kernel(opt.baseline);
+    if (!base) throw InputError("unknown baseline kernel '" + opt.baseline + "' (fpcert kernels lists them)");
+  }
+  SuiteContext ctx;
+  ctx.device = ks.front()->memory() == MemorySpace::Device;
+  ctx.mn = opt.mn;
+  ctx.traits = &ks.front()->traits();
+  for (const auto& k : ks) ctx.all.push_back(&k->traits());
+  if (base) ctx.all.push_back(&base->traits());
+  std::vector<CaseSpec> cases = suite.cases(ctx);
+  if (!opt.only_case.empty()) {
+    std::vector<CaseSpec> one;
+    std::string ids;
+    for (const auto& c : cases) {
+      ids += (ids.empty() ? "" : ", ") + c.id;
+      if (case_matches(opt.only_case, c.id)) one.push_back(c);
+    }
+    if (one.empty()) throw InputError("suite '" + suite.name + "' has no case '" + opt.only_case + "' (cases: " + ids + ")");
+    cases = one;
+  }
+  for (const auto& c : cases) (void)canonical_spec(c.spec);  // a bad spec fails before anything runs
+  pr.ks = std::move(ks);
+  pr.base = std::move(base);
+  pr.cases = std::move(cases);
+  return pr;
+}
+
+}  // namespace
+
+std::vector<PlanItem> GemmOperation::plan(const SuiteInfo& suite, const std::vector<std::string>& kernels,
+                                          const SuiteRunOptions& opt) const {
+  const Prepared pr = prepare(suite, kernels, opt);
+  std::vector<PlanItem> plan;
+  for (const auto& c : pr.cases) {
+    const double cost = estimated_case_cost(c.spec);
+    for (const auto& k : pr.ks) plan.push_back({suite.name, c.id, k->name(), c.spec, cost});
+  }
+  return plan;
+}
+
+RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) const {
+  Prepared pr = prepare(suite, kernels, opt);
+  auto& ks = pr.ks;
+  auto& base = pr.base;
+  const auto& cases = pr.cases;
+  DeviceApis apis;
+  RunResult result;
+  result.suite = suite.name;
+  result.kernels = kernels;
+  if (!opt.jsonl_path.empty() && !opt.jsonl_append) write_file_atomic(opt.jsonl_path, "");  // start afresh
+  const auto selected = [&](const CaseSpec& c, const GemmKernel& k) { return !opt.select || opt.select(c.id, k.name()); };
+  std::size_t total = 0;
+  for (const auto& c : cases)
+    for (const auto& k : ks) total += selected(c, *k);
+  std::size_t done = 0;
+  for (const auto& c : cases) {
+    if (std::none_of(ks.begin(), ks.end(), [&](const auto& k) { return selected(c, *k); })) continue;
+    if (opt.on_progress) opt.on_progress(fmt::format("[{}/{}] {}: generating {} and its exact reference", done + 1, total, c.id, c.spec));
+    pin_fp_env();  // inputs and references in round to nearest without FTZ/DAZ (docs/suites.md)
+    const Problem problem = generate(c.spec);
+    const GemmRef ref = gemm_reference(problem.a.view(), problem.b.view());
+    const BoundVariant variant = opt.variant.value_or(c.variant);
+    std::optional<CaseResult> base_result;
+    auto run_one = [&](GemmKernel& k, const std::string& repro) {
+      CaseSetup s;
+      s.suite = suite.name;
+      s.case_id = c.id;
+      s.problem = &problem;
+      s.ref = &ref;
+      s.variant = variant;
+      s.repro = repro;
+      s.family = c.family;
+      s.axis = c.axis;
+      s.misaligned = c.misaligned;
+      s.min_runs = c.min_runs;
+      if (opt.isolate)
+        return run_case_isolated(
+            [&] {  // in the child: a fresh kernel, and the device touched there only
+              auto fresh = make_gemm_kernel(k.name());
+              DeviceApis child;
+              std::string why;
+              DeviceApi* api = child.for_kernel(*fresh, why);
+              if (!api) {
+                CaseResult r = skeleton_for(k, s);
+                r.status = CaseStatus::NotSupported;
+                r.reason = "no CUDA device: " + why;
+                return r;
+              }
+              return run_case(*fresh, s, *api, opt.run);
+            },
+            opt.isolate_timeout_s, skeleton_for(k, s));
+      std::string why;
+      DeviceApi* api = apis.for_kernel(k, why);
+      if (!api) {
+        CaseResult r = skeleton_for(k, s);
+        r.status = CaseStatus::NotSupported;
+        r.reason = "no CUDA device: " + why;
+        return r;
+      }
+      return run_case(k, s, *api, opt.run);
+    };
+    if (base) base_result = run_one(*base, "");
+    for (auto& k : ks) {
+      if (!selected(c, *k)) continue;
+      if (opt.on_progress) opt.on_progress(fmt::format("[{}/{}] {}: {}", done + 1, total, c.id, k->name()));
+      std::string repro = opt.repro_prefix.empty() ? "" : fmt::format("{} --kernel {} --case {}", opt.repro_prefix, k->name(), c.id);
+      CaseResult r = run_one(*k, repro);
+      if (!c.note.empty()) r.flags.insert(r.flags.begin(), "case: " + c.note);
+      r.coverage = c.covers;
+      if (base_result && base_result->status != CaseStatus::NotSupported) {
+        r.baseline = base->name();
+        r.baseline_max_abs = base_result->metrics.max_abs;
+        if (base_result->time_ms_median > 0 && r.time_ms_median > 0) r.speed_ratio = base_result->time_ms_median / r.time_ms_median;
+        // Error within factor f of the baseline's. A baseline error of 0 allows one output ulp-level
+        // error at the largest reference (2^-frac(out) * max|ref|) times f.
+        const double floor = std::ldexp(r.metrics.ref_max_abs, -ks.front()->traits().out->frac_bits);
+        const double denom = std::max(base_result->metrics.max_abs, floor);
+        r.baseline_ratio = denom > 0 ? r.metrics.max_abs / denom : 0.0;
+        if (r.status == CaseStatus::Pass && *r.baseline_ratio > opt.baseline_factor) {
+          r.status = CaseStatus::Fail;
+          r.reason = fmt::format("error {:.3g}x the baseline {}'s (max abs {:.4g} vs {:.4g}; limit {}x)", *r.baseline_ratio,
+                                 base->name(), r.metrics.max_abs, base_result->metrics.max_abs, opt.baseline_factor);
+        }
+      }
+      if (!opt.jsonl_path.empty()) append_line(opt.jsonl_path, to_json(r).dump());
+      if (opt.on_case) opt.on_case(r);
+      result.cases.push_back(std::move(r));
+      ++done;
+    }
+  }
+  const DeviceApi* dev = apis.device();
+  bool any_device = false;
+  for (const auto& k : ks) any_device = any_device || k->memory() == MemorySpace::Device;
+  result.env = run_environment(opt.command, dev, any_device);
+  return result;
+}
+
+void GemmOperation::require_evidence(RunResult& r) const {
+  for (const std::string& name : r.kernels) {
+    const auto k = make_gemm_kernel(name);
+    if (!k) continue;
+    std::vector<CaseResult> mine;
+    for (const CaseResult& c : r.cases)
+      if (c.kernel == name) mine.push_back(c);
+    const std::vector<std::string> missing = missing_evidence(k->traits(), mine);
+    if (missing.empty()) continue;
+    CaseResult e;
+    e.suite = r.suite;
+    e.case_id = "evidence";
+    e.kernel = name;
+    e.kernel_traits = describe_traits(k->traits());
+    e.backend = std::string(to_string(k->backend()));
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    e.checks.push_back({CheckKind::Envelope, false,
+                        fmt::format("no non-vacuous case exercised: {} (the suite certifies nothing about {})", list,
+                                    missing.size() == 1 ? "it" : "them")});
+    decide(e);
+    r.cases.push_back(std::move(e));
+  }
+}
+
+std::string GemmOperation::register_mutant(const std::string& kernel, Fault f, const FaultOptions& opt) const {
+  return register_gemm_mutant(kernel, f, opt);
+}
+
+}  // namespace fpcert

@@ -1,0 +1,436 @@
+// suites/ops/gemm/runner.cpp — buffers, guards, runs, timing and grading of one GEMM case.
+#include "suites/ops/gemm/runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <vector>
+
+#include "base/codes.hpp"
+#include "base/error.hpp"
+#include "base/fpenv.hpp"
+#include "suites/verdict/block_reference.hpp"
+#include "suites/verdict/grade.hpp"
+#include "suites/run/guarded_input.hpp"
+#include "suites/run/guarded_buffer.hpp"
+#include "suites/reveal/revealed_order.hpp"
+
+namespace fpcert {
+
+namespace {
+
+/// The largest finite |v| when it overflows f under rounding r (the values cannot be held in f); else none.
+std::optional<double> beyond_range(const std::vector<double>& values, const Format& f, Rounding r) {
+  double mx = 0;
+  for (double v : values)
+    if (std::isfinite(v)) mx = std::max(mx, std::fabs(v));
+  if (round_double(f, mx, Rounder{r, default_saturation(f), NanPayload::Preserve}).flags & kOverflow) return mx;
+  return std::nullopt;
+}
+
+/// Why the case's inputs lie outside the kernel's InputDomain (empty: inside). Checks what the kernel
+/// receives: the exact inputs rounded into its input formats, as the runner stores them.
+std::string outside_domain(const KernelTraits& t, const Problem& p) {
+  const InputDomain& d = t.domain;
+  if (!d.restricted()) return {};
+  struct Op {
+    const Matrix* m;
+    const Format* in;
+    const Format* operand;
+    const char* name;
+    bool rows_are_lines;  // A (m x k): lines are rows, K runs along them; B (k x n): lines are columns
+  };
+  for (const Op& op : {Op{&p.a, t.a_input, t.a_operand, "A", true}, Op{&p.b, t.b_input, t.b_operand, "B", false}}) {
+    const Rounder rr{t.input_rounding, default_saturation(*op.in), NanPayload::Preserve};
+    const std::int64_t rows = op.m->rows, cols = op.m->cols;
+    const std::int64_t lines = op.rows_are_lines ? rows : cols, klen = std::max<std::int64_t>(1, op.rows_are_lines ? cols : rows);
+    const bool blocked = d.span_scope == SpanScope::KBlock;
+    const std::int64_t blk = blocked ? std::max(1, d.kblock) : klen, nblk = (klen + blk - 1) / blk;
+    const std::int64_t groups = d.span_scope == SpanScope::Tensor ? 1 : lines * nblk;
+    std::vector<int> lo, hi;
+    if (d.span_scope != SpanScope::None) {
+      lo.assign(static_cast<std::size_t>(groups), std::numeric_limits<int>::max());
+      hi.assign(static_cast<std::size_t>(groups), std::numeric_limits<int>::min());
+    }
+    double mx = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const double v = to_double(*op.in, round_double(*op.in, (*op.m)(r, c), rr).code);
+        if (d.finite_only && !std::isfinite(v))
+          return fmt::format("{}({}, {}) is {}: the kernel declares finite inputs only (its arithmetic is not defined on Inf "
+                             "or NaN)", op.name, r, c, std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
+        if (!std::isfinite(v) || v == 0) continue;
+        mx = std::max(mx, std::fabs(v));
+        if (d.span_scope == SpanScope::None) continue;
+        const std::int64_t line = op.rows_are_lines ? r : c, kk = op.rows_are_lines ? c : r;
+        const auto g = static_cast<std::size_t>(d.span_scope == SpanScope::Tensor ? 0 : line * nblk + kk / blk);
+        const int e = std::ilogb(v);
+        lo[g] = std::min(lo[g], e);
+        hi[g] = std::max(hi[g], e);
+      }
+    if (d.operand_range) {
+      const Rounded o = round_double(*op.operand, mx, Rounder{t.input_rounding, default_saturation(*op.operand), NanPayload::Preserve});
+      if (o.flags & kOverflow)
+        return fmt::format("{} reaches {:.4g}, beyond {}'s largest finite value {:.4g}: {}", op.name, mx, op.operand->tag,
+                           op.operand->max_finite(), d.note);
+    }
+    for (std::int64_t g = 0; g < static_cast<std::int64_t>(lo.size()); ++g) {
+      const auto gi = static_cast<std::size_t>(g);
+      if (lo[gi] > hi[gi] || hi[gi] - lo[gi] <= d.max_span) continue;
+      std::string where;
+      if (d.span_scope == SpanScope::Tensor) where = fmt::format("the nonzero entries of {}", op.name);
+      else {
+        where = fmt::format("{} {} of {}", op.rows_are_lines ? "row" : "column", g / nblk, op.name);
+        if (blocked) where += fmt::format(", K-block {} (k = {}..{})", g % nblk, (g % nblk) * blk, std::min(klen, (g % nblk + 1) * blk) - 1);
+      }
+      return fmt::format("{} {} {} binades (2^{} .. 2^{}), more than the kernel's domain allows ({}): {}", where,
+                         d.span_scope == SpanScope::Tensor ? "span" : "spans", hi[gi] - lo[gi],
+                         lo[gi], hi[gi], d.max_span, d.note);
+    }
+  }
+  return {};
+}
+
+std::vector<std::uint8_t> encode_inputs(const std::vector<double>& v, const Format& f, Rounding r) {
+  const int b = container_bytes(f);
+  std::vector<std::uint8_t> out(v.size() * static_cast<std::size_t>(b));
+  const Rounder rr{r, default_saturation(f), NanPayload::Preserve};
+  for (std::size_t i = 0; i < v.size(); ++i)
+    store_code(out.data(), static_cast<std::int64_t>(i), b, to_container(f, round_double(f, v[i], rr).code));
+  return out;
+}
+
+/// The first changed byte around C, in words (the guard report of GuardedBuffer).
+std::string describe_guards(const GuardReport& g, std::int64_t m, std::int64_t n, std::int64_t ldc, int cb) {
+  switch (g.where) {
+    case GuardReport::Where::None: return "";
+    case GuardReport::Where::Before: return fmt::format("{} byte(s) before C overwritten (nearest at byte -{})", 1, g.offset);
+    case GuardReport::Where::After:
+      return fmt::format("written past the end of C: byte {} after it (element index {} in row-major m*ldc)", g.offset,
+                         static_cast<std::int64_t>(g.offset) / cb + m * ldc);
+    case GuardReport::Where::Padding:
+      return fmt::format("written into the ldc padding at row {}, column {} (n = {}, ldc = {})", g.row, g.col, n, ldc);
+  }
+  return "";
+}
+
+}  // namespace
+
+CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, const RunOptions& opt) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  if (opt.output) opt.output->clear();
+  const Problem& p = *setup.problem;
+  const KernelTraits& t = kernel.traits();
+  CaseResult r;
+  r.suite = setup.suite;
+  r.case_id = setup.case_id;
+  r.family = setup.family;
+  r.axis = setup.axis;
+  r.kernel = kernel.name();
+  r.kernel_traits = describe_traits(t);
+  r.determinism = std::string(to_string(t.determinism));
+  r.backend = std::string(to_string(kernel.backend()));
+  r.spec = p.spec;
+  r.m = p.m;
+  r.n = p.n;
+  r.k = p.k;
+  r.source_format = std::string(p.source->tag);
+  r.out_format = std::string(t.out->tag);
+  r.achieved = p.achieved;
+  r.repro = setup.repro;
+  auto finish = [&]() -> CaseResult {
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    return r;
+  };
+
+  if ((kernel.memory() == MemorySpace::Device) != api.is_device()) {
+    r.status = CaseStatus::NotSupported;
+    r.reason = kernel.memory() == MemorySpace::Device ? "this kernel needs a CUDA device" : "host kernel given a device API";
+    return finish();
+  }
+  const Support sup = kernel.can_implement(p.m, p.n, p.k);
+  if (!sup.ok) {
+    r.status = CaseStatus::NotSupported;
+    r.reason = sup.reason;
+    return finish();
+  }
+  // Inputs beyond the kernel's storage range would reach it as Inf/NaN: the case is not for this kernel.
+  for (const auto& [vals, fmt_in, name] : {std::tuple{&p.a.data, t.a_input, "A"}, std::tuple{&p.b.data, t.b_input, "B"}}) {
+    if (const auto mx = beyond_range(*vals, *fmt_in, t.input_rounding)) {
+      r.status = CaseStatus::NotSupported;
+      r.reason = fmt::format("the case's {} reaches {:.4g}, beyond {}'s largest finite value {:.4g}: its inputs cannot be "
+                             "stored in this kernel's input format",
+                             name, *mx, fmt_in->tag, fmt_in->max_finite());
+      return finish();
+    }
+  }
+  // A block-scaled kernel multiplies its quantizer's operands (docs/block_formats.md). Quantized values
+  // can lie beyond the operand format a kernel dequantizes into (MXFP4 with rceil scales reaches 4 x
+  // 2^126 = 2^128 from inputs just below fp32's largest): such a case is outside that kernel's range too.
+  // (Kernels that scale exact block sums, operand format = input format, never hold a dequantized value.)
+  std::optional<BlockReference> block_ref;
+  if (t.block.active()) {
+    block_ref = block_reference(t, p);
+    for (const auto& [m, fmt_op, name] : {std::tuple{&block_ref->a, t.a_operand, "A"}, std::tuple{&block_ref->b, t.b_operand, "B"}}) {
+      if (fmt_op == (m == &block_ref->a ? t.a_input : t.b_input)) continue;
+      if (const auto mx = beyond_range(m->data, *fmt_op, Rounding::NearestEven)) {
+        r.status = CaseStatus::NotSupported;
+        r.reason = fmt::format("the quantized {} reaches {:.4g}, beyond {}'s largest finite value {:.4g}: the kernel's "
+                               "dequantized operands cannot hold it",
+                               name, *mx, fmt_op->tag, fmt_op->max_finite());
+        return finish();
+      }
+      // Below the operand format's subnormal spacing a dequantized value rounds (MXFP8 E4M3 with the smallest
+      // scale reaches 2^-9 x 2^-127 = 2^-136; bf16 holds multiples of 2^-133): such a case is outside the kernel's
+      // range as overflow is. Elsewhere dequantization is exact (NVFP4: the tensor scale applied at the end), so
+      // the operand step is no error source of a block-scaled kernel (suites/verdict/envelope.cpp, error_sources).
+      if (!(m == &block_ref->a ? block_ref->a_operand_exact : block_ref->b_operand_exact)) {
+        r.status = CaseStatus::NotSupported;
+        r.reason = fmt::format("the quantized {} holds values that {} cannot represent exactly (its subnormal spacing is "
+                               "{:.4g}): the kernel's dequantized operands would round them",
+                               name, fmt_op->tag, fmt_op->min_subnormal());
+        return finish();
+      }
+    }
+  }
+  // NVFP4's final scaling C = RN(acc * RN(s_A s_B)) is one unit roundoff only while s_A, s_B and their product are
+  // normal fp32 values; below (all of a tensor within ~2^-115 of zero) the product rounds by up to 100 %, which the
+  // declared arithmetic does, and no rounding term of the envelope covers: outside the kernel's range, as overflow.
+  if (block_ref && t.sum_order.final_scale == FinalScale::Tensor) {
+    const double sa = block_ref->a_tensor_scale, sb = block_ref->b_tensor_scale, lo = std::ldexp(1.0, f32.emin());
+    if (std::fabs(sa) < lo || std::fabs(sb) < lo || std::fabs(sa * sb) < lo) {
+      r.status = CaseStatus::NotSupported;
+      r.reason = fmt::format("the tensor scales {:.4g} x {:.4g} = {:.4g} reach below fp32's normal range ({:.4g}): the final scaling "
+                             "RN(acc * RN(s_A s_B)) would round them by more than a unit roundoff",
+                             sa, sb, sa * sb, lo);
+      return finish();
+    }
+  }
+  if (!opt.grade_outside_domain) {
+    if (const std::string why = outside_domain(t, p); !why.empty()) {
+      r.status = CaseStatus::NotSupported;
+      r.reason = "outside the kernel's input domain: " + why;
+      return finish();
+    }
+  }
+  // An order from outside the declaration: revealed at this shape (once per run) before the case's own runs.
+  std::shared_ptr<const RevealedOrder> outside;
+  std::optional<OrderOverride> order_override;
+  if (opt.orders && opt.orders->applies(kernel.name())) {
+    outside = opt.orders->order_for(kernel, api, p.m, p.n, p.k);
+    order_override = OrderSource::as_override(outside, t);
+    r.order = outside->record;
+    if (t.block.active() && r.order->used) {
+      r.order->used = false;
+      r.order->fallback = "a block-scaled kernel: the replay of a revealed tree does not model its quantizer";
+      order_override->fallback = r.order->fallback;
+    }
+    if (t.determinism == Determinism::RunToRun && r.order->used) {  // never the bitwise tier of one fixed order
+      r.order->used = false;
+      r.order->fallback = "the kernel declares run-to-run nondeterminism: no one revealed order is its order";
+      order_override->fallback = r.order->fallback;
+    }
+  }
+  const bool device = api.is_device();
+  const int warmups = opt.warmups >= 0 ? opt.warmups : (device ? 3 : 0);
+  const int timed = opt.timed >= 0 ? opt.timed : (device ? 10 : 1);
+
+  const std::int64_t ldc = p.n + opt.ldc_pad;
+  const int cb = container_bytes(*t.out);
+  std::vector<std::uint64_t> codes;
+  std::vector<double> times;
+  auto read_codes = [&](const GuardedBuffer& c) {
+    std::vector<std::uint64_t> v(static_cast<std::size_t>(p.m * p.n));
+    for (std::int64_t i = 0; i < p.m; ++i)
+      for (std::int64_t j = 0; j < p.n; ++j) v[static_cast<std::size_t>(i * p.n + j)] = from_container(*t.out, c.code(i, j));
+    return v;
+  };
+  // Inputs: padded leading dimensions with guard bytes around A and B and in their padding, checked
+  // unchanged after every run; every run's C compared bit for bit with the first (docs/suites.md).
+  InputReport in_a, in_b;
+  std::int64_t runs_differ = 0, first_differ_run = -1, first_differ_index = -1;
+  // A kernel declaring run-to-run nondeterminism: the distinct outputs of its later runs, each graded on its own
+  // (suites/verdict/envelope.hpp, envelope_later_runs): at most 16 of them (a device case runs 14 times), and at most 2^26
+  // codes in all (512 MiB; fill_device's 4096 x 4096 keeps 4), at least 2 whatever the size.
+  const bool run_to_run = t.determinism == Determinism::RunToRun;
+  const std::size_t kept_max = std::clamp<std::size_t>((std::size_t{1} << 26) / static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.n)), 2, 16);
+  std::vector<std::vector<std::uint64_t>> later;
+  bool data_seen = false;  // run() has been called with the data: a later NOT_SUPPORTED is a declaration failure
+  const bool ran = run_kernel_guarded(r, [&] {
+    const auto a_bytes = encode_inputs(p.a.data, *t.a_input, t.input_rounding);
+    const auto b_bytes = encode_inputs(p.b.data, *t.b_input, t.input_rounding);
+    const int ab = container_bytes(*t.a_input), bb = container_bytes(*t.b_input);
+    GuardedInput dA(api, a_bytes, p.m, p.k, padded_ld(p.k, ab), ab, opt.guard_bytes, setup.misaligned);
+    GuardedInput dB(api, b_bytes, p.k, p.n, padded_ld(p.n, bb), bb, opt.guard_bytes, setup.misaligned);
+    GuardedBuffer dC(api, static_cast<std::size_t>(p.m * ldc * cb), opt.guard_bytes);
+    dC.prefill(p.m, p.n, ldc, cb, to_container(*t.out, prefill_code(*t.out)));
+    GemmOperands ops;
+    ops.m = p.m;
+    ops.n = p.n;
+    ops.k = p.k;
+    ops.a = dA.elements();
+    ops.lda = dA.ld();
+    ops.b = dB.elements();
+    ops.ldb = dB.ld();
+    ops.c = dC.elements();
+    ops.ldc = ldc;
+    ops.stream = api.stream();
+    auto check_inputs = [&] {
+      for (auto [in, rep] : {std::pair{&dA, &in_a}, std::pair{&dB, &in_b}}) {
+        const InputReport x = in->check();
+        if (!rep->modified && x.modified) rep->first_modified = x.first_modified;
+        if (!rep->guard_changed && x.guard_changed) rep->first_guard = x.first_guard;
+        rep->modified = std::max(rep->modified, x.modified);
+        rep->guard_changed = std::max(rep->guard_changed, x.guard_changed);
+      }
+    };
+
+    // The checked run.
+    data_seen = true;
+    kernel.run(ops);
+    api.synchronize(opt.timeout_ms);
+    const GuardReport g = dC.download_and_check();
+    r.metrics.guard_violations = g.changed;
+    r.metrics.first_guard_violation = describe_guards(g, p.m, p.n, ldc, cb);
+    codes = read_codes(dC);
+    check_inputs();
+    const std::uint64_t pre = prefill_code(*t.out);
+    std::int64_t unwritten = 0, first_unwritten = -1;
+    for (std::size_t x = 0; x < codes.size(); ++x)
+      if (codes[x] == pre && t.out->has_nan()) {
+        ++unwritten;
+        if (first_unwritten < 0) first_unwritten = static_cast<std::int64_t>(x);
+      }
+    r.metrics.unwritten = unwritten;
+    r.metrics.first_unwritten = first_unwritten;
+
+    // Every later run (warm-ups and timed runs; copies and comparisons outside the timer) is compared
+    // bit for bit with the checked run, and the inputs and all guards are checked again.
+    auto compare = [&](int run) {
+      const GuardReport again = dC.download_and_check();
+      r.metrics.guard_violations += again.changed;
+      if (r.metrics.first_guard_violation.empty()) r.metrics.first_guard_violation = describe_guards(again, p.m, p.n, ldc, cb);
+      const auto codes2 = read_codes(dC);
+      std::int64_t diff = 0, first = -1;
+      for (std::size_t x = 0; x < codes.size(); ++x)
+        if (codes[x] != codes2[x]) {
+          if (first < 0) first = static_cast<std::int64_t>(x);
+          ++diff;
+        }
+      if (diff) {
+        ++runs_differ;
+        if (first_differ_run < 0) first_differ_run = run, first_differ_index = first;
+        r.metrics.deterministic = false;
+        r.metrics.nondeterministic_elements = std::max(r.metrics.nondeterministic_elements, diff);
+        if (run_to_run && later.size() < kept_max && std::find(later.begin(), later.end(), codes2) == later.end()) later.push_back(codes2);
+      }
+      check_inputs();
+    };
+    const int timed_runs = std::max(timed, setup.min_runs);
+    int run = 1;
+    for (int w = 0; w < warmups; ++w) {
+      kernel.run(ops);
+      api.synchronize(opt.timeout_ms);
+      compare(run++);
+    }
+    for (int q = 0; q < timed_runs; ++q) {
+      api.timer_start();
+      kernel.run(ops);
+      const double ms = api.timer_stop_ms();
+      api.synchronize(opt.timeout_ms);
+      times.push_back(ms);
+      compare(run++);
+    }
+  });
+  if (!ran && data_seen && r.status == CaseStatus::NotSupported && kernel.backend() == Backend::Plugin) {
+    // Only can_implement may decline, before the data exist (docs/plugin.md).
+    r.checks.push_back({CheckKind::NotSupportedAfterData, false,
+                        "run() returned NOT_SUPPORTED after seeing the data (only can_implement may decline): " + r.reason});
+    r.status = CaseStatus::Fail;
+    r.reason = r.checks.back().detail;
+  }
+  if (!ran) return finish();
+  if (!times.empty()) {
+    std::vector<double> s = times;
+    std::sort(s.begin(), s.end());
+    r.time_ms_median = s.size() % 2 ? s[s.size() / 2] : 0.5 * (s[s.size() / 2 - 1] + s[s.size() / 2]);
+    r.time_ms_mean = std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size());
+    r.timed_runs = static_cast<int>(s.size());
+    if (r.time_ms_median > 0) r.tflops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (r.time_ms_median * 1e-3) / 1e12;
+  }
+  pin_fp_env();  // grade in round to nearest without FTZ/DAZ, whatever the kernel left (docs/suites.md)
+  GradeInput gi;
+  gi.problem = &p;
+  gi.ref = setup.ref;
+  gi.traits = &t;
+  gi.variant = setup.variant;
+  gi.codes = &codes;
+  gi.unwritten = r.metrics.unwritten;
+  gi.first_unwritten = r.metrics.first_unwritten;
+  gi.worst_count = opt.worst_count;
+  gi.strongest = opt.strongest;
+  gi.error_map_always = opt.error_maps;
+  gi.tile_m = t.tile_m;
+  gi.tile_n = t.tile_n;
+  // A block-scaled kernel is graded against the exact product of its operands as its declared quantizer
+  // makes them (docs/block_formats.md): the quantization is specified arithmetic, not an error to allow.
+  if (block_ref) {
+    gi.ref = &block_ref->ref;
+    gi.a = &block_ref->a;
+    gi.b = &block_ref->b;
+    gi.a_exact = block_ref->a_operand_exact;
+    gi.b_exact = block_ref->b_operand_exact;
+    gi.a_tensor_scale = block_ref->a_tensor_scale;
+    gi.b_tensor_scale = block_ref->b_tensor_scale;
+  }
+  gi.order = order_override ? &*order_override : nullptr;
+  if (run_to_run) {
+    gi.later = &later;
+    gi.runs = 1 + r.timed_runs + warmups;
+    gi.differing_runs = static_cast<int>(runs_differ);
+  }
+  grade(gi, r);
+  if (r.order && !r.order->used) r.order->fallback += fmt::format("; the case has the declared order's tier: {}", to_string(r.tier));
+  // The runner's own checks on the inputs and on every run (each its CheckKind, results/results.hpp).
+  auto add = [&](CheckKind kind, bool passed, std::string detail, std::int64_t index) {
+    r.checks.push_back({kind, passed, std::move(detail), index});
+    if (passed) return;
+    if (r.status == CaseStatus::Pass) r.status = CaseStatus::Fail;
+    r.reason += (r.reason.empty() ? "" : "; ") + r.checks.back().detail;
+  };
+  const std::int64_t lda = padded_ld(p.k, container_bytes(*t.a_input)), ldb = padded_ld(p.n, container_bytes(*t.b_input));
+  add(CheckKind::GuardInputs, !in_a.guard_changed && !in_b.guard_changed,
+      in_a.guard_changed   ? fmt::format("{} guard/padding byte(s) of A changed (first: {}; lda = {}, k = {})", in_a.guard_changed, in_a.first_guard, lda, p.k)
+      : in_b.guard_changed ? fmt::format("{} guard/padding byte(s) of B changed (first: {}; ldb = {}, n = {})", in_b.guard_changed, in_b.first_guard, ldb, p.n)
+                           : fmt::format("guard bytes around A and B and in their padding (lda = {}, ldb = {}) unchanged", lda, ldb),
+      -1);
+  add(CheckKind::InputsModified, !in_a.modified && !in_b.modified,
+      in_a.modified   ? fmt::format("A modified by the call: {} element(s), first A[{}][{}]", in_a.modified, in_a.first_modified / p.k, in_a.first_modified % p.k)
+      : in_b.modified ? fmt::format("B modified by the call: {} element(s), first B[{}][{}]", in_b.modified, in_b.first_modified / p.n, in_b.first_modified % p.n)
+                      : "A and B unchanged after every run",
+      in_a.modified ? in_a.first_modified : in_b.modified ? in_b.first_modified : -1);
+  if (outside && outside->refuted && opt.orders->options().strict)
+    add(CheckKind::Bitwise, false,
+        "--reveal-strict: the kernel's revealed order does not reproduce it on random inputs (" + r.order->fallback + ")", -1);
+  r.checks.push_back({CheckKind::Nondeterministic, runs_differ == 0 || run_to_run,
+                      runs_differ ? fmt::format("{}{} of {} later run(s) differ from the first, the first at run {} (element ({}, {}))",
+                                                run_to_run ? "declared run-to-run nondeterminism (the spread check judges it): " : "", runs_differ,
+                                                r.timed_runs + warmups, first_differ_run, first_differ_index / p.n, first_differ_index % p.n)
+                                  : fmt::format("{} later run(s) bitwise equal to the first", r.timed_runs + warmups),
+                      first_differ_index});
+  if (block_ref) r.flags.push_back(block_ref->flag(t));
+  if (opt.output) {
+    opt.output->resize(codes.size());
+    for (std::size_t x = 0; x < codes.size(); ++x) (*opt.output)[x] = to_double(*t.out, codes[x]);
+  }
+  return finish();
+}
+
+}  // namespace fpcert

@@ -1,0 +1,41 @@
+// suites/ops/gemm/runner.hpp — run one GEMM case of one kernel under the runner rules of DESIGN.md: inputs
+// rounded into the kernel's formats, output pre-filled with a NaN pattern and surrounded by guard
+// bytes (and guard bytes in the ldc padding: suites/run/guarded_buffer.hpp), every launch synchronised
+// and checked, a watchdog on hangs, repeated runs compared bit for bit, timing without copies, then
+// graded. Conversion cases: suites/ops/conversion/convert_runner.hpp, with the same buffers, watchdog and mapping
+// of failures (run_kernel_guarded).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "generators/problem.hpp"
+#include "kernels/device/device_api.hpp"
+#include "kernels/kernel.hpp"
+#include "oracle/gemm_ref.hpp"
+#include "results/results.hpp"
+#include "suites/run/case_run.hpp"
+#include "suites/verdict/bound.hpp"
+#include "suites/run/guarded_buffer.hpp"
+
+namespace fpcert {
+
+struct CaseSetup {
+  std::string suite;
+  std::string case_id;
+  const Problem* problem = nullptr;
+  const GemmRef* ref = nullptr;
+  BoundVariant variant = BoundVariant::Independent;
+  std::string repro;           ///< the command that reruns this case
+  std::string family;          ///< the case's family and what varies in it (results/results.hpp)
+  CaseAxis axis = CaseAxis::None;
+  bool misaligned = false;     ///< A and B start one element past an aligned address
+  int min_runs = 0;            ///< at least this many runs after the checked one (determinism cases)
+};
+
+/// Run and grade one case. Never throws for kernel failures: they become the case's status.
+CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, const RunOptions& opt);
+
+}  // namespace fpcert

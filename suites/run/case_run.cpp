@@ -1,0 +1,41 @@
+// suites/run/case_run.cpp — what every operation's case runner shares (suites/run/case_run.hpp).
+#include "suites/run/case_run.hpp"
+
+#include "base/error.hpp"
+#include "kernels/kernel.hpp"
+
+namespace fpcert {
+
+std::uint64_t prefill_code(const Format& out) {
+  switch (out.specials) {
+    case Specials::IEEE: {
+      const std::uint64_t quiet = std::uint64_t{1} << (out.frac_bits - 1);
+      return out.inf_code() | quiet | (0x5A5A5A5A5A5A5A5AULL & (out.frac_mask() >> 1));
+    }
+    case Specials::FiniteNaN:
+    case Specials::ScaleOnly: return out.canonical_nan_code();
+    case Specials::FiniteOnly: return out.max_finite_code();
+  }
+  return 0;
+}
+
+bool run_kernel_guarded(CaseResult& r, const std::function<void()>& fn) {
+  try {
+    fn();
+    return true;
+  } catch (const NotSupportedError& e) {
+    r.status = CaseStatus::NotSupported;
+    r.reason = e.what();
+  } catch (const DeviceError& e) {
+    r.status = e.kind == FailureKind::Hung ? CaseStatus::Hung : CaseStatus::Crashed;
+    r.reason = e.what();
+  } catch (const InputError&) {
+    throw;  // bad input is the user's, not the kernel's: exit 2
+  } catch (const std::exception& e) {
+    r.status = CaseStatus::Error;
+    r.reason = std::string("kernel threw: ") + e.what();
+  }
+  return false;
+}
+
+}  // namespace fpcert

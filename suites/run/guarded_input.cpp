@@ -1,0 +1,64 @@
+// suites/run/guarded_input.cpp — guarded, padded input operands and their comparison after each run.
+#include "suites/run/guarded_input.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace fpcert {
+namespace {
+constexpr std::uint8_t kInputGuardByte = 0x5A;  // differs from C's 0xA5, so the report says whose guard changed
+}
+
+std::int64_t padded_ld(std::int64_t cols, int elem_bytes) {
+  const std::int64_t unit = std::max<std::int64_t>(1, 16 / elem_bytes);  // elements per 16 bytes
+  return cols + std::max<std::int64_t>(8, unit);
+}
+
+GuardedInput::GuardedInput(DeviceApi& api, const std::vector<std::uint8_t>& packed, std::int64_t rows, std::int64_t cols,
+                           std::int64_t ld, int elem_bytes, std::size_t guard, bool misalign)
+    : api_(api), rows_(rows), cols_(cols), ld_(ld), eb_(elem_bytes), front_(guard + (misalign ? static_cast<std::size_t>(elem_bytes) : 0)) {
+  const std::size_t body = static_cast<std::size_t>(rows * ld * eb_);
+  image_.assign(front_ + body + guard, kInputGuardByte);
+  const std::size_t row_bytes = static_cast<std::size_t>(cols * eb_);
+  for (std::int64_t i = 0; i < rows; ++i)
+    std::memcpy(image_.data() + front_ + static_cast<std::size_t>(i * ld * eb_), packed.data() + static_cast<std::size_t>(i) * row_bytes,
+                row_bytes);
+  p_ = api_.alloc(image_.size());
+  api_.to_device(p_, image_.data(), image_.size());
+  back_.resize(image_.size());
+}
+
+GuardedInput::~GuardedInput() { api_.free(p_); }
+
+const void* GuardedInput::elements() const { return static_cast<const std::uint8_t*>(p_) + front_; }
+
+InputReport GuardedInput::check() {
+  api_.to_host(back_.data(), p_, back_.size());
+  InputReport r;
+  const std::size_t end = front_ + static_cast<std::size_t>(rows_ * ld_ * eb_);
+  for (std::size_t b = 0; b < back_.size(); ++b) {
+    if (back_[b] == image_[b]) continue;
+    if (b < front_ || b >= end) {
+      if (!r.guard_changed)
+        r.first_guard = b < front_ ? fmt::format("{} byte(s) before the first element", front_ - b)
+                                   : fmt::format("{} byte(s) past the last row's padding", b - end + 1);
+      ++r.guard_changed;
+      continue;
+    }
+    const std::int64_t off = static_cast<std::int64_t>(b - front_) / eb_;
+    const std::int64_t row = off / ld_, col = off % ld_;
+    if (col >= cols_) {
+      if (!r.guard_changed) r.first_guard = fmt::format("padding of row {} (column {}, ld {})", row, col, ld_);
+      ++r.guard_changed;
+      continue;
+    }
+    if (r.first_modified < 0) r.first_modified = row * cols_ + col;
+    ++r.modified;
+    b = front_ + static_cast<std::size_t>((row * ld_ + col + 1) * eb_) - 1;  // the rest of this element counts once
+  }
+  return r;
+}
+
+}  // namespace fpcert

@@ -1,0 +1,133 @@
+// suites/verdict/envelope.hpp — the envelope verdict tier: a rigorous per-element error bound from the declared
+// formats, the declared order class and the case's actual data (docs/bound_model.md, "The envelope").
+//
+// For element (i, j), with ref' the exact product of the inputs as the kernel receives them (the case's
+// values rounded into its input formats) and abs' = sum_k |a'_ik b'_kj|:
+//   |c_ij - ref'_ij| <= allowed_ij = E_ij + u_out (|ref'_ij| + E_ij) + eta_out
+//   E_ij = coef abs'_ij + eta terms            coef = (1 + u_op)^2 (1 + u_A)(1 + u_B) (1 + u_p) (1 + s g_order) - 1
+// The storage error (ref' - ref, fpcert's rounding of the case into the input formats) is measured
+// exactly by the oracle, so it is a shift of the envelope's centre, not an allowance. u_A, u_B: the kernel's
+// own narrowing into operand formats; u_op, s: split operands; g_order the accumulator's growth for the
+// actual K and the declared order class (gamma_d(u) = d u / (1 - d u) with d the roundings a product
+// passes through; tensor-core blocks with alignment truncation; unknown orders: the worst valid order,
+// tensor-core blocks included), eta the underflow terms (each rounding into a format f may add eta_f / 2,
+// eta_f when directed, eta_f f's smallest positive value). A case is vacuous when every element's
+// allowance covers |ref'_ij| (an all-zeros output would pass): it is no evidence.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+#include "results/results.hpp"
+
+namespace fpcert {
+
+struct GradeInput;         // suites/verdict/grade.hpp
+struct OrderFreeElements;  // suites/verdict/order_free.hpp
+
+struct EnvelopeModel {
+  double coef = 0;        ///< of abs'_ij: operands, products and accumulation together
+  double eta_arith = 0;   ///< absolute: underflow of the products, the accumulation and the promotion
+  double out_unit = 0;    ///< unit roundoff of the output rounding (0: the output is the final format)
+  double eta_out = 0;     ///< absolute: underflow of the output rounding
+  double depth = 0;       ///< roundings a product passes through in the accumulation (the d of gamma_d)
+  double step_unit = 0;   ///< the unit roundoff of one of those roundings
+  double u_oa = 0;        ///< the kernel's narrowing of A into its operand format (tf32, an fp16 cast): unit
+  double u_ob = 0;        ///< likewise for B
+  double eta_a = 0;       ///< absolute error per A operand below the operand (or slice) format's normal range, times sum_k |b_kj|
+  double eta_b = 0;       ///< likewise, times sum_k |a_ik|
+  bool exists = true;     ///< false: gamma_d does not exist (d u >= 1); every output is allowed
+  /// An upper bound on |s| / sum |a'_k b'_k| for every partial sum s (and the result) that a valid order of the
+  /// declared arithmetic forms: each rounding grows a magnitude by at most (1 + its unit), so the product of
+  /// (1 + unit) over every rounding a product passes through. Always finite (unlike gamma_d): it decides whether
+  /// a partial sum can overflow (docs/suites.md, "values.special").
+  double growth = 1;
+  Bound bound;            ///< the same, printable (variant "envelope")
+};
+
+/// The model of a kernel's declared arithmetic at depth K.
+EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k);
+
+/// allowed_ij (of |c - ref'|) from the model and the element's data (|ref'|, abs', and sum_k |a_ik|, sum_k
+/// |b_kj| for the operands' absolute terms). Rounded upward enough to cover the double arithmetic.
+double envelope_allowed(const EnvelopeModel& e, double ref_op_abs, double abs_op, double row_abs_a = 0, double col_abs_b = 0);
+
+/// The envelope over a case: each finite element of the output (codes of `out`, row-major m x n) against
+/// allowed_ij around ref'_ij (ref_op: the exact product of the kernel's inputs; row_abs_a, col_abs_b: sum_k
+/// |a_ik| per row, sum_k |b_kj| per column of them). Elements whose output or reference is not finite are
+/// left to the special-value checks.
+struct EnvelopeVerdict {
+  double worst = 0;              ///< max |c - ref'| / allowed
+  std::int64_t worst_index = -1;
+  std::int64_t exceed = 0;       ///< elements beyond their allowance
+  std::int64_t graded = 0;       ///< elements judged
+  std::int64_t admit_zero = 0;   ///< elements whose allowance covers |ref'| (an output of 0 would pass)
+  bool vacuous() const { return graded > 0 && admit_zero == graded; }
+};
+/// With `fracs`, it also receives every element's |c - ref'| / allowed (row-major m x n): NaN where the element is not
+/// graded (a non-finite reference, or a non-finite output where the reference overflows the output format), +inf for
+/// a non-finite output where the reference is finite in the output format.
+EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std::int64_t m, std::int64_t n, const GemmRef& ref_op,
+                                  const std::vector<std::uint64_t>& codes, const std::vector<double>& row_abs_a,
+                                  const std::vector<double>& col_abs_b, std::vector<double>* fracs = nullptr);
+
+/// The smallest largest-finite value among the formats a kernel's sums pass through (accumulator, rounded products,
+/// promotion, output): a partial sum or result below it in magnitude cannot overflow.
+double overflow_limit(const KernelTraits& t);
+
+/// Equal bit for bit (a NaN equals a NaN of the same bits, unlike ==): whether the inputs a kernel received are the
+/// case's own values (then the case's reference is ref').
+bool same_bits(const std::vector<double>& x, const std::vector<double>& y);
+
+/// Whether a partial sum of element x = i n + j can overflow toward +Inf (pos) and toward -Inf (neg) in some valid
+/// order of the declared arithmetic: the positive (negative) finite products of the kernel's inputs a (m x k) and
+/// b (k x n), summed in magnitude and times the envelope's growth, reach the overflow limit (docs/suites.md,
+/// "values.special"). Infinite and NaN products are left out: they decide the result by IEEE's rules, not by overflow.
+struct OverflowReach {
+  bool pos = false, neg = false;
+  /// Whether a non-finite output of a finite exact result is one a valid order may give: the infinity of a sign some
+  /// partial sum can reach, or NaN where both can.
+  bool explains(bool nan, bool negative) const { return nan ? pos && neg : negative ? neg : pos; }
+};
+OverflowReach overflow_reach(const std::vector<double>& a, const std::vector<double>& b, std::int64_t n, std::int64_t k, std::int64_t x,
+                             double growth, double limit);
+
+/// The kernel's own error sources (not fpcert's rounding of the inputs into their formats): operand
+/// narrowing of A / B, split operands, product rounding, accumulation, promotion, output rounding.
+std::vector<std::string> error_sources(const KernelTraits& t);
+
+/// What two runs of a kernel declaring run-to-run nondeterminism may differ by, per element (docs/bound_model.md,
+/// "Nondeterministic kernels"): for split-K with an atomic combine into the output format, 2 gamma_{S-1}(u_acc)
+/// (growth abs'_ij + eta_arith) (the partials are the same in every run, only their arrival order changes); for any
+/// other order family (unknown), twice the envelope's allowance (each run lies within it of ref').
+struct SpreadModel {
+  EnvelopeModel env;
+  bool atomic = false;  ///< the split-K atomic bound applies
+  double coef = 0;      ///< 2 gamma_{S-1}(u)
+  std::string text;     ///< the derivation, printed with the figures
+};
+SpreadModel make_spread_model(const KernelTraits& t, std::int64_t k);
+double spread_allowed(const SpreadModel& s, double ref_op_abs, double abs_op, double row_abs_a = 0, double col_abs_b = 0);
+
+/// What grade derived for the checked run that the later runs are judged with too: the inputs as the kernel
+/// received them, ref' their exact product, sum_k |a'_ik| per row and sum_k |b'_kj| per column (where the envelope
+/// has operand terms; zeros otherwise), the order-free elements (none where the strongest tier asked for is weaker).
+struct CheckedRunBasis {
+  const std::vector<double>& a_in;
+  const std::vector<double>& b_in;
+  const GemmRef& rop;
+  const std::vector<double>& row_in;
+  const std::vector<double>& col_in;
+  const OrderFreeElements& free;
+};
+
+/// The later runs of a kernel declaring run-to-run nondeterminism (in.later, in.runs, in.differing_runs), judged by
+/// grade after the checked run (in.codes, in.traits with the installed cards): each distinct later output judged on
+/// its own by the envelope (a check of kind envelope), its order-free elements held to their one value, and its
+/// difference from the checked run to what two admissible orders of the declared arithmetic allow (the check of kind
+/// spread). Fills out.spread; grade decides the case's status from its checks afterwards.
+void envelope_later_runs(const GradeInput& in, const CheckedRunBasis& basis, CaseResult& out);
+
+}  // namespace fpcert

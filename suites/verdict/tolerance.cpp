@@ -1,0 +1,135 @@
+// suites/verdict/tolerance.cpp — tolerances from traits: for a shape, and element by element for data.
+#include "suites/verdict/tolerance.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "base/error.hpp"
+#include "kernels/order.hpp"
+#include "suites/verdict/envelope.hpp"
+
+namespace fpcert {
+namespace {
+
+const Format* format_arg(const std::string& key, const std::string& v) {
+  const Format* f = find_format(v);
+  if (!f) throw InputError(fmt::format("traits: {}={}: unknown format (one of {})", key, v, format_tags()));
+  return f;
+}
+
+Rounding rounding_arg(const std::string& key, const std::string& v) {
+  const auto r = parse_rounding(v);
+  if (!r) throw InputError(fmt::format("traits: {}={}: unknown rounding ({})", key, v, rounding_names()));
+  return *r;
+}
+
+std::string bound_text(const Bound& b) {
+  std::string s;
+  for (const BoundTerm& t : b.terms) s += fmt::format("    {:<34} {:<12.6g} {}\n", t.name, t.value, t.formula);
+  s += "    " + b.arithmetic + "\n    pass iff " + b.allowed + (b.vacuous ? "\n    VACUOUS: K u >= 1, no rigorous bound" : "") + "\n";
+  return s;
+}
+
+}  // namespace
+
+KernelTraits parse_traits_spec(const std::string& spec) {
+  KernelTraits t;
+  std::string order;
+  const auto at = spec.rfind("order=", 0) == 0 ? 0 : spec.find(",order=");
+  if (at != std::string::npos) order = spec.substr(spec.find('=', at) + 1);
+  std::stringstream ss(spec.substr(0, at));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) throw InputError(fmt::format("traits: '{}' is not key=value", item));
+    const std::string key = item.substr(0, eq), v = item.substr(eq + 1);
+    if (key == "in") t.a_input = t.b_input = t.a_operand = t.b_operand = format_arg(key, v);
+    else if (key == "a") t.a_input = t.a_operand = format_arg(key, v);
+    else if (key == "b") t.b_input = t.b_operand = format_arg(key, v);
+    else if (key == "operand") t.a_operand = t.b_operand = format_arg(key, v);
+    else if (key == "a_operand") t.a_operand = format_arg(key, v);
+    else if (key == "b_operand") t.b_operand = format_arg(key, v);
+    else if (key == "acc") t.acc = format_arg(key, v);
+    else if (key == "acc_rounding") t.acc_rounding = rounding_arg(key, v);
+    else if (key == "input_rounding") t.input_rounding = rounding_arg(key, v);
+    else if (key == "out") t.out = format_arg(key, v);
+    else if (key == "promote") t.promote_format = format_arg(key, v);
+    else if (key == "products") {
+      t.exact_products = v == "exact";
+      t.product_format = t.exact_products ? nullptr : format_arg(key, v);
+    } else if (key == "promote_every") {
+      try {
+        t.promote_every = std::stoi(v);
+      } catch (const std::exception&) {
+        throw InputError(fmt::format("traits: promote_every={}: not an integer", v));
+      }
+    } else {
+      throw InputError(fmt::format("traits: unknown key '{}' (in, a, b, operand, a_operand, b_operand, acc, acc_rounding, "
+                                   "input_rounding, products, promote_every, promote, out, order last)",
+                                   key));
+    }
+  }
+  if (t.promote_every > 0 && !t.promote_format) t.promote_format = &f32;
+  if (t.promote_every < 0) throw InputError("traits: promote_every must be >= 0");
+  if (!order.empty()) {
+    t.sum_order = parse_order_spec(order);
+    if (const std::string bad = check_order(t.sum_order); !bad.empty()) throw InputError("traits: order=" + order + ": " + bad);
+  }
+  t.order = order.empty() ? "unknown (traits spec " + spec + ")" : order_spec(t.sum_order) + " (traits spec)";
+  return t;
+}
+
+KernelTraits traits_by_name_or_spec(const std::string& s) {
+  if (s.find('=') != std::string::npos) return parse_traits_spec(s);
+  const auto k = make_gemm_kernel(s);
+  if (!k) throw InputError(fmt::format("unknown kernel '{}' (fpcert kernels lists them; or give a traits spec like in=f16,acc=f32,out=f16)", s));
+  return k->traits();
+}
+
+ShapeTolerance shape_tolerance(const KernelTraits& t, std::int64_t m, std::int64_t n, std::int64_t k, bool inputs_exact) {
+  if (m <= 0 || n <= 0 || k <= 0) throw InputError(fmt::format("tolerance: m, n, k must be positive (got {}, {}, {})", m, n, k));
+  ShapeTolerance s;
+  s.m = m, s.n = n, s.k = k;
+  BoundInputs bi;
+  bi.traits = &t;
+  bi.k = k;
+  bi.ref_max_abs = 1;  // normwise atol is printed per unit of max|ref|
+  bi.a_exact = inputs_exact && t.operand_u == 0 && t.a_operand->precision() >= t.a_input->precision();
+  bi.b_exact = inputs_exact && t.operand_u == 0 && t.b_operand->precision() >= t.b_input->precision();
+  s.normwise = make_bound(BoundVariant::Independent, bi);
+  // The envelope bounds the kernel's own errors around the exact product of its inputs: a caller whose
+  // inputs still round into the input formats adds that storage error (the normwise form includes it).
+  s.element = make_envelope(t, k).bound;
+  s.derivation = fmt::format("traits: {}\nshape: M={} N={} K={} ({})\n", describe_traits(t), m, n, k,
+                             inputs_exact ? "inputs given in the input formats" : "inputs assumed to round into storage") +
+                 std::string("normwise (independent; atol shown for max|ref| = 1):\n") + bound_text(s.normwise) +
+                 "per element (the envelope tier, around the exact product of the inputs as the kernel receives them):\n" +
+                 bound_text(s.element);
+  return s;
+}
+
+ElementTolerance element_tolerance(const KernelTraits& t, const Problem& p, const GemmRef& ref) {
+  const EnvelopeModel env = make_envelope(t, p.k);
+  std::vector<double> row_abs_a(static_cast<std::size_t>(p.m), 0.0), col_abs_b(static_cast<std::size_t>(p.n), 0.0);
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t q = 0; q < p.k; ++q) row_abs_a[static_cast<std::size_t>(i)] += std::fabs(p.a(i, q));
+  for (std::int64_t q = 0; q < p.k; ++q)
+    for (std::int64_t j = 0; j < p.n; ++j) col_abs_b[static_cast<std::size_t>(j)] += std::fabs(p.b(q, j));
+  for (auto* v : {&row_abs_a, &col_abs_b})
+    for (double& x : *v) x *= 1 + 0x1p-30;  // K roundings of a sum of magnitudes: within K 2^-53 < 2^-30 (K < 2^23), as grade does
+  ElementTolerance e;
+  e.bound = env.bound;
+  e.allowed.resize(static_cast<std::size_t>(p.m * p.n));
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      const auto x = static_cast<std::size_t>(i * p.n + j);
+      e.allowed[x] = envelope_allowed(env, std::fabs(ref.c[x].hi), ref.abs_sum[x], row_abs_a[static_cast<std::size_t>(i)],
+                                      col_abs_b[static_cast<std::size_t>(j)]);
+    }
+  return e;
+}
+
+}  // namespace fpcert
