@@ -20,7 +20,7 @@ import sys
 # Keys whose values depend on when, where and how fast a run happened, not on what it found.
 VOLATILE = {
     "command", "environment", "timestamp", "seconds", "wall_seconds", "time_ms_median", "time_ms_mean", "tflops",
-    "speed_ratio", "timing", "gpu_ms", "transfer_ms", "wall_s", "gpu_s", "transfer_s", "check_s", "wait_s", "threads",
+    "speed_ratio", "timing", "kernel_ms", "gpu_ms", "transfer_ms", "wall_s", "gpu_s", "transfer_s", "check_s", "wait_s", "threads",
     "device_info", "env",
 }
 
