@@ -216,6 +216,22 @@ enum class CaseAxis : std::uint8_t { None, K, ExponentSpan, Kappa };
 std::string_view to_string(CaseAxis a);
 std::optional<CaseAxis> parse_case_axis(std::string_view s);
 
+/// A reduction kernel's case (docs/reductions.md, "Certifying a reduction"): what the GEMM fields cannot say.
+/// m = the count of vectors (results), k = their length, n = 1.
+struct ReductionResult {
+  std::string kind;                 ///< "sum" | "dot" | "nrm2"
+  std::string axis;                 ///< "rows" | "cols": how the vectors lie in the input matrix
+  std::string order;                ///< the declared order (describe), or "unknown"
+  std::string accumulator;          ///< accumulator format tag
+  std::int64_t vectors = 0, length = 0;
+  std::int64_t bitwise_mismatches = 0;   ///< vectors whose result differs from the emulation (bitwise tier)
+  std::int64_t vacuous_vectors = 0;      ///< vectors whose bound admits a zero result (no evidence)
+  std::int64_t unjudged_vectors = 0;     ///< vectors the bound does not cover (non-finite data, h u >= 1, overflow)
+  std::int64_t worst_vector = -1;        ///< the vector of the largest error fraction
+  double worst_bound = 0;                ///< its bound (absolute)
+  int runs = 0;                          ///< runs graded (every run of a run-to-run kernel; the checked one else)
+};
+
 /// One conversion check (a conversion kernel swept over source codes), as its record: the typed
 /// fields every record has, and the whole record (docs/conversions.md; results/conversion.hpp reads
 /// and writes it; the report's numbers point into `record`).
@@ -298,6 +314,7 @@ struct CaseResult {
   std::string repro;             ///< the command that reruns exactly this case
   double wall_seconds = 0;       ///< reference + runs + grading
   std::optional<ConversionResult> conversion;  ///< a conversion kernel's case: its record (GEMM fields unused)
+  std::optional<ReductionResult> reduction;    ///< a reduction kernel's case (operation "reduction")
   std::optional<OrderRecord> order;  ///< the order came from a revelation, not the declaration (certify --order revealed / FILE)
   std::string determinism = "deterministic";  ///< what the kernel declares: deterministic | run_to_run
   std::optional<RunSpread> spread;   ///< a kernel declaring run_to_run: its measured run-to-run spread

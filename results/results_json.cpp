@@ -237,6 +237,22 @@ json to_json(const CaseResult& c) {
   }
   if (c.axis != CaseAxis::None) j["axis"] = std::string(to_string(c.axis));
   if (c.conversion) j["conversion"] = c.conversion->record;
+  if (c.reduction) {
+    const ReductionResult& x = *c.reduction;
+    j["operation"] = "reduction";
+    j["reduction"] = {{"kind", x.kind},
+                      {"axis", x.axis},
+                      {"order", x.order},
+                      {"accumulator", x.accumulator},
+                      {"vectors", x.vectors},
+                      {"length", x.length},
+                      {"bitwise_mismatches", x.bitwise_mismatches},
+                      {"vacuous_vectors", x.vacuous_vectors},
+                      {"unjudged_vectors", x.unjudged_vectors},
+                      {"worst_vector", x.worst_vector},
+                      {"worst_bound", json_number(x.worst_bound)},
+                      {"runs", x.runs}};
+  }
   if (c.order) {
     const OrderRecord& o = *c.order;
     j["order"] = {{"source", o.source},   {"file", o.file},         {"m", o.m},           {"n", o.n},
@@ -280,6 +296,24 @@ CaseResult case_from_json(const json& j) {
   if (const auto ax = parse_case_axis(str(j, "axis"))) c.axis = *ax;
   else throw InputError("case '" + c.case_id + "': unknown axis '" + str(j, "axis") + "'");
   if (j.contains("conversion")) c.conversion = conversion_from_json(j.at("conversion"));
+  if (j.contains("reduction")) {
+    const json& x = j.at("reduction");
+    if (!x.is_object()) throw InputError("case '" + c.case_id + "': 'reduction' must be an object");
+    ReductionResult r;
+    r.kind = str(x, "kind");
+    r.axis = str(x, "axis");
+    r.order = str(x, "order");
+    r.accumulator = str(x, "accumulator");
+    r.vectors = size_field(x, "vectors");
+    r.length = size_field(x, "length");
+    r.bitwise_mismatches = size_field(x, "bitwise_mismatches");
+    r.vacuous_vectors = size_field(x, "vacuous_vectors");
+    r.unjudged_vectors = size_field(x, "unjudged_vectors");
+    r.worst_vector = x.value("worst_vector", std::int64_t{-1});
+    r.worst_bound = x.contains("worst_bound") ? number_from_json(x.at("worst_bound")) : 0.0;
+    r.runs = x.value("runs", 0);
+    c.reduction = r;
+  }
   c.kernel = str(j, "kernel");
   c.kernel_traits = str(j, "kernel_traits");
   c.backend = str(j, "backend");

@@ -2,13 +2,15 @@
 // new operation joins (docs/architecture.md, "Adding an operation").
 #include "suites/ops/conversion/conversion_operation.hpp"
 #include "suites/ops/gemm/gemm_operation.hpp"
+#include "suites/ops/reduce/reduce_operation.hpp"
 
 namespace fpcert {
 
 std::span<const OperationRunner* const> operation_runners() {
   static const GemmOperation gemm;
   static const ConversionOperation conversion;
-  static const OperationRunner* const all[] = {&gemm, &conversion};
+  static const ReduceOperation reduction;
+  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction};
   return all;
 }
 
