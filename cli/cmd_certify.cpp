@@ -81,6 +81,20 @@ struct SuiteArgs {
 
 }  // namespace
 
+/// Reduction kernels named alone (no group) take the reduction suites: certify -> reduce, quick -> reduce_quick
+/// (docs/suites.md, "Reductions"), so that `certify --kernel model_sum_f32_seq` runs with the default suite.
+void resolve_reduction_suites(const std::vector<std::string>& kernels, std::vector<std::string>& suites) {
+  if (kernels.empty()) return;
+  for (const auto& k : kernels) {
+    const KernelInfo* info = find_kernel_info(k);
+    if (!info || info->operation != Operation::Reduction) return;
+  }
+  for (auto& s : suites) {
+    if (s == "certify") s = "reduce";
+    else if (s == "quick") s = "reduce_quick";
+  }
+}
+
 std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, Operation op) {
   std::vector<std::string> out;
   for (const auto& s : in) {
@@ -221,7 +235,8 @@ int run(const SuiteArgs& a, const char* verb) {
     }
   // Cases are appended to FILE.partial.jsonl beside a --json file; not beside a device, FIFO or stdout.
   const bool partial_file = !a.json.empty() && plans.front().how == OutputHow::Replace;
-  const std::vector<std::string> suite_names_run = a.suites.empty() ? std::vector<std::string>{a.suite} : a.suites;
+  std::vector<std::string> suite_names_run = a.suites.empty() ? std::vector<std::string>{a.suite} : a.suites;
+  resolve_reduction_suites(a.kernels, suite_names_run);
   std::vector<const SuiteInfo*> suites;
   std::vector<SuiteInfo> preset_suites;  // --preset: the suites as the source states them
   preset_suites.reserve(suite_names_run.size());

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/plugins.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/reduce/reduce_kernel.hpp"
 
 namespace fpcert::cli {
 namespace {
@@ -79,6 +80,34 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
                origin.empty() ? "" : " [" + origin + "]");
     fmt::print("{:<34} {:<7} NaN convention {}: {}{}\n", "", "", to_string(t.rounder.nan), describe_nan_convention(*t.dst, t.rounder.nan),
                t.nan_counted_apart ? " (ABI minor 0/1 preserve: other NaN payloads counted apart unless --strict-nan)" : "");
+  }
+  // Reduction kernels (docs/reductions.md): fpcert certify --kernel NAME grades them on the reduce suite.
+  const auto red = kernel_names(mutants, Operation::Reduction);
+  if (!json && !red.empty()) fmt::print("\n{:<34} {:<7} {:<9} {}\n", "reduction kernel", "backend", "operation", "traits");
+  for (const auto& name : red) {
+    const auto k = make_reduce_kernel(name);
+    const ReduceTraits& t = k->reduce_traits();
+    if (json) {
+      arr.push_back({{"name", name},
+                     {"backend", to_string(k->backend())},
+                     {"mutant", k->is_mutant()},
+                     {"operation", "reduction"},
+                     {"description", k->description()},
+                     {"kind", to_string(t.kind)},
+                     {"x_input", t.x_input->tag},
+                     {"y_input", t.y_input->tag},
+                     {"accumulator", t.arith.acc->tag},
+                     {"acc_rounding", to_string(t.arith.rounder.rounding)},
+                     {"out", t.out->tag},
+                     {"order", describe(t.order)},
+                     {"traits", describe_reduce_traits(t)},
+                     {"determinism", to_string(t.determinism)},
+                     {"memory", k->memory() == MemorySpace::Device ? "device" : "host"},
+                     {"origin", find_kernel_info(name)->origin}});
+      continue;
+    }
+    fmt::print("{:<34} {:<7} {:<9} {}\n", name, to_string(k->backend()), "reduction", describe_reduce_traits(t));
+    if (!k->description().empty()) fmt::print("{:<34} {:<7} {:<9} {}\n", "", "", "", k->description());
   }
   if (json) fmt::print("{}\n", arr.dump(2));
   return 0;

@@ -1,0 +1,41 @@
+// tests/cli/reduce_cli_test.cpp — reductions end to end through the command: `fpcert kernels` lists a reduction
+// kernel with its operation, `fpcert certify --kernel K` with the default suite runs the reduce suite on it (exit 0
+// for a correct model, 1 for one that drops an element), and its JSON carries the reduction record.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cli_in_process.hpp"
+#include "tests/support/reduce_test_kernels.hpp"
+
+namespace fpcert {
+
+TEST_CASE("fpcert kernels / certify: a reduction kernel end to end") {
+  test::register_test_kernels();
+  const test::CliRun k = test::run_cli({"kernels", "--json"});
+  REQUIRE(k.code == 0);
+  const auto arr = nlohmann::json::parse(k.out);
+  bool listed = false;
+  for (const auto& e : arr)
+    if (e.at("name") == "test_sum_f32_seq") listed = e.at("operation") == "reduction" && e.at("kind") == "sum";
+  CHECK(listed);
+
+  const auto json = std::filesystem::temp_directory_path() / "fpcert_reduce_cli_test.json";
+  const test::CliRun ok = test::run_cli({"certify", "--kernel", "test_sum_f32_seq", "--json", json.string()});
+  CAPTURE(ok.out);
+  CHECK(ok.code == 0);
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  const std::string dump = j.dump();
+  CHECK(dump.find("\"operation\":\"reduction\"") != std::string::npos);
+  CHECK(dump.find("\"suite\":\"reduce\"") != std::string::npos);
+
+  const test::CliRun bad = test::run_cli({"certify", "--kernel", "test_sum_f32_droplast", "--suite", "quick"});
+  CAPTURE(bad.out);
+  CHECK(bad.code == 1);
+  std::filesystem::remove(json);
+}
+
+}  // namespace fpcert
