@@ -91,6 +91,26 @@ const std::vector<FaultInfo>& catalogue() {
        "on every second call the kernel runs on A and B with K rotated by one (product 0 summed last), as atomics or "
        "split-K scheduling might reorder it",
        {CheckKind::Nondeterministic}, "two runs of a case compared bit for bit"},
+      // Reductions: injectors wrapping any host ReduceKernel (suites/ops/reduce/reduce_faults.hpp).
+      {Fault::RedDropElement, "red_drop", FaultClass::Arithmetic, "the last element of every vector left out",
+       "the kernel runs on the vectors with their last element set to +0", kAccuracy,
+       "a case whose last elements matter beyond the bound", Operation::Reduction},
+      {Fault::RedWrongTree, "red_wrong_tree", FaultClass::Arithmetic, "another summation tree than the declared one",
+       "the kernel reduces each half of every vector; the halves' results are joined by one addition rounded into the "
+       "accumulator (sums, dots; nrm2: sqrt of the two squares' sum)",
+       kAccuracy, "a declared order and data on which trees differ (the bitwise tier)", Operation::Reduction},
+      {Fault::RedAccF16, "red_acc_f16", FaultClass::Arithmetic, "partial results carried in fp16",
+       "the kernel reduces chunks of 16 elements; the partials are summed with acc = RN_f16(acc + partial) (nrm2: of their squares)",
+       {CheckKind::Bitwise, CheckKind::Envelope, CheckKind::Spread, CheckKind::Nonfinite},
+       "any case longer than 16 elements", Operation::Reduction},
+      {Fault::RedUnscaledNrm2, "red_unscaled_nrm2", FaultClass::Arithmetic, "nrm2 without scaling: its squares overflow",
+       "the kernel gives |x_i| (a one-element norm) per element; the squares are summed with acc = R_acc(acc + R_acc(|x_i|^2)), "
+       "then R(sqrt(acc))",
+       {CheckKind::Bitwise, CheckKind::Envelope, CheckKind::Nonfinite}, "nrm2 data whose squares pass the accumulator's range",
+       Operation::Reduction},
+      {Fault::RedNanToZero, "red_nan_to_zero", FaultClass::Output, "NaN results written as +0",
+       "after the call, every NaN result becomes +0", {CheckKind::SpecialValues},
+       "a case with NaN inputs (the special-value case)", Operation::Reduction},
   };
   return c;
 }
@@ -118,6 +138,7 @@ std::string fault_ids() {
 }
 
 std::string fault_not_applicable(Fault f, const KernelTraits& t) {
+  if (fault_info(f).operation != Operation::Gemm) return "a fault of reduction kernels";
   switch (f) {
     case Fault::AccF16:
       if (t.acc->precision() <= f16.precision())

@@ -35,6 +35,12 @@ enum class Fault : std::uint8_t {
   WritePastEnd,     ///< one element written just past the end of C
   ClobbersA,        ///< A[0][0] overwritten after the call
   OneRunInN,        ///< every second run sums K in another order (rotated by one)
+  // Reductions (suites/ops/reduce/reduce_faults.hpp).
+  RedDropElement,   ///< the last element of every vector left out
+  RedWrongTree,     ///< the vector summed as two halves joined at the end (another tree than the declared one)
+  RedAccF16,        ///< partial results carried in fp16
+  RedUnscaledNrm2,  ///< nrm2 without scaling: the squares summed in the accumulator, overflowing
+  RedNanToZero,     ///< NaN results written as +0
 };
 
 /// Faults in groups; the score is reported per group.
@@ -50,6 +56,7 @@ struct FaultInfo {
   std::string_view realisation;  ///< how it is made from calls of the wrapped kernel (docs/mutation.md)
   std::vector<CheckKind> expected;  ///< the checks whose failure means "killed for its own fault"
   std::string_view needs;        ///< what a suite must hold for the fault to be seen (said of survivors)
+  Operation operation = Operation::Gemm;  ///< the kernels it wraps
 };
 
 /// Tunables of the injectors (the defaults are what docs/mutation.md describes).

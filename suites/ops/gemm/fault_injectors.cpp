@@ -271,6 +271,13 @@ class FaultInjector final : public GemmKernel {
         }
         break;
       }
+      case Fault::RedDropElement:
+      case Fault::RedWrongTree:
+      case Fault::RedAccF16:
+      case Fault::RedUnscaledNrm2:
+      case Fault::RedNanToZero:  // reduction faults (suites/ops/reduce/reduce_faults.hpp): never made for a GEMM kernel
+        wrapped_->run(ops);
+        break;
     }
     note_activity(name_, active);
   }

@@ -76,7 +76,8 @@ MutationScore run_gemm_mutation(const SuiteInfo& suite, const std::string& kerne
   std::vector<Live> live;
   std::vector<Fault> faults = opt.faults;
   if (faults.empty())
-    for (const FaultInfo& f : fault_catalogue()) faults.push_back(f.fault);
+    for (const FaultInfo& f : fault_catalogue())
+      if (f.operation == Operation::Gemm) faults.push_back(f.fault);
   for (Fault f : faults) {
     const FaultInfo& fi = fault_info(f);
     MutantResult r;
