@@ -104,7 +104,7 @@ RunResult ReduceOperation::run(const SuiteInfo& suite, const std::vector<std::st
         r.status = CaseStatus::NotSupported;
         r.reason = "the generator refuses this case for the kernel's formats: " + refused;
       } else {
-        ReduceCaseSetup s{suite.name, c.id, problem.get(), repro, c.family, c.min_runs};
+        ReduceCaseSetup s{suite.name, c.id, problem.get(), repro, c.family, c.min_runs, c.id == "specials"};
         if (opt.isolate) {
           r = run_case_isolated(
               [&] {

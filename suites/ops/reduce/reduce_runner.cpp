@@ -40,7 +40,7 @@ struct Graded {
   std::string special_detail;
   std::int64_t nonfinite = 0, first_nonfinite = -1, ref_overflow = 0, unwritten = 0, first_unwritten = -1;
   std::int64_t judged = 0, vacuous = 0, unjudged = 0;
-  double frac_max = 0, max_abs = 0;
+  double frac_max = 0, max_abs = 0, err2 = 0, ref2 = 0, ref_max = 0;
   std::int64_t worst = -1;
   std::vector<double> fracs, ulps;
   std::int64_t ulp_cancelled = 0;
@@ -117,6 +117,16 @@ CaseResult run_reduce_case(ReduceKernel& kernel, const ReduceCaseSetup& s, Devic
     for (std::int64_t v = 0; v < count; ++v)
       for (std::int64_t i = 0; i < n; ++i) ys[static_cast<std::size_t>(v * n + i)] = X.at((v + 1) % count, i);
   }
+  if (s.specials)
+    for (std::int64_t v = 0; v < count; ++v) {
+      double* x = xs.data() + v * n;
+      if (v % 4 == 0) x[0] = NAN;
+      if (v % 4 == 1) x[0] = INFINITY;
+      if (v % 4 == 2) {
+        x[0] = -INFINITY;
+        if (n > 1) x[1] = t.kind == ReduceKind::Nrm2 ? NAN : INFINITY;
+      }
+    }
   // Stored: rounded once into the kernel's input formats (what it receives).
   auto store = [&](const std::vector<double>& src, const Format& f, std::vector<std::uint64_t>& codes, std::vector<double>& vals,
                    double& beyond) {
@@ -334,6 +344,9 @@ CaseResult run_reduce_case(ReduceKernel& kernel, const ReduceCaseSetup& s, Devic
       }
       const double err = std::fabs((got - rf.value.hi) - rf.value.lo);
       g.max_abs = std::max(g.max_abs, err);
+      g.err2 += err * err;
+      g.ref2 += rf.value.hi * rf.value.hi;
+      g.ref_max = std::max(g.ref_max, std::fabs(rf.value.hi));
       if (cancellation_dominated(rf.value.hi, rf.abs_sum)) ++g.ulp_cancelled;
       else g.ulps.push_back(ulp_distance(*t.out, code, rf.value));
       const ReduceBound& b = bound[vi];
@@ -363,6 +376,9 @@ CaseResult run_reduce_case(ReduceKernel& kernel, const ReduceCaseSetup& s, Devic
 
   Metrics& m = r.metrics;
   m.max_abs = g.max_abs;
+  m.frobenius_rel = g.ref2 > 0 ? std::sqrt(g.err2 / g.ref2) : 0;  // over the results as one vector
+  m.max_rel = g.ref_max > 0 ? g.max_abs / g.ref_max : 0;
+  m.ref_max_abs = g.ref_max;
   m.err_frac_max = g.frac_max;
   m.err_frac_median = quantile(g.fracs, 0.5);
   m.err_frac_p99 = quantile(g.fracs, 0.99);

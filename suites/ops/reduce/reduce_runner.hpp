@@ -22,6 +22,10 @@ struct ReduceCaseSetup {
   std::string repro;
   std::string family;
   int min_runs = 0;  ///< at least this many runs after the checked one
+  /// Put special values into the data (the case `specials`): element 0 of vector v becomes NaN (v mod 4 = 0), +Inf
+  /// (v mod 4 = 1), or -Inf with element 1 +Inf (v mod 4 = 2: Inf - Inf, NaN; for nrm2 element 1 is NaN instead: Inf
+  /// and NaN together, where IEEE 754 and LAPACK disagree); vectors v mod 4 = 3 keep their values.
+  bool specials = false;
 };
 
 /// The case's record before anything ran (what an isolated child's crash leaves).
