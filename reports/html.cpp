@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/atomic_file.hpp"
 #include "reports/html_parts.hpp"
 #include "results/compare.hpp"
@@ -14,6 +16,38 @@
 namespace fpcert {
 
 using namespace html;
+
+namespace {
+
+/// Reductions (docs/reductions.md, "Certifying a reduction"): per kernel, a table of its cases with the error
+/// fraction, the largest ULP distance and the terms of the worst vector's bound, read from the results alone.
+std::string reduction_section(const RunResult& r, std::size_t ri) {
+  std::vector<std::string> kernels;
+  for (const CaseResult& c : r.cases)
+    if (c.reduction && std::find(kernels.begin(), kernels.end(), c.kernel) == kernels.end()) kernels.push_back(c.kernel);
+  if (kernels.empty()) return {};
+  std::string s = fmt::format("<section id=\"reduction-{}\"><h2>Reductions: suite {}</h2>", ri, html_escape(r.suite));
+  for (const std::string& k : kernels) {
+    s += "<h3>" + html_escape(k) + "</h3><table><thead><tr><th>case</th><th>kind</th><th>vectors \u00d7 length</th><th>status</th>"
+         "<th>tier</th><th>max err / bound</th><th>max ULP</th><th>worst vector</th><th>its bound: terms</th></tr></thead><tbody>";
+    for (const CaseResult& c : r.cases) {
+      if (!c.reduction || c.kernel != k) continue;
+      const ReductionResult& x = *c.reduction;
+      std::string terms;
+      for (const BoundTerm& t : c.envelope.terms)
+        terms += fmt::format("{}{} = {:.4g} ({})", terms.empty() ? "" : "<br>", html_escape(t.name), t.value, html_escape(t.formula));
+      s += fmt::format("<tr><td>{}</td><td>{}</td><td>{} \u00d7 {}</td><td>{}</td><td>{}{}</td><td>{:.4g}</td><td>{:.4g}</td>"
+                       "<td>{}</td><td>{}</td></tr>",
+                       html_escape(c.case_id), html_escape(x.kind), x.vectors, x.length, to_string(c.status), to_string(c.tier),
+                       c.vacuous ? " (vacuous)" : "", c.metrics.err_frac_max, c.metrics.ulp_max, x.worst_vector,
+                       terms.empty() ? "\u2014" : fmt::format("total {:.4g}<br>{}", x.worst_bound, terms));
+    }
+    s += "</tbody></table>";
+  }
+  return s + "</section>";
+}
+
+}  // namespace
 
 std::string html_report(const ReportInput& in) {
   std::string title = "fpcert report";
@@ -28,7 +62,7 @@ std::string html_report(const ReportInput& in) {
   s += overview(in);
   // Run-to-run comparison: each run against the latest earlier run of the same suite with cases in common.
   for (const auto& [o, n] : comparable_runs(in.runs)) s += comparison_section(in.runs[o], o, in.runs[n], n);
-  for (std::size_t i = 0; i < in.runs.size(); ++i) s += run_section(in.runs[i], i);
+  for (std::size_t i = 0; i < in.runs.size(); ++i) s += run_section(in.runs[i], i) + reduction_section(in.runs[i], i);
   for (std::size_t i = 0; i < in.conversions.size(); ++i)
     s += conversion_section(in.conversions[i], fmt::format("conv-{}", i), fmt::format("c{}", i), "");
   for (std::size_t i = 0; i < in.experiments.size(); ++i) s += experiment_section(in.experiments[i], i);

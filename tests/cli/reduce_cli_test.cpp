@@ -39,3 +39,21 @@ TEST_CASE("fpcert kernels / certify: a reduction kernel end to end") {
 }
 
 }  // namespace fpcert
+
+namespace fpcert {
+
+TEST_CASE("fpcert report: a reduction run has its section with the worst vector's bound terms") {
+  test::register_test_kernels();
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto json = dir / "fpcert_reduce_report_test.json", html = dir / "fpcert_reduce_report_test.html";
+  REQUIRE(test::run_cli({"certify", "--kernel", "test_dot_f32_seq", "--suite", "quick", "--json", json.string()}).code == 0);
+  REQUIRE(test::run_cli({"report", json.string(), "-o", html.string()}).code == 0);
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(page.find("Reductions: suite reduce_quick") != std::string::npos);
+  CHECK(page.find("accumulation") != std::string::npos);  // a bound term's name
+  std::filesystem::remove(json);
+  std::filesystem::remove(html);
+}
+
+}  // namespace fpcert
