@@ -291,8 +291,8 @@ int run(const SuiteArgs& a, const char* verb) {
     for (const auto& k : kernels) groups.push_back({k});
   else
     groups.push_back(kernels);
-  // The mutation score: fault injectors wrap GEMM kernels (docs/mutation.md); conversion kernels have none yet.
-  const bool mutation = certify && op == Operation::Gemm;
+  // The mutation score: fault injectors wrap GEMM and reduction kernels (docs/mutation.md); conversion kernels have none yet.
+  const bool mutation = certify && (op == Operation::Gemm || op == Operation::Reduction);
   // A suite's run options (everything but where the partial JSON lines go and which cases run).
   const auto suite_options = [&](const SuiteInfo& suite) {
     SuiteRunOptions o;

@@ -57,3 +57,16 @@ TEST_CASE("fpcert report: a reduction run has its section with the worst vector'
 }
 
 }  // namespace fpcert
+
+namespace fpcert {
+
+TEST_CASE("fpcert mutate: a reduction kernel's mutation score with the default suite") {
+  test::register_test_kernels();
+  const test::CliRun r = test::run_cli({"mutate", "--kernel", "test_sum_f32_seq"});
+  CAPTURE(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("red_drop") != std::string::npos);
+  CHECK(r.out.find("100") != std::string::npos);  // 100 % of the applicable faults killed
+}
+
+}  // namespace fpcert

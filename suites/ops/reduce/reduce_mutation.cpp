@@ -19,11 +19,11 @@ MutationScore ReduceOperation::mutate(const SuiteInfo& suite, const std::string&
   if (!k) throw InputError("unknown reduction kernel '" + kernel + "' (fpcert kernels lists them)");
   if (k->is_mutant()) throw InputError("'" + kernel + "' is itself a mutant: give the kernel it was made from");
   const ReduceTraits traits = k->reduce_traits();
-  std::vector<CaseSpec> cases = reduce_cases(suite.name, traits);
+  std::vector<CaseSpec> cases = reduce_cases(reduction_suite_name(suite), traits);
   if (!opt.run.only_case.empty()) std::erase_if(cases, [&](const CaseSpec& c) { return !case_matches(opt.run.only_case, c.id); });
   MutationScore s;
   s.kernel = kernel;
-  s.suite = suite.name;
+  s.suite = reduction_suite_name(suite);
   s.cases = static_cast<int>(cases.size());
   std::vector<Fault> faults = opt.faults;
   if (faults.empty())

@@ -36,7 +36,7 @@ Prepared prepare(const SuiteInfo& suite, const std::vector<std::string>& kernels
                                      suite.name));
       throw InputError("unknown kernel '" + name + "' (fpcert kernels lists them)");
     }
-    std::vector<CaseSpec> cases = reduce_cases(suite.name, k->reduce_traits());
+    std::vector<CaseSpec> cases = reduce_cases(reduction_suite_name(suite), k->reduce_traits());
     if (!opt.only_case.empty()) {
       std::vector<CaseSpec> one;
       std::string ids;
@@ -61,7 +61,7 @@ std::vector<PlanItem> ReduceOperation::plan(const SuiteInfo& suite, const std::v
   const Prepared pr = prepare(suite, kernels, opt);
   std::vector<PlanItem> plan;
   for (std::size_t i = 0; i < pr.ks.size(); ++i)
-    for (const auto& c : pr.cases[i]) plan.push_back({suite.name, c.id, pr.ks[i]->name(), c.spec, estimated_case_cost(c.spec)});
+    for (const auto& c : pr.cases[i]) plan.push_back({reduction_suite_name(suite), c.id, pr.ks[i]->name(), c.spec, estimated_case_cost(c.spec)});
   return plan;
 }
 
@@ -69,7 +69,7 @@ RunResult ReduceOperation::run(const SuiteInfo& suite, const std::vector<std::st
   Prepared pr = prepare(suite, kernels, opt);
   DeviceApis apis;
   RunResult result;
-  result.suite = suite.name;
+  result.suite = reduction_suite_name(suite);
   result.kernels = kernels;
   if (!opt.jsonl_path.empty() && !opt.jsonl_append) write_file_atomic(opt.jsonl_path, "");
   std::size_t total = 0, done = 0;
@@ -84,6 +84,7 @@ RunResult ReduceOperation::run(const SuiteInfo& suite, const std::vector<std::st
       pin_fp_env();
       std::string repro = opt.repro_prefix.empty() ? "" : fmt::format("{} --kernel {} --case {}", opt.repro_prefix, k.name(), c.id);
       CaseResult r;
+      const std::string suite_name = reduction_suite_name(suite);
       std::shared_ptr<const Problem>& problem = problems[c.spec];
       std::string refused;
       if (!problem) {
@@ -94,7 +95,7 @@ RunResult ReduceOperation::run(const SuiteInfo& suite, const std::vector<std::st
         }
       }
       if (!problem) {
-        r.suite = suite.name;
+        r.suite = suite_name;
         r.case_id = c.id;
         r.family = c.family;
         r.kernel = k.name();
@@ -104,7 +105,7 @@ RunResult ReduceOperation::run(const SuiteInfo& suite, const std::vector<std::st
         r.status = CaseStatus::NotSupported;
         r.reason = "the generator refuses this case for the kernel's formats: " + refused;
       } else {
-        ReduceCaseSetup s{suite.name, c.id, problem.get(), repro, c.family, c.min_runs, c.id == "specials"};
+        ReduceCaseSetup s{suite_name, c.id, problem.get(), repro, c.family, c.min_runs, c.id == "specials"};
         if (opt.isolate) {
           r = run_case_isolated(
               [&] {

@@ -14,6 +14,9 @@ namespace fpcert {
 
 /// The built-in reduction suites, in the order `fpcert suites` lists them.
 std::vector<SuiteInfo> reduce_suites();
+/// The reduction suite a suite name stands for: itself for a reduction suite; GEMM's `quick` -> `reduce_quick`, any
+/// other -> `reduce` (a reduction kernel given a GEMM suite, e.g. by `fpcert mutate`'s default; docs/suites.md).
+std::string reduction_suite_name(const SuiteInfo& suite);
 /// The cases of reduction suite `suite` for a kernel with traits t (sizes, families and formats fitted to it).
 std::vector<CaseSpec> reduce_cases(const std::string& suite, const ReduceTraits& t);
 

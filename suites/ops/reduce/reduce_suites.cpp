@@ -72,6 +72,11 @@ std::vector<CaseSpec> reduce_cases(const std::string& suite, const ReduceTraits&
   return c;
 }
 
+std::string reduction_suite_name(const SuiteInfo& suite) {
+  if (suite.operation == Operation::Reduction) return suite.name;
+  return suite.name == "quick" ? "reduce_quick" : "reduce";
+}
+
 std::vector<SuiteInfo> reduce_suites() {
   auto make = [](std::string name, std::string description) {
     SuiteInfo s;
