@@ -51,6 +51,7 @@ struct SuiteArgs {
   std::string suite, baseline, json, junit, html, only_case, variant;
   double factor = 2;
   std::int64_t mn = 0;
+  std::string sample;               ///< --sample ROWS[,COLS]: grade GEMM cases on a sampled exact reference
   bool isolate = false;
   double timeout_s = 600;
   // Plugins and project config (docs/plugin.md).
@@ -293,6 +294,7 @@ int run(const SuiteArgs& a, const char* verb) {
     o.run.timeout_ms = a.timeout_s * 1000;
     o.run.strongest = strongest;
     o.run.error_maps = a.error_maps;
+    if (!a.sample.empty()) o.gemm_sample = parse_sample_spec(a.sample);
     o.run.orders = order_source;
     o.baseline = a.baseline;
     o.baseline_factor = a.factor;
@@ -521,6 +523,9 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   app->add_flag("--error-maps", a->error_maps, "Keep the error map (err / allowed over C, downsampled) of passing cases too; failing ones always have it");
   app->add_option("--case", a->only_case, "Run only this case of the suite (a trailing * : every case with that prefix, e.g. order_free_*)");
   app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases")->check(integer_in(1, 1 << 30));
+  app->add_option("--sample", a->sample,
+                  "ROWS[,COLS]: grade every GEMM case on a sampled exact reference: the rows and columns at index and grid "
+                  "boundaries plus ROWS random rows and COLS random columns ('all': every one); docs/suites.md, \"Sampled references\"");
   app->add_option("--variant", a->variant, "Gate variant for every case: independent, componentwise, worstcase");
   app->add_flag("--isolate", a->isolate, "Run each case in a child process: a crash or hang fails that case only");
   app->add_option("--timeout", a->timeout_s, "Seconds before a case counts as hung (without isolation: before fpcert ends the run)")
