@@ -300,7 +300,8 @@ int run(const SuiteArgs& a, const char* verb) {
     o.baseline_factor = a.factor;
     o.command = command_line();
     o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}{}", verb, plugin_args, suite.name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "",
-                                 a.preset.empty() ? "" : " --preset " + a.preset);
+                                 a.preset.empty() ? "" : " --preset " + a.preset) +
+                     (a.sample.empty() ? "" : " --sample " + a.sample);
     return o;
   };
 
