@@ -128,6 +128,11 @@ void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::
     if (print) fmt::print("mutation score: not measured (--no-mutation)\n");
     return;
   }
+  if (!suite.mutation_score) {  // cases of minutes each: the mutation score is the certify suite's (docs/suites.md)
+    run.notes["mutation"] = "not run: suite " + suite.name + " measures none (fpcert certify --suite certify measures it)";
+    if (print) fmt::print("mutation score: not measured on suite {} (the certify suite measures it)\n", suite.name);
+    return;
+  }
   for (const std::string& k : kernels) {
     if (!mine(k)) continue;
     int pass = 0, bad = 0;

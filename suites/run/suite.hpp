@@ -46,6 +46,9 @@ struct SuiteInfo {
   std::string description;
   std::function<std::vector<CaseSpec>(const SuiteContext&)> cases;  ///< GEMM suites
   Operation operation = Operation::Gemm;  ///< the kernels it grades
+  /// certify measures the mutation score on this suite (false: the scale suite, whose cases take minutes each; its
+  /// faults are the certify suite's, measured there).
+  bool mutation_score = true;
 };
 
 /// Every built-in suite: each operation's (suites/run/operation.hpp), GEMM's first (suites/ops/gemm/gemm_suites.cpp).

@@ -417,7 +417,8 @@ std::vector<SuiteInfo> gemm_suites() {
       {"block-scaled", "block-scaled GEMMs (MX, NVFP4): ordinary data, per-K-block exponent shifts independent in A and B, "
                        "wide exponents, outliers (docs/block_formats.md)", block_scaled_cases},
       {"scale", "GPU limits, graded on sampled exact references: M or N up to 2^21 + 3 past gridDim.y/z = 65,535, operands of "
-                "2^31 elements (m lda, k ldb >= 2^31), 16384 x 8192 x 8192 (docs/suites.md, \"The scale suite\")", scale_cases},
+                "2^31 elements (m lda, k ldb >= 2^31), 16384 x 8192 x 8192 (docs/suites.md, \"The scale suite\")", scale_cases,
+       Operation::Gemm, false},
   };
 }
 
