@@ -51,6 +51,7 @@ struct SuiteArgs {
   std::string suite, baseline, json, junit, html, only_case, variant;
   double factor = 2;
   std::int64_t mn = 0;
+  std::string sample;               ///< --sample ROWS[,COLS]: grade GEMM cases on a sampled exact reference
   bool isolate = false;
   double timeout_s = 600;
   // Plugins and project config (docs/plugin.md).
@@ -139,6 +140,11 @@ void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::
   if (a.no_mutation) {
     run.notes["mutation"] = "not run (--no-mutation)";
     if (print) fmt::print("mutation score: not measured (--no-mutation)\n");
+    return;
+  }
+  if (!suite.mutation_score) {  // cases of minutes each: the mutation score is the certify suite's (docs/suites.md)
+    run.notes["mutation"] = "not run: suite " + suite.name + " measures none (fpcert certify --suite certify measures it)";
+    if (print) fmt::print("mutation score: not measured on suite {} (the certify suite measures it)\n", suite.name);
     return;
   }
   for (const std::string& k : kernels) {
@@ -308,12 +314,14 @@ int run(const SuiteArgs& a, const char* verb) {
     o.run.timeout_ms = a.timeout_s * 1000;
     o.run.strongest = strongest;
     o.run.error_maps = a.error_maps;
+    if (!a.sample.empty()) o.gemm_sample = parse_sample_spec(a.sample);
     o.run.orders = order_source;
     o.baseline = a.baseline;
     o.baseline_factor = a.factor;
     o.command = command_line();
     o.repro_prefix = fmt::format("fpcert {}{} --suite {}{}{}", verb, plugin_args, suite.name, a.mn > 0 ? fmt::format(" --mn {}", a.mn) : "",
-                                 a.preset.empty() ? "" : " --preset " + a.preset);
+                                 a.preset.empty() ? "" : " --preset " + a.preset) +
+                     (a.sample.empty() ? "" : " --sample " + a.sample);
     return o;
   };
 
@@ -536,6 +544,9 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
   app->add_flag("--error-maps", a->error_maps, "Keep the error map (err / allowed over C, downsampled) of passing cases too; failing ones always have it");
   app->add_option("--case", a->only_case, "Run only this case of the suite (a trailing * : every case with that prefix, e.g. order_free_*)");
   app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases")->check(integer_in(1, 1 << 30));
+  app->add_option("--sample", a->sample,
+                  "ROWS[,COLS]: grade every GEMM case on a sampled exact reference: the rows and columns at index and grid "
+                  "boundaries plus ROWS random rows and COLS random columns ('all': every one); docs/suites.md, \"Sampled references\"");
   app->add_option("--variant", a->variant, "Gate variant for every case: independent, componentwise, worstcase");
   app->add_flag("--isolate", a->isolate, "Run each case in a child process: a crash or hang fails that case only");
   app->add_option("--timeout", a->timeout_s, "Seconds before a case counts as hung (without isolation: before fpcert ends the run)")

@@ -53,7 +53,9 @@ std::vector<ParamInfo> p_shape(std::int64_t m, std::int64_t n, std::int64_t k);
 ParamInfo p_source(const std::string& dflt = "f32");
 
 inline constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;      ///< any one dimension
-inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 28;  ///< entries of one operand
+/// Entries of one operand: 2^31 (16 GiB of exact values), so that the scale suite's operands of m lda >= 2^31
+/// elements can be generated (suites/ops/gemm/scale_suite.cpp: 1,044,600 x 2048 = 2,139,340,800 entries).
+inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 31;
 
 /// Sets p.m, p.n, p.k from the spec (fields m, n, k), checks the operand sizes and allocates a, b.
 void set_gemm_shape(const ParsedSpec& ps, Problem& p);

@@ -168,6 +168,14 @@ class GemmKernel : public Kernel {
     (void)m, (void)n, (void)k;
     return Support::yes();
   }
+  /// The call as it will be made: leading dimensions and base addresses (a kernel with a vector path that needs
+  /// 16-byte aligned rows declines a misaligned A or an odd lda here: "not supported", docs/suites.md,
+  /// "layout.misaligned_vector"). The runner asks after can_implement, with the buffers the run will use,
+  /// before run() sees any data.
+  virtual Support can_implement_operands(const GemmOperands& ops) const {
+    (void)ops;
+    return Support::yes();
+  }
   /// Compute C. Throws DeviceError when the device fails; must not throw for ordinary inputs.
   virtual void run(const GemmOperands& ops) = 0;
 };

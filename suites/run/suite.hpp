@@ -13,6 +13,7 @@
 #include "kernels/kernel.hpp"
 #include "results/results.hpp"
 #include "suites/verdict/bound.hpp"
+#include "suites/verdict/sampled_reference.hpp"
 #include "suites/run/case_run.hpp"
 #include "suites/run/check_options.hpp"
 
@@ -28,6 +29,8 @@ struct CaseSpec {
   std::vector<std::string> covers = {};  ///< coverage classes it exercises (docs/suites.md, "Coverage classes")
   bool misaligned = false;  ///< A and B one element off alignment (CaseSetup::misaligned)
   int min_runs = 0;         ///< at least this many runs after the checked one (CaseSetup::min_runs)
+  std::int64_t ld_pad = 0;  ///< padding columns of A and B (CaseSetup::ld_pad); 0: the runner's padded_ld
+  SampleSpec sample = {};    ///< graded on a sampled exact reference (suites/verdict/sampled_reference.hpp)
 };
 
 /// What a suite's cases may depend on.
@@ -43,6 +46,9 @@ struct SuiteInfo {
   std::string description;
   std::function<std::vector<CaseSpec>(const SuiteContext&)> cases;  ///< GEMM suites
   Operation operation = Operation::Gemm;  ///< the kernels it grades
+  /// certify measures the mutation score on this suite (false: the scale suite, whose cases take minutes each; its
+  /// faults are the certify suite's, measured there).
+  bool mutation_score = true;
 };
 
 /// Every built-in suite: each operation's (suites/run/operation.hpp), GEMM's first (suites/ops/gemm/gemm_suites.cpp).
@@ -71,6 +77,8 @@ struct SuiteRunOptions {
   /// Run only the (case, kernel) pairs this accepts (a shard's part of the plan; docs/scale.md); empty:
   /// every pair. A case none of whose pairs is selected is not generated.
   std::function<bool(const std::string& case_id, const std::string& kernel)> select;
+  /// --sample ROWS[,COLS]: grade every GEMM case on a sampled exact reference (a case's own sample otherwise).
+  SampleSpec gemm_sample;
   // Conversion suites.
   bool sample = false;              ///< fp32-sized sources: the strided sample, not every code
   ConversionCheckOptions conversion;  ///< how results are compared

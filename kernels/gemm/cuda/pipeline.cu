@@ -45,20 +45,25 @@ __global__ void tiled_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const
   __shared__ In As[kTile][kTile];
   __shared__ In Bs[kTile][kTile];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.y) * kTile + ty;
   const std::int64_t col = static_cast<std::int64_t>(blockIdx.x) * kTile + tx;
-  typename AccOps::Acc acc = AccOps::zero();
-  for (std::int64_t k0 = 0; k0 < k; k0 += kTile) {
-    const std::int64_t ka = k0 + tx, kb = k0 + ty;
-    // Out-of-range cells are never used below (kk < kmax), so their contents do not matter.
-    if (row < m && ka < k) As[ty][tx] = load(a, a_col ? ka * lda + row : row * lda + ka);
-    if (kb < k && col < n) Bs[ty][tx] = load(b, b_col ? col * ldb + kb : kb * ldb + col);
-    __syncthreads();
-    const int kmax = static_cast<int>(k - k0 < kTile ? k - k0 : kTile);
-    for (int kk = 0; kk < kmax; ++kk) acc = AccOps::mac(As[ty][kk], Bs[kk][tx], acc);
-    __syncthreads();
+  // Row tiles in a grid-stride loop: gridDim.y is at most 65,535, m / 16 may be more (the scale suite's 2^21 rows).
+  // Every thread of a block runs the same tiles (the bound depends on blockIdx only), so the barriers stay uniform.
+  const std::int64_t tiles_m = (m + kTile - 1) / kTile;
+  for (std::int64_t tile = blockIdx.y; tile < tiles_m; tile += gridDim.y) {
+    const std::int64_t row = tile * kTile + ty;
+    typename AccOps::Acc acc = AccOps::zero();
+    for (std::int64_t k0 = 0; k0 < k; k0 += kTile) {
+      const std::int64_t ka = k0 + tx, kb = k0 + ty;
+      // Out-of-range cells are never used below (kk < kmax), so their contents do not matter.
+      if (row < m && ka < k) As[ty][tx] = load(a, a_col ? ka * lda + row : row * lda + ka);
+      if (kb < k && col < n) Bs[ty][tx] = load(b, b_col ? col * ldb + kb : kb * ldb + col);
+      __syncthreads();
+      const int kmax = static_cast<int>(k - k0 < kTile ? k - k0 : kTile);
+      for (int kk = 0; kk < kmax; ++kk) acc = AccOps::mac(As[ty][kk], Bs[kk][tx], acc);
+      __syncthreads();
+    }
+    if (row < m && col < n) store(c, row * ldc + col, acc);
   }
-  if (row < m && col < n) store(c, row * ldc + col, acc);
 }
 
 template <class In, class AccOps, class Out>
@@ -75,7 +80,8 @@ class TiledKernel final : public GemmKernel {
   const KernelTraits& traits() const override { return traits_; }
   void run(const GemmOperands& ops) override {
     const dim3 block(kTile, kTile);
-    const dim3 grid(static_cast<unsigned>((ops.n + kTile - 1) / kTile), static_cast<unsigned>((ops.m + kTile - 1) / kTile));
+    const std::int64_t tiles_m = (ops.m + kTile - 1) / kTile;
+    const dim3 grid(static_cast<unsigned>((ops.n + kTile - 1) / kTile), static_cast<unsigned>(tiles_m < 65535 ? tiles_m : 65535));
     if (ops.m == 0 || ops.n == 0) return;
     tiled_gemm<In, AccOps, Out><<<grid, block, 0, static_cast<cudaStream_t>(ops.stream)>>>(
         ops.m, ops.n, ops.k, static_cast<const In*>(ops.a), ops.lda, ops.a_layout == Layout::ColMajor,

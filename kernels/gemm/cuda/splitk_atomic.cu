@@ -15,6 +15,7 @@
 // kept) does not do; the loop adds with one rounding to nearest even, subnormals kept, and is as atomic.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/device/cuda_check.cuh"
@@ -27,10 +28,11 @@ namespace {
 constexpr int kTile = 16;
 constexpr int kSplits = 4;
 
+// Rows in grid-stride loops: gridDim.y is at most 65,535 tiles of 16 rows, m may be more (the scale suite's 2^21).
 __global__ void zero_c(std::int64_t m, std::int64_t n, float* c, std::int64_t ldc) {
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.y) * kTile + threadIdx.y;
   const std::int64_t col = static_cast<std::int64_t>(blockIdx.x) * kTile + threadIdx.x;
-  if (row < m && col < n) c[row * ldc + col] = 0.0f;
+  for (std::int64_t row = static_cast<std::int64_t>(blockIdx.y) * kTile + threadIdx.y; row < m; row += static_cast<std::int64_t>(gridDim.y) * kTile)
+    if (col < n) c[row * ldc + col] = 0.0f;
 }
 
 /// *p = RN_f32(*p + v), atomically: one rounding to nearest even, subnormals kept (see the file's comment).
@@ -47,13 +49,14 @@ __global__ void splitk_partials(std::int64_t m, std::int64_t n, std::int64_t k, 
                                 bool a_col, const float* b, std::int64_t ldb, bool b_col, float* c, std::int64_t ldc) {
   const int split = static_cast<int>(blockIdx.x % kSplits);
   const std::int64_t col = static_cast<std::int64_t>(blockIdx.x / kSplits) * kTile + threadIdx.x;
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.y) * kTile + threadIdx.y;
-  if (row >= m || col >= n) return;
+  if (col >= n) return;
   const std::int64_t k0 = split * len < k ? split * len : k, k1 = k0 + len < k ? k0 + len : k;
-  float acc = 0.0f;
-  for (std::int64_t kk = k0; kk < k1; ++kk)
-    acc = __fmaf_rn(a[a_col ? kk * lda + row : row * lda + kk], b[b_col ? col * ldb + kk : kk * ldb + col], acc);
-  atomic_add_rn(&c[row * ldc + col], acc);
+  for (std::int64_t row = static_cast<std::int64_t>(blockIdx.y) * kTile + threadIdx.y; row < m; row += static_cast<std::int64_t>(gridDim.y) * kTile) {
+    float acc = 0.0f;
+    for (std::int64_t kk = k0; kk < k1; ++kk)
+      acc = __fmaf_rn(a[a_col ? kk * lda + row : row * lda + kk], b[b_col ? col * ldb + kk : kk * ldb + col], acc);
+    atomic_add_rn(&c[row * ldc + col], acc);
+  }
 }
 
 class SplitKAtomic final : public GemmKernel {
@@ -72,7 +75,7 @@ class SplitKAtomic final : public GemmKernel {
     if (ops.m == 0 || ops.n == 0) return;
     const auto stream = static_cast<cudaStream_t>(ops.stream);
     const dim3 block(kTile, kTile);
-    const unsigned tiles_n = static_cast<unsigned>((ops.n + kTile - 1) / kTile), tiles_m = static_cast<unsigned>((ops.m + kTile - 1) / kTile);
+    const unsigned tiles_n = static_cast<unsigned>((ops.n + kTile - 1) / kTile), tiles_m = static_cast<unsigned>(std::min<std::int64_t>((ops.m + kTile - 1) / kTile, 65535));
     float* c = static_cast<float*>(ops.c);
     zero_c<<<dim3(tiles_n, tiles_m), block, 0, stream>>>(ops.m, ops.n, c, ops.ldc);
     FPCERT_CUDA_LAUNCH_CHECK("gemm_f32_splitk4_atomic: zero C");

@@ -114,6 +114,7 @@ class FaultInjector final : public GemmKernel {
   MemorySpace memory() const override { return wrapped_->memory(); }
   const KernelTraits& traits() const override { return tiled_ ? *tiled_ : wrapped_->traits(); }
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override { return wrapped_->can_implement(m, n, k); }
+  Support can_implement_operands(const GemmOperands& ops) const override { return wrapped_->can_implement_operands(ops); }
   bool is_mutant() const override { return true; }
 
   void run(const GemmOperands& ops) override {

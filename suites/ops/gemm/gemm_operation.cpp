@@ -129,7 +129,11 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
     if (opt.on_progress) opt.on_progress(fmt::format("[{}/{}] {}: generating {} and its exact reference", done + 1, total, c.id, c.spec));
     pin_fp_env();  // inputs and references in round to nearest without FTZ/DAZ (docs/suites.md)
     const Problem problem = generate(c.spec);
-    const GemmRef ref = gemm_reference(problem.a.view(), problem.b.view());
+    // The exact reference: whole, or of the sampled rows and columns (--sample, or the case's own: the scale suite).
+    const SampleSpec& sspec = opt.gemm_sample.active() ? opt.gemm_sample : c.sample;
+    std::optional<GemmSample> sample;
+    if (sspec.active()) sample = choose_gemm_sample(problem.m, problem.n, problem.k, sspec, problem.seed);
+    const GemmRef ref = sample ? sampled_reference(problem, *sample) : gemm_reference(problem.a.view(), problem.b.view());
     const BoundVariant variant = opt.variant.value_or(c.variant);
     std::optional<CaseResult> base_result;
     auto run_one = [&](GemmKernel& k, const std::string& repro) {
@@ -144,6 +148,8 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
       s.axis = c.axis;
       s.misaligned = c.misaligned;
       s.min_runs = c.min_runs;
+      s.ld_pad = c.ld_pad;
+      s.sample = sample ? &*sample : nullptr;
       if (opt.isolate)
         return run_case_isolated(
             [&] {  // in the child: a fresh kernel, and the device touched there only

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "suites/ops/gemm/block_suite.hpp"
+#include "suites/ops/gemm/scale_suite.hpp"
 #include "suites/verdict/envelope.hpp"
 #include "suites/ops/gemm/gemm_operation.hpp"
 #include "suites/run/suite.hpp"
@@ -194,7 +195,7 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
   r.push_back(covering({"shape_dot", gemm3("uniform", 1, 1, 509, 47), BoundVariant::Independent, "M = N = 1, K = 509 (prime): one dot product"}, {"shape.one", "shape.prime"}));
   const std::int64_t pm = c.device ? 251 : 37, pn = c.device ? 241 : 29, pk = c.device ? 509 : 131;
   r.push_back(covering({"shape_primes", gemm3("uniform", pm, pn, pk, 48), BoundVariant::Independent,
-               fmt::format("M, N, K = {}, {}, {}: primes, no tile divides them", pm, pn, pk)}, {"shape.prime"}));
+               fmt::format("M, N, K = {}, {}, {}: primes, no tile divides them", pm, pn, pk)}, {"shape.prime", "layout.poisoned_padding"}));
   std::uint64_t seed = 49;
   for (std::int64_t t : {8, 16, 32, 64, 128, 256}) {
     const std::int64_t kt = (t == 16 || t == 64 || t == 256) ? t + 1 : t - 1;
@@ -238,6 +239,21 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
                            "A and B start one element past an aligned address; M, N, K odd"}, {"layout.misaligned"});
   mis.misaligned = true;
   r.push_back(mis);
+  // Misalignment where a vector path would be taken (seeds of their own: the counter's later cases keep theirs) (K and the leading dimensions multiples of 8 and 16): a
+  // kernel that picks 16-byte loads from K alone faults or must decline through can_implement_operands.
+  CaseSpec vec = covering({"misaligned_vec16", gemm("uniform", mn, k, 200), BoundVariant::Independent,
+                           fmt::format("A and B start one element past an aligned address; K = {}, lda = K + 16, ldb = N + 16 "
+                                       "(multiples of 8 and 16): a 16-byte vector path chosen from K alone loads unaligned", k)},
+                          {"layout.misaligned_vector"});
+  vec.misaligned = true;
+  vec.ld_pad = 16;
+  r.push_back(vec);
+  CaseSpec odd = covering({"ld_odd", gemm("uniform", mn, k, 201), BoundVariant::Independent,
+                           fmt::format("aligned A and B, K = {} and N = {} multiples of 8, lda = K + 9 and ldb = N + 9 (= 1 mod 8): "
+                                       "every row after the first is off a 16-byte boundary", k, mn)},
+                          {"layout.misaligned_vector"});
+  odd.ld_pad = 9;
+  r.push_back(odd);
   // Special values: +-Inf, NaN (those the storage format holds), its largest finite value, Inf * 0, Inf - Inf, and
   // elements whose partial sums overflow the narrowest accumulator of the run while their exact sum is finite;
   // each element judged against IEEE's result (docs/suites.md, "values.special"). Kernels declaring finite
@@ -400,6 +416,9 @@ std::vector<SuiteInfo> gemm_suites() {
                        "outliers, normal data (--baseline gemm_bf16_f32acc_mma_sm80)", bf16_on_fp16},
       {"block-scaled", "block-scaled GEMMs (MX, NVFP4): ordinary data, per-K-block exponent shifts independent in A and B, "
                        "wide exponents, outliers (docs/block_formats.md)", block_scaled_cases},
+      {"scale", "GPU limits, graded on sampled exact references: M or N up to 2^21 + 3 past gridDim.y/z = 65,535, operands of "
+                "2^31 elements (m lda, k ldb >= 2^31), 16384 x 8192 x 8192 (docs/suites.md, \"The scale suite\")", scale_cases,
+       Operation::Gemm, false},
   };
 }
 

@@ -175,6 +175,12 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   // can lie beyond the operand format a kernel dequantizes into (MXFP4 with rceil scales reaches 4 x
   // 2^126 = 2^128 from inputs just below fp32's largest): such a case is outside that kernel's range too.
   // (Kernels that scale exact block sums, operand format = input format, never hold a dequantized value.)
+  if (setup.sample && t.block.active()) {
+    r.status = CaseStatus::NotSupported;
+    r.reason = "a sampled reference does not grade block-scaled kernels (their reference is the product of the quantized "
+               "operands, computed whole)";
+    return finish();
+  }
   std::optional<BlockReference> block_ref;
   if (t.block.active()) {
     block_ref = block_reference(t, p);
@@ -263,12 +269,16 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   const std::size_t kept_max = std::clamp<std::size_t>((std::size_t{1} << 26) / static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.n)), 2, 16);
   std::vector<std::vector<std::uint64_t>> later;
   bool data_seen = false;  // run() has been called with the data: a later NOT_SUPPORTED is a declaration failure
+  const std::int64_t lda = setup.ld_pad > 0 ? p.k + setup.ld_pad : padded_ld(p.k, container_bytes(*t.a_input));
+  const std::int64_t ldb = setup.ld_pad > 0 ? p.n + setup.ld_pad : padded_ld(p.n, container_bytes(*t.b_input));
   const bool ran = run_kernel_guarded(r, [&] {
     const auto a_bytes = encode_inputs(p.a.data, *t.a_input, t.input_rounding);
     const auto b_bytes = encode_inputs(p.b.data, *t.b_input, t.input_rounding);
     const int ab = container_bytes(*t.a_input), bb = container_bytes(*t.b_input);
-    GuardedInput dA(api, a_bytes, p.m, p.k, padded_ld(p.k, ab), ab, opt.guard_bytes, setup.misaligned);
-    GuardedInput dB(api, b_bytes, p.k, p.n, padded_ld(p.n, bb), bb, opt.guard_bytes, setup.misaligned);
+    // Guards and padding hold the input format's NaN: a read past the end of a row poisons the result even
+    // where the kernel multiplies it by zero (docs/suites.md, "layout.poisoned_padding").
+    GuardedInput dA(api, a_bytes, p.m, p.k, lda, ab, opt.guard_bytes, setup.misaligned, poison_code(*t.a_input));
+    GuardedInput dB(api, b_bytes, p.k, p.n, ldb, bb, opt.guard_bytes, setup.misaligned, poison_code(*t.b_input));
     GuardedBuffer dC(api, static_cast<std::size_t>(p.m * ldc * cb), opt.guard_bytes);
     dC.prefill(p.m, p.n, ldc, cb, to_container(*t.out, prefill_code(*t.out)));
     GemmOperands ops;
@@ -291,6 +301,9 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
         rep->guard_changed = std::max(rep->guard_changed, x.guard_changed);
       }
     };
+
+    // The call's layout as the kernel will get it: a kernel with alignment needs declines it here, before any data.
+    if (const Support s = kernel.can_implement_operands(ops); !s.ok) throw NotSupportedError(s.reason);
 
     // The checked run.
     data_seen = true;
@@ -396,7 +409,46 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     gi.runs = 1 + r.timed_runs + warmups;
     gi.differing_runs = static_cast<int>(runs_differ);
   }
+  // A sampled case: graded on the sample's rows and columns (the problem, the codes and every later run's codes
+  // cut to them); the unwritten count stays the whole of C's and is judged below in C's own coordinates.
+  std::optional<Problem> sub;
+  std::vector<std::uint64_t> sub_codes;
+  std::vector<std::vector<std::uint64_t>> sub_later;
+  const std::int64_t full_unwritten = r.metrics.unwritten, full_first_unwritten = r.metrics.first_unwritten;
+  if (setup.sample) {
+    const GemmSample& gs = *setup.sample;
+    auto cut = [&](const std::vector<std::uint64_t>& v) {
+      std::vector<std::uint64_t> o;
+      o.reserve(static_cast<std::size_t>(gs.elements()));
+      for (std::int64_t i : gs.rows)
+        for (std::int64_t j : gs.cols) o.push_back(v[static_cast<std::size_t>(i * p.n + j)]);
+      return o;
+    };
+    sub = sampled_problem(p, gs);
+    sub_codes = cut(codes);
+    for (const auto& l : later) sub_later.push_back(cut(l));
+    gi.problem = &*sub;
+    gi.codes = &sub_codes;
+    if (run_to_run) gi.later = &sub_later;
+    gi.unwritten = 0;
+    gi.first_unwritten = -1;
+  }
   grade(gi, r);
+  if (setup.sample) {
+    r.flags.push_back(setup.sample->describe(p.m, p.n));
+    r.metrics.unwritten = full_unwritten;
+    r.metrics.first_unwritten = full_first_unwritten;
+    for (CheckResult& ch : r.checks)
+      if (ch.kind == CheckKind::Unwritten && full_unwritten) {
+        ch.passed = false;
+        ch.detail = fmt::format("{} output(s) never written (all of C checked, not only the sample), first at ({}, {})", full_unwritten,
+                                full_first_unwritten / p.n, full_first_unwritten % p.n);
+        ch.first_index = full_first_unwritten;
+        ch.measured = static_cast<double>(full_unwritten);
+        if (r.status == CaseStatus::Pass) r.status = CaseStatus::Fail;
+        r.reason += (r.reason.empty() ? "" : "; ") + ch.detail;
+      }
+  }
   if (r.order && !r.order->used) r.order->fallback += fmt::format("; the case has the declared order's tier: {}", to_string(r.tier));
   // The runner's own checks on the inputs and on every run (each its CheckKind, results/results.hpp).
   auto add = [&](CheckKind kind, bool passed, std::string detail, std::int64_t index) {
@@ -405,7 +457,6 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     if (r.status == CaseStatus::Pass) r.status = CaseStatus::Fail;
     r.reason += (r.reason.empty() ? "" : "; ") + r.checks.back().detail;
   };
-  const std::int64_t lda = padded_ld(p.k, container_bytes(*t.a_input)), ldb = padded_ld(p.n, container_bytes(*t.b_input));
   add(CheckKind::GuardInputs, !in_a.guard_changed && !in_b.guard_changed,
       in_a.guard_changed   ? fmt::format("{} guard/padding byte(s) of A changed (first: {}; lda = {}, k = {})", in_a.guard_changed, in_a.first_guard, lda, p.k)
       : in_b.guard_changed ? fmt::format("{} guard/padding byte(s) of B changed (first: {}; ldb = {}, n = {})", in_b.guard_changed, in_b.first_guard, ldb, p.n)

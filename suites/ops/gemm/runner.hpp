@@ -18,6 +18,7 @@
 #include "results/results.hpp"
 #include "suites/run/case_run.hpp"
 #include "suites/verdict/bound.hpp"
+#include "suites/verdict/sampled_reference.hpp"
 #include "suites/run/guarded_buffer.hpp"
 
 namespace fpcert {
@@ -32,6 +33,11 @@ struct CaseSetup {
   std::string family;          ///< the case's family and what varies in it (results/results.hpp)
   CaseAxis axis = CaseAxis::None;
   bool misaligned = false;     ///< A and B start one element past an aligned address
+  /// Padding columns of A and B (lda = k + ld_pad, ldb = n + ld_pad); 0: padded_ld (suites/run/guarded_input.hpp).
+  std::int64_t ld_pad = 0;
+  /// Graded on a sample (suites/verdict/sampled_reference.hpp): `ref` is the sample's reference, element (p, q)
+  /// C(rows[p], cols[q]); null: `ref` is the full reference. The unwritten check still covers all of C.
+  const GemmSample* sample = nullptr;
   int min_runs = 0;            ///< at least this many runs after the checked one (determinism cases)
 };
 
