@@ -90,8 +90,8 @@ const ExpTables& exp_tables() {
   return t;
 }
 
-std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits,
-                                     const ExpTables& t, double bracket) {
+// Special values, clamps and exact cases (docs/elementwise.md, "Special values"): shared by both paths.
+static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
   const double xd = x;  // exact (a NaN stays a NaN with its payload, quieted)
   if (xd != xd) return round_double(d, xd, r, rbits);
   if (xd == 0) return round_double(d, 1.0, r, rbits);  // f(+-0) = 1 exactly (IEEE 754 9.2)
@@ -112,6 +112,13 @@ std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Round
   }
   if (f == Fn::Exp2 && xd == static_cast<double>(static_cast<long>(xd)))  // 2^n exactly
     return round_double(d, pow2i(static_cast<int>(xd)), r, rbits);
+  return std::nullopt;
+}
+
+std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits,
+                                     const ExpTables& t, double bracket) {
+  if (auto s = evaluate_special(f, x, d, r, rbits)) return s;
+  const double xd = x;
   const double y = exp_fast(kind_of(f), xd, t);
   const Rounded lo = round_double(d, y * (1.0 - bracket), r, rbits);
   const Rounded hi = round_double(d, y * (1.0 + bracket), r, rbits);
@@ -124,6 +131,9 @@ std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Round
 }
 
 Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  // Out of the clamped range MPFR's own exponent range would underflow to 0 (and the bracket then
+  // straddle zero): the special cases answer first, as on the fast path.
+  if (auto s = evaluate_special(f, x, d, r, rbits)) return *s;
   Mpfr in(24);
   mpfr_set_flt(in, x, MPFR_RNDN);  // exact
   for (mpfr_prec_t p = 64;; p *= 2) {
