@@ -1,0 +1,161 @@
+// oracle/math/elementary.cpp — tables (MPFR), special values, the Ziv bracket and the MPFR fall-back.
+#include "oracle/math/elementary.hpp"
+
+#include <mpfr.h>
+
+#include <bit>
+
+#include "oracle/mpfr_ref.hpp"
+
+namespace fpcert::math {
+
+std::string_view to_string(Fn f) {
+  switch (f) {
+    case Fn::Exp: return "exp";
+    case Fn::Exp2: return "exp2";
+    case Fn::Exp10: return "exp10";
+  }
+  return "?";
+}
+
+std::optional<Fn> parse_fn(std::string_view s) {
+  for (Fn f : kAllFns)
+    if (to_string(f) == s) return f;
+  return std::nullopt;
+}
+
+namespace {
+
+using mpfr_ref::Mpfr;
+
+// hi: c rounded to `bits` significant bits; lo: c - hi rounded to double.
+void split(mpfr_srcptr c, int bits, double& hi, double& lo) {
+  Mpfr h(bits), d(256);
+  mpfr_set(h, c, MPFR_RNDN);
+  hi = mpfr_get_d(h, MPFR_RNDN);  // exact: bits <= 53
+  mpfr_sub(d, c, h, MPFR_RNDN);    // exact at 256 bits
+  lo = mpfr_get_d(d, MPFR_RNDN);
+}
+
+ExpTables make_exp_tables() {
+  ExpTables t{};
+  Mpfr v(256), w(256);
+  for (int j = 0; j < 64; ++j) {
+    mpfr_set_si(v, j, MPFR_RNDN);
+    mpfr_div_ui(v, v, 64, MPFR_RNDN);  // exact
+    mpfr_exp2(v, v, MPFR_RNDN);
+    t.two_j64[j] = mpfr_get_d(v, MPFR_RNDN);
+  }
+  mpfr_const_log2(v, MPFR_RNDN);
+  t.ln2 = mpfr_get_d(v, MPFR_RNDN);
+  mpfr_div_ui(w, v, 64, MPFR_RNDN);
+  split(w, 39, t.ln2_64_hi, t.ln2_64_lo);
+  mpfr_ui_div(w, 64, v, MPFR_RNDN);
+  t.inv_ln2_64 = mpfr_get_d(w, MPFR_RNDN);
+  mpfr_set_ui(v, 10, MPFR_RNDN);
+  mpfr_log(v, v, MPFR_RNDN);
+  t.ln10 = mpfr_get_d(v, MPFR_RNDN);
+  mpfr_set_ui(v, 2, MPFR_RNDN);
+  mpfr_log10(v, v, MPFR_RNDN);
+  mpfr_div_ui(w, v, 64, MPFR_RNDN);
+  split(w, 39, t.log10_2_64_hi, t.log10_2_64_lo);
+  mpfr_ui_div(w, 64, v, MPFR_RNDN);
+  t.inv_log10_2_64 = mpfr_get_d(w, MPFR_RNDN);
+  return t;
+}
+
+// Beyond these the exact result lies above 2^129 (every destination overflows, as 2^200 does) or
+// below 2^-182 (as 2^-200 is): under half of fp32's least subnormal 2^-149, and so far below it that
+// stochastic rounding's 32 discarded bits (down to 2^-181) are all zero for both. So the stand-in lies
+// on the same side of every rounding boundary of f32, f16 and bf16 and rounds like the exact value.
+// exp: e^90 > 2^129, e^-127 < 2^-183; exp2: direct; exp10: 10^39 > 2^129, 10^-55 < 2^-182.
+struct Clamp { double big, tiny; };
+Clamp clamp_of(Fn f) {
+  switch (f) {
+    case Fn::Exp: return {90.0, -127.0};
+    case Fn::Exp2: return {129.0, -183.0};
+    case Fn::Exp10: return {39.0, -55.0};
+  }
+  return {0, 0};
+}
+
+ExpKind kind_of(Fn f) {
+  return f == Fn::Exp ? ExpKind::Exp : f == Fn::Exp2 ? ExpKind::Exp2 : ExpKind::Exp10;
+}
+
+}  // namespace
+
+const ExpTables& exp_tables() {
+  static const ExpTables t = make_exp_tables();
+  return t;
+}
+
+// Special values, clamps and exact cases (docs/elementwise.md, "Special values"): shared by both paths.
+static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  const double xd = x;  // exact (a NaN stays a NaN with its payload, quieted)
+  if (xd != xd) return round_double(d, xd, r, rbits);
+  if (xd == 0) return round_double(d, 1.0, r, rbits);  // f(+-0) = 1 exactly (IEEE 754 9.2)
+  if (xd < 0x1p-60 && xd > -0x1p-60) {
+    // f(x) = 1 + c x (1 + O(x)), |c x| < 2^-58 (c <= ln 10): strictly between 1 and 1 +- 2^-56, where no
+    // rounding boundary of f32/f16/bf16 lies, and no change of stochastic rounding's 32 discarded bits
+    // (they reach 2^-56 below 1, 2^-55 above). A stand-in on the same side of 1 rounds alike:
+    // (2^63 + f) 2^-63 or (2^64 - 1 + f) 2^-64, 0 < f < 1.
+    const Exact e = xd > 0 ? Exact{FpClass::Normal, false, std::uint64_t{1} << 63, -63, true}
+                           : Exact{FpClass::Normal, false, ~std::uint64_t{0}, -64, true};
+    return round_exact(d, e, r, rbits);
+  }
+  const Clamp c = clamp_of(f);
+  if (xd > c.big) return round_double(d, 0x1p200, r, rbits);  // also +Inf: +Inf stays +Inf below
+  if (xd < c.tiny) {
+    if (xd == -__builtin_inf()) return round_double(d, 0.0, r, rbits);  // f(-Inf) = +0 exactly
+    return round_double(d, 0x1p-200, r, rbits);
+  }
+  if (f == Fn::Exp2 && xd == static_cast<double>(static_cast<long>(xd)))  // 2^n exactly
+    return round_double(d, pow2i(static_cast<int>(xd)), r, rbits);
+  return std::nullopt;
+}
+
+std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits,
+                                     const ExpTables& t, double bracket) {
+  if (auto s = evaluate_special(f, x, d, r, rbits)) return s;
+  const double xd = x;
+  const double y = exp_fast(kind_of(f), xd, t);
+  const Rounded lo = round_double(d, y * (1.0 - bracket), r, rbits);
+  const Rounded hi = round_double(d, y * (1.0 + bracket), r, rbits);
+  if (lo.code != hi.code) return std::nullopt;
+  // Same code: the exact value, inside the bracket, rounds to it too (rounding is monotone in the
+  // value). The code is the contract; the flags are those of the bracket's ends (docs/elementwise.md).
+  Rounded out = lo;
+  out.flags = static_cast<std::uint8_t>(lo.flags | hi.flags);
+  return out;
+}
+
+Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  // Out of the clamped range MPFR's own exponent range would underflow to 0 (and the bracket then
+  // straddle zero): the special cases answer first, as on the fast path.
+  if (auto s = evaluate_special(f, x, d, r, rbits)) return *s;
+  Mpfr in(24);
+  mpfr_set_flt(in, x, MPFR_RNDN);  // exact
+  for (mpfr_prec_t p = 64;; p *= 2) {
+    Mpfr y(p), lo(p), hi(p);
+    const int inex = f == Fn::Exp ? mpfr_exp(y, in, MPFR_RNDN) : f == Fn::Exp2 ? mpfr_exp2(y, in, MPFR_RNDN)
+                                                                             : mpfr_exp10(y, in, MPFR_RNDN);
+    if (inex == 0) return mpfr_ref::round(d, y, r, rbits);  // exact (MPFR's ternary value says so)
+    // |y - f(x)| < ulp_p(y)/2: f(x) lies strictly between y's neighbours at p bits.
+    mpfr_set(lo, y, MPFR_RNDN);
+    mpfr_nextbelow(lo);
+    mpfr_set(hi, y, MPFR_RNDN);
+    mpfr_nextabove(hi);
+    const Rounded a = mpfr_ref::round(d, lo, r, rbits), b = mpfr_ref::round(d, hi, r, rbits);
+    if (a.code == b.code) return mpfr_ref::round(d, y, r, rbits);  // y lies inside the bracket too
+    if (p > 1 << 16) return mpfr_ref::round(d, y, r, rbits);  // never reached for binary32 inputs
+  }
+}
+
+MathResult evaluate(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits, const ExpTables* tables,
+                    double bracket) {
+  if (auto fast = evaluate_fast(f, x, d, r, rbits, tables ? *tables : exp_tables(), bracket)) return {*fast, false};
+  return {evaluate_mpfr(f, x, d, r, rbits), true};
+}
+
+}  // namespace fpcert::math
