@@ -42,8 +42,9 @@ std::vector<CaseSpec> reduce_cases(const std::string& suite, const ReduceTraits&
     add(fmt::format("uniform_n{}", n), fmt::format("nrm2_trap:vectors={},n={},fraction=0,seed={}{}", vectors, n, 11 + n, s),
         "uniform in (-1, 1)", "uniform");
   }
-  add("specials", fmt::format("nrm2_trap:vectors=64,n=33,fraction=0,seed=13{}", s),
-      "NaN, +Inf, -Inf and +Inf (nrm2: Inf and NaN) put into the data by the runner", "specials");
+  if (t.x_input->specials == Specials::IEEE && t.y_input->specials == Specials::IEEE)  // inputs that can hold Inf and NaN
+    add("specials", fmt::format("nrm2_trap:vectors=64,n=33,fraction=0,seed=13{}", s),
+        "NaN, +Inf, -Inf and +Inf (nrm2: Inf and NaN) put into the data by the runner", "specials");
   if (t.kind != ReduceKind::Nrm2) {
     for (const std::string& k : quick ? std::vector<std::string>{kappas(src).back()} : kappas(src))
       add("cancel_kappa" + k, fmt::format("sum_cancel:vectors=128,n=1000,kappa={},seed=5{}", k, s),
