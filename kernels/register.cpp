@@ -20,6 +20,11 @@ void register_builtin_kernels() {
   register_emu_bf16_kernels();
   register_block_gemm_kernels();
 #endif
+  // Reduction kernels: CPU models of sums, dots and nrm2 in the orders GPU kernels use.
+  register_reduce_models();
+#if defined(FPCERT_HAVE_CUDA)
+  register_reduce_cuda_kernels();
+#endif
   // Conversion kernels: fpcert's model of each table conversion, and with CUDA the table's entries.
   register_model_conversion_kernels();
 #if defined(FPCERT_HAVE_CUDA)

@@ -30,6 +30,8 @@ void register_emu_split_kernels();   ///< kernels/emu/cuda/emu_split.cu: 3xTF32 
 void register_emu_bf16_kernels();    ///< kernels/emu/cuda/emu_bf16.cu: BF16 GEMMs on fp16 tensor cores, per strategy
 void register_block_scaled_models(); ///< kernels/block/block_scaled.cpp: block-scaled GEMM models (MX, NVFP4) and their mutants
 void register_block_gemm_kernels();  ///< kernels/block/cuda/block_gemm.cu: block-scaled GEMMs on bf16/fp16 tensor cores
+void register_reduce_models();         ///< kernels/reduce/cpu/reduce_models.cpp: reduction models (sum, dot, nrm2)
+void register_reduce_cuda_kernels();   ///< kernels/reduce/cuda/reduce_cuda.cu: warp-shuffle, atomics and CUB reductions
 void register_model_conversion_kernels();   ///< kernels/convert/model_convert.cpp: model_<entry> per table conversion
 void register_device_conversion_kernels();  ///< kernels/convert/device_convert.cpp: the device table's entries
 
