@@ -133,6 +133,23 @@ section_proof() {
   done
   echo "=== proof: $([ $rc = 0 ] && echo SAME || echo DIFFERENT)"
 }
+# The conversion half of the proof alone (the GEMM half runs on the CPU models, where it is cheap):
+# `convert --all --device cuda` with BEFORE_BIN's fpcert and BIN's, compared by compare_results.py.
+section_proof_conv() {
+  local bb=${BEFORE_BIN:-$BIN/before} rc=0
+  for side in before after; do
+    local bin=$BIN/fpcert; [ $side = before ] && bin=$bb/fpcert
+    [ -x "$bin" ] || { echo "proof_conv: no $bin"; return; }
+    mkdir -p "$OUT/proof_$side"
+    echo "=== $bin convert --all --device cuda ($(date +%T))"
+    "$bin" convert --all --device cuda --json "$OUT/proof_$side/conversions.json" > "$OUT/proof_$side/conversions.txt" 2>&1
+    echo "rc=$?" >> "$OUT/proof_$side/conversions.txt"; tail -3 "$OUT/proof_$side/conversions.txt"
+  done
+  for f in conversions.json conversions.txt; do
+    python3 "$(dirname "$0")/compare_results.py" "$OUT/proof_before/$f" "$OUT/proof_after/$f" || rc=1
+  done
+  echo "=== proof_conv: $([ $rc = 0 ] && echo SAME || echo DIFFERENT)"
+}
 # The tensor-core behaviour cards: every mma.sync / wgmma instruction probed, fitted and validated on
 # 10^7 samples; the cards as JSON and HTML, the raw probe answers as recordings (a few hundred KB) for
 # tests/data/tc/, then the recordings replayed through the probe logic (the same cards must come out),
@@ -391,6 +408,7 @@ for part in ${PART//,/ }; do
     emulation) section_emulation ;;
     plugin) section_plugin ;;
     proof) section_proof ;;
+    proof_conv) section_proof_conv ;;
     probe) section_probe ;;
     scale) section_scale ;;
     verdict-cost) section_verdict_cost ;;
