@@ -82,19 +82,94 @@ struct SuiteArgs {
 
 }  // namespace
 
-/// Reduction kernels named alone (no group) take the reduction suites: certify -> reduce, quick -> reduce_quick
-/// (docs/suites.md, "Reductions"), so that `certify --kernel model_sum_f32_seq` runs with the default suite.
-void resolve_reduction_suites(const std::vector<std::string>& kernels, std::vector<std::string>& suites) {
-  if (kernels.empty()) return;
-  for (const auto& k : kernels) {
-    const KernelInfo* info = find_kernel_info(k);
-    if (!info || info->operation != Operation::Reduction) return;
+/// The suite of another operation at the level of a GEMM suite: the certify and quick levels exist for every
+/// operation (docs/suites.md, "Suites of every operation"): certify -> reduce, quick -> reduce_quick. Empty when
+/// the suite has no counterpart for that operation.
+std::string suite_at_level(const std::string& suite, Operation op) {
+  if (op == Operation::Reduction) {
+    if (suite == "certify") return "reduce";
+    if (suite == "quick") return "reduce_quick";
   }
-  for (auto& s : suites) {
-    if (s == "certify") s = "reduce";
-    else if (s == "quick") s = "reduce_quick";
-  }
+  return "";
 }
+
+namespace {
+
+Operation kernel_operation(const std::string& name) {
+  const KernelInfo* info = find_kernel_info(name);
+  return info ? info->operation : Operation::Gemm;  // an unknown name fails later, where GEMM kernels are made
+}
+
+/// The suites and, for each, its kernels. The groups (cpu, cuda, cublas) take every operation the run's
+/// suites reach; a certify-level GEMM suite (certify, quick) reaches the reductions too (suite_at_level), so
+/// `certify --kernel cpu` certifies the reduction models on `reduce` beside the GEMM models on `certify`,
+/// and reduction kernels named alone take `reduce`. A kernel whose operation no suite of the run certifies is
+/// refused, naming the suites that would. `reach` false: no suite is added (--preset); `groups_reach` false (--case
+/// names a case of the suite given): the groups stay within the named suites' operations, reduction kernels named
+/// one by one still take their suite.
+std::vector<std::pair<const SuiteInfo*, std::vector<std::string>>> plan_suites(const std::vector<const SuiteInfo*>& named,
+                                                                               const std::vector<std::string>& given, bool reach,
+                                                                               bool groups_reach) {
+  std::vector<std::pair<const SuiteInfo*, std::vector<std::string>>> out;
+  const auto add = [&out](const SuiteInfo* s) {
+    for (auto& [have, ks] : out)
+      if (have == s) return;
+    out.push_back({s, {}});
+  };
+  std::vector<std::pair<const SuiteInfo*, const SuiteInfo*>> companions;  // GEMM suite -> its reduction suite
+  for (const SuiteInfo* s : named) {
+    add(s);
+    if (s->operation != Operation::Gemm || !reach) continue;  // --preset: the suites as the source states them, nothing added
+    const std::string r = suite_at_level(s->name, Operation::Reduction);
+    if (const SuiteInfo* rs = r.empty() ? nullptr : find_suite(r)) companions.push_back({s, rs});
+  }
+  std::vector<Operation> ops;
+  for (const auto& [s, ks] : out) ops.push_back(s->operation);
+  if (!companions.empty() && groups_reach) ops.push_back(Operation::Reduction);
+  std::vector<std::string> kernels;
+  for (const Operation op : {Operation::Gemm, Operation::Reduction, Operation::Conversion})
+    if (std::find(ops.begin(), ops.end(), op) != ops.end())
+      for (auto& k : expand_kernel_list(given, op))
+        if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(std::move(k));
+  // Groups expand once per operation; a name given directly appears in each expansion and is kept once.
+  for (const std::string& k : kernels) {
+    const Operation op = kernel_operation(k);
+    bool placed = false;
+    for (auto& [s, ks] : out)
+      if (s->operation == op || (op == Operation::Gemm && s->operation == Operation::Conversion)) {
+        ks.push_back(k);
+        placed = true;
+      }
+    if (placed) continue;
+    for (const auto& [g, rs] : companions)
+      if (op == Operation::Reduction) {
+        add(rs);
+        for (auto& [s, ks] : out)
+          if (s == rs) ks.push_back(k);
+        placed = true;
+      }
+    if (!placed) {
+      std::string names;
+      for (const auto& [s, ks] : out) names += (names.empty() ? "" : ", ") + s->name;
+      throw InputError(fmt::format("kernel '{}' is a {} kernel and no suite of this run ({}) certifies that operation: {}", printable(k),
+                                   to_string(op), names,
+                                   op == Operation::Reduction ? "give --suite certify, quick, reduce or reduce_quick"
+                                                              : "give a GEMM suite (fpcert suites lists them)"));
+    }
+  }
+  // A GEMM suite that reached the reductions and has no GEMM kernel of its own drops out (certify of
+  // reduction kernels alone is the reduce suite); any other suite left without kernels keeps them empty and
+  // the run refuses below.
+  std::erase_if(out, [&](const auto& p) {
+    if (!p.second.empty()) return false;
+    for (const auto& [g, rs] : companions)
+      if (g == p.first) return true;
+    return false;
+  });
+  return out;
+}
+
+}  // namespace
 
 std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, Operation op) {
   std::vector<std::string> out;
@@ -242,7 +317,6 @@ int run(const SuiteArgs& a, const char* verb) {
   // Cases are appended to FILE.partial.jsonl beside a --json file; not beside a device, FIFO or stdout.
   const bool partial_file = !a.json.empty() && plans.front().how == OutputHow::Replace;
   std::vector<std::string> suite_names_run = a.suites.empty() ? std::vector<std::string>{a.suite} : a.suites;
-  resolve_reduction_suites(a.kernels, suite_names_run);
   std::vector<const SuiteInfo*> suites;
   std::vector<SuiteInfo> preset_suites;  // --preset: the suites as the source states them
   preset_suites.reserve(suite_names_run.size());
@@ -262,14 +336,31 @@ int run(const SuiteArgs& a, const char* verb) {
       }
   const Operation op = suites.front()->operation;
   for (const SuiteInfo* s : suites)
-    if (s->operation != op) throw InputError("suites of GEMM kernels and the conversions suite cannot run together: run them apart");
-  auto kernels = expand_kernel_list(a.kernels, op);
-  if (kernels.empty() && op == Operation::Conversion) {  // the conversions suite's own kernels
+    if ((s->operation == Operation::Conversion) != (op == Operation::Conversion))
+      throw InputError("suites of GEMM or reduction kernels and the conversions suite cannot run together: run them apart");
+  // Each suite with its kernels (plan_suites: the certify level reaches every operation of the kernels named).
+  std::vector<std::vector<std::string>> suite_kernels;
+  if (!a.kernels.empty() || op != Operation::Conversion) {
+    auto planned = plan_suites(suites, a.kernels, a.preset.empty(), a.only_case.empty());
+    suites.clear();
+    for (auto& [s, ks] : planned) {
+      suites.push_back(s);
+      suite_kernels.push_back(std::move(ks));
+    }
+  } else {  // the conversions suite's own kernels
     std::string where;
-    kernels = conversion_suite_kernels(false, &where);
+    suite_kernels.assign(suites.size(), conversion_suite_kernels(false, &where));
     fmt::print("conversion kernels: {}\n", where);
   }
+  std::vector<std::string> kernels;  // every kernel of the run, each once
+  for (const auto& ks : suite_kernels)
+    for (const auto& k : ks)
+      if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
   if (kernels.empty()) throw InputError("give --kernel NAME (fpcert kernels lists them), or kernels = [...] in --config");
+  for (std::size_t i = 0; i < suites.size(); ++i)
+    if (suite_kernels[i].empty())
+      throw InputError(fmt::format("suite {} certifies {} kernels and --kernel names none (fpcert kernels lists them)", suites[i]->name,
+                                   to_string(suites[i]->operation)));
   if (outside_orders && op != Operation::Gemm) throw InputError("--order revealed / FILE: conversion kernels have no summation order");
   for (const std::string& k : order_opt.reveal_kernels)
     if (std::find(kernels.begin(), kernels.end(), k) == kernels.end())
@@ -291,14 +382,16 @@ int run(const SuiteArgs& a, const char* verb) {
   const bool certify = std::string(verb) == "certify";
   // certify grades each kernel on the suite's cases tailored to its own formats (ranges, edges);
   // run-suite compares kernels on one shared set of cases.
-  const bool per_kernel = certify && kernels.size() > 1 && op == Operation::Gemm;
-  std::vector<std::vector<std::string>> groups;  // the kernel lists of the run_suite calls, per suite
-  if (per_kernel)
-    for (const auto& k : kernels) groups.push_back({k});
-  else
-    groups.push_back(kernels);
+  std::vector<std::vector<std::vector<std::string>>> suite_groups;  // per suite, the kernel lists of its run_suite calls
+  for (std::size_t i = 0; i < suites.size(); ++i) {
+    auto& groups = suite_groups.emplace_back();
+    if (certify && suite_kernels[i].size() > 1 && suites[i]->operation == Operation::Gemm)
+      for (const auto& k : suite_kernels[i]) groups.push_back({k});
+    else
+      groups.push_back(suite_kernels[i]);
+  }
   // The mutation score: fault injectors wrap GEMM and reduction kernels (docs/mutation.md); conversion kernels have none yet.
-  const bool mutation = certify && (op == Operation::Gemm || op == Operation::Reduction);
+  const bool mutation = certify && op != Operation::Conversion;
   // A suite's run options (everything but where the partial JSON lines go and which cases run).
   const auto suite_options = [&](const SuiteInfo& suite) {
     SuiteRunOptions o;
@@ -355,9 +448,10 @@ int run(const SuiteArgs& a, const char* verb) {
     plan.options = fmt::format("{} variant={} baseline={} factor={} isolate={} tier={} orders={} preset={} card={} mutation={}", verb,
                                a.variant, a.baseline, a.factor, isolate, a.tier, orders, a.preset, a.card, mutation && !a.no_mutation);
     plan.evidence = certify && a.only_case.empty();
-    for (const SuiteInfo* suite : suites) {
+    for (std::size_t si = 0; si < suites.size(); ++si) {
+      const SuiteInfo* suite = suites[si];
       const SuiteRunOptions o = suite_options(*suite);
-      for (const auto& g : groups) {
+      for (const auto& g : suite_groups[si]) {
         std::map<std::string, std::size_t> unit_of_case;
         for (const PlanItem& it : plan_suite(*suite, g, o)) {
           auto [u, fresh] = unit_of_case.emplace(it.case_id, plan.units.size());
@@ -383,7 +477,8 @@ int run(const SuiteArgs& a, const char* verb) {
     std::vector<RunResult> results;
     bool append = false;  // the first run_suite call starts the partial file afresh; later ones append
     const bool tty = part.print_rows && ::isatty(2);
-    for (const SuiteInfo* suite : suites) {
+    for (std::size_t si = 0; si < suites.size(); ++si) {
+      const SuiteInfo* suite = suites[si];
       SuiteRunOptions o = suite_options(*suite);
       if (!part.json.empty()) o.jsonl_path = part.json + ".partial.jsonl";
       if (part.selected) {
@@ -428,13 +523,13 @@ int run(const SuiteArgs& a, const char* verb) {
       };
       RunResult one;
       bool first = true;
-      for (const auto& g : groups) {
+      for (const auto& g : suite_groups[si]) {
         o.jsonl_append = append;
         RunResult part_result = run_suite(*suite, g, o);
         append = true;
         if (first) {
           one = std::move(part_result);
-          one.kernels = kernels;
+          one.kernels = suite_kernels[si];
           first = false;
         } else {
           for (auto& c : part_result.cases) one.cases.push_back(std::move(c));
@@ -454,7 +549,7 @@ int run(const SuiteArgs& a, const char* verb) {
       }
       if (part.print_rows) std::fputs(verdict_text(one).c_str(), stdout);
       if (mutation)
-        add_mutation_scores(a, *suite, kernels, o, one, part.print_rows, [&](const std::string& k) {
+        add_mutation_scores(a, *suite, suite_kernels[si], o, one, part.print_rows, [&](const std::string& k) {
           return !part.selected || part.selected->count(last_item[suite->name + "\t" + k]) != 0;
         });
       results.push_back(std::move(one));
@@ -463,10 +558,11 @@ int run(const SuiteArgs& a, const char* verb) {
   };
   cmd.header = [&] {
     std::vector<RunResult> rs;
-    for (const SuiteInfo* suite : suites) {
+    for (std::size_t si = 0; si < suites.size(); ++si) {
+      const SuiteInfo* suite = suites[si];
       RunResult r;
       r.suite = suite->name;
-      r.kernels = kernels;
+      r.kernels = suite_kernels[si];
       r.env = make_environment(command_line(), nullptr);
       rs.push_back(std::move(r));
     }

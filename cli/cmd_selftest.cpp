@@ -2,6 +2,7 @@
 // format family, the split emulations, and correct models in other summation orders) must pass the
 // suite, and every fault injected into it (suites/ops/gemm/fault_injectors.hpp) must be refused for its own
 // fault (docs/mutation.md).
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -77,10 +78,17 @@ std::vector<std::string> shard_of(const std::vector<std::string>& all, const std
 int run_selftest(const SelftestArgs& a) {
   const SuiteInfo* suite = find_suite(a.suite);
   if (!suite) throw InputError(fmt::format("unknown suite '{}' (valid: {})", a.suite, suite_names()));
-  std::vector<std::string> kernels = expand_kernel_list(a.kernels);
+  // The models of every operation the suite's level reaches (GEMM's certify -> reductions on reduce).
+  std::vector<Operation> ops = {suite->operation};
+  if (suite->operation == Operation::Gemm && !suite_at_level(suite->name, Operation::Reduction).empty()) ops.push_back(Operation::Reduction);
+  std::vector<std::string> kernels;
+  for (const Operation op : ops)
+    for (auto& k : expand_kernel_list(a.kernels, op))
+      if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(std::move(k));
   if (a.kernels.empty())
-    for (const auto& k : kernel_registry())
-      if (k.backend == Backend::Cpu && k.operation == Operation::Gemm && !k.mutant && k.origin.empty()) kernels.push_back(k.name);
+    for (const Operation op : ops)
+      for (const auto& k : kernel_registry())
+        if (k.backend == Backend::Cpu && k.operation == op && !k.mutant && k.origin.empty()) kernels.push_back(k.name);
   kernels = shard_of(kernels, a.shard);
   if (kernels.empty()) throw InputError("no model to check: --kernel selected none (fpcert kernels lists them)");
   MutationOptions mo;
@@ -98,7 +106,12 @@ int run_selftest(const SelftestArgs& a) {
   fmt::print("selftest on suite {}: every model must pass, every fault injected into it be refused for its own fault\n", suite->name);
   std::fputs(mutation_score_header().c_str(), stdout);
   for (const std::string& k : kernels) {
-    MutationScore s = run_mutation(*suite, k, mo);
+    // Each model on the suite of its own operation at this level (a reduction model: reduce for certify).
+    const KernelInfo* info = find_kernel_info(k);
+    const Operation op = info ? info->operation : suite->operation;
+    const SuiteInfo* own = op == suite->operation ? suite : find_suite(suite_at_level(suite->name, op));
+    if (!own) throw InputError(fmt::format("model {} is a {} kernel and suite {} has no counterpart for it: give --suite certify or quick", k, to_string(op), suite->name));
+    MutationScore s = run_mutation(*own, k, mo);
     clear_progress();
     std::fputs(mutation_score_row(s).c_str(), stdout);
     // A model is misjudged when it fails a case, when a mutant escapes that the known-survivor list does

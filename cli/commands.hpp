@@ -48,6 +48,10 @@ void add_all_commands(CLI::App& root, Registry& reg);
 /// honest built-in kernel of that backend and operation, in registry order (cli/cmd_certify.cpp).
 std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, Operation op = Operation::Gemm);
 
+/// The suite of operation `op` at the level of the GEMM suite `suite` (certify -> reduce, quick -> reduce_quick
+/// for reductions); empty when there is none (cli/cmd_certify.cpp, docs/suites.md).
+std::string suite_at_level(const std::string& suite, Operation op);
+
 /// The command line as typed (for environment stamps and reproduction commands).
 const std::string& command_line();
 /// The arguments as given (argv[0] first): what a --devices parent starts its workers with.

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/atomic_file.hpp"
@@ -24,6 +25,8 @@ RunResult join_suites(const std::vector<RunResult>& rs) {
   m.env = rs.back().env;
   m.kernels = rs.front().kernels;
   for (const auto& r : rs) {
+    for (const auto& k : r.kernels)  // suites of several operations hold different kernels: every one, once
+      if (std::find(m.kernels.begin(), m.kernels.end(), k) == m.kernels.end()) m.kernels.push_back(k);
     m.suite += (m.suite.empty() ? "" : "+") + r.suite;
     m.cases.insert(m.cases.end(), r.cases.begin(), r.cases.end());
     m.mutation.insert(m.mutation.end(), r.mutation.begin(), r.mutation.end());
@@ -91,8 +94,14 @@ void complete_certify(RunResult& r, bool evidence) {
   if (!evidence) return;
   const std::size_t before = r.cases.size();
   require_evidence(r);
+  // An evidence case belongs to the suite that ran its kernel (the last one that did), else to the last suite.
   const std::string last = split_suites(r).back().suite;
-  for (std::size_t i = before; i < r.cases.size(); ++i) r.cases[i].suite = last;
+  for (std::size_t i = before; i < r.cases.size(); ++i) {
+    std::string suite = last;
+    for (std::size_t j = 0; j < before; ++j)
+      if (r.cases[j].kernel == r.cases[i].kernel) suite = r.cases[j].suite;
+    r.cases[i].suite = suite;
+  }
 }
 
 int write_run_outputs(const RunResult& r, const OutputPaths& out, bool merged, const RunResult* old) {

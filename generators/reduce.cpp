@@ -247,7 +247,8 @@ void make_nrm2_trap(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   const int sa = acc.emin() - acc.frac_bits;
   const int un_hi = floor_div2(sa - 1) - 1;  // 2 (un_hi + 1) <= s_a - 1
   const int un_lo = src.emin() - src.frac_bits;
-  const bool want_over = trap != "underflow", want_under = trap != "overflow";
+  // fraction = 0 draws no trap value (uniform data in (-1, 1)): nothing to check, any source works.
+  const bool want_over = fraction > 0 && trap != "underflow", want_under = fraction > 0 && trap != "overflow";
   if (want_over && ov_lo > ov_hi)
     ps.fail("source " + std::string(src.tag) + " with n = " + ps.text("n") + " cannot hold values whose squares overflow " +
             std::string(acc.tag) + " (need |x| >= 2^" + std::to_string(ov_lo) + ") while the norm stays below 2^" +

@@ -96,8 +96,8 @@ const std::vector<FaultInfo>& catalogue() {
        "the kernel runs on the vectors with their last element set to +0", kAccuracy,
        "a case whose last elements matter beyond the bound", Operation::Reduction},
       {Fault::RedWrongTree, "red_wrong_tree", FaultClass::Arithmetic, "another summation tree than the declared one",
-       "the kernel reduces each half of every vector; the halves' results are joined by one addition rounded into the "
-       "accumulator (sums, dots; nrm2: sqrt of the two squares' sum)",
+       "the kernel reduces each third of every vector; the thirds' results are joined in order by additions rounded into "
+       "the accumulator (sums, dots; nrm2: sqrt of the three squares' sum); thirds: a pairwise kernel's first split is the halves",
        kAccuracy, "a declared order and data on which trees differ (the bitwise tier)", Operation::Reduction},
       {Fault::RedAccF16, "red_acc_f16", FaultClass::Arithmetic, "partial results carried in fp16",
        "the kernel reduces chunks of 16 elements; the partials are summed with acc = RN_f16(acc + partial) (nrm2: of their squares)",

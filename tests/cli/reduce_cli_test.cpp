@@ -69,4 +69,35 @@ TEST_CASE("fpcert mutate: a reduction kernel's mutation score with the default s
   CHECK(r.out.find("100") != std::string::npos);  // 100 % of the applicable faults killed
 }
 
+TEST_CASE("fpcert certify: the certify level reaches every operation; a kernel no suite of the run certifies is refused") {
+  test::register_test_kernels();
+  // A GEMM model and a reduction kernel at the quick level: the GEMM model on `quick`, the reduction on
+  // `reduce_quick`, one run, one verdict; the JSON holds both suites and each case under its own.
+  const auto json = std::filesystem::temp_directory_path() / "fpcert_reduce_cli_mixed.json";
+  const test::CliRun mixed =
+      test::run_cli({"certify", "--kernel", "model_gemm_f32,test_sum_f32_seq", "--suite", "quick", "--no-mutation", "--json", json.string()});
+  CAPTURE(mixed.out);
+  CHECK(mixed.code == 0);
+  CHECK(mixed.out.find("== suite quick ==") != std::string::npos);
+  CHECK(mixed.out.find("== suite reduce_quick ==") != std::string::npos);
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  int gemm = 0, reduce = 0, wrong = 0;
+  for (const auto& c : j.at("cases")) {
+    const bool is_reduce = c.at("kernel") == "test_sum_f32_seq";
+    (is_reduce ? reduce : gemm) += 1;
+    wrong += (c.at("suite") == "reduce_quick") != is_reduce;
+  }
+  CHECK(gemm > 0);
+  CHECK(reduce > 0);
+  CHECK(wrong == 0);
+  std::filesystem::remove(json);
+  // The buggy reduction among correct GEMM models still fails the whole run.
+  const test::CliRun bad = test::run_cli({"certify", "--kernel", "model_gemm_f32,test_sum_f32_droplast", "--suite", "quick", "--no-mutation"});
+  CHECK(bad.code == 1);
+  // A suite of GEMM only (scale) cannot certify a reduction: exit 2, naming the suites that can.
+  const test::CliRun refused = test::run_cli({"certify", "--kernel", "test_sum_f32_seq", "--suite", "scale"});
+  CHECK(refused.code == 2);  // the message (stderr): "... is a reduction kernel and no suite of this run (scale) certifies ..."
+}
+
 }  // namespace fpcert

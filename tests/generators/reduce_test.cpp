@@ -168,3 +168,20 @@ TEST_CASE("reduction families: what they refuse") {
   CHECK(error_of("sum_range:headroom=64,source=f16").find("no normal binade") != std::string::npos);
   CHECK(error_of("sum_range:vectors=16777216,n=1024").find("exceeds the limit") != std::string::npos);
 }
+
+TEST_CASE("nrm2_trap with fraction = 0: uniform data in [-1, 1] from any source, no trap range required") {
+  // f16 cannot hold |x| >= 2^64 (the f32 overflow trap): with traps wanted it is refused (above), with none the
+  // family is the uniform data the reduce suite's uniform_n* cases draw, also for f16 and e4m3 kernels.
+  for (const char* src : {"f16", "e4m3", "f32"}) {
+    const Problem p = generate(std::string("nrm2_trap:vectors=4,n=1000,fraction=0,seed=3,source=") + src);
+    const MatrixView v = reduce_vectors(p);
+    REQUIRE(v.rows == 4);
+    REQUIRE(v.cols == 1000);
+    double largest = 0;
+    for (std::int64_t i = 0; i < v.rows; ++i)
+      for (std::int64_t j = 0; j < v.cols; ++j) largest = std::max(largest, std::fabs(v.at(i, j)));
+    CHECK(largest <= 1.0);  // (-1, 1) rounded into the source format: 1 - 2^-12 rounds to 1 in f16
+    CHECK(largest > 0.5);  // 4000 uniform draws: the largest below 0.5 has probability 2^-4000
+    CHECK(p.achieved.at("sumsq_overflow_vectors") == 0);
+  }
+}
