@@ -1,7 +1,7 @@
 // bench/block_quant.cpp — block quantization, measured side by side in one run:
-//   model      the quantizer model (oracle/block_format.hpp) on one thread, values per CPU second, next to the
-//              plain fp32 -> element conversion of the same values (oracle/convert_batch.hpp) as a ratio;
-//   check      `fpcert quantize --check`'s sweeps per format (oracle/block_check.hpp), seconds and counts
+//   model      the quantizer model (oracle/block/block_format.hpp) on one thread, values per CPU second, next to the
+//              plain fp32 -> element conversion of the same values (oracle/convert/convert_batch.hpp) as a ratio;
+//   check      `fpcert quantize --check`'s sweeps per format (oracle/block/block_check.hpp), seconds and counts
 //              (--check-stride N thins the fp32 sweep; 1, the default, is the exhaustive run);
 //   device     the CUDA quantizer (kernels/block/device_block_quant.hpp) on 2^26 values per format: throughput, the
 //              bytes it moves per second, and the ratio to a device-to-device copy of the input measured in
@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "kernels/block/device_block_quant.hpp"
-#include "oracle/block_check.hpp"
-#include "oracle/block_format.hpp"
-#include "oracle/convert_batch.hpp"
+#include "oracle/block/block_check.hpp"
+#include "oracle/block/block_format.hpp"
+#include "oracle/convert/convert_batch.hpp"
 #include "base/philox.hpp"
 
 using namespace fpcert;

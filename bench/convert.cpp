@@ -11,8 +11,8 @@
 #include <vector>
 #include <algorithm>
 
-#include "oracle/convert_model.hpp"
-#include "oracle/convert_simd.hpp"
+#include "oracle/convert/convert_model.hpp"
+#include "oracle/convert/convert_simd.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "oracle/round.hpp"
 

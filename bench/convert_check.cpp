@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "oracle/convert_batch.hpp"
-#include "oracle/convert_check.hpp"
+#include "oracle/convert/convert_batch.hpp"
+#include "oracle/convert/convert_check.hpp"
 
 using namespace fpcert;
 

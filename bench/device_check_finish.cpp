@@ -17,7 +17,7 @@
 
 #include "bench/machine.hpp"
 #include "kernels/convert/device_convert.hpp"
-#include "oracle/convert_batch.hpp"
+#include "oracle/convert/convert_batch.hpp"
 #include "suites/ops/conversion/device_sweep.hpp"
 #include "tests/support/host_checker.hpp"
 

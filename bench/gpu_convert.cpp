@@ -13,7 +13,7 @@
 #include "base/parallel.hpp"
 #include "kernels/convert/device_convert.hpp"
 #include "suites/ops/conversion/device_sweep.hpp"
-#include "oracle/convert_batch.hpp"
+#include "oracle/convert/convert_batch.hpp"
 
 using namespace fpcert;
 

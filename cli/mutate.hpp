@@ -1,4 +1,4 @@
-// cli/mutate.hpp — what certify, mutate and selftest share about mutation runs (cli/cmd_mutate.cpp).
+// cli/mutate.hpp — what certify, mutate and selftest share about mutation runs (cli/cmd/cmd_mutate.cpp).
 #pragma once
 
 #include <functional>

@@ -9,7 +9,7 @@
 #include "base/atomic_file.hpp"
 #include "base/input_file.hpp"
 #include "cli/exit_codes.hpp"
-#include "reports/html.hpp"
+#include "reports/html/html.hpp"
 #include "reports/junit.hpp"
 #include "reports/table.hpp"
 #include "results/compare.hpp"

@@ -9,7 +9,7 @@
 #include "generators/problem.hpp"
 #include "generators/rng.hpp"
 #include "generators/spec.hpp"
-#include "oracle/representable.hpp"
+#include "oracle/convert/representable.hpp"
 #include "oracle/round.hpp"
 
 namespace fpcert::detail {
@@ -74,7 +74,7 @@ void fill_source(Matrix& m, const Format& src, const GenContext& ctx, const std:
 /// floor(log2 |x|) of a finite nonzero x (exact).
 int exponent_of(double x);
 
-// exactly_representable(f, x): oracle/representable.hpp.
+// exactly_representable(f, x): oracle/convert/representable.hpp.
 
 /// Stream numbers: family f (its index in docs/generators.md's table) owns ids [f << 8, (f+1) << 8);
 /// within it, operand A uses offsets 0..15, B 16..31, shared draws 32 and up.

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "oracle/block_format.hpp"
+#include "oracle/block/block_format.hpp"
 #include "oracle/format.hpp"
 #include "kernels/order.hpp"
 #include "oracle/gemm_ref.hpp"

@@ -16,7 +16,7 @@
 #include "base/error.hpp"
 #include "generators/generate.hpp"
 #include "oracle/ulp.hpp"
-#include "reports/html.hpp"
+#include "reports/html/html.hpp"
 #include "reports/junit.hpp"
 #include "results/results_json.hpp"
 #include "suites/run/environment.hpp"

@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "reports/escape.hpp"
-#include "reports/svg.hpp"
+#include "reports/html/svg.hpp"
 
 namespace fpcert {
 namespace {

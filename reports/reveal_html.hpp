@@ -1,12 +1,12 @@
 // reports/reveal_html.hpp — a revelation (results/reveal.hpp) as text and HTML: the classes of output
 // elements, each tree's summary, the checks and the replay, and the tree itself drawn as inline SVG
-// (oracle/sum_tree.hpp's display_tree keeps any K to a few dozen boxes: chains show their ends around
+// (oracle/order/sum_tree.hpp's display_tree keeps any K to a few dozen boxes: chains show their ends around
 // an ellipsis, contiguous products one box). docs/reveal.md shows an example.
 #pragma once
 
 #include <string>
 
-#include "oracle/sum_tree.hpp"
+#include "oracle/order/sum_tree.hpp"
 #include "results/reveal.hpp"
 
 namespace fpcert {

@@ -6,7 +6,7 @@
 
 #include "oracle/format.hpp"
 #include "reports/escape.hpp"
-#include "reports/svg.hpp"
+#include "reports/html/svg.hpp"
 
 namespace fpcert {
 namespace {

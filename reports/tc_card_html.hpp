@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "oracle/tc_card.hpp"
+#include "oracle/order/tc_card.hpp"
 
 namespace fpcert {
 

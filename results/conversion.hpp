@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "oracle/convert_check.hpp"
+#include "oracle/convert/convert_check.hpp"
 #include "results/results.hpp"
 
 namespace fpcert {

@@ -1,6 +1,6 @@
 // results/experiment_record.hpp — what an experiment (fpcert experiment NAME [--preset P]) produced:
 // its method in one paragraph, its tables as data, the environment stamp. The terminal printer
-// (reports/table.hpp), the JSON (--json) and the HTML report (reports/html.hpp) all read this one
+// (reports/table.hpp), the JSON (--json) and the HTML report (reports/html/html.hpp) all read this one
 // record; docs/experiments.md describes each experiment's tables.
 #pragma once
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "oracle/sum_tree.hpp"
+#include "oracle/order/sum_tree.hpp"
 #include "results/results.hpp"
 
 namespace fpcert {
@@ -46,7 +46,7 @@ struct RevealClass {
   bool revealed = false;
   std::string why;                                ///< when not revealed
   SumTree tree;
-  std::string headline;                           ///< the tree's summary (oracle/sum_tree.hpp)
+  std::string headline;                           ///< the tree's summary (oracle/order/sum_tree.hpp)
   std::vector<std::string> details;
   int fused_width = 0;
   std::string card_check;                         ///< the fused width against the behaviour card's fused length

@@ -4,7 +4,7 @@
 // the exact-quotient rounding NVFP4 needs (x / (S s_t) through an fp64 quotient and its exact fma remainder).
 //
 // Without nvcc this header compiles as plain C++ (emu_arith.cuh's pattern): tests/kernels/block/block_quant_arith_test.cpp
-// holds these functions equal to the quantizer model of oracle/block_format.hpp, value for value, on every
+// holds these functions equal to the quantizer model of oracle/block/block_format.hpp, value for value, on every
 // format and rule; the device kernels then match the model bit for bit wherever these functions do.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "kernels/emu/emu_arith.cuh"
-#include "oracle/block_format.hpp"
+#include "oracle/block/block_format.hpp"
 
 namespace fpcert::blockq {
 
@@ -147,7 +147,7 @@ FPCERT_HD std::uint32_t quantize_pow2(const Elem& e, std::uint32_t x_bits, int k
 
 /// Round the exact quotient x / d (x, d finite fp64, d > 0) into e with `mode` on the magnitude: q = RN(mx / md)
 /// of the mantissas in [1/2, 1) and the exact remainder mx - q md (an fma) decide the direction, so there is
-/// one rounding (oracle/block_format.cpp, round_quotient, gives the proof).
+/// one rounding (oracle/block/block_format.cpp, round_quotient, gives the proof).
 FPCERT_HD std::uint32_t round_quotient(const Elem& e, double x, double d, Mode mode, bool* sat) {
   *sat = false;
   // Mantissas and exponents from the bits (x, d normal doubles here: fp32 inputs and scales); the sign

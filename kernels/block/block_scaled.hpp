@@ -1,5 +1,5 @@
 // kernels/block/block_scaled.hpp — CPU models of block-scaled GEMMs (OCP MX, NVFP4): fp32 inputs quantized
-// along K by the declared format and rule (oracle/block_format.hpp), then multiplied in one of two ways
+// along K by the declared format and rule (oracle/block/block_format.hpp), then multiplied in one of two ways
 // whose operation order is stated exactly, so CUDA kernels with the same order match them bit for bit:
 //
 //   deqbf16   every element dequantized into bf16 (MX: element * 2^e, exact inside bf16's range; NVFP4:
@@ -18,7 +18,7 @@
 #include <string>
 
 #include "kernels/gemm/cpu/model.hpp"
-#include "oracle/block_format.hpp"
+#include "oracle/block/block_format.hpp"
 
 namespace fpcert {
 

@@ -1,13 +1,13 @@
 // kernels/block/device_block_quant.hpp — the CUDA block quantizer (kernels/block/cuda/block_quant.cu) behind an interface
 // without CUDA headers, for tests, benchmarks and the CLI: fp32 arrays into MX / NVFP4 codes and scales on
-// device 0, element- and scale-exact with the model of oracle/block_format.hpp (nearest-even elements).
+// device 0, element- and scale-exact with the model of oracle/block/block_format.hpp (nearest-even elements).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "oracle/block_format.hpp"
+#include "oracle/block/block_format.hpp"
 
 namespace fpcert {
 

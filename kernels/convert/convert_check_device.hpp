@@ -1,6 +1,6 @@
 // kernels/convert/convert_check_device.hpp — the conversion check run on the device: each table entry's kernel
 // converts every code and compares it in the same pass with fpcert's model compiled for the GPU
-// (oracle/convert_model.hpp), and sends back only the outcome-key counts, the codes whose result
+// (oracle/convert/convert_model.hpp), and sends back only the outcome-key counts, the codes whose result
 // differs from the model (a bounded list and its exact count), the raw results of NaN inputs, and
 // the lane and stray-bit findings. MPFR then runs on the host on every difference and on the sample
 // (check_conversion_differences). No CUDA header here: kernels/convert/cuda/convert_check_device.cu makes it.
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "kernels/convert/device_convert.hpp"
-#include "oracle/convert_check.hpp"
-#include "oracle/convert_model.hpp"
+#include "oracle/convert/convert_check.hpp"
+#include "oracle/convert/convert_model.hpp"
 
 namespace fpcert {
 

@@ -19,7 +19,7 @@
 
 #include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
-#include "oracle/convert_check.hpp"
+#include "oracle/convert/convert_check.hpp"
 #include "oracle/format.hpp"
 #include "oracle/round.hpp"
 

@@ -9,7 +9,7 @@
 #include "base/philox.hpp"
 #include "kernels/convert/device_convert.hpp"
 #include "kernels/register.hpp"
-#include "oracle/convert_batch.hpp"
+#include "oracle/convert/convert_batch.hpp"
 
 namespace fpcert {
 namespace {

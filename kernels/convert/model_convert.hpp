@@ -1,5 +1,5 @@
 // kernels/convert/model_convert.hpp — fpcert's own conversion model as a conversion kernel: the fast
-// path of oracle/convert_batch.hpp (the scalar oracle/round.hpp path for formats wider than 32 bits)
+// path of oracle/convert/convert_batch.hpp (the scalar oracle/round.hpp path for formats wider than 32 bits)
 // behind the ConversionKernel interface, so that `fpcert convert --exhaustive` on the CPU and the
 // `conversions` suite without a device run it through the runner like any other kernel. Its results
 // are the model's, so the check holds the model to MPFR (on every pattern, or on a sample).

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "kernels/kernel.hpp"
-#include "oracle/tc_card.hpp"
+#include "oracle/order/tc_card.hpp"
 
 namespace fpcert::tc {
 

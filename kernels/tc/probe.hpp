@@ -18,7 +18,7 @@
 
 #include "kernels/tc/instruction.hpp"
 #include "oracle/fused_dot.hpp"
-#include "oracle/tc_card.hpp"
+#include "oracle/order/tc_card.hpp"
 
 namespace fpcert::tc {
 

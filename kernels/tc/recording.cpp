@@ -9,7 +9,7 @@
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
-#include "oracle/tc_card.hpp"
+#include "oracle/order/tc_card.hpp"
 
 namespace fpcert::tc {
 namespace {

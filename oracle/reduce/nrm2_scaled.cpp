@@ -11,7 +11,7 @@
 
 #include "oracle/exact_sum.hpp"
 #include "oracle/reduce/reduce_acc.hpp"
-#include "oracle/representable.hpp"
+#include "oracle/convert/representable.hpp"
 
 namespace fpcert {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "oracle/reduce/reduce_acc.hpp"
-#include "oracle/representable.hpp"
+#include "oracle/convert/representable.hpp"
 
 namespace fpcert {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "oracle/block_format.hpp"
+#include "oracle/block/block_format.hpp"
 
 namespace fpcert {
 

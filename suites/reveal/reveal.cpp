@@ -18,7 +18,7 @@
 #include "base/philox.hpp"
 #include "kernels/tc/cards.hpp"
 #include "kernels/tc/probe.hpp"
-#include "oracle/tc_card.hpp"
+#include "oracle/order/tc_card.hpp"
 #include "suites/run/environment.hpp"
 
 namespace fpcert {

@@ -19,8 +19,8 @@
 #include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
 #include "oracle/fused_dot.hpp"
-#include "oracle/sum_tree.hpp"
-#include "oracle/tree_replay.hpp"
+#include "oracle/order/sum_tree.hpp"
+#include "oracle/order/tree_replay.hpp"
 #include "results/reveal.hpp"
 #include "suites/reveal/reveal_probe.hpp"
 

@@ -14,7 +14,7 @@
 #include "base/error.hpp"
 #include "base/parallel.hpp"
 #include "generators/generate.hpp"
-#include "oracle/tree_replay.hpp"
+#include "oracle/order/tree_replay.hpp"
 #include "oracle/ulp.hpp"
 
 namespace fpcert {

@@ -19,7 +19,7 @@
 
 #include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
-#include "oracle/tree_replay.hpp"
+#include "oracle/order/tree_replay.hpp"
 #include "results/results.hpp"
 #include "results/reveal.hpp"
 #include "suites/verdict/grade.hpp"

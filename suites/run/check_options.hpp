@@ -12,7 +12,7 @@ namespace fpcert {
 /// device failure), or on the host after copying them back (Host). Other kernels are checked on the host.
 enum class CheckPlace : std::uint8_t { Auto, Device, Host };
 
-/// How results are compared (oracle/convert_check.hpp), the same for every conversion kernel.
+/// How results are compared (oracle/convert/convert_check.hpp), the same for every conversion kernel.
 struct ConversionCheckOptions {
   bool strict_nan = false;           ///< NaN payload or sign differences are mismatches
   std::uint64_t mpfr_sample = 4099;  ///< where MPFR is not on every pattern: also on codes divisible by this

@@ -12,7 +12,7 @@
 #include "base/parallel.hpp"
 #include "kernels/emu/split.hpp"
 #include "kernels/tc/cards.hpp"
-#include "oracle/representable.hpp"
+#include "oracle/convert/representable.hpp"
 #include "oracle/ulp.hpp"
 #include "suites/verdict/emulate/emulate.hpp"
 #include "suites/verdict/envelope.hpp"

@@ -9,7 +9,7 @@
 
 #include "base/parallel.hpp"
 #include "oracle/refvalue.hpp"
-#include "oracle/representable.hpp"
+#include "oracle/convert/representable.hpp"
 #include "oracle/round.hpp"
 
 namespace fpcert {

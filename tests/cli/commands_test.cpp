@@ -16,7 +16,7 @@
 
 #include "cli/commands.hpp"
 #include "tests/support/cli_in_process.hpp"
-#include "oracle/convert_check.hpp"
+#include "oracle/convert/convert_check.hpp"
 
 using namespace fpcert;
 namespace fs = std::filesystem;

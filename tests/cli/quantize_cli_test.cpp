@@ -1,5 +1,5 @@
 // tests/cli/quantize_cli_test.cpp — `fpcert quantize` as a subprocess: the files it writes checked against
-// the MPFR reference (oracle/block_mpfr.hpp), shapes for both axes and 1-D inputs, --check at a stride,
+// the MPFR reference (oracle/block/block_mpfr.hpp), shapes for both axes and 1-D inputs, --check at a stride,
 // --list, and bad input refused with exit 2 and nothing written.
 #include <doctest/doctest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "oracle/block_mpfr.hpp"
+#include "oracle/block/block_mpfr.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "base/npy.hpp"
 #include "tests/support/run_command.hpp"

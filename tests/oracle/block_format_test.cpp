@@ -1,5 +1,5 @@
 // tests/oracle/block_format_test.cpp — block-scaled formats against the published constants, worked
-// examples whose arithmetic is stated, MPFR (oracle/block_mpfr.hpp) on random blocks that force rounding,
+// examples whose arithmetic is stated, MPFR (oracle/block/block_mpfr.hpp) on random blocks that force rounding,
 // and the structured sweeps of `fpcert quantize --check` at a stride.
 #include <doctest/doctest.h>
 
@@ -9,9 +9,9 @@
 #include <limits>
 #include <vector>
 
-#include "oracle/block_check.hpp"
-#include "oracle/block_format.hpp"
-#include "oracle/block_mpfr.hpp"
+#include "oracle/block/block_check.hpp"
+#include "oracle/block/block_format.hpp"
+#include "oracle/block/block_mpfr.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "base/philox.hpp"
 #include "tests/support/test_seed.hpp"

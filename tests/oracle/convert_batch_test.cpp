@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "base/philox.hpp"
-#include "oracle/convert_batch.hpp"
+#include "oracle/convert/convert_batch.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/philox.hpp"
-#include "oracle/convert_check.hpp"
+#include "oracle/convert/convert_check.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;

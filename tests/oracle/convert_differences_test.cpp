@@ -8,8 +8,8 @@
 #include <array>
 #include <vector>
 
-#include "oracle/convert_check.hpp"
-#include "oracle/convert_model.hpp"
+#include "oracle/convert/convert_check.hpp"
+#include "oracle/convert/convert_model.hpp"
 #include "tests/support/same_result.hpp"
 #include "base/philox.hpp"
 #include "tests/support/test_seed.hpp"

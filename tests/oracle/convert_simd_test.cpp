@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "oracle/convert_batch.hpp"
-#include "oracle/convert_model.hpp"
-#include "oracle/convert_simd.hpp"
+#include "oracle/convert/convert_batch.hpp"
+#include "oracle/convert/convert_model.hpp"
+#include "oracle/convert/convert_simd.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "base/philox.hpp"
 #include "tests/support/test_seed.hpp"

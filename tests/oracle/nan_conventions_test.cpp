@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "oracle/convert_check.hpp"
+#include "oracle/convert/convert_check.hpp"
 #include "oracle/round.hpp"
 
 using namespace fpcert;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "base/philox.hpp"
-#include "oracle/convert_check.hpp"
+#include "oracle/convert/convert_check.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "oracle/round.hpp"
 #include "tests/support/test_seed.hpp"

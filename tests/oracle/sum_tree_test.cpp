@@ -8,7 +8,7 @@
 
 #include "base/error.hpp"
 #include "base/philox.hpp"
-#include "oracle/sum_tree.hpp"
+#include "oracle/order/sum_tree.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;

@@ -9,7 +9,7 @@
 
 #include "base/error.hpp"
 #include "base/philox.hpp"
-#include "oracle/tree_replay.hpp"
+#include "oracle/order/tree_replay.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;

@@ -12,9 +12,9 @@
 
 #include "base/error.hpp"
 #include "reports/escape.hpp"
-#include "reports/html.hpp"
-#include "reports/html_parts.hpp"
-#include "reports/svg.hpp"
+#include "reports/html/html.hpp"
+#include "reports/html/html_parts.hpp"
+#include "reports/html/svg.hpp"
 #include "results/results_json.hpp"
 #include "suites/experiments/presets.hpp"
 #include "tests/reports/sample_results.hpp"
@@ -55,7 +55,7 @@ const std::vector<RunResult>& runs() {
   return r;
 }
 
-/// What `fpcert convert --exhaustive --json` writes (cli/cmd_convert.cpp), plus fields a later
+/// What `fpcert convert --exhaustive --json` writes (cli/cmd/cmd_convert.cpp), plus fields a later
 /// version may add: the reader must ignore them.
 const char* kConversionJson = R"({
   "kind": "conversion", "command": "fpcert convert --from bf16 --to f16 --exhaustive --json c.json",

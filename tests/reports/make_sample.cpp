@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "base/atomic_file.hpp"
-#include "reports/html.hpp"
+#include "reports/html/html.hpp"
 #include "results/results_json.hpp"
 #include "tests/reports/sample_results.hpp"
 #include "tests/support/test_seed.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "reports/escape.hpp"
-#include "reports/html.hpp"
+#include "reports/html/html.hpp"
 #include "tests/reports/sample_results.hpp"
 #include "tests/support/test_seed.hpp"
 

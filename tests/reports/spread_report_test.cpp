@@ -10,7 +10,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "reports/html.hpp"
+#include "reports/html/html.hpp"
 #include "reports/table.hpp"
 #include "results/results_json.hpp"
 #include "suites/run/suite.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/svg.hpp"
+#include "reports/html/svg.hpp"
 
 using namespace fpcert::svg;
 

@@ -19,7 +19,7 @@
 #include "tests/support/cuda_producer.hpp"
 #include "tests/support/host_producer.hpp"
 #include "tests/support/same_report.hpp"
-#include "oracle/convert_model.hpp"
+#include "oracle/convert/convert_model.hpp"
 
 using namespace fpcert;
 using fpcert::test::entry;

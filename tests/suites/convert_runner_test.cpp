@@ -12,7 +12,7 @@
 #include "base/codes.hpp"
 #include "base/error.hpp"
 #include "kernels/convert/model_convert.hpp"
-#include "oracle/convert_check.hpp"
+#include "oracle/convert/convert_check.hpp"
 #include "results/conversion.hpp"
 #include "suites/ops/conversion/conversion_suite.hpp"
 #include "suites/ops/conversion/convert_runner.hpp"

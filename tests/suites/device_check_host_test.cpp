@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/convert/device_convert.hpp"
-#include "oracle/convert_model.hpp"
+#include "oracle/convert/convert_model.hpp"
 #include "oracle/round.hpp"
 #include "suites/ops/conversion/device_sweep.hpp"
 #include "tests/support/host_checker.hpp"

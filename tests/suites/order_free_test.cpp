@@ -13,7 +13,7 @@
 #include "generators/generate.hpp"
 #include "kernels/gemm/cpu/model.hpp"
 #include "kernels/kernel.hpp"
-#include "oracle/block_format.hpp"
+#include "oracle/block/block_format.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "suites/verdict/bound.hpp"
 #include "suites/ops/gemm/fault_injectors.hpp"

@@ -17,7 +17,7 @@
 
 #include "kernels/convert/convert_check_device.hpp"
 #include "kernels/convert/device_convert.hpp"
-#include "oracle/convert_model.hpp"
+#include "oracle/convert/convert_model.hpp"
 #include "oracle/format.hpp"
 
 namespace fpcert::test {

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "oracle/convert_check.hpp"
+#include "oracle/convert/convert_check.hpp"
 
 namespace fpcert::test {
 

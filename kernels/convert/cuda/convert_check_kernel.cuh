@@ -1,6 +1,6 @@
 // kernels/convert/cuda/convert_check_kernel.cuh — the device check: each thread converts a code with the op
 // under test (produce(), with the sweep kernel's lane and stray checks) and with fpcert's model
-// (oracle/convert_model.hpp, the same source the host runs), counts the model's outcome key, and
+// (oracle/convert/convert_model.hpp, the same source the host runs), counts the model's outcome key, and
 // records the code when the results differ. Nothing per code leaves the device except the results
 // of NaN inputs (their NaN statements are judged on the host) and the bounded list of differences.
 #pragma once
@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "kernels/convert/cuda/convert_check_launch.hpp"
-#include "oracle/convert_model.hpp"
+#include "oracle/convert/convert_model.hpp"
 
 namespace fpcert::cuda_convert {
 

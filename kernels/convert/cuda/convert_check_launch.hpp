@@ -7,7 +7,7 @@
 
 #include "kernels/convert/cuda/convert_launch.hpp"
 #include "kernels/convert/device_convert.hpp"
-#include "oracle/convert_model.hpp"
+#include "oracle/convert/convert_model.hpp"
 
 namespace fpcert::cuda_convert {
 

@@ -11,7 +11,7 @@
 #include "base/error.hpp"
 #include "base/parallel.hpp"
 #include "kernels/convert/device_convert.hpp"
-#include "oracle/convert_check.hpp"
+#include "oracle/convert/convert_check.hpp"
 #include "results/conversion.hpp"
 #include "suites/ops/conversion/device_sweep.hpp"
 #include "suites/run/guarded_buffer.hpp"

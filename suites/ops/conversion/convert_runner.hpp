@@ -1,5 +1,5 @@
 // suites/ops/conversion/convert_runner.hpp — one conversion case through the runner: a conversion kernel swept over
-// source codes, every result checked against fpcert's model and MPFR (oracle/convert_check.hpp), the
+// source codes, every result checked against fpcert's model and MPFR (oracle/convert/convert_check.hpp), the
 // verdict and the record (results/conversion.hpp) made here and only here.
 //
 // Kernels the runner feeds (the CPU model, plugin conversion kernels) get their source codes in a

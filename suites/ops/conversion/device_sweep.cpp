@@ -14,8 +14,8 @@
 
 #include "base/error.hpp"
 #include "base/parallel.hpp"
-#include "oracle/convert_batch.hpp"
-#include "oracle/convert_model.hpp"
+#include "oracle/convert/convert_batch.hpp"
+#include "oracle/convert/convert_model.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "suites/ops/conversion/convert_runner.hpp"
 

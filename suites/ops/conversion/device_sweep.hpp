@@ -16,7 +16,7 @@
 
 #include "kernels/convert/convert_check_device.hpp"
 #include "kernels/convert/device_convert.hpp"
-#include "oracle/convert_check.hpp"
+#include "oracle/convert/convert_check.hpp"
 
 namespace fpcert {
 

@@ -1,5 +1,5 @@
 // tests/kernels/block/block_quant_arith_test.cpp — the CUDA quantizer's arithmetic (kernels/block/block_quant_arith.cuh,
-// compiled here as host C++) against the quantizer model (oracle/block_format.hpp, itself checked against
+// compiled here as host C++) against the quantizer model (oracle/block/block_format.hpp, itself checked against
 // MPFR by tests/oracle/block_format_test.cpp): scale codes of every rule on fp32 maxima across the whole
 // range, elements on strided fp32 patterns of both signs under scales across E8M0's range, NVFP4's
 // quotients under every UE4M3 scale.
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernels/block/block_quant_arith.cuh"
-#include "oracle/block_format.hpp"
+#include "oracle/block/block_format.hpp"
 
 using namespace fpcert;
 

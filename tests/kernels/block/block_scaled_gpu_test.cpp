@@ -1,6 +1,6 @@
 // tests/kernels/block/block_scaled_gpu_test.cpp — the block-scaled kernels on the device (kernels/block/cuda/block_quant.cu,
 // kernels/block/cuda/block_gemm.cu; docs/block_formats.md):
-//   the CUDA quantizer element- and scale-exact against the model (oracle/block_format.hpp) on every format and
+//   the CUDA quantizer element- and scale-exact against the model (oracle/block/block_format.hpp) on every format and
 //   rule, both axes, every block shape class: the maximum at every position, maxima on and beside each rule's
 //   scale boundaries, subnormal elements, saturating blocks, NaN and Inf present, zero blocks, short blocks;
 //   the blocksum GEMMs bit for bit against their CPU models (exact block sums on fp16 tensor cores), tails in

@@ -1,5 +1,5 @@
 // tests/kernels/block/block_scaled_test.cpp — the block-scaled GEMM models against their stated operation order,
-// recomputed independently: operands quantized and decoded by the MPFR reference (oracle/block_mpfr.hpp),
+// recomputed independently: operands quantized and decoded by the MPFR reference (oracle/block/block_mpfr.hpp),
 // block sums by exact_dot_mpfr, then the stated fp32 roundings, bit for bit.
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kernels/block/block_scaled.hpp"
-#include "oracle/block_mpfr.hpp"
+#include "oracle/block/block_mpfr.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "base/philox.hpp"

@@ -13,7 +13,7 @@
 #include "base/error.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "tests/support/test_seed.hpp"
-#include "oracle/tc_card.hpp"
+#include "oracle/order/tc_card.hpp"
 
 using namespace fpcert;
 using namespace fpcert::tc;

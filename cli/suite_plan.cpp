@@ -1,0 +1,103 @@
+// cli/suite_plan.cpp — which suites a certify run holds and which kernels each certifies (cli/suite_plan.hpp).
+#include "cli/suite_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/error.hpp"
+#include "base/input_file.hpp"
+#include "cli/commands.hpp"
+#include "kernels/kernel.hpp"
+
+namespace fpcert::cli {
+
+/// The suite of another operation at the level of a GEMM suite: the certify and quick levels exist for every
+/// operation (docs/suites.md, "Suites of every operation"): certify -> reduce, quick -> reduce_quick. Empty when
+/// the suite has no counterpart for that operation.
+std::string suite_at_level(const std::string& suite, Operation op) {
+  if (op == Operation::Reduction) {
+    if (suite == "certify") return "reduce";
+    if (suite == "quick") return "reduce_quick";
+  }
+  return "";
+}
+
+namespace {
+
+Operation kernel_operation(const std::string& name) {
+  const KernelInfo* info = find_kernel_info(name);
+  return info ? info->operation : Operation::Gemm;  // an unknown name fails later, where GEMM kernels are made
+}
+
+}  // namespace
+
+/// The suites and, for each, its kernels. The groups (cpu, cuda, cublas) take every operation the run's
+/// suites reach; a certify-level GEMM suite (certify, quick) reaches the reductions too (suite_at_level), so
+/// `certify --kernel cpu` certifies the reduction models on `reduce` beside the GEMM models on `certify`,
+/// and reduction kernels named alone take `reduce`. A kernel whose operation no suite of the run certifies is
+/// refused, naming the suites that would. `reach` false: no suite is added (--preset); `groups_reach` false (--case
+/// names a case of the suite given): the groups stay within the named suites' operations, reduction kernels named
+/// one by one still take their suite.
+std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, const std::vector<std::string>& given, bool reach,
+                                   bool groups_reach) {
+  std::vector<SuitePlan> out;
+  const auto add = [&out](const SuiteInfo* s) {
+    for (auto& [have, ks] : out)
+      if (have == s) return;
+    out.push_back({s, {}});
+  };
+  std::vector<std::pair<const SuiteInfo*, const SuiteInfo*>> companions;  // GEMM suite -> its reduction suite
+  for (const SuiteInfo* s : named) {
+    add(s);
+    if (s->operation != Operation::Gemm || !reach) continue;  // --preset: the suites as the source states them, nothing added
+    const std::string r = suite_at_level(s->name, Operation::Reduction);
+    if (const SuiteInfo* rs = r.empty() ? nullptr : find_suite(r)) companions.push_back({s, rs});
+  }
+  std::vector<Operation> ops;
+  for (const auto& [s, ks] : out) ops.push_back(s->operation);
+  if (!companions.empty() && groups_reach) ops.push_back(Operation::Reduction);
+  std::vector<std::string> kernels;
+  for (const Operation op : {Operation::Gemm, Operation::Reduction, Operation::Conversion})
+    if (std::find(ops.begin(), ops.end(), op) != ops.end())
+      for (auto& k : expand_kernel_list(given, op))
+        if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(std::move(k));
+  // Groups expand once per operation; a name given directly appears in each expansion and is kept once.
+  for (const std::string& k : kernels) {
+    const Operation op = kernel_operation(k);
+    bool placed = false;
+    for (auto& [s, ks] : out)
+      if (s->operation == op || (op == Operation::Gemm && s->operation == Operation::Conversion)) {
+        ks.push_back(k);
+        placed = true;
+      }
+    if (placed) continue;
+    for (const auto& [g, rs] : companions)
+      if (op == Operation::Reduction) {
+        add(rs);
+        for (auto& [s, ks] : out)
+          if (s == rs) ks.push_back(k);
+        placed = true;
+      }
+    if (!placed) {
+      std::string names;
+      for (const auto& [s, ks] : out) names += (names.empty() ? "" : ", ") + s->name;
+      throw InputError(fmt::format("kernel '{}' is a {} kernel and no suite of this run ({}) certifies that operation: {}", printable(k),
+                                   to_string(op), names,
+                                   op == Operation::Reduction ? "give --suite certify, quick, reduce or reduce_quick"
+                                                              : "give a GEMM suite (fpcert suites lists them)"));
+    }
+  }
+  // A GEMM suite that reached the reductions and has no GEMM kernel of its own drops out (certify of
+  // reduction kernels alone is the reduce suite); any other suite left without kernels keeps them empty and
+  // the run refuses below.
+  std::erase_if(out, [&](const auto& p) {
+    if (!p.kernels.empty()) return false;
+    for (const auto& [g, rs] : companions)
+      if (g == p.suite) return true;
+    return false;
+  });
+  return out;
+}
+
+}  // namespace fpcert::cli

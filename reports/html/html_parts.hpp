@@ -1,0 +1,84 @@
+// reports/html/html_parts.hpp — the pieces the HTML report's files share (reports/html/html.hpp states the
+// number-tagging contract): tagged numbers, status badges, and the functions each role file offers
+// the others. Internal to reports/.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "reports/escape.hpp"
+#include "reports/html/html.hpp"
+
+namespace fpcert::html {
+
+/// Shortest round-trip text of a double ("nan", "inf", "-inf" for the rest).
+std::string repr(double v);
+/// A tagged number (see html.hpp): the text is printf "%.4g" ("nan" whatever the sign bit: JSON has one NaN).
+std::string vnum(const std::string& src, const std::string& ptr, double v, const char* extra_class = "");
+template <class I>
+std::string vint(const std::string& src, const std::string& ptr, I v) {
+  return fmt::format("<span class=\"v\" data-src=\"{}\" data-ptr=\"{}\" data-kind=\"int\" data-value=\"{}\">{}</span>", src,
+                     html_escape(ptr), v, v);
+}
+std::string vbool(const std::string& src, const std::string& ptr, bool v);
+/// A sum of integers over documents, e.g. the failing cases of every run.
+std::string vsum(const std::vector<std::pair<std::string, std::string>>& refs, std::int64_t total);
+inline constexpr const char* kDash = "<span class=\"na\">\u2014</span>";
+/// The suite records what a case is for as a flag "case: <note>"; the other flags are warnings.
+bool is_note(const std::string& flag);
+std::string case_note(const CaseResult& c);
+bool graded(const CaseResult& c);
+bool bad(const CaseResult& c);
+std::string status_badge(CaseStatus s);
+std::string case_ptr(std::size_t i);
+/// The gate variant's name ("" for a case that was not graded).
+std::string variant_name(const CaseResult& c);
+
+// reports/html/html_style.cpp
+const char* report_css();
+
+// reports/html/html_plots.cpp
+std::string figure(const std::string& svg_markup, const std::string& caption);
+std::string plots_section(const RunResult& r, const std::string& src, const std::string& id);
+
+// reports/html/html_sections.cpp
+/// The environment stamp as a definition list, its numbers pointing to `base` in document `src`.
+std::string env_table(const Environment& e, const std::string& src, const std::string& base);
+std::vector<std::string> kernels_of(const RunResult& r);
+std::string run_title(const RunResult& r);
+std::string run_section(const RunResult& r, std::size_t ri);
+/// One conversion record: `id` its anchor, `src` its document (c<i>, or r<i> for a case of a run), `base`
+/// the JSON pointer of the record in it ("" or /cases/<j>/conversion).
+std::string conversion_section(const ConversionResult& c, const std::string& id, const std::string& src, const std::string& base);
+std::string banner(const ReportInput& in);
+
+// reports/html/html_overview.cpp
+/// A run of GEMM cases (whatever its kind says: a suite of experiments runs GEMM cases too): a column of the matrix.
+bool gemm_run(const RunResult& r);
+/// The first screen: the kernel x suite matrix of verdicts, tiers, mutation scores; environments folded. "" without GEMM runs.
+std::string overview(const ReportInput& in);
+
+// reports/html/html_errmap.cpp
+/// A case's error map (its ErrorMap, when it carries one) with the worst elements in tile coordinates
+/// beside it; "" when the case has no map.
+std::string error_map_block(const CaseResult& c, const std::string& src, const std::string& base);
+/// The error maps of the passing cases that carry one (certify --error-maps); "" when none does.
+std::string passing_error_maps(const RunResult& r, const std::string& src);
+/// "tile (ti, tj), at (r, c)" of element (i, j) for the case's declared tile, with "tail" where the tile is partial.
+std::string tile_position(const CaseResult& c, std::int64_t i, std::int64_t j);
+
+// reports/html/html_compare.cpp
+/// What changed from run `oi` to run `ni` (same suite): flipped verdicts, error-fraction growth, speed.
+std::string comparison_section(const RunResult& old_run, std::size_t oi, const RunResult& new_run, std::size_t ni);
+
+// reports/html/html_experiments.cpp
+/// A run of a suite's preset (notes "preset"): the source's metrics beside fpcert's verdict; "" otherwise.
+std::string preset_table(const RunResult& r, const std::string& src);
+/// An experiment record's section (anchor exp-<ei>, document e<ei>).
+std::string experiment_section(const ExperimentRecord& e, std::size_t ei);
+
+}  // namespace fpcert::html
