@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "oracle/math/exp_kernel.hpp"
+#include "oracle/math/log_kernel.hpp"
 
 namespace fpcert::math {
 
@@ -102,12 +103,32 @@ FPCERT_HD inline RefRn exp_ref_rn(ExpKind kind, float x, CodeFormat out, const E
   return r;
 }
 
+/// f(x) rounded to nearest-even for the log family (docs/elementwise.md, "log family"): NaN -> NaN; x < 0 -> NaN;
+/// +-0 -> -Inf; +Inf -> +Inf; 1 -> +0; else log_fast's bracket (exact for powers of two in log2: r = 0, T = 0).
+FPCERT_HD inline RefRn log_ref_rn(LogKind kind, float x, CodeFormat out, const LogTables& t) {
+  const double xd = x;
+  const std::uint32_t qnan = out.inf_code() | (std::uint32_t{1} << (out.mbits - 1));
+  const double inf = std::numeric_limits<double>::infinity();
+  if (xd != xd || xd < 0) return {qnan, true, std::numeric_limits<double>::quiet_NaN()};
+  if (xd == 0) return {out.sign_bit() | out.inf_code(), true, -inf};
+  if (xd == inf) return {out.inf_code(), true, inf};
+  if (xd == 1) return {0u, true, 0.0};
+  const double y = log_fast(kind, xd, t);
+  const std::uint32_t lo = round_rn_code(y * (1.0 - kLogBracket), out), hi = round_rn_code(y * (1.0 + kLogBracket), out);
+  return {lo, lo == hi, y};
+}
+
+/// Either family by its kind: `log` false: ExpKind(kind), true: LogKind(kind).
+FPCERT_HD inline RefRn ref_rn(bool log, std::uint8_t kind, float x, CodeFormat out, const ExpTables& et, const LogTables& lt) {
+  return log ? log_ref_rn(static_cast<LogKind>(kind), x, out, lt) : exp_ref_rn(static_cast<ExpKind>(kind), x, out, et);
+}
+
 /// What a kernel claims about its results (kernels/elementwise declare it; the check judges it).
 enum class ClaimKind : std::uint8_t {
   CorrectlyRounded,  ///< every result is f(x) rounded to nearest-even (0 ulp)
   Ulp,               ///< ulp distance to the correctly rounded result <= ulps + floor(ulp_slope |x|) (CUDA's __expf)
-  Absolute,          ///< |y - f(x)| <= bound for x in [lo, hi] (no claim outside)
-  Relative,          ///< |y - f(x)| <= bound |f(x)| for x in [lo, hi]
+  Absolute,          ///< |y - f(x)| <= bound for x in [lo, hi]; outside, `ulps` ulp when ulps > 0, else no claim (CUDA's __logf)
+  Relative,          ///< |y - f(x)| <= bound |f(x)| for x in [lo, hi]; outside as Absolute
 };
 struct Claim {
   ClaimKind kind = ClaimKind::CorrectlyRounded;
@@ -143,7 +164,10 @@ FPCERT_HD inline Judged judge(std::uint32_t got, float x, const RefRn& ref, Code
     }
     case ClaimKind::Absolute:
     case ClaimKind::Relative: {
-      if (!(static_cast<double>(x) >= c.lo && static_cast<double>(x) <= c.hi)) break;  // no claim there
+      if (!(static_cast<double>(x) >= c.lo && static_cast<double>(x) <= c.hi)) {  // outside: the ulp part, if any
+        j.above = c.ulps > 0 && static_cast<double>(j.ulps) > c.ulps;
+        break;
+      }
       const double g = code_value(got, out), v = ref.value;
       if (g != g || v != v) { j.above = (g != g) != (v != v); break; }
       if (g == v) break;  // equal values (also the same infinity)

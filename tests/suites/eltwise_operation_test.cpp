@@ -66,14 +66,17 @@ TEST_CASE("a correctly rounded exp (MPFR alone) passes its 0-ulp claim on every 
   CHECK(find(r, "fixture_exp_mpfr_f32", "sample").elementwise->inputs == (1u << 19));
 }
 
-TEST_CASE("glibc's expf, exp2f, exp10f keep 1 ulp on the sample and the thresholds; their f16/bf16 forms on every input") {
-  const RunResult r = run("elementwise", {"glibc_expf", "glibc_exp2f", "glibc_exp10f", "glibc_expf_f16", "glibc_exp2f_bf16"});
+TEST_CASE("glibc's exp and log functions keep their claims (1 ulp; log10f 2) on the sample and the thresholds; f16/bf16 forms on every input") {
+  const RunResult r = run("elementwise", {"glibc_expf", "glibc_exp2f", "glibc_exp10f", "glibc_logf", "glibc_log2f", "glibc_log10f",
+                                          "glibc_expf_f16", "glibc_exp2f_bf16", "glibc_logf_f16", "glibc_log10f_bf16"});
   for (const auto& c : r.cases) {
     INFO(c.kernel << " " << c.case_id << ": " << c.reason);
     CHECK(c.status == CaseStatus::Pass);
     REQUIRE(c.elementwise);
-    CHECK(c.elementwise->max_ulps <= 1);
+    CHECK(c.elementwise->max_ulps <= (c.kernel == "glibc_log10f" ? 2u : 1u));
   }
+  // glibc 2.36's log10f has results 2 ulp away on the sample (found by this check); newer glibc may do better.
+  MESSAGE("glibc log10f: largest error " << find(r, "glibc_log10f", "sample").elementwise->max_ulps << " ulp on the sample");
 }
 
 TEST_CASE("the elementwise record survives its JSON, and a run without inputs gets the evidence case") {

@@ -26,6 +26,9 @@ float libm(math::Fn f, float x) {
     case math::Fn::Exp: return ::expf(x);
     case math::Fn::Exp2: return ::exp2f(x);
     case math::Fn::Exp10: return ::exp10f(x);
+    case math::Fn::Log: return ::logf(x);
+    case math::Fn::Log2: return ::log2f(x);
+    case math::Fn::Log10: return ::log10f(x);
   }
   return x;
 }
@@ -83,11 +86,17 @@ void register_eltwise_cpu_kernels() {
   // round-to-nearest (sysdeps/ieee754/flt-32/e_expf.c, e_exp2f.c), so at most 1 ulp from the correctly rounded
   // result; exp10f is taken to the same 1 ulp (the glibc manual's table of known errors lists these functions at
   // 1 ulp or less on x86_64). The check says whether the installed libm keeps it.
-  const std::string glibc = "glibc: 0.502 ulp documented for expf/exp2f, the manual's <= 1 ulp";
+  // logf and log2f (glibc >= 2.28) are documented at 0.82 and 0.75 ulp (e_logf.c, e_log2f.c): within 1 code too.
   std::vector<CpuSpec> specs;
   for (math::Fn f : math::kAllFns) {
     const std::string fn(math::to_string(f));
-    specs.push_back({"glibc_" + fn + "f", "glibc's " + fn + "f (this build's libm)", traits(f, f32, f32, ulps(1), glibc)});
+    const std::string glibc = math::is_log(f) ? "glibc: 0.82 ulp documented for logf, 0.75 for log2f; the manual's <= 1 ulp"
+                                              : "glibc: 0.502 ulp documented for expf/exp2f; the manual's <= 1 ulp";
+    // log10f is older code (not in the 2.28 rewrite): its claim is 2 ulp; with 1 the check refuses it (measured: 2 ulp at
+    // x = 0x3f1311bf, glibc 2.36; docs/elementwise.md).
+    const double n = f == math::Fn::Log10 ? 2 : 1;
+    specs.push_back({"glibc_" + fn + "f", "glibc's " + fn + "f (this build's libm)",
+                     traits(f, f32, f32, ulps(n), f == math::Fn::Log10 ? "glibc: log10f held to 2 ulp (1 is refused: docs/elementwise.md)" : glibc)});
     // f16 and bf16 through the float function and one more rounding: within 1 ulp of f16/bf16 when the float result
     // is within 1 ulp of f32 (a double rounding moves the result at most to the neighbouring code).
     specs.push_back({"glibc_" + fn + "f_f16", "glibc's " + fn + "f on f16 inputs, rounded to f16 (compute in float, round once)",

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,7 +23,16 @@
 namespace fpcert {
 namespace {
 
-enum class Subj : std::uint8_t { Expf, Exp2f, Exp10f, ExpfFast, Exp10fFast, Hexp, Hexp2, Hexp10, H2exp, BHexp, BHexp2, BHexp10 };
+enum class Subj : std::uint8_t {
+  Expf, Exp2f, Exp10f, ExpfFast, Exp10fFast, Hexp, Hexp2, Hexp10, H2exp, BHexp, BHexp2, BHexp10,
+  Logf, Log2f, Log10f, LogfFast, Log2fFast, Log10fFast, Hlog, Hlog2, Hlog10, BHlog, BHlog2, BHlog10
+};
+template <Subj S>
+constexpr bool kHalfIn = S == Subj::Hexp || S == Subj::Hexp2 || S == Subj::Hexp10 || S == Subj::H2exp || S == Subj::Hlog ||
+                         S == Subj::Hlog2 || S == Subj::Hlog10;
+template <Subj S>
+constexpr bool kBf16In = S == Subj::BHexp || S == Subj::BHexp2 || S == Subj::BHexp10 || S == Subj::BHlog || S == Subj::BHlog2 ||
+                         S == Subj::BHlog10;
 
 __device__ __forceinline__ float decode_in(std::uint32_t c, int in_bits) {
   if (in_bits == 32) return __uint_as_float(c);
@@ -37,12 +47,21 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
   else if constexpr (S == Subj::Exp10f) return __float_as_uint(exp10f(__uint_as_float(c)));
   else if constexpr (S == Subj::ExpfFast) return __float_as_uint(__expf(__uint_as_float(c)));
   else if constexpr (S == Subj::Exp10fFast) return __float_as_uint(__exp10f(__uint_as_float(c)));
-  else if constexpr (S == Subj::Hexp || S == Subj::Hexp2 || S == Subj::Hexp10 || S == Subj::H2exp) {
+  else if constexpr (S == Subj::Logf) return __float_as_uint(logf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Log2f) return __float_as_uint(log2f(__uint_as_float(c)));
+  else if constexpr (S == Subj::Log10f) return __float_as_uint(log10f(__uint_as_float(c)));
+  else if constexpr (S == Subj::LogfFast) return __float_as_uint(__logf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Log2fFast) return __float_as_uint(__log2f(__uint_as_float(c)));
+  else if constexpr (S == Subj::Log10fFast) return __float_as_uint(__log10f(__uint_as_float(c)));
+  else if constexpr (kHalfIn<S>) {
     const __half h = __ushort_as_half(static_cast<unsigned short>(c));
     __half y;
     if constexpr (S == Subj::Hexp) y = hexp(h);
     else if constexpr (S == Subj::Hexp2) y = hexp2(h);
     else if constexpr (S == Subj::Hexp10) y = hexp10(h);
+    else if constexpr (S == Subj::Hlog) y = hlog(h);
+    else if constexpr (S == Subj::Hlog2) y = hlog2(h);
+    else if constexpr (S == Subj::Hlog10) y = hlog10(h);
     else y = __low2half(h2exp(__halves2half2(h, h)));  // both lanes the same input: the low lane is checked
     return __half_as_ushort(y);
   } else {
@@ -50,15 +69,18 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
     __nv_bfloat16 y;
     if constexpr (S == Subj::BHexp) y = hexp(h);
     else if constexpr (S == Subj::BHexp2) y = hexp2(h);
-    else y = hexp10(h);
+    else if constexpr (S == Subj::BHexp10) y = hexp10(h);
+    else if constexpr (S == Subj::BHlog) y = hlog(h);
+    else if constexpr (S == Subj::BHlog2) y = hlog2(h);
+    else y = hlog10(h);
     return __bfloat16_as_ushort(y);
   }
 }
 
 template <Subj S>
 __device__ __forceinline__ float input_value(std::uint32_t c) {
-  if constexpr (S == Subj::BHexp || S == Subj::BHexp2 || S == Subj::BHexp10) return __uint_as_float(c << 16);
-  else if constexpr (S == Subj::Hexp || S == Subj::Hexp2 || S == Subj::Hexp10 || S == Subj::H2exp) return decode_in(c, 16);
+  if constexpr (kBf16In<S>) return __uint_as_float(c << 16);
+  else if constexpr (kHalfIn<S>) return decode_in(c, 16);
   else return __uint_as_float(c);
 }
 
@@ -78,9 +100,11 @@ struct SweepCounters {
 struct SweepArgs {
   std::uint64_t first, count;
   math::ExpTables tables;
+  math::LogTables log_tables;
   math::Claim claim;
   math::CodeFormat out;
-  math::ExpKind kind;
+  bool log;
+  std::uint8_t kind;  ///< ExpKind or LogKind
   bool daz, ftz;
   SweepCounters* counters;
   EltwiseSweepChunk::Item* listed;
@@ -92,9 +116,13 @@ struct SweepArgs {
 template <Subj S>
 __global__ void __launch_bounds__(256) sweep_kernel(SweepArgs a) {
   __shared__ math::ExpTables t;
+  __shared__ math::LogTables lt;
   __shared__ unsigned long long hist[math::kUlpBins];
   for (int i = threadIdx.x; i < math::kUlpBins; i += blockDim.x) hist[i] = 0;
-  if (threadIdx.x == 0) t = a.tables;
+  if (threadIdx.x == 0) {
+    t = a.tables;
+    lt = a.log_tables;
+  }
   __syncthreads();
   unsigned long long zero = 0, one = 0, above = 0, worst = 0, nan_mm = 0;  // bins 0 and 1 in registers
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
@@ -103,7 +131,7 @@ __global__ void __launch_bounds__(256) sweep_kernel(SweepArgs a) {
     float x = input_value<S>(c);
     const std::uint32_t got = subject<S>(c);
     if (a.daz && (__float_as_uint(x) & 0x7f800000u) == 0) x = __uint_as_float(__float_as_uint(x) & 0x80000000u);
-    const math::RefRn ref = math::exp_ref_rn(a.kind, x, a.out, t);
+    const math::RefRn ref = math::ref_rn(a.log, a.kind, x, a.out, t, lt);
     if (!ref.decided) {
       const unsigned k = atomicAdd(&a.counters->undecided, 1u);
       if (k < a.max_undecided) a.undecided[k] = {c, got};
@@ -176,6 +204,8 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_RUN(Expf) FPCERT_ELT_RUN(Exp2f) FPCERT_ELT_RUN(Exp10f) FPCERT_ELT_RUN(ExpfFast) FPCERT_ELT_RUN(Exp10fFast)
       FPCERT_ELT_RUN(Hexp) FPCERT_ELT_RUN(Hexp2) FPCERT_ELT_RUN(Hexp10) FPCERT_ELT_RUN(H2exp)
       FPCERT_ELT_RUN(BHexp) FPCERT_ELT_RUN(BHexp2) FPCERT_ELT_RUN(BHexp10)
+      FPCERT_ELT_RUN(Logf) FPCERT_ELT_RUN(Log2f) FPCERT_ELT_RUN(Log10f) FPCERT_ELT_RUN(LogfFast) FPCERT_ELT_RUN(Log2fFast) FPCERT_ELT_RUN(Log10fFast)
+      FPCERT_ELT_RUN(Hlog) FPCERT_ELT_RUN(Hlog2) FPCERT_ELT_RUN(Hlog10) FPCERT_ELT_RUN(BHlog) FPCERT_ELT_RUN(BHlog2) FPCERT_ELT_RUN(BHlog10)
 #undef FPCERT_ELT_RUN
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -202,7 +232,9 @@ class CudaEltwise final : public ElementwiseKernel {
     a.tables = math::exp_tables();
     a.claim = s_.t.claim;
     a.out = *code_format(*s_.t.out);
-    a.kind = s_.t.fn == math::Fn::Exp ? math::ExpKind::Exp : s_.t.fn == math::Fn::Exp2 ? math::ExpKind::Exp2 : math::ExpKind::Exp10;
+    a.log_tables = math::log_tables();
+    a.log = math::is_log(s_.t.fn);
+    a.kind = a.log ? static_cast<std::uint8_t>(math::log_kind(s_.t.fn)) : static_cast<std::uint8_t>(math::exp_kind(s_.t.fn));
     a.daz = s_.t.daz;
     a.ftz = s_.t.ftz;
     a.counters = counters_;
@@ -221,6 +253,8 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_SWEEP(Expf) FPCERT_ELT_SWEEP(Exp2f) FPCERT_ELT_SWEEP(Exp10f) FPCERT_ELT_SWEEP(ExpfFast) FPCERT_ELT_SWEEP(Exp10fFast)
       FPCERT_ELT_SWEEP(Hexp) FPCERT_ELT_SWEEP(Hexp2) FPCERT_ELT_SWEEP(Hexp10) FPCERT_ELT_SWEEP(H2exp)
       FPCERT_ELT_SWEEP(BHexp) FPCERT_ELT_SWEEP(BHexp2) FPCERT_ELT_SWEEP(BHexp10)
+      FPCERT_ELT_SWEEP(Logf) FPCERT_ELT_SWEEP(Log2f) FPCERT_ELT_SWEEP(Log10f) FPCERT_ELT_SWEEP(LogfFast) FPCERT_ELT_SWEEP(Log2fFast) FPCERT_ELT_SWEEP(Log10fFast)
+      FPCERT_ELT_SWEEP(Hlog) FPCERT_ELT_SWEEP(Hlog2) FPCERT_ELT_SWEEP(Hlog10) FPCERT_ELT_SWEEP(BHlog) FPCERT_ELT_SWEEP(BHlog2) FPCERT_ELT_SWEEP(BHlog10)
 #undef FPCERT_ELT_SWEEP
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -258,8 +292,9 @@ class CudaEltwise final : public ElementwiseKernel {
   unsigned blocks_ = 0;
 };
 
-EltwiseTraits traits(math::Fn f, const Format& io, math::Claim c, const char* source, bool ftz = false) {
+EltwiseTraits traits(math::Fn f, const Format& io, math::Claim c, const char* source, bool ftz = false, bool daz = false) {
   EltwiseTraits t;
+  t.daz = daz;
   t.fn = f;
   t.in = t.out = &io;
   t.claim = c;
@@ -295,6 +330,24 @@ void register_eltwise_cuda_kernels() {
       {"cuda_hexp_bf16", "CUDA hexp (__nv_bfloat16)", Subj::BHexp, traits(Fn::Exp, bf16, cr, half)},
       {"cuda_hexp2_bf16", "CUDA hexp2 (__nv_bfloat16)", Subj::BHexp2, traits(Fn::Exp2, bf16, cr, half)},
       {"cuda_hexp10_bf16", "CUDA hexp10 (__nv_bfloat16)", Subj::BHexp10, traits(Fn::Exp10, bf16, cr, half)},
+      // The log family: logf, log2f 1 ulp, log10f 2 ulp; __logf 2^-21.41 absolute on [0.5, 2] else 3 ulp, __log2f 2^-22
+      // absolute on [0.5, 2] else 2 ulp, __log10f 2^-24 absolute on [0.5, 2] else 3 ulp (lg2.approx.ftz: subnormal
+      // inputs read as 0, declared daz).
+      {"cuda_logf", "CUDA logf", Subj::Logf, traits(Fn::Log, f32, {ClaimKind::Ulp, 1}, guide)},
+      {"cuda_log2f", "CUDA log2f", Subj::Log2f, traits(Fn::Log2, f32, {ClaimKind::Ulp, 1}, guide)},
+      {"cuda_log10f", "CUDA log10f", Subj::Log10f, traits(Fn::Log10, f32, two, guide)},
+      {"cuda___logf", "CUDA intrinsic __logf (lg2.approx.ftz)", Subj::LogfFast,
+       traits(Fn::Log, f32, {ClaimKind::Absolute, 3, 0, std::exp2(-21.41), 0.5, 2.0}, guide, true, true)},
+      {"cuda___log2f", "CUDA intrinsic __log2f (lg2.approx.ftz)", Subj::Log2fFast,
+       traits(Fn::Log2, f32, {ClaimKind::Absolute, 2, 0, 0x1p-22, 0.5, 2.0}, guide, true, true)},
+      {"cuda___log10f", "CUDA intrinsic __log10f (lg2.approx.ftz)", Subj::Log10fFast,
+       traits(Fn::Log10, f32, {ClaimKind::Absolute, 3, 0, 0x1p-24, 0.5, 2.0}, guide, true, true)},
+      {"cuda_hlog_f16", "CUDA hlog (__half)", Subj::Hlog, traits(Fn::Log, f16, cr, half)},
+      {"cuda_hlog2_f16", "CUDA hlog2 (__half)", Subj::Hlog2, traits(Fn::Log2, f16, cr, half)},
+      {"cuda_hlog10_f16", "CUDA hlog10 (__half)", Subj::Hlog10, traits(Fn::Log10, f16, cr, half)},
+      {"cuda_hlog_bf16", "CUDA hlog (__nv_bfloat16)", Subj::BHlog, traits(Fn::Log, bf16, cr, half)},
+      {"cuda_hlog2_bf16", "CUDA hlog2 (__nv_bfloat16)", Subj::BHlog2, traits(Fn::Log2, bf16, cr, half)},
+      {"cuda_hlog10_bf16", "CUDA hlog10 (__nv_bfloat16)", Subj::BHlog10, traits(Fn::Log10, bf16, cr, half)},
   };
   for (const CudaSpec& s : specs)
     register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise>(s); }, Operation::Elementwise);

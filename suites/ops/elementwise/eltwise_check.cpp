@@ -9,8 +9,9 @@
 namespace fpcert {
 
 namespace {
-math::ExpKind kind_of(math::Fn f) {
-  return f == math::Fn::Exp ? math::ExpKind::Exp : f == math::Fn::Exp2 ? math::ExpKind::Exp2 : math::ExpKind::Exp10;
+math::RefRn fast_ref(math::Fn f, float x, const math::CodeFormat& out) {
+  return math::is_log(f) ? math::log_ref_rn(math::log_kind(f), x, out, math::log_tables())
+                         : math::exp_ref_rn(math::exp_kind(f), x, out, math::exp_tables());
 }
 bool before(const EltwiseTally::Item& a, const EltwiseTally::Item& b) { return a.ulps != b.ulps ? a.ulps > b.ulps : a.x < b.x; }
 }  // namespace
@@ -59,7 +60,7 @@ float eltwise_input(const EltwiseTraits& t, std::uint32_t xc) {
 
 std::uint32_t eltwise_reference(const EltwiseTraits& t, std::uint32_t xc, bool* used_mpfr) {
   const float x = eltwise_input(t, xc);
-  const math::RefRn r = math::exp_ref_rn(kind_of(t.fn), x, *code_format(*t.out), math::exp_tables());
+  const math::RefRn r = fast_ref(t.fn, x, *code_format(*t.out));
   if (used_mpfr) *used_mpfr = !r.decided;
   if (r.decided) return r.code;
   const Rounder rn{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve};
@@ -69,7 +70,7 @@ std::uint32_t eltwise_reference(const EltwiseTraits& t, std::uint32_t xc, bool* 
 void eltwise_check_one(const EltwiseTraits& t, std::uint32_t xc, std::uint32_t got, EltwiseTally& tally) {
   const float x = eltwise_input(t, xc);
   const math::CodeFormat& oc = *code_format(*t.out);
-  math::RefRn r = math::exp_ref_rn(kind_of(t.fn), x, oc, math::exp_tables());
+  math::RefRn r = fast_ref(t.fn, x, oc);
   if (!r.decided) {
     const Rounder rn{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve};
     r.code = static_cast<std::uint32_t>(math::evaluate_mpfr(t.fn, x, *t.out, rn).code);

@@ -77,6 +77,7 @@ void finite_range(math::Fn f, double& lo, double& hi) {
     case math::Fn::Exp: lo = -104.5, hi = 89.0; return;
     case math::Fn::Exp2: lo = -151.0, hi = 128.5; return;
     case math::Fn::Exp10: lo = -45.5, hi = 38.7; return;
+    default: lo = -149.0, hi = 128.0; return;  // logs: log2 of the input, over every positive binade
   }
 }
 
@@ -111,7 +112,9 @@ std::vector<std::uint32_t> eltwise_input_codes(const EltwiseInputs& s, const Elt
         continue;
       }
       const double u = static_cast<double>((static_cast<std::uint64_t>(w[1]) << 21) ^ w[2]) * 0x1p-53;  // [0, 1)
-      const float x = static_cast<float>(lo + u * (hi - lo));
+      float x = static_cast<float>(lo + u * (hi - lo));
+      // logs: positive inputs spread over the binades (2^u), one in two of them within 2^-5 of 1 (results near 0)
+      if (math::is_log(t.fn)) x = (i % 4 == 1) ? static_cast<float>(std::exp2(lo + u * (hi - lo))) : static_cast<float>(1.0 + (u - 0.5) * 0x1p-4);
       const Rounder rn{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve};
       c.push_back(wide ? bits(x) : static_cast<std::uint32_t>(round_double(*t.in, x, rn).code));
     }
@@ -125,10 +128,21 @@ std::vector<std::uint32_t> eltwise_input_codes(const EltwiseInputs& s, const Elt
     std::vector<double> xs = {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, 0x1p-149, -0x1p-149, 0x1p-126, 0x1p-60, -0x1p-60,
                               0x1p-24, -0x1p-24, 1.0, -1.0, -0x1.4de862p+3};
     for (int i = -160; i <= 130; ++i) xs.push_back(i);
-    const double base = t.fn == math::Fn::Exp ? std::exp(1.0) : t.fn == math::Fn::Exp2 ? 2.0 : 10.0;
-    for (const Format* f : {&f32, &f16, &bf16})
-      for (double v : {f->max_finite(), f->min_normal(), f->min_subnormal(), f->min_subnormal() / 2})
-        xs.push_back(std::log(v) / std::log(base));
+    if (math::is_log(t.fn)) {
+      // logs: every power of two, ten and e in the fp32 range (exact results and their neighbours), negatives, the
+      // largest finite and least subnormal of each format.
+      for (int k = -149; k <= 127; ++k) xs.push_back(std::ldexp(1.0, k));
+      for (int k = -45; k <= 38; ++k) xs.push_back(std::pow(10.0, k));
+      for (int k = -103; k <= 88; ++k) xs.push_back(std::exp(static_cast<double>(k)));
+      for (const Format* f : {&f32, &f16, &bf16})
+        for (double v : {f->max_finite(), f->min_normal(), f->min_subnormal()}) xs.push_back(v);
+      for (double v : {-1.0, -0x1p-149, -3.5, 0.5, 2.0}) xs.push_back(v);
+    } else {
+      const double base = t.fn == math::Fn::Exp ? std::exp(1.0) : t.fn == math::Fn::Exp2 ? 2.0 : 10.0;
+      for (const Format* f : {&f32, &f16, &bf16})
+        for (double v : {f->max_finite(), f->min_normal(), f->min_subnormal(), f->min_subnormal() / 2})
+          xs.push_back(std::log(v) / std::log(base));
+    }
     const Rounder rn{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve};
     for (double x : xs) {
       const std::uint32_t code = wide ? bits(static_cast<float>(x)) : static_cast<std::uint32_t>(round_double(*t.in, x, rn).code);
@@ -255,6 +269,7 @@ CaseResult run_eltwise_case(ElementwiseKernel& kernel, const EltwiseCaseSetup& s
     return finish();
   }
   (void)math::exp_tables();  // the tables once, before the threads
+  (void)math::log_tables();
   EltwiseTally tally;
   RunFindings f;
   std::string sweep = "exhaustive", note;
