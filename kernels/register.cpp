@@ -29,6 +29,7 @@ void register_builtin_kernels() {
 #endif
   // Elementwise kernels (issue 42): glibc's functions and fixtures, and with CUDA the device's functions.
   register_eltwise_cpu_kernels();
+  register_eltwise_hwy_kernels();
 #if defined(FPCERT_HAVE_CUDA)
   register_eltwise_cuda_kernels();
 #endif

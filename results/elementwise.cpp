@@ -39,7 +39,7 @@ nlohmann::json to_json(const ElementwiseResult& e) {
   return {{"function", e.function},       {"in_format", e.in_format},   {"out_format", e.out_format},
           {"claim", e.claim},             {"sweep", e.sweep},           {"inputs_note", e.inputs_note},
           {"inputs", e.inputs},           {"above_claim", e.above_claim}, {"mpfr_decided", e.mpfr_decided},
-          {"undecided", e.undecided},     {"max_ulps", e.max_ulps},     {"worst", point_json(e.worst)},
+          {"undecided", e.undecided},     {"unclaimed", e.unclaimed},     {"max_ulps", e.max_ulps},     {"worst", point_json(e.worst)},
           {"listed", listed},             {"histogram", e.histogram},   {"seconds", e.seconds}};
 }
 
@@ -57,6 +57,7 @@ ElementwiseResult elementwise_from_json(const nlohmann::json& j) {
     e.above_claim = j.value("above_claim", std::uint64_t{0});
     e.mpfr_decided = j.value("mpfr_decided", std::uint64_t{0});
     e.undecided = j.value("undecided", std::uint64_t{0});
+    e.unclaimed = j.value("unclaimed", std::uint64_t{0});
     e.max_ulps = j.value("max_ulps", std::uint64_t{0});
     if (j.contains("worst")) e.worst = point_from(j.at("worst"));
     if (j.contains("listed"))

@@ -26,7 +26,8 @@ struct ElementwiseResult {
   std::uint64_t above_claim = 0;   ///< results beyond the claim
   std::uint64_t mpfr_decided = 0;  ///< inputs whose reference the fast path left to MPFR
   std::uint64_t undecided = 0;     ///< absolute/relative claims: results within the reference's uncertainty of the bound
-  std::uint64_t max_ulps = 0;
+  std::uint64_t unclaimed = 0;     ///< inputs the claim does not cover (outside its domain): in the histogram, not in max_ulps
+  std::uint64_t max_ulps = 0;      ///< over the inputs the claim covers
   Point worst;                     ///< where max_ulps is reached (the lowest input code that reaches it)
   std::vector<Point> listed;       ///< the first counterexamples, ascending input codes
   /// Counts of ulp distances by bin: 0, 1, 2, 3, 4, (4, 8], (8, 16], ..., (2^30, 2^31], above 2^31, NaN on one side only.

@@ -23,12 +23,12 @@ def rows(path):
         verdict = "confirmed" if c["status"] == "pass" else c["status"]
         yield (c["kernel"], f'{e["function"]} {e["in_format"]}→{e["out_format"]}', e["claim"], f'{e["inputs"]} ({e["sweep"]})',
                "NaN" if nan else str(e["max_ulps"]), e["worst"]["input_bits"] if e["max_ulps"] else "—", str(e["above_claim"]),
-               verdict, first, str(e["mpfr_decided"]), f'{e["seconds"]:.3f} s')
+               verdict, first, str(e["mpfr_decided"]), str(e.get("unclaimed", 0)), f'{e["seconds"]:.3f} s')
 
 
 def main():
     head = ("kernel", "function", "claim", "inputs", "max ulp", "at x", "beyond claim", "verdict", "first counterexample",
-            "MPFR decided", "GPU time")
+            "MPFR decided", "outside claim", "GPU time")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for path in sys.argv[1:]:

@@ -23,13 +23,15 @@ std::string number(double v) {
 
 std::string describe_claim(const math::Claim& c) {
   std::string on;
-  if (std::isfinite(c.lo) || std::isfinite(c.hi)) on = fmt::format(" on [{:g}, {:g}]", c.lo, c.hi);
+  if (std::isfinite(c.lo) || std::isfinite(c.hi)) on = fmt::format(" on [{:g}, {:g}]", c.lo, c.hi);  // {:g}: 2^-149 as 1.4e-45
   switch (c.kind) {
-    case math::ClaimKind::CorrectlyRounded: return "correctly rounded (0 ulp)";
+    case math::ClaimKind::CorrectlyRounded: return "correctly rounded (0 ulp)" + on;
     case math::ClaimKind::Ulp:
-      return c.ulp_slope != 0 ? fmt::format("<= {:g} + floor({:g} |x|) ulp", c.ulps, c.ulp_slope) : fmt::format("<= {:g} ulp", c.ulps);
-    case math::ClaimKind::Absolute: return "abs error <= " + number(c.bound) + on;
-    case math::ClaimKind::Relative: return "rel error <= " + number(c.bound) + on;
+      return (c.ulp_slope != 0 ? fmt::format("<= {:g} + floor({:g} |x|) ulp", c.ulps, c.ulp_slope) : fmt::format("<= {:g} ulp", c.ulps)) + on;
+    case math::ClaimKind::Absolute:
+    case math::ClaimKind::Relative:
+      return (c.kind == math::ClaimKind::Absolute ? "abs error <= " : "rel error <= ") + number(c.bound) + on +
+             (c.ulps > 0 ? fmt::format(", elsewhere <= {:g} ulp", c.ulps) : std::string());
   }
   return "?";
 }

@@ -47,6 +47,7 @@ struct EltwiseSweepChunk {
   std::uint64_t above = 0;                              ///< decided results beyond the claim
   std::uint64_t worst = 0;                              ///< (min(ulps, 2^31 - 1) << 32) | input code of the largest (decided)
   std::uint64_t nan_mismatch = 0;                       ///< decided results NaN on one side only (counted in histogram's last bin too)
+  std::uint64_t unclaimed = 0;                          ///< decided inputs outside the claim's domain (not in `worst`)
   struct Item { std::uint32_t x, got; };
   std::vector<Item> listed;                             ///< results beyond the claim, at most max_listed (ascending not guaranteed)
   std::vector<Item> undecided;                          ///< inputs whose reference the GPU could not decide, all of them
@@ -81,6 +82,7 @@ const math::CodeFormat* code_format(const Format& f);
 std::string eltwise_traits_problem(const EltwiseTraits& t);
 
 void register_eltwise_cpu_kernels();   ///< kernels/elementwise/cpu/eltwise_cpu.cpp: glibc's functions, fixtures
+void register_eltwise_hwy_kernels();   ///< kernels/elementwise/cpu/eltwise_hwy.cpp: Highway's hwy/contrib/math
 void register_eltwise_cuda_kernels();  ///< kernels/elementwise/cuda/eltwise_cuda.cu: CUDA's functions and intrinsics
 
 }  // namespace fpcert

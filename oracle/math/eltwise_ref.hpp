@@ -125,8 +125,8 @@ FPCERT_HD inline RefRn ref_rn(bool log, std::uint8_t kind, float x, CodeFormat o
 
 /// What a kernel claims about its results (kernels/elementwise declare it; the check judges it).
 enum class ClaimKind : std::uint8_t {
-  CorrectlyRounded,  ///< every result is f(x) rounded to nearest-even (0 ulp)
-  Ulp,               ///< ulp distance to the correctly rounded result <= ulps + floor(ulp_slope |x|) (CUDA's __expf)
+  CorrectlyRounded,  ///< every result is f(x) rounded to nearest-even (0 ulp); on [lo, hi] when either is finite
+  Ulp,               ///< ulp distance to the correctly rounded result <= ulps + floor(ulp_slope |x|) (CUDA's __expf); as above
   Absolute,          ///< |y - f(x)| <= bound for x in [lo, hi]; outside, `ulps` ulp when ulps > 0, else no claim (CUDA's __logf)
   Relative,          ///< |y - f(x)| <= bound |f(x)| for x in [lo, hi]; outside as Absolute
 };
@@ -142,6 +142,8 @@ struct Judged {
   std::uint64_t ulps = 0;   ///< distance to the correctly rounded code (kNanDistance: a NaN on one side only)
   bool above = false;       ///< beyond the claim
   bool undecided = false;   ///< Absolute/Relative within the reference's own uncertainty of the bound: the host decides
+  bool claimed = true;      ///< the claim covers this input (false: outside a ulp claim's domain, or an absolute/relative
+                            ///< claim's interval without an ulp part); the largest error is taken over claimed inputs
 };
 
 /// Judge result `got` (a code of out) for input x against the reference (its code decided). Ulp and correctly rounded
@@ -154,18 +156,26 @@ FPCERT_HD inline Judged judge(std::uint32_t got, float x, const RefRn& ref, Code
   if (ftz && (got & mag) == 0 && ((ref.code & mag) >> out.mbits) == 0) return j;
   j.ulps = ulp_distance(got, ref.code, out);
   const double ax = x < 0 ? -static_cast<double>(x) : static_cast<double>(x);
+  // A ulp claim on a declared domain (lo or hi finite, e.g. Highway's Log on (0, FLT_MAX]) claims nothing outside it.
+  const bool ranged = c.lo > -std::numeric_limits<double>::infinity() || c.hi < std::numeric_limits<double>::infinity();
+  const bool inside = static_cast<double>(x) >= c.lo && static_cast<double>(x) <= c.hi;
   switch (c.kind) {
-    case ClaimKind::CorrectlyRounded: j.above = j.ulps != 0; break;
+    case ClaimKind::CorrectlyRounded:
+      j.claimed = !ranged || inside;
+      j.above = j.ulps != 0 && j.claimed;
+      break;
     case ClaimKind::Ulp: {
       const double slope = c.ulp_slope * ax;  // floor of a value below 2^63 (|x| < 2^128, slope < 2)
       const double lim = c.ulps + (slope < 0x1p62 ? static_cast<double>(static_cast<std::uint64_t>(slope)) : 0x1p62);
-      j.above = static_cast<double>(j.ulps) > lim;
+      j.claimed = !ranged || inside;
+      j.above = static_cast<double>(j.ulps) > lim && j.claimed;
       break;
     }
     case ClaimKind::Absolute:
     case ClaimKind::Relative: {
       if (!(static_cast<double>(x) >= c.lo && static_cast<double>(x) <= c.hi)) {  // outside: the ulp part, if any
-        j.above = c.ulps > 0 && static_cast<double>(j.ulps) > c.ulps;
+        j.claimed = c.ulps > 0;
+        j.above = j.claimed && static_cast<double>(j.ulps) > c.ulps;
         break;
       }
       const double g = code_value(got, out), v = ref.value;

@@ -59,12 +59,14 @@ void compare_chunk(ElementwiseKernel& k, DeviceApi& api, std::uint64_t first, st
   EltwiseTally dev;
   for (std::size_t i = 0; i < c.histogram.size(); ++i) dev.histogram[i] = c.histogram[i];
   dev.above = c.above;
+  dev.unclaimed = c.unclaimed;
   for (const auto& it : c.undecided) eltwise_check_one(t, it.x, it.got, dev);
   std::uint64_t mismatched_listed = 0;
   for (const auto& it : c.listed) mismatched_listed += got[it.x - first] != it.got;
   INFO(k.name() << " codes [" << first << ", +" << n << "): undecided on the GPU " << c.undecided.size() << ", kernel " << c.kernel_ms << " ms");
   CHECK(dev.histogram == host.histogram);
   CHECK(dev.above == host.above);
+  CHECK(dev.unclaimed == host.unclaimed);
   CHECK(mismatched_listed == 0);
   CHECK(c.listed.size() == std::min<std::uint64_t>(c.above, 1 << 16));
   const std::uint64_t worst_ulps = c.worst >> 32;

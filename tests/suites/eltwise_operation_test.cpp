@@ -79,6 +79,17 @@ TEST_CASE("glibc's exp and log functions keep their claims (1 ulp; log10f 2) on 
   MESSAGE("glibc log10f: largest error " << find(r, "glibc_log10f", "sample").elementwise->max_ulps << " ulp on the sample");
 }
 
+TEST_CASE("Highway's Exp, Log, Log2, Log10 keep the ulp bounds math-inl.h states, on their valid ranges only") {
+  const RunResult r = run("elementwise", {"hwy_exp_f32", "hwy_log_f32", "hwy_log2_f32", "hwy_log10_f32"});
+  for (const auto& c : r.cases) {
+    INFO(c.kernel << " " << c.case_id << ": " << c.reason);
+    CHECK(c.status == CaseStatus::Pass);
+    REQUIRE(c.elementwise);
+    CHECK(c.elementwise->unclaimed > 0);  // NaN, negative and zero inputs (logs), x > 104 and NaN (exp): outside the range
+    CHECK(c.elementwise->max_ulps <= (c.kernel == "hwy_log_f32" ? 4u : c.kernel == "hwy_exp_f32" ? 1u : 2u));
+  }
+}
+
 TEST_CASE("the elementwise record survives its JSON, and a run without inputs gets the evidence case") {
   const RunResult r = run("elementwise", {"fixture_expf_3ulp"});
   const CaseResult& c = find(r, "fixture_expf_3ulp", "special");

@@ -93,7 +93,7 @@ __global__ void run_kernel(std::int64_t n, const In* x, Out* y) {
 /// What the sweep kernel writes (device memory, zeroed before each chunk).
 struct SweepCounters {
   unsigned long long histogram[math::kUlpBins];
-  unsigned long long above, worst, nan_mismatch;
+  unsigned long long above, worst, nan_mismatch, unclaimed;
   unsigned int listed, undecided;
 };
 
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(256) sweep_kernel(SweepArgs a) {
     lt = a.log_tables;
   }
   __syncthreads();
-  unsigned long long zero = 0, one = 0, above = 0, worst = 0, nan_mm = 0;  // bins 0 and 1 in registers
+  unsigned long long zero = 0, one = 0, above = 0, worst = 0, nan_mm = 0, unclaimed = 0;  // bins 0 and 1 in registers
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < a.count; i += stride) {
     const auto c = static_cast<std::uint32_t>(a.first + i);
@@ -149,7 +149,8 @@ __global__ void __launch_bounds__(256) sweep_kernel(SweepArgs a) {
     if (j.ulps == math::kNanDistance) ++nan_mm;
     const unsigned long long u = j.ulps >= 0x7fffffffull ? 0x7fffffffull : j.ulps;
     const unsigned long long key = (u << 32) | (0xffffffffu - c);  // the largest distance, then the lowest code
-    if (u > 0 && key > worst) worst = key;
+    if (j.claimed && u > 0 && key > worst) worst = key;
+    if (!j.claimed) ++unclaimed;
     if (j.above) {
       ++above;
       const unsigned k = atomicAdd(&a.counters->listed, 1u);
@@ -163,6 +164,7 @@ __global__ void __launch_bounds__(256) sweep_kernel(SweepArgs a) {
     if (hist[i]) atomicAdd(&a.counters->histogram[i], hist[i]);
   if (above) atomicAdd(&a.counters->above, above);
   if (nan_mm) atomicAdd(&a.counters->nan_mismatch, nan_mm);
+  if (unclaimed) atomicAdd(&a.counters->unclaimed, unclaimed);
   if (worst) atomicMax(&a.counters->worst, worst);
 }
 
@@ -273,6 +275,7 @@ class CudaEltwise final : public ElementwiseKernel {
     r.above = h.above;
     r.worst = h.worst;
     r.nan_mismatch = h.nan_mismatch;
+    r.unclaimed = h.unclaimed;
     r.listed.resize(std::min<std::size_t>(h.listed, max_listed));
     r.undecided_overflow = h.undecided > kMaxUndecided;
     r.undecided.resize(std::min<std::size_t>(h.undecided, kMaxUndecided));

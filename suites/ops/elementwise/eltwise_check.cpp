@@ -24,7 +24,8 @@ void EltwiseTally::add(std::uint32_t x, std::uint32_t got, std::uint32_t ref, co
   }
   ++histogram[static_cast<std::size_t>(math::ulp_bin(j.ulps))];
   const Item it{x, got, ref, j.ulps};
-  if (j.ulps > 0 && (!has_worst || before(it, worst))) {
+  unclaimed += !j.claimed;
+  if (j.claimed && j.ulps > 0 && (!has_worst || before(it, worst))) {
     worst = it;
     has_worst = true;
   }
@@ -43,6 +44,7 @@ void EltwiseTally::merge(const EltwiseTally& o) {
   above += o.above;
   mpfr += o.mpfr;
   undecided += o.undecided;
+  unclaimed += o.unclaimed;
   if (o.has_worst && (!has_worst || before(o.worst, worst))) {
     worst = o.worst;
     has_worst = true;
@@ -91,6 +93,7 @@ ElementwiseResult eltwise_record(const EltwiseTraits& t, const EltwiseTally& tal
   e.above_claim = tally.above;
   e.mpfr_decided = tally.mpfr;
   e.undecided = tally.undecided;
+  e.unclaimed = tally.unclaimed;
   const int ib = t.in->container_bits / 4, ob = t.out->container_bits / 4;  // hex digits
   auto point = [&](const EltwiseTally::Item& it) {
     ElementwiseResult::Point p;

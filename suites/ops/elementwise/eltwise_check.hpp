@@ -19,9 +19,9 @@ struct EltwiseTally {
     std::uint64_t ulps = 0;
   };
   std::array<std::uint64_t, math::kUlpBins> histogram{};
-  std::uint64_t inputs = 0, above = 0, mpfr = 0, undecided = 0;
+  std::uint64_t inputs = 0, above = 0, mpfr = 0, undecided = 0, unclaimed = 0;
   bool has_worst = false;
-  Item worst;                 ///< the largest distance, the lowest input code among equals
+  Item worst;                 ///< the largest distance over claimed inputs, the lowest input code among equals
   std::vector<Item> listed;   ///< results beyond the claim, the lowest input codes, at most kListed
   static constexpr std::size_t kListed = 16;
 

@@ -290,6 +290,7 @@ CaseResult run_eltwise_case(ElementwiseKernel& kernel, const EltwiseCaseSetup& s
         incomplete = incomplete || c.undecided_overflow;
         for (std::size_t i = 0; i < c.histogram.size(); ++i) tally.histogram[i] += c.histogram[i];
         tally.above += c.above;
+        tally.unclaimed += c.unclaimed;
         tally.inputs += c.count - c.undecided.size();
         worst_key = std::max(worst_key, c.worst);
         for (const auto& it : c.listed) {

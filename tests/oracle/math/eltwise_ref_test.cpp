@@ -144,6 +144,13 @@ TEST_CASE("judge: ulp claims with a slope, correctly rounded, ftz, and an absolu
   CHECK(judge(far, 1.0f, ref, c, ab).above);
   CHECK_FALSE(judge(near, 1.0f, ref, c, ab).above);
   CHECK_FALSE(judge(far, 3.0f, ref, c, ab).above);
+  // a ulp claim on a domain claims nothing outside it: 3 ulp at x = 200 against "<= 1 ulp on [-FLT_MAX, 104]"
+  const Claim ranged{ClaimKind::Ulp, 1, 0, 0, -0x1.fffffep127, 104.0};
+  CHECK_FALSE(judge(0x3f800003u, 200.0f, ref, c, ranged).above);
+  CHECK_FALSE(judge(0x3f800003u, 200.0f, ref, c, ranged).claimed);
+  CHECK(judge(0x3f800003u, 100.0f, ref, c, ranged).above);
+  // a NaN input is claimed by a claim without a domain (NaN -> NaN is part of every unranged claim)
+  CHECK(judge(0x3f800000u, std::bit_cast<float>(0x7fc00000u), RefRn{0x7fc00000u, true, 0}, c, Claim{}).above);
   // a result within the reference's uncertainty (|f| 2^-47) of the bound is undecided, not passed
   const RefRn edge{0x3f800000u, true, 1.0 - 0x1p-20};  // err = 2^-20 exactly from the fast value
   CHECK(judge(0x3f800000u, 1.0f, edge, c, ab).undecided);
