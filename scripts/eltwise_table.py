@@ -28,7 +28,7 @@ def rows(path):
 
 def main():
     head = ("kernel", "function", "claim", "inputs", "max ulp", "at x", "beyond claim", "verdict", "first counterexample",
-            "MPFR decided", "outside claim", "GPU time")
+            "MPFR decided", "outside claim", "kernel time")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for path in sys.argv[1:]:
