@@ -83,9 +83,8 @@ math::Claim ulps(double n) { return {math::ClaimKind::Ulp, n}; }
 
 void register_eltwise_cpu_kernels() {
   // glibc: expf, exp2f (glibc >= 2.28, Szabolcs Nagy's code) are documented at 0.502 ulp of the exact value under
-  // round-to-nearest (sysdeps/ieee754/flt-32/e_expf.c, e_exp2f.c), so at most 1 ulp from the correctly rounded
-  // result; exp10f is taken to the same 1 ulp (the glibc manual's table of known errors lists these functions at
-  // 1 ulp or less on x86_64). The check says whether the installed libm keeps it.
+  // round-to-nearest (sysdeps/ieee754/flt-32/e_expf.c, e_exp2f.c; exp10f too since glibc 2.32: e_exp10f.c), so at
+  // most 1 ulp from the correctly rounded result. The check says whether the installed libm keeps it.
   // logf and log2f (glibc >= 2.28) are documented at 0.82 and 0.75 ulp (e_logf.c, e_log2f.c): within 1 code too.
   std::vector<CpuSpec> specs;
   for (math::Fn f : math::kAllFns) {
