@@ -21,6 +21,7 @@ int main() {
   fmt::print("machine: {} ({} hardware threads), load average {}\n", bench::cpu_model(),
              std::thread::hardware_concurrency(), bench::load_average());
   (void)exp_tables();  // start-up (MPFR tables) outside the timing
+  (void)log_tables();
   constexpr std::uint64_t kStride = 256, kN = (std::uint64_t{1} << 32) / kStride;  // 2^24 inputs
   for (Rounding mode : {Rounding::NearestEven, Rounding::Up}) {
     const Rounder r{mode, Saturation::Inf, NanPayload::Preserve};

@@ -58,7 +58,7 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
   for (const auto& [s, ks] : out) ops.push_back(s->operation);
   if (!companions.empty() && groups_reach) ops.push_back(Operation::Reduction);
   std::vector<std::string> kernels;
-  for (const Operation op : {Operation::Gemm, Operation::Reduction, Operation::Conversion})
+  for (const Operation op : {Operation::Gemm, Operation::Reduction, Operation::Conversion, Operation::Elementwise})
     if (std::find(ops.begin(), ops.end(), op) != ops.end())
       for (auto& k : expand_kernel_list(given, op))
         if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(std::move(k));
@@ -84,8 +84,9 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
       for (const auto& [s, ks] : out) names += (names.empty() ? "" : ", ") + s->name;
       throw InputError(fmt::format("kernel '{}' is a {} kernel and no suite of this run ({}) certifies that operation: {}", printable(k),
                                    to_string(op), names,
-                                   op == Operation::Reduction ? "give --suite certify, quick, reduce or reduce_quick"
-                                                              : "give a GEMM suite (fpcert suites lists them)"));
+                                   op == Operation::Reduction     ? "give --suite certify, quick, reduce or reduce_quick"
+                                   : op == Operation::Elementwise ? "give --suite elementwise or elementwise_full"
+                                                                  : "give a GEMM suite (fpcert suites lists them)"));
     }
   }
   // A GEMM suite that reached the reductions and has no GEMM kernel of its own drops out (certify of

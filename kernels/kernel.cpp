@@ -12,6 +12,7 @@ std::string_view to_string(Operation o) {
     case Operation::Gemm: return "gemm";
     case Operation::Conversion: return "conversion";
     case Operation::Reduction: return "reduction";
+    case Operation::Elementwise: return "elementwise";
   }
   return "?";
 }

@@ -1,6 +1,8 @@
 // kernels/register.cpp — every built-in kernel family registers here, and only here.
 #include "kernels/register.hpp"
 
+#include "kernels/elementwise/eltwise_kernel.hpp"
+
 #include "base/error.hpp"
 
 namespace fpcert {
@@ -24,6 +26,12 @@ void register_builtin_kernels() {
   register_reduce_models();
 #if defined(FPCERT_HAVE_CUDA)
   register_reduce_cuda_kernels();
+#endif
+  // Elementwise kernels (issue 42): glibc's functions and fixtures, and with CUDA the device's functions.
+  register_eltwise_cpu_kernels();
+  register_eltwise_hwy_kernels();
+#if defined(FPCERT_HAVE_CUDA)
+  register_eltwise_cuda_kernels();
 #endif
   // Conversion kernels: fpcert's model of each table conversion, and with CUDA the table's entries.
   register_model_conversion_kernels();

@@ -19,6 +19,8 @@
 #include "reports/html/html.hpp"
 #include "reports/junit.hpp"
 #include "results/results_json.hpp"
+#include "results/elementwise.hpp"
+#include "suites/ops/elementwise/eltwise_check.hpp"
 #include "suites/run/environment.hpp"
 #include "suites/verdict/grade.hpp"
 #include "suites/run/suite.hpp"
@@ -375,4 +377,31 @@ PYBIND11_MODULE(_fpcert, m) {
     for (const auto& s : runs_json) runs.push_back(run_from_json(nlohmann::json::parse(s)));
     write_html_report(path, runs);
   }, py::arg("runs_json"), py::arg("path"));
+
+  // Elementwise math (docs/elementwise.md, "From Python"): a user's results y = f(x), codes of f32/f16/bf16, judged against
+  // the correctly rounded value (MPFR where the fast path cannot decide) and the claim; the record as JSON.
+  m.def("check_elementwise", [](const std::string& fn, const std::string& in, const std::string& out, const U64Array& x,
+                                const U64Array& y, double ulps, double slope, double lo, double hi) {
+    const auto f = math::parse_fn(fn);
+    if (!f) throw InputError("check_elementwise: unknown function '" + fn + "' (exp, exp2, exp10, log, log2, log10)");
+    if (x.size() != y.size()) throw InputError("check_elementwise: x and y differ in size");
+    EltwiseTraits t;
+    t.fn = *f;
+    t.in = &format_of(in);
+    t.out = &format_of(out);
+    if (const std::string why = eltwise_traits_problem(t); !why.empty()) throw InputError("check_elementwise: " + why);
+    t.claim = ulps < 0 ? math::Claim{} : math::Claim{math::ClaimKind::Ulp, ulps, slope, 0, lo, hi};
+    EltwiseTally tally;
+    {
+      py::gil_scoped_release nogil;
+      for (py::ssize_t i = 0; i < x.size(); ++i)
+        eltwise_check_one(t, static_cast<std::uint32_t>(from_container(*t.in, x.data()[i])),
+                          static_cast<std::uint32_t>(from_container(*t.out, y.data()[i])), tally);
+    }
+    ElementwiseResult e = eltwise_record(t, tally);
+    e.sweep = "python";
+    return to_json(e).dump();
+  }, py::arg("function"), py::arg("in_format"), py::arg("out_format"), py::arg("x_codes"), py::arg("y_codes"), py::arg("ulps") = -1.0,
+     py::arg("slope") = 0.0, py::arg("lo") = -HUGE_VAL, py::arg("hi") = HUGE_VAL,
+     "Judge y = f(x) (container codes) against the correctly rounded result; ulps < 0: the claim is correctly rounded");
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -218,6 +219,8 @@ std::optional<CaseAxis> parse_case_axis(std::string_view s);
 
 /// A reduction kernel's case (docs/reductions.md, "Certifying a reduction"): what the GEMM fields cannot say.
 /// m = the count of vectors (results), k = their length, n = 1.
+struct ElementwiseResult;  // results/elementwise.hpp
+
 struct ReductionResult {
   std::string kind;                 ///< "sum" | "dot" | "nrm2"
   std::string axis;                 ///< "rows" | "cols": how the vectors lie in the input matrix
@@ -315,6 +318,8 @@ struct CaseResult {
   double wall_seconds = 0;       ///< reference + runs + grading
   std::optional<ConversionResult> conversion;  ///< a conversion kernel's case: its record (GEMM fields unused)
   std::optional<ReductionResult> reduction;    ///< a reduction kernel's case (operation "reduction")
+  /// An elementwise kernel's case (operation "elementwise"; results/elementwise.hpp): shared, never changed once made.
+  std::shared_ptr<const ElementwiseResult> elementwise;
   std::optional<OrderRecord> order;  ///< the order came from a revelation, not the declaration (certify --order revealed / FILE)
   std::string determinism = "deterministic";  ///< what the kernel declares: deterministic | run_to_run
   std::optional<RunSpread> spread;   ///< a kernel declaring run_to_run: its measured run-to-run spread

@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "base/input_file.hpp"
 #include "results/conversion.hpp"
+#include "results/elementwise.hpp"
 
 namespace fpcert {
 
@@ -253,6 +254,10 @@ json to_json(const CaseResult& c) {
                       {"worst_bound", json_number(x.worst_bound)},
                       {"runs", x.runs}};
   }
+  if (c.elementwise) {
+    j["operation"] = "elementwise";
+    j["elementwise"] = to_json(*c.elementwise);
+  }
   if (c.order) {
     const OrderRecord& o = *c.order;
     j["order"] = {{"source", o.source},   {"file", o.file},         {"m", o.m},           {"n", o.n},
@@ -314,6 +319,7 @@ CaseResult case_from_json(const json& j) {
     r.runs = x.value("runs", 0);
     c.reduction = r;
   }
+  if (j.contains("elementwise")) c.elementwise = std::make_shared<const ElementwiseResult>(elementwise_from_json(j.at("elementwise")));
   c.kernel = str(j, "kernel");
   c.kernel_traits = str(j, "kernel_traits");
   c.backend = str(j, "backend");

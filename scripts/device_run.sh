@@ -412,6 +412,19 @@ section_scale() {
   else echo "scale: mutate has no --devices in this build: skipped"; fi
   cat "$OUT/scale_summary.txt"
 }
+# Elementwise math (issue 42): the device sweep against the host check (GPU test), then every CUDA function on all of
+# its inputs (2^32 for fp32, 65536 for f16/bf16), the table for docs/elementwise.md, and the CI suite on the same kernels.
+section_eltwise() {
+  run "$BIN/test_suites_gpu" --source-file='*eltwise_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/eltwise_gpu.log" | grep -E "eltwise_gpu|test cases|assertions|ERROR|CHECK|Status" | head -80
+  local ks
+  ks=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(",".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") == "elementwise" and k["backend"] == "cuda"))')
+  echo "eltwise kernels: $ks"
+  run timeout 500 "$BIN/fpcert" certify --kernel "$ks" --suite elementwise_full --json "$OUT/eltwise_full.json" > "$OUT/eltwise_full.txt" 2>&1; echo "rc=$?"
+  grep -vE "^\s*$" "$OUT/eltwise_full.txt" | head -60
+  python3 scripts/eltwise_table.py "$OUT/eltwise_full.json" | tee "$OUT/eltwise_table.md"
+  run timeout 200 "$BIN/fpcert" certify --kernel "$ks" --suite elementwise --json "$OUT/eltwise_ci.json" > "$OUT/eltwise_ci.txt" 2>&1; echo "rc=$?"
+  grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung" "$OUT/eltwise_ci.txt" | head -30
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -440,6 +453,7 @@ for part in ${PART//,/ }; do
     fp8mma) section_fp8mma ;;
     python) section_python ;;
     wave3) section_wave3 ;;
+    eltwise) section_eltwise ;;
     scale3) section_scale3 ;;
     report) section_report ;;
     reveal) section_reveal ;;

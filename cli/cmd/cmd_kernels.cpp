@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/plugins.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/elementwise/eltwise_kernel.hpp"
 #include "kernels/reduce/reduce_kernel.hpp"
 
 namespace fpcert::cli {
@@ -108,6 +109,29 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
     }
     fmt::print("{:<34} {:<7} {:<9} {}\n", name, to_string(k->backend()), "reduction", describe_reduce_traits(t));
     if (!k->description().empty()) fmt::print("{:<34} {:<7} {:<9} {}\n", "", "", "", k->description());
+  }
+  // Elementwise kernels (docs/elementwise.md): fpcert certify --kernel NAME --suite elementwise grades them.
+  const auto elt = kernel_names(mutants, Operation::Elementwise);
+  if (!json && !elt.empty()) fmt::print("\n{:<34} {:<7} {:<11} {}\n", "elementwise kernel", "backend", "operation", "traits");
+  for (const auto& name : elt) {
+    const auto k = make_eltwise_kernel(name);
+    const EltwiseTraits& t = k->eltwise_traits();
+    if (json) {
+      arr.push_back({{"name", name},
+                     {"backend", to_string(k->backend())},
+                     {"mutant", k->is_mutant()},
+                     {"operation", "elementwise"},
+                     {"description", k->description()},
+                     {"function", math::to_string(t.fn)},
+                     {"in", t.in->tag},
+                     {"out", t.out->tag},
+                     {"claim", describe_claim(t.claim)},
+                     {"traits", describe_eltwise_traits(t)},
+                     {"memory", k->memory() == MemorySpace::Device ? "device" : "host"},
+                     {"origin", find_kernel_info(name)->origin}});
+      continue;
+    }
+    fmt::print("{:<34} {:<7} {:<11} {}\n", name, to_string(k->backend()), "elementwise", describe_eltwise_traits(t));
   }
   if (json) fmt::print("{}\n", arr.dump(2));
   return 0;

@@ -14,6 +14,9 @@ std::string_view to_string(Fn f) {
     case Fn::Exp: return "exp";
     case Fn::Exp2: return "exp2";
     case Fn::Exp10: return "exp10";
+    case Fn::Log: return "log";
+    case Fn::Log2: return "log2";
+    case Fn::Log10: return "log10";
   }
   return "?";
 }
@@ -64,6 +67,33 @@ ExpTables make_exp_tables() {
   return t;
 }
 
+LogTables make_log_tables() {
+  LogTables t{};
+  Mpfr c(256), inv(12), v(256), w(256);
+  for (int j = -32; j <= 64; ++j) {
+    const int i = j + 32;
+    mpfr_set_si(c, 128 + j, MPFR_RNDN);
+    mpfr_div_ui(c, c, 128, MPFR_RNDN);  // c_j = 1 + j/128, exact
+    mpfr_ui_div(inv, 1, c, MPFR_RNDN);  // 1/c_j to 12 bits
+    t.inv_c[i] = mpfr_get_d(inv, MPFR_RNDN);  // exact
+    mpfr_set(v, inv, MPFR_RNDN);
+    mpfr_log(v, v, MPFR_RNDN);
+    mpfr_neg(v, v, MPFR_RNDN);  // -log(inv_c) at 256 bits
+    t.t_hi[i] = mpfr_get_d(v, MPFR_RNDN);
+    mpfr_sub_d(w, v, t.t_hi[i], MPFR_RNDN);
+    t.t_lo[i] = mpfr_get_d(w, MPFR_RNDN);
+  }
+  mpfr_const_log2(v, MPFR_RNDN);
+  split(v, 45, t.ln2_hi, t.ln2_lo);
+  mpfr_ui_div(w, 1, v, MPFR_RNDN);
+  t.inv_ln2 = mpfr_get_d(w, MPFR_RNDN);
+  mpfr_set_ui(v, 10, MPFR_RNDN);
+  mpfr_log(v, v, MPFR_RNDN);
+  mpfr_ui_div(w, 1, v, MPFR_RNDN);
+  t.inv_ln10 = mpfr_get_d(w, MPFR_RNDN);
+  return t;
+}
+
 // Beyond these the exact result lies above 2^129 (every destination overflows, as 2^200 does) or
 // below 2^-182 (as 2^-200 is): under half of fp32's least subnormal 2^-149, and so far below it that
 // stochastic rounding's 32 discarded bits (down to 2^-181) are all zero for both. So the stand-in lies
@@ -75,13 +105,11 @@ Clamp clamp_of(Fn f) {
     case Fn::Exp: return {90.0, -127.0};
     case Fn::Exp2: return {129.0, -183.0};
     case Fn::Exp10: return {39.0, -55.0};
+    default: return {0, 0};
   }
-  return {0, 0};
 }
 
-ExpKind kind_of(Fn f) {
-  return f == Fn::Exp ? ExpKind::Exp : f == Fn::Exp2 ? ExpKind::Exp2 : ExpKind::Exp10;
-}
+ExpKind kind_of(Fn f) { return exp_kind(f); }
 
 }  // namespace
 
@@ -90,8 +118,31 @@ const ExpTables& exp_tables() {
   return t;
 }
 
+const LogTables& log_tables() {
+  static const LogTables t = make_log_tables();
+  return t;
+}
+
+// The log family's special values (IEEE 754 9.2; docs/elementwise.md, "log family"): NaN -> NaN; x < 0 (and -Inf) ->
+// the default NaN (invalid); +-0 -> -Inf (divide by zero); +Inf -> +Inf; log(1) = +0; log2(2^n) = n exactly. The
+// other exact case, log10(10^n) for n = 1..10, goes through the bracket (and MPFR's ternary value 0 where it straddles).
+static std::optional<Rounded> log_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  const double xd = x;
+  if (xd != xd) return round_double(d, xd, r, rbits);
+  if (xd < 0) return round_double(d, __builtin_nan(""), r, rbits);
+  if (xd == 0) return round_double(d, -__builtin_inf(), r, rbits);
+  if (xd == __builtin_inf()) return round_double(d, xd, r, rbits);
+  if (xd == 1) return round_double(d, 0.0, r, rbits);
+  if (f == Fn::Log2) {
+    int e = 0;
+    if (__builtin_frexp(xd, &e) == 0.5) return round_double(d, static_cast<double>(e - 1), r, rbits);
+  }
+  return std::nullopt;
+}
+
 // Special values, clamps and exact cases (docs/elementwise.md, "Special values"): shared by both paths.
 static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  if (is_log(f)) return log_special(f, x, d, r, rbits);
   const double xd = x;  // exact (a NaN stays a NaN with its payload, quieted)
   if (xd != xd) return round_double(d, xd, r, rbits);
   if (xd == 0) return round_double(d, 1.0, r, rbits);  // f(+-0) = 1 exactly (IEEE 754 9.2)
@@ -119,7 +170,8 @@ std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Round
                                      const ExpTables& t, double bracket) {
   if (auto s = evaluate_special(f, x, d, r, rbits)) return s;
   const double xd = x;
-  const double y = exp_fast(kind_of(f), xd, t);
+  if (bracket <= 0) bracket = is_log(f) ? kLogBracket : kExpBracket;
+  const double y = is_log(f) ? log_fast(log_kind(f), xd, log_tables()) : exp_fast(kind_of(f), xd, t);
   const Rounded lo = round_double(d, y * (1.0 - bracket), r, rbits);
   const Rounded hi = round_double(d, y * (1.0 + bracket), r, rbits);
   if (lo.code != hi.code) return std::nullopt;
@@ -138,8 +190,15 @@ Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uin
   mpfr_set_flt(in, x, MPFR_RNDN);  // exact
   for (mpfr_prec_t p = 64;; p *= 2) {
     Mpfr y(p), lo(p), hi(p);
-    const int inex = f == Fn::Exp ? mpfr_exp(y, in, MPFR_RNDN) : f == Fn::Exp2 ? mpfr_exp2(y, in, MPFR_RNDN)
-                                                                             : mpfr_exp10(y, in, MPFR_RNDN);
+    int inex = 0;
+    switch (f) {
+      case Fn::Exp: inex = mpfr_exp(y, in, MPFR_RNDN); break;
+      case Fn::Exp2: inex = mpfr_exp2(y, in, MPFR_RNDN); break;
+      case Fn::Exp10: inex = mpfr_exp10(y, in, MPFR_RNDN); break;
+      case Fn::Log: inex = mpfr_log(y, in, MPFR_RNDN); break;
+      case Fn::Log2: inex = mpfr_log2(y, in, MPFR_RNDN); break;
+      case Fn::Log10: inex = mpfr_log10(y, in, MPFR_RNDN); break;
+    }
     if (inex == 0) return mpfr_ref::round(d, y, r, rbits);  // exact (MPFR's ternary value says so)
     // |y - f(x)| < ulp_p(y)/2: f(x) lies strictly between y's neighbours at p bits.
     mpfr_set(lo, y, MPFR_RNDN);

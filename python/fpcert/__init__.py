@@ -13,7 +13,7 @@ from ._fpcert import InputError, Traits, kernel_names, suite_names
 
 __all__ = ["InputError", "Traits", "Reference", "Tolerance", "Results", "reference", "traits", "torch_traits",
            "tolerance", "shape_tolerance", "assert_close", "certify", "generate", "kernel_names", "suite_names", "encode",
-           "nan_convention"]
+           "nan_convention", "check_elementwise"]
 
 #: The pytest plugin (fpcert.pytest_plugin) sets this to a callable taking (kind, dict) for every
 #: assert_close and certify call; None when nothing collects.
@@ -378,3 +378,26 @@ def generate(spec: str, with_info: bool = False):
     conv = (lambda v: v.astype(_FLOAT_DTYPE[src])) if src in _FLOAT_DTYPE else (lambda v: _from_codes(_fpcert.encode(src, v), src))
     A, B = conv(a), conv(b)
     return (A, B, info) if with_info else (A, B)
+
+
+# ---- elementwise math (docs/elementwise.md, "From Python") -----------------------------------------------
+def check_elementwise(function: str, x, y, ulps: float | None = None, slope: float = 0.0, domain=None,
+                      format: str | None = None) -> dict:
+    """Judge a user's y = function(x) (exp, exp2, exp10, log, log2, log10) on every element against the correctly
+    rounded result: float32/float16 arrays (uint16: bfloat16 bits, or `format`), any shape. `ulps` None: the claim is
+    "correctly rounded"; else at most ulps + floor(slope |x|) ulp, on `domain` = (lo, hi) when given. Returns the record
+    (inputs, max_ulps, worst, above_claim, listed counterexamples, histogram: docs/elementwise.md)."""
+    def codes(a):
+        a = np.asarray(a)
+        if a.dtype.name == "bfloat16":
+            a = a.view(np.uint16)
+        tag = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.uint16): format or "bf16"}.get(a.dtype)
+        if tag is None:
+            raise InputError(f"fpcert: check_elementwise takes float32, float16 or uint16 (bfloat16 bits) arrays, not {a.dtype}")
+        bits = np.ascontiguousarray(a).reshape(-1).view(np.uint32 if tag == "f32" else np.uint16)
+        return bits.astype(np.uint64), tag
+    xc, tin = codes(x)
+    yc, tout = codes(y)
+    lo, hi = domain if domain is not None else (-np.inf, np.inf)
+    return _json.loads(_fpcert.check_elementwise(function, tin, tout, xc, yc, -1.0 if ulps is None else float(ulps),
+                                                 float(slope), float(lo), float(hi)))

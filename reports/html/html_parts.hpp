@@ -81,4 +81,7 @@ std::string preset_table(const RunResult& r, const std::string& src);
 /// An experiment record's section (anchor exp-<ei>, document e<ei>).
 std::string experiment_section(const ExperimentRecord& e, std::size_t ei);
 
+/// Elementwise kernels' cases (html_elementwise.cpp): "" when the run has none.
+std::string elementwise_section(const RunResult& r, std::size_t ri);
+
 }  // namespace fpcert::html

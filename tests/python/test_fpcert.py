@@ -249,3 +249,24 @@ def test_encode_nan_conventions():
         fpcert.encode("e2m1", v, nan="any")
     with pytest.raises(fpcert.InputError, match="unknown NaN convention"):
         fpcert.encode("f16", v, nan="quiet")
+
+
+def test_check_elementwise_refuses_a_wrong_exp_and_passes_a_correctly_rounded_one():
+    # float64 exp of a float32 x rounded once to float32 is correctly rounded except on rare double-rounding inputs; the
+    # claim "1 ulp" holds for it. Then the same results moved 3 codes up on [1, 2) are refused there.
+    x = np.linspace(-80, 80, 20001, dtype=np.float32)
+    y = np.exp(x.astype(np.float64)).astype(np.float32)
+    r = fpcert.check_elementwise("exp", x, y, ulps=1)
+    assert r["inputs"] == 20001 and r["above_claim"] == 0 and r["max_ulps"] <= 1
+    bad = y.view(np.uint32).copy()
+    sel = (x >= 1) & (x < 2)
+    bad[sel] += 3
+    r = fpcert.check_elementwise("exp", x, bad.view(np.float32), ulps=1)
+    assert r["above_claim"] == int(sel.sum()) and r["above_claim"] > 0
+    assert 1.0 <= r["listed"][0]["input"] < 2.0
+    h = np.arange(0, 65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    with np.errstate(all="ignore"):
+        hy = np.log(h.astype(np.float64)).astype(np.float16)  # double rounding float64 -> float16: 1 ulp at most
+    r = fpcert.check_elementwise("log", h, hy, ulps=1)
+    assert r["inputs"] == 65536 and r["above_claim"] == 0
+

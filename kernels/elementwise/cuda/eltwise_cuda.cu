@@ -1,0 +1,359 @@
+// kernels/elementwise/cuda/eltwise_cuda.cu — CUDA's exp family as subjects of the elementwise check (issue 42,
+// docs/elementwise.md): expf, exp2f, exp10f, the intrinsics __expf and __exp10f, and the half and bfloat16 functions
+// hexp, hexp2, hexp10, h2exp. Each runs as a plain kernel (run(): the runner's guarded buffers) and as the device
+// sweep (sweep()): every input code of a range, the correctly rounded reference computed on the GPU with the proved
+// fast path of oracle/math/exp_kernel.hpp (eltwise_ref.hpp: inputs whose bracket straddles a rounding boundary are
+// sent back for MPFR), the subject, the comparison and the histogram in one pass; only counters, the worst input,
+// the results beyond the claim and the undecided inputs travel back.
+#define FPCERT_HD __host__ __device__
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/device/cuda_check.cuh"
+#include "kernels/elementwise/eltwise_kernel.hpp"
+#include "oracle/math/eltwise_ref.hpp"
+
+namespace fpcert {
+namespace {
+
+enum class Subj : std::uint8_t {
+  Expf, Exp2f, Exp10f, ExpfFast, Exp10fFast, Hexp, Hexp2, Hexp10, H2exp, BHexp, BHexp2, BHexp10,
+  Logf, Log2f, Log10f, LogfFast, Log2fFast, Log10fFast, Hlog, Hlog2, Hlog10, BHlog, BHlog2, BHlog10
+};
+template <Subj S>
+constexpr bool kHalfIn = S == Subj::Hexp || S == Subj::Hexp2 || S == Subj::Hexp10 || S == Subj::H2exp || S == Subj::Hlog ||
+                         S == Subj::Hlog2 || S == Subj::Hlog10;
+template <Subj S>
+constexpr bool kBf16In = S == Subj::BHexp || S == Subj::BHexp2 || S == Subj::BHexp10 || S == Subj::BHlog || S == Subj::BHlog2 ||
+                         S == Subj::BHlog10;
+
+__device__ __forceinline__ float decode_in(std::uint32_t c, int in_bits) {
+  if (in_bits == 32) return __uint_as_float(c);
+  return __half2float(__ushort_as_half(static_cast<unsigned short>(c)));  // f16 (bf16 handled by the caller)
+}
+
+/// The subject on input code c (a code of its input format), as a code of its output format.
+template <Subj S>
+__device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
+  if constexpr (S == Subj::Expf) return __float_as_uint(expf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Exp2f) return __float_as_uint(exp2f(__uint_as_float(c)));
+  else if constexpr (S == Subj::Exp10f) return __float_as_uint(exp10f(__uint_as_float(c)));
+  else if constexpr (S == Subj::ExpfFast) return __float_as_uint(__expf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Exp10fFast) return __float_as_uint(__exp10f(__uint_as_float(c)));
+  else if constexpr (S == Subj::Logf) return __float_as_uint(logf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Log2f) return __float_as_uint(log2f(__uint_as_float(c)));
+  else if constexpr (S == Subj::Log10f) return __float_as_uint(log10f(__uint_as_float(c)));
+  else if constexpr (S == Subj::LogfFast) return __float_as_uint(__logf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Log2fFast) return __float_as_uint(__log2f(__uint_as_float(c)));
+  else if constexpr (S == Subj::Log10fFast) return __float_as_uint(__log10f(__uint_as_float(c)));
+  else if constexpr (kHalfIn<S>) {
+    const __half h = __ushort_as_half(static_cast<unsigned short>(c));
+    __half y;
+    if constexpr (S == Subj::Hexp) y = hexp(h);
+    else if constexpr (S == Subj::Hexp2) y = hexp2(h);
+    else if constexpr (S == Subj::Hexp10) y = hexp10(h);
+    else if constexpr (S == Subj::Hlog) y = hlog(h);
+    else if constexpr (S == Subj::Hlog2) y = hlog2(h);
+    else if constexpr (S == Subj::Hlog10) y = hlog10(h);
+    else y = __low2half(h2exp(__halves2half2(h, h)));  // both lanes the same input: the low lane is checked
+    return __half_as_ushort(y);
+  } else {
+    const __nv_bfloat16 h = __ushort_as_bfloat16(static_cast<unsigned short>(c));
+    __nv_bfloat16 y;
+    if constexpr (S == Subj::BHexp) y = hexp(h);
+    else if constexpr (S == Subj::BHexp2) y = hexp2(h);
+    else if constexpr (S == Subj::BHexp10) y = hexp10(h);
+    else if constexpr (S == Subj::BHlog) y = hlog(h);
+    else if constexpr (S == Subj::BHlog2) y = hlog2(h);
+    else y = hlog10(h);
+    return __bfloat16_as_ushort(y);
+  }
+}
+
+template <Subj S>
+__device__ __forceinline__ float input_value(std::uint32_t c) {
+  if constexpr (kBf16In<S>) return __uint_as_float(c << 16);
+  else if constexpr (kHalfIn<S>) return decode_in(c, 16);
+  else return __uint_as_float(c);
+}
+
+template <Subj S, typename In, typename Out>
+__global__ void run_kernel(std::int64_t n, const In* x, Out* y) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    y[i] = static_cast<Out>(subject<S>(static_cast<std::uint32_t>(x[i])));
+}
+
+/// What the sweep kernel writes (device memory, zeroed before each chunk).
+struct SweepCounters {
+  unsigned long long histogram[math::kUlpBins];
+  unsigned long long above, worst, nan_mismatch, unclaimed;
+  unsigned int listed, undecided;
+};
+
+struct SweepArgs {
+  std::uint64_t first, count;
+  math::ExpTables tables;
+  math::LogTables log_tables;
+  math::Claim claim;
+  math::CodeFormat out;
+  bool log;
+  std::uint8_t kind;  ///< ExpKind or LogKind
+  bool daz, ftz;
+  SweepCounters* counters;
+  EltwiseSweepChunk::Item* listed;
+  unsigned max_listed;
+  EltwiseSweepChunk::Item* undecided;
+  unsigned max_undecided;
+};
+
+template <Subj S>
+__global__ void __launch_bounds__(256) sweep_kernel(SweepArgs a) {
+  __shared__ math::ExpTables t;
+  __shared__ math::LogTables lt;
+  __shared__ unsigned long long hist[math::kUlpBins];
+  for (int i = threadIdx.x; i < math::kUlpBins; i += blockDim.x) hist[i] = 0;
+  if (threadIdx.x == 0) {
+    t = a.tables;
+    lt = a.log_tables;
+  }
+  __syncthreads();
+  unsigned long long zero = 0, one = 0, above = 0, worst = 0, nan_mm = 0, unclaimed = 0;  // bins 0 and 1 in registers
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < a.count; i += stride) {
+    const auto c = static_cast<std::uint32_t>(a.first + i);
+    float x = input_value<S>(c);
+    const std::uint32_t got = subject<S>(c);
+    if (a.daz && (__float_as_uint(x) & 0x7f800000u) == 0) x = __uint_as_float(__float_as_uint(x) & 0x80000000u);
+    const math::RefRn ref = math::ref_rn(a.log, a.kind, x, a.out, t, lt);
+    if (!ref.decided) {
+      const unsigned k = atomicAdd(&a.counters->undecided, 1u);
+      if (k < a.max_undecided) a.undecided[k] = {c, got};
+      continue;
+    }
+    const math::Judged j = math::judge(got, x, ref, a.out, a.claim, a.ftz);
+    if (j.undecided) {
+      const unsigned k = atomicAdd(&a.counters->undecided, 1u);
+      if (k < a.max_undecided) a.undecided[k] = {c, got};
+      continue;
+    }
+    if (j.ulps == 0) ++zero;
+    else if (j.ulps == 1) ++one;
+    else atomicAdd(&hist[math::ulp_bin(j.ulps)], 1ull);
+    if (j.ulps == math::kNanDistance) ++nan_mm;
+    const unsigned long long u = j.ulps >= 0x7fffffffull ? 0x7fffffffull : j.ulps;
+    const unsigned long long key = (u << 32) | (0xffffffffu - c);  // the largest distance, then the lowest code
+    if (j.claimed && u > 0 && key > worst) worst = key;
+    if (!j.claimed) ++unclaimed;
+    if (j.above) {
+      ++above;
+      const unsigned k = atomicAdd(&a.counters->listed, 1u);
+      if (k < a.max_listed) a.listed[k] = {c, got};
+    }
+  }
+  atomicAdd(&hist[0], zero);
+  atomicAdd(&hist[1], one);
+  __syncthreads();
+  for (int i = threadIdx.x; i < math::kUlpBins; i += blockDim.x)
+    if (hist[i]) atomicAdd(&a.counters->histogram[i], hist[i]);
+  if (above) atomicAdd(&a.counters->above, above);
+  if (nan_mm) atomicAdd(&a.counters->nan_mismatch, nan_mm);
+  if (unclaimed) atomicAdd(&a.counters->unclaimed, unclaimed);
+  if (worst) atomicMax(&a.counters->worst, worst);
+}
+
+struct CudaSpec {
+  std::string name, note;
+  Subj subj;
+  EltwiseTraits t;
+};
+
+class CudaEltwise final : public ElementwiseKernel {
+ public:
+  explicit CudaEltwise(CudaSpec s) : s_(std::move(s)) {}
+  ~CudaEltwise() override {
+    cudaFree(counters_);
+    cudaFree(listed_);
+    cudaFree(undecided_);
+  }
+  const std::string& name() const override { return s_.name; }
+  std::string description() const override { return s_.note; }
+  Backend backend() const override { return Backend::Cuda; }
+  MemorySpace memory() const override { return MemorySpace::Device; }
+  const EltwiseTraits& eltwise_traits() const override { return s_.t; }
+  bool can_sweep() const override {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  }
+
+  void run(const EltwiseOperands& o) override {
+    if (o.count <= 0) return;
+    const auto stream = static_cast<cudaStream_t>(o.stream);
+    const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((o.count + 255) / 256, 65535));
+    const bool wide = s_.t.in == &f32;
+    switch (s_.subj) {
+#define FPCERT_ELT_RUN(S)                                                                                                    \
+  case Subj::S:                                                                                                              \
+    if (wide) run_kernel<Subj::S><<<blocks, 256, 0, stream>>>(o.count, static_cast<const std::uint32_t*>(o.x), static_cast<std::uint32_t*>(o.y)); \
+    else run_kernel<Subj::S><<<blocks, 256, 0, stream>>>(o.count, static_cast<const std::uint16_t*>(o.x), static_cast<std::uint16_t*>(o.y));     \
+    break;
+      FPCERT_ELT_RUN(Expf) FPCERT_ELT_RUN(Exp2f) FPCERT_ELT_RUN(Exp10f) FPCERT_ELT_RUN(ExpfFast) FPCERT_ELT_RUN(Exp10fFast)
+      FPCERT_ELT_RUN(Hexp) FPCERT_ELT_RUN(Hexp2) FPCERT_ELT_RUN(Hexp10) FPCERT_ELT_RUN(H2exp)
+      FPCERT_ELT_RUN(BHexp) FPCERT_ELT_RUN(BHexp2) FPCERT_ELT_RUN(BHexp10)
+      FPCERT_ELT_RUN(Logf) FPCERT_ELT_RUN(Log2f) FPCERT_ELT_RUN(Log10f) FPCERT_ELT_RUN(LogfFast) FPCERT_ELT_RUN(Log2fFast) FPCERT_ELT_RUN(Log10fFast)
+      FPCERT_ELT_RUN(Hlog) FPCERT_ELT_RUN(Hlog2) FPCERT_ELT_RUN(Hlog10) FPCERT_ELT_RUN(BHlog) FPCERT_ELT_RUN(BHlog2) FPCERT_ELT_RUN(BHlog10)
+#undef FPCERT_ELT_RUN
+    }
+    FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
+  }
+
+  EltwiseSweepChunk sweep(std::uint64_t first, std::uint64_t count, std::size_t max_listed) override {
+    constexpr unsigned kMaxUndecided = 1u << 22;
+    if (count > (std::uint64_t{1} << 32) || first + count > (std::uint64_t{1} << (8 * container_bytes(*s_.t.in))))
+      throw NotSupportedError(s_.name + ": sweep range beyond the input format's codes");
+    max_listed = std::min<std::size_t>(std::max<std::size_t>(max_listed, 1), 1u << 20);
+    if (!counters_) {
+      FPCERT_CUDA_CHECK(cudaSetDevice(0));
+      FPCERT_CUDA_CHECK(cudaMalloc(&counters_, sizeof(SweepCounters)));
+      FPCERT_CUDA_CHECK(cudaMalloc(&listed_, (1u << 20) * sizeof(EltwiseSweepChunk::Item)));
+      FPCERT_CUDA_CHECK(cudaMalloc(&undecided_, kMaxUndecided * sizeof(EltwiseSweepChunk::Item)));
+      cudaDeviceProp prop{};
+      FPCERT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+      blocks_ = static_cast<unsigned>(std::max(1, prop.multiProcessorCount) * 8);
+    }
+    FPCERT_CUDA_CHECK(cudaMemset(counters_, 0, sizeof(SweepCounters)));
+    SweepArgs a{};
+    a.first = first;
+    a.count = count;
+    a.tables = math::exp_tables();
+    a.claim = s_.t.claim;
+    a.out = *code_format(*s_.t.out);
+    a.log_tables = math::log_tables();
+    a.log = math::is_log(s_.t.fn);
+    a.kind = a.log ? static_cast<std::uint8_t>(math::log_kind(s_.t.fn)) : static_cast<std::uint8_t>(math::exp_kind(s_.t.fn));
+    a.daz = s_.t.daz;
+    a.ftz = s_.t.ftz;
+    a.counters = counters_;
+    a.listed = listed_;
+    a.max_listed = static_cast<unsigned>(max_listed);
+    a.undecided = undecided_;
+    a.max_undecided = kMaxUndecided;
+    const unsigned blocks = static_cast<unsigned>(std::min<std::uint64_t>(blocks_, (count + 255) / 256));
+    cudaEvent_t e0, e1;
+    FPCERT_CUDA_CHECK(cudaEventCreate(&e0));
+    FPCERT_CUDA_CHECK(cudaEventCreate(&e1));
+    FPCERT_CUDA_CHECK(cudaEventRecord(e0));
+    switch (s_.subj) {
+#define FPCERT_ELT_SWEEP(S) \
+  case Subj::S: sweep_kernel<Subj::S><<<blocks, 256>>>(a); break;
+      FPCERT_ELT_SWEEP(Expf) FPCERT_ELT_SWEEP(Exp2f) FPCERT_ELT_SWEEP(Exp10f) FPCERT_ELT_SWEEP(ExpfFast) FPCERT_ELT_SWEEP(Exp10fFast)
+      FPCERT_ELT_SWEEP(Hexp) FPCERT_ELT_SWEEP(Hexp2) FPCERT_ELT_SWEEP(Hexp10) FPCERT_ELT_SWEEP(H2exp)
+      FPCERT_ELT_SWEEP(BHexp) FPCERT_ELT_SWEEP(BHexp2) FPCERT_ELT_SWEEP(BHexp10)
+      FPCERT_ELT_SWEEP(Logf) FPCERT_ELT_SWEEP(Log2f) FPCERT_ELT_SWEEP(Log10f) FPCERT_ELT_SWEEP(LogfFast) FPCERT_ELT_SWEEP(Log2fFast) FPCERT_ELT_SWEEP(Log10fFast)
+      FPCERT_ELT_SWEEP(Hlog) FPCERT_ELT_SWEEP(Hlog2) FPCERT_ELT_SWEEP(Hlog10) FPCERT_ELT_SWEEP(BHlog) FPCERT_ELT_SWEEP(BHlog2) FPCERT_ELT_SWEEP(BHlog10)
+#undef FPCERT_ELT_SWEEP
+    }
+    FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
+    FPCERT_CUDA_CHECK(cudaEventRecord(e1));
+    FPCERT_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    FPCERT_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    SweepCounters h{};
+    FPCERT_CUDA_CHECK(cudaMemcpy(&h, counters_, sizeof h, cudaMemcpyDeviceToHost));
+    EltwiseSweepChunk r;
+    r.first = first;
+    r.count = count;
+    for (int i = 0; i < math::kUlpBins; ++i) r.histogram[static_cast<std::size_t>(i)] = h.histogram[i];
+    r.above = h.above;
+    r.worst = h.worst;
+    r.nan_mismatch = h.nan_mismatch;
+    r.unclaimed = h.unclaimed;
+    r.listed.resize(std::min<std::size_t>(h.listed, max_listed));
+    r.undecided_overflow = h.undecided > kMaxUndecided;
+    r.undecided.resize(std::min<std::size_t>(h.undecided, kMaxUndecided));
+    if (!r.listed.empty())
+      FPCERT_CUDA_CHECK(cudaMemcpy(r.listed.data(), listed_, r.listed.size() * sizeof(EltwiseSweepChunk::Item), cudaMemcpyDeviceToHost));
+    if (!r.undecided.empty())
+      FPCERT_CUDA_CHECK(cudaMemcpy(r.undecided.data(), undecided_, r.undecided.size() * sizeof(EltwiseSweepChunk::Item), cudaMemcpyDeviceToHost));
+    r.kernel_ms = ms;
+    return r;
+  }
+
+ private:
+  CudaSpec s_;
+  SweepCounters* counters_ = nullptr;
+  EltwiseSweepChunk::Item* listed_ = nullptr;
+  EltwiseSweepChunk::Item* undecided_ = nullptr;
+  unsigned blocks_ = 0;
+};
+
+EltwiseTraits traits(math::Fn f, const Format& io, math::Claim c, const char* source, bool ftz = false, bool daz = false) {
+  EltwiseTraits t;
+  t.daz = daz;
+  t.fn = f;
+  t.in = t.out = &io;
+  t.claim = c;
+  t.claim_source = source;
+  t.ftz = ftz;
+  return t;
+}
+
+}  // namespace
+
+void register_eltwise_cuda_kernels() {
+  using math::ClaimKind;
+  using math::Fn;
+  // Claims: CUDA C++ Programming Guide, "Mathematical Functions" (single precision: expf, exp2f, exp10f 2 ulp;
+  // intrinsics: __expf 2 + floor(abs(1.173 x)), __exp10f 2 + floor(abs(2.95 x)), both through ex2.approx.ftz, which
+  // flushes subnormal results); half and bfloat16 functions: 0 ulp as issue 42 reads the CUDA Math API (to be
+  // confirmed or refused by the sweep).
+  const char* guide = "CUDA Programming Guide, Mathematical Functions";
+  const char* half = "CUDA Math API half/bf16 functions, 0 ulp (issue 42)";
+  const math::Claim two{ClaimKind::Ulp, 2}, cr{ClaimKind::CorrectlyRounded};
+  const std::vector<CudaSpec> specs = {
+      {"cuda_expf", "CUDA expf (accurate, no fast math)", Subj::Expf, traits(Fn::Exp, f32, two, guide)},
+      {"cuda_exp2f", "CUDA exp2f", Subj::Exp2f, traits(Fn::Exp2, f32, two, guide)},
+      {"cuda_exp10f", "CUDA exp10f", Subj::Exp10f, traits(Fn::Exp10, f32, two, guide)},
+      {"cuda___expf", "CUDA intrinsic __expf (ex2.approx.ftz)", Subj::ExpfFast,
+       traits(Fn::Exp, f32, {ClaimKind::Ulp, 2, 1.173}, guide, true)},
+      {"cuda___exp10f", "CUDA intrinsic __exp10f (ex2.approx.ftz)", Subj::Exp10fFast,
+       traits(Fn::Exp10, f32, {ClaimKind::Ulp, 2, 2.95}, guide, true)},
+      {"cuda_hexp_f16", "CUDA hexp (__half)", Subj::Hexp, traits(Fn::Exp, f16, cr, half)},
+      {"cuda_hexp2_f16", "CUDA hexp2 (__half)", Subj::Hexp2, traits(Fn::Exp2, f16, cr, half)},
+      {"cuda_hexp10_f16", "CUDA hexp10 (__half)", Subj::Hexp10, traits(Fn::Exp10, f16, cr, half)},
+      {"cuda_h2exp_f16", "CUDA h2exp (__half2, both lanes the input; the low lane checked)", Subj::H2exp, traits(Fn::Exp, f16, cr, half)},
+      {"cuda_hexp_bf16", "CUDA hexp (__nv_bfloat16)", Subj::BHexp, traits(Fn::Exp, bf16, cr, half)},
+      {"cuda_hexp2_bf16", "CUDA hexp2 (__nv_bfloat16)", Subj::BHexp2, traits(Fn::Exp2, bf16, cr, half)},
+      {"cuda_hexp10_bf16", "CUDA hexp10 (__nv_bfloat16)", Subj::BHexp10, traits(Fn::Exp10, bf16, cr, half)},
+      // The log family: logf, log2f 1 ulp, log10f 2 ulp; __logf 2^-21.41 absolute on [0.5, 2] else 3 ulp, __log2f 2^-22
+      // absolute on [0.5, 2] else 2 ulp, __log10f 2^-24 absolute on [0.5, 2] else 3 ulp (lg2.approx.ftz: subnormal
+      // inputs read as 0, declared daz).
+      {"cuda_logf", "CUDA logf", Subj::Logf, traits(Fn::Log, f32, {ClaimKind::Ulp, 1}, guide)},
+      {"cuda_log2f", "CUDA log2f", Subj::Log2f, traits(Fn::Log2, f32, {ClaimKind::Ulp, 1}, guide)},
+      {"cuda_log10f", "CUDA log10f", Subj::Log10f, traits(Fn::Log10, f32, two, guide)},
+      {"cuda___logf", "CUDA intrinsic __logf (lg2.approx.ftz)", Subj::LogfFast,
+       traits(Fn::Log, f32, {ClaimKind::Absolute, 3, 0, std::exp2(-21.41), 0.5, 2.0}, guide, true, true)},
+      {"cuda___log2f", "CUDA intrinsic __log2f (lg2.approx.ftz)", Subj::Log2fFast,
+       traits(Fn::Log2, f32, {ClaimKind::Absolute, 2, 0, 0x1p-22, 0.5, 2.0}, guide, true, true)},
+      {"cuda___log10f", "CUDA intrinsic __log10f (lg2.approx.ftz)", Subj::Log10fFast,
+       traits(Fn::Log10, f32, {ClaimKind::Absolute, 3, 0, 0x1p-24, 0.5, 2.0}, guide, true, true)},
+      {"cuda_hlog_f16", "CUDA hlog (__half)", Subj::Hlog, traits(Fn::Log, f16, cr, half)},
+      {"cuda_hlog2_f16", "CUDA hlog2 (__half)", Subj::Hlog2, traits(Fn::Log2, f16, cr, half)},
+      {"cuda_hlog10_f16", "CUDA hlog10 (__half)", Subj::Hlog10, traits(Fn::Log10, f16, cr, half)},
+      {"cuda_hlog_bf16", "CUDA hlog (__nv_bfloat16)", Subj::BHlog, traits(Fn::Log, bf16, cr, half)},
+      {"cuda_hlog2_bf16", "CUDA hlog2 (__nv_bfloat16)", Subj::BHlog2, traits(Fn::Log2, bf16, cr, half)},
+      {"cuda_hlog10_bf16", "CUDA hlog10 (__nv_bfloat16)", Subj::BHlog10, traits(Fn::Log10, bf16, cr, half)},
+  };
+  for (const CudaSpec& s : specs)
+    register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise>(s); }, Operation::Elementwise);
+}
+
+}  // namespace fpcert

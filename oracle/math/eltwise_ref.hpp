@@ -1,0 +1,207 @@
+// oracle/math/eltwise_ref.hpp — the elementwise check's arithmetic shared by host and device (issue 42): the
+// correctly rounded round-to-nearest-even result of exp, exp2, exp10 decided from exp_fast's proved bracket (or
+// "undecided": the caller asks MPFR), ulp distances between codes, and the judgement of a claimed accuracy. Plain
+// integer and double arithmetic (no libm, no allocation): a .cu file defines FPCERT_HD as `__host__ __device__`
+// before including it. docs/elementwise.md, "Checking a function", states the method.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "oracle/math/exp_kernel.hpp"
+#include "oracle/math/log_kernel.hpp"
+
+namespace fpcert::math {
+
+/// An IEEE binary format of at most 32 bits by its field widths (f32 8/23, f16 5/10, bf16 8/7).
+struct CodeFormat {
+  int ebits = 8, mbits = 23;
+  FPCERT_HD constexpr int width() const { return 1 + ebits + mbits; }
+  FPCERT_HD constexpr std::uint32_t sign_bit() const { return std::uint32_t{1} << (ebits + mbits); }
+  FPCERT_HD constexpr std::uint32_t inf_code() const { return ((std::uint32_t{1} << ebits) - 1) << mbits; }
+  FPCERT_HD constexpr bool is_nan(std::uint32_t c) const {
+    return (c & (sign_bit() - 1)) > inf_code();
+  }
+};
+inline constexpr CodeFormat kCodeF32{8, 23}, kCodeF16{5, 10}, kCodeBf16{8, 7};
+
+/// A double rounded to nearest-even into f (subnormals and overflow to Inf as IEEE 754 has them), as a code.
+/// v must be 0, +-Inf or a normal double (the callers' values lie in [2^-1000, 2^1000]); NaN gives the quiet NaN.
+FPCERT_HD inline std::uint32_t round_rn_code(double v, CodeFormat f) {
+  std::uint64_t b;
+  __builtin_memcpy(&b, &v, sizeof b);
+  const std::uint32_t sign = (b >> 63) ? f.sign_bit() : 0u;
+  const int be = static_cast<int>((b >> 52) & 0x7ff);
+  if (be == 0x7ff) return (b & ((std::uint64_t{1} << 52) - 1)) ? f.inf_code() | (std::uint32_t{1} << (f.mbits - 1)) : sign | f.inf_code();
+  if (be == 0) return sign;  // +-0 (a subnormal double is far below every format's least subnormal)
+  const int bias = (1 << (f.ebits - 1)) - 1, emin = 1 - bias;
+  const int e = be - 1023;                       // v = m53 2^(e - 52), m53 in [2^52, 2^53)
+  const std::uint64_t m53 = (b & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
+  const int E = e > emin ? e : emin;             // the exponent of the result's quantum 2^(E - mbits)
+  const int shift = 52 - f.mbits + (E - e);      // bits of m53 below that quantum (>= 29 for these formats)
+  if (shift > 60) return sign;                   // v < 2^-7 of the least subnormal: rounds to 0
+  std::uint64_t keep = m53 >> shift;
+  const std::uint64_t rem = m53 & ((std::uint64_t{1} << shift) - 1), half = std::uint64_t{1} << (shift - 1);
+  if (rem > half || (rem == half && (keep & 1))) ++keep;
+  // Normal: keep in [2^mbits, 2^(mbits+1)] carries its implicit bit into the exponent field; subnormal: E = emin
+  // and the field is 0. A carry out of the largest binade reaches the Inf code.
+  const std::uint64_t code = (static_cast<std::uint64_t>(E + bias - 1) << f.mbits) + keep;
+  return sign | (code >= f.inf_code() ? f.inf_code() : static_cast<std::uint32_t>(code));
+}
+
+/// The code's value as a double (exact for these formats).
+FPCERT_HD inline double code_value(std::uint32_t c, CodeFormat f) {
+  const std::uint32_t mag = c & (f.sign_bit() - 1);
+  const double s = (c & f.sign_bit()) ? -1.0 : 1.0;
+  const std::uint32_t ef = mag >> f.mbits, m = mag & ((std::uint32_t{1} << f.mbits) - 1);
+  const int bias = (1 << (f.ebits - 1)) - 1;
+  if (ef == (std::uint32_t{1} << f.ebits) - 1) return m ? std::numeric_limits<double>::quiet_NaN() : s * std::numeric_limits<double>::infinity();
+  if (ef == 0) return s * static_cast<double>(m) * pow2i(1 - bias - f.mbits);
+  return s * static_cast<double>(m | (std::uint32_t{1} << f.mbits)) * pow2i(static_cast<int>(ef) - bias - f.mbits);
+}
+
+/// Distance in ulps of f between two codes: how many representable values lie between them, counting one end
+/// (+0 and -0 are one value). NaN: both NaN 0, one NaN kNanDistance.
+inline constexpr std::uint64_t kNanDistance = ~std::uint64_t{0};
+FPCERT_HD inline std::uint64_t ulp_distance(std::uint32_t a, std::uint32_t b, CodeFormat f) {
+  const bool na = f.is_nan(a), nb = f.is_nan(b);
+  if (na || nb) return na && nb ? 0 : kNanDistance;
+  auto ord = [&](std::uint32_t c) {
+    const std::int64_t mag = c & (f.sign_bit() - 1);
+    return (c & f.sign_bit()) ? -mag : mag;
+  };
+  const std::int64_t d = ord(a) - ord(b);
+  return static_cast<std::uint64_t>(d < 0 ? -d : d);
+}
+
+/// The reference of one input: the correctly rounded (nearest-even) code when the fast path decides it, and the
+/// fast value (relative error <= kExpErrorBound; exact or a stand-in for the special cases).
+struct RefRn {
+  std::uint32_t code = 0;
+  bool decided = false;  ///< false: the bracket straddles a rounding boundary, MPFR must decide (the host)
+  double value = 0;      ///< f(x) to within kExpErrorBound relative (NaN for a NaN input)
+};
+
+/// f(x) rounded to nearest-even into `out`, from exp_fast's bracket (the host's evaluate_fast under NearestEven,
+/// restricted to it). Special values as docs/elementwise.md's table: NaN -> NaN; +-0 and 0 < |x| < 2^-60 -> 1 (the
+/// exact value lies within 2^-56 of 1, where no format of at most 24 bits has a boundary); beyond the clamps +Inf or
+/// +0 (the exact value is above 2^129 or below 2^-182, past the overflow threshold or under half the least subnormal).
+FPCERT_HD inline RefRn exp_ref_rn(ExpKind kind, float x, CodeFormat out, const ExpTables& t) {
+  const double xd = x;
+  RefRn r;
+  if (xd != xd) return {out.inf_code() | (std::uint32_t{1} << (out.mbits - 1)), true, xd};
+  if (xd < 0x1p-60 && xd > -0x1p-60) return {round_rn_code(1.0, out), true, 1.0};
+  const double big = kind == ExpKind::Exp ? 90.0 : kind == ExpKind::Exp2 ? 129.0 : 39.0;
+  const double tiny = kind == ExpKind::Exp ? -127.0 : kind == ExpKind::Exp2 ? -183.0 : -55.0;
+  if (xd > big) return {out.inf_code(), true, std::numeric_limits<double>::infinity()};
+  if (xd < tiny) return {0u, true, 0.0};
+  const double y = exp_fast(kind, xd, t);
+  const std::uint32_t lo = round_rn_code(y * (1.0 - kExpBracket), out), hi = round_rn_code(y * (1.0 + kExpBracket), out);
+  r.code = lo;
+  r.decided = lo == hi;
+  r.value = y;
+  return r;
+}
+
+/// f(x) rounded to nearest-even for the log family (docs/elementwise.md, "log family"): NaN -> NaN; x < 0 -> NaN;
+/// +-0 -> -Inf; +Inf -> +Inf; 1 -> +0; else log_fast's bracket (exact for powers of two in log2: r = 0, T = 0).
+FPCERT_HD inline RefRn log_ref_rn(LogKind kind, float x, CodeFormat out, const LogTables& t) {
+  const double xd = x;
+  const std::uint32_t qnan = out.inf_code() | (std::uint32_t{1} << (out.mbits - 1));
+  const double inf = std::numeric_limits<double>::infinity();
+  if (xd != xd || xd < 0) return {qnan, true, std::numeric_limits<double>::quiet_NaN()};
+  if (xd == 0) return {out.sign_bit() | out.inf_code(), true, -inf};
+  if (xd == inf) return {out.inf_code(), true, inf};
+  if (xd == 1) return {0u, true, 0.0};
+  const double y = log_fast(kind, xd, t);
+  const std::uint32_t lo = round_rn_code(y * (1.0 - kLogBracket), out), hi = round_rn_code(y * (1.0 + kLogBracket), out);
+  return {lo, lo == hi, y};
+}
+
+/// Either family by its kind: `log` false: ExpKind(kind), true: LogKind(kind).
+FPCERT_HD inline RefRn ref_rn(bool log, std::uint8_t kind, float x, CodeFormat out, const ExpTables& et, const LogTables& lt) {
+  return log ? log_ref_rn(static_cast<LogKind>(kind), x, out, lt) : exp_ref_rn(static_cast<ExpKind>(kind), x, out, et);
+}
+
+/// What a kernel claims about its results (kernels/elementwise declare it; the check judges it).
+enum class ClaimKind : std::uint8_t {
+  CorrectlyRounded,  ///< every result is f(x) rounded to nearest-even (0 ulp); on [lo, hi] when either is finite
+  Ulp,               ///< ulp distance to the correctly rounded result <= ulps + floor(ulp_slope |x|) (CUDA's __expf); as above
+  Absolute,          ///< |y - f(x)| <= bound for x in [lo, hi]; outside, `ulps` ulp when ulps > 0, else no claim (CUDA's __logf)
+  Relative,          ///< |y - f(x)| <= bound |f(x)| for x in [lo, hi]; outside as Absolute
+};
+struct Claim {
+  ClaimKind kind = ClaimKind::CorrectlyRounded;
+  double ulps = 0, ulp_slope = 0;
+  double bound = 0;
+  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+};
+
+/// The judgement of one result.
+struct Judged {
+  std::uint64_t ulps = 0;   ///< distance to the correctly rounded code (kNanDistance: a NaN on one side only)
+  bool above = false;       ///< beyond the claim
+  bool undecided = false;   ///< Absolute/Relative within the reference's own uncertainty of the bound: the host decides
+  bool claimed = true;      ///< the claim covers this input (false: outside a ulp claim's domain, or an absolute/relative
+                            ///< claim's interval without an ulp part); the largest error is taken over claimed inputs
+};
+
+/// Judge result `got` (a code of out) for input x against the reference (its code decided). Ulp and correctly rounded
+/// claims are judged on codes, exactly; absolute and relative ones on values, with the reference's uncertainty
+/// |value| 2^-47 (>= kExpErrorBound |f(x)|): a result that close to the bound is undecided.
+/// ftz: a kernel that flushes subnormal results to zero; its +-0 where the reference is subnormal (or zero) counts 0 ulp.
+FPCERT_HD inline Judged judge(std::uint32_t got, float x, const RefRn& ref, CodeFormat out, const Claim& c, bool ftz = false) {
+  Judged j;
+  const std::uint32_t mag = out.sign_bit() - 1;
+  if (ftz && (got & mag) == 0 && ((ref.code & mag) >> out.mbits) == 0) return j;
+  j.ulps = ulp_distance(got, ref.code, out);
+  const double ax = x < 0 ? -static_cast<double>(x) : static_cast<double>(x);
+  // A ulp claim on a declared domain (lo or hi finite, e.g. Highway's Log on (0, FLT_MAX]) claims nothing outside it.
+  const bool ranged = c.lo > -std::numeric_limits<double>::infinity() || c.hi < std::numeric_limits<double>::infinity();
+  const bool inside = static_cast<double>(x) >= c.lo && static_cast<double>(x) <= c.hi;
+  switch (c.kind) {
+    case ClaimKind::CorrectlyRounded:
+      j.claimed = !ranged || inside;
+      j.above = j.ulps != 0 && j.claimed;
+      break;
+    case ClaimKind::Ulp: {
+      const double slope = c.ulp_slope * ax;  // floor of a value below 2^63 (|x| < 2^128, slope < 2)
+      const double lim = c.ulps + (slope < 0x1p62 ? static_cast<double>(static_cast<std::uint64_t>(slope)) : 0x1p62);
+      j.claimed = !ranged || inside;
+      j.above = static_cast<double>(j.ulps) > lim && j.claimed;
+      break;
+    }
+    case ClaimKind::Absolute:
+    case ClaimKind::Relative: {
+      if (!(static_cast<double>(x) >= c.lo && static_cast<double>(x) <= c.hi)) {  // outside: the ulp part, if any
+        j.claimed = c.ulps > 0;
+        j.above = j.claimed && static_cast<double>(j.ulps) > c.ulps;
+        break;
+      }
+      const double g = code_value(got, out), v = ref.value;
+      if (g != g || v != v) { j.above = (g != g) != (v != v); break; }
+      if (g == v) break;  // equal values (also the same infinity)
+      const double av = v < 0 ? -v : v;
+      const double err = g > v ? g - v : v - g, unc = av * 0x1p-47;
+      const double lim = c.kind == ClaimKind::Absolute ? c.bound : c.bound * av;
+      if (err > lim + unc + (c.kind == ClaimKind::Relative ? c.bound * unc : 0)) j.above = true;
+      else if (err >= lim - unc - (c.kind == ClaimKind::Relative ? c.bound * unc : 0)) j.undecided = true;
+      break;
+    }
+  }
+  return j;
+}
+
+/// The histogram's bins of ulp distances: 0, 1, 2, 3, 4, then [2^k + 1, 2^(k+1)] for k = 2 .. 30, then above 2^31,
+/// and NaN on one side only (the last two).
+inline constexpr int kUlpBins = 36;
+FPCERT_HD inline int ulp_bin(std::uint64_t ulps) {
+  if (ulps == kNanDistance) return kUlpBins - 1;
+  if (ulps <= 4) return static_cast<int>(ulps);
+  if (ulps > (std::uint64_t{1} << 31)) return kUlpBins - 2;
+  int k = 2;  // ulps in [2^k + 1, 2^(k+1)]
+  while ((std::uint64_t{1} << (k + 1)) < ulps) ++k;
+  return k + 3;
+}
+
+}  // namespace fpcert::math

@@ -1,0 +1,116 @@
+// suites/ops/elementwise/eltwise_check.cpp — judging and tallying elementwise results on the host.
+#include "suites/ops/elementwise/eltwise_check.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace fpcert {
+
+namespace {
+math::RefRn fast_ref(math::Fn f, float x, const math::CodeFormat& out) {
+  return math::is_log(f) ? math::log_ref_rn(math::log_kind(f), x, out, math::log_tables())
+                         : math::exp_ref_rn(math::exp_kind(f), x, out, math::exp_tables());
+}
+bool before(const EltwiseTally::Item& a, const EltwiseTally::Item& b) { return a.ulps != b.ulps ? a.ulps > b.ulps : a.x < b.x; }
+}  // namespace
+
+void EltwiseTally::add(std::uint32_t x, std::uint32_t got, std::uint32_t ref, const math::Judged& j) {
+  ++inputs;
+  if (j.undecided) {
+    ++undecided;
+    return;
+  }
+  ++histogram[static_cast<std::size_t>(math::ulp_bin(j.ulps))];
+  const Item it{x, got, ref, j.ulps};
+  unclaimed += !j.claimed;
+  if (j.claimed && j.ulps > 0 && (!has_worst || before(it, worst))) {
+    worst = it;
+    has_worst = true;
+  }
+  if (j.above) {
+    ++above;
+    if (listed.size() < kListed || x < listed.back().x) {
+      listed.insert(std::upper_bound(listed.begin(), listed.end(), it, [](const Item& a, const Item& b) { return a.x < b.x; }), it);
+      if (listed.size() > kListed) listed.pop_back();
+    }
+  }
+}
+
+void EltwiseTally::merge(const EltwiseTally& o) {
+  for (std::size_t i = 0; i < histogram.size(); ++i) histogram[i] += o.histogram[i];
+  inputs += o.inputs;
+  above += o.above;
+  mpfr += o.mpfr;
+  undecided += o.undecided;
+  unclaimed += o.unclaimed;
+  if (o.has_worst && (!has_worst || before(o.worst, worst))) {
+    worst = o.worst;
+    has_worst = true;
+  }
+  listed.insert(listed.end(), o.listed.begin(), o.listed.end());
+  std::sort(listed.begin(), listed.end(), [](const Item& a, const Item& b) { return a.x < b.x; });
+  if (listed.size() > kListed) listed.resize(kListed);
+}
+
+float eltwise_input(const EltwiseTraits& t, std::uint32_t xc) {
+  float x = static_cast<float>(to_double(*t.in, xc));  // exact: f16/bf16 values are floats
+  if (t.daz && std::fabs(x) < 0x1p-126f) x = std::signbit(x) ? -0.0f : 0.0f;
+  return x;
+}
+
+std::uint32_t eltwise_reference(const EltwiseTraits& t, std::uint32_t xc, bool* used_mpfr) {
+  const float x = eltwise_input(t, xc);
+  const math::RefRn r = fast_ref(t.fn, x, *code_format(*t.out));
+  if (used_mpfr) *used_mpfr = !r.decided;
+  if (r.decided) return r.code;
+  const Rounder rn{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve};
+  return static_cast<std::uint32_t>(math::evaluate_mpfr(t.fn, x, *t.out, rn).code);
+}
+
+void eltwise_check_one(const EltwiseTraits& t, std::uint32_t xc, std::uint32_t got, EltwiseTally& tally) {
+  const float x = eltwise_input(t, xc);
+  const math::CodeFormat& oc = *code_format(*t.out);
+  math::RefRn r = fast_ref(t.fn, x, oc);
+  if (!r.decided) {
+    const Rounder rn{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve};
+    r.code = static_cast<std::uint32_t>(math::evaluate_mpfr(t.fn, x, *t.out, rn).code);
+    r.decided = true;
+    ++tally.mpfr;
+    // The fast value stays within kExpErrorBound of f(x): absolute and relative claims keep using it.
+  }
+  tally.add(xc, got, r.code, math::judge(got, x, r, oc, t.claim, t.ftz));
+}
+
+ElementwiseResult eltwise_record(const EltwiseTraits& t, const EltwiseTally& tally) {
+  ElementwiseResult e;
+  e.function = std::string(math::to_string(t.fn));
+  e.in_format = std::string(t.in->tag);
+  e.out_format = std::string(t.out->tag);
+  e.claim = describe_claim(t.claim);
+  e.inputs = tally.inputs;
+  e.above_claim = tally.above;
+  e.mpfr_decided = tally.mpfr;
+  e.undecided = tally.undecided;
+  e.unclaimed = tally.unclaimed;
+  const int ib = t.in->container_bits / 4, ob = t.out->container_bits / 4;  // hex digits
+  auto point = [&](const EltwiseTally::Item& it) {
+    ElementwiseResult::Point p;
+    p.input_bits = fmt::format("0x{:0{}x}", it.x, ib);
+    p.got_bits = fmt::format("0x{:0{}x}", it.got, ob);
+    p.ref_bits = fmt::format("0x{:0{}x}", it.ref, ob);
+    p.input = to_double(*t.in, it.x);
+    p.ulps = it.ulps;
+    return p;
+  };
+  if (tally.has_worst) {
+    e.max_ulps = tally.worst.ulps;
+    e.worst = point(tally.worst);
+  }
+  for (const auto& it : tally.listed) e.listed.push_back(point(it));
+  e.histogram.assign(tally.histogram.begin(), tally.histogram.end());
+  return e;
+}
+
+}  // namespace fpcert
