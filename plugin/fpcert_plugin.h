@@ -41,7 +41,8 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 2 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism) */
+#define FPCERT_PLUGIN_ABI_MINOR 3 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
+                                     3: reductions) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
@@ -131,7 +132,8 @@ enum {
 typedef int32_t fpcert_operation;
 enum {
   FPCERT_OPERATION_GEMM = 1,      /* C = A * B */
-  FPCERT_OPERATION_CONVERSION = 2 /* dst[i] = convert(src[i]), elementwise */
+  FPCERT_OPERATION_CONVERSION = 2, /* dst[i] = convert(src[i]), elementwise */
+  FPCERT_OPERATION_REDUCTION = 3   /* ABI minor 3: out[v] = sum, dot or nrm2 of vector v (fpcert_reduce_traits) */
 };
 
 /* Status of every call. */
@@ -313,12 +315,89 @@ typedef struct fpcert_conversion_args {
 typedef fpcert_status (*fpcert_conversion_run_fn)(void* user_data, const fpcert_conversion_args* args,
                                                   void* stream, char* message, size_t message_capacity);
 
+/* ---- reductions (ABI minor 3; docs/plugin.md, "Reduction kernels"; docs/reductions.md) ---------------- */
+
+typedef int32_t fpcert_reduce_kind;
+enum {
+  FPCERT_REDUCE_SUM = 1,  /* out[v] = sum_i x_v[i] */
+  FPCERT_REDUCE_DOT = 2,  /* out[v] = sum_i x_v[i] y_v[i] */
+  FPCERT_REDUCE_NRM2 = 3  /* out[v] = sqrt(sum_i x_v[i]^2) (BLAS nrm2) */
+};
+/* The declared summation order (every chain from +0 unless chain_from_first is 1); what the bitwise tier emulates. */
+typedef int32_t fpcert_reduce_order_kind;
+enum {
+  FPCERT_REDUCE_ORDER_UNKNOWN = 1,    /* any binary tree (atomics, libraries): the envelope alone decides */
+  FPCERT_REDUCE_ORDER_SEQUENTIAL = 2, /* acc = R(acc + t_i), i = 0 .. n-1 */
+  FPCERT_REDUCE_ORDER_PAIRWISE = 3,   /* recursive halving: the first ceil(n/2) terms, the rest, one addition joining them */
+  FPCERT_REDUCE_ORDER_BLOCKED = 4,    /* blocks of `block` terms summed sequentially, the partials summed sequentially */
+  FPCERT_REDUCE_ORDER_WARP_TREE = 5   /* `lanes` strided sequential sums (lane l: t_l, t_{l+lanes}, ...), then the xor
+                                         butterfly (offsets lanes/2 .. 1); lane 0's value */
+};
+typedef int32_t fpcert_reduce_axis;
+enum {
+  FPCERT_REDUCE_ROWS = 1, /* vector v is row v of a count x length row-major matrix: x[v * ldx + i] */
+  FPCERT_REDUCE_COLS = 2  /* vector v is column v of a length x count row-major matrix: x[i * ldx + v] */
+};
+typedef int32_t fpcert_nrm2_scaling;
+enum {
+  FPCERT_NRM2_UNSCALED = 1, /* sqrt of the plain sum of squares (overflows once the sum passes the accumulator) */
+  FPCERT_NRM2_LAPACK = 2    /* Blue's three accumulators, as LAPACK 3.10's nrm2 (Anderson 2017) */
+};
+typedef int32_t fpcert_nrm2_specials;
+enum {
+  FPCERT_NRM2_INF_WINS = 1, /* an Inf among the inputs gives +Inf even beside a NaN (IEEE 754-2019 9.2 hypot) */
+  FPCERT_NRM2_NAN_WINS = 2  /* NaN (LAPACK 3.10) */
+};
+
+/* The arithmetic of a reduction kernel. Fields marked "else 0/NONE" must be so. */
+typedef struct fpcert_reduce_traits {
+  fpcert_reduce_kind kind;          /* required */
+  fpcert_format x_input;            /* format x is passed in */
+  fpcert_format y_input;            /* DOT: format y is passed in; else FPCERT_FORMAT_NONE */
+  fpcert_rounding input_rounding;   /* how fpcert rounds exact source values into x_input / y_input (not STOCHASTIC) */
+  fpcert_format acc_format;         /* format of the running sum */
+  fpcert_rounding acc_rounding;     /* rounding of every addition (and of nrm2's sqrt); not STOCHASTIC */
+  int32_t exact_products;           /* DOT, NRM2: 1 products fused into the additions (FMA), 0 rounded into acc_format
+                                       first; SUM: 1 */
+  fpcert_reduce_order_kind order;   /* required */
+  int32_t chain_from_first;         /* 0: chains start from +0; 1: from their first term */
+  int32_t block;                    /* BLOCKED: terms per block (>= 1); else 0 */
+  int32_t lanes;                    /* WARP_TREE: a power of two, 1 .. 1024; else 0 */
+  fpcert_format out_format;         /* the accumulator's value rounded once into it (acc_rounding's mode) */
+  fpcert_nrm2_scaling nrm2_scaling; /* NRM2: required; else 0 */
+  fpcert_nrm2_specials nrm2_specials; /* NRM2: required; else 0 */
+  fpcert_determinism determinism;   /* DETERMINISTIC, or RUN_TO_RUN with order UNKNOWN (atomics) */
+  int32_t reserved;                 /* 0 */
+} fpcert_reduce_traits;
+
+/* One reduction call: `count` vectors of `length` elements (axis), pointers in the kernel's memory space. */
+typedef struct fpcert_reduce_args {
+  uint32_t struct_size;             /* sizeof(fpcert_reduce_args) as fpcert compiled it */
+  fpcert_memory memory;             /* the kernel's declared memory space */
+  int64_t count;                    /* vectors (results), >= 1 */
+  int64_t length;                   /* elements per vector, >= 0 (0: the empty sum, +0) */
+  fpcert_reduce_axis axis;          /* ROWS or COLS */
+  int32_t reserved;                 /* 0 */
+  const void* x;                    /* codes of x_input in their containers, leading dimension ldx */
+  int64_t ldx;
+  const void* y;                    /* DOT: as x, leading dimension ldy; else NULL */
+  int64_t ldy;
+  void* out;                        /* count codes of out_format, contiguous; pre-filled and guarded by fpcert */
+} fpcert_reduce_args;
+
+/* Can this kernel reduce `count` vectors of `length` along `axis`? As fpcert_gemm_can_implement_fn. Optional. */
+typedef fpcert_status (*fpcert_reduce_can_implement_fn)(void* user_data, int64_t count, int64_t length, fpcert_reduce_axis axis,
+                                                         char* message, size_t message_capacity);
+/* Reduce. Same stream and completion rules as fpcert_gemm_run_fn. */
+typedef fpcert_status (*fpcert_reduce_run_fn)(void* user_data, const fpcert_reduce_args* args, void* stream, char* message,
+                                              size_t message_capacity);
+
 /* ---- the kernel table ----------------------------------------------------------------------- */
 
 /* One kernel. Fields of the other operation are ignored (leave them zero). */
 typedef struct fpcert_kernel {
   uint32_t struct_size;           /* sizeof(fpcert_kernel) as the plugin compiled it */
-  fpcert_operation operation;     /* GEMM or CONVERSION */
+  fpcert_operation operation;     /* GEMM, CONVERSION or (minor 3) REDUCTION */
   const char* name;               /* unique among every kernel fpcert knows (built-in and plugins):
                                      letters, digits, '_', '-', '.'; e.g. "foo_gemm_f16_f32acc" */
   const char* description;        /* one line for `fpcert kernels` (may be NULL) */
@@ -342,12 +421,19 @@ typedef struct fpcert_kernel {
   /* ---- appended in ABI minor 2 (read only when struct_size covers it; older kernels: deterministic) */
   fpcert_determinism determinism;                      /* GEMM: DETERMINISTIC or RUN_TO_RUN (required) */
   int32_t reserved_minor2;                             /* 0 */
+
+  /* ---- appended in ABI minor 3 (a kernel of an older minor has none: it cannot be a REDUCTION) */
+  fpcert_reduce_traits reduce;                         /* REDUCTION (operation == FPCERT_OPERATION_REDUCTION) */
+  fpcert_reduce_can_implement_fn reduce_can_implement; /* REDUCTION: optional */
+  fpcert_reduce_run_fn reduce_run;                     /* REDUCTION: required */
 } fpcert_kernel;
 
 /* sizeof(fpcert_kernel) of ABI minor 0, whose kernels end before gemm_order (read as order unknown). */
 #define FPCERT_KERNEL_SIZE_MINOR0 offsetof(fpcert_kernel, gemm_order)
 /* sizeof(fpcert_kernel) of ABI minor 1, whose kernels end before determinism (read as deterministic). */
 #define FPCERT_KERNEL_SIZE_MINOR1 offsetof(fpcert_kernel, determinism)
+/* sizeof(fpcert_kernel) of ABI minor 2, whose kernels end before the reduction fields. */
+#define FPCERT_KERNEL_SIZE_MINOR2 offsetof(fpcert_kernel, reduce)
 
 /* What fpcert_plugin_enumerate returns: a table with static storage duration. */
 typedef struct fpcert_plugin_info {

@@ -20,67 +20,14 @@
 #include "kernels/device/device_api.hpp"
 #include "plugin/elf_check.hpp"
 #include "plugin/fpcert_plugin.h"
+#include "plugin/plugin_call.hpp"
+#include "plugin/reduce_plugin.hpp"
 
 namespace fpcert {
 
+using namespace plugin_detail;  // call_plugin, Message, describe_failure (plugin/plugin_call.hpp)
+
 namespace {
-
-// ---- calling into a plugin -------------------------------------------------------------------
-
-/// Which plugin function is running, for the terminate handler's message.
-thread_local const char* g_in_plugin_kernel = nullptr;
-thread_local const char* g_in_plugin_function = nullptr;
-
-[[noreturn]] void plugin_terminate_handler() {
-  std::string what = "an exception of unknown type";
-  if (const auto ep = std::current_exception()) {
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = std::string("std::exception: ") + e.what();
-    } catch (...) {
-    }
-  }
-  std::fprintf(stderr,
-               "fpcert: plugin kernel '%s' let a C++ exception escape from %s() (%s). The plugin ABI forbids "
-               "exceptions across the boundary (docs/plugin.md): the process ends here; with --isolate the case "
-               "is reported as crashed.\n",
-               g_in_plugin_kernel ? g_in_plugin_kernel : "?", g_in_plugin_function ? g_in_plugin_function : "?",
-               what.c_str());
-  std::fflush(stderr);
-  std::abort();
-}
-
-/// Calls a plugin function from a noexcept frame: an exception escaping the plugin cannot unwind
-/// into fpcert (it reaches std::terminate, whose handler names the kernel and aborts). The caller's
-/// floating-point environment (rounding mode, FTZ/DAZ) is restored afterwards, whatever the plugin set.
-template <class Fn, class... Args>
-std::int32_t call_plugin(const std::string& kernel, const char* function, Fn fn, Args... args) noexcept {
-  const FpEnvRestore fp_env;
-  g_in_plugin_kernel = kernel.c_str();
-  g_in_plugin_function = function;
-  const std::terminate_handler previous = std::set_terminate(plugin_terminate_handler);
-  const std::int32_t st = fn(args...);
-  std::set_terminate(previous);
-  g_in_plugin_kernel = nullptr;
-  g_in_plugin_function = nullptr;
-  return st;
-}
-
-/// fpcert's side of the message buffer: zeroed, and NUL-terminated whatever the plugin wrote.
-struct Message {
-  std::array<char, 2048> buf{};
-  std::string text() {
-    buf.back() = '\0';
-    return std::string(buf.data());
-  }
-};
-
-std::string describe_failure(const std::string& kernel, const char* function, std::int32_t st, Message& m) {
-  std::string text = m.text();
-  return fmt::format("plugin kernel '{}': {}() returned {} ({}){}{}", kernel, function, status_name(st), st,
-                     text.empty() ? "" : ": ", text.empty() ? "without a message" : text);
-}
 
 // ---- the GEMM kernel wrapper ---------------------------------------------------------------
 
@@ -381,6 +328,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
   // The kernel table's stride: minor 0 kernels end before gemm_order; a newer minor may append more.
   const std::size_t expect_kernel = info->abi_minor == 0   ? FPCERT_KERNEL_SIZE_MINOR0
                                     : info->abi_minor == 1 ? FPCERT_KERNEL_SIZE_MINOR1
+                                    : info->abi_minor == 2 ? FPCERT_KERNEL_SIZE_MINOR2
                                                            : sizeof(fpcert_kernel);
   // A newer minor's entries may be longer, but a C compiler's sizeof is a multiple of the alignment (a table
   // of any other stride has misaligned entries: found by tests/fuzz/fuzz_plugin), and no entry is 64 KiB.
@@ -495,8 +443,13 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                          c.nan_payload, versions));
       else if (dst && !nan_payload_problem(*dst, *nan).empty())
         kerr(fmt::format("conversion.nan_payload {}: {}", to_string(*nan), nan_payload_problem(*dst, *nan)));
+    } else if (k.operation == FPCERT_OPERATION_REDUCTION && k.struct_size >= sizeof(fpcert_kernel)) {
+      validate_reduce_abi(k, kerr, versions);  // plugin/reduce_plugin.cpp
+    } else if (k.operation == FPCERT_OPERATION_REDUCTION) {
+      kerr(fmt::format("operation: 3 (reduction) needs plugin ABI minor 3; the plugin was built against {}.{} (its kernels end "
+                       "before the reduction fields)", info->abi_major, info->abi_minor));
     } else {
-      kerr(fmt::format("operation: unknown value {} (valid: 1 gemm, 2 conversion){}", k.operation, versions));
+      kerr(fmt::format("operation: unknown value {} (valid: 1 gemm, 2 conversion, 3 reduction){}", k.operation, versions));
     }
   }
   return errs;
@@ -526,6 +479,16 @@ PluginSummary register_plugin_info(const fpcert_plugin_info* info, const std::st
       };
       register_kernel(std::move(ki));
       s.gemm_kernels.push_back(d->name);
+    } else if (d->operation == FPCERT_OPERATION_REDUCTION) {
+      KernelInfo ki;
+      ki.name = d->name;
+      ki.backend = Backend::Plugin;
+      ki.mutant = false;
+      ki.origin = origin;
+      ki.operation = Operation::Reduction;
+      ki.make = [d, origin, keepalive]() -> std::unique_ptr<Kernel> { return make_plugin_reduce_kernel(d, origin, keepalive); };
+      register_kernel(std::move(ki));
+      s.reduction_kernels.push_back(d->name);
     } else {
       KernelInfo ki;
       ki.name = d->name;

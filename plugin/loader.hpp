@@ -46,6 +46,7 @@ struct PluginSummary {
   std::uint32_t abi_major = 0, abi_minor = 0;
   std::vector<std::string> gemm_kernels;        ///< registered in the kernel registry
   std::vector<std::string> conversion_kernels;  ///< registered too (make_conversion_kernel)
+  std::vector<std::string> reduction_kernels;   ///< ABI minor 3: registered too (make_reduce_kernel)
 };
 
 /// Load a plugin (once per resolved path: a second call returns the first summary) and register

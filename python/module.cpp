@@ -25,20 +25,17 @@
 #include "suites/verdict/grade.hpp"
 #include "suites/run/suite.hpp"
 #include "suites/verdict/tolerance.hpp"
+#include "python/py_support.hpp"
 
 namespace py = pybind11;
 using namespace fpcert;
 
 namespace {
 
+using namespace fpcert::py_support;
+
 using F64Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
 using U64Array = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>;
-
-const Format& format_of(const std::string& tag) {
-  const Format* f = find_format(tag);
-  if (!f) throw InputError("unknown format '" + tag + "' (one of " + format_tags() + ")");
-  return *f;
-}
 
 /// A 2-D float64 array as a Matrix of exact values.
 Matrix to_matrix(const F64Array& a, const char* what) {
@@ -87,33 +84,6 @@ py::dict bound_dict(const Bound& b) {
                   py::arg("allowed") = b.allowed, py::arg("arithmetic") = b.arithmetic);
 }
 
-/// The Python callable's handle, released with the GIL held (also when the last kernel copy dies
-/// on a thread without it).
-using PyHandle = std::shared_ptr<py::object>;
-PyHandle make_handle(py::object o) {
-  return PyHandle(new py::object(std::move(o)), [](py::object* p) {
-    py::gil_scoped_acquire gil;
-    delete p;
-  });
-}
-
-/// Raw container codes of one operand, as the runner laid them out (row-major, ld), as a NumPy array
-/// of the container's unsigned type.
-py::array container_array(const void* data, std::int64_t rows, std::int64_t cols, std::int64_t ld, const Format& f) {
-  const int bytes = container_bytes(f);
-  py::dtype dt = bytes == 1 ? py::dtype::of<std::uint8_t>() : bytes == 2 ? py::dtype::of<std::uint16_t>()
-                 : bytes == 4 ? py::dtype::of<std::uint32_t>() : py::dtype::of<std::uint64_t>();
-  // Strides given explicitly: pybind11 2.10 (Debian 12's) computes default strides from the dtype's item
-  // size as NumPy 1 laid out its descriptor, which under NumPy 2 is garbage (seen on the H200's NumPy 2.5:
-  // every array handed to a Python kernel was scrambled).
-  py::array out(dt, std::vector<py::ssize_t>{rows, cols}, std::vector<py::ssize_t>{cols * bytes, bytes});
-  auto* dst = static_cast<std::uint8_t*>(out.mutable_data());
-  const auto* src = static_cast<const std::uint8_t*>(data);
-  for (std::int64_t i = 0; i < rows; ++i)
-    std::memcpy(dst + i * cols * bytes, src + i * ld * bytes, static_cast<std::size_t>(cols * bytes));
-  return out;
-}
-
 /// A Python callable as a host-memory kernel. `adapter(a_codes, b_codes) -> c_codes` (python/fpcert
 /// wraps the user's fn(A, B) -> C with the NumPy / torch conversions); an exception in it becomes the
 /// case's error ("kernel threw: ..."), never a crash.
@@ -160,12 +130,6 @@ class PyKernel final : public GemmKernel {
   KernelTraits traits_;
   PyHandle adapter_;
 };
-
-/// Remove a kernel from the registry (its factory's handle is released here, with the GIL held).
-void unregister_kernel(const std::string& name) {
-  auto& reg = kernel_registry();
-  std::erase_if(reg, [&](const KernelInfo& k) { return k.name == name; });
-}
 
 std::string certify_callable(py::object adapter, const KernelTraits& traits, const std::string& name, const std::string& description,
                              const std::string& suite_name, std::int64_t mn, const std::string& only_case, const std::string& variant,
@@ -216,6 +180,7 @@ std::string certify_callable(py::object adapter, const KernelTraits& traits, con
 PYBIND11_MODULE(_fpcert, m) {
   m.doc() = "fpcert's native part: exact references, traits, tolerances and the certification runner";
   py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+  add_reduction_entry(m);  // fpcert.certify_reduction (python/reduce_entry.cpp)
 
   py::class_<KernelTraits>(m, "Traits", "What the bound model reads about a kernel's arithmetic (docs/kernels.md)")
       .def_property_readonly("a_input", [](const KernelTraits& t) { return std::string(t.a_input->tag); })

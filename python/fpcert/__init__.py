@@ -13,7 +13,7 @@ from ._fpcert import InputError, Traits, kernel_names, suite_names
 
 __all__ = ["InputError", "Traits", "Reference", "Tolerance", "Results", "reference", "traits", "torch_traits",
            "tolerance", "shape_tolerance", "assert_close", "certify", "generate", "kernel_names", "suite_names", "encode",
-           "nan_convention", "check_elementwise"]
+           "nan_convention", "check_elementwise", "certify_reduction"]
 
 #: The pytest plugin (fpcert.pytest_plugin) sets this to a callable taking (kind, dict) for every
 #: assert_close and certify call; None when nothing collects.
@@ -357,6 +357,47 @@ def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, dev
     desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
     run = _json.loads(_fpcert.certify(adapter, t, kname, desc, suite, mn or 0, case or "", variant or "", tier or "", "",
                                       "python: fpcert.certify(" + kname + ", suite=" + repr(suite) + ")", bool(deterministic)))
+    res = Results(run)
+    if collector is not None:
+        collector("certify", run)
+    if json:
+        res.write_json(json)
+    if junit:
+        res.write_junit(junit)
+    if html:
+        res.write_html(html)
+    return res
+
+
+def certify_reduction(fn, kind: str = "sum", *, x: str = "f32", y: str | None = None, acc: str = "f32", out: str | None = None,
+                      rounding: str = "rn", fma: bool = True, order: str = "unknown", deterministic: bool = True,
+                      nrm2_scaled: bool = False, suite: str = "reduce_quick", name: str | None = None, json=None, junit=None,
+                      html=None) -> Results:
+    """Certify a reduction callable (``numpy.sum(x, axis=1)``, ``torch.sum(x, dim=1)``, a dot product
+    ``fn(x, y)``, a norm) through fpcert's runner on a reduction suite (``reduce_quick`` or ``reduce``).
+    fn receives the vectors as the rows of a count x length NumPy array in format ``x`` (float32/float16;
+    bfloat16 as uint16 bits), for ``kind="dot"`` also ``y``, and returns one value per row in format ``out``
+    (default: ``acc``). The declaration is what fpcert grades against: the accumulator ``acc`` and its
+    ``rounding``, ``fma`` (dot/nrm2: products fused into the additions), the summation ``order`` ("unknown": the
+    envelope alone decides, as for any library whose order is not documented; "sequential", "pairwise",
+    "numpy", "blocked:B", "warp:L": graded bit for bit), ``deterministic`` (False: atomics, each run graded on
+    its own), ``nrm2_scaled`` (LAPACK's scaled nrm2). docs/python.md, "Reductions"."""
+    out = out or acc
+    kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
+
+    def adapter(x_codes, y_codes):
+        xs = _from_codes(x_codes, x)
+        r = fn(xs) if y_codes is None else fn(xs, _from_codes(y_codes, y or x))
+        if _is_torch(r):
+            r = r.reshape(1, -1)
+        else:
+            r = np.asarray(r).reshape(1, -1)
+        c, tc = _to_numpy(r, out)
+        return _codes(c, tc, out).astype(_CONTAINER[_CONTAINER_BITS[out]]).reshape(-1)
+
+    run = _json.loads(_fpcert.certify_reduction(adapter, kind, x, y or "", acc, rounding, bool(fma), order, out, bool(deterministic),
+                                                bool(nrm2_scaled), kname, f"Python reduction {kname} ({kind})", suite,
+                                                "python: fpcert.certify_reduction(" + kname + ", suite=" + repr(suite) + ")"))
     res = Results(run)
     if collector is not None:
         collector("certify", run)

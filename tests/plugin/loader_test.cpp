@@ -122,7 +122,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     k.gemm.acc_format = 42;
     expect_one(validate_plugin_info(&info, "t"), {"gemm.acc_format", "unknown format value 42", "2 f32"});
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;  // from a newer minor: the versions explain the unknown value
-    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.2; the plugin was built against 1.3"});
+    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.3; the plugin was built against 1.4"});
   }
   SUBCASE("format NONE where one is required") {
     k.gemm.out_format = FPCERT_FORMAT_NONE;
@@ -186,8 +186,8 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     k.memory = 7;
     expect_one(validate_plugin_info(&info, "t"), {"memory: unknown value 7"});
     k.memory = FPCERT_MEMORY_HOST;
-    k.operation = 3;
-    expect_one(validate_plugin_info(&info, "t"), {"operation: unknown value 3"});
+    k.operation = 4;
+    expect_one(validate_plugin_info(&info, "t"), {"operation: unknown value 4", "3 reduction"});
   }
   SUBCASE("names: characters, duplicates within the plugin, clashes with built-ins") {
     k.name = "has space";
@@ -209,7 +209,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     info.abi_major = FPCERT_PLUGIN_ABI_MAJOR + 1;
     info.abi_minor = 3;
     info.kernels = nullptr;  // must not be touched
-    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.2", "rebuild"});
+    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.3", "rebuild"});
   }
   SUBCASE("the order: required from minor 1, each kind's fields checked") {
     k.gemm_order.kind = 0;
@@ -503,7 +503,7 @@ TEST_CASE("libraries that cannot be used are refused with a message naming the l
 
   e = load_error("libfault_abi_major.so");
   CHECK(e.find("ABI 2.0") != std::string::npos);
-  CHECK(e.find("ABI 1.2") != std::string::npos);
+  CHECK(e.find("ABI 1.3") != std::string::npos);
 
   e = load_error("libfault_enum_null.so");
   CHECK(e.find("returned NULL") != std::string::npos);

@@ -270,3 +270,48 @@ def test_check_elementwise_refuses_a_wrong_exp_and_passes_a_correctly_rounded_on
     r = fpcert.check_elementwise("log", h, hy, ulps=1)
     assert r["inputs"] == 65536 and r["above_claim"] == 0
 
+
+
+# ---- reductions (docs/python.md, "Reductions") ----------------------------------------------------------------------
+def test_certify_reduction_numpy_sum_passes_the_envelope_and_a_dropped_element_fails():
+    # numpy.sum over float32 rows: NumPy's own pairwise order, declared here as unknown (the envelope of any tree).
+    ok = fpcert.certify_reduction(lambda x: np.sum(x, axis=1, dtype=np.float32), "sum", x="f32", acc="f32", order="unknown")
+    assert ok.passed, repr(ok)
+    assert any(c["status"] == "pass" for c in ok.cases)
+    # Dropping each row's last element: the uniform cases' last terms are far above the bound (~n u |x|).
+    bad = fpcert.certify_reduction(lambda x: np.sum(x[:, :-1], axis=1, dtype=np.float32) if x.shape[1] > 1 else np.zeros(x.shape[0], np.float32),
+                                   "sum", x="f32", acc="f32", order="unknown", name="droplast")
+    assert not bad.passed
+
+
+def test_certify_reduction_sequential_order_is_graded_bit_for_bit():
+    def seq(x):  # acc = +0; acc = fl(acc + x_i): the declared sequential order, in float32
+        acc = np.zeros(x.shape[0], np.float32)
+        for i in range(x.shape[1]):
+            acc = (acc + x[:, i]).astype(np.float32)
+        return acc
+    r = fpcert.certify_reduction(seq, "sum", x="f32", acc="f32", order="sequential")
+    assert r.passed, repr(r)
+    assert any(c["tier"] == "bitwise" and c["status"] == "pass" for c in r.cases)
+    # numpy.sum of float32 rows declared with NumPy's own pairwise order (blocks of 128, 8 accumulators: fpcert's
+    # emulation of it, oracle/reduce/reduce_order.hpp): every case bit for bit.
+    npy = fpcert.certify_reduction(lambda x: np.sum(x, axis=1, dtype=np.float32), "sum", x="f32", acc="f32", order="numpy")
+    assert npy.passed, repr(npy)
+    assert all(c["tier"] == "bitwise" for c in npy.cases if c["status"] == "pass")
+
+
+def test_certify_reduction_half_accumulator_declared_as_f32_fails_on_cancellation():
+    def f16_acc(x):  # f16 inputs summed in an f16 accumulator, declared as an fp32 one
+        acc = np.zeros(x.shape[0], np.float16)
+        for i in range(x.shape[1]):
+            acc = (acc + x[:, i]).astype(np.float16)
+        return acc.astype(np.float32)
+    r = fpcert.certify_reduction(f16_acc, "sum", x="f16", acc="f32", order="sequential")
+    assert not r.passed
+
+
+def test_certify_reduction_refuses_a_contradictory_declaration():
+    with pytest.raises(fpcert.InputError):
+        fpcert.certify_reduction(lambda x: np.sum(x, axis=1), "sum", order="sequential", deterministic=False)
+    with pytest.raises(fpcert.InputError):
+        fpcert.certify_reduction(lambda x: np.sum(x, axis=1), "sum", suite="certify")

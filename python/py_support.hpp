@@ -1,0 +1,65 @@
+// python/py_support.hpp — what the native module's entries share (python/module.cpp, python/reduce_entry.cpp):
+// formats by tag, the Python callable's handle, operands as NumPy arrays of container codes, kernel removal.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "kernels/kernel.hpp"
+#include "oracle/format.hpp"
+
+namespace fpcert::py_support {
+
+namespace py = pybind11;
+
+inline const Format& format_of(const std::string& tag) {
+  const Format* f = find_format(tag);
+  if (!f) throw InputError("unknown format '" + tag + "' (one of " + format_tags() + ")");
+  return *f;
+}
+
+/// The Python callable's handle, released with the GIL held (also when the last kernel copy dies
+/// on a thread without it).
+using PyHandle = std::shared_ptr<py::object>;
+inline PyHandle make_handle(py::object o) {
+  return PyHandle(new py::object(std::move(o)), [](py::object* p) {
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+/// Raw container codes of one operand, as the runner laid them out (row-major, ld), as a NumPy array
+/// of the container's unsigned type.
+inline py::array container_array(const void* data, std::int64_t rows, std::int64_t cols, std::int64_t ld, const Format& f) {
+  const int bytes = container_bytes(f);
+  py::dtype dt = bytes == 1 ? py::dtype::of<std::uint8_t>() : bytes == 2 ? py::dtype::of<std::uint16_t>()
+                 : bytes == 4 ? py::dtype::of<std::uint32_t>() : py::dtype::of<std::uint64_t>();
+  // Strides given explicitly: pybind11 2.10 (Debian 12's) computes default strides from the dtype's item
+  // size as NumPy 1 laid out its descriptor, which under NumPy 2 is garbage (seen on the H200's NumPy 2.5:
+  // every array handed to a Python kernel was scrambled).
+  py::array out(dt, std::vector<py::ssize_t>{rows, cols}, std::vector<py::ssize_t>{cols * bytes, bytes});
+  auto* dst = static_cast<std::uint8_t*>(out.mutable_data());
+  const auto* src = static_cast<const std::uint8_t*>(data);
+  for (std::int64_t i = 0; i < rows; ++i)
+    std::memcpy(dst + i * cols * bytes, src + i * ld * bytes, static_cast<std::size_t>(cols * bytes));
+  return out;
+}
+
+/// Remove a kernel from the registry (its factory's handle is released here, with the GIL held).
+inline void unregister_kernel(const std::string& name) {
+  auto& reg = kernel_registry();
+  std::erase_if(reg, [&](const KernelInfo& k) { return k.name == name; });
+}
+
+
+/// Registers fpcert.certify_reduction's native part (python/reduce_entry.cpp).
+void add_reduction_entry(py::module_& m);
+
+}  // namespace fpcert::py_support
