@@ -2,6 +2,7 @@
 // and power (suites/audit/audit.hpp; docs/audit.md).
 #include <fmt/format.h>
 
+#include <limits>
 #include <memory>
 
 #include "base/atomic_file.hpp"
@@ -64,7 +65,7 @@ void add_audit(CLI::App& root, Registry& reg) {
   app->add_option("--n", a->n, "Columns of C")->check(integer_in(1, std::uint64_t{1} << 16));
   app->add_option("--k", a->k, "Inner dimension")->check(integer_in(1, std::uint64_t{1} << 20));
   app->add_option("--inputs", a->inputs, "Generator spec of the test's inputs (fpcert gen --list); m, n, k, seed are set by the audit");
-  app->add_option("--seeds", a->seeds, "Seeds of the inputs (default 1 2 3 4 5)")->delimiter(',');
+  app->add_option("--seeds", a->seeds, "Seeds of the inputs, comma-separated (default 1,2,3,4,5)")->delimiter(',')->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
   app->add_option("--rule", a->rule, "allclose:rtol=R,atol=A | maxabs:tol=T | relfro:tol=T | fpcert")->required();
   app->add_option("--json", a->json, "Write the audit record as JSON to this file ('-': print it instead of the tables)");
   app->add_flag("--no-mutants", a->no_mutants, "Skip the power table");
