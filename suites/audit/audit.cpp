@@ -366,6 +366,8 @@ AuditRecord run_audit(const AuditOptions& o) {
     }
     power_row("zeros", "every output +0", [&] { return make_zeros_mutant(make()); });
     power_row("constant", "every output the mean of the kernel's outputs", [&] { return make_constant_mutant(make()); });
+    if (*t.a_input == f32 && *t.b_input == f32 && *t.a_operand == f32 && *t.b_operand == f32 && t.operand_u == 0)
+      power_row("inputs_tf32", "fp32 inputs read as tf32 (rna): TF32 passed off as fp32", [&] { return make_tf32_inputs_mutant(make()); });
   }
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rec;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "base/codes.hpp"
 #include "kernels/gemm/cpu/model.hpp"
@@ -73,7 +74,43 @@ class ConstantMutant final : public OutputMutant {
   }
 };
 
+/// fp32 operands read as TF32 (a kernel that lets the tensor cores narrow fp32 inputs: cuBLAS's default TF32 mode,
+/// torch.backends.cuda.matmul.allow_tf32): A and B copied, each value rounded to tf32 nearest-away as cvt.rna does
+/// (kept in its fp32 container), then the wrapped kernel called on the copies.
+class Tf32InputsMutant final : public OutputMutant {
+ public:
+  explicit Tf32InputsMutant(std::unique_ptr<GemmKernel> w) : OutputMutant(std::move(w), "inputs_tf32") {}
+  std::string description() const override { return "fp32 inputs read as tf32 (rna)"; }
+  void run(const GemmOperands& ops) override {
+    std::vector<std::uint32_t> a = narrowed(ops.a, extent(ops.a_layout, ops.m, ops.k, ops.lda));
+    std::vector<std::uint32_t> b = narrowed(ops.b, extent(ops.b_layout, ops.k, ops.n, ops.ldb));
+    GemmOperands o = ops;
+    o.a = a.data();
+    o.b = b.data();
+    w_->run(o);
+  }
+
+ private:
+  static std::int64_t extent(Layout l, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+    if (rows == 0 || cols == 0) return 0;
+    return l == Layout::RowMajor ? (rows - 1) * ld + cols : (cols - 1) * ld + rows;
+  }
+  static std::vector<std::uint32_t> narrowed(const void* src, std::int64_t count) {
+    std::vector<std::uint32_t> v(static_cast<std::size_t>(count));
+    const Rounder rna{Rounding::NearestAway, default_saturation(tf32), NanPayload::Preserve};
+    for (std::int64_t x = 0; x < count; ++x) {
+      const double d = to_double(f32, load_code(src, x, 4));
+      v[static_cast<std::size_t>(x)] = static_cast<std::uint32_t>(round_double(f32, to_double(tf32, round_double(tf32, d, rna).code), Rounder::nearest(f32)).code);
+    }
+    return v;
+  }
+};
+
 }  // namespace
+
+std::unique_ptr<GemmKernel> make_tf32_inputs_mutant(std::unique_ptr<GemmKernel> wrapped) {
+  return std::make_unique<Tf32InputsMutant>(std::move(wrapped));
+}
 
 std::unique_ptr<GemmKernel> make_emulated_kernel(std::string name, const KernelTraits& declared, const SummationOrder& computed) {
   return std::make_unique<EmulatedKernel>(std::move(name), declared, computed);

@@ -126,3 +126,36 @@ TEST_CASE("audit: fpcert's own bound as the rule has no false alarm and refuses 
   for (const AuditVariantRow& v : r.variants) worst = std::max(worst, v.worst_ratio);
   CHECK(worst > 0);
 }
+
+TEST_CASE("audit: TF32 passes as fp32 at allclose 1e-2 (issue 46's public case); fpcert refuses it") {
+  // fp32 inputs uniform [0, 1] read as tf32 (p = 11, rounding to nearest): each operand moves by at most 2^-11
+  // relatively, so each product by at most about 2^-10 ~ 1e-3 and, with no cancellation (every term positive), each
+  // output by about 1e-3 relatively: under rtol = 1e-2 everywhere. fpcert's verdict on model_gemm_f32 (bitwise: it
+  // declares its order) cannot accept outputs that differ from fp32 arithmetic on inputs that force rounding.
+  AuditOptions o;
+  o.kernel = "model_gemm_f32";
+  o.m = 16, o.n = 16, o.k = 256;
+  o.inputs = "uniform:lo=0,hi=1";
+  o.seeds = {1, 2, 3};
+  o.rule = parse_audit_rule("allclose:rtol=1e-2,atol=1e-2");
+  const AuditRecord r = run_audit(o);
+  const AuditMutantRow* m = row(r, "inputs_tf32");
+  REQUIRE(m != nullptr);
+  CHECK(m->dormant == 0);
+  CHECK(m->rule_passed == 3);
+  CHECK(m->fpcert_refused == 3);
+  CHECK(r.false_alarm_runs == 0);
+  // a kernel with bf16 inputs has no such mutant (its inputs are not fp32)
+  CHECK(row(run_audit(small_outputs("fpcert")), "inputs_tf32") == nullptr);
+}
+
+TEST_CASE("audit record: JSON round trip keeps every field that the tables read") {
+  AuditOptions o = small_outputs("allclose:rtol=1e-2,atol=1e-2");
+  o.seeds = {7};
+  const AuditRecord r = run_audit(o);
+  const AuditRecord back = audit_from_json(audit_to_json(r));
+  CHECK(audit_to_json(back) == audit_to_json(r));
+  CHECK(back.mutants.size() == r.mutants.size());
+  CHECK(back.variants.size() == r.variants.size());
+  CHECK(audit_to_json(r).at("false_alarms").at("flake_rate") == 0.0);
+}
