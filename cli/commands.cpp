@@ -36,6 +36,7 @@ void add_all_commands(CLI::App& root, Registry& reg) {
   add_mutate(root, reg);
   add_report(root, reg);
   add_merge(root, reg);
+  add_audit(root, reg);
 }
 
 const std::string& command_line() { return g_command_line; }

@@ -40,6 +40,7 @@ SUITES_PARTS = {
     "mutation": ["run", "verdict", "verdict/emulate"],
     "ops/*": ["run", "verdict", "verdict/emulate", "reveal", "mutation"],
     "experiments": ["run", "verdict", "verdict/emulate", "reveal", "mutation", "ops/*"],
+    "audit": ["run", "verdict", "verdict/emulate", "mutation", "ops/*"],
     "": ["run", "verdict", "verdict/emulate", "reveal", "mutation", "ops/*", "experiments"],
 }
 SUITES_INCLUDE = re.compile(r'^\s*#\s*include\s*"suites/([^"]*)/[^/"]*"')

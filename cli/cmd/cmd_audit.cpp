@@ -1,0 +1,76 @@
+// cli/cmd/cmd_audit.cpp — `fpcert audit`: a GEMM test's acceptance rule as people write it, audited for false alarms
+// and power (suites/audit/audit.hpp; docs/audit.md).
+#include <fmt/format.h>
+
+#include <limits>
+#include <memory>
+
+#include "base/atomic_file.hpp"
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
+#include "cli/plugins.hpp"
+#include "reports/audit_text.hpp"
+#include "suites/audit/audit.hpp"
+
+namespace fpcert::cli {
+namespace {
+
+struct AuditArgs {
+  std::string kernel, traits, inputs = "uniform", rule, json;
+  std::int64_t m = 64, n = 64, k = 64;
+  std::vector<std::uint64_t> seeds = {1, 2, 3, 4, 5};
+  bool no_mutants = false;
+  std::vector<std::string> plugins;
+};
+
+/// 1 when the audit finds the rule wanting: a correct arithmetic fails it (a false alarm, an unsatisfiable
+/// tolerance), or a mutant that changed the output passes it while fpcert refuses it on every seed.
+int audit_exit(const AuditRecord& r) {
+  if (r.false_alarm_runs > 0 || r.cr_fail_runs > 0) return kExitGateFailed;
+  for (const AuditMutantRow& m : r.mutants)
+    if (m.dormant < m.runs && m.rule_passed > 0 && m.fpcert_refused == m.runs) return kExitGateFailed;
+  return kExitPass;
+}
+
+int run_audit_command(const AuditArgs& a) {
+  load_plugins(a.plugins);
+  AuditOptions o;
+  o.kernel = a.kernel;
+  o.traits = a.traits;
+  o.m = a.m, o.n = a.n, o.k = a.k;
+  o.inputs = a.inputs;
+  o.seeds = a.seeds;
+  o.rule = parse_audit_rule(a.rule);
+  o.mutants = !a.no_mutants;
+  o.command = command_line();
+  const AuditRecord r = run_audit(o);
+  if (a.json == "-") {
+    fmt::print("{}\n", audit_to_json(r).dump(2));
+  } else {
+    fmt::print("{}", audit_text(r));
+    if (!a.json.empty()) write_file_atomic(a.json, audit_to_json(r).dump(2) + "\n");
+  }
+  return audit_exit(r);
+}
+
+}  // namespace
+
+void add_audit(CLI::App& root, Registry& reg) {
+  auto* app = root.add_subcommand("audit", "Audit a GEMM test's acceptance rule: the correct arithmetic it fails, the wrong kernels it passes");
+  auto a = std::make_shared<AuditArgs>();
+  app->add_option("--kernel", a->kernel, "A registered host kernel whose traits declare the arithmetic (fpcert kernels)");
+  app->add_option("--traits", a->traits, "Or a traits spec, e.g. in=bf16,acc=f32,out=bf16 (docs/python.md lists the keys)");
+  app->add_option("--m", a->m, "Rows of C")->check(integer_in(1, std::uint64_t{1} << 16));
+  app->add_option("--n", a->n, "Columns of C")->check(integer_in(1, std::uint64_t{1} << 16));
+  app->add_option("--k", a->k, "Inner dimension")->check(integer_in(1, std::uint64_t{1} << 20));
+  app->add_option("--inputs", a->inputs, "Generator spec of the test's inputs (fpcert gen --list); m, n, k, seed are set by the audit");
+  app->add_option("--seeds", a->seeds, "Seeds of the inputs, comma-separated (default 1,2,3,4,5)")->delimiter(',')->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
+  app->add_option("--rule", a->rule, "allclose:rtol=R,atol=A | maxabs:tol=T | relfro:tol=T | fpcert")->required();
+  app->add_option("--json", a->json, "Write the audit record as JSON to this file ('-': print it instead of the tables)");
+  app->add_flag("--no-mutants", a->no_mutants, "Skip the power table");
+  add_plugin_option(app, a->plugins);
+  reg.push_back({app, [a] { return run_audit_command(*a); }});
+}
+
+}  // namespace fpcert::cli

@@ -1,0 +1,49 @@
+// reports/audit_text.cpp — the audit's terminal tables (audit_text.hpp).
+#include "reports/audit_text.hpp"
+
+#include <fmt/format.h>
+
+namespace fpcert {
+
+std::string audit_text(const AuditRecord& r) {
+  std::string s;
+  s += fmt::format("audit of {}\n  traits: {}\n  shape: m={} n={} k={}; inputs: {}; seeds:", r.kernel, r.traits, r.m, r.n, r.k, r.inputs);
+  for (auto x : r.seeds) s += fmt::format(" {}", x);
+  s += fmt::format("\n  rule: {}\n  reference: {}\n\n", r.rule_text, r.reference);
+  s += "Static findings\n";
+  if (r.findings.empty()) s += "  none: the rule is above half an ulp and above fpcert's envelope on every element\n";
+  for (const auto& f : r.findings) s += "  - " + f + "\n";
+  s += fmt::format("\nFalse alarms (correct arithmetic of the declaration; a failed run is a false alarm)\n");
+  s += fmt::format("  {:<40} {:>5} {:>12} {:>12}  {:<12} {}\n", "arithmetic", "runs", "rule failed", "worst ratio", "fpcert", "labels");
+  for (const AuditVariantRow& v : r.variants) {
+    std::string labels;
+    for (const auto& [l, n] : v.labels) labels += (labels.empty() ? "" : ", ") + fmt::format("{} x{}", l, n);
+    s += fmt::format("  {:<40} {:>5} {:>12} {:>12.4g}  {:<12} {}\n", v.name, v.runs, v.rule_failed, v.worst_ratio, v.fpcert.empty() ? "-" : v.fpcert,
+                     labels.empty() ? "-" : labels);
+  }
+  s += fmt::format("  flake rate: {} of {} runs fail the rule ({:.3g} %)\n", r.false_alarm_runs, r.variant_runs,
+                   r.variant_runs ? 100.0 * r.false_alarm_runs / r.variant_runs : 0.0);
+  if (!r.mutants.empty()) {
+    s += "\nPower (mutants of the kernel on the same inputs; dormant: runs where the fault changed no output bit)\n";
+    s += fmt::format("  {:<22} {:>5} {:>8} {:>13} {:>15}  {}\n", "mutant", "runs", "dormant", "rule passes", "fpcert refuses", "verdict");
+    int caught_rule = 0, caught_fpcert = 0, live = 0;
+    for (const AuditMutantRow& m : r.mutants) {
+      const bool active = m.dormant < m.runs;
+      const bool rule_misses = m.rule_passed > 0, fpcert_refuses = m.fpcert_refused == m.runs;
+      std::string verdict = !active ? (m.fpcert_refused > 0 ? "output unchanged: invisible to the rule, fpcert refuses" : "dormant on these inputs")
+                            : rule_misses && fpcert_refuses ? "RULE MISSES IT, fpcert refuses"
+                            : rule_misses                  ? "both miss it"
+                                                           : "rule refuses it";
+      if (active) ++live, caught_rule += !rule_misses, caught_fpcert += m.fpcert_refused > 0;
+      s += fmt::format("  {:<22} {:>5} {:>8} {:>13} {:>15}  {}\n", m.mutant, m.runs, m.dormant, fmt::format("{}/{}", m.rule_passed, m.runs),
+                       fmt::format("{}/{}", m.fpcert_refused, m.runs), verdict);
+    }
+    s += fmt::format("  of {} mutants that changed the output: the rule refuses {} on every seed, fpcert refuses {}\n", live, caught_rule, caught_fpcert);
+    if (r.false_alarm_runs > 0 || r.cr_fail_runs > 0)
+      s += "  (the rule also fails correct arithmetic above: its refusals are no evidence of a fault)\n";
+  }
+  s += fmt::format("\n{:.2f} s\n", r.seconds);
+  return s;
+}
+
+}  // namespace fpcert

@@ -1,0 +1,93 @@
+// results/audit.cpp — the audit record's JSON (results/audit.hpp; docs/audit.md lists the fields).
+#include "results/audit.hpp"
+
+namespace fpcert {
+
+nlohmann::json audit_to_json(const AuditRecord& r) {
+  nlohmann::json vs = nlohmann::json::array(), ms = nlohmann::json::array();
+  for (const AuditVariantRow& v : r.variants)
+    vs.push_back({{"name", v.name}, {"order", v.order}, {"runs", v.runs}, {"rule_failed", v.rule_failed}, {"fpcert", v.fpcert},
+                  {"labels", v.labels}, {"worst_ratio", v.worst_ratio}});
+  for (const AuditMutantRow& m : r.mutants)
+    ms.push_back({{"mutant", m.mutant}, {"what", m.what}, {"runs", m.runs}, {"dormant", m.dormant}, {"rule_passed", m.rule_passed},
+                  {"fpcert_refused", m.fpcert_refused}, {"fpcert_reason", m.fpcert_reason}});
+  const double flake = r.variant_runs ? static_cast<double>(r.false_alarm_runs) / r.variant_runs : 0.0;
+  return {{"kind", "audit"},
+          {"kernel", r.kernel},
+          {"traits", r.traits},
+          {"m", r.m},
+          {"n", r.n},
+          {"k", r.k},
+          {"inputs", r.inputs},
+          {"seeds", r.seeds},
+          {"rule", r.rule},
+          {"rule_text", r.rule_text},
+          {"reference", r.reference},
+          {"static", {{"elements", r.elements},
+                      {"below_half_ulp", r.below_half_ulp},
+                      {"cr_fail", r.cr_fail},
+                      {"cr_fail_runs", r.cr_fail_runs},
+                      {"below_bound", r.below_bound},
+                      {"below_bound_cancel", r.below_bound_cancel},
+                      {"admit_zero", r.admit_zero},
+                      {"ref_abs_min", r.ref_abs_min},
+                      {"ref_abs_max", r.ref_abs_max},
+                      {"findings", r.findings}}},
+          {"false_alarms", {{"variants", vs}, {"failed_runs", r.false_alarm_runs}, {"runs", r.variant_runs}, {"flake_rate", flake}}},
+          {"power", ms},
+          {"seconds", r.seconds}};
+}
+
+AuditRecord audit_from_json(const nlohmann::json& j) {
+  AuditRecord r;
+  r.kernel = j.at("kernel").get<std::string>();
+  r.traits = j.value("traits", "");
+  r.m = j.at("m").get<std::int64_t>();
+  r.n = j.at("n").get<std::int64_t>();
+  r.k = j.at("k").get<std::int64_t>();
+  r.inputs = j.value("inputs", "");
+  r.seeds = j.value("seeds", std::vector<std::uint64_t>{});
+  r.rule = j.value("rule", "");
+  r.rule_text = j.value("rule_text", "");
+  r.reference = j.value("reference", "");
+  const auto& s = j.at("static");
+  r.elements = s.value("elements", std::int64_t{0});
+  r.below_half_ulp = s.value("below_half_ulp", std::int64_t{0});
+  r.cr_fail = s.value("cr_fail", std::int64_t{0});
+  r.cr_fail_runs = s.value("cr_fail_runs", 0);
+  r.below_bound = s.value("below_bound", std::int64_t{0});
+  r.below_bound_cancel = s.value("below_bound_cancel", std::int64_t{0});
+  r.admit_zero = s.value("admit_zero", std::int64_t{0});
+  r.ref_abs_min = s.value("ref_abs_min", 0.0);
+  r.ref_abs_max = s.value("ref_abs_max", 0.0);
+  r.findings = s.value("findings", std::vector<std::string>{});
+  const auto& f = j.at("false_alarms");
+  for (const auto& v : f.at("variants")) {
+    AuditVariantRow x;
+    x.name = v.value("name", "");
+    x.order = v.value("order", "");
+    x.runs = v.value("runs", 0);
+    x.rule_failed = v.value("rule_failed", 0);
+    x.fpcert = v.value("fpcert", "");
+    x.labels = v.value("labels", std::map<std::string, int>{});
+    x.worst_ratio = v.value("worst_ratio", 0.0);
+    r.variants.push_back(x);
+  }
+  r.false_alarm_runs = f.value("failed_runs", 0);
+  r.variant_runs = f.value("runs", 0);
+  for (const auto& m : j.at("power")) {
+    AuditMutantRow x;
+    x.mutant = m.value("mutant", "");
+    x.what = m.value("what", "");
+    x.runs = m.value("runs", 0);
+    x.dormant = m.value("dormant", 0);
+    x.rule_passed = m.value("rule_passed", 0);
+    x.fpcert_refused = m.value("fpcert_refused", 0);
+    x.fpcert_reason = m.value("fpcert_reason", "");
+    r.mutants.push_back(x);
+  }
+  r.seconds = j.value("seconds", 0.0);
+  return r;
+}
+
+}  // namespace fpcert

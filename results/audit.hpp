@@ -1,0 +1,66 @@
+// results/audit.hpp — the record of `fpcert audit` (docs/audit.md): a test's acceptance rule for a GEMM audited for
+// false alarms (the correct arithmetic it fails) and power (the mutants it passes), with its JSON.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fpcert {
+
+/// One correct arithmetic (an admissible order of the declared formats) run on every seed.
+struct AuditVariantRow {
+  std::string name;        ///< "order pairwise", "kernel model_gemm_bf16_f32acc"
+  std::string order;       ///< the order in words
+  int runs = 0;
+  int rule_failed = 0;     ///< runs the rule failed (false alarms)
+  std::string fpcert;      ///< fpcert's verdict on this arithmetic where it ran through the runner ("pass 5/5"), else ""
+  std::map<std::string, int> labels;  ///< failed runs by label: unsatisfiable tolerance, cancellation, reduction order, beyond bound
+  double worst_ratio = 0;  ///< max over runs of max_ij |c - ref| / tolerance_ij (> 1: the rule failed)
+};
+
+/// One mutant run on every seed: does the rule pass it, does fpcert's certify verdict refuse it.
+struct AuditMutantRow {
+  std::string mutant;      ///< fault id ("acc_f16", "zeros", "constant")
+  std::string what;        ///< the fault in words
+  int runs = 0;
+  int dormant = 0;         ///< runs whose output equals the kernel's bit for bit (the fault changed nothing)
+  int rule_passed = 0;     ///< runs the rule passed
+  int fpcert_refused = 0;  ///< runs fpcert's verdict refused (status other than pass)
+  std::string fpcert_reason;  ///< the first refusal's reason
+};
+
+struct AuditRecord {
+  std::string kernel;      ///< the audited kernel (or "traits:<spec>")
+  std::string traits;      ///< describe_traits
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string inputs;      ///< the generator spec as given (m, n, k, seed set per run)
+  std::vector<std::uint64_t> seeds;
+  std::string rule;        ///< the rule as given
+  std::string rule_text;   ///< the rule in words with its formula
+  std::string reference;   ///< what the rule compares against, in words
+  // Static findings (over every seed's reference; no kernel run).
+  std::int64_t elements = 0;          ///< m n per seed, times seeds
+  std::int64_t below_half_ulp = 0;    ///< elements whose tolerance is below half an ulp of the output format at |ref|
+  std::int64_t cr_fail = 0;           ///< elements where even the correctly rounded result fails the rule
+  int cr_fail_runs = 0;               ///< seeds on which the correctly rounded output fails the rule (unsatisfiable)
+  std::int64_t below_bound = 0;       ///< elements whose tolerance is below fpcert's envelope for a correct kernel
+  std::int64_t below_bound_cancel = 0;  ///< of those, the ones that would be met without cancellation (relative rule near zero)
+  std::int64_t admit_zero = 0;        ///< elements where an output of 0 meets the rule (|ref| <= tolerance)
+  double ref_abs_min = 0, ref_abs_max = 0;  ///< |ref| over the elements
+  std::vector<std::string> findings;  ///< the static findings in words
+  // Sampled false alarms.
+  std::vector<AuditVariantRow> variants;
+  int false_alarm_runs = 0, variant_runs = 0;  ///< the flake rate is their ratio
+  // Power.
+  std::vector<AuditMutantRow> mutants;
+  double seconds = 0;                 ///< wall time of the audit
+};
+
+nlohmann::json audit_to_json(const AuditRecord& r);
+AuditRecord audit_from_json(const nlohmann::json& j);
+
+}  // namespace fpcert

@@ -1,0 +1,376 @@
+// suites/audit/audit.cpp — `fpcert audit`: a GEMM test's rule audited for false alarms and power (audit.hpp,
+// docs/audit.md).
+#include "suites/audit/audit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "base/error.hpp"
+#include "generators/generate.hpp"
+#include "kernels/device/device_api.hpp"
+#include "oracle/gemm_ref.hpp"
+#include "oracle/refvalue.hpp"
+#include "oracle/round.hpp"
+#include "suites/audit/audit_kernels.hpp"
+#include "suites/mutation/faults.hpp"
+#include "suites/ops/gemm/fault_injectors.hpp"
+#include "suites/ops/gemm/runner.hpp"
+#include "suites/verdict/emulate/emulate.hpp"
+#include "suites/verdict/envelope.hpp"
+#include "suites/verdict/tolerance.hpp"
+
+namespace fpcert {
+
+// ---- the rule ----
+
+std::string AuditRule::text() const {
+  switch (kind) {
+    case Kind::Allclose: return fmt::format("allclose: |got - ref| <= {:g} + {:g} |ref| for every element", atol, rtol);
+    case Kind::MaxAbs: return fmt::format("maxabs: max |got - ref| <= {:g}", tol);
+    case Kind::RelFro: return fmt::format("relfro: ||got - ref||_F <= {:g} ||ref||_F", tol);
+    case Kind::Fpcert: return "fpcert: |got - ref| <= allowed_ij, fpcert's envelope of the declared formats in any order";
+  }
+  return {};
+}
+
+AuditRule parse_audit_rule(const std::string& spec) {
+  AuditRule r;
+  r.spec = spec;
+  const auto colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon);
+  if (kind == "allclose") r.kind = AuditRule::Kind::Allclose;
+  else if (kind == "maxabs") r.kind = AuditRule::Kind::MaxAbs;
+  else if (kind == "relfro") r.kind = AuditRule::Kind::RelFro;
+  else if (kind == "fpcert") r.kind = AuditRule::Kind::Fpcert;
+  else throw InputError("rule '" + spec + "': unknown kind '" + kind + "' (valid: allclose, maxabs, relfro, fpcert)");
+  bool has_tol = false;
+  std::stringstream fields(colon == std::string::npos ? std::string() : spec.substr(colon + 1));
+  for (std::string f; std::getline(fields, f, ',');) {
+    const auto eq = f.find('=');
+    if (eq == std::string::npos) throw InputError("rule '" + spec + "': field '" + f + "' is not key=value");
+    const std::string key = f.substr(0, eq), val = f.substr(eq + 1);
+    double v = 0;
+    try {
+      std::size_t used = 0;
+      v = std::stod(val, &used);
+      if (used != val.size()) throw std::invalid_argument(val);
+    } catch (const std::exception&) {
+      throw InputError("rule '" + spec + "': " + key + "=" + val + " is not a number");
+    }
+    if (!(v >= 0) || !std::isfinite(v)) throw InputError("rule '" + spec + "': " + key + " must be finite and >= 0");
+    if (r.kind == AuditRule::Kind::Allclose && key == "rtol") r.rtol = v;
+    else if (r.kind == AuditRule::Kind::Allclose && key == "atol") r.atol = v;
+    else if ((r.kind == AuditRule::Kind::MaxAbs || r.kind == AuditRule::Kind::RelFro) && key == "tol") r.tol = v, has_tol = true;
+    else throw InputError("rule '" + spec + "': unknown key '" + key + "' for " + kind);
+  }
+  if ((r.kind == AuditRule::Kind::MaxAbs || r.kind == AuditRule::Kind::RelFro) && !has_tol)
+    throw InputError("rule '" + spec + "': " + kind + " needs tol=");
+  return r;
+}
+
+double rule_tolerance(const AuditRule& r, double ref, double allowed) {
+  switch (r.kind) {
+    case AuditRule::Kind::Allclose: return r.atol + r.rtol * std::fabs(ref);
+    case AuditRule::Kind::MaxAbs: return r.tol;
+    case AuditRule::Kind::Fpcert: return allowed;
+    case AuditRule::Kind::RelFro: break;
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+RuleOutcome apply_rule(const AuditRule& r, const std::vector<double>& got, const std::vector<double>& ref,
+                       const std::vector<double>& allowed) {
+  RuleOutcome o;
+  if (r.kind == AuditRule::Kind::Fpcert && allowed.size() != ref.size()) throw std::invalid_argument("apply_rule: fpcert needs allowed");
+  if (r.kind == AuditRule::Kind::RelFro) {
+    double num = 0, den = 0;
+    bool nonfinite = false;
+    for (std::size_t x = 0; x < ref.size(); ++x) {
+      if (!std::isfinite(got[x])) nonfinite = true;
+      num += (got[x] - ref[x]) * (got[x] - ref[x]);
+      den += ref[x] * ref[x];
+    }
+    const double lhs = std::sqrt(num), rhs = r.tol * std::sqrt(den);
+    o.ratio = nonfinite ? std::numeric_limits<double>::infinity() : rhs > 0 ? lhs / rhs : (lhs > 0 ? std::numeric_limits<double>::infinity() : 0);
+    o.pass = !nonfinite && lhs <= rhs;
+    o.failing = o.pass ? 0 : 1;
+    return o;
+  }
+  for (std::size_t x = 0; x < ref.size(); ++x) {
+    const double tol = rule_tolerance(r, ref[x], allowed.empty() ? 0.0 : allowed[x]);
+    const double err = std::fabs(got[x] - ref[x]);
+    const bool ok = std::isfinite(got[x]) && err <= tol;
+    const double ratio = !std::isfinite(got[x]) ? std::numeric_limits<double>::infinity() : tol > 0 ? err / tol : (err > 0 ? std::numeric_limits<double>::infinity() : 0);
+    if (!ok) ++o.failing;
+    if (o.worst < 0 || ratio > o.ratio) o.ratio = ratio, o.worst = static_cast<std::int64_t>(x);
+  }
+  o.pass = o.failing == 0;
+  return o;
+}
+
+namespace {
+
+/// Half an ulp of format f at magnitude |x| (the largest error of a correctly rounded result there).
+double half_ulp(const Format& f, double x) {
+  const int e = x == 0 || !std::isfinite(x) ? f.emin() : std::max(std::ilogb(x), f.emin());
+  return std::ldexp(1.0, e - f.frac_bits - 1);
+}
+
+/// The generator spec with m, n, k and seed set by the audit (any given in `inputs` replaced).
+std::string spec_for(const std::string& inputs, std::int64_t m, std::int64_t n, std::int64_t k, std::uint64_t seed) {
+  const auto colon = inputs.find(':');
+  std::string out = inputs.substr(0, colon) + ":";
+  std::stringstream fields(colon == std::string::npos ? std::string() : inputs.substr(colon + 1));
+  for (std::string f; std::getline(fields, f, ',');) {
+    const std::string key = f.substr(0, f.find('='));
+    if (key == "m" || key == "n" || key == "k" || key == "seed" || f.empty()) continue;
+    out += f + ",";
+  }
+  return out + fmt::format("m={},n={},k={},seed={}", m, n, k, seed);
+}
+
+/// One seed's case: the inputs as stored (rounded into the declared input formats), their exact product, and
+/// what the static findings and labels read per element.
+struct SeedCase {
+  Problem q;
+  GemmRef ref;
+  std::vector<double> refd;     ///< the test's reference: the exact product rounded to double
+  std::vector<double> cr;       ///< the exact product correctly rounded into the output format
+  std::vector<double> allowed;  ///< fpcert's envelope (order unknown) per element
+};
+
+SeedCase make_seed_case(const AuditOptions& o, const KernelTraits& t, std::uint64_t seed) {
+  SeedCase c;
+  c.q = generate(spec_for(o.inputs, o.m, o.n, o.k, seed));
+  c.q.a.data = round_values(c.q.a.data, *t.a_input, t.input_rounding);
+  c.q.b.data = round_values(c.q.b.data, *t.b_input, t.input_rounding);
+  if (*t.a_input == *t.b_input) c.q.source = t.a_input;
+  c.ref = gemm_reference(c.q.a.view(), c.q.b.view());
+  KernelTraits any = t;
+  any.sum_order = SummationOrder::unknown();
+  c.allowed = element_tolerance(any, c.q, c.ref).allowed;
+  const Rounder rn = Rounder::nearest(*t.out);
+  for (const RefValue& v : c.ref.c) {
+    c.refd.push_back(v.hi);
+    c.cr.push_back(to_double(*t.out, round_ref(*t.out, v, rn).code));
+  }
+  return c;
+}
+
+std::vector<double> decode(const Format& f, const std::vector<std::uint64_t>& codes) {
+  std::vector<double> v(codes.size());
+  for (std::size_t x = 0; x < codes.size(); ++x) v[x] = to_double(f, codes[x]);
+  return v;
+}
+
+/// Why a correct arithmetic failed the rule, from its worst element (docs/audit.md, "Labels"): beyond bound (it
+/// left fpcert's envelope: a bug in fpcert or the model), unsatisfiable tolerance (the correctly rounded output
+/// fails there too), cancellation (its error would meet the rule measured against sum_k |a_ik b_kj| instead of
+/// |ref_ij|: the result is small only because its terms cancel), else reduction order (the rounding errors of an
+/// admissible order exceed the tolerance).
+std::string failure_label(const AuditRule& r, const SeedCase& c, const std::vector<double>& got, const RuleOutcome& out) {
+  if (r.kind == AuditRule::Kind::RelFro) {
+    if (!apply_rule(r, c.cr, c.refd, c.allowed).pass) return "unsatisfiable tolerance";
+    double err2 = 0, abs2 = 0;
+    for (std::size_t x = 0; x < c.refd.size(); ++x)
+      err2 += (got[x] - c.refd[x]) * (got[x] - c.refd[x]), abs2 += c.ref.abs_sum[x] * c.ref.abs_sum[x];
+    return std::sqrt(err2) <= r.tol * std::sqrt(abs2) ? "cancellation" : "reduction order";
+  }
+  const auto w = static_cast<std::size_t>(out.worst);
+  const double err = std::fabs(got[w] - c.refd[w]);
+  if (!(err <= c.allowed[w])) return "beyond bound";
+  const double tol = rule_tolerance(r, c.refd[w], c.allowed[w]);
+  if (!(std::fabs(c.cr[w] - c.refd[w]) <= tol)) return "unsatisfiable tolerance";
+  if (err <= rule_tolerance(r, c.ref.abs_sum[w], c.allowed[w])) return "cancellation";
+  return "reduction order";
+}
+
+/// The orders audit samples for the declared formats: the declared one first (when known), then sequential FMA,
+/// pairwise, split-K 2/4/8 and blocked 32, each where the emulator runs it and K allows it.
+std::vector<std::pair<std::string, SummationOrder>> sampled_orders(const KernelTraits& t, std::int64_t k) {
+  std::vector<std::pair<std::string, SummationOrder>> out;
+  auto add = [&](const std::string& name, const SummationOrder& o) {
+    for (const auto& e : out)
+      if (e.second == o) return;
+    KernelTraits v = t;
+    v.sum_order = o;
+    if (emulation_unavailable(v).empty()) out.emplace_back(name, o);
+  };
+  if (t.sum_order.known()) add("declared order", t.sum_order);
+  add("sequential fma", SummationOrder::sequential(StepKind::Fma));
+  add("pairwise", SummationOrder::pairwise());
+  for (int s : {2, 4, 8})
+    if (s <= k) add(fmt::format("split-K {}", s), SummationOrder::split_k(s));
+  if (k > 32) add("blocked 32", SummationOrder::blocked(32));
+  return out;
+}
+
+std::string pct(std::int64_t a, std::int64_t b) { return b ? fmt::format("{:.3g} %", 100.0 * static_cast<double>(a) / static_cast<double>(b)) : "0 %"; }
+
+}  // namespace
+
+AuditRecord run_audit(const AuditOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (o.kernel.empty() == o.traits.empty()) throw InputError("audit: give exactly one of --kernel K or --traits SPEC");
+  if (o.seeds.empty()) throw InputError("audit: at least one seed");
+  KernelTraits t;
+  std::function<std::unique_ptr<GemmKernel>()> make;
+  AuditRecord rec;
+  if (!o.kernel.empty()) {
+    auto k0 = make_gemm_kernel(o.kernel);
+    if (!k0) throw InputError("audit: kernel '" + o.kernel + "' is not registered (fpcert kernels lists them)");
+    if (k0->memory() != MemorySpace::Host) throw InputError("audit: kernel '" + o.kernel + "' runs on a device; this audit runs host kernels");
+    t = k0->traits();
+    make = [name = o.kernel] { return make_gemm_kernel(name); };
+    rec.kernel = o.kernel;
+  } else {
+    t = parse_traits_spec(o.traits);
+    const SummationOrder computed = t.sum_order.known() ? t.sum_order : SummationOrder::sequential(StepKind::Fma);
+    make = [t, computed] { return make_emulated_kernel("declared", t, computed); };
+    rec.kernel = "traits:" + o.traits;
+  }
+  rec.traits = describe_traits(t);
+  rec.m = o.m, rec.n = o.n, rec.k = o.k;
+  rec.inputs = o.inputs;
+  rec.seeds = o.seeds;
+  rec.rule = o.rule.spec;
+  rec.rule_text = o.rule.text();
+  rec.reference = fmt::format("the exact product of the stored inputs (the generator's values rounded into {}), rounded to double: "
+                              "what an fp64 reference GEMM of the test's tensors approximates",
+                              t.a_input->tag);
+  const Format& out = *t.out;
+
+  // Static findings and the cases.
+  std::vector<SeedCase> cases;
+  rec.ref_abs_min = std::numeric_limits<double>::infinity();
+  for (std::uint64_t s : o.seeds) {
+    cases.push_back(make_seed_case(o, t, s));
+    const SeedCase& c = cases.back();
+    const RuleOutcome cro = apply_rule(o.rule, c.cr, c.refd, c.allowed);
+    if (!cro.pass) ++rec.cr_fail_runs;
+    for (std::size_t x = 0; x < c.refd.size(); ++x) {
+      ++rec.elements;
+      const double a = std::fabs(c.refd[x]);
+      rec.ref_abs_min = std::min(rec.ref_abs_min, a);
+      rec.ref_abs_max = std::max(rec.ref_abs_max, a);
+      if (o.rule.kind == AuditRule::Kind::RelFro) continue;
+      const double tol = rule_tolerance(o.rule, c.refd[x], c.allowed[x]);
+      if (tol < half_ulp(out, a)) ++rec.below_half_ulp;
+      if (!(std::fabs(c.cr[x] - c.refd[x]) <= tol)) ++rec.cr_fail;
+      if (a <= tol) ++rec.admit_zero;
+      if (tol < c.allowed[x]) {
+        ++rec.below_bound;
+        if (rule_tolerance(o.rule, c.ref.abs_sum[x], c.allowed[x]) >= c.allowed[x]) ++rec.below_bound_cancel;
+      }
+    }
+  }
+  const auto n_seeds = static_cast<int>(o.seeds.size());
+  if (rec.cr_fail_runs > 0)
+    rec.findings.push_back(fmt::format("UNSATISFIABLE: on {} of {} seeds even the correctly rounded output fails the rule ({} of the elements); "
+                                       "no {} output can pass it there",
+                                       rec.cr_fail_runs, n_seeds, pct(rec.cr_fail, rec.elements), out.tag));
+  if (rec.below_half_ulp > 0)
+    rec.findings.push_back(fmt::format("the tolerance is below half an ulp of {} at |ref| on {} of the elements (|ref| in [{:g}, {:g}]): a "
+                                       "correctly rounded output may miss it by rounding alone",
+                                       out.tag, pct(rec.below_half_ulp, rec.elements), rec.ref_abs_min, rec.ref_abs_max));
+  if (rec.below_bound > 0)
+    rec.findings.push_back(fmt::format("the tolerance is below fpcert's envelope for the declared arithmetic on {} of the elements ({} of them "
+                                       "only through cancellation: a relative rule on outputs near zero); a correct kernel may fail there",
+                                       pct(rec.below_bound, rec.elements), pct(rec.below_bound_cancel, rec.elements)));
+  if (rec.admit_zero > 0)
+    rec.findings.push_back(fmt::format("an output of 0 meets the rule on {} of the elements (|ref| <= tolerance)", pct(rec.admit_zero, rec.elements)));
+
+  RunOptions ro;
+  ro.worst_count = 1;
+  auto run_one = [&](GemmKernel& k, const SeedCase& c, std::uint64_t seed, std::vector<double>& got) {
+    CaseSetup s;
+    s.suite = "audit";
+    s.case_id = fmt::format("seed{}", seed);
+    s.problem = &c.q;
+    s.ref = &c.ref;
+    s.repro = o.command;
+    s.family = "audit";
+    RunOptions r = ro;
+    r.output = &got;
+    return run_case(k, s, *make_host_api(), r);
+  };
+
+  // False alarms: the kernel itself through the runner (fpcert's verdict beside it), then the sampled orders.
+  std::vector<std::vector<double>> kernel_out(cases.size());
+  {
+    AuditVariantRow row;
+    row.name = "kernel " + rec.kernel;
+    row.order = t.sum_order.known() ? order_spec(t.sum_order) : "unknown (computed sequentially)";
+    int passed = 0;
+    for (std::size_t s = 0; s < cases.size(); ++s) {
+      auto k = make();
+      const CaseResult cr = run_one(*k, cases[s], o.seeds[s], kernel_out[s]);
+      if (cr.status == CaseStatus::Pass) ++passed;
+      if (kernel_out[s].empty()) throw InputError("audit: kernel '" + rec.kernel + "' did not run: " + cr.reason);
+      ++row.runs;
+      const RuleOutcome ro2 = apply_rule(o.rule, kernel_out[s], cases[s].refd, cases[s].allowed);
+      row.worst_ratio = std::max(row.worst_ratio, ro2.ratio);
+      if (!ro2.pass) ++row.rule_failed, ++row.labels[failure_label(o.rule, cases[s], kernel_out[s], ro2)];
+    }
+    row.fpcert = fmt::format("pass {}/{}", passed, row.runs);
+    rec.variants.push_back(row);
+  }
+  for (const auto& [name, order] : sampled_orders(t, o.k)) {
+    KernelTraits v = t;
+    v.sum_order = order;
+    AuditVariantRow row;
+    row.name = "order " + name;
+    row.order = order_spec(order);
+    for (std::size_t s = 0; s < cases.size(); ++s) {
+      const SeedCase& c = cases[s];
+      const std::vector<double> got = decode(out, emulate_gemm(v, o.m, o.n, o.k, c.q.a.data, c.q.b.data));
+      ++row.runs;
+      const RuleOutcome r = apply_rule(o.rule, got, c.refd, c.allowed);
+      row.worst_ratio = std::max(row.worst_ratio, r.ratio);
+      if (!r.pass) ++row.rule_failed, ++row.labels[failure_label(o.rule, c, got, r)];
+    }
+    rec.variants.push_back(row);
+  }
+  for (const AuditVariantRow& v : rec.variants) rec.variant_runs += v.runs, rec.false_alarm_runs += v.rule_failed;
+
+  // Power: every applicable GEMM fault of the catalogue, then zeros and constant.
+  if (o.mutants) {
+    auto power_row = [&](const std::string& id, const std::string& what, const std::function<std::unique_ptr<GemmKernel>()>& mk) {
+      AuditMutantRow row;
+      row.mutant = id;
+      row.what = what;
+      for (std::size_t s = 0; s < cases.size(); ++s) {
+        auto k = mk();
+        std::vector<double> got;
+        const CaseResult cr = run_one(*k, cases[s], o.seeds[s], got);
+        ++row.runs;
+        if (cr.status != CaseStatus::Pass) {
+          ++row.fpcert_refused;
+          if (row.fpcert_reason.empty()) row.fpcert_reason = std::string(to_string(cr.status)) + ": " + cr.reason.substr(0, 160);
+        }
+        if (got.empty()) continue;  // it did not run: the rule sees nothing to pass
+        if (same_bits(got, kernel_out[s])) ++row.dormant;
+        if (apply_rule(o.rule, got, cases[s].refd, cases[s].allowed).pass) ++row.rule_passed;
+      }
+      rec.mutants.push_back(row);
+    };
+    for (const FaultInfo& f : fault_catalogue()) {
+      if (f.operation != Operation::Gemm || !fault_not_applicable(f.fault, t).empty()) continue;
+      power_row(std::string(f.id), std::string(f.what), [&] { return make_fault_injector(make(), f.fault); });
+    }
+    power_row("zeros", "every output +0", [&] { return make_zeros_mutant(make()); });
+    power_row("constant", "every output the mean of the kernel's outputs", [&] { return make_constant_mutant(make()); });
+    if (*t.a_input == f32 && *t.b_input == f32 && *t.a_operand == f32 && *t.b_operand == f32 && t.operand_u == 0)
+      power_row("inputs_tf32", "fp32 inputs read as tf32 (rna): TF32 passed off as fp32", [&] { return make_tf32_inputs_mutant(make()); });
+  }
+  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rec;
+}
+
+}  // namespace fpcert

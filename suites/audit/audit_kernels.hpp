@@ -1,0 +1,28 @@
+// suites/audit/audit_kernels.hpp — the kernels an audit runs besides the registered ones (docs/audit.md): a host
+// kernel computing a traits declaration by fpcert's emulator (for `--traits` without a kernel), and the two
+// mutants the fault catalogue does not hold, made from the wrapped kernel as a black box: zeros (every output +0)
+// and constant (every output the mean of the wrapped kernel's outputs, rounded into the output format); and, for fp32
+// inputs, inputs_tf32 (the operands narrowed to tf32 before the call).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "kernels/kernel.hpp"
+
+namespace fpcert {
+
+/// A host kernel that declares `declared` and computes it by emulate_gemm in `computed` (an order the declaration
+/// admits: its own when it declares one, e.g. sequential FMA when it declares none).
+std::unique_ptr<GemmKernel> make_emulated_kernel(std::string name, const KernelTraits& declared, const SummationOrder& computed);
+
+/// The zeros mutant of a host kernel: claims its traits, writes +0 everywhere (never calls it).
+std::unique_ptr<GemmKernel> make_zeros_mutant(std::unique_ptr<GemmKernel> wrapped);
+/// The constant mutant of a host kernel: runs it, then writes the mean of its finite outputs (rounded to nearest
+/// into the output format) into every element.
+std::unique_ptr<GemmKernel> make_constant_mutant(std::unique_ptr<GemmKernel> wrapped);
+/// The inputs_tf32 mutant of a host kernel with fp32 inputs: A and B rounded to tf32 (nearest-away, cvt.rna) before
+/// the call (TF32 passed off as fp32: torch's allow_tf32, cuBLAS's default math mode).
+std::unique_ptr<GemmKernel> make_tf32_inputs_mutant(std::unique_ptr<GemmKernel> wrapped);
+
+}  // namespace fpcert

@@ -1,0 +1,59 @@
+// tests/cli/audit_cli_test.cpp — `fpcert audit` driven as a subprocess: the tables, the exit codes, the JSON record,
+// bad input (docs/audit.md).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_command.hpp"
+
+using fpcert::test::CommandResult;
+using fpcert::test::run_command;
+
+namespace {
+const std::string kFpcert = fpcert::test::env_or("FPCERT_BIN", FPCERT_BIN);
+}  // namespace
+
+TEST_CASE("audit: an unsatisfiable allclose exits 1 and says so; the JSON record holds it") {
+  // atol 0.06 on bf16 outputs in [16, 32), where half an ulp is 2^(4 - 7) / 2 = 0.0625 (tests/suites/audit_test.cpp)
+  const std::string dir = fpcert::test::scratch_dir("audit_cli");
+  const CommandResult r = run_command({kFpcert, "audit", "--traits", "in=bf16,acc=f32,out=bf16", "--m", "32", "--n", "32", "--k", "96",
+                                       "--inputs", "uniform:lo=0,hi=1", "--seeds", "1,2", "--rule", "allclose:rtol=0,atol=0.06",
+                                       "--no-mutants", "--json", dir + "/a.json"});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.has("UNSATISFIABLE: on 2 of 2 seeds"));
+  CHECK(r.has("unsatisfiable tolerance x2"));
+  const nlohmann::json j = nlohmann::json::parse(fpcert::test::read_text(dir + "/a.json"));
+  CHECK(j.at("kind") == "audit");
+  CHECK(j.at("static").at("cr_fail_runs") == 2);
+  CHECK(j.at("false_alarms").at("flake_rate") == 1.0);
+  CHECK(j.at("power").empty());
+}
+
+TEST_CASE("audit: fpcert's own rule exits 0 on correct arithmetic; allclose 1e-2 on small outputs exits 1 (zeros passes)") {
+  const std::vector<std::string> common = {kFpcert, "audit", "--kernel", "model_gemm_bf16_f32acc", "--m", "16", "--n", "16", "--k", "64",
+                                           "--inputs", "uniform:lo=0,hi=0.0078125", "--seeds", "1,2"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = common;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_command(a);
+  };
+  const CommandResult sound = with({"--rule", "fpcert", "--no-mutants"});
+  INFO(sound.output);
+  CHECK(sound.exit_code == 0);
+  CHECK(sound.has("flake rate: 0 of"));
+  const CommandResult loose = with({"--rule", "allclose:rtol=1e-2,atol=1e-2", "--json", "-"});
+  CHECK(loose.exit_code == 1);
+  const nlohmann::json j = nlohmann::json::parse(loose.output);
+  bool zeros = false;
+  for (const auto& m : j.at("power"))
+    if (m.at("mutant") == "zeros") zeros = m.at("rule_passed") == 2 && m.at("fpcert_refused") == 2;
+  CHECK(zeros);
+}
+
+TEST_CASE("audit: bad input exits 2 with one line") {
+  CHECK(run_command({kFpcert, "audit", "--kernel", "model_gemm_f32", "--rule", "cosine:tol=1"}).exit_code == 2);
+  CHECK(run_command({kFpcert, "audit", "--kernel", "no_such_kernel", "--rule", "maxabs:tol=1"}).exit_code == 2);
+  CHECK(run_command({kFpcert, "audit", "--kernel", "model_gemm_f32", "--traits", "in=f16", "--rule", "maxabs:tol=1"}).exit_code == 2);
+  CHECK(run_command({kFpcert, "audit", "--kernel", "model_gemm_f32", "--rule", "maxabs"}).exit_code == 2);
+}

@@ -1,0 +1,161 @@
+// tests/suites/audit_test.cpp — `fpcert audit` (suites/audit/audit.hpp): the rules, and reconstructions of public
+// cases of hand-tuned tolerances (issue 46) whose findings were made by hand in their threads.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "base/error.hpp"
+#include "suites/audit/audit.hpp"
+
+using namespace fpcert;
+
+TEST_CASE("audit rules: parsing and the formulas of torch/numpy allclose, max-abs and relative Frobenius") {
+  const AuditRule a = parse_audit_rule("allclose:rtol=1e-2,atol=1e-3");
+  CHECK(a.kind == AuditRule::Kind::Allclose);
+  CHECK(a.rtol == 1e-2);
+  CHECK(a.atol == 1e-3);
+  // numpy.allclose's defaults where a key is missing
+  CHECK(parse_audit_rule("allclose").rtol == 1e-5);
+  CHECK(parse_audit_rule("allclose").atol == 1e-8);
+  CHECK_THROWS_AS(parse_audit_rule("maxabs"), InputError);  // tol= is required
+  CHECK_THROWS_AS(parse_audit_rule("allclose:tol=1"), InputError);
+  CHECK_THROWS_AS(parse_audit_rule("cosine:tol=1"), InputError);
+  CHECK_THROWS_AS(parse_audit_rule("relfro:tol=x"), InputError);
+
+  // allclose: |got - ref| <= atol + rtol |ref|, by hand: element 0 allows 1e-3 + 1e-2 * 1 = 0.011 (error 0.01: passes),
+  // element 1 allows 1e-3 + 1e-2 * 0 = 1e-3 (error 2e-3: fails, ratio 2).
+  const RuleOutcome o = apply_rule(a, {1.01, 2e-3}, {1.0, 0.0});
+  CHECK_FALSE(o.pass);
+  CHECK(o.failing == 1);
+  CHECK(o.worst == 1);
+  CHECK(o.ratio == doctest::Approx(2.0));
+  // a NaN where the reference is finite fails (equal_nan off)
+  CHECK_FALSE(apply_rule(a, {NAN}, {1.0}).pass);
+  // relfro: ||(0.25, 0.5)||_F = sqrt(0.3125) = 0.5590.. against tol * ||(3, 4)||_F = 5 tol: 0.56 passes, 0.55 fails
+  CHECK(apply_rule(parse_audit_rule("relfro:tol=0.112"), {3.25, 4.5}, {3.0, 4.0}).pass);
+  CHECK_FALSE(apply_rule(parse_audit_rule("relfro:tol=0.11"), {3.25, 4.5}, {3.0, 4.0}).pass);
+  CHECK_FALSE(apply_rule(parse_audit_rule("maxabs:tol=0.45"), {3.25, 4.5}, {3.0, 4.0}).pass);  // |4.5 - 4| = 0.5 > 0.45
+  CHECK(apply_rule(parse_audit_rule("maxabs:tol=0.5"), {3.25, 4.5}, {3.0, 4.0}).pass);
+}
+
+TEST_CASE("audit: atol 0.06 on bf16 outputs in [16, 32) is unsatisfiable (issue 46's public case)") {
+  // bf16 has p = 8 significant bits: in [16, 32) = [2^4, 2^5) its ulp is 2^(4 - 7) = 0.125, so a correctly rounded
+  // output may sit 0.0625 = 2^-4 from the exact product, above atol = 0.06 (rtol = 0). The exact products of these
+  // inputs spread their bits below bf16's evenly, so the rounding error of RN is about uniform on [0, 0.0625] and
+  // P(error > 0.06) is about 0.0025 / 0.0625 = 4 %: of 2 x 1024 elements, about 80 fail even when correctly rounded
+  // (P(none) ~ 0.96^2048 ~ e^-84). Inputs uniform [0, 1] rounded into bf16, K = 96: each output is a sum of 96
+  // products of mean 1/4 (mean 24) with standard deviation sqrt(96 (1/9 - 1/16)) ~ 2.2, so nearly all lie in [16, 32).
+  AuditOptions o;
+  o.traits = "in=bf16,acc=f32,out=bf16";
+  o.m = 32, o.n = 32, o.k = 96;
+  o.inputs = "uniform:lo=0,hi=1";
+  o.seeds = {1, 2};
+  o.rule = parse_audit_rule("allclose:rtol=0,atol=0.06");
+  o.mutants = false;
+  const AuditRecord r = run_audit(o);
+  REQUIRE(r.elements == 2048);
+  CHECK(r.ref_abs_min >= 8);   // the setup: outputs where the derivation applies (bf16 half ulp 0.03125 in [8, 16))
+  CHECK(r.ref_abs_max < 64);
+  CHECK(r.cr_fail_runs == 2);  // unsatisfiable on both seeds
+  CHECK(r.cr_fail > 20);       // ~80 expected (above); a loose floor
+  CHECK(r.cr_fail < 400);      // and far from every element: the error is not always above 0.06
+  CHECK(r.below_half_ulp > 1500);  // the tolerance is below 0.0625 wherever |ref| >= 16
+  REQUIRE_FALSE(r.findings.empty());
+  CHECK(r.findings[0].rfind("UNSATISFIABLE", 0) == 0);
+  // every correct order fails it, and the label says why
+  REQUIRE(r.variants.size() >= 5);
+  for (const AuditVariantRow& v : r.variants) {
+    CHECK(v.rule_failed == v.runs);
+    CHECK(v.labels.count("unsatisfiable tolerance") == 1);
+  }
+  CHECK(r.false_alarm_runs == r.variant_runs);
+}
+
+namespace {
+/// KernelBench's finding (issue 46: returning zeros solves problems at allclose 1e-2 when outputs are small),
+/// rebuilt on a GEMM: bf16 inputs uniform [0, 2^-7], K = 64: each output is a sum of 64 products of mean 2^-16,
+/// about 64 * 2^-16 ~ 1e-3, far below atol = 1e-2, so |0 - ref| <= 1e-2 on every element.
+AuditOptions small_outputs(const char* rule) {
+  AuditOptions o;
+  o.kernel = "model_gemm_bf16_f32acc";
+  o.m = 16, o.n = 16, o.k = 64;
+  o.inputs = "uniform:lo=0,hi=0.0078125";
+  o.seeds = {1, 2, 3};
+  o.rule = parse_audit_rule(rule);
+  return o;
+}
+const AuditMutantRow* row(const AuditRecord& r, const std::string& id) {
+  for (const AuditMutantRow& m : r.mutants)
+    if (m.mutant == id) return &m;
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("audit: allclose 1e-2 passes the zeros mutant when outputs are ~1e-3, fpcert refuses it") {
+  const AuditRecord r = run_audit(small_outputs("allclose:rtol=1e-2,atol=1e-2"));
+  CHECK(r.ref_abs_max < 3e-3);         // the setup (above)
+  CHECK(r.admit_zero == r.elements);   // every element admits 0
+  const AuditMutantRow* z = row(r, "zeros");
+  REQUIRE(z != nullptr);
+  CHECK(z->runs == 3);
+  CHECK(z->dormant == 0);
+  CHECK(z->rule_passed == 3);          // the rule passes it on every seed
+  CHECK(z->fpcert_refused == 3);       // fpcert's verdict refuses it on every seed
+  const AuditMutantRow* c = row(r, "constant");
+  REQUIRE(c != nullptr);
+  CHECK(c->rule_passed == 3);
+  CHECK(c->fpcert_refused == 3);
+  // the correct arithmetic never fails so loose a rule
+  CHECK(r.false_alarm_runs == 0);
+  // the GEMM faults of the catalogue ran too
+  CHECK(row(r, "acc_f16") != nullptr);
+  CHECK(r.mutants.size() >= 10);
+}
+
+TEST_CASE("audit: fpcert's own bound as the rule has no false alarm and refuses zeros") {
+  const AuditRecord r = run_audit(small_outputs("fpcert"));
+  REQUIRE(r.variants.size() >= 5);  // the kernel and the sampled orders (sequential, pairwise, split-K 2/4/8, blocked 32)
+  CHECK(r.variant_runs >= 15);
+  CHECK(r.false_alarm_runs == 0);
+  CHECK(r.cr_fail_runs == 0);
+  const AuditMutantRow* z = row(r, "zeros");
+  REQUIRE(z != nullptr);
+  CHECK(z->rule_passed == 0);
+  // the orders differ from each other (the sampling is not one arithmetic seven times): some element ratio above 0
+  double worst = 0;
+  for (const AuditVariantRow& v : r.variants) worst = std::max(worst, v.worst_ratio);
+  CHECK(worst > 0);
+}
+
+TEST_CASE("audit: TF32 passes as fp32 at allclose 1e-2 (issue 46's public case); fpcert refuses it") {
+  // fp32 inputs uniform [0, 1] read as tf32 (p = 11, rounding to nearest): each operand moves by at most 2^-11
+  // relatively, so each product by at most about 2^-10 ~ 1e-3 and, with no cancellation (every term positive), each
+  // output by about 1e-3 relatively: under rtol = 1e-2 everywhere. fpcert's verdict on model_gemm_f32 (bitwise: it
+  // declares its order) cannot accept outputs that differ from fp32 arithmetic on inputs that force rounding.
+  AuditOptions o;
+  o.kernel = "model_gemm_f32";
+  o.m = 16, o.n = 16, o.k = 256;
+  o.inputs = "uniform:lo=0,hi=1";
+  o.seeds = {1, 2, 3};
+  o.rule = parse_audit_rule("allclose:rtol=1e-2,atol=1e-2");
+  const AuditRecord r = run_audit(o);
+  const AuditMutantRow* m = row(r, "inputs_tf32");
+  REQUIRE(m != nullptr);
+  CHECK(m->dormant == 0);
+  CHECK(m->rule_passed == 3);
+  CHECK(m->fpcert_refused == 3);
+  CHECK(r.false_alarm_runs == 0);
+  // a kernel with bf16 inputs has no such mutant (its inputs are not fp32)
+  CHECK(row(run_audit(small_outputs("fpcert")), "inputs_tf32") == nullptr);
+}
+
+TEST_CASE("audit record: JSON round trip keeps every field that the tables read") {
+  AuditOptions o = small_outputs("allclose:rtol=1e-2,atol=1e-2");
+  o.seeds = {7};
+  const AuditRecord r = run_audit(o);
+  const AuditRecord back = audit_from_json(audit_to_json(r));
+  CHECK(audit_to_json(back) == audit_to_json(r));
+  CHECK(back.mutants.size() == r.mutants.size());
+  CHECK(back.variants.size() == r.variants.size());
+  CHECK(audit_to_json(r).at("false_alarms").at("flake_rate") == 0.0);
+}
