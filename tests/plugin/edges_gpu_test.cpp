@@ -19,8 +19,10 @@ const std::string kPlugin = fpcert::test::env_or("FPCERT_TEST_PLUGIN_DIR", FPCER
 /// device fault stays in its case): the case's status and reason ("" when none came back).
 std::pair<std::string, std::string> run_case(const std::string& suite, const std::string& kernel, const std::string& id) {
   const std::string json = fpcert::test::scratch_dir("edges_" + suite + "_" + kernel + "_" + id) + "/r.json";
+  // A 2^31-element case takes ~90 s per kernel on the H200 (its reference and the transfer): past the default
+  // per-case limit, so the scale suite's cases get 600 s.
   const auto r = run_command({kFpcert, "certify", "--suite", suite, "--case", id, "--no-mutation", "--plugin", kPlugin, "--kernel",
-                              kernel, "--json", json});
+                              kernel, "--json", json, "--timeout", suite == "scale" ? "600" : "120"});
   INFO(r.command << "\n" << r.output);
   const std::string text = fpcert::test::read_text(json);
   if (text.empty()) return {"", ""};
