@@ -97,7 +97,7 @@ std::vector<Family> edge_families() {
               "docs/generators.md. B holds edge values too, or all ones, or the identity (C = A).";
   g.reference = "IEEE 754-2019 section 4.3 (rounding) and 7.4 (overflow); OCP 8-bit FP specification for e4m3/e5m2";
   g.params = p_shape(64, 64, 64);
-  g.params.push_back(p_format("target", "f16", {"f32", "tf32", "f16", "bf16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1"},
+  g.params.push_back(p_format("target", "f16", {"f32", "tf32", "f16", "bf16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "f64"},
                               "format whose edges the values probe"));
   g.params.push_back(p_choice("b", "edges", {"edges", "ones", "identity"}, "what B holds"));
   g.params.push_back(p_choice("overflow", "include", {"include", "exclude"},

@@ -232,7 +232,7 @@ std::vector<Family> exponent_families() {
     g.details = "Entry i of A (row-major) has exponent lo + (i mod (hi - lo + 1)), lo = emin - frac_bits and hi = emax "
                 "of the target; signs random. B repeats the sweep, or is all ones, or the identity.";
     g.params = p_shape(64, 64, 64);
-    g.params.push_back(p_format("target", "f16", {"f32", "tf32", "f16", "bf16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1"},
+    g.params.push_back(p_format("target", "f16", {"f32", "tf32", "f16", "bf16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "f64"},
                                 "format whose exponent range is swept"));
     g.params.push_back(p_real("mantissa", 1.5, 1, 1.9999999999999998, "fixed significand in [1, 2)"));
     g.params.push_back(p_choice("b", "sweep", {"sweep", "ones", "identity"}, "what B holds"));
@@ -265,7 +265,7 @@ std::vector<Family> exponent_families() {
     g.params = p_shape(64, 64, 64);
     g.params.push_back(p_choice("base", "normal", {"normal", "uniform"}, "base values: N(0,1) or uniform [-1, 1)"));
     g.params.push_back(p_real("p", 0.01, 0, 1, "probability that an entry is an outlier"));
-    g.params.push_back(p_int("e", 8, -1000, 1000, "outliers are base values times 2^e"));
+    g.params.push_back(p_int("e", 8, -1074, 1000, "outliers are base values times 2^e"));
     g.params.push_back(p_choice("operands", "both", {"both", "a", "b"}, "which operands get outliers"));
     g.params.push_back(p_seed());
     g.params.push_back(p_source());

@@ -12,6 +12,7 @@ void register_builtin_kernels() {
   register_cpu_models();
   register_order_models();
   register_nondet_models();
+  register_f64_models();
   register_block_scaled_models();
 #if defined(FPCERT_HAVE_CUDA)
   register_pipeline_kernels();
@@ -21,6 +22,8 @@ void register_builtin_kernels() {
   register_emu_split_kernels();
   register_emu_bf16_kernels();
   register_block_gemm_kernels();
+  register_f64_cuda_kernels();
+  register_dmma_f64_kernels();
 #endif
   // Reduction kernels: CPU models of sums, dots and nrm2 in the orders GPU kernels use.
   register_reduce_models();

@@ -41,6 +41,8 @@ std::string case_row(const CaseResult& c) {
   std::string tier = c.tier == Tier::None ? "-" : std::string(to_string(c.tier)) + (c.vacuous ? " (vacuous)" : "");
   if (c.order && c.tier != Tier::None) tier += c.order->used ? " (revealed order)" : " (declared order: revealed one not used)";
   if (c.spread) tier += fmt::format(" (run to run: {} el, {} ulp)", c.spread->elements, short_num(c.spread->max_ulps));
+  if (graded && c.metrics.correct_bits_min >= 0)  // fp64 outputs: bits equal to the correctly rounded result (docs/fp64.md)
+    tier += fmt::format(" (correct bits min {}, median {})", c.metrics.correct_bits_min, short_num(c.metrics.correct_bits_median));
   return fmt::format("{:<24} {:<28} {:<8} {:>10} {:>10} {:>9} {:>9} {:>10} {:>9}  {}\n", c.case_id, c.kernel, to_string(c.status),
                      graded ? short_num(c.metrics.max_abs) : "-", graded ? short_num(c.metrics.frobenius_rel) : "-",
                      graded ? short_num(c.metrics.ulp_max) : "-", graded ? short_num(c.metrics.err_frac_max) : "-",

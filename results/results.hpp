@@ -115,6 +115,11 @@ struct Metrics {
   bool deterministic = true;     ///< all runs bitwise identical
   std::int64_t nondeterministic_elements = 0;
   double ref_max_abs = 0;        ///< max |c_ref|
+  /// Correct bits per element against the correctly rounded result (suites/verdict/correct_bits.hpp; docs/fp64.md):
+  /// measured for outputs wider than fp32 only (fp64), so every other result stays as it was; -1 / empty: not measured.
+  int correct_bits_min = -1;
+  double correct_bits_median = -1;
+  std::vector<std::uint64_t> correct_bits_hist;  ///< [b]: elements with exactly b correct bits, b = 0..p
 };
 
 /// An element worth showing: the worst ones by gate fraction.

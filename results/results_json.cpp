@@ -163,6 +163,11 @@ json to_json(const CaseResult& c) {
                   {"deterministic", m.deterministic},
                   {"nondeterministic_elements", m.nondeterministic_elements},
                   {"ref_max_abs", json_number(m.ref_max_abs)}};
+  if (!m.correct_bits_hist.empty()) {  // fp64 outputs only (docs/fp64.md, "Correct bits")
+    metrics["correct_bits_min"] = m.correct_bits_min;
+    metrics["correct_bits_median"] = json_number(m.correct_bits_median);
+    metrics["correct_bits_hist"] = m.correct_bits_hist;
+  }
   const json bound = to_json(c.bound);
   json worst = json::array();
   for (const auto& w : c.worst)
@@ -373,6 +378,9 @@ CaseResult case_from_json(const json& j) {
     counts("ulp_hist", M.ulp_hist);
     counts("err_frac_hist", M.err_frac_hist);
     counts("predicted_ulp_hist", M.predicted_ulp_hist);
+    counts("correct_bits_hist", M.correct_bits_hist);
+    if (m.contains("correct_bits_min")) M.correct_bits_min = checked_integer<int>(m.at("correct_bits_min"), "correct_bits_min");
+    if (m.contains("correct_bits_median")) M.correct_bits_median = num(m, "correct_bits_median");
     counts("predicted_err_frac_hist", M.predicted_err_frac_hist);
     M.ulp_cancelled = integer<std::int64_t>(m, "ulp_cancelled");
     M.err_frac_max = num(m, "err_frac_max");

@@ -425,6 +425,15 @@ section_eltwise() {
   run timeout 200 "$BIN/fpcert" certify --kernel "$ks" --suite elementwise --json "$OUT/eltwise_ci.json" > "$OUT/eltwise_ci.txt" 2>&1; echo "rc=$?"
   grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung" "$OUT/eltwise_ci.txt" | head -30
 }
+# fp64 (docs/fp64.md): the FP64 GPU subjects' tests (the DMMA probe prints how one instruction combines its products),
+# then cuBLAS DGEMM, cuBLAS's fixed-point emulation and the DMMA kernel certified on the certify suite with mutation.
+section_fp64() {
+  run "$BIN/test_kernels_gpu" --source-file='*f64_gpu_test.cpp' --duration=true -s 2>&1 | tee "$OUT/f64_gpu.log" | grep -E "DMMA probe|cublas_gemm_f64|gemm_f64_dmma|test cases|assertions|ERROR|CHECK" | head -40
+  for k in cublas_gemm_f64 cublas_gemm_f64_emulated_fixedpoint gemm_f64_dmma_sm80; do
+    run timeout 280 "$BIN/fpcert" certify --kernel "$k" --suite certify --json "$OUT/fp64_$k.json" > "$OUT/fp64_$k.txt" 2>&1; echo "rc=$?"
+    grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung|mutation score|survived|correct bits" "$OUT/fp64_$k.txt" | head -25
+  done
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -454,6 +463,7 @@ for part in ${PART//,/ }; do
     python) section_python ;;
     wave3) section_wave3 ;;
     eltwise) section_eltwise ;;
+    fp64) section_fp64 ;;
     scale3) section_scale3 ;;
     report) section_report ;;
     reveal) section_reveal ;;

@@ -58,6 +58,8 @@ const std::vector<FaultInfo>& catalogue() {
        "RN_f16(acc + partial)",
        {CheckKind::Bitwise, CheckKind::Envelope, CheckKind::Statistical, CheckKind::Spread, CheckKind::Nonfinite},
        "any case with K longer than one chunk"},
+      {Fault::AccF32, "acc_f32", FaultClass::Arithmetic, "partial sums carried in fp32 (an fp32 accumulator passed off as fp64)",
+       "as acc_f16, with acc = RN_f32(acc + partial)", kAccuracy, "any case with K longer than one chunk"},
       {Fault::AccBf16, "acc_bf16", FaultClass::Arithmetic, "partial sums carried in bf16",
        "as acc_f16, with acc = RN_bf16(acc + partial)", kAccuracy, "any case with K longer than one chunk"},
       {Fault::AccTowardZero, "acc_rz", FaultClass::Arithmetic, "accumulation rounds toward zero",
@@ -143,6 +145,10 @@ std::string fault_not_applicable(Fault f, const KernelTraits& t) {
     case Fault::AccF16:
       if (t.acc->precision() <= f16.precision())
         return fmt::format("the declared accumulator {} is no wider than fp16", t.acc->tag);
+      break;
+    case Fault::AccF32:
+      if (t.acc->precision() <= f32.precision())
+        return fmt::format("the declared accumulator {} is no wider than fp32", t.acc->tag);
       break;
     case Fault::AccBf16:
       if (t.acc->precision() <= bf16.precision())

@@ -41,6 +41,7 @@ enum class Fault : std::uint8_t {
   RedAccF16,        ///< partial results carried in fp16
   RedUnscaledNrm2,  ///< nrm2 without scaling: the squares summed in the accumulator, overflowing
   RedNanToZero,     ///< NaN results written as +0
+  AccF32,           ///< partial sums carried in fp32 (listed only for accumulators wider than fp32: docs/fp64.md)
 };
 
 /// Faults in groups; the score is reported per group.

@@ -358,7 +358,14 @@ OverflowReach overflow_reach(const std::vector<double>& a, const std::vector<dou
   const std::int64_t i = x / n, j = x % n;
   double pos = 0, neg = 0;
   for (std::int64_t q = 0; q < k; ++q) {
-    const double pr = a[static_cast<std::size_t>(i * k + q)] * b[static_cast<std::size_t>(q * n + j)];
+    const double av = a[static_cast<std::size_t>(i * k + q)], bv = b[static_cast<std::size_t>(q * n + j)];
+    const double pr = av * bv;
+    // fp64 operands: a product of two finite values can overflow double itself; it reaches the limit on its sign's
+    // side (operands of fp32's range never get here: their products stay below 2^256).
+    if (std::isinf(pr) && std::isfinite(av) && std::isfinite(bv)) {
+      (pr > 0 ? pos : neg) = INFINITY;
+      continue;
+    }
     if (!std::isfinite(pr)) continue;
     (pr > 0 ? pos : neg) += std::fabs(pr);
   }

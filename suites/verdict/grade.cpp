@@ -15,6 +15,7 @@
 #include "oracle/convert/representable.hpp"
 #include "oracle/ulp.hpp"
 #include "suites/verdict/emulate/emulate.hpp"
+#include "suites/verdict/correct_bits.hpp"
 #include "suites/verdict/envelope.hpp"
 #include "suites/verdict/order_free.hpp"
 #include "suites/verdict/statistics.hpp"
@@ -587,6 +588,12 @@ void grade(const GradeInput& given, CaseResult& out) {
     M.ulp_max = *std::max_element(ulps.begin(), ulps.end());
     M.ulp_p99 = quantile(ulps, 0.99);
     M.ulp_median = quantile(ulps, 0.5);
+  }
+  if (of.precision() > f32.precision()) {  // fp64 outputs: correct bits per element (docs/fp64.md, "Correct bits")
+    const CorrectBitsStats cb = correct_bits_stats(of, codes, ref);
+    M.correct_bits_min = cb.min;
+    M.correct_bits_median = cb.median;
+    M.correct_bits_hist = cb.hist;
   }
   out.gate_fraction = worst_frac;
   out.worst_index = worst_idx;

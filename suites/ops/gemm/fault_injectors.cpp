@@ -248,6 +248,7 @@ class FaultInjector final : public GemmKernel {
         break;
       case Fault::AccF16: active = run_accumulating(ops, f16, Rounding::NearestEven); break;
       case Fault::AccBf16: active = run_accumulating(ops, bf16, Rounding::NearestEven); break;
+      case Fault::AccF32: active = run_accumulating(ops, f32, Rounding::NearestEven); break;
       case Fault::AccTowardZero: active = run_accumulating(ops, *traits().acc, Rounding::TowardZero); break;
       case Fault::OutputTowardZero: active = run_output_toward_zero(ops); break;
       case Fault::UnwrittenRow: active = run_unwritten_row(ops); break;

@@ -39,22 +39,32 @@ struct Arith {
   const Format* f;
   Rounding r;
   bool fast;  ///< fp32, round to nearest even: the host's float arithmetic is exactly this (unless `generic`)
+  /// fp64, round to nearest even: the host's double arithmetic is exactly this (IEEE binary64, the environment pinned
+  /// to nearest without flush to zero: pin_fp_env). On both paths: the scalar rounding below cannot form an fp64
+  /// product exactly (106 bits), and std::fma / + / * are the definition of the step (docs/fp64.md).
+  bool native64;
   Grid grid;
   const Grid* exact;  ///< the integer rounding path (fast formats), or null (the oracle)
   Arith(const Format& fmt_, Rounding r_, bool generic = false)
-      : f(&fmt_), r(r_), fast(!generic && fmt_ == f32 && r_ == Rounding::NearestEven), grid(fmt_),
+      : f(&fmt_), r(r_), fast(!generic && fmt_ == f32 && r_ == Rounding::NearestEven),
+        native64(fmt_ == f64 && r_ == Rounding::NearestEven), grid(fmt_),
         exact(fast_format(fmt_) && r_ != Rounding::Stochastic ? &grid : nullptr) {}
-  Arith(const Arith& o) : f(o.f), r(o.r), fast(o.fast), grid(o.grid), exact(o.exact ? &grid : nullptr) {}
+  Arith(const Arith& o) : f(o.f), r(o.r), fast(o.fast), native64(o.native64), grid(o.grid), exact(o.exact ? &grid : nullptr) {}
   Arith& operator=(const Arith&) = delete;
   double add(double x, double y) const {
+    if (native64) return x + y;
     return fast ? static_cast<double>(static_cast<float>(x) + static_cast<float>(y)) : add_rounded(*f, exact, r, x, y);
   }
   double fma(double a, double b, double acc) const {
+    if (native64) return std::fma(a, b, acc);
     if (fast) return static_cast<double>(std::fma(static_cast<float>(a), static_cast<float>(b), static_cast<float>(acc)));
     if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(acc)) return emulate_fma(*f, r, a, b, acc);
     return add_rounded(*f, exact, r, a * b, acc);  // a * b exact (operands of at most 26 bits)
   }
-  double round(double x) const { return fast ? static_cast<double>(static_cast<float>(x)) : round_one(*f, exact, r, x); }
+  double round(double x) const {
+    if (native64) return x;  // a double is its own fp64 rounding
+    return fast ? static_cast<double>(static_cast<float>(x)) : round_one(*f, exact, r, x);
+  }
 };
 
 /// A narrow accumulator hosted in fp32 arithmetic, for fma steps whose products are exact in fp32: one

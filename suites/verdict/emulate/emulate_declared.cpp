@@ -95,7 +95,12 @@ std::string emulation_unavailable(const KernelTraits& t) {
   }
 
   if (t.operand_u > 0) return "split operands (operand_u) without a split_products order";
-  if (!exact_double_products(*t.a_operand, *t.b_operand))
+  // fp64 operands into an fp64 accumulator to nearest: the host's binary64 arithmetic is the step (fma, or the
+  // product rounded into fp64 and added), whatever the operands' width (docs/fp64.md).
+  const bool native_f64 = *t.a_operand == f64 && *t.b_operand == f64 && *t.acc == f64 && t.acc_rounding == Rounding::NearestEven &&
+                          (t.exact_products || *t.product_format == f64) && t.promote_every == 0 &&
+                          !(o.kind == OrderKind::BlockedK && o.inner == Combine::Exact) && !tc::on_tensor_cores(o);
+  if (!native_f64 && !exact_double_products(*t.a_operand, *t.b_operand))
     return fmt::format("operands {}/{} too wide for the exact step (products must be exact in fp64)", t.a_operand->tag, t.b_operand->tag);
   if (!fits_f32(*t.acc) && !(*t.acc == f64)) return fmt::format("accumulator {} outside fp32's range", t.acc->tag);
   if (!t.exact_products && !t.product_format) return "rounded products without a product format";
