@@ -112,7 +112,31 @@ std::string describe_traits(const KernelTraits& t) {
   if (d.operand_range) s += std::string(d.span_scope != SpanScope::None ? ", " : "; inputs: ") + "within " + std::string(t.a_operand->tag) + "'s range";
   if (d.finite_only) s += std::string(d.span_scope != SpanScope::None || d.operand_range ? ", " : "; inputs: ") + "finite only";
   if (t.determinism == Determinism::RunToRun) s += "; nondeterministic run to run";
+  if (t.layouts != kLayoutsRowMajor) s += "; layouts " + describe_layouts(t.layouts);
   return s;
+}
+
+std::string to_string(const GemmLayout& l) {
+  std::string s;
+  s += l.a == Layout::RowMajor ? 'n' : 't';
+  s += l.b == Layout::RowMajor ? 'n' : 't';
+  return s + (l.c == Layout::RowMajor ? "/c_row" : "/c_col");
+}
+
+std::string describe_layouts(std::uint8_t mask) {
+  if (mask == kLayoutsAll) return "every layout (nn, nt, tn, tt; C row- or column-major)";
+  std::string s;
+  for (int bit = 0; bit < 8; ++bit)
+    if (mask & (1u << bit)) {
+      const auto lay = [&](int b) { return (bit >> b) & 1 ? Layout::ColMajor : Layout::RowMajor; };
+      s += (s.empty() ? "" : ", ") + to_string(GemmLayout{lay(0), lay(1), lay(2)});
+    }
+  return s.empty() ? "none" : s;
+}
+
+Support GemmKernel::can_implement_layout(const GemmLayout& l) const {
+  if (traits().layouts & l.bit()) return Support::yes();
+  return Support::no("the kernel takes " + describe_layouts(traits().layouts) + ", not " + to_string(l));
 }
 
 std::string_view to_string(Determinism d) { return d == Determinism::RunToRun ? "run_to_run" : "deterministic"; }

@@ -80,6 +80,28 @@ enum class Determinism : std::uint8_t { Deterministic, RunToRun };
 std::string_view to_string(Determinism d);  ///< "deterministic", "run_to_run"
 std::optional<Determinism> parse_determinism(std::string_view s);
 
+/// How A, B and C are stored in one GEMM call (docs/suites.md, "layout.transposes"). fpcert's logical operands are
+/// A (m x k), B (k x n) and C (m x n); each is stored row-major (its rows contiguous, the leading dimension between
+/// rows) or column-major (its columns contiguous). In the BLAS names of a row-major library (CBLAS with
+/// CblasRowMajor): A or B "N" is row-major, "T" (stored transposed) is column-major; NN is fpcert's default.
+struct GemmLayout {
+  Layout a = Layout::RowMajor, b = Layout::RowMajor, c = Layout::RowMajor;
+  bool row_major() const { return a == Layout::RowMajor && b == Layout::RowMajor && c == Layout::RowMajor; }
+  /// Bit of this combination in KernelTraits::layouts: bit (a + 2 b + 4 c), 0 = row-major, 1 = column-major.
+  std::uint8_t bit() const {
+    return static_cast<std::uint8_t>(1u << ((a == Layout::ColMajor) + 2 * (b == Layout::ColMajor) + 4 * (c == Layout::ColMajor)));
+  }
+  friend bool operator==(const GemmLayout&, const GemmLayout&) = default;
+};
+/// "nn", "nt", "tn", "tt" (A then B: n row-major, t column-major), then "/c_row" or "/c_col".
+std::string to_string(const GemmLayout& l);
+/// The layout masks of KernelTraits::layouts.
+inline constexpr std::uint8_t kLayoutsRowMajor = 1;    ///< row-major A, B and C only (every kernel's default)
+inline constexpr std::uint8_t kLayoutsAll = 0xFF;      ///< every combination of row- and column-major A, B, C
+inline constexpr std::uint8_t kLayoutsAnyAB = 0x0F;    ///< A and B either way, C row-major
+/// The combinations a mask holds, as "nn/c_row, nt/c_row" ("every layout" for kLayoutsAll).
+std::string describe_layouts(std::uint8_t mask);
+
 /// What the bound model needs to know about a kernel's arithmetic.
 struct KernelTraits {
   const Format* a_input = &f32;        ///< format A is passed in (codes in its container)
@@ -107,6 +129,10 @@ struct KernelTraits {
   /// between runs; see Determinism). determinism_note says where the claim comes from (documentation, design).
   Determinism determinism = Determinism::Deterministic;
   std::string determinism_note;
+  /// The storage layouts the kernel takes, one bit per GemmLayout (GemmLayout::bit); default row-major A, B and C
+  /// only. GemmKernel::can_implement_layout reads it; the layout cases of the certify suite are "not supported"
+  /// for a combination outside it (docs/suites.md, "layout.transposes").
+  std::uint8_t layouts = kLayoutsRowMajor;
 };
 
 /// Why a kernel's determinism contradicts its declared order (empty: coherent). A RunToRun kernel has no
@@ -114,9 +140,10 @@ struct KernelTraits {
 /// unknown arrival order); a Deterministic kernel cannot declare an atomic combine.
 std::string determinism_problem(const KernelTraits& t);
 
-/// One GEMM call: C (m x n, row-major, ldc) = A (m x k) * B (k x n), pointers in the kernel's
-/// memory space, each element a code of the kernel's a_input/b_input/out format stored in that
-/// format's container (1, 2, 4 or 8 bytes).
+/// One GEMM call: C (m x n, ldc) = A (m x k) * B (k x n), pointers in the kernel's memory space, each element a
+/// code of the kernel's a_input/b_input/out format stored in that format's container (1, 2, 4 or 8 bytes). Each
+/// operand row- or column-major as its layout says (GemmLayout): element (i, j) of a row-major operand at
+/// i * ld + j, of a column-major one at j * ld + i. Only layouts the kernel declares are passed (KernelTraits::layouts).
 struct GemmOperands {
   std::int64_t m = 0, n = 0, k = 0;
   const void* a = nullptr;
@@ -128,6 +155,8 @@ struct GemmOperands {
   void* c = nullptr;
   std::int64_t ldc = 0;
   void* stream = nullptr;  ///< cudaStream_t for device kernels
+  Layout c_layout = Layout::RowMajor;  ///< column-major: ldc >= m separates C's columns
+  GemmLayout layout() const { return {a_layout, b_layout, c_layout}; }
 };
 
 /// Thrown by run() when the kernel finds out only at run time that it cannot do this call (e.g.
@@ -168,6 +197,9 @@ class GemmKernel : public Kernel {
     (void)m, (void)n, (void)k;
     return Support::yes();
   }
+  /// The storage layouts of A, B and C this kernel takes (GemmLayout): asked first, before any other can_implement.
+  /// Default: the combinations traits().layouts declares (row-major A, B and C unless the kernel declares more).
+  virtual Support can_implement_layout(const GemmLayout& l) const;
   /// The call as it will be made: leading dimensions and base addresses (a kernel with a vector path that needs
   /// 16-byte aligned rows declines a misaligned A or an odd lda here: "not supported", docs/suites.md,
   /// "layout.misaligned_vector"). The runner asks after can_implement, with the buffers the run will use,

@@ -41,8 +41,8 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 3 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
-                                     3: reductions) */
+#define FPCERT_PLUGIN_ABI_MINOR 4 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
+                                     3: reductions; 4: GEMM layouts) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
@@ -180,9 +180,9 @@ typedef struct fpcert_gemm_traits {
 /* A GEMM shape as fpcert will call it; passed to can_implement and workspace_bytes. */
 typedef struct fpcert_gemm_shape {
   int64_t m, n, k;                /* C is m x n, A is m x k, B is k x n; each >= 1 */
-  fpcert_layout a_layout;         /* fpcert passes ROW_MAJOR today */
-  fpcert_layout b_layout;         /* fpcert passes ROW_MAJOR today */
-  fpcert_layout c_layout;         /* ROW_MAJOR always (ldc >= n; columns n..ldc-1 are padding) */
+  fpcert_layout a_layout;         /* ROW_MAJOR, or COL_MAJOR where the kernel declares it (gemm_layouts, minor 4) */
+  fpcert_layout b_layout;         /* likewise */
+  fpcert_layout c_layout;         /* likewise; ROW_MAJOR: ldc >= n, columns n..ldc-1 padding; COL_MAJOR: ldc >= m */
   int32_t reserved;               /* 0 */
 } fpcert_gemm_shape;
 
@@ -199,10 +199,11 @@ typedef struct fpcert_gemm_args {
   int64_t lda;
   const void* b;                  /* k x n codes of b_format, leading dimension ldb */
   int64_t ldb;
-  void* c;                        /* m x n codes of c_format, row-major, leading dimension ldc >= n.
-                                     fpcert pre-fills C with a NaN pattern and guards the bytes before
-                                     and after it and the padding columns n..ldc-1: write exactly the
-                                     m x n elements, nothing else. */
+  void* c;                        /* m x n codes of c_format, leading dimension ldc (row-major: >= n;
+                                     column-major, shape.c_layout: >= m). fpcert pre-fills C with a NaN
+                                     pattern and guards the bytes before and after it and the padding
+                                     (columns n..ldc-1, or rows m..ldc-1 of each column): write exactly
+                                     the m x n elements, nothing else. */
   int64_t ldc;
 } fpcert_gemm_args;
 
@@ -426,7 +427,21 @@ typedef struct fpcert_kernel {
   fpcert_reduce_traits reduce;                         /* REDUCTION (operation == FPCERT_OPERATION_REDUCTION) */
   fpcert_reduce_can_implement_fn reduce_can_implement; /* REDUCTION: optional */
   fpcert_reduce_run_fn reduce_run;                     /* REDUCTION: required */
+
+  /* ---- appended in ABI minor 4 (a kernel of an older minor has none: row-major A, B and C only) */
+  uint32_t gemm_layouts;                               /* GEMM: FPCERT_LAYOUTS_* bits of the (A, B, C) storage layouts
+                                                          the kernel takes; 0: row-major A, B and C only (docs/plugin.md,
+                                                          "Layouts") */
+  int32_t reserved_minor4;                             /* 0 */
 } fpcert_kernel;
+
+/* Bits of fpcert_kernel.gemm_layouts (ABI minor 4): one per combination, bit (a + 2 b + 4 c) with 0 = row-major and
+ * 1 = column-major for each of A, B, C. In the BLAS names of a row-major library, an operand "T" (transposed) is stored
+ * column-major. gemm_can_implement still sees each call's layouts in fpcert_gemm_shape and may decline one. */
+#define FPCERT_LAYOUT_BIT(a_col, b_col, c_col) (1u << ((a_col) + 2 * (b_col) + 4 * (c_col)))
+#define FPCERT_LAYOUTS_ROW_MAJOR FPCERT_LAYOUT_BIT(0, 0, 0) /* NN, C row-major: what minor 0-3 kernels take */
+#define FPCERT_LAYOUTS_AB_ANY 0x0Fu                        /* NN, NT, TN, TT with C row-major */
+#define FPCERT_LAYOUTS_ALL 0xFFu                           /* every combination, C either way */
 
 /* sizeof(fpcert_kernel) of ABI minor 0, whose kernels end before gemm_order (read as order unknown). */
 #define FPCERT_KERNEL_SIZE_MINOR0 offsetof(fpcert_kernel, gemm_order)
@@ -434,6 +449,8 @@ typedef struct fpcert_kernel {
 #define FPCERT_KERNEL_SIZE_MINOR1 offsetof(fpcert_kernel, determinism)
 /* sizeof(fpcert_kernel) of ABI minor 2, whose kernels end before the reduction fields. */
 #define FPCERT_KERNEL_SIZE_MINOR2 offsetof(fpcert_kernel, reduce)
+/* sizeof(fpcert_kernel) of ABI minor 3, whose kernels end before gemm_layouts (read as row-major only). */
+#define FPCERT_KERNEL_SIZE_MINOR3 offsetof(fpcert_kernel, gemm_layouts)
 
 /* What fpcert_plugin_enumerate returns: a table with static storage duration. */
 typedef struct fpcert_plugin_info {

@@ -31,14 +31,14 @@ namespace {
 
 // ---- the GEMM kernel wrapper ---------------------------------------------------------------
 
-fpcert_gemm_shape shape_of(std::int64_t m, std::int64_t n, std::int64_t k, Layout a, Layout b) {
+fpcert_gemm_shape shape_of(std::int64_t m, std::int64_t n, std::int64_t k, Layout a, Layout b, Layout c = Layout::RowMajor) {
   fpcert_gemm_shape s{};
   s.m = m;
   s.n = n;
   s.k = k;
   s.a_layout = a == Layout::RowMajor ? FPCERT_LAYOUT_ROW_MAJOR : FPCERT_LAYOUT_COL_MAJOR;
   s.b_layout = b == Layout::RowMajor ? FPCERT_LAYOUT_ROW_MAJOR : FPCERT_LAYOUT_COL_MAJOR;
-  s.c_layout = FPCERT_LAYOUT_ROW_MAJOR;
+  s.c_layout = c == Layout::RowMajor ? FPCERT_LAYOUT_ROW_MAJOR : FPCERT_LAYOUT_COL_MAJOR;
   return s;
 }
 
@@ -97,6 +97,9 @@ KernelTraits traits_from_abi(const fpcert_kernel& k) {
   if (const auto it = order_overrides().find(k.name ? k.name : ""); it != order_overrides().end() && !t.sum_order.known())
     t.sum_order = it->second;
   t.determinism = determinism_of(k, &t.determinism_note);  // plugin/determinism.cpp
+  // The layouts (ABI minor 4); older kernels end before them: row-major only, as 0 says.
+  if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR3 + sizeof(k.gemm_layouts) && k.gemm_layouts != 0)
+    t.layouts = static_cast<std::uint8_t>(k.gemm_layouts);
   return t;
 }
 
@@ -174,9 +177,26 @@ class PluginGemmKernel final : public GemmKernel {
     return Support::yes();
   }
 
+  /// A layout other than row-major: the declared mask first (GemmKernel's), then the plugin's gemm_can_implement with
+  /// the call's layouts (row-major calls keep the one can_implement call they always had).
+  Support can_implement_operands(const GemmOperands& ops) const override {
+    if (ops.layout().row_major() || !d_->gemm_can_implement) return Support::yes();
+    const fpcert_gemm_shape s = shape_of(ops.m, ops.n, ops.k, ops.a_layout, ops.b_layout, ops.c_layout);
+    Message msg;
+    const std::int32_t st = call_plugin(name_, "gemm_can_implement", d_->gemm_can_implement, d_->user_data, &s,
+                                        msg.buf.data(), msg.buf.size());
+    if (st == FPCERT_STATUS_OK) return Support::yes();
+    const std::string why = msg.text();
+    if (st == FPCERT_STATUS_NOT_SUPPORTED)
+      return Support::no(fmt::format("plugin kernel '{}' does not implement layout {}{}{}", name_, to_string(ops.layout()),
+                                     why.empty() ? "" : ": ", why));
+    pending_error_ = describe_failure(name_, "gemm_can_implement", st, msg);
+    return Support::yes();
+  }
+
   void run(const GemmOperands& ops) override {
     if (!pending_error_.empty()) throw DeviceError(pending_error_);
-    const fpcert_gemm_shape s = shape_of(ops.m, ops.n, ops.k, ops.a_layout, ops.b_layout);
+    const fpcert_gemm_shape s = shape_of(ops.m, ops.n, ops.k, ops.a_layout, ops.b_layout, ops.c_layout);
     std::size_t ws_bytes = 0;
     if (d_->gemm_workspace_bytes) {
       Message msg;
@@ -329,6 +349,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
   const std::size_t expect_kernel = info->abi_minor == 0   ? FPCERT_KERNEL_SIZE_MINOR0
                                     : info->abi_minor == 1 ? FPCERT_KERNEL_SIZE_MINOR1
                                     : info->abi_minor == 2 ? FPCERT_KERNEL_SIZE_MINOR2
+                                    : info->abi_minor == 3 ? FPCERT_KERNEL_SIZE_MINOR3
                                                            : sizeof(fpcert_kernel);
   // A newer minor's entries may be longer, but a C compiler's sizeof is a multiple of the alignment (a table
   // of any other stride has misaligned entries: found by tests/fuzz/fuzz_plugin), and no entry is 64 KiB.
@@ -423,6 +444,9 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
       if (!g.order || !*g.order) kerr("gemm.order is empty: state the operation order (what the bound model and a reader rely on)");
       if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR1) validate_order(k.gemm_order, kerr, versions);
       if (const std::string why = determinism_abi_problem(k, order_from_abi(k)); !why.empty()) kerr(why + versions);
+      if (k.struct_size >= sizeof(fpcert_kernel) && k.gemm_layouts > FPCERT_LAYOUTS_ALL)
+        kerr(fmt::format("gemm_layouts: unknown bits 0x{:X} (valid: FPCERT_LAYOUT_BIT combinations, at most 0xFF){}",
+                         k.gemm_layouts & ~FPCERT_LAYOUTS_ALL, versions));
     } else if (k.operation == FPCERT_OPERATION_CONVERSION) {
       const fpcert_conversion_traits& c = k.conversion;
       if (!k.conversion_run) kerr("conversion_run is NULL (required)");
@@ -443,7 +467,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                          c.nan_payload, versions));
       else if (dst && !nan_payload_problem(*dst, *nan).empty())
         kerr(fmt::format("conversion.nan_payload {}: {}", to_string(*nan), nan_payload_problem(*dst, *nan)));
-    } else if (k.operation == FPCERT_OPERATION_REDUCTION && k.struct_size >= sizeof(fpcert_kernel)) {
+    } else if (k.operation == FPCERT_OPERATION_REDUCTION && k.struct_size >= FPCERT_KERNEL_SIZE_MINOR3) {
       validate_reduce_abi(k, kerr, versions);  // plugin/reduce_plugin.cpp
     } else if (k.operation == FPCERT_OPERATION_REDUCTION) {
       kerr(fmt::format("operation: 3 (reduction) needs plugin ABI minor 3; the plugin was built against {}.{} (its kernels end "

@@ -327,6 +327,9 @@ struct CaseResult {
   std::shared_ptr<const ElementwiseResult> elementwise;
   std::optional<OrderRecord> order;  ///< the order came from a revelation, not the declaration (certify --order revealed / FILE)
   std::string determinism = "deterministic";  ///< what the kernel declares: deterministic | run_to_run
+  /// A GEMM case that stores A, B or C column-major (docs/suites.md, "layout.transposes"): "nt/c_row", "tt/c_col", ...
+  /// (A then B: n row-major, t column-major); empty: fpcert's default nn/c_row (JSON "layout", written when not empty).
+  std::string layout;
   std::optional<RunSpread> spread;   ///< a kernel declaring run_to_run: its measured run-to-run spread
 };
 

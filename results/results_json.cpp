@@ -270,6 +270,7 @@ json to_json(const CaseResult& c) {
                   {"launches", o.launches}, {"used", o.used},       {"fallback", o.fallback}};
   }
   if (c.determinism != "deterministic") j["determinism"] = c.determinism;
+  if (!c.layout.empty()) j["layout"] = c.layout;
   if (c.spread) {
     const RunSpread& s = *c.spread;
     j["spread"] = {{"runs", s.runs},
@@ -422,6 +423,7 @@ CaseResult case_from_json(const json& j) {
     if (c.determinism != "deterministic" && c.determinism != "run_to_run")
       throw InputError("case '" + c.case_id + "': unknown determinism '" + c.determinism + "' (deterministic, run_to_run)");
   }
+  if (j.contains("layout")) c.layout = str(j, "layout");
   if (j.contains("spread")) {
     const json& o = j.at("spread");
     if (!o.is_object()) throw InputError("case '" + c.case_id + "': 'spread' must be an object");

@@ -390,6 +390,17 @@ section_wave3() {
     grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung" "$OUT/poison_$c.txt" | head -20
   done
 }
+# GEMMs as libraries call them (issue 37, slice 1: layouts): the cuBLAS built-ins on the layout cases of certify with
+# the whole certify suite on the pedantic baseline with its mutation score (transposed_ld included; time per kernel
+# < 60 s), the GPU test.
+section_libgemm() {
+  run "$BIN/fpcert" kernels | grep -E "^cublas" | head -12
+  run timeout 300 "$BIN/fpcert" certify --kernel cublas --suite certify --case 'layout_*' --no-mutation --json "$OUT/libgemm_layouts.json" > "$OUT/libgemm_layouts.txt" 2>&1; echo "rc=$?"
+  grep -E "^(CERTIFIED|FAILED|== )|layout_|fail |crashed|hung|not supported" "$OUT/libgemm_layouts.txt" | head -60
+  run timeout 300 "$BIN/fpcert" certify --kernel cublas_gemm_f32_pedantic --suite certify --json "$OUT/libgemm_certify_pedantic.json" > "$OUT/libgemm_certify_pedantic.txt" 2>&1; echo "rc=$?"
+  grep -E "^(CERTIFIED|FAILED)|mutation score|survived|layout_" "$OUT/libgemm_certify_pedantic.txt" | head -20
+  run timeout 300 "$BIN/test_suites_gpu" --source-file='*layout_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/libgemm_gpu_test.log" | tail -20
+}
 # The scale suite (issue 38) on one tensor-core kernel, memory and time stated, then the grid and index fixtures.
 section_scale3() {
   export FPCERT_BIN="$BIN/fpcert"
@@ -462,6 +473,7 @@ for part in ${PART//,/ }; do
     fp8mma) section_fp8mma ;;
     python) section_python ;;
     wave3) section_wave3 ;;
+    libgemm) section_libgemm ;;
     eltwise) section_eltwise ;;
     fp64) section_fp64 ;;
     scale3) section_scale3 ;;

@@ -93,6 +93,11 @@ const std::vector<FaultInfo>& catalogue() {
        "on every second call the kernel runs on A and B with K rotated by one (product 0 summed last), as atomics or "
        "split-K scheduling might reorder it",
        {CheckKind::Nondeterministic}, "two runs of a case compared bit for bit"},
+      {Fault::TransposedLd, "transposed_ld", FaultClass::Data,
+       "the transposed path reads the wrong stride: a column-major A or B read with its column length as leading dimension",
+       "the kernel runs on A'(i, p) = the element at offset p*M + i of A's buffer when A is column-major, and B'(p, j) = the "
+       "element at offset j*K + p of B's when B is column-major (padding included); row-major operands unchanged",
+       kAccuracy, "a case with a column-major A or B whose leading dimension exceeds its column length (layout_* cases)"},
       // Reductions: injectors wrapping any host ReduceKernel (suites/ops/reduce/reduce_faults.hpp).
       {Fault::RedDropElement, "red_drop", FaultClass::Arithmetic, "the last element of every vector left out",
        "the kernel runs on the vectors with their last element set to +0", kAccuracy,
@@ -233,6 +238,11 @@ std::string fault_not_applicable(Fault f, const KernelTraits& t) {
     }
     case Fault::ClobbersA:
       if (!t.a_input->is_signed()) return "A's format has no sign bit to flip";
+      break;
+    case Fault::TransposedLd:
+      // Bits of KernelTraits::layouts with a column-major A (a = 1: 1, 3, 5, 7) or B (b = 1: 2, 3, 6, 7).
+      if (!(t.layouts & 0xEE))
+        return "the kernel takes no column-major A or B (layouts " + describe_layouts(t.layouts) + "): its transposed path is never called";
       break;
     case Fault::OneRunInN:
       // A kernel declaring run-to-run nondeterminism may sum in another order on any run: the mutant is one of the

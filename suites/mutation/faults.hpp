@@ -35,6 +35,7 @@ enum class Fault : std::uint8_t {
   WritePastEnd,     ///< one element written just past the end of C
   ClobbersA,        ///< A[0][0] overwritten after the call
   OneRunInN,        ///< every second run sums K in another order (rotated by one)
+  TransposedLd,     ///< a column-major (transposed) A or B read with the column length (M, K) as stride instead of lda/ldb
   // Reductions (suites/ops/reduce/reduce_faults.hpp).
   RedDropElement,   ///< the last element of every vector left out
   RedWrongTree,     ///< the vector summed as two halves joined at the end (another tree than the declared one)

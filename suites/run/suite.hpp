@@ -31,6 +31,7 @@ struct CaseSpec {
   int min_runs = 0;         ///< at least this many runs after the checked one (CaseSetup::min_runs)
   std::int64_t ld_pad = 0;  ///< padding columns of A and B (CaseSetup::ld_pad); 0: the runner's padded_ld
   SampleSpec sample = {};    ///< graded on a sampled exact reference (suites/verdict/sampled_reference.hpp)
+  GemmLayout layout = {};    ///< how A, B and C are stored (CaseSetup::layout; docs/suites.md, "layout.transposes")
 };
 
 /// What a suite's cases may depend on.

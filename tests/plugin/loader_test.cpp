@@ -122,7 +122,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     k.gemm.acc_format = 42;
     expect_one(validate_plugin_info(&info, "t"), {"gemm.acc_format", "unknown format value 42", "2 f32"});
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;  // from a newer minor: the versions explain the unknown value
-    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.3; the plugin was built against 1.4"});
+    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.4; the plugin was built against 1.5"});
   }
   SUBCASE("format NONE where one is required") {
     k.gemm.out_format = FPCERT_FORMAT_NONE;
@@ -209,7 +209,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     info.abi_major = FPCERT_PLUGIN_ABI_MAJOR + 1;
     info.abi_minor = 3;
     info.kernels = nullptr;  // must not be touched
-    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.3", "rebuild"});
+    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.4", "rebuild"});
   }
   SUBCASE("the order: required from minor 1, each kind's fields checked") {
     k.gemm_order.kind = 0;
@@ -257,6 +257,44 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     CHECK(make_gemm_kernel(oldname)->traits().sum_order.kind == OrderKind::Unknown);
     old.kernel_struct_size = sizeof(fpcert_kernel);  // a minor 0 table cannot have minor 1's stride
     expect_one(validate_plugin_info(&old, "t"), {"kernel_struct_size", "for ABI 1.0"});
+  }
+  SUBCASE("layouts (minor 4): a minor 3 table loads as row-major only; gemm_layouts is read, unknown bits refused") {
+    // A minor-3 kernel ends before gemm_layouts: the bits set in the full struct are cut off and never read.
+    static std::vector<unsigned char> bytes(FPCERT_KERNEL_SIZE_MINOR3, 0);
+    static const std::string oldname = fresh("minor3");
+    fpcert_kernel k3 = k;
+    k3.name = oldname.c_str();
+    k3.struct_size = FPCERT_KERNEL_SIZE_MINOR3;
+    k3.gemm_layouts = FPCERT_LAYOUTS_ALL;  // beyond a minor 3 kernel: never read
+    std::memcpy(bytes.data(), &k3, FPCERT_KERNEL_SIZE_MINOR3);
+    fpcert_plugin_info old = info;
+    old.abi_minor = 3;
+    old.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR3;
+    old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+    CHECK(validate_plugin_info(&old, "t").empty());
+    register_plugin_info(&old, "minor3");
+    const auto k3k = make_gemm_kernel(oldname);
+    CHECK(k3k->traits().layouts == kLayoutsRowMajor);
+    CHECK(k3k->can_implement_layout({}).ok);
+    CHECK_FALSE(k3k->can_implement_layout({Layout::ColMajor, Layout::RowMajor, Layout::RowMajor}).ok);
+    // Minor 4: the mask as declared (A column-major with C row-major: bit 1 + 0 + 0 = 2^1).
+    CHECK(FPCERT_LAYOUT_BIT(1, 0, 0) == 2u);
+    CHECK(FPCERT_LAYOUT_BIT(1, 1, 1) == 0x80u);
+    k.gemm_layouts = 0x100;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm_layouts", "unknown bits 0x100"});
+    static const std::string newname = fresh("minor4");
+    static fpcert_kernel k4 = k;
+    k4.name = newname.c_str();
+    k4.gemm_layouts = FPCERT_LAYOUTS_AB_ANY;
+    static fpcert_plugin_info i4 = table(&k4, 1);
+    CHECK(validate_plugin_info(&i4, "t").empty());
+    register_plugin_info(&i4, "minor4");
+    const auto k4k = make_gemm_kernel(newname);
+    CHECK(k4k->traits().layouts == kLayoutsAnyAB);
+    CHECK(k4k->can_implement_layout({Layout::ColMajor, Layout::ColMajor, Layout::RowMajor}).ok);
+    const Support no = k4k->can_implement_layout({Layout::RowMajor, Layout::RowMajor, Layout::ColMajor});
+    CHECK_FALSE(no.ok);
+    CHECK(no.reason.find("nn/c_col") != std::string::npos);
   }
   SUBCASE("a newer minor is accepted") {
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;
@@ -503,7 +541,7 @@ TEST_CASE("libraries that cannot be used are refused with a message naming the l
 
   e = load_error("libfault_abi_major.so");
   CHECK(e.find("ABI 2.0") != std::string::npos);
-  CHECK(e.find("ABI 1.3") != std::string::npos);
+  CHECK(e.find("ABI 1.4") != std::string::npos);
 
   e = load_error("libfault_enum_null.so");
   CHECK(e.find("returned NULL") != std::string::npos);

@@ -37,11 +37,7 @@ static int64_t at(fpcert_layout layout, int64_t i, int64_t j, int64_t ld) {
 
 static fpcert_status gemm_run(void* user_data, const fpcert_gemm_args* a, void* workspace, size_t workspace_bytes,
                               void* stream, char* message, size_t message_capacity) {
-  (void)user_data, (void)workspace, (void)workspace_bytes, (void)stream;
-  if (a->shape.c_layout != FPCERT_LAYOUT_ROW_MAJOR) {
-    fpcert_plugin_set_message(message, message_capacity, "C must be row-major");
-    return FPCERT_STATUS_NOT_SUPPORTED;
-  }
+  (void)user_data, (void)workspace, (void)workspace_bytes, (void)stream, (void)message, (void)message_capacity;
   const uint16_t* A = (const uint16_t*)a->a;
   const uint16_t* B = (const uint16_t*)a->b;
   float* C = (float*)a->c;
@@ -50,7 +46,7 @@ static fpcert_status gemm_run(void* user_data, const fpcert_gemm_args* a, void* 
       float acc = 0.0f; /* C[i][j] = fma(a[i][k], b[k][j], acc) for k = 0..K-1, from +0 */
       for (int64_t k = 0; k < a->shape.k; ++k)
         acc = fmaf(f16_to_f32(A[at(a->shape.a_layout, i, k, a->lda)]), f16_to_f32(B[at(a->shape.b_layout, k, j, a->ldb)]), acc);
-      C[i * a->ldc + j] = acc; /* only the m x n elements: the ldc padding is not ours */
+      C[at(a->shape.c_layout, i, j, a->ldc)] = acc; /* only the m x n elements: the ldc padding is not ours */
     }
   return FPCERT_STATUS_OK;
 }
@@ -120,6 +116,8 @@ static const fpcert_kernel kKernels[] = {
         /* the order again, machine-readable: fpcert emulates it and requires the same bits */
         .gemm_order = {.kind = FPCERT_ORDER_SEQUENTIAL, .step = FPCERT_STEP_FMA},
         .determinism = FPCERT_DETERMINISTIC, /* the same bits every run (FPCERT_RUN_TO_RUN: atomics; docs/plugin.md) */
+        /* ABI minor 4: A, B and C each row- or column-major (at() above); 0 would be row-major only */
+        .gemm_layouts = FPCERT_LAYOUTS_ALL,
     },
     {
         .struct_size = sizeof(fpcert_kernel),

@@ -1,4 +1,5 @@
-// kernels/gemm/cpu/model.cpp — decoding operands and writing results for every CPU model.
+// kernels/gemm/cpu/model.cpp — decoding operands and writing results for every CPU model, in any layout (a model
+// takes those its traits declare: KernelTraits::layouts).
 #include "kernels/gemm/cpu/model.hpp"
 
 #include "base/codes.hpp"
@@ -30,9 +31,10 @@ void CpuModel::run(const GemmOperands& ops) {
   const DecodedOperands d = decode(ops, traits_);
   const std::vector<std::uint64_t> c = compute(d);
   const int cb = container_bytes(*traits_.out);
+  const bool row = ops.c_layout == Layout::RowMajor;
   for (std::int64_t i = 0; i < ops.m; ++i)
     for (std::int64_t j = 0; j < ops.n; ++j)
-      store_code(ops.c, i * ops.ldc + j, cb, to_container(*traits_.out, c[static_cast<std::size_t>(i * ops.n + j)]));
+      store_code(ops.c, row ? i * ops.ldc + j : j * ops.ldc + i, cb, to_container(*traits_.out, c[static_cast<std::size_t>(i * ops.n + j)]));
 }
 
 }  // namespace fpcert

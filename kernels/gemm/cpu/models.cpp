@@ -229,6 +229,11 @@ const char* kFmaOrder = "C[i][j] = fma(a[i][k], b[k][j], C) for k = 0..K-1 in fp
 std::unique_ptr<CpuModel> build(const std::string& name) {
   if (name == "model_gemm_f32")
     return std::make_unique<FmaF32Model>(name, "fp32 inputs, fp32 FMA along K", fma_traits(f32, f32, Rounding::NearestEven, kFmaOrder));
+  if (name == "model_gemm_f32_strided") {  // the generic strided model: every layout of A, B and C (docs/kernels.md)
+    KernelTraits t = fma_traits(f32, f32, Rounding::NearestEven, kFmaOrder);
+    t.layouts = kLayoutsAll;
+    return std::make_unique<FmaF32Model>(name, "fp32 inputs, fp32 FMA along K; A, B, C row- or column-major (every layout)", t);
+  }
   if (name == "model_gemm_f16_f32acc")
     return std::make_unique<FmaF32Model>(name, "fp16 storage, fp32 accumulation (FMA along K)",
                                          fma_traits(f16, f16, Rounding::NearestEven, kFmaOrder));
@@ -323,7 +328,7 @@ const char* kModelNames[] = {"model_gemm_f32",         "model_gemm_f16_f32acc", 
                              "model_gemm_3xtf32",      "model_gemm_3xtf32_rz",   "model_gemm_1xbf16",
                              "model_gemm_3xbf16",      "model_gemm_6xbf16",      "model_gemm_9xbf16",
                              "model_gemm_f32_splitk4", "model_gemm_f32_pairwise", "model_gemm_f16_f32acc_blocked32",
-                             "model_gemm_f32_muladd"};
+                             "model_gemm_f32_muladd",  "model_gemm_f32_strided"};
 
 template <std::size_t I>
 std::unique_ptr<GemmKernel> factory() {

@@ -15,7 +15,9 @@
 // Row-major C = A * B goes through column-major cuBLAS as C^T = B^T * A^T: a row-major matrix with
 // leading dimension ld is the column-major transpose with the same ld, so the call is
 // gemm(N, N, n, m, k, B, ldb, A, lda, C, ldc) and only the m x n elements of C are written (the ldc
-// padding never). beta = 0: C is not read (the runner's NaN pre-fill cannot leak in).
+// padding never). Every layout is taken (KernelTraits::layouts, docs/suites.md "layout.transposes"): a column-major A
+// or B is passed with CUBLAS_OP_T in that call; a column-major C is cuBLAS's own C, gemm(opA, opB, m, n, k, A, lda, B,
+// ldb, C, ldc) with opX = N for a column-major X and T for a row-major one. beta = 0: C is not read (the runner's NaN pre-fill cannot leak in).
 // CUBLAS_STATUS_NOT_SUPPORTED (a compute type this GPU or library refuses) becomes NotSupportedError:
 // the verdict is "not supported", not a crash.
 #include <cublas_v2.h>
@@ -149,6 +151,7 @@ KernelTraits traits_for(cublasComputeType_t compute, cudaDataType_t in) {
   t.order = std::move(order);
   t.determinism = Determinism::Deterministic;
   t.determinism_note = kCublasDeterminism;
+  t.layouts = kLayoutsAll;  // the transposes cuBLAS takes, and C either way (run())
   // The tensor-core instructions cuBLAS may run (docs/tensor_cores.md, "Certifying tensor-core kernels"):
   // the envelope takes the coarsest of their cards' measured bits. FAST_16F/16BF may down-convert to tf32.
   switch (compute) {
@@ -200,18 +203,23 @@ class CublasGemm final : public GemmKernel {
     const cublas::Api& cb = cublas::api();
     FPCERT_CUBLAS_CHECK(cb.set_stream(handle_, static_cast<cudaStream_t>(ops.stream)));
     // Row-major X (rows x cols, ld) is column-major X^T with the same ld; a column-major operand is
-    // transposed by cuBLAS instead.
-    const cublasOperation_t op_b = ops.b_layout == Layout::RowMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
-    const cublasOperation_t op_a = ops.a_layout == Layout::RowMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
+    // transposed by cuBLAS instead. A column-major C: the product in cuBLAS's own orientation.
+    const bool c_col = ops.c_layout == Layout::ColMajor;
+    const auto op = [c_col](Layout l) { return (l == Layout::RowMajor) != c_col ? CUBLAS_OP_N : CUBLAS_OP_T; };
+    const cublasOperation_t op_b = op(ops.b_layout), op_a = op(ops.a_layout);
     const float alpha32 = 1.0f, beta32 = 0.0f;
     const std::uint16_t alpha16 = 0x3C00, beta16 = 0x0000;  // fp16 1.0 and +0.0
     const bool half_scalars = cfg_.compute == CUBLAS_COMPUTE_16F;
     const auto ld = [](std::int64_t v) { return static_cast<int>(v < 1 ? 1 : v); };
+    const void* alpha = half_scalars ? static_cast<const void*>(&alpha16) : &alpha32;
+    const void* beta = half_scalars ? static_cast<const void*>(&beta16) : &beta32;
     const cublasStatus_t s =
-        cb.gemm_ex(handle_, op_b, op_a, static_cast<int>(ops.n), static_cast<int>(ops.m), static_cast<int>(ops.k),
-                     half_scalars ? static_cast<const void*>(&alpha16) : &alpha32, ops.b, cfg_.in, ld(ops.ldb), ops.a,
-                     cfg_.in, ld(ops.lda), half_scalars ? static_cast<const void*>(&beta16) : &beta32, ops.c, cfg_.out,
-                     ld(ops.ldc), cfg_.compute, CUBLAS_GEMM_DEFAULT);
+        c_col ? cb.gemm_ex(handle_, op_a, op_b, static_cast<int>(ops.m), static_cast<int>(ops.n), static_cast<int>(ops.k), alpha,
+                           ops.a, cfg_.in, ld(ops.lda), ops.b, cfg_.in, ld(ops.ldb), beta, ops.c, cfg_.out, ld(ops.ldc),
+                           cfg_.compute, CUBLAS_GEMM_DEFAULT)
+              : cb.gemm_ex(handle_, op_b, op_a, static_cast<int>(ops.n), static_cast<int>(ops.m), static_cast<int>(ops.k), alpha,
+                           ops.b, cfg_.in, ld(ops.ldb), ops.a, cfg_.in, ld(ops.lda), beta, ops.c, cfg_.out, ld(ops.ldc),
+                           cfg_.compute, CUBLAS_GEMM_DEFAULT);
     if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH)
       throw NotSupportedError(name_ + ": cublasGemmEx answered " + cublas::status_text(s) +
                               " for this compute type on this GPU/library");

@@ -115,6 +115,7 @@ class FaultInjector final : public GemmKernel {
   const KernelTraits& traits() const override { return tiled_ ? *tiled_ : wrapped_->traits(); }
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override { return wrapped_->can_implement(m, n, k); }
   Support can_implement_operands(const GemmOperands& ops) const override { return wrapped_->can_implement_operands(ops); }
+  Support can_implement_layout(const GemmLayout& l) const override { return wrapped_->can_implement_layout(l); }
   bool is_mutant() const override { return true; }
 
   void run(const GemmOperands& ops) override {
@@ -198,6 +199,21 @@ class FaultInjector final : public GemmKernel {
           return any;
         });
         break;
+      case Fault::TransposedLd:
+        active = run_on_inputs(ops, [](Image& a, Image& b) {
+          // A column-major operand read with its column length (A: M, B: K) as stride: X'(r, c) = offset c*rows + r.
+          bool any = false;
+          for (Image* x : {&a, &b}) {
+            if (x->layout != Layout::ColMajor) continue;
+            Image t = *x;
+            for (std::int64_t r = 0; r < x->rows; ++r)
+              for (std::int64_t c = 0; c < x->cols; ++c)
+                any |= t.set(r, c, from_container(*x->fmt, load_code(x->bytes.data(), c * x->rows + r, x->cb())));
+            *x = std::move(t);
+          }
+          return any;
+        });
+        break;
       case Fault::TailTile:
         active = run_on_inputs(ops, [&](Image& a, Image& b) {
           bool any = false;
@@ -256,7 +272,8 @@ class FaultInjector final : public GemmKernel {
         call(ops);
         const int cb = container_bytes(*traits().out);
         const std::vector<std::uint8_t> zero(static_cast<std::size_t>(cb), 0);
-        api().to_device(static_cast<std::uint8_t*>(ops.c) + ops.m * ops.ldc * cb, zero.data(), zero.size());
+        const std::int64_t lines = ops.c_layout == Layout::RowMajor ? ops.m : ops.n;  // C's stored rows (columns when column-major)
+        api().to_device(static_cast<std::uint8_t*>(ops.c) + lines * ops.ldc * cb, zero.data(), zero.size());
         active = true;
         break;
       }
@@ -322,7 +339,7 @@ class FaultInjector final : public GemmKernel {
   }
   Image image_a(const GemmOperands& o) { return download(o.a, o.m, o.k, o.lda, o.a_layout, *traits().a_input); }
   Image image_b(const GemmOperands& o) { return download(o.b, o.k, o.n, o.ldb, o.b_layout, *traits().b_input); }
-  Image image_c(const GemmOperands& o) { return download(o.c, o.m, o.n, o.ldc, Layout::RowMajor, *traits().out); }
+  Image image_c(const GemmOperands& o) { return download(o.c, o.m, o.n, o.ldc, o.c_layout, *traits().out); }
 
   /// Run the kernel, then change its output on the host; whether the edit changed anything.
   bool run_then_edit(const GemmOperands& ops, const std::function<bool(Image&)>& edit) {
@@ -383,6 +400,7 @@ class FaultInjector final : public GemmKernel {
     o.b_layout = Layout::RowMajor;
     o.c = sc;
     o.ldc = ops.n;
+    o.c_layout = Layout::RowMajor;
     call(o);
     const Image c = download(sc, ops.m, ops.n, ops.n, Layout::RowMajor, *t.out);
     std::vector<double> v(static_cast<std::size_t>(ops.m * ops.n));
@@ -439,11 +457,20 @@ class FaultInjector final : public GemmKernel {
 
   bool run_unwritten_row(const GemmOperands& ops) {
     const int cb = container_bytes(*traits().out);
-    const std::size_t bytes = static_cast<std::size_t>(std::max<std::int64_t>(1, ops.m * ops.ldc * cb));
+    const bool row = ops.c_layout == Layout::RowMajor;
+    const std::size_t bytes = static_cast<std::size_t>(std::max<std::int64_t>(1, (row ? ops.m : ops.n) * ops.ldc * cb));
     Scratch sc(api(), bytes);
     GemmOperands o = ops;
     o.c = sc.get();
     call(o);
+    if (!row) {  // column-major C: rows 0..m-2 of every column, element by element
+      const Image s = download(sc.get(), ops.m, ops.n, ops.ldc, Layout::ColMajor, *traits().out);
+      Image c = image_c(ops);
+      for (std::int64_t i = 0; i + 1 < ops.m; ++i)
+        for (std::int64_t j = 0; j < ops.n; ++j) c.set(i, j, s.code(i, j));
+      upload(ops.c, c);
+      return ops.m > 0 && ops.n > 0;
+    }
     const Image c = download(sc.get(), ops.m, ops.n, ops.ldc, Layout::RowMajor, *traits().out);
     for (std::int64_t i = 0; i + 1 < ops.m; ++i)  // rows 0..m-2, the n written columns of each
       api().to_device(static_cast<std::uint8_t*>(ops.c) + i * ops.ldc * cb, c.bytes.data() + i * ops.ldc * cb,

@@ -41,6 +41,7 @@ CaseResult skeleton_for(const GemmKernel& k, const CaseSetup& s) {
   r.achieved = s.problem->achieved;
   r.family = s.family;
   r.axis = s.axis;
+  if (!s.layout.row_major()) r.layout = to_string(s.layout);
   return r;
 }
 
@@ -149,6 +150,7 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
       s.misaligned = c.misaligned;
       s.min_runs = c.min_runs;
       s.ld_pad = c.ld_pad;
+      s.layout = c.layout;
       s.sample = sample ? &*sample : nullptr;
       if (opt.isolate)
         return run_case_isolated(

@@ -281,6 +281,27 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
                           {"layout.misaligned_vector"});
   odd.ld_pad = 9;
   r.push_back(odd);
+  // Layouts as libraries call GEMMs (docs/suites.md, "layout.transposes"): A and/or B stored column-major (BLAS's
+  // T of a row-major library), C row- or column-major; M, N, K distinct and odd so that a stride taken from the
+  // wrong dimension reads other elements, padded leading dimensions with poisoned padding so that ignoring lda
+  // reads NaN. Kernels that do not declare the layout: not supported (seeds of their own, 210..).
+  {
+    const std::int64_t lm = mn + 3, ln = mn - 5, lk = c.device ? 257 : 131;
+    std::uint64_t lseed = 210;
+    const auto T = Layout::ColMajor, N = Layout::RowMajor;
+    for (const GemmLayout& l : {GemmLayout{N, T, N}, GemmLayout{T, N, N}, GemmLayout{T, T, N}, GemmLayout{N, N, T}, GemmLayout{T, T, T}}) {
+      const std::string name = to_string(l);  // "nt/c_row"
+      const std::string id = "layout_" + name.substr(0, 2) + (l.c == Layout::ColMajor ? "_ccol" : "");
+      CaseSpec cs = covering({id, gemm3("uniform", lm, ln, lk, lseed++), BoundVariant::Independent,
+                              fmt::format("{}: A {}, B {}, C {} (M, N, K = {}, {}, {}; leading dimensions padded and poisoned)",
+                                          name, l.a == T ? "column-major (transposed)" : "row-major",
+                                          l.b == T ? "column-major (transposed)" : "row-major",
+                                          l.c == T ? "column-major" : "row-major", lm, ln, lk)},
+                             {"layout.transposes"});
+      cs.layout = l;
+      r.push_back(cs);
+    }
+  }
   // Special values: +-Inf, NaN (those the storage format holds), its largest finite value, Inf * 0, Inf - Inf, and
   // elements whose partial sums overflow the narrowest accumulator of the run while their exact sum is finite;
   // each element judged against IEEE's result (docs/suites.md, "values.special"). Kernels declaring finite

@@ -107,16 +107,29 @@ std::vector<std::uint8_t> encode_inputs(const std::vector<double>& v, const Form
   return out;
 }
 
+/// A rows x cols matrix of elem_bytes codes, row-major without padding, as its transpose (cols x rows): a column-major
+/// operand is handed over as the row-major image of its transpose, with the same padding, guards and poison.
+std::vector<std::uint8_t> transpose_codes(const std::vector<std::uint8_t>& v, std::int64_t rows, std::int64_t cols, int eb) {
+  std::vector<std::uint8_t> t(v.size());
+  const auto b = static_cast<std::size_t>(eb);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j)
+      std::memcpy(t.data() + static_cast<std::size_t>(j * rows + i) * b, v.data() + static_cast<std::size_t>(i * cols + j) * b, b);
+  return t;
+}
+
 /// The first changed byte around C, in words (the guard report of GuardedBuffer).
-std::string describe_guards(const GuardReport& g, std::int64_t m, std::int64_t n, std::int64_t ldc, int cb) {
+/// m x n is C as stored (column-major C: n stored columns of m, `col`).
+std::string describe_guards(const GuardReport& g, std::int64_t m, std::int64_t n, std::int64_t ldc, int cb, bool col = false) {
   switch (g.where) {
     case GuardReport::Where::None: return "";
     case GuardReport::Where::Before: return fmt::format("{} byte(s) before C overwritten (nearest at byte -{})", 1, g.offset);
     case GuardReport::Where::After:
-      return fmt::format("written past the end of C: byte {} after it (element index {} in row-major m*ldc)", g.offset,
-                         static_cast<std::int64_t>(g.offset) / cb + m * ldc);
+      return fmt::format("written past the end of C: byte {} after it (element index {} in {} {}*ldc)", g.offset,
+                         static_cast<std::int64_t>(g.offset) / cb + m * ldc, col ? "column-major" : "row-major", col ? "n" : "m");
     case GuardReport::Where::Padding:
-      return fmt::format("written into the ldc padding at row {}, column {} (n = {}, ldc = {})", g.row, g.col, n, ldc);
+      return col ? fmt::format("written into the ldc padding of column-major C at column {}, row {} (m = {}, ldc = {})", g.row, g.col, n, ldc)
+                 : fmt::format("written into the ldc padding at row {}, column {} (n = {}, ldc = {})", g.row, g.col, n, ldc);
   }
   return "";
 }
@@ -153,6 +166,15 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   if ((kernel.memory() == MemorySpace::Device) != api.is_device()) {
     r.status = CaseStatus::NotSupported;
     r.reason = kernel.memory() == MemorySpace::Device ? "this kernel needs a CUDA device" : "host kernel given a device API";
+    return finish();
+  }
+  // The layout first: a kernel that does not take column-major operands never sees the case (docs/suites.md,
+  // "layout.transposes").
+  const GemmLayout lay = setup.layout;
+  if (!lay.row_major()) r.layout = to_string(lay);
+  if (const Support ls = kernel.can_implement_layout(lay); !ls.ok) {
+    r.status = CaseStatus::NotSupported;
+    r.reason = ls.reason;
     return finish();
   }
   const Support sup = kernel.can_implement(p.m, p.n, p.k);
@@ -248,14 +270,19 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   const int warmups = opt.warmups >= 0 ? opt.warmups : (device ? 3 : 0);
   const int timed = opt.timed >= 0 ? opt.timed : (device ? 10 : 1);
 
-  const std::int64_t ldc = p.n + opt.ldc_pad;
+  // C as stored: row-major m x n with ldc >= n, or column-major, n stored columns of m with ldc >= m. c_rows x c_cols
+  // is the stored image (its rows are C's columns when column-major); guards and padding the same either way.
+  const bool c_col = lay.c == Layout::ColMajor;
+  const std::int64_t c_rows = c_col ? p.n : p.m, c_cols = c_col ? p.m : p.n;
+  const std::int64_t ldc = c_cols + opt.ldc_pad;
   const int cb = container_bytes(*t.out);
   std::vector<std::uint64_t> codes;
   std::vector<double> times;
   auto read_codes = [&](const GuardedBuffer& c) {
     std::vector<std::uint64_t> v(static_cast<std::size_t>(p.m * p.n));
     for (std::int64_t i = 0; i < p.m; ++i)
-      for (std::int64_t j = 0; j < p.n; ++j) v[static_cast<std::size_t>(i * p.n + j)] = from_container(*t.out, c.code(i, j));
+      for (std::int64_t j = 0; j < p.n; ++j)
+        v[static_cast<std::size_t>(i * p.n + j)] = from_container(*t.out, c_col ? c.code(j, i) : c.code(i, j));
     return v;
   };
   // Inputs: padded leading dimensions with guard bytes around A and B and in their padding, checked
@@ -269,18 +296,23 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   const std::size_t kept_max = std::clamp<std::size_t>((std::size_t{1} << 26) / static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.n)), 2, 16);
   std::vector<std::vector<std::uint64_t>> later;
   bool data_seen = false;  // run() has been called with the data: a later NOT_SUPPORTED is a declaration failure
-  const std::int64_t lda = setup.ld_pad > 0 ? p.k + setup.ld_pad : padded_ld(p.k, container_bytes(*t.a_input));
-  const std::int64_t ldb = setup.ld_pad > 0 ? p.n + setup.ld_pad : padded_ld(p.n, container_bytes(*t.b_input));
+  // A column-major operand is stored as its transpose: k rows of m for A, n rows of k for B.
+  const bool a_col = lay.a == Layout::ColMajor, b_col = lay.b == Layout::ColMajor;
+  const std::int64_t a_rows = a_col ? p.k : p.m, a_cols = a_col ? p.m : p.k, b_rows = b_col ? p.n : p.k, b_cols = b_col ? p.k : p.n;
+  const std::int64_t lda = setup.ld_pad > 0 ? a_cols + setup.ld_pad : padded_ld(a_cols, container_bytes(*t.a_input));
+  const std::int64_t ldb = setup.ld_pad > 0 ? b_cols + setup.ld_pad : padded_ld(b_cols, container_bytes(*t.b_input));
   const bool ran = run_kernel_guarded(r, [&] {
     const auto a_bytes = encode_inputs(p.a.data, *t.a_input, t.input_rounding);
     const auto b_bytes = encode_inputs(p.b.data, *t.b_input, t.input_rounding);
     const int ab = container_bytes(*t.a_input), bb = container_bytes(*t.b_input);
     // Guards and padding hold the input format's NaN: a read past the end of a row poisons the result even
     // where the kernel multiplies it by zero (docs/suites.md, "layout.poisoned_padding").
-    GuardedInput dA(api, a_bytes, p.m, p.k, lda, ab, opt.guard_bytes, setup.misaligned, poison_code(*t.a_input));
-    GuardedInput dB(api, b_bytes, p.k, p.n, ldb, bb, opt.guard_bytes, setup.misaligned, poison_code(*t.b_input));
-    GuardedBuffer dC(api, static_cast<std::size_t>(p.m * ldc * cb), opt.guard_bytes);
-    dC.prefill(p.m, p.n, ldc, cb, to_container(*t.out, prefill_code(*t.out)));
+    GuardedInput dA(api, a_col ? transpose_codes(a_bytes, p.m, p.k, ab) : a_bytes, a_rows, a_cols, lda, ab, opt.guard_bytes,
+                    setup.misaligned, poison_code(*t.a_input));
+    GuardedInput dB(api, b_col ? transpose_codes(b_bytes, p.k, p.n, bb) : b_bytes, b_rows, b_cols, ldb, bb, opt.guard_bytes,
+                    setup.misaligned, poison_code(*t.b_input));
+    GuardedBuffer dC(api, static_cast<std::size_t>(c_rows * ldc * cb), opt.guard_bytes);
+    dC.prefill(c_rows, c_cols, ldc, cb, to_container(*t.out, prefill_code(*t.out)));
     GemmOperands ops;
     ops.m = p.m;
     ops.n = p.n;
@@ -291,6 +323,9 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     ops.ldb = dB.ld();
     ops.c = dC.elements();
     ops.ldc = ldc;
+    ops.a_layout = lay.a;
+    ops.b_layout = lay.b;
+    ops.c_layout = lay.c;
     ops.stream = api.stream();
     auto check_inputs = [&] {
       for (auto [in, rep] : {std::pair{&dA, &in_a}, std::pair{&dB, &in_b}}) {
@@ -311,7 +346,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     api.synchronize(opt.timeout_ms);
     const GuardReport g = dC.download_and_check();
     r.metrics.guard_violations = g.changed;
-    r.metrics.first_guard_violation = describe_guards(g, p.m, p.n, ldc, cb);
+    r.metrics.first_guard_violation = describe_guards(g, c_rows, c_cols, ldc, cb, c_col);
     codes = read_codes(dC);
     check_inputs();
     const std::uint64_t pre = prefill_code(*t.out);
@@ -329,7 +364,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     auto compare = [&](int run) {
       const GuardReport again = dC.download_and_check();
       r.metrics.guard_violations += again.changed;
-      if (r.metrics.first_guard_violation.empty()) r.metrics.first_guard_violation = describe_guards(again, p.m, p.n, ldc, cb);
+      if (r.metrics.first_guard_violation.empty()) r.metrics.first_guard_violation = describe_guards(again, c_rows, c_cols, ldc, cb, c_col);
       const auto codes2 = read_codes(dC);
       std::int64_t diff = 0, first = -1;
       for (std::size_t x = 0; x < codes.size(); ++x)
@@ -458,13 +493,17 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     r.reason += (r.reason.empty() ? "" : "; ") + r.checks.back().detail;
   };
   add(CheckKind::GuardInputs, !in_a.guard_changed && !in_b.guard_changed,
-      in_a.guard_changed   ? fmt::format("{} guard/padding byte(s) of A changed (first: {}; lda = {}, k = {})", in_a.guard_changed, in_a.first_guard, lda, p.k)
-      : in_b.guard_changed ? fmt::format("{} guard/padding byte(s) of B changed (first: {}; ldb = {}, n = {})", in_b.guard_changed, in_b.first_guard, ldb, p.n)
+      in_a.guard_changed   ? fmt::format("{} guard/padding byte(s) of A changed (first: {}; lda = {}, {} = {})", in_a.guard_changed, in_a.first_guard, lda, a_col ? "m" : "k", a_cols)
+      : in_b.guard_changed ? fmt::format("{} guard/padding byte(s) of B changed (first: {}; ldb = {}, {} = {})", in_b.guard_changed, in_b.first_guard, ldb, b_col ? "k" : "n", b_cols)
                            : fmt::format("guard bytes around A and B and in their padding (lda = {}, ldb = {}) unchanged", lda, ldb),
       -1);
   add(CheckKind::InputsModified, !in_a.modified && !in_b.modified,
-      in_a.modified   ? fmt::format("A modified by the call: {} element(s), first A[{}][{}]", in_a.modified, in_a.first_modified / p.k, in_a.first_modified % p.k)
-      : in_b.modified ? fmt::format("B modified by the call: {} element(s), first B[{}][{}]", in_b.modified, in_b.first_modified / p.n, in_b.first_modified % p.n)
+      in_a.modified   ? fmt::format("A modified by the call: {} element(s), first A[{}][{}]", in_a.modified,
+                                    a_col ? in_a.first_modified % a_cols : in_a.first_modified / a_cols,
+                                    a_col ? in_a.first_modified / a_cols : in_a.first_modified % a_cols)
+      : in_b.modified ? fmt::format("B modified by the call: {} element(s), first B[{}][{}]", in_b.modified,
+                                    b_col ? in_b.first_modified % b_cols : in_b.first_modified / b_cols,
+                                    b_col ? in_b.first_modified / b_cols : in_b.first_modified % b_cols)
                       : "A and B unchanged after every run",
       in_a.modified ? in_a.first_modified : in_b.modified ? in_b.first_modified : -1);
   if (outside && outside->refuted && opt.orders->options().strict)

@@ -39,6 +39,9 @@ struct CaseSetup {
   /// C(rows[p], cols[q]); null: `ref` is the full reference. The unwritten check still covers all of C.
   const GemmSample* sample = nullptr;
   int min_runs = 0;            ///< at least this many runs after the checked one (determinism cases)
+  /// How A, B and C are stored (docs/suites.md, "layout.transposes"): a column-major operand is laid out as its
+  /// transpose with the same padding, guards and poison; a kernel that does not take the layout gets "not supported".
+  GemmLayout layout = {};
 };
 
 /// Run and grade one case. Never throws for kernel failures: they become the case's status.
