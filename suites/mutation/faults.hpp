@@ -41,6 +41,13 @@ enum class Fault : std::uint8_t {
   RedAccF16,        ///< partial results carried in fp16
   RedUnscaledNrm2,  ///< nrm2 without scaling: the squares summed in the accumulator, overflowing
   RedNanToZero,     ///< NaN results written as +0
+  // Softmax (suites/ops/softmax/softmax_faults.hpp).
+  SmxNoMaxShift,    ///< exp(z) without the row's max subtracted
+  SmxWrongRescale,  ///< online: the running sum not rescaled when the running max grows
+  SmxMaskAfterExp,  ///< the mask applied after exp and the row sum
+  SmxF16RowSum,     ///< the row sum accumulated in fp16
+  SmxNanMaskedRows, ///< NaN for fully masked rows where zeros are declared
+  SmxZeros,         ///< every output +0
 };
 
 /// Faults in groups; the score is reported per group.
