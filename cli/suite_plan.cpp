@@ -13,12 +13,16 @@
 namespace fpcert::cli {
 
 /// The suite of another operation at the level of a GEMM suite: the certify and quick levels exist for every
-/// operation (docs/suites.md, "Suites of every operation"): certify -> reduce, quick -> reduce_quick. Empty when
-/// the suite has no counterpart for that operation.
+/// operation (docs/suites.md, "Suites of every operation"): certify -> reduce and softmax, quick -> reduce_quick and
+/// softmax_quick. Empty when the suite has no counterpart for that operation.
 std::string suite_at_level(const std::string& suite, Operation op) {
   if (op == Operation::Reduction) {
     if (suite == "certify") return "reduce";
     if (suite == "quick") return "reduce_quick";
+  }
+  if (op == Operation::Softmax) {
+    if (suite == "certify") return "softmax";
+    if (suite == "quick") return "softmax_quick";
   }
   return "";
 }
@@ -47,18 +51,21 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
       if (have == s) return;
     out.push_back({s, {}});
   };
-  std::vector<std::pair<const SuiteInfo*, const SuiteInfo*>> companions;  // GEMM suite -> its reduction suite
+  std::vector<std::pair<const SuiteInfo*, const SuiteInfo*>> companions;  // GEMM suite -> its reduction and softmax suites
   for (const SuiteInfo* s : named) {
     add(s);
     if (s->operation != Operation::Gemm || !reach) continue;  // --preset: the suites as the source states them, nothing added
-    const std::string r = suite_at_level(s->name, Operation::Reduction);
-    if (const SuiteInfo* rs = r.empty() ? nullptr : find_suite(r)) companions.push_back({s, rs});
+    for (const Operation op : {Operation::Reduction, Operation::Softmax}) {
+      const std::string r = suite_at_level(s->name, op);
+      if (const SuiteInfo* rs = r.empty() ? nullptr : find_suite(r)) companions.push_back({s, rs});
+    }
   }
   std::vector<Operation> ops;
   for (const auto& [s, ks] : out) ops.push_back(s->operation);
-  if (!companions.empty() && groups_reach) ops.push_back(Operation::Reduction);
+  if (groups_reach)
+    for (const auto& [g, rs] : companions) ops.push_back(rs->operation);
   std::vector<std::string> kernels;
-  for (const Operation op : {Operation::Gemm, Operation::Reduction, Operation::Conversion, Operation::Elementwise})
+  for (const Operation op : {Operation::Gemm, Operation::Reduction, Operation::Softmax, Operation::Conversion, Operation::Elementwise})
     if (std::find(ops.begin(), ops.end(), op) != ops.end())
       for (auto& k : expand_kernel_list(given, op))
         if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(std::move(k));
@@ -73,7 +80,7 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
       }
     if (placed) continue;
     for (const auto& [g, rs] : companions)
-      if (op == Operation::Reduction) {
+      if (op == rs->operation) {
         add(rs);
         for (auto& [s, ks] : out)
           if (s == rs) ks.push_back(k);
@@ -85,6 +92,7 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
       throw InputError(fmt::format("kernel '{}' is a {} kernel and no suite of this run ({}) certifies that operation: {}", printable(k),
                                    to_string(op), names,
                                    op == Operation::Reduction     ? "give --suite certify, quick, reduce or reduce_quick"
+                                   : op == Operation::Softmax     ? "give --suite certify, quick, softmax or softmax_quick"
                                    : op == Operation::Elementwise ? "give --suite elementwise or elementwise_full"
                                                                   : "give a GEMM suite (fpcert suites lists them)"));
     }

@@ -13,6 +13,7 @@ std::string_view to_string(Operation o) {
     case Operation::Conversion: return "conversion";
     case Operation::Reduction: return "reduction";
     case Operation::Elementwise: return "elementwise";
+    case Operation::Softmax: return "softmax";
   }
   return "?";
 }

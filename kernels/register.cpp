@@ -36,6 +36,11 @@ void register_builtin_kernels() {
 #if defined(FPCERT_HAVE_CUDA)
   register_eltwise_cuda_kernels();
 #endif
+  // Softmax kernels (issue 40): CPU models (shifted, unshifted, online), and with CUDA the warp-per-row kernels.
+  register_softmax_models();
+#if defined(FPCERT_HAVE_CUDA)
+  register_softmax_cuda_kernels();
+#endif
   // Conversion kernels: fpcert's model of each table conversion, and with CUDA the table's entries.
   register_model_conversion_kernels();
 #if defined(FPCERT_HAVE_CUDA)

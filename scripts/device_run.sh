@@ -445,6 +445,15 @@ section_fp64() {
     grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung|mutation score|survived|correct bits" "$OUT/fp64_$k.txt" | head -25
   done
 }
+# Softmax (issue 40): the GPU test (CUDA built-ins against the host reference, their mutants killed), then every CUDA
+# softmax kernel certified on the softmax suite with its mutation score.
+section_softmax() {
+  run timeout 300 "$BIN/test_suites_gpu" --source-file='*softmax_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/softmax_gpu.log" | grep -vE "^\s*$" | tail -60
+  for k in softmax_f32_warp_cuda softmax_f16_warp_cuda softmax_bf16_warp_cuda log_softmax_f32_warp_cuda softmax_f32_online_cuda softmax_f16_online_cuda; do
+    run timeout 120 "$BIN/fpcert" certify --kernel "$k" --suite softmax --json "$OUT/softmax_$k.json" > "$OUT/softmax_$k.txt" 2>&1; echo "rc=$?"
+    grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung" "$OUT/softmax_$k.txt" | head -10
+  done
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -476,6 +485,7 @@ for part in ${PART//,/ }; do
     libgemm) section_libgemm ;;
     eltwise) section_eltwise ;;
     fp64) section_fp64 ;;
+    softmax) section_softmax ;;
     scale3) section_scale3 ;;
     report) section_report ;;
     reveal) section_reveal ;;

@@ -4,6 +4,7 @@
 #include "suites/ops/elementwise/eltwise_operation.hpp"
 #include "suites/ops/gemm/gemm_operation.hpp"
 #include "suites/ops/reduce/reduce_operation.hpp"
+#include "suites/ops/softmax/softmax_operation.hpp"
 
 namespace fpcert {
 
@@ -12,7 +13,8 @@ std::span<const OperationRunner* const> operation_runners() {
   static const ConversionOperation conversion;
   static const ReduceOperation reduction;
   static const ElementwiseOperation elementwise;
-  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise};
+  static const SoftmaxOperation softmax;
+  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax};
   return all;
 }
 

@@ -8,6 +8,7 @@
 #include "kernels/kernel.hpp"
 #include "kernels/elementwise/eltwise_kernel.hpp"
 #include "kernels/reduce/reduce_kernel.hpp"
+#include "kernels/softmax/softmax_kernel.hpp"
 
 namespace fpcert::cli {
 namespace {
@@ -132,6 +133,31 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
       continue;
     }
     fmt::print("{:<34} {:<7} {:<11} {}\n", name, to_string(k->backend()), "elementwise", describe_eltwise_traits(t));
+  }
+  // Softmax kernels (docs/softmax.md): fpcert certify --kernel NAME grades them on the softmax suite.
+  const auto smx = kernel_names(mutants, Operation::Softmax);
+  if (!json && !smx.empty()) fmt::print("\n{:<34} {:<7} {:<9} {}\n", "softmax kernel", "backend", "operation", "traits");
+  for (const auto& name : smx) {
+    const auto k = make_softmax_kernel(name);
+    const SoftmaxTraits& t = k->softmax_traits();
+    if (json) {
+      arr.push_back({{"name", name},
+                     {"backend", to_string(k->backend())},
+                     {"mutant", k->is_mutant()},
+                     {"operation", "softmax"},
+                     {"description", k->description()},
+                     {"function", to_string(t.arith.fn)},
+                     {"shift", to_string(t.arith.shift)},
+                     {"in", t.x_input->tag},
+                     {"compute", t.arith.compute->tag},
+                     {"out", t.arith.out->tag},
+                     {"masked_rows", to_string(t.masked_rows)},
+                     {"traits", describe_softmax_traits(t)},
+                     {"memory", k->memory() == MemorySpace::Device ? "device" : "host"},
+                     {"origin", find_kernel_info(name)->origin}});
+      continue;
+    }
+    fmt::print("{:<34} {:<7} {:<9} {}\n", name, to_string(k->backend()), "softmax", describe_softmax_traits(t));
   }
   if (json) fmt::print("{}\n", arr.dump(2));
   return 0;

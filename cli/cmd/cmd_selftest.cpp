@@ -80,7 +80,8 @@ int run_selftest(const SelftestArgs& a) {
   if (!suite) throw InputError(fmt::format("unknown suite '{}' (valid: {})", a.suite, suite_names()));
   // The models of every operation the suite's level reaches (GEMM's certify -> reductions on reduce).
   std::vector<Operation> ops = {suite->operation};
-  if (suite->operation == Operation::Gemm && !suite_at_level(suite->name, Operation::Reduction).empty()) ops.push_back(Operation::Reduction);
+  for (const Operation op : {Operation::Reduction, Operation::Softmax})
+    if (suite->operation == Operation::Gemm && !suite_at_level(suite->name, op).empty()) ops.push_back(op);
   std::vector<std::string> kernels;
   for (const Operation op : ops)
     for (auto& k : expand_kernel_list(a.kernels, op))

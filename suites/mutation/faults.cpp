@@ -118,6 +118,28 @@ const std::vector<FaultInfo>& catalogue() {
       {Fault::RedNanToZero, "red_nan_to_zero", FaultClass::Output, "NaN results written as +0",
        "after the call, every NaN result becomes +0", {CheckKind::SpecialValues},
        "a case with NaN inputs (the special-value case)", Operation::Reduction},
+      // Softmax: the built-ins carry each fault in their own arithmetic (SoftmaxKernel::with_bug); the zeros, the NaN rows
+      // and the mask after exp are made around any other kernel too (suites/ops/softmax/softmax_faults.hpp).
+      {Fault::SmxNoMaxShift, "smx_no_max_shift", FaultClass::Arithmetic, "softmax without the max subtraction: exp(z) overflows",
+       "the kernel's own arithmetic with exp(z_j) in place of exp(z_j - max)",
+       {CheckKind::Nonfinite, CheckKind::SpecialValues, CheckKind::Envelope}, "logits beyond log(largest finite) of the compute format",
+       Operation::Softmax},
+      {Fault::SmxWrongRescale, "smx_wrong_rescale", FaultClass::Arithmetic, "online softmax: the running sum not rescaled",
+       "the kernel's own online loop without the product s exp(m_old - m_new) when the running max grows", kAccuracy,
+       "rows whose running max grows after the first block", Operation::Softmax},
+      {Fault::SmxMaskAfterExp, "smx_mask_after_exp", FaultClass::Arithmetic, "the mask applied after exp and the row sum",
+       "built-ins: the mask left out of z, masked results zeroed afterwards; others: the kernel called without the mask, masked "
+       "results then set to +0 (log-softmax: -Inf)",
+       {CheckKind::Envelope, CheckKind::SpecialValues}, "partly masked rows", Operation::Softmax},
+      {Fault::SmxF16RowSum, "smx_f16_row_sum", FaultClass::Arithmetic, "the row sum accumulated in fp16",
+       "the kernel's own row sum with every addition rounded to fp16", kAccuracy, "rows long enough for fp16's 2^-11 to show",
+       Operation::Softmax},
+      {Fault::SmxNanMaskedRows, "smx_nan_masked_rows", FaultClass::Output, "NaN for a fully masked row",
+       "fully masked rows written as NaN (0/0) where the kernel declares zeros", {CheckKind::SpecialValues},
+       "fully masked rows", Operation::Softmax},
+      {Fault::SmxZeros, "smx_zeros", FaultClass::Output, "every output +0",
+       "after the call every result becomes +0", {CheckKind::Envelope, CheckKind::SpecialValues},
+       "any case with a non-vacuous bound", Operation::Softmax},
   };
   return c;
 }

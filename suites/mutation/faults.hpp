@@ -43,6 +43,13 @@ enum class Fault : std::uint8_t {
   RedUnscaledNrm2,  ///< nrm2 without scaling: the squares summed in the accumulator, overflowing
   RedNanToZero,     ///< NaN results written as +0
   AccF32,           ///< partial sums carried in fp32 (listed only for accumulators wider than fp32: docs/fp64.md)
+  // Softmax (suites/ops/softmax/softmax_faults.hpp).
+  SmxNoMaxShift,    ///< exp(z) without the row's max subtracted
+  SmxWrongRescale,  ///< online: the running sum not rescaled when the running max grows
+  SmxMaskAfterExp,  ///< the mask applied after exp and the row sum
+  SmxF16RowSum,     ///< the row sum accumulated in fp16
+  SmxNanMaskedRows, ///< NaN for fully masked rows where zeros are declared
+  SmxZeros,         ///< every output +0
 };
 
 /// Faults in groups; the score is reported per group.

@@ -295,6 +295,12 @@ class FaultInjector final : public GemmKernel {
       case Fault::RedAccF16:
       case Fault::RedUnscaledNrm2:
       case Fault::RedNanToZero:  // reduction faults (suites/ops/reduce/reduce_faults.hpp): never made for a GEMM kernel
+      case Fault::SmxNoMaxShift:  // softmax faults (suites/ops/softmax/softmax_faults.hpp): never made for a GEMM kernel
+      case Fault::SmxWrongRescale:
+      case Fault::SmxMaskAfterExp:
+      case Fault::SmxF16RowSum:
+      case Fault::SmxNanMaskedRows:
+      case Fault::SmxZeros:
         wrapped_->run(ops);
         break;
     }
