@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "oracle/math/exp_kernel.hpp"
+#include "oracle/math/fn.hpp"
 #include "oracle/math/log_kernel.hpp"
 
 namespace fpcert::math {
@@ -121,6 +122,89 @@ FPCERT_HD inline RefRn log_ref_rn(LogKind kind, float x, CodeFormat out, const L
 /// Either family by its kind: `log` false: ExpKind(kind), true: LogKind(kind).
 FPCERT_HD inline RefRn ref_rn(bool log, std::uint8_t kind, float x, CodeFormat out, const ExpTables& et, const LogTables& lt) {
   return log ? log_ref_rn(static_cast<LogKind>(kind), x, out, lt) : exp_ref_rn(static_cast<ExpKind>(kind), x, out, et);
+}
+
+/// The sign of f(x) - m, exactly, for f = sqrt (rsqrt false) or 1/sqrt, x > 0 an fp32 value and m > 0 a value of at most
+/// 25 significant bits in [2^-151, 2^129] (a midpoint between two codes of f32, f16 or bf16). docs/elementwise.md,
+/// "sqrt and rsqrt": m^2 is exact (<= 50 bits, normal); sqrt(x) - m has the sign of x - m^2; 1/sqrt(x) - m that of
+/// 1 - m^2 x, with m^2 = h + l split on bits (h: its top 29 bits, l: the rest) so that h x and l x are exact products
+/// (29 + 24 and 24 + 24 bits) and m^2 x = p1 + p2 exactly, 0 <= p2 < 2^-28 p1.
+FPCERT_HD inline int root_sign(bool rsqrt, double x, double m) {
+  const double m2 = m * m;
+  if (!rsqrt) return x > m2 ? 1 : x < m2 ? -1 : 0;
+  std::uint64_t b;
+  __builtin_memcpy(&b, &m2, sizeof b);
+  b &= ~((std::uint64_t{1} << 24) - 1);  // keep 29 significant bits
+  double h;
+  __builtin_memcpy(&h, &b, sizeof h);
+  const double l = m2 - h;  // exact: the low bits of m2
+  const double p1 = h * x, p2 = l * x;
+  if (p1 >= 2.0) return -1;  // m^2 x >= 2 > 1
+  if (p1 < 0.5) return 1;    // m^2 x < 0.5 (1 + 2^-28) < 1
+  const double d = p1 - 1.0;  // exact (Sterbenz: p1 in [1/2, 2))
+  return -p2 > d ? 1 : -p2 < d ? -1 : 0;  // 1 - m^2 x = -(d + p2): compared exactly
+}
+
+/// A non-negative code's value, the Inf code read as 2^(emax + 1) (where the binade above the largest finite would start:
+/// the midpoint between it and the largest finite is the overflow threshold of round-to-nearest-even).
+FPCERT_HD inline double code_value_or_limit(std::uint32_t c, CodeFormat f) {
+  return c == f.inf_code() ? pow2i(1 << (f.ebits - 1)) : code_value(c, f);
+}
+
+/// sqrt(x) (rsqrt false) or 1/sqrt(x) rounded to nearest-even into `out`, decided exactly: a candidate code from the double
+/// sqrt, then moved to its neighbour while f(x) lies beyond the midpoint on that side (root_sign; a tie goes to the even
+/// code). The candidate's accuracy only saves steps: the answer rests on the exact midpoint test alone (docs/elementwise.md,
+/// "sqrt and rsqrt"). Special values (IEEE 754 9.2): NaN and x < 0 -> NaN; sqrt(+-0) = +-0, rsqrt(+-0) = +-Inf;
+/// sqrt(+Inf) = +Inf, rsqrt(+Inf) = +0. `value`: the double sqrt (correctly rounded by IEEE 754: 2^-53) or 1 over it (2^-52).
+FPCERT_HD inline RefRn root_ref_rn(bool rsqrt, float x, CodeFormat out) {
+  const double xd = x, inf = std::numeric_limits<double>::infinity();
+  const std::uint32_t qnan = out.inf_code() | (std::uint32_t{1} << (out.mbits - 1));
+  if (xd != xd || xd < 0) return {qnan, true, std::numeric_limits<double>::quiet_NaN()};
+  std::uint32_t xb;
+  __builtin_memcpy(&xb, &x, sizeof xb);
+  const std::uint32_t sign = (xb >> 31) ? out.sign_bit() : 0u;  // reached for -0 only (x < 0 answered above)
+  if (xd == 0) return rsqrt ? RefRn{sign | out.inf_code(), true, sign ? -inf : inf} : RefRn{sign, true, xd};
+  if (xd == inf) return rsqrt ? RefRn{0u, true, 0.0} : RefRn{out.inf_code(), true, inf};
+#ifdef __CUDA_ARCH__
+  const double s = ::sqrt(xd);
+#else
+  const double s = __builtin_sqrt(xd);
+#endif
+  const double v = rsqrt ? 1.0 / s : s;
+  std::uint32_t c = round_rn_code(v, out);
+  for (int step = 0; step < 8; ++step) {
+    if (c > 0) {  // below: the midpoint with the code under c
+      const int sg = root_sign(rsqrt, xd, (code_value_or_limit(c - 1, out) + code_value_or_limit(c, out)) * 0.5);
+      if (sg < 0 || (sg == 0 && (c & 1))) {
+        --c;
+        continue;
+      }
+    }
+    if (c < out.inf_code()) {  // above
+      const int sg = root_sign(rsqrt, xd, (code_value_or_limit(c, out) + code_value_or_limit(c + 1, out)) * 0.5);
+      if (sg > 0 || (sg == 0 && (c & 1))) {
+        ++c;
+        continue;
+      }
+    }
+    return {c, true, v};
+  }
+  return {c, false, v};  // never reached (the candidate is within one code): the host would ask MPFR
+}
+
+/// Every function of the oracle by its name (the device sweep and the host check dispatch here).
+FPCERT_HD inline RefRn ref_rn(Fn f, float x, CodeFormat out, const ExpTables& et, const LogTables& lt) {
+  switch (f) {
+    case Fn::Exp: return exp_ref_rn(ExpKind::Exp, x, out, et);
+    case Fn::Exp2: return exp_ref_rn(ExpKind::Exp2, x, out, et);
+    case Fn::Exp10: return exp_ref_rn(ExpKind::Exp10, x, out, et);
+    case Fn::Log: return log_ref_rn(LogKind::Log, x, out, lt);
+    case Fn::Log2: return log_ref_rn(LogKind::Log2, x, out, lt);
+    case Fn::Log10: return log_ref_rn(LogKind::Log10, x, out, lt);
+    case Fn::Sqrt: return root_ref_rn(false, x, out);
+    case Fn::Rsqrt: return root_ref_rn(true, x, out);
+  }
+  return {};
 }
 
 /// What a kernel claims about its results (kernels/elementwise declare it; the check judges it).

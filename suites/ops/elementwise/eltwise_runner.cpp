@@ -114,7 +114,7 @@ std::vector<std::uint32_t> eltwise_input_codes(const EltwiseInputs& s, const Elt
       const double u = static_cast<double>((static_cast<std::uint64_t>(w[1]) << 21) ^ w[2]) * 0x1p-53;  // [0, 1)
       float x = static_cast<float>(lo + u * (hi - lo));
       // logs: positive inputs spread over the binades (2^u), one in two of them within 2^-5 of 1 (results near 0)
-      if (math::is_log(t.fn)) x = (i % 4 == 1) ? static_cast<float>(std::exp2(lo + u * (hi - lo))) : static_cast<float>(1.0 + (u - 0.5) * 0x1p-4);
+      if (math::positive_domain(t.fn)) x = (i % 4 == 1) ? static_cast<float>(std::exp2(lo + u * (hi - lo))) : static_cast<float>(1.0 + (u - 0.5) * 0x1p-4);
       const Rounder rn{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve};
       c.push_back(wide ? bits(x) : static_cast<std::uint32_t>(round_double(*t.in, x, rn).code));
     }
@@ -137,6 +137,14 @@ std::vector<std::uint32_t> eltwise_input_codes(const EltwiseInputs& s, const Elt
       for (const Format* f : {&f32, &f16, &bf16})
         for (double v : {f->max_finite(), f->min_normal(), f->min_subnormal()}) xs.push_back(v);
       for (double v : {-1.0, -0x1p-149, -3.5, 0.5, 2.0}) xs.push_back(v);
+    } else if (math::is_root(t.fn)) {
+      // sqrt, rsqrt: every power of two (exact results for even powers), the squares k^2 of k <= 4096 and their
+      // neighbours (exact sqrt; rsqrt of 4^n exact), the ends of every format, negatives (NaN).
+      for (int k = -149; k <= 127; ++k) xs.push_back(std::ldexp(1.0, k));
+      for (int k = 1; k <= 4096; k += (k < 64 ? 1 : 37)) xs.push_back(static_cast<double>(k) * k);
+      for (const Format* f : {&f32, &f16, &bf16})
+        for (double v : {f->max_finite(), f->min_normal(), f->min_subnormal()}) xs.push_back(v);
+      for (double v : {-1.0, -0x1p-149, -4.0}) xs.push_back(v);
     } else {
       const double base = t.fn == math::Fn::Exp ? std::exp(1.0) : t.fn == math::Fn::Exp2 ? 2.0 : 10.0;
       for (const Format* f : {&f32, &f16, &bf16})
