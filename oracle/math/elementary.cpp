@@ -21,6 +21,8 @@ std::string_view to_string(Fn f) {
     case Fn::Log10: return "log10";
     case Fn::Sqrt: return "sqrt";
     case Fn::Rsqrt: return "rsqrt";
+    case Fn::Expm1: return "expm1";
+    case Fn::Log1p: return "log1p";
   }
   return "?";
 }
@@ -199,12 +201,33 @@ static Rounded root_exact(bool rsqrt, float x, const Format& d, const Rounder& r
   return round_exact(d, e, r, rbits);
 }
 
+// expm1 and log1p (docs/elementwise.md, "expm1 and log1p"): NaN -> NaN; +-0 -> +-0 exactly. expm1: +Inf -> +Inf, x > 90
+// -> the stand-in 2^200 (the exact value exceeds 2^129: overflows alike), -Inf -> -1 exactly, x < -40 -> the stand-in
+// -(2^64 - 1 + f) 2^-64 (the exact value -1 + e^x, 0 < e^x < 2^-57.7, and the stand-in both lie in (-1, -1 + 2^-56), where
+// no boundary of f32/f16/bf16 nor of stochastic rounding's 32 bits lies). log1p: x < -1 (and -Inf) -> NaN, -1 -> -Inf
+// (divide by zero: exact in every mode), +Inf -> +Inf.
+static std::optional<Rounded> near_zero_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  const double xd = x, inf = __builtin_inf();
+  if (xd != xd || xd == 0) return round_double(d, xd, r, rbits);
+  if (f == Fn::Expm1) {
+    if (xd == inf || xd == -inf) return round_double(d, xd == inf ? inf : -1.0, r, rbits);
+    if (xd > 90.0) return round_double(d, 0x1p200, r, rbits);
+    if (xd < -40.0) return round_exact(d, Exact{FpClass::Normal, true, ~std::uint64_t{0}, -64, true}, r, rbits);
+    return std::nullopt;
+  }
+  if (xd < -1.0) return round_double(d, __builtin_nan(""), r, rbits);
+  if (xd == -1.0) return round_double(d, -inf, r, rbits);
+  if (xd == inf) return round_double(d, inf, r, rbits);
+  return std::nullopt;
+}
+
 // Special values, clamps and exact cases (docs/elementwise.md, "Special values"): shared by both paths.
 // exact_roots false (MPFR's path): sqrt and rsqrt answer their special values only.
 static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits,
                                                bool exact_roots = true) {
   if (is_root(f)) return exact_roots ? root_exact(f == Fn::Rsqrt, x, d, r, rbits) : root_special(f == Fn::Rsqrt, x, d, r, rbits);
   if (is_log(f)) return log_special(f, x, d, r, rbits);
+  if (f == Fn::Expm1 || f == Fn::Log1p) return near_zero_special(f, x, d, r, rbits);
   const double xd = x;  // exact (a NaN stays a NaN with its payload, quieted)
   if (xd != xd) return round_double(d, xd, r, rbits);
   if (xd == 0) return round_double(d, 1.0, r, rbits);  // f(+-0) = 1 exactly (IEEE 754 9.2)
@@ -232,8 +255,12 @@ std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Round
                                      const ExpTables& t, double bracket) {
   if (auto s = evaluate_special(f, x, d, r, rbits)) return s;
   const double xd = x;
-  if (bracket <= 0) bracket = is_log(f) ? kLogBracket : kExpBracket;
-  const double y = is_log(f) ? log_fast(log_kind(f), xd, log_tables()) : exp_fast(kind_of(f), xd, t);
+  double y, own;
+  if (f == Fn::Expm1) y = expm1_fast(xd, t), own = kExpm1Bracket;
+  else if (f == Fn::Log1p) y = log1p_fast(xd, log_tables()), own = kLog1pBracket;
+  else if (is_log(f)) y = log_fast(log_kind(f), xd, log_tables()), own = kLogBracket;
+  else y = exp_fast(kind_of(f), xd, t), own = kExpBracket;
+  if (bracket <= 0) bracket = own;
   const Rounded lo = round_double(d, y * (1.0 - bracket), r, rbits);
   const Rounded hi = round_double(d, y * (1.0 + bracket), r, rbits);
   if (lo.code != hi.code) return std::nullopt;
@@ -262,6 +289,8 @@ Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uin
       case Fn::Log10: inex = mpfr_log10(y, in, MPFR_RNDN); break;
       case Fn::Sqrt: inex = mpfr_sqrt(y, in, MPFR_RNDN); break;
       case Fn::Rsqrt: inex = mpfr_rec_sqrt(y, in, MPFR_RNDN); break;
+      case Fn::Expm1: inex = mpfr_expm1(y, in, MPFR_RNDN); break;
+      case Fn::Log1p: inex = mpfr_log1p(y, in, MPFR_RNDN); break;
     }
     if (inex == 0) return mpfr_ref::round(d, y, r, rbits);  // exact (MPFR's ternary value says so)
     // |y - f(x)| < ulp_p(y)/2: f(x) lies strictly between y's neighbours at p bits.

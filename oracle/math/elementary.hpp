@@ -10,6 +10,7 @@
 
 #include "oracle/format.hpp"
 #include "oracle/math/exp_kernel.hpp"
+#include "oracle/math/expm1_log1p_kernel.hpp"
 #include "oracle/math/fn.hpp"
 #include "oracle/math/log_kernel.hpp"
 #include "oracle/round.hpp"

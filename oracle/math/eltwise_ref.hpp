@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "oracle/math/exp_kernel.hpp"
+#include "oracle/math/expm1_log1p_kernel.hpp"
 #include "oracle/math/fn.hpp"
 #include "oracle/math/log_kernel.hpp"
 
@@ -81,6 +82,7 @@ struct RefRn {
   std::uint32_t code = 0;
   bool decided = false;  ///< false: the bracket straddles a rounding boundary, MPFR must decide (the host)
   double value = 0;      ///< f(x) to within kExpErrorBound relative (NaN for a NaN input)
+  double unc = 0x1p-47;  ///< |value - f(x)| <= unc |value|: what judge allows for (expm1: 2^-44, its bound E = 2^-45)
 };
 
 /// f(x) rounded to nearest-even into `out`, from exp_fast's bracket (the host's evaluate_fast under NearestEven,
@@ -192,6 +194,35 @@ FPCERT_HD inline RefRn root_ref_rn(bool rsqrt, float x, CodeFormat out) {
   return {c, false, v};  // never reached (the candidate is within one code): the host would ask MPFR
 }
 
+/// The bracket's verdict on y (f(x) within y B/4 relative): the code when both ends round alike.
+FPCERT_HD inline RefRn bracket_rn(double y, double bracket, CodeFormat out) {
+  const std::uint32_t lo = round_rn_code(y * (1.0 - bracket), out), hi = round_rn_code(y * (1.0 + bracket), out);
+  return {lo, lo == hi, y};
+}
+
+/// expm1(x) rounded to nearest-even (docs/elementwise.md, "expm1 and log1p"): NaN -> NaN; x > 90 (and +Inf) -> +Inf (the
+/// exact value exceeds 2^129); x < -40 (and -Inf) -> -1 (the exact value lies in (-1, -1 + 2^-57.7): no boundary of a
+/// 24-bit format or its midpoints there; within 2^-57 of the value -1); else expm1_fast's bracket (+-0 -> +-0 exactly).
+FPCERT_HD inline RefRn expm1_ref_rn(float x, CodeFormat out, const ExpTables& t) {
+  const double xd = x;
+  if (xd != xd) return {out.inf_code() | (std::uint32_t{1} << (out.mbits - 1)), true, xd};
+  if (xd > 90.0) return {out.inf_code(), true, std::numeric_limits<double>::infinity()};
+  if (xd < -40.0) return {round_rn_code(-1.0, out), true, -1.0};
+  RefRn r = bracket_rn(expm1_fast(xd, t), kExpm1Bracket, out);
+  r.unc = 0x1p-44;  // E |f| <= E |value| / (1 - E) < 2^-44 |value|
+  return r;
+}
+
+/// log1p(x) rounded to nearest-even: NaN and x < -1 (also -Inf) -> NaN; -1 -> -Inf; +Inf -> +Inf; else log1p_fast's bracket
+/// (+-0 -> +-0 exactly).
+FPCERT_HD inline RefRn log1p_ref_rn(float x, CodeFormat out, const LogTables& t) {
+  const double xd = x, inf = std::numeric_limits<double>::infinity();
+  if (xd != xd || xd < -1.0) return {out.inf_code() | (std::uint32_t{1} << (out.mbits - 1)), true, std::numeric_limits<double>::quiet_NaN()};
+  if (xd == -1.0) return {out.sign_bit() | out.inf_code(), true, -inf};
+  if (xd == inf) return {out.inf_code(), true, inf};
+  return bracket_rn(log1p_fast(xd, t), kLog1pBracket, out);
+}
+
 /// Every function of the oracle by its name (the device sweep and the host check dispatch here).
 FPCERT_HD inline RefRn ref_rn(Fn f, float x, CodeFormat out, const ExpTables& et, const LogTables& lt) {
   switch (f) {
@@ -203,6 +234,8 @@ FPCERT_HD inline RefRn ref_rn(Fn f, float x, CodeFormat out, const ExpTables& et
     case Fn::Log10: return log_ref_rn(LogKind::Log10, x, out, lt);
     case Fn::Sqrt: return root_ref_rn(false, x, out);
     case Fn::Rsqrt: return root_ref_rn(true, x, out);
+    case Fn::Expm1: return expm1_ref_rn(x, out, et);
+    case Fn::Log1p: return log1p_ref_rn(x, out, lt);
   }
   return {};
 }
@@ -232,7 +265,7 @@ struct Judged {
 
 /// Judge result `got` (a code of out) for input x against the reference (its code decided). Ulp and correctly rounded
 /// claims are judged on codes, exactly; absolute and relative ones on values, with the reference's uncertainty
-/// |value| 2^-47 (>= kExpErrorBound |f(x)|): a result that close to the bound is undecided.
+/// |value| ref.unc (2^-47 >= kExpErrorBound |f(x)| / |value|; expm1 2^-44): a result that close to the bound is undecided.
 /// ftz: a kernel that flushes subnormal results to zero; its +-0 where the reference is subnormal (or zero) counts 0 ulp.
 FPCERT_HD inline Judged judge(std::uint32_t got, float x, const RefRn& ref, CodeFormat out, const Claim& c, bool ftz = false) {
   Judged j;
@@ -266,7 +299,7 @@ FPCERT_HD inline Judged judge(std::uint32_t got, float x, const RefRn& ref, Code
       if (g != g || v != v) { j.above = (g != g) != (v != v); break; }
       if (g == v) break;  // equal values (also the same infinity)
       const double av = v < 0 ? -v : v;
-      const double err = g > v ? g - v : v - g, unc = av * 0x1p-47;
+      const double err = g > v ? g - v : v - g, unc = av * ref.unc;
       const double lim = c.kind == ClaimKind::Absolute ? c.bound : c.bound * av;
       if (err > lim + unc + (c.kind == ClaimKind::Relative ? c.bound * unc : 0)) j.above = true;
       else if (err >= lim - unc - (c.kind == ClaimKind::Relative ? c.bound * unc : 0)) j.undecided = true;

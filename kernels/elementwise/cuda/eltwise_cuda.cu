@@ -26,7 +26,8 @@ namespace {
 enum class Subj : std::uint8_t {
   Expf, Exp2f, Exp10f, ExpfFast, Exp10fFast, Hexp, Hexp2, Hexp10, H2exp, BHexp, BHexp2, BHexp10,
   Logf, Log2f, Log10f, LogfFast, Log2fFast, Log10fFast, Hlog, Hlog2, Hlog10, BHlog, BHlog2, BHlog10,
-  Sqrtf, SqrtfRn, Rsqrtf, RsqrtfRn, Hsqrt, Hrsqrt, BHsqrt, BHrsqrt
+  Sqrtf, SqrtfRn, Rsqrtf, RsqrtfRn, Hsqrt, Hrsqrt, BHsqrt, BHrsqrt,
+  Expm1f, Log1pf
 };
 template <Subj S>
 constexpr bool kHalfIn = S == Subj::Hexp || S == Subj::Hexp2 || S == Subj::Hexp10 || S == Subj::H2exp || S == Subj::Hlog ||
@@ -58,6 +59,8 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
   else if constexpr (S == Subj::SqrtfRn) return __float_as_uint(__fsqrt_rn(__uint_as_float(c)));
   else if constexpr (S == Subj::Rsqrtf) return __float_as_uint(rsqrtf(__uint_as_float(c)));
   else if constexpr (S == Subj::RsqrtfRn) return __float_as_uint(__frsqrt_rn(__uint_as_float(c)));
+  else if constexpr (S == Subj::Expm1f) return __float_as_uint(expm1f(__uint_as_float(c)));
+  else if constexpr (S == Subj::Log1pf) return __float_as_uint(log1pf(__uint_as_float(c)));
   else if constexpr (kHalfIn<S>) {
     const __half h = __ushort_as_half(static_cast<unsigned short>(c));
     __half y;
@@ -218,6 +221,7 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_RUN(Hlog) FPCERT_ELT_RUN(Hlog2) FPCERT_ELT_RUN(Hlog10) FPCERT_ELT_RUN(BHlog) FPCERT_ELT_RUN(BHlog2) FPCERT_ELT_RUN(BHlog10)
       FPCERT_ELT_RUN(Sqrtf) FPCERT_ELT_RUN(SqrtfRn) FPCERT_ELT_RUN(Rsqrtf) FPCERT_ELT_RUN(RsqrtfRn)
       FPCERT_ELT_RUN(Hsqrt) FPCERT_ELT_RUN(Hrsqrt) FPCERT_ELT_RUN(BHsqrt) FPCERT_ELT_RUN(BHrsqrt)
+      FPCERT_ELT_RUN(Expm1f) FPCERT_ELT_RUN(Log1pf)
 #undef FPCERT_ELT_RUN
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -268,6 +272,7 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_SWEEP(Hlog) FPCERT_ELT_SWEEP(Hlog2) FPCERT_ELT_SWEEP(Hlog10) FPCERT_ELT_SWEEP(BHlog) FPCERT_ELT_SWEEP(BHlog2) FPCERT_ELT_SWEEP(BHlog10)
       FPCERT_ELT_SWEEP(Sqrtf) FPCERT_ELT_SWEEP(SqrtfRn) FPCERT_ELT_SWEEP(Rsqrtf) FPCERT_ELT_SWEEP(RsqrtfRn)
       FPCERT_ELT_SWEEP(Hsqrt) FPCERT_ELT_SWEEP(Hrsqrt) FPCERT_ELT_SWEEP(BHsqrt) FPCERT_ELT_SWEEP(BHrsqrt)
+      FPCERT_ELT_SWEEP(Expm1f) FPCERT_ELT_SWEEP(Log1pf)
 #undef FPCERT_ELT_SWEEP
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -373,6 +378,9 @@ void register_eltwise_cuda_kernels() {
       {"cuda_hrsqrt_f16", "CUDA hrsqrt (__half)", Subj::Hrsqrt, traits(Fn::Rsqrt, f16, cr, half)},
       {"cuda_hsqrt_bf16", "CUDA hsqrt (__nv_bfloat16)", Subj::BHsqrt, traits(Fn::Sqrt, bf16, cr, half)},
       {"cuda_hrsqrt_bf16", "CUDA hrsqrt (__nv_bfloat16)", Subj::BHrsqrt, traits(Fn::Rsqrt, bf16, cr, half)},
+      // expm1f, log1pf: 1 ulp (Programming Guide).
+      {"cuda_expm1f", "CUDA expm1f", Subj::Expm1f, traits(Fn::Expm1, f32, {ClaimKind::Ulp, 1}, guide)},
+      {"cuda_log1pf", "CUDA log1pf", Subj::Log1pf, traits(Fn::Log1p, f32, {ClaimKind::Ulp, 1}, guide)},
   };
   for (const CudaSpec& s : specs)
     register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise>(s); }, Operation::Elementwise);
