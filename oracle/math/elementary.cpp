@@ -23,6 +23,7 @@ std::string_view to_string(Fn f) {
     case Fn::Rsqrt: return "rsqrt";
     case Fn::Expm1: return "expm1";
     case Fn::Log1p: return "log1p";
+    case Fn::Tanh: return "tanh";
   }
   return "?";
 }
@@ -206,9 +207,16 @@ static Rounded root_exact(bool rsqrt, float x, const Format& d, const Rounder& r
 // -(2^64 - 1 + f) 2^-64 (the exact value -1 + e^x, 0 < e^x < 2^-57.7, and the stand-in both lie in (-1, -1 + 2^-56), where
 // no boundary of f32/f16/bf16 nor of stochastic rounding's 32 bits lies). log1p: x < -1 (and -Inf) -> NaN, -1 -> -Inf
 // (divide by zero: exact in every mode), +Inf -> +Inf.
+// tanh: +-Inf -> +-1 exactly; |x| > 20 -> the stand-in +-(2^64 - 1 + f) 2^-64 (1 - tanh|x| < 2 e^-40 < 2^-56: both in
+// (1 - 2^-56, 1), as for expm1 above).
 static std::optional<Rounded> near_zero_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
   const double xd = x, inf = __builtin_inf();
   if (xd != xd || xd == 0) return round_double(d, xd, r, rbits);
+  if (f == Fn::Tanh) {
+    if (xd == inf || xd == -inf) return round_double(d, xd > 0 ? 1.0 : -1.0, r, rbits);
+    if (xd > 20.0 || xd < -20.0) return round_exact(d, Exact{FpClass::Normal, xd < 0, ~std::uint64_t{0}, -64, true}, r, rbits);
+    return std::nullopt;
+  }
   if (f == Fn::Expm1) {
     if (xd == inf || xd == -inf) return round_double(d, xd == inf ? inf : -1.0, r, rbits);
     if (xd > 90.0) return round_double(d, 0x1p200, r, rbits);
@@ -227,7 +235,7 @@ static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, c
                                                bool exact_roots = true) {
   if (is_root(f)) return exact_roots ? root_exact(f == Fn::Rsqrt, x, d, r, rbits) : root_special(f == Fn::Rsqrt, x, d, r, rbits);
   if (is_log(f)) return log_special(f, x, d, r, rbits);
-  if (f == Fn::Expm1 || f == Fn::Log1p) return near_zero_special(f, x, d, r, rbits);
+  if (f == Fn::Expm1 || f == Fn::Log1p || f == Fn::Tanh) return near_zero_special(f, x, d, r, rbits);
   const double xd = x;  // exact (a NaN stays a NaN with its payload, quieted)
   if (xd != xd) return round_double(d, xd, r, rbits);
   if (xd == 0) return round_double(d, 1.0, r, rbits);  // f(+-0) = 1 exactly (IEEE 754 9.2)
@@ -258,6 +266,7 @@ std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Round
   double y, own;
   if (f == Fn::Expm1) y = expm1_fast(xd, t), own = kExpm1Bracket;
   else if (f == Fn::Log1p) y = log1p_fast(xd, log_tables()), own = kLog1pBracket;
+  else if (f == Fn::Tanh) y = xd < 0 ? -tanh_fast(-xd, t) : tanh_fast(xd, t), own = kTanhBracket;
   else if (is_log(f)) y = log_fast(log_kind(f), xd, log_tables()), own = kLogBracket;
   else y = exp_fast(kind_of(f), xd, t), own = kExpBracket;
   if (bracket <= 0) bracket = own;
@@ -291,6 +300,7 @@ Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uin
       case Fn::Rsqrt: inex = mpfr_rec_sqrt(y, in, MPFR_RNDN); break;
       case Fn::Expm1: inex = mpfr_expm1(y, in, MPFR_RNDN); break;
       case Fn::Log1p: inex = mpfr_log1p(y, in, MPFR_RNDN); break;
+      case Fn::Tanh: inex = mpfr_tanh(y, in, MPFR_RNDN); break;
     }
     if (inex == 0) return mpfr_ref::round(d, y, r, rbits);  // exact (MPFR's ternary value says so)
     // |y - f(x)| < ulp_p(y)/2: f(x) lies strictly between y's neighbours at p bits.

@@ -223,6 +223,20 @@ FPCERT_HD inline RefRn log1p_ref_rn(float x, CodeFormat out, const LogTables& t)
   return bracket_rn(log1p_fast(xd, t), kLog1pBracket, out);
 }
 
+/// tanh(x) rounded to nearest-even (docs/elementwise.md, "tanh"): NaN -> NaN; +-0 -> +-0; |x| > 20 (and +-Inf) -> +-1
+/// (1 - tanh|x| < 2 e^-40 < 2^-56: far inside the last half ulp below 1 of any 24-bit format); else tanh_fast's bracket.
+FPCERT_HD inline RefRn tanh_ref_rn(float x, CodeFormat out, const ExpTables& t) {
+  const double xd = x;
+  if (xd != xd) return {out.inf_code() | (std::uint32_t{1} << (out.mbits - 1)), true, xd};
+  if (xd == 0) return {round_rn_code(xd, out), true, xd};
+  const double a = xd < 0 ? -xd : xd;
+  if (a > 20.0) return {round_rn_code(xd < 0 ? -1.0 : 1.0, out), true, xd < 0 ? -1.0 : 1.0};
+  const double y = tanh_fast(a, t);
+  RefRn r = bracket_rn(xd < 0 ? -y : y, kTanhBracket, out);
+  r.unc = 0x1p-44;  // E = 2^-45, as expm1
+  return r;
+}
+
 /// Every function of the oracle by its name (the device sweep and the host check dispatch here).
 FPCERT_HD inline RefRn ref_rn(Fn f, float x, CodeFormat out, const ExpTables& et, const LogTables& lt) {
   switch (f) {
@@ -236,6 +250,7 @@ FPCERT_HD inline RefRn ref_rn(Fn f, float x, CodeFormat out, const ExpTables& et
     case Fn::Rsqrt: return root_ref_rn(true, x, out);
     case Fn::Expm1: return expm1_ref_rn(x, out, et);
     case Fn::Log1p: return log1p_ref_rn(x, out, lt);
+    case Fn::Tanh: return tanh_ref_rn(x, out, et);
   }
   return {};
 }
@@ -265,7 +280,7 @@ struct Judged {
 
 /// Judge result `got` (a code of out) for input x against the reference (its code decided). Ulp and correctly rounded
 /// claims are judged on codes, exactly; absolute and relative ones on values, with the reference's uncertainty
-/// |value| ref.unc (2^-47 >= kExpErrorBound |f(x)| / |value|; expm1 2^-44): a result that close to the bound is undecided.
+/// |value| ref.unc (2^-47 >= kExpErrorBound |f(x)| / |value|; expm1, tanh 2^-44): a result that close to the bound is undecided.
 /// ftz: a kernel that flushes subnormal results to zero; its +-0 where the reference is subnormal (or zero) counts 0 ulp.
 FPCERT_HD inline Judged judge(std::uint32_t got, float x, const RefRn& ref, CodeFormat out, const Claim& c, bool ftz = false) {
   Judged j;

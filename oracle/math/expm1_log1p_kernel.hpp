@@ -1,7 +1,7 @@
-// oracle/math/expm1_log1p_kernel.hpp — the fast paths of expm1 and log1p in plain double arithmetic (no libm, no
+// oracle/math/expm1_log1p_kernel.hpp — the fast paths of expm1, log1p and tanh in plain double arithmetic (no libm, no
 // allocation), for host and device as exp_kernel.hpp (FPCERT_HD). Near 0 a Taylor polynomial of f(x)/x (no cancellation);
 // elsewhere exp_fast minus 1 and log_fast of 1 + x (their proved bounds carried through). docs/elementwise.md, "expm1 and
-// log1p", derives both bounds.
+// log1p" and "tanh", derives the bounds.
 #pragma once
 
 #include "oracle/math/exp_kernel.hpp"
@@ -51,6 +51,18 @@ FPCERT_HD inline double log1p_fast(double x, const LogTables& t) {
   const double h = static_cast<double>(static_cast<float>(s));  // nearest 24-bit value (no overflow: s <= FLT_MAX + 1)
   const double c = (s - h) / h;
   return log_fast(LogKind::Log, h, t) + (c - 0.5 * c * c);
+}
+
+/// |y - tanh(a)| <= E tanh(a) for a = |x| in (0, 20].
+inline constexpr double kTanhErrorBound = 0x1p-45;
+inline constexpr double kTanhBracket = 0x1p-43;
+
+/// tanh(a) for an fp32 value a in (0, 20]: e = expm1_fast(2a) (2a is an fp32 value too: exact doubling), tanh(a) =
+/// e / (e + 2). The relative error of e / (e + 2) in e is scaled by 2 / (e + 2) <= 1; with expm1_fast's proved
+/// 2^-45.9 (docs/elementwise.md, "expm1") and the two roundings: <= 2^-45.9 + 2^-52 < 2^-45.
+FPCERT_HD inline double tanh_fast(double a, const ExpTables& t) {
+  const double e = expm1_fast(2.0 * a, t);
+  return e / (e + 2.0);
 }
 
 }  // namespace fpcert::math

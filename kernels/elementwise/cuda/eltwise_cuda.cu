@@ -27,14 +27,14 @@ enum class Subj : std::uint8_t {
   Expf, Exp2f, Exp10f, ExpfFast, Exp10fFast, Hexp, Hexp2, Hexp10, H2exp, BHexp, BHexp2, BHexp10,
   Logf, Log2f, Log10f, LogfFast, Log2fFast, Log10fFast, Hlog, Hlog2, Hlog10, BHlog, BHlog2, BHlog10,
   Sqrtf, SqrtfRn, Rsqrtf, RsqrtfRn, Hsqrt, Hrsqrt, BHsqrt, BHrsqrt,
-  Expm1f, Log1pf
+  Expm1f, Log1pf, Tanhf, TanhfFast, Htanh, BHtanh
 };
 template <Subj S>
 constexpr bool kHalfIn = S == Subj::Hexp || S == Subj::Hexp2 || S == Subj::Hexp10 || S == Subj::H2exp || S == Subj::Hlog ||
-                         S == Subj::Hlog2 || S == Subj::Hlog10 || S == Subj::Hsqrt || S == Subj::Hrsqrt;
+                         S == Subj::Hlog2 || S == Subj::Hlog10 || S == Subj::Hsqrt || S == Subj::Hrsqrt || S == Subj::Htanh;
 template <Subj S>
 constexpr bool kBf16In = S == Subj::BHexp || S == Subj::BHexp2 || S == Subj::BHexp10 || S == Subj::BHlog || S == Subj::BHlog2 ||
-                         S == Subj::BHlog10 || S == Subj::BHsqrt || S == Subj::BHrsqrt;
+                         S == Subj::BHlog10 || S == Subj::BHsqrt || S == Subj::BHrsqrt || S == Subj::BHtanh;
 
 __device__ __forceinline__ float decode_in(std::uint32_t c, int in_bits) {
   if (in_bits == 32) return __uint_as_float(c);
@@ -61,6 +61,8 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
   else if constexpr (S == Subj::RsqrtfRn) return __float_as_uint(__frsqrt_rn(__uint_as_float(c)));
   else if constexpr (S == Subj::Expm1f) return __float_as_uint(expm1f(__uint_as_float(c)));
   else if constexpr (S == Subj::Log1pf) return __float_as_uint(log1pf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Tanhf) return __float_as_uint(tanhf(__uint_as_float(c)));
+  else if constexpr (S == Subj::TanhfFast) return __float_as_uint(__tanhf(__uint_as_float(c)));
   else if constexpr (kHalfIn<S>) {
     const __half h = __ushort_as_half(static_cast<unsigned short>(c));
     __half y;
@@ -72,6 +74,7 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
     else if constexpr (S == Subj::Hlog10) y = hlog10(h);
     else if constexpr (S == Subj::Hsqrt) y = hsqrt(h);
     else if constexpr (S == Subj::Hrsqrt) y = hrsqrt(h);
+    else if constexpr (S == Subj::Htanh) y = htanh(h);
     else y = __low2half(h2exp(__halves2half2(h, h)));  // both lanes the same input: the low lane is checked
     return __half_as_ushort(y);
   } else {
@@ -84,6 +87,7 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
     else if constexpr (S == Subj::BHlog2) y = hlog2(h);
     else if constexpr (S == Subj::BHsqrt) y = hsqrt(h);
     else if constexpr (S == Subj::BHrsqrt) y = hrsqrt(h);
+    else if constexpr (S == Subj::BHtanh) y = htanh(h);
     else y = hlog10(h);
     return __bfloat16_as_ushort(y);
   }
@@ -221,7 +225,7 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_RUN(Hlog) FPCERT_ELT_RUN(Hlog2) FPCERT_ELT_RUN(Hlog10) FPCERT_ELT_RUN(BHlog) FPCERT_ELT_RUN(BHlog2) FPCERT_ELT_RUN(BHlog10)
       FPCERT_ELT_RUN(Sqrtf) FPCERT_ELT_RUN(SqrtfRn) FPCERT_ELT_RUN(Rsqrtf) FPCERT_ELT_RUN(RsqrtfRn)
       FPCERT_ELT_RUN(Hsqrt) FPCERT_ELT_RUN(Hrsqrt) FPCERT_ELT_RUN(BHsqrt) FPCERT_ELT_RUN(BHrsqrt)
-      FPCERT_ELT_RUN(Expm1f) FPCERT_ELT_RUN(Log1pf)
+      FPCERT_ELT_RUN(Expm1f) FPCERT_ELT_RUN(Log1pf) FPCERT_ELT_RUN(Tanhf) FPCERT_ELT_RUN(TanhfFast) FPCERT_ELT_RUN(Htanh) FPCERT_ELT_RUN(BHtanh)
 #undef FPCERT_ELT_RUN
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -272,7 +276,8 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_SWEEP(Hlog) FPCERT_ELT_SWEEP(Hlog2) FPCERT_ELT_SWEEP(Hlog10) FPCERT_ELT_SWEEP(BHlog) FPCERT_ELT_SWEEP(BHlog2) FPCERT_ELT_SWEEP(BHlog10)
       FPCERT_ELT_SWEEP(Sqrtf) FPCERT_ELT_SWEEP(SqrtfRn) FPCERT_ELT_SWEEP(Rsqrtf) FPCERT_ELT_SWEEP(RsqrtfRn)
       FPCERT_ELT_SWEEP(Hsqrt) FPCERT_ELT_SWEEP(Hrsqrt) FPCERT_ELT_SWEEP(BHsqrt) FPCERT_ELT_SWEEP(BHrsqrt)
-      FPCERT_ELT_SWEEP(Expm1f) FPCERT_ELT_SWEEP(Log1pf)
+      FPCERT_ELT_SWEEP(Expm1f) FPCERT_ELT_SWEEP(Log1pf) FPCERT_ELT_SWEEP(Tanhf) FPCERT_ELT_SWEEP(TanhfFast) FPCERT_ELT_SWEEP(Htanh)
+      FPCERT_ELT_SWEEP(BHtanh)
 #undef FPCERT_ELT_SWEEP
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -381,6 +386,13 @@ void register_eltwise_cuda_kernels() {
       // expm1f, log1pf: 1 ulp (Programming Guide).
       {"cuda_expm1f", "CUDA expm1f", Subj::Expm1f, traits(Fn::Expm1, f32, {ClaimKind::Ulp, 1}, guide)},
       {"cuda_log1pf", "CUDA log1pf", Subj::Log1pf, traits(Fn::Log1p, f32, {ClaimKind::Ulp, 1}, guide)},
+      // tanhf 2 ulp; __tanhf (tanh.approx.f32) a relative error of 2^-11 (Programming Guide, intrinsics: "subnormal
+      // results are not flushed"); htanh f16/bf16 "in round-to-nearest-even mode" (CUDA Math API): 0 ulp.
+      {"cuda_tanhf", "CUDA tanhf", Subj::Tanhf, traits(Fn::Tanh, f32, two, guide)},
+      {"cuda___tanhf", "CUDA intrinsic __tanhf (tanh.approx.f32)", Subj::TanhfFast,
+       traits(Fn::Tanh, f32, {ClaimKind::Relative, 0, 0, 0x1p-11}, guide)},
+      {"cuda_htanh_f16", "CUDA htanh (__half)", Subj::Htanh, traits(Fn::Tanh, f16, cr, half)},
+      {"cuda_htanh_bf16", "CUDA htanh (__nv_bfloat16)", Subj::BHtanh, traits(Fn::Tanh, bf16, cr, half)},
   };
   for (const CudaSpec& s : specs)
     register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise>(s); }, Operation::Elementwise);
