@@ -24,6 +24,8 @@ std::string_view to_string(Fn f) {
     case Fn::Expm1: return "expm1";
     case Fn::Log1p: return "log1p";
     case Fn::Tanh: return "tanh";
+    case Fn::Sinh: return "sinh";
+    case Fn::Cosh: return "cosh";
   }
   return "?";
 }
@@ -212,6 +214,10 @@ static Rounded root_exact(bool rsqrt, float x, const Format& d, const Rounder& r
 static std::optional<Rounded> near_zero_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
   const double xd = x, inf = __builtin_inf();
   if (xd != xd || xd == 0) return round_double(d, xd, r, rbits);
+  if (f == Fn::Sinh) {  // +-Inf -> +-Inf; |x| > 90 -> the stand-in +-2^200 (sinh 90 > 2^128.8: overflows alike)
+    if (xd > 90.0 || xd < -90.0) return round_double(d, xd == inf || xd == -inf ? xd : (xd > 0 ? 0x1p200 : -0x1p200), r, rbits);
+    return std::nullopt;
+  }
   if (f == Fn::Tanh) {
     if (xd == inf || xd == -inf) return round_double(d, xd > 0 ? 1.0 : -1.0, r, rbits);
     if (xd > 20.0 || xd < -20.0) return round_exact(d, Exact{FpClass::Normal, xd < 0, ~std::uint64_t{0}, -64, true}, r, rbits);
@@ -229,13 +235,26 @@ static std::optional<Rounded> near_zero_special(Fn f, float x, const Format& d, 
   return std::nullopt;
 }
 
+// cosh: NaN -> NaN; +-0 -> 1 exactly; +-Inf -> +Inf; |x| > 90 -> the stand-in 2^200; 0 < |x| < 2^-30 -> the stand-in
+// (2^63 + f) 2^-63: cosh x = 1 + x^2/2 + ... and the stand-in both lie in (1, 1 + 2^-55), free of boundaries (as exp's).
+static std::optional<Rounded> cosh_special(float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  const double xd = x, a = xd < 0 ? -xd : xd;
+  if (xd != xd) return round_double(d, xd, r, rbits);
+  if (a == 0) return round_double(d, 1.0, r, rbits);
+  if (a == __builtin_inf()) return round_double(d, a, r, rbits);
+  if (a > 90.0) return round_double(d, 0x1p200, r, rbits);
+  if (a < 0x1p-30) return round_exact(d, Exact{FpClass::Normal, false, std::uint64_t{1} << 63, -63, true}, r, rbits);
+  return std::nullopt;
+}
+
 // Special values, clamps and exact cases (docs/elementwise.md, "Special values"): shared by both paths.
 // exact_roots false (MPFR's path): sqrt and rsqrt answer their special values only.
 static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits,
                                                bool exact_roots = true) {
   if (is_root(f)) return exact_roots ? root_exact(f == Fn::Rsqrt, x, d, r, rbits) : root_special(f == Fn::Rsqrt, x, d, r, rbits);
   if (is_log(f)) return log_special(f, x, d, r, rbits);
-  if (f == Fn::Expm1 || f == Fn::Log1p || f == Fn::Tanh) return near_zero_special(f, x, d, r, rbits);
+  if (f == Fn::Expm1 || f == Fn::Log1p || f == Fn::Tanh || f == Fn::Sinh) return near_zero_special(f, x, d, r, rbits);
+  if (f == Fn::Cosh) return cosh_special(x, d, r, rbits);
   const double xd = x;  // exact (a NaN stays a NaN with its payload, quieted)
   if (xd != xd) return round_double(d, xd, r, rbits);
   if (xd == 0) return round_double(d, 1.0, r, rbits);  // f(+-0) = 1 exactly (IEEE 754 9.2)
@@ -267,6 +286,8 @@ std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Round
   if (f == Fn::Expm1) y = expm1_fast(xd, t), own = kExpm1Bracket;
   else if (f == Fn::Log1p) y = log1p_fast(xd, log_tables()), own = kLog1pBracket;
   else if (f == Fn::Tanh) y = xd < 0 ? -tanh_fast(-xd, t) : tanh_fast(xd, t), own = kTanhBracket;
+  else if (f == Fn::Sinh) y = xd < 0 ? -sinh_fast(-xd, t) : sinh_fast(xd, t), own = kSinhBracket;
+  else if (f == Fn::Cosh) y = cosh_fast(xd < 0 ? -xd : xd, t), own = kCoshBracket;
   else if (is_log(f)) y = log_fast(log_kind(f), xd, log_tables()), own = kLogBracket;
   else y = exp_fast(kind_of(f), xd, t), own = kExpBracket;
   if (bracket <= 0) bracket = own;
@@ -301,6 +322,8 @@ Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uin
       case Fn::Expm1: inex = mpfr_expm1(y, in, MPFR_RNDN); break;
       case Fn::Log1p: inex = mpfr_log1p(y, in, MPFR_RNDN); break;
       case Fn::Tanh: inex = mpfr_tanh(y, in, MPFR_RNDN); break;
+      case Fn::Sinh: inex = mpfr_sinh(y, in, MPFR_RNDN); break;
+      case Fn::Cosh: inex = mpfr_cosh(y, in, MPFR_RNDN); break;
     }
     if (inex == 0) return mpfr_ref::round(d, y, r, rbits);  // exact (MPFR's ternary value says so)
     // |y - f(x)| < ulp_p(y)/2: f(x) lies strictly between y's neighbours at p bits.

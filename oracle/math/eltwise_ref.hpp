@@ -237,6 +237,29 @@ FPCERT_HD inline RefRn tanh_ref_rn(float x, CodeFormat out, const ExpTables& t) 
   return r;
 }
 
+/// sinh(x) rounded to nearest-even: NaN -> NaN; +-0 -> +-0; |x| > 90 (and +-Inf) -> +-Inf (sinh 90 > 2^128.8: past every
+/// format's overflow threshold); else sinh_fast's bracket with the sign put back.
+FPCERT_HD inline RefRn sinh_ref_rn(float x, CodeFormat out, const ExpTables& t) {
+  const double xd = x, inf = std::numeric_limits<double>::infinity();
+  if (xd != xd) return {out.inf_code() | (std::uint32_t{1} << (out.mbits - 1)), true, xd};
+  if (xd == 0) return {round_rn_code(xd, out), true, xd};
+  if (xd > 90.0 || xd < -90.0) return {round_rn_code(xd > 0 ? inf : -inf, out), true, xd > 0 ? inf : -inf};
+  const double y = sinh_fast(xd < 0 ? -xd : xd, t);
+  RefRn r = bracket_rn(xd < 0 ? -y : y, kSinhBracket, out);
+  r.unc = 0x1p-44;  // E = 2^-45
+  return r;
+}
+
+/// cosh(x) rounded to nearest-even: NaN -> NaN; |x| > 90 (and +-Inf) -> +Inf; |x| < 2^-30 -> 1 (cosh x - 1 < 2^-61: no
+/// boundary of a 24-bit format within it); else cosh_fast's bracket.
+FPCERT_HD inline RefRn cosh_ref_rn(float x, CodeFormat out, const ExpTables& t) {
+  const double xd = x, a = xd < 0 ? -xd : xd;
+  if (xd != xd) return {out.inf_code() | (std::uint32_t{1} << (out.mbits - 1)), true, xd};
+  if (a > 90.0) return {out.inf_code(), true, std::numeric_limits<double>::infinity()};
+  if (a < 0x1p-30) return {round_rn_code(1.0, out), true, 1.0};
+  return bracket_rn(cosh_fast(a, t), kCoshBracket, out);
+}
+
 /// Every function of the oracle by its name (the device sweep and the host check dispatch here).
 FPCERT_HD inline RefRn ref_rn(Fn f, float x, CodeFormat out, const ExpTables& et, const LogTables& lt) {
   switch (f) {
@@ -251,6 +274,8 @@ FPCERT_HD inline RefRn ref_rn(Fn f, float x, CodeFormat out, const ExpTables& et
     case Fn::Expm1: return expm1_ref_rn(x, out, et);
     case Fn::Log1p: return log1p_ref_rn(x, out, lt);
     case Fn::Tanh: return tanh_ref_rn(x, out, et);
+    case Fn::Sinh: return sinh_ref_rn(x, out, et);
+    case Fn::Cosh: return cosh_ref_rn(x, out, et);
   }
   return {};
 }
@@ -280,7 +305,7 @@ struct Judged {
 
 /// Judge result `got` (a code of out) for input x against the reference (its code decided). Ulp and correctly rounded
 /// claims are judged on codes, exactly; absolute and relative ones on values, with the reference's uncertainty
-/// |value| ref.unc (2^-47 >= kExpErrorBound |f(x)| / |value|; expm1, tanh 2^-44): a result that close to the bound is undecided.
+/// |value| ref.unc (2^-47 >= kExpErrorBound |f(x)| / |value|; expm1, tanh, sinh 2^-44): a result that close to the bound is undecided.
 /// ftz: a kernel that flushes subnormal results to zero; its +-0 where the reference is subnormal (or zero) counts 0 ulp.
 FPCERT_HD inline Judged judge(std::uint32_t got, float x, const RefRn& ref, CodeFormat out, const Claim& c, bool ftz = false) {
   Judged j;

@@ -1,7 +1,7 @@
-// oracle/math/expm1_log1p_kernel.hpp — the fast paths of expm1, log1p and tanh in plain double arithmetic (no libm, no
+// oracle/math/expm1_log1p_kernel.hpp — the fast paths of expm1, log1p, tanh, sinh and cosh in plain double arithmetic (no libm, no
 // allocation), for host and device as exp_kernel.hpp (FPCERT_HD). Near 0 a Taylor polynomial of f(x)/x (no cancellation);
 // elsewhere exp_fast minus 1 and log_fast of 1 + x (their proved bounds carried through). docs/elementwise.md, "expm1 and
-// log1p" and "tanh", derives the bounds.
+// log1p" and "tanh, sinh, cosh", derives the bounds.
 #pragma once
 
 #include "oracle/math/exp_kernel.hpp"
@@ -63,6 +63,25 @@ inline constexpr double kTanhBracket = 0x1p-43;
 FPCERT_HD inline double tanh_fast(double a, const ExpTables& t) {
   const double e = expm1_fast(2.0 * a, t);
   return e / (e + 2.0);
+}
+
+/// sinh(a) for an fp32 value a in (0, 90]: e = expm1_fast(a), sinh(a) = (e + e / (e + 1)) / 2. Both terms are positive;
+/// e / (e + 1) carries e's relative error scaled by 1 / (e + 1) <= 1 plus two roundings, the sum one more, the halving none:
+/// <= 2^-45.9 + 3u < 2^-45.
+inline constexpr double kSinhErrorBound = 0x1p-45;
+inline constexpr double kSinhBracket = 0x1p-43;
+FPCERT_HD inline double sinh_fast(double a, const ExpTables& t) {
+  const double e = expm1_fast(a, t);
+  return (e + e / (e + 1.0)) * 0.5;
+}
+
+/// cosh(a) for an fp32 value a in [0, 90]: y = exp_fast(a) (2^-49, "exp family"), cosh(a) = (y + 1/y) / 2: 1/y carries
+/// 2^-49 + u, the sum of positives u more, the halving none: <= 2^-49 + 2u < 2^-48.
+inline constexpr double kCoshErrorBound = 0x1p-48;
+inline constexpr double kCoshBracket = 0x1p-46;
+FPCERT_HD inline double cosh_fast(double a, const ExpTables& t) {
+  const double y = exp_fast(ExpKind::Exp, a, t);
+  return (y + 1.0 / y) * 0.5;
 }
 
 }  // namespace fpcert::math

@@ -80,6 +80,8 @@ void finite_range(math::Fn f, double& lo, double& hi) {
     case math::Fn::Expm1: lo = -20.0, hi = 89.0; return;  // from near -1 to the overflow threshold
     case math::Fn::Log1p: lo = -1.0, hi = 1.0; return;    // odd draws: (-1, 1); see below for the positive binades
     case math::Fn::Tanh: lo = -12.0, hi = 12.0; return;   // tanh reaches 1 in f32 (round-to-nearest) above 9.01
+    case math::Fn::Sinh:
+    case math::Fn::Cosh: lo = -90.0, hi = 90.0; return;   // f32 overflows beyond +-89.42
     default: lo = -149.0, hi = 128.0; return;  // logs: log2 of the input, over every positive binade
   }
 }
@@ -142,13 +144,16 @@ std::vector<std::uint32_t> eltwise_input_codes(const EltwiseInputs& s, const Elt
       for (const Format* f : {&f32, &f16, &bf16})
         for (double v : {f->max_finite(), f->min_normal(), f->min_subnormal()}) xs.push_back(v);
       for (double v : {-1.0, -0x1p-149, -3.5, 0.5, 2.0}) xs.push_back(v);
-    } else if (t.fn == math::Fn::Expm1 || t.fn == math::Fn::Log1p || t.fn == math::Fn::Tanh) {
+    } else if (t.fn == math::Fn::Expm1 || t.fn == math::Fn::Log1p || t.fn == math::Fn::Tanh || t.fn == math::Fn::Sinh ||
+               t.fn == math::Fn::Cosh) {
       // expm1, log1p: +-2^k (tiny inputs: f(x) ~ x; every binade), the switches of the fast path (+-1/8, +-2^-5), the
       // clamps (-40, 90), the overflow threshold of each format (log of its largest finite, and of it + 1), -1 and its
       // neighbours (log1p -> -Inf; its least results), the ends of the formats.
       for (int k = -149; k <= 127; ++k) xs.push_back(std::ldexp(1.0, k)), xs.push_back(-std::ldexp(1.0, k));
       for (double v : {0.125, -0.125, 0x1p-5, -0x1p-5, -40.0, 90.0, -1.0, -0.75, 0.5, 2.0, 88.7, 0.0625, -0.0625, 9.01, -9.01, 20.0,
-                       -20.0, 4.5, -4.5})  // tanh: the switch at |2x| = 1/8, where f32/f16 results reach 1, the clamp
+                       -20.0, 4.5, -4.5, -88.7, 89.4159, -89.4159, 11.09, -11.09, 0x1p-30, -0x1p-30})
+        // tanh: the switch at |2x| = 1/8, where f32/f16 results reach 1, the clamp; sinh/cosh: f32's and f16's overflow
+        // thresholds (89.4159, 11.09), cosh's shortcut near 0
         xs.push_back(v);
       for (const Format* f : {&f32, &f16, &bf16})
         for (double v : {f->max_finite(), f->min_normal(), f->min_subnormal()}) {

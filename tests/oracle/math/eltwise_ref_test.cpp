@@ -40,6 +40,8 @@ std::uint32_t mpfr_rn(Fn f, float x, const Format& d) {
   else if (f == Fn::Expm1) mpfr_expm1(y, in, MPFR_RNDN);
   else if (f == Fn::Log1p) mpfr_log1p(y, in, MPFR_RNDN);
   else if (f == Fn::Tanh) mpfr_tanh(y, in, MPFR_RNDN);
+  else if (f == Fn::Sinh) mpfr_sinh(y, in, MPFR_RNDN);
+  else if (f == Fn::Cosh) mpfr_cosh(y, in, MPFR_RNDN);
   else mpfr_rec_sqrt(y, in, MPFR_RNDN);  // rsqrt: +0 -> +Inf (the tests draw no -0 for it)
   if (mpfr_inf_p(y)) return (mpfr_signbit(y) ? static_cast<std::uint32_t>(d.sign_mask()) : 0u) | static_cast<std::uint32_t>(d.inf_code());
   return static_cast<std::uint32_t>(mpfr_ref::round(d, y, kRn).code);

@@ -23,7 +23,7 @@ using namespace fpcert::math;
 namespace {
 
 const Format* const kDests[] = {&f32, &f16, &bf16};
-const Fn kFns[] = {Fn::Expm1, Fn::Log1p, Fn::Tanh};
+const Fn kFns[] = {Fn::Expm1, Fn::Log1p, Fn::Tanh, Fn::Sinh, Fn::Cosh};
 const Rounding kModes[] = {Rounding::NearestEven, Rounding::NearestAway, Rounding::TowardZero, Rounding::Up, Rounding::Down,
                            Rounding::Stochastic};
 
@@ -34,6 +34,8 @@ void mpfr_f(Fn f, mpfr_ptr y, float x) {
   mpfr_set_flt(in, x, MPFR_RNDN);
   if (f == Fn::Expm1) mpfr_expm1(y, in, MPFR_RNDN);
   else if (f == Fn::Tanh) mpfr_tanh(y, in, MPFR_RNDN);
+  else if (f == Fn::Sinh) mpfr_sinh(y, in, MPFR_RNDN);
+  else if (f == Fn::Cosh) mpfr_cosh(y, in, MPFR_RNDN);
   else mpfr_log1p(y, in, MPFR_RNDN);
 }
 
@@ -45,11 +47,15 @@ Rounded reference(Fn f, float x, const Format& d, const Rounder& r, std::uint32_
   mpfr_ref::Mpfr in(24), y(200), z(201);
   mpfr_set_flt(in, x, MPFR_RNDN);
   mpfr_clear_flags();
-  const int inex = f == Fn::Expm1 ? mpfr_expm1(y, in, MPFR_RNDZ) : f == Fn::Tanh ? mpfr_tanh(y, in, MPFR_RNDZ) : mpfr_log1p(y, in, MPFR_RNDZ);
+  const int inex = f == Fn::Expm1  ? mpfr_expm1(y, in, MPFR_RNDZ)
+                   : f == Fn::Tanh ? mpfr_tanh(y, in, MPFR_RNDZ)
+                   : f == Fn::Sinh ? mpfr_sinh(y, in, MPFR_RNDZ)
+                   : f == Fn::Cosh ? mpfr_cosh(y, in, MPFR_RNDZ)
+                                   : mpfr_log1p(y, in, MPFR_RNDZ);
   // log1p(-1) = -Inf (divide by zero: exact in every mode); expm1(+Inf) = +Inf, log1p(+Inf) = +Inf: exact infinities.
   if (mpfr_inf_p(y)) return {(mpfr_signbit(y) ? d.sign_mask() : 0) | d.inf_code(), 0};
   if (mpfr_nan_p(y)) return round_double(d, std::nan(""), r, rbits);
-  if (mpfr_overflow_p()) return round_double(d, 0x1p1000, r, rbits);
+  if (mpfr_overflow_p()) return round_double(d, mpfr_signbit(y) ? -0x1p1000 : 0x1p1000, r, rbits);
   if (mpfr_zero_p(y)) return round_double(d, mpfr_signbit(y) ? -0.0 : 0.0, r, rbits);
   mpfr_set(z, y, MPFR_RNDN);  // exact
   if (inex != 0) {
@@ -104,14 +110,17 @@ float draw(Fn f, std::uint64_t seed, std::uint64_t i) {
     case 1:  // both sides of the Taylor switch (expm1 1/8, log1p 2^-5, tanh 1/16)
       return f == Fn::Log1p ? static_cast<float>(-0x1p-4 + 0x1p-3 * u) : static_cast<float>(-0.25 + 0.5 * u);
     case 2:  // the finite range (expm1 [-45, 91], log1p (-1, 2], tanh [-25, 25])
-      return f == Fn::Expm1 ? static_cast<float>(-45.0 + 136.0 * u) : f == Fn::Tanh ? static_cast<float>(-25.0 + 50.0 * u) : static_cast<float>(-1.0 + 3.0 * u);
+      return f == Fn::Expm1  ? static_cast<float>(-45.0 + 136.0 * u)
+             : f == Fn::Tanh ? static_cast<float>(-25.0 + 50.0 * u)
+             : f == Fn::Log1p ? static_cast<float>(-1.0 + 3.0 * u)
+                              : static_cast<float>(-92.0 + 184.0 * u);  // sinh, cosh: past the overflow on both sides
     default: return std::bit_cast<float>(w[0] & 0x7fffffffu);  // positive, every binade
   }
 }
 
 }  // namespace
 
-TEST_CASE("expm1, log1p, tanh: random inputs against MPFR in f32, f16, bf16 under every mode, 0 differences") {
+TEST_CASE("expm1, log1p, tanh, sinh, cosh: random inputs against MPFR in f32, f16, bf16 under every mode, 0 differences") {
   const std::uint64_t seed = test::seed();
   std::printf("near_zero_test: FPCERT_TEST_SEED=%llu\n", static_cast<unsigned long long>(seed));
   for (Fn f : kFns) {
@@ -126,7 +135,7 @@ TEST_CASE("expm1, log1p, tanh: random inputs against MPFR in f32, f16, bf16 unde
   }
 }
 
-TEST_CASE("expm1, log1p, tanh: 10^6 random inputs per function into f32 under nearest-even, 0 differences") {
+TEST_CASE("expm1, log1p, tanh, sinh, cosh: 10^6 random inputs per function into f32 under nearest-even, 0 differences") {
   const std::uint64_t seed = test::seed();
   for (Fn f : kFns) {
     std::int64_t differ = 0, mpfr = 0, undecided = 0;
@@ -146,12 +155,13 @@ TEST_CASE("expm1, log1p, tanh: 10^6 random inputs per function into f32 under ne
   }
 }
 
-TEST_CASE("expm1, log1p, tanh: special values, the fast path's switches, clamps, tiny inputs, -1") {
+TEST_CASE("expm1, log1p, tanh, sinh, cosh: special values, the fast path's switches, clamps, tiny inputs, -1") {
   const std::uint64_t seed = test::seed();
   std::vector<float> xs = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -1.0f, -2.0f, 0x1p-149f, -0x1p-149f, 0x1p-126f, 0x1.fffffep127f,
                            -0x1.fffffep127f, 88.72283f, 88.72284f, 90.0f, -40.0f, 0.125f, -0.125f, 0x1p-5f, -0x1p-5f,
                            -0x1.fffffep-1f,  // log1p's least result: log(2^-24)
-                           0.0625f, -0.0625f, 9.01f, -9.01f, 20.0f, -20.0f, 25.0f};  // tanh's switch, its 1 in f32, the clamp
+                           0.0625f, -0.0625f, 9.01f, -9.01f, 20.0f, -20.0f, 25.0f,  // tanh's switch, its 1 in f32, the clamp
+                           89.4159f, -89.4159f, 11.09f, 0x1p-30f, -0x1p-30f};  // sinh/cosh: f32, f16 overflow; cosh's shortcut
   for (int k = -149; k <= 127; ++k) xs.push_back(std::ldexp(1.0f, k)), xs.push_back(-std::ldexp(1.0f, k));
   std::vector<float> around;
   for (float x : xs)
@@ -174,17 +184,19 @@ TEST_CASE("expm1, log1p, tanh: special values, the fast path's switches, clamps,
   CHECK(evaluate(Fn::Tanh, 25.0f, f32, rn).rounded.code == 0x3f800000u);
 }
 
-TEST_CASE("expm1_fast, log1p_fast, tanh_fast: relative error within their bounds against 200-bit MPFR (what the brackets rest on)") {
+TEST_CASE("expm1_fast, log1p_fast, tanh_fast, sinh_fast, cosh_fast: relative error within their bounds against 200-bit MPFR (what the brackets rest on)") {
   const std::uint64_t seed = test::seed();
   for (Fn f : kFns) {
     double worst = 0;
     for (std::uint64_t i = 0; i < 200000; ++i) {
       const float x = draw(f, seed ^ 0x2000000, i);
       if (!std::isfinite(x) || x == 0 || (f == Fn::Expm1 && (x < -40 || x > 90)) || (f == Fn::Log1p && x <= -1) ||
-          (f == Fn::Tanh && std::fabs(x) > 20))
+          (f == Fn::Tanh && std::fabs(x) > 20) || ((f == Fn::Sinh || f == Fn::Cosh) && std::fabs(x) > 90))
         continue;
       const double y = f == Fn::Expm1 ? expm1_fast(x, exp_tables())
                        : f == Fn::Tanh ? (x < 0 ? -tanh_fast(-x, exp_tables()) : tanh_fast(x, exp_tables()))
+                       : f == Fn::Sinh ? (x < 0 ? -sinh_fast(-x, exp_tables()) : sinh_fast(x, exp_tables()))
+                       : f == Fn::Cosh ? cosh_fast(std::fabs(x), exp_tables())
                                        : log1p_fast(x, log_tables());
       mpfr_ref::Mpfr e(200), d(200);
       mpfr_f(f, e, x);
@@ -192,7 +204,11 @@ TEST_CASE("expm1_fast, log1p_fast, tanh_fast: relative error within their bounds
       mpfr_div(d, d, e, MPFR_RNDN);
       worst = std::max(worst, std::fabs(mpfr_get_d(d, MPFR_RNDN)));
     }
-    const double bound = f == Fn::Expm1 ? kExpm1ErrorBound : f == Fn::Tanh ? kTanhErrorBound : kLog1pErrorBound;
+    const double bound = f == Fn::Expm1  ? kExpm1ErrorBound
+                         : f == Fn::Tanh ? kTanhErrorBound
+                         : f == Fn::Sinh ? kSinhErrorBound
+                         : f == Fn::Cosh ? kCoshErrorBound
+                                         : kLog1pErrorBound;
     MESSAGE(to_string(f) << "_fast: largest relative error 2^" << std::log2(worst) << " (bound 2^" << std::log2(bound) << ")");
     CHECK(worst > 0);  // the measurement can see an error
     CHECK(worst <= bound);
