@@ -348,7 +348,7 @@ PYBIND11_MODULE(_fpcert, m) {
   m.def("check_elementwise", [](const std::string& fn, const std::string& in, const std::string& out, const U64Array& x,
                                 const U64Array& y, double ulps, double slope, double lo, double hi) {
     const auto f = math::parse_fn(fn);
-    if (!f) throw InputError("check_elementwise: unknown function '" + fn + "' (exp, exp2, exp10, log, log2, log10)");
+    if (!f) throw InputError("check_elementwise: unknown function '" + fn + "' (exp, exp2, exp10, log, log2, log10, sqrt, rsqrt, expm1, log1p, tanh, sinh, cosh)");
     if (x.size() != y.size()) throw InputError("check_elementwise: x and y differ in size");
     EltwiseTraits t;
     t.fn = *f;

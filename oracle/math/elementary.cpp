@@ -1,9 +1,11 @@
 // oracle/math/elementary.cpp — tables (MPFR), special values, the Ziv bracket and the MPFR fall-back.
 #include "oracle/math/elementary.hpp"
 
+#include <gmp.h>
 #include <mpfr.h>
 
 #include <bit>
+#include <cmath>
 
 #include "oracle/mpfr_ref.hpp"
 
@@ -17,6 +19,13 @@ std::string_view to_string(Fn f) {
     case Fn::Log: return "log";
     case Fn::Log2: return "log2";
     case Fn::Log10: return "log10";
+    case Fn::Sqrt: return "sqrt";
+    case Fn::Rsqrt: return "rsqrt";
+    case Fn::Expm1: return "expm1";
+    case Fn::Log1p: return "log1p";
+    case Fn::Tanh: return "tanh";
+    case Fn::Sinh: return "sinh";
+    case Fn::Cosh: return "cosh";
   }
   return "?";
 }
@@ -140,9 +149,112 @@ static std::optional<Rounded> log_special(Fn f, float x, const Format& d, const 
   return std::nullopt;
 }
 
+// sqrt and rsqrt (docs/elementwise.md, "sqrt and rsqrt"): special values by IEEE 754 9.2 (NaN, x < 0 -> NaN; sqrt(+-0) =
+// +-0, rsqrt(+-0) = +-Inf (divide by zero: exact in every mode); sqrt(+Inf) = +Inf, rsqrt(+Inf) = +0); otherwise the value
+// itself, exactly, from integer square roots (GMP's mpz: exact integer arithmetic, no MPFR): x = X 2^E with X < 2^25 and
+// E even, sqrt(x) = floor(sqrt(X 2^128)) 2^(E/2 - 64) + a fraction that is nonzero iff the remainder is, 1/sqrt(x) =
+// floor(sqrt(floor(2^200 / X))) 2^(-E/2 - 100) + a fraction that is nonzero iff either remainder is (floor(sqrt(floor(A)))
+// = floor(sqrt(A)) for A >= 0: q^2 <= A iff q^2 <= floor(A)). The quotient, at least 2^64, is cut to its top 64 bits
+// with the rest in the sticky bit, and rounded once by round_exact: every destination and mode.
+static std::optional<Rounded> root_special(bool rsqrt, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  const double xd = x;
+  if (xd != xd) return round_double(d, xd, r, rbits);
+  if (xd < 0) return round_double(d, __builtin_nan(""), r, rbits);
+  if (xd == 0) return round_double(d, rsqrt ? (std::signbit(x) ? -__builtin_inf() : __builtin_inf()) : xd, r, rbits);
+  if (xd == __builtin_inf()) return round_double(d, rsqrt ? 0.0 : xd, r, rbits);
+  return std::nullopt;
+}
+
+static Rounded root_exact(bool rsqrt, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  if (auto s = root_special(rsqrt, x, d, r, rbits)) return *s;
+  const std::uint32_t b = std::bit_cast<std::uint32_t>(x);
+  const std::uint32_t ef = b >> 23;
+  unsigned long X = ef ? (b & 0x7fffffu) | 0x800000u : b & 0x7fffffu;
+  long E = ef ? static_cast<long>(ef) - 150 : -149;  // x = X 2^E
+  if (E & 1) {
+    X <<= 1;
+    --E;
+  }
+  mpz_t n, q, rem;
+  mpz_inits(n, q, rem, nullptr);
+  bool inexact;
+  long qexp;
+  if (!rsqrt) {
+    mpz_set_ui(n, X);
+    mpz_mul_2exp(n, n, 128);
+    mpz_sqrtrem(q, rem, n);
+    inexact = mpz_sgn(rem) != 0;
+    qexp = E / 2 - 64;
+  } else {
+    mpz_set_ui(n, 1);
+    mpz_mul_2exp(n, n, 200);
+    const unsigned long r1 = mpz_tdiv_q_ui(n, n, X);  // n = floor(2^200 / X), r1 the remainder
+    mpz_sqrtrem(q, rem, n);
+    inexact = r1 != 0 || mpz_sgn(rem) != 0;
+    qexp = -E / 2 - 100;
+  }
+  const auto bits = static_cast<long>(mpz_sizeinbase(q, 2));  // exact in base 2; >= 65: q >= 2^64 (sqrt), > 2^87 (rsqrt)
+  const long cut = bits - 64;
+  inexact = inexact || mpz_scan1(q, 0) < static_cast<mp_bitcnt_t>(cut);
+  mpz_tdiv_q_2exp(q, q, static_cast<mp_bitcnt_t>(cut));
+  Exact e{FpClass::Normal, false, 0, static_cast<int>(qexp + cut), inexact};
+  e.sig = static_cast<std::uint64_t>(mpz_getlimbn(q, 0));  // 64 bits (GMP limbs are 64 bits on this platform)
+  static_assert(GMP_LIMB_BITS == 64);
+  mpz_clears(n, q, rem, nullptr);
+  return round_exact(d, e, r, rbits);
+}
+
+// expm1 and log1p (docs/elementwise.md, "expm1 and log1p"): NaN -> NaN; +-0 -> +-0 exactly. expm1: +Inf -> +Inf, x > 90
+// -> the stand-in 2^200 (the exact value exceeds 2^129: overflows alike), -Inf -> -1 exactly, x < -40 -> the stand-in
+// -(2^64 - 1 + f) 2^-64 (the exact value -1 + e^x, 0 < e^x < 2^-57.7, and the stand-in both lie in (-1, -1 + 2^-56), where
+// no boundary of f32/f16/bf16 nor of stochastic rounding's 32 bits lies). log1p: x < -1 (and -Inf) -> NaN, -1 -> -Inf
+// (divide by zero: exact in every mode), +Inf -> +Inf.
+// tanh: +-Inf -> +-1 exactly; |x| > 20 -> the stand-in +-(2^64 - 1 + f) 2^-64 (1 - tanh|x| < 2 e^-40 < 2^-56: both in
+// (1 - 2^-56, 1), as for expm1 above).
+static std::optional<Rounded> near_zero_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  const double xd = x, inf = __builtin_inf();
+  if (xd != xd || xd == 0) return round_double(d, xd, r, rbits);
+  if (f == Fn::Sinh) {  // +-Inf -> +-Inf; |x| > 90 -> the stand-in +-2^200 (sinh 90 > 2^128.8: overflows alike)
+    if (xd > 90.0 || xd < -90.0) return round_double(d, xd == inf || xd == -inf ? xd : (xd > 0 ? 0x1p200 : -0x1p200), r, rbits);
+    return std::nullopt;
+  }
+  if (f == Fn::Tanh) {
+    if (xd == inf || xd == -inf) return round_double(d, xd > 0 ? 1.0 : -1.0, r, rbits);
+    if (xd > 20.0 || xd < -20.0) return round_exact(d, Exact{FpClass::Normal, xd < 0, ~std::uint64_t{0}, -64, true}, r, rbits);
+    return std::nullopt;
+  }
+  if (f == Fn::Expm1) {
+    if (xd == inf || xd == -inf) return round_double(d, xd == inf ? inf : -1.0, r, rbits);
+    if (xd > 90.0) return round_double(d, 0x1p200, r, rbits);
+    if (xd < -40.0) return round_exact(d, Exact{FpClass::Normal, true, ~std::uint64_t{0}, -64, true}, r, rbits);
+    return std::nullopt;
+  }
+  if (xd < -1.0) return round_double(d, __builtin_nan(""), r, rbits);
+  if (xd == -1.0) return round_double(d, -inf, r, rbits);
+  if (xd == inf) return round_double(d, inf, r, rbits);
+  return std::nullopt;
+}
+
+// cosh: NaN -> NaN; +-0 -> 1 exactly; +-Inf -> +Inf; |x| > 90 -> the stand-in 2^200; 0 < |x| < 2^-30 -> the stand-in
+// (2^63 + f) 2^-63: cosh x = 1 + x^2/2 + ... and the stand-in both lie in (1, 1 + 2^-55), free of boundaries (as exp's).
+static std::optional<Rounded> cosh_special(float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  const double xd = x, a = xd < 0 ? -xd : xd;
+  if (xd != xd) return round_double(d, xd, r, rbits);
+  if (a == 0) return round_double(d, 1.0, r, rbits);
+  if (a == __builtin_inf()) return round_double(d, a, r, rbits);
+  if (a > 90.0) return round_double(d, 0x1p200, r, rbits);
+  if (a < 0x1p-30) return round_exact(d, Exact{FpClass::Normal, false, std::uint64_t{1} << 63, -63, true}, r, rbits);
+  return std::nullopt;
+}
+
 // Special values, clamps and exact cases (docs/elementwise.md, "Special values"): shared by both paths.
-static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+// exact_roots false (MPFR's path): sqrt and rsqrt answer their special values only.
+static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits,
+                                               bool exact_roots = true) {
+  if (is_root(f)) return exact_roots ? root_exact(f == Fn::Rsqrt, x, d, r, rbits) : root_special(f == Fn::Rsqrt, x, d, r, rbits);
   if (is_log(f)) return log_special(f, x, d, r, rbits);
+  if (f == Fn::Expm1 || f == Fn::Log1p || f == Fn::Tanh || f == Fn::Sinh) return near_zero_special(f, x, d, r, rbits);
+  if (f == Fn::Cosh) return cosh_special(x, d, r, rbits);
   const double xd = x;  // exact (a NaN stays a NaN with its payload, quieted)
   if (xd != xd) return round_double(d, xd, r, rbits);
   if (xd == 0) return round_double(d, 1.0, r, rbits);  // f(+-0) = 1 exactly (IEEE 754 9.2)
@@ -170,8 +282,15 @@ std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Round
                                      const ExpTables& t, double bracket) {
   if (auto s = evaluate_special(f, x, d, r, rbits)) return s;
   const double xd = x;
-  if (bracket <= 0) bracket = is_log(f) ? kLogBracket : kExpBracket;
-  const double y = is_log(f) ? log_fast(log_kind(f), xd, log_tables()) : exp_fast(kind_of(f), xd, t);
+  double y, own;
+  if (f == Fn::Expm1) y = expm1_fast(xd, t), own = kExpm1Bracket;
+  else if (f == Fn::Log1p) y = log1p_fast(xd, log_tables()), own = kLog1pBracket;
+  else if (f == Fn::Tanh) y = xd < 0 ? -tanh_fast(-xd, t) : tanh_fast(xd, t), own = kTanhBracket;
+  else if (f == Fn::Sinh) y = xd < 0 ? -sinh_fast(-xd, t) : sinh_fast(xd, t), own = kSinhBracket;
+  else if (f == Fn::Cosh) y = cosh_fast(xd < 0 ? -xd : xd, t), own = kCoshBracket;
+  else if (is_log(f)) y = log_fast(log_kind(f), xd, log_tables()), own = kLogBracket;
+  else y = exp_fast(kind_of(f), xd, t), own = kExpBracket;
+  if (bracket <= 0) bracket = own;
   const Rounded lo = round_double(d, y * (1.0 - bracket), r, rbits);
   const Rounded hi = round_double(d, y * (1.0 + bracket), r, rbits);
   if (lo.code != hi.code) return std::nullopt;
@@ -185,7 +304,7 @@ std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Round
 Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
   // Out of the clamped range MPFR's own exponent range would underflow to 0 (and the bracket then
   // straddle zero): the special cases answer first, as on the fast path.
-  if (auto s = evaluate_special(f, x, d, r, rbits)) return *s;
+  if (auto s = evaluate_special(f, x, d, r, rbits, false)) return *s;
   Mpfr in(24);
   mpfr_set_flt(in, x, MPFR_RNDN);  // exact
   for (mpfr_prec_t p = 64;; p *= 2) {
@@ -198,6 +317,13 @@ Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uin
       case Fn::Log: inex = mpfr_log(y, in, MPFR_RNDN); break;
       case Fn::Log2: inex = mpfr_log2(y, in, MPFR_RNDN); break;
       case Fn::Log10: inex = mpfr_log10(y, in, MPFR_RNDN); break;
+      case Fn::Sqrt: inex = mpfr_sqrt(y, in, MPFR_RNDN); break;
+      case Fn::Rsqrt: inex = mpfr_rec_sqrt(y, in, MPFR_RNDN); break;
+      case Fn::Expm1: inex = mpfr_expm1(y, in, MPFR_RNDN); break;
+      case Fn::Log1p: inex = mpfr_log1p(y, in, MPFR_RNDN); break;
+      case Fn::Tanh: inex = mpfr_tanh(y, in, MPFR_RNDN); break;
+      case Fn::Sinh: inex = mpfr_sinh(y, in, MPFR_RNDN); break;
+      case Fn::Cosh: inex = mpfr_cosh(y, in, MPFR_RNDN); break;
     }
     if (inex == 0) return mpfr_ref::round(d, y, r, rbits);  // exact (MPFR's ternary value says so)
     // |y - f(x)| < ulp_p(y)/2: f(x) lies strictly between y's neighbours at p bits.

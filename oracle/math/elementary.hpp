@@ -10,16 +10,13 @@
 
 #include "oracle/format.hpp"
 #include "oracle/math/exp_kernel.hpp"
+#include "oracle/math/expm1_log1p_kernel.hpp"
+#include "oracle/math/fn.hpp"
 #include "oracle/math/log_kernel.hpp"
 #include "oracle/round.hpp"
 
 namespace fpcert::math {
 
-enum class Fn : std::uint8_t { Exp, Exp2, Exp10, Log, Log2, Log10 };
-inline constexpr Fn kExpFns[] = {Fn::Exp, Fn::Exp2, Fn::Exp10};
-inline constexpr Fn kLogFns[] = {Fn::Log, Fn::Log2, Fn::Log10};
-inline constexpr Fn kAllFns[] = {Fn::Exp, Fn::Exp2, Fn::Exp10, Fn::Log, Fn::Log2, Fn::Log10};
-constexpr bool is_log(Fn f) { return f == Fn::Log || f == Fn::Log2 || f == Fn::Log10; }
 constexpr ExpKind exp_kind(Fn f) { return f == Fn::Exp ? ExpKind::Exp : f == Fn::Exp2 ? ExpKind::Exp2 : ExpKind::Exp10; }
 constexpr LogKind log_kind(Fn f) { return f == Fn::Log ? LogKind::Log : f == Fn::Log2 ? LogKind::Log2 : LogKind::Log10; }
 std::string_view to_string(Fn f);

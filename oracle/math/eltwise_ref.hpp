@@ -9,6 +9,8 @@
 #include <limits>
 
 #include "oracle/math/exp_kernel.hpp"
+#include "oracle/math/expm1_log1p_kernel.hpp"
+#include "oracle/math/fn.hpp"
 #include "oracle/math/log_kernel.hpp"
 
 namespace fpcert::math {
@@ -80,6 +82,7 @@ struct RefRn {
   std::uint32_t code = 0;
   bool decided = false;  ///< false: the bracket straddles a rounding boundary, MPFR must decide (the host)
   double value = 0;      ///< f(x) to within kExpErrorBound relative (NaN for a NaN input)
+  double unc = 0x1p-47;  ///< |value - f(x)| <= unc |value|: what judge allows for (expm1: 2^-44, its bound E = 2^-45)
 };
 
 /// f(x) rounded to nearest-even into `out`, from exp_fast's bracket (the host's evaluate_fast under NearestEven,
@@ -123,6 +126,160 @@ FPCERT_HD inline RefRn ref_rn(bool log, std::uint8_t kind, float x, CodeFormat o
   return log ? log_ref_rn(static_cast<LogKind>(kind), x, out, lt) : exp_ref_rn(static_cast<ExpKind>(kind), x, out, et);
 }
 
+/// The sign of f(x) - m, exactly, for f = sqrt (rsqrt false) or 1/sqrt, x > 0 an fp32 value and m > 0 a value of at most
+/// 25 significant bits in [2^-151, 2^129] (a midpoint between two codes of f32, f16 or bf16). docs/elementwise.md,
+/// "sqrt and rsqrt": m^2 is exact (<= 50 bits, normal); sqrt(x) - m has the sign of x - m^2; 1/sqrt(x) - m that of
+/// 1 - m^2 x, with m^2 = h + l split on bits (h: its top 29 bits, l: the rest) so that h x and l x are exact products
+/// (29 + 24 and 24 + 24 bits) and m^2 x = p1 + p2 exactly, 0 <= p2 < 2^-28 p1.
+FPCERT_HD inline int root_sign(bool rsqrt, double x, double m) {
+  const double m2 = m * m;
+  if (!rsqrt) return x > m2 ? 1 : x < m2 ? -1 : 0;
+  std::uint64_t b;
+  __builtin_memcpy(&b, &m2, sizeof b);
+  b &= ~((std::uint64_t{1} << 24) - 1);  // keep 29 significant bits
+  double h;
+  __builtin_memcpy(&h, &b, sizeof h);
+  const double l = m2 - h;  // exact: the low bits of m2
+  const double p1 = h * x, p2 = l * x;
+  if (p1 >= 2.0) return -1;  // m^2 x >= 2 > 1
+  if (p1 < 0.5) return 1;    // m^2 x < 0.5 (1 + 2^-28) < 1
+  const double d = p1 - 1.0;  // exact (Sterbenz: p1 in [1/2, 2))
+  return -p2 > d ? 1 : -p2 < d ? -1 : 0;  // 1 - m^2 x = -(d + p2): compared exactly
+}
+
+/// A non-negative code's value, the Inf code read as 2^(emax + 1) (where the binade above the largest finite would start:
+/// the midpoint between it and the largest finite is the overflow threshold of round-to-nearest-even).
+FPCERT_HD inline double code_value_or_limit(std::uint32_t c, CodeFormat f) {
+  return c == f.inf_code() ? pow2i(1 << (f.ebits - 1)) : code_value(c, f);
+}
+
+/// sqrt(x) (rsqrt false) or 1/sqrt(x) rounded to nearest-even into `out`, decided exactly: a candidate code from the double
+/// sqrt, then moved to its neighbour while f(x) lies beyond the midpoint on that side (root_sign; a tie goes to the even
+/// code). The candidate's accuracy only saves steps: the answer rests on the exact midpoint test alone (docs/elementwise.md,
+/// "sqrt and rsqrt"). Special values (IEEE 754 9.2): NaN and x < 0 -> NaN; sqrt(+-0) = +-0, rsqrt(+-0) = +-Inf;
+/// sqrt(+Inf) = +Inf, rsqrt(+Inf) = +0. `value`: the double sqrt (correctly rounded by IEEE 754: 2^-53) or 1 over it (2^-52).
+FPCERT_HD inline RefRn root_ref_rn(bool rsqrt, float x, CodeFormat out) {
+  const double xd = x, inf = std::numeric_limits<double>::infinity();
+  const std::uint32_t qnan = out.inf_code() | (std::uint32_t{1} << (out.mbits - 1));
+  if (xd != xd || xd < 0) return {qnan, true, std::numeric_limits<double>::quiet_NaN()};
+  std::uint32_t xb;
+  __builtin_memcpy(&xb, &x, sizeof xb);
+  const std::uint32_t sign = (xb >> 31) ? out.sign_bit() : 0u;  // reached for -0 only (x < 0 answered above)
+  if (xd == 0) return rsqrt ? RefRn{sign | out.inf_code(), true, sign ? -inf : inf} : RefRn{sign, true, xd};
+  if (xd == inf) return rsqrt ? RefRn{0u, true, 0.0} : RefRn{out.inf_code(), true, inf};
+#ifdef __CUDA_ARCH__
+  const double s = ::sqrt(xd);
+#else
+  const double s = __builtin_sqrt(xd);
+#endif
+  const double v = rsqrt ? 1.0 / s : s;
+  std::uint32_t c = round_rn_code(v, out);
+  for (int step = 0; step < 8; ++step) {
+    if (c > 0) {  // below: the midpoint with the code under c
+      const int sg = root_sign(rsqrt, xd, (code_value_or_limit(c - 1, out) + code_value_or_limit(c, out)) * 0.5);
+      if (sg < 0 || (sg == 0 && (c & 1))) {
+        --c;
+        continue;
+      }
+    }
+    if (c < out.inf_code()) {  // above
+      const int sg = root_sign(rsqrt, xd, (code_value_or_limit(c, out) + code_value_or_limit(c + 1, out)) * 0.5);
+      if (sg > 0 || (sg == 0 && (c & 1))) {
+        ++c;
+        continue;
+      }
+    }
+    return {c, true, v};
+  }
+  return {c, false, v};  // never reached (the candidate is within one code): the host would ask MPFR
+}
+
+/// The bracket's verdict on y (f(x) within y B/4 relative): the code when both ends round alike.
+FPCERT_HD inline RefRn bracket_rn(double y, double bracket, CodeFormat out) {
+  const std::uint32_t lo = round_rn_code(y * (1.0 - bracket), out), hi = round_rn_code(y * (1.0 + bracket), out);
+  return {lo, lo == hi, y};
+}
+
+/// expm1(x) rounded to nearest-even (docs/elementwise.md, "expm1 and log1p"): NaN -> NaN; x > 90 (and +Inf) -> +Inf (the
+/// exact value exceeds 2^129); x < -40 (and -Inf) -> -1 (the exact value lies in (-1, -1 + 2^-57.7): no boundary of a
+/// 24-bit format or its midpoints there; within 2^-57 of the value -1); else expm1_fast's bracket (+-0 -> +-0 exactly).
+FPCERT_HD inline RefRn expm1_ref_rn(float x, CodeFormat out, const ExpTables& t) {
+  const double xd = x;
+  if (xd != xd) return {out.inf_code() | (std::uint32_t{1} << (out.mbits - 1)), true, xd};
+  if (xd > 90.0) return {out.inf_code(), true, std::numeric_limits<double>::infinity()};
+  if (xd < -40.0) return {round_rn_code(-1.0, out), true, -1.0};
+  RefRn r = bracket_rn(expm1_fast(xd, t), kExpm1Bracket, out);
+  r.unc = 0x1p-44;  // E |f| <= E |value| / (1 - E) < 2^-44 |value|
+  return r;
+}
+
+/// log1p(x) rounded to nearest-even: NaN and x < -1 (also -Inf) -> NaN; -1 -> -Inf; +Inf -> +Inf; else log1p_fast's bracket
+/// (+-0 -> +-0 exactly).
+FPCERT_HD inline RefRn log1p_ref_rn(float x, CodeFormat out, const LogTables& t) {
+  const double xd = x, inf = std::numeric_limits<double>::infinity();
+  if (xd != xd || xd < -1.0) return {out.inf_code() | (std::uint32_t{1} << (out.mbits - 1)), true, std::numeric_limits<double>::quiet_NaN()};
+  if (xd == -1.0) return {out.sign_bit() | out.inf_code(), true, -inf};
+  if (xd == inf) return {out.inf_code(), true, inf};
+  return bracket_rn(log1p_fast(xd, t), kLog1pBracket, out);
+}
+
+/// tanh(x) rounded to nearest-even (docs/elementwise.md, "tanh"): NaN -> NaN; +-0 -> +-0; |x| > 20 (and +-Inf) -> +-1
+/// (1 - tanh|x| < 2 e^-40 < 2^-56: far inside the last half ulp below 1 of any 24-bit format); else tanh_fast's bracket.
+FPCERT_HD inline RefRn tanh_ref_rn(float x, CodeFormat out, const ExpTables& t) {
+  const double xd = x;
+  if (xd != xd) return {out.inf_code() | (std::uint32_t{1} << (out.mbits - 1)), true, xd};
+  if (xd == 0) return {round_rn_code(xd, out), true, xd};
+  const double a = xd < 0 ? -xd : xd;
+  if (a > 20.0) return {round_rn_code(xd < 0 ? -1.0 : 1.0, out), true, xd < 0 ? -1.0 : 1.0};
+  const double y = tanh_fast(a, t);
+  RefRn r = bracket_rn(xd < 0 ? -y : y, kTanhBracket, out);
+  r.unc = 0x1p-44;  // E = 2^-45, as expm1
+  return r;
+}
+
+/// sinh(x) rounded to nearest-even: NaN -> NaN; +-0 -> +-0; |x| > 90 (and +-Inf) -> +-Inf (sinh 90 > 2^128.8: past every
+/// format's overflow threshold); else sinh_fast's bracket with the sign put back.
+FPCERT_HD inline RefRn sinh_ref_rn(float x, CodeFormat out, const ExpTables& t) {
+  const double xd = x, inf = std::numeric_limits<double>::infinity();
+  if (xd != xd) return {out.inf_code() | (std::uint32_t{1} << (out.mbits - 1)), true, xd};
+  if (xd == 0) return {round_rn_code(xd, out), true, xd};
+  if (xd > 90.0 || xd < -90.0) return {round_rn_code(xd > 0 ? inf : -inf, out), true, xd > 0 ? inf : -inf};
+  const double y = sinh_fast(xd < 0 ? -xd : xd, t);
+  RefRn r = bracket_rn(xd < 0 ? -y : y, kSinhBracket, out);
+  r.unc = 0x1p-44;  // E = 2^-45
+  return r;
+}
+
+/// cosh(x) rounded to nearest-even: NaN -> NaN; |x| > 90 (and +-Inf) -> +Inf; |x| < 2^-30 -> 1 (cosh x - 1 < 2^-61: no
+/// boundary of a 24-bit format within it); else cosh_fast's bracket.
+FPCERT_HD inline RefRn cosh_ref_rn(float x, CodeFormat out, const ExpTables& t) {
+  const double xd = x, a = xd < 0 ? -xd : xd;
+  if (xd != xd) return {out.inf_code() | (std::uint32_t{1} << (out.mbits - 1)), true, xd};
+  if (a > 90.0) return {out.inf_code(), true, std::numeric_limits<double>::infinity()};
+  if (a < 0x1p-30) return {round_rn_code(1.0, out), true, 1.0};
+  return bracket_rn(cosh_fast(a, t), kCoshBracket, out);
+}
+
+/// Every function of the oracle by its name (the device sweep and the host check dispatch here).
+FPCERT_HD inline RefRn ref_rn(Fn f, float x, CodeFormat out, const ExpTables& et, const LogTables& lt) {
+  switch (f) {
+    case Fn::Exp: return exp_ref_rn(ExpKind::Exp, x, out, et);
+    case Fn::Exp2: return exp_ref_rn(ExpKind::Exp2, x, out, et);
+    case Fn::Exp10: return exp_ref_rn(ExpKind::Exp10, x, out, et);
+    case Fn::Log: return log_ref_rn(LogKind::Log, x, out, lt);
+    case Fn::Log2: return log_ref_rn(LogKind::Log2, x, out, lt);
+    case Fn::Log10: return log_ref_rn(LogKind::Log10, x, out, lt);
+    case Fn::Sqrt: return root_ref_rn(false, x, out);
+    case Fn::Rsqrt: return root_ref_rn(true, x, out);
+    case Fn::Expm1: return expm1_ref_rn(x, out, et);
+    case Fn::Log1p: return log1p_ref_rn(x, out, lt);
+    case Fn::Tanh: return tanh_ref_rn(x, out, et);
+    case Fn::Sinh: return sinh_ref_rn(x, out, et);
+    case Fn::Cosh: return cosh_ref_rn(x, out, et);
+  }
+  return {};
+}
+
 /// What a kernel claims about its results (kernels/elementwise declare it; the check judges it).
 enum class ClaimKind : std::uint8_t {
   CorrectlyRounded,  ///< every result is f(x) rounded to nearest-even (0 ulp); on [lo, hi] when either is finite
@@ -148,7 +305,7 @@ struct Judged {
 
 /// Judge result `got` (a code of out) for input x against the reference (its code decided). Ulp and correctly rounded
 /// claims are judged on codes, exactly; absolute and relative ones on values, with the reference's uncertainty
-/// |value| 2^-47 (>= kExpErrorBound |f(x)|): a result that close to the bound is undecided.
+/// |value| ref.unc (2^-47 >= kExpErrorBound |f(x)| / |value|; expm1, tanh, sinh 2^-44): a result that close to the bound is undecided.
 /// ftz: a kernel that flushes subnormal results to zero; its +-0 where the reference is subnormal (or zero) counts 0 ulp.
 FPCERT_HD inline Judged judge(std::uint32_t got, float x, const RefRn& ref, CodeFormat out, const Claim& c, bool ftz = false) {
   Judged j;
@@ -182,7 +339,7 @@ FPCERT_HD inline Judged judge(std::uint32_t got, float x, const RefRn& ref, Code
       if (g != g || v != v) { j.above = (g != g) != (v != v); break; }
       if (g == v) break;  // equal values (also the same infinity)
       const double av = v < 0 ? -v : v;
-      const double err = g > v ? g - v : v - g, unc = av * 0x1p-47;
+      const double err = g > v ? g - v : v - g, unc = av * ref.unc;
       const double lim = c.kind == ClaimKind::Absolute ? c.bound : c.bound * av;
       if (err > lim + unc + (c.kind == ClaimKind::Relative ? c.bound * unc : 0)) j.above = true;
       else if (err >= lim - unc - (c.kind == ClaimKind::Relative ? c.bound * unc : 0)) j.undecided = true;

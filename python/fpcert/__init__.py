@@ -424,7 +424,7 @@ def generate(spec: str, with_info: bool = False):
 # ---- elementwise math (docs/elementwise.md, "From Python") -----------------------------------------------
 def check_elementwise(function: str, x, y, ulps: float | None = None, slope: float = 0.0, domain=None,
                       format: str | None = None) -> dict:
-    """Judge a user's y = function(x) (exp, exp2, exp10, log, log2, log10) on every element against the correctly
+    """Judge a user's y = function(x) (exp, exp2, exp10, log, log2, log10, sqrt, rsqrt, expm1, log1p, tanh, sinh, cosh) on every element against the correctly
     rounded result: float32/float16 arrays (uint16: bfloat16 bits, or `format`), any shape. `ulps` None: the claim is
     "correctly rounded"; else at most ulps + floor(slope |x|) ulp, on `domain` = (lo, hi) when given. Returns the record
     (inputs, max_ulps, worst, above_claim, listed counterexamples, histogram: docs/elementwise.md)."""

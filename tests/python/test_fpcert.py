@@ -271,6 +271,20 @@ def test_check_elementwise_refuses_a_wrong_exp_and_passes_a_correctly_rounded_on
     assert r["inputs"] == 65536 and r["above_claim"] == 0
 
 
+def test_check_elementwise_sqrt_correctly_rounded_and_a_float_rsqrt_within_one_ulp():
+    # IEEE 754 makes numpy's float32 sqrt correctly rounded: claimed at 0 ulp (ulps=None) it passes on every positive
+    # float16 input (computed in float32, rounded once more: innocuous for sqrt) and on 2^16 float32 patterns. 1/sqrt(x) in
+    # float32 (two roundings) is not correctly rounded: held to 0 ulp it is refused, held to 1 ulp it passes.
+    h = np.arange(0, 0x7c00, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    r = fpcert.check_elementwise("sqrt", h, np.sqrt(h))
+    assert r["inputs"] == 0x7c00 and r["above_claim"] == 0 and r["max_ulps"] == 0
+    x = (np.arange(1, 65537, dtype=np.uint64) * 32749 % 0x7f800000).astype(np.uint32).view(np.float32)
+    assert fpcert.check_elementwise("sqrt", x, np.sqrt(x))["above_claim"] == 0
+    y = np.float32(1) / np.sqrt(x)
+    assert fpcert.check_elementwise("rsqrt", x, y)["above_claim"] > 0
+    assert fpcert.check_elementwise("rsqrt", x, y, ulps=1)["above_claim"] == 0
+
+
 
 # ---- reductions (docs/python.md, "Reductions") ----------------------------------------------------------------------
 def test_certify_reduction_numpy_sum_passes_the_envelope_and_a_dropped_element_fails():

@@ -25,14 +25,16 @@ namespace {
 
 enum class Subj : std::uint8_t {
   Expf, Exp2f, Exp10f, ExpfFast, Exp10fFast, Hexp, Hexp2, Hexp10, H2exp, BHexp, BHexp2, BHexp10,
-  Logf, Log2f, Log10f, LogfFast, Log2fFast, Log10fFast, Hlog, Hlog2, Hlog10, BHlog, BHlog2, BHlog10
+  Logf, Log2f, Log10f, LogfFast, Log2fFast, Log10fFast, Hlog, Hlog2, Hlog10, BHlog, BHlog2, BHlog10,
+  Sqrtf, SqrtfRn, Rsqrtf, RsqrtfRn, Hsqrt, Hrsqrt, BHsqrt, BHrsqrt,
+  Expm1f, Log1pf, Tanhf, TanhfFast, Htanh, BHtanh, Sinhf, Coshf
 };
 template <Subj S>
 constexpr bool kHalfIn = S == Subj::Hexp || S == Subj::Hexp2 || S == Subj::Hexp10 || S == Subj::H2exp || S == Subj::Hlog ||
-                         S == Subj::Hlog2 || S == Subj::Hlog10;
+                         S == Subj::Hlog2 || S == Subj::Hlog10 || S == Subj::Hsqrt || S == Subj::Hrsqrt || S == Subj::Htanh;
 template <Subj S>
 constexpr bool kBf16In = S == Subj::BHexp || S == Subj::BHexp2 || S == Subj::BHexp10 || S == Subj::BHlog || S == Subj::BHlog2 ||
-                         S == Subj::BHlog10;
+                         S == Subj::BHlog10 || S == Subj::BHsqrt || S == Subj::BHrsqrt || S == Subj::BHtanh;
 
 __device__ __forceinline__ float decode_in(std::uint32_t c, int in_bits) {
   if (in_bits == 32) return __uint_as_float(c);
@@ -53,6 +55,16 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
   else if constexpr (S == Subj::LogfFast) return __float_as_uint(__logf(__uint_as_float(c)));
   else if constexpr (S == Subj::Log2fFast) return __float_as_uint(__log2f(__uint_as_float(c)));
   else if constexpr (S == Subj::Log10fFast) return __float_as_uint(__log10f(__uint_as_float(c)));
+  else if constexpr (S == Subj::Sqrtf) return __float_as_uint(sqrtf(__uint_as_float(c)));
+  else if constexpr (S == Subj::SqrtfRn) return __float_as_uint(__fsqrt_rn(__uint_as_float(c)));
+  else if constexpr (S == Subj::Rsqrtf) return __float_as_uint(rsqrtf(__uint_as_float(c)));
+  else if constexpr (S == Subj::RsqrtfRn) return __float_as_uint(__frsqrt_rn(__uint_as_float(c)));
+  else if constexpr (S == Subj::Expm1f) return __float_as_uint(expm1f(__uint_as_float(c)));
+  else if constexpr (S == Subj::Log1pf) return __float_as_uint(log1pf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Tanhf) return __float_as_uint(tanhf(__uint_as_float(c)));
+  else if constexpr (S == Subj::TanhfFast) return __float_as_uint(__tanhf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Sinhf) return __float_as_uint(sinhf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Coshf) return __float_as_uint(coshf(__uint_as_float(c)));
   else if constexpr (kHalfIn<S>) {
     const __half h = __ushort_as_half(static_cast<unsigned short>(c));
     __half y;
@@ -62,6 +74,9 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
     else if constexpr (S == Subj::Hlog) y = hlog(h);
     else if constexpr (S == Subj::Hlog2) y = hlog2(h);
     else if constexpr (S == Subj::Hlog10) y = hlog10(h);
+    else if constexpr (S == Subj::Hsqrt) y = hsqrt(h);
+    else if constexpr (S == Subj::Hrsqrt) y = hrsqrt(h);
+    else if constexpr (S == Subj::Htanh) y = htanh(h);
     else y = __low2half(h2exp(__halves2half2(h, h)));  // both lanes the same input: the low lane is checked
     return __half_as_ushort(y);
   } else {
@@ -72,6 +87,9 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
     else if constexpr (S == Subj::BHexp10) y = hexp10(h);
     else if constexpr (S == Subj::BHlog) y = hlog(h);
     else if constexpr (S == Subj::BHlog2) y = hlog2(h);
+    else if constexpr (S == Subj::BHsqrt) y = hsqrt(h);
+    else if constexpr (S == Subj::BHrsqrt) y = hrsqrt(h);
+    else if constexpr (S == Subj::BHtanh) y = htanh(h);
     else y = hlog10(h);
     return __bfloat16_as_ushort(y);
   }
@@ -103,8 +121,7 @@ struct SweepArgs {
   math::LogTables log_tables;
   math::Claim claim;
   math::CodeFormat out;
-  bool log;
-  std::uint8_t kind;  ///< ExpKind or LogKind
+  math::Fn fn;
   bool daz, ftz;
   SweepCounters* counters;
   EltwiseSweepChunk::Item* listed;
@@ -131,7 +148,7 @@ __global__ void __launch_bounds__(256) sweep_kernel(SweepArgs a) {
     float x = input_value<S>(c);
     const std::uint32_t got = subject<S>(c);
     if (a.daz && (__float_as_uint(x) & 0x7f800000u) == 0) x = __uint_as_float(__float_as_uint(x) & 0x80000000u);
-    const math::RefRn ref = math::ref_rn(a.log, a.kind, x, a.out, t, lt);
+    const math::RefRn ref = math::ref_rn(a.fn, x, a.out, t, lt);
     if (!ref.decided) {
       const unsigned k = atomicAdd(&a.counters->undecided, 1u);
       if (k < a.max_undecided) a.undecided[k] = {c, got};
@@ -208,6 +225,10 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_RUN(BHexp) FPCERT_ELT_RUN(BHexp2) FPCERT_ELT_RUN(BHexp10)
       FPCERT_ELT_RUN(Logf) FPCERT_ELT_RUN(Log2f) FPCERT_ELT_RUN(Log10f) FPCERT_ELT_RUN(LogfFast) FPCERT_ELT_RUN(Log2fFast) FPCERT_ELT_RUN(Log10fFast)
       FPCERT_ELT_RUN(Hlog) FPCERT_ELT_RUN(Hlog2) FPCERT_ELT_RUN(Hlog10) FPCERT_ELT_RUN(BHlog) FPCERT_ELT_RUN(BHlog2) FPCERT_ELT_RUN(BHlog10)
+      FPCERT_ELT_RUN(Sqrtf) FPCERT_ELT_RUN(SqrtfRn) FPCERT_ELT_RUN(Rsqrtf) FPCERT_ELT_RUN(RsqrtfRn)
+      FPCERT_ELT_RUN(Hsqrt) FPCERT_ELT_RUN(Hrsqrt) FPCERT_ELT_RUN(BHsqrt) FPCERT_ELT_RUN(BHrsqrt)
+      FPCERT_ELT_RUN(Expm1f) FPCERT_ELT_RUN(Log1pf) FPCERT_ELT_RUN(Tanhf) FPCERT_ELT_RUN(TanhfFast) FPCERT_ELT_RUN(Htanh) FPCERT_ELT_RUN(BHtanh)
+      FPCERT_ELT_RUN(Sinhf) FPCERT_ELT_RUN(Coshf)
 #undef FPCERT_ELT_RUN
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -235,8 +256,7 @@ class CudaEltwise final : public ElementwiseKernel {
     a.claim = s_.t.claim;
     a.out = *code_format(*s_.t.out);
     a.log_tables = math::log_tables();
-    a.log = math::is_log(s_.t.fn);
-    a.kind = a.log ? static_cast<std::uint8_t>(math::log_kind(s_.t.fn)) : static_cast<std::uint8_t>(math::exp_kind(s_.t.fn));
+    a.fn = s_.t.fn;
     a.daz = s_.t.daz;
     a.ftz = s_.t.ftz;
     a.counters = counters_;
@@ -257,6 +277,10 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_SWEEP(BHexp) FPCERT_ELT_SWEEP(BHexp2) FPCERT_ELT_SWEEP(BHexp10)
       FPCERT_ELT_SWEEP(Logf) FPCERT_ELT_SWEEP(Log2f) FPCERT_ELT_SWEEP(Log10f) FPCERT_ELT_SWEEP(LogfFast) FPCERT_ELT_SWEEP(Log2fFast) FPCERT_ELT_SWEEP(Log10fFast)
       FPCERT_ELT_SWEEP(Hlog) FPCERT_ELT_SWEEP(Hlog2) FPCERT_ELT_SWEEP(Hlog10) FPCERT_ELT_SWEEP(BHlog) FPCERT_ELT_SWEEP(BHlog2) FPCERT_ELT_SWEEP(BHlog10)
+      FPCERT_ELT_SWEEP(Sqrtf) FPCERT_ELT_SWEEP(SqrtfRn) FPCERT_ELT_SWEEP(Rsqrtf) FPCERT_ELT_SWEEP(RsqrtfRn)
+      FPCERT_ELT_SWEEP(Hsqrt) FPCERT_ELT_SWEEP(Hrsqrt) FPCERT_ELT_SWEEP(BHsqrt) FPCERT_ELT_SWEEP(BHrsqrt)
+      FPCERT_ELT_SWEEP(Expm1f) FPCERT_ELT_SWEEP(Log1pf) FPCERT_ELT_SWEEP(Tanhf) FPCERT_ELT_SWEEP(TanhfFast) FPCERT_ELT_SWEEP(Htanh)
+      FPCERT_ELT_SWEEP(BHtanh) FPCERT_ELT_SWEEP(Sinhf) FPCERT_ELT_SWEEP(Coshf)
 #undef FPCERT_ELT_SWEEP
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -354,6 +378,30 @@ void register_eltwise_cuda_kernels() {
       {"cuda_hlog_bf16", "CUDA hlog (__nv_bfloat16)", Subj::BHlog, traits(Fn::Log, bf16, cr, half)},
       {"cuda_hlog2_bf16", "CUDA hlog2 (__nv_bfloat16)", Subj::BHlog2, traits(Fn::Log2, bf16, cr, half)},
       {"cuda_hlog10_bf16", "CUDA hlog10 (__nv_bfloat16)", Subj::BHlog10, traits(Fn::Log10, bf16, cr, half)},
+      // sqrt and rsqrt: sqrtf 0 ulp (-prec-sqrt=true, nvcc's default without fast math: this build), __fsqrt_rn and
+      // __frsqrt_rn round to nearest-even (0 ulp), rsqrtf 2 ulp; the half/bfloat16 hsqrt, hrsqrt "in round-to-nearest-even
+      // mode" (CUDA Math API): 0 ulp. No FTZ: the build passes no -ftz=true.
+      {"cuda_sqrtf", "CUDA sqrtf (-prec-sqrt=true)", Subj::Sqrtf, traits(Fn::Sqrt, f32, cr, guide)},
+      {"cuda___fsqrt_rn", "CUDA intrinsic __fsqrt_rn", Subj::SqrtfRn, traits(Fn::Sqrt, f32, cr, guide)},
+      {"cuda_rsqrtf", "CUDA rsqrtf", Subj::Rsqrtf, traits(Fn::Rsqrt, f32, two, guide)},
+      {"cuda___frsqrt_rn", "CUDA intrinsic __frsqrt_rn", Subj::RsqrtfRn, traits(Fn::Rsqrt, f32, cr, "CUDA Math API: round-to-nearest-even")},
+      {"cuda_hsqrt_f16", "CUDA hsqrt (__half)", Subj::Hsqrt, traits(Fn::Sqrt, f16, cr, half)},
+      {"cuda_hrsqrt_f16", "CUDA hrsqrt (__half)", Subj::Hrsqrt, traits(Fn::Rsqrt, f16, cr, half)},
+      {"cuda_hsqrt_bf16", "CUDA hsqrt (__nv_bfloat16)", Subj::BHsqrt, traits(Fn::Sqrt, bf16, cr, half)},
+      {"cuda_hrsqrt_bf16", "CUDA hrsqrt (__nv_bfloat16)", Subj::BHrsqrt, traits(Fn::Rsqrt, bf16, cr, half)},
+      // expm1f, log1pf: 1 ulp (Programming Guide).
+      {"cuda_expm1f", "CUDA expm1f", Subj::Expm1f, traits(Fn::Expm1, f32, {ClaimKind::Ulp, 1}, guide)},
+      {"cuda_log1pf", "CUDA log1pf", Subj::Log1pf, traits(Fn::Log1p, f32, {ClaimKind::Ulp, 1}, guide)},
+      // tanhf 2 ulp; __tanhf (tanh.approx.f32) a relative error of 2^-11 (Programming Guide, intrinsics: "subnormal
+      // results are not flushed"); htanh f16/bf16 "in round-to-nearest-even mode" (CUDA Math API): 0 ulp.
+      {"cuda_tanhf", "CUDA tanhf", Subj::Tanhf, traits(Fn::Tanh, f32, two, guide)},
+      {"cuda___tanhf", "CUDA intrinsic __tanhf (tanh.approx.f32)", Subj::TanhfFast,
+       traits(Fn::Tanh, f32, {ClaimKind::Relative, 0, 0, 0x1p-11}, guide)},
+      {"cuda_htanh_f16", "CUDA htanh (__half)", Subj::Htanh, traits(Fn::Tanh, f16, cr, half)},
+      {"cuda_htanh_bf16", "CUDA htanh (__nv_bfloat16)", Subj::BHtanh, traits(Fn::Tanh, bf16, cr, half)},
+      // sinhf 3 ulp, coshf 2 ulp (Programming Guide, as recalled: to be confirmed against the installed guide).
+      {"cuda_sinhf", "CUDA sinhf", Subj::Sinhf, traits(Fn::Sinh, f32, {ClaimKind::Ulp, 3}, guide)},
+      {"cuda_coshf", "CUDA coshf", Subj::Coshf, traits(Fn::Cosh, f32, two, guide)},
   };
   for (const CudaSpec& s : specs)
     register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise>(s); }, Operation::Elementwise);

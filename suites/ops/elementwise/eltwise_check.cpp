@@ -10,8 +10,7 @@ namespace fpcert {
 
 namespace {
 math::RefRn fast_ref(math::Fn f, float x, const math::CodeFormat& out) {
-  return math::is_log(f) ? math::log_ref_rn(math::log_kind(f), x, out, math::log_tables())
-                         : math::exp_ref_rn(math::exp_kind(f), x, out, math::exp_tables());
+  return math::ref_rn(f, x, out, math::exp_tables(), math::log_tables());
 }
 bool before(const EltwiseTally::Item& a, const EltwiseTally::Item& b) { return a.ulps != b.ulps ? a.ulps > b.ulps : a.x < b.x; }
 }  // namespace

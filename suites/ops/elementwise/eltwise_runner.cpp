@@ -77,6 +77,11 @@ void finite_range(math::Fn f, double& lo, double& hi) {
     case math::Fn::Exp: lo = -104.5, hi = 89.0; return;
     case math::Fn::Exp2: lo = -151.0, hi = 128.5; return;
     case math::Fn::Exp10: lo = -45.5, hi = 38.7; return;
+    case math::Fn::Expm1: lo = -20.0, hi = 89.0; return;  // from near -1 to the overflow threshold
+    case math::Fn::Log1p: lo = -1.0, hi = 1.0; return;    // odd draws: (-1, 1); see below for the positive binades
+    case math::Fn::Tanh: lo = -12.0, hi = 12.0; return;   // tanh reaches 1 in f32 (round-to-nearest) above 9.01
+    case math::Fn::Sinh:
+    case math::Fn::Cosh: lo = -90.0, hi = 90.0; return;   // f32 overflows beyond +-89.42
     default: lo = -149.0, hi = 128.0; return;  // logs: log2 of the input, over every positive binade
   }
 }
@@ -114,7 +119,9 @@ std::vector<std::uint32_t> eltwise_input_codes(const EltwiseInputs& s, const Elt
       const double u = static_cast<double>((static_cast<std::uint64_t>(w[1]) << 21) ^ w[2]) * 0x1p-53;  // [0, 1)
       float x = static_cast<float>(lo + u * (hi - lo));
       // logs: positive inputs spread over the binades (2^u), one in two of them within 2^-5 of 1 (results near 0)
-      if (math::is_log(t.fn)) x = (i % 4 == 1) ? static_cast<float>(std::exp2(lo + u * (hi - lo))) : static_cast<float>(1.0 + (u - 0.5) * 0x1p-4);
+      // log1p: one in two of the odd draws spread over the positive binades (2^u), the others uniform in (-1, 1)
+      if (t.fn == math::Fn::Log1p && i % 4 == 1) x = static_cast<float>(std::exp2(-149.0 + u * 277.0));
+      if (math::positive_domain(t.fn)) x = (i % 4 == 1) ? static_cast<float>(std::exp2(lo + u * (hi - lo))) : static_cast<float>(1.0 + (u - 0.5) * 0x1p-4);
       const Rounder rn{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve};
       c.push_back(wide ? bits(x) : static_cast<std::uint32_t>(round_double(*t.in, x, rn).code));
     }
@@ -137,6 +144,32 @@ std::vector<std::uint32_t> eltwise_input_codes(const EltwiseInputs& s, const Elt
       for (const Format* f : {&f32, &f16, &bf16})
         for (double v : {f->max_finite(), f->min_normal(), f->min_subnormal()}) xs.push_back(v);
       for (double v : {-1.0, -0x1p-149, -3.5, 0.5, 2.0}) xs.push_back(v);
+    } else if (t.fn == math::Fn::Expm1 || t.fn == math::Fn::Log1p || t.fn == math::Fn::Tanh || t.fn == math::Fn::Sinh ||
+               t.fn == math::Fn::Cosh) {
+      // expm1, log1p: +-2^k (tiny inputs: f(x) ~ x; every binade), the switches of the fast path (+-1/8, +-2^-5), the
+      // clamps (-40, 90), the overflow threshold of each format (log of its largest finite, and of it + 1), -1 and its
+      // neighbours (log1p -> -Inf; its least results), the ends of the formats.
+      for (int k = -149; k <= 127; ++k) xs.push_back(std::ldexp(1.0, k)), xs.push_back(-std::ldexp(1.0, k));
+      for (double v : {0.125, -0.125, 0x1p-5, -0x1p-5, -40.0, 90.0, -1.0, -0.75, 0.5, 2.0, 88.7, 0.0625, -0.0625, 9.01, -9.01, 20.0,
+                       -20.0, 4.5, -4.5, -88.7, 89.4159, -89.4159, 11.09, -11.09, 0x1p-30, -0x1p-30})
+        // tanh: the switch at |2x| = 1/8, where f32/f16 results reach 1, the clamp; sinh/cosh: f32's and f16's overflow
+        // thresholds (89.4159, 11.09), cosh's shortcut near 0
+        xs.push_back(v);
+      for (const Format* f : {&f32, &f16, &bf16})
+        for (double v : {f->max_finite(), f->min_normal(), f->min_subnormal()}) {
+          xs.push_back(std::log(v));
+          xs.push_back(std::log1p(v));
+          xs.push_back(v);
+          xs.push_back(-v);
+        }
+    } else if (math::is_root(t.fn)) {
+      // sqrt, rsqrt: every power of two (exact results for even powers), the squares k^2 of k <= 4096 and their
+      // neighbours (exact sqrt; rsqrt of 4^n exact), the ends of every format, negatives (NaN).
+      for (int k = -149; k <= 127; ++k) xs.push_back(std::ldexp(1.0, k));
+      for (int k = 1; k <= 4096; k += (k < 64 ? 1 : 37)) xs.push_back(static_cast<double>(k) * k);
+      for (const Format* f : {&f32, &f16, &bf16})
+        for (double v : {f->max_finite(), f->min_normal(), f->min_subnormal()}) xs.push_back(v);
+      for (double v : {-1.0, -0x1p-149, -4.0}) xs.push_back(v);
     } else {
       const double base = t.fn == math::Fn::Exp ? std::exp(1.0) : t.fn == math::Fn::Exp2 ? 2.0 : 10.0;
       for (const Format* f : {&f32, &f16, &bf16})

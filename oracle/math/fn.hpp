@@ -1,0 +1,22 @@
+// oracle/math/fn.hpp — the elementwise functions the oracle rounds correctly (issue 42), by family. Plain enums and
+// constexpr predicates: host and device code (oracle/math/eltwise_ref.hpp) dispatch on them.
+#pragma once
+
+#include <cstdint>
+
+namespace fpcert::math {
+
+enum class Fn : std::uint8_t { Exp, Exp2, Exp10, Log, Log2, Log10, Sqrt, Rsqrt, Expm1, Log1p, Tanh, Sinh, Cosh };
+inline constexpr Fn kExpFns[] = {Fn::Exp, Fn::Exp2, Fn::Exp10};
+inline constexpr Fn kLogFns[] = {Fn::Log, Fn::Log2, Fn::Log10};
+inline constexpr Fn kRootFns[] = {Fn::Sqrt, Fn::Rsqrt};  ///< decided exactly (oracle/math/root_kernel.hpp): no MPFR
+inline constexpr Fn kNearZeroFns[] = {Fn::Expm1, Fn::Log1p};  ///< f(x) ~ x near 0 (oracle/math/expm1_log1p_kernel.hpp)
+inline constexpr Fn kAllFns[] = {Fn::Exp,  Fn::Exp2,  Fn::Exp10, Fn::Log,   Fn::Log2, Fn::Log10,
+                                 Fn::Sqrt, Fn::Rsqrt, Fn::Expm1, Fn::Log1p, Fn::Tanh, Fn::Sinh, Fn::Cosh};
+constexpr bool is_exp(Fn f) { return f == Fn::Exp || f == Fn::Exp2 || f == Fn::Exp10; }
+constexpr bool is_log(Fn f) { return f == Fn::Log || f == Fn::Log2 || f == Fn::Log10; }
+constexpr bool is_root(Fn f) { return f == Fn::Sqrt || f == Fn::Rsqrt; }
+/// Functions defined on x >= 0 only (NaN below): the samplers draw positive inputs for them.
+constexpr bool positive_domain(Fn f) { return is_log(f) || is_root(f); }
+
+}  // namespace fpcert::math
