@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "base/atomic_file.hpp"
+#include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/options.hpp"
@@ -17,7 +18,7 @@ namespace fpcert::cli {
 namespace {
 
 struct AuditArgs {
-  std::string kernel, traits, inputs = "uniform", rule, json;
+  std::string kernel, traits, inputs = "uniform", rule, json, sample_rows = "auto";
   std::int64_t m = 64, n = 64, k = 64;
   std::vector<std::uint64_t> seeds = {1, 2, 3, 4, 5};
   bool no_mutants = false;
@@ -33,6 +34,19 @@ int audit_exit(const AuditRecord& r) {
   return kExitPass;
 }
 
+/// --sample-rows: auto (-1), all (0) or a count of random rows (> 0).
+std::int64_t parse_sample_rows(const std::string& s) {
+  if (s == "auto") return -1;
+  if (s == "all") return 0;
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(s, &used);
+    if (used == s.size() && v > 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError("--sample-rows '" + s + "': expected auto, all or a positive count of random rows");
+}
+
 int run_audit_command(const AuditArgs& a) {
   load_plugins(a.plugins);
   AuditOptions o;
@@ -43,6 +57,7 @@ int run_audit_command(const AuditArgs& a) {
   o.seeds = a.seeds;
   o.rule = parse_audit_rule(a.rule);
   o.mutants = !a.no_mutants;
+  o.sample_rows = parse_sample_rows(a.sample_rows);
   o.command = command_line();
   const AuditRecord r = run_audit(o);
   if (a.json == "-") {
@@ -66,9 +81,11 @@ void add_audit(CLI::App& root, Registry& reg) {
   app->add_option("--k", a->k, "Inner dimension")->check(integer_in(1, std::uint64_t{1} << 20));
   app->add_option("--inputs", a->inputs, "Generator spec of the test's inputs (fpcert gen --list); m, n, k, seed are set by the audit");
   app->add_option("--seeds", a->seeds, "Seeds of the inputs, comma-separated (default 1,2,3,4,5)")->delimiter(',')->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
-  app->add_option("--rule", a->rule, "allclose:rtol=R,atol=A | maxabs:tol=T | relfro:tol=T | fpcert")->required();
+  app->add_option("--rule", a->rule, "allclose:rtol=R,atol=A | maxabs:tol=T | relfro:tol=T | kref:k=K,p=FMT | cosine:min=C | fpcert")->required();
   app->add_option("--json", a->json, "Write the audit record as JSON to this file ('-': print it instead of the tables)");
   app->add_flag("--no-mutants", a->no_mutants, "Skip the power table");
+  app->add_option("--sample-rows", a->sample_rows,
+                  "Power table on a sample of C's rows: auto (16 random besides the structured ones from 2^24 multiply-adds), all, or N random");
   add_plugin_option(app, a->plugins);
   reg.push_back({app, [a] { return run_audit_command(*a); }});
 }
