@@ -378,10 +378,10 @@ AuditRecord run_audit(const AuditOptions& o) {
     for (const SeedCase& c : cases) rec.kref_err.push_back(c.kref_err);
     const auto [lo, hi] = std::minmax_element(rec.kref_err.begin(), rec.kref_err.end());
     rec.findings.push_back(fmt::format("kref: the {} reference errs by max |ref_{} - ref| in [{:g}, {:g}] over the seeds, so the tolerance "
-                                       "is {:g} x that: [{:g}, {:g}] on every element ({} half an ulp of {} at max |ref| = {:g})",
+                                       "is {:g} x that: [{:g}, {:g}] on every element ({} {:g}, half an ulp of {} at max |ref| = {:g})",
                                        o.rule.p, o.rule.p, *lo, *hi, o.rule.k, o.rule.k * *lo, o.rule.k * *hi,
-                                       o.rule.k * *lo < half_ulp(out, rec.ref_abs_max) ? "below" : "at or above", out.tag,
-                                       half_ulp(out, rec.ref_abs_max), rec.ref_abs_max));
+                                       o.rule.k * *lo < half_ulp(out, rec.ref_abs_max) ? "below" : "at or above",
+                                       half_ulp(out, rec.ref_abs_max), out.tag, rec.ref_abs_max));
   }
   if (rec.cr_fail_runs > 0)
     rec.findings.push_back(fmt::format("UNSATISFIABLE: on {} of {} seeds even the correctly rounded output fails the rule{}; "
