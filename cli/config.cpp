@@ -20,6 +20,7 @@
 #include "kernels/order.hpp"
 #include "oracle/round.hpp"
 #include "results/results.hpp"
+#include "suites/audit/audit.hpp"
 #include "suites/verdict/bound.hpp"
 #include "suites/run/suite.hpp"
 
@@ -257,7 +258,8 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
   ProjectConfig cfg;
   cfg.path = path;
   static const std::vector<std::string_view> kTop = {"plugins", "kernels", "suites", "isolate", "timeout", "gate", "orders", "output",
-                                                     "determinism", "nan"};
+                                                     "determinism", "nan", "audit"};
+  static const std::vector<std::string_view> kAudit = {"kernel", "traits", "m", "n", "k", "inputs", "seeds", "rule", "sample_rows"};
   static const std::vector<std::string_view> kGate = {"variant", "baseline", "factor", "mn", "tier"};
   static const std::vector<std::string_view> kOutput = {"json", "junit", "html"};
   check_keys(c, root, "at the top level", kTop);
@@ -328,6 +330,50 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
         const std::string n = get_string(c, nv, name);
         if (!parse_nan_payload(n)) c.fail(nv.source(), fmt::format("'{}': unknown NaN convention '{}' (valid: {})", name, n, nan_payload_names()));
         cfg.nan.emplace_back(std::string(nk.str()), n);
+      }
+    } else if (key == "audit") {
+      const auto& t = get_table(c, v, key);
+      check_keys(c, t, "in [audit]", kAudit);
+      for (const auto& [ak, av] : t) {
+        const std::string name = "audit." + std::string(ak.str());
+        const std::string_view k2 = ak.str();
+        if (k2 == "m" || k2 == "n" || k2 == "k") {
+          const std::int64_t x = get_integer(c, av, name);
+          if (x < 1 || x > (std::int64_t{1} << 20)) c.fail(av.source(), fmt::format("'{}' must be an integer in [1, 2^20]", name));
+          (k2 == "m" ? cfg.audit.m : k2 == "n" ? cfg.audit.n : cfg.audit.k) = x;
+        } else if (k2 == "seeds") {
+          const auto* arr = av.as_array();
+          if (!arr || arr->empty()) c.fail(av.source(), fmt::format("'{}' must be a non-empty array of integers, e.g. seeds = [1, 2, 3]", name));
+          std::vector<std::uint64_t> seeds;
+          for (const auto& e : *arr) {
+            const auto x = e.value<std::int64_t>();
+            if (!e.is_integer() || !x || *x < 0) c.fail(e.source().begin.line ? e.source() : av.source(), fmt::format("'{}': every seed is an integer >= 0", name));
+            seeds.push_back(static_cast<std::uint64_t>(*x));
+          }
+          cfg.audit.seeds = seeds;
+        } else if (k2 == "sample_rows") {
+          if (av.is_integer()) {
+            const std::int64_t x = get_integer(c, av, name);
+            if (x < 1) c.fail(av.source(), fmt::format("'{}' must be auto, all or a positive integer", name));
+            cfg.audit.sample_rows = std::to_string(x);
+          } else {
+            cfg.audit.sample_rows = get_string(c, av, name);
+            if (*cfg.audit.sample_rows != "auto" && *cfg.audit.sample_rows != "all")
+              c.fail(av.source(), fmt::format("'{}' must be auto, all or a positive integer", name));
+          }
+        } else {
+          const std::string val = get_string(c, av, name);
+          if (k2 == "rule") {
+            try {
+              (void)parse_audit_rule(val);
+            } catch (const InputError& e) {
+              c.fail(av.source(), fmt::format("'{}': {}", name, e.what()));
+            }
+            cfg.audit.rule = val;
+          } else if (k2 == "kernel") cfg.audit.kernel = val;
+          else if (k2 == "traits") cfg.audit.traits = val;
+          else cfg.audit.inputs = val;
+        }
       }
     } else if (key == "output") {
       const auto& o = get_table(c, v, key);

@@ -30,7 +30,12 @@ struct ProjectConfig {
   // [nan]: the NaN convention of plugin conversion kernels built for ABI minor 0 or 1, by kernel name
   std::vector<std::pair<std::string, std::string>> nan;
   // [output] (resolved against the file's folder)
-  std::optional<std::string> json, junit, html;
+  std::optional<std::string> json, junit, html;  // [audit]: the check `fpcert audit --config` audits (docs/audit.md, "fpcert.toml"); its flags override these
+  struct Audit {
+    std::optional<std::string> kernel, traits, inputs, rule, sample_rows;
+    std::optional<std::int64_t> m, n, k;
+    std::optional<std::vector<std::uint64_t>> seeds;
+  } audit;
 };
 
 /// Read and check a config file. Throws InputError (exit 2) for a missing file, TOML syntax, an

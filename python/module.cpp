@@ -177,10 +177,16 @@ std::string certify_callable(py::object adapter, const KernelTraits& traits, con
 
 }  // namespace
 
+std::unique_ptr<GemmKernel> fpcert::py_support::make_python_gemm_kernel(std::string name, std::string description, KernelTraits traits,
+                                                                      PyHandle adapter) {
+  return std::make_unique<PyKernel>(std::move(name), std::move(description), std::move(traits), std::move(adapter));
+}
+
 PYBIND11_MODULE(_fpcert, m) {
   m.doc() = "fpcert's native part: exact references, traits, tolerances and the certification runner";
   py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
   add_reduction_entry(m);  // fpcert.certify_reduction (python/reduce_entry.cpp)
+  add_audit_entry(m);      // fpcert.audit (python/audit_entry.cpp)
 
   py::class_<KernelTraits>(m, "Traits", "What the bound model reads about a kernel's arithmetic (docs/kernels.md)")
       .def_property_readonly("a_input", [](const KernelTraits& t) { return std::string(t.a_input->tag); })

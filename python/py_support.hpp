@@ -62,4 +62,10 @@ inline void unregister_kernel(const std::string& name) {
 /// Registers fpcert.certify_reduction's native part (python/reduce_entry.cpp).
 void add_reduction_entry(py::module_& m);
 
+/// A Python callable `adapter(a_codes, b_codes) -> c_codes` as a host GEMM kernel declaring `traits` (python/module.cpp).
+std::unique_ptr<GemmKernel> make_python_gemm_kernel(std::string name, std::string description, KernelTraits traits, PyHandle adapter);
+
+/// Registers fpcert.audit's native part (python/audit_entry.cpp).
+void add_audit_entry(py::module_& m);
+
 }  // namespace fpcert::py_support

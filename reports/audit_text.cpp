@@ -25,6 +25,10 @@ std::string audit_text(const AuditRecord& r) {
                    r.variant_runs ? 100.0 * r.false_alarm_runs / r.variant_runs : 0.0);
   if (!r.mutants.empty()) {
     s += "\nPower (mutants of the kernel on the same inputs; dormant: runs where the fault changed no output bit)\n";
+    if (r.sample_rows > 0)
+      s += fmt::format("  on a sample of at most {} of the {} rows of C per seed, every column (first, last, both sides of each power of two, "
+                       "random ones; --sample-rows all: every row)\n",
+                       r.sample_rows, r.m);
     s += fmt::format("  {:<22} {:>5} {:>8} {:>13} {:>15}  {}\n", "mutant", "runs", "dormant", "rule passes", "fpcert refuses", "verdict");
     int caught_rule = 0, caught_fpcert = 0, live = 0;
     for (const AuditMutantRow& m : r.mutants) {

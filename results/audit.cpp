@@ -30,11 +30,13 @@ nlohmann::json audit_to_json(const AuditRecord& r) {
                       {"below_bound", r.below_bound},
                       {"below_bound_cancel", r.below_bound_cancel},
                       {"admit_zero", r.admit_zero},
+                      {"kref_err", r.kref_err},
                       {"ref_abs_min", r.ref_abs_min},
                       {"ref_abs_max", r.ref_abs_max},
                       {"findings", r.findings}}},
           {"false_alarms", {{"variants", vs}, {"failed_runs", r.false_alarm_runs}, {"runs", r.variant_runs}, {"flake_rate", flake}}},
           {"power", ms},
+          {"power_rows", r.sample_rows},
           {"seconds", r.seconds}};
 }
 
@@ -61,6 +63,8 @@ AuditRecord audit_from_json(const nlohmann::json& j) {
   r.ref_abs_min = s.value("ref_abs_min", 0.0);
   r.ref_abs_max = s.value("ref_abs_max", 0.0);
   r.findings = s.value("findings", std::vector<std::string>{});
+  r.kref_err = s.value("kref_err", std::vector<double>{});
+  r.sample_rows = j.value("power_rows", std::int64_t{0});
   const auto& f = j.at("false_alarms");
   for (const auto& v : f.at("variants")) {
     AuditVariantRow x;

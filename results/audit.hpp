@@ -50,6 +50,8 @@ struct AuditRecord {
   std::int64_t below_bound = 0;       ///< elements whose tolerance is below fpcert's envelope for a correct kernel
   std::int64_t below_bound_cancel = 0;  ///< of those, the ones that would be met without cancellation (relative rule near zero)
   std::int64_t admit_zero = 0;        ///< elements where an output of 0 meets the rule (|ref| <= tolerance)
+  std::vector<double> kref_err;       ///< kref rule: max |ref_p - ref| per seed (the tolerance is k times it)
+  std::int64_t sample_rows = 0;       ///< the power table's cases: rows of C run (0: every row; else a sample of them)
   double ref_abs_min = 0, ref_abs_max = 0;  ///< |ref| over the elements
   std::vector<std::string> findings;  ///< the static findings in words
   // Sampled false alarms.

@@ -342,6 +342,16 @@ section_python() {
   run timeout 500 python3 tests/python/gpu_main.py -p no:cacheprovider --fpcert-report="$OUT/python/torch_report.html" 2>&1 | tee "$OUT/python/torch_gpu.log" | tail -80
   run python3 scripts/tolerance_table.py --torch 2>&1 | tee "$OUT/python/tolerance_table.md"
 }
+# Issue 46's H200 measure (docs/audit.md): torch.matmul in bf16 audited at rtol = atol = 1e-2 through fpcert.audit (the
+# Python entry of scripts/devpy.sh, as part python), its power table and the mutants the rule passes.
+section_audit() {
+  local PY=${PYDIR:-devpy}
+  export PYTHONPATH="$PY${PYTHONPATH:+:$PYTHONPATH}" FPCERT_BIN="$PY/fpcert-cli" PYTHONDONTWRITEBYTECODE=1
+  export LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}"
+  mkdir -p "$OUT/audit"
+  python3 -c 'import fpcert; fpcert.audit' || { echo "fpcert.audit does not import: run scripts/devpy.sh here and carry devpy"; return 1; }
+  run timeout 540 python3 scripts/audit_torch.py "$OUT/audit" 2>&1 | tee "$OUT/audit/audit_torch.txt"
+}
 # Scale-out (docs/scale.md): the same work in one process on GPU 0 and with one worker per GPU
 # (--devices all), timed side by side in one run; the merged results must be the one-GPU run's
 # (scripts/compare_results.py: every verdict, count and figure; exit 1 and DIFFERENT when not). With one
@@ -481,6 +491,7 @@ for part in ${PART//,/ }; do
     tc-b) section_tcb ;;
     fp8mma) section_fp8mma ;;
     python) section_python ;;
+    audit) section_audit ;;
     wave3) section_wave3 ;;
     libgemm) section_libgemm ;;
     eltwise) section_eltwise ;;

@@ -2,11 +2,14 @@
 // and power (suites/audit/audit.hpp; docs/audit.md).
 #include <fmt/format.h>
 
+#include <functional>
 #include <limits>
 #include <memory>
 
 #include "base/atomic_file.hpp"
+#include "base/error.hpp"
 #include "cli/commands.hpp"
+#include "cli/config.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/options.hpp"
 #include "cli/plugins.hpp"
@@ -17,11 +20,12 @@ namespace fpcert::cli {
 namespace {
 
 struct AuditArgs {
-  std::string kernel, traits, inputs = "uniform", rule, json;
+  std::string kernel, traits, inputs = "uniform", rule, json, sample_rows = "auto";
   std::int64_t m = 64, n = 64, k = 64;
   std::vector<std::uint64_t> seeds = {1, 2, 3, 4, 5};
   bool no_mutants = false;
   std::vector<std::string> plugins;
+  std::string config;  ///< --config fpcert.toml: its [audit] section (and plugins); flags given override it
 };
 
 /// 1 when the audit finds the rule wanting: a correct arithmetic fails it (a false alarm, an unsatisfiable
@@ -31,6 +35,41 @@ int audit_exit(const AuditRecord& r) {
   for (const AuditMutantRow& m : r.mutants)
     if (m.dormant < m.runs && m.rule_passed > 0 && m.fpcert_refused == m.runs) return kExitGateFailed;
   return kExitPass;
+}
+
+/// --sample-rows: auto (-1), all (0) or a count of random rows (> 0).
+std::int64_t parse_sample_rows(const std::string& s) {
+  if (s == "auto") return -1;
+  if (s == "all") return 0;
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(s, &used);
+    if (used == s.size() && v > 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError("--sample-rows '" + s + "': expected auto, all or a positive count of random rows");
+}
+
+/// The [audit] section of --config under the flags given (`given(flag)`: the flag was on the command line).
+AuditArgs with_config(AuditArgs a, const std::function<bool(const char*)>& given) {
+  if (a.config.empty()) return a;
+  const ProjectConfig cfg = load_project_config(a.config);
+  const auto& c = cfg.audit;
+  auto take = [&](const char* flag, auto& dst, const auto& src) {
+    if (src && !given(flag)) dst = *src;
+  };
+  take("--kernel", a.kernel, c.kernel);
+  take("--traits", a.traits, c.traits);
+  take("--inputs", a.inputs, c.inputs);
+  take("--rule", a.rule, c.rule);
+  take("--sample-rows", a.sample_rows, c.sample_rows);
+  take("--m", a.m, c.m);
+  take("--n", a.n, c.n);
+  take("--k", a.k, c.k);
+  take("--seeds", a.seeds, c.seeds);
+  for (const auto& p : cfg.plugins) a.plugins.push_back(p);
+  if (a.rule.empty()) throw InputError("audit: give --rule, or rule = \"...\" in [audit] of " + a.config);
+  return a;
 }
 
 int run_audit_command(const AuditArgs& a) {
@@ -43,6 +82,7 @@ int run_audit_command(const AuditArgs& a) {
   o.seeds = a.seeds;
   o.rule = parse_audit_rule(a.rule);
   o.mutants = !a.no_mutants;
+  o.sample_rows = parse_sample_rows(a.sample_rows);
   o.command = command_line();
   const AuditRecord r = run_audit(o);
   if (a.json == "-") {
@@ -66,11 +106,18 @@ void add_audit(CLI::App& root, Registry& reg) {
   app->add_option("--k", a->k, "Inner dimension")->check(integer_in(1, std::uint64_t{1} << 20));
   app->add_option("--inputs", a->inputs, "Generator spec of the test's inputs (fpcert gen --list); m, n, k, seed are set by the audit");
   app->add_option("--seeds", a->seeds, "Seeds of the inputs, comma-separated (default 1,2,3,4,5)")->delimiter(',')->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
-  app->add_option("--rule", a->rule, "allclose:rtol=R,atol=A | maxabs:tol=T | relfro:tol=T | fpcert")->required();
+  app->add_option("--rule", a->rule, "allclose:rtol=R,atol=A | maxabs:tol=T | relfro:tol=T | kref:k=K,p=FMT | cosine:min=C | fpcert (required unless --config gives it)");
+  app->add_option("--config", a->config, "fpcert.toml whose [audit] section gives the check (flags given override it)");
   app->add_option("--json", a->json, "Write the audit record as JSON to this file ('-': print it instead of the tables)");
   app->add_flag("--no-mutants", a->no_mutants, "Skip the power table");
+  app->add_option("--sample-rows", a->sample_rows,
+                  "Power table on a sample of C's rows: auto (16 random besides the structured ones from 2^24 multiply-adds), all, or N random");
   add_plugin_option(app, a->plugins);
-  reg.push_back({app, [a] { return run_audit_command(*a); }});
+  reg.push_back({app, [a, app] {
+    const AuditArgs eff = with_config(*a, [app](const char* flag) { return app->count(flag) > 0; });
+    if (eff.rule.empty()) throw InputError("audit: --rule is required (or rule = \"...\" in [audit] of --config)");
+    return run_audit_command(eff);
+  }});
 }
 
 }  // namespace fpcert::cli

@@ -13,7 +13,7 @@ from ._fpcert import InputError, Traits, kernel_names, suite_names
 
 __all__ = ["InputError", "Traits", "Reference", "Tolerance", "Results", "reference", "traits", "torch_traits",
            "tolerance", "shape_tolerance", "assert_close", "certify", "generate", "kernel_names", "suite_names", "encode",
-           "nan_convention", "check_elementwise", "certify_reduction"]
+           "nan_convention", "check_elementwise", "certify_reduction", "audit", "Audit", "TORCH_DEFAULT_TOLERANCES"]
 
 #: The pytest plugin (fpcert.pytest_plugin) sets this to a callable taking (kind, dict) for every
 #: assert_close and certify call; None when nothing collects.
@@ -268,11 +268,21 @@ def _caller(default):
     return os.environ.get("PYTEST_CURRENT_TEST", default).split(" (")[0]
 
 
-def assert_close(C, A, B, traits_=None, *, tier: str | None = None, worst: int = 5, name: str | None = None):
-    """Raise AssertionError, explaining the worst elements, unless C is A B as the traits declare: graded
+def _check_op(op, who):
+    if op not in ("matmul", "mm", "gemm"):
+        raise InputError(f"{who}: op={op!r}: only GEMMs (op='matmul', C = A @ B) are audited and certified from Python")
+
+
+def assert_close(C, A, B, traits_=None, *, op: str = "matmul", tier: str | None = None, worst: int = 5, name: str | None = None):
+    """The replacement of ``torch.testing.assert_close(actual, expected, rtol=..., atol=...)`` for a GEMM:
+    ``fpcert.assert_close(actual, A, B, op="matmul")`` takes the inputs instead of an expected tensor and a
+    tolerance, and derives each element's bound from the declared arithmetic (traits_; default: the inputs'
+    format, fp32 accumulation, the actual's format).
+    Raise AssertionError, explaining the worst elements, unless C is A B as the traits declare: graded
     like a certify case (the strongest tier the declarations allow: bitwise for a declared order, else the
     envelope and, for round-to-nearest accumulation, the statistical test; `tier=` caps it). Passes
     silently otherwise and returns the graded case (a dict: the JSON of a certify case)."""
+    _check_op(op, "fpcert.assert_close")
     a, ta = _to_numpy(A)
     b, tb = _to_numpy(B)
     c, tc = _to_numpy(C)
@@ -329,6 +339,21 @@ def _to_device(a, tag, device):
     return torch.from_numpy(a).to(device)
 
 
+def _gemm_adapter(fn, t, device):
+    """fn(A, B) -> C as the native part calls it: container codes in, container codes out."""
+    def adapter(a_codes, b_codes):
+        a, b = _from_codes(a_codes, t.a_input), _from_codes(b_codes, t.b_input)
+        if device is not None:
+            a, b = _to_device(a, t.a_input, device), _to_device(b, t.b_input, device)
+        out = fn(a, b)
+        if device is not None and str(device).startswith("cuda"):
+            _torch().cuda.synchronize()  # a failure inside the kernel surfaces here, in this case
+        c, tc = _to_numpy(out, t.out)
+        bits = _CONTAINER_BITS[t.out]
+        return _codes(c, tc, t.out).astype(_CONTAINER[bits])
+    return adapter
+
+
 def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, device=None, mn: int | None = None,
             case: str | None = None, variant: str | None = None, tier: str | None = None, json=None, junit=None,
             html=None, deterministic: bool = True) -> Results:
@@ -342,18 +367,7 @@ def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, dev
     order must then be unknown (torch_traits' is). An undeclared difference between runs fails the case."""
     t = traits(traits_)
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
-
-    def adapter(a_codes, b_codes):
-        a, b = _from_codes(a_codes, t.a_input), _from_codes(b_codes, t.b_input)
-        if device is not None:
-            a, b = _to_device(a, t.a_input, device), _to_device(b, t.b_input, device)
-        out = fn(a, b)
-        if device is not None and str(device).startswith("cuda"):
-            _torch().cuda.synchronize()  # a failure inside the kernel surfaces here, in this case
-        c, tc = _to_numpy(out, t.out)
-        bits = _CONTAINER_BITS[t.out]
-        return _codes(c, tc, t.out).astype(_CONTAINER[bits])
-
+    adapter = _gemm_adapter(fn, t, device)
     desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
     run = _json.loads(_fpcert.certify(adapter, t, kname, desc, suite, mn or 0, case or "", variant or "", tier or "", "",
                                       "python: fpcert.certify(" + kname + ", suite=" + repr(suite) + ")", bool(deterministic)))
@@ -408,6 +422,94 @@ def certify_reduction(fn, kind: str = "sum", *, x: str = "f32", y: str | None = 
     if html:
         res.write_html(html)
     return res
+
+
+# ---- audit: a test's rule, as people write it (docs/python.md, "Auditing a test's rule"; docs/audit.md) --------
+#: torch.testing.assert_close's defaults (rtol, atol) by dtype, used when neither is given (as torch does).
+TORCH_DEFAULT_TOLERANCES = {"f16": (1e-3, 1e-5), "bf16": (1.6e-2, 1e-5), "f32": (1.3e-6, 1e-5), "tf32": (1.3e-6, 1e-5),
+                            "f64": (1e-7, 1e-7)}
+
+
+class Audit(dict):
+    """The audit record (the JSON of ``fpcert audit --json``: ``static``, ``false_alarms``, ``power``, ...) with
+    its tables: ``print(a)`` or ``a.text()``."""
+
+    def text(self) -> str:
+        return _fpcert.audit_text(_json.dumps(self))
+
+    __str__ = text
+
+    flake_rate = property(lambda self: self["false_alarms"]["flake_rate"], doc="share of correct runs the rule fails")
+    unsatisfiable = property(lambda self: self["static"]["cr_fail_runs"] > 0,
+                             doc="even the correctly rounded output fails the rule on some seed")
+
+    def mutant(self, id: str) -> dict:
+        """The power table's row of a mutant ("zeros", "acc_bf16", "inputs_tf32", ...)."""
+        for m in self["power"]:
+            if m["mutant"] == id:
+                return m
+        raise KeyError(id)
+
+    def passed_mutants(self) -> list:
+        """Mutants that changed the output and that the rule passes on some seed."""
+        return [m["mutant"] for m in self["power"] if m["dormant"] < m["runs"] and m["rule_passed"] > 0]
+
+
+def _rule_of(rule, rtol, atol, out_tag):
+    if rule is not None:
+        if rtol is not None or atol is not None:
+            raise InputError("fpcert.audit: give rule= or rtol/atol, not both")
+        return rule
+    if (rtol is None) != (atol is None):
+        raise InputError("fpcert.audit: give both rtol and atol or neither (as torch.testing.assert_close; neither: its "
+                         "defaults for the output dtype)")
+    if rtol is None:
+        if out_tag not in TORCH_DEFAULT_TOLERANCES:
+            raise InputError(f"fpcert.audit: no torch.testing default tolerance for {out_tag}; give rtol and atol")
+        rtol, atol = TORCH_DEFAULT_TOLERANCES[out_tag]
+    return f"allclose:rtol={float(rtol)!r},atol={float(atol)!r}"
+
+
+def audit(fn=None, traits_=None, *, op: str = "matmul", shape=(64, 64, 64), dtype=None, rtol: float | None = None,
+          atol: float | None = None, rule: str | None = None, inputs: str = "uniform", seeds=(1, 2, 3, 4, 5),
+          mutants: bool = True, sample_rows="auto", device=None, name: str | None = None) -> Audit:
+    """Audit a GEMM test's acceptance rule (docs/audit.md): can a correct kernel fail it (static findings and false
+    alarms over admissible orders and seeds), can a wrong kernel pass it (the power table over mutants), with
+    fpcert's own verdict beside both.
+
+    The check as people write it: ``op="matmul"`` with ``shape=(m, n, k)`` and ``dtype`` (a torch dtype or a tag);
+    the rule as ``torch.testing.assert_close``'s ``rtol``/``atol`` (neither: torch's defaults for the dtype) or
+    ``rule=`` ("maxabs:tol=T", "relfro:tol=T", "kref:k=2,p=bf16", "cosine:min=0.99", "fpcert"); the inputs as a
+    generator spec (m, n, k and the seed are set per case). The kernel: ``fn(A, B) -> C`` as ``fpcert.certify``
+    takes it (NumPy arrays, or torch tensors on ``device``) declaring ``traits_`` (default from dtype: its inputs,
+    fp32 accumulation, its output; ``fpcert.torch_traits(dtype)`` for torch.matmul on a GPU); or no fn and
+    ``traits_`` a registered kernel's name or a traits spec, computed by fpcert's emulator. sample_rows: "auto",
+    "all" or a count (docs/audit.md, "Cost"). Returns the record as an ``Audit`` (print it for the tables)."""
+    _check_op(op, "fpcert.audit")
+    m, n, k = (int(x) for x in shape)
+    if traits_ is None:
+        if dtype is None:
+            raise InputError("fpcert.audit: give traits_ or dtype")
+        tag = _TORCH_FORMAT.get(str(dtype).replace("torch.", ""), str(dtype))
+        traits_ = f"in={tag},acc=f32,out={tag}"
+    sr = {"auto": -1, "all": 0}.get(sample_rows, sample_rows)
+    if not isinstance(sr, int) or sr < -1:
+        raise InputError(f"fpcert.audit: sample_rows={sample_rows!r}: auto, all or a positive count")
+    seeds = [int(s) for s in seeds]
+    if fn is None:
+        if not isinstance(traits_, str):
+            raise InputError("fpcert.audit: without fn, traits_ is a registered kernel's name or a traits spec (a string)")
+        t = traits(traits_)
+        kernel = traits_ if traits_ in kernel_names(True) else ""
+        rec = _fpcert.audit(None, traits_, kernel, "", "", m, n, k, inputs, seeds, _rule_of(rule, rtol, atol, t.out),
+                            bool(mutants), sr, "python: fpcert.audit(" + repr(traits_) + ")")
+        return Audit(_json.loads(rec))
+    t = traits(traits_)
+    kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
+    desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
+    rec = _fpcert.audit(_gemm_adapter(fn, t, device), t, "", kname, desc, m, n, k, inputs, seeds, _rule_of(rule, rtol, atol, t.out),
+                        bool(mutants), sr, "python: fpcert.audit(" + kname + ")")
+    return Audit(_json.loads(rec))
 
 
 # ---- generators ---------------------------------------------------------------------------------------

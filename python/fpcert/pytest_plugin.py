@@ -1,7 +1,10 @@
 """pytest plugin: ``pytest --fpcert-report=report.html`` collects every fpcert.assert_close and
-fpcert.certify call of the test run into one HTML report (docs/python.md). Loaded by the
+fpcert.certify call of the test run into one HTML report (docs/python.md); the fixture ``fpcert_assert_close``
+is fpcert's derived bound as a drop-in for torch.testing.assert_close, named after the test. Loaded by the
 ``pytest11`` entry point the installed package declares, or with ``-p fpcert.pytest_plugin``."""
 import json
+
+import pytest
 
 import fpcert
 
@@ -50,3 +53,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if c is not None:
         terminalreporter.write_line(f"fpcert: {len(c.cases)} assert_close call(s), {len(c.runs)} certify run(s) "
                                     f"-> report {c.path} (written at exit)")
+
+
+@pytest.fixture
+def fpcert_assert_close(request):
+    """``fpcert_assert_close(actual, A, B, op="matmul", traits=None, **kw)``: fpcert.assert_close with the test's id
+    as the case's name (the report lists it under that name). Where a test wrote
+    ``torch.testing.assert_close(out, ref, rtol=..., atol=...)``, it writes ``fpcert_assert_close(out, A, B)``."""
+    def check(actual, A, B, op="matmul", traits=None, **kw):
+        kw.setdefault("name", request.node.nodeid)
+        return fpcert.assert_close(actual, A, B, traits, op=op, **kw)
+    return check

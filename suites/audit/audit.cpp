@@ -34,6 +34,11 @@ std::string AuditRule::text() const {
     case Kind::Allclose: return fmt::format("allclose: |got - ref| <= {:g} + {:g} |ref| for every element", atol, rtol);
     case Kind::MaxAbs: return fmt::format("maxabs: max |got - ref| <= {:g}", tol);
     case Kind::RelFro: return fmt::format("relfro: ||got - ref||_F <= {:g} ||ref||_F", tol);
+    case Kind::KRef:
+      return fmt::format("kref: max |got - ref| <= {:g} max |ref_{} - ref|, ref_{} the test's reference computed in {} "
+                         "(inputs in {}, exact products summed sequentially by FMA in {}, rounded once into {})",
+                         k, p, p, p, p, p == "f64" ? "f64" : "f32", p);
+    case Kind::Cosine: return fmt::format("cosine: cos(got, ref) >= {:g} over the flattened outputs", min);
     case Kind::Fpcert: return "fpcert: |got - ref| <= allowed_ij, fpcert's envelope of the declared formats in any order";
   }
   return {};
@@ -47,14 +52,21 @@ AuditRule parse_audit_rule(const std::string& spec) {
   if (kind == "allclose") r.kind = AuditRule::Kind::Allclose;
   else if (kind == "maxabs") r.kind = AuditRule::Kind::MaxAbs;
   else if (kind == "relfro") r.kind = AuditRule::Kind::RelFro;
+  else if (kind == "kref") r.kind = AuditRule::Kind::KRef;
+  else if (kind == "cosine") r.kind = AuditRule::Kind::Cosine;
   else if (kind == "fpcert") r.kind = AuditRule::Kind::Fpcert;
-  else throw InputError("rule '" + spec + "': unknown kind '" + kind + "' (valid: allclose, maxabs, relfro, fpcert)");
-  bool has_tol = false;
+  else throw InputError("rule '" + spec + "': unknown kind '" + kind + "' (valid: allclose, maxabs, relfro, kref, cosine, fpcert)");
+  bool has_tol = false, has_min = false;
   std::stringstream fields(colon == std::string::npos ? std::string() : spec.substr(colon + 1));
   for (std::string f; std::getline(fields, f, ',');) {
     const auto eq = f.find('=');
     if (eq == std::string::npos) throw InputError("rule '" + spec + "': field '" + f + "' is not key=value");
     const std::string key = f.substr(0, eq), val = f.substr(eq + 1);
+    if (r.kind == AuditRule::Kind::KRef && key == "p") {
+      if (!find_format(val)) throw InputError("rule '" + spec + "': p=" + val + " is not a format (one of " + format_tags() + ")");
+      r.p = val;
+      continue;
+    }
     double v = 0;
     try {
       std::size_t used = 0;
@@ -67,19 +79,27 @@ AuditRule parse_audit_rule(const std::string& spec) {
     if (r.kind == AuditRule::Kind::Allclose && key == "rtol") r.rtol = v;
     else if (r.kind == AuditRule::Kind::Allclose && key == "atol") r.atol = v;
     else if ((r.kind == AuditRule::Kind::MaxAbs || r.kind == AuditRule::Kind::RelFro) && key == "tol") r.tol = v, has_tol = true;
-    else throw InputError("rule '" + spec + "': unknown key '" + key + "' for " + kind);
+    else if (r.kind == AuditRule::Kind::KRef && key == "k") r.k = v;
+    else if (r.kind == AuditRule::Kind::Cosine && key == "min") {
+      if (v > 1) throw InputError("rule '" + spec + "': min must be <= 1 (a cosine similarity)");
+      r.min = v, has_min = true;
+    } else throw InputError("rule '" + spec + "': unknown key '" + key + "' for " + kind);
   }
   if ((r.kind == AuditRule::Kind::MaxAbs || r.kind == AuditRule::Kind::RelFro) && !has_tol)
     throw InputError("rule '" + spec + "': " + kind + " needs tol=");
+  if (r.kind == AuditRule::Kind::KRef && r.p.empty()) throw InputError("rule '" + spec + "': kref needs p= (the reference's precision, e.g. p=bf16)");
+  if (r.kind == AuditRule::Kind::Cosine && !has_min) throw InputError("rule '" + spec + "': cosine needs min= (e.g. min=0.99)");
   return r;
 }
 
 double rule_tolerance(const AuditRule& r, double ref, double allowed) {
   switch (r.kind) {
     case AuditRule::Kind::Allclose: return r.atol + r.rtol * std::fabs(ref);
-    case AuditRule::Kind::MaxAbs: return r.tol;
+    case AuditRule::Kind::MaxAbs:
+    case AuditRule::Kind::KRef: return r.tol;
     case AuditRule::Kind::Fpcert: return allowed;
-    case AuditRule::Kind::RelFro: break;
+    case AuditRule::Kind::RelFro:
+    case AuditRule::Kind::Cosine: break;
   }
   return std::numeric_limits<double>::infinity();
 }
@@ -88,6 +108,13 @@ RuleOutcome apply_rule(const AuditRule& r, const std::vector<double>& got, const
                        const std::vector<double>& allowed) {
   RuleOutcome o;
   if (r.kind == AuditRule::Kind::Fpcert && allowed.size() != ref.size()) throw std::invalid_argument("apply_rule: fpcert needs allowed");
+  if (r.kind == AuditRule::Kind::Cosine) {
+    const double d = one_minus_cosine(got, ref), t = 1 - r.min;
+    o.ratio = t > 0 ? d / t : (d > 0 ? std::numeric_limits<double>::infinity() : 0);
+    o.pass = d <= t;
+    o.failing = o.pass ? 0 : 1;
+    return o;
+  }
   if (r.kind == AuditRule::Kind::RelFro) {
     double num = 0, den = 0;
     bool nonfinite = false;
@@ -112,6 +139,40 @@ RuleOutcome apply_rule(const AuditRule& r, const std::vector<double>& got, const
   }
   o.pass = o.failing == 0;
   return o;
+}
+
+double one_minus_cosine(const std::vector<double>& got, const std::vector<double>& ref) {
+  double g2 = 0, r2 = 0;
+  for (std::size_t x = 0; x < ref.size(); ++x) {
+    if (!std::isfinite(got[x])) return std::numeric_limits<double>::infinity();
+    g2 += got[x] * got[x], r2 += ref[x] * ref[x];
+  }
+  if (g2 == 0 || r2 == 0) return 1;  // cos taken as 0 (torch divides by max(||got|| ||ref||, eps))
+  const double g = std::sqrt(g2), rn = std::sqrt(r2);
+  double d = 0;
+  for (std::size_t x = 0; x < ref.size(); ++x) {
+    const double e = got[x] / g - ref[x] / rn;
+    d += e * e;
+  }
+  return d / 2;  // 1 - cos = |u - v|^2 / 2 for unit vectors u, v
+}
+
+std::vector<double> kref_reference(const std::string& p, const Format& input, std::int64_t m, std::int64_t n, std::int64_t k,
+                                   const std::vector<double>& a, const std::vector<double>& b) {
+  const Format* fp = find_format(p);
+  if (!fp) throw InputError("kref: p=" + p + " is not a format");
+  const bool narrower = fp->frac_bits < input.frac_bits || fp->exp_bits < input.exp_bits;
+  KernelTraits t = parse_traits_spec(fmt::format("in={}{},acc={},out={}", input.tag, narrower ? ",operand=" + p : std::string(),
+                                                 p == "f64" ? "f64" : "f32", p));
+  t.sum_order = SummationOrder::sequential(StepKind::Fma);
+  if (const std::string why = emulation_unavailable(t); !why.empty())
+    throw InputError("kref: fpcert cannot compute the " + p + " reference of " + std::string(input.tag) + " inputs: " + why);
+  std::vector<double> av = a, bv = b;
+  if (narrower) av = round_values(a, *fp, t.input_rounding), bv = round_values(b, *fp, t.input_rounding);
+  const std::vector<std::uint64_t> codes = emulate_gemm(t, m, n, k, av, bv);
+  std::vector<double> v(codes.size());
+  for (std::size_t x = 0; x < codes.size(); ++x) v[x] = to_double(*fp, codes[x]);
+  return v;
 }
 
 namespace {
@@ -143,14 +204,12 @@ struct SeedCase {
   std::vector<double> refd;     ///< the test's reference: the exact product rounded to double
   std::vector<double> cr;       ///< the exact product correctly rounded into the output format
   std::vector<double> allowed;  ///< fpcert's envelope (order unknown) per element
+  AuditRule rule;               ///< the rule resolved on this case (kref: its tolerance k max |ref_p - ref|)
+  double kref_err = 0;          ///< kref: max |ref_p - ref|
 };
 
-SeedCase make_seed_case(const AuditOptions& o, const KernelTraits& t, std::uint64_t seed) {
-  SeedCase c;
-  c.q = generate(spec_for(o.inputs, o.m, o.n, o.k, seed));
-  c.q.a.data = round_values(c.q.a.data, *t.a_input, t.input_rounding);
-  c.q.b.data = round_values(c.q.b.data, *t.b_input, t.input_rounding);
-  if (*t.a_input == *t.b_input) c.q.source = t.a_input;
+/// A case's reference, envelope (order unknown), reference as doubles and correctly rounded output, from its inputs.
+void finish_case(SeedCase& c, const KernelTraits& t) {
   c.ref = gemm_reference(c.q.a.view(), c.q.b.view());
   KernelTraits any = t;
   any.sum_order = SummationOrder::unknown();
@@ -160,7 +219,45 @@ SeedCase make_seed_case(const AuditOptions& o, const KernelTraits& t, std::uint6
     c.refd.push_back(v.hi);
     c.cr.push_back(to_double(*t.out, round_ref(*t.out, v, rn).code));
   }
+}
+
+SeedCase make_seed_case(const AuditOptions& o, const KernelTraits& t, std::uint64_t seed) {
+  SeedCase c;
+  c.q = generate(spec_for(o.inputs, o.m, o.n, o.k, seed));
+  c.q.a.data = round_values(c.q.a.data, *t.a_input, t.input_rounding);
+  c.q.b.data = round_values(c.q.b.data, *t.b_input, t.input_rounding);
+  if (*t.a_input == *t.b_input) c.q.source = t.a_input;
+  finish_case(c, t);
+  c.rule = o.rule;
+  if (o.rule.kind == AuditRule::Kind::KRef) {
+    const std::vector<double> rp = kref_reference(o.rule.p, *t.a_input, o.m, o.n, o.k, c.q.a.data, c.q.b.data);
+    for (std::size_t x = 0; x < rp.size(); ++x)
+      c.kref_err = std::max(c.kref_err, std::isfinite(rp[x]) ? std::fabs(rp[x] - c.refd[x]) : std::numeric_limits<double>::infinity());
+    c.rule.tol = o.rule.k * c.kref_err;
+  }
   return c;
+}
+
+/// The rows of a seed's case the power table runs: a sample of them (suites/verdict/sampled_reference.hpp: the first
+/// and last, both sides of every power of two, `random` more from the seed) with every column; its reference and
+/// envelope, and the rule as resolved on the whole case (kref's tolerance is the whole test's).
+SeedCase row_sample_case(const SeedCase& full, const KernelTraits& t, std::int64_t random, std::uint64_t seed) {
+  GemmSample gs;
+  gs.rows = sample_indices(full.q.m, {full.q.k, full.q.n}, random, seed);
+  for (std::int64_t j = 0; j < full.q.n; ++j) gs.cols.push_back(j);
+  SeedCase c;
+  c.q = sampled_problem(full.q, gs);
+  finish_case(c, t);
+  c.rule = full.rule;
+  c.kref_err = full.kref_err;
+  return c;
+}
+
+/// Random rows of the power table's sample (besides the structured ones); 0: every row (AuditOptions::sample_rows).
+std::int64_t power_sample(const AuditOptions& o) {
+  if (o.sample_rows >= 0) return o.sample_rows;
+  // auto: from 2^24 multiply-adds per case (e.g. 128 x 128 x 1024), 16 random rows besides the structured ones
+  return o.m * o.n * o.k >= (std::int64_t{1} << 24) ? 16 : 0;
 }
 
 std::vector<double> decode(const Format& f, const std::vector<std::uint64_t>& codes) {
@@ -174,7 +271,13 @@ std::vector<double> decode(const Format& f, const std::vector<std::uint64_t>& co
 /// fails there too), cancellation (its error would meet the rule measured against sum_k |a_ik b_kj| instead of
 /// |ref_ij|: the result is small only because its terms cancel), else reduction order (the rounding errors of an
 /// admissible order exceed the tolerance).
-std::string failure_label(const AuditRule& r, const SeedCase& c, const std::vector<double>& got, const RuleOutcome& out) {
+std::string failure_label(const SeedCase& c, const std::vector<double>& got, const RuleOutcome& out) {
+  const AuditRule& r = c.rule;
+  if (r.kind == AuditRule::Kind::Cosine) {
+    // No cancellation label: cosine compares directions, and an error orthogonal to ref costs the same at any |ref_ij|.
+    if (!apply_rule(r, c.cr, c.refd, c.allowed).pass) return "unsatisfiable tolerance";
+    return "reduction order";
+  }
   if (r.kind == AuditRule::Kind::RelFro) {
     if (!apply_rule(r, c.cr, c.refd, c.allowed).pass) return "unsatisfiable tolerance";
     double err2 = 0, abs2 = 0;
@@ -252,29 +355,40 @@ AuditRecord run_audit(const AuditOptions& o) {
   for (std::uint64_t s : o.seeds) {
     cases.push_back(make_seed_case(o, t, s));
     const SeedCase& c = cases.back();
-    const RuleOutcome cro = apply_rule(o.rule, c.cr, c.refd, c.allowed);
+    const RuleOutcome cro = apply_rule(c.rule, c.cr, c.refd, c.allowed);
     if (!cro.pass) ++rec.cr_fail_runs;
     for (std::size_t x = 0; x < c.refd.size(); ++x) {
       ++rec.elements;
       const double a = std::fabs(c.refd[x]);
       rec.ref_abs_min = std::min(rec.ref_abs_min, a);
       rec.ref_abs_max = std::max(rec.ref_abs_max, a);
-      if (o.rule.kind == AuditRule::Kind::RelFro) continue;
-      const double tol = rule_tolerance(o.rule, c.refd[x], c.allowed[x]);
+      if (!c.rule.elementwise()) continue;
+      const double tol = rule_tolerance(c.rule, c.refd[x], c.allowed[x]);
       if (tol < half_ulp(out, a)) ++rec.below_half_ulp;
       if (!(std::fabs(c.cr[x] - c.refd[x]) <= tol)) ++rec.cr_fail;
       if (a <= tol) ++rec.admit_zero;
       if (tol < c.allowed[x]) {
         ++rec.below_bound;
-        if (rule_tolerance(o.rule, c.ref.abs_sum[x], c.allowed[x]) >= c.allowed[x]) ++rec.below_bound_cancel;
+        if (rule_tolerance(c.rule, c.ref.abs_sum[x], c.allowed[x]) >= c.allowed[x]) ++rec.below_bound_cancel;
       }
     }
   }
   const auto n_seeds = static_cast<int>(o.seeds.size());
+  if (o.rule.kind == AuditRule::Kind::KRef) {
+    for (const SeedCase& c : cases) rec.kref_err.push_back(c.kref_err);
+    const auto [lo, hi] = std::minmax_element(rec.kref_err.begin(), rec.kref_err.end());
+    rec.findings.push_back(fmt::format("kref: the {} reference errs by max |ref_{} - ref| in [{:g}, {:g}] over the seeds, so the tolerance "
+                                       "is {:g} x that: [{:g}, {:g}] on every element ({} {:g}, half an ulp of {} at max |ref| = {:g})",
+                                       o.rule.p, o.rule.p, *lo, *hi, o.rule.k, o.rule.k * *lo, o.rule.k * *hi,
+                                       o.rule.k * *lo < half_ulp(out, rec.ref_abs_max) ? "below" : "at or above",
+                                       half_ulp(out, rec.ref_abs_max), out.tag, rec.ref_abs_max));
+  }
   if (rec.cr_fail_runs > 0)
-    rec.findings.push_back(fmt::format("UNSATISFIABLE: on {} of {} seeds even the correctly rounded output fails the rule ({} of the elements); "
+    rec.findings.push_back(fmt::format("UNSATISFIABLE: on {} of {} seeds even the correctly rounded output fails the rule{}; "
                                        "no {} output can pass it there",
-                                       rec.cr_fail_runs, n_seeds, pct(rec.cr_fail, rec.elements), out.tag));
+                                       rec.cr_fail_runs, n_seeds,
+                                       o.rule.elementwise() ? " (" + pct(rec.cr_fail, rec.elements) + " of the elements)" : std::string(),
+                                       out.tag));
   if (rec.below_half_ulp > 0)
     rec.findings.push_back(fmt::format("the tolerance is below half an ulp of {} at |ref| on {} of the elements (|ref| in [{:g}, {:g}]): a "
                                        "correctly rounded output may miss it by rounding alone",
@@ -314,9 +428,9 @@ AuditRecord run_audit(const AuditOptions& o) {
       if (cr.status == CaseStatus::Pass) ++passed;
       if (kernel_out[s].empty()) throw InputError("audit: kernel '" + rec.kernel + "' did not run: " + cr.reason);
       ++row.runs;
-      const RuleOutcome ro2 = apply_rule(o.rule, kernel_out[s], cases[s].refd, cases[s].allowed);
+      const RuleOutcome ro2 = apply_rule(cases[s].rule, kernel_out[s], cases[s].refd, cases[s].allowed);
       row.worst_ratio = std::max(row.worst_ratio, ro2.ratio);
-      if (!ro2.pass) ++row.rule_failed, ++row.labels[failure_label(o.rule, cases[s], kernel_out[s], ro2)];
+      if (!ro2.pass) ++row.rule_failed, ++row.labels[failure_label(cases[s], kernel_out[s], ro2)];
     }
     row.fpcert = fmt::format("pass {}/{}", passed, row.runs);
     rec.variants.push_back(row);
@@ -331,9 +445,9 @@ AuditRecord run_audit(const AuditOptions& o) {
       const SeedCase& c = cases[s];
       const std::vector<double> got = decode(out, emulate_gemm(v, o.m, o.n, o.k, c.q.a.data, c.q.b.data));
       ++row.runs;
-      const RuleOutcome r = apply_rule(o.rule, got, c.refd, c.allowed);
+      const RuleOutcome r = apply_rule(c.rule, got, c.refd, c.allowed);
       row.worst_ratio = std::max(row.worst_ratio, r.ratio);
-      if (!r.pass) ++row.rule_failed, ++row.labels[failure_label(o.rule, c, got, r)];
+      if (!r.pass) ++row.rule_failed, ++row.labels[failure_label(c, got, r)];
     }
     rec.variants.push_back(row);
   }
@@ -341,6 +455,27 @@ AuditRecord run_audit(const AuditOptions& o) {
 
   // Power: every applicable GEMM fault of the catalogue, then zeros and constant.
   if (o.mutants) {
+    // The power table's cases: every seed's whole case, or a sample of its rows (docs/audit.md, "Cost"), with the
+    // kernel's own output on them (what "dormant" compares with).
+    std::vector<SeedCase> sampled;
+    std::vector<const SeedCase*> pcases;
+    std::vector<std::vector<double>> base(cases.size());
+    const std::int64_t random_rows = power_sample(o);
+    for (std::size_t s = 0; s < cases.size(); ++s) {
+      if (random_rows > 0) sampled.push_back(row_sample_case(cases[s], t, random_rows, o.seeds[s]));
+    }
+    for (std::size_t s = 0; s < cases.size(); ++s) {
+      if (random_rows > 0 && sampled[s].q.m < o.m) {
+        pcases.push_back(&sampled[s]);
+        auto k = make();
+        run_one(*k, sampled[s], o.seeds[s], base[s]);
+        if (base[s].empty()) throw InputError("audit: kernel '" + rec.kernel + "' did not run on the row sample");
+        rec.sample_rows = std::max(rec.sample_rows, sampled[s].q.m);
+      } else {
+        pcases.push_back(&cases[s]);
+        base[s] = kernel_out[s];
+      }
+    }
     auto power_row = [&](const std::string& id, const std::string& what, const std::function<std::unique_ptr<GemmKernel>()>& mk) {
       AuditMutantRow row;
       row.mutant = id;
@@ -348,15 +483,15 @@ AuditRecord run_audit(const AuditOptions& o) {
       for (std::size_t s = 0; s < cases.size(); ++s) {
         auto k = mk();
         std::vector<double> got;
-        const CaseResult cr = run_one(*k, cases[s], o.seeds[s], got);
+        const CaseResult cr = run_one(*k, *pcases[s], o.seeds[s], got);
         ++row.runs;
         if (cr.status != CaseStatus::Pass) {
           ++row.fpcert_refused;
           if (row.fpcert_reason.empty()) row.fpcert_reason = std::string(to_string(cr.status)) + ": " + cr.reason.substr(0, 160);
         }
         if (got.empty()) continue;  // it did not run: the rule sees nothing to pass
-        if (same_bits(got, kernel_out[s])) ++row.dormant;
-        if (apply_rule(o.rule, got, cases[s].refd, cases[s].allowed).pass) ++row.rule_passed;
+        if (same_bits(got, base[s])) ++row.dormant;
+        if (apply_rule(pcases[s]->rule, got, pcases[s]->refd, pcases[s]->allowed).pass) ++row.rule_passed;
       }
       rec.mutants.push_back(row);
     };

@@ -19,20 +19,39 @@ namespace fpcert {
 ///   allclose  |got - ref| <= atol + rtol |ref| for every element (torch.allclose / numpy.allclose, equal_nan off)
 ///   maxabs    max |got - ref| <= tol
 ///   relfro    ||got - ref||_F <= tol ||ref||_F
+///   kref      max |got - ref| <= k max |ref_p - ref|, ref_p the test's reference computed at precision p (FlashAttention's
+///             "at most 2x the error of the PyTorch reference in bf16"; kref_reference says how ref_p is computed)
+///   cosine    cos(got, ref) >= min (torch.nn.functional.cosine_similarity of the flattened outputs)
 ///   fpcert    |got - ref| <= allowed_ij, fpcert's envelope for the declared formats in any order
 ///             (suites/verdict/envelope.hpp): the sound rule audit compares the others with
 struct AuditRule {
-  enum class Kind { Allclose, MaxAbs, RelFro, Fpcert } kind = Kind::Allclose;
+  enum class Kind { Allclose, MaxAbs, RelFro, KRef, Cosine, Fpcert } kind = Kind::Allclose;
   double rtol = 1e-5, atol = 1e-8;  ///< allclose (numpy.allclose's defaults when a key is missing)
-  double tol = 0;                   ///< maxabs, relfro
+  double tol = 0;                   ///< maxabs, relfro; kref: k max |ref_p - ref| once resolved on a case (resolve_rule)
+  double k = 2;                     ///< kref: the multiplier (FlashAttention's 2)
+  std::string p;                    ///< kref: the precision of the test's second reference (a format tag)
+  double min = 0;                   ///< cosine: the smallest similarity accepted
   std::string spec;                 ///< as given
   std::string text() const;         ///< in words, with its formula
+  bool elementwise() const { return kind != Kind::RelFro && kind != Kind::Cosine; }
 };
-/// `allclose:rtol=1e-2,atol=1e-2`, `maxabs:tol=0.1`, `relfro:tol=1e-3`, `fpcert`. Throws InputError.
+/// `allclose:rtol=1e-2,atol=1e-2`, `maxabs:tol=0.1`, `relfro:tol=1e-3`, `kref:k=2,p=bf16`, `cosine:min=0.99`,
+/// `fpcert`. Throws InputError.
 AuditRule parse_audit_rule(const std::string& spec);
 
+/// The kref rule's second reference: the stored inputs (values of `a`, `b`, m x k and k x n) multiplied as a
+/// framework's matmul at precision p does (torch.matmul on tensors of dtype p): the inputs rounded into p where p is
+/// narrower, exact products summed sequentially by FMA in an fp32 accumulator (fp64 for p = f64), rounded once
+/// into p. Its values as doubles. Throws InputError where fpcert's emulator cannot compute that arithmetic.
+std::vector<double> kref_reference(const std::string& p, const Format& input, std::int64_t m, std::int64_t n, std::int64_t k,
+                                   const std::vector<double>& a, const std::vector<double>& b);
+/// cosine's figure 1 - cos(got, ref), computed as ||got/|got| - ref/|ref|||^2 / 2 (no cancellation near 1); 1 where
+/// either side is all zeros (cos taken as 0, as torch's eps-guarded cosine_similarity gives); +inf if got is not finite.
+double one_minus_cosine(const std::vector<double>& got, const std::vector<double>& ref);
+
 /// The rule on one output. For allclose and maxabs tol_ij = atol + rtol |ref_ij| (maxabs: tol); for fpcert,
-/// allowed_ij (`allowed` must then hold it); relfro is one normwise figure. ratio = error / tolerance (the
+/// allowed_ij (`allowed` must then hold it); kref: tol (resolved); relfro and cosine are one normwise figure (cosine's
+/// ratio: (1 - cos) / (1 - min)). ratio = error / tolerance (the
 /// largest element's for elementwise rules); failing = elements (or 1 for relfro) beyond it; a non-finite output
 /// where the reference is finite fails with ratio +inf.
 struct RuleOutcome {
@@ -43,7 +62,7 @@ struct RuleOutcome {
 };
 RuleOutcome apply_rule(const AuditRule& r, const std::vector<double>& got, const std::vector<double>& ref,
                        const std::vector<double>& allowed = {});
-/// The rule's tolerance on element x (allclose, maxabs, fpcert); +inf for relfro (not elementwise).
+/// The rule's tolerance on element x (allclose, maxabs, kref, fpcert); +inf for relfro and cosine (not elementwise).
 double rule_tolerance(const AuditRule& r, double ref, double allowed);
 
 struct AuditOptions {
@@ -54,6 +73,11 @@ struct AuditOptions {
   std::vector<std::uint64_t> seeds = {1, 2, 3, 4, 5};
   AuditRule rule;
   bool mutants = true;        ///< run the power table
+  /// The power table's cases on a sample of C's rows (every column): the structured rows of
+  /// suites/verdict/sampled_reference.hpp (first, last, both sides of each power of two) plus this many random ones;
+  /// the mutants, the rule and fpcert's verdict all see those rows only. 0: every row; -1 (auto): 16 random rows once
+  /// a case has 2^24 or more multiply-adds (docs/audit.md, "Cost").
+  std::int64_t sample_rows = -1;
   std::string command;        ///< the command line, for the cases' repro
 };
 

@@ -74,7 +74,7 @@ TEST_CASE("an empty file is valid and sets nothing") {
 
 TEST_CASE("unknown keys name the key - the line and column - the table and the valid keys") {
   CHECK(error_of("kernels = []\nkernal = [\"x\"]\n") ==
-        "/repo/fpcert.toml:2:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, orders, output, determinism, nan)");
+        "/repo/fpcert.toml:2:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, orders, output, determinism, nan, audit)");
   CHECK(error_of("[gate]\nvariant = \"independent\"\nfactr = 2\n") ==
         "/repo/fpcert.toml:3:1: unknown key 'factr' in [gate] (valid keys: variant, baseline, factor, mn, tier)");
   CHECK(error_of("[output]\nxml = \"a.xml\"\n") == "/repo/fpcert.toml:2:1: unknown key 'xml' in [output] (valid keys: json, junit, html)");
@@ -154,4 +154,27 @@ TEST_CASE("[nan]: the NaN convention of plugin conversion kernels, by name - unk
   const std::string e = error_of("[nan]\nfoo = \"quiet\"\n");
   CHECK(e.find("/repo/fpcert.toml:2:7: 'nan.foo': unknown NaN convention 'quiet' (valid: preserve") == 0);
   CHECK(error_of("[nan]\nfoo = 3\n") == "/repo/fpcert.toml:2:7: 'nan.foo' must be a string, got an integer");
+}
+
+TEST_CASE("[audit]: the check fpcert audit --config reads - and its bad values named") {
+  const ProjectConfig c = parse_project_config(
+      "[audit]\ntraits = \"in=bf16,acc=f32,out=bf16\"\nm = 32\nn = 16\nk = 96\ninputs = \"uniform:lo=0,hi=1\"\nseeds = [1, 2]\n"
+      "rule = \"kref:k=2,p=bf16\"\nsample_rows = \"all\"\n",
+      "/repo/fpcert.toml");
+  CHECK(*c.audit.traits == "in=bf16,acc=f32,out=bf16");
+  CHECK(*c.audit.m == 32);
+  CHECK(*c.audit.n == 16);
+  CHECK(*c.audit.k == 96);
+  CHECK(*c.audit.inputs == "uniform:lo=0,hi=1");
+  CHECK(*c.audit.seeds == std::vector<std::uint64_t>{1, 2});
+  CHECK(*c.audit.rule == "kref:k=2,p=bf16");
+  CHECK(*c.audit.sample_rows == "all");
+  CHECK_FALSE(c.audit.kernel.has_value());
+  CHECK(*parse_project_config("[audit]\nsample_rows = 8\n", "/repo/fpcert.toml").audit.sample_rows == "8");
+  CHECK(error_of("[audit]\nrule = \"cosine:tol=1\"\n").find("fpcert.toml:2:8: 'audit.rule': rule 'cosine:tol=1': unknown key 'tol'") != std::string::npos);
+  CHECK(error_of("[audit]\nseedz = [1]\n").find("unknown key 'seedz' in [audit]") != std::string::npos);
+  CHECK(error_of("[audit]\nseeds = []\n").find("non-empty array") != std::string::npos);
+  CHECK(error_of("[audit]\nseeds = [-1]\n").find("every seed is an integer >= 0") != std::string::npos);
+  CHECK(error_of("[audit]\nm = 0\n").find("'audit.m' must be an integer in [1, 2^20]") != std::string::npos);
+  CHECK(error_of("[audit]\nsample_rows = \"some\"\n").find("auto, all or a positive integer") != std::string::npos);
 }

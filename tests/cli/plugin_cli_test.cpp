@@ -366,7 +366,7 @@ TEST_CASE("certify --config: unknown keys and wrong types are exit 2 naming the 
   fpcert::test::write_text(dir + "/a.toml", "kernels = [\"x\"]\n\nkernal = [\"y\"]\n");
   auto r = run_command({kFpcert, "certify", "--config", dir + "/a.toml"});
   CHECK(r.exit_code == 2);
-  CHECK(r.has("a.toml:3:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, orders, output, determinism, nan)"));
+  CHECK(r.has("a.toml:3:1: unknown key 'kernal' at the top level (valid keys: plugins, kernels, suites, isolate, timeout, gate, orders, output, determinism, nan, audit)"));
   fpcert::test::write_text(dir + "/b.toml", "kernels = [\"x\"]\n[gate]\nfactor = \"two\"\n");
   r = run_command({kFpcert, "certify", "--config", dir + "/b.toml"});
   CHECK(r.exit_code == 2);

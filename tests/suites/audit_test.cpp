@@ -159,3 +159,105 @@ TEST_CASE("audit record: JSON round trip keeps every field that the tables read"
   CHECK(back.variants.size() == r.variants.size());
   CHECK(audit_to_json(r).at("false_alarms").at("flake_rate") == 0.0);
 }
+
+TEST_CASE("audit rules: kref and cosine parse and their formulas by hand") {
+  const AuditRule k = parse_audit_rule("kref:k=2,p=bf16");
+  CHECK(k.kind == AuditRule::Kind::KRef);
+  CHECK(k.k == 2);
+  CHECK(k.p == "bf16");
+  CHECK(k.elementwise());
+  CHECK_THROWS_AS(parse_audit_rule("kref:k=2"), InputError);         // p= is required
+  CHECK_THROWS_AS(parse_audit_rule("kref:k=2,p=f17"), InputError);   // not a format
+  CHECK_THROWS_AS(parse_audit_rule("cosine"), InputError);           // min= is required
+  CHECK_THROWS_AS(parse_audit_rule("cosine:min=1.5"), InputError);   // a similarity is at most 1
+  const AuditRule c = parse_audit_rule("cosine:min=0.95");
+  CHECK(c.kind == AuditRule::Kind::Cosine);
+  CHECK_FALSE(c.elementwise());
+  // kref resolved on a case is max-abs with tol = k max |ref_p - ref|: here tol = 2 * 0.25 = 0.5, by hand
+  AuditRule kr = k;
+  kr.tol = 2 * 0.25;
+  CHECK(apply_rule(kr, {3.5, 4.0}, {3.0, 4.0}).pass);                // |3.5 - 3| = 0.5 <= 0.5
+  CHECK_FALSE(apply_rule(kr, {3.0, 4.625}, {3.0, 4.0}).pass);        // 0.625 > 0.5
+  // cosine: got (3, 4), ref (4, 3): cos = (12 + 12) / (5 * 5) = 0.96, 1 - cos = 0.04
+  CHECK(one_minus_cosine({3, 4}, {4, 3}) == doctest::Approx(0.04).epsilon(1e-12));
+  CHECK(apply_rule(c, {3, 4}, {4, 3}).pass);                         // 0.96 >= 0.95
+  CHECK_FALSE(apply_rule(parse_audit_rule("cosine:min=0.97"), {3, 4}, {4, 3}).pass);
+  CHECK(apply_rule(c, {3, 4}, {4, 3}).ratio == doctest::Approx(0.04 / 0.05));
+  // a scaled output has cosine 1: the rule cannot see a wrong scale factor (2x every output)
+  CHECK(apply_rule(parse_audit_rule("cosine:min=0.999999"), {6, 8}, {3, 4}).pass);
+  // zeros: cos taken as 0 (torch divides by max(||x|| ||y||, eps)): fails any min > 0
+  CHECK(one_minus_cosine({0, 0}, {3, 4}) == 1);
+  CHECK_FALSE(apply_rule(c, {0, 0}, {3, 4}).pass);
+  CHECK_FALSE(apply_rule(c, {NAN, 4}, {3, 4}).pass);
+}
+
+TEST_CASE("audit: FlashAttention's 2x rule at bf16 on a GEMM (issue 46's public case): satisfiable, and it refuses bf16 accumulation") {
+  // The rule: max |got - ref| <= 2 max |ref_bf16 - ref|, ref_bf16 the product computed as torch.matmul on bf16 tensors
+  // (fp32 accumulation, one rounding into bf16). Same inputs as the atol = 0.06 case above: outputs in [16, 32), where a
+  // bf16 ulp is 2^(4 - 7) = 0.125. ref_bf16's error per element is its output rounding (at most half an ulp, 0.0625)
+  // plus the fp32 accumulation's (at most 95 additions of relative error 2^-24 on partial sums below 32: 95 * 32 *
+  // 2^-24 ~ 1.8e-4); its maximum over 1024 elements of about uniform [0, 0.0625] rounding errors lies above 0.06
+  // unless all 1024 stay below (P ~ 0.96^1024 ~ e^-42). So the tolerance 2 E lies in [0.12, 0.1254].
+  // A correct kernel (fp32 accumulation in any order, bf16 output) errs at most 0.0625 + 1.8e-4 < 0.12: no false alarm
+  // in any order, no unsatisfiable finding (the correctly rounded output errs at most 0.0625).
+  // acc_bf16 (partial sums rounded to bf16): once the running sum passes 16 (from about the 64th product on) each of
+  // the ~30 remaining additions rounds by up to 0.0625 (standard deviation 0.0625/sqrt(3) each, ~0.2 summed): over
+  // 1024 elements some error far exceeds 0.125 on every seed. zeros errs by |ref| >= 16.
+  AuditOptions o;
+  o.traits = "in=bf16,acc=f32,out=bf16";
+  o.m = 32, o.n = 32, o.k = 96;
+  o.inputs = "uniform:lo=0,hi=1";
+  o.seeds = {1, 2};
+  o.rule = parse_audit_rule("kref:k=2,p=bf16");
+  const AuditRecord r = run_audit(o);
+  REQUIRE(r.kref_err.size() == 2);
+  for (double e : r.kref_err) {
+    CHECK(e >= 0.06);
+    CHECK(e <= 0.0627);
+  }
+  CHECK(r.ref_abs_min >= 8);   // the setup, as above
+  CHECK(r.cr_fail_runs == 0);
+  CHECK(r.false_alarm_runs == 0);
+  for (const AuditVariantRow& v : r.variants) CHECK(v.worst_ratio <= 0.0627 / 0.12);
+  const AuditMutantRow* z = row(r, "zeros");
+  const AuditMutantRow* ab = row(r, "acc_bf16");
+  REQUIRE(z != nullptr);
+  REQUIRE(ab != nullptr);
+  CHECK(z->rule_passed == 0);
+  CHECK(ab->rule_passed == 0);
+}
+
+TEST_CASE("audit: cosine similarity 0.99 passes a constant output on positive inputs") {
+  // uniform [0, 1] bf16 inputs, K = 64: outputs have mean 16 and standard deviation sqrt(64 (1/9 - 1/16)) ~ 1.76, so a
+  // constant output c (the mean) has cos(c 1, ref) = mean(ref) / rms(ref) = 16 / sqrt(16^2 + 1.76^2) ~ 0.994 >= 0.99:
+  // the rule passes it on every seed. A correct kernel's error (~2^-9 relative at most for bf16 output) costs
+  // 1 - cos ~ 1e-6 at most: far inside 0.01.
+  AuditOptions o = small_outputs("cosine:min=0.99");
+  o.inputs = "uniform:lo=0,hi=1";
+  const AuditRecord r = run_audit(o);
+  CHECK(r.false_alarm_runs == 0);
+  const AuditMutantRow* c = row(r, "constant");
+  REQUIRE(c != nullptr);
+  CHECK(c->rule_passed == 3);
+  CHECK(c->fpcert_refused == 3);
+  CHECK(row(r, "zeros")->rule_passed == 0);  // cos taken as 0
+}
+
+TEST_CASE("audit: the power table on a sample of rows sees fewer rows and still reports every mutant") {
+  AuditOptions o = small_outputs("allclose:rtol=1e-2,atol=1e-2");
+  o.m = 128, o.n = 8, o.k = 16;
+  o.seeds = {1};
+  o.sample_rows = 2;
+  const AuditRecord r = run_audit(o);
+  // rows 0, 1, 126, 127 and both sides of 2, 4, ..., 64: at most 2 + 2 * 7 + 2 random rows, fewer than 128
+  CHECK(r.sample_rows > 4);
+  CHECK(r.sample_rows < 32);
+  const AuditMutantRow* z = row(r, "zeros");
+  REQUIRE(z != nullptr);
+  CHECK(z->rule_passed == 1);     // as on the whole case: every element admits 0
+  CHECK(z->fpcert_refused == 1);
+  o.sample_rows = 0;
+  CHECK(run_audit(o).sample_rows == 0);
+  o.m = 16, o.sample_rows = -1;   // auto: 16 x 8 x 16 is far below 2^24 multiply-adds
+  CHECK(run_audit(o).sample_rows == 0);
+}

@@ -1,0 +1,59 @@
+// python/audit_entry.cpp — fpcert.audit's native part (docs/python.md, "Auditing a test's rule"; docs/audit.md): a
+// GEMM test's acceptance rule audited for false alarms and power, on a Python callable (as fpcert.certify takes it),
+// a registered host kernel or a traits declaration; the record as JSON and its terminal tables.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <nlohmann/json.hpp>
+
+#include "python/py_support.hpp"
+#include "reports/audit_text.hpp"
+#include "results/audit.hpp"
+#include "suites/audit/audit.hpp"
+
+namespace fpcert::py_support {
+
+void add_audit_entry(py::module_& m) {
+  m.def("audit", [](py::object adapter, const py::object& traits, const std::string& kernel, const std::string& name,
+                    const std::string& description, std::int64_t mm, std::int64_t n, std::int64_t k, const std::string& inputs,
+                    const std::vector<std::uint64_t>& seeds, const std::string& rule, bool mutants, std::int64_t sample_rows,
+                    const std::string& command) {
+    AuditOptions o;
+    o.m = mm, o.n = n, o.k = k;
+    o.inputs = inputs;
+    o.seeds = seeds;
+    o.rule = parse_audit_rule(rule);
+    o.mutants = mutants;
+    o.sample_rows = sample_rows;
+    o.command = command;
+    if (adapter.is_none()) {
+      // a registered kernel, or a traits spec computed by fpcert's emulator (fpcert audit --kernel / --traits)
+      if (!kernel.empty()) o.kernel = kernel;
+      else o.traits = traits.cast<std::string>();
+      py::gil_scoped_release nogil;
+      return audit_to_json(run_audit(o)).dump();
+    }
+    const KernelTraits t = traits.cast<KernelTraits>();
+    PyHandle h = make_handle(std::move(adapter));
+    register_kernel(KernelInfo{name, Backend::Plugin, false,
+                               [=] { return std::unique_ptr<Kernel>(make_python_gemm_kernel(name, description, t, h).release()); }, "python"});
+    h.reset();
+    o.kernel = name;
+    std::string out;
+    try {
+      py::gil_scoped_release nogil;
+      out = audit_to_json(run_audit(o)).dump();
+    } catch (...) {
+      unregister_kernel(name);
+      throw;
+    }
+    unregister_kernel(name);
+    return out;
+  }, py::arg("adapter"), py::arg("traits"), py::arg("kernel"), py::arg("name"), py::arg("description"), py::arg("m"), py::arg("n"),
+     py::arg("k"), py::arg("inputs"), py::arg("seeds"), py::arg("rule"), py::arg("mutants") = true, py::arg("sample_rows") = -1,
+     py::arg("command") = "python");
+  m.def("audit_text", [](const std::string& record) { return audit_text(audit_from_json(nlohmann::json::parse(record))); },
+        py::arg("record"), "The audit's terminal tables (what `fpcert audit` prints) from its record");
+}
+
+}  // namespace fpcert::py_support

@@ -1,0 +1,120 @@
+"""tests/python/test_audit.py — fpcert.audit and the replacement (docs/python.md, "Auditing a test's rule";
+docs/audit.md) on NumPy callables: issue 46's public cases that apply to a GEMM, rebuilt with their findings derived
+by hand below (ulp arithmetic), the rule arguments as torch.testing.assert_close takes them, and the pytest fixture."""
+import numpy as np
+import pytest
+
+import fpcert
+
+
+def f32_exact(A, B):
+    """A correctly rounded fp32 GEMM: float64 sums of exact fp32 products (exact for these K and magnitudes: products
+    of 24-bit significands fit in 48 bits, 256 of them below 2^8 in 53 bits of float64 lose at most 2^-45 relatively,
+    far below half an fp32 ulp, 2^-24), rounded once to fp32."""
+    return (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32)
+
+
+def bf16_values(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def bf16_exact(A, B):
+    """A correctly rounded bf16 GEMM of bf16 inputs (uint16 bits): the float64 product (exact here: K = 96 products of
+    8-bit significands, 16 bits each, sums below 2^5) rounded to nearest-even into bf16 by fpcert.encode."""
+    return fpcert.encode("bf16", bf16_values(A) @ bf16_values(B)).astype(np.uint16)
+
+
+def test_tf32_passes_as_fp32_at_allclose_1e2_and_fpcert_refuses_it():
+    # Issue 46: "TF32 passes as fp32 at 1e-2 (~7x for free)". Inputs uniform [0, 1]: tf32 keeps p = 11, so each operand
+    # moves by at most 2^-11 relatively, each product by at most ~2^-10 ~ 1e-3, and with every term positive each output
+    # by at most ~1e-3 relatively: below rtol = 1e-2 on every element, on every seed. fpcert's envelope for fp32
+    # accumulation (order unknown) over K = 256 allows about K u = 256 * 2^-24 ~ 1.5e-5 relatively: 1e-3 is far outside.
+    a = fpcert.audit(f32_exact, "in=f32,acc=f32,out=f32", shape=(16, 16, 256), inputs="uniform:lo=0,hi=1", seeds=(1, 2, 3),
+                     rtol=1e-2, atol=1e-2)
+    m = a.mutant("inputs_tf32")
+    assert m["dormant"] == 0 and m["rule_passed"] == 3 and m["fpcert_refused"] == 3
+    assert "inputs_tf32" in a.passed_mutants()
+    assert a["false_alarms"]["variants"][0]["fpcert"] == "pass 3/3"  # the callable itself: fpcert passes it
+    assert a.flake_rate == 0
+    # zeros errs by |ref| ~ 64 >> 1e-2 + 1e-2 * 64: the rule refuses it
+    assert a.mutant("zeros")["rule_passed"] == 0
+    assert "inputs_tf32" in str(a)  # the tables
+
+
+def test_atol_006_on_bf16_outputs_in_16_32_is_unsatisfiable():
+    # Issue 46: "atol=0.06 is below half an ulp for bf16 outputs in [16, 32)". There a bf16 ulp is 2^(4-7) = 0.125, so
+    # a correctly rounded output may lie 0.0625 from the exact product: P(error > 0.06) ~ 0.0025 / 0.0625 = 4 % per
+    # element, and over 2 x 1024 elements some fail on both seeds (P(none on a seed) ~ 0.96^1024 ~ e^-42).
+    # Inputs uniform [0, 1], K = 96: outputs of mean 24, standard deviation ~2.2, all in [16, 32) in practice.
+    a = fpcert.audit(None, "in=bf16,acc=f32,out=bf16", shape=(32, 32, 96), inputs="uniform:lo=0,hi=1", seeds=(1, 2),
+                     rtol=0, atol=0.06, mutants=False)
+    assert a.unsatisfiable and a["static"]["cr_fail_runs"] == 2
+    assert a["static"]["findings"][0].startswith("UNSATISFIABLE")
+    assert a.flake_rate == 1.0  # every correct order fails on every seed
+    assert a["power"] == []
+
+
+def test_flashattention_2x_rule_at_bf16_on_a_numpy_kernel():
+    # Issue 46: FlashAttention's "error at most 2x the PyTorch bf16 reference's". Same outputs in [16, 32): the bf16
+    # reference (fp32 accumulation, one rounding into bf16) errs by at most 0.0625 + 95 * 32 * 2^-24 (~1.8e-4), and by
+    # more than 0.06 somewhere among 1024 elements (P(not) ~ e^-42): tolerance 2 E in [0.12, 0.1254]. The callable is
+    # correctly rounded (error <= 0.0625): ratio <= 0.0625 / 0.12 ~ 0.52, no false alarm; the admissible orders err by
+    # at most 0.0625 + 1.8e-4. bf16 accumulation (~30 roundings of up to 0.0625 once the sum passes 16) errs by well
+    # over 0.125 on some element: refused; zeros errs by >= 16: refused.
+    a = fpcert.audit(bf16_exact, "in=bf16,acc=f32,out=bf16", shape=(32, 32, 96), inputs="uniform:lo=0,hi=1", seeds=(1, 2),
+                     rule="kref:k=2,p=bf16")
+    assert all(0.06 <= e <= 0.0627 for e in a["static"]["kref_err"])
+    assert a.flake_rate == 0 and not a.unsatisfiable
+    assert a["false_alarms"]["variants"][0]["worst_ratio"] <= 0.0625 / 0.12
+    assert a.mutant("acc_bf16")["rule_passed"] == 0
+    assert a.mutant("zeros")["rule_passed"] == 0
+
+
+def test_audit_rule_arguments_as_torch_testing_takes_them():
+    # neither rtol nor atol: torch.testing.assert_close's defaults for the output dtype (bf16: 1.6e-2, 1e-5)
+    a = fpcert.audit(None, "in=bf16,acc=f32,out=bf16", shape=(8, 8, 16), seeds=(1,), mutants=False)
+    assert a["rule"] == "allclose:rtol=0.016,atol=1e-05"
+    b = fpcert.audit(None, dtype="bfloat16", shape=(8, 8, 16), seeds=(1,), mutants=False)  # traits from the dtype
+    assert b["traits"] == a["traits"]
+    with pytest.raises(ValueError, match="both rtol and atol"):
+        fpcert.audit(None, "in=bf16,acc=f32,out=bf16", rtol=1e-2)
+    with pytest.raises(ValueError, match="not both"):
+        fpcert.audit(None, "in=bf16,acc=f32,out=bf16", rtol=1e-2, atol=1e-2, rule="maxabs:tol=1")
+    with pytest.raises(ValueError, match="only GEMMs"):
+        fpcert.audit(None, "in=bf16,acc=f32,out=bf16", op="conv2d")
+    with pytest.raises(ValueError, match="unknown kind"):
+        fpcert.audit(None, "in=bf16,acc=f32,out=bf16", rule="frobenius:tol=1")
+    # a registered kernel by name, the relfro and cosine rules
+    c = fpcert.audit(None, "model_gemm_f16_f32acc", shape=(16, 16, 64), seeds=(1,), rule="cosine:min=0.99", mutants=False)
+    assert c["kernel"] == "model_gemm_f16_f32acc" and c.flake_rate == 0
+
+
+def test_audit_a_wrong_numpy_kernel_the_rule_misses():
+    # A kernel that drops the last product (k_minus_1 as a user's bug) checked at allclose 1e-2 with outputs ~ 1e-3
+    # (inputs uniform [0, 2^-7], K = 64: 64 products of mean 2^-16): |0 - ref| ~ 1e-3 <= atol = 1e-2, so even zeros pass.
+    a = fpcert.audit(f32_exact, "in=f32,acc=f32,out=f32", shape=(16, 16, 64), inputs="uniform:lo=0,hi=0.0078125", seeds=(1, 2),
+                     rtol=1e-2, atol=1e-2)
+    assert a.mutant("zeros")["rule_passed"] == 2 and a.mutant("zeros")["fpcert_refused"] == 2
+    assert "zeros" in a.passed_mutants()
+    assert a["static"]["admit_zero"] == a["static"]["elements"]
+
+
+def test_assert_close_op_keyword_and_the_fixture(fpcert_assert_close):
+    A, B = fpcert.generate("uniform:m=8,n=8,k=32,seed=3")
+    C = f32_exact(A, B)
+    fpcert.assert_close(C, A, B, "in=f32,products=f32,acc=f32,out=f32", op="matmul")
+    with pytest.raises(ValueError, match="only GEMMs"):
+        fpcert.assert_close(C, A, B, op="softmax")
+    case = fpcert_assert_close(C, A, B, traits="in=f32,products=f32,acc=f32,out=f32")
+    assert case["status"] == "pass" and "test_assert_close_op_keyword_and_the_fixture" in case["case"]
+    wrong = C.copy()
+    wrong[2, 3] = np.float32(wrong[2, 3] * np.float32(1.01))  # 1 % off: far outside the fp32 bound
+    with pytest.raises(AssertionError, match="C\\[2, 3\\]"):
+        fpcert_assert_close(wrong, A, B, traits="in=f32,products=f32,acc=f32,out=f32")
+
+
+def test_audit_torch_matmul_cpu():
+    torch = pytest.importorskip("torch", reason="torch is not installed (CI has none): torch.matmul is audited on the H200")
+    a = fpcert.audit(torch.matmul, "in=f32,products=f32,acc=f32,out=f32", shape=(16, 16, 64), seeds=(1,), rtol=1e-2, atol=1e-2,
+                     device="cpu")
+    assert a.mutant("zeros")["rule_passed"] == 0
