@@ -18,7 +18,10 @@ std::string diagnosis_text(const DiagnosisRecord& r) {
   for (const DiagnosisHypothesis& h : r.ranked) {
     const double f = 100.0 * h.fraction();
     const std::string frac = h.matched == h.elements ? "100 %" : fmt::format("{:.1f} %", std::min(f, 99.9));
-    const std::string env = h.envelope_holds ? "holds" : h.envelope_exceed ? fmt::format("{} out", h.envelope_exceed) : "vacuous";
+    const std::string env = h.envelope_holds         ? "holds"
+                            : h.envelope_exceed < 0  ? "n/a"
+                            : h.envelope_exceed > 0  ? fmt::format("{} out", h.envelope_exceed)
+                                                     : "vacuous";
     const std::string ulps = h.matched == h.elements ? "-" : std::isinf(h.max_ulps) ? "inf" : fmt::format("{:.3g}", h.max_ulps);
     s += fmt::format("    {:>3}  {:<34} {:>9}  {:<10} {:>9}  {}\n", ++n, h.id, frac, env, ulps, fmt::join(h.same_as, ", "));
   }

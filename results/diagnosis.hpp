@@ -20,7 +20,7 @@ struct DiagnosisHypothesis {
   std::int64_t matched = 0;        ///< elements equal bit for bit to the kernel's output (all cases together)
   std::int64_t elements = 0;       ///< elements compared
   bool envelope_holds = false;     ///< the hypothesised arithmetic's envelope (any order) holds on every element
-  std::int64_t envelope_exceed = 0;  ///< elements beyond it
+  std::int64_t envelope_exceed = 0;  ///< elements beyond it (-1: no envelope, a fault that is not an arithmetic)
   double max_ulps = 0;             ///< residual: the largest distance in output ulps on the elements it misses
   std::vector<std::string> same_as;  ///< hypotheses whose outputs equal this one's bit for bit on every case
   double fraction() const { return elements ? static_cast<double>(matched) / static_cast<double>(elements) : 0.0; }

@@ -67,6 +67,7 @@ std::string pct(const DiagnosisHypothesis& h) {
 
 std::string envelope_words(const DiagnosisHypothesis& h) {
   if (h.envelope_holds) return "envelope everywhere";
+  if (h.envelope_exceed < 0) return "no envelope (not an arithmetic)";
   return h.envelope_exceed ? fmt::format("envelope exceeded on {} element(s)", h.envelope_exceed) : std::string("envelope vacuous");
 }
 
@@ -139,8 +140,19 @@ DiagnosisRecord diagnose_gemm(const std::string& kernel, const KernelTraits& dec
     }
     e.digest = digest;
     // The hypothesised arithmetic's envelope, in any order (a fault has the envelope of the arithmetic it wraps).
+    // A fault that is an arithmetic has that arithmetic's envelope; the others (a row zeroed, a NaN written) have none.
     KernelTraits any = h.traits;
     any.sum_order = SummationOrder::unknown();
+    if (h.fault) {
+      switch (*h.fault) {
+        case Fault::AccF16: any.acc = &f16; break;
+        case Fault::AccBf16: any.acc = &bf16; break;
+        case Fault::AccTowardZero: any.acc_rounding = Rounding::TowardZero; break;
+        default:
+          e.row.envelope_exceed = -1;  // no envelope: shown as n/a
+          return e;
+      }
+    }
     const std::string key = describe_traits(any);
     if (!envelope_cache.count(key)) {
       std::int64_t exceed = 0, graded = 0, admit_zero = 0;
@@ -175,19 +187,51 @@ DiagnosisRecord diagnose_gemm(const std::string& kernel, const KernelTraits& dec
     for (const Evaluated& e : all) b = std::max(b, e.row.matched);
     return b;
   };
-  // Pairs, when no single change explains every element: among the best single changes, of different classes.
+  // Pairs, when no single change explains every element: among the best single changes overall and the best of each
+  // class (an order change that only helps together with an operand change ranks low alone), two of different classes,
+  // the likeliest first (most elements matched by the two alone); stopped at the first pair that explains every element
+  // (its look-alikes among the pairs not evaluated are not looked for) or when the time budget is spent.
   if (opt.pairs && best_matched() < elements) {
-    std::vector<std::pair<const Change*, std::size_t>> pool = single_at;
-    std::sort(pool.begin(), pool.end(), [&](const auto& x, const auto& y) { return better(all[x.second], all[y.second], false); });
-    if (pool.size() > static_cast<std::size_t>(opt.pair_pool)) pool.resize(static_cast<std::size_t>(opt.pair_pool));
+    std::vector<std::pair<const Change*, std::size_t>> sorted = single_at;
+    std::sort(sorted.begin(), sorted.end(), [&](const auto& x, const auto& y) { return better(all[x.second], all[y.second], false); });
+    std::vector<std::pair<const Change*, std::size_t>> pool;
+    std::map<ChangeClass, int> per_class;
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+      if (i < static_cast<std::size_t>(opt.pair_pool) || per_class[sorted[i].first->cls] < opt.per_class) {
+        pool.push_back(sorted[i]);
+        ++per_class[sorted[i].first->cls];
+      }
+    struct Pair {
+      const Change *first, *second;
+      std::int64_t prior;
+    };
+    std::vector<Pair> pairs;
     for (std::size_t x = 0; x < pool.size(); ++x)
       for (std::size_t y = x + 1; y < pool.size(); ++y) {
         const Change *p = pool[x].first, *q = pool[y].first;
         if (p->cls == q->cls) continue;
         const Change* first = p->cls == ChangeClass::Fault ? q : p;  // the fault wraps the changed arithmetic
-        const Change* second = first == p ? q : p;
-        if (auto e = evaluate(with_changes(base, {first, second}))) all.push_back(std::move(*e));
+        pairs.push_back({first, first == p ? q : p, all[pool[x].second].row.matched + all[pool[y].second].row.matched});
       }
+    std::stable_sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) { return a.prior > b.prior; });
+    int done = 0;
+    const auto p0 = std::chrono::steady_clock::now();
+    for (const Pair& p : pairs) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count() > opt.pair_seconds) {
+        rec.notes.push_back(fmt::format("pairs: {} of {} evaluated within the time budget of {} s", done, pairs.size(), opt.pair_seconds));
+        break;
+      }
+      ++done;
+      if (auto e = evaluate(with_changes(base, {p.first, p.second}))) {
+        const bool whole = e->row.matched == elements;
+        all.push_back(std::move(*e));
+        if (whole) {
+          if (done < static_cast<int>(pairs.size()))
+            rec.notes.push_back(fmt::format("pairs: stopped at the first that explains every element ({} of {} evaluated)", done, pairs.size()));
+          break;
+        }
+      }
+    }
   }
   rec.tried = static_cast<std::int64_t>(all.size());
   if (all.empty()) {

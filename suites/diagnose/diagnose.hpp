@@ -24,7 +24,9 @@ struct DiagnoseCase {
 
 struct DiagnoseOptions {
   int top = 8;          ///< hypotheses kept in the record
-  int pair_pool = 10;   ///< pairs are formed among this many best single changes
+  int pair_pool = 6;    ///< pairs are formed among this many best single changes
+  int per_class = 4;    ///< and the best this many of each class
+  double pair_seconds = 15;  ///< pairs stop being evaluated after this long (the likeliest are evaluated first)
   int unexplained = 5;  ///< elements no hypothesis explains, listed
   bool pairs = true;    ///< evaluate pairs of changes when no single change explains every element
   double consistent = 0.9;  ///< the share of elements bit for bit above which a hypothesis is "consistent"

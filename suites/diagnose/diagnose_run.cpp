@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "base/fpenv.hpp"
 #include "generators/generate.hpp"
+#include "kernels/tc/cards.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "suites/ops/gemm/fault_injectors.hpp"
 #include "suites/ops/gemm/runner.hpp"
@@ -25,6 +26,27 @@ bool non_arithmetic(CheckKind k) {
   return k == CheckKind::Unwritten || k == CheckKind::GuardOutput || k == CheckKind::GuardInputs || k == CheckKind::InputsModified ||
          k == CheckKind::Nondeterministic;
 }
+
+/// A kernel that runs another and declares a third kernel's traits (DiagnoseKernelOptions::declared_as).
+class DeclaredAs final : public GemmKernel {
+ public:
+  DeclaredAs(std::unique_ptr<GemmKernel> k, KernelTraits t)
+      : k_(std::move(k)), t_(std::move(t)), name_(k_->name()) {}
+  const std::string& name() const override { return name_; }
+  std::string description() const override { return k_->description(); }
+  Backend backend() const override { return k_->backend(); }
+  MemorySpace memory() const override { return k_->memory(); }
+  const KernelTraits& traits() const override { return t_; }
+  Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override { return k_->can_implement(m, n, k); }
+  Support can_implement_operands(const GemmOperands& ops) const override { return k_->can_implement_operands(ops); }
+  bool is_mutant() const override { return k_->is_mutant(); }
+  void run(const GemmOperands& ops) override { k_->run(ops); }
+
+ private:
+  std::unique_ptr<GemmKernel> k_;
+  KernelTraits t_;
+  std::string name_;
+};
 
 }  // namespace
 
@@ -83,10 +105,15 @@ DiagnoseCase run_for_diagnosis(GemmKernel& k, const std::string& suite_name, con
 
 DiagnosisRecord diagnose_kernel(GemmKernel& k, const DiagnoseKernelOptions& o) {
   if (o.cases.empty()) throw InputError("diagnose: give a case (--case ID or a generator spec)");
+  if (k.traits().block.active())
+    throw InputError("diagnose: " + k.name() + " is block-scaled: its hypotheses would need the operands quantized into blocks as the "
+                     "grade does (suites/verdict/block_reference), which this diagnosis does not do yet");
   std::vector<DiagnoseCase> cases;
   CaseResult first;
   for (std::size_t i = 0; i < o.cases.size(); ++i) cases.push_back(run_for_diagnosis(k, o.suite, o.cases[i], i == 0 ? &first : nullptr));
-  DiagnosisRecord r = diagnose_gemm(k.name(), k.traits(), cases, o.opt);
+  // The declaration as certify grades it: a tensor-core order takes its installed behaviour card (kernels/tc/cards.hpp).
+  const KernelTraits declared = tc::with_installed_cards(k.traits());
+  DiagnosisRecord r = diagnose_gemm(k.name(), declared, cases, o.opt);
   if (o.auto_separate && o.cases.size() == 1 && !r.ranked.empty() && !r.ranked.front().same_as.empty()) {
     // Look-alikes on the case: the suite's cases that tell formats, tiles and subnormals apart, where the suite has them.
     std::vector<std::string> added;
@@ -100,7 +127,7 @@ DiagnosisRecord diagnose_kernel(GemmKernel& k, const DiagnoseKernelOptions& o) {
     if (!added.empty()) {
       const double first_seconds = r.seconds;
       const std::vector<std::string> before = r.ranked.front().same_as;
-      r = diagnose_gemm(k.name(), k.traits(), cases, o.opt);
+      r = diagnose_gemm(k.name(), declared, cases, o.opt);
       r.seconds += first_seconds;
       r.notes.push_back(fmt::format("look-alikes on the first case ({}), separated on {}", fmt::join(before, ", "), fmt::join(added, ", ")));
     }
@@ -125,7 +152,21 @@ DiagnosisRecord diagnose_kernel(GemmKernel& k, const DiagnoseKernelOptions& o) {
 
 DiagnosisRecord diagnose_kernel(const DiagnoseKernelOptions& o) {
   auto k = make_gemm_kernel(o.kernel);
+  // "<kernel>~<fault id>": the kernel with a fault of the catalogue injected (as fpcert mutate names its mutants).
+  if (const auto tilde = o.kernel.find('~'); !k && tilde != std::string::npos)
+    if (const FaultInfo* f = find_fault(o.kernel.substr(tilde + 1)); f && f->operation == Operation::Gemm)
+      k = make_fault_injector(make_gemm_kernel(o.kernel.substr(0, tilde)), f->fault);
   if (!k) throw InputError("unknown GEMM kernel '" + o.kernel + "' (fpcert kernels lists them)");
+  if (!o.declared_as.empty()) {
+    auto as = make_gemm_kernel(o.declared_as);
+    if (!as) throw InputError("--declared-as: unknown GEMM kernel '" + o.declared_as + "' (fpcert kernels lists them)");
+    const KernelTraits& t = k->traits();
+    const KernelTraits& d = as->traits();
+    if (!(*t.a_input == *d.a_input) || !(*t.b_input == *d.b_input) || !(*t.out == *d.out))
+      throw InputError(fmt::format("--declared-as {}: its inputs and output ({}/{} -> {}) are not the kernel's ({}/{} -> {})", o.declared_as,
+                                   d.a_input->tag, d.b_input->tag, d.out->tag, t.a_input->tag, t.b_input->tag, t.out->tag));
+    k = std::make_unique<DeclaredAs>(std::move(k), d);
+  }
   return diagnose_kernel(*k, o);
 }
 
@@ -143,6 +184,10 @@ std::vector<IdentificationRow> measure_identification(const std::vector<std::str
   for (const std::string& model : models) {
     auto probe = make_gemm_kernel(model);
     if (!probe) throw InputError("unknown GEMM kernel '" + model + "'");
+    if (probe->traits().block.active()) {  // not diagnosed yet (diagnose_kernel says why): one row says so
+      rows.push_back({model, "*", false, "-", "block-scaled: not diagnosed yet", 0, true});
+      continue;
+    }
     DiagnoseKernelOptions o;
     // The cases the model runs on (a case it declines, e.g. special values outside its domain, is left out).
     for (const std::string& c : identification_cases(probe->traits())) {
@@ -165,6 +210,10 @@ std::vector<IdentificationRow> measure_identification(const std::vector<std::str
       const DiagnosisRecord r = diagnose_kernel(*mutant, o);
       const bool by_checks = std::find(r.named_by_checks.begin(), r.named_by_checks.end(), row.fault) != r.named_by_checks.end();
       row.identified = by_checks || (r.kind != "logic_error" && top_is(r, fault_hypothesis_id(f.fault)));
+      // Dormant: the mutant wrote the declared arithmetic's bits on every case and no check failed (one_run_in_n on
+      // sums that are exact in every order): the fault changed nothing there, so there is nothing to identify.
+      row.dormant = !row.identified && r.failed_checks.empty() && !r.ranked.empty() && r.ranked.front().id == "declared" &&
+                    r.ranked.front().matched == r.ranked.front().elements;
       row.top = by_checks ? "checks: " + fmt::format("{}", fmt::join(r.failed_checks, ", ")) : r.ranked.empty() ? "-" : r.ranked.front().id;
       if (!row.identified) row.reason = r.verdict;
       row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

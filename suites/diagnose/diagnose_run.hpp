@@ -22,6 +22,9 @@ struct DiagnoseKernelOptions {
   std::string suite = "certify";
   std::vector<std::string> cases;  ///< the first is diagnosed; the rest separate look-alikes
   bool auto_separate = true;       ///< when the top hypothesis has look-alikes, add the suite's separating cases
+  /// The kernel judged against another kernel's declaration (its traits replace the kernel's own): cuBLAS's fp32 GEMM
+  /// with TF32 allowed against the pedantic fp32 declaration, a study of what a declaration should have said.
+  std::string declared_as;
   DiagnoseOptions opt;
 };
 
@@ -38,6 +41,7 @@ struct IdentificationRow {
   std::string top;     ///< the top hypothesis (or "checks: <check>")
   std::string reason;  ///< for a miss: the verdict
   double seconds = 0;
+  bool dormant = false;  ///< the fault changed nothing on the cases (or the model is not diagnosed): not counted
 };
 /// The cases the measure diagnoses a mutant of a model with these traits on (specs: uniform with K past 256 and M, N
 /// no multiple of 16; subnormal A; special values).

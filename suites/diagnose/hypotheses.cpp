@@ -132,6 +132,32 @@ std::vector<Change> single_changes(const KernelTraits& t, std::int64_t k) {
     if (b < k) order(fmt::format("blocked{}", b), fmt::format("blocks of {} products, partials joined in order", b), SummationOrder::blocked(b));
   for (int s : {2, 3, 4, 8, 16})
     if (s < k) order(fmt::format("splitk{}", s), fmt::format("split-K in {} chunks, partials added in order", s), SummationOrder::split_k(s));
+  // A tensor-core block model (the behaviour card's parameters) with one parameter changed: a wrong card, or a card
+  // of another instruction (docs/tensor_cores.md).
+  if (t.sum_order.kind == OrderKind::TensorCoreBlock && t.sum_order.block_model.params) {
+    const FusedDotParams p0 = *t.sum_order.block_model.params;
+    auto card = [&](std::string id, std::string what, const std::function<void(FusedDotParams&)>& edit) {
+      FusedDotParams p = p0;
+      edit(p);
+      if (p == p0 || !check(p).empty()) return;
+      c.push_back({"card:" + id, "tensor-core block with " + what, ChangeClass::Order, false, [p](Hypothesis& h) {
+                     if (h.traits.sum_order.block_model.params) h.traits.sum_order.block_model.params = p;
+                   }});
+    };
+    for (int d : {-3, -2, -1, 1, 2, 3})
+      card(fmt::format("align_bits={}", p0.align_bits + d), fmt::format("{} alignment bits", p0.align_bits + d),
+           [d](FusedDotParams& p) { p.align_bits += d; });
+    card("align=rn", "alignment rounded to nearest", [](FusedDotParams& p) { p.align_rounding = AlignRounding::NearestEven; });
+    card("align=rz", "alignment truncated", [](FusedDotParams& p) { p.align_rounding = AlignRounding::TowardZero; });
+    card("align=rd", "alignment toward -inf", [](FusedDotParams& p) { p.align_rounding = AlignRounding::Down; });
+    card("block=rn", "block result rounded to nearest", [](FusedDotParams& p) { p.block_rounding = Rounding::NearestEven; });
+    card("block=rz", "block result truncated", [](FusedDotParams& p) { p.block_rounding = Rounding::TowardZero; });
+    for (int f : {2, 4, 8, 16, 32})
+      if (f <= t.sum_order.block)
+        card(fmt::format("fused={}", f), fmt::format("{} products per rounding", f), [f](FusedDotParams& p) { p.fused_length = f; });
+    for (int b : {p0.acc_bits - 1, p0.acc_bits + 1})
+      card(fmt::format("acc_bits={}", b), fmt::format("{} result fraction bits", b), [b](FusedDotParams& p) { p.acc_bits = b; });
+  }
   // A dropped K tail: K rounded down to a multiple of the tile (the remainder loop missing).
   for (std::int64_t tile : {8, 16, 32, 64})
     if (k > tile && k % tile != 0) {

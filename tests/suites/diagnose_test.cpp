@@ -110,7 +110,11 @@ TEST_CASE("diagnose: identification of the faults injected into two CPU models i
   const auto rows = measure_identification({"model_gemm_f32", "model_gemm_f16_f32acc"});
   REQUIRE(rows.size() >= 20);
   const auto hit = std::count_if(rows.begin(), rows.end(), [](const IdentificationRow& r) { return r.identified; });
+  const auto counted = std::count_if(rows.begin(), rows.end(), [](const IdentificationRow& r) { return !r.dormant; });
   for (const IdentificationRow& r : rows)
-    if (!r.identified) MESSAGE(r.model << " " << r.fault << ": " << r.reason);
-  CHECK(static_cast<double>(hit) >= 0.9 * static_cast<double>(rows.size()));
+    if (!r.identified) MESSAGE(r.model << " " << r.fault << (r.dormant ? " (dormant)" : "") << ": " << r.reason);
+  CHECK(counted >= 20);
+  CHECK(static_cast<double>(hit) >= 0.9 * static_cast<double>(counted));
+  // the one known miss of these models: lda ignored (it reads A's padding; the hypotheses run on dense operands)
+  CHECK(hit >= counted - 2);
 }
