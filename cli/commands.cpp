@@ -37,6 +37,7 @@ void add_all_commands(CLI::App& root, Registry& reg) {
   add_report(root, reg);
   add_merge(root, reg);
   add_audit(root, reg);
+  add_diagnose(root, reg);
 }
 
 const std::string& command_line() { return g_command_line; }

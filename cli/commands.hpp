@@ -41,6 +41,7 @@ void add_reveal(CLI::App& root, Registry& reg);      ///< cli/cmd/cmd_reveal.cpp
 void add_tolerance(CLI::App& root, Registry& reg);   ///< cli/cmd/cmd_tolerance.cpp
 void add_merge(CLI::App& root, Registry& reg);       ///< cli/cmd/cmd_merge.cpp
 void add_audit(CLI::App& root, Registry& reg);       ///< cli/cmd/cmd_audit.cpp
+void add_diagnose(CLI::App& root, Registry& reg);    ///< cli/cmd/cmd_diagnose.cpp
 
 /// Every subcommand, in order.
 void add_all_commands(CLI::App& root, Registry& reg);

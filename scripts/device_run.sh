@@ -464,6 +464,31 @@ section_softmax() {
     grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung" "$OUT/softmax_$k.txt" | head -10
   done
 }
+# Diagnosis (issue 47, docs/diagnose.md): cuBLAS fp32 with TF32 allowed judged against the pedantic fp32 declaration
+# (expect operands=tf32 named, by the envelope: cuBLAS's order is unknown); a tensor-core built-in with its probed
+# card (expect "declared"), then with a wrong card (align_bits of every card lowered by 2: expect card:align_bits=<the
+# probed value> on top); a tensor-core kernel with an injected fault; certify --diagnose on a failing mutant.
+section_diagnose() {
+  run timeout 300 "$BIN/fpcert" diagnose --kernel cublas_gemm_f32_fast_tf32 --declared-as cublas_gemm_f32_pedantic --case uniform --json "$OUT/diag_cublas_tf32.json" 2>&1 | tail -25
+  run timeout 300 "$BIN/fpcert" probe tensor-cores --samples 100000 --json "$OUT/diag_cards.json" --quiet 2>&1 | tail -5
+  python3 - "$OUT/diag_cards.json" "$OUT/diag_cards_wrong.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+def lower(x):
+    if isinstance(x, dict):
+        return {k: (v - 2 if k == "align_bits" and isinstance(v, int) else lower(v)) for k, v in x.items()}
+    return [lower(v) for v in x] if isinstance(x, list) else x
+json.dump(lower(d), open(sys.argv[2], "w"), indent=1)
+PY
+  for k in gemm_f16_f32acc_mma_sm80 gemm_bf16_f32acc_mma_sm80; do
+    run timeout 300 "$BIN/fpcert" diagnose --kernel "$k" --case uniform --card "$OUT/diag_cards.json" --json "$OUT/diag_${k}_right.json" 2>&1 | tail -16
+    run timeout 300 "$BIN/fpcert" diagnose --kernel "$k" --case uniform --card "$OUT/diag_cards_wrong.json" --json "$OUT/diag_${k}_wrong.json" 2>&1 | tail -16
+  done
+  run timeout 300 "$BIN/fpcert" diagnose --kernel 'gemm_f16_f32acc_mma_sm80~acc_bf16' --case uniform --card "$OUT/diag_cards.json" 2>&1 | tail -16
+  run timeout 600 "$BIN/fpcert" certify --kernel 'gemm_f16_f32acc_mma_sm80~acc_rz' --suite quick --no-mutation --card "$OUT/diag_cards.json" \
+    --diagnose "$OUT/diag_certify.json" > "$OUT/diag_certify.txt" 2>&1; echo "rc=$?"
+  grep -E "^diagnosis of|^  [a-z_]+: " "$OUT/diag_certify.txt" | head -20
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -497,6 +522,7 @@ for part in ${PART//,/ }; do
     eltwise) section_eltwise ;;
     fp64) section_fp64 ;;
     softmax) section_softmax ;;
+    diagnose) section_diagnose ;;
     scale3) section_scale3 ;;
     report) section_report ;;
     reveal) section_reveal ;;

@@ -41,6 +41,7 @@ SUITES_PARTS = {
     "ops/*": ["run", "verdict", "verdict/emulate", "reveal", "mutation"],
     "experiments": ["run", "verdict", "verdict/emulate", "reveal", "mutation", "ops/*"],
     "audit": ["run", "verdict", "verdict/emulate", "mutation", "ops/*"],
+    "diagnose": ["run", "verdict", "verdict/emulate", "mutation", "ops/*", "audit"],
     "": ["run", "verdict", "verdict/emulate", "reveal", "mutation", "ops/*", "experiments"],
 }
 SUITES_INCLUDE = re.compile(r'^\s*#\s*include\s*"suites/([^"]*)/[^/"]*"')

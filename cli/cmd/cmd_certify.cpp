@@ -43,6 +43,8 @@
 #include "suites/experiments/presets.hpp"
 #include "suites/reveal/revealed_order.hpp"
 #include "suites/run/suite.hpp"
+#include "suites/diagnose/diagnose_run.hpp"
+#include "reports/diagnose_text.hpp"
 
 namespace fpcert::cli {
 namespace {
@@ -75,6 +77,7 @@ struct SuiteArgs {
   bool reveal_strict = false;                ///< --reveal-strict: a revealed tree that does not replay the kernel fails its cases
   std::string compare;               ///< --compare OLD.json: what changed from that run (docs/report.md)
   bool error_maps = false;           ///< --error-maps: keep the error map of passing cases too
+  std::string diagnose;              ///< --diagnose [FILE]: diagnose every failed GEMM case (docs/diagnose.md), its JSON to FILE
   ScaleArgs scale;                   ///< --shard, --devices, --mpi (docs/scale.md)
   std::vector<std::string> inputs;   ///< every file the command line names as an input (command_inputs)
 };
@@ -117,6 +120,28 @@ std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, 
 }
 
 namespace {
+
+/// certify --diagnose: every failed GEMM case diagnosed (docs/diagnose.md), printed; `out` other than "-": the
+/// diagnoses' JSON too. A case that cannot be diagnosed says why; the exit code is the certify verdict's.
+void diagnose_failed_cases(const RunResult& r, const std::string& out) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const CaseResult& c : r.cases) {
+    if (c.status != CaseStatus::Fail || !make_gemm_kernel(c.kernel)) continue;
+    DiagnoseKernelOptions o;
+    o.kernel = c.kernel;
+    o.suite = c.suite;
+    o.cases = {c.case_id};
+    try {
+      const DiagnosisRecord d = diagnose_kernel(o);
+      fmt::print("{}", diagnosis_text(d));
+      all.push_back(diagnosis_to_json(d));
+    } catch (const std::exception& e) {
+      fmt::print("diagnosis of {} on {}: not available ({})\n", c.kernel, c.case_id, e.what());
+    }
+  }
+  if (out != "-") write_file_atomic(out, all.dump(2) + "\n");
+}
+
 
 /// certify: the mutation score of every kernel whose own cases all passed, printed and kept in the run
 /// (or why not). In a part of a scaled run (docs/scale.md) only the kernels `mine` accepts: the part
@@ -493,6 +518,7 @@ int run(const SuiteArgs& a, const char* verb) {
     set_interrupt_note("writing the outputs");
     const int code = write_run_outputs(r, OutputPaths{a.json, a.junit, a.html}, merged, old_run ? &*old_run : nullptr);
     if (partial_file) std::remove((a.json + ".partial.jsonl").c_str());
+    if (!a.diagnose.empty()) diagnose_failed_cases(r, a.diagnose);
     if (code == kExitPass && a.mutation_min >= 0)
       for (const MutationScore& s : r.mutation)
         if (s.total() == 0 || 100 * s.score() < a.mutation_min) {  // 0 of 0 reads 100 %: no evidence, no pass
@@ -549,6 +575,8 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
                   "Results JSON of an earlier run of the same suite: print what changed (flipped verdicts, error fractions grown "
                   "beyond 2x, speed) and put the comparison in --html")
       ->check(path_text());
+  app->add_option("--diagnose", a->diagnose, "Diagnose every failed GEMM case (fpcert diagnose, docs/diagnose.md); '-': print only, FILE: also its JSON")
+      ->check(output_path());
   app->add_flag("--error-maps", a->error_maps, "Keep the error map (err / allowed over C, downsampled) of passing cases too; failing ones always have it");
   app->add_option("--case", a->only_case, "Run only this case of the suite (a trailing * : every case with that prefix, e.g. order_free_*)");
   app->add_option("--mn", a->mn, "Override M = N of the suite's GEMM cases")->check(integer_in(1, 1 << 30));

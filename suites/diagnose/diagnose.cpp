@@ -1,0 +1,312 @@
+// suites/diagnose/diagnose.cpp — hypotheses evaluated, grouped, ranked and said (diagnose.hpp; docs/diagnose.md).
+#include "suites/diagnose/diagnose.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "oracle/gemm_ref.hpp"
+#include "oracle/ulp.hpp"
+#include "suites/diagnose/hypotheses.hpp"
+#include "suites/verdict/envelope.hpp"
+
+namespace fpcert {
+namespace {
+
+/// Equal as outputs: the same code, or both NaN (a payload is not arithmetic).
+bool same_output(const Format& f, std::uint64_t x, std::uint64_t y) {
+  return x == y || (classify(f, x) == FpClass::NaN && classify(f, y) == FpClass::NaN);
+}
+
+/// What the envelope needs of a case, computed once.
+struct CaseData {
+  GemmRef ref;
+  std::vector<double> row_abs_a, col_abs_b;
+};
+
+CaseData case_data(const DiagnoseCase& c) {
+  CaseData d;
+  d.ref = gemm_reference(MatrixView::row_major(c.a.data(), c.m, c.k), MatrixView::row_major(c.b.data(), c.k, c.n));
+  d.row_abs_a.assign(static_cast<std::size_t>(c.m), 0.0);
+  d.col_abs_b.assign(static_cast<std::size_t>(c.n), 0.0);
+  for (std::int64_t i = 0; i < c.m; ++i)
+    for (std::int64_t p = 0; p < c.k; ++p) d.row_abs_a[static_cast<std::size_t>(i)] += std::fabs(c.a[static_cast<std::size_t>(i * c.k + p)]);
+  for (std::int64_t p = 0; p < c.k; ++p)
+    for (std::int64_t j = 0; j < c.n; ++j) d.col_abs_b[static_cast<std::size_t>(j)] += std::fabs(c.b[static_cast<std::size_t>(p * c.n + j)]);
+  return d;
+}
+
+struct Evaluated {
+  Hypothesis h;
+  DiagnosisHypothesis row;
+  std::vector<std::vector<std::uint64_t>> out;  ///< per case
+  std::uint64_t digest = 0;                     ///< of every output: equal digests, then equal outputs, are look-alikes
+};
+
+std::uint64_t fnv(std::uint64_t h, std::uint64_t x) {
+  for (int b = 0; b < 8; ++b) h = (h ^ ((x >> (8 * b)) & 0xFF)) * 0x100000001b3ULL;
+  return h;
+}
+
+bool better(const Evaluated& x, const Evaluated& y, bool envelope_first) {
+  const DiagnosisHypothesis &a = x.row, &b = y.row;
+  if (envelope_first && a.envelope_holds != b.envelope_holds) return a.envelope_holds;
+  if (a.matched != b.matched) return a.matched > b.matched;
+  if (a.envelope_holds != b.envelope_holds) return a.envelope_holds;
+  if (a.changes != b.changes) return a.changes < b.changes;
+  return a.max_ulps < b.max_ulps;
+}
+
+std::string pct(const DiagnosisHypothesis& h) {
+  const double f = 100.0 * h.fraction();
+  return h.matched == h.elements ? "100 %" : fmt::format("{:.1f} %", std::min(f, 99.9));
+}
+
+std::string envelope_words(const DiagnosisHypothesis& h) {
+  if (h.envelope_holds) return "envelope everywhere";
+  if (h.envelope_exceed < 0) return "no envelope (not an arithmetic)";
+  return h.envelope_exceed ? fmt::format("envelope exceeded on {} element(s)", h.envelope_exceed) : std::string("envelope vacuous");
+}
+
+}  // namespace
+
+std::string fault_hypothesis_id(Fault f) { return "fault=" + std::string(fault_info(f).id); }
+
+bool top_is(const DiagnosisRecord& r, const std::string& id) {
+  if (r.ranked.empty()) return false;
+  const DiagnosisHypothesis& t = r.ranked.front();
+  return t.id == id || std::find(t.same_as.begin(), t.same_as.end(), id) != t.same_as.end();
+}
+
+DiagnosisRecord diagnose_gemm(const std::string& kernel, const KernelTraits& declared, const std::vector<DiagnoseCase>& cases,
+                              const DiagnoseOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  DiagnosisRecord rec;
+  rec.kernel = kernel;
+  rec.declared = describe_traits(declared);
+  for (const DiagnoseCase& c : cases) rec.cases.push_back(c.label);
+  if (cases.empty()) throw std::invalid_argument("diagnose_gemm: no case");
+  const Format& out = *declared.out;
+  std::vector<CaseData> data;
+  for (const DiagnoseCase& c : cases) data.push_back(case_data(c));
+  std::int64_t elements = 0;
+  for (const DiagnoseCase& c : cases) elements += c.m * c.n;
+
+  std::string note;
+  const Hypothesis base = declared_hypothesis(declared, &note);
+  if (!note.empty()) rec.notes.push_back(note);
+  std::map<std::string, bool> envelope_cache;  // by the traits' description: many hypotheses share their traits
+  std::map<std::string, std::int64_t> exceed_cache;
+  std::vector<std::uint8_t> explained(static_cast<std::size_t>(elements), 0);
+
+  auto evaluate = [&](const Hypothesis& h) -> std::optional<Evaluated> {
+    if (const std::string why = hypothesis_unavailable(h); !why.empty()) {
+      if (h.changes <= 1) rec.notes.push_back(fmt::format("{}: not evaluated ({})", h.id, why));
+      return std::nullopt;
+    }
+    Evaluated e;
+    e.h = h;
+    e.row.id = h.id;
+    e.row.what = h.what;
+    e.row.changes = h.changes;
+    e.row.tighter = h.tighter;
+    e.row.elements = elements;
+    std::uint64_t digest = 0xcbf29ce484222325ULL;
+    std::size_t at = 0;
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const DiagnoseCase& c = cases[ci];
+      std::vector<std::uint64_t> o;
+      try {
+        o = evaluate_hypothesis(h, c.m, c.n, c.k, c.a, c.b);
+      } catch (const std::exception& ex) {
+        if (h.changes <= 1) rec.notes.push_back(fmt::format("{}: not evaluated on {} ({})", h.id, c.label, ex.what()));
+        return std::nullopt;
+      }
+      for (std::size_t x = 0; x < o.size(); ++x, ++at) {
+        digest = fnv(digest, classify(out, o[x]) == FpClass::NaN ? out.canonical_nan_code() : o[x]);
+        if (same_output(out, o[x], c.got[x])) {
+          ++e.row.matched;
+          explained[at] = 1;
+        } else if (std::isfinite(to_double(out, o[x])) && std::isfinite(to_double(out, c.got[x]))) {
+          e.row.max_ulps = std::max(e.row.max_ulps, ulp_distance(out, c.got[x], to_double(out, o[x])));
+        } else {
+          e.row.max_ulps = std::numeric_limits<double>::infinity();
+        }
+      }
+      e.out.push_back(std::move(o));
+    }
+    e.digest = digest;
+    // The hypothesised arithmetic's envelope, in any order (a fault has the envelope of the arithmetic it wraps).
+    // A fault that is an arithmetic has that arithmetic's envelope; the others (a row zeroed, a NaN written) have none.
+    KernelTraits any = h.traits;
+    any.sum_order = SummationOrder::unknown();
+    if (h.fault) {
+      switch (*h.fault) {
+        case Fault::AccF16: any.acc = &f16; break;
+        case Fault::AccBf16: any.acc = &bf16; break;
+        case Fault::AccTowardZero: any.acc_rounding = Rounding::TowardZero; break;
+        default:
+          e.row.envelope_exceed = -1;  // no envelope: shown as n/a
+          return e;
+      }
+    }
+    const std::string key = describe_traits(any);
+    if (!envelope_cache.count(key)) {
+      std::int64_t exceed = 0, graded = 0, admit_zero = 0;
+      for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+        const DiagnoseCase& c = cases[ci];
+        const EnvelopeModel em = make_envelope(any, c.k);
+        const EnvelopeVerdict v = evaluate_envelope(em, out, c.m, c.n, data[ci].ref, c.got, data[ci].row_abs_a, data[ci].col_abs_b);
+        exceed += v.exceed;
+        graded += v.graded;
+        admit_zero += v.admit_zero;
+      }
+      // A vacuous envelope (every allowance covers |ref|: zeros would pass) is no evidence: it does not "hold".
+      envelope_cache[key] = exceed == 0 && admit_zero < graded;
+      exceed_cache[key] = exceed;
+    }
+    e.row.envelope_holds = envelope_cache[key];
+    e.row.envelope_exceed = exceed_cache[key];
+    return e;
+  };
+
+  std::vector<Evaluated> all;
+  if (auto e = evaluate(base)) all.push_back(std::move(*e));
+  const std::vector<Change> singles = single_changes(declared, cases.front().k);
+  std::vector<std::pair<const Change*, std::size_t>> single_at;
+  for (const Change& ch : singles)
+    if (auto e = evaluate(with_changes(base, {&ch}))) {
+      single_at.push_back({&ch, all.size()});
+      all.push_back(std::move(*e));
+    }
+  const auto best_matched = [&] {
+    std::int64_t b = 0;
+    for (const Evaluated& e : all) b = std::max(b, e.row.matched);
+    return b;
+  };
+  // Pairs, when no single change explains every element: among the best single changes overall and the best of each
+  // class (an order change that only helps together with an operand change ranks low alone), two of different classes,
+  // the likeliest first (most elements matched by the two alone); stopped at the first pair that explains every element
+  // (its look-alikes among the pairs not evaluated are not looked for) or when the time budget is spent.
+  if (opt.pairs && best_matched() < elements) {
+    std::vector<std::pair<const Change*, std::size_t>> sorted = single_at;
+    std::sort(sorted.begin(), sorted.end(), [&](const auto& x, const auto& y) { return better(all[x.second], all[y.second], false); });
+    std::vector<std::pair<const Change*, std::size_t>> pool;
+    std::map<ChangeClass, int> per_class;
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+      if (i < static_cast<std::size_t>(opt.pair_pool) || per_class[sorted[i].first->cls] < opt.per_class) {
+        pool.push_back(sorted[i]);
+        ++per_class[sorted[i].first->cls];
+      }
+    struct Pair {
+      const Change *first, *second;
+      std::int64_t prior;
+    };
+    std::vector<Pair> pairs;
+    for (std::size_t x = 0; x < pool.size(); ++x)
+      for (std::size_t y = x + 1; y < pool.size(); ++y) {
+        const Change *p = pool[x].first, *q = pool[y].first;
+        if (p->cls == q->cls) continue;
+        const Change* first = p->cls == ChangeClass::Fault ? q : p;  // the fault wraps the changed arithmetic
+        pairs.push_back({first, first == p ? q : p, all[pool[x].second].row.matched + all[pool[y].second].row.matched});
+      }
+    std::stable_sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) { return a.prior > b.prior; });
+    int done = 0;
+    const auto p0 = std::chrono::steady_clock::now();
+    for (const Pair& p : pairs) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count() > opt.pair_seconds) {
+        rec.notes.push_back(fmt::format("pairs: {} of {} evaluated within the time budget of {} s", done, pairs.size(), opt.pair_seconds));
+        break;
+      }
+      ++done;
+      if (auto e = evaluate(with_changes(base, {p.first, p.second}))) {
+        const bool whole = e->row.matched == elements;
+        all.push_back(std::move(*e));
+        if (whole) {
+          if (done < static_cast<int>(pairs.size()))
+            rec.notes.push_back(fmt::format("pairs: stopped at the first that explains every element ({} of {} evaluated)", done, pairs.size()));
+          break;
+        }
+      }
+    }
+  }
+  rec.tried = static_cast<std::int64_t>(all.size());
+  if (all.empty()) {
+    rec.kind = "logic_error";
+    rec.verdict = "no hypothesis could be computed for this declaration (see the notes)";
+    return rec;
+  }
+
+  // Rank: bit for bit first; when no hypothesis reaches half the elements (an order nobody declared), the envelope first.
+  const bool envelope_first = static_cast<double>(best_matched()) < 0.5 * static_cast<double>(elements);
+  std::stable_sort(all.begin(), all.end(), [&](const Evaluated& x, const Evaluated& y) { return better(x, y, envelope_first); });
+  // Look-alikes: outputs equal bit for bit on every case.
+  for (std::size_t x = 0; x < all.size() && x < static_cast<std::size_t>(opt.top); ++x)
+    for (std::size_t y = 0; y < all.size(); ++y)
+      if (x != y && all[x].digest == all[y].digest && all[x].out == all[y].out) all[x].row.same_as.push_back(all[y].row.id);
+  // A look-alike of a better-ranked entry is shown there, not as an entry of its own.
+  std::vector<std::string> shown;
+  for (const Evaluated& e : all) {
+    if (rec.ranked.size() >= static_cast<std::size_t>(opt.top)) break;
+    if (std::find(shown.begin(), shown.end(), e.row.id) != shown.end()) continue;
+    rec.ranked.push_back(e.row);
+    shown.push_back(e.row.id);
+    for (const std::string& s : e.row.same_as) shown.push_back(s);
+  }
+
+  // The first elements no hypothesis reproduces.
+  {
+    std::size_t at = 0;
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const DiagnoseCase& c = cases[ci];
+      for (std::int64_t x = 0; x < c.m * c.n; ++x, ++at)
+        if (!explained[at] && rec.unexplained.size() < static_cast<std::size_t>(opt.unexplained))
+          rec.unexplained.push_back({c.label, x / c.n, x % c.n, to_double(out, c.got[static_cast<std::size_t>(x)]),
+                                     data[ci].ref.c[static_cast<std::size_t>(x)].hi,
+                                     to_double(out, all.front().out[ci][static_cast<std::size_t>(x)])});
+    }
+  }
+
+  // The sentence.
+  const DiagnosisHypothesis& top = rec.ranked.front();
+  const std::string alike = top.same_as.empty() ? "" : fmt::format(" (indistinguishable on {} from: {})",
+                                                                   cases.size() > 1 ? "these cases" : "this case",
+                                                                   fmt::join(top.same_as, ", "));
+  if (top.fraction() >= opt.consistent) {
+    const bool declared_top = top.id == "declared";
+    rec.kind = declared_top ? "declared" : top.tighter ? "hint" : "consistent";
+    rec.verdict = fmt::format("{} {}: bit for bit on {} of elements, {}{}",
+                              declared_top ? "consistent with the declared arithmetic" : "consistent with",
+                              declared_top ? "" : fmt::format("{} [{}]", top.what, top.id), pct(top), envelope_words(top), alike);
+    if (declared_top) rec.verdict = fmt::format("consistent with the declared arithmetic: bit for bit on {} of elements, {}{}", pct(top),
+                                                envelope_words(top), alike);
+    if (rec.kind == "hint")
+      rec.verdict += "; more precise than declared: the declaration (and its bound) could be tightened";
+    for (const std::string& s : top.same_as)
+      for (const Evaluated& e : all)
+        if (e.row.id == s && e.row.tighter && rec.kind == "declared")
+          rec.verdict += fmt::format("; hint: as consistent with {} [{}], more precise than declared", e.row.what, e.row.id);
+  } else if (top.envelope_holds && envelope_first) {
+    rec.kind = "envelope";
+    rec.verdict = fmt::format("no hypothesis bit for bit (best {} of elements: the order is not one fpcert computes); consistent with {} "
+                              "[{}] by its envelope everywhere{}",
+                              pct(top), top.what, top.id, alike);
+  } else {
+    rec.kind = "logic_error";
+    rec.verdict = fmt::format("no known arithmetic explains it — a logic error; the closest is {} [{}], bit for bit on {} of elements, {}",
+                              top.what, top.id, pct(top), envelope_words(top));
+    if (!rec.unexplained.empty()) {
+      std::string first;
+      for (const DiagnosisElement& e : rec.unexplained)
+        first += fmt::format("{}({}, {}) got {:.9g} exact {:.9g}", first.empty() ? "" : "; ", e.i, e.j, e.got, e.ref);
+      rec.verdict += "; first unexplained elements: " + first;
+    }
+  }
+  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rec;
+}
+
+}  // namespace fpcert

@@ -1,0 +1,54 @@
+// suites/diagnose/diagnose_run.hpp — a kernel run on cases for a diagnosis (the runner's own case run: guarded buffers,
+// the checks, the output), the diagnosis of a registered kernel on a suite case or a generator spec, and the
+// identification measure over the faults `fpcert selftest` injects into the CPU models (docs/diagnose.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+#include "results/results.hpp"
+#include "suites/diagnose/diagnose.hpp"
+
+namespace fpcert {
+
+/// The case `c` (a case id of `suite`, with the suite's cases made for this kernel, or a generator spec, which holds a
+/// ':'), run by the runner; `status` receives its result (checks, verdict). Throws InputError when the case is unknown
+/// or the kernel did not run on it.
+DiagnoseCase run_for_diagnosis(GemmKernel& k, const std::string& suite, const std::string& c, CaseResult* status = nullptr);
+
+struct DiagnoseKernelOptions {
+  std::string kernel;
+  std::string suite = "certify";
+  std::vector<std::string> cases;  ///< the first is diagnosed; the rest separate look-alikes
+  bool auto_separate = true;       ///< when the top hypothesis has look-alikes, add the suite's separating cases
+  /// The kernel judged against another kernel's declaration (its traits replace the kernel's own): cuBLAS's fp32 GEMM
+  /// with TF32 allowed against the pedantic fp32 declaration, a study of what a declaration should have said.
+  std::string declared_as;
+  DiagnoseOptions opt;
+};
+
+/// Diagnose a registered kernel (runs it). The record carries the first case's failed checks and the faults of the
+/// catalogue that a failed memory or determinism check names.
+DiagnosisRecord diagnose_kernel(const DiagnoseKernelOptions& o);
+/// The same for a kernel object (a mutant, a Python callable).
+DiagnosisRecord diagnose_kernel(GemmKernel& k, const DiagnoseKernelOptions& o);
+
+/// One injected fault of the identification measure.
+struct IdentificationRow {
+  std::string model, fault;
+  bool identified = false;
+  std::string top;     ///< the top hypothesis (or "checks: <check>")
+  std::string reason;  ///< for a miss: the verdict
+  double seconds = 0;
+  bool dormant = false;  ///< the fault changed nothing on the cases (or the model is not diagnosed): not counted
+};
+/// The cases the measure diagnoses a mutant of a model with these traits on (specs: uniform with K past 256 and M, N
+/// no multiple of 16; subnormal A; special values).
+std::vector<std::string> identification_cases(const KernelTraits& t);
+/// Every applicable fault of the catalogue injected into each model (default: every built-in CPU GEMM model),
+/// diagnosed on identification_cases; `faults` empty: all.
+std::vector<IdentificationRow> measure_identification(const std::vector<std::string>& models, const std::vector<Fault>& faults = {},
+                                                      const DiagnoseOptions& opt = {});
+
+}  // namespace fpcert
