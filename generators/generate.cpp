@@ -128,7 +128,7 @@ const std::vector<Family>& registry() {
     for (auto* f : {&detail::distribution_families, &detail::exponent_families, &detail::edge_families,
                     &detail::cancel_families, &detail::spectral_families, &detail::probe_families,
                     &detail::pattern_families, &detail::special_families, &detail::order_free_families,
-                    &detail::reduce_families, &detail::softmax_families}) {
+                    &detail::reduce_families, &detail::softmax_families, &detail::norm_families}) {
       auto v = (*f)();
       for (auto& x : v) all.push_back(std::move(x));
     }
@@ -278,7 +278,7 @@ Problem generate(const std::string& spec, const GenerateOptions& opt) {
   measure_not_representable(p, ctx);
   const auto products = static_cast<std::uint64_t>(p.m) * static_cast<std::uint64_t>(p.n) * static_cast<std::uint64_t>(p.k);
   // A softmax problem's B is its mask (generators/softmax.hpp): A B has no meaning to measure.
-  if (!p.achieved.count("kappa_max") && !p.achieved.count("softmax_rows") && products <= opt.kappa_products) measure_kappa(p, ctx);
+  if (!p.achieved.count("kappa_max") && !p.achieved.count("softmax_rows") && !p.achieved.count("norm_rows") && products <= opt.kappa_products) measure_kappa(p, ctx);
   return p;
 }
 

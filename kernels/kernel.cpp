@@ -14,6 +14,7 @@ std::string_view to_string(Operation o) {
     case Operation::Reduction: return "reduction";
     case Operation::Elementwise: return "elementwise";
     case Operation::Softmax: return "softmax";
+    case Operation::Norm: return "norm";
   }
   return "?";
 }

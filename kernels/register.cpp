@@ -41,6 +41,11 @@ void register_builtin_kernels() {
 #if defined(FPCERT_HAVE_CUDA)
   register_softmax_cuda_kernels();
 #endif
+  // Normalisation kernels (issue 40): CPU models of LayerNorm and RMSNorm, and with CUDA the warp-per-row kernels.
+  register_norm_models();
+#if defined(FPCERT_HAVE_CUDA)
+  register_norm_cuda_kernels();
+#endif
   // Conversion kernels: fpcert's model of each table conversion, and with CUDA the table's entries.
   register_model_conversion_kernels();
 #if defined(FPCERT_HAVE_CUDA)

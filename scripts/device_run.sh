@@ -464,6 +464,15 @@ section_softmax() {
     grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung" "$OUT/softmax_$k.txt" | head -10
   done
 }
+# LayerNorm / RMSNorm (issue 40): the GPU test (CUDA built-ins against the host reference, their mutants killed), then
+# every CUDA norm kernel certified on the norm suite with its mutation score.
+section_norm() {
+  run timeout 300 "$BIN/test_suites_gpu" --source-file='*norm_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/norm_gpu.log" | grep -vE "^\s*$" | tail -60
+  for k in layernorm_f32_warp_cuda layernorm_f16_warp_cuda layernorm_bf16_warp_cuda rmsnorm_f32_warp_cuda rmsnorm_f16_warp_cuda rmsnorm_bf16_warp_cuda; do
+    run timeout 120 "$BIN/fpcert" certify --kernel "$k" --suite norm --json "$OUT/norm_$k.json" > "$OUT/norm_$k.txt" 2>&1; echo "rc=$?"
+    grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung" "$OUT/norm_$k.txt" | head -10
+  done
+}
 # Diagnosis (issue 47, docs/diagnose.md): cuBLAS fp32 with TF32 allowed judged against the pedantic fp32 declaration
 # (expect operands=tf32 named, by the envelope: cuBLAS's order is unknown); a tensor-core built-in with its probed
 # card (expect "declared"), then with a wrong card (align_bits of every card lowered by 2: expect card:align_bits=<the
@@ -522,6 +531,7 @@ for part in ${PART//,/ }; do
     eltwise) section_eltwise ;;
     fp64) section_fp64 ;;
     softmax) section_softmax ;;
+    norm) section_norm ;;
     diagnose) section_diagnose ;;
     scale3) section_scale3 ;;
     report) section_report ;;

@@ -4,6 +4,7 @@
 #include "suites/ops/elementwise/eltwise_operation.hpp"
 #include "suites/ops/gemm/gemm_operation.hpp"
 #include "suites/ops/reduce/reduce_operation.hpp"
+#include "suites/ops/norm/norm_operation.hpp"
 #include "suites/ops/softmax/softmax_operation.hpp"
 
 namespace fpcert {
@@ -14,7 +15,8 @@ std::span<const OperationRunner* const> operation_runners() {
   static const ReduceOperation reduction;
   static const ElementwiseOperation elementwise;
   static const SoftmaxOperation softmax;
-  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax};
+  static const NormOperation norm;
+  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax, &norm};
   return all;
 }
 

@@ -8,6 +8,7 @@
 #include "kernels/kernel.hpp"
 #include "kernels/elementwise/eltwise_kernel.hpp"
 #include "kernels/reduce/reduce_kernel.hpp"
+#include "kernels/norm/norm_kernel.hpp"
 #include "kernels/softmax/softmax_kernel.hpp"
 
 namespace fpcert::cli {
@@ -158,6 +159,30 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
       continue;
     }
     fmt::print("{:<34} {:<7} {:<9} {}\n", name, to_string(k->backend()), "softmax", describe_softmax_traits(t));
+  }
+  // LayerNorm / RMSNorm kernels (docs/normalization.md): fpcert certify --kernel NAME grades them on the norm suite.
+  const auto nrm = kernel_names(mutants, Operation::Norm);
+  if (!json && !nrm.empty()) fmt::print("\n{:<34} {:<7} {:<9} {}\n", "norm kernel", "backend", "operation", "traits");
+  for (const auto& name : nrm) {
+    const auto k = make_norm_kernel(name);
+    const NormTraits& t = k->norm_traits();
+    if (json) {
+      arr.push_back({{"name", name},
+                     {"backend", to_string(k->backend())},
+                     {"mutant", k->is_mutant()},
+                     {"operation", "norm"},
+                     {"description", k->description()},
+                     {"kind", to_string(t.arith.kind)},
+                     {"variance", to_string(t.arith.variance)},
+                     {"in", t.x_input->tag},
+                     {"compute", t.arith.compute->tag},
+                     {"out", t.arith.out->tag},
+                     {"traits", describe_norm_traits(t)},
+                     {"memory", k->memory() == MemorySpace::Device ? "device" : "host"},
+                     {"origin", find_kernel_info(name)->origin}});
+      continue;
+    }
+    fmt::print("{:<34} {:<7} {:<9} {}\n", name, to_string(k->backend()), "norm", describe_norm_traits(t));
   }
   if (json) fmt::print("{}\n", arr.dump(2));
   return 0;

@@ -80,7 +80,7 @@ int run_selftest(const SelftestArgs& a) {
   if (!suite) throw InputError(fmt::format("unknown suite '{}' (valid: {})", a.suite, suite_names()));
   // The models of every operation the suite's level reaches (GEMM's certify -> reductions on reduce).
   std::vector<Operation> ops = {suite->operation};
-  for (const Operation op : {Operation::Reduction, Operation::Softmax})
+  for (const Operation op : {Operation::Reduction, Operation::Softmax, Operation::Norm})
     if (suite->operation == Operation::Gemm && !suite_at_level(suite->name, op).empty()) ops.push_back(op);
   std::vector<std::string> kernels;
   for (const Operation op : ops)

@@ -140,6 +140,29 @@ const std::vector<FaultInfo>& catalogue() {
       {Fault::SmxZeros, "smx_zeros", FaultClass::Output, "every output +0",
        "after the call every result becomes +0", {CheckKind::Envelope, CheckKind::SpecialValues},
        "any case with a non-vacuous bound", Operation::Softmax},
+      // LayerNorm / RMSNorm: the built-ins carry each fault in their own arithmetic (NormKernel::with_bug); the zeros and
+      // gamma/beta swapped or ignored are made around any other kernel too (suites/ops/norm/norm_faults.hpp).
+      {Fault::NormEpsOutsideSqrt, "norm_eps_outside_sqrt", FaultClass::Arithmetic, "eps added outside the square root",
+       "the kernel's own arithmetic with 1 / (sqrt(var) + eps) in place of 1 / sqrt(var + eps)", kAccuracy,
+       "rows whose variance is near or below eps", Operation::Norm},
+      {Fault::NormBessel, "norm_bessel", FaultClass::Arithmetic, "the variance divided by n - 1 (Bessel's correction)",
+       "the kernel's own variance (RMSNorm: mean of squares) with 1/(n-1) in place of the declared biased 1/n", kAccuracy,
+       "short rows (the relative change is 1/(2n))", Operation::Norm},
+      {Fault::NormNoMeanSubtract, "norm_no_mean_subtract", FaultClass::Arithmetic, "no mean subtracted (RMSNorm where LayerNorm is declared)",
+       "the kernel's own arithmetic with mean = 0", kAccuracy, "rows with a non-zero mean", Operation::Norm},
+      {Fault::NormOnePassVariance, "norm_one_pass_variance", FaultClass::Arithmetic, "the one-pass variance E[x^2] - E[x]^2",
+       "the kernel's own arithmetic with the textbook one-pass variance where two-pass or Welford is declared",
+       {CheckKind::Envelope, CheckKind::Nonfinite}, "rows whose mean is far larger than their spread", Operation::Norm},
+      {Fault::NormF16RowSum, "norm_f16_row_sum", FaultClass::Arithmetic, "the row sums accumulated in fp16",
+       "the kernel's own row sums (mean, variance) with every addition rounded to fp16", {CheckKind::Envelope, CheckKind::Nonfinite},
+       "rows long enough for fp16's 2^-11 to show, or sums beyond 65504", Operation::Norm},
+      {Fault::NormAffineSwapped, "norm_affine_swapped", FaultClass::Arithmetic, "gamma and beta swapped",
+       "built-ins: y = n b + g; others: the kernel called with the two pointers swapped", kAccuracy, "a case with gamma and beta",
+       Operation::Norm},
+      {Fault::NormAffineIgnored, "norm_affine_ignored", FaultClass::Arithmetic, "gamma and beta ignored",
+       "built-ins: y = n; others: the kernel called without gamma and beta", kAccuracy, "a case with gamma or beta", Operation::Norm},
+      {Fault::NormZeros, "norm_zeros", FaultClass::Output, "every output +0", "after the call every result becomes +0",
+       {CheckKind::Envelope}, "any case with a non-vacuous bound", Operation::Norm},
   };
   return c;
 }

@@ -50,6 +50,15 @@ enum class Fault : std::uint8_t {
   SmxF16RowSum,     ///< the row sum accumulated in fp16
   SmxNanMaskedRows, ///< NaN for fully masked rows where zeros are declared
   SmxZeros,         ///< every output +0
+  // LayerNorm / RMSNorm (suites/ops/norm/norm_faults.hpp).
+  NormEpsOutsideSqrt,   ///< 1 / (sqrt(var) + eps)
+  NormBessel,           ///< variance with 1/(n-1)
+  NormNoMeanSubtract,   ///< RMS where LayerNorm is declared
+  NormOnePassVariance,  ///< E[x^2] - E[x]^2 where two-pass or Welford is declared
+  NormF16RowSum,        ///< the row sums accumulated in fp16
+  NormAffineSwapped,    ///< gamma and beta swapped
+  NormAffineIgnored,    ///< gamma and beta ignored
+  NormZeros,            ///< every output +0
 };
 
 /// Faults in groups; the score is reported per group.

@@ -301,6 +301,14 @@ class FaultInjector final : public GemmKernel {
       case Fault::SmxF16RowSum:
       case Fault::SmxNanMaskedRows:
       case Fault::SmxZeros:
+      case Fault::NormEpsOutsideSqrt:  // norm faults (suites/ops/norm/norm_faults.hpp): never made for a GEMM kernel
+      case Fault::NormBessel:
+      case Fault::NormNoMeanSubtract:
+      case Fault::NormOnePassVariance:
+      case Fault::NormF16RowSum:
+      case Fault::NormAffineSwapped:
+      case Fault::NormAffineIgnored:
+      case Fault::NormZeros:
         wrapped_->run(ops);
         break;
     }

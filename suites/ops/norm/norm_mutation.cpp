@@ -1,0 +1,110 @@
+// suites/ops/norm/norm_mutation.cpp — the mutation score of a suite on a normalisation kernel (the method of
+// suites/mutation/mutation.hpp; the injectors: suites/ops/norm/norm_faults.hpp): every case on the unmutated
+// kernel and the mutants still alive; a case the unmutated kernel does not pass judges no mutant.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "base/error.hpp"
+#include "suites/mutation/mutation.hpp"
+#include "suites/ops/norm/norm_faults.hpp"
+#include "suites/ops/norm/norm_operation.hpp"
+
+namespace fpcert {
+
+MutationScore NormOperation::mutate(const SuiteInfo& suite, const std::string& kernel, const MutationOptions& opt) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto k = make_norm_kernel(kernel);
+  if (!k) throw InputError("unknown norm kernel '" + kernel + "' (fpcert kernels lists them)");
+  if (k->is_mutant()) throw InputError("'" + kernel + "' is itself a mutant: give the kernel it was made from");
+  std::vector<CaseSpec> cases = norm_cases(norm_suite_name(suite), k->norm_traits());
+  if (!opt.run.only_case.empty()) std::erase_if(cases, [&](const CaseSpec& c) { return !case_matches(opt.run.only_case, c.id); });
+  MutationScore s;
+  s.kernel = kernel;
+  s.suite = norm_suite_name(suite);
+  s.cases = static_cast<int>(cases.size());
+  std::vector<Fault> faults = opt.faults;
+  if (faults.empty())
+    for (const FaultInfo& f : fault_catalogue())
+      if (f.operation == Operation::Norm) faults.push_back(f.fault);
+  std::vector<std::size_t> live;
+  for (Fault f : faults) {
+    const FaultInfo& fi = fault_info(f);
+    MutantResult r;
+    r.mutant = mutant_name(kernel, f);
+    r.fault = std::string(fi.id);
+    r.fault_class = std::string(to_string(fi.cls));
+    r.what = std::string(fi.what);
+    r.expected = fi.expected;
+    if (const std::string why = norm_fault_not_applicable(f, *k); !why.empty()) {
+      r.outcome = MutantOutcome::NotApplicable;
+      r.detail = why;
+    } else {
+      register_norm_mutant(kernel, f);
+      live.push_back(s.mutants.size());
+    }
+    s.mutants.push_back(std::move(r));
+  }
+  std::vector<bool> done(s.mutants.size(), false);
+  for (const CaseSpec& c : cases) {
+    std::vector<std::string> names = {kernel};
+    for (std::size_t i : live)
+      if (!done[i]) names.push_back(s.mutants[i].mutant);
+    if (names.size() == 1) break;
+    if (opt.on_progress) opt.on_progress(fmt::format("{}: {} mutant(s) of {}", c.id, names.size() - 1, kernel));
+    SuiteRunOptions o = opt.run;
+    o.only_case = c.id;
+    o.baseline.clear();
+    o.jsonl_path.clear();
+    o.on_case = nullptr;
+    o.on_progress = nullptr;
+    o.select = nullptr;
+    o.run.warmups = 0;
+    o.run.timed = 1;
+    const RunResult rr = run(suite, names, o);
+    if (opt.env) *opt.env = rr.env;
+    const auto honest = std::find_if(rr.cases.begin(), rr.cases.end(), [&](const CaseResult& x) { return x.kernel == kernel; });
+    if (honest == rr.cases.end()) continue;
+    if (opt.on_honest_case) opt.on_honest_case(*honest);
+    if (honest->status != CaseStatus::Pass) {
+      if (honest->status != CaseStatus::NotSupported)
+        s.invalid_cases.push_back(fmt::format("{}: {}: {}", c.id, to_string(honest->status), honest->reason));
+      continue;
+    }
+    for (std::size_t i : live) {
+      if (done[i]) continue;
+      MutantResult& m = s.mutants[i];
+      const auto it = std::find_if(rr.cases.begin(), rr.cases.end(), [&](const CaseResult& x) { return x.kernel == m.mutant; });
+      if (it == rr.cases.end() || it->status == CaseStatus::NotSupported) continue;
+      ++m.cases_run;
+      m.seconds += it->wall_seconds;
+      const std::vector<CheckKind> fired = failed_checks(*it);
+      if (fired.empty()) continue;
+      const bool own = std::any_of(fired.begin(), fired.end(),
+                                   [&](CheckKind k) { return std::find(m.expected.begin(), m.expected.end(), k) != m.expected.end(); });
+      if (own || m.outcome == MutantOutcome::Survived) {
+        m.outcome = own ? MutantOutcome::Killed : MutantOutcome::KilledOther;
+        m.case_id = c.id;
+        m.fired = fired;
+        m.detail = it->reason;
+        m.repro = it->repro;
+      }
+      if (own && !opt.all_cases) done[i] = true;
+    }
+  }
+  for (std::size_t i : live) {
+    MutantResult& m = s.mutants[i];
+    if (m.outcome == MutantOutcome::Survived)
+      m.detail = fmt::format("passed {} case(s); a suite needs {}", m.cases_run, find_fault(m.fault)->needs);
+  }
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return s;
+}
+
+std::string NormOperation::register_mutant(const std::string& kernel, Fault f, const FaultOptions& opt) const {
+  (void)opt;
+  return register_norm_mutant(kernel, f);
+}
+
+}  // namespace fpcert
