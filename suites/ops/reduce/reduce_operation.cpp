@@ -1,171 +1,56 @@
 // suites/ops/reduce/reduce_operation.cpp — reductions as the runner runs them (suites/ops/reduce/reduce_operation.hpp):
-// each kernel on the cases its suite fits to it, problems generated once per spec, isolation, results case by case.
+// the hooks of the row-operation driver (suites/run/row_operation.hpp) and of its mutation campaign
+// (suites/mutation/row_mutation.hpp; the injectors: suites/ops/reduce/reduce_faults.hpp).
 #include "suites/ops/reduce/reduce_operation.hpp"
 
-#include <fmt/format.h>
-
-#include <map>
-
-#include "base/atomic_file.hpp"
-#include "base/error.hpp"
-#include "base/fpenv.hpp"
-#include "generators/generate.hpp"
-#include "results/results_json.hpp"
+#include "suites/mutation/row_mutation.hpp"
+#include "suites/ops/reduce/reduce_faults.hpp"
 #include "suites/ops/reduce/reduce_runner.hpp"
-#include "suites/run/device_apis.hpp"
-#include "suites/run/isolate.hpp"
+#include "suites/run/row_operation.hpp"
 
 namespace fpcert {
 
 namespace {
 
-struct Prepared {
-  std::vector<std::unique_ptr<ReduceKernel>> ks;
-  std::vector<std::vector<CaseSpec>> cases;  ///< per kernel
-};
-
-Prepared prepare(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) {
-  if (kernels.empty()) throw InputError("no kernel given");
-  if (!opt.baseline.empty()) throw InputError("--baseline is not available for reduction kernels");
-  Prepared pr;
-  for (const auto& name : kernels) {
-    auto k = make_reduce_kernel(name);
-    if (!k) {
-      if (const KernelInfo* info = find_kernel_info(name))
-        throw InputError(fmt::format("'{}' is a {} kernel; suite '{}' grades reduction kernels", name, to_string(info->operation),
-                                     suite.name));
-      throw InputError("unknown kernel '" + name + "' (fpcert kernels lists them)");
-    }
-    std::vector<CaseSpec> cases = reduce_cases(reduction_suite_name(suite), k->reduce_traits());
-    if (!opt.only_case.empty()) {
-      std::vector<CaseSpec> one;
-      std::string ids;
-      for (const auto& c : cases) {
-        ids += (ids.empty() ? "" : ", ") + c.id;
-        if (case_matches(opt.only_case, c.id)) one.push_back(c);
-      }
-      if (one.empty()) throw InputError("suite '" + suite.name + "' has no case '" + opt.only_case + "' for " + name + " (cases: " + ids + ")");
-      cases = std::move(one);
-    }
-    for (const auto& c : cases) (void)canonical_spec(c.spec);
-    pr.ks.push_back(std::move(k));
-    pr.cases.push_back(std::move(cases));
+struct Rows {
+  using Kernel = ReduceKernel;
+  using Setup = ReduceCaseSetup;
+  static constexpr Operation operation = Operation::Reduction;
+  static constexpr std::string_view noun = "reduction";
+  static constexpr std::string_view evidence = "no case graded a vector with a non-vacuous bound (the suite certifies nothing about the accumulation)";
+  static std::unique_ptr<Kernel> make(const std::string& name) { return make_reduce_kernel(name); }
+  static std::string suite_name(const SuiteInfo& s) { return reduction_suite_name(s); }
+  static std::vector<CaseSpec> cases(const std::string& suite, const Kernel& k) { return reduce_cases(suite, k.reduce_traits()); }
+  static std::string describe(const Kernel& k) { return describe_reduce_traits(k.reduce_traits()); }
+  static Setup setup(const std::string& suite, const CaseSpec& c, const Problem* p, const std::string& repro) {
+    return {suite, c.id, p, repro, c.family, c.min_runs, c.id == "specials"};
   }
-  return pr;
-}
+  static CaseResult skeleton(const Kernel& k, const Setup& s) { return reduce_skeleton(k, s); }
+  static CaseResult run_case(Kernel& k, const Setup& s, DeviceApi& api, const RunOptions& opt) { return run_reduce_case(k, s, api, opt); }
+  static std::string not_applicable(Fault f, const Kernel& k) { return reduce_fault_not_applicable(f, k.reduce_traits()); }
+  static std::string register_mutant(const std::string& kernel, Fault f) { return register_reduce_mutant(kernel, f); }
+};
 
 }  // namespace
 
 std::vector<PlanItem> ReduceOperation::plan(const SuiteInfo& suite, const std::vector<std::string>& kernels,
                                             const SuiteRunOptions& opt) const {
-  const Prepared pr = prepare(suite, kernels, opt);
-  std::vector<PlanItem> plan;
-  for (std::size_t i = 0; i < pr.ks.size(); ++i)
-    for (const auto& c : pr.cases[i]) plan.push_back({reduction_suite_name(suite), c.id, pr.ks[i]->name(), c.spec, estimated_case_cost(c.spec)});
-  return plan;
+  return RowOperation<Rows>::plan(suite, kernels, opt);
 }
 
 RunResult ReduceOperation::run(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) const {
-  Prepared pr = prepare(suite, kernels, opt);
-  DeviceApis apis;
-  RunResult result;
-  result.suite = reduction_suite_name(suite);
-  result.kernels = kernels;
-  if (!opt.jsonl_path.empty() && !opt.jsonl_append) write_file_atomic(opt.jsonl_path, "");
-  std::size_t total = 0, done = 0;
-  for (std::size_t i = 0; i < pr.ks.size(); ++i)
-    for (const auto& c : pr.cases[i]) total += !opt.select || opt.select(c.id, pr.ks[i]->name());
-  std::map<std::string, std::shared_ptr<const Problem>> problems;  // one generation per spec for the run
-  for (std::size_t i = 0; i < pr.ks.size(); ++i) {
-    ReduceKernel& k = *pr.ks[i];
-    for (const CaseSpec& c : pr.cases[i]) {
-      if (opt.select && !opt.select(c.id, k.name())) continue;
-      if (opt.on_progress) opt.on_progress(fmt::format("[{}/{}] {}: {}", done + 1, total, c.id, k.name()));
-      pin_fp_env();
-      std::string repro = opt.repro_prefix.empty() ? "" : fmt::format("{} --kernel {} --case {}", opt.repro_prefix, k.name(), c.id);
-      CaseResult r;
-      const std::string suite_name = reduction_suite_name(suite);
-      std::shared_ptr<const Problem>& problem = problems[c.spec];
-      std::string refused;
-      if (!problem) {
-        try {
-          problem = std::make_shared<const Problem>(generate(c.spec));
-        } catch (const std::exception& e) {
-          refused = e.what();
-        }
-      }
-      if (!problem) {
-        r.suite = suite_name;
-        r.case_id = c.id;
-        r.family = c.family;
-        r.kernel = k.name();
-        r.kernel_traits = describe_reduce_traits(k.reduce_traits());
-        r.backend = std::string(to_string(k.backend()));
-        r.spec = c.spec;
-        r.status = CaseStatus::NotSupported;
-        r.reason = "the generator refuses this case for the kernel's formats: " + refused;
-      } else {
-        ReduceCaseSetup s{suite_name, c.id, problem.get(), repro, c.family, c.min_runs, c.id == "specials"};
-        if (opt.isolate) {
-          r = run_case_isolated(
-              [&] {
-                auto fresh = make_reduce_kernel(k.name());
-                DeviceApis child;
-                std::string why;
-                DeviceApi* api = child.for_kernel(*fresh, why);
-                if (!api) {
-                  CaseResult x = reduce_skeleton(k, s);
-                  x.status = CaseStatus::NotSupported;
-                  x.reason = "no CUDA device: " + why;
-                  return x;
-                }
-                return run_reduce_case(*fresh, s, *api, opt.run);
-              },
-              opt.isolate_timeout_s, reduce_skeleton(k, s));
-        } else {
-          std::string why;
-          DeviceApi* api = apis.for_kernel(k, why);
-          if (!api) {
-            r = reduce_skeleton(k, s);
-            r.status = CaseStatus::NotSupported;
-            r.reason = "no CUDA device: " + why;
-          } else {
-            r = run_reduce_case(k, s, *api, opt.run);
-          }
-        }
-      }
-      if (!c.note.empty()) r.flags.insert(r.flags.begin(), "case: " + c.note);
-      if (!opt.jsonl_path.empty()) append_line(opt.jsonl_path, to_json(r).dump());
-      if (opt.on_case) opt.on_case(r);
-      result.cases.push_back(std::move(r));
-      ++done;
-    }
-  }
-  bool any_device = false;
-  for (const auto& k : pr.ks) any_device = any_device || k->memory() == MemorySpace::Device;
-  result.env = run_environment(opt.command, apis.device(), any_device);
-  return result;
+  return RowOperation<Rows>::run(suite, kernels, opt);
 }
 
-void ReduceOperation::require_evidence(RunResult& r) const {
-  for (const std::string& name : r.kernels) {
-    const auto k = make_reduce_kernel(name);
-    if (!k) continue;
-    bool evidence = false;
-    for (const CaseResult& c : r.cases)
-      evidence = evidence || (c.kernel == name && !c.evidence.empty() && c.status != CaseStatus::NotSupported);
-    if (evidence) continue;
-    CaseResult e;
-    e.suite = r.suite;
-    e.case_id = "evidence";
-    e.kernel = name;
-    e.kernel_traits = describe_reduce_traits(k->reduce_traits());
-    e.backend = std::string(to_string(k->backend()));
-    e.checks.push_back({CheckKind::Envelope, false,
-                        "no case graded a vector with a non-vacuous bound (the suite certifies nothing about the accumulation)"});
-    decide(e);
-    r.cases.push_back(std::move(e));
-  }
+void ReduceOperation::require_evidence(RunResult& r) const { RowOperation<Rows>::require_evidence(r); }
+
+MutationScore ReduceOperation::mutate(const SuiteInfo& suite, const std::string& kernel, const MutationOptions& opt) const {
+  return row_mutation<Rows>(*this, suite, kernel, opt);
+}
+
+std::string ReduceOperation::register_mutant(const std::string& kernel, Fault f, const FaultOptions& opt) const {
+  (void)opt;
+  return Rows::register_mutant(kernel, f);
 }
 
 }  // namespace fpcert

@@ -1,33 +1,45 @@
-// suites/ops/softmax/softmax_mutation.cpp — the mutation score of a suite on a softmax kernel (the method of
-// suites/mutation/mutation.hpp; the injectors: suites/ops/softmax/softmax_faults.hpp): every case on the unmutated
-// kernel and the mutants still alive; a case the unmutated kernel does not pass judges no mutant.
+// suites/mutation/row_mutation.hpp — the mutation score of a suite on a kernel of an operation driven by
+// suites/run/row_operation.hpp (reduction, softmax, normalisation, ...): the method of suites/mutation/mutation.hpp
+// over the operation's hooks. Every case runs on the unmutated kernel and the mutants still alive; a case the
+// unmutated kernel does not pass judges no mutant; a mutant stops at its first kill for its own fault unless
+// all_cases is set.
+//
+// Besides the hooks of row_operation.hpp (Kernel, noun, make, suite_name, cases), H provides:
+//   static constexpr Operation operation;                       the catalogue's faults of this operation
+//   static std::string not_applicable(Fault, const Kernel&);    why a fault cannot apply to the kernel ("" if it can)
+//   static std::string register_mutant(const std::string& kernel, Fault);  registers <kernel>~<fault>, returns it
+#pragma once
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "base/error.hpp"
 #include "suites/mutation/mutation.hpp"
-#include "suites/ops/softmax/softmax_faults.hpp"
-#include "suites/ops/softmax/softmax_operation.hpp"
+#include "suites/run/operation.hpp"
 
 namespace fpcert {
 
-MutationScore SoftmaxOperation::mutate(const SuiteInfo& suite, const std::string& kernel, const MutationOptions& opt) const {
+template <class H>
+MutationScore row_mutation(const OperationRunner& runner, const SuiteInfo& suite, const std::string& kernel,
+                           const MutationOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto k = make_softmax_kernel(kernel);
-  if (!k) throw InputError("unknown softmax kernel '" + kernel + "' (fpcert kernels lists them)");
+  auto k = H::make(kernel);
+  if (!k) throw InputError(fmt::format("unknown {} kernel '{}' (fpcert kernels lists them)", H::noun, kernel));
   if (k->is_mutant()) throw InputError("'" + kernel + "' is itself a mutant: give the kernel it was made from");
-  std::vector<CaseSpec> cases = softmax_cases(softmax_suite_name(suite), k->softmax_traits());
+  std::vector<CaseSpec> cases = H::cases(H::suite_name(suite), *k);
   if (!opt.run.only_case.empty()) std::erase_if(cases, [&](const CaseSpec& c) { return !case_matches(opt.run.only_case, c.id); });
   MutationScore s;
   s.kernel = kernel;
-  s.suite = softmax_suite_name(suite);
+  s.suite = H::suite_name(suite);
   s.cases = static_cast<int>(cases.size());
   std::vector<Fault> faults = opt.faults;
   if (faults.empty())
     for (const FaultInfo& f : fault_catalogue())
-      if (f.operation == Operation::Softmax) faults.push_back(f.fault);
+      if (f.operation == H::operation) faults.push_back(f.fault);
   std::vector<std::size_t> live;
   for (Fault f : faults) {
     const FaultInfo& fi = fault_info(f);
@@ -37,11 +49,11 @@ MutationScore SoftmaxOperation::mutate(const SuiteInfo& suite, const std::string
     r.fault_class = std::string(to_string(fi.cls));
     r.what = std::string(fi.what);
     r.expected = fi.expected;
-    if (const std::string why = softmax_fault_not_applicable(f, *k); !why.empty()) {
+    if (const std::string why = H::not_applicable(f, *k); !why.empty()) {
       r.outcome = MutantOutcome::NotApplicable;
       r.detail = why;
     } else {
-      register_softmax_mutant(kernel, f);
+      H::register_mutant(kernel, f);
       live.push_back(s.mutants.size());
     }
     s.mutants.push_back(std::move(r));
@@ -62,7 +74,7 @@ MutationScore SoftmaxOperation::mutate(const SuiteInfo& suite, const std::string
     o.select = nullptr;
     o.run.warmups = 0;
     o.run.timed = 1;
-    const RunResult rr = run(suite, names, o);
+    const RunResult rr = runner.run(suite, names, o);
     if (opt.env) *opt.env = rr.env;
     const auto honest = std::find_if(rr.cases.begin(), rr.cases.end(), [&](const CaseResult& x) { return x.kernel == kernel; });
     if (honest == rr.cases.end()) continue;
@@ -82,7 +94,7 @@ MutationScore SoftmaxOperation::mutate(const SuiteInfo& suite, const std::string
       const std::vector<CheckKind> fired = failed_checks(*it);
       if (fired.empty()) continue;
       const bool own = std::any_of(fired.begin(), fired.end(),
-                                   [&](CheckKind k) { return std::find(m.expected.begin(), m.expected.end(), k) != m.expected.end(); });
+                                   [&](CheckKind x) { return std::find(m.expected.begin(), m.expected.end(), x) != m.expected.end(); });
       if (own || m.outcome == MutantOutcome::Survived) {
         m.outcome = own ? MutantOutcome::Killed : MutantOutcome::KilledOther;
         m.case_id = c.id;
@@ -100,11 +112,6 @@ MutationScore SoftmaxOperation::mutate(const SuiteInfo& suite, const std::string
   }
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
-}
-
-std::string SoftmaxOperation::register_mutant(const std::string& kernel, Fault f, const FaultOptions& opt) const {
-  (void)opt;
-  return register_softmax_mutant(kernel, f);
 }
 
 }  // namespace fpcert
