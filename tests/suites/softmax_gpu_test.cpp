@@ -3,60 +3,16 @@
 // mutants (the faults in the kernel's own device code) reach a score of 100 %. Without a device: skipped (exit 77).
 #include <doctest/doctest.h>
 
-#include <cstdio>
-
-#include "kernels/softmax/softmax_kernel.hpp"
-#include "suites/mutation/mutation.hpp"
-#include "suites/run/operation.hpp"
-#include "suites/run/suite.hpp"
+#include "tests/support/row_gpu_checks.hpp"
 
 namespace fpcert {
-namespace {
-
-std::vector<std::string> cuda_kernels() {
-  std::vector<std::string> out;
-  for (const auto& n : kernel_names(false, Operation::Softmax))
-    if (make_softmax_kernel(n)->backend() == Backend::Cuda) out.push_back(n);
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("softmax CUDA built-ins: every case passes against the host reference, with evidence") {
-  const auto ks = cuda_kernels();
+  const auto ks = cuda_builtins(Operation::Softmax);
   REQUIRE(ks.size() >= 6);
-  const SuiteInfo* s = find_suite("softmax");
-  REQUIRE(s);
-  for (const std::string& k : ks) {
-    CAPTURE(k);
-    RunResult r = run_suite(*s, {k}, SuiteRunOptions{});
-    for (const CaseResult& c : r.cases) {
-      CAPTURE(c.case_id);
-      CAPTURE(c.reason);
-      CAPTURE(c.envelope.arithmetic);
-      std::printf("%s %s: %s, err/bound %.3g, ulp max %.0f, %.3f ms\n", k.c_str(), c.case_id.c_str(), std::string(to_string(c.status)).c_str(),
-                  c.metrics.err_frac_max, c.metrics.ulp_max, c.time_ms_median);
-      CHECK(c.status == CaseStatus::Pass);
-    }
-    operation_runner(Operation::Softmax).require_evidence(r);
-    CHECK(r.cases.back().case_id != "evidence");
-  }
+  check_builtins_pass(Operation::Softmax, "softmax", ks);
 }
 
-TEST_CASE("softmax CUDA built-ins: mutation score 100 %") {
-  const SuiteInfo* s = find_suite("softmax");
-  REQUIRE(s);
-  for (const std::string& k : cuda_kernels()) {
-    CAPTURE(k);
-    const MutationScore m = run_mutation(*s, k, MutationOptions{});
-    for (const MutantResult& x : m.mutants) {
-      CAPTURE(x.fault);
-      CAPTURE(x.detail);
-      std::printf("%s %s: %s (%s)\n", k.c_str(), x.fault.c_str(), std::string(to_string(x.outcome)).c_str(), x.case_id.c_str());
-      CHECK((x.outcome == MutantOutcome::Killed || x.outcome == MutantOutcome::NotApplicable));
-    }
-    CHECK(m.score() == 1.0);
-  }
-}
+TEST_CASE("softmax CUDA built-ins: mutation score 100 %") { check_builtins_mutation("softmax", cuda_builtins(Operation::Softmax)); }
 
 }  // namespace fpcert
