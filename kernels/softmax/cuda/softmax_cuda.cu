@@ -154,6 +154,10 @@ __global__ void warp_online(Args a) {
       masked_row(a, r, lane);
       continue;
     }
+    // A NaN logit makes the whole row NaN (its sum is NaN). The running max cannot carry it: fmaxf ignores a NaN, and a
+    // lane whose first logit is NaN (m = -Inf, mn = -Inf) skips it above, so without this the row came out finite but
+    // for the NaN's own column (the H200 run of 2026-12-04 refused both online kernels on `specials` for this).
+    if (nan) s = NAN;
     write_row<false>(a, r, lane, m, s);
   }
 }
