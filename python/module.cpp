@@ -187,6 +187,7 @@ PYBIND11_MODULE(_fpcert, m) {
   py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
   add_reduction_entry(m);  // fpcert.certify_reduction (python/reduce_entry.cpp)
   add_audit_entry(m);      // fpcert.audit (python/audit_entry.cpp)
+  add_rows_entries(m);     // fpcert.certify_softmax, fpcert.certify_norm (python/rows_entry.cpp)
 
   py::class_<KernelTraits>(m, "Traits", "What the bound model reads about a kernel's arithmetic (docs/kernels.md)")
       .def_property_readonly("a_input", [](const KernelTraits& t) { return std::string(t.a_input->tag); })

@@ -68,4 +68,7 @@ std::unique_ptr<GemmKernel> make_python_gemm_kernel(std::string name, std::strin
 /// Registers fpcert.audit's native part (python/audit_entry.cpp).
 void add_audit_entry(py::module_& m);
 
+/// Registers fpcert.certify_softmax's and fpcert.certify_norm's native parts (python/rows_entry.cpp).
+void add_rows_entries(py::module_& m);
+
 }  // namespace fpcert::py_support

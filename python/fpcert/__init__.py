@@ -544,3 +544,9 @@ def check_elementwise(function: str, x, y, ulps: float | None = None, slope: flo
     lo, hi = domain if domain is not None else (-np.inf, np.inf)
     return _json.loads(_fpcert.check_elementwise(function, tin, tout, xc, yc, -1.0 if ulps is None else float(ulps),
                                                  float(slope), float(lo), float(hi)))
+
+
+# ---- softmax and normalisation (python/fpcert/rows.py; docs/python.md, "Softmax and normalisation") -------------------
+from .rows import certify_norm, certify_softmax  # noqa: E402  (rows.py reads this module's helpers)
+
+__all__ += ["certify_softmax", "certify_norm"]

@@ -1,4 +1,4 @@
-"""tests/python/gpu_main.py — runs test_torch_gpu.py under pytest; exit 77 (ctest: skipped, never
+"""tests/python/gpu_main.py — runs test_torch_gpu.py and test_torch_rows_gpu.py under pytest; exit 77 (ctest: skipped, never
 passed) when torch or a CUDA device is missing."""
 import os
 import sys
@@ -14,4 +14,5 @@ if not torch.cuda.is_available():
 import pytest  # noqa: E402
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.exit(pytest.main(["-q", "-rA", "-p", "fpcert.pytest_plugin", os.path.join(here, "test_torch_gpu.py")] + sys.argv[1:]))
+sys.exit(pytest.main(["-q", "-rA", "-p", "fpcert.pytest_plugin", os.path.join(here, "test_torch_gpu.py"),
+                      os.path.join(here, "test_torch_rows_gpu.py")] + sys.argv[1:]))
