@@ -38,6 +38,26 @@ std::string mutation_table(const MutationScore& s) {
   return t;
 }
 
+std::string heuristics_table(const MutationScore& s) {
+  bool any = s.honest_heuristics.cases > 0;
+  for (const MutantResult& m : s.mutants) any = any || m.heuristics.cases > 0;
+  if (!any) return "";
+  auto first = [](const std::string& id) { return id.empty() ? std::string() : " (" + id + ")"; };
+  std::string t = "beside the heuristics, case by case (allclose: torch.allclose atol = rtol = 1e-2 against the exact result; 2x: max "
+                  "error <= 2 x the unmutated kernel's + 1e-5):\n";
+  const HeuristicVerdicts& h = s.honest_heuristics;
+  t += fmt::format("  unmutated kernel, {} cases: fpcert refuses {}; false alarms: allclose {}{}, 2x {}{}\n", h.cases, h.fpcert_refused,
+                   h.allclose_refused, first(h.first_allclose_refused), h.fa2x_refused, first(h.first_fa2x_refused));
+  t += fmt::format("  {:<22} {:>6} {:>15} {:<36} {}\n", "mutant", "cases", "fpcert refuses", "allclose accepts of those", "2x accepts of those");
+  for (const MutantResult& m : s.mutants) {
+    const HeuristicVerdicts& x = m.heuristics;
+    if (x.cases == 0) continue;
+    t += fmt::format("  {:<22} {:>6} {:>15} {:<36} {}\n", m.fault, x.cases, x.fpcert_refused, fmt::format("{}{}", x.allclose_missed, first(x.first_allclose_missed)),
+                     fmt::format("{}{}", x.fa2x_missed, first(x.first_fa2x_missed)));
+  }
+  return t;
+}
+
 std::string mutation_summary(const MutationScore& s) {
   std::string t = fmt::format("mutation score of {} on suite {}: {} killed for their own fault", s.kernel, s.suite,
                               score_text(s.count(MutantOutcome::Killed), s.total()));

@@ -91,11 +91,39 @@ int whole(const json& j, const char* key, int def) {
   return static_cast<int>(d);
 }
 
+json heuristics_json(const HeuristicVerdicts& h) {
+  return {{"cases", h.cases},
+          {"fpcert_refused", h.fpcert_refused},
+          {"allclose_refused", h.allclose_refused},
+          {"fa2x_refused", h.fa2x_refused},
+          {"allclose_missed", h.allclose_missed},
+          {"fa2x_missed", h.fa2x_missed},
+          {"first_allclose_refused", h.first_allclose_refused},
+          {"first_fa2x_refused", h.first_fa2x_refused},
+          {"first_allclose_missed", h.first_allclose_missed},
+          {"first_fa2x_missed", h.first_fa2x_missed}};
+}
+
+HeuristicVerdicts heuristics_from_json(const json& j) {
+  HeuristicVerdicts h;
+  h.cases = whole(j, "cases", 0);
+  h.fpcert_refused = whole(j, "fpcert_refused", 0);
+  h.allclose_refused = whole(j, "allclose_refused", 0);
+  h.fa2x_refused = whole(j, "fa2x_refused", 0);
+  h.allclose_missed = whole(j, "allclose_missed", 0);
+  h.fa2x_missed = whole(j, "fa2x_missed", 0);
+  h.first_allclose_refused = text(j, "first_allclose_refused");
+  h.first_fa2x_refused = text(j, "first_fa2x_refused");
+  h.first_allclose_missed = text(j, "first_allclose_missed");
+  h.first_fa2x_missed = text(j, "first_fa2x_missed");
+  return h;
+}
+
 }  // namespace
 
 json to_json(const MutationScore& s) {
   json mutants = json::array();
-  for (const MutantResult& m : s.mutants)
+  for (const MutantResult& m : s.mutants) {
     mutants.push_back({{"mutant", m.mutant},
                        {"fault", m.fault},
                        {"class", m.fault_class},
@@ -110,6 +138,8 @@ json to_json(const MutationScore& s) {
                        {"runs", m.runs},
                        {"active_runs", m.active_runs},
                        {"seconds", json_number(m.seconds)}});
+    if (m.heuristics.cases > 0) mutants.back()["heuristics"] = heuristics_json(m.heuristics);
+  }
   json classes = json::array();
   for (const ClassScore& c : s.by_class())
     classes.push_back({{"class", c.fault_class},
@@ -117,7 +147,7 @@ json to_json(const MutationScore& s) {
                        {"killed", c.killed},
                        {"killed_other", c.killed_other},
                        {"survived", c.survived}});
-  return {{"kernel", s.kernel},
+  json out = {{"kernel", s.kernel},
           {"suite", s.suite},
           {"cases", s.cases},
           {"invalid_cases", s.invalid_cases},
@@ -130,6 +160,8 @@ json to_json(const MutationScore& s) {
           {"classes", classes},
           {"seconds", json_number(s.seconds)},
           {"mutants", mutants}};
+  if (s.honest_heuristics.cases > 0) out["honest_heuristics"] = heuristics_json(s.honest_heuristics);
+  return out;
 }
 
 MutationScore mutation_from_json(const json& j) {
@@ -140,6 +172,7 @@ MutationScore mutation_from_json(const json& j) {
   s.cases = whole(j, "cases", 0);
   if (j.contains("invalid_cases")) s.invalid_cases = j.at("invalid_cases").get<std::vector<std::string>>();
   s.seconds = j.contains("seconds") ? number_from_json(j.at("seconds")) : 0;
+  if (j.contains("honest_heuristics")) s.honest_heuristics = heuristics_from_json(j.at("honest_heuristics"));
   for (const json& x : j.at("mutants")) {
     MutantResult m;
     m.mutant = text(x, "mutant");
@@ -158,6 +191,7 @@ MutationScore mutation_from_json(const json& j) {
     m.runs = whole(x, "runs", -1);
     m.active_runs = whole(x, "active_runs", -1);
     m.seconds = x.contains("seconds") ? number_from_json(x.at("seconds")) : 0;
+    if (x.contains("heuristics")) m.heuristics = heuristics_from_json(x.at("heuristics"));
     s.mutants.push_back(std::move(m));
   }
   return s;

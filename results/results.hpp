@@ -370,6 +370,21 @@ enum class MutantOutcome : std::uint8_t {
 std::string_view to_string(MutantOutcome o);
 std::optional<MutantOutcome> parse_mutant_outcome(std::string_view s);
 
+/// What two tolerance rules in wide use say of a kernel's outputs, case by case (docs/mutation.md, "Beside the
+/// heuristics"): torch.allclose at KernelBench's atol = rtol = 1e-2 against the exact reference (equal_nan False, as
+/// torch's default), and FlashAttention's rule max|out - ref| <= 2 max|out_same_precision - ref| + 1e-5, the
+/// same-precision implementation being the unmutated kernel (torch's max propagates NaN: a NaN anywhere refuses).
+/// Measured where the operation's runner tallies them (the row operations: softmax, normalisation); cases = 0 elsewhere.
+struct HeuristicVerdicts {
+  int cases = 0;                      ///< cases where they were measured
+  int fpcert_refused = 0;             ///< of them, cases fpcert refused (the kernel's status not pass)
+  int allclose_refused = 0;           ///< of them, cases torch.allclose(atol=1e-2, rtol=1e-2) refuses
+  int fa2x_refused = 0;               ///< of them, cases the 2x rule refuses
+  int allclose_missed = 0;            ///< cases fpcert refused and allclose accepted (a wrong result passed)
+  int fa2x_missed = 0;                ///< cases fpcert refused and the 2x rule accepted
+  std::string first_allclose_refused, first_fa2x_refused, first_allclose_missed, first_fa2x_missed;  ///< case ids
+};
+
 struct MutantResult {
   std::string mutant;                 ///< registry name, <kernel>~<fault>
   std::string fault;                  ///< fault id (acc_rz, ...)
@@ -384,6 +399,7 @@ struct MutantResult {
   int cases_run = 0;                  ///< cases it ran (it stops at its first kill for its own fault)
   int runs = -1, active_runs = -1;    ///< calls, and calls where the fault changed something (-1: unknown, --isolate)
   double seconds = 0;
+  HeuristicVerdicts heuristics;       ///< what torch.allclose and the 2x rule said on the cases it ran
 };
 
 /// killed / total of one fault class (not-applicable mutants are not counted).
@@ -400,6 +416,7 @@ struct MutationScore {
   std::vector<std::string> invalid_cases;  ///< "id: status: reason" where the unmutated kernel did not pass (no mutant judged there)
   std::vector<MutantResult> mutants;
   double seconds = 0;
+  HeuristicVerdicts honest_heuristics;  ///< what they said of the unmutated kernel (a refusal there is a false alarm)
   int total() const;                  ///< applicable mutants
   int count(MutantOutcome o) const;
   double score() const;               ///< killed (own fault) / total; 1 when total is 0

@@ -110,6 +110,7 @@ int run_mutate(const MutateArgs& a) {
     clear_progress();
     std::fputs(mutation_table(s).c_str(), stdout);
     std::fputs(mutation_summary(s).c_str(), stdout);
+    std::fputs(heuristics_table(s).c_str(), stdout);
     std::fflush(stdout);
     // No applicable mutant is no evidence: the score of 0 of 0 reads 100 %, and must not pass a gate.
     below = below || (a.min_score >= 0 && (s.total() == 0 || 100 * s.score() < a.min_score));

@@ -62,7 +62,7 @@ std::string html_report(const ReportInput& in) {
   s += overview(in);
   // Run-to-run comparison: each run against the latest earlier run of the same suite with cases in common.
   for (const auto& [o, n] : comparable_runs(in.runs)) s += comparison_section(in.runs[o], o, in.runs[n], n);
-  for (std::size_t i = 0; i < in.runs.size(); ++i) s += run_section(in.runs[i], i) + reduction_section(in.runs[i], i) + elementwise_section(in.runs[i], i);
+  for (std::size_t i = 0; i < in.runs.size(); ++i) s += run_section(in.runs[i], i) + reduction_section(in.runs[i], i) + elementwise_section(in.runs[i], i) + heuristics_section(in.runs[i], i);
   for (std::size_t i = 0; i < in.conversions.size(); ++i)
     s += conversion_section(in.conversions[i], fmt::format("conv-{}", i), fmt::format("c{}", i), "");
   for (std::size_t i = 0; i < in.experiments.size(); ++i) s += experiment_section(in.experiments[i], i);

@@ -83,5 +83,7 @@ std::string experiment_section(const ExperimentRecord& e, std::size_t ei);
 
 /// Elementwise kernels' cases (html_elementwise.cpp): "" when the run has none.
 std::string elementwise_section(const RunResult& r, std::size_t ri);
+/// fpcert beside torch.allclose at 1e-2 and the 2x rule, per mutation score that measured them (html_heuristics.cpp).
+std::string heuristics_section(const RunResult& r, std::size_t ri);
 
 }  // namespace fpcert::html

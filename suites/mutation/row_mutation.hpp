@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,37 @@
 #include "suites/run/operation.hpp"
 
 namespace fpcert {
+
+namespace row_mutation_detail {
+
+/// max |got - want| as torch computes it on a case (suites/run/row_case.hpp, RowGrades::heuristics); nullopt where the
+/// runner did not measure it.
+inline std::optional<double> heuristic_max(const CaseResult& c) {
+  const auto at = [&](const char* k) { return c.achieved.count(k) ? c.achieved.at(k) : 0.0; };
+  if (!c.achieved.count("heuristic_maxabs")) return std::nullopt;
+  if (at("heuristic_maxabs_nan") != 0) return std::numeric_limits<double>::quiet_NaN();
+  if (at("heuristic_maxabs_inf") != 0) return std::numeric_limits<double>::infinity();
+  return at("heuristic_maxabs");
+}
+
+/// Adds case `c` of a kernel to its verdicts: torch.allclose(atol = rtol = 1e-2) refuses the case when an element is
+/// not close; FlashAttention's rule refuses it unless max|out - ref| <= 2 max|base - ref| + 1e-5 (`base`: the unmutated
+/// kernel's case; a NaN on either side refuses, as a comparison with NaN is false).
+inline void add_heuristics(HeuristicVerdicts& h, const CaseResult& c, const CaseResult& base) {
+  const auto mine = heuristic_max(c), theirs = heuristic_max(base);
+  if (!mine || !theirs) return;
+  ++h.cases;
+  const bool fpcert_refuses = c.status != CaseStatus::Pass;
+  const bool allclose_refuses = c.achieved.at("heuristic_allclose_refused_elements") > 0;
+  const bool fa2x_refuses = !(*mine <= 2 * *theirs + 1e-5);
+  h.fpcert_refused += fpcert_refuses;
+  if (allclose_refuses && h.allclose_refused++ == 0) h.first_allclose_refused = c.case_id;
+  if (fa2x_refuses && h.fa2x_refused++ == 0) h.first_fa2x_refused = c.case_id;
+  if (fpcert_refuses && !allclose_refuses && h.allclose_missed++ == 0) h.first_allclose_missed = c.case_id;
+  if (fpcert_refuses && !fa2x_refuses && h.fa2x_missed++ == 0) h.first_fa2x_missed = c.case_id;
+}
+
+}  // namespace row_mutation_detail
 
 template <class H>
 MutationScore row_mutation(const OperationRunner& runner, const SuiteInfo& suite, const std::string& kernel,
@@ -79,6 +112,7 @@ MutationScore row_mutation(const OperationRunner& runner, const SuiteInfo& suite
     const auto honest = std::find_if(rr.cases.begin(), rr.cases.end(), [&](const CaseResult& x) { return x.kernel == kernel; });
     if (honest == rr.cases.end()) continue;
     if (opt.on_honest_case) opt.on_honest_case(*honest);
+    row_mutation_detail::add_heuristics(s.honest_heuristics, *honest, *honest);
     if (honest->status != CaseStatus::Pass) {
       if (honest->status != CaseStatus::NotSupported)
         s.invalid_cases.push_back(fmt::format("{}: {}: {}", c.id, to_string(honest->status), honest->reason));
@@ -91,6 +125,7 @@ MutationScore row_mutation(const OperationRunner& runner, const SuiteInfo& suite
       if (it == rr.cases.end() || it->status == CaseStatus::NotSupported) continue;
       ++m.cases_run;
       m.seconds += it->wall_seconds;
+      row_mutation_detail::add_heuristics(m.heuristics, *it, *honest);
       const std::vector<CheckKind> fired = failed_checks(*it);
       if (fired.empty()) continue;
       const bool own = std::any_of(fired.begin(), fired.end(),

@@ -118,7 +118,21 @@ void RowGrades::graded(std::int64_t e, const Format& out, std::uint64_t code, st
   if (worst_ < 0 || frac > frac_max_) frac_max_ = frac, worst_ = e;
 }
 
+void RowGrades::heuristics(double got, double want) {
+  const bool close = got == want || std::fabs(got - want) <= 1e-2 + 1e-2 * std::fabs(want);  // NaN: false
+  allclose_refused_ += !close;
+  const double d = std::fabs(got - want);
+  if (std::isnan(d)) heur_nan_ = true;
+  else heur_max_ = std::max(heur_max_, d);
+}
+
 void RowGrades::record_metrics(CaseResult& r, const RowRuns& runs) const {
+  // Read by the mutation campaign (suites/mutation/row_mutation.hpp: HeuristicVerdicts). Infinity is kept as a flag:
+  // the results' JSON holds finite numbers only.
+  r.achieved["heuristic_allclose_refused_elements"] = static_cast<double>(allclose_refused_);
+  r.achieved["heuristic_maxabs"] = std::isinf(heur_max_) ? 0.0 : heur_max_;
+  r.achieved["heuristic_maxabs_inf"] = std::isinf(heur_max_) ? 1.0 : 0.0;
+  r.achieved["heuristic_maxabs_nan"] = heur_nan_ ? 1.0 : 0.0;
   if (!runs.times.empty()) {
     r.time_ms_median = quantile(runs.times, 0.5);
     r.time_ms_mean = std::accumulate(runs.times.begin(), runs.times.end(), 0.0) / static_cast<double>(runs.times.size());

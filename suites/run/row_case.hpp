@@ -52,6 +52,11 @@ class RowGrades {
   /// error bound (Inf: beyond what the bound covers).
   void graded(std::int64_t e, const Format& out, std::uint64_t code, std::uint64_t ref_code, double got, double want, double bound);
 
+  /// The heuristics of results/results.hpp (HeuristicVerdicts) on element e, every written or unwritten element alike:
+  /// torch.allclose's |got - want| <= 1e-2 + 1e-2 |want| (equal infinities close, a NaN never), and the max of
+  /// |got - want| as torch computes it (a NaN difference makes it NaN).
+  void heuristics(double got, double want);
+
   std::int64_t worst() const { return worst_; }
   std::int64_t vacuous() const { return vacuous_; }
   std::int64_t judged() const { return judged_; }
@@ -66,6 +71,9 @@ class RowGrades {
   std::int64_t unwritten_ = 0, first_unwritten_ = -1, special_bad_ = 0, first_special_ = -1, nonfinite_ = 0, first_nonfinite_ = -1;
   std::int64_t judged_ = 0, vacuous_ = 0, unjudged_ = 0, worst_ = -1, ref_overflow_ = 0;
   std::string special_detail_;
+  std::int64_t allclose_refused_ = 0;
+  double heur_max_ = 0;
+  bool heur_nan_ = false;
   double frac_max_ = 0, max_abs_ = 0, err2_ = 0, ref2_ = 0, ref_max_ = 0;
   std::vector<double> fracs_, ulps_;
 };

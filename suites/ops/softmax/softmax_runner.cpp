@@ -186,11 +186,12 @@ CaseResult run_softmax_case(SoftmaxKernel& kernel, const SoftmaxCaseSetup& s, De
   const std::vector<std::uint64_t>& codes = runs.codes;
   for (std::size_t e = 0; e < total; ++e) {
     const std::uint64_t code = codes[e];
+    const double got = to_double(out, code), want = ref.value[e];
+    g.heuristics(got, want);
     if (out.has_nan() && code == pre) {
       g.unwritten(static_cast<std::int64_t>(e));
       continue;
     }
-    const double got = to_double(out, code), want = ref.value[e];
     const double want_out = to_double(out, ref.code[e]);
     if (!std::isfinite(want) || (want == 0 && z[e] == -kInf) || (std::isnan(want_out))) {
       // Special values: NaN rows, masked entries (+0 or -Inf), fully masked rows (the declared policy).
