@@ -84,4 +84,7 @@ std::string experiment_section(const ExperimentRecord& e, std::size_t ei);
 /// Elementwise kernels' cases (html_elementwise.cpp): "" when the run has none.
 std::string elementwise_section(const RunResult& r, std::size_t ri);
 
+/// The diagnoses of failed cases (html_diagnose.cpp, document d<i> each): "" when there are none.
+std::string diagnoses_section(const ReportInput& in);
+
 }  // namespace fpcert::html
