@@ -104,7 +104,8 @@ void complete_certify(RunResult& r, bool evidence) {
   }
 }
 
-int write_run_outputs(const RunResult& r, const OutputPaths& out, bool merged, const RunResult* old) {
+int write_run_outputs(const RunResult& r, const OutputPaths& out, bool merged, const RunResult* old,
+                      const std::vector<DiagnosisRecord>* diagnoses) {
   const std::vector<RunResult> per_suite = split_suites(r);
   if (merged)
     for (const auto& s : per_suite) {
@@ -127,6 +128,7 @@ int write_run_outputs(const RunResult& r, const OutputPaths& out, bool merged, c
     ReportInput in;
     if (old) in.runs.push_back(*old);  // first: the report compares each run with the old one of its suite
     in.runs.insert(in.runs.end(), per_suite.begin(), per_suite.end());
+    if (diagnoses) in.diagnoses = *diagnoses;
     write_html_report(out.html, in);
     fmt::print("HTML report: {}{}\n", printable(out.html), old ? " (with the comparison)" : "");
   }

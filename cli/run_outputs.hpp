@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "results/diagnosis.hpp"
 #include "results/results.hpp"
 
 namespace fpcert::cli {
@@ -34,7 +35,9 @@ void complete_certify(RunResult& r, bool evidence);
 /// all-suites line, the rest was printed as the cases ran), write the files asked for, and return the
 /// exit code; a shard holding no case exits 0, any other run in which nothing was supported exits 3.
 /// `old`: an earlier run of the same suite (certify --compare): its comparison with this one is printed
-/// and the HTML report opens with it (docs/report.md).
-int write_run_outputs(const RunResult& r, const OutputPaths& out, bool merged, const RunResult* old = nullptr);
+/// and the HTML report opens with it (docs/report.md). `diagnoses`: the failed cases' diagnoses (certify --diagnose),
+/// a section of the HTML report (docs/diagnose.md).
+int write_run_outputs(const RunResult& r, const OutputPaths& out, bool merged, const RunResult* old = nullptr,
+                      const std::vector<DiagnosisRecord>* diagnoses = nullptr);
 
 }  // namespace fpcert::cli

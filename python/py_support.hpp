@@ -70,5 +70,7 @@ void add_audit_entry(py::module_& m);
 
 /// Registers fpcert.certify_softmax's and fpcert.certify_norm's native parts (python/rows_entry.cpp).
 void add_rows_entries(py::module_& m);
+/// fpcert.diagnose (python/diagnose_entry.cpp).
+void add_diagnose_entry(py::module_& m);
 
 }  // namespace fpcert::py_support

@@ -30,6 +30,7 @@ std::string diagnosis_text(const DiagnosisRecord& r) {
     for (const DiagnosisElement& e : r.unexplained)
       s += fmt::format("    {} ({}, {}): got {:.9g}, exact {:.9g}, top hypothesis {:.9g}\n", e.case_label, e.i, e.j, e.got, e.ref, e.best);
   }
+  if (!r.hint.empty()) s += "  hint: " + r.hint + "\n";
   for (const std::string& x : r.notes) s += "  note: " + x + "\n";
   return s;
 }

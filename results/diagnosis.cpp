@@ -1,6 +1,8 @@
 // results/diagnosis.cpp — the JSON of a diagnosis record (results/diagnosis.hpp).
 #include "results/diagnosis.hpp"
 
+#include <limits>
+
 namespace fpcert {
 
 nlohmann::json diagnosis_to_json(const DiagnosisRecord& r) {
@@ -15,6 +17,7 @@ nlohmann::json diagnosis_to_json(const DiagnosisRecord& r) {
   j["hypotheses_tried"] = r.tried;
   j["seconds"] = r.seconds;
   j["notes"] = r.notes;
+  if (!r.hint_id.empty()) j["hint"] = {{"id", r.hint_id}, {"text", r.hint}};
   auto& h = j["ranked"] = nlohmann::json::array();
   for (const DiagnosisHypothesis& x : r.ranked)
     h.push_back({{"id", x.id}, {"what", x.what}, {"changes", x.changes}, {"tighter", x.tighter}, {"matched", x.matched},
@@ -24,6 +27,55 @@ nlohmann::json diagnosis_to_json(const DiagnosisRecord& r) {
   for (const DiagnosisElement& e : r.unexplained)
     u.push_back({{"case", e.case_label}, {"i", e.i}, {"j", e.j}, {"got", e.got}, {"ref", e.ref}, {"best", e.best}});
   return j;
+}
+
+bool is_diagnosis_record(const nlohmann::json& j) {
+  return j.is_object() && j.contains("kernel") && j.contains("kind") && j.contains("ranked") && j.at("ranked").is_array();
+}
+
+DiagnosisRecord diagnosis_from_json(const nlohmann::json& j) {
+  DiagnosisRecord r;
+  r.kernel = j.at("kernel").get<std::string>();
+  r.declared = j.value("declared", std::string());
+  r.kind = j.at("kind").get<std::string>();
+  r.verdict = j.value("verdict", std::string());
+  r.cases = j.value("cases", std::vector<std::string>{});
+  r.failed_checks = j.value("failed_checks", std::vector<std::string>{});
+  r.named_by_checks = j.value("named_by_checks", std::vector<std::string>{});
+  r.tried = j.value("hypotheses_tried", std::int64_t{0});
+  r.seconds = j.value("seconds", 0.0);
+  r.notes = j.value("notes", std::vector<std::string>{});
+  if (j.contains("hint")) {
+    r.hint_id = j.at("hint").at("id").get<std::string>();
+    r.hint = j.at("hint").at("text").get<std::string>();
+  }
+  for (const auto& x : j.at("ranked")) {
+    DiagnosisHypothesis h;
+    h.id = x.at("id").get<std::string>();
+    h.what = x.value("what", std::string());
+    h.changes = x.value("changes", 0);
+    h.tighter = x.value("tighter", false);
+    h.matched = x.at("matched").get<std::int64_t>();
+    h.elements = x.at("elements").get<std::int64_t>();
+    h.envelope_holds = x.value("envelope_holds", false);
+    h.envelope_exceed = x.value("envelope_exceed", std::int64_t{-1});
+    const auto& u = x.at("max_ulps");
+    h.max_ulps = u.is_null() ? std::numeric_limits<double>::infinity() : u.get<double>();
+    h.same_as = x.value("same_as", std::vector<std::string>{});
+    r.ranked.push_back(std::move(h));
+  }
+  for (const auto& x : j.value("unexplained", nlohmann::json::array())) {
+    DiagnosisElement e;
+    e.case_label = x.value("case", std::string());
+    e.i = x.at("i").get<std::int64_t>();
+    e.j = x.at("j").get<std::int64_t>();
+    const auto num = [&](const char* k) { return x.at(k).is_null() ? std::numeric_limits<double>::quiet_NaN() : x.at(k).get<double>(); };
+    e.got = num("got");
+    e.ref = num("ref");
+    e.best = num("best");
+    r.unexplained.push_back(e);
+  }
+  return r;
 }
 
 }  // namespace fpcert

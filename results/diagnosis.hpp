@@ -50,8 +50,17 @@ struct DiagnosisRecord {
   std::vector<DiagnosisElement> unexplained;  ///< the first elements no hypothesis explains
   std::vector<std::string> notes;  ///< hypotheses that could not be evaluated and why; how look-alikes were separated
   double seconds = 0;
+  /// The passing-kernel hint: a hypothesis more precise than the declaration that reproduces every element of every case
+  /// bit for bit (the declaration, and its bound with it, could be tightened); empty when none does or the output is
+  /// not explained by the declared arithmetic (or a more precise one).
+  std::string hint_id, hint;
 };
 
 nlohmann::json diagnosis_to_json(const DiagnosisRecord& r);
+/// Whether `j` is one diagnosis record as diagnosis_to_json writes it (an object with "kernel", "kind" and "ranked").
+bool is_diagnosis_record(const nlohmann::json& j);
+/// The inverse of diagnosis_to_json (the report reads `fpcert diagnose --json` and `certify --diagnose FILE`); an
+/// infinite residual, which JSON writes as null, reads back as infinity. Throws nlohmann::json errors on a wrong shape.
+DiagnosisRecord diagnosis_from_json(const nlohmann::json& j);
 
 }  // namespace fpcert

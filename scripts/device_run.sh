@@ -497,6 +497,15 @@ PY
   run timeout 600 "$BIN/fpcert" certify --kernel 'gemm_f16_f32acc_mma_sm80~acc_rz' --suite quick --no-mutation --card "$OUT/diag_cards.json" \
     --diagnose "$OUT/diag_certify.json" > "$OUT/diag_certify.txt" 2>&1; echo "rc=$?"
   grep -E "^diagnosis of|^  [a-z_]+: " "$OUT/diag_certify.txt" | head -20
+  # The Python entry on torch.matmul (scripts/diagnose_torch.py; needs scripts/devpy.sh's devpy, as part audit).
+  local PY=${PYDIR:-devpy}
+  if PYTHONPATH="$PY" LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}" python3 -c 'import fpcert; fpcert.diagnose' 2>/dev/null; then
+    mkdir -p "$OUT/diagnose_torch"
+    run timeout 540 env PYTHONPATH="$PY" FPCERT_BIN="$PY/fpcert-cli" PYTHONDONTWRITEBYTECODE=1 LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}" \
+      python3 scripts/diagnose_torch.py "$OUT/diagnose_torch" 2>&1 | tee "$OUT/diagnose_torch/diagnose_torch.txt" | grep -E "^#####|^EXPECT|^  [a-z_]+: |all as expected|SOME NOT"
+  else
+    echo "fpcert.diagnose does not import: run scripts/devpy.sh here and carry devpy (the torch diagnoses skipped)"
+  fi
 }
 for part in ${PART//,/ }; do
   case "$part" in

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -121,27 +122,21 @@ std::vector<std::string> expand_kernel_list(const std::vector<std::string>& in, 
 
 namespace {
 
-/// certify --diagnose: every failed GEMM case diagnosed (docs/diagnose.md), printed; `out` other than "-": the
-/// diagnoses' JSON too. A case that cannot be diagnosed says why; the exit code is the certify verdict's.
-void diagnose_failed_cases(const RunResult& r, const std::string& out) {
+/// certify --diagnose: the diagnoses (suites/diagnose/diagnose_run.hpp, diagnose_run_cases, computed before the outputs are
+/// written so that the HTML report carries them) printed after them; `out` other than "-": their JSON too (an array,
+/// read back by fpcert report). The exit code stays certify's.
+void print_diagnoses(const std::vector<DiagnosisRecord>& ds, const std::vector<std::string>& unavailable, const std::string& out) {
   nlohmann::json all = nlohmann::json::array();
-  for (const CaseResult& c : r.cases) {
-    if (c.status != CaseStatus::Fail || !make_gemm_kernel(c.kernel)) continue;
-    DiagnoseKernelOptions o;
-    o.kernel = c.kernel;
-    o.suite = c.suite;
-    o.cases = {c.case_id};
-    try {
-      const DiagnosisRecord d = diagnose_kernel(o);
+  for (const DiagnosisRecord& d : ds) {
+    if (d.failed_checks.empty() && !d.hint.empty())  // a passing kernel's hint: one line
+      fmt::print("hint for {} ({}): {}\n", d.kernel, d.cases.empty() ? std::string() : d.cases.front(), d.hint);
+    else
       fmt::print("{}", diagnosis_text(d));
-      all.push_back(diagnosis_to_json(d));
-    } catch (const std::exception& e) {
-      fmt::print("diagnosis of {} on {}: not available ({})\n", c.kernel, c.case_id, e.what());
-    }
+    all.push_back(diagnosis_to_json(d));
   }
+  for (const std::string& u : unavailable) fmt::print("{}", u);
   if (out != "-") write_file_atomic(out, all.dump(2) + "\n");
 }
-
 
 /// certify: the mutation score of every kernel whose own cases all passed, printed and kept in the run
 /// (or why not). In a part of a scaled run (docs/scale.md) only the kernels `mine` accepts: the part
@@ -516,9 +511,12 @@ int run(const SuiteArgs& a, const char* verb) {
       }
     }
     set_interrupt_note("writing the outputs");
-    const int code = write_run_outputs(r, OutputPaths{a.json, a.junit, a.html}, merged, old_run ? &*old_run : nullptr);
+    std::vector<std::string> unavailable;
+    const std::vector<DiagnosisRecord> diagnoses = a.diagnose.empty() ? std::vector<DiagnosisRecord>{} : diagnose_run_cases(r, unavailable);
+    const int code = write_run_outputs(r, OutputPaths{a.json, a.junit, a.html}, merged, old_run ? &*old_run : nullptr,
+                                       a.diagnose.empty() ? nullptr : &diagnoses);
     if (partial_file) std::remove((a.json + ".partial.jsonl").c_str());
-    if (!a.diagnose.empty()) diagnose_failed_cases(r, a.diagnose);
+    if (!a.diagnose.empty()) print_diagnoses(diagnoses, unavailable, a.diagnose);
     if (code == kExitPass && a.mutation_min >= 0)
       for (const MutationScore& s : r.mutation)
         if (s.total() == 0 || 100 * s.score() < a.mutation_min) {  // 0 of 0 reads 100 %: no evidence, no pass

@@ -550,3 +550,52 @@ def check_elementwise(function: str, x, y, ulps: float | None = None, slope: flo
 from .rows import certify_norm, certify_softmax  # noqa: E402  (rows.py reads this module's helpers)
 
 __all__ += ["certify_softmax", "certify_norm"]
+
+
+# ---- diagnosis: rounding or a bug? (docs/diagnose.md; docs/python.md, "Diagnosing a kernel") -----------------------------
+class Diagnosis(dict):
+    """The diagnosis record (the JSON of ``fpcert diagnose --json``: ``kind``, ``verdict``, ``ranked`` hypotheses best
+    first, each with ``id``, ``matched``/``elements``, ``fraction``, ``envelope_holds``, ``max_ulps``, ``same_as``;
+    ``unexplained`` elements; ``hint`` for a kernel more precise than declared). ``print(d)`` or ``d.text()``."""
+
+    def text(self) -> str:
+        return _fpcert.diagnosis_text(_json.dumps(self))
+
+    __str__ = text
+
+    top = property(lambda self: self["ranked"][0]["id"] if self["ranked"] else None, doc="the top-ranked hypothesis's id")
+
+    def top_is(self, hypothesis: str) -> bool:
+        """Whether the top hypothesis is ``hypothesis`` or indistinguishable from it on every case."""
+        if not self["ranked"]:
+            return False
+        t = self["ranked"][0]
+        return t["id"] == hypothesis or hypothesis in t["same_as"]
+
+
+def diagnose(fn, case="uniform:m=32,n=32,k=256,seed=1", *, declared=None, cases=(), suite: str = "certify", device=None,
+             name: str | None = None, separate: bool = True, pairs: bool = True, top: int = 8) -> Diagnosis:
+    """Which known arithmetic explains a GEMM kernel's output (docs/diagnose.md): the declared arithmetic with one change
+    or two (inputs rounded to tf32/bf16/f16, products rounded, a narrower accumulator, truncation, another order, a
+    dropped K tail, a fault of the catalogue), each computed bit for bit and compared with what the kernel wrote, ranked.
+
+    ``fn``: a callable ``fn(A, B) -> C`` as ``fpcert.certify`` takes it (NumPy arrays, or torch tensors on ``device``)
+    with ``declared`` its traits (a Traits, a spec such as ``"in=f32,acc=f32,out=f32"`` or a registered kernel's name;
+    default f32 in, accumulator and out); or a registered kernel's name, with ``declared`` another kernel's name to judge
+    it against that declaration (``fpcert diagnose --declared-as``). ``case``: a generator spec or a case id of ``suite``;
+    ``cases``: more cases that separate look-alikes. Returns the record as a ``Diagnosis``."""
+    all_cases = [case] + list(cases)
+    if isinstance(fn, str):
+        if declared is not None and not isinstance(declared, str):
+            raise InputError("fpcert.diagnose: for a registered kernel, declared is another registered kernel's name")
+        rec = _fpcert.diagnose(None, None, fn, "", "", all_cases, suite, declared or "", bool(separate), bool(pairs), int(top))
+        return Diagnosis(_json.loads(rec))
+    t = traits(declared if declared is not None else "in=f32,acc=f32,out=f32")
+    kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
+    desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
+    rec = _fpcert.diagnose(_gemm_adapter(fn, t, device), t, "", kname, desc, all_cases, suite, "", bool(separate), bool(pairs),
+                           int(top))
+    return Diagnosis(_json.loads(rec))
+
+
+__all__ += ["diagnose", "Diagnosis"]

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "results/conversion.hpp"
+#include "results/diagnosis.hpp"
 #include "results/experiment_record.hpp"
 #include "results/results.hpp"
 
@@ -29,11 +30,13 @@ struct ReportInput {
   std::vector<RunResult> runs;
   std::vector<ConversionResult> conversions;
   std::vector<ExperimentRecord> experiments{};  ///< data-src e<i>: the i-th record as to_json writes it
+  std::vector<DiagnosisRecord> diagnoses{};      ///< data-src d<i>: diagnosis_to_json of the i-th (failed cases, docs/diagnose.md)
 };
 
 /// Read a results file into `in`: fpcert results (.json; or .jsonl, a crashed run's partial file),
 /// conversion checks (one object of kind "conversion", an object with a "conversions" list, or
-/// JSON lines of them), or an experiment record (fpcert experiment --json). Throws InputError naming
+/// JSON lines of them), an experiment record (fpcert experiment --json), or diagnoses (fpcert diagnose --json: one
+/// object; certify --diagnose FILE: an array of them). Throws InputError naming
 /// the file when it is none of them.
 void read_report_file(const std::string& path, ReportInput& in);
 

@@ -86,4 +86,7 @@ std::string elementwise_section(const RunResult& r, std::size_t ri);
 /// fpcert beside torch.allclose at 1e-2 and the 2x rule, per mutation score that measured them (html_heuristics.cpp).
 std::string heuristics_section(const RunResult& r, std::size_t ri);
 
+/// The diagnoses of failed cases (html_diagnose.cpp, document d<i> each): "" when there are none.
+std::string diagnoses_section(const ReportInput& in);
+
 }  // namespace fpcert::html

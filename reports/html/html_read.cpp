@@ -2,12 +2,14 @@
 // experiments.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "base/error.hpp"
 #include "base/input_file.hpp"
 #include "reports/html/html.hpp"
 #include "results/conversion.hpp"
+#include "results/diagnosis.hpp"
 #include "results/experiment_record.hpp"
 #include "results/results_json.hpp"
 
@@ -75,13 +77,21 @@ void read_report_file(const std::string& path, ReportInput& in) {
         in.conversions.push_back(conversion_from_json(whole));
         return;
       }
+      if (is_diagnosis_record(whole)) {  // fpcert diagnose --json (docs/diagnose.md)
+        in.diagnoses.push_back(diagnosis_from_json(whole));
+        return;
+      }
+      if (whole.is_array() && std::all_of(whole.begin(), whole.end(), [](const json& x) { return is_diagnosis_record(x); })) {
+        for (const auto& d : whole) in.diagnoses.push_back(diagnosis_from_json(d));  // certify --diagnose FILE
+        return;
+      }
       if (whole.is_object() && whole.contains("conversions") && whole.at("conversions").is_array()) {
         for (const auto& c : whole.at("conversions")) in.conversions.push_back(conversion_from_json(c));
         return;
       }
       throw InputError("results file '" + path +
-                       "' is neither fpcert results (no 'cases'), a conversion check (kind 'conversion') nor an experiment "
-                       "record (kind 'experiment' with 'tables')");
+                       "' is neither fpcert results (no 'cases'), a conversion check (kind 'conversion'), an experiment "
+                       "record (kind 'experiment' with 'tables') nor a diagnosis (fpcert diagnose --json)");
     }
     // JSON lines: conversion records, or a run's cases (read_results explains its own errors).
     std::istringstream lines(text);

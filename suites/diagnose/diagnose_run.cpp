@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "base/error.hpp"
 #include "base/fpenv.hpp"
@@ -221,6 +222,44 @@ std::vector<IdentificationRow> measure_identification(const std::vector<std::str
     }
   }
   return rows;
+}
+
+std::vector<DiagnosisRecord> diagnose_run_cases(RunResult& r, std::vector<std::string>& unavailable) {
+  std::vector<DiagnosisRecord> all;
+  const auto diagnose = [&](const CaseResult& c) -> std::optional<DiagnosisRecord> {
+    DiagnoseKernelOptions o;
+    o.kernel = c.kernel;
+    o.suite = c.suite;
+    o.cases = {c.case_id};
+    try {
+      return diagnose_kernel(o);
+    } catch (const std::exception& e) {
+      unavailable.push_back(fmt::format("diagnosis of {} on {}: not available ({})\n", c.kernel, c.case_id, e.what()));
+    }
+    return std::nullopt;
+  };
+  std::vector<std::string> kernels;
+  for (const CaseResult& c : r.cases) {
+    if (!make_gemm_kernel(c.kernel)) continue;
+    if (std::find(kernels.begin(), kernels.end(), c.kernel) == kernels.end()) kernels.push_back(c.kernel);
+    if (c.status != CaseStatus::Fail) continue;
+    if (auto d = diagnose(c)) all.push_back(std::move(*d));
+  }
+  for (const std::string& k : kernels) {  // the passing kernels' hint
+    const CaseResult* pick = nullptr;
+    bool failed = false;
+    for (const CaseResult& c : r.cases) {
+      if (c.kernel != k) continue;
+      failed = failed || c.status == CaseStatus::Fail;
+      if (c.status == CaseStatus::Pass && (!pick || (pick->case_id.rfind("uniform", 0) != 0 && c.case_id.rfind("uniform", 0) == 0))) pick = &c;
+    }
+    if (failed || !pick) continue;
+    auto d = diagnose(*pick);
+    if (!d || d->hint.empty()) continue;
+    r.notes["diagnosis hint: " + k] = d->hint;
+    all.push_back(std::move(*d));
+  }
+  return all;
 }
 
 }  // namespace fpcert

@@ -55,6 +55,7 @@ TEST_CASE("diagnose: the unmutated fp32 model is its declared arithmetic, bit fo
   // the second-best hypothesis differs somewhere (the case separates the arithmetics at all)
   REQUIRE(r.ranked.size() > 1);
   CHECK(r.ranked[1].matched < 12 * 13);
+  CHECK(r.hint.empty());  // it declares exactly what it computes: nothing more precise to suggest
 }
 
 TEST_CASE("diagnose: fp32 inputs read as tf32 (nearest-away) are named as such") {
@@ -76,6 +77,14 @@ TEST_CASE("diagnose: a kernel more precise than it declares gets the hint") {
   CHECK(r.kind == "hint");
   CHECK(top_is(r, "acc=f32"));
   CHECK(r.ranked.front().tighter);
+  // the passing-kernel hint: a more precise arithmetic bit for bit on every element, named, with the tightening said
+  CHECK_FALSE(r.hint_id.empty());
+  CHECK(r.hint.find("every element (156 of 156)") != std::string::npos);  // 12 x 13 elements
+  CHECK(r.hint.find("could be tightened") != std::string::npos);
+  bool hinted_tighter = false;
+  for (const auto& h : r.ranked) hinted_tighter = hinted_tighter || (h.id == r.hint_id && h.tighter && h.matched == h.elements);
+  for (const auto& s : r.ranked.front().same_as) hinted_tighter = hinted_tighter || s == r.hint_id;
+  CHECK(hinted_tighter);
 }
 
 TEST_CASE("diagnose: all zeros is no known arithmetic, and the unexplained elements are listed") {

@@ -1,0 +1,54 @@
+// python/diagnose_entry.cpp — fpcert.diagnose's native part (docs/python.md, "Diagnosing a kernel"; docs/diagnose.md):
+// which known arithmetic explains a GEMM callable's output (as fpcert.certify takes it) or a registered kernel's, on a
+// suite case or a generator spec; the record as JSON and its terminal text.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <nlohmann/json.hpp>
+
+#include "python/py_support.hpp"
+#include "reports/diagnose_text.hpp"
+#include "results/diagnosis.hpp"
+#include "suites/diagnose/diagnose_run.hpp"
+
+namespace fpcert::py_support {
+
+void add_diagnose_entry(py::module_& m) {
+  m.def("diagnose", [](py::object adapter, const py::object& traits, const std::string& kernel, const std::string& name,
+                       const std::string& description, const std::vector<std::string>& cases, const std::string& suite,
+                       const std::string& declared_as, bool separate, bool pairs, int top) {
+    DiagnoseKernelOptions o;
+    o.suite = suite;
+    o.cases = cases;
+    o.auto_separate = separate;
+    o.declared_as = declared_as;
+    o.opt.pairs = pairs;
+    o.opt.top = top;
+    if (adapter.is_none()) {  // a registered kernel (fpcert diagnose --kernel)
+      o.kernel = kernel;
+      py::gil_scoped_release nogil;
+      return diagnosis_to_json(diagnose_kernel(o)).dump();
+    }
+    const KernelTraits t = traits.cast<KernelTraits>();
+    PyHandle h = make_handle(std::move(adapter));
+    register_kernel(KernelInfo{name, Backend::Plugin, false,
+                               [=] { return std::unique_ptr<Kernel>(make_python_gemm_kernel(name, description, t, h).release()); }, "python"});
+    h.reset();
+    o.kernel = name;
+    std::string out;
+    try {
+      py::gil_scoped_release nogil;
+      out = diagnosis_to_json(diagnose_kernel(o)).dump();
+    } catch (...) {
+      unregister_kernel(name);
+      throw;
+    }
+    unregister_kernel(name);
+    return out;
+  }, py::arg("adapter"), py::arg("traits"), py::arg("kernel"), py::arg("name"), py::arg("description"), py::arg("cases"),
+     py::arg("suite") = "certify", py::arg("declared_as") = "", py::arg("separate") = true, py::arg("pairs") = true, py::arg("top") = 8);
+  m.def("diagnosis_text", [](const std::string& record) { return diagnosis_text(diagnosis_from_json(nlohmann::json::parse(record))); },
+        py::arg("record"), "The diagnosis as `fpcert diagnose` prints it, from its record");
+}
+
+}  // namespace fpcert::py_support
