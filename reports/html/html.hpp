@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "results/audit.hpp"
 #include "results/conversion.hpp"
 #include "results/experiment_record.hpp"
 #include "results/results.hpp"
@@ -29,11 +30,12 @@ struct ReportInput {
   std::vector<RunResult> runs;
   std::vector<ConversionResult> conversions;
   std::vector<ExperimentRecord> experiments{};  ///< data-src e<i>: the i-th record as to_json writes it
+  std::vector<AuditRecord> audits{};            ///< data-src a<i>: the i-th audit as audit_to_json writes it (fpcert audit)
 };
 
 /// Read a results file into `in`: fpcert results (.json; or .jsonl, a crashed run's partial file),
 /// conversion checks (one object of kind "conversion", an object with a "conversions" list, or
-/// JSON lines of them), or an experiment record (fpcert experiment --json). Throws InputError naming
+/// JSON lines of them), an experiment record (fpcert experiment --json) or an audit (fpcert audit --json: kind "audit"). Throws InputError naming
 /// the file when it is none of them.
 void read_report_file(const std::string& path, ReportInput& in);
 

@@ -84,4 +84,9 @@ std::string experiment_section(const ExperimentRecord& e, std::size_t ei);
 /// Elementwise kernels' cases (html_elementwise.cpp): "" when the run has none.
 std::string elementwise_section(const RunResult& r, std::size_t ri);
 
+// reports/html/html_audit.cpp
+/// An audit's section (anchor audit-<ai>, document a<ai>): static findings, false alarms with labels, the power table
+/// with the rule and fpcert (the replacement) side by side, reproducibility and batch invariance.
+std::string audit_section(const AuditRecord& a, std::size_t ai);
+
 }  // namespace fpcert::html
