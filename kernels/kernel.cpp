@@ -114,6 +114,7 @@ std::string describe_traits(const KernelTraits& t) {
   if (d.operand_range) s += std::string(d.span_scope != SpanScope::None ? ", " : "; inputs: ") + "within " + std::string(t.a_operand->tag) + "'s range";
   if (d.finite_only) s += std::string(d.span_scope != SpanScope::None || d.operand_range ? ", " : "; inputs: ") + "finite only";
   if (t.determinism == Determinism::RunToRun) s += "; nondeterministic run to run";
+  if (t.batch_invariant) s += "; batch-invariant";
   if (t.layouts != kLayoutsRowMajor) s += "; layouts " + describe_layouts(t.layouts);
   return s;
 }

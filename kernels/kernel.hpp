@@ -135,6 +135,12 @@ struct KernelTraits {
   /// only. GemmKernel::can_implement_layout reads it; the layout cases of the certify suite are "not supported"
   /// for a combination outside it (docs/suites.md, "layout.transposes").
   std::uint8_t layouts = kLayoutsRowMajor;
+  /// Batch invariance (deterministic inference, docs/audit.md "Batch invariance"): a row of C does not depend on the
+  /// batch size M nor on the row's position in the batch, bit for bit (no split-K, tile or order chosen from M).
+  /// `fpcert audit` checks it where declared: each probe row embedded in batches of several sizes and positions must
+  /// give its M = 1 result. batch_invariant_note says where the claim comes from.
+  bool batch_invariant = false;
+  std::string batch_invariant_note;
 };
 
 /// Why a kernel's determinism contradicts its declared order (empty: coherent). A RunToRun kernel has no

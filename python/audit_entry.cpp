@@ -17,7 +17,7 @@ void add_audit_entry(py::module_& m) {
   m.def("audit", [](py::object adapter, const py::object& traits, const std::string& kernel, const std::string& name,
                     const std::string& description, std::int64_t mm, std::int64_t n, std::int64_t k, const std::string& inputs,
                     const std::vector<std::uint64_t>& seeds, const std::string& rule, bool mutants, std::int64_t sample_rows,
-                    const std::string& command) {
+                    const std::string& command, bool batch_invariant) {
     AuditOptions o;
     o.m = mm, o.n = n, o.k = k;
     o.inputs = inputs;
@@ -26,6 +26,7 @@ void add_audit_entry(py::module_& m) {
     o.mutants = mutants;
     o.sample_rows = sample_rows;
     o.command = command;
+    o.batch_invariant = batch_invariant;  // docs/audit.md, "Batch invariance and reproducibility"
     if (adapter.is_none()) {
       // a registered kernel, or a traits spec computed by fpcert's emulator (fpcert audit --kernel / --traits)
       if (!kernel.empty()) o.kernel = kernel;
@@ -51,7 +52,7 @@ void add_audit_entry(py::module_& m) {
     return out;
   }, py::arg("adapter"), py::arg("traits"), py::arg("kernel"), py::arg("name"), py::arg("description"), py::arg("m"), py::arg("n"),
      py::arg("k"), py::arg("inputs"), py::arg("seeds"), py::arg("rule"), py::arg("mutants") = true, py::arg("sample_rows") = -1,
-     py::arg("command") = "python");
+     py::arg("command") = "python", py::arg("batch_invariant") = false);
   m.def("audit_text", [](const std::string& record) { return audit_text(audit_from_json(nlohmann::json::parse(record))); },
         py::arg("record"), "The audit's terminal tables (what `fpcert audit` prints) from its record");
 }

@@ -29,7 +29,8 @@ std::string audit_text(const AuditRecord& r) {
       s += fmt::format("  on a sample of at most {} of the {} rows of C per seed, every column (first, last, both sides of each power of two, "
                        "random ones; --sample-rows all: every row)\n",
                        r.sample_rows, r.m);
-    s += fmt::format("  {:<22} {:>5} {:>8} {:>13} {:>15}  {}\n", "mutant", "runs", "dormant", "rule passes", "fpcert refuses", "verdict");
+    s += fmt::format("  {:<22} {:>5} {:>8} {:>13} {:>15} {:>10}  {}\n", "mutant", "runs", "dormant", "rule passes", "fpcert refuses", "defect",
+                     "verdict");
     int caught_rule = 0, caught_fpcert = 0, live = 0;
     for (const AuditMutantRow& m : r.mutants) {
       const bool active = m.dormant < m.runs;
@@ -39,12 +40,23 @@ std::string audit_text(const AuditRecord& r) {
                             : rule_misses                  ? "both miss it"
                                                            : "rule refuses it";
       if (active) ++live, caught_rule += !rule_misses, caught_fpcert += m.fpcert_refused > 0;
-      s += fmt::format("  {:<22} {:>5} {:>8} {:>13} {:>15}  {}\n", m.mutant, m.runs, m.dormant, fmt::format("{}/{}", m.rule_passed, m.runs),
-                       fmt::format("{}/{}", m.fpcert_refused, m.runs), verdict);
+      s += fmt::format("  {:<22} {:>5} {:>8} {:>13} {:>15} {:>10.3g}  {}\n", m.mutant, m.runs, m.dormant, fmt::format("{}/{}", m.rule_passed, m.runs),
+                       fmt::format("{}/{}", m.fpcert_refused, m.runs), m.defect, verdict);
     }
     s += fmt::format("  of {} mutants that changed the output: the rule refuses {} on every seed, fpcert refuses {}\n", live, caught_rule, caught_fpcert);
+    const auto smallest = [](double d) { return d < 0 ? std::string("none") : fmt::format("{:.3g}", d); };
+    s += fmt::format("  smallest defect detected (max |mutant - kernel| / max |ref|): the rule {}, fpcert {}\n", smallest(r.smallest_detected(false)),
+                     smallest(r.smallest_detected(true)));
     if (r.false_alarm_runs > 0 || r.cr_fail_runs > 0)
       s += "  (the rule also fails correct arithmetic above: its refusals are no evidence of a fault)\n";
+  }
+  s += fmt::format("\nReproducibility (declared {}): {}\n", r.determinism.empty() ? "?" : r.determinism,
+                   r.reproducible ? fmt::format("reproducible over {} runs, bit for bit", r.repro_runs) : "NOT reproducible: differs at " + r.repro_first);
+  if (r.batch_declared) {
+    s += fmt::format("Batch invariance (declared: {}): probe rows in batches of M rows against their M = 1 result\n", r.batch_note);
+    s += fmt::format("  {:>6} {:>7} {:>7}  {}\n", "M", "probes", "differ", "first difference");
+    for (const AuditBatchRow& b : r.batch_rows)
+      s += fmt::format("  {:>6} {:>7} {:>7}  {}\n", b.batch, b.probes, b.differ, b.first.empty() ? "-" : b.first);
   }
   s += fmt::format("\n{:.2f} s\n", r.seconds);
   return s;

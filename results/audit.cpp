@@ -1,7 +1,18 @@
 // results/audit.cpp — the audit record's JSON (results/audit.hpp; docs/audit.md lists the fields).
 #include "results/audit.hpp"
 
+#include <cmath>
+#include <limits>
+
 namespace fpcert {
+
+bool audit_finds_wanting(const AuditRecord& r) {
+  if (r.false_alarm_runs > 0 || r.cr_fail_runs > 0) return true;
+  if ((r.batch_declared && r.batch_sizes_differ() > 0) || (!r.reproducible && r.determinism == "deterministic")) return true;
+  for (const AuditMutantRow& m : r.mutants)
+    if (m.dormant < m.runs && m.rule_passed > 0 && m.fpcert_refused == m.runs) return true;
+  return false;
+}
 
 nlohmann::json audit_to_json(const AuditRecord& r) {
   nlohmann::json vs = nlohmann::json::array(), ms = nlohmann::json::array();
@@ -10,7 +21,11 @@ nlohmann::json audit_to_json(const AuditRecord& r) {
                   {"labels", v.labels}, {"worst_ratio", v.worst_ratio}});
   for (const AuditMutantRow& m : r.mutants)
     ms.push_back({{"mutant", m.mutant}, {"what", m.what}, {"runs", m.runs}, {"dormant", m.dormant}, {"rule_passed", m.rule_passed},
-                  {"fpcert_refused", m.fpcert_refused}, {"fpcert_reason", m.fpcert_reason}});
+                  {"fpcert_refused", m.fpcert_refused}, {"fpcert_reason", m.fpcert_reason},
+                  {"defect", std::isfinite(m.defect) ? nlohmann::json(m.defect) : nlohmann::json("inf")}});
+  nlohmann::json bs = nlohmann::json::array();
+  for (const AuditBatchRow& b : r.batch_rows) bs.push_back({{"batch", b.batch}, {"probes", b.probes}, {"differ", b.differ}, {"first", b.first}});
+  const nlohmann::json batch = {{"declared", r.batch_declared}, {"note", r.batch_note}, {"sizes", bs}};
   const double flake = r.variant_runs ? static_cast<double>(r.false_alarm_runs) / r.variant_runs : 0.0;
   return {{"kind", "audit"},
           {"kernel", r.kernel},
@@ -37,7 +52,10 @@ nlohmann::json audit_to_json(const AuditRecord& r) {
           {"false_alarms", {{"variants", vs}, {"failed_runs", r.false_alarm_runs}, {"runs", r.variant_runs}, {"flake_rate", flake}}},
           {"power", ms},
           {"power_rows", r.sample_rows},
-          {"seconds", r.seconds}};
+          {"smallest_detected", {{"rule", r.smallest_detected(false)}, {"fpcert", r.smallest_detected(true)}}},
+          {"seconds", r.seconds},
+          {"batch_invariance", batch},
+          {"reproducibility", {{"runs", r.repro_runs}, {"reproducible", r.reproducible}, {"first", r.repro_first}, {"declared", r.determinism}}}};
 }
 
 AuditRecord audit_from_json(const nlohmann::json& j) {
@@ -88,9 +106,24 @@ AuditRecord audit_from_json(const nlohmann::json& j) {
     x.rule_passed = m.value("rule_passed", 0);
     x.fpcert_refused = m.value("fpcert_refused", 0);
     x.fpcert_reason = m.value("fpcert_reason", "");
+    if (m.contains("defect")) x.defect = m.at("defect").is_string() ? std::numeric_limits<double>::infinity() : m.at("defect").get<double>();
     r.mutants.push_back(x);
   }
   r.seconds = j.value("seconds", 0.0);
+  if (j.contains("batch_invariance")) {
+    const auto& b = j.at("batch_invariance");
+    r.batch_declared = b.value("declared", false);
+    r.batch_note = b.value("note", "");
+    for (const auto& x : b.value("sizes", nlohmann::json::array()))
+      r.batch_rows.push_back({x.value("batch", std::int64_t{0}), x.value("probes", 0), x.value("differ", 0), x.value("first", "")});
+  }
+  if (j.contains("reproducibility")) {
+    const auto& p = j.at("reproducibility");
+    r.repro_runs = p.value("runs", 0);
+    r.reproducible = p.value("reproducible", true);
+    r.repro_first = p.value("first", "");
+    r.determinism = p.value("declared", "");
+  }
   return r;
 }
 

@@ -31,6 +31,17 @@ struct AuditMutantRow {
   int rule_passed = 0;     ///< runs the rule passed
   int fpcert_refused = 0;  ///< runs fpcert's verdict refused (status other than pass)
   std::string fpcert_reason;  ///< the first refusal's reason
+  /// The defect's size: max over seeds of max_ij |mutant_ij - kernel_ij| / max_ij |ref_ij| (0 when dormant; +inf where
+  /// an output is not finite). The smallest defect a rule detects is the least of these over the mutants it refuses.
+  double defect = 0;
+};
+
+/// One batch size of the batch-invariance check: probe rows embedded in a batch of M rows against their M = 1 result.
+struct AuditBatchRow {
+  std::int64_t batch = 0;  ///< M
+  int probes = 0;          ///< probe rows compared (at the first, last and middle positions)
+  int differ = 0;          ///< of those, the rows differing bit for bit from their M = 1 result
+  std::string first;       ///< the first difference in words ("not supported: ..." where the kernel declined M)
 };
 
 struct AuditRecord {
@@ -60,7 +71,35 @@ struct AuditRecord {
   // Power.
   std::vector<AuditMutantRow> mutants;
   double seconds = 0;                 ///< wall time of the audit
+  // Batch invariance (checked where declared: KernelTraits::batch_invariant or --batch-invariant) and reproducibility
+  // (every kernel), bit for bit (docs/audit.md, "Batch invariance and reproducibility").
+  bool batch_declared = false;
+  std::string batch_note;             ///< where the declaration comes from
+  std::vector<AuditBatchRow> batch_rows;  ///< one per batch size; empty when not declared
+  int repro_runs = 0;                 ///< calls on the first seed's case, each compared with the first
+  bool reproducible = true;
+  std::string repro_first;            ///< the first difference in words
+  std::string determinism;            ///< the declared determinism (deterministic, run_to_run)
+  /// The smallest defect (AuditMutantRow::defect) of a mutant that changed the output and that the rule refuses on
+  /// every seed (fpcert: that fpcert refuses on every seed); -1 when none.
+  double smallest_detected(bool fpcert) const {
+    double d = -1;
+    for (const AuditMutantRow& m : mutants)
+      if (m.dormant < m.runs && (fpcert ? m.fpcert_refused == m.runs : m.rule_passed == 0) && (d < 0 || m.defect < d)) d = m.defect;
+    return d;
+  }
+  /// Rows of batch_rows whose probes differ (a refuted declaration when batch_declared).
+  int batch_sizes_differ() const {
+    int d = 0;
+    for (const AuditBatchRow& b : batch_rows) d += b.differ > 0;
+    return d;
+  }
 };
+
+/// What `fpcert audit` exits 1 for (docs/audit.md, "What it reports"): the rule fails correct arithmetic (a false alarm,
+/// an unsatisfiable finding); a mutant that changed the output passes the rule while fpcert refuses it on every seed;
+/// a refuted declaration (batch invariance, or reproducibility of a kernel declared deterministic).
+bool audit_finds_wanting(const AuditRecord& r);
 
 nlohmann::json audit_to_json(const AuditRecord& r);
 AuditRecord audit_from_json(const nlohmann::json& j);

@@ -14,6 +14,7 @@
 #include "cli/options.hpp"
 #include "cli/plugins.hpp"
 #include "reports/audit_text.hpp"
+#include "reports/html/html.hpp"
 #include "suites/audit/audit.hpp"
 
 namespace fpcert::cli {
@@ -23,19 +24,11 @@ struct AuditArgs {
   std::string kernel, traits, inputs = "uniform", rule, json, sample_rows = "auto";
   std::int64_t m = 64, n = 64, k = 64;
   std::vector<std::uint64_t> seeds = {1, 2, 3, 4, 5};
-  bool no_mutants = false;
+  bool no_mutants = false, batch_invariant = false;
+  std::string html;
   std::vector<std::string> plugins;
   std::string config;  ///< --config fpcert.toml: its [audit] section (and plugins); flags given override it
 };
-
-/// 1 when the audit finds the rule wanting: a correct arithmetic fails it (a false alarm, an unsatisfiable
-/// tolerance), or a mutant that changed the output passes it while fpcert refuses it on every seed.
-int audit_exit(const AuditRecord& r) {
-  if (r.false_alarm_runs > 0 || r.cr_fail_runs > 0) return kExitGateFailed;
-  for (const AuditMutantRow& m : r.mutants)
-    if (m.dormant < m.runs && m.rule_passed > 0 && m.fpcert_refused == m.runs) return kExitGateFailed;
-  return kExitPass;
-}
 
 /// --sample-rows: auto (-1), all (0) or a count of random rows (> 0).
 std::int64_t parse_sample_rows(const std::string& s) {
@@ -82,6 +75,7 @@ int run_audit_command(const AuditArgs& a) {
   o.seeds = a.seeds;
   o.rule = parse_audit_rule(a.rule);
   o.mutants = !a.no_mutants;
+  o.batch_invariant = a.batch_invariant;
   o.sample_rows = parse_sample_rows(a.sample_rows);
   o.command = command_line();
   const AuditRecord r = run_audit(o);
@@ -91,7 +85,12 @@ int run_audit_command(const AuditArgs& a) {
     fmt::print("{}", audit_text(r));
     if (!a.json.empty()) write_file_atomic(a.json, audit_to_json(r).dump(2) + "\n");
   }
-  return audit_exit(r);
+  if (!a.html.empty()) {
+    ReportInput in;
+    in.audits.push_back(r);
+    write_html_report(a.html, in);
+  }
+  return audit_finds_wanting(r) ? kExitGateFailed : kExitPass;
 }
 
 }  // namespace
@@ -110,6 +109,9 @@ void add_audit(CLI::App& root, Registry& reg) {
   app->add_option("--config", a->config, "fpcert.toml whose [audit] section gives the check (flags given override it)");
   app->add_option("--json", a->json, "Write the audit record as JSON to this file ('-': print it instead of the tables)");
   app->add_flag("--no-mutants", a->no_mutants, "Skip the power table");
+  app->add_option("--html", a->html, "Write the audit as an HTML report section to this file (fpcert report takes the --json file too)");
+  app->add_flag("--batch-invariant", a->batch_invariant,
+                "Declare batch invariance: each row's bits independent of the batch size and position (exit 1 otherwise)");
   app->add_option("--sample-rows", a->sample_rows,
                   "Power table on a sample of C's rows: auto (16 random besides the structured ones from 2^24 multiply-adds), all, or N random");
   add_plugin_option(app, a->plugins);

@@ -40,8 +40,8 @@ void add_report(CLI::App& root, Registry& reg) {
                    write_html_report(a->output, in);
                    for (const auto& [o, n] : comparable_runs(in.runs))
                      fmt::print("run {} against run {}: {}", n + 1, o + 1, comparison_text(compare_runs(in.runs[o], in.runs[n]), in.runs[o], in.runs[n]));
-                   fmt::print("report: {} ({} run(s), {} conversion check(s), {} experiment(s){})\n", a->output, in.runs.size(),
-                              in.conversions.size(), in.experiments.size(),
+                   fmt::print("report: {} ({} run(s), {} conversion check(s), {} experiment(s), {} audit(s){})\n", a->output,
+                              in.runs.size(), in.conversions.size(), in.experiments.size(), in.audits.size(),
                               in.diagnoses.empty() ? std::string() : fmt::format(", {} diagnosis(es)", in.diagnoses.size()));
                    return kExitPass;
                  }});

@@ -472,7 +472,7 @@ def _rule_of(rule, rtol, atol, out_tag):
 
 def audit(fn=None, traits_=None, *, op: str = "matmul", shape=(64, 64, 64), dtype=None, rtol: float | None = None,
           atol: float | None = None, rule: str | None = None, inputs: str = "uniform", seeds=(1, 2, 3, 4, 5),
-          mutants: bool = True, sample_rows="auto", device=None, name: str | None = None) -> Audit:
+          mutants: bool = True, sample_rows="auto", device=None, name: str | None = None, batch_invariant: bool = False) -> Audit:
     """Audit a GEMM test's acceptance rule (docs/audit.md): can a correct kernel fail it (static findings and false
     alarms over admissible orders and seeds), can a wrong kernel pass it (the power table over mutants), with
     fpcert's own verdict beside both.
@@ -484,7 +484,9 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=(64, 64, 64), dtyp
     takes it (NumPy arrays, or torch tensors on ``device``) declaring ``traits_`` (default from dtype: its inputs,
     fp32 accumulation, its output; ``fpcert.torch_traits(dtype)`` for torch.matmul on a GPU); or no fn and
     ``traits_`` a registered kernel's name or a traits spec, computed by fpcert's emulator. sample_rows: "auto",
-    "all" or a count (docs/audit.md, "Cost"). Returns the record as an ``Audit`` (print it for the tables)."""
+    "all" or a count (docs/audit.md, "Cost"). batch_invariant: declare that a row's result does not depend on the batch
+    size or its position (checked bit for bit; docs/audit.md, "Batch invariance and reproducibility"); reproducibility
+    over repeated calls is reported for every kernel. Returns the record as an ``Audit`` (print it for the tables)."""
     _check_op(op, "fpcert.audit")
     m, n, k = (int(x) for x in shape)
     if traits_ is None:
@@ -502,13 +504,13 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=(64, 64, 64), dtyp
         t = traits(traits_)
         kernel = traits_ if traits_ in kernel_names(True) else ""
         rec = _fpcert.audit(None, traits_, kernel, "", "", m, n, k, inputs, seeds, _rule_of(rule, rtol, atol, t.out),
-                            bool(mutants), sr, "python: fpcert.audit(" + repr(traits_) + ")")
+                            bool(mutants), sr, "python: fpcert.audit(" + repr(traits_) + ")", bool(batch_invariant))
         return Audit(_json.loads(rec))
     t = traits(traits_)
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
     desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
     rec = _fpcert.audit(_gemm_adapter(fn, t, device), t, "", kname, desc, m, n, k, inputs, seeds, _rule_of(rule, rtol, atol, t.out),
-                        bool(mutants), sr, "python: fpcert.audit(" + kname + ")")
+                        bool(mutants), sr, "python: fpcert.audit(" + kname + ")", bool(batch_invariant))
     return Audit(_json.loads(rec))
 
 

@@ -89,4 +89,9 @@ std::string heuristics_section(const RunResult& r, std::size_t ri);
 /// The diagnoses of failed cases (html_diagnose.cpp, document d<i> each): "" when there are none.
 std::string diagnoses_section(const ReportInput& in);
 
+// reports/html/html_audit.cpp
+/// An audit's section (anchor audit-<ai>, document a<ai>): static findings, false alarms with labels, the power table
+/// with the rule and fpcert (the replacement) side by side, reproducibility and batch invariance.
+std::string audit_section(const AuditRecord& a, std::size_t ai);
+
 }  // namespace fpcert::html

@@ -69,6 +69,10 @@ void read_report_file(const std::string& path, ReportInput& in) {
         return;
       }
       if (experiment_from_rows(whole, path, in)) return;
+      if (whole.is_object() && whole.value("kind", "") == "audit") {  // fpcert audit --json
+        in.audits.push_back(audit_from_json(whole));
+        return;
+      }
       if (whole.is_object() && whole.contains("cases")) {
         in.runs.push_back(run_from_json(whole));
         return;
@@ -91,7 +95,7 @@ void read_report_file(const std::string& path, ReportInput& in) {
       }
       throw InputError("results file '" + path +
                        "' is neither fpcert results (no 'cases'), a conversion check (kind 'conversion'), an experiment "
-                       "record (kind 'experiment' with 'tables') nor a diagnosis (fpcert diagnose --json)");
+                       "record (kind 'experiment' with 'tables'), a diagnosis (fpcert diagnose --json) nor an audit (kind 'audit')");
     }
     // JSON lines: conversion records, or a run's cases (read_results explains its own errors).
     std::istringstream lines(text);

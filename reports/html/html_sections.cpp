@@ -543,9 +543,10 @@ std::string banner(const ReportInput& in) {
   for (const auto& r : in.runs) ok &= r.passed();
   for (const auto& c : in.conversions) ok &= c.passed;
   for (const auto& e : in.experiments) ok &= e.passed;
+  for (const auto& a : in.audits) ok &= !audit_finds_wanting(a);
   std::string s = fmt::format("<header class=\"banner {}\"><h1>fpcert accuracy report</h1><div class=\"verdict\">{}</div>", ok ? "ok" : "bad",
                               ok ? "CERTIFIED" : "FAILED");
-  if (in.runs.empty() && in.conversions.empty() && in.experiments.empty()) s += "<p>No results.</p>";
+  if (in.runs.empty() && in.conversions.empty() && in.experiments.empty() && in.audits.empty()) s += "<p>No results.</p>";
   s += "<ul>";
   for (std::size_t i = 0; i < in.experiments.size(); ++i) {
     const ExperimentRecord& e = in.experiments[i];

@@ -18,6 +18,7 @@
 #include "oracle/refvalue.hpp"
 #include "oracle/round.hpp"
 #include "suites/audit/audit_kernels.hpp"
+#include "suites/audit/batch_invariance.hpp"
 #include "suites/mutation/faults.hpp"
 #include "suites/ops/gemm/fault_injectors.hpp"
 #include "suites/ops/gemm/runner.hpp"
@@ -326,6 +327,7 @@ AuditRecord run_audit(const AuditOptions& o) {
   std::function<std::unique_ptr<GemmKernel>()> make;
   AuditRecord rec;
   if (!o.kernel.empty()) {
+    register_audit_fixtures();
     auto k0 = make_gemm_kernel(o.kernel);
     if (!k0) throw InputError("audit: kernel '" + o.kernel + "' is not registered (fpcert kernels lists them)");
     if (k0->memory() != MemorySpace::Host) throw InputError("audit: kernel '" + o.kernel + "' runs on a device; this audit runs host kernels");
@@ -453,6 +455,31 @@ AuditRecord run_audit(const AuditOptions& o) {
   }
   for (const AuditVariantRow& v : rec.variants) rec.variant_runs += v.runs, rec.false_alarm_runs += v.rule_failed;
 
+  // Reproducibility (every kernel) and batch invariance (where declared), bit for bit on the first seed's case.
+  rec.determinism = std::string(to_string(t.determinism));
+  {
+    auto k = make();
+    check_reproducible(*k, o.m, o.n, o.k, cases[0].q.a.data, cases[0].q.b.data, o.repro_runs, rec);
+  }
+  if (t.batch_invariant || o.batch_invariant) {
+    rec.batch_declared = true;
+    rec.batch_note = t.batch_invariant ? (t.batch_invariant_note.empty() ? "the kernel's traits" : t.batch_invariant_note) : "--batch-invariant";
+    std::vector<std::int64_t> probes = {0};
+    for (std::int64_t p : {o.m - 1, o.m / 2})
+      if (std::find(probes.begin(), probes.end(), p) == probes.end()) probes.push_back(p);
+    check_batch_invariance(make, o.m, o.n, o.k, cases[0].q.a.data, cases[0].q.b.data, probes, kBatchSizes, rec);
+    std::string sizes;
+    for (const AuditBatchRow& b : rec.batch_rows) sizes += (sizes.empty() ? "" : ", ") + std::to_string(b.batch);
+    const auto first = std::find_if(rec.batch_rows.begin(), rec.batch_rows.end(), [](const AuditBatchRow& b) { return b.differ > 0; });
+    rec.findings.push_back(first != rec.batch_rows.end()
+                               ? fmt::format("BATCH-VARIANT though declared invariant ({}): at {} of {} batch sizes a row differs bit for bit "
+                                             "from its M = 1 result (first: {})",
+                                             rec.batch_note, rec.batch_sizes_differ(), rec.batch_rows.size(), first->first)
+                               : fmt::format("batch invariance (declared: {}) holds: {} probe rows at the first, last and middle positions of "
+                                             "batches of M = {} give their M = 1 results bit for bit",
+                                             rec.batch_note, probes.size(), sizes));
+  }
+
   // Power: every applicable GEMM fault of the catalogue, then zeros and constant.
   if (o.mutants) {
     // The power table's cases: every seed's whole case, or a sample of its rows (docs/audit.md, "Cost"), with the
@@ -491,6 +518,17 @@ AuditRecord run_audit(const AuditOptions& o) {
         }
         if (got.empty()) continue;  // it did not run: the rule sees nothing to pass
         if (same_bits(got, base[s])) ++row.dormant;
+        else {
+          // the defect's size relative to the case's largest |ref| (AuditMutantRow::defect)
+          double d = 0, top = 0;
+          for (std::size_t x = 0; x < got.size(); ++x) {
+            const double dx = std::fabs(got[x] - base[s][x]);
+            d = std::isnan(dx) ? std::numeric_limits<double>::infinity() : std::max(d, dx);
+            top = std::max(top, std::fabs(pcases[s]->refd[x]));
+            if (std::isinf(d)) break;
+          }
+          row.defect = std::max(row.defect, top > 0 ? d / top : d);
+        }
         if (apply_rule(pcases[s]->rule, got, pcases[s]->refd, pcases[s]->allowed).pass) ++row.rule_passed;
       }
       rec.mutants.push_back(row);

@@ -79,6 +79,10 @@ struct AuditOptions {
   /// a case has 2^24 or more multiply-adds (docs/audit.md, "Cost").
   std::int64_t sample_rows = -1;
   std::string command;        ///< the command line, for the cases' repro
+  /// Batch invariance declared on the command line (besides KernelTraits::batch_invariant): checked bit for bit on the
+  /// first seed's case (suites/audit/batch_invariance.hpp). Reproducibility is checked for every kernel.
+  bool batch_invariant = false;
+  int repro_runs = 3;         ///< calls of the kernel on the first seed's case compared bit for bit
 };
 
 /// The whole audit. Throws InputError for a bad kernel, spec or rule.

@@ -26,6 +26,29 @@ class EmulatedKernel final : public CpuModel {
   KernelTraits computed_;
 };
 
+/// The batch-invariance fixtures (docs/audit.md, "Batch invariance and reproducibility"): fp32 in, accumulator and out,
+/// order unknown, batch invariance declared. The variant one picks its order from M as a library picking split-K for
+/// small batches does: split-K 4 below 8 rows, sequential FMA from 8 rows; each order admissible, but a row's bits
+/// depend on the batch size. The invariant one sums every row sequentially by FMA whatever M.
+class BatchFixture final : public CpuModel {
+ public:
+  BatchFixture(std::string name, bool variant, const KernelTraits& declared)
+      : CpuModel(std::move(name),
+                 variant ? "split-K 4 below 8 rows, sequential FMA from 8 rows (batch-variant fixture)"
+                         : "sequential FMA whatever M (batch-invariant fixture)",
+                 declared),
+        variant_(variant) {}
+  bool is_mutant() const override { return true; }
+  std::vector<std::uint64_t> compute(const DecodedOperands& d) const override {
+    KernelTraits t = traits();
+    t.sum_order = variant_ && d.m < 8 ? SummationOrder::split_k(4) : SummationOrder::sequential(StepKind::Fma);
+    return emulate_gemm(t, d.m, d.n, d.k, d.a, d.b);
+  }
+
+ private:
+  bool variant_;
+};
+
 /// Base of the two output mutants: a host kernel wrapping another, claiming its traits.
 class OutputMutant : public GemmKernel {
  public:
@@ -115,6 +138,22 @@ std::unique_ptr<GemmKernel> make_tf32_inputs_mutant(std::unique_ptr<GemmKernel> 
 std::unique_ptr<GemmKernel> make_emulated_kernel(std::string name, const KernelTraits& declared, const SummationOrder& computed) {
   return std::make_unique<EmulatedKernel>(std::move(name), declared, computed);
 }
+std::unique_ptr<GemmKernel> make_batch_fixture(bool variant) {
+  KernelTraits t;  // fp32 throughout, exact products, order unknown
+  t.order = "unknown (chosen from M)";
+  t.batch_invariant = true;
+  t.batch_invariant_note = "declared by the fixture";
+  return std::make_unique<BatchFixture>(variant ? kBatchVariantFixture : kBatchInvariantFixture, variant, t);
+}
+void register_audit_fixtures() {
+  static const bool once = [] {
+    register_kernel(kBatchVariantFixture, Backend::Cpu, true, [] { return std::unique_ptr<Kernel>(make_batch_fixture(true)); });
+    register_kernel(kBatchInvariantFixture, Backend::Cpu, true, [] { return std::unique_ptr<Kernel>(make_batch_fixture(false)); });
+    return true;
+  }();
+  (void)once;
+}
+
 std::unique_ptr<GemmKernel> make_zeros_mutant(std::unique_ptr<GemmKernel> wrapped) { return std::make_unique<ZerosMutant>(std::move(wrapped)); }
 std::unique_ptr<GemmKernel> make_constant_mutant(std::unique_ptr<GemmKernel> wrapped) {
   return std::make_unique<ConstantMutant>(std::move(wrapped));

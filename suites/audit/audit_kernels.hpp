@@ -25,4 +25,14 @@ std::unique_ptr<GemmKernel> make_constant_mutant(std::unique_ptr<GemmKernel> wra
 /// the call (TF32 passed off as fp32: torch's allow_tf32, cuBLAS's default math mode).
 std::unique_ptr<GemmKernel> make_tf32_inputs_mutant(std::unique_ptr<GemmKernel> wrapped);
 
+/// The batch-invariance fixtures (docs/audit.md, "Batch invariance and reproducibility"), both fp32, order unknown,
+/// declaring batch invariance: the variant one computes split-K 4 below 8 rows and sequential FMA from 8 (a row's bits
+/// change with M: refused), the invariant one sequential FMA whatever M (passed).
+inline constexpr const char* kBatchVariantFixture = "fixture_gemm_f32_batch_variant";
+inline constexpr const char* kBatchInvariantFixture = "fixture_gemm_f32_batch_invariant";
+std::unique_ptr<GemmKernel> make_batch_fixture(bool variant);
+/// Register both fixtures (as mutants, hidden from `fpcert kernels`); idempotent. run_audit calls it before it looks up
+/// --kernel, so they exist only in an audit.
+void register_audit_fixtures();
+
 }  // namespace fpcert

@@ -66,9 +66,14 @@ KernelTraits parse_traits_spec(const std::string& spec) {
       } catch (const std::exception&) {
         throw InputError(fmt::format("traits: promote_every={}: not an integer", v));
       }
+    } else if (key == "batch_invariant") {
+      // a declared property (docs/audit.md, "Batch invariance"), checked bit for bit by fpcert audit
+      if (v != "0" && v != "1" && v != "true" && v != "false") throw InputError(fmt::format("traits: batch_invariant={}: not 0/1/true/false", v));
+      t.batch_invariant = v == "1" || v == "true";
+      t.batch_invariant_note = "traits spec";
     } else {
       throw InputError(fmt::format("traits: unknown key '{}' (in, a, b, operand, a_operand, b_operand, acc, acc_rounding, "
-                                   "input_rounding, products, promote_every, promote, out, order last)",
+                                   "input_rounding, products, promote_every, promote, out, batch_invariant, order last)",
                                    key));
     }
   }

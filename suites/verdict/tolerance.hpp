@@ -17,7 +17,7 @@ namespace fpcert {
 
 /// Traits from a spec string: `in=f16,acc=f32,out=f16` (keys: in | a, b; operand | a_operand,
 /// b_operand; acc; acc_rounding (rn, rz, ...); products (exact or a format tag); promote_every;
-/// promote; out; input_rounding; order, last, taking the rest of the spec: an order spec of
+/// promote; out; input_rounding; batch_invariant (0/1, docs/audit.md); order, last, taking the rest of the spec: an order spec of
 /// kernels/order.hpp such as `order=blocked:block=32,inner=sequential,outer=sequential`). Unnamed
 /// fields keep KernelTraits' defaults (f32 throughout, exact products, round-to-nearest, order
 /// unknown). Throws InputError naming the bad key or value.

@@ -57,3 +57,31 @@ TEST_CASE("audit: bad input exits 2 with one line") {
   CHECK(run_command({kFpcert, "audit", "--kernel", "model_gemm_f32", "--traits", "in=f16", "--rule", "maxabs:tol=1"}).exit_code == 2);
   CHECK(run_command({kFpcert, "audit", "--kernel", "model_gemm_f32", "--rule", "maxabs"}).exit_code == 2);
 }
+
+TEST_CASE("audit: batch invariance declared on a batch-variant fixture exits 1; on an invariant one 0; --html writes the section") {
+  // fixture_gemm_f32_batch_variant: split-K 4 below 8 rows, sequential FMA from 8 (suites/audit/audit_kernels.hpp):
+  // batch sizes 64 and 257 change a probe row's bits, 2, 3 and 7 do not (tests/suites/audit_test.cpp derives it).
+  const std::string dir = fpcert::test::scratch_dir("audit_cli_batch");
+  auto run = [&](const char* kernel, const std::string& html) {
+    return run_command({kFpcert, "audit", "--kernel", kernel, "--m", "16", "--n", "16", "--k", "64", "--seeds", "7", "--rule", "fpcert",
+                        "--no-mutants", "--html", html});
+  };
+  const CommandResult bad = run("fixture_gemm_f32_batch_variant", dir + "/variant.html");
+  INFO(bad.output);
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.has("BATCH-VARIANT though declared invariant"));
+  CHECK(bad.has("Reproducibility (declared deterministic): reproducible over 3 runs"));
+  const std::string page = fpcert::test::read_text(dir + "/variant.html");
+  CHECK(page.find("<table class=\"audit-batch\">") != std::string::npos);
+  CHECK(page.find("FAILED") != std::string::npos);
+  const CommandResult good = run("fixture_gemm_f32_batch_invariant", dir + "/invariant.html");
+  INFO(good.output);
+  CHECK(good.exit_code == 0);
+  CHECK(good.has("batch invariance (declared: declared by the fixture) holds"));
+  // --batch-invariant declares it for a kernel whose traits do not: the sequential model is invariant
+  const CommandResult flag = run_command({kFpcert, "audit", "--kernel", "model_gemm_f32", "--m", "16", "--n", "16", "--k", "64", "--seeds", "7",
+                                          "--rule", "fpcert", "--no-mutants", "--batch-invariant"});
+  INFO(flag.output);
+  CHECK(flag.exit_code == 0);
+  CHECK(flag.has("Batch invariance (declared: --batch-invariant)"));
+}

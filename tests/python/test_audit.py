@@ -118,3 +118,30 @@ def test_audit_torch_matmul_cpu():
     a = fpcert.audit(torch.matmul, "in=f32,products=f32,acc=f32,out=f32", shape=(16, 16, 64), seeds=(1,), rtol=1e-2, atol=1e-2,
                      device="cpu")
     assert a.mutant("zeros")["rule_passed"] == 0
+
+
+def test_batch_invariance_declared_on_a_numpy_kernel():
+    # A kernel whose arithmetic depends on the batch size, as a library picking its path from M: below 8 rows it
+    # accumulates in float32 (each exact fp32 product, exact in float64, added then rounded to fp32 at every step),
+    # from 8 rows it rounds the float64 sum once (f32_exact). The probe rows run alone (M = 1) and at M = 2, 3, 7 take the
+    # same path, so their bits agree; at M = 64 and 257 they are rounded once instead of 64 times, which changes some of
+    # the 16 columns of each probe row on random data. Reproducibility: both paths are plain NumPy, the same every call.
+    def by_batch(A, B):
+        if A.shape[0] >= 8:
+            return f32_exact(A, B)
+        acc = np.zeros((A.shape[0], B.shape[1]), dtype=np.float32)
+        for t in range(A.shape[1]):
+            acc = (acc.astype(np.float64) + np.outer(A[:, t].astype(np.float64), B[t, :].astype(np.float64))).astype(np.float32)
+        return acc
+
+    a = fpcert.audit(by_batch, "in=f32,acc=f32,out=f32", shape=(16, 16, 64), seeds=(3,), rule="fpcert", mutants=False,
+                     batch_invariant=True)
+    sizes = {b["batch"]: b for b in a["batch_invariance"]["sizes"]}
+    assert a["batch_invariance"]["declared"]
+    assert [sizes[m]["differ"] for m in (2, 3, 7)] == [0, 0, 0]
+    assert sizes[64]["differ"] == 3 and sizes[257]["differ"] == 3
+    assert a["reproducibility"]["reproducible"] and a["reproducibility"]["runs"] == 3
+    # the same kernel undeclared: reproducibility reported, batch invariance not checked
+    b = fpcert.audit(f32_exact, "in=f32,acc=f32,out=f32", shape=(16, 16, 64), seeds=(3,), rule="fpcert", mutants=False)
+    assert not b["batch_invariance"]["declared"] and b["batch_invariance"]["sizes"] == []
+    assert b["reproducibility"]["reproducible"]

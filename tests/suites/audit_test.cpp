@@ -6,6 +6,8 @@
 
 #include "base/error.hpp"
 #include "suites/audit/audit.hpp"
+#include "suites/audit/audit_kernels.hpp"
+#include "suites/audit/batch_invariance.hpp"
 
 using namespace fpcert;
 
@@ -260,4 +262,86 @@ TEST_CASE("audit: the power table on a sample of rows sees fewer rows and still 
   CHECK(run_audit(o).sample_rows == 0);
   o.m = 16, o.sample_rows = -1;   // auto: 16 x 8 x 16 is far below 2^24 multiply-adds
   CHECK(run_audit(o).sample_rows == 0);
+}
+
+namespace {
+/// The batch-invariance fixtures (suites/audit/audit_kernels.hpp) at m = 16, n = 16, K = 64, fp32 inputs uniform in
+/// [-1, 1]: fpcert's rule (no false alarm expected), one seed, no power table.
+AuditOptions batch_case(const char* kernel) {
+  AuditOptions o;
+  o.kernel = kernel;
+  o.m = 16, o.n = 16, o.k = 64;
+  o.seeds = {7};
+  o.rule = parse_audit_rule("fpcert");
+  o.mutants = false;
+  return o;
+}
+const AuditBatchRow* batch(const AuditRecord& r, std::int64_t m) {
+  for (const AuditBatchRow& b : r.batch_rows)
+    if (b.batch == m) return &b;
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("audit: a batch-variant kernel declaring batch invariance is refused, bit for bit, at the batch sizes that change its order") {
+  // The fixture sums by split-K 4 below 8 rows and sequentially by FMA from 8 rows. M = 1, 2, 3, 7 all take split-K 4, so
+  // a probe row's bits are its M = 1 bits there; at M = 64 and 257 it sums sequentially: 64 fp32 FMAs against four
+  // chunks of 16 added in a tree round differently on most elements of random data (each of the 16 columns of a probe row
+  // a chance to differ), so every probe row differs.
+  const AuditRecord r = run_audit(batch_case(kBatchVariantFixture));
+  CHECK(r.batch_declared);
+  REQUIRE(r.batch_rows.size() == kBatchSizes.size());
+  for (std::int64_t m : {2, 3, 7}) {
+    CAPTURE(m);
+    REQUIRE(batch(r, m) != nullptr);
+    CHECK(batch(r, m)->differ == 0);
+  }
+  for (std::int64_t m : {64, 257}) {
+    CAPTURE(m);
+    REQUIRE(batch(r, m) != nullptr);
+    CHECK(batch(r, m)->probes == 3);  // rows 0, 15 and 8 at the first, last and middle positions
+    CHECK(batch(r, m)->differ == 3);
+    CHECK(batch(r, m)->first.find("M = " + std::to_string(m)) != std::string::npos);
+  }
+  CHECK(r.batch_sizes_differ() == 2);
+  CHECK(audit_finds_wanting(r));  // a refuted declaration: `fpcert audit` exits 1
+  bool said = false;
+  for (const std::string& f : r.findings) said |= f.rfind("BATCH-VARIANT", 0) == 0;
+  CHECK(said);
+  // each of its orders is admissible: fpcert's envelope passes the kernel itself, and the rule has no false alarm
+  CHECK(r.false_alarm_runs == 0);
+  CHECK(r.reproducible);  // same M, same order, same bits
+}
+
+TEST_CASE("audit: a batch-invariant kernel declaring batch invariance passes; reproducibility is reported for every kernel") {
+  const AuditRecord r = run_audit(batch_case(kBatchInvariantFixture));
+  CHECK(r.batch_declared);
+  REQUIRE(r.batch_rows.size() == kBatchSizes.size());
+  for (const AuditBatchRow& b : r.batch_rows) {
+    CAPTURE(b.batch);
+    CHECK(b.probes == (b.batch == 2 ? 2 : 3));  // M = 2 has two positions only (first and last)
+    CHECK(b.differ == 0);
+  }
+  CHECK_FALSE(audit_finds_wanting(r));
+  CHECK(r.reproducible);
+  CHECK(r.repro_runs == 3);
+
+  // Not declared: not checked, reproducibility still reported. model_gemm_f32 is sequential (reproducible);
+  // model_gemm_f32_splitk4_atomic draws its partials' arrival order from a run counter (differs between runs and says so).
+  AuditOptions o = batch_case("model_gemm_f32");
+  const AuditRecord plain = run_audit(o);
+  CHECK_FALSE(plain.batch_declared);
+  CHECK(plain.batch_rows.empty());
+  CHECK(plain.reproducible);
+  // Declared on the command line (--batch-invariant): the sequential model is batch-invariant.
+  o.batch_invariant = true;
+  const AuditRecord declared = run_audit(o);
+  CHECK(declared.batch_declared);
+  CHECK(declared.batch_note == "--batch-invariant");
+  CHECK(declared.batch_sizes_differ() == 0);
+  o = batch_case("model_gemm_f32_splitk4_atomic");
+  const AuditRecord atomic = run_audit(o);
+  CHECK_FALSE(atomic.reproducible);
+  CHECK(atomic.determinism == "run_to_run");
+  CHECK(atomic.repro_first.find("run ") == 0);
 }
