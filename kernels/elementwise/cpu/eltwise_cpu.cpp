@@ -36,6 +36,9 @@ float libm(math::Fn f, float x) {
     case math::Fn::Tanh: return ::tanhf(x);
     case math::Fn::Sinh: return ::sinhf(x);
     case math::Fn::Cosh: return ::coshf(x);
+    case math::Fn::Cbrt: return ::cbrtf(x);
+    case math::Fn::Erf: return ::erff(x);
+    case math::Fn::Erfc: return ::erfcf(x);
   }
   return x;
 }
@@ -123,6 +126,12 @@ void register_eltwise_cpu_kernels() {
   // as recalled: docs/elementwise.md gives the measured figure).
   add_glibc(specs, math::Fn::Sinh, 2);
   add_glibc(specs, math::Fn::Cosh, 2);
+  // cbrtf, erff, erfcf (older code, outside the 2.28 rewrite): held to the glibc manual's table of known maximum errors on
+  // x86_64 as recalled (cbrtf 1 ulp, erff 1, erfcf 3: docs/elementwise.md gives the measured figures). Their reference has
+  // no fast path yet: MPFR decides every input (oracle/math/fn.hpp, kMpfrOnlyFns).
+  add_glibc(specs, math::Fn::Cbrt, 1);
+  add_glibc(specs, math::Fn::Erf, 1);
+  add_glibc(specs, math::Fn::Erfc, 3);
   // sqrtf: IEEE 754 requires the square root correctly rounded (glibc: the hardware's sqrtss). The f16 and bf16 variants
   // (float sqrt, then one more rounding) are correctly rounded too: double rounding is innocuous for sqrt when the wider
   // precision p' >= 2p + 2 (Figueroa, "When is double rounding innocuous?", SIGNUM 1995): 24 >= 2 * 11 + 2 and
