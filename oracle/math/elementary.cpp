@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 
+#include "oracle/math/activations.hpp"
 #include "oracle/mpfr_ref.hpp"
 
 namespace fpcert::math {
@@ -29,6 +30,11 @@ std::string_view to_string(Fn f) {
     case Fn::Cbrt: return "cbrt";
     case Fn::Erf: return "erf";
     case Fn::Erfc: return "erfc";
+    case Fn::Sigmoid: return "sigmoid";
+    case Fn::Silu: return "silu";
+    case Fn::Softplus: return "softplus";
+    case Fn::GeluErf: return "gelu";
+    case Fn::GeluTanh: return "gelu_tanh";
   }
   return "?";
 }
@@ -285,6 +291,7 @@ static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, c
                                                bool exact_roots = true) {
   if (is_root(f)) return exact_roots ? root_exact(f == Fn::Rsqrt, x, d, r, rbits) : root_special(f == Fn::Rsqrt, x, d, r, rbits);
   if (is_log(f)) return log_special(f, x, d, r, rbits);
+  if (is_activation(f)) return activation_special(f, x, d, r, rbits);
   if (is_mpfr_only(f)) return mpfr_only_special(f, x, d, r, rbits);
   if (f == Fn::Expm1 || f == Fn::Log1p || f == Fn::Tanh || f == Fn::Sinh) return near_zero_special(f, x, d, r, rbits);
   if (f == Fn::Cosh) return cosh_special(x, d, r, rbits);
@@ -339,6 +346,7 @@ Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uin
   // Out of the clamped range MPFR's own exponent range would underflow to 0 (and the bracket then
   // straddle zero): the special cases answer first, as on the fast path.
   if (auto s = evaluate_special(f, x, d, r, rbits, false)) return *s;
+  if (is_activation(f)) return activation_mpfr(f, x, d, r, rbits);  // composite: Ziv over a proved bound
   Mpfr in(24);
   mpfr_set_flt(in, x, MPFR_RNDN);  // exact
   for (mpfr_prec_t p = 64;; p *= 2) {
@@ -361,6 +369,7 @@ Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uin
       case Fn::Cbrt: inex = mpfr_cbrt(y, in, MPFR_RNDN); break;
       case Fn::Erf: inex = mpfr_erf(y, in, MPFR_RNDN); break;
       case Fn::Erfc: inex = mpfr_erfc(y, in, MPFR_RNDN); break;
+      default: break;  // the activations: activation_mpfr above
     }
     if (inex == 0) return mpfr_ref::round(d, y, r, rbits);  // exact (MPFR's ternary value says so)
     // |y - f(x)| < ulp_p(y)/2: f(x) lies strictly between y's neighbours at p bits.

@@ -278,7 +278,12 @@ FPCERT_HD inline RefRn ref_rn(Fn f, float x, CodeFormat out, const ExpTables& et
     case Fn::Cosh: return cosh_ref_rn(x, out, et);
     case Fn::Cbrt:
     case Fn::Erf:
-    case Fn::Erfc: break;  // no fast path yet (fn.hpp, kMpfrOnlyFns): undecided, the host asks MPFR
+    case Fn::Erfc:
+    case Fn::Sigmoid:
+    case Fn::Silu:
+    case Fn::Softplus:
+    case Fn::GeluErf:
+    case Fn::GeluTanh: break;  // no fast path yet (fn.hpp, kMpfrOnlyFns): undecided, the host asks MPFR
   }
   RefRn none;
   none.value = std::numeric_limits<double>::quiet_NaN();

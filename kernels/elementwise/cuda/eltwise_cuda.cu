@@ -27,7 +27,8 @@ enum class Subj : std::uint8_t {
   Expf, Exp2f, Exp10f, ExpfFast, Exp10fFast, Hexp, Hexp2, Hexp10, H2exp, BHexp, BHexp2, BHexp10,
   Logf, Log2f, Log10f, LogfFast, Log2fFast, Log10fFast, Hlog, Hlog2, Hlog10, BHlog, BHlog2, BHlog10,
   Sqrtf, SqrtfRn, Rsqrtf, RsqrtfRn, Hsqrt, Hrsqrt, BHsqrt, BHrsqrt,
-  Expm1f, Log1pf, Tanhf, TanhfFast, Htanh, BHtanh, Sinhf, Coshf, Cbrtf, Erff, Erfcf
+  Expm1f, Log1pf, Tanhf, TanhfFast, Htanh, BHtanh, Sinhf, Coshf, Cbrtf, Erff, Erfcf,
+  SigmoidFast, SiluFast, Softplusf, GeluErff, GeluTanhf
 };
 template <Subj S>
 constexpr bool kHalfIn = S == Subj::Hexp || S == Subj::Hexp2 || S == Subj::Hexp10 || S == Subj::H2exp || S == Subj::Hlog ||
@@ -68,6 +69,23 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
   else if constexpr (S == Subj::Cbrtf) return __float_as_uint(cbrtf(__uint_as_float(c)));
   else if constexpr (S == Subj::Erff) return __float_as_uint(erff(__uint_as_float(c)));
   else if constexpr (S == Subj::Erfcf) return __float_as_uint(erfcf(__uint_as_float(c)));
+  // The activations as kernels write them (docs/elementwise.md, "Activations": the derived bounds).
+  else if constexpr (S == Subj::SigmoidFast) {
+    const float x = __uint_as_float(c);
+    return __float_as_uint(1.0f / (1.0f + __expf(-x)));
+  } else if constexpr (S == Subj::SiluFast) {
+    const float x = __uint_as_float(c);
+    return __float_as_uint(x / (1.0f + __expf(-x)));
+  } else if constexpr (S == Subj::Softplusf) {
+    const float x = __uint_as_float(c);
+    return __float_as_uint(x > 20.0f ? x : log1pf(expf(x)));  // PyTorch's softplus, threshold 20
+  } else if constexpr (S == Subj::GeluErff) {
+    const float x = __uint_as_float(c);
+    return __float_as_uint(0.5f * x * (1.0f + erff(x * 0.70710678f)));
+  } else if constexpr (S == Subj::GeluTanhf) {
+    const float x = __uint_as_float(c);
+    return __float_as_uint(0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x))));
+  }
   else if constexpr (kHalfIn<S>) {
     const __half h = __ushort_as_half(static_cast<unsigned short>(c));
     __half y;
@@ -234,6 +252,7 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_RUN(Hsqrt) FPCERT_ELT_RUN(Hrsqrt) FPCERT_ELT_RUN(BHsqrt) FPCERT_ELT_RUN(BHrsqrt)
       FPCERT_ELT_RUN(Expm1f) FPCERT_ELT_RUN(Log1pf) FPCERT_ELT_RUN(Tanhf) FPCERT_ELT_RUN(TanhfFast) FPCERT_ELT_RUN(Htanh) FPCERT_ELT_RUN(BHtanh)
       FPCERT_ELT_RUN(Sinhf) FPCERT_ELT_RUN(Coshf) FPCERT_ELT_RUN(Cbrtf) FPCERT_ELT_RUN(Erff) FPCERT_ELT_RUN(Erfcf)
+      FPCERT_ELT_RUN(SigmoidFast) FPCERT_ELT_RUN(SiluFast) FPCERT_ELT_RUN(Softplusf) FPCERT_ELT_RUN(GeluErff) FPCERT_ELT_RUN(GeluTanhf)
 #undef FPCERT_ELT_RUN
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -287,6 +306,7 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_SWEEP(Expm1f) FPCERT_ELT_SWEEP(Log1pf) FPCERT_ELT_SWEEP(Tanhf) FPCERT_ELT_SWEEP(TanhfFast) FPCERT_ELT_SWEEP(Htanh)
       FPCERT_ELT_SWEEP(BHtanh) FPCERT_ELT_SWEEP(Sinhf) FPCERT_ELT_SWEEP(Coshf)
       FPCERT_ELT_SWEEP(Cbrtf) FPCERT_ELT_SWEEP(Erff) FPCERT_ELT_SWEEP(Erfcf)
+      FPCERT_ELT_SWEEP(SigmoidFast) FPCERT_ELT_SWEEP(SiluFast) FPCERT_ELT_SWEEP(Softplusf) FPCERT_ELT_SWEEP(GeluErff) FPCERT_ELT_SWEEP(GeluTanhf)
 #undef FPCERT_ELT_SWEEP
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -351,6 +371,12 @@ void register_eltwise_cuda_kernels() {
   const char* guide = "CUDA Programming Guide, Mathematical Functions";
   const char* half = "CUDA Math API half/bf16 functions, 0 ulp (issue 42)";
   const math::Claim two{ClaimKind::Ulp, 2}, cr{ClaimKind::CorrectlyRounded};
+  const char* derived = "derived from the guide's bounds (docs/elementwise.md, Activations)";
+  math::Claim fast_act{ClaimKind::Ulp, 14, 4.7}, softplus{ClaimKind::Ulp, 12}, gelu{ClaimKind::Absolute}, gelu_t{ClaimKind::Absolute};
+  fast_act.lo = softplus.lo = -87.0;
+  gelu.bound = 0x1p-20, gelu_t.bound = 0x1p-19;
+  gelu.lo = gelu_t.lo = -4.0;
+  gelu.hi = gelu_t.hi = 4.0;
   const std::vector<CudaSpec> specs = {
       {"cuda_expf", "CUDA expf (accurate, no fast math)", Subj::Expf, traits(Fn::Exp, f32, two, guide)},
       {"cuda_exp2f", "CUDA exp2f", Subj::Exp2f, traits(Fn::Exp2, f32, two, guide)},
@@ -413,6 +439,15 @@ void register_eltwise_cuda_kernels() {
       {"cuda_cbrtf", "CUDA cbrtf", Subj::Cbrtf, traits(Fn::Cbrt, f32, {ClaimKind::Ulp, 1}, guide)},
       {"cuda_erff", "CUDA erff", Subj::Erff, traits(Fn::Erf, f32, two, guide)},
       {"cuda_erfcf", "CUDA erfcf", Subj::Erfcf, traits(Fn::Erfc, f32, {ClaimKind::Ulp, 4}, guide)},
+      // The activations as kernels write them; claims derived from the guide's bounds (docs/elementwise.md, "Activations"):
+      // __expf-based sigmoid and SiLU 14 + floor(4.7 |x|) ulp on [-87, inf); softplus with expf/log1pf 12 ulp on [-87, inf);
+      // GELU with erff abs 2^-20 on [-4, 4], with tanhf abs 2^-19 on [-4, 4]. MPFR reference: CI suite only.
+      {"cuda_sigmoid_expf_fast", "CUDA 1.0f / (1.0f + __expf(-x))", Subj::SigmoidFast, traits(Fn::Sigmoid, f32, fast_act, derived)},
+      {"cuda_silu_expf_fast", "CUDA x / (1.0f + __expf(-x))", Subj::SiluFast, traits(Fn::Silu, f32, fast_act, derived)},
+      {"cuda_softplus", "CUDA x > 20 ? x : log1pf(expf(x)) (PyTorch's form)", Subj::Softplusf, traits(Fn::Softplus, f32, softplus, derived)},
+      {"cuda_gelu_erff", "CUDA 0.5f * x * (1.0f + erff(x * 0.70710678f))", Subj::GeluErff, traits(Fn::GeluErf, f32, gelu, derived)},
+      {"cuda_gelu_tanhf", "CUDA 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x^3)))", Subj::GeluTanhf,
+       traits(Fn::GeluTanh, f32, gelu_t, derived)},
   };
   for (const CudaSpec& s : specs)
     register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise>(s); }, Operation::Elementwise);

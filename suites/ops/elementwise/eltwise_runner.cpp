@@ -84,6 +84,11 @@ void finite_range(math::Fn f, double& lo, double& hi) {
     case math::Fn::Cosh: lo = -90.0, hi = 90.0; return;   // f32 overflows beyond +-89.42
     case math::Fn::Erf: lo = -6.0, hi = 6.0; return;      // f32 results reach +-1 (round-to-nearest) beyond 3.92
     case math::Fn::Erfc: lo = -6.0, hi = 10.5; return;    // erfc underflows to 0 in f32 above 10.05; reaches 2 below -3.92
+    case math::Fn::Sigmoid:
+    case math::Fn::Silu:
+    case math::Fn::Softplus: lo = -100.0, hi = 45.0; return;  // past the references' clamps (-127 is far: results subnormal)
+    case math::Fn::GeluErf:
+    case math::Fn::GeluTanh: lo = -12.0, hi = 12.0; return;
     default: lo = -149.0, hi = 128.0; return;  // logs: log2 of the input, over every positive binade
   }
 }
@@ -178,6 +183,12 @@ std::vector<std::uint32_t> eltwise_input_codes(const EltwiseInputs& s, const Elt
       // cbrt: +-2^k (exact for k a multiple of 3), the cubes k^3 of k <= 255 (exact results) and their neighbours.
       for (int k = -149; k <= 127; ++k) xs.push_back(std::ldexp(1.0, k)), xs.push_back(-std::ldexp(1.0, k));
       for (int k = 1; k <= 255; ++k) xs.push_back(static_cast<double>(k) * k * k), xs.push_back(-static_cast<double>(k) * k * k);
+    } else if (math::is_activation(t.fn)) {
+      // activations: tiny +-2^k, the references' clamps (40, -127, -140; 10, -15, -20), PyTorch's softplus threshold 20,
+      // where __expf(-x) overflows (-88.72) and results leave the normal range (-87), the GELU claims' interval ends +-4.
+      for (int k = -149; k <= 6; ++k) xs.push_back(std::ldexp(1.0, k)), xs.push_back(-std::ldexp(1.0, k));
+      for (double v : {40.0, -127.0, -140.0, 10.0, -10.0, -15.0, -20.0, 20.0, -17.0, -87.0, -88.72, 88.72, 4.0, -4.0, 0.5, -0.5})
+        xs.push_back(v);
     } else if (t.fn == math::Fn::Erf || t.fn == math::Fn::Erfc) {
       // erf, erfc: tiny +-2^k (erf x ~ 2x/sqrt(pi), erfc x ~ 1), the reference's clamps +-7 and 12, where f32 results reach
       // +-1 / 2 (3.92), erfc's underflow to subnormal (9.19) and to 0 (10.05) in f32, and f16's (3.9, 4.5), 1/2 and 2.
