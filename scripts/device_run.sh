@@ -443,7 +443,7 @@ section_eltwise() {
   # cbrt, erf, erfc and the activations have no device reference yet (MPFR only: oracle/math/fn.hpp, kMpfrOnlyFns): not
   # swept, CI suite only.
   local ks_full
-  ks_full=$(echo "$ks" | tr , '\n' | grep -vE '^cuda_(cbrtf|erff|erfcf|sigmoid_expf_fast|silu_expf_fast|softplus|gelu_erff|gelu_tanhf)$' | paste -sd, -)
+  ks_full=$(echo "$ks" | tr , '\n' | grep -vE '^cuda_(cbrtf|erff|erfcf|sigmoid_expf_fast|silu_expf_fast|softplus|gelu_erff|gelu_tanhf|sinf|cosf|tanf|sinpif|cospif|__sinf|__cosf)$' | paste -sd, -)
   run timeout 500 "$BIN/fpcert" certify --kernel "$ks_full" --suite elementwise_full --json "$OUT/eltwise_full.json" > "$OUT/eltwise_full.txt" 2>&1; echo "rc=$?"
   grep -vE "^\s*$" "$OUT/eltwise_full.txt" | head -60
   python3 scripts/eltwise_table.py "$OUT/eltwise_full.json" | tee "$OUT/eltwise_table.md"

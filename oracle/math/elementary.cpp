@@ -35,6 +35,11 @@ std::string_view to_string(Fn f) {
     case Fn::Softplus: return "softplus";
     case Fn::GeluErf: return "gelu";
     case Fn::GeluTanh: return "gelu_tanh";
+    case Fn::Sin: return "sin";
+    case Fn::Cos: return "cos";
+    case Fn::Tan: return "tan";
+    case Fn::Sinpi: return "sinpi";
+    case Fn::Cospi: return "cospi";
   }
   return "?";
 }
@@ -285,6 +290,23 @@ static std::optional<Rounded> mpfr_only_special(Fn f, float x, const Format& d, 
   return std::nullopt;
 }
 
+// sin, cos, tan, sinpi, cospi (IEEE 754 9.2): NaN -> NaN; +-Inf -> NaN (invalid); sin, tan, sinpi of +-0 -> +-0; cos(+-0) = 1.
+// sinpi(n) = +0 for an integer n > 0 and -0 for n < 0 (every fp32 value of magnitude >= 2^23 is an integer); cospi(n + 1/2) = +0;
+// cospi(n) = (-1)^n (1 for |x| >= 2^24: even). The other exact results (sinpi of a half-integer, +-1) come from MPFR's ternary
+// value 0; sin, cos, tan of a nonzero float are never exact (Lindemann).
+static std::optional<Rounded> trig_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  const double xd = x, inf = __builtin_inf();
+  if (xd != xd) return round_double(d, xd, r, rbits);
+  if (xd == inf || xd == -inf) return round_double(d, __builtin_nan(""), r, rbits);
+  if (xd == 0) return round_double(d, f == Fn::Cos || f == Fn::Cospi ? 1.0 : xd, r, rbits);
+  if (f == Fn::Sinpi && xd == std::floor(xd)) return round_double(d, xd > 0 ? 0.0 : -0.0, r, rbits);
+  if (f == Fn::Cospi) {
+    if (xd == std::floor(xd)) return round_double(d, std::fmod(std::fabs(xd), 2.0) == 0 ? 1.0 : -1.0, r, rbits);
+    if (xd + 0.5 == std::floor(xd + 0.5)) return round_double(d, 0.0, r, rbits);  // exact: |x| < 2^23 here
+  }
+  return std::nullopt;
+}
+
 // Special values, clamps and exact cases (docs/elementwise.md, "Special values"): shared by both paths.
 // exact_roots false (MPFR's path): sqrt and rsqrt answer their special values only.
 static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits,
@@ -292,6 +314,7 @@ static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, c
   if (is_root(f)) return exact_roots ? root_exact(f == Fn::Rsqrt, x, d, r, rbits) : root_special(f == Fn::Rsqrt, x, d, r, rbits);
   if (is_log(f)) return log_special(f, x, d, r, rbits);
   if (is_activation(f)) return activation_special(f, x, d, r, rbits);
+  if (is_trig(f)) return trig_special(f, x, d, r, rbits);
   if (is_mpfr_only(f)) return mpfr_only_special(f, x, d, r, rbits);
   if (f == Fn::Expm1 || f == Fn::Log1p || f == Fn::Tanh || f == Fn::Sinh) return near_zero_special(f, x, d, r, rbits);
   if (f == Fn::Cosh) return cosh_special(x, d, r, rbits);
@@ -369,6 +392,11 @@ Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uin
       case Fn::Cbrt: inex = mpfr_cbrt(y, in, MPFR_RNDN); break;
       case Fn::Erf: inex = mpfr_erf(y, in, MPFR_RNDN); break;
       case Fn::Erfc: inex = mpfr_erfc(y, in, MPFR_RNDN); break;
+      case Fn::Sin: inex = mpfr_sin(y, in, MPFR_RNDN); break;
+      case Fn::Cos: inex = mpfr_cos(y, in, MPFR_RNDN); break;
+      case Fn::Tan: inex = mpfr_tan(y, in, MPFR_RNDN); break;
+      case Fn::Sinpi: inex = mpfr_sinpi(y, in, MPFR_RNDN); break;
+      case Fn::Cospi: inex = mpfr_cospi(y, in, MPFR_RNDN); break;
       default: break;  // the activations: activation_mpfr above
     }
     if (inex == 0) return mpfr_ref::round(d, y, r, rbits);  // exact (MPFR's ternary value says so)

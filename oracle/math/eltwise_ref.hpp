@@ -283,7 +283,12 @@ FPCERT_HD inline RefRn ref_rn(Fn f, float x, CodeFormat out, const ExpTables& et
     case Fn::Silu:
     case Fn::Softplus:
     case Fn::GeluErf:
-    case Fn::GeluTanh: break;  // no fast path yet (fn.hpp, kMpfrOnlyFns): undecided, the host asks MPFR
+    case Fn::GeluTanh:
+    case Fn::Sin:
+    case Fn::Cos:
+    case Fn::Tan:
+    case Fn::Sinpi:
+    case Fn::Cospi: break;  // no fast path yet (fn.hpp, kMpfrOnlyFns): undecided, the host asks MPFR
   }
   RefRn none;
   none.value = std::numeric_limits<double>::quiet_NaN();

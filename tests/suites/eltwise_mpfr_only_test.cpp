@@ -61,3 +61,19 @@ TEST_CASE("erfc as 1 - erff(x): refused at 4 ulp (cancellation), accepted under 
   abs.bound = 0x1p-25;
   CHECK(tally_of(abs).above > 0);
 }
+
+TEST_CASE("glibc sinf, cosf, tanf keep 1 ulp on every f16 and bf16 input and the f32 sample (huge arguments included)") {
+  SuiteRunOptions opt;
+  const SuiteInfo* s = find_suite("elementwise");
+  REQUIRE(s != nullptr);
+  const RunResult r = run_suite(*s, {"glibc_sinf", "glibc_sinf_f16", "glibc_sinf_bf16", "glibc_cosf", "glibc_cosf_f16", "glibc_cosf_bf16",
+                                     "glibc_tanf", "glibc_tanf_f16", "glibc_tanf_bf16"}, opt);
+  CHECK(r.cases.size() == 12);
+  for (const auto& c : r.cases) {
+    INFO(c.kernel << " " << c.case_id << ": " << c.reason);
+    CHECK(c.status == CaseStatus::Pass);
+    REQUIRE(c.elementwise);
+    CHECK(c.elementwise->max_ulps <= 1);
+    CHECK(c.elementwise->inputs > 1000);
+  }
+}

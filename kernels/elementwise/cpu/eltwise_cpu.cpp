@@ -45,6 +45,11 @@ float libm(math::Fn f, float x) {
     case math::Fn::Softplus: return x > 20.0f ? x : ::log1pf(::expf(x));  // PyTorch's threshold 20
     case math::Fn::GeluErf: return 0.5f * x * (1.0f + ::erff(x * 0.70710678f));
     case math::Fn::GeluTanh: return 0.5f * x * (1.0f + ::tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+    case math::Fn::Sin: return ::sinf(x);
+    case math::Fn::Cos: return ::cosf(x);
+    case math::Fn::Tan: return ::tanf(x);
+    case math::Fn::Sinpi:
+    case math::Fn::Cospi: break;  // not in this glibc (2.41 adds sinpif): not registered
   }
   return x;
 }
@@ -138,6 +143,11 @@ void register_eltwise_cpu_kernels() {
   add_glibc(specs, math::Fn::Cbrt, 1);
   add_glibc(specs, math::Fn::Erf, 1);
   add_glibc(specs, math::Fn::Erfc, 3);
+  // sinf, cosf (glibc >= 2.28, Szabolcs Nagy's code: documented below 1 ulp of the exact value) and tanf: held to 1 ulp, as
+  // the glibc manual's table of known maximum errors on x86_64 lists them (as recalled); measured: docs/elementwise.md.
+  add_glibc(specs, math::Fn::Sin, 1);
+  add_glibc(specs, math::Fn::Cos, 1);
+  add_glibc(specs, math::Fn::Tan, 1);
   // The activations in float with glibc's expf (1 ulp), log1pf (1), erff (1), tanhf (2): bounds derived in
   // docs/elementwise.md, "Activations" (ulps <= 2^25 rho + 1 for a relative error rho before the last rounding).
   auto act = [&](math::Fn f, math::Claim c, const char* formula, const char* why) {

@@ -28,7 +28,8 @@ enum class Subj : std::uint8_t {
   Logf, Log2f, Log10f, LogfFast, Log2fFast, Log10fFast, Hlog, Hlog2, Hlog10, BHlog, BHlog2, BHlog10,
   Sqrtf, SqrtfRn, Rsqrtf, RsqrtfRn, Hsqrt, Hrsqrt, BHsqrt, BHrsqrt,
   Expm1f, Log1pf, Tanhf, TanhfFast, Htanh, BHtanh, Sinhf, Coshf, Cbrtf, Erff, Erfcf,
-  SigmoidFast, SiluFast, Softplusf, GeluErff, GeluTanhf
+  SigmoidFast, SiluFast, Softplusf, GeluErff, GeluTanhf,
+  Sinf, Cosf, Tanf, Sinpif, Cospif, SinfFast, CosfFast
 };
 template <Subj S>
 constexpr bool kHalfIn = S == Subj::Hexp || S == Subj::Hexp2 || S == Subj::Hexp10 || S == Subj::H2exp || S == Subj::Hlog ||
@@ -69,6 +70,13 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
   else if constexpr (S == Subj::Cbrtf) return __float_as_uint(cbrtf(__uint_as_float(c)));
   else if constexpr (S == Subj::Erff) return __float_as_uint(erff(__uint_as_float(c)));
   else if constexpr (S == Subj::Erfcf) return __float_as_uint(erfcf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Sinf) return __float_as_uint(sinf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Cosf) return __float_as_uint(cosf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Tanf) return __float_as_uint(tanf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Sinpif) return __float_as_uint(sinpif(__uint_as_float(c)));
+  else if constexpr (S == Subj::Cospif) return __float_as_uint(cospif(__uint_as_float(c)));
+  else if constexpr (S == Subj::SinfFast) return __float_as_uint(__sinf(__uint_as_float(c)));
+  else if constexpr (S == Subj::CosfFast) return __float_as_uint(__cosf(__uint_as_float(c)));
   // The activations as kernels write them (docs/elementwise.md, "Activations": the derived bounds).
   else if constexpr (S == Subj::SigmoidFast) {
     const float x = __uint_as_float(c);
@@ -253,6 +261,7 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_RUN(Expm1f) FPCERT_ELT_RUN(Log1pf) FPCERT_ELT_RUN(Tanhf) FPCERT_ELT_RUN(TanhfFast) FPCERT_ELT_RUN(Htanh) FPCERT_ELT_RUN(BHtanh)
       FPCERT_ELT_RUN(Sinhf) FPCERT_ELT_RUN(Coshf) FPCERT_ELT_RUN(Cbrtf) FPCERT_ELT_RUN(Erff) FPCERT_ELT_RUN(Erfcf)
       FPCERT_ELT_RUN(SigmoidFast) FPCERT_ELT_RUN(SiluFast) FPCERT_ELT_RUN(Softplusf) FPCERT_ELT_RUN(GeluErff) FPCERT_ELT_RUN(GeluTanhf)
+      FPCERT_ELT_RUN(Sinf) FPCERT_ELT_RUN(Cosf) FPCERT_ELT_RUN(Tanf) FPCERT_ELT_RUN(Sinpif) FPCERT_ELT_RUN(Cospif) FPCERT_ELT_RUN(SinfFast) FPCERT_ELT_RUN(CosfFast)
 #undef FPCERT_ELT_RUN
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -307,6 +316,8 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_SWEEP(BHtanh) FPCERT_ELT_SWEEP(Sinhf) FPCERT_ELT_SWEEP(Coshf)
       FPCERT_ELT_SWEEP(Cbrtf) FPCERT_ELT_SWEEP(Erff) FPCERT_ELT_SWEEP(Erfcf)
       FPCERT_ELT_SWEEP(SigmoidFast) FPCERT_ELT_SWEEP(SiluFast) FPCERT_ELT_SWEEP(Softplusf) FPCERT_ELT_SWEEP(GeluErff) FPCERT_ELT_SWEEP(GeluTanhf)
+      FPCERT_ELT_SWEEP(Sinf) FPCERT_ELT_SWEEP(Cosf) FPCERT_ELT_SWEEP(Tanf) FPCERT_ELT_SWEEP(Sinpif) FPCERT_ELT_SWEEP(Cospif)
+      FPCERT_ELT_SWEEP(SinfFast) FPCERT_ELT_SWEEP(CosfFast)
 #undef FPCERT_ELT_SWEEP
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -377,6 +388,10 @@ void register_eltwise_cuda_kernels() {
   gelu.bound = 0x1p-20, gelu_t.bound = 0x1p-19;
   gelu.lo = gelu_t.lo = -4.0;
   gelu.hi = gelu_t.hi = 4.0;
+  math::Claim trig_fast{ClaimKind::Absolute};
+  trig_fast.bound = std::exp2(-21.41);
+  trig_fast.lo = -3.14159265358979323846;  // [-pi, pi]: the double pi's neighbourhood holds no float beyond the true pi
+  trig_fast.hi = 3.14159265358979323846;
   const std::vector<CudaSpec> specs = {
       {"cuda_expf", "CUDA expf (accurate, no fast math)", Subj::Expf, traits(Fn::Exp, f32, two, guide)},
       {"cuda_exp2f", "CUDA exp2f", Subj::Exp2f, traits(Fn::Exp2, f32, two, guide)},
@@ -448,6 +463,15 @@ void register_eltwise_cuda_kernels() {
       {"cuda_gelu_erff", "CUDA 0.5f * x * (1.0f + erff(x * 0.70710678f))", Subj::GeluErff, traits(Fn::GeluErf, f32, gelu, derived)},
       {"cuda_gelu_tanhf", "CUDA 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x^3)))", Subj::GeluTanhf,
        traits(Fn::GeluTanh, f32, gelu_t, derived)},
+      // sinf, cosf 2 ulp, tanf 4 ulp, sinpif, cospif 1 ulp (Programming Guide, full range); __sinf, __cosf: absolute 2^-21.41 for
+      // x in [-pi, pi], "larger otherwise" (no claim outside). MPFR reference: CI suite only, no sweep.
+      {"cuda_sinf", "CUDA sinf", Subj::Sinf, traits(Fn::Sin, f32, two, guide)},
+      {"cuda_cosf", "CUDA cosf", Subj::Cosf, traits(Fn::Cos, f32, two, guide)},
+      {"cuda_tanf", "CUDA tanf", Subj::Tanf, traits(Fn::Tan, f32, {ClaimKind::Ulp, 4}, guide)},
+      {"cuda_sinpif", "CUDA sinpif", Subj::Sinpif, traits(Fn::Sinpi, f32, {ClaimKind::Ulp, 1}, guide)},
+      {"cuda_cospif", "CUDA cospif", Subj::Cospif, traits(Fn::Cospi, f32, {ClaimKind::Ulp, 1}, guide)},
+      {"cuda___sinf", "CUDA intrinsic __sinf (sin.approx.f32)", Subj::SinfFast, traits(Fn::Sin, f32, trig_fast, guide)},
+      {"cuda___cosf", "CUDA intrinsic __cosf (cos.approx.f32)", Subj::CosfFast, traits(Fn::Cos, f32, trig_fast, guide)},
   };
   for (const CudaSpec& s : specs)
     register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise>(s); }, Operation::Elementwise);

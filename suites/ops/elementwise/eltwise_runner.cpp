@@ -89,6 +89,11 @@ void finite_range(math::Fn f, double& lo, double& hi) {
     case math::Fn::Softplus: lo = -100.0, hi = 45.0; return;  // past the references' clamps (-127 is far: results subnormal)
     case math::Fn::GeluErf:
     case math::Fn::GeluTanh: lo = -12.0, hi = 12.0; return;
+    case math::Fn::Sin:
+    case math::Fn::Cos:
+    case math::Fn::Tan: lo = -100.0, hi = 100.0; return;  // the random patterns reach every magnitude
+    case math::Fn::Sinpi:
+    case math::Fn::Cospi: lo = -8.0, hi = 8.0; return;
     default: lo = -149.0, hi = 128.0; return;  // logs: log2 of the input, over every positive binade
   }
 }
@@ -183,6 +188,14 @@ std::vector<std::uint32_t> eltwise_input_codes(const EltwiseInputs& s, const Elt
       // cbrt: +-2^k (exact for k a multiple of 3), the cubes k^3 of k <= 255 (exact results) and their neighbours.
       for (int k = -149; k <= 127; ++k) xs.push_back(std::ldexp(1.0, k)), xs.push_back(-std::ldexp(1.0, k));
       for (int k = 1; k <= 255; ++k) xs.push_back(static_cast<double>(k) * k * k), xs.push_back(-static_cast<double>(k) * k * k);
+    } else if (math::is_trig(t.fn)) {
+      // trig: tiny and huge +-2^k, floats nearest k pi/4 (k <= 200: results near 0, +-1 and tan's poles), integers and
+      // half-integers (sinpi/cospi's exact results), pi itself (the intrinsics' claim interval).
+      for (int k = -149; k <= 127; ++k) xs.push_back(std::ldexp(1.0, k)), xs.push_back(-std::ldexp(1.0, k));
+      for (int k = 1; k <= 200; ++k) xs.push_back(k * 0.78539816339744830962), xs.push_back(-k * 0.78539816339744830962);
+      for (int k = -16; k <= 16; ++k) xs.push_back(k * 0.5), xs.push_back(k * 0.5 + 0.25);
+      xs.push_back(3.14159265358979323846);
+      xs.push_back(-3.14159265358979323846);
     } else if (math::is_activation(t.fn)) {
       // activations: tiny +-2^k, the references' clamps (40, -127, -140; 10, -15, -20), PyTorch's softplus threshold 20,
       // where __expf(-x) overflows (-88.72) and results leave the normal range (-87), the GELU claims' interval ends +-4.

@@ -22,14 +22,23 @@ using namespace fpcert::math;
 namespace {
 
 const Format* const kDests[] = {&f32, &f16, &bf16};
-const Fn kFns[] = {Fn::Cbrt, Fn::Erf, Fn::Erfc};  // the activations, also MPFR only: activations_test.cpp
+const Fn kFns[] = {Fn::Cbrt, Fn::Erf, Fn::Erfc, Fn::Sin, Fn::Cos, Fn::Tan, Fn::Sinpi, Fn::Cospi};  // activations: activations_test.cpp
 const Rounding kModes[] = {Rounding::NearestEven, Rounding::NearestAway, Rounding::TowardZero, Rounding::Up, Rounding::Down,
                            Rounding::Stochastic};
 
 Rounder rounder(const Format& d, Rounding m) { return Rounder{m, default_saturation(d), NanPayload::Preserve}; }
 
 int mpfr_f(Fn f, mpfr_ptr y, mpfr_srcptr in, mpfr_rnd_t rnd) {
-  return f == Fn::Cbrt ? mpfr_cbrt(y, in, rnd) : f == Fn::Erf ? mpfr_erf(y, in, rnd) : mpfr_erfc(y, in, rnd);
+  switch (f) {
+    case Fn::Cbrt: return mpfr_cbrt(y, in, rnd);
+    case Fn::Erf: return mpfr_erf(y, in, rnd);
+    case Fn::Sin: return mpfr_sin(y, in, rnd);
+    case Fn::Cos: return mpfr_cos(y, in, rnd);
+    case Fn::Tan: return mpfr_tan(y, in, rnd);
+    case Fn::Sinpi: return mpfr_sinpi(y, in, rnd);
+    case Fn::Cospi: return mpfr_cospi(y, in, rnd);
+    default: return mpfr_erfc(y, in, rnd);
+  }
 }
 
 // 200 bits toward zero, then one more bit: when MPFR says the result is inexact, the exact value lies strictly between y and
@@ -90,6 +99,8 @@ float sample(Fn f, std::uint64_t seed, std::uint64_t i) {
     case 0: return std::bit_cast<float>(w[0]);  // any pattern: the whole domain, NaNs and huge values included
     case 1:  // the interesting range: cbrt over every binade of both signs; erf [-8, 8]; erfc [-8, 13] (past the clamps)
       if (f == Fn::Cbrt) return static_cast<float>((w[3] & 1 ? -1.0 : 1.0) * std::exp2(-149.0 + u * 277.0));
+      if (f == Fn::Sin || f == Fn::Cos || f == Fn::Tan) return static_cast<float>(-100.0 + 200.0 * u);
+      if (f == Fn::Sinpi || f == Fn::Cospi) return static_cast<float>(-8.0 + 16.0 * u);
       return static_cast<float>(f == Fn::Erf ? -8.0 + 16.0 * u : -8.0 + 21.0 * u);
     default:  // tiny and moderate: +-2^(-40 .. 4) (erf ~ 2x/sqrt(pi), erfc ~ 1 - that: directed modes straddle 1)
       return static_cast<float>((w[3] & 1 ? -1.0 : 1.0) * std::exp2(-40.0 + u * 44.0));
@@ -98,7 +109,7 @@ float sample(Fn f, std::uint64_t seed, std::uint64_t i) {
 
 }  // namespace
 
-TEST_CASE("cbrt, erf, erfc: evaluate equals MPFR's 200-bit result rounded, every destination and mode, random inputs") {
+TEST_CASE("cbrt, erf, erfc, sin, cos, tan, sinpi, cospi: evaluate equals MPFR's 200-bit result rounded, every destination and mode, random inputs") {
   const std::uint64_t seed = test::seed();
   for (Fn f : kFns) {
     Count c;
@@ -112,7 +123,7 @@ TEST_CASE("cbrt, erf, erfc: evaluate equals MPFR's 200-bit result rounded, every
   }
 }
 
-TEST_CASE("cbrt, erf, erfc: special values, exact cubes, clamps and thresholds, each +-3 codes") {
+TEST_CASE("cbrt, erf, erfc, sin, cos, tan, sinpi, cospi: special values, exact cubes, clamps and thresholds, each +-3 codes") {
   const std::uint64_t seed = test::seed();
   std::vector<double> xs = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-149, -0x1p-149, 0x1p-126, 1.0, -1.0};
   // cbrt: cubes k^3 (exact results: MPFR's ternary value 0 in Ziv's loop), 2^(3k) and 2^(3k+1)
@@ -123,6 +134,9 @@ TEST_CASE("cbrt, erf, erfc: special values, exact cubes, clamps and thresholds, 
   for (double v : {7.0, -7.0, 12.0, -12.0, 3.92, -3.92, 9.19, 10.05, 26.5, 3.4028234663852886e38, -3.4028234663852886e38})
     xs.push_back(v);
   for (int k = -149; k <= 4; ++k) xs.push_back(std::ldexp(1.0, k)), xs.push_back(-std::ldexp(1.0, k));
+  // trig: floats nearest k pi/4 (results near 0, +-1, tan's poles), integers and half-integers (sinpi/cospi exact results)
+  for (int k = 1; k <= 100; ++k) xs.push_back(k * 0.78539816339744830962), xs.push_back(-k * 0.78539816339744830962);
+  for (int k = -16; k <= 16; ++k) xs.push_back(k * 0.5), xs.push_back(k * 0.5 + 0.25);
   for (Fn f : kFns) {
     Count c;
     std::uint64_t i = 0;
@@ -187,4 +201,25 @@ TEST_CASE("cbrt, erf, erfc: ref_rn leaves every input undecided (no fast path); 
     CHECK_FALSE(r.decided);
   }
   CHECK_FALSE(is_mpfr_only(Fn::Exp));
+}
+
+TEST_CASE("sin, cos, tan, sinpi, cospi: IEEE 754 9.2 special values and hand-checked results") {
+  const Rounder rn = rounder(f32, Rounding::NearestEven);
+  auto code = [&](Fn f, float x) { return static_cast<std::uint32_t>(evaluate(f, x, f32, rn).rounded.code); };
+  CHECK(code(Fn::Sin, -0.0f) == 0x80000000u);
+  CHECK(code(Fn::Cos, -0.0f) == 0x3f800000u);
+  CHECK(std::isnan(std::bit_cast<float>(code(Fn::Cos, INFINITY))));  // invalid
+  CHECK(std::isnan(std::bit_cast<float>(code(Fn::Sinpi, -INFINITY))));
+  CHECK(code(Fn::Sinpi, 2.0f) == 0u);            // sinPi(+n) = +0
+  CHECK(code(Fn::Sinpi, -3.0f) == 0x80000000u);  // sinPi(-n) = -0
+  CHECK(code(Fn::Sinpi, 0x1p30f) == 0u);         // every float >= 2^23 is an integer
+  CHECK(code(Fn::Cospi, 1.5f) == 0u);            // cosPi(n + 1/2) = +0
+  CHECK(code(Fn::Cospi, -1.0f) == 0xbf800000u);  // (-1)^1
+  CHECK(code(Fn::Cospi, 0x1.000002p23f) == 0xbf800000u);  // 8388609: odd
+  CHECK(code(Fn::Sinpi, 0.5f) == 0x3f800000u);   // exact 1 (MPFR's ternary value 0)
+  CHECK(code(Fn::Sinpi, 0.25f) == 0x3f3504f3u);  // sqrt(2)/2 = 0.70710678118654752... -> 0x3f3504f3
+  // sin 1 = 0.8414709848078965... -> 0x3f576aa4; cos 1 = 0.5403023058681398... -> 0x3f0a5140; tan 1 = 1.5574077246549023... -> 0x3fc75923
+  CHECK(code(Fn::Sin, 1.0f) == 0x3f576aa4u);
+  CHECK(code(Fn::Cos, 1.0f) == 0x3f0a5140u);
+  CHECK(code(Fn::Tan, 1.0f) == 0x3fc75923u);
 }
