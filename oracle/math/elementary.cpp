@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 
+#include "oracle/math/activations.hpp"
 #include "oracle/mpfr_ref.hpp"
 
 namespace fpcert::math {
@@ -26,6 +27,19 @@ std::string_view to_string(Fn f) {
     case Fn::Tanh: return "tanh";
     case Fn::Sinh: return "sinh";
     case Fn::Cosh: return "cosh";
+    case Fn::Cbrt: return "cbrt";
+    case Fn::Erf: return "erf";
+    case Fn::Erfc: return "erfc";
+    case Fn::Sigmoid: return "sigmoid";
+    case Fn::Silu: return "silu";
+    case Fn::Softplus: return "softplus";
+    case Fn::GeluErf: return "gelu";
+    case Fn::GeluTanh: return "gelu_tanh";
+    case Fn::Sin: return "sin";
+    case Fn::Cos: return "cos";
+    case Fn::Tan: return "tan";
+    case Fn::Sinpi: return "sinpi";
+    case Fn::Cospi: return "cospi";
   }
   return "?";
 }
@@ -247,12 +261,61 @@ static std::optional<Rounded> cosh_special(float x, const Format& d, const Round
   return std::nullopt;
 }
 
+// cbrt, erf, erfc (docs/elementwise.md, "cbrt, erf, erfc"; IEEE 754 9.2): NaN -> NaN. cbrt: +-0 -> +-0, +-Inf -> +-Inf (the
+// perfect cubes go to MPFR, whose ternary value 0 says exact). erf: +-0 -> +-0; +-Inf -> +-1 exactly; |x| > 7 -> the stand-in
+// +-(2^64 - 1 + f) 2^-64 (0 < f < 1): 1 - erf|x| = erfc|x| <= erfc 7 < 2^-74, so the exact value and the stand-in both lie in
+// (1 - 2^-56, 1), which holds no boundary of f32, f16, bf16 nor of stochastic rounding's 32 bits (their finest grid in
+// [1/2, 1) is 2^-56): as tanh's. erfc: +-0 -> 1 exactly; +Inf -> +0; -Inf -> 2 exactly; x > 12 -> the stand-in 2^-200
+// (erfc 12 < 2^-211: below half of fp32's least subnormal and with all 32 stochastic bits zero, as exp's underflow stand-in;
+// it also keeps MPFR away from an underflow of its own exponent range for huge x); x < -7 -> the stand-in (2^64 - 1 + f) 2^-63:
+// 2 - erfc|x| and it both lie in (2 - 2^-55, 2), free of boundaries (the finest grid in [1, 2) is 2^-55).
+static std::optional<Rounded> mpfr_only_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  const double xd = x, inf = __builtin_inf();
+  if (xd != xd) return round_double(d, xd, r, rbits);
+  if (f == Fn::Cbrt) {
+    if (xd == 0 || xd == inf || xd == -inf) return round_double(d, xd, r, rbits);
+    return std::nullopt;
+  }
+  if (f == Fn::Erf) {
+    if (xd == 0) return round_double(d, xd, r, rbits);
+    if (xd == inf || xd == -inf) return round_double(d, xd > 0 ? 1.0 : -1.0, r, rbits);
+    if (xd > 7.0 || xd < -7.0) return round_exact(d, Exact{FpClass::Normal, xd < 0, ~std::uint64_t{0}, -64, true}, r, rbits);
+    return std::nullopt;
+  }
+  if (xd == 0) return round_double(d, 1.0, r, rbits);
+  if (xd == inf) return round_double(d, 0.0, r, rbits);
+  if (xd == -inf) return round_double(d, 2.0, r, rbits);
+  if (xd > 12.0) return round_double(d, 0x1p-200, r, rbits);
+  if (xd < -7.0) return round_exact(d, Exact{FpClass::Normal, false, ~std::uint64_t{0}, -63, true}, r, rbits);
+  return std::nullopt;
+}
+
+// sin, cos, tan, sinpi, cospi (IEEE 754 9.2): NaN -> NaN; +-Inf -> NaN (invalid); sin, tan, sinpi of +-0 -> +-0; cos(+-0) = 1.
+// sinpi(n) = +0 for an integer n > 0 and -0 for n < 0 (every fp32 value of magnitude >= 2^23 is an integer); cospi(n + 1/2) = +0;
+// cospi(n) = (-1)^n (1 for |x| >= 2^24: even). The other exact results (sinpi of a half-integer, +-1) come from MPFR's ternary
+// value 0; sin, cos, tan of a nonzero float are never exact (Lindemann).
+static std::optional<Rounded> trig_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  const double xd = x, inf = __builtin_inf();
+  if (xd != xd) return round_double(d, xd, r, rbits);
+  if (xd == inf || xd == -inf) return round_double(d, __builtin_nan(""), r, rbits);
+  if (xd == 0) return round_double(d, f == Fn::Cos || f == Fn::Cospi ? 1.0 : xd, r, rbits);
+  if (f == Fn::Sinpi && xd == std::floor(xd)) return round_double(d, xd > 0 ? 0.0 : -0.0, r, rbits);
+  if (f == Fn::Cospi) {
+    if (xd == std::floor(xd)) return round_double(d, std::fmod(std::fabs(xd), 2.0) == 0 ? 1.0 : -1.0, r, rbits);
+    if (xd + 0.5 == std::floor(xd + 0.5)) return round_double(d, 0.0, r, rbits);  // exact: |x| < 2^23 here
+  }
+  return std::nullopt;
+}
+
 // Special values, clamps and exact cases (docs/elementwise.md, "Special values"): shared by both paths.
 // exact_roots false (MPFR's path): sqrt and rsqrt answer their special values only.
 static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits,
                                                bool exact_roots = true) {
   if (is_root(f)) return exact_roots ? root_exact(f == Fn::Rsqrt, x, d, r, rbits) : root_special(f == Fn::Rsqrt, x, d, r, rbits);
   if (is_log(f)) return log_special(f, x, d, r, rbits);
+  if (is_activation(f)) return activation_special(f, x, d, r, rbits);
+  if (is_trig(f)) return trig_special(f, x, d, r, rbits);
+  if (is_mpfr_only(f)) return mpfr_only_special(f, x, d, r, rbits);
   if (f == Fn::Expm1 || f == Fn::Log1p || f == Fn::Tanh || f == Fn::Sinh) return near_zero_special(f, x, d, r, rbits);
   if (f == Fn::Cosh) return cosh_special(x, d, r, rbits);
   const double xd = x;  // exact (a NaN stays a NaN with its payload, quieted)
@@ -281,6 +344,7 @@ static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, c
 std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits,
                                      const ExpTables& t, double bracket) {
   if (auto s = evaluate_special(f, x, d, r, rbits)) return s;
+  if (is_mpfr_only(f)) return std::nullopt;  // no fast path yet: MPFR decides
   const double xd = x;
   double y, own;
   if (f == Fn::Expm1) y = expm1_fast(xd, t), own = kExpm1Bracket;
@@ -305,6 +369,7 @@ Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uin
   // Out of the clamped range MPFR's own exponent range would underflow to 0 (and the bracket then
   // straddle zero): the special cases answer first, as on the fast path.
   if (auto s = evaluate_special(f, x, d, r, rbits, false)) return *s;
+  if (is_activation(f)) return activation_mpfr(f, x, d, r, rbits);  // composite: Ziv over a proved bound
   Mpfr in(24);
   mpfr_set_flt(in, x, MPFR_RNDN);  // exact
   for (mpfr_prec_t p = 64;; p *= 2) {
@@ -324,6 +389,15 @@ Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uin
       case Fn::Tanh: inex = mpfr_tanh(y, in, MPFR_RNDN); break;
       case Fn::Sinh: inex = mpfr_sinh(y, in, MPFR_RNDN); break;
       case Fn::Cosh: inex = mpfr_cosh(y, in, MPFR_RNDN); break;
+      case Fn::Cbrt: inex = mpfr_cbrt(y, in, MPFR_RNDN); break;
+      case Fn::Erf: inex = mpfr_erf(y, in, MPFR_RNDN); break;
+      case Fn::Erfc: inex = mpfr_erfc(y, in, MPFR_RNDN); break;
+      case Fn::Sin: inex = mpfr_sin(y, in, MPFR_RNDN); break;
+      case Fn::Cos: inex = mpfr_cos(y, in, MPFR_RNDN); break;
+      case Fn::Tan: inex = mpfr_tan(y, in, MPFR_RNDN); break;
+      case Fn::Sinpi: inex = mpfr_sinpi(y, in, MPFR_RNDN); break;
+      case Fn::Cospi: inex = mpfr_cospi(y, in, MPFR_RNDN); break;
+      default: break;  // the activations: activation_mpfr above
     }
     if (inex == 0) return mpfr_ref::round(d, y, r, rbits);  // exact (MPFR's ternary value says so)
     // |y - f(x)| < ulp_p(y)/2: f(x) lies strictly between y's neighbours at p bits.

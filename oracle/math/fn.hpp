@@ -6,13 +6,29 @@
 
 namespace fpcert::math {
 
-enum class Fn : std::uint8_t { Exp, Exp2, Exp10, Log, Log2, Log10, Sqrt, Rsqrt, Expm1, Log1p, Tanh, Sinh, Cosh };
+enum class Fn : std::uint8_t { Exp, Exp2, Exp10, Log, Log2, Log10, Sqrt, Rsqrt, Expm1, Log1p, Tanh, Sinh, Cosh, Cbrt, Erf, Erfc,
+                                 Sigmoid, Silu, Softplus, GeluErf, GeluTanh, Sin, Cos, Tan, Sinpi, Cospi };
 inline constexpr Fn kExpFns[] = {Fn::Exp, Fn::Exp2, Fn::Exp10};
 inline constexpr Fn kLogFns[] = {Fn::Log, Fn::Log2, Fn::Log10};
 inline constexpr Fn kRootFns[] = {Fn::Sqrt, Fn::Rsqrt};  ///< decided exactly (oracle/math/root_kernel.hpp): no MPFR
 inline constexpr Fn kNearZeroFns[] = {Fn::Expm1, Fn::Log1p};  ///< f(x) ~ x near 0 (oracle/math/expm1_log1p_kernel.hpp)
 inline constexpr Fn kAllFns[] = {Fn::Exp,  Fn::Exp2,  Fn::Exp10, Fn::Log,   Fn::Log2, Fn::Log10,
-                                 Fn::Sqrt, Fn::Rsqrt, Fn::Expm1, Fn::Log1p, Fn::Tanh, Fn::Sinh, Fn::Cosh};
+                                 Fn::Sqrt, Fn::Rsqrt, Fn::Expm1, Fn::Log1p, Fn::Tanh, Fn::Sinh, Fn::Cosh,
+                                 Fn::Cbrt, Fn::Erf,  Fn::Erfc,  Fn::Sigmoid, Fn::Silu, Fn::Softplus, Fn::GeluErf, Fn::GeluTanh,
+                                 Fn::Sin,  Fn::Cos,   Fn::Tan,   Fn::Sinpi,   Fn::Cospi};
+/// The activations kernels use (oracle/math/activations.cpp: MPFR with a proved bound; docs/elementwise.md, "Activations").
+inline constexpr Fn kActivationFns[] = {Fn::Sigmoid, Fn::Silu, Fn::Softplus, Fn::GeluErf, Fn::GeluTanh};
+constexpr bool is_activation(Fn f) {
+  return f == Fn::Sigmoid || f == Fn::Silu || f == Fn::Softplus || f == Fn::GeluErf || f == Fn::GeluTanh;
+}
+/// Functions without a fast path yet (docs/elementwise.md, "cbrt, erf, erfc"): special values and clamps first, then MPFR's
+/// Ziv loop decides every input, on the host only. ref_rn answers "undecided" for them, so the device sweep cannot run them.
+inline constexpr Fn kMpfrOnlyFns[] = {Fn::Cbrt, Fn::Erf, Fn::Erfc};
+/// sin, cos, tan, sinpi, cospi: MPFR only (its own argument reduction is exact for every fp32 input; docs/elementwise.md,
+/// "Trigonometric functions").
+inline constexpr Fn kTrigFns[] = {Fn::Sin, Fn::Cos, Fn::Tan, Fn::Sinpi, Fn::Cospi};
+constexpr bool is_trig(Fn f) { return f == Fn::Sin || f == Fn::Cos || f == Fn::Tan || f == Fn::Sinpi || f == Fn::Cospi; }
+constexpr bool is_mpfr_only(Fn f) { return f == Fn::Cbrt || f == Fn::Erf || f == Fn::Erfc || is_activation(f) || is_trig(f); }
 constexpr bool is_exp(Fn f) { return f == Fn::Exp || f == Fn::Exp2 || f == Fn::Exp10; }
 constexpr bool is_log(Fn f) { return f == Fn::Log || f == Fn::Log2 || f == Fn::Log10; }
 constexpr bool is_root(Fn f) { return f == Fn::Sqrt || f == Fn::Rsqrt; }

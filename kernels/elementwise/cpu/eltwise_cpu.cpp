@@ -12,7 +12,7 @@ namespace fpcert {
 
 namespace {
 
-enum class How : std::uint8_t { Libm, Wrong3, Mpfr };
+enum class How : std::uint8_t { Libm, Wrong3, Mpfr, Naive };
 
 struct CpuSpec {
   std::string name, note;
@@ -36,6 +36,20 @@ float libm(math::Fn f, float x) {
     case math::Fn::Tanh: return ::tanhf(x);
     case math::Fn::Sinh: return ::sinhf(x);
     case math::Fn::Cosh: return ::coshf(x);
+    case math::Fn::Cbrt: return ::cbrtf(x);
+    case math::Fn::Erf: return ::erff(x);
+    case math::Fn::Erfc: return ::erfcf(x);
+    // The activations as kernels write them, in float with glibc's functions (docs/elementwise.md, "Activations").
+    case math::Fn::Sigmoid: return 1.0f / (1.0f + ::expf(-x));
+    case math::Fn::Silu: return x / (1.0f + ::expf(-x));
+    case math::Fn::Softplus: return x > 20.0f ? x : ::log1pf(::expf(x));  // PyTorch's threshold 20
+    case math::Fn::GeluErf: return 0.5f * x * (1.0f + ::erff(x * 0.70710678f));
+    case math::Fn::GeluTanh: return 0.5f * x * (1.0f + ::tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+    case math::Fn::Sin: return ::sinf(x);
+    case math::Fn::Cos: return ::cosf(x);
+    case math::Fn::Tan: return ::tanf(x);
+    case math::Fn::Sinpi:
+    case math::Fn::Cospi: break;  // not in this glibc (2.41 adds sinpif): not registered
   }
   return x;
 }
@@ -62,7 +76,7 @@ class CpuEltwise final : public ElementwiseKernel {
       if (s_.how == How::Mpfr) {
         y = static_cast<std::uint32_t>(math::evaluate_mpfr(s_.t.fn, x, out, rn).code);
       } else {
-        const float v = libm(s_.t.fn, x);
+        const float v = s_.how == How::Naive ? ::logf(1.0f + ::expf(x)) : libm(s_.t.fn, x);
         y = math::round_rn_code(static_cast<double>(v), oc);  // f32: the float itself; f16/bf16: rounded once more
         if (s_.how == How::Wrong3 && x >= 1.0f && x < 2.0f) y += 3;  // e^x in [e, e^2): 3 codes up stays finite
       }
@@ -123,6 +137,37 @@ void register_eltwise_cpu_kernels() {
   // as recalled: docs/elementwise.md gives the measured figure).
   add_glibc(specs, math::Fn::Sinh, 2);
   add_glibc(specs, math::Fn::Cosh, 2);
+  // cbrtf, erff, erfcf (older code, outside the 2.28 rewrite): held to the glibc manual's table of known maximum errors on
+  // x86_64 as recalled (cbrtf 1 ulp, erff 1, erfcf 3: docs/elementwise.md gives the measured figures). Their reference has
+  // no fast path yet: MPFR decides every input (oracle/math/fn.hpp, kMpfrOnlyFns).
+  add_glibc(specs, math::Fn::Cbrt, 1);
+  add_glibc(specs, math::Fn::Erf, 1);
+  add_glibc(specs, math::Fn::Erfc, 3);
+  // sinf, cosf (glibc >= 2.28, Szabolcs Nagy's code: documented below 1 ulp of the exact value) and tanf: held to 1 ulp, as
+  // the glibc manual's table of known maximum errors on x86_64 lists them (as recalled); measured: docs/elementwise.md.
+  add_glibc(specs, math::Fn::Sin, 1);
+  add_glibc(specs, math::Fn::Cos, 1);
+  add_glibc(specs, math::Fn::Tan, 1);
+  // The activations in float with glibc's expf (1 ulp), log1pf (1), erff (1), tanhf (2): bounds derived in
+  // docs/elementwise.md, "Activations" (ulps <= 2^25 rho + 1 for a relative error rho before the last rounding).
+  auto act = [&](math::Fn f, math::Claim c, const char* formula, const char* why) {
+    specs.push_back({"glibc_" + std::string(math::to_string(f)) + "_f32", std::string("float ") + formula + " with glibc's libm",
+                     traits(f, f32, f32, c, why)});
+  };
+  math::Claim nine{math::ClaimKind::Ulp, 9}, eight{math::ClaimKind::Ulp, 8};
+  nine.lo = eight.lo = -87.0;  // results normal, expf(-x) finite
+  math::Claim gelu{math::ClaimKind::Absolute}, gelu_t{math::ClaimKind::Absolute};
+  gelu.bound = 0x1p-20, gelu_t.bound = 0x1p-19;
+  gelu.lo = gelu_t.lo = -4.0;
+  gelu.hi = gelu_t.hi = 4.0;
+  act(math::Fn::Sigmoid, nine, "1 / (1 + expf(-x))", "derived: 9 ulp on [-87, inf) (docs/elementwise.md)");
+  act(math::Fn::Silu, nine, "x / (1 + expf(-x))", "derived: 9 ulp on [-87, inf) (docs/elementwise.md)");
+  act(math::Fn::Softplus, eight, "x > 20 ? x : log1pf(expf(x))", "derived: 8 ulp on [-87, inf) (docs/elementwise.md)");
+  act(math::Fn::GeluErf, gelu, "0.5 x (1 + erff(x 0.70710678))", "derived: abs 2^-20 on [-4, 4] (docs/elementwise.md)");
+  act(math::Fn::GeluTanh, gelu_t, "0.5 x (1 + tanhf(0.7978845608 (x + 0.044715 x^3)))", "derived: abs 2^-19 on [-4, 4] (docs/elementwise.md)");
+  // The textbook softplus log(1 + e^x) in float, held to the same 8 ulp: refused where 1 + e^x rounds to 1 (a mutant).
+  specs.push_back({"fixture_softplus_naive", "float logf(1 + expf(x)) (claims 8 ulp: refused below about -17 and above 88.72)",
+                   traits(math::Fn::Softplus, f32, f32, eight, "fixture"), How::Naive, true});
   // sqrtf: IEEE 754 requires the square root correctly rounded (glibc: the hardware's sqrtss). The f16 and bf16 variants
   // (float sqrt, then one more rounding) are correctly rounded too: double rounding is innocuous for sqrt when the wider
   // precision p' >= 2p + 2 (Figueroa, "When is double rounding innocuous?", SIGNUM 1995): 24 >= 2 * 11 + 2 and

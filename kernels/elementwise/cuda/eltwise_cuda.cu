@@ -27,7 +27,9 @@ enum class Subj : std::uint8_t {
   Expf, Exp2f, Exp10f, ExpfFast, Exp10fFast, Hexp, Hexp2, Hexp10, H2exp, BHexp, BHexp2, BHexp10,
   Logf, Log2f, Log10f, LogfFast, Log2fFast, Log10fFast, Hlog, Hlog2, Hlog10, BHlog, BHlog2, BHlog10,
   Sqrtf, SqrtfRn, Rsqrtf, RsqrtfRn, Hsqrt, Hrsqrt, BHsqrt, BHrsqrt,
-  Expm1f, Log1pf, Tanhf, TanhfFast, Htanh, BHtanh, Sinhf, Coshf
+  Expm1f, Log1pf, Tanhf, TanhfFast, Htanh, BHtanh, Sinhf, Coshf, Cbrtf, Erff, Erfcf,
+  SigmoidFast, SiluFast, Softplusf, GeluErff, GeluTanhf,
+  Sinf, Cosf, Tanf, Sinpif, Cospif, SinfFast, CosfFast
 };
 template <Subj S>
 constexpr bool kHalfIn = S == Subj::Hexp || S == Subj::Hexp2 || S == Subj::Hexp10 || S == Subj::H2exp || S == Subj::Hlog ||
@@ -65,6 +67,33 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
   else if constexpr (S == Subj::TanhfFast) return __float_as_uint(__tanhf(__uint_as_float(c)));
   else if constexpr (S == Subj::Sinhf) return __float_as_uint(sinhf(__uint_as_float(c)));
   else if constexpr (S == Subj::Coshf) return __float_as_uint(coshf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Cbrtf) return __float_as_uint(cbrtf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Erff) return __float_as_uint(erff(__uint_as_float(c)));
+  else if constexpr (S == Subj::Erfcf) return __float_as_uint(erfcf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Sinf) return __float_as_uint(sinf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Cosf) return __float_as_uint(cosf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Tanf) return __float_as_uint(tanf(__uint_as_float(c)));
+  else if constexpr (S == Subj::Sinpif) return __float_as_uint(sinpif(__uint_as_float(c)));
+  else if constexpr (S == Subj::Cospif) return __float_as_uint(cospif(__uint_as_float(c)));
+  else if constexpr (S == Subj::SinfFast) return __float_as_uint(__sinf(__uint_as_float(c)));
+  else if constexpr (S == Subj::CosfFast) return __float_as_uint(__cosf(__uint_as_float(c)));
+  // The activations as kernels write them (docs/elementwise.md, "Activations": the derived bounds).
+  else if constexpr (S == Subj::SigmoidFast) {
+    const float x = __uint_as_float(c);
+    return __float_as_uint(1.0f / (1.0f + __expf(-x)));
+  } else if constexpr (S == Subj::SiluFast) {
+    const float x = __uint_as_float(c);
+    return __float_as_uint(x / (1.0f + __expf(-x)));
+  } else if constexpr (S == Subj::Softplusf) {
+    const float x = __uint_as_float(c);
+    return __float_as_uint(x > 20.0f ? x : log1pf(expf(x)));  // PyTorch's softplus, threshold 20
+  } else if constexpr (S == Subj::GeluErff) {
+    const float x = __uint_as_float(c);
+    return __float_as_uint(0.5f * x * (1.0f + erff(x * 0.70710678f)));
+  } else if constexpr (S == Subj::GeluTanhf) {
+    const float x = __uint_as_float(c);
+    return __float_as_uint(0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x))));
+  }
   else if constexpr (kHalfIn<S>) {
     const __half h = __ushort_as_half(static_cast<unsigned short>(c));
     __half y;
@@ -205,6 +234,8 @@ class CudaEltwise final : public ElementwiseKernel {
   MemorySpace memory() const override { return MemorySpace::Device; }
   const EltwiseTraits& eltwise_traits() const override { return s_.t; }
   bool can_sweep() const override {
+    // A function without a device reference (math::is_mpfr_only: every input would come back undecided) is not swept.
+    if (math::is_mpfr_only(s_.t.fn)) return false;
     int n = 0;
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
   }
@@ -228,7 +259,9 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_RUN(Sqrtf) FPCERT_ELT_RUN(SqrtfRn) FPCERT_ELT_RUN(Rsqrtf) FPCERT_ELT_RUN(RsqrtfRn)
       FPCERT_ELT_RUN(Hsqrt) FPCERT_ELT_RUN(Hrsqrt) FPCERT_ELT_RUN(BHsqrt) FPCERT_ELT_RUN(BHrsqrt)
       FPCERT_ELT_RUN(Expm1f) FPCERT_ELT_RUN(Log1pf) FPCERT_ELT_RUN(Tanhf) FPCERT_ELT_RUN(TanhfFast) FPCERT_ELT_RUN(Htanh) FPCERT_ELT_RUN(BHtanh)
-      FPCERT_ELT_RUN(Sinhf) FPCERT_ELT_RUN(Coshf)
+      FPCERT_ELT_RUN(Sinhf) FPCERT_ELT_RUN(Coshf) FPCERT_ELT_RUN(Cbrtf) FPCERT_ELT_RUN(Erff) FPCERT_ELT_RUN(Erfcf)
+      FPCERT_ELT_RUN(SigmoidFast) FPCERT_ELT_RUN(SiluFast) FPCERT_ELT_RUN(Softplusf) FPCERT_ELT_RUN(GeluErff) FPCERT_ELT_RUN(GeluTanhf)
+      FPCERT_ELT_RUN(Sinf) FPCERT_ELT_RUN(Cosf) FPCERT_ELT_RUN(Tanf) FPCERT_ELT_RUN(Sinpif) FPCERT_ELT_RUN(Cospif) FPCERT_ELT_RUN(SinfFast) FPCERT_ELT_RUN(CosfFast)
 #undef FPCERT_ELT_RUN
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -281,6 +314,10 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_SWEEP(Hsqrt) FPCERT_ELT_SWEEP(Hrsqrt) FPCERT_ELT_SWEEP(BHsqrt) FPCERT_ELT_SWEEP(BHrsqrt)
       FPCERT_ELT_SWEEP(Expm1f) FPCERT_ELT_SWEEP(Log1pf) FPCERT_ELT_SWEEP(Tanhf) FPCERT_ELT_SWEEP(TanhfFast) FPCERT_ELT_SWEEP(Htanh)
       FPCERT_ELT_SWEEP(BHtanh) FPCERT_ELT_SWEEP(Sinhf) FPCERT_ELT_SWEEP(Coshf)
+      FPCERT_ELT_SWEEP(Cbrtf) FPCERT_ELT_SWEEP(Erff) FPCERT_ELT_SWEEP(Erfcf)
+      FPCERT_ELT_SWEEP(SigmoidFast) FPCERT_ELT_SWEEP(SiluFast) FPCERT_ELT_SWEEP(Softplusf) FPCERT_ELT_SWEEP(GeluErff) FPCERT_ELT_SWEEP(GeluTanhf)
+      FPCERT_ELT_SWEEP(Sinf) FPCERT_ELT_SWEEP(Cosf) FPCERT_ELT_SWEEP(Tanf) FPCERT_ELT_SWEEP(Sinpif) FPCERT_ELT_SWEEP(Cospif)
+      FPCERT_ELT_SWEEP(SinfFast) FPCERT_ELT_SWEEP(CosfFast)
 #undef FPCERT_ELT_SWEEP
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -345,6 +382,16 @@ void register_eltwise_cuda_kernels() {
   const char* guide = "CUDA Programming Guide, Mathematical Functions";
   const char* half = "CUDA Math API half/bf16 functions, 0 ulp (issue 42)";
   const math::Claim two{ClaimKind::Ulp, 2}, cr{ClaimKind::CorrectlyRounded};
+  const char* derived = "derived from the guide's bounds (docs/elementwise.md, Activations)";
+  math::Claim fast_act{ClaimKind::Ulp, 14, 4.7}, softplus{ClaimKind::Ulp, 12}, gelu{ClaimKind::Absolute}, gelu_t{ClaimKind::Absolute};
+  fast_act.lo = softplus.lo = -87.0;
+  gelu.bound = 0x1p-20, gelu_t.bound = 0x1p-19;
+  gelu.lo = gelu_t.lo = -4.0;
+  gelu.hi = gelu_t.hi = 4.0;
+  math::Claim trig_fast{ClaimKind::Absolute};
+  trig_fast.bound = std::exp2(-21.41);
+  trig_fast.lo = -3.14159265358979323846;  // [-pi, pi]: the double pi's neighbourhood holds no float beyond the true pi
+  trig_fast.hi = 3.14159265358979323846;
   const std::vector<CudaSpec> specs = {
       {"cuda_expf", "CUDA expf (accurate, no fast math)", Subj::Expf, traits(Fn::Exp, f32, two, guide)},
       {"cuda_exp2f", "CUDA exp2f", Subj::Exp2f, traits(Fn::Exp2, f32, two, guide)},
@@ -402,6 +449,29 @@ void register_eltwise_cuda_kernels() {
       // sinhf 3 ulp, coshf 2 ulp (Programming Guide, as recalled: to be confirmed against the installed guide).
       {"cuda_sinhf", "CUDA sinhf", Subj::Sinhf, traits(Fn::Sinh, f32, {ClaimKind::Ulp, 3}, guide)},
       {"cuda_coshf", "CUDA coshf", Subj::Coshf, traits(Fn::Cosh, f32, two, guide)},
+      // cbrtf 1 ulp, erff 2 ulp, erfcf 4 ulp (Programming Guide, single-precision table, full range). Their reference has no
+      // fast path yet (MPFR only, host): no device sweep; the CI suite `elementwise` checks them on sampled inputs.
+      {"cuda_cbrtf", "CUDA cbrtf", Subj::Cbrtf, traits(Fn::Cbrt, f32, {ClaimKind::Ulp, 1}, guide)},
+      {"cuda_erff", "CUDA erff", Subj::Erff, traits(Fn::Erf, f32, two, guide)},
+      {"cuda_erfcf", "CUDA erfcf", Subj::Erfcf, traits(Fn::Erfc, f32, {ClaimKind::Ulp, 4}, guide)},
+      // The activations as kernels write them; claims derived from the guide's bounds (docs/elementwise.md, "Activations"):
+      // __expf-based sigmoid and SiLU 14 + floor(4.7 |x|) ulp on [-87, inf); softplus with expf/log1pf 12 ulp on [-87, inf);
+      // GELU with erff abs 2^-20 on [-4, 4], with tanhf abs 2^-19 on [-4, 4]. MPFR reference: CI suite only.
+      {"cuda_sigmoid_expf_fast", "CUDA 1.0f / (1.0f + __expf(-x))", Subj::SigmoidFast, traits(Fn::Sigmoid, f32, fast_act, derived)},
+      {"cuda_silu_expf_fast", "CUDA x / (1.0f + __expf(-x))", Subj::SiluFast, traits(Fn::Silu, f32, fast_act, derived)},
+      {"cuda_softplus", "CUDA x > 20 ? x : log1pf(expf(x)) (PyTorch's form)", Subj::Softplusf, traits(Fn::Softplus, f32, softplus, derived)},
+      {"cuda_gelu_erff", "CUDA 0.5f * x * (1.0f + erff(x * 0.70710678f))", Subj::GeluErff, traits(Fn::GeluErf, f32, gelu, derived)},
+      {"cuda_gelu_tanhf", "CUDA 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x^3)))", Subj::GeluTanhf,
+       traits(Fn::GeluTanh, f32, gelu_t, derived)},
+      // sinf, cosf 2 ulp, tanf 4 ulp, sinpif, cospif 1 ulp (Programming Guide, full range); __sinf, __cosf: absolute 2^-21.41 for
+      // x in [-pi, pi], "larger otherwise" (no claim outside). MPFR reference: CI suite only, no sweep.
+      {"cuda_sinf", "CUDA sinf", Subj::Sinf, traits(Fn::Sin, f32, two, guide)},
+      {"cuda_cosf", "CUDA cosf", Subj::Cosf, traits(Fn::Cos, f32, two, guide)},
+      {"cuda_tanf", "CUDA tanf", Subj::Tanf, traits(Fn::Tan, f32, {ClaimKind::Ulp, 4}, guide)},
+      {"cuda_sinpif", "CUDA sinpif", Subj::Sinpif, traits(Fn::Sinpi, f32, {ClaimKind::Ulp, 1}, guide)},
+      {"cuda_cospif", "CUDA cospif", Subj::Cospif, traits(Fn::Cospi, f32, {ClaimKind::Ulp, 1}, guide)},
+      {"cuda___sinf", "CUDA intrinsic __sinf (sin.approx.f32)", Subj::SinfFast, traits(Fn::Sin, f32, trig_fast, guide)},
+      {"cuda___cosf", "CUDA intrinsic __cosf (cos.approx.f32)", Subj::CosfFast, traits(Fn::Cos, f32, trig_fast, guide)},
   };
   for (const CudaSpec& s : specs)
     register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise>(s); }, Operation::Elementwise);

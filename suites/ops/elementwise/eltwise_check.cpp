@@ -77,7 +77,13 @@ void eltwise_check_one(const EltwiseTraits& t, std::uint32_t xc, std::uint32_t g
     r.code = static_cast<std::uint32_t>(math::evaluate_mpfr(t.fn, x, *t.out, rn).code);
     r.decided = true;
     ++tally.mpfr;
-    // The fast value stays within kExpErrorBound of f(x): absolute and relative claims keep using it.
+    // The fast value stays within kExpErrorBound of f(x): absolute and relative claims keep using it. A function without
+    // a fast path (math::is_mpfr_only) has none: its value is f(x) correctly rounded into f64 by MPFR (2^-53 relative).
+    if (math::is_mpfr_only(t.fn) && x == x) {
+      const Rounded v = math::evaluate_mpfr(t.fn, x, f64, rn);
+      r.value = to_double(f64, v.code);
+      r.unc = 0x1p-52;
+    }
   }
   tally.add(xc, got, r.code, math::judge(got, x, r, oc, t.claim, t.ftz));
 }

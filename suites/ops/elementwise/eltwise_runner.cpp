@@ -82,6 +82,18 @@ void finite_range(math::Fn f, double& lo, double& hi) {
     case math::Fn::Tanh: lo = -12.0, hi = 12.0; return;   // tanh reaches 1 in f32 (round-to-nearest) above 9.01
     case math::Fn::Sinh:
     case math::Fn::Cosh: lo = -90.0, hi = 90.0; return;   // f32 overflows beyond +-89.42
+    case math::Fn::Erf: lo = -6.0, hi = 6.0; return;      // f32 results reach +-1 (round-to-nearest) beyond 3.92
+    case math::Fn::Erfc: lo = -6.0, hi = 10.5; return;    // erfc underflows to 0 in f32 above 10.05; reaches 2 below -3.92
+    case math::Fn::Sigmoid:
+    case math::Fn::Silu:
+    case math::Fn::Softplus: lo = -100.0, hi = 45.0; return;  // past the references' clamps (-127 is far: results subnormal)
+    case math::Fn::GeluErf:
+    case math::Fn::GeluTanh: lo = -12.0, hi = 12.0; return;
+    case math::Fn::Sin:
+    case math::Fn::Cos:
+    case math::Fn::Tan: lo = -100.0, hi = 100.0; return;  // the random patterns reach every magnitude
+    case math::Fn::Sinpi:
+    case math::Fn::Cospi: lo = -8.0, hi = 8.0; return;
     default: lo = -149.0, hi = 128.0; return;  // logs: log2 of the input, over every positive binade
   }
 }
@@ -121,6 +133,8 @@ std::vector<std::uint32_t> eltwise_input_codes(const EltwiseInputs& s, const Elt
       // logs: positive inputs spread over the binades (2^u), one in two of them within 2^-5 of 1 (results near 0)
       // log1p: one in two of the odd draws spread over the positive binades (2^u), the others uniform in (-1, 1)
       if (t.fn == math::Fn::Log1p && i % 4 == 1) x = static_cast<float>(std::exp2(-149.0 + u * 277.0));
+      // cbrt: both signs over every binade of f32 (2^u)
+      if (t.fn == math::Fn::Cbrt) x = static_cast<float>((i % 4 == 1 ? 1.0 : -1.0) * std::exp2(-149.0 + u * 277.0));
       if (math::positive_domain(t.fn)) x = (i % 4 == 1) ? static_cast<float>(std::exp2(lo + u * (hi - lo))) : static_cast<float>(1.0 + (u - 0.5) * 0x1p-4);
       const Rounder rn{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve};
       c.push_back(wide ? bits(x) : static_cast<std::uint32_t>(round_double(*t.in, x, rn).code));
@@ -170,6 +184,30 @@ std::vector<std::uint32_t> eltwise_input_codes(const EltwiseInputs& s, const Elt
       for (const Format* f : {&f32, &f16, &bf16})
         for (double v : {f->max_finite(), f->min_normal(), f->min_subnormal()}) xs.push_back(v);
       for (double v : {-1.0, -0x1p-149, -4.0}) xs.push_back(v);
+    } else if (t.fn == math::Fn::Cbrt) {
+      // cbrt: +-2^k (exact for k a multiple of 3), the cubes k^3 of k <= 255 (exact results) and their neighbours.
+      for (int k = -149; k <= 127; ++k) xs.push_back(std::ldexp(1.0, k)), xs.push_back(-std::ldexp(1.0, k));
+      for (int k = 1; k <= 255; ++k) xs.push_back(static_cast<double>(k) * k * k), xs.push_back(-static_cast<double>(k) * k * k);
+    } else if (math::is_trig(t.fn)) {
+      // trig: tiny and huge +-2^k, floats nearest k pi/4 (k <= 200: results near 0, +-1 and tan's poles), integers and
+      // half-integers (sinpi/cospi's exact results), pi itself (the intrinsics' claim interval).
+      for (int k = -149; k <= 127; ++k) xs.push_back(std::ldexp(1.0, k)), xs.push_back(-std::ldexp(1.0, k));
+      for (int k = 1; k <= 200; ++k) xs.push_back(k * 0.78539816339744830962), xs.push_back(-k * 0.78539816339744830962);
+      for (int k = -16; k <= 16; ++k) xs.push_back(k * 0.5), xs.push_back(k * 0.5 + 0.25);
+      xs.push_back(3.14159265358979323846);
+      xs.push_back(-3.14159265358979323846);
+    } else if (math::is_activation(t.fn)) {
+      // activations: tiny +-2^k, the references' clamps (40, -127, -140; 10, -15, -20), PyTorch's softplus threshold 20,
+      // where __expf(-x) overflows (-88.72) and results leave the normal range (-87), the GELU claims' interval ends +-4.
+      for (int k = -149; k <= 6; ++k) xs.push_back(std::ldexp(1.0, k)), xs.push_back(-std::ldexp(1.0, k));
+      for (double v : {40.0, -127.0, -140.0, 10.0, -10.0, -15.0, -20.0, 20.0, -17.0, -87.0, -88.72, 88.72, 4.0, -4.0, 0.5, -0.5})
+        xs.push_back(v);
+    } else if (t.fn == math::Fn::Erf || t.fn == math::Fn::Erfc) {
+      // erf, erfc: tiny +-2^k (erf x ~ 2x/sqrt(pi), erfc x ~ 1), the reference's clamps +-7 and 12, where f32 results reach
+      // +-1 / 2 (3.92), erfc's underflow to subnormal (9.19) and to 0 (10.05) in f32, and f16's (3.9, 4.5), 1/2 and 2.
+      for (int k = -149; k <= 2; ++k) xs.push_back(std::ldexp(1.0, k)), xs.push_back(-std::ldexp(1.0, k));
+      for (double v : {7.0, -7.0, 12.0, 3.92, -3.92, 9.19, 10.05, 3.9, 4.5, 0.5, 2.0, 6.0, -6.0, 26.5})
+        xs.push_back(v);
     } else {
       const double base = t.fn == math::Fn::Exp ? std::exp(1.0) : t.fn == math::Fn::Exp2 ? 2.0 : 10.0;
       for (const Format* f : {&f32, &f16, &bf16})
