@@ -115,6 +115,7 @@ std::string describe_traits(const KernelTraits& t) {
   if (d.finite_only) s += std::string(d.span_scope != SpanScope::None || d.operand_range ? ", " : "; inputs: ") + "finite only";
   if (t.determinism == Determinism::RunToRun) s += "; nondeterministic run to run";
   if (t.layouts != kLayoutsRowMajor) s += "; layouts " + describe_layouts(t.layouts);
+  if (t.alpha_beta) s += "; D = alpha AB + beta C";
   return s;
 }
 
