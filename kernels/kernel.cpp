@@ -116,6 +116,7 @@ std::string describe_traits(const KernelTraits& t) {
   if (t.determinism == Determinism::RunToRun) s += "; nondeterministic run to run";
   if (t.batch_invariant) s += "; batch-invariant";
   if (t.layouts != kLayoutsRowMajor) s += "; layouts " + describe_layouts(t.layouts);
+  if (t.alpha_beta) s += "; D = alpha AB + beta C";
   return s;
 }
 

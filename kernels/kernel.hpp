@@ -141,6 +141,13 @@ struct KernelTraits {
   /// give its M = 1 result. batch_invariant_note says where the claim comes from.
   bool batch_invariant = false;
   std::string batch_invariant_note;
+  /// D = alpha (A B) + beta C as BLAS defines it (docs/suites.md, "epilogue.alpha_beta"): the kernel reads
+  /// GemmOperands::alpha, beta and c_in. alpha and beta are values of the accumulator format (the scalar format:
+  /// fp32 for the fp32/f16/bf16 GEMMs), C codes of the output format (BLAS's and cublasGemmEx's Ctype). Declared
+  /// epilogue: acc the accumulated A B, D = RN_out(RN_acc(RN_acc(alpha acc) + RN_acc(beta c))), or any form with
+  /// fewer roundings (an fma of either product with the other rounded); beta = 0 never reads C. Default false:
+  /// the kernel gets alpha = 1, beta = 0 and no C, and the alpha/beta cases are "not supported" for it.
+  bool alpha_beta = false;
 };
 
 /// Why a kernel's determinism contradicts its declared order (empty: coherent). A RunToRun kernel has no
@@ -165,6 +172,21 @@ struct GemmOperands {
   void* stream = nullptr;  ///< cudaStream_t for device kernels
   Layout c_layout = Layout::RowMajor;  ///< column-major: ldc >= m separates C's columns
   GemmLayout layout() const { return {a_layout, b_layout, c_layout}; }
+  /// D = alpha (A B) + beta C (KernelTraits::alpha_beta; only such kernels get other values than alpha = 1, beta = 0
+  /// and no C). The result D goes to `c` as always; C, the input, at `c_in`: codes of the output format with c's
+  /// ldc and layout. c_in == c: in place (BLAS). beta = 0: c_in must not be read (the runner fills it with NaN).
+  double alpha = 1, beta = 0;
+  const void* c_in = nullptr;
+};
+
+/// A GEMM case's scalars and C (docs/suites.md, "epilogue.alpha_beta"): alpha and beta (rounded into the kernel's
+/// accumulator format before the call), C drawn uniform in [-1, 1) from `c_seed` (rounded into the output format),
+/// in place (C's buffer is D's) or in a buffer of its own. Inactive: the plain D = A B call.
+struct AlphaBetaCase {
+  bool active = false;
+  double alpha = 1, beta = 0;
+  bool in_place = false;
+  std::uint64_t c_seed = 0;
 };
 
 /// Thrown by run() when the kernel finds out only at run time that it cannot do this call (e.g.

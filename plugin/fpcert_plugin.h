@@ -41,8 +41,8 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 4 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
-                                     3: reductions; 4: GEMM layouts) */
+#define FPCERT_PLUGIN_ABI_MINOR 5 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
+                                     3: reductions; 4: GEMM layouts; 5: GEMM alpha/beta, fields appended to fpcert_gemm_args) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
@@ -205,6 +205,11 @@ typedef struct fpcert_gemm_args {
                                      (columns n..ldc-1, or rows m..ldc-1 of each column): write exactly
                                      the m x n elements, nothing else. */
   int64_t ldc;
+  /* ---- appended in ABI minor 5 (read them only when struct_size covers them; fpcert gives them to every kernel of
+   * minor 5 or later; a kernel that does not declare gemm_alpha_beta always gets alpha = 1, beta = 0, c_in = NULL) */
+  double alpha;                   /* D = alpha (A B) + beta C: values of the accumulator format (docs/plugin.md, "alpha, beta") */
+  double beta;                    /* beta = 0: c_in must not be read (fpcert fills it with NaN) */
+  const void* c_in;               /* C, codes of c_format with C's ldc and layout; == c when in place; NULL when no C */
 } fpcert_gemm_args;
 
 /* Can this kernel compute this shape? FPCERT_STATUS_OK: yes; FPCERT_STATUS_NOT_SUPPORTED (with a
@@ -433,6 +438,12 @@ typedef struct fpcert_kernel {
                                                           the kernel takes; 0: row-major A, B and C only (docs/plugin.md,
                                                           "Layouts") */
   int32_t reserved_minor4;                             /* 0 */
+
+  /* ---- appended in ABI minor 5 (a kernel of an older minor has none: alpha = 1, beta = 0, no C) */
+  uint32_t gemm_alpha_beta;                            /* GEMM: 1 = the kernel computes D = alpha (A B) + beta C from
+                                                          fpcert_gemm_args.alpha, beta, c_in (docs/plugin.md, "alpha, beta");
+                                                          0: it is never given C */
+  int32_t reserved_minor5;                             /* 0 */
 } fpcert_kernel;
 
 /* Bits of fpcert_kernel.gemm_layouts (ABI minor 4): one per combination, bit (a + 2 b + 4 c) with 0 = row-major and
@@ -451,6 +462,8 @@ typedef struct fpcert_kernel {
 #define FPCERT_KERNEL_SIZE_MINOR2 offsetof(fpcert_kernel, reduce)
 /* sizeof(fpcert_kernel) of ABI minor 3, whose kernels end before gemm_layouts (read as row-major only). */
 #define FPCERT_KERNEL_SIZE_MINOR3 offsetof(fpcert_kernel, gemm_layouts)
+/* sizeof(fpcert_kernel) of ABI minor 4, whose kernels end before gemm_alpha_beta (read as alpha = 1, beta = 0, no C). */
+#define FPCERT_KERNEL_SIZE_MINOR4 offsetof(fpcert_kernel, gemm_alpha_beta)
 
 /* What fpcert_plugin_enumerate returns: a table with static storage duration. */
 typedef struct fpcert_plugin_info {

@@ -100,6 +100,8 @@ KernelTraits traits_from_abi(const fpcert_kernel& k) {
   // The layouts (ABI minor 4); older kernels end before them: row-major only, as 0 says.
   if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR3 + sizeof(k.gemm_layouts) && k.gemm_layouts != 0)
     t.layouts = static_cast<std::uint8_t>(k.gemm_layouts);
+  // alpha/beta (ABI minor 5); older kernels end before it: alpha = 1, beta = 0, no C.
+  if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR4 + sizeof(k.gemm_alpha_beta)) t.alpha_beta = k.gemm_alpha_beta != 0;
   return t;
 }
 
@@ -219,6 +221,9 @@ class PluginGemmKernel final : public GemmKernel {
     a.ldb = ops.ldb;
     a.c = ops.c;
     a.ldc = ops.ldc;
+    a.alpha = ops.alpha;  // minor 5: 1, 0 and NULL unless the kernel declares gemm_alpha_beta (the runner's call)
+    a.beta = ops.beta;
+    a.c_in = ops.c_in;
     Message msg;
     const std::int32_t st = call_plugin(name_, "gemm_run", d_->gemm_run, d_->user_data, static_cast<const fpcert_gemm_args*>(&a),
                                         ws, ws_bytes, ops.stream, msg.buf.data(), msg.buf.size());
@@ -350,6 +355,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                                     : info->abi_minor == 1 ? FPCERT_KERNEL_SIZE_MINOR1
                                     : info->abi_minor == 2 ? FPCERT_KERNEL_SIZE_MINOR2
                                     : info->abi_minor == 3 ? FPCERT_KERNEL_SIZE_MINOR3
+                                    : info->abi_minor == 4 ? FPCERT_KERNEL_SIZE_MINOR4
                                                            : sizeof(fpcert_kernel);
   // A newer minor's entries may be longer, but a C compiler's sizeof is a multiple of the alignment (a table
   // of any other stride has misaligned entries: found by tests/fuzz/fuzz_plugin), and no entry is 64 KiB.
@@ -444,9 +450,11 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
       if (!g.order || !*g.order) kerr("gemm.order is empty: state the operation order (what the bound model and a reader rely on)");
       if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR1) validate_order(k.gemm_order, kerr, versions);
       if (const std::string why = determinism_abi_problem(k, order_from_abi(k)); !why.empty()) kerr(why + versions);
-      if (k.struct_size >= sizeof(fpcert_kernel) && k.gemm_layouts > FPCERT_LAYOUTS_ALL)
+      if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR3 + sizeof(k.gemm_layouts) && k.gemm_layouts > FPCERT_LAYOUTS_ALL)
         kerr(fmt::format("gemm_layouts: unknown bits 0x{:X} (valid: FPCERT_LAYOUT_BIT combinations, at most 0xFF){}",
                          k.gemm_layouts & ~FPCERT_LAYOUTS_ALL, versions));
+      if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR4 + sizeof(k.gemm_alpha_beta) && k.gemm_alpha_beta > 1)
+        kerr(fmt::format("gemm_alpha_beta = {}: 0 or 1{}", k.gemm_alpha_beta, versions));
     } else if (k.operation == FPCERT_OPERATION_CONVERSION) {
       const fpcert_conversion_traits& c = k.conversion;
       if (!k.conversion_run) kerr("conversion_run is NULL (required)");

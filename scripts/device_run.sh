@@ -410,6 +410,11 @@ section_libgemm() {
   run timeout 300 "$BIN/fpcert" certify --kernel cublas_gemm_f32_pedantic --suite certify --json "$OUT/libgemm_certify_pedantic.json" > "$OUT/libgemm_certify_pedantic.txt" 2>&1; echo "rc=$?"
   grep -E "^(CERTIFIED|FAILED)|mutation score|survived|layout_" "$OUT/libgemm_certify_pedantic.txt" | head -20
   run timeout 300 "$BIN/test_suites_gpu" --source-file='*layout_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/libgemm_gpu_test.log" | tail -20
+  # Slice 2 (alpha, beta, C): the ab_* cases on every cuBLAS built-in, the pedantic baseline's mutation score, the GPU test.
+  run timeout 300 "$BIN/fpcert" certify --kernel cublas --suite certify --case 'ab_*' --no-mutation --json "$OUT/libgemm_ab.json" > "$OUT/libgemm_ab.txt" 2>&1; echo "rc=$?"
+  grep -E "^(CERTIFIED|FAILED|== )|ab_|fail |crashed|hung|not supported" "$OUT/libgemm_ab.txt" | head -60
+  grep -E "beta0_reads_c|beta_ignored" "$OUT/libgemm_certify_pedantic.txt" | head -6
+  run timeout 300 "$BIN/test_suites_gpu" --source-file='*alpha_beta_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/libgemm_ab_gpu_test.log" | tail -20
 }
 # The scale suite (issue 38) on one tensor-core kernel, memory and time stated, then the grid and index fixtures.
 section_scale3() {

@@ -98,6 +98,12 @@ const std::vector<FaultInfo>& catalogue() {
        "the kernel runs on A'(i, p) = the element at offset p*M + i of A's buffer when A is column-major, and B'(p, j) = the "
        "element at offset j*K + p of B's when B is column-major (padding included); row-major operands unchanged",
        kAccuracy, "a case with a column-major A or B whose leading dimension exceeds its column length (layout_* cases)"},
+      {Fault::Beta0ReadsC, "beta0_reads_c", FaultClass::Data, "beta = 0 still reads C: D = alpha acc + 0 * C",
+       "with beta = 0 the kernel's D becomes D + 0 * c for every element (C read before the call): NaN wherever C holds NaN "
+       "(0 * NaN), D elsewhere",
+       {CheckKind::Nonfinite, CheckKind::Envelope}, "beta = 0 with C filled with NaN (ab_beta0; BLAS: C is not read)"},
+      {Fault::BetaIgnored, "beta_ignored", FaultClass::Arithmetic, "beta C never added: D = alpha A B",
+       "the kernel is called with beta = 0 whatever the case's beta", kAccuracy, "beta != 0 with C not negligible (ab_general, ab_alpha0, ...)"},
       // Reductions: injectors wrapping any host ReduceKernel (suites/ops/reduce/reduce_faults.hpp).
       {Fault::RedDropElement, "red_drop", FaultClass::Arithmetic, "the last element of every vector left out",
        "the kernel runs on the vectors with their last element set to +0", kAccuracy,
@@ -283,6 +289,10 @@ std::string fault_not_applicable(Fault f, const KernelTraits& t) {
     }
     case Fault::ClobbersA:
       if (!t.a_input->is_signed()) return "A's format has no sign bit to flip";
+      break;
+    case Fault::Beta0ReadsC:
+    case Fault::BetaIgnored:
+      if (!t.alpha_beta) return "the kernel does not declare alpha/beta (D = alpha AB + beta C): it is never given C";
       break;
     case Fault::TransposedLd:
       // Bits of KernelTraits::layouts with a column-major A (a = 1: 1, 3, 5, 7) or B (b = 1: 2, 3, 6, 7).

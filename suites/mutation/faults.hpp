@@ -59,6 +59,9 @@ enum class Fault : std::uint8_t {
   NormAffineSwapped,    ///< gamma and beta swapped
   NormAffineIgnored,    ///< gamma and beta ignored
   NormZeros,            ///< every output +0
+  // GEMM as libraries call it, alpha/beta (issue 37; appended: the values above keep theirs).
+  Beta0ReadsC,      ///< D = alpha acc + beta C computed even when beta = 0: 0 * NaN = NaN where C holds NaN
+  BetaIgnored,      ///< D = alpha acc: the beta C term never added
 };
 
 /// Faults in groups; the score is reported per group.

@@ -23,6 +23,17 @@ void GuardedBuffer::prefill(std::int64_t rows, std::int64_t cols, std::int64_t l
   api_.to_device(p_, image_.data(), image_.size());
 }
 
+void GuardedBuffer::prefill(std::int64_t rows, std::int64_t cols, std::int64_t ld, int elem_bytes, const std::vector<std::uint64_t>& codes) {
+  rows_ = rows, cols_ = cols, ld_ = ld, eb_ = elem_bytes;
+  if (element_bytes() > capacity_) throw std::logic_error("GuardedBuffer: layout larger than the allocation");
+  if (codes.size() != static_cast<std::size_t>(rows * cols)) throw std::logic_error("GuardedBuffer: codes do not match the layout");
+  image_.assign(guard_ + element_bytes() + guard_, kGuardByte);
+  std::uint8_t* c = image_.data() + guard_;
+  for (std::int64_t i = 0; i < rows_; ++i)
+    for (std::int64_t j = 0; j < cols_; ++j) store_code(c, i * ld_ + j, eb_, codes[static_cast<std::size_t>(i * cols + j)]);
+  api_.to_device(p_, image_.data(), image_.size());
+}
+
 void* GuardedBuffer::elements() const { return static_cast<std::uint8_t*>(p_) + guard_; }
 
 GuardReport GuardedBuffer::download_and_check() {

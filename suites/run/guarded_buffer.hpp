@@ -36,6 +36,8 @@ class GuardedBuffer {
   /// Lay out rows x cols elements of elem_bytes each, leading dimension ld (>= cols), pre-filled with
   /// `fill` (a container code), guards and padding with kGuardByte, and upload the image.
   void prefill(std::int64_t rows, std::int64_t cols, std::int64_t ld, int elem_bytes, std::uint64_t fill);
+  /// The same, each element its own code: codes row-major rows x cols (an in-place GEMM's C, "epilogue.alpha_beta").
+  void prefill(std::int64_t rows, std::int64_t cols, std::int64_t ld, int elem_bytes, const std::vector<std::uint64_t>& codes);
   /// The first element, in the kernel's memory space.
   void* elements() const;
   /// Download the image and compare every guard and padding byte.

@@ -32,6 +32,7 @@ struct CaseSpec {
   std::int64_t ld_pad = 0;  ///< padding columns of A and B (CaseSetup::ld_pad); 0: the runner's padded_ld
   SampleSpec sample = {};    ///< graded on a sampled exact reference (suites/verdict/sampled_reference.hpp)
   GemmLayout layout = {};    ///< how A, B and C are stored (CaseSetup::layout; docs/suites.md, "layout.transposes")
+  AlphaBetaCase alpha_beta = {};  ///< D = alpha AB + beta C (CaseSetup::alpha_beta; docs/suites.md, "epilogue.alpha_beta")
 };
 
 /// What a suite's cases may depend on.

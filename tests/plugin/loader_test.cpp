@@ -122,7 +122,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     k.gemm.acc_format = 42;
     expect_one(validate_plugin_info(&info, "t"), {"gemm.acc_format", "unknown format value 42", "2 f32"});
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;  // from a newer minor: the versions explain the unknown value
-    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.4; the plugin was built against 1.5"});
+    expect_one(validate_plugin_info(&info, "t"), {"unknown format value 42", "this fpcert speaks plugin ABI 1.5; the plugin was built against 1.6"});
   }
   SUBCASE("format NONE where one is required") {
     k.gemm.out_format = FPCERT_FORMAT_NONE;
@@ -209,7 +209,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     info.abi_major = FPCERT_PLUGIN_ABI_MAJOR + 1;
     info.abi_minor = 3;
     info.kernels = nullptr;  // must not be touched
-    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.4", "rebuild"});
+    expect_one(validate_plugin_info(&info, "t"), {"ABI 2.3", "ABI 1.5", "rebuild"});
   }
   SUBCASE("the order: required from minor 1, each kind's fields checked") {
     k.gemm_order.kind = 0;
@@ -295,6 +295,33 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     const Support no = k4k->can_implement_layout({Layout::RowMajor, Layout::RowMajor, Layout::ColMajor});
     CHECK_FALSE(no.ok);
     CHECK(no.reason.find("nn/c_col") != std::string::npos);
+  }
+  SUBCASE("alpha/beta (minor 5): a minor 4 table loads without it; gemm_alpha_beta is read, values above 1 refused") {
+    // A minor-4 kernel ends before gemm_alpha_beta: the flag set in the full struct is cut off and never read.
+    static std::vector<unsigned char> bytes(FPCERT_KERNEL_SIZE_MINOR4, 0);
+    static const std::string oldname = fresh("minor4ab");
+    fpcert_kernel k4 = k;
+    k4.name = oldname.c_str();
+    k4.struct_size = FPCERT_KERNEL_SIZE_MINOR4;
+    k4.gemm_alpha_beta = 1;  // beyond a minor 4 kernel: never read
+    std::memcpy(bytes.data(), &k4, FPCERT_KERNEL_SIZE_MINOR4);
+    fpcert_plugin_info old = info;
+    old.abi_minor = 4;
+    old.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR4;
+    old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+    CHECK(validate_plugin_info(&old, "t").empty());
+    register_plugin_info(&old, "minor4ab");
+    CHECK_FALSE(make_gemm_kernel(oldname)->traits().alpha_beta);
+    k.gemm_alpha_beta = 2;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm_alpha_beta = 2"});
+    static const std::string newname = fresh("minor5");
+    static fpcert_kernel k5 = k;
+    k5.name = newname.c_str();
+    k5.gemm_alpha_beta = 1;
+    static fpcert_plugin_info i5 = table(&k5, 1);
+    CHECK(validate_plugin_info(&i5, "t").empty());
+    register_plugin_info(&i5, "minor5");
+    CHECK(make_gemm_kernel(newname)->traits().alpha_beta);
   }
   SUBCASE("a newer minor is accepted") {
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;
@@ -541,7 +568,7 @@ TEST_CASE("libraries that cannot be used are refused with a message naming the l
 
   e = load_error("libfault_abi_major.so");
   CHECK(e.find("ABI 2.0") != std::string::npos);
-  CHECK(e.find("ABI 1.4") != std::string::npos);
+  CHECK(e.find("ABI 1.5") != std::string::npos);
 
   e = load_error("libfault_enum_null.so");
   CHECK(e.find("returned NULL") != std::string::npos);

@@ -7,6 +7,7 @@
  */
 #include <fpcert/plugin.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 /* ---- fp16 and bf16 bits, decoded exactly (no host half type whose conversion we did not write) */
@@ -41,12 +42,21 @@ static fpcert_status gemm_run(void* user_data, const fpcert_gemm_args* a, void* 
   const uint16_t* A = (const uint16_t*)a->a;
   const uint16_t* B = (const uint16_t*)a->b;
   float* C = (float*)a->c;
+  /* ABI minor 5: D = alpha (A B) + beta C (.gemm_alpha_beta = 1 below). Read only when fpcert's args carry them. */
+  const int ab = a->struct_size >= offsetof(fpcert_gemm_args, c_in) + sizeof(a->c_in);
+  const float alpha = ab ? (float)a->alpha : 1.0f, beta = ab ? (float)a->beta : 0.0f;
+  const float* Cin = ab ? (const float*)a->c_in : NULL;
   for (int64_t i = 0; i < a->shape.m; ++i)
     for (int64_t j = 0; j < a->shape.n; ++j) {
       float acc = 0.0f; /* C[i][j] = fma(a[i][k], b[k][j], acc) for k = 0..K-1, from +0 */
       for (int64_t k = 0; k < a->shape.k; ++k)
         acc = fmaf(f16_to_f32(A[at(a->shape.a_layout, i, k, a->lda)]), f16_to_f32(B[at(a->shape.b_layout, k, j, a->ldb)]), acc);
-      C[at(a->shape.c_layout, i, j, a->ldc)] = acc; /* only the m x n elements: the ldc padding is not ours */
+      const int64_t x = at(a->shape.c_layout, i, j, a->ldc);
+      /* RN(RN(alpha acc) + RN(beta c)) in fp32, the epilogue fpcert's bound declares; beta = 0: C is not read (BLAS).
+         c is read before D is written (in place, c_in == c: element x is C's until then). */
+      float d = alpha * acc;
+      if (beta != 0.0f) d = d + beta * Cin[x];
+      C[x] = d; /* only the m x n elements: the ldc padding is not ours */
     }
   return FPCERT_STATUS_OK;
 }
@@ -118,6 +128,8 @@ static const fpcert_kernel kKernels[] = {
         .determinism = FPCERT_DETERMINISTIC, /* the same bits every run (FPCERT_RUN_TO_RUN: atomics; docs/plugin.md) */
         /* ABI minor 4: A, B and C each row- or column-major (at() above); 0 would be row-major only */
         .gemm_layouts = FPCERT_LAYOUTS_ALL,
+        /* ABI minor 5: D = alpha (A B) + beta C from gemm_args.alpha, beta, c_in (gemm_run above) */
+        .gemm_alpha_beta = 1,
     },
     {
         .struct_size = sizeof(fpcert_kernel),

@@ -2,7 +2,10 @@
 // takes those its traits declare: KernelTraits::layouts).
 #include "kernels/gemm/cpu/model.hpp"
 
+#include <stdexcept>
+
 #include "base/codes.hpp"
+#include "oracle/refvalue.hpp"
 
 namespace fpcert {
 
@@ -29,9 +32,30 @@ DecodedOperands CpuModel::decode(const GemmOperands& ops, const KernelTraits& t)
 
 void CpuModel::run(const GemmOperands& ops) {
   const DecodedOperands d = decode(ops, traits_);
-  const std::vector<std::uint64_t> c = compute(d);
+  std::vector<std::uint64_t> c = compute(d);
   const int cb = container_bytes(*traits_.out);
   const bool row = ops.c_layout == Layout::RowMajor;
+  // D = alpha acc + beta C (KernelTraits::alpha_beta), the declared epilogue in the accumulator format:
+  // RN_acc(RN_acc(alpha acc) + RN_acc(beta c)); beta = 0: RN_acc(alpha acc), C never read. Only models whose
+  // output is their accumulator declare it (the output codes are then acc itself). alpha acc and beta c are exact in
+  // double (two values of at most 24 bits); the sum is exact as a two-sum, so each RN_acc is one rounding.
+  if (traits_.alpha_beta && (ops.alpha != 1 || ops.beta != 0)) {
+    const Format& acc = *traits_.acc;
+    if (!(acc == *traits_.out)) throw std::logic_error("CpuModel: alpha/beta declared by a model whose output is not its accumulator");
+    const Rounder rn = Rounder::nearest(acc);
+    auto rd = [&](double v) { return to_double(acc, round_double(acc, v, rn).code); };
+    for (std::int64_t i = 0; i < ops.m; ++i)
+      for (std::int64_t j = 0; j < ops.n; ++j) {
+        std::uint64_t& code = c[static_cast<std::size_t>(i * ops.n + j)];
+        const double t1 = rd(ops.alpha * to_double(acc, code));
+        if (ops.beta == 0) {
+          code = round_double(acc, t1, rn).code;
+          continue;
+        }
+        const double cv = to_double(acc, from_container(acc, load_code(ops.c_in, row ? i * ops.ldc + j : j * ops.ldc + i, cb)));
+        code = round_ref(acc, ref_from_two_sum(t1, rd(ops.beta * cv)), rn).code;
+      }
+  }
   for (std::int64_t i = 0; i < ops.m; ++i)
     for (std::int64_t j = 0; j < ops.n; ++j)
       store_code(ops.c, row ? i * ops.ldc + j : j * ops.ldc + i, cb, to_container(*traits_.out, c[static_cast<std::size_t>(i * ops.n + j)]));

@@ -232,14 +232,20 @@ std::unique_ptr<CpuModel> build(const std::string& name) {
   if (name == "model_gemm_f32_strided") {  // the generic strided model: every layout of A, B and C (docs/kernels.md)
     KernelTraits t = fma_traits(f32, f32, Rounding::NearestEven, kFmaOrder);
     t.layouts = kLayoutsAll;
-    return std::make_unique<FmaF32Model>(name, "fp32 inputs, fp32 FMA along K; A, B, C row- or column-major (every layout)", t);
+    t.alpha_beta = true;  // D = RN(RN(alpha acc) + RN(beta c)) in fp32 (kernels/gemm/cpu/model.cpp)
+    return std::make_unique<FmaF32Model>(name, "fp32 inputs, fp32 FMA along K; A, B, C row- or column-major (every layout); "
+                                         "D = alpha AB + beta C", t);
   }
-  if (name == "model_gemm_f16_f32acc")
-    return std::make_unique<FmaF32Model>(name, "fp16 storage, fp32 accumulation (FMA along K)",
-                                         fma_traits(f16, f16, Rounding::NearestEven, kFmaOrder));
-  if (name == "model_gemm_bf16_f32acc")
-    return std::make_unique<FmaF32Model>(name, "bf16 storage, fp32 accumulation (FMA along K)",
-                                         fma_traits(bf16, bf16, Rounding::NearestEven, kFmaOrder));
+  if (name == "model_gemm_f16_f32acc") {
+    KernelTraits t = fma_traits(f16, f16, Rounding::NearestEven, kFmaOrder);
+    t.alpha_beta = true;  // fp32 alpha, beta; C and D fp32 (kernels/gemm/cpu/model.cpp)
+    return std::make_unique<FmaF32Model>(name, "fp16 storage, fp32 accumulation (FMA along K); D = alpha AB + beta C", t);
+  }
+  if (name == "model_gemm_bf16_f32acc") {
+    KernelTraits t = fma_traits(bf16, bf16, Rounding::NearestEven, kFmaOrder);
+    t.alpha_beta = true;  // fp32 alpha, beta; C and D fp32 (kernels/gemm/cpu/model.cpp)
+    return std::make_unique<FmaF32Model>(name, "bf16 storage, fp32 accumulation (FMA along K); D = alpha AB + beta C", t);
+  }
   if (name == "model_gemm_tf32_f32acc") {
     auto t = fma_traits(f32, tf32, Rounding::NearestAway,
                         "a, b rounded to tf32 nearest-away (cvt.rna); then fp32 FMA along K from +0");

@@ -93,6 +93,7 @@ KernelTraits traits_for(cublasComputeType_t compute, cudaDataType_t in) {
     t.sum_order.block_model.instruction = tc::tc_instructions_for(*t.a_operand, f32);
     t.determinism = Determinism::Deterministic;
     t.determinism_note = kCublasDeterminism;
+    t.alpha_beta = true;  // cublasGemmEx's alpha and beta, fp32 scalars (run())
     return t;
   }
   t.exact_products = true;
@@ -152,6 +153,7 @@ KernelTraits traits_for(cublasComputeType_t compute, cudaDataType_t in) {
   t.determinism = Determinism::Deterministic;
   t.determinism_note = kCublasDeterminism;
   t.layouts = kLayoutsAll;  // the transposes cuBLAS takes, and C either way (run())
+  t.alpha_beta = true;      // cublasGemmEx's alpha and beta (fp16 scalars with CUBLAS_COMPUTE_16F, fp32 otherwise; run())
   // The tensor-core instructions cuBLAS may run (docs/tensor_cores.md, "Certifying tensor-core kernels"):
   // the envelope takes the coarsest of their cards' measured bits. FAST_16F/16BF may down-convert to tf32.
   switch (compute) {
@@ -207,9 +209,22 @@ class CublasGemm final : public GemmKernel {
     const bool c_col = ops.c_layout == Layout::ColMajor;
     const auto op = [c_col](Layout l) { return (l == Layout::RowMajor) != c_col ? CUBLAS_OP_N : CUBLAS_OP_T; };
     const cublasOperation_t op_b = op(ops.b_layout), op_a = op(ops.a_layout);
-    const float alpha32 = 1.0f, beta32 = 0.0f;
-    const std::uint16_t alpha16 = 0x3C00, beta16 = 0x0000;  // fp16 1.0 and +0.0
+    // D = alpha AB + beta C (KernelTraits::alpha_beta): the scalars are values of the accumulator format (fp16 for
+    // CUBLAS_COMPUTE_16F, fp32 otherwise), exact in either. cuBLAS reads C from D's buffer (in place, BLAS): C apart
+    // (c_in != c) is copied into it first, on the stream (inside the timed region); beta = 0 copies nothing (cuBLAS
+    // does not read C then).
+    const float alpha32 = static_cast<float>(ops.alpha), beta32 = static_cast<float>(ops.beta);
+    const Rounder rn16 = Rounder::nearest(f16);
+    const auto alpha16 = static_cast<std::uint16_t>(round_double(f16, ops.alpha, rn16).code);
+    const auto beta16 = static_cast<std::uint16_t>(round_double(f16, ops.beta, rn16).code);
     const bool half_scalars = cfg_.compute == CUBLAS_COMPUTE_16F;
+    if (ops.beta != 0 && ops.c_in && ops.c_in != ops.c) {
+      const std::size_t eb = cfg_.out == CUDA_R_32F ? 4 : 2;
+      const std::int64_t lines = c_col ? ops.n : ops.m, len = c_col ? ops.m : ops.n;
+      FPCERT_CUDA_CHECK(cudaMemcpy2DAsync(ops.c, static_cast<std::size_t>(ops.ldc) * eb, ops.c_in, static_cast<std::size_t>(ops.ldc) * eb,
+                                          static_cast<std::size_t>(len) * eb, static_cast<std::size_t>(lines), cudaMemcpyDeviceToDevice,
+                                          static_cast<cudaStream_t>(ops.stream)));
+    }
     const auto ld = [](std::int64_t v) { return static_cast<int>(v < 1 ? 1 : v); };
     const void* alpha = half_scalars ? static_cast<const void*>(&alpha16) : &alpha32;
     const void* beta = half_scalars ? static_cast<const void*>(&beta16) : &beta32;

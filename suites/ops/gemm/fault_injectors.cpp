@@ -214,6 +214,31 @@ class FaultInjector final : public GemmKernel {
           return any;
         });
         break;
+      case Fault::Beta0ReadsC: {
+        if (ops.beta != 0 || !ops.c_in) {
+          call(ops);
+          break;
+        }
+        // C as it was before the call (in place, the call overwrites it), then D + 0 * c element by element.
+        const Image cin = download(ops.c_in, ops.m, ops.n, ops.ldc, ops.c_layout, *traits().out);
+        active = run_then_edit(ops, [&](Image& c) {
+          bool any = false;
+          for (std::int64_t i = 0; i < c.rows; ++i)
+            for (std::int64_t j = 0; j < c.cols; ++j) {
+              const FpClass k = classify(*c.fmt, cin.code(i, j));
+              if (k == FpClass::NaN || k == FpClass::Inf) any |= c.set(i, j, c.fmt->canonical_nan_code());
+            }
+          return any;
+        });
+        break;
+      }
+      case Fault::BetaIgnored: {
+        GemmOperands o = ops;
+        active = o.beta != 0;
+        o.beta = 0;
+        call(o);
+        break;
+      }
       case Fault::TailTile:
         active = run_on_inputs(ops, [&](Image& a, Image& b) {
           bool any = false;
@@ -415,6 +440,9 @@ class FaultInjector final : public GemmKernel {
     o.c = sc;
     o.ldc = ops.n;
     o.c_layout = Layout::RowMajor;
+    o.alpha = 1;  // the partial products alone: an alpha/beta epilogue is not the chunks' to apply
+    o.beta = 0;
+    o.c_in = nullptr;
     call(o);
     const Image c = download(sc, ops.m, ops.n, ops.n, Layout::RowMajor, *t.out);
     std::vector<double> v(static_cast<std::size_t>(ops.m * ops.n));

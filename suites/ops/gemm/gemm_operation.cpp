@@ -151,6 +151,7 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
       s.min_runs = c.min_runs;
       s.ld_pad = c.ld_pad;
       s.layout = c.layout;
+      s.alpha_beta = c.alpha_beta;
       s.sample = sample ? &*sample : nullptr;
       if (opt.isolate)
         return run_case_isolated(

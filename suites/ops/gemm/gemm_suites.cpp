@@ -302,6 +302,33 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
       r.push_back(cs);
     }
   }
+  // D = alpha AB + beta C as BLAS calls it (docs/suites.md, "epilogue.alpha_beta"): alpha and beta not powers of two
+  // (their products round), beta = 0 with C filled with NaN (BLAS: C is not read), alpha = 0 (D = RN(beta C)),
+  // alpha = beta = 1, and C in place (C's buffer is D's). Kernels that do not declare alpha/beta: not supported
+  // (seeds of their own, 230..; C's seeds 330..).
+  {
+    const std::int64_t am = mn + 3, an = mn - 5, ak = c.device ? 257 : 131;
+    struct Ab {
+      const char* id;
+      double alpha, beta;
+      bool in_place;
+      const char* what;
+    };
+    std::uint64_t aseed = 230;
+    for (const Ab& x : {Ab{"ab_general", 0.7, -1.3, false, "alpha = 0.7, beta = -1.3 (both round into the scalar format), C apart"},
+                        Ab{"ab_beta0", -0.35, 0, false, "alpha = -0.35, beta = 0: C holds NaN, which a kernel reading it (0 * NaN) returns"},
+                        Ab{"ab_alpha0", 0, 0.9, false, "alpha = 0, beta = 0.9: D = RN(beta C) whatever A B"},
+                        Ab{"ab_beta1", 1, 1, false, "alpha = beta = 1: D = A B + C"},
+                        Ab{"ab_inplace", 1.7, -0.45, true, "alpha = 1.7, beta = -0.45, C in place (D overwrites it; C restored before every run)"}}) {
+      CaseSpec cs = covering({x.id, gemm3("uniform", am, an, ak, aseed), BoundVariant::Independent,
+                              fmt::format("D = alpha AB + beta C: {} (M, N, K = {}, {}, {}; C uniform [-1, 1) in the output format)", x.what,
+                                          am, an, ak)},
+                             {"epilogue.alpha_beta"});
+      cs.alpha_beta = AlphaBetaCase{true, x.alpha, x.beta, x.in_place, 100 + aseed};
+      ++aseed;
+      r.push_back(cs);
+    }
+  }
   // Special values: +-Inf, NaN (those the storage format holds), its largest finite value, Inf * 0, Inf - Inf, and
   // elements whose partial sums overflow the narrowest accumulator of the run while their exact sum is finite;
   // each element judged against IEEE's result (docs/suites.md, "values.special"). Kernels declaring finite

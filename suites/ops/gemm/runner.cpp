@@ -16,6 +16,7 @@
 #include "base/codes.hpp"
 #include "base/error.hpp"
 #include "base/fpenv.hpp"
+#include "suites/ops/gemm/alpha_beta.hpp"
 #include "suites/verdict/block_reference.hpp"
 #include "suites/verdict/grade.hpp"
 #include "suites/run/guarded_input.hpp"
@@ -98,6 +99,8 @@ std::string outside_domain(const KernelTraits& t, const Problem& p) {
   return {};
 }
 
+bool dCin_used(const AlphaBetaCase& ab, bool in_place) { return ab.active && !in_place; }
+
 std::vector<std::uint8_t> encode_inputs(const std::vector<double>& v, const Format& f, Rounding r) {
   const int b = container_bytes(f);
   std::vector<std::uint8_t> out(v.size() * static_cast<std::size_t>(b));
@@ -176,6 +179,17 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     r.status = CaseStatus::NotSupported;
     r.reason = ls.reason;
     return finish();
+  }
+  // D = alpha AB + beta C: only for kernels that declare it (KernelTraits::alpha_beta), graded whole.
+  const AlphaBetaCase& abc = setup.alpha_beta;
+  if (abc.active) {
+    std::string why = alpha_beta_unsupported(t);
+    if (why.empty() && setup.sample) why = "alpha/beta cases are graded on the whole of D, not on a sample";
+    if (!why.empty()) {
+      r.status = CaseStatus::NotSupported;
+      r.reason = why;
+      return finish();
+    }
   }
   const Support sup = kernel.can_implement(p.m, p.n, p.k);
   if (!sup.ok) {
@@ -287,7 +301,25 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   };
   // Inputs: padded leading dimensions with guard bytes around A and B and in their padding, checked
   // unchanged after every run; every run's C compared bit for bit with the first (docs/suites.md).
-  InputReport in_a, in_b;
+  InputReport in_a, in_b, in_c;
+  // alpha/beta: the scalars as the kernel gets them, C's values and their codes as stored (C's layout, c_rows x c_cols).
+  const double alpha = abc.active ? alpha_beta_scalar(abc.alpha, t) : 1.0, beta = abc.active ? alpha_beta_scalar(abc.beta, t) : 0.0;
+  const bool in_place = abc.active && abc.in_place;
+  std::vector<double> c_vals;
+  std::vector<std::uint64_t> c_codes;  // container codes, stored image without padding
+  if (abc.active) {
+    AlphaBetaCase ab = abc;
+    ab.beta = beta;
+    c_vals = alpha_beta_c(ab, *t.out, p.m, p.n);
+    c_codes.resize(c_vals.size());
+    const Rounder rn = Rounder::nearest(*t.out);
+    for (std::int64_t i = 0; i < p.m; ++i)
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        const double v = c_vals[static_cast<std::size_t>(i * p.n + j)];
+        const std::uint64_t code = std::isnan(v) ? prefill_code(*t.out) : round_double(*t.out, v, rn).code;
+        c_codes[static_cast<std::size_t>(c_col ? j * p.m + i : i * p.n + j)] = to_container(*t.out, code);
+      }
+  }
   std::int64_t runs_differ = 0, first_differ_run = -1, first_differ_index = -1;
   // A kernel declaring run-to-run nondeterminism: the distinct outputs of its later runs, each graded on its own
   // (suites/verdict/envelope.hpp, envelope_later_runs): at most 16 of them (a device case runs 14 times), and at most 2^26
@@ -312,7 +344,19 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     GuardedInput dB(api, b_col ? transpose_codes(b_bytes, p.k, p.n, bb) : b_bytes, b_rows, b_cols, ldb, bb, opt.guard_bytes,
                     setup.misaligned, poison_code(*t.b_input));
     GuardedBuffer dC(api, static_cast<std::size_t>(c_rows * ldc * cb), opt.guard_bytes);
-    dC.prefill(c_rows, c_cols, ldc, cb, to_container(*t.out, prefill_code(*t.out)));
+    // In place with beta != 0: D's buffer holds C before every run; else the NaN pre-fill (beta = 0: C is that NaN).
+    auto fill_c = [&] {
+      if (in_place && beta != 0) dC.prefill(c_rows, c_cols, ldc, cb, c_codes);
+      else dC.prefill(c_rows, c_cols, ldc, cb, to_container(*t.out, prefill_code(*t.out)));
+    };
+    fill_c();
+    // Out of place: C in a buffer of its own with guards and poisoned padding, checked unchanged after every run.
+    std::optional<GuardedInput> dCin;
+    if (abc.active && !in_place) {
+      std::vector<std::uint8_t> packed(c_codes.size() * static_cast<std::size_t>(cb));
+      for (std::size_t x = 0; x < c_codes.size(); ++x) store_code(packed.data(), static_cast<std::int64_t>(x), cb, c_codes[x]);
+      dCin.emplace(api, packed, c_rows, c_cols, ldc, cb, opt.guard_bytes, false, poison_code(*t.out));
+    }
     GemmOperands ops;
     ops.m = p.m;
     ops.n = p.n;
@@ -327,7 +371,19 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     ops.b_layout = lay.b;
     ops.c_layout = lay.c;
     ops.stream = api.stream();
+    if (abc.active) {
+      ops.alpha = alpha;
+      ops.beta = beta;
+      ops.c_in = in_place ? static_cast<const void*>(dC.elements()) : dCin->elements();
+    }
     auto check_inputs = [&] {
+      if (dCin) {
+        const InputReport x = dCin->check();
+        if (!in_c.modified && x.modified) in_c.first_modified = x.first_modified;
+        if (!in_c.guard_changed && x.guard_changed) in_c.first_guard = x.first_guard;
+        in_c.modified = std::max(in_c.modified, x.modified);
+        in_c.guard_changed = std::max(in_c.guard_changed, x.guard_changed);
+      }
       for (auto [in, rep] : {std::pair{&dA, &in_a}, std::pair{&dB, &in_b}}) {
         const InputReport x = in->check();
         if (!rep->modified && x.modified) rep->first_modified = x.first_modified;
@@ -351,7 +407,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     check_inputs();
     const std::uint64_t pre = prefill_code(*t.out);
     std::int64_t unwritten = 0, first_unwritten = -1;
-    for (std::size_t x = 0; x < codes.size(); ++x)
+    for (std::size_t x = 0; x < codes.size() && !(in_place && beta != 0); ++x)  // in place: C's values, not the pre-fill
       if (codes[x] == pre && t.out->has_nan()) {
         ++unwritten;
         if (first_unwritten < 0) first_unwritten = static_cast<std::int64_t>(x);
@@ -384,11 +440,13 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     const int timed_runs = std::max(timed, setup.min_runs);
     int run = 1;
     for (int w = 0; w < warmups; ++w) {
+      if (in_place) fill_c();
       kernel.run(ops);
       api.synchronize(opt.timeout_ms);
       compare(run++);
     }
     for (int q = 0; q < timed_runs; ++q) {
+      if (in_place) fill_c();  // outside the timer
       api.timer_start();
       kernel.run(ops);
       const double ms = api.timer_stop_ms();
@@ -468,7 +526,20 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     gi.unwritten = 0;
     gi.first_unwritten = -1;
   }
-  grade(gi, r);
+  if (abc.active) {
+    AlphaBetaGrade ag;
+    ag.problem = &p;
+    ag.traits = &t;
+    ag.alpha = alpha;
+    ag.beta = beta;
+    ag.c = &c_vals;
+    ag.codes = &codes;
+    ag.unwritten = r.metrics.unwritten;
+    ag.first_unwritten = r.metrics.first_unwritten;
+    grade_alpha_beta(ag, r);
+  } else {
+    grade(gi, r);
+  }
   if (setup.sample) {
     r.flags.push_back(setup.sample->describe(p.m, p.n));
     r.metrics.unwritten = full_unwritten;
@@ -506,6 +577,12 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
                                     b_col ? in_b.first_modified / b_cols : in_b.first_modified % b_cols)
                       : "A and B unchanged after every run",
       in_a.modified ? in_a.first_modified : in_b.modified ? in_b.first_modified : -1);
+  if (dCin_used(abc, in_place))
+    add(CheckKind::InputsModified, !in_c.modified && !in_c.guard_changed,
+        in_c.modified        ? fmt::format("C (the input) modified by the call: {} element(s), first at stored index {}", in_c.modified, in_c.first_modified)
+        : in_c.guard_changed ? fmt::format("{} guard/padding byte(s) of C (the input) changed (first: {})", in_c.guard_changed, in_c.first_guard)
+                             : "C (the input), its guards and padding unchanged after every run",
+        in_c.modified ? in_c.first_modified : -1);
   if (outside && outside->refuted && opt.orders->options().strict)
     add(CheckKind::Bitwise, false,
         "--reveal-strict: the kernel's revealed order does not reproduce it on random inputs (" + r.order->fallback + ")", -1);

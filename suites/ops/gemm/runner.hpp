@@ -42,6 +42,10 @@ struct CaseSetup {
   /// How A, B and C are stored (docs/suites.md, "layout.transposes"): a column-major operand is laid out as its
   /// transpose with the same padding, guards and poison; a kernel that does not take the layout gets "not supported".
   GemmLayout layout = {};
+  /// D = alpha (A B) + beta C (docs/suites.md, "epilogue.alpha_beta"; suites/ops/gemm/alpha_beta.hpp): C uploaded
+  /// with guards (checked unchanged) or in place in D's buffer, graded against the exact alpha A'B' + beta C. A kernel
+  /// that does not declare alpha/beta gets "not supported".
+  AlphaBetaCase alpha_beta = {};
 };
 
 /// Run and grade one case. Never throws for kernel failures: they become the case's status.
