@@ -70,7 +70,7 @@ TEST_CASE("certify --diagnose FILE --html: a failing CPU mutant's diagnosis in t
   const CommandResult rep = run_command({kFpcert, "report", dir + "/run.json", dir + "/diag.json", "-o", dir + "/again.html"});
   INFO(rep.output);
   CHECK(rep.exit_code == 0);
-  CHECK(rep.has("1 run(s), 0 conversion check(s), 0 experiment(s), 1 diagnosis(es)"));
+  CHECK(rep.has("1 run(s), 0 conversion check(s), 0 experiment(s), 0 audit(s), 1 diagnosis(es)"));
   const std::string again = fpcert::test::read_text(dir + "/again.html");
   CHECK(again.find("id=\"diagnosis-0\"") != std::string::npos);
   CHECK_MESSAGE(check_html(dir + "/again.html", {"r0=" + dir + "/run.json", "d0=" + dir + "/d0.json"}, dir + "/check2.txt", out) == 0, out);
