@@ -43,6 +43,8 @@ KernelTraits f64_traits(bool emulated) {
                       : "");
   t.determinism = Determinism::Deterministic;
   t.determinism_note = kF64Determinism;
+  t.layouts = kLayoutsAll;  // the transposes cuBLAS takes, and C either way (run(), as cublas_gemm.cu)
+  t.alpha_beta = true;      // cublasGemmEx's alpha and beta, fp64 scalars (run())
   return t;
 }
 
@@ -84,14 +86,29 @@ class CublasF64 final : public GemmKernel {
     if (!handle_) create_handle();
     const cublas::Api& cb = cublas::api();
     FPCERT_CUBLAS_CHECK(cb.set_stream(handle_, static_cast<cudaStream_t>(ops.stream)));
-    const cublasOperation_t op_b = ops.b_layout == Layout::RowMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
-    const cublasOperation_t op_a = ops.a_layout == Layout::RowMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
-    const double alpha = 1.0, beta = 0.0;
+    // Row-major X is column-major X^T with the same ld; a column-major operand is transposed by cuBLAS instead; a
+    // column-major C takes the product in cuBLAS's own orientation (as kernels/gemm/cublas/cublas_gemm.cu).
+    const bool c_col = ops.c_layout == Layout::ColMajor;
+    const auto op = [c_col](Layout l) { return (l == Layout::RowMajor) != c_col ? CUBLAS_OP_N : CUBLAS_OP_T; };
+    const cublasOperation_t op_b = op(ops.b_layout), op_a = op(ops.a_layout);
+    // D = alpha AB + beta C: fp64 scalars; cuBLAS reads C from D's buffer, so a C apart is copied in first (on the
+    // stream); beta = 0 copies nothing and cuBLAS does not read C.
+    const double alpha = ops.alpha, beta = ops.beta;
+    if (ops.beta != 0 && ops.c_in && ops.c_in != ops.c) {
+      const std::int64_t lines = c_col ? ops.n : ops.m, len = c_col ? ops.m : ops.n;
+      FPCERT_CUDA_CHECK(cudaMemcpy2DAsync(ops.c, static_cast<std::size_t>(ops.ldc) * 8, ops.c_in, static_cast<std::size_t>(ops.ldc) * 8,
+                                          static_cast<std::size_t>(len) * 8, static_cast<std::size_t>(lines), cudaMemcpyDeviceToDevice,
+                                          static_cast<cudaStream_t>(ops.stream)));
+    }
     const auto ld = [](std::int64_t v) { return static_cast<int>(v < 1 ? 1 : v); };
     const cublasComputeType_t compute = emulated_ ? CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT : CUBLAS_COMPUTE_64F;
-    const cublasStatus_t s = cb.gemm_ex(handle_, op_b, op_a, static_cast<int>(ops.n), static_cast<int>(ops.m), static_cast<int>(ops.k),
-                                        &alpha, ops.b, CUDA_R_64F, ld(ops.ldb), ops.a, CUDA_R_64F, ld(ops.lda), &beta, ops.c,
-                                        CUDA_R_64F, ld(ops.ldc), compute, CUBLAS_GEMM_DEFAULT);
+    const cublasStatus_t s =
+        c_col ? cb.gemm_ex(handle_, op_a, op_b, static_cast<int>(ops.m), static_cast<int>(ops.n), static_cast<int>(ops.k), &alpha, ops.a,
+                           CUDA_R_64F, ld(ops.lda), ops.b, CUDA_R_64F, ld(ops.ldb), &beta, ops.c, CUDA_R_64F, ld(ops.ldc), compute,
+                           CUBLAS_GEMM_DEFAULT)
+              : cb.gemm_ex(handle_, op_b, op_a, static_cast<int>(ops.n), static_cast<int>(ops.m), static_cast<int>(ops.k), &alpha, ops.b,
+                           CUDA_R_64F, ld(ops.ldb), ops.a, CUDA_R_64F, ld(ops.lda), &beta, ops.c, CUDA_R_64F, ld(ops.ldc), compute,
+                           CUBLAS_GEMM_DEFAULT);
     if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH)
       throw NotSupportedError(name_ + ": cublasGemmEx answered " + cublas::status_text(s) + " for this compute type on this GPU/library");
     FPCERT_CUBLAS_CHECK(s);
