@@ -30,7 +30,11 @@ TEST_CASE("cuBLAS built-ins declare alpha/beta and pass the ab_* cases (a comput
     for (const char* id : kAbCases) {
       const CaseResult r = certify_case(k, id);
       INFO(k << " " << id << ": " << to_string(r.status) << " " << r.reason);
-      CHECK((r.status == CaseStatus::Pass || (r.status == CaseStatus::NotSupported && r.reason.find("answered") != std::string::npos)));
+      // Not supported only where the GPU declines the compute type, or where the runner cannot grade the format yet
+      // (fp64: alpha a and beta c are not exact in double; docs/fp64.md).
+      CHECK((r.status == CaseStatus::Pass ||
+             (r.status == CaseStatus::NotSupported &&
+              (r.reason.find("answered") != std::string::npos || r.reason.find("at most 26 significant bits") != std::string::npos))));
     }
   }
   for (const char* id : kAbCases) {
