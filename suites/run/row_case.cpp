@@ -162,6 +162,21 @@ void RowGrades::record_metrics(CaseResult& r, const RowRuns& runs) const {
   r.worst_index = worst_;
 }
 
+void add_buffer_checks(CaseResult& r, std::int64_t out_guard, const std::string& first_out_guard, const InputReport& in) {
+  r.checks.push_back({CheckKind::GuardOutput, out_guard == 0,
+                      out_guard ? fmt::format("{} guard byte(s) around the output changed: {}", out_guard, first_out_guard)
+                                : "output guards unchanged",
+                      -1, 0, 0});
+  r.checks.push_back({CheckKind::GuardInputs, in.guard_changed == 0,
+                      in.guard_changed ? fmt::format("{} guard/padding byte(s) of the inputs changed (first: {})", in.guard_changed, in.first_guard)
+                                       : "input guards and padding unchanged",
+                      -1, 0, 0});
+  r.checks.push_back({CheckKind::InputsModified, in.modified == 0,
+                      in.modified ? fmt::format("inputs modified by the call: {} element(s), first {}", in.modified, in.first_modified)
+                                  : "inputs unchanged after every run",
+                      in.first_modified, 0, 0});
+}
+
 void RowGrades::record_checks(CaseResult& r, const RowRuns& runs, const Format& out, std::int64_t cols, const std::string& special_ok) const {
   auto add = [&](CheckKind kind, bool passed, std::string detail, std::int64_t index, double measured = 0, double limit = 0) {
     r.checks.push_back({kind, passed, std::move(detail), index, measured, limit});
@@ -187,18 +202,7 @@ void RowGrades::record_checks(CaseResult& r, const RowRuns& runs, const Format& 
       unwritten_ ? fmt::format("{} result(s) never written (still the pre-fill pattern), first element {}", unwritten_, first_unwritten_)
                  : "every result written",
       first_unwritten_);
-  add(CheckKind::GuardOutput, runs.out_guard == 0,
-      runs.out_guard ? fmt::format("{} guard byte(s) around the output changed: {}", runs.out_guard, runs.first_out_guard)
-                     : "output guards unchanged",
-      -1);
-  add(CheckKind::GuardInputs, in.guard_changed == 0,
-      in.guard_changed ? fmt::format("{} guard/padding byte(s) of the inputs changed (first: {})", in.guard_changed, in.first_guard)
-                       : "input guards and padding unchanged",
-      -1);
-  add(CheckKind::InputsModified, in.modified == 0,
-      in.modified ? fmt::format("inputs modified by the call: {} element(s), first {}", in.modified, in.first_modified)
-                  : "inputs unchanged after every run",
-      in.first_modified);
+  add_buffer_checks(r, runs.out_guard, runs.first_out_guard, in);
   add(CheckKind::Nondeterministic, runs.runs_differ == 0,
       runs.runs_differ ? fmt::format("{} of {} later run(s) differ from the first, the first at run {} (element {})", runs.runs_differ, later,
                                      runs.first_differ_run, runs.first_differ_index)

@@ -40,6 +40,10 @@ RowRuns row_runs(const DeviceApi& api, const RunOptions& opt);
 void run_rows(RowRuns& runs, DeviceApi& api, const RunOptions& opt, GuardedBuffer& dout, const Format& out, std::int64_t rows,
               std::int64_t cols, std::initializer_list<GuardedInput*> inputs, const std::function<void()>& launch);
 
+/// The three checks of the buffers every case runner adds in the same words: the output's guards, the inputs' guards
+/// and padding, and the inputs left unchanged (row operations, reductions).
+void add_buffer_checks(CaseResult& r, std::int64_t out_guard, const std::string& first_out_guard, const InputReport& in);
+
 /// The per-element grading's tallies. The runner visits every element once, and calls one of: unwritten (the pre-fill
 /// pattern is still there), special (a special value: right or wrong), ref_overflow (the exact value overflows the output
 /// format: not judged), or graded (a finite exact value).

@@ -35,6 +35,29 @@
 
 namespace fpcert {
 
+/// certify's evidence rule: a kernel about whose arithmetic no case held evidence gets a failed "evidence" case. Reads
+/// only H::Kernel, H::make, H::describe and H::evidence (elementwise, which runs its own cases, uses it too).
+template <class H>
+void require_row_evidence(RunResult& r) {
+  for (const std::string& name : r.kernels) {
+    const auto k = H::make(name);
+    if (!k) continue;
+    bool evidence = false;
+    for (const CaseResult& c : r.cases)
+      evidence = evidence || (c.kernel == name && !c.evidence.empty() && c.status != CaseStatus::NotSupported);
+    if (evidence) continue;
+    CaseResult e;
+    e.suite = r.suite;
+    e.case_id = "evidence";
+    e.kernel = name;
+    e.kernel_traits = H::describe(*k);
+    e.backend = std::string(to_string(k->backend()));
+    e.checks.push_back({CheckKind::Envelope, false, std::string(H::evidence)});
+    decide(e);
+    r.cases.push_back(std::move(e));
+  }
+}
+
 template <class H>
 struct RowOperation {
   using Kernel = typename H::Kernel;
@@ -118,26 +141,8 @@ struct RowOperation {
     return result;
   }
 
-  /// certify's evidence rule: a kernel about whose arithmetic no case held evidence gets a failed "evidence" case.
-  static void require_evidence(RunResult& r) {
-    for (const std::string& name : r.kernels) {
-      const auto k = H::make(name);
-      if (!k) continue;
-      bool evidence = false;
-      for (const CaseResult& c : r.cases)
-        evidence = evidence || (c.kernel == name && !c.evidence.empty() && c.status != CaseStatus::NotSupported);
-      if (evidence) continue;
-      CaseResult e;
-      e.suite = r.suite;
-      e.case_id = "evidence";
-      e.kernel = name;
-      e.kernel_traits = H::describe(*k);
-      e.backend = std::string(to_string(k->backend()));
-      e.checks.push_back({CheckKind::Envelope, false, std::string(H::evidence)});
-      decide(e);
-      r.cases.push_back(std::move(e));
-    }
-  }
+  /// certify's evidence rule (require_row_evidence above).
+  static void require_evidence(RunResult& r);
 
  private:
   static CaseResult not_supported(const Kernel& k, const typename H::Setup& s, const std::string& why) {
@@ -191,5 +196,10 @@ struct RowOperation {
     return H::run_case(k, s, *api, opt.run);
   }
 };
+
+template <class H>
+void RowOperation<H>::require_evidence(RunResult& r) {
+  require_row_evidence<H>(r);
+}
 
 }  // namespace fpcert

@@ -9,6 +9,7 @@
 #include "results/results_json.hpp"
 #include "suites/run/device_apis.hpp"
 #include "suites/run/isolate.hpp"
+#include "suites/run/row_operation.hpp"
 
 namespace fpcert {
 
@@ -151,23 +152,19 @@ RunResult ElementwiseOperation::run(const SuiteInfo& suite, const std::vector<st
   return result;
 }
 
-void ElementwiseOperation::require_evidence(RunResult& r) const {
-  for (const std::string& name : r.kernels) {
-    const auto k = make_eltwise_kernel(name);
-    if (!k) continue;
-    bool evidence = false;
-    for (const CaseResult& c : r.cases) evidence = evidence || (c.kernel == name && !c.evidence.empty() && c.status != CaseStatus::NotSupported);
-    if (evidence) continue;
-    CaseResult e;
-    e.suite = r.suite;
-    e.case_id = "evidence";
-    e.kernel = name;
-    e.kernel_traits = describe_eltwise_traits(k->eltwise_traits());
-    e.backend = std::string(to_string(k->backend()));
-    e.checks.push_back({CheckKind::Envelope, false, "no case checked any input of this kernel (the suite certifies nothing about its claim)"});
-    decide(e);
-    r.cases.push_back(std::move(e));
-  }
-}
+namespace {
+
+/// What the evidence rule of the row-operation driver reads (suites/run/row_operation.hpp): elementwise runs its own
+/// cases (inputs swept, not rows) but shares the rule.
+struct EvidenceHooks {
+  using Kernel = ElementwiseKernel;
+  static constexpr std::string_view evidence = "no case checked any input of this kernel (the suite certifies nothing about its claim)";
+  static std::unique_ptr<Kernel> make(const std::string& name) { return make_eltwise_kernel(name); }
+  static std::string describe(const Kernel& k) { return describe_eltwise_traits(k.eltwise_traits()); }
+};
+
+}  // namespace
+
+void ElementwiseOperation::require_evidence(RunResult& r) const { require_row_evidence<EvidenceHooks>(r); }
 
 }  // namespace fpcert

@@ -18,6 +18,7 @@
 #include "oracle/ulp.hpp"
 #include "suites/run/guarded_buffer.hpp"
 #include "suites/run/guarded_input.hpp"
+#include "suites/run/row_case.hpp"
 
 namespace fpcert {
 
@@ -445,16 +446,7 @@ CaseResult run_reduce_case(ReduceKernel& kernel, const ReduceCaseSetup& s, Devic
       g.unwritten ? fmt::format("{} result(s) never written (still the pre-fill pattern), first vector {}", g.unwritten, g.first_unwritten)
                   : "every result written",
       g.first_unwritten);
-  add(CheckKind::GuardOutput, out_guard == 0,
-      out_guard ? fmt::format("{} guard byte(s) around the output changed: {}", out_guard, first_out_guard) : "output guards unchanged", -1);
-  add(CheckKind::GuardInputs, in_rep.guard_changed == 0,
-      in_rep.guard_changed ? fmt::format("{} guard/padding byte(s) of the inputs changed (first: {})", in_rep.guard_changed, in_rep.first_guard)
-                           : "input guards and padding unchanged",
-      -1);
-  add(CheckKind::InputsModified, in_rep.modified == 0,
-      in_rep.modified ? fmt::format("inputs modified by the call: {} element(s), first {}", in_rep.modified, in_rep.first_modified)
-                      : "inputs unchanged after every run",
-      in_rep.first_modified);
+  add_buffer_checks(r, out_guard, first_out_guard, in_rep);
   if (run_to_run)
     add(CheckKind::Spread, later_over == 0,
         later_over ? fmt::format("{} later run(s) beyond the bound (max error / bound {:.3g})", later_over, later_frac)
