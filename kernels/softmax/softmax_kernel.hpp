@@ -82,6 +82,7 @@ ElemFnError exp_error_libm_f32();     ///< fl32(glibc exp in double): 0.5 ulp + 
 ElemFnError log_error_libm_f32();     ///< fl32(glibc log in double)
 ElemFnError exp_error_cuda_expf();    ///< CUDA expf: 2 ulp (CUDA C Programming Guide, Mathematical Functions)
 ElemFnError exp_error_cuda_fast();    ///< CUDA __expf: 2 + floor(|1.173 x|) ulp; ex2.approx.ftz flushes subnormal results
+ElemFnError exp_error_expf_ops();     ///< fpcert's expf_ops (oracle/math/expf_ops.hpp): 1 ulp, every input
 ElemFnError log_error_cuda_logf();    ///< CUDA logf: 1 ulp
 
 }  // namespace fpcert

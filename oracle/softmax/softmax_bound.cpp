@@ -21,6 +21,8 @@ std::string_view to_string(SoftmaxShift s) {
   return "?";
 }
 
+std::string_view to_string(SoftmaxExpExact e) { return e == SoftmaxExpExact::ExpfOps ? "expf_ops" : "none"; }
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -36,6 +36,14 @@ enum class SoftmaxShift : std::uint8_t {
 };
 std::string_view to_string(SoftmaxShift s);  ///< "shifted", "unshifted", "online"
 
+/// An exp a kernel declares exactly, as a sequence of IEEE operations the host can evaluate bit for bit (the bitwise
+/// tier, oracle/softmax/softmax_emulate.hpp), or none (the exp is known by its error only).
+enum class SoftmaxExpExact : std::uint8_t {
+  None,     ///< opaque: only `exp`'s error is declared (libm, CUDA expf, __expf)
+  ExpfOps,  ///< oracle/math/expf_ops.hpp's expf_ops, evaluated in the compute format binary32
+};
+std::string_view to_string(SoftmaxExpExact e);  ///< "none", "expf_ops"
+
 /// The declared arithmetic of a softmax kernel (what the bound reads).
 struct SoftmaxArith {
   SoftmaxFn fn = SoftmaxFn::Softmax;
@@ -48,6 +56,7 @@ struct SoftmaxArith {
   ReduceOrder sum_order = ReduceOrder::sequential();  ///< the row sum's order (Online: within a block)
   bool reciprocal = false;         ///< softmax as e_j * fl(1 / S): two roundings instead of one
   const Format* out = &f32;        ///< the result rounded into it once (exact when it is the compute format)
+  SoftmaxExpExact exp_exact = SoftmaxExpExact::None;  ///< the exp declared exactly (then `exp` states its claimed error)
 };
 
 /// One error source of one element, to first order, in the result's units.

@@ -7,12 +7,13 @@
 
 #include "base/codes.hpp"
 #include "kernels/elementwise/eltwise_kernel.hpp"
+#include "oracle/math/expf_ops.hpp"
 
 namespace fpcert {
 
 namespace {
 
-enum class How : std::uint8_t { Libm, Wrong3, Mpfr, Naive };
+enum class How : std::uint8_t { Libm, Wrong3, Mpfr, Naive, ExpfOps };
 
 struct CpuSpec {
   std::string name, note;
@@ -76,7 +77,9 @@ class CpuEltwise final : public ElementwiseKernel {
       if (s_.how == How::Mpfr) {
         y = static_cast<std::uint32_t>(math::evaluate_mpfr(s_.t.fn, x, out, rn).code);
       } else {
-        const float v = s_.how == How::Naive ? ::logf(1.0f + ::expf(x)) : libm(s_.t.fn, x);
+        const float v = s_.how == How::Naive     ? ::logf(1.0f + ::expf(x))
+                        : s_.how == How::ExpfOps ? math::expf_ops(x)
+                                                 : libm(s_.t.fn, x);
         y = math::round_rn_code(static_cast<double>(v), oc);  // f32: the float itself; f16/bf16: rounded once more
         if (s_.how == How::Wrong3 && x >= 1.0f && x < 2.0f) y += 3;  // e^x in [e, e^2): 3 codes up stays finite
       }
@@ -177,6 +180,11 @@ void register_eltwise_cpu_kernels() {
   for (const Format* h : {&f16, &bf16})
     specs.push_back({"glibc_sqrtf_" + std::string(h->tag), "glibc's sqrtf on " + std::string(h->tag) + " inputs, rounded once more",
                      traits(math::Fn::Sqrt, *h, *h, {math::ClaimKind::CorrectlyRounded}, "sqrtf then one rounding: innocuous (24 >= 2p + 2)")});
+  // fpcert's own expf as binary32 operations (oracle/math/expf_ops.hpp): the exp a softmax kernel declares exactly for the
+  // bitwise tier; its claim, 1 ulp on every input, held here on the host (cuda_fpcert_expf_ops on the GPU, every input).
+  specs.push_back({"fpcert_expf_ops", "fpcert's expf_ops: Cody-Waite reduction, degree-7 Taylor by fmaf, two-step scaling",
+                   traits(math::Fn::Exp, f32, f32, ulps(math::kExpfOpsUlps), "oracle/math/expf_ops.hpp: 0.94 ulp measured, all 2^32 inputs"),
+                   How::ExpfOps});
   // Fixtures (mutants: not listed unless asked): one that breaks its claim on a known interval, one that keeps the
   // strictest claim.
   specs.push_back({"fixture_expf_3ulp", "glibc's expf plus 3 ulp on [1, 2) (claims 1 ulp: must be refused there)",

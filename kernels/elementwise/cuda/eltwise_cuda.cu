@@ -19,6 +19,7 @@
 #include "kernels/device/cuda_check.cuh"
 #include "kernels/elementwise/eltwise_kernel.hpp"
 #include "oracle/math/eltwise_ref.hpp"
+#include "oracle/math/expf_ops.hpp"
 
 namespace fpcert {
 namespace {
@@ -29,7 +30,7 @@ enum class Subj : std::uint8_t {
   Sqrtf, SqrtfRn, Rsqrtf, RsqrtfRn, Hsqrt, Hrsqrt, BHsqrt, BHrsqrt,
   Expm1f, Log1pf, Tanhf, TanhfFast, Htanh, BHtanh, Sinhf, Coshf, Cbrtf, Erff, Erfcf,
   SigmoidFast, SiluFast, Softplusf, GeluErff, GeluTanhf,
-  Sinf, Cosf, Tanf, Sinpif, Cospif, SinfFast, CosfFast
+  Sinf, Cosf, Tanf, Sinpif, Cospif, SinfFast, CosfFast, ExpfOps
 };
 template <Subj S>
 constexpr bool kHalfIn = S == Subj::Hexp || S == Subj::Hexp2 || S == Subj::Hexp10 || S == Subj::H2exp || S == Subj::Hlog ||
@@ -77,6 +78,7 @@ __device__ __forceinline__ std::uint32_t subject(std::uint32_t c) {
   else if constexpr (S == Subj::Cospif) return __float_as_uint(cospif(__uint_as_float(c)));
   else if constexpr (S == Subj::SinfFast) return __float_as_uint(__sinf(__uint_as_float(c)));
   else if constexpr (S == Subj::CosfFast) return __float_as_uint(__cosf(__uint_as_float(c)));
+  else if constexpr (S == Subj::ExpfOps) return __float_as_uint(math::expf_ops(__uint_as_float(c)));
   // The activations as kernels write them (docs/elementwise.md, "Activations": the derived bounds).
   else if constexpr (S == Subj::SigmoidFast) {
     const float x = __uint_as_float(c);
@@ -261,7 +263,7 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_RUN(Expm1f) FPCERT_ELT_RUN(Log1pf) FPCERT_ELT_RUN(Tanhf) FPCERT_ELT_RUN(TanhfFast) FPCERT_ELT_RUN(Htanh) FPCERT_ELT_RUN(BHtanh)
       FPCERT_ELT_RUN(Sinhf) FPCERT_ELT_RUN(Coshf) FPCERT_ELT_RUN(Cbrtf) FPCERT_ELT_RUN(Erff) FPCERT_ELT_RUN(Erfcf)
       FPCERT_ELT_RUN(SigmoidFast) FPCERT_ELT_RUN(SiluFast) FPCERT_ELT_RUN(Softplusf) FPCERT_ELT_RUN(GeluErff) FPCERT_ELT_RUN(GeluTanhf)
-      FPCERT_ELT_RUN(Sinf) FPCERT_ELT_RUN(Cosf) FPCERT_ELT_RUN(Tanf) FPCERT_ELT_RUN(Sinpif) FPCERT_ELT_RUN(Cospif) FPCERT_ELT_RUN(SinfFast) FPCERT_ELT_RUN(CosfFast)
+      FPCERT_ELT_RUN(Sinf) FPCERT_ELT_RUN(Cosf) FPCERT_ELT_RUN(Tanf) FPCERT_ELT_RUN(Sinpif) FPCERT_ELT_RUN(Cospif) FPCERT_ELT_RUN(SinfFast) FPCERT_ELT_RUN(CosfFast) FPCERT_ELT_RUN(ExpfOps)
 #undef FPCERT_ELT_RUN
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -317,7 +319,7 @@ class CudaEltwise final : public ElementwiseKernel {
       FPCERT_ELT_SWEEP(Cbrtf) FPCERT_ELT_SWEEP(Erff) FPCERT_ELT_SWEEP(Erfcf)
       FPCERT_ELT_SWEEP(SigmoidFast) FPCERT_ELT_SWEEP(SiluFast) FPCERT_ELT_SWEEP(Softplusf) FPCERT_ELT_SWEEP(GeluErff) FPCERT_ELT_SWEEP(GeluTanhf)
       FPCERT_ELT_SWEEP(Sinf) FPCERT_ELT_SWEEP(Cosf) FPCERT_ELT_SWEEP(Tanf) FPCERT_ELT_SWEEP(Sinpif) FPCERT_ELT_SWEEP(Cospif)
-      FPCERT_ELT_SWEEP(SinfFast) FPCERT_ELT_SWEEP(CosfFast)
+      FPCERT_ELT_SWEEP(SinfFast) FPCERT_ELT_SWEEP(CosfFast) FPCERT_ELT_SWEEP(ExpfOps)
 #undef FPCERT_ELT_SWEEP
     }
     FPCERT_CUDA_LAUNCH_CHECK(s_.name.c_str());
@@ -472,6 +474,10 @@ void register_eltwise_cuda_kernels() {
       {"cuda_cospif", "CUDA cospif", Subj::Cospif, traits(Fn::Cospi, f32, {ClaimKind::Ulp, 1}, guide)},
       {"cuda___sinf", "CUDA intrinsic __sinf (sin.approx.f32)", Subj::SinfFast, traits(Fn::Sin, f32, trig_fast, guide)},
       {"cuda___cosf", "CUDA intrinsic __cosf (cos.approx.f32)", Subj::CosfFast, traits(Fn::Cos, f32, trig_fast, guide)},
+      // fpcert's expf_ops on the GPU (the exp softmax_*_warp_ops_cuda declares exactly): the same bits as the host's
+      // fpcert_expf_ops, its 1 ulp claim checked on every input by the sweep.
+      {"cuda_fpcert_expf_ops", "fpcert's expf_ops (oracle/math/expf_ops.hpp) on the GPU", Subj::ExpfOps,
+       traits(Fn::Exp, f32, {ClaimKind::Ulp, math::kExpfOpsUlps}, "oracle/math/expf_ops.hpp: 0.94 ulp measured on the host, all inputs")},
   };
   for (const CudaSpec& s : specs)
     register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise>(s); }, Operation::Elementwise);

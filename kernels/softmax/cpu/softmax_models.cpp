@@ -3,6 +3,10 @@
 // block, Milakov and Gimelshein 2018), softmax and log-softmax, fp32 arithmetic through the FPU's float operations
 // (x86-64 SSE: round to nearest even, no flush; the runner pins the environment) with exp and log the fp32 rounding of
 // glibc's double functions. Each model carries the faults of SoftmaxBug in its own arithmetic (with_bug).
+// model_softmax_*_warp_ops is the CPU twin of softmax_*_warp_ops_cuda: exp by oracle/math/expf_ops.hpp, the row sum as a
+// warp does it (32 strided lane sums from +0, then the xor butterfly), written out here lane by lane so that the bitwise
+// tier's emulation (oracle/softmax/softmax_emulate.cpp, through oracle/reduce's order emulation) is held against an
+// independent evaluation of the same declaration.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -13,6 +17,7 @@
 #include "base/codes.hpp"
 #include "kernels/register.hpp"
 #include "kernels/softmax/softmax_kernel.hpp"
+#include "oracle/math/expf_ops.hpp"
 #include "oracle/round.hpp"
 
 namespace fpcert {
@@ -32,6 +37,7 @@ struct ModelSpec {
   const Format* out = &f32;
   MaskedRowPolicy masked = MaskedRowPolicy::Zero;
   std::string note;
+  bool warp_ops = false;  ///< expf_ops and the warp's row sum (declared exactly: the bitwise tier applies)
 };
 
 class SoftmaxModel final : public SoftmaxKernel {
@@ -42,10 +48,13 @@ class SoftmaxModel final : public SoftmaxKernel {
     a.shift = s_.shift;
     a.block = s_.block;
     a.compute = &f32;
-    a.exp = exp_error_libm_f32();
+    a.exp = s_.warp_ops ? exp_error_expf_ops() : exp_error_libm_f32();
+    a.exp_exact = s_.warp_ops ? SoftmaxExpExact::ExpfOps : SoftmaxExpExact::None;
     a.log = log_error_libm_f32();
     a.sum_acc = &f32;
-    a.sum_order = s_.shift == SoftmaxShift::Online ? ReduceOrder::blocked(s_.block) : ReduceOrder::sequential();
+    a.sum_order = s_.shift == SoftmaxShift::Online ? ReduceOrder::blocked(s_.block)
+                  : s_.warp_ops                    ? ReduceOrder::warp_tree(32)
+                                                   : ReduceOrder::sequential();
     a.out = s_.out;
     t_.x_input = s_.in;
     t_.masked_rows = s_.masked;
@@ -98,6 +107,21 @@ class SoftmaxModel final : public SoftmaxKernel {
     return static_cast<float>(to_double(f16, round_double(f16, static_cast<double>(s) + static_cast<double>(e), Rounder::nearest(f16)).code));
   }
 
+  float ex(float x) const { return s_.warp_ops ? math::expf_ops(x) : exp32(x); }
+
+  /// The warp's row sum of exp(z_j - shift): lane l from +0 over j = l, l + 32, ..., then lane l += lane l ^ off for
+  /// off = 16, 8, 4, 2, 1 (every lane ends with the same value; lane 0's is the sum).
+  float warp_sum(const std::vector<float>& z, float shift) const {
+    float lane[32] = {};
+    for (std::size_t j = 0; j < z.size(); ++j) lane[j % 32] = add(lane[j % 32], ex(z[j] - shift));
+    for (int off = 16; off >= 1; off /= 2) {
+      float next[32];
+      for (int l = 0; l < 32; ++l) next[l] = add(lane[l], lane[l ^ off]);
+      std::memcpy(lane, next, sizeof lane);
+    }
+    return lane[0];
+  }
+
   /// One row: y from z (-Inf entries masked).
   void row(const std::vector<float>& z, std::vector<float>& y) const {
     const std::size_t n = z.size();
@@ -120,13 +144,15 @@ class SoftmaxModel final : public SoftmaxKernel {
         for (std::size_t j = s0; j < std::min(n, s0 + b); ++j) bm = std::fmax(bm, z[j]);
         const float mn = std::fmax(run, bm);
         if (mn == kNegInf) continue;  // nothing unmasked yet
-        if (bug_ != SoftmaxBug::WrongRescale) s = s * exp32(run - mn);  // run = -Inf: exp(-Inf) = 0, s = 0 anyway
-        for (std::size_t j = s0; j < std::min(n, s0 + b); ++j) s = add(s, exp32(z[j] - mn));
+        if (bug_ != SoftmaxBug::WrongRescale) s = s * ex(run - mn);  // run = -Inf: exp(-Inf) = 0, s = 0 anyway
+        for (std::size_t j = s0; j < std::min(n, s0 + b); ++j) s = add(s, ex(z[j] - mn));
         run = mn;
       }
       shift = run;
+    } else if (s_.warp_ops) {
+      s = warp_sum(z, shift);
     } else {
-      for (std::size_t j = 0; j < n; ++j) s = add(s, exp32(z[j] - shift));
+      for (std::size_t j = 0; j < n; ++j) s = add(s, ex(z[j] - shift));
     }
     if (s_.shift == SoftmaxShift::Unshifted && m == std::numeric_limits<float>::infinity()) {
       // A +Inf logit: exp(+Inf) / (+Inf) would give NaN there and 0 elsewhere; the declared convention (the shifted
@@ -135,7 +161,7 @@ class SoftmaxModel final : public SoftmaxKernel {
       return;
     }
     if (soft) {
-      for (std::size_t j = 0; j < n; ++j) y[j] = exp32(z[j] - shift) / s;
+      for (std::size_t j = 0; j < n; ++j) y[j] = ex(z[j] - shift) / s;
     } else {
       const float ls = log32(s);
       for (std::size_t j = 0; j < n; ++j) y[j] = (z[j] - shift) - ls;
@@ -168,6 +194,10 @@ void register_softmax_models() {
        "(z - max) - log(sum exp(z - max))"},
       {"model_log_softmax_f16_online_b32", SoftmaxFn::LogSoftmax, SoftmaxShift::Online, 32, &f16, &f16, MaskedRowPolicy::Zero,
        "log-softmax of f16 logits, online normaliser in blocks of 32, f16 results"},
+      {"model_softmax_f32_warp_ops", SoftmaxFn::Softmax, SoftmaxShift::Shifted, 0, &f32, &f32, MaskedRowPolicy::Zero,
+       "softmax_f32_warp_ops_cuda on the CPU: expf_ops, the warp's row sum, a division (declared exactly: bitwise tier)", true},
+      {"model_softmax_bf16_warp_ops", SoftmaxFn::Softmax, SoftmaxShift::Shifted, 0, &bf16, &bf16, MaskedRowPolicy::Zero,
+       "bf16 logits and results, the f32 warp_ops arithmetic (bitwise tier)", true},
   };
   for (const ModelSpec& s : specs)
     register_kernel(s.name, Backend::Cpu, false, [s] { return std::make_unique<SoftmaxModel>(s, SoftmaxBug::None); }, Operation::Softmax);

@@ -4,9 +4,13 @@
 //    y_j = __expf(z_j - max) / sum (IEEE division, __fdiv_rn), log-softmax (z_j - max) - logf(sum);
 //  - *_online_cuda: online softmax with the accurate expf: lane l keeps a running max and sum over its elements, element
 //    by element (s = s expf(m_old - m_new) + expf(z - m_new)), the butterfly combines the (max, sum) pairs, then
-//    y_j = expf(z_j - max) / sum.
+//    y_j = expf(z_j - max) / sum;
+//  - *_warp_ops_cuda: the fused kernel with oracle/math/expf_ops.hpp's expf_ops for __expf: its whole arithmetic is
+//    declared (binary32 operations, the warp tree, IEEE division), so the bitwise tier checks it bit for bit
+//    (oracle/softmax/softmax_emulate.hpp; docs/softmax.md, "Bitwise tier").
 // z_j = RN(scale x_j) + mask_j in fp32 (scale 1: x_j + mask_j). Every fault of SoftmaxBug is a runtime switch of the
 // same kernels (with_bug), so a mutant is the kernel with its own arithmetic changed, not a model of it.
+#define FPCERT_HD __host__ __device__
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -18,6 +22,7 @@
 #include "kernels/device/cuda_check.cuh"
 #include "kernels/register.hpp"
 #include "kernels/softmax/softmax_kernel.hpp"
+#include "oracle/math/expf_ops.hpp"
 
 namespace fpcert {
 namespace {
@@ -26,6 +31,8 @@ constexpr unsigned kFull = 0xffffffffu;
 constexpr int kWarps = 4;  // warps (rows in flight) per block
 
 enum class Io : int { F32, F16, Bf16 };
+/// The exp a kernel uses: __expf (ex2.approx), CUDA's expf, or fpcert's expf_ops (declared exactly).
+enum class Exp : int { Fast, Accurate, Ops };
 
 __device__ float load_x(Io io, const void* p, std::int64_t i) {
   switch (io) {
@@ -55,6 +62,7 @@ struct Args {
   bool log;
   bool nan_rows;  ///< declared policy: NaN for fully masked rows
   SoftmaxBug bug;
+  Exp exp;        ///< the fused kernel's exp (the online one uses expf)
 };
 
 __device__ float arg(const Args& a, std::int64_t r, std::int64_t j) {
@@ -76,13 +84,14 @@ __device__ void masked_row(const Args& a, std::int64_t r, int lane) {
   for (std::int64_t j = lane; j < a.cols; j += 32) store_y(a.outio, a.out, r * a.ldo + j, nan ? NAN : (a.log ? -INFINITY : 0.0f));
 }
 
+__device__ float exp_of(Exp e, float d) { return e == Exp::Fast ? __expf(d) : e == Exp::Ops ? math::expf_ops(d) : expf(d); }
+
 /// Results of row r given its shift m and sum s (exp: the implementation the kernel declares).
-template <bool kFast>
-__device__ void write_row(const Args& a, std::int64_t r, int lane, float m, float s) {
+__device__ void write_row(const Args& a, Exp e, std::int64_t r, int lane, float m, float s) {
   const float ls = a.log ? logf(s) : 0.0f;
   for (std::int64_t j = lane; j < a.cols; j += 32) {
     const float d = __fsub_rn(arg(a, r, j), m);
-    float y = a.log ? __fsub_rn(d, ls) : __fdiv_rn(kFast ? __expf(d) : expf(d), s);
+    float y = a.log ? __fsub_rn(d, ls) : __fdiv_rn(exp_of(e, d), s);
     if (a.bug == SoftmaxBug::MaskAfterExp && masked_at(a, r, j)) y = a.log ? -INFINITY : 0.0f;
     if (a.bug == SoftmaxBug::Zeros) y = 0.0f;
     store_y(a.outio, a.out, r * a.ldo + j, y);
@@ -108,9 +117,9 @@ __global__ void warp_fused(Args a) {
     }
     if (a.bug == SoftmaxBug::NoMaxShift) m = 0.0f;
     float s = 0.0f;
-    for (std::int64_t j = lane; j < a.cols; j += 32) s = sum_add(a, s, __expf(__fsub_rn(arg(a, r, j), m)));
+    for (std::int64_t j = lane; j < a.cols; j += 32) s = sum_add(a, s, exp_of(a.exp, __fsub_rn(arg(a, r, j), m)));
     for (int off = 16; off >= 1; off /= 2) s = sum_add(a, s, __shfl_xor_sync(kFull, s, off));
-    write_row<true>(a, r, lane, m, s);
+    write_row(a, a.exp, r, lane, m, s);
   }
 }
 
@@ -158,7 +167,7 @@ __global__ void warp_online(Args a) {
     // lane whose first logit is NaN (m = -Inf, mn = -Inf) skips it above, so without this the row came out finite but
     // for the NaN's own column (the H200 run of 2026-12-04 refused both online kernels on `specials` for this).
     if (nan) s = NAN;
-    write_row<false>(a, r, lane, m, s);
+    write_row(a, Exp::Accurate, r, lane, m, s);
   }
 }
 
@@ -170,6 +179,7 @@ struct Spec {
   bool online;
   const Format* io;
   std::string note;
+  Exp exp = Exp::Fast;  ///< the fused kernel's exp
 };
 
 class CudaSoftmax final : public SoftmaxKernel {
@@ -180,7 +190,8 @@ class CudaSoftmax final : public SoftmaxKernel {
     a.shift = s_.online ? SoftmaxShift::Online : SoftmaxShift::Shifted;
     a.block = s_.online ? 1 : 0;  // a lane's running (max, sum) changes element by element
     a.compute = &f32;
-    a.exp = s_.online ? exp_error_cuda_expf() : exp_error_cuda_fast();
+    a.exp = s_.online ? exp_error_cuda_expf() : s_.exp == Exp::Ops ? exp_error_expf_ops() : exp_error_cuda_fast();
+    a.exp_exact = s_.exp == Exp::Ops ? SoftmaxExpExact::ExpfOps : SoftmaxExpExact::None;
     a.log = log_error_cuda_logf();
     a.sum_acc = &f32;
     a.sum_order = ReduceOrder::warp_tree(32);
@@ -202,7 +213,7 @@ class CudaSoftmax final : public SoftmaxKernel {
   void run(const SoftmaxOperands& o) override {
     if (o.rows == 0 || o.cols == 0) return;
     Args a{o.rows, o.cols, o.x, o.ldx, static_cast<const float*>(o.mask), o.ldm, o.scale, o.out, o.ldo,
-           io_of(*s_.io), io_of(*s_.io), s_.fn == SoftmaxFn::LogSoftmax, t_.masked_rows == MaskedRowPolicy::Nan, bug_};
+           io_of(*s_.io), io_of(*s_.io), s_.fn == SoftmaxFn::LogSoftmax, t_.masked_rows == MaskedRowPolicy::Nan, bug_, s_.exp};
     const auto stream = static_cast<cudaStream_t>(o.stream);
     const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>((o.rows + kWarps - 1) / kWarps, 1, 65535));
     if (s_.online) warp_online<<<blocks, 32 * kWarps, 0, stream>>>(a);
@@ -226,6 +237,9 @@ void register_softmax_cuda_kernels() {
       {"log_softmax_f32_warp_cuda", SoftmaxFn::LogSoftmax, false, &f32, "one warp per row, (z - max) - logf(sum __expf)"},
       {"softmax_f32_online_cuda", SoftmaxFn::Softmax, true, &f32, "one warp per row, online (max, sum) per lane with expf, butterfly combine"},
       {"softmax_f16_online_cuda", SoftmaxFn::Softmax, true, &f16, "f16 rows, online softmax with expf"},
+      {"softmax_f32_warp_ops_cuda", SoftmaxFn::Softmax, false, &f32, "one warp per row, fused shifted softmax with expf_ops (declared exactly)",
+       Exp::Ops},
+      {"softmax_bf16_warp_ops_cuda", SoftmaxFn::Softmax, false, &bf16, "bf16 rows, one warp per row, expf_ops (declared exactly)", Exp::Ops},
   };
   for (const Spec& s : specs)
     register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaSoftmax>(s, SoftmaxBug::None); }, Operation::Softmax);

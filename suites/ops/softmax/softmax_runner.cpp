@@ -14,6 +14,7 @@
 #include "base/fpenv.hpp"
 #include "generators/softmax.hpp"
 #include "oracle/softmax/softmax_bound.hpp"
+#include "oracle/softmax/softmax_emulate.hpp"
 #include "oracle/softmax/softmax_ref.hpp"
 #include "oracle/ulp.hpp"
 #include "suites/run/guarded_buffer.hpp"
@@ -30,6 +31,48 @@ std::uint64_t f32_code(float f) {
   std::uint32_t b;
   std::memcpy(&b, &f, 4);
   return b;
+}
+
+/// The bitwise tier (docs/softmax.md, "Bitwise tier"): where the kernel declares its whole arithmetic, every result
+/// against the emulation of that declaration (NaN against NaN by NaN-ness), as the case's strongest check.
+void add_bitwise_check(CaseResult& r, const SoftmaxKernel& k, const Problem& p, const std::vector<double>& xst,
+                       const std::vector<std::uint64_t>& codes, const RunOptions& opt) {
+  const SoftmaxTraits& t = k.softmax_traits();
+  if (opt.strongest != Tier::Bitwise || !softmax_emulable(t.arith)) return;
+  const Format& out = *t.arith.out;
+  const std::int64_t rows = softmax_rows(p), cols = softmax_cols(p);
+  const auto n = static_cast<std::size_t>(cols);
+  const bool masked = softmax_masked(p);
+  std::vector<float> x(n), mask(masked ? n : 0);
+  std::vector<std::uint64_t> want(n);
+  std::int64_t mismatches = 0, first = -1;
+  std::string detail;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const std::size_t at = static_cast<std::size_t>(i) * n;
+    for (std::size_t j = 0; j < n; ++j) {
+      x[j] = static_cast<float>(xst[at + j]);  // a value of the input format (at most binary32): exact
+      if (masked) mask[j] = static_cast<float>(softmax_mask(p, i, static_cast<std::int64_t>(j)));
+    }
+    emulate_softmax_row(t.arith, t.masked_rows, x.data(), masked ? mask.data() : nullptr, static_cast<float>(softmax_scale(p)), n,
+                        want.data());
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::uint64_t got = codes[at + j];
+      if (got == want[j] || (std::isnan(to_double(out, got)) && std::isnan(to_double(out, want[j])))) continue;
+      if (first < 0) {
+        first = static_cast<std::int64_t>(at + j);
+        detail = fmt::format("row {}, column {}: got {} ({:.9g}), the declared arithmetic gives {} ({:.9g})", i, j, hex_code(out, got),
+                             to_double(out, got), hex_code(out, want[j]), to_double(out, want[j]));
+      }
+      ++mismatches;
+    }
+  }
+  r.tier = Tier::Bitwise;
+  r.checks.push_back({CheckKind::Bitwise, mismatches == 0,
+                      mismatches ? fmt::format("{} of {} result(s) differ from the emulation of the declared arithmetic; first: {}",
+                                               mismatches, rows * cols, detail)
+                                 : fmt::format("all {} result(s) equal to the emulation of the declared arithmetic ({}, {}) bit for bit",
+                                               rows * cols, to_string(t.arith.exp_exact), describe(t.arith.sum_order)),
+                      first, static_cast<double>(mismatches), 0});
 }
 
 }  // namespace
@@ -227,6 +270,7 @@ CaseResult run_softmax_case(SoftmaxKernel& kernel, const SoftmaxCaseSetup& s, De
 
   g.record_checks(r, runs, out, cols,
                   fmt::format("special values (NaN rows, masked entries, fully masked rows: {}) as declared", to_string(t.masked_rows)));
+  add_bitwise_check(r, kernel, p, xst, codes, opt);
   decide(r);
   return finish();
 }
