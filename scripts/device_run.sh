@@ -468,10 +468,15 @@ section_fp64() {
 # softmax kernel certified on the softmax suite with its mutation score.
 section_softmax() {
   run timeout 300 "$BIN/test_suites_gpu" --source-file='*softmax_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/softmax_gpu.log" | grep -vE "^\s*$" | tail -60
-  for k in softmax_f32_warp_cuda softmax_f16_warp_cuda softmax_bf16_warp_cuda log_softmax_f32_warp_cuda softmax_f32_online_cuda softmax_f16_online_cuda; do
+  local ks
+  ks=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(" ".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") == "softmax" and k["backend"] == "cuda"))')
+  for k in $ks; do
     run timeout 120 "$BIN/fpcert" certify --kernel "$k" --suite softmax --json "$OUT/softmax_$k.json" > "$OUT/softmax_$k.txt" 2>&1; echo "rc=$?"
     grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung" "$OUT/softmax_$k.txt" | head -10
+    grep -cE " bitwise$" "$OUT/softmax_$k.txt" | sed "s/^/$k: cases decided at the bitwise tier: /"
   done
+  # expf_ops (the exp the warp_ops kernels declare exactly) over every binary32 input on the host's cores.
+  run "$BIN/bench_expf_ops" 2>&1 | tee "$OUT/bench_expf_ops.log"
 }
 # LayerNorm / RMSNorm (issue 40): the GPU test (CUDA built-ins against the host reference, their mutants killed), then
 # every CUDA norm kernel certified on the norm suite with its mutation score.
