@@ -199,8 +199,8 @@ std::string certify_softmax(py::object adapter, bool log_softmax, const std::str
   return certify_registered(name, Operation::Softmax, make, suite, "certify_softmax", command);
 }
 
-std::string certify_norm(py::object adapter, const std::string& kind, const std::string& variance, const std::string& x,
-                         const std::string& out, const std::string& compute, const std::string& acc, const std::string& rsqrt,
+std::string certify_norm(py::object adapter, const std::string& kind, const std::string& variance, const std::string& parts,
+                         const std::string& x, const std::string& out, const std::string& compute, const std::string& acc, const std::string& rsqrt,
                          const std::string& name, const std::string& description, const std::string& suite_name, const std::string& command) {
   const SuiteInfo& suite = suite_of(suite_name, Operation::Norm, "norm, norm_quick");
   NormTraits t;
@@ -210,7 +210,21 @@ std::string certify_norm(py::object adapter, const std::string& kind, const std:
   else throw InputError("unknown kind '" + kind + "' (layernorm, rmsnorm)");
   if (variance == "two_pass") a.variance = NormVariance::TwoPass;
   else if (variance == "one_pass") a.variance = NormVariance::OnePass;
-  else throw InputError("unknown variance '" + variance + "' (two_pass: mean first, or Welford; one_pass: E[x^2] - E[x]^2)");
+  else if (variance == "welford") a.variance = NormVariance::Welford;
+  else if (variance == "welford_combined") a.variance = NormVariance::WelfordCombined;
+  else
+    throw InputError("unknown variance '" + variance +
+                     "' (two_pass: mean first; welford: one sequential Welford pass; welford_combined: Welford per part, the parts "
+                     "combined pairwise, with parts=; one_pass: E[x^2] - E[x]^2)");
+  if (a.variance == NormVariance::WelfordCombined) {
+    try {
+      a.welford = parse_welford_shapes(parts);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string("parts: ") + e.what());
+    }
+  } else if (!parts.empty()) {
+    throw InputError("parts= is a declaration of variance='welford_combined' only");
+  }
   a.compute = &format_of(compute);
   a.acc = &format_of(acc);
   if (rsqrt == "rsqrtf") {
@@ -247,7 +261,7 @@ void add_rows_entries(py::module_& m) {
         py::arg("masked_rows"), py::arg("accepts_mask"), py::arg("accepts_scale"), py::arg("name"), py::arg("description"),
         py::arg("suite"), py::arg("command"),
         "Certify a Python softmax callable on a softmax suite; the run's results as JSON (fpcert.certify_softmax wraps it)");
-  m.def("certify_norm", &certify_norm, py::arg("adapter"), py::arg("kind"), py::arg("variance"), py::arg("x"), py::arg("out"),
+  m.def("certify_norm", &certify_norm, py::arg("adapter"), py::arg("kind"), py::arg("variance"), py::arg("parts"), py::arg("x"), py::arg("out"),
         py::arg("compute"), py::arg("acc"), py::arg("rsqrt"), py::arg("name"), py::arg("description"), py::arg("suite"),
         py::arg("command"), "Certify a Python LayerNorm/RMSNorm callable on a norm suite; the run's results as JSON (fpcert.certify_norm wraps it)");
 }

@@ -482,7 +482,7 @@ section_softmax() {
 # every CUDA norm kernel certified on the norm suite with its mutation score.
 section_norm() {
   run timeout 300 "$BIN/test_suites_gpu" --source-file='*norm_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/norm_gpu.log" | grep -vE "^\s*$" | tail -60
-  for k in layernorm_f32_warp_cuda layernorm_f16_warp_cuda layernorm_bf16_warp_cuda rmsnorm_f32_warp_cuda rmsnorm_f16_warp_cuda rmsnorm_bf16_warp_cuda; do
+  for k in layernorm_f32_warp_cuda layernorm_f16_warp_cuda layernorm_bf16_warp_cuda layernorm_f32_welford_cuda layernorm_f16_welford_cuda layernorm_bf16_welford_cuda rmsnorm_f32_warp_cuda rmsnorm_f16_warp_cuda rmsnorm_bf16_warp_cuda; do
     run timeout 120 "$BIN/fpcert" certify --kernel "$k" --suite norm --json "$OUT/norm_$k.json" > "$OUT/norm_$k.txt" 2>&1; echo "rc=$?"
     grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung" "$OUT/norm_$k.txt" | head -10
   done

@@ -28,8 +28,9 @@ std::unique_ptr<NormKernel> make_norm_kernel(const std::string& name) {
 
 std::string describe_norm_traits(const NormTraits& t) {
   const NormArith& a = t.arith;
-  return fmt::format("{} {}, in {}, compute {}, sums {} (any order), rsqrt {} ulp, out {}", to_string(a.kind),
-                     a.kind == NormKind::RmsNorm ? std::string_view("mean of squares") : to_string(a.variance), t.x_input->tag,
+  std::string variance = a.kind == NormKind::RmsNorm ? "mean of squares" : std::string(to_string(a.variance));
+  if (a.kind == NormKind::LayerNorm && a.variance == NormVariance::WelfordCombined) variance += " over parts " + to_string(a.welford);
+  return fmt::format("{} {}, in {}, compute {}, sums {} (any order), rsqrt {} ulp, out {}", to_string(a.kind), variance, t.x_input->tag,
                      a.compute->tag, a.acc->tag, a.rsqrt_ulps, a.out->tag);
 }
 

@@ -87,7 +87,7 @@ def certify_softmax(fn, *, log: bool = False, x: str = "f32", out: str | None = 
     return _finish(run, json, junit, html)
 
 
-def certify_norm(fn, kind: str = "layernorm", *, variance: str = "two_pass", x: str = "f32", out: str | None = None,
+def certify_norm(fn, kind: str = "layernorm", *, variance: str = "two_pass", parts=None, x: str = "f32", out: str | None = None,
                  compute: str = "f32", acc: str = "f32", rsqrt: str = "rsqrtf", device=None, suite: str = "norm_quick",
                  name: str | None = None, json=None, junit=None, html=None):
     """Certify a LayerNorm (``kind="layernorm"``) or RMSNorm (``kind="rmsnorm"``) over the last axis of a rows x cols
@@ -98,7 +98,11 @@ def certify_norm(fn, kind: str = "layernorm", *, variance: str = "two_pass", x: 
     rows x cols results in format ``out`` (default ``x``). E.g. torch:
     ``lambda x, w, b, eps: torch.nn.functional.layer_norm(x, x.shape[-1:], w, b, eps)``.
 
-    The declaration: ``variance`` (two_pass: mean first, or Welford; one_pass: E[x^2] - E[x]^2), ``compute`` format,
+    The declaration: ``variance`` (two_pass: mean first; welford: one sequential Welford pass; welford_combined: Welford
+    per part, the parts' (count, mean, M2) combined pairwise as Chan, Golub and LeVeque, over ``parts``: P parts (entries
+    j = t, t + P, ... for part t) or "PxV" (part t takes the V-entry vectors t, t + P, ...), an int, a string or a list
+    of them when the kernel uses one of several splits, e.g. ``parts=[512, "128x4"]`` for PyTorch's CUDA layer_norm;
+    one_pass: E[x^2] - E[x]^2), ``compute`` format,
     the row sums' accumulator ``acc`` (any order), ``rsqrt`` (rsqrtf: CUDA's 2 ulp; cr; sqrt_div: 1/sqrt both
     correctly rounded; ulps:N)."""
     out = out or x
@@ -108,7 +112,12 @@ def certify_norm(fn, kind: str = "layernorm", *, variance: str = "two_pass", x: 
         return fn(xa, None if g is None else g.reshape(-1), None if b is None else b.reshape(-1), eps)
 
     kname = _kname(fn, name)
-    run = _fpcert.certify_norm(_row_adapter(call, x, out, device), kind, variance, x, out, compute, acc, rsqrt, kname,
+    if parts is None:
+        parts = 32 if variance == "welford_combined" else ""
+    if not isinstance(parts, (list, tuple)):
+        parts = [parts]
+    parts = ",".join(str(p) for p in parts)
+    run = _fpcert.certify_norm(_row_adapter(call, x, out, device), kind, variance, parts, x, out, compute, acc, rsqrt, kname,
                                f"Python {kind} {kname}", suite,
                                "python: fpcert.certify_norm(" + kname + ", suite=" + repr(suite) + ")")
     return _finish(run, json, junit, html)

@@ -110,6 +110,75 @@ def test_layernorm_and_rmsnorm_float64_pass_and_one_pass_variance_fails():
     assert not fpcert.certify_norm(eps_outside, "layernorm", x="f32", rsqrt="cr", name="eps_outside", suite="norm").passed
 
 
+def welford_parts(parts, vec, torch_form):
+    """A LayerNorm whose statistics are Welford in float32 over `parts` parts (part t: the `vec`-entry vectors t, t + parts,
+    ..., each entry in order), the parts combined pairwise by a tree of depth log2(parts). torch_form=False: Chan, Golub
+    and LeVeque's formulas (a division by the count; an empty side returned as is), as a CUDA warp butterfly runs them;
+    True: PyTorch's vectorized layer_norm (cuWelfordOnlineSum: mean + delta * (1/count); cuWelfordCombine:
+    (n_a fl(1/n)) m_a + (n_b fl(1/n)) m_b, M2_a + M2_b + delta^2 n_a (n_b fl(1/n)), no special case for an empty side)."""
+    one = np.float32(1)
+
+    def fn(x, w, b, eps):
+        z = x.astype(np.float32)
+        rows, n = z.shape
+        cnt, m, q = (np.zeros((rows, parts), np.float32) for _ in range(3))
+        for s0 in range(0, n, parts * vec):  # step s0: part t takes entries s0 + t vec + i, i < vec
+            for i in range(vec):
+                cols = np.arange(s0 + i, min(s0 + parts * vec, n), vec)
+                if cols.size == 0:
+                    continue
+                v, k = z[:, cols], cols.size
+                cnt[:, :k] += one
+                d1 = v - m[:, :k]
+                m[:, :k] = m[:, :k] + (d1 * (one / cnt[:, :k]) if torch_form else d1 / cnt[:, :k])
+                q[:, :k] = q[:, :k] + d1 * (v - m[:, :k])
+        o = parts // 2
+        while o >= 1:
+            na, nb, ma, mb, qa, qb = cnt[:, :o], cnt[:, o:2 * o], m[:, :o], m[:, o:2 * o], q[:, :o], q[:, o:2 * o]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                nn = na + nb
+                d = mb - ma
+                if torch_form:
+                    coef = one / nn
+                    wa, wb = na * coef, nb * coef
+                    mc, qc = wa * ma + wb * mb, (qa + qb) + (d * d) * na * wb
+                    m[:, :o] = np.where(nn > 0, mc, 0)
+                    q[:, :o] = np.where(nn > 0, qc, 0)
+                else:
+                    wb = nb / nn
+                    mc, qc = ma + d * wb, (qa + qb) + (d * d) * (na * wb)
+                    m[:, :o] = np.where(nb == 0, ma, np.where(na == 0, mb, mc))
+                    q[:, :o] = np.where(nb == 0, qa, np.where(na == 0, qb, qc))
+            cnt[:, :o] = nn
+            o //= 2
+        mu, var = m[:, :1], q[:, :1] / np.float32(n)
+        y = (z - mu) * (one / np.sqrt(var + np.float32(eps)))  # 1/sqrt: sqrt_div, 2u/(1 - u)
+        if w is not None:
+            y = y * w
+        if b is not None:
+            y = y + b
+        return y.astype(np.float32)
+    return fn
+
+
+def test_welford_combined_declaration():
+    # Declared as they run (f32, 1/sqrt both correctly rounded): every case of the norm suite passes, for Chan's form over
+    # 64 strided parts and PyTorch's vectorized form over 128 parts of 4-entry vectors.
+    for parts, vec, torch_form, declared in ((64, 1, False, 64), (128, 4, True, "128x4")):
+        name = f"welford_parts{parts}x{vec}"
+        ok = fpcert.certify_norm(welford_parts(parts, vec, torch_form), "layernorm", variance="welford_combined", parts=declared,
+                                 x="f32", rsqrt="sqrt_div", name=name, suite="norm")
+        assert ok.passed, repr(ok)
+        assert all(c["status"] == "pass" for c in ok.cases if c["case"] != "evidence"), repr(ok)
+        assert f"welford_combined over parts {declared}" in ok.cases[0]["kernel_traits"]
+    with pytest.raises(fpcert.InputError):
+        fpcert.certify_norm(layernorm64, variance="welford_combined", parts="64x")
+    with pytest.raises(fpcert.InputError):
+        fpcert.certify_norm(layernorm64, variance="welford_combined", parts=0)
+    with pytest.raises(fpcert.InputError):
+        fpcert.certify_norm(layernorm64, variance="two_pass", parts=32)  # parts belong to welford_combined
+
+
 def test_bad_declarations_are_input_errors():
     with pytest.raises(fpcert.InputError):
         fpcert.certify_softmax(softmax64, shift="sideways")

@@ -1,8 +1,8 @@
 // kernels/norm/cpu/norm_models.cpp — CPU models of LayerNorm and RMSNorm kernels (docs/normalization.md, "Kernels"):
-// two-pass, Welford and the naive one-pass variance (declared weaker), fp32 arithmetic through the FPU's float
-// operations (x86-64 SSE: nearest even, no flush; the runner pins the environment), the rsqrt as the fp32 rounding of
-// 1 / sqrt in double (within 0.5 ulp + 2^-28 ulp: declared 1 ulp). Each model carries the faults of NormBug in its
-// own arithmetic (with_bug).
+// two-pass, Welford, Welford over 32 parts combined pairwise (a CUDA warp's lanes) and the naive one-pass variance
+// (declared weaker), fp32 arithmetic through the FPU's float operations (x86-64 SSE: nearest even, no flush; the runner
+// pins the environment), the rsqrt as the fp32 rounding of 1 / sqrt in double (within 0.5 ulp + 2^-28 ulp: declared
+// 1 ulp). Each model carries the faults of NormBug in its own arithmetic (with_bug).
 #include <cmath>
 #include <memory>
 #include <string>
@@ -102,6 +102,10 @@ class NormModel final : public NormKernel {
       float q = 0;
       for (float v : x) q = add(q, (v - mean) * (v - mean));
       var = q / div;
+    } else if (alg == NormVariance::WelfordCombined) {
+      float m2 = 0;
+      welford_parts(x, mean, m2);
+      var = m2 / div;
     } else if (alg == NormVariance::Welford) {
       float m = 0, m2 = 0;
       for (std::size_t k = 0; k < n; ++k) {
@@ -119,6 +123,34 @@ class NormModel final : public NormKernel {
     }
   }
 
+  /// Welford's (count, mean, M2) of one part, and Chan, Golub and LeVeque's combination of two parts (docs/normalization.md,
+  /// "Welford per part, combined"); the CUDA kernels (kernels/norm/cuda/norm_cuda.cu) run the same operations.
+  struct Part {
+    float n = 0, m = 0, q = 0;
+  };
+  void welford_step(Part& p, float x) const {
+    p.n += 1;
+    const float d1 = x - p.m;
+    p.m = add(p.m, d1 / p.n);
+    p.q = add(p.q, d1 * (x - p.m));
+  }
+  Part combine(const Part& a, const Part& b) const {
+    if (b.n == 0) return a;
+    if (a.n == 0) return b;
+    const float n = a.n + b.n, d = b.m - a.m, w = b.n / n;
+    return {n, add(a.m, d * w), add(add(a.q, b.q), (d * d) * (a.n * w))};
+  }
+  /// Part l holds x_j for j = l, l + P, ... (P = the declared parts); lane 0 of a butterfly over the parts: at offset o
+  /// (P/2, ..., 1) part l < o takes combine(part l, part l + o).
+  void welford_parts(const std::vector<float>& x, float& mean, float& m2) const {
+    std::vector<Part> p(static_cast<std::size_t>(t_.arith.welford.front().parts));
+    for (std::size_t j = 0; j < x.size(); ++j) welford_step(p[j % p.size()], x[j]);
+    for (std::size_t o = p.size() / 2; o > 0; o /= 2)
+      for (std::size_t l = 0; l < o; ++l) p[l] = combine(p[l], p[l + o]);
+    mean = p[0].m;
+    m2 = p[0].q;
+  }
+
   ModelSpec s_;
   NormBug bug_;
   NormTraits t_;
@@ -133,6 +165,12 @@ void register_norm_models() {
       {"model_layernorm_f16_twopass", NormKind::LayerNorm, NormVariance::TwoPass, &f16, "f16 storage, f32 arithmetic (torch layer_norm on half)"},
       {"model_layernorm_bf16_twopass", NormKind::LayerNorm, NormVariance::TwoPass, &bf16, "bf16 storage, f32 arithmetic"},
       {"model_layernorm_f32_welford", NormKind::LayerNorm, NormVariance::Welford, &f32, "Welford's running mean and M2 (one pass)"},
+      {"model_layernorm_f32_welford_w32", NormKind::LayerNorm, NormVariance::WelfordCombined, &f32,
+       "Welford per part over 32 strided parts (j = l, l + 32, ...), combined by a butterfly (Chan, Golub and LeVeque)"},
+      {"model_layernorm_f16_welford_w32", NormKind::LayerNorm, NormVariance::WelfordCombined, &f16,
+       "f16 storage, f32 arithmetic, Welford over 32 parts combined by a butterfly (layernorm_f16_welford_cuda's order)"},
+      {"model_layernorm_bf16_welford_w32", NormKind::LayerNorm, NormVariance::WelfordCombined, &bf16,
+       "bf16 storage, f32 arithmetic, Welford over 32 parts combined by a butterfly (layernorm_bf16_welford_cuda's order)"},
       {"model_layernorm_f32_onepass", NormKind::LayerNorm, NormVariance::OnePass, &f32,
        "E[x^2] - E[x]^2 in one pass (declared weaker: its bound grows with mean^2 / var)"},
       {"model_rmsnorm_f32", NormKind::RmsNorm, NormVariance::TwoPass, &f32, "x / sqrt(mean(x^2) + eps)"},

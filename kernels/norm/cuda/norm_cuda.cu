@@ -4,6 +4,8 @@
 //    a __shfl_xor_sync butterfly adds the lanes (an order the bound covers: any order), mean = sum / n; the same for
 //    (x_j - mean)^2, var = sum / n; r = rsqrtf(var + eps) (2 ulp: CUDA C Programming Guide, Mathematical Functions);
 //    y_j = ((x_j - mean) r) g_j + b_j;
+//  - layernorm_*_welford_cuda: one pass: lane l runs Welford over x_j, j = l, l + 32, ..., a __shfl_xor_sync butterfly
+//    combines the lanes' (count, mean, M2) pairwise (Chan, Golub and LeVeque), var = M2 / n; the rest as above;
 //  - rmsnorm_*_warp_cuda: the mean of squares the same way, mean 0.
 // Every fault of NormBug is a runtime switch of the same kernels (with_bug), so a mutant is the kernel with its own
 // arithmetic changed, not a model of it.
@@ -53,6 +55,7 @@ struct Args {
   std::int64_t ldo;
   Io io;
   bool rms;
+  bool welford;  // Welford per lane, lanes combined pairwise (layernorm_*_welford_cuda)
   NormBug bug;
 };
 
@@ -63,6 +66,33 @@ __device__ float add(const Args& a, float s, float e) {
 __device__ float warp_sum(const Args& a, float s) {
   for (int o = 16; o > 0; o /= 2) s = add(a, s, __shfl_xor_sync(kFull, s, o));
   return s;
+}
+
+// Welford's (count, mean, M2) of one lane's entries and Chan, Golub and LeVeque's combination of two lanes' (the CPU
+// model model_layernorm_f32_welford_w32 runs the same operations: kernels/norm/cpu/norm_models.cpp). The count is exact.
+struct Part {
+  float n, m, q;
+};
+__device__ void welford_step(const Args& a, Part& p, float x) {
+  p.n = __fadd_rn(p.n, 1.0f);
+  const float d1 = __fsub_rn(x, p.m);
+  p.m = add(a, p.m, __fdiv_rn(d1, p.n));
+  p.q = add(a, p.q, __fmul_rn(d1, __fsub_rn(x, p.m)));
+}
+__device__ Part combine(const Args& a, const Part& x, const Part& y) {
+  if (y.n == 0.0f) return x;
+  if (x.n == 0.0f) return y;
+  const float n = __fadd_rn(x.n, y.n), d = __fsub_rn(y.m, x.m), w = __fdiv_rn(y.n, n);
+  return {n, add(a, x.m, __fmul_rn(d, w)), add(a, add(a, x.q, y.q), __fmul_rn(__fmul_rn(d, d), __fmul_rn(x.n, w)))};
+}
+// The butterfly: at offset o both lanes of a pair combine (lower lane, upper lane), in that order, so every lane ends with
+// the same bits (those of lane 0 of a tree reduction: the CPU model's order).
+__device__ Part warp_welford(const Args& a, Part p, int lane) {
+  for (int o = 16; o > 0; o /= 2) {
+    const Part q{__shfl_xor_sync(kFull, p.n, o), __shfl_xor_sync(kFull, p.m, o), __shfl_xor_sync(kFull, p.q, o)};
+    p = (lane & o) ? combine(a, q, p) : combine(a, p, q);
+  }
+  return p;
 }
 
 __global__ void warp_norm(Args a) {
@@ -91,6 +121,12 @@ __global__ void warp_norm(Args a) {
       }
       mean = __fdiv_rn(warp_sum(a, s), nf);
       var = __fsub_rn(__fdiv_rn(warp_sum(a, q), nf), __fmul_rn(mean, mean));
+    } else if (a.welford) {
+      Part p{0.0f, 0.0f, 0.0f};
+      for (std::int64_t j = lane; j < a.cols; j += 32) welford_step(a, p, load_x(a.io, a.x, at + j));
+      p = warp_welford(a, p, lane);
+      mean = p.m;
+      var = __fdiv_rn(p.q, div);
     } else {
       float s = 0;
       for (std::int64_t j = lane; j < a.cols; j += 32) s = add(a, s, load_x(a.io, a.x, at + j));
@@ -121,6 +157,7 @@ Io io_of(const Format& f) { return f == f16 ? Io::F16 : f == bf16 ? Io::Bf16 : I
 struct Spec {
   std::string name;
   NormKind kind;
+  NormVariance variance;
   const Format* io;
   std::string note;
 };
@@ -130,7 +167,8 @@ class CudaNorm final : public NormKernel {
   CudaNorm(Spec s, NormBug bug) : s_(std::move(s)), bug_(bug) {
     NormArith& a = t_.arith;
     a.kind = s_.kind;
-    a.variance = NormVariance::TwoPass;
+    a.variance = s_.variance;
+    a.welford = {WelfordShape{32, 1}};  // WelfordCombined: a warp's lanes, entries j = l, l + 32, ...
     a.compute = &f32;
     a.acc = &f32;
     a.rsqrt_ulps = 2;
@@ -149,7 +187,8 @@ class CudaNorm final : public NormKernel {
   std::unique_ptr<NormKernel> with_bug(NormBug bug) const override { return std::make_unique<CudaNorm>(s_, bug); }
   void run(const NormOperands& o) override {
     if (o.rows == 0 || o.cols == 0) return;
-    Args a{o.rows, o.cols, o.x, o.ldx, o.gamma, o.beta, o.eps, o.out, o.ldo, io_of(*s_.io), s_.kind == NormKind::RmsNorm, bug_};
+    Args a{o.rows, o.cols, o.x, o.ldx, o.gamma, o.beta, o.eps, o.out, o.ldo, io_of(*s_.io), s_.kind == NormKind::RmsNorm,
+           s_.variance == NormVariance::WelfordCombined, bug_};
     const auto stream = static_cast<cudaStream_t>(o.stream);
     const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>((o.rows + kWarps - 1) / kWarps, 1, 65535));
     warp_norm<<<blocks, 32 * kWarps, 0, stream>>>(a);
@@ -167,12 +206,18 @@ class CudaNorm final : public NormKernel {
 
 void register_norm_cuda_kernels() {
   const Spec specs[] = {
-      {"layernorm_f32_warp_cuda", NormKind::LayerNorm, &f32, "one warp per row, two-pass LayerNorm, rsqrtf"},
-      {"layernorm_f16_warp_cuda", NormKind::LayerNorm, &f16, "f16 rows, one warp per row, two-pass, f32 arithmetic"},
-      {"layernorm_bf16_warp_cuda", NormKind::LayerNorm, &bf16, "bf16 rows, one warp per row, two-pass, f32 arithmetic"},
-      {"rmsnorm_f32_warp_cuda", NormKind::RmsNorm, &f32, "one warp per row, RMSNorm, rsqrtf"},
-      {"rmsnorm_f16_warp_cuda", NormKind::RmsNorm, &f16, "f16 rows, one warp per row, RMSNorm, f32 arithmetic"},
-      {"rmsnorm_bf16_warp_cuda", NormKind::RmsNorm, &bf16, "bf16 rows, one warp per row, RMSNorm, f32 arithmetic"},
+      {"layernorm_f32_warp_cuda", NormKind::LayerNorm, NormVariance::TwoPass, &f32, "one warp per row, two-pass LayerNorm, rsqrtf"},
+      {"layernorm_f16_warp_cuda", NormKind::LayerNorm, NormVariance::TwoPass, &f16, "f16 rows, one warp per row, two-pass, f32 arithmetic"},
+      {"layernorm_bf16_warp_cuda", NormKind::LayerNorm, NormVariance::TwoPass, &bf16, "bf16 rows, one warp per row, two-pass, f32 arithmetic"},
+      {"layernorm_f32_welford_cuda", NormKind::LayerNorm, NormVariance::WelfordCombined, &f32,
+       "one warp per row, Welford per lane, lanes combined by a butterfly (Chan, Golub and LeVeque), rsqrtf"},
+      {"layernorm_f16_welford_cuda", NormKind::LayerNorm, NormVariance::WelfordCombined, &f16,
+       "f16 rows, one warp per row, Welford per lane combined by a butterfly, f32 arithmetic"},
+      {"layernorm_bf16_welford_cuda", NormKind::LayerNorm, NormVariance::WelfordCombined, &bf16,
+       "bf16 rows, one warp per row, Welford per lane combined by a butterfly, f32 arithmetic"},
+      {"rmsnorm_f32_warp_cuda", NormKind::RmsNorm, NormVariance::TwoPass, &f32, "one warp per row, RMSNorm, rsqrtf"},
+      {"rmsnorm_f16_warp_cuda", NormKind::RmsNorm, NormVariance::TwoPass, &f16, "f16 rows, one warp per row, RMSNorm, f32 arithmetic"},
+      {"rmsnorm_bf16_warp_cuda", NormKind::RmsNorm, NormVariance::TwoPass, &bf16, "bf16 rows, one warp per row, RMSNorm, f32 arithmetic"},
   };
   for (const Spec& s : specs)
     register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaNorm>(s, NormBug::None); }, Operation::Norm);
