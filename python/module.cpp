@@ -104,7 +104,13 @@ class PyKernel final : public GemmKernel {
     try {
       py::array a = container_array(ops.a, ops.m, ops.k, ops.lda, *traits_.a_input);
       py::array b = container_array(ops.b, ops.k, ops.n, ops.ldb, *traits_.b_input);
-      const py::object c = (*adapter_)(a, b);
+      // D = alpha A B + beta C (traits alpha_beta): C goes to the callable only where beta != 0 (BLAS: beta = 0 never
+      // reads C; the runner's C holds NaN there), as codes of the output format.
+      const bool ab = traits_.alpha_beta;
+      if (ab && ops.beta != 0 && ops.c_layout != Layout::RowMajor) throw NotSupportedError("python kernels take a row-major C");
+      const py::object c_in =
+          ab && ops.beta != 0 ? py::object(container_array(ops.c_in, ops.m, ops.n, ops.ldc, *traits_.out)) : py::object(py::none());
+      const py::object c = ab ? (*adapter_)(a, b, c_in, ops.alpha, ops.beta) : (*adapter_)(a, b);
       // The result through the buffer protocol (PEP 3118), not py::array's itemsize: pybind11 2.10 (Debian 12's)
       // reads NumPy 1's descriptor layout, and under NumPy 2 itemsize() is garbage (seen on the H200's NumPy
       // 2.5: every case "not an array of ..."). The buffer's shape, strides and item size are NumPy's own.
@@ -202,6 +208,7 @@ PYBIND11_MODULE(_fpcert, m) {
       .def_property_readonly("out", [](const KernelTraits& t) { return std::string(t.out->tag); })
       .def_property_readonly("order", [](const KernelTraits& t) { return t.order; })
       .def_property_readonly("determinism", [](const KernelTraits& t) { return std::string(to_string(t.determinism)); })
+      .def_property_readonly("alpha_beta", [](const KernelTraits& t) { return t.alpha_beta; })
       .def("describe", [](const KernelTraits& t) { return describe_traits(t); })
       .def("__repr__", [](const KernelTraits& t) { return "<fpcert.Traits " + describe_traits(t) + ">"; });
   m.def("traits", &traits_by_name_or_spec, py::arg("name_or_spec"),

@@ -341,11 +341,17 @@ def _to_device(a, tag, device):
 
 def _gemm_adapter(fn, t, device):
     """fn(A, B) -> C as the native part calls it: container codes in, container codes out."""
-    def adapter(a_codes, b_codes):
+    def adapter(a_codes, b_codes, c_codes=None, alpha=1.0, beta=0.0):
         a, b = _from_codes(a_codes, t.a_input), _from_codes(b_codes, t.b_input)
         if device is not None:
             a, b = _to_device(a, t.a_input, device), _to_device(b, t.b_input, device)
-        out = fn(a, b)
+        if t.alpha_beta:  # fn(A, B, C, alpha, beta) -> D; C is None where beta = 0 (BLAS never reads it there)
+            c = None if c_codes is None else _from_codes(c_codes, t.out)
+            if c is not None and device is not None:
+                c = _to_device(c, t.out, device)
+            out = fn(a, b, c, alpha, beta)
+        else:
+            out = fn(a, b)
         if device is not None and str(device).startswith("cuda"):
             _torch().cuda.synchronize()  # a failure inside the kernel surfaces here, in this case
         c, tc = _to_numpy(out, t.out)
@@ -364,7 +370,10 @@ def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, dev
     whose error sources no non-vacuous case exercised gets a failed "evidence" case. deterministic=False declares
     that fn's runs may differ in their last bits (atomics, torch.use_deterministic_algorithms(False) paths): every
     run is then judged by the envelope on its own and the run-to-run spread is measured and reported; the traits'
-    order must then be unknown (torch_traits' is). An undeclared difference between runs fails the case."""
+    order must then be unknown (torch_traits' is). An undeclared difference between runs fails the case.
+    Traits with ``alpha_beta=1`` declare ``fn(A, B, C, alpha, beta) -> D``, D = alpha A B + beta C as BLAS defines
+    it (C in the output format; None where beta = 0: BLAS never reads C there); the suites' ab_* cases then run
+    (docs/python.md, "alpha and beta")."""
     t = traits(traits_)
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
     adapter = _gemm_adapter(fn, t, device)

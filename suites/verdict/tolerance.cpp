@@ -71,9 +71,13 @@ KernelTraits parse_traits_spec(const std::string& spec) {
       if (v != "0" && v != "1" && v != "true" && v != "false") throw InputError(fmt::format("traits: batch_invariant={}: not 0/1/true/false", v));
       t.batch_invariant = v == "1" || v == "true";
       t.batch_invariant_note = "traits spec";
+    } else if (key == "alpha_beta") {
+      // D = alpha (A B) + beta C as BLAS defines it (kernels/kernel.hpp, KernelTraits::alpha_beta; docs/python.md)
+      if (v != "0" && v != "1" && v != "true" && v != "false") throw InputError(fmt::format("traits: alpha_beta={}: not 0/1/true/false", v));
+      t.alpha_beta = v == "1" || v == "true";
     } else {
       throw InputError(fmt::format("traits: unknown key '{}' (in, a, b, operand, a_operand, b_operand, acc, acc_rounding, "
-                                   "input_rounding, products, promote_every, promote, out, batch_invariant, order last)",
+                                   "input_rounding, products, promote_every, promote, out, batch_invariant, alpha_beta, order last)",
                                    key));
     }
   }

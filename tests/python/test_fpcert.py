@@ -329,3 +329,42 @@ def test_certify_reduction_refuses_a_contradictory_declaration():
         fpcert.certify_reduction(lambda x: np.sum(x, axis=1), "sum", order="sequential", deterministic=False)
     with pytest.raises(fpcert.InputError):
         fpcert.certify_reduction(lambda x: np.sum(x, axis=1), "sum", suite="certify")
+
+
+def test_certify_alpha_beta_callable_blas_semantics():
+    # D = alpha A B + beta C declared (traits alpha_beta=1): fn gets C (None where beta = 0) and the scalars. A correct
+    # callable (float64 sums of exact fp32 products, the epilogue in float64, one rounding into fp32: fewer roundings
+    # than the declared epilogue allows) passes the five ab_* cases; one that ignores beta (adds C as it is) is refused
+    # where beta != 1; one that drops alpha is refused where alpha != 1. The verdicts come from the BLAS definition.
+    t = fpcert.traits("in=f32,acc=f32,out=f32,alpha_beta=1")
+    assert t.alpha_beta and not fpcert.traits("in=f32,acc=f32,out=f32").alpha_beta
+    seen = []
+
+    def blas(A, B, C, alpha, beta):
+        seen.append((C is None, beta))
+        D = alpha * (A.astype(np.float64) @ B.astype(np.float64))
+        if C is not None:
+            D = D + beta * C.astype(np.float64)
+        return D.astype(np.float32)
+
+    ok = fpcert.certify(blas, t, suite="certify", name="blas_ab", case="ab_*")
+    assert len(ok.cases) == 5 and ok.passed, repr(ok)
+    assert all(c_none == (beta == 0) for c_none, beta in seen)  # C withheld exactly where beta = 0
+
+    def ignores_beta(A, B, C, alpha, beta):
+        D = alpha * (A.astype(np.float64) @ B.astype(np.float64))
+        return (D + (C.astype(np.float64) if C is not None else 0)).astype(np.float32)
+
+    bad = fpcert.certify(ignores_beta, t, suite="certify", name="ignores_beta", case="ab_*")
+    failed = {c["case_id"] for c in bad.cases if c["status"] == "fail"}
+    assert {"ab_general", "ab_alpha0", "ab_inplace"} <= failed and "ab_beta1" not in failed
+
+    def drops_alpha(A, B, C, alpha, beta):
+        D = A.astype(np.float64) @ B.astype(np.float64)
+        return (D + (beta * C.astype(np.float64) if C is not None else 0)).astype(np.float32)
+
+    bad = fpcert.certify(drops_alpha, t, suite="certify", name="drops_alpha", case="ab_*")
+    failed = {c["case_id"] for c in bad.cases if c["status"] == "fail"}
+    assert {"ab_general", "ab_beta0", "ab_alpha0", "ab_inplace"} <= failed and "ab_beta1" not in failed
+    with pytest.raises(ValueError, match="alpha_beta"):
+        fpcert.traits("in=f32,alpha_beta=maybe")
