@@ -239,11 +239,27 @@ struct PluginRows {
     if (st == FPCERT_STATUS_NOT_SUPPORTED) return Support::no(msg.text().empty() ? "the plugin declines this shape" : msg.text());
     throw DeviceError(describe_failure(name, fn, st, msg));
   }
-  /// run's status: OK returns, NOT_SUPPORTED "not supported", anything else a failure with the plugin's message.
-  void done(const char* fn, std::int32_t st, Message& msg) const {
+  /// Calls `fn` with the arguments both operations share filled from o (struct_size, memory, the shape, x, out), `own`
+  /// setting the operation's own; its status becomes fpcert's verdict: OK returns, NOT_SUPPORTED "not supported",
+  /// anything else a failure with the plugin's message.
+  template <class Args, class Fn, class Ops, class Own>
+  void run(const char* what, Fn fn, const Ops& o, Own own) const {
+    Args a{};
+    a.struct_size = sizeof(a);
+    a.memory = d->memory;
+    a.rows = o.rows;
+    a.cols = o.cols;
+    a.x = o.x;
+    a.ldx = o.ldx;
+    a.out = o.out;
+    a.ldo = o.ldo;
+    own(a);
+    Message msg;
+    const std::int32_t st =
+        call_plugin(name, what, fn, d->user_data, static_cast<const Args*>(&a), stream(o.stream), msg.buf.data(), msg.buf.size());
     if (st == FPCERT_STATUS_OK) return;
-    if (st == FPCERT_STATUS_NOT_SUPPORTED) throw NotSupportedError(describe_failure(name, fn, st, msg));
-    throw DeviceError(describe_failure(name, fn, st, msg));
+    if (st == FPCERT_STATUS_NOT_SUPPORTED) throw NotSupportedError(describe_failure(name, what, st, msg));
+    throw DeviceError(describe_failure(name, what, st, msg));
   }
 };
 
@@ -264,22 +280,11 @@ class PluginSoftmaxKernel final : public SoftmaxKernel {
     return p_.support("softmax_can_implement", st, msg);
   }
   void run(const SoftmaxOperands& o) override {
-    fpcert_softmax_args a{};
-    a.struct_size = sizeof(a);
-    a.memory = p_.d->memory;
-    a.rows = o.rows;
-    a.cols = o.cols;
-    a.x = o.x;
-    a.ldx = o.ldx;
-    a.mask = o.mask;
-    a.ldm = o.mask ? o.ldm : 0;
-    a.scale = o.scale;
-    a.out = o.out;
-    a.ldo = o.ldo;
-    Message msg;
-    const std::int32_t st = call_plugin(p_.name, "softmax_run", p_.d->softmax_run, p_.d->user_data, static_cast<const fpcert_softmax_args*>(&a),
-                                        p_.stream(o.stream), msg.buf.data(), msg.buf.size());
-    p_.done("softmax_run", st, msg);
+    p_.run<fpcert_softmax_args>("softmax_run", p_.d->softmax_run, o, [&](fpcert_softmax_args& a) {
+      a.mask = o.mask;
+      a.ldm = o.mask ? o.ldm : 0;
+      a.scale = o.scale;
+    });
   }
 
  private:
@@ -303,22 +308,11 @@ class PluginNormKernel final : public NormKernel {
     return p_.support("norm_can_implement", st, msg);
   }
   void run(const NormOperands& o) override {
-    fpcert_norm_args a{};
-    a.struct_size = sizeof(a);
-    a.memory = p_.d->memory;
-    a.rows = o.rows;
-    a.cols = o.cols;
-    a.x = o.x;
-    a.ldx = o.ldx;
-    a.gamma = o.gamma;
-    a.beta = o.beta;
-    a.eps = o.eps;
-    a.out = o.out;
-    a.ldo = o.ldo;
-    Message msg;
-    const std::int32_t st = call_plugin(p_.name, "norm_run", p_.d->norm_run, p_.d->user_data, static_cast<const fpcert_norm_args*>(&a),
-                                        p_.stream(o.stream), msg.buf.data(), msg.buf.size());
-    p_.done("norm_run", st, msg);
+    p_.run<fpcert_norm_args>("norm_run", p_.d->norm_run, o, [&](fpcert_norm_args& a) {
+      a.gamma = o.gamma;
+      a.beta = o.beta;
+      a.eps = o.eps;
+    });
   }
 
  private:
