@@ -18,6 +18,7 @@
 #include "suites/ops/norm/norm_faults.hpp"
 #include "suites/ops/softmax/softmax_faults.hpp"
 #include "suites/run/suite.hpp"
+#include "tests/plugin/fixtures/rows_descriptors.hpp"
 
 using namespace fpcert;
 
@@ -37,40 +38,10 @@ fpcert_status norm_declines(void*, int64_t, int64_t cols, char* message, size_t 
   return FPCERT_STATUS_NOT_SUPPORTED;
 }
 
-fpcert_kernel softmax_kernel(const char* name) {
-  fpcert_kernel k{};
-  k.struct_size = sizeof(fpcert_kernel);
-  k.operation = FPCERT_OPERATION_SOFTMAX;
-  k.name = name;
-  k.memory = FPCERT_MEMORY_HOST;
-  fpcert_softmax_traits& s = k.softmax;
-  s.fn = FPCERT_SOFTMAX_FN_SOFTMAX;
-  s.shift = FPCERT_SOFTMAX_SHIFTED;
-  s.x_input = s.compute_format = s.sum_format = s.out_format = FPCERT_FORMAT_F32;
-  s.sum_order = FPCERT_REDUCE_ORDER_SEQUENTIAL;
-  s.masked_rows = FPCERT_MASKED_ROWS_ZERO;
-  s.accepts_mask = 1;
-  s.exp.implementation = FPCERT_ELEM_FN_LIBM_F32;
-  k.softmax_run = softmax_ok;
-  return k;
-}
-
+fpcert_kernel softmax_kernel(const char* name) { return f32_softmax_descriptor(name, FPCERT_MEMORY_HOST, FPCERT_ELEM_FN_LIBM_F32, softmax_ok); }
 fpcert_kernel norm_kernel(const char* name) {
-  fpcert_kernel k{};
-  k.struct_size = sizeof(fpcert_kernel);
-  k.operation = FPCERT_OPERATION_NORM;
-  k.name = name;
-  k.memory = FPCERT_MEMORY_HOST;
-  fpcert_norm_traits& n = k.norm;
-  n.kind = FPCERT_NORM_LAYERNORM;
-  n.variance = FPCERT_NORM_VARIANCE_TWO_PASS;
-  n.x_input = n.compute_format = n.acc_format = n.out_format = FPCERT_FORMAT_F32;
-  n.eps_placement = FPCERT_NORM_EPS_INSIDE_SQRT;
-  n.rsqrt.implementation = FPCERT_ELEM_FN_STATED;
-  n.rsqrt.ulps = 1.5;
-  n.rsqrt.source = "our rsqrt: 1.5 ulp, measured exhaustively";
-  k.norm_run = norm_ok;
-  return k;
+  return f32_layernorm_descriptor(name, FPCERT_MEMORY_HOST, {FPCERT_ELEM_FN_STATED, 0, 1.5, 0, 0, "our rsqrt: 1.5 ulp, measured exhaustively"},
+                                  norm_ok);
 }
 
 std::vector<std::string> problems(const fpcert_kernel* ks, std::uint32_t count = 1) {
