@@ -483,7 +483,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
       kerr(fmt::format("operation: 3 (reduction) needs plugin ABI minor 3; the plugin was built against {}.{} (its kernels end "
                        "before the reduction fields)", info->abi_major, info->abi_minor));
     } else if (k.operation == FPCERT_OPERATION_SOFTMAX || k.operation == FPCERT_OPERATION_NORM) {
-      validate_rows_abi(k, kerr, versions, fmt::format("{}.{}", info->abi_major, info->abi_minor));  // plugin/rows_plugin.cpp
+      validate_rows_abi(k, kerr, versions, info->abi_major, info->abi_minor);  // plugin/rows_plugin.cpp
     } else {
       kerr(fmt::format("operation: unknown value {} (valid: 1 gemm, 2 conversion, 3 reduction, 4 softmax, 5 norm){}", k.operation, versions));
     }

@@ -165,11 +165,16 @@ void validate_norm(const fpcert_kernel& k, const Kerr& kerr, const std::string& 
 
 bool has_rows_abi_fields(const fpcert_kernel& k) { return k.struct_size >= offsetof(fpcert_kernel, norm_run) + sizeof(k.norm_run); }
 
-void validate_rows_abi(const fpcert_kernel& k, const Kerr& kerr, const std::string& versions, const std::string& built_against) {
+void validate_rows_abi(const fpcert_kernel& k, const Kerr& kerr, const std::string& versions, std::uint32_t abi_major, std::uint32_t abi_minor) {
   const bool softmax = k.operation == FPCERT_OPERATION_SOFTMAX;
   if (!has_rows_abi_fields(k)) {
-    kerr(fmt::format("operation: {} ({}) needs plugin ABI minor 6; the plugin was built against {} (its kernels end before the softmax "
-                     "and normalisation fields)", k.operation, softmax ? "softmax" : "norm", built_against));
+    const char* what = softmax ? "softmax" : "norm";
+    if (abi_minor < 6)
+      kerr(fmt::format("operation: {} ({}) needs plugin ABI minor 6; the plugin was built against {}.{} (its kernels end before the "
+                       "softmax and normalisation fields)", k.operation, what, abi_major, abi_minor));
+    else
+      kerr(fmt::format("operation: {} ({}) but struct_size {} ends before the softmax and normalisation fields (they end at byte {})",
+                       k.operation, what, k.struct_size, offsetof(fpcert_kernel, norm_run) + sizeof(k.norm_run)));
     return;
   }
   if (softmax) validate_softmax(k, kerr, versions);

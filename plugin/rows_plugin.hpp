@@ -3,6 +3,7 @@
 // traits it gives, and the SoftmaxKernel / NormKernel that call them.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,10 +21,10 @@ namespace fpcert {
 bool has_rows_abi_fields(const fpcert_kernel& k);
 
 /// Every problem of a SOFTMAX or NORM descriptor, one kerr() call each; `versions` is appended where an unknown enum
-/// value may come from a newer minor. A descriptor whose struct_size ends before the minor 6 fields gets one problem
-/// naming the minor it needs (`built_against`: "1.5").
+/// value may come from a newer minor. A descriptor whose struct_size ends before the minor 6 fields gets one problem:
+/// the minor it needs (a table of an older minor, the plugin's `abi_major`.`abi_minor` named) or where its size ends.
 void validate_rows_abi(const fpcert_kernel& k, const std::function<void(const std::string&)>& kerr, const std::string& versions,
-                       const std::string& built_against);
+                       std::uint32_t abi_major, std::uint32_t abi_minor);
 
 /// The traits a validated descriptor declares.
 SoftmaxTraits softmax_traits_from_abi(const fpcert_kernel& k);

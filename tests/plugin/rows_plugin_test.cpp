@@ -205,6 +205,16 @@ TEST_CASE("norm declarations: a valid one validates, each broken field is named"
   }
 }
 
+TEST_CASE("a softmax kernel of the current minor whose struct_size ends before its fields: both problems named") {
+  fpcert_kernel k = softmax_kernel("rw_short");
+  k.struct_size = FPCERT_KERNEL_SIZE_MINOR5;
+  const auto e = problems(&k);
+  REQUIRE(e.size() == 2);
+  CHECK(e[0].find("struct_size is " + std::to_string(FPCERT_KERNEL_SIZE_MINOR5)) != std::string::npos);
+  CHECK(e[1].find("operation: 4 (softmax) but struct_size " + std::to_string(FPCERT_KERNEL_SIZE_MINOR5) +
+                  " ends before the softmax and normalisation fields") != std::string::npos);
+}
+
 TEST_CASE("a malformed kernel is refused by name; the table's other kernels raise nothing") {
   fpcert_kernel ks[3] = {softmax_kernel("rw_tab_a"), softmax_kernel("rw_tab_bad"), norm_kernel("rw_tab_c")};
   ks[1].softmax.fn = 77;
