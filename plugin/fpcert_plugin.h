@@ -415,7 +415,9 @@ enum {
   FPCERT_ELEM_FN_CUDA_EXPF = 3,      /* exp only: CUDA expf, 2 ulp */
   FPCERT_ELEM_FN_CUDA_FAST_EXPF = 4, /* exp only: CUDA __expf, 2 + floor(|1.173 x|) ulp, results below 2^-126 flushed */
   FPCERT_ELEM_FN_CUDA_LOGF = 5,      /* log only: CUDA logf, 1 ulp */
-  FPCERT_ELEM_FN_CUDA_RSQRTF = 6     /* rsqrt only: CUDA rsqrtf, 2 ulp */
+  FPCERT_ELEM_FN_CUDA_RSQRTF = 6,    /* rsqrt only: CUDA rsqrtf, 2 ulp */
+  FPCERT_ELEM_FN_EXPF_OPS = 7        /* exp only: fpcert's expf_ops, a fixed sequence of binary32 operations (oracle/math/
+                                        expf_ops.hpp), 1 ulp; declared EXACTLY: a shifted softmax using it is graded bit for bit */
 };
 typedef struct fpcert_elem_fn_error {
   fpcert_elem_fn implementation;  /* required */

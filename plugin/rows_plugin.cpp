@@ -52,6 +52,9 @@ std::optional<ElemFnError> preset(std::int32_t impl, ElemFn f) {
     case FPCERT_ELEM_FN_CUDA_RSQRTF:
       if (f == ElemFn::Rsqrt) return ElemFnError{2, 0, 0, "CUDA rsqrtf: 2 ulp (CUDA C Programming Guide, Mathematical Functions)"};
       break;
+    case FPCERT_ELEM_FN_EXPF_OPS:
+      if (f == ElemFn::Exp) return exp_error_expf_ops();
+      break;
     default: break;
   }
   return std::nullopt;
@@ -73,9 +76,9 @@ void validate_elem_fn(const char* field, const fpcert_elem_fn_error& e, ElemFn f
     if (!e.source || !*e.source) kerr(fmt::format("{}.source is required for STATED: name the documentation the numbers come from", field));
     return;
   }
-  if (e.implementation < FPCERT_ELEM_FN_LIBM_F32 || e.implementation > FPCERT_ELEM_FN_CUDA_RSQRTF) {
+  if (e.implementation < FPCERT_ELEM_FN_LIBM_F32 || e.implementation > FPCERT_ELEM_FN_EXPF_OPS) {
     kerr(fmt::format("{}.implementation: {} value {} (valid: 1 stated, 2 libm_f32, 3 cuda_expf, 4 cuda_fast_expf, 5 cuda_logf, "
-                     "6 cuda_rsqrtf){}", field, e.implementation == 0 ? "required, got" : "unknown", e.implementation, versions));
+                     "6 cuda_rsqrtf, 7 expf_ops){}", field, e.implementation == 0 ? "required, got" : "unknown", e.implementation, versions));
     return;
   }
   if (!preset(e.implementation, f)) kerr(fmt::format("{}.implementation {} is not an implementation of {}", field, e.implementation, fn_name(f)));
@@ -201,6 +204,8 @@ SoftmaxTraits softmax_traits_from_abi(const fpcert_kernel& k) {
   a.block = a.shift == SoftmaxShift::Online ? s.sum_block : 0;
   a.compute = format_from_abi(s.compute_format);
   a.exp = elem_fn_from_abi(s.exp, ElemFn::Exp);
+  // expf_ops is declared exactly: the bitwise tier evaluates it (oracle/softmax/softmax_emulate.hpp) where it can.
+  a.exp_exact = s.exp.implementation == FPCERT_ELEM_FN_EXPF_OPS ? SoftmaxExpExact::ExpfOps : SoftmaxExpExact::None;
   if (a.fn == SoftmaxFn::LogSoftmax) a.log = elem_fn_from_abi(s.log, ElemFn::Log);
   a.sum_acc = format_from_abi(s.sum_format);
   a.sum_order = reduce_order_from_abi(s.sum_order, s.sum_block, s.sum_lanes, s.sum_chain_from_first);

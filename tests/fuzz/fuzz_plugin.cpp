@@ -88,7 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     k.conversion_run = p.ConsumeBool() ? conversion_run : nullptr;
     // Softmax and norm (minor 6): every enum and number, the elementary functions' sources.
     auto elem_fn = [&](fpcert_elem_fn_error& e) {
-      e.implementation = pick(p, 0, 7);
+      e.implementation = pick(p, 0, 8);
       e.ulps = p.ConsumeFloatingPoint<double>();
       e.ulps_per_x = p.ConsumeBool() ? 0.0 : p.ConsumeFloatingPoint<double>();
       e.abs_error = p.ConsumeBool() ? 0.0 : p.ConsumeFloatingPoint<double>();

@@ -7,10 +7,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "oracle/math/expf_ops.hpp"
 #include "plugin/fpcert_plugin.h"
 #include "plugin/loader.hpp"
 #include "plugin/rows_plugin.hpp"
@@ -36,6 +39,29 @@ fpcert_status norm_declines(void*, int64_t, int64_t cols, char* message, size_t 
   if (cols <= 64) return FPCERT_STATUS_OK;
   fpcert_plugin_set_message(message, capacity, "rows longer than 64 are not implemented");
   return FPCERT_STATUS_NOT_SUPPORTED;
+}
+
+/// A shifted fp32 softmax as the bitwise tier emulates it (oracle/softmax/softmax_emulate.cpp): z = RN(scale x) + mask, the
+/// max by fmaxf, e_j = exp(z_j - max), the row sum sequential from +0, e_j / S; exp is expf_ops (kExact) or glibc's
+/// exp rounded to fp32 (a kernel whose declaration of expf_ops is wrong about that one step).
+template <bool kExact>
+fpcert_status softmax_expf_ops(void*, const fpcert_softmax_args* a, void*, char*, size_t) {
+  const auto* x = static_cast<const float*>(a->x);
+  const auto* mask = static_cast<const float*>(a->mask);
+  auto* out = static_cast<float*>(a->out);
+  auto ex = [](float d) { return kExact ? math::expf_ops(d) : static_cast<float>(std::exp(static_cast<double>(d))); };
+  for (std::int64_t r = 0; r < a->rows; ++r) {
+    auto z = [&](std::int64_t j) {
+      const float v = a->scale == 1.0f ? x[r * a->ldx + j] : a->scale * x[r * a->ldx + j];
+      return mask ? v + mask[r * a->ldm + j] : v;
+    };
+    float m = -std::numeric_limits<float>::infinity(), s = 0.0f;
+    bool nan = false;
+    for (std::int64_t j = 0; j < a->cols; ++j) m = std::fmax(m, z(j)), nan = nan || std::isnan(z(j));
+    for (std::int64_t j = 0; j < a->cols; ++j) s = m == -std::numeric_limits<float>::infinity() && !nan ? 0.0f : s + ex(z(j) - m);
+    for (std::int64_t j = 0; j < a->cols; ++j) out[r * a->ldo + j] = s == 0.0f ? 0.0f : ex(z(j) - m) / s;  // s = 0: fully masked
+  }
+  return FPCERT_STATUS_OK;
 }
 
 fpcert_kernel softmax_kernel(const char* name) { return f32_softmax_descriptor(name, FPCERT_MEMORY_HOST, FPCERT_ELEM_FN_LIBM_F32, softmax_ok); }
@@ -352,4 +378,30 @@ TEST_CASE("faults on plugin kernels: the black-box injectors kill, the faults in
   CHECK(has(run("softmax_quick", {nan_rows}).failed, "mask_rows"));
   const std::string swapped = register_norm_mutant("example_layernorm_f32_twopass", Fault::NormAffineSwapped);
   CHECK(run("norm_quick", {swapped}).fail >= 1);
+}
+
+TEST_CASE("a plugin softmax declaring expf_ops is graded bit for bit; one whose exp is not expf_ops is refused by that check") {
+  static fpcert_kernel ks[2] = {f32_softmax_descriptor("rw_expf_ops", FPCERT_MEMORY_HOST, FPCERT_ELEM_FN_EXPF_OPS, softmax_expf_ops<true>),
+                                f32_softmax_descriptor("rw_expf_ops_wrong", FPCERT_MEMORY_HOST, FPCERT_ELEM_FN_EXPF_OPS, softmax_expf_ops<false>)};
+  static fpcert_plugin_info info{FPCERT_PLUGIN_INFO_HEADER, "in-process", "0", 2, 0, ks};
+  REQUIRE(validate_plugin_info(&info, "expf_ops").empty());
+  register_plugin_info(&info, "expf_ops");
+  const auto k = make_softmax_kernel("rw_expf_ops");
+  REQUIRE(k);
+  CHECK(k->softmax_traits().arith.exp_exact == SoftmaxExpExact::ExpfOps);
+  CHECK(k->softmax_traits().arith.exp.ulps == exp_error_expf_ops().ulps);
+  const SuiteInfo* suite = find_suite("softmax_quick");
+  REQUIRE(suite);
+  int bitwise = 0, refused_bitwise = 0;
+  for (const CaseResult& c : run_suite(*suite, {"rw_expf_ops", "rw_expf_ops_wrong"}, SuiteRunOptions{}).cases) {
+    INFO(c.kernel << " " << c.case_id << " " << to_string(c.status) << " " << c.reason);
+    if (c.kernel == "rw_expf_ops") {
+      CHECK(c.status == CaseStatus::Pass);
+      bitwise += c.tier == Tier::Bitwise;
+    } else {
+      for (const auto& ch : c.checks) refused_bitwise += ch.kind == CheckKind::Bitwise && !ch.passed;
+    }
+  }
+  CHECK(bitwise >= 4);          // every case of the shifted fp32 softmax is emulable
+  CHECK(refused_bitwise >= 1);  // glibc's exp differs from expf_ops in some last bit on a thousand-column row
 }
