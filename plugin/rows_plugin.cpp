@@ -60,6 +60,12 @@ std::optional<ElemFnError> preset(std::int32_t impl, ElemFn f) {
   return std::nullopt;
 }
 
+/// An enum field that is 0 (not stated) or a value this fpcert does not know: the field, the value, the valid values
+/// of ABI minor 6 and, for a plugin of a newer minor, both versions.
+std::string bad_enum(const std::string& field, std::int32_t v, const char* valid, const std::string& versions) {
+  return fmt::format("{}: {} value {} (valid in ABI minor 6: {}){}", field, v == 0 ? "required, got" : "unknown", v, valid, versions);
+}
+
 /// The rules of an fpcert_elem_fn_error for function f in a kernel computing in `compute` (null: invalid).
 void validate_elem_fn(const char* field, const fpcert_elem_fn_error& e, ElemFn f, const Format* compute, const Kerr& kerr,
                       const std::string& versions) {
@@ -77,8 +83,8 @@ void validate_elem_fn(const char* field, const fpcert_elem_fn_error& e, ElemFn f
     return;
   }
   if (e.implementation < FPCERT_ELEM_FN_LIBM_F32 || e.implementation > FPCERT_ELEM_FN_EXPF_OPS) {
-    kerr(fmt::format("{}.implementation: {} value {} (valid: 1 stated, 2 libm_f32, 3 cuda_expf, 4 cuda_fast_expf, 5 cuda_logf, "
-                     "6 cuda_rsqrtf, 7 expf_ops){}", field, e.implementation == 0 ? "required, got" : "unknown", e.implementation, versions));
+    kerr(bad_enum(std::string(field) + ".implementation", e.implementation,
+                  "1 stated, 2 libm_f32, 3 cuda_expf, 4 cuda_fast_expf, 5 cuda_logf, 6 cuda_rsqrtf, 7 expf_ops", versions));
     return;
   }
   if (!preset(e.implementation, f)) kerr(fmt::format("{}.implementation {} is not an implementation of {}", field, e.implementation, fn_name(f)));
@@ -113,10 +119,9 @@ void validate_softmax(const fpcert_kernel& k, const Kerr& kerr, const std::strin
   const fpcert_softmax_traits& s = k.softmax;
   if (!k.softmax_run) kerr("softmax_run is NULL (required)");
   const bool fn_ok = s.fn == FPCERT_SOFTMAX_FN_SOFTMAX || s.fn == FPCERT_SOFTMAX_FN_LOG_SOFTMAX;
-  if (!fn_ok) kerr(fmt::format("softmax.fn: {} value {} (valid: 1 softmax, 2 log_softmax){}", s.fn == 0 ? "required, got" : "unknown", s.fn, versions));
+  if (!fn_ok) kerr(bad_enum("softmax.fn", s.fn, "1 softmax, 2 log_softmax", versions));
   if (s.shift < FPCERT_SOFTMAX_SHIFTED || s.shift > FPCERT_SOFTMAX_ONLINE)
-    kerr(fmt::format("softmax.shift: {} value {} (valid: 1 shifted, 2 unshifted, 3 online){}", s.shift == 0 ? "required, got" : "unknown",
-                     s.shift, versions));
+    kerr(bad_enum("softmax.shift", s.shift, "1 shifted, 2 unshifted, 3 online", versions));
   checked_format("softmax.x_input", s.x_input, kerr, versions);
   const Format* compute = checked_format("softmax.compute_format", s.compute_format, kerr, versions);
   need_ieee("softmax.compute_format", compute, kerr);
@@ -131,8 +136,7 @@ void validate_softmax(const fpcert_kernel& k, const Kerr& kerr, const std::strin
   if (s.fn == FPCERT_SOFTMAX_FN_LOG_SOFTMAX && s.reciprocal == 1) kerr("softmax.reciprocal must be 0 for LOG_SOFTMAX (it divides nothing)");
   need_01("softmax.accepts_mask", s.accepts_mask, kerr);
   if (s.masked_rows != FPCERT_MASKED_ROWS_NAN && s.masked_rows != FPCERT_MASKED_ROWS_ZERO)
-    kerr(fmt::format("softmax.masked_rows: {} value {} (valid: 1 nan, 2 zero){}", s.masked_rows == 0 ? "required, got" : "unknown",
-                     s.masked_rows, versions));
+    kerr(bad_enum("softmax.masked_rows", s.masked_rows, "1 nan, 2 zero", versions));
   else if (out && s.masked_rows == FPCERT_MASKED_ROWS_NAN && !out->has_nan())
     kerr(fmt::format("softmax.masked_rows NAN: the output format {} has no NaN", out->tag));
   else if (out && s.masked_rows == FPCERT_MASKED_ROWS_ZERO && s.fn == FPCERT_SOFTMAX_FN_LOG_SOFTMAX && !out->has_inf())
@@ -152,12 +156,11 @@ void validate_norm(const fpcert_kernel& k, const Kerr& kerr, const std::string& 
   const fpcert_norm_traits& n = k.norm;
   if (!k.norm_run) kerr("norm_run is NULL (required)");
   if (n.kind != FPCERT_NORM_LAYERNORM && n.kind != FPCERT_NORM_RMSNORM)
-    kerr(fmt::format("norm.kind: {} value {} (valid: 1 layernorm, 2 rmsnorm){}", n.kind == 0 ? "required, got" : "unknown", n.kind, versions));
+    kerr(bad_enum("norm.kind", n.kind, "1 layernorm, 2 rmsnorm", versions));
   if (n.kind == FPCERT_NORM_RMSNORM && n.variance != 0)
     kerr(fmt::format("norm.variance must be 0 for RMSNORM (the mean of squares is one sum), got {}", n.variance));
   else if (n.kind == FPCERT_NORM_LAYERNORM && (n.variance < FPCERT_NORM_VARIANCE_TWO_PASS || n.variance > FPCERT_NORM_VARIANCE_ONE_PASS))
-    kerr(fmt::format("norm.variance: {} value {} (valid: 1 two_pass, 2 welford, 3 one_pass){}", n.variance == 0 ? "required, got" : "unknown",
-                     n.variance, versions));
+    kerr(bad_enum("norm.variance", n.variance, "1 two_pass, 2 welford, 3 one_pass", versions));
   checked_format("norm.x_input", n.x_input, kerr, versions);
   const Format* compute = checked_format("norm.compute_format", n.compute_format, kerr, versions);
   need_ieee("norm.compute_format", compute, kerr);
@@ -167,8 +170,7 @@ void validate_norm(const fpcert_kernel& k, const Kerr& kerr, const std::string& 
     kerr("norm.eps_placement OUTSIDE_SQRT: 1 / (sqrt(var) + eps) is another function than LayerNorm / RMSNorm, whose definition (and "
          "fpcert's reference) is 1 / sqrt(var + eps); fpcert certifies the definition only");
   else if (n.eps_placement != FPCERT_NORM_EPS_INSIDE_SQRT)
-    kerr(fmt::format("norm.eps_placement: {} value {} (valid: 1 inside_sqrt){}", n.eps_placement == 0 ? "required, got" : "unknown",
-                     n.eps_placement, versions));
+    kerr(bad_enum("norm.eps_placement", n.eps_placement, "1 inside_sqrt", versions));
   if (n.reserved != 0) kerr(fmt::format("norm.reserved must be 0, got {}", n.reserved));
   validate_elem_fn("norm.rsqrt", n.rsqrt, ElemFn::Rsqrt, compute, kerr, versions);
 }
