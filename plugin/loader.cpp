@@ -22,6 +22,7 @@
 #include "plugin/fpcert_plugin.h"
 #include "plugin/plugin_call.hpp"
 #include "plugin/reduce_plugin.hpp"
+#include "plugin/rows_plugin.hpp"
 
 namespace fpcert {
 
@@ -356,6 +357,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                                     : info->abi_minor == 2 ? FPCERT_KERNEL_SIZE_MINOR2
                                     : info->abi_minor == 3 ? FPCERT_KERNEL_SIZE_MINOR3
                                     : info->abi_minor == 4 ? FPCERT_KERNEL_SIZE_MINOR4
+                                    : info->abi_minor == 5 ? FPCERT_KERNEL_SIZE_MINOR5
                                                            : sizeof(fpcert_kernel);
   // A newer minor's entries may be longer, but a C compiler's sizeof is a multiple of the alignment (a table
   // of any other stride has misaligned entries: found by tests/fuzz/fuzz_plugin), and no entry is 64 KiB.
@@ -480,8 +482,10 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
     } else if (k.operation == FPCERT_OPERATION_REDUCTION) {
       kerr(fmt::format("operation: 3 (reduction) needs plugin ABI minor 3; the plugin was built against {}.{} (its kernels end "
                        "before the reduction fields)", info->abi_major, info->abi_minor));
+    } else if (k.operation == FPCERT_OPERATION_SOFTMAX || k.operation == FPCERT_OPERATION_NORM) {
+      validate_rows_abi(k, kerr, versions, info->abi_major, info->abi_minor);  // plugin/rows_plugin.cpp
     } else {
-      kerr(fmt::format("operation: unknown value {} (valid: 1 gemm, 2 conversion, 3 reduction){}", k.operation, versions));
+      kerr(fmt::format("operation: unknown value {} (valid: 1 gemm, 2 conversion, 3 reduction, 4 softmax, 5 norm){}", k.operation, versions));
     }
   }
   return errs;
@@ -500,40 +504,34 @@ PluginSummary register_plugin_info(const fpcert_plugin_info* info, const std::st
   const std::string plugin = s.version.empty() ? s.name : s.name + " " + s.version;
   for (std::uint32_t i = 0; i < info->kernel_count; ++i) {
     const fpcert_kernel* d = &kernel_at(info, i);
+    KernelInfo ki;
+    ki.name = d->name;
+    ki.backend = Backend::Plugin;
+    ki.mutant = false;
+    ki.origin = origin;
+    std::vector<std::string>* listed = &s.conversion_kernels;
     if (d->operation == FPCERT_OPERATION_GEMM) {
-      KernelInfo ki;
-      ki.name = d->name;
-      ki.backend = Backend::Plugin;
-      ki.mutant = false;
-      ki.origin = origin;
       ki.make = [d, origin, plugin, keepalive]() -> std::unique_ptr<GemmKernel> {
         return std::make_unique<PluginGemmKernel>(d, origin, plugin, keepalive);
       };
-      register_kernel(std::move(ki));
-      s.gemm_kernels.push_back(d->name);
+      listed = &s.gemm_kernels;
     } else if (d->operation == FPCERT_OPERATION_REDUCTION) {
-      KernelInfo ki;
-      ki.name = d->name;
-      ki.backend = Backend::Plugin;
-      ki.mutant = false;
-      ki.origin = origin;
       ki.operation = Operation::Reduction;
       ki.make = [d, origin, keepalive]() -> std::unique_ptr<Kernel> { return make_plugin_reduce_kernel(d, origin, keepalive); };
-      register_kernel(std::move(ki));
-      s.reduction_kernels.push_back(d->name);
+      listed = &s.reduction_kernels;
+    } else if (d->operation == FPCERT_OPERATION_SOFTMAX || d->operation == FPCERT_OPERATION_NORM) {  // plugin/rows_plugin.cpp
+      const bool softmax = d->operation == FPCERT_OPERATION_SOFTMAX;
+      ki.operation = softmax ? Operation::Softmax : Operation::Norm;
+      ki.make = [d, origin, keepalive]() -> std::unique_ptr<Kernel> { return make_plugin_rows_kernel(d, origin, keepalive); };
+      listed = softmax ? &s.softmax_kernels : &s.norm_kernels;
     } else {
-      KernelInfo ki;
-      ki.name = d->name;
-      ki.backend = Backend::Plugin;
-      ki.mutant = false;
-      ki.origin = origin;
       ki.operation = Operation::Conversion;
       ki.make = [d, origin, keepalive, minor = info->abi_minor]() -> std::unique_ptr<ConversionKernel> {
         return std::make_unique<PluginConverter>(d, origin, keepalive, minor);
       };
-      register_kernel(std::move(ki));
-      s.conversion_kernels.push_back(d->name);
     }
+    register_kernel(std::move(ki));
+    listed->push_back(d->name);
   }
   return s;
 }

@@ -47,6 +47,8 @@ struct PluginSummary {
   std::vector<std::string> gemm_kernels;        ///< registered in the kernel registry
   std::vector<std::string> conversion_kernels;  ///< registered too (make_conversion_kernel)
   std::vector<std::string> reduction_kernels;   ///< ABI minor 3: registered too (make_reduce_kernel)
+  std::vector<std::string> softmax_kernels;     ///< ABI minor 6: registered too (make_softmax_kernel)
+  std::vector<std::string> norm_kernels;        ///< ABI minor 6: registered too (make_norm_kernel)
 };
 
 /// Load a plugin (once per resolved path: a second call returns the first summary) and register

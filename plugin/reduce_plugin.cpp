@@ -27,6 +27,53 @@ std::optional<ReduceKind> kind_from_abi(std::int32_t v) {
 
 }  // namespace
 
+void validate_format_abi(const char* field, std::int32_t v, bool required, const std::function<void(const std::string&)>& kerr,
+                         const std::string& versions) {
+  if (!required) {
+    if (v != FPCERT_FORMAT_NONE) kerr(fmt::format("{} must be FPCERT_FORMAT_NONE for this kind (got {})", field, v));
+    return;
+  }
+  const Format* f = format_from_abi(v);
+  if (v == FPCERT_FORMAT_NONE) kerr(fmt::format("{}: required, got FPCERT_FORMAT_NONE", field));
+  else if (!f) kerr(fmt::format("{}: unknown format value {} (valid: {}){}", field, v, abi_format_list(), versions));
+  else if (*f == ue8m0) kerr(fmt::format("{}: ue8m0 is a scale format (no sign, no zero); it is valid only for conversions", field));
+}
+
+void validate_reduce_order_abi(const std::string& prefix, std::int32_t order, std::int32_t block, std::int32_t lanes,
+                               const std::function<void(const std::string&)>& kerr, const std::string& versions) {
+  switch (order) {
+    case FPCERT_REDUCE_ORDER_UNKNOWN:
+    case FPCERT_REDUCE_ORDER_SEQUENTIAL:
+    case FPCERT_REDUCE_ORDER_PAIRWISE:
+      if (block != 0 || lanes != 0)
+        kerr(fmt::format("{0}block and {0}lanes must be 0 for this order (BLOCKED takes block, WARP_TREE lanes)", prefix));
+      break;
+    case FPCERT_REDUCE_ORDER_BLOCKED:
+      if (block < 1) kerr(fmt::format("{}block must be >= 1 for BLOCKED, got {}", prefix, block));
+      if (lanes != 0) kerr(fmt::format("{}lanes must be 0 for BLOCKED", prefix));
+      break;
+    case FPCERT_REDUCE_ORDER_WARP_TREE:
+      if (lanes < 1 || lanes > 1024 || !std::has_single_bit(static_cast<unsigned>(lanes)))
+        kerr(fmt::format("{}lanes must be a power of two in 1 .. 1024 for WARP_TREE, got {}", prefix, lanes));
+      if (block != 0) kerr(fmt::format("{}block must be 0 for WARP_TREE", prefix));
+      break;
+    default:
+      kerr(fmt::format("{}order: unknown value {} (valid: 1 unknown, 2 sequential, 3 pairwise, 4 blocked, 5 warp tree){}", prefix, order,
+                       versions));
+  }
+}
+
+ReduceOrder reduce_order_from_abi(std::int32_t order, std::int32_t block, std::int32_t lanes, std::int32_t chain_from_first) {
+  const ChainStart start = chain_from_first ? ChainStart::First : ChainStart::Zero;
+  switch (order) {
+    case FPCERT_REDUCE_ORDER_SEQUENTIAL: return ReduceOrder::sequential(start);
+    case FPCERT_REDUCE_ORDER_PAIRWISE: return ReduceOrder::pairwise();
+    case FPCERT_REDUCE_ORDER_BLOCKED: return ReduceOrder::blocked(block, start);
+    case FPCERT_REDUCE_ORDER_WARP_TREE: return ReduceOrder::warp_tree(lanes, start);
+    default: return ReduceOrder::unknown();
+  }
+}
+
 void validate_reduce_abi(const fpcert_kernel& k, const std::function<void(const std::string&)>& kerr_out, const std::string& versions) {
   const fpcert_reduce_traits& r = k.reduce;
   bool bad = false;
@@ -37,16 +84,7 @@ void validate_reduce_abi(const fpcert_kernel& k, const std::function<void(const 
   if (!k.reduce_run) kerr("reduce_run is NULL (required)");
   const auto kind = kind_from_abi(r.kind);
   if (!kind) kerr(fmt::format("reduce.kind: unknown value {} (valid: 1 sum, 2 dot, 3 nrm2){}", r.kind, versions));
-  auto format = [&](const char* field, std::int32_t v, bool required) {
-    if (!required) {
-      if (v != FPCERT_FORMAT_NONE) kerr(fmt::format("{} must be FPCERT_FORMAT_NONE for this kind (got {})", field, v));
-      return;
-    }
-    const Format* f = format_from_abi(v);
-    if (v == FPCERT_FORMAT_NONE) kerr(fmt::format("{}: required, got FPCERT_FORMAT_NONE", field));
-    else if (!f) kerr(fmt::format("{}: unknown format value {} (valid: {}){}", field, v, abi_format_list(), versions));
-    else if (*f == ue8m0) kerr(fmt::format("{}: ue8m0 is a scale format (no sign, no zero); it is valid only for conversions", field));
-  };
+  auto format = [&](const char* field, std::int32_t v, bool required) { validate_format_abi(field, v, required, kerr, versions); };
   auto rounding = [&](const char* field, std::int32_t v) {
     const auto m = rounding_from_abi(v);
     if (!m) kerr(fmt::format("{}: unknown rounding value {} (valid: 1 nearest-even .. 5 down){}", field, v, versions));
@@ -61,24 +99,7 @@ void validate_reduce_abi(const fpcert_kernel& k, const std::function<void(const 
   if (r.exact_products != 0 && r.exact_products != 1) kerr(fmt::format("reduce.exact_products must be 0 or 1, got {}", r.exact_products));
   else if (kind == ReduceKind::Sum && r.exact_products != 1) kerr("reduce.exact_products must be 1 for a sum (it has no products)");
   if (r.chain_from_first != 0 && r.chain_from_first != 1) kerr(fmt::format("reduce.chain_from_first must be 0 or 1, got {}", r.chain_from_first));
-  switch (r.order) {
-    case FPCERT_REDUCE_ORDER_UNKNOWN:
-    case FPCERT_REDUCE_ORDER_SEQUENTIAL:
-    case FPCERT_REDUCE_ORDER_PAIRWISE:
-      if (r.block != 0 || r.lanes != 0) kerr("reduce.block and reduce.lanes must be 0 for this order (BLOCKED takes block, WARP_TREE lanes)");
-      break;
-    case FPCERT_REDUCE_ORDER_BLOCKED:
-      if (r.block < 1) kerr(fmt::format("reduce.block must be >= 1 for BLOCKED, got {}", r.block));
-      if (r.lanes != 0) kerr("reduce.lanes must be 0 for BLOCKED");
-      break;
-    case FPCERT_REDUCE_ORDER_WARP_TREE:
-      if (r.lanes < 1 || r.lanes > 1024 || !std::has_single_bit(static_cast<unsigned>(r.lanes)))
-        kerr(fmt::format("reduce.lanes must be a power of two in 1 .. 1024 for WARP_TREE, got {}", r.lanes));
-      if (r.block != 0) kerr("reduce.block must be 0 for WARP_TREE");
-      break;
-    default:
-      kerr(fmt::format("reduce.order: unknown value {} (valid: 1 unknown, 2 sequential, 3 pairwise, 4 blocked, 5 warp tree){}", r.order, versions));
-  }
+  validate_reduce_order_abi("reduce.", r.order, r.block, r.lanes, kerr, versions);
   if (kind == ReduceKind::Nrm2) {
     if (r.nrm2_scaling != FPCERT_NRM2_UNSCALED && r.nrm2_scaling != FPCERT_NRM2_LAPACK)
       kerr(fmt::format("reduce.nrm2_scaling: unknown value {} (valid: 1 unscaled, 2 lapack){}", r.nrm2_scaling, versions));
@@ -106,14 +127,7 @@ ReduceTraits reduce_traits_from_abi(const fpcert_kernel& k) {
   t.arith.acc = format_from_abi(r.acc_format);
   t.arith.rounder = Rounder{*rounding_from_abi(r.acc_rounding), default_saturation(*t.arith.acc), NanPayload::Preserve};
   t.arith.products = r.exact_products == 1 ? ProductRounding::Exact : ProductRounding::Rounded;
-  const ChainStart start = r.chain_from_first ? ChainStart::First : ChainStart::Zero;
-  switch (r.order) {
-    case FPCERT_REDUCE_ORDER_SEQUENTIAL: t.order = ReduceOrder::sequential(start); break;
-    case FPCERT_REDUCE_ORDER_PAIRWISE: t.order = ReduceOrder::pairwise(); break;
-    case FPCERT_REDUCE_ORDER_BLOCKED: t.order = ReduceOrder::blocked(r.block, start); break;
-    case FPCERT_REDUCE_ORDER_WARP_TREE: t.order = ReduceOrder::warp_tree(r.lanes, start); break;
-    default: t.order = ReduceOrder::unknown();
-  }
+  t.order = reduce_order_from_abi(r.order, r.block, r.lanes, r.chain_from_first);
   t.out = format_from_abi(r.out_format);
   t.scaling = r.nrm2_scaling == FPCERT_NRM2_LAPACK ? Nrm2Scaling::Lapack : Nrm2Scaling::None;
   t.nrm2_specials = r.nrm2_specials == FPCERT_NRM2_NAN_WINS ? Nrm2Specials::NaNWins : Nrm2Specials::InfWins;

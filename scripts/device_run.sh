@@ -77,6 +77,16 @@ section_plugin() {
   mkdir -p "$FPCERT_TEST_SCRATCH"
   run timeout 300 "$BIN/test_plugin_gpu" --duration=true 2>&1 | tee "$OUT/test_plugin_gpu.log" | tail -40
 }
+# Softmax and LayerNorm kernels of a CUDA plugin in device memory (ABI minor 6; tests/plugin/rows_plugin_gpu_test.cpp):
+# the GPU test alone, then the certificates and the mutation scores as a user sees them.
+section_plugin_rows() {
+  export FPCERT_BIN="$BIN/fpcert" FPCERT_TEST_PLUGIN_DIR="$BIN/plugins" FPCERT_TEST_SCRATCH="$OUT/plugin_rows_scratch"
+  mkdir -p "$FPCERT_TEST_SCRATCH"
+  run timeout 300 "$BIN/test_plugin_gpu" --source-file='*rows_plugin_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/test_plugin_rows_gpu.log" | tail -30
+  run timeout 200 "$BIN/fpcert" certify --plugin "$BIN/plugins/librows_cuda.so" --kernel rows_softmax_f32_cuda,rows_layernorm_f32_cuda \
+    --suite certify --json "$OUT/plugin_rows.json" > "$OUT/plugin_rows.txt" 2>&1; echo "rc=$?" >> "$OUT/plugin_rows.txt"
+  tail -12 "$OUT/plugin_rows.txt"
+}
 # The verdict tiers on the device (docs/bound_model.md): every CUDA and cuBLAS kernel certified on the certify
 # suite, the tier and the failed checks of each case summarised per kernel; the SIMT kernels again with their
 # order withheld (envelope + statistical) to show the weaker tiers pass them too.
@@ -528,6 +538,7 @@ for part in ${PART//,/ }; do
     conversions) section_conversions ;;
     emulation) section_emulation ;;
     plugin) section_plugin ;;
+    plugin-rows) section_plugin_rows ;;
     proof) section_proof ;;
     proof_conv) section_proof_conv ;;
     probe) section_probe ;;

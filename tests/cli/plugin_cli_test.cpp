@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "plugin/fpcert_plugin.h"
 #include "tests/support/run_command.hpp"
 
 using fpcert::test::CommandResult;
@@ -206,11 +207,12 @@ TEST_CASE("bad plugins stop fpcert before anything runs - with a clear message a
     const char* file;
     std::vector<const char*> fragments;
   };
+  const std::string host = "this fpcert speaks ABI 1." + std::to_string(FPCERT_PLUGIN_ABI_MINOR);
   const std::vector<Bad> bad = {
       {"libfault_not_elf.so", {"libfault_not_elf.so", "cannot be loaded"}},
       {"libfault_missing_dep.so", {"cannot be loaded", "libfpcert_test_missing_dep.so"}},
       {"libfault_no_symbol.so", {"does not export fpcert_plugin_enumerate()"}},
-      {"libfault_abi_major.so", {"built against fpcert plugin ABI 2.0", "this fpcert speaks ABI 1.5"}},
+      {"libfault_abi_major.so", {"built against fpcert plugin ABI 2.0", host.c_str()}},
       {"libfault_enum_null.so", {"returned NULL", "simulated missing driver"}},
       {"libfault_bad_traits.so", {"3 problems", "unknown format value 99", "gemm.order is empty"}},
       {"libno_such_plugin.so", {"no such file"}},

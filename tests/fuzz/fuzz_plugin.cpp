@@ -20,6 +20,8 @@ namespace {
 
 std::int32_t gemm_run(void*, const fpcert_gemm_args*, void*, std::size_t, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
 std::int32_t conversion_run(void*, const fpcert_conversion_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
+std::int32_t softmax_run(void*, const fpcert_softmax_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
+std::int32_t norm_run(void*, const fpcert_norm_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
 
 /// An enum value: mostly a valid one, sometimes anything.
 std::int32_t pick(FuzzedDataProvider& p, std::int32_t lo, std::int32_t hi) {
@@ -49,10 +51,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint32_t count = p.ConsumeIntegralInRange<std::uint32_t>(0, 6);
   std::vector<fpcert_kernel> kernels(count);
   std::vector<std::string> texts;  // names, descriptions, notes and orders stay alive while validated
-  texts.reserve(4 * count);
+  texts.reserve(8 * count);  // at most 7 a kernel: no reallocation moves a c_str() already taken
   for (auto& k : kernels) {
     k.struct_size = p.ConsumeBool() ? sizeof(fpcert_kernel) : p.ConsumeIntegral<std::uint32_t>();
-    k.operation = pick(p, 0, 3);
+    k.operation = pick(p, 0, 6);
     texts.push_back(p.ConsumeRandomLengthString(140));
     k.name = p.ConsumeBool() ? texts.back().c_str() : nullptr;
     texts.push_back(p.ConsumeRandomLengthString(40));
@@ -84,6 +86,42 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     c.saturation = pick(p, 0, 4);
     c.nan_payload = pick(p, 0, 6);  // 0 and 6 invalid; 3-5 valid from minor 2, by destination
     k.conversion_run = p.ConsumeBool() ? conversion_run : nullptr;
+    // Softmax and norm (minor 6): every enum and number, the elementary functions' sources.
+    auto elem_fn = [&](fpcert_elem_fn_error& e) {
+      e.implementation = pick(p, 0, 8);
+      e.ulps = p.ConsumeFloatingPoint<double>();
+      e.ulps_per_x = p.ConsumeBool() ? 0.0 : p.ConsumeFloatingPoint<double>();
+      e.abs_error = p.ConsumeBool() ? 0.0 : p.ConsumeFloatingPoint<double>();
+      texts.push_back(p.ConsumeRandomLengthString(40));
+      e.source = p.ConsumeBool() ? texts.back().c_str() : nullptr;
+    };
+    auto& sm = k.softmax;
+    sm.fn = pick(p, 0, 3);
+    sm.shift = pick(p, 0, 4);
+    sm.x_input = pick(p, 0, 12);
+    sm.compute_format = pick(p, 0, 12);
+    sm.sum_format = pick(p, 0, 12);
+    sm.sum_order = pick(p, 0, 6);
+    sm.sum_block = pick(p, -1, 64);
+    sm.sum_lanes = pick(p, -1, 64);
+    sm.sum_chain_from_first = pick(p, 0, 2);
+    sm.reciprocal = pick(p, 0, 2);
+    sm.out_format = pick(p, 0, 12);
+    sm.masked_rows = pick(p, 0, 3);
+    sm.accepts_mask = pick(p, 0, 2);
+    elem_fn(sm.exp);
+    if (p.ConsumeBool()) elem_fn(sm.log);
+    k.softmax_run = p.ConsumeBool() ? softmax_run : nullptr;
+    auto& nm = k.norm;
+    nm.kind = pick(p, 0, 3);
+    nm.variance = pick(p, 0, 4);
+    nm.x_input = pick(p, 0, 12);
+    nm.compute_format = pick(p, 0, 12);
+    nm.acc_format = pick(p, 0, 12);
+    nm.out_format = pick(p, 0, 12);
+    nm.eps_placement = pick(p, 0, 3);
+    elem_fn(nm.rsqrt);
+    k.norm_run = p.ConsumeBool() ? norm_run : nullptr;
   }
   info.kernel_count = p.ConsumeBool() ? count : p.ConsumeIntegralInRange<std::uint32_t>(0, count);
   info.kernels = count && p.ConsumeBool() ? kernels.data() : nullptr;

@@ -3,7 +3,8 @@
 # example plugins as separate CMake projects against that install (find_package(fpcert CONFIG)).
 #   stage_install.sh CMAKE SOURCE_DIR BUILD_DIR STAGE_DIR [CUDA_COMPILER CUDA_ARCHS]
 # Leaves STAGE_DIR/prefix (bin/fpcert, include/fpcert/plugin.h, lib/cmake/fpcert), STAGE_DIR/cpu
-# (libexample_cpu_plugin.so) and, with a CUDA compiler, STAGE_DIR/cuda (libexample_cuda_plugin.so).
+# (libexample_cpu_plugin.so), STAGE_DIR/rows (libexample_rows_plugin.so: softmax and norm, ABI minor 6) and, with a
+# CUDA compiler, STAGE_DIR/cuda (libexample_cuda_plugin.so).
 set -euo pipefail
 cmake=$1 src=$2 build=$3 stage=$4 nvcc=${5:-} archs=${6:-}
 rm -rf "$stage"
@@ -13,9 +14,11 @@ mkdir -p "$stage"
 for f in bin/fpcert include/fpcert/plugin.h lib/cmake/fpcert/fpcertConfig.cmake lib/cmake/fpcert/fpcertConfigVersion.cmake; do
   test -e "$stage/prefix/$f" || { echo "stage_install: $f was not installed" >&2; exit 1; }
 done
-"$cmake" -S "$src/examples/plugin/cpu" -B "$stage/cpu" -DCMAKE_PREFIX_PATH="$stage/prefix" -DCMAKE_BUILD_TYPE=Release
-"$cmake" --build "$stage/cpu"
-test -f "$stage/cpu/libexample_cpu_plugin.so"
+for ex in cpu rows; do
+  "$cmake" -S "$src/examples/plugin/$ex" -B "$stage/$ex" -DCMAKE_PREFIX_PATH="$stage/prefix" -DCMAKE_BUILD_TYPE=Release
+  "$cmake" --build "$stage/$ex"
+  test -f "$stage/$ex/libexample_${ex}_plugin.so"
+done
 if [ -n "$nvcc" ]; then
   "$cmake" -S "$src/examples/plugin/cuda" -B "$stage/cuda" -DCMAKE_PREFIX_PATH="$stage/prefix" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$archs"
