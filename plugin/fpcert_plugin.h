@@ -498,7 +498,11 @@ typedef int32_t fpcert_norm_variance;
 enum {
   FPCERT_NORM_VARIANCE_TWO_PASS = 1, /* the mean first, then sum (x_j - mean)^2 / n */
   FPCERT_NORM_VARIANCE_WELFORD = 2,  /* one pass updating mean and M2 sequentially (Welford 1962) */
-  FPCERT_NORM_VARIANCE_ONE_PASS = 3  /* E[x^2] - E[x]^2 (cancels when |mean| >> the spread: declared weaker) */
+  FPCERT_NORM_VARIANCE_ONE_PASS = 3,  /* E[x^2] - E[x]^2 (cancels when |mean| >> the spread: declared weaker) */
+  FPCERT_NORM_VARIANCE_WELFORD_COMBINED = 4 /* Welford per part (welford_parts parts: part t takes j = t, t + P, ...,
+                                               in order), the parts' (n, mean, M2) combined pairwise by any binary tree
+                                               of depth ceil(log2 P) (Chan, Golub and LeVeque 1979): a warp's lanes,
+                                               PyTorch's layer_norm */
 };
 typedef int32_t fpcert_norm_eps;
 enum {
@@ -515,7 +519,7 @@ typedef struct fpcert_norm_traits {
   fpcert_format acc_format;          /* the row sums' accumulator (any order) */
   fpcert_format out_format;          /* the result rounded into it once */
   fpcert_norm_eps eps_placement;     /* required: INSIDE_SQRT */
-  int32_t reserved;                  /* 0 */
+  int32_t welford_parts;             /* WELFORD_COMBINED: the parts P, 1 .. 2^20; every other variance: 0 */
   fpcert_elem_fn_error rsqrt;        /* the reciprocal square root used (ulps only: ulps_per_x and abs_error 0) */
 } fpcert_norm_traits;
 

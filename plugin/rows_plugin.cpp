@@ -159,8 +159,14 @@ void validate_norm(const fpcert_kernel& k, const Kerr& kerr, const std::string& 
     kerr(bad_enum("norm.kind", n.kind, "1 layernorm, 2 rmsnorm", versions));
   if (n.kind == FPCERT_NORM_RMSNORM && n.variance != 0)
     kerr(fmt::format("norm.variance must be 0 for RMSNORM (the mean of squares is one sum), got {}", n.variance));
-  else if (n.kind == FPCERT_NORM_LAYERNORM && (n.variance < FPCERT_NORM_VARIANCE_TWO_PASS || n.variance > FPCERT_NORM_VARIANCE_ONE_PASS))
-    kerr(bad_enum("norm.variance", n.variance, "1 two_pass, 2 welford, 3 one_pass", versions));
+  else if (n.kind == FPCERT_NORM_LAYERNORM &&
+           (n.variance < FPCERT_NORM_VARIANCE_TWO_PASS || n.variance > FPCERT_NORM_VARIANCE_WELFORD_COMBINED))
+    kerr(bad_enum("norm.variance", n.variance, "1 two_pass, 2 welford, 3 one_pass, 4 welford_combined", versions));
+  if (n.variance == FPCERT_NORM_VARIANCE_WELFORD_COMBINED && (n.welford_parts < 1 || n.welford_parts > (1 << 20)))
+    kerr(fmt::format("norm.welford_parts must be 1 .. 2^20 for WELFORD_COMBINED (the parts whose (n, mean, M2) are combined), got {}",
+                     n.welford_parts));
+  else if (n.variance != FPCERT_NORM_VARIANCE_WELFORD_COMBINED && n.welford_parts != 0)
+    kerr(fmt::format("norm.welford_parts must be 0 unless the variance is WELFORD_COMBINED, got {}", n.welford_parts));
   checked_format("norm.x_input", n.x_input, kerr, versions);
   const Format* compute = checked_format("norm.compute_format", n.compute_format, kerr, versions);
   need_ieee("norm.compute_format", compute, kerr);
@@ -171,7 +177,6 @@ void validate_norm(const fpcert_kernel& k, const Kerr& kerr, const std::string& 
          "fpcert's reference) is 1 / sqrt(var + eps); fpcert certifies the definition only");
   else if (n.eps_placement != FPCERT_NORM_EPS_INSIDE_SQRT)
     kerr(bad_enum("norm.eps_placement", n.eps_placement, "1 inside_sqrt", versions));
-  if (n.reserved != 0) kerr(fmt::format("norm.reserved must be 0, got {}", n.reserved));
   validate_elem_fn("norm.rsqrt", n.rsqrt, ElemFn::Rsqrt, compute, kerr, versions);
 }
 
@@ -227,9 +232,11 @@ NormTraits norm_traits_from_abi(const fpcert_kernel& k) {
   a.kind = n.kind == FPCERT_NORM_RMSNORM ? NormKind::RmsNorm : NormKind::LayerNorm;
   // RMSNorm: one sum of squares, the variance field 0; TwoPass is how the built-in RMSNorm kernels read (the bound's
   // "mean of squares").
-  a.variance = n.variance == FPCERT_NORM_VARIANCE_WELFORD    ? NormVariance::Welford
-               : n.variance == FPCERT_NORM_VARIANCE_ONE_PASS ? NormVariance::OnePass
-                                                              : NormVariance::TwoPass;
+  a.variance = n.variance == FPCERT_NORM_VARIANCE_WELFORD            ? NormVariance::Welford
+               : n.variance == FPCERT_NORM_VARIANCE_ONE_PASS         ? NormVariance::OnePass
+               : n.variance == FPCERT_NORM_VARIANCE_WELFORD_COMBINED ? NormVariance::WelfordCombined
+                                                                     : NormVariance::TwoPass;
+  if (a.variance == NormVariance::WelfordCombined) a.welford = {WelfordShape{n.welford_parts, 1}};
   a.compute = format_from_abi(n.compute_format);
   a.acc = format_from_abi(n.acc_format);
   const ElemFnError r = elem_fn_from_abi(n.rsqrt, ElemFn::Rsqrt);

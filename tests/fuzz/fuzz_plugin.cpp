@@ -114,7 +114,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     k.softmax_run = p.ConsumeBool() ? softmax_run : nullptr;
     auto& nm = k.norm;
     nm.kind = pick(p, 0, 3);
-    nm.variance = pick(p, 0, 4);
+    nm.variance = pick(p, 0, 5);
+    nm.welford_parts = p.ConsumeBool() ? pick(p, -2, 64) : 0;
     nm.x_input = pick(p, 0, 12);
     nm.compute_format = pick(p, 0, 12);
     nm.acc_format = pick(p, 0, 12);

@@ -205,6 +205,23 @@ TEST_CASE("norm declarations: a valid one validates, each broken field is named"
     k.norm.variance = 7;
     expect_one(k, {"norm.variance", "unknown value 7"});
   }
+  SUBCASE("combined Welford without its parts, and parts without combined Welford") {
+    k.norm.variance = FPCERT_NORM_VARIANCE_WELFORD_COMBINED;
+    expect_one(k, {"norm.welford_parts must be 1 .. 2^20", "got 0"});
+    k.norm.variance = FPCERT_NORM_VARIANCE_TWO_PASS;
+    k.norm.welford_parts = 32;
+    expect_one(k, {"norm.welford_parts must be 0 unless"});
+  }
+  SUBCASE("combined Welford over a warp's lanes") {
+    k.norm.variance = FPCERT_NORM_VARIANCE_WELFORD_COMBINED;
+    k.norm.welford_parts = 32;
+    CHECK(problems(&k).empty());
+    const NormTraits t = norm_traits_from_abi(k);
+    CHECK(t.arith.variance == NormVariance::WelfordCombined);
+    REQUIRE(t.arith.welford.size() == 1);
+    CHECK(t.arith.welford[0].parts == 32);
+    CHECK(t.arith.welford[0].vec == 1);
+  }
   SUBCASE("an RMSNorm with a variance algorithm") {
     k.norm.kind = FPCERT_NORM_RMSNORM;
     expect_one(k, {"norm.variance must be 0 for RMSNORM"});
