@@ -12,8 +12,8 @@ rounded reference and the bound of the arithmetic declared for them (docs/softma
     in shared memory: depth 7) or RowwiseMomentsCUDAKernel (512 threads, Welford over j = t, t + 512, ... (WelfordOps::
     reduce), BlockReduce of WelfordOps::combine: depth 9), both in fp32, var = M2 / n, rstd = rsqrt(var + eps) (rsqrtf,
     2 ulp); the bound takes the longer part and the deeper tree of the two, so it covers either path;
-  - rms_norm: fp32 only (on f16/bf16 some PyTorch versions round the normalised value to the input format before the
-    weight: a second rounding no single-rounding declaration covers; measured, not asserted, below).
+  - rms_norm: every case in fp32 but `specials`; in f16/bf16 the cases without beta (rms_norm has no bias: a beta added
+    after its f16/bf16 result is a second rounding of this test's making, measured, not asserted, below).
 A half softmax written naively in f16 (the subtraction and exp rounded to f16) is refused under the same declaration.
 Run by gpu_main.py (label gpu; exit 77 without torch or a device)."""
 import os
@@ -97,3 +97,9 @@ def test_torch_rms_norm(dtype):
         # x_j is finite; torch's rms_norm returns NaN for the whole row (H200, 2026-12-04): a policy it does not
         # document, reported as found, not certified.
         assert all(c["status"] == "pass" for c in res.cases if c["case"] not in ("specials", "evidence")), repr(res)
+    else:
+        # f16/bf16: rms_norm has no bias, so the cases with beta add it here, after the kernel's result was rounded to
+        # f16/bf16 (a second rounding in the input format, which cancels against beta: 3-289 times the single-rounding
+        # bound on the H200, 2026-12-04). That is this test's composition, not torch's kernel: asserted on the cases
+        # without beta, where fn is rms_norm alone.
+        assert all(c["status"] == "pass" for c in res.cases if c["case"] in ("affine_none", "affine_gamma")), repr(res)
