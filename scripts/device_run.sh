@@ -341,7 +341,10 @@ print(f'tiles declared: {tiles}; error maps: {maps} of {len(r["cases"])} cases; 
 PY
 }
 section_python() {
-  local PY=${PYDIR:-devpy}
+  # Absolute: tests start pytest in a subprocess whose cwd is a scratch folder (test_pytest_plugin_writes_one_report
+  # failed on the H200 with a relative devpy on PYTHONPATH: fpcert did not import there).
+  local PY
+  PY=$(cd "${PYDIR:-devpy}" && pwd)
   python3 -c 'import sys, numpy, torch; print("python", sys.version.split()[0], "numpy", numpy.__version__, "torch", torch.__version__, "cuda", torch.cuda.is_available())'
   export PYTHONPATH="$PY${PYTHONPATH:+:$PYTHONPATH}" FPCERT_BIN="$PY/fpcert-cli" FPCERT_TEST_OUT="$OUT/python" PYTHONDONTWRITEBYTECODE=1
   export LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}"
