@@ -221,6 +221,11 @@ TEST_CASE("diagnose: tf32 (rna) inputs in an order fpcert does not compute; the 
   bool range_case = false;
   for (const auto& s : r.separations) range_case = range_case || (s.spec.find("emin=-20,emax=20") != std::string::npos && !s.outcome.empty());
   CHECK(range_case);
+  // the separations travel in the record's JSON (fpcert diagnose --json, the report's input) and back
+  const DiagnosisRecord back = diagnosis_from_json(diagnosis_to_json(r));
+  REQUIRE(back.separations.size() == r.separations.size());
+  CHECK(back.separations.front().spec == r.separations.front().spec);
+  CHECK(back.separations.front().outcome == r.separations.front().outcome);
   // the look-alike: the same chains on fp16 operands are named fp16, not tf32
   Fixture f16k(KernelTraits{}, interleaved(f16_rn));
   const DiagnosisRecord r16 = diagnose_kernel(f16k, o);
