@@ -346,8 +346,8 @@ std::vector<SeparatingSpec> separating_specs(const Hypothesis& x, const Hypothes
                                  rounding_tag(p.ry))});
       else if (f.precision() < 24)
         r.push_back({fmt::format("exp_sweep:m=32,n=32,k=16,seed={},target=f16,mantissa={},b=ones", seed, mant),
-                     fmt::format("{} rounding {} vs {}: every input a tie of {} (mantissa 1 + {} 2^-{})", p.role, rounding_tag(p.rx),
-                                 rounding_tag(p.ry), f.tag, nearest_pair ? 1 : 3, f.precision())});
+                     fmt::format("{} rounding {} vs {}: every input a tie of {} (mantissa 1 + {}2^-{})", p.role, rounding_tag(p.rx),
+                                 rounding_tag(p.ry), f.tag, nearest_pair ? "" : "3 x ", f.precision())});
     }
     if (!r.empty()) break;  // the first thing they differ in
   }
