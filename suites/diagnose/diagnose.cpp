@@ -371,7 +371,7 @@ DiagnosisRecord diagnose_gemm(const std::string& kernel, const KernelTraits& dec
   std::string best_bitwise;  // the hint of the declared rule: the best bit-for-bit share and its hypothesis
   if (by_envelope) {
     const Evaluated& b = all.front().row.id == "declared" && all.size() > 1 ? all[1] : all.front();
-    best_bitwise = fmt::format("{} [{}]", pct(b.row), b.row.id);
+    best_bitwise = fmt::format("{} of elements [{}]", pct(b.row), b.row.id);
     std::rotate(all.begin(), decl, decl + 1);
   }
   // Look-alikes: outputs equal bit for bit on every case.
@@ -426,7 +426,7 @@ DiagnosisRecord diagnose_gemm(const std::string& kernel, const KernelTraits& dec
   } else if (by_envelope) {
     rec.kind = "declared";
     rec.verdict = fmt::format("consistent with the declared arithmetic by its envelope on every element of every case ({} elements); its "
-                              "order ({}) is not identified: bit for bit at best {} of elements, a hint only",
+                              "order ({}) is not identified: bit for bit at best {}, a hint only",
                               elements, order_spec(declared.sum_order), best_bitwise);
   } else if (top.envelope_holds) {
     // Below the consistent share bit for bit (an order fpcert does not compute), the top hypothesis's envelope holding
