@@ -30,6 +30,8 @@ std::string diagnosis_text(const DiagnosisRecord& r) {
     for (const DiagnosisElement& e : r.unexplained)
       s += fmt::format("    {} ({}, {}): got {:.9g}, exact {:.9g}, top hypothesis {:.9g}\n", e.case_label, e.i, e.j, e.got, e.ref, e.best);
   }
+  for (const DiagnosisSeparation& x : r.separations)
+    s += fmt::format("  separation of {} and {}: {} ({}): {}\n", x.first, x.second, x.spec, x.why, x.outcome.empty() ? "not run" : x.outcome);
   if (!r.hint.empty()) s += "  hint: " + r.hint + "\n";
   for (const std::string& x : r.notes) s += "  note: " + x + "\n";
   return s;

@@ -17,6 +17,9 @@ nlohmann::json diagnosis_to_json(const DiagnosisRecord& r) {
   j["hypotheses_tried"] = r.tried;
   j["seconds"] = r.seconds;
   j["notes"] = r.notes;
+  auto& sep = j["separations"] = nlohmann::json::array();
+  for (const DiagnosisSeparation& x : r.separations)
+    sep.push_back({{"first", x.first}, {"second", x.second}, {"spec", x.spec}, {"why", x.why}, {"outcome", x.outcome}});
   if (!r.hint_id.empty()) j["hint"] = {{"id", r.hint_id}, {"text", r.hint}};
   auto& h = j["ranked"] = nlohmann::json::array();
   for (const DiagnosisHypothesis& x : r.ranked)
@@ -45,6 +48,9 @@ DiagnosisRecord diagnosis_from_json(const nlohmann::json& j) {
   r.tried = j.value("hypotheses_tried", std::int64_t{0});
   r.seconds = j.value("seconds", 0.0);
   r.notes = j.value("notes", std::vector<std::string>{});
+  for (const auto& x : j.value("separations", nlohmann::json::array()))
+    r.separations.push_back({x.value("first", std::string()), x.value("second", std::string()), x.value("spec", std::string()),
+                             x.value("why", std::string()), x.value("outcome", std::string())});
   if (j.contains("hint")) {
     r.hint_id = j.at("hint").at("id").get<std::string>();
     r.hint = j.at("hint").at("text").get<std::string>();

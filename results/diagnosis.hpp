@@ -34,6 +34,15 @@ struct DiagnosisElement {
   double best = 0;           ///< the top hypothesis's value there
 };
 
+/// A case run to tell two hypotheses apart that tie on the case(s) before it (equal bit-for-bit shares within noise, or
+/// both only by their envelope), derived from where their formats differ (docs/diagnose.md, "Separating cases").
+struct DiagnosisSeparation {
+  std::string first, second;  ///< the two hypotheses (ids): the better-ranked first, as they tied
+  std::string spec;           ///< the generator spec of the separating case
+  std::string why;            ///< what differs and why this case shows it
+  std::string outcome;        ///< after the case: which one it separated, or that they are indistinguishable (empty: not run)
+};
+
 struct DiagnosisRecord {
   std::string kernel;
   std::string declared;            ///< describe_traits of the declaration
@@ -49,6 +58,7 @@ struct DiagnosisRecord {
   std::vector<DiagnosisHypothesis> ranked;  ///< best first (the top ones)
   std::vector<DiagnosisElement> unexplained;  ///< the first elements no hypothesis explains
   std::vector<std::string> notes;  ///< hypotheses that could not be evaluated and why; how look-alikes were separated
+  std::vector<DiagnosisSeparation> separations;  ///< ties and the cases that separated them (or not)
   double seconds = 0;
   /// The passing-kernel hint: a hypothesis more precise than the declaration that reproduces every element of every case
   /// bit for bit (the declaration, and its bound with it, could be tightened); empty when none does or the output is

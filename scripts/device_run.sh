@@ -501,7 +501,8 @@ section_norm() {
   done
 }
 # Diagnosis (issue 47, docs/diagnose.md): cuBLAS fp32 with TF32 allowed judged against the pedantic fp32 declaration
-# (expect operands=tf32 named, by the envelope: cuBLAS's order is unknown); a tensor-core built-in with its probed
+# (expect operands=tf32 named, by the envelope: cuBLAS's order is unknown; the fp16 look-alike separated by the derived
+# range case, fp32 by the short-K case: the "separation of" lines); a tensor-core built-in with its probed
 # card (expect "declared"), then with a wrong card (align_bits of every card lowered by 2: expect card:align_bits=<the
 # probed value> on top); a tensor-core kernel with an injected fault; certify --diagnose on a failing mutant.
 section_diagnose() {
@@ -529,7 +530,7 @@ PY
   if PYTHONPATH="$PY" LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}" python3 -c 'import fpcert; fpcert.diagnose' 2>/dev/null; then
     mkdir -p "$OUT/diagnose_torch"
     run timeout 540 env PYTHONPATH="$PY" FPCERT_BIN="$PY/fpcert-cli" PYTHONDONTWRITEBYTECODE=1 LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}" \
-      python3 scripts/diagnose_torch.py "$OUT/diagnose_torch" 2>&1 | tee "$OUT/diagnose_torch/diagnose_torch.txt" | grep -E "^#####|^EXPECT|^  [a-z_]+: |all as expected|SOME NOT"
+      python3 scripts/diagnose_torch.py "$OUT/diagnose_torch" 2>&1 | tee "$OUT/diagnose_torch/diagnose_torch.txt" | grep -E "^#####|^EXPECT|^separation|^  [a-z_]+: |all as expected|SOME NOT"
   else
     echo "fpcert.diagnose does not import: run scripts/devpy.sh here and carry devpy (the torch diagnoses skipped)"
   fi

@@ -567,7 +567,9 @@ __all__ += ["certify_softmax", "certify_norm"]
 class Diagnosis(dict):
     """The diagnosis record (the JSON of ``fpcert diagnose --json``: ``kind``, ``verdict``, ``ranked`` hypotheses best
     first, each with ``id``, ``matched``/``elements``, ``fraction``, ``envelope_holds``, ``max_ulps``, ``same_as``;
-    ``unexplained`` elements; ``hint`` for a kernel more precise than declared). ``print(d)`` or ``d.text()``."""
+    ``unexplained`` elements; ``separations``: the ties and the cases run to separate them, each with ``first``,
+    ``second``, ``spec``, ``why``, ``outcome``; ``hint`` for a kernel more precise than declared). ``print(d)`` or
+    ``d.text()``."""
 
     def text(self) -> str:
         return _fpcert.diagnosis_text(_json.dumps(self))

@@ -34,6 +34,9 @@ std::string one_diagnosis(const DiagnosisRecord& r, std::size_t di) {
   }
   s += fmt::format("<dt>verdict</dt><dd><strong class=\"{}\">{}</strong>: {}</dd>", bad ? "fail" : "pass", html_escape(r.kind),
                    html_escape(r.verdict));
+  for (const DiagnosisSeparation& x : r.separations)
+    s += "<dt>separation</dt><dd>" + html_escape(fmt::format("{} and {} on {} ({}): {}", x.first, x.second, x.spec, x.why,
+                                                             x.outcome.empty() ? "not run" : x.outcome)) + "</dd>";
   if (!r.hint.empty()) s += "<dt>hint</dt><dd>" + html_escape(r.hint) + "</dd>";
   s += fmt::format("<dt>hypotheses evaluated</dt><dd>{} in {} s</dd></dl>", vint(src, "/hypotheses_tried", r.tried),
                    vnum(src, "/seconds", r.seconds));

@@ -11,6 +11,7 @@
 #include "oracle/gemm_ref.hpp"
 #include "oracle/ulp.hpp"
 #include "suites/diagnose/hypotheses.hpp"
+#include "suites/verdict/emulate/emulate.hpp"
 #include "suites/verdict/envelope.hpp"
 
 namespace fpcert {
@@ -65,10 +66,123 @@ std::string pct(const DiagnosisHypothesis& h) {
   return h.matched == h.elements ? "100 %" : fmt::format("{:.1f} %", std::min(f, 99.9));
 }
 
+/// Elements of the envelope verdict over a case: those whose every order of the hypothesised arithmetic takes an
+/// operand beyond its operand format's range (tf32's range is fp32's, fp16's ends at 65504) are judged apart: that
+/// arithmetic gives Inf or NaN there (nearest) or a value saturated far beyond a rounding error (toward zero), which
+/// the envelope, a bound on rounding errors, does not describe; a non-finite output there is what it gives (inside), a
+/// finite one is not (outside). Every other finite element is outside when |c - ref'| exceeds its allowance (fracs > 1);
+/// a non-finite one is left to the special-value checks (evaluate_envelope's count).
+std::int64_t envelope_exceed(const KernelTraits& t, const DiagnoseCase& c, const std::vector<double>& fracs) {
+  std::vector<std::uint8_t> row(static_cast<std::size_t>(c.m), 0), col(static_cast<std::size_t>(c.n), 0);
+  if (t.a_operand->emax() < t.a_input->emax() || t.b_operand->emax() < t.b_input->emax()) {
+    const std::vector<double> ao = operand_values(c.a, *t.a_input, *t.a_operand, t.input_rounding);
+    const std::vector<double> bo = operand_values(c.b, *t.b_input, *t.b_operand, t.input_rounding);
+    const auto beyond = [](const Format& f, double in, double op) {
+      return std::isinf(op) || (std::isfinite(in) && std::fabs(in) > f.max_finite() * (1 + 2 * f.epsilon()));
+    };
+    for (std::int64_t i = 0; i < c.m; ++i)
+      for (std::int64_t p = 0; p < c.k; ++p) {
+        const auto x = static_cast<std::size_t>(i * c.k + p);
+        row[static_cast<std::size_t>(i)] |= beyond(*t.a_operand, c.a[x], ao[x]) ? 1 : 0;
+      }
+    for (std::int64_t p = 0; p < c.k; ++p)
+      for (std::int64_t j = 0; j < c.n; ++j) {
+        const auto x = static_cast<std::size_t>(p * c.n + j);
+        col[static_cast<std::size_t>(j)] |= beyond(*t.b_operand, c.b[x], bo[x]) ? 1 : 0;
+      }
+  }
+  std::int64_t r = 0;
+  for (std::int64_t i = 0; i < c.m; ++i)
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      const auto x = static_cast<std::size_t>(i * c.n + j);
+      const bool finite = std::isfinite(to_double(*t.out, c.got[x]));
+      if (row[static_cast<std::size_t>(i)] || col[static_cast<std::size_t>(j)]) r += finite ? 1 : 0;
+      else r += finite && fracs[x] > 1 ? 1 : 0;  // a non-finite output is left to the special-value checks, as before
+    }
+  return r;
+}
+
+/// The envelope of split-K partials stored in a narrower format (Hypothesis::partials): each product passes through
+/// at most S + 1 more roundings into it (the partial's, and S additions in place or the output's), so the
+/// accumulation's coefficient grows by gamma_{S+1}(u_p) (1 + coef), each rounding may add eta_p / 2 below its normal
+/// range, and a partial's magnitude by (1 + u_p)^(S+1).
+void widen_for_partials(EnvelopeModel& e, const Format& p, int splits) {
+  const double u = p.unit_roundoff(), d = splits + 1;
+  if (d * u >= 1) {
+    e.exists = false;
+    return;
+  }
+  const double g = d * u / (1 - d * u);
+  e.coef += g * (1 + e.coef);
+  e.eta_arith += d * p.min_subnormal() * (1 + e.coef);
+  e.growth *= std::pow(1 + u, d);
+}
+
 std::string envelope_words(const DiagnosisHypothesis& h) {
   if (h.envelope_holds) return "envelope everywhere";
   if (h.envelope_exceed < 0) return "no envelope (not an arithmetic)";
   return h.envelope_exceed ? fmt::format("envelope exceeded on {} element(s)", h.envelope_exceed) : std::string("envelope vacuous");
+}
+
+/// Elements of case ci equal bit for bit to the kernel's output.
+std::int64_t matched_on(const Evaluated& e, const std::vector<DiagnoseCase>& cases, std::size_t ci, const Format& out) {
+  std::int64_t r = 0;
+  for (std::size_t x = 0; x < e.out[ci].size(); ++x) r += same_output(out, e.out[ci][x], cases[ci].got[x]) ? 1 : 0;
+  return r;
+}
+
+/// Ties and the cases that separate them (docs/diagnose.md, "Separating cases"). A hypothesis ties with the top one
+/// when both envelopes agree and, ranked by the envelope (no bit-for-bit share reaches half: shares that low are no
+/// evidence), both hold; ranked bit for bit, when its share is within noise of the top's (two binomial standard
+/// deviations and one element; never against a top that reproduces every element). For each tie, in rank order, the
+/// cases derived from where the two arithmetics' formats differ are asked for (opt.separate_max at most); when they
+/// have been run (opt.separations), each says what it showed.
+void separations(DiagnosisRecord& rec, const std::vector<Evaluated>& all, const std::vector<DiagnoseCase>& cases, std::int64_t elements,
+                 bool envelope_first, const DiagnoseOptions& opt) {
+  const Format& out = *all.front().h.traits.out;
+  if (!opt.separations.empty()) {
+    for (DiagnosisSeparation s : opt.separations) {
+      const auto c = std::find_if(cases.begin(), cases.end(), [&](const DiagnoseCase& x) { return x.label == s.spec; });
+      const auto find = [&](const std::string& id) {
+        return std::find_if(all.begin(), all.end(), [&](const Evaluated& e) { return e.row.id == id; });
+      };
+      const auto x = find(s.first), y = find(s.second);
+      if (c == cases.end() || x == all.end() || y == all.end()) {
+        s.outcome = "not evaluated on it (a pair past the time budget, or the case was not run)";
+      } else {
+        const auto ci = static_cast<std::size_t>(c - cases.begin());
+        const std::int64_t mx = matched_on(*x, cases, ci, out), my = matched_on(*y, cases, ci, out), n = c->m * c->n;
+        const auto env = [](const Evaluated& e) {
+          return e.row.envelope_holds ? std::string("envelope holds") : fmt::format("envelope {}", e.row.envelope_exceed > 0 ? fmt::format("exceeded on {}", e.row.envelope_exceed) : std::string("n/a"));
+        };
+        if (x->out[ci] == y->out[ci])
+          s.outcome = fmt::format("indistinguishable on it too (the same bits on all {} elements)", n);
+        else
+          s.outcome = fmt::format("separated: {} ranks first now ({} bit for bit on {} of {} elements there, {} over all cases; {} on {}, {})",
+                                  x < y ? x->row.id : y->row.id, s.first, mx, n, env(*x), s.second, my, env(*y));
+      }
+      rec.separations.push_back(std::move(s));
+    }
+    return;
+  }
+  if (!opt.ask_separation) return;
+  const Evaluated& lead = all.front();
+  const auto tied = [&](const Evaluated& e) {
+    if (e.row.envelope_holds != lead.row.envelope_holds) return false;
+    if (envelope_first && lead.row.envelope_holds) return true;
+    if (lead.row.matched == elements && e.row.matched < elements) return false;
+    const double p = lead.row.fraction();
+    return static_cast<double>(lead.row.matched - e.row.matched) <= 2.0 * std::sqrt(static_cast<double>(elements) * p * (1 - p)) + 1.0;
+  };
+  for (std::size_t x = 1; x < all.size() && rec.separations.size() < static_cast<std::size_t>(opt.separate_max); ++x) {
+    if (!tied(all[x]) || all[x].out == lead.out) continue;  // equal outputs are look-alikes, separated by the suite's cases
+    for (const SeparatingSpec& sp : separating_specs(lead.h, all[x].h, 71)) {
+      const bool known = std::any_of(rec.separations.begin(), rec.separations.end(), [&](const DiagnosisSeparation& d) { return d.spec == sp.spec; }) ||
+                         std::any_of(cases.begin(), cases.end(), [&](const DiagnoseCase& c) { return c.label == sp.spec; });
+      if (!known && rec.separations.size() < static_cast<std::size_t>(opt.separate_max))
+        rec.separations.push_back({lead.row.id, all[x].row.id, sp.spec, sp.why, ""});
+    }
+  }
 }
 
 }  // namespace
@@ -153,14 +267,17 @@ DiagnosisRecord diagnose_gemm(const std::string& kernel, const KernelTraits& dec
           return e;
       }
     }
-    const std::string key = describe_traits(any);
+    const std::string key =
+        describe_traits(any) + (h.partials ? fmt::format("; partials {} x{}", h.partials->tag, h.partial_splits) : std::string());
     if (!envelope_cache.count(key)) {
       std::int64_t exceed = 0, graded = 0, admit_zero = 0;
       for (std::size_t ci = 0; ci < cases.size(); ++ci) {
         const DiagnoseCase& c = cases[ci];
-        const EnvelopeModel em = make_envelope(any, c.k);
-        const EnvelopeVerdict v = evaluate_envelope(em, out, c.m, c.n, data[ci].ref, c.got, data[ci].row_abs_a, data[ci].col_abs_b);
-        exceed += v.exceed;
+        EnvelopeModel em = make_envelope(any, c.k);
+        if (h.partials) widen_for_partials(em, *h.partials, h.partial_splits);
+        std::vector<double> fracs;
+        const EnvelopeVerdict v = evaluate_envelope(em, out, c.m, c.n, data[ci].ref, c.got, data[ci].row_abs_a, data[ci].col_abs_b, &fracs);
+        exceed += envelope_exceed(any, c, fracs);
         graded += v.graded;
         admit_zero += v.admit_zero;
       }
@@ -243,6 +360,20 @@ DiagnosisRecord diagnose_gemm(const std::string& kernel, const KernelTraits& dec
   // Rank: bit for bit first; when no hypothesis reaches half the elements (an order nobody declared), the envelope first.
   const bool envelope_first = static_cast<double>(best_matched()) < 0.5 * static_cast<double>(elements);
   std::stable_sort(all.begin(), all.end(), [&](const Evaluated& x, const Evaluated& y) { return better(x, y, envelope_first); });
+  separations(rec, all, cases, elements, envelope_first, opt);
+  // The declared rule: a declaration that fixes no order (unknown, atomic split-K) is certified by its envelope, so
+  // when the declared arithmetic's envelope holds on every element of every case and no hypothesis is bit for bit on
+  // the consistent share, the output is consistent with the declaration and the order is not identified; bit-for-bit
+  // shares below that are a hint only, never evidence of a logic error (docs/diagnose.md, "The declared rule").
+  const bool order_free = !declared.sum_order.known() || declared.sum_order.outer == Combine::Atomic;
+  const auto decl = std::find_if(all.begin(), all.end(), [](const Evaluated& e) { return e.row.id == "declared"; });
+  const bool by_envelope = order_free && decl != all.end() && decl->row.envelope_holds && all.front().row.fraction() < opt.consistent;
+  std::string best_bitwise;  // the hint of the declared rule: the best bit-for-bit share and its hypothesis
+  if (by_envelope) {
+    const Evaluated& b = all.front().row.id == "declared" && all.size() > 1 ? all[1] : all.front();
+    best_bitwise = fmt::format("{} of elements [{}]", pct(b.row), b.row.id);
+    std::rotate(all.begin(), decl, decl + 1);
+  }
   // Look-alikes: outputs equal bit for bit on every case.
   for (std::size_t x = 0; x < all.size() && x < static_cast<std::size_t>(opt.top); ++x)
     for (std::size_t y = 0; y < all.size(); ++y)
@@ -285,11 +416,21 @@ DiagnosisRecord diagnose_gemm(const std::string& kernel, const KernelTraits& dec
                                                 envelope_words(top), alike);
     if (rec.kind == "hint")
       rec.verdict += "; more precise than declared: the declaration (and its bound) could be tightened";
+    // the first look-alike more precise than declared (and how many more there are)
+    int more = -1;
     for (const std::string& s : top.same_as)
       for (const Evaluated& e : all)
-        if (e.row.id == s && e.row.tighter && rec.kind == "declared")
+        if (e.row.id == s && e.row.tighter && rec.kind == "declared" && ++more == 0)
           rec.verdict += fmt::format("; hint: as consistent with {} [{}], more precise than declared", e.row.what, e.row.id);
-  } else if (top.envelope_holds && envelope_first) {
+    if (more > 0) rec.verdict += fmt::format(" (and {} more look-alike(s) more precise than declared)", more);
+  } else if (by_envelope) {
+    rec.kind = "declared";
+    rec.verdict = fmt::format("consistent with the declared arithmetic by its envelope on every element of every case ({} elements); its "
+                              "order ({}) is not identified: bit for bit at best {}, a hint only",
+                              elements, order_spec(declared.sum_order), best_bitwise);
+  } else if (top.envelope_holds) {
+    // Below the consistent share bit for bit (an order fpcert does not compute), the top hypothesis's envelope holding
+    // on every element of every case is the evidence: not a logic error.
     rec.kind = "envelope";
     rec.verdict = fmt::format("no hypothesis bit for bit (best {} of elements: the order is not one fpcert computes); consistent with {} "
                               "[{}] by its envelope everywhere{}",

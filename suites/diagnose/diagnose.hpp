@@ -30,6 +30,11 @@ struct DiagnoseOptions {
   int unexplained = 5;  ///< elements no hypothesis explains, listed
   bool pairs = true;    ///< evaluate pairs of changes when no single change explains every element
   double consistent = 0.9;  ///< the share of elements bit for bit above which a hypothesis is "consistent"
+  int separate_max = 3;     ///< separating cases asked for ties (DiagnosisRecord::separations), at most
+  bool ask_separation = true;  ///< derive separating cases for ties (off once they have been run)
+  /// Separating cases an earlier diagnosis asked for, now among the cases (by their spec as label): the record says
+  /// what each one showed.
+  std::vector<DiagnosisSeparation> separations;
 };
 
 /// Diagnose `cases` (the first is the case asked about; the others separate look-alikes) against the declaration.

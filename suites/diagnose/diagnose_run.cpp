@@ -115,22 +115,43 @@ DiagnosisRecord diagnose_kernel(GemmKernel& k, const DiagnoseKernelOptions& o) {
   // The declaration as certify grades it: a tensor-core order takes its installed behaviour card (kernels/tc/cards.hpp).
   const KernelTraits declared = tc::with_installed_cards(k.traits());
   DiagnosisRecord r = diagnose_gemm(k.name(), declared, cases, o.opt);
-  if (o.auto_separate && o.cases.size() == 1 && !r.ranked.empty() && !r.ranked.front().same_as.empty()) {
-    // Look-alikes on the case: the suite's cases that tell formats, tiles and subnormals apart, where the suite has them.
+  if (o.auto_separate && !r.ranked.empty()) {
     std::vector<std::string> added;
-    for (const std::string c : {"shape_primes", "tiny_*", "special_*"}) {
-      try {
-        cases.push_back(run_for_diagnosis(k, o.suite, c));
-        added.push_back(c);
-      } catch (const InputError&) {  // not in this suite, or the kernel declines it: no separation from it
+    std::vector<std::string> before;
+    // Look-alikes on the case: the suite's cases that tell formats, tiles and subnormals apart, where the suite has them.
+    if (o.cases.size() == 1 && !r.ranked.front().same_as.empty()) {
+      before = r.ranked.front().same_as;
+      for (const std::string c : {"shape_primes", "tiny_*", "special_*"}) {
+        try {
+          cases.push_back(run_for_diagnosis(k, o.suite, c));
+          added.push_back(c);
+        } catch (const InputError&) {  // not in this suite, or the kernel declines it: no separation from it
+        }
       }
     }
-    if (!added.empty()) {
+    // Ties: the cases derived from where the tied arithmetics' formats differ (docs/diagnose.md, "Separating cases").
+    std::vector<DiagnosisSeparation> run, declined;
+    for (DiagnosisSeparation s : r.separations) {
+      try {
+        cases.push_back(run_for_diagnosis(k, o.suite, s.spec));
+        run.push_back(std::move(s));
+      } catch (const InputError& e) {
+        s.outcome = std::string("not run: ") + e.what();
+        declined.push_back(std::move(s));
+      }
+    }
+    if (!added.empty() || !run.empty()) {
       const double first_seconds = r.seconds;
-      const std::vector<std::string> before = r.ranked.front().same_as;
-      r = diagnose_gemm(k.name(), declared, cases, o.opt);
+      DiagnoseOptions opt = o.opt;
+      opt.ask_separation = false;
+      opt.separations = run;
+      r = diagnose_gemm(k.name(), declared, cases, opt);
       r.seconds += first_seconds;
-      r.notes.push_back(fmt::format("look-alikes on the first case ({}), separated on {}", fmt::join(before, ", "), fmt::join(added, ", ")));
+      if (!added.empty())
+        r.notes.push_back(fmt::format("look-alikes on the first case ({}), separated on {}", fmt::join(before, ", "), fmt::join(added, ", ")));
+      r.separations.insert(r.separations.end(), declined.begin(), declined.end());
+    } else {
+      r.separations = declined;
     }
   }
   for (const CheckResult& c : first.checks)
@@ -210,7 +231,10 @@ std::vector<IdentificationRow> measure_identification(const std::vector<std::str
       auto mutant = make_fault_injector(make_gemm_kernel(model), f.fault);
       const DiagnosisRecord r = diagnose_kernel(*mutant, o);
       const bool by_checks = std::find(r.named_by_checks.begin(), r.named_by_checks.end(), row.fault) != r.named_by_checks.end();
-      row.identified = by_checks || (r.kind != "logic_error" && top_is(r, fault_hypothesis_id(f.fault)));
+      // "declared" by the envelope (an order-free declaration, not bit for bit) names no fault, even when the fault's
+      // hypothesis is a look-alike of the declared one on these cases
+      const bool declared_by_envelope = r.kind == "declared" && !r.ranked.empty() && r.ranked.front().matched < r.ranked.front().elements;
+      row.identified = by_checks || (r.kind != "logic_error" && !declared_by_envelope && top_is(r, fault_hypothesis_id(f.fault)));
       // Dormant: the mutant wrote the declared arithmetic's bits on every case and no check failed (one_run_in_n on
       // sums that are exact in every order): the fault changed nothing there, so there is nothing to identify.
       row.dormant = !row.identified && r.failed_checks.empty() && !r.ranked.empty() && r.ranked.front().id == "declared" &&

@@ -3,10 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <deque>
 #include <memory>
 
 #include "base/codes.hpp"
+#include "oracle/ulp.hpp"
 #include "suites/audit/audit_kernels.hpp"
 #include "suites/ops/gemm/fault_injectors.hpp"
 #include "suites/verdict/emulate/emulate.hpp"
@@ -116,10 +119,12 @@ std::vector<Change> single_changes(const KernelTraits& t, std::int64_t k) {
   else
     c.push_back({"acc_rounding=rn", "every addition rounded to nearest", ChangeClass::AccRounding, true,
                  [](Hypothesis& h) { h.traits.acc_rounding = Rounding::NearestEven; }});
-  // Order family and block size.
+  // Order family and block size. Where the declaration fixes no order (unknown, atomic split-K), each order is a member
+  // of the declared family: naming it is more precise than the declaration, not a departure from it.
+  const bool order_free = !t.sum_order.known() || t.sum_order.outer == Combine::Atomic;
   auto order = [&](std::string id, std::string what, SummationOrder o) {
     if (t.sum_order == o) return;
-    c.push_back({"order=" + id, std::move(what), ChangeClass::Order, false, [o](Hypothesis& h) {
+    c.push_back({"order=" + id, std::move(what), ChangeClass::Order, order_free, [o](Hypothesis& h) {
                    SummationOrder x = o;
                    x.step = h.traits.sum_order.step;
                    h.traits.sum_order = x;
@@ -158,6 +163,24 @@ std::vector<Change> single_changes(const KernelTraits& t, std::int64_t k) {
     for (int b : {p0.acc_bits - 1, p0.acc_bits + 1})
       card(fmt::format("acc_bits={}", b), fmt::format("{} result fraction bits", b), [b](FusedDotParams& p) { p.acc_bits = b; });
   }
+  // Split-K with the partials stored in the output format, where it is narrower than the accumulator: cuBLAS's
+  // reduced-precision reduction for fp16/bf16 outputs (CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION unset; torch's
+  // allow_{fp16,bf16}_reduced_precision_reduction), as cuBLASLt's reduction schemes OUTPUT_TYPE (partials in a workspace
+  // of the output type, reduced in a separate step) and INPLACE (each partial added into C, held in the output type).
+  if (t.out->precision() < t.acc->precision())
+    for (int s : {2, 4, 8, 16})
+      if (s < k)
+        for (bool inplace : {false, true}) {
+          const Format* p = t.out;
+          c.push_back({fmt::format("partials=splitk{}/{}{}", s, p->tag, inplace ? "/inplace" : ""),
+                       inplace ? fmt::format("split-K in {} chunks, each partial added into C held in {} (in-place reduction in the output type)", s, p->tag)
+                               : fmt::format("split-K in {} chunks, partials stored in {} and summed in {} (reduction in the output type)", s, p->tag, t.acc->tag),
+                       ChangeClass::Partials, false, [p, s, inplace](Hypothesis& h) {
+                         h.partials = p;
+                         h.partial_splits = s;
+                         h.partials_inplace = inplace;
+                       }});
+        }
   // A dropped K tail: K rounded down to a multiple of the tile (the remainder loop missing).
   for (std::int64_t tile : {8, 16, 32, 64})
     if (k > tile && k % tile != 0) {
@@ -197,9 +220,144 @@ Hypothesis with_changes(const Hypothesis& base, const std::vector<const Change*>
 
 std::string hypothesis_unavailable(const Hypothesis& h) { return emulation_unavailable(h.traits); }
 
+namespace {
+
+/// Split-K with partials stored in h.partials (Hypothesis): each chunk's sum by the emulator (the chunk's traits with
+/// the accumulator as output: its value unrounded), then the partials rounded and combined as declared.
+std::vector<std::uint64_t> evaluate_partials(const Hypothesis& h, std::int64_t m, std::int64_t n, std::int64_t k, std::vector<double> a,
+                                             const std::vector<double>& b) {
+  const KernelTraits& t = h.traits;
+  if (h.fault) throw std::invalid_argument("split-K partials around a fault are not composed");
+  if (h.keep_k >= 0)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t p = h.keep_k; p < k; ++p) a[static_cast<std::size_t>(i * k + p)] = 0.0;
+  KernelTraits ct = t;
+  ct.out = t.acc;
+  const Format& pf = *h.partials;
+  const std::int64_t chunk = (k + h.partial_splits - 1) / h.partial_splits;
+  std::vector<double> c(static_cast<std::size_t>(m * n), 0.0);
+  for (std::int64_t lo = 0, s = 0; lo < k; lo += chunk, ++s) {
+    const std::int64_t kc = std::min(chunk, k - lo);
+    std::vector<double> as(static_cast<std::size_t>(m * kc));
+    for (std::int64_t i = 0; i < m; ++i)
+      std::copy_n(a.begin() + i * k + lo, kc, as.begin() + i * kc);
+    const std::vector<double> bs(b.begin() + lo * n, b.begin() + (lo + kc) * n);
+    const std::vector<std::uint64_t> part = emulate_gemm(ct, m, n, kc, as, bs);
+    for (std::size_t x = 0; x < c.size(); ++x) {
+      const double v = to_double(*t.acc, part[x]);
+      if (h.partials_inplace) c[x] = emulate_round(pf, Rounding::NearestEven, s == 0 ? v : emulate_add(*t.acc, Rounding::NearestEven, c[x], v));
+      else c[x] = s == 0 ? emulate_round(pf, Rounding::NearestEven, v) : emulate_add(*t.acc, Rounding::NearestEven, c[x], emulate_round(pf, Rounding::NearestEven, v));
+    }
+  }
+  std::vector<std::uint64_t> out(c.size());
+  const Rounder rn = Rounder::nearest(*t.out);
+  for (std::size_t x = 0; x < c.size(); ++x) out[x] = round_double(*t.out, c[x], rn).code;
+  return out;
+}
+
+/// The formats two hypotheses' values pass through, pairwise: what differs between them.
+struct FormatPair {
+  const Format *x, *y;
+  Rounding rx, ry;
+  bool wide_k;  ///< a sum's format (accumulator, partials): its precision shows over a long K
+  const char* role;
+};
+
+std::vector<FormatPair> format_pairs(const Hypothesis& x, const Hypothesis& y) {
+  const KernelTraits &s = x.traits, &t = y.traits;
+  std::vector<FormatPair> r;
+  r.push_back({&seen(*s.a_input, *s.a_operand), &seen(*t.a_input, *t.a_operand), s.input_rounding, t.input_rounding, false, "operands"});
+  const Format* px = s.exact_products ? s.acc : s.product_format;
+  const Format* py = t.exact_products ? t.acc : t.product_format;
+  r.push_back({px, py, s.acc_rounding, t.acc_rounding, false, "products"});
+  r.push_back({s.acc, t.acc, s.acc_rounding, t.acc_rounding, true, "accumulator"});
+  if (x.partials || y.partials)
+    r.push_back({x.partials ? x.partials : s.acc, y.partials ? y.partials : t.acc, Rounding::NearestEven, Rounding::NearestEven, true, "split-K partials"});
+  return r;
+}
+
+}  // namespace
+
+std::vector<SeparatingSpec> separating_specs(const Hypothesis& x, const Hypothesis& y, std::uint64_t seed) {
+  std::vector<SeparatingSpec> r;
+  const KernelTraits& t = x.traits;
+  // The separating inputs keep products and K = 64 sums inside every other format both pass through (the wider of the
+  // pair, the outputs, and for operands and products the accumulators): only the narrower format under test overflows
+  // or loses bits.
+  const int hi_cap = std::min(t.a_input->emax(), t.b_input->emax()), lo_cap = std::max(t.a_input->emin(), t.b_input->emin());
+  for (const FormatPair& p : format_pairs(x, y)) {
+    if (!p.x || !p.y) continue;
+    const Format &f = *p.x, &g = *p.y;
+    const bool operand = std::string_view(p.role) == "operands";
+    const int top = std::min(f.emax(), g.emax()), bottom = std::max(f.emin(), g.emin());
+    const Format& narrow_hi = f.emax() < g.emax() ? f : g;
+    const Format& narrow_lo = f.emin() > g.emin() ? f : g;
+    const bool sum_role = p.wide_k;
+    int sum_emax = std::min({std::max(f.emax(), g.emax()), x.traits.out->emax(), y.traits.out->emax()});
+    int sum_emin = std::max({std::min(f.emin(), g.emin()), x.traits.out->emin(), y.traits.out->emin()});
+    if (!sum_role) {
+      sum_emax = std::min({sum_emax, x.traits.acc->emax(), y.traits.acc->emax()});
+      sum_emin = std::max({sum_emin, x.traits.acc->emin(), y.traits.acc->emin()});
+    }
+    int emax = 4, emin = -4;
+    std::string why;
+    if (f.emax() != g.emax()) {
+      // operands: inputs up to 2^(top + 5); products and sums: products up to 2^(top + 2)
+      const int want = operand ? top + 5 : (top + 3) / 2 + 1;
+      const int cap = std::min(hi_cap, (sum_emax - 8) / 2);
+      if (want <= cap && (operand ? want > top : 2 * want > top)) {
+        emax = want;
+        why = fmt::format("{}'s range ends below 2^{} ({} overflows there, {} does not)", narrow_hi.tag, top + 1, narrow_hi.tag,
+                          (&narrow_hi == &f ? g : f).tag);
+      }
+    }
+    if (f.emin() != g.emin()) {
+      const int want = operand ? bottom - 6 : (bottom - 3) / 2 - 1;
+      const int cap = std::max(lo_cap, (sum_emin + 8) / 2);
+      if (want >= cap) {
+        emin = want;
+        why += fmt::format("{}{}'s normal range starts at 2^{} ({} loses bits below it, {} does not)", why.empty() ? "" : "; ", narrow_lo.tag,
+                           bottom, narrow_lo.tag, (&narrow_lo == &f ? g : f).tag);
+      }
+    }
+    if (emax != 4 || emin != -4)
+      r.push_back({fmt::format("exp_uniform:m=32,n=32,k=64,seed={},emin={},emax={}", seed, emin, emax),
+                   fmt::format("{} {} vs {}: {}", p.role, f.tag, g.tag, why)});
+    if (f.precision() != g.precision()) {
+      const Format& narrow = f.precision() < g.precision() ? f : g;
+      if (p.wide_k)
+        r.push_back({fmt::format("uniform:m=16,n=16,k=4096,seed={},lo=0,hi=1", seed),
+                     fmt::format("{} {} vs {}: {} keeps {} bits; over a long K of positive terms its roundings add up", p.role, f.tag, g.tag,
+                                 narrow.tag, narrow.precision())});
+      else
+        r.push_back({fmt::format("uniform:m=32,n=32,k=16,seed={},lo=0,hi=1", seed),
+                     fmt::format("{} {} vs {}: {} keeps {} bits; on a short K its rounding dominates every other error", p.role, f.tag, g.tag,
+                                 narrow.tag, narrow.precision())});
+    } else if (p.rx != p.ry && f == g) {
+      // Ties of the format at every input: mantissa 1 + 2^-p is halfway between 1 and its successor (even below:
+      // nearest-even rounds down, nearest-away up); 1 + 3 2^-p halfway above an odd neighbour (both nearest modes
+      // round up, toward zero down).
+      const bool nearest_pair = (p.rx == Rounding::NearestEven || p.rx == Rounding::NearestAway) &&
+                                (p.ry == Rounding::NearestEven || p.ry == Rounding::NearestAway);
+      const double mant = 1.0 + (nearest_pair ? 1 : 3) * std::ldexp(1.0, -f.precision());
+      if (p.wide_k)
+        r.push_back({fmt::format("uniform:m=16,n=16,k=4096,seed={},lo=0,hi=1", seed),
+                     fmt::format("{} rounding {} vs {}: over a long K of positive terms the directions add up", p.role, rounding_tag(p.rx),
+                                 rounding_tag(p.ry))});
+      else if (f.precision() < 24)
+        r.push_back({fmt::format("exp_sweep:m=32,n=32,k=16,seed={},target=f16,mantissa={},b=ones", seed, mant),
+                     fmt::format("{} rounding {} vs {}: every input a tie of {} (mantissa 1 + {}2^-{})", p.role, rounding_tag(p.rx),
+                                 rounding_tag(p.ry), f.tag, nearest_pair ? "" : "3 x ", f.precision())});
+    }
+    if (!r.empty()) break;  // the first thing they differ in
+  }
+  return r;
+}
+
 std::vector<std::uint64_t> evaluate_hypothesis(const Hypothesis& h, std::int64_t m, std::int64_t n, std::int64_t k,
                                                const std::vector<double>& a, const std::vector<double>& b) {
   const KernelTraits& t = h.traits;
+  if (h.partials) return evaluate_partials(h, m, n, k, a, b);
   if (!h.fault && h.keep_k < 0) return emulate_gemm(t, m, n, k, a, b);
   // Through the host kernel that computes the hypothesis and, for a fault, the injector around it.
   const int ab = container_bytes(*t.a_input), bb = container_bytes(*t.b_input), cb = container_bytes(*t.out);
