@@ -45,10 +45,31 @@ def run(label, dtype, tf32, bf16_reduced, expect, cases=()):
     return hit
 
 
+def reduced_changes_bits(specs):
+    """Whether allow_bf16_reduced_precision_reduction changes torch.matmul's bf16 result on any of these cases: where it
+    does not (cuBLAS chose no reduced-precision reduction there), the diagnosis can only name the full-precision one."""
+    changed = False
+    for spec in specs:
+        A, B = (torch.from_numpy(x).cuda().to(torch.bfloat16) for x in fpcert.generate(spec))
+        mm.allow_bf16_reduced_precision_reduction = False
+        full = torch.matmul(A, B)
+        mm.allow_bf16_reduced_precision_reduction = True
+        red = torch.matmul(A, B)
+        torch.cuda.synchronize()
+        n = int((full.view(torch.int16) != red.view(torch.int16)).sum().item())
+        print(f"reduced-precision reduction on {spec}: {n} of {full.numel()} results differ from the full-precision ones")
+        changed |= n > 0
+    mm.allow_bf16_reduced_precision_reduction = False
+    return changed
+
+
 ok = True
 ok &= run("f32_tf32", torch.float32, True, False, ["operands=tf32/rn", "operands=tf32/rna", "operands=tf32/rz"])
 ok &= run("f32_pedantic", torch.float32, False, False, [])
-ok &= run("bf16_reduced", torch.bfloat16, False, True, ["partials=*", "acc=bf16", "fault=acc_bf16"], cases=(long_k,))
+# H200, torch 2.11 + cu130 (2026-12-04): the switch changed no bit on 13 shapes up to 256 x 256 x 65536 (docs/diagnose.md):
+# then the honest expectation is the control's.
+reduced_expect = ["partials=*", "acc=bf16", "fault=acc_bf16"] if reduced_changes_bits((case, long_k)) else []
+ok &= run("bf16_reduced", torch.bfloat16, False, True, reduced_expect, cases=(long_k,))
 ok &= run("bf16_full", torch.bfloat16, False, False, [], cases=(long_k,))
 mm.allow_bf16_reduced_precision_reduction = False
 print("all as expected" if ok else "SOME NOT AS EXPECTED (see EXPECT lines)")
