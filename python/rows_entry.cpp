@@ -33,14 +33,16 @@ std::optional<double> ulps_of(const std::string& s) {
 }
 
 /// The exp a softmax declares: "expf" (CUDA, 2 ulp), "__expf" (CUDA fast), "libm" (glibc's exp in double, rounded to
-/// fp32), "cr" (correctly rounded), "ulps:N".
+/// fp32), "cr" (correctly rounded), "ulps:N", "expf_ops" (fpcert's expf as binary32 operations, oracle/math/expf_ops.hpp:
+/// declared exactly, so a shifted fp32 softmax with a declared order gets the bitwise tier; docs/softmax.md).
 ElemFnError exp_of(const std::string& s) {
+  if (s == "expf_ops") return exp_error_expf_ops();
   if (s == "expf") return exp_error_cuda_expf();
   if (s == "__expf") return exp_error_cuda_fast();
   if (s == "libm") return exp_error_libm_f32();
   if (s == "cr") return ElemFnError{0.5, 0, 0, "declared correctly rounded by the caller"};
   if (const auto u = ulps_of(s)) return ElemFnError{*u, 0, 0, "declared by the caller (fpcert.certify_softmax(exp=...))"};
-  throw InputError("unknown exp '" + s + "' (expf, __expf, libm, cr, ulps:N)");
+  throw InputError("unknown exp '" + s + "' (expf, __expf, libm, expf_ops, cr, ulps:N)");
 }
 
 ElemFnError log_of(const std::string& s) {
@@ -182,6 +184,7 @@ std::string certify_softmax(py::object adapter, bool log_softmax, const std::str
   a.block = a.shift == SoftmaxShift::Online ? block : 0;
   a.compute = &format_of(compute);
   a.exp = exp_of(exp);
+  a.exp_exact = exp == "expf_ops" ? SoftmaxExpExact::ExpfOps : SoftmaxExpExact::None;
   a.log = log_of(log);
   a.sum_acc = &format_of(sum);
   a.sum_order = sum_order_of(order);

@@ -66,7 +66,8 @@ def certify_softmax(fn, *, log: bool = False, x: str = "f32", out: str | None = 
     ``fn(x, scale=s)`` (softmax(RN(s x) + mask)); cases the callable does not take are reported not supported.
 
     The declaration is what the bound reads: ``compute`` format, ``shift`` (shifted, unshifted, online with ``block``
-    columns per running-max update), ``exp`` (expf: CUDA's 2 ulp; __expf; libm; cr; ulps:N), ``log_impl`` (logf, libm,
+    columns per running-max update), ``exp`` (expf: CUDA's 2 ulp; __expf; libm; cr; ulps:N; expf_ops: fpcert's expf as binary32 operations, declared
+    exactly, so that a shifted fp32 softmax with a declared order is graded bit for bit), ``log_impl`` (logf, libm,
     cr, ulps:N), the row sum's accumulator ``sum`` and ``order`` (unknown: any tree; sequential; pairwise; warp:L),
     ``reciprocal`` (e_j * fl(1/S)), ``masked_rows`` (nan as torch.softmax; zero as a "safe" softmax)."""
     out = out or x

@@ -192,3 +192,15 @@ def test_bad_declarations_are_input_errors():
         fpcert.certify_norm(layernorm64, "batchnorm")
     with pytest.raises(fpcert.InputError):
         fpcert.certify_norm(layernorm64, rsqrt="fast")
+
+
+def test_softmax_declared_expf_ops_is_graded_bit_for_bit():
+    # exp declared as fpcert's expf_ops with a sequential fp32 row sum: the bitwise tier applies. A float64 softmax rounded
+    # once is inside every bound but is not that arithmetic: refused by the bitwise check alone (docs/softmax.md).
+    r = fpcert.certify_softmax(softmax64, x="f32", exp="expf_ops", order="sequential", suite="softmax_quick", name="f64_as_ops")
+    assert not r.passed
+    graded = [c for c in r.cases if c["case"] != "evidence" and c["status"] != "not_supported"]
+    assert graded and all(c["tier"] == "bitwise" for c in graded), repr(r)
+    checks = [ch for c in graded for ch in c["checks"]]
+    assert any(ch["kind"] == "bitwise" and not ch["passed"] for ch in checks)
+    assert all(ch["passed"] for ch in checks if ch["kind"] == "envelope")
