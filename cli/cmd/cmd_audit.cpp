@@ -26,6 +26,7 @@ struct AuditArgs {
   std::vector<std::uint64_t> seeds = {1, 2, 3, 4, 5};
   bool no_mutants = false, batch_invariant = false;
   std::string html;
+  std::string a_npy, b_npy;  ///< --a A.npy --b B.npy: the test's own tensors
   std::vector<std::string> plugins;
   std::string config;  ///< --config fpcert.toml: its [audit] section (and plugins); flags given override it
 };
@@ -73,6 +74,13 @@ int run_audit_command(const AuditArgs& a) {
   o.m = a.m, o.n = a.n, o.k = a.k;
   o.inputs = a.inputs;
   o.seeds = a.seeds;
+  AuditTensors tensors;
+  if (a.a_npy.empty() != a.b_npy.empty()) throw InputError("audit: give both --a A.npy and --b B.npy (the test's own tensors), or neither");
+  if (!a.a_npy.empty()) {
+    tensors = read_audit_tensors(a.a_npy, a.b_npy);
+    o.m = tensors.m, o.n = tensors.n, o.k = tensors.k;
+    o.tensors = &tensors;
+  }
   o.rule = parse_audit_rule(a.rule);
   o.mutants = !a.no_mutants;
   o.batch_invariant = a.batch_invariant;
@@ -104,6 +112,8 @@ void add_audit(CLI::App& root, Registry& reg) {
   app->add_option("--n", a->n, "Columns of C")->check(integer_in(1, std::uint64_t{1} << 16));
   app->add_option("--k", a->k, "Inner dimension")->check(integer_in(1, std::uint64_t{1} << 20));
   app->add_option("--inputs", a->inputs, "Generator spec of the test's inputs (fpcert gen --list); m, n, k, seed are set by the audit");
+  app->add_option("--a", a->a_npy, "The test's own A (m x k) as a 2-D float32/float64 .npy; with --b, instead of --inputs/--seeds/--m/--n/--k");
+  app->add_option("--b", a->b_npy, "The test's own B (k x n) as a 2-D float32/float64 .npy");
   app->add_option("--seeds", a->seeds, "Seeds of the inputs, comma-separated (default 1,2,3,4,5)")->delimiter(',')->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
   app->add_option("--rule", a->rule, "allclose:rtol=R,atol=A | maxabs:tol=T | relfro:tol=T | kref:k=K,p=FMT | cosine:min=C | fpcert (required unless --config gives it)");
   app->add_option("--config", a->config, "fpcert.toml whose [audit] section gives the check (flags given override it)");
@@ -117,6 +127,9 @@ void add_audit(CLI::App& root, Registry& reg) {
   add_plugin_option(app, a->plugins);
   reg.push_back({app, [a, app] {
     const AuditArgs eff = with_config(*a, [app](const char* flag) { return app->count(flag) > 0; });
+    if (!eff.a_npy.empty())
+      for (const char* f : {"--inputs", "--seeds", "--m", "--n", "--k"})
+        if (app->count(f) > 0) throw InputError(std::string("audit: ") + f + " does not go with --a/--b: the tensors give the inputs and their shapes give m, n, k");
     if (eff.rule.empty()) throw InputError("audit: --rule is required (or rule = \"...\" in [audit] of --config)");
     return run_audit_command(eff);
   }});

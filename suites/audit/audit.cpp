@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/npy.hpp"
 #include "generators/generate.hpp"
 #include "kernels/device/device_api.hpp"
 #include "oracle/gemm_ref.hpp"
@@ -176,6 +177,52 @@ std::vector<double> kref_reference(const std::string& p, const Format& input, st
   return v;
 }
 
+AuditTensors audit_tensors(std::int64_t a_rows, std::int64_t a_cols, std::vector<double> a, std::int64_t b_rows, std::int64_t b_cols,
+                           std::vector<double> b, const std::string& what_a, const std::string& what_b) {
+  if (a_rows < 1 || a_cols < 1 || b_rows < 1 || b_cols < 1)
+    throw InputError(fmt::format("audit: {} is {} x {} and {} is {} x {}: every dimension must be at least 1", what_a, a_rows, a_cols, what_b,
+                                 b_rows, b_cols));
+  if (a_cols != b_rows)
+    throw InputError(fmt::format("audit: shape mismatch: {} is {} x {} (m x k) but {} is {} x {} (k x n): A's columns must equal B's rows",
+                                 what_a, a_rows, a_cols, what_b, b_rows, b_cols));
+  if (a.size() != static_cast<std::size_t>(a_rows * a_cols) || b.size() != static_cast<std::size_t>(b_rows * b_cols))
+    throw InputError("audit: the tensors' values do not fill their shapes");
+  auto finite = [](const std::vector<double>& v, std::int64_t cols, const std::string& what) {
+    for (std::size_t x = 0; x < v.size(); ++x)
+      if (!std::isfinite(v[x]))
+        throw InputError(fmt::format("audit: {} holds {} at [{}, {}]: audit needs finite inputs (a NaN or Inf input makes the "
+                                     "reference non-finite, which no tolerance measures); replace or drop it",
+                                     what, std::isnan(v[x]) ? "NaN" : "Inf", static_cast<std::int64_t>(x) / cols, static_cast<std::int64_t>(x) % cols));
+  };
+  finite(a, a_cols, what_a);
+  finite(b, b_cols, what_b);
+  AuditTensors t;
+  t.m = a_rows, t.k = a_cols, t.n = b_cols;
+  t.a = std::move(a), t.b = std::move(b);
+  t.source = what_a + ", " + what_b;
+  return t;
+}
+
+AuditTensors read_audit_tensors(const std::string& a_npy, const std::string& b_npy) {
+  auto load = [](const std::string& path, std::string& what) {
+    const NpyArray x = read_npy(path);
+    if (x.shape.size() != 2)
+      throw InputError(fmt::format("audit: {} has {} dimension(s): a GEMM input is a 2-D array", path, x.shape.size()));
+    if (x.type != NpyType::F32 && x.type != NpyType::F64)
+      throw InputError("audit: " + path + " holds " + to_string(x.type) + ": audit reads float32 or float64 arrays");
+    std::vector<double> v(static_cast<std::size_t>(x.size()));
+    const std::int64_t r = x.rows(), c = x.cols();
+    for (std::int64_t i = 0; i < r; ++i)
+      for (std::int64_t j = 0; j < c; ++j) v[static_cast<std::size_t>(i * c + j)] = x.value(x.fortran_order ? j * r + i : i * c + j);
+    what = fmt::format("{} ({} x {} {})", path, r, c, x.type == NpyType::F32 ? "float32" : "float64");
+    return std::make_tuple(r, c, std::move(v));
+  };
+  std::string wa, wb;
+  auto [ar, ac, av] = load(a_npy, wa);
+  auto [br, bc, bv] = load(b_npy, wb);
+  return audit_tensors(ar, ac, std::move(av), br, bc, std::move(bv), wa, wb);
+}
+
 namespace {
 
 /// Half an ulp of format f at magnitude |x| (the largest error of a correctly rounded result there).
@@ -224,7 +271,16 @@ void finish_case(SeedCase& c, const KernelTraits& t) {
 
 SeedCase make_seed_case(const AuditOptions& o, const KernelTraits& t, std::uint64_t seed) {
   SeedCase c;
-  c.q = generate(spec_for(o.inputs, o.m, o.n, o.k, seed));
+  if (o.tensors) {
+    c.q.family = "tensors";
+    c.q.spec = o.tensors->source;
+    c.q.m = o.m, c.q.n = o.n, c.q.k = o.k;
+    c.q.a = Matrix(o.m, o.k), c.q.b = Matrix(o.k, o.n);
+    c.q.a.data = o.tensors->a, c.q.b.data = o.tensors->b;
+    c.q.source = &f64;
+  } else {
+    c.q = generate(spec_for(o.inputs, o.m, o.n, o.k, seed));
+  }
   c.q.a.data = round_values(c.q.a.data, *t.a_input, t.input_rounding);
   c.q.b.data = round_values(c.q.b.data, *t.b_input, t.input_rounding);
   if (*t.a_input == *t.b_input) c.q.source = t.a_input;
@@ -322,7 +378,11 @@ std::string pct(std::int64_t a, std::int64_t b) { return b ? fmt::format("{:.3g}
 AuditRecord run_audit(const AuditOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   if (o.kernel.empty() == o.traits.empty()) throw InputError("audit: give exactly one of --kernel K or --traits SPEC");
-  if (o.seeds.empty()) throw InputError("audit: at least one seed");
+  if (o.seeds.empty() && !o.tensors) throw InputError("audit: at least one seed");
+  if (o.tensors && (o.tensors->m != o.m || o.tensors->n != o.n || o.tensors->k != o.k))
+    throw InputError(fmt::format("audit: the tensors give m={} n={} k={}, the options m={} n={} k={}", o.tensors->m, o.tensors->n,
+                                 o.tensors->k, o.m, o.n, o.k));
+  const std::vector<std::uint64_t> seeds = o.tensors ? std::vector<std::uint64_t>{0} : o.seeds;
   KernelTraits t;
   std::function<std::unique_ptr<GemmKernel>()> make;
   AuditRecord rec;
@@ -342,19 +402,19 @@ AuditRecord run_audit(const AuditOptions& o) {
   }
   rec.traits = describe_traits(t);
   rec.m = o.m, rec.n = o.n, rec.k = o.k;
-  rec.inputs = o.inputs;
-  rec.seeds = o.seeds;
+  rec.inputs = o.tensors ? "the test's tensors " + o.tensors->source + " (one case: seed unused)" : o.inputs;
+  rec.seeds = seeds;
   rec.rule = o.rule.spec;
   rec.rule_text = o.rule.text();
-  rec.reference = fmt::format("the exact product of the stored inputs (the generator's values rounded into {}), rounded to double: "
+  rec.reference = fmt::format("the exact product of the stored inputs (the {} values rounded into {}), rounded to double: "
                               "what an fp64 reference GEMM of the test's tensors approximates",
-                              t.a_input->tag);
+                              o.tensors ? "tensors'" : "generator's", t.a_input->tag);
   const Format& out = *t.out;
 
   // Static findings and the cases.
   std::vector<SeedCase> cases;
   rec.ref_abs_min = std::numeric_limits<double>::infinity();
-  for (std::uint64_t s : o.seeds) {
+  for (std::uint64_t s : seeds) {
     cases.push_back(make_seed_case(o, t, s));
     const SeedCase& c = cases.back();
     const RuleOutcome cro = apply_rule(c.rule, c.cr, c.refd, c.allowed);
@@ -375,7 +435,21 @@ AuditRecord run_audit(const AuditOptions& o) {
       }
     }
   }
-  const auto n_seeds = static_cast<int>(o.seeds.size());
+  const auto n_seeds = static_cast<int>(seeds.size());
+  if (o.tensors) {
+    // the tensors' values as the kernel stores them: rounded into its input formats (said when any moved)
+    auto moved = [](const std::vector<double>& given, const std::vector<double>& stored) {
+      std::int64_t c = 0;
+      for (std::size_t x = 0; x < given.size(); ++x) c += given[x] != stored[x];
+      return c;
+    };
+    const std::int64_t ma = moved(o.tensors->a, cases[0].q.a.data), mb = moved(o.tensors->b, cases[0].q.b.data);
+    if (ma + mb > 0)
+      rec.findings.push_back(fmt::format("the tensors are not exactly representable in the input formats: {} of A's {} values and {} of B's {} "
+                                         "were rounded ({}) into {} and {}, as the kernel stores them; the audit runs on the rounded values",
+                                         ma, o.tensors->a.size(), mb, o.tensors->b.size(), to_string(t.input_rounding), t.a_input->tag,
+                                         t.b_input->tag));
+  }
   if (o.rule.kind == AuditRule::Kind::KRef) {
     for (const SeedCase& c : cases) rec.kref_err.push_back(c.kref_err);
     const auto [lo, hi] = std::minmax_element(rec.kref_err.begin(), rec.kref_err.end());
@@ -426,7 +500,7 @@ AuditRecord run_audit(const AuditOptions& o) {
     int passed = 0;
     for (std::size_t s = 0; s < cases.size(); ++s) {
       auto k = make();
-      const CaseResult cr = run_one(*k, cases[s], o.seeds[s], kernel_out[s]);
+      const CaseResult cr = run_one(*k, cases[s], seeds[s], kernel_out[s]);
       if (cr.status == CaseStatus::Pass) ++passed;
       if (kernel_out[s].empty()) throw InputError("audit: kernel '" + rec.kernel + "' did not run: " + cr.reason);
       ++row.runs;
@@ -489,13 +563,13 @@ AuditRecord run_audit(const AuditOptions& o) {
     std::vector<std::vector<double>> base(cases.size());
     const std::int64_t random_rows = power_sample(o);
     for (std::size_t s = 0; s < cases.size(); ++s) {
-      if (random_rows > 0) sampled.push_back(row_sample_case(cases[s], t, random_rows, o.seeds[s]));
+      if (random_rows > 0) sampled.push_back(row_sample_case(cases[s], t, random_rows, seeds[s]));
     }
     for (std::size_t s = 0; s < cases.size(); ++s) {
       if (random_rows > 0 && sampled[s].q.m < o.m) {
         pcases.push_back(&sampled[s]);
         auto k = make();
-        run_one(*k, sampled[s], o.seeds[s], base[s]);
+        run_one(*k, sampled[s], seeds[s], base[s]);
         if (base[s].empty()) throw InputError("audit: kernel '" + rec.kernel + "' did not run on the row sample");
         rec.sample_rows = std::max(rec.sample_rows, sampled[s].q.m);
       } else {
@@ -510,7 +584,7 @@ AuditRecord run_audit(const AuditOptions& o) {
       for (std::size_t s = 0; s < cases.size(); ++s) {
         auto k = mk();
         std::vector<double> got;
-        const CaseResult cr = run_one(*k, *pcases[s], o.seeds[s], got);
+        const CaseResult cr = run_one(*k, *pcases[s], seeds[s], got);
         ++row.runs;
         if (cr.status != CaseStatus::Pass) {
           ++row.fpcert_refused;

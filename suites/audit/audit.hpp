@@ -65,12 +65,30 @@ RuleOutcome apply_rule(const AuditRule& r, const std::vector<double>& got, const
 /// The rule's tolerance on element x (allclose, maxabs, kref, fpcert); +inf for relfro and cosine (not elementwise).
 double rule_tolerance(const AuditRule& r, double ref, double allowed);
 
+/// The test's own tensors (docs/audit.md, "The test's own tensors"): A (m x k) and B (k x n) as their values, in
+/// row-major order, and where they came from. Every value finite.
+struct AuditTensors {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::vector<double> a, b;
+  std::string source;  ///< e.g. "A.npy (32 x 96 float32), B.npy (96 x 32 float32)"
+};
+/// Check shapes and values: A m x k, B k x n with equal k, no dimension 0, every value finite (NaN or Inf refused
+/// with its position: the rule's behaviour on non-finite references is not what audit measures). `what_a`, `what_b`
+/// name them in messages. Throws InputError.
+AuditTensors audit_tensors(std::int64_t a_rows, std::int64_t a_cols, std::vector<double> a, std::int64_t b_rows, std::int64_t b_cols,
+                           std::vector<double> b, const std::string& what_a, const std::string& what_b);
+/// The same from two 2-D float32 or float64 .npy files (base/npy.hpp; Fortran order read as such). Throws InputError.
+AuditTensors read_audit_tensors(const std::string& a_npy, const std::string& b_npy);
+
 struct AuditOptions {
   std::string kernel;         ///< a registered host kernel (fpcert kernels), or empty with traits
   std::string traits;         ///< a traits spec (suites/verdict/tolerance.hpp, parse_traits_spec) when no kernel
   std::int64_t m = 64, n = 64, k = 64;
   std::string inputs = "uniform";  ///< a generator spec; m, n, k and seed are set by the audit
   std::vector<std::uint64_t> seeds = {1, 2, 3, 4, 5};
+  /// The test's own tensors instead of the generator (inputs and seeds unused; m, n, k must match): one case, rounded
+  /// into the declared input formats as the generator's values are; the false-alarm runs vary the order only.
+  const AuditTensors* tensors = nullptr;
   AuditRule rule;
   bool mutants = true;        ///< run the power table
   /// The power table's cases on a sample of C's rows (every column): the structured rows of

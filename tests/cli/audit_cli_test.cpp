@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/npy.hpp"
 #include "tests/support/run_command.hpp"
 
 using fpcert::test::CommandResult;
@@ -84,4 +85,36 @@ TEST_CASE("audit: batch invariance declared on a batch-variant fixture exits 1; 
   INFO(flag.output);
   CHECK(flag.exit_code == 0);
   CHECK(flag.has("Batch invariance (declared: --batch-invariant)"));
+}
+
+TEST_CASE("audit --a/--b: the test's own tensors; unsatisfiable atol found; bad files, shapes and NaN refused") {
+  // C = A B with A = [16, 2^-4, 2^-9] and B = [1, 1, 1]^T: 16.064453125, whose nearest bf16 (ulp 0.125 in [16, 32)) is
+  // 16.125, 0.0605 away: atol = 0.06 is unsatisfiable on these tensors (tests/suites/audit_test.cpp by hand)
+  const std::string dir = fpcert::test::scratch_dir("audit_cli_npy");
+  fpcert::write_npy_f32(dir + "/A.npy", 1, 3, {16, 0.0625, 0.001953125});
+  fpcert::write_npy_f64(dir + "/B.npy", 3, 1, {1, 1, 1});
+  fpcert::write_npy_f32(dir + "/B2.npy", 2, 1, {1, 1});
+  fpcert::write_npy_f32(dir + "/Bn.npy", 3, 1, {1, NAN, 1});
+  fpcert::write_npy_f32(dir + "/B1.npy", 3, -1, {1, 1, 1});
+  const std::vector<std::string> c = {kFpcert, "audit", "--traits", "in=bf16,acc=f32,out=bf16", "--a", dir + "/A.npy", "--no-mutants"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = c;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_command(a);
+  };
+  const CommandResult bad = with({"--b", dir + "/B.npy", "--rule", "allclose:rtol=0,atol=0.06"});
+  INFO(bad.output);
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.has("UNSATISFIABLE: on 1 of 1 seeds"));
+  CHECK(bad.has("m=1 n=1 k=3"));
+  CHECK(with({"--b", dir + "/B.npy", "--rule", "allclose:rtol=0,atol=0.061"}).exit_code == 0);
+  const CommandResult mismatch = with({"--b", dir + "/B2.npy", "--rule", "maxabs:tol=1"});
+  CHECK(mismatch.exit_code == 2);
+  CHECK(mismatch.has("shape mismatch"));
+  const CommandResult nan = with({"--b", dir + "/Bn.npy", "--rule", "maxabs:tol=1"});
+  CHECK(nan.exit_code == 2);
+  CHECK(nan.has("holds NaN at [1, 0]"));
+  CHECK(with({"--b", dir + "/B1.npy", "--rule", "maxabs:tol=1"}).has("a GEMM input is a 2-D array"));
+  CHECK(with({"--b", dir + "/B.npy", "--seeds", "1", "--rule", "maxabs:tol=1"}).exit_code == 2);
+  CHECK(with({"--rule", "maxabs:tol=1"}).exit_code == 2);  // --a without --b
 }

@@ -345,3 +345,55 @@ TEST_CASE("audit: a batch-invariant kernel declaring batch invariance passes; re
   CHECK(atomic.determinism == "run_to_run");
   CHECK(atomic.repro_first.find("run ") == 0);
 }
+
+TEST_CASE("audit with the test's own tensors: an unsatisfiable atol is found, and values not representable are said") {
+  // bf16 outputs: C[0, 0] = 16 + 2^-4 + 2^-9 = 16.064453125 exactly (every input exact in bf16). In [16, 32) the bf16
+  // ulp is 2^(4-7) = 0.125, so the nearest bf16 values are 16 and 16.125; the correctly rounded output 16.125 is
+  // 0.060546875 away, above atol = 0.06: no bf16 output can pass there. Row 1 holds 0.1, not a bf16 value.
+  const AuditTensors tt = audit_tensors(2, 3, {16, 0.0625, 0.001953125, 0.1, 0, 0}, 3, 1, {1, 1, 1}, "A", "B");
+  AuditOptions o;
+  o.traits = "in=bf16,acc=f32,out=bf16";
+  o.m = tt.m, o.n = tt.n, o.k = tt.k;
+  o.tensors = &tt;
+  o.rule = parse_audit_rule("allclose:rtol=0,atol=0.06");
+  o.mutants = false;
+  const AuditRecord r = run_audit(o);
+  CHECK(r.cr_fail_runs == 1);
+  CHECK(r.cr_fail == 1);  // row 1: |RN_bf16(RN_bf16(0.1)) - RN_bf16(0.1)| = 0
+  CHECK(r.false_alarm_runs == r.variant_runs);
+  bool said = false;
+  for (const std::string& f : r.findings) said = said || f.find("1 of A's 6 values and 0 of B's 3") != std::string::npos;
+  CHECK(said);
+  // atol = 0.061 > 0.060546875: the correctly rounded output passes
+  o.rule = parse_audit_rule("allclose:rtol=0,atol=0.061");
+  CHECK(run_audit(o).cr_fail_runs == 0);
+}
+
+TEST_CASE("audit with the test's own tensors: a zeros kernel passes allclose 1e-2 on tiny tensors, not on unit ones") {
+  // A 4 x 8 with entries j 2^-10 (j = 0..7), B 8 x 4 with entries (j + 1) 2^-10 (bf16-exact): C_ij = 28 (j + 1) 2^-20 <= 1.1e-4,
+  // far below atol = 1e-2, so an all-zeros output meets the rule; unscaled (2^0) C_ij = 28 (j + 1) >= 28 and zeros fails.
+  auto run = [](double scale) {
+    std::vector<double> a(32), b(32);
+    for (int x = 0; x < 32; ++x) a[x] = (x % 8) * scale, b[x] = (x % 4 + 1) * scale;
+    const AuditTensors tt = audit_tensors(4, 8, a, 8, 4, b, "A", "B");
+    AuditOptions o;
+    o.kernel = "model_gemm_bf16_f32acc";
+    o.m = 4, o.n = 4, o.k = 8;
+    o.tensors = &tt;
+    o.rule = parse_audit_rule("allclose:rtol=1e-2,atol=1e-2");
+    const AuditRecord r = run_audit(o);
+    for (const AuditMutantRow& m : r.mutants)
+      if (m.mutant == "zeros") return std::make_pair(m.rule_passed, m.fpcert_refused);
+    return std::make_pair(-1, -1);
+  };
+  CHECK(run(1.0 / 1024) == std::make_pair(1, 1));
+  CHECK(run(1.0).first == 0);
+}
+
+TEST_CASE("audit tensors: shape mismatch, NaN/Inf and bad files refused with what is wrong") {
+  CHECK_THROWS_WITH_AS(audit_tensors(2, 3, std::vector<double>(6), 2, 2, std::vector<double>(4), "A", "B"),
+                       doctest::Contains("shape mismatch"), InputError);
+  CHECK_THROWS_WITH_AS(audit_tensors(1, 2, {1, NAN}, 2, 1, {1, 1}, "A", "B"), doctest::Contains("A holds NaN at [0, 1]"), InputError);
+  CHECK_THROWS_WITH_AS(audit_tensors(1, 2, {1, 1}, 2, 1, {INFINITY, 1}, "A", "B"), doctest::Contains("B holds Inf at [0, 0]"), InputError);
+  CHECK_THROWS_AS(read_audit_tensors("/nonexistent/A.npy", "/nonexistent/B.npy"), InputError);
+}
