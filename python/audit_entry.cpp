@@ -4,6 +4,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "python/py_support.hpp"
@@ -17,9 +19,17 @@ void add_audit_entry(py::module_& m) {
   m.def("audit", [](py::object adapter, const py::object& traits, const std::string& kernel, const std::string& name,
                     const std::string& description, std::int64_t mm, std::int64_t n, std::int64_t k, const std::string& inputs,
                     const std::vector<std::uint64_t>& seeds, const std::string& rule, bool mutants, std::int64_t sample_rows,
-                    const std::string& command, bool batch_invariant) {
+                    const std::string& command, bool batch_invariant, std::vector<double> a, std::int64_t a_rows, std::int64_t a_cols,
+                    std::vector<double> b, std::int64_t b_rows, std::int64_t b_cols) {
     AuditOptions o;
     o.m = mm, o.n = n, o.k = k;
+    AuditTensors tensors;  // the test's own tensors (A=, B=), when given: their shapes give m, n, k
+    if (!a.empty() || !b.empty()) {
+      tensors = audit_tensors(a_rows, a_cols, std::move(a), b_rows, b_cols, std::move(b),
+                              fmt::format("A ({} x {})", a_rows, a_cols), fmt::format("B ({} x {})", b_rows, b_cols));
+      o.m = tensors.m, o.n = tensors.n, o.k = tensors.k;
+      o.tensors = &tensors;
+    }
     o.inputs = inputs;
     o.seeds = seeds;
     o.rule = parse_audit_rule(rule);
@@ -52,7 +62,9 @@ void add_audit_entry(py::module_& m) {
     return out;
   }, py::arg("adapter"), py::arg("traits"), py::arg("kernel"), py::arg("name"), py::arg("description"), py::arg("m"), py::arg("n"),
      py::arg("k"), py::arg("inputs"), py::arg("seeds"), py::arg("rule"), py::arg("mutants") = true, py::arg("sample_rows") = -1,
-     py::arg("command") = "python", py::arg("batch_invariant") = false);
+     py::arg("command") = "python", py::arg("batch_invariant") = false,
+     py::arg("a") = std::vector<double>{}, py::arg("a_rows") = 0, py::arg("a_cols") = 0, py::arg("b") = std::vector<double>{},
+     py::arg("b_rows") = 0, py::arg("b_cols") = 0);
   m.def("audit_text", [](const std::string& record) { return audit_text(audit_from_json(nlohmann::json::parse(record))); },
         py::arg("record"), "The audit's terminal tables (what `fpcert audit` prints) from its record");
 }

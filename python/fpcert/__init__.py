@@ -479,9 +479,10 @@ def _rule_of(rule, rtol, atol, out_tag):
     return f"allclose:rtol={float(rtol)!r},atol={float(atol)!r}"
 
 
-def audit(fn=None, traits_=None, *, op: str = "matmul", shape=(64, 64, 64), dtype=None, rtol: float | None = None,
-          atol: float | None = None, rule: str | None = None, inputs: str = "uniform", seeds=(1, 2, 3, 4, 5),
-          mutants: bool = True, sample_rows="auto", device=None, name: str | None = None, batch_invariant: bool = False) -> Audit:
+def audit(fn=None, traits_=None, *, op: str = "matmul", shape=None, dtype=None, rtol: float | None = None,
+          atol: float | None = None, rule: str | None = None, inputs: str | None = None, seeds=None,
+          mutants: bool = True, sample_rows="auto", device=None, name: str | None = None, batch_invariant: bool = False,
+          A=None, B=None) -> Audit:
     """Audit a GEMM test's acceptance rule (docs/audit.md): can a correct kernel fail it (static findings and false
     alarms over admissible orders and seeds), can a wrong kernel pass it (the power table over mutants), with
     fpcert's own verdict beside both.
@@ -495,9 +496,28 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=(64, 64, 64), dtyp
     ``traits_`` a registered kernel's name or a traits spec, computed by fpcert's emulator. sample_rows: "auto",
     "all" or a count (docs/audit.md, "Cost"). batch_invariant: declare that a row's result does not depend on the batch
     size or its position (checked bit for bit; docs/audit.md, "Batch invariance and reproducibility"); reproducibility
-    over repeated calls is reported for every kernel. Returns the record as an ``Audit`` (print it for the tables)."""
+    over repeated calls is reported for every kernel. ``A``, ``B``: the test's own tensors (2-D float32/float64 arrays,
+    m x k and k x n) instead of the generator: their shapes give m, n, k (shape, inputs and seeds are refused beside
+    them); one case, rounded into the input formats (docs/audit.md, "The test's own tensors"); NaN/Inf refused.
+    Returns the record as an ``Audit`` (print it for the tables)."""
     _check_op(op, "fpcert.audit")
-    m, n, k = (int(x) for x in shape)
+    tensors = {}
+    if A is not None or B is not None:
+        if A is None or B is None:
+            raise InputError("fpcert.audit: give both A and B (the test's own tensors), or neither")
+        if shape is not None or inputs is not None or seeds is not None:
+            raise InputError("fpcert.audit: shape, inputs and seeds do not go with A and B: the tensors give the inputs and "
+                             "their shapes give m, n, k")
+        for nm, x in (("A", A), ("B", B)):
+            x = np.asarray(x)
+            if x.ndim != 2 or x.dtype not in (np.float32, np.float64):
+                raise InputError(f"fpcert.audit: {nm} must be a 2-D float32 or float64 array, not {x.ndim}-D {x.dtype}")
+            tensors[nm.lower()] = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+            tensors[nm.lower() + "_rows"], tensors[nm.lower() + "_cols"] = int(x.shape[0]), int(x.shape[1])
+        shape = (tensors["a_rows"], tensors["b_cols"], tensors["a_cols"])
+    inputs = "uniform" if inputs is None else inputs
+    seeds = (1, 2, 3, 4, 5) if seeds is None else seeds
+    m, n, k = (int(x) for x in ((64, 64, 64) if shape is None else shape))
     if traits_ is None:
         if dtype is None:
             raise InputError("fpcert.audit: give traits_ or dtype")
@@ -513,13 +533,13 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=(64, 64, 64), dtyp
         t = traits(traits_)
         kernel = traits_ if traits_ in kernel_names(True) else ""
         rec = _fpcert.audit(None, traits_, kernel, "", "", m, n, k, inputs, seeds, _rule_of(rule, rtol, atol, t.out),
-                            bool(mutants), sr, "python: fpcert.audit(" + repr(traits_) + ")", bool(batch_invariant))
+                            bool(mutants), sr, "python: fpcert.audit(" + repr(traits_) + ")", bool(batch_invariant), **tensors)
         return Audit(_json.loads(rec))
     t = traits(traits_)
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
     desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
     rec = _fpcert.audit(_gemm_adapter(fn, t, device), t, "", kname, desc, m, n, k, inputs, seeds, _rule_of(rule, rtol, atol, t.out),
-                        bool(mutants), sr, "python: fpcert.audit(" + kname + ")", bool(batch_invariant))
+                        bool(mutants), sr, "python: fpcert.audit(" + kname + ")", bool(batch_invariant), **tensors)
     return Audit(_json.loads(rec))
 
 

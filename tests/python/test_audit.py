@@ -145,3 +145,33 @@ def test_batch_invariance_declared_on_a_numpy_kernel():
     b = fpcert.audit(f32_exact, "in=f32,acc=f32,out=f32", shape=(16, 16, 64), seeds=(3,), rule="fpcert", mutants=False)
     assert not b["batch_invariance"]["declared"] and b["batch_invariance"]["sizes"] == []
     assert b["reproducibility"]["reproducible"]
+
+
+def test_audit_on_the_tests_own_tensors():
+    # C = [16, 2^-4, 2^-9] . [1, 1, 1] = 16.064453125 exactly; the bf16 neighbours are 16 and 16.125 (ulp 2^(4-7) in
+    # [16, 32)), so the correctly rounded output is 0.060546875 away: atol = 0.06 is unsatisfiable, 0.061 is not.
+    A = np.array([[16, 0.0625, 2.0 ** -9]], np.float32)
+    B = np.ones((3, 1), np.float64)
+    bad = fpcert.audit(None, "in=bf16,acc=f32,out=bf16", A=A, B=B, rtol=0, atol=0.06, mutants=False)
+    assert (bad["m"], bad["n"], bad["k"]) == (1, 1, 3)
+    assert bad["static"]["cr_fail_runs"] == 1 and bad.flake_rate == 1
+    assert fpcert.audit(None, "in=bf16,acc=f32,out=bf16", A=A, B=B, rtol=0, atol=0.061, mutants=False)["static"]["cr_fail_runs"] == 0
+    # A zeros kernel passes allclose 1e-2 where every |C_ij| <= 8 * 2^-8 * 2^-8 = 2^-13 < 1e-2 (tiny tensors: entries in
+    # [0, 2^-8)), and is caught on the same tensors times 2^8 (|C_ij| ~ 8 / 4 = 2 >> 1e-2 + 1e-2 |C_ij|, almost surely)
+    rng = np.random.default_rng(46)
+    At, Bt = (rng.random((4, 8)) / 256).astype(np.float32), (rng.random((8, 4)) / 256).astype(np.float32)
+    tiny = fpcert.audit(f32_exact, "in=f32,acc=f32,out=f32", A=At, B=Bt, rtol=1e-2, atol=1e-2)
+    assert tiny.mutant("zeros")["rule_passed"] == 1 and tiny.mutant("zeros")["fpcert_refused"] == 1
+    big = fpcert.audit(f32_exact, "in=f32,acc=f32,out=f32", A=At * 256, B=Bt * 256, rtol=1e-2, atol=1e-2)
+    assert big.mutant("zeros")["rule_passed"] == 0
+    # bad input: NaN, shape mismatch, 1-D, A without B, seeds beside the tensors
+    with pytest.raises(fpcert.InputError, match="NaN at"):
+        fpcert.audit(None, "in=f32,acc=f32,out=f32", A=np.array([[1.0, np.nan]]), B=np.ones((2, 1)), rule="maxabs:tol=1")
+    with pytest.raises(fpcert.InputError, match="shape mismatch"):
+        fpcert.audit(None, "in=f32,acc=f32,out=f32", A=np.ones((2, 3)), B=np.ones((2, 1)), rule="maxabs:tol=1")
+    with pytest.raises(fpcert.InputError, match="2-D"):
+        fpcert.audit(None, "in=f32,acc=f32,out=f32", A=np.ones(3), B=np.ones((3, 1)), rule="maxabs:tol=1")
+    with pytest.raises(fpcert.InputError, match="both A and B"):
+        fpcert.audit(None, "in=f32,acc=f32,out=f32", A=np.ones((1, 3)), rule="maxabs:tol=1")
+    with pytest.raises(fpcert.InputError, match="do not go with"):
+        fpcert.audit(None, "in=f32,acc=f32,out=f32", A=np.ones((1, 3)), B=np.ones((3, 1)), seeds=(1,), rule="maxabs:tol=1")
