@@ -1,4 +1,4 @@
-// cli/cmd/cmd_diagnose.cpp — `fpcert diagnose`: which known arithmetic explains a GEMM kernel's output on a case
+// cli/cmd/cmd_diagnose.cpp — `fpcert diagnose`: which known arithmetic explains a GEMM or conversion kernel's output on a case
 // (suites/diagnose/diagnose_run.hpp; docs/diagnose.md); `--identify` measures how often the diagnosis names the
 // fault `fpcert selftest` injects into the CPU models.
 #include <fmt/format.h>
@@ -14,6 +14,7 @@
 #include "cli/plugins.hpp"
 #include "cli/tc_cards.hpp"
 #include "reports/diagnose_text.hpp"
+#include "suites/diagnose/diagnose_conversion.hpp"
 #include "suites/diagnose/diagnose_run.hpp"
 
 namespace fpcert::cli {
@@ -58,10 +59,29 @@ int run_identify(const DiagnoseArgs& a) {
   return counted == 0 || hit * 10 < counted * 9 ? kExitGateFailed : kExitPass;
 }
 
+/// The conversion case --case names (one; default: every source code, or the strided sample of a 32-bit source).
+std::string conversion_case(const DiagnoseArgs& a) {
+  if (a.cases.size() > 1) throw InputError("diagnose: a conversion kernel is diagnosed on one case (all, sample or FIRST+COUNT)");
+  return a.cases.empty() ? "all" : a.cases.front();
+}
+
+int print_diagnosis(const DiagnoseArgs& a, const DiagnosisRecord& r) {
+  if (a.json == "-") {
+    fmt::print("{}\n", diagnosis_to_json(r).dump(2));
+  } else {
+    fmt::print("{}", diagnosis_text(r));
+    if (!a.json.empty()) write_file_atomic(a.json, diagnosis_to_json(r).dump(2) + "\n");
+  }
+  // 0 when the declared arithmetic (or a more precise one) explains the output, 1 otherwise.
+  return r.kind == "declared" || r.kind == "hint" ? kExitPass : kExitGateFailed;
+}
+
 int run_diagnose(const DiagnoseArgs& a) {
   load_plugins(a.plugins);
   if (a.identify) return run_identify(a);
   if (a.kernel.empty()) throw InputError("diagnose: give --kernel K (or --identify)");
+  if (const std::unique_ptr<ConversionKernel> ck = make_conversion_kernel(a.kernel))
+    return print_diagnosis(a, diagnose_conversion_kernel(*ck, conversion_case(a), a.top));
   std::vector<std::string> card_kernels = {a.kernel.substr(0, a.kernel.find('~'))};
   if (!a.declared_as.empty()) card_kernels.push_back(a.declared_as);
   prepare_cards(a.card, a.card_samples, card_kernels);
@@ -73,24 +93,16 @@ int run_diagnose(const DiagnoseArgs& a) {
   o.declared_as = a.declared_as;
   o.opt.top = a.top;
   o.opt.pairs = !a.no_pairs;
-  const DiagnosisRecord r = diagnose_kernel(o);
-  if (a.json == "-") {
-    fmt::print("{}\n", diagnosis_to_json(r).dump(2));
-  } else {
-    fmt::print("{}", diagnosis_text(r));
-    if (!a.json.empty()) write_file_atomic(a.json, diagnosis_to_json(r).dump(2) + "\n");
-  }
-  // 0 when the declared arithmetic (or a more precise one) explains the output, 1 otherwise.
-  return r.kind == "declared" || r.kind == "hint" ? kExitPass : kExitGateFailed;
+  return print_diagnosis(a, diagnose_kernel(o));
 }
 
 }  // namespace
 
 void add_diagnose(CLI::App& root, Registry& reg) {
-  auto* app = root.add_subcommand("diagnose", "Name the arithmetic that explains a GEMM kernel's output on a case (rounding or a bug?)");
+  auto* app = root.add_subcommand("diagnose", "Name the arithmetic that explains a GEMM or conversion kernel's output on a case (rounding or a bug?)");
   auto a = std::make_shared<DiagnoseArgs>();
   app->add_option("--kernel", a->kernel, "The kernel (fpcert kernels)");
-  app->add_option("--case", a->cases, "A case id of --suite, or a generator spec; repeat to add cases that separate look-alikes");
+  app->add_option("--case", a->cases, "A case id of --suite, or a generator spec; repeat to add cases that separate look-alikes. A conversion kernel: all, sample or FIRST+COUNT source codes");
   app->add_option("--declared-as", a->declared_as, "Judge the kernel against this kernel's declaration (same input and output formats)");
   app->add_option("--suite", a->suite, "The suite whose case ids --case names")->capture_default_str();
   app->add_option("--top", a->top, "Hypotheses listed")->check(integer_in(1, 1000))->capture_default_str();
