@@ -573,7 +573,7 @@ void add_common(CLI::App* app, const std::shared_ptr<SuiteArgs>& a) {
                   "Results JSON of an earlier run of the same suite: print what changed (flipped verdicts, error fractions grown "
                   "beyond 2x, speed) and put the comparison in --html")
       ->check(path_text());
-  app->add_option("--diagnose", a->diagnose, "Diagnose every failed GEMM case (fpcert diagnose, docs/diagnose.md); '-': print only, FILE: also its JSON")
+  app->add_option("--diagnose", a->diagnose, "Diagnose every failed GEMM or conversion case (fpcert diagnose, docs/diagnose.md); '-': print only, FILE: also its JSON")
       ->check(output_path());
   app->add_flag("--error-maps", a->error_maps, "Keep the error map (err / allowed over C, downsampled) of passing cases too; failing ones always have it");
   app->add_option("--case", a->only_case, "Run only this case of the suite (a trailing * : every case with that prefix, e.g. order_free_*)");

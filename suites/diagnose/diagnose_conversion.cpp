@@ -237,7 +237,7 @@ DiagnosisRecord diagnose_conversion_kernel(ConversionKernel& k, const std::strin
                                  "fpcert's models, host plugin kernels)", k.name()));
   const ConversionTraits& t = k.conversion();
   ConversionDiagnoseCase dc;
-  dc.label = c;
+  dc.label = c == "all" && t.src->total_bits() > 24 ? "all (a 32-bit source: its strided sample)" : c;
   const int sb = container_bytes(*t.src), db = container_bytes(*t.dst);
   for (const auto& [first, count] : conversion_diagnose_ranges(*t.src, c)) {
     constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;

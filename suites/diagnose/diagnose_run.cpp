@@ -12,6 +12,7 @@
 #include "generators/generate.hpp"
 #include "kernels/tc/cards.hpp"
 #include "oracle/gemm_ref.hpp"
+#include "suites/diagnose/diagnose_conversion.hpp"
 #include "suites/ops/gemm/fault_injectors.hpp"
 #include "suites/ops/gemm/runner.hpp"
 #include "suites/run/device_apis.hpp"
@@ -264,6 +265,15 @@ std::vector<DiagnosisRecord> diagnose_run_cases(RunResult& r, std::vector<std::s
   };
   std::vector<std::string> kernels;
   for (const CaseResult& c : r.cases) {
+    if (const std::unique_ptr<ConversionKernel> ck = c.status == CaseStatus::Fail ? make_conversion_kernel(c.kernel) : nullptr) {
+      // A failed conversion case: the kernel rerun on the suite's codes (every code; a 32-bit source's strided sample).
+      try {
+        all.push_back(diagnose_conversion_kernel(*ck, "all"));  // a 32-bit source: its strided sample
+      } catch (const std::exception& e) {
+        unavailable.push_back(fmt::format("diagnosis of {} on {}: not available ({})\n", c.kernel, c.case_id, e.what()));
+      }
+      continue;
+    }
     if (!make_gemm_kernel(c.kernel)) continue;
     if (std::find(kernels.begin(), kernels.end(), c.kernel) == kernels.end()) kernels.push_back(c.kernel);
     if (c.status != CaseStatus::Fail) continue;

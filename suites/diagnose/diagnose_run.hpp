@@ -52,7 +52,7 @@ std::vector<IdentificationRow> measure_identification(const std::vector<std::str
                                                       const DiagnoseOptions& opt = {});
 
 /// certify --diagnose (docs/diagnose.md): every failed GEMM case of the run diagnosed (the kernel rerun on that case
-/// alone), and each GEMM kernel whose cases all passed diagnosed on one of them (a uniform case first) for the hint: kept
+/// alone; a failed conversion case: the host kernel rerun on every code, a 32-bit source's strided sample), and each GEMM kernel whose cases all passed diagnosed on one of them (a uniform case first) for the hint: kept
 /// (and noted in the run, notes["diagnosis hint: K"]) only when a more precise arithmetic than declared reproduces it bit
 /// for bit. A case that cannot be diagnosed adds a line to `unavailable` saying why.
 std::vector<DiagnosisRecord> diagnose_run_cases(RunResult& r, std::vector<std::string>& unavailable);
