@@ -15,6 +15,7 @@ std::string_view to_string(Operation o) {
     case Operation::Elementwise: return "elementwise";
     case Operation::Softmax: return "softmax";
     case Operation::Norm: return "norm";
+    case Operation::Attention: return "attention";
   }
   return "?";
 }
