@@ -259,7 +259,8 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
   cfg.path = path;
   static const std::vector<std::string_view> kTop = {"plugins", "kernels", "suites", "isolate", "timeout", "gate", "orders", "output",
                                                      "determinism", "nan", "audit"};
-  static const std::vector<std::string_view> kAudit = {"kernel", "traits", "m", "n", "k", "inputs", "seeds", "rule", "sample_rows"};
+  static const std::vector<std::string_view> kAudit = {"kernel", "traits",      "m", "n", "k", "inputs", "seeds", "rule", "sample_rows",
+                                                       "reference", "batch_invariant", "a", "b"};
   static const std::vector<std::string_view> kGate = {"variant", "baseline", "factor", "mn", "tier"};
   static const std::vector<std::string_view> kOutput = {"json", "junit", "html"};
   check_keys(c, root, "at the top level", kTop);
@@ -361,9 +362,21 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
             if (*cfg.audit.sample_rows != "auto" && *cfg.audit.sample_rows != "all")
               c.fail(av.source(), fmt::format("'{}' must be auto, all or a positive integer", name));
           }
+        } else if (k2 == "batch_invariant") {
+          const auto b = av.value<bool>();
+          if (!av.is_boolean() || !b) c.fail(av.source(), fmt::format("'{}' must be true or false", name));
+          cfg.audit.batch_invariant = *b;
+        } else if (k2 == "a" || k2 == "b") {
+          const std::string p = c.resolve(get_string(c, av, name));  // the test's own tensors, relative to the file's folder
+          if (p.empty()) c.fail(av.source(), fmt::format("'{}' is an empty path", name));
+          (k2 == "a" ? cfg.audit.a : cfg.audit.b) = p;
         } else {
           const std::string val = get_string(c, av, name);
-          if (k2 == "rule") {
+          if (k2 == "reference") {
+            if (val != "exact" && val != "f32" && val != "out")
+              c.fail(av.source(), fmt::format("'{}': '{}' is not a reference (valid: exact, f32, out)", name, val));
+            cfg.audit.reference = val;
+          } else if (k2 == "rule") {
             try {
               (void)parse_audit_rule(val);
             } catch (const InputError& e) {

@@ -13,7 +13,8 @@ std::string audit_text(const AuditRecord& r) {
   s += "Static findings\n";
   if (r.findings.empty()) s += "  none: the rule is above half an ulp and above fpcert's envelope on every element\n";
   for (const auto& f : r.findings) s += "  - " + f + "\n";
-  s += fmt::format("\nFalse alarms (correct arithmetic of the declaration; a failed run is a false alarm)\n");
+  s += fmt::format("\nFalse alarms (correct arithmetic of the declaration; a failed run is a false alarm; the rule against the {} reference)\n",
+                   r.reference_kind);
   s += fmt::format("  {:<40} {:>5} {:>12} {:>12}  {:<12} {}\n", "arithmetic", "runs", "rule failed", "worst ratio", "fpcert", "labels");
   for (const AuditVariantRow& v : r.variants) {
     std::string labels;
@@ -24,7 +25,9 @@ std::string audit_text(const AuditRecord& r) {
   s += fmt::format("  flake rate: {} of {} runs fail the rule ({:.3g} %)\n", r.false_alarm_runs, r.variant_runs,
                    r.variant_runs ? 100.0 * r.false_alarm_runs / r.variant_runs : 0.0);
   if (!r.mutants.empty()) {
-    s += "\nPower (mutants of the kernel on the same inputs; dormant: runs where the fault changed no output bit)\n";
+    s += fmt::format("\nPower (mutants of the kernel on the same inputs; dormant: runs where the fault changed no output bit; the rule against "
+                     "the {} reference)\n",
+                     r.reference_kind);
     if (r.sample_rows > 0)
       s += fmt::format("  on a sample of at most {} of the {} rows of C per seed, every column (first, last, both sides of each power of two, "
                        "random ones; --sample-rows all: every row)\n",

@@ -38,6 +38,7 @@ nlohmann::json audit_to_json(const AuditRecord& r) {
           {"rule", r.rule},
           {"rule_text", r.rule_text},
           {"reference", r.reference},
+          {"reference_kind", r.reference_kind},
           {"static", {{"elements", r.elements},
                       {"below_half_ulp", r.below_half_ulp},
                       {"cr_fail", r.cr_fail},
@@ -70,6 +71,7 @@ AuditRecord audit_from_json(const nlohmann::json& j) {
   r.rule = j.value("rule", "");
   r.rule_text = j.value("rule_text", "");
   r.reference = j.value("reference", "");
+  r.reference_kind = j.value("reference_kind", "exact");
   const auto& s = j.at("static");
   r.elements = s.value("elements", std::int64_t{0});
   r.below_half_ulp = s.value("below_half_ulp", std::int64_t{0});

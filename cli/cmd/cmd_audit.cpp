@@ -26,7 +26,8 @@ struct AuditArgs {
   std::vector<std::uint64_t> seeds = {1, 2, 3, 4, 5};
   bool no_mutants = false, batch_invariant = false;
   std::string html;
-  std::string a_npy, b_npy;  ///< --a A.npy --b B.npy: the test's own tensors
+  std::string a_npy, b_npy;         ///< --a A.npy --b B.npy: the test's own tensors
+  std::string reference = "exact";  ///< --reference exact|f32|out: the test's reference the rule compares with
   std::vector<std::string> plugins;
   std::string config;  ///< --config fpcert.toml: its [audit] section (and plugins); flags given override it
 };
@@ -61,6 +62,10 @@ AuditArgs with_config(AuditArgs a, const std::function<bool(const char*)>& given
   take("--n", a.n, c.n);
   take("--k", a.k, c.k);
   take("--seeds", a.seeds, c.seeds);
+  take("--reference", a.reference, c.reference);
+  take("--a", a.a_npy, c.a);
+  take("--b", a.b_npy, c.b);
+  take("--batch-invariant", a.batch_invariant, c.batch_invariant);
   for (const auto& p : cfg.plugins) a.plugins.push_back(p);
   if (a.rule.empty()) throw InputError("audit: give --rule, or rule = \"...\" in [audit] of " + a.config);
   return a;
@@ -82,6 +87,7 @@ int run_audit_command(const AuditArgs& a) {
     o.tensors = &tensors;
   }
   o.rule = parse_audit_rule(a.rule);
+  o.reference = a.reference;
   o.mutants = !a.no_mutants;
   o.batch_invariant = a.batch_invariant;
   o.sample_rows = parse_sample_rows(a.sample_rows);
@@ -116,6 +122,10 @@ void add_audit(CLI::App& root, Registry& reg) {
   app->add_option("--b", a->b_npy, "The test's own B (k x n) as a 2-D float32/float64 .npy");
   app->add_option("--seeds", a->seeds, "Seeds of the inputs, comma-separated (default 1,2,3,4,5)")->delimiter(',')->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
   app->add_option("--rule", a->rule, "allclose:rtol=R,atol=A | maxabs:tol=T | relfro:tol=T | kref:k=K,p=FMT | cosine:min=C | fpcert (required unless --config gives it)");
+  app->add_option("--reference", a->reference,
+                  "The test's reference the rule compares with: exact (an fp64 GEMM), f32 (an fp32 GEMM, sequential FMA) or out (exact, "
+                  "rounded into the output format)")
+      ->check(CLI::IsMember({"exact", "f32", "out"}));
   app->add_option("--config", a->config, "fpcert.toml whose [audit] section gives the check (flags given override it)");
   app->add_option("--json", a->json, "Write the audit record as JSON to this file ('-': print it instead of the tables)");
   app->add_flag("--no-mutants", a->no_mutants, "Skip the power table");

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/codes.hpp"
 #include "base/npy.hpp"
 #include "generators/generate.hpp"
 #include "kernels/device/device_api.hpp"
@@ -252,8 +253,11 @@ struct SeedCase {
   std::vector<double> refd;     ///< the test's reference: the exact product rounded to double
   std::vector<double> cr;       ///< the exact product correctly rounded into the output format
   std::vector<double> allowed;  ///< fpcert's envelope (order unknown) per element
+  std::vector<double> testref;  ///< the test's reference, what the rule compares with (AuditOptions::reference; refd when exact)
+  std::vector<double> crt;      ///< testref correctly rounded into the output format: the best any output can do against it
   AuditRule rule;               ///< the rule resolved on this case (kref: its tolerance k max |ref_p - ref|)
   double kref_err = 0;          ///< kref: max |ref_p - ref|
+  const Format* out = &f32;     ///< the output format
 };
 
 /// A case's reference, envelope (order unknown), reference as doubles and correctly rounded output, from its inputs.
@@ -267,6 +271,8 @@ void finish_case(SeedCase& c, const KernelTraits& t) {
     c.refd.push_back(v.hi);
     c.cr.push_back(to_double(*t.out, round_ref(*t.out, v, rn).code));
   }
+  c.testref = c.refd, c.crt = c.cr;
+  c.out = t.out;
 }
 
 SeedCase make_seed_case(const AuditOptions& o, const KernelTraits& t, std::uint64_t seed) {
@@ -285,11 +291,17 @@ SeedCase make_seed_case(const AuditOptions& o, const KernelTraits& t, std::uint6
   c.q.b.data = round_values(c.q.b.data, *t.b_input, t.input_rounding);
   if (*t.a_input == *t.b_input) c.q.source = t.a_input;
   finish_case(c, t);
+  if (o.reference == "f32") {
+    c.testref = kref_reference("f32", *t.a_input, o.m, o.n, o.k, c.q.a.data, c.q.b.data);
+    c.crt = round_values(c.testref, *t.out, Rounding::NearestEven);
+  } else if (o.reference == "out") {
+    c.testref = c.cr;
+  }
   c.rule = o.rule;
   if (o.rule.kind == AuditRule::Kind::KRef) {
     const std::vector<double> rp = kref_reference(o.rule.p, *t.a_input, o.m, o.n, o.k, c.q.a.data, c.q.b.data);
     for (std::size_t x = 0; x < rp.size(); ++x)
-      c.kref_err = std::max(c.kref_err, std::isfinite(rp[x]) ? std::fabs(rp[x] - c.refd[x]) : std::numeric_limits<double>::infinity());
+      c.kref_err = std::max(c.kref_err, std::isfinite(rp[x]) ? std::fabs(rp[x] - c.testref[x]) : std::numeric_limits<double>::infinity());
     c.rule.tol = o.rule.k * c.kref_err;
   }
   return c;
@@ -305,6 +317,12 @@ SeedCase row_sample_case(const SeedCase& full, const KernelTraits& t, std::int64
   SeedCase c;
   c.q = sampled_problem(full.q, gs);
   finish_case(c, t);
+  c.testref.clear(), c.crt.clear();  // the whole case's test reference on the sampled rows
+  for (std::int64_t i : gs.rows)
+    for (std::int64_t j = 0; j < full.q.n; ++j) {
+      c.testref.push_back(full.testref[static_cast<std::size_t>(i * full.q.n + j)]);
+      c.crt.push_back(full.crt[static_cast<std::size_t>(i * full.q.n + j)]);
+    }
   c.rule = full.rule;
   c.kref_err = full.kref_err;
   return c;
@@ -323,30 +341,40 @@ std::vector<double> decode(const Format& f, const std::vector<std::uint64_t>& co
   return v;
 }
 
+/// Whether `got` is the exact value x's other neighbour in the output format: cr = RN(x) and got are adjacent values of
+/// `out` on either side of x (the accumulated value sat on or crossed the midpoint between them: a tie broken the other
+/// way, or a double rounding through the accumulator).
+bool other_neighbour(const Format& out, double x, double cr, double got) {
+  if (got == cr || !std::isfinite(got) || !std::isfinite(cr) || (got - x) * (cr - x) > 0) return false;
+  return std::fabs(got - cr) <= 2 * half_ulp(out, std::max(std::fabs(got), std::fabs(cr)));
+}
+
 /// Why a correct arithmetic failed the rule, from its worst element (docs/audit.md, "Labels"): beyond bound (it
 /// left fpcert's envelope: a bug in fpcert or the model), unsatisfiable tolerance (the correctly rounded output
-/// fails there too), cancellation (its error would meet the rule measured against sum_k |a_ik b_kj| instead of
+/// fails there too), rounding tie (the output is the exact value's other neighbour in the output format: faithful, not
+/// correctly rounded, because the accumulated value sat on or crossed a midpoint), cancellation (its error would meet the rule measured against sum_k |a_ik b_kj| instead of
 /// |ref_ij|: the result is small only because its terms cancel), else reduction order (the rounding errors of an
 /// admissible order exceed the tolerance).
 std::string failure_label(const SeedCase& c, const std::vector<double>& got, const RuleOutcome& out) {
   const AuditRule& r = c.rule;
   if (r.kind == AuditRule::Kind::Cosine) {
     // No cancellation label: cosine compares directions, and an error orthogonal to ref costs the same at any |ref_ij|.
-    if (!apply_rule(r, c.cr, c.refd, c.allowed).pass) return "unsatisfiable tolerance";
+    if (!apply_rule(r, c.crt, c.testref, c.allowed).pass) return "unsatisfiable tolerance";
     return "reduction order";
   }
   if (r.kind == AuditRule::Kind::RelFro) {
-    if (!apply_rule(r, c.cr, c.refd, c.allowed).pass) return "unsatisfiable tolerance";
+    if (!apply_rule(r, c.crt, c.testref, c.allowed).pass) return "unsatisfiable tolerance";
     double err2 = 0, abs2 = 0;
     for (std::size_t x = 0; x < c.refd.size(); ++x)
-      err2 += (got[x] - c.refd[x]) * (got[x] - c.refd[x]), abs2 += c.ref.abs_sum[x] * c.ref.abs_sum[x];
+      err2 += (got[x] - c.testref[x]) * (got[x] - c.testref[x]), abs2 += c.ref.abs_sum[x] * c.ref.abs_sum[x];
     return std::sqrt(err2) <= r.tol * std::sqrt(abs2) ? "cancellation" : "reduction order";
   }
   const auto w = static_cast<std::size_t>(out.worst);
-  const double err = std::fabs(got[w] - c.refd[w]);
-  if (!(err <= c.allowed[w])) return "beyond bound";
-  const double tol = rule_tolerance(r, c.refd[w], c.allowed[w]);
-  if (!(std::fabs(c.cr[w] - c.refd[w]) <= tol)) return "unsatisfiable tolerance";
+  if (!(std::fabs(got[w] - c.refd[w]) <= c.allowed[w])) return "beyond bound";  // against the exact product
+  const double err = std::fabs(got[w] - c.testref[w]);
+  const double tol = rule_tolerance(r, c.testref[w], c.allowed[w]);
+  if (!(std::fabs(c.crt[w] - c.testref[w]) <= tol)) return "unsatisfiable tolerance";
+  if (other_neighbour(*c.out, c.refd[w], c.cr[w], got[w])) return "rounding tie";
   if (err <= rule_tolerance(r, c.ref.abs_sum[w], c.allowed[w])) return "cancellation";
   return "reduction order";
 }
@@ -382,6 +410,8 @@ AuditRecord run_audit(const AuditOptions& o) {
   if (o.tensors && (o.tensors->m != o.m || o.tensors->n != o.n || o.tensors->k != o.k))
     throw InputError(fmt::format("audit: the tensors give m={} n={} k={}, the options m={} n={} k={}", o.tensors->m, o.tensors->n,
                                  o.tensors->k, o.m, o.n, o.k));
+  if (o.reference != "exact" && o.reference != "f32" && o.reference != "out")
+    throw InputError("audit: --reference '" + o.reference + "': expected exact, f32 or out");
   const std::vector<std::uint64_t> seeds = o.tensors ? std::vector<std::uint64_t>{0} : o.seeds;
   KernelTraits t;
   std::function<std::unique_ptr<GemmKernel>()> make;
@@ -406,9 +436,15 @@ AuditRecord run_audit(const AuditOptions& o) {
   rec.seeds = seeds;
   rec.rule = o.rule.spec;
   rec.rule_text = o.rule.text();
-  rec.reference = fmt::format("the exact product of the stored inputs (the {} values rounded into {}), rounded to double: "
-                              "what an fp64 reference GEMM of the test's tensors approximates",
-                              o.tensors ? "tensors'" : "generator's", t.a_input->tag);
+  const std::string stored = fmt::format("the stored inputs (the {} values rounded into {})", o.tensors ? "tensors'" : "generator's", t.a_input->tag);
+  rec.reference_kind = o.reference;
+  rec.reference = o.reference == "f32"   ? "an fp32 GEMM of " + stored + ": exact products summed sequentially by FMA in fp32, rounded once into "
+                                           "fp32 (a test whose reference is torch.matmul of float32 tensors); the rule is applied against it"
+                  : o.reference == "out" ? fmt::format("the exact product of {} correctly rounded into {} (a test whose reference is "
+                                                       "computed exactly and stored in the output dtype); the rule is applied against it",
+                                                       stored, t.out->tag)
+                                         : "the exact product of " + stored + ", rounded to double: what an fp64 reference GEMM of the "
+                                           "test's tensors approximates";
   const Format& out = *t.out;
 
   // Static findings and the cases.
@@ -417,7 +453,7 @@ AuditRecord run_audit(const AuditOptions& o) {
   for (std::uint64_t s : seeds) {
     cases.push_back(make_seed_case(o, t, s));
     const SeedCase& c = cases.back();
-    const RuleOutcome cro = apply_rule(c.rule, c.cr, c.refd, c.allowed);
+    const RuleOutcome cro = apply_rule(c.rule, c.crt, c.testref, c.allowed);
     if (!cro.pass) ++rec.cr_fail_runs;
     for (std::size_t x = 0; x < c.refd.size(); ++x) {
       ++rec.elements;
@@ -425,10 +461,10 @@ AuditRecord run_audit(const AuditOptions& o) {
       rec.ref_abs_min = std::min(rec.ref_abs_min, a);
       rec.ref_abs_max = std::max(rec.ref_abs_max, a);
       if (!c.rule.elementwise()) continue;
-      const double tol = rule_tolerance(c.rule, c.refd[x], c.allowed[x]);
-      if (tol < half_ulp(out, a)) ++rec.below_half_ulp;
-      if (!(std::fabs(c.cr[x] - c.refd[x]) <= tol)) ++rec.cr_fail;
-      if (a <= tol) ++rec.admit_zero;
+      const double tol = rule_tolerance(c.rule, c.testref[x], c.allowed[x]);
+      if (tol < half_ulp(out, std::fabs(c.testref[x]))) ++rec.below_half_ulp;
+      if (!(std::fabs(c.crt[x] - c.testref[x]) <= tol)) ++rec.cr_fail;
+      if (std::fabs(c.testref[x]) <= tol) ++rec.admit_zero;
       if (tol < c.allowed[x]) {
         ++rec.below_bound;
         if (rule_tolerance(c.rule, c.ref.abs_sum[x], c.allowed[x]) >= c.allowed[x]) ++rec.below_bound_cancel;
@@ -504,7 +540,7 @@ AuditRecord run_audit(const AuditOptions& o) {
       if (cr.status == CaseStatus::Pass) ++passed;
       if (kernel_out[s].empty()) throw InputError("audit: kernel '" + rec.kernel + "' did not run: " + cr.reason);
       ++row.runs;
-      const RuleOutcome ro2 = apply_rule(cases[s].rule, kernel_out[s], cases[s].refd, cases[s].allowed);
+      const RuleOutcome ro2 = apply_rule(cases[s].rule, kernel_out[s], cases[s].testref, cases[s].allowed);
       row.worst_ratio = std::max(row.worst_ratio, ro2.ratio);
       if (!ro2.pass) ++row.rule_failed, ++row.labels[failure_label(cases[s], kernel_out[s], ro2)];
     }
@@ -521,7 +557,7 @@ AuditRecord run_audit(const AuditOptions& o) {
       const SeedCase& c = cases[s];
       const std::vector<double> got = decode(out, emulate_gemm(v, o.m, o.n, o.k, c.q.a.data, c.q.b.data));
       ++row.runs;
-      const RuleOutcome r = apply_rule(c.rule, got, c.refd, c.allowed);
+      const RuleOutcome r = apply_rule(c.rule, got, c.testref, c.allowed);
       row.worst_ratio = std::max(row.worst_ratio, r.ratio);
       if (!r.pass) ++row.rule_failed, ++row.labels[failure_label(c, got, r)];
     }
@@ -603,7 +639,7 @@ AuditRecord run_audit(const AuditOptions& o) {
           }
           row.defect = std::max(row.defect, top > 0 ? d / top : d);
         }
-        if (apply_rule(pcases[s]->rule, got, pcases[s]->refd, pcases[s]->allowed).pass) ++row.rule_passed;
+        if (apply_rule(pcases[s]->rule, got, pcases[s]->testref, pcases[s]->allowed).pass) ++row.rule_passed;
       }
       rec.mutants.push_back(row);
     };
@@ -615,6 +651,15 @@ AuditRecord run_audit(const AuditOptions& o) {
     power_row("constant", "every output the mean of the kernel's outputs", [&] { return make_constant_mutant(make()); });
     if (*t.a_input == f32 && *t.b_input == f32 && *t.a_operand == f32 && *t.b_operand == f32 && t.operand_u == 0)
       power_row("inputs_tf32", "fp32 inputs read as tf32 (rna): TF32 passed off as fp32", [&] { return make_tf32_inputs_mutant(make()); });
+    if (*t.a_input == *t.b_input && container_bytes(*t.a_input) == 2)
+      power_row("inputs_narrowed", fmt::format("{} inputs rounded to {} significant bits: staged through a narrower format", t.a_input->tag,
+                                               t.a_input->precision() - 3),
+                [&] { return make_narrowed_inputs_mutant(make()); });
+    power_row("epilogue_constant", "every output times (1 + 2^-7): a wrong epilogue constant or scale", [&] { return make_epilogue_constant_mutant(make()); });
+    {
+      auto last = std::make_shared<ReusedOutput>();
+      power_row("reused_output", "the previous call's output (the first seed's run computes)", [&] { return make_reused_output_mutant(make(), last); });
+    }
   }
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rec;

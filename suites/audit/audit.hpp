@@ -90,6 +90,12 @@ struct AuditOptions {
   /// into the declared input formats as the generator's values are; the false-alarm runs vary the order only.
   const AuditTensors* tensors = nullptr;
   AuditRule rule;
+  /// The test's reference, what the rule compares with (docs/audit.md, "The test's reference"): "exact" (the exact
+  /// product rounded to double: an fp64 reference GEMM), "f32" (an fp32 GEMM of the stored inputs: exact products
+  /// summed sequentially by FMA in fp32, rounded once into fp32, as kref_reference computes it for p = f32) or "out"
+  /// (the exact product correctly rounded into the output format). fpcert's envelope and the labels' "beyond bound"
+  /// stay against the exact product.
+  std::string reference = "exact";
   bool mutants = true;        ///< run the power table
   /// The power table's cases on a sample of C's rows (every column): the structured rows of
   /// suites/verdict/sampled_reference.hpp (first, last, both sides of each power of two) plus this many random ones;

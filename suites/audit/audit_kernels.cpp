@@ -1,7 +1,8 @@
-// suites/audit/audit_kernels.cpp — the emulated declaration and the zeros and constant mutants (audit_kernels.hpp).
+// suites/audit/audit_kernels.cpp — the emulated declaration and the audit's black-box mutants (audit_kernels.hpp).
 #include "suites/audit/audit_kernels.hpp"
 
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -97,16 +98,19 @@ class ConstantMutant final : public OutputMutant {
   }
 };
 
-/// fp32 operands read as TF32 (a kernel that lets the tensor cores narrow fp32 inputs: cuBLAS's default TF32 mode,
-/// torch.backends.cuda.matmul.allow_tf32): A and B copied, each value rounded to tf32 nearest-away as cvt.rna does
-/// (kept in its fp32 container), then the wrapped kernel called on the copies.
-class Tf32InputsMutant final : public OutputMutant {
+/// Operands narrowed before the call: A and B copied, each value rounded by `narrow` (kept in its container), then the
+/// wrapped kernel called on the copies. inputs_tf32: fp32 read as TF32 (a kernel that lets the tensor cores narrow fp32
+/// inputs: cuBLAS's default TF32 mode, torch.backends.cuda.matmul.allow_tf32), nearest-away as cvt.rna does.
+/// inputs_narrowed: 16-bit inputs rounded to 3 fewer significant bits, nearest even (f16 to bf16's 8, bf16 to 5: an
+/// operand staged through a narrower format), back into the input format.
+class NarrowedInputsMutant final : public OutputMutant {
  public:
-  explicit Tf32InputsMutant(std::unique_ptr<GemmKernel> w) : OutputMutant(std::move(w), "inputs_tf32") {}
-  std::string description() const override { return "fp32 inputs read as tf32 (rna)"; }
+  NarrowedInputsMutant(std::unique_ptr<GemmKernel> w, const char* id, std::function<double(double)> narrow)
+      : OutputMutant(std::move(w), id), narrow_(std::move(narrow)) {}
+  std::string description() const override { return "inputs narrowed before the call"; }
   void run(const GemmOperands& ops) override {
-    std::vector<std::uint32_t> a = narrowed(ops.a, extent(ops.a_layout, ops.m, ops.k, ops.lda));
-    std::vector<std::uint32_t> b = narrowed(ops.b, extent(ops.b_layout, ops.k, ops.n, ops.ldb));
+    std::vector<std::uint64_t> a = narrowed(*traits().a_input, ops.a, extent(ops.a_layout, ops.m, ops.k, ops.lda));
+    std::vector<std::uint64_t> b = narrowed(*traits().b_input, ops.b, extent(ops.b_layout, ops.k, ops.n, ops.ldb));
     GemmOperands o = ops;
     o.a = a.data();
     o.b = b.data();
@@ -118,21 +122,98 @@ class Tf32InputsMutant final : public OutputMutant {
     if (rows == 0 || cols == 0) return 0;
     return l == Layout::RowMajor ? (rows - 1) * ld + cols : (cols - 1) * ld + rows;
   }
-  static std::vector<std::uint32_t> narrowed(const void* src, std::int64_t count) {
-    std::vector<std::uint32_t> v(static_cast<std::size_t>(count));
-    const Rounder rna{Rounding::NearestAway, default_saturation(tf32), NanPayload::Preserve};
+  /// The codes in a buffer of 8-byte slots read back through the format's container width: packed as the kernel reads
+  /// them (store_code of the container's width).
+  std::vector<std::uint64_t> narrowed(const Format& f, const void* src, std::int64_t count) const {
+    const int bytes = container_bytes(f);
+    std::vector<std::uint64_t> v(static_cast<std::size_t>((count * bytes + 7) / 8) + 1);
     for (std::int64_t x = 0; x < count; ++x) {
-      const double d = to_double(f32, load_code(src, x, 4));
-      v[static_cast<std::size_t>(x)] = static_cast<std::uint32_t>(round_double(f32, to_double(tf32, round_double(tf32, d, rna).code), Rounder::nearest(f32)).code);
+      const double d = to_double(f, load_code(src, x, bytes));
+      store_code(v.data(), x, bytes, round_double(f, narrow_(d), Rounder::nearest(f)).code);
     }
     return v;
   }
+  std::function<double(double)> narrow_;
 };
+
+/// Every output times (1 + 2^-7), rounded into the output format: a wrong epilogue constant (0.0447 for GELU's
+/// 0.044715, a misrounded alpha, a scale off by a small factor).
+class EpilogueConstantMutant final : public OutputMutant {
+ public:
+  explicit EpilogueConstantMutant(std::unique_ptr<GemmKernel> w) : OutputMutant(std::move(w), "epilogue_constant") {}
+  std::string description() const override { return "every output times (1 + 2^-7)"; }
+  void run(const GemmOperands& ops) override {
+    w_->run(ops);
+    const Format& out = *traits().out;
+    const int bytes = container_bytes(out);
+    for (std::int64_t i = 0; i < ops.m; ++i)
+      for (std::int64_t j = 0; j < ops.n; ++j) {
+        const std::int64_t x = i * ops.ldc + j;
+        store_code(ops.c, x, bytes, round_double(out, to_double(out, load_code(ops.c, x, bytes)) * (1 + 0x1p-7), Rounder::nearest(out)).code);
+      }
+  }
+};
+
+/// A reused output buffer: the result of the previous call of the same shape written again (the first call, and a
+/// call of another shape, compute). Its state is shared by the mutants one power row makes, one per seed: the first
+/// seed's outputs are right, every later seed gets the previous seed's.
+class ReusedOutputMutant final : public OutputMutant {
+ public:
+  ReusedOutputMutant(std::unique_ptr<GemmKernel> w, std::shared_ptr<ReusedOutput> last) : OutputMutant(std::move(w), "reused_output"), last_(std::move(last)) {}
+  std::string description() const override { return "the previous call's output"; }
+  void run(const GemmOperands& ops) override {
+    const int bytes = container_bytes(*traits().out);
+    const std::uint64_t h = hash_a(ops);
+    if (last_->m == ops.m && last_->n == ops.n && last_->a_hash != h) {
+      for (std::int64_t i = 0; i < ops.m; ++i)
+        for (std::int64_t j = 0; j < ops.n; ++j) store_code(ops.c, i * ops.ldc + j, bytes, last_->codes[static_cast<std::size_t>(i * ops.n + j)]);
+      return;
+    }
+    w_->run(ops);
+    last_->m = ops.m, last_->n = ops.n, last_->a_hash = h;
+    last_->codes.assign(static_cast<std::size_t>(ops.m * ops.n), 0);
+    for (std::int64_t i = 0; i < ops.m; ++i)
+      for (std::int64_t j = 0; j < ops.n; ++j) last_->codes[static_cast<std::size_t>(i * ops.n + j)] = load_code(ops.c, i * ops.ldc + j, bytes);
+  }
+
+ private:
+  /// FNV-1a of A's codes: a repeated run of the same case (same A) computes again.
+  std::uint64_t hash_a(const GemmOperands& ops) const {
+    const int bytes = container_bytes(*traits().a_input);
+    std::uint64_t h = 1469598103934665603ull;
+    for (std::int64_t i = 0; i < ops.m; ++i)
+      for (std::int64_t p = 0; p < ops.k; ++p) {
+        const std::int64_t x = ops.a_layout == Layout::RowMajor ? i * ops.lda + p : p * ops.lda + i;
+        h = (h ^ load_code(ops.a, x, bytes)) * 1099511628211ull;
+      }
+    return h;
+  }
+  std::shared_ptr<ReusedOutput> last_;
+};
+
+/// x rounded to `bits` significant bits, nearest even (0, Inf and NaN as they are).
+double round_to_bits(double x, int bits) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const int e = std::ilogb(x);
+  return std::ldexp(std::nearbyint(std::ldexp(x, bits - 1 - e)), e - (bits - 1));
+}
 
 }  // namespace
 
 std::unique_ptr<GemmKernel> make_tf32_inputs_mutant(std::unique_ptr<GemmKernel> wrapped) {
-  return std::make_unique<Tf32InputsMutant>(std::move(wrapped));
+  const Rounder rna{Rounding::NearestAway, default_saturation(tf32), NanPayload::Preserve};
+  return std::make_unique<NarrowedInputsMutant>(std::move(wrapped), "inputs_tf32",
+                                                [rna](double d) { return to_double(tf32, round_double(tf32, d, rna).code); });
+}
+std::unique_ptr<GemmKernel> make_narrowed_inputs_mutant(std::unique_ptr<GemmKernel> wrapped) {
+  const int bits = wrapped->traits().a_input->precision() - 3;
+  return std::make_unique<NarrowedInputsMutant>(std::move(wrapped), "inputs_narrowed", [bits](double d) { return round_to_bits(d, bits); });
+}
+std::unique_ptr<GemmKernel> make_epilogue_constant_mutant(std::unique_ptr<GemmKernel> wrapped) {
+  return std::make_unique<EpilogueConstantMutant>(std::move(wrapped));
+}
+std::unique_ptr<GemmKernel> make_reused_output_mutant(std::unique_ptr<GemmKernel> wrapped, std::shared_ptr<ReusedOutput> last) {
+  return std::make_unique<ReusedOutputMutant>(std::move(wrapped), std::move(last));
 }
 
 std::unique_ptr<GemmKernel> make_emulated_kernel(std::string name, const KernelTraits& declared, const SummationOrder& computed) {

@@ -1,12 +1,15 @@
 // suites/audit/audit_kernels.hpp — the kernels an audit runs besides the registered ones (docs/audit.md): a host
-// kernel computing a traits declaration by fpcert's emulator (for `--traits` without a kernel), and the two
-// mutants the fault catalogue does not hold, made from the wrapped kernel as a black box: zeros (every output +0)
-// and constant (every output the mean of the wrapped kernel's outputs, rounded into the output format); and, for fp32
-// inputs, inputs_tf32 (the operands narrowed to tf32 before the call).
+// kernel computing a traits declaration by fpcert's emulator (for `--traits` without a kernel), and the mutants the
+// fault catalogue does not hold, made from the wrapped kernel as a black box: zeros (every output +0), constant (every
+// output the mean of the wrapped kernel's outputs, rounded into the output format), epilogue_constant (outputs times
+// 1 + 2^-7), reused_output (the previous call's outputs); inputs_tf32 for fp32 inputs and inputs_narrowed for 16-bit
+// ones (the operands narrowed before the call).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/kernel.hpp"
 
@@ -24,6 +27,20 @@ std::unique_ptr<GemmKernel> make_constant_mutant(std::unique_ptr<GemmKernel> wra
 /// The inputs_tf32 mutant of a host kernel with fp32 inputs: A and B rounded to tf32 (nearest-away, cvt.rna) before
 /// the call (TF32 passed off as fp32: torch's allow_tf32, cuBLAS's default math mode).
 std::unique_ptr<GemmKernel> make_tf32_inputs_mutant(std::unique_ptr<GemmKernel> wrapped);
+/// The inputs_narrowed mutant: A and B (16-bit formats: f16, bf16) rounded to 3 fewer significant bits, nearest even,
+/// before the call (f16 read at bf16's precision; bf16 at 5 bits): an operand staged through a narrower format.
+std::unique_ptr<GemmKernel> make_narrowed_inputs_mutant(std::unique_ptr<GemmKernel> wrapped);
+/// The epilogue_constant mutant: every output of the wrapped kernel times (1 + 2^-7), rounded into the output format.
+std::unique_ptr<GemmKernel> make_epilogue_constant_mutant(std::unique_ptr<GemmKernel> wrapped);
+/// The reused_output mutant's memory, shared by the mutants of one power row (one per seed).
+struct ReusedOutput {
+  std::int64_t m = -1, n = -1;
+  std::uint64_t a_hash = 0;  ///< A's codes in the call that computed `codes` (a repeated run of the same case computes again)
+  std::vector<std::uint64_t> codes;
+};
+/// The reused_output mutant: a call of the shape of the previous one writes the previous call's outputs (a stale output
+/// buffer); the first call computes.
+std::unique_ptr<GemmKernel> make_reused_output_mutant(std::unique_ptr<GemmKernel> wrapped, std::shared_ptr<ReusedOutput> last);
 
 /// The batch-invariance fixtures (docs/audit.md, "Batch invariance and reproducibility"), both fp32, order unknown,
 /// declaring batch invariance: the variant one computes split-K 4 below 8 rows and sequential FMA from 8 (a row's bits

@@ -2,6 +2,7 @@
 // bad input (docs/audit.md).
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "base/npy.hpp"
@@ -117,4 +118,37 @@ TEST_CASE("audit --a/--b: the test's own tensors; unsatisfiable atol found; bad 
   CHECK(with({"--b", dir + "/B1.npy", "--rule", "maxabs:tol=1"}).has("a GEMM input is a 2-D array"));
   CHECK(with({"--b", dir + "/B.npy", "--seeds", "1", "--rule", "maxabs:tol=1"}).exit_code == 2);
   CHECK(with({"--rule", "maxabs:tol=1"}).exit_code == 2);  // --a without --b
+}
+
+TEST_CASE("audit --reference and [audit] reference/a/b: atol 0 against the product stored in bf16 exits 0, against the exact one 1") {
+  // k = 1: a_i b_j = 1 + (c + d) 2^-7 + c d 2^-14, exact in fp32, not a bf16 value (tests/suites/audit_test.cpp)
+  const std::string dir = fpcert::test::scratch_dir("audit_cli_reference");
+  fpcert::write_npy_f32(dir + "/A.npy", 3, 1, {1 + 1.0f / 128, 1 + 3.0f / 128, 1 + 5.0f / 128});
+  fpcert::write_npy_f32(dir + "/B.npy", 1, 2, {1 + 1.0f / 128, 1 + 7.0f / 128});
+  const std::vector<std::string> c = {kFpcert, "audit", "--traits", "in=bf16,acc=f32,out=bf16", "--a", dir + "/A.npy", "--b", dir + "/B.npy",
+                                      "--no-mutants", "--rule", "allclose:rtol=0,atol=0"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = c;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_command(a);
+  };
+  const CommandResult exact = with({});
+  INFO(exact.output);
+  CHECK(exact.exit_code == 1);
+  CHECK(exact.has("UNSATISFIABLE"));
+  const CommandResult out = with({"--reference", "out"});
+  INFO(out.output);
+  CHECK(out.exit_code == 0);
+  CHECK(out.has("the rule against the out reference"));
+  CHECK(with({"--reference", "fp64"}).exit_code == 2);
+  // the same from fpcert.toml, the tensors relative to its folder
+  {
+    std::ofstream f(dir + "/fpcert.toml");
+    f << "[audit]\ntraits = \"in=bf16,acc=f32,out=bf16\"\na = \"A.npy\"\nb = \"B.npy\"\nrule = \"allclose:rtol=0,atol=0\"\nreference = \"out\"\n";
+  }
+  const CommandResult cfg = run_command({kFpcert, "audit", "--config", dir + "/fpcert.toml", "--no-mutants"});
+  INFO(cfg.output);
+  CHECK(cfg.exit_code == 0);
+  CHECK(cfg.has("m=3 n=2 k=1"));
+  CHECK(run_command({kFpcert, "audit", "--config", dir + "/fpcert.toml", "--no-mutants", "--reference", "exact"}).exit_code == 1);
 }

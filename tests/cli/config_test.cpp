@@ -177,4 +177,15 @@ TEST_CASE("[audit]: the check fpcert audit --config reads - and its bad values n
   CHECK(error_of("[audit]\nseeds = [-1]\n").find("every seed is an integer >= 0") != std::string::npos);
   CHECK(error_of("[audit]\nm = 0\n").find("'audit.m' must be an integer in [1, 2^20]") != std::string::npos);
   CHECK(error_of("[audit]\nsample_rows = \"some\"\n").find("auto, all or a positive integer") != std::string::npos);
+  // the test's reference, its own tensors (relative to the file's folder) and batch invariance
+  const ProjectConfig t = parse_project_config("[audit]\nreference = \"out\"\na = \"t/A.npy\"\nb = \"/abs/B.npy\"\nbatch_invariant = true\n",
+                                               "/repo/fpcert.toml");
+  CHECK(*t.audit.reference == "out");
+  CHECK(*t.audit.a == "/repo/t/A.npy");
+  CHECK(*t.audit.b == "/abs/B.npy");
+  CHECK(*t.audit.batch_invariant);
+  CHECK(error_of("[audit]\nreference = \"fp64\"\n").find("'audit.reference': 'fp64' is not a reference (valid: exact, f32, out)") !=
+        std::string::npos);
+  CHECK(error_of("[audit]\nbatch_invariant = 1\n").find("'audit.batch_invariant' must be true or false") != std::string::npos);
+  CHECK(error_of("[audit]\na = \"\"\n").find("'audit.a' is an empty path") != std::string::npos);
 }

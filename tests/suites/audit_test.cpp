@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 
 #include "base/error.hpp"
 #include "suites/audit/audit.hpp"
@@ -396,4 +397,121 @@ TEST_CASE("audit tensors: shape mismatch, NaN/Inf and bad files refused with wha
   CHECK_THROWS_WITH_AS(audit_tensors(1, 2, {1, NAN}, 2, 1, {1, 1}, "A", "B"), doctest::Contains("A holds NaN at [0, 1]"), InputError);
   CHECK_THROWS_WITH_AS(audit_tensors(1, 2, {1, 1}, 2, 1, {INFINITY, 1}, "A", "B"), doctest::Contains("B holds Inf at [0, 0]"), InputError);
   CHECK_THROWS_AS(read_audit_tensors("/nonexistent/A.npy", "/nonexistent/B.npy"), InputError);
+}
+
+TEST_CASE("audit --reference: atol 0 against the exact product fails every correct bf16 kernel; against the reference rounded into bf16 none") {
+  // k = 1: C_ij = a_i b_j with a_i = 1 + c_i 2^-7, b_j = 1 + d_j 2^-7 (bf16 values: 8 significant bits in [1, 2)). The
+  // product 1 + (c + d) 2^-7 + c d 2^-14 is exact in fp32 (16 significant bits), so every order and split gives it
+  // before the output rounding; its c d 2^-14 part is not a bf16 value (c d >= 1, below bf16's 2^-7 spacing), so the
+  // bf16 output is RN(product) != product. Against the exact product (an fp64 reference GEMM) or an fp32 GEMM (which
+  // is exact here), atol = rtol = 0 fails even the correctly rounded output on every element; against the exact
+  // product rounded into bf16 (reference "out"), every correct order meets it exactly.
+  const AuditTensors tt = audit_tensors(3, 1, {1 + 1.0 / 128, 1 + 3.0 / 128, 1 + 5.0 / 128}, 1, 2, {1 + 1.0 / 128, 1 + 7.0 / 128}, "A", "B");
+  AuditOptions o;
+  o.traits = "in=bf16,acc=f32,out=bf16";
+  o.m = tt.m, o.n = tt.n, o.k = tt.k;
+  o.tensors = &tt;
+  o.rule = parse_audit_rule("allclose:rtol=0,atol=0");
+  o.mutants = false;
+  for (const char* ref : {"exact", "f32"}) {
+    CAPTURE(ref);
+    o.reference = ref;
+    const AuditRecord r = run_audit(o);
+    CHECK(r.reference_kind == ref);
+    CHECK(r.cr_fail_runs == 1);
+    CHECK(r.cr_fail == 6);  // every element: RN_bf16(product) != product
+    CHECK(r.false_alarm_runs == r.variant_runs);
+  }
+  o.reference = "out";
+  const AuditRecord r = run_audit(o);
+  CHECK(r.cr_fail_runs == 0);
+  CHECK(r.cr_fail == 0);
+  CHECK(r.variant_runs > 0);
+  CHECK(r.false_alarm_runs == 0);
+  CHECK(r.reference.find("correctly rounded into bf16") != std::string::npos);
+  o.reference = "fp64";
+  CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("expected exact, f32 or out"), InputError);
+}
+
+TEST_CASE("audit --reference f32: a test whose reference is an fp32 GEMM fails the orders that differ from its own") {
+  // A = [1, 0, 2^-24, 2^-24], B = [1, 1, 1, 1]^T, f32 in and out: the exact product 1 + 2^-23 is an fp32 value. A
+  // sequential fp32 GEMM adds 2^-24 to 1 twice, each a tie rounded to even (1): its result, the "f32" reference, is 1.
+  // Pairwise sums (1 + 0) + (2^-24 + 2^-24) = 1 + 2^-23, the exact value. With atol = rtol = 0: against the exact
+  // product the sequential order is the false alarm and pairwise passes; against the fp32 reference the reverse.
+  const AuditTensors tt = audit_tensors(1, 4, {1, 0, 0x1p-24, 0x1p-24}, 4, 1, {1, 1, 1, 1}, "A", "B");
+  AuditOptions o;
+  o.traits = "in=f32,acc=f32,out=f32";
+  o.m = tt.m, o.n = tt.n, o.k = tt.k;
+  o.tensors = &tt;
+  o.rule = parse_audit_rule("allclose:rtol=0,atol=0");
+  o.mutants = false;
+  auto failed = [&](const char* ref) {
+    o.reference = ref;
+    const AuditRecord r = run_audit(o);
+    std::map<std::string, int> f;
+    for (const AuditVariantRow& v : r.variants) f[v.name] = v.rule_failed;
+    return f;
+  };
+  const auto exact = failed("exact"), f32ref = failed("f32");
+  REQUIRE(exact.count("order sequential fma"));
+  REQUIRE(exact.count("order pairwise"));
+  CHECK(exact.at("order sequential fma") == 1);
+  CHECK(exact.at("order pairwise") == 0);
+  CHECK(f32ref.at("order sequential fma") == 0);
+  CHECK(f32ref.at("order pairwise") == 1);
+}
+
+TEST_CASE("audit power table: inputs narrowed, a wrong epilogue constant and a reused output buffer, each measured") {
+  // bf16 inputs uniform [0, 1], K = 96, bf16 out: outputs c ~ 24 +- 2.2, in [8, 32). epilogue_constant writes
+  // RN(c (1 + 2^-7)) = c + c/128 rounded: a change of one or two bf16 ulps (c in [2^e, 2^(e+1)): ulp 2^(e-7), c/128 in
+  // [ulp, 2 ulp)), so its error against the exact product is at most the change plus half an ulp: <= 0.1875 at c = 16 and
+  // <= 0.3125 below 32, under allclose(rtol 2e-2, atol 1e-2)'s 0.33 at 16 and 0.65 at 32 (and 0.156 <= 0.17 in [8, 16)):
+  // the rule passes it on every seed. Its error is at least ulp - ulp/2 = half an ulp, beyond fpcert's envelope
+  // (half an ulp plus f32 accumulation's 96 2^-24 relative) wherever c = RN(exact) was not already half an ulp off in the
+  // other direction: most elements, so every seed is refused. reused_output returns the previous seed's outputs:
+  // dormant on the first seed, another seed's matrix (refused, and failing the rule: outputs differ by ~2) on the others.
+  AuditOptions o;
+  o.traits = "in=bf16,acc=f32,out=bf16";
+  o.m = 16, o.n = 16, o.k = 96;
+  o.inputs = "uniform:lo=0,hi=1";
+  o.seeds = {1, 2, 3};
+  o.rule = parse_audit_rule("allclose:rtol=2e-2,atol=1e-2");
+  const AuditRecord r = run_audit(o);
+  std::map<std::string, AuditMutantRow> rows;
+  for (const AuditMutantRow& m : r.mutants) rows[m.mutant] = m;
+  REQUIRE(rows.count("inputs_narrowed"));
+  REQUIRE(rows.count("epilogue_constant"));
+  REQUIRE(rows.count("reused_output"));
+  CHECK(rows["inputs_narrowed"].what.find("bf16 inputs rounded to 5 significant bits") == 0);
+  CHECK(rows["inputs_narrowed"].dormant == 0);
+  CHECK(rows["epilogue_constant"].rule_passed == 3);
+  CHECK(rows["epilogue_constant"].fpcert_refused == 3);
+  CHECK(rows["reused_output"].dormant == 1);
+  CHECK(rows["reused_output"].fpcert_refused == 2);
+  CHECK(rows["reused_output"].rule_passed == 1);  // the dormant first seed
+  CHECK(r.mutants.size() >= 8);                   // the catalogue's GEMM faults besides these
+}
+
+TEST_CASE("audit label rounding tie: a double rounding through the f32 accumulator gives the exact value's other bf16 neighbour") {
+  // A = [1, 2^-8, 2^-30], B = ones, f32 in and accumulator, bf16 out. Exact: 1 + 2^-8 + 2^-30, just above the midpoint
+  // 1 + 2^-8 of bf16's 1 and 1 + 2^-7, so RN_bf16(exact) = 1 + 2^-7. In f32 every order gives 1 + 2^-8 (2^-30 is below
+  // half of f32's ulp 2^-23 at 1, whether added to 1 first or to 2^-8 first: 2^-8 + 2^-30 is exact, then + 1 rounds it
+  // off), a tie that RN_bf16 breaks to even: 1. Against the reference stored in bf16 with atol 0 every correct order
+  // fails, each by the exact value's other neighbour: labelled rounding tie.
+  const AuditTensors tt = audit_tensors(1, 3, {1, 0x1p-8, 0x1p-30}, 3, 1, {1, 1, 1}, "A", "B");
+  AuditOptions o;
+  o.traits = "in=f32,acc=f32,out=bf16";
+  o.m = tt.m, o.n = tt.n, o.k = tt.k;
+  o.tensors = &tt;
+  o.rule = parse_audit_rule("allclose:rtol=0,atol=0");
+  o.reference = "out";
+  o.mutants = false;
+  const AuditRecord r = run_audit(o);
+  CHECK(r.cr_fail_runs == 0);
+  REQUIRE(r.variants.size() >= 3);
+  for (const AuditVariantRow& v : r.variants) {
+    CAPTURE(v.name);
+    CHECK(v.rule_failed == v.runs);
+    CHECK(v.labels.count("rounding tie") == 1);
+  }
 }
