@@ -482,7 +482,7 @@ def _rule_of(rule, rtol, atol, out_tag):
 def audit(fn=None, traits_=None, *, op: str = "matmul", shape=None, dtype=None, rtol: float | None = None,
           atol: float | None = None, rule: str | None = None, inputs: str | None = None, seeds=None,
           mutants: bool = True, sample_rows="auto", device=None, name: str | None = None, batch_invariant: bool = False,
-          A=None, B=None) -> Audit:
+          A=None, B=None, reference: str = "exact") -> Audit:
     """Audit a GEMM test's acceptance rule (docs/audit.md): can a correct kernel fail it (static findings and false
     alarms over admissible orders and seeds), can a wrong kernel pass it (the power table over mutants), with
     fpcert's own verdict beside both.
@@ -499,7 +499,9 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=None, dtype=None, 
     over repeated calls is reported for every kernel. ``A``, ``B``: the test's own tensors (2-D float32/float64 arrays,
     m x k and k x n) instead of the generator: their shapes give m, n, k (shape, inputs and seeds are refused beside
     them); one case, rounded into the input formats (docs/audit.md, "The test's own tensors"); NaN/Inf refused.
-    Returns the record as an ``Audit`` (print it for the tables)."""
+    ``reference``: what the test compares with, "exact" (an fp64 GEMM), "f32" (an fp32 GEMM: sequential FMA in fp32)
+    or "out" (the exact product rounded into the output dtype); the rule is applied against it (docs/audit.md, "The
+    test's reference"). Returns the record as an ``Audit`` (print it for the tables)."""
     _check_op(op, "fpcert.audit")
     tensors = {}
     if A is not None or B is not None:
@@ -533,13 +535,13 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=None, dtype=None, 
         t = traits(traits_)
         kernel = traits_ if traits_ in kernel_names(True) else ""
         rec = _fpcert.audit(None, traits_, kernel, "", "", m, n, k, inputs, seeds, _rule_of(rule, rtol, atol, t.out),
-                            bool(mutants), sr, "python: fpcert.audit(" + repr(traits_) + ")", bool(batch_invariant), **tensors)
+                            bool(mutants), sr, "python: fpcert.audit(" + repr(traits_) + ")", bool(batch_invariant), reference=str(reference), **tensors)
         return Audit(_json.loads(rec))
     t = traits(traits_)
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
     desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
     rec = _fpcert.audit(_gemm_adapter(fn, t, device), t, "", kname, desc, m, n, k, inputs, seeds, _rule_of(rule, rtol, atol, t.out),
-                        bool(mutants), sr, "python: fpcert.audit(" + kname + ")", bool(batch_invariant), **tensors)
+                        bool(mutants), sr, "python: fpcert.audit(" + kname + ")", bool(batch_invariant), reference=str(reference), **tensors)
     return Audit(_json.loads(rec))
 
 
@@ -578,6 +580,118 @@ def check_elementwise(function: str, x, y, ulps: float | None = None, slope: flo
 
 
 # ---- softmax and normalisation (python/fpcert/rows.py; docs/python.md, "Softmax and normalisation") -------------------
+# ---- a test function wrapped: its own assertion audited (docs/python.md, "A test function wrapped") -----------------------
+#: numpy.testing.assert_allclose's and numpy.allclose's defaults (rtol, atol)
+_NUMPY_DEFAULTS = {"assert_allclose": (1e-7, 0.0), "allclose": (1e-5, 1e-8)}
+
+
+def _dtype_tag(x):
+    return _TORCH_FORMAT.get(str(getattr(x, "dtype", "")).replace("torch.", ""), None)
+
+
+class _Recorder:
+    """Patches torch.testing.assert_close, numpy.testing.assert_allclose and numpy.allclose while a wrapped test runs:
+    each call is recorded (rtol and atol as the call resolved them, the actual's shape and dtype), then passed on."""
+
+    def __init__(self):
+        self.calls, self._undo = [], []
+
+    def _patch(self, owner, name, defaults):
+        orig = getattr(owner, name)
+
+        def recorded(actual, desired, *args, **kw):
+            rtol = kw.get("rtol", args[0] if len(args) > 0 else None)
+            atol = kw.get("atol", args[1] if len(args) > 1 else None)
+            tag = _dtype_tag(actual)
+            d_rtol, d_atol = defaults(tag)  # torch: the dtype's defaults (both or neither given); numpy: the function's own
+            self.calls.append({"function": name, "rtol": float(d_rtol if rtol is None else rtol),
+                               "atol": float(d_atol if atol is None else atol), "shape": tuple(getattr(actual, "shape", ())),
+                               "dtype": tag})
+            return orig(actual, desired, *args, **kw)
+
+        setattr(owner, name, recorded)
+        self._undo.append((owner, name, orig))
+
+    def __enter__(self):
+        self._patch(np.testing, "assert_allclose", lambda tag: _NUMPY_DEFAULTS["assert_allclose"])
+        self._patch(np, "allclose", lambda tag: _NUMPY_DEFAULTS["allclose"])
+        if "torch" in sys.modules:
+            t = sys.modules["torch"]
+            self._patch(t.testing, "assert_close", lambda tag: TORCH_DEFAULT_TOLERANCES.get(tag, (0.0, 0.0)))
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, orig in reversed(self._undo):
+            setattr(owner, name, orig)
+        return False
+
+
+def audited(*, k: int, op: str = "matmul", traits=None, inputs: str | None = None, seeds=None, mutants: bool = True,
+            fail_on=("unsatisfiable", "false_alarms"), reference: str = "exact"):
+    """Decorator for a test function as it is written (docs/python.md, "A test function wrapped"): the test runs
+    unchanged; every ``torch.testing.assert_close``, ``numpy.testing.assert_allclose`` and ``numpy.allclose`` call it
+    makes is recorded — rtol and atol as the call resolved them (the dtype's torch defaults, numpy's own), the actual's
+    shape (m, n) and dtype — and afterwards each distinct rule is audited as ``fpcert.audit`` does for a GEMM of depth
+    ``k`` (traits: given, else the actual's dtype in and out with fp32 accumulation). The audits are kept on the wrapper
+    (``test_fn.fpcert_audits``). The test then fails, with the audit's tables, when a finding named in ``fail_on`` holds
+    ("unsatisfiable": even the correctly rounded output fails the rule; "false_alarms": a correct order fails it;
+    "mutants": the rule passes a mutant fpcert refuses) — and when its own assertion failed, the tables say whether a
+    correct kernel could have passed it."""
+    import functools
+
+    bad = set(fail_on) - {"unsatisfiable", "false_alarms", "mutants"}
+    if bad:
+        raise InputError(f"fpcert.audited: fail_on={sorted(bad)}: expected unsatisfiable, false_alarms, mutants")
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kw):
+            failure = None
+            with _Recorder() as rec:
+                try:
+                    fn(*args, **kw)
+                except AssertionError as e:
+                    failure = e
+            rules = []
+            for c in rec.calls:
+                if len(c["shape"]) != 2:
+                    raise InputError(f"fpcert.audited: {c['function']} compared a {len(c['shape'])}-D output; a GEMM's is 2-D")
+                key = (c["rtol"], c["atol"], c["shape"], c["dtype"])
+                if key not in [r[0] for r in rules]:
+                    rules.append((key, c))
+            if not rules:
+                raise InputError(f"fpcert.audited: {fn.__name__} made no assert_close / assert_allclose / allclose call")
+            audits, findings = [], []
+            for (rtol, atol, (m, n), tag), c in rules:
+                t = traits if traits is not None else f"in={tag},acc=f32,out={tag}"
+                a = audit(None, t, op=op, shape=(m, n, int(k)), rtol=rtol, atol=atol, inputs=inputs, seeds=seeds,
+                          mutants=mutants, reference=reference)
+                audits.append(a)
+                missed = [r["mutant"] for r in a["power"] if r["rule_passed"] > 0 and r["fpcert_refused"] > 0] if mutants else []
+                what = []
+                if "unsatisfiable" in fail_on and a.unsatisfiable:
+                    what.append("unsatisfiable: even the correctly rounded output fails it")
+                if "false_alarms" in fail_on and a.flake_rate > 0:
+                    what.append(f"false alarms: {a.flake_rate:.3g} of correct runs fail it")
+                if "mutants" in fail_on and missed:
+                    what.append("it passes mutants fpcert refuses: " + ", ".join(missed))
+                if what or failure is not None:
+                    findings.append(f"{c['function']}(rtol={rtol!r}, atol={atol!r}) on a {m} x {n} {tag} output, k = {k}: "
+                                    + ("; ".join(what) or "audited") + "\n" + a.text())
+            wrapper.fpcert_audits = audits
+            if failure is not None:
+                raise AssertionError(f"{failure}\n\nfpcert audit of this assertion:\n" + "\n".join(findings)) from failure
+            if findings:
+                raise AssertionError("fpcert audit of this test's assertion:\n" + "\n".join(findings))
+
+        return wrapper
+
+    return wrap
+
+
+__all__ += ["audited"]
+
+
 from .rows import certify_norm, certify_softmax  # noqa: E402  (rows.py reads this module's helpers)
 
 __all__ += ["certify_softmax", "certify_norm"]

@@ -175,3 +175,53 @@ def test_audit_on_the_tests_own_tensors():
         fpcert.audit(None, "in=f32,acc=f32,out=f32", A=np.ones((1, 3)), rule="maxabs:tol=1")
     with pytest.raises(fpcert.InputError, match="do not go with"):
         fpcert.audit(None, "in=f32,acc=f32,out=f32", A=np.ones((1, 3)), B=np.ones((3, 1)), seeds=(1,), rule="maxabs:tol=1")
+
+
+def test_audit_reference_the_test_compares_with():
+    # k = 1, bf16: a_i b_j = 1 + (c + d) 2^-7 + c d 2^-14 is exact in fp32 and not a bf16 value (c d >= 1): atol = 0 is
+    # unsatisfiable against the exact product, and met by every correct order against the product stored in bf16.
+    A = np.array([[1 + 1 / 128], [1 + 3 / 128], [1 + 5 / 128]], np.float32)
+    B = np.array([[1 + 1 / 128, 1 + 7 / 128]], np.float32)
+    spec = "in=bf16,acc=f32,out=bf16"
+    exact = fpcert.audit(None, spec, A=A, B=B, rtol=0, atol=0, mutants=False)
+    assert exact["reference_kind"] == "exact" and exact.unsatisfiable and exact.flake_rate == 1
+    out = fpcert.audit(None, spec, A=A, B=B, rtol=0, atol=0, mutants=False, reference="out")
+    assert out["reference_kind"] == "out" and not out.unsatisfiable and out.flake_rate == 0
+    with pytest.raises(fpcert.InputError, match="exact, f32 or out"):
+        fpcert.audit(None, spec, A=A, B=B, rtol=0, atol=0, mutants=False, reference="fp64")
+
+
+def test_a_test_function_wrapped_its_own_assertion_audited():
+    # fp16 outputs, numpy.testing.assert_allclose(rtol=1e-4): half an ulp of fp16 is 2^-11 ~ 4.9e-4 relative, so no fp16
+    # output can meet rtol 1e-4 in general: the test passes on this kernel only where its outputs happen to be exact,
+    # and the wrapper fails it as unsatisfiable with the tables.
+    rng = np.random.default_rng(7)
+    A = rng.random((8, 16)).astype(np.float16)
+    B = rng.random((16, 8)).astype(np.float16)
+
+    @fpcert.audited(k=16, mutants=False, seeds=(1, 2))
+    def test_fp16_matmul():
+        out = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float16)
+        np.testing.assert_allclose(out, A.astype(np.float64) @ B.astype(np.float64), rtol=1e-4)
+
+    with pytest.raises(AssertionError, match="rtol=0.0001"):
+        test_fp16_matmul()
+
+    # fp32 outputs at rtol 1e-2: satisfiable, no false alarm over the admissible orders: the wrapped test passes, and
+    # its audit is kept on the wrapper. The shape comes from the actual (8 x 8), k from the decorator.
+    A32, B32 = A.astype(np.float32), B.astype(np.float32)
+
+    @fpcert.audited(k=16, mutants=False, seeds=(1, 2))
+    def test_fp32_matmul():
+        np.testing.assert_allclose(A32 @ B32, A32.astype(np.float64) @ B32.astype(np.float64), rtol=1e-2, atol=1e-3)
+
+    test_fp32_matmul()
+    (a,) = test_fp32_matmul.fpcert_audits
+    assert (a["m"], a["n"], a["k"]) == (8, 8, 16) and not a.unsatisfiable and a.flake_rate == 0
+
+    @fpcert.audited(k=16)
+    def test_no_assertion():
+        pass
+
+    with pytest.raises(fpcert.InputError, match="made no assert_close"):
+        test_no_assertion()
