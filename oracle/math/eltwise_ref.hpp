@@ -153,6 +153,32 @@ FPCERT_HD inline double code_value_or_limit(std::uint32_t c, CodeFormat f) {
   return c == f.inf_code() ? pow2i(1 << (f.ebits - 1)) : code_value(c, f);
 }
 
+/// The code of `out` nearest-even to f(x), from a candidate code c within a few codes of it: moved to its neighbour while
+/// f(x) lies beyond the midpoint on that side (`sign(m)`: the sign of f(x) - m, exactly; a tie goes to the even code).
+/// Non-negative results only (codes of non-negative values, ordered as the values). decided false only if 8 steps did not
+/// settle it (never for a candidate within one code).
+template <class SignOf>
+FPCERT_HD inline bool refine_rn(std::uint32_t& c, CodeFormat out, SignOf sign) {
+  for (int step = 0; step < 8; ++step) {
+    if (c > 0) {  // below: the midpoint with the code under c
+      const int sg = sign((code_value_or_limit(c - 1, out) + code_value_or_limit(c, out)) * 0.5);
+      if (sg < 0 || (sg == 0 && (c & 1))) {
+        --c;
+        continue;
+      }
+    }
+    if (c < out.inf_code()) {  // above
+      const int sg = sign((code_value_or_limit(c, out) + code_value_or_limit(c + 1, out)) * 0.5);
+      if (sg > 0 || (sg == 0 && (c & 1))) {
+        ++c;
+        continue;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
 /// sqrt(x) (rsqrt false) or 1/sqrt(x) rounded to nearest-even into `out`, decided exactly: a candidate code from the double
 /// sqrt, then moved to its neighbour while f(x) lies beyond the midpoint on that side (root_sign; a tie goes to the even
 /// code). The candidate's accuracy only saves steps: the answer rests on the exact midpoint test alone (docs/elementwise.md,
@@ -174,24 +200,51 @@ FPCERT_HD inline RefRn root_ref_rn(bool rsqrt, float x, CodeFormat out) {
 #endif
   const double v = rsqrt ? 1.0 / s : s;
   std::uint32_t c = round_rn_code(v, out);
-  for (int step = 0; step < 8; ++step) {
-    if (c > 0) {  // below: the midpoint with the code under c
-      const int sg = root_sign(rsqrt, xd, (code_value_or_limit(c - 1, out) + code_value_or_limit(c, out)) * 0.5);
-      if (sg < 0 || (sg == 0 && (c & 1))) {
-        --c;
-        continue;
-      }
-    }
-    if (c < out.inf_code()) {  // above
-      const int sg = root_sign(rsqrt, xd, (code_value_or_limit(c, out) + code_value_or_limit(c + 1, out)) * 0.5);
-      if (sg > 0 || (sg == 0 && (c & 1))) {
-        ++c;
-        continue;
-      }
-    }
-    return {c, true, v};
-  }
-  return {c, false, v};  // never reached (the candidate is within one code): the host would ask MPFR
+  const bool ok = refine_rn(c, out, [&](double m) { return root_sign(rsqrt, xd, m); });
+  return {c, ok, v};
+}
+
+/// The sign of x - m^3, exactly, for x > 0 an fp32 value and m > 0 a value of at most 25 significant bits in
+/// [2^-151, 2^129] (a midpoint between two codes of f32, f16 or bf16, or the overflow limit). docs/elementwise.md, "cbrt":
+/// m^2 is exact (<= 50 bits; m >= 2^-151 keeps it normal), m^3 = hi + lo exactly (TwoProduct by fma: hi = RN(m^2 m), lo the
+/// rounding error, normal since hi >= 2^-453). x and hi are doubles: beyond a factor 2 apart the sign is x's side; within
+/// it x - hi is exact (Sterbenz), and compared with lo it gives the sign of x - hi - lo.
+FPCERT_HD inline int cube_sign(double x, double m) {
+  const double m2 = m * m;
+  const double hi = m2 * m;
+#ifdef __CUDA_ARCH__
+  const double lo = ::fma(m2, m, -hi);
+#else
+  const double lo = __builtin_fma(m2, m, -hi);
+#endif
+  if (x >= 2 * hi) return 1;  // x - m^3 >= 2 hi - hi - |lo| > 0
+  if (2 * x <= hi) return -1;
+  const double d = x - hi;  // exact
+  return d > lo ? 1 : d < lo ? -1 : 0;
+}
+
+/// cbrt(x) rounded to nearest-even into `out`, decided exactly as sqrt is (docs/elementwise.md, "cbrt"): a candidate code
+/// from the double cbrt (glibc's or CUDA's, about 1 ulp of double: it only saves steps), moved while cbrt|x| lies beyond a
+/// midpoint (cube_sign), the sign put back (cbrt is odd and round-to-nearest-even symmetric). Special values (IEEE 754
+/// 9.2): NaN -> NaN; +-0 -> +-0; +-Inf -> +-Inf. `value`: the double cbrt, within 2^-51 relative.
+FPCERT_HD inline RefRn cbrt_ref_rn(float x, CodeFormat out) {
+  const double xd = x, inf = std::numeric_limits<double>::infinity();
+  if (xd != xd) return {out.inf_code() | (std::uint32_t{1} << (out.mbits - 1)), true, xd};
+  std::uint32_t xb;
+  __builtin_memcpy(&xb, &x, sizeof xb);
+  const std::uint32_t sign = (xb >> 31) ? out.sign_bit() : 0u;
+  const double a = xd < 0 ? -xd : xd;
+  if (a == 0 || a == inf) return {sign | (a == 0 ? 0u : out.inf_code()), true, xd};
+#ifdef __CUDA_ARCH__
+  const double v = ::cbrt(a);
+#else
+  const double v = __builtin_cbrt(a);
+#endif
+  std::uint32_t c = round_rn_code(v, out);
+  const bool ok = refine_rn(c, out, [&](double m) { return cube_sign(a, m); });
+  RefRn r{sign | c, ok, sign ? -v : v};
+  r.unc = 0x1p-51;
+  return r;
 }
 
 /// The bracket's verdict on y (f(x) within y B/4 relative): the code when both ends round alike.
@@ -276,7 +329,7 @@ FPCERT_HD inline RefRn ref_rn(Fn f, float x, CodeFormat out, const ExpTables& et
     case Fn::Tanh: return tanh_ref_rn(x, out, et);
     case Fn::Sinh: return sinh_ref_rn(x, out, et);
     case Fn::Cosh: return cosh_ref_rn(x, out, et);
-    case Fn::Cbrt:
+    case Fn::Cbrt: return cbrt_ref_rn(x, out);
     case Fn::Erf:
     case Fn::Erfc:
     case Fn::Sigmoid:

@@ -29,6 +29,10 @@ inline constexpr Fn kMpfrOnlyFns[] = {Fn::Cbrt, Fn::Erf, Fn::Erfc};
 inline constexpr Fn kTrigFns[] = {Fn::Sin, Fn::Cos, Fn::Tan, Fn::Sinpi, Fn::Cospi};
 constexpr bool is_trig(Fn f) { return f == Fn::Sin || f == Fn::Cos || f == Fn::Tan || f == Fn::Sinpi || f == Fn::Cospi; }
 constexpr bool is_mpfr_only(Fn f) { return f == Fn::Cbrt || f == Fn::Erf || f == Fn::Erfc || is_activation(f) || is_trig(f); }
+/// Whether ref_rn (oracle/math/eltwise_ref.hpp) decides f on the device: every function with a fast path, and cbrt, which
+/// the host's evaluate() still leaves to MPFR (every rounding mode) but whose nearest-even result the exact midpoint test
+/// decides (cbrt_ref_rn): the device sweep runs where this holds.
+constexpr bool has_device_ref(Fn f) { return !is_mpfr_only(f) || f == Fn::Cbrt; }
 constexpr bool is_exp(Fn f) { return f == Fn::Exp || f == Fn::Exp2 || f == Fn::Exp10; }
 constexpr bool is_log(Fn f) { return f == Fn::Log || f == Fn::Log2 || f == Fn::Log10; }
 constexpr bool is_root(Fn f) { return f == Fn::Sqrt || f == Fn::Rsqrt; }

@@ -236,8 +236,8 @@ class CudaEltwise final : public ElementwiseKernel {
   MemorySpace memory() const override { return MemorySpace::Device; }
   const EltwiseTraits& eltwise_traits() const override { return s_.t; }
   bool can_sweep() const override {
-    // A function without a device reference (math::is_mpfr_only: every input would come back undecided) is not swept.
-    if (math::is_mpfr_only(s_.t.fn)) return false;
+    // A function without a device reference (math::has_device_ref: every input would come back undecided) is not swept.
+    if (!math::has_device_ref(s_.t.fn)) return false;
     int n = 0;
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
   }

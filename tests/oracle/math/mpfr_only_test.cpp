@@ -194,11 +194,12 @@ TEST_CASE("cbrt, erf, erfc: hand-checked values and the clamps' premises") {
   CHECK(differ > 150);
 }
 
-TEST_CASE("cbrt, erf, erfc: ref_rn leaves every input undecided (no fast path); the device sweep is not offered") {
+TEST_CASE("erf, erfc, trig: ref_rn leaves every input undecided (no fast path), no device sweep; cbrt's is exact") {
   for (Fn f : kFns) {
-    CHECK(is_mpfr_only(f));
+    CHECK(is_mpfr_only(f));  // the host's evaluate() takes every one of them through MPFR
     const RefRn r = ref_rn(f, 1.5f, kCodeF32, exp_tables(), log_tables());
-    CHECK_FALSE(r.decided);
+    CHECK(r.decided == (f == Fn::Cbrt));  // cbrt_ref_rn decides it exactly (root_test.cpp)
+    CHECK(has_device_ref(f) == (f == Fn::Cbrt));
   }
   CHECK_FALSE(is_mpfr_only(Fn::Exp));
 }

@@ -171,3 +171,71 @@ TEST_CASE("root_sign: exact at a tie, the right sign one unit of a 25-bit midpoi
   // x = 4 - 2^-21, m = 0.5 (1 + 2^-24): m^2 x = 1 - 2^-46 + 2^-48 - 2^-71 < 1, so 1/sqrt(x) > m.
   CHECK(root_sign(true, 4.0 - 0x1p-21, 0.5 + 0x1p-25) == 1);
 }
+
+namespace {
+/// cbrt(x) at 200 bits by MPFR (exact for perfect cubes: ternary 0), rounded to nearest-even into d.
+Rounded cbrt_mpfr(float x, const Format& d) {
+  if (std::isnan(x)) return round_double(d, std::nan(""), rounder(d, Rounding::NearestEven), 0);
+  mpfr_ref::Mpfr in(24), y(200);
+  mpfr_set_flt(in, x, MPFR_RNDN);
+  mpfr_cbrt(y, in, MPFR_RNDN);
+  if (mpfr_inf_p(y)) return {(mpfr_signbit(y) ? d.sign_mask() : 0) | d.inf_code(), 0};
+  if (mpfr_zero_p(y)) return round_double(d, mpfr_signbit(y) ? -0.0 : 0.0, rounder(d, Rounding::NearestEven), 0);
+  return mpfr_ref::round(d, y, rounder(d, Rounding::NearestEven), 0);
+}
+}  // namespace
+
+TEST_CASE("cbrt_ref_rn (the device's cbrt reference): decided exactly, equal to MPFR at 200 bits into f32, f16, bf16") {
+  // 200 bits decide every case: for a midpoint m of at most 25 significant bits (m in [2^e, 2^(e+1)), its last bit at
+  // 2^(e-24)), m^3 is an odd multiple of 2^(3e-72) and an fp32 x near it has no bit below 2^(3e-21): x != m^3, and
+  // |x - m^3| >= 2^(3e-72), i.e. cbrt(x) is at least ~2^-74 relative away from m: far beyond MPFR's 2^-199.
+  const std::uint64_t seed = test::seed();
+  std::vector<float> xs = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-149f, -0x1p-149f, 0x1p-126f, 0x1.fffffep127f, -0x1.fffffep127f};
+  for (int k = 1; k <= 256; ++k) xs.push_back(static_cast<float>(k * k * k)), xs.push_back(-static_cast<float>(k * k * k));  // exact cubes
+  for (int k = -149; k <= 127; ++k) xs.push_back(std::ldexp(1.0f, k));  // 2^k: exact when 3 | k
+  for (std::uint64_t i = 0; i < 150000; ++i) {
+    const auto w = philox_4x32(seed, 0x63627274, i);
+    xs.push_back(i % 2 ? std::bit_cast<float>(w[0]) : static_cast<float>(1.0 + w[1] * 0x1p-32 * 7.0));  // any pattern; [1, 8)
+  }
+  // Near the midpoints of f16 and bf16 in [1, 2): m^3 for m = 1 + (2j + 1) 2^-11 (f16) and 2^-8 (bf16), and the fp32
+  // values on either side of each.
+  for (int j = 0; j < 1024; ++j) {
+    for (double m : {1.0 + (2 * j + 1) * 0x1p-11, 1.0 + (2 * (j % 128) + 1) * 0x1p-8}) {
+      const float c = static_cast<float>(m * m * m);
+      xs.push_back(c), xs.push_back(std::nextafter(c, 0.0f)), xs.push_back(std::nextafter(c, 16.0f));
+    }
+  }
+  std::int64_t checks = 0, differ = 0, undecided = 0;
+  for (const Format* d : kDests)
+    for (float x : xs) {
+      const RefRn r = cbrt_ref_rn(x, code_of(*d));
+      const Rounded want = cbrt_mpfr(x, *d);
+      ++checks;
+      undecided += !r.decided;
+      if (!same(*d, r.code, want.code) && ++differ <= 8)
+        MESSAGE("cbrt(" << std::hexfloat << x << ") into " << d->tag << ": got 0x" << std::hex << r.code << " want 0x" << want.code);
+    }
+  MESSAGE("cbrt_ref_rn: " << checks << " checks");
+  CHECK(checks == static_cast<std::int64_t>(3 * xs.size()));
+  CHECK(differ == 0);
+  CHECK(undecided == 0);
+  // By hand: cbrt(27) = 3, cbrt(-8) = -2, cbrt(2) = 1.25992105 (0x3fa14518, as MPFR's test above), cbrt(2^-149) = 2^-49.67.
+  CHECK(cbrt_ref_rn(27.0f, kCodeF32).code == 0x40400000u);
+  CHECK(cbrt_ref_rn(-8.0f, kCodeF32).code == 0xc0000000u);
+  CHECK(cbrt_ref_rn(2.0f, kCodeF32).code == 0x3fa14518u);
+  CHECK(cbrt_ref_rn(-0.0f, kCodeF32).code == 0x80000000u);
+  CHECK(has_device_ref(Fn::Cbrt));
+  CHECK_FALSE(has_device_ref(Fn::Erf));
+}
+
+TEST_CASE("cube_sign: exact one unit of a 25-bit midpoint away") {
+  // m = 1 + 2^-24 (a midpoint of f32 in [1, 2)): m^3 = 1 + 3 2^-24 + 3 2^-48 + 2^-72. x = 1 + 3 2^-24 lies below it by
+  // 3 2^-48 + 2^-72: sign -1; x = 1 + 4 2^-24 lies above: +1. A double would round m^3 to 1 + 3 2^-24 + 3 2^-48 and a
+  // float to 1 + 2^-22 (= x above): only the exact lo decides.
+  const double m = 1.0 + 0x1p-24;
+  CHECK(cube_sign(1.0 + 3 * 0x1p-24, m) == -1);
+  CHECK(cube_sign(1.0 + 4 * 0x1p-24, m) == 1);
+  CHECK(cube_sign(8.0, 2.0) == 0);
+  CHECK(cube_sign(8.0 + 0x1p-20, 2.0) == 1);
+  CHECK(cube_sign(0x1p-149, 0x1p-50) == 1);  // m^3 = 2^-150 < 2^-149
+}
