@@ -5,10 +5,8 @@
 //    the CUDA cores, every sum an fmaf chain in a stated order.
 // Every fault of AttentionBug each kernel can carry is a runtime switch of the same device code (with_bug), so a mutant
 // is the kernel with its own arithmetic changed, not a model of it. Every launch is checked; run() synchronises its
-// stream before returning.
-#include <cuda_bf16.h>
+// stream before returning. The flash kernel's device code and its fragment layouts: kernels/attention/cuda/flash_kernel.cuh.
 #include <cuda_fp16.h>
-#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -19,8 +17,8 @@
 
 #include "kernels/attention/attention_kernel.hpp"
 #include "kernels/device/cuda_check.cuh"
+#include "kernels/attention/cuda/flash_kernel.cuh"
 #include "kernels/gemm/cuda/mma_host.cuh"
-#include "kernels/gemm/cuda/mma_kernel.cuh"
 #include "kernels/register.hpp"
 #include "kernels/softmax/softmax_kernel.hpp"
 
@@ -30,11 +28,14 @@ namespace {
 using std::int64_t;
 using std::uint16_t;
 using std::uint32_t;
-using mma_device::Mma;
+using mma_device::FlashArgs;
+using mma_device::flash_fwd;
+using mma_device::kBK;
+using mma_device::kBQ;
+using mma_device::kFlashThreads;
+using mma_device::kLog2e;
 
 constexpr unsigned kFull = 0xffffffffu;
-constexpr float kLog2e = 0x1.715476p+0f;  // RN_f32(log2 e) = 1.44269502...: the ScaleAfterSoftmax fault's c
-constexpr float kLn2 = 0x1.62e430p-1f;    // RN_f32(ln 2) = 0.693147182...: the LSE's change of base
 
 /// c = RN_f32(s log2 e), correctly rounded on the host: s hi + s lo (log2 e = hi + lo, a double-double with
 /// |log2 e - hi - lo| < 2^-106) as p + tail with p = RN_f64(s hi) and tail = fma(s, hi, -p) + s lo; (float)p is RN_f32 of
@@ -52,252 +53,6 @@ float scale_log2e(float s) {
     if (midpoint && (tail > 0) == (d > 0)) r = other;  // the exact value is past the midpoint, on other's side
   }
   return r;
-}
-
-// ---- the flash kernel (device) -------------------------------------------------------------------------------------
-//
-// One CTA per (query block of 64 rows, query head, batch): 4 warps, warp w owns query rows q0 + 16w .. q0 + 16w + 15.
-// Shared memory: K's block row-major Ks[64][D + 8] (key j's head-dim vector contiguous) and V's block transposed
-// Vt[D][64 + 8] (for each head-dim column, the 64 keys contiguous); Q's block is loaded into Ks's space first, read
-// into registers once, and overwritten by the first key block. Rows padded by 8 halves (16 bytes): the 8 rows x 4 words
-// a fragment load touches, word (D/2 + 4) g + t + const (or 36 g + t + const), fall into 32 distinct banks.
-//
-// Fragments of mma.sync.m16n8k16.row.col.f32.{f16,bf16} (PTX ISA, "Matrix Fragments for mma.m16n8k16"; the map
-// kernels/gemm/cuda/mma_kernel.cuh uses and tests), g = lane / 4, t = lane % 4:
-//   A (16 x 16, row): register r holds A[g + 8 (r & 1)][2t + 8 (r >> 1) + {0, 1}] (lower k in the low half);
-//   B (16 x 8, col):  register r holds B[2t + 8r + {0, 1}][g];
-//   C (16 x 8, f32):  c_i = C[g + 8 (i >> 1)][2t + (i & 1)].
-// S = Q K^T, per warp 16 rows x 64 keys as 8 n-tiles of 8 keys, over D / 16 k-steps of the head dim:
-//   A = Q: qf[kk][r] = Q[16w + g + 8 (r & 1)][16 kk + 2t + 8 (r >> 1) + {0, 1}]  (one 32-bit word of the Q tile);
-//   B = K^T: column n = key 8 nt + g, k = head-dim index: word Ks[8 nt + g][16 kk + 2t + 8r + {0, 1}];
-//   s[nt][i] = S[row g + 8 (i >> 1)][key 8 nt + 2t + (i & 1)]: a thread holds 16 scores of each of rows g and g + 8,
-//   the other 48 of the row sit in the 3 other lanes of its quad (lanes 4g .. 4g + 3): quad shuffles (xor 1, 2).
-// O~ += P V, per warp 16 rows x D columns as D / 8 n-tiles, over 4 k-steps of 16 keys:
-//   A = P: step kk needs P[g + 8 (r & 1)][16 kk + 2t + 8 (r >> 1) + {0, 1}], which is exactly s[2 kk + (r >> 1)][2 (r & 1)
-//   + {0, 1}] of the same thread (the C layout of two n-tiles is the A layout of one k-step): no shuffle;
-//   B = V: column n = head-dim index 8 dt + g, k = key: word Vt[8 dt + g][16 kk + 2t + 8r + {0, 1}];
-//   o[dt][i] = O~[row g + 8 (i >> 1)][col 8 dt + 2t + (i & 1)].
-// Each row's running max m2 and sum l live in the 4 lanes of its quad, equal in all of them (the quad reductions end
-// with the same value in every lane: fmaxf and + are commutative).
-
-constexpr int kBQ = 64, kBK = 64, kFlashThreads = 128;
-static_assert(kBQ == kBK && kBQ == 16 * (kFlashThreads / 32), "4 warps of 16 query rows; Q's tile fits in K's space");
-
-struct FlashArgs {
-  int64_t len_q, len_k, heads_q, heads_kv;
-  const uint16_t* q;
-  int64_t ldq;
-  const uint16_t* k;
-  int64_t ldk;
-  const uint16_t* v;
-  int64_t ldv;
-  const float* mask;
-  int64_t ldm;
-  bool causal;
-  int64_t causal_off;  ///< key j visible from query i iff j <= i + causal_off (bottom-right: len_k - len_q; +1: the fault)
-  int64_t keys;        ///< keys considered: len_k (DropLastKeyBlock: the whole key blocks only)
-  float c;             ///< RN(s log2 e), or RN(log2 e) for ScaleAfterSoftmax
-  float post_scale;    ///< 1, or s for ScaleAfterSoftmax (applied to O)
-  uint16_t* o;
-  int64_t ldo;
-  float* lse;
-  bool vec;            ///< 16-byte loads: Q, K, V 16-byte aligned with leading dimensions multiples of 8
-  bool no_rescale, lse_no_max, p_e4m3, zeros;
-};
-
-template <bool kBf16>
-__device__ __forceinline__ uint16_t to_code(float x) {
-  if constexpr (kBf16) return __bfloat16_as_ushort(__float2bfloat16_rn(x));
-  else return __half_as_ushort(__float2half_rn(x));
-}
-/// Two probabilities rounded to nearest into the input format, `lo` in the low half (the lower k).
-template <bool kBf16>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  return static_cast<uint32_t>(to_code<kBf16>(lo)) | (static_cast<uint32_t>(to_code<kBf16>(hi)) << 16);
-}
-/// The PRoundedLower fault: p rounded to nearest into e4m3 (saturating) first; e4m3 values are exact in f16 and bf16.
-__device__ __forceinline__ float via_e4m3(float p) {
-  const __nv_fp8_storage_t c = __nv_cvt_float_to_fp8(p, __NV_SATFINITE, __NV_E4M3);
-  return __half2float(__half(__nv_cvt_fp8_to_halfraw(c, __NV_E4M3)));
-}
-
-/// Rows r0 .. r0 + 63 of a [len][D] tensor (row stride ld) into dst (row stride ldd, halves); rows past len are zeros.
-/// transpose: dst[c][r] instead of dst[r][c].
-template <int D, bool kTranspose>
-__device__ void load_block(uint16_t* dst, int ldd, const uint16_t* src, int64_t ld, int64_t r0, int64_t len, bool vec) {
-  if (vec) {
-    constexpr int kChunks = D / 8;  // 16-byte chunks of a row
-    for (int idx = threadIdx.x; idx < kBK * kChunks; idx += kFlashThreads) {
-      const int r = idx / kChunks, ch = idx % kChunks;
-      uint4 w = make_uint4(0, 0, 0, 0);
-      if (r0 + r < len) w = *reinterpret_cast<const uint4*>(src + (r0 + r) * ld + ch * 8);
-      if constexpr (kTranspose) {
-        const uint32_t words[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-        for (int e = 0; e < 8; ++e) dst[(ch * 8 + e) * ldd + r] = static_cast<uint16_t>(words[e / 2] >> (16 * (e % 2)));
-      } else {
-        *reinterpret_cast<uint4*>(dst + r * ldd + ch * 8) = w;
-      }
-    }
-  } else {
-    for (int idx = threadIdx.x; idx < kBK * D; idx += kFlashThreads) {
-      const int r = idx / D, c = idx % D;
-      const uint16_t x = r0 + r < len ? src[(r0 + r) * ld + c] : uint16_t{0};
-      if constexpr (kTranspose) dst[c * ldd + r] = x;
-      else dst[r * ldd + c] = x;
-    }
-  }
-}
-
-__device__ __forceinline__ uint32_t word_at(const uint16_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
-
-template <bool kBf16, int D>
-__global__ void __launch_bounds__(kFlashThreads) flash_fwd(FlashArgs a) {
-  constexpr Mma kMma = kBf16 ? Mma::BF16 : Mma::F16;
-  constexpr int kLdK = D + 8, kLdV = kBK + 8, kDt = D / 8, kKk = D / 16;
-  __shared__ __align__(16) uint16_t smem[kBK * kLdK + D * kLdV];
-  uint16_t* const ks = smem;
-  uint16_t* const vt = smem + kBK * kLdK;
-
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int64_t b = blockIdx.z, h = blockIdx.y, q0 = static_cast<int64_t>(blockIdx.x) * kBQ;
-  const int64_t hk = h / (a.heads_q / a.heads_kv);
-  const uint16_t* const Q = a.q + (b * a.heads_q + h) * a.len_q * a.ldq;
-  const uint16_t* const K = a.k + (b * a.heads_kv + hk) * a.len_k * a.ldk;
-  const uint16_t* const V = a.v + (b * a.heads_kv + hk) * a.len_k * a.ldv;
-  const int64_t row_base = (b * a.heads_q + h) * a.len_q;  // LSE index of query 0
-  int64_t qi[2];
-  qi[0] = q0 + 16 * warp + g;
-  qi[1] = qi[0] + 8;
-
-  // Q's block into registers (through Ks's space).
-  load_block<D, false>(ks, kLdK, Q, a.ldq, q0, a.len_q, a.vec);
-  __syncthreads();
-  uint32_t qf[kKk][4];
-#pragma unroll
-  for (int kk = 0; kk < kKk; ++kk)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) qf[kk][r] = word_at(ks + (16 * warp + g + 8 * (r & 1)) * kLdK + 16 * kk + 2 * t + 8 * (r >> 1));
-
-  float o[kDt][4];
-#pragma unroll
-  for (int dt = 0; dt < kDt; ++dt) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.0f;
-  float m2[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-
-  // Keys this CTA reads: every considered key below the last row's causal limit.
-  int64_t kend = a.keys;
-  if (a.causal) kend = std::min(kend, std::min(q0 + kBQ - 1, a.len_q - 1) + a.causal_off + 1);
-  for (int64_t kb = 0; kb < kend; kb += kBK) {
-    __syncthreads();  // every warp done with the previous block (and with Q's tile)
-    load_block<D, false>(ks, kLdK, K, a.ldk, kb, a.len_k, a.vec);
-    load_block<D, true>(vt, kLdV, V, a.ldv, kb, a.len_k, a.vec);
-    __syncthreads();
-
-    float s[8][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < kKk; ++kk)
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-        const uint16_t* kp = ks + (8 * nt + g) * kLdK + 16 * kk + 2 * t;
-        const uint32_t bf[2] = {word_at(kp), word_at(kp + 8)};
-        mma_device::mma<kMma>(s[nt], qf[kk], bf);
-      }
-
-    // Scores to base-2 arguments: without a mask the raw x is kept (p = exp2f(fma(x, c, -m2)), m2 = max RN(x c));
-    // with the additive mask w = fma(x, c, RN(mask log2 e)) replaces it (p = exp2f(RN(w - m2)), m2 = max w).
-    uint32_t vis = 0;  // bit 4 nt + i: key visible from the row
-    float bm[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int rr = i >> 1;
-        const int64_t j = kb + 8 * nt + 2 * t + (i & 1);
-        const bool ok = j < a.keys && qi[rr] < a.len_q && (!a.causal || j <= qi[rr] + a.causal_off);
-        if (!ok) continue;
-        vis |= 1u << (4 * nt + i);
-        float arg;
-        if (a.mask) {
-          s[nt][i] = __fmaf_rn(s[nt][i], a.c, __fmul_rn(a.mask[qi[rr] * a.ldm + j], kLog2e));
-          arg = s[nt][i];
-        } else {
-          arg = __fmul_rn(s[nt][i], a.c);
-        }
-        bm[rr] = fmaxf(bm[rr], arg);
-      }
-#pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {
-      bm[rr] = fmaxf(bm[rr], __shfl_xor_sync(kFull, bm[rr], 1));
-      bm[rr] = fmaxf(bm[rr], __shfl_xor_sync(kFull, bm[rr], 2));
-    }
-    float alpha[2], mn[2];
-#pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {
-      mn[rr] = fmaxf(m2[rr], bm[rr]);
-      // Nothing visible yet (mn = -Inf): O~ and l stay +0; else rescale by exp2(m2_old - m2_new) (0 for the first).
-      alpha[rr] = mn[rr] == -INFINITY || a.no_rescale ? 1.0f : exp2f(__fsub_rn(m2[rr], mn[rr]));
-    }
-    float ls[2] = {0.0f, 0.0f};
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int rr = i >> 1;
-        float p = 0.0f;
-        if ((vis >> (4 * nt + i)) & 1u && mn[rr] != -INFINITY)
-          p = exp2f(a.mask ? __fsub_rn(s[nt][i], mn[rr]) : __fmaf_rn(s[nt][i], a.c, -mn[rr]));
-        ls[rr] = __fadd_rn(ls[rr], p);  // the f32 probabilities, before P's rounding
-        s[nt][i] = a.p_e4m3 ? via_e4m3(p) : p;
-      }
-#pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {
-      ls[rr] = __fadd_rn(ls[rr], __shfl_xor_sync(kFull, ls[rr], 1));
-      ls[rr] = __fadd_rn(ls[rr], __shfl_xor_sync(kFull, ls[rr], 2));
-      l[rr] = __fadd_rn(__fmul_rn(l[rr], alpha[rr]), ls[rr]);
-      m2[rr] = mn[rr];
-    }
-#pragma unroll
-    for (int dt = 0; dt < kDt; ++dt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) o[dt][i] = __fmul_rn(o[dt][i], alpha[i >> 1]);
-
-    // P (rounded to nearest into the input format) times V's block.
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      const uint32_t pf[4] = {pack2<kBf16>(s[2 * kk][0], s[2 * kk][1]), pack2<kBf16>(s[2 * kk][2], s[2 * kk][3]),
-                              pack2<kBf16>(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack2<kBf16>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-#pragma unroll
-      for (int dt = 0; dt < kDt; ++dt) {
-        const uint16_t* vp = vt + (8 * dt + g) * kLdV + 16 * kk + 2 * t;
-        const uint32_t bf[2] = {word_at(vp), word_at(vp + 8)};
-        mma_device::mma<kMma>(o[dt], pf, bf);
-      }
-    }
-  }
-
-  // O = RN_out(RN(O~ RN(1 / l))) (ScaleAfterSoftmax: times s once more); a row with no visible key: O = +0, LSE = +Inf.
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    if (qi[rr] >= a.len_q) continue;
-    const bool masked = m2[rr] == -INFINITY;
-    const float r = __frcp_rn(l[rr]);
-#pragma unroll
-    for (int dt = 0; dt < kDt; ++dt)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float y = masked ? 0.0f : __fmul_rn(o[dt][2 * rr + e], r);
-        if (a.post_scale != 1.0f) y = __fmul_rn(y, a.post_scale);
-        if (a.zeros) y = 0.0f;
-        a.o[(row_base + qi[rr]) * a.ldo + 8 * dt + 2 * t + e] = to_code<kBf16>(y);
-      }
-    if (a.lse && t == 0) {
-      float v = INFINITY;
-      if (!masked) v = a.lse_no_max ? logf(l[rr]) : __fadd_rn(__fmul_rn(m2[rr], kLn2), logf(l[rr]));
-      a.lse[row_base + qi[rr]] = a.zeros ? 0.0f : v;
-    }
-  }
 }
 
 // ---- the naive f32 kernels (device) --------------------------------------------------------------------------------
