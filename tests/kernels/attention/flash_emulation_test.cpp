@@ -7,8 +7,10 @@
 // softmax per key block of 64 with the quad's sum order, P rounded into f16/bf16, P V in k-steps of 16 keys, the
 // reciprocal, the LSE). What this proves: the fragment maps of Q, K, V and P, the transposed V tile, both load paths,
 // the query and key tails, grouped heads, both causal alignments, the additive mask, fully masked rows, ldo's padding,
-// and every fault switch. What it cannot prove: the hardware's MMA and exp2f — tests/suites/attention_gpu_test.cpp does
-// that on a device.
+// and every fault switch. The same emulation meets the GPU test's long-double property check (tests/support/
+// attention_property.hpp) on its inputs, with an MMA rounding to nearest, glibc's exp2f and the same tolerance: the
+// tolerance's derivation is exercised before any device runs it. What it cannot prove: the hardware's MMA and exp2f —
+// tests/suites/attention_gpu_test.cpp does that on a device.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -30,6 +32,7 @@
 #include "tests/support/cuda_host_surface.hpp"
 
 #include "kernels/attention/cuda/flash_kernel.cuh"
+#include "tests/support/attention_property.hpp"
 #include "tests/support/mma_fragments.hpp"
 
 using namespace fpcert;
@@ -310,4 +313,44 @@ TEST_CASE("flash attention device code, emulated on the host: every fault switch
     check_case(p, a, f.name);                      // the switch does in the kernel what the model says
     CHECK(differences(run_model(p, a), clean) > 0);  // and it changes the result
   }
+}
+
+TEST_CASE("flash attention device code, emulated on the host: within the GPU test's long-double tolerance") {
+  const std::vector<attn_test::Case> cases = attn_test::property_cases();
+  const auto as_problem = [](const attn_test::Case& c) {
+    const AttentionShape& sh = c.sh;
+    const std::int64_t d = sh.head_dim, ld = d + c.pad;
+    Problem p{false, static_cast<int>(d), sh.batch, sh.heads_q, sh.heads_kv, sh.len_q, sh.len_k, ld, d + 4, c.causal, c.masked, {}, {}, {}, c.mask};
+    const auto codes = [&](const std::vector<double>& x, std::int64_t rows, std::vector<std::uint16_t>& out) {
+      const std::vector<std::uint8_t> b = attn_test::pack_rows(x, rows, d, ld, f16);
+      out.resize(b.size() / 2);
+      std::memcpy(out.data(), b.data(), b.size());
+    };
+    codes(c.q, sh.batch * sh.heads_q * sh.len_q, p.q);
+    codes(c.k, sh.batch * sh.heads_kv * sh.len_k, p.k);
+    codes(c.v, sh.batch * sh.heads_kv * sh.len_k, p.v);
+    return p;
+  };
+  const auto grade = [](const attn_test::Case& c, const Problem& p, const FlashArgs& a) {
+    const Output got = run_emulated(p, a);
+    std::vector<std::uint8_t> bytes(got.o.size() * 2);
+    std::memcpy(bytes.data(), got.o.data(), bytes.size());
+    return attn_test::grade(c, true, f16, MaskedLse::PosInf, bytes, got.lse, p.ldo);
+  };
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    CAPTURE(ci);
+    const Problem p = as_problem(cases[ci]);
+    const attn_test::AttnOutcome o = grade(cases[ci], p, make_args(p, cases[ci].scale));
+    MESSAGE("case " << ci << ": O err/tol " << o.o_frac << " over " << o.elems << " elements, LSE err/tol " << o.lse_frac);
+    CHECK(o.o_frac <= 1.0);
+    CHECK(o.lse_frac <= 1.0);
+    CHECK(o.o_frac > 0.01);  // the tolerance is not vacuous: the rounding errors are a visible part of it
+  }
+  // And it can fail: P rounded to e4m3 before P V (the GPU test's mutant check, here on the emulation).
+  const Problem p = as_problem(cases[2]);
+  FlashArgs a = make_args(p, cases[2].scale);
+  a.p_e4m3 = true;
+  const attn_test::AttnOutcome bad = grade(cases[2], p, a);
+  MESSAGE("P rounded to e4m3: O err/tol " << bad.o_frac);
+  CHECK(bad.o_frac > 1.0);
 }
