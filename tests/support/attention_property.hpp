@@ -1,5 +1,5 @@
 // tests/support/attention_property.hpp — the long-double property check of attention kernels (tests/suites/
-// attention_gpu_test.cpp on the device, tests/kernels/attention/flash_emulation_test.cpp on the host's emulation of the
+// attention_gpu_test.cpp on the device, tests/kernels/attention/attention_cuda_emulation_test.cpp on the host's emulation of the
 // flash kernel): inputs N(0, 1) rounded to f16, a long-double evaluation of O and the LSE, and a first-order tolerance
 // derived from each kernel's declared arithmetic. A property check that can fail, not the certification.
 #pragma once

@@ -18,6 +18,7 @@
 #include "kernels/attention/attention_kernel.hpp"
 #include "kernels/device/cuda_check.cuh"
 #include "kernels/attention/cuda/flash_kernel.cuh"
+#include "kernels/attention/cuda/naive_kernel.cuh"
 #include "kernels/gemm/cuda/mma_host.cuh"
 #include "kernels/register.hpp"
 #include "kernels/softmax/softmax_kernel.hpp"
@@ -34,8 +35,11 @@ using mma_device::kBK;
 using mma_device::kBQ;
 using mma_device::kFlashThreads;
 using mma_device::kLog2e;
+using mma_device::naive_pv;
+using mma_device::naive_scores;
+using mma_device::naive_softmax;
+using mma_device::NaiveArgs;
 
-constexpr unsigned kFull = 0xffffffffu;
 
 /// c = RN_f32(s log2 e), correctly rounded on the host: s hi + s lo (log2 e = hi + lo, a double-double with
 /// |log2 e - hi - lo| < 2^-106) as p + tail with p = RN_f64(s hi) and tail = fma(s, hi, -p) + s lo; (float)p is RN_f32 of
@@ -53,113 +57,6 @@ float scale_log2e(float s) {
     if (midpoint && (tail > 0) == (d > 0)) r = other;  // the exact value is past the midpoint, on other's side
   }
   return r;
-}
-
-// ---- the naive f32 kernels (device) --------------------------------------------------------------------------------
-
-struct NaiveArgs {
-  int64_t len_q, len_k, heads_q, heads_kv, d;
-  const float* q;
-  int64_t ldq;
-  const float* k;
-  int64_t ldk;
-  const float* v;
-  int64_t ldv;
-  const float* mask;
-  int64_t ldm;
-  bool causal;
-  int64_t causal_off;
-  float scale;       ///< applied to the scores (1 for ScaleAfterSoftmax)
-  float post_scale;  ///< 1, or s for ScaleAfterSoftmax
-  float* o;
-  int64_t ldo;
-  float* lse;
-  int64_t rows;      ///< batch heads_q len_q
-  float* s;          ///< workspace: rows x len_k scores, then probabilities
-  float* stat;       ///< workspace: per row the max and the sum
-  bool lse_no_max, p_f16, zeros;
-};
-
-/// Row r = (b heads_q + h) len_q + i of Q, and the first key/value row of its key/value head.
-__device__ __forceinline__ void naive_row(const NaiveArgs& a, int64_t r, int64_t& i, int64_t& kv0) {
-  i = r % a.len_q;
-  const int64_t bh = r / a.len_q, h = bh % a.heads_q, b = bh / a.heads_q;
-  kv0 = (b * a.heads_kv + h / (a.heads_q / a.heads_kv)) * a.len_k;
-}
-
-/// z_ij = RN(RN(s x_ij) + mask_ij), x_ij = fmaf(q_i,D-1, k_j,D-1, ... fmaf(q_i0, k_j0, +0)); -Inf where causally masked.
-__global__ void naive_scores(NaiveArgs a) {
-  const int64_t n = a.rows * a.len_k;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t r = e / a.len_k, j = e % a.len_k;
-    int64_t i, kv0;
-    naive_row(a, r, i, kv0);
-    float z = -INFINITY;
-    if (!a.causal || j <= i + a.causal_off) {
-      const float* qr = a.q + r * a.ldq;
-      const float* kr = a.k + (kv0 + j) * a.ldk;
-      float x = 0.0f;
-      for (int64_t c = 0; c < a.d; ++c) x = __fmaf_rn(qr[c], kr[c], x);
-      z = __fmul_rn(a.scale, x);
-      if (a.mask) z = __fadd_rn(z, a.mask[i * a.ldm + j]);
-    }
-    a.s[e] = z;
-  }
-}
-
-/// One warp per row: m = max z (fmaxf butterfly), p_j = expf(RN(z_j - m)) in place, l = sum p_j (lane l adds j = l,
-/// l + 32, ... from +0, then a __shfl_xor_sync butterfly), LSE = RN(m + logf(l)); a row without a finite score: l = 0.
-__global__ void naive_softmax(NaiveArgs a) {
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; r < a.rows; r += warps) {
-    float* z = a.s + r * a.len_k;
-    float m = -INFINITY;
-    bool nan = false;
-    for (int64_t j = lane; j < a.len_k; j += 32) {
-      m = fmaxf(m, z[j]);
-      nan = nan || z[j] != z[j];
-    }
-    for (int off = 16; off >= 1; off /= 2) m = fmaxf(m, __shfl_xor_sync(kFull, m, off));
-    nan = __any_sync(kFull, nan);
-    const bool masked = m == -INFINITY && !nan;
-    float l = 0.0f;
-    if (!masked) {
-      for (int64_t j = lane; j < a.len_k; j += 32) {
-        const float p = expf(__fsub_rn(z[j], m));  // a NaN score: NaN, and the row's sum NaN
-        l = __fadd_rn(l, p);
-        z[j] = a.p_f16 ? __half2float(__float2half_rn(p)) : p;
-      }
-      for (int off = 16; off >= 1; off /= 2) l = __fadd_rn(l, __shfl_xor_sync(kFull, l, off));
-    }
-    if (lane == 0) {
-      a.stat[2 * r] = masked ? -INFINITY : m;
-      a.stat[2 * r + 1] = l;
-      if (a.lse) {
-        const float v = masked ? -INFINITY : a.lse_no_max ? logf(l) : __fadd_rn(m, logf(l));
-        a.lse[r] = a.zeros ? 0.0f : v;
-      }
-    }
-  }
-}
-
-/// O_ic = RN(fmaf(p_i,L-1, v_L-1,c, ... fmaf(p_i0, v_0c, +0)) / l_i), keys ascending; a fully masked row: +0.
-__global__ void naive_pv(NaiveArgs a) {
-  const int64_t n = a.rows * a.d;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t r = e / a.d, c = e % a.d;
-    int64_t i, kv0;
-    naive_row(a, r, i, kv0);
-    float y = 0.0f;
-    if (a.stat[2 * r] != -INFINITY || a.stat[2 * r + 1] != 0.0f) {
-      const float* p = a.s + r * a.len_k;
-      float acc = 0.0f;
-      for (int64_t j = 0; j < a.len_k; ++j) acc = __fmaf_rn(p[j], a.v[(kv0 + j) * a.ldv + c], acc);
-      y = __fdiv_rn(acc, a.stat[2 * r + 1]);
-      if (a.post_scale != 1.0f) y = __fmul_rn(y, a.post_scale);
-    }
-    a.o[r * a.ldo + c] = a.zeros ? 0.0f : y;
-  }
 }
 
 // ---- host side -----------------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@
 // Each row's running max m2 and sum l live in the 4 lanes of its quad, equal in all of them (the quad reductions end
 // with the same value in every lane: fmaxf and + are commutative).
 //
-// With FPCERT_MMA_EMULATION defined the same code compiles as host C++ (tests/kernels/attention/flash_emulation_test.cpp
+// With FPCERT_MMA_EMULATION defined the same code compiles as host C++ (tests/kernels/attention/attention_cuda_emulation_test.cpp
 // supplies threads, barriers, the warp shuffle, the emulated MMA and the conversions), so its indexing, masks, tails and
 // online softmax are checked bit for bit against a scalar model on machines without a GPU.
 #pragma once

@@ -1,16 +1,16 @@
-// tests/kernels/attention/flash_emulation_test.cpp — the flash attention kernel's device code
-// (kernels/attention/cuda/flash_kernel.cuh) run on the host, without a GPU: every CUDA thread is a std::thread,
-// __syncthreads a std::barrier, __shfl_xor_sync an exchange among the warp's 32 threads, and mma.sync the warp-collective
-// emulation of tests/support/mma_fragments.hpp (the PTX ISA's fragment tables element by element; the block's exact
-// products added to the accumulator, rounded once to f32 nearest). The kernel's output is then predictable bit for bit
-// by a scalar model written here from the declared arithmetic, row by row (score by score in k-steps of 16, the online
-// softmax per key block of 64 with the quad's sum order, P rounded into f16/bf16, P V in k-steps of 16 keys, the
-// reciprocal, the LSE). What this proves: the fragment maps of Q, K, V and P, the transposed V tile, both load paths,
-// the query and key tails, grouped heads, both causal alignments, the additive mask, fully masked rows, ldo's padding,
-// and every fault switch. The same emulation meets the GPU test's long-double property check (tests/support/
-// attention_property.hpp) on its inputs, with an MMA rounding to nearest, glibc's exp2f and the same tolerance: the
-// tolerance's derivation is exercised before any device runs it. What it cannot prove: the hardware's MMA and exp2f —
-// tests/suites/attention_gpu_test.cpp does that on a device.
+// tests/kernels/attention/attention_cuda_emulation_test.cpp — the CUDA attention kernels' device code
+// (kernels/attention/cuda/flash_kernel.cuh, naive_kernel.cuh) run on the host, without a GPU: every CUDA thread is a
+// std::thread, __syncthreads a std::barrier, __shfl_xor_sync and __any_sync an exchange among the warp's 32 threads, and
+// mma.sync the warp-collective emulation of tests/support/mma_fragments.hpp (the PTX ISA's fragment tables element by
+// element; the block's exact products added to the accumulator, rounded once to f32 nearest). The flash kernel's output
+// is then predictable bit for bit by a scalar model written here from the declared arithmetic, row by row (score by
+// score in k-steps of 16, the online softmax per key block of 64 with the quad's sum order, P rounded into f16/bf16,
+// P V in k-steps of 16 keys, the reciprocal, the LSE). What this proves: the fragment maps of Q, K, V and P, the
+// transposed V tile, both load paths, the query and key tails, grouped heads, both causal alignments, the additive mask,
+// fully masked rows, ldo's padding, and every fault switch. Both kernels also meet the GPU test's long-double property
+// check (tests/support/attention_property.hpp) on its inputs, with glibc's exp2f/expf for CUDA's and (flash) an MMA
+// rounding to nearest: the tolerance's derivation is exercised before any device runs it. What it cannot prove: the
+// hardware's MMA, exp2f and expf — tests/suites/attention_gpu_test.cpp does that on a device.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -32,6 +32,7 @@
 #include "tests/support/cuda_host_surface.hpp"
 
 #include "kernels/attention/cuda/flash_kernel.cuh"
+#include "kernels/attention/cuda/naive_kernel.cuh"
 #include "tests/support/attention_property.hpp"
 #include "tests/support/mma_fragments.hpp"
 
@@ -66,6 +67,16 @@ float emulated_shfl_xor(float v, int mask) {
 std::uint16_t emulated_round16(bool bf, float x) {
   return static_cast<std::uint16_t>(round_double(fmt16(bf), x, Rounder::nearest(fmt16(bf))).code);
 }
+bool emulated_any(bool v) {
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  tl_shuffle->v[lane] = v ? 1.0f : 0.0f;
+  tl_shuffle->bar.arrive_and_wait();
+  bool any = false;
+  for (float x : tl_shuffle->v) any = any || x != 0.0f;
+  tl_shuffle->bar.arrive_and_wait();
+  return any;
+}
+float emulated_via_f16(float p) { return static_cast<float>(to_double(f16, emulated_round16(false, p))); }
 float emulated_via_e4m3(float p) {
   const Rounder sat{Rounding::NearestEven, Saturation::Finite, NanPayload::Preserve};
   return static_cast<float>(to_double(e4m3, round_double(e4m3, p, sat).code));
@@ -353,4 +364,73 @@ TEST_CASE("flash attention device code, emulated on the host: within the GPU tes
   const attn_test::AttnOutcome bad = grade(cases[2], p, a);
   MESSAGE("P rounded to e4m3: O err/tol " << bad.o_frac);
   CHECK(bad.o_frac > 1.0);
+}
+
+namespace {
+
+/// The naive kernel's three launches on the host: scores and P V by one thread (their grid-stride loops cover every
+/// element), the softmax by one warp of 32 threads.
+attn_test::AttnOutcome run_naive_emulated(const attn_test::Case& c, float scale, bool lse_no_max) {
+  const AttentionShape& sh = c.sh;
+  const std::int64_t d = sh.head_dim, ld = d + c.pad, ldo = d + 4;
+  const std::int64_t rq = sh.batch * sh.heads_q * sh.len_q, rk = sh.batch * sh.heads_kv * sh.len_k;
+  const auto floats = [&](const std::vector<double>& x, std::int64_t rows) {
+    const std::vector<std::uint8_t> b = attn_test::pack_rows(x, rows, d, ld, f32);
+    std::vector<float> f(b.size() / 4);
+    std::memcpy(f.data(), b.data(), b.size());
+    return f;
+  };
+  const std::vector<float> q = floats(c.q, rq), k = floats(c.k, rk), v = floats(c.v, rk);
+  std::vector<float> o(static_cast<std::size_t>(rq * ldo), NAN), lse(static_cast<std::size_t>(rq), NAN);
+  std::vector<float> ws(static_cast<std::size_t>(rq * (sh.len_k + 2)));
+  NaiveArgs a{};
+  a.len_q = sh.len_q, a.len_k = sh.len_k, a.heads_q = sh.heads_q, a.heads_kv = sh.heads_kv, a.d = d;
+  a.q = q.data(), a.ldq = ld, a.k = k.data(), a.ldk = ld, a.v = v.data(), a.ldv = ld;
+  a.mask = c.masked ? c.mask.data() : nullptr, a.ldm = sh.len_k;
+  a.causal = c.causal != CausalAlign::None;
+  a.causal_off = c.causal == CausalAlign::BottomRight ? sh.len_k - sh.len_q : 0;
+  a.scale = scale, a.post_scale = 1.0f;
+  a.o = o.data(), a.ldo = ldo, a.lse = lse.data(), a.rows = rq;
+  a.s = ws.data(), a.stat = ws.data() + rq * sh.len_k;
+  a.lse_no_max = lse_no_max;
+  const auto one_thread = [](auto kernel, const NaiveArgs& args) {
+    std::thread([&] {
+      threadIdx.x = 0, blockIdx.x = 0, blockDim.x = 1, gridDim.x = 1;
+      kernel(args);
+    }).join();
+  };
+  one_thread(naive_scores, a);
+  {
+    ShuffleExchange ex;
+    std::vector<std::thread> lanes;
+    for (int i = 0; i < 32; ++i)
+      lanes.emplace_back([&, i] {
+        threadIdx.x = static_cast<unsigned>(i), blockIdx.x = 0, blockDim.x = 32, gridDim.x = 1;
+        tl_shuffle = &ex;
+        naive_softmax(a);
+      });
+    for (auto& t : lanes) t.join();
+  }
+  one_thread(naive_pv, a);
+  std::vector<std::uint8_t> bytes(o.size() * 4);
+  std::memcpy(bytes.data(), o.data(), bytes.size());
+  return attn_test::grade(c, false, f32, MaskedLse::NegInf, bytes, lse, ldo);
+}
+
+}  // namespace
+
+TEST_CASE("naive attention device code, emulated on the host: within the GPU test's long-double tolerance") {
+  const std::vector<attn_test::Case> cases = attn_test::property_cases();
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    CAPTURE(ci);
+    const attn_test::AttnOutcome o = run_naive_emulated(cases[ci], cases[ci].scale, false);
+    MESSAGE("case " << ci << ": O err/tol " << o.o_frac << " over " << o.elems << " elements, LSE err/tol " << o.lse_frac);
+    CHECK(o.o_frac <= 1.0);
+    CHECK(o.lse_frac <= 1.0);
+    CHECK(o.elems > 0);
+  }
+  // And it can fail: the LSE without the row's maximum.
+  const attn_test::AttnOutcome bad = run_naive_emulated(cases[0], cases[0].scale, true);
+  MESSAGE("LSE without the max: LSE err/tol " << bad.lse_frac);
+  CHECK(bad.lse_frac > 1.0);
 }
