@@ -115,8 +115,9 @@ inline RowRef reference_row(const Case& c, std::int64_t b, std::int64_t h, std::
 /// O = sum p v / sum p by at most 2 eps A (numerator and denominator), so:
 ///   flash (f16 in): the scores' f32 accumulation in mma.sync, at most one f32 ulp per 16-term step rounded toward
 ///     zero, |dx| <= 2 D u sum|q k|; in base-2 units X = s log2(e) max_j sum|q k| + log2(e) max|mask|, the argument
-///     fma(x, c, -m2) errs by c |dx| plus the roundings of c, of m2 = RN(x c) and of the fma (with the mask: of RN(mask
-///     RN(log2 e)), of the fma and of RN(w - m2)), at most 6 u X, so eps = ln 2 (2 D + 6) u X + 2 u (exp2f's 2 ulp),
+///     fma(x, c, -m2) errs by c |dx| plus the roundings of c, of m2 = RN(m_x c) and of the fma (with the mask folded in
+///     as x = RN(x + RN(mask / s)), two more, u (|x| + |mask| / s) before the factor c), at most 6 u X, so
+///     eps = ln 2 (2 D + 6) u X + 2 u (exp2f's 2 ulp),
 ///     each key block's rescale exp2f(m2_old - m2_new) 3 u on O~ and l alike (6 u nb on O), the row sum l (L u), P V's
 ///     accumulation (2 L u A, toward zero), P rounded to f16 (2^-11 A, and 2^-25 for each p below f16's least normal:
 ///     L 2^-25 max|v| / l with l >= 1), the reciprocal and its product (2 u |O|), O rounded to f16 (2^-11 |O| <=
@@ -126,9 +127,9 @@ inline RowRef reference_row(const Case& c, std::int64_t b, std::int64_t h, std::
 ///     sum|q k| + max|mask|, so eps = (D + 3) u Z + 2 u (expf's 2 ulp); l (L u), P V's fmaf chain (L u A), the division
 ///     (u |O|): tol = 2 [2 eps + (2 L + 1) u] A.
 /// The factor 2 on the f32 terms covers the second-order terms (every product of two of them is below 2^-30 here).
-/// LSE: M + log l with M from m2 (or m): |dLSE| <= the argument error of the maximum (eps), l's relative error (eps +
-/// (L + 6 nb) u), logf's 1 ulp and the two roundings of the sum, 2^-23 (|M| + |LSE|) in all: tol_lse = 2 [2 eps + (L +
-/// 6 nb) u + 2^-23 (|M| + |LSE| + 1)].
+/// LSE: M + log l, with M = RN(m_x s) (flash) or m (naive): |dLSE| <= the argument error of the maximum (eps), l's
+/// relative error (eps + (L + 6 nb) u), logf's 1 ulp and the roundings of M and of the sum, 2^-23 (|M| + |LSE|) in all:
+/// tol_lse = 2 [2 eps + (L + 6 nb) u + 2^-23 (|M| + |LSE| + 1)].
 struct Tol {
   double eps = 0, o_rel = 0, o_abs = 0, lse = 0;
 };

@@ -129,12 +129,11 @@ class CudaFlashAttention final : public AttentionKernel {
     t.grouped_heads = true;
     t.note =
         "FlashAttention-2-style forward (Dao 2023): one CTA per 64 query rows, 4 warps of 16 rows, Q in registers, key "
-        "blocks of 64; c = RN(s log2 e) on the host; without a mask p = exp2f(fmaf(x, c, -m2)), m2 = max RN(x c); with "
-        "the additive mask w = fmaf(x, c, RN(mask RN(log2 e))), m2 = max w, p = exp2f(RN(w - m2)); running m2 and l in "
-        "f32 per row (l = RN(RN(l alpha) + block sum), the block sum of the f32 p over a thread's 16 keys in order then "
-        "the quad's butterfly), alpha = exp2f(RN(m2_old - m2_new)); O = RN_out(RN(O~ RN(1/l))); LSE = RN(RN(m2 RN(ln 2)) "
-        "+ logf(l)) (natural log; m2 carries RN(s log2 e)'s and RN(x c)'s roundings, RN(ln 2) one more); fully masked "
-        "rows O = +0, LSE = +Inf";
+        "blocks of 64; c = RN(s log2 e) on the host; the additive mask folded into the raw score, x = RN(x + RN(mask / "
+        "s)); m_x the row's running raw max, m2 = RN(m_x c), p = exp2f(fmaf(x, c, -m2)); running m2 and l in f32 per "
+        "row (l = RN(RN(l alpha) + block sum), the block sum of the f32 p over a thread's 16 keys in order then the "
+        "quad's butterfly), alpha = exp2f(RN(m2_old - m2_new)); O = RN_out(RN(O~ RN(1/l))); LSE = RN(RN(m_x s) + "
+        "logf(l)) (natural log, as FlashAttention-2's m s + log l); fully masked rows O = +0, LSE = +Inf";
   }
   const std::string& name() const override { return name_; }
   std::string description() const override { return t_.note + " (" + describe_attention_traits(t_) + ")"; }
@@ -169,6 +168,7 @@ class CudaFlashAttention final : public AttentionKernel {
     const bool after = bug_ == AttentionBug::ScaleAfterSoftmax;
     a.c = after ? kLog2e : scale_log2e(ops.scale);
     a.post_scale = after ? ops.scale : 1.0f;
+    a.fold = after ? 1.0f : ops.scale;
     a.o = static_cast<uint16_t*>(ops.o), a.ldo = ops.ldo;
     a.lse = static_cast<float*>(ops.lse);
     const auto aligned = [](const void* p, int64_t ld) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % 8 == 0; };

@@ -46,8 +46,7 @@ namespace fpcert::FPCERT_MMA_NS {
 
 constexpr int kBQ = 64, kBK = 64, kFlashThreads = 128;
 static_assert(kBQ == kBK && kBQ == 16 * (kFlashThreads / 32), "4 warps of 16 query rows; Q's tile fits in K's space");
-constexpr float kLog2e = 0x1.715476p+0f;  // RN_f32(log2 e) = 1.44269502...: the mask's factor, the ScaleAfterSoftmax fault's c
-constexpr float kLn2 = 0x1.62e430p-1f;    // RN_f32(ln 2) = 0.693147182...: the LSE's change of base
+constexpr float kLog2e = 0x1.715476p+0f;  // RN_f32(log2 e) = 1.44269502...: the ScaleAfterSoftmax fault's c
 
 struct FlashArgs {
   std::int64_t len_q, len_k, heads_q, heads_kv;
@@ -64,6 +63,7 @@ struct FlashArgs {
   std::int64_t keys;        ///< keys considered: len_k (DropLastKeyBlock: the whole key blocks only)
   float c;                  ///< RN(s log2 e), or RN(log2 e) for ScaleAfterSoftmax
   float post_scale;         ///< 1, or s for ScaleAfterSoftmax (applied to O)
+  float fold;               ///< s (1 for ScaleAfterSoftmax): the mask folded into x as RN(mask / s); LSE = RN(m_x s) + logf(l)
   std::uint16_t* o;
   std::int64_t ldo;
   float* lse;
@@ -81,6 +81,7 @@ inline float f_fma(float a, float b, float c) { return std::fma(a, b, c); }
 inline float f_mul(float a, float b) { return a * b; }  // host: IEEE binary32, -ffp-contract=off
 inline float f_add(float a, float b) { return a + b; }
 inline float f_sub(float a, float b) { return a - b; }
+inline float f_div(float a, float b) { return a / b; }
 inline float f_rcp(float x) { return 1.0f / x; }
 inline float f_exp2(float x) { return std::exp2(x); }
 inline float f_log(float x) { return std::log(x); }
@@ -108,6 +109,7 @@ __device__ __forceinline__ float f_fma(float a, float b, float c) { return __fma
 __device__ __forceinline__ float f_mul(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ float f_add(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ float f_sub(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ float f_div(float a, float b) { return __fdiv_rn(a, b); }
 __device__ __forceinline__ float f_rcp(float x) { return __frcp_rn(x); }
 __device__ __forceinline__ float f_exp2(float x) { return exp2f(x); }  // 2 ulp (CUDA C++ Programming Guide); no fast math
 __device__ __forceinline__ float f_log(float x) { return logf(x); }    // 1 ulp
@@ -194,7 +196,7 @@ __global__ void __launch_bounds__(kFlashThreads) flash_fwd(FlashArgs a) {
   float o[kDt][4];
   FPCERT_UNROLL
   for (int dt = 0; dt < kDt; ++dt) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.0f;
-  float m2[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  float mx[2] = {-INFINITY, -INFINITY}, m2[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};  // raw max, RN(mx c), sum
 
   // Keys this CTA reads: every considered key below the last row's causal limit.
   std::int64_t kend = a.keys;
@@ -217,8 +219,7 @@ __global__ void __launch_bounds__(kFlashThreads) flash_fwd(FlashArgs a) {
         flash_mma<kMma>(s[nt], qf[kk], bf);
       }
 
-    // Scores to base-2 arguments: without a mask the raw x is kept (p = exp2f(fma(x, c, -m2)), m2 = max RN(x c));
-    // with the additive mask w = fma(x, c, RN(mask RN(log2 e))) replaces it (p = exp2f(RN(w - m2)), m2 = max w).
+    // The raw score x, with the additive mask folded in as x = RN(x + RN(mask / s)); its block max per row.
     std::uint32_t vis = 0;  // bit 4 nt + i: key visible from the row
     float bm[2] = {-INFINITY, -INFINITY};
     FPCERT_UNROLL
@@ -230,24 +231,19 @@ __global__ void __launch_bounds__(kFlashThreads) flash_fwd(FlashArgs a) {
         const bool ok = j < a.keys && qi[rr] < a.len_q && (!a.causal || j <= qi[rr] + a.causal_off);
         if (!ok) continue;
         vis |= 1u << (4 * nt + i);
-        float arg;
-        if (a.mask) {
-          s[nt][i] = f_fma(s[nt][i], a.c, f_mul(a.mask[qi[rr] * a.ldm + j], kLog2e));
-          arg = s[nt][i];
-        } else {
-          arg = f_mul(s[nt][i], a.c);
-        }
-        bm[rr] = f_max(bm[rr], arg);
+        if (a.mask) s[nt][i] = f_add(s[nt][i], f_div(a.mask[qi[rr] * a.ldm + j], a.fold));
+        bm[rr] = f_max(bm[rr], s[nt][i]);
       }
     FPCERT_UNROLL
     for (int rr = 0; rr < 2; ++rr) {
       bm[rr] = f_max(bm[rr], shfl_xor(bm[rr], 1));
       bm[rr] = f_max(bm[rr], shfl_xor(bm[rr], 2));
     }
-    float alpha[2], mn[2];
+    float alpha[2], mnx[2], mn[2];
     FPCERT_UNROLL
     for (int rr = 0; rr < 2; ++rr) {
-      mn[rr] = f_max(m2[rr], bm[rr]);
+      mnx[rr] = f_max(mx[rr], bm[rr]);
+      mn[rr] = mnx[rr] == -INFINITY ? -INFINITY : f_mul(mnx[rr], a.c);  // m2 = RN(m_x c)
       // Nothing visible yet (mn = -Inf): O~ and l stay +0; else rescale by exp2(m2_old - m2_new) (0 for the first).
       alpha[rr] = mn[rr] == -INFINITY || a.no_rescale ? 1.0f : f_exp2(f_sub(m2[rr], mn[rr]));
     }
@@ -259,7 +255,7 @@ __global__ void __launch_bounds__(kFlashThreads) flash_fwd(FlashArgs a) {
         const int rr = i >> 1;
         float p = 0.0f;
         if ((vis >> (4 * nt + i)) & 1u && mn[rr] != -INFINITY)
-          p = f_exp2(a.mask ? f_sub(s[nt][i], mn[rr]) : f_fma(s[nt][i], a.c, -mn[rr]));
+          p = f_exp2(f_fma(s[nt][i], a.c, -mn[rr]));
         ls[rr] = f_add(ls[rr], p);  // the f32 probabilities, before P's rounding
         s[nt][i] = a.p_e4m3 ? via_e4m3(p) : p;
       }
@@ -268,6 +264,7 @@ __global__ void __launch_bounds__(kFlashThreads) flash_fwd(FlashArgs a) {
       ls[rr] = f_add(ls[rr], shfl_xor(ls[rr], 1));
       ls[rr] = f_add(ls[rr], shfl_xor(ls[rr], 2));
       l[rr] = f_add(f_mul(l[rr], alpha[rr]), ls[rr]);
+      mx[rr] = mnx[rr];
       m2[rr] = mn[rr];
     }
     FPCERT_UNROLL
@@ -306,7 +303,7 @@ __global__ void __launch_bounds__(kFlashThreads) flash_fwd(FlashArgs a) {
       }
     if (a.lse && t == 0) {
       float v = INFINITY;
-      if (!masked) v = a.lse_no_max ? f_log(l[rr]) : f_add(f_mul(m2[rr], kLn2), f_log(l[rr]));
+      if (!masked) v = a.lse_no_max ? f_log(l[rr]) : f_add(f_mul(mx[rr], a.fold), f_log(l[rr]));
       a.lse[row_base + qi[rr]] = a.zeros ? 0.0f : v;
     }
   }

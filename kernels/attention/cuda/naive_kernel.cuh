@@ -15,12 +15,10 @@ namespace fpcert::FPCERT_MMA_NS {
 bool emulated_any(bool v);      ///< defined by the emulation: whether any lane of the calling thread's warp has v
 float emulated_via_f16(float p);  ///< defined by the emulation: p rounded to nearest into f16, back to float
 inline bool any_lane(bool v) { return emulated_any(v); }
-inline float f_div(float a, float b) { return a / b; }
 inline float f_exp(float x) { return std::exp(x); }
 inline float via_f16(float p) { return emulated_via_f16(p); }
 #else
 __device__ __forceinline__ bool any_lane(bool v) { return __any_sync(0xffffffffu, v); }
-__device__ __forceinline__ float f_div(float a, float b) { return __fdiv_rn(a, b); }
 __device__ __forceinline__ float f_exp(float x) { return expf(x); }  // 2 ulp (CUDA C++ Programming Guide); no fast math
 /// The PRoundedLower fault of the naive kernel: p rounded to nearest into f16 before P V.
 __device__ __forceinline__ float via_f16(float p) { return __half2float(__float2half_rn(p)); }

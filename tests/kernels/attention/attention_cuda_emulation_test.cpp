@@ -143,6 +143,7 @@ FlashArgs make_args(const Problem& p, float scale) {
   a.keys = p.lk;
   a.c = static_cast<float>(static_cast<double>(scale) * 1.4426950408889634);
   a.post_scale = 1.0f;
+  a.fold = scale;
   a.vec = p.ld % 8 == 0;
   return a;
 }
@@ -200,10 +201,10 @@ Output run_model(const Problem& p, const FlashArgs& a) {
         const std::int64_t q0 = i / kBQ * kBQ;
         std::int64_t kend = a.keys;
         if (a.causal) kend = std::min(kend, std::min<std::int64_t>(q0 + kBQ - 1, p.lq - 1) + a.causal_off + 1);
-        float m2 = -INFINITY, l = 0;
+        float mx = -INFINITY, m2 = -INFINITY, l = 0;  // raw running max, RN(mx c), sum
         std::vector<float> o(static_cast<std::size_t>(d), 0.0f);
         for (std::int64_t kb = 0; kb < kend; kb += kBK) {
-          float x[kBK], arg[kBK], pr[kBK];
+          float x[kBK], pr[kBK];
           bool vis[kBK];
           float bm = -INFINITY;
           for (int jj = 0; jj < kBK; ++jj) {
@@ -217,22 +218,21 @@ Output run_model(const Problem& p, const FlashArgs& a) {
             x[jj] = acc;
             vis[jj] = j < a.keys && (!a.causal || j <= i + a.causal_off);
             if (!vis[jj]) continue;
-            if (a.mask) x[jj] = std::fma(x[jj], a.c, a.mask[i * a.ldm + j] * kLog2e);
-            arg[jj] = a.mask ? x[jj] : x[jj] * a.c;
-            bm = std::fmax(bm, arg[jj]);
+            if (a.mask) x[jj] = x[jj] + a.mask[i * a.ldm + j] / a.fold;
+            bm = std::fmax(bm, x[jj]);
           }
-          const float mn = std::fmax(m2, bm);
+          const float mnx = std::fmax(mx, bm), mn = mnx == -INFINITY ? -INFINITY : mnx * a.c;
           const float alpha = mn == -INFINITY || a.no_rescale ? 1.0f : std::exp2(m2 - mn);
           float part[4] = {0, 0, 0, 0};  // thread t of the quad: keys 8 nt + 2t, 8 nt + 2t + 1, nt ascending
           for (int nt = 0; nt < 8; ++nt)
             for (int t = 0; t < 4; ++t)
               for (int e = 0; e < 2; ++e) {
                 const int jj = 8 * nt + 2 * t + e;
-                pr[jj] = vis[jj] && mn != -INFINITY ? std::exp2(a.mask ? x[jj] - mn : std::fma(x[jj], a.c, -mn)) : 0.0f;
+                pr[jj] = vis[jj] && mn != -INFINITY ? std::exp2(std::fma(x[jj], a.c, -mn)) : 0.0f;
                 part[t] += pr[jj];
               }
           l = l * alpha + ((part[0] + part[1]) + (part[2] + part[3]));
-          m2 = mn;
+          mx = mnx, m2 = mn;
           for (float& oc : o) oc *= alpha;
           for (int jj = 0; jj < kBK; ++jj) pr[jj] = static_cast<float>(val(emulated_round16(p.bf, a.p_e4m3 ? emulated_via_e4m3(pr[jj]) : pr[jj])));
           for (int c = 0; c < d; ++c)
@@ -254,7 +254,7 @@ Output run_model(const Problem& p, const FlashArgs& a) {
           out.o[static_cast<std::size_t>(row * p.ldo + c)] = emulated_round16(p.bf, y);
         }
         float v = INFINITY;
-        if (!masked) v = a.lse_no_max ? std::log(l) : m2 * kLn2 + std::log(l);
+        if (!masked) v = a.lse_no_max ? std::log(l) : mx * a.fold + std::log(l);
         out.lse[static_cast<std::size_t>(row)] = a.zeros ? 0.0f : v;
       }
   return out;
@@ -308,7 +308,7 @@ TEST_CASE("flash attention device code, emulated on the host: every fault switch
   };
   const Fault faults[] = {
       {"no_rescale", 0, [](FlashArgs& a) { a.no_rescale = true; }},
-      {"scale_after_softmax", 0, [](FlashArgs& a) { a.post_scale = 0.125f, a.c = kLog2e; }},
+      {"scale_after_softmax", 0, [](FlashArgs& a) { a.post_scale = 0.125f, a.c = kLog2e, a.fold = 1.0f; }},
       {"causal_off_by_one", 1, [](FlashArgs& a) { a.causal_off += 1; }},
       {"lse_no_max", 0, [](FlashArgs& a) { a.lse_no_max = true; }},
       {"p_rounded_lower", 3, [](FlashArgs& a) { a.p_e4m3 = true; }},
