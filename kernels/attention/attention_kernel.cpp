@@ -45,7 +45,7 @@ Support AttentionKernel::can_implement(const AttentionShape& s, CausalAlign caus
   if (!t.head_dims.empty()) {
     bool ok = false;
     for (int d : t.head_dims) ok = ok || d == s.head_dim;
-    if (!ok) return Support::no("head dim " + std::to_string(s.head_dim) + " is not one the kernel takes");
+    if (!ok) return Support::no("head_dim " + std::to_string(s.head_dim) + " not taken");
   }
   return Support::yes();
 }
