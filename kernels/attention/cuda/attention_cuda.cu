@@ -38,25 +38,7 @@ using mma_device::naive_pv;
 using mma_device::naive_scores;
 using mma_device::naive_softmax;
 using mma_device::NaiveArgs;
-
-/// c = RN_f32(s log2 e), correctly rounded on the host: s hi + s lo (log2 e = hi + lo, a double-double with
-/// |log2 e - hi - lo| < 2^-106) as p + tail with p = RN_f64(s hi) and tail = fma(s, hi, -p) + s lo; (float)p is RN_f32 of
-/// p, and p lies on the same side of every f32 midpoint as s log2 e (a midpoint is a double, so it can only be p
-/// itself), where the tail's sign decides (s log2 e is irrational for s != 0, never a midpoint). Checked against a
-/// binary128 evaluation on every 7th f32 in [2^-7, 4) (10.8 million scales): no difference.
-float scale_log2e(float s) {
-  const double hi = 0x1.71547652b82fep+0, lo = 0x1.777d0ffda0d24p-56;
-  const double p = static_cast<double>(s) * hi;
-  const double tail = std::fma(static_cast<double>(s), hi, -p) + static_cast<double>(s) * lo;
-  float r = static_cast<float>(p);
-  const double d = p - static_cast<double>(r);  // exact: r is within half an f32 ulp of p
-  if (d != 0 && tail != 0) {
-    const float other = std::nextafter(r, d > 0 ? INFINITY : -INFINITY);
-    const bool midpoint = std::fabs(static_cast<double>(other) - p) == std::fabs(d);
-    if (midpoint && (tail > 0) == (d > 0)) r = other;  // the exact value is past the midpoint, on other's side
-  }
-  return r;
-}
+using mma_device::scale_log2e;
 
 // ---- host side -----------------------------------------------------------------------------------------------------
 

@@ -10,7 +10,8 @@
 // fully masked rows, ldo's padding, and every fault switch. Both kernels also meet the GPU test's long-double property
 // check (tests/support/attention_property.hpp) on its inputs, with glibc's exp2f/expf for CUDA's and (flash) an MMA
 // rounding to nearest: the tolerance's derivation is exercised before any device runs it. What it cannot prove: the
-// hardware's MMA, exp2f and expf — tests/suites/attention_gpu_test.cpp does that on a device.
+// hardware's MMA, exp2f and expf — tests/suites/attention_gpu_test.cpp does that on a device. Last, the host's c =
+// RN(s log2 e) (scale_log2e) against a long-double evaluation.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -433,4 +434,30 @@ TEST_CASE("naive attention device code, emulated on the host: within the GPU tes
   const attn_test::AttnOutcome bad = run_naive_emulated(cases[0], cases[0].scale, true);
   MESSAGE("LSE without the max: LSE err/tol " << bad.lse_frac);
   CHECK(bad.lse_frac > 1.0);
+}
+
+TEST_CASE("scale_log2e: c = RN_f32(s log2 e), correctly rounded") {
+  // log2 e to 64 bits (long double); |s log2 e - s L| < 2^-64 s log2 e, so wherever s L lies farther than 2^-60 |s L|
+  // from an f32 midpoint, its rounding to f32 is RN(s log2 e); nearer ones are counted and skipped.
+  const long double L = 1.442695040888963407359924681001892137L;
+  std::int64_t checked = 0, skipped = 0, wrong = 0;
+  for (std::uint32_t bits = 0x3C000000u; bits < 0x40800000u; bits += 97) {  // s in [2^-7, 4): every 97th f32
+    const float s = std::bit_cast<float>(bits);
+    const long double e = static_cast<long double>(s) * L;
+    const float lo = static_cast<float>(e), hi = std::nextafter(lo, e > lo ? INFINITY : -INFINITY);
+    const long double mid = (static_cast<long double>(lo) + hi) / 2;
+    if (std::fabs(e - mid) < 0x1p-60L * std::fabs(e)) {
+      ++skipped;
+      continue;
+    }
+    const float want = std::fabs(e - lo) < std::fabs(e - hi) ? lo : hi;
+    ++checked;
+    if (scale_log2e(s) != want) {
+      if (++wrong <= 3) MESSAGE("s = " << s << ": " << scale_log2e(s) << ", want " << want);
+    }
+  }
+  MESSAGE(checked << " scales checked, " << skipped << " too near a midpoint for long double");
+  CHECK(checked > 100000);
+  CHECK(wrong == 0);
+  CHECK(scale_log2e(1.0f) == 0x1.715476p+0f);  // RN_f32(log2 e)
 }
