@@ -161,7 +161,10 @@ __device__ void load_block(std::uint16_t* dst, int ldd, const std::uint16_t* src
   if (vec) {
     constexpr int kChunks = D / 8;  // 16-byte chunks of a row
     for (int idx = static_cast<int>(threadIdx.x); idx < kBK * kChunks; idx += kFlashThreads) {
-      const int r = idx / kChunks, ch = idx % kChunks;
+      // Row-major: a warp reads 2 rows of 16-byte chunks (coalesced). Transposed: a warp takes one chunk of 32
+      // consecutive rows, so each of its 8 two-byte stores per thread hits 32 consecutive halves of one row of dst
+      // (16 banks, no conflict) instead of 16 rows 8 (D + 8) halves apart (one bank, 16-way conflicts).
+      const int r = kTranspose ? idx % kBK : idx / kChunks, ch = kTranspose ? idx / kBK : idx % kChunks;
       std::uint32_t w[4] = {0, 0, 0, 0};
       if (r0 + r < len) {
         const Words4 x = load16(reinterpret_cast<const std::uint8_t*>(src + (r0 + r) * ld + ch * 8));
