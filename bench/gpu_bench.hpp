@@ -46,19 +46,25 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-/// Median time of k.run(ops) in ms over `timed` launches after `warmups`; throws what run() throws.
-inline double median_launch_ms(GemmKernel& k, const GemmOperands& ops, DeviceApi& api, int warmups, int timed) {
-  for (int w = 0; w < warmups; ++w) k.run(ops);
+/// Median time of launch() in ms over `timed` calls after `warmups`; throws what launch() throws.
+template <class Launch>
+double median_ms(Launch&& launch, DeviceApi& api, int warmups, int timed) {
+  for (int w = 0; w < warmups; ++w) launch();
   api.synchronize(600000);
   std::vector<double> ms;
   for (int q = 0; q < timed; ++q) {
     api.timer_start();
-    k.run(ops);
+    launch();
     ms.push_back(api.timer_stop_ms());
   }
   api.synchronize(600000);
   std::sort(ms.begin(), ms.end());
   return timed % 2 ? ms[static_cast<std::size_t>(timed / 2)] : 0.5 * (ms[static_cast<std::size_t>(timed / 2 - 1)] + ms[static_cast<std::size_t>(timed / 2)]);
+}
+
+/// Median time of k.run(ops) in ms over `timed` launches after `warmups`; throws what run() throws.
+inline double median_launch_ms(GemmKernel& k, const GemmOperands& ops, DeviceApi& api, int warmups, int timed) {
+  return median_ms([&] { k.run(ops); }, api, warmups, timed);
 }
 
 }  // namespace fpcert::bench

@@ -46,6 +46,10 @@ void register_builtin_kernels() {
 #if defined(FPCERT_HAVE_CUDA)
   register_norm_cuda_kernels();
 #endif
+  // Attention kernels (issue 41): with CUDA the FlashAttention-2-style mma.sync kernels and the naive f32 subject.
+#if defined(FPCERT_HAVE_CUDA)
+  register_attention_cuda_kernels();
+#endif
   // Conversion kernels: fpcert's model of each table conversion, and with CUDA the table's entries.
   register_model_conversion_kernels();
 #if defined(FPCERT_HAVE_CUDA)

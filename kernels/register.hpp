@@ -39,6 +39,7 @@ void register_softmax_models();        ///< kernels/softmax/cpu/softmax_models.c
 void register_softmax_cuda_kernels();  ///< kernels/softmax/cuda/softmax_cuda.cu: warp-per-row fused and online softmax
 void register_norm_models();           ///< kernels/norm/cpu/norm_models.cpp: LayerNorm and RMSNorm models
 void register_norm_cuda_kernels();      ///< kernels/norm/cuda/norm_cuda.cu: warp-per-row LayerNorm and RMSNorm
+void register_attention_cuda_kernels(); ///< kernels/attention/cuda/attention_cuda.cu: flash (mma.sync) and naive f32 attention
 void register_model_conversion_kernels();   ///< kernels/convert/model_convert.cpp: model_<entry> per table conversion
 void register_device_conversion_kernels();  ///< kernels/convert/device_convert.cpp: the device table's entries
 

@@ -500,6 +500,29 @@ section_norm() {
     grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung" "$OUT/norm_$k.txt" | head -10
   done
 }
+# Attention (issue 41, docs/attention.md "CUDA built-ins"), in two parts that each fit the device tool's 10 minutes.
+# attention: the GPU test case by case (the long-double property check of the f16 flash and f32 naive kernels; the
+# `attention` suite with evidence per CUDA attention kernel; their mutation score 100 %).
+section_attention() {
+  local tc limit
+  for tc in "attention CUDA flash f16 and naive f32*:40" "attention CUDA built-ins: every case*:250" "attention CUDA built-ins: mutation*:290"; do
+    limit=${tc##*:}
+    run timeout "$limit" "$BIN/test_suites_gpu" --source-file='*attention_gpu_test.cpp' --test-case="${tc%:*}" --duration=true 2>&1 | tee -a "$OUT/attention_gpu.log" | grep -vE "^\s*$" | tail -60
+  done
+}
+# attention-certify: every CUDA attention kernel certified on the attention suite, the flash kernels' speed beside
+# cuBLAS's two GEMMs (bench_gpu_attention), and PyTorch SDPA's outputs per pinned backend when torch is there.
+section_attention_certify() {
+  local ks
+  ks=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(" ".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") == "attention" and k["backend"] == "cuda"))')
+  [ -n "$ks" ] || ks="attention_f16_flash_cuda attention_bf16_flash_cuda attention_f32_naive_cuda"
+  for k in $ks; do
+    run timeout 130 "$BIN/fpcert" certify --kernel "$k" --suite attention --json "$OUT/attention_$k.json" > "$OUT/attention_$k.txt" 2>&1; echo "rc=$?"
+    grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung" "$OUT/attention_$k.txt" | head -10
+  done
+  run timeout 90 "$BIN/bench_gpu_attention" 2>&1 | tee "$OUT/bench_gpu_attention.log"
+  run timeout 100 python3 "$(dirname "$0")/sdpa_certify.py" "$OUT/sdpa" 2>&1 | tail -40
+}
 # Diagnosis (issue 47, docs/diagnose.md): cuBLAS fp32 with TF32 allowed judged against the pedantic fp32 declaration
 # (expect operands=tf32 named, by the envelope: cuBLAS's order is unknown; the fp16 look-alike separated by the derived
 # range case, fp32 by the short-K case: the "separation of" lines); a tensor-core built-in with its probed
@@ -570,6 +593,8 @@ for part in ${PART//,/ }; do
     fp64) section_fp64 ;;
     softmax) section_softmax ;;
     norm) section_norm ;;
+    attention) section_attention ;;
+    attention-certify) section_attention_certify ;;
     diagnose) section_diagnose ;;
     scale3) section_scale3 ;;
     report) section_report ;;

@@ -20,7 +20,7 @@ namespace fpcert::mma_emulated {
 struct EmuDim3 {
   unsigned x = 0, y = 0, z = 0;
 };
-inline thread_local EmuDim3 threadIdx, blockIdx;
+inline thread_local EmuDim3 threadIdx, blockIdx, blockDim, gridDim;
 inline thread_local std::barrier<>* tl_block_barrier = nullptr;
 inline void __syncthreads() { tl_block_barrier->arrive_and_wait(); }
 }  // namespace fpcert::mma_emulated
