@@ -1,0 +1,82 @@
+// kernels/attention/attention_kernel.cpp — registry access, descriptions and the default can_implement of attention
+// kernels (kernels/attention/attention_kernel.hpp).
+#include "kernels/attention/attention_kernel.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace fpcert {
+
+std::string_view to_string(CausalAlign c) {
+  switch (c) {
+    case CausalAlign::None: return "none";
+    case CausalAlign::TopLeft: return "top_left";
+    case CausalAlign::BottomRight: return "bottom_right";
+  }
+  return "?";
+}
+
+std::string_view to_string(AttentionExpForm f) { return f == AttentionExpForm::Natural ? "natural" : "base2_folded"; }
+
+std::string_view to_string(AttentionBug b) {
+  switch (b) {
+    case AttentionBug::None: return "none";
+    case AttentionBug::NoRescale: return "no_rescale";
+    case AttentionBug::ScaleAfterSoftmax: return "scale_after_softmax";
+    case AttentionBug::CausalOffByOne: return "causal_off_by_one";
+    case AttentionBug::LseNoMax: return "lse_no_max";
+    case AttentionBug::PRoundedLower: return "p_rounded_lower";
+    case AttentionBug::DropLastKeyBlock: return "drop_last_key_block";
+    case AttentionBug::Zeros: return "zeros";
+  }
+  return "?";
+}
+
+Support AttentionKernel::can_implement(const AttentionShape& s, CausalAlign causal, bool additive_mask) const {
+  const AttentionTraits& t = attention_traits();
+  if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.len_q < 1 || s.len_k < 1 || s.head_dim < 1)
+    return Support::no(fmt::format("empty shape (batch {}, heads {}/{}, len {} x {}, head_dim {})", s.batch, s.heads_q, s.heads_kv,
+                                   s.len_q, s.len_k, s.head_dim));
+  if (s.heads_q % s.heads_kv != 0)
+    return Support::no(fmt::format("heads_q = {} is not a multiple of heads_kv = {}", s.heads_q, s.heads_kv));
+  if (s.heads_kv != s.heads_q && !t.grouped_heads) return Support::no("grouped-query heads (heads_kv < heads_q) not taken");
+  if (!t.head_dims.empty() && std::find(t.head_dims.begin(), t.head_dims.end(), static_cast<int>(s.head_dim)) == t.head_dims.end())
+    return Support::no(fmt::format("head_dim {} not taken", s.head_dim));
+  if (causal == CausalAlign::TopLeft && !(t.masks & kAttnMaskCausalTopLeft)) return Support::no("a top-left causal mask not taken");
+  if (causal == CausalAlign::BottomRight && !(t.masks & kAttnMaskCausalBottomRight))
+    return Support::no("a bottom-right causal mask not taken");
+  if (additive_mask && !(t.masks & kAttnMaskAdditive)) return Support::no("an additive mask not taken");
+  return Support::yes();
+}
+
+std::unique_ptr<AttentionKernel> make_attention_kernel(const std::string& name) {
+  const KernelInfo* k = find_kernel_info(name);
+  if (!k || k->operation != Operation::Attention) return nullptr;
+  return std::unique_ptr<AttentionKernel>(static_cast<AttentionKernel*>(k->make().release()));
+}
+
+namespace {
+std::string fn_text(const ElemFnError& e) {
+  std::string s = fmt::format("{:g}", e.ulps);
+  if (e.ulps_per_x > 0) s += fmt::format(" + floor({:g}|x|)", e.ulps_per_x);
+  return s + " ulp";
+}
+std::string gemm_text(const KernelTraits& g) {
+  return fmt::format("{} x {} {}, {} acc{}", g.a_input->tag, g.b_input->tag, g.exact_products ? "exact products" : "rounded products",
+                     g.acc->tag, g.order.empty() ? "" : " (" + g.order + ")");
+}
+}  // namespace
+
+std::string describe_attention_traits(const AttentionTraits& t) {
+  std::string s = fmt::format("attention in {}, QK^T {}, ", t.input->tag, gemm_text(t.qk));
+  s += t.shift == SoftmaxShift::Online ? fmt::format("online softmax block {}", t.key_block) : std::string(to_string(t.shift)) + " softmax";
+  s += fmt::format(", {} {} {}, P {}, PV {}, l {}, {}, out {}", t.exp_form == AttentionExpForm::Natural ? "exp" : "exp2 folded",
+                   fn_text(t.exp), t.exp.source.empty() ? "" : "(declared)", t.pv.a_input->tag, gemm_text(t.pv), t.sum_acc->tag,
+                   t.normalize == AttentionNormalize::Divide ? "divide" : "reciprocal", t.out->tag);
+  s += fmt::format("; masked rows {}, LSE {}", to_string(t.masked_rows), t.masked_lse == MaskedLse::PosInf ? "+Inf" : "-Inf");
+  if (!t.writes_lse) s += " (not written)";
+  return s;
+}
+
+}  // namespace fpcert
