@@ -1,9 +1,9 @@
-// generators/attention.cpp — Q, K, V and additive masks for attention kernels (family `attention`; docs/generators.md,
+// generators/attention/attention.cpp — Q, K, V and additive masks for attention kernels (family `attention`; docs/generators.md,
 // "Attention"): normal inputs; a key aligned with the queries (one dominant score); scores near exp's overflow after
 // scaling (large inputs); a dominant key beside many small probabilities that sum to half the mass; V rows of mixed
 // signs whose weighted sum nearly cancels; an additive mask with -Inf entries; causal alignments that leave rows fully
 // masked (bottom-right with len_q > len_k) are the kernel call's, recorded here.
-#include "generators/attention.hpp"
+#include "generators/attention/attention.hpp"
 
 #include <cmath>
 #include <limits>
@@ -81,7 +81,7 @@ void make_attention(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
     for (std::int64_t j = 0; j < s.len_k; ++j) {
       const auto at = static_cast<std::uint64_t>(i * s.len_k + j);
       double m = 0;
-      if (s.mask) m = bernoulli(sm, at, 0.125) ? kNegInf : to_source(f32, -4 * uniform01(sn, at));
+      if (s.mask) m = bernoulli(sm, at, 0.125) ? kNegInf : to_source(src, -4 * uniform01(sn, at));  // fp32 values of the source format
       if (s.mask && i % 16 == 5) m = kNegInf;  // a fully masked row
       bool hidden = m == kNegInf;
       if (s.causal == 1) hidden = hidden || j > i;
@@ -113,7 +113,7 @@ std::vector<Family> attention_families() {
               "head s q.k ~ spread (one dominant score); overflow: q, k ~ spread N(0, 1) (scores ~ spread^2: beyond exp's range "
               "unless the max is subtracted; f16 inputs large); mass: one key of score log(len_k) (half the mass), the others "
               "near 0 (many small probabilities summing to the other half); cancel: v = +-(1 + 2^-8 N(0,1)) alternating along "
-              "the keys and near-uniform probabilities (the output nearly cancels). mask additive: -4 u in fp32, -Inf with "
+              "the keys and near-uniform probabilities (the output nearly cancels). mask additive: -4 u in the source format (an fp32 value), -Inf with "
               "probability 1/8, every query i = 5 mod 16 fully masked. causal: recorded for the call (bottom_right with len_q > "
               "len_k leaves the first rows fully masked). scale 0: 1/sqrt(head_dim); rounded to fp32.";
   g.reference = "this project (docs/attention.md, \"Generators\"; issue 41)";

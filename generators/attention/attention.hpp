@@ -1,4 +1,4 @@
-// generators/attention.hpp — how an attention problem sits in a Problem (family `attention`, generators/attention.cpp;
+// generators/attention/attention.hpp — how an attention problem sits in a Problem (family `attention`, generators/attention/attention.cpp;
 // docs/generators.md, "Attention"; docs/attention.md): A stacks the rows of Q (batch x heads_q x len_q), then K and V
 // (batch x heads_kv x len_k each), head_dim columns, every value exact in the source format; B is the additive mask
 // (len_q x len_k fp32 values and -Inf; all +0 and not passed when the problem has none). The shape, the scale (an fp32
