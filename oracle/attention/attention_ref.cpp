@@ -236,6 +236,32 @@ bool attention_reference_row(const AttentionInputs& in, std::int64_t r, const Fo
     put_all(o_policy == MaskedRowPolicy::Nan ? kNan : 0.0, masked_lse_pos_inf ? kInf : -kInf);
     return false;
   }
+  if (sc.visible == 1) {
+    // One key: O = v_j and LSE = z_j exactly (S = 1): v rounded once, z_j computed exactly (2048 bits hold every product of
+    // fp32 values, their sum, s times it and the mask: exponents span less than 700 bits) and rounded once; the bracket
+    // would not settle where z_j is an fp32 midpoint.
+    std::int64_t j = 0;
+    while (sc.z_hi[static_cast<std::size_t>(j)] == -kInf) ++j;
+    const double* v = in.v + (in.kv_base(r) + j) * d;
+    for (std::size_t c = 0; c < du; ++c) {
+      codes[c] = special(out, v[c]).code;
+      if (values) values[c] = v[c];
+    }
+    Mpfr x(2048), pr(2048);
+    mpfr_set_zero(x, 1);
+    const double* q = in.q_row(r);
+    const double* k = in.k + (in.kv_base(r) + j) * d;
+    for (std::int64_t c = 0; c < d; ++c) {
+      mpfr_set_d(pr, q[c], MPFR_RNDN);
+      mpfr_mul_d(pr, pr, k[c], MPFR_RNDN);
+      mpfr_add(x, x, pr, MPFR_RNDN);
+    }
+    mpfr_mul_d(x, x, in.scale, MPFR_RNDN);
+    mpfr_add_d(x, x, in.mask_at(r, j), MPFR_RNDN);
+    lse_code = mpfr_ref::round(f32, x, Rounder::nearest(f32)).code;
+    lse_value = mpfr_get_d(x, MPFR_RNDN);
+    return true;
+  }
   // The shift M = the largest z_hi (ties: the larger z_lo); t_j = z_j - M as th + tl.
   std::size_t j0 = 0;
   const auto n = static_cast<std::size_t>(in.len_k);
