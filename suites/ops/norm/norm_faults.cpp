@@ -6,6 +6,7 @@
 #include "base/codes.hpp"
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
+#include "suites/mutation/injector_api.hpp"
 
 namespace fpcert {
 
@@ -60,18 +61,7 @@ class NormMutant final : public NormKernel {
   }
 
  private:
-  DeviceApi& api() {
-    if (!api_) {
-      if (memory() == MemorySpace::Host) {
-        api_ = make_host_api();
-      } else {
-        std::string why;
-        api_ = make_cuda_api(&why);
-        if (!api_) throw DeviceError("fault injector: no CUDA device for " + in_->name() + ": " + why);
-      }
-    }
-    return *api_;
-  }
+  DeviceApi& api() { return injector_api(api_, memory(), in_->name()); }
 
   std::unique_ptr<NormKernel> in_;
   NormBug bug_;
