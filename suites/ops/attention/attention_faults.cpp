@@ -89,19 +89,8 @@ std::string attention_fault_not_applicable(Fault f, const AttentionKernel& k) {
 }
 
 std::string register_attention_mutant(const std::string& kernel, Fault f) {
-  const KernelInfo* info = find_kernel_info(kernel);
-  if (!info || info->operation != Operation::Attention) throw InputError("unknown attention kernel '" + kernel + "'");
-  const std::string name = mutant_name(kernel, f);
-  const AttentionBug b = bug_of(f);
-  register_kernel(
-      name, info->backend, true,
-      [kernel, b, name]() -> std::unique_ptr<Kernel> {
-        auto k = make_attention_kernel(kernel);
-        if (auto own = k->with_bug(b)) return std::make_unique<AttentionMutant>(std::move(own), b, false, name);
-        return std::make_unique<AttentionMutant>(std::move(k), b, true, name);
-      },
-      Operation::Attention);
-  return name;
+  return register_own_or_wrapped_mutant<AttentionMutant>(kernel, f, Operation::Attention, "attention", bug_of(f),
+                                             [](const std::string& n) { return make_attention_kernel(n); });
 }
 
 }  // namespace fpcert
