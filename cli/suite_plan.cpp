@@ -13,8 +13,8 @@
 namespace fpcert::cli {
 
 /// The suite of another operation at the level of a GEMM suite: the certify and quick levels exist for every
-/// operation (docs/suites.md, "Suites of every operation"): certify -> reduce, softmax and norm, quick -> reduce_quick,
-/// softmax_quick and norm_quick. Empty when the suite has no counterpart for that operation.
+/// operation (docs/suites.md, "Suites of every operation"): certify -> reduce, softmax, norm and attention, quick ->
+/// reduce_quick, softmax_quick, norm_quick and attention_quick. Empty when the suite has no counterpart for that operation.
 std::string suite_at_level(const std::string& suite, Operation op) {
   if (op == Operation::Reduction) {
     if (suite == "certify") return "reduce";
@@ -27,6 +27,10 @@ std::string suite_at_level(const std::string& suite, Operation op) {
   if (op == Operation::Norm) {
     if (suite == "certify") return "norm";
     if (suite == "quick") return "norm_quick";
+  }
+  if (op == Operation::Attention) {
+    if (suite == "certify") return "attention";
+    if (suite == "quick") return "attention_quick";
   }
   return "";
 }
@@ -59,7 +63,7 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
   for (const SuiteInfo* s : named) {
     add(s);
     if (s->operation != Operation::Gemm || !reach) continue;  // --preset: the suites as the source states them, nothing added
-    for (const Operation op : {Operation::Reduction, Operation::Softmax, Operation::Norm}) {
+    for (const Operation op : {Operation::Reduction, Operation::Softmax, Operation::Norm, Operation::Attention}) {
       const std::string r = suite_at_level(s->name, op);
       if (const SuiteInfo* rs = r.empty() ? nullptr : find_suite(r)) companions.push_back({s, rs});
     }
@@ -69,7 +73,8 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
   if (groups_reach)
     for (const auto& [g, rs] : companions) ops.push_back(rs->operation);
   std::vector<std::string> kernels;
-  for (const Operation op : {Operation::Gemm, Operation::Reduction, Operation::Softmax, Operation::Norm, Operation::Conversion, Operation::Elementwise})
+  for (const Operation op : {Operation::Gemm, Operation::Reduction, Operation::Softmax, Operation::Norm, Operation::Attention,
+                            Operation::Conversion, Operation::Elementwise})
     if (std::find(ops.begin(), ops.end(), op) != ops.end())
       for (auto& k : expand_kernel_list(given, op))
         if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(std::move(k));
@@ -98,6 +103,7 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
                                    op == Operation::Reduction     ? "give --suite certify, quick, reduce or reduce_quick"
                                    : op == Operation::Softmax     ? "give --suite certify, quick, softmax or softmax_quick"
                                    : op == Operation::Norm        ? "give --suite certify, quick, norm or norm_quick"
+                                   : op == Operation::Attention   ? "give --suite certify, quick, attention or attention_quick"
                                    : op == Operation::Elementwise ? "give --suite elementwise or elementwise_full"
                                                                   : "give a GEMM suite (fpcert suites lists them)"));
     }

@@ -42,6 +42,7 @@ std::vector<Family> order_free_families();    // order_free
 std::vector<Family> reduce_families();        // sum_cancel, sum_range, nrm2_trap (generators/reduce.cpp)
 std::vector<Family> softmax_families();       // softmax (generators/softmax.cpp)
 std::vector<Family> norm_families();          // norm (generators/norm/norm.cpp)
+std::vector<Family> attention_families();     // attention (generators/attention/attention.cpp)
 
 // ---- parameter declarations ----
 ParamInfo p_int(const std::string& name, std::int64_t dflt, std::int64_t lo, std::int64_t hi, const std::string& help);

@@ -37,6 +37,7 @@ void register_reduce_models();         ///< kernels/reduce/cpu/reduce_models.cpp
 void register_reduce_cuda_kernels();   ///< kernels/reduce/cuda/reduce_cuda.cu: warp-shuffle, atomics and CUB reductions
 void register_softmax_models();        ///< kernels/softmax/cpu/softmax_models.cpp: softmax and log-softmax models
 void register_softmax_cuda_kernels();  ///< kernels/softmax/cuda/softmax_cuda.cu: warp-per-row fused and online softmax
+void register_attention_models();      ///< kernels/attention/cpu/attention_models.cpp: naive f32 and flash f16/bf16 attention models
 void register_norm_models();           ///< kernels/norm/cpu/norm_models.cpp: LayerNorm and RMSNorm models
 void register_norm_cuda_kernels();      ///< kernels/norm/cuda/norm_cuda.cu: warp-per-row LayerNorm and RMSNorm
 void register_attention_cuda_kernels(); ///< kernels/attention/cuda/attention_cuda.cu: flash (mma.sync) and naive f32 attention

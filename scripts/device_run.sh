@@ -523,6 +523,15 @@ section_attention_certify() {
   run timeout 90 "$BIN/bench_gpu_attention" 2>&1 | tee "$OUT/bench_gpu_attention.log"
   run timeout 100 python3 "$(dirname "$0")/sdpa_certify.py" "$OUT/sdpa" 2>&1 | tail -40
 }
+# Attention through the runner (issue 41, docs/attention.md): every CUDA attention kernel (the group `cuda` of the
+# attention operation) certified on the attention suite (O and LSE per element against the exact reference, by the
+# bound of its declared arithmetic), and its mutation score; the CPU models as the control (expect CERTIFIED, 100 %).
+section_attention_runner() {
+  run timeout 400 "$BIN/fpcert" certify --kernel cuda --suite attention --json "$OUT/attention_cuda.json" > "$OUT/attention_cuda.txt" 2>&1; echo "rc=$?"
+  grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung|not supported" "$OUT/attention_cuda.txt" | head -40
+  run timeout 200 "$BIN/fpcert" certify --kernel cpu --suite attention_quick > "$OUT/attention_cpu.txt" 2>&1; echo "rc=$?"
+  grep -E "^(CERTIFIED|FAILED)" "$OUT/attention_cpu.txt" | head -10
+}
 # Diagnosis (issue 47, docs/diagnose.md): cuBLAS fp32 with TF32 allowed judged against the pedantic fp32 declaration
 # (expect operands=tf32 named, by the envelope: cuBLAS's order is unknown; the fp16 look-alike separated by the derived
 # range case, fp32 by the short-K case: the "separation of" lines); a tensor-core built-in with its probed
@@ -595,6 +604,7 @@ for part in ${PART//,/ }; do
     norm) section_norm ;;
     attention) section_attention ;;
     attention-certify) section_attention_certify ;;
+    attention-runner) section_attention_runner ;;
     diagnose) section_diagnose ;;
     scale3) section_scale3 ;;
     report) section_report ;;

@@ -1,6 +1,7 @@
 // suites/operations.cpp — the operations the runner knows (suites/run/operation.hpp), GEMM first: the one list a
 // new operation joins (docs/architecture.md, "Adding an operation").
 #include "suites/ops/conversion/conversion_operation.hpp"
+#include "suites/ops/attention/attention_operation.hpp"
 #include "suites/ops/elementwise/eltwise_operation.hpp"
 #include "suites/ops/gemm/gemm_operation.hpp"
 #include "suites/ops/reduce/reduce_operation.hpp"
@@ -16,7 +17,8 @@ std::span<const OperationRunner* const> operation_runners() {
   static const ElementwiseOperation elementwise;
   static const SoftmaxOperation softmax;
   static const NormOperation norm;
-  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax, &norm};
+  static const AttentionOperation attention;
+  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax, &norm, &attention};
   return all;
 }
 

@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/plugins.hpp"
+#include "kernels/attention/attention_kernel.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/elementwise/eltwise_kernel.hpp"
 #include "kernels/reduce/reduce_kernel.hpp"
@@ -183,6 +184,30 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
       continue;
     }
     fmt::print("{:<34} {:<7} {:<9} {}\n", name, to_string(k->backend()), "norm", describe_norm_traits(t));
+  }
+  // Attention kernels (docs/attention.md): fpcert certify --kernel NAME grades them on the attention suite.
+  const auto att = kernel_names(mutants, Operation::Attention);
+  if (!json && !att.empty()) fmt::print("\n{:<34} {:<7} {:<9} {}\n", "attention kernel", "backend", "operation", "traits");
+  for (const auto& name : att) {
+    const auto k = make_attention_kernel(name);
+    const AttentionTraits& t = k->attention_traits();
+    if (json) {
+      arr.push_back({{"name", name},
+                     {"backend", to_string(k->backend())},
+                     {"mutant", k->is_mutant()},
+                     {"operation", "attention"},
+                     {"description", k->description()},
+                     {"in", t.input->tag},
+                     {"exp_form", to_string(t.exp_form)},
+                     {"key_block", t.key_block},
+                     {"p_format", t.pv.a_input->tag},
+                     {"out", t.out->tag},
+                     {"traits", describe_attention_traits(t)},
+                     {"memory", k->memory() == MemorySpace::Device ? "device" : "host"},
+                     {"origin", find_kernel_info(name)->origin}});
+      continue;
+    }
+    fmt::print("{:<34} {:<7} {:<9} {}\n", name, to_string(k->backend()), "attention", describe_attention_traits(t));
   }
   if (json) fmt::print("{}\n", arr.dump(2));
   return 0;

@@ -1,10 +1,10 @@
-// kernels/attention/attention_kernel.cpp — registry access, names, descriptions and the default can_implement of
-// attention kernels (kernels/attention/attention_kernel.hpp).
-// NOTE for the merge (issue 41): branch att41 writes this file for the CPU side; this version exists so that the CUDA
-// built-ins of branch fa41 link on their own. Where both exist, keep att41's (it implements the same declarations).
+// kernels/attention/attention_kernel.cpp — registry access, descriptions and the default can_implement of attention
+// kernels (kernels/attention/attention_kernel.hpp).
 #include "kernels/attention/attention_kernel.hpp"
 
-#include <cstdio>
+#include <fmt/format.h>
+
+#include <algorithm>
 
 namespace fpcert {
 
@@ -35,18 +35,18 @@ std::string_view to_string(AttentionBug b) {
 
 Support AttentionKernel::can_implement(const AttentionShape& s, CausalAlign causal, bool additive_mask) const {
   const AttentionTraits& t = attention_traits();
-  if (s.heads_kv <= 0 || s.heads_q % s.heads_kv != 0)
-    return Support::no("heads_q (" + std::to_string(s.heads_q) + ") is not a multiple of heads_kv (" + std::to_string(s.heads_kv) + ")");
-  if (s.heads_kv != s.heads_q && !t.grouped_heads) return Support::no("the kernel takes no grouped-query heads");
-  if (causal == CausalAlign::TopLeft && !(t.masks & kAttnMaskCausalTopLeft)) return Support::no("the kernel takes no top-left causal mask");
+  if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.len_q < 1 || s.len_k < 1 || s.head_dim < 1)
+    return Support::no(fmt::format("empty shape (batch {}, heads {}/{}, len {} x {}, head_dim {})", s.batch, s.heads_q, s.heads_kv,
+                                   s.len_q, s.len_k, s.head_dim));
+  if (s.heads_q % s.heads_kv != 0)
+    return Support::no(fmt::format("heads_q = {} is not a multiple of heads_kv = {}", s.heads_q, s.heads_kv));
+  if (s.heads_kv != s.heads_q && !t.grouped_heads) return Support::no("grouped-query heads (heads_kv < heads_q) not taken");
+  if (!t.head_dims.empty() && std::find(t.head_dims.begin(), t.head_dims.end(), static_cast<int>(s.head_dim)) == t.head_dims.end())
+    return Support::no(fmt::format("head_dim {} not taken", s.head_dim));
+  if (causal == CausalAlign::TopLeft && !(t.masks & kAttnMaskCausalTopLeft)) return Support::no("a top-left causal mask not taken");
   if (causal == CausalAlign::BottomRight && !(t.masks & kAttnMaskCausalBottomRight))
-    return Support::no("the kernel takes no bottom-right causal mask");
-  if (additive_mask && !(t.masks & kAttnMaskAdditive)) return Support::no("the kernel takes no additive mask");
-  if (!t.head_dims.empty()) {
-    bool ok = false;
-    for (int d : t.head_dims) ok = ok || d == s.head_dim;
-    if (!ok) return Support::no("head_dim " + std::to_string(s.head_dim) + " not taken");
-  }
+    return Support::no("a bottom-right causal mask not taken");
+  if (additive_mask && !(t.masks & kAttnMaskAdditive)) return Support::no("an additive mask not taken");
   return Support::yes();
 }
 
@@ -57,25 +57,25 @@ std::unique_ptr<AttentionKernel> make_attention_kernel(const std::string& name) 
 }
 
 namespace {
-std::string ulps_text(const ElemFnError& e) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%g ulp", e.ulps);
-  return buf;
+std::string fn_text(const ElemFnError& e) {
+  std::string s = fmt::format("{:g}", e.ulps);
+  if (e.ulps_per_x > 0) s += fmt::format(" + floor({:g}|x|)", e.ulps_per_x);
+  return s + " ulp";
 }
 std::string gemm_text(const KernelTraits& g) {
-  return std::string(g.a_operand->tag) + "x" + std::string(g.b_operand->tag) + " " + std::string(g.acc->tag) + " acc (" +
-         order_spec(g.sum_order) + ")";
+  return fmt::format("{} x {} {}, {} acc{}", g.a_input->tag, g.b_input->tag, g.exact_products ? "exact products" : "rounded products",
+                     g.acc->tag, g.order.empty() ? "" : " (" + g.order + ")");
 }
 }  // namespace
 
 std::string describe_attention_traits(const AttentionTraits& t) {
-  std::string s = "attention in " + std::string(t.input->tag) + ", QK^T " + gemm_text(t.qk) + ", ";
-  s += t.shift == SoftmaxShift::Online ? "online softmax block " + std::to_string(t.key_block) : std::string(to_string(t.shift)) + " softmax";
-  s += ", exp" + std::string(t.exp_form == AttentionExpForm::Base2Folded ? "2 folded " : " ") + ulps_text(t.exp);
-  s += ", sum " + std::string(t.sum_acc->tag) + ", P " + std::string(t.pv.a_input->tag) + ", PV " + gemm_text(t.pv);
-  s += t.normalize == AttentionNormalize::Reciprocal ? ", reciprocal" : ", divide";
-  s += ", out " + std::string(t.out->tag) + "; masked rows " + std::string(to_string(t.masked_rows)) + ", LSE " +
-       (t.masked_lse == MaskedLse::PosInf ? "+Inf" : "-Inf");
+  std::string s = fmt::format("attention in {}, QK^T {}, ", t.input->tag, gemm_text(t.qk));
+  s += t.shift == SoftmaxShift::Online ? fmt::format("online softmax block {}", t.key_block) : std::string(to_string(t.shift)) + " softmax";
+  s += fmt::format(", {} {} {}, P {}, PV {}, l {}, {}, out {}", t.exp_form == AttentionExpForm::Natural ? "exp" : "exp2 folded",
+                   fn_text(t.exp), t.exp.source.empty() ? "" : "(declared)", t.pv.a_input->tag, gemm_text(t.pv), t.sum_acc->tag,
+                   t.normalize == AttentionNormalize::Divide ? "divide" : "reciprocal", t.out->tag);
+  s += fmt::format("; masked rows {}, LSE {}", to_string(t.masked_rows), t.masked_lse == MaskedLse::PosInf ? "+Inf" : "-Inf");
+  if (!t.writes_lse) s += " (not written)";
   return s;
 }
 

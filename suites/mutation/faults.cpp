@@ -169,6 +169,27 @@ const std::vector<FaultInfo>& catalogue() {
        "built-ins: y = n; others: the kernel called without gamma and beta", kAccuracy, "a case with gamma or beta", Operation::Norm},
       {Fault::NormZeros, "norm_zeros", FaultClass::Output, "every output +0", "after the call every result becomes +0",
        {CheckKind::Envelope}, "any case with a non-vacuous bound", Operation::Norm},
+      // Attention: the built-ins carry each fault in their own arithmetic (AttentionKernel::with_bug); the zeros are made
+      // around any other kernel too (suites/ops/attention/attention_faults.hpp).
+      {Fault::AttnNoRescale, "attn_no_rescale", FaultClass::Arithmetic, "online softmax without the rescale of O~ and l",
+       "the kernel's own online loop with O~ and l left unscaled when the running max grows", kAccuracy,
+       "rows whose running max grows after the first key block (len_k > key_block)", Operation::Attention},
+      {Fault::AttnScaleAfterSoftmax, "attn_scale_after_softmax", FaultClass::Arithmetic, "the scale applied after the softmax",
+       "softmax(Q K^T + mask) V times s in place of softmax(s Q K^T + mask) V", kAccuracy, "any case with s != 1",
+       Operation::Attention},
+      {Fault::AttnCausalOffByOne, "attn_causal_off_by_one", FaultClass::Arithmetic, "the causal mask one key too wide",
+       "query i sees key i + 1 (j <= i + 1 + offset)", {CheckKind::Envelope, CheckKind::SpecialValues},
+       "a causal case", Operation::Attention},
+      {Fault::AttnLseNoMax, "attn_lse_no_max", FaultClass::Output, "LSE without the max", "LSE written as log l, the row max not added back",
+       {CheckKind::Envelope}, "rows whose max score is not near 0", Operation::Attention},
+      {Fault::AttnPRoundedLower, "attn_p_rounded_lower", FaultClass::Arithmetic, "P rounded narrower than declared before P V",
+       "P rounded to f16 where f32 is declared, to e4m3 where f16 / bf16 is", kAccuracy,
+       "rows of many comparable probabilities", Operation::Attention},
+      {Fault::AttnDropLastKeyBlock, "attn_drop_last_key_block", FaultClass::Arithmetic, "the last, partial key block dropped",
+       "the online loop stops before the last key block when len_k is not a multiple of the block", kAccuracy,
+       "len_k > key_block and not a multiple of it", Operation::Attention},
+      {Fault::AttnZeros, "attn_zeros", FaultClass::Output, "every output +0", "after the call every O and LSE becomes +0",
+       {CheckKind::Envelope, CheckKind::SpecialValues}, "any case with a non-vacuous bound", Operation::Attention},
   };
   return c;
 }

@@ -59,6 +59,14 @@ enum class Fault : std::uint8_t {
   NormAffineSwapped,    ///< gamma and beta swapped
   NormAffineIgnored,    ///< gamma and beta ignored
   NormZeros,            ///< every output +0
+  // Attention (suites/ops/attention/attention_faults.hpp).
+  AttnNoRescale,          ///< O~ and l not rescaled when the running max grows
+  AttnScaleAfterSoftmax,  ///< softmax(Q K^T + mask), the scale applied to the output
+  AttnCausalOffByOne,     ///< query i sees key i + 1
+  AttnLseNoMax,           ///< LSE = log l, the max not added back
+  AttnPRoundedLower,      ///< P rounded narrower than declared before P V
+  AttnDropLastKeyBlock,   ///< the last, partial key block skipped
+  AttnZeros,              ///< every output +0
   // GEMM as libraries call it, alpha/beta (issue 37; appended: the values above keep theirs).
   Beta0ReadsC,      ///< D = alpha acc + beta C computed even when beta = 0: 0 * NaN = NaN where C holds NaN
   BetaIgnored,      ///< D = alpha acc: the beta C term never added

@@ -14,6 +14,7 @@
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
 #include "oracle/refvalue.hpp"
+#include "suites/mutation/injector_api.hpp"
 #include "suites/verdict/bound.hpp"
 
 namespace fpcert {
@@ -334,6 +335,13 @@ class FaultInjector final : public GemmKernel {
       case Fault::NormAffineSwapped:
       case Fault::NormAffineIgnored:
       case Fault::NormZeros:
+      case Fault::AttnNoRescale:  // attention faults (suites/ops/attention/attention_faults.hpp): never made for a GEMM kernel
+      case Fault::AttnScaleAfterSoftmax:
+      case Fault::AttnCausalOffByOne:
+      case Fault::AttnLseNoMax:
+      case Fault::AttnPRoundedLower:
+      case Fault::AttnDropLastKeyBlock:
+      case Fault::AttnZeros:
         wrapped_->run(ops);
         break;
     }
@@ -341,18 +349,7 @@ class FaultInjector final : public GemmKernel {
   }
 
  private:
-  DeviceApi& api() {
-    if (!api_) {
-      if (memory() == MemorySpace::Host) {
-        api_ = make_host_api();
-      } else {
-        std::string why;
-        api_ = make_cuda_api(&why);
-        if (!api_) throw DeviceError("fault injector: no CUDA device for " + wrapped_->name() + ": " + why);
-      }
-    }
-    return *api_;
-  }
+  DeviceApi& api() { return injector_api(api_, memory(), wrapped_->name()); }
 
   /// Run the wrapped kernel on `o` on the injector's stream and wait for it (a hang becomes DeviceError).
   void call(const GemmOperands& o) {

@@ -6,6 +6,7 @@
 #include "base/codes.hpp"
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
+#include "suites/mutation/injector_api.hpp"
 
 namespace fpcert {
 
@@ -60,18 +61,7 @@ class NormMutant final : public NormKernel {
   }
 
  private:
-  DeviceApi& api() {
-    if (!api_) {
-      if (memory() == MemorySpace::Host) {
-        api_ = make_host_api();
-      } else {
-        std::string why;
-        api_ = make_cuda_api(&why);
-        if (!api_) throw DeviceError("fault injector: no CUDA device for " + in_->name() + ": " + why);
-      }
-    }
-    return *api_;
-  }
+  DeviceApi& api() { return injector_api(api_, memory(), in_->name()); }
 
   std::unique_ptr<NormKernel> in_;
   NormBug bug_;
@@ -104,19 +94,8 @@ std::string norm_fault_not_applicable(Fault f, const NormKernel& k) {
 }
 
 std::string register_norm_mutant(const std::string& kernel, Fault f) {
-  const KernelInfo* info = find_kernel_info(kernel);
-  if (!info || info->operation != Operation::Norm) throw InputError("unknown norm kernel '" + kernel + "'");
-  const std::string name = mutant_name(kernel, f);
-  const NormBug b = bug_of(f);
-  register_kernel(
-      name, info->backend, true,
-      [kernel, b, name]() -> std::unique_ptr<Kernel> {
-        auto k = make_norm_kernel(kernel);
-        if (auto own = k->with_bug(b)) return std::make_unique<NormMutant>(std::move(own), b, false, name);
-        return std::make_unique<NormMutant>(std::move(k), b, true, name);
-      },
-      Operation::Norm);
-  return name;
+  return register_own_or_wrapped_mutant<NormMutant>(kernel, f, Operation::Norm, "norm", bug_of(f),
+                                             [](const std::string& n) { return make_norm_kernel(n); });
 }
 
 }  // namespace fpcert

@@ -9,6 +9,7 @@
 #include "base/codes.hpp"
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
+#include "suites/mutation/injector_api.hpp"
 
 namespace fpcert {
 
@@ -133,18 +134,7 @@ class ReduceMutant final : public ReduceKernel {
   }
 
  private:
-  DeviceApi& api() {
-    if (!api_) {
-      if (memory() == MemorySpace::Host) {
-        api_ = make_host_api();
-      } else {
-        std::string why;
-        api_ = make_cuda_api(&why);
-        if (!api_) throw DeviceError("fault injector: no CUDA device for " + in_->name() + ": " + why);
-      }
-    }
-    return *api_;
-  }
+  DeviceApi& api() { return injector_api(api_, memory(), in_->name()); }
   /// Run the kernel on the injector's stream and wait for it: its results are read right after.
   void call(const ReduceOperands& o) {
     ReduceOperands x = o;

@@ -9,6 +9,7 @@
 #include "base/codes.hpp"
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
+#include "suites/mutation/injector_api.hpp"
 
 namespace fpcert {
 
@@ -77,18 +78,7 @@ class SoftmaxMutant final : public SoftmaxKernel {
   }
 
  private:
-  DeviceApi& api() {
-    if (!api_) {
-      if (memory() == MemorySpace::Host) {
-        api_ = make_host_api();
-      } else {
-        std::string why;
-        api_ = make_cuda_api(&why);
-        if (!api_) throw DeviceError("fault injector: no CUDA device for " + in_->name() + ": " + why);
-      }
-    }
-    return *api_;
-  }
+  DeviceApi& api() { return injector_api(api_, memory(), in_->name()); }
   void call(const SoftmaxOperands& o) {
     SoftmaxOperands x = o;
     x.stream = api().stream();
@@ -132,19 +122,8 @@ std::string softmax_fault_not_applicable(Fault f, const SoftmaxKernel& k) {
 }
 
 std::string register_softmax_mutant(const std::string& kernel, Fault f) {
-  const KernelInfo* info = find_kernel_info(kernel);
-  if (!info || info->operation != Operation::Softmax) throw InputError("unknown softmax kernel '" + kernel + "'");
-  const std::string name = mutant_name(kernel, f);
-  const SoftmaxBug b = bug_of(f);
-  register_kernel(
-      name, info->backend, true,
-      [kernel, b, name]() -> std::unique_ptr<Kernel> {
-        auto k = make_softmax_kernel(kernel);
-        if (auto own = k->with_bug(b)) return std::make_unique<SoftmaxMutant>(std::move(own), b, false, name);
-        return std::make_unique<SoftmaxMutant>(std::move(k), b, true, name);
-      },
-      Operation::Softmax);
-  return name;
+  return register_own_or_wrapped_mutant<SoftmaxMutant>(kernel, f, Operation::Softmax, "softmax", bug_of(f),
+                                             [](const std::string& n) { return make_softmax_kernel(n); });
 }
 
 }  // namespace fpcert

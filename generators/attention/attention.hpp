@@ -1,0 +1,29 @@
+// generators/attention/attention.hpp — how an attention problem sits in a Problem (family `attention`, generators/attention/attention.cpp;
+// docs/generators.md, "Attention"; docs/attention.md): A stacks the rows of Q (batch x heads_q x len_q), then K and V
+// (batch x heads_kv x len_k each), head_dim columns, every value exact in the source format; B is the additive mask
+// (len_q x len_k fp32 values and -Inf; all +0 and not passed when the problem has none). The shape, the scale (an fp32
+// value), the mask's presence and the causal alignment are in `achieved` (attention_*).
+#pragma once
+
+#include <cstdint>
+
+#include "generators/problem.hpp"
+
+namespace fpcert {
+
+/// The causal alignment a problem asks for: 0 none, 1 top-left, 2 bottom-right (kernels/attention's CausalAlign order).
+struct AttentionProblemShape {
+  std::int64_t batch = 1, heads_q = 1, heads_kv = 1, len_q = 0, len_k = 0, head_dim = 0;
+  double scale = 1;
+  bool mask = false;
+  int causal = 0;
+};
+
+bool is_attention_problem(const Problem& p);
+/// std::invalid_argument for another problem.
+AttentionProblemShape attention_shape(const Problem& p);
+/// Row offsets of Q, K and V inside A.
+inline std::int64_t attention_k_row0(const AttentionProblemShape& s) { return s.batch * s.heads_q * s.len_q; }
+inline std::int64_t attention_v_row0(const AttentionProblemShape& s) { return attention_k_row0(s) + s.batch * s.heads_kv * s.len_k; }
+
+}  // namespace fpcert

@@ -1,0 +1,157 @@
+// tests/suites/attention_operation_test.cpp — attention through the runner (suites/ops/attention/): every CPU model passes
+// every case of both attention suites with evidence and non-vacuous bounds (below 2^-4 of sum_j p_j |v_jc| on the f16
+// model's typical cases), the fault injectors reach a mutation score of 100 % on every model, each mutant killed for
+// its own fault, and fault by fault the check that refuses it is the one its definition names. The expected verdicts
+// come from the faults' definitions, not from the models' output.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "generators/attention/attention.hpp"
+#include "generators/generate.hpp"
+#include "kernels/attention/attention_kernel.hpp"
+#include "oracle/attention/attention_bound.hpp"
+#include "suites/mutation/mutation.hpp"
+#include "suites/ops/attention/attention_runner.hpp"
+#include "suites/run/operation.hpp"
+#include "suites/run/suite.hpp"
+
+namespace fpcert {
+namespace {
+
+std::vector<std::string> cpu_models() {
+  std::vector<std::string> out;
+  for (const auto& n : kernel_names(false, Operation::Attention))
+    if (make_attention_kernel(n)->backend() == Backend::Cpu) out.push_back(n);
+  return out;
+}
+
+bool failed(const CaseResult& c, CheckKind k) {
+  return std::any_of(c.checks.begin(), c.checks.end(), [&](const CheckResult& x) { return x.kind == k && !x.passed; });
+}
+
+}  // namespace
+
+TEST_CASE("attention suites: every CPU model passes every case, with evidence") {
+  const auto models = cpu_models();
+  REQUIRE(models.size() >= 3);
+  for (const char* suite : {"attention_quick", "attention"}) {
+    const SuiteInfo* s = find_suite(suite);
+    REQUIRE(s);
+    CHECK(s->operation == Operation::Attention);
+    for (const std::string& k : models) {
+      CAPTURE(k);
+      RunResult r = run_suite(*s, {k}, SuiteRunOptions{});
+      REQUIRE(r.cases.size() >= (std::string(suite) == "attention" ? 13u : 5u));
+      for (const CaseResult& c : r.cases) {
+        CAPTURE(c.case_id);
+        CAPTURE(c.reason);
+        CAPTURE(c.envelope.arithmetic);
+        for (const CheckResult& x : c.checks)
+          if (!x.passed) MESSAGE(to_string(x.kind) << ": " << x.detail);
+        CHECK(c.status == CaseStatus::Pass);
+        CHECK(c.achieved.at("attention_reference_unsettled") == 0);
+        std::printf("%s %s %s: err/bound %.3g, LSE err/bound %.3g, ulp max %.0f, vacuous %g\n", suite, k.c_str(), c.case_id.c_str(),
+                    c.metrics.err_frac_max, c.achieved.at("attention_lse_max_error_over_bound"), c.metrics.ulp_max,
+                    c.achieved.at("attention_vacuous_elements"));
+      }
+      operation_runner(Operation::Attention).require_evidence(r);
+      CHECK(r.cases.back().case_id != "evidence");
+    }
+  }
+}
+
+TEST_CASE("attention bound: below 2^-4 of sum p|v| for the f16 flash model on typical cases (not vacuous)") {
+  const auto k = make_attention_kernel("model_attention_f16_flash");
+  REQUIRE(k);
+  const Problem p = generate("attention:batch=1,heads_q=2,heads_kv=1,len_q=17,len_k=200,head_dim=64,seed=5,source=f16");
+  const AttentionProblemShape sh = attention_shape(p);
+  AttentionInputs in;
+  in.batch = sh.batch, in.heads_q = sh.heads_q, in.heads_kv = sh.heads_kv, in.len_q = sh.len_q, in.len_k = sh.len_k;
+  in.head_dim = sh.head_dim;
+  in.q = p.a.data.data();
+  in.k = in.q + attention_k_row0(sh) * sh.head_dim;
+  in.v = in.q + attention_v_row0(sh) * sh.head_dim;
+  in.scale = sh.scale;
+  const AttentionRef ref = attention_reference(in, f16, MaskedRowPolicy::Zero, true);
+  const AttentionArith a = attention_arith(k->attention_traits(), sh.head_dim, sh.len_k);
+  double worst = 0;
+  for (std::size_t i = 0; i < ref.rows.size(); ++i) {
+    const AttentionScores sc = attention_scores(in, ref.rows[i]);
+    AttentionRowData rd;
+    rd.scores = &sc;
+    rd.v = in.v + in.kv_base(ref.rows[i]) * sh.head_dim;
+    rd.ldv = rd.head_dim = sh.head_dim;
+    rd.scale = sh.scale;
+    rd.o = ref.value.data() + i * static_cast<std::size_t>(sh.head_dim);
+    rd.lse = ref.lse_value[i];
+    std::vector<double> b(static_cast<std::size_t>(sh.head_dim));
+    double lb = 0;
+    attention_row_bound(a, rd, b.data(), lb);
+    for (std::int64_t c = 0; c < sh.head_dim; ++c) worst = std::max(worst, b[static_cast<std::size_t>(c)] / attention_abs_weight(rd, c));
+    CHECK(lb < 1e-3);  // LSE: scores ~ N(0, 1), |LSE| < 10; f32 arithmetic
+  }
+  std::printf("attention bound, f16 flash, 17 x 200 x 64: max bound / sum p|v| = %.3g\n", worst);
+  CHECK(worst < 0x1p-4);
+  CHECK(worst > 0x1p-12);  // at least P's rounding to f16 (2^-11 relative) and the output's: a bound that is not zero
+}
+
+TEST_CASE("attention mutation: 100 % of the applicable faults killed on every CPU model, each for its own fault") {
+  const SuiteInfo* s = find_suite("attention");
+  REQUIRE(s);
+  for (const std::string& k : cpu_models()) {
+    CAPTURE(k);
+    const MutationScore m = run_mutation(*s, k, MutationOptions{});
+    CHECK(m.invalid_cases.empty());
+    for (const MutantResult& x : m.mutants) {
+      CAPTURE(x.fault);
+      CAPTURE(x.detail);
+      std::printf("%s %s: %s (%s)\n", k.c_str(), x.fault.c_str(), std::string(to_string(x.outcome)).c_str(), x.case_id.c_str());
+      CHECK((x.outcome == MutantOutcome::Killed || x.outcome == MutantOutcome::NotApplicable));
+    }
+    CHECK(m.total() >= 5);
+    CHECK(m.score() == 1.0);
+  }
+}
+
+TEST_CASE("attention faults: each refused by the check its definition names") {
+  const SuiteInfo* s = find_suite("attention");
+  REQUIRE(s);
+  struct Expect {
+    Fault f;
+    const char* kernel;
+    const char* case_id;
+    CheckKind check;
+  };
+  // The case each fault shows in, and why: no rescale / dropped block: 200 keys over four blocks; scale after softmax:
+  // s = 1/8; causal off by one: the first 60 rows see no key (special values); LSE without the max: |max| ~ 2.5;
+  // P in e4m3: 2^-4 against the f16 bound; zeros: every O and LSE.
+  const Expect cases[] = {
+      {Fault::AttnNoRescale, "model_attention_f16_flash", "normal_l200", CheckKind::Envelope},
+      {Fault::AttnDropLastKeyBlock, "model_attention_bf16_flash", "normal_l200", CheckKind::Envelope},
+      {Fault::AttnScaleAfterSoftmax, "model_attention_f32_naive", "normal_l17_kv2", CheckKind::Envelope},
+      {Fault::AttnCausalOffByOne, "model_attention_f16_flash", "causal_bottom_right", CheckKind::SpecialValues},
+      {Fault::AttnLseNoMax, "model_attention_f32_naive", "normal_l200", CheckKind::Envelope},
+      {Fault::AttnPRoundedLower, "model_attention_f16_flash", "cancel_v", CheckKind::Envelope},
+      {Fault::AttnPRoundedLower, "model_attention_f32_naive", "normal_l17_kv2", CheckKind::Envelope},
+      {Fault::AttnZeros, "model_attention_bf16_flash", "causal_bottom_right", CheckKind::SpecialValues},
+  };
+  for (const Expect& e : cases) {
+    const std::string mutant = register_mutant(e.kernel, e.f);
+    CAPTURE(mutant);
+    SuiteRunOptions o;
+    o.only_case = e.case_id;
+    const RunResult r = run_suite(*s, {mutant}, o);
+    REQUIRE(r.cases.size() == 1);
+    CHECK(r.cases[0].status == CaseStatus::Fail);
+    CHECK(failed(r.cases[0], e.check));
+  }
+  // The naive model has no key blocks: the online faults do not apply to it.
+  const auto naive = make_attention_kernel("model_attention_f32_naive");
+  CHECK(!naive->with_bug(AttentionBug::NoRescale));
+  CHECK(!naive->with_bug(AttentionBug::DropLastKeyBlock));
+}
+
+}  // namespace fpcert
