@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -14,6 +15,8 @@
 #include "base/error.hpp"
 #include "kernels/kernel.hpp"
 #include "oracle/format.hpp"
+#include "oracle/softmax/softmax_bound.hpp"
+#include "suites/run/suite.hpp"
 
 namespace fpcert::py_support {
 
@@ -70,6 +73,16 @@ void add_audit_entry(py::module_& m);
 
 /// Registers fpcert.certify_softmax's and fpcert.certify_norm's native parts (python/rows_entry.cpp).
 void add_rows_entries(py::module_& m);
+/// Shared by the row and attention entries (python/rows_entry.cpp): the exp and log declarations by name ("expf",
+/// "__expf", "libm", "expf_ops", "cr", "ulps:N"; "logf", "libm", "cr", "ulps:N"), a suite of an operation by name, and
+/// the registration of a Python kernel for one certify run (the suite with certify's evidence rule; results as JSON).
+ElemFnError exp_of(const std::string& s);
+ElemFnError log_of(const std::string& s);
+const SuiteInfo& suite_of(const std::string& suite_name, Operation op, const char* names);
+std::string certify_registered(const std::string& name, Operation op, const std::function<std::unique_ptr<Kernel>()>& make,
+                               const SuiteInfo& suite, const std::string& entry, const std::string& command);
+/// fpcert.certify_attention's native part (python/attention_entry.cpp).
+void add_attention_entry(py::module_& m);
 /// fpcert.diagnose (python/diagnose_entry.cpp).
 void add_diagnose_entry(py::module_& m);
 

@@ -18,10 +18,8 @@
 
 namespace fpcert::py_support {
 
-namespace {
-
 /// "ulps:N" -> N (a non-negative number), else nullopt.
-std::optional<double> ulps_of(const std::string& s) {
+static std::optional<double> ulps_of(const std::string& s) {
   if (s.rfind("ulps:", 0) != 0) return std::nullopt;
   try {
     std::size_t used = 0;
@@ -52,6 +50,34 @@ ElemFnError log_of(const std::string& s) {
   if (const auto u = ulps_of(s)) return ElemFnError{*u, 0, 0, "declared by the caller (fpcert.certify_softmax(log=...))"};
   throw InputError("unknown log '" + s + "' (logf, libm, cr, ulps:N)");
 }
+
+/// Registers the kernel under `name`, runs the suite (with certify's evidence rule), removes it; the results as JSON.
+std::string certify_registered(const std::string& name, Operation op, const std::function<std::unique_ptr<Kernel>()>& make,
+                               const SuiteInfo& suite, const std::string& entry, const std::string& command) {
+  register_kernel(KernelInfo{name, Backend::Plugin, false, make, "python", op});
+  SuiteRunOptions opt;
+  opt.command = command;
+  opt.repro_prefix = "python: fpcert." + entry + "(..., suite=\"" + suite.name + "\")";
+  RunResult res;
+  try {
+    py::gil_scoped_release nogil;
+    res = run_suite(suite, {name}, opt);
+    require_evidence(res);
+  } catch (...) {
+    unregister_kernel(name);
+    throw;
+  }
+  unregister_kernel(name);
+  return to_json(res).dump();
+}
+
+const SuiteInfo& suite_of(const std::string& suite_name, Operation op, const char* names) {
+  const SuiteInfo* suite = find_suite(suite_name);
+  if (!suite || suite->operation != op) throw InputError("'" + suite_name + "' is not a " + std::string(to_string(op)) + " suite (" + names + ")");
+  return *suite;
+}
+
+namespace {
 
 /// "unknown" (any tree), "sequential", "pairwise", "warp:L".
 ReduceOrder sum_order_of(const std::string& s) {
@@ -140,32 +166,6 @@ class PyNormKernel final : public NormKernel {
   NormTraits traits_;
   PyHandle adapter_;
 };
-
-/// Registers the kernel under `name`, runs the suite (with certify's evidence rule), removes it; the results as JSON.
-std::string certify_registered(const std::string& name, Operation op, const std::function<std::unique_ptr<Kernel>()>& make,
-                               const SuiteInfo& suite, const std::string& entry, const std::string& command) {
-  register_kernel(KernelInfo{name, Backend::Plugin, false, make, "python", op});
-  SuiteRunOptions opt;
-  opt.command = command;
-  opt.repro_prefix = "python: fpcert." + entry + "(..., suite=\"" + suite.name + "\")";
-  RunResult res;
-  try {
-    py::gil_scoped_release nogil;
-    res = run_suite(suite, {name}, opt);
-    require_evidence(res);
-  } catch (...) {
-    unregister_kernel(name);
-    throw;
-  }
-  unregister_kernel(name);
-  return to_json(res).dump();
-}
-
-const SuiteInfo& suite_of(const std::string& suite_name, Operation op, const char* names) {
-  const SuiteInfo* suite = find_suite(suite_name);
-  if (!suite || suite->operation != op) throw InputError("'" + suite_name + "' is not a " + std::string(to_string(op)) + " suite (" + names + ")");
-  return *suite;
-}
 
 std::string certify_softmax(py::object adapter, bool log_softmax, const std::string& x, const std::string& out, const std::string& compute,
                             const std::string& shift, int block, const std::string& exp, const std::string& log, const std::string& sum,

@@ -75,6 +75,10 @@ struct AttentionTraits {
   std::uint8_t masks = kAttnMaskCausalTopLeft | kAttnMaskCausalBottomRight | kAttnMaskAdditive;  ///< masks it takes
   std::vector<int> head_dims;                 ///< head dims it takes (empty: any); head_dim_v must equal head_dim
   bool grouped_heads = true;                  ///< takes heads_kv < heads_q (grouped-query attention)
+  /// An extra relative perturbation of each product q_c k_jc of the scores beyond the QK GEMM's declaration, derived in
+  /// `note` (e.g. PyTorch's math SDPA multiplies q and k each by RN(sqrt s) in fp32 instead of scaling the scores:
+  /// (1 + |RN(sqrt s)^2 / s - 1|)(1 + u)^2 - 1). The bound adds it to the QK GEMM's coefficient. 0 for the built-ins.
+  double score_rel = 0;
   std::string note;                           ///< where the declaration comes from
 };
 

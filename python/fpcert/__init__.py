@@ -693,8 +693,9 @@ __all__ += ["audited"]
 
 
 from .rows import certify_norm, certify_softmax  # noqa: E402  (rows.py reads this module's helpers)
+from .attention import SDPA_DECLARATIONS, certify_attention, sdpa, sdpa_declaration  # noqa: E402
 
-__all__ += ["certify_softmax", "certify_norm"]
+__all__ += ["certify_softmax", "certify_norm", "certify_attention", "sdpa", "sdpa_declaration", "SDPA_DECLARATIONS"]
 
 
 # ---- diagnosis: rounding or a bug? (docs/diagnose.md; docs/python.md, "Diagnosing a kernel") -----------------------------

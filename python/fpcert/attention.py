@@ -1,0 +1,137 @@
+"""fpcert.certify_attention: a Python scaled-dot-product attention (torch.nn.functional.scaled_dot_product_attention with
+a backend pinned, a NumPy function) certified through fpcert's runner on an attention suite, against the correctly
+rounded reference and the per-element bound of the arithmetic the caller declares (docs/python.md, "Attention";
+docs/attention.md)."""
+import numpy as np
+
+from . import _fpcert
+from .rows import _finish, _kname, _pkg
+
+#: unit roundoff of fp32
+_U32 = 2.0 ** -24
+
+#: PyTorch's SDPA backends as fpcert declares them (docs/attention.md, "PyTorch SDPA"). Each entry: the keyword
+#: arguments of certify_attention, where "{t}" stands for the dtype's tag (f16, bf16).
+SDPA_DECLARATIONS = {
+    # torch's math backend (aten/src/ATen/native/transformers/attention.cpp, _scaled_dot_product_attention_math, torch
+    # >= 2.5 on CUDA): f16/bf16 inputs upcast to fp32 (exact), q and k each multiplied by RN(sqrt(s)) in fp32 (score_rel:
+    # RN(sqrt s)^2 = s (1 + e), |e| <= 2u + u^2, and two product roundings: (1 + 2u + u^2)(1 + u)^2 - 1), the scores by
+    # an fp32 cuBLAS GEMM (FMA, any order; allow_tf32 off), the mask added in fp32, a shifted softmax with expf
+    # (CUDA: 2 ulp) and a division (SoftMaxForwardEpilogue), fully masked rows zero (_safe_softmax), P V in fp32, the
+    # result rounded once into the dtype.
+    "math": dict(qk="in=f32,acc=f32,out=f32", pv="in=f32,acc=f32,out=f32", shift="shifted", key_block=0, exp_form="natural",
+                 exp="expf", normalize="divide", masked_rows="zero", masks=("top_left", "additive"),
+                 score_rel=(1 + 2 * _U32 + _U32 * _U32) * (1 + _U32) ** 2 - 1),
+    # FlashAttention-2 as vendored by PyTorch (aten/src/ATen/native/transformers/cuda/flash_attn): mma.sync f16/bf16 with
+    # fp32 accumulators (declared as torch.matmul's: accumulation truncated, acc_rounding=rz, any order), an online
+    # softmax over key blocks (kBlockN 64 or 128 by head dim; 64 declared: fewer rescalings only lower the error), the
+    # scale folded in base 2 (exp2f(fma(x, s log2 e, -m2))), exp2f built with --use_fast_math (ex2.approx.ftz.f32: 2 ulp,
+    # subnormal results flushed: 2^-126 absolute), P rounded into the dtype before P V, O~ times 1 / l, fully masked rows
+    # zero. Takes is_causal (top-left) only: no additive mask.
+    "flash": dict(qk="in={t},acc=f32,acc_rounding=rz,out=f32", pv="in={t},acc=f32,acc_rounding=rz,out=f32", shift="online",
+                  key_block=64, exp_form="base2", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal", masked_rows="zero",
+                  masks=("top_left",), score_rel=0.0),
+}
+
+
+def _adapter(fn, x_fmt, out_fmt, device, lse):
+    """adapter(q, k, v, mask, causal, scale, shape) -> (o codes, lse codes or None) as the native part calls it."""
+    p = _pkg()
+
+    def arr(codes, fmt):
+        a = p._from_codes(codes, fmt)
+        return p._to_device(a, fmt, device) if device is not None else a
+
+    def adapter(q, k, v, mask, causal, scale, shape):
+        B, Hq, Hkv, Lq, Lk, d = (int(x) for x in shape)
+        Q = arr(q, x_fmt).reshape(B, Hq, Lq, d)
+        K = arr(k, x_fmt).reshape(B, Hkv, Lk, d)
+        V = arr(v, x_fmt).reshape(B, Hkv, Lk, d)
+        M = None if mask is None else arr(mask, "f32")
+        r = fn(Q, K, V, mask=M, causal=None if causal == "none" else causal, scale=float(scale))
+        O, L = r if isinstance(r, tuple) else (r, None)
+        if device is not None and str(device).startswith("cuda"):
+            p._torch().cuda.synchronize()  # a failure inside the kernel surfaces here, in this case
+        o, to = p._to_numpy(O.reshape(B * Hq * Lq, d), out_fmt)
+        codes = p._codes(o, to, out_fmt).astype(p._CONTAINER[p._CONTAINER_BITS[out_fmt]])
+        if not lse or L is None:
+            return codes, None
+        l, tl = p._to_numpy(L.reshape(B * Hq * Lq, 1), "f32")
+        return codes, p._codes(l, tl, "f32").astype(np.uint32)
+    return adapter
+
+
+def certify_attention(fn, *, dtype: str = "f16", out: str | None = None, qk: str = "in={t},acc=f32,out=f32",
+                      pv: str = "in={t},acc=f32,out=f32", shift: str = "online", key_block: int = 64, exp_form: str = "natural",
+                      exp: str = "expf", exp_abs: float = 0.0, normalize: str = "divide", lse: bool = False, log: str = "logf",
+                      masked_rows: str = "zero", masked_lse: str = "+inf", masks=("top_left", "bottom_right", "additive"),
+                      head_dims=(), grouped_heads: bool = True, score_rel: float = 0.0, note: str = "", device=None,
+                      suite: str = "attention_quick", name: str | None = None, json=None, junit=None, html=None):
+    """Certify a scaled-dot-product attention forward, O = softmax(s Q K^T + mask) V per batch and head.
+
+    ``fn(Q, K, V, mask=None, causal=None, scale=s)`` receives Q (batch, heads_q, len_q, head_dim), K and V (batch,
+    heads_kv, len_k, head_dim) in format ``dtype`` (NumPy; torch tensors on ``device`` when it is given), ``mask`` a
+    float32 (len_q, len_k) additive mask or None, ``causal`` None, "top_left" (query i sees keys j <= i, PyTorch's
+    is_causal) or "bottom_right" (j <= i + len_k - len_q, FlashAttention's); it returns O (same layout as Q) in format
+    ``out`` (default ``dtype``), or (O, LSE) with LSE (batch, heads_q, len_q) in float32 when ``lse=True``. Grouped
+    heads: query head h reads key/value head h // (heads_q // heads_kv). Cases whose masks, head dims or grouped heads
+    the declaration does not take are reported not supported.
+
+    The declaration is what the bound reads (docs/attention.md): the two GEMMs as traits specs ``qk`` and ``pv``
+    ("{t}" is ``dtype``; pv's ``in`` is the format P is rounded into before P V), ``shift`` (online with ``key_block``
+    keys a block, or shifted), ``exp_form`` (natural: exp(RN(s x) + mask - max); base2: exp2(fma(x, RN(s log2 e),
+    -m2))), ``exp`` (expf, __expf, libm, cr, ulps:N) with ``exp_abs`` (an absolute error for flushed results),
+    ``normalize`` (divide, reciprocal), ``masked_rows`` (zero, nan) and ``masked_lse`` (+inf, -inf) for fully masked
+    rows, ``score_rel`` (a relative perturbation of each q k product beyond qk's, derived in ``note``).
+    ``fpcert.sdpa_declaration(backend, dtype)`` gives PyTorch's SDPA backends' declarations."""
+    out = out or dtype
+    qk, pv = qk.replace("{t}", dtype), pv.replace("{t}", dtype)
+    kname = _kname(fn, name)
+    run = _fpcert.certify_attention(_adapter(fn, dtype, out, device, bool(lse)), dtype, out, qk, pv, shift, int(key_block),
+                                    exp_form, exp, float(exp_abs), normalize, bool(lse), log, masked_rows, masked_lse,
+                                    list(masks), [int(h) for h in head_dims], bool(grouped_heads), float(score_rel), note, kname,
+                                    f"Python attention {kname}", suite,
+                                    "python: fpcert.certify_attention(" + kname + ", suite=" + repr(suite) + ")")
+    return _finish(run, json, junit, html)
+
+
+def sdpa_declaration(backend: str, dtype: str) -> dict:
+    """The keyword arguments of certify_attention declaring PyTorch's SDPA backend ("math" or "flash") for a dtype
+    (f16, bf16): SDPA_DECLARATIONS with the dtype filled in and a note naming the source."""
+    if backend not in SDPA_DECLARATIONS:
+        raise _pkg().InputError(f"fpcert.sdpa_declaration: no declaration of backend {backend!r} (math, flash; docs/attention.md says "
+                                "why the memory-efficient and cuDNN backends have none yet)")
+    d = dict(SDPA_DECLARATIONS[backend])
+    d["qk"], d["pv"] = d["qk"].replace("{t}", dtype), d["pv"].replace("{t}", dtype)
+    d["dtype"] = dtype
+    d["note"] = f"PyTorch SDPA backend {backend} as docs/attention.md declares it"
+    return d
+
+
+def sdpa(backend: str):
+    """A callable for certify_attention running torch.nn.functional.scaled_dot_product_attention with `backend` pinned
+    (math, flash, efficient, cudnn; torch.nn.attention.sdpa_kernel). Grouped heads are expanded by repeat_interleave
+    (an exact copy) before the call; the mask is passed in the query's dtype (the suites' masks are values of the input
+    format: exact)."""
+    torch = _pkg()._torch()
+    if torch is None:
+        import torch  # noqa: F811
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    be = {"math": SDPBackend.MATH, "flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+          "cudnn": SDPBackend.CUDNN_ATTENTION}[backend]
+
+    def run(Q, K, V, mask=None, causal=None, scale=None):
+        if causal not in (None, "top_left"):
+            raise NotImplementedError(f"torch SDPA takes is_causal (top-left) only, not {causal}")
+        if K.shape[1] != Q.shape[1]:
+            g = Q.shape[1] // K.shape[1]
+            K, V = K.repeat_interleave(g, dim=1), V.repeat_interleave(g, dim=1)
+        m = None
+        if mask is not None:
+            m = mask.to(Q.dtype)
+            if not torch.equal(m.float(), mask):
+                raise NotImplementedError(f"the mask is not exact in {Q.dtype}")
+        with sdpa_kernel(be):
+            return torch.nn.functional.scaled_dot_product_attention(Q, K, V, attn_mask=m, is_causal=causal == "top_left", scale=scale)
+    run.__qualname__ = f"torch_sdpa_{backend}"
+    return run
