@@ -40,7 +40,9 @@ struct LseGrades {
 AttentionArith attention_arith(const AttentionTraits& t, std::int64_t head_dim, std::int64_t len_k) {
   AttentionArith a;
   const EnvelopeModel qk = make_envelope(t.qk, head_dim), pv = make_envelope(t.pv, len_k);
-  a.qk_coef = qk.exists ? qk.coef : kInf;
+  // score_rel (AttentionTraits): each product q_c k_jc perturbed by at most that much before the GEMM, whose own error is
+  // then relative to the perturbed sum: score_rel + (1 + score_rel) coef of sum |q k|.
+  a.qk_coef = qk.exists ? t.score_rel + (1 + t.score_rel) * qk.coef : kInf;
   a.qk_abs = qk.eta_arith;
   a.pv_coef = pv.exists ? pv.coef : kInf;
   a.pv_abs = pv.eta_arith;
