@@ -17,10 +17,11 @@ SDPA_DECLARATIONS = {
     # >= 2.5 on CUDA): f16/bf16 inputs upcast to fp32 (exact), q and k each multiplied by RN(sqrt(s)) in fp32 (score_rel:
     # RN(sqrt s)^2 = s (1 + e), |e| <= 2u + u^2, and two product roundings: (1 + 2u + u^2)(1 + u)^2 - 1), the scores by
     # an fp32 cuBLAS GEMM (FMA, any order; allow_tf32 off), the mask added in fp32, a shifted softmax with expf
-    # (CUDA: 2 ulp) and a division (SoftMaxForwardEpilogue), fully masked rows zero (_safe_softmax), P V in fp32, the
-    # result rounded once into the dtype.
+    # (CUDA: 2 ulp) and a division or, on its long-row path, a product by the reciprocal (declared reciprocal, whose bound
+    # covers the division too, as docs/softmax.md declares torch.softmax), fully masked rows zero (_safe_softmax), P V in
+    # fp32, the result rounded once into the dtype.
     "math": dict(qk="in=f32,acc=f32,out=f32", pv="in=f32,acc=f32,out=f32", shift="shifted", key_block=0, exp_form="natural",
-                 exp="expf", normalize="divide", masked_rows="zero", masks=("top_left", "additive"),
+                 exp="expf", normalize="reciprocal", masked_rows="zero", masks=("top_left", "additive"),
                  score_rel=(1 + 2 * _U32 + _U32 * _U32) * (1 + _U32) ** 2 - 1),
     # FlashAttention-2 as vendored by PyTorch (aten/src/ATen/native/transformers/cuda/flash_attn): mma.sync f16/bf16 with
     # fp32 accumulators (declared as torch.matmul's: accumulation truncated, acc_rounding=rz, any order), an online

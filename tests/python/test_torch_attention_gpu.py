@@ -1,6 +1,6 @@
 """tests/python/test_torch_attention_gpu.py — PyTorch's scaled_dot_product_attention with a backend pinned (math, flash)
 certified through fpcert.certify_attention (issue 41; docs/attention.md, "PyTorch SDPA") in f16 and bf16 on the suite
-attention_quick, against the correctly rounded reference and the bound of the declaration fpcert.sdpa_declaration gives;
+attention (13 cases; those a backend does not take are not supported), against the correctly rounded reference and the bound of the declaration fpcert.sdpa_declaration gives;
 the same SDPA with its output scaled by (1 + 2^-6) afterwards (a wrong epilogue constant) is refused under the flash
 declaration. Per backend the largest error / allowed and where it lies are printed (the report's figures). Run by
 gpu_main.py (label gpu; exit 77 without torch or a device)."""
@@ -29,7 +29,7 @@ def summary(backend, dtype, r):
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 @pytest.mark.parametrize("backend", ["math", "flash"])
 def test_sdpa_backend_passes_under_its_declaration(backend, dtype):
-    r = fpcert.certify_attention(fpcert.sdpa(backend), **fpcert.sdpa_declaration(backend, dtype), device="cuda",
+    r = fpcert.certify_attention(fpcert.sdpa(backend), **fpcert.sdpa_declaration(backend, dtype), device="cuda", suite="attention",
                                  name=f"torch_sdpa_{backend}_{dtype}", **outputs(f"sdpa_{backend}_{dtype}"))
     summary(backend, dtype, r)
     ran = [c for c in r.cases if c["status"] not in ("not supported", "not_supported")]
