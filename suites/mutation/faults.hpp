@@ -62,6 +62,9 @@ enum class Fault : std::uint8_t {
   // GEMM as libraries call it, alpha/beta (issue 37; appended: the values above keep theirs).
   Beta0ReadsC,      ///< D = alpha acc + beta C computed even when beta = 0: 0 * NaN = NaN where C holds NaN
   BetaIgnored,      ///< D = alpha acc: the beta C term never added
+  // Strided batches (issue 37; appended).
+  BatchStrideIgnored,  ///< every batch computed from batch 0's A (stride_a taken as 0)
+  BatchLastDropped,    ///< the last batch never computed
 };
 
 /// Faults in groups; the score is reported per group.
