@@ -91,6 +91,20 @@ std::vector<std::string> kernel_names(bool include_mutants, Operation op) {
   return r;
 }
 
+GemmOperands batch_slice(const GemmOperands& ops, std::int64_t b, const KernelTraits& t) {
+  if (b < 0 || b >= ops.batch) throw std::logic_error("batch_slice: batch index out of range");
+  const auto at = [b](const void* p, std::int64_t stride, const Format& f) -> std::uint8_t* {
+    return p ? const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(p)) + b * stride * container_bytes(f) : nullptr;
+  };
+  GemmOperands o = ops;
+  o.batch = 1;
+  o.a = at(ops.a, ops.stride_a, *t.a_input);
+  o.b = at(ops.b, ops.stride_b, *t.b_input);
+  o.c = at(ops.c, ops.stride_c, *t.out);
+  o.c_in = at(ops.c_in, ops.stride_c, *t.out);
+  return o;
+}
+
 std::string describe_traits(const KernelTraits& t) {
   std::string s = "in " + std::string(t.a_input->tag) + "/" + std::string(t.b_input->tag);
   if (t.block.active())
@@ -118,6 +132,7 @@ std::string describe_traits(const KernelTraits& t) {
   if (t.batch_invariant) s += "; batch-invariant";
   if (t.layouts != kLayoutsRowMajor) s += "; layouts " + describe_layouts(t.layouts);
   if (t.alpha_beta) s += "; D = alpha AB + beta C";
+  if (t.batched) s += "; strided batches";
   return s;
 }
 

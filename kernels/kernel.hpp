@@ -149,6 +149,11 @@ struct KernelTraits {
   /// fewer roundings (an fma of either product with the other rounded); beta = 0 never reads C. Default false:
   /// the kernel gets alpha = 1, beta = 0 and no C, and the alpha/beta cases are "not supported" for it.
   bool alpha_beta = false;
+  /// Strided batched GEMM as cublasGemmStridedBatchedEx defines it (docs/suites.md, "batch.strided"): the kernel
+  /// computes GemmOperands::batch products, matrix b of A at a + b * stride_a (stride 0: batch 0's A for every
+  /// batch, BLAS's broadcast), of B, C and C's input likewise. Default false: the kernel gets batch = 1 and the
+  /// batch cases are "not supported" for it.
+  bool batched = false;
 };
 
 /// Why a kernel's determinism contradicts its declared order (empty: coherent). A RunToRun kernel has no
@@ -178,6 +183,10 @@ struct GemmOperands {
   /// ldc and layout. c_in == c: in place (BLAS). beta = 0: c_in must not be read (the runner fills it with NaN).
   double alpha = 1, beta = 0;
   const void* c_in = nullptr;
+  /// Strided batches (KernelTraits::batched; only such kernels get batch > 1): elements between consecutive
+  /// matrices of A, B and C (C's input too, at c_in + b * stride_c). 0 for A or B: the same matrix for every batch;
+  /// stride_c separates the outputs (>= C's span).
+  std::int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
 };
 
 /// A GEMM case's scalars and C (docs/suites.md, "epilogue.alpha_beta"): alpha and beta (rounded into the kernel's
@@ -188,6 +197,21 @@ struct AlphaBetaCase {
   double alpha = 1, beta = 0;
   bool in_place = false;
   std::uint64_t c_seed = 0;
+};
+
+/// Batch b of a strided batched call as a call of one batch: a, b, c and c_in advanced by b times their strides
+/// (elements of t's a_input, b_input and out containers), batch = 1. Kernels that loop over batches call it.
+GemmOperands batch_slice(const GemmOperands& ops, std::int64_t b, const KernelTraits& t);
+
+/// A strided batched case (docs/suites.md, "batch.strided"): `count` problems of one shape, each with data of its own
+/// (seeds apart) unless A or B is broadcast (stride 0: batch 0's matrix for every batch); `gap_rows` stored rows
+/// between consecutive matrices of each operand (A and B: its NaN poison, C: the pre-fill, checked unchanged).
+/// Inactive (count 1): one matrix.
+struct BatchCase {
+  std::int64_t count = 1;
+  std::int64_t gap_rows = 0;
+  bool broadcast_a = false, broadcast_b = false;
+  bool active() const { return count > 1; }
 };
 
 /// Thrown by run() when the kernel finds out only at run time that it cannot do this call (e.g.

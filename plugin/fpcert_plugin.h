@@ -41,9 +41,9 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 6 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
+#define FPCERT_PLUGIN_ABI_MINOR 7 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
                                      3: reductions; 4: GEMM layouts; 5: GEMM alpha/beta, fields appended to fpcert_gemm_args;
-                                     6: softmax and normalisation) */
+                                     6: softmax and normalisation; 7: GEMM strided batches, appended to fpcert_gemm_args too) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
@@ -213,6 +213,10 @@ typedef struct fpcert_gemm_args {
   double alpha;                   /* D = alpha (A B) + beta C: values of the accumulator format (docs/plugin.md, "alpha, beta") */
   double beta;                    /* beta = 0: c_in must not be read (fpcert fills it with NaN) */
   const void* c_in;               /* C, codes of c_format with C's ldc and layout; == c when in place; NULL when no C */
+  /* ---- appended in ABI minor 7 (as minor 5's; a kernel that does not declare gemm_batched gets batch = 1): batch
+   * matrices, matrix i of A at a + i * stride_a elements, of B, C and c_in likewise; 0 for A or B: the same matrix in
+   * every batch (docs/plugin.md, "Strided batches") */
+  int64_t batch, stride_a, stride_b, stride_c;
 } fpcert_gemm_args;
 
 /* Can this kernel compute this shape? FPCERT_STATUS_OK: yes; FPCERT_STATUS_NOT_SUPPORTED (with a
@@ -599,6 +603,10 @@ typedef struct fpcert_kernel {
   fpcert_norm_traits norm;                             /* NORM (operation == FPCERT_OPERATION_NORM) */
   fpcert_norm_can_implement_fn norm_can_implement;     /* NORM: optional */
   fpcert_norm_run_fn norm_run;                         /* NORM: required */
+
+  /* ---- appended in ABI minor 7 (a kernel of an older minor has none: one matrix per call) */
+  uint32_t gemm_batched;                               /* GEMM: 1 = takes fpcert_gemm_args.batch > 1 with its strides */
+  int32_t reserved_minor7;                             /* 0 */
 } fpcert_kernel;
 
 /* Bits of fpcert_kernel.gemm_layouts (ABI minor 4): one per combination, bit (a + 2 b + 4 c) with 0 = row-major and
@@ -621,6 +629,8 @@ typedef struct fpcert_kernel {
 #define FPCERT_KERNEL_SIZE_MINOR4 offsetof(fpcert_kernel, gemm_alpha_beta)
 /* sizeof(fpcert_kernel) of ABI minor 5, whose kernels end before the softmax and normalisation fields. */
 #define FPCERT_KERNEL_SIZE_MINOR5 offsetof(fpcert_kernel, softmax)
+/* sizeof(fpcert_kernel) of ABI minor 6, whose kernels end before gemm_batched (read as one matrix per call). */
+#define FPCERT_KERNEL_SIZE_MINOR6 offsetof(fpcert_kernel, gemm_batched)
 
 /* What fpcert_plugin_enumerate returns: a table with static storage duration. */
 typedef struct fpcert_plugin_info {

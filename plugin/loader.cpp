@@ -26,6 +26,14 @@
 
 namespace fpcert {
 
+// The minor 7 layout: gemm_batched right after the minor 6 fields, the batch fields right after fpcert_gemm_args'
+// minor 5 ones; on LP64 the sizes are pinned (as plugin/rows_plugin.cpp pins minor 6), so that an edit of the header
+// that moves a field fails here instead of breaking every built plugin silently.
+static_assert(FPCERT_KERNEL_SIZE_MINOR6 + 2 * sizeof(std::int32_t) == sizeof(fpcert_kernel));
+static_assert(offsetof(fpcert_gemm_args, batch) == offsetof(fpcert_gemm_args, c_in) + sizeof(const void*));
+static_assert(sizeof(void*) != 8 || (sizeof(fpcert_kernel) == 576 && offsetof(fpcert_gemm_args, batch) == 136 &&
+                                     sizeof(fpcert_gemm_args) == 168));
+
 using namespace plugin_detail;  // call_plugin, Message, describe_failure (plugin/plugin_call.hpp)
 
 namespace {
@@ -103,6 +111,8 @@ KernelTraits traits_from_abi(const fpcert_kernel& k) {
     t.layouts = static_cast<std::uint8_t>(k.gemm_layouts);
   // alpha/beta (ABI minor 5); older kernels end before it: alpha = 1, beta = 0, no C.
   if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR4 + sizeof(k.gemm_alpha_beta)) t.alpha_beta = k.gemm_alpha_beta != 0;
+  // Strided batches (ABI minor 7); older kernels end before it: one matrix per call.
+  if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR6 + sizeof(k.gemm_batched)) t.batched = k.gemm_batched != 0;
   return t;
 }
 
@@ -225,6 +235,10 @@ class PluginGemmKernel final : public GemmKernel {
     a.alpha = ops.alpha;  // minor 5: 1, 0 and NULL unless the kernel declares gemm_alpha_beta (the runner's call)
     a.beta = ops.beta;
     a.c_in = ops.c_in;
+    a.batch = ops.batch;  // minor 7: 1 and strides 0 unless the kernel declares gemm_batched (the runner's call)
+    a.stride_a = ops.stride_a;
+    a.stride_b = ops.stride_b;
+    a.stride_c = ops.stride_c;
     Message msg;
     const std::int32_t st = call_plugin(name_, "gemm_run", d_->gemm_run, d_->user_data, static_cast<const fpcert_gemm_args*>(&a),
                                         ws, ws_bytes, ops.stream, msg.buf.data(), msg.buf.size());
@@ -358,6 +372,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                                     : info->abi_minor == 3 ? FPCERT_KERNEL_SIZE_MINOR3
                                     : info->abi_minor == 4 ? FPCERT_KERNEL_SIZE_MINOR4
                                     : info->abi_minor == 5 ? FPCERT_KERNEL_SIZE_MINOR5
+                                    : info->abi_minor == 6 ? FPCERT_KERNEL_SIZE_MINOR6
                                                            : sizeof(fpcert_kernel);
   // A newer minor's entries may be longer, but a C compiler's sizeof is a multiple of the alignment (a table
   // of any other stride has misaligned entries: found by tests/fuzz/fuzz_plugin), and no entry is 64 KiB.
@@ -457,6 +472,8 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                          k.gemm_layouts & ~FPCERT_LAYOUTS_ALL, versions));
       if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR4 + sizeof(k.gemm_alpha_beta) && k.gemm_alpha_beta > 1)
         kerr(fmt::format("gemm_alpha_beta = {}: 0 or 1{}", k.gemm_alpha_beta, versions));
+      if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR6 + sizeof(k.gemm_batched) && k.gemm_batched > 1)
+        kerr(fmt::format("gemm_batched = {}: 0 or 1{}", k.gemm_batched, versions));
     } else if (k.operation == FPCERT_OPERATION_CONVERSION) {
       const fpcert_conversion_traits& c = k.conversion;
       if (!k.conversion_run) kerr("conversion_run is NULL (required)");

@@ -16,10 +16,10 @@
 // fpcert and its plugins are built for) the sizes are pinned, so that an edit of the header that moves a field fails
 // here instead of breaking every built plugin silently.
 static_assert(FPCERT_KERNEL_SIZE_MINOR5 == offsetof(fpcert_kernel, reserved_minor5) + sizeof(std::int32_t));
-static_assert(offsetof(fpcert_kernel, norm_run) + sizeof(fpcert_norm_run_fn) == sizeof(fpcert_kernel));
+static_assert(offsetof(fpcert_kernel, norm_run) + sizeof(fpcert_norm_run_fn) == FPCERT_KERNEL_SIZE_MINOR6);
 static_assert(sizeof(void*) != 8 || (sizeof(fpcert_elem_fn_error) == 40 && sizeof(fpcert_softmax_traits) == 136 &&
                                      sizeof(fpcert_norm_traits) == 72 && sizeof(fpcert_softmax_args) == 80 &&
-                                     sizeof(fpcert_norm_args) == 80 && sizeof(fpcert_kernel) == 568));
+                                     sizeof(fpcert_norm_args) == 80 && FPCERT_KERNEL_SIZE_MINOR6 == 568));
 
 namespace fpcert {
 

@@ -102,27 +102,37 @@ class PyKernel final : public GemmKernel {
     const Format& of = *traits_.out;
     const int cb = container_bytes(of);
     try {
-      py::array a = container_array(ops.a, ops.m, ops.k, ops.lda, *traits_.a_input);
-      py::array b = container_array(ops.b, ops.k, ops.n, ops.ldb, *traits_.b_input);
+      // Strided batches (traits batched): (batch, m, k) x (batch, k, n) arrays, a broadcast operand (stride 0) as
+      // (1, ...); the callable returns (batch, m, n). One matrix: the 2-D arrays of a plain GEMM.
+      const bool bt = traits_.batched && ops.batch > 1;
+      const std::int64_t nb = bt ? ops.batch : 1;
+      const auto operand = [&](const void* p, std::int64_t stride, std::int64_t rows, std::int64_t cols, std::int64_t ld, const Format& f) {
+        return bt ? container_array3(p, stride ? nb : 1, stride, rows, cols, ld, f) : container_array(p, rows, cols, ld, f);
+      };
+      py::array a = operand(ops.a, ops.stride_a, ops.m, ops.k, ops.lda, *traits_.a_input);
+      py::array b = operand(ops.b, ops.stride_b, ops.k, ops.n, ops.ldb, *traits_.b_input);
       // D = alpha A B + beta C (traits alpha_beta): C goes to the callable only where beta != 0 (BLAS: beta = 0 never
       // reads C; the runner's C holds NaN there), as codes of the output format.
       const bool ab = traits_.alpha_beta;
       if (ab && ops.beta != 0 && ops.c_layout != Layout::RowMajor) throw NotSupportedError("python kernels take a row-major C");
       const py::object c_in =
-          ab && ops.beta != 0 ? py::object(container_array(ops.c_in, ops.m, ops.n, ops.ldc, *traits_.out)) : py::object(py::none());
+          ab && ops.beta != 0 ? py::object(operand(ops.c_in, ops.stride_c, ops.m, ops.n, ops.ldc, *traits_.out)) : py::object(py::none());
       const py::object c = ab ? (*adapter_)(a, b, c_in, ops.alpha, ops.beta) : (*adapter_)(a, b);
       // The result through the buffer protocol (PEP 3118), not py::array's itemsize: pybind11 2.10 (Debian 12's)
       // reads NumPy 1's descriptor layout, and under NumPy 2 itemsize() is garbage (seen on the H200's NumPy
       // 2.5: every case "not an array of ..."). The buffer's shape, strides and item size are NumPy's own.
       const py::buffer_info info = py::reinterpret_borrow<py::buffer>(c).request();
-      if (info.ndim != 2 || info.shape[0] != ops.m || info.shape[1] != ops.n || info.itemsize != cb)
-        throw std::runtime_error("the kernel's result is not an " + std::to_string(ops.m) + "x" + std::to_string(ops.n) + " array of " +
-                                 std::string(of.tag) + " values");
-      const auto* src = static_cast<const std::uint8_t*>(info.ptr);
-      auto* dst = static_cast<std::uint8_t*>(ops.c);
-      for (std::int64_t i = 0; i < ops.m; ++i)
-        for (std::int64_t j = 0; j < ops.n; ++j)
-          std::memcpy(dst + (i * ops.ldc + j) * cb, src + i * info.strides[0] + j * info.strides[1], static_cast<std::size_t>(cb));
+      const int d0 = bt ? 1 : 0;  // the row axis
+      if (info.ndim != 2 + d0 || (bt && info.shape[0] != nb) || info.shape[d0] != ops.m || info.shape[d0 + 1] != ops.n || info.itemsize != cb)
+        throw std::runtime_error("the kernel's result is not an " + (bt ? std::to_string(nb) + "x" : std::string()) + std::to_string(ops.m) +
+                                 "x" + std::to_string(ops.n) + " array of " + std::string(of.tag) + " values");
+      for (std::int64_t t = 0; t < nb; ++t) {
+        const auto* src = static_cast<const std::uint8_t*>(info.ptr) + (bt ? t * info.strides[0] : 0);
+        auto* dst = static_cast<std::uint8_t*>(ops.c) + t * ops.stride_c * cb;
+        for (std::int64_t i = 0; i < ops.m; ++i)
+          for (std::int64_t j = 0; j < ops.n; ++j)
+            std::memcpy(dst + (i * ops.ldc + j) * cb, src + i * info.strides[d0] + j * info.strides[d0 + 1], static_cast<std::size_t>(cb));
+      }
     } catch (py::error_already_set& e) {
       const std::string what = e.what();
       e.restore();
@@ -210,6 +220,7 @@ PYBIND11_MODULE(_fpcert, m) {
       .def_property_readonly("order", [](const KernelTraits& t) { return t.order; })
       .def_property_readonly("determinism", [](const KernelTraits& t) { return std::string(to_string(t.determinism)); })
       .def_property_readonly("alpha_beta", [](const KernelTraits& t) { return t.alpha_beta; })
+      .def_property_readonly("batched", [](const KernelTraits& t) { return t.batched; })
       .def("describe", [](const KernelTraits& t) { return describe_traits(t); })
       .def("__repr__", [](const KernelTraits& t) { return "<fpcert.Traits " + describe_traits(t) + ">"; });
   m.def("traits", &traits_by_name_or_spec, py::arg("name_or_spec"),

@@ -55,6 +55,23 @@ inline py::array container_array(const void* data, std::int64_t rows, std::int64
   return out;
 }
 
+/// `count` matrices of rows x cols codes, matrix t at data + t * stride elements, as a (count, rows, cols) array (a
+/// strided batched GEMM's operand; count 1: the broadcast one).
+inline py::array container_array3(const void* data, std::int64_t count, std::int64_t stride, std::int64_t rows, std::int64_t cols,
+                                  std::int64_t ld, const Format& f) {
+  const int bytes = container_bytes(f);
+  py::dtype dt = bytes == 1 ? py::dtype::of<std::uint8_t>() : bytes == 2 ? py::dtype::of<std::uint16_t>()
+                 : bytes == 4 ? py::dtype::of<std::uint32_t>() : py::dtype::of<std::uint64_t>();
+  py::array out(dt, std::vector<py::ssize_t>{count, rows, cols}, std::vector<py::ssize_t>{rows * cols * bytes, cols * bytes, bytes});
+  auto* dst = static_cast<std::uint8_t*>(out.mutable_data());
+  for (std::int64_t t = 0; t < count; ++t) {
+    const auto* src = static_cast<const std::uint8_t*>(data) + t * stride * bytes;
+    for (std::int64_t i = 0; i < rows; ++i)
+      std::memcpy(dst + (t * rows + i) * cols * bytes, src + i * ld * bytes, static_cast<std::size_t>(cols * bytes));
+  }
+  return out;
+}
+
 /// Remove a kernel from the registry (its factory's handle is released here, with the GIL held).
 inline void unregister_kernel(const std::string& name) {
   auto& reg = kernel_registry();

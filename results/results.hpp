@@ -282,6 +282,14 @@ struct OrderRecord {
   std::string fallback;              ///< not used: why (the case then has the declared tier)
 };
 
+/// One batch of a strided batched GEMM case (docs/suites.md, "batch.strided"), graded as its own m x n matrix.
+struct BatchOutcome {
+  bool passed = true;
+  double max_abs = 0;        ///< its largest |D - ref|
+  double max_fraction = 0;   ///< its largest err / allowed of the decisive tier (the envelope's)
+  std::string reason;        ///< why it failed (empty: passed)
+};
+
 struct CaseResult {
   std::string suite;
   std::string case_id;
@@ -331,6 +339,9 @@ struct CaseResult {
   /// (A then B: n row-major, t column-major); empty: fpcert's default nn/c_row (JSON "layout", written when not empty).
   std::string layout;
   std::optional<RunSpread> spread;   ///< a kernel declaring run_to_run: its measured run-to-run spread
+  /// A strided batched case: each batch's outcome, in batch order (JSON "batches", written when not empty); the
+  /// case's checks and metrics are those of its first failing batch (else of the batch with the largest error).
+  std::vector<BatchOutcome> batches;
 };
 
 /// The status the decisive checks give: Crashed, Hung or NotSupported (run() declined after data)

@@ -271,6 +271,13 @@ json to_json(const CaseResult& c) {
   }
   if (c.determinism != "deterministic") j["determinism"] = c.determinism;
   if (!c.layout.empty()) j["layout"] = c.layout;
+  if (!c.batches.empty()) {
+    json bs = json::array();
+    for (const BatchOutcome& b : c.batches)
+      bs.push_back({{"passed", b.passed}, {"max_abs", json_number(b.max_abs)}, {"max_fraction", json_number(b.max_fraction)},
+                    {"reason", b.reason}});
+    j["batches"] = std::move(bs);
+  }
   if (c.spread) {
     const RunSpread& s = *c.spread;
     j["spread"] = {{"runs", s.runs},
@@ -424,6 +431,14 @@ CaseResult case_from_json(const json& j) {
       throw InputError("case '" + c.case_id + "': unknown determinism '" + c.determinism + "' (deterministic, run_to_run)");
   }
   if (j.contains("layout")) c.layout = str(j, "layout");
+  if (j.contains("batches")) {
+    if (!j.at("batches").is_array()) throw InputError("case '" + c.case_id + "': 'batches' must be an array");
+    for (const json& o : j.at("batches")) {
+      if (!o.is_object() || !o.contains("passed") || !o.at("passed").is_boolean())
+        throw InputError("case '" + c.case_id + "': each of 'batches' must be an object with a boolean 'passed'");
+      c.batches.push_back({o.at("passed").get<bool>(), num(o, "max_abs"), num(o, "max_fraction"), o.contains("reason") ? str(o, "reason") : ""});
+    }
+  }
   if (j.contains("spread")) {
     const json& o = j.at("spread");
     if (!o.is_object()) throw InputError("case '" + c.case_id + "': 'spread' must be an object");

@@ -429,6 +429,15 @@ section_libgemm() {
   grep -E "beta0_reads_c|beta_ignored" "$OUT/libgemm_certify_pedantic.txt" | head -6
   run timeout 300 "$BIN/test_suites_gpu" --source-file='*alpha_beta_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/libgemm_ab_gpu_test.log" | tail -20
 }
+# Strided batched GEMM (issue 37): the batch_* cases on every cuBLAS built-in (cublasGemmStridedBatchedEx), the
+# pedantic baseline's full certify run with its mutation score (batch_stride_ignored, batch_last_dropped), the GPU test.
+section_libgemm_batch() {
+  run timeout 300 "$BIN/fpcert" certify --kernel cublas --suite certify --case 'batch_*' --no-mutation --json "$OUT/libgemm_batch.json" > "$OUT/libgemm_batch.txt" 2>&1; echo "rc=$?"
+  grep -E "^(CERTIFIED|FAILED|== )|batch_|fail |crashed|hung|not supported" "$OUT/libgemm_batch.txt" | head -80
+  run timeout 400 "$BIN/fpcert" certify --kernel cublas_gemm_f32_pedantic --suite certify --json "$OUT/libgemm_batch_pedantic.json" > "$OUT/libgemm_batch_pedantic.txt" 2>&1; echo "rc=$?"
+  grep -E "^(CERTIFIED|FAILED)|mutation score|survived|batch_stride_ignored|batch_last_dropped" "$OUT/libgemm_batch_pedantic.txt" | head -20
+  run timeout 300 "$BIN/test_suites_gpu" --source-file='*batch_gemm_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/libgemm_batch_gpu_test.log" | tail -20
+}
 # The scale suite (issue 38) on one tensor-core kernel, memory and time stated, then the grid and index fixtures.
 section_scale3() {
   export FPCERT_BIN="$BIN/fpcert"
@@ -598,6 +607,7 @@ for part in ${PART//,/ }; do
     audit) section_audit ;;
     wave3) section_wave3 ;;
     libgemm) section_libgemm ;;
+    libgemm-batch) section_libgemm_batch ;;
     eltwise) section_eltwise ;;
     fp64) section_fp64 ;;
     softmax) section_softmax ;;

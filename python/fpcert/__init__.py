@@ -60,9 +60,9 @@ def _torch_to_numpy(t):
     return a, tag
 
 
-def _to_numpy(x, fmt=None):
-    """(array, format tag) of a NumPy array or torch tensor. uint16 arrays are bfloat16 bits unless
-    fmt says otherwise; an ml_dtypes bfloat16 array is read as its bits."""
+def _to_numpy(x, fmt=None, ndim=2):
+    """(array, format tag) of a NumPy array or torch tensor of `ndim` dimensions (3: a batch of matrices). uint16
+    arrays are bfloat16 bits unless fmt says otherwise; an ml_dtypes bfloat16 array is read as its bits."""
     if _is_torch(x):
         a, tag = _torch_to_numpy(x)
     else:
@@ -74,8 +74,8 @@ def _to_numpy(x, fmt=None):
             raise InputError(f"fpcert: arrays of {a.dtype} are not supported (float64, float32, float16, uint16 = bfloat16 bits)")
         if a.dtype == np.uint16 and fmt is not None:
             tag = fmt
-    if a.ndim != 2:
-        raise InputError(f"fpcert: expected a 2-D matrix, got shape {a.shape}")
+    if a.ndim != ndim:
+        raise InputError(f"fpcert: expected {'a 2-D matrix' if ndim == 2 else f'a {ndim}-D array'}, got shape {a.shape}")
     return a, tag
 
 
@@ -98,7 +98,7 @@ def _codes(a, tag, out):
     bad = ~((back == v) | (np.isnan(back) & np.isnan(v)))
     if bad.any():
         i = np.argwhere(bad)[0]
-        raise InputError(f"fpcert: C is {tag} but the kernel's output format is {out}, and C[{i[0]}, {i[1]}] = {v[tuple(i)]!r} "
+        raise InputError(f"fpcert: C is {tag} but the kernel's output format is {out}, and C[{', '.join(map(str, i))}] = {v[tuple(i)]!r} "
                          f"is not a {out} value")
     return codes
 
@@ -354,7 +354,7 @@ def _gemm_adapter(fn, t, device):
             out = fn(a, b)
         if device is not None and str(device).startswith("cuda"):
             _torch().cuda.synchronize()  # a failure inside the kernel surfaces here, in this case
-        c, tc = _to_numpy(out, t.out)
+        c, tc = _to_numpy(out, t.out, np.ndim(a_codes))  # 3-D: a strided batched call (traits batched)
         bits = _CONTAINER_BITS[t.out]
         return _codes(c, tc, t.out).astype(_CONTAINER[bits])
     return adapter
@@ -373,7 +373,9 @@ def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, dev
     order must then be unknown (torch_traits' is). An undeclared difference between runs fails the case.
     Traits with ``alpha_beta=1`` declare ``fn(A, B, C, alpha, beta) -> D``, D = alpha A B + beta C as BLAS defines
     it (C in the output format; None where beta = 0: BLAS never reads C there); the suites' ab_* cases then run
-    (docs/python.md, "alpha and beta")."""
+    (docs/python.md, "alpha and beta"). Traits with ``batched=1`` declare strided batches: fn receives (batch, m, k)
+    and (batch, k, n) arrays (a broadcast operand as (1, ...)) and returns (batch, m, n) (C too: (batch, m, n)); the
+    batch_* cases then run (docs/python.md, "Strided batches")."""
     t = traits(traits_)
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
     adapter = _gemm_adapter(fn, t, device)

@@ -104,6 +104,12 @@ const std::vector<FaultInfo>& catalogue() {
        {CheckKind::Nonfinite, CheckKind::Envelope}, "beta = 0 with C filled with NaN (ab_beta0; BLAS: C is not read)"},
       {Fault::BetaIgnored, "beta_ignored", FaultClass::Arithmetic, "beta C never added: D = alpha A B",
        "the kernel is called with beta = 0 whatever the case's beta", kAccuracy, "beta != 0 with C not negligible (ab_general, ab_alpha0, ...)"},
+      {Fault::BatchStrideIgnored, "batch_stride_ignored", FaultClass::Data, "the batch stride of A ignored: every batch uses batch 0's A",
+       "the kernel is called with stride_a = 0 (A broadcast) whatever the case's stride", kAccuracy,
+       "batches with an A of their own (batch_strided, batch_broadcast_b, batch_alpha_beta, batch_transposed)"},
+      {Fault::BatchLastDropped, "batch_last_dropped", FaultClass::Memory, "the last batch never computed",
+       "the kernel is called with batch - 1 batches: the last batch's D keeps the pre-fill", {CheckKind::Unwritten, CheckKind::Nonfinite},
+       "any batch case (batch_*)"},
       // Reductions: injectors wrapping any host ReduceKernel (suites/ops/reduce/reduce_faults.hpp).
       {Fault::RedDropElement, "red_drop", FaultClass::Arithmetic, "the last element of every vector left out",
        "the kernel runs on the vectors with their last element set to +0", kAccuracy,
@@ -314,6 +320,10 @@ std::string fault_not_applicable(Fault f, const KernelTraits& t) {
     case Fault::Beta0ReadsC:
     case Fault::BetaIgnored:
       if (!t.alpha_beta) return "the kernel does not declare alpha/beta (D = alpha AB + beta C): it is never given C";
+      break;
+    case Fault::BatchStrideIgnored:
+    case Fault::BatchLastDropped:
+      if (!t.batched) return "the kernel does not declare strided batches: it is never given more than one batch";
       break;
     case Fault::TransposedLd:
       // Bits of KernelTraits::layouts with a column-major A (a = 1: 1, 3, 5, 7) or B (b = 1: 2, 3, 6, 7).

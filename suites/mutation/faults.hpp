@@ -59,7 +59,13 @@ enum class Fault : std::uint8_t {
   NormAffineSwapped,    ///< gamma and beta swapped
   NormAffineIgnored,    ///< gamma and beta ignored
   NormZeros,            ///< every output +0
-  // Attention (suites/ops/attention/attention_faults.hpp).
+  // GEMM as libraries call it, alpha/beta (issue 37; appended: the values above keep theirs).
+  Beta0ReadsC,      ///< D = alpha acc + beta C computed even when beta = 0: 0 * NaN = NaN where C holds NaN
+  BetaIgnored,      ///< D = alpha acc: the beta C term never added
+  // Strided batches (issue 37; appended).
+  BatchStrideIgnored,  ///< every batch computed from batch 0's A (stride_a taken as 0)
+  BatchLastDropped,    ///< the last batch never computed
+  // Attention (suites/ops/attention/attention_faults.hpp; appended).
   AttnNoRescale,          ///< O~ and l not rescaled when the running max grows
   AttnScaleAfterSoftmax,  ///< softmax(Q K^T + mask), the scale applied to the output
   AttnCausalOffByOne,     ///< query i sees key i + 1
@@ -67,9 +73,6 @@ enum class Fault : std::uint8_t {
   AttnPRoundedLower,      ///< P rounded narrower than declared before P V
   AttnDropLastKeyBlock,   ///< the last, partial key block skipped
   AttnZeros,              ///< every output +0
-  // GEMM as libraries call it, alpha/beta (issue 37; appended: the values above keep theirs).
-  Beta0ReadsC,      ///< D = alpha acc + beta C computed even when beta = 0: 0 * NaN = NaN where C holds NaN
-  BetaIgnored,      ///< D = alpha acc: the beta C term never added
 };
 
 /// Faults in groups; the score is reported per group.

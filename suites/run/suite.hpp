@@ -33,6 +33,7 @@ struct CaseSpec {
   SampleSpec sample = {};    ///< graded on a sampled exact reference (suites/verdict/sampled_reference.hpp)
   GemmLayout layout = {};    ///< how A, B and C are stored (CaseSetup::layout; docs/suites.md, "layout.transposes")
   AlphaBetaCase alpha_beta = {};  ///< D = alpha AB + beta C (CaseSetup::alpha_beta; docs/suites.md, "epilogue.alpha_beta")
+  BatchCase batch = {};           ///< strided batches (CaseSetup::batch; docs/suites.md, "batch.strided")
 };
 
 /// What a suite's cases may depend on.

@@ -75,9 +75,13 @@ KernelTraits parse_traits_spec(const std::string& spec) {
       // D = alpha (A B) + beta C as BLAS defines it (kernels/kernel.hpp, KernelTraits::alpha_beta; docs/python.md)
       if (v != "0" && v != "1" && v != "true" && v != "false") throw InputError(fmt::format("traits: alpha_beta={}: not 0/1/true/false", v));
       t.alpha_beta = v == "1" || v == "true";
+    } else if (key == "batched") {
+      // strided batches as cublasGemmStridedBatchedEx defines them (KernelTraits::batched; docs/python.md)
+      if (v != "0" && v != "1" && v != "true" && v != "false") throw InputError(fmt::format("traits: batched={}: not 0/1/true/false", v));
+      t.batched = v == "1" || v == "true";
     } else {
       throw InputError(fmt::format("traits: unknown key '{}' (in, a, b, operand, a_operand, b_operand, acc, acc_rounding, "
-                                   "input_rounding, products, promote_every, promote, out, batch_invariant, alpha_beta, order last)",
+                                   "input_rounding, products, promote_every, promote, out, batch_invariant, alpha_beta, batched, order last)",
                                    key));
     }
   }

@@ -22,7 +22,8 @@ TEST_CASE("mutate --list names every fault with its checks") {
   CHECK(r.exit_code == 0);
   for (const char* id : {"out_ulp", "zero_row", "k_minus_1", "transposed_b", "lda_ignored", "tail_tile", "precision_switch", "acc_f16",
                          "acc_bf16", "acc_rz", "out_rz", "flush_inputs", "flush_outputs", "nan_to_zero", "inf_to_max", "unwritten_row",
-                         "write_past_end", "clobbers_a", "one_run_in_n", "transposed_ld", "beta0_reads_c", "beta_ignored"})
+                         "write_past_end", "clobbers_a", "one_run_in_n", "transposed_ld", "beta0_reads_c", "beta_ignored",
+                         "batch_stride_ignored", "batch_last_dropped"})
     CHECK_MESSAGE(r.has(id), id);
   CHECK(r.has("guard_output"));
 }

@@ -327,6 +327,36 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     register_plugin_info(&i5, "minor5");
     CHECK(make_gemm_kernel(newname)->traits().alpha_beta);
   }
+  SUBCASE("strided batches (minor 7): a minor 6 table loads without them; gemm_batched is read, values above 1 refused") {
+    // A minor-6 kernel ends before gemm_batched: the flag set in the full struct is cut off and never read.
+    static std::vector<unsigned char> bytes(FPCERT_KERNEL_SIZE_MINOR6, 0);
+    static const std::string oldname = fresh("minor6b");
+    fpcert_kernel k6 = k;
+    k6.name = oldname.c_str();
+    k6.struct_size = FPCERT_KERNEL_SIZE_MINOR6;
+    k6.gemm_batched = 1;  // beyond a minor 6 kernel: never read
+    std::memcpy(bytes.data(), &k6, FPCERT_KERNEL_SIZE_MINOR6);
+    fpcert_plugin_info old = info;
+    old.abi_minor = 6;
+    old.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR6;
+    old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+    CHECK(validate_plugin_info(&old, "t").empty());
+    register_plugin_info(&old, "minor6b");
+    CHECK_FALSE(make_gemm_kernel(oldname)->traits().batched);
+    k.gemm_batched = 3;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm_batched = 3"});
+    static const std::string newname = fresh("minor7");
+    static fpcert_kernel k7 = k;
+    k7.name = newname.c_str();
+    k7.gemm_batched = 1;
+    static fpcert_plugin_info i7 = table(&k7, 1);
+    CHECK(validate_plugin_info(&i7, "t").empty());
+    register_plugin_info(&i7, "minor7");
+    CHECK(make_gemm_kernel(newname)->traits().batched);
+    // The minor 6 stride the loader expects is the header's, and the batch fields follow gemm_args' minor 5 ones.
+    CHECK(FPCERT_KERNEL_SIZE_MINOR6 + 2 * sizeof(std::int32_t) == sizeof(fpcert_kernel));
+    CHECK(offsetof(fpcert_gemm_args, batch) == offsetof(fpcert_gemm_args, c_in) + sizeof(const void*));
+  }
   SUBCASE("a newer minor is accepted") {
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;
     CHECK(validate_plugin_info(&info, "t").empty());

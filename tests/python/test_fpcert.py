@@ -369,3 +369,42 @@ def test_certify_alpha_beta_callable_blas_semantics():
     assert {"ab_general", "ab_beta0", "ab_alpha0", "ab_inplace"} <= failed and "ab_beta1" not in failed
     with pytest.raises(ValueError, match="alpha_beta"):
         fpcert.traits("in=f32,alpha_beta=maybe")
+
+
+def test_certify_batched_callable_strided_batches():
+    # Strided batches declared (traits batched=1): fn gets (batch, m, k) and (batch, k, n) arrays, a broadcast operand
+    # as (1, ...), and returns (batch, m, n). A numpy matmul (float64 sums of exact fp32 products, one rounding into
+    # fp32) passes every batch_* case it takes (row-major only: batch_transposed is not supported); one that uses A[0]
+    # for every batch is refused wherever the batches' A differ, batch by batch; a callable without batched=1 is
+    # never given a batch case.
+    t = fpcert.traits("in=f32,acc=f32,out=f32,batched=1")
+    assert t.batched and not fpcert.traits("in=f32,acc=f32,out=f32").batched
+    shapes = []
+
+    def matmul(A, B):
+        shapes.append((A.shape, B.shape))
+        return np.matmul(A.astype(np.float64), B.astype(np.float64)).astype(np.float32)
+
+    ok = fpcert.certify(matmul, t, suite="certify", name="batched_matmul", case="batch_*")
+    status = {c["case"]: c["status"] for c in ok.cases if c["case"].startswith("batch_")}
+    assert status == {"batch_strided": "pass", "batch_broadcast_b": "pass", "batch_broadcast_a": "pass",
+                      "batch_alpha_beta": "not_supported", "batch_transposed": "not_supported"}, repr(ok)
+    assert ((5, 33, 29), (5, 29, 47)) in shapes  # batch_strided: 5 batches of 33 x 29 times 29 x 47
+    assert ((4, 33, 29), (1, 29, 47)) in shapes  # batch_broadcast_b: B once
+    assert all(len(c["batches"]) >= 3 for c in ok.cases if c["status"] == "pass" and c["case"].startswith("batch_"))
+
+    def first_a_only(A, B):
+        A0 = np.broadcast_to(A[:1], (max(A.shape[0], B.shape[0]),) + A.shape[1:])  # batch 0's A for every batch
+        return np.matmul(A0.astype(np.float64), B.astype(np.float64)).astype(np.float32)
+
+    bad = fpcert.certify(first_a_only, t, suite="certify", name="first_a_only", case="batch_*")
+    cases = {c["case"]: c for c in bad.cases}
+    assert cases["batch_strided"]["status"] == "fail" and cases["batch_broadcast_b"]["status"] == "fail"
+    assert cases["batch_broadcast_a"]["status"] == "pass"  # one A for all batches: right there
+    outcome = [b["passed"] for b in cases["batch_strided"]["batches"]]
+    assert outcome[0] and not any(outcome[1:])
+
+    plain = fpcert.certify(matmul, fpcert.traits("in=f32,acc=f32,out=f32"), suite="certify", name="plain", case="batch_*")
+    assert all(c["status"] == "not_supported" for c in plain.cases if c["case"].startswith("batch_"))
+    with pytest.raises(ValueError, match="batched"):
+        fpcert.traits("in=f32,batched=maybe")

@@ -58,7 +58,7 @@ TEST_CASE("every certify case names at least one coverage class, and every class
                            "values.exact_storage", "values.all_positive", "values.subnormal", "values.signed_zero", "values.special",
                            "determinism.fill_device", "determinism.every_run", "layout.padded_ld", "layout.guards_ab",
                            "layout.inputs_unchanged", "layout.misaligned", "layout.poisoned_padding", "layout.misaligned_vector",
-                           "layout.transposes", "epilogue.alpha_beta"})
+                           "layout.transposes", "epilogue.alpha_beta", "batch.strided"})
     CHECK_MESSAGE(std::find(classes.begin(), classes.end(), want) != classes.end(), want);
 }
 

@@ -39,13 +39,17 @@ static int64_t at(fpcert_layout layout, int64_t i, int64_t j, int64_t ld) {
 static fpcert_status gemm_run(void* user_data, const fpcert_gemm_args* a, void* workspace, size_t workspace_bytes,
                               void* stream, char* message, size_t message_capacity) {
   (void)user_data, (void)workspace, (void)workspace_bytes, (void)stream, (void)message, (void)message_capacity;
-  const uint16_t* A = (const uint16_t*)a->a;
-  const uint16_t* B = (const uint16_t*)a->b;
-  float* C = (float*)a->c;
   /* ABI minor 5: D = alpha (A B) + beta C (.gemm_alpha_beta = 1 below). Read only when fpcert's args carry them. */
   const int ab = a->struct_size >= offsetof(fpcert_gemm_args, c_in) + sizeof(a->c_in);
   const float alpha = ab ? (float)a->alpha : 1.0f, beta = ab ? (float)a->beta : 0.0f;
-  const float* Cin = ab ? (const float*)a->c_in : NULL;
+  /* ABI minor 7: strided batches (.gemm_batched = 1 below): matrix t of A at A + t * stride_a (0: the same A), ... */
+  const int batched = a->struct_size >= offsetof(fpcert_gemm_args, stride_c) + sizeof(a->stride_c);
+  const int64_t batches = batched && a->batch > 1 ? a->batch : 1;
+  for (int64_t t = 0; t < batches; ++t) {
+  const uint16_t* A = (const uint16_t*)a->a + (batched ? t * a->stride_a : 0);
+  const uint16_t* B = (const uint16_t*)a->b + (batched ? t * a->stride_b : 0);
+  float* C = (float*)a->c + (batched ? t * a->stride_c : 0);
+  const float* Cin = ab && a->c_in ? (const float*)a->c_in + (batched ? t * a->stride_c : 0) : NULL;
   for (int64_t i = 0; i < a->shape.m; ++i)
     for (int64_t j = 0; j < a->shape.n; ++j) {
       float acc = 0.0f; /* C[i][j] = fma(a[i][k], b[k][j], acc) for k = 0..K-1, from +0 */
@@ -58,6 +62,7 @@ static fpcert_status gemm_run(void* user_data, const fpcert_gemm_args* a, void* 
       if (beta != 0.0f) d = d + beta * Cin[x];
       C[x] = d; /* only the m x n elements: the ldc padding is not ours */
     }
+  }
   return FPCERT_STATUS_OK;
 }
 
@@ -130,6 +135,8 @@ static const fpcert_kernel kKernels[] = {
         .gemm_layouts = FPCERT_LAYOUTS_ALL,
         /* ABI minor 5: D = alpha (A B) + beta C from gemm_args.alpha, beta, c_in (gemm_run above) */
         .gemm_alpha_beta = 1,
+        /* ABI minor 7: batch > 1 matrices per call at gemm_args' strides (gemm_run above) */
+        .gemm_batched = 1,
     },
     {
         .struct_size = sizeof(fpcert_kernel),

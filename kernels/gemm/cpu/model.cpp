@@ -1,5 +1,5 @@
 // kernels/gemm/cpu/model.cpp — decoding operands and writing results for every CPU model, in any layout (a model
-// takes those its traits declare: KernelTraits::layouts).
+// takes those its traits declare: KernelTraits::layouts) and in strided batches (every model: KernelTraits::batched).
 #include "kernels/gemm/cpu/model.hpp"
 
 #include <stdexcept>
@@ -31,6 +31,11 @@ DecodedOperands CpuModel::decode(const GemmOperands& ops, const KernelTraits& t)
 }
 
 void CpuModel::run(const GemmOperands& ops) {
+  // Strided batches (KernelTraits::batched): each batch a call of its own, at its strides (0: the same A or B).
+  if (ops.batch > 1) {
+    for (std::int64_t b = 0; b < ops.batch; ++b) run(batch_slice(ops, b, traits_));
+    return;
+  }
   const DecodedOperands d = decode(ops, traits_);
   std::vector<std::uint64_t> c = compute(d);
   const int cb = container_bytes(*traits_.out);

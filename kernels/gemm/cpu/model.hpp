@@ -24,7 +24,9 @@ struct DecodedOperands {
 class CpuModel : public GemmKernel {
  public:
   CpuModel(std::string name, std::string description, KernelTraits traits)
-      : name_(std::move(name)), description_(std::move(description)), traits_(std::move(traits)) {}
+      : name_(std::move(name)), description_(std::move(description)), traits_(std::move(traits)) {
+    traits_.batched = !traits_.block.active();  // run() loops over strided batches (model.cpp); block-scaled: per case
+  }
   const std::string& name() const override { return name_; }
   std::string description() const override { return description_; }
   Backend backend() const override { return Backend::Cpu; }

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "kernels/device/cuda_check.cuh"
+#include "kernels/gemm/cublas/cublas_call.cuh"
 #include "kernels/gemm/cublas/cublas_loader.cuh"
 #include "kernels/register.hpp"
 
@@ -45,6 +46,7 @@ KernelTraits f64_traits(bool emulated) {
   t.determinism_note = kF64Determinism;
   t.layouts = kLayoutsAll;  // the transposes cuBLAS takes, and C either way (run(), as cublas_gemm.cu)
   t.alpha_beta = true;      // cublasGemmEx's alpha and beta, fp64 scalars (run())
+  t.batched = true;         // cublasGemmStridedBatchedEx when batch > 1 (run(), cublas_call.cuh)
   return t;
 }
 
@@ -81,36 +83,20 @@ class CublasF64 final : public GemmKernel {
 
   void run(const GemmOperands& ops) override {
     if (ops.m == 0 || ops.n == 0) return;
-    if (ops.lda > INT_MAX || ops.ldb > INT_MAX || ops.ldc > INT_MAX)
-      throw NotSupportedError(name_ + ": leading dimension beyond cuBLAS's 32-bit range");
+    if (ops.lda > INT_MAX || ops.ldb > INT_MAX || ops.ldc > INT_MAX || ops.batch > INT_MAX)
+      throw NotSupportedError(name_ + ": leading dimension or batch count beyond cuBLAS's 32-bit range");
     if (!handle_) create_handle();
     const cublas::Api& cb = cublas::api();
     FPCERT_CUBLAS_CHECK(cb.set_stream(handle_, static_cast<cudaStream_t>(ops.stream)));
-    // Row-major X is column-major X^T with the same ld; a column-major operand is transposed by cuBLAS instead; a
-    // column-major C takes the product in cuBLAS's own orientation (as kernels/gemm/cublas/cublas_gemm.cu).
-    const bool c_col = ops.c_layout == Layout::ColMajor;
-    const auto op = [c_col](Layout l) { return (l == Layout::RowMajor) != c_col ? CUBLAS_OP_N : CUBLAS_OP_T; };
-    const cublasOperation_t op_b = op(ops.b_layout), op_a = op(ops.a_layout);
-    // D = alpha AB + beta C: fp64 scalars; cuBLAS reads C from D's buffer, so a C apart is copied in first (on the
-    // stream); beta = 0 copies nothing and cuBLAS does not read C.
+    // D = alpha AB + beta C with fp64 scalars; C apart copied into D's buffer first; strided batches through
+    // cublasGemmStridedBatchedEx with the same compute type (cublas_call.cuh, as cublas_gemm.cu).
     const double alpha = ops.alpha, beta = ops.beta;
-    if (ops.beta != 0 && ops.c_in && ops.c_in != ops.c) {
-      const std::int64_t lines = c_col ? ops.n : ops.m, len = c_col ? ops.m : ops.n;
-      FPCERT_CUDA_CHECK(cudaMemcpy2DAsync(ops.c, static_cast<std::size_t>(ops.ldc) * 8, ops.c_in, static_cast<std::size_t>(ops.ldc) * 8,
-                                          static_cast<std::size_t>(len) * 8, static_cast<std::size_t>(lines), cudaMemcpyDeviceToDevice,
-                                          static_cast<cudaStream_t>(ops.stream)));
-    }
-    const auto ld = [](std::int64_t v) { return static_cast<int>(v < 1 ? 1 : v); };
+    cublas::copy_c_in(ops, 8);
     const cublasComputeType_t compute = emulated_ ? CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT : CUBLAS_COMPUTE_64F;
-    const cublasStatus_t s =
-        c_col ? cb.gemm_ex(handle_, op_a, op_b, static_cast<int>(ops.m), static_cast<int>(ops.n), static_cast<int>(ops.k), &alpha, ops.a,
-                           CUDA_R_64F, ld(ops.lda), ops.b, CUDA_R_64F, ld(ops.ldb), &beta, ops.c, CUDA_R_64F, ld(ops.ldc), compute,
-                           CUBLAS_GEMM_DEFAULT)
-              : cb.gemm_ex(handle_, op_b, op_a, static_cast<int>(ops.n), static_cast<int>(ops.m), static_cast<int>(ops.k), &alpha, ops.b,
-                           CUDA_R_64F, ld(ops.ldb), ops.a, CUDA_R_64F, ld(ops.lda), &beta, ops.c, CUDA_R_64F, ld(ops.ldc), compute,
-                           CUBLAS_GEMM_DEFAULT);
+    const cublasStatus_t s = cublas::gemm(cb, handle_, ops, &alpha, &beta, CUDA_R_64F, CUDA_R_64F, compute);
     if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH)
-      throw NotSupportedError(name_ + ": cublasGemmEx answered " + cublas::status_text(s) + " for this compute type on this GPU/library");
+      throw NotSupportedError(name_ + (ops.batch > 1 ? ": cublasGemmStridedBatchedEx answered " : ": cublasGemmEx answered ") +
+                              cublas::status_text(s) + " for this compute type on this GPU/library");
     FPCERT_CUBLAS_CHECK(s);
   }
 

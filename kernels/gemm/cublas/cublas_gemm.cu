@@ -18,6 +18,8 @@
 // padding never). Every layout is taken (KernelTraits::layouts, docs/suites.md "layout.transposes"): a column-major A
 // or B is passed with CUBLAS_OP_T in that call; a column-major C is cuBLAS's own C, gemm(opA, opB, m, n, k, A, lda, B,
 // ldb, C, ldc) with opX = N for a column-major X and T for a row-major one. beta = 0: C is not read (the runner's NaN pre-fill cannot leak in).
+// Strided batches (KernelTraits::batched, docs/suites.md "batch.strided"): cublasGemmStridedBatchedEx, same operands,
+// compute type and algorithm, with the strides (0: broadcast A or B).
 // CUBLAS_STATUS_NOT_SUPPORTED (a compute type this GPU or library refuses) becomes NotSupportedError:
 // the verdict is "not supported", not a crash.
 #include <cublas_v2.h>
@@ -31,6 +33,7 @@
 #include <utility>
 
 #include "kernels/device/cuda_check.cuh"
+#include "kernels/gemm/cublas/cublas_call.cuh"
 #include "kernels/gemm/cublas/cublas_loader.cuh"
 #include "kernels/register.hpp"
 #include "kernels/tc/instruction.hpp"
@@ -95,6 +98,7 @@ KernelTraits traits_for(cublasComputeType_t compute, cudaDataType_t in) {
     t.determinism_note = kCublasDeterminism;
     t.alpha_beta = true;  // cublasGemmEx's alpha and beta, fp32 scalars (run())
     t.layouts = kLayoutsAll;  // as every cuBLAS built-in (this early return skipped it: the H200 layout test refused both)
+    t.batched = true;         // cublasGemmStridedBatchedEx when batch > 1 (run())
     return t;
   }
   t.exact_products = true;
@@ -155,6 +159,7 @@ KernelTraits traits_for(cublasComputeType_t compute, cudaDataType_t in) {
   t.determinism_note = kCublasDeterminism;
   t.layouts = kLayoutsAll;  // the transposes cuBLAS takes, and C either way (run())
   t.alpha_beta = true;      // cublasGemmEx's alpha and beta (fp16 scalars with CUBLAS_COMPUTE_16F, fp32 otherwise; run())
+  t.batched = true;         // cublasGemmStridedBatchedEx when batch > 1, the same compute type (run())
   // The tensor-core instructions cuBLAS may run (docs/tensor_cores.md, "Certifying tensor-core kernels"):
   // the envelope takes the coarsest of their cards' measured bits. FAST_16F/16BF may down-convert to tf32.
   switch (compute) {
@@ -200,44 +205,25 @@ class CublasGemm final : public GemmKernel {
 
   void run(const GemmOperands& ops) override {
     if (ops.m == 0 || ops.n == 0) return;
-    if (ops.lda > INT_MAX || ops.ldb > INT_MAX || ops.ldc > INT_MAX)
-      throw NotSupportedError(name_ + ": leading dimension beyond cuBLAS's 32-bit range");
+    if (ops.lda > INT_MAX || ops.ldb > INT_MAX || ops.ldc > INT_MAX || ops.batch > INT_MAX)
+      throw NotSupportedError(name_ + ": leading dimension or batch count beyond cuBLAS's 32-bit range");
     if (!handle_) create_handle();
     const cublas::Api& cb = cublas::api();
     FPCERT_CUBLAS_CHECK(cb.set_stream(handle_, static_cast<cudaStream_t>(ops.stream)));
-    // Row-major X (rows x cols, ld) is column-major X^T with the same ld; a column-major operand is
-    // transposed by cuBLAS instead. A column-major C: the product in cuBLAS's own orientation.
-    const bool c_col = ops.c_layout == Layout::ColMajor;
-    const auto op = [c_col](Layout l) { return (l == Layout::RowMajor) != c_col ? CUBLAS_OP_N : CUBLAS_OP_T; };
-    const cublasOperation_t op_b = op(ops.b_layout), op_a = op(ops.a_layout);
     // D = alpha AB + beta C (KernelTraits::alpha_beta): the scalars are values of the accumulator format (fp16 for
-    // CUBLAS_COMPUTE_16F, fp32 otherwise), exact in either. cuBLAS reads C from D's buffer (in place, BLAS): C apart
-    // (c_in != c) is copied into it first, on the stream (inside the timed region); beta = 0 copies nothing (cuBLAS
-    // does not read C then).
+    // CUBLAS_COMPUTE_16F, fp32 otherwise), exact in either. C apart is copied into D's buffer first (inside the timed
+    // region); strided batches go to cublasGemmStridedBatchedEx with the same compute type (cublas_call.cuh).
     const float alpha32 = static_cast<float>(ops.alpha), beta32 = static_cast<float>(ops.beta);
     const Rounder rn16 = Rounder::nearest(f16);
     const auto alpha16 = static_cast<std::uint16_t>(round_double(f16, ops.alpha, rn16).code);
     const auto beta16 = static_cast<std::uint16_t>(round_double(f16, ops.beta, rn16).code);
     const bool half_scalars = cfg_.compute == CUBLAS_COMPUTE_16F;
-    if (ops.beta != 0 && ops.c_in && ops.c_in != ops.c) {
-      const std::size_t eb = cfg_.out == CUDA_R_32F ? 4 : 2;
-      const std::int64_t lines = c_col ? ops.n : ops.m, len = c_col ? ops.m : ops.n;
-      FPCERT_CUDA_CHECK(cudaMemcpy2DAsync(ops.c, static_cast<std::size_t>(ops.ldc) * eb, ops.c_in, static_cast<std::size_t>(ops.ldc) * eb,
-                                          static_cast<std::size_t>(len) * eb, static_cast<std::size_t>(lines), cudaMemcpyDeviceToDevice,
-                                          static_cast<cudaStream_t>(ops.stream)));
-    }
-    const auto ld = [](std::int64_t v) { return static_cast<int>(v < 1 ? 1 : v); };
+    cublas::copy_c_in(ops, cfg_.out == CUDA_R_32F ? 4 : 2);
     const void* alpha = half_scalars ? static_cast<const void*>(&alpha16) : &alpha32;
     const void* beta = half_scalars ? static_cast<const void*>(&beta16) : &beta32;
-    const cublasStatus_t s =
-        c_col ? cb.gemm_ex(handle_, op_a, op_b, static_cast<int>(ops.m), static_cast<int>(ops.n), static_cast<int>(ops.k), alpha,
-                           ops.a, cfg_.in, ld(ops.lda), ops.b, cfg_.in, ld(ops.ldb), beta, ops.c, cfg_.out, ld(ops.ldc),
-                           cfg_.compute, CUBLAS_GEMM_DEFAULT)
-              : cb.gemm_ex(handle_, op_b, op_a, static_cast<int>(ops.n), static_cast<int>(ops.m), static_cast<int>(ops.k), alpha,
-                           ops.b, cfg_.in, ld(ops.ldb), ops.a, cfg_.in, ld(ops.lda), beta, ops.c, cfg_.out, ld(ops.ldc),
-                           cfg_.compute, CUBLAS_GEMM_DEFAULT);
+    const cublasStatus_t s = cublas::gemm(cb, handle_, ops, alpha, beta, cfg_.in, cfg_.out, cfg_.compute);
     if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH)
-      throw NotSupportedError(name_ + ": cublasGemmEx answered " + cublas::status_text(s) +
+      throw NotSupportedError(name_ + (ops.batch > 1 ? ": cublasGemmStridedBatchedEx answered " : ": cublasGemmEx answered ") + cublas::status_text(s) +
                               " for this compute type on this GPU/library");
     FPCERT_CUBLAS_CHECK(s);
   }

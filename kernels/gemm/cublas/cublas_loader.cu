@@ -51,6 +51,7 @@ Loaded load() {
   ok = bind(lib, "cublasSetMathMode", l.api.set_math_mode, why) && ok;
   ok = bind(lib, "cublasSetEmulationStrategy", l.api.set_emulation_strategy, why) && ok;
   ok = bind(lib, "cublasGemmEx", l.api.gemm_ex, why) && ok;
+  ok = bind(lib, "cublasGemmStridedBatchedEx", l.api.gemm_strided_batched_ex, why) && ok;
   ok = bind(lib, "cublasGetStatusName", l.api.status_name, why) && ok;
   ok = bind(lib, "cublasGetStatusString", l.api.status_string, why) && ok;
   ok = bind(lib, "cublasGetVersion_v2", l.api.get_version, why) && ok;

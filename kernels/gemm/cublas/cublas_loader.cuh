@@ -19,11 +19,15 @@ struct Api {
   decltype(&cublasDestroy_v2) destroy;
   decltype(&cublasSetStream_v2) set_stream;
   decltype(&cublasSetMathMode) set_math_mode;
-  // The C entry points (cuBLAS's C++ overloads of these two take other argument types).
+  // The C entry points (cuBLAS's C++ overloads of these take other argument types).
   cublasStatus_t (*set_emulation_strategy)(cublasHandle_t, cublasEmulationStrategy_t);
   cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*,
                             cudaDataType, int, const void*, cudaDataType, int, const void*, void*, cudaDataType, int,
                             cublasComputeType_t, cublasGemmAlgo_t);
+  cublasStatus_t (*gemm_strided_batched_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                                            const void*, cudaDataType, int, long long, const void*, cudaDataType, int, long long,
+                                            const void*, void*, cudaDataType, int, long long, int, cublasComputeType_t,
+                                            cublasGemmAlgo_t);
   decltype(&cublasGetStatusName) status_name;
   decltype(&cublasGetStatusString) status_string;
   decltype(&cublasGetVersion_v2) get_version;

@@ -120,6 +120,12 @@ class FaultInjector final : public GemmKernel {
   bool is_mutant() const override { return true; }
 
   void run(const GemmOperands& ops) override {
+    // A fault of one matrix applied to every batch of a strided batched call, one call per batch; the batch faults
+    // change the batched call itself.
+    if (ops.batch > 1 && fault_ != Fault::BatchStrideIgnored && fault_ != Fault::BatchLastDropped) {
+      for (std::int64_t b = 0; b < ops.batch; ++b) run(batch_slice(ops, b, traits()));
+      return;
+    }
     ++calls_;
     bool active = false;
     switch (fault_) {
@@ -237,6 +243,20 @@ class FaultInjector final : public GemmKernel {
         GemmOperands o = ops;
         active = o.beta != 0;
         o.beta = 0;
+        call(o);
+        break;
+      }
+      case Fault::BatchStrideIgnored: {
+        GemmOperands o = ops;
+        active = o.batch > 1 && o.stride_a != 0;
+        o.stride_a = 0;
+        call(o);
+        break;
+      }
+      case Fault::BatchLastDropped: {
+        GemmOperands o = ops;
+        active = o.batch > 1;
+        o.batch = std::max<std::int64_t>(1, o.batch - 1);
         call(o);
         break;
       }

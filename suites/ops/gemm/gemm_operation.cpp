@@ -14,6 +14,7 @@
 #include "generators/generate.hpp"
 #include "results/results_json.hpp"
 #include "suites/ops/gemm/fault_injectors.hpp"
+#include "suites/ops/gemm/batch.hpp"
 #include "suites/ops/gemm/runner.hpp"
 #include "suites/run/device_apis.hpp"
 #include "suites/run/environment.hpp"
@@ -135,6 +136,9 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
     std::optional<GemmSample> sample;
     if (sspec.active()) sample = choose_gemm_sample(problem.m, problem.n, problem.k, sspec, problem.seed);
     const GemmRef ref = sample ? sampled_reference(problem, *sample) : gemm_reference(problem.a.view(), problem.b.view());
+    // A strided batched case: every batch's problem and exact reference (suites/ops/gemm/batch.hpp).
+    std::optional<BatchProblems> batched;
+    if (c.batch.active()) batched = batch_problems(problem, c.batch);
     const BoundVariant variant = opt.variant.value_or(c.variant);
     std::optional<CaseResult> base_result;
     auto run_one = [&](GemmKernel& k, const std::string& repro) {
@@ -152,6 +156,8 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
       s.ld_pad = c.ld_pad;
       s.layout = c.layout;
       s.alpha_beta = c.alpha_beta;
+      s.batch = c.batch;
+      if (batched) s.batch_problems = &batched->problems, s.batch_refs = &batched->refs;
       s.sample = sample ? &*sample : nullptr;
       if (opt.isolate)
         return run_case_isolated(

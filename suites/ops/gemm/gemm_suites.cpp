@@ -329,6 +329,38 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
       r.push_back(cs);
     }
   }
+  // Strided batches as cublasGemmStridedBatchedEx calls them (docs/suites.md, "batch.strided"): every batch its own
+  // data (seeds apart), graded as its own matrix; gap rows between consecutive matrices (A's and B's poisoned, C's
+  // pre-filled and checked unwritten); A or B broadcast (stride 0); with alpha/beta (C apart, a C per batch) and with
+  // transposed operands. M, N, K odd and no multiple of a tile. Kernels that do not declare batches: not supported
+  // (seeds of their own, 260..; C's seeds 360..).
+  {
+    const std::int64_t bm = 33, bn = 47, bk = c.device ? 131 : 29;
+    struct Bt {
+      const char* id;
+      BatchCase batch;
+      bool alpha_beta;
+      GemmLayout layout;
+      const char* what;
+    };
+    const auto T = Layout::ColMajor;
+    std::uint64_t bseed = 260;
+    for (const Bt& x : {Bt{"batch_strided", {5, 3, false, false}, false, {}, "5 batches, each its own A, B; 3 gap rows between matrices"},
+                        Bt{"batch_broadcast_b", {4, 2, false, true}, false, {}, "4 batches, B broadcast (stride_b = 0), 2 gap rows"},
+                        Bt{"batch_broadcast_a", {3, 1, true, false}, false, {}, "3 batches, A broadcast (stride_a = 0), 1 gap row"},
+                        Bt{"batch_alpha_beta", {4, 2, false, false}, true, {}, "4 batches, D = 0.7 AB - 1.3 C with a C per batch (apart), 2 gap rows"},
+                        Bt{"batch_transposed", {3, 2, false, false}, false, GemmLayout{T, T, T}, "3 batches, A, B and C column-major (tt/c_col), 2 gap rows"}}) {
+      CaseSpec cs = covering({x.id, gemm3("uniform", bm, bn, bk, bseed), BoundVariant::Independent,
+                              fmt::format("strided batches: {} (M, N, K = {}, {}, {} per batch; each batch graded as its own matrix)", x.what,
+                                          bm, bn, bk)},
+                             {"batch.strided"});
+      cs.batch = x.batch;
+      cs.layout = x.layout;
+      if (x.alpha_beta) cs.alpha_beta = AlphaBetaCase{true, 0.7, -1.3, false, 100 + bseed};
+      ++bseed;
+      r.push_back(cs);
+    }
+  }
   // Special values: +-Inf, NaN (those the storage format holds), its largest finite value, Inf * 0, Inf - Inf, and
   // elements whose partial sums overflow the narrowest accumulator of the run while their exact sum is finite;
   // each element judged against IEEE's result (docs/suites.md, "values.special"). Kernels declaring finite

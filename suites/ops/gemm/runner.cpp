@@ -17,6 +17,7 @@
 #include "base/error.hpp"
 #include "base/fpenv.hpp"
 #include "suites/ops/gemm/alpha_beta.hpp"
+#include "suites/ops/gemm/batch.hpp"
 #include "suites/verdict/block_reference.hpp"
 #include "suites/verdict/grade.hpp"
 #include "suites/run/guarded_input.hpp"
@@ -101,26 +102,6 @@ std::string outside_domain(const KernelTraits& t, const Problem& p) {
 
 bool dCin_used(const AlphaBetaCase& ab, bool in_place) { return ab.active && !in_place; }
 
-std::vector<std::uint8_t> encode_inputs(const std::vector<double>& v, const Format& f, Rounding r) {
-  const int b = container_bytes(f);
-  std::vector<std::uint8_t> out(v.size() * static_cast<std::size_t>(b));
-  const Rounder rr{r, default_saturation(f), NanPayload::Preserve};
-  for (std::size_t i = 0; i < v.size(); ++i)
-    store_code(out.data(), static_cast<std::int64_t>(i), b, to_container(f, round_double(f, v[i], rr).code));
-  return out;
-}
-
-/// A rows x cols matrix of elem_bytes codes, row-major without padding, as its transpose (cols x rows): a column-major
-/// operand is handed over as the row-major image of its transpose, with the same padding, guards and poison.
-std::vector<std::uint8_t> transpose_codes(const std::vector<std::uint8_t>& v, std::int64_t rows, std::int64_t cols, int eb) {
-  std::vector<std::uint8_t> t(v.size());
-  const auto b = static_cast<std::size_t>(eb);
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < cols; ++j)
-      std::memcpy(t.data() + static_cast<std::size_t>(j * rows + i) * b, v.data() + static_cast<std::size_t>(i * cols + j) * b, b);
-  return t;
-}
-
 /// The first changed byte around C, in words (the guard report of GuardedBuffer).
 /// m x n is C as stored (column-major C: n stored columns of m, `col`).
 std::string describe_guards(const GuardReport& g, std::int64_t m, std::int64_t n, std::int64_t ldc, int cb, bool col = false) {
@@ -191,6 +172,24 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       return finish();
     }
   }
+  // Strided batches: only for kernels that declare them (KernelTraits::batched), each batch graded whole.
+  const BatchCase& bat = setup.batch;
+  std::vector<const Problem*> batches{&p};
+  if (bat.active()) {
+    std::string why = batch_unsupported(t, bat);
+    if (why.empty() && setup.sample) why = "batch cases are graded on the whole of every batch, not on a sample";
+    if (!why.empty()) {
+      r.status = CaseStatus::NotSupported;
+      r.reason = why;
+      return finish();
+    }
+    if (!setup.batch_problems || !setup.batch_refs || static_cast<std::int64_t>(setup.batch_problems->size()) != bat.count ||
+        setup.batch_refs->size() != setup.batch_problems->size())
+      throw std::logic_error("run_case: a batch case without every batch's problem and reference (batch_problems)");
+    batches.clear();
+    for (const Problem& q : *setup.batch_problems) batches.push_back(&q);
+  }
+  const std::int64_t nb = static_cast<std::int64_t>(batches.size()), gap = bat.active() ? bat.gap_rows : 0;
   const Support sup = kernel.can_implement(p.m, p.n, p.k);
   if (!sup.ok) {
     r.status = CaseStatus::NotSupported;
@@ -198,7 +197,8 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     return finish();
   }
   // Inputs beyond the kernel's storage range would reach it as Inf/NaN: the case is not for this kernel.
-  for (const auto& [vals, fmt_in, name] : {std::tuple{&p.a.data, t.a_input, "A"}, std::tuple{&p.b.data, t.b_input, "B"}}) {
+  for (const Problem* q : batches)
+  for (const auto& [vals, fmt_in, name] : {std::tuple{&q->a.data, t.a_input, "A"}, std::tuple{&q->b.data, t.b_input, "B"}}) {
     if (const auto mx = beyond_range(*vals, *fmt_in, t.input_rounding)) {
       r.status = CaseStatus::NotSupported;
       r.reason = fmt::format("the case's {} reaches {:.4g}, beyond {}'s largest finite value {:.4g}: its inputs cannot be "
@@ -256,11 +256,12 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     }
   }
   if (!opt.grade_outside_domain) {
-    if (const std::string why = outside_domain(t, p); !why.empty()) {
-      r.status = CaseStatus::NotSupported;
-      r.reason = "outside the kernel's input domain: " + why;
-      return finish();
-    }
+    for (const Problem* q : batches)
+      if (const std::string why = outside_domain(t, *q); !why.empty()) {
+        r.status = CaseStatus::NotSupported;
+        r.reason = "outside the kernel's input domain: " + why + (bat.active() ? fmt::format(" (batch {})", q - batches.front()) : "");
+        return finish();
+      }
   }
   // An order from outside the declaration: revealed at this shape (once per run) before the case's own runs.
   std::shared_ptr<const RevealedOrder> outside;
@@ -290,14 +291,16 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   const std::int64_t c_rows = c_col ? p.n : p.m, c_cols = c_col ? p.m : p.n;
   const std::int64_t ldc = c_cols + opt.ldc_pad;
   const int cb = container_bytes(*t.out);
+  // Batches: matrix b of C at stored row b * (c_rows + gap) (suites/ops/gemm/batch.hpp); codes holds them one after
+  // another, m x n row-major each.
+  const std::int64_t c_all_rows = (c_rows + gap) * nb - gap, mn = p.m * p.n;
   std::vector<std::uint64_t> codes;
   std::vector<double> times;
-  auto read_codes = [&](const GuardedBuffer& c) {
-    std::vector<std::uint64_t> v(static_cast<std::size_t>(p.m * p.n));
-    for (std::int64_t i = 0; i < p.m; ++i)
-      for (std::int64_t j = 0; j < p.n; ++j)
-        v[static_cast<std::size_t>(i * p.n + j)] = from_container(*t.out, c_col ? c.code(j, i) : c.code(i, j));
-    return v;
+  auto read_codes = [&](const GuardedBuffer& c) { return batch_codes(c, *t.out, nb, p.m, p.n, gap, c_col); };
+  // The gap rows between C's matrices hold the pre-fill: a write there is out of bounds (counted with the guards).
+  const std::uint64_t c_fill = to_container(*t.out, prefill_code(*t.out));
+  auto check_gaps = [&](const GuardedBuffer& c) {
+    r.metrics.guard_violations += gap_writes(c, nb, c_rows, c_cols, ldc, gap, c_fill, &r.metrics.first_guard_violation);
   };
   // Inputs: padded leading dimensions with guard bytes around A and B and in their padding, checked
   // unchanged after every run; every run's C compared bit for bit with the first (docs/suites.md).
@@ -305,27 +308,15 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   // alpha/beta: the scalars as the kernel gets them, C's values and their codes as stored (C's layout, c_rows x c_cols).
   const double alpha = abc.active ? alpha_beta_scalar(abc.alpha, t) : 1.0, beta = abc.active ? alpha_beta_scalar(abc.beta, t) : 0.0;
   const bool in_place = abc.active && abc.in_place;
-  std::vector<double> c_vals;
-  std::vector<std::uint64_t> c_codes;  // container codes, stored image without padding
-  if (abc.active) {
-    AlphaBetaCase ab = abc;
-    ab.beta = beta;
-    c_vals = alpha_beta_c(ab, *t.out, p.m, p.n);
-    c_codes.resize(c_vals.size());
-    const Rounder rn = Rounder::nearest(*t.out);
-    for (std::int64_t i = 0; i < p.m; ++i)
-      for (std::int64_t j = 0; j < p.n; ++j) {
-        const double v = c_vals[static_cast<std::size_t>(i * p.n + j)];
-        const std::uint64_t code = std::isnan(v) ? prefill_code(*t.out) : round_double(*t.out, v, rn).code;
-        c_codes[static_cast<std::size_t>(c_col ? j * p.m + i : i * p.n + j)] = to_container(*t.out, code);
-      }
-  }
+  // C's values batch after batch, its stored image with the pre-fill (in place) or the poison (apart) between batches.
+  const BatchC cin = abc.active ? batch_c(abc, beta, *t.out, p.m, p.n, nb, gap, c_col) : BatchC{};
+  const std::vector<double>& c_vals = cin.values;
   std::int64_t runs_differ = 0, first_differ_run = -1, first_differ_index = -1;
   // A kernel declaring run-to-run nondeterminism: the distinct outputs of its later runs, each graded on its own
   // (suites/verdict/envelope.hpp, envelope_later_runs): at most 16 of them (a device case runs 14 times), and at most 2^26
   // codes in all (512 MiB; fill_device's 4096 x 4096 keeps 4), at least 2 whatever the size.
   const bool run_to_run = t.determinism == Determinism::RunToRun;
-  const std::size_t kept_max = std::clamp<std::size_t>((std::size_t{1} << 26) / static_cast<std::size_t>(std::max<std::int64_t>(1, p.m * p.n)), 2, 16);
+  const std::size_t kept_max = std::clamp<std::size_t>((std::size_t{1} << 26) / static_cast<std::size_t>(std::max<std::int64_t>(1, nb * mn)), 2, 16);
   std::vector<std::vector<std::uint64_t>> later;
   bool data_seen = false;  // run() has been called with the data: a later NOT_SUPPORTED is a declaration failure
   // A column-major operand is stored as its transpose: k rows of m for A, n rows of k for B.
@@ -333,30 +324,27 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   const std::int64_t a_rows = a_col ? p.k : p.m, a_cols = a_col ? p.m : p.k, b_rows = b_col ? p.n : p.k, b_cols = b_col ? p.k : p.n;
   const std::int64_t lda = setup.ld_pad > 0 ? a_cols + setup.ld_pad : padded_ld(a_cols, container_bytes(*t.a_input));
   const std::int64_t ldb = setup.ld_pad > 0 ? b_cols + setup.ld_pad : padded_ld(b_cols, container_bytes(*t.b_input));
+  // Batches: A's (B's) matrices one after another with gap rows of its poison between them, one matrix when broadcast.
+  const std::int64_t na = bat.broadcast_a ? 1 : nb, nbb = bat.broadcast_b ? 1 : nb;
+  const std::int64_t stride_a = na > 1 ? batch_stride(a_rows, lda, gap) : 0, stride_b = nbb > 1 ? batch_stride(b_rows, ldb, gap) : 0;
   const bool ran = run_kernel_guarded(r, [&] {
-    const auto a_bytes = encode_inputs(p.a.data, *t.a_input, t.input_rounding);
-    const auto b_bytes = encode_inputs(p.b.data, *t.b_input, t.input_rounding);
     const int ab = container_bytes(*t.a_input), bb = container_bytes(*t.b_input);
     // Guards and padding hold the input format's NaN: a read past the end of a row poisons the result even
-    // where the kernel multiplies it by zero (docs/suites.md, "layout.poisoned_padding").
-    GuardedInput dA(api, a_col ? transpose_codes(a_bytes, p.m, p.k, ab) : a_bytes, a_rows, a_cols, lda, ab, opt.guard_bytes,
-                    setup.misaligned, poison_code(*t.a_input));
-    GuardedInput dB(api, b_col ? transpose_codes(b_bytes, p.k, p.n, bb) : b_bytes, b_rows, b_cols, ldb, bb, opt.guard_bytes,
-                    setup.misaligned, poison_code(*t.b_input));
-    GuardedBuffer dC(api, static_cast<std::size_t>(c_rows * ldc * cb), opt.guard_bytes);
+    // where the kernel multiplies it by zero (docs/suites.md, "layout.poisoned_padding"); so do the gaps between batches.
+    GuardedInput dA(api, stacked_operand(batches, na, false, *t.a_input, t.input_rounding, a_col, gap), (a_rows + gap) * na - gap, a_cols, lda,
+                    ab, opt.guard_bytes, setup.misaligned, poison_code(*t.a_input));
+    GuardedInput dB(api, stacked_operand(batches, nbb, true, *t.b_input, t.input_rounding, b_col, gap), (b_rows + gap) * nbb - gap, b_cols,
+                    ldb, bb, opt.guard_bytes, setup.misaligned, poison_code(*t.b_input));
+    GuardedBuffer dC(api, static_cast<std::size_t>(c_all_rows * ldc * cb), opt.guard_bytes);
     // In place with beta != 0: D's buffer holds C before every run; else the NaN pre-fill (beta = 0: C is that NaN).
     auto fill_c = [&] {
-      if (in_place && beta != 0) dC.prefill(c_rows, c_cols, ldc, cb, c_codes);
-      else dC.prefill(c_rows, c_cols, ldc, cb, to_container(*t.out, prefill_code(*t.out)));
+      if (in_place && beta != 0) dC.prefill(c_all_rows, c_cols, ldc, cb, cin.fill);
+      else dC.prefill(c_all_rows, c_cols, ldc, cb, c_fill);
     };
     fill_c();
     // Out of place: C in a buffer of its own with guards and poisoned padding, checked unchanged after every run.
     std::optional<GuardedInput> dCin;
-    if (abc.active && !in_place) {
-      std::vector<std::uint8_t> packed(c_codes.size() * static_cast<std::size_t>(cb));
-      for (std::size_t x = 0; x < c_codes.size(); ++x) store_code(packed.data(), static_cast<std::int64_t>(x), cb, c_codes[x]);
-      dCin.emplace(api, packed, c_rows, c_cols, ldc, cb, opt.guard_bytes, false, poison_code(*t.out));
-    }
+    if (abc.active && !in_place) dCin.emplace(api, cin.poison, c_all_rows, c_cols, ldc, cb, opt.guard_bytes, false, poison_code(*t.out));
     GemmOperands ops;
     ops.m = p.m;
     ops.n = p.n;
@@ -375,6 +363,12 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       ops.alpha = alpha;
       ops.beta = beta;
       ops.c_in = in_place ? static_cast<const void*>(dC.elements()) : dCin->elements();
+    }
+    if (bat.active()) {
+      ops.batch = nb;
+      ops.stride_a = stride_a;
+      ops.stride_b = stride_b;
+      ops.stride_c = batch_stride(c_rows, ldc, gap);
     }
     auto check_inputs = [&] {
       if (dCin) {
@@ -402,7 +396,8 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     api.synchronize(opt.timeout_ms);
     const GuardReport g = dC.download_and_check();
     r.metrics.guard_violations = g.changed;
-    r.metrics.first_guard_violation = describe_guards(g, c_rows, c_cols, ldc, cb, c_col);
+    r.metrics.first_guard_violation = describe_guards(g, c_all_rows, c_cols, ldc, cb, c_col);
+    check_gaps(dC);
     codes = read_codes(dC);
     check_inputs();
     const std::uint64_t pre = prefill_code(*t.out);
@@ -420,7 +415,8 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     auto compare = [&](int run) {
       const GuardReport again = dC.download_and_check();
       r.metrics.guard_violations += again.changed;
-      if (r.metrics.first_guard_violation.empty()) r.metrics.first_guard_violation = describe_guards(again, c_rows, c_cols, ldc, cb, c_col);
+      if (r.metrics.first_guard_violation.empty()) r.metrics.first_guard_violation = describe_guards(again, c_all_rows, c_cols, ldc, cb, c_col);
+      check_gaps(dC);
       const auto codes2 = read_codes(dC);
       std::int64_t diff = 0, first = -1;
       for (std::size_t x = 0; x < codes.size(); ++x)
@@ -469,7 +465,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     r.time_ms_median = s.size() % 2 ? s[s.size() / 2] : 0.5 * (s[s.size() / 2 - 1] + s[s.size() / 2]);
     r.time_ms_mean = std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size());
     r.timed_runs = static_cast<int>(s.size());
-    if (r.time_ms_median > 0) r.tflops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (r.time_ms_median * 1e-3) / 1e12;
+    if (r.time_ms_median > 0) r.tflops = 2.0 * static_cast<double>(nb * p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (r.time_ms_median * 1e-3) / 1e12;
   }
   pin_fp_env();  // grade in round to nearest without FTZ/DAZ, whatever the kernel left (docs/suites.md)
   GradeInput gi;
@@ -526,19 +522,65 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     gi.unwritten = 0;
     gi.first_unwritten = -1;
   }
-  if (abc.active) {
-    AlphaBetaGrade ag;
-    ag.problem = &p;
-    ag.traits = &t;
-    ag.alpha = alpha;
-    ag.beta = beta;
-    ag.c = &c_vals;
-    ag.codes = &codes;
-    ag.unwritten = r.metrics.unwritten;
-    ag.first_unwritten = r.metrics.first_unwritten;
-    grade_alpha_beta(ag, r);
+  // Each batch graded as its own m x n matrix against its own reference (one batch: the case itself).
+  std::vector<CaseResult> per;
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const auto slice = [&](const std::vector<std::uint64_t>& v) {
+      return std::vector<std::uint64_t>(v.begin() + b * mn, v.begin() + (b + 1) * mn);
+    };
+    CaseResult rb = r;
+    std::vector<std::uint64_t> codes_b;
+    std::vector<std::vector<std::uint64_t>> later_b;
+    std::vector<double> c_b;
+    std::int64_t unwritten = r.metrics.unwritten, first_unwritten = r.metrics.first_unwritten;
+    if (bat.active()) {
+      codes_b = slice(codes);
+      for (const auto& l : later) later_b.push_back(slice(l));
+      if (abc.active) c_b.assign(c_vals.begin() + b * mn, c_vals.begin() + (b + 1) * mn);
+      unwritten = 0, first_unwritten = -1;
+      for (std::int64_t x = 0; x < mn && !(in_place && beta != 0); ++x)
+        if (codes_b[static_cast<std::size_t>(x)] == prefill_code(*t.out) && t.out->has_nan() && !unwritten++) first_unwritten = x;
+      rb.metrics.unwritten = unwritten;
+      rb.metrics.first_unwritten = first_unwritten;
+      gi.problem = batches[static_cast<std::size_t>(b)];
+      gi.ref = &(*setup.batch_refs)[static_cast<std::size_t>(b)];
+      gi.codes = &codes_b;
+      gi.unwritten = unwritten;
+      gi.first_unwritten = first_unwritten;
+      if (run_to_run) gi.later = &later_b;
+    }
+    if (abc.active) {
+      AlphaBetaGrade ag;
+      ag.problem = batches[static_cast<std::size_t>(b)];
+      ag.traits = &t;
+      ag.alpha = alpha;
+      ag.beta = beta;
+      ag.c = bat.active() ? &c_b : &c_vals;
+      ag.codes = bat.active() ? &codes_b : &codes;
+      ag.unwritten = unwritten;
+      ag.first_unwritten = first_unwritten;
+      grade_alpha_beta(ag, rb);
+      // The guards around D (and between its batches) as the plain grade checks them (a graded case only).
+      if (rb.status != CaseStatus::NotSupported) {
+        const bool intact = rb.metrics.guard_violations == 0;
+        rb.checks.push_back({CheckKind::GuardOutput, intact,
+                             intact ? "guard bytes around D and in its ldc padding intact" : "out-of-bounds write: " + rb.metrics.first_guard_violation,
+                             -1, static_cast<double>(rb.metrics.guard_violations), 0});
+        if (!intact && rb.status == CaseStatus::Pass) rb.status = CaseStatus::Fail;
+        if (!intact) rb.reason += (rb.reason.empty() ? "" : "; ") + rb.checks.back().detail;
+      }
+    } else {
+      grade(gi, rb);
+    }
+    per.push_back(std::move(rb));
+  }
+  if (bat.active()) {
+    merge_batch_grades(per, r);
+    r.flags.push_back(fmt::format("strided batches: {} of {} x {} x {}, stride_a = {}{}, stride_b = {}{}, stride_c = {} ({} gap row(s) "
+                                  "between matrices)", nb, p.m, p.n, p.k, stride_a, stride_a ? "" : " (broadcast)", stride_b,
+                                  stride_b ? "" : " (broadcast)", batch_stride(c_rows, ldc, gap), gap));
   } else {
-    grade(gi, r);
+    r = std::move(per.front());
   }
   if (setup.sample) {
     r.flags.push_back(setup.sample->describe(p.m, p.n));
@@ -589,7 +631,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   r.checks.push_back({CheckKind::Nondeterministic, runs_differ == 0 || run_to_run,
                       runs_differ ? fmt::format("{}{} of {} later run(s) differ from the first, the first at run {} (element ({}, {}))",
                                                 run_to_run ? "declared run-to-run nondeterminism (the spread check judges it): " : "", runs_differ,
-                                                r.timed_runs + warmups, first_differ_run, first_differ_index / p.n, first_differ_index % p.n)
+                                                r.timed_runs + warmups, first_differ_run, first_differ_index % mn / p.n, first_differ_index % p.n)
                                   : fmt::format("{} later run(s) bitwise equal to the first", r.timed_runs + warmups),
                       first_differ_index});
   if (block_ref) r.flags.push_back(block_ref->flag(t));

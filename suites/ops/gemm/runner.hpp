@@ -46,6 +46,13 @@ struct CaseSetup {
   /// with guards (checked unchanged) or in place in D's buffer, graded against the exact alpha A'B' + beta C. A kernel
   /// that does not declare alpha/beta gets "not supported".
   AlphaBetaCase alpha_beta = {};
+  /// Strided batches (docs/suites.md, "batch.strided"; suites/ops/gemm/batch.hpp): the kernel called once with
+  /// batch.count matrices laid out with gap rows between them, each batch graded as its own m x n matrix. A kernel
+  /// that does not declare batches gets "not supported". batch_problems/batch_refs: every batch's problem and exact
+  /// reference, batch 0 first (problem and ref are batch 0's).
+  BatchCase batch = {};
+  const std::vector<Problem>* batch_problems = nullptr;
+  const std::vector<GemmRef>* batch_refs = nullptr;
 };
 
 /// Run and grade one case. Never throws for kernel failures: they become the case's status.
