@@ -5,8 +5,6 @@
 // inputs made in the kernel's input format.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "suites/ops/attention/attention_operation.hpp"
 
 namespace fpcert {
@@ -16,41 +14,33 @@ std::vector<CaseSpec> attention_cases(const std::string& suite, const AttentionT
   const std::string src = t.input->tag == "f16" || t.input->tag == "bf16" ? std::string(t.input->tag) : "f32";
   const std::string s = ",source=" + src;
   std::vector<CaseSpec> c;
-  // A case the kernel's declaration excludes (a head dim, a mask, grouped heads it does not take) is left out: the suite is
-  // fitted to the kernel, as its input format is (can_implement would refuse the call).
-  auto add = [&](std::string id, int hkv, int lq, int lk, int d, std::string extra, int seed, std::string note, std::string family) {
-    const bool causal = extra.find("causal=") != std::string::npos, additive = extra.find("mask=additive") != std::string::npos;
-    if (!t.head_dims.empty() && std::find(t.head_dims.begin(), t.head_dims.end(), d) == t.head_dims.end()) return;
-    if (hkv < 4 && !t.grouped_heads) return;
-    if (causal && !(t.masks & (extra.find("top_left") != std::string::npos ? kAttnMaskCausalTopLeft : kAttnMaskCausalBottomRight))) return;
-    if (additive && !(t.masks & kAttnMaskAdditive)) return;
-    const std::string spec =
-        fmt::format("attention:batch=2,heads_q=4,heads_kv={},len_q={},len_k={},head_dim={}{},seed={}{}", hkv, lq, lk, d, extra, seed, s);
-    c.push_back({std::move(id), spec, BoundVariant::Independent, std::move(note), std::move(family)});
+  auto add = [&](std::string id, std::string shape, std::string extra, int seed, std::string note, std::string family) {
+    c.push_back({std::move(id), fmt::format("attention:batch=2,heads_q=4,{}{},seed={}{}", shape, extra, seed, s), BoundVariant::Independent,
+                 std::move(note), std::move(family)});
   };
-  add("normal_l17_kv2", 2, 17, 17, 64, "", 71, "17 x 17, grouped heads 4 / 2", "shape");
-  add("normal_l200", 4, 200, 200, 64, "", 72,
+  add("normal_l17_kv2", "heads_kv=2,len_q=17,len_k=17,head_dim=64", "", 71, "17 x 17, grouped heads 4 / 2", "shape");
+  add("normal_l200", "heads_kv=4,len_q=200,len_k=200,head_dim=64", "", 72,
       "200 keys: three blocks of 64 and a partial one (the running max grows across blocks)", "shape");
-  add("causal_bottom_right", 1, 77, 17, 64, ",causal=bottom_right", 73,
+  add("causal_bottom_right", "heads_kv=1,len_q=77,len_k=17,head_dim=64", ",causal=bottom_right", 73,
       "len_q 77 > len_k 17, bottom-right: the first 60 queries see no key (fully masked rows)", "mask");
-  add("additive_mask", 2, 33, 200, 64, ",mask=additive", 74,
+  add("additive_mask", "heads_kv=2,len_q=33,len_k=200,head_dim=64", ",mask=additive", 74,
       "an additive mask (-4 u, -Inf with probability 1/8, queries 5 mod 16 fully masked)", "mask");
-  add("cancel_v", 4, 33, 200, 64, ",mode=cancel", 75,
+  add("cancel_v", "heads_kv=4,len_q=33,len_k=200,head_dim=64", ",mode=cancel", 75,
       "V = +-(1 + 2^-8 noise) alternating, near-uniform probabilities: O nearly cancels", "cancel");
   if (quick) return c;
-  add("normal_l1", 4, 1, 1, 64, "", 76, "one query, one key: O = v exactly", "shape");
-  add("normal_l77_d128_kv1", 1, 77, 77, 128, "", 77, "77 x 77, head_dim 128, one kv head", "shape");
-  add("normal_l77_d256", 2, 77, 77, 256, "", 78, "head_dim 256", "shape");
-  add("causal_top_left", 2, 77, 77, 64, ",causal=top_left", 79, "causal, top-left (PyTorch's is_causal)",
+  add("normal_l1", "heads_kv=4,len_q=1,len_k=1,head_dim=64", "", 76, "one query, one key: O = v exactly", "shape");
+  add("normal_l77_d128_kv1", "heads_kv=1,len_q=77,len_k=77,head_dim=128", "", 77, "77 x 77, head_dim 128, one kv head", "shape");
+  add("normal_l77_d256", "heads_kv=2,len_q=77,len_k=77,head_dim=256", "", 78, "head_dim 256", "shape");
+  add("causal_top_left", "heads_kv=2,len_q=77,len_k=77,head_dim=64", ",causal=top_left", 79, "causal, top-left (PyTorch's is_causal)",
       "mask");
-  add("causal_bottom_right_long", 2, 17, 200, 64, ",causal=bottom_right", 80,
+  add("causal_bottom_right_long", "heads_kv=2,len_q=17,len_k=200,head_dim=64", ",causal=bottom_right", 80,
       "bottom-right with len_k > len_q: the last query sees every key", "mask");
-  add("aligned_key", 2, 17, 200, 64, ",mode=aligned,spread=8", 81,
+  add("aligned_key", "heads_kv=2,len_q=17,len_k=200,head_dim=64", ",mode=aligned,spread=8", 81,
       "every query aligned with one key per head (score 8 above the rest)", "dominant");
-  add("scores_overflow", 2, 33, 77, 64, src == "f16" ? ",mode=overflow,spread=6" : ",mode=overflow,spread=10",
+  add("scores_overflow", "heads_kv=2,len_q=33,len_k=77,head_dim=64", src == "f16" ? ",mode=overflow,spread=6" : ",mode=overflow,spread=10",
       82, src == "f16" ? "scores ~ 36: e^z beyond f16's range unless the max is subtracted" : "scores ~ 100: e^z beyond f32's range unless shifted",
       "range");
-  add("mass_long", 1, 9, 1000, 64, ",mode=mass", 83,
+  add("mass_long", "heads_kv=1,len_q=9,len_k=1000,head_dim=64", ",mode=mass", 83,
       "one key holds half the mass, 999 small probabilities the other half", "mass");
   return c;
 }
