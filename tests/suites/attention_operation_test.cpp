@@ -17,6 +17,7 @@
 #include "suites/ops/attention/attention_runner.hpp"
 #include "suites/run/operation.hpp"
 #include "suites/run/suite.hpp"
+#include "tests/support/row_gpu_checks.hpp"
 
 namespace fpcert {
 namespace {
@@ -99,21 +100,9 @@ TEST_CASE("attention bound: below 2^-4 of sum p|v| for the f16 flash model on ty
 }
 
 TEST_CASE("attention mutation: 100 % of the applicable faults killed on every CPU model, each for its own fault") {
-  const SuiteInfo* s = find_suite("attention");
-  REQUIRE(s);
-  for (const std::string& k : cpu_models()) {
-    CAPTURE(k);
-    const MutationScore m = run_mutation(*s, k, MutationOptions{});
-    CHECK(m.invalid_cases.empty());
-    for (const MutantResult& x : m.mutants) {
-      CAPTURE(x.fault);
-      CAPTURE(x.detail);
-      std::printf("%s %s: %s (%s)\n", k.c_str(), x.fault.c_str(), std::string(to_string(x.outcome)).c_str(), x.case_id.c_str());
-      CHECK((x.outcome == MutantOutcome::Killed || x.outcome == MutantOutcome::NotApplicable));
-    }
-    CHECK(m.total() >= 5);
-    CHECK(m.score() == 1.0);
-  }
+  const auto models = cpu_models();
+  REQUIRE(models.size() >= 3);
+  check_builtins_mutation("attention", models);  // the same check the CUDA built-ins get (tests/support/row_gpu_checks.hpp)
 }
 
 TEST_CASE("attention faults: each refused by the check its definition names") {

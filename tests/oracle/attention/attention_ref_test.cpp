@@ -16,16 +16,12 @@
 
 #include "oracle/attention/attention_ref.hpp"
 #include "oracle/round.hpp"
+#include "tests/support/test_seed.hpp"
 
 namespace fpcert {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-std::uint64_t seed_from_env() {
-  const char* s = std::getenv("FPCERT_TEST_SEED");
-  return s ? std::strtoull(s, nullptr, 10) : 20261204;
-}
 
 /// splitmix64: the test's own generator (the reference must not share the generators' code).
 std::uint64_t mix(std::uint64_t x) {
@@ -94,7 +90,7 @@ Case make_case(const Format& fmt, Kind kind, std::int64_t hq, std::int64_t hkv, 
 }  // namespace
 
 TEST_CASE("attention reference: O and LSE equal MPFR at 200 bits rounded once, code for code") {
-  const std::uint64_t seed = seed_from_env();
+  const std::uint64_t seed = test::seed();
   std::printf("attention_ref_test: FPCERT_TEST_SEED=%llu\n", static_cast<unsigned long long>(seed));
   const Format* fmts[] = {&f16, &bf16, &f32};
   struct Shape {
