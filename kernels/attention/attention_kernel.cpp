@@ -2,11 +2,32 @@
 // kernels (kernels/attention/attention_kernel.hpp).
 #include "kernels/attention/attention_kernel.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
 namespace fpcert {
+
+/// s hi + s lo (log2 e = hi + lo, a double-double with |log2 e - hi - lo| < 2^-106) as p + tail with p = RN_f64(s hi)
+/// and tail = fma(s, hi, -p) + s lo; (float)p is RN_f32 of p, and p lies on the same side of every f32 midpoint as
+/// s log2 e (a midpoint is a double, so it can only be p itself), where the tail's sign decides (s log2 e is irrational
+/// for s != 0, never a midpoint). tests/kernels/attention/attention_cuda_emulation_test.cpp checks it.
+float attention_scale_log2e(float s) {
+  const double hi = 0x1.71547652b82fep+0, lo = 0x1.777d0ffda0d24p-56;
+  const double p = static_cast<double>(s) * hi;
+  const double tail = std::fma(static_cast<double>(s), hi, -p) + static_cast<double>(s) * lo;
+  float r = static_cast<float>(p);
+  const double d = p - static_cast<double>(r);  // exact: r is within half an f32 ulp of p
+  if (d != 0 && tail != 0) {
+    const float other = std::nextafter(r, d > 0 ? INFINITY : -INFINITY);
+    const bool midpoint = std::fabs(static_cast<double>(other) - p) == std::fabs(d);
+    if (midpoint && (tail > 0) == (d > 0)) r = other;  // the exact value is past the midpoint, on other's side
+  }
+  return r;
+}
+
 
 std::string_view to_string(CausalAlign c) {
   switch (c) {
@@ -73,7 +94,7 @@ std::string describe_attention_traits(const AttentionTraits& t) {
   s += t.shift == SoftmaxShift::Online ? fmt::format("online softmax block {}", t.key_block) : std::string(to_string(t.shift)) + " softmax";
   s += fmt::format(", {} {} {}, P {}, PV {}, l {}, {}, out {}", t.exp_form == AttentionExpForm::Natural ? "exp" : "exp2 folded",
                    fn_text(t.exp), t.exp.source.empty() ? "" : "(declared)", t.pv.a_input->tag, gemm_text(t.pv), t.sum_acc->tag,
-                   t.normalize == AttentionNormalize::Divide ? "divide" : "reciprocal", t.out->tag);
+                   t.normalize == AttentionNormalize::Divide ? "divide" : t.normalize == AttentionNormalize::Reciprocal ? "reciprocal" : "probabilities", t.out->tag);
   s += fmt::format("; masked rows {}, LSE {}", to_string(t.masked_rows), t.masked_lse == MaskedLse::PosInf ? "+Inf" : "-Inf");
   if (!t.writes_lse) s += " (not written)";
   return s;

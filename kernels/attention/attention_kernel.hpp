@@ -43,7 +43,13 @@ std::string_view to_string(AttentionExpForm f);  ///< "natural", "base2_folded"
 enum class AttentionNormalize : std::uint8_t {
   Divide,      ///< RN(O~_c / l) per element
   Reciprocal,  ///< r = RN(1 / l) once per row, then RN(O~_c r): two roundings (FlashAttention)
+  /// P_j = RN(e_j / l) each (or e_j RN(1 / l)), rounded in the compute format, then P V: the softmax first, as PyTorch's
+  /// math SDPA does (softmax, then matmul): one rounding per probability instead of one per output.
+  Probabilities,
 };
+
+/// c = RN_f32(s log2 e), correctly rounded (the folded base-2 form's constant; kernels/attention/attention_kernel.cpp).
+float attention_scale_log2e(float s);
 
 /// What the LSE output holds for a fully masked row.
 enum class MaskedLse : std::uint8_t { NegInf, PosInf };  ///< -Inf (log 0, PyTorch math) or +Inf (FlashAttention 2)

@@ -77,6 +77,11 @@ Row row_of(const AttentionArith& a, const AttentionRowData& d) {
   const bool narrow_p = a.p_format->precision() < a.compute->precision() || a.p_format->emin() > a.compute->emin();
   r.u_p = narrow_p ? a.p_format->unit_roundoff() : 0;
   r.eta_p = narrow_p ? a.p_format->min_subnormal() / 2 : 0;
+  if (a.p_normalized) {  // RN(e_j / l) (or e_j RN(1 / l): two roundings) in the compute format, then RN into p_format
+    const double uc = a.compute->unit_roundoff();
+    r.u_p = (1 + r.u_p) * (1 + uc) * (1 + uc) - 1;
+    r.eta_p += a.compute->min_subnormal() / 2;
+  }
   // Online: a rescaling per key block after the first (the running max grows at most once a block), their arguments
   // summing to at most span (natural units), each rounded, each exp within its ulps, each product rounded.
   r.nb = a.online ? static_cast<int>((r.n + static_cast<std::size_t>(std::max(a.key_block, 1)) - 1) / static_cast<std::size_t>(std::max(a.key_block, 1))) : 1;

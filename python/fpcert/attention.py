@@ -14,23 +14,24 @@ _U32 = 2.0 ** -24
 #: arguments of certify_attention, where "{t}" stands for the dtype's tag (f16, bf16).
 SDPA_DECLARATIONS = {
     # torch's math backend (aten/src/ATen/native/transformers/attention.cpp, _scaled_dot_product_attention_math, torch
-    # >= 2.5 on CUDA): f16/bf16 inputs upcast to fp32 (exact), q and k each multiplied by RN(sqrt(s)) in fp32 (score_rel:
-    # RN(sqrt s)^2 = s (1 + e), |e| <= 2u + u^2, and two product roundings: (1 + 2u + u^2)(1 + u)^2 - 1), the scores by
+    # >= 2.5 on CUDA): f16/bf16 inputs upcast to fp32 (exact), q and k each multiplied by RN(sqrt(s)) in fp32 (score_rel,
+    # below), the scores by
     # an fp32 cuBLAS GEMM (FMA, any order; allow_tf32 off), the mask added in fp32, a shifted softmax with expf
-    # (CUDA: 2 ulp) and a division or, on its long-row path, a product by the reciprocal (declared reciprocal, whose bound
-    # covers the division too, as docs/softmax.md declares torch.softmax), fully masked rows zero (_safe_softmax), P V in
-    # fp32, the result rounded once into the dtype.
+    # (CUDA: 2 ulp) whose probabilities are each rounded to fp32 (a division, or on its long-row path a product by the
+    # reciprocal: normalize="probabilities" counts two roundings per probability) before P V in fp32, fully masked rows
+    # zero (_safe_softmax), the result rounded once into the dtype. RN(sqrt s) is RN_32(RN_64(sqrt s)) = sqrt(s) (1 + d),
+    # |d| <= (1 + 2^-53)(1 + u) - 1, so score_rel = ((1 + 2^-53)(1 + u))^2 (1 + u)^2 - 1 with the two products' roundings.
     "math": dict(qk="in=f32,acc=f32,out=f32", pv="in=f32,acc=f32,out=f32", shift="shifted", key_block=0, exp_form="natural",
-                 exp="expf", normalize="reciprocal", masked_rows="zero", masks=("top_left", "additive"),
-                 score_rel=(1 + 2 * _U32 + _U32 * _U32) * (1 + _U32) ** 2 - 1),
+                 exp="expf", normalize="probabilities", masked_rows="zero", masks=("top_left", "additive"),
+                 score_rel=((1 + 2.0 ** -53) * (1 + _U32)) ** 2 * (1 + _U32) ** 2 - 1),
     # FlashAttention-2 as vendored by PyTorch (aten/src/ATen/native/transformers/cuda/flash_attn): mma.sync f16/bf16 with
     # fp32 accumulators (declared as torch.matmul's: accumulation truncated, acc_rounding=rz, any order), an online
-    # softmax over key blocks (kBlockN 64 or 128 by head dim; 64 declared: fewer rescalings only lower the error), the
+    # softmax over key blocks (kBlockN 32, 64 or 128 by head dim and GPU; 32 declared: fewer rescalings only lower it), the
     # scale folded in base 2 (exp2f(fma(x, s log2 e, -m2))), exp2f built with --use_fast_math (ex2.approx.ftz.f32: 2 ulp,
     # subnormal results flushed: 2^-126 absolute), P rounded into the dtype before P V, O~ times 1 / l, fully masked rows
     # zero. Takes is_causal (top-left) only: no additive mask.
     "flash": dict(qk="in={t},acc=f32,acc_rounding=rz,out=f32", pv="in={t},acc=f32,acc_rounding=rz,out=f32", shift="online",
-                  key_block=64, exp_form="base2", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal", masked_rows="zero",
+                  key_block=32, exp_form="base2", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal", masked_rows="zero",
                   masks=("top_left",), score_rel=0.0),
 }
 
@@ -82,7 +83,7 @@ def certify_attention(fn, *, dtype: str = "f16", out: str | None = None, qk: str
     ("{t}" is ``dtype``; pv's ``in`` is the format P is rounded into before P V), ``shift`` (online with ``key_block``
     keys a block, or shifted), ``exp_form`` (natural: exp(RN(s x) + mask - max); base2: exp2(fma(x, RN(s log2 e),
     -m2))), ``exp`` (expf, __expf, libm, cr, ulps:N) with ``exp_abs`` (an absolute error for flushed results),
-    ``normalize`` (divide, reciprocal), ``masked_rows`` (zero, nan) and ``masked_lse`` (+inf, -inf) for fully masked
+    ``normalize`` (divide, reciprocal, probabilities: each P_j = RN(e_j / l) before P V), ``masked_rows`` (zero, nan) and ``masked_lse`` (+inf, -inf) for fully masked
     rows, ``score_rel`` (a relative perturbation of each q k product beyond qk's, derived in ``note``).
     ``fpcert.sdpa_declaration(backend, dtype)`` gives PyTorch's SDPA backends' declarations."""
     out = out or dtype

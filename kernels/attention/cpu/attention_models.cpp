@@ -184,7 +184,7 @@ class AttentionModel final : public AttentionKernel {
     const std::size_t lk = y.size(), d = q.size(), blk = static_cast<std::size_t>(t_.key_block);
     const bool after = bug_ == AttentionBug::ScaleAfterSoftmax;
     const float s = after ? 1.0f : o.scale;
-    const float c2 = s * static_cast<float>(1.4426950408889634);  // RN(s log2 e)
+    const float c2 = attention_scale_log2e(s);  // RN(s log2 e), as declared (one rounding)
     std::size_t end = lk;
     if (bug_ == AttentionBug::DropLastKeyBlock && lk % blk != 0 && lk > blk) end = lk - lk % blk;
     float my = kNegInf, m2 = 0, l = 0;

@@ -34,6 +34,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/attention/attention_kernel.hpp"
 #include "kernels/gemm/cuda/mma_kernel.cuh"
 
 #if !defined(FPCERT_MMA_EMULATION)
@@ -53,19 +54,7 @@ constexpr float kLog2e = 0x1.715476p+0f;  // RN_f32(log2 e) = 1.44269502...: the
 /// p, and p lies on the same side of every f32 midpoint as s log2 e (a midpoint is a double, so it can only be p
 /// itself), where the tail's sign decides (s log2 e is irrational for s != 0, never a midpoint). Host code
 /// (tests/kernels/attention/attention_cuda_emulation_test.cpp checks it against a long-double evaluation).
-inline float scale_log2e(float s) {
-  const double hi = 0x1.71547652b82fep+0, lo = 0x1.777d0ffda0d24p-56;
-  const double p = static_cast<double>(s) * hi;
-  const double tail = std::fma(static_cast<double>(s), hi, -p) + static_cast<double>(s) * lo;
-  float r = static_cast<float>(p);
-  const double d = p - static_cast<double>(r);  // exact: r is within half an f32 ulp of p
-  if (d != 0 && tail != 0) {
-    const float other = std::nextafter(r, d > 0 ? INFINITY : -INFINITY);
-    const bool midpoint = std::fabs(static_cast<double>(other) - p) == std::fabs(d);
-    if (midpoint && (tail > 0) == (d > 0)) r = other;  // the exact value is past the midpoint, on other's side
-  }
-  return r;
-}
+inline float scale_log2e(float s) { return attention_scale_log2e(s); }
 
 struct FlashArgs {
   std::int64_t len_q, len_k, heads_q, heads_kv;

@@ -55,6 +55,7 @@ AttentionArith attention_arith(const AttentionTraits& t, std::int64_t head_dim, 
   a.sum_acc = t.sum_acc;
   a.p_format = t.pv.a_input;
   a.reciprocal = t.normalize == AttentionNormalize::Reciprocal;
+  a.p_normalized = t.normalize == AttentionNormalize::Probabilities;  // the final division's term stays: an overestimate
   a.out = t.out;
   return a;
 }
@@ -287,6 +288,7 @@ CaseResult run_attention_case(AttentionKernel& kernel, const AttentionCaseSetup&
       }
       continue;
     }
+    if (!std::isfinite(lse_bound[i])) continue;  // no bound applies (a denominator not bounded away from 0): unjudged
     ++lg.judged;
     const double frac = std::isfinite(got) ? std::fabs(got - want) / lse_bound[i] : kInf;
     if (lg.worst < 0 || frac > lg.frac_max) lg.frac_max = frac, lg.worst = static_cast<std::int64_t>(i);
