@@ -2,6 +2,8 @@
 #include "suites/run/case_run.hpp"
 
 #include "base/error.hpp"
+#include "generators/problem.hpp"
+#include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
 
 namespace fpcert {
@@ -36,6 +38,28 @@ bool run_kernel_guarded(CaseResult& r, const std::function<void()>& fn) {
     r.reason = std::string("kernel threw: ") + e.what();
   }
   return false;
+}
+
+std::string memory_mismatch(const Kernel& k, const DeviceApi& api) {
+  if ((k.memory() == MemorySpace::Device) == api.is_device()) return {};
+  return k.memory() == MemorySpace::Device ? "this kernel needs a CUDA device" : "host kernel given a device API";
+}
+
+CaseResult case_skeleton(const Kernel& k, std::string traits, const std::string& suite, const std::string& case_id,
+                         const std::string& family, const Problem& p, const std::string& repro, const Format& out) {
+  CaseResult r;
+  r.suite = suite;
+  r.case_id = case_id;
+  r.family = family;
+  r.kernel = k.name();
+  r.kernel_traits = std::move(traits);
+  r.backend = std::string(to_string(k.backend()));
+  r.spec = p.spec;
+  r.repro = repro;
+  r.achieved = p.achieved;
+  r.source_format = std::string(p.source->tag);
+  r.out_format = std::string(out.tag);
+  return r;
 }
 
 }  // namespace fpcert

@@ -16,6 +16,9 @@
 namespace fpcert {
 
 class OrderSource;  // suites/reveal/revealed_order.hpp
+class Kernel;       // kernels/kernel.hpp
+class DeviceApi;    // kernels/device/device_api.hpp
+struct Problem;     // generators/problem.hpp
 
 struct RunOptions {
   int warmups = -1;            ///< -1: 0 on the host, 3 on a device
@@ -48,5 +51,14 @@ std::uint64_t prefill_code(const Format& out);
 /// → not supported, DeviceError → its FailureKind (crashed or hung), any other exception → error ("kernel
 /// threw: ..."). An InputError is the user's and passes through. Returns whether fn() completed.
 bool run_kernel_guarded(CaseResult& r, const std::function<void()>& fn);
+
+/// Why kernel k cannot run through api ("this kernel needs a CUDA device", "host kernel given a device API"), or "".
+std::string memory_mismatch(const Kernel& k, const DeviceApi& api);
+
+/// A row operation's case record before anything ran (reduction, softmax, norm, attention): the case's names, the
+/// kernel's name, description of its traits and backend, the problem's spec, achieved measures and source format, the
+/// output format. Each runner adds its shape (m, n, k) and its operation's fields.
+CaseResult case_skeleton(const Kernel& k, std::string traits, const std::string& suite, const std::string& case_id,
+                         const std::string& family, const Problem& p, const std::string& repro, const Format& out);
 
 }  // namespace fpcert

@@ -62,18 +62,7 @@ AttentionArith attention_arith(const AttentionTraits& t, std::int64_t head_dim, 
 
 CaseResult attention_skeleton(const AttentionKernel& k, const AttentionCaseSetup& s) {
   const AttentionTraits& t = k.attention_traits();
-  CaseResult r;
-  r.suite = s.suite;
-  r.case_id = s.case_id;
-  r.family = s.family;
-  r.kernel = k.name();
-  r.kernel_traits = describe_attention_traits(t);
-  r.backend = std::string(to_string(k.backend()));
-  r.spec = s.problem->spec;
-  r.repro = s.repro;
-  r.achieved = s.problem->achieved;
-  r.source_format = std::string(s.problem->source->tag);
-  r.out_format = std::string(t.out->tag);
+  CaseResult r = case_skeleton(k, describe_attention_traits(t), s.suite, s.case_id, s.family, *s.problem, s.repro, *t.out);
   const AttentionProblemShape sh = attention_shape(*s.problem);
   r.m = sh.batch * sh.heads_q * sh.len_q;
   r.n = sh.head_dim;
@@ -92,9 +81,9 @@ CaseResult run_attention_case(AttentionKernel& kernel, const AttentionCaseSetup&
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return r;
   };
-  if ((kernel.memory() == MemorySpace::Device) != api.is_device()) {
+  if (std::string why = memory_mismatch(kernel, api); !why.empty()) {
     r.status = CaseStatus::NotSupported;
-    r.reason = kernel.memory() == MemorySpace::Device ? "this kernel needs a CUDA device" : "host kernel given a device API";
+    r.reason = std::move(why);
     return finish();
   }
   const AttentionProblemShape ps = attention_shape(p);

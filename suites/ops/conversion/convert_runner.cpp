@@ -197,8 +197,7 @@ CaseResult run_conversion_case(ConversionKernel& k, const ConversionCase& c, Dev
       for (const auto& f : s.failures) r.reason += (r.reason.empty() ? "" : "; ") + f;
       return;
     }
-    if ((k.memory() == MemorySpace::Device) != api.is_device())
-      throw NotSupportedError(k.memory() == MemorySpace::Device ? "this kernel needs a CUDA device" : "host kernel given a device API");
+    if (std::string why = memory_mismatch(k, api); !why.empty()) throw NotSupportedError(why);
     double kernel_ms = 0;
     std::uint64_t nondeterministic = 0;
     const ConvertCheckResult res = sweep_fed(k, c, api, o, kernel_ms, nondeterministic);

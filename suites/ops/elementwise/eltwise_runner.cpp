@@ -334,9 +334,9 @@ CaseResult run_eltwise_case(ElementwiseKernel& kernel, const EltwiseCaseSetup& s
     decide(r);
     return finish();
   }
-  if ((kernel.memory() == MemorySpace::Device) != api.is_device()) {
+  if (std::string why = memory_mismatch(kernel, api); !why.empty()) {
     r.status = CaseStatus::NotSupported;
-    r.reason = kernel.memory() == MemorySpace::Device ? "this kernel needs a CUDA device" : "host kernel given a device API";
+    r.reason = std::move(why);
     return finish();
   }
   (void)math::exp_tables();  // the tables once, before the threads

@@ -147,9 +147,9 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     return r;
   };
 
-  if ((kernel.memory() == MemorySpace::Device) != api.is_device()) {
+  if (std::string why = memory_mismatch(kernel, api); !why.empty()) {
     r.status = CaseStatus::NotSupported;
-    r.reason = kernel.memory() == MemorySpace::Device ? "this kernel needs a CUDA device" : "host kernel given a device API";
+    r.reason = std::move(why);
     return finish();
   }
   // The layout first: a kernel that does not take column-major operands never sees the case (docs/suites.md,

@@ -30,18 +30,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 CaseResult norm_skeleton(const NormKernel& k, const NormCaseSetup& s) {
   const NormTraits& t = k.norm_traits();
-  CaseResult r;
-  r.suite = s.suite;
-  r.case_id = s.case_id;
-  r.family = s.family;
-  r.kernel = k.name();
-  r.kernel_traits = describe_norm_traits(t);
-  r.backend = std::string(to_string(k.backend()));
-  r.spec = s.problem->spec;
-  r.repro = s.repro;
-  r.achieved = s.problem->achieved;
-  r.source_format = std::string(s.problem->source->tag);
-  r.out_format = std::string(t.arith.out->tag);
+  CaseResult r = case_skeleton(k, describe_norm_traits(t), s.suite, s.case_id, s.family, *s.problem, s.repro, *t.arith.out);
   r.m = norm_rows(*s.problem);
   r.n = norm_cols(*s.problem);
   r.k = norm_cols(*s.problem);
@@ -59,9 +48,9 @@ CaseResult run_norm_case(NormKernel& kernel, const NormCaseSetup& s, DeviceApi& 
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return r;
   };
-  if ((kernel.memory() == MemorySpace::Device) != api.is_device()) {
+  if (std::string why = memory_mismatch(kernel, api); !why.empty()) {
     r.status = CaseStatus::NotSupported;
-    r.reason = kernel.memory() == MemorySpace::Device ? "this kernel needs a CUDA device" : "host kernel given a device API";
+    r.reason = std::move(why);
     return finish();
   }
   const std::int64_t rows = norm_rows(p), cols = norm_cols(p);

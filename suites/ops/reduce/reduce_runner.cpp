@@ -51,19 +51,8 @@ struct Graded {
 
 CaseResult reduce_skeleton(const ReduceKernel& k, const ReduceCaseSetup& s) {
   const ReduceTraits& t = k.reduce_traits();
-  CaseResult r;
-  r.suite = s.suite;
-  r.case_id = s.case_id;
-  r.family = s.family;
-  r.kernel = k.name();
-  r.kernel_traits = describe_reduce_traits(t);
+  CaseResult r = case_skeleton(k, describe_reduce_traits(t), s.suite, s.case_id, s.family, *s.problem, s.repro, *t.out);
   r.determinism = std::string(to_string(t.determinism));
-  r.backend = std::string(to_string(k.backend()));
-  r.spec = s.problem->spec;
-  r.repro = s.repro;
-  r.achieved = s.problem->achieved;
-  r.source_format = std::string(s.problem->source->tag);
-  r.out_format = std::string(t.out->tag);
   const MatrixView x = reduce_vectors(*s.problem);
   r.m = x.rows;
   r.n = 1;
@@ -89,9 +78,9 @@ CaseResult run_reduce_case(ReduceKernel& kernel, const ReduceCaseSetup& s, Devic
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return r;
   };
-  if ((kernel.memory() == MemorySpace::Device) != api.is_device()) {
+  if (std::string why = memory_mismatch(kernel, api); !why.empty()) {
     r.status = CaseStatus::NotSupported;
-    r.reason = kernel.memory() == MemorySpace::Device ? "this kernel needs a CUDA device" : "host kernel given a device API";
+    r.reason = std::move(why);
     return finish();
   }
   if (const std::string why = reduce_traits_problem(t); !why.empty()) {

@@ -79,18 +79,7 @@ void add_bitwise_check(CaseResult& r, const SoftmaxKernel& k, const Problem& p, 
 
 CaseResult softmax_skeleton(const SoftmaxKernel& k, const SoftmaxCaseSetup& s) {
   const SoftmaxTraits& t = k.softmax_traits();
-  CaseResult r;
-  r.suite = s.suite;
-  r.case_id = s.case_id;
-  r.family = s.family;
-  r.kernel = k.name();
-  r.kernel_traits = describe_softmax_traits(t);
-  r.backend = std::string(to_string(k.backend()));
-  r.spec = s.problem->spec;
-  r.repro = s.repro;
-  r.achieved = s.problem->achieved;
-  r.source_format = std::string(s.problem->source->tag);
-  r.out_format = std::string(t.arith.out->tag);
+  CaseResult r = case_skeleton(k, describe_softmax_traits(t), s.suite, s.case_id, s.family, *s.problem, s.repro, *t.arith.out);
   r.m = softmax_rows(*s.problem);
   r.n = softmax_cols(*s.problem);
   r.k = softmax_cols(*s.problem);
@@ -108,9 +97,9 @@ CaseResult run_softmax_case(SoftmaxKernel& kernel, const SoftmaxCaseSetup& s, De
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return r;
   };
-  if ((kernel.memory() == MemorySpace::Device) != api.is_device()) {
+  if (std::string why = memory_mismatch(kernel, api); !why.empty()) {
     r.status = CaseStatus::NotSupported;
-    r.reason = kernel.memory() == MemorySpace::Device ? "this kernel needs a CUDA device" : "host kernel given a device API";
+    r.reason = std::move(why);
     return finish();
   }
   const std::int64_t rows = softmax_rows(p), cols = softmax_cols(p);
