@@ -114,7 +114,7 @@ def sdpa(backend: str):
     """A callable for certify_attention running torch.nn.functional.scaled_dot_product_attention with `backend` pinned
     (math, flash, efficient, cudnn; torch.nn.attention.sdpa_kernel). Grouped heads are expanded by repeat_interleave
     (an exact copy) before the call; the mask is passed in the query's dtype (the suites' masks are values of the input
-    format: exact)."""
+    format: exact). A call the pinned backend refuses ("No available kernel") is reported not supported."""
     torch = _pkg()._torch()
     if torch is None:
         import torch  # noqa: F811
@@ -133,7 +133,13 @@ def sdpa(backend: str):
             m = mask.to(Q.dtype)
             if not torch.equal(m.float(), mask):
                 raise NotImplementedError(f"the mask is not exact in {Q.dtype}")
-        with sdpa_kernel(be):
-            return torch.nn.functional.scaled_dot_product_attention(Q, K, V, attn_mask=m, is_causal=causal == "top_left", scale=scale)
+        try:
+            with sdpa_kernel(be):
+                return torch.nn.functional.scaled_dot_product_attention(Q, K, V, attn_mask=m, is_causal=causal == "top_left",
+                                                                        scale=scale)
+        except RuntimeError as e:  # the pinned backend refuses this call (e.g. flash: is_causal with len_q != len_k)
+            if "No available kernel" in str(e) or "not supported" in str(e).lower():
+                raise NotImplementedError(f"torch SDPA backend {backend}: {e}") from e
+            raise
     run.__qualname__ = f"torch_sdpa_{backend}"
     return run
