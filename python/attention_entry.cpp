@@ -5,10 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <cstring>
 
 #include "kernels/attention/attention_kernel.hpp"
 #include "python/py_support.hpp"
@@ -17,19 +14,6 @@
 namespace fpcert::py_support {
 
 namespace {
-
-/// Copies the callable's result (n rows x cols container codes of `f`, any strides) into dst (row stride ld).
-void copy_rows(const py::handle& r, const Format& f, std::int64_t n, std::int64_t cols, void* dst, std::int64_t ld, const char* what) {
-  const int bytes = container_bytes(f);
-  const py::buffer_info info = py::reinterpret_borrow<py::buffer>(r).request();
-  if (info.ndim != 2 || info.shape[0] != n || info.shape[1] != cols || info.itemsize != bytes)
-    throw std::runtime_error(fmt::format("the callable's {} is not {} x {} values of {}", what, n, cols, f.tag));
-  const auto* src = static_cast<const std::uint8_t*>(info.ptr);
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < cols; ++j)
-      std::memcpy(static_cast<std::uint8_t*>(dst) + (i * ld + j) * bytes, src + i * info.strides[0] + j * info.strides[1],
-                  static_cast<std::size_t>(bytes));
-}
 
 /// The callable as a host attention kernel: adapter(q, k, v, mask or None, causal, scale, shape) -> (o, lse or None), the
 /// tensors as 2-D container codes (rows: batch x heads x len, columns: head_dim; the mask len_q x len_k fp32 codes).
@@ -55,7 +39,7 @@ class PyAttentionKernel final : public AttentionKernel {
       const py::tuple t = r.cast<py::tuple>();
       if (t.size() != 2) throw std::runtime_error("the adapter returns (o, lse)");
       const std::int64_t rows = s.batch * s.heads_q * s.len_q;
-      copy_rows(t[0], *traits_.out, rows, s.head_dim, o.o, o.ldo, "output");
+      copy_rows(t[0], *traits_.out, rows, s.head_dim, o.o, o.ldo, "result");
       if (o.lse) {
         if (t[1].is_none()) throw std::runtime_error("the callable returned no LSE while it declares lse=True");
         copy_rows(t[1], f32, rows, 1, o.lse, 1, "LSE");

@@ -72,6 +72,21 @@ inline py::array container_array3(const void* data, std::int64_t count, std::int
   return out;
 }
 
+/// Copies a callable's result (n rows x cols container codes of `f`, any strides) into dst (row stride ld); `what` names
+/// it in the error ("result", "LSE") when its shape or item size is not that.
+inline void copy_rows(const py::handle& r, const Format& f, std::int64_t n, std::int64_t cols, void* dst, std::int64_t ld, const char* what) {
+  const int bytes = container_bytes(f);
+  const py::buffer_info info = py::reinterpret_borrow<py::buffer>(r).request();
+  if (info.ndim != 2 || info.shape[0] != n || info.shape[1] != cols || info.itemsize != bytes)
+    throw std::runtime_error("the callable's " + std::string(what) + " is not " + std::to_string(n) + " x " + std::to_string(cols) +
+                             " values of " + std::string(f.tag));
+  const auto* src = static_cast<const std::uint8_t*>(info.ptr);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < cols; ++j)
+      std::memcpy(static_cast<std::uint8_t*>(dst) + (i * ld + j) * bytes, src + i * info.strides[0] + j * info.strides[1],
+                  static_cast<std::size_t>(bytes));
+}
+
 /// Remove a kernel from the registry (its factory's handle is released here, with the GIL held).
 inline void unregister_kernel(const std::string& name) {
   auto& reg = kernel_registry();

@@ -4,7 +4,6 @@
 // suite (docs/python.md, "Softmax and normalisation"; docs/softmax.md, docs/normalization.md).
 #include <pybind11/pybind11.h>
 
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -99,17 +98,8 @@ ReduceOrder sum_order_of(const std::string& s) {
 void call_rows(const PyHandle& adapter, const py::object& x, const py::object& extra1, const py::object& extra2, double scalar,
                const Format& out, std::int64_t rows, std::int64_t cols, void* dst, std::int64_t ldo) {
   py::gil_scoped_acquire gil;
-  const int ob = container_bytes(out);
   try {
-    const py::object r = (*adapter)(x, extra1, extra2, scalar);
-    const py::buffer_info info = py::reinterpret_borrow<py::buffer>(r).request();
-    if (info.ndim != 2 || info.shape[0] != rows || info.shape[1] != cols || info.itemsize != ob)
-      throw std::runtime_error(fmt::format("the callable's result is not {} x {} values of {}", rows, cols, out.tag));
-    const auto* src = static_cast<const std::uint8_t*>(info.ptr);
-    for (std::int64_t i = 0; i < rows; ++i)
-      for (std::int64_t j = 0; j < cols; ++j)
-        std::memcpy(static_cast<std::uint8_t*>(dst) + (i * ldo + j) * ob, src + i * info.strides[0] + j * info.strides[1],
-                    static_cast<std::size_t>(ob));
+    copy_rows((*adapter)(x, extra1, extra2, scalar), out, rows, cols, dst, ldo, "result");
   } catch (py::error_already_set& e) {
     const std::string what = e.what();
     e.restore();
