@@ -16,6 +16,9 @@ std::string_view to_string(Operation o) {
     case Operation::Softmax: return "softmax";
     case Operation::Norm: return "norm";
     case Operation::Attention: return "attention";
+    case Operation::SoftmaxBackward: return "softmax_backward";
+    case Operation::NormBackward: return "norm_backward";
+    case Operation::AttentionBackward: return "attention_backward";
   }
   return "?";
 }

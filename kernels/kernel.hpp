@@ -33,7 +33,10 @@ namespace fpcert {
 /// Softmax (softmax and log-softmax over rows): kernels/softmax/softmax_kernel.hpp.
 /// Norm (LayerNorm and RMSNorm over rows): kernels/norm/norm_kernel.hpp.
 /// Attention (fused scaled-dot-product attention forward): kernels/attention/attention_kernel.hpp.
-enum class Operation : std::uint8_t { Gemm, Conversion, Reduction, Elementwise, Softmax, Norm, Attention };
+enum class Operation : std::uint8_t {
+  Gemm, Conversion, Reduction, Elementwise, Softmax, Norm, Attention,
+  SoftmaxBackward, NormBackward, AttentionBackward,  ///< issue 45 (docs/backward.md)
+};
 std::string_view to_string(Operation o);
 enum class Backend : std::uint8_t { Cpu, Cuda, Cublas, Plugin };
 enum class MemorySpace : std::uint8_t { Host, Device };

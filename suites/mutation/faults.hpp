@@ -73,6 +73,30 @@ enum class Fault : std::uint8_t {
   AttnPRoundedLower,      ///< P rounded narrower than declared before P V
   AttnDropLastKeyBlock,   ///< the last, partial key block skipped
   AttnZeros,              ///< every output +0
+  // Backward passes (issue 45; appended): softmax / log-softmax (suites/ops/softmax_bwd), LayerNorm / RMSNorm
+  // (suites/ops/norm_bwd), attention (suites/ops/attention_bwd). Each listed in fault_catalogue() by its module.
+  SbwdNoDotSubtract,  ///< D (or G) never subtracted
+  SbwdDotF16,         ///< D (or G) accumulated in fp16
+  SbwdScaleMissing,   ///< dx without the forward's scale
+  SbwdScaleTwice,     ///< dx with the scale applied twice
+  SbwdLogNoExp,       ///< log-softmax: y_j where e^{y_j} is meant
+  SbwdZeros,          ///< every output +0
+  NbwdNoMeanTerm,     ///< LayerNorm: the mean of g left out
+  NbwdNoProjTerm,     ///< the xh mean(g xh) term left out
+  NbwdGammaIgnored,   ///< gamma never applied to dy
+  NbwdRstdSquared,    ///< rstd^2 where rstd is meant
+  NbwdDGammaF16,      ///< dgamma / dbeta reduced in fp16
+  NbwdDGammaNoXhat,   ///< dgamma = sum dy
+  NbwdZeros,          ///< every output +0
+  AbwdDFromWrongO,    ///< D from dO in place of O
+  AbwdNoDSubtract,    ///< dS = P dP
+  AbwdDqScaleMissing, ///< dQ without s
+  AbwdDqScaleTwice,   ///< dQ with s twice
+  AbwdLseWrongBase,   ///< LSE used in the wrong base
+  AbwdGqaNotSummed,   ///< dK, dV not summed over the query heads of a group
+  AbwdDqAtomicsBf16,  ///< dQ added into bf16 where f32 is declared
+  AbwdCausalOffByOne, ///< the recomputed P sees key i + 1
+  AbwdZeros,          ///< every output +0
 };
 
 /// Faults in groups; the score is reported per group.
