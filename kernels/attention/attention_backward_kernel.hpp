@@ -46,6 +46,9 @@ struct AttentionBwdTraits {
   std::vector<int> head_dims;            ///< head dims it takes (empty: any)
   bool grouped_heads = true;             ///< takes heads_kv < heads_q
   MaskedLse masked_lse = MaskedLse::PosInf;  ///< the LSE a fully masked row comes with (its P is 0, its dQ row 0)
+  /// false: the kernel ignores the saved O and LSE and recomputes the forward itself (PyTorch's math SDPA through
+  /// autograd keeps P, not LSE): the reference is then the exact gradient at the exact forward of Q, K, V.
+  bool reads_saved = true;
   std::string note;                      ///< where the declaration comes from
 };
 

@@ -32,6 +32,9 @@ struct NormBwdTraits {
   ReduceOrder param_order = ReduceOrder::unknown();  ///< the column sums' order (unknown: any)
   Determinism param_determinism = Determinism::Deterministic;  ///< RunToRun: column sums added with atomics
   const Format* param_out = &f32;  ///< dgamma, dbeta rounded into it once (exact when it is param_acc)
+  /// false: the kernel ignores the saved mean and rstd and recomputes them (autograd of a composite rms_norm): the
+  /// reference then uses the exact statistics of x (and eps), and the bound adds the recomputation's error.
+  bool reads_saved = true;
   std::string note;                ///< where the declaration comes from
 };
 
