@@ -17,6 +17,7 @@
 #include "oracle/exact_sum.hpp"
 #include "oracle/math/elementary.hpp"
 #include "oracle/mpfr_ref.hpp"
+#include "oracle/refvalue.hpp"
 
 namespace fpcert {
 
@@ -24,12 +25,6 @@ namespace {
 
 using mpfr_ref::Mpfr;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-inline void two_sum(double a, double b, double& s, double& e) {
-  s = a + b;
-  const double bb = s - a;
-  e = (a - (s - bb)) + (b - bb);
-}
 
 inline bool masked(SoftmaxFn fn, double y) { return fn == SoftmaxFn::LogSoftmax && y == -kInf; }
 
@@ -164,8 +159,8 @@ bool fast_bracket(SoftmaxFn fn, double yj, double dyj, double s, const RefValue&
   if (fn == SoftmaxFn::Softmax) {
     const double sy = s * yj;
     if (std::fma(s, yj, -sy) != 0) return false;
-    double a, ae;
-    two_sum(dyj, -d.hi, a, ae);
+    const RefValue ts = ref_from_two_sum(dyj, -d.hi);  // dy_j - D_hi = a + ae exactly (TwoSum)
+    const double a = ts.hi, ae = ts.lo;
     const double b = a + (ae - d.lo);
     v = sy * b;
     // |t - b| <= 2^-53 |D_lo| (D - D_hi - D_lo) + 2^-53 |ae - D_lo| (1 + u) + 2^-53 |b|; the product 2^-53 |v|.
@@ -176,8 +171,8 @@ bool fast_bracket(SoftmaxFn fn, double yj, double dyj, double s, const RefValue&
   if (!(yj >= -690 && yj <= 690)) return false;
   const double e = math::exp_fast(math::ExpKind::Exp, yj, math::exp_tables());  // |e - e^y| <= 2^-48 e^y
   const double p1 = e * d.hi, p2 = e * d.lo;
-  double a, ae;
-  two_sum(dyj, -p1, a, ae);
+  const RefValue ts = ref_from_two_sum(dyj, -p1);
+  const double a = ts.hi, ae = ts.lo;
   const double b = a + (ae - p2);
   v = s * b;
   // |t - b| <= 2^-47.99 |e| |G| (exp) + 2^-53 (|p1| + |p2| + |e| |G - D_hi - D_lo| / ...) + 2^-53 (|ae| + |p2|) + 2^-53 |b|.
