@@ -13,8 +13,8 @@
 namespace fpcert::cli {
 
 /// The suite of another operation at the level of a GEMM suite: the certify and quick levels exist for every
-/// operation (docs/suites.md, "Suites of every operation"): certify -> reduce, softmax, norm and attention, quick ->
-/// reduce_quick, softmax_quick, norm_quick and attention_quick. Empty when the suite has no counterpart for that operation.
+/// operation (docs/suites.md, "Suites of every operation"): certify -> reduce, softmax, norm, attention (and softmax_backward), quick ->
+/// reduce_quick, softmax_quick, norm_quick, attention_quick (and softmax_backward_quick). Empty when the suite has no counterpart for that operation.
 std::string suite_at_level(const std::string& suite, Operation op) {
   if (op == Operation::Reduction) {
     if (suite == "certify") return "reduce";
@@ -31,6 +31,11 @@ std::string suite_at_level(const std::string& suite, Operation op) {
   if (op == Operation::Attention) {
     if (suite == "certify") return "attention";
     if (suite == "quick") return "attention_quick";
+  }
+  // Softmax / log-softmax backward (issue 45).
+  if (op == Operation::SoftmaxBackward) {
+    if (suite == "certify") return "softmax_backward";
+    if (suite == "quick") return "softmax_backward_quick";
   }
   return "";
 }
@@ -63,7 +68,8 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
   for (const SuiteInfo* s : named) {
     add(s);
     if (s->operation != Operation::Gemm || !reach) continue;  // --preset: the suites as the source states them, nothing added
-    for (const Operation op : {Operation::Reduction, Operation::Softmax, Operation::Norm, Operation::Attention}) {
+    for (const Operation op : {Operation::Reduction, Operation::Softmax, Operation::Norm, Operation::Attention,
+                               Operation::SoftmaxBackward}) {
       const std::string r = suite_at_level(s->name, op);
       if (const SuiteInfo* rs = r.empty() ? nullptr : find_suite(r)) companions.push_back({s, rs});
     }
@@ -74,7 +80,8 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
     for (const auto& [g, rs] : companions) ops.push_back(rs->operation);
   std::vector<std::string> kernels;
   for (const Operation op : {Operation::Gemm, Operation::Reduction, Operation::Softmax, Operation::Norm, Operation::Attention,
-                            Operation::Conversion, Operation::Elementwise})
+                            Operation::Conversion, Operation::Elementwise,
+                            Operation::SoftmaxBackward})
     if (std::find(ops.begin(), ops.end(), op) != ops.end())
       for (auto& k : expand_kernel_list(given, op))
         if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(std::move(k));
@@ -105,6 +112,7 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
                                    : op == Operation::Norm        ? "give --suite certify, quick, norm or norm_quick"
                                    : op == Operation::Attention   ? "give --suite certify, quick, attention or attention_quick"
                                    : op == Operation::Elementwise ? "give --suite elementwise or elementwise_full"
+                                   : op == Operation::SoftmaxBackward ? "give --suite certify, quick, softmax_backward or softmax_backward_quick"
                                                                   : "give a GEMM suite (fpcert suites lists them)"));
     }
   }

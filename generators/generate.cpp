@@ -129,7 +129,7 @@ const std::vector<Family>& registry() {
                     &detail::cancel_families, &detail::spectral_families, &detail::probe_families,
                     &detail::pattern_families, &detail::special_families, &detail::order_free_families,
                     &detail::reduce_families, &detail::softmax_families, &detail::norm_families,
-                    &detail::attention_families}) {
+                    &detail::attention_families, &detail::softmax_bwd_families}) {
       auto v = (*f)();
       for (auto& x : v) all.push_back(std::move(x));
     }
@@ -280,7 +280,7 @@ Problem generate(const std::string& spec, const GenerateOptions& opt) {
   const auto products = static_cast<std::uint64_t>(p.m) * static_cast<std::uint64_t>(p.n) * static_cast<std::uint64_t>(p.k);
   // A softmax or attention problem's B is its mask (generators/softmax.hpp, attention.hpp): A B has no meaning to measure.
   if (!p.achieved.count("kappa_max") && !p.achieved.count("softmax_rows") && !p.achieved.count("norm_rows") &&
-      !p.achieved.count("attention_len_q") && products <= opt.kappa_products) measure_kappa(p, ctx);
+      !p.achieved.count("attention_len_q") && !p.achieved.count("softmax_bwd_rows") && products <= opt.kappa_products) measure_kappa(p, ctx);
   return p;
 }
 

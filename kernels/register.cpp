@@ -46,6 +46,11 @@ void register_builtin_kernels() {
 #if defined(FPCERT_HAVE_CUDA)
   register_norm_cuda_kernels();
 #endif
+  // Softmax / log-softmax backward kernels (issue 45): CPU models, and with CUDA the warp-per-row kernels.
+  register_softmax_bwd_models();
+#if defined(FPCERT_HAVE_CUDA)
+  register_softmax_bwd_cuda_kernels();
+#endif
   // Attention kernels (issue 41): with CUDA the FlashAttention-2-style mma.sync kernels and the naive f32 subject.
 #if defined(FPCERT_HAVE_CUDA)
   register_attention_cuda_kernels();

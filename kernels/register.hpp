@@ -41,6 +41,8 @@ void register_attention_models();      ///< kernels/attention/cpu/attention_mode
 void register_norm_models();           ///< kernels/norm/cpu/norm_models.cpp: LayerNorm and RMSNorm models
 void register_norm_cuda_kernels();      ///< kernels/norm/cuda/norm_cuda.cu: warp-per-row LayerNorm and RMSNorm
 void register_attention_cuda_kernels(); ///< kernels/attention/cuda/attention_cuda.cu: flash (mma.sync) and naive f32 attention
+void register_softmax_bwd_models();        ///< kernels/softmax/cpu/softmax_bwd_models.cpp: softmax / log-softmax backward models
+void register_softmax_bwd_cuda_kernels();  ///< kernels/softmax/cuda/softmax_bwd_cuda.cu: warp-per-row softmax backward
 void register_model_conversion_kernels();   ///< kernels/convert/model_convert.cpp: model_<entry> per table conversion
 void register_device_conversion_kernels();  ///< kernels/convert/device_convert.cpp: the device table's entries
 

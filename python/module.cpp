@@ -204,6 +204,7 @@ PYBIND11_MODULE(_fpcert, m) {
   add_reduction_entry(m);  // fpcert.certify_reduction (python/reduce_entry.cpp)
   add_audit_entry(m);      // fpcert.audit (python/audit_entry.cpp)
   add_rows_entries(m);     // fpcert.certify_softmax, fpcert.certify_norm (python/rows_entry.cpp)
+  add_softmax_bwd_entry(m);  // fpcert.certify_softmax_backward (python/softmax_bwd_entry.cpp; issue 45)
   add_attention_entry(m);  // fpcert.certify_attention (python/attention_entry.cpp)
   add_diagnose_entry(m);   // fpcert.diagnose (python/diagnose_entry.cpp)
 

@@ -117,5 +117,7 @@ std::string certify_registered(const std::string& name, Operation op, const std:
 void add_attention_entry(py::module_& m);
 /// fpcert.diagnose (python/diagnose_entry.cpp).
 void add_diagnose_entry(py::module_& m);
+/// fpcert.certify_softmax_backward's native part (python/softmax_bwd_entry.cpp; issue 45).
+void add_softmax_bwd_entry(py::module_& m);
 
 }  // namespace fpcert::py_support

@@ -500,6 +500,24 @@ section_softmax() {
   # expf_ops (the exp the warp_ops kernels declare exactly) over every binary32 input on the host's cores.
   run "$BIN/bench_expf_ops" 2>&1 | tee "$OUT/bench_expf_ops.log"
 }
+# Softmax / log-softmax backward (issue 45; docs/backward.md): the GPU test (CUDA built-ins against the host reference,
+# their mutants killed), every CUDA softmax backward kernel certified on softmax_backward with its mutation score, then
+# PyTorch's own backward kernels (aten._softmax_backward_data, _log_softmax_backward_data) through fpcert.certify_softmax_backward
+# where devpy (scripts/devpy.sh) imports.
+section_softmax_backward() {
+  run timeout 240 "$BIN/test_suites_gpu" --source-file='*softmax_bwd_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/softmax_bwd_gpu.log" | grep -vE "^\s*$" | tail -60
+  for k in softmax_bwd_f32_cuda softmax_bwd_f16_cuda softmax_bwd_bf16_cuda log_softmax_bwd_f16_cuda log_softmax_bwd_bf16_cuda; do
+    run timeout 120 "$BIN/fpcert" certify --kernel "$k" --suite softmax_backward --json "$OUT/softmax_bwd_$k.json" > "$OUT/softmax_bwd_$k.txt" 2>&1; echo "rc=$?"
+    grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung" "$OUT/softmax_bwd_$k.txt" | head -10
+  done
+  local PY=${PYDIR:-devpy}
+  if PYTHONPATH="$PY" LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}" python3 -c 'import torch, fpcert; fpcert.certify_softmax_backward' 2>/dev/null; then
+    run timeout 200 env PYTHONPATH="$PY" PYTHONDONTWRITEBYTECODE=1 LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}" \
+      python3 -m pytest -q -s tests/python/test_torch_softmax_bwd_gpu.py 2>&1 | tee "$OUT/softmax_bwd_torch.log" | tail -40
+  else
+    echo "torch or fpcert.certify_softmax_backward does not import: run scripts/devpy.sh here and carry devpy (the torch subjects skipped)"
+  fi
+}
 # LayerNorm / RMSNorm (issue 40): the GPU test (CUDA built-ins against the host reference, their mutants killed), then
 # every CUDA norm kernel certified on the norm suite with its mutation score.
 section_norm() {
@@ -611,6 +629,7 @@ for part in ${PART//,/ }; do
     eltwise) section_eltwise ;;
     fp64) section_fp64 ;;
     softmax) section_softmax ;;
+    softmax-backward) section_softmax_backward ;;
     norm) section_norm ;;
     attention) section_attention ;;
     attention-certify) section_attention_certify ;;

@@ -7,6 +7,7 @@
 #include "suites/ops/reduce/reduce_operation.hpp"
 #include "suites/ops/norm/norm_operation.hpp"
 #include "suites/ops/softmax/softmax_operation.hpp"
+#include "suites/ops/softmax_bwd/softmax_bwd_operation.hpp"  // issue 45
 
 namespace fpcert {
 
@@ -18,7 +19,9 @@ std::span<const OperationRunner* const> operation_runners() {
   static const SoftmaxOperation softmax;
   static const NormOperation norm;
   static const AttentionOperation attention;
-  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax, &norm, &attention};
+  static const SoftmaxBwdOperation softmax_bwd;  // issue 45
+  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax, &norm, &attention,
+                                               &softmax_bwd};
   return all;
 }
 

@@ -11,6 +11,7 @@
 #include "kernels/reduce/reduce_kernel.hpp"
 #include "kernels/norm/norm_kernel.hpp"
 #include "kernels/softmax/softmax_kernel.hpp"
+#include "kernels/softmax/softmax_backward_kernel.hpp"
 
 namespace fpcert::cli {
 namespace {
@@ -208,6 +209,30 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
       continue;
     }
     fmt::print("{:<34} {:<7} {:<9} {}\n", name, to_string(k->backend()), "attention", describe_attention_traits(t));
+  }
+  // Softmax / log-softmax backward kernels (docs/backward.md; issue 45): graded on the softmax_backward suite.
+  const auto sbw = kernel_names(mutants, Operation::SoftmaxBackward);
+  if (!json && !sbw.empty()) fmt::print("\n{:<34} {:<7} {:<16} {}\n", "softmax backward kernel", "backend", "operation", "traits");
+  for (const auto& name : sbw) {
+    const auto k = make_softmax_bwd_kernel(name);
+    const SoftmaxBwdTraits& t = k->softmax_bwd_traits();
+    if (json) {
+      arr.push_back({{"name", name},
+                     {"backend", to_string(k->backend())},
+                     {"mutant", k->is_mutant()},
+                     {"operation", "softmax_backward"},
+                     {"description", k->description()},
+                     {"function", to_string(t.fn)},
+                     {"y", t.y_input->tag},
+                     {"dy", t.dy_input->tag},
+                     {"compute", t.compute->tag},
+                     {"out", t.out->tag},
+                     {"traits", describe_softmax_bwd_traits(t)},
+                     {"memory", k->memory() == MemorySpace::Device ? "device" : "host"},
+                     {"origin", find_kernel_info(name)->origin}});
+      continue;
+    }
+    fmt::print("{:<34} {:<7} {:<16} {}\n", name, to_string(k->backend()), "softmax_backward", describe_softmax_bwd_traits(t));
   }
   if (json) fmt::print("{}\n", arr.dump(2));
   return 0;

@@ -17,6 +17,7 @@
 #include "kernels/kernel.hpp"
 #include "oracle/reduce/reduce_order.hpp"
 #include "oracle/softmax/softmax_bound.hpp"
+#include "oracle/softmax/softmax_bwd_bound.hpp"
 
 namespace fpcert {
 
@@ -32,6 +33,9 @@ struct SoftmaxBwdTraits {
   ElemFnError exp;                ///< log-softmax: e^{y_j} in the compute format, documented error
   const Format* out = &f32;       ///< dx rounded into it once
   std::string note;               ///< where the declaration comes from
+  /// softmax: dx_j = fl(fl(dy_j y_j) - fl(y_j D)) (or the second product fused into the subtraction), as PyTorch's CUDA
+  /// kernels compute it, in place of y_j (dy_j - D) (added in session 9; the bound covers either with expanded = true).
+  bool expanded = false;
 };
 
 /// One call. Pointers in the kernel's memory space: y rows x cols codes of y_input (ldy), dy rows x cols codes of
@@ -81,5 +85,7 @@ class SoftmaxBwdKernel : public Kernel {
 std::unique_ptr<SoftmaxBwdKernel> make_softmax_bwd_kernel(const std::string& name);
 /// "softmax backward, y f16, dy f16, compute f32, D f32 (any order), out f16".
 std::string describe_softmax_bwd_traits(const SoftmaxBwdTraits& t);
+/// The arithmetic the bound reads (oracle/softmax/softmax_bwd_bound.hpp), from the traits (added in session 9).
+SoftmaxBwdArith softmax_bwd_arith(const SoftmaxBwdTraits& t);
 
 }  // namespace fpcert

@@ -698,6 +698,9 @@ from .rows import certify_norm, certify_softmax  # noqa: E402  (rows.py reads th
 from .attention import SDPA_DECLARATIONS, certify_attention, sdpa, sdpa_declaration  # noqa: E402
 
 __all__ += ["certify_softmax", "certify_norm", "certify_attention", "sdpa", "sdpa_declaration", "SDPA_DECLARATIONS"]
+from .softmax_bwd import certify_softmax_backward, torch_softmax_backward  # noqa: E402  (issue 45)
+
+__all__ += ["certify_softmax_backward", "torch_softmax_backward"]
 
 
 # ---- diagnosis: rounding or a bug? (docs/diagnose.md; docs/python.md, "Diagnosing a kernel") -----------------------------

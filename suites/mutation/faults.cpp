@@ -196,6 +196,27 @@ const std::vector<FaultInfo>& catalogue() {
        "len_k > key_block and not a multiple of it", Operation::Attention},
       {Fault::AttnZeros, "attn_zeros", FaultClass::Output, "every output +0", "after the call every O and LSE becomes +0",
        {CheckKind::Envelope, CheckKind::SpecialValues}, "any case with a non-vacuous bound", Operation::Attention},
+      // Softmax / log-softmax backward (issue 45): the built-ins carry each fault in their own arithmetic
+      // (SoftmaxBwdKernel::with_bug); the zeros and the scale's faults are made around any other kernel too
+      // (suites/ops/softmax_bwd/softmax_bwd_faults.hpp).
+      {Fault::SbwdNoDotSubtract, "sbwd_no_dot_subtract", FaultClass::Arithmetic, "D (log-softmax: G) never subtracted",
+       "the kernel's own arithmetic with dx_j = s y_j dy_j (log-softmax: s dy_j)", kAccuracy,
+       "any case whose D is not negligible beside dy_j (every case of the softmax_backward suites)", Operation::SoftmaxBackward},
+      {Fault::SbwdDotF16, "sbwd_dot_f16", FaultClass::Arithmetic, "D (or G) accumulated in fp16",
+       "the kernel's own sum with every addition rounded to fp16", kAccuracy,
+       "partial sums of D beyond fp16's 11 bits (17 columns suffice; cancel and cancel_long magnify the error)",
+       Operation::SoftmaxBackward},
+      {Fault::SbwdScaleMissing, "sbwd_scale_missing", FaultClass::Arithmetic, "dx without the forward's scale",
+       "built-ins: s left out of their own arithmetic; others: the kernel called with scale 1", kAccuracy,
+       "a case with s != 1 (random_n*, cancel_long, scale_small, scale_large)", Operation::SoftmaxBackward},
+      {Fault::SbwdScaleTwice, "sbwd_scale_twice", FaultClass::Arithmetic, "dx with the scale applied twice",
+       "built-ins: s^2 in their own arithmetic; others: the kernel called with scale s^2", kAccuracy,
+       "a case with s != 1 (random_n*, cancel_long, scale_small, scale_large)", Operation::SoftmaxBackward},
+      {Fault::SbwdLogNoExp, "sbwd_log_no_exp", FaultClass::Arithmetic, "log-softmax: y_j used where e^{y_j} is meant",
+       "the kernel's own arithmetic with dx_j = s (dy_j - y_j G)", kAccuracy, "any log-softmax case with G != 0",
+       Operation::SoftmaxBackward},
+      {Fault::SbwdZeros, "sbwd_zeros", FaultClass::Output, "every output +0", "after the call every dx becomes +0",
+       {CheckKind::Envelope, CheckKind::SpecialValues}, "any case with a non-vacuous bound", Operation::SoftmaxBackward},
   };
   return c;
 }

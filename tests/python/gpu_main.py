@@ -15,4 +15,5 @@ import pytest  # noqa: E402
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.exit(pytest.main(["-q", "-rA", "-p", "fpcert.pytest_plugin", os.path.join(here, "test_torch_gpu.py"),
-                      os.path.join(here, "test_torch_rows_gpu.py"), os.path.join(here, "test_torch_attention_gpu.py")] + sys.argv[1:]))
+                      os.path.join(here, "test_torch_rows_gpu.py"), os.path.join(here, "test_torch_attention_gpu.py"),
+                      os.path.join(here, "test_torch_softmax_bwd_gpu.py")] + sys.argv[1:]))
