@@ -6,6 +6,7 @@
 #include "suites/ops/gemm/gemm_operation.hpp"
 #include "suites/ops/reduce/reduce_operation.hpp"
 #include "suites/ops/norm/norm_operation.hpp"
+#include "suites/ops/norm_bwd/norm_bwd_operation.hpp"
 #include "suites/ops/softmax/softmax_operation.hpp"
 
 namespace fpcert {
@@ -18,7 +19,9 @@ std::span<const OperationRunner* const> operation_runners() {
   static const SoftmaxOperation softmax;
   static const NormOperation norm;
   static const AttentionOperation attention;
-  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax, &norm, &attention};
+  static const NormBwdOperation norm_backward;  // issue 45
+  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax, &norm, &attention,
+                                               &norm_backward};
   return all;
 }
 

@@ -352,6 +352,39 @@ NormBwdRef norm_bwd_reference(const NormBwdInputs& in, const Format& dx_out, con
   return ref;
 }
 
+void norm_saved_stats(NormKind kind, const double* x, std::size_t n, double eps, double* mean, double* rstd) {
+  bool finite = n > 0 && std::isfinite(eps);
+  Span sp;
+  for (std::size_t j = 0; j < n; ++j) finite = finite && std::isfinite(x[j]), sp.see(x[j]);
+  *mean = *rstd = kNan;
+  if (!finite) return;
+  sp.see(eps), sp.see(static_cast<double>(n));
+  const long p0 = sp.bits(3, static_cast<std::int64_t>(n));
+  Mpfr s(p0), d(p0);
+  const auto nn = static_cast<unsigned long>(n);
+  exactly(p0, [&](long p) {
+    mpfr_set_prec(s, p), mpfr_set_prec(d, p);
+    Mpfr t(p);
+    mpfr_set_zero(s, 1), mpfr_set_zero(d, 1);
+    for (std::size_t j = 0; j < n; ++j) {
+      mpfr_add_d(s, s, x[j], MPFR_RNDN);
+      mpfr_set_d(t, x[j], MPFR_RNDN), mpfr_sqr(t, t, MPFR_RNDN), mpfr_add(d, d, t, MPFR_RNDN);
+    }
+    if (kind == NormKind::RmsNorm) mpfr_set_zero(s, 1);
+    mpfr_mul_ui(d, d, nn, MPFR_RNDN);  // D = n Q - S^2 + eps n^2 (RMSNorm: n Q + eps n^2)
+    mpfr_sqr(t, s, MPFR_RNDN), mpfr_sub(d, d, t, MPFR_RNDN);
+    mpfr_set_d(t, eps, MPFR_RNDN), mpfr_mul_ui(t, t, nn, MPFR_RNDN), mpfr_mul_ui(t, t, nn, MPFR_RNDN), mpfr_add(d, d, t, MPFR_RNDN);
+  });
+  if (mpfr_zero_p(d.get())) return;
+  *mean = to_double(f32, ziv(f32, [&](long, mpfr_ptr lo, mpfr_ptr hi) {
+                      mpfr_div_ui(lo, s, nn, MPFR_RNDD), mpfr_div_ui(hi, s, nn, MPFR_RNDU);
+                    }).r.code);
+  *rstd = to_double(f32, ziv(f32, [&](long, mpfr_ptr lo, mpfr_ptr hi) {  // rstd = n / sqrt(D)
+                      mpfr_rec_sqrt(lo, d, MPFR_RNDD), mpfr_mul_ui(lo, lo, nn, MPFR_RNDD);
+                      mpfr_rec_sqrt(hi, d, MPFR_RNDU), mpfr_mul_ui(hi, hi, nn, MPFR_RNDU);
+                    }).r.code);
+}
+
 void norm_bwd_mpfr(const NormBwdInputs& in, const Format& dx_out, const Format& param_out, long prec, std::uint64_t* dx,
                    std::uint64_t* dgamma, std::uint64_t* dbeta) {
   check_inputs(in);

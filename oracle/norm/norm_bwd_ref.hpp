@@ -64,6 +64,11 @@ struct NormBwdRef {
 /// parallel (threads 0: every core). Throws std::invalid_argument on missing inputs.
 NormBwdRef norm_bwd_reference(const NormBwdInputs& in, const Format& dx_out, const Format& param_out, unsigned threads = 0);
 
+/// The statistics a forward saves for row x of n values: mean (LayerNorm; 0 for RMSNorm) and rstd = 1/sqrt(var + eps)
+/// (RMSNorm: 1/sqrt(mean(x^2) + eps)), each the correctly rounded fp32 value of the exact statistic (to nearest even,
+/// subnormals included), returned as doubles; a non-finite row or var + eps = 0 gives NaN for both.
+void norm_saved_stats(NormKind kind, const double* x, std::size_t n, double eps, double* mean, double* rstd);
+
 /// The textbook formulas evaluated with MPFR at `prec` bits, every operation rounded to nearest (reads_saved = false:
 /// mean = S/n, the two-pass variance, sqrt and division first), each result rounded once into its format: what the tests
 /// compare the reference with (no shared code but MPFR). dx: rows x cols codes; dgamma, dbeta: cols codes (dbeta

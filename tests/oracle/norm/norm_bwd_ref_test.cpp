@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <mpfr.h>
+
 #include "oracle/norm/norm_bwd_ref.hpp"
 
 namespace fpcert {
@@ -169,6 +171,35 @@ TEST_CASE("norm backward reference: special values and bad input") {
   CHECK(ref.dx_value[0] == doctest::Approx(1.25 * (1.5 + 0.25 - 0.390625) / 3).epsilon(1e-15));
   in.rstd = nullptr;
   CHECK_THROWS_AS(norm_bwd_reference(in, f32, f32, 1), std::invalid_argument);
+}
+
+TEST_CASE("norm backward reference: saved statistics are the correctly rounded fp32 mean and rstd") {
+  // Compared with MPFR at 400 bits (mean, two-pass variance, sqrt, division), rounded to fp32 once: the same code
+  // unless the 400-bit value sits within 2^-400 of a rounding boundary (never for these rows).
+  for (std::uint64_t r = 0; r < 200; ++r) {
+    const std::size_t n = 1 + r % 37;
+    std::vector<double> x(n);
+    for (std::size_t j = 0; j < n; ++j) x[j] = f32v((r % 2 ? 1e3 : 0.0) + (r % 3 ? 1.0 : 1e-20) * (unit(r, j) - 0.5));
+    for (const NormKind k : {NormKind::LayerNorm, NormKind::RmsNorm}) {
+      double mean, rstd;
+      norm_saved_stats(k, x.data(), n, 1e-5, &mean, &rstd);
+      mpfr_t m, v, t;
+      mpfr_inits2(400, m, v, t, static_cast<mpfr_ptr>(nullptr));
+      mpfr_set_zero(m, 1), mpfr_set_zero(v, 1);
+      for (double e : x) mpfr_add_d(m, m, e, MPFR_RNDN);
+      mpfr_div_ui(m, m, n, MPFR_RNDN);
+      if (k == NormKind::RmsNorm) mpfr_set_zero(m, 1);
+      for (double e : x) mpfr_set_d(t, e, MPFR_RNDN), mpfr_sub(t, t, m, MPFR_RNDN), mpfr_sqr(t, t, MPFR_RNDN), mpfr_add(v, v, t, MPFR_RNDN);
+      mpfr_div_ui(v, v, n, MPFR_RNDN), mpfr_add_d(v, v, 1e-5, MPFR_RNDN), mpfr_rec_sqrt(v, v, MPFR_RNDN);
+      CHECK(mean == static_cast<double>(mpfr_get_flt(m, MPFR_RNDN)));
+      CHECK(rstd == static_cast<double>(mpfr_get_flt(v, MPFR_RNDN)));
+      mpfr_clears(m, v, t, static_cast<mpfr_ptr>(nullptr));
+    }
+  }
+  double mean, rstd;
+  const double bad[] = {1, std::numeric_limits<double>::infinity()};
+  norm_saved_stats(NormKind::LayerNorm, bad, 2, 1e-5, &mean, &rstd);
+  CHECK((std::isnan(mean) && std::isnan(rstd)));
 }
 
 }  // namespace fpcert
