@@ -11,17 +11,13 @@
 
 #include "oracle/norm/norm_bwd_bound.hpp"
 #include "oracle/norm/norm_bwd_ref.hpp"
+#include "tests/support/splitmix.hpp"
 
 namespace fpcert {
 namespace {
 
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-double unit(std::uint64_t i) { return static_cast<double>(mix(i) >> 11) * 0x1p-53; }
+using test::mix;
+double unit(std::uint64_t i) { return test::unit(0, i); }
 
 struct F32Backward {
   std::vector<float> dx, dgamma, dbeta;
