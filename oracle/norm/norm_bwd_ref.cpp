@@ -139,21 +139,14 @@ class Reference {
       Mpfr a(prec), b(prec);
       exactly(prec, [&](long p) {
         mpfr_set_prec(a, p), mpfr_set_prec(b, p);
-        Mpfr t(p), xh(p), g(p);
-        mpfr_set_zero(a, 1), mpfr_set_zero(b, 1);
-        for (std::size_t j = 0; j < n_; ++j) {
-          xhat(r, j, xh);
-          mpfr_set_d(g, dy(r, j), MPFR_RNDN), mpfr_mul_d(g, g, gamma(j), MPFR_RNDN);
-          if (ln_) mpfr_add(a, a, g, MPFR_RNDN);
-          mpfr_mul(t, g, xh, MPFR_RNDN), mpfr_add(b, b, t, MPFR_RNDN);
-        }
+        Mpfr t(p), xh(p);
+        g_sums(r, [&](std::size_t j, mpfr_ptr f) { xhat(r, j, f); }, a, b);
         for (std::size_t j = 0; j < n_; ++j) {
           q[j] = std::make_unique<Mpfr>(p);
           mpfr_ptr qj = *q[j];
           xhat(r, j, xh);
           mpfr_mul(t, xh, b, MPFR_RNDN);
-          mpfr_set_d(qj, dy(r, j), MPFR_RNDN), mpfr_mul_d(qj, qj, gamma(j), MPFR_RNDN), mpfr_mul_ui(qj, qj, nn, MPFR_RNDN);
-          mpfr_sub(qj, qj, a, MPFR_RNDN), mpfr_sub(qj, qj, t, MPFR_RNDN);
+          n_g(r, j, qj), mpfr_sub(qj, qj, a, MPFR_RNDN), mpfr_sub(qj, qj, t, MPFR_RNDN);
           mpfr_mul_d(qj, qj, in_.rstd[r], MPFR_RNDN);
         }
       });
@@ -188,17 +181,11 @@ class Reference {
       mpfr_sqr(t, s, MPFR_RNDN), mpfr_sub(d, d, t, MPFR_RNDN);
       mpfr_set_d(t, in_.eps, MPFR_RNDN), mpfr_mul_ui(t, t, nn, MPFR_RNDN), mpfr_mul_ui(t, t, nn, MPFR_RNDN);
       mpfr_add(d, d, t, MPFR_RNDN);
-      for (std::size_t j = 0; j < n_; ++j) {
-        numer(r, j, s, nj);
-        mpfr_set_d(t, dy(r, j), MPFR_RNDN), mpfr_mul_d(t, t, gamma(j), MPFR_RNDN);
-        if (ln_) mpfr_add(a, a, t, MPFR_RNDN);
-        mpfr_mul(t, t, nj, MPFR_RNDN), mpfr_add(gg, gg, t, MPFR_RNDN);
-      }
+      g_sums(r, [&](std::size_t j, mpfr_ptr f) { numer(r, j, s, f); }, a, gg);
       for (std::size_t j = 0; j < n_; ++j) {
         m[j] = std::make_unique<Mpfr>(p);
         mpfr_ptr mj = *m[j];
-        mpfr_set_d(mj, dy(r, j), MPFR_RNDN), mpfr_mul_d(mj, mj, gamma(j), MPFR_RNDN), mpfr_mul_ui(mj, mj, nn, MPFR_RNDN);
-        mpfr_sub(mj, mj, a, MPFR_RNDN), mpfr_mul(mj, mj, d, MPFR_RNDN);
+        n_g(r, j, mj), mpfr_sub(mj, mj, a, MPFR_RNDN), mpfr_mul(mj, mj, d, MPFR_RNDN);
         numer(r, j, s, nj);
         mpfr_mul(t, nj, gg, MPFR_RNDN), mpfr_sub(mj, mj, t, MPFR_RNDN);
       }
@@ -304,6 +291,25 @@ class Reference {
     mpfr_set_d(t, x(r, j), MPFR_RNDN);
     if (ln_) mpfr_sub_d(t, t, mean(r), MPFR_RNDN);
     mpfr_mul_d(t, t, in_.rstd[r], MPFR_RNDN);
+  }
+  /// A = sum g (LayerNorm; 0 for RMSNorm) and sum g f_k with f_k from f(k, t) (xh_k or N_k), at b's precision (exact
+  /// where the caller checks).
+  template <class F>
+  void g_sums(std::int64_t r, F&& f, mpfr_ptr a, mpfr_ptr b) const {
+    const long p = mpfr_get_prec(b);
+    Mpfr g(p), t(p);
+    mpfr_set_zero(a, 1), mpfr_set_zero(b, 1);
+    for (std::size_t k = 0; k < n_; ++k) {
+      f(k, t);
+      mpfr_set_d(g, dy(r, k), MPFR_RNDN), mpfr_mul_d(g, g, gamma(k), MPFR_RNDN);
+      if (ln_) mpfr_add(a, a, g, MPFR_RNDN);
+      mpfr_mul(t, g, t, MPFR_RNDN), mpfr_add(b, b, t, MPFR_RNDN);
+    }
+  }
+  /// n g_j = n dy_rj gamma_j (exact).
+  void n_g(std::int64_t r, std::size_t j, mpfr_ptr t) const {
+    mpfr_set_d(t, dy(r, j), MPFR_RNDN), mpfr_mul_d(t, t, gamma(j), MPFR_RNDN);
+    mpfr_mul_ui(t, t, static_cast<unsigned long>(n_), MPFR_RNDN);
   }
   /// N = n x_rj - S (S = 0 for RMSNorm).
   void numer(std::int64_t r, std::size_t j, mpfr_srcptr s, mpfr_ptr t) const {

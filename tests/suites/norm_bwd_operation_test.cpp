@@ -11,6 +11,7 @@
 #include "suites/mutation/mutation.hpp"
 #include "suites/run/operation.hpp"
 #include "suites/run/suite.hpp"
+#include "tests/support/row_gpu_checks.hpp"
 
 namespace fpcert {
 namespace {
@@ -56,21 +57,7 @@ TEST_CASE("norm_backward suite: every CPU model passes, the bound holds and is n
 }
 
 TEST_CASE("norm_backward mutation: 100 % of the applicable faults killed on every CPU model, each for its own fault") {
-  const SuiteInfo* s = find_suite("norm_backward_quick");
-  REQUIRE(s);
-  for (const std::string& k : cpu_models()) {
-    CAPTURE(k);
-    const MutationScore m = run_mutation(*s, k, MutationOptions{});
-    CHECK(m.invalid_cases.empty());
-    for (const MutantResult& x : m.mutants) {
-      CAPTURE(x.fault);
-      CAPTURE(x.detail);
-      std::printf("%s %s: %s (%s)\n", k.c_str(), x.fault.c_str(), std::string(to_string(x.outcome)).c_str(), x.case_id.c_str());
-      CHECK((x.outcome == MutantOutcome::Killed || x.outcome == MutantOutcome::NotApplicable));
-    }
-    CHECK(m.total() >= 6);
-    CHECK(m.score() == 1.0);
-  }
+  check_builtins_mutation("norm_backward_quick", cpu_models());
 }
 
 TEST_CASE("norm_backward: the all-zeros output fails, and an RMSNorm has no mean term") {
