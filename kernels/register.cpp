@@ -57,6 +57,11 @@ void register_builtin_kernels() {
 #endif
   // Attention kernels (issue 41): CPU models of a naive f32 attention and FlashAttention-2-style f16 / bf16.
   register_attention_models();
+  // Norm backward kernels (issue 45): CPU models of LayerNorm and RMSNorm backward, and with CUDA the built-ins.
+  register_norm_bwd_models();
+#if defined(FPCERT_HAVE_CUDA)
+  register_norm_bwd_cuda_kernels();
+#endif
   // Conversion kernels: fpcert's model of each table conversion, and with CUDA the table's entries.
   register_model_conversion_kernels();
 #if defined(FPCERT_HAVE_CUDA)

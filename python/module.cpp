@@ -134,10 +134,7 @@ class PyKernel final : public GemmKernel {
             std::memcpy(dst + (i * ops.ldc + j) * cb, src + i * info.strides[d0] + j * info.strides[d0 + 1], static_cast<std::size_t>(cb));
       }
     } catch (py::error_already_set& e) {
-      const std::string what = e.what();
-      e.restore();
-      PyErr_Clear();  // the case records it; the suite goes on
-      throw std::runtime_error(what);
+      rethrow_python_error(e);  // the case records it; the suite goes on
     }
   }
 
@@ -206,6 +203,7 @@ PYBIND11_MODULE(_fpcert, m) {
   add_rows_entries(m);     // fpcert.certify_softmax, fpcert.certify_norm (python/rows_entry.cpp)
   add_softmax_bwd_entry(m);  // fpcert.certify_softmax_backward (python/softmax_bwd_entry.cpp; issue 45)
   add_attention_entry(m);  // fpcert.certify_attention (python/attention_entry.cpp)
+  add_norm_bwd_entry(m);   // fpcert.certify_norm_backward (python/norm_bwd_entry.cpp)
   add_diagnose_entry(m);   // fpcert.diagnose (python/diagnose_entry.cpp)
 
   py::class_<KernelTraits>(m, "Traits", "What the bound model reads about a kernel's arithmetic (docs/kernels.md)")

@@ -87,6 +87,15 @@ inline void copy_rows(const py::handle& r, const Format& f, std::int64_t n, std:
                   static_cast<std::size_t>(bytes));
 }
 
+/// A Python exception raised inside a kernel's call, as the case records it: its text in a std::runtime_error, the
+/// Python error state cleared so that the suite goes on (every Python kernel's run() catches py::error_already_set here).
+[[noreturn]] inline void rethrow_python_error(py::error_already_set& e) {
+  const std::string what = e.what();
+  e.restore();
+  PyErr_Clear();
+  throw std::runtime_error(what);
+}
+
 /// Remove a kernel from the registry (its factory's handle is released here, with the GIL held).
 inline void unregister_kernel(const std::string& name) {
   auto& reg = kernel_registry();
@@ -105,6 +114,8 @@ void add_audit_entry(py::module_& m);
 
 /// Registers fpcert.certify_softmax's and fpcert.certify_norm's native parts (python/rows_entry.cpp).
 void add_rows_entries(py::module_& m);
+/// Registers fpcert.certify_norm_backward's native part (python/norm_bwd_entry.cpp).
+void add_norm_bwd_entry(py::module_& m);
 /// Shared by the row and attention entries (python/rows_entry.cpp): the exp and log declarations by name ("expf",
 /// "__expf", "libm", "expf_ops", "cr", "ulps:N"; "logf", "libm", "cr", "ulps:N"), a suite of an operation by name, and
 /// the registration of a Python kernel for one certify run (the suite with certify's evidence rule; results as JSON).

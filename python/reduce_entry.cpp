@@ -67,10 +67,7 @@ class PyReduceKernel final : public ReduceKernel {
       for (std::int64_t v = 0; v < o.count; ++v)
         std::memcpy(static_cast<std::uint8_t*>(o.out) + v * ob, src + v * info.strides[0], static_cast<std::size_t>(ob));
     } catch (py::error_already_set& e) {
-      const std::string what = e.what();
-      e.restore();
-      PyErr_Clear();  // the case records it; the suite goes on
-      throw std::runtime_error(what);
+      rethrow_python_error(e);  // the case records it; the suite goes on
     }
   }
 

@@ -101,10 +101,7 @@ void call_rows(const PyHandle& adapter, const py::object& x, const py::object& e
   try {
     copy_rows((*adapter)(x, extra1, extra2, scalar), out, rows, cols, dst, ldo, "result");
   } catch (py::error_already_set& e) {
-    const std::string what = e.what();
-    e.restore();
-    PyErr_Clear();  // the case records it; the suite goes on
-    throw std::runtime_error(what);
+    rethrow_python_error(e);  // the case records it; the suite goes on
   }
 }
 

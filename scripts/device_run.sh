@@ -527,6 +527,22 @@ section_norm() {
     grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung" "$OUT/norm_$k.txt" | head -10
   done
 }
+# LayerNorm / RMSNorm backward (issue 45, docs/backward.md "LayerNorm and RMSNorm backward"): the GPU test (every CUDA
+# built-in passes norm_backward, the atomic kernels' run-to-run spread of dgamma/dbeta, mutation 100 %), then each
+# built-in certified on norm_backward.
+section_norm_backward() {
+  run timeout 400 "$BIN/test_suites_gpu" --source-file='*norm_bwd_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/norm_bwd_gpu.log" | grep -vE "^\s*$" | tail -80
+  for k in layernorm_bwd_f16_cuda layernorm_bwd_bf16_cuda layernorm_bwd_f16_det_cuda layernorm_bwd_bf16_det_cuda rmsnorm_bwd_bf16_cuda; do
+    run timeout 60 "$BIN/fpcert" certify --kernel "$k" --suite norm_backward --json "$OUT/norm_bwd_$k.json" > "$OUT/norm_bwd_$k.txt" 2>&1; echo "rc=$?"
+    grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung|spread" "$OUT/norm_bwd_$k.txt" | head -10
+  done
+  # The torch subjects (native_layer_norm_backward; _fused_rms_norm_backward or rms_norm autograd) through the Python
+  # entry of scripts/devpy.sh (carry devpy, as part python).
+  local PY
+  PY=$(cd "${PYDIR:-devpy}" 2>/dev/null && pwd) || { echo "no devpy: the torch subjects are skipped (run scripts/devpy.sh, carry devpy)"; return 0; }
+  PYTHONPATH="$PY${PYTHONPATH:+:$PYTHONPATH}" LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}" PYTHONDONTWRITEBYTECODE=1 \
+    run timeout 300 python3 -m pytest -q -rA -s -p no:cacheprovider tests/python/test_torch_norm_bwd_gpu.py 2>&1 | tee "$OUT/norm_bwd_torch.log" | tail -60
+}
 # Attention (issue 41, docs/attention.md "CUDA built-ins"), in two parts that each fit the device tool's 10 minutes.
 # attention: the GPU test case by case (the long-double property check of the f16 flash and f32 naive kernels; the
 # `attention` suite with evidence per CUDA attention kernel; their mutation score 100 %).
@@ -631,6 +647,7 @@ for part in ${PART//,/ }; do
     softmax) section_softmax ;;
     softmax-backward) section_softmax_backward ;;
     norm) section_norm ;;
+    norm-backward) section_norm_backward ;;
     attention) section_attention ;;
     attention-certify) section_attention_certify ;;
     attention-runner) section_attention_runner ;;

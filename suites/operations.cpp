@@ -6,6 +6,7 @@
 #include "suites/ops/gemm/gemm_operation.hpp"
 #include "suites/ops/reduce/reduce_operation.hpp"
 #include "suites/ops/norm/norm_operation.hpp"
+#include "suites/ops/norm_bwd/norm_bwd_operation.hpp"
 #include "suites/ops/softmax/softmax_operation.hpp"
 #include "suites/ops/softmax_bwd/softmax_bwd_operation.hpp"  // issue 45
 
@@ -20,8 +21,9 @@ std::span<const OperationRunner* const> operation_runners() {
   static const NormOperation norm;
   static const AttentionOperation attention;
   static const SoftmaxBwdOperation softmax_bwd;  // issue 45
+  static const NormBwdOperation norm_backward;
   static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax, &norm, &attention,
-                                               &softmax_bwd};
+                                               &softmax_bwd, &norm_backward};
   return all;
 }
 

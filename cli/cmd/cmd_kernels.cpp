@@ -10,6 +10,7 @@
 #include "kernels/elementwise/eltwise_kernel.hpp"
 #include "kernels/reduce/reduce_kernel.hpp"
 #include "kernels/norm/norm_kernel.hpp"
+#include "kernels/norm/norm_backward_kernel.hpp"
 #include "kernels/softmax/softmax_kernel.hpp"
 #include "kernels/softmax/softmax_backward_kernel.hpp"
 
@@ -233,6 +234,32 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
       continue;
     }
     fmt::print("{:<34} {:<7} {:<16} {}\n", name, to_string(k->backend()), "softmax_backward", describe_softmax_bwd_traits(t));
+  }
+  // LayerNorm / RMSNorm backward kernels (docs/backward.md): fpcert certify --kernel NAME grades them on norm_backward.
+  const auto nbw = kernel_names(mutants, Operation::NormBackward);
+  if (!json && !nbw.empty()) fmt::print("\n{:<34} {:<7} {:<9} {}\n", "norm backward kernel", "backend", "operation", "traits");
+  for (const auto& name : nbw) {
+    const auto k = make_norm_bwd_kernel(name);
+    const NormBwdTraits& t = k->norm_bwd_traits();
+    if (json) {
+      arr.push_back({{"name", name},
+                     {"backend", to_string(k->backend())},
+                     {"mutant", k->is_mutant()},
+                     {"operation", "norm_backward"},
+                     {"description", k->description()},
+                     {"kind", to_string(t.kind)},
+                     {"in", t.input->tag},
+                     {"compute", t.compute->tag},
+                     {"dx_out", t.dx_out->tag},
+                     {"param_out", t.param_out->tag},
+                     {"param_determinism", to_string(t.param_determinism)},
+                     {"reads_saved", t.reads_saved},
+                     {"traits", describe_norm_bwd_traits(t)},
+                     {"memory", k->memory() == MemorySpace::Device ? "device" : "host"},
+                     {"origin", find_kernel_info(name)->origin}});
+      continue;
+    }
+    fmt::print("{:<34} {:<7} {:<9} {}\n", name, to_string(k->backend()), "norm_bwd", describe_norm_bwd_traits(t));
   }
   if (json) fmt::print("{}\n", arr.dump(2));
   return 0;

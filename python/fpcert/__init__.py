@@ -696,6 +696,7 @@ __all__ += ["audited"]
 
 from .rows import certify_norm, certify_softmax  # noqa: E402  (rows.py reads this module's helpers)
 from .attention import SDPA_DECLARATIONS, certify_attention, sdpa, sdpa_declaration  # noqa: E402
+from .norm_bwd import certify_norm_backward, torch_layer_norm_backward, torch_rms_norm_backward  # noqa: E402
 
 __all__ += ["certify_softmax", "certify_norm", "certify_attention", "sdpa", "sdpa_declaration", "SDPA_DECLARATIONS"]
 from .softmax_bwd import certify_softmax_backward, torch_softmax_backward  # noqa: E402  (issue 45)

@@ -217,6 +217,25 @@ const std::vector<FaultInfo>& catalogue() {
        Operation::SoftmaxBackward},
       {Fault::SbwdZeros, "sbwd_zeros", FaultClass::Output, "every output +0", "after the call every dx becomes +0",
        {CheckKind::Envelope, CheckKind::SpecialValues}, "any case with a non-vacuous bound", Operation::SoftmaxBackward},
+      // LayerNorm / RMSNorm backward (issue 45): the built-ins carry each fault in their own arithmetic
+      // (NormBwdKernel::with_bug); the zeros and gamma ignored are made around any other kernel too
+      // (suites/ops/norm_bwd/norm_bwd_faults.hpp).
+      {Fault::NbwdNoMeanTerm, "nbwd_no_mean_term", FaultClass::Arithmetic, "LayerNorm backward without the mean of g",
+       "the kernel's own dx with (1/n) sum g left out", kAccuracy, "rows whose sum of g is not small", Operation::NormBackward},
+      {Fault::NbwdNoProjTerm, "nbwd_no_proj_term", FaultClass::Arithmetic, "dx without the xh mean(g xh) term",
+       "the kernel's own dx with xh_j (1/n) sum g xh left out", kAccuracy, "any row (dy correlated with xh most)", Operation::NormBackward},
+      {Fault::NbwdGammaIgnored, "nbwd_gamma_ignored", FaultClass::Arithmetic, "gamma never applied to dy",
+       "built-ins: g = dy; others: the kernel called without gamma", kAccuracy, "a case with gamma", Operation::NormBackward},
+      {Fault::NbwdRstdSquared, "nbwd_rstd_squared", FaultClass::Arithmetic, "rstd^2 where rstd is meant",
+       "the kernel's own arithmetic with the saved rstd squared (taken for 1/var)", kAccuracy, "rows whose rstd is not 1",
+       Operation::NormBackward},
+      {Fault::NbwdDGammaF16, "nbwd_dgamma_f16", FaultClass::Arithmetic, "dgamma and dbeta reduced in fp16",
+       "the kernel's own column sums with every addition rounded to fp16", {CheckKind::Envelope, CheckKind::Nonfinite, CheckKind::Spread},
+       "many rows (the column sums over the batch)", Operation::NormBackward},
+      {Fault::NbwdDGammaNoXhat, "nbwd_dgamma_no_xhat", FaultClass::Arithmetic, "dgamma = sum dy (xh left out)",
+       "the kernel's own dgamma without the factor xh", kAccuracy, "any case writing dgamma", Operation::NormBackward},
+      {Fault::NbwdZeros, "nbwd_zeros", FaultClass::Output, "every output +0", "after the call every dx, dgamma and dbeta becomes +0",
+       {CheckKind::Envelope, CheckKind::SpecialValues}, "any case with a non-vacuous bound", Operation::NormBackward},
   };
   return c;
 }

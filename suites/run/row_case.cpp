@@ -34,7 +34,8 @@ RowRuns row_runs(const DeviceApi& api, const RunOptions& opt) {
 }
 
 void run_rows(RowRuns& runs, DeviceApi& api, const RunOptions& opt, GuardedBuffer& dout, const Format& out, std::int64_t rows,
-              std::int64_t cols, std::initializer_list<GuardedInput*> inputs, const std::function<void()>& launch) {
+              std::int64_t cols, std::initializer_list<GuardedInput*> inputs, const std::function<void()>& launch,
+              const std::function<void()>& after_each) {
   const auto n = static_cast<std::size_t>(cols);
   const std::size_t total = static_cast<std::size_t>(rows) * n;
   auto check = [&](std::vector<std::uint64_t>& into) {
@@ -60,6 +61,7 @@ void run_rows(RowRuns& runs, DeviceApi& api, const RunOptions& opt, GuardedBuffe
   launch();
   api.synchronize(opt.timeout_ms);
   check(runs.codes);
+  if (after_each) after_each();
   std::vector<std::uint64_t> again;
   for (int q = 0; q < runs.warmups + runs.timed; ++q) {
     if (q >= runs.warmups) api.timer_start();
@@ -67,6 +69,7 @@ void run_rows(RowRuns& runs, DeviceApi& api, const RunOptions& opt, GuardedBuffe
     if (q >= runs.warmups) runs.times.push_back(api.timer_stop_ms());
     api.synchronize(opt.timeout_ms);
     check(again);
+    if (after_each) after_each();
     if (again != runs.codes) {
       ++runs.runs_differ;
       if (runs.first_differ_run < 0) {

@@ -36,9 +36,11 @@ RowRuns row_runs(const DeviceApi& api, const RunOptions& opt);
 
 /// `launch` once, then warmups + timed more times (timed ones timed by the api); after each: synchronize, download the
 /// rows x cols output of `dout` (format `out`), check its guards and the inputs (null entries skipped), and compare the
-/// output with the first run's bit for bit.
+/// output with the first run's bit for bit. `after_each`, when given, is called after each run's checks, outside the
+/// timing (an operation with a second output downloads and checks it there: norm backward's dgamma and dbeta).
 void run_rows(RowRuns& runs, DeviceApi& api, const RunOptions& opt, GuardedBuffer& dout, const Format& out, std::int64_t rows,
-              std::int64_t cols, std::initializer_list<GuardedInput*> inputs, const std::function<void()>& launch);
+              std::int64_t cols, std::initializer_list<GuardedInput*> inputs, const std::function<void()>& launch,
+              const std::function<void()>& after_each = {});
 
 /// The three checks of the buffers every case runner adds in the same words: the output's guards, the inputs' guards
 /// and padding, and the inputs left unchanged (row operations, reductions).

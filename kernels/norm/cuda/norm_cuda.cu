@@ -18,6 +18,7 @@
 #include <string>
 
 #include "kernels/device/cuda_check.cuh"
+#include "kernels/device/row_io.cuh"
 #include "kernels/norm/norm_kernel.hpp"
 #include "kernels/register.hpp"
 
@@ -27,22 +28,11 @@ namespace {
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kWarps = 4;  // warps (rows in flight) per block
 
-enum class Io : int { F32, F16, Bf16 };
+using row_io::Io;
+using row_io::io_of;
+using row_io::load_x;
+using row_io::store_y;
 
-__device__ float load_x(Io io, const void* p, std::int64_t i) {
-  switch (io) {
-    case Io::F16: return __half2float(static_cast<const __half*>(p)[i]);
-    case Io::Bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    default: return static_cast<const float*>(p)[i];
-  }
-}
-__device__ void store_y(Io io, void* p, std::int64_t i, float v) {
-  switch (io) {
-    case Io::F16: static_cast<__half*>(p)[i] = __float2half_rn(v); break;
-    case Io::Bf16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v); break;
-    default: static_cast<float*>(p)[i] = v; break;
-  }
-}
 
 struct Args {
   std::int64_t rows, cols;
@@ -151,8 +141,6 @@ __global__ void warp_norm(Args a) {
     }
   }
 }
-
-Io io_of(const Format& f) { return f == f16 ? Io::F16 : f == bf16 ? Io::Bf16 : Io::F32; }
 
 struct Spec {
   std::string name;

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "kernels/device/cuda_check.cuh"
+#include "kernels/device/row_io.cuh"
 #include "kernels/register.hpp"
 #include "kernels/softmax/softmax_kernel.hpp"
 #include "oracle/math/expf_ops.hpp"
@@ -30,24 +31,13 @@ namespace {
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kWarps = 4;  // warps (rows in flight) per block
 
-enum class Io : int { F32, F16, Bf16 };
+using row_io::Io;
+using row_io::io_of;
+using row_io::load_x;
+using row_io::store_y;
 /// The exp a kernel uses: __expf (ex2.approx), CUDA's expf, or fpcert's expf_ops (declared exactly).
 enum class Exp : int { Fast, Accurate, Ops };
 
-__device__ float load_x(Io io, const void* p, std::int64_t i) {
-  switch (io) {
-    case Io::F16: return __half2float(static_cast<const __half*>(p)[i]);
-    case Io::Bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    default: return static_cast<const float*>(p)[i];
-  }
-}
-__device__ void store_y(Io io, void* p, std::int64_t i, float v) {
-  switch (io) {
-    case Io::F16: static_cast<__half*>(p)[i] = __float2half_rn(v); break;
-    case Io::Bf16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v); break;
-    default: static_cast<float*>(p)[i] = v; break;
-  }
-}
 
 struct Args {
   std::int64_t rows, cols;
@@ -170,8 +160,6 @@ __global__ void warp_online(Args a) {
     write_row(a, Exp::Accurate, r, lane, m, s);
   }
 }
-
-Io io_of(const Format& f) { return f == f16 ? Io::F16 : f == bf16 ? Io::Bf16 : Io::F32; }
 
 struct Spec {
   std::string name;

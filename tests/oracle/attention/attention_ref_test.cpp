@@ -17,20 +17,15 @@
 #include "oracle/attention/attention_ref.hpp"
 #include "oracle/round.hpp"
 #include "tests/support/test_seed.hpp"
+#include "tests/support/splitmix.hpp"
 
 namespace fpcert {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// splitmix64: the test's own generator (the reference must not share the generators' code).
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-double unit(std::uint64_t seed, std::uint64_t i) { return static_cast<double>(mix(seed ^ mix(i)) >> 11) * 0x1p-53; }
+using test::mix;
+using test::unit;
 /// Roughly normal: the sum of four uniforms, centred and scaled.
 double gauss(std::uint64_t seed, std::uint64_t i) {
   double s = 0;

@@ -12,6 +12,7 @@
 
 #include "base/parallel.hpp"
 #include "oracle/softmax/softmax_ref.hpp"
+#include "tests/support/splitmix.hpp"
 
 namespace fpcert {
 namespace {
@@ -23,14 +24,8 @@ std::uint64_t seed_from_env() {
   return s ? std::strtoull(s, nullptr, 10) : 20261203;
 }
 
-/// splitmix64: the test's own generator (the reference must not share the generators' code).
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-double unit(std::uint64_t seed, std::uint64_t i) { return static_cast<double>(mix(seed ^ mix(i)) >> 11) * 0x1p-53; }
+using test::mix;
+using test::unit;
 
 /// Row r of the random set: fp32 logits of one of five kinds, some entries masked.
 std::vector<double> random_row(std::uint64_t seed, std::uint64_t r, std::size_t n) {
