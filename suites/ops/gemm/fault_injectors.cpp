@@ -362,6 +362,28 @@ class FaultInjector final : public GemmKernel {
       case Fault::AttnPRoundedLower:
       case Fault::AttnDropLastKeyBlock:
       case Fault::AttnZeros:
+      case Fault::SbwdNoDotSubtract:  // backward faults (issue 45): never made for a GEMM kernel
+      case Fault::SbwdDotF16:
+      case Fault::SbwdScaleMissing:
+      case Fault::SbwdScaleTwice:
+      case Fault::SbwdLogNoExp:
+      case Fault::SbwdZeros:
+      case Fault::NbwdNoMeanTerm:
+      case Fault::NbwdNoProjTerm:
+      case Fault::NbwdGammaIgnored:
+      case Fault::NbwdRstdSquared:
+      case Fault::NbwdDGammaF16:
+      case Fault::NbwdDGammaNoXhat:
+      case Fault::NbwdZeros:
+      case Fault::AbwdDFromWrongO:
+      case Fault::AbwdNoDSubtract:
+      case Fault::AbwdDqScaleMissing:
+      case Fault::AbwdDqScaleTwice:
+      case Fault::AbwdLseWrongBase:
+      case Fault::AbwdGqaNotSummed:
+      case Fault::AbwdDqAtomicsBf16:
+      case Fault::AbwdCausalOffByOne:
+      case Fault::AbwdZeros:
         wrapped_->run(ops);
         break;
     }
