@@ -43,6 +43,7 @@ std::vector<Family> reduce_families();        // sum_cancel, sum_range, nrm2_tra
 std::vector<Family> softmax_families();       // softmax (generators/softmax.cpp)
 std::vector<Family> norm_families();          // norm (generators/norm/norm.cpp)
 std::vector<Family> attention_families();     // attention (generators/attention/attention.cpp)
+std::vector<Family> attention_bwd_families(); // attention_bwd (generators/attention/attention_bwd.cpp)
 
 // ---- parameter declarations ----
 ParamInfo p_int(const std::string& name, std::int64_t dflt, std::int64_t lo, std::int64_t hi, const std::string& help);

@@ -129,7 +129,8 @@ const std::vector<Family>& registry() {
                     &detail::cancel_families, &detail::spectral_families, &detail::probe_families,
                     &detail::pattern_families, &detail::special_families, &detail::order_free_families,
                     &detail::reduce_families, &detail::softmax_families, &detail::norm_families,
-                    &detail::attention_families}) {
+                    &detail::attention_families,
+                    &detail::attention_bwd_families}) {
       auto v = (*f)();
       for (auto& x : v) all.push_back(std::move(x));
     }

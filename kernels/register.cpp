@@ -52,6 +52,8 @@ void register_builtin_kernels() {
 #endif
   // Attention kernels (issue 41): CPU models of a naive f32 attention and FlashAttention-2-style f16 / bf16.
   register_attention_models();
+  // Attention backward (issue 45): CPU models of a naive f32 backward and FlashAttention-2-style f16 / bf16.
+  register_attention_bwd_models();
   // Conversion kernels: fpcert's model of each table conversion, and with CUDA the table's entries.
   register_model_conversion_kernels();
 #if defined(FPCERT_HAVE_CUDA)

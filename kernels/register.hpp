@@ -41,6 +41,7 @@ void register_attention_models();      ///< kernels/attention/cpu/attention_mode
 void register_norm_models();           ///< kernels/norm/cpu/norm_models.cpp: LayerNorm and RMSNorm models
 void register_norm_cuda_kernels();      ///< kernels/norm/cuda/norm_cuda.cu: warp-per-row LayerNorm and RMSNorm
 void register_attention_cuda_kernels(); ///< kernels/attention/cuda/attention_cuda.cu: flash (mma.sync) and naive f32 attention
+void register_attention_bwd_models();  ///< kernels/attention/cpu/attention_bwd_models.cpp: naive f32 and flash f16/bf16 attention backward models
 void register_model_conversion_kernels();   ///< kernels/convert/model_convert.cpp: model_<entry> per table conversion
 void register_device_conversion_kernels();  ///< kernels/convert/device_convert.cpp: the device table's entries
 

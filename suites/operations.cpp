@@ -7,6 +7,8 @@
 #include "suites/ops/reduce/reduce_operation.hpp"
 #include "suites/ops/norm/norm_operation.hpp"
 #include "suites/ops/softmax/softmax_operation.hpp"
+// Attention backward (issue 45).
+#include "suites/ops/attention_bwd/attention_bwd_operation.hpp"
 
 namespace fpcert {
 
@@ -18,7 +20,9 @@ std::span<const OperationRunner* const> operation_runners() {
   static const SoftmaxOperation softmax;
   static const NormOperation norm;
   static const AttentionOperation attention;
-  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax, &norm, &attention};
+  static const AttentionBwdOperation attention_bwd;  // issue 45
+  static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax, &norm, &attention,
+                                               &attention_bwd};
   return all;
 }
 
