@@ -99,6 +99,9 @@ std::string attention_bwd_fault_not_applicable(Fault f, const AttentionBwdKernel
       break;
     case AttentionBwdBug::DqAtomicsBf16:
       if (t.dq_acc->precision() <= bf16.precision()) return "the kernel declares dQ's partials in a format no wider than bf16";
+      // dQ stored in bf16: partials added in bf16 are roundings of the output's own size, each within u_bf16 sum |dS| |k|,
+      // which dS's own rounding into bf16 already allows (the bound cannot tell them apart).
+      if (t.dq_out->precision() <= bf16.precision()) return "dQ is stored in bf16: partials added in bf16 stay within dS's rounding";
       break;
     case AttentionBwdBug::DFromWrongO:
     case AttentionBwdBug::LseWrongBase:
