@@ -205,6 +205,7 @@ PYBIND11_MODULE(_fpcert, m) {
   add_audit_entry(m);      // fpcert.audit (python/audit_entry.cpp)
   add_rows_entries(m);     // fpcert.certify_softmax, fpcert.certify_norm (python/rows_entry.cpp)
   add_attention_entry(m);  // fpcert.certify_attention (python/attention_entry.cpp)
+  add_attention_bwd_entry(m);  // fpcert.certify_attention_backward (python/attention_bwd_entry.cpp; issue 45)
   add_diagnose_entry(m);   // fpcert.diagnose (python/diagnose_entry.cpp)
 
   py::class_<KernelTraits>(m, "Traits", "What the bound model reads about a kernel's arithmetic (docs/kernels.md)")

@@ -699,6 +699,11 @@ from .attention import SDPA_DECLARATIONS, certify_attention, sdpa, sdpa_declarat
 
 __all__ += ["certify_softmax", "certify_norm", "certify_attention", "sdpa", "sdpa_declaration", "SDPA_DECLARATIONS"]
 
+# Attention backward (issue 45; docs/backward.md).
+from .attention_bwd import SDPA_BWD_DECLARATIONS, certify_attention_backward, sdpa_backward, sdpa_backward_declaration  # noqa: E402
+
+__all__ += ["certify_attention_backward", "sdpa_backward", "sdpa_backward_declaration", "SDPA_BWD_DECLARATIONS"]
+
 
 # ---- diagnosis: rounding or a bug? (docs/diagnose.md; docs/python.md, "Diagnosing a kernel") -----------------------------
 class Diagnosis(dict):
