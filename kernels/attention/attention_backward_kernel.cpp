@@ -4,8 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace fpcert {
 
 std::string_view to_string(AttentionBwdBug b) {
@@ -26,19 +24,7 @@ std::string_view to_string(AttentionBwdBug b) {
 
 Support AttentionBwdKernel::can_implement(const AttentionShape& s, CausalAlign causal, bool additive_mask) const {
   const AttentionBwdTraits& t = attention_bwd_traits();
-  if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.len_q < 1 || s.len_k < 1 || s.head_dim < 1)
-    return Support::no(fmt::format("empty shape (batch {}, heads {}/{}, len {} x {}, head_dim {})", s.batch, s.heads_q, s.heads_kv,
-                                   s.len_q, s.len_k, s.head_dim));
-  if (s.heads_q % s.heads_kv != 0)
-    return Support::no(fmt::format("heads_q = {} is not a multiple of heads_kv = {}", s.heads_q, s.heads_kv));
-  if (s.heads_kv != s.heads_q && !t.grouped_heads) return Support::no("grouped-query heads (heads_kv < heads_q) not taken");
-  if (!t.head_dims.empty() && std::find(t.head_dims.begin(), t.head_dims.end(), static_cast<int>(s.head_dim)) == t.head_dims.end())
-    return Support::no(fmt::format("head_dim {} not taken", s.head_dim));
-  if (causal == CausalAlign::TopLeft && !(t.masks & kAttnMaskCausalTopLeft)) return Support::no("a top-left causal mask not taken");
-  if (causal == CausalAlign::BottomRight && !(t.masks & kAttnMaskCausalBottomRight))
-    return Support::no("a bottom-right causal mask not taken");
-  if (additive_mask && !(t.masks & kAttnMaskAdditive)) return Support::no("an additive mask not taken");
-  return Support::yes();
+  return attention_support(s, causal, additive_mask, t.masks, t.head_dims, t.grouped_heads);
 }
 
 std::unique_ptr<AttentionBwdKernel> make_attention_bwd_kernel(const std::string& name) {
