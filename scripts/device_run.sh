@@ -544,6 +544,13 @@ section_attention_backward_torch() {
     tee "$OUT/attention_backward_torch.log" | grep -E "sdpa backward|passed|failed|skipped|Error" | tail -80
   run timeout 90 "$BIN/fpcert" certify --kernel cpu --suite attention_backward_quick > "$OUT/attention_backward_cpu.txt" 2>&1; echo "rc=$?"
   grep -E "^(CERTIFIED|FAILED)" "$OUT/attention_backward_cpu.txt" | head -10
+  # The reference's cost on the 16-core host (target < 20 s for 1 x 8 x 2048 x 2048 x 128 on sampled rows), and
+  # FlashAttention's 2x rule beside fpcert for every CUDA attention backward kernel (docs/backward.md's H200 table).
+  run timeout 200 "$BIN/bench_attention_bwd_ref" 2>&1 | tee "$OUT/bench_attention_bwd_ref.log"
+  local k
+  for k in $("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(" ".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") == "attention_backward" and k["backend"] == "cuda" and not k["mutant"]))'); do
+    run timeout 400 "$BIN/bench_attention_bwd_fa_rule" "$k" 2>&1 | tee "$OUT/bench_attention_bwd_fa_rule_$k.log"
+  done
 }
 # Attention through the runner (issue 41, docs/attention.md): every CUDA attention kernel (the group `cuda` of the
 # attention operation) certified on the attention suite (O and LSE per element against the exact reference, by the
