@@ -144,7 +144,7 @@ TEST_CASE("spec: generate(problem.spec) reproduces the problem - spec - family -
 }
 
 TEST_CASE("list_generators: every family documented - every parameter with a default that parses") {
-  CHECK(list_generators().size() == 24);  // softmax: docs/softmax.md; norm: docs/normalization.md; attention: docs/attention.md
+  CHECK(list_generators().size() == 25);  // softmax: docs/softmax.md; norm: docs/normalization.md; attention: docs/attention.md; attention_bwd: docs/backward.md
   for (const GeneratorInfo& g : list_generators()) {
     CAPTURE(g.name);
     CHECK(!g.summary.empty());
