@@ -41,6 +41,10 @@ std::string suite_at_level(const std::string& suite, Operation op) {
     if (suite == "certify") return "norm_backward";
     if (suite == "quick") return "norm_backward_quick";
   }
+  if (op == Operation::AttentionBackward) {  // issue 45
+    if (suite == "certify") return "attention_backward";
+    if (suite == "quick") return "attention_backward_quick";
+  }
   return "";
 }
 
@@ -73,7 +77,8 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
     add(s);
     if (s->operation != Operation::Gemm || !reach) continue;  // --preset: the suites as the source states them, nothing added
     for (const Operation op : {Operation::Reduction, Operation::Softmax, Operation::Norm, Operation::Attention,
-                               Operation::SoftmaxBackward, Operation::NormBackward}) {
+                               Operation::SoftmaxBackward, Operation::NormBackward,
+                               Operation::AttentionBackward}) {
       const std::string r = suite_at_level(s->name, op);
       if (const SuiteInfo* rs = r.empty() ? nullptr : find_suite(r)) companions.push_back({s, rs});
     }
@@ -85,7 +90,7 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
   std::vector<std::string> kernels;
   for (const Operation op : {Operation::Gemm, Operation::Reduction, Operation::Softmax, Operation::Norm, Operation::Attention,
                             Operation::Conversion, Operation::Elementwise,
-                            Operation::SoftmaxBackward, Operation::NormBackward})
+                            Operation::SoftmaxBackward, Operation::NormBackward, Operation::AttentionBackward})
     if (std::find(ops.begin(), ops.end(), op) != ops.end())
       for (auto& k : expand_kernel_list(given, op))
         if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(std::move(k));
@@ -116,6 +121,8 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
                                    : op == Operation::Norm        ? "give --suite certify, quick, norm or norm_quick"
                                    : op == Operation::Attention   ? "give --suite certify, quick, attention or attention_quick"
                                    : op == Operation::NormBackward ? "give --suite certify, quick, norm_backward or norm_backward_quick"
+                                   : op == Operation::AttentionBackward
+                                       ? "give --suite certify, quick, attention_backward or attention_backward_quick"
                                    : op == Operation::Elementwise ? "give --suite elementwise or elementwise_full"
                                    : op == Operation::SoftmaxBackward ? "give --suite certify, quick, softmax_backward or softmax_backward_quick"
                                                                   : "give a GEMM suite (fpcert suites lists them)"));

@@ -45,6 +45,7 @@ std::vector<Family> norm_families();          // norm (generators/norm/norm.cpp)
 std::vector<Family> attention_families();     // attention (generators/attention/attention.cpp)
 std::vector<Family> softmax_bwd_families();   // softmax_bwd (generators/softmax_bwd/softmax_bwd.cpp; issue 45)
 std::vector<Family> norm_bwd_families();      // norm_bwd (generators/norm/norm_bwd.cpp)
+std::vector<Family> attention_bwd_families(); // attention_bwd (generators/attention/attention_bwd.cpp)
 
 // ---- parameter declarations ----
 ParamInfo p_int(const std::string& name, std::int64_t dflt, std::int64_t lo, std::int64_t hi, const std::string& help);

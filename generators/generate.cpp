@@ -130,7 +130,7 @@ const std::vector<Family>& registry() {
                     &detail::pattern_families, &detail::special_families, &detail::order_free_families,
                     &detail::reduce_families, &detail::softmax_families, &detail::norm_families,
                     &detail::attention_families, &detail::softmax_bwd_families,
-                    &detail::norm_bwd_families}) {
+                    &detail::norm_bwd_families, &detail::attention_bwd_families}) {
       auto v = (*f)();
       for (auto& x : v) all.push_back(std::move(x));
     }

@@ -62,6 +62,8 @@ void register_builtin_kernels() {
 #if defined(FPCERT_HAVE_CUDA)
   register_norm_bwd_cuda_kernels();
 #endif
+  // Attention backward (issue 45): CPU models of a naive f32 backward and FlashAttention-2-style f16 / bf16.
+  register_attention_bwd_models();
   // Conversion kernels: fpcert's model of each table conversion, and with CUDA the table's entries.
   register_model_conversion_kernels();
 #if defined(FPCERT_HAVE_CUDA)

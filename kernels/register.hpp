@@ -45,6 +45,7 @@ void register_softmax_bwd_models();        ///< kernels/softmax/cpu/softmax_bwd_
 void register_softmax_bwd_cuda_kernels();  ///< kernels/softmax/cuda/softmax_bwd_cuda.cu: warp-per-row softmax backward
 void register_norm_bwd_models();       ///< kernels/norm/cpu/norm_bwd_models.cpp: LayerNorm and RMSNorm backward models
 void register_norm_bwd_cuda_kernels(); ///< kernels/norm/cuda/norm_bwd_cuda.cu: LayerNorm / RMSNorm backward (atomic and two-stage dgamma)
+void register_attention_bwd_models();  ///< kernels/attention/cpu/attention_bwd_models.cpp: naive f32 and flash f16/bf16 attention backward models
 void register_model_conversion_kernels();   ///< kernels/convert/model_convert.cpp: model_<entry> per table conversion
 void register_device_conversion_kernels();  ///< kernels/convert/device_convert.cpp: the device table's entries
 

@@ -204,6 +204,7 @@ PYBIND11_MODULE(_fpcert, m) {
   add_softmax_bwd_entry(m);  // fpcert.certify_softmax_backward (python/softmax_bwd_entry.cpp; issue 45)
   add_attention_entry(m);  // fpcert.certify_attention (python/attention_entry.cpp)
   add_norm_bwd_entry(m);   // fpcert.certify_norm_backward (python/norm_bwd_entry.cpp)
+  add_attention_bwd_entry(m);  // fpcert.certify_attention_backward (python/attention_bwd_entry.cpp; issue 45)
   add_diagnose_entry(m);   // fpcert.diagnose (python/diagnose_entry.cpp)
 
   py::class_<KernelTraits>(m, "Traits", "What the bound model reads about a kernel's arithmetic (docs/kernels.md)")

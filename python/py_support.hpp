@@ -126,6 +126,7 @@ std::string certify_registered(const std::string& name, Operation op, const std:
                                const SuiteInfo& suite, const std::string& entry, const std::string& command);
 /// fpcert.certify_attention's native part (python/attention_entry.cpp).
 void add_attention_entry(py::module_& m);
+void add_attention_bwd_entry(py::module_& m);  ///< python/attention_bwd_entry.cpp (issue 45)
 /// fpcert.diagnose (python/diagnose_entry.cpp).
 void add_diagnose_entry(py::module_& m);
 /// fpcert.certify_softmax_backward's native part (python/softmax_bwd_entry.cpp; issue 45).

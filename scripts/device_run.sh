@@ -566,6 +566,26 @@ section_attention_certify() {
   run timeout 90 "$BIN/bench_gpu_attention" 2>&1 | tee "$OUT/bench_gpu_attention.log"
   run timeout 100 python3 "$(dirname "$0")/sdpa_certify.py" "$OUT/sdpa" 2>&1 | tail -40
 }
+# attention-backward-torch (issue 45, docs/backward.md): PyTorch's SDPA backward per pinned backend (flash, efficient:
+# the aten backward ops on the runner's O and LSE; math: autograd) certified on attention_backward in f16 and bf16, and
+# the flash backward with a wrong dQ refused; the CPU models as the control.
+section_attention_backward_torch() {
+  local PY
+  PY=$(cd "${PYDIR:-devpy}" && pwd)  # the package as section_python finds it (scripts/devpy.sh)
+  export PYTHONPATH="$PY${PYTHONPATH:+:$PYTHONPATH}" FPCERT_TEST_OUT="$OUT" PYTHONDONTWRITEBYTECODE=1 LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}"
+  python3 -c 'import pytest' 2>/dev/null || export PYTHONPATH="$PYTHONPATH:$PY/site"
+  run timeout 500 python3 -m pytest -q -rA -s -p no:cacheprovider -p fpcert.pytest_plugin tests/python/test_torch_attention_bwd_gpu.py 2>&1 |
+    tee "$OUT/attention_backward_torch.log" | grep -E "sdpa backward|passed|failed|skipped|Error" | tail -80
+  run timeout 90 "$BIN/fpcert" certify --kernel cpu --suite attention_backward_quick > "$OUT/attention_backward_cpu.txt" 2>&1; echo "rc=$?"
+  grep -E "^(CERTIFIED|FAILED)" "$OUT/attention_backward_cpu.txt" | head -10
+  # The reference's cost on the 16-core host (target < 20 s for 1 x 8 x 2048 x 2048 x 128 on sampled rows), and
+  # FlashAttention's 2x rule beside fpcert for every CUDA attention backward kernel (docs/backward.md's H200 table).
+  run timeout 200 "$BIN/bench_attention_bwd_ref" 2>&1 | tee "$OUT/bench_attention_bwd_ref.log"
+  local k
+  for k in $("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(" ".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") == "attention_backward" and k["backend"] == "cuda" and not k["mutant"]))'); do
+    run timeout 400 "$BIN/bench_attention_bwd_fa_rule" "$k" 2>&1 | tee "$OUT/bench_attention_bwd_fa_rule_$k.log"
+  done
+}
 # Attention through the runner (issue 41, docs/attention.md): every CUDA attention kernel (the group `cuda` of the
 # attention operation) certified on the attention suite (O and LSE per element against the exact reference, by the
 # bound of its declared arithmetic), and its mutation score; the CPU models as the control (expect CERTIFIED, 100 %).
@@ -651,6 +671,7 @@ for part in ${PART//,/ }; do
     attention) section_attention ;;
     attention-certify) section_attention_certify ;;
     attention-runner) section_attention_runner ;;
+    attention-backward-torch) section_attention_backward_torch ;;
     diagnose) section_diagnose ;;
     scale3) section_scale3 ;;
     report) section_report ;;

@@ -9,6 +9,8 @@
 #include "suites/ops/norm_bwd/norm_bwd_operation.hpp"
 #include "suites/ops/softmax/softmax_operation.hpp"
 #include "suites/ops/softmax_bwd/softmax_bwd_operation.hpp"  // issue 45
+// Attention backward (issue 45).
+#include "suites/ops/attention_bwd/attention_bwd_operation.hpp"
 
 namespace fpcert {
 
@@ -22,8 +24,9 @@ std::span<const OperationRunner* const> operation_runners() {
   static const AttentionOperation attention;
   static const SoftmaxBwdOperation softmax_bwd;  // issue 45
   static const NormBwdOperation norm_backward;
+  static const AttentionBwdOperation attention_bwd;
   static const OperationRunner* const all[] = {&gemm, &conversion, &reduction, &elementwise, &softmax, &norm, &attention,
-                                               &softmax_bwd, &norm_backward};
+                                               &softmax_bwd, &norm_backward, &attention_bwd};
   return all;
 }
 

@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/plugins.hpp"
+#include "kernels/attention/attention_backward_kernel.hpp"
 #include "kernels/attention/attention_kernel.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/elementwise/eltwise_kernel.hpp"
@@ -260,6 +261,30 @@ int run_kernels(bool mutants, bool json, const std::vector<std::string>& plugins
       continue;
     }
     fmt::print("{:<34} {:<7} {:<9} {}\n", name, to_string(k->backend()), "norm_bwd", describe_norm_bwd_traits(t));
+  }
+  // Attention backward kernels (docs/backward.md, issue 45): fpcert certify --kernel NAME grades them on attention_backward.
+  const auto abwd = kernel_names(mutants, Operation::AttentionBackward);
+  if (!json && !abwd.empty()) fmt::print("\n{:<34} {:<7} {:<9} {}\n", "attention backward kernel", "backend", "operation", "traits");
+  for (const auto& name : abwd) {
+    const auto k = make_attention_bwd_kernel(name);
+    const AttentionBwdTraits& t = k->attention_bwd_traits();
+    if (json) {
+      arr.push_back({{"name", name},
+                     {"backend", to_string(k->backend())},
+                     {"mutant", k->is_mutant()},
+                     {"operation", "attention_backward"},
+                     {"description", k->description()},
+                     {"in", t.input->tag},
+                     {"exp_form", to_string(t.exp_form)},
+                     {"reads_saved", t.reads_saved},
+                     {"dq_determinism", to_string(t.dq_determinism)},
+                     {"out", fmt::format("{}/{}/{}", t.dq_out->tag, t.dk_out->tag, t.dv_out->tag)},
+                     {"traits", describe_attention_bwd_traits(t)},
+                     {"memory", k->memory() == MemorySpace::Device ? "device" : "host"},
+                     {"origin", find_kernel_info(name)->origin}});
+      continue;
+    }
+    fmt::print("{:<34} {:<7} {:<9} {}\n", name, to_string(k->backend()), "attn_bwd", describe_attention_bwd_traits(t));
   }
   if (json) fmt::print("{}\n", arr.dump(2));
   return 0;

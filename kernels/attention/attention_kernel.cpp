@@ -54,21 +54,26 @@ std::string_view to_string(AttentionBug b) {
   return "?";
 }
 
-Support AttentionKernel::can_implement(const AttentionShape& s, CausalAlign causal, bool additive_mask) const {
-  const AttentionTraits& t = attention_traits();
+Support attention_support(const AttentionShape& s, CausalAlign causal, bool additive_mask, std::uint8_t masks,
+                          const std::vector<int>& head_dims, bool grouped_heads) {
   if (s.batch < 1 || s.heads_q < 1 || s.heads_kv < 1 || s.len_q < 1 || s.len_k < 1 || s.head_dim < 1)
     return Support::no(fmt::format("empty shape (batch {}, heads {}/{}, len {} x {}, head_dim {})", s.batch, s.heads_q, s.heads_kv,
                                    s.len_q, s.len_k, s.head_dim));
   if (s.heads_q % s.heads_kv != 0)
     return Support::no(fmt::format("heads_q = {} is not a multiple of heads_kv = {}", s.heads_q, s.heads_kv));
-  if (s.heads_kv != s.heads_q && !t.grouped_heads) return Support::no("grouped-query heads (heads_kv < heads_q) not taken");
-  if (!t.head_dims.empty() && std::find(t.head_dims.begin(), t.head_dims.end(), static_cast<int>(s.head_dim)) == t.head_dims.end())
+  if (s.heads_kv != s.heads_q && !grouped_heads) return Support::no("grouped-query heads (heads_kv < heads_q) not taken");
+  if (!head_dims.empty() && std::find(head_dims.begin(), head_dims.end(), static_cast<int>(s.head_dim)) == head_dims.end())
     return Support::no(fmt::format("head_dim {} not taken", s.head_dim));
-  if (causal == CausalAlign::TopLeft && !(t.masks & kAttnMaskCausalTopLeft)) return Support::no("a top-left causal mask not taken");
-  if (causal == CausalAlign::BottomRight && !(t.masks & kAttnMaskCausalBottomRight))
+  if (causal == CausalAlign::TopLeft && !(masks & kAttnMaskCausalTopLeft)) return Support::no("a top-left causal mask not taken");
+  if (causal == CausalAlign::BottomRight && !(masks & kAttnMaskCausalBottomRight))
     return Support::no("a bottom-right causal mask not taken");
-  if (additive_mask && !(t.masks & kAttnMaskAdditive)) return Support::no("an additive mask not taken");
+  if (additive_mask && !(masks & kAttnMaskAdditive)) return Support::no("an additive mask not taken");
   return Support::yes();
+}
+
+Support AttentionKernel::can_implement(const AttentionShape& s, CausalAlign causal, bool additive_mask) const {
+  const AttentionTraits& t = attention_traits();
+  return attention_support(s, causal, additive_mask, t.masks, t.head_dims, t.grouped_heads);
 }
 
 std::unique_ptr<AttentionKernel> make_attention_kernel(const std::string& name) {

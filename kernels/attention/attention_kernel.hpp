@@ -146,6 +146,11 @@ class AttentionKernel : public Kernel {
   }
 };
 
+/// The default can_implement of attention kernels, forward and backward: a non-empty shape, heads_q a multiple of heads_kv,
+/// and the masks, head dims and grouped heads the kernel declares.
+Support attention_support(const AttentionShape& s, CausalAlign causal, bool additive_mask, std::uint8_t masks,
+                          const std::vector<int>& head_dims, bool grouped_heads);
+
 /// Make an attention kernel by name; nullptr when unknown or of another operation.
 std::unique_ptr<AttentionKernel> make_attention_kernel(const std::string& name);
 /// "attention in f16, QK^T f32 acc (...), online softmax block 64, exp2 folded 2 ulp, P f16, PV f32 acc, reciprocal,

@@ -703,6 +703,11 @@ from .softmax_bwd import certify_softmax_backward, torch_softmax_backward  # noq
 
 __all__ += ["certify_softmax_backward", "torch_softmax_backward"]
 
+# Attention backward (issue 45; docs/backward.md).
+from .attention_bwd import SDPA_BWD_DECLARATIONS, certify_attention_backward, sdpa_backward, sdpa_backward_declaration  # noqa: E402
+
+__all__ += ["certify_attention_backward", "sdpa_backward", "sdpa_backward_declaration", "SDPA_BWD_DECLARATIONS"]
+
 
 # ---- diagnosis: rounding or a bug? (docs/diagnose.md; docs/python.md, "Diagnosing a kernel") -----------------------------
 class Diagnosis(dict):

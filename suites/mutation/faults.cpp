@@ -236,6 +236,30 @@ const std::vector<FaultInfo>& catalogue() {
        "the kernel's own dgamma without the factor xh", kAccuracy, "any case writing dgamma", Operation::NormBackward},
       {Fault::NbwdZeros, "nbwd_zeros", FaultClass::Output, "every output +0", "after the call every dx, dgamma and dbeta becomes +0",
        {CheckKind::Envelope, CheckKind::SpecialValues}, "any case with a non-vacuous bound", Operation::NormBackward},
+      // Attention backward (issue 45): the built-ins carry each fault in their own arithmetic (AttentionBwdKernel::with_bug);
+      // the zeros and dQ's scale are made around any other kernel too (suites/ops/attention_bwd/attention_bwd_faults.hpp).
+      {Fault::AbwdDFromWrongO, "abwd_d_from_wrong_o", FaultClass::Arithmetic, "D from dO in place of O",
+       "D_i = sum dO_ic dO_ic where sum dO_ic O_ic is meant", kAccuracy, "any case with keys of different dP", Operation::AttentionBackward},
+      {Fault::AbwdNoDSubtract, "abwd_no_d_subtract", FaultClass::Arithmetic, "D never subtracted", "dS = P dP where P (dP - D) is meant",
+       kAccuracy, "any case with D != 0", Operation::AttentionBackward},
+      {Fault::AbwdDqScaleMissing, "abwd_dq_scale_missing", FaultClass::Arithmetic, "dQ without the scale",
+       "built-ins: dQ = sum dS k; others: dQ divided by s after the call", kAccuracy, "any case with s != 1", Operation::AttentionBackward},
+      {Fault::AbwdDqScaleTwice, "abwd_dq_scale_twice", FaultClass::Arithmetic, "dQ with the scale twice",
+       "built-ins: dQ = s^2 sum dS k; others: dQ times s after the call", kAccuracy, "any case with s != 1", Operation::AttentionBackward},
+      {Fault::AbwdLseWrongBase, "abwd_lse_wrong_base", FaultClass::Arithmetic, "the LSE in the wrong base",
+       "exp2(x c - LSE) with LSE not converted to base 2 (natural form: exp(z - LSE log2 e))", kAccuracy, "rows whose LSE is not near 0",
+       Operation::AttentionBackward},
+      {Fault::AbwdGqaNotSummed, "abwd_gqa_not_summed", FaultClass::Arithmetic, "dK, dV not summed over the group",
+       "dK and dV of a key/value head hold only its last query head's contribution", kAccuracy, "a grouped-query case (heads_kv < heads_q)",
+       Operation::AttentionBackward},
+      {Fault::AbwdDqAtomicsBf16, "abwd_dq_atomics_bf16", FaultClass::Arithmetic, "dQ's partials added in bf16",
+       "dQ's per key block partial sums added into a bf16 buffer where f32 is declared", kAccuracy, "len_k beyond one key block",
+       Operation::AttentionBackward},
+      {Fault::AbwdCausalOffByOne, "abwd_causal_off_by_one", FaultClass::Arithmetic, "the recomputed P one key too wide",
+       "P recomputed with query i seeing key i + 1", {CheckKind::Envelope, CheckKind::SpecialValues}, "a causal case",
+       Operation::AttentionBackward},
+      {Fault::AbwdZeros, "abwd_zeros", FaultClass::Output, "every output +0", "after the call every dQ, dK and dV becomes +0",
+       {CheckKind::Envelope, CheckKind::SpecialValues}, "any case with a non-vacuous bound", Operation::AttentionBackward},
   };
   return c;
 }

@@ -144,8 +144,8 @@ TEST_CASE("spec: generate(problem.spec) reproduces the problem - spec - family -
 }
 
 TEST_CASE("list_generators: every family documented - every parameter with a default that parses") {
-  CHECK(list_generators().size() == 26);  // softmax: docs/softmax.md; norm: docs/normalization.md; attention: docs/attention.md;
-                                          // softmax_bwd, norm_bwd: docs/backward.md
+  CHECK(list_generators().size() == 27);  // softmax: docs/softmax.md; norm: docs/normalization.md; attention: docs/attention.md;
+                                          // softmax_bwd, norm_bwd, attention_bwd: docs/backward.md
   for (const GeneratorInfo& g : list_generators()) {
     CAPTURE(g.name);
     CHECK(!g.summary.empty());
