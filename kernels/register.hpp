@@ -43,6 +43,8 @@ void register_norm_cuda_kernels();      ///< kernels/norm/cuda/norm_cuda.cu: war
 void register_attention_cuda_kernels(); ///< kernels/attention/cuda/attention_cuda.cu: flash (mma.sync) and naive f32 attention
 void register_model_conversion_kernels();   ///< kernels/convert/model_convert.cpp: model_<entry> per table conversion
 void register_device_conversion_kernels();  ///< kernels/convert/device_convert.cpp: the device table's entries
+// Attention backward, CUDA (issue 45).
+void register_attention_bwd_cuda_kernels();  ///< kernels/attention/cuda/attention_bwd_cuda.cu: flash (atomic and deterministic dQ) and naive f32
 
 /// kernels/gemm/cuda/mma.cu: the FP8 (e4m3 or e5m2) mma.sync GEMM, with partial sums promoted to fp32
 /// every `promote_every` products (a positive multiple of 32; 0: never). Throws
