@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "kernels/device/device_api.hpp"
@@ -65,6 +66,24 @@ double median_ms(Launch&& launch, DeviceApi& api, int warmups, int timed) {
 /// Median time of k.run(ops) in ms over `timed` launches after `warmups`; throws what run() throws.
 inline double median_launch_ms(GemmKernel& k, const GemmOperands& ops, DeviceApi& api, int warmups, int timed) {
   return median_ms([&] { k.run(ops); }, api, warmups, timed);
+}
+
+/// One row-major m x n x k GEMM of the registered kernel `name` on random codes of its input format: the median ms of
+/// `timed` launches after `warmups` (-1 when no such GEMM kernel is registered).
+inline double time_gemm(const std::string& name, DeviceApi& api, std::int64_t m, std::int64_t n, std::int64_t k, int warmups, int timed) {
+  auto g = make_gemm_kernel(name);
+  if (!g) return -1;
+  const Format& a = *g->traits().a_input;
+  DeviceBuffer da(api, static_cast<std::size_t>(m * k) * container_bytes(a)), db(api, static_cast<std::size_t>(k * n) * container_bytes(a));
+  DeviceBuffer dc(api, static_cast<std::size_t>(m * n) * container_bytes(*g->traits().out));
+  const auto ha = random_codes(a, static_cast<std::size_t>(m * k), 4), hb = random_codes(a, static_cast<std::size_t>(k * n), 5);
+  api.to_device(da.p, ha.data(), ha.size());
+  api.to_device(db.p, hb.data(), hb.size());
+  GemmOperands ops;
+  ops.m = m, ops.n = n, ops.k = k;
+  ops.a = da.p, ops.lda = k, ops.b = db.p, ops.ldb = n, ops.c = dc.p, ops.ldc = n;
+  ops.stream = api.stream();
+  return median_launch_ms(*g, ops, api, warmups, timed);
 }
 
 }  // namespace fpcert::bench

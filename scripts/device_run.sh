@@ -576,6 +576,27 @@ PY
     echo "fpcert.diagnose does not import: run scripts/devpy.sh here and carry devpy (the torch diagnoses skipped)"
   fi
 }
+# Attention backward, CUDA kernels (issue 45, docs/backward.md "Attention backward", "CUDA kernels"). Two parts that each
+# fit the device tool's 10 minutes; attention-backward runs both. attention-backward-certify: every CUDA attention
+# backward kernel certified on the attention_backward suite (mutation score included), then bench_gpu_attention_bwd
+# (1 x 8 x 4096 x 4096 x 128 beside cuBLAS's five GEMMs). attention-backward-test: the GPU test case by case.
+section_attention_backward_certify() {
+  local ks
+  ks=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(" ".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") == "attention_backward" and k["backend"] == "cuda"))')
+  [ -n "$ks" ] || ks="attention_bwd_f16_flash_cuda attention_bwd_bf16_flash_cuda attention_bwd_f16_flash_det_cuda attention_bwd_bf16_flash_det_cuda attention_bwd_f32_naive_cuda"
+  for k in $ks; do
+    run timeout 90 "$BIN/fpcert" certify --kernel "$k" --suite attention_backward --json "$OUT/attention_backward_$k.json" > "$OUT/attention_backward_$k.txt" 2>&1; echo "rc=$?"
+    grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung|not supported" "$OUT/attention_backward_$k.txt" | head -12
+  done
+  run timeout 100 "$BIN/bench_gpu_attention_bwd" 2>&1 | tee "$OUT/bench_gpu_attention_bwd.log"
+}
+section_attention_backward_test() {
+  local tc limit
+  for tc in "attention backward CUDA built-ins: every case*:280" "attention backward CUDA built-ins: mutation*:280"; do
+    limit=${tc##*:}
+    run timeout "$limit" "$BIN/test_kernels_gpu" --source-file='*attention_bwd_gpu_test.cpp' --test-case="${tc%:*}" --duration=true 2>&1 | tee -a "$OUT/attention_backward_gpu.log" | grep -vE "^\s*$" | tail -60
+  done
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -615,6 +636,9 @@ for part in ${PART//,/ }; do
     attention) section_attention ;;
     attention-certify) section_attention_certify ;;
     attention-runner) section_attention_runner ;;
+    attention-backward) section_attention_backward_certify; section_attention_backward_test ;;
+    attention-backward-certify) section_attention_backward_certify ;;
+    attention-backward-test) section_attention_backward_test ;;
     diagnose) section_diagnose ;;
     scale3) section_scale3 ;;
     report) section_report ;;

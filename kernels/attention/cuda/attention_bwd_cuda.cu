@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "kernels/attention/attention_backward_kernel.hpp"
 #include "kernels/attention/cuda/attention_bwd_kernel.cuh"
@@ -141,10 +142,29 @@ void flash_gemm_traits(AttentionBwdTraits& t, bool bf16_in, bool det) {
   t.dsk.determinism_note = "the key blocks' CTAs add their dQ partials with atomics as they finish (FlashAttention 2's dQ)";
 }
 
-class CudaFlashAttentionBwd final : public AttentionBwdKernel {
+/// What the CUDA backward built-ins share: their name, traits and fault, and the Kernel overrides that read them.
+class CudaAttentionBwd : public AttentionBwdKernel {
  public:
-  CudaFlashAttentionBwd(bool bf16_in, bool det, AttentionBwdBug bug) : bf16_(bf16_in), det_(det), bug_(bug) {
-    name_ = std::string("attention_bwd_") + (bf16_ ? "bf16" : "f16") + (det_ ? "_flash_det_cuda" : "_flash_cuda");
+  const std::string& name() const override { return name_; }
+  std::string description() const override { return t_.note + " (" + describe_attention_bwd_traits(t_) + ")"; }
+  Backend backend() const override { return Backend::Cuda; }
+  MemorySpace memory() const override { return MemorySpace::Device; }
+  bool is_mutant() const override { return bug_ != AttentionBwdBug::None; }
+  const AttentionBwdTraits& attention_bwd_traits() const override { return t_; }
+
+ protected:
+  CudaAttentionBwd(std::string name, AttentionBwdBug bug) : bug_(bug), name_(std::move(name)) {}
+  AttentionBwdBug bug_;
+  std::string name_;
+  AttentionBwdTraits t_;
+};
+
+class CudaFlashAttentionBwd final : public CudaAttentionBwd {
+ public:
+  CudaFlashAttentionBwd(bool bf16_in, bool det, AttentionBwdBug bug)
+      : CudaAttentionBwd(std::string("attention_bwd_") + (bf16_in ? "bf16" : "f16") + (det ? "_flash_det_cuda" : "_flash_cuda"), bug),
+        bf16_(bf16_in),
+        det_(det) {
     AttentionBwdTraits& t = t_;
     t.input = bf16_ ? &bf16 : &f16;
     flash_gemm_traits(t, bf16_, det_);
@@ -170,12 +190,6 @@ class CudaFlashAttentionBwd final : public AttentionBwdKernel {
              (det_ ? "dQ by a CTA per query block over the key blocks in ascending order, dQ = RN_out(RN(s dQ~))"
                    : "dQ~ per key block added into an f32 buffer with atomics (run to run), then dQ = RN_out(RN(s dQ~))");
   }
-  const std::string& name() const override { return name_; }
-  std::string description() const override { return t_.note + " (" + describe_attention_bwd_traits(t_) + ")"; }
-  Backend backend() const override { return Backend::Cuda; }
-  MemorySpace memory() const override { return MemorySpace::Device; }
-  bool is_mutant() const override { return bug_ != AttentionBwdBug::None; }
-  const AttentionBwdTraits& attention_bwd_traits() const override { return t_; }
   std::unique_ptr<AttentionBwdKernel> with_bug(AttentionBwdBug bug) const override {
     if (bug == AttentionBwdBug::DqAtomicsBf16 && det_) return nullptr;  // no atomics
     return std::make_unique<CudaFlashAttentionBwd>(bf16_, det_, bug);
@@ -260,14 +274,11 @@ class CudaFlashAttentionBwd final : public AttentionBwdKernel {
   }
 
   bool bf16_, det_;
-  AttentionBwdBug bug_;
-  std::string name_;
-  AttentionBwdTraits t_;
 };
 
-class CudaNaiveAttentionBwd final : public AttentionBwdKernel {
+class CudaNaiveAttentionBwd final : public CudaAttentionBwd {
  public:
-  explicit CudaNaiveAttentionBwd(AttentionBwdBug bug) : bug_(bug), name_("attention_bwd_f32_naive_cuda") {
+  explicit CudaNaiveAttentionBwd(AttentionBwdBug bug) : CudaAttentionBwd("attention_bwd_f32_naive_cuda", bug) {
     AttentionBwdTraits& t = t_;
     t.input = &f32;
     t.qk = attention_fma_f32_traits("one thread per (row, key): x = fmaf(q_D-1, k_D-1, ... fmaf(q_0, k_0, +0)), head dim ascending");
@@ -294,12 +305,6 @@ class CudaNaiveAttentionBwd final : public AttentionBwdKernel {
         "(0 where causally masked or LSE +-Inf), dS = RN(P RN(dP - D)), P and dS kept in f32; dQ = RN(s fmaf chain), dK = "
         "RN(s fmaf chain), dV = fmaf chain, one thread per output element";
   }
-  const std::string& name() const override { return name_; }
-  std::string description() const override { return t_.note + " (" + describe_attention_bwd_traits(t_) + ")"; }
-  Backend backend() const override { return Backend::Cuda; }
-  MemorySpace memory() const override { return MemorySpace::Device; }
-  bool is_mutant() const override { return bug_ != AttentionBwdBug::None; }
-  const AttentionBwdTraits& attention_bwd_traits() const override { return t_; }
   std::unique_ptr<AttentionBwdKernel> with_bug(AttentionBwdBug bug) const override {
     if (bug == AttentionBwdBug::DqAtomicsBf16) return nullptr;  // no atomics
     return std::make_unique<CudaNaiveAttentionBwd>(bug);
@@ -346,11 +351,6 @@ class CudaNaiveAttentionBwd final : public AttentionBwdKernel {
     ws.release();
     FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
-
- private:
-  AttentionBwdBug bug_;
-  std::string name_;
-  AttentionBwdTraits t_;
 };
 
 }  // namespace
