@@ -48,15 +48,8 @@ double time_attention(AttentionKernel& k, DeviceApi& api, const AttentionShape& 
 }  // namespace
 
 int main() {
-  std::string why;
-  auto api = make_cuda_api(&why);
-  if (!api) {
-    std::printf("bench_gpu_attention: no CUDA device (%s): nothing to measure\n", why.c_str());
-    return 0;
-  }
-  const DeviceInfo d = api->info();
-  std::printf("device: %s, sm_%d%d, %d SMs; CUDA runtime %s, cuBLAS %s\n", d.name.c_str(), d.cc_major, d.cc_minor, d.sm_count,
-              d.runtime.c_str(), d.cublas.c_str());
+  const auto api = bench::open_device("bench_gpu_attention");
+  if (!api) return 0;
   const AttentionShape s{1, 8, 8, 4096, 4096, 128};
   const double flop = 4.0 * s.batch * s.heads_q * s.len_q * s.len_k * s.head_dim;
   // The speed reference: per head the two GEMMs, cuBLAS fp16 in / fp32 out, COMPUTE_32F.

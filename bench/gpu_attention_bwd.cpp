@@ -61,15 +61,8 @@ double time_backward(AttentionBwdKernel& k, DeviceApi& api, const AttentionShape
 }  // namespace
 
 int main() {
-  std::string why;
-  auto api = make_cuda_api(&why);
-  if (!api) {
-    std::printf("bench_gpu_attention_bwd: no CUDA device (%s): nothing to measure\n", why.c_str());
-    return 0;
-  }
-  const DeviceInfo di = api->info();
-  std::printf("device: %s, sm_%d%d, %d SMs; CUDA runtime %s, cuBLAS %s\n", di.name.c_str(), di.cc_major, di.cc_minor, di.sm_count,
-              di.runtime.c_str(), di.cublas.c_str());
+  const auto api = bench::open_device("bench_gpu_attention_bwd");
+  if (!api) return 0;
   const AttentionShape s{1, 8, 8, 4096, 4096, 128};
   const double flop = 10.0 * s.batch * s.heads_q * s.len_q * s.len_k * s.head_dim;
   // The speed reference: per head the five GEMMs, cuBLAS fp16 in / fp32 out, COMPUTE_32F.

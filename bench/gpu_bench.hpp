@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,6 +68,21 @@ double median_ms(Launch&& launch, DeviceApi& api, int warmups, int timed) {
 /// Median time of k.run(ops) in ms over `timed` launches after `warmups`; throws what run() throws.
 inline double median_launch_ms(GemmKernel& k, const GemmOperands& ops, DeviceApi& api, int warmups, int timed) {
   return median_ms([&] { k.run(ops); }, api, warmups, timed);
+}
+
+/// The CUDA device with its line printed ("device: name, sm_XY, N SMs; CUDA runtime, cuBLAS"); null, with "<bench>: no
+/// CUDA device (why): nothing to measure" printed, when there is none (the bench then exits 0).
+inline std::unique_ptr<DeviceApi> open_device(const char* bench) {
+  std::string why;
+  auto api = make_cuda_api(&why);
+  if (!api) {
+    std::printf("%s: no CUDA device (%s): nothing to measure\n", bench, why.c_str());
+    return nullptr;
+  }
+  const DeviceInfo d = api->info();
+  std::printf("device: %s, sm_%d%d, %d SMs; CUDA runtime %s, cuBLAS %s\n", d.name.c_str(), d.cc_major, d.cc_minor, d.sm_count,
+              d.runtime.c_str(), d.cublas.c_str());
+  return api;
 }
 
 /// One row-major m x n x k GEMM of the registered kernel `name` on random codes of its input format: the median ms of
