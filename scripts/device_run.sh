@@ -519,16 +519,21 @@ section_attention() {
     run timeout "$limit" "$BIN/test_suites_gpu" --source-file='*attention_gpu_test.cpp' --test-case="${tc%:*}" --duration=true 2>&1 | tee -a "$OUT/attention_gpu.log" | grep -vE "^\s*$" | tail -60
   done
 }
+# certify_each OPERATION SUITE LIMIT DEFAULT: every CUDA kernel of OPERATION (fpcert kernels --json; DEFAULT, a list of
+# names, when that cannot be read) certified on SUITE within LIMIT seconds each, its verdict lines printed.
+certify_each() {
+  local ks k
+  ks=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(" ".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") == sys.argv[1] and k["backend"] == "cuda"))' "$1")
+  [ -n "$ks" ] || ks="$4"
+  for k in $ks; do
+    run timeout "$3" "$BIN/fpcert" certify --kernel "$k" --suite "$2" --json "$OUT/$2_$k.json" > "$OUT/$2_$k.txt" 2>&1; echo "rc=$?"
+    grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung|not supported" "$OUT/$2_$k.txt" | head -12
+  done
+}
 # attention-certify: every CUDA attention kernel certified on the attention suite, the flash kernels' speed beside
 # cuBLAS's two GEMMs (bench_gpu_attention), and PyTorch SDPA's outputs per pinned backend when torch is there.
 section_attention_certify() {
-  local ks
-  ks=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(" ".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") == "attention" and k["backend"] == "cuda"))')
-  [ -n "$ks" ] || ks="attention_f16_flash_cuda attention_bf16_flash_cuda attention_f32_naive_cuda"
-  for k in $ks; do
-    run timeout 130 "$BIN/fpcert" certify --kernel "$k" --suite attention --json "$OUT/attention_$k.json" > "$OUT/attention_$k.txt" 2>&1; echo "rc=$?"
-    grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung" "$OUT/attention_$k.txt" | head -10
-  done
+  certify_each attention attention 130 "attention_f16_flash_cuda attention_bf16_flash_cuda attention_f32_naive_cuda"
   run timeout 90 "$BIN/bench_gpu_attention" 2>&1 | tee "$OUT/bench_gpu_attention.log"
   run timeout 100 python3 "$(dirname "$0")/sdpa_certify.py" "$OUT/sdpa" 2>&1 | tail -40
 }
@@ -581,13 +586,7 @@ PY
 # backward kernel certified on the attention_backward suite (mutation score included), then bench_gpu_attention_bwd
 # (1 x 8 x 4096 x 4096 x 128 beside cuBLAS's five GEMMs). attention-backward-test: the GPU test case by case.
 section_attention_backward_certify() {
-  local ks
-  ks=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(" ".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") == "attention_backward" and k["backend"] == "cuda"))')
-  [ -n "$ks" ] || ks="attention_bwd_f16_flash_cuda attention_bwd_bf16_flash_cuda attention_bwd_f16_flash_det_cuda attention_bwd_bf16_flash_det_cuda attention_bwd_f32_naive_cuda"
-  for k in $ks; do
-    run timeout 90 "$BIN/fpcert" certify --kernel "$k" --suite attention_backward --json "$OUT/attention_backward_$k.json" > "$OUT/attention_backward_$k.txt" 2>&1; echo "rc=$?"
-    grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung|not supported" "$OUT/attention_backward_$k.txt" | head -12
-  done
+  certify_each attention_backward attention_backward 90 "attention_bwd_f16_flash_cuda attention_bwd_bf16_flash_cuda attention_bwd_f16_flash_det_cuda attention_bwd_bf16_flash_det_cuda attention_bwd_f32_naive_cuda"
   run timeout 100 "$BIN/bench_gpu_attention_bwd" 2>&1 | tee "$OUT/bench_gpu_attention_bwd.log"
 }
 section_attention_backward_test() {
