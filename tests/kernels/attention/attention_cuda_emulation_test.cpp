@@ -32,6 +32,7 @@
 
 #include "kernels/attention/cuda/flash_kernel.cuh"
 #include "kernels/attention/cuda/naive_kernel.cuh"
+#include "tests/support/attention_codes.hpp"
 #include "tests/support/attention_emulation.hpp"
 #include "tests/support/attention_property.hpp"
 #include "tests/support/mma_fragments.hpp"
@@ -103,10 +104,10 @@ Problem make_problem(bool bf, int d, std::int64_t batch, std::int64_t hq, std::i
                      std::int64_t pad, CausalAlign causal, bool masked, std::uint64_t stream) {
   Problem p{bf, d, batch, hq, hkv, lq, lk, d + pad, d + 4, causal, masked, {}, {}, {}, {}};
   std::uint64_t ctr = 0;
-  p.q = emulation_codes(bf, d, batch * hq * lq, p.ld, stream, ctr);
-  p.k = emulation_codes(bf, d, batch * hkv * lk, p.ld, stream, ctr);
-  p.v = emulation_codes(bf, d, batch * hkv * lk, p.ld, stream, ctr);
-  if (masked) p.mask = emulation_mask(lq, lk, stream + 1);
+  p.q = attention_test_codes(bf, d, batch * hq * lq, p.ld, stream, ctr);
+  p.k = attention_test_codes(bf, d, batch * hkv * lk, p.ld, stream, ctr);
+  p.v = attention_test_codes(bf, d, batch * hkv * lk, p.ld, stream, ctr);
+  if (masked) p.mask = attention_test_mask(lq, lk, stream + 1);
   return p;
 }
 
