@@ -45,40 +45,16 @@ double time_attention(AttentionKernel& k, DeviceApi& api, const AttentionShape& 
   return bench::median_ms([&] { k.run(ops); }, api, kWarmups, kTimed);
 }
 
-/// One m x n x k GEMM of `name` on random codes; median ms.
-double time_gemm(const std::string& name, DeviceApi& api, std::int64_t m, std::int64_t n, std::int64_t k) {
-  auto g = make_gemm_kernel(name);
-  if (!g) return -1;
-  const Format& a = *g->traits().a_input;
-  DeviceBuffer da(api, static_cast<std::size_t>(m * k) * container_bytes(a)), db(api, static_cast<std::size_t>(k * n) * container_bytes(a));
-  DeviceBuffer dc(api, static_cast<std::size_t>(m * n) * container_bytes(*g->traits().out));
-  const auto ha = random_codes(a, static_cast<std::size_t>(m * k), 4), hb = random_codes(a, static_cast<std::size_t>(k * n), 5);
-  api.to_device(da.p, ha.data(), ha.size());
-  api.to_device(db.p, hb.data(), hb.size());
-  GemmOperands ops;
-  ops.m = m, ops.n = n, ops.k = k;
-  ops.a = da.p, ops.lda = k, ops.b = db.p, ops.ldb = n, ops.c = dc.p, ops.ldc = n;
-  ops.stream = api.stream();
-  return bench::median_launch_ms(*g, ops, api, kWarmups, kTimed);
-}
-
 }  // namespace
 
 int main() {
-  std::string why;
-  auto api = make_cuda_api(&why);
-  if (!api) {
-    std::printf("bench_gpu_attention: no CUDA device (%s): nothing to measure\n", why.c_str());
-    return 0;
-  }
-  const DeviceInfo d = api->info();
-  std::printf("device: %s, sm_%d%d, %d SMs; CUDA runtime %s, cuBLAS %s\n", d.name.c_str(), d.cc_major, d.cc_minor, d.sm_count,
-              d.runtime.c_str(), d.cublas.c_str());
+  const auto api = bench::open_device("bench_gpu_attention");
+  if (!api) return 0;
   const AttentionShape s{1, 8, 8, 4096, 4096, 128};
   const double flop = 4.0 * s.batch * s.heads_q * s.len_q * s.len_k * s.head_dim;
   // The speed reference: per head the two GEMMs, cuBLAS fp16 in / fp32 out, COMPUTE_32F.
-  const double t_qk = time_gemm("cublas_gemm_f16_f32acc", *api, s.len_q, s.len_k, s.head_dim);
-  const double t_pv = time_gemm("cublas_gemm_f16_f32acc", *api, s.len_q, s.head_dim, s.len_k);
+  const double t_qk = bench::time_gemm("cublas_gemm_f16_f32acc", *api, s.len_q, s.len_k, s.head_dim, kWarmups, kTimed);
+  const double t_pv = bench::time_gemm("cublas_gemm_f16_f32acc", *api, s.len_q, s.head_dim, s.len_k, kWarmups, kTimed);
   const double t_ref = static_cast<double>(s.batch * s.heads_q) * (t_qk + t_pv);
   std::printf("shape: batch 1 x 8 heads x 4096 x 4096 x 128, f16; median of %d after %d warm-ups\n", kTimed, kWarmups);
   std::printf("%-44s %10.3f ms %8.1f TFLOP/s (S = Q K^T %.3f ms + P V %.3f ms per head, x 8 heads)\n",

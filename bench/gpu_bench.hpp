@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/device/device_api.hpp"
@@ -65,6 +68,39 @@ double median_ms(Launch&& launch, DeviceApi& api, int warmups, int timed) {
 /// Median time of k.run(ops) in ms over `timed` launches after `warmups`; throws what run() throws.
 inline double median_launch_ms(GemmKernel& k, const GemmOperands& ops, DeviceApi& api, int warmups, int timed) {
   return median_ms([&] { k.run(ops); }, api, warmups, timed);
+}
+
+/// The CUDA device with its line printed ("device: name, sm_XY, N SMs; CUDA runtime, cuBLAS"); null, with "<bench>: no
+/// CUDA device (why): nothing to measure" printed, when there is none (the bench then exits 0).
+inline std::unique_ptr<DeviceApi> open_device(const char* bench) {
+  std::string why;
+  auto api = make_cuda_api(&why);
+  if (!api) {
+    std::printf("%s: no CUDA device (%s): nothing to measure\n", bench, why.c_str());
+    return nullptr;
+  }
+  const DeviceInfo d = api->info();
+  std::printf("device: %s, sm_%d%d, %d SMs; CUDA runtime %s, cuBLAS %s\n", d.name.c_str(), d.cc_major, d.cc_minor, d.sm_count,
+              d.runtime.c_str(), d.cublas.c_str());
+  return api;
+}
+
+/// One row-major m x n x k GEMM of the registered kernel `name` on random codes of its input format: the median ms of
+/// `timed` launches after `warmups` (-1 when no such GEMM kernel is registered).
+inline double time_gemm(const std::string& name, DeviceApi& api, std::int64_t m, std::int64_t n, std::int64_t k, int warmups, int timed) {
+  auto g = make_gemm_kernel(name);
+  if (!g) return -1;
+  const Format& a = *g->traits().a_input;
+  DeviceBuffer da(api, static_cast<std::size_t>(m * k) * container_bytes(a)), db(api, static_cast<std::size_t>(k * n) * container_bytes(a));
+  DeviceBuffer dc(api, static_cast<std::size_t>(m * n) * container_bytes(*g->traits().out));
+  const auto ha = random_codes(a, static_cast<std::size_t>(m * k), 4), hb = random_codes(a, static_cast<std::size_t>(k * n), 5);
+  api.to_device(da.p, ha.data(), ha.size());
+  api.to_device(db.p, hb.data(), hb.size());
+  GemmOperands ops;
+  ops.m = m, ops.n = n, ops.k = k;
+  ops.a = da.p, ops.lda = k, ops.b = db.p, ops.ldb = n, ops.c = dc.p, ops.ldc = n;
+  ops.stream = api.stream();
+  return median_launch_ms(*g, ops, api, warmups, timed);
 }
 
 }  // namespace fpcert::bench

@@ -69,6 +69,10 @@ void register_builtin_kernels() {
 #if defined(FPCERT_HAVE_CUDA)
   register_device_conversion_kernels();
 #endif
+  // Attention backward (issue 45), CUDA: FlashAttention-2-style backward (atomic and deterministic dQ), naive f32.
+#if defined(FPCERT_HAVE_CUDA)
+  register_attention_bwd_cuda_kernels();
+#endif
 }
 
 #if !defined(FPCERT_HAVE_CUDA)

@@ -48,6 +48,8 @@ void register_norm_bwd_cuda_kernels(); ///< kernels/norm/cuda/norm_bwd_cuda.cu: 
 void register_attention_bwd_models();  ///< kernels/attention/cpu/attention_bwd_models.cpp: naive f32 and flash f16/bf16 attention backward models
 void register_model_conversion_kernels();   ///< kernels/convert/model_convert.cpp: model_<entry> per table conversion
 void register_device_conversion_kernels();  ///< kernels/convert/device_convert.cpp: the device table's entries
+// Attention backward, CUDA (issue 45).
+void register_attention_bwd_cuda_kernels();  ///< kernels/attention/cuda/attention_bwd_cuda.cu: flash (atomic and deterministic dQ) and naive f32
 
 /// kernels/gemm/cuda/mma.cu: the FP8 (e4m3 or e5m2) mma.sync GEMM, with partial sums promoted to fp32
 /// every `promote_every` products (a positive multiple of 32; 0: never). Throws

@@ -553,16 +553,21 @@ section_attention() {
     run timeout "$limit" "$BIN/test_suites_gpu" --source-file='*attention_gpu_test.cpp' --test-case="${tc%:*}" --duration=true 2>&1 | tee -a "$OUT/attention_gpu.log" | grep -vE "^\s*$" | tail -60
   done
 }
+# certify_each OPERATION SUITE LIMIT DEFAULT: every CUDA kernel of OPERATION (fpcert kernels --json; DEFAULT, a list of
+# names, when that cannot be read) certified on SUITE within LIMIT seconds each, its verdict lines printed.
+certify_each() {
+  local ks k
+  ks=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(" ".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") == sys.argv[1] and k["backend"] == "cuda"))' "$1")
+  [ -n "$ks" ] || ks="$4"
+  for k in $ks; do
+    run timeout "$3" "$BIN/fpcert" certify --kernel "$k" --suite "$2" --json "$OUT/$2_$k.json" > "$OUT/$2_$k.txt" 2>&1; echo "rc=$?"
+    grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung|not supported" "$OUT/$2_$k.txt" | head -12
+  done
+}
 # attention-certify: every CUDA attention kernel certified on the attention suite, the flash kernels' speed beside
 # cuBLAS's two GEMMs (bench_gpu_attention), and PyTorch SDPA's outputs per pinned backend when torch is there.
 section_attention_certify() {
-  local ks
-  ks=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(" ".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") == "attention" and k["backend"] == "cuda"))')
-  [ -n "$ks" ] || ks="attention_f16_flash_cuda attention_bf16_flash_cuda attention_f32_naive_cuda"
-  for k in $ks; do
-    run timeout 130 "$BIN/fpcert" certify --kernel "$k" --suite attention --json "$OUT/attention_$k.json" > "$OUT/attention_$k.txt" 2>&1; echo "rc=$?"
-    grep -E "^(CERTIFIED|FAILED)|mutation score|survived|fail |crashed|hung" "$OUT/attention_$k.txt" | head -10
-  done
+  certify_each attention attention 130 "attention_f16_flash_cuda attention_bf16_flash_cuda attention_f32_naive_cuda"
   run timeout 90 "$BIN/bench_gpu_attention" 2>&1 | tee "$OUT/bench_gpu_attention.log"
   run timeout 100 python3 "$(dirname "$0")/sdpa_certify.py" "$OUT/sdpa" 2>&1 | tail -40
 }
@@ -630,6 +635,22 @@ PY
     echo "fpcert.diagnose does not import: run scripts/devpy.sh here and carry devpy (the torch diagnoses skipped)"
   fi
 }
+# Attention backward, CUDA kernels (issue 45, docs/backward.md "Attention backward", "CUDA kernels"). Two parts that each
+# fit the device tool's 10 minutes; attention-backward runs both. attention-backward-certify: every CUDA attention
+# backward kernel certified on the attention_backward suite (mutation score included), then bench_gpu_attention_bwd
+# (1 x 8 x 4096 x 4096 x 128 beside cuBLAS's five GEMMs). attention-backward-test: the GPU test case by case (the
+# property check against the exact formulas first: it needs no suite).
+section_attention_backward_certify() {
+  certify_each attention_backward attention_backward 90 "attention_bwd_f16_flash_cuda attention_bwd_bf16_flash_cuda attention_bwd_f16_flash_det_cuda attention_bwd_bf16_flash_det_cuda attention_bwd_f32_naive_cuda"
+  run timeout 100 "$BIN/bench_gpu_attention_bwd" 2>&1 | tee "$OUT/bench_gpu_attention_bwd.log"
+}
+section_attention_backward_test() {
+  local tc limit
+  for tc in "attention backward CUDA built-ins: within the derived*:100" "attention backward CUDA built-ins: every case*:240" "attention backward CUDA built-ins: mutation*:240"; do
+    limit=${tc##*:}
+    run timeout "$limit" "$BIN/test_kernels_gpu" --source-file='*attention_bwd_gpu_test.cpp' --test-case="${tc%:*}" --duration=true 2>&1 | tee -a "$OUT/attention_backward_gpu.log" | grep -vE "^\s*$" | tail -60
+  done
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -672,6 +693,9 @@ for part in ${PART//,/ }; do
     attention-certify) section_attention_certify ;;
     attention-runner) section_attention_runner ;;
     attention-backward-torch) section_attention_backward_torch ;;
+    attention-backward) section_attention_backward_certify; section_attention_backward_test ;;
+    attention-backward-certify) section_attention_backward_certify ;;
+    attention-backward-test) section_attention_backward_test ;;
     diagnose) section_diagnose ;;
     scale3) section_scale3 ;;
     report) section_report ;;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "kernels/attention/attention_kernel.hpp"
+#include "kernels/attention/cuda/attention_cuda_traits.hpp"
 #include "kernels/attention/cuda/flash_kernel.cuh"
 #include "kernels/attention/cuda/naive_kernel.cuh"
 #include "kernels/device/cuda_check.cuh"
@@ -48,38 +49,7 @@ const char* kFlashOrder =
     "block's MMAs added to O~ after O~ is rescaled by exp2f(m2_old - m2_new) (__fmul_rn); keys past len_k are zeros in "
     "shared memory (P = 0 and V = 0: exact zero products); the instruction's arithmetic as the GEMM ";
 
-/// The GEMM traits of the mma.sync GEMM of the same instruction (kernels/gemm/cuda/mma.cu: one declaration of the
-/// instruction, not typed twice), with this kernel's order and k-loop: k-steps of 16, padded to `pad`.
-KernelTraits mma_gemm_traits(bool bf16_in, int pad) {
-  const std::string gemm = bf16_in ? "gemm_bf16_f32acc_mma_sm80" : "gemm_f16_f32acc_mma_sm80";
-  const std::unique_ptr<Kernel> k = make_kernel(gemm);
-  if (!k || k->operation() != Operation::Gemm) throw std::logic_error("attention: the mma.sync GEMM " + gemm + " is not registered");
-  KernelTraits t = static_cast<const GemmKernel&>(*k).traits();
-  t.order = std::string(kFlashOrder) + gemm + " declares it: " + t.order;
-  t.sum_order = SummationOrder::tensor_core(16, bf16_in ? "mma_bf16_f32" : "mma_f16_f32", pad);
-  t.tile_m = kBQ;
-  t.tile_n = 0;
-  return t;
-}
-
-KernelTraits fma_f32_traits(const char* what) {
-  KernelTraits t;  // f32 operands, exact products inside the fma, f32 accumulator rounded to nearest even, out f32
-  t.sum_order = SummationOrder::sequential(StepKind::Fma);
-  t.order = what;
-  return t;
-}
-
-ElemFnError exp2_error_cuda_exp2f() {
-  return {2, 0, 2 * 0x1p-149,
-          "CUDA exp2f: 2 ulp, full range (CUDA C Programming Guide, Mathematical Functions, single precision; this build "
-          "passes neither -ftz nor --use_fast_math, so subnormal results are kept)"};
-}
-
-/// Causal visibility offset: key j visible from query i iff j <= i + offset.
-int64_t causal_offset(CausalAlign c, const AttentionShape& s, bool off_by_one) {
-  const int64_t base = c == CausalAlign::BottomRight ? s.len_k - s.len_q : 0;
-  return base + (off_by_one ? 1 : 0);
-}
+KernelTraits mma_gemm_traits(bool bf16_in, int pad) { return attention_mma_traits(bf16_in, pad, kFlashOrder, kBQ); }
 
 void finish(const AttentionOperands& ops, const std::string& name) {
   FPCERT_CUDA_LAUNCH_CHECK(name.c_str());
@@ -187,8 +157,8 @@ class CudaNaiveAttention final : public AttentionKernel {
   explicit CudaNaiveAttention(AttentionBug bug) : bug_(bug), name_("attention_f32_naive_cuda") {
     AttentionTraits& t = t_;
     t.input = &f32;
-    t.qk = fma_f32_traits("one thread per score: x = fmaf(q_D-1, k_D-1, ... fmaf(q_0, k_0, +0)), head dim ascending");
-    t.pv = fma_f32_traits("one thread per output element: fmaf(p_L-1, v_L-1, ... fmaf(p_0, v_0, +0)), keys ascending; P f32");
+    t.qk = attention_fma_f32_traits("one thread per score: x = fmaf(q_D-1, k_D-1, ... fmaf(q_0, k_0, +0)), head dim ascending");
+    t.pv = attention_fma_f32_traits("one thread per output element: fmaf(p_L-1, v_L-1, ... fmaf(p_0, v_0, +0)), keys ascending; P f32");
     t.shift = SoftmaxShift::Shifted;
     t.key_block = 0;  // no key blocks: the row's max first, over every key
     t.exp_form = AttentionExpForm::Natural;

@@ -24,32 +24,25 @@
 #include <thread>
 #include <vector>
 
-#include "base/philox.hpp"
 #include "kernels/attention/attention_kernel.hpp"
 #include "oracle/round.hpp"
-#include "tests/support/test_seed.hpp"
 
 // ---- the CUDA surface the kernel uses, for the host ----
 #include "tests/support/cuda_host_surface.hpp"
 
 #include "kernels/attention/cuda/flash_kernel.cuh"
 #include "kernels/attention/cuda/naive_kernel.cuh"
+#include "tests/support/attention_codes.hpp"
+#include "tests/support/attention_emulation.hpp"
 #include "tests/support/attention_property.hpp"
 #include "tests/support/mma_fragments.hpp"
 
 using namespace fpcert;
 using namespace fpcert::mma_emulated;
 using namespace fpcert::test;
+using namespace fpcert::test::attn_emu;
 
 namespace {
-
-/// The warp's shuffle: every lane posts its value, then reads its partner's.
-struct ShuffleExchange {
-  std::barrier<> bar{32};
-  float v[32];
-};
-thread_local WarpExchange* tl_flash_warp = nullptr;
-thread_local ShuffleExchange* tl_shuffle = nullptr;
 
 const Format& fmt16(bool bf) { return bf ? bf16 : f16; }
 
@@ -111,26 +104,10 @@ Problem make_problem(bool bf, int d, std::int64_t batch, std::int64_t hq, std::i
                      std::int64_t pad, CausalAlign causal, bool masked, std::uint64_t stream) {
   Problem p{bf, d, batch, hq, hkv, lq, lk, d + pad, d + 4, causal, masked, {}, {}, {}, {}};
   std::uint64_t ctr = 0;
-  const auto fill = [&](std::vector<std::uint16_t>& x, std::int64_t rows) {
-    x.assign(static_cast<std::size_t>(rows * p.ld), 0xFFFF);  // the ld padding: NaN codes, so a stray read poisons O
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (int c = 0; c < d; ++c) {
-        const auto w = philox_4x32(seed(), stream, ctr++);
-        const double val = bf ? std::ldexp(static_cast<double>(static_cast<std::int64_t>(w[0] % 255) - 127), -6)
-                              : std::ldexp(static_cast<double>(static_cast<std::int64_t>(w[0] % 1025) - 512), -8);
-        x[static_cast<std::size_t>(r * p.ld + c)] = emulated_round16(bf, static_cast<float>(val));
-      }
-  };
-  fill(p.q, batch * hq * lq);
-  fill(p.k, batch * hkv * lk);
-  fill(p.v, batch * hkv * lk);
-  if (masked) {
-    p.mask.resize(static_cast<std::size_t>(lq * lk));
-    for (std::int64_t e = 0; e < lq * lk; ++e) {
-      const auto w = philox_4x32(seed(), stream + 1, static_cast<std::uint64_t>(e));
-      p.mask[static_cast<std::size_t>(e)] = e / lk == 3 || w[1] % 8 == 0 ? -INFINITY : static_cast<float>(static_cast<int>(w[0] % 65) - 32) / 16.0f;
-    }
-  }
+  p.q = attention_test_codes(bf, d, batch * hq * lq, p.ld, stream, ctr);
+  p.k = attention_test_codes(bf, d, batch * hkv * lk, p.ld, stream, ctr);
+  p.v = attention_test_codes(bf, d, batch * hkv * lk, p.ld, stream, ctr);
+  if (masked) p.mask = attention_test_mask(lq, lk, stream + 1);
   return p;
 }
 
