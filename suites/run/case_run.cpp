@@ -5,6 +5,7 @@
 #include "generators/problem.hpp"
 #include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
+#include "oracle/round.hpp"
 
 namespace fpcert {
 
@@ -60,6 +61,17 @@ CaseResult case_skeleton(const Kernel& k, std::string traits, const std::string&
   r.source_format = std::string(p.source->tag);
   r.out_format = std::string(out.tag);
   return r;
+}
+
+bool exact_codes(const std::vector<double>& values, const Format& in, std::vector<std::uint64_t>& codes) {
+  codes.resize(values.size());
+  const Rounder rn = Rounder::nearest(in);
+  for (std::size_t e = 0; e < values.size(); ++e) {
+    const Rounded q = round_double(in, values[e], rn);
+    if (to_double(in, q.code) != values[e]) return false;
+    codes[e] = q.code;
+  }
+  return true;
 }
 
 }  // namespace fpcert

@@ -61,4 +61,8 @@ std::string memory_mismatch(const Kernel& k, const DeviceApi& api);
 CaseResult case_skeleton(const Kernel& k, std::string traits, const std::string& suite, const std::string& case_id,
                          const std::string& family, const Problem& p, const std::string& repro, const Format& out);
 
+/// The codes in `in` of every value in `values` (round to nearest); false when one is not a value of `in` (the bounds
+/// take the inputs as given: the attention runners, forward and backward, refuse such a case as not supported).
+bool exact_codes(const std::vector<double>& values, const Format& in, std::vector<std::uint64_t>& codes);
+
 }  // namespace fpcert

@@ -97,18 +97,13 @@ CaseResult run_attention_case(AttentionKernel& kernel, const AttentionCaseSetup&
   const std::int64_t rows = ps.batch * ps.heads_q * ps.len_q, kvrows = ps.batch * ps.heads_kv * ps.len_k, d = ps.head_dim;
   const auto du = static_cast<std::size_t>(d);
   // The inputs must be values of the kernel's input format (the suites generate them so): the bound takes them as given.
-  std::vector<std::uint64_t> codes_a(p.a.data.size());
-  const Rounder rn_in = Rounder::nearest(in);
-  for (std::size_t e = 0; e < p.a.data.size(); ++e) {
-    const Rounded q = round_double(in, p.a.data[e], rn_in);
-    if (to_double(in, q.code) != p.a.data[e]) {
-      r.status = CaseStatus::NotSupported;
-      r.reason = fmt::format("Q, K or V hold values that are not values of {} (the bound takes the inputs as given): generate them with "
-                             "source={}",
-                             in.tag, in.tag);
-      return finish();
-    }
-    codes_a[e] = q.code;
+  std::vector<std::uint64_t> codes_a;
+  if (!exact_codes(p.a.data, in, codes_a)) {
+    r.status = CaseStatus::NotSupported;
+    r.reason = fmt::format("Q, K or V hold values that are not values of {} (the bound takes the inputs as given): generate them with "
+                           "source={}",
+                           in.tag, in.tag);
+    return finish();
   }
   if (p.source == &in || p.source->tag == in.tag)
     r.flags.push_back(fmt::format("inputs-exact-in-storage: Q, K, V are values of {}: the storage step is not exercised (the "

@@ -101,15 +101,10 @@ CaseResult run_attention_bwd_case(AttentionBwdKernel& kernel, const AttentionBwd
                                      t.dq_out->tag, t.dk_out->tag, t.dv_out->tag));
   const std::int64_t rows = ps.batch * ps.heads_q * ps.len_q, kvrows = ps.batch * ps.heads_kv * ps.len_k, d = ps.head_dim;
   const auto du = static_cast<std::size_t>(d);
-  std::vector<std::uint64_t> codes_a(p.a.data.size());
-  const Rounder rn_in = Rounder::nearest(in);
-  for (std::size_t e = 0; e < p.a.data.size(); ++e) {
-    const Rounded q = round_double(in, p.a.data[e], rn_in);
-    if (to_double(in, q.code) != p.a.data[e])
-      return not_supported(fmt::format("Q, K, V or dO hold values that are not values of {} (the bound takes the inputs as given): "
-                                       "generate them with source={}", in.tag, in.tag));
-    codes_a[e] = q.code;
-  }
+  std::vector<std::uint64_t> codes_a;
+  if (!exact_codes(p.a.data, in, codes_a))
+    return not_supported(fmt::format("Q, K, V or dO hold values that are not values of {} (the bound takes the inputs as given): "
+                                     "generate them with source={}", in.tag, in.tag));
   if (p.source == &in || p.source->tag == in.tag)
     r.flags.push_back(fmt::format("inputs-exact-in-storage: Q, K, V, dO are values of {}: the storage step is not exercised (the "
                                   "arithmetic is: every score, exp, product, sum and the output rounding)", in.tag));
