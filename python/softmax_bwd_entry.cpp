@@ -56,7 +56,7 @@ class PySoftmaxBwdKernel final : public SoftmaxBwdKernel {
 
 std::string certify_softmax_backward(py::object adapter, const std::string& kind, const std::string& y, const std::string& dy,
                                      const std::string& out, const std::string& compute, const std::string& dot, const std::string& order,
-                                     bool fma, bool expanded, const std::string& exp, bool accepts_scale, const std::string& name,
+                                     bool fma, bool expanded, const std::string& prod, const std::string& exp, bool accepts_scale, const std::string& name,
                                      const std::string& description, const std::string& suite_name, const std::string& command) {
   const SuiteInfo& suite = suite_of(suite_name, Operation::SoftmaxBackward, "softmax_backward, softmax_backward_quick");
   SoftmaxBwdTraits t;
@@ -70,6 +70,7 @@ std::string certify_softmax_backward(py::object adapter, const std::string& kind
   t.dot_order = dot_order_of(order);
   t.fma = fma;
   t.expanded = expanded;
+  if (!prod.empty()) t.prod = &format_of(prod);
   t.exp = exp_of(exp);
   t.out = &format_of(out);
   t.note = "declared by the caller (fpcert.certify_softmax_backward)";
@@ -83,7 +84,7 @@ std::string certify_softmax_backward(py::object adapter, const std::string& kind
 
 void add_softmax_bwd_entry(py::module_& m) {
   m.def("certify_softmax_backward", &certify_softmax_backward, py::arg("adapter"), py::arg("kind"), py::arg("y"), py::arg("dy"),
-        py::arg("out"), py::arg("compute"), py::arg("dot"), py::arg("order"), py::arg("fma"), py::arg("expanded"), py::arg("exp"), py::arg("accepts_scale"),
+        py::arg("out"), py::arg("compute"), py::arg("dot"), py::arg("order"), py::arg("fma"), py::arg("expanded"), py::arg("prod"), py::arg("exp"), py::arg("accepts_scale"),
         py::arg("name"), py::arg("description"), py::arg("suite"), py::arg("command"),
         "Certify a Python softmax / log-softmax backward callable on a softmax_backward suite; the run's results as JSON "
         "(fpcert.certify_softmax_backward wraps it)");

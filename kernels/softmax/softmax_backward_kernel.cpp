@@ -40,7 +40,7 @@ std::string describe_softmax_bwd_traits(const SoftmaxBwdTraits& t) {
                   ", compute " + std::string(t.compute->tag) + ", " + (soft ? "D " : "G ") + std::string(t.dot_acc->tag) + " (" +
                   describe(t.dot_order) + ")";
   if (soft && t.fma) s += ", products fused";
-  if (soft && t.expanded) s += ", dy_j y_j - y_j D";
+  if (soft && t.expanded) s += t.prod ? ", dy_j y_j rounded to " + std::string(t.prod->tag) + " - y_j D" : std::string(", dy_j y_j - y_j D");
   if (!soft) {
     s += ", exp " + num(t.exp.ulps);
     if (t.exp.ulps_per_x > 0) s += " + floor(" + num(t.exp.ulps_per_x) + "|x|)";
@@ -50,7 +50,7 @@ std::string describe_softmax_bwd_traits(const SoftmaxBwdTraits& t) {
 }
 
 SoftmaxBwdArith softmax_bwd_arith(const SoftmaxBwdTraits& t) {
-  return {t.fn, t.compute, t.dot_acc, t.dot_order, t.fma, t.exp, t.out, t.expanded};
+  return {t.fn, t.compute, t.dot_acc, t.dot_order, t.fma, t.exp, t.out, t.expanded, t.expanded ? t.prod : nullptr};
 }
 
 }  // namespace fpcert

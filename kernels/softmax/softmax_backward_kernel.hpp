@@ -36,6 +36,9 @@ struct SoftmaxBwdTraits {
   /// softmax: dx_j = fl(fl(dy_j y_j) - fl(y_j D)) (or the second product fused into the subtraction), as PyTorch's CUDA
   /// kernels compute it, in place of y_j (dy_j - D) (added in session 9; the bound covers either with expanded = true).
   bool expanded = false;
+  /// softmax, expanded: the format each product g_j = dy_j y_j is rounded into before D's sum and the subtraction
+  /// (PyTorch's softmax_backward_cuda forms grad * output as a tensor of the storage dtype first); null: the compute format.
+  const Format* prod = nullptr;
 };
 
 /// One call. Pointers in the kernel's memory space: y rows x cols codes of y_input (ldy), dy rows x cols codes of

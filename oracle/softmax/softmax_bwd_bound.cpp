@@ -34,6 +34,7 @@ struct RowPart {
   int h = 0;
   std::string h_formula;
   double u = 0, eta = 0, u_d = 0, gamma = 0;
+  double u_p = 0, eta_p = 0;  ///< the products dy_k y_k's rounding (prod's format, else the compute format)
   double d_err = 0;         ///< |D^ - D| <= gamma_h sum|t_k| + abs
   double d_abs = 0;         ///< the subnormal part of d_err
 };
@@ -46,8 +47,12 @@ RowPart row_part(const SoftmaxBwdArith& a, const double* y, const double* dy, st
   r.u = a.compute->unit_roundoff();
   r.eta = a.compute->min_subnormal() / 2;
   // A rounded product is rounded in the compute format: the sum's u is the larger of the two (Higham 2002, (3.4)).
-  const bool rounded = soft && !a.fma;
-  r.u_d = std::max(a.dot_acc->unit_roundoff(), rounded ? r.u : 0.0);
+  // Expanded with `prod`: D sums the products rounded into prod (PyTorch's grad * output tensor), fused or not.
+  const Format* pf = soft && a.expanded && a.prod ? a.prod : a.compute;
+  const bool rounded = soft && (!a.fma || pf != a.compute);
+  r.u_p = pf->unit_roundoff();
+  r.eta_p = pf->min_subnormal() / 2;
+  r.u_d = std::max(a.dot_acc->unit_roundoff(), rounded ? r.u_p : 0.0);
   const auto terms = static_cast<std::size_t>(r.row.terms);
   const ProductRounding pr = rounded ? ProductRounding::Rounded : ProductRounding::Exact;
   const ReduceKind kind = soft ? ReduceKind::Dot : ReduceKind::Sum;
@@ -56,7 +61,7 @@ RowPart row_part(const SoftmaxBwdArith& a, const double* y, const double* dy, st
   r.gamma = gamma_of(r.h, r.u_d);
   if (!std::isfinite(r.gamma)) return r;
   // Every rounding of the sum (n - 1 additions, n products) may land below the least normal: half its least subnormal.
-  const double eta_d = std::max(a.dot_acc->min_subnormal(), rounded ? a.compute->min_subnormal() : 0.0) / 2;
+  const double eta_d = std::max(a.dot_acc->min_subnormal() / 2, rounded ? r.eta_p : 0.0);
   r.d_abs = static_cast<double>(2 * terms) * eta_d * (1 + r.gamma);
   r.d_err = r.gamma * r.row.abs_dot + r.d_abs;
   r.ok = true;
@@ -105,12 +110,13 @@ Element element(const SoftmaxBwdArith& a, const RowPart& r, const double* y, con
     } else {
       // fl(dy_j y_j), fl(y_j D^) (a fused one has less), their difference: each u |result| + eta where it can be subnormal.
       const double ad = std::fabs(D) * (1 + 0x1p-50);
-      const double e_g = u * ay * std::fabs(dy[i]) + eta;
+      const double e_g = r.u_p * ay * std::fabs(dy[i]) + r.eta_p;  // in prod's format (the compute format when none)
       const double e_q = ay * r.d_err + u * ay * (ad + r.d_err) + eta;
       const double e_r = u * (mag + e_g + e_q);
       err = e_g + e_q + e_r;
-      term("dy_j y_j and y_j D (1 rounding each)", as * (e_g + e_q - ay * r.d_err),
-           strf("|s| (u |y_j| (|dy_j| + |D|) + 2 eta), |dy_j| = %.4g, |D| = %.4g", std::fabs(dy[i]), ad));
+      term(strf("dy_j y_j (1 rounding, %s) and y_j D (1 rounding)", std::string(a.prod ? a.prod->tag : a.compute->tag).c_str()),
+           as * (e_g + e_q - ay * r.d_err),
+           strf("|s| ((u_p |dy_j| + u |D|) |y_j| + eta_p + eta), |dy_j| = %.4g, |D| = %.4g", std::fabs(dy[i]), ad));
       term("their difference (1 rounding)", as * e_r, "|s| u (|y_j (dy_j - D)| + the above)");
     }
   } else {

@@ -28,6 +28,7 @@ struct SoftmaxBwdArith {
   ElemFnError exp;               ///< log-softmax: e^{y_j} in the compute format
   const Format* out = &f32;
   bool expanded = false;         ///< softmax: fl(fl(dy_j y_j) - fl(y_j D)) (the second product may be fused) for y_j (dy_j - D)
+  const Format* prod = nullptr;  ///< expanded: the format dy_j y_j is rounded into first (D sums those); null: compute
 };
 
 /// The bound on |computed - exact| of every element of one row of y and dy (values of the kernel's input formats) under

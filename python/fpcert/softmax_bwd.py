@@ -18,7 +18,7 @@ def _tag(dtype):
 
 
 def certify_softmax_backward(fn, dtype="f32", *, kind: str = "softmax", out=None, compute: str = "f32", dot: str = "f32",
-                             order: str = "unknown", fma: bool = False, expanded: bool = False, exp: str = "expf",
+                             order: str = "unknown", fma: bool = False, expanded: bool = False, prod=None, exp: str = "expf",
                              accepts_scale: bool = False,
                              device=None, suite: str = "softmax_backward_quick", name: str | None = None, json=None, junit=None,
                              html=None):
@@ -31,7 +31,8 @@ def certify_softmax_backward(fn, dtype="f32", *, kind: str = "softmax", out=None
 
     The declaration the bound reads: ``compute`` format, D's (G's) accumulator ``dot`` and ``order`` (unknown: any;
     sequential; pairwise; warp:32), ``fma`` (softmax: D's products fused into the sum), ``expanded`` (softmax:
-    dx_j = dy_j y_j - y_j D, as PyTorch's CUDA kernels compute it, in place of y_j (dy_j - D)), ``exp`` (log-softmax:
+    dx_j = dy_j y_j - y_j D, as PyTorch's CUDA kernels compute it, in place of y_j (dy_j - D)), ``prod`` (expanded: the
+    format dy_j y_j is rounded into first, e.g. the storage dtype where PyTorch forms grad * output as a tensor), ``exp`` (log-softmax:
     expf, __expf, libm, cr, ulps:N). A masked log-softmax entry (y = -inf) must give +0 (docs/backward.md, "Special values")."""
     y_fmt = _tag(dtype)
     out = _tag(out) if out is not None else y_fmt
@@ -44,7 +45,7 @@ def certify_softmax_backward(fn, dtype="f32", *, kind: str = "softmax", out=None
 
     kname = _kname(fn, name)
     run = _fpcert.certify_softmax_backward(_row_adapter(call, y_fmt, out, device), kind, y_fmt, y_fmt, out, compute, dot, order,
-                                           bool(fma), bool(expanded), exp, bool(accepts_scale), kname, f"Python {kind} backward {kname}", suite,
+                                           bool(fma), bool(expanded), _tag(prod) if prod is not None else "", exp, bool(accepts_scale), kname, f"Python {kind} backward {kname}", suite,
                                            "python: fpcert.certify_softmax_backward(" + kname + ", suite=" + repr(suite) + ")")
     return _finish(run, json, junit, html)
 
@@ -54,7 +55,8 @@ def torch_softmax_backward(kind: str = "softmax"):
     y.dtype)`` (kind softmax) or ``_log_softmax_backward_data`` (log_softmax), what autograd runs for torch.softmax and
     torch.log_softmax. Declared (docs/backward.md): compute f32 (PyTorch's acc_type for f16/bf16), D in f32 in an order it
     does not document (unknown), dx_j = dy_j y_j - y_j D (``expanded=True``: PyTorch's softmax_warp_backward forms
-    dy_j y_j first), CUDA's expf for log-softmax."""
+    dy_j y_j first) with dy_j y_j rounded to the storage dtype (``prod=dtype``: softmax_backward_cuda computes
+    ``grad * output`` as a tensor before the kernel, aten/src/ATen/native/cuda/SoftMax.cu), CUDA's expf for log-softmax."""
     torch = sys.modules.get("torch") or __import__("torch")
     op = torch.ops.aten._softmax_backward_data if kind == "softmax" else torch.ops.aten._log_softmax_backward_data
 

@@ -56,3 +56,16 @@ def test_without_scale_the_scaled_cases_are_not_supported():
     assert any(c["status"] == "not_supported" for c in r.cases)
     with pytest.raises(ValueError):
         fpcert.certify_softmax_backward(softmax_bwd64, "f64")
+
+
+def test_products_rounded_to_f16_need_the_prod_declaration():
+    """PyTorch's softmax_backward_cuda forms grad * output as an f16 tensor first (docs/backward.md): a subject doing the
+    same (dy_j y_j rounded to f16, then f32 arithmetic) is refused when declared with f32 products and passes with
+    prod="f16"; its bound is derived, not a tolerance written here."""
+    def torch_like(y, dy):
+        g = (y.astype(np.float32) * dy.astype(np.float32)).astype(np.float16).astype(np.float32)  # tmp = grad * output (f16)
+        d = g.sum(axis=1, keepdims=True, dtype=np.float32)
+        return (g - y.astype(np.float32) * d).astype(np.float16)
+    assert not fpcert.certify_softmax_backward(torch_like, "f16", expanded=True, suite="softmax_backward", name="f32prod").passed
+    ok = fpcert.certify_softmax_backward(torch_like, "f16", expanded=True, prod="f16", suite="softmax_backward", name="f16prod")
+    assert ok.passed, repr(ok)

@@ -2,7 +2,9 @@
 (torch.ops.aten._softmax_backward_data, _log_softmax_backward_data: what autograd runs) on CUDA certified through
 fpcert.certify_softmax_backward (issue 45; docs/backward.md), against the correctly rounded gradient and the bound of the
 arithmetic declared for them: fp32 compute (PyTorch's acc_type), D in fp32 in an order it does not document (unknown),
-CUDA's expf, dx_j = dy_j y_j - y_j D (expanded=True: the form of PyTorch's softmax_warp_backward). PyTorch has no scale: the cases with s != 1 are declined (not supported). A gradient computed naively in
+CUDA's expf, dx_j = dy_j y_j - y_j D (expanded=True: the form of PyTorch's softmax_warp_backward) with dy_j y_j a tensor of the storage
+dtype (prod=dtype: softmax_backward_cuda's grad * output, measured on the H200: declared in f32 the f16 and bf16 cases
+exceed the bound up to 76x). PyTorch has no scale: the cases with s != 1 are declined (not supported). A gradient computed naively in
 the storage format (every step rounded to f16) is refused under the same declaration. Exit 77 / skipped without torch
 or a device (gpu_main.py runs it)."""
 import os
@@ -23,7 +25,8 @@ OUT = os.environ.get("FPCERT_TEST_OUT")
 def test_torch_backward_kernels_certified(kind, dtype):
     fn = fpcert.torch_softmax_backward(kind)
     extra = {} if not OUT else {"json": os.path.join(OUT, f"torch_{kind}_bwd_{dtype}.json".replace("torch.", ""))}
-    r = fpcert.certify_softmax_backward(fn, dtype, kind=kind, exp="expf", expanded=True, device="cuda", suite="softmax_backward",
+    r = fpcert.certify_softmax_backward(fn, dtype, kind=kind, exp="expf", expanded=True,
+                                        prod=dtype if kind == "softmax" else None, device="cuda", suite="softmax_backward",
                                         **extra)
     for c in r.cases:
         print(kind, dtype, c["case"] if "case" in c else c.get("case_id"), c["status"])

@@ -27,7 +27,7 @@ TEST_CASE("norm backward CUDA built-ins: the atomic kernels' run-to-run spread o
       if (c.status != CaseStatus::Pass) continue;
       const auto differ = c.achieved.find("norm_bwd_param_runs_differ"), spread = c.achieved.find("norm_bwd_param_spread_ulps");
       if (differ == c.achieved.end()) continue;
-      std::printf("%s %s: %g of 20 later runs differ in dgamma/dbeta, spread %g ulp of f32\n", k, c.case_id.c_str(), differ->second,
+      std::printf("%s %s: %g later run(s) (20 timed and the repeats) differ in dgamma/dbeta, spread %g ulp of f32\n", k, c.case_id.c_str(), differ->second,
                   spread->second);
     }
   }
