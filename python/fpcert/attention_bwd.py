@@ -154,9 +154,13 @@ def sdpa_backward(backend: str):
             bwd = _aten_op(torch, "_scaled_dot_product_efficient_attention_backward",
                            ("grad_out_", "attn_bias", "out", "logsumexp", "philox_seed", "philox_offset", "grad_input_mask"))
             bias = None if mask is None else mask.to(Q.dtype).expand(Q.shape[0], Q.shape[1], -1, -1)
-            _, lse_f, seed, off = fwd(Q, K, V, bias, True, 0.0, is_causal, scale=scale)
+            out_f, lse_f, seed, off = fwd(Q, K, V, bias, True, 0.0, is_causal, scale=scale)
             lse = torch.full_like(lse_f, float("inf"))  # padded to a multiple of 32 queries: the runner's LSE in front
             lse[..., : L.shape[-1]] = L
+            # The runner's O in the forward output's memory layout ((B, L, H, D) transposed): measured on the H200 (torch
+            # 2.11), this backward op given an O contiguous in (B, H, L, D) returns wrong or NaN dQ and dK, silently
+            # (docs/backward.md, "Results on the H200"); autograd always hands it the forward's own tensor.
+            O = torch.empty_like(out_f).copy_(O)
             r = bwd(G, Q, K, V, bias, O, lse, seed, off, 0.0, [True, True, True, False], is_causal, scale=scale)
             return r[0], r[1], r[2]
         if backend == "cudnn":
