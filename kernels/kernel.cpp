@@ -2,6 +2,7 @@
 #include "kernels/kernel.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "kernels/register.hpp"
 
@@ -136,7 +137,62 @@ std::string describe_traits(const KernelTraits& t) {
   if (t.layouts != kLayoutsRowMajor) s += "; layouts " + describe_layouts(t.layouts);
   if (t.alpha_beta) s += "; D = alpha AB + beta C";
   if (t.batched) s += "; strided batches";
+  if (t.epilogue.active()) s += "; epilogue " + describe_epilogue(t.epilogue);
   return s;
+}
+
+std::string_view to_string(BiasKind b) {
+  switch (b) {
+    case BiasKind::None: return "none";
+    case BiasKind::PerRow: return "row";
+    case BiasKind::PerColumn: return "column";
+  }
+  return "?";
+}
+
+std::string_view to_string(Activation a) {
+  switch (a) {
+    case Activation::None: return "none";
+    case Activation::Relu: return "relu";
+    case Activation::GeluErf: return "gelu_erf";
+    case Activation::GeluTanh: return "gelu_tanh";
+    case Activation::Silu: return "silu";
+  }
+  return "?";
+}
+
+std::optional<BiasKind> parse_bias_kind(std::string_view s) {
+  for (BiasKind b : {BiasKind::None, BiasKind::PerRow, BiasKind::PerColumn})
+    if (s == to_string(b)) return b;
+  return std::nullopt;
+}
+
+std::optional<Activation> parse_activation(std::string_view s) {
+  for (Activation a : {Activation::None, Activation::Relu, Activation::GeluErf, Activation::GeluTanh, Activation::Silu})
+    if (s == to_string(a)) return a;
+  return std::nullopt;
+}
+
+std::string describe_epilogue(const EpilogueTraits& e) {
+  std::string s;
+  auto add = [&](const std::string& x) { s += (s.empty() ? "" : ", ") + x; };
+  if (e.bias) {
+    std::string kinds;
+    for (BiasKind b : {BiasKind::PerRow, BiasKind::PerColumn})
+      if (e.bias & bit(b)) kinds += (kinds.empty() ? "" : " or ") + std::string(to_string(b));
+    add("bias per " + kinds + (e.bias_format ? " (" + std::string(e.bias_format->tag) + ")" : ""));
+  }
+  for (Activation a : {Activation::Relu, Activation::GeluErf, Activation::GeluTanh, Activation::Silu})
+    if (e.activations & bit(a)) add(std::string(to_string(a)));
+  if (e.activations & (bit(Activation::GeluErf) | bit(Activation::GeluTanh) | bit(Activation::Silu))) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g", e.func_rel_err);
+    add(std::string("elementary functions within ") + buf + " relative");
+  }
+  if (e.round_before_act) add("Z rounded to the output before the activation");
+  if (e.fp8_scaling) add("FP8 scale factors");
+  if (e.amax) add("amax");
+  return s.empty() ? "none" : s;
 }
 
 std::string to_string(const GemmLayout& l) {

@@ -108,6 +108,51 @@ inline constexpr std::uint8_t kLayoutsAnyAB = 0x0F;    ///< A and B either way, 
 /// The combinations a mask holds, as "nn/c_row, nt/c_row" ("every layout" for kLayoutsAll).
 std::string describe_layouts(std::uint8_t mask);
 
+/// A GEMM's fused epilogue (docs/epilogue.md; issue 37), as cuBLASLt's cublasLtMatmul defines it:
+///   Z = alpha' (A B) + beta C + bias,  alpha' = alpha scale_a scale_b (scale_a = scale_b = 1 unless FP8 scaling),
+///   D = RN_out(scale_d act(Z)),        amax = max_ij |act(Z_ij)| (before scale_d; CUBLASLT_MATMUL_DESC_AMAX_D_POINTER).
+/// The bias: per column (bias_j added to every row: a Linear layer's bias, length n; cuBLASLt's bias of its
+/// column-major D's rows, called for a row-major D) or per row (bias_i, length m); one vector for every batch.
+enum class BiasKind : std::uint8_t { None = 0, PerRow = 1, PerColumn = 2 };
+/// The activation: ReLU max(z, 0); GELU's erf form z Phi(z) = z (1 + erf(z / sqrt 2)) / 2; its tanh form
+/// z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3))) / 2 (Hendrycks and Gimpel 2016; PyTorch's approximate="tanh",
+/// cuBLASLt's GELU epilogue); SiLU z / (1 + e^-z) (Elfwing et al. 2018).
+enum class Activation : std::uint8_t { None = 0, Relu = 1, GeluErf = 2, GeluTanh = 3, Silu = 4 };
+/// "none", "row", "column" / "none", "relu", "gelu_erf", "gelu_tanh", "silu"; parse_* answer nullopt for anything else.
+std::string_view to_string(BiasKind b);
+std::string_view to_string(Activation a);
+std::optional<BiasKind> parse_bias_kind(std::string_view s);
+std::optional<Activation> parse_activation(std::string_view s);
+/// The mask bit of a bias kind (EpilogueTraits::bias) or an activation (EpilogueTraits::activations).
+constexpr std::uint8_t bit(BiasKind b) { return static_cast<std::uint8_t>(1u << static_cast<unsigned>(b)); }
+constexpr std::uint8_t bit(Activation a) { return static_cast<std::uint8_t>(1u << static_cast<unsigned>(a)); }
+
+/// What a GEMM kernel's epilogue takes and how it computes (KernelTraits::epilogue). Default: none of it (the
+/// epilogue cases are "not supported" for the kernel). The epilogue's arithmetic is in the accumulator format
+/// (unit u, smallest subnormal eta): alpha' formed from the scalars (up to two roundings), alpha' acc, beta c and
+/// their sum with the bias (any order), the activation from the elementary function the kernel calls (func_rel_err),
+/// scale_d's product, then the output rounding; suites/ops/gemm/epilogue.hpp derives the per-element bound.
+struct EpilogueTraits {
+  std::uint8_t bias = 0;                 ///< bit(BiasKind) of each bias kind it takes (0: no bias)
+  const Format* bias_format = nullptr;   ///< the bias vector's format (codes in its container); nullptr: the output format
+  std::uint8_t activations = 0;          ///< bit(Activation) of each activation it takes besides None
+  /// Relative error of the elementary function (erf, tanh, exp) its GELU / SiLU call, over the accumulator format's
+  /// range: 2^-22 for CUDA's erff, tanhf, expf (2 ulp, CUDA C++ Programming Guide, "Mathematical Functions");
+  /// 2^-10.99 for tanh.approx.f32 (PTX ISA). func_note says where it comes from.
+  double func_rel_err = 0;
+  std::string func_note;
+  /// Z rounded into the output format before the activation (an unfused linear then activation, as eager
+  /// PyTorch computes F.gelu(F.linear(x, w, b))): one more rounding, u_out (|Z| + X).
+  bool round_before_act = false;
+  bool fp8_scaling = false;              ///< takes scale_a, scale_b, scale_d (GemmOperands; cuBLASLt's FP8 semantics)
+  bool amax = false;                     ///< writes amax = max |act(Z)| (before scale_d) to GemmOperands::amax when asked
+  bool active() const { return bias || activations || fp8_scaling || amax; }
+  bool takes(BiasKind b) const { return b == BiasKind::None || (bias & bit(b)); }
+  bool takes(Activation a) const { return a == Activation::None || (activations & bit(a)); }
+};
+/// The epilogue in words ("bias per column (bf16), relu, gelu_tanh (erf/tanh/exp within 2^-22); FP8 scales; amax").
+std::string describe_epilogue(const EpilogueTraits& e);
+
 /// What the bound model needs to know about a kernel's arithmetic.
 struct KernelTraits {
   const Format* a_input = &f32;        ///< format A is passed in (codes in its container)
@@ -157,6 +202,8 @@ struct KernelTraits {
   /// batch, BLAS's broadcast), of B, C and C's input likewise. Default false: the kernel gets batch = 1 and the
   /// batch cases are "not supported" for it.
   bool batched = false;
+  /// The fused epilogue (EpilogueTraits; docs/epilogue.md): bias, activation, FP8 scale factors and amax.
+  EpilogueTraits epilogue;
 };
 
 /// Why a kernel's determinism contradicts its declared order (empty: coherent). A RunToRun kernel has no
@@ -190,6 +237,16 @@ struct GemmOperands {
   /// matrices of A, B and C (C's input too, at c_in + b * stride_c). 0 for A or B: the same matrix for every batch;
   /// stride_c separates the outputs (>= C's span).
   std::int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+  /// The fused epilogue (KernelTraits::epilogue; only such kernels get anything but the defaults). bias: codes of
+  /// the epilogue's bias_format, n of them (PerColumn) or m (PerRow), one vector for every batch; null when
+  /// bias_kind is None. scale_a, scale_b, scale_d: values of the accumulator format (fp8_scaling kernels; a kernel
+  /// that needs them in device memory copies them there). amax: one value of the accumulator format, in its
+  /// container, in the kernel's memory space (null: not asked); with batches, the max over every batch.
+  BiasKind bias_kind = BiasKind::None;
+  const void* bias = nullptr;
+  Activation activation = Activation::None;
+  double scale_a = 1, scale_b = 1, scale_d = 1;
+  void* amax = nullptr;
 };
 
 /// A GEMM case's scalars and C (docs/suites.md, "epilogue.alpha_beta"): alpha and beta (rounded into the kernel's
@@ -200,6 +257,19 @@ struct AlphaBetaCase {
   double alpha = 1, beta = 0;
   bool in_place = false;
   std::uint64_t c_seed = 0;
+};
+
+/// A GEMM case's fused epilogue (docs/suites.md, "epilogue.*"): the bias (drawn uniform in [-2, 2) from bias_seed,
+/// rounded into the kernel's bias format), the activation, the FP8 scale factors (rounded into the accumulator
+/// format before the call) and whether amax is asked. Inactive: no epilogue.
+struct EpilogueCase {
+  bool active = false;
+  BiasKind bias = BiasKind::None;
+  Activation activation = Activation::None;
+  bool fp8_scaling = false;
+  double scale_a = 1, scale_b = 1, scale_d = 1;
+  bool amax = false;
+  std::uint64_t bias_seed = 0;
 };
 
 /// Batch b of a strided batched call as a call of one batch: a, b, c and c_in advanced by b times their strides

@@ -47,6 +47,7 @@ std::string_view to_string(CheckKind k) {
     case CheckKind::Baseline: return "baseline";
     case CheckKind::CourseGate: return "course_gate";
     case CheckKind::Spread: return "spread";
+    case CheckKind::Amax: return "amax";
   }
   return "?";
 }

@@ -185,13 +185,14 @@ enum class CheckKind : std::uint8_t {
   Declaration,            ///< "declaration": traits inconsistent (e.g. operand_u below what the formats imply)
   Baseline,               ///< "baseline": error beyond --factor times the baseline kernel's
   CourseGate,             ///< "course_gate": the design source's normwise gate; reported, never decides
+  Amax,                   ///< "amax": the amax a GEMM epilogue reports outside what its elements allow (docs/epilogue.md)
 };
 inline constexpr CheckKind kAllCheckKinds[] = {
     CheckKind::Bitwise,     CheckKind::Envelope,       CheckKind::Statistical,      CheckKind::Nonfinite,
     CheckKind::SpecialValues, CheckKind::NanPolicy,    CheckKind::Unwritten,        CheckKind::GuardOutput,
     CheckKind::GuardInputs, CheckKind::InputsModified, CheckKind::Nondeterministic, CheckKind::Crashed,
     CheckKind::Hung,        CheckKind::NotSupportedAfterData, CheckKind::Declaration, CheckKind::Baseline,
-    CheckKind::CourseGate,  CheckKind::Spread};
+    CheckKind::CourseGate,  CheckKind::Spread,         CheckKind::Amax};
 std::string_view to_string(CheckKind k);
 std::optional<CheckKind> parse_check_kind(std::string_view s);
 /// Whether a failed check of this kind decides the case (everything but the course gate).

@@ -97,6 +97,16 @@ enum class Fault : std::uint8_t {
   AbwdDqAtomicsBf16,  ///< dQ added into bf16 where f32 is declared
   AbwdCausalOffByOne, ///< the recomputed P sees key i + 1
   AbwdZeros,          ///< every output +0
+  // Fused GEMM epilogues and FP8 scaling (issue 37; appended; suites/ops/gemm/epilogue_faults.cpp). Each realised
+  // through the wrapped kernel's own epilogue, called otherwise (not applicable where it cannot take that call).
+  EpiBiasIgnored,        ///< the bias never added
+  EpiBiasPerRow,         ///< the bias applied per row where per column is asked (per column where per row is)
+  EpiBiasScaledByAlpha,  ///< alpha (A B + bias): the bias scaled with the product
+  EpiActivationDropped,  ///< the activation never applied
+  EpiGeluFormSwapped,    ///< GELU's tanh form where the erf form is asked (the erf form where tanh is)
+  EpiScaleDIgnored,      ///< scale_d never applied
+  EpiScaleBIgnored,      ///< scale_b never applied (a stale or missing scale factor)
+  EpiAmaxScaled,         ///< amax of the scaled result (scale_d |act(Z)|) where the unscaled one is defined
 };
 
 /// Faults in groups; the score is reported per group.

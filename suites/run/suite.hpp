@@ -34,6 +34,7 @@ struct CaseSpec {
   GemmLayout layout = {};    ///< how A, B and C are stored (CaseSetup::layout; docs/suites.md, "layout.transposes")
   AlphaBetaCase alpha_beta = {};  ///< D = alpha AB + beta C (CaseSetup::alpha_beta; docs/suites.md, "epilogue.alpha_beta")
   BatchCase batch = {};           ///< strided batches (CaseSetup::batch; docs/suites.md, "batch.strided")
+  EpilogueCase epilogue = {};     ///< the fused epilogue (CaseSetup::epilogue; docs/suites.md, "epilogue.*")
 };
 
 /// What a suite's cases may depend on.

@@ -162,7 +162,8 @@ TEST_CASE("check kinds and tiers have stable, distinct JSON names that parse bac
       {CheckKind::Declaration, "declaration"},
       {CheckKind::Baseline, "baseline"},
       {CheckKind::CourseGate, "course_gate"},
-      {CheckKind::Spread, "spread"}};
+      {CheckKind::Spread, "spread"},
+      {CheckKind::Amax, "amax"}};
   CHECK(names.size() == std::size(kAllCheckKinds));
   for (const auto& [k, s] : names) {
     CHECK(to_string(k) == s);

@@ -157,6 +157,7 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
       s.layout = c.layout;
       s.alpha_beta = c.alpha_beta;
       s.batch = c.batch;
+      s.epilogue = c.epilogue;
       if (batched) s.batch_problems = &batched->problems, s.batch_refs = &batched->refs;
       s.sample = sample ? &*sample : nullptr;
       if (opt.isolate)

@@ -53,6 +53,10 @@ struct CaseSetup {
   BatchCase batch = {};
   const std::vector<Problem>* batch_problems = nullptr;
   const std::vector<GemmRef>* batch_refs = nullptr;
+  /// The fused epilogue (docs/epilogue.md; suites/ops/gemm/epilogue.hpp): bias, activation, FP8 scale factors and
+  /// amax, graded against the exact scale_d act(alpha' A'B' + beta C + bias). A kernel whose EpilogueTraits do not
+  /// take the case's epilogue gets "not supported".
+  EpilogueCase epilogue = {};
 };
 
 /// Run and grade one case. Never throws for kernel failures: they become the case's status.
