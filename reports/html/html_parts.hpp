@@ -62,6 +62,12 @@ bool gemm_run(const RunResult& r);
 /// The first screen: the kernel x suite matrix of verdicts, tiers, mutation scores; environments folded. "" without GEMM runs.
 std::string overview(const ReportInput& in);
 
+// reports/html/html_batches.cpp
+/// A batched case's batches, one row each (verdict, max abs, err / allowed, why), open when one failed; "" for a case
+/// without batches. passing_batch_lists: the same for every passing batched case of a run ("" when none).
+std::string batch_list(const CaseResult& c, const std::string& src, const std::string& base);
+std::string passing_batch_lists(const RunResult& r, const std::string& src);
+
 // reports/html/html_errmap.cpp
 /// A case's error map (its ErrorMap, when it carries one) with the worst elements in tile coordinates
 /// beside it; "" when the case has no map.

@@ -147,7 +147,7 @@ std::string failure_card(const CaseResult& c, std::size_t idx, const std::string
                          vint(src, b + "/metrics/nondeterministic_elements", m.nondeterministic_elements));
   if (c.spread) extra += "<li>" + spread_cell(c, src, b) + "</li>";
   if (!extra.empty()) s += "<ul>" + extra + "</ul>";
-  s += error_map_block(c, src, b);
+  s += batch_list(c, src, b) + error_map_block(c, src, b);
   if (!c.worst.empty()) {
     s += "<p><b>Worst elements by the course gate</b> (its error over allowed error), with their bits:</p>";
     s += worst_table(c, src, b);
@@ -437,7 +437,7 @@ std::string run_section(const RunResult& r, std::size_t ri) {
   }
   s += coverage_section(r);
   s += plots_section(r, src, id);
-  s += passing_error_maps(r, src);
+  s += passing_error_maps(r, src) + passing_batch_lists(r, src);
   std::string gates;
   for (const auto& k : kernels_of(r)) {
     const std::string g = gates_section(r, k, src);
