@@ -195,10 +195,14 @@ RefValue act_ref_300(Activation a, mpfr_srcptr z, double scale);
 void act_300(Activation a, mpfr_ptr y, mpfr_srcptr z) {
   Mpfr t(300), s(300), k0(300), k1(300);
   switch (a) {
-    case Activation::None: mpfr_set(y, z, MPFR_RNDN); return;
-    case Activation::Relu:
-      if (mpfr_sgn(z) > 0) mpfr_set(y, z, MPFR_RNDN);
-      else mpfr_set_zero(y, 1);
+    case Activation::None:
+    case Activation::Relu:  // max(z, 0) = (z + |z|) / 2, exact
+      mpfr_set(y, z, MPFR_RNDN);
+      if (a == Activation::Relu) {
+        mpfr_abs(t, z, MPFR_RNDN);
+        mpfr_add(y, y, t, MPFR_RNDN);
+        mpfr_div_2ui(y, y, 1, MPFR_RNDN);
+      }
       return;
     case Activation::GeluErf:
       mpfr_sqrt_ui(t, 2, MPFR_RNDN);
@@ -361,7 +365,7 @@ struct SimOut {
 /// A kernel in binary32: each element's products summed in a random order, then the epilogue in a random operation order
 /// (alpha' formed in one of three ways, the addends in a random order or fused, one of kOrders activation forms), D
 /// rounded to nearest into the output format. `bug` makes it wrong in one way.
-SimOut simulate(const SimCall& s, Bug bug, std::uint64_t seed) {
+SimOut simulate(const SimCall& s, Bug bug, std::uint64_t seed, bool rounds_z = false) {
   const Problem& p = *s.p;
   const KernelTraits& t = *s.t;
   const EpilogueCase& ec = *s.ec;
@@ -410,6 +414,7 @@ SimOut simulate(const SimCall& s, Bug bug, std::uint64_t seed) {
       if (draw(2)) std::swap(terms[0], terms[1]);
       z = (terms[0] + terms[1]) + terms[2];
     }
+    if (rounds_z) z = static_cast<float>(quantize(*t.out, z));  // an unfused linear, then the activation
     const float y = act_f32(act, z, static_cast<int>(draw(kOrders)));
     const float d = ec.fp8_scaling ? sd * y : y;
     amax = std::max(amax, std::fabs(bug == Bug::AmaxScaled ? d : y));
@@ -440,7 +445,8 @@ struct Graded {
   AmaxInterval iv;
   double amax = 0;
 };
-Graded grade_sim(const Problem& p, const KernelTraits& t, const EpilogueCase& ec, bool ab, Bug bug, std::uint64_t seed) {
+Graded grade_sim(const Problem& p, const KernelTraits& t, const EpilogueCase& ec, bool ab, Bug bug, std::uint64_t seed,
+                 bool rounds_z = false) {
   SimCall s;
   s.p = &p;
   s.t = &t;
@@ -456,7 +462,7 @@ Graded grade_sim(const Problem& p, const KernelTraits& t, const EpilogueCase& ec
     s.sb = epilogue_scalar(ec.scale_b, t);
     s.sd = epilogue_scalar(ec.scale_d, t);
   }
-  const SimOut sim = simulate(s, bug, seed);
+  const SimOut sim = simulate(s, bug, seed, rounds_z);
   EpilogueGrade g;
   g.problem = &p;
   g.traits = &t;
@@ -732,9 +738,40 @@ TEST_CASE("grade_epilogue: each wrong kernel fails (bias per row, ignored, scale
   CHECK(check_failed(am.r, CheckKind::Amax));
   CHECK_FALSE(check_failed(am.r, CheckKind::Envelope));
   MESSAGE("amax: the kernel's ", am.amax, " against [", am.iv.lo, ", ", am.iv.hi, "] (exact ", am.iv.exact, ")");
+  // A call that does not hold together is refused with the reason.
+  EpilogueGrade bad;
+  bad.problem = &p;
+  bad.traits = &t;
+  bad.epilogue = &ec;
+  const std::vector<std::uint64_t> codes(120, 0);
+  bad.codes = &codes;
+  CaseResult scratch;
+  CHECK_THROWS_WITH_AS(grade_epilogue(bad, scratch), doctest::Contains("a bias per column has 10 values"), std::invalid_argument);
+  bad.beta = 0.5;
+  CHECK_THROWS_WITH_AS(grade_epilogue(bad, scratch), doctest::Contains("needs C's 120 values"), std::invalid_argument);
   // The report's terms and flags name the case.
   bool has_act = false;
   for (const BoundTerm& term : ok.r.envelope.terms) has_act = has_act || term.name == "activation (implementation)";
   CHECK(has_act);
   CHECK(std::any_of(ok.r.flags.begin(), ok.r.flags.end(), [](const std::string& f) { return f.find("bias per column") != std::string::npos; }));
+}
+
+TEST_CASE("round_before_act: Z rounded to bf16 before the activation passes where declared, fails where not") {
+  KernelTraits t = epilogue_traits(bf16, bf16);
+  const Problem p = generate("uniform:m=24,n=20,k=16,seed=12");
+  int failed_undeclared = 0;
+  for (Activation a : {Activation::GeluErf, Activation::GeluTanh, Activation::Silu}) {
+    const EpilogueCase ec = make_case(BiasKind::PerColumn, a, false, 31);
+    t.epilogue.round_before_act = true;
+    const Graded ok = grade_sim(p, t, ec, true, Bug::None, 6, true);
+    INFO(to_string(a), ": ", ok.r.reason);
+    CHECK(ok.r.status == CaseStatus::Pass);
+    CHECK(std::any_of(ok.r.envelope.terms.begin(), ok.r.envelope.terms.end(),
+                      [](const BoundTerm& term) { return term.name == "rounding before the activation"; }));
+    t.epilogue.round_before_act = false;
+    // Undeclared, the second bf16 rounding (u_out |Z| before the activation, then u_out |D|) exceeds the one allowed.
+    failed_undeclared += grade_sim(p, t, ec, true, Bug::None, 6, true).r.status == CaseStatus::Fail;
+  }
+  MESSAGE(failed_undeclared, " of 3 activations fail with the rounding of Z undeclared");
+  CHECK(failed_undeclared == 3);
 }

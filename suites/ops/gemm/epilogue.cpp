@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "base/parallel.hpp"
 #include "oracle/gemm_ref.hpp"
@@ -451,6 +452,18 @@ EpilogueAllowance epilogue_allowed(const KernelTraits& t, const EpilogueCase& ec
 }
 
 AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
+  if (!in.problem || !in.traits || !in.codes) throw std::invalid_argument("grade_epilogue: problem, traits and codes are required");
+  const auto mn = static_cast<std::size_t>(in.problem->m * in.problem->n);
+  if (in.codes->size() != mn)
+    throw std::invalid_argument(fmt::format("grade_epilogue: {} output codes for a {} x {} D", in.codes->size(), in.problem->m, in.problem->n));
+  if (in.beta != 0 && (!in.c || in.c->size() != mn))
+    throw std::invalid_argument(fmt::format("grade_epilogue: beta = {} needs C's {} values (alpha_beta_c), got {}", in.beta, mn, in.c ? in.c->size() : 0));
+  if (in.epilogue && in.epilogue->active && in.epilogue->bias != BiasKind::None) {
+    const auto want = static_cast<std::size_t>(in.epilogue->bias == BiasKind::PerRow ? in.problem->m : in.problem->n);
+    if (!in.bias || in.bias->size() != want)
+      throw std::invalid_argument(fmt::format("grade_epilogue: a bias per {} has {} values (epilogue_bias), got {}", to_string(in.epilogue->bias),
+                                              want, in.bias ? in.bias->size() : 0));
+  }
   const Problem& p = *in.problem;
   const KernelTraits& t = *in.traits;
   const EpilogueCase none;
