@@ -208,7 +208,12 @@ ActValues act_values(Activation a, const RefValue& z, double scale_d) {
     const int sd = scale_d > 0 ? 1 : -1;
     return {{-0.0, 0, -1}, {sd > 0 ? -0.0 : 0.0, 0, static_cast<std::int8_t>(-sd)}};
   }
-  return {refvalue_of(y), refvalue_of(d)};
+  RefValue act = refvalue_of(y), dv = refvalue_of(d);
+  if (linear && (a == Activation::None || z.hi > 0)) {  // act(Z) = Z, tail included; scale_d (hi + lo) is exact at 200 bits
+    act = z;
+    if (dv.tail == 0) dv.tail = static_cast<std::int8_t>(scale_d > 0 ? z.tail : -z.tail);
+  }
+  return {act, dv};
 }
 
 /// alpha' = alpha scale_a scale_b exactly (MPFR at 3 x 53 bits), as pieces of at most `width` significant bits each whose

@@ -3,10 +3,13 @@
 //   D = RN_out(scale_d act(Z)),          amax = max_ij |act(Z_ij)|  (before scale_d),
 // the exact D, its per-element bound printed term by term, and the amax check.
 //
-// The exact Z: alpha', beta, the bias and C values of at most 26 significant bits, so alpha' a'_ik, beta c_ij and
-// the bias are exact doubles and Z_ij is one exact GEMM of augmented operands (suites/ops/gemm/alpha_beta.hpp's
-// construction, with one more column of A'' and row of B'': ones and the bias per column, or the bias per row and
-// ones): gemm_reference gives it as a RefValue (106+ bits). act(Z) and scale_d act(Z): MPFR at 200 bits from hi + lo.
+// The exact Z: alpha, the scales, beta, the bias and C values of at most 26 significant bits, so beta c_ij and the bias
+// are exact doubles, and alpha' (up to 78 bits) is cut exactly into pieces p_l of at most 53 - p_A bits each, so that
+// every p_l a'_ik is one too; Z_ij is one exact GEMM of augmented operands (suites/ops/gemm/alpha_beta.hpp's
+// construction, A'' = [p_1 A' | ... | beta C | ...] and B'' = [B' ; ... ; I_n ; ...], with one more column of A'' and
+// row of B'': ones and the bias per column, or the bias per row and ones): gemm_reference gives it as a RefValue (106+
+// bits). act(Z) and scale_d act(Z): MPFR at 200 bits from hi + lo; for z > 0 the small part z - act(z) on its own, so
+// that hi, lo and the tail of scale_d (z - c) are decided exactly however small c is (docs/epilogue.md, "The reference").
 //
 // The bound (derivation in docs/epilogue.md, "The bound"; u, eta the accumulator format's unit roundoff and smallest
 // subnormal, doubled for a directed accumulator rounding; gamma_j = j u / (1 - j u); E the accumulation's envelope of
