@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include "generators/generate.hpp"
+#include "oracle/block/block_format.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "suites/ops/gemm/alpha_beta.hpp"
 #include "suites/ops/gemm/epilogue.hpp"
@@ -549,6 +550,9 @@ TEST_CASE("epilogue_unsupported names every reason") {
   KernelTraits bad_f = full;
   bad_f.epilogue.func_rel_err = -1;
   CHECK(epilogue_unsupported(bad_f, ec).find("func_rel_err") != std::string::npos);
+  KernelTraits block = full;
+  block.block.format = &mxfp8_e4m3;
+  CHECK(epilogue_unsupported(block, ec).find("block-scaled") != std::string::npos);
   KernelTraits row_only = full;
   row_only.epilogue.bias = bit(BiasKind::PerRow);
   CHECK(epilogue_unsupported(row_only, ec).find("does not take a bias per column") != std::string::npos);
