@@ -67,16 +67,12 @@ class EpilogueModel final : public CpuModel {
   }
   bool is_mutant() const override { return flaw_ != EpiFlaw::None; }
 
-  /// acc as fp32 codes: the sequential FMA along K on the operands as stored (exact in fp32 for every input format
-  /// the models take).
+  /// C as codes of the output format without an epilogue (CpuModel's contract): RN_out(acc).
   std::vector<std::uint64_t> compute(const DecodedOperands& d) const override {
-    std::vector<std::uint64_t> out(static_cast<std::size_t>(d.m * d.n));
-    for (std::int64_t i = 0; i < d.m; ++i)
-      for (std::int64_t j = 0; j < d.n; ++j) {
-        float acc = 0.0f;
-        for (std::int64_t t = 0; t < d.k; ++t) acc = std::fma(static_cast<float>(d.A(i, t)), static_cast<float>(d.B(t, j)), acc);
-        out[static_cast<std::size_t>(i * d.n + j)] = std::bit_cast<std::uint32_t>(acc);
-      }
+    const std::vector<float> acc = accumulate(d);
+    std::vector<std::uint64_t> out(acc.size());
+    const Rounder rn = Rounder::nearest(*traits_.out);
+    for (std::size_t x = 0; x < acc.size(); ++x) out[x] = round_double(*traits_.out, acc[x], rn).code;
     return out;
   }
 
@@ -99,7 +95,7 @@ class EpilogueModel final : public CpuModel {
       throw std::invalid_argument(name_ + ": called with a bias it does not take");
     if (!e.takes(ops.activation)) throw std::invalid_argument(name_ + ": called with an activation it does not take");
     const DecodedOperands d = decode(ops, traits_);
-    const std::vector<std::uint64_t> acc = compute(d);
+    const std::vector<float> acc = accumulate(d);
     const Format& out = *traits_.out;
     const Format& bf = e.bias_format ? *e.bias_format : out;
     const int cb = container_bytes(out), bb = container_bytes(bf);
@@ -122,7 +118,7 @@ class EpilogueModel final : public CpuModel {
     for (std::int64_t i = 0; i < ops.m; ++i)
       for (std::int64_t j = 0; j < ops.n; ++j) {
         const std::int64_t at = row ? i * ops.ldc + j : j * ops.ldc + i;
-        float z = std::bit_cast<float>(static_cast<std::uint32_t>(acc[static_cast<std::size_t>(i * ops.n + j)]));
+        float z = acc[static_cast<std::size_t>(i * ops.n + j)];
         if (alpha != 1.0f) z = alpha * z;
         if (read_c) z = z + beta * static_cast<float>(to_double(out, from_container(out, load_code(ops.c_in, at, cb))));
         if (ops.bias_kind != BiasKind::None) z = z + bias_at(i, j);
@@ -136,6 +132,17 @@ class EpilogueModel final : public CpuModel {
   }
 
  private:
+  /// acc: the sequential FMA along K in fp32 on the operands as stored (exact in fp32 for every input format the models take).
+  static std::vector<float> accumulate(const DecodedOperands& d) {
+    std::vector<float> acc(static_cast<std::size_t>(d.m * d.n));
+    for (std::int64_t i = 0; i < d.m; ++i)
+      for (std::int64_t j = 0; j < d.n; ++j) {
+        float c = 0.0f;
+        for (std::int64_t t = 0; t < d.k; ++t) c = std::fma(static_cast<float>(d.A(i, t)), static_cast<float>(d.B(t, j)), c);
+        acc[static_cast<std::size_t>(i * d.n + j)] = c;
+      }
+    return acc;
+  }
   /// amax as a value of the accumulator format (fp32) in its container.
   static void store_amax(void* p, float v) { store_code(p, 0, 4, std::bit_cast<std::uint32_t>(v)); }
   EpiFlaw flaw_;
