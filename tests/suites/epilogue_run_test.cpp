@@ -138,9 +138,8 @@ TEST_CASE("the epilogue models' D and amax equal a binary32 loop written here, b
           CHECK(std::bit_cast<std::uint32_t>(static_cast<float>(out[static_cast<std::size_t>(i * 7 + j)])) == std::bit_cast<std::uint32_t>(want));
         }
       // The amax the runner read back is the one in its flag; the check passed on it.
-      const auto flag = std::find_if(r.flags.begin(), r.flags.end(), [](const std::string& f) { return f.starts_with("epilogue:"); });
-      REQUIRE(flag != r.flags.end());
-      CHECK(flag->find(fmt::format("amax = {:.9g} ", amax)) != std::string::npos);
+      const std::string want_amax = fmt::format("amax = {:.9g} ", amax);
+      CHECK(std::any_of(r.flags.begin(), r.flags.end(), [&](const std::string& f) { return f.find(want_amax) != std::string::npos; }));
       CHECK_FALSE(failed(r, CheckKind::Amax));
     }
   }

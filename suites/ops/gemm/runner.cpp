@@ -157,7 +157,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   // graded on the whole of D.
   const EpilogueCase& epc = setup.epilogue;
   if (epc.active) {
-    std::string why = epilogue_unsupported(t, epc);
+    std::string why = epilogue_unsupported(t, epc, setup.alpha_beta);
     if (why.empty() && setup.sample) why = "epilogue cases are graded on the whole of D, not on a sample";
     if (!why.empty()) {
       r.status = CaseStatus::NotSupported;
