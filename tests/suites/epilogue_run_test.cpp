@@ -88,6 +88,25 @@ class WritesBias final : public GemmKernel {
   std::unique_ptr<GemmKernel> inner_;
 };
 
+/// A model whose amax steps one fp32 ulp up on every second call (D unchanged): an amax that differs run to run.
+class DriftingAmax final : public GemmKernel {
+ public:
+  DriftingAmax() : inner_(make_gemm_kernel("model_gemm_f32_epilogue")) {}
+  const std::string& name() const override { return name_; }
+  std::string description() const override { return "the fp32 epilogue model, amax one ulp up on every second call"; }
+  Backend backend() const override { return Backend::Cpu; }
+  const KernelTraits& traits() const override { return inner_->traits(); }
+  void run(const GemmOperands& ops) override {
+    inner_->run(ops);
+    if (ops.amax && calls_++ % 2 == 1) *static_cast<std::uint32_t*>(ops.amax) += 1;
+  }
+
+ private:
+  std::string name_ = "test_drifting_amax";
+  std::unique_ptr<GemmKernel> inner_;
+  long calls_ = 0;
+};
+
 }  // namespace
 
 TEST_CASE("the epilogue models' D and amax equal a binary32 loop written here, bit for bit") {
@@ -184,6 +203,13 @@ TEST_CASE("the runner's checks on the epilogue's buffers: amax never written, th
   CHECK(a.status == CaseStatus::Fail);
   CHECK(failed(a, CheckKind::Amax));  // the NaN pre-fill is outside every interval
   CHECK_FALSE(failed(a, CheckKind::Envelope));
+  // One ulp of amax is inside the interval (the checked run passes it), but a later run's amax must equal it bit for bit.
+  register_kernel("test_drifting_amax", Backend::Cpu, false, [] { return std::make_unique<DriftingAmax>(); });
+  const CaseResult d = certify_case("test_drifting_amax", "epilogue_fp8_scaled");
+  INFO(d.reason);
+  CHECK(d.status == CaseStatus::Fail);
+  CHECK(failed(d, CheckKind::Nondeterministic));
+  CHECK_FALSE(failed(d, CheckKind::Envelope));
   CHECK(certify_case("test_writes_bias", "epilogue_gelu_erf").status == CaseStatus::Pass);  // no bias passed
   const CaseResult b = certify_case("test_writes_bias", "epilogue_bias_col");
   CHECK(b.status == CaseStatus::Fail);
