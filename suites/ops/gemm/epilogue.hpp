@@ -3,14 +3,19 @@
 //   D = RN_out(scale_d act(Z)),          amax = max_ij |act(Z_ij)|  (before scale_d),
 // the exact D, its per-element bound printed term by term, and the amax check.
 //
-// The exact Z: alpha', beta, the bias and C values of at most 26 significant bits, so alpha' a'_ik, beta c_ij and
-// the bias are exact doubles and Z_ij is one exact GEMM of augmented operands (suites/ops/gemm/alpha_beta.hpp's
-// construction, with one more column of A'' and row of B'': ones and the bias per column, or the bias per row and
-// ones): gemm_reference gives it as a RefValue (106+ bits). act(Z) and scale_d act(Z): MPFR at 200 bits from hi + lo.
+// The exact Z: alpha, the scales, beta, the bias and C values of at most 26 significant bits, so beta c_ij and the bias
+// are exact doubles, and alpha' (up to 78 bits) is cut exactly into pieces p_l of at most 53 - p_A bits each, so that
+// every p_l a'_ik is one too; Z_ij is one exact GEMM of augmented operands (suites/ops/gemm/alpha_beta.hpp's
+// construction, A'' = [p_1 A' | ... | beta C | ...] and B'' = [B' ; ... ; I_n ; ...], with one more column of A'' and
+// row of B'': ones and the bias per column, or the bias per row and ones): gemm_reference gives it as a RefValue (106+
+// bits). act(Z) and scale_d act(Z): MPFR at 200 bits from hi + lo; for z > 0 the small part z - act(z) on its own, so
+// that hi, lo and the tail of scale_d (z - c) are decided exactly however small c is (docs/epilogue.md, "The reference").
 //
 // The bound (derivation in docs/epilogue.md, "The bound"; u, eta the accumulator format's unit roundoff and smallest
 // subnormal, doubled for a directed accumulator rounding; gamma_j = j u / (1 - j u); E the accumulation's envelope of
-// A'B', Q = |A'B'| + E; r the roundings forming alpha' (0 when alpha' is 1 exactly and no scale is passed, else 2):
+// A'B', Q = |A'B'| + E; r the roundings forming alpha' (the factors among alpha, scale_a, scale_b other than 1, less one,
+// at least 0: the chain alpha' acc rounds r + 1 times, never when alpha' is 1 with r = 0: the gamma_{r+1} term is then 0);
+// a bias format wider than the arithmetic's adds its conversion, u |bias| + eta / 2:
 //   |Z^ - Z| <= X = |alpha'| E + gamma_{r+1} |alpha'| Q + u |beta c| + gamma_j (|alpha'| Q (1 + gamma_{r+1})
 //                   + |beta c| (1 + u) + |bias|) + 3 eta,        j = the addends of Z beyond the first
 //   round_before_act: X' = X + u_out (|Z| + X) + eta_out / 2
@@ -42,8 +47,10 @@ std::vector<double> epilogue_bias(const EpilogueCase& ec, const Format& f, std::
 double epilogue_scalar(double v, const KernelTraits& t);
 
 /// Why the kernel cannot take this epilogue case (empty: it can): a bias kind, activation, FP8 scaling or amax it does
-/// not declare; formats too wide for the exact construction; block-scaled kernels.
-std::string epilogue_unsupported(const KernelTraits& t, const EpilogueCase& ec);
+/// not declare; a func_rel_err outside [0, 2^-4) for an activation that calls one; alpha/beta asked (`ab` active) of a
+/// kernel that does not declare it; formats too wide for the exact construction; block-scaled kernels. Every reason,
+/// joined by "; ".
+std::string epilogue_unsupported(const KernelTraits& t, const EpilogueCase& ec, const AlphaBetaCase& ab = {});
 
 /// act(hi + lo) (hi + lo an exact double-double), in MPFR at 200 bits, times `scale` (exact), as a RefValue.
 RefValue activation_exact(Activation a, double hi, double lo, double scale = 1);
