@@ -13,6 +13,7 @@ void register_builtin_kernels() {
   register_order_models();
   register_nondet_models();
   register_f64_models();
+  register_epilogue_models();  // fused epilogues (issue 37): models and fixtures
   register_block_scaled_models();
 #if defined(FPCERT_HAVE_CUDA)
   register_pipeline_kernels();

@@ -22,6 +22,7 @@ void register_builtin_kernels();
 void register_cpu_models();          ///< kernels/gemm/cpu/models.cpp
 void register_order_models();        ///< kernels/gemm/cpu/order_models.cpp: split-K, pairwise, blocked
 void register_nondet_models();       ///< kernels/gemm/cpu/nondet_models.cpp: atomics split-K (run to run) and its fixtures
+void register_epilogue_models();     ///< kernels/gemm/cpu/epilogue_models.cpp: fused-epilogue models (issue 37) and their fixtures
 void register_f64_models();          ///< kernels/gemm/cpu/f64_models.cpp: FP64 GEMM models (docs/fp64.md)
 void register_f64_cuda_kernels();    ///< kernels/gemm/cublas/cublas_f64.cu: cuBLAS DGEMM and its fixed-point emulation (docs/fp64.md)
 void register_dmma_f64_kernels();    ///< kernels/gemm/cuda/dmma.cu: FP64 GEMM on DMMA tensor cores (docs/fp64.md)

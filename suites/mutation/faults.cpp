@@ -260,8 +260,69 @@ const std::vector<FaultInfo>& catalogue() {
        Operation::AttentionBackward},
       {Fault::AbwdZeros, "abwd_zeros", FaultClass::Output, "every output +0", "after the call every dQ, dK and dV becomes +0",
        {CheckKind::Envelope, CheckKind::SpecialValues}, "any case with a non-vacuous bound", Operation::AttentionBackward},
+      // Fused GEMM epilogues and FP8 scaling (issue 37): each realised through the wrapped kernel's own epilogue, called
+      // otherwise, or its amax edited after the call (suites/ops/gemm/epilogue_faults.hpp; docs/epilogue.md, "Faults").
+      {Fault::EpiBiasIgnored, "epi_bias_ignored", FaultClass::Arithmetic, "the bias never added",
+       "the kernel is called with no bias (bias kind none) whatever the case's", {CheckKind::Envelope},
+       "an epilogue case with a bias (epilogue_bias_col, epilogue_bias_row, ...)"},
+      {Fault::EpiBiasPerRow, "epi_bias_per_row", FaultClass::Data, "the bias applied per row where per column is asked (per column where per row is)",
+       "the kernel is called with the other bias kind and a vector of the other length made of the case's values (element t: "
+       "bias[t mod length])",
+       {CheckKind::Envelope}, "a bias per column and one per row, M != N (epilogue_bias_col, epilogue_bias_row)"},
+      {Fault::EpiBiasScaledByAlpha, "epi_bias_scaled_by_alpha", FaultClass::Arithmetic, "alpha (A B + bias): the bias scaled with the product",
+       "the kernel is called with the bias multiplied by alpha' = alpha scale_a scale_b (rounded into the bias format)", {CheckKind::Envelope},
+       "a bias with alpha' != 1 (epilogue_ab_bias_gelu, epilogue_beta0_bias_silu, epilogue_fp8_scaled)"},
+      {Fault::EpiActivationDropped, "epi_activation_dropped", FaultClass::Arithmetic, "the activation never applied",
+       "the kernel is called with activation none whatever the case's", {CheckKind::Envelope},
+       "an activation whose argument takes both signs (epilogue_relu_bias, epilogue_gelu_*, epilogue_silu)"},
+      {Fault::EpiGeluFormSwapped, "epi_gelu_form_swapped", FaultClass::Arithmetic,
+       "GELU's tanh form where the erf form is asked (the erf form where tanh is)",
+       "the kernel is called with the other GELU form", {CheckKind::Envelope},
+       "GELU arguments where the forms differ beyond the bound (|z| around 2 to 3: epilogue_gelu_erf, epilogue_gelu_tanh)"},
+      {Fault::EpiScaleDIgnored, "epi_scale_d_ignored", FaultClass::Arithmetic, "scale_d never applied",
+       "the kernel is called with scale_d = 1", {CheckKind::Envelope}, "FP8 scaling with scale_d != 1 (epilogue_fp8_scaled)"},
+      {Fault::EpiScaleBIgnored, "epi_scale_b_ignored", FaultClass::Data, "scale_b never applied (a stale or missing scale factor)",
+       "the kernel is called with scale_b = 1", {CheckKind::Envelope}, "FP8 scaling with scale_b != 1 (epilogue_fp8_scaled)"},
+      {Fault::EpiAmaxScaled, "epi_amax_scaled", FaultClass::Output, "amax of the scaled result (scale_d |act(Z)|) where the unscaled one is defined",
+       "after the call, amax becomes RN_acc(|scale_d| amax)", {CheckKind::Amax}, "amax asked with scale_d != 1 (epilogue_fp8_scaled)"},
   };
   return c;
+}
+
+/// Why an epilogue fault cannot change a kernel with these traits (the call it makes is one the kernel never gets).
+std::string epilogue_fault_not_applicable(Fault f, const KernelTraits& t) {
+  const EpilogueTraits& e = t.epilogue;
+  if (!e.active()) return "the kernel declares no fused epilogue (KernelTraits::epilogue): it is never given one";
+  const auto both = bit(BiasKind::PerRow) | bit(BiasKind::PerColumn);
+  switch (f) {
+    case Fault::EpiBiasIgnored:
+      if (!e.bias) return "the kernel takes no bias";
+      break;
+    case Fault::EpiBiasPerRow:
+      if ((e.bias & both) != both) return "the kernel takes one bias kind only (" + describe_epilogue(e) + "): it is never called with the other";
+      break;
+    case Fault::EpiBiasScaledByAlpha:
+      if (!e.bias) return "the kernel takes no bias";
+      if (!t.alpha_beta && !e.fp8_scaling) return "the kernel takes neither alpha nor scale factors: alpha' is always 1";
+      break;
+    case Fault::EpiActivationDropped:
+      if (!e.activations) return "the kernel takes no activation";
+      break;
+    case Fault::EpiGeluFormSwapped:
+      if (!e.takes(Activation::GeluErf) || !e.takes(Activation::GeluTanh))
+        return "the kernel does not take both GELU forms: it is never called with the other";
+      break;
+    case Fault::EpiScaleDIgnored:
+    case Fault::EpiScaleBIgnored:
+      if (!e.fp8_scaling) return "the kernel takes no FP8 scale factors";
+      break;
+    case Fault::EpiAmaxScaled:
+      if (!e.amax) return "the kernel reports no amax";
+      if (!e.fp8_scaling) return "the kernel takes no scale_d: a scaled amax equals the unscaled one";
+      break;
+    default: break;
+  }
+  return {};
 }
 
 }  // namespace
@@ -389,6 +450,15 @@ std::string fault_not_applicable(Fault f, const KernelTraits& t) {
     case Fault::BatchLastDropped:
       if (!t.batched) return "the kernel does not declare strided batches: it is never given more than one batch";
       break;
+    case Fault::EpiBiasIgnored:
+    case Fault::EpiBiasPerRow:
+    case Fault::EpiBiasScaledByAlpha:
+    case Fault::EpiActivationDropped:
+    case Fault::EpiGeluFormSwapped:
+    case Fault::EpiScaleDIgnored:
+    case Fault::EpiScaleBIgnored:
+    case Fault::EpiAmaxScaled:
+      return epilogue_fault_not_applicable(f, t);
     case Fault::TransposedLd:
       // Bits of KernelTraits::layouts with a column-major A (a = 1: 1, 3, 5, 7) or B (b = 1: 2, 3, 6, 7).
       if (!(t.layouts & 0xEE))

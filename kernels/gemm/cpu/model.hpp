@@ -48,6 +48,14 @@ class CpuModel : public GemmKernel {
 /// changes run to run: order splitk:combine=atomic, determinism run_to_run.
 KernelTraits atomic_splitk_traits(int splits);
 
+/// The traits of the fused-epilogue models (kernels/gemm/cpu/epilogue_models.cpp; docs/epilogue.md): operands in `in`,
+/// fp32 accumulation and epilogue, output `out`, the bias in `bias_format` (nullptr: the output format); every bias
+/// kind and activation (glibc's erff/tanhf/expf, 2^-22), FP8 scale factors, amax, every layout, alpha/beta.
+KernelTraits epilogue_model_traits(const Format& in, const Format& out, const Format* bias_format);
+/// The generic fused-epilogue model: fp32 FMA along K, then the epilogue its traits declare (t.epilogue, e.g. with
+/// round_before_act), as kernels/gemm/cpu/epilogue_models.cpp states it. t.acc must be fp32.
+std::unique_ptr<CpuModel> make_epilogue_model(std::string name, std::string description, KernelTraits t);
+
 /// Makes a built-in CPU model of kernels/gemm/cpu/models.cpp by name (nullptr when unknown).
 std::unique_ptr<CpuModel> make_cpu_model(const std::string& name);
 

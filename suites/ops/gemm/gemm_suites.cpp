@@ -361,6 +361,73 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
       r.push_back(cs);
     }
   }
+  // Fused epilogues as cuBLASLt calls them (docs/suites.md, "epilogue.bias" .. "epilogue.amax"; docs/epilogue.md):
+  // D = scale_d act(alpha scale_a scale_b A B + beta C + bias), amax = max |act(Z)|. Z spreads over the activations'
+  // interesting range: K = 67 products of uniform [-1, 1) values have a standard deviation sqrt(67 / 9) = 2.7, so Z
+  // covers about [-8, 8] (the bias, uniform in [-2, 2), widens it), where GELU's two forms differ by up to 4.7e-4 (at Z = -2.7) and
+  // SiLU, GELU bend. M, N, K odd, no multiple of a tile, M != N (a bias of the wrong length shows). The FP8 case's
+  // scale factors are no powers of two (their products round) and scale_d keeps |D| below 40, inside e4m3's 448.
+  // Kernels whose EpilogueTraits do not take a case: not supported (seeds of their own, 270..; bias seeds 370..;
+  // C's seeds 470..).
+  {
+    const std::int64_t em = mn + 3, en = mn - 5, ek = 67;
+    const auto T = Layout::ColMajor, N = Layout::RowMajor;
+    const auto epi = [](BiasKind b, Activation a, bool amax = false) {
+      EpilogueCase e;
+      e.active = true;
+      e.bias = b;
+      e.activation = a;
+      e.amax = amax;
+      return e;
+    };
+    EpilogueCase fp8 = epi(BiasKind::PerColumn, Activation::None, true);
+    fp8.fp8_scaling = true;
+    fp8.scale_a = 1.37;
+    fp8.scale_b = 0.61;
+    fp8.scale_d = 2.7;
+    struct Ep {
+      const char* id;
+      EpilogueCase e;
+      std::vector<std::string> covers;
+      const char* what;
+      double alpha = 1, beta = 0;  // D = alpha AB + beta C (alpha/beta active when with_c; beta = 0: C holds NaN)
+      bool with_c = false;
+      BatchCase batch = {};
+      GemmLayout layout = {};
+    };
+    const std::vector<Ep> eps = {
+        {"epilogue_bias_col", epi(BiasKind::PerColumn, Activation::None), {"epilogue.bias"}, "bias per column (bias_j added to row i's every element: a Linear layer's bias)"},
+        {"epilogue_bias_row", epi(BiasKind::PerRow, Activation::None), {"epilogue.bias"}, "bias per row (bias_i, M values)"},
+        {"epilogue_relu_bias", epi(BiasKind::PerColumn, Activation::Relu), {"epilogue.activation", "epilogue.bias"}, "ReLU(Z + bias per column)"},
+        {"epilogue_gelu_erf", epi(BiasKind::None, Activation::GeluErf), {"epilogue.activation"}, "GELU, erf form: Z Phi(Z)"},
+        {"epilogue_gelu_tanh", epi(BiasKind::None, Activation::GeluTanh), {"epilogue.activation"}, "GELU, tanh form (cuBLASLt's, PyTorch's approximate=\"tanh\")"},
+        {"epilogue_silu", epi(BiasKind::None, Activation::Silu), {"epilogue.activation"}, "SiLU: Z / (1 + e^-Z)"},
+        {"epilogue_ab_bias_gelu", epi(BiasKind::PerColumn, Activation::GeluErf), {"epilogue.bias", "epilogue.activation"},
+         "GELU (erf)(0.7 AB - 1.3 C + bias per column), C apart", 0.7, -1.3, true},
+        {"epilogue_beta0_bias_silu", epi(BiasKind::PerRow, Activation::Silu), {"epilogue.bias", "epilogue.activation"},
+         "SiLU(-0.85 AB + bias per row), beta = 0 with C holding NaN (an epilogue that still reads C returns NaN)", -0.85, 0, true},
+        {"epilogue_fp8_scaled", fp8, {"epilogue.fp8_scaling", "epilogue.amax", "epilogue.bias"},
+         "FP8 scaling: D = 2.7 (1.37 x 0.61 AB + bias per column), amax = max |Z| (before scale_d)"},
+        {"epilogue_batch_amax", epi(BiasKind::PerColumn, Activation::GeluTanh, true), {"epilogue.amax", "epilogue.activation", "epilogue.bias"},
+         "3 strided batches (2 gap rows), one bias for all, GELU (tanh), amax the max over every batch", 1, 0, false, BatchCase{3, 2, false, false}},
+        {"epilogue_transposed", epi(BiasKind::PerRow, Activation::Relu), {"epilogue.bias", "epilogue.activation"},
+         "A and C column-major (tn/c_col: cuBLASLt's own orientation), ReLU(Z + bias per row)", 1, 0, false, {}, GemmLayout{T, N, T}},
+    };
+    std::uint64_t eseed = 270;
+    for (const Ep& x : eps) {
+      CaseSpec cs = covering({x.id, gemm3("uniform", em, en, ek, eseed), BoundVariant::Independent,
+                              fmt::format("fused epilogue: {} (M, N, K = {}, {}, {}{})", x.what, em, en, ek,
+                                          x.batch.active() ? " per batch" : "")},
+                             x.covers);
+      cs.epilogue = x.e;
+      cs.epilogue.bias_seed = 100 + eseed;
+      if (x.with_c) cs.alpha_beta = AlphaBetaCase{true, x.alpha, x.beta, false, 200 + eseed};
+      cs.batch = x.batch;
+      cs.layout = x.layout;
+      ++eseed;
+      r.push_back(cs);
+    }
+  }
   // Special values: +-Inf, NaN (those the storage format holds), its largest finite value, Inf * 0, Inf - Inf, and
   // elements whose partial sums overflow the narrowest accumulator of the run while their exact sum is finite;
   // each element judged against IEEE's result (docs/suites.md, "values.special"). Kernels declaring finite

@@ -18,6 +18,7 @@
 #include "base/fpenv.hpp"
 #include "suites/ops/gemm/alpha_beta.hpp"
 #include "suites/ops/gemm/batch.hpp"
+#include "suites/ops/gemm/epilogue_run.hpp"
 #include "suites/verdict/block_reference.hpp"
 #include "suites/verdict/grade.hpp"
 #include "suites/run/guarded_input.hpp"
@@ -151,6 +152,18 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     r.status = CaseStatus::NotSupported;
     r.reason = std::move(why);
     return finish();
+  }
+  // A fused epilogue (docs/epilogue.md) before anything else of the case: only for kernels whose EpilogueTraits take it,
+  // graded on the whole of D.
+  const EpilogueCase& epc = setup.epilogue;
+  if (epc.active) {
+    std::string why = epilogue_unsupported(t, epc);
+    if (why.empty() && setup.sample) why = "epilogue cases are graded on the whole of D, not on a sample";
+    if (!why.empty()) {
+      r.status = CaseStatus::NotSupported;
+      r.reason = why;
+      return finish();
+    }
   }
   // The layout first: a kernel that does not take column-major operands never sees the case (docs/suites.md,
   // "layout.transposes").
@@ -318,6 +331,9 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   const bool run_to_run = t.determinism == Determinism::RunToRun;
   const std::size_t kept_max = std::clamp<std::size_t>((std::size_t{1} << 26) / static_cast<std::size_t>(std::max<std::int64_t>(1, nb * mn)), 2, 16);
   std::vector<std::vector<std::uint64_t>> later;
+  // The fused epilogue: the bias and scale factors as the kernel gets them; what the runs find about its buffers.
+  const EpilogueInputs epi = epilogue_inputs(t, epc, p.m, p.n);
+  EpilogueFindings epi_found;
   bool data_seen = false;  // run() has been called with the data: a later NOT_SUPPORTED is a declaration failure
   // A column-major operand is stored as its transpose: k rows of m for A, n rows of k for B.
   const bool a_col = lay.a == Layout::ColMajor, b_col = lay.b == Layout::ColMajor;
@@ -345,6 +361,9 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     // Out of place: C in a buffer of its own with guards and poisoned padding, checked unchanged after every run.
     std::optional<GuardedInput> dCin;
     if (abc.active && !in_place) dCin.emplace(api, cin.poison, c_all_rows, c_cols, ldc, cb, opt.guard_bytes, false, poison_code(*t.out));
+    // The epilogue's bias (guarded, poisoned padding) and amax (guarded, NaN before every run): suites/ops/gemm/epilogue_run.hpp.
+    std::optional<EpilogueBuffers> dE;
+    if (epi.active) dE.emplace(api, epi, t, opt.guard_bytes);
     GemmOperands ops;
     ops.m = p.m;
     ops.n = p.n;
@@ -370,6 +389,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       ops.stride_b = stride_b;
       ops.stride_c = batch_stride(c_rows, ldc, gap);
     }
+    if (dE) dE->attach(ops);
     auto check_inputs = [&] {
       if (dCin) {
         const InputReport x = dCin->check();
@@ -400,6 +420,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     check_gaps(dC);
     codes = read_codes(dC);
     check_inputs();
+    if (dE) dE->after_run(0, epi_found);
     const std::uint64_t pre = prefill_code(*t.out);
     std::int64_t unwritten = 0, first_unwritten = -1;
     for (std::size_t x = 0; x < codes.size() && !(in_place && beta != 0); ++x)  // in place: C's values, not the pre-fill
@@ -432,17 +453,20 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
         if (run_to_run && later.size() < kept_max && std::find(later.begin(), later.end(), codes2) == later.end()) later.push_back(codes2);
       }
       check_inputs();
+      if (dE) dE->after_run(run, epi_found);
     };
     const int timed_runs = std::max(timed, setup.min_runs);
     int run = 1;
     for (int w = 0; w < warmups; ++w) {
       if (in_place) fill_c();
+      if (dE) dE->before_run();
       kernel.run(ops);
       api.synchronize(opt.timeout_ms);
       compare(run++);
     }
     for (int q = 0; q < timed_runs; ++q) {
       if (in_place) fill_c();  // outside the timer
+      if (dE) dE->before_run();
       api.timer_start();
       kernel.run(ops);
       const double ms = api.timer_stop_ms();
@@ -524,6 +548,17 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   }
   // Each batch graded as its own m x n matrix against its own reference (one batch: the case itself).
   std::vector<CaseResult> per;
+  std::vector<AmaxInterval> amax_per;  // an epilogue case's amax interval of every batch (one check on their merge)
+  // The guards around D (and between its batches) as the plain grade checks them (alpha/beta and epilogue grades).
+  auto check_output_guards = [](CaseResult& rb) {
+    if (rb.status == CaseStatus::NotSupported) return;
+    const bool intact = rb.metrics.guard_violations == 0;
+    rb.checks.push_back({CheckKind::GuardOutput, intact,
+                         intact ? "guard bytes around D and in its ldc padding intact" : "out-of-bounds write: " + rb.metrics.first_guard_violation,
+                         -1, static_cast<double>(rb.metrics.guard_violations), 0});
+    if (!intact && rb.status == CaseStatus::Pass) rb.status = CaseStatus::Fail;
+    if (!intact) rb.reason += (rb.reason.empty() ? "" : "; ") + rb.checks.back().detail;
+  };
   for (std::int64_t b = 0; b < nb; ++b) {
     const auto slice = [&](const std::vector<std::uint64_t>& v) {
       return std::vector<std::uint64_t>(v.begin() + b * mn, v.begin() + (b + 1) * mn);
@@ -549,7 +584,11 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       gi.first_unwritten = first_unwritten;
       if (run_to_run) gi.later = &later_b;
     }
-    if (abc.active) {
+    if (epi.active) {
+      amax_per.push_back(grade_epilogue_matrix(epi, *batches[static_cast<std::size_t>(b)], t, alpha, beta, bat.active() ? &c_b : &c_vals,
+                                               bat.active() ? codes_b : codes, unwritten, first_unwritten, rb));
+      check_output_guards(rb);
+    } else if (abc.active) {
       AlphaBetaGrade ag;
       ag.problem = batches[static_cast<std::size_t>(b)];
       ag.traits = &t;
@@ -560,15 +599,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       ag.unwritten = unwritten;
       ag.first_unwritten = first_unwritten;
       grade_alpha_beta(ag, rb);
-      // The guards around D (and between its batches) as the plain grade checks them (a graded case only).
-      if (rb.status != CaseStatus::NotSupported) {
-        const bool intact = rb.metrics.guard_violations == 0;
-        rb.checks.push_back({CheckKind::GuardOutput, intact,
-                             intact ? "guard bytes around D and in its ldc padding intact" : "out-of-bounds write: " + rb.metrics.first_guard_violation,
-                             -1, static_cast<double>(rb.metrics.guard_violations), 0});
-        if (!intact && rb.status == CaseStatus::Pass) rb.status = CaseStatus::Fail;
-        if (!intact) rb.reason += (rb.reason.empty() ? "" : "; ") + rb.checks.back().detail;
-      }
+      check_output_guards(rb);
     } else {
       grade(gi, rb);
     }
@@ -582,6 +613,8 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   } else {
     r = std::move(per.front());
   }
+  // The epilogue's amax (one check on the batches' merged interval), its buffers' guards, the bias unchanged.
+  if (epi.active) finish_epilogue(epi, epi_found, merge_amax(amax_per, mn), t, run_to_run, r);
   if (setup.sample) {
     r.flags.push_back(setup.sample->describe(p.m, p.n));
     r.metrics.unwritten = full_unwritten;
