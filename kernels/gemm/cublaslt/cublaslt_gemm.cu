@@ -214,6 +214,13 @@ class CublasLtGemm final : public GemmKernel {
   }
 
   Support can_implement_operands(const GemmOperands& ops) const override {
+    // What the traits do not declare is never run silently otherwise (a bias per row would be dropped).
+    const EpilogueTraits& e = traits_.epilogue;
+    if (!e.takes(ops.bias_kind)) return Support::no("cuBLASLt's bias runs along fpcert's columns only, not " + std::string(to_string(ops.bias_kind)));
+    if (!e.takes(ops.activation)) return Support::no("cuBLASLt has no " + std::string(to_string(ops.activation)) + " epilogue (ReLU, GELU tanh form)");
+    if (!e.fp8_scaling && (ops.scale_a != 1 || ops.scale_b != 1 || ops.scale_d != 1))
+      return Support::no("cuBLASLt's scale factors are for FP8 inputs only");
+    if (ops.amax && !e.amax) return Support::no("cuBLASLt computes amax for an FP8 output only");
     if (cfg_.fp8 && cfg_.d != CUDA_R_8F_E4M3 && ops.scale_d != 1)
       return Support::no("cuBLASLt applies scale_d only to an FP8 output (D is bf16 here): scale_d " + std::to_string(ops.scale_d) +
                          " would be ignored");

@@ -169,6 +169,7 @@ class EpilogueTiled final : public GemmKernel {
     p.scale_d = static_cast<float>(ops.scale_d);
     p.batch = std::max<std::int64_t>(1, ops.batch), p.stride_a = ops.stride_a, p.stride_b = ops.stride_b, p.stride_c = ops.stride_c;
     p.bias = ops.bias_kind == BiasKind::None ? nullptr : static_cast<const Out*>(ops.bias);
+    if (ops.bias_kind != BiasKind::None && !p.bias) throw std::invalid_argument(name_ + ": a bias kind without a bias vector");
     p.bias_kind = static_cast<int>(ops.bias_kind);
     p.act = static_cast<int>(ops.activation);
     p.amax = static_cast<unsigned int*>(ops.amax);

@@ -53,6 +53,16 @@ TEST_CASE("cuBLASLt subjects: registered under cublas, with the epilogue cuBLASL
   ops.scale_d = 2.7;
   CHECK_FALSE(make_gemm_kernel("cublaslt_e4m3_scaled_bf16out")->can_implement_operands(ops).ok);
   CHECK(make_gemm_kernel("cublaslt_e4m3_scaled_e4m3out")->can_implement_operands(ops).ok);
+  // Nothing undeclared runs silently: a bias per row, SiLU, scales on 16-bit inputs, amax of a bf16 output.
+  auto lt16 = make_gemm_kernel("cublaslt_bf16_epilogue");
+  GemmOperands row, silu, scaled, amax;
+  row.bias_kind = BiasKind::PerRow;
+  silu.activation = Activation::Silu;
+  scaled.scale_a = 2;
+  float box = 0;
+  amax.amax = &box;
+  for (const GemmOperands* o : {&row, &silu, &scaled, &amax}) CHECK_FALSE(lt16->can_implement_operands(*o).ok);
+  CHECK(lt16->can_implement_operands(GemmOperands{}).ok);
 }
 
 TEST_CASE("SIMT epilogue built-ins: every bias kind, activation and layout, CUDA's 2-ulp functions declared") {
