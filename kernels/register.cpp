@@ -74,9 +74,17 @@ void register_builtin_kernels() {
 #if defined(FPCERT_HAVE_CUDA)
   register_attention_bwd_cuda_kernels();
 #endif
+  // GEMM fused epilogues (issue 37): cuBLASLt subjects and the SIMT built-ins with every epilogue.
+#if defined(FPCERT_HAVE_CUDA)
+  register_cublaslt_kernels();
+  register_epilogue_cuda_kernels();
+#endif
 }
 
 #if !defined(FPCERT_HAVE_CUDA)
+void bias_act_bf16_pass_cuda(void*, std::int64_t, std::int64_t, std::int64_t, const void*, Activation, void*) {
+  throw DeviceError("bias_act_bf16_pass_cuda: this fpcert was built without CUDA");
+}
 // A build without CUDA has no device to compute on: the call fails as it would on a machine without
 // one (the device tests that call it are skipped there before reaching it).
 std::vector<std::vector<float>> split_scalar_products_cuda(const std::vector<std::string>&, const std::vector<float>&,

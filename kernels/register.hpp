@@ -2,6 +2,7 @@
 // and the CUDA entry points the experiments call directly (defined only in CUDA builds).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +52,14 @@ void register_model_conversion_kernels();   ///< kernels/convert/model_convert.c
 void register_device_conversion_kernels();  ///< kernels/convert/device_convert.cpp: the device table's entries
 // Attention backward, CUDA (issue 45).
 void register_attention_bwd_cuda_kernels();  ///< kernels/attention/cuda/attention_bwd_cuda.cu: flash (atomic and deterministic dQ) and naive f32
+
+// GEMM fused epilogues (issue 37, docs/epilogue.md "CUDA subjects").
+void register_cublaslt_kernels();      ///< kernels/gemm/cublaslt/cublaslt_gemm.cu: cublasLtMatmul with epilogues and FP8 scaling
+void register_epilogue_cuda_kernels(); ///< kernels/gemm/cuda/epilogue.cu: SIMT GEMMs with every fused epilogue
+/// kernels/gemm/cuda/epilogue.cu: the epilogue alone as an unfused pass after a plain GEMM, in place on a bf16 row-major
+/// m x n D (ldd): D = RN_bf16(act(RN(D + bias_j))) with a bf16 bias per column (null: none), the activation evaluated
+/// as the SIMT built-ins do; on `stream` (a cudaStream_t). bench/gpu_epilogue.cpp times it beside the fused epilogues.
+void bias_act_bf16_pass_cuda(void* d, std::int64_t m, std::int64_t n, std::int64_t ldd, const void* bias, Activation act, void* stream);
 
 /// kernels/gemm/cuda/mma.cu: the FP8 (e4m3 or e5m2) mma.sync GEMM, with partial sums promoted to fp32
 /// every `promote_every` products (a positive multiple of 32; 0: never). Throws

@@ -651,6 +651,26 @@ section_attention_backward_test() {
     run timeout "$limit" "$BIN/test_kernels_gpu" --source-file='*attention_bwd_gpu_test.cpp' --test-case="${tc%:*}" --duration=true 2>&1 | tee -a "$OUT/attention_backward_gpu.log" | grep -vE "^\s*$" | tail -60
   done
 }
+# GEMM fused epilogues (issue 37; docs/epilogue.md, "CUDA subjects"): the GPU test of the cuBLASLt and SIMT subjects
+# (each declared epilogue against the exact result; the certify suite's epilogue cases), each subject certified on the
+# certify suite with its time, the mutation score of the group, and bench_gpu_epilogue (cuBLASLt GELU_BIAS fused against
+# cuBLASLt plain + a separate bias/GELU pass, and the SIMT built-in).
+EPI=cublaslt_bf16_epilogue,cublaslt_f16_epilogue,cublaslt_e4m3_scaled_bf16out,cublaslt_e4m3_scaled_e4m3out,simt_f32_epilogue_cuda,simt_bf16_epilogue_cuda
+section_epilogue() {
+  nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+  run "$BIN/fpcert" kernels | grep -E "^(cublaslt|simt_)"
+  run timeout 300 "$BIN/test_kernels_gpu" --source-file='*epilogue_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/epilogue_gpu_test.log" | grep -vE "^\s*$" | tail -120
+  local k t0
+  for k in ${EPI//,/ }; do
+    t0=$(date +%s%N)
+    run timeout 300 "$BIN/fpcert" certify --kernel "$k" --suite certify --no-mutation --json "$OUT/epilogue_certify_$k.json" > "$OUT/epilogue_certify_$k.txt" 2>&1; echo "rc=$?"
+    echo "certify $k: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+    grep -E "^(CERTIFIED|FAILED)|epi|fail |crashed|hung" "$OUT/epilogue_certify_$k.txt" | head -40
+  done
+  run timeout 560 "$BIN/fpcert" mutate --kernel "$EPI" --suite certify --json "$OUT/epilogue_mutation.json" > "$OUT/epilogue_mutation.txt" 2>&1; echo "rc=$?"
+  grep -E "^(mutation score|  by class|  survived|  killed by another|kernel |cublaslt_|simt_)" "$OUT/epilogue_mutation.txt" | tail -60
+  run timeout 200 "$BIN/bench_gpu_epilogue" 2>&1 | tee "$OUT/bench_gpu_epilogue.log"
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -683,6 +703,7 @@ for part in ${PART//,/ }; do
     wave3) section_wave3 ;;
     libgemm) section_libgemm ;;
     libgemm-batch) section_libgemm_batch ;;
+    epilogue) section_epilogue ;;
     eltwise) section_eltwise ;;
     fp64) section_fp64 ;;
     softmax) section_softmax ;;
