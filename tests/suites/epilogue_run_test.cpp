@@ -32,7 +32,8 @@ namespace {
 
 const char* kEpiCases[] = {"epilogue_bias_col",     "epilogue_bias_row",        "epilogue_relu_bias",  "epilogue_gelu_erf",
                            "epilogue_gelu_tanh",    "epilogue_silu",            "epilogue_ab_bias_gelu", "epilogue_beta0_bias_silu",
-                           "epilogue_fp8_scaled",   "epilogue_batch_amax",      "epilogue_transposed"};
+                           "epilogue_fp8_scaled",   "epilogue_batch_amax",      "epilogue_transposed",
+                           "epilogue_fp8_scaled_nt"};
 const char* kEpiModels[] = {"model_gemm_f32_epilogue", "model_gemm_bf16_epilogue", "model_gemm_e4m3_scaled"};
 const Fault kEpiFaults[] = {Fault::EpiBiasIgnored,     Fault::EpiBiasPerRow,    Fault::EpiBiasScaledByAlpha, Fault::EpiActivationDropped,
                             Fault::EpiGeluFormSwapped, Fault::EpiScaleDIgnored, Fault::EpiScaleBIgnored,     Fault::EpiAmaxScaled};

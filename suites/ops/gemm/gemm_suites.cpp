@@ -412,6 +412,10 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
          "3 strided batches (2 gap rows), one bias for all, GELU (tanh), amax the max over every batch", 1, 0, false, BatchCase{3, 2, false, false}},
         {"epilogue_transposed", epi(BiasKind::PerRow, Activation::Relu), {"epilogue.bias", "epilogue.activation"},
          "A and C column-major (tn/c_col: cuBLASLt's own orientation), ReLU(Z + bias per row)", 1, 0, false, {}, GemmLayout{T, N, T}},
+        // cuBLASLt's FP8 GEMM takes only its "TN" form: A row-major, B column-major, C row-major in fpcert's terms.
+        {"epilogue_fp8_scaled_nt", fp8, {"epilogue.fp8_scaling", "epilogue.amax", "epilogue.bias"},
+         "FP8 scaling as epilogue_fp8_scaled with B column-major (nt/c_row: the one layout cuBLASLt's FP8 GEMM takes)", 1, 0, false, {},
+         GemmLayout{N, T, N}},
     };
     std::uint64_t eseed = 270;
     for (const Ep& x : eps) {
