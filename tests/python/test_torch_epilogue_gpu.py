@@ -13,22 +13,11 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 import fpcert  # noqa: E402
-
-OUT = os.environ.get("FPCERT_TEST_OUT")
-
-
-@pytest.fixture(autouse=True)
-def pinned():
-    m = torch.backends.cuda.matmul
-    saved = (m.allow_tf32, m.allow_fp16_reduced_precision_reduction, m.allow_bf16_reduced_precision_reduction)
-    m.allow_tf32 = False
-    m.allow_fp16_reduced_precision_reduction = False
-    m.allow_bf16_reduced_precision_reduction = False
-    yield
-    m.allow_tf32, m.allow_fp16_reduced_precision_reduction, m.allow_bf16_reduced_precision_reduction = saved
+from test_torch_gpu import OUT, pinned  # noqa: E402,F401  (reduced-precision reductions off, restored after each test)
 
 
 def run(fn, traits, name):
+    torch.backends.cuda.matmul.allow_tf32 = False  # the f32 declarations are fp32 products and sums (pinned restores it)
     kw = {} if not OUT else {"json": os.path.join(OUT, name + ".json"), "html": os.path.join(OUT, name + ".html")}
     try:
         res = fpcert.certify(fn, traits, suite="certify", case="epilogue_*", device="cuda", name=name, **kw)
