@@ -39,6 +39,7 @@ py::dict epilogue_kwargs(const KernelTraits& t, const GemmOperands& ops, py::arr
 
 void store_amax(const py::array_t<double>& amax_out, const KernelTraits& t, const GemmOperands& ops) {
   if (!ops.amax) return;
+  if (amax_out.size() != 1) throw std::runtime_error("amax asked of a callable whose traits do not declare amax=1");
   const Format& acc = *t.acc;
   const double v = amax_out.data()[0];
   const std::uint64_t code = round_double(acc, v, Rounder::nearest(acc)).code;
