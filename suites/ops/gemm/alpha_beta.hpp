@@ -19,6 +19,7 @@
 // with 2u and 2 eta, a directed rounding's bounds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,6 +29,13 @@
 #include "results/results.hpp"
 
 namespace fpcert {
+
+/// `count` values uniform in [lo, hi) from `seed` (splitmix64, 53 random bits each: lo + (hi - lo) u), each rounded to
+/// nearest into `f`: the draw of alpha_beta_c and of the epilogue's bias (suites/ops/gemm/epilogue.hpp).
+std::vector<double> uniform_rounded(std::uint64_t seed, std::size_t count, double lo, double hi, const Format& f);
+
+/// Each value of `v` rounded into `f` under `r`: the case's inputs as a kernel of input format `f` receives them.
+std::vector<double> rounded_into(const std::vector<double>& v, const Format& f, Rounding r);
 
 /// The case's C: m x n values (row-major) uniform in [-1, 1) from ab.c_seed (splitmix64), rounded to nearest into
 /// `out`. beta = 0: all NaN (a kernel that reads C gets NaN; BLAS says it must not read it).
@@ -55,7 +63,9 @@ double alpha_beta_allowed(double alpha, double beta, double E, double ref_abs, d
                           double u_out, double eta_out);
 
 /// Grade D against the exact alpha (A'B') + beta C: the envelope check (every finite element within its allowance),
-/// the nonfinite check (NaN or Inf where D is finite in the output format), the unwritten check; tier envelope.
+/// the nonfinite check (NaN or Inf where D is finite in the output format), the unwritten check; tier envelope. The
+/// epilogue's grader does it (grade_epilogue, suites/ops/gemm/epilogue.hpp: the case without bias, activation or
+/// scales), so its allowance is epilogue_allowed's, which is alpha_beta_allowed's to first order in u.
 void grade_alpha_beta(const AlphaBetaGrade& in, CaseResult& out);
 
 }  // namespace fpcert

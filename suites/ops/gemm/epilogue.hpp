@@ -10,7 +10,9 @@
 //
 // The bound (derivation in docs/epilogue.md, "The bound"; u, eta the accumulator format's unit roundoff and smallest
 // subnormal, doubled for a directed accumulator rounding; gamma_j = j u / (1 - j u); E the accumulation's envelope of
-// A'B', Q = |A'B'| + E; r the roundings forming alpha' (0 when alpha' is 1 exactly and no scale is passed, else 2):
+// A'B', Q = |A'B'| + E; r the roundings forming alpha' (the factors among alpha, scale_a, scale_b other than 1, less one,
+// at least 0: the chain alpha' acc rounds r + 1 times, never when alpha' is 1 with r = 0: the gamma_{r+1} term is then 0);
+// a bias format wider than the arithmetic's adds its conversion, u |bias| + eta / 2:
 //   |Z^ - Z| <= X = |alpha'| E + gamma_{r+1} |alpha'| Q + u |beta c| + gamma_j (|alpha'| Q (1 + gamma_{r+1})
 //                   + |beta c| (1 + u) + |bias|) + 3 eta,        j = the addends of Z beyond the first
 //   round_before_act: X' = X + u_out (|Z| + X) + eta_out / 2
@@ -42,8 +44,10 @@ std::vector<double> epilogue_bias(const EpilogueCase& ec, const Format& f, std::
 double epilogue_scalar(double v, const KernelTraits& t);
 
 /// Why the kernel cannot take this epilogue case (empty: it can): a bias kind, activation, FP8 scaling or amax it does
-/// not declare; formats too wide for the exact construction; block-scaled kernels.
-std::string epilogue_unsupported(const KernelTraits& t, const EpilogueCase& ec);
+/// not declare; a func_rel_err outside [0, 2^-4) for an activation that calls one; alpha/beta asked (`ab` active) of a
+/// kernel that does not declare it; formats too wide for the exact construction; block-scaled kernels. Every reason,
+/// joined by "; ".
+std::string epilogue_unsupported(const KernelTraits& t, const EpilogueCase& ec, const AlphaBetaCase& ab = {});
 
 /// act(hi + lo) (hi + lo an exact double-double), in MPFR at 200 bits, times `scale` (exact), as a RefValue.
 RefValue activation_exact(Activation a, double hi, double lo, double scale = 1);
