@@ -3,7 +3,8 @@
 // the order is fixed, then against a derived bound): Z = A B + bias bit for bit against fp32 arithmetic done here in
 // the declared order, the ReLU exactly, GELU (tanh) within a bound derived below from its fp32 evaluation around an
 // independent long double GELU, amax = max |act(Z)|; the buggy kernel (the erf form computed, the tanh form
-// declared) outside that bound.
+// declared) outside that bound. Then both through fpcert's epilogue grader (exact reference in MPFR, the declared bound,
+// the amax check), as the runner grades the certify suite's epilogue cases.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,8 +15,11 @@
 #include <random>
 #include <vector>
 
+#include "generators/generate.hpp"
+#include "oracle/round.hpp"
 #include "plugin/fpcert_plugin.h"
 #include "plugin/loader.hpp"
+#include "suites/ops/gemm/epilogue.hpp"
 
 using namespace fpcert;
 
@@ -172,5 +176,76 @@ TEST_CASE("the epilogue example plugin: bias per column bit for bit, ReLU exact,
       }
     INFO("seed ", seed);
     CHECK(outside > c.m * c.n / 4);
+  }
+}
+
+// ---- the same plugin graded by fpcert's epilogue grader (suites/ops/gemm/epilogue.hpp): exact reference, bound ----
+
+namespace {
+
+/// One epilogue case of the example plugin, graded as the runner grades it: inputs of a uniform problem rounded into
+/// bf16, the case's bias (epilogue_bias) in bf16, D and amax from the plugin, grade_epilogue and check_amax.
+CaseResult grade_plugin_case(const std::string& kernel, Activation act, std::uint64_t seed) {
+  auto kern = make_gemm_kernel(kernel);
+  REQUIRE(kern);
+  const KernelTraits& t = kern->traits();
+  const Problem p = generate("uniform:m=9,n=11,k=40,seed=" + std::to_string(seed));
+  EpilogueCase ec;
+  ec.active = true;
+  ec.bias = BiasKind::PerColumn;
+  ec.activation = act;
+  ec.amax = true;
+  ec.bias_seed = seed + 100;
+  REQUIRE(epilogue_unsupported(t, ec).empty());
+  auto bf16_codes_of = [](const std::vector<double>& v) {
+    std::vector<std::uint16_t> c(v.size());
+    for (std::size_t x = 0; x < v.size(); ++x) c[x] = static_cast<std::uint16_t>(round_double(bf16, v[x], Rounder::nearest(bf16)).code);
+    return c;
+  };
+  const std::vector<std::uint16_t> A = bf16_codes_of(p.a.data), B = bf16_codes_of(p.b.data);
+  const std::vector<double> bias = epilogue_bias(ec, epilogue_bias_format(t), p.m, p.n);
+  const std::vector<std::uint16_t> bias_codes = bf16_codes_of(bias);
+  std::vector<float> D(static_cast<std::size_t>(p.m * p.n), std::nanf(""));
+  float amax = std::nanf("");
+  GemmOperands ops;
+  ops.m = p.m, ops.n = p.n, ops.k = p.k;
+  ops.a = A.data(), ops.lda = p.k, ops.b = B.data(), ops.ldb = p.n, ops.c = D.data(), ops.ldc = p.n;
+  ops.bias_kind = ec.bias;
+  ops.bias = bias_codes.data();
+  ops.activation = ec.activation;
+  ops.amax = &amax;
+  kern->run(ops);
+  std::vector<std::uint64_t> codes(D.size());
+  for (std::size_t x = 0; x < D.size(); ++x) codes[x] = std::bit_cast<std::uint32_t>(D[x]);
+  EpilogueGrade g;
+  g.problem = &p;
+  g.traits = &t;
+  g.epilogue = &ec;
+  g.bias = &bias;
+  g.codes = &codes;
+  CaseResult r;
+  r.status = CaseStatus::Pass;
+  const AmaxInterval iv = grade_epilogue(g, r);
+  check_amax(amax, iv, t, r);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the epilogue example plugin through fpcert's epilogue grader: ReLU and GELU (tanh) with a bias pass, the erf twin fails") {
+  (void)load_plugin(kDir + "/libexample_epilogue_plugin.so");
+  for (std::uint64_t seed : {3u, 4u}) {
+    for (Activation a : {Activation::None, Activation::Relu, Activation::GeluTanh}) {
+      const CaseResult r = grade_plugin_case("example_gemm_bf16_bias_gelu", a, seed);
+      INFO(to_string(a), " seed ", seed, ": ", r.reason);
+      CHECK(r.status == CaseStatus::Pass);
+      CHECK_FALSE(r.vacuous);
+      CHECK(r.metrics.err_frac_max > 0);  // the output is not the exact value: the check can fail
+      CHECK(std::any_of(r.checks.begin(), r.checks.end(), [](const CheckResult& c) { return c.kind == CheckKind::Amax && c.passed; }));
+    }
+    const CaseResult bad = grade_plugin_case("example_gemm_bf16_bias_gelu_erf", Activation::GeluTanh, seed);
+    INFO("erf twin, seed ", seed, ": ", bad.reason);
+    CHECK(bad.status == CaseStatus::Fail);
+    CHECK(std::any_of(bad.checks.begin(), bad.checks.end(), [](const CheckResult& c) { return c.kind == CheckKind::Envelope && !c.passed; }));
   }
 }
