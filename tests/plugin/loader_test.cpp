@@ -108,6 +108,20 @@ void expect_one(const std::vector<std::string>& errs, std::initializer_list<cons
   for (const char* f : fragments) CHECK(errs[0].find(f) != std::string::npos);
 }
 
+/// A one-kernel table of an older minor: the kernel's first `size` bytes (all a plugin of that minor has) in `bytes`
+/// (static in the caller: a registered kernel points into it), its struct_size, the table's minor and stride.
+fpcert_plugin_info older_table(const fpcert_plugin_info& info, fpcert_kernel k, std::uint32_t minor, std::size_t size,
+                               std::vector<unsigned char>& bytes) {
+  k.struct_size = static_cast<std::uint32_t>(size);
+  bytes.assign(size, 0);
+  std::memcpy(bytes.data(), &k, size);
+  fpcert_plugin_info old = info;
+  old.abi_minor = minor;
+  old.kernel_struct_size = static_cast<std::uint32_t>(size);
+  old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+  return old;
+}
+
 int unique_id = 0;
 std::string fresh(const char* stem) { return std::string(stem) + "_" + std::to_string(++unique_id); }
 
@@ -269,13 +283,8 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     static const std::string oldname = fresh("minor3");
     fpcert_kernel k3 = k;
     k3.name = oldname.c_str();
-    k3.struct_size = FPCERT_KERNEL_SIZE_MINOR3;
     k3.gemm_layouts = FPCERT_LAYOUTS_ALL;  // beyond a minor 3 kernel: never read
-    std::memcpy(bytes.data(), &k3, FPCERT_KERNEL_SIZE_MINOR3);
-    fpcert_plugin_info old = info;
-    old.abi_minor = 3;
-    old.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR3;
-    old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+    const fpcert_plugin_info old = older_table(info, k3, 3, FPCERT_KERNEL_SIZE_MINOR3, bytes);
     CHECK(validate_plugin_info(&old, "t").empty());
     register_plugin_info(&old, "minor3");
     const auto k3k = make_gemm_kernel(oldname);
@@ -307,13 +316,8 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     static const std::string oldname = fresh("minor4ab");
     fpcert_kernel k4 = k;
     k4.name = oldname.c_str();
-    k4.struct_size = FPCERT_KERNEL_SIZE_MINOR4;
     k4.gemm_alpha_beta = 1;  // beyond a minor 4 kernel: never read
-    std::memcpy(bytes.data(), &k4, FPCERT_KERNEL_SIZE_MINOR4);
-    fpcert_plugin_info old = info;
-    old.abi_minor = 4;
-    old.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR4;
-    old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+    const fpcert_plugin_info old = older_table(info, k4, 4, FPCERT_KERNEL_SIZE_MINOR4, bytes);
     CHECK(validate_plugin_info(&old, "t").empty());
     register_plugin_info(&old, "minor4ab");
     CHECK_FALSE(make_gemm_kernel(oldname)->traits().alpha_beta);
@@ -334,13 +338,8 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     static const std::string oldname = fresh("minor6b");
     fpcert_kernel k6 = k;
     k6.name = oldname.c_str();
-    k6.struct_size = FPCERT_KERNEL_SIZE_MINOR6;
     k6.gemm_batched = 1;  // beyond a minor 6 kernel: never read
-    std::memcpy(bytes.data(), &k6, FPCERT_KERNEL_SIZE_MINOR6);
-    fpcert_plugin_info old = info;
-    old.abi_minor = 6;
-    old.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR6;
-    old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+    const fpcert_plugin_info old = older_table(info, k6, 6, FPCERT_KERNEL_SIZE_MINOR6, bytes);
     CHECK(validate_plugin_info(&old, "t").empty());
     register_plugin_info(&old, "minor6b");
     CHECK_FALSE(make_gemm_kernel(oldname)->traits().batched);
@@ -365,15 +364,10 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     static const std::string oldname = fresh("minor7e");
     fpcert_kernel k7 = k;
     k7.name = oldname.c_str();
-    k7.struct_size = FPCERT_KERNEL_SIZE_MINOR7;
     k7.determinism = FPCERT_RUN_TO_RUN;  // coherent with the order unknown
     k7.gemm_batched = 1;
     k7.gemm_epilogue.activations = 0xFFFFu;  // beyond a minor 7 kernel: never read, so never refused
-    std::memcpy(bytes.data(), &k7, FPCERT_KERNEL_SIZE_MINOR7);
-    fpcert_plugin_info old = info;
-    old.abi_minor = 7;
-    old.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR7;
-    old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+    const fpcert_plugin_info old = older_table(info, k7, 7, FPCERT_KERNEL_SIZE_MINOR7, bytes);
     CHECK(validate_plugin_info(&old, "t").empty());
     register_plugin_info(&old, "minor7e");
     const KernelTraits t7 = make_gemm_kernel(oldname)->traits();
