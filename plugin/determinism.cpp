@@ -19,9 +19,14 @@ std::map<std::string, Determinism>& stated() {
   return m;
 }
 
+/// Whether the kernel's struct reaches the field: kernels of minors 0 and 1 end before it. (Not `struct_size <
+/// sizeof(fpcert_kernel)`: every later minor appends fields, and a table of an older minor that declares run_to_run
+/// would read as deterministic, its declaration unvalidated.)
+bool has_field(const fpcert_kernel& k) { return k.struct_size >= FPCERT_KERNEL_SIZE_MINOR1 + sizeof(k.determinism); }
+
 /// The field itself; kernels of minors 0 and 1 end before it.
 Determinism declared(const fpcert_kernel& k) {
-  if (k.struct_size < sizeof(fpcert_kernel)) return Determinism::Deterministic;
+  if (!has_field(k)) return Determinism::Deterministic;
   return k.determinism == FPCERT_RUN_TO_RUN ? Determinism::RunToRun : Determinism::Deterministic;
 }
 
@@ -39,7 +44,7 @@ Determinism determinism_of(const fpcert_kernel& k, std::string* note) {
 }
 
 std::string determinism_abi_problem(const fpcert_kernel& k, const SummationOrder& order) {
-  if (k.operation != FPCERT_OPERATION_GEMM || k.struct_size < sizeof(fpcert_kernel)) return {};
+  if (k.operation != FPCERT_OPERATION_GEMM || !has_field(k)) return {};
   if (k.determinism != FPCERT_DETERMINISTIC && k.determinism != FPCERT_RUN_TO_RUN)
     return fmt::format("determinism: {} {} (valid: 1 deterministic, 2 run_to_run)", k.determinism == 0 ? "required, got" : "unknown value",
                        k.determinism);

@@ -41,9 +41,10 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 7 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
+#define FPCERT_PLUGIN_ABI_MINOR 8 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
                                      3: reductions; 4: GEMM layouts; 5: GEMM alpha/beta, fields appended to fpcert_gemm_args;
-                                     6: softmax and normalisation; 7: GEMM strided batches, appended to fpcert_gemm_args too) */
+                                     6: softmax and normalisation; 7: GEMM strided batches, appended to fpcert_gemm_args too;
+                                     8: GEMM fused epilogues, to both, declared in fpcert_plugin_epilogue.h) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
@@ -154,6 +155,8 @@ enum {
 
 /* ---- GEMM ------------------------------------------------------------------------------- */
 
+#include "fpcert_plugin_epilogue.h" /* ABI minor 8: bias, activation, FP8 scales, amax (installed beside this header) */
+
 /* The arithmetic of a GEMM kernel, exactly what fpcert's bound model reads (docs/bound.md).
  * Every format field is required unless marked optional; fpcert fills nothing in. */
 typedef struct fpcert_gemm_traits {
@@ -217,6 +220,8 @@ typedef struct fpcert_gemm_args {
    * matrices, matrix i of A at a + i * stride_a elements, of B, C and c_in likewise; 0 for A or B: the same matrix in
    * every batch (docs/plugin.md, "Strided batches") */
   int64_t batch, stride_a, stride_b, stride_c;
+  /* ---- appended in ABI minor 8 (as minor 5's; a kernel without gemm_epilogue gets none): docs/plugin.md, "Fused epilogues" */
+  fpcert_gemm_epilogue_args epilogue;
 } fpcert_gemm_args;
 
 /* Can this kernel compute this shape? FPCERT_STATUS_OK: yes; FPCERT_STATUS_NOT_SUPPORTED (with a
@@ -607,6 +612,9 @@ typedef struct fpcert_kernel {
   /* ---- appended in ABI minor 7 (a kernel of an older minor has none: one matrix per call) */
   uint32_t gemm_batched;                               /* GEMM: 1 = takes fpcert_gemm_args.batch > 1 with its strides */
   int32_t reserved_minor7;                             /* 0 */
+
+  /* ---- appended in ABI minor 8 (a kernel of an older minor has none: no epilogue) */
+  fpcert_gemm_epilogue_traits gemm_epilogue;           /* GEMM: bias, activations, FP8 scaling, amax (all 0: none) */
 } fpcert_kernel;
 
 /* Bits of fpcert_kernel.gemm_layouts (ABI minor 4): one per combination, bit (a + 2 b + 4 c) with 0 = row-major and
@@ -631,6 +639,8 @@ typedef struct fpcert_kernel {
 #define FPCERT_KERNEL_SIZE_MINOR5 offsetof(fpcert_kernel, softmax)
 /* sizeof(fpcert_kernel) of ABI minor 6, whose kernels end before gemm_batched (read as one matrix per call). */
 #define FPCERT_KERNEL_SIZE_MINOR6 offsetof(fpcert_kernel, gemm_batched)
+/* sizeof(fpcert_kernel) of ABI minor 7, whose kernels end before gemm_epilogue (read as no epilogue). */
+#define FPCERT_KERNEL_SIZE_MINOR7 offsetof(fpcert_kernel, gemm_epilogue)
 
 /* What fpcert_plugin_enumerate returns: a table with static storage duration. */
 typedef struct fpcert_plugin_info {

@@ -19,6 +19,7 @@
 #include "base/fpenv.hpp"
 #include "kernels/device/device_api.hpp"
 #include "plugin/elf_check.hpp"
+#include "plugin/epilogue_plugin.hpp"
 #include "plugin/fpcert_plugin.h"
 #include "plugin/plugin_call.hpp"
 #include "plugin/reduce_plugin.hpp"
@@ -29,10 +30,11 @@ namespace fpcert {
 // The minor 7 layout: gemm_batched right after the minor 6 fields, the batch fields right after fpcert_gemm_args'
 // minor 5 ones; on LP64 the sizes are pinned (as plugin/rows_plugin.cpp pins minor 6), so that an edit of the header
 // that moves a field fails here instead of breaking every built plugin silently.
-static_assert(FPCERT_KERNEL_SIZE_MINOR6 + 2 * sizeof(std::int32_t) == sizeof(fpcert_kernel));
+// (Minor 8's epilogue fields: plugin/epilogue_plugin.cpp pins them.)
+static_assert(FPCERT_KERNEL_SIZE_MINOR6 + 2 * sizeof(std::int32_t) == FPCERT_KERNEL_SIZE_MINOR7);
 static_assert(offsetof(fpcert_gemm_args, batch) == offsetof(fpcert_gemm_args, c_in) + sizeof(const void*));
-static_assert(sizeof(void*) != 8 || (sizeof(fpcert_kernel) == 576 && offsetof(fpcert_gemm_args, batch) == 136 &&
-                                     sizeof(fpcert_gemm_args) == 168));
+static_assert(sizeof(void*) != 8 || (FPCERT_KERNEL_SIZE_MINOR7 == 576 && offsetof(fpcert_gemm_args, batch) == 136 &&
+                                     offsetof(fpcert_gemm_args, epilogue) == 168));
 
 using namespace plugin_detail;  // call_plugin, Message, describe_failure (plugin/plugin_call.hpp)
 
@@ -113,6 +115,7 @@ KernelTraits traits_from_abi(const fpcert_kernel& k) {
   if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR4 + sizeof(k.gemm_alpha_beta)) t.alpha_beta = k.gemm_alpha_beta != 0;
   // Strided batches (ABI minor 7); older kernels end before it: one matrix per call.
   if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR6 + sizeof(k.gemm_batched)) t.batched = k.gemm_batched != 0;
+  t.epilogue = epilogue_from_abi(k);  // fused epilogue (ABI minor 8); older kernels end before it: none
   return t;
 }
 
@@ -209,6 +212,8 @@ class PluginGemmKernel final : public GemmKernel {
 
   void run(const GemmOperands& ops) override {
     if (!pending_error_.empty()) throw DeviceError(pending_error_);
+    if (const std::string why = epilogue_call_problem(traits_.epilogue, ops); !why.empty())
+      throw NotSupportedError(fmt::format("plugin kernel '{}' is called with {}", name_, why));
     const fpcert_gemm_shape s = shape_of(ops.m, ops.n, ops.k, ops.a_layout, ops.b_layout, ops.c_layout);
     std::size_t ws_bytes = 0;
     if (d_->gemm_workspace_bytes) {
@@ -239,6 +244,7 @@ class PluginGemmKernel final : public GemmKernel {
     a.stride_a = ops.stride_a;
     a.stride_b = ops.stride_b;
     a.stride_c = ops.stride_c;
+    epilogue_args_to_abi(ops, a.epilogue);  // minor 8: none unless the kernel declares gemm_epilogue (the runner's call)
     Message msg;
     const std::int32_t st = call_plugin(name_, "gemm_run", d_->gemm_run, d_->user_data, static_cast<const fpcert_gemm_args*>(&a),
                                         ws, ws_bytes, ops.stream, msg.buf.data(), msg.buf.size());
@@ -373,6 +379,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                                     : info->abi_minor == 4 ? FPCERT_KERNEL_SIZE_MINOR4
                                     : info->abi_minor == 5 ? FPCERT_KERNEL_SIZE_MINOR5
                                     : info->abi_minor == 6 ? FPCERT_KERNEL_SIZE_MINOR6
+                                    : info->abi_minor == 7 ? FPCERT_KERNEL_SIZE_MINOR7
                                                            : sizeof(fpcert_kernel);
   // A newer minor's entries may be longer, but a C compiler's sizeof is a multiple of the alignment (a table
   // of any other stride has misaligned entries: found by tests/fuzz/fuzz_plugin), and no entry is 64 KiB.
@@ -474,6 +481,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
         kerr(fmt::format("gemm_alpha_beta = {}: 0 or 1{}", k.gemm_alpha_beta, versions));
       if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR6 + sizeof(k.gemm_batched) && k.gemm_batched > 1)
         kerr(fmt::format("gemm_batched = {}: 0 or 1{}", k.gemm_batched, versions));
+      validate_epilogue_abi(k, kerr, versions);  // minor 8 (plugin/epilogue_plugin.cpp)
     } else if (k.operation == FPCERT_OPERATION_CONVERSION) {
       const fpcert_conversion_traits& c = k.conversion;
       if (!k.conversion_run) kerr("conversion_run is NULL (required)");

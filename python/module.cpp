@@ -117,7 +117,10 @@ class PyKernel final : public GemmKernel {
       if (ab && ops.beta != 0 && ops.c_layout != Layout::RowMajor) throw NotSupportedError("python kernels take a row-major C");
       const py::object c_in =
           ab && ops.beta != 0 ? py::object(operand(ops.c_in, ops.stride_c, ops.m, ops.n, ops.ldc, *traits_.out)) : py::object(py::none());
-      const py::object c = ab ? (*adapter_)(a, b, c_in, ops.alpha, ops.beta) : (*adapter_)(a, b);
+      // The fused epilogue (traits epilogue): keyword arguments (python/gemm_epilogue.cpp; docs/python.md).
+      py::array_t<double> amax_out;
+      const py::dict kw = traits_.epilogue.active() ? epilogue_kwargs(traits_, ops, &amax_out) : py::dict();
+      const py::object c = ab ? (*adapter_)(a, b, c_in, ops.alpha, ops.beta, **kw) : (*adapter_)(a, b, **kw);
       // The result through the buffer protocol (PEP 3118), not py::array's itemsize: pybind11 2.10 (Debian 12's)
       // reads NumPy 1's descriptor layout, and under NumPy 2 itemsize() is garbage (seen on the H200's NumPy
       // 2.5: every case "not an array of ..."). The buffer's shape, strides and item size are NumPy's own.
@@ -133,7 +136,15 @@ class PyKernel final : public GemmKernel {
           for (std::int64_t j = 0; j < ops.n; ++j)
             std::memcpy(dst + (i * ops.ldc + j) * cb, src + i * info.strides[d0] + j * info.strides[d0 + 1], static_cast<std::size_t>(cb));
       }
+      if (ops.amax) store_amax(amax_out, traits_, ops);
     } catch (py::error_already_set& e) {
+      // NotImplementedError: the callable cannot take this call (an epilogue its library does not offer): "not supported"
+      if (e.matches(PyExc_NotImplementedError)) {
+        const std::string what = e.what();
+        e.restore();
+        PyErr_Clear();
+        throw NotSupportedError(what);
+      }
       rethrow_python_error(e);  // the case records it; the suite goes on
     }
   }
@@ -221,6 +232,17 @@ PYBIND11_MODULE(_fpcert, m) {
       .def_property_readonly("determinism", [](const KernelTraits& t) { return std::string(to_string(t.determinism)); })
       .def_property_readonly("alpha_beta", [](const KernelTraits& t) { return t.alpha_beta; })
       .def_property_readonly("batched", [](const KernelTraits& t) { return t.batched; })
+      .def_property_readonly("epilogue", [](const KernelTraits& t) {  // the fused epilogue (docs/python.md, "Fused epilogues")
+        const EpilogueTraits& e = t.epilogue;
+        py::list bias, acts;
+        for (BiasKind b : {BiasKind::PerRow, BiasKind::PerColumn})
+          if (e.bias & bit(b)) bias.append(std::string(to_string(b)));
+        for (Activation a : {Activation::Relu, Activation::GeluErf, Activation::GeluTanh, Activation::Silu})
+          if (e.activations & bit(a)) acts.append(std::string(to_string(a)));
+        return py::dict(py::arg("bias") = bias, py::arg("bias_format") = e.bias_format ? py::object(py::str(e.bias_format->tag)) : py::object(py::none()),
+                        py::arg("activations") = acts, py::arg("func_rel_err") = e.func_rel_err, py::arg("round_before_act") = e.round_before_act,
+                        py::arg("fp8_scaling") = e.fp8_scaling, py::arg("amax") = e.amax, py::arg("describe") = describe_epilogue(e));
+      })
       .def("describe", [](const KernelTraits& t) { return describe_traits(t); })
       .def("__repr__", [](const KernelTraits& t) { return "<fpcert.Traits " + describe_traits(t) + ">"; });
   m.def("traits", &traits_by_name_or_spec, py::arg("name_or_spec"),

@@ -109,6 +109,13 @@ void add_reduction_entry(py::module_& m);
 /// A Python callable `adapter(a_codes, b_codes) -> c_codes` as a host GEMM kernel declaring `traits` (python/module.cpp).
 std::unique_ptr<GemmKernel> make_python_gemm_kernel(std::string name, std::string description, KernelTraits traits, PyHandle adapter);
 
+/// A GEMM's fused epilogue for a Python callable (python/gemm_epilogue.cpp; docs/python.md, "Fused epilogues"): the
+/// keyword arguments of a call (bias codes or None, bias_kind, activation; scale_a, scale_b, scale_d with FP8 scaling;
+/// _amax_out, a 1-element float64 array pre-filled with NaN or None, when the traits declare amax), and the amax the
+/// adapter wrote there stored into ops.amax (a value of the accumulator format, never rounded for the callable).
+py::dict epilogue_kwargs(const KernelTraits& t, const GemmOperands& ops, py::array_t<double>* amax_out);
+void store_amax(const py::array_t<double>& amax_out, const KernelTraits& t, const GemmOperands& ops);
+
 /// Registers fpcert.audit's native part (python/audit_entry.cpp).
 void add_audit_entry(py::module_& m);
 

@@ -671,6 +671,21 @@ section_epilogue() {
   grep -E "^(mutation score|  by class|  survived|  killed by another|kernel |cublaslt_|simt_)" "$OUT/epilogue_mutation.txt" | tail -60
   run timeout 200 "$BIN/bench_gpu_epilogue" 2>&1 | tee "$OUT/bench_gpu_epilogue.log"
 }
+# PyTorch's fused GEMM epilogues through the Python entry (issue 37; docs/python.md, "Fused epilogues"): torch's
+# _addmm_activation (cuBLASLt's bias + ReLU/GELU epilogue) and F.linear then the activation in f16 and bf16,
+# torch._scaled_mm (e4m3, bf16 out), each on the certify suite's epilogue_* cases, and the GELU forms swapped refused.
+# Needs the package of scripts/devpy.sh (carry devpy, as part python).
+section_epilogue_torch() {
+  local PY
+  PY=$(cd "${PYDIR:-devpy}" && pwd)
+  export PYTHONPATH="$PY${PYTHONPATH:+:$PYTHONPATH}" FPCERT_TEST_OUT="$OUT/epilogue_torch" PYTHONDONTWRITEBYTECODE=1 LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}"
+  python3 -c 'import pytest' 2>/dev/null || export PYTHONPATH="$PYTHONPATH:$PY/site"
+  mkdir -p "$OUT/epilogue_torch"
+  python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda); print(torch._addmm_activation.__doc__ or "(no doc)"); print(getattr(torch.ops.aten._addmm_activation.default, "_schema", "")); print(getattr(torch.ops.aten._scaled_mm.default, "_schema", ""))' 2>&1 | head -12
+  run timeout 300 python3 -m pytest -q -rA -s -p no:cacheprovider -p fpcert.pytest_plugin tests/python/test_epilogue.py 2>&1 | tail -8
+  run timeout 500 python3 -m pytest -q -rA -s -p no:cacheprovider -p fpcert.pytest_plugin tests/python/test_torch_epilogue_gpu.py 2>&1 |
+    tee "$OUT/epilogue_torch/torch_epilogue.log" | grep -E "^torch_|passed|failed|skipped|Error" | tail -80
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -704,6 +719,7 @@ for part in ${PART//,/ }; do
     libgemm) section_libgemm ;;
     libgemm-batch) section_libgemm_batch ;;
     epilogue) section_epilogue ;;
+    epilogue-torch) section_epilogue_torch ;;
     eltwise) section_eltwise ;;
     fp64) section_fp64 ;;
     softmax) section_softmax ;;

@@ -336,24 +336,29 @@ def _to_device(a, tag, device):
         import torch  # noqa: F811  (a device was asked for: torch is required)
     if tag == "bf16":
         return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).to(device)
+    if tag in ("e4m3", "e5m2"):  # FP8 codes (uint8) as torch's float8 types (torch._scaled_mm's operands)
+        return torch.from_numpy(a).view(torch.float8_e4m3fn if tag == "e4m3" else torch.float8_e5m2).to(device)
     return torch.from_numpy(a).to(device)
 
 
 def _gemm_adapter(fn, t, device):
     """fn(A, B) -> C as the native part calls it: container codes in, container codes out."""
-    def adapter(a_codes, b_codes, c_codes=None, alpha=1.0, beta=0.0):
+    def adapter(a_codes, b_codes, c_codes=None, alpha=1.0, beta=0.0, **native):
         a, b = _from_codes(a_codes, t.a_input), _from_codes(b_codes, t.b_input)
         if device is not None:
             a, b = _to_device(a, t.a_input, device), _to_device(b, t.b_input, device)
+        # The fused epilogue (traits with bias=, activation=, fp8_scaling=, amax=): keyword arguments (docs/python.md)
+        kw, amax = _epilogue.call_kwargs(t, native, device) if native else ({}, None)
         if t.alpha_beta:  # fn(A, B, C, alpha, beta) -> D; C is None where beta = 0 (BLAS never reads it there)
             c = None if c_codes is None else _from_codes(c_codes, t.out)
             if c is not None and device is not None:
                 c = _to_device(c, t.out, device)
-            out = fn(a, b, c, alpha, beta)
+            out = fn(a, b, c, alpha, beta, **kw)
         else:
-            out = fn(a, b)
+            out = fn(a, b, **kw)
         if device is not None and str(device).startswith("cuda"):
             _torch().cuda.synchronize()  # a failure inside the kernel surfaces here, in this case
+        _epilogue.store_amax(native, amax)
         c, tc = _to_numpy(out, t.out, np.ndim(a_codes))  # 3-D: a strided batched call (traits batched)
         bits = _CONTAINER_BITS[t.out]
         return _codes(c, tc, t.out).astype(_CONTAINER[bits])
@@ -375,7 +380,10 @@ def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, dev
     it (C in the output format; None where beta = 0: BLAS never reads C there); the suites' ab_* cases then run
     (docs/python.md, "alpha and beta"). Traits with ``batched=1`` declare strided batches: fn receives (batch, m, k)
     and (batch, k, n) arrays (a broadcast operand as (1, ...)) and returns (batch, m, n) (C too: (batch, m, n)); the
-    batch_* cases then run (docs/python.md, "Strided batches")."""
+    batch_* cases then run (docs/python.md, "Strided batches"). Traits with a fused epilogue (``bias=column``,
+    ``activation=gelu_tanh``, ``func_rel_err=``, ``fp8_scaling=1``, ``amax=1``, ...) declare ``fn(A, B, bias=...,
+    activation=...[, scale_a=, scale_b=, scale_d=][, amax=])``; the epilogue cases then run (docs/python.md, "Fused
+    epilogues"); raising NotImplementedError makes a case "not supported"."""
     t = traits(traits_)
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
     adapter = _gemm_adapter(fn, t, device)
@@ -695,6 +703,10 @@ __all__ += ["audited"]
 
 
 from .rows import certify_norm, certify_softmax  # noqa: E402  (rows.py reads this module's helpers)
+from . import epilogue as _epilogue  # noqa: E402  (fused GEMM epilogues, issue 37)
+from .epilogue import TORCH_EPILOGUE_TRAITS, torch_epilogue  # noqa: E402
+
+__all__ += ["torch_epilogue", "TORCH_EPILOGUE_TRAITS"]
 from .attention import SDPA_DECLARATIONS, certify_attention, sdpa, sdpa_declaration  # noqa: E402
 from .norm_bwd import certify_norm_backward, torch_layer_norm_backward, torch_rms_norm_backward  # noqa: E402
 

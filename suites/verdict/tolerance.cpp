@@ -25,6 +25,66 @@ Rounding rounding_arg(const std::string& key, const std::string& v) {
   return *r;
 }
 
+bool flag_arg(const std::string& key, const std::string& v) {
+  if (v != "0" && v != "1" && v != "true" && v != "false") throw InputError(fmt::format("traits: {}={}: not 0/1/true/false", key, v));
+  return v == "1" || v == "true";
+}
+
+/// One key of the fused epilogue (kernels/kernel.hpp, EpilogueTraits; docs/python.md, "Fused epilogues"): bias=row|column,
+/// bias_format=<tag>, activation=relu|gelu_erf|gelu_tanh|silu (several joined by '|'), func_rel_err=<x> or 2^-<e>,
+/// round_before_act, fp8_scaling, amax (0/1). False when `key` is not one of them.
+bool epilogue_key(EpilogueTraits& e, const std::string& key, const std::string& v) {
+  auto each = [&](const char* what, auto parse, auto add) {
+    std::stringstream ss(v);
+    std::string one;
+    while (std::getline(ss, one, '|')) {
+      const auto x = parse(one);
+      if (!x || one == "none")
+        throw InputError(fmt::format("traits: {}={}: unknown {} '{}' ({}; several joined by '|')", key, v, what, one,
+                                     key == "bias" ? "row, column" : "relu, gelu_erf, gelu_tanh, silu"));
+      add(*x);
+    }
+  };
+  if (key == "bias") each("bias kind", parse_bias_kind, [&](BiasKind b) { e.bias |= bit(b); });
+  else if (key == "activation") each("activation", parse_activation, [&](Activation a) { e.activations |= bit(a); });
+  else if (key == "bias_format") e.bias_format = format_arg(key, v);
+  else if (key == "round_before_act") e.round_before_act = flag_arg(key, v);
+  else if (key == "fp8_scaling") e.fp8_scaling = flag_arg(key, v);
+  else if (key == "amax") e.amax = flag_arg(key, v);
+  else if (key == "func_rel_err") {
+    // a number (2.38e-7) or a power of two (2^-22, 2^-10.99)
+    const bool pow2 = v.rfind("2^", 0) == 0;
+    std::size_t used = 0;
+    double x = NAN;
+    try {
+      x = std::stod(pow2 ? v.substr(2) : v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != (pow2 ? v.size() - 2 : v.size()) || !(std::isfinite(x)))
+      throw InputError(fmt::format("traits: func_rel_err={}: not a number (e.g. 2.38e-7 or 2^-22)", v));
+    e.func_rel_err = pow2 ? std::exp2(x) : x;
+    e.func_note = "traits spec func_rel_err=" + v;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// The epilogue's declarations hold together (as the plugin ABI's, plugin/epilogue_plugin.cpp): GELU and SiLU call an
+/// elementary function whose relative error must be stated, in (0, 1); ReLU calls none; a bias format needs a bias.
+void check_epilogue(const EpilogueTraits& e) {
+  const bool elementary = e.activations & (bit(Activation::GeluErf) | bit(Activation::GeluTanh) | bit(Activation::Silu));
+  if (!(e.func_rel_err >= 0 && e.func_rel_err < 1))
+    throw InputError(fmt::format("traits: func_rel_err={}: a relative error in [0, 1)", e.func_rel_err));
+  if (elementary && e.func_rel_err == 0)
+    throw InputError("traits: activation=gelu_erf, gelu_tanh or silu needs func_rel_err (the relative error of the erf, tanh or exp it "
+                     "calls, e.g. 2^-22 for CUDA's erff, tanhf, expf: 2 ulp)");
+  if (!elementary && e.func_rel_err != 0)
+    throw InputError("traits: func_rel_err is for a GELU or SiLU activation (declare one, or leave func_rel_err out)");
+  if (e.bias_format && !e.bias) throw InputError("traits: bias_format without bias=row or bias=column");
+}
+
 std::string bound_text(const Bound& b) {
   std::string s;
   for (const BoundTerm& t : b.terms) s += fmt::format("    {:<34} {:<12.6g} {}\n", t.name, t.value, t.formula);
@@ -68,23 +128,22 @@ KernelTraits parse_traits_spec(const std::string& spec) {
       }
     } else if (key == "batch_invariant") {
       // a declared property (docs/audit.md, "Batch invariance"), checked bit for bit by fpcert audit
-      if (v != "0" && v != "1" && v != "true" && v != "false") throw InputError(fmt::format("traits: batch_invariant={}: not 0/1/true/false", v));
-      t.batch_invariant = v == "1" || v == "true";
+      t.batch_invariant = flag_arg(key, v);
       t.batch_invariant_note = "traits spec";
     } else if (key == "alpha_beta") {
       // D = alpha (A B) + beta C as BLAS defines it (kernels/kernel.hpp, KernelTraits::alpha_beta; docs/python.md)
-      if (v != "0" && v != "1" && v != "true" && v != "false") throw InputError(fmt::format("traits: alpha_beta={}: not 0/1/true/false", v));
-      t.alpha_beta = v == "1" || v == "true";
+      t.alpha_beta = flag_arg(key, v);
     } else if (key == "batched") {
       // strided batches as cublasGemmStridedBatchedEx defines them (KernelTraits::batched; docs/python.md)
-      if (v != "0" && v != "1" && v != "true" && v != "false") throw InputError(fmt::format("traits: batched={}: not 0/1/true/false", v));
-      t.batched = v == "1" || v == "true";
-    } else {
+      t.batched = flag_arg(key, v);
+    } else if (!epilogue_key(t.epilogue, key, v)) {
       throw InputError(fmt::format("traits: unknown key '{}' (in, a, b, operand, a_operand, b_operand, acc, acc_rounding, "
-                                   "input_rounding, products, promote_every, promote, out, batch_invariant, alpha_beta, batched, order last)",
+                                   "input_rounding, products, promote_every, promote, out, batch_invariant, alpha_beta, batched, "
+                                   "bias, bias_format, activation, func_rel_err, round_before_act, fp8_scaling, amax, order last)",
                                    key));
     }
   }
+  check_epilogue(t.epilogue);
   if (t.promote_every > 0 && !t.promote_format) t.promote_format = &f32;
   if (t.promote_every < 0) throw InputError("traits: promote_every must be >= 0");
   if (!order.empty()) {

@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint32_t count = p.ConsumeIntegralInRange<std::uint32_t>(0, 6);
   std::vector<fpcert_kernel> kernels(count);
   std::vector<std::string> texts;  // names, descriptions, notes and orders stay alive while validated
-  texts.reserve(8 * count);  // at most 7 a kernel: no reallocation moves a c_str() already taken
+  texts.reserve(9 * count);  // at most 8 a kernel: no reallocation moves a c_str() already taken
   for (auto& k : kernels) {
     k.struct_size = p.ConsumeBool() ? sizeof(fpcert_kernel) : p.ConsumeIntegral<std::uint32_t>();
     k.operation = pick(p, 0, 6);
@@ -123,6 +123,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     nm.eps_placement = pick(p, 0, 3);
     elem_fn(nm.rsqrt);
     k.norm_run = p.ConsumeBool() ? norm_run : nullptr;
+    // The fused epilogue (minor 8): masks with unknown bits, any format, func_rel_err anywhere (NaN, negative), flags.
+    auto& ep = k.gemm_epilogue;
+    ep.bias_kinds = p.ConsumeBool() ? p.ConsumeIntegralInRange<std::uint32_t>(0, 7) : p.ConsumeIntegral<std::uint32_t>();
+    ep.bias_format = pick(p, 0, 12);
+    ep.activations = p.ConsumeBool() ? p.ConsumeIntegralInRange<std::uint32_t>(0, 31) : p.ConsumeIntegral<std::uint32_t>();
+    ep.round_before_act = pick(p, 0, 2);
+    ep.func_rel_err = p.ConsumeBool() ? p.ConsumeProbability<double>() : p.ConsumeFloatingPoint<double>();
+    texts.push_back(p.ConsumeRandomLengthString(40));
+    ep.func_note = p.ConsumeBool() ? texts.back().c_str() : nullptr;
+    ep.fp8_scaling = pick(p, 0, 2);
+    ep.amax = pick(p, 0, 2);
   }
   info.kernel_count = p.ConsumeBool() ? count : p.ConsumeIntegralInRange<std::uint32_t>(0, count);
   info.kernels = count && p.ConsumeBool() ? kernels.data() : nullptr;

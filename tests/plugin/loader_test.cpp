@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -105,6 +106,20 @@ void expect_one(const std::vector<std::string>& errs, std::initializer_list<cons
   INFO(all(errs));
   REQUIRE(errs.size() == 1);
   for (const char* f : fragments) CHECK(errs[0].find(f) != std::string::npos);
+}
+
+/// A one-kernel table of an older minor: the kernel's first `size` bytes (all a plugin of that minor has) in `bytes`
+/// (static in the caller: a registered kernel points into it), its struct_size, the table's minor and stride.
+fpcert_plugin_info older_table(const fpcert_plugin_info& info, fpcert_kernel k, std::uint32_t minor, std::size_t size,
+                               std::vector<unsigned char>& bytes) {
+  k.struct_size = static_cast<std::uint32_t>(size);
+  bytes.assign(size, 0);
+  std::memcpy(bytes.data(), &k, size);
+  fpcert_plugin_info old = info;
+  old.abi_minor = minor;
+  old.kernel_struct_size = static_cast<std::uint32_t>(size);
+  old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+  return old;
 }
 
 int unique_id = 0;
@@ -268,13 +283,8 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     static const std::string oldname = fresh("minor3");
     fpcert_kernel k3 = k;
     k3.name = oldname.c_str();
-    k3.struct_size = FPCERT_KERNEL_SIZE_MINOR3;
     k3.gemm_layouts = FPCERT_LAYOUTS_ALL;  // beyond a minor 3 kernel: never read
-    std::memcpy(bytes.data(), &k3, FPCERT_KERNEL_SIZE_MINOR3);
-    fpcert_plugin_info old = info;
-    old.abi_minor = 3;
-    old.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR3;
-    old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+    const fpcert_plugin_info old = older_table(info, k3, 3, FPCERT_KERNEL_SIZE_MINOR3, bytes);
     CHECK(validate_plugin_info(&old, "t").empty());
     register_plugin_info(&old, "minor3");
     const auto k3k = make_gemm_kernel(oldname);
@@ -306,13 +316,8 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     static const std::string oldname = fresh("minor4ab");
     fpcert_kernel k4 = k;
     k4.name = oldname.c_str();
-    k4.struct_size = FPCERT_KERNEL_SIZE_MINOR4;
     k4.gemm_alpha_beta = 1;  // beyond a minor 4 kernel: never read
-    std::memcpy(bytes.data(), &k4, FPCERT_KERNEL_SIZE_MINOR4);
-    fpcert_plugin_info old = info;
-    old.abi_minor = 4;
-    old.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR4;
-    old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+    const fpcert_plugin_info old = older_table(info, k4, 4, FPCERT_KERNEL_SIZE_MINOR4, bytes);
     CHECK(validate_plugin_info(&old, "t").empty());
     register_plugin_info(&old, "minor4ab");
     CHECK_FALSE(make_gemm_kernel(oldname)->traits().alpha_beta);
@@ -333,13 +338,8 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     static const std::string oldname = fresh("minor6b");
     fpcert_kernel k6 = k;
     k6.name = oldname.c_str();
-    k6.struct_size = FPCERT_KERNEL_SIZE_MINOR6;
     k6.gemm_batched = 1;  // beyond a minor 6 kernel: never read
-    std::memcpy(bytes.data(), &k6, FPCERT_KERNEL_SIZE_MINOR6);
-    fpcert_plugin_info old = info;
-    old.abi_minor = 6;
-    old.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR6;
-    old.kernels = reinterpret_cast<const fpcert_kernel*>(bytes.data());
+    const fpcert_plugin_info old = older_table(info, k6, 6, FPCERT_KERNEL_SIZE_MINOR6, bytes);
     CHECK(validate_plugin_info(&old, "t").empty());
     register_plugin_info(&old, "minor6b");
     CHECK_FALSE(make_gemm_kernel(oldname)->traits().batched);
@@ -354,8 +354,83 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     register_plugin_info(&i7, "minor7");
     CHECK(make_gemm_kernel(newname)->traits().batched);
     // The minor 6 stride the loader expects is the header's, and the batch fields follow gemm_args' minor 5 ones.
-    CHECK(FPCERT_KERNEL_SIZE_MINOR6 + 2 * sizeof(std::int32_t) == sizeof(fpcert_kernel));
+    CHECK(FPCERT_KERNEL_SIZE_MINOR6 + 2 * sizeof(std::int32_t) == FPCERT_KERNEL_SIZE_MINOR7);
     CHECK(offsetof(fpcert_gemm_args, batch) == offsetof(fpcert_gemm_args, c_in) + sizeof(const void*));
+  }
+  SUBCASE("fused epilogues (minor 8): a minor 7 table loads without them, its older fields still read; each field is read") {
+    // A minor-7 kernel ends before gemm_epilogue: a declaration set in the full struct is cut off and never read. Its
+    // determinism (minor 2) is still read: a table of any minor after 2 carries it.
+    static std::vector<unsigned char> bytes(FPCERT_KERNEL_SIZE_MINOR7, 0);
+    static const std::string oldname = fresh("minor7e");
+    fpcert_kernel k7 = k;
+    k7.name = oldname.c_str();
+    k7.determinism = FPCERT_RUN_TO_RUN;  // coherent with the order unknown
+    k7.gemm_batched = 1;
+    k7.gemm_epilogue.activations = 0xFFFFu;  // beyond a minor 7 kernel: never read, so never refused
+    const fpcert_plugin_info old = older_table(info, k7, 7, FPCERT_KERNEL_SIZE_MINOR7, bytes);
+    CHECK(validate_plugin_info(&old, "t").empty());
+    register_plugin_info(&old, "minor7e");
+    const KernelTraits t7 = make_gemm_kernel(oldname)->traits();
+    CHECK_FALSE(t7.epilogue.active());
+    CHECK(t7.batched);
+    CHECK(t7.determinism == Determinism::RunToRun);
+    // A minor 8 declaration: bias per column in bf16, ReLU and GELU (tanh) with tanhf's 2 ulp, amax.
+    fpcert_gemm_epilogue_traits& e = k.gemm_epilogue;
+    e.bias_kinds = FPCERT_EPILOGUE_BIT(FPCERT_BIAS_COLUMN);
+    e.bias_format = FPCERT_FORMAT_BF16;
+    e.activations = FPCERT_EPILOGUE_BIT(FPCERT_ACTIVATION_RELU) | FPCERT_EPILOGUE_BIT(FPCERT_ACTIVATION_GELU_TANH);
+    e.func_rel_err = std::ldexp(1.0, -22);
+    e.func_note = "tanhf: 2 ulp";
+    e.amax = 1;
+    REQUIRE(validate_plugin_info(&info, "t").empty());
+    static const std::string newname = fresh("minor8");
+    static fpcert_kernel k8 = k;
+    k8.name = newname.c_str();
+    static fpcert_plugin_info i8 = table(&k8, 1);
+    register_plugin_info(&i8, "minor8");
+    const EpilogueTraits t8 = make_gemm_kernel(newname)->traits().epilogue;
+    CHECK(t8.bias == bit(BiasKind::PerColumn));
+    REQUIRE(t8.bias_format);
+    CHECK(*t8.bias_format == bf16);
+    CHECK(t8.activations == (bit(Activation::Relu) | bit(Activation::GeluTanh)));
+    CHECK(t8.func_rel_err == std::ldexp(1.0, -22));
+    CHECK(t8.func_note == "tanhf: 2 ulp");
+    CHECK((t8.amax && !t8.fp8_scaling && !t8.round_before_act));
+    CHECK(describe_traits(make_gemm_kernel(newname)->traits()).find("gelu_tanh") != std::string::npos);
+    // Each bad declaration: one problem, named.
+    auto refused = [&](void (*edit)(fpcert_gemm_epilogue_traits&), std::initializer_list<const char*> fragments) {
+      fpcert_kernel x = k;
+      edit(x.gemm_epilogue);
+      const fpcert_plugin_info ix = table(&x, 1);
+      expect_one(validate_plugin_info(&ix, "t"), fragments);
+    };
+    refused([](fpcert_gemm_epilogue_traits& x) { x.activations |= 1u << 7; },
+            {"gemm_epilogue.activations: unknown bits 0x80", "gelu_tanh 0x8", "silu 0x10"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.bias_kinds |= 0x8; }, {"gemm_epilogue.bias_kinds: unknown bits 0x8", "column 0x4"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.func_rel_err = -1e-7; }, {"func_rel_err = -1e-07", "[0, 1)"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.func_rel_err = std::nan(""); }, {"func_rel_err = nan", "[0, 1)"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.func_rel_err = 1; }, {"func_rel_err = 1", "[0, 1)"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.func_rel_err = 0; }, {"func_rel_err is required (> 0) with GELU or SiLU"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.activations = FPCERT_EPILOGUE_BIT(FPCERT_ACTIVATION_RELU); },
+            {"must be 0 when neither GELU nor SiLU"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.func_note = nullptr; }, {"func_note is required"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.bias_format = 42; }, {"gemm_epilogue.bias_format: unknown format value 42", "2 f32"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.bias_format = FPCERT_FORMAT_UE8M0; }, {"bias_format: ue8m0 is a scale format"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.bias_kinds = 0; }, {"bias_format must be FPCERT_FORMAT_NONE when no bias kind"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.fp8_scaling = 2; }, {"gemm_epilogue.fp8_scaling = 2: 0 or 1"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.round_before_act = -1; }, {"gemm_epilogue.round_before_act = -1: 0 or 1"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.amax = 3; }, {"gemm_epilogue.amax = 3: 0 or 1"});
+    // Bit 0 (NONE) is implied and allowed; NONE as the bias format is the output format.
+    e.activations |= FPCERT_EPILOGUE_BIT(FPCERT_ACTIVATION_NONE);
+    e.bias_format = FPCERT_FORMAT_NONE;
+    CHECK(validate_plugin_info(&info, "t").empty());
+    // A bit from a newer minor names both versions.
+    e.activations |= 1u << 9;
+    info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;
+    expect_one(validate_plugin_info(&info, "t"), {"unknown bits 0x200", "this fpcert speaks plugin ABI"});
+    // The minor 7 stride the loader expects is the header's, and the call's epilogue follows the batch fields.
+    CHECK(FPCERT_KERNEL_SIZE_MINOR7 + sizeof(fpcert_gemm_epilogue_traits) == sizeof(fpcert_kernel));
+    CHECK(offsetof(fpcert_gemm_args, epilogue) == offsetof(fpcert_gemm_args, stride_c) + sizeof(std::int64_t));
   }
   SUBCASE("a newer minor is accepted") {
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;
@@ -657,4 +732,70 @@ TEST_CASE("a C++ exception thrown by a plugin never unwinds into fpcert: the pro
   ops.k = 8;
   ops.lda = 8;
   CHECK_NOTHROW(k->run(ops));
+}
+
+TEST_CASE("a plugin kernel with an epilogue (minor 8) gets the call's bias - activation - scales and amax; one without is never asked") {
+  static Behaviour b;
+  b = Behaviour{};
+  static const std::string name = fresh("epilogue"), plain = fresh("no_epilogue");
+  static fpcert_kernel ks[2] = {gemm_kernel(name.c_str(), &b), gemm_kernel(plain.c_str(), &b)};
+  fpcert_gemm_epilogue_traits& e = ks[0].gemm_epilogue;
+  e.bias_kinds = FPCERT_BIAS_KINDS_ALL;
+  e.activations = FPCERT_ACTIVATIONS_ALL;
+  e.func_rel_err = std::ldexp(1.0, -22);
+  e.func_note = "erff, tanhf, expf: 2 ulp";
+  e.fp8_scaling = 1;
+  e.amax = 1;
+  static fpcert_plugin_info info = table(ks, 2);
+  static const std::vector<std::string> errors = validate_plugin_info(&info, "t");  // registered once (SUBCASE re-entry)
+  REQUIRE(errors.empty());
+  static const PluginSummary s = register_plugin_info(&info, "in-process");
+  REQUIRE(s.gemm_kernels.size() == 2);
+  const std::int64_t m = 3, n = 4, kk = 5;
+  std::vector<std::uint16_t> A(static_cast<std::size_t>(m * kk)), B(static_cast<std::size_t>(kk * n));
+  std::vector<float> C(static_cast<std::size_t>(m * n)), bias(static_cast<std::size_t>(n)), amax(1, -1.0f);
+  GemmOperands ops;
+  ops.m = m, ops.n = n, ops.k = kk;
+  ops.a = A.data(), ops.lda = kk, ops.b = B.data(), ops.ldb = n, ops.c = C.data(), ops.ldc = n;
+  SUBCASE("every field reaches the plugin, translated into the ABI's values") {
+    auto kern = make_gemm_kernel(name);
+    for (const auto& [ours, abi] : {std::pair<Activation, std::int32_t>{Activation::Relu, FPCERT_ACTIVATION_RELU}, {Activation::GeluErf, FPCERT_ACTIVATION_GELU_ERF},
+                                    {Activation::GeluTanh, FPCERT_ACTIVATION_GELU_TANH}, {Activation::Silu, FPCERT_ACTIVATION_SILU}}) {
+      ops.bias_kind = ours == Activation::Relu ? BiasKind::PerRow : BiasKind::PerColumn;
+      ops.bias = bias.data();
+      ops.activation = ours;
+      ops.scale_a = 0.75, ops.scale_b = 3.0, ops.scale_d = 0.125;
+      ops.amax = amax.data();
+      kern->run(ops);
+      const fpcert_gemm_epilogue_args& got = b.seen.epilogue;
+      CHECK(got.bias_kind == (ours == Activation::Relu ? FPCERT_BIAS_ROW : FPCERT_BIAS_COLUMN));
+      CHECK(got.bias == bias.data());
+      CHECK(got.activation == abi);
+      CHECK((got.scale_a == 0.75 && got.scale_b == 3.0 && got.scale_d == 0.125));
+      CHECK(got.amax == amax.data());
+    }
+    // No epilogue asked: NONE, NULL and scales 1 (what every kernel of minor 8 gets on the plain cases).
+    kern->run(GemmOperands{ops.m, ops.n, ops.k, A.data(), kk, Layout::RowMajor, B.data(), n, Layout::RowMajor, C.data(), n});
+    const fpcert_gemm_epilogue_args& none = b.seen.epilogue;
+    CHECK((none.bias_kind == FPCERT_BIAS_NONE && none.activation == FPCERT_ACTIVATION_NONE && !none.bias && !none.amax));
+    CHECK((none.scale_a == 1 && none.scale_b == 1 && none.scale_d == 1));
+  }
+  SUBCASE("a kernel that declares no epilogue is refused such a call ('not supported') and never called") {
+    auto kern = make_gemm_kernel(plain);
+    CHECK_FALSE(kern->traits().epilogue.active());
+    const int before = b.runs;
+    ops.activation = Activation::GeluTanh;
+    CHECK_THROWS_WITH_AS(kern->run(ops), doctest::Contains("the activation gelu_tanh, which the kernel does not declare"), NotSupportedError);
+    ops.activation = Activation::None;
+    ops.bias_kind = BiasKind::PerColumn;
+    ops.bias = bias.data();
+    CHECK_THROWS_WITH_AS(kern->run(ops), doctest::Contains("a bias per column"), NotSupportedError);
+    ops.bias_kind = BiasKind::None;
+    ops.scale_d = 2;
+    CHECK_THROWS_WITH_AS(kern->run(ops), doctest::Contains("FP8 scale factors"), NotSupportedError);
+    ops.scale_d = 1;
+    ops.amax = amax.data();
+    CHECK_THROWS_WITH_AS(kern->run(ops), doctest::Contains("amax"), NotSupportedError);
+    CHECK(b.runs == before);
+  }
 }
