@@ -58,7 +58,8 @@ def _torch():
 
 
 def _column_bias(bias, like, who):
-    """A bias per column as the 1-D vector torch's epilogues take (zeros when the case has none: adding +0 is exact)."""
+    """A bias per column as the 1-D vector torch's epilogues take (zeros of like's last dimension, n, when the case has none:
+    adding +0 is exact)."""
     torch = _torch()
     if bias is None:
         return torch.zeros(like.shape[-1], dtype=like.dtype, device=like.device)
@@ -75,7 +76,7 @@ def torch_addmm_activation():
     activations and a bias per row: NotImplementedError ("not supported")."""
     def fn(A, B, bias=None, activation="none", **_):
         torch = _torch()
-        b = _column_bias(bias, A, "torch._addmm_activation")
+        b = _column_bias(bias, B, "torch._addmm_activation")  # its length is D's columns: B's n
         if activation == "none":
             return torch.addmm(b, A, B)
         if activation not in ("relu", "gelu_tanh"):
@@ -118,6 +119,8 @@ def torch_scaled_mm(out_dtype=None):
             raise NotImplementedError(f"torch._scaled_mm's scale_result applies to FP8 outputs only, not {dt}")
         if bias is not None and bias.dim() != 1:
             raise NotImplementedError("torch._scaled_mm adds a bias per column only")
+        if A.shape[0] % 16 or A.shape[1] % 16 or B.shape[1] % 16:  # measured on the H200: a RuntimeError otherwise
+            raise NotImplementedError(f"torch._scaled_mm takes dimensions that are multiples of 16, not {tuple(A.shape)} x {tuple(B.shape)}")
         sa = torch.tensor(scale_a, dtype=torch.float32, device=A.device)
         sb = torch.tensor(scale_b, dtype=torch.float32, device=A.device)
         kw = dict(scale_a=sa, scale_b=sb, out_dtype=dt)
