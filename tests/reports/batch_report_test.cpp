@@ -12,6 +12,7 @@
 #include <iterator>
 
 #include "reports/html/html.hpp"
+#include "tests/support/report_check.hpp"
 #include "results/results_json.hpp"
 #include "suites/mutation/faults.hpp"
 #include "suites/ops/gemm/fault_injectors.hpp"
@@ -41,30 +42,14 @@ TEST_CASE("a batched case's batches in the HTML report, each figure equal to the
   CHECK(bad.batches[0].passed);
   CHECK_FALSE(bad.batches[1].passed);
 
-  const fs::path dir = fs::temp_directory_path() / fmt::format("fpcert_batch_report_{}", ::getpid());
-  fs::create_directories(dir);
-  {
-    std::ofstream f(dir / "r0.json");
-    f << to_json(r).dump(1);
-  }
-  ReportInput in;
-  in.runs = {r};
-  write_html_report((dir / "r.html").string(), in);
-  const std::string cmd = fmt::format("python3 '{}/tests/reports/check_html.py' '{}' --src 'r0={}' --require-tagged > '{}' 2>&1",
-                                      FPCERT_SOURCE_DIR, (dir / "r.html").string(), (dir / "r0.json").string(), (dir / "check.txt").string());
-  const int rc = std::system(cmd.c_str());
-  std::ifstream out(dir / "check.txt");
-  const std::string checked((std::istreambuf_iterator<char>(out)), {});
-  INFO(checked);
-  CHECK((WIFEXITED(rc) && WEXITSTATUS(rc) == 0));
-  std::ifstream hf(dir / "r.html");
-  const std::string html((std::istreambuf_iterator<char>(hf)), {});
+  const fpcert::test::ReportCheck rc = fpcert::test::check_report_tagged(r, "batch_report");
+  INFO(rc.output);
+  CHECK(rc.ok);
+  const std::string& html = rc.html;
   CHECK(html.find("Batches of passing batched cases") != std::string::npos);
   CHECK(html.find("/cases/0/batches/4/max_fraction") != std::string::npos);  // the passing case's last batch
   CHECK(html.find("/cases/1/batches/1/max_fraction") != std::string::npos);  // the failing case's first wrong batch
   CHECK(html.find(fmt::format("<b>Batches:</b> 5 graded, {} failed", std::count_if(bad.batches.begin(), bad.batches.end(),
                                                                                    [](const BatchOutcome& b) { return !b.passed; }))) !=
         std::string::npos);
-  std::error_code ec;
-  if (!std::getenv("FPCERT_KEEP_TEST_FILES")) fs::remove_all(dir, ec);
 }

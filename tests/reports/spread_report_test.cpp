@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "reports/html/html.hpp"
+#include "tests/support/report_check.hpp"
 #include "reports/table.hpp"
 #include "results/results_json.hpp"
 #include "suites/run/suite.hpp"
@@ -42,26 +43,10 @@ TEST_CASE("the spread in the terminal and in the HTML report, every figure equal
   CHECK(text.find(fmt::format("uniform on model_gemm_f32_splitk4_atomic: {} of", r.cases[0].spread->differing_runs)) != std::string::npos);
   CHECK(case_row(r.cases[0]).find("run to run: ") != std::string::npos);
 
-  const fs::path dir = fs::temp_directory_path() / fmt::format("fpcert_spread_report_{}", ::getpid());
-  fs::create_directories(dir);
-  {
-    std::ofstream f(dir / "r0.json");
-    f << to_json(r).dump(1);
-  }
-  ReportInput in;
-  in.runs = {r};
-  write_html_report((dir / "r.html").string(), in);
-  const std::string cmd = fmt::format("python3 '{}/tests/reports/check_html.py' '{}' --src 'r0={}' --require-tagged > '{}' 2>&1",
-                                      FPCERT_SOURCE_DIR, (dir / "r.html").string(), (dir / "r0.json").string(), (dir / "check.txt").string());
-  const int rc = std::system(cmd.c_str());
-  std::ifstream out(dir / "check.txt");
-  const std::string checked((std::istreambuf_iterator<char>(out)), {});
-  INFO(checked);
-  CHECK((WIFEXITED(rc) && WEXITSTATUS(rc) == 0));
-  std::ifstream hf(dir / "r.html");
-  const std::string html((std::istreambuf_iterator<char>(hf)), {});
+  const fpcert::test::ReportCheck rc = fpcert::test::check_report_tagged(r, "spread_report");
+  INFO(rc.output);
+  CHECK(rc.ok);
+  const std::string& html = rc.html;
   CHECK(html.find("run to run (declared)") != std::string::npos);
   CHECK(html.find("/cases/1/spread/order_free_differ") != std::string::npos);  // the failing case's figures, tagged
-  std::error_code ec;
-  if (!std::getenv("FPCERT_KEEP_TEST_FILES")) fs::remove_all(dir, ec);
 }
