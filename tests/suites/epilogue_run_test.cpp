@@ -31,9 +31,9 @@ using fpcert::test::failed;
 namespace {
 
 const char* kEpiCases[] = {"epilogue_bias_col",     "epilogue_bias_row",        "epilogue_relu_bias",  "epilogue_gelu_erf",
-                           "epilogue_gelu_tanh",    "epilogue_silu",            "epilogue_ab_bias_gelu", "epilogue_beta0_bias_silu",
+                           "epilogue_gelu_tanh",    "epilogue_silu",            "epilogue_ab_bias_gelu", "epilogue_ab_bias_relu", "epilogue_beta0_bias_silu",
                            "epilogue_fp8_scaled",   "epilogue_batch_amax",      "epilogue_transposed",
-                           "epilogue_fp8_scaled_nt"};
+                           "epilogue_fp8_scaled_nt", "epilogue_fp8_ab_scaled_gelu_nt"};
 const char* kEpiModels[] = {"model_gemm_f32_epilogue", "model_gemm_bf16_epilogue", "model_gemm_e4m3_scaled"};
 const Fault kEpiFaults[] = {Fault::EpiBiasIgnored,     Fault::EpiBiasPerRow,    Fault::EpiBiasScaledByAlpha, Fault::EpiActivationDropped,
                             Fault::EpiGeluFormSwapped, Fault::EpiScaleDIgnored, Fault::EpiScaleBIgnored,     Fault::EpiAmaxScaled};
@@ -253,7 +253,7 @@ TEST_CASE("each epi_* fault: dormant on the old suite's call, killed for its own
   const std::vector<Expect> all = {
       {Fault::EpiBiasIgnored, {"epilogue_bias_col", "epilogue_bias_row", "epilogue_fp8_scaled"}, {"epilogue_gelu_erf"}},
       {Fault::EpiBiasPerRow, {"epilogue_bias_col", "epilogue_bias_row", "epilogue_transposed"}, {"epilogue_silu"}},
-      {Fault::EpiBiasScaledByAlpha, {"epilogue_ab_bias_gelu", "epilogue_beta0_bias_silu", "epilogue_fp8_scaled"}, {"epilogue_bias_col"}},
+      {Fault::EpiBiasScaledByAlpha, {"epilogue_ab_bias_gelu", "epilogue_ab_bias_relu", "epilogue_beta0_bias_silu", "epilogue_fp8_scaled"}, {"epilogue_bias_col"}},
       {Fault::EpiActivationDropped, {"epilogue_relu_bias", "epilogue_gelu_erf", "epilogue_gelu_tanh", "epilogue_silu"}, {"epilogue_bias_row"}},
       {Fault::EpiGeluFormSwapped, {"epilogue_gelu_erf", "epilogue_gelu_tanh", "epilogue_ab_bias_gelu"}, {"epilogue_silu"}},
       {Fault::EpiScaleDIgnored, {"epilogue_fp8_scaled"}, {"epilogue_batch_amax"}},

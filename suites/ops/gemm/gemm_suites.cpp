@@ -301,6 +301,22 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
       cs.layout = l;
       r.push_back(cs);
     }
+    // The one shape cuBLASLt's FP8 GEMM takes (cuBLAS documentation, cublasLtMatmul, FP8: "TN" in its column-major terms,
+    // fpcert's nt/c_row; every dimension a multiple of 16): M, N, K = 128, 80, 1024 (the CPU: 48, 32, 256), K past its
+    // 128-product promotion interval; uniform values and exponents spread over the storage format's safe range, so
+    // that a kernel restricted to that shape meets accumulation, promotion and output rounding (seeds 215, 216).
+    const std::int64_t am = c.device ? 128 : 48, an = c.device ? 80 : 32, ak = c.device ? 1024 : 256;
+    const int ae = safe_exponent(c, ak);
+    for (const bool wide : {false, true}) {
+      CaseSpec cs = covering({wide ? "layout_nt_aligned_wide" : "layout_nt_aligned",
+                              wide ? gemm3("exp_uniform", am, an, ak, 216, fmt::format("emin={},emax={}", -ae, ae)) : gemm3("uniform", am, an, ak, 215),
+                              wide ? BoundVariant::Componentwise : BoundVariant::Independent,
+                              fmt::format("nt/c_row, M, N, K = {}, {}, {}: multiples of 16 (cuBLASLt's FP8 shape), {}", am, an, ak,
+                                          wide ? fmt::format("exponents uniform in [{}, {}]", -ae, ae) : "uniform values")},
+                             {"layout.transposes"});
+      cs.layout = GemmLayout{N, T, N};
+      r.push_back(cs);
+    }
   }
   // D = alpha AB + beta C as BLAS calls it (docs/suites.md, "epilogue.alpha_beta"): alpha and beta not powers of two
   // (their products round), beta = 0 with C filled with NaN (BLAS: C is not read), alpha = 0 (D = RN(beta C)),
@@ -385,6 +401,11 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
     fp8.scale_a = 1.37;
     fp8.scale_b = 0.61;
     fp8.scale_d = 2.7;
+    EpilogueCase fp8_ab = epi(BiasKind::PerColumn, Activation::GeluTanh);
+    fp8_ab.fp8_scaling = true;
+    fp8_ab.scale_a = 1.37;
+    fp8_ab.scale_b = 0.61;
+    fp8_ab.scale_d = 1;
     struct Ep {
       const char* id;
       EpilogueCase e;
@@ -394,6 +415,7 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
       bool with_c = false;
       BatchCase batch = {};
       GemmLayout layout = {};
+      std::int64_t m = 0, n = 0, k = 0;  // 0: em, en, ek
     };
     const std::vector<Ep> eps = {
         {"epilogue_bias_col", epi(BiasKind::PerColumn, Activation::None), {"epilogue.bias"}, "bias per column (bias_j added to row i's every element: a Linear layer's bias)"},
@@ -404,6 +426,10 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
         {"epilogue_silu", epi(BiasKind::None, Activation::Silu), {"epilogue.activation"}, "SiLU: Z / (1 + e^-Z)"},
         {"epilogue_ab_bias_gelu", epi(BiasKind::PerColumn, Activation::GeluErf), {"epilogue.bias", "epilogue.activation"},
          "GELU (erf)(0.7 AB - 1.3 C + bias per column), C apart", 0.7, -1.3, true},
+        // alpha, beta and the bias per column under ReLU: what a cuBLASLt subject (tanh GELU and ReLU only, bias per column)
+        // takes, so that a bias scaled with alpha (epi_bias_scaled_by_alpha) meets such a subject too.
+        {"epilogue_ab_bias_relu", epi(BiasKind::PerColumn, Activation::Relu), {"epilogue.bias", "epilogue.activation"},
+         "ReLU(0.7 AB - 1.3 C + bias per column), C apart", 0.7, -1.3, true},
         {"epilogue_beta0_bias_silu", epi(BiasKind::PerRow, Activation::Silu), {"epilogue.bias", "epilogue.activation"},
          "SiLU(-0.85 AB + bias per row), beta = 0 with C holding NaN (an epilogue that still reads C returns NaN)", -0.85, 0, true},
         {"epilogue_fp8_scaled", fp8, {"epilogue.fp8_scaling", "epilogue.amax", "epilogue.bias"},
@@ -412,15 +438,22 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
          "3 strided batches (2 gap rows), one bias for all, GELU (tanh), amax the max over every batch", 1, 0, false, BatchCase{3, 2, false, false}},
         {"epilogue_transposed", epi(BiasKind::PerRow, Activation::Relu), {"epilogue.bias", "epilogue.activation"},
          "A and C column-major (tn/c_col: cuBLASLt's own orientation), ReLU(Z + bias per row)", 1, 0, false, {}, GemmLayout{T, N, T}},
-        // cuBLASLt's FP8 GEMM takes only its "TN" form: A row-major, B column-major, C row-major in fpcert's terms.
+        // cuBLASLt's FP8 GEMM takes only its "TN" form (A row-major, B column-major, C row-major in fpcert's terms) with
+        // every dimension a multiple of 16 (16-byte aligned rows: cuBLAS documentation, cublasLtMatmul, FP8): M, N, K = 80,
+        // 48, 96, still no multiple of a 64 or 128 tile. The second case is FP8 with a 16-bit output as training uses it
+        // (torch._scaled_mm's bf16 out): scale_a, scale_b, no scale_d (cuBLASLt applies it to FP8 outputs only), bias and GELU.
         {"epilogue_fp8_scaled_nt", fp8, {"epilogue.fp8_scaling", "epilogue.amax", "epilogue.bias"},
          "FP8 scaling as epilogue_fp8_scaled with B column-major (nt/c_row: the one layout cuBLASLt's FP8 GEMM takes)", 1, 0, false, {},
-         GemmLayout{N, T, N}},
+         GemmLayout{N, T, N}, 80, 48, 96},
+        {"epilogue_fp8_ab_scaled_gelu_nt", fp8_ab, {"epilogue.fp8_scaling", "epilogue.activation", "epilogue.bias"},
+         "FP8 inputs scaled (scale_a, scale_b; scale_d = 1), GELU (tanh)(Z + bias per column), nt/c_row", 1, 0, false, {},
+         GemmLayout{N, T, N}, 80, 48, 96},
     };
     std::uint64_t eseed = 270;
     for (const Ep& x : eps) {
-      CaseSpec cs = covering({x.id, gemm3("uniform", em, en, ek, eseed), BoundVariant::Independent,
-                              fmt::format("fused epilogue: {} (M, N, K = {}, {}, {}{})", x.what, em, en, ek,
+      const std::int64_t cm = x.m ? x.m : em, cn = x.n ? x.n : en, ck = x.k ? x.k : ek;
+      CaseSpec cs = covering({x.id, gemm3("uniform", cm, cn, ck, eseed), BoundVariant::Independent,
+                              fmt::format("fused epilogue: {} (M, N, K = {}, {}, {}{})", x.what, cm, cn, ck,
                                           x.batch.active() ? " per batch" : "")},
                              x.covers);
       cs.epilogue = x.e;

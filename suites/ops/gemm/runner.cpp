@@ -302,8 +302,10 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   // is the stored image (its rows are C's columns when column-major); guards and padding the same either way.
   const bool c_col = lay.c == Layout::ColMajor;
   const std::int64_t c_rows = c_col ? p.n : p.m, c_cols = c_col ? p.m : p.n;
-  const std::int64_t ldc = c_cols + opt.ldc_pad;
   const int cb = container_bytes(*t.out);
+  // The default padding keeps C's rows 16-byte aligned wherever c_cols does, as A's and B's (padded_ld): 16 elements
+  // for a 1-byte output (cuBLASLt's FP8 D needs 16-byte aligned columns), 8 otherwise; a caller's own ldc_pad is kept.
+  const std::int64_t ldc = c_cols + (opt.ldc_pad == RunOptions{}.ldc_pad ? padded_ld(c_cols, cb) - c_cols : opt.ldc_pad);
   // Batches: matrix b of C at stored row b * (c_rows + gap) (suites/ops/gemm/batch.hpp); codes holds them one after
   // another, m x n row-major each.
   const std::int64_t c_all_rows = (c_rows + gap) * nb - gap, mn = p.m * p.n;
