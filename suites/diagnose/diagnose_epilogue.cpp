@@ -226,6 +226,14 @@ std::vector<EpiHyp> hypotheses_for(const KernelTraits& t, const EpilogueDiagnose
       a.changes = h.changes + 1;
       const std::string aw = fmt::format("the activation computed in {} (each operation rounded)", of);
       add(a, changed ? fid + "+act_in_out" : "act_in_out", changed ? fmt::format("{}, {}", form_words(f), aw) : aw);
+      // both format changes: Z rounded into the output format, then the activation in it (an unfused bf16 linear, then
+      // a bf16 activation)
+      a.round_before_act = !decl.round_before_act;
+      a.changes = h.changes + 2;
+      const std::string rid = decl.round_before_act ? "z_not_rounded_to_out" : "z_rounded_to_out";
+      add(a, (changed ? fid + "+" : "") + rid + "+act_in_out",
+          fmt::format("{}Z {}rounded into {} before the activation, the activation computed in {}", changed ? std::string(form_words(f)) + ", " : "",
+                      decl.round_before_act ? "not " : "", of, of));
     }
   }
   if (ec.bias != BiasKind::None) {
@@ -296,11 +304,13 @@ ElementEval evaluate(const EpiHyp& h, const KernelTraits& t, const EpilogueDiagn
     dz += 2 * u_out * std::fabs(z) + eta_out;
   }
   double y = h.form == Form::Identity ? z : activate(h.form, arith, z);
-  // The hypothesis's own arithmetic at two arguments dz apart: L dz, and its roundings on both sides (about eight
-  // operations of its format's unit, relative to |z| + |y|); tanh to 11 bits moves y by 2^-11 |z| / 2 each side; the
-  // coarse exp's argument rounding moves exp by |z log2 e| u ln 2 relative, y by about |z| times that.
+  // The hypothesis's own arithmetic at two arguments dz apart: L dz, and its roundings on each side — the steps after
+  // the elementary function (1 + t, z s, the halving: about 4 u |y|) and those before it (the argument's relative error
+  // of about 5 u moves t by at most 0.45 of it, y by |z| / 2 times that: about 2 u |z|), so 8 u |y| + 4 u |z| for the two;
+  // tanh to 11 bits moves y by 2^-11 |z| / 2 each side; the coarse exp's argument rounding moves exp by |z log2 e| u ln 2
+  // relative, y by about |z| times that.
   const double u_act = h.act_in_out ? u_out : u32;
-  double noise = h.form == Form::Identity || h.form == Form::Relu ? 0.0 : 16 * u_act * (std::fabs(z) + std::fabs(y)) + 4 * eta32;
+  double noise = h.form == Form::Identity || h.form == Form::Relu ? 0.0 : u_act * (8 * std::fabs(y) + 4 * std::fabs(z)) + 4 * eta32;
   if (h.form == Form::GeluTanh11) noise += 0x1p-11 * std::fabs(z);
   if (h.form == Form::SiluFastExp) noise += 4 * u32 * std::fabs(z) * (1 + std::fabs(z));
   if (h.act_in_out) noise += 4 * out.min_subnormal();

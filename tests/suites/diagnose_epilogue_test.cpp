@@ -95,6 +95,24 @@ TEST_CASE("diagnose epilogue: the CPU epilogue models are their declared epilogu
       CHECK(r.ranked.front().matched == r.ranked.front().elements);
       CHECK(r.ranked.front().envelope_holds);
     }
+  // The same models declared with an unknown order (a library's declaration): the hypotheses start from RN_f32(Z), which
+  // the sequential FMA misses on some elements, and the declared epilogue's envelope holds everywhere: still "declared".
+  for (const char* kernel : {"model_gemm_f32_epilogue", "model_gemm_bf16_epilogue"})
+    for (const char* c : {"epilogue_gelu_erf", "epilogue_gelu_tanh", "epilogue_silu", "epilogue_ab_bias_gelu"}) {
+      CAPTURE(kernel);
+      CAPTURE(c);
+      auto inner = make_gemm_kernel(kernel);
+      KernelTraits t = inner->traits();
+      t.sum_order = SummationOrder::unknown();
+      test::Relabelled k(std::move(inner), t);
+      const DiagnosisRecord r = diagnose_case(k, c);
+      CHECK(r.kind == "declared");
+      REQUIRE(!r.ranked.empty());
+      CHECK(r.ranked.front().envelope_holds);
+      const DiagnosisHypothesis* d = find(r, "declared");
+      REQUIRE(d);
+      CHECK(d->envelope_holds);
+    }
   // Inputs that force rounding: the fp32 model's sequential FMA differs from the correctly rounded Z on some elements
   // (so the declared order is what matches), and GELU's erf and tanh forms differ after bf16's rounding.
   const DiagnosisRecord f = diagnose_case("model_gemm_f32_epilogue", "epilogue_gelu_erf");
