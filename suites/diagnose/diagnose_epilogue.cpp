@@ -39,6 +39,7 @@ enum class Form : std::uint8_t {
   GeluSigmoid,  ///< z (1 / (1 + exp(-RN(1.702) z))): GELU's sigmoid approximation x sigma(1.702 x)
   GeluTanhExp,  ///< the tanh form with tanh(v) = 1 - 2 / (exp(2 v) + 1)
   GeluTanh11,   ///< the tanh form with tanh rounded to 11 significant bits (tanh.approx.f32's error, ~2^-11)
+  GeluTaylor,   ///< CUTLASS's GELU_taylor: 0.5 z (1 + fast_tanh(k0 z (1 + k1 z z))), fast_tanh = tanh.approx (11 bits)
   Silu,         ///< z / (1 + exp(-z))
   SiluSigmoid,  ///< z (1 / (1 + exp(-z)))
   SiluFastExp,  ///< z / (1 + exp2(RN(-z RN(log2 e)))): __expf's argument reduction
@@ -85,6 +86,7 @@ std::string_view form_id(Form f) {
     case Form::GeluSigmoid: return "gelu_sigmoid";
     case Form::GeluTanhExp: return "gelu_tanh_exp";
     case Form::GeluTanh11: return "gelu_tanh11";
+    case Form::GeluTaylor: return "gelu_taylor";
     case Form::Silu: return "silu";
     case Form::SiluSigmoid: return "silu_sigmoid";
     case Form::SiluFastExp: return "silu_fast_exp";
@@ -101,6 +103,7 @@ std::string_view form_words(Form f) {
     case Form::GeluSigmoid: return "GELU's sigmoid form z sigmoid(1.702 z)";
     case Form::GeluTanhExp: return "GELU's tanh form with tanh(v) = 1 - 2 / (exp(2v) + 1) in fp32";
     case Form::GeluTanh11: return "GELU's tanh form with tanh rounded to 11 bits (tanh.approx.f32-like)";
+    case Form::GeluTaylor: return "CUTLASS's GELU_taylor 0.5 z (1 + tanh(k0 z (1 + k1 z z))), tanh to 11 bits (fast_tanh: tanh.approx.f32)";
     case Form::Silu: return "SiLU z / (1 + exp(-z))";
     case Form::SiluSigmoid: return "SiLU as z sigmoid(z) = z (1 / (1 + exp(-z)))";
     case Form::SiluFastExp: return "SiLU with a coarse exp (__expf-like: exp2(RN(-z log2 e)))";
@@ -117,7 +120,8 @@ double form_lipschitz(Form f) {
     case Form::GeluErf: return activation_lipschitz(Activation::GeluErf);
     case Form::GeluTanh:
     case Form::GeluTanhExp:
-    case Form::GeluTanh11: return activation_lipschitz(Activation::GeluTanh);
+    case Form::GeluTanh11:
+    case Form::GeluTaylor: return activation_lipschitz(Activation::GeluTanh);
     case Form::GeluSigmoid:
     case Form::Silu:
     case Form::SiluSigmoid:
@@ -141,7 +145,8 @@ double tanh_part(Form form, const Arith& A, double v) {
       const double e = A.r(std::exp(static_cast<float>(A.r(2 * v))));
       return A.r(1 - A.r(2 / A.r(e + 1)));
     }
-    case Form::GeluTanh11: return A.r(quantize(tf32, std::tanh(static_cast<float>(v))));
+    case Form::GeluTanh11:
+    case Form::GeluTaylor: return A.r(quantize(tf32, std::tanh(static_cast<float>(v))));
     default: return A.r(std::tanh(static_cast<float>(v)));
   }
 }
@@ -157,6 +162,10 @@ double activate(Form form, const Arith& A, double z) {
       const double c = A.r(A.k(kGeluCubic) * A.r(z * A.r(z * z)));
       const double v = A.r(A.k(kSqrt2OverPi) * A.r(z + c));
       return A.r(0.5 * A.r(z * A.r(1 + tanh_part(form, A, v))));
+    }
+    case Form::GeluTaylor: {  // cutlass/epilogue/thread/activation.h, GELU_taylor<float>, left to right as written
+      const double v = A.r(A.r(A.k(kSqrt2OverPi) * z) * A.r(1 + A.r(A.r(A.k(kGeluCubic) * z) * z)));
+      return A.r(A.r(0.5 * z) * A.r(1 + tanh_part(form, A, v)));
     }
     case Form::GeluSigmoid: {
       const double e = A.r(std::exp(static_cast<float>(-A.r(A.k(kSigmoidGelu) * z))));
@@ -178,7 +187,7 @@ std::vector<Form> forms_for(Activation a) {
     case Activation::GeluErf:
     case Activation::GeluTanh: {
       std::vector<Form> r = {declared_form(a)};
-      for (Form f : {Form::GeluErf, Form::GeluTanh, Form::GeluSigmoid, Form::GeluTanhExp, Form::GeluTanh11})
+      for (Form f : {Form::GeluErf, Form::GeluTanh, Form::GeluSigmoid, Form::GeluTanhExp, Form::GeluTanh11, Form::GeluTaylor})
         if (f != r.front()) r.push_back(f);
       return r;
     }
@@ -311,7 +320,7 @@ ElementEval evaluate(const EpiHyp& h, const KernelTraits& t, const EpilogueDiagn
   // relative, y by about |z| times that.
   const double u_act = h.act_in_out ? u_out : u32;
   double noise = h.form == Form::Identity || h.form == Form::Relu ? 0.0 : u_act * (8 * std::fabs(y) + 4 * std::fabs(z)) + 4 * eta32;
-  if (h.form == Form::GeluTanh11) noise += 0x1p-11 * std::fabs(z);
+  if (h.form == Form::GeluTanh11 || h.form == Form::GeluTaylor) noise += 0x1p-11 * std::fabs(z);
   if (h.form == Form::SiluFastExp) noise += 4 * u32 * std::fabs(z) * (1 + std::fabs(z));
   if (h.act_in_out) noise += 4 * out.min_subnormal();
   double spread = form_lipschitz(h.form) * dz + noise;
