@@ -146,6 +146,12 @@ TEST_CASE("diagnose epilogue: each registered fixture is named by its flaw") {
     CHECK(!d->envelope_holds);
     CHECK(std::find(r.failed_checks.begin(), r.failed_checks.end(), "envelope") != r.failed_checks.end());
   }
+  // C read with beta = 0 (NaN everywhere): no epilogue arithmetic explains it, and the runner's checks say what failed.
+  const DiagnosisRecord nan = diagnose_case("mutant_gemm_f32_epilogue_beta0_reads_c", "epilogue_beta0_bias_silu");
+  CHECK(nan.kind != "declared");
+  CHECK(nan.kind != "consistent");
+  CHECK(nan.verdict.find("no known epilogue arithmetic explains it") != std::string::npos);
+  CHECK(std::find(nan.failed_checks.begin(), nan.failed_checks.end(), "nonfinite") != nan.failed_checks.end());
   // The FP8 model reporting the amax of the scaled result: D as declared, amax named apart.
   const DiagnosisRecord a = diagnose_case("mutant_gemm_e4m3_scaled_amax_scaled", "epilogue_fp8_scaled");
   CHECK(a.kind == "consistent");
@@ -213,6 +219,11 @@ TEST_CASE("diagnose epilogue: certify --diagnose diagnoses a failed epilogue cas
   REQUIRE(ds.size() == 1);
   REQUIRE(!ds.front().ranked.empty());
   CHECK(ds.front().ranked.front().id == "act=gelu_tanh");
+  // The record is the GEMM diagnosis's: its JSON reads back as it was written (the report's input).
+  const DiagnosisRecord back = diagnosis_from_json(diagnosis_to_json(ds.front()));
+  CHECK(back.kind == ds.front().kind);
+  CHECK(back.ranked.size() == ds.front().ranked.size());
+  CHECK(back.ranked.front().matched == ds.front().ranked.front().matched);
   // An epilogue case is diagnosed alone: a second case is a usage error.
   DiagnoseKernelOptions o;
   o.kernel = "model_gemm_f32_epilogue";
