@@ -686,6 +686,22 @@ section_epilogue_torch() {
   run timeout 500 python3 -m pytest -q -rA -s -p no:cacheprovider -p fpcert.pytest_plugin tests/python/test_torch_epilogue_gpu.py 2>&1 |
     tee "$OUT/epilogue_torch/torch_epilogue.log" | grep -E "^torch_|passed|failed|skipped|Error" | tail -80
 }
+# Epilogue diagnosis (issue 47 for issue 37; docs/diagnose.md, "Epilogues"): what cuBLASLt's GELU epilogue computes,
+# bf16 and f16 outputs, on the certify suite's GELU case (refused by certify: beyond the tanh form's envelope even with
+# tanh.approx's error); the ReLU + bias case as the control (certified: expect "declared"); certify --diagnose on the
+# bf16 subject (each failed epilogue case diagnosed, the records in JSON).
+section_diagnose_epilogue() {
+  local k c
+  for k in cublaslt_bf16_epilogue cublaslt_f16_epilogue; do
+    for c in epilogue_gelu_tanh epilogue_relu_bias; do
+      run timeout 300 "$BIN/fpcert" diagnose --kernel "$k" --case "$c" --top 24 --json "$OUT/diag_epi_${k}_$c.json" > "$OUT/diag_epi_${k}_$c.txt" 2>&1
+      echo "rc=$?"; cat "$OUT/diag_epi_${k}_$c.txt" | head -40
+    done
+  done
+  run timeout 500 "$BIN/fpcert" certify --kernel cublaslt_bf16_epilogue --suite certify --no-mutation --diagnose "$OUT/diag_epi_certify.json" \
+    > "$OUT/diag_epi_certify.txt" 2>&1; echo "rc=$?"
+  grep -E "^diagnosis of|^  [a-z_]+: |^      [0-9]+ " "$OUT/diag_epi_certify.txt" | head -60
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -734,6 +750,7 @@ for part in ${PART//,/ }; do
     attention-backward-certify) section_attention_backward_certify ;;
     attention-backward-test) section_attention_backward_test ;;
     diagnose) section_diagnose ;;
+    diagnose-epilogue) section_diagnose_epilogue ;;
     scale3) section_scale3 ;;
     report) section_report ;;
     reveal) section_reveal ;;

@@ -15,6 +15,25 @@
 #include "suites/verdict/envelope.hpp"
 
 namespace fpcert {
+std::string diagnosis_share_text(const DiagnosisHypothesis& h) {
+  const double f = 100.0 * h.fraction();
+  return h.matched == h.elements ? "100 %" : fmt::format("{:.1f} %", std::min(f, 99.9));
+}
+
+std::string diagnosis_envelope_text(const DiagnosisHypothesis& h) {
+  if (h.envelope_holds) return "envelope everywhere";
+  if (h.envelope_exceed < 0) return "no envelope (not an arithmetic)";
+  return h.envelope_exceed ? fmt::format("envelope exceeded on {} element(s)", h.envelope_exceed) : std::string("envelope vacuous");
+}
+
+bool diagnosis_better(const DiagnosisHypothesis& a, const DiagnosisHypothesis& b, bool envelope_first) {
+  if (envelope_first && a.envelope_holds != b.envelope_holds) return a.envelope_holds;
+  if (a.matched != b.matched) return a.matched > b.matched;
+  if (a.envelope_holds != b.envelope_holds) return a.envelope_holds;
+  if (a.changes != b.changes) return a.changes < b.changes;
+  return a.max_ulps < b.max_ulps;
+}
+
 namespace {
 
 /// Equal as outputs: the same code, or both NaN (a payload is not arithmetic).
@@ -52,19 +71,7 @@ std::uint64_t fnv(std::uint64_t h, std::uint64_t x) {
   return h;
 }
 
-bool better(const Evaluated& x, const Evaluated& y, bool envelope_first) {
-  const DiagnosisHypothesis &a = x.row, &b = y.row;
-  if (envelope_first && a.envelope_holds != b.envelope_holds) return a.envelope_holds;
-  if (a.matched != b.matched) return a.matched > b.matched;
-  if (a.envelope_holds != b.envelope_holds) return a.envelope_holds;
-  if (a.changes != b.changes) return a.changes < b.changes;
-  return a.max_ulps < b.max_ulps;
-}
-
-std::string pct(const DiagnosisHypothesis& h) {
-  const double f = 100.0 * h.fraction();
-  return h.matched == h.elements ? "100 %" : fmt::format("{:.1f} %", std::min(f, 99.9));
-}
+bool better(const Evaluated& x, const Evaluated& y, bool envelope_first) { return diagnosis_better(x.row, y.row, envelope_first); }
 
 /// Elements of the envelope verdict over a case: those whose every order of the hypothesised arithmetic takes an
 /// operand beyond its operand format's range (tf32's range is fp32's, fp16's ends at 65504) are judged apart: that
@@ -116,12 +123,6 @@ void widen_for_partials(EnvelopeModel& e, const Format& p, int splits) {
   e.coef += g * (1 + e.coef);
   e.eta_arith += d * p.min_subnormal() * (1 + e.coef);
   e.growth *= std::pow(1 + u, d);
-}
-
-std::string envelope_words(const DiagnosisHypothesis& h) {
-  if (h.envelope_holds) return "envelope everywhere";
-  if (h.envelope_exceed < 0) return "no envelope (not an arithmetic)";
-  return h.envelope_exceed ? fmt::format("envelope exceeded on {} element(s)", h.envelope_exceed) : std::string("envelope vacuous");
 }
 
 /// Elements of case ci equal bit for bit to the kernel's output.
@@ -371,7 +372,7 @@ DiagnosisRecord diagnose_gemm(const std::string& kernel, const KernelTraits& dec
   std::string best_bitwise;  // the hint of the declared rule: the best bit-for-bit share and its hypothesis
   if (by_envelope) {
     const Evaluated& b = all.front().row.id == "declared" && all.size() > 1 ? all[1] : all.front();
-    best_bitwise = fmt::format("{} of elements [{}]", pct(b.row), b.row.id);
+    best_bitwise = fmt::format("{} of elements [{}]", diagnosis_share_text(b.row), b.row.id);
     std::rotate(all.begin(), decl, decl + 1);
   }
   // Look-alikes: outputs equal bit for bit on every case.
@@ -411,9 +412,9 @@ DiagnosisRecord diagnose_gemm(const std::string& kernel, const KernelTraits& dec
     rec.kind = declared_top ? "declared" : top.tighter ? "hint" : "consistent";
     rec.verdict = fmt::format("{} {}: bit for bit on {} of elements, {}{}",
                               declared_top ? "consistent with the declared arithmetic" : "consistent with",
-                              declared_top ? "" : fmt::format("{} [{}]", top.what, top.id), pct(top), envelope_words(top), alike);
-    if (declared_top) rec.verdict = fmt::format("consistent with the declared arithmetic: bit for bit on {} of elements, {}{}", pct(top),
-                                                envelope_words(top), alike);
+                              declared_top ? "" : fmt::format("{} [{}]", top.what, top.id), diagnosis_share_text(top), diagnosis_envelope_text(top), alike);
+    if (declared_top) rec.verdict = fmt::format("consistent with the declared arithmetic: bit for bit on {} of elements, {}{}", diagnosis_share_text(top),
+                                                diagnosis_envelope_text(top), alike);
     if (rec.kind == "hint")
       rec.verdict += "; more precise than declared: the declaration (and its bound) could be tightened";
     // the first look-alike more precise than declared (and how many more there are)
@@ -434,11 +435,11 @@ DiagnosisRecord diagnose_gemm(const std::string& kernel, const KernelTraits& dec
     rec.kind = "envelope";
     rec.verdict = fmt::format("no hypothesis bit for bit (best {} of elements: the order is not one fpcert computes); consistent with {} "
                               "[{}] by its envelope everywhere{}",
-                              pct(top), top.what, top.id, alike);
+                              diagnosis_share_text(top), top.what, top.id, alike);
   } else {
     rec.kind = "logic_error";
     rec.verdict = fmt::format("no known arithmetic explains it — a logic error; the closest is {} [{}], bit for bit on {} of elements, {}",
-                              top.what, top.id, pct(top), envelope_words(top));
+                              top.what, top.id, diagnosis_share_text(top), diagnosis_envelope_text(top));
     if (!rec.unexplained.empty()) {
       std::string first;
       for (const DiagnosisElement& e : rec.unexplained)

@@ -41,6 +41,15 @@ struct DiagnoseOptions {
 DiagnosisRecord diagnose_gemm(const std::string& kernel, const KernelTraits& declared, const std::vector<DiagnoseCase>& cases,
                               const DiagnoseOptions& opt = {});
 
+/// A hypothesis's share bit for bit in words ("98.7 %", "100 %" only when every element matches) and its envelope
+/// ("envelope everywhere", "envelope exceeded on 3 element(s)", "envelope vacuous", "no envelope (not an arithmetic)").
+std::string diagnosis_share_text(const DiagnosisHypothesis& h);
+std::string diagnosis_envelope_text(const DiagnosisHypothesis& h);
+
+/// The ranking: a ranks before b (the envelope first when `envelope_first`, else bits first; then the envelope, fewer
+/// changes, the smaller residual).
+bool diagnosis_better(const DiagnosisHypothesis& a, const DiagnosisHypothesis& b, bool envelope_first);
+
 /// The id of the hypothesis that is exactly one injected fault ("fault=acc_rz"), for the identification measure.
 std::string fault_hypothesis_id(Fault f);
 /// Whether the record's top hypothesis is `id` or indistinguishable from it on every case.

@@ -13,6 +13,8 @@
 #include "kernels/tc/cards.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "suites/diagnose/diagnose_conversion.hpp"
+#include "suites/diagnose/diagnose_epilogue.hpp"
+#include "suites/ops/gemm/batch.hpp"
 #include "suites/ops/gemm/fault_injectors.hpp"
 #include "suites/ops/gemm/runner.hpp"
 #include "suites/run/device_apis.hpp"
@@ -50,40 +52,47 @@ class DeclaredAs final : public GemmKernel {
   std::string name_;
 };
 
-}  // namespace
-
-DiagnoseCase run_for_diagnosis(GemmKernel& k, const std::string& suite_name, const std::string& c, CaseResult* status) {
+/// The case `c` names: a case of the suite (made for this kernel, as certify makes it), or a generator spec (holds a ':').
+CaseSpec case_spec(const GemmKernel& k, const std::string& suite_name, const std::string& c) {
   CaseSpec cs;
   if (c.find(':') != std::string::npos) {
     cs.id = c;
     cs.spec = c;
-  } else {
-    const SuiteInfo* suite = find_suite(suite_name);
-    if (!suite || suite->operation != Operation::Gemm) throw InputError(fmt::format("unknown GEMM suite '{}' (valid: {})", suite_name, suite_names()));
-    SuiteContext ctx;
-    ctx.device = k.memory() == MemorySpace::Device;
-    ctx.traits = &k.traits();
-    ctx.all = {&k.traits()};
-    std::string ids;
-    bool found = false;
-    for (const CaseSpec& x : suite->cases(ctx)) {
-      ids += (ids.empty() ? "" : ", ") + x.id;
-      if (!found && case_matches(c, x.id)) cs = x, found = true;
-    }
-    if (!found) throw InputError(fmt::format("suite '{}' has no case '{}' (cases: {}; or give a generator spec)", suite_name, c, ids));
+    return cs;
   }
-  pin_fp_env();
-  const Problem problem = generate(cs.spec);
-  const GemmRef ref = gemm_reference(problem.a.view(), problem.b.view());
+  const SuiteInfo* suite = find_suite(suite_name);
+  if (!suite || suite->operation != Operation::Gemm) throw InputError(fmt::format("unknown GEMM suite '{}' (valid: {})", suite_name, suite_names()));
+  SuiteContext ctx;
+  ctx.device = k.memory() == MemorySpace::Device;
+  ctx.traits = &k.traits();
+  ctx.all = {&k.traits()};
+  std::string ids;
+  for (const CaseSpec& x : suite->cases(ctx)) {
+    if (case_matches(c, x.id)) return x;
+    ids += (ids.empty() ? "" : ", ") + x.id;
+  }
+  throw InputError(fmt::format("suite '{}' has no case '{}' (cases: {}; or give a generator spec)", suite_name, c, ids));
+}
+
+}  // namespace
+
+CaseResult run_spec_for_diagnosis(GemmKernel& k, const std::string& suite, const CaseSpec& cs, const Problem& p, const GemmRef& ref,
+                                  std::vector<double>& got, const BatchProblems* batches, bool whole) {
   CaseSetup s;
-  s.suite = suite_name;
+  s.suite = suite;
   s.case_id = cs.id;
-  s.problem = &problem;
+  s.problem = &p;
   s.ref = &ref;
   s.variant = cs.variant;
   s.misaligned = cs.misaligned;
   s.ld_pad = cs.ld_pad;
-  std::vector<double> got;
+  if (whole) {
+    s.layout = cs.layout;
+    s.alpha_beta = cs.alpha_beta;
+    s.batch = cs.batch;
+    s.epilogue = cs.epilogue;
+    if (batches) s.batch_problems = &batches->problems, s.batch_refs = &batches->refs;
+  }
   RunOptions ro;
   ro.output = &got;
   DeviceApis apis;
@@ -92,6 +101,16 @@ DiagnoseCase run_for_diagnosis(GemmKernel& k, const std::string& suite_name, con
   if (!api) throw InputError("diagnose: no device for " + k.name() + ": " + why);
   CaseResult r = run_case(k, s, *api, ro);
   if (got.empty()) throw InputError(fmt::format("diagnose: {} did not run on {} ({}: {})", k.name(), cs.id, to_string(r.status), r.reason));
+  return r;
+}
+
+DiagnoseCase run_for_diagnosis(GemmKernel& k, const std::string& suite_name, const std::string& c, CaseResult* status) {
+  const CaseSpec cs = case_spec(k, suite_name, c);
+  pin_fp_env();
+  const Problem problem = generate(cs.spec);
+  const GemmRef ref = gemm_reference(problem.a.view(), problem.b.view());
+  std::vector<double> got;
+  CaseResult r = run_spec_for_diagnosis(k, suite_name, cs, problem, ref, got);
   const KernelTraits& t = k.traits();
   DiagnoseCase d;
   d.label = cs.id == cs.spec ? cs.spec : fmt::format("{} ({})", cs.id, cs.spec);
@@ -105,13 +124,15 @@ DiagnoseCase run_for_diagnosis(GemmKernel& k, const std::string& suite_name, con
   return d;
 }
 
-DiagnosisRecord diagnose_kernel(GemmKernel& k, const DiagnoseKernelOptions& o) {
-  if (o.cases.empty()) throw InputError("diagnose: give a case (--case ID or a generator spec)");
+namespace {
+
+/// The GEMM hypotheses on the cases (diagnose.hpp), with the look-alike and separating cases added; `first` receives the
+/// first case's result.
+DiagnosisRecord diagnose_gemm_cases(GemmKernel& k, const DiagnoseKernelOptions& o, CaseResult& first) {
   if (k.traits().block.active())
     throw InputError("diagnose: " + k.name() + " is block-scaled: its hypotheses would need the operands quantized into blocks as the "
                      "grade does (suites/verdict/block_reference), which this diagnosis does not do yet");
   std::vector<DiagnoseCase> cases;
-  CaseResult first;
   for (std::size_t i = 0; i < o.cases.size(); ++i) cases.push_back(run_for_diagnosis(k, o.suite, o.cases[i], i == 0 ? &first : nullptr));
   // The declaration as certify grades it: a tensor-core order takes its installed behaviour card (kernels/tc/cards.hpp).
   const KernelTraits declared = tc::with_installed_cards(k.traits());
@@ -154,6 +175,23 @@ DiagnosisRecord diagnose_kernel(GemmKernel& k, const DiagnoseKernelOptions& o) {
     } else {
       r.separations = declined;
     }
+  }
+  return r;
+}
+
+}  // namespace
+
+DiagnosisRecord diagnose_kernel(GemmKernel& k, const DiagnoseKernelOptions& o) {
+  if (o.cases.empty()) throw InputError("diagnose: give a case (--case ID or a generator spec)");
+  CaseResult first;
+  DiagnosisRecord r;
+  // A fused-epilogue case: the epilogue's hypotheses (suites/diagnose/diagnose_epilogue.hpp), on that case alone.
+  if (const CaseSpec cs = case_spec(k, o.suite, o.cases.front()); cs.epilogue.active) {
+    if (o.cases.size() > 1)
+      throw InputError(fmt::format("diagnose: {} is an epilogue case, diagnosed on its own: give it as the only --case", cs.id));
+    r = diagnose_epilogue_kernel(k, o.suite, cs, o.opt, &first);
+  } else {
+    r = diagnose_gemm_cases(k, o, first);
   }
   for (const CheckResult& c : first.checks)
     if (!c.passed && is_decisive(c.kind)) {

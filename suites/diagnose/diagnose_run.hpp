@@ -12,6 +12,18 @@
 
 namespace fpcert {
 
+struct BatchProblems;  // suites/ops/gemm/batch.hpp
+struct CaseSpec;       // suites/run/suite.hpp
+struct GemmRef;        // oracle/gemm_ref.hpp
+struct Problem;        // generators/problem.hpp
+
+/// The runner's own case run of suite case `cs` (problem `p`, its exact reference `ref`; guarded buffers, every check)
+/// for a diagnosis: `got` receives the checked run's output (row-major m x n, batch after batch). `whole`: with the
+/// case's layout, alpha/beta, batches (`batches`: every batch's problem) and epilogue; else as a plain GEMM of its
+/// problem. Throws InputError when no device serves the kernel or it did not run.
+CaseResult run_spec_for_diagnosis(GemmKernel& k, const std::string& suite, const CaseSpec& cs, const Problem& p, const GemmRef& ref,
+                                  std::vector<double>& got, const BatchProblems* batches = nullptr, bool whole = false);
+
 /// The case `c` (a case id of `suite`, with the suite's cases made for this kernel, or a generator spec, which holds a
 /// ':'), run by the runner; `status` receives its result (checks, verdict). Throws InputError when the case is unknown
 /// or the kernel did not run on it.

@@ -13,27 +13,14 @@
 #include "kernels/gemm/cpu/model.hpp"
 #include "suites/audit/audit_kernels.hpp"
 #include "suites/diagnose/diagnose_run.hpp"
+#include "tests/support/relabelled_kernel.hpp"
 
 using namespace fpcert;
 
 namespace {
 
 /// A kernel that computes what `inner` computes and declares `declared` (a declaration looser, or wrong, on purpose).
-class Relabelled final : public GemmKernel {
- public:
-  Relabelled(std::unique_ptr<GemmKernel> inner, KernelTraits declared) : inner_(std::move(inner)), t_(std::move(declared)) {}
-  const std::string& name() const override { return name_; }
-  std::string description() const override { return "relabelled"; }
-  Backend backend() const override { return Backend::Cpu; }
-  const KernelTraits& traits() const override { return t_; }
-  Support can_implement(std::int64_t, std::int64_t, std::int64_t) const override { return Support::yes(); }
-  void run(const GemmOperands& ops) override { inner_->run(ops); }
-
- private:
-  std::unique_ptr<GemmKernel> inner_;
-  KernelTraits t_;
-  std::string name_ = "relabelled";
-};
+using test::Relabelled;
 
 /// A fixture kernel written out here, with host float arithmetic, independent of the emulator the hypotheses use:
 /// `dot(a_row, b, j)` computes one element from the values it received.

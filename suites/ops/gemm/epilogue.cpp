@@ -16,6 +16,7 @@
 #include "oracle/mpfr_ref.hpp"
 #include "oracle/ulp.hpp"
 #include "suites/ops/gemm/alpha_beta.hpp"
+#include "suites/ops/gemm/epilogue_exact.hpp"
 #include "suites/verdict/envelope.hpp"
 
 namespace fpcert {
@@ -214,29 +215,6 @@ ActValues act_values(Activation a, const RefValue& z, double scale_d) {
     if (dv.tail == 0) dv.tail = static_cast<std::int8_t>(scale_d > 0 ? z.tail : -z.tail);
   }
   return {act, dv};
-}
-
-/// alpha' = alpha scale_a scale_b exactly (MPFR at 3 x 53 bits), as pieces of at most `width` significant bits each whose
-/// sum is alpha' (the leading `width` bits, then the next, ...): piece a' is exact in double when a' has 53 - width bits.
-std::vector<double> alpha_pieces(double alpha, double scale_a, double scale_b, int width) {
-  Mpfr p(3 * 53 + 8), q(std::max(2, width));
-  mpfr_set_d(p, alpha, MPFR_RNDN);
-  mpfr_mul_d(p, p, scale_a, MPFR_RNDN);
-  mpfr_mul_d(p, p, scale_b, MPFR_RNDN);
-  if (mpfr_zero_p(p.get())) return {0.0};
-  std::vector<double> pieces;
-  while (!mpfr_zero_p(p.get())) {
-    mpfr_set(q, p, MPFR_RNDZ);
-    pieces.push_back(mpfr_get_d(q, MPFR_RNDN));
-    mpfr_sub(p, p, q, MPFR_RNDN);  // exact: drops the leading bits
-  }
-  return pieces;
-}
-
-/// x * y when it is exact in double (fma's residual 0), else NaN.
-double exact_product(double x, double y) {
-  const double p = x * y;
-  return std::isfinite(p) && std::fma(x, y, -p) == 0 ? p : std::numeric_limits<double>::quiet_NaN();
 }
 
 /// The units of the epilogue's arithmetic and of the output rounding. The epilogue runs in the accumulator format (after
@@ -461,93 +439,37 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
   const auto mn = static_cast<std::size_t>(in.problem->m * in.problem->n);
   if (in.codes->size() != mn)
     throw std::invalid_argument(fmt::format("grade_epilogue: {} output codes for a {} x {} D", in.codes->size(), in.problem->m, in.problem->n));
-  if (in.beta != 0 && (!in.c || in.c->size() != mn))
-    throw std::invalid_argument(fmt::format("grade_epilogue: beta = {} needs C's {} values (alpha_beta_c), got {}", in.beta, mn, in.c ? in.c->size() : 0));
-  if (in.epilogue && in.epilogue->active && in.epilogue->bias != BiasKind::None) {
-    const auto want = static_cast<std::size_t>(in.epilogue->bias == BiasKind::PerRow ? in.problem->m : in.problem->n);
-    if (!in.bias || in.bias->size() != want)
-      throw std::invalid_argument(fmt::format("grade_epilogue: a bias per {} has {} values (epilogue_bias), got {}", to_string(in.epilogue->bias),
-                                              want, in.bias ? in.bias->size() : 0));
-  }
   const Problem& p = *in.problem;
   const KernelTraits& t = *in.traits;
   const EpilogueCase none;
   const EpilogueCase& ec = in.epilogue ? *in.epilogue : none;
   const Format& of = *t.out;
   const std::int64_t m = p.m, n = p.n, k = p.k;
-  const bool with_c = in.beta != 0 && in.c;
   const std::vector<double> no_bias;
   const std::vector<double>& bias = in.bias && ec.active && ec.bias != BiasKind::None ? *in.bias : no_bias;
-  const bool per_row = ec.bias == BiasKind::PerRow;
+  const bool with_bias = !bias.empty();
   const double sa = ec.active && ec.fp8_scaling ? in.scale_a : 1.0, sb = ec.active && ec.fp8_scaling ? in.scale_b : 1.0;
   const double sd = ec.active && ec.fp8_scaling ? in.scale_d : 1.0;
+  const double alpha_eff = in.alpha * sa * sb;
+  const int alpha_roundings = std::max(0, (in.alpha != 1) + (sa != 1) + (sb != 1) - 1);
   const EpiModel model = epi_model(t, ec, sd);
   AmaxInterval iv;
   out.tier = Tier::Envelope;
 
-  const auto a_in = rounded_into(p.a.data, *t.a_input, t.input_rounding);
-  const auto b_in = rounded_into(p.b.data, *t.b_input, t.input_rounding);
-  // ref' = A'B' (the accumulation's centre) and the exact Z through the augmented product (header):
-  //   A'' = [p_1 A' | ... | p_r A' | beta C | bias or ones],  B'' = [B' ; ... ; B' ; I_n ; ones or bias],
-  // p_1 + ... + p_r = alpha' exactly, each p_l a' exact in double (alpha_pieces).
-  const GemmRef rop = gemm_reference(MatrixView::row_major(a_in.data(), m, k), MatrixView::row_major(b_in.data(), k, n));
-  const std::vector<double> pieces = alpha_pieces(in.alpha, sa, sb, 53 - t.a_input->precision());
-  const double alpha_eff = in.alpha * sa * sb;  // for the bound: rounded to nearest (relative 2^-52 at most)
-  const int factors = (in.alpha != 1) + (sa != 1) + (sb != 1);
-  const int alpha_roundings = std::max(0, factors - 1);
-  const auto np = static_cast<std::int64_t>(pieces.size());
-  const bool with_bias = !bias.empty();
-  const std::int64_t kc = np * k + (with_c ? n : 0), kk = kc + (with_bias ? 1 : 0);
-  std::vector<double> a2(static_cast<std::size_t>(m * kk), 0.0), b2(static_cast<std::size_t>(kk * n), 0.0);
-  bool exact = true;
-  for (std::int64_t i = 0; i < m; ++i) {
-    for (std::int64_t l = 0; l < np; ++l)
-      for (std::int64_t q = 0; q < k; ++q) {
-        const double v = a_in[static_cast<std::size_t>(i * k + q)], pc = pieces[static_cast<std::size_t>(l)];
-        const double pr = v == 0 || pc == 0 ? 0.0 : exact_product(pc, v);
-        exact = exact && (std::isfinite(pr) || !std::isfinite(v));
-        a2[static_cast<std::size_t>(i * kk + l * k + q)] = std::isfinite(v) ? pr : pc * v;
-      }
-    if (with_c)
-      for (std::int64_t j = 0; j < n; ++j) {
-        const double v = (*in.c)[static_cast<std::size_t>(i * n + j)];
-        const double pr = v == 0 ? 0.0 : exact_product(in.beta, v);
-        exact = exact && std::isfinite(pr);
-        a2[static_cast<std::size_t>(i * kk + np * k + j)] = pr;
-      }
-    if (with_bias) a2[static_cast<std::size_t>(i * kk + kc)] = per_row ? bias[static_cast<std::size_t>(i)] : 1.0;
-  }
-  for (std::int64_t l = 0; l < np; ++l)
-    for (std::int64_t q = 0; q < k; ++q)
-      std::copy_n(b_in.begin() + q * n, n, b2.begin() + (l * k + q) * n);
-  if (with_c)
-    for (std::int64_t j = 0; j < n; ++j) b2[static_cast<std::size_t>((np * k + j) * n + j)] = 1.0;
-  if (with_bias)
-    for (std::int64_t j = 0; j < n; ++j) b2[static_cast<std::size_t>(kc * n + j)] = per_row ? 1.0 : bias[static_cast<std::size_t>(j)];
-  if (!exact) {
+  const EpilogueZ ez = epilogue_exact_z(in);
+  if (!ez.why.empty()) {
     out.status = CaseStatus::NotSupported;
     out.tier = Tier::None;
-    out.reason = "a piece of alpha' times a'_ik or beta c_ij is not an exact double: the exact reference of D is not formed this way";
+    out.reason = ez.why;
     return iv;
   }
-  const GemmRef zref = gemm_reference(MatrixView::row_major(a2.data(), m, kk), MatrixView::row_major(b2.data(), kk, n));
   // act(Z) and D = scale_d act(Z), element by element (MPFR for the smooth activations: the reference's cost).
   std::vector<ActValues> av(static_cast<std::size_t>(m * n));
   parallel_for(static_cast<std::uint64_t>(m * n), 256, [&](std::uint64_t b, std::uint64_t e, unsigned) {
-    for (std::uint64_t x = b; x < e; ++x) av[x] = act_values(model.act, zref.c[x], sd);
+    for (std::uint64_t x = b; x < e; ++x) av[x] = act_values(model.act, ez.z[x], sd);
   });
 
-  EnvelopeModel env = make_envelope(t, k);
-  env.out_unit = 0;  // the accumulation's error alone: the epilogue's roundings and the output's are epilogue_allowed's
-  env.eta_out = 0;
-  std::vector<double> row_a(static_cast<std::size_t>(m), 0.0), col_b(static_cast<std::size_t>(n), 0.0);
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t q = 0; q < k; ++q) row_a[static_cast<std::size_t>(i)] += std::fabs(a_in[static_cast<std::size_t>(i * k + q)]);
-  for (std::int64_t q = 0; q < k; ++q)
-    for (std::int64_t j = 0; j < n; ++j) col_b[static_cast<std::size_t>(j)] += std::fabs(b_in[static_cast<std::size_t>(q * n + j)]);
-  for (double& v : row_a) v *= 1 + 0x1p-45;  // sums of up to 2^20 terms rounded to nearest: within (1 + 2^-53)^K of the truth
-  for (double& v : col_b) v *= 1 + 0x1p-45;
-
+  const EnvelopeModel env = make_envelope(t, k);  // its coefficient, for the terms printed
   const double out_max = of.max_finite();
   std::int64_t graded = 0, exceed = 0, admit_zero = 0, nonfinite = 0, first_nonfinite = -1, worst_index = -1;
   double worst = 0, max_abs = 0, max_ulp = 0, ref_max = 0;
@@ -555,21 +477,13 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
   const auto& codes = *in.codes;
   for (std::int64_t x = 0; x < m * n; ++x) {
     const auto xs = static_cast<std::size_t>(x);
-    const RefValue& z = zref.c[xs];
+    const RefValue& z = ez.z[xs];
     const RefValue& d = av[xs].d;
-    if (!std::isfinite(z.hi) || !std::isfinite(rop.c[xs].hi) || !std::isfinite(d.hi)) {
+    EpilogueElement el = ez.el[xs];
+    if (!std::isfinite(z.hi) || !std::isfinite(el.ref_abs) || !std::isfinite(d.hi)) {
       amax_finite = false;
       continue;
     }
-    EpilogueElement el;
-    el.alpha_eff = alpha_eff;
-    el.alpha_roundings = alpha_roundings;
-    el.E = envelope_allowed(env, std::fabs(rop.c[xs].hi), rop.abs_sum[xs], row_a[static_cast<std::size_t>(x / n)],
-                            col_b[static_cast<std::size_t>(x % n)]);
-    el.ref_abs = std::fabs(rop.c[xs].hi) * (1 + 0x1p-52);
-    el.beta_c = with_c ? std::fabs(in.beta * (*in.c)[xs]) : 0.0;
-    el.bias_abs = with_bias ? std::fabs(bias[static_cast<std::size_t>(per_row ? x / n : x % n)]) : 0.0;
-    el.z_abs = std::fabs(z.hi) * (1 + 0x1p-52);
     el.act_abs = std::fabs(av[xs].act.hi) * (1 + 0x1p-52);
     el.d_abs = std::fabs(d.hi) * (1 + 0x1p-52);
     const EpilogueAllowance al = allowed_of(model, el);
