@@ -190,6 +190,7 @@ std::string describe_epilogue(const EpilogueTraits& e) {
     add(std::string("elementary functions within ") + buf + " relative");
   }
   if (e.round_before_act) add("Z rounded to the output before the activation");
+  if (e.round_before_bias) add("alpha AB + beta C rounded to the output before the bias");
   if (e.fp8_scaling) add("FP8 scale factors");
   if (e.amax) add("amax");
   return s.empty() ? "none" : s;

@@ -144,6 +144,10 @@ struct EpilogueTraits {
   /// Z rounded into the output format before the activation (an unfused linear then activation, as eager
   /// PyTorch computes F.gelu(F.linear(x, w, b))): one more rounding, u_out (|Z| + X).
   bool round_before_act = false;
+  /// With beta != 0 and a bias, alpha' acc + beta C rounded into the output format before the bias is added (and the
+  /// activation applied): cuBLASLt's bias epilogues with C (measured on the H200: docs/epilogue.md, "What cuBLASLt
+  /// computes with beta C and a bias"). One more rounding, u_out (|alpha' A B| + |beta C| + X) + eta_out / 2.
+  bool round_before_bias = false;
   bool fp8_scaling = false;              ///< takes scale_a, scale_b, scale_d (GemmOperands; cuBLASLt's FP8 semantics)
   bool amax = false;                     ///< writes amax = max |act(Z)| (before scale_d) to GemmOperands::amax when asked
   bool active() const { return bias || activations || fp8_scaling || amax; }

@@ -54,6 +54,7 @@ struct EpiHyp {
   int changes = 0;
   Form form = Form::Identity;
   bool round_before_act = false;  ///< Z rounded into the output format before the activation
+  bool round_before_bias = false; ///< Z0 = alpha' acc + beta C rounded into the output format before the bias is added
   bool act_in_out = false;        ///< every operation of the activation rounded into the output format
   BiasMode bias = BiasMode::Declared;
   int scale_times = 1;            ///< scale_d applied this many times (0, 1, 2)
@@ -206,6 +207,7 @@ std::vector<EpiHyp> hypotheses_for(const KernelTraits& t, const EpilogueDiagnose
   EpiHyp decl;
   decl.form = declared_form(ec.activation);
   decl.round_before_act = t.epilogue.round_before_act;
+  decl.round_before_bias = t.epilogue.round_before_bias && c.with_c && !c.bias.empty();
   std::vector<EpiHyp> hs = {decl};
   const auto add = [&](EpiHyp h, std::string id, std::string what) {
     h.id = std::move(id);
@@ -255,6 +257,13 @@ std::vector<EpiHyp> hypotheses_for(const KernelTraits& t, const EpilogueDiagnose
     h.bias = BiasMode::OtherAxis;
     add(h, ec.bias == BiasKind::PerColumn ? "bias_per_row" : "bias_per_column",
         ec.bias == BiasKind::PerColumn ? "the bias per column applied per row (bias[i mod n])" : "the bias per row applied per column (bias[j mod m])");
+    if (c.with_c && out_narrower) {  // cuBLASLt's bias epilogue with C (docs/epilogue.md): alpha' acc + beta C rounded first
+      EpiHyp r = decl;
+      r.changes = 1;
+      r.round_before_bias = !decl.round_before_bias;
+      add(r, decl.round_before_bias ? "ab_not_rounded_before_bias" : "ab_rounded_before_bias",
+          fmt::format("alpha' acc + beta C {}rounded into {} before the bias is added", decl.round_before_bias ? "not " : "", of));
+    }
     const bool bias_rounds = std::any_of(c.bias.begin(), c.bias.end(), [&](double b) { return quantize(out, b) != b; });
     if (bias_rounds) {
       h.bias = BiasMode::RoundedToOut;
@@ -304,10 +313,14 @@ ElementEval evaluate(const EpiHyp& h, const KernelTraits& t, const EpilogueDiagn
     if (h.bias == BiasMode::RoundedToOut) b = quantize(out, b);
   }
   const bool bias_first = !c.bias.empty() && h.bias != BiasMode::AfterAct;
-  double z = bias_first ? a32.r(z0 + b) : z0;
+  // round_before_bias: Z0 rounded into the output format before the bias; values x0 apart round at most an output
+  // ulp further apart (2 u_out |Z0| + eta_out on both sides).
+  const double z0r = h.round_before_bias && bias_first ? quantize(out, z0) : z0;
+  double z = bias_first ? a32.r(z0r + b) : z0r;
   // |z_kernel - z| before the activation: the accumulation's envelope of Z0, where the hypothesis's start lies from
   // Z0, and the bias's rounding on both sides (a rounding is monotone: RN(p + b) and RN(q + b) differ by <= |p - q| + ulp).
-  double dz = mx.x0[x] + std::fabs((z0 - mx.z_hi[x]) - mx.z_lo[x]) + (bias_first ? 2 * u32 * std::fabs(z) + eta32 : 0.0);
+  double dz = mx.x0[x] + std::fabs((z0 - mx.z_hi[x]) - mx.z_lo[x]) + (bias_first ? 2 * u32 * std::fabs(z) + eta32 : 0.0) +
+              (h.round_before_bias && bias_first ? 2 * u_out * std::fabs(z0) + eta_out : 0.0);
   if (h.round_before_act) {
     z = quantize(out, z);
     dz += 2 * u_out * std::fabs(z) + eta_out;
@@ -551,6 +564,7 @@ DiagnosisRecord diagnose_epilogue_kernel(GemmKernel& k, const std::string& suite
   c.bias = in.bias;
   c.scale_d = in.scale_d;
   c.order_known = order_known;
+  c.with_c = beta != 0;
   for (std::size_t b = 0; b < probs.size(); ++b) {
     const Problem& p = *probs[b];
     std::vector<double> c_b;

@@ -35,6 +35,7 @@ struct EpilogueDiagnoseCase {
   std::vector<double> bias;         ///< the bias values (epilogue_bias, in the bias format); empty without a bias
   double scale_d = 1;               ///< as the kernel got it
   bool order_known = false;         ///< acc is the declared order's value (else RN_f32(Z0): the order is unknown)
+  bool with_c = false;              ///< beta != 0: Z0 holds beta C (round_before_bias applies)
   std::vector<EpilogueMatrix> mats;
   std::optional<double> amax;       ///< the kernel's amax, when the case asks it and the runner read it
 };

@@ -32,7 +32,7 @@ bool flag_arg(const std::string& key, const std::string& v) {
 
 /// One key of the fused epilogue (kernels/kernel.hpp, EpilogueTraits; docs/python.md, "Fused epilogues"): bias=row|column,
 /// bias_format=<tag>, activation=relu|gelu_erf|gelu_tanh|silu (several joined by '|'), func_rel_err=<x> or 2^-<e>,
-/// round_before_act, fp8_scaling, amax (0/1). False when `key` is not one of them.
+/// round_before_act, round_before_bias, fp8_scaling, amax (0/1). False when `key` is not one of them.
 bool epilogue_key(EpilogueTraits& e, const std::string& key, const std::string& v) {
   auto each = [&](const char* what, auto parse, auto add) {
     std::stringstream ss(v);
@@ -49,6 +49,7 @@ bool epilogue_key(EpilogueTraits& e, const std::string& key, const std::string& 
   else if (key == "activation") each("activation", parse_activation, [&](Activation a) { e.activations |= bit(a); });
   else if (key == "bias_format") e.bias_format = format_arg(key, v);
   else if (key == "round_before_act") e.round_before_act = flag_arg(key, v);
+  else if (key == "round_before_bias") e.round_before_bias = flag_arg(key, v);
   else if (key == "fp8_scaling") e.fp8_scaling = flag_arg(key, v);
   else if (key == "amax") e.amax = flag_arg(key, v);
   else if (key == "func_rel_err") {
@@ -139,7 +140,7 @@ KernelTraits parse_traits_spec(const std::string& spec) {
     } else if (!epilogue_key(t.epilogue, key, v)) {
       throw InputError(fmt::format("traits: unknown key '{}' (in, a, b, operand, a_operand, b_operand, acc, acc_rounding, "
                                    "input_rounding, products, promote_every, promote, out, batch_invariant, alpha_beta, batched, "
-                                   "bias, bias_format, activation, func_rel_err, round_before_act, fp8_scaling, amax, order last)",
+                                   "bias, bias_format, activation, func_rel_err, round_before_act, round_before_bias, fp8_scaling, amax, order last)",
                                    key));
     }
   }

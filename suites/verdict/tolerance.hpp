@@ -19,7 +19,7 @@ namespace fpcert {
 /// b_operand; acc; acc_rounding (rn, rz, ...); products (exact or a format tag); promote_every;
 /// promote; out; input_rounding; batch_invariant (0/1, docs/audit.md); alpha_beta, batched (0/1); the fused epilogue's
 /// bias (row, column, or both as row|column), bias_format, activation (relu, gelu_erf, gelu_tanh, silu, '|'-joined),
-/// func_rel_err (a number or 2^-e; required with GELU or SiLU), round_before_act, fp8_scaling, amax (0/1)
+/// func_rel_err (a number or 2^-e; required with GELU or SiLU), round_before_act, round_before_bias, fp8_scaling, amax (0/1)
 /// (docs/python.md, "Fused epilogues"); order, last, taking the rest of the spec: an order spec of
 /// kernels/order.hpp such as `order=blocked:block=32,inner=sequential,outer=sequential`). Unnamed
 /// fields keep KernelTraits' defaults (f32 throughout, exact products, round-to-nearest, order

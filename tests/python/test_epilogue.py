@@ -63,6 +63,8 @@ def test_traits_keys_and_clear_errors():
     assert e["func_rel_err"] == 2.0 ** -22 and e["bias_format"] is None and not e["fp8_scaling"]
     assert "gelu_tanh" in t.describe()
     assert fpcert.traits("in=f32,bias=row,bias_format=bf16,round_before_act=1,fp8_scaling=1").epilogue["bias_format"] == "bf16"
+    rb = fpcert.traits("in=bf16,acc=f32,out=bf16,bias=column,round_before_bias=1").epilogue
+    assert rb["round_before_bias"] and not rb["round_before_act"] and "before the bias" in rb["describe"]
     assert fpcert.traits("in=f32").epilogue["describe"] == "none"
     for spec, message in [("in=f32,activation=gelu", "unknown activation 'gelu'"),
                           ("in=f32,bias=diagonal", "unknown bias kind 'diagonal'"),

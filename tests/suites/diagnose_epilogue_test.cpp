@@ -205,6 +205,27 @@ TEST_CASE("diagnose epilogue: Z rounded into bf16 before the activation, declare
   CHECK(find(r, "z_not_rounded_to_out") != nullptr);
 }
 
+TEST_CASE("diagnose epilogue: alpha acc + beta C rounded into bf16 before the bias (cuBLASLt's), declared without it") {
+  KernelTraits computes = epilogue_model_traits(bf16, bf16, &bf16);
+  computes.epilogue.round_before_bias = true;
+  for (const bool unknown : {false, true}) {
+    CAPTURE(unknown);
+    KernelTraits declared = epilogue_model_traits(bf16, bf16, &bf16);
+    if (unknown) declared.sum_order = SummationOrder::unknown();
+    Declaring k(make_epilogue_model("rounds_ab", "alpha acc + beta C rounded into bf16 before the bias", computes), declared);
+    const DiagnosisRecord r = diagnose_case(k, "epilogue_ab_bias_relu");
+    REQUIRE(!r.ranked.empty());
+    CHECK(r.ranked.front().id == "ab_rounded_before_bias");
+    CHECK(r.kind == "consistent");
+    if (!unknown) CHECK(r.ranked.front().matched == r.ranked.front().elements);
+  }
+  // Declared, it is the declared arithmetic; the opposite is a hypothesis with one change.
+  Declaring honest(make_epilogue_model("rounds_ab", "declared", computes), computes);
+  const DiagnosisRecord r = diagnose_case(honest, "epilogue_ab_bias_relu");
+  CHECK(r.kind == "declared");
+  CHECK(find(r, "ab_not_rounded_before_bias") != nullptr);
+}
+
 TEST_CASE("diagnose epilogue: certify --diagnose diagnoses a failed epilogue case") {
   RunResult run;
   CaseResult c;

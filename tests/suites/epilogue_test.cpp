@@ -369,7 +369,7 @@ struct SimOut {
 /// A kernel in binary32: each element's products summed in a random order, then the epilogue in a random operation order
 /// (alpha' formed in one of three ways, the addends in a random order or fused, one of kOrders activation forms), D
 /// rounded to nearest into the output format. `bug` makes it wrong in one way.
-SimOut simulate(const SimCall& s, Bug bug, std::uint64_t seed, bool rounds_z = false) {
+SimOut simulate(const SimCall& s, Bug bug, std::uint64_t seed, bool rounds_z = false, bool rounds_before_bias = false) {
   const Problem& p = *s.p;
   const KernelTraits& t = *s.t;
   const EpilogueCase& ec = *s.ec;
@@ -409,7 +409,10 @@ SimOut simulate(const SimCall& s, Bug bug, std::uint64_t seed, bool rounds_z = f
     if (bug == Bug::BiasScaledByAlpha) bias = 0;
     float z = 0;
     const float t2 = beta * cv;
-    if (s.beta != 0 && draw(2) == 0) {
+    if (rounds_before_bias && s.beta != 0 && bias != 0) {
+      // cuBLASLt's bias epilogue with C (measured): alpha' acc + beta c rounded into the output format, then the bias
+      z = static_cast<float>(quantize(*t.out, draw(2) ? std::fma(ap, base, t2) : t1 + t2)) + bias;
+    } else if (s.beta != 0 && draw(2) == 0) {
       z = std::fma(ap, base, t2) + bias;  // fused alpha' acc + beta c
     } else {
       float terms[3] = {t1, t2, bias};
@@ -450,7 +453,7 @@ struct Graded {
   double amax = 0;
 };
 Graded grade_sim(const Problem& p, const KernelTraits& t, const EpilogueCase& ec, bool ab, Bug bug, std::uint64_t seed,
-                 bool rounds_z = false) {
+                 bool rounds_z = false, bool rounds_before_bias = false) {
   SimCall s;
   s.p = &p;
   s.t = &t;
@@ -466,7 +469,7 @@ Graded grade_sim(const Problem& p, const KernelTraits& t, const EpilogueCase& ec
     s.sb = epilogue_scalar(ec.scale_b, t);
     s.sd = epilogue_scalar(ec.scale_d, t);
   }
-  const SimOut sim = simulate(s, bug, seed, rounds_z);
+  const SimOut sim = simulate(s, bug, seed, rounds_z, rounds_before_bias);
   EpilogueGrade g;
   g.problem = &p;
   g.traits = &t;
@@ -788,4 +791,31 @@ TEST_CASE("round_before_act: Z rounded to bf16 before the activation passes wher
   }
   MESSAGE(failed_undeclared, " of 3 activations fail with the rounding of Z undeclared");
   CHECK(failed_undeclared == 3);
+}
+
+TEST_CASE("round_before_bias: alpha' acc + beta C rounded to bf16 before the bias passes where declared, fails where not") {
+  KernelTraits t = epilogue_traits(bf16, bf16);
+  const Problem p = generate("uniform:m=24,n=20,k=16,seed=13");
+  int failed_undeclared = 0, cases = 0;
+  for (Activation a : {Activation::None, Activation::Relu, Activation::GeluTanh}) {
+    const EpilogueCase ec = make_case(BiasKind::PerColumn, a, false, 41);
+    t.epilogue.round_before_bias = true;
+    const Graded ok = grade_sim(p, t, ec, true, Bug::None, 8, false, true);
+    INFO(to_string(a), ": ", ok.r.reason);
+    CHECK(ok.r.status == CaseStatus::Pass);
+    CHECK(std::any_of(ok.r.envelope.terms.begin(), ok.r.envelope.terms.end(),
+                      [](const BoundTerm& term) { return term.name == "rounding before the bias"; }));
+    // Declared, a kernel that does not round there passes too (the term is an allowance), and beta = 0 adds no term.
+    CHECK(grade_sim(p, t, ec, true, Bug::None, 8).r.status == CaseStatus::Pass);
+    const Graded no_c = grade_sim(p, t, ec, false, Bug::None, 8);
+    CHECK(no_c.r.status == CaseStatus::Pass);
+    CHECK(std::none_of(no_c.r.envelope.terms.begin(), no_c.r.envelope.terms.end(),
+                       [](const BoundTerm& term) { return term.name == "rounding before the bias"; }));
+    t.epilogue.round_before_bias = false;
+    // Undeclared, where the bias cancels alpha' acc + beta c, the bf16 rounding of the larger sum exceeds the allowance.
+    failed_undeclared += grade_sim(p, t, ec, true, Bug::None, 8, false, true).r.status == CaseStatus::Fail;
+    ++cases;
+  }
+  MESSAGE(failed_undeclared, " of ", cases, " activations fail with the rounding before the bias undeclared");
+  CHECK(failed_undeclared == cases);
 }

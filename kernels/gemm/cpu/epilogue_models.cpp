@@ -6,6 +6,7 @@
 //   acc = fma(a_{K-1}, b_{K-1}, ... fma(a_0, b_0, +0))       k ascending, exact products of the stored operands
 //   alpha' = RN(RN(alpha scale_a) scale_b)                   (alpha alone when no scale is passed)
 //   z = RN(RN(alpha' acc) + RN(beta c))                      (RN(alpha' acc) when beta = 0: C is never read)
+//   z = RN_out(z)                                            only when the traits declare round_before_bias and C is read
 //   z = RN(z + bias_j) or RN(z + bias_i)                     per column / per row, the bias exact in fp32
 //   z = RN_out(z)                                            only when the traits declare round_before_act
 //   y = act(z)                                               ReLU max(z, 0); GELU, SiLU below, through glibc's
@@ -121,6 +122,7 @@ class EpilogueModel final : public CpuModel {
         float z = acc[static_cast<std::size_t>(i * ops.n + j)];
         if (alpha != 1.0f) z = alpha * z;
         if (read_c) z = z + beta * static_cast<float>(to_double(out, from_container(out, load_code(ops.c_in, at, cb))));
+        if (e.round_before_bias && read_c && ops.bias_kind != BiasKind::None) z = static_cast<float>(to_double(out, round_double(out, z, rn).code));
         if (ops.bias_kind != BiasKind::None) z = z + bias_at(i, j);
         if (e.round_before_act) z = static_cast<float>(to_double(out, round_double(out, z, rn).code));
         float y = activate(act, z);

@@ -291,6 +291,7 @@ struct EpiModel {
   ActEnv env;
   double scale_d = 1;
   bool round_before_act = false;
+  bool round_before_bias = false;
   double bias_u = 0;  ///< u when the bias format is not contained in the arithmetic's (its conversion rounds), else 0
 };
 EpiModel epi_model(const KernelTraits& t, const EpilogueCase& ec, double scale_d) {
@@ -301,6 +302,7 @@ EpiModel epi_model(const KernelTraits& t, const EpilogueCase& ec, double scale_d
   m.env = act_env(m.act, m.un.u, m.un.eta, t.epilogue.func_rel_err);
   m.scale_d = scale_d;
   m.round_before_act = ec.active && t.epilogue.round_before_act;
+  m.round_before_bias = ec.active && t.epilogue.round_before_bias;
   const Format& bf = epilogue_bias_format(t);
   m.bias_u = bf.precision() > m.un.arith->precision() || bf.emin() < m.un.arith->emin() ? m.un.u : 0.0;
   return m;
@@ -316,6 +318,9 @@ EpilogueAllowance allowed_of(const EpiModel& m, const EpilogueElement& e) {
   const double bias_conv = m.bias_u * e.bias_abs + (m.bias_u > 0 ? eta / 2 : 0.0);
   double X = a * e.E + g_alpha * a * Q + u * e.beta_c + bias_conv +
              gamma_of(j, u) * (a * Q * (1 + g_alpha) + e.beta_c * (1 + u) + e.bias_abs + bias_conv) + 3 * eta;
+  // round_before_bias: alpha' acc + beta c (at most |alpha'| Q (1 + g_alpha) + |beta c| (1 + u) in magnitude, X off)
+  // rounded into the output format before the bias is added, when both are there.
+  if (m.round_before_bias && e.beta_c > 0 && e.bias_abs > 0) X += u_out * (a * Q * (1 + g_alpha) + e.beta_c * (1 + u) + X) + eta_out / 2;
   if (m.round_before_act) X += u_out * (e.z_abs + X) + eta_out / 2;
   double Y = X;
   if (m.act != Activation::None)
@@ -567,6 +572,10 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
                    "gamma_j (|alpha'| Q (1 + gamma_{}) + |beta c| (1 + u) + |bias|) + 3 eta, Q = |A'B'| + E, j the nonzero addends beyond the "
                    "first; u = {}, eta = {}",
                    alpha_roundings + 1, alpha_roundings + 1, alpha_roundings + 1, pow2_text(u), pow2_text(model.un.eta))});
+  if (model.round_before_bias && in.beta != 0 && with_bias)
+    out.envelope.terms.push_back({"rounding before the bias", model.un.u_out,
+                                  "X += u_out (|alpha'| Q (1 + gamma) + |beta c| (1 + u) + X) + eta_out / 2: alpha' acc + beta c rounded to "
+                                  "the output format, then the bias added"});
   if (model.round_before_act)
     out.envelope.terms.push_back({"rounding before the activation", model.un.u_out, "X' = X + u_out (|Z| + X) + eta_out / 2"});
   if (model.act != Activation::None) {

@@ -18,6 +18,7 @@
 // a bias format wider than the arithmetic's adds its conversion, u |bias| + eta / 2:
 //   |Z^ - Z| <= X = |alpha'| E + gamma_{r+1} |alpha'| Q + u |beta c| + gamma_j (|alpha'| Q (1 + gamma_{r+1})
 //                   + |beta c| (1 + u) + |bias|) + 3 eta,        j = the addends of Z beyond the first
+//   round_before_bias (beta != 0 and a bias): X += u_out (|alpha'| Q (1 + gamma_{r+1}) + |beta c| (1 + u) + X) + eta_out / 2
 //   round_before_act: X' = X + u_out (|Z| + X) + eta_out / 2
 //   |act^(Z^) - act(Z)| <= Y = L X' + rel (|act(Z)| + L X') + abs (|Z| + X') + floor     (ActivationEnvelope, L Lipschitz)
 //   scale_d: Y' = |scale_d| Y + u |scale_d| (|act(Z)| + Y) + eta / 2   (Y' = Y when scale_d is 1 exactly)
