@@ -693,7 +693,7 @@ section_epilogue_torch() {
 section_diagnose_epilogue() {
   local k c
   for k in cublaslt_bf16_epilogue cublaslt_f16_epilogue; do
-    for c in epilogue_gelu_tanh epilogue_relu_bias; do
+    for c in epilogue_gelu_tanh epilogue_relu_bias epilogue_ab_bias_relu; do
       run timeout 300 "$BIN/fpcert" diagnose --kernel "$k" --case "$c" --top 24 --json "$OUT/diag_epi_${k}_$c.json" > "$OUT/diag_epi_${k}_$c.txt" 2>&1
       echo "rc=$?"; cat "$OUT/diag_epi_${k}_$c.txt" | head -40
     done

@@ -207,6 +207,11 @@ class CublasLtGemm final : public GemmKernel {
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
     if (m < 0 || n < 0 || k < 0) return Support::no("negative dimension");
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX) return Support::no("cuBLASLt's descriptors take 32-bit row and column counts");
+    // "All matrix dimensions must meet the optimal requirements listed in Tensor Core Usage (i.e. pointers and matrix
+    // dimension must support 16-byte alignment)" (cuBLAS documentation, cublasLtMatmul, FP8): 16 one-byte elements.
+    if (cfg_.fp8 && (m % 16 != 0 || n % 16 != 0 || k % 16 != 0))
+      return Support::no("cuBLASLt's FP8 kernels need M, N and K multiples of 16 (16-byte aligned dimensions: cuBLAS documentation, "
+                         "cublasLtMatmul, FP8), not " + std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k));
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
       cudaGetLastError();

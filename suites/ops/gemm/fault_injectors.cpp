@@ -466,7 +466,10 @@ class FaultInjector final : public GemmKernel {
   std::vector<double> partial(const GemmOperands& ops, const Image& a, const Image& b, std::int64_t k0, std::int64_t k1, std::int64_t kc) {
     const std::int64_t len = (k1 - k0 + kc - 1) / kc * kc;
     const KernelTraits& t = traits();
-    Image ca{ops.m, len, len, Layout::RowMajor, t.a_input, {}}, cb{len, ops.n, ops.n, Layout::RowMajor, t.b_input, {}};
+    // The chunks keep the call's layouts of A and B (a kernel may take only some: cuBLASLt's FP8 takes A row-major
+    // and B column-major only), unpadded; C row-major.
+    const bool a_col = ops.a_layout == Layout::ColMajor, b_col = ops.b_layout == Layout::ColMajor;
+    Image ca{ops.m, len, a_col ? ops.m : len, ops.a_layout, t.a_input, {}}, cb{len, ops.n, b_col ? len : ops.n, ops.b_layout, t.b_input, {}};
     ca.bytes.assign(static_cast<std::size_t>(ca.extent() * ca.cb()), 0);
     cb.bytes.assign(static_cast<std::size_t>(cb.extent() * cb.cb()), 0);
     for (std::int64_t i = 0; i < ops.m; ++i)
@@ -482,11 +485,11 @@ class FaultInjector final : public GemmKernel {
     GemmOperands o = without_epilogue(ops);  // the partial products alone: a fused epilogue is not the chunks' to apply
     o.k = len;
     o.a = sa;
-    o.lda = len;
-    o.a_layout = Layout::RowMajor;
+    o.lda = ca.ld;
+    o.a_layout = ops.a_layout;
     o.b = sb;
-    o.ldb = ops.n;
-    o.b_layout = Layout::RowMajor;
+    o.ldb = cb.ld;
+    o.b_layout = ops.b_layout;
     o.c = sc;
     o.ldc = ops.n;
     o.c_layout = Layout::RowMajor;

@@ -344,6 +344,19 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
       ++aseed;
       r.push_back(cs);
     }
+    // The same general and beta = 0 calls in the one shape cuBLASLt's FP8 GEMM takes (nt/c_row, M, N, K multiples of 16:
+    // layout_nt_aligned), so that a kernel restricted to it meets alpha, beta and an unread C too (seeds 236, 237).
+    const std::int64_t fm = c.device ? 128 : 48, fn = c.device ? 80 : 32, fk = c.device ? 256 : 64;
+    for (const Ab& x : {Ab{"ab_general_nt_aligned", 0.7, -1.3, false, "alpha = 0.7, beta = -1.3, C apart"},
+                        Ab{"ab_beta0_nt_aligned", -0.35, 0, false, "alpha = -0.35, beta = 0: C holds NaN"}}) {
+      CaseSpec cs = covering({x.id, gemm3("uniform", fm, fn, fk, aseed), BoundVariant::Independent,
+                              fmt::format("D = alpha AB + beta C: {} (nt/c_row, M, N, K = {}, {}, {}: cuBLASLt's FP8 shape)", x.what, fm, fn, fk)},
+                             {"epilogue.alpha_beta"});
+      cs.alpha_beta = AlphaBetaCase{true, x.alpha, x.beta, x.in_place, 100 + aseed};
+      cs.layout = GemmLayout{Layout::RowMajor, Layout::ColMajor, Layout::RowMajor};
+      ++aseed;
+      r.push_back(cs);
+    }
   }
   // Strided batches as cublasGemmStridedBatchedEx calls them (docs/suites.md, "batch.strided"): every batch its own
   // data (seeds apart), graded as its own matrix; gap rows between consecutive matrices (A's and B's poisoned, C's
@@ -482,6 +495,13 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
                                     "as IEEE says",
                                     sp.tag, acc)},
                        {"values.special"}));
+  {  // the same data in cuBLASLt's FP8 shape (nt/c_row; M = N = mn and K = 64 are multiples of 16), for kernels restricted to it
+    CaseSpec nt = r.back();
+    nt.id += "_nt";
+    nt.note += " (B column-major: nt/c_row)";
+    nt.layout = GemmLayout{Layout::RowMajor, Layout::ColMajor, Layout::RowMajor};
+    r.push_back(nt);
+  }
   // Subnormal inputs that stay subnormal through every scaling: all of A in the storage format's subnormal range
   // (uniform [-1, 1) times its smallest normal), B uniform, so C is small and, with an fp32 output and fp32 or
   // bf16 storage, partly subnormal. A kernel that reads subnormal inputs as zero (DAZ) returns zeros; one that
