@@ -15,7 +15,9 @@ namespace fpcert {
 // The minor 8 layout: gemm_epilogue right after the minor 7 fields, the call's epilogue right after the batch fields;
 // on LP64 the sizes are pinned, so that an edit of the header that moves a field fails here instead of breaking every
 // built plugin silently.
-static_assert(FPCERT_KERNEL_SIZE_MINOR7 + sizeof(fpcert_gemm_epilogue_traits) == sizeof(fpcert_kernel));
+static_assert(FPCERT_KERNEL_SIZE_MINOR7 + sizeof(fpcert_gemm_epilogue_traits) == FPCERT_KERNEL_SIZE_MINOR8);
+// Minor 9: gemm_round_before_bias and its reserved twin right after gemm_epilogue.
+static_assert(FPCERT_KERNEL_SIZE_MINOR8 + 2 * sizeof(std::int32_t) == sizeof(fpcert_kernel));
 static_assert(offsetof(fpcert_gemm_args, epilogue) == offsetof(fpcert_gemm_args, stride_c) + sizeof(std::int64_t));
 static_assert(sizeof(void*) != 8 || (sizeof(fpcert_gemm_epilogue_traits) == 40 && sizeof(fpcert_gemm_epilogue_args) == 48 &&
                                      FPCERT_KERNEL_SIZE_MINOR7 == 576 && sizeof(fpcert_gemm_args) == 216));
@@ -42,6 +44,7 @@ std::string known_bits(const Table& table) {
 }  // namespace
 
 bool has_epilogue_abi_field(const fpcert_kernel& k) { return k.struct_size >= FPCERT_KERNEL_SIZE_MINOR7 + sizeof(k.gemm_epilogue); }
+bool has_round_before_bias_field(const fpcert_kernel& k) { return k.struct_size >= FPCERT_KERNEL_SIZE_MINOR8 + 2 * sizeof(std::int32_t); }
 
 void validate_epilogue_abi(const fpcert_kernel& k, const std::function<void(const std::string&)>& kerr, const std::string& versions) {
   if (!has_epilogue_abi_field(k)) return;
@@ -77,6 +80,13 @@ void validate_epilogue_abi(const fpcert_kernel& k, const std::function<void(cons
   for (const auto& [field, v] : {std::pair<const char*, std::int32_t>{"round_before_act", e.round_before_act},
                                  {"fp8_scaling", e.fp8_scaling}, {"amax", e.amax}})
     if (v != 0 && v != 1) kerr(fmt::format("gemm_epilogue.{} = {}: 0 or 1{}", field, v, versions));
+  if (has_round_before_bias_field(k)) {  // minor 9
+    if (k.gemm_round_before_bias != 0 && k.gemm_round_before_bias != 1)
+      kerr(fmt::format("gemm_round_before_bias = {}: 0 or 1{}", k.gemm_round_before_bias, versions));
+    else if (k.gemm_round_before_bias == 1 && e.bias_kinds == 0)
+      kerr("gemm_round_before_bias = 1 without a bias (gemm_epilogue.bias_kinds is 0): it describes where the bias is added");
+    if (k.reserved_minor9 != 0) kerr(fmt::format("reserved_minor9 = {}: must be 0{}", k.reserved_minor9, versions));
+  }
 }
 
 EpilogueTraits epilogue_from_abi(const fpcert_kernel& k) {
@@ -91,6 +101,7 @@ EpilogueTraits epilogue_from_abi(const fpcert_kernel& k) {
   t.func_rel_err = e.func_rel_err;
   t.func_note = e.func_note ? e.func_note : "";
   t.round_before_act = e.round_before_act == 1;
+  t.round_before_bias = has_round_before_bias_field(k) && k.gemm_round_before_bias == 1;  // minor 9; older: 0
   t.fp8_scaling = e.fp8_scaling == 1;
   t.amax = e.amax == 1;
   return t;

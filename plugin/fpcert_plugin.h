@@ -41,10 +41,11 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 8 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
+#define FPCERT_PLUGIN_ABI_MINOR 9 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
                                      3: reductions; 4: GEMM layouts; 5: GEMM alpha/beta, fields appended to fpcert_gemm_args;
                                      6: softmax and normalisation; 7: GEMM strided batches, appended to fpcert_gemm_args too;
-                                     8: GEMM fused epilogues, to both, declared in fpcert_plugin_epilogue.h) */
+                                     8: GEMM fused epilogues, to both, declared in fpcert_plugin_epilogue.h;
+                                     9: the epilogue's rounding before the bias) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
@@ -615,6 +616,12 @@ typedef struct fpcert_kernel {
 
   /* ---- appended in ABI minor 8 (a kernel of an older minor has none: no epilogue) */
   fpcert_gemm_epilogue_traits gemm_epilogue;           /* GEMM: bias, activations, FP8 scaling, amax (all 0: none) */
+
+  /* ---- appended in ABI minor 9 (a kernel of an older minor has none: 0) */
+  int32_t gemm_round_before_bias;                      /* GEMM: 1 = with beta != 0 and a bias, alpha' acc + beta C is rounded
+                                                          into the output format before the bias is added (cuBLASLt's bias
+                                                          epilogues with C); 0: one rounding (docs/plugin.md, "Fused epilogues") */
+  int32_t reserved_minor9;                             /* 0 */
 } fpcert_kernel;
 
 /* Bits of fpcert_kernel.gemm_layouts (ABI minor 4): one per combination, bit (a + 2 b + 4 c) with 0 = row-major and
@@ -641,6 +648,8 @@ typedef struct fpcert_kernel {
 #define FPCERT_KERNEL_SIZE_MINOR6 offsetof(fpcert_kernel, gemm_batched)
 /* sizeof(fpcert_kernel) of ABI minor 7, whose kernels end before gemm_epilogue (read as no epilogue). */
 #define FPCERT_KERNEL_SIZE_MINOR7 offsetof(fpcert_kernel, gemm_epilogue)
+/* sizeof(fpcert_kernel) of ABI minor 8, whose kernels end before gemm_round_before_bias (read as 0). */
+#define FPCERT_KERNEL_SIZE_MINOR8 offsetof(fpcert_kernel, gemm_round_before_bias)
 
 /* What fpcert_plugin_enumerate returns: a table with static storage duration. */
 typedef struct fpcert_plugin_info {

@@ -380,6 +380,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                                     : info->abi_minor == 5 ? FPCERT_KERNEL_SIZE_MINOR5
                                     : info->abi_minor == 6 ? FPCERT_KERNEL_SIZE_MINOR6
                                     : info->abi_minor == 7 ? FPCERT_KERNEL_SIZE_MINOR7
+                                    : info->abi_minor == 8 ? FPCERT_KERNEL_SIZE_MINOR8
                                                            : sizeof(fpcert_kernel);
   // A newer minor's entries may be longer, but a C compiler's sizeof is a multiple of the alignment (a table
   // of any other stride has misaligned entries: found by tests/fuzz/fuzz_plugin), and no entry is 64 KiB.

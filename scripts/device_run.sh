@@ -686,10 +686,9 @@ section_epilogue_torch() {
   run timeout 500 python3 -m pytest -q -rA -s -p no:cacheprovider -p fpcert.pytest_plugin tests/python/test_torch_epilogue_gpu.py 2>&1 |
     tee "$OUT/epilogue_torch/torch_epilogue.log" | grep -E "^torch_|passed|failed|skipped|Error" | tail -80
 }
-# Epilogue diagnosis (issue 47 for issue 37; docs/diagnose.md, "Epilogues"): what cuBLASLt's GELU epilogue computes,
-# bf16 and f16 outputs, on the certify suite's GELU case (refused by certify: beyond the tanh form's envelope even with
-# tanh.approx's error); the ReLU + bias case as the control (certified: expect "declared"); certify --diagnose on the
-# bf16 subject (each failed epilogue case diagnosed, the records in JSON).
+# Epilogue diagnosis (issue 47 for issue 37; docs/diagnose.md, "Epilogues"): the cuBLASLt subjects against their own
+# declaration (Z rounded before the GELU, alpha AB + beta C rounded before the bias: both measured) on the GELU, ReLU +
+# bias and alpha/beta + bias cases, bf16 and f16 outputs (expect "declared"); certify --diagnose on the bf16 subject.
 section_diagnose_epilogue() {
   local k c
   for k in cublaslt_bf16_epilogue cublaslt_f16_epilogue; do

@@ -429,8 +429,43 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;
     expect_one(validate_plugin_info(&info, "t"), {"unknown bits 0x200", "this fpcert speaks plugin ABI"});
     // The minor 7 stride the loader expects is the header's, and the call's epilogue follows the batch fields.
-    CHECK(FPCERT_KERNEL_SIZE_MINOR7 + sizeof(fpcert_gemm_epilogue_traits) == sizeof(fpcert_kernel));
+    CHECK(FPCERT_KERNEL_SIZE_MINOR7 + sizeof(fpcert_gemm_epilogue_traits) == FPCERT_KERNEL_SIZE_MINOR8);
     CHECK(offsetof(fpcert_gemm_args, epilogue) == offsetof(fpcert_gemm_args, stride_c) + sizeof(std::int64_t));
+  }
+  SUBCASE("the rounding before the bias (minor 9): read, refused when not 0/1 or without a bias; a minor 8 table reads 0") {
+    fpcert_gemm_epilogue_traits& e = k.gemm_epilogue;
+    e.bias_kinds = FPCERT_EPILOGUE_BIT(FPCERT_BIAS_COLUMN);
+    e.activations = FPCERT_EPILOGUE_BIT(FPCERT_ACTIVATION_RELU);
+    k.gemm_alpha_beta = 1;
+    k.gemm_round_before_bias = 1;
+    REQUIRE(validate_plugin_info(&info, "t").empty());
+    static const std::string newname = fresh("minor9");
+    static fpcert_kernel k9 = k;
+    k9.name = newname.c_str();
+    static fpcert_plugin_info i9 = table(&k9, 1);
+    register_plugin_info(&i9, "minor9");
+    const EpilogueTraits t9 = make_gemm_kernel(newname)->traits().epilogue;
+    CHECK(t9.round_before_bias);
+    CHECK(describe_epilogue(t9).find("before the bias") != std::string::npos);
+    // A minor 8 kernel ends before the field: a value set in the full struct is cut off, never read (never refused).
+    static std::vector<unsigned char> bytes(FPCERT_KERNEL_SIZE_MINOR8, 0);
+    static const std::string oldname = fresh("minor8b");
+    fpcert_kernel k8 = k;
+    k8.name = oldname.c_str();
+    k8.gemm_round_before_bias = 7;
+    const fpcert_plugin_info old = older_table(info, k8, 8, FPCERT_KERNEL_SIZE_MINOR8, bytes);
+    CHECK(validate_plugin_info(&old, "t").empty());
+    register_plugin_info(&old, "minor8b");
+    CHECK_FALSE(make_gemm_kernel(oldname)->traits().epilogue.round_before_bias);
+    k.gemm_round_before_bias = 2;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm_round_before_bias = 2: 0 or 1"});
+    k.gemm_round_before_bias = 1;
+    e.bias_kinds = 0;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm_round_before_bias = 1 without a bias"});
+    e.bias_kinds = FPCERT_EPILOGUE_BIT(FPCERT_BIAS_COLUMN);
+    k.reserved_minor9 = 5;
+    expect_one(validate_plugin_info(&info, "t"), {"reserved_minor9 = 5"});
+    CHECK(FPCERT_KERNEL_SIZE_MINOR8 + 2 * sizeof(std::int32_t) == sizeof(fpcert_kernel));
   }
   SUBCASE("a newer minor is accepted") {
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;

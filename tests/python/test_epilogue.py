@@ -135,7 +135,7 @@ def test_certify_a_correct_numpy_epilogue_passes_every_case_it_takes():
 
 def test_certify_refuses_gelu_forms_swapped_where_gelu_is_asked_only():
     cases = _certify(epilogue_fn(swap_gelu=True), "gelu_swapped")
-    gelu = [k for k in cases if "gelu" in k]
+    gelu = [k for k in cases if "gelu" in k and cases[k]["status"] != "not_supported"]  # e.g. the FP8 case: not taken
     assert gelu and all(cases[k]["status"] == "fail" for k in gelu), {k: cases[k]["status"] for k in gelu}
     for k in ("epilogue_bias_col", "epilogue_silu"):
         if k in cases:
