@@ -95,6 +95,23 @@ class PyKernel final : public GemmKernel {
   std::string description() const override { return description_; }
   Backend backend() const override { return Backend::Plugin; }
   const KernelTraits& traits() const override { return traits_; }
+  /// The callable's own can_implement(m, n, k) when it has one (python/fpcert: fn.can_implement): None or True takes
+  /// the shape, a string or False declines it (the string is the reason), before any data.
+  Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
+    py::gil_scoped_acquire gil;
+    const py::object a = *adapter_;
+    if (!py::hasattr(a, "can_implement")) return Support::yes();
+    try {
+      const py::object r = a.attr("can_implement")(m, n, k);
+      if (r.is_none() || (py::isinstance<py::bool_>(r) && r.cast<bool>())) return Support::yes();
+      return Support::no(py::isinstance<py::str>(r) ? r.cast<std::string>() : std::string("the callable's can_implement declines this shape"));
+    } catch (py::error_already_set& e) {
+      const std::string what = e.what();
+      e.restore();
+      PyErr_Clear();
+      return Support::no("the callable's can_implement raised: " + what);
+    }
+  }
   void run(const GemmOperands& ops) override {
     if (ops.a_layout != Layout::RowMajor || ops.b_layout != Layout::RowMajor)
       throw NotSupportedError("python kernels take row-major operands");

@@ -362,6 +362,10 @@ def _gemm_adapter(fn, t, device):
         c, tc = _to_numpy(out, t.out, np.ndim(a_codes))  # 3-D: a strided batched call (traits batched)
         bits = _CONTAINER_BITS[t.out]
         return _codes(c, tc, t.out).astype(_CONTAINER[bits])
+    # fn.can_implement(m, n, k) -> None / True (it takes the shape) or a reason (str) / False: asked before the data, as
+    # a plugin's can_implement is (a NotImplementedError from fn itself comes after the data: a failure).
+    if callable(getattr(fn, "can_implement", None)):
+        adapter.can_implement = fn.can_implement
     return adapter
 
 
@@ -383,7 +387,8 @@ def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, dev
     batch_* cases then run (docs/python.md, "Strided batches"). Traits with a fused epilogue (``bias=column``,
     ``activation=gelu_tanh``, ``func_rel_err=``, ``fp8_scaling=1``, ``amax=1``, ...) declare ``fn(A, B, bias=...,
     activation=...[, scale_a=, scale_b=, scale_d=][, amax=])``; the epilogue cases then run (docs/python.md, "Fused
-    epilogues"); raising NotImplementedError makes a case "not supported"."""
+    epilogues"); raising NotImplementedError makes a case "not supported". A shape fn cannot take is declined before
+    the data by ``fn.can_implement(m, n, k)`` (an attribute: None or True to take it, a reason string or False not to)."""
     t = traits(traits_)
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
     adapter = _gemm_adapter(fn, t, device)

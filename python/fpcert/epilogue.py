@@ -109,7 +109,8 @@ def torch_scaled_mm(out_dtype=None):
     factors (fp32 scalar tensors on A's device), B passed column-major as it requires, D = RN_out(scale_a scale_b A B +
     bias). What it does not expose is declined ("not supported"): an activation, scale_d other than 1 with a non-FP8
     output (scale_result applies to FP8 outputs only), a bias per row, and amax (torch >= 2.4 returns D alone; an older
-    torch returning (D, amax) hands its amax back)."""
+    torch returning (D, amax) hands its amax back). Shapes that are not multiples of 16 are declined before the data
+    (fn.can_implement)."""
     def fn(A, B, bias=None, activation="none", scale_a=1.0, scale_b=1.0, scale_d=1.0, amax=None, **_):
         torch = _torch()
         if activation != "none":
@@ -137,6 +138,12 @@ def torch_scaled_mm(out_dtype=None):
         elif amax is not None:
             raise NotImplementedError("torch._scaled_mm returns no amax in this torch (>= 2.4)")
         return out
+
+    def can_implement(m, n, k):  # before the data (fpcert.certify asks it): what cuBLASLt's FP8 GEMM takes
+        if m % 16 or n % 16 or k % 16:
+            return f"torch._scaled_mm takes dimensions that are multiples of 16 (cuBLASLt's FP8 GEMM), not {m} x {n} x {k}"
+        return None
+    fn.can_implement = can_implement
     return fn
 
 

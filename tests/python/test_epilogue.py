@@ -148,3 +148,23 @@ def test_certify_refuses_a_bias_added_along_the_wrong_axis():
     for k in ("epilogue_gelu_erf", "epilogue_silu"):  # no bias there: right
         if k in cases:
             assert cases[k]["status"] == "pass", (k, cases[k].get("reason"))
+
+
+def test_can_implement_declines_a_shape_before_the_data():
+    """fn.can_implement(m, n, k) is asked before the data: a reason string declines the case ("not supported", the reason
+    kept), None takes it; a can_implement that raises declines too, naming the error. (torch._scaled_mm's callable uses
+    it for its multiples of 16.)"""
+    fn = epilogue_fn()
+    fn.can_implement = lambda m, n, k: None if m == n else f"square only, not {m} x {n}"
+    cases = _certify(fn, "square_only")
+    declined = {k: c for k, c in cases.items() if "square only" in (c.get("reason") or "")}
+    assert declined and all(c["status"] == "not_supported" for c in declined.values()), {k: c["status"] for k, c in cases.items()}
+    assert all(c["status"] in ("pass", "not_supported") for c in cases.values())
+
+    def broken(m, n, k):
+        raise ValueError("no shapes today")
+    fn2 = epilogue_fn()
+    fn2.can_implement = broken
+    cases2 = _certify(fn2, "can_implement_raises")
+    assert cases2 and all(c["status"] == "not_supported" for c in cases2.values())
+    assert any("no shapes today" in (c.get("reason") or "") for c in cases2.values())
