@@ -92,6 +92,8 @@ CaseResult run_spec_for_diagnosis(GemmKernel& k, const std::string& suite, const
     s.batch = cs.batch;
     s.epilogue = cs.epilogue;
     if (batches) s.batch_problems = &batches->problems, s.batch_refs = &batches->refs;
+  } else if (!k.can_implement_layout(GemmLayout{}).ok) {
+    s.layout = cs.layout;  // a kernel that takes some layouts only (cuBLASLt's FP8: nt/c_row): the case's own
   }
   RunOptions ro;
   ro.output = &got;
