@@ -383,13 +383,17 @@ def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, dev
     batch_* cases then run (docs/python.md, "Strided batches"). Traits with a fused epilogue (``bias=column``,
     ``activation=gelu_tanh``, ``func_rel_err=``, ``fp8_scaling=1``, ``amax=1``, ...) declare ``fn(A, B, bias=...,
     activation=...[, scale_a=, scale_b=, scale_d=][, amax=])``; the epilogue cases then run (docs/python.md, "Fused
-    epilogues"); raising NotImplementedError makes a case "not supported"."""
+    epilogues"). A case fn cannot take is declined before its data: what the traits do not declare is "not supported",
+    and ``fn.can_implement(m, n, k)``, when fn has it, is asked first (None or True: taken; False or a string, the
+    reason: "not supported"); a NotImplementedError raised inside the call comes after the data and fails the case as a
+    late decline."""
     t = traits(traits_)
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
     adapter = _gemm_adapter(fn, t, device)
     desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
     run = _json.loads(_fpcert.certify(adapter, t, kname, desc, suite, mn or 0, case or "", variant or "", tier or "", "",
-                                      "python: fpcert.certify(" + kname + ", suite=" + repr(suite) + ")", bool(deterministic)))
+                                      "python: fpcert.certify(" + kname + ", suite=" + repr(suite) + ")", bool(deterministic),
+                                      getattr(fn, "can_implement", None)))
     res = Results(run)
     if collector is not None:
         collector("certify", run)
