@@ -89,29 +89,29 @@ py::dict bound_dict(const Bound& b) {
 /// case's error ("kernel threw: ..."), never a crash.
 class PyKernel final : public GemmKernel {
  public:
-  PyKernel(std::string name, std::string description, KernelTraits traits, PyHandle adapter)
-      : name_(std::move(name)), description_(std::move(description)), traits_(std::move(traits)), adapter_(std::move(adapter)) {}
+  PyKernel(std::string name, std::string description, KernelTraits traits, PyHandle adapter, PyHandle can_implement = nullptr)
+      : name_(std::move(name)), description_(std::move(description)), traits_(std::move(traits)), adapter_(std::move(adapter)),
+        can_implement_(std::move(can_implement)) {}
+  /// The callable's own can_implement(m, n, k), when it has one (fpcert.certify passes fn.can_implement): asked before
+  /// any data, so a shape it cannot take is "not supported" (after the data it would be a declaration failure). None or
+  /// True takes the call; False or a string (the reason) declines it.
+  Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
+    if (!can_implement_) return Support::yes();
+    py::gil_scoped_acquire gil;
+    py::object r;
+    try {
+      r = (*can_implement_)(m, n, k);
+    } catch (py::error_already_set& e) {
+      rethrow_python_error(e);
+    }
+    if (r.is_none() || (py::isinstance<py::bool_>(r) && r.cast<bool>())) return Support::yes();
+    if (py::isinstance<py::str>(r)) return Support::no(r.cast<std::string>());
+    return Support::no("the callable's can_implement(" + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ") declines it");
+  }
   const std::string& name() const override { return name_; }
   std::string description() const override { return description_; }
   Backend backend() const override { return Backend::Plugin; }
   const KernelTraits& traits() const override { return traits_; }
-  /// The callable's own can_implement(m, n, k) when it has one (python/fpcert: fn.can_implement): None or True takes
-  /// the shape, a string or False declines it (the string is the reason), before any data.
-  Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
-    py::gil_scoped_acquire gil;
-    const py::object a = *adapter_;
-    if (!py::hasattr(a, "can_implement")) return Support::yes();
-    try {
-      const py::object r = a.attr("can_implement")(m, n, k);
-      if (r.is_none() || (py::isinstance<py::bool_>(r) && r.cast<bool>())) return Support::yes();
-      return Support::no(py::isinstance<py::str>(r) ? r.cast<std::string>() : std::string("the callable's can_implement declines this shape"));
-    } catch (py::error_already_set& e) {
-      const std::string what = e.what();
-      e.restore();
-      PyErr_Clear();
-      return Support::no("the callable's can_implement raised: " + what);
-    }
-  }
   void run(const GemmOperands& ops) override {
     if (ops.a_layout != Layout::RowMajor || ops.b_layout != Layout::RowMajor)
       throw NotSupportedError("python kernels take row-major operands");
@@ -170,11 +170,13 @@ class PyKernel final : public GemmKernel {
   std::string name_, description_;
   KernelTraits traits_;
   PyHandle adapter_;
+  PyHandle can_implement_;
 };
 
 std::string certify_callable(py::object adapter, const KernelTraits& traits, const std::string& name, const std::string& description,
                              const std::string& suite_name, std::int64_t mn, const std::string& only_case, const std::string& variant,
-                             const std::string& tier, const std::string& jsonl, const std::string& command, bool deterministic) {
+                             const std::string& tier, const std::string& jsonl, const std::string& command, bool deterministic,
+                             py::object can_implement) {
   const SuiteInfo* suite = find_suite(suite_name);
   if (!suite) throw InputError("unknown suite '" + suite_name + "' (one of " + suite_names() + ")");
   SuiteRunOptions opt;
@@ -200,9 +202,11 @@ std::string certify_callable(py::object adapter, const KernelTraits& traits, con
     declared.determinism_note = "declared by the caller (fpcert.certify(..., deterministic=False))";
   }
   PyHandle h = make_handle(std::move(adapter));
+  PyHandle ci = can_implement.is_none() ? nullptr : make_handle(std::move(can_implement));
   register_kernel(KernelInfo{name, Backend::Plugin, false,
-                             [=] { return std::unique_ptr<Kernel>(new PyKernel(name, description, declared, h)); }, "python"});
+                             [=] { return std::unique_ptr<Kernel>(new PyKernel(name, description, declared, h, ci)); }, "python"});
   h.reset();
+  ci.reset();
   RunResult r;
   try {
     py::gil_scoped_release nogil;
@@ -383,7 +387,7 @@ PYBIND11_MODULE(_fpcert, m) {
 
   m.def("certify", &certify_callable, py::arg("adapter"), py::arg("traits"), py::arg("name"), py::arg("description"),
         py::arg("suite"), py::arg("mn") = 0, py::arg("case") = "", py::arg("variant") = "", py::arg("tier") = "", py::arg("jsonl") = "",
-        py::arg("command") = "python", py::arg("deterministic") = true);
+        py::arg("command") = "python", py::arg("deterministic") = true, py::arg("can_implement") = py::none());
 
   m.def("generate", [](const std::string& spec) {
     Problem p;

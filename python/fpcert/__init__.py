@@ -362,10 +362,6 @@ def _gemm_adapter(fn, t, device):
         c, tc = _to_numpy(out, t.out, np.ndim(a_codes))  # 3-D: a strided batched call (traits batched)
         bits = _CONTAINER_BITS[t.out]
         return _codes(c, tc, t.out).astype(_CONTAINER[bits])
-    # fn.can_implement(m, n, k) -> None / True (it takes the shape) or a reason (str) / False: asked before the data, as
-    # a plugin's can_implement is (a NotImplementedError from fn itself comes after the data: a failure).
-    if callable(getattr(fn, "can_implement", None)):
-        adapter.can_implement = fn.can_implement
     return adapter
 
 
@@ -387,14 +383,17 @@ def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, dev
     batch_* cases then run (docs/python.md, "Strided batches"). Traits with a fused epilogue (``bias=column``,
     ``activation=gelu_tanh``, ``func_rel_err=``, ``fp8_scaling=1``, ``amax=1``, ...) declare ``fn(A, B, bias=...,
     activation=...[, scale_a=, scale_b=, scale_d=][, amax=])``; the epilogue cases then run (docs/python.md, "Fused
-    epilogues"); raising NotImplementedError makes a case "not supported". A shape fn cannot take is declined before
-    the data by ``fn.can_implement(m, n, k)`` (an attribute: None or True to take it, a reason string or False not to)."""
+    epilogues"). A case fn cannot take is declined before its data: what the traits do not declare is "not supported",
+    and ``fn.can_implement(m, n, k)``, when fn has it, is asked first (None or True: taken; False or a string, the
+    reason: "not supported"); a NotImplementedError raised inside the call comes after the data and fails the case as a
+    late decline."""
     t = traits(traits_)
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
     adapter = _gemm_adapter(fn, t, device)
     desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
     run = _json.loads(_fpcert.certify(adapter, t, kname, desc, suite, mn or 0, case or "", variant or "", tier or "", "",
-                                      "python: fpcert.certify(" + kname + ", suite=" + repr(suite) + ")", bool(deterministic)))
+                                      "python: fpcert.certify(" + kname + ", suite=" + repr(suite) + ")", bool(deterministic),
+                                      getattr(fn, "can_implement", None)))
     res = Results(run)
     if collector is not None:
         collector("certify", run)

@@ -109,8 +109,7 @@ def torch_scaled_mm(out_dtype=None):
     factors (fp32 scalar tensors on A's device), B passed column-major as it requires, D = RN_out(scale_a scale_b A B +
     bias). What it does not expose is declined ("not supported"): an activation, scale_d other than 1 with a non-FP8
     output (scale_result applies to FP8 outputs only), a bias per row, and amax (torch >= 2.4 returns D alone; an older
-    torch returning (D, amax) hands its amax back). Shapes that are not multiples of 16 are declined before the data
-    (fn.can_implement)."""
+    torch returning (D, amax) hands its amax back)."""
     def fn(A, B, bias=None, activation="none", scale_a=1.0, scale_b=1.0, scale_d=1.0, amax=None, **_):
         torch = _torch()
         if activation != "none":
@@ -120,8 +119,9 @@ def torch_scaled_mm(out_dtype=None):
             raise NotImplementedError(f"torch._scaled_mm's scale_result applies to FP8 outputs only, not {dt}")
         if bias is not None and bias.dim() != 1:
             raise NotImplementedError("torch._scaled_mm adds a bias per column only")
-        if A.shape[0] % 16 or A.shape[1] % 16 or B.shape[1] % 16:  # measured on the H200: a RuntimeError otherwise
-            raise NotImplementedError(f"torch._scaled_mm takes dimensions that are multiples of 16, not {tuple(A.shape)} x {tuple(B.shape)}")
+        why = scaled_mm_shape(A.shape[0], B.shape[1], A.shape[1])
+        if why:
+            raise NotImplementedError(why)
         sa = torch.tensor(scale_a, dtype=torch.float32, device=A.device)
         sb = torch.tensor(scale_b, dtype=torch.float32, device=A.device)
         kw = dict(scale_a=sa, scale_b=sb, out_dtype=dt)
@@ -138,13 +138,17 @@ def torch_scaled_mm(out_dtype=None):
         elif amax is not None:
             raise NotImplementedError("torch._scaled_mm returns no amax in this torch (>= 2.4)")
         return out
-
-    def can_implement(m, n, k):  # before the data (fpcert.certify asks it): what cuBLASLt's FP8 GEMM takes
-        if m % 16 or n % 16 or k % 16:
-            return f"torch._scaled_mm takes dimensions that are multiples of 16 (cuBLASLt's FP8 GEMM), not {m} x {n} x {k}"
-        return None
-    fn.can_implement = can_implement
+    fn.can_implement = scaled_mm_shape  # declined before the data: "not supported", not a failure
     return fn
+
+
+def scaled_mm_shape(m, n, k):
+    """Why torch._scaled_mm cannot take an m x k by k x n product, or None: every dimension a multiple of 16 (cuBLASLt's
+    FP8 GEMM; measured on the H200: a RuntimeError otherwise). torch_scaled_mm's callable carries it as its
+    ``can_implement``, which fpcert.certify asks before handing over any data."""
+    if m % 16 or n % 16 or k % 16:
+        return f"torch._scaled_mm takes M, N and K multiples of 16, not {m} x {n} x {k} (M x N x K)"
+    return None
 
 
 #: What each subject declares, by dtype tag ("{t}": the dtype). torch.matmul's tensor-core accumulation is modelled as

@@ -19,6 +19,7 @@
 #include "suites/verdict/envelope.hpp"
 #include "suites/verdict/order_free.hpp"
 #include "suites/verdict/statistics.hpp"
+#include "suites/verdict/unwritten.hpp"
 
 namespace fpcert {
 
@@ -366,8 +367,11 @@ void grade(const GradeInput& given, CaseResult& out) {
   const auto& codes = *in.codes;
   const std::int64_t mn = p.m * p.n;
   Metrics& M = out.metrics;
-  M.unwritten = in.unwritten;
-  M.first_unwritten = in.first_unwritten;
+  // The pre-fill of an e4m3 output is its NaN, a correct result where the exact one is NaN or beyond the range.
+  const UnwrittenCount uw = discount_prefill_results(of, codes, {in.unwritten, in.first_unwritten},
+                                                     [&](std::size_t x) { return ref.c[x].hi; });
+  M.unwritten = uw.unwritten;
+  M.first_unwritten = uw.first_unwritten;
 
   // Storage representability: the bound's storage terms vanish when inputs cannot round.
   const Format& sa = storage_format(*t.a_input, *t.a_operand);

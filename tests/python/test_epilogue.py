@@ -65,6 +65,8 @@ def test_traits_keys_and_clear_errors():
     assert fpcert.traits("in=f32,bias=row,bias_format=bf16,round_before_act=1,fp8_scaling=1").epilogue["bias_format"] == "bf16"
     rb = fpcert.traits("in=bf16,acc=f32,out=bf16,bias=column,round_before_bias=1").epilogue
     assert rb["round_before_bias"] and not rb["round_before_act"] and "before the bias" in rb["describe"]
+    rb = fpcert.traits("in=bf16,acc=f32,out=bf16,bias=column,round_before_bias=1").epilogue
+    assert rb["round_before_bias"] and not rb["round_before_act"] and "before the bias" in rb["describe"]
     assert fpcert.traits("in=f32").epilogue["describe"] == "none"
     for spec, message in [("in=f32,activation=gelu", "unknown activation 'gelu'"),
                           ("in=f32,bias=diagonal", "unknown bias kind 'diagonal'"),
@@ -135,7 +137,7 @@ def test_certify_a_correct_numpy_epilogue_passes_every_case_it_takes():
 
 def test_certify_refuses_gelu_forms_swapped_where_gelu_is_asked_only():
     cases = _certify(epilogue_fn(swap_gelu=True), "gelu_swapped")
-    gelu = [k for k in cases if "gelu" in k and cases[k]["status"] != "not_supported"]  # e.g. the FP8 case: not taken
+    gelu = [k for k in cases if "gelu" in k and cases[k]["status"] != "not_supported"]  # the FP8 one needs FP8 operands
     assert gelu and all(cases[k]["status"] == "fail" for k in gelu), {k: cases[k]["status"] for k in gelu}
     for k in ("epilogue_bias_col", "epilogue_silu"):
         if k in cases:
@@ -150,21 +152,46 @@ def test_certify_refuses_a_bias_added_along_the_wrong_axis():
             assert cases[k]["status"] == "pass", (k, cases[k].get("reason"))
 
 
-def test_can_implement_declines_a_shape_before_the_data():
-    """fn.can_implement(m, n, k) is asked before the data: a reason string declines the case ("not supported", the reason
-    kept), None takes it; a can_implement that raises declines too, naming the error. (torch._scaled_mm's callable uses
-    it for its multiples of 16.)"""
-    fn = epilogue_fn()
-    fn.can_implement = lambda m, n, k: None if m == n else f"square only, not {m} x {n}"
-    cases = _certify(fn, "square_only")
-    declined = {k: c for k, c in cases.items() if "square only" in (c.get("reason") or "")}
-    assert declined and all(c["status"] == "not_supported" for c in declined.values()), {k: c["status"] for k, c in cases.items()}
-    assert all(c["status"] in ("pass", "not_supported") for c in cases.values())
+def _odd_shapes(m, n, k):
+    """A can_implement declining every shape with an odd dimension (as torch._scaled_mm declines those not multiples of 16)."""
+    return f"odd dimensions: {m} x {n} x {k}" if m % 2 or n % 2 or k % 2 else None
 
-    def broken(m, n, k):
-        raise ValueError("no shapes today")
-    fn2 = epilogue_fn()
-    fn2.can_implement = broken
-    cases2 = _certify(fn2, "can_implement_raises")
-    assert cases2 and all(c["status"] == "not_supported" for c in cases2.values())
-    assert any("no shapes today" in (c.get("reason") or "") for c in cases2.values())
+
+def test_can_implement_declines_before_the_data_as_not_supported():
+    # fn.can_implement is asked before any data: the epilogue cases (M, N, K = mn + 3, mn - 5, 67: odd) are "not supported"
+    # with its reason, and fn is never called on them; without it, the same NotImplementedError raised inside the call
+    # (after the data) fails the case as a late decline.
+    calls = []
+
+    def fn(A, B, C, alpha, beta, **kw):
+        calls.append(A.shape)
+        why = _odd_shapes(A.shape[-2], B.shape[-1], A.shape[-1])
+        if why:
+            raise NotImplementedError(why)
+        return epilogue_fn()(A, B, C, alpha, beta, **kw)
+
+    fn.can_implement = _odd_shapes
+    cases = _certify(fn, "declines_before")
+    odd = [k for k in ("epilogue_bias_col", "epilogue_gelu_erf", "epilogue_silu") if k in cases]
+    assert odd
+    for k in odd:
+        assert cases[k]["status"] == "not_supported", (k, cases[k]["status"], cases[k].get("reason"))
+        assert "odd dimensions" in cases[k].get("reason", ""), cases[k].get("reason")
+    assert not any(s[-2] % 2 or s[-1] % 2 for s in calls), calls  # never handed an odd shape
+
+    del fn.can_implement
+    late = _certify(fn, "declines_after")
+    assert all(late[k]["status"] != "not_supported" for k in odd), {k: late[k]["status"] for k in odd}
+    assert all(late[k]["status"] == "fail" for k in odd), {k: late[k]["status"] for k in odd}
+
+
+def test_torch_scaled_mm_declares_its_shape_rule_without_torch():
+    # The shape rule and its place on the callable need no torch: torch is imported inside the call only.
+    from fpcert import epilogue as ep
+
+    fn = ep.torch_scaled_mm("bfloat16")
+    assert fn.can_implement is ep.scaled_mm_shape
+    assert ep.scaled_mm_shape(80, 48, 96) is None
+    for m, n, k in ((79, 48, 96), (80, 47, 96), (80, 48, 67), (67, 61, 67)):
+        why = ep.scaled_mm_shape(m, n, k)
+        assert why and "multiples of 16" in why and f"{m} x {n} x {k}" in why

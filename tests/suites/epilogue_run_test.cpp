@@ -23,10 +23,12 @@
 #include "suites/ops/gemm/runner.hpp"
 #include "suites/run/suite.hpp"
 #include "tests/support/certify_case.hpp"
+#include "tests/support/wrapped_gemm.hpp"
 
 using namespace fpcert;
 using fpcert::test::certify_case;
 using fpcert::test::failed;
+using fpcert::test::WrappedGemm;
 
 namespace {
 
@@ -34,7 +36,8 @@ const char* kEpiCases[] = {"epilogue_bias_col",     "epilogue_bias_row",        
                            "epilogue_gelu_tanh",    "epilogue_silu",            "epilogue_ab_bias_gelu", "epilogue_ab_bias_relu", "epilogue_beta0_bias_silu",
                            "epilogue_fp8_scaled",   "epilogue_batch_amax",      "epilogue_transposed",
                            "epilogue_fp8_scaled_nt", "epilogue_fp8_ab_scaled_gelu_nt"};
-const char* kEpiModels[] = {"model_gemm_f32_epilogue", "model_gemm_bf16_epilogue", "model_gemm_e4m3_scaled"};
+const char* kEpiModels[] = {"model_gemm_f32_epilogue", "model_gemm_bf16_epilogue", "model_gemm_e4m3_scaled",
+                             "model_gemm_e4m3_scaled_e4m3out"};
 const Fault kEpiFaults[] = {Fault::EpiBiasIgnored,     Fault::EpiBiasPerRow,    Fault::EpiBiasScaledByAlpha, Fault::EpiActivationDropped,
                             Fault::EpiGeluFormSwapped, Fault::EpiScaleDIgnored, Fault::EpiScaleBIgnored,     Fault::EpiAmaxScaled};
 
@@ -53,60 +56,96 @@ float act_f32(Activation a, float z) {
 }
 
 /// A model whose call loses its amax (asked, never written): the runner's NaN pre-fill stays.
-class DropsAmax final : public GemmKernel {
+class DropsAmax final : public WrappedGemm {
  public:
-  DropsAmax() : inner_(make_gemm_kernel("model_gemm_f32_epilogue")) {}
-  const std::string& name() const override { return name_; }
-  std::string description() const override { return "the fp32 epilogue model, amax never written"; }
-  Backend backend() const override { return Backend::Cpu; }
-  const KernelTraits& traits() const override { return inner_->traits(); }
+  DropsAmax() : WrappedGemm("model_gemm_f32_epilogue", "test_drops_amax", "the fp32 epilogue model, amax never written") {}
   void run(const GemmOperands& ops) override {
     GemmOperands o = ops;
     o.amax = nullptr;
     inner_->run(o);
   }
-
- private:
-  std::string name_ = "test_drops_amax";
-  std::unique_ptr<GemmKernel> inner_;
 };
 
 /// A model that writes its bias's first element (an epilogue adding the bias in place).
-class WritesBias final : public GemmKernel {
+class WritesBias final : public WrappedGemm {
  public:
-  WritesBias() : inner_(make_gemm_kernel("model_gemm_f32_epilogue")) {}
-  const std::string& name() const override { return name_; }
-  std::string description() const override { return "the fp32 epilogue model, bias[0] overwritten after the call"; }
-  Backend backend() const override { return Backend::Cpu; }
-  const KernelTraits& traits() const override { return inner_->traits(); }
+  WritesBias() : WrappedGemm("model_gemm_f32_epilogue", "test_writes_bias", "the fp32 epilogue model, bias[0] overwritten after the call") {}
   void run(const GemmOperands& ops) override {
     inner_->run(ops);
     if (ops.bias) *static_cast<float*>(const_cast<void*>(ops.bias)) = 0.0f;
   }
-
- private:
-  std::string name_ = "test_writes_bias";
-  std::unique_ptr<GemmKernel> inner_;
 };
 
 /// A model whose amax steps one fp32 ulp up on every second call (D unchanged): an amax that differs run to run.
-class DriftingAmax final : public GemmKernel {
+class DriftingAmax final : public WrappedGemm {
  public:
-  DriftingAmax() : inner_(make_gemm_kernel("model_gemm_f32_epilogue")) {}
-  const std::string& name() const override { return name_; }
-  std::string description() const override { return "the fp32 epilogue model, amax one ulp up on every second call"; }
-  Backend backend() const override { return Backend::Cpu; }
-  const KernelTraits& traits() const override { return inner_->traits(); }
+  DriftingAmax() : WrappedGemm("model_gemm_f32_epilogue", "test_drifting_amax", "the fp32 epilogue model, amax one ulp up on every second call") {}
   void run(const GemmOperands& ops) override {
     inner_->run(ops);
     if (ops.amax && calls_++ % 2 == 1) *static_cast<std::uint32_t*>(ops.amax) += 1;
   }
 
  private:
-  std::string name_ = "test_drifting_amax";
-  std::unique_ptr<GemmKernel> inner_;
   long calls_ = 0;
 };
+
+/// The e4m3-output model with saturation where it overflows (NVIDIA's __NV_SATFINITE convention): each NaN it writes
+/// for a D beyond e4m3's range becomes +-448 (0x7e / 0xfe), the sign taken from a run with scale_d / 1024 (in range).
+/// wrong_sign: +448 whatever D's sign.
+class SaturatesE4m3 final : public WrappedGemm {
+ public:
+  explicit SaturatesE4m3(bool wrong_sign)
+      : WrappedGemm("model_gemm_e4m3_scaled_e4m3out", wrong_sign ? "test_e4m3out_saturates_positive" : "test_e4m3out_saturates",
+                    "the e4m3-output model saturating to +-448 where it overflows"),
+        wrong_sign_(wrong_sign) {}
+  void run(const GemmOperands& ops) override {
+    REQUIRE(ops.batch <= 1);
+    std::vector<std::uint8_t> small(static_cast<std::size_t>(std::max(ops.m, ops.n) * ops.ldc));
+    GemmOperands o = ops;
+    o.c = small.data();
+    o.scale_d = ops.scale_d / 1024;
+    o.amax = nullptr;
+    inner_->run(o);
+    inner_->run(ops);
+    auto* d = static_cast<std::uint8_t*>(ops.c);
+    for (std::int64_t i = 0; i < ops.m; ++i)
+      for (std::int64_t j = 0; j < ops.n; ++j) {
+        const auto x = static_cast<std::size_t>(ops.c_layout == Layout::RowMajor ? i * ops.ldc + j : j * ops.ldc + i);
+        if ((d[x] & 0x7f) == 0x7f && (small[x] & 0x7f) != 0x7f) d[x] = wrong_sign_ ? 0x7e : static_cast<std::uint8_t>((small[x] & 0x80) | 0x7e);
+      }
+  }
+
+ private:
+  bool wrong_sign_;
+};
+
+/// A case of the FP8 epilogue on p (FP8 scaling scale_a = 1.37, scale_b = 0.61, scale_d; bias per `bk` from seed 12;
+/// `act`; amax asked), as the certify suite's epilogue_fp8_scaled with other parameters.
+CaseSetup fp8_case(const Problem& p, const GemmRef& ref, const char* id, BiasKind bk, Activation act, double scale_d) {
+  CaseSetup s;
+  s.suite = "epilogue_run_test";
+  s.case_id = id;
+  s.problem = &p;
+  s.ref = &ref;
+  s.epilogue.active = true;
+  s.epilogue.bias = bk;
+  s.epilogue.activation = act;
+  s.epilogue.fp8_scaling = true;
+  s.epilogue.scale_a = 1.37;
+  s.epilogue.scale_b = 0.61;
+  s.epilogue.scale_d = scale_d;
+  s.epilogue.amax = true;
+  s.epilogue.bias_seed = 12;
+  return s;
+}
+
+/// run_case on the host; D's values into *out when out is given.
+CaseResult run_host(GemmKernel& k, const CaseSetup& s, std::vector<double>* out = nullptr) {
+  RunOptions o;
+  o.output = out;
+  auto api = make_host_api();
+  return run_case(k, s, *api, o);
+}
 
 }  // namespace
 
@@ -117,26 +156,10 @@ TEST_CASE("the epilogue models' D and amax equal a binary32 loop written here, b
     for (const BiasKind bk : {BiasKind::PerRow, BiasKind::PerColumn}) {
       INFO(to_string(act), " bias per ", to_string(bk));
       auto k = make_gemm_kernel("model_gemm_f32_epilogue");
-      CaseSetup s;
-      s.suite = "epilogue_run_test";
-      s.case_id = "epilogue_model_bits";
-      s.problem = &p;
-      s.ref = &ref;
+      CaseSetup s = fp8_case(p, ref, "epilogue_model_bits", bk, act, 2.7);
       s.alpha_beta = AlphaBetaCase{true, 0.7, -1.3, false, 11};
-      s.epilogue.active = true;
-      s.epilogue.bias = bk;
-      s.epilogue.activation = act;
-      s.epilogue.fp8_scaling = true;
-      s.epilogue.scale_a = 1.37;
-      s.epilogue.scale_b = 0.61;
-      s.epilogue.scale_d = 2.7;
-      s.epilogue.amax = true;
-      s.epilogue.bias_seed = 12;
       std::vector<double> out;
-      RunOptions o;
-      o.output = &out;
-      auto api = make_host_api();
-      const CaseResult r = run_case(*k, s, *api, o);
+      const CaseResult r = run_host(*k, s, &out);
       INFO(r.reason);
       CHECK(r.status == CaseStatus::Pass);
       REQUIRE(out.size() == 63);
@@ -163,6 +186,37 @@ TEST_CASE("the epilogue models' D and amax equal a binary32 loop written here, b
       CHECK_FALSE(failed(r, CheckKind::Amax));
     }
   }
+}
+
+TEST_CASE("an e4m3 D beyond its range: NaN (the model) or +-448 of D's sign (saturation) pass, +-448 of the other sign fails") {
+  // scale_d = 200 takes D = scale_d (alpha' AB + bias) well beyond 448 on both sides (|AB| ~ 2 at K = 41): the model
+  // writes e4m3's NaN there (its positive one is also the runner's pre-fill: not "never written" where D overflows).
+  const Problem p = generate("uniform:m=9,n=7,k=41,seed=5");
+  const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
+  const CaseSetup s = fp8_case(p, ref, "epilogue_e4m3_overflow", BiasKind::PerColumn, Activation::None, 200);
+  const auto run = [&](GemmKernel& k, std::vector<double>* out) { return run_host(k, s, out); };
+  auto model = make_gemm_kernel("model_gemm_e4m3_scaled_e4m3out");
+  std::vector<double> d;
+  const CaseResult r = run(*model, &d);
+  INFO(r.reason);
+  CHECK(r.status == CaseStatus::Pass);
+  CHECK_FALSE(failed(r, CheckKind::Unwritten));
+  REQUIRE(d.size() == 63);
+  const auto nans = std::count_if(d.begin(), d.end(), [](double v) { return std::isnan(v); });
+  const auto big = std::count_if(d.begin(), d.end(), [](double v) { return std::fabs(v) > 64; });
+  CHECK(nans >= 5);  // overflow happens, on enough elements to matter
+  CHECK(big >= 5);   // and the rest is no all-NaN output
+  SaturatesE4m3 sat(false), positive(true);
+  const CaseResult rs = run(sat, nullptr);
+  INFO(rs.reason);
+  CHECK(rs.status == CaseStatus::Pass);
+  CHECK(std::any_of(rs.flags.begin(), rs.flags.end(), [&](const std::string& f) {
+    return f.starts_with(fmt::format("saturated: {} element(s)", nans));
+  }));
+  const CaseResult rp = run(positive, nullptr);
+  INFO(rp.reason);
+  CHECK(rp.status == CaseStatus::Fail);
+  CHECK(failed(rp, CheckKind::Envelope));
 }
 
 TEST_CASE("certify's epilogue cases: the epilogue models pass every one, kernels without an epilogue are not supported") {
@@ -309,6 +363,8 @@ TEST_CASE("the epilogue fixtures: each passes the certify suite without the epil
   for (const Fixture& x : {Fixture{"mutant_gemm_f32_epilogue_gelu_tanh_for_erf", "model_gemm_f32_epilogue", "epilogue_gelu_erf", {CheckKind::Envelope}},
                            Fixture{"mutant_gemm_f32_epilogue_bias_per_row", "model_gemm_f32_epilogue", "epilogue_bias_col", {CheckKind::Envelope}},
                            Fixture{"mutant_gemm_e4m3_scaled_amax_scaled", "model_gemm_e4m3_scaled", "epilogue_fp8_scaled", {CheckKind::Amax}},
+                           Fixture{"mutant_gemm_e4m3_scaled_e4m3out_scale_d_twice", "model_gemm_e4m3_scaled_e4m3out", "epilogue_fp8_scaled",
+                                   {CheckKind::Envelope}},
                            Fixture{"mutant_gemm_f32_epilogue_beta0_reads_c", "model_gemm_f32_epilogue", "epilogue_beta0_bias_silu",
                                    {CheckKind::Nonfinite, CheckKind::Envelope}}}) {
     INFO(x.name);

@@ -12,7 +12,8 @@
 //   y = act(z)                                               ReLU max(z, 0); GELU, SiLU below, through glibc's
 //                                                            erff, tanhf, expf (std::erf/tanh/exp on float)
 //   amax = max |y|                                           over every element (and batch) of the call
-//   D = RN_out(RN(scale_d y))                                (RN_out(y) when scale_d is 1)
+//   D = RN_out(RN(scale_d y))                                (RN_out(y) when scale_d is 1); into e4m3 (no Inf)
+//                                                            beyond 464 (448 + half its ulp) NaN, OCP's e4m3 overflow
 // GELU (erf) 0.5 z (1 + erf(z RN(1/sqrt 2))), GELU (tanh) 0.5 z (1 + tanh(RN(sqrt(2/pi)) (z + 0.044715 z^3))),
 // SiLU z / (1 + exp(-z)), each operation one fp32 rounding. glibc's manual ("Known Maximum Errors in Math Functions")
 // lists at most 2 ulp for erff, tanhf and expf on x86_64 and aarch64: func_rel_err = 2 ulp of fp32 = 2^-22.
@@ -36,6 +37,7 @@ enum class EpiFlaw : std::uint8_t {
   BiasPerRow,   ///< a bias per column applied per row: element (i, j) gets bias[i mod n]
   AmaxScaled,   ///< amax of the scaled result, max |RN(scale_d y)|, where max |y| is defined
   Beta0ReadsC,  ///< with an epilogue, C read whatever beta: z = RN(RN(alpha' acc) + RN(0 c)), NaN where C is NaN
+  ScaleDTwice,  ///< scale_d applied twice: D = RN_out(RN(scale_d RN(scale_d y)))
 };
 
 constexpr float kRsqrt2 = 0.70710678118654752440f;   // RN_f32(1/sqrt 2)
@@ -126,8 +128,9 @@ class EpilogueModel final : public CpuModel {
         if (ops.bias_kind != BiasKind::None) z = z + bias_at(i, j);
         if (e.round_before_act) z = static_cast<float>(to_double(out, round_double(out, z, rn).code));
         float y = activate(act, z);
-        const float scaled = scale_d != 1.0f ? y * scale_d : y;
+        float scaled = scale_d != 1.0f ? y * scale_d : y;
         amax = nan_max(amax, std::fabs(flaw_ == EpiFlaw::AmaxScaled ? scaled : y));
+        if (flaw_ == EpiFlaw::ScaleDTwice) scaled = scaled * scale_d;
         store_code(ops.c, at, cb, to_container(out, round_double(out, scaled, rn).code));
       }
     if (ops.amax) store_amax(ops.amax, amax);
@@ -199,6 +202,18 @@ std::unique_ptr<GemmKernel> make_e4m3() {
               "beta C + bias), amax of act(Z); every layout, alpha/beta",
               epilogue_traits(e4m3, bf16, &bf16), EpiFlaw::None);
 }
+std::unique_ptr<GemmKernel> make_e4m3_e4m3out() {
+  return make("model_gemm_e4m3_scaled_e4m3out",
+              "e4m3 in, fp32 accumulation, e4m3 out (C e4m3), bf16 bias: cuBLASLt's FP8 GEMM with an FP8 D, D = RN_e4m3(scale_d "
+              "act(scale_a scale_b alpha A B + beta C + bias)), NaN beyond e4m3's range (no saturation), amax of act(Z) before scale_d; "
+              "every layout, alpha/beta",
+              epilogue_traits(e4m3, e4m3, &bf16), EpiFlaw::None);
+}
+std::unique_ptr<GemmKernel> make_scale_d_twice() {
+  return make("mutant_gemm_e4m3_scaled_e4m3out_scale_d_twice",
+              "fixture: the FP8-output model applying scale_d twice (D = scale_d^2 act(Z)): must fail epilogue_fp8_scaled",
+              epilogue_traits(e4m3, e4m3, &bf16), EpiFlaw::ScaleDTwice);
+}
 std::unique_ptr<GemmKernel> make_tanh_for_erf() {
   return make("mutant_gemm_f32_epilogue_gelu_tanh_for_erf",
               "fixture: the fp32 epilogue model computing GELU's tanh form where the erf form is asked: must fail epilogue_gelu_erf",
@@ -235,6 +250,8 @@ void register_epilogue_models() {
   register_kernel("model_gemm_f32_epilogue", Backend::Cpu, false, &make_f32);
   register_kernel("model_gemm_bf16_epilogue", Backend::Cpu, false, &make_bf16);
   register_kernel("model_gemm_e4m3_scaled", Backend::Cpu, false, &make_e4m3);
+  register_kernel("model_gemm_e4m3_scaled_e4m3out", Backend::Cpu, false, &make_e4m3_e4m3out);
+  register_kernel("mutant_gemm_e4m3_scaled_e4m3out_scale_d_twice", Backend::Cpu, true, &make_scale_d_twice);
   register_kernel("mutant_gemm_f32_epilogue_gelu_tanh_for_erf", Backend::Cpu, true, &make_tanh_for_erf);
   register_kernel("mutant_gemm_f32_epilogue_bias_per_row", Backend::Cpu, true, &make_bias_per_row);
   register_kernel("mutant_gemm_e4m3_scaled_amax_scaled", Backend::Cpu, true, &make_amax_scaled);

@@ -18,6 +18,7 @@
 #include "suites/ops/gemm/alpha_beta.hpp"
 #include "suites/ops/gemm/epilogue_exact.hpp"
 #include "suites/verdict/envelope.hpp"
+#include "suites/verdict/unwritten.hpp"
 
 namespace fpcert {
 
@@ -476,7 +477,7 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
 
   const EnvelopeModel env = make_envelope(t, k);  // its coefficient, for the terms printed
   const double out_max = of.max_finite();
-  std::int64_t graded = 0, exceed = 0, admit_zero = 0, nonfinite = 0, first_nonfinite = -1, worst_index = -1;
+  std::int64_t graded = 0, exceed = 0, admit_zero = 0, nonfinite = 0, saturated = 0, first_nonfinite = -1, worst_index = -1;
   double worst = 0, max_abs = 0, max_ulp = 0, ref_max = 0;
   bool amax_finite = true;
   const auto& codes = *in.codes;
@@ -506,6 +507,12 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
       continue;
     }
     const double got = to_double(of, codes[xs]);
+    // Beyond the output's range a format without Inf (e4m3) overflows to NaN (above) or saturates to +-max_finite as
+    // NVIDIA's FP8 conversions do (__NV_SATFINITE; cuBLASLt's FP8 D): both are RN's overflow, neither graded further.
+    if (!of.has_inf() && std::fabs(d.hi) > out_max && got == std::copysign(out_max, d.hi)) {
+      ++saturated;
+      continue;
+    }
     // |D^ - D| in double, shrunk so that it never exceeds the truth (as evaluate_envelope).
     const double err = std::max(0.0, std::fabs((got - d.hi) - d.lo) * (1 - 0x1p-50) - std::fabs(d.lo) * 0x1p-52);
     ++graded;
@@ -524,8 +531,13 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
   out.metrics.err_frac_max = worst;
   out.metrics.nonfinite = nonfinite;
   out.metrics.first_nonfinite = first_nonfinite;
-  out.metrics.unwritten = in.unwritten;
-  out.metrics.first_unwritten = in.first_unwritten;
+  // An e4m3 D's pre-fill is its NaN, RN's own result where D is NaN or beyond the range (suites/verdict/unwritten.hpp).
+  const UnwrittenCount uw = discount_prefill_results(of, codes, {in.unwritten, in.first_unwritten}, [&](std::size_t x) {
+    const double z = ez.z[x].hi, dv = av[x].d.hi;
+    return std::isfinite(z) ? dv : z;
+  });
+  out.metrics.unwritten = uw.unwritten;
+  out.metrics.first_unwritten = uw.first_unwritten;
   out.worst_index = worst_index;
 
   // What D is, in words: "D = alpha A'B' + beta C" (alpha/beta alone), "D = scale_d gelu_erf(alpha' A'B' + beta C + bias)".
@@ -544,12 +556,15 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
                                     first_nonfinite % n, in.beta == 0 ? " (beta = 0 and C holds NaN: was C read?)" : "")
                       : "no NaN or Inf where D is finite",
             first_nonfinite, static_cast<double>(nonfinite), 0);
-  add_check(out, CheckKind::Unwritten, in.unwritten == 0,
-            in.unwritten ? fmt::format("{} output(s) never written, first at ({}, {})", in.unwritten, in.first_unwritten / n, in.first_unwritten % n)
+  add_check(out, CheckKind::Unwritten, uw.unwritten == 0,
+            uw.unwritten ? fmt::format("{} output(s) never written, first at ({}, {})", uw.unwritten, uw.first_unwritten / n, uw.first_unwritten % n)
                          : "every output written",
-            in.first_unwritten, static_cast<double>(in.unwritten), 0);
+            uw.first_unwritten, static_cast<double>(uw.unwritten), 0);
   out.vacuous = graded > 0 && admit_zero == graded;
   if (out.vacuous) out.flags.push_back("vacuous: the epilogue's envelope admits an all-zeros output here (no evidence)");
+  if (saturated)
+    out.flags.push_back(fmt::format("saturated: {} element(s) with |D| beyond {}'s largest value {:.9g} hold +-{:.9g} (not graded)", saturated,
+                                    of.tag, out_max, out_max));
   out.flags.push_back("alpha/beta: " + scal + (in.beta != 0 ? "" : " (C filled with NaN: BLAS does not read C when beta = 0)"));
   if (epi) {
     std::string f = "epilogue: " + what;

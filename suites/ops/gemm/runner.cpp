@@ -494,17 +494,6 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     if (r.time_ms_median > 0) r.tflops = 2.0 * static_cast<double>(nb * p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (r.time_ms_median * 1e-3) / 1e12;
   }
   pin_fp_env();  // grade in round to nearest without FTZ/DAZ, whatever the kernel left (docs/suites.md)
-  // A format whose NaN is the pre-fill's code (e4m3: 0x7F, the canonical NaN kernels write): where the exact result is
-  // NaN, the kernel's NaN cannot be told from an element left unwritten. Those elements are the special-values check's
-  // to judge (it wants NaN there), not counted unwritten.
-  if (t.out->specials == Specials::FiniteNaN && setup.ref && !bat.active() && !(in_place && beta != 0) && r.metrics.unwritten > 0) {
-    const std::uint64_t pre = prefill_code(*t.out);
-    std::int64_t unwritten = 0, first = -1;
-    for (std::size_t x = 0; x < codes.size() && x < setup.ref->c.size(); ++x)
-      if (codes[x] == pre && !std::isnan(setup.ref->c[x].hi) && !unwritten++) first = static_cast<std::int64_t>(x);
-    r.metrics.unwritten = unwritten;
-    r.metrics.first_unwritten = first;
-  }
   GradeInput gi;
   gi.problem = &p;
   gi.ref = setup.ref;

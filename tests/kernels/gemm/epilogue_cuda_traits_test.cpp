@@ -1,8 +1,8 @@
 // tests/kernels/gemm/epilogue_cuda_traits_test.cpp — the fused-epilogue subjects' declarations, checked without a
 // device (constructing them loads neither CUDA work nor cuBLASLt; docs/epilogue.md, "CUDA subjects"): the cuBLASLt
 // subjects take the bias per column only (cuBLASLt's bias runs along its D's rows, fpcert's columns), ReLU and GELU's
-// tanh form with tanh.approx.f32's 2^-10.99, FP8 scales and amax where cuBLASLt gives them, the "TN" layout alone for
-// FP8; the SIMT built-ins every bias kind and activation with CUDA's 2 ulp functions (2^-22), every layout.
+// tanh form as measured on the H200 (Z rounded to D's format first, func_rel_err 2^-16; alpha AB + beta C rounded before
+// the bias), FP8 scales and amax where cuBLASLt gives them, the "TN" layout alone and dimensions multiples of 16 for FP8; the SIMT built-ins every bias kind and activation with CUDA's 2 ulp functions (2^-22), every layout.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -36,8 +36,15 @@ TEST_CASE("cuBLASLt subjects: registered under cublas, with the epilogue cuBLASL
     CHECK(e.takes(Activation::GeluTanh));
     CHECK_FALSE(e.takes(Activation::GeluErf));  // cuBLASLt's GELU is the tanh form
     CHECK_FALSE(e.takes(Activation::Silu));
-    CHECK(e.func_rel_err == std::exp2(-10.99));
-    CHECK(e.func_note.find("tanh.approx.f32") != std::string::npos);
+    CHECK(e.func_rel_err == std::exp2(-16));
+    CHECK(e.func_note.find("2^-17.98") != std::string::npos);  // what the declaration rests on, named
+    CHECK(e.round_before_act);
+    CHECK(e.round_before_bias);
+    if (fp8) {  // M, N, K multiples of 16, declined before any device is asked
+      const Support s = k->can_implement(81, 48, 96);
+      CHECK_FALSE(s.ok);
+      CHECK(s.reason.find("multiples of 16") != std::string::npos);
+    }
     CHECK(e.fp8_scaling == fp8);
     CHECK(e.amax == (fp8 && *t.out == e4m3));
     // FP8 bias: bf16 (cuBLAS documentation's type table), also for an e4m3 D.
