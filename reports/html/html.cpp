@@ -54,6 +54,7 @@ std::string html_report(const ReportInput& in) {
   if (!in.runs.empty()) title += ": " + in.runs.front().suite + " \u2014 " + run_title(in.runs.front());
   else if (!in.conversions.empty()) title += ": " + in.conversions.front().from + " \u2192 " + in.conversions.front().to;
   else if (!in.experiments.empty()) title += ": experiment " + in.experiments.front().experiment;
+  else if (!in.fa_rules.empty()) title += ": FlashAttention's 2x rule beside fpcert, " + in.fa_rules.front().kernel;
   else if (!in.audits.empty()) title += ": audit of " + in.audits.front().kernel + " (" + in.audits.front().rule + ")";
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -66,6 +67,7 @@ std::string html_report(const ReportInput& in) {
   for (std::size_t i = 0; i < in.runs.size(); ++i)
     s += run_section(in.runs[i], i) + reduction_section(in.runs[i], i) + elementwise_section(in.runs[i], i) + heuristics_section(in.runs[i], i);
   s += attention_sections(in);
+  for (std::size_t i = 0; i < in.fa_rules.size(); ++i) s += fa_rule_section(in.fa_rules[i], i);
   s += diagnoses_section(in);
   for (std::size_t i = 0; i < in.conversions.size(); ++i)
     s += conversion_section(in.conversions[i], fmt::format("conv-{}", i), fmt::format("c{}", i), "");

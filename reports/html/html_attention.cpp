@@ -265,3 +265,39 @@ std::string backward_section(const ReportInput& in) {
 std::string attention_sections(const ReportInput& in) { return forward_section(in) + backward_section(in); }
 
 }  // namespace fpcert::html
+
+namespace fpcert::html {
+
+std::string fa_rule_section(const FaRuleRecord& f, std::size_t fi) {
+  const std::string src = fmt::format("f{}", fi);
+  // A variant's verdict by one judge: on the correct kernel a refused case is a false alarm; on a fault, any refused
+  // case catches it.
+  auto verdict = [](bool correct, int failed) -> std::string {
+    if (correct) return failed ? "<b class=\"badt\">false alarm</b>" : "passes";
+    return failed ? "caught" : "<b class=\"badt\">missed</b>";
+  };
+  std::string rows;
+  int faults = 0, fa = 0, fp = 0;
+  for (std::size_t i = 0; i < f.rows.size(); ++i) {
+    const FaRuleRow& x = f.rows[i];
+    const std::string p = fmt::format("/rows/{}", i);
+    if (!x.correct) ++faults, fa += x.fa_failed > 0, fp += x.fpcert_failed > 0;
+    rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>"
+                        "<td class=\"num\">{}</td></tr>",
+                        html_escape(x.variant), vint(src, p + "/cases", x.cases), verdict(x.correct, x.fpcert_failed),
+                        vint(src, p + "/fpcert_failed", x.fpcert_failed), verdict(x.correct, x.fa_failed), vint(src, p + "/fa_failed", x.fa_failed),
+                        vnum(src, p + "/worst_ratio", x.worst_ratio, x.worst_ratio > 1 ? "badt" : ""));
+  }
+  return fmt::format("<section id=\"fa-rule-{}\"><h2>FlashAttention\u2019s 2x rule beside fpcert: {} ({})</h2><p>FlashAttention\u2019s "
+                     "tests accept an output when <code>{}</code> (out_ref: the exact result rounded once into the dtype; out_pt: the "
+                     "same computation in the dtype, rounded after each step). On the correct kernel and on each fault it carries, "
+                     "every case of the suite <code>{}</code> is judged by the rule and by fpcert; a fault is caught by a judge when "
+                     "one of its cases is refused, and a refusal on the correct kernel is a false alarm. The last column: the largest "
+                     "left side / right side of the rule over the cases (&gt; 1: the rule refused).</p><p>Faults caught: fpcert {} of "
+                     "{}, the 2x rule {} of {}.</p><table><thead><tr><th>variant</th><th>cases</th><th>fpcert</th>"
+                     "<th class=\"num\">cases fpcert refused</th><th>2x rule</th><th class=\"num\">cases the rule refused</th>"
+                     "<th class=\"num\">worst lhs / rhs</th></tr></thead><tbody>{}</tbody></table></section>",
+                     fi, html_escape(f.kernel), html_escape(f.operation), html_escape(f.rule), html_escape(f.suite), fp, faults, fa, faults, rows);
+}
+
+}  // namespace fpcert::html

@@ -1,14 +1,26 @@
 // tests/reports/attention_report_test.cpp — the attention and backward-pass sections of the HTML report
 // (reports/html/html_attention.cpp): CPU models and fault-injected copies run through the certify path, the report
 // written and read by the strict checker (every number equal to the JSON's, every derived position recomputed from the
-// case), and the failing output of a wrong backward kernel named while its correct outputs read "within".
+// case), and the failing output of a wrong backward kernel named while its correct outputs read "within"; a record of
+// FlashAttention's 2x rule beside fpcert (the benches' --json) read and rendered.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
+#include "base/atomic_file.hpp"
+#include "base/error.hpp"
 #include "reports/escape.hpp"
+#include "reports/html/html.hpp"
+#include "results/fa_rule.hpp"
 #include "results/results_json.hpp"
 #include "suites/mutation/faults.hpp"
 #include "suites/ops/attention/attention_faults.hpp"
@@ -135,4 +147,51 @@ TEST_CASE("norm backward: dx and dgamma/dbeta apart; a dgamma fault named on dga
   CHECK(verdict_of(h, good, "dgamma/dbeta") == "within");
   CHECK(verdict_of(h, bad, "dx") == "within");
   CHECK(verdict_of(h, bad, "dgamma/dbeta") == "<b class=\"badt\">beyond the bound</b>");
+}
+
+TEST_CASE("FlashAttention's 2x rule beside fpcert: a bench record read by fpcert report, each count tagged, verdicts in words") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("fpcert_fa_rule_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // The shape bench_attention_fa_rule --json writes: the correct kernel refused by the rule on one case (a false alarm),
+  // one fault both catch (its lhs infinite), one only fpcert catches (the rule's lhs / rhs 0.5: accepted).
+  FaRuleRecord rec{"attention", "model_attention_f16_flash", "attention", "max|out - out_ref| <= 2 max|out_pt - out_ref| + 1e-5",
+                   {{"correct kernel", true, 13, 1, 0, 1.25}, {"attn_zeros", false, 13, 13, 13, std::numeric_limits<double>::infinity()}, {"attn_p_rounded_lower", false, 13, 0, 4, 0.5}}};
+  write_file_atomic((dir / "f0.json").string(), fa_rule_to_json(rec).dump(1));
+  ReportInput in;
+  read_report_file((dir / "f0.json").string(), in);
+  REQUIRE(in.fa_rules.size() == 1);
+  CHECK(in.runs.empty());
+  CHECK(in.fa_rules[0].rows.size() == 3);
+  CHECK(in.fa_rules[0].rows[2].worst_ratio == 0.5);
+  CHECK(std::isinf(in.fa_rules[0].rows[1].worst_ratio));  // written "inf": JSON has no infinity
+  write_html_report((dir / "r.html").string(), in);
+  const std::string cmd = "python3 '" + std::string(FPCERT_SOURCE_DIR) + "/tests/reports/check_html.py' '" + (dir / "r.html").string() +
+                          "' --src 'f0=" + (dir / "f0.json").string() + "' --require-tagged > '" + (dir / "check.txt").string() + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream log(dir / "check.txt"), page(dir / "r.html");
+  const std::string out{std::istreambuf_iterator<char>(log), {}}, h{std::istreambuf_iterator<char>(page), {}};
+  INFO(out);
+  CHECK((WIFEXITED(rc) && WEXITSTATUS(rc) == 0));
+  CHECK(h.find("<section id=\"fa-rule-0\">") != std::string::npos);
+  CHECK(h.find("Faults caught: fpcert 2 of 2, the 2x rule 1 of 2.") != std::string::npos);
+  CHECK(h.find("<tr><td>correct kernel</td>") != std::string::npos);
+  CHECK(h.find("<b class=\"badt\">false alarm</b>") != std::string::npos);  // the rule on the correct kernel
+  CHECK(h.find("<b class=\"badt\">missed</b>") != std::string::npos);       // the rule on attn_p_rounded_lower
+  CHECK(h.find("data-ptr=\"/rows/2/fpcert_failed\"") != std::string::npos);
+
+  // A record without its rows: refused, naming the file and the field.
+  nlohmann::json broken = fa_rule_to_json(rec);
+  broken.erase("rows");
+  write_file_atomic((dir / "broken.json").string(), broken.dump());
+  ReportInput none;
+  try {
+    read_report_file((dir / "broken.json").string(), none);
+    FAIL("a record without rows was read");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("broken.json") != std::string::npos);
+    CHECK(std::string(e.what()).find("'rows'") != std::string::npos);
+  }
+  std::error_code ec;
+  if (!std::getenv("FPCERT_KEEP_TEST_FILES")) fs::remove_all(dir, ec);
 }
