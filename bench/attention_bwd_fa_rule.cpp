@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "base/atomic_file.hpp"
 #include "base/codes.hpp"
+#include "bench/fa_rule_args.hpp"
 #include "generators/attention/attention_bwd.hpp"
 #include "generators/generate.hpp"
 #include "kernels/attention/attention_backward_kernel.hpp"
@@ -24,7 +24,6 @@
 #include "kernels/register.hpp"
 #include "oracle/attention/attention_bwd_ref.hpp"
 #include "oracle/round.hpp"
-#include "results/fa_rule.hpp"
 #include "suites/ops/attention_bwd/attention_bwd_operation.hpp"
 #include "suites/ops/attention_bwd/attention_bwd_runner.hpp"
 
@@ -159,16 +158,8 @@ bool fa_rule(const std::vector<double>& out, const Case& cs, double& ratio) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // [kernel] [--json FILE]: FILE gets the table as a FlashAttention rule record (results/fa_rule.hpp) for `fpcert report`.
   std::string name = "model_attention_bwd_f16_flash", json_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-    else if (a.rfind("--", 0) == 0) {
-      std::fprintf(stderr, "usage: %s [kernel] [--json FILE]\n", argv[0]);
-      return 2;
-    } else name = a;
-  }
+  if (!bench::fa_rule_args(argc, argv, name, json_path)) return 2;
   register_builtin_kernels();
   std::unique_ptr<AttentionBwdKernel> kern = make_attention_bwd_kernel(name);
   if (!kern) {
@@ -247,9 +238,6 @@ int main(int argc, char** argv) {
                 fp_fail ? (correct ? "FAILS" : "caught") : (correct ? "passes" : "MISSED"), fa_fail, fp_fail, worst);
   }
   std::printf("faults caught: FlashAttention's rule %d / %d, fpcert %d / %d\n", fa_caught, faults, fp_caught, faults);
-  if (!json_path.empty()) {
-    write_file_atomic(json_path, fa_rule_to_json(rec).dump(1) + "\n");
-    std::printf("record: %s\n", json_path.c_str());
-  }
+  bench::write_fa_rule(rec, json_path);
   return 0;
 }

@@ -54,6 +54,24 @@ std::string verdict_of(const std::string& html, std::size_t from, const std::str
   return html.substr(v + 16, e - v - 16);
 }
 
+/// A backward run's report, checked strictly: where its backward section and the tables of the correct kernel and the
+/// mutant start (npos: not there).
+struct BackwardPage {
+  std::string html;
+  std::size_t sec = std::string::npos, good = std::string::npos, bad = std::string::npos;
+};
+BackwardPage backward_page(const RunResult& r, const std::string& tag, const std::string& good, const std::string& mutant) {
+  const test::ReportCheck rc = test::check_report_tagged(r, tag);
+  INFO(rc.output);
+  CHECK(rc.ok);
+  BackwardPage p{rc.html};
+  p.sec = p.html.find("<section id=\"backward\">");
+  if (p.sec == std::string::npos) return p;
+  p.good = p.html.find("<h3>" + html_escape(good) + " (cpu)</h3>", p.sec);
+  p.bad = p.html.find("<h3>" + html_escape(mutant) + " (cpu)</h3>", p.sec);
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("attention forward: per subject the largest error fraction and its query row, equal to the JSON's") {
@@ -110,13 +128,9 @@ TEST_CASE("attention backward: dQ, dK, dV graded apart; a dQ-only fault named on
   CHECK(r.cases[1].achieved.at("attention_bwd_max_error_over_bound_dK") <= 1);
   CHECK(r.cases[1].achieved.at("attention_bwd_max_error_over_bound_dV") <= 1);
 
-  const test::ReportCheck rc = test::check_report_tagged(r, "attention_bwd_report");
-  INFO(rc.output);
-  CHECK(rc.ok);
-  const std::string& h = rc.html;
-  const std::size_t sec = h.find("<section id=\"backward\">");
-  REQUIRE(sec != std::string::npos);
-  const std::size_t good = h.find("<h3>model_attention_bwd_f16_flash (cpu)</h3>", sec), bad = h.find("<h3>" + html_escape(mutant) + " (cpu)</h3>", sec);
+  const BackwardPage p = backward_page(r, "attention_bwd_report", "model_attention_bwd_f16_flash", mutant);
+  const std::string& h = p.html;
+  const std::size_t sec = p.sec, good = p.good, bad = p.bad;
   REQUIRE(good != std::string::npos);
   REQUIRE(bad != std::string::npos);
   for (const char* n : {"dQ", "dK", "dV"}) CHECK(verdict_of(h, good, n) == "within");
@@ -134,13 +148,9 @@ TEST_CASE("norm backward: dx and dgamma/dbeta apart; a dgamma fault named on dga
   REQUIRE(r.cases.size() == 2);
   CHECK(r.cases[0].status == CaseStatus::Pass);
   REQUIRE(r.cases[1].status == CaseStatus::Fail);
-  const test::ReportCheck rc = test::check_report_tagged(r, "norm_bwd_report");
-  INFO(rc.output);
-  CHECK(rc.ok);
-  const std::string& h = rc.html;
-  const std::size_t sec = h.find("<section id=\"backward\">");
-  REQUIRE(sec != std::string::npos);
-  const std::size_t good = h.find("<h3>model_layernorm_bwd_f32 (cpu)</h3>", sec), bad = h.find("<h3>" + html_escape(mutant) + " (cpu)</h3>", sec);
+  const BackwardPage p = backward_page(r, "norm_bwd_report", "model_layernorm_bwd_f32", mutant);
+  const std::string& h = p.html;
+  const std::size_t good = p.good, bad = p.bad;
   REQUIRE(good != std::string::npos);
   REQUIRE(bad != std::string::npos);
   CHECK(verdict_of(h, good, "dx") == "within");
