@@ -92,7 +92,7 @@ std::string forward_plot(const std::vector<std::pair<std::string, std::vector<Ca
   svg::Plot p(svg::fit_axis(svg::Scale::Linear, xs, "query row of the worst element (within its sequence)", true, true),
               svg::fit_axis(svg::Scale::Log, ys, "largest err / allowed of the case"));
   p.title("Where in the sequence each case's worst error occurs");
-  p.hline(1, {"#D55E00", 1.2, "5 4"}, "the bound (fraction 1)");
+  p.hline(1, {"#000000", 1.2, "5 4"}, "the bound (fraction 1)");  // black: apart from the subjects' palette
   std::size_t si = 0;
   for (const auto& [name, cases] : subjects) {
     std::vector<double> x, y;
