@@ -7,7 +7,8 @@
 // with a rounding into the dtype after each step (S, P, dP, D = rowsum(P dP), dS, each GEMM). For a kernel and each fault
 // it carries (with_bug), on every case of `attention_backward`: the rule's verdict and fpcert's (the runner's case status),
 // a fault counted caught by either when one of its cases fails. No assertion: the table is the measure.
-// Usage: bench_attention_bwd_fa_rule [kernel] (default model_attention_bwd_f16_flash; a CUDA kernel runs on the GPU).
+// Usage: bench_attention_bwd_fa_rule [kernel] [--json FILE] (default model_attention_bwd_f16_flash; a CUDA kernel runs on the
+// GPU); --json FILE also writes the table for `fpcert report` (results/fa_rule.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "base/codes.hpp"
+#include "bench/fa_rule_args.hpp"
 #include "generators/attention/attention_bwd.hpp"
 #include "generators/generate.hpp"
 #include "kernels/attention/attention_backward_kernel.hpp"
@@ -156,7 +158,8 @@ bool fa_rule(const std::vector<double>& out, const Case& cs, double& ratio) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string name = argc > 1 ? argv[1] : "model_attention_bwd_f16_flash";
+  std::string name = "model_attention_bwd_f16_flash", json_path;
+  if (!bench::fa_rule_args(argc, argv, name, json_path)) return 2;
   register_builtin_kernels();
   std::unique_ptr<AttentionBwdKernel> kern = make_attention_bwd_kernel(name);
   if (!kern) {
@@ -206,6 +209,11 @@ int main(int argc, char** argv) {
                                   AttentionBwdBug::GqaNotSummed,  AttentionBwdBug::DqAtomicsBf16, AttentionBwdBug::CausalOffByOne,
                                   AttentionBwdBug::Zeros};
   int faults = 0, fa_caught = 0, fp_caught = 0;
+  FaRuleRecord rec;
+  rec.operation = "attention_backward";
+  rec.kernel = name;
+  rec.suite = "attention_backward";
+  rec.rule = "max|g - g_ref| <= 2 max|g_pt - g_ref| + 1e-5 for dq, dk, dv";
   for (AttentionBwdBug b : bugs) {
     std::unique_ptr<AttentionBwdKernel> k = b == AttentionBwdBug::None ? make_attention_bwd_kernel(name) : kern->with_bug(b);
     if (!k) continue;
@@ -223,11 +231,13 @@ int main(int argc, char** argv) {
       if (cr.status != CaseStatus::Pass && cr.status != CaseStatus::NotSupported) ++fp_fail;
     }
     const bool correct = b == AttentionBwdBug::None;
+    rec.rows.push_back({correct ? "correct kernel" : std::string(to_string(b)), correct, static_cast<int>(cases.size()), fa_fail, fp_fail, worst});
     if (!correct) ++faults, fa_caught += fa_fail > 0, fp_caught += fp_fail > 0;
     std::printf("%-22s %-8s %-8s  %d / %d, %.3g\n", correct ? "correct kernel" : std::string(to_string(b)).c_str(),
                 fa_fail ? (correct ? "FAILS" : "caught") : (correct ? "passes" : "MISSED"),
                 fp_fail ? (correct ? "FAILS" : "caught") : (correct ? "passes" : "MISSED"), fa_fail, fp_fail, worst);
   }
   std::printf("faults caught: FlashAttention's rule %d / %d, fpcert %d / %d\n", fa_caught, faults, fp_caught, faults);
+  bench::write_fa_rule(rec, json_path);
   return 0;
 }

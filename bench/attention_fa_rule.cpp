@@ -7,8 +7,8 @@
 // rounded once into the dtype (what an fp32 pipeline approaches) and out_pt that dtype pipeline emulated in double with a
 // rounding after each of its three steps. For a kernel and each fault it carries (with_bug), on every case of the
 // `attention` suite: the rule's verdict and fpcert's (the runner's case status), the fault counted caught by either when
-// one of its cases fails. No assertion: the table is the measure. Usage: bench_attention_fa_rule [kernel] (default
-// model_attention_f16_flash; a CUDA kernel runs on the GPU).
+// one of its cases fails. No assertion: the table is the measure. Usage: bench_attention_fa_rule [kernel] [--json FILE] (default
+// model_attention_f16_flash; a CUDA kernel runs on the GPU); --json FILE also writes the table for `fpcert report`.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/codes.hpp"
+#include "bench/fa_rule_args.hpp"
 #include "generators/attention/attention.hpp"
 #include "generators/generate.hpp"
 #include "kernels/attention/attention_kernel.hpp"
@@ -135,7 +136,8 @@ bool fa_rule(const std::vector<double>& out, const Case& cs, double* lhs, double
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string name = argc > 1 ? argv[1] : "model_attention_f16_flash";
+  std::string name = "model_attention_f16_flash", json_path;
+  if (!bench::fa_rule_args(argc, argv, name, json_path)) return 2;
   register_builtin_kernels();
   std::unique_ptr<AttentionKernel> kern = make_attention_kernel(name);
   if (!kern) {
@@ -182,6 +184,11 @@ int main(int argc, char** argv) {
                                AttentionBug::CausalOffByOne, AttentionBug::LseNoMax,        AttentionBug::PRoundedLower,
                                AttentionBug::DropLastKeyBlock, AttentionBug::Zeros};
   int faults = 0, fa_caught = 0, fp_caught = 0;
+  FaRuleRecord rec;
+  rec.operation = "attention";
+  rec.kernel = name;
+  rec.suite = "attention";
+  rec.rule = "max|out - out_ref| <= 2 max|out_pt - out_ref| + 1e-5";
   for (AttentionBug b : bugs) {
     std::unique_ptr<AttentionKernel> k = b == AttentionBug::None ? make_attention_kernel(name) : kern->with_bug(b);
     if (!k) continue;
@@ -200,11 +207,13 @@ int main(int argc, char** argv) {
       if (cr.status != CaseStatus::Pass && cr.status != CaseStatus::NotSupported) ++fp_fail;
     }
     const bool correct = b == AttentionBug::None;
+    rec.rows.push_back({correct ? "correct kernel" : std::string(to_string(b)), correct, static_cast<int>(cases.size()), fa_fail, fp_fail, worst});
     if (!correct) ++faults, fa_caught += fa_fail > 0, fp_caught += fp_fail > 0;
     std::printf("%-26s %-8s %-8s  %d / %d, %.3g\n", correct ? "correct kernel" : std::string(to_string(b)).c_str(),
                 fa_fail ? (correct ? "FAILS" : "caught") : (correct ? "passes" : "MISSED"),
                 fp_fail ? (correct ? "FAILS" : "caught") : (correct ? "passes" : "MISSED"), fa_fail, fp_fail, worst);
   }
   std::printf("faults caught: FlashAttention's rule %d / %d, fpcert %d / %d\n", fa_caught, faults, fp_caught, faults);
+  bench::write_fa_rule(rec, json_path);
   return 0;
 }

@@ -701,6 +701,27 @@ section_diagnose_epilogue() {
     > "$OUT/diag_epi_certify.txt" 2>&1; echo "rc=$?"
   grep -E "^diagnosis of|^  [a-z_]+: |^      [0-9]+ " "$OUT/diag_epi_certify.txt" | head -60
 }
+# html41 (issues 41 and 45, docs/report.md "Attention", "Backward passes", "FlashAttention's 2x rule"): every CUDA attention
+# and attention backward kernel certified (JSON), the CPU models beside them, FlashAttention's 2x rule beside fpcert for
+# the CUDA kernels named by AR_KERNELS (default the two f16 flash kernels, to fit one 10-minute call; AR_KERNELS=all:
+# every one: the backward benches build their exact references on the host, time not yet measured), all in one report, checked strictly against its JSON documents.
+section_attention_report() {
+  local k i=0 j=0 srcs=() files=() ks=${AR_KERNELS:-attention_f16_flash_cuda attention_bwd_f16_flash_cuda}
+  run timeout 300 "$BIN/fpcert" certify --kernel cuda --suite attention --no-mutation --json "$OUT/ar_fwd_cuda.json" > "$OUT/ar_fwd_cuda.txt" 2>&1; echo "rc=$?"
+  run timeout 120 "$BIN/fpcert" certify --kernel cpu --suite attention_quick --no-mutation --json "$OUT/ar_fwd_cpu.json" > "$OUT/ar_fwd_cpu.txt" 2>&1; echo "rc=$?"
+  run timeout 300 "$BIN/fpcert" certify --kernel cuda --suite attention_backward --no-mutation --json "$OUT/ar_bwd_cuda.json" > "$OUT/ar_bwd_cuda.txt" 2>&1; echo "rc=$?"
+  for f in ar_fwd_cuda ar_fwd_cpu ar_bwd_cuda; do
+    [ -s "$OUT/$f.json" ] && files+=("$OUT/$f.json") && srcs+=(--src "r$i=$OUT/$f.json") && i=$((i + 1))
+  done
+  [ "$ks" = all ] && ks=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(" ".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") in ("attention", "attention_backward") and k["backend"] == "cuda" and not k["mutant"]))')
+  for k in $ks; do
+    case "$k" in *bwd*) run timeout 400 "$BIN/bench_attention_bwd_fa_rule" "$k" --json "$OUT/ar_fa_$k.json" ;;
+                 *) run timeout 300 "$BIN/bench_attention_fa_rule" "$k" --json "$OUT/ar_fa_$k.json" ;; esac 2>&1 | tail -12
+    [ -s "$OUT/ar_fa_$k.json" ] && files+=("$OUT/ar_fa_$k.json") && srcs+=(--src "f$j=$OUT/ar_fa_$k.json") && j=$((j + 1))
+  done
+  run "$BIN/fpcert" report "${files[@]}" -o "$OUT/attention_report.html"
+  run python3 tests/reports/check_html.py "$OUT/attention_report.html" "${srcs[@]}" --require-tagged | tail -5
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -747,6 +768,7 @@ for part in ${PART//,/ }; do
     attention-backward-torch) section_attention_backward_torch ;;
     attention-backward) section_attention_backward_certify; section_attention_backward_test ;;
     attention-backward-certify) section_attention_backward_certify ;;
+    attention-report) section_attention_report ;;
     attention-backward-test) section_attention_backward_test ;;
     diagnose) section_diagnose ;;
     diagnose-epilogue) section_diagnose_epilogue ;;

@@ -28,7 +28,7 @@ void add_report(CLI::App& root, Registry& reg) {
                                   "Render results files (.json, .jsonl) as one self-contained HTML report; two runs of one suite "
                                   "(report OLD.json NEW.json) open with what changed between them");
   auto a = std::make_shared<ReportArgs>();
-  app->add_option("results", a->inputs, "Results of certify / run-suite (--json, or a crashed run's .partial.jsonl), of convert --exhaustive --json, or of experiment --json")
+  app->add_option("results", a->inputs, "Results of certify / run-suite (--json, or a crashed run's .partial.jsonl), of convert --exhaustive --json, of experiment --json, or of bench_attention*_fa_rule --json")
       ->required();
   app->add_option("-o,--output", a->output, "The HTML file to write")->required()->check(output_path());
   reg.push_back({app, [a] {
@@ -42,7 +42,8 @@ void add_report(CLI::App& root, Registry& reg) {
                      fmt::print("run {} against run {}: {}", n + 1, o + 1, comparison_text(compare_runs(in.runs[o], in.runs[n]), in.runs[o], in.runs[n]));
                    fmt::print("report: {} ({} run(s), {} conversion check(s), {} experiment(s), {} audit(s){})\n", a->output,
                               in.runs.size(), in.conversions.size(), in.experiments.size(), in.audits.size(),
-                              in.diagnoses.empty() ? std::string() : fmt::format(", {} diagnosis(es)", in.diagnoses.size()));
+                              (in.diagnoses.empty() ? std::string() : fmt::format(", {} diagnosis(es)", in.diagnoses.size())) +
+                                  (in.fa_rules.empty() ? std::string() : fmt::format(", {} FlashAttention rule record(s)", in.fa_rules.size())));
                    return kExitPass;
                  }});
 }

@@ -1,7 +1,7 @@
 // reports/html/html.cpp — the self-contained HTML report (html.hpp states the number-tagging contract),
 // assembled from its parts by role: html_read.cpp (the inputs), html_overview.cpp (the first screen:
 // kernel x suite verdicts), html_compare.cpp (run-to-run comparison), html_sections.cpp (banner, runs,
-// conversions), html_errmap.cpp (error maps), html_experiments.cpp (experiment records, a preset's metrics), html_diagnose.cpp (diagnoses of failed cases), html_audit.cpp (fpcert audit), html_plots.cpp (inline
+// conversions), html_errmap.cpp (error maps), html_experiments.cpp (experiment records, a preset's metrics), html_diagnose.cpp (diagnoses of failed cases), html_audit.cpp (fpcert audit), html_attention.cpp (attention and backward passes), html_plots.cpp (inline
 // SVG), html_style.cpp (the style sheet).
 #include "reports/html/html.hpp"
 
@@ -54,6 +54,7 @@ std::string html_report(const ReportInput& in) {
   if (!in.runs.empty()) title += ": " + in.runs.front().suite + " \u2014 " + run_title(in.runs.front());
   else if (!in.conversions.empty()) title += ": " + in.conversions.front().from + " \u2192 " + in.conversions.front().to;
   else if (!in.experiments.empty()) title += ": experiment " + in.experiments.front().experiment;
+  else if (!in.fa_rules.empty()) title += ": FlashAttention's 2x rule beside fpcert, " + in.fa_rules.front().kernel;
   else if (!in.audits.empty()) title += ": audit of " + in.audits.front().kernel + " (" + in.audits.front().rule + ")";
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -65,6 +66,8 @@ std::string html_report(const ReportInput& in) {
   for (const auto& [o, n] : comparable_runs(in.runs)) s += comparison_section(in.runs[o], o, in.runs[n], n);
   for (std::size_t i = 0; i < in.runs.size(); ++i)
     s += run_section(in.runs[i], i) + reduction_section(in.runs[i], i) + elementwise_section(in.runs[i], i) + heuristics_section(in.runs[i], i);
+  s += attention_sections(in);
+  for (std::size_t i = 0; i < in.fa_rules.size(); ++i) s += fa_rule_section(in.fa_rules[i], i);
   s += diagnoses_section(in);
   for (std::size_t i = 0; i < in.conversions.size(); ++i)
     s += conversion_section(in.conversions[i], fmt::format("conv-{}", i), fmt::format("c{}", i), "");

@@ -22,6 +22,7 @@
 #include "results/conversion.hpp"
 #include "results/diagnosis.hpp"
 #include "results/experiment_record.hpp"
+#include "results/fa_rule.hpp"
 #include "results/results.hpp"
 
 namespace fpcert {
@@ -33,12 +34,14 @@ struct ReportInput {
   std::vector<ExperimentRecord> experiments{};  ///< data-src e<i>: the i-th record as to_json writes it
   std::vector<DiagnosisRecord> diagnoses{};      ///< data-src d<i>: diagnosis_to_json of the i-th (failed cases, docs/diagnose.md)
   std::vector<AuditRecord> audits{};            ///< data-src a<i>: the i-th audit as audit_to_json writes it (fpcert audit)
+  std::vector<FaRuleRecord> fa_rules{};         ///< data-src f<i>: FlashAttention's 2x rule beside fpcert (bench_attention*_fa_rule --json)
 };
 
 /// Read a results file into `in`: fpcert results (.json; or .jsonl, a crashed run's partial file),
 /// conversion checks (one object of kind "conversion", an object with a "conversions" list, or
 /// JSON lines of them), an experiment record (fpcert experiment --json), diagnoses (fpcert diagnose --json: one
-/// object; certify --diagnose FILE: an array of them) or an audit (fpcert audit --json: kind "audit"). Throws InputError naming
+/// object; certify --diagnose FILE: an array of them) an audit (fpcert audit --json: kind "audit") or FlashAttention's 2x rule beside fpcert
+/// (bench_attention_fa_rule --json: kind "fa_rule"). Throws InputError naming
 /// the file when it is none of them.
 void read_report_file(const std::string& path, ReportInput& in);
 

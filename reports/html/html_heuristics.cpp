@@ -48,7 +48,7 @@ std::string heuristics_section(const RunResult& r, std::size_t ri) {
                      "mutants, case by case: the cases fpcert refused, and how many of those "
                      "<code>torch.allclose(out, exact, atol=1e-2, rtol=1e-2)</code> (KernelBench's tolerance; equal_nan False, as "
                      "torch's default) and FlashAttention's rule <code>max|out - exact| &lt;= 2 max|base - exact| + 1e-5</code> (the "
-                     "base: the unmutated kernel) accepted &mdash; a wrong result passed. On the unmutated kernel's row, the cases "
+                     "base: the unmutated kernel) accepted \u2014 a wrong result passed. On the unmutated kernel's row, the cases "
                      "each heuristic refused: false alarms.</p><table><thead><tr><th>kernel</th><th>mutant</th><th>cases</th>"
                      "<th>fpcert refused</th><th>allclose 1e-2 accepted (of those)</th><th>2x rule accepted (of those)</th></tr>"
                      "</thead><tbody>{}</tbody></table></section>",

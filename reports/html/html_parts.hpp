@@ -92,6 +92,12 @@ std::string elementwise_section(const RunResult& r, std::size_t ri);
 /// fpcert beside torch.allclose at 1e-2 and the 2x rule, per mutation score that measured them (html_heuristics.cpp).
 std::string heuristics_section(const RunResult& r, std::size_t ri);
 
+/// Attention forward cases per subject over every run (largest err / allowed, where in the sequence, the LSE, a plot) and
+/// backward cases with each output's fraction and verdict (html_attention.cpp): "" when the runs have none.
+std::string attention_sections(const ReportInput& in);
+/// FlashAttention's 2x rule beside fpcert on one kernel's faults and the correct kernel (anchor fa-rule-<fi>, document f<fi>).
+std::string fa_rule_section(const FaRuleRecord& f, std::size_t fi);
+
 /// The diagnoses of failed cases (html_diagnose.cpp, document d<i> each): "" when there are none.
 std::string diagnoses_section(const ReportInput& in);
 

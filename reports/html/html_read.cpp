@@ -73,6 +73,10 @@ void read_report_file(const std::string& path, ReportInput& in) {
         in.audits.push_back(audit_from_json(whole));
         return;
       }
+      if (is_fa_rule_record(whole)) {  // bench_attention_fa_rule / bench_attention_bwd_fa_rule --json
+        in.fa_rules.push_back(fa_rule_from_json(whole));
+        return;
+      }
       if (whole.is_object() && whole.contains("cases")) {
         in.runs.push_back(run_from_json(whole));
         return;
@@ -95,7 +99,7 @@ void read_report_file(const std::string& path, ReportInput& in) {
       }
       throw InputError("results file '" + path +
                        "' is neither fpcert results (no 'cases'), a conversion check (kind 'conversion'), an experiment "
-                       "record (kind 'experiment' with 'tables'), a diagnosis (fpcert diagnose --json) nor an audit (kind 'audit')");
+                       "record (kind 'experiment' with 'tables'), a diagnosis (fpcert diagnose --json) an audit (kind 'audit') nor a FlashAttention rule record (kind 'fa_rule')");
     }
     // JSON lines: conversion records, or a run's cases (read_results explains its own errors).
     std::istringstream lines(text);

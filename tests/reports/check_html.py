@@ -12,7 +12,8 @@ Usage: check_html.py REPORT.html [--src ID=FILE.json ...] [--require-tagged]
 3. Numbers: every element with data-ptr is resolved in the JSON document named by data-src
    (fpcert results JSON for r<i>, a conversion record for c<i>); its data-value must equal the
    JSON value exactly and its text must be printf "%.4g" of it (integers in full, booleans
-   yes/no). data-sum elements must equal the sum of the referenced values. With
+   yes/no). data-sum elements must equal the sum of the referenced values. Positions the attention sections derive
+   (data-derive: the query row of a case's worst element, ...) must equal those recomputed from the case. With
    --require-tagged, every td.num cell holding a digit must hold a tagged number.
 Exit 0 when clean; 1 with one line per problem otherwise.
 """
@@ -293,6 +294,50 @@ def check_numbers(checker, docs):
     return errors, checked
 
 
+# Positions the attention and backward sections derive from a case record (reports/html/html_attention.cpp, dpos):
+# <span class="d" data-src="r0" data-case="/cases/3" data-derive="query:worst">12</span>, recomputed here from the
+# case's worst_index, n (the head dimension) and the shape its runner records in achieved (attention_*).
+DERIVED = re.compile(r'<span class="d" data-src="([^"]*)" data-case="([^"]*)" data-derive="([^"]*)">([^<]*)</span>')
+
+
+def derive(case, what):
+    a = case.get("achieved", {})
+    ai = lambda k: int(a[k])
+    if what in ("len_q", "len_k"):
+        return ai("attention_" + what)
+    quantity, _, of = what.partition(":")
+    if of == "worst":
+        e, d = case["worst_index"], case["n"]
+        row, lq, hq = e // d, ai("attention_len_q"), ai("attention_heads_q")
+        return {"batch": row // (hq * lq), "head": (row // lq) % hq, "query": row % lq, "column": e % d}[quantity]
+    row = ai("attention_bwd_worst_row_" + of)
+    if of == "dQ":
+        return {"row": row, "head": (row // ai("attention_len_q")) % ai("attention_heads_q"), "query": row % ai("attention_len_q")}[quantity]
+    return {"row": row, "kv_head": (row // ai("attention_len_k")) % ai("attention_heads_kv"), "key": row % ai("attention_len_k")}[quantity]
+
+
+def check_derived(text, docs):
+    errors, checked = [], 0
+    found = DERIVED.findall(text)
+    spans = text.count('<span class="d" ')
+    if len(found) != spans:
+        errors.append(f"{spans - len(found)} derived position(s) not in the form data-src, data-case, data-derive")
+    for src, ptr, what, shown in found:
+        if src not in docs:
+            if docs:
+                errors.append(f"derived {what} of {src}{ptr}: no JSON document {src!r} (--src)")
+            continue
+        try:
+            want = derive(resolve(docs[src], ptr), what)
+        except (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError) as e:
+            errors.append(f"derived {what} of {src}{ptr}: {e!r}")
+            continue
+        if shown != str(want):
+            errors.append(f"derived {what} of {src}{ptr} is {want}, shown {shown!r}")
+        checked += 1
+    return errors, checked
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__)
@@ -336,6 +381,9 @@ def main(argv):
         errors.append("no print stylesheet")
     nerr, checked = check_numbers(c, docs)
     errors += nerr
+    derr, dchecked = check_derived(text, docs)
+    errors += derr
+    checked += dchecked
     if require_tagged:
         for cell_text, tagged, line in c.num_cells:
             if re.search(r"\d", cell_text) and not tagged:

@@ -18,6 +18,7 @@
 #include "results/results_json.hpp"
 #include "suites/mutation/mutation.hpp"
 #include "suites/run/suite.hpp"
+#include "tests/support/report_check.hpp"
 
 namespace fpcert {
 
@@ -55,6 +56,11 @@ TEST_CASE("softmax mutation: fpcert beside torch.allclose 1e-2 and the 2x rule")
   CHECK(html.find("fpcert beside the heuristics") != std::string::npos);
   CHECK(html.find("(unmutated: false alarms)") != std::string::npos);
   CHECK(html.find(">smx_zeros</td>") != std::string::npos);
+  {  // well formed under the strict checker (an HTML-only entity there once broke it), every count equal to the JSON's
+    const test::ReportCheck rc = test::check_report_tagged(run, "heuristics_report");
+    INFO(rc.output);
+    CHECK(rc.ok);
+  }
   // The record survives the JSON round trip.
   const MutationScore back = mutation_from_json(to_json(m));
   CHECK(back.honest_heuristics.allclose_refused == m.honest_heuristics.allclose_refused);

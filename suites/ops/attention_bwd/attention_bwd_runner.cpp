@@ -248,6 +248,9 @@ CaseResult run_attention_bwd_case(AttentionBwdKernel& kernel, const AttentionBwd
         if (has_nan && codes[static_cast<std::size_t>(rr * d + c)] == pre) g.unwritten(rr * d + c);
   double spread_ulps = 0, worst_run_frac = 0;
   std::int64_t spread_elements = 0;
+  // Each output's own largest error / bound and the row it is in (achieved: the report's breakdown, docs/report.md).
+  double out_frac[3] = {0, 0, 0};
+  std::int64_t out_row[3] = {-1, -1, -1};
   for (std::size_t i = 0; i < graded.size(); ++i) {
     const Graded& gr = graded[i];
     const Format& out = gr.g == AttentionGrad::Dq ? *t.dq_out : gr.g == AttentionGrad::Dk ? *t.dk_out : *t.dv_out;
@@ -279,6 +282,11 @@ CaseResult run_attention_bwd_case(AttentionBwdKernel& kernel, const AttentionBwd
         continue;
       }
       g.graded(gr.at * d + c, out, code, rc[ri], got, want, b);
+      if (std::isfinite(got) && std::isfinite(b)) {  // as RowGrades::graded judges it
+        const double err = std::fabs(got - want), frac = b > 0 ? err / b : (err > 0 ? kInf : 0.0);
+        const auto o = static_cast<std::size_t>(gr.g);
+        if (out_row[o] < 0 || frac > out_frac[o]) out_frac[o] = frac, out_row[o] = gr.row;
+      }
       if (!run_to_run || gr.g != AttentionGrad::Dq) continue;
       // Every other run's dQ against the same bound; the spread in ulps of the output format.
       double lo = static_cast<double>(code_ordinal(out, code)), hi = lo;
@@ -305,6 +313,14 @@ CaseResult run_attention_bwd_case(AttentionBwdKernel& kernel, const AttentionBwd
   r.achieved["attention_bwd_reference_unsettled"] = static_cast<double>(ref.stats.unsettled);
   r.achieved["attention_bwd_vacuous_elements"] = static_cast<double>(g.vacuous());
   r.achieved["attention_bwd_graded_rows"] = static_cast<double>(graded.size());
+  for (const AttentionGrad o : {AttentionGrad::Dq, AttentionGrad::Dk, AttentionGrad::Dv}) {
+    const auto oi = static_cast<std::size_t>(o);
+    if (out_row[oi] < 0) continue;  // nothing of it judged
+    const std::string n = grad_name(o);
+    // The results' JSON holds finite numbers only: an infinite fraction (an error where the bound is 0) as the largest double.
+    r.achieved["attention_bwd_max_error_over_bound_" + n] = std::min(out_frac[oi], std::numeric_limits<double>::max());
+    r.achieved["attention_bwd_worst_row_" + n] = static_cast<double>(out_row[oi]);
+  }
   if (worst >= 0) {
     const std::int64_t wr = worst / d, wc = worst % d;
     const auto it = std::find_if(graded.begin(), graded.end(), [&](const Graded& x) { return x.at == wr; });
