@@ -184,46 +184,44 @@ TEST_CASE("diagnose epilogue: GELU computed as x sigmoid(1.702 x) is named the s
       }
 }
 
-TEST_CASE("diagnose epilogue: Z rounded into bf16 before the activation, declared without it") {
-  KernelTraits computes = epilogue_model_traits(bf16, bf16, &bf16);
-  computes.epilogue.round_before_act = true;
+namespace {
+
+/// A bf16 epilogue model computing with one more rounding (`computes`), run on `kase` declared without it (its order
+/// declared, then unknown): the top hypothesis is `named`, "consistent", bit for bit where the order is declared. The
+/// same model declaring what it does is "declared" on `honest_case`, and `opposite` is a hypothesis of one change.
+void check_rounding_named(const KernelTraits& computes, const char* what, const char* kase, const char* named, const char* honest_case,
+                          const char* opposite) {
   for (const bool unknown : {false, true}) {
     CAPTURE(unknown);
     KernelTraits declared = epilogue_model_traits(bf16, bf16, &bf16);
     if (unknown) declared.sum_order = SummationOrder::unknown();
-    Declaring k(make_epilogue_model("rounds_z", "Z rounded into bf16 before the activation", computes), declared);
-    const DiagnosisRecord r = diagnose_case(k, "epilogue_gelu_tanh");
+    Declaring k(make_epilogue_model("rounds", what, computes), declared);
+    const DiagnosisRecord r = diagnose_case(k, kase);
     REQUIRE(!r.ranked.empty());
-    CHECK(r.ranked.front().id == "z_rounded_to_out");
+    CHECK(r.ranked.front().id == named);
     CHECK(r.kind == "consistent");
     if (!unknown) CHECK(r.ranked.front().matched == r.ranked.front().elements);
   }
-  // The same model declaring what it does is "declared", and its hypothesis of the opposite is a change.
-  Declaring honest(make_epilogue_model("rounds_z", "declared", computes), computes);
-  const DiagnosisRecord r = diagnose_case(honest, "epilogue_silu");
+  Declaring honest(make_epilogue_model("rounds", "declared", computes), computes);
+  const DiagnosisRecord r = diagnose_case(honest, honest_case);
   CHECK(r.kind == "declared");
-  CHECK(find(r, "z_not_rounded_to_out") != nullptr);
+  CHECK(find(r, opposite) != nullptr);
+}
+
+}  // namespace
+
+TEST_CASE("diagnose epilogue: Z rounded into bf16 before the activation, declared without it") {
+  KernelTraits computes = epilogue_model_traits(bf16, bf16, &bf16);
+  computes.epilogue.round_before_act = true;
+  check_rounding_named(computes, "Z rounded into bf16 before the activation", "epilogue_gelu_tanh", "z_rounded_to_out", "epilogue_silu",
+                       "z_not_rounded_to_out");
 }
 
 TEST_CASE("diagnose epilogue: alpha acc + beta C rounded into bf16 before the bias (cuBLASLt's), declared without it") {
   KernelTraits computes = epilogue_model_traits(bf16, bf16, &bf16);
   computes.epilogue.round_before_bias = true;
-  for (const bool unknown : {false, true}) {
-    CAPTURE(unknown);
-    KernelTraits declared = epilogue_model_traits(bf16, bf16, &bf16);
-    if (unknown) declared.sum_order = SummationOrder::unknown();
-    Declaring k(make_epilogue_model("rounds_ab", "alpha acc + beta C rounded into bf16 before the bias", computes), declared);
-    const DiagnosisRecord r = diagnose_case(k, "epilogue_ab_bias_relu");
-    REQUIRE(!r.ranked.empty());
-    CHECK(r.ranked.front().id == "ab_rounded_before_bias");
-    CHECK(r.kind == "consistent");
-    if (!unknown) CHECK(r.ranked.front().matched == r.ranked.front().elements);
-  }
-  // Declared, it is the declared arithmetic; the opposite is a hypothesis with one change.
-  Declaring honest(make_epilogue_model("rounds_ab", "declared", computes), computes);
-  const DiagnosisRecord r = diagnose_case(honest, "epilogue_ab_bias_relu");
-  CHECK(r.kind == "declared");
-  CHECK(find(r, "ab_not_rounded_before_bias") != nullptr);
+  check_rounding_named(computes, "alpha acc + beta C rounded into bf16 before the bias", "epilogue_ab_bias_relu", "ab_rounded_before_bias",
+                       "epilogue_ab_bias_relu", "ab_not_rounded_before_bias");
 }
 
 TEST_CASE("diagnose epilogue: certify --diagnose diagnoses a failed epilogue case") {

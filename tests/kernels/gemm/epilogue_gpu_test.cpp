@@ -338,15 +338,24 @@ double gelu_tanh_exact(double z) { return 0.5 * z * (1 + std::tanh(std::sqrt(2 /
 
 float rn(const Format& f, double x) { return static_cast<float>(to_double(f, round_double(f, x, Rounder::nearest(f)).code)); }
 
-}  // namespace
-
-TEST_CASE("cublaslt subjects: their GELU rounds Z to D's format first, and its fp32 GELU is within the declared error") {
+/// fn(name, kernel, api) for each 16-bit cuBLASLt subject (a device is required: the GPU test binary exits 77 without).
+template <class Fn>
+void each_lt16_subject(Fn fn) {
   auto api = make_cuda_api();
   REQUIRE(api);
   for (const char* name : {"cublaslt_bf16_epilogue", "cublaslt_f16_epilogue"}) {
     auto k = make_gemm_kernel(name);
     REQUIRE(k);
-    const KernelTraits& t = k->traits();
+    INFO(name);
+    fn(name, *k, *api);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cublaslt subjects: their GELU rounds Z to D's format first, and its fp32 GELU is within the declared error") {
+  each_lt16_subject([](const char* name, GemmKernel& k, DeviceApi&) {
+    const KernelTraits& t = k.traits();
     const Format& io = *t.out;
     REQUIRE(t.epilogue.round_before_act);
     // Z = hi + lo in [-10, 10]: hi = RN(u), lo = RN(u - hi), two pieces of at most 11 bits each, exact in fp32 and far
@@ -375,7 +384,7 @@ TEST_CASE("cublaslt subjects: their GELU rounds Z to D's format first, and its f
       d_plain = cublaslt_gelu_sample(io, false, false, hi, lo);
     } catch (const NotSupportedError& x) {
       MESSAGE("skipped: " << name << ": cuBLASLt declined the sample call: " << x.what());
-      continue;
+      return;
     }
     std::size_t plain_rn = 0, fused_rounded_first = 0, fused_unrounded = 0;
     double worst = 0, worst_z = 0;
@@ -394,19 +403,15 @@ TEST_CASE("cublaslt subjects: their GELU rounds Z to D's format first, and its f
     CHECK(fused_rounded_first == n);  // round_before_act: Z rounded to D's format, then the fp32 GELU, then D's rounding
     // A tanh of relative error f moves GELU by at most |z| f / 2 (the fp32 operations around it add O(2^-24) |z|).
     CHECK(worst <= t.epilogue.func_rel_err / 2);
-  }
+  });
 }
 
 TEST_CASE("cublaslt subjects: with beta C and a bias, alpha AB + beta C is rounded to D's format before the bias") {
   // What round_before_bias declares, re-measured through the subject at the certify case's shape (259 x 251 x 67):
   // inputs on grids that keep A B exact in fp32 and double, D compared bit for bit with the double rounding
   // RN(relu(RN(alpha AB + beta C) + bias)) and with the one rounding RN(relu(alpha AB + beta C + bias)).
-  auto api = make_cuda_api();
-  REQUIRE(api);
-  for (const char* name : {"cublaslt_bf16_epilogue", "cublaslt_f16_epilogue"}) {
-    auto k = make_gemm_kernel(name);
-    REQUIRE(k);
-    const KernelTraits& t = k->traits();
+  each_lt16_subject([](const char* name, GemmKernel& k, DeviceApi& api) {
+    const KernelTraits& t = k.traits();
     REQUIRE(t.epilogue.round_before_bias);
     const Format& out = *t.out;
     const std::int64_t m = 259, n = 251, kk = 67, lda = kk, ldb = n, ldc = n;
@@ -418,27 +423,27 @@ TEST_CASE("cublaslt subjects: with beta C and a bias, alpha AB + beta C is round
     for (double& v : C) v = 4 * draw(s, 64);
     for (double& v : bias) v = 2 * draw(s, 128);
     const std::vector<std::uint8_t> a8 = pack(out, A), b8 = pack(out, B), c8 = pack(out, C), bias8 = pack(out, bias);
-    Buf da(*api, a8.size()), db(*api, b8.size()), dc(*api, c8.size()), dcin(*api, c8.size()), dbias(*api, bias8.size());
-    api->to_device(da.p, a8.data(), a8.size());
-    api->to_device(db.p, b8.data(), b8.size());
-    api->to_device(dcin.p, c8.data(), c8.size());
-    api->to_device(dbias.p, bias8.data(), bias8.size());
+    Buf da(api, a8.size()), db(api, b8.size()), dc(api, c8.size()), dcin(api, c8.size()), dbias(api, bias8.size());
+    api.to_device(da.p, a8.data(), a8.size());
+    api.to_device(db.p, b8.data(), b8.size());
+    api.to_device(dcin.p, c8.data(), c8.size());
+    api.to_device(dbias.p, bias8.data(), bias8.size());
     GemmOperands ops;
     ops.m = m, ops.n = n, ops.k = kk;
     ops.a = da.p, ops.lda = lda, ops.b = db.p, ops.ldb = ldb, ops.c = dc.p, ops.ldc = ldc;
-    ops.stream = api->stream();
+    ops.stream = api.stream();
     const float alpha = 0.7f, beta = -1.3f;
     ops.alpha = alpha, ops.beta = beta, ops.c_in = dcin.p;
     ops.bias_kind = BiasKind::PerColumn, ops.bias = dbias.p, ops.activation = Activation::Relu;
     try {
-      k->run(ops);
-      api->synchronize(60000);
+      k.run(ops);
+      api.synchronize(60000);
     } catch (const NotSupportedError& x) {
       MESSAGE("skipped: " << name << ": " << x.what());
-      continue;
+      return;
     }
     std::vector<std::uint8_t> got(c8.size());
-    api->to_host(got.data(), dc.p, got.size());
+    api.to_host(got.data(), dc.p, got.size());
     const auto rn_out = [&](double x) { return to_double(out, round_double(out, x, Rounder::nearest(out)).code); };
     std::size_t twice = 0, once = 0;
     for (std::int64_t i = 0; i < m; ++i)
@@ -458,5 +463,5 @@ TEST_CASE("cublaslt subjects: with beta C and a bias, alpha AB + beta C is round
     // The double rounding explains (nearly) every element; a handful may differ where fp32's own rounding of
     // alpha AB + beta C (not modelled here) decides a tie of the output grid.
     CHECK(twice * 1000 >= all * 999);
-  }
+  });
 }
