@@ -68,12 +68,19 @@ enum {
 /* Head dims a kernel takes: head_dim_count values (0: any). head_dim_v always equals head_dim. */
 #define FPCERT_ATTENTION_MAX_HEAD_DIMS 8
 
+/* One matrix product inside an attention kernel: its arithmetic and its summation order, exactly as a GEMM kernel
+ * declares them (fpcert_kernel.gemm and .gemm_order; docs/plugin.md, "GEMM kernels"). */
+typedef struct fpcert_attention_product {
+  fpcert_gemm_traits traits;            /* formats, products, accumulator, promotion, output, stated order text */
+  fpcert_gemm_order order;              /* the structured order (FPCERT_ORDER_UNKNOWN allowed: graded by its family) */
+} fpcert_attention_product;
+
 /* The arithmetic of an attention forward kernel (docs/attention.md, "Bound"). Every field required unless marked. */
 typedef struct fpcert_attention_traits {
   fpcert_format input;                  /* Q, K and V storage */
-  fpcert_gemm_traits qk;                /* S = Q K^T (depth head_dim): a_input = b_input = input, out_format the scores'
+  fpcert_attention_product qk;          /* S = Q K^T (depth head_dim): a_input = b_input = input, out_format the scores'
                                            format (f32); order as a GEMM kernel states it */
-  fpcert_gemm_traits pv;                /* O~ = P V (depth len_k): a_input the format P is rounded into (f16 on f16 tensor
+  fpcert_attention_product pv;          /* O~ = P V (depth len_k): a_input the format P is rounded into (f16 on f16 tensor
                                            cores, f32 on CUDA cores), b_input = input */
   fpcert_softmax_shift shift;           /* SHIFTED (max first) or ONLINE (running max rescaled once per key block) */
   int32_t key_block;                    /* ONLINE: keys per block (>= 1); SHIFTED: 0 */
@@ -138,11 +145,11 @@ typedef fpcert_status (*fpcert_attention_run_fn)(void* user_data, const fpcert_a
 /* The arithmetic of an attention backward kernel (docs/backward.md, "Bound"). Every field required unless marked. */
 typedef struct fpcert_attention_bwd_traits {
   fpcert_format input;                  /* Q, K, V, O and dO storage */
-  fpcert_gemm_traits qk;                /* S = Q K^T recomputed (depth head_dim; out_format the scores', f32) */
-  fpcert_gemm_traits dov;               /* dP = dO V^T (depth head_dim) */
-  fpcert_gemm_traits pdo;               /* dV = P^T dO (depth len_q, times the group size; a_input: P's format) */
-  fpcert_gemm_traits dsk;               /* dQ = dS K (depth len_k; a_input: dS's format) */
-  fpcert_gemm_traits dsq;               /* dK = dS^T Q (depth len_q, times the group size; a_input: dS's format) */
+  fpcert_attention_product qk;          /* S = Q K^T recomputed (depth head_dim; out_format the scores', f32) */
+  fpcert_attention_product dov;         /* dP = dO V^T (depth head_dim) */
+  fpcert_attention_product pdo;         /* dV = P^T dO (depth len_q, times the group size; a_input: P's format) */
+  fpcert_attention_product dsk;         /* dQ = dS K (depth len_k; a_input: dS's format) */
+  fpcert_attention_product dsq;         /* dK = dS^T Q (depth len_q, times the group size; a_input: dS's format) */
   fpcert_attention_exp_form exp_form;   /* NATURAL: P = exp(RN(s x) + mask - LSE); BASE2_FOLDED as FlashAttention */
   int32_t reads_saved;                  /* 1: reads the saved O and LSE; 0: recomputes the forward itself */
   fpcert_elem_fn_error exp;             /* exp (exp2) in f32 */
