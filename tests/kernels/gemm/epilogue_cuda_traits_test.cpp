@@ -39,7 +39,7 @@ TEST_CASE("cuBLASLt subjects: registered under cublas, with the epilogue cuBLASL
     CHECK(e.func_rel_err == std::exp2(-16));
     CHECK(e.func_note.find("2^-17.98") != std::string::npos);  // what the declaration rests on, named
     CHECK(e.round_before_act);
-    CHECK(e.round_before_bias);
+    CHECK(e.round_before_bias != fp8);  // measured: the 16-bit subjects round alpha AB + beta C before the bias, FP8 not
     if (fp8) {  // M, N, K multiples of 16, declined before any device is asked
       const Support s = k->can_implement(81, 48, 96);
       CHECK_FALSE(s.ok);
