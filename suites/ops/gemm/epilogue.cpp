@@ -303,7 +303,7 @@ EpiModel epi_model(const KernelTraits& t, const EpilogueCase& ec, double scale_d
   m.env = act_env(m.act, m.un.u, m.un.eta, t.epilogue.func_rel_err);
   m.scale_d = scale_d;
   m.round_before_act = ec.active && t.epilogue.round_before_act;
-  m.round_before_bias = ec.active && t.epilogue.round_before_bias;
+  m.round_before_bias = ec.active && t.epilogue.round_before_bias && ec.bias != BiasKind::None;  // a zero bias value still rounds
   const Format& bf = epilogue_bias_format(t);
   m.bias_u = bf.precision() > m.un.arith->precision() || bf.emin() < m.un.arith->emin() ? m.un.u : 0.0;
   return m;
@@ -320,8 +320,9 @@ EpilogueAllowance allowed_of(const EpiModel& m, const EpilogueElement& e) {
   double X = a * e.E + g_alpha * a * Q + u * e.beta_c + bias_conv +
              gamma_of(j, u) * (a * Q * (1 + g_alpha) + e.beta_c * (1 + u) + e.bias_abs + bias_conv) + 3 * eta;
   // round_before_bias: alpha' acc + beta c (at most |alpha'| Q (1 + g_alpha) + |beta c| (1 + u) in magnitude, X off)
-  // rounded into the output format before the bias is added, when both are there.
-  if (m.round_before_bias && e.beta_c > 0 && e.bias_abs > 0) X += u_out * (a * Q * (1 + g_alpha) + e.beta_c * (1 + u) + X) + eta_out / 2;
+  // rounded into the output format before the bias is added: where the case has a bias (an element whose bias value
+  // is 0 is rounded all the same) and beta c is there.
+  if (m.round_before_bias && e.beta_c > 0) X += u_out * (a * Q * (1 + g_alpha) + e.beta_c * (1 + u) + X) + eta_out / 2;
   if (m.round_before_act) X += u_out * (e.z_abs + X) + eta_out / 2;
   double Y = X;
   if (m.act != Activation::None)
