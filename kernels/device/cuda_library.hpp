@@ -33,6 +33,25 @@ struct Loaded {
   std::string why;
 };
 
+/// `what` ("cuBLAS") opened from `soname` and its table filled by bind_all(b, api), b(name, fn) binding one symbol
+/// (true when found): ok, or why not (the library missing, or the first missing symbol). The library stays loaded
+/// until the process exits.
+template <class Api, class BindAll>
+Loaded<Api> load(const std::string& soname, const char* what, BindAll bind_all) {
+  Loaded<Api> l;
+  std::string errors;
+  void* lib = open(soname, errors);
+  if (!lib) {
+    l.why = std::string(what) + " could not be loaded (" + errors + ")";
+    return l;
+  }
+  std::string why;
+  const auto b = [&](const char* name, auto& fn) { return bind(lib, soname.c_str(), name, fn, why); };
+  l.ok = bind_all(b, l.api);
+  l.why = l.ok ? "" : std::string(what) + " " + soname + " is unusable: " + why;
+  return l;
+}
+
 /// The table, or nullptr with the reason in *why.
 template <class Api>
 const Api* try_api(const Loaded<Api>& l, std::string* why) {

@@ -28,7 +28,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <iterator>
 #include <string>
 #include <utility>
 
@@ -255,18 +254,10 @@ class CublasGemm final : public GemmKernel {
   cublasHandle_t handle_ = nullptr;
 };
 
-template <std::size_t I>
-std::unique_ptr<GemmKernel> factory() {
-  return std::make_unique<CublasGemm>(kConfigs[I]);
-}
-
-template <std::size_t... I>
-void register_all(std::index_sequence<I...>) {
-  (register_kernel(kConfigs[I].name, Backend::Cublas, false, &factory<I>), ...);
-}
-
 }  // namespace
 
-void register_cublas_kernels() { register_all(std::make_index_sequence<std::size(kConfigs)>{}); }
+void register_cublas_kernels() {
+  for (const Config& c : kConfigs) register_kernel(c.name, Backend::Cublas, false, [&c] { return std::make_unique<CublasGemm>(c); });
+}
 
 }  // namespace fpcert

@@ -9,29 +9,19 @@ namespace {
 using Loaded = cuda_library::Loaded<Api>;
 
 Loaded load() {
-  Loaded l;
-  const std::string soname = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
-  std::string errors;
-  void* lib = cuda_library::open(soname, errors);
-  if (!lib) {
-    l.why = "cuBLAS could not be loaded (" + errors + ")";
-    return l;
-  }
-  std::string why;
-  const auto b = [&](const char* name, auto& fn) { return cuda_library::bind(lib, "libcublas", name, fn, why); };
-  bool ok = b("cublasCreate_v2", l.api.create);
-  ok = b("cublasDestroy_v2", l.api.destroy) && ok;
-  ok = b("cublasSetStream_v2", l.api.set_stream) && ok;
-  ok = b("cublasSetMathMode", l.api.set_math_mode) && ok;
-  ok = b("cublasSetEmulationStrategy", l.api.set_emulation_strategy) && ok;
-  ok = b("cublasGemmEx", l.api.gemm_ex) && ok;
-  ok = b("cublasGemmStridedBatchedEx", l.api.gemm_strided_batched_ex) && ok;
-  ok = b("cublasGetStatusName", l.api.status_name) && ok;
-  ok = b("cublasGetStatusString", l.api.status_string) && ok;
-  ok = b("cublasGetVersion_v2", l.api.get_version) && ok;
-  l.ok = ok;
-  l.why = ok ? "" : "cuBLAS " + soname + " is unusable: " + why;
-  return l;  // the library stays loaded until the process exits
+  return cuda_library::load<Api>("libcublas.so." + std::to_string(CUBLAS_VER_MAJOR), "cuBLAS", [](auto& b, Api& a) {
+    bool ok = b("cublasCreate_v2", a.create);
+    ok = b("cublasDestroy_v2", a.destroy) && ok;
+    ok = b("cublasSetStream_v2", a.set_stream) && ok;
+    ok = b("cublasSetMathMode", a.set_math_mode) && ok;
+    ok = b("cublasSetEmulationStrategy", a.set_emulation_strategy) && ok;
+    ok = b("cublasGemmEx", a.gemm_ex) && ok;
+    ok = b("cublasGemmStridedBatchedEx", a.gemm_strided_batched_ex) && ok;
+    ok = b("cublasGetStatusName", a.status_name) && ok;
+    ok = b("cublasGetStatusString", a.status_string) && ok;
+    ok = b("cublasGetVersion_v2", a.get_version) && ok;
+    return ok;
+  });
 }
 
 const Loaded& loaded() {

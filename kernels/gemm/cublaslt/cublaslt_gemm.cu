@@ -36,7 +36,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <iterator>
 #include <string>
 #include <utility>
 
@@ -415,18 +414,10 @@ class CublasLtGemm final : public GemmKernel {
   Plan plan_;
 };
 
-template <std::size_t I>
-std::unique_ptr<GemmKernel> lt_factory() {
-  return std::make_unique<CublasLtGemm>(kLtConfigs[I]);
-}
-
-template <std::size_t... I>
-void register_lt(std::index_sequence<I...>) {
-  (register_kernel(kLtConfigs[I].name, Backend::Cublas, false, &lt_factory<I>), ...);
-}
-
 }  // namespace
 
-void register_cublaslt_kernels() { register_lt(std::make_index_sequence<std::size(kLtConfigs)>{}); }
+void register_cublaslt_kernels() {
+  for (const LtConfig& c : kLtConfigs) register_kernel(c.name, Backend::Cublas, false, [&c] { return std::make_unique<CublasLtGemm>(c); });
+}
 
 }  // namespace fpcert

@@ -9,36 +9,25 @@ namespace {
 using Loaded = cuda_library::Loaded<Api>;
 
 Loaded load() {
-  Loaded l;
-  const std::string soname = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
-  std::string errors;
-  void* lib = cuda_library::open(soname, errors);
-  if (!lib) {
-    l.why = "cuBLASLt could not be loaded (" + errors + ")";
-    return l;
-  }
-  std::string why;
-  const auto b = [&](const char* name, auto& fn) { return cuda_library::bind(lib, "libcublasLt", name, fn, why); };
-  bool ok = true;
-  ok = b("cublasLtCreate", l.api.create) && ok;
-  ok = b("cublasLtDestroy", l.api.destroy) && ok;
-  ok = b("cublasLtMatmulDescCreate", l.api.desc_create) && ok;
-  ok = b("cublasLtMatmulDescDestroy", l.api.desc_destroy) && ok;
-  ok = b("cublasLtMatmulDescSetAttribute", l.api.desc_set) && ok;
-  ok = b("cublasLtMatrixLayoutCreate", l.api.layout_create) && ok;
-  ok = b("cublasLtMatrixLayoutDestroy", l.api.layout_destroy) && ok;
-  ok = b("cublasLtMatrixLayoutSetAttribute", l.api.layout_set) && ok;
-  ok = b("cublasLtMatmulPreferenceCreate", l.api.pref_create) && ok;
-  ok = b("cublasLtMatmulPreferenceDestroy", l.api.pref_destroy) && ok;
-  ok = b("cublasLtMatmulPreferenceSetAttribute", l.api.pref_set) && ok;
-  ok = b("cublasLtMatmulAlgoGetHeuristic", l.api.heuristic) && ok;
-  ok = b("cublasLtMatmul", l.api.matmul) && ok;
-  ok = b("cublasLtGetStatusName", l.api.status_name) && ok;
-  ok = b("cublasLtGetStatusString", l.api.status_string) && ok;
-  ok = b("cublasLtGetVersion", l.api.get_version) && ok;
-  l.ok = ok;
-  l.why = ok ? "" : "cuBLASLt " + soname + " is unusable: " + why;
-  return l;  // the library stays loaded until the process exits
+  return cuda_library::load<Api>("libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR), "cuBLASLt", [](auto& b, Api& a) {
+    bool ok = b("cublasLtCreate", a.create);
+    ok = b("cublasLtDestroy", a.destroy) && ok;
+    ok = b("cublasLtMatmulDescCreate", a.desc_create) && ok;
+    ok = b("cublasLtMatmulDescDestroy", a.desc_destroy) && ok;
+    ok = b("cublasLtMatmulDescSetAttribute", a.desc_set) && ok;
+    ok = b("cublasLtMatrixLayoutCreate", a.layout_create) && ok;
+    ok = b("cublasLtMatrixLayoutDestroy", a.layout_destroy) && ok;
+    ok = b("cublasLtMatrixLayoutSetAttribute", a.layout_set) && ok;
+    ok = b("cublasLtMatmulPreferenceCreate", a.pref_create) && ok;
+    ok = b("cublasLtMatmulPreferenceDestroy", a.pref_destroy) && ok;
+    ok = b("cublasLtMatmulPreferenceSetAttribute", a.pref_set) && ok;
+    ok = b("cublasLtMatmulAlgoGetHeuristic", a.heuristic) && ok;
+    ok = b("cublasLtMatmul", a.matmul) && ok;
+    ok = b("cublasLtGetStatusName", a.status_name) && ok;
+    ok = b("cublasLtGetStatusString", a.status_string) && ok;
+    ok = b("cublasLtGetVersion", a.get_version) && ok;
+    return ok;
+  });
 }
 
 const Loaded& loaded() {
