@@ -135,6 +135,7 @@ std::string describe_traits(const KernelTraits& t) {
   if (t.determinism == Determinism::RunToRun) s += "; nondeterministic run to run";
   if (t.batch_invariant) s += "; batch-invariant";
   if (t.layouts != kLayoutsRowMajor) s += "; layouts " + describe_layouts(t.layouts);
+  if (t.shape_multiple > 1) s += "; M, N, K multiples of " + std::to_string(t.shape_multiple);
   if (t.alpha_beta) s += "; D = alpha AB + beta C";
   if (t.batched) s += "; strided batches";
   if (t.epilogue.active()) s += "; epilogue " + describe_epilogue(t.epilogue);
@@ -191,7 +192,7 @@ std::string describe_epilogue(const EpilogueTraits& e) {
   }
   if (e.round_before_act) add("Z rounded to the output before the activation");
   if (e.round_before_bias) add("alpha AB + beta C rounded to the output before the bias");
-  if (e.fp8_scaling) add("FP8 scale factors");
+  if (e.fp8_scaling) add(e.fp8_scale_d ? "FP8 scale factors" : "FP8 scale factors (scale_a, scale_b; no scale_d)");
   if (e.amax) add("amax");
   return s.empty() ? "none" : s;
 }
@@ -212,6 +213,14 @@ std::string describe_layouts(std::uint8_t mask) {
       s += (s.empty() ? "" : ", ") + to_string(GemmLayout{lay(0), lay(1), lay(2)});
     }
   return s.empty() ? "none" : s;
+}
+
+Support GemmKernel::can_implement_shape(std::int64_t m, std::int64_t n, std::int64_t k) const {
+  const std::int64_t q = traits().shape_multiple;
+  if (q > 1 && (m % q != 0 || n % q != 0 || k % q != 0))
+    return Support::no("the kernel takes M, N and K multiples of " + std::to_string(q) + " (KernelTraits::shape_multiple), not " +
+                       std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k));
+  return can_implement(m, n, k);
 }
 
 Support GemmKernel::can_implement_layout(const GemmLayout& l) const {

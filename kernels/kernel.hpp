@@ -149,6 +149,9 @@ struct EpilogueTraits {
   /// computes with beta C and a bias"). One more rounding, u_out (|alpha' A B| + |beta C| + X) + eta_out / 2.
   bool round_before_bias = false;
   bool fp8_scaling = false;              ///< takes scale_a, scale_b, scale_d (GemmOperands; cuBLASLt's FP8 semantics)
+  /// With fp8_scaling: scale_d is applied too (false: scale_a and scale_b only, as cuBLASLt with a D that is not FP8,
+  /// which neither applies scale_d nor computes amax; the cases with scale_d != 1 are "not supported" for the kernel).
+  bool fp8_scale_d = true;
   bool amax = false;                     ///< writes amax = max |act(Z)| (before scale_d) to GemmOperands::amax when asked
   bool active() const { return bias || activations || fp8_scaling || amax; }
   bool takes(BiasKind b) const { return b == BiasKind::None || (bias & bit(b)); }
@@ -188,6 +191,11 @@ struct KernelTraits {
   /// only. GemmKernel::can_implement_layout reads it; the layout cases of the certify suite are "not supported"
   /// for a combination outside it (docs/suites.md, "layout.transposes").
   std::uint8_t layouts = kLayoutsRowMajor;
+  /// M, N and K the kernel takes are multiples of this (1: any shape). cuBLASLt's FP8 GEMM: 16 (cuBLAS documentation,
+  /// cublasLtMatmul, "FP8" requirements). The runner answers "not supported" for another shape before can_implement
+  /// is asked, and a fault that changes only a partial tile of 16 rows or columns (tail_tile) is not applicable to a
+  /// kernel declaring a multiple of 16 (docs/mutation.md).
+  std::int64_t shape_multiple = 1;
   /// Batch invariance (deterministic inference, docs/audit.md "Batch invariance"): a row of C does not depend on the
   /// batch size M nor on the row's position in the batch, bit for bit (no split-K, tile or order chosen from M).
   /// `fpcert audit` checks it where declared: each probe row embedded in batches of several sizes and positions must
@@ -329,6 +337,8 @@ class GemmKernel : public Kernel {
     (void)m, (void)n, (void)k;
     return Support::yes();
   }
+  /// The shape as the runner asks it: traits().shape_multiple first (M, N, K multiples of it), then can_implement.
+  Support can_implement_shape(std::int64_t m, std::int64_t n, std::int64_t k) const;
   /// The storage layouts of A, B and C this kernel takes (GemmLayout): asked first, before any other can_implement.
   /// Default: the combinations traits().layouts declares (row-major A, B and C unless the kernel declares more).
   virtual Support can_implement_layout(const GemmLayout& l) const;

@@ -16,8 +16,10 @@ namespace fpcert {
 // on LP64 the sizes are pinned, so that an edit of the header that moves a field fails here instead of breaking every
 // built plugin silently.
 static_assert(FPCERT_KERNEL_SIZE_MINOR7 + sizeof(fpcert_gemm_epilogue_traits) == FPCERT_KERNEL_SIZE_MINOR8);
-// Minor 9: gemm_round_before_bias and its reserved twin right after gemm_epilogue.
-static_assert(FPCERT_KERNEL_SIZE_MINOR8 + 2 * sizeof(std::int32_t) == sizeof(fpcert_kernel));
+// Minor 9: gemm_round_before_bias and its reserved twin right after gemm_epilogue; minor 10: gemm_shape_multiple and
+// its reserved twin after them.
+static_assert(FPCERT_KERNEL_SIZE_MINOR8 + 2 * sizeof(std::int32_t) == FPCERT_KERNEL_SIZE_MINOR9);
+static_assert(FPCERT_KERNEL_SIZE_MINOR9 + 2 * sizeof(std::int32_t) == sizeof(fpcert_kernel));
 static_assert(offsetof(fpcert_gemm_args, epilogue) == offsetof(fpcert_gemm_args, stride_c) + sizeof(std::int64_t));
 static_assert(sizeof(void*) != 8 || (sizeof(fpcert_gemm_epilogue_traits) == 40 && sizeof(fpcert_gemm_epilogue_args) == 48 &&
                                      FPCERT_KERNEL_SIZE_MINOR7 == 576 && sizeof(fpcert_gemm_args) == 216));
@@ -45,6 +47,7 @@ std::string known_bits(const Table& table) {
 
 bool has_epilogue_abi_field(const fpcert_kernel& k) { return k.struct_size >= FPCERT_KERNEL_SIZE_MINOR7 + sizeof(k.gemm_epilogue); }
 bool has_round_before_bias_field(const fpcert_kernel& k) { return k.struct_size >= FPCERT_KERNEL_SIZE_MINOR8 + 2 * sizeof(std::int32_t); }
+bool has_shape_multiple_field(const fpcert_kernel& k) { return k.struct_size >= FPCERT_KERNEL_SIZE_MINOR9 + 2 * sizeof(std::int32_t); }
 
 void validate_epilogue_abi(const fpcert_kernel& k, const std::function<void(const std::string&)>& kerr, const std::string& versions) {
   if (!has_epilogue_abi_field(k)) return;
@@ -77,9 +80,11 @@ void validate_epilogue_abi(const fpcert_kernel& k, const std::function<void(cons
                      "function)", e.func_rel_err));
   else if (e.func_rel_err > 0 && (!e.func_note || !*e.func_note))
     kerr("gemm_epilogue.func_note is required when func_rel_err > 0 (where the error comes from: a library's documented ulps)");
-  for (const auto& [field, v] : {std::pair<const char*, std::int32_t>{"round_before_act", e.round_before_act},
-                                 {"fp8_scaling", e.fp8_scaling}, {"amax", e.amax}})
+  for (const auto& [field, v] : {std::pair<const char*, std::int32_t>{"round_before_act", e.round_before_act}, {"amax", e.amax}})
     if (v != 0 && v != 1) kerr(fmt::format("gemm_epilogue.{} = {}: 0 or 1{}", field, v, versions));
+  // 2, scale_a and scale_b without scale_d, from minor 10 (a kernel as long as minor 10's).
+  if (e.fp8_scaling != 0 && e.fp8_scaling != 1 && !(e.fp8_scaling == 2 && has_shape_multiple_field(k)))
+    kerr(fmt::format("gemm_epilogue.fp8_scaling = {}: 0, 1 or (ABI minor 10) 2{}", e.fp8_scaling, versions));
   if (has_round_before_bias_field(k)) {  // minor 9
     if (k.gemm_round_before_bias != 0 && k.gemm_round_before_bias != 1)
       kerr(fmt::format("gemm_round_before_bias = {}: 0 or 1{}", k.gemm_round_before_bias, versions));
@@ -102,7 +107,8 @@ EpilogueTraits epilogue_from_abi(const fpcert_kernel& k) {
   t.func_note = e.func_note ? e.func_note : "";
   t.round_before_act = e.round_before_act == 1;
   t.round_before_bias = has_round_before_bias_field(k) && k.gemm_round_before_bias == 1;  // minor 9; older: 0
-  t.fp8_scaling = e.fp8_scaling == 1;
+  t.fp8_scaling = e.fp8_scaling == 1 || e.fp8_scaling == 2;
+  t.fp8_scale_d = e.fp8_scaling != 2;  // 2: scale_a and scale_b only (minor 10)
   t.amax = e.amax == 1;
   return t;
 }

@@ -19,6 +19,8 @@ namespace fpcert {
 bool has_epilogue_abi_field(const fpcert_kernel& k);
 /// Whether k.struct_size covers the ABI minor 9 field gemm_round_before_bias (and its reserved twin).
 bool has_round_before_bias_field(const fpcert_kernel& k);
+/// Whether k.struct_size covers the ABI minor 10 field gemm_shape_multiple (and its reserved twin).
+bool has_shape_multiple_field(const fpcert_kernel& k);
 
 /// Every problem of a GEMM kernel's gemm_epilogue (nothing when its struct ends before the field), one kerr() call
 /// each: mask bits fpcert does not know, a bias format unknown, ue8m0 or given without a bias, func_rel_err negative,

@@ -41,11 +41,12 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 9 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
+#define FPCERT_PLUGIN_ABI_MINOR 10 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
                                      3: reductions; 4: GEMM layouts; 5: GEMM alpha/beta, fields appended to fpcert_gemm_args;
                                      6: softmax and normalisation; 7: GEMM strided batches, appended to fpcert_gemm_args too;
                                      8: GEMM fused epilogues, to both, declared in fpcert_plugin_epilogue.h;
-                                     9: the epilogue's rounding before the bias) */
+                                     9: the epilogue's rounding before the bias; 10: GEMM shape multiples, FP8 scaling
+                                     without scale_d) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
@@ -622,6 +623,12 @@ typedef struct fpcert_kernel {
                                                           into the output format before the bias is added (cuBLASLt's bias
                                                           epilogues with C); 0: one rounding (docs/plugin.md, "Fused epilogues") */
   int32_t reserved_minor9;                             /* 0 */
+
+  /* ---- appended in ABI minor 10 (a kernel of an older minor has none: any shape) */
+  uint32_t gemm_shape_multiple;                        /* GEMM: M, N and K the kernel takes are multiples of it (0 or 1: any
+                                                          shape; cuBLASLt's FP8 GEMM: 16); fpcert never calls it with
+                                                          another shape (docs/plugin.md, "Shape multiples") */
+  int32_t reserved_minor10;                            /* 0 */
 } fpcert_kernel;
 
 /* Bits of fpcert_kernel.gemm_layouts (ABI minor 4): one per combination, bit (a + 2 b + 4 c) with 0 = row-major and
@@ -650,6 +657,8 @@ typedef struct fpcert_kernel {
 #define FPCERT_KERNEL_SIZE_MINOR7 offsetof(fpcert_kernel, gemm_epilogue)
 /* sizeof(fpcert_kernel) of ABI minor 8, whose kernels end before gemm_round_before_bias (read as 0). */
 #define FPCERT_KERNEL_SIZE_MINOR8 offsetof(fpcert_kernel, gemm_round_before_bias)
+/* sizeof(fpcert_kernel) of ABI minor 9, whose kernels end before gemm_shape_multiple (read as any shape). */
+#define FPCERT_KERNEL_SIZE_MINOR9 offsetof(fpcert_kernel, gemm_shape_multiple)
 
 /* What fpcert_plugin_enumerate returns: a table with static storage duration. */
 typedef struct fpcert_plugin_info {

@@ -51,7 +51,9 @@ typedef struct fpcert_gemm_epilogue_traits {
                                    format's range, in (0, 1): e.g. 2^-22 for CUDA's erff, tanhf, expf (2 ulp). Required
                                    (> 0) when GELU or SiLU is declared; 0 otherwise */
   const char* func_note;        /* where func_rel_err comes from (required when func_rel_err > 0, else NULL) */
-  int32_t fp8_scaling;          /* 1: takes scale_a, scale_b, scale_d (fpcert_gemm_epilogue_args); 0: they are 1 */
+  int32_t fp8_scaling;          /* 1: takes scale_a, scale_b, scale_d (fpcert_gemm_epilogue_args); 0: they are 1;
+                                   2 (ABI minor 10): scale_a and scale_b only, scale_d always 1 (cuBLASLt with a D that is
+                                   not FP8 applies no scale_d) */
   int32_t amax;                 /* 1: writes amax = max |act(Z)| to fpcert_gemm_epilogue_args.amax when it is not NULL */
 } fpcert_gemm_epilogue_traits;
 

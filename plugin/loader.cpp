@@ -116,6 +116,8 @@ KernelTraits traits_from_abi(const fpcert_kernel& k) {
   // Strided batches (ABI minor 7); older kernels end before it: one matrix per call.
   if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR6 + sizeof(k.gemm_batched)) t.batched = k.gemm_batched != 0;
   t.epilogue = epilogue_from_abi(k);  // fused epilogue (ABI minor 8); older kernels end before it: none
+  // Shape multiples (ABI minor 10); older kernels end before it: any shape, as 0 says.
+  if (has_shape_multiple_field(k) && k.gemm_shape_multiple > 1) t.shape_multiple = k.gemm_shape_multiple;
   return t;
 }
 
@@ -381,6 +383,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                                     : info->abi_minor == 6 ? FPCERT_KERNEL_SIZE_MINOR6
                                     : info->abi_minor == 7 ? FPCERT_KERNEL_SIZE_MINOR7
                                     : info->abi_minor == 8 ? FPCERT_KERNEL_SIZE_MINOR8
+                                    : info->abi_minor == 9 ? FPCERT_KERNEL_SIZE_MINOR9
                                                            : sizeof(fpcert_kernel);
   // A newer minor's entries may be longer, but a C compiler's sizeof is a multiple of the alignment (a table
   // of any other stride has misaligned entries: found by tests/fuzz/fuzz_plugin), and no entry is 64 KiB.
@@ -483,6 +486,10 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
       if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR6 + sizeof(k.gemm_batched) && k.gemm_batched > 1)
         kerr(fmt::format("gemm_batched = {}: 0 or 1{}", k.gemm_batched, versions));
       validate_epilogue_abi(k, kerr, versions);  // minor 8 (plugin/epilogue_plugin.cpp)
+      if (has_shape_multiple_field(k)) {  // minor 10
+        if (k.gemm_shape_multiple > 4096) kerr(fmt::format("gemm_shape_multiple = {}: 0 (any shape) or in [1, 4096]{}", k.gemm_shape_multiple, versions));
+        if (k.reserved_minor10 != 0) kerr(fmt::format("reserved_minor10 = {}: must be 0{}", k.reserved_minor10, versions));
+      }
     } else if (k.operation == FPCERT_OPERATION_CONVERSION) {
       const fpcert_conversion_traits& c = k.conversion;
       if (!k.conversion_run) kerr("conversion_run is NULL (required)");

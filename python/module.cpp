@@ -253,6 +253,7 @@ PYBIND11_MODULE(_fpcert, m) {
       .def_property_readonly("determinism", [](const KernelTraits& t) { return std::string(to_string(t.determinism)); })
       .def_property_readonly("alpha_beta", [](const KernelTraits& t) { return t.alpha_beta; })
       .def_property_readonly("batched", [](const KernelTraits& t) { return t.batched; })
+      .def_property_readonly("shape_multiple", [](const KernelTraits& t) { return t.shape_multiple; })
       .def_property_readonly("epilogue", [](const KernelTraits& t) {  // the fused epilogue (docs/python.md, "Fused epilogues")
         const EpilogueTraits& e = t.epilogue;
         py::list bias, acts;
@@ -262,7 +263,8 @@ PYBIND11_MODULE(_fpcert, m) {
           if (e.activations & bit(a)) acts.append(std::string(to_string(a)));
         return py::dict(py::arg("bias") = bias, py::arg("bias_format") = e.bias_format ? py::object(py::str(e.bias_format->tag)) : py::object(py::none()),
                         py::arg("activations") = acts, py::arg("func_rel_err") = e.func_rel_err, py::arg("round_before_act") = e.round_before_act,
-                        py::arg("round_before_bias") = e.round_before_bias, py::arg("fp8_scaling") = e.fp8_scaling, py::arg("amax") = e.amax, py::arg("describe") = describe_epilogue(e));
+                        py::arg("round_before_bias") = e.round_before_bias, py::arg("fp8_scaling") = e.fp8_scaling,
+                        py::arg("fp8_scale_d") = e.fp8_scale_d, py::arg("amax") = e.amax, py::arg("describe") = describe_epilogue(e));
       })
       .def("describe", [](const KernelTraits& t) { return describe_traits(t); })
       .def("__repr__", [](const KernelTraits& t) { return "<fpcert.Traits " + describe_traits(t) + ">"; });

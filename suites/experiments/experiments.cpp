@@ -197,7 +197,7 @@ Bf16OnF16Report bf16_on_fp16_experiment(bool device, std::int64_t mn, const std:
     for (std::int64_t q = 0; q < k; ++q)
       for (std::int64_t j = 0; j < k; ++j) p.b(q, j) = q == j ? 1.0 : 0.0;
     for (auto& kern : single) {
-      const Support sup = kern->can_implement(p.m, p.n, p.k);
+      const Support sup = kern->can_implement_shape(p.m, p.n, p.k);
       if (!sup.ok) throw DeviceError(kern->name() + ": not supported: " + sup.reason);
       const std::vector<float> c = run_raw(*kern, p, *api);
       Bf16SpanRow row;

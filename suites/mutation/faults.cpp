@@ -318,10 +318,12 @@ std::string epilogue_fault_not_applicable(Fault f, const KernelTraits& t) {
     case Fault::EpiScaleDIgnored:
     case Fault::EpiScaleBIgnored:
       if (!e.fp8_scaling) return "the kernel takes no FP8 scale factors";
+      if (f == Fault::EpiScaleDIgnored && !e.fp8_scale_d)
+        return "the kernel takes scale_a and scale_b but no scale_d (EpilogueTraits::fp8_scale_d): it is never given one";
       break;
     case Fault::EpiAmaxScaled:
       if (!e.amax) return "the kernel reports no amax";
-      if (!e.fp8_scaling) return "the kernel takes no scale_d: a scaled amax equals the unscaled one";
+      if (!e.fp8_scaling || !e.fp8_scale_d) return "the kernel takes no scale_d: a scaled amax equals the unscaled one";
       break;
     default: break;
   }
@@ -367,6 +369,12 @@ std::string fault_not_applicable(Fault f, const KernelTraits& t) {
       break;
     case Fault::AccTowardZero:
       if (t.acc_rounding == Rounding::TowardZero) return "the kernel declares round-toward-zero accumulation";
+      break;
+    case Fault::TailTile:
+      // The fault zeroes rows >= 16 floor(M / 16) of A and columns >= 16 floor(N / 16) of B: nothing when M and N are
+      // multiples of 16, the only shapes such a kernel is given.
+      if (t.shape_multiple % 16 == 0)
+        return fmt::format("the kernel takes M, N, K multiples of {} (KernelTraits::shape_multiple): it has no partial tile of 16", t.shape_multiple);
       break;
     case Fault::PrecisionSwitch: {
       const Format& sa = storage_format(*t.a_input, *t.a_operand);

@@ -128,7 +128,7 @@ RevealResult reveal_order(GemmKernel& kernel, DeviceApi& api, const RevealOption
   if (o.focus_row < 0 || o.focus_row >= o.m || o.focus_col < 0 || o.focus_col >= o.n)
     throw InputError(fmt::format("reveal: element ({}, {}) is outside the {} x {} output", o.focus_row, o.focus_col, o.m, o.n));
   if (o.m * o.n > (std::int64_t{1} << 26)) throw InputError("reveal: M x N is limited to 2^26 elements (every element's answers are kept)");
-  const Support sup = kernel.can_implement(o.m, o.n, o.k);
+  const Support sup = kernel.can_implement_shape(o.m, o.n, o.k);
   if (!sup.ok) throw InputError(fmt::format("reveal: kernel {} does not support {} x {} x {}: {}", kernel.name(), o.m, o.n, o.k, sup.reason));
   const KernelTraits& t = kernel.traits();
   RevealResult res;

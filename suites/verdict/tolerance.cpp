@@ -32,7 +32,7 @@ bool flag_arg(const std::string& key, const std::string& v) {
 
 /// One key of the fused epilogue (kernels/kernel.hpp, EpilogueTraits; docs/python.md, "Fused epilogues"): bias=row|column,
 /// bias_format=<tag>, activation=relu|gelu_erf|gelu_tanh|silu (several joined by '|'), func_rel_err=<x> or 2^-<e>,
-/// round_before_act, round_before_bias, fp8_scaling, amax (0/1). False when `key` is not one of them.
+/// round_before_act, round_before_bias, fp8_scaling, fp8_scale_d, amax (0/1). False when `key` is not one of them.
 bool epilogue_key(EpilogueTraits& e, const std::string& key, const std::string& v) {
   auto each = [&](const char* what, auto parse, auto add) {
     std::stringstream ss(v);
@@ -52,6 +52,7 @@ bool epilogue_key(EpilogueTraits& e, const std::string& key, const std::string& 
   else if (key == "round_before_bias") e.round_before_bias = flag_arg(key, v);
   else if (key == "fp8_scaling") e.fp8_scaling = flag_arg(key, v);
   else if (key == "amax") e.amax = flag_arg(key, v);
+  else if (key == "fp8_scale_d") e.fp8_scale_d = flag_arg(key, v);
   else if (key == "func_rel_err") {
     // a number (2.38e-7) or a power of two (2^-22, 2^-10.99)
     const bool pow2 = v.rfind("2^", 0) == 0;
@@ -84,6 +85,7 @@ void check_epilogue(const EpilogueTraits& e) {
   if (!elementary && e.func_rel_err != 0)
     throw InputError("traits: func_rel_err is for a GELU or SiLU activation (declare one, or leave func_rel_err out)");
   if (e.bias_format && !e.bias) throw InputError("traits: bias_format without bias=row or bias=column");
+  if (!e.fp8_scale_d && !e.fp8_scaling) throw InputError("traits: fp8_scale_d=0 without fp8_scaling=1 (it says which scale factors are taken)");
 }
 
 std::string bound_text(const Bound& b) {
@@ -134,13 +136,25 @@ KernelTraits parse_traits_spec(const std::string& spec) {
     } else if (key == "alpha_beta") {
       // D = alpha (A B) + beta C as BLAS defines it (kernels/kernel.hpp, KernelTraits::alpha_beta; docs/python.md)
       t.alpha_beta = flag_arg(key, v);
+    } else if (key == "shape_multiple") {
+      // M, N and K multiples of it (KernelTraits::shape_multiple; cuBLASLt's FP8 GEMM: 16)
+      std::size_t used = 0;
+      long long q = 0;
+      try {
+        q = std::stoll(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != v.size() || q < 1 || q > 4096) throw InputError(fmt::format("traits: shape_multiple={}: an integer in [1, 4096]", v));
+      t.shape_multiple = q;
     } else if (key == "batched") {
       // strided batches as cublasGemmStridedBatchedEx defines them (KernelTraits::batched; docs/python.md)
       t.batched = flag_arg(key, v);
     } else if (!epilogue_key(t.epilogue, key, v)) {
       throw InputError(fmt::format("traits: unknown key '{}' (in, a, b, operand, a_operand, b_operand, acc, acc_rounding, "
-                                   "input_rounding, products, promote_every, promote, out, batch_invariant, alpha_beta, batched, "
-                                   "bias, bias_format, activation, func_rel_err, round_before_act, round_before_bias, fp8_scaling, amax, order last)",
+                                   "input_rounding, products, promote_every, promote, out, batch_invariant, alpha_beta, shape_multiple, batched, "
+                                   "bias, bias_format, activation, func_rel_err, round_before_act, round_before_bias, fp8_scaling, fp8_scale_d, "
+                                   "amax, order last)",
                                    key));
     }
   }

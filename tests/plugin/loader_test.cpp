@@ -417,7 +417,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     refused([](fpcert_gemm_epilogue_traits& x) { x.bias_format = 42; }, {"gemm_epilogue.bias_format: unknown format value 42", "2 f32"});
     refused([](fpcert_gemm_epilogue_traits& x) { x.bias_format = FPCERT_FORMAT_UE8M0; }, {"bias_format: ue8m0 is a scale format"});
     refused([](fpcert_gemm_epilogue_traits& x) { x.bias_kinds = 0; }, {"bias_format must be FPCERT_FORMAT_NONE when no bias kind"});
-    refused([](fpcert_gemm_epilogue_traits& x) { x.fp8_scaling = 2; }, {"gemm_epilogue.fp8_scaling = 2: 0 or 1"});
+    refused([](fpcert_gemm_epilogue_traits& x) { x.fp8_scaling = 3; }, {"gemm_epilogue.fp8_scaling = 3: 0, 1 or (ABI minor 10) 2"});
     refused([](fpcert_gemm_epilogue_traits& x) { x.round_before_act = -1; }, {"gemm_epilogue.round_before_act = -1: 0 or 1"});
     refused([](fpcert_gemm_epilogue_traits& x) { x.amax = 3; }, {"gemm_epilogue.amax = 3: 0 or 1"});
     // Bit 0 (NONE) is implied and allowed; NONE as the bias format is the output format.
@@ -465,7 +465,49 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     e.bias_kinds = FPCERT_EPILOGUE_BIT(FPCERT_BIAS_COLUMN);
     k.reserved_minor9 = 5;
     expect_one(validate_plugin_info(&info, "t"), {"reserved_minor9 = 5"});
-    CHECK(FPCERT_KERNEL_SIZE_MINOR8 + 2 * sizeof(std::int32_t) == sizeof(fpcert_kernel));
+    CHECK(FPCERT_KERNEL_SIZE_MINOR8 + 2 * sizeof(std::int32_t) == FPCERT_KERNEL_SIZE_MINOR9);
+  }
+  SUBCASE("shape multiples and FP8 scaling without scale_d (minor 10): read, refused out of range; a minor 9 table reads neither") {
+    fpcert_gemm_epilogue_traits& e = k.gemm_epilogue;
+    e.fp8_scaling = 2;
+    k.gemm_shape_multiple = 16;
+    REQUIRE(validate_plugin_info(&info, "t").empty());
+    static const std::string newname = fresh("minor10");
+    static fpcert_kernel k10 = k;
+    k10.name = newname.c_str();
+    static fpcert_plugin_info i10 = table(&k10, 1);
+    register_plugin_info(&i10, "minor10");
+    const auto kern = make_gemm_kernel(newname);
+    CHECK(kern->traits().shape_multiple == 16);
+    CHECK(kern->traits().epilogue.fp8_scaling);
+    CHECK_FALSE(kern->traits().epilogue.fp8_scale_d);
+    // The runner's question: a shape that is no multiple of 16 is declined before the plugin is asked.
+    CHECK_FALSE(kern->can_implement_shape(32, 48, 24).ok);
+    CHECK(kern->can_implement_shape(32, 48, 64).reason.empty());
+    // A minor 9 kernel ends before gemm_shape_multiple: cut off, never read; fp8_scaling = 2 is a minor 10 value.
+    static std::vector<unsigned char> bytes(FPCERT_KERNEL_SIZE_MINOR9, 0);
+    static const std::string oldname = fresh("minor9b");
+    fpcert_kernel k9 = k;
+    k9.name = oldname.c_str();
+    e.fp8_scaling = 1;
+    k9.gemm_epilogue.fp8_scaling = 1;
+    const fpcert_plugin_info old = older_table(info, k9, 9, FPCERT_KERNEL_SIZE_MINOR9, bytes);
+    CHECK(validate_plugin_info(&old, "t").empty());
+    register_plugin_info(&old, "minor9b");
+    CHECK(make_gemm_kernel(oldname)->traits().shape_multiple == 1);
+    CHECK(make_gemm_kernel(oldname)->traits().epilogue.fp8_scale_d);
+    k9.gemm_epilogue.fp8_scaling = 2;
+    const std::string other = fresh("minor9c");
+    k9.name = other.c_str();
+    std::vector<unsigned char> bytes2(FPCERT_KERNEL_SIZE_MINOR9, 0);
+    const fpcert_plugin_info old2 = older_table(info, k9, 9, FPCERT_KERNEL_SIZE_MINOR9, bytes2);
+    expect_one(validate_plugin_info(&old2, "t"), {"gemm_epilogue.fp8_scaling = 2: 0, 1 or (ABI minor 10) 2"});
+    k.gemm_shape_multiple = 5000;
+    expect_one(validate_plugin_info(&info, "t"), {"gemm_shape_multiple = 5000: 0 (any shape) or in [1, 4096]"});
+    k.gemm_shape_multiple = 0;
+    k.reserved_minor10 = 3;
+    expect_one(validate_plugin_info(&info, "t"), {"reserved_minor10 = 3"});
+    CHECK(FPCERT_KERNEL_SIZE_MINOR9 + 2 * sizeof(std::int32_t) == sizeof(fpcert_kernel));
   }
   SUBCASE("a newer minor is accepted") {
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;

@@ -13,7 +13,9 @@
 #include "kernels/kernel.hpp"
 #include "suites/ops/gemm/fault_injectors.hpp"
 #include "suites/mutation/mutation.hpp"
+#include "suites/ops/gemm/epilogue.hpp"
 #include "suites/ops/gemm/runner.hpp"
+#include "suites/verdict/tolerance.hpp"
 #include "tests/support/gemm_call.hpp"
 #include "tests/support/test_seed.hpp"
 
@@ -345,4 +347,50 @@ TEST_CASE("mutant names resolve: <kernel>~<fault> registers the mutant, bad ones
   CHECK_FALSE(register_mutant_name("model_gemm_f32"));
   CHECK_THROWS_AS(register_mutant_name("model_gemm_f32~nope"), InputError);
   CHECK_THROWS_AS(register_mutant_name("no_kernel~acc_bf16"), InputError);
+}
+
+TEST_CASE("shape multiples and FP8 scaling without scale_d: asked before the kernel, their faults not applicable") {
+  const auto lt = make_gemm_kernel("model_gemm_e4m3_ltcall_bf16out");
+  const auto lt8 = make_gemm_kernel("model_gemm_e4m3_ltcall_e4m3out");
+  const auto any = make_gemm_kernel("model_gemm_e4m3_scaled");
+  REQUIRE(lt);
+  REQUIRE(lt8);
+  REQUIRE(any);
+  CHECK(lt->traits().shape_multiple == 16);
+  CHECK(lt->can_implement_shape(48, 32, 64).ok);
+  const Support no = lt->can_implement_shape(48, 40, 64);
+  CHECK_FALSE(no.ok);
+  CHECK(no.reason.find("multiples of 16") != std::string::npos);
+  CHECK(any->can_implement_shape(48, 40, 63).ok);
+  // tail_tile zeroes rows >= 16 floor(M / 16) and columns >= 16 floor(N / 16): nothing at multiples of 16 (checked on a
+  // model that takes every shape, bit for bit), so it is not applicable to a kernel declaring them, and is elsewhere.
+  const Inputs in16 = uniform_inputs(32, 48, 40, f32, test::seed());
+  CHECK(call(*mutant("model_gemm_f32", Fault::TailTile), in16) == honest("model_gemm_f32", in16));
+  const Inputs in17 = uniform_inputs(33, 48, 40, f32, test::seed());
+  CHECK(call(*mutant("model_gemm_f32", Fault::TailTile), in17) != honest("model_gemm_f32", in17));
+  CHECK(fault_not_applicable(Fault::TailTile, lt->traits()).find("no partial tile of 16") != std::string::npos);
+  CHECK(fault_not_applicable(Fault::TailTile, any->traits()).empty());
+  // scale_d: cuBLASLt with a bf16 D takes scale_a and scale_b only.
+  CHECK_FALSE(lt->traits().epilogue.fp8_scale_d);
+  CHECK(lt8->traits().epilogue.fp8_scale_d);
+  CHECK(fault_not_applicable(Fault::EpiScaleDIgnored, lt->traits()).find("no scale_d") != std::string::npos);
+  CHECK(fault_not_applicable(Fault::EpiScaleDIgnored, lt8->traits()).empty());
+  CHECK(fault_not_applicable(Fault::EpiScaleBIgnored, lt->traits()).empty());
+  CHECK(fault_not_applicable(Fault::EpiAmaxScaled, lt8->traits()).empty());
+  EpilogueCase ec;
+  ec.active = ec.fp8_scaling = true;
+  ec.scale_a = 0.75, ec.scale_b = 1.5, ec.scale_d = 0.3;
+  CHECK(epilogue_unsupported(lt->traits(), ec, AlphaBetaCase{}).find("not scale_d") != std::string::npos);
+  CHECK(epilogue_unsupported(lt8->traits(), ec, AlphaBetaCase{}).empty());
+  ec.scale_d = 1;
+  CHECK(epilogue_unsupported(lt->traits(), ec, AlphaBetaCase{}).empty());
+  // The traits spec: both keys, and their errors.
+  const KernelTraits t = parse_traits_spec("in=e4m3,acc=f32,out=bf16,shape_multiple=16,fp8_scaling=1,fp8_scale_d=0");
+  CHECK(t.shape_multiple == 16);
+  CHECK(t.epilogue.fp8_scaling);
+  CHECK_FALSE(t.epilogue.fp8_scale_d);
+  CHECK(describe_traits(t).find("M, N, K multiples of 16") != std::string::npos);
+  CHECK_THROWS_WITH_AS(parse_traits_spec("in=f32,shape_multiple=0"), doctest::Contains("an integer in [1, 4096]"), InputError);
+  CHECK_THROWS_WITH_AS(parse_traits_spec("in=f32,shape_multiple=16x"), doctest::Contains("an integer in [1, 4096]"), InputError);
+  CHECK_THROWS_WITH_AS(parse_traits_spec("in=f32,fp8_scale_d=0"), doctest::Contains("without fp8_scaling=1"), InputError);
 }

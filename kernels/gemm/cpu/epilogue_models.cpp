@@ -209,6 +209,33 @@ std::unique_ptr<GemmKernel> make_e4m3_e4m3out() {
               "every layout, alpha/beta",
               epilogue_traits(e4m3, e4m3, &bf16), EpiFlaw::None);
 }
+/// The FP8 model restricted to the calls cuBLASLt's FP8 GEMM takes (kernels/gemm/cublaslt/cublaslt_gemm.cu, lt_traits):
+/// nt/c_row only, M, N, K multiples of 16, a bias per column, ReLU and GELU's tanh form; with a bf16 D no scale_d and no
+/// amax. Its arithmetic is the model's own (sequential fp32 FMA): a host stand-in that measures, without a GPU, which
+/// faults the certify suite can refuse in a kernel given only those calls (docs/mutation.md, "Kernels restricted to
+/// cuBLASLt's FP8 call").
+KernelTraits lt_fp8_call(KernelTraits t, bool fp8_out) {
+  t.layouts = GemmLayout{Layout::RowMajor, Layout::ColMajor, Layout::RowMajor}.bit();
+  t.shape_multiple = 16;
+  EpilogueTraits& e = t.epilogue;
+  e.bias = bit(BiasKind::PerColumn);
+  e.activations = static_cast<std::uint8_t>(bit(Activation::Relu) | bit(Activation::GeluTanh));
+  e.fp8_scale_d = fp8_out;
+  e.amax = fp8_out;
+  return t;
+}
+std::unique_ptr<GemmKernel> make_lt_call_bf16out() {
+  return make("model_gemm_e4m3_ltcall_bf16out",
+              "e4m3 in, fp32 accumulation, bf16 out and bias, given only cuBLASLt's FP8 calls: nt/c_row, M, N, K multiples of 16, bias "
+              "per column, ReLU / GELU tanh, scale_a and scale_b (no scale_d, no amax); alpha/beta, batches",
+              lt_fp8_call(epilogue_traits(e4m3, bf16, &bf16), false), EpiFlaw::None);
+}
+std::unique_ptr<GemmKernel> make_lt_call_e4m3out() {
+  return make("model_gemm_e4m3_ltcall_e4m3out",
+              "e4m3 in, fp32 accumulation, e4m3 out, bf16 bias, given only cuBLASLt's FP8 calls: nt/c_row, M, N, K multiples of 16, bias "
+              "per column, ReLU / GELU tanh, scale_a, scale_b, scale_d, amax; alpha/beta, batches",
+              lt_fp8_call(epilogue_traits(e4m3, e4m3, &bf16), true), EpiFlaw::None);
+}
 std::unique_ptr<GemmKernel> make_scale_d_twice() {
   return make("mutant_gemm_e4m3_scaled_e4m3out_scale_d_twice",
               "fixture: the FP8-output model applying scale_d twice (D = scale_d^2 act(Z)): must fail epilogue_fp8_scaled",
@@ -251,6 +278,8 @@ void register_epilogue_models() {
   register_kernel("model_gemm_bf16_epilogue", Backend::Cpu, false, &make_bf16);
   register_kernel("model_gemm_e4m3_scaled", Backend::Cpu, false, &make_e4m3);
   register_kernel("model_gemm_e4m3_scaled_e4m3out", Backend::Cpu, false, &make_e4m3_e4m3out);
+  register_kernel("model_gemm_e4m3_ltcall_bf16out", Backend::Cpu, false, &make_lt_call_bf16out);
+  register_kernel("model_gemm_e4m3_ltcall_e4m3out", Backend::Cpu, false, &make_lt_call_e4m3out);
   register_kernel("mutant_gemm_e4m3_scaled_e4m3out_scale_d_twice", Backend::Cpu, true, &make_scale_d_twice);
   register_kernel("mutant_gemm_f32_epilogue_gelu_tanh_for_erf", Backend::Cpu, true, &make_tanh_for_erf);
   register_kernel("mutant_gemm_f32_epilogue_bias_per_row", Backend::Cpu, true, &make_bias_per_row);

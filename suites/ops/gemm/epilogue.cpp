@@ -373,6 +373,10 @@ std::string epilogue_unsupported(const KernelTraits& t, const EpilogueCase& ec, 
       why.push_back(fmt::format("the kernel's epilogue does not take the activation {} (EpilogueTraits::activations)", to_string(ec.activation)));
     if (ec.fp8_scaling && !e.fp8_scaling)
       why.push_back("the kernel's epilogue does not take FP8 scale factors (scale_a, scale_b, scale_d; EpilogueTraits::fp8_scaling)");
+    if (ec.fp8_scaling && e.fp8_scaling && !e.fp8_scale_d && ec.scale_d != 1)
+      why.push_back(fmt::format("the kernel's epilogue takes scale_a and scale_b but not scale_d (EpilogueTraits::fp8_scale_d), and the "
+                                "case's scale_d is {:.9g}",
+                                ec.scale_d));
     if (ec.amax && !e.amax) why.push_back("the kernel's epilogue does not write amax (EpilogueTraits::amax)");
     const bool calls_func = ec.activation == Activation::GeluErf || ec.activation == Activation::GeluTanh || ec.activation == Activation::Silu;
     if (calls_func && e.takes(ec.activation) && !(e.func_rel_err >= 0 && e.func_rel_err < 0x1p-4))
@@ -480,6 +484,7 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
   const double out_max = of.max_finite();
   std::int64_t graded = 0, exceed = 0, admit_zero = 0, nonfinite = 0, saturated = 0, first_nonfinite = -1, worst_index = -1;
   double worst = 0, max_abs = 0, max_ulp = 0, ref_max = 0;
+  std::string worst_text;
   bool amax_finite = true;
   const auto& codes = *in.codes;
   for (std::int64_t x = 0; x < m * n; ++x) {
@@ -523,7 +528,12 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
     admit_zero += std::fabs(d.hi) * (1 - 0x1p-50) <= al.d;
     const double frac = err == 0 ? 0 : (al.d > 0 ? err / al.d : INFINITY);
     if (frac > 1) ++exceed;
-    if (worst_index < 0 || frac > worst) worst = frac, worst_index = x;
+    if (worst_index < 0 || frac > worst) {
+      worst = frac, worst_index = x;
+      // The worst element's values and terms, so that a failure can be read without a rerun.
+      worst_text = fmt::format(" (got {} = {:.9g}, D {:.9g}, |D^ - D| {:.4g}, allowed {:.4g}; Z {:.9g}, |A'B'| {:.6g}, E {:.4g}, |beta c| {:.6g})",
+                               hex_code(of, codes[xs]), got, d.hi, err, al.d, z.hi, el.ref_abs, el.E, el.beta_c);
+    }
   }
   if (!amax_finite) iv.hi = INFINITY;
   out.metrics.max_abs = max_abs;
@@ -548,8 +558,8 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
   const std::string what = "D = " + std::string(sd != 1 ? "scale_d " : "") + zs;
   const std::string scal = fmt::format("alpha = {:.9g}, beta = {:.9g}", in.alpha, in.beta);
   add_check(out, CheckKind::Envelope, exceed == 0,
-            exceed ? fmt::format("{} of {} element(s) of {} beyond the epilogue's envelope ({}), worst {:.4g} x the allowance at ({}, {})", exceed,
-                                 graded, what, scal, worst, worst_index / n, worst_index % n)
+            exceed ? fmt::format("{} of {} element(s) of {} beyond the epilogue's envelope ({}), worst {:.4g} x the allowance at ({}, {}){}", exceed,
+                                 graded, what, scal, worst, worst_index / n, worst_index % n, worst_text)
                    : fmt::format("every element of {} within the epilogue's envelope ({}; worst {:.4g} of the allowance)", what, scal, worst),
             exceed ? worst_index : -1, worst, 1);
   add_check(out, CheckKind::Nonfinite, nonfinite == 0,

@@ -456,7 +456,7 @@ class FaultInjector final : public GemmKernel {
   /// The shortest K the kernel supports for these M, N (powers of two up to K): its chunk.
   std::int64_t chunk_length(const GemmOperands& ops) const {
     for (std::int64_t kc = 1; kc <= std::max<std::int64_t>(1, ops.k); kc *= 2)
-      if (wrapped_->can_implement(ops.m, ops.n, kc).ok) return kc;
+      if (wrapped_->can_implement_shape(ops.m, ops.n, kc).ok) return kc;
     throw NotSupportedError(fmt::format("fault injector: {} supports no K <= {} at M = {}, N = {} to run K-chunks", wrapped_->name(),
                                         ops.k, ops.m, ops.n));
   }

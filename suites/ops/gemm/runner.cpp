@@ -203,7 +203,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     for (const Problem& q : *setup.batch_problems) batches.push_back(&q);
   }
   const std::int64_t nb = static_cast<std::int64_t>(batches.size()), gap = bat.active() ? bat.gap_rows : 0;
-  const Support sup = kernel.can_implement(p.m, p.n, p.k);
+  const Support sup = kernel.can_implement_shape(p.m, p.n, p.k);
   if (!sup.ok) {
     r.status = CaseStatus::NotSupported;
     r.reason = sup.reason;
