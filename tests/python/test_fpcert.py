@@ -393,7 +393,8 @@ def test_certify_batched_callable_strided_batches():
     ok = fpcert.certify(matmul, t, suite="certify", name="batched_matmul", case="batch_*")
     status = {c["case"]: c["status"] for c in ok.cases if c["case"].startswith("batch_")}
     assert status == {"batch_strided": "pass", "batch_broadcast_b": "pass", "batch_broadcast_a": "pass",
-                      "batch_alpha_beta": "not_supported", "batch_transposed": "not_supported"}, repr(ok)
+                      "batch_alpha_beta": "not_supported", "batch_transposed": "not_supported",
+                      "batch_nt_aligned": "not_supported"}, repr(ok)
     assert ((5, 33, 29), (5, 29, 47)) in shapes  # batch_strided: 5 batches of 33 x 29 times 29 x 47
     assert ((4, 33, 29), (1, 29, 47)) in shapes  # batch_broadcast_b: B once
     assert all(len(c["batches"]) >= 3 for c in ok.cases if c["status"] == "pass" and c["case"].startswith("batch_"))
@@ -413,3 +414,25 @@ def test_certify_batched_callable_strided_batches():
     assert all(c["status"] == "not_supported" for c in plain.cases if c["case"].startswith("batch_"))
     with pytest.raises(ValueError, match="batched"):
         fpcert.traits("in=f32,batched=maybe")
+
+
+def test_shape_multiple_declared_cases_of_other_shapes_not_supported():
+    # traits shape_multiple=16 (cuBLASLt's FP8 GEMM, torch._scaled_mm): a case whose M, N or K is no multiple of 16 is
+    # "not supported" before the callable is asked, with the reason (shape_primes); one of multiples of 16 runs
+    # (fill_device: 128 x 128 x 48 on the CPU).
+    t = fpcert.traits("in=f32,acc=f32,out=f32,shape_multiple=16")
+    assert t.shape_multiple == 16 and fpcert.traits("in=f32,acc=f32,out=f32").shape_multiple == 1
+    shapes = []
+
+    def matmul(A, B):
+        shapes.append((A.shape, B.shape))
+        return (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32)
+
+    ok = fpcert.certify(matmul, t, suite="certify", name="multiples_of_16", case="fill_device")
+    assert [c["status"] for c in ok.cases if c["case"] == "fill_device"] == ["pass"], repr(ok)
+    no = fpcert.certify(matmul, t, suite="certify", name="multiples_of_16", case="shape_primes")
+    prime = [c for c in no.cases if c["case"] == "shape_primes"]
+    assert prime and prime[0]["status"] == "not_supported" and "multiples of 16" in prime[0]["reason"], repr(no)
+    assert shapes and all(a[0] % 16 == 0 and a[1] % 16 == 0 and b[1] % 16 == 0 for a, b in shapes)
+    with pytest.raises(fpcert.InputError):
+        fpcert.traits("in=f32,shape_multiple=0")
