@@ -204,9 +204,18 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
   record_error_fractions(fracs, p.m, p.n, static_cast<std::size_t>(std::max(in.worst_count, 1)), out);
   std::vector<double> got(mn);
   for (std::size_t x = 0; x < mn; ++x) got[x] = to_double(of, codes[x]);
+  // The worst element's values, so that the failure can be read without a rerun (the case's `worst` list is the course
+  // gate's, another allowance).
+  auto worst_values = [&](std::int64_t x) {
+    if (x < 0 || static_cast<std::size_t>(x) >= mn) return std::string();
+    const auto ux = static_cast<std::size_t>(x);
+    const double err = std::fabs((got[ux] - rop.c[ux].hi) - rop.c[ux].lo);
+    return fmt::format(" (got {} = {:.9g}, ref' {:.9g}, |c - ref'| {:.4g}, allowed {:.4g}, sum |a b| {:.4g})", hex_code(of, codes[ux]), got[ux],
+                       rop.c[ux].hi, err, std::isfinite(ev.worst) && ev.worst > 0 ? err / ev.worst : NAN, rop.abs_sum[ux]);
+  };
   add(CheckKind::Envelope, ev.exceed == 0,
-      ev.exceed ? fmt::format("envelope exceeded at {} element(s): max |c - ref'| / allowed = {:.4g} at {}", ev.exceed, ev.worst,
-                              element_text(ev.worst_index, p.n))
+      ev.exceed ? fmt::format("envelope exceeded at {} element(s): max |c - ref'| / allowed = {:.4g} at {}{}", ev.exceed, ev.worst,
+                              element_text(ev.worst_index, p.n), worst_values(ev.worst_index))
                 : fmt::format("within the envelope: max |c - ref'| / allowed = {:.4g}{}; {} of {} element(s) would also admit 0",
                               ev.worst, env.exists ? "" : " (no bound exists at this K)", ev.admit_zero, ev.graded),
       ev.exceed ? ev.worst_index : -1, ev.worst, 1);
