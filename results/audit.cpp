@@ -39,6 +39,7 @@ nlohmann::json audit_to_json(const AuditRecord& r) {
           {"rule_text", r.rule_text},
           {"reference", r.reference},
           {"reference_kind", r.reference_kind},
+          {"allow", r.allow},
           {"static", {{"elements", r.elements},
                       {"below_half_ulp", r.below_half_ulp},
                       {"cr_fail", r.cr_fail},
@@ -72,6 +73,7 @@ AuditRecord audit_from_json(const nlohmann::json& j) {
   r.rule_text = j.value("rule_text", "");
   r.reference = j.value("reference", "");
   r.reference_kind = j.value("reference_kind", "exact");
+  r.allow = j.value("allow", std::vector<std::string>{});
   const auto& s = j.at("static");
   r.elements = s.value("elements", std::int64_t{0});
   r.below_half_ulp = s.value("below_half_ulp", std::int64_t{0});

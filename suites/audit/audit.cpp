@@ -13,7 +13,6 @@
 
 #include "base/error.hpp"
 #include "base/codes.hpp"
-#include "base/npy.hpp"
 #include "generators/generate.hpp"
 #include "kernels/device/device_api.hpp"
 #include "oracle/gemm_ref.hpp"
@@ -176,52 +175,6 @@ std::vector<double> kref_reference(const std::string& p, const Format& input, st
   std::vector<double> v(codes.size());
   for (std::size_t x = 0; x < codes.size(); ++x) v[x] = to_double(*fp, codes[x]);
   return v;
-}
-
-AuditTensors audit_tensors(std::int64_t a_rows, std::int64_t a_cols, std::vector<double> a, std::int64_t b_rows, std::int64_t b_cols,
-                           std::vector<double> b, const std::string& what_a, const std::string& what_b) {
-  if (a_rows < 1 || a_cols < 1 || b_rows < 1 || b_cols < 1)
-    throw InputError(fmt::format("audit: {} is {} x {} and {} is {} x {}: every dimension must be at least 1", what_a, a_rows, a_cols, what_b,
-                                 b_rows, b_cols));
-  if (a_cols != b_rows)
-    throw InputError(fmt::format("audit: shape mismatch: {} is {} x {} (m x k) but {} is {} x {} (k x n): A's columns must equal B's rows",
-                                 what_a, a_rows, a_cols, what_b, b_rows, b_cols));
-  if (a.size() != static_cast<std::size_t>(a_rows * a_cols) || b.size() != static_cast<std::size_t>(b_rows * b_cols))
-    throw InputError("audit: the tensors' values do not fill their shapes");
-  auto finite = [](const std::vector<double>& v, std::int64_t cols, const std::string& what) {
-    for (std::size_t x = 0; x < v.size(); ++x)
-      if (!std::isfinite(v[x]))
-        throw InputError(fmt::format("audit: {} holds {} at [{}, {}]: audit needs finite inputs (a NaN or Inf input makes the "
-                                     "reference non-finite, which no tolerance measures); replace or drop it",
-                                     what, std::isnan(v[x]) ? "NaN" : "Inf", static_cast<std::int64_t>(x) / cols, static_cast<std::int64_t>(x) % cols));
-  };
-  finite(a, a_cols, what_a);
-  finite(b, b_cols, what_b);
-  AuditTensors t;
-  t.m = a_rows, t.k = a_cols, t.n = b_cols;
-  t.a = std::move(a), t.b = std::move(b);
-  t.source = what_a + ", " + what_b;
-  return t;
-}
-
-AuditTensors read_audit_tensors(const std::string& a_npy, const std::string& b_npy) {
-  auto load = [](const std::string& path, std::string& what) {
-    const NpyArray x = read_npy(path);
-    if (x.shape.size() != 2)
-      throw InputError(fmt::format("audit: {} has {} dimension(s): a GEMM input is a 2-D array", path, x.shape.size()));
-    if (x.type != NpyType::F32 && x.type != NpyType::F64)
-      throw InputError("audit: " + path + " holds " + to_string(x.type) + ": audit reads float32 or float64 arrays");
-    std::vector<double> v(static_cast<std::size_t>(x.size()));
-    const std::int64_t r = x.rows(), c = x.cols();
-    for (std::int64_t i = 0; i < r; ++i)
-      for (std::int64_t j = 0; j < c; ++j) v[static_cast<std::size_t>(i * c + j)] = x.value(x.fortran_order ? j * r + i : i * c + j);
-    what = fmt::format("{} ({} x {} {})", path, r, c, x.type == NpyType::F32 ? "float32" : "float64");
-    return std::make_tuple(r, c, std::move(v));
-  };
-  std::string wa, wb;
-  auto [ar, ac, av] = load(a_npy, wa);
-  auto [br, bc, bv] = load(b_npy, wb);
-  return audit_tensors(ar, ac, std::move(av), br, bc, std::move(bv), wa, wb);
 }
 
 namespace {
@@ -430,6 +383,12 @@ AuditRecord run_audit(const AuditOptions& o) {
     make = [t, computed] { return make_emulated_kernel("declared", t, computed); };
     rec.kernel = "traits:" + o.traits;
   }
+  check_audit_allow(o.allow, t);
+  const bool tf32_allowed = std::find(o.allow.begin(), o.allow.end(), "tf32") != o.allow.end();
+  // The arithmetic the envelope admits: the declaration, with TF32 operands where the user allows them.
+  KernelTraits env = t;
+  if (tf32_allowed) env.a_operand = env.b_operand = &tf32;
+  rec.allow = o.allow;
   rec.traits = describe_traits(t);
   rec.m = o.m, rec.n = o.n, rec.k = o.k;
   rec.inputs = o.tensors ? "the test's tensors " + o.tensors->source + " (one case: seed unused)" : o.inputs;
@@ -451,7 +410,7 @@ AuditRecord run_audit(const AuditOptions& o) {
   std::vector<SeedCase> cases;
   rec.ref_abs_min = std::numeric_limits<double>::infinity();
   for (std::uint64_t s : seeds) {
-    cases.push_back(make_seed_case(o, t, s));
+    cases.push_back(make_seed_case(o, env, s));
     const SeedCase& c = cases.back();
     const RuleOutcome cro = apply_rule(c.rule, c.crt, c.testref, c.allowed);
     if (!cro.pass) ++rec.cr_fail_runs;
@@ -485,6 +444,12 @@ AuditRecord run_audit(const AuditOptions& o) {
                                          "were rounded ({}) into {} and {}, as the kernel stores them; the audit runs on the rounded values",
                                          ma, o.tensors->a.size(), mb, o.tensors->b.size(), to_string(t.input_rounding), t.a_input->tag,
                                          t.b_input->tag));
+    else
+      rec.findings.push_back(fmt::format("the tensors are stored in {} (A) and {} (B), every value exact in the input formats {} and {}: "
+                                         "stored in {}, no rounding",
+                                         o.tensors->a_format, o.tensors->b_format, t.a_input->tag, t.b_input->tag,
+                                         o.tensors->a_format == o.tensors->b_format ? o.tensors->a_format
+                                                                                    : o.tensors->a_format + "/" + o.tensors->b_format));
   }
   if (o.rule.kind == AuditRule::Kind::KRef) {
     for (const SeedCase& c : cases) rec.kref_err.push_back(c.kref_err);
@@ -506,9 +471,10 @@ AuditRecord run_audit(const AuditOptions& o) {
                                        "correctly rounded output may miss it by rounding alone",
                                        out.tag, pct(rec.below_half_ulp, rec.elements), rec.ref_abs_min, rec.ref_abs_max));
   if (rec.below_bound > 0)
-    rec.findings.push_back(fmt::format("the tolerance is below fpcert's envelope for the declared arithmetic on {} of the elements ({} of them "
+    rec.findings.push_back(fmt::format("the tolerance is below fpcert's envelope for the declared arithmetic{} on {} of the elements ({} of them "
                                        "only through cancellation: a relative rule on outputs near zero); a correct kernel may fail there",
-                                       pct(rec.below_bound, rec.elements), pct(rec.below_bound_cancel, rec.elements)));
+                                       tf32_allowed ? " with TF32 operands allowed" : "", pct(rec.below_bound, rec.elements),
+                                       pct(rec.below_bound_cancel, rec.elements)));
   if (rec.admit_zero > 0)
     rec.findings.push_back(fmt::format("an output of 0 meets the rule on {} of the elements (|ref| <= tolerance)", pct(rec.admit_zero, rec.elements)));
 
@@ -547,21 +513,43 @@ AuditRecord run_audit(const AuditOptions& o) {
     row.fpcert = fmt::format("pass {}/{}", passed, row.runs);
     rec.variants.push_back(row);
   }
-  for (const auto& [name, order] : sampled_orders(t, o.k)) {
-    KernelTraits v = t;
-    v.sum_order = order;
+  // One correct arithmetic (traits with a known order) computed by fpcert's emulator on every case: a row of the table.
+  // `cause`: the label of a failure that the order alone does not explain (an allowed operand rounding).
+  auto arithmetic_row = [&](const std::string& name, const KernelTraits& v, const std::string& cause) {
     AuditVariantRow row;
-    row.name = "order " + name;
-    row.order = order_spec(order);
-    for (std::size_t s = 0; s < cases.size(); ++s) {
-      const SeedCase& c = cases[s];
+    row.name = name;
+    row.order = order_spec(v.sum_order);
+    for (const SeedCase& c : cases) {
       const std::vector<double> got = decode(out, emulate_gemm(v, o.m, o.n, o.k, c.q.a.data, c.q.b.data));
       ++row.runs;
       const RuleOutcome r = apply_rule(c.rule, got, c.testref, c.allowed);
       row.worst_ratio = std::max(row.worst_ratio, r.ratio);
-      if (!r.pass) ++row.rule_failed, ++row.labels[failure_label(c, got, r)];
+      if (!r.pass) {
+        const std::string label = failure_label(c, got, r);
+        ++row.rule_failed, ++row.labels[label == "reduction order" ? cause : label];
+      }
     }
     rec.variants.push_back(row);
+  };
+  // The sampled orders of an arithmetic (the declaration; TF32 operands where allowed, `prefix` naming it).
+  auto order_rows = [&](KernelTraits v, const std::string& prefix, const std::string& cause) {
+    for (const auto& [name, order] : sampled_orders(v, o.k)) {
+      v.sum_order = order;
+      arithmetic_row(prefix + "order " + name, v, cause);
+    }
+  };
+  order_rows(t, "", "reduction order");
+  if (tf32_allowed) {
+    // TF32 as the user allows it: fp32 inputs rounded to TF32 as cvt.rna does (cuBLAS's TF32 mode, torch's allow_tf32) in
+    // every sampled order, and to nearest even in sequential FMA; products exact, fp32 accumulation (docs/audit.md,
+    // "Allowed arithmetic").
+    KernelTraits v = t;
+    v.a_operand = v.b_operand = &tf32;
+    v.input_rounding = Rounding::NearestAway;
+    order_rows(v, "tf32 rna ", "tf32 operands");
+    v.input_rounding = Rounding::NearestEven;
+    v.sum_order = SummationOrder::sequential(StepKind::Fma);
+    arithmetic_row("tf32 rn order sequential fma", v, "tf32 operands");
   }
   for (const AuditVariantRow& v : rec.variants) rec.variant_runs += v.runs, rec.false_alarm_runs += v.rule_failed;
 
@@ -599,7 +587,7 @@ AuditRecord run_audit(const AuditOptions& o) {
     std::vector<std::vector<double>> base(cases.size());
     const std::int64_t random_rows = power_sample(o);
     for (std::size_t s = 0; s < cases.size(); ++s) {
-      if (random_rows > 0) sampled.push_back(row_sample_case(cases[s], t, random_rows, seeds[s]));
+      if (random_rows > 0) sampled.push_back(row_sample_case(cases[s], env, random_rows, seeds[s]));
     }
     for (std::size_t s = 0; s < cases.size(); ++s) {
       if (random_rows > 0 && sampled[s].q.m < o.m) {
@@ -649,7 +637,7 @@ AuditRecord run_audit(const AuditOptions& o) {
     }
     power_row("zeros", "every output +0", [&] { return make_zeros_mutant(make()); });
     power_row("constant", "every output the mean of the kernel's outputs", [&] { return make_constant_mutant(make()); });
-    if (*t.a_input == f32 && *t.b_input == f32 && *t.a_operand == f32 && *t.b_operand == f32 && t.operand_u == 0)
+    if (*t.a_input == f32 && *t.b_input == f32 && *t.a_operand == f32 && *t.b_operand == f32 && t.operand_u == 0 && !tf32_allowed)
       power_row("inputs_tf32", "fp32 inputs read as tf32 (rna): TF32 passed off as fp32", [&] { return make_tf32_inputs_mutant(make()); });
     if (*t.a_input == *t.b_input && container_bytes(*t.a_input) == 2)
       power_row("inputs_narrowed", fmt::format("{} inputs rounded to {} significant bits: staged through a narrower format", t.a_input->tag,

@@ -2,7 +2,11 @@
 // cases of hand-tuned tolerances (issue 46) whose findings were made by hand in their threads.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "base/error.hpp"
@@ -91,6 +95,22 @@ const AuditMutantRow* row(const AuditRecord& r, const std::string& id) {
   for (const AuditMutantRow& m : r.mutants)
     if (m.mutant == id) return &m;
   return nullptr;
+}
+/// An audit of the test's own tensors `tt` against a traits declaration, without the power table.
+AuditOptions on_tensors(const AuditTensors& tt, const char* traits, const char* rule) {
+  AuditOptions o;
+  o.traits = traits;
+  o.m = tt.m, o.n = tt.n, o.k = tt.k;
+  o.tensors = &tt;
+  o.rule = parse_audit_rule(rule);
+  o.mutants = false;
+  return o;
+}
+/// Whether a static finding says `what`.
+bool said(const AuditRecord& r, const std::string& what) {
+  for (const std::string& f : r.findings)
+    if (f.find(what) != std::string::npos) return true;
+  return false;
 }
 }  // namespace
 
@@ -352,19 +372,12 @@ TEST_CASE("audit with the test's own tensors: an unsatisfiable atol is found, an
   // ulp is 2^(4-7) = 0.125, so the nearest bf16 values are 16 and 16.125; the correctly rounded output 16.125 is
   // 0.060546875 away, above atol = 0.06: no bf16 output can pass there. Row 1 holds 0.1, not a bf16 value.
   const AuditTensors tt = audit_tensors(2, 3, {16, 0.0625, 0.001953125, 0.1, 0, 0}, 3, 1, {1, 1, 1}, "A", "B");
-  AuditOptions o;
-  o.traits = "in=bf16,acc=f32,out=bf16";
-  o.m = tt.m, o.n = tt.n, o.k = tt.k;
-  o.tensors = &tt;
-  o.rule = parse_audit_rule("allclose:rtol=0,atol=0.06");
-  o.mutants = false;
+  AuditOptions o = on_tensors(tt, "in=bf16,acc=f32,out=bf16", "allclose:rtol=0,atol=0.06");
   const AuditRecord r = run_audit(o);
   CHECK(r.cr_fail_runs == 1);
   CHECK(r.cr_fail == 1);  // row 1: |RN_bf16(RN_bf16(0.1)) - RN_bf16(0.1)| = 0
   CHECK(r.false_alarm_runs == r.variant_runs);
-  bool said = false;
-  for (const std::string& f : r.findings) said = said || f.find("1 of A's 6 values and 0 of B's 3") != std::string::npos;
-  CHECK(said);
+  CHECK(said(r, "1 of A's 6 values and 0 of B's 3"));
   // atol = 0.061 > 0.060546875: the correctly rounded output passes
   o.rule = parse_audit_rule("allclose:rtol=0,atol=0.061");
   CHECK(run_audit(o).cr_fail_runs == 0);
@@ -514,4 +527,128 @@ TEST_CASE("audit label rounding tie: a double rounding through the f32 accumulat
     CHECK(v.rule_failed == v.runs);
     CHECK(v.labels.count("rounding tie") == 1);
   }
+}
+
+namespace {
+
+/// A .npy file written byte by byte (no NumPy): header dict with `descr`, a C-order (rows, cols) shape, then `data`.
+std::string write_npy_bytes(const std::string& name, const std::string& descr, int rows, int cols, const std::string& data) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " + std::to_string(cols) + "), }";
+  header += std::string((64 - (10 + header.size() + 1) % 64) % 64, ' ') + "\n";
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size() & 0xFF);
+  bytes += static_cast<char>(header.size() >> 8);
+  const std::string path = (std::filesystem::temp_directory_path() / ("fpcert_audit_" + std::to_string(::getpid()) + "_" + name)).string();
+  std::ofstream(path, std::ios::binary) << bytes << header << data;
+  return path;
+}
+/// 16-bit codes, little-endian.
+std::string u16_bytes(const std::vector<unsigned>& v) {
+  std::string s;
+  for (unsigned x : v) s += static_cast<char>(x & 0xFF), s += static_cast<char>(x >> 8);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("audit tensors from bf16 (ml_dtypes' '|V2' as numpy.save writes it) and f16 .npy files: stored in bf16, no rounding") {
+  // A (1 x 3) as bf16 codes: 0x4180 = 16, 0x3D80 = 2^-4, 0x3B00 = 2^-9 (bfloat16 is binary32's upper half: 16 = 0x41800000);
+  // B (3 x 1) ones, 0x3F80. C = 16 + 2^-4 + 2^-9 = 16.064453125 exactly: the same case as the float32 one above, so
+  // atol = 0.06 is unsatisfiable for bf16 outputs (nearest bf16 values 16 and 16.125).
+  const std::string a = write_npy_bytes("A_v2.npy", "|V2", 1, 3, u16_bytes({0x4180, 0x3D80, 0x3B00}));
+  const std::string b = write_npy_bytes("B_v2.npy", "|V2", 3, 1, u16_bytes({0x3F80, 0x3F80, 0x3F80}));
+  const AuditTensors tt = read_audit_tensors(a, b);
+  CHECK(tt.a == std::vector<double>{16, 0.0625, 0.001953125});
+  CHECK(tt.a_format == "bf16");
+  CHECK(tt.b_format == "bf16");
+  CHECK(tt.source.find("bfloat16 as ml_dtypes saves it ('|V2')") != std::string::npos);
+  AuditOptions o = on_tensors(tt, "in=bf16,acc=f32,out=bf16", "allclose:rtol=0,atol=0.06");
+  const AuditRecord r = run_audit(o);
+  CHECK(r.cr_fail_runs == 1);
+  CHECK(said(r, "stored in bf16, no rounding"));
+  CHECK_FALSE(said(r, "were rounded"));
+  // the same A as float16 ('<f2': 0x4C00 = 16, 0x2C00 = 2^-4, 0x1800 = 2^-9) plus 1 + 2^-10 (0x3C01), not a bf16 value
+  // (8 significant bits): read exactly as f16, then rounded into the kernel's bf16 inputs, and said so
+  const std::string a16 = write_npy_bytes("A_f2.npy", "<f2", 1, 4, u16_bytes({0x4C00, 0x2C00, 0x1800, 0x3C01}));
+  const std::string b16 = write_npy_bytes("B_f2.npy", "<f2", 4, 1, u16_bytes({0x3C00, 0x3C00, 0x3C00, 0x3C00}));
+  const AuditTensors th = read_audit_tensors(a16, b16);
+  CHECK(th.a == std::vector<double>{16, 0.0625, 0.001953125, 1 + std::ldexp(1.0, -10)});
+  CHECK(th.a_format == "f16");
+  o.m = th.m, o.n = th.n, o.k = th.k;
+  o.tensors = &th;
+  CHECK(said(run_audit(o), "1 of A's 4 values and 0 of B's 4 were rounded"));
+  // uint16 bit patterns need their format; a '|V2' file may be read as f16; contradictions are refused
+  const std::string au = write_npy_bytes("A_u2.npy", "<u2", 1, 3, u16_bytes({0x4180, 0x3D80, 0x3B00}));
+  CHECK_THROWS_WITH_AS(read_audit_tensors(au, b), doctest::Contains("say which format its bits are"), InputError);
+  CHECK(read_audit_tensors(au, b, "bf16").a == tt.a);
+  CHECK(read_audit_tensors(au, b, "f16").a[0] == 2.75);  // 0x4180 as binary16: 0 10000 0110000000 = 2 (1 + 3/8)
+  CHECK(read_audit_tensors(a, b, "f16").a_format == "f16");  // the same bits read as binary16: 0x4180 = 2.75
+  CHECK(read_audit_tensors(a, b, "f16").b_format == "bf16");
+  CHECK_THROWS_WITH_AS(read_audit_tensors(a16, b16, "bf16"), doctest::Contains("a format ('bf16') is given only for"), InputError);
+  CHECK_THROWS_WITH_AS(read_audit_tensors(au, b, "e4m3"), doctest::Contains("bf16 or f16, not 'e4m3'"), InputError);
+  for (const std::string& p : {a, b, a16, b16, au}) std::filesystem::remove(p);
+}
+
+TEST_CASE("audit --allow tf32: an fp32 rule at rtol 1e-5 has no false alarm without it, and fails TF32 arithmetic with it") {
+  // A 16 x 256 and B 256 x 16, fp32 values in [0, 1) with 24 significant bits (from a 64-bit LCG), so reading them
+  // as TF32 (p = 11, u = 2^-11) moves each by up to 2^-11 relatively. All terms positive: no cancellation.
+  const int m = 16, n = 16, k = 256;
+  std::uint64_t state = 46;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(state >> 40) * 0x1p-24;  // 24 bits: exact in fp32
+  };
+  std::vector<double> a(m * k), b(k * n);
+  for (double& x : a) x = next();
+  for (double& x : b) x = next();
+  const AuditTensors tt = audit_tensors(m, k, a, k, n, b, "A", "B");
+  // The TF32 arithmetic's error, computed here without fpcert: the inputs rounded to 11 bits (nearest, ties away), exact
+  // products (22 bits) summed in double (256 terms: relative error below 2^-44), against the exact products of the fp32
+  // inputs summed in double. Its largest relative deviation must exceed rtol 1e-5 plus any fp32 accumulation error
+  // (at most about K u_32 = 256 2^-24 = 1.5e-5 relatively for positive terms): then every order of a TF32 kernel fails.
+  auto tf32 = [](double x) {
+    const int e = std::ilogb(x);
+    return std::ldexp(std::round(std::ldexp(x, 10 - e)), e - 10);  // std::round: ties away from zero, as cvt.rna
+  };
+  double worst = 0;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double exact = 0, t = 0;
+      for (int p = 0; p < k; ++p) exact += a[i * k + p] * b[p * n + j], t += tf32(a[i * k + p]) * tf32(b[p * n + j]);
+      worst = std::max(worst, std::fabs(t - exact) / exact);
+    }
+  INFO("largest relative TF32 deviation: " << worst);
+  REQUIRE(worst > 1e-5 + k * 0x1p-24);
+  AuditOptions o = on_tensors(tt, "in=f32,acc=f32,out=f32", "allclose:rtol=1e-5,atol=0");
+  o.mutants = true;
+  // Without the allowance: fp32 arithmetic in every sampled order meets rtol 1e-5 (its errors ~ sqrt(K) u_32 ~ 1e-6),
+  // and TF32 is a mutant the rule refuses.
+  const AuditRecord plain = run_audit(o);
+  CHECK(plain.false_alarm_runs == 0);
+  REQUIRE(row(plain, "inputs_tf32") != nullptr);
+  CHECK(row(plain, "inputs_tf32")->rule_passed == 0);
+  // With it: the TF32 rows are correct arithmetic the rule fails (false alarms), the fp32 rows still pass, the
+  // envelope now holds the TF32 operand term (u_tf32 sum |a||b| >= 2^-11 |ref| > 1e-5 |ref|: below it on every
+  // element), no failure lies beyond it, and inputs_tf32 is no longer a mutant.
+  o.allow = {"tf32"};
+  const AuditRecord r = run_audit(o);
+  CHECK(r.allow == std::vector<std::string>{"tf32"});
+  int tf32_rows = 0;
+  for (const AuditVariantRow& v : r.variants) {
+    const bool is_tf32 = v.name.rfind("tf32 ", 0) == 0;
+    tf32_rows += is_tf32;
+    CHECK_MESSAGE(v.rule_failed == (is_tf32 ? v.runs : 0), v.name);
+    CHECK_MESSAGE(v.labels.count("beyond bound") == 0, v.name);
+  }
+  CHECK(tf32_rows >= 2);
+  CHECK(r.false_alarm_runs == tf32_rows);
+  CHECK(r.below_bound == r.elements);
+  CHECK(row(r, "inputs_tf32") == nullptr);
+  CHECK(audit_finds_wanting(r));
+  // bad allowances
+  o.allow = {"bf16x3"};
+  CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("unknown allowance"), InputError);
+  o.allow = {"tf32"};
+  o.traits = "in=bf16,acc=f32,out=bf16";
+  CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("--allow tf32 admits fp32 inputs"), InputError);
 }
