@@ -18,6 +18,7 @@
 #include "oracle/gemm_ref.hpp"
 #include "oracle/refvalue.hpp"
 #include "oracle/round.hpp"
+#include "suites/audit/audit_case.hpp"
 #include "suites/audit/audit_kernels.hpp"
 #include "suites/audit/batch_invariance.hpp"
 #include "suites/mutation/faults.hpp"
@@ -179,38 +180,12 @@ std::vector<double> kref_reference(const std::string& p, const Format& input, st
 
 namespace {
 
-/// Half an ulp of format f at magnitude |x| (the largest error of a correctly rounded result there).
-double half_ulp(const Format& f, double x) {
-  const int e = x == 0 || !std::isfinite(x) ? f.emin() : std::max(std::ilogb(x), f.emin());
-  return std::ldexp(1.0, e - f.frac_bits - 1);
-}
-
-/// The generator spec with m, n, k and seed set by the audit (any given in `inputs` replaced).
-std::string spec_for(const std::string& inputs, std::int64_t m, std::int64_t n, std::int64_t k, std::uint64_t seed) {
-  const auto colon = inputs.find(':');
-  std::string out = inputs.substr(0, colon) + ":";
-  std::stringstream fields(colon == std::string::npos ? std::string() : inputs.substr(colon + 1));
-  for (std::string f; std::getline(fields, f, ',');) {
-    const std::string key = f.substr(0, f.find('='));
-    if (key == "m" || key == "n" || key == "k" || key == "seed" || f.empty()) continue;
-    out += f + ",";
-  }
-  return out + fmt::format("m={},n={},k={},seed={}", m, n, k, seed);
-}
-
 /// One seed's case: the inputs as stored (rounded into the declared input formats), their exact product, and
 /// what the static findings and labels read per element.
-struct SeedCase {
+struct SeedCase : RuleCase {
   Problem q;
   GemmRef ref;
-  std::vector<double> refd;     ///< the test's reference: the exact product rounded to double
-  std::vector<double> cr;       ///< the exact product correctly rounded into the output format
-  std::vector<double> allowed;  ///< fpcert's envelope (order unknown) per element
-  std::vector<double> testref;  ///< the test's reference, what the rule compares with (AuditOptions::reference; refd when exact)
-  std::vector<double> crt;      ///< testref correctly rounded into the output format: the best any output can do against it
-  AuditRule rule;               ///< the rule resolved on this case (kref: its tolerance k max |ref_p - ref|)
-  double kref_err = 0;          ///< kref: max |ref_p - ref|
-  const Format* out = &f32;     ///< the output format
+  double kref_err = 0;  ///< kref: max |ref_p - ref| (rule: resolved on this case, its tolerance k max |ref_p - ref|)
 };
 
 /// A case's reference, envelope (order unknown), reference as doubles and correctly rounded output, from its inputs.
@@ -225,6 +200,7 @@ void finish_case(SeedCase& c, const KernelTraits& t) {
     c.cr.push_back(to_double(*t.out, round_ref(*t.out, v, rn).code));
   }
   c.testref = c.refd, c.crt = c.cr;
+  c.abs_sum = c.ref.abs_sum;
   c.out = t.out;
 }
 
@@ -238,7 +214,7 @@ SeedCase make_seed_case(const AuditOptions& o, const KernelTraits& t, std::uint6
     c.q.a.data = o.tensors->a, c.q.b.data = o.tensors->b;
     c.q.source = &f64;
   } else {
-    c.q = generate(spec_for(o.inputs, o.m, o.n, o.k, seed));
+    c.q = generate(spec_with(o.inputs, {{"m", std::to_string(o.m)}, {"n", std::to_string(o.n)}, {"k", std::to_string(o.k)}, {"seed", std::to_string(seed)}}));
   }
   c.q.a.data = round_values(c.q.a.data, *t.a_input, t.input_rounding);
   c.q.b.data = round_values(c.q.b.data, *t.b_input, t.input_rounding);
@@ -288,50 +264,6 @@ std::int64_t power_sample(const AuditOptions& o) {
   return o.m * o.n * o.k >= (std::int64_t{1} << 24) ? 16 : 0;
 }
 
-std::vector<double> decode(const Format& f, const std::vector<std::uint64_t>& codes) {
-  std::vector<double> v(codes.size());
-  for (std::size_t x = 0; x < codes.size(); ++x) v[x] = to_double(f, codes[x]);
-  return v;
-}
-
-/// Whether `got` is the exact value x's other neighbour in the output format: cr = RN(x) and got are adjacent values of
-/// `out` on either side of x (the accumulated value sat on or crossed the midpoint between them: a tie broken the other
-/// way, or a double rounding through the accumulator).
-bool other_neighbour(const Format& out, double x, double cr, double got) {
-  if (got == cr || !std::isfinite(got) || !std::isfinite(cr) || (got - x) * (cr - x) > 0) return false;
-  return std::fabs(got - cr) <= 2 * half_ulp(out, std::max(std::fabs(got), std::fabs(cr)));
-}
-
-/// Why a correct arithmetic failed the rule, from its worst element (docs/audit.md, "Labels"): beyond bound (it
-/// left fpcert's envelope: a bug in fpcert or the model), unsatisfiable tolerance (the correctly rounded output
-/// fails there too), rounding tie (the output is the exact value's other neighbour in the output format: faithful, not
-/// correctly rounded, because the accumulated value sat on or crossed a midpoint), cancellation (its error would meet the rule measured against sum_k |a_ik b_kj| instead of
-/// |ref_ij|: the result is small only because its terms cancel), else reduction order (the rounding errors of an
-/// admissible order exceed the tolerance).
-std::string failure_label(const SeedCase& c, const std::vector<double>& got, const RuleOutcome& out) {
-  const AuditRule& r = c.rule;
-  if (r.kind == AuditRule::Kind::Cosine) {
-    // No cancellation label: cosine compares directions, and an error orthogonal to ref costs the same at any |ref_ij|.
-    if (!apply_rule(r, c.crt, c.testref, c.allowed).pass) return "unsatisfiable tolerance";
-    return "reduction order";
-  }
-  if (r.kind == AuditRule::Kind::RelFro) {
-    if (!apply_rule(r, c.crt, c.testref, c.allowed).pass) return "unsatisfiable tolerance";
-    double err2 = 0, abs2 = 0;
-    for (std::size_t x = 0; x < c.refd.size(); ++x)
-      err2 += (got[x] - c.testref[x]) * (got[x] - c.testref[x]), abs2 += c.ref.abs_sum[x] * c.ref.abs_sum[x];
-    return std::sqrt(err2) <= r.tol * std::sqrt(abs2) ? "cancellation" : "reduction order";
-  }
-  const auto w = static_cast<std::size_t>(out.worst);
-  if (!(std::fabs(got[w] - c.refd[w]) <= c.allowed[w])) return "beyond bound";  // against the exact product
-  const double err = std::fabs(got[w] - c.testref[w]);
-  const double tol = rule_tolerance(r, c.testref[w], c.allowed[w]);
-  if (!(std::fabs(c.crt[w] - c.testref[w]) <= tol)) return "unsatisfiable tolerance";
-  if (other_neighbour(*c.out, c.refd[w], c.cr[w], got[w])) return "rounding tie";
-  if (err <= rule_tolerance(r, c.ref.abs_sum[w], c.allowed[w])) return "cancellation";
-  return "reduction order";
-}
-
 /// The orders audit samples for the declared formats: the declared one first (when known), then sequential FMA,
 /// pairwise, split-K 2/4/8 and blocked 32, each where the emulator runs it and K allows it.
 std::vector<std::pair<std::string, SummationOrder>> sampled_orders(const KernelTraits& t, std::int64_t k) {
@@ -352,7 +284,6 @@ std::vector<std::pair<std::string, SummationOrder>> sampled_orders(const KernelT
   return out;
 }
 
-std::string pct(std::int64_t a, std::int64_t b) { return b ? fmt::format("{:.3g} %", 100.0 * static_cast<double>(a) / static_cast<double>(b)) : "0 %"; }
 
 }  // namespace
 
@@ -411,24 +342,7 @@ AuditRecord run_audit(const AuditOptions& o) {
   rec.ref_abs_min = std::numeric_limits<double>::infinity();
   for (std::uint64_t s : seeds) {
     cases.push_back(make_seed_case(o, env, s));
-    const SeedCase& c = cases.back();
-    const RuleOutcome cro = apply_rule(c.rule, c.crt, c.testref, c.allowed);
-    if (!cro.pass) ++rec.cr_fail_runs;
-    for (std::size_t x = 0; x < c.refd.size(); ++x) {
-      ++rec.elements;
-      const double a = std::fabs(c.refd[x]);
-      rec.ref_abs_min = std::min(rec.ref_abs_min, a);
-      rec.ref_abs_max = std::max(rec.ref_abs_max, a);
-      if (!c.rule.elementwise()) continue;
-      const double tol = rule_tolerance(c.rule, c.testref[x], c.allowed[x]);
-      if (tol < half_ulp(out, std::fabs(c.testref[x]))) ++rec.below_half_ulp;
-      if (!(std::fabs(c.crt[x] - c.testref[x]) <= tol)) ++rec.cr_fail;
-      if (std::fabs(c.testref[x]) <= tol) ++rec.admit_zero;
-      if (tol < c.allowed[x]) {
-        ++rec.below_bound;
-        if (rule_tolerance(c.rule, c.ref.abs_sum[x], c.allowed[x]) >= c.allowed[x]) ++rec.below_bound_cancel;
-      }
-    }
+    tally_static(rec, cases.back());
   }
   const auto n_seeds = static_cast<int>(seeds.size());
   if (o.tensors) {
@@ -460,23 +374,7 @@ AuditRecord run_audit(const AuditOptions& o) {
                                        o.rule.k * *lo < half_ulp(out, rec.ref_abs_max) ? "below" : "at or above",
                                        half_ulp(out, rec.ref_abs_max), out.tag, rec.ref_abs_max));
   }
-  if (rec.cr_fail_runs > 0)
-    rec.findings.push_back(fmt::format("UNSATISFIABLE: on {} of {} seeds even the correctly rounded output fails the rule{}; "
-                                       "no {} output can pass it there",
-                                       rec.cr_fail_runs, n_seeds,
-                                       o.rule.elementwise() ? " (" + pct(rec.cr_fail, rec.elements) + " of the elements)" : std::string(),
-                                       out.tag));
-  if (rec.below_half_ulp > 0)
-    rec.findings.push_back(fmt::format("the tolerance is below half an ulp of {} at |ref| on {} of the elements (|ref| in [{:g}, {:g}]): a "
-                                       "correctly rounded output may miss it by rounding alone",
-                                       out.tag, pct(rec.below_half_ulp, rec.elements), rec.ref_abs_min, rec.ref_abs_max));
-  if (rec.below_bound > 0)
-    rec.findings.push_back(fmt::format("the tolerance is below fpcert's envelope for the declared arithmetic{} on {} of the elements ({} of them "
-                                       "only through cancellation: a relative rule on outputs near zero); a correct kernel may fail there",
-                                       tf32_allowed ? " with TF32 operands allowed" : "", pct(rec.below_bound, rec.elements),
-                                       pct(rec.below_bound_cancel, rec.elements)));
-  if (rec.admit_zero > 0)
-    rec.findings.push_back(fmt::format("an output of 0 meets the rule on {} of the elements (|ref| <= tolerance)", pct(rec.admit_zero, rec.elements)));
+  push_static_findings(rec, out, n_seeds, tf32_allowed ? " with TF32 operands allowed" : "");
 
   RunOptions ro;
   ro.worst_count = 1;
@@ -505,10 +403,7 @@ AuditRecord run_audit(const AuditOptions& o) {
       const CaseResult cr = run_one(*k, cases[s], seeds[s], kernel_out[s]);
       if (cr.status == CaseStatus::Pass) ++passed;
       if (kernel_out[s].empty()) throw InputError("audit: kernel '" + rec.kernel + "' did not run: " + cr.reason);
-      ++row.runs;
-      const RuleOutcome ro2 = apply_rule(cases[s].rule, kernel_out[s], cases[s].testref, cases[s].allowed);
-      row.worst_ratio = std::max(row.worst_ratio, ro2.ratio);
-      if (!ro2.pass) ++row.rule_failed, ++row.labels[failure_label(cases[s], kernel_out[s], ro2)];
+      tally_variant(row, cases[s], kernel_out[s]);
     }
     row.fpcert = fmt::format("pass {}/{}", passed, row.runs);
     rec.variants.push_back(row);
@@ -520,14 +415,7 @@ AuditRecord run_audit(const AuditOptions& o) {
     row.name = name;
     row.order = order_spec(v.sum_order);
     for (const SeedCase& c : cases) {
-      const std::vector<double> got = decode(out, emulate_gemm(v, o.m, o.n, o.k, c.q.a.data, c.q.b.data));
-      ++row.runs;
-      const RuleOutcome r = apply_rule(c.rule, got, c.testref, c.allowed);
-      row.worst_ratio = std::max(row.worst_ratio, r.ratio);
-      if (!r.pass) {
-        const std::string label = failure_label(c, got, r);
-        ++row.rule_failed, ++row.labels[label == "reduction order" ? cause : label];
-      }
+      tally_variant(row, c, decode(out, emulate_gemm(v, o.m, o.n, o.k, c.q.a.data, c.q.b.data)), cause);
     }
     rec.variants.push_back(row);
   };
@@ -609,25 +497,8 @@ AuditRecord run_audit(const AuditOptions& o) {
         auto k = mk();
         std::vector<double> got;
         const CaseResult cr = run_one(*k, *pcases[s], seeds[s], got);
-        ++row.runs;
-        if (cr.status != CaseStatus::Pass) {
-          ++row.fpcert_refused;
-          if (row.fpcert_reason.empty()) row.fpcert_reason = std::string(to_string(cr.status)) + ": " + cr.reason.substr(0, 160);
-        }
-        if (got.empty()) continue;  // it did not run: the rule sees nothing to pass
-        if (same_bits(got, base[s])) ++row.dormant;
-        else {
-          // the defect's size relative to the case's largest |ref| (AuditMutantRow::defect)
-          double d = 0, top = 0;
-          for (std::size_t x = 0; x < got.size(); ++x) {
-            const double dx = std::fabs(got[x] - base[s][x]);
-            d = std::isnan(dx) ? std::numeric_limits<double>::infinity() : std::max(d, dx);
-            top = std::max(top, std::fabs(pcases[s]->refd[x]));
-            if (std::isinf(d)) break;
-          }
-          row.defect = std::max(row.defect, top > 0 ? d / top : d);
-        }
-        if (apply_rule(pcases[s]->rule, got, pcases[s]->testref, pcases[s]->allowed).pass) ++row.rule_passed;
+        tally_mutant(row, *pcases[s], got, base[s], cr.status != CaseStatus::Pass,
+                     std::string(to_string(cr.status)) + ": " + cr.reason.substr(0, 160));
       }
       rec.mutants.push_back(row);
     };
