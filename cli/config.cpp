@@ -260,7 +260,7 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
   static const std::vector<std::string_view> kTop = {"plugins", "kernels", "suites", "isolate", "timeout", "gate", "orders", "output",
                                                      "determinism", "nan", "audit"};
   static const std::vector<std::string_view> kAudit = {"kernel", "traits",      "m", "n", "k", "inputs", "seeds", "rule", "sample_rows",
-                                                       "reference", "batch_invariant", "a", "b", "a_format", "b_format", "allow"};
+                                                       "reference", "batch_invariant", "a", "b", "a_format", "b_format", "allow", "op"};
   static const std::vector<std::string_view> kGate = {"variant", "baseline", "factor", "mn", "tier"};
   static const std::vector<std::string_view> kOutput = {"json", "junit", "html"};
   check_keys(c, root, "at the top level", kTop);
@@ -394,6 +394,9 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
               c.fail(av.source(), fmt::format("'{}': {}", name, e.what()));
             }
             cfg.audit.rule = val;
+          } else if (k2 == "op") {
+            if (val != "gemm" && val != "softmax") c.fail(av.source(), fmt::format("'{}': '{}' is not an audited operation (valid: gemm, softmax)", name, val));
+            cfg.audit.op = val;
           } else if (k2 == "kernel") cfg.audit.kernel = val;
           else if (k2 == "traits") cfg.audit.traits = val;
           else cfg.audit.inputs = val;

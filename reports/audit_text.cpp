@@ -7,7 +7,10 @@ namespace fpcert {
 
 std::string audit_text(const AuditRecord& r) {
   std::string s;
-  s += fmt::format("audit of {}\n  traits: {}\n  shape: m={} n={} k={}; inputs: {}; seeds:", r.kernel, r.traits, r.m, r.n, r.k, r.inputs);
+  if (r.op == "softmax")
+    s += fmt::format("audit of softmax kernel {}\n  traits: {}\n  shape: {} rows of {} logits; inputs: {}; seeds:", r.kernel, r.traits, r.m, r.n, r.inputs);
+  else
+    s += fmt::format("audit of {}\n  traits: {}\n  shape: m={} n={} k={}; inputs: {}; seeds:", r.kernel, r.traits, r.m, r.n, r.k, r.inputs);
   for (auto x : r.seeds) s += fmt::format(" {}", x);
   s += fmt::format("\n  rule: {}\n  reference: {}\n", r.rule_text, r.reference);
   for (const auto& a : r.allow)

@@ -28,6 +28,7 @@ nlohmann::json audit_to_json(const AuditRecord& r) {
   const nlohmann::json batch = {{"declared", r.batch_declared}, {"note", r.batch_note}, {"sizes", bs}};
   const double flake = r.variant_runs ? static_cast<double>(r.false_alarm_runs) / r.variant_runs : 0.0;
   return {{"kind", "audit"},
+          {"op", r.op},
           {"kernel", r.kernel},
           {"traits", r.traits},
           {"m", r.m},
@@ -63,6 +64,7 @@ nlohmann::json audit_to_json(const AuditRecord& r) {
 AuditRecord audit_from_json(const nlohmann::json& j) {
   AuditRecord r;
   r.kernel = j.at("kernel").get<std::string>();
+  r.op = j.value("op", "gemm");
   r.traits = j.value("traits", "");
   r.m = j.at("m").get<std::int64_t>();
   r.n = j.at("n").get<std::int64_t>();

@@ -45,6 +45,7 @@ struct AuditBatchRow {
 };
 
 struct AuditRecord {
+  std::string op = "gemm"; ///< the operation the test checks: gemm, softmax (m rows of n logits; k = n)
   std::string kernel;      ///< the audited kernel (or "traits:<spec>")
   std::string traits;      ///< describe_traits
   std::int64_t m = 0, n = 0, k = 0;

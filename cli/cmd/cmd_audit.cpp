@@ -21,6 +21,7 @@ namespace fpcert::cli {
 namespace {
 
 struct AuditArgs {
+  std::string op = "gemm";  ///< --op gemm|softmax
   std::string kernel, traits, inputs = "uniform", rule, json, sample_rows = "auto";
   std::int64_t m = 64, n = 64, k = 64;
   std::vector<std::uint64_t> seeds = {1, 2, 3, 4, 5};
@@ -55,6 +56,7 @@ AuditArgs with_config(AuditArgs a, const std::function<bool(const char*)>& given
   auto take = [&](const char* flag, auto& dst, const auto& src) {
     if (src && !given(flag)) dst = *src;
   };
+  take("--op", a.op, c.op);
   take("--kernel", a.kernel, c.kernel);
   take("--traits", a.traits, c.traits);
   take("--inputs", a.inputs, c.inputs);
@@ -79,10 +81,12 @@ AuditArgs with_config(AuditArgs a, const std::function<bool(const char*)>& given
 int run_audit_command(const AuditArgs& a) {
   load_plugins(a.plugins);
   AuditOptions o;
+  o.op = a.op;
   o.kernel = a.kernel;
   o.traits = a.traits;
   o.m = a.m, o.n = a.n, o.k = a.k;
-  o.inputs = a.inputs;
+  // a softmax test's logits: a softmax generator spec (uniform in [-4, 4] unless --inputs says otherwise)
+  o.inputs = a.op == "softmax" && a.inputs == "uniform" ? "softmax:spread=8" : a.inputs;
   o.seeds = a.seeds;
   AuditTensors tensors;
   if (a.a_npy.empty() != a.b_npy.empty()) throw InputError("audit: give both --a A.npy and --b B.npy (the test's own tensors), or neither");
@@ -118,8 +122,10 @@ int run_audit_command(const AuditArgs& a) {
 }  // namespace
 
 void add_audit(CLI::App& root, Registry& reg) {
-  auto* app = root.add_subcommand("audit", "Audit a GEMM test's acceptance rule: the correct arithmetic it fails, the wrong kernels it passes");
+  auto* app = root.add_subcommand("audit", "Audit a GEMM or softmax test's acceptance rule: the correct arithmetic it fails, the wrong kernels it passes");
   auto a = std::make_shared<AuditArgs>();
+  app->add_option("--op", a->op, "The operation the test checks: gemm (default) or softmax (--kernel a softmax kernel; --m rows of --n logits)")
+      ->check(CLI::IsMember({"gemm", "softmax"}));
   app->add_option("--kernel", a->kernel, "A registered host kernel whose traits declare the arithmetic (fpcert kernels)");
   app->add_option("--traits", a->traits, "Or a traits spec, e.g. in=bf16,acc=f32,out=bf16 (docs/python.md lists the keys)");
   app->add_option("--m", a->m, "Rows of C")->check(integer_in(1, std::uint64_t{1} << 16));

@@ -288,6 +288,8 @@ std::vector<std::pair<std::string, SummationOrder>> sampled_orders(const KernelT
 }  // namespace
 
 AuditRecord run_audit(const AuditOptions& o) {
+  if (o.op == "softmax") return run_softmax_audit(o);
+  if (o.op != "gemm") throw InputError("audit: --op '" + o.op + "': expected gemm or softmax");
   const auto t0 = std::chrono::steady_clock::now();
   if (o.kernel.empty() == o.traits.empty()) throw InputError("audit: give exactly one of --kernel K or --traits SPEC");
   if (o.seeds.empty() && !o.tensors) throw InputError("audit: at least one seed");
@@ -489,18 +491,12 @@ AuditRecord run_audit(const AuditOptions& o) {
         base[s] = kernel_out[s];
       }
     }
+    const std::vector<const RuleCase*> rule_cases(pcases.begin(), pcases.end());
     auto power_row = [&](const std::string& id, const std::string& what, const std::function<std::unique_ptr<GemmKernel>()>& mk) {
-      AuditMutantRow row;
-      row.mutant = id;
-      row.what = what;
-      for (std::size_t s = 0; s < cases.size(); ++s) {
+      rec.mutants.push_back(mutant_row(id, what, rule_cases, base, [&](std::size_t s, std::vector<double>& got) {
         auto k = mk();
-        std::vector<double> got;
-        const CaseResult cr = run_one(*k, *pcases[s], seeds[s], got);
-        tally_mutant(row, *pcases[s], got, base[s], cr.status != CaseStatus::Pass,
-                     std::string(to_string(cr.status)) + ": " + cr.reason.substr(0, 160));
-      }
-      rec.mutants.push_back(row);
+        return run_one(*k, *pcases[s], seeds[s], got);
+      }));
     };
     for (const FaultInfo& f : fault_catalogue()) {
       if (f.operation != Operation::Gemm || !fault_not_applicable(f.fault, t).empty()) continue;

@@ -96,6 +96,9 @@ inline constexpr const char* kAuditAllowances = "tf32";
 void check_audit_allow(const std::vector<std::string>& allow, const KernelTraits& t);
 
 struct AuditOptions {
+  /// The operation the test checks: "gemm" (C = A B), or "softmax" (docs/audit.md, "Softmax": a registered softmax
+  /// kernel; m rows of n logits from a softmax generator spec; k, tensors, allow, reference and kref unused).
+  std::string op = "gemm";
   std::string kernel;         ///< a registered host kernel (fpcert kernels), or empty with traits
   std::string traits;         ///< a traits spec (suites/verdict/tolerance.hpp, parse_traits_spec) when no kernel
   std::int64_t m = 64, n = 64, k = 64;
@@ -128,7 +131,9 @@ struct AuditOptions {
   int repro_runs = 3;         ///< calls of the kernel on the first seed's case compared bit for bit
 };
 
-/// The whole audit. Throws InputError for a bad kernel, spec or rule.
+/// The whole audit (o.op: a GEMM's, or run_softmax_audit). Throws InputError for a bad kernel, spec or rule.
 AuditRecord run_audit(const AuditOptions& o);
+/// The softmax audit (suites/audit/audit_softmax.cpp).
+AuditRecord run_softmax_audit(const AuditOptions& o);
 
 }  // namespace fpcert

@@ -143,4 +143,17 @@ void tally_mutant(AuditMutantRow& row, const RuleCase& c, const std::vector<doub
   if (apply_rule(c.rule, got, c.testref, c.allowed).pass) ++row.rule_passed;
 }
 
+AuditMutantRow mutant_row(const std::string& id, const std::string& what, const std::vector<const RuleCase*>& cases,
+                          const std::vector<std::vector<double>>& base, const std::function<CaseResult(std::size_t, std::vector<double>&)>& run) {
+  AuditMutantRow row;
+  row.mutant = id;
+  row.what = what;
+  for (std::size_t s = 0; s < cases.size(); ++s) {
+    std::vector<double> got;
+    const CaseResult cr = run(s, got);
+    tally_mutant(row, *cases[s], got, base[s], cr.status != CaseStatus::Pass, std::string(to_string(cr.status)) + ": " + cr.reason.substr(0, 160));
+  }
+  return row;
+}
+
 }  // namespace fpcert

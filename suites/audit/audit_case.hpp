@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "oracle/format.hpp"
 #include "results/audit.hpp"
+#include "results/results.hpp"
 #include "suites/audit/audit.hpp"
 
 namespace fpcert {
@@ -55,5 +57,9 @@ void tally_variant(AuditVariantRow& row, const RuleCase& c, const std::vector<do
 /// `refused`/`reason` fpcert's verdict on it.
 void tally_mutant(AuditMutantRow& row, const RuleCase& c, const std::vector<double>& got, const std::vector<double>& base, bool refused,
                   const std::string& reason);
+/// A power row: `run(s, got)` runs the mutant on case s through the operation's runner (fpcert's verdict; `got` its
+/// output), every case tallied against the kernel's own output base[s].
+AuditMutantRow mutant_row(const std::string& id, const std::string& what, const std::vector<const RuleCase*>& cases,
+                          const std::vector<std::vector<double>>& base, const std::function<CaseResult(std::size_t, std::vector<double>&)>& run);
 
 }  // namespace fpcert

@@ -14,6 +14,11 @@ using fpcert::test::run_command;
 
 namespace {
 const std::string kFpcert = fpcert::test::env_or("FPCERT_BIN", FPCERT_BIN);
+/// `fpcert audit --config DIR/fpcert.toml --no-mutants` on a config of this text.
+CommandResult audit_config(const std::string& dir, const std::string& toml) {
+  std::ofstream(dir + "/fpcert.toml") << toml;
+  return run_command({kFpcert, "audit", "--config", dir + "/fpcert.toml", "--no-mutants"});
+}
 }  // namespace
 
 TEST_CASE("audit: an unsatisfiable allclose exits 1 and says so; the JSON record holds it") {
@@ -187,12 +192,8 @@ TEST_CASE("audit --a-format and --allow tf32, from the command line and from [au
   CHECK(t.has("tf32 operands x1"));
   tf.back() = "bf16x3";
   CHECK(run_command(tf).exit_code == 2);
-  {
-    std::ofstream f(dir + "/fpcert.toml");
-    f << "[audit]\ntraits = \"in=f32,acc=f32,out=f32\"\nm = 16\nn = 16\nk = 256\ninputs = \"uniform:lo=0,hi=1\"\nseeds = [1]\n"
-         "rule = \"allclose:rtol=1e-5,atol=1e-8\"\nallow = [\"tf32\"]\n";
-  }
-  const CommandResult cfg = run_command({kFpcert, "audit", "--config", dir + "/fpcert.toml", "--no-mutants"});
+  const CommandResult cfg = audit_config(dir, "[audit]\ntraits = \"in=f32,acc=f32,out=f32\"\nm = 16\nn = 16\nk = 256\ninputs = \"uniform:lo=0,hi=1\"\n"
+                                              "seeds = [1]\nrule = \"allclose:rtol=1e-5,atol=1e-8\"\nallow = [\"tf32\"]\n");
   INFO(cfg.output);
   CHECK(cfg.exit_code == 1);
   CHECK(cfg.has("tf32 operands x1"));
@@ -203,4 +204,22 @@ TEST_CASE("audit --a-format and --allow tf32, from the command line and from [au
   const CommandResult bad = run_command({kFpcert, "audit", "--config", dir + "/bad.toml"});
   CHECK(bad.exit_code == 2);
   CHECK(bad.has("unknown allowance 'fp16acc'"));
+}
+
+TEST_CASE("audit --op softmax: KernelBench's allclose 1e-2 on 4096 logits exits 1 (zeros passes); [audit] op; bad kernels exit 2") {
+  // every softmax value of 4096 logits in [-4, 4] is ~2e-3 at most, below atol = 1e-2 (tests/suites/audit_test.cpp)
+  const CommandResult r = run_command({kFpcert, "audit", "--op", "softmax", "--kernel", "model_softmax_f32_shifted", "--m", "4", "--n", "4096",
+                                       "--seeds", "1", "--rule", "allclose:rtol=1e-2,atol=1e-2"});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.has("audit of softmax kernel model_softmax_f32_shifted"));
+  CHECK(r.has("an output of 0 meets the rule on 100 % of the elements"));
+  CHECK(r.has("RULE MISSES IT, fpcert refuses"));
+  CHECK(run_command({kFpcert, "audit", "--op", "softmax", "--kernel", "model_gemm_f32", "--rule", "fpcert"}).exit_code == 2);
+  CHECK(run_command({kFpcert, "audit", "--op", "conv", "--kernel", "model_softmax_f32_shifted", "--rule", "fpcert"}).exit_code == 2);
+  const CommandResult cfg = audit_config(fpcert::test::scratch_dir("audit_cli_softmax"),
+                                         "[audit]\nop = \"softmax\"\nkernel = \"model_softmax_f32_shifted\"\nm = 4\nn = 256\nseeds = [1]\nrule = \"fpcert\"\n");
+  INFO(cfg.output);
+  CHECK(cfg.exit_code == 0);
+  CHECK(cfg.has("4 rows of 256 logits"));
 }

@@ -266,3 +266,17 @@ def test_audit_allow_tf32_turns_tf32_into_correct_arithmetic():
         a.mutant("inputs_tf32")
     with pytest.raises(fpcert.InputError, match="admits fp32 inputs"):
         fpcert.audit(None, "in=bf16,acc=f32,out=bf16", allow="tf32", **kw)
+
+
+def test_audit_of_a_softmax_test_kernelbench_allclose_1e2():
+    # KernelBench's softmax rule, allclose atol = rtol = 1e-2, at 8 rows of 4096 logits uniform in [-4, 4]: every output
+    # is at most e^4 / sum_j e^{z_j} ~ 54.6 / (4096 * 6.8) ~ 2e-3 < 1e-2, so all zeros passes (docs/audit.md, "Softmax").
+    a = fpcert.audit(None, "model_softmax_f32_shifted", op="softmax", shape=(8, 4096), seeds=(1,), rtol=1e-2, atol=1e-2)
+    assert a["op"] == "softmax" and a.flake_rate == 0
+    assert a["static"]["admit_zero"] == a["static"]["elements"] == 8 * 4096
+    assert a.mutant("smx_zeros")["rule_passed"] == 1 and a.mutant("smx_zeros")["fpcert_refused"] == 1
+    assert "constant" in a.passed_mutants()
+    with pytest.raises(fpcert.InputError, match="give rtol and atol"):
+        fpcert.audit(None, "model_softmax_f32_shifted", op="softmax", shape=(8, 64))
+    with pytest.raises(fpcert.InputError, match="registered softmax kernel"):
+        fpcert.audit(f32_exact, "model_softmax_f32_shifted", op="softmax", rtol=1e-2, atol=1e-2)

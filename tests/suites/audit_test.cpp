@@ -9,7 +9,13 @@
 #include <fstream>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "base/error.hpp"
+#include "generators/generate.hpp"
+#include "generators/softmax.hpp"
+#include "kernels/softmax/softmax_kernel.hpp"
+#include "results/audit.hpp"
 #include "suites/audit/audit.hpp"
 #include "suites/audit/audit_kernels.hpp"
 #include "suites/audit/batch_invariance.hpp"
@@ -651,4 +657,135 @@ TEST_CASE("audit --allow tf32: an fp32 rule at rtol 1e-5 has no false alarm with
   o.allow = {"tf32"};
   o.traits = "in=bf16,acc=f32,out=bf16";
   CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("--allow tf32 admits fp32 inputs"), InputError);
+}
+
+namespace {
+
+/// KernelBench's softmax problem (batch 16, dim 16384, torch.randn, allclose atol = rtol = 1e-2), rebuilt at 16 rows
+/// of 4096 logits uniform in [-4, 4] (spread 8): the largest softmax value of a row is e^4 / sum_j e^{z_j}; with the
+/// sum near n E[e^z] = 4096 (e^4 - e^-4) / 8 ~ 2.8e4, that is ~2e-3 (checked below from the logits themselves).
+AuditOptions kernelbench_softmax(const char* kernel) {
+  AuditOptions o;
+  o.op = "softmax";
+  o.kernel = kernel;
+  o.m = 16, o.n = 4096;
+  o.inputs = "softmax:spread=8";
+  o.seeds = {1, 2};
+  o.rule = parse_audit_rule("allclose:rtol=1e-2,atol=1e-2");
+  return o;
+}
+
+/// The largest exact softmax value over the audit's rows (computed here in long double from the generator's logits).
+double largest_softmax(const AuditOptions& o, std::uint64_t seed, const char* source) {
+  const Problem p = generate(fmt::format("softmax:spread=8,rows={},cols={},seed={},source={}", o.m, o.n, seed, source));
+  long double top = 0;
+  for (std::int64_t i = 0; i < o.m; ++i) {
+    long double m = -INFINITY, s = 0;
+    for (std::int64_t j = 0; j < o.n; ++j) m = std::max<long double>(m, softmax_logit(p, i, j));
+    for (std::int64_t j = 0; j < o.n; ++j) s += std::exp(static_cast<long double>(softmax_logit(p, i, j)) - m);
+    top = std::max(top, 1 / s);  // the row's largest value: e^{max - max} / s
+  }
+  return static_cast<double>(top);
+}
+
+/// A host softmax that declares CUDA __expf's error (2 + floor(1.173 |x|) ulp) and computes with a double exp rounded
+/// to fp32 (well inside that): what the audit's exp-error rows stretch to the declared ends.
+class FastExpSoftmax final : public SoftmaxKernel {
+ public:
+  FastExpSoftmax() {
+    t_.arith.exp = exp_error_cuda_fast();
+    t_.arith.log = log_error_libm_f32();
+  }
+  const std::string& name() const override { return name_; }
+  std::string description() const override { return "test: declares __expf"; }
+  Backend backend() const override { return Backend::Cpu; }
+  const SoftmaxTraits& softmax_traits() const override { return t_; }
+  void run(const SoftmaxOperands& o) override {
+    std::vector<double> e(static_cast<std::size_t>(o.cols));
+    for (std::int64_t r = 0; r < o.rows; ++r) {
+      float m = -INFINITY, s = 0;
+      for (std::int64_t j = 0; j < o.cols; ++j) m = std::max(m, static_cast<const float*>(o.x)[r * o.ldx + j]);
+      for (std::int64_t j = 0; j < o.cols; ++j)
+        s += static_cast<float>(e[j] = static_cast<float>(std::exp(static_cast<double>(static_cast<const float*>(o.x)[r * o.ldx + j] - m))));
+      for (std::int64_t j = 0; j < o.cols; ++j) static_cast<float*>(o.out)[r * o.ldo + j] = static_cast<float>(e[j]) / s;
+    }
+  }
+
+ private:
+  std::string name_ = "test_softmax_f32_declares_fast_exp";
+  SoftmaxTraits t_;
+};
+
+}  // namespace
+
+TEST_CASE("audit --op softmax: KernelBench's allclose 1e-2 passes zeros, 1/n, an fp16 row sum and exp in bf16 (fp32); fpcert refuses them") {
+  const AuditOptions o = kernelbench_softmax("model_softmax_f32_shifted");
+  // every |y| <= ~2e-3 < atol = 1e-2: an output of 0 (or 1/4096) meets the rule on every element
+  for (std::uint64_t s : o.seeds) REQUIRE(largest_softmax(o, s, "f32") < 1e-2);
+  const AuditRecord r = run_audit(o);
+  CHECK(r.op == "softmax");
+  CHECK(r.admit_zero == r.elements);
+  CHECK(r.elements == 2 * 16 * 4096);
+  // correct fp32 arithmetic errs by ~1e-7 relatively: no false alarm in any order
+  CHECK(r.false_alarm_runs == 0);
+  CHECK(r.variants.size() >= 5);
+  for (const char* id : {"smx_zeros", "constant", "smx_f16_row_sum", "exp_bf16"}) {
+    const AuditMutantRow* m = row(r, id);
+    REQUIRE_MESSAGE(m != nullptr, id);
+    CHECK_MESSAGE(m->dormant == 0, id);
+    CHECK_MESSAGE(m->rule_passed == 2, id);
+    CHECK_MESSAGE(m->fpcert_refused == 2, id);
+  }
+  CHECK(audit_finds_wanting(r));
+  // the JSON keeps the operation
+  CHECK(audit_from_json(audit_to_json(r)).op == "softmax");
+}
+
+TEST_CASE("audit --op softmax: the bf16 rule at 1e-2 is satisfiable (half an ulp of bf16 is 2^-9 relative) and passes zeros") {
+  const AuditOptions o = kernelbench_softmax("model_softmax_bf16_shifted");
+  for (std::uint64_t s : o.seeds) REQUIRE(largest_softmax(o, s, "bf16") < 1e-2);
+  AuditOptions q = o;
+  q.mutants = true;
+  const AuditRecord r = run_audit(q);
+  CHECK(r.cr_fail_runs == 0);
+  CHECK(r.false_alarm_runs == 0);
+  CHECK(row(r, "smx_zeros")->rule_passed == 2);
+  // a rule of 2^-10 relative is below half an ulp of bf16 wherever an output is not a bf16 value
+  q.rule = parse_audit_rule("allclose:rtol=0.0009765625,atol=0");
+  q.mutants = false;
+  const AuditRecord tight = run_audit(q);
+  CHECK(tight.below_half_ulp == tight.elements);
+  CHECK(tight.cr_fail_runs == 2);
+}
+
+TEST_CASE("audit --op softmax: an exp declared to err by 2 + floor(1.173 |x|) ulp is stretched to both ends, inside fpcert's bound") {
+  register_kernel("test_softmax_f32_declares_fast_exp", Backend::Cpu, false, [] { return std::make_unique<FastExpSoftmax>(); },
+                  Operation::Softmax);
+  AuditOptions o = kernelbench_softmax("test_softmax_f32_declares_fast_exp");
+  o.n = 256;
+  o.rule = parse_audit_rule("fpcert");
+  o.mutants = false;
+  const AuditRecord r = run_audit(o);
+  int ends = 0;
+  double rn_worst = 0, end_worst = 0;
+  for (const AuditVariantRow& v : r.variants) {
+    CHECK_MESSAGE(v.rule_failed == 0, v.name);  // fpcert's own bound as the rule: every admissible arithmetic inside it
+    if (v.name.find("declared error") != std::string::npos) ++ends, end_worst = std::max(end_worst, v.worst_ratio);
+    if (v.name.rfind("exp rn", 0) == 0) rn_worst = std::max(rn_worst, v.worst_ratio);
+  }
+  CHECK(ends == 3);
+  // exp moved by 1 + floor(1.173 |d|) ulp (|d| up to 8 here) uses more of the bound than a correctly rounded exp (moved
+  // all one way, the numerators and the sum move together and mostly cancel; split at d = -1 they do not)
+  CHECK(end_worst > rn_worst);
+  // a rule of 1e-6 relative is met by the correctly rounded exp and fails at the declared ends
+  o.rule = parse_audit_rule("allclose:rtol=1e-6,atol=0");
+  const AuditRecord tight = run_audit(o);
+  for (const AuditVariantRow& v : tight.variants)
+    if (v.name.find("declared error") != std::string::npos) CHECK_MESSAGE(v.labels.count("exp error") == 1, v.name);
+  // bad input: a GEMM kernel, --traits, tensors
+  o.kernel = "model_gemm_f32";
+  CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("not a registered softmax kernel"), InputError);
+  o.kernel.clear();
+  o.traits = "in=f32,acc=f32,out=f32";
+  CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("--traits declares GEMMs only"), InputError);
 }
