@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -28,7 +30,8 @@ struct TypeInfo {
 };
 constexpr TypeInfo kTypes[] = {{NpyType::F64, "<f8", 8}, {NpyType::F32, "<f4", 4}, {NpyType::U8, "|u1", 1},
                                {NpyType::U16, "<u2", 2}, {NpyType::U32, "<u4", 4}, {NpyType::U64, "<u8", 8},
-                               {NpyType::I64, "<i8", 8}};
+                               {NpyType::I64, "<i8", 8}, {NpyType::F16, "<f2", 2}, {NpyType::V2, "|V2", 2},
+                               {NpyType::BF16, "bfloat16", 2}};
 
 const TypeInfo& info(NpyType t) {
   for (const auto& i : kTypes)
@@ -52,6 +55,19 @@ double NpyArray::value(std::int64_t i) const {
     case NpyType::F64: { double v; std::memcpy(&v, p, 8); return v; }
     case NpyType::F32: { float v; std::memcpy(&v, p, 4); return v; }
     case NpyType::I64: { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case NpyType::BF16: {  // the upper half of an fp32
+      const auto w = static_cast<std::uint32_t>(bits(i)) << 16;
+      float v;
+      std::memcpy(&v, &w, 4);
+      return v;
+    }
+    case NpyType::F16: {  // 1/5/10, bias 15: subnormals 2^-24 m, exponent 31 Inf or NaN
+      const auto h = static_cast<std::uint32_t>(bits(i));
+      const int e = static_cast<int>((h >> 10) & 0x1F);
+      const double mant = static_cast<double>(h & 0x3FF), sign = (h & 0x8000) ? -1.0 : 1.0;
+      if (e == 31) return mant != 0 ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
+      return sign * (e == 0 ? std::ldexp(mant, -24) : std::ldexp(1024 + mant, e - 25));
+    }
     default: return static_cast<double>(bits(i));
   }
 }
@@ -118,12 +134,12 @@ class HeaderParser {
     bool found = false;
     int item = 0;
     for (const auto& t : kTypes)
-      if (*descr == t.descr || (t.size == 1 && (*descr == "<u1" || *descr == ">u1"))) {
+      if (*descr == t.descr || (t.size == 1 && (*descr == "<u1" || *descr == ">u1")) || (t.type == NpyType::V2 && *descr == "<V2")) {
         h.type = t.type;
         item = t.size;
         found = true;
       }
-    if (!found) throw bad_("dtype '" + header_text(*descr) + "' is not one of <f8, <f4, |u1, <u2, <u4, <u8, <i8");
+    if (!found) throw bad_("dtype '" + header_text(*descr) + "' is not one of <f8, <f4, |u1, <u2, <u4, <u8, <i8, <f2, |V2, bfloat16");
     std::string shape_text;
     for (const auto& d : *shape) shape_text += (shape_text.empty() ? "" : ", ") + d;
     if (shape->empty()) throw bad_("shape () is a 0-dimensional array; fpcert reads 1-D and 2-D arrays");

@@ -1,5 +1,5 @@
 // base/npy.hpp — NumPy .npy files (format 1.0/2.0): read and write 1-D/2-D arrays of float64,
-// float32, uint16, uint8 (bit patterns of narrow formats) and uint32.
+// float32, float16, uint16, uint8 (bit patterns of narrow formats) and uint32; read bfloat16 as ml_dtypes leaves it.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,10 @@
 
 namespace fpcert {
 
-enum class NpyType : std::uint8_t { F64, F32, U8, U16, U32, U64, I64 };
+/// F16: '<f2' (IEEE binary16). V2: '|V2', two opaque bytes: what numpy.save writes for an ml_dtypes bfloat16 array (NumPy's
+/// type codes cannot name a user dtype; np.load gives it back as void). BF16: 'bfloat16', the descr a header written with
+/// str(dtype) of an ml_dtypes array holds. value() decodes F16 and BF16; V2's bits are whatever the writer meant.
+enum class NpyType : std::uint8_t { F64, F32, U8, U16, U32, U64, I64, F16, V2, BF16 };
 
 struct NpyArray {
   NpyType type = NpyType::F64;
@@ -19,9 +22,10 @@ struct NpyArray {
   std::int64_t size() const;
   std::int64_t rows() const { return shape.empty() ? 0 : shape[0]; }
   std::int64_t cols() const { return shape.size() < 2 ? 1 : shape[1]; }
-  /// Element i (in storage order) widened to double (integers as their value).
+  /// Element i (in storage order) widened to double (integers as their value; f16 and bf16 decoded, exactly; V2 as its
+  /// 16 bits' integer value).
   double value(std::int64_t i) const;
-  /// Element i as an unsigned integer bit pattern (integer types only).
+  /// Element i as an unsigned integer bit pattern (integer types, and the 2-byte F16, V2, BF16).
   std::uint64_t bits(std::int64_t i) const;
 };
 

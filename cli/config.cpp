@@ -260,7 +260,7 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
   static const std::vector<std::string_view> kTop = {"plugins", "kernels", "suites", "isolate", "timeout", "gate", "orders", "output",
                                                      "determinism", "nan", "audit"};
   static const std::vector<std::string_view> kAudit = {"kernel", "traits",      "m", "n", "k", "inputs", "seeds", "rule", "sample_rows",
-                                                       "reference", "batch_invariant", "a", "b"};
+                                                       "reference", "batch_invariant", "a", "b", "a_format", "b_format", "allow", "op"};
   static const std::vector<std::string_view> kGate = {"variant", "baseline", "factor", "mn", "tier"};
   static const std::vector<std::string_view> kOutput = {"json", "junit", "html"};
   check_keys(c, root, "at the top level", kTop);
@@ -366,6 +366,17 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
           const auto b = av.value<bool>();
           if (!av.is_boolean() || !b) c.fail(av.source(), fmt::format("'{}' must be true or false", name));
           cfg.audit.batch_invariant = *b;
+        } else if (k2 == "allow") {
+          std::vector<std::string> allow;
+          for (const auto& x : get_strings(c, av, name)) {
+            if (x != "tf32") c.fail(av.source(), fmt::format("'{}': unknown allowance '{}' (valid: {})", name, x, kAuditAllowances));
+            allow.push_back(x);
+          }
+          cfg.audit.allow = allow;
+        } else if (k2 == "a_format" || k2 == "b_format") {
+          const std::string f = get_string(c, av, name);
+          if (f != "bf16" && f != "f16") c.fail(av.source(), fmt::format("'{}': '{}' is not bf16 or f16", name, f));
+          (k2 == "a_format" ? cfg.audit.a_format : cfg.audit.b_format) = f;
         } else if (k2 == "a" || k2 == "b") {
           const std::string p = c.resolve(get_string(c, av, name));  // the test's own tensors, relative to the file's folder
           if (p.empty()) c.fail(av.source(), fmt::format("'{}' is an empty path", name));
@@ -383,6 +394,9 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
               c.fail(av.source(), fmt::format("'{}': {}", name, e.what()));
             }
             cfg.audit.rule = val;
+          } else if (k2 == "op") {
+            if (val != "gemm" && val != "softmax") c.fail(av.source(), fmt::format("'{}': '{}' is not an audited operation (valid: gemm, softmax)", name, val));
+            cfg.audit.op = val;
           } else if (k2 == "kernel") cfg.audit.kernel = val;
           else if (k2 == "traits") cfg.audit.traits = val;
           else cfg.audit.inputs = val;

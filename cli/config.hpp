@@ -33,8 +33,11 @@ struct ProjectConfig {
   std::optional<std::string> json, junit, html;  // [audit]: the check `fpcert audit --config` audits (docs/audit.md, "fpcert.toml"); its flags override these
   struct Audit {
     std::optional<std::string> kernel, traits, inputs, rule, sample_rows;
+    std::optional<std::string> op;         ///< gemm | softmax
     std::optional<std::string> reference;  ///< exact | f32 | out
     std::optional<std::string> a, b;       ///< the test's own tensors (.npy), resolved against the file's folder
+    std::optional<std::string> a_format, b_format;  ///< their format where the file's dtype leaves it open (bf16, f16)
+    std::optional<std::vector<std::string>> allow;  ///< arithmetic admitted besides the declaration (tf32)
     std::optional<bool> batch_invariant;
     std::optional<std::int64_t> m, n, k;
     std::optional<std::vector<std::uint64_t>> seeds;

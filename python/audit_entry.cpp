@@ -20,14 +20,19 @@ void add_audit_entry(py::module_& m) {
                     const std::string& description, std::int64_t mm, std::int64_t n, std::int64_t k, const std::string& inputs,
                     const std::vector<std::uint64_t>& seeds, const std::string& rule, bool mutants, std::int64_t sample_rows,
                     const std::string& command, bool batch_invariant, std::vector<double> a, std::int64_t a_rows, std::int64_t a_cols,
-                    std::vector<double> b, std::int64_t b_rows, std::int64_t b_cols, const std::string& reference) {
+                    std::vector<double> b, std::int64_t b_rows, std::int64_t b_cols, const std::string& reference,
+                    const std::string& a_format, const std::string& b_format, const std::vector<std::string>& allow,
+                    const std::string& op) {
     AuditOptions o;
+    o.op = op;  // gemm, softmax (docs/audit.md, "Softmax")
     o.reference = reference;
+    o.allow = allow;  // docs/audit.md, "Allowed arithmetic"
     o.m = mm, o.n = n, o.k = k;
     AuditTensors tensors;  // the test's own tensors (A=, B=), when given: their shapes give m, n, k
     if (!a.empty() || !b.empty()) {
       tensors = audit_tensors(a_rows, a_cols, std::move(a), b_rows, b_cols, std::move(b),
-                              fmt::format("A ({} x {})", a_rows, a_cols), fmt::format("B ({} x {})", b_rows, b_cols));
+                              fmt::format("A ({} x {} {})", a_rows, a_cols, a_format), fmt::format("B ({} x {} {})", b_rows, b_cols, b_format));
+      tensors.a_format = a_format, tensors.b_format = b_format;  // the dtype the values came in, each exact in it
       o.m = tensors.m, o.n = tensors.n, o.k = tensors.k;
       o.tensors = &tensors;
     }
@@ -65,7 +70,9 @@ void add_audit_entry(py::module_& m) {
      py::arg("k"), py::arg("inputs"), py::arg("seeds"), py::arg("rule"), py::arg("mutants") = true, py::arg("sample_rows") = -1,
      py::arg("command") = "python", py::arg("batch_invariant") = false,
      py::arg("a") = std::vector<double>{}, py::arg("a_rows") = 0, py::arg("a_cols") = 0, py::arg("b") = std::vector<double>{},
-     py::arg("b_rows") = 0, py::arg("b_cols") = 0, py::arg("reference") = "exact");
+     py::arg("b_rows") = 0, py::arg("b_cols") = 0, py::arg("reference") = "exact",
+     py::arg("a_format") = "f64", py::arg("b_format") = "f64", py::arg("allow") = std::vector<std::string>{},
+     py::arg("op") = "gemm");
   m.def("audit_text", [](const std::string& record) { return audit_text(audit_from_json(nlohmann::json::parse(record))); },
         py::arg("record"), "The audit's terminal tables (what `fpcert audit` prints) from its record");
 }

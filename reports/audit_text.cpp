@@ -7,9 +7,16 @@ namespace fpcert {
 
 std::string audit_text(const AuditRecord& r) {
   std::string s;
-  s += fmt::format("audit of {}\n  traits: {}\n  shape: m={} n={} k={}; inputs: {}; seeds:", r.kernel, r.traits, r.m, r.n, r.k, r.inputs);
+  if (r.op == "softmax")
+    s += fmt::format("audit of softmax kernel {}\n  traits: {}\n  shape: {} rows of {} logits; inputs: {}; seeds:", r.kernel, r.traits, r.m, r.n, r.inputs);
+  else
+    s += fmt::format("audit of {}\n  traits: {}\n  shape: m={} n={} k={}; inputs: {}; seeds:", r.kernel, r.traits, r.m, r.n, r.k, r.inputs);
   for (auto x : r.seeds) s += fmt::format(" {}", x);
-  s += fmt::format("\n  rule: {}\n  reference: {}\n\n", r.rule_text, r.reference);
+  s += fmt::format("\n  rule: {}\n  reference: {}\n", r.rule_text, r.reference);
+  for (const auto& a : r.allow)
+    s += a == "tf32" ? "  allowed: tf32 (fp32 inputs rounded to TF32 before the products, fp32 accumulation in any order: correct arithmetic, not a fault)\n"
+                     : "  allowed: " + a + "\n";
+  s += "\n";
   s += "Static findings\n";
   if (r.findings.empty()) s += "  none: the rule is above half an ulp and above fpcert's envelope on every element\n";
   for (const auto& f : r.findings) s += "  - " + f + "\n";

@@ -28,6 +28,7 @@ nlohmann::json audit_to_json(const AuditRecord& r) {
   const nlohmann::json batch = {{"declared", r.batch_declared}, {"note", r.batch_note}, {"sizes", bs}};
   const double flake = r.variant_runs ? static_cast<double>(r.false_alarm_runs) / r.variant_runs : 0.0;
   return {{"kind", "audit"},
+          {"op", r.op},
           {"kernel", r.kernel},
           {"traits", r.traits},
           {"m", r.m},
@@ -39,6 +40,7 @@ nlohmann::json audit_to_json(const AuditRecord& r) {
           {"rule_text", r.rule_text},
           {"reference", r.reference},
           {"reference_kind", r.reference_kind},
+          {"allow", r.allow},
           {"static", {{"elements", r.elements},
                       {"below_half_ulp", r.below_half_ulp},
                       {"cr_fail", r.cr_fail},
@@ -62,6 +64,7 @@ nlohmann::json audit_to_json(const AuditRecord& r) {
 AuditRecord audit_from_json(const nlohmann::json& j) {
   AuditRecord r;
   r.kernel = j.at("kernel").get<std::string>();
+  r.op = j.value("op", "gemm");
   r.traits = j.value("traits", "");
   r.m = j.at("m").get<std::int64_t>();
   r.n = j.at("n").get<std::int64_t>();
@@ -72,6 +75,7 @@ AuditRecord audit_from_json(const nlohmann::json& j) {
   r.rule_text = j.value("rule_text", "");
   r.reference = j.value("reference", "");
   r.reference_kind = j.value("reference_kind", "exact");
+  r.allow = j.value("allow", std::vector<std::string>{});
   const auto& s = j.at("static");
   r.elements = s.value("elements", std::int64_t{0});
   r.below_half_ulp = s.value("below_half_ulp", std::int64_t{0});

@@ -45,6 +45,7 @@ struct AuditBatchRow {
 };
 
 struct AuditRecord {
+  std::string op = "gemm"; ///< the operation the test checks: gemm, softmax (m rows of n logits; k = n)
   std::string kernel;      ///< the audited kernel (or "traits:<spec>")
   std::string traits;      ///< describe_traits
   std::int64_t m = 0, n = 0, k = 0;
@@ -54,6 +55,7 @@ struct AuditRecord {
   std::string rule_text;   ///< the rule in words with its formula
   std::string reference;   ///< what the rule compares against, in words
   std::string reference_kind = "exact";  ///< --reference: exact, f32 or out (docs/audit.md, "The test's reference")
+  std::vector<std::string> allow;        ///< --allow: arithmetic admitted as correct besides the declaration ("tf32"; docs/audit.md, "Allowed arithmetic")
   // Static findings (over every seed's reference; no kernel run).
   std::int64_t elements = 0;          ///< m n per seed, times seeds
   std::int64_t below_half_ulp = 0;    ///< elements whose tolerance is below half an ulp of the output format at |ref|

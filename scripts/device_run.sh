@@ -364,6 +364,9 @@ section_audit() {
   mkdir -p "$OUT/audit"
   python3 -c 'import fpcert; fpcert.audit' || { echo "fpcert.audit does not import: run scripts/devpy.sh here and carry devpy"; return 1; }
   run timeout 540 python3 scripts/audit_torch.py "$OUT/audit" 2>&1 | tee "$OUT/audit/audit_torch.txt"
+  # fpcert.audit on torch bf16/f16 tensors as a test holds them, CPU and CUDA (tests/python/test_torch_audit_gpu.py)
+  python3 -c 'import pytest' 2>/dev/null || export PYTHONPATH="$PYTHONPATH:$PY/site"
+  run timeout 120 python3 -m pytest -q -rA -p no:cacheprovider tests/python/test_torch_audit_gpu.py 2>&1 | tee "$OUT/audit/torch_audit_tensors.log" | tail -20
 }
 # Scale-out (docs/scale.md): the same work in one process on GPU 0 and with one worker per GPU
 # (--devices all), timed side by side in one run; the merged results must be the one-GPU run's

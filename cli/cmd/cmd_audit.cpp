@@ -21,12 +21,15 @@ namespace fpcert::cli {
 namespace {
 
 struct AuditArgs {
+  std::string op = "gemm";  ///< --op gemm|softmax
   std::string kernel, traits, inputs = "uniform", rule, json, sample_rows = "auto";
   std::int64_t m = 64, n = 64, k = 64;
   std::vector<std::uint64_t> seeds = {1, 2, 3, 4, 5};
   bool no_mutants = false, batch_invariant = false;
   std::string html;
   std::string a_npy, b_npy;         ///< --a A.npy --b B.npy: the test's own tensors
+  std::string a_format, b_format;   ///< --a-format/--b-format: the format of uint16 bit patterns or '|V2' arrays (bf16, f16)
+  std::vector<std::string> allow;   ///< --allow tf32: arithmetic admitted as correct besides the declaration
   std::string reference = "exact";  ///< --reference exact|f32|out: the test's reference the rule compares with
   std::vector<std::string> plugins;
   std::string config;  ///< --config fpcert.toml: its [audit] section (and plugins); flags given override it
@@ -53,6 +56,7 @@ AuditArgs with_config(AuditArgs a, const std::function<bool(const char*)>& given
   auto take = [&](const char* flag, auto& dst, const auto& src) {
     if (src && !given(flag)) dst = *src;
   };
+  take("--op", a.op, c.op);
   take("--kernel", a.kernel, c.kernel);
   take("--traits", a.traits, c.traits);
   take("--inputs", a.inputs, c.inputs);
@@ -65,6 +69,9 @@ AuditArgs with_config(AuditArgs a, const std::function<bool(const char*)>& given
   take("--reference", a.reference, c.reference);
   take("--a", a.a_npy, c.a);
   take("--b", a.b_npy, c.b);
+  take("--a-format", a.a_format, c.a_format);
+  take("--b-format", a.b_format, c.b_format);
+  take("--allow", a.allow, c.allow);
   take("--batch-invariant", a.batch_invariant, c.batch_invariant);
   for (const auto& p : cfg.plugins) a.plugins.push_back(p);
   if (a.rule.empty()) throw InputError("audit: give --rule, or rule = \"...\" in [audit] of " + a.config);
@@ -74,20 +81,25 @@ AuditArgs with_config(AuditArgs a, const std::function<bool(const char*)>& given
 int run_audit_command(const AuditArgs& a) {
   load_plugins(a.plugins);
   AuditOptions o;
+  o.op = a.op;
   o.kernel = a.kernel;
   o.traits = a.traits;
   o.m = a.m, o.n = a.n, o.k = a.k;
-  o.inputs = a.inputs;
+  // a softmax test's logits: a softmax generator spec (uniform in [-4, 4] unless --inputs says otherwise)
+  o.inputs = a.op == "softmax" && a.inputs == "uniform" ? "softmax:spread=8" : a.inputs;
   o.seeds = a.seeds;
   AuditTensors tensors;
   if (a.a_npy.empty() != a.b_npy.empty()) throw InputError("audit: give both --a A.npy and --b B.npy (the test's own tensors), or neither");
+  if (a.a_npy.empty() && !(a.a_format.empty() && a.b_format.empty()))
+    throw InputError("audit: --a-format/--b-format name the format of --a/--b's values; give them with the tensors");
   if (!a.a_npy.empty()) {
-    tensors = read_audit_tensors(a.a_npy, a.b_npy);
+    tensors = read_audit_tensors(a.a_npy, a.b_npy, a.a_format, a.b_format);
     o.m = tensors.m, o.n = tensors.n, o.k = tensors.k;
     o.tensors = &tensors;
   }
   o.rule = parse_audit_rule(a.rule);
   o.reference = a.reference;
+  o.allow = a.allow;
   o.mutants = !a.no_mutants;
   o.batch_invariant = a.batch_invariant;
   o.sample_rows = parse_sample_rows(a.sample_rows);
@@ -110,16 +122,24 @@ int run_audit_command(const AuditArgs& a) {
 }  // namespace
 
 void add_audit(CLI::App& root, Registry& reg) {
-  auto* app = root.add_subcommand("audit", "Audit a GEMM test's acceptance rule: the correct arithmetic it fails, the wrong kernels it passes");
+  auto* app = root.add_subcommand("audit", "Audit a GEMM or softmax test's acceptance rule: the correct arithmetic it fails, the wrong kernels it passes");
   auto a = std::make_shared<AuditArgs>();
+  app->add_option("--op", a->op, "The operation the test checks: gemm (default) or softmax (--kernel a softmax kernel; --m rows of --n logits)")
+      ->check(CLI::IsMember({"gemm", "softmax"}));
   app->add_option("--kernel", a->kernel, "A registered host kernel whose traits declare the arithmetic (fpcert kernels)");
   app->add_option("--traits", a->traits, "Or a traits spec, e.g. in=bf16,acc=f32,out=bf16 (docs/python.md lists the keys)");
   app->add_option("--m", a->m, "Rows of C")->check(integer_in(1, std::uint64_t{1} << 16));
   app->add_option("--n", a->n, "Columns of C")->check(integer_in(1, std::uint64_t{1} << 16));
   app->add_option("--k", a->k, "Inner dimension")->check(integer_in(1, std::uint64_t{1} << 20));
   app->add_option("--inputs", a->inputs, "Generator spec of the test's inputs (fpcert gen --list); m, n, k, seed are set by the audit");
-  app->add_option("--a", a->a_npy, "The test's own A (m x k) as a 2-D float32/float64 .npy; with --b, instead of --inputs/--seeds/--m/--n/--k");
-  app->add_option("--b", a->b_npy, "The test's own B (k x n) as a 2-D float32/float64 .npy");
+  app->add_option("--a", a->a_npy, "The test's own A (m x k) as a 2-D float64/32/16, bfloat16 (ml_dtypes) or uint16-bits .npy; with --b, instead of --inputs/--seeds/--m/--n/--k");
+  app->add_option("--b", a->b_npy, "The test's own B (k x n) as a 2-D .npy (float64/32/16, ml_dtypes bfloat16, uint16 bits)");
+  app->add_option("--a-format", a->a_format, "Format of --a's uint16 bit patterns or '|V2' values: bf16 or f16 ('|V2' default: bf16)")
+      ->check(CLI::IsMember({"bf16", "f16"}));
+  app->add_option("--b-format", a->b_format, "Format of --b's uint16 bit patterns or '|V2' values: bf16 or f16")->check(CLI::IsMember({"bf16", "f16"}));
+  app->add_option("--allow", a->allow, "Arithmetic to admit as correct besides the declaration: tf32 (fp32 inputs read as TF32)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"tf32"}));
   app->add_option("--seeds", a->seeds, "Seeds of the inputs, comma-separated (default 1,2,3,4,5)")->delimiter(',')->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
   app->add_option("--rule", a->rule, "allclose:rtol=R,atol=A | maxabs:tol=T | relfro:tol=T | kref:k=K,p=FMT | cosine:min=C | fpcert (required unless --config gives it)");
   app->add_option("--reference", a->reference,

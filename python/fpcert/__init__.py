@@ -496,7 +496,8 @@ def _rule_of(rule, rtol, atol, out_tag):
 def audit(fn=None, traits_=None, *, op: str = "matmul", shape=None, dtype=None, rtol: float | None = None,
           atol: float | None = None, rule: str | None = None, inputs: str | None = None, seeds=None,
           mutants: bool = True, sample_rows="auto", device=None, name: str | None = None, batch_invariant: bool = False,
-          A=None, B=None, reference: str = "exact") -> Audit:
+          A=None, B=None, reference: str = "exact", A_format: str | None = None, B_format: str | None = None,
+          allow=()) -> Audit:
     """Audit a GEMM test's acceptance rule (docs/audit.md): can a correct kernel fail it (static findings and false
     alarms over admissible orders and seeds), can a wrong kernel pass it (the power table over mutants), with
     fpcert's own verdict beside both.
@@ -510,12 +511,19 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=None, dtype=None, 
     ``traits_`` a registered kernel's name or a traits spec, computed by fpcert's emulator. sample_rows: "auto",
     "all" or a count (docs/audit.md, "Cost"). batch_invariant: declare that a row's result does not depend on the batch
     size or its position (checked bit for bit; docs/audit.md, "Batch invariance and reproducibility"); reproducibility
-    over repeated calls is reported for every kernel. ``A``, ``B``: the test's own tensors (2-D float32/float64 arrays,
-    m x k and k x n) instead of the generator: their shapes give m, n, k (shape, inputs and seeds are refused beside
-    them); one case, rounded into the input formats (docs/audit.md, "The test's own tensors"); NaN/Inf refused.
-    ``reference``: what the test compares with, "exact" (an fp64 GEMM), "f32" (an fp32 GEMM: sequential FMA in fp32)
+    over repeated calls is reported for every kernel. ``A``, ``B``: the test's own tensors (2-D NumPy arrays of float64,
+    float32, float16, ml_dtypes bfloat16 or uint16 bfloat16 bits (``A_format="f16"``: float16 bits), or torch tensors
+    of those dtypes, m x k and k x n) instead of the generator: their shapes give m, n, k (shape, inputs and seeds are
+    refused beside them); one case, each value exact in its dtype, rounded into the input formats where they are
+    narrower (docs/audit.md, "The test's own tensors"); NaN/Inf refused. ``allow``: arithmetic admitted as correct
+    besides the declaration, ("tf32",) for fp32 inputs read as TF32 (docs/audit.md, "Allowed arithmetic").
+    ``op="softmax"``: a softmax test instead (docs/audit.md, "Softmax"): ``traits_`` a registered softmax kernel,
+    ``shape=(rows, cols)``, inputs a softmax generator spec (default "softmax:spread=8": logits uniform in [-4, 4]),
+    ``rtol``/``atol`` or ``rule=`` given (no torch default). ``reference``: what the test compares with, "exact" (an fp64 GEMM), "f32" (an fp32 GEMM: sequential FMA in fp32)
     or "out" (the exact product rounded into the output dtype); the rule is applied against it (docs/audit.md, "The
     test's reference"). Returns the record as an ``Audit`` (print it for the tables)."""
+    if op == "softmax":
+        return _audit_softmax(fn, traits_, shape, rtol, atol, rule, inputs, seeds, mutants)
     _check_op(op, "fpcert.audit")
     tensors = {}
     if A is not None or B is not None:
@@ -524,12 +532,18 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=None, dtype=None, 
         if shape is not None or inputs is not None or seeds is not None:
             raise InputError("fpcert.audit: shape, inputs and seeds do not go with A and B: the tensors give the inputs and "
                              "their shapes give m, n, k")
-        for nm, x in (("A", A), ("B", B)):
-            x = np.asarray(x)
-            if x.ndim != 2 or x.dtype not in (np.float32, np.float64):
-                raise InputError(f"fpcert.audit: {nm} must be a 2-D float32 or float64 array, not {x.ndim}-D {x.dtype}")
-            tensors[nm.lower()] = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
-            tensors[nm.lower() + "_rows"], tensors[nm.lower() + "_cols"] = int(x.shape[0]), int(x.shape[1])
+        for nm, x, fmt in (("A", A, A_format), ("B", B, B_format)):
+            if fmt not in (None, "bf16", "f16"):
+                raise InputError(f"fpcert.audit: {nm}_format={fmt!r}: the format of uint16 bits is bf16 or f16")
+            try:
+                a, tag = _to_numpy(x, fmt)
+            except InputError as e:
+                raise InputError(f"fpcert.audit: {nm} must be a 2-D float64, float32, float16 or bfloat16 array or tensor ({e})") from None
+            if fmt is not None and a.dtype != np.uint16 and fmt != tag:
+                raise InputError(f"fpcert.audit: {nm}_format={fmt!r} names the format of uint16 bits; {nm} holds {tag} values")
+            tensors[nm.lower()] = _values(a, tag).reshape(-1)  # exact: every value of these formats is a double
+            tensors[nm.lower() + "_rows"], tensors[nm.lower() + "_cols"] = int(a.shape[0]), int(a.shape[1])
+            tensors[nm.lower() + "_format"] = tag
         shape = (tensors["a_rows"], tensors["b_cols"], tensors["a_cols"])
     inputs = "uniform" if inputs is None else inputs
     seeds = (1, 2, 3, 4, 5) if seeds is None else seeds
@@ -543,6 +557,8 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=None, dtype=None, 
     if not isinstance(sr, int) or sr < -1:
         raise InputError(f"fpcert.audit: sample_rows={sample_rows!r}: auto, all or a positive count")
     seeds = [int(s) for s in seeds]
+    allow = [allow] if isinstance(allow, str) else [str(x) for x in allow]
+    tensors["allow"] = allow
     if fn is None:
         if not isinstance(traits_, str):
             raise InputError("fpcert.audit: without fn, traits_ is a registered kernel's name or a traits spec (a string)")
@@ -556,6 +572,19 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=None, dtype=None, 
     desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
     rec = _fpcert.audit(_gemm_adapter(fn, t, device), t, "", kname, desc, m, n, k, inputs, seeds, _rule_of(rule, rtol, atol, t.out),
                         bool(mutants), sr, "python: fpcert.audit(" + kname + ")", bool(batch_invariant), reference=str(reference), **tensors)
+    return Audit(_json.loads(rec))
+
+
+def _audit_softmax(fn, kernel, shape, rtol, atol, rule, inputs, seeds, mutants) -> Audit:
+    """fpcert.audit(op="softmax"): a registered softmax kernel's test rule (docs/audit.md, "Softmax")."""
+    if fn is not None or not isinstance(kernel, str):
+        raise InputError("fpcert.audit: op='softmax' audits a registered softmax kernel: fpcert.audit(None, 'model_softmax_f32_shifted', "
+                         "op='softmax', shape=(rows, cols), ...)")
+    rows, cols = (16, 4096) if shape is None else (int(x) for x in shape)
+    seeds = [int(s) for s in ((1, 2, 3, 4, 5) if seeds is None else seeds)]
+    rec = _fpcert.audit(None, "", kernel, "", "", rows, cols, cols, "softmax:spread=8" if inputs is None else inputs, seeds,
+                        _rule_of(rule, rtol, atol, "softmax"), bool(mutants), -1,
+                        "python: fpcert.audit(" + repr(kernel) + ", op='softmax')", False, op="softmax")
     return Audit(_json.loads(rec))
 
 

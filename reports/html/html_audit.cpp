@@ -29,8 +29,13 @@ std::string audit_section(const AuditRecord& a, std::size_t ai) {
   dd("kernel", "<code>" + html_escape(a.kernel) + "</code>: " + html_escape(a.traits));
   std::string seeds;
   for (std::size_t i = 0; i < a.seeds.size(); ++i) seeds += (i ? ", " : "") + vint(src, fmt::format("/seeds/{}", i), a.seeds[i]);
-  dd("shape", fmt::format("m = {}, n = {}, k = {}; inputs <code>{}</code>; seeds {}", vint(src, "/m", a.m), vint(src, "/n", a.n),
-                          vint(src, "/k", a.k), html_escape(a.inputs), seeds));
+  if (a.op == "softmax")
+    dd("shape", fmt::format("softmax over {} rows of {} logits; inputs <code>{}</code>; seeds {}", vint(src, "/m", a.m), vint(src, "/n", a.n),
+                            html_escape(a.inputs), seeds));
+  else
+    dd("shape", fmt::format("m = {}, n = {}, k = {}; inputs <code>{}</code>; seeds {}", vint(src, "/m", a.m), vint(src, "/n", a.n),
+                            vint(src, "/k", a.k), html_escape(a.inputs), seeds));
+  for (const std::string& al : a.allow) dd("allowed", "<code>" + html_escape(al) + "</code>: admitted as correct arithmetic, not a fault");
   dd("reference", html_escape(a.reference));
   dd("time", vnum(src, "/seconds", a.seconds) + " s");
   s += "</dl>";

@@ -13,12 +13,12 @@
 
 #include "base/error.hpp"
 #include "base/codes.hpp"
-#include "base/npy.hpp"
 #include "generators/generate.hpp"
 #include "kernels/device/device_api.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "oracle/refvalue.hpp"
 #include "oracle/round.hpp"
+#include "suites/audit/audit_case.hpp"
 #include "suites/audit/audit_kernels.hpp"
 #include "suites/audit/batch_invariance.hpp"
 #include "suites/mutation/faults.hpp"
@@ -178,86 +178,14 @@ std::vector<double> kref_reference(const std::string& p, const Format& input, st
   return v;
 }
 
-AuditTensors audit_tensors(std::int64_t a_rows, std::int64_t a_cols, std::vector<double> a, std::int64_t b_rows, std::int64_t b_cols,
-                           std::vector<double> b, const std::string& what_a, const std::string& what_b) {
-  if (a_rows < 1 || a_cols < 1 || b_rows < 1 || b_cols < 1)
-    throw InputError(fmt::format("audit: {} is {} x {} and {} is {} x {}: every dimension must be at least 1", what_a, a_rows, a_cols, what_b,
-                                 b_rows, b_cols));
-  if (a_cols != b_rows)
-    throw InputError(fmt::format("audit: shape mismatch: {} is {} x {} (m x k) but {} is {} x {} (k x n): A's columns must equal B's rows",
-                                 what_a, a_rows, a_cols, what_b, b_rows, b_cols));
-  if (a.size() != static_cast<std::size_t>(a_rows * a_cols) || b.size() != static_cast<std::size_t>(b_rows * b_cols))
-    throw InputError("audit: the tensors' values do not fill their shapes");
-  auto finite = [](const std::vector<double>& v, std::int64_t cols, const std::string& what) {
-    for (std::size_t x = 0; x < v.size(); ++x)
-      if (!std::isfinite(v[x]))
-        throw InputError(fmt::format("audit: {} holds {} at [{}, {}]: audit needs finite inputs (a NaN or Inf input makes the "
-                                     "reference non-finite, which no tolerance measures); replace or drop it",
-                                     what, std::isnan(v[x]) ? "NaN" : "Inf", static_cast<std::int64_t>(x) / cols, static_cast<std::int64_t>(x) % cols));
-  };
-  finite(a, a_cols, what_a);
-  finite(b, b_cols, what_b);
-  AuditTensors t;
-  t.m = a_rows, t.k = a_cols, t.n = b_cols;
-  t.a = std::move(a), t.b = std::move(b);
-  t.source = what_a + ", " + what_b;
-  return t;
-}
-
-AuditTensors read_audit_tensors(const std::string& a_npy, const std::string& b_npy) {
-  auto load = [](const std::string& path, std::string& what) {
-    const NpyArray x = read_npy(path);
-    if (x.shape.size() != 2)
-      throw InputError(fmt::format("audit: {} has {} dimension(s): a GEMM input is a 2-D array", path, x.shape.size()));
-    if (x.type != NpyType::F32 && x.type != NpyType::F64)
-      throw InputError("audit: " + path + " holds " + to_string(x.type) + ": audit reads float32 or float64 arrays");
-    std::vector<double> v(static_cast<std::size_t>(x.size()));
-    const std::int64_t r = x.rows(), c = x.cols();
-    for (std::int64_t i = 0; i < r; ++i)
-      for (std::int64_t j = 0; j < c; ++j) v[static_cast<std::size_t>(i * c + j)] = x.value(x.fortran_order ? j * r + i : i * c + j);
-    what = fmt::format("{} ({} x {} {})", path, r, c, x.type == NpyType::F32 ? "float32" : "float64");
-    return std::make_tuple(r, c, std::move(v));
-  };
-  std::string wa, wb;
-  auto [ar, ac, av] = load(a_npy, wa);
-  auto [br, bc, bv] = load(b_npy, wb);
-  return audit_tensors(ar, ac, std::move(av), br, bc, std::move(bv), wa, wb);
-}
-
 namespace {
-
-/// Half an ulp of format f at magnitude |x| (the largest error of a correctly rounded result there).
-double half_ulp(const Format& f, double x) {
-  const int e = x == 0 || !std::isfinite(x) ? f.emin() : std::max(std::ilogb(x), f.emin());
-  return std::ldexp(1.0, e - f.frac_bits - 1);
-}
-
-/// The generator spec with m, n, k and seed set by the audit (any given in `inputs` replaced).
-std::string spec_for(const std::string& inputs, std::int64_t m, std::int64_t n, std::int64_t k, std::uint64_t seed) {
-  const auto colon = inputs.find(':');
-  std::string out = inputs.substr(0, colon) + ":";
-  std::stringstream fields(colon == std::string::npos ? std::string() : inputs.substr(colon + 1));
-  for (std::string f; std::getline(fields, f, ',');) {
-    const std::string key = f.substr(0, f.find('='));
-    if (key == "m" || key == "n" || key == "k" || key == "seed" || f.empty()) continue;
-    out += f + ",";
-  }
-  return out + fmt::format("m={},n={},k={},seed={}", m, n, k, seed);
-}
 
 /// One seed's case: the inputs as stored (rounded into the declared input formats), their exact product, and
 /// what the static findings and labels read per element.
-struct SeedCase {
+struct SeedCase : RuleCase {
   Problem q;
   GemmRef ref;
-  std::vector<double> refd;     ///< the test's reference: the exact product rounded to double
-  std::vector<double> cr;       ///< the exact product correctly rounded into the output format
-  std::vector<double> allowed;  ///< fpcert's envelope (order unknown) per element
-  std::vector<double> testref;  ///< the test's reference, what the rule compares with (AuditOptions::reference; refd when exact)
-  std::vector<double> crt;      ///< testref correctly rounded into the output format: the best any output can do against it
-  AuditRule rule;               ///< the rule resolved on this case (kref: its tolerance k max |ref_p - ref|)
-  double kref_err = 0;          ///< kref: max |ref_p - ref|
-  const Format* out = &f32;     ///< the output format
+  double kref_err = 0;  ///< kref: max |ref_p - ref| (rule: resolved on this case, its tolerance k max |ref_p - ref|)
 };
 
 /// A case's reference, envelope (order unknown), reference as doubles and correctly rounded output, from its inputs.
@@ -272,6 +200,7 @@ void finish_case(SeedCase& c, const KernelTraits& t) {
     c.cr.push_back(to_double(*t.out, round_ref(*t.out, v, rn).code));
   }
   c.testref = c.refd, c.crt = c.cr;
+  c.abs_sum = c.ref.abs_sum;
   c.out = t.out;
 }
 
@@ -285,7 +214,7 @@ SeedCase make_seed_case(const AuditOptions& o, const KernelTraits& t, std::uint6
     c.q.a.data = o.tensors->a, c.q.b.data = o.tensors->b;
     c.q.source = &f64;
   } else {
-    c.q = generate(spec_for(o.inputs, o.m, o.n, o.k, seed));
+    c.q = generate(spec_with(o.inputs, {{"m", std::to_string(o.m)}, {"n", std::to_string(o.n)}, {"k", std::to_string(o.k)}, {"seed", std::to_string(seed)}}));
   }
   c.q.a.data = round_values(c.q.a.data, *t.a_input, t.input_rounding);
   c.q.b.data = round_values(c.q.b.data, *t.b_input, t.input_rounding);
@@ -335,50 +264,6 @@ std::int64_t power_sample(const AuditOptions& o) {
   return o.m * o.n * o.k >= (std::int64_t{1} << 24) ? 16 : 0;
 }
 
-std::vector<double> decode(const Format& f, const std::vector<std::uint64_t>& codes) {
-  std::vector<double> v(codes.size());
-  for (std::size_t x = 0; x < codes.size(); ++x) v[x] = to_double(f, codes[x]);
-  return v;
-}
-
-/// Whether `got` is the exact value x's other neighbour in the output format: cr = RN(x) and got are adjacent values of
-/// `out` on either side of x (the accumulated value sat on or crossed the midpoint between them: a tie broken the other
-/// way, or a double rounding through the accumulator).
-bool other_neighbour(const Format& out, double x, double cr, double got) {
-  if (got == cr || !std::isfinite(got) || !std::isfinite(cr) || (got - x) * (cr - x) > 0) return false;
-  return std::fabs(got - cr) <= 2 * half_ulp(out, std::max(std::fabs(got), std::fabs(cr)));
-}
-
-/// Why a correct arithmetic failed the rule, from its worst element (docs/audit.md, "Labels"): beyond bound (it
-/// left fpcert's envelope: a bug in fpcert or the model), unsatisfiable tolerance (the correctly rounded output
-/// fails there too), rounding tie (the output is the exact value's other neighbour in the output format: faithful, not
-/// correctly rounded, because the accumulated value sat on or crossed a midpoint), cancellation (its error would meet the rule measured against sum_k |a_ik b_kj| instead of
-/// |ref_ij|: the result is small only because its terms cancel), else reduction order (the rounding errors of an
-/// admissible order exceed the tolerance).
-std::string failure_label(const SeedCase& c, const std::vector<double>& got, const RuleOutcome& out) {
-  const AuditRule& r = c.rule;
-  if (r.kind == AuditRule::Kind::Cosine) {
-    // No cancellation label: cosine compares directions, and an error orthogonal to ref costs the same at any |ref_ij|.
-    if (!apply_rule(r, c.crt, c.testref, c.allowed).pass) return "unsatisfiable tolerance";
-    return "reduction order";
-  }
-  if (r.kind == AuditRule::Kind::RelFro) {
-    if (!apply_rule(r, c.crt, c.testref, c.allowed).pass) return "unsatisfiable tolerance";
-    double err2 = 0, abs2 = 0;
-    for (std::size_t x = 0; x < c.refd.size(); ++x)
-      err2 += (got[x] - c.testref[x]) * (got[x] - c.testref[x]), abs2 += c.ref.abs_sum[x] * c.ref.abs_sum[x];
-    return std::sqrt(err2) <= r.tol * std::sqrt(abs2) ? "cancellation" : "reduction order";
-  }
-  const auto w = static_cast<std::size_t>(out.worst);
-  if (!(std::fabs(got[w] - c.refd[w]) <= c.allowed[w])) return "beyond bound";  // against the exact product
-  const double err = std::fabs(got[w] - c.testref[w]);
-  const double tol = rule_tolerance(r, c.testref[w], c.allowed[w]);
-  if (!(std::fabs(c.crt[w] - c.testref[w]) <= tol)) return "unsatisfiable tolerance";
-  if (other_neighbour(*c.out, c.refd[w], c.cr[w], got[w])) return "rounding tie";
-  if (err <= rule_tolerance(r, c.ref.abs_sum[w], c.allowed[w])) return "cancellation";
-  return "reduction order";
-}
-
 /// The orders audit samples for the declared formats: the declared one first (when known), then sequential FMA,
 /// pairwise, split-K 2/4/8 and blocked 32, each where the emulator runs it and K allows it.
 std::vector<std::pair<std::string, SummationOrder>> sampled_orders(const KernelTraits& t, std::int64_t k) {
@@ -399,11 +284,12 @@ std::vector<std::pair<std::string, SummationOrder>> sampled_orders(const KernelT
   return out;
 }
 
-std::string pct(std::int64_t a, std::int64_t b) { return b ? fmt::format("{:.3g} %", 100.0 * static_cast<double>(a) / static_cast<double>(b)) : "0 %"; }
 
 }  // namespace
 
 AuditRecord run_audit(const AuditOptions& o) {
+  if (o.op == "softmax") return run_softmax_audit(o);
+  if (o.op != "gemm") throw InputError("audit: --op '" + o.op + "': expected gemm or softmax");
   const auto t0 = std::chrono::steady_clock::now();
   if (o.kernel.empty() == o.traits.empty()) throw InputError("audit: give exactly one of --kernel K or --traits SPEC");
   if (o.seeds.empty() && !o.tensors) throw InputError("audit: at least one seed");
@@ -430,6 +316,12 @@ AuditRecord run_audit(const AuditOptions& o) {
     make = [t, computed] { return make_emulated_kernel("declared", t, computed); };
     rec.kernel = "traits:" + o.traits;
   }
+  check_audit_allow(o.allow, t);
+  const bool tf32_allowed = std::find(o.allow.begin(), o.allow.end(), "tf32") != o.allow.end();
+  // The arithmetic the envelope admits: the declaration, with TF32 operands where the user allows them.
+  KernelTraits env = t;
+  if (tf32_allowed) env.a_operand = env.b_operand = &tf32;
+  rec.allow = o.allow;
   rec.traits = describe_traits(t);
   rec.m = o.m, rec.n = o.n, rec.k = o.k;
   rec.inputs = o.tensors ? "the test's tensors " + o.tensors->source + " (one case: seed unused)" : o.inputs;
@@ -451,25 +343,8 @@ AuditRecord run_audit(const AuditOptions& o) {
   std::vector<SeedCase> cases;
   rec.ref_abs_min = std::numeric_limits<double>::infinity();
   for (std::uint64_t s : seeds) {
-    cases.push_back(make_seed_case(o, t, s));
-    const SeedCase& c = cases.back();
-    const RuleOutcome cro = apply_rule(c.rule, c.crt, c.testref, c.allowed);
-    if (!cro.pass) ++rec.cr_fail_runs;
-    for (std::size_t x = 0; x < c.refd.size(); ++x) {
-      ++rec.elements;
-      const double a = std::fabs(c.refd[x]);
-      rec.ref_abs_min = std::min(rec.ref_abs_min, a);
-      rec.ref_abs_max = std::max(rec.ref_abs_max, a);
-      if (!c.rule.elementwise()) continue;
-      const double tol = rule_tolerance(c.rule, c.testref[x], c.allowed[x]);
-      if (tol < half_ulp(out, std::fabs(c.testref[x]))) ++rec.below_half_ulp;
-      if (!(std::fabs(c.crt[x] - c.testref[x]) <= tol)) ++rec.cr_fail;
-      if (std::fabs(c.testref[x]) <= tol) ++rec.admit_zero;
-      if (tol < c.allowed[x]) {
-        ++rec.below_bound;
-        if (rule_tolerance(c.rule, c.ref.abs_sum[x], c.allowed[x]) >= c.allowed[x]) ++rec.below_bound_cancel;
-      }
-    }
+    cases.push_back(make_seed_case(o, env, s));
+    tally_static(rec, cases.back());
   }
   const auto n_seeds = static_cast<int>(seeds.size());
   if (o.tensors) {
@@ -485,6 +360,12 @@ AuditRecord run_audit(const AuditOptions& o) {
                                          "were rounded ({}) into {} and {}, as the kernel stores them; the audit runs on the rounded values",
                                          ma, o.tensors->a.size(), mb, o.tensors->b.size(), to_string(t.input_rounding), t.a_input->tag,
                                          t.b_input->tag));
+    else
+      rec.findings.push_back(fmt::format("the tensors are stored in {} (A) and {} (B), every value exact in the input formats {} and {}: "
+                                         "stored in {}, no rounding",
+                                         o.tensors->a_format, o.tensors->b_format, t.a_input->tag, t.b_input->tag,
+                                         o.tensors->a_format == o.tensors->b_format ? o.tensors->a_format
+                                                                                    : o.tensors->a_format + "/" + o.tensors->b_format));
   }
   if (o.rule.kind == AuditRule::Kind::KRef) {
     for (const SeedCase& c : cases) rec.kref_err.push_back(c.kref_err);
@@ -495,22 +376,7 @@ AuditRecord run_audit(const AuditOptions& o) {
                                        o.rule.k * *lo < half_ulp(out, rec.ref_abs_max) ? "below" : "at or above",
                                        half_ulp(out, rec.ref_abs_max), out.tag, rec.ref_abs_max));
   }
-  if (rec.cr_fail_runs > 0)
-    rec.findings.push_back(fmt::format("UNSATISFIABLE: on {} of {} seeds even the correctly rounded output fails the rule{}; "
-                                       "no {} output can pass it there",
-                                       rec.cr_fail_runs, n_seeds,
-                                       o.rule.elementwise() ? " (" + pct(rec.cr_fail, rec.elements) + " of the elements)" : std::string(),
-                                       out.tag));
-  if (rec.below_half_ulp > 0)
-    rec.findings.push_back(fmt::format("the tolerance is below half an ulp of {} at |ref| on {} of the elements (|ref| in [{:g}, {:g}]): a "
-                                       "correctly rounded output may miss it by rounding alone",
-                                       out.tag, pct(rec.below_half_ulp, rec.elements), rec.ref_abs_min, rec.ref_abs_max));
-  if (rec.below_bound > 0)
-    rec.findings.push_back(fmt::format("the tolerance is below fpcert's envelope for the declared arithmetic on {} of the elements ({} of them "
-                                       "only through cancellation: a relative rule on outputs near zero); a correct kernel may fail there",
-                                       pct(rec.below_bound, rec.elements), pct(rec.below_bound_cancel, rec.elements)));
-  if (rec.admit_zero > 0)
-    rec.findings.push_back(fmt::format("an output of 0 meets the rule on {} of the elements (|ref| <= tolerance)", pct(rec.admit_zero, rec.elements)));
+  push_static_findings(rec, out, n_seeds, tf32_allowed ? " with TF32 operands allowed" : "");
 
   RunOptions ro;
   ro.worst_count = 1;
@@ -539,29 +405,41 @@ AuditRecord run_audit(const AuditOptions& o) {
       const CaseResult cr = run_one(*k, cases[s], seeds[s], kernel_out[s]);
       if (cr.status == CaseStatus::Pass) ++passed;
       if (kernel_out[s].empty()) throw InputError("audit: kernel '" + rec.kernel + "' did not run: " + cr.reason);
-      ++row.runs;
-      const RuleOutcome ro2 = apply_rule(cases[s].rule, kernel_out[s], cases[s].testref, cases[s].allowed);
-      row.worst_ratio = std::max(row.worst_ratio, ro2.ratio);
-      if (!ro2.pass) ++row.rule_failed, ++row.labels[failure_label(cases[s], kernel_out[s], ro2)];
+      tally_variant(row, cases[s], kernel_out[s]);
     }
     row.fpcert = fmt::format("pass {}/{}", passed, row.runs);
     rec.variants.push_back(row);
   }
-  for (const auto& [name, order] : sampled_orders(t, o.k)) {
-    KernelTraits v = t;
-    v.sum_order = order;
+  // One correct arithmetic (traits with a known order) computed by fpcert's emulator on every case: a row of the table.
+  // `cause`: the label of a failure that the order alone does not explain (an allowed operand rounding).
+  auto arithmetic_row = [&](const std::string& name, const KernelTraits& v, const std::string& cause) {
     AuditVariantRow row;
-    row.name = "order " + name;
-    row.order = order_spec(order);
-    for (std::size_t s = 0; s < cases.size(); ++s) {
-      const SeedCase& c = cases[s];
-      const std::vector<double> got = decode(out, emulate_gemm(v, o.m, o.n, o.k, c.q.a.data, c.q.b.data));
-      ++row.runs;
-      const RuleOutcome r = apply_rule(c.rule, got, c.testref, c.allowed);
-      row.worst_ratio = std::max(row.worst_ratio, r.ratio);
-      if (!r.pass) ++row.rule_failed, ++row.labels[failure_label(c, got, r)];
+    row.name = name;
+    row.order = order_spec(v.sum_order);
+    for (const SeedCase& c : cases) {
+      tally_variant(row, c, decode(out, emulate_gemm(v, o.m, o.n, o.k, c.q.a.data, c.q.b.data)), cause);
     }
     rec.variants.push_back(row);
+  };
+  // The sampled orders of an arithmetic (the declaration; TF32 operands where allowed, `prefix` naming it).
+  auto order_rows = [&](KernelTraits v, const std::string& prefix, const std::string& cause) {
+    for (const auto& [name, order] : sampled_orders(v, o.k)) {
+      v.sum_order = order;
+      arithmetic_row(prefix + "order " + name, v, cause);
+    }
+  };
+  order_rows(t, "", "reduction order");
+  if (tf32_allowed) {
+    // TF32 as the user allows it: fp32 inputs rounded to TF32 as cvt.rna does (cuBLAS's TF32 mode, torch's allow_tf32) in
+    // every sampled order, and to nearest even in sequential FMA; products exact, fp32 accumulation (docs/audit.md,
+    // "Allowed arithmetic").
+    KernelTraits v = t;
+    v.a_operand = v.b_operand = &tf32;
+    v.input_rounding = Rounding::NearestAway;
+    order_rows(v, "tf32 rna ", "tf32 operands");
+    v.input_rounding = Rounding::NearestEven;
+    v.sum_order = SummationOrder::sequential(StepKind::Fma);
+    arithmetic_row("tf32 rn order sequential fma", v, "tf32 operands");
   }
   for (const AuditVariantRow& v : rec.variants) rec.variant_runs += v.runs, rec.false_alarm_runs += v.rule_failed;
 
@@ -599,7 +477,7 @@ AuditRecord run_audit(const AuditOptions& o) {
     std::vector<std::vector<double>> base(cases.size());
     const std::int64_t random_rows = power_sample(o);
     for (std::size_t s = 0; s < cases.size(); ++s) {
-      if (random_rows > 0) sampled.push_back(row_sample_case(cases[s], t, random_rows, seeds[s]));
+      if (random_rows > 0) sampled.push_back(row_sample_case(cases[s], env, random_rows, seeds[s]));
     }
     for (std::size_t s = 0; s < cases.size(); ++s) {
       if (random_rows > 0 && sampled[s].q.m < o.m) {
@@ -613,35 +491,12 @@ AuditRecord run_audit(const AuditOptions& o) {
         base[s] = kernel_out[s];
       }
     }
+    const std::vector<const RuleCase*> rule_cases(pcases.begin(), pcases.end());
     auto power_row = [&](const std::string& id, const std::string& what, const std::function<std::unique_ptr<GemmKernel>()>& mk) {
-      AuditMutantRow row;
-      row.mutant = id;
-      row.what = what;
-      for (std::size_t s = 0; s < cases.size(); ++s) {
+      rec.mutants.push_back(mutant_row(id, what, rule_cases, base, [&](std::size_t s, std::vector<double>& got) {
         auto k = mk();
-        std::vector<double> got;
-        const CaseResult cr = run_one(*k, *pcases[s], seeds[s], got);
-        ++row.runs;
-        if (cr.status != CaseStatus::Pass) {
-          ++row.fpcert_refused;
-          if (row.fpcert_reason.empty()) row.fpcert_reason = std::string(to_string(cr.status)) + ": " + cr.reason.substr(0, 160);
-        }
-        if (got.empty()) continue;  // it did not run: the rule sees nothing to pass
-        if (same_bits(got, base[s])) ++row.dormant;
-        else {
-          // the defect's size relative to the case's largest |ref| (AuditMutantRow::defect)
-          double d = 0, top = 0;
-          for (std::size_t x = 0; x < got.size(); ++x) {
-            const double dx = std::fabs(got[x] - base[s][x]);
-            d = std::isnan(dx) ? std::numeric_limits<double>::infinity() : std::max(d, dx);
-            top = std::max(top, std::fabs(pcases[s]->refd[x]));
-            if (std::isinf(d)) break;
-          }
-          row.defect = std::max(row.defect, top > 0 ? d / top : d);
-        }
-        if (apply_rule(pcases[s]->rule, got, pcases[s]->testref, pcases[s]->allowed).pass) ++row.rule_passed;
-      }
-      rec.mutants.push_back(row);
+        return run_one(*k, *pcases[s], seeds[s], got);
+      }));
     };
     for (const FaultInfo& f : fault_catalogue()) {
       if (f.operation != Operation::Gemm || !fault_not_applicable(f.fault, t).empty()) continue;
@@ -649,7 +504,7 @@ AuditRecord run_audit(const AuditOptions& o) {
     }
     power_row("zeros", "every output +0", [&] { return make_zeros_mutant(make()); });
     power_row("constant", "every output the mean of the kernel's outputs", [&] { return make_constant_mutant(make()); });
-    if (*t.a_input == f32 && *t.b_input == f32 && *t.a_operand == f32 && *t.b_operand == f32 && t.operand_u == 0)
+    if (*t.a_input == f32 && *t.b_input == f32 && *t.a_operand == f32 && *t.b_operand == f32 && t.operand_u == 0 && !tf32_allowed)
       power_row("inputs_tf32", "fp32 inputs read as tf32 (rna): TF32 passed off as fp32", [&] { return make_tf32_inputs_mutant(make()); });
     if (*t.a_input == *t.b_input && container_bytes(*t.a_input) == 2)
       power_row("inputs_narrowed", fmt::format("{} inputs rounded to {} significant bits: staged through a narrower format", t.a_input->tag,

@@ -71,16 +71,34 @@ struct AuditTensors {
   std::int64_t m = 0, n = 0, k = 0;
   std::vector<double> a, b;
   std::string source;  ///< e.g. "A.npy (32 x 96 float32), B.npy (96 x 32 float32)"
+  /// The format each tensor's values are stored in, exactly (f64, f32, f16, bf16): said in the report beside the input
+  /// formats they are rounded into ("stored in bf16, no rounding" where they are the same).
+  std::string a_format = "f64", b_format = "f64";
 };
 /// Check shapes and values: A m x k, B k x n with equal k, no dimension 0, every value finite (NaN or Inf refused
 /// with its position: the rule's behaviour on non-finite references is not what audit measures). `what_a`, `what_b`
 /// name them in messages. Throws InputError.
 AuditTensors audit_tensors(std::int64_t a_rows, std::int64_t a_cols, std::vector<double> a, std::int64_t b_rows, std::int64_t b_cols,
                            std::vector<double> b, const std::string& what_a, const std::string& what_b);
-/// The same from two 2-D float32 or float64 .npy files (base/npy.hpp; Fortran order read as such). Throws InputError.
-AuditTensors read_audit_tensors(const std::string& a_npy, const std::string& b_npy);
+/// The same from two 2-D .npy files (base/npy.hpp; Fortran order read as such): float64, float32, float16 ('<f2'),
+/// bfloat16 as numpy.save writes an ml_dtypes array ('|V2': two opaque bytes, read as bf16 unless `*_format` says f16;
+/// or the descr 'bfloat16'), or uint16 bit patterns with `*_format` bf16 or f16. `a_format`, `b_format`: "" or a format
+/// tag; a tag that contradicts the file's dtype is refused. The values are exact in their format (no rounding on
+/// reading). Throws InputError.
+AuditTensors read_audit_tensors(const std::string& a_npy, const std::string& b_npy, const std::string& a_format = "",
+                                const std::string& b_format = "");
+
+/// What `--allow` / `[audit] allow` / allow= may admit as correct arithmetic besides the declaration (docs/audit.md,
+/// "Allowed arithmetic"): "tf32" (fp32 inputs rounded to TF32 before the products, to nearest, ties away or even;
+/// fp32 accumulation in any sampled order). Throws InputError for another name, or tf32 for a kernel whose inputs
+/// or operands are not fp32.
+inline constexpr const char* kAuditAllowances = "tf32";
+void check_audit_allow(const std::vector<std::string>& allow, const KernelTraits& t);
 
 struct AuditOptions {
+  /// The operation the test checks: "gemm" (C = A B), or "softmax" (docs/audit.md, "Softmax": a registered softmax
+  /// kernel; m rows of n logits from a softmax generator spec; k, tensors, allow, reference and kref unused).
+  std::string op = "gemm";
   std::string kernel;         ///< a registered host kernel (fpcert kernels), or empty with traits
   std::string traits;         ///< a traits spec (suites/verdict/tolerance.hpp, parse_traits_spec) when no kernel
   std::int64_t m = 64, n = 64, k = 64;
@@ -96,6 +114,10 @@ struct AuditOptions {
   /// (the exact product correctly rounded into the output format). fpcert's envelope and the labels' "beyond bound"
   /// stay against the exact product.
   std::string reference = "exact";
+  /// Arithmetic the user allows besides the declaration (check_audit_allow): with "tf32" the false-alarm search runs
+  /// TF32-operand variants as correct, fpcert's envelope (static findings, labels) takes TF32 operands, and the power
+  /// table drops the inputs_tf32 mutant (no longer a fault).
+  std::vector<std::string> allow;
   bool mutants = true;        ///< run the power table
   /// The power table's cases on a sample of C's rows (every column): the structured rows of
   /// suites/verdict/sampled_reference.hpp (first, last, both sides of each power of two) plus this many random ones;
@@ -109,7 +131,9 @@ struct AuditOptions {
   int repro_runs = 3;         ///< calls of the kernel on the first seed's case compared bit for bit
 };
 
-/// The whole audit. Throws InputError for a bad kernel, spec or rule.
+/// The whole audit (o.op: a GEMM's, or run_softmax_audit). Throws InputError for a bad kernel, spec or rule.
 AuditRecord run_audit(const AuditOptions& o);
+/// The softmax audit (suites/audit/audit_softmax.cpp).
+AuditRecord run_softmax_audit(const AuditOptions& o);
 
 }  // namespace fpcert

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -115,7 +116,7 @@ TEST_CASE("other malformed headers: each names what is wrong") {
   CHECK(error_of(npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), 'extra': 1}", f8({1}))) ==
         base + "unknown header key 'extra' (a .npy header has exactly descr, fortran_order and shape)");
   CHECK(error_of(npy_with_header("{'descr': '>f8', 'fortran_order': False, 'shape': (1,), }", f8({1}))) ==
-        base + "dtype '>f8' is not one of <f8, <f4, |u1, <u2, <u4, <u8, <i8");
+        base + "dtype '>f8' is not one of <f8, <f4, |u1, <u2, <u4, <u8, <i8, <f2, |V2, bfloat16");
   CHECK(error_of(npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", f8({1}))) ==
         base + "shape () is a 0-dimensional array; fpcert reads 1-D and 2-D arrays");
   CHECK(error_of(npy_with_header("{'descr': '<f8', 'fortran_order': Maybe, 'shape': (1,), }", f8({1}))).find("True or False") !=
@@ -141,4 +142,37 @@ TEST_CASE("read_npy of a regular file: the size is checked against the header be
   CHECK_THROWS_WITH_AS(read_npy(path), ("'" + path + "' is not a usable .npy file: data has 8 bytes, shape needs 8000000000000").c_str(),
                        InputError);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("float16 and bfloat16 arrays: '<f2', ml_dtypes' '|V2' (numpy.save) and 'bfloat16' descrs decode exactly") {
+  // little-endian 16-bit codes as the data (IEEE 754 binary16 and bfloat16 = the upper half of binary32)
+  auto u2 = [](std::initializer_list<unsigned> v) {
+    std::string s;
+    for (unsigned x : v) s += static_cast<char>(x & 0xFF), s += static_cast<char>(x >> 8);
+    return s;
+  };
+  const NpyArray h = parse_npy(npy_with_header("{'descr': '<f2', 'fortran_order': False, 'shape': (1, 5), }",
+                                               u2({0x3C00, 0xC000, 0x7BFF, 0x0001, 0x3555})), "t");
+  CHECK(h.type == NpyType::F16);
+  CHECK(h.value(0) == 1.0);                     // 0 01111 0000000000
+  CHECK(h.value(1) == -2.0);                    // 1 10000 0000000000
+  CHECK(h.value(2) == 65504.0);                 // largest finite: (2 - 2^-10) 2^15
+  CHECK(h.value(3) == std::ldexp(1.0, -24));    // smallest subnormal
+  CHECK(h.value(4) == 1365.0 / 4096);           // 0 01101 0101010101: 1/3 rounded to 11 bits, 0.333251953125
+  CHECK(std::isinf(parse_npy(npy_with_header("{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }", u2({0xFC00})), "t").value(0)));
+  CHECK(std::isnan(parse_npy(npy_with_header("{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }", u2({0x7E00})), "t").value(0)));
+  // numpy.save of an ml_dtypes.bfloat16 array writes descr '|V2' (NumPy's type codes cannot name a user dtype): the
+  // bits come back as they are; 'bfloat16' (a header written with str(dtype)) decodes them.
+  const NpyArray v = parse_npy(npy_with_header("{'descr': '|V2', 'fortran_order': False, 'shape': (3,), }", u2({0x3F80, 0x4049, 0xC2F7})), "t");
+  CHECK(v.type == NpyType::V2);
+  CHECK(v.bits(1) == 0x4049);
+  CHECK(parse_npy(npy_with_header("{'descr': '<V2', 'fortran_order': False, 'shape': (1,), }", u2({1})), "t").type == NpyType::V2);
+  const NpyArray b = parse_npy(npy_with_header("{'descr': 'bfloat16', 'fortran_order': False, 'shape': (3,), }", u2({0x3F80, 0x4049, 0xC2F7})), "t");
+  CHECK(b.type == NpyType::BF16);
+  CHECK(b.value(0) == 1.0);       // 0x3F800000
+  CHECK(b.value(1) == 3.140625);  // 0x40490000: pi to 8 bits
+  CHECK(b.value(2) == -123.5);    // 0xC2F70000
+  // a 2-byte void of the wrong size is refused by the byte count
+  CHECK(error_of(npy_with_header("{'descr': '|V2', 'fortran_order': False, 'shape': (2,), }", u2({1}))) ==
+        "'t.npy' is not a usable .npy file: data has 2 bytes, shape needs 4");
 }

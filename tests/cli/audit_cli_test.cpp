@@ -2,6 +2,7 @@
 // bad input (docs/audit.md).
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,11 @@ using fpcert::test::run_command;
 
 namespace {
 const std::string kFpcert = fpcert::test::env_or("FPCERT_BIN", FPCERT_BIN);
+/// `fpcert audit --config DIR/fpcert.toml --no-mutants` on a config of this text.
+CommandResult audit_config(const std::string& dir, const std::string& toml) {
+  std::ofstream(dir + "/fpcert.toml") << toml;
+  return run_command({kFpcert, "audit", "--config", dir + "/fpcert.toml", "--no-mutants"});
+}
 }  // namespace
 
 TEST_CASE("audit: an unsatisfiable allclose exits 1 and says so; the JSON record holds it") {
@@ -151,4 +157,69 @@ TEST_CASE("audit --reference and [audit] reference/a/b: atol 0 against the produ
   CHECK(cfg.exit_code == 0);
   CHECK(cfg.has("m=3 n=2 k=1"));
   CHECK(run_command({kFpcert, "audit", "--config", dir + "/fpcert.toml", "--no-mutants", "--reference", "exact"}).exit_code == 1);
+}
+
+TEST_CASE("audit --a-format and --allow tf32, from the command line and from [audit] of fpcert.toml") {
+  const std::string dir = fpcert::test::scratch_dir("audit_cli_formats");
+  // bf16 bit patterns as uint16 (fpcert gen's files): 16 = 0x4180, 2^-4 = 0x3D80, 2^-9 = 0x3B00; B ones (0x3F80).
+  // C = 16.064453125: unsatisfiable at atol 0.06 for bf16 outputs (tests/suites/audit_test.cpp).
+  const std::vector<std::uint16_t> a = {0x4180, 0x3D80, 0x3B00}, b = {0x3F80, 0x3F80, 0x3F80};
+  fpcert::write_npy(dir + "/A.npy", fpcert::NpyType::U16, 1, 3, a.data());
+  fpcert::write_npy(dir + "/B.npy", fpcert::NpyType::U16, 3, 1, b.data());
+  const std::vector<std::string> base = {kFpcert, "audit", "--traits", "in=bf16,acc=f32,out=bf16", "--a", dir + "/A.npy", "--b", dir + "/B.npy",
+                                         "--no-mutants", "--rule", "allclose:rtol=0,atol=0.06"};
+  const CommandResult none = run_command(base);
+  CHECK(none.exit_code == 2);
+  CHECK(none.has("say which format its bits are"));
+  std::vector<std::string> args = base;
+  for (const char* x : {"--a-format", "bf16", "--b-format", "bf16"}) args.push_back(x);
+  const CommandResult r = run_command(args);
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.has("stored in bf16, no rounding"));
+  CHECK(r.has("UNSATISFIABLE"));
+  // --allow tf32 on an fp32 GEMM at rtol 1e-5 (docs/audit.md, "Allowed arithmetic"): the TF32 rows are false alarms
+  const std::vector<std::string> f32 = {kFpcert, "audit", "--traits", "in=f32,acc=f32,out=f32", "--m", "16", "--n", "16", "--k", "256",
+                                        "--inputs", "uniform:lo=0,hi=1", "--seeds", "1", "--rule", "allclose:rtol=1e-5,atol=1e-8", "--no-mutants"};
+  CHECK(run_command(f32).exit_code == 0);
+  std::vector<std::string> tf = f32;
+  tf.push_back("--allow");
+  tf.push_back("tf32");
+  const CommandResult t = run_command(tf);
+  INFO(t.output);
+  CHECK(t.exit_code == 1);
+  CHECK(t.has("allowed: tf32"));
+  CHECK(t.has("tf32 operands x1"));
+  tf.back() = "bf16x3";
+  CHECK(run_command(tf).exit_code == 2);
+  const CommandResult cfg = audit_config(dir, "[audit]\ntraits = \"in=f32,acc=f32,out=f32\"\nm = 16\nn = 16\nk = 256\ninputs = \"uniform:lo=0,hi=1\"\n"
+                                              "seeds = [1]\nrule = \"allclose:rtol=1e-5,atol=1e-8\"\nallow = [\"tf32\"]\n");
+  INFO(cfg.output);
+  CHECK(cfg.exit_code == 1);
+  CHECK(cfg.has("tf32 operands x1"));
+  {
+    std::ofstream f(dir + "/bad.toml");
+    f << "[audit]\ntraits = \"in=f32,acc=f32,out=f32\"\nrule = \"fpcert\"\nallow = [\"fp16acc\"]\n";
+  }
+  const CommandResult bad = run_command({kFpcert, "audit", "--config", dir + "/bad.toml"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.has("unknown allowance 'fp16acc'"));
+}
+
+TEST_CASE("audit --op softmax: KernelBench's allclose 1e-2 on 4096 logits exits 1 (zeros passes); [audit] op; bad kernels exit 2") {
+  // every softmax value of 4096 logits in [-4, 4] is ~2e-3 at most, below atol = 1e-2 (tests/suites/audit_test.cpp)
+  const CommandResult r = run_command({kFpcert, "audit", "--op", "softmax", "--kernel", "model_softmax_f32_shifted", "--m", "4", "--n", "4096",
+                                       "--seeds", "1", "--rule", "allclose:rtol=1e-2,atol=1e-2"});
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.has("audit of softmax kernel model_softmax_f32_shifted"));
+  CHECK(r.has("an output of 0 meets the rule on 100 % of the elements"));
+  CHECK(r.has("RULE MISSES IT, fpcert refuses"));
+  CHECK(run_command({kFpcert, "audit", "--op", "softmax", "--kernel", "model_gemm_f32", "--rule", "fpcert"}).exit_code == 2);
+  CHECK(run_command({kFpcert, "audit", "--op", "conv", "--kernel", "model_softmax_f32_shifted", "--rule", "fpcert"}).exit_code == 2);
+  const CommandResult cfg = audit_config(fpcert::test::scratch_dir("audit_cli_softmax"),
+                                         "[audit]\nop = \"softmax\"\nkernel = \"model_softmax_f32_shifted\"\nm = 4\nn = 256\nseeds = [1]\nrule = \"fpcert\"\n");
+  INFO(cfg.output);
+  CHECK(cfg.exit_code == 0);
+  CHECK(cfg.has("4 rows of 256 logits"));
 }

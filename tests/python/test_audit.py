@@ -225,3 +225,58 @@ def test_a_test_function_wrapped_its_own_assertion_audited():
 
     with pytest.raises(fpcert.InputError, match="made no assert_close"):
         test_no_assertion()
+
+
+def test_audit_on_float16_and_bfloat16_tensors_stored_without_rounding():
+    # The 1 x 3 . 3 x 1 case above (C = 16 + 2^-4 + 2^-9, unsatisfiable at atol 0.06 for bf16 outputs) with A as bfloat16
+    # bits (uint16: 16 = 0x4180, 2^-4 = 0x3D80, 2^-9 = 0x3B00, binary32's upper halves) and B as float16 ones: every
+    # value exact in bf16, so nothing is rounded into the kernel's bf16 inputs and the finding says so.
+    A = np.array([[0x4180, 0x3D80, 0x3B00]], np.uint16)
+    B = np.ones((3, 1), np.float16)
+    a = fpcert.audit(None, "in=bf16,acc=f32,out=bf16", A=A, B=B, rtol=0, atol=0.06, mutants=False)
+    assert a.unsatisfiable and (a["m"], a["n"], a["k"]) == (1, 1, 3)
+    findings = " ".join(a["static"]["findings"])
+    assert "stored in bf16/f16, no rounding" in findings and "were rounded" not in findings
+    # float16 with 1 + 2^-10 (11 significant bits): not a bf16 value (8 bits), rounded into the bf16 inputs and counted
+    A16 = np.array([[16, 0.0625, 2.0 ** -9, 1 + 2.0 ** -10]], np.float16)
+    b = fpcert.audit(None, "in=bf16,acc=f32,out=bf16", A=A16, B=np.ones((4, 1), np.float16), rtol=0, atol=0.06, mutants=False)
+    assert "1 of A's 4 values and 0 of B's 4 were rounded" in " ".join(b["static"]["findings"])
+    # the same uint16 bits read as float16 (A_format="f16"): 0x4180 = 2 (1 + 3/8) = 2.75; fp16 inputs declared, stored exactly
+    c = fpcert.audit(None, "in=f16,acc=f32,out=f32", A=A, B=B, A_format="f16", rule="maxabs:tol=1", mutants=False)
+    assert "stored in f16, no rounding" in " ".join(c["static"]["findings"])
+    with pytest.raises(fpcert.InputError, match="A_format='e4m3'"):
+        fpcert.audit(None, "in=bf16,acc=f32,out=bf16", A=A, B=B, A_format="e4m3", rule="maxabs:tol=1")
+    with pytest.raises(fpcert.InputError, match="names the format of uint16 bits"):
+        fpcert.audit(None, "in=bf16,acc=f32,out=bf16", A=A16, B=np.ones((4, 1)), A_format="bf16", rule="maxabs:tol=1")
+
+
+def test_audit_allow_tf32_turns_tf32_into_correct_arithmetic():
+    # fp32, rtol 1e-5, inputs uniform [0, 1] with K = 256: fp32 orders err by ~sqrt(K) 2^-24 ~ 1e-6 relatively (no false
+    # alarm), TF32 by ~2^-11 sqrt(2/3) / sqrt(K) per element ~ 2e-5 and more at the largest elements (docs/audit.md,
+    # "Allowed arithmetic"): with allow=("tf32",) the TF32 rows fail the rule, and inputs_tf32 is not a mutant any more.
+    kw = dict(shape=(16, 16, 256), inputs="uniform:lo=0,hi=1", seeds=(1, 2), rtol=1e-5, atol=1e-8)
+    plain = fpcert.audit(None, "in=f32,acc=f32,out=f32", **kw)
+    assert plain.flake_rate == 0 and plain.mutant("inputs_tf32")["rule_passed"] == 0
+    a = fpcert.audit(None, "in=f32,acc=f32,out=f32", allow=("tf32",), **kw)
+    assert a["allow"] == ["tf32"]
+    rows = {v["name"]: v for v in a["false_alarms"]["variants"]}
+    assert all(v["rule_failed"] == v["runs"] for n, v in rows.items() if n.startswith("tf32 "))
+    assert all(v["rule_failed"] == 0 for n, v in rows.items() if not n.startswith("tf32 "))
+    with pytest.raises(KeyError):
+        a.mutant("inputs_tf32")
+    with pytest.raises(fpcert.InputError, match="admits fp32 inputs"):
+        fpcert.audit(None, "in=bf16,acc=f32,out=bf16", allow="tf32", **kw)
+
+
+def test_audit_of_a_softmax_test_kernelbench_allclose_1e2():
+    # KernelBench's softmax rule, allclose atol = rtol = 1e-2, at 8 rows of 4096 logits uniform in [-4, 4]: every output
+    # is at most e^4 / sum_j e^{z_j} ~ 54.6 / (4096 * 6.8) ~ 2e-3 < 1e-2, so all zeros passes (docs/audit.md, "Softmax").
+    a = fpcert.audit(None, "model_softmax_f32_shifted", op="softmax", shape=(8, 4096), seeds=(1,), rtol=1e-2, atol=1e-2)
+    assert a["op"] == "softmax" and a.flake_rate == 0
+    assert a["static"]["admit_zero"] == a["static"]["elements"] == 8 * 4096
+    assert a.mutant("smx_zeros")["rule_passed"] == 1 and a.mutant("smx_zeros")["fpcert_refused"] == 1
+    assert "constant" in a.passed_mutants()
+    with pytest.raises(fpcert.InputError, match="give rtol and atol"):
+        fpcert.audit(None, "model_softmax_f32_shifted", op="softmax", shape=(8, 64))
+    with pytest.raises(fpcert.InputError, match="registered softmax kernel"):
+        fpcert.audit(f32_exact, "model_softmax_f32_shifted", op="softmax", rtol=1e-2, atol=1e-2)

@@ -69,25 +69,32 @@ std::vector<std::vector<std::string>> table_rows(const std::string& html, const 
   return rows;
 }
 
-}  // namespace
-
-TEST_CASE("audit html: a reviewer's table of the rule, fpcert beside it, every number from the audit JSON") {
-  const AuditRecord a = sample_audit();
+/// The record's JSON through the report's reader and renderer, as `fpcert report STEM.json -o STEM.html` does, the page
+/// checked by tests/reports/check_html.py with every number resolved in that JSON; the page.
+std::string rendered_and_checked(const AuditRecord& a, const std::string& stem) {
   fs::create_directories("audit_html");
-  const fs::path json = "audit_html/a.json", page = "audit_html/a.html";
+  const fs::path json = "audit_html/" + stem + ".json", page = "audit_html/" + stem + ".html";
   write_file_atomic(json.string(), audit_to_json(a).dump(2));
-  // Through the report's reader, as `fpcert report a.json -o a.html` does.
   ReportInput in;
   read_report_file(json.string(), in);
   REQUIRE(in.audits.size() == 1);
   const std::string html = html_report(in);
   write_file_atomic(page.string(), html);
-  const std::string cmd = fmt::format("python3 '{}/tests/reports/check_html.py' '{}' --src 'a0={}' --require-tagged > audit_html/check.txt 2>&1",
-                                      FPCERT_SOURCE_DIR, page.string(), json.string());
+  const std::string check = "audit_html/check_" + stem + ".txt";
+  const std::string cmd = fmt::format("python3 '{}/tests/reports/check_html.py' '{}' --src 'a0={}' --require-tagged > '{}' 2>&1",
+                                      FPCERT_SOURCE_DIR, page.string(), json.string(), check);
   const int rc = std::system(cmd.c_str());
-  std::ifstream f("audit_html/check.txt");
+  std::ifstream f(check);
   const std::string out{std::istreambuf_iterator<char>(f), {}};
   CHECK_MESSAGE((WIFEXITED(rc) && WEXITSTATUS(rc) == 0), out);
+  return html;
+}
+
+}  // namespace
+
+TEST_CASE("audit html: a reviewer's table of the rule, fpcert beside it, every number from the audit JSON") {
+  const AuditRecord a = sample_audit();
+  const std::string html = rendered_and_checked(a, "a");
   CHECK(html.find("&lt;every element&gt; &amp; &lt;a &quot;quoted&quot; word&gt;") != std::string::npos);
   CHECK(html.find("FAILED") != std::string::npos);  // the rule is wanting (a false alarm; zeros passed): the banner says so
 
@@ -120,4 +127,14 @@ TEST_CASE("audit html: a reviewer's table of the rule, fpcert beside it, every n
   CHECK(batch[1][0] == "64");
   CHECK(batch[1][2] == "3");
   CHECK(html.find("reproducible</b> over") != std::string::npos);
+}
+
+TEST_CASE("audit html: a softmax audit names its rows and logits; an allowance is listed; the page passes the checker") {
+  AuditRecord a = sample_audit();
+  a.op = "softmax";
+  a.allow = {"tf32"};  // (a GEMM option; the section lists whatever the record holds)
+  CHECK(audit_from_json(audit_to_json(a)).op == "softmax");
+  const std::string html = rendered_and_checked(a, "s");
+  CHECK(html.find("softmax over") != std::string::npos);
+  CHECK(html.find("<dt>allowed</dt><dd><code>tf32</code>") != std::string::npos);
 }

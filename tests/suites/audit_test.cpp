@@ -2,10 +2,20 @@
 // cases of hand-tuned tolerances (issue 46) whose findings were made by hand in their threads.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "base/error.hpp"
+#include "generators/generate.hpp"
+#include "generators/softmax.hpp"
+#include "kernels/softmax/softmax_kernel.hpp"
+#include "results/audit.hpp"
 #include "suites/audit/audit.hpp"
 #include "suites/audit/audit_kernels.hpp"
 #include "suites/audit/batch_invariance.hpp"
@@ -91,6 +101,22 @@ const AuditMutantRow* row(const AuditRecord& r, const std::string& id) {
   for (const AuditMutantRow& m : r.mutants)
     if (m.mutant == id) return &m;
   return nullptr;
+}
+/// An audit of the test's own tensors `tt` against a traits declaration, without the power table.
+AuditOptions on_tensors(const AuditTensors& tt, const char* traits, const char* rule) {
+  AuditOptions o;
+  o.traits = traits;
+  o.m = tt.m, o.n = tt.n, o.k = tt.k;
+  o.tensors = &tt;
+  o.rule = parse_audit_rule(rule);
+  o.mutants = false;
+  return o;
+}
+/// Whether a static finding says `what`.
+bool said(const AuditRecord& r, const std::string& what) {
+  for (const std::string& f : r.findings)
+    if (f.find(what) != std::string::npos) return true;
+  return false;
 }
 }  // namespace
 
@@ -352,19 +378,12 @@ TEST_CASE("audit with the test's own tensors: an unsatisfiable atol is found, an
   // ulp is 2^(4-7) = 0.125, so the nearest bf16 values are 16 and 16.125; the correctly rounded output 16.125 is
   // 0.060546875 away, above atol = 0.06: no bf16 output can pass there. Row 1 holds 0.1, not a bf16 value.
   const AuditTensors tt = audit_tensors(2, 3, {16, 0.0625, 0.001953125, 0.1, 0, 0}, 3, 1, {1, 1, 1}, "A", "B");
-  AuditOptions o;
-  o.traits = "in=bf16,acc=f32,out=bf16";
-  o.m = tt.m, o.n = tt.n, o.k = tt.k;
-  o.tensors = &tt;
-  o.rule = parse_audit_rule("allclose:rtol=0,atol=0.06");
-  o.mutants = false;
+  AuditOptions o = on_tensors(tt, "in=bf16,acc=f32,out=bf16", "allclose:rtol=0,atol=0.06");
   const AuditRecord r = run_audit(o);
   CHECK(r.cr_fail_runs == 1);
   CHECK(r.cr_fail == 1);  // row 1: |RN_bf16(RN_bf16(0.1)) - RN_bf16(0.1)| = 0
   CHECK(r.false_alarm_runs == r.variant_runs);
-  bool said = false;
-  for (const std::string& f : r.findings) said = said || f.find("1 of A's 6 values and 0 of B's 3") != std::string::npos;
-  CHECK(said);
+  CHECK(said(r, "1 of A's 6 values and 0 of B's 3"));
   // atol = 0.061 > 0.060546875: the correctly rounded output passes
   o.rule = parse_audit_rule("allclose:rtol=0,atol=0.061");
   CHECK(run_audit(o).cr_fail_runs == 0);
@@ -514,4 +533,259 @@ TEST_CASE("audit label rounding tie: a double rounding through the f32 accumulat
     CHECK(v.rule_failed == v.runs);
     CHECK(v.labels.count("rounding tie") == 1);
   }
+}
+
+namespace {
+
+/// A .npy file written byte by byte (no NumPy): header dict with `descr`, a C-order (rows, cols) shape, then `data`.
+std::string write_npy_bytes(const std::string& name, const std::string& descr, int rows, int cols, const std::string& data) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " + std::to_string(cols) + "), }";
+  header += std::string((64 - (10 + header.size() + 1) % 64) % 64, ' ') + "\n";
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size() & 0xFF);
+  bytes += static_cast<char>(header.size() >> 8);
+  const std::string path = (std::filesystem::temp_directory_path() / ("fpcert_audit_" + std::to_string(::getpid()) + "_" + name)).string();
+  std::ofstream(path, std::ios::binary) << bytes << header << data;
+  return path;
+}
+/// 16-bit codes, little-endian.
+std::string u16_bytes(const std::vector<unsigned>& v) {
+  std::string s;
+  for (unsigned x : v) s += static_cast<char>(x & 0xFF), s += static_cast<char>(x >> 8);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("audit tensors from bf16 (ml_dtypes' '|V2' as numpy.save writes it) and f16 .npy files: stored in bf16, no rounding") {
+  // A (1 x 3) as bf16 codes: 0x4180 = 16, 0x3D80 = 2^-4, 0x3B00 = 2^-9 (bfloat16 is binary32's upper half: 16 = 0x41800000);
+  // B (3 x 1) ones, 0x3F80. C = 16 + 2^-4 + 2^-9 = 16.064453125 exactly: the same case as the float32 one above, so
+  // atol = 0.06 is unsatisfiable for bf16 outputs (nearest bf16 values 16 and 16.125).
+  const std::string a = write_npy_bytes("A_v2.npy", "|V2", 1, 3, u16_bytes({0x4180, 0x3D80, 0x3B00}));
+  const std::string b = write_npy_bytes("B_v2.npy", "|V2", 3, 1, u16_bytes({0x3F80, 0x3F80, 0x3F80}));
+  const AuditTensors tt = read_audit_tensors(a, b);
+  CHECK(tt.a == std::vector<double>{16, 0.0625, 0.001953125});
+  CHECK(tt.a_format == "bf16");
+  CHECK(tt.b_format == "bf16");
+  CHECK(tt.source.find("bfloat16 as ml_dtypes saves it ('|V2')") != std::string::npos);
+  AuditOptions o = on_tensors(tt, "in=bf16,acc=f32,out=bf16", "allclose:rtol=0,atol=0.06");
+  const AuditRecord r = run_audit(o);
+  CHECK(r.cr_fail_runs == 1);
+  CHECK(said(r, "stored in bf16, no rounding"));
+  CHECK_FALSE(said(r, "were rounded"));
+  // the same A as float16 ('<f2': 0x4C00 = 16, 0x2C00 = 2^-4, 0x1800 = 2^-9) plus 1 + 2^-10 (0x3C01), not a bf16 value
+  // (8 significant bits): read exactly as f16, then rounded into the kernel's bf16 inputs, and said so
+  const std::string a16 = write_npy_bytes("A_f2.npy", "<f2", 1, 4, u16_bytes({0x4C00, 0x2C00, 0x1800, 0x3C01}));
+  const std::string b16 = write_npy_bytes("B_f2.npy", "<f2", 4, 1, u16_bytes({0x3C00, 0x3C00, 0x3C00, 0x3C00}));
+  const AuditTensors th = read_audit_tensors(a16, b16);
+  CHECK(th.a == std::vector<double>{16, 0.0625, 0.001953125, 1 + std::ldexp(1.0, -10)});
+  CHECK(th.a_format == "f16");
+  o.m = th.m, o.n = th.n, o.k = th.k;
+  o.tensors = &th;
+  CHECK(said(run_audit(o), "1 of A's 4 values and 0 of B's 4 were rounded"));
+  // uint16 bit patterns need their format; a '|V2' file may be read as f16; contradictions are refused
+  const std::string au = write_npy_bytes("A_u2.npy", "<u2", 1, 3, u16_bytes({0x4180, 0x3D80, 0x3B00}));
+  CHECK_THROWS_WITH_AS(read_audit_tensors(au, b), doctest::Contains("say which format its bits are"), InputError);
+  CHECK(read_audit_tensors(au, b, "bf16").a == tt.a);
+  CHECK(read_audit_tensors(au, b, "f16").a[0] == 2.75);  // 0x4180 as binary16: 0 10000 0110000000 = 2 (1 + 3/8)
+  CHECK(read_audit_tensors(a, b, "f16").a_format == "f16");  // the same bits read as binary16: 0x4180 = 2.75
+  CHECK(read_audit_tensors(a, b, "f16").b_format == "bf16");
+  CHECK_THROWS_WITH_AS(read_audit_tensors(a16, b16, "bf16"), doctest::Contains("a format ('bf16') is given only for"), InputError);
+  CHECK_THROWS_WITH_AS(read_audit_tensors(au, b, "e4m3"), doctest::Contains("bf16 or f16, not 'e4m3'"), InputError);
+  for (const std::string& p : {a, b, a16, b16, au}) std::filesystem::remove(p);
+}
+
+TEST_CASE("audit --allow tf32: an fp32 rule at rtol 1e-5 has no false alarm without it, and fails TF32 arithmetic with it") {
+  // A 16 x 256 and B 256 x 16, fp32 values in [0, 1) with 24 significant bits (from a 64-bit LCG), so reading them
+  // as TF32 (p = 11, u = 2^-11) moves each by up to 2^-11 relatively. All terms positive: no cancellation.
+  const int m = 16, n = 16, k = 256;
+  std::uint64_t state = 46;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(state >> 40) * 0x1p-24;  // 24 bits: exact in fp32
+  };
+  std::vector<double> a(m * k), b(k * n);
+  for (double& x : a) x = next();
+  for (double& x : b) x = next();
+  const AuditTensors tt = audit_tensors(m, k, a, k, n, b, "A", "B");
+  // The TF32 arithmetic's error, computed here without fpcert: the inputs rounded to 11 bits (nearest, ties away), exact
+  // products (22 bits) summed in double (256 terms: relative error below 2^-44), against the exact products of the fp32
+  // inputs summed in double. Its largest relative deviation must exceed rtol 1e-5 plus any fp32 accumulation error
+  // (at most about K u_32 = 256 2^-24 = 1.5e-5 relatively for positive terms): then every order of a TF32 kernel fails.
+  auto tf32 = [](double x) {
+    const int e = std::ilogb(x);
+    return std::ldexp(std::round(std::ldexp(x, 10 - e)), e - 10);  // std::round: ties away from zero, as cvt.rna
+  };
+  double worst = 0;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double exact = 0, t = 0;
+      for (int p = 0; p < k; ++p) exact += a[i * k + p] * b[p * n + j], t += tf32(a[i * k + p]) * tf32(b[p * n + j]);
+      worst = std::max(worst, std::fabs(t - exact) / exact);
+    }
+  INFO("largest relative TF32 deviation: " << worst);
+  REQUIRE(worst > 1e-5 + k * 0x1p-24);
+  AuditOptions o = on_tensors(tt, "in=f32,acc=f32,out=f32", "allclose:rtol=1e-5,atol=0");
+  o.mutants = true;
+  // Without the allowance: fp32 arithmetic in every sampled order meets rtol 1e-5 (its errors ~ sqrt(K) u_32 ~ 1e-6),
+  // and TF32 is a mutant the rule refuses.
+  const AuditRecord plain = run_audit(o);
+  CHECK(plain.false_alarm_runs == 0);
+  REQUIRE(row(plain, "inputs_tf32") != nullptr);
+  CHECK(row(plain, "inputs_tf32")->rule_passed == 0);
+  // With it: the TF32 rows are correct arithmetic the rule fails (false alarms), the fp32 rows still pass, the
+  // envelope now holds the TF32 operand term (u_tf32 sum |a||b| >= 2^-11 |ref| > 1e-5 |ref|: below it on every
+  // element), no failure lies beyond it, and inputs_tf32 is no longer a mutant.
+  o.allow = {"tf32"};
+  const AuditRecord r = run_audit(o);
+  CHECK(r.allow == std::vector<std::string>{"tf32"});
+  int tf32_rows = 0;
+  for (const AuditVariantRow& v : r.variants) {
+    const bool is_tf32 = v.name.rfind("tf32 ", 0) == 0;
+    tf32_rows += is_tf32;
+    CHECK_MESSAGE(v.rule_failed == (is_tf32 ? v.runs : 0), v.name);
+    CHECK_MESSAGE(v.labels.count("beyond bound") == 0, v.name);
+  }
+  CHECK(tf32_rows >= 2);
+  CHECK(r.false_alarm_runs == tf32_rows);
+  CHECK(r.below_bound == r.elements);
+  CHECK(row(r, "inputs_tf32") == nullptr);
+  CHECK(audit_finds_wanting(r));
+  // bad allowances
+  o.allow = {"bf16x3"};
+  CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("unknown allowance"), InputError);
+  o.allow = {"tf32"};
+  o.traits = "in=bf16,acc=f32,out=bf16";
+  CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("--allow tf32 admits fp32 inputs"), InputError);
+}
+
+namespace {
+
+/// KernelBench's softmax problem (batch 16, dim 16384, torch.randn, allclose atol = rtol = 1e-2), rebuilt at 16 rows
+/// of 4096 logits uniform in [-4, 4] (spread 8): the largest softmax value of a row is e^4 / sum_j e^{z_j}; with the
+/// sum near n E[e^z] = 4096 (e^4 - e^-4) / 8 ~ 2.8e4, that is ~2e-3 (checked below from the logits themselves).
+AuditOptions kernelbench_softmax(const char* kernel) {
+  AuditOptions o;
+  o.op = "softmax";
+  o.kernel = kernel;
+  o.m = 16, o.n = 4096;
+  o.inputs = "softmax:spread=8";
+  o.seeds = {1, 2};
+  o.rule = parse_audit_rule("allclose:rtol=1e-2,atol=1e-2");
+  return o;
+}
+
+/// The largest exact softmax value over the audit's rows (computed here in long double from the generator's logits).
+double largest_softmax(const AuditOptions& o, std::uint64_t seed, const char* source) {
+  const Problem p = generate(fmt::format("softmax:spread=8,rows={},cols={},seed={},source={}", o.m, o.n, seed, source));
+  long double top = 0;
+  for (std::int64_t i = 0; i < o.m; ++i) {
+    long double m = -INFINITY, s = 0;
+    for (std::int64_t j = 0; j < o.n; ++j) m = std::max<long double>(m, softmax_logit(p, i, j));
+    for (std::int64_t j = 0; j < o.n; ++j) s += std::exp(static_cast<long double>(softmax_logit(p, i, j)) - m);
+    top = std::max(top, 1 / s);  // the row's largest value: e^{max - max} / s
+  }
+  return static_cast<double>(top);
+}
+
+/// A host softmax that declares CUDA __expf's error (2 + floor(1.173 |x|) ulp) and computes with a double exp rounded
+/// to fp32 (well inside that): what the audit's exp-error rows stretch to the declared ends.
+class FastExpSoftmax final : public SoftmaxKernel {
+ public:
+  FastExpSoftmax() {
+    t_.arith.exp = exp_error_cuda_fast();
+    t_.arith.log = log_error_libm_f32();
+  }
+  const std::string& name() const override { return name_; }
+  std::string description() const override { return "test: declares __expf"; }
+  Backend backend() const override { return Backend::Cpu; }
+  const SoftmaxTraits& softmax_traits() const override { return t_; }
+  void run(const SoftmaxOperands& o) override {
+    std::vector<double> e(static_cast<std::size_t>(o.cols));
+    for (std::int64_t r = 0; r < o.rows; ++r) {
+      float m = -INFINITY, s = 0;
+      for (std::int64_t j = 0; j < o.cols; ++j) m = std::max(m, static_cast<const float*>(o.x)[r * o.ldx + j]);
+      for (std::int64_t j = 0; j < o.cols; ++j)
+        s += static_cast<float>(e[j] = static_cast<float>(std::exp(static_cast<double>(static_cast<const float*>(o.x)[r * o.ldx + j] - m))));
+      for (std::int64_t j = 0; j < o.cols; ++j) static_cast<float*>(o.out)[r * o.ldo + j] = static_cast<float>(e[j]) / s;
+    }
+  }
+
+ private:
+  std::string name_ = "test_softmax_f32_declares_fast_exp";
+  SoftmaxTraits t_;
+};
+
+}  // namespace
+
+TEST_CASE("audit --op softmax: KernelBench's allclose 1e-2 passes zeros, 1/n, an fp16 row sum and exp in bf16 (fp32); fpcert refuses them") {
+  const AuditOptions o = kernelbench_softmax("model_softmax_f32_shifted");
+  // every |y| <= ~2e-3 < atol = 1e-2: an output of 0 (or 1/4096) meets the rule on every element
+  for (std::uint64_t s : o.seeds) REQUIRE(largest_softmax(o, s, "f32") < 1e-2);
+  const AuditRecord r = run_audit(o);
+  CHECK(r.op == "softmax");
+  CHECK(r.admit_zero == r.elements);
+  CHECK(r.elements == 2 * 16 * 4096);
+  // correct fp32 arithmetic errs by ~1e-7 relatively: no false alarm in any order
+  CHECK(r.false_alarm_runs == 0);
+  CHECK(r.variants.size() >= 5);
+  for (const char* id : {"smx_zeros", "constant", "smx_f16_row_sum", "exp_bf16"}) {
+    const AuditMutantRow* m = row(r, id);
+    REQUIRE_MESSAGE(m != nullptr, id);
+    CHECK_MESSAGE(m->dormant == 0, id);
+    CHECK_MESSAGE(m->rule_passed == 2, id);
+    CHECK_MESSAGE(m->fpcert_refused == 2, id);
+  }
+  CHECK(audit_finds_wanting(r));
+  // the JSON keeps the operation
+  CHECK(audit_from_json(audit_to_json(r)).op == "softmax");
+}
+
+TEST_CASE("audit --op softmax: the bf16 rule at 1e-2 is satisfiable (half an ulp of bf16 is 2^-9 relative) and passes zeros") {
+  const AuditOptions o = kernelbench_softmax("model_softmax_bf16_shifted");
+  for (std::uint64_t s : o.seeds) REQUIRE(largest_softmax(o, s, "bf16") < 1e-2);
+  AuditOptions q = o;
+  q.mutants = true;
+  const AuditRecord r = run_audit(q);
+  CHECK(r.cr_fail_runs == 0);
+  CHECK(r.false_alarm_runs == 0);
+  CHECK(row(r, "smx_zeros")->rule_passed == 2);
+  // a rule of 2^-10 relative is below half an ulp of bf16 wherever an output is not a bf16 value
+  q.rule = parse_audit_rule("allclose:rtol=0.0009765625,atol=0");
+  q.mutants = false;
+  const AuditRecord tight = run_audit(q);
+  CHECK(tight.below_half_ulp == tight.elements);
+  CHECK(tight.cr_fail_runs == 2);
+}
+
+TEST_CASE("audit --op softmax: an exp declared to err by 2 + floor(1.173 |x|) ulp is stretched to both ends, inside fpcert's bound") {
+  register_kernel("test_softmax_f32_declares_fast_exp", Backend::Cpu, false, [] { return std::make_unique<FastExpSoftmax>(); },
+                  Operation::Softmax);
+  AuditOptions o = kernelbench_softmax("test_softmax_f32_declares_fast_exp");
+  o.n = 256;
+  o.rule = parse_audit_rule("fpcert");
+  o.mutants = false;
+  const AuditRecord r = run_audit(o);
+  int ends = 0;
+  double rn_worst = 0, end_worst = 0;
+  for (const AuditVariantRow& v : r.variants) {
+    CHECK_MESSAGE(v.rule_failed == 0, v.name);  // fpcert's own bound as the rule: every admissible arithmetic inside it
+    if (v.name.find("declared error") != std::string::npos) ++ends, end_worst = std::max(end_worst, v.worst_ratio);
+    if (v.name.rfind("exp rn", 0) == 0) rn_worst = std::max(rn_worst, v.worst_ratio);
+  }
+  CHECK(ends == 3);
+  // exp moved by 1 + floor(1.173 |d|) ulp (|d| up to 8 here) uses more of the bound than a correctly rounded exp (moved
+  // all one way, the numerators and the sum move together and mostly cancel; split at d = -1 they do not)
+  CHECK(end_worst > rn_worst);
+  // a rule of 1e-6 relative is met by the correctly rounded exp and fails at the declared ends
+  o.rule = parse_audit_rule("allclose:rtol=1e-6,atol=0");
+  const AuditRecord tight = run_audit(o);
+  for (const AuditVariantRow& v : tight.variants)
+    if (v.name.find("declared error") != std::string::npos) CHECK_MESSAGE(v.labels.count("exp error") == 1, v.name);
+  // bad input: a GEMM kernel, --traits, tensors
+  o.kernel = "model_gemm_f32";
+  CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("not a registered softmax kernel"), InputError);
+  o.kernel.clear();
+  o.traits = "in=f32,acc=f32,out=f32";
+  CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("--traits declares GEMMs only"), InputError);
 }
