@@ -471,6 +471,8 @@ section_eltwise() {
   # oracle/math/fn.hpp, has_device_ref): not swept, CI suite only. cbrt's is exact (cbrt_ref_rn): swept.
   local ks_full
   ks_full=$(echo "$ks" | tr , '\n' | grep -vE '^cuda_(erff|erfcf|sigmoid_expf_fast|silu_expf_fast|softplus|gelu_erff|gelu_tanhf|sinf|cosf|tanf|sinpif|cospif|__sinf|__cosf)$' | paste -sd, -)
+  # math42: the binary functions and the -use_fast_math twins have their own parts (eltwise-binary, eltwise-fastmath).
+  ks_full=$(echo "$ks_full" | tr , '\n' | grep -vE '^cuda_(fastmath_.*|div_f32|fdividef|__fdividef|__fdiv_rn|powf|atan2f|fmaxf|fminf)$' | paste -sd, -)
   run timeout 500 "$BIN/fpcert" certify --kernel "$ks_full" --suite elementwise_full --json "$OUT/eltwise_full.json" > "$OUT/eltwise_full.txt" 2>&1; echo "rc=$?"
   grep -vE "^\s*$" "$OUT/eltwise_full.txt" | head -60
   python3 scripts/eltwise_table.py "$OUT/eltwise_full.json" | tee "$OUT/eltwise_table.md"
@@ -722,6 +724,16 @@ section_attention_report() {
   run "$BIN/fpcert" report "${files[@]}" -o "$OUT/attention_report.html"
   run python3 tests/reports/check_html.py "$OUT/attention_report.html" "${srcs[@]}" --require-tagged | tail -5
 }
+# ---- math42 (issue 42): binary functions (docs/elementwise.md) ----
+# Binary functions: the GPU test (the 8 CUDA subjects on the special pairs and 2^18 designed pairs), then suite
+# elementwise_full on them (2^24 pairs each; MPFR decides every reference on the host's cores).
+section_eltwise_binary() {
+  run "$BIN/test_suites_gpu" --source-file='*eltwise_gpu_test.cpp' --test-case='binary CUDA functions*' 2>&1 | tee "$OUT/eltwise_binary_gpu.log" | grep -E "eltwise_gpu|test cases|assertions|ERROR|CHECK|Status" | head -40
+  local kb=cuda_div_f32,cuda_fdividef,cuda___fdividef,cuda___fdiv_rn,cuda_powf,cuda_atan2f,cuda_fmaxf,cuda_fminf
+  run timeout 500 "$BIN/fpcert" certify --kernel "$kb" --suite elementwise_full --json "$OUT/eltwise_binary_full.json" > "$OUT/eltwise_binary_full.txt" 2>&1; echo "rc=$?"
+  grep -vE "^\s*$" "$OUT/eltwise_binary_full.txt" | head -40
+  python3 scripts/eltwise_table.py "$OUT/eltwise_binary_full.json" | tee "$OUT/eltwise_binary_table.md"
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -757,6 +769,7 @@ for part in ${PART//,/ }; do
     epilogue) section_epilogue ;;
     epilogue-torch) section_epilogue_torch ;;
     eltwise) section_eltwise ;;
+    eltwise-binary) section_eltwise_binary ;;  # math42
     fp64) section_fp64 ;;
     softmax) section_softmax ;;
     softmax-backward) section_softmax_backward ;;

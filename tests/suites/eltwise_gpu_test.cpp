@@ -3,7 +3,8 @@
 // (reference, comparison and histogram on the GPU) and through run() with the host reference (MPFR where the fast path
 // cannot decide) must give the same histogram, count beyond the claim, largest error and counterexamples; for the fp32
 // functions the same on chunks of 2^24 codes (around 1, the overflow threshold, the subnormal results), and the sweep's
-// listed results must equal run()'s on those inputs. Then one full 2^32 sweep of expf, timed. Without a device: skipped.
+// listed results must equal run()'s on those inputs. Then one full 2^32 sweep of expf, timed; the binary CUDA functions on the CI suite's
+// special pairs and sample (docs/elementwise.md, "Binary functions"). Without a device: skipped.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -128,4 +129,25 @@ TEST_CASE("the runner: suite elementwise_full sweeps all 2^32 inputs of cuda_exp
   std::printf("eltwise_gpu: cuda_expf all 2^32: %s, max %llu ulp at %s, beyond claim %llu, MPFR %llu, kernels %.3f s, wall %.2f s\n",
               std::string(to_string(c.status)).c_str(), static_cast<unsigned long long>(e.max_ulps), e.worst.input_bits.c_str(),
               static_cast<unsigned long long>(e.above_claim), static_cast<unsigned long long>(e.mpfr_decided), e.seconds, wall);
+}
+
+TEST_CASE("binary CUDA functions (x / y, fdividef, __fdividef, __fdiv_rn, powf, atan2f, fmaxf, fminf) on the special pairs and the sample") {
+  const SuiteInfo* s = find_suite("elementwise");
+  REQUIRE(s != nullptr);
+  SuiteRunOptions opt;
+  const std::vector<std::string> ks = {"cuda_div_f32", "cuda_fdividef", "cuda___fdividef", "cuda___fdiv_rn",
+                                       "cuda_powf",    "cuda_atan2f",   "cuda_fmaxf",      "cuda_fminf"};
+  const RunResult r = run_suite(*s, ks, opt);
+  CHECK(r.cases.size() == 2 * ks.size());
+  for (const auto& c : r.cases) {
+    REQUIRE(c.elementwise);
+    const ElementwiseResult& e = *c.elementwise;
+    std::printf("eltwise_gpu: %-16s %-13s %s: max %llu ulp at %s, beyond claim %llu, unclaimed %llu%s%s\n", c.kernel.c_str(), c.case_id.c_str(),
+                std::string(to_string(c.status)).c_str(), static_cast<unsigned long long>(e.max_ulps), e.worst.input_bits.c_str(),
+                static_cast<unsigned long long>(e.above_claim), static_cast<unsigned long long>(e.unclaimed),
+                e.listed.empty() ? "" : "; first: ", e.listed.empty() ? "" : (e.listed.front().input_bits + " -> " + e.listed.front().got_bits +
+                                                                              ", correctly rounded " + e.listed.front().ref_bits).c_str());
+    INFO(c.kernel << " " << c.case_id << ": " << c.reason);
+    CHECK(c.status == CaseStatus::Pass);  // the declarations (docs/elementwise.md): a refusal here is a finding to record there
+  }
 }
