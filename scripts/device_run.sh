@@ -724,7 +724,7 @@ section_attention_report() {
   run "$BIN/fpcert" report "${files[@]}" -o "$OUT/attention_report.html"
   run python3 tests/reports/check_html.py "$OUT/attention_report.html" "${srcs[@]}" --require-tagged | tail -5
 }
-# ---- math42 (issue 42): binary functions (docs/elementwise.md) ----
+# ---- math42 (issue 42): binary functions and -use_fast_math builds (docs/elementwise.md) ----
 # Binary functions: the GPU test (the 8 CUDA subjects on the special pairs and 2^18 designed pairs), then suite
 # elementwise_full on them (2^24 pairs each; MPFR decides every reference on the host's cores).
 section_eltwise_binary() {
@@ -733,6 +733,19 @@ section_eltwise_binary() {
   run timeout 500 "$BIN/fpcert" certify --kernel "$kb" --suite elementwise_full --json "$OUT/eltwise_binary_full.json" > "$OUT/eltwise_binary_full.txt" 2>&1; echo "rc=$?"
   grep -vE "^\s*$" "$OUT/eltwise_binary_full.txt" | head -40
   python3 scripts/eltwise_table.py "$OUT/eltwise_binary_full.json" | tee "$OUT/eltwise_binary_table.md"
+}
+# -use_fast_math twins: the sweep-vs-host GPU test (compiled with fast math), every fp32 input of each twin with a device
+# reference (elementwise_full), the CI suite on all twins (erf, erfc, sin, cos, sinpi, cospi sampled: no device reference).
+section_eltwise_fastmath() {
+  run "$BIN/test_suites_gpu" --source-file='*eltwise_gpu_test.cpp' --test-case='-use_fast_math twins*' 2>&1 | tee "$OUT/eltwise_fastmath_gpu.log" | grep -E "eltwise_gpu|test cases|assertions|ERROR|CHECK|Status" | head -80
+  local kf kf_full
+  kf=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(",".join(k["name"] for k in json.load(sys.stdin) if k["name"].startswith("cuda_fastmath_")))')
+  kf_full=$(echo "$kf" | tr , '\n' | grep -vE '^cuda_fastmath_(erff|erfcf|sinf|cosf|sinpif|cospif)$' | paste -sd, -)
+  run timeout 500 "$BIN/fpcert" certify --kernel "$kf_full" --suite elementwise_full --json "$OUT/eltwise_fastmath_full.json" > "$OUT/eltwise_fastmath_full.txt" 2>&1; echo "rc=$?"
+  grep -vE "^\s*$" "$OUT/eltwise_fastmath_full.txt" | head -60
+  python3 scripts/eltwise_table.py "$OUT/eltwise_fastmath_full.json" | tee "$OUT/eltwise_fastmath_table.md"
+  run timeout 200 "$BIN/fpcert" certify --kernel "$kf" --suite elementwise --json "$OUT/eltwise_fastmath_ci.json" > "$OUT/eltwise_fastmath_ci.txt" 2>&1; echo "rc=$?"
+  grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung" "$OUT/eltwise_fastmath_ci.txt" | head -30
 }
 for part in ${PART//,/ }; do
   case "$part" in
@@ -770,6 +783,7 @@ for part in ${PART//,/ }; do
     epilogue-torch) section_epilogue_torch ;;
     eltwise) section_eltwise ;;
     eltwise-binary) section_eltwise_binary ;;  # math42
+    eltwise-fastmath) section_eltwise_fastmath ;;  # math42
     fp64) section_fp64 ;;
     softmax) section_softmax ;;
     softmax-backward) section_softmax_backward ;;

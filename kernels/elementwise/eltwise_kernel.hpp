@@ -92,6 +92,7 @@ std::string eltwise_traits_problem(const EltwiseTraits& t);
 void register_eltwise_cpu_kernels();   ///< kernels/elementwise/cpu/eltwise_cpu.cpp: glibc's functions, fixtures
 void register_eltwise_hwy_kernels();   ///< kernels/elementwise/cpu/eltwise_hwy.cpp: Highway's hwy/contrib/math
 void register_eltwise_cuda_kernels();  ///< kernels/elementwise/cuda/eltwise_cuda.cu: CUDA's functions and intrinsics
+void register_eltwise_cuda_fastmath_kernels();  ///< kernels/elementwise/cuda/eltwise_cuda_fastmath.cu: the -use_fast_math twin
 void register_eltwise2_cuda_kernels();  ///< kernels/elementwise/cuda/eltwise2_cuda.cu: CUDA's binary functions (div, powf, atan2f, ...)
 
 }  // namespace fpcert
