@@ -1,0 +1,68 @@
+// tests/suites/eltwise_fastmath_test.cpp — the -use_fast_math twins' declarations (kernels/elementwise/cuda/
+// eltwise_cuda_fastmath.cu; docs/elementwise.md, "-use_fast_math builds"), on the host: each twin of a remapped function
+// declares the bound of the intrinsic it becomes (the same claim as the intrinsic's own subject, cuda___expf, ...), every twin
+// DAZ and FTZ; and the host check honours them: a subnormal input reads as 0, a flushed subnormal result counts 0 ulp where
+// the same result under the intrinsic's own declaration (no FTZ) is refused. A build without CUDA has no twins: skipped.
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+
+#include "kernels/elementwise/eltwise_kernel.hpp"
+#include "suites/ops/elementwise/eltwise_check.hpp"
+
+using namespace fpcert;
+
+namespace {
+bool same_claim(const math::Claim& a, const math::Claim& b) {
+  return a.kind == b.kind && a.ulps == b.ulps && a.ulp_slope == b.ulp_slope && a.bound == b.bound && a.lo == b.lo && a.hi == b.hi;
+}
+}  // namespace
+
+TEST_CASE("-use_fast_math twins declare their intrinsic's bound, DAZ and FTZ; the host check honours DAZ and FTZ") {
+  auto twin = make_eltwise_kernel("cuda_fastmath_expf");
+  if (!twin) {
+    MESSAGE("no CUDA kernels in this build: the -use_fast_math twins are not registered");
+    return;
+  }
+  std::size_t twins = 0;
+  for (const auto& n : kernel_names(false, Operation::Elementwise)) {
+    if (n.rfind("cuda_fastmath_", 0) != 0) continue;
+    const auto k = make_eltwise_kernel(n);
+    const EltwiseTraits& t = k->eltwise_traits();
+    INFO(n);
+    CHECK(t.daz);
+    CHECK(t.ftz);
+    CHECK(t.in == &f32);
+    CHECK(math::arity(t.fn) == 1);
+    ++twins;
+  }
+  CHECK(twins == 20);
+  CHECK_FALSE(make_eltwise_kernel("cuda_fastmath_tanf"));  // __tanf: no documented bound, no twin
+  // expf -> __expf, exp10f -> __exp10f, logf -> __logf, ...: the claim of the intrinsic's own subject.
+  for (const auto& [fast, intrinsic] : {std::pair{"cuda_fastmath_expf", "cuda___expf"}, {"cuda_fastmath_exp10f", "cuda___exp10f"},
+                                        {"cuda_fastmath_logf", "cuda___logf"}, {"cuda_fastmath_log2f", "cuda___log2f"},
+                                        {"cuda_fastmath_log10f", "cuda___log10f"}, {"cuda_fastmath_sinf", "cuda___sinf"},
+                                        {"cuda_fastmath_cosf", "cuda___cosf"}}) {
+    INFO(fast);
+    CHECK(same_claim(make_eltwise_kernel(fast)->eltwise_traits().claim, make_eltwise_kernel(intrinsic)->eltwise_traits().claim));
+  }
+  const EltwiseTraits& t = twin->eltwise_traits();
+  const auto intrinsic = make_eltwise_kernel("cuda___expf");
+  const EltwiseTraits& plain = intrinsic->eltwise_traits();
+  // exp(-88) = 6.05e-39: subnormal in f32 (below 2^-126 = 1.18e-38), about 4.3 million codes above 0. A flushed 0 is 0 ulp
+  // under FTZ; under __expf's own declaration (no FTZ) it is millions of ulp, far beyond 2 + floor(1.173 * 88) = 105.
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(-88.0f);
+  EltwiseTally ftz, no_ftz;
+  eltwise_check_one(t, x, 0u, ftz);
+  eltwise_check_one(plain, x, 0u, no_ftz);
+  CHECK(ftz.above == 0);
+  CHECK(ftz.histogram[0] == 1);
+  CHECK(no_ftz.above == 1);
+  // A subnormal input (2^-140) reads as 0 under DAZ: exp(0) = 1 exactly, so 1.0 is 0 ulp.
+  EltwiseTally daz;
+  eltwise_check_one(t, 0x00000200u, std::bit_cast<std::uint32_t>(1.0f), daz);
+  CHECK(daz.histogram[0] == 1);
+  CHECK(eltwise_input(t, 0x80000200u) == 0.0f);
+  CHECK(std::signbit(eltwise_input(t, 0x80000200u)));
+}
