@@ -732,8 +732,9 @@ eltwise_runs() {
   run timeout 200 "$BIN/fpcert" certify --kernel "$ci" --suite elementwise --json "$OUT/${tag}_ci.json" > "$OUT/${tag}_ci.txt" 2>&1; echo "rc=$?"
   grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung" "$OUT/${tag}_ci.txt" | head -30
 }
-# Binary functions: the GPU test (the 8 CUDA subjects on the special pairs and 2^18 designed pairs), then suite
-# elementwise_full on them (2^24 pairs each; MPFR decides every reference on the host's cores).
+# Binary functions: the GPU test (the 8 CUDA subjects and the 6 fast-math twins on the special pairs and 2^18 designed
+# pairs), then suite elementwise_full on the 8 (2^24 pairs each; MPFR decides every reference on the host's cores; the
+# twins' full run is part eltwise-fastmath).
 section_eltwise_binary() {
   run "$BIN/test_suites_gpu" --source-file='*eltwise_gpu_test.cpp' --test-case='binary CUDA functions*' 2>&1 | tee "$OUT/eltwise_binary_gpu.log" | grep -E "eltwise_gpu|test cases|assertions|ERROR|CHECK|Status" | head -40
   local kb=cuda_div_f32,cuda_fdividef,cuda___fdividef,cuda___fdiv_rn,cuda_powf,cuda_atan2f,cuda_fmaxf,cuda_fminf

@@ -94,5 +94,6 @@ void register_eltwise_hwy_kernels();   ///< kernels/elementwise/cpu/eltwise_hwy.
 void register_eltwise_cuda_kernels();  ///< kernels/elementwise/cuda/eltwise_cuda.cu: CUDA's functions and intrinsics
 void register_eltwise_cuda_fastmath_kernels();  ///< kernels/elementwise/cuda/eltwise_cuda_fastmath.cu: the -use_fast_math twin
 void register_eltwise2_cuda_kernels();  ///< kernels/elementwise/cuda/eltwise2_cuda.cu: CUDA's binary functions (div, powf, atan2f, ...)
+void register_eltwise2_cuda_fastmath_kernels();  ///< kernels/elementwise/cuda/eltwise2_cuda_fastmath.cu: their -use_fast_math twin
 
 }  // namespace fpcert

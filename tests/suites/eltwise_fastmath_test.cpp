@@ -1,7 +1,7 @@
 // tests/suites/eltwise_fastmath_test.cpp — the -use_fast_math twins' declarations (kernels/elementwise/cuda/
 // eltwise_cuda_fastmath.cu; docs/elementwise.md, "-use_fast_math builds"), on the host: each twin of a remapped function
 // declares the bound of the intrinsic it becomes (the same claim as the intrinsic's own subject, cuda___expf, ...), every twin
-// DAZ and FTZ; and the host check honours them: a subnormal input reads as 0, a flushed subnormal result counts 0 ulp where
+// DAZ and FTZ (binary twins too: x / y becomes __fdividef); and the host check honours them: a subnormal input reads as 0, a flushed subnormal result counts 0 ulp where
 // the same result under the intrinsic's own declaration (no FTZ) is refused. A build without CUDA has no twins: skipped.
 #include <doctest/doctest.h>
 
@@ -25,7 +25,7 @@ TEST_CASE("-use_fast_math twins declare their intrinsic's bound, DAZ and FTZ; th
     MESSAGE("no CUDA kernels in this build: the -use_fast_math twins are not registered");
     return;
   }
-  std::size_t twins = 0;
+  std::size_t unary = 0, binary = 0;
   for (const auto& n : kernel_names(false, Operation::Elementwise)) {
     if (n.rfind("cuda_fastmath_", 0) != 0) continue;
     const auto k = make_eltwise_kernel(n);
@@ -34,10 +34,11 @@ TEST_CASE("-use_fast_math twins declare their intrinsic's bound, DAZ and FTZ; th
     CHECK(t.daz);
     CHECK(t.ftz);
     CHECK(t.in == &f32);
-    CHECK(math::arity(t.fn) == 1);
-    ++twins;
+    (math::arity(t.fn) == 1 ? unary : binary) += 1;
   }
-  CHECK(twins == 20);
+  CHECK(unary == 20);
+  CHECK(binary == 6);
+  CHECK_FALSE(make_eltwise_kernel("cuda_fastmath_powf"));  // __powf: no bound stated as a number, no twin
   CHECK_FALSE(make_eltwise_kernel("cuda_fastmath_tanf"));  // __tanf: no documented bound, no twin
   // expf -> __expf, exp10f -> __exp10f, logf -> __logf, ...: the claim of the intrinsic's own subject.
   for (const auto& [fast, intrinsic] : {std::pair{"cuda_fastmath_expf", "cuda___expf"}, {"cuda_fastmath_exp10f", "cuda___exp10f"},
@@ -65,4 +66,19 @@ TEST_CASE("-use_fast_math twins declare their intrinsic's bound, DAZ and FTZ; th
   CHECK(daz.histogram[0] == 1);
   CHECK(eltwise_input(t, 0x80000200u) == 0.0f);
   CHECK(std::signbit(eltwise_input(t, 0x80000200u)));
+  // x / y under fast math is __fdividef: its claim and documented results, with DAZ on both operands. 2^-140 / 1 reads as
+  // 0 / 1 = 0 under DAZ (a 0 result is 0 ulp); under cuda___fdividef's own declaration (no DAZ) 0 is 2^9 codes from 2^-140.
+  const auto div = make_eltwise_kernel("cuda_fastmath_div_f32"), fdividef = make_eltwise_kernel("cuda___fdividef");
+  const EltwiseTraits& td = div->eltwise_traits();
+  CHECK(same_claim(td.claim, fdividef->eltwise_traits().claim));
+  CHECK(td.x2_lo == fdividef->eltwise_traits().x2_lo);
+  CHECK(td.x2_hi == fdividef->eltwise_traits().x2_hi);
+  CHECK(td.fdividef_large_x2);
+  EltwiseTally d_daz, d_plain;
+  eltwise_check_two(td, 0x00000200u, std::bit_cast<std::uint32_t>(1.0f), 0u, d_daz);
+  eltwise_check_two(fdividef->eltwise_traits(), 0x00000200u, std::bit_cast<std::uint32_t>(1.0f), 0u, d_plain);
+  CHECK(d_daz.above == 0);
+  CHECK(d_daz.histogram[0] == 1);
+  CHECK(d_plain.above == 1);
+  CHECK(d_plain.worst.ulps == 512);
 }

@@ -153,12 +153,15 @@ TEST_CASE("-use_fast_math twins: the device sweep (compiled with fast math, DAZ/
   CHECK(twins >= 14);
 }
 
-TEST_CASE("binary CUDA functions (x / y, fdividef, __fdividef, __fdiv_rn, powf, atan2f, fmaxf, fminf) on the special pairs and the sample") {
+TEST_CASE("binary CUDA functions (x / y, fdividef, __fdividef, __fdiv_rn, powf, atan2f, fmaxf, fminf; their fast-math twins) on the special pairs and the sample") {
   const SuiteInfo* s = find_suite("elementwise");
   REQUIRE(s != nullptr);
   SuiteRunOptions opt;
-  const std::vector<std::string> ks = {"cuda_div_f32", "cuda_fdividef", "cuda___fdividef", "cuda___fdiv_rn",
-                                       "cuda_powf",    "cuda_atan2f",   "cuda_fmaxf",      "cuda_fminf"};
+  const std::vector<std::string> ks = {"cuda_div_f32",           "cuda_fdividef",          "cuda___fdividef",        "cuda___fdiv_rn",
+                                       "cuda_powf",              "cuda_atan2f",            "cuda_fmaxf",             "cuda_fminf",
+                                       // the -use_fast_math twins (x / y and fdividef as __fdividef, DAZ/FTZ)
+                                       "cuda_fastmath_div_f32",  "cuda_fastmath_fdividef", "cuda_fastmath___fdiv_rn", "cuda_fastmath_atan2f",
+                                       "cuda_fastmath_fmaxf",    "cuda_fastmath_fminf"};
   const RunResult r = run_suite(*s, ks, opt);
   CHECK(r.cases.size() == 2 * ks.size());
   for (const auto& c : r.cases) {

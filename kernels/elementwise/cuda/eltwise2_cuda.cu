@@ -82,6 +82,7 @@ EltwiseTraits traits2(math::Fn f, math::Claim c, const char* source) {
 
 }  // namespace
 
+#ifndef FPCERT_ELT_FASTMATH
 void register_eltwise2_cuda_kernels() {
   using math::ClaimKind;
   using math::Fn;
@@ -110,5 +111,35 @@ void register_eltwise2_cuda_kernels() {
   for (const CudaSpec2& s : specs)
     register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise2>(s); }, Operation::Elementwise);
 }
+#else
+// The -use_fast_math twin (eltwise2_cuda_fastmath.cu includes this file; docs/elementwise.md, "-use_fast_math builds"):
+// x / y and fdividef become __fdividef (div.approx.ftz.f32, -prec-div=false), declared with its bound and documented
+// results; __fdiv_rn stays round-to-nearest (div.rn.ftz.f32); atan2f, fmaxf, fminf keep their own bounds; every one under
+// DAZ and FTZ. powf becomes __powf, whose bound the guide does not state as a number: no twin.
+void register_eltwise2_cuda_fastmath_kernels() {
+  using math::ClaimKind;
+  using math::Fn;
+  auto fm = [](EltwiseTraits t) {
+    t.daz = t.ftz = true;
+    return t;
+  };
+  EltwiseTraits fast = traits2(Fn::Div, {ClaimKind::Ulp, 2}, "-use_fast_math: __fdividef (Programming Guide: 2 ulp for |y| in [2^-126, 2^126]; Math API: 0, NaN beyond)");
+  fast.x2_lo = 0x1p-126;
+  fast.x2_hi = 0x1p126;
+  fast.fdividef_large_x2 = true;
+  const math::Claim cr{ClaimKind::CorrectlyRounded};
+  const char* own = "CUDA Programming Guide / Math API, the function's own bound (not remapped by -use_fast_math), under FTZ";
+  const std::vector<CudaSpec2> specs = {
+      {"cuda_fastmath_div_f32", "CUDA x / y under -use_fast_math (__fdividef: div.approx.ftz.f32)", Subj2::Div, fm(fast)},
+      {"cuda_fastmath_fdividef", "CUDA fdividef under -use_fast_math (__fdividef)", Subj2::Fdividef, fm(fast)},
+      {"cuda_fastmath___fdiv_rn", "CUDA __fdiv_rn under -use_fast_math (div.rn.ftz.f32)", Subj2::FdivRn, fm(traits2(Fn::Div, cr, own))},
+      {"cuda_fastmath_atan2f", "CUDA atan2f under -use_fast_math (FTZ)", Subj2::Atan2f, fm(traits2(Fn::Atan2, {ClaimKind::Ulp, 3}, own))},
+      {"cuda_fastmath_fmaxf", "CUDA fmaxf under -use_fast_math (FTZ)", Subj2::Fmaxf, fm(traits2(Fn::Fmax, cr, own))},
+      {"cuda_fastmath_fminf", "CUDA fminf under -use_fast_math (FTZ)", Subj2::Fminf, fm(traits2(Fn::Fmin, cr, own))},
+  };
+  for (const CudaSpec2& s : specs)
+    register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise2>(s); }, Operation::Elementwise);
+}
+#endif
 
 }  // namespace fpcert
