@@ -36,6 +36,9 @@ void register_builtin_kernels() {
   register_eltwise_hwy_kernels();
 #if defined(FPCERT_HAVE_CUDA)
   register_eltwise_cuda_kernels();
+  register_eltwise2_cuda_kernels();           // binary functions (math42)
+  register_eltwise_cuda_fastmath_kernels();   // the -use_fast_math twin (math42)
+  register_eltwise2_cuda_fastmath_kernels();  // the binary functions' -use_fast_math twin (math42)
 #endif
   // Softmax kernels (issue 40): CPU models (shifted, unshifted, online), and with CUDA the warp-per-row kernels.
   register_softmax_models();

@@ -422,6 +422,7 @@ PYBIND11_MODULE(_fpcert, m) {
     const auto f = math::parse_fn(fn);
     if (!f) throw InputError("check_elementwise: unknown function '" + fn + "' (exp, exp2, exp10, log, log2, log10, sqrt, rsqrt, expm1, log1p, tanh, sinh, cosh)");
     if (x.size() != y.size()) throw InputError("check_elementwise: x and y differ in size");
+    if (math::arity(*f) == 2) throw InputError("check_elementwise: '" + fn + "' takes two inputs (check_elementwise2)");
     EltwiseTraits t;
     t.fn = *f;
     t.in = &format_of(in);
@@ -441,4 +442,24 @@ PYBIND11_MODULE(_fpcert, m) {
   }, py::arg("function"), py::arg("in_format"), py::arg("out_format"), py::arg("x_codes"), py::arg("y_codes"), py::arg("ulps") = -1.0,
      py::arg("slope") = 0.0, py::arg("lo") = -HUGE_VAL, py::arg("hi") = HUGE_VAL,
      "Judge y = f(x) (container codes) against the correctly rounded result; ulps < 0: the claim is correctly rounded");
+  // Binary functions (docs/elementwise.md, "Binary functions"): z = f(x1, x2) on f32 codes, judged against MPFR.
+  m.def("check_elementwise2", [](const std::string& fn, const U64Array& x1, const U64Array& x2, const U64Array& z, double ulps) {
+    const auto f = math::parse_fn(fn);
+    if (!f || math::arity(*f) != 2) throw InputError("check_elementwise2: '" + fn + "' is not a binary function (div, pow, atan2, fmax, fmin)");
+    if (x1.size() != z.size() || x2.size() != z.size()) throw InputError("check_elementwise2: x1, x2 and z differ in size");
+    EltwiseTraits t;
+    t.fn = *f;
+    t.claim = ulps < 0 ? math::Claim{} : math::Claim{math::ClaimKind::Ulp, ulps};
+    EltwiseTally tally;
+    {
+      py::gil_scoped_release nogil;
+      for (py::ssize_t i = 0; i < z.size(); ++i)
+        eltwise_check_two(t, static_cast<std::uint32_t>(x1.data()[i]), static_cast<std::uint32_t>(x2.data()[i]),
+                          static_cast<std::uint32_t>(z.data()[i]), tally);
+    }
+    ElementwiseResult e = eltwise_record(t, tally);
+    e.sweep = "python";
+    return to_json(e).dump();
+  }, py::arg("function"), py::arg("x1_codes"), py::arg("x2_codes"), py::arg("z_codes"), py::arg("ulps") = -1.0,
+     "Judge z = f(x1, x2) (f32 codes) against the correctly rounded result; ulps < 0: the claim is correctly rounded");
 }

@@ -474,11 +474,9 @@ section_eltwise() {
   # oracle/math/fn.hpp, has_device_ref): not swept, CI suite only. cbrt's is exact (cbrt_ref_rn): swept.
   local ks_full
   ks_full=$(echo "$ks" | tr , '\n' | grep -vE '^cuda_(erff|erfcf|sigmoid_expf_fast|silu_expf_fast|softplus|gelu_erff|gelu_tanhf|sinf|cosf|tanf|sinpif|cospif|__sinf|__cosf)$' | paste -sd, -)
-  run timeout 500 "$BIN/fpcert" certify --kernel "$ks_full" --suite elementwise_full --json "$OUT/eltwise_full.json" > "$OUT/eltwise_full.txt" 2>&1; echo "rc=$?"
-  grep -vE "^\s*$" "$OUT/eltwise_full.txt" | head -60
-  python3 scripts/eltwise_table.py "$OUT/eltwise_full.json" | tee "$OUT/eltwise_table.md"
-  run timeout 200 "$BIN/fpcert" certify --kernel "$ks" --suite elementwise --json "$OUT/eltwise_ci.json" > "$OUT/eltwise_ci.txt" 2>&1; echo "rc=$?"
-  grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung" "$OUT/eltwise_ci.txt" | head -30
+  # math42: the binary functions and the -use_fast_math twins have their own parts (eltwise-binary, eltwise-fastmath).
+  ks_full=$(echo "$ks_full" | tr , '\n' | grep -vE '^cuda_(fastmath_.*|div_f32|fdividef|__fdividef|__fdiv_rn|powf|atan2f|fmaxf|fminf)$' | paste -sd, -)
+  eltwise_runs eltwise "$ks_full" "$ks"
 }
 # fp64 (docs/fp64.md): the FP64 GPU subjects' tests (the DMMA probe prints how one instruction combines its products),
 # then cuBLAS DGEMM, cuBLAS's fixed-point emulation and the DMMA kernel certified on the certify suite with mutation.
@@ -725,6 +723,35 @@ section_attention_report() {
   run "$BIN/fpcert" report "${files[@]}" -o "$OUT/attention_report.html"
   run python3 tests/reports/check_html.py "$OUT/attention_report.html" "${srcs[@]}" --require-tagged | tail -5
 }
+# ---- math42 (issue 42): binary functions and -use_fast_math builds (docs/elementwise.md) ----
+# eltwise_runs TAG FULL [CI]: suite elementwise_full on the kernels FULL (its table for docs/elementwise.md), then the CI
+# suite elementwise on the kernels CI when given; $OUT/TAG_full.{json,txt}, TAG_table.md, TAG_ci.{json,txt}.
+eltwise_runs() {
+  local tag=$1 full=$2 ci=${3:-}
+  run timeout 500 "$BIN/fpcert" certify --kernel "$full" --suite elementwise_full --json "$OUT/${tag}_full.json" > "$OUT/${tag}_full.txt" 2>&1; echo "rc=$?"
+  grep -vE "^\s*$" "$OUT/${tag}_full.txt" | head -60
+  python3 scripts/eltwise_table.py "$OUT/${tag}_full.json" | tee "$OUT/${tag}_table.md"
+  [ -z "$ci" ] && return
+  run timeout 200 "$BIN/fpcert" certify --kernel "$ci" --suite elementwise --json "$OUT/${tag}_ci.json" > "$OUT/${tag}_ci.txt" 2>&1; echo "rc=$?"
+  grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung" "$OUT/${tag}_ci.txt" | head -30
+}
+# Binary functions: the GPU test (the 8 CUDA subjects and the 6 fast-math twins on the special pairs and 2^18 designed
+# pairs), then suite elementwise_full on the 8 (2^24 pairs each; MPFR decides every reference on the host's cores; the
+# twins' full run is part eltwise-fastmath).
+section_eltwise_binary() {
+  run "$BIN/test_suites_gpu" --source-file='*eltwise_gpu_test.cpp' --test-case='binary CUDA functions*' 2>&1 | tee "$OUT/eltwise_binary_gpu.log" | grep -E "eltwise_gpu|test cases|assertions|ERROR|CHECK|Status" | head -40
+  local kb=cuda_div_f32,cuda_fdividef,cuda___fdividef,cuda___fdiv_rn,cuda_powf,cuda_atan2f,cuda_fmaxf,cuda_fminf
+  eltwise_runs eltwise_binary "$kb"
+}
+# -use_fast_math twins: the sweep-vs-host GPU test (compiled with fast math), every fp32 input of each twin with a device
+# reference (elementwise_full), the CI suite on all twins (erf, erfc, sin, cos, sinpi, cospi sampled: no device reference).
+section_eltwise_fastmath() {
+  run "$BIN/test_suites_gpu" --source-file='*eltwise_gpu_test.cpp' --test-case='-use_fast_math twins*' 2>&1 | tee "$OUT/eltwise_fastmath_gpu.log" | grep -E "eltwise_gpu|test cases|assertions|ERROR|CHECK|Status" | head -80
+  local kf kf_full
+  kf=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(",".join(k["name"] for k in json.load(sys.stdin) if k["name"].startswith("cuda_fastmath_")))')
+  kf_full=$(echo "$kf" | tr , '\n' | grep -vE '^cuda_fastmath_(erff|erfcf|sinf|cosf|sinpif|cospif)$' | paste -sd, -)
+  eltwise_runs eltwise_fastmath "$kf_full" "$kf"
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -760,6 +787,8 @@ for part in ${PART//,/ }; do
     epilogue) section_epilogue ;;
     epilogue-torch) section_epilogue_torch ;;
     eltwise) section_eltwise ;;
+    eltwise-binary) section_eltwise_binary ;;  # math42
+    eltwise-fastmath) section_eltwise_fastmath ;;  # math42
     fp64) section_fp64 ;;
     softmax) section_softmax ;;
     softmax-backward) section_softmax_backward ;;

@@ -37,7 +37,12 @@ std::string describe_claim(const math::Claim& c) {
 }
 
 std::string describe_eltwise_traits(const EltwiseTraits& t) {
-  std::string s = fmt::format("{}, {} -> {}, claim {}", math::to_string(t.fn), t.in->tag, t.out->tag, describe_claim(t.claim));
+  const bool two = math::arity(t.fn) == 2;
+  std::string s = fmt::format("{}, {}{}{} -> {}, claim {}", math::to_string(t.fn), t.in->tag, two ? " x " : "", two ? t.in->tag : "",
+                              t.out->tag, describe_claim(t.claim));
+  if (two && (t.x2_lo > 0 || t.x2_hi < std::numeric_limits<double>::infinity()))
+    s += fmt::format(" for |x2| in [2^{}, 2^{}]", std::ilogb(t.x2_lo), std::ilogb(t.x2_hi));  // powers of two (CUDA's domains)
+  if (two && t.fdividef_large_x2) s += ", 0 (NaN for infinite x1) for 2^126 < |x2| < 2^128";
   if (t.daz || t.ftz) s += t.daz && t.ftz ? ", daz+ftz" : t.daz ? ", daz" : ", ftz";
   if (!t.claim_source.empty()) s += " (" + t.claim_source + ")";
   return s;
@@ -53,6 +58,8 @@ const math::CodeFormat* code_format(const Format& f) {
 std::string eltwise_traits_problem(const EltwiseTraits& t) {
   if (!code_format(*t.in) || !code_format(*t.out))
     return fmt::format("formats {} -> {}: the elementwise check covers f32, f16 and bf16", t.in->tag, t.out->tag);
+  if (math::arity(t.fn) == 2 && (t.in != &f32 || t.out != &f32))
+    return fmt::format("{} is binary: the check covers f32 x f32 -> f32 (not {} -> {})", math::to_string(t.fn), t.in->tag, t.out->tag);
   return {};
 }
 

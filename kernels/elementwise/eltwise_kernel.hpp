@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,14 +31,21 @@ struct EltwiseTraits {
   bool daz = false;          ///< subnormal inputs read as zero (the claim is then judged on the flushed input)
   bool ftz = false;          ///< subnormal results flushed to zero (a flushed result counts 0 ulp where the reference is subnormal)
   std::string claim_source;  ///< where the claim comes from ("CUDA Programming Guide, Table 13", "glibc manual", ...)
+  /// Binary functions (math::arity(fn) == 2: z = f(x1, x2), f32 only; docs/elementwise.md, "Binary functions"): the claim
+  /// holds where |x2| lies in [x2_lo, x2_hi] (CUDA's __fdividef: [2^-126, 2^126]); elsewhere it claims nothing, except
+  /// the documented results below.
+  double x2_lo = 0, x2_hi = std::numeric_limits<double>::infinity();
+  /// __fdividef's documented results for 2^126 < |x2| < 2^128 (CUDA Math API): 0 for finite x1, NaN for infinite x1.
+  bool fdividef_large_x2 = false;
 };
 
-/// One call: y[i] = f(x[i]) for i < count, pointers in the kernel's memory space.
+/// One call: y[i] = f(x[i]) (binary: f(x[i], x2[i])) for i < count, pointers in the kernel's memory space.
 struct EltwiseOperands {
   std::int64_t count = 0;
   const void* x = nullptr;
   void* y = nullptr;
   void* stream = nullptr;
+  const void* x2 = nullptr;  ///< the second operand of a binary function (codes of `in`), else nullptr
 };
 
 /// What one chunk of a device sweep sends back (kernels/elementwise/cuda/eltwise_sweep.cu).
@@ -74,7 +82,7 @@ class ElementwiseKernel : public Kernel {
 std::unique_ptr<ElementwiseKernel> make_eltwise_kernel(const std::string& name);
 /// The claim in words: "correctly rounded", "<= 2 ulp", "<= 2 + floor(1.173 |x|) ulp", "abs <= 2^-21.41 on [0.5, 2]".
 std::string describe_claim(const math::Claim& c);
-/// "exp, f32 -> f32, claim <= 2 ulp (CUDA ...)".
+/// "exp, f32 -> f32, claim <= 2 ulp (CUDA ...)"; binary: "div, f32 x f32 -> f32, claim <= 2 ulp for |x2| in [...] ...".
 std::string describe_eltwise_traits(const EltwiseTraits& t);
 /// The code format of f32, f16 or bf16 (nullptr for any other).
 const math::CodeFormat* code_format(const Format& f);
@@ -84,5 +92,8 @@ std::string eltwise_traits_problem(const EltwiseTraits& t);
 void register_eltwise_cpu_kernels();   ///< kernels/elementwise/cpu/eltwise_cpu.cpp: glibc's functions, fixtures
 void register_eltwise_hwy_kernels();   ///< kernels/elementwise/cpu/eltwise_hwy.cpp: Highway's hwy/contrib/math
 void register_eltwise_cuda_kernels();  ///< kernels/elementwise/cuda/eltwise_cuda.cu: CUDA's functions and intrinsics
+void register_eltwise_cuda_fastmath_kernels();  ///< kernels/elementwise/cuda/eltwise_cuda_fastmath.cu: the -use_fast_math twin
+void register_eltwise2_cuda_kernels();  ///< kernels/elementwise/cuda/eltwise2_cuda.cu: CUDA's binary functions (div, powf, atan2f, ...)
+void register_eltwise2_cuda_fastmath_kernels();  ///< kernels/elementwise/cuda/eltwise2_cuda_fastmath.cu: their -use_fast_math twin
 
 }  // namespace fpcert

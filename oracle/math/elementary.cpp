@@ -6,9 +6,12 @@
 
 #include <bit>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "oracle/math/activations.hpp"
 #include "oracle/mpfr_ref.hpp"
+#include "oracle/math/ziv_mpfr.hpp"
 
 namespace fpcert::math {
 
@@ -40,12 +43,19 @@ std::string_view to_string(Fn f) {
     case Fn::Tan: return "tan";
     case Fn::Sinpi: return "sinpi";
     case Fn::Cospi: return "cospi";
+    case Fn::Div: return "div";
+    case Fn::Pow: return "pow";
+    case Fn::Atan2: return "atan2";
+    case Fn::Fmax: return "fmax";
+    case Fn::Fmin: return "fmin";
   }
   return "?";
 }
 
 std::optional<Fn> parse_fn(std::string_view s) {
   for (Fn f : kAllFns)
+    if (to_string(f) == s) return f;
+  for (Fn f : kBinaryFns)
     if (to_string(f) == s) return f;
   return std::nullopt;
 }
@@ -343,6 +353,7 @@ static std::optional<Rounded> evaluate_special(Fn f, float x, const Format& d, c
 
 std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits,
                                      const ExpTables& t, double bracket) {
+  if (is_binary(f)) throw std::invalid_argument("evaluate_fast: " + std::string(to_string(f)) + " takes two inputs (oracle/math/binary.hpp)");
   if (auto s = evaluate_special(f, x, d, r, rbits)) return s;
   if (is_mpfr_only(f)) return std::nullopt;  // no fast path yet: MPFR decides
   const double xd = x;
@@ -365,40 +376,10 @@ std::optional<Rounded> evaluate_fast(Fn f, float x, const Format& d, const Round
   return out;
 }
 
-Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
-  // Out of the clamped range MPFR's own exponent range would underflow to 0 (and the bracket then
-  // straddle zero): the special cases answer first, as on the fast path.
-  if (auto s = evaluate_special(f, x, d, r, rbits, false)) return *s;
-  if (is_activation(f)) return activation_mpfr(f, x, d, r, rbits);  // composite: Ziv over a proved bound
-  Mpfr in(24);
-  mpfr_set_flt(in, x, MPFR_RNDN);  // exact
+Rounded ziv_mpfr(const Format& d, const Rounder& r, std::uint32_t rbits, const std::function<int(mpfr_ptr)>& eval) {
   for (mpfr_prec_t p = 64;; p *= 2) {
     Mpfr y(p), lo(p), hi(p);
-    int inex = 0;
-    switch (f) {
-      case Fn::Exp: inex = mpfr_exp(y, in, MPFR_RNDN); break;
-      case Fn::Exp2: inex = mpfr_exp2(y, in, MPFR_RNDN); break;
-      case Fn::Exp10: inex = mpfr_exp10(y, in, MPFR_RNDN); break;
-      case Fn::Log: inex = mpfr_log(y, in, MPFR_RNDN); break;
-      case Fn::Log2: inex = mpfr_log2(y, in, MPFR_RNDN); break;
-      case Fn::Log10: inex = mpfr_log10(y, in, MPFR_RNDN); break;
-      case Fn::Sqrt: inex = mpfr_sqrt(y, in, MPFR_RNDN); break;
-      case Fn::Rsqrt: inex = mpfr_rec_sqrt(y, in, MPFR_RNDN); break;
-      case Fn::Expm1: inex = mpfr_expm1(y, in, MPFR_RNDN); break;
-      case Fn::Log1p: inex = mpfr_log1p(y, in, MPFR_RNDN); break;
-      case Fn::Tanh: inex = mpfr_tanh(y, in, MPFR_RNDN); break;
-      case Fn::Sinh: inex = mpfr_sinh(y, in, MPFR_RNDN); break;
-      case Fn::Cosh: inex = mpfr_cosh(y, in, MPFR_RNDN); break;
-      case Fn::Cbrt: inex = mpfr_cbrt(y, in, MPFR_RNDN); break;
-      case Fn::Erf: inex = mpfr_erf(y, in, MPFR_RNDN); break;
-      case Fn::Erfc: inex = mpfr_erfc(y, in, MPFR_RNDN); break;
-      case Fn::Sin: inex = mpfr_sin(y, in, MPFR_RNDN); break;
-      case Fn::Cos: inex = mpfr_cos(y, in, MPFR_RNDN); break;
-      case Fn::Tan: inex = mpfr_tan(y, in, MPFR_RNDN); break;
-      case Fn::Sinpi: inex = mpfr_sinpi(y, in, MPFR_RNDN); break;
-      case Fn::Cospi: inex = mpfr_cospi(y, in, MPFR_RNDN); break;
-      default: break;  // the activations: activation_mpfr above
-    }
+    const int inex = eval(y);
     if (inex == 0) return mpfr_ref::round(d, y, r, rbits);  // exact (MPFR's ternary value says so)
     // |y - f(x)| < ulp_p(y)/2: f(x) lies strictly between y's neighbours at p bits.
     mpfr_set(lo, y, MPFR_RNDN);
@@ -409,6 +390,42 @@ Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uin
     if (a.code == b.code) return mpfr_ref::round(d, y, r, rbits);  // y lies inside the bracket too
     if (p > 1 << 16) return mpfr_ref::round(d, y, r, rbits);  // never reached for binary32 inputs
   }
+}
+
+Rounded evaluate_mpfr(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits) {
+  if (is_binary(f)) throw std::invalid_argument("evaluate_mpfr: " + std::string(to_string(f)) + " takes two inputs (oracle/math/binary.hpp)");
+  // Out of the clamped range MPFR's own exponent range would underflow to 0 (and the bracket then
+  // straddle zero): the special cases answer first, as on the fast path.
+  if (auto s = evaluate_special(f, x, d, r, rbits, false)) return *s;
+  if (is_activation(f)) return activation_mpfr(f, x, d, r, rbits);  // composite: Ziv over a proved bound
+  Mpfr in(24);
+  mpfr_set_flt(in, x, MPFR_RNDN);  // exact
+  return ziv_mpfr(d, r, rbits, [&](mpfr_ptr y) {
+    switch (f) {
+      case Fn::Exp: return mpfr_exp(y, in, MPFR_RNDN);
+      case Fn::Exp2: return mpfr_exp2(y, in, MPFR_RNDN);
+      case Fn::Exp10: return mpfr_exp10(y, in, MPFR_RNDN);
+      case Fn::Log: return mpfr_log(y, in, MPFR_RNDN);
+      case Fn::Log2: return mpfr_log2(y, in, MPFR_RNDN);
+      case Fn::Log10: return mpfr_log10(y, in, MPFR_RNDN);
+      case Fn::Sqrt: return mpfr_sqrt(y, in, MPFR_RNDN);
+      case Fn::Rsqrt: return mpfr_rec_sqrt(y, in, MPFR_RNDN);
+      case Fn::Expm1: return mpfr_expm1(y, in, MPFR_RNDN);
+      case Fn::Log1p: return mpfr_log1p(y, in, MPFR_RNDN);
+      case Fn::Tanh: return mpfr_tanh(y, in, MPFR_RNDN);
+      case Fn::Sinh: return mpfr_sinh(y, in, MPFR_RNDN);
+      case Fn::Cosh: return mpfr_cosh(y, in, MPFR_RNDN);
+      case Fn::Cbrt: return mpfr_cbrt(y, in, MPFR_RNDN);
+      case Fn::Erf: return mpfr_erf(y, in, MPFR_RNDN);
+      case Fn::Erfc: return mpfr_erfc(y, in, MPFR_RNDN);
+      case Fn::Sin: return mpfr_sin(y, in, MPFR_RNDN);
+      case Fn::Cos: return mpfr_cos(y, in, MPFR_RNDN);
+      case Fn::Tan: return mpfr_tan(y, in, MPFR_RNDN);
+      case Fn::Sinpi: return mpfr_sinpi(y, in, MPFR_RNDN);
+      case Fn::Cospi: return mpfr_cospi(y, in, MPFR_RNDN);
+      default: return 0;  // the activations: activation_mpfr above; binary functions refused above
+    }
+  });
 }
 
 MathResult evaluate(Fn f, float x, const Format& d, const Rounder& r, std::uint32_t rbits, const ExpTables* tables,

@@ -342,6 +342,11 @@ FPCERT_HD inline RefRn ref_rn(Fn f, float x, CodeFormat out, const ExpTables& et
     case Fn::Tan:
     case Fn::Sinpi:
     case Fn::Cospi: break;  // no fast path yet (fn.hpp, kMpfrOnlyFns): undecided, the host asks MPFR
+    case Fn::Div:
+    case Fn::Pow:
+    case Fn::Atan2:
+    case Fn::Fmax:
+    case Fn::Fmin: break;  // binary (fn.hpp, kBinaryFns): the host's binary_ref decides them
   }
   RefRn none;
   none.value = std::numeric_limits<double>::quiet_NaN();

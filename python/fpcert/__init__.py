@@ -13,7 +13,7 @@ from ._fpcert import InputError, Traits, kernel_names, suite_names
 
 __all__ = ["InputError", "Traits", "Reference", "Tolerance", "Results", "reference", "traits", "torch_traits",
            "tolerance", "shape_tolerance", "assert_close", "certify", "generate", "kernel_names", "suite_names", "encode",
-           "nan_convention", "check_elementwise", "certify_reduction", "audit", "Audit", "TORCH_DEFAULT_TOLERANCES"]
+           "nan_convention", "check_elementwise", "check_elementwise2", "certify_reduction", "audit", "Audit", "TORCH_DEFAULT_TOLERANCES"]
 
 #: The pytest plugin (fpcert.pytest_plugin) sets this to a callable taking (kind, dict) for every
 #: assert_close and certify call; None when nothing collects.
@@ -620,6 +620,18 @@ def check_elementwise(function: str, x, y, ulps: float | None = None, slope: flo
     lo, hi = domain if domain is not None else (-np.inf, np.inf)
     return _json.loads(_fpcert.check_elementwise(function, tin, tout, xc, yc, -1.0 if ulps is None else float(ulps),
                                                  float(slope), float(lo), float(hi)))
+
+
+def check_elementwise2(function: str, x1, x2, z, ulps: float | None = None) -> dict:
+    """Judge a user's z = function(x1, x2) (div, pow, atan2 as atan2(y=x1, x=x2), fmax, fmin) on every element against the
+    correctly rounded result (MPFR, IEEE 754 9.2 special values): float32 arrays of one shape. `ulps` None: the claim is
+    "correctly rounded"; else at most `ulps` ulp. Returns the record (docs/elementwise.md, "Binary functions")."""
+    def codes(a):
+        a = np.asarray(a)
+        if a.dtype != np.float32:
+            raise InputError(f"fpcert: check_elementwise2 takes float32 arrays, not {a.dtype}")
+        return np.ascontiguousarray(a).reshape(-1).view(np.uint32).astype(np.uint64)
+    return _json.loads(_fpcert.check_elementwise2(function, codes(x1), codes(x2), codes(z), -1.0 if ulps is None else float(ulps)))
 
 
 # ---- softmax and normalisation (python/fpcert/rows.py; docs/python.md, "Softmax and normalisation") -------------------

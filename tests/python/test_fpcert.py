@@ -271,6 +271,32 @@ def test_check_elementwise_refuses_a_wrong_exp_and_passes_a_correctly_rounded_on
     assert r["inputs"] == 65536 and r["above_claim"] == 0
 
 
+def test_check_elementwise2_division_correctly_rounded_and_a_one_ulp_off_pow_refused():
+    # numpy's float32 division is IEEE (correctly rounded): claimed at 0 ulp it passes, the special pairs included. powf as
+    # float64 pow rounded once is correctly rounded except on rare double-rounding pairs (claimed at 1 ulp); moved 2 codes
+    # up on x1 in [1, 2) it is refused there.
+    rng = np.random.default_rng(42)
+    a = rng.standard_normal(4096).astype(np.float32) * np.float32(1e3)
+    b = rng.standard_normal(4096).astype(np.float32)
+    a[:4] = [0.0, -0.0, np.inf, np.nan]
+    b[:4] = [0.0, -0.0, np.inf, 1.0]
+    with np.errstate(all="ignore"):
+        r = fpcert.check_elementwise2("div", a, b, a / b)
+    assert r["inputs"] == 4096 and r["above_claim"] == 0 and r["max_ulps"] == 0
+    x = rng.uniform(0.5, 4.0, 4096).astype(np.float32)
+    y = rng.uniform(-20, 20, 4096).astype(np.float32)
+    z = np.power(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+    assert fpcert.check_elementwise2("pow", x, y, z, ulps=1)["above_claim"] == 0
+    bad = z.view(np.uint32).copy()
+    sel = (x >= 1) & (x < 2)
+    bad[sel] += 2
+    r = fpcert.check_elementwise2("pow", x, y, bad.view(np.float32), ulps=1)
+    assert r["above_claim"] == int(sel.sum()) > 0
+    assert "," in r["listed"][0]["input_bits"]
+    with pytest.raises(fpcert.InputError, match="not a binary function"):
+        fpcert.check_elementwise2("exp", x, y, z)
+
+
 def test_check_elementwise_sqrt_correctly_rounded_and_a_float_rsqrt_within_one_ulp():
     # IEEE 754 makes numpy's float32 sqrt correctly rounded: claimed at 0 ulp (ulps=None) it passes on every positive
     # float16 input (computed in float32, rounded once more: innocuous for sqrt) and on 2^16 float32 patterns. 1/sqrt(x) in

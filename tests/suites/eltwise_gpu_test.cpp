@@ -3,7 +3,9 @@
 // (reference, comparison and histogram on the GPU) and through run() with the host reference (MPFR where the fast path
 // cannot decide) must give the same histogram, count beyond the claim, largest error and counterexamples; for the fp32
 // functions the same on chunks of 2^24 codes (around 1, the overflow threshold, the subnormal results), and the sweep's
-// listed results must equal run()'s on those inputs. Then one full 2^32 sweep of expf, timed. Without a device: skipped.
+// listed results must equal run()'s on those inputs. Then one full 2^32 sweep of expf, timed; the -use_fast_math twins'
+// sweep (compiled with fast math, DAZ/FTZ declared) against the host check; the binary CUDA functions on the CI suite's
+// special pairs and sample (docs/elementwise.md, "Binary functions"). Without a device: skipped.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -27,6 +29,7 @@ std::vector<std::string> cuda_eltwise(bool wide) {
     // erf, erfc, the trigonometric functions and the activations have no device reference (MPFR only): no sweep to
     // compare; the CI suite checks them.
     if (!math::has_device_ref(k->eltwise_traits().fn)) continue;
+    if (n.rfind("cuda_fastmath_", 0) == 0) continue;  // the -use_fast_math twins: their own test case below
     if (k->backend() == Backend::Cuda && (k->eltwise_traits().in->container_bits == 32) == wide) out.push_back(n);
   }
   return out;
@@ -128,4 +131,48 @@ TEST_CASE("the runner: suite elementwise_full sweeps all 2^32 inputs of cuda_exp
   std::printf("eltwise_gpu: cuda_expf all 2^32: %s, max %llu ulp at %s, beyond claim %llu, MPFR %llu, kernels %.3f s, wall %.2f s\n",
               std::string(to_string(c.status)).c_str(), static_cast<unsigned long long>(e.max_ulps), e.worst.input_bits.c_str(),
               static_cast<unsigned long long>(e.above_claim), static_cast<unsigned long long>(e.mpfr_decided), e.seconds, wall);
+}
+
+TEST_CASE("-use_fast_math twins: the device sweep (compiled with fast math, DAZ/FTZ declared) equals the host check") {
+  // Around 1 (0x3f000000: [0.5, ...)) and the subnormal inputs with the least normals (0x00000000 ..: DAZ reads them as 0;
+  // the sweep's reference in the fast-math build reads them through an FTZ conversion, the host through eltwise_input).
+  DeviceApis apis;
+  std::size_t twins = 0;
+  for (const auto& n : kernel_names(false, Operation::Elementwise)) {
+    if (n.rfind("cuda_fastmath_", 0) != 0) continue;
+    auto k = make_eltwise_kernel(n);
+    if (!math::has_device_ref(k->eltwise_traits().fn)) continue;
+    CHECK(k->eltwise_traits().daz);
+    CHECK(k->eltwise_traits().ftz);
+    std::string why;
+    DeviceApi* api = apis.for_kernel(*k, why);
+    REQUIRE(api != nullptr);
+    for (std::uint64_t first : {0x3f000000ull, 0x00000000ull, 0x80000000ull}) compare_chunk(*k, *api, first, 1u << 24);
+    ++twins;
+  }
+  CHECK(twins >= 14);
+}
+
+TEST_CASE("binary CUDA functions (x / y, fdividef, __fdividef, __fdiv_rn, powf, atan2f, fmaxf, fminf; their fast-math twins) on the special pairs and the sample") {
+  const SuiteInfo* s = find_suite("elementwise");
+  REQUIRE(s != nullptr);
+  SuiteRunOptions opt;
+  const std::vector<std::string> ks = {"cuda_div_f32",           "cuda_fdividef",          "cuda___fdividef",        "cuda___fdiv_rn",
+                                       "cuda_powf",              "cuda_atan2f",            "cuda_fmaxf",             "cuda_fminf",
+                                       // the -use_fast_math twins (x / y and fdividef as __fdividef, DAZ/FTZ)
+                                       "cuda_fastmath_div_f32",  "cuda_fastmath_fdividef", "cuda_fastmath___fdiv_rn", "cuda_fastmath_atan2f",
+                                       "cuda_fastmath_fmaxf",    "cuda_fastmath_fminf"};
+  const RunResult r = run_suite(*s, ks, opt);
+  CHECK(r.cases.size() == 2 * ks.size());
+  for (const auto& c : r.cases) {
+    REQUIRE(c.elementwise);
+    const ElementwiseResult& e = *c.elementwise;
+    std::printf("eltwise_gpu: %-16s %-13s %s: max %llu ulp at %s, beyond claim %llu, unclaimed %llu%s%s\n", c.kernel.c_str(), c.case_id.c_str(),
+                std::string(to_string(c.status)).c_str(), static_cast<unsigned long long>(e.max_ulps), e.worst.input_bits.c_str(),
+                static_cast<unsigned long long>(e.above_claim), static_cast<unsigned long long>(e.unclaimed),
+                e.listed.empty() ? "" : "; first: ", e.listed.empty() ? "" : (e.listed.front().input_bits + " -> " + e.listed.front().got_bits +
+                                                                              ", correctly rounded " + e.listed.front().ref_bits).c_str());
+    INFO(c.kernel << " " << c.case_id << ": " << c.reason);
+    CHECK(c.status == CaseStatus::Pass);  // the declarations (docs/elementwise.md): a refusal here is a finding to record there
+  }
 }

@@ -11,23 +11,13 @@
 #include "suites/ops/elementwise/eltwise_check.hpp"
 #include "suites/ops/elementwise/eltwise_operation.hpp"
 #include "suites/run/suite.hpp"
+#include "tests/support/eltwise_cases.hpp"
 
 using namespace fpcert;
 
 namespace {
-RunResult run(const std::string& suite, const std::vector<std::string>& kernels) {
-  const SuiteInfo* s = find_suite(suite);
-  REQUIRE(s != nullptr);
-  CHECK(s->operation == Operation::Elementwise);
-  SuiteRunOptions opt;
-  return run_suite(*s, kernels, opt);
-}
-const CaseResult& find(const RunResult& r, const std::string& kernel, const std::string& id) {
-  for (const auto& c : r.cases)
-    if (c.kernel == kernel && c.case_id == id) return c;
-  FAIL("no case " << id << " for " << kernel);
-  return r.cases.front();
-}
+RunResult run(const std::string& suite, const std::vector<std::string>& kernels) { return test::run_eltwise(suite, kernels); }
+const CaseResult& find(const RunResult& r, const std::string& kernel, const std::string& id) { return test::find_case(r, kernel, id); }
 }  // namespace
 
 TEST_CASE("a 3-ulp-wrong expf claiming 1 ulp is refused, with x in [1, 2) as its counterexample") {

@@ -2,18 +2,21 @@
 // (the libm this build links), the f16/bf16 functions as "compute in float, round once" (the way a library without a
 // half-precision kernel makes them), and two fixtures the tests use: a deliberately wrong expf (3 ulp too large on
 // [1, 2)) and a correctly rounded exp from MPFR alone (Ziv's loop, not the fast path the check uses).
+#include <bit>
 #include <cmath>
 #include <cstring>
 
 #include "base/codes.hpp"
+#include "base/error.hpp"
 #include "kernels/elementwise/eltwise_kernel.hpp"
+#include "oracle/math/binary.hpp"
 #include "oracle/math/expf_ops.hpp"
 
 namespace fpcert {
 
 namespace {
 
-enum class How : std::uint8_t { Libm, Wrong3, Mpfr, Naive, ExpfOps };
+enum class How : std::uint8_t { Libm, Wrong3, Mpfr, Naive, ExpfOps, NaivePow };
 
 struct CpuSpec {
   std::string name, note;
@@ -51,8 +54,24 @@ float libm(math::Fn f, float x) {
     case math::Fn::Tan: return ::tanf(x);
     case math::Fn::Sinpi:
     case math::Fn::Cospi: break;  // not in this glibc (2.41 adds sinpif): not registered
+    case math::Fn::Div:
+    case math::Fn::Pow:
+    case math::Fn::Atan2:
+    case math::Fn::Fmax:
+    case math::Fn::Fmin: break;  // binary: libm2
   }
   return x;
+}
+
+/// The binary subjects: glibc's powf, atan2f (atan2f(y = a, x = b)), fmaxf, fminf, and the host's float division (divss).
+float libm2(math::Fn f, float a, float b) {
+  switch (f) {
+    case math::Fn::Pow: return ::powf(a, b);
+    case math::Fn::Atan2: return ::atan2f(a, b);
+    case math::Fn::Fmax: return ::fmaxf(a, b);
+    case math::Fn::Fmin: return ::fminf(a, b);
+    default: return a / b;
+  }
 }
 
 class CpuEltwise final : public ElementwiseKernel {
@@ -70,6 +89,7 @@ class CpuEltwise final : public ElementwiseKernel {
     const math::CodeFormat& oc = *code_format(out);
     const int ib = container_bytes(in), ob = container_bytes(out);
     const Rounder rn{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve};
+    if (math::arity(s_.t.fn) == 2) return run2(o);
     for (std::int64_t i = 0; i < o.count; ++i) {
       const std::uint64_t xc = from_container(in, load_code(o.x, i, ib));
       const float x = static_cast<float>(to_double(in, xc));  // exact: f16/bf16/f32 values are floats
@@ -88,6 +108,20 @@ class CpuEltwise final : public ElementwiseKernel {
   }
 
  private:
+  /// z = f(x1, x2), f32 codes (eltwise_traits_problem holds binary functions to f32).
+  void run2(const EltwiseOperands& o) const {
+    if (!o.x2) throw InputError(s_.name + ": a binary function needs its second operand (EltwiseOperands::x2)");
+    for (std::int64_t i = 0; i < o.count; ++i) {
+      const float a = std::bit_cast<float>(static_cast<std::uint32_t>(load_code(o.x, i, 4)));
+      const float b = std::bit_cast<float>(static_cast<std::uint32_t>(load_code(o.x2, i, 4)));
+      std::uint32_t z = 0;
+      if (s_.how == How::Mpfr) z = math::binary_ref_f32(s_.t.fn, a, b);
+      else if (s_.how == How::NaivePow) z = std::bit_cast<std::uint32_t>(::expf(b * ::logf(a)));
+      else z = std::bit_cast<std::uint32_t>(libm2(s_.t.fn, a, b));
+      store_code(o.y, i, 4, z);
+    }
+  }
+
   CpuSpec s_;
 };
 
@@ -119,6 +153,28 @@ void add_glibc(std::vector<CpuSpec>& specs, math::Fn f, double ulps_f32 = 1) {
                    traits(f, f16, f16, ulps(1), "float function then one rounding: <= 1 ulp")});
   specs.push_back({"glibc_" + fn + "f_bf16", "glibc's " + fn + "f on bf16 inputs, rounded to bf16",
                    traits(f, bf16, bf16, ulps(1), "float function then one rounding: <= 1 ulp")});
+}
+
+/// The binary subjects (docs/elementwise.md, "Binary functions"), f32 x f32 -> f32, checked on sampled pairs.
+void add_binary(std::vector<CpuSpec>& specs) {
+  const math::Claim cr{math::ClaimKind::CorrectlyRounded};
+  // x / y in float: the host's divss, correctly rounded by IEEE 754 (5.4.1) under the default round-to-nearest-even.
+  specs.push_back({"host_div_f32", "x / y in float on the host (divss)", traits(math::Fn::Div, f32, f32, cr, "IEEE 754: division correctly rounded")});
+  // powf (glibc >= 2.28, Szabolcs Nagy's code): documented at 0.82 ulp of the exact value (sysdeps/ieee754/flt-32/e_powf.c),
+  // so within 1 code of the correctly rounded result.
+  specs.push_back({"glibc_powf", "glibc's powf (this build's libm)", traits(math::Fn::Pow, f32, f32, ulps(1), "glibc: 0.82 ulp documented for powf (e_powf.c); <= 1 ulp")});
+  // atan2f (older code, outside the 2.28 rewrite): held to the glibc manual's 1 ulp for x86_64 (docs/elementwise.md: measured).
+  specs.push_back({"glibc_atan2f", "glibc's atan2f(x1, x2) = atan2(y = x1, x = x2)", traits(math::Fn::Atan2, f32, f32, ulps(1), "glibc manual, known maximum errors (x86_64): 1 ulp")});
+  // fmaxf, fminf: exact (an operand), a NaN operand yields the other one (C Annex F.10.9.2, IEEE 754-2008 maxNum/minNum).
+  specs.push_back({"glibc_fmaxf", "glibc's fmaxf", traits(math::Fn::Fmax, f32, f32, cr, "C Annex F / IEEE 754-2008 maxNum: exact, NaN loses")});
+  specs.push_back({"glibc_fminf", "glibc's fminf", traits(math::Fn::Fmin, f32, f32, cr, "C Annex F / IEEE 754-2008 minNum: exact, NaN loses")});
+  // Fixtures (mutants): pow as expf(y logf(x)) claiming glibc's 1 ulp (logf's relative error is magnified |y log x| times:
+  // refused where the result is large or tiny), and pow correctly rounded by MPFR alone (claims 0 ulp: must pass).
+  specs.push_back({"fixture_powf_naive", "expf(y * logf(x)) in float (claims 1 ulp: must be refused)",
+                   traits(math::Fn::Pow, f32, f32, ulps(1), "fixture"), How::NaivePow, true});
+  for (math::Fn f : math::kBinaryFns)
+    specs.push_back({"fixture_" + std::string(math::to_string(f)) + "_mpfr_f32", std::string(math::to_string(f)) + " correctly rounded by MPFR (claims 0 ulp: must pass)",
+                     traits(f, f32, f32, cr, "fixture"), How::Mpfr, true});
 }
 
 }  // namespace
@@ -193,6 +249,7 @@ void register_eltwise_cpu_kernels() {
     specs.push_back({std::string("fixture_exp_mpfr_") + std::string(f->tag),
                      "exp correctly rounded by MPFR alone (claims 0 ulp: must pass)",
                      traits(math::Fn::Exp, *f, *f, {math::ClaimKind::CorrectlyRounded}, "fixture"), How::Mpfr, true});
+  add_binary(specs);
   for (const CpuSpec& s : specs)
     register_kernel(s.name, Backend::Cpu, s.mutant, [s] { return std::make_unique<CpuEltwise>(s); }, Operation::Elementwise);
 }

@@ -371,6 +371,7 @@ EltwiseTraits traits(math::Fn f, const Format& io, math::Claim c, const char* so
 
 }  // namespace
 
+#ifndef FPCERT_ELT_FASTMATH
 void register_eltwise_cuda_kernels() {
   using math::ClaimKind;
   using math::Fn;
@@ -482,5 +483,56 @@ void register_eltwise_cuda_kernels() {
   for (const CudaSpec& s : specs)
     register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise>(s); }, Operation::Elementwise);
 }
+#else
+// The -use_fast_math twin (eltwise_cuda_fastmath.cu includes this file; docs/elementwise.md, "-use_fast_math builds"):
+// nvcc then sets -ftz=true -prec-div=false -prec-sqrt=false -fmad=true and maps expf, exp10f, logf, log2f, log10f, sinf,
+// cosf, tanf, sincosf, powf and fdividef to their intrinsics (the CUDA Math API marks them \note_fastmath). Each f32
+// subject is declared with the bound of what it becomes: the intrinsics' bounds (Programming Guide, intrinsic functions),
+// the others' own bounds; every one with DAZ and FTZ (.ftz instructions: subnormal inputs read as zero, subnormal results
+// flushed). sqrtf with -prec-sqrt=false: 1 ulp (Programming Guide, as recalled). tanf (-> __tanf: no bound documented) is
+// not registered. Expected on the H200: to be measured (scripts/device_run.sh eltwise-fastmath).
+void register_eltwise_cuda_fastmath_kernels() {
+  using math::ClaimKind;
+  using math::Fn;
+  const char* intrinsic = "CUDA Programming Guide, intrinsic functions (-use_fast_math maps the function to it)";
+  const char* own = "CUDA Programming Guide, the function's own bound (not remapped by -use_fast_math), under FTZ";
+  const math::Claim one{ClaimKind::Ulp, 1}, two{ClaimKind::Ulp, 2};
+  math::Claim trig_fast{ClaimKind::Absolute};
+  trig_fast.bound = std::exp2(-21.41);
+  trig_fast.lo = -3.14159265358979323846;
+  trig_fast.hi = 3.14159265358979323846;
+  auto fm = [](math::Fn f, math::Claim c, const char* source) { return traits(f, f32, c, source, true, true); };
+  const std::vector<CudaSpec> specs = {
+      {"cuda_fastmath_expf", "CUDA expf under -use_fast_math (__expf: ex2.approx.ftz.f32)", Subj::Expf,
+       fm(Fn::Exp, {ClaimKind::Ulp, 2, 1.173}, intrinsic)},
+      {"cuda_fastmath_exp2f", "CUDA exp2f under -use_fast_math (FTZ)", Subj::Exp2f, fm(Fn::Exp2, two, own)},
+      {"cuda_fastmath_exp10f", "CUDA exp10f under -use_fast_math (__exp10f)", Subj::Exp10f, fm(Fn::Exp10, {ClaimKind::Ulp, 2, 2.97}, intrinsic)},
+      {"cuda_fastmath_logf", "CUDA logf under -use_fast_math (__logf: lg2.approx.ftz.f32)", Subj::Logf,
+       fm(Fn::Log, {ClaimKind::Absolute, 3, 0, std::exp2(-21.41), 0.5, 2.0}, intrinsic)},
+      {"cuda_fastmath_log2f", "CUDA log2f under -use_fast_math (__log2f)", Subj::Log2f,
+       fm(Fn::Log2, {ClaimKind::Absolute, 2, 0, 0x1p-22, 0.5, 2.0}, intrinsic)},
+      {"cuda_fastmath_log10f", "CUDA log10f under -use_fast_math (__log10f)", Subj::Log10f,
+       fm(Fn::Log10, {ClaimKind::Absolute, 3, 0, 0x1p-24, 0.5, 2.0}, intrinsic)},
+      {"cuda_fastmath_sqrtf", "CUDA sqrtf under -use_fast_math (-prec-sqrt=false)", Subj::Sqrtf,
+       fm(Fn::Sqrt, one, "CUDA Programming Guide: sqrtf 1 ulp without -prec-sqrt=true (as recalled), under FTZ")},
+      {"cuda_fastmath_rsqrtf", "CUDA rsqrtf under -use_fast_math (FTZ)", Subj::Rsqrtf, fm(Fn::Rsqrt, two, own)},
+      {"cuda_fastmath_expm1f", "CUDA expm1f under -use_fast_math (FTZ)", Subj::Expm1f, fm(Fn::Expm1, one, own)},
+      {"cuda_fastmath_log1pf", "CUDA log1pf under -use_fast_math (FTZ)", Subj::Log1pf, fm(Fn::Log1p, one, own)},
+      {"cuda_fastmath_tanhf", "CUDA tanhf under -use_fast_math (FTZ)", Subj::Tanhf, fm(Fn::Tanh, two, own)},
+      {"cuda_fastmath_sinhf", "CUDA sinhf under -use_fast_math (FTZ)", Subj::Sinhf, fm(Fn::Sinh, {ClaimKind::Ulp, 3}, own)},
+      {"cuda_fastmath_coshf", "CUDA coshf under -use_fast_math (FTZ)", Subj::Coshf, fm(Fn::Cosh, two, own)},
+      {"cuda_fastmath_cbrtf", "CUDA cbrtf under -use_fast_math (FTZ)", Subj::Cbrtf, fm(Fn::Cbrt, one, own)},
+      // No device reference (MPFR only): the CI suite `elementwise` samples these, no sweep.
+      {"cuda_fastmath_erff", "CUDA erff under -use_fast_math (FTZ)", Subj::Erff, fm(Fn::Erf, two, own)},
+      {"cuda_fastmath_erfcf", "CUDA erfcf under -use_fast_math (FTZ)", Subj::Erfcf, fm(Fn::Erfc, {ClaimKind::Ulp, 4}, own)},
+      {"cuda_fastmath_sinf", "CUDA sinf under -use_fast_math (__sinf: sin.approx.ftz.f32)", Subj::Sinf, fm(Fn::Sin, trig_fast, intrinsic)},
+      {"cuda_fastmath_cosf", "CUDA cosf under -use_fast_math (__cosf: cos.approx.ftz.f32)", Subj::Cosf, fm(Fn::Cos, trig_fast, intrinsic)},
+      {"cuda_fastmath_sinpif", "CUDA sinpif under -use_fast_math (FTZ)", Subj::Sinpif, fm(Fn::Sinpi, one, own)},
+      {"cuda_fastmath_cospif", "CUDA cospif under -use_fast_math (FTZ)", Subj::Cospif, fm(Fn::Cospi, one, own)},
+  };
+  for (const CudaSpec& s : specs)
+    register_kernel(s.name, Backend::Cuda, false, [s] { return std::make_unique<CudaEltwise>(s); }, Operation::Elementwise);
+}
+#endif
 
 }  // namespace fpcert

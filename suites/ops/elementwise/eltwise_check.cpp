@@ -4,7 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <limits>
+
+#include "oracle/math/binary.hpp"
 
 namespace fpcert {
 
@@ -15,14 +19,14 @@ math::RefRn fast_ref(math::Fn f, float x, const math::CodeFormat& out) {
 bool before(const EltwiseTally::Item& a, const EltwiseTally::Item& b) { return a.ulps != b.ulps ? a.ulps > b.ulps : a.x < b.x; }
 }  // namespace
 
-void EltwiseTally::add(std::uint32_t x, std::uint32_t got, std::uint32_t ref, const math::Judged& j) {
+void EltwiseTally::add(std::uint32_t x, std::uint32_t got, std::uint32_t ref, const math::Judged& j, std::uint32_t x2) {
   ++inputs;
   if (j.undecided) {
     ++undecided;
     return;
   }
   ++histogram[static_cast<std::size_t>(math::ulp_bin(j.ulps))];
-  const Item it{x, got, ref, j.ulps};
+  const Item it{x, got, ref, j.ulps, x2};
   unclaimed += !j.claimed;
   if (j.claimed && j.ulps > 0 && (!has_worst || before(it, worst))) {
     worst = it;
@@ -88,6 +92,39 @@ void eltwise_check_one(const EltwiseTraits& t, std::uint32_t xc, std::uint32_t g
   tally.add(xc, got, r.code, math::judge(got, x, r, oc, t.claim, t.ftz));
 }
 
+void eltwise_check_two(const EltwiseTraits& t, std::uint32_t x1c, std::uint32_t x2c, std::uint32_t got, EltwiseTally& tally) {
+  // DAZ (a -use_fast_math build): subnormal operands read as zeros of their sign, the reference judged on them.
+  const auto in = [&](std::uint32_t c) { return t.daz && (c & 0x7f800000u) == 0 ? std::bit_cast<float>(c & 0x80000000u) : std::bit_cast<float>(c); };
+  const float a = in(x1c), b = in(x2c);
+  const double ab = std::fabs(static_cast<double>(b));
+  math::RefRn ref;
+  ref.code = math::binary_ref_f32(t.fn, a, b);
+  ref.decided = true;
+  ref.value = math::code_value(ref.code, math::kCodeF32);
+  math::Judged j;
+  // A signalling NaN operand of pow, fmax, fmin: the standards disagree (IEEE 754 9.2.1 keeps pow(+1, y) = 1 and pow(x, +-0) = 1
+  // for a quiet NaN only; 754-2008 maxNum returns a quiet NaN, 754-2019 maximumNumber and CUDA the number; C Annex F leaves
+  // signalling NaNs unspecified): no claim. Division and atan2 give NaN under every reading (754 6.2): judged.
+  const auto snan = [](std::uint32_t c) { return (c & 0x7fc00000u) == 0x7f800000u && (c & 0x003fffffu) != 0; };
+  const bool disputed = (t.fn == math::Fn::Pow || t.fn == math::Fn::Fmax || t.fn == math::Fn::Fmin) && (snan(x1c) || snan(x2c));
+  if (disputed) {
+    j.ulps = math::ulp_distance(got, ref.code, math::kCodeF32);
+    j.claimed = false;
+  } else if (t.fdividef_large_x2 && ab > 0x1p126 && ab < 0x1p128) {
+    // Documented (CUDA Math API, __fdividef): 0 for finite x1, NaN for infinite x1 (a NaN x1 gives NaN). Judged exactly:
+    // that result is the reference (+0 and -0 are one value to ulp_distance).
+    ref.code = std::isfinite(a) ? 0u : 0x7fc00000u;
+    j.ulps = math::ulp_distance(got, ref.code, math::kCodeF32);
+    j.above = j.ulps != 0;
+  } else if ((t.x2_lo > 0 || t.x2_hi < std::numeric_limits<double>::infinity()) && !(ab >= t.x2_lo && ab <= t.x2_hi)) {
+    j.ulps = math::ulp_distance(got, ref.code, math::kCodeF32);
+    j.claimed = false;  // outside the claim's domain (also a NaN x2): in the histogram, not judged
+  } else {
+    j = math::judge(got, a, ref, math::kCodeF32, t.claim, t.ftz);
+  }
+  tally.add(x1c, got, ref.code, j, x2c);
+}
+
 ElementwiseResult eltwise_record(const EltwiseTraits& t, const EltwiseTally& tally) {
   ElementwiseResult e;
   e.function = std::string(math::to_string(t.fn));
@@ -102,7 +139,7 @@ ElementwiseResult eltwise_record(const EltwiseTraits& t, const EltwiseTally& tal
   const int ib = t.in->container_bits / 4, ob = t.out->container_bits / 4;  // hex digits
   auto point = [&](const EltwiseTally::Item& it) {
     ElementwiseResult::Point p;
-    p.input_bits = fmt::format("0x{:0{}x}", it.x, ib);
+    p.input_bits = math::arity(t.fn) == 2 ? fmt::format("0x{:08x},0x{:08x}", it.x, it.x2) : fmt::format("0x{:0{}x}", it.x, ib);
     p.got_bits = fmt::format("0x{:0{}x}", it.got, ob);
     p.ref_bits = fmt::format("0x{:0{}x}", it.ref, ob);
     p.input = to_double(*t.in, it.x);

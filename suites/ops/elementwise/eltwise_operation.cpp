@@ -19,6 +19,14 @@ std::vector<CaseSpec> eltwise_cases(const std::string& suite, const EltwiseTrait
   auto add = [&](std::string id, const EltwiseInputs& in, std::string note) {
     c.push_back({std::move(id), in.spec(), BoundVariant::Independent, std::move(note), "elementwise"});
   };
+  if (math::arity(t.fn) == 2) {
+    // Binary functions: 2^64 pairs, no exhaustive sweep; the special pairs and a designed sample (2^24 pairs in the full suite).
+    add("special_pairs", {EltwiseInputs::Kind::Special}, "every pair of the special values");
+    const bool full = suite == "elementwise_full";
+    add(full ? "sample_pairs_2e24" : "sample_pairs", {EltwiseInputs::Kind::Sample, std::uint64_t{1} << (full ? 24 : 18), 42},
+        full ? "2^24 Philox input pairs designed for the hard regions" : "2^18 Philox input pairs designed for the hard regions");
+    return c;
+  }
   if (!wide) {
     add("all_" + std::string(t.in->tag), {EltwiseInputs::Kind::All}, "every input code");
     return c;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <cmath>
 #include <mutex>
+#include <optional>
 
 #include "base/codes.hpp"
 #include "base/error.hpp"
@@ -107,6 +108,11 @@ std::uint32_t bits(float x) {
 }  // namespace
 
 std::uint64_t eltwise_input_count(const EltwiseInputs& s, const EltwiseTraits& t) {
+  if (math::arity(t.fn) == 2) {
+    std::vector<std::uint32_t> a, b;
+    if (s.kind != EltwiseInputs::Kind::Sample) eltwise_input_pairs(s, t, a, b);
+    return s.kind == EltwiseInputs::Kind::Sample ? s.n : a.size();
+  }
   if (s.kind == EltwiseInputs::Kind::All) return std::uint64_t{1} << t.in->container_bits;
   if (s.kind == EltwiseInputs::Kind::Sample) return s.n;
   return eltwise_input_codes(s, t).size();
@@ -260,9 +266,11 @@ constexpr std::uint64_t kChunk = std::uint64_t{1} << 22;
 
 /// Run the kernel on codes [first, first + n) (codes == nullptr) or on codes[0 .. n), chunk by chunk, through guarded
 /// buffers; use(offset, inputs, outputs) per chunk. Returns false when the kernel failed (r holds why).
+/// codes2: a binary function's second operand, codes2[0 .. n) beside codes (its own guarded input).
 bool run_inputs(ElementwiseKernel& k, DeviceApi& api, const RunOptions& opt, CaseResult& r, std::uint64_t first, const std::uint32_t* codes,
                 std::uint64_t n, RunFindings& f,
-                const std::function<void(std::uint64_t, const std::vector<std::uint32_t>&, const std::vector<std::uint32_t>&)>& use) {
+                const std::function<void(std::uint64_t, const std::vector<std::uint32_t>&, const std::vector<std::uint32_t>&)>& use,
+                const std::uint32_t* codes2 = nullptr) {
   const EltwiseTraits& t = k.eltwise_traits();
   const int ib = container_bytes(*t.in), ob = container_bytes(*t.out);
   const std::uint64_t pre = to_container(*t.out, prefill_code(*t.out));
@@ -271,31 +279,37 @@ bool run_inputs(ElementwiseKernel& k, DeviceApi& api, const RunOptions& opt, Cas
     const std::uint64_t m = std::min(kChunk, n - at);
     xs.resize(m);
     for (std::uint64_t i = 0; i < m; ++i) xs[i] = codes ? codes[at + i] : static_cast<std::uint32_t>(first + at + i);
-    std::vector<std::uint8_t> packed(m * static_cast<std::size_t>(ib));
+    std::vector<std::uint8_t> packed(m * static_cast<std::size_t>(ib)), packed2(codes2 ? packed.size() : 0);
     for (std::uint64_t i = 0; i < m; ++i) store_code(packed.data(), static_cast<std::int64_t>(i), ib, xs[i]);
+    for (std::uint64_t i = 0; codes2 && i < m; ++i) store_code(packed2.data(), static_cast<std::int64_t>(i), ib, codes2[at + i]);
     const auto cols = static_cast<std::int64_t>(m);
     const bool ok = run_kernel_guarded(r, [&] {
       GuardedInput dx(api, packed, 1, cols, cols, ib, opt.guard_bytes, false);
+      std::optional<GuardedInput> dx2;
+      if (codes2) dx2.emplace(api, packed2, 1, cols, cols, ib, opt.guard_bytes, false);
       GuardedBuffer dy(api, m * static_cast<std::size_t>(ob), opt.guard_bytes);
       dy.prefill(1, cols, cols, ob, pre);
-      EltwiseOperands ops{cols, dx.elements(), dy.elements(), api.stream()};
+      EltwiseOperands ops{cols, dx.elements(), dy.elements(), api.stream(), dx2 ? dx2->elements() : nullptr};
       api.timer_start();
       k.run(ops);
       f.ms += api.timer_stop_ms();
       api.synchronize(opt.timeout_ms);
       const GuardReport g = dy.download_and_check();
       f.out_guard += g.changed;
-      const InputReport q = dx.check();
-      if (!f.inputs.modified && q.modified) f.inputs.first_modified = static_cast<std::int64_t>(at) + q.first_modified;
-      if (!f.inputs.guard_changed && q.guard_changed) f.inputs.first_guard = q.first_guard;
-      f.inputs.modified += q.modified;
-      f.inputs.guard_changed += q.guard_changed;
+      for (GuardedInput* in : {&dx, dx2 ? &*dx2 : nullptr}) {
+        if (!in) continue;
+        const InputReport q = in->check();
+        if (!f.inputs.modified && q.modified) f.inputs.first_modified = static_cast<std::int64_t>(at) + q.first_modified;
+        if (!f.inputs.guard_changed && q.guard_changed) f.inputs.first_guard = q.first_guard;
+        f.inputs.modified += q.modified;
+        f.inputs.guard_changed += q.guard_changed;
+      }
       ys.resize(m);
       for (std::uint64_t i = 0; i < m; ++i) {
         const std::uint64_t c = dy.code(0, static_cast<std::int64_t>(i));
         // Unwritten: still the pre-fill NaN. A NaN input's result may be any NaN, the pre-fill's too (a quieted NaN
         // input of that payload): not counted there.
-        if (c == pre && !std::isnan(to_double(*t.in, xs[i]))) {
+        if (c == pre && !std::isnan(to_double(*t.in, xs[i])) && !(codes2 && std::isnan(to_double(*t.in, codes2[at + i])))) {
           if (f.first_unwritten < 0) f.first_unwritten = static_cast<std::int64_t>(at + i);
           ++f.unwritten;
         }
@@ -314,6 +328,18 @@ void judge_chunk(const EltwiseTraits& t, const std::vector<std::uint32_t>& xs, c
   parallel_for(xs.size(), 1 << 14, [&](std::uint64_t b, std::uint64_t e, unsigned) {
     EltwiseTally part;
     for (std::uint64_t i = b; i < e; ++i) eltwise_check_one(t, xs[i], ys[i], part);
+    const std::lock_guard<std::mutex> lock(mu);
+    tally.merge(part);
+  });
+}
+
+/// Judge a binary function's chunk: results ys of the pairs (xs[i], x2s[i]).
+void judge_chunk2(const EltwiseTraits& t, const std::vector<std::uint32_t>& xs, const std::uint32_t* x2s, const std::vector<std::uint32_t>& ys,
+                  EltwiseTally& tally) {
+  std::mutex mu;
+  parallel_for(xs.size(), 1 << 12, [&](std::uint64_t b, std::uint64_t e, unsigned) {
+    EltwiseTally part;
+    for (std::uint64_t i = b; i < e; ++i) eltwise_check_two(t, xs[i], x2s[i], ys[i], part);
     const std::lock_guard<std::mutex> lock(mu);
     tally.merge(part);
   });
@@ -393,6 +419,21 @@ CaseResult run_eltwise_case(ElementwiseKernel& kernel, const EltwiseCaseSetup& s
       r.status = CaseStatus::Error;
       r.reason = "the device sweep found more undecided inputs than its buffer holds: the check is incomplete";
     }
+  } else if (math::arity(t.fn) == 2) {
+    // A binary function: pairs (special, or the designed sample), MPFR decides each reference on the host.
+    sweep = s.inputs.kind == EltwiseInputs::Kind::Sample ? "sampled" : "special";
+    std::vector<std::uint32_t> a, b;
+    eltwise_input_pairs(s.inputs, t, a, b);
+    r.m = static_cast<std::int64_t>(a.size());
+    note = s.inputs.kind == EltwiseInputs::Kind::Sample
+               ? fmt::format("{} Philox input pairs (seed {}): random bit patterns, both near 1, huge and tiny ratios, the edges of "
+                             "__fdividef's domain, subnormals, the function's hard cases, results near overflow and underflow",
+                             s.inputs.n, s.inputs.seed)
+               : fmt::format("every pair of {} special values (zeros, infinities, NaNs, +-1, subnormal, max, domain edges)",
+                             static_cast<std::size_t>(std::sqrt(static_cast<double>(a.size()))));
+    ok = run_inputs(
+        kernel, api, opt, r, 0, a.data(), a.size(), f,
+        [&](std::uint64_t at, const auto& xs, const auto& ys) { judge_chunk2(t, xs, b.data() + at, ys, tally); }, b.data());
   } else if (s.inputs.kind == EltwiseInputs::Kind::All) {
     ok = run_inputs(kernel, api, opt, r, 0, nullptr, count, f, [&](std::uint64_t, const auto& xs, const auto& ys) { judge_chunk(t, xs, ys, tally); });
   } else {

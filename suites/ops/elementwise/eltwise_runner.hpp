@@ -29,6 +29,9 @@ EltwiseInputs parse_eltwise_inputs(const std::string& spec);
 std::uint64_t eltwise_input_count(const EltwiseInputs& s, const EltwiseTraits& t);
 /// The input codes of a Sample or Special case (All: empty; the runner counts them).
 std::vector<std::uint32_t> eltwise_input_codes(const EltwiseInputs& s, const EltwiseTraits& t);
+/// A binary function's input pairs (eltwise_pairs.cpp): Special, every pair of the special values; Sample, the designed
+/// Philox sample. All throws InputError (2^64 pairs).
+void eltwise_input_pairs(const EltwiseInputs& s, const EltwiseTraits& t, std::vector<std::uint32_t>& x1, std::vector<std::uint32_t>& x2);
 
 struct EltwiseCaseSetup {
   std::string suite, case_id, repro, family;
