@@ -41,11 +41,11 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 9 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
+#define FPCERT_PLUGIN_ABI_MINOR 10 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
                                      3: reductions; 4: GEMM layouts; 5: GEMM alpha/beta, fields appended to fpcert_gemm_args;
                                      6: softmax and normalisation; 7: GEMM strided batches, appended to fpcert_gemm_args too;
                                      8: GEMM fused epilogues, to both, declared in fpcert_plugin_epilogue.h;
-                                     9: the epilogue's rounding before the bias) */
+                                     9: the epilogue's rounding before the bias; 10: attention, fpcert_plugin_attention.h) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
@@ -138,7 +138,9 @@ enum {
   FPCERT_OPERATION_CONVERSION = 2, /* dst[i] = convert(src[i]), elementwise */
   FPCERT_OPERATION_REDUCTION = 3,  /* ABI minor 3: out[v] = sum, dot or nrm2 of vector v (fpcert_reduce_traits) */
   FPCERT_OPERATION_SOFTMAX = 4,    /* ABI minor 6: softmax or log-softmax of each row (fpcert_softmax_traits) */
-  FPCERT_OPERATION_NORM = 5        /* ABI minor 6: LayerNorm or RMSNorm of each row (fpcert_norm_traits) */
+  FPCERT_OPERATION_NORM = 5,       /* ABI minor 6: LayerNorm or RMSNorm of each row (fpcert_norm_traits) */
+  FPCERT_OPERATION_ATTENTION = 6,  /* ABI minor 10: attention forward (fpcert_attention_traits) */
+  FPCERT_OPERATION_ATTENTION_BWD = 7 /* ABI minor 10: attention backward (fpcert_attention_bwd_traits) */
 };
 
 /* Status of every call. */
@@ -555,12 +557,14 @@ typedef fpcert_status (*fpcert_norm_can_implement_fn)(void* user_data, int64_t r
 typedef fpcert_status (*fpcert_norm_run_fn)(void* user_data, const fpcert_norm_args* args, void* stream, char* message,
                                             size_t message_capacity);
 
+#include "fpcert_plugin_attention.h" /* ABI minor 10: attention forward and backward (installed beside this header) */
+
 /* ---- the kernel table ----------------------------------------------------------------------- */
 
 /* One kernel. Fields of the other operation are ignored (leave them zero). */
 typedef struct fpcert_kernel {
   uint32_t struct_size;           /* sizeof(fpcert_kernel) as the plugin compiled it */
-  fpcert_operation operation;     /* GEMM, CONVERSION, (minor 3) REDUCTION, (minor 6) SOFTMAX or NORM */
+  fpcert_operation operation;     /* GEMM, CONVERSION, (minor 3) REDUCTION, (minor 6) SOFTMAX or NORM, (minor 10) ATTENTION(_BWD) */
   const char* name;               /* unique among every kernel fpcert knows (built-in and plugins):
                                      letters, digits, '_', '-', '.'; e.g. "foo_gemm_f16_f32acc" */
   const char* description;        /* one line for `fpcert kernels` (may be NULL) */
@@ -622,6 +626,14 @@ typedef struct fpcert_kernel {
                                                           into the output format before the bias is added (cuBLASLt's bias
                                                           epilogues with C); 0: one rounding (docs/plugin.md, "Fused epilogues") */
   int32_t reserved_minor9;                             /* 0 */
+
+  /* ---- appended in ABI minor 10 (a kernel of an older minor has none: it cannot be an ATTENTION or ATTENTION_BWD) */
+  fpcert_attention_traits attention;                   /* ATTENTION (operation == FPCERT_OPERATION_ATTENTION) */
+  fpcert_attention_can_implement_fn attention_can_implement; /* ATTENTION: optional */
+  fpcert_attention_run_fn attention_run;               /* ATTENTION: required */
+  fpcert_attention_bwd_traits attention_bwd;           /* ATTENTION_BWD (operation == FPCERT_OPERATION_ATTENTION_BWD) */
+  fpcert_attention_bwd_can_implement_fn attention_bwd_can_implement; /* ATTENTION_BWD: optional */
+  fpcert_attention_bwd_run_fn attention_bwd_run;       /* ATTENTION_BWD: required */
 } fpcert_kernel;
 
 /* Bits of fpcert_kernel.gemm_layouts (ABI minor 4): one per combination, bit (a + 2 b + 4 c) with 0 = row-major and
@@ -632,24 +644,19 @@ typedef struct fpcert_kernel {
 #define FPCERT_LAYOUTS_AB_ANY 0x0Fu                        /* NN, NT, TN, TT with C row-major */
 #define FPCERT_LAYOUTS_ALL 0xFFu                           /* every combination, C either way */
 
-/* sizeof(fpcert_kernel) of ABI minor 0, whose kernels end before gemm_order (read as order unknown). */
+/* sizeof(fpcert_kernel) of ABI minor N: where the fields of minor N + 1 begin. A kernel whose struct ends there reads
+ * as: minor 0 order unknown; 1 deterministic; 2 no reduction; 3 row-major only; 4 alpha = 1, beta = 0, no C; 5 no
+ * softmax or norm; 6 one matrix per call; 7 no epilogue; 8 gemm_round_before_bias 0; 9 no attention. */
 #define FPCERT_KERNEL_SIZE_MINOR0 offsetof(fpcert_kernel, gemm_order)
-/* sizeof(fpcert_kernel) of ABI minor 1, whose kernels end before determinism (read as deterministic). */
 #define FPCERT_KERNEL_SIZE_MINOR1 offsetof(fpcert_kernel, determinism)
-/* sizeof(fpcert_kernel) of ABI minor 2, whose kernels end before the reduction fields. */
 #define FPCERT_KERNEL_SIZE_MINOR2 offsetof(fpcert_kernel, reduce)
-/* sizeof(fpcert_kernel) of ABI minor 3, whose kernels end before gemm_layouts (read as row-major only). */
 #define FPCERT_KERNEL_SIZE_MINOR3 offsetof(fpcert_kernel, gemm_layouts)
-/* sizeof(fpcert_kernel) of ABI minor 4, whose kernels end before gemm_alpha_beta (read as alpha = 1, beta = 0, no C). */
 #define FPCERT_KERNEL_SIZE_MINOR4 offsetof(fpcert_kernel, gemm_alpha_beta)
-/* sizeof(fpcert_kernel) of ABI minor 5, whose kernels end before the softmax and normalisation fields. */
 #define FPCERT_KERNEL_SIZE_MINOR5 offsetof(fpcert_kernel, softmax)
-/* sizeof(fpcert_kernel) of ABI minor 6, whose kernels end before gemm_batched (read as one matrix per call). */
 #define FPCERT_KERNEL_SIZE_MINOR6 offsetof(fpcert_kernel, gemm_batched)
-/* sizeof(fpcert_kernel) of ABI minor 7, whose kernels end before gemm_epilogue (read as no epilogue). */
 #define FPCERT_KERNEL_SIZE_MINOR7 offsetof(fpcert_kernel, gemm_epilogue)
-/* sizeof(fpcert_kernel) of ABI minor 8, whose kernels end before gemm_round_before_bias (read as 0). */
 #define FPCERT_KERNEL_SIZE_MINOR8 offsetof(fpcert_kernel, gemm_round_before_bias)
+#define FPCERT_KERNEL_SIZE_MINOR9 offsetof(fpcert_kernel, attention)
 
 /* What fpcert_plugin_enumerate returns: a table with static storage duration. */
 typedef struct fpcert_plugin_info {
