@@ -16,6 +16,7 @@
 #include "plugin/fpcert_plugin.h"
 #include "plugin/loader.hpp"
 #include "suites/run/suite.hpp"
+#include "tests/plugin/fixtures/attention_descriptors.hpp"
 #include "tests/support/plugin_checks.hpp"
 
 using namespace fpcert;
@@ -41,68 +42,14 @@ fpcert_status fwd_can(void*, const fpcert_attention_shape* s, int32_t, fpcert_at
   return FPCERT_STATUS_NOT_SUPPORTED;
 }
 
-/// An f16 product by fp32 FMA, sequential (as the example declares its own).
 fpcert_attention_product product(fpcert_format a_input) {
-  fpcert_attention_product p{};
-  p.traits = {a_input, FPCERT_FORMAT_F16, FPCERT_ROUNDING_NEAREST_EVEN, a_input, FPCERT_FORMAT_F16, 1, FPCERT_FORMAT_NONE,
-              FPCERT_FORMAT_F32, FPCERT_ROUNDING_NEAREST_EVEN, 0, FPCERT_FORMAT_NONE, FPCERT_FORMAT_F32, 0, nullptr,
-              "s = fma(a_k, b_k, s) in fp32 from +0, k ascending"};
-  p.order.kind = FPCERT_ORDER_SEQUENTIAL;
-  p.order.step = FPCERT_STEP_FMA;
-  return p;
+  return f16_attention_product("s = fma(a_k, b_k, s) in fp32 from +0, k ascending", a_input);
 }
-
-/// The fields every kernel states.
-fpcert_kernel kernel_head(const char* name, fpcert_operation operation) {
-  fpcert_kernel k{};
-  k.struct_size = sizeof(fpcert_kernel);
-  k.operation = operation;
-  k.name = name;
-  k.memory = FPCERT_MEMORY_HOST;
-  return k;
-}
-
+fpcert_kernel kernel_head(const char* name, fpcert_operation operation) { return attention_descriptor_head(name, operation, FPCERT_MEMORY_HOST); }
 fpcert_kernel forward_kernel(const char* name) {
-  fpcert_kernel k = kernel_head(name, FPCERT_OPERATION_ATTENTION);
-  fpcert_attention_traits& a = k.attention;
-  a.input = FPCERT_FORMAT_F16;
-  a.qk = product(FPCERT_FORMAT_F16);
-  a.pv = product(FPCERT_FORMAT_F16);
-  a.shift = FPCERT_SOFTMAX_ONLINE;
-  a.key_block = 32;
-  a.exp_form = FPCERT_ATTENTION_EXP_NATURAL;
-  a.writes_lse = 1;
-  a.exp.implementation = FPCERT_ELEM_FN_LIBM_F32;
-  a.log.implementation = FPCERT_ELEM_FN_LIBM_F32;
-  a.sum_format = FPCERT_FORMAT_F32;
-  a.normalize = FPCERT_ATTENTION_NORMALIZE_DIVIDE;
-  a.out_format = FPCERT_FORMAT_F16;
-  a.masked_rows = FPCERT_MASKED_ROWS_ZERO;
-  a.masked_lse = FPCERT_ATTENTION_MASKED_LSE_POS_INF;
-  a.masks = FPCERT_ATTENTION_MASKS_ALL;
-  a.grouped_heads = 1;
-  k.attention_run = fwd_ok;
-  return k;
+  return f16_attention_descriptor(name, FPCERT_MEMORY_HOST, FPCERT_ELEM_FN_LIBM_F32, FPCERT_ELEM_FN_LIBM_F32, fwd_ok);
 }
-
-fpcert_kernel backward_kernel(const char* name) {
-  fpcert_kernel k = kernel_head(name, FPCERT_OPERATION_ATTENTION_BWD);
-  fpcert_attention_bwd_traits& b = k.attention_bwd;
-  b.input = FPCERT_FORMAT_F16;
-  b.qk = b.dov = product(FPCERT_FORMAT_F16);
-  b.pdo = b.dsk = b.dsq = product(FPCERT_FORMAT_F32);
-  b.exp_form = FPCERT_ATTENTION_EXP_NATURAL;
-  b.reads_saved = 1;
-  b.exp.implementation = FPCERT_ELEM_FN_LIBM_F32;
-  b.d_acc = b.compute_format = b.dq_acc = FPCERT_FORMAT_F32;
-  b.dq_determinism = FPCERT_DETERMINISTIC;
-  b.dq_out = b.dk_out = b.dv_out = FPCERT_FORMAT_F16;
-  b.masked_lse = FPCERT_ATTENTION_MASKED_LSE_POS_INF;
-  b.masks = FPCERT_ATTENTION_MASKS_ALL;
-  b.grouped_heads = 1;
-  k.attention_bwd_run = bwd_ok;
-  return k;
-}
+fpcert_kernel backward_kernel(const char* name) { return f16_attention_bwd_descriptor(name, FPCERT_MEMORY_HOST, FPCERT_ELEM_FN_LIBM_F32, bwd_ok); }
 
 using test::expect_one_problem;
 using test::table_problems;
