@@ -39,8 +39,8 @@ std::string tag_of(std::int32_t v) {
 }
 
 /// One matrix product: a GEMM's traits and order (plugin/gemm_abi.cpp), its operands in the formats the operation
-/// passes, b_input the kernel's input format (a_input 0: the kernel's choice, e.g. the format P or dS is rounded into), no atomic order (the attention
-/// declarations have no run-to-run determinism of their products).
+/// passes, b_input the kernel's input format (a_input 0: the kernel's choice, e.g. the format P or dS is rounded into), its
+/// result in fp32, no atomic order (the attention declarations have no run-to-run determinism of their products).
 void validate_product(const std::string& field, const fpcert_attention_product& p, std::int32_t a_input, std::int32_t b_input,
                       const Kerr& kerr, const std::string& versions) {
   validate_gemm_traits_abi(field + ".traits.", p.traits, kerr, versions);
@@ -48,6 +48,10 @@ void validate_product(const std::string& field, const fpcert_attention_product& 
   if (p.order.kind == FPCERT_ORDER_SPLIT_K && p.order.outer == FPCERT_COMBINE_ATOMIC)
     kerr(field + ".order: an atomic split-K combine is a run-to-run order, which an attention product cannot declare (the "
                  "backward's dQ declares its atomics in dq_determinism)");
+  // The bounds keep every product's result (the scores, O~, dP and the gradients' sums) in fp32 before what follows it.
+  if (p.traits.out_format != FPCERT_FORMAT_F32 && format_from_abi(p.traits.out_format))
+    kerr(fmt::format("{}.traits.out_format must be f32 (the product's result is kept in fp32 before the softmax, the normalisation "
+                     "or the gradients' rounding: the bound models no other), got {}", field, tag_of(p.traits.out_format)));
   if (!format_from_abi(b_input)) return;  // the input format itself is refused: nothing to compare with
   if (a_input && p.traits.a_input != a_input)
     kerr(fmt::format("{}.traits.a_input must be the input format ({}), got {}", field, tag_of(a_input), tag_of(p.traits.a_input)));

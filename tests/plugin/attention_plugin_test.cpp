@@ -82,6 +82,8 @@ TEST_CASE("attention forward declarations: a valid one validates, each broken fi
   refused_fwd([](fpcert_kernel& k) { k.attention.pv.traits.b_input = k.attention.pv.traits.b_operand = FPCERT_FORMAT_BF16; },
               {"attention.pv.traits.b_input must be the input format (f16), got bf16"});
   refused_fwd([](fpcert_kernel& k) { k.attention.qk.traits.order = ""; }, {"attention.qk.traits.order is empty"});
+  refused_fwd([](fpcert_kernel& k) { k.attention.qk.traits.out_format = FPCERT_FORMAT_F16; },
+              {"attention.qk.traits.out_format must be f32", "got f16"});
   refused_fwd([](fpcert_kernel& k) { k.attention.qk.traits.acc_rounding = 9; }, {"attention.qk.traits.acc_rounding: unknown rounding value 9"});
   refused_fwd([](fpcert_kernel& k) { k.attention.pv.order.kind = 0; }, {"attention.pv.order.kind: required, got value 0"});
   refused_fwd(
@@ -136,6 +138,7 @@ TEST_CASE("attention backward declarations: a valid one validates, each broken f
   refused_bwd([](fpcert_kernel& k) { k.attention_bwd.dsq.traits.b_input = k.attention_bwd.dsq.traits.b_operand = FPCERT_FORMAT_F32; },
               {"attention_bwd.dsq.traits.b_input must be the input format (f16), got f32"});
   refused_bwd([](fpcert_kernel& k) { k.attention_bwd.pdo.traits.exact_products = 3; }, {"attention_bwd.pdo.traits.exact_products must be 0 or 1"});
+  refused_bwd([](fpcert_kernel& k) { k.attention_bwd.dsk.traits.out_format = FPCERT_FORMAT_BF16; }, {"attention_bwd.dsk.traits.out_format must be f32"});
   refused_bwd([](fpcert_kernel& k) { k.attention_bwd.dsk.order.step = 0; }, {"attention_bwd.dsk.order.step: required for this kind"});
   refused_bwd([](fpcert_kernel& k) { k.attention_bwd.exp_form = 3; }, {"attention_bwd.exp_form: unknown value 3"});
   refused_bwd([](fpcert_kernel& k) { k.attention_bwd.reads_saved = -1; }, {"attention_bwd.reads_saved must be 0 or 1, got -1"});
