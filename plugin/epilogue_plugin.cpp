@@ -16,10 +16,10 @@ namespace fpcert {
 // on LP64 the sizes are pinned, so that an edit of the header that moves a field fails here instead of breaking every
 // built plugin silently.
 static_assert(FPCERT_KERNEL_SIZE_MINOR7 + sizeof(fpcert_gemm_epilogue_traits) == FPCERT_KERNEL_SIZE_MINOR8);
-// Minor 9: gemm_round_before_bias and its reserved twin right after gemm_epilogue; minor 10: gemm_shape_multiple and
-// its reserved twin after them.
+// Minor 9: gemm_round_before_bias and its reserved twin right after gemm_epilogue; minor 10 ends with gemm_shape_multiple
+// and its reserved twin (after the attention fields).
 static_assert(FPCERT_KERNEL_SIZE_MINOR8 + 2 * sizeof(std::int32_t) == FPCERT_KERNEL_SIZE_MINOR9);
-static_assert(FPCERT_KERNEL_SIZE_MINOR9 + 2 * sizeof(std::int32_t) == sizeof(fpcert_kernel));
+static_assert(offsetof(fpcert_kernel, reserved_minor10) + sizeof(std::int32_t) == sizeof(fpcert_kernel));
 static_assert(offsetof(fpcert_gemm_args, epilogue) == offsetof(fpcert_gemm_args, stride_c) + sizeof(std::int64_t));
 static_assert(sizeof(void*) != 8 || (sizeof(fpcert_gemm_epilogue_traits) == 40 && sizeof(fpcert_gemm_epilogue_args) == 48 &&
                                      FPCERT_KERNEL_SIZE_MINOR7 == 576 && sizeof(fpcert_gemm_args) == 216));
@@ -47,7 +47,7 @@ std::string known_bits(const Table& table) {
 
 bool has_epilogue_abi_field(const fpcert_kernel& k) { return k.struct_size >= FPCERT_KERNEL_SIZE_MINOR7 + sizeof(k.gemm_epilogue); }
 bool has_round_before_bias_field(const fpcert_kernel& k) { return k.struct_size >= FPCERT_KERNEL_SIZE_MINOR8 + 2 * sizeof(std::int32_t); }
-bool has_shape_multiple_field(const fpcert_kernel& k) { return k.struct_size >= FPCERT_KERNEL_SIZE_MINOR9 + 2 * sizeof(std::int32_t); }
+bool has_shape_multiple_field(const fpcert_kernel& k) { return k.struct_size >= offsetof(fpcert_kernel, reserved_minor10) + sizeof(std::int32_t); }
 
 void validate_epilogue_abi(const fpcert_kernel& k, const std::function<void(const std::string&)>& kerr, const std::string& versions) {
   if (!has_epilogue_abi_field(k)) return;

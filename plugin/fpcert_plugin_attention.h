@@ -2,14 +2,14 @@
  * declarations of kernels/attention/attention_kernel.hpp (AttentionTraits, AttentionOperands) and
  * kernels/attention/attention_backward_kernel.hpp (AttentionBwdTraits, AttentionBwdOperands) in C.
  *
- * STATUS: the declarations only. They are not yet appended to fpcert_kernel and the loader does not read them (a
- * plugin cannot yet declare an attention kernel); fpcert_plugin.h does not include this header. The next step
- * (docs/plugin.md will say when it lands): FPCERT_OPERATION_ATTENTION = 6 and FPCERT_OPERATION_ATTENTION_BWD = 7,
- * ABI minor 10, fields appended to fpcert_kernel (attention, attention_can_implement, attention_run, attention_bwd,
- * attention_bwd_can_implement, attention_bwd_run), FPCERT_KERNEL_SIZE_MINOR9, plugin/attention_plugin.{hpp,cpp}.
+ * ABI minor 10 (docs/plugin.md, "Attention kernels" and "Attention backward kernels"): fpcert_kernel.attention,
+ * attention_can_implement, attention_run (operation FPCERT_OPERATION_ATTENTION) and attention_bwd,
+ * attention_bwd_can_implement, attention_bwd_run (FPCERT_OPERATION_ATTENTION_BWD), read by plugin/attention_plugin.cpp;
+ * a kernel of an older minor ends before them (FPCERT_KERNEL_SIZE_MINOR9) and cannot be an attention kernel.
  *
- * Include it after <fpcert/plugin.h>, which defines the base types (formats, GEMM traits, exp / log errors, memory,
- * status, determinism, masked rows).
+ * Part of <fpcert/plugin.h>, which includes it (installed beside it as <fpcert/fpcert_plugin_attention.h)
+ * after the base types it uses (formats, GEMM traits and orders, exp / log errors, memory, status, determinism, masked
+ * rows); include that header, not this one.
  *
  * Forward, per batch b and query head h (KV head h' = h / (heads_q / heads_kv)), for row i:
  *   x_j = q_i . k_j              (the QK GEMM, depth head_dim, declared by `qk`)
@@ -22,7 +22,7 @@
 #define FPCERT_PLUGIN_ATTENTION_H_
 
 #ifndef FPCERT_PLUGIN_H_
-#error "include <fpcert/plugin.h> first: it defines the ABI's base types this header uses"
+#error "include <fpcert/plugin.h>: it includes fpcert_plugin_attention.h where the ABI's base types are defined"
 #endif
 
 #ifdef __cplusplus

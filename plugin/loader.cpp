@@ -18,9 +18,11 @@
 
 #include "base/fpenv.hpp"
 #include "kernels/device/device_api.hpp"
+#include "plugin/attention_plugin.hpp"
 #include "plugin/elf_check.hpp"
 #include "plugin/epilogue_plugin.hpp"
 #include "plugin/fpcert_plugin.h"
+#include "plugin/gemm_abi.hpp"
 #include "plugin/plugin_call.hpp"
 #include "plugin/reduce_plugin.hpp"
 #include "plugin/rows_plugin.hpp"
@@ -55,29 +57,7 @@ fpcert_gemm_shape shape_of(std::int64_t m, std::int64_t n, std::int64_t k, Layou
 
 /// The order a kernel declares (ABI minor 1); kernels of minor 0 end before it: unknown. Validated.
 SummationOrder order_from_abi(const fpcert_kernel& k) {
-  if (k.struct_size < FPCERT_KERNEL_SIZE_MINOR1) return SummationOrder::unknown();
-  const fpcert_gemm_order& g = k.gemm_order;
-  SummationOrder o;
-  auto kind = [](std::int32_t v) {
-    return v >= FPCERT_ORDER_UNKNOWN && v <= FPCERT_ORDER_SPLIT_PRODUCTS ? static_cast<OrderKind>(v - 1) : OrderKind::Unknown;
-  };
-  auto combine = [](std::int32_t v) {
-    return v == FPCERT_COMBINE_PAIRWISE ? Combine::Pairwise : v == FPCERT_COMBINE_ATOMIC ? Combine::Atomic : Combine::Sequential;
-  };
-  o.kind = kind(g.kind);
-  o.step = g.step == FPCERT_STEP_MUL_ADD ? StepKind::MulAdd : StepKind::Fma;
-  o.block = g.block;
-  o.inner = combine(g.inner);
-  o.outer = combine(g.outer);
-  o.splits = g.splits;
-  o.split_scheme = g.split_scheme ? g.split_scheme : "";
-  o.term_order = g.term_order == FPCERT_ORDER_TENSOR_CORE_BLOCK ? OrderKind::TensorCoreBlock : OrderKind::Sequential;
-  o.block_model.fused_length = g.fused_length;
-  if (const auto r = rounding_from_abi(g.block_rounding)) o.block_model.block_rounding = *r;
-  o.block_model.measured = g.block_model_measured == 1;
-  o.block_model.source = o.block_model.measured ? "measured (declared by the plugin)" : "placeholder (declared by the plugin)";
-  o.bitwise_ulps = g.bitwise_ulps;
-  return o;
+  return k.struct_size < FPCERT_KERNEL_SIZE_MINOR1 ? SummationOrder::unknown() : gemm_order_from_abi(k.gemm_order);
 }
 
 /// Orders stated for plugin kernels outside their plugin (declare_plugin_order), by kernel name.
@@ -87,24 +67,7 @@ std::map<std::string, SummationOrder>& order_overrides() {
 }
 
 KernelTraits traits_from_abi(const fpcert_kernel& k) {
-  const fpcert_gemm_traits& g = k.gemm;
-  KernelTraits t;
-  t.a_input = format_from_abi(g.a_input);
-  t.b_input = format_from_abi(g.b_input);
-  t.input_rounding = *rounding_from_abi(g.input_rounding);
-  t.a_operand = format_from_abi(g.a_operand);
-  t.b_operand = format_from_abi(g.b_operand);
-  t.operand_u = g.operand_u;
-  t.operand_note = g.operand_note ? g.operand_note : "";
-  t.exact_products = g.exact_products != 0;
-  t.product_format = t.exact_products ? nullptr : format_from_abi(g.product_format);
-  t.acc = format_from_abi(g.acc_format);
-  t.acc_rounding = *rounding_from_abi(g.acc_rounding);
-  t.promote_every = g.promote_every;
-  t.promote_format = g.promote_every > 0 ? format_from_abi(g.promote_format) : nullptr;
-  t.out = format_from_abi(g.out_format);
-  t.order = g.order;
-  t.sum_order = order_from_abi(k);
+  KernelTraits t = gemm_traits_from_abi(k.gemm, order_from_abi(k));  // plugin/gemm_abi.cpp
   if (const auto it = order_overrides().find(k.name ? k.name : ""); it != order_overrides().end() && !t.sum_order.known())
     t.sum_order = it->second;
   t.determinism = determinism_of(k, &t.determinism_note);  // plugin/determinism.cpp
@@ -222,8 +185,7 @@ class PluginGemmKernel final : public GemmKernel {
       Message msg;
       const std::int32_t st = call_plugin(name_, "gemm_workspace_bytes", d_->gemm_workspace_bytes, d_->user_data, &s,
                                           &ws_bytes, msg.buf.data(), msg.buf.size());
-      if (st == FPCERT_STATUS_NOT_SUPPORTED) throw NotSupportedError(describe_failure(name_, "gemm_workspace_bytes", st, msg));
-      if (st != FPCERT_STATUS_OK) throw DeviceError(describe_failure(name_, "gemm_workspace_bytes", st, msg));
+      check_run_status(name_, "gemm_workspace_bytes", st, msg);
     }
     void* ws = workspace_.get(ws_bytes);
     fpcert_gemm_args a{};
@@ -250,9 +212,7 @@ class PluginGemmKernel final : public GemmKernel {
     Message msg;
     const std::int32_t st = call_plugin(name_, "gemm_run", d_->gemm_run, d_->user_data, static_cast<const fpcert_gemm_args*>(&a),
                                         ws, ws_bytes, ops.stream, msg.buf.data(), msg.buf.size());
-    if (st == FPCERT_STATUS_OK) return;
-    if (st == FPCERT_STATUS_NOT_SUPPORTED) throw NotSupportedError(describe_failure(name_, "gemm_run", st, msg));
-    throw DeviceError(describe_failure(name_, "gemm_run", st, msg));
+    check_run_status(name_, "gemm_run", st, msg);
   }
 
  private:
@@ -294,40 +254,6 @@ namespace {
 const fpcert_kernel& kernel_at(const fpcert_plugin_info* info, std::uint32_t i) {
   return *reinterpret_cast<const fpcert_kernel*>(reinterpret_cast<const char*>(info->kernels) +
                                                  static_cast<std::size_t>(i) * info->kernel_struct_size);
-}
-
-/// The rules of fpcert_gemm_order (fpcert_plugin.h): each kind's required fields, nothing else set.
-template <class Err>
-void validate_order(const fpcert_gemm_order& g, const Err& kerr, const std::string& versions) {
-  if (g.kind < FPCERT_ORDER_UNKNOWN || g.kind > FPCERT_ORDER_SPLIT_PRODUCTS) {
-    kerr(fmt::format("gemm_order.kind: {} value {} (valid: 1 unknown, 2 sequential, 3 blocked_k, 4 split_k, 5 pairwise, "
-                     "6 tensor_core_block, 7 split_products; state FPCERT_ORDER_UNKNOWN when the order is not fixed){}",
-                     g.kind == 0 ? "required, got" : "unknown", g.kind, versions));
-    return;
-  }
-  const bool stepped = g.kind == FPCERT_ORDER_SEQUENTIAL || g.kind == FPCERT_ORDER_BLOCKED_K || g.kind == FPCERT_ORDER_SPLIT_K;
-  if (stepped && g.step != FPCERT_STEP_FMA && g.step != FPCERT_STEP_MUL_ADD)
-    kerr(fmt::format("gemm_order.step: required for this kind, got {} (valid: 1 fma, 2 mul_add){}", g.step, versions));
-  auto need_combine = [&](const char* field, std::int32_t v) {
-    if (v != FPCERT_COMBINE_SEQUENTIAL && v != FPCERT_COMBINE_PAIRWISE)
-      kerr(fmt::format("gemm_order.{}: required for this kind, got {} (valid: 1 sequential, 2 pairwise){}", field, v, versions));
-  };
-  if (g.kind == FPCERT_ORDER_BLOCKED_K) need_combine("inner", g.inner);
-  if (g.kind == FPCERT_ORDER_BLOCKED_K) need_combine("outer", g.outer);
-  if (g.kind == FPCERT_ORDER_SPLIT_K && g.outer != FPCERT_COMBINE_ATOMIC) need_combine("outer", g.outer);
-  const bool tc = g.kind == FPCERT_ORDER_TENSOR_CORE_BLOCK ||
-                  (g.kind == FPCERT_ORDER_SPLIT_PRODUCTS && g.term_order == FPCERT_ORDER_TENSOR_CORE_BLOCK);
-  if (tc && !rounding_from_abi(g.block_rounding))
-    kerr(fmt::format("gemm_order.block_rounding: required for a tensor-core block, got {}{}", g.block_rounding, versions));
-  if (g.kind == FPCERT_ORDER_SPLIT_PRODUCTS && g.term_order != FPCERT_ORDER_SEQUENTIAL && g.term_order != FPCERT_ORDER_TENSOR_CORE_BLOCK)
-    kerr(fmt::format("gemm_order.term_order: SEQUENTIAL (2) or TENSOR_CORE_BLOCK (6) for split products, got {}{}", g.term_order, versions));
-  if (g.block_model_measured != 0 && g.block_model_measured != 1)
-    kerr(fmt::format("gemm_order.block_model_measured must be 0 or 1, got {}", g.block_model_measured));
-  if (g.bitwise_ulps < 0) kerr(fmt::format("gemm_order.bitwise_ulps must be >= 0, got {}", g.bitwise_ulps));
-  fpcert_kernel k{};
-  k.struct_size = FPCERT_KERNEL_SIZE_MINOR1;
-  k.gemm_order = g;
-  if (const std::string why = check_order(order_from_abi(k)); !why.empty()) kerr("gemm_order: " + why);
 }
 
 }  // namespace
@@ -427,56 +353,15 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
     if (k.memory != FPCERT_MEMORY_HOST && k.memory != FPCERT_MEMORY_DEVICE)
       kerr(fmt::format("memory: unknown value {} (valid: 1 host, 2 device){}", k.memory, versions));
 
-    auto need_format = [&](const char* field, std::int32_t v, bool allow_scale) -> const Format* {
-      const Format* f = format_from_abi(v);
-      if (v == FPCERT_FORMAT_NONE) kerr(fmt::format("{}: required, got FPCERT_FORMAT_NONE", field));
-      else if (!f) kerr(fmt::format("{}: unknown format value {} (valid: {}){}", field, v, abi_format_list(), versions));
-      else if (!allow_scale && *f == ue8m0)
-        kerr(fmt::format("{}: ue8m0 is a scale format (no sign, no zero); it is valid only for conversions", field));
-      else return f;
-      return nullptr;
-    };
+    auto need_format = [&](const char* field, std::int32_t v, bool allow_scale) { return need_format_abi(field, v, allow_scale, kerr, versions); };
     auto need_rounding = [&](const char* field, std::int32_t v, bool allow_stochastic) {
-      const auto r = rounding_from_abi(v);
-      if (!r) kerr(fmt::format("{}: unknown rounding value {} (valid: 1 nearest-even, 2 nearest-away, 3 toward-zero, 4 up, 5 down, 6 stochastic){}",
-                               field, v, versions));
-      else if (*r == Rounding::Stochastic && !allow_stochastic)
-        kerr(fmt::format("{}: stochastic rounding is not valid here (fpcert would have to supply the random bits)", field));
+      need_rounding_abi(field, v, allow_stochastic, kerr, versions);
     };
 
     if (k.operation == FPCERT_OPERATION_GEMM) {
-      const fpcert_gemm_traits& g = k.gemm;
       if (!k.gemm_run) kerr("gemm_run is NULL (required)");
-      need_format("gemm.a_input", g.a_input, false);
-      need_format("gemm.b_input", g.b_input, false);
-      const Format* a_op = need_format("gemm.a_operand", g.a_operand, false);
-      const Format* b_op = need_format("gemm.b_operand", g.b_operand, false);
-      need_format("gemm.acc_format", g.acc_format, false);
-      need_format("gemm.out_format", g.out_format, false);
-      need_rounding("gemm.input_rounding", g.input_rounding, false);
-      need_rounding("gemm.acc_rounding", g.acc_rounding, true);
-      if (g.exact_products == 1) {
-        if (g.product_format != FPCERT_FORMAT_NONE)
-          kerr("gemm.product_format must be FPCERT_FORMAT_NONE when exact_products is 1 (exact products are not rounded)");
-      } else if (g.exact_products == 0) {
-        need_format("gemm.product_format (required when exact_products is 0)", g.product_format, false);
-      } else {
-        kerr(fmt::format("gemm.exact_products must be 0 or 1, got {}", g.exact_products));
-      }
-      if (g.promote_every < 0) kerr(fmt::format("gemm.promote_every must be >= 0, got {}", g.promote_every));
-      else if (g.promote_every > 0) need_format("gemm.promote_format (required when promote_every > 0)", g.promote_format, false);
-      else if (g.promote_format != FPCERT_FORMAT_NONE)
-        kerr("gemm.promote_format must be FPCERT_FORMAT_NONE when promote_every is 0 (no promotion)");
-      if (!(g.operand_u >= 0 && g.operand_u < 1)) kerr(fmt::format("gemm.operand_u must be in [0, 1), got {}", g.operand_u));
-      else if (g.operand_u > 0 && (!g.operand_note || !*g.operand_note))
-        kerr("gemm.operand_note is required when operand_u > 0 (state the derivation of the effective unit roundoff)");
-      else if (a_op && b_op && g.operand_u > std::max(a_op->unit_roundoff(), b_op->unit_roundoff()))
-        // A split emulation is more precise than its operand formats, never less: a larger operand_u
-        // would only widen the kernel's own bound (docs/plugin.md).
-        kerr(fmt::format("gemm.operand_u = {} exceeds the unit roundoff the declared operand formats imply ({} and {}: {})", g.operand_u,
-                         a_op->tag, b_op->tag, std::max(a_op->unit_roundoff(), b_op->unit_roundoff())));
-      if (!g.order || !*g.order) kerr("gemm.order is empty: state the operation order (what the bound model and a reader rely on)");
-      if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR1) validate_order(k.gemm_order, kerr, versions);
+      validate_gemm_traits_abi("gemm.", k.gemm, kerr, versions);  // plugin/gemm_abi.cpp
+      if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR1) validate_gemm_order_abi("gemm_order.", k.gemm_order, kerr, versions);
       if (const std::string why = determinism_abi_problem(k, order_from_abi(k)); !why.empty()) kerr(why + versions);
       if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR3 + sizeof(k.gemm_layouts) && k.gemm_layouts > FPCERT_LAYOUTS_ALL)
         kerr(fmt::format("gemm_layouts: unknown bits 0x{:X} (valid: FPCERT_LAYOUT_BIT combinations, at most 0xFF){}",
@@ -517,8 +402,11 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                        "before the reduction fields)", info->abi_major, info->abi_minor));
     } else if (k.operation == FPCERT_OPERATION_SOFTMAX || k.operation == FPCERT_OPERATION_NORM) {
       validate_rows_abi(k, kerr, versions, info->abi_major, info->abi_minor);  // plugin/rows_plugin.cpp
+    } else if (k.operation == FPCERT_OPERATION_ATTENTION || k.operation == FPCERT_OPERATION_ATTENTION_BWD) {
+      validate_attention_abi(k, kerr, versions, info->abi_major, info->abi_minor);  // plugin/attention_plugin.cpp
     } else {
-      kerr(fmt::format("operation: unknown value {} (valid: 1 gemm, 2 conversion, 3 reduction, 4 softmax, 5 norm){}", k.operation, versions));
+      kerr(fmt::format("operation: unknown value {} (valid: 1 gemm, 2 conversion, 3 reduction, 4 softmax, 5 norm, 6 attention, "
+                       "7 attention_bwd){}", k.operation, versions));
     }
   }
   return errs;
@@ -557,6 +445,11 @@ PluginSummary register_plugin_info(const fpcert_plugin_info* info, const std::st
       ki.operation = softmax ? Operation::Softmax : Operation::Norm;
       ki.make = [d, origin, keepalive]() -> std::unique_ptr<Kernel> { return make_plugin_rows_kernel(d, origin, keepalive); };
       listed = softmax ? &s.softmax_kernels : &s.norm_kernels;
+    } else if (d->operation == FPCERT_OPERATION_ATTENTION || d->operation == FPCERT_OPERATION_ATTENTION_BWD) {  // plugin/attention_plugin.cpp
+      const bool fwd = d->operation == FPCERT_OPERATION_ATTENTION;
+      ki.operation = fwd ? Operation::Attention : Operation::AttentionBackward;
+      ki.make = [d, origin, keepalive]() -> std::unique_ptr<Kernel> { return make_plugin_attention_kernel(d, origin, keepalive); };
+      listed = fwd ? &s.attention_kernels : &s.attention_bwd_kernels;
     } else {
       ki.operation = Operation::Conversion;
       ki.make = [d, origin, keepalive, minor = info->abi_minor]() -> std::unique_ptr<ConversionKernel> {
@@ -669,9 +562,7 @@ void PluginConverter::run(const ConvertOperands& ops) {
   Message msg;
   const std::int32_t st = call_plugin(name_, "conversion_run", desc_->conversion_run, desc_->user_data,
                                       static_cast<const fpcert_conversion_args*>(&a), ops.stream, msg.buf.data(), msg.buf.size());
-  if (st == FPCERT_STATUS_OK) return;
-  if (st == FPCERT_STATUS_NOT_SUPPORTED) throw NotSupportedError(describe_failure(name_, "conversion_run", st, msg));
-  throw DeviceError(describe_failure(name_, "conversion_run", st, msg));
+  check_run_status(name_, "conversion_run", st, msg);
 }
 
 }  // namespace fpcert

@@ -12,7 +12,9 @@
 #include <exception>
 #include <string>
 
+#include "base/error.hpp"
 #include "base/fpenv.hpp"
+#include "plugin/fpcert_plugin.h"
 #include "plugin/loader.hpp"
 
 namespace fpcert::plugin_detail {
@@ -72,6 +74,22 @@ inline std::string describe_failure(const std::string& kernel, const char* funct
   std::string text = m.text();
   return fmt::format("plugin kernel '{}': {}() returned {} ({}){}{}", kernel, function, status_name(st), st,
                      text.empty() ? "" : ": ", text.empty() ? "without a message" : text);
+}
+
+/// A can_implement function's status as fpcert's answer: OK yes, NOT_SUPPORTED no (with the plugin's reason), anything
+/// else a failure (DeviceError: the case fails with the plugin's message).
+inline Support support_from_status(const std::string& kernel, const char* function, std::int32_t st, Message& m) {
+  if (st == FPCERT_STATUS_OK) return Support::yes();
+  if (st == FPCERT_STATUS_NOT_SUPPORTED) return Support::no(m.text().empty() ? "the plugin declines this shape" : m.text());
+  throw DeviceError(describe_failure(kernel, function, st, m));
+}
+
+/// A run function's status as fpcert's verdict: OK returns, NOT_SUPPORTED "not supported" (NotSupportedError), anything
+/// else the case's failure with the plugin's message (DeviceError: the runner's "kernel failed").
+inline void check_run_status(const std::string& kernel, const char* function, std::int32_t st, Message& m) {
+  if (st == FPCERT_STATUS_OK) return;
+  if (st == FPCERT_STATUS_NOT_SUPPORTED) throw NotSupportedError(describe_failure(kernel, function, st, m));
+  throw DeviceError(describe_failure(kernel, function, st, m));
 }
 
 }  // namespace fpcert::plugin_detail

@@ -155,9 +155,7 @@ class PluginReduceKernel final : public ReduceKernel {
     Message msg;
     const std::int32_t st = call_plugin(name_, "reduce_can_implement", d_->reduce_can_implement, d_->user_data, count, length, abi_axis(axis),
                                         msg.buf.data(), msg.buf.size());
-    if (st == FPCERT_STATUS_OK) return Support::yes();
-    if (st == FPCERT_STATUS_NOT_SUPPORTED) return Support::no(msg.text().empty() ? "the plugin declines this shape" : msg.text());
-    throw DeviceError(describe_failure(name_, "reduce_can_implement", st, msg));
+    return support_from_status(name_, "reduce_can_implement", st, msg);
   }
   void run(const ReduceOperands& o) override {
     fpcert_reduce_args a{};
@@ -175,9 +173,7 @@ class PluginReduceKernel final : public ReduceKernel {
     void* stream = memory() == MemorySpace::Device ? o.stream : nullptr;
     const std::int32_t st = call_plugin(name_, "reduce_run", d_->reduce_run, d_->user_data, static_cast<const fpcert_reduce_args*>(&a), stream,
                                         msg.buf.data(), msg.buf.size());
-    if (st == FPCERT_STATUS_OK) return;
-    if (st == FPCERT_STATUS_NOT_SUPPORTED) throw NotSupportedError(describe_failure(name_, "reduce_run", st, msg));
-    throw DeviceError(describe_failure(name_, "reduce_run", st, msg));
+    check_run_status(name_, "reduce_run", st, msg);
   }
 
  private:

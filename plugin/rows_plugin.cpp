@@ -25,11 +25,9 @@ namespace fpcert {
 
 using namespace plugin_detail;
 
-namespace {
-
 using Kerr = std::function<void(const std::string&)>;
 
-enum class ElemFn : std::uint8_t { Exp, Log, Rsqrt };
+namespace {
 
 const char* fn_name(ElemFn f) { return f == ElemFn::Exp ? "exp" : f == ElemFn::Log ? "log" : "rsqrt"; }
 
@@ -60,14 +58,13 @@ std::optional<ElemFnError> preset(std::int32_t impl, ElemFn f) {
   return std::nullopt;
 }
 
-/// An enum field that is 0 (not stated) or a value this fpcert does not know: the field, the value, the valid values
-/// of ABI minor 6 and, for a plugin of a newer minor, both versions.
-std::string bad_enum(const std::string& field, std::int32_t v, const char* valid, const std::string& versions) {
-  return fmt::format("{}: {} value {} (valid in ABI minor 6: {}){}", field, v == 0 ? "required, got" : "unknown", v, valid, versions);
+}  // namespace
+
+std::string bad_enum(const std::string& field, std::int32_t v, const char* valid, const std::string& versions, int minor) {
+  return fmt::format("{}: {} value {} (valid in ABI minor {}: {}){}", field, v == 0 ? "required, got" : "unknown", v, minor, valid, versions);
 }
 
-/// The rules of an fpcert_elem_fn_error for function f in a kernel computing in `compute` (null: invalid).
-void validate_elem_fn(const char* field, const fpcert_elem_fn_error& e, ElemFn f, const Format* compute, const Kerr& kerr,
+void validate_elem_fn(const std::string& field, const fpcert_elem_fn_error& e, ElemFn f, const Format* compute, const Kerr& kerr,
                       const std::string& versions) {
   if (e.reserved != 0) kerr(fmt::format("{}.reserved must be 0, got {}", field, e.reserved));
   if (e.implementation == FPCERT_ELEM_FN_STATED) {
@@ -100,20 +97,21 @@ ElemFnError elem_fn_from_abi(const fpcert_elem_fn_error& e, ElemFn f) {
   return ElemFnError{e.ulps, e.ulps_per_x, e.abs_error, std::string(e.source) + " (declared by the plugin)"};
 }
 
-const Format* checked_format(const char* field, std::int32_t v, const Kerr& kerr, const std::string& versions) {
-  validate_format_abi(field, v, true, kerr, versions);
+const Format* checked_format(const std::string& field, std::int32_t v, const Kerr& kerr, const std::string& versions) {
+  validate_format_abi(field.c_str(), v, true, kerr, versions);
   const Format* f = format_from_abi(v);
   return f && *f != ue8m0 ? f : nullptr;
 }
 
-/// The compute format carries the mask's -Inf and the specials' NaN: IEEE formats only.
-void need_ieee(const char* field, const Format* f, const Kerr& kerr) {
+void need_ieee(const std::string& field, const Format* f, const Kerr& kerr) {
   if (f && !f->has_inf()) kerr(fmt::format("{}: {} has no Inf ({}); a row's -Inf entries and NaN need an IEEE format", field, f->tag, to_string(f->specials)));
 }
 
-void need_01(const char* field, std::int32_t v, const Kerr& kerr) {
+void need_01(const std::string& field, std::int32_t v, const Kerr& kerr) {
   if (v != 0 && v != 1) kerr(fmt::format("{} must be 0 or 1, got {}", field, v));
 }
+
+namespace {
 
 void validate_softmax(const fpcert_kernel& k, const Kerr& kerr, const std::string& versions) {
   const fpcert_softmax_traits& s = k.softmax;
@@ -261,12 +259,7 @@ struct PluginRows {
   }
   MemorySpace memory() const { return d->memory == FPCERT_MEMORY_DEVICE ? MemorySpace::Device : MemorySpace::Host; }
   void* stream(void* s) const { return memory() == MemorySpace::Device ? s : nullptr; }
-  /// can_implement's status: OK yes, NOT_SUPPORTED no (with the plugin's reason), anything else a failure.
-  Support support(const char* fn, std::int32_t st, Message& msg) const {
-    if (st == FPCERT_STATUS_OK) return Support::yes();
-    if (st == FPCERT_STATUS_NOT_SUPPORTED) return Support::no(msg.text().empty() ? "the plugin declines this shape" : msg.text());
-    throw DeviceError(describe_failure(name, fn, st, msg));
-  }
+  Support support(const char* fn, std::int32_t st, Message& msg) const { return support_from_status(name, fn, st, msg); }
   /// Calls `fn` with the arguments both operations share filled from o (struct_size, memory, the shape, x, out), `own`
   /// setting the operation's own; its status becomes fpcert's verdict: OK returns, NOT_SUPPORTED "not supported",
   /// anything else a failure with the plugin's message.
@@ -285,9 +278,7 @@ struct PluginRows {
     Message msg;
     const std::int32_t st =
         call_plugin(name, what, fn, d->user_data, static_cast<const Args*>(&a), stream(o.stream), msg.buf.data(), msg.buf.size());
-    if (st == FPCERT_STATUS_OK) return;
-    if (st == FPCERT_STATUS_NOT_SUPPORTED) throw NotSupportedError(describe_failure(name, what, st, msg));
-    throw DeviceError(describe_failure(name, what, st, msg));
+    check_run_status(name, what, st, msg);
   }
 };
 

@@ -13,9 +13,31 @@
 
 extern "C" {
 struct fpcert_kernel;
+struct fpcert_elem_fn_error;
 }
 
 namespace fpcert {
+
+// ---- declaration checks shared by the row operations and attention (plugin/attention_plugin.cpp) ----
+
+/// An enum field that is 0 (not stated) or a value this fpcert does not know: the field, the value, the valid values
+/// of ABI minor `minor` and, for a plugin of a newer minor, both versions.
+std::string bad_enum(const std::string& field, std::int32_t v, const char* valid, const std::string& versions, int minor = 6);
+/// The elementary functions a declaration names (fpcert_elem_fn_error).
+enum class ElemFn : std::uint8_t { Exp, Log, Rsqrt };
+/// The rules of an fpcert_elem_fn_error for function f in a kernel computing in `compute` (null: invalid): STATED with
+/// numbers and a source, or a preset of f with none (fp32 compute only).
+void validate_elem_fn(const std::string& field, const fpcert_elem_fn_error& e, ElemFn f, const Format* compute,
+                      const std::function<void(const std::string&)>& kerr, const std::string& versions);
+/// The error a validated fpcert_elem_fn_error declares.
+ElemFnError elem_fn_from_abi(const fpcert_elem_fn_error& e, ElemFn f);
+/// A required format field (validate_format_abi): the format, or nullptr when it is invalid.
+const Format* checked_format(const std::string& field, std::int32_t v, const std::function<void(const std::string&)>& kerr,
+                             const std::string& versions);
+/// A format that must carry -Inf and NaN (a mask's -Inf, the specials): IEEE formats only.
+void need_ieee(const std::string& field, const Format* f, const std::function<void(const std::string&)>& kerr);
+/// A flag: 0 or 1.
+void need_01(const std::string& field, std::int32_t v, const std::function<void(const std::string&)>& kerr);
 
 /// Whether k.struct_size covers the minor 6 fields (softmax .. norm_run).
 bool has_rows_abi_fields(const fpcert_kernel& k);

@@ -87,6 +87,16 @@ section_plugin_rows() {
     --suite certify --json "$OUT/plugin_rows.json" > "$OUT/plugin_rows.txt" 2>&1; echo "rc=$?" >> "$OUT/plugin_rows.txt"
   tail -12 "$OUT/plugin_rows.txt"
 }
+# abi41: attention forward and backward of a CUDA plugin in device memory (ABI minor 10; tests/plugin/attention_plugin_gpu_test.cpp):
+# the GPU test alone, then the certificate and the mutation score as a user sees them.
+section_plugin_attention() {
+  export FPCERT_BIN="$BIN/fpcert" FPCERT_TEST_PLUGIN_DIR="$BIN/plugins" FPCERT_TEST_SCRATCH="$OUT/plugin_attention_scratch"
+  mkdir -p "$FPCERT_TEST_SCRATCH"
+  run timeout 400 "$BIN/test_plugin_gpu" --source-file='*attention_plugin_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/test_plugin_attention_gpu.log" | tail -30
+  run timeout 150 "$BIN/fpcert" certify --plugin "$BIN/plugins/libattention_cuda.so" --kernel attention_f16_online_cuda,attention_bwd_f16_cuda \
+    --suite certify --json "$OUT/plugin_attention.json" > "$OUT/plugin_attention.txt" 2>&1; echo "rc=$?" >> "$OUT/plugin_attention.txt"
+  tail -36 "$OUT/plugin_attention.txt"
+}
 # The verdict tiers on the device (docs/bound_model.md): every CUDA and cuBLAS kernel certified on the certify
 # suite, the tier and the failed checks of each case summarised per kernel; the SIMT kernels again with their
 # order withheld (envelope + statistical) to show the weaker tiers pass them too.
@@ -760,6 +770,7 @@ for part in ${PART//,/ }; do
     emulation) section_emulation ;;
     plugin) section_plugin ;;
     plugin-rows) section_plugin_rows ;;
+    plugin-attention) section_plugin_attention ;;
     proof) section_proof ;;
     proof_conv) section_proof_conv ;;
     probe) section_probe ;;

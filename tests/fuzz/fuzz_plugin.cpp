@@ -22,6 +22,8 @@ std::int32_t gemm_run(void*, const fpcert_gemm_args*, void*, std::size_t, void*,
 std::int32_t conversion_run(void*, const fpcert_conversion_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
 std::int32_t softmax_run(void*, const fpcert_softmax_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
 std::int32_t norm_run(void*, const fpcert_norm_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
+std::int32_t attention_run(void*, const fpcert_attention_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
+std::int32_t attention_bwd_run(void*, const fpcert_attention_bwd_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
 
 /// An enum value: mostly a valid one, sometimes anything.
 std::int32_t pick(FuzzedDataProvider& p, std::int32_t lo, std::int32_t hi) {
@@ -51,10 +53,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint32_t count = p.ConsumeIntegralInRange<std::uint32_t>(0, 6);
   std::vector<fpcert_kernel> kernels(count);
   std::vector<std::string> texts;  // names, descriptions, notes and orders stay alive while validated
-  texts.reserve(9 * count);  // at most 8 a kernel: no reallocation moves a c_str() already taken
+  texts.reserve(16 * count);  // at most 15 a kernel: no reallocation moves a c_str() already taken
   for (auto& k : kernels) {
     k.struct_size = p.ConsumeBool() ? sizeof(fpcert_kernel) : p.ConsumeIntegral<std::uint32_t>();
-    k.operation = pick(p, 0, 6);
+    k.operation = pick(p, 0, 8);
     texts.push_back(p.ConsumeRandomLengthString(140));
     k.name = p.ConsumeBool() ? texts.back().c_str() : nullptr;
     texts.push_back(p.ConsumeRandomLengthString(40));
@@ -134,6 +136,58 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ep.func_note = p.ConsumeBool() ? texts.back().c_str() : nullptr;
     ep.fp8_scaling = pick(p, 0, 2);
     ep.amax = pick(p, 0, 2);
+    // Attention (minor 10): every enum, flag, mask, head-dim list and number; its products as the GEMM's traits above,
+    // each with an order of any kind.
+    auto product = [&](fpcert_attention_product& pr) {
+      pr.traits = g;
+      pr.order.kind = pick(p, 0, 8);
+      pr.order.step = pick(p, 0, 3);
+      pr.order.outer = pick(p, 0, 4);
+      pr.order.splits = pick(p, -1, 8);
+    };
+    auto takes = [&](std::uint32_t& masks, std::int32_t& grouped, std::int32_t& count_dims, std::int32_t* dims) {
+      masks = p.ConsumeBool() ? p.ConsumeIntegralInRange<std::uint32_t>(0, 7) : p.ConsumeIntegral<std::uint32_t>();
+      grouped = pick(p, 0, 2);
+      count_dims = pick(p, -1, 9);
+      for (int d = 0; d < FPCERT_ATTENTION_MAX_HEAD_DIMS; ++d) dims[d] = p.ConsumeBool() ? 0 : pick(p, -1, 256);
+    };
+    auto& at = k.attention;
+    at.input = pick(p, 0, 12);
+    product(at.qk);
+    product(at.pv);
+    at.shift = pick(p, 0, 4);
+    at.key_block = pick(p, -1, 64);
+    at.exp_form = pick(p, 0, 3);
+    at.writes_lse = pick(p, 0, 2);
+    elem_fn(at.exp);
+    if (p.ConsumeBool()) elem_fn(at.log);
+    at.sum_format = pick(p, 0, 12);
+    at.normalize = pick(p, 0, 4);
+    at.out_format = pick(p, 0, 12);
+    at.masked_rows = pick(p, 0, 3);
+    at.masked_lse = pick(p, 0, 3);
+    takes(at.masks, at.grouped_heads, at.head_dim_count, at.head_dims);
+    at.score_rel = p.ConsumeBool() ? 0.0 : p.ConsumeFloatingPoint<double>();
+    texts.push_back(p.ConsumeRandomLengthString(40));
+    at.note = p.ConsumeBool() ? texts.back().c_str() : nullptr;
+    k.attention_run = p.ConsumeBool() ? attention_run : nullptr;
+    auto& ab = k.attention_bwd;
+    ab.input = pick(p, 0, 12);
+    for (fpcert_attention_product* pr : {&ab.qk, &ab.dov, &ab.pdo, &ab.dsk, &ab.dsq}) product(*pr);
+    ab.exp_form = pick(p, 0, 3);
+    ab.reads_saved = pick(p, 0, 2);
+    elem_fn(ab.exp);
+    ab.d_acc = pick(p, 0, 12);
+    ab.compute_format = pick(p, 0, 12);
+    ab.dq_determinism = pick(p, 0, 3);
+    ab.dq_acc = pick(p, 0, 12);
+    ab.dq_out = pick(p, 0, 12);
+    ab.dk_out = pick(p, 0, 12);
+    ab.dv_out = pick(p, 0, 12);
+    ab.masked_lse = pick(p, 0, 3);
+    takes(ab.masks, ab.grouped_heads, ab.head_dim_count, ab.head_dims);
+    ab.reserved = pick(p, 0, 1);
+    k.attention_bwd_run = p.ConsumeBool() ? attention_bwd_run : nullptr;
   }
   info.kernel_count = p.ConsumeBool() ? count : p.ConsumeIntegralInRange<std::uint32_t>(0, count);
   info.kernels = count && p.ConsumeBool() ? kernels.data() : nullptr;

@@ -4,9 +4,7 @@
 // errors), and the faults made around a closed device kernel killed by `fpcert mutate`.
 #include <doctest/doctest.h>
 
-#include <nlohmann/json.hpp>
-
-#include "tests/support/run_command.hpp"
+#include "tests/support/certify_command.hpp"
 
 using fpcert::test::CommandResult;
 using fpcert::test::run_command;
@@ -19,22 +17,8 @@ const std::string kLib = fpcert::test::env_or("FPCERT_TEST_PLUGIN_DIR", FPCERT_T
 }  // namespace
 
 TEST_CASE("the CUDA rows plugin: softmax and LayerNorm in device memory pass every case of their suites") {
-  for (const auto& [kernel, suite] : {std::pair<std::string, std::string>{"rows_softmax_f32_cuda", "softmax"}, {"rows_layernorm_f32_cuda", "norm"}}) {
-    const std::string json = fpcert::test::scratch_dir("gpu_rows_" + suite) + "/r.json";
-    const CommandResult c = run_command({kFpcert, "certify", "--plugin", kLib, "--kernel", kernel, "--suite", suite, "--json", json});
-    INFO(c.output);
-    CHECK(c.exit_code == 0);
-    const std::string text = fpcert::test::read_text(json);
-    REQUIRE(!text.empty());
-    const nlohmann::json doc = nlohmann::json::parse(text);
-    int cases = 0;
-    for (const auto& cs : doc.at("cases")) {
-      CAPTURE(cs.at("case").get<std::string>());
-      CHECK(cs.at("status").get<std::string>() == "pass");
-      ++cases;
-    }
-    CHECK(cases >= 10);
-  }
+  CHECK(fpcert::test::certify_all_pass(kFpcert, kLib, "rows_softmax_f32_cuda", "softmax") >= 10);
+  CHECK(fpcert::test::certify_all_pass(kFpcert, kLib, "rows_layernorm_f32_cuda", "norm") >= 10);
 }
 
 TEST_CASE("the CUDA rows plugin: fpcert mutate kills the faults made around the device kernel") {

@@ -22,6 +22,7 @@
 #include "suites/ops/softmax/softmax_faults.hpp"
 #include "suites/run/suite.hpp"
 #include "tests/plugin/fixtures/rows_descriptors.hpp"
+#include "tests/support/plugin_checks.hpp"
 
 using namespace fpcert;
 
@@ -70,42 +71,15 @@ fpcert_kernel norm_kernel(const char* name) {
                                   norm_ok);
 }
 
-std::vector<std::string> problems(const fpcert_kernel* ks, std::uint32_t count = 1) {
-  fpcert_plugin_info info{FPCERT_PLUGIN_INFO_HEADER, "in-process", "0", count, 0, ks};
-  return validate_plugin_info(&info, "t");
-}
+using test::expect_one_problem;
+using test::Tally;
+using test::tally_suite;
 
-/// Exactly one problem, mentioning every fragment.
-void expect_one(const fpcert_kernel& k, std::initializer_list<const char*> fragments) {
-  const auto e = problems(&k);
-  std::string all;
-  for (const auto& s : e) all += s + "\n";
-  INFO(all);
-  REQUIRE(e.size() == 1);
-  for (const char* f : fragments) CHECK(e[0].find(f) != std::string::npos);
-}
-
-/// Every case of `suite` for `kernels`, statuses counted; each case printed on failure.
-struct Tally {
-  int pass = 0, fail = 0, other = 0;
-  std::vector<std::string> failed;  ///< case ids that failed
-};
+std::vector<std::string> problems(const fpcert_kernel* ks, std::uint32_t count = 1) { return test::table_problems(ks, count); }
+void expect_one(const fpcert_kernel& k, std::initializer_list<const char*> fragments) { expect_one_problem(k, fragments); }
 Tally run(const std::string& suite, const std::vector<std::string>& kernels, const std::string& only_case = "") {
-  const SuiteInfo* s = find_suite(suite);
-  REQUIRE(s);
-  SuiteRunOptions o;
-  o.only_case = only_case;
-  Tally t;
-  for (const CaseResult& c : run_suite(*s, kernels, o).cases) {
-    INFO(c.kernel << " " << c.case_id << " " << to_string(c.status) << " " << c.reason);
-    t.pass += c.status == CaseStatus::Pass;
-    t.fail += c.status == CaseStatus::Fail;
-    t.other += c.status != CaseStatus::Pass && c.status != CaseStatus::Fail;
-    if (c.status == CaseStatus::Fail) t.failed.push_back(c.case_id);
-  }
-  return t;
+  return tally_suite(suite, kernels, only_case);
 }
-
 bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 }  // namespace
