@@ -14,6 +14,9 @@
 #include "base/philox.hpp"
 #include "oracle/round.hpp"
 #include "oracle/ulp.hpp"
+#include "suites/ops/conversion/conversion_faults.hpp"
+#include "suites/ops/conversion/conversion_suite.hpp"
+#include "suites/ops/conversion/convert_runner.hpp"
 #include "suites/ops/conversion/device_sweep.hpp"
 
 namespace fpcert {
@@ -280,6 +283,35 @@ DiagnosisRecord diagnose_conversion_kernel(ConversionKernel& k, const std::strin
     }
   }
   return diagnose_conversion(k.name(), t, dc, top);
+}
+
+std::vector<ConversionFaultRow> measure_conversion_faults(const std::vector<std::string>& kernels) {
+  std::vector<ConversionFaultRow> rows;
+  const std::unique_ptr<DeviceApi> host = make_host_api();
+  for (const std::string& name : kernels) {
+    const auto probe = make_conversion_kernel(name);
+    if (!probe) throw InputError("unknown conversion kernel '" + name + "'");
+    for (const ConversionFaultInfo& f : conversion_fault_catalogue()) {
+      if (!conversion_fault_not_applicable(f.fault, probe->conversion()).empty()) continue;
+      ConversionFaultRow row;
+      row.kernel = name;
+      row.fault = f.id;
+      row.named = conversion_fault_named(f.fault, probe->conversion());
+      const auto mutant = make_conversion_fault_injector(make_conversion_kernel(name), f.fault);
+      row.killed = run_conversion_case(*mutant, conversion_suite_case(*mutant, SuiteRunOptions{}), *host, ConversionRunOptions{}).status ==
+                   CaseStatus::Fail;
+      const DiagnosisRecord d = diagnose_conversion_kernel(*mutant, "all", 40);
+      if (!d.ranked.empty()) {
+        const DiagnosisHypothesis& top = d.ranked.front();
+        row.top = top.id;
+        row.dormant = d.kind == "declared";
+        row.identified = d.kind == "consistent" &&
+                         (top.id == row.named || std::find(top.same_as.begin(), top.same_as.end(), row.named) != top.same_as.end());
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
 }
 
 }  // namespace fpcert
