@@ -762,6 +762,18 @@ section_eltwise_fastmath() {
   kf_full=$(echo "$kf" | tr , '\n' | grep -vE '^cuda_fastmath_(erff|erfcf|sinf|cosf|sinpif|cospif)$' | paste -sd, -)
   eltwise_runs eltwise_fastmath "$kf_full" "$kf"
 }
+# diag47 (issue 47, docs/diagnose.md "alpha, beta and C"): how cuBLASLt forms D = alpha' AB + beta C. Its FP8 GEMM
+# (e4m3 in, bf16 D and C) fails ab_general_nt_aligned by 1.027x on 1 of 10,240 elements: diagnosed there, on
+# ab_beta0_nt_aligned (no C: the control), and the bf16 subject on ab_general.
+section_diagnose_ab() {
+  local k c kc
+  for kc in cublaslt_e4m3_scaled_bf16out:ab_general_nt_aligned cublaslt_e4m3_scaled_bf16out:ab_beta0_nt_aligned \
+            cublaslt_bf16_epilogue:ab_general cublaslt_bf16_epilogue:ab_inplace; do
+    k=${kc%%:*}; c=${kc#*:}
+    run timeout 300 "$BIN/fpcert" diagnose --kernel "$k" --case "$c" --top 24 --json "$OUT/diag_ab_${k}_$c.json" > "$OUT/diag_ab_${k}_$c.txt" 2>&1
+    echo "rc=$?"; head -45 "$OUT/diag_ab_${k}_$c.txt"
+  done
+}
 for part in ${PART//,/ }; do
   case "$part" in
     tests) section_tests ;;
@@ -815,6 +827,7 @@ for part in ${PART//,/ }; do
     attention-backward-test) section_attention_backward_test ;;
     diagnose) section_diagnose ;;
     diagnose-epilogue) section_diagnose_epilogue ;;
+    diagnose-ab) section_diagnose_ab ;;
     scale3) section_scale3 ;;
     report) section_report ;;
     reveal) section_reveal ;;

@@ -14,6 +14,9 @@
 #include "base/philox.hpp"
 #include "oracle/round.hpp"
 #include "oracle/ulp.hpp"
+#include "suites/ops/conversion/conversion_faults.hpp"
+#include "suites/ops/conversion/conversion_suite.hpp"
+#include "suites/ops/conversion/convert_runner.hpp"
 #include "suites/ops/conversion/device_sweep.hpp"
 
 namespace fpcert {
@@ -26,7 +29,12 @@ struct ConvHypothesis {
   Rounder r;
   bool daz = false;  ///< subnormal source codes read as a zero of their sign
   bool ftz = false;  ///< subnormal results written as a zero of their sign
+  bool zero_plus = false;       ///< every zero result written as +0 (the sign of zero lost)
+  bool quiet_from_src = false;  ///< a NaN result's quiet bit is the source's (a signaling NaN not quieted)
 };
+
+/// The quiet bit of an IEEE format's NaN (the top fraction bit).
+std::uint64_t quiet_bit(const Format& f) { return std::uint64_t{1} << (f.frac_bits - 1); }
 
 std::string_view rounding_words(Rounding r) {
   switch (r) {
@@ -81,6 +89,13 @@ std::vector<ConvHypothesis> conversion_hypotheses(const ConversionTraits& t) {
           [n](ConvHypothesis& h) { h.r.nan = n; });
   if (dst.subnormals) add("ftz", "subnormal results flushed to zero (FTZ)", [](ConvHypothesis& h) { h.ftz = true; });
   if (src.subnormals) add("daz", "subnormal inputs read as zero (DAZ)", [](ConvHypothesis& h) { h.daz = true; });
+  // Conversion faults of the kind kernels make (docs/mutation.md, "Conversion faults"): the sign of a zero result lost
+  // (where the destination has a sign), a signaling NaN's quiet bit carried over instead of set (IEEE source and
+  // destination, NaN payloads kept: with no payload bit left the result is Inf's code).
+  if (dst.sign_bits) add("zero_sign_lost", "every zero result written as +0 (the sign of zero lost)", [](ConvHypothesis& h) { h.zero_plus = true; });
+  if (src.has_inf() && dst.has_inf())
+    add("nan_not_quieted", "a NaN result's quiet bit copied from the source (a signaling NaN not quieted)",
+        [](ConvHypothesis& h) { h.quiet_from_src = true; });
   return hs;
 }
 
@@ -91,6 +106,9 @@ std::uint64_t evaluate(const ConvHypothesis& h, const ConversionTraits& t, std::
   if (h.daz && classify(src, code) == FpClass::Subnormal) code &= src.sign_mask();
   std::uint64_t res = convert(src, code, dst, h.r, rbits).code;
   if (h.ftz && classify(dst, res) == FpClass::Subnormal) res &= dst.sign_mask();
+  if (h.quiet_from_src && classify(src, code) == FpClass::NaN && classify(dst, res) == FpClass::NaN)
+    res = (res & ~quiet_bit(dst)) | ((code & quiet_bit(src)) ? quiet_bit(dst) : 0);
+  if (h.zero_plus && classify(dst, res) == FpClass::Zero) res &= ~dst.sign_mask();
   return res;
 }
 
@@ -157,6 +175,9 @@ DiagnosisRecord diagnose_conversion(const std::string& kernel, const ConversionT
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     if (out[x].matched != out[y].matched) return out[x].matched > out[y].matched;
     if (out[x].changes != out[y].changes) return out[x].changes < out[y].changes;
+    // equal otherwise, the hypothesis that gives the NaN bits before nan=any (any NaN for a NaN: less specific)
+    const bool ax = hs[x].r.nan == NanPayload::Any, ay = hs[y].r.nan == NanPayload::Any;
+    if (ax != ay) return ay;
     return out[x].max_ulps < out[y].max_ulps;
   });
 
@@ -196,8 +217,8 @@ DiagnosisRecord diagnose_conversion(const std::string& kernel, const ConversionT
     r.unexplained.push_back(e);
   }
   for (int k = 0; k < top && k < static_cast<int>(nh); ++k) r.ranked.push_back(out[order[static_cast<std::size_t>(k)]]);
-  r.notes.push_back("the fault catalogue holds no conversion faults (docs/mutation.md): the hypotheses are the declared conversion's "
-                    "rounding mode, saturation, NaN convention, FTZ and DAZ, one change at a time");
+  r.notes.push_back("the hypotheses are the declared conversion's rounding mode, saturation, NaN convention, FTZ and DAZ, the sign of "
+                    "zero lost and a signaling NaN not quieted, one change at a time (docs/diagnose.md, \"Conversions\")");
   if (declared.rounder.rounding == Rounding::Stochastic)
     r.notes.push_back(fmt::format("stochastic rounding: the declared conversion draws the bits of code c as random_bits32({}, c)", declared.seed));
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -262,6 +283,35 @@ DiagnosisRecord diagnose_conversion_kernel(ConversionKernel& k, const std::strin
     }
   }
   return diagnose_conversion(k.name(), t, dc, top);
+}
+
+std::vector<ConversionFaultRow> measure_conversion_faults(const std::vector<std::string>& kernels) {
+  std::vector<ConversionFaultRow> rows;
+  const std::unique_ptr<DeviceApi> host = make_host_api();
+  for (const std::string& name : kernels) {
+    const auto probe = make_conversion_kernel(name);
+    if (!probe) throw InputError("unknown conversion kernel '" + name + "'");
+    for (const ConversionFaultInfo& f : conversion_fault_catalogue()) {
+      if (!conversion_fault_not_applicable(f.fault, probe->conversion()).empty()) continue;
+      ConversionFaultRow row;
+      row.kernel = name;
+      row.fault = f.id;
+      row.named = conversion_fault_named(f.fault, probe->conversion());
+      const auto mutant = make_conversion_fault_injector(make_conversion_kernel(name), f.fault);
+      row.killed = run_conversion_case(*mutant, conversion_suite_case(*mutant, SuiteRunOptions{}), *host, ConversionRunOptions{}).status ==
+                   CaseStatus::Fail;
+      const DiagnosisRecord d = diagnose_conversion_kernel(*mutant, "all", 40);
+      if (!d.ranked.empty()) {
+        const DiagnosisHypothesis& top = d.ranked.front();
+        row.top = top.id;
+        row.dormant = d.kind == "declared";
+        row.identified = d.kind == "consistent" &&
+                         (top.id == row.named || std::find(top.same_as.begin(), top.same_as.end(), row.named) != top.same_as.end());
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
 }
 
 }  // namespace fpcert

@@ -38,4 +38,15 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> conversion_diagnose_ranges(
 /// InputError for a kernel whose buffers live on a device (not diagnosed yet) or one that declines the codes.
 DiagnosisRecord diagnose_conversion_kernel(ConversionKernel& k, const std::string& c, int top = 8);
 
+/// One conversion fault (suites/ops/conversion/conversion_faults.hpp) injected into a host conversion kernel: killed by
+/// the conversions suite's case (the runner's check against fpcert's model and MPFR: failed), identified by the
+/// diagnosis on every code (its top hypothesis, or a look-alike of it, is the fault's own, "consistent").
+struct ConversionFaultRow {
+  std::string kernel, fault, named, top;
+  bool killed = false, identified = false;
+  bool dormant = false;  ///< the fault changes no result on these codes (the diagnosis: "declared"): not counted
+};
+/// Every applicable conversion fault injected into each kernel, checked and diagnosed (docs/diagnose.md, "Conversion faults").
+std::vector<ConversionFaultRow> measure_conversion_faults(const std::vector<std::string>& kernels);
+
 }  // namespace fpcert

@@ -17,6 +17,7 @@
 #include "oracle/refvalue.hpp"
 #include "oracle/round.hpp"
 #include "oracle/ulp.hpp"
+#include "suites/diagnose/diagnose_alpha_beta.hpp"
 #include "suites/diagnose/diagnose_run.hpp"
 #include "suites/diagnose/hypotheses.hpp"
 #include "suites/ops/gemm/alpha_beta.hpp"
@@ -51,6 +52,8 @@ enum class BiasMode : std::uint8_t { Declared, AfterAct, OtherAxis, RoundedToOut
 
 struct EpiHyp {
   std::string id = "declared", what = "the declared epilogue";
+  AbForm ab = AbForm::Declared;   ///< with ab_from_t: how Z0 is formed from the accumulator t (EpilogueMatrix::t)
+  bool ab_from_t = false;         ///< Z0 formed by `ab` from t (the alpha/beta hypotheses); else the matrix's acc
   int changes = 0;
   Form form = Form::Identity;
   bool round_before_act = false;  ///< Z rounded into the output format before the activation
@@ -208,6 +211,9 @@ std::vector<EpiHyp> hypotheses_for(const KernelTraits& t, const EpilogueDiagnose
   decl.form = declared_form(ec.activation);
   decl.round_before_act = t.epilogue.round_before_act;
   decl.round_before_bias = t.epilogue.round_before_bias && c.with_c && !c.bias.empty();
+  // alpha/beta with an unknown order: the declared Z0 formed from t = RN_f32(A'B') by the declared form, as every
+  // alpha/beta hypothesis is (not RN_f32(Z0), which is the form ab=f32_once); a declared order's acc is that form already.
+  decl.ab_from_t = c.alpha_beta && !c.order_known;
   std::vector<EpiHyp> hs = {decl};
   const auto add = [&](EpiHyp h, std::string id, std::string what) {
     h.id = std::move(id);
@@ -270,6 +276,14 @@ std::vector<EpiHyp> hypotheses_for(const KernelTraits& t, const EpilogueDiagnose
       add(h, "bias_rounded_to_out", fmt::format("the bias rounded into {} before it is added", of));
     }
   }
+  if (c.alpha_beta)
+    for (const AbHypothesis& f : alpha_beta_forms(c, out)) {
+      EpiHyp h = decl;
+      h.ab = f.form;
+      h.ab_from_t = true;
+      h.changes = 1;
+      add(h, f.id, f.what);
+    }
   if (c.scale_d != 1) {
     EpiHyp h = decl;
     h.changes = 1;
@@ -302,7 +316,12 @@ ElementEval evaluate(const EpiHyp& h, const KernelTraits& t, const EpilogueDiagn
   const Arith arith{h.act_in_out ? &out : &f32};
   const double u32 = f32.unit_roundoff(), eta32 = f32.min_subnormal();
   const double u_out = out.unit_roundoff(), eta_out = out.min_subnormal();
-  const double z0 = h.acc_rn ? quantize(f32, mx.z_hi[x]) : static_cast<double>(mx.acc[x]);
+  // The start: the alpha/beta form from t (its own spread), or the matrix's acc (the declared Z0, or RN_f32(Z0)).
+  std::optional<AbEval> ab;
+  if (h.ab_from_t)
+    ab = ab_evaluate(h.ab, c, static_cast<double>(mx.t[x]), mx.c.empty() ? 0.0 : mx.c[x],
+                     mx.e_ab[x] + std::fabs((static_cast<double>(mx.t[x]) - mx.ab_hi[x]) - mx.ab_lo[x]), out);
+  const double z0 = ab ? ab->z0 : h.acc_rn ? quantize(f32, mx.z_hi[x]) : static_cast<double>(mx.acc[x]);
   double b = 0;
   if (!c.bias.empty()) {
     const bool per_row = c.ec.bias == BiasKind::PerRow;
@@ -319,7 +338,9 @@ ElementEval evaluate(const EpiHyp& h, const KernelTraits& t, const EpilogueDiagn
   double z = bias_first ? a32.r(z0r + b) : z0r;
   // |z_kernel - z| before the activation: the accumulation's envelope of Z0, where the hypothesis's start lies from
   // Z0, and the bias's rounding on both sides (a rounding is monotone: RN(p + b) and RN(q + b) differ by <= |p - q| + ulp).
-  double dz = mx.x0[x] + std::fabs((z0 - mx.z_hi[x]) - mx.z_lo[x]) + (bias_first ? 2 * u32 * std::fabs(z) + eta32 : 0.0) +
+  // The declared form keeps the epilogue bound's x0 (|Z0 of the kernel - exact Z0| in any order) and its distance from Z0.
+  const bool own_spread = ab && h.ab != AbForm::Declared;
+  double dz = (own_spread ? ab->spread : mx.x0[x] + std::fabs((z0 - mx.z_hi[x]) - mx.z_lo[x])) + (bias_first ? 2 * u32 * std::fabs(z) + eta32 : 0.0) +
               (h.round_before_bias && bias_first ? 2 * u_out * std::fabs(z0) + eta_out : 0.0);
   if (h.round_before_act) {
     z = quantize(out, z);
@@ -347,7 +368,9 @@ ElementEval evaluate(const EpiHyp& h, const KernelTraits& t, const EpilogueDiagn
     spread = std::fabs(sd) * spread + 2 * u32 * std::fabs(y) + eta32;
   }
   ElementEval e;
-  e.code = round_double(out, y, Rounder::nearest(out)).code;
+  // One rounding of the exact alpha' t + beta c into the output format (nothing else after it: hypotheses_for).
+  e.code = ab && h.ab == AbForm::OneRounding ? round_ref(out, ref_from_two_sum(ab->z0, ab->z0_lo), Rounder::nearest(out)).code
+                                             : round_double(out, y, Rounder::nearest(out)).code;
   e.pre = y;
   const double got = to_double(out, mx.got[x]);
   // One output rounding on each side: values `spread` apart round at most one output ulp further apart.
@@ -491,8 +514,15 @@ DiagnosisRecord diagnose_epilogue(const std::string& kernel, const KernelTraits&
       c.order_known
           ? "the hypotheses start from the accumulator in the declared order (the bitwise emulator), then the epilogue in fp32 "
             "operation by operation; acc=rn_f32 starts from RN_f32(Z) instead"
-          : "the declared order is unknown: the hypotheses start from RN_f32(Z), one fp32 accumulation of Z, and are ranked by their "
-            "envelope first (the accumulation's envelope of Z through each hypothesis, plus one output rounding), then bit for bit");
+          : fmt::format("the declared order is unknown: the hypotheses start from {}, and are ranked by their envelope first (the "
+                        "accumulation's envelope of Z through each hypothesis, plus one output rounding), then bit for bit",
+                        c.alpha_beta ? "RN_f32(A'B'), one fp32 accumulation of A'B' (alpha' t + beta C formed from it by each hypothesis's form)"
+                                     : "RN_f32(Z), one fp32 accumulation of Z"));
+  if (c.alpha_beta)
+    rec.notes.push_back(fmt::format(
+        "alpha = {:.9g}, beta = {:.9g}{}: the alpha/beta hypotheses form alpha' t + beta C from t, the {} (docs/diagnose.md, \"alpha, beta and C\")",
+        c.alpha, c.beta, c.scale_a != 1 || c.scale_b != 1 ? fmt::format(", scale_a = {:.9g}, scale_b = {:.9g}", c.scale_a, c.scale_b) : std::string(),
+        c.order_known ? "accumulator in the declared order" : "correctly rounded RN_f32(A'B') (the order is unknown)"));
   if (c.amax) {
     const double got = *c.amax;
     const auto near = [&](double v) { return std::fabs(got - v) <= 4 * f32.unit_roundoff() * std::fabs(v) + f32.min_subnormal(); };
@@ -514,7 +544,7 @@ DiagnosisRecord diagnose_epilogue(const std::string& kernel, const KernelTraits&
 DiagnosisRecord diagnose_epilogue_kernel(GemmKernel& k, const std::string& suite, const CaseSpec& cs, const DiagnoseOptions& opt,
                                          CaseResult* status) {
   const KernelTraits& t = k.traits();
-  if (!cs.epilogue.active) throw InputError(fmt::format("diagnose: {} is not an epilogue case", cs.id));
+  if (!cs.epilogue.active && !cs.alpha_beta.active) throw InputError(fmt::format("diagnose: {} is neither an epilogue nor an alpha/beta case", cs.id));
   if (!(*t.acc == f32))
     throw InputError(fmt::format("diagnose {}: the epilogue hypotheses emulate an fp32 epilogue; the kernel accumulates in {}", k.name(), t.acc->tag));
   pin_fp_env();
@@ -565,6 +595,8 @@ DiagnosisRecord diagnose_epilogue_kernel(GemmKernel& k, const std::string& suite
   c.scale_d = in.scale_d;
   c.order_known = order_known;
   c.with_c = beta != 0;
+  c.alpha_beta = abc.active;
+  c.alpha = alpha, c.beta = beta, c.scale_a = in.scale_a, c.scale_b = in.scale_b;
   for (std::size_t b = 0; b < probs.size(); ++b) {
     const Problem& p = *probs[b];
     std::vector<double> c_b;
@@ -589,11 +621,21 @@ DiagnosisRecord diagnose_epilogue_kernel(GemmKernel& k, const std::string& suite
     mx.acc.resize(static_cast<std::size_t>(mn));
     mx.got.resize(static_cast<std::size_t>(mn));
     std::vector<std::uint64_t> acc_codes;
+    const std::vector<double> a_in = rounded_into(p.a.data, *t.a_input, t.input_rounding), b_in = rounded_into(p.b.data, *t.b_input, t.input_rounding);
     if (order_known) {
       Hypothesis h = declared_hypothesis(declared);
       h.traits.out = &f32;
-      acc_codes = evaluate_hypothesis(h, m, n, p.k, rounded_into(p.a.data, *t.a_input, t.input_rounding),
-                                      rounded_into(p.b.data, *t.b_input, t.input_rounding));
+      acc_codes = evaluate_hypothesis(h, m, n, p.k, a_in, b_in);
+    }
+    // The alpha/beta hypotheses' start: A'B' exactly, t (the declared order's accumulator or RN_f32(A'B')), E, C.
+    GemmRef ab_ref;
+    if (abc.active) {
+      ab_ref = gemm_reference(MatrixView::row_major(a_in.data(), m, p.k), MatrixView::row_major(b_in.data(), p.k, n));
+      mx.t.resize(static_cast<std::size_t>(mn));
+      mx.ab_hi.resize(static_cast<std::size_t>(mn));
+      mx.ab_lo.resize(static_cast<std::size_t>(mn));
+      mx.e_ab.resize(static_cast<std::size_t>(mn));
+      if (beta != 0) mx.c = c_b;
     }
     const Rounder rn_out = Rounder::nearest(*t.out);
     for (std::int64_t x = 0; x < mn; ++x) {
@@ -610,6 +652,13 @@ DiagnosisRecord diagnose_epilogue_kernel(GemmKernel& k, const std::string& suite
         mx.acc[xs] = static_cast<float>(to_double(f32, round_ref(f32, ez.z[xs], Rounder::nearest(f32)).code));
       }
       mx.got[xs] = round_double(*t.out, got[b * static_cast<std::size_t>(mn) + xs], rn_out).code;  // exact: got holds values of out
+      if (abc.active) {
+        mx.ab_hi[xs] = ab_ref.c[xs].hi;
+        mx.ab_lo[xs] = ab_ref.c[xs].lo;
+        mx.e_ab[xs] = ez.el[xs].E;
+        mx.t[xs] = order_known ? static_cast<float>(to_double(f32, acc_codes[xs]))
+                               : static_cast<float>(to_double(f32, round_ref(f32, ab_ref.c[xs], Rounder::nearest(f32)).code));
+      }
     }
     c.mats.push_back(std::move(mx));
   }

@@ -187,13 +187,21 @@ DiagnosisRecord diagnose_kernel(GemmKernel& k, const DiagnoseKernelOptions& o) {
   if (o.cases.empty()) throw InputError("diagnose: give a case (--case ID or a generator spec)");
   CaseResult first;
   DiagnosisRecord r;
-  // A fused-epilogue case: the epilogue's hypotheses (suites/diagnose/diagnose_epilogue.hpp), on that case alone.
-  if (const CaseSpec cs = case_spec(k, o.suite, o.cases.front()); cs.epilogue.active) {
+  // A fused-epilogue case, or one with alpha, beta and C (an fp32 epilogue of its own): the epilogue's hypotheses with the
+  // alpha/beta ones (suites/diagnose/diagnose_epilogue.hpp), on that case alone. An alpha/beta case of a kernel whose
+  // epilogue is not fp32 (an fp64 GEMM) is diagnosed as a plain GEMM, as before, and the record says so.
+  const CaseSpec cs = case_spec(k, o.suite, o.cases.front());
+  const bool ab_epilogue = cs.alpha_beta.active && *k.traits().acc == f32;
+  if (cs.epilogue.active || ab_epilogue) {
     if (o.cases.size() > 1)
-      throw InputError(fmt::format("diagnose: {} is an epilogue case, diagnosed on its own: give it as the only --case", cs.id));
+      throw InputError(fmt::format("diagnose: {} is an {} case, diagnosed on its own: give it as the only --case", cs.id,
+                                   cs.epilogue.active ? "epilogue" : "alpha/beta"));
     r = diagnose_epilogue_kernel(k, o.suite, cs, o.opt, &first);
   } else {
     r = diagnose_gemm_cases(k, o, first);
+    if (cs.alpha_beta.active)
+      r.notes.push_back(fmt::format("{}: alpha, beta and C set aside (the case run as a plain GEMM): the alpha/beta hypotheses emulate an "
+                                    "fp32 epilogue, and {} accumulates in {}", cs.id, k.name(), k.traits().acc->tag));
   }
   for (const CheckResult& c : first.checks)
     if (!c.passed && is_decisive(c.kind)) {

@@ -1,9 +1,12 @@
 // tests/suites/diagnose_conversion_test.cpp — the diagnosis of a conversion kernel (suites/diagnose/diagnose_conversion;
 // docs/diagnose.md, "Conversions"): fpcert's conversion model run under another rounding mode or saturation, or wrapped
 // to flush results (FTZ), flush inputs (DAZ) or flip a bit, while it declares the default conversion; each change is
-// made by the model or the wrapper, apart from the hypothesis that should name it.
+// made by the model or the wrapper, apart from the hypothesis that should name it; the conversion faults kernels make in
+// practice (ties away, no saturation or saturating where NaN is due, a signaling NaN not quieted, the sign of zero lost)
+// each named by theirs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,8 +25,9 @@ namespace {
 class Altered final : public ConversionKernel {
  public:
   using Map = std::function<std::uint64_t(std::uint64_t)>;
-  Altered(std::unique_ptr<ConversionKernel> inner, ConversionTraits declared, Map in, Map out)
-      : inner_(std::move(inner)), t_(declared), in_(std::move(in)), out_(std::move(out)) {}
+  using Map2 = std::function<std::uint64_t(std::uint64_t src, std::uint64_t res)>;  ///< a result changed knowing its source
+  Altered(std::unique_ptr<ConversionKernel> inner, ConversionTraits declared, Map in, Map out, Map2 both = nullptr)
+      : inner_(std::move(inner)), t_(declared), in_(std::move(in)), out_(std::move(out)), both_(std::move(both)) {}
   const std::string& name() const override { return name_; }
   std::string description() const override { return "altered"; }
   Backend backend() const override { return Backend::Cpu; }
@@ -31,10 +35,13 @@ class Altered final : public ConversionKernel {
   void run(const ConvertOperands& ops) override {
     const int sb = container_bytes(*t_.src), db = container_bytes(*t_.dst);
     for (std::int64_t i = 0; i < ops.count; ++i) {  // one code at a time: the input map may change each code
-      std::uint64_t code = load_code(ops.src, i, sb), res = 0;
+      const std::uint64_t source = load_code(ops.src, i, sb);
+      std::uint64_t code = source, res = 0;
       if (in_) code = in_(code);
       inner_->run({code, 1, &code, &res, nullptr});
-      store_code(ops.dst, i, db, out_ ? out_(load_code(&res, 0, db)) : load_code(&res, 0, db));
+      std::uint64_t r = out_ ? out_(load_code(&res, 0, db)) : load_code(&res, 0, db);
+      if (both_) r = both_(from_container(*t_.src, source), r);
+      store_code(ops.dst, i, db, r);
     }
   }
 
@@ -43,6 +50,7 @@ class Altered final : public ConversionKernel {
   std::unique_ptr<ConversionKernel> inner_;
   ConversionTraits t_;
   Map in_, out_;
+  Map2 both_;
 };
 
 /// bf16 -> f16 as declared by default (nearest-even, overflow to Inf, NaN preserved) over every bf16 code: bf16's 8-bit
@@ -119,6 +127,55 @@ TEST_CASE("diagnose conversion: flushed results (FTZ) and flushed inputs (DAZ) a
     CHECK(r.ranked[0].id == "daz");
     CHECK(r.ranked[0].matched == 65536);
     CHECK(r.ranked[1].matched == 65536 - 2 * 1023);  // the next one misses exactly the 2 x 1023 subnormal inputs
+  }
+}
+
+TEST_CASE("diagnose conversion: each conversion fault kernels make is named by its hypothesis, 100 %") {
+  struct Row {
+    const char* fault;
+    ConversionTraits declared;
+    Rounder computed;
+    Altered::Map2 both;
+    const char* c;
+    const char* named;
+  };
+  const auto with = [](Rounder r, auto set) {
+    set(r);
+    return r;
+  };
+  const Rounder rn16 = Rounder::nearest(f16);
+  Rounder sat_e4m3 = Rounder::nearest(e4m3);
+  sat_e4m3.saturation = Saturation::Finite;  // declared: __NV_SATFINITE
+  Rounder nan_e4m3 = Rounder::nearest(e4m3);
+  nan_e4m3.saturation = Saturation::NaN;     // declared: overflow to e4m3's NaN (no saturation)
+  // The quiet bit of a signaling bf16 NaN (bit 6 clear) left clear in the f16 result (bit 9): its payload kept.
+  const Altered::Map2 not_quieted = [](std::uint64_t src, std::uint64_t res) {
+    return classify(bf16, src) == FpClass::NaN && !(src & 0x40) ? res & ~std::uint64_t{0x200} : res;
+  };
+  // Every zero result written as +0: -0 and the negative values that round to zero in f16 (below 2^-25 in magnitude).
+  const Altered::Map2 plus_zero = [](std::uint64_t, std::uint64_t res) { return classify(f16, res) == FpClass::Zero ? res & 0x7fff : res; };
+  for (const Row& x : {
+           // f32 -> f16 on [1, 1 + 2^-7): 13 bits dropped, every pattern of them: ties (a 1 then twelve 0s) among them
+           Row{"ties away", {&f32, &f16, rn16}, with(rn16, [](Rounder& r) { r.rounding = Rounding::NearestAway; }), nullptr,
+               "0x3f800000+65536", "round=rna"},
+           // bf16 -> e4m3 over every bf16 code: values past 448 (+ half an ulp) overflow
+           Row{"no saturation where satfinite is declared", {&bf16, &e4m3, sat_e4m3}, nan_e4m3, nullptr, "all", "sat=nan"},
+           Row{"saturating where NaN is due", {&bf16, &e4m3, nan_e4m3}, sat_e4m3, nullptr, "all", "sat=satfinite"},
+           Row{"quiet bit not set", bf16_to_f16(), rn16, not_quieted, "all", "nan_not_quieted"},
+           Row{"sign of zero lost", bf16_to_f16(), rn16, plus_zero, "all", "zero_sign_lost"},
+       }) {
+    const std::string fault = x.fault;
+    CAPTURE(fault);
+    Altered k(make_model_conversion_kernel(*x.declared.src, *x.declared.dst, x.computed, 0), x.declared, nullptr, nullptr, x.both);
+    const DiagnosisRecord r = diagnose_conversion_kernel(k, x.c, 40);
+    CHECK(r.kind == "consistent");
+    REQUIRE(!r.ranked.empty());
+    CHECK(r.ranked[0].id == x.named);
+    CHECK(r.ranked[0].matched == r.ranked[0].elements);
+    // The codes force the fault: the declared conversion misses some of them.
+    const auto d = std::find_if(r.ranked.begin(), r.ranked.end(), [](const DiagnosisHypothesis& h) { return h.id == "declared"; });
+    REQUIRE(d != r.ranked.end());
+    CHECK(d->matched < d->elements);
   }
 }
 

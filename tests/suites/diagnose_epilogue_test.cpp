@@ -16,6 +16,7 @@
 #include "kernels/gemm/cpu/model.hpp"
 #include "oracle/round.hpp"
 #include "suites/diagnose/diagnose_run.hpp"
+#include "tests/support/host_gemm_fixture.hpp"
 #include "tests/support/relabelled_kernel.hpp"
 
 using namespace fpcert;
@@ -47,10 +48,9 @@ using Declaring = test::Relabelled;
 /// GELU as x sigmoid(1.702 x), written here with host float arithmetic: fp32 FMA along K from +0, then
 /// y = z (1 / (1 + exp(-1.702 z))), D = RN_out(y) (fp32, or bf16 through the oracle's rounding). Row-major operands,
 /// no bias, no alpha/beta (the traits declare none of them).
-class SigmoidGelu final : public GemmKernel {
+class SigmoidGelu final : public test::HostGemmFixture {
  public:
-  explicit SigmoidGelu(const Format& io) : io_(&io) {
-    t_ = epilogue_model_traits(io, io, nullptr);
+  explicit SigmoidGelu(const Format& io) : HostGemmFixture("fixture_gelu_sigmoid", "GELU as x sigmoid(1.702 x)", epilogue_model_traits(io, io, nullptr)), io_(&io) {
     t_.layouts = kLayoutsRowMajor;
     t_.alpha_beta = false;
     t_.batched = false;
@@ -58,27 +58,18 @@ class SigmoidGelu final : public GemmKernel {
     t_.epilogue.fp8_scaling = false;
     t_.epilogue.amax = false;
   }
-  const std::string& name() const override { return name_; }
-  std::string description() const override { return "GELU as x sigmoid(1.702 x)"; }
-  Backend backend() const override { return Backend::Cpu; }
-  const KernelTraits& traits() const override { return t_; }
-  Support can_implement(std::int64_t, std::int64_t, std::int64_t) const override { return Support::yes(); }
   void run(const GemmOperands& ops) override {
-    const int cb = container_bytes(*io_);
-    const auto load = [&](const void* p, std::int64_t x) { return static_cast<float>(to_double(*io_, from_container(*io_, load_code(p, x, cb)))); };
     for (std::int64_t i = 0; i < ops.m; ++i)
       for (std::int64_t j = 0; j < ops.n; ++j) {
         float z = 0.0f;
-        for (std::int64_t p = 0; p < ops.k; ++p) z = std::fma(load(ops.a, i * ops.lda + p), load(ops.b, p * ops.ldb + j), z);
+        for (std::int64_t p = 0; p < ops.k; ++p) z = std::fma(load(*io_, ops.a, i * ops.lda + p), load(*io_, ops.b, p * ops.ldb + j), z);
         const float y = ops.activation == Activation::None ? z : z * (1.0f / (1.0f + std::exp(-1.702f * z)));
-        store_code(ops.c, i * ops.ldc + j, cb, to_container(*io_, round_double(*io_, y, Rounder::nearest(*io_)).code));
+        store(*io_, ops.c, i * ops.ldc + j, y);
       }
   }
 
  private:
   const Format* io_;
-  KernelTraits t_;
-  std::string name_ = "fixture_gelu_sigmoid";
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // suites/ops/conversion/conversion_operation.hpp — elementwise conversion between number formats as an operation
 // of the runner (suites/run/operation.hpp): the `conversions` suite (suites/ops/conversion/conversion_suite.hpp),
 // every kernel swept over its source codes by the conversion runner (suites/ops/conversion/convert_runner.hpp).
-// No fault injectors: the check compares every result bit for bit with fpcert's model and MPFR.
+// No fault injectors in the mutation score: the check compares every result bit for bit with fpcert's model and MPFR (the
+// conversion faults of conversion_faults.hpp are measured apart: docs/diagnose.md, "Conversion faults").
 #pragma once
 
 #include "suites/ops/conversion/conversion_suite.hpp"

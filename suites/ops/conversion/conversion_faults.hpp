@@ -1,0 +1,49 @@
+// suites/ops/conversion/conversion_faults.hpp — the conversion faults kernels make in practice (docs/diagnose.md,
+// "Conversion faults"): round toward zero instead of to nearest, ties away from zero, no saturation, saturating where a
+// NaN (or Inf) is due, subnormal results flushed, the NaN payload lost, a signaling NaN not quieted, the sign of zero
+// lost — each injected around a host conversion kernel, and the diagnosis hypothesis that names it
+// (suites/diagnose/diagnose_conversion.hpp). Not yet faults of the mutation score's catalogue (suites/mutation/faults.hpp):
+// `fpcert mutate` does not inject them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+
+namespace fpcert {
+
+enum class ConversionFault : std::uint8_t {
+  TowardZero,      ///< round toward zero where to nearest is declared
+  TiesAway,        ///< ties away from zero where ties to even is declared
+  NoSaturation,    ///< overflow to Inf (or NaN) where satfinite is declared
+  SaturatesNan,    ///< overflow to the largest finite value where Inf or NaN is declared
+  FlushOutputs,    ///< subnormal results written as a zero of their sign
+  NanPayloadLost,  ///< every NaN result the canonical NaN where payloads are kept
+  NanNotQuieted,   ///< a NaN result's quiet bit copied from the source (a signaling NaN not quieted)
+  ZeroSignLost,    ///< every zero result written as +0
+};
+
+struct ConversionFaultInfo {
+  ConversionFault fault;
+  const char* id;     ///< "cvt_rz"
+  const char* what;   ///< in words
+  const char* named;  ///< the diagnosis hypothesis that names it ("round=rz"; "sat=" + the saturation, see conversion_fault_named)
+};
+const std::vector<ConversionFaultInfo>& conversion_fault_catalogue();
+
+/// Why the fault cannot change a kernel with this declaration (empty: it can): ties away for a declaration that does
+/// not round to nearest-even, FTZ for a destination without subnormals, ...
+std::string conversion_fault_not_applicable(ConversionFault f, const ConversionTraits& t);
+
+/// The hypothesis id that names the fault for this declaration (the saturation it falls back to, for NoSaturation).
+std::string conversion_fault_named(ConversionFault f, const ConversionTraits& t);
+
+/// `k` (a host conversion kernel) with the fault injected: each result the fault changes under fpcert's conversion model
+/// (oracle/round.hpp) is replaced, the kernel's own result kept everywhere else; it declares k's conversion and is named
+/// "<k>~<id>". Throws std::invalid_argument for a device kernel or an inapplicable fault.
+std::unique_ptr<ConversionKernel> make_conversion_fault_injector(std::unique_ptr<ConversionKernel> k, ConversionFault f);
+
+}  // namespace fpcert
