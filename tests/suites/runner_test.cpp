@@ -39,6 +39,12 @@ TEST_CASE("honest CPU models pass the independent and worst-case gates; their er
   for (const auto& info : kernel_registry()) {
     if (info.mutant || info.backend != Backend::Cpu || info.operation != Operation::Gemm) continue;  // CPU GEMM models: no device needed
     const std::string& name = info.name;
+    // The stand-ins for cuBLASLt's FP8 call take nt/c_row with M, N, K multiples of 16 only: this row-major 24 x 20
+    // problem is "not supported" for them, as declared; the certify suite's FP8-shaped cases grade them (selftest).
+    if (const auto k = make_gemm_kernel(name); !(k->traits().layouts & GemmLayout{}.bit()) || k->traits().shape_multiple > 1) {
+      CHECK(run(name, pf32, ref).status == CaseStatus::NotSupported);
+      continue;
+    }
     CAPTURE(name);
     const CaseResult r = run(name, pf32, ref);
     INFO(r.reason);

@@ -40,8 +40,10 @@ TEST_CASE("cuBLASLt subjects: registered under cublas, with the epilogue cuBLASL
     CHECK(e.func_note.find("2^-17.98") != std::string::npos);  // what the declaration rests on, named
     CHECK(e.round_before_act);
     CHECK(e.round_before_bias != fp8);  // measured: the 16-bit subjects round alpha AB + beta C before the bias, FP8 not
-    if (fp8) {  // M, N, K multiples of 16, declined before any device is asked
-      const Support s = k->can_implement(81, 48, 96);
+    CHECK(t.shape_multiple == (fp8 ? 16 : 1));
+    CHECK(e.fp8_scale_d == (!fp8 || *t.out == e4m3));  // cuBLASLt applies scale_d to an FP8 D only
+    if (fp8) {  // M, N, K multiples of 16 (declared), declined before any device is asked
+      const Support s = k->can_implement_shape(81, 48, 96);
       CHECK_FALSE(s.ok);
       CHECK(s.reason.find("multiples of 16") != std::string::npos);
     }
