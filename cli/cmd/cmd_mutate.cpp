@@ -18,6 +18,7 @@
 #include "results/results_json.hpp"
 #include "suites/run/environment.hpp"
 #include "suites/mutation/mutation.hpp"
+#include "suites/ops/conversion/conversion_faults.hpp"
 #include "suites/reveal/reveal.hpp"
 #include "suites/reveal/revealed_order.hpp"
 
@@ -42,6 +43,9 @@ std::string fault_catalogue_text() {
     for (CheckKind k : f.expected) kinds += (kinds.empty() ? "" : ", ") + std::string(to_string(k));
     s += fmt::format("{:<18} {:<12} {:<40} {}\n{:<72} {}\n", f.id, to_string(f.cls), kinds, f.what, "", f.realisation);
   }
+  // Conversion kernels get these instead (suites/ops/conversion/conversion_faults.hpp; docs/mutation.md, "Conversion kernels").
+  s += "\nconversion kernels (host): each fault injected around the kernel, killed by the conversions case's bitwise check\n";
+  for (const ConversionFaultInfo& f : conversion_fault_catalogue()) s += fmt::format("{:<22} {}\n", f.id, f.what);
   return s;
 }
 

@@ -26,6 +26,21 @@ TEST_CASE("mutate --list names every fault with its checks") {
                          "batch_stride_ignored", "batch_last_dropped"})
     CHECK_MESSAGE(r.has(id), id);
   CHECK(r.has("guard_output"));
+  for (const char* id : {"cvt_rz", "cvt_ties_away", "cvt_no_saturation", "cvt_saturates", "cvt_ftz", "cvt_nan_payload_lost",
+                         "cvt_nan_not_quieted", "cvt_zero_sign_lost"})  // the conversion kernels' faults, listed after
+    CHECK_MESSAGE(r.has(id), id);
+}
+
+TEST_CASE("mutate on a conversion kernel: its score; --fault refused with the reason") {
+  const CommandResult r = run_command({kFpcert, "mutate", "--kernel", "model_f16_to_e4m3_satfinite", "--suite", "conversions"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.has("mutation score of model_f16_to_e4m3_satfinite on suite conversions:"));
+  CHECK(r.has("cvt_rz"));
+  CHECK(r.has("(100.0 %) killed for their own fault; 0 by another check only, 0 survived"));
+  const CommandResult f = run_command({kFpcert, "mutate", "--kernel", "model_f16_to_e4m3_satfinite", "--suite", "conversions", "--fault", "acc_f16"});
+  CHECK(f.exit_code == 2);
+  CHECK(f.has("every conversion fault"));
 }
 
 TEST_CASE("mutate: the table, the score, the JSON; --min-score gates") {

@@ -8,9 +8,12 @@
 #include <map>
 #include <string>
 
+#include "base/error.hpp"
 #include "suites/diagnose/diagnose_conversion.hpp"
+#include "suites/mutation/mutation.hpp"
 #include "suites/ops/conversion/conversion_faults.hpp"
 #include "suites/ops/conversion/conversion_suite.hpp"
+#include "suites/run/suite.hpp"
 
 using namespace fpcert;
 
@@ -56,4 +59,42 @@ TEST_CASE("conversion faults: each is killed by the conversions check and named 
   MESSAGE("all: " << models.size() << " models, injected " << all.injected << ", dormant " << all.dormant << ", killed " << all.killed
                   << ", identified " << all.identified);
   CHECK(all.injected - all.dormant > 100);
+}
+
+TEST_CASE("fpcert mutate on a conversion kernel: every applicable conversion fault killed by the conversions case") {
+  const SuiteInfo* suite = find_suite("conversions");
+  REQUIRE(suite);
+  // bf16 -> e2m1, round to nearest, satfinite: rounding rules, FTZ and the sign of zero can change its results; e2m1 has
+  // no Inf nor NaN, so the saturation and NaN faults cannot (not applicable, with the reason).
+  const MutationScore s = run_mutation(*suite, "model_bf16_to_e2m1_rn", MutationOptions{});
+  CHECK(s.invalid_cases.empty());
+  std::map<std::string, MutantOutcome> outcome;
+  for (const MutantResult& m : s.mutants) {
+    CAPTURE(m.fault);
+    CAPTURE(m.detail);
+    outcome[m.fault] = m.outcome;
+    if (m.outcome == MutantOutcome::NotApplicable) CHECK(!m.detail.empty());
+  }
+  CHECK(outcome.size() == conversion_fault_catalogue().size());
+  for (const char* id : {"cvt_rz", "cvt_ties_away", "cvt_ftz", "cvt_zero_sign_lost"}) {
+    CAPTURE(id);
+    CHECK(outcome[id] == MutantOutcome::Killed);
+  }
+  for (const char* id : {"cvt_no_saturation", "cvt_saturates", "cvt_nan_payload_lost"}) {
+    CAPTURE(id);
+    CHECK(outcome[id] == MutantOutcome::NotApplicable);
+  }
+  CHECK(s.total() >= 4);
+  CHECK(s.score() == 1.0);
+  // fp16 -> fp32 is exact: no rounding rule, no overflow, no subnormal result can change; its zero's sign can.
+  const MutationScore widen = run_mutation(*suite, "model_f16_to_f32", MutationOptions{});
+  for (const MutantResult& m : widen.mutants) {
+    CAPTURE(m.fault);
+    CAPTURE(m.detail);
+    CHECK(m.outcome != MutantOutcome::Survived);
+  }
+  // --fault names the GEMM catalogue's faults: refused for a conversion kernel, with the reason.
+  MutationOptions only;
+  only.faults = {Fault::AccF16};
+  CHECK_THROWS_WITH_AS(run_mutation(*suite, "model_bf16_to_e2m1_rn", only), doctest::Contains("every conversion fault"), InputError);
 }

@@ -2,8 +2,8 @@
 // "Conversion faults"): round toward zero instead of to nearest, ties away from zero, no saturation, saturating where a
 // NaN (or Inf) is due, subnormal results flushed, the NaN payload lost, a signaling NaN not quieted, the sign of zero
 // lost — each injected around a host conversion kernel, and the diagnosis hypothesis that names it
-// (suites/diagnose/diagnose_conversion.hpp). Not yet faults of the mutation score's catalogue (suites/mutation/faults.hpp):
-// `fpcert mutate` does not inject them.
+// (suites/diagnose/diagnose_conversion.hpp). `fpcert mutate` injects them into host conversion kernels
+// (conversion_mutation.cpp; they are not in the GEMM catalogue of suites/mutation/faults.hpp).
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 // suites/ops/conversion/conversion_operation.hpp — elementwise conversion between number formats as an operation
 // of the runner (suites/run/operation.hpp): the `conversions` suite (suites/ops/conversion/conversion_suite.hpp),
 // every kernel swept over its source codes by the conversion runner (suites/ops/conversion/convert_runner.hpp).
-// No fault injectors in the mutation score: the check compares every result bit for bit with fpcert's model and MPFR (the
-// conversion faults of conversion_faults.hpp are measured apart: docs/diagnose.md, "Conversion faults").
+// Its mutation score (conversion_mutation.cpp): the faults of conversion_faults.hpp injected around a host kernel, each
+// mutant swept by the suite's case (docs/mutation.md, "Conversion kernels").
 #pragma once
 
 #include "suites/ops/conversion/conversion_suite.hpp"
@@ -25,6 +25,9 @@ class ConversionOperation final : public OperationRunner {
   RunResult run(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) const override {
     return run_conversion_suite(suite, kernels, opt);
   }
+  bool has_faults() const override { return true; }
+  /// Every conversion fault on a host kernel (InputError for a device kernel, or with --fault: those name GEMM faults).
+  MutationScore mutate(const SuiteInfo& suite, const std::string& kernel, const MutationOptions& opt) const override;
 };
 
 }  // namespace fpcert
