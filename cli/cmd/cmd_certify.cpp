@@ -322,7 +322,8 @@ int run(const SuiteArgs& a, const char* verb) {
     else
       groups.push_back(suite_kernels[i]);
   }
-  // The mutation score: fault injectors wrap GEMM and reduction kernels (docs/mutation.md); conversion kernels have none yet.
+  // The mutation score (docs/mutation.md). A conversion kernel's is `fpcert mutate`'s alone (its faults wrap host kernels,
+  // and the conversions suite runs the device table where a GPU is present: "Conversion kernels").
   const bool mutation = certify && op != Operation::Conversion;
   // A suite's run options (everything but where the partial JSON lines go and which cases run).
   const auto suite_options = [&](const SuiteInfo& suite) {

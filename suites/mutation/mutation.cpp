@@ -58,7 +58,7 @@ MutationScore run_mutation(const SuiteInfo& suite, const std::string& kernel, co
   if (!info) throw InputError("unknown kernel '" + kernel + "' (fpcert kernels lists them)");
   const OperationRunner& op = operation_runner(info->operation);
   if (!op.has_faults())
-    throw InputError(fmt::format("'{}' is a {} kernel: fault injectors wrap GEMM and reduction kernels (docs/mutation.md)", kernel,
+    throw InputError(fmt::format("'{}' ({} kernel) has no fault injectors: docs/mutation.md lists the operations that do", kernel,
                                  to_string(info->operation)));
   return op.mutate(suite, kernel, opt);
 }
