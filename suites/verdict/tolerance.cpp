@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "base/error.hpp"
@@ -23,6 +25,15 @@ Rounding rounding_arg(const std::string& key, const std::string& v) {
   const auto r = parse_rounding(v);
   if (!r) throw InputError(fmt::format("traits: {}={}: unknown rounding ({})", key, v, rounding_names()));
   return *r;
+}
+
+/// A decimal integer in [lo, hi], nothing before or after it (no sign for a positive, no blank, no suffix).
+long long integer_arg(const std::string& key, const std::string& v, long long lo, long long hi) {
+  long long x = 0;
+  const auto r = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || x < lo || x > hi)
+    throw InputError(fmt::format("traits: {}={}: an integer in [{}, {}]", key, v, lo, hi));
+  return x;
 }
 
 bool flag_arg(const std::string& key, const std::string& v) {
@@ -124,11 +135,7 @@ KernelTraits parse_traits_spec(const std::string& spec) {
       t.exact_products = v == "exact";
       t.product_format = t.exact_products ? nullptr : format_arg(key, v);
     } else if (key == "promote_every") {
-      try {
-        t.promote_every = std::stoi(v);
-      } catch (const std::exception&) {
-        throw InputError(fmt::format("traits: promote_every={}: not an integer", v));
-      }
+      t.promote_every = static_cast<int>(integer_arg(key, v, 0, std::numeric_limits<int>::max()));
     } else if (key == "batch_invariant") {
       // a declared property (docs/audit.md, "Batch invariance"), checked bit for bit by fpcert audit
       t.batch_invariant = flag_arg(key, v);
@@ -137,16 +144,7 @@ KernelTraits parse_traits_spec(const std::string& spec) {
       // D = alpha (A B) + beta C as BLAS defines it (kernels/kernel.hpp, KernelTraits::alpha_beta; docs/python.md)
       t.alpha_beta = flag_arg(key, v);
     } else if (key == "shape_multiple") {
-      // M, N and K multiples of it (KernelTraits::shape_multiple; cuBLASLt's FP8 GEMM: 16)
-      std::size_t used = 0;
-      long long q = 0;
-      try {
-        q = std::stoll(v, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != v.size() || q < 1 || q > 4096) throw InputError(fmt::format("traits: shape_multiple={}: an integer in [1, 4096]", v));
-      t.shape_multiple = q;
+      t.shape_multiple = integer_arg(key, v, 1, 4096);  // M, N, K multiples of it (KernelTraits::shape_multiple; cuBLASLt FP8: 16)
     } else if (key == "batched") {
       // strided batches as cublasGemmStridedBatchedEx defines them (KernelTraits::batched; docs/python.md)
       t.batched = flag_arg(key, v);
@@ -160,7 +158,6 @@ KernelTraits parse_traits_spec(const std::string& spec) {
   }
   check_epilogue(t.epilogue);
   if (t.promote_every > 0 && !t.promote_format) t.promote_format = &f32;
-  if (t.promote_every < 0) throw InputError("traits: promote_every must be >= 0");
   if (!order.empty()) {
     t.sum_order = parse_order_spec(order);
     if (const std::string bad = check_order(t.sum_order); !bad.empty()) throw InputError("traits: order=" + order + ": " + bad);

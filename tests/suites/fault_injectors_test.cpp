@@ -392,5 +392,8 @@ TEST_CASE("shape multiples and FP8 scaling without scale_d: asked before the ker
   CHECK(describe_traits(t).find("M, N, K multiples of 16") != std::string::npos);
   CHECK_THROWS_WITH_AS(parse_traits_spec("in=f32,shape_multiple=0"), doctest::Contains("an integer in [1, 4096]"), InputError);
   CHECK_THROWS_WITH_AS(parse_traits_spec("in=f32,shape_multiple=16x"), doctest::Contains("an integer in [1, 4096]"), InputError);
+  CHECK(parse_traits_spec("in=f32,promote_every=128").promote_every == 128);  // the same integer rule
+  CHECK_THROWS_WITH_AS(parse_traits_spec("in=f32,promote_every=128x"), doctest::Contains("promote_every=128x: an integer in [0,"), InputError);
+  CHECK_THROWS_AS(parse_traits_spec("in=f32,promote_every=-1"), InputError);
   CHECK_THROWS_WITH_AS(parse_traits_spec("in=f32,fp8_scale_d=0"), doctest::Contains("without fp8_scaling=1"), InputError);
 }

@@ -85,7 +85,7 @@ MutationScore ConversionOperation::mutate(const SuiteInfo& suite, const std::str
                                      "source code whose conversion it changes)")
                        : fmt::format("{}: {}", to_string(r.status), r.reason);
       }
-      m.repro = fmt::format("fpcert certify --suite conversions --kernel {}  (the mutant is made by fpcert mutate only)", kernel);
+      m.repro = fmt::format("fpcert mutate --suite conversions --kernel {}", kernel);  // the only command that makes the mutant
     }
     m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m0).count();
     s.mutants.push_back(std::move(m));

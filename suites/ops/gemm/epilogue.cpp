@@ -484,7 +484,9 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
   const double out_max = of.max_finite();
   std::int64_t graded = 0, exceed = 0, admit_zero = 0, nonfinite = 0, saturated = 0, first_nonfinite = -1, worst_index = -1;
   double worst = 0, max_abs = 0, max_ulp = 0, ref_max = 0;
-  std::string worst_text;
+  struct {
+    double got = 0, d = 0, err = 0, allowed = 0, z = 0, ref_abs = 0, e = 0, beta_c = 0;
+  } worst_at;  // the worst element's values, formatted once after the loop
   bool amax_finite = true;
   const auto& codes = *in.codes;
   for (std::int64_t x = 0; x < m * n; ++x) {
@@ -528,13 +530,14 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
     admit_zero += std::fabs(d.hi) * (1 - 0x1p-50) <= al.d;
     const double frac = err == 0 ? 0 : (al.d > 0 ? err / al.d : INFINITY);
     if (frac > 1) ++exceed;
-    if (worst_index < 0 || frac > worst) {
-      worst = frac, worst_index = x;
-      // The worst element's values and terms, so that a failure can be read without a rerun.
-      worst_text = fmt::format(" (got {} = {:.9g}, D {:.9g}, |D^ - D| {:.4g}, allowed {:.4g}; Z {:.9g}, |A'B'| {:.6g}, E {:.4g}, |beta c| {:.6g})",
-                               hex_code(of, codes[xs]), got, d.hi, err, al.d, z.hi, el.ref_abs, el.E, el.beta_c);
-    }
+    if (worst_index < 0 || frac > worst) worst = frac, worst_index = x, worst_at = {got, d.hi, err, al.d, z.hi, el.ref_abs, el.E, el.beta_c};
   }
+  // The worst element's values and terms, so that a failure can be read without a rerun.
+  const std::string worst_text =
+      worst_index < 0 ? std::string()
+                      : fmt::format(" (got {} = {:.9g}, D {:.9g}, |D^ - D| {:.4g}, allowed {:.4g}; Z {:.9g}, |A'B'| {:.6g}, E {:.4g}, |beta c| {:.6g})",
+                                    hex_code(of, codes[static_cast<std::size_t>(worst_index)]), worst_at.got, worst_at.d, worst_at.err,
+                                    worst_at.allowed, worst_at.z, worst_at.ref_abs, worst_at.e, worst_at.beta_c);
   if (!amax_finite) iv.hi = INFINITY;
   out.metrics.max_abs = max_abs;
   out.metrics.ref_max_abs = ref_max;
