@@ -95,4 +95,9 @@ TEST_CASE("device conversion kernels: a fault applied to the results as they com
     killed += r.status == CaseStatus::Fail;
   }
   CHECK(killed >= 4);  // toward zero, ties away, no saturation, FTZ, the zero's sign
+  // certify measures host kernels' scores and names a device table kernel not measured, with the reason.
+  CHECK(conversion_mutation_not_measured("model_bf16_to_e4m3_satfinite").empty());
+  if (make_conversion_kernel("bf16_to_e4m3_satfinite"))  // a CUDA build registers the table's kernels
+    CHECK(conversion_mutation_not_measured("bf16_to_e4m3_satfinite").find("swept on the GPU by fpcert mutate") != std::string::npos);
+  CHECK(!conversion_mutation_not_measured("no_such_kernel").empty());
 }

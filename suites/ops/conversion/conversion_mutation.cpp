@@ -28,9 +28,9 @@ const char* conversion_fault_class(ConversionFault f) {
 /// Why `fpcert mutate` cannot inject the conversion faults into kernel k (empty: it can): a device kernel other than the
 /// device table's conversions (a plugin's: its results are not the sweep's to edit).
 std::string conversion_mutation_refused(const ConversionKernel& k) {
+  if (const auto* table = dynamic_cast<const DeviceTableKernel*>(&k))
+    return table->entry().kind == ConversionKind::Convert ? "" : "a scaled round trip of the device table: the conversion faults are faults of one conversion";
   if (k.memory() == MemorySpace::Host) return "";
-  const auto* table = dynamic_cast<const DeviceTableKernel*>(&k);
-  if (table && table->entry().kind == ConversionKind::Convert) return "";
   return "it converts in device memory and is not one of the device table's conversions: the faults are injected around "
          "host kernels and into the device table's sweep (docs/mutation.md, \"Device conversion kernels\")";
 }
@@ -41,7 +41,7 @@ std::string conversion_mutation_not_measured(const std::string& kernel) {
   const auto k = make_conversion_kernel(kernel);
   if (!k) return "unknown conversion kernel '" + kernel + "'";
   if (std::string why = conversion_mutation_refused(*k); !why.empty()) return why;
-  if (k->memory() != MemorySpace::Host)
+  if (dynamic_cast<const DeviceTableKernel*>(k.get()))
     return fmt::format("a device kernel: its mutants are swept on the GPU by fpcert mutate --suite conversions --kernel {} "
                        "(certify measures host kernels; docs/mutation.md, \"Device conversion kernels\")",
                        kernel);
@@ -55,7 +55,7 @@ MutationScore ConversionOperation::mutate(const SuiteInfo& suite, const std::str
   const auto probe = make_conversion_kernel(kernel);
   if (!probe) throw InputError("unknown conversion kernel '" + kernel + "' (fpcert kernels lists them)");
   if (const std::string why = conversion_mutation_refused(*probe); !why.empty()) throw InputError(fmt::format("'{}': {}", kernel, why));
-  const bool device = probe->memory() != MemorySpace::Host;
+  const bool device = dynamic_cast<const DeviceTableKernel*>(probe.get()) != nullptr;  // the device table's: its own sweep
   const auto t0 = std::chrono::steady_clock::now();
   const std::unique_ptr<DeviceApi> host = make_host_api();
   MutationScore s;
