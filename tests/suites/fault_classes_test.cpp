@@ -56,7 +56,7 @@ std::uint64_t expected_result(const ConversionTraits& t, ConversionFault f, std:
 
 }  // namespace
 
-TEST_CASE("conversion classes: every fp32 code converts as its representative, declared and under each fault") {
+TEST_CASE("conversion classes: every fp32 code converts as its representative, declared and under each fault; the scaled middle") {
   const std::vector<std::string> models = models_wider_than(24);
   REQUIRE(models.size() >= 20);
   for (const std::string& name : models) {
@@ -73,9 +73,20 @@ TEST_CASE("conversion classes: every fp32 code converts as its representative, d
       if (i % 4 == 2) c |= 0x1FFF;                                                          // all ones below
       codes.push_back(c & 0xFFFFFFFF);
     }
-    int checked = 0;
+    int checked = 0, scaled = 0;
     for (const std::uint64_t c : codes) {
       const std::uint64_t rep = conversion_class_representative(t, c);
+      // The scaled middle: a fault changes the result of the code exactly when it changes that of its scaled copy.
+      const std::uint64_t mid = conversion_class_scaled(t, rep);
+      scaled += mid != rep;
+      for (const ConversionFaultInfo& f : conversion_fault_catalogue()) {
+        const auto changes = [&](std::uint64_t x) { return expected_result(t, f.fault, x) != convert(*t.src, x, *t.dst, t.rounder, 0).code; };
+        if (changes(c) != changes(mid)) {
+          CAPTURE(f.id);
+          CAPTURE(mid);
+          FAIL_CHECK("a fault changes one of a code and its scaled copy only");
+        }
+      }
       CAPTURE(c);
       CAPTURE(rep);
       REQUIRE((classify(*t.src, c) == FpClass::NaN) == (classify(*t.src, rep) == FpClass::NaN));
@@ -91,6 +102,7 @@ TEST_CASE("conversion classes: every fp32 code converts as its representative, d
       ++checked;
     }
     CHECK(checked == 200000);
+    if (t.dst->emax() - t.dst->emin() > 8) CHECK(scaled > 1000);  // the middle is exercised where the destination has one
   }
   // The argument is refused where it does not hold, with the reason.
   const auto widen = make_conversion_kernel("model_f16_to_f32");

@@ -21,6 +21,9 @@ struct Window {
   int tiny = 0;   ///< exponent of the destination's smallest positive value
   int shift = 0;  ///< source fraction bits below the top q + 1
   int top_bits = 0;  ///< q + 1
+  /// Exponents (mid_lo, mid_hi] (biased) are the scaled copies of mid_lo: strictly inside the destination's normal range,
+  /// where every deterministic rounding gives the same significand and carry at any exponent.
+  int mid_lo = 0, mid_hi = -1;
 };
 
 Window window_of(const ConversionTraits& t) {
@@ -33,6 +36,8 @@ Window window_of(const ConversionTraits& t) {
   w.hi = std::clamp(dst.emax() + 2 + src.bias, w.lo, w.max_e - 1);
   w.top_bits = dst.frac_bits + 1;
   w.shift = src.frac_bits - w.top_bits;
+  w.mid_lo = std::max(w.lo, dst.emin() + 2 + src.bias);
+  w.mid_hi = std::min(w.hi, dst.emax() - 3 + src.bias);
   return w;
 }
 
@@ -87,7 +92,8 @@ ConversionClassCodes class_codes(const ConversionTraits& t, const std::vector<Cl
   for (const ClassSpec& s : specs) {
     std::vector<int> exps;
     if (s.zero_exp) exps.push_back(0);
-    for (int e = s.lo; e <= s.hi; ++e) exps.push_back(e);
+    for (int e = s.lo; e <= s.hi; ++e)
+      if (e <= w.mid_lo || e > w.mid_hi) exps.push_back(e);  // one exponent of the scaled middle
     if (s.special_exp) exps.push_back(w.max_e);
     for (int sign = 0; sign <= (src.sign_bits ? 1 : 0); ++sign) {
       const std::uint64_t sm = sign ? src.sign_mask() : 0;
@@ -127,9 +133,12 @@ ConversionClassCodes class_codes(const ConversionTraits& t, const std::vector<Cl
   }
   for (const ClassSpec& s : specs) {
     r.classes += r.classes.empty() ? "" : "; ";
-    r.classes += fmt::format("{}: both signs, source exponents 2^{} ... 2^{}{}{}, every pattern of the top {} fraction bits, the rest {}",
-                             s.what, s.lo - w.bias, s.hi - w.bias, s.zero_exp ? ", zeros and subnormals" : "",
-                             s.special_exp ? ", Inf and NaN" : "", top_bits, s.sticky && w.shift > 0 ? "zero or 1" : "zero");
+    const bool scaled = s.lo <= w.mid_lo && w.mid_lo < w.mid_hi && w.mid_hi <= s.hi;
+    r.classes += fmt::format("{}: both signs, source exponents 2^{} ... 2^{}{}{}{}, every pattern of the top {} fraction bits, the rest {}",
+                             s.what, s.lo - w.bias, s.hi - w.bias,
+                             scaled ? fmt::format(" (2^{} for the scaled middle 2^{} ... 2^{})", w.mid_lo - w.bias, w.mid_lo - w.bias, w.mid_hi - w.bias) : "",
+                             s.zero_exp ? ", zeros and subnormals" : "", s.special_exp ? ", Inf and NaN" : "", top_bits,
+                             s.sticky && w.shift > 0 ? "zero or 1" : "zero");
   }
   return r;
 }
@@ -160,6 +169,14 @@ std::uint64_t conversion_class_representative(const ConversionTraits& t, std::ui
   if (e != w.max_e && e > w.hi) e = w.hi;                        // far above: overflows as any
   const std::uint64_t low = w.shift > 0 ? frac & ((std::uint64_t{1} << w.shift) - 1) : 0;
   return sign | (static_cast<std::uint64_t>(e) << src.frac_bits) | ((frac >> w.shift) << w.shift) | (low != 0 ? 1 : 0);
+}
+
+std::uint64_t conversion_class_scaled(const ConversionTraits& t, std::uint64_t code) {
+  const Format& src = *t.src;
+  const Window w = window_of(t);
+  const int e = static_cast<int>((code >> src.frac_bits) & static_cast<std::uint64_t>(w.max_e));
+  if (e <= w.mid_lo || e > w.mid_hi) return code;
+  return (code & ~src.exp_field_mask()) | (static_cast<std::uint64_t>(w.mid_lo) << src.frac_bits);
 }
 
 ConversionClassCodes conversion_fault_class_codes(ConversionFault f, const ConversionTraits& t, std::uint64_t sample) {

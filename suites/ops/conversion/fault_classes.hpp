@@ -8,7 +8,9 @@
 // sign, its leading bit, the q + 1 bits after it and the rest's sticky. Far below the destination's smallest value
 // (exponent < that value's - 2) every source of one sign converts alike, and far above its largest (exponent > emax + 2)
 // too. So each source code has a representative: the same sign and kept bits, the rest 0 or 1, the exponent clamped to
-// that window. Every fault of conversion_faults.hpp
+// that window. Strictly inside the destination's normal range (exponents emin + 2 ... emax - 3) a source converts, under
+// every deterministic rounding, to the same significand and carry at any exponent: whether a fault changes a result there
+// does not depend on the exponent, and one exponent of that middle stands for all. Every fault of conversion_faults.hpp
 // is a function of the declared result and the source's class (the changed rounder; or FTZ, the zero's sign, the quiet
 // bit of the result), so a fault that changes no representative's result changes no result of fpcert's model at all.
 // tests/suites/fault_classes_test.cpp checks the representative converts as its codes do, for every 32-bit model and
@@ -31,6 +33,10 @@ std::string conversion_classes_problem(const ConversionTraits& t);
 
 /// The representative of a source code (see above). Requires conversion_classes_problem(t) empty.
 std::uint64_t conversion_class_representative(const ConversionTraits& t, std::uint64_t code);
+
+/// `code` with its exponent moved to the one that stands for the scaled middle (unchanged outside it): a fault changes
+/// the result of one exactly when it changes the other's (tests/suites/fault_classes_test.cpp).
+std::uint64_t conversion_class_scaled(const ConversionTraits& t, std::uint64_t code);
 
 struct ConversionClassCodes {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  ///< (first, count) of source codes, ascending, disjoint
