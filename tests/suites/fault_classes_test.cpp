@@ -5,17 +5,20 @@
 // conversions check (fpcert's model and MPFR) and named by the diagnosis.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
 #include "base/error.hpp"
 #include "base/philox.hpp"
+#include "kernels/convert/model_convert.hpp"
 #include "kernels/device/device_api.hpp"
 #include "oracle/round.hpp"
 #include "suites/diagnose/diagnose_conversion.hpp"
 #include "suites/mutation/mutation.hpp"
 #include "suites/ops/conversion/conversion_faults.hpp"
 #include "suites/ops/conversion/conversion_suite.hpp"
+#include "suites/ops/conversion/convert_runner.hpp"
 #include "suites/ops/conversion/fault_classes.hpp"
 #include "suites/run/suite.hpp"
 #include "tests/support/conversion_fault_table.hpp"
@@ -155,4 +158,28 @@ TEST_CASE("fpcert mutate on an fp32 conversion: every fault decided on its class
   CHECK(score == 1.0);
   // fp32 -> bf16 toward zero: FTZ changes results (bf16 has fp32's subnormal range down to 2^-133); none survives.
   CHECK(test::conversion_mutation_outcomes("model_f32_to_bf16_rz")["cvt_ftz"] == MutantOutcome::Killed);
+}
+
+TEST_CASE("conversion faults on 32-bit sources: the NaN payload lost, where payloads are declared kept, killed and named") {
+  // No model of the table declares NaN payloads kept; a host kernel declaring fp32 -> bf16 with `preserve` (as a plugin
+  // may) gets cvt_nan_payload_lost, found on its classes (every NaN class) and named nan=canonical by the diagnosis.
+  Rounder r = Rounder::nearest(bf16);
+  r.nan = NanPayload::Preserve;
+  const auto probe = make_model_conversion_kernel(f32, bf16, r, 0, "preserve_f32_to_bf16");
+  REQUIRE(conversion_fault_not_applicable(ConversionFault::NanPayloadLost, probe->conversion()).empty());
+  const auto mutant = make_conversion_fault_injector(make_model_conversion_kernel(f32, bf16, r, 0, "preserve_f32_to_bf16"),
+                                                     ConversionFault::NanPayloadLost);
+  ConversionCase c = conversion_suite_case(*mutant, SuiteRunOptions{});
+  c.ranges = conversion_fault_class_codes(ConversionFault::NanPayloadLost, probe->conversion()).ranges;
+  c.mpfr_every = 0;
+  const auto host = make_host_api();
+  const CaseResult killed = run_conversion_case(*mutant, c, *host, ConversionRunOptions{});
+  CAPTURE(killed.reason);
+  CHECK(killed.status == CaseStatus::Fail);
+  const DiagnosisRecord d = diagnose_conversion_kernel(*mutant, "classes", 40);
+  REQUIRE(!d.ranked.empty());
+  CHECK(d.kind == "consistent");
+  const DiagnosisHypothesis& top = d.ranked.front();
+  CAPTURE(top.id);
+  CHECK((top.id == "nan=canonical" || std::find(top.same_as.begin(), top.same_as.end(), "nan=canonical") != top.same_as.end()));
 }
