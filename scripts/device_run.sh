@@ -774,8 +774,19 @@ section_diagnose_ab() {
     echo "rc=$?"; head -45 "$OUT/diag_ab_${k}_$c.txt"
   done
 }
+# conv47: the conversion faults injected into the device table's kernels (docs/mutation.md, "Device conversion
+# kernels"): the GPU test (each entry decided as on fpcert's model, with the seconds), then fpcert mutate on a 16-bit and
+# two fp32 entries (every code on the device, each mutant's results edited on the host before the check), and certify's
+# conversions suite with its mutation lines (device kernels: not measured, with the reason).
+section_conv_mutation() {
+  run timeout 590 "$BIN/test_suites_gpu" -tc="fpcert mutate on the device table*" --duration=true 2>&1 | tail -30
+  run timeout 300 "$BIN/fpcert" mutate --suite conversions --kernel bf16_to_e4m3_satfinite,f32_to_bf16_rn,f32_to_e4m3_satfinite \
+    --json "$OUT/conv_mutation.json" 2>&1 | tail -40
+  run timeout 300 "$BIN/fpcert" certify --suite conversions --json "$OUT/conv_certify_mutation.json" 2>&1 | grep -E "mutation score|CERTIFIED|FAILED" | head -80
+}
 for part in ${PART//,/ }; do
   case "$part" in
+    conv-mutation) section_conv_mutation ;;  # conv47
     tests) section_tests ;;
     suites) section_suites ;;
     conversions) section_conversions ;;

@@ -156,6 +156,12 @@ void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::
   }
   for (const std::string& k : kernels) {
     if (!mine(k)) continue;
+    if (suite.operation == Operation::Conversion)  // a device conversion kernel: why not (docs/mutation.md, "Conversion kernels")
+      if (const std::string why = conversion_mutation_not_measured(k); !why.empty()) {
+        run.notes["mutation " + k] = "not measured: " + why;
+        if (print) fmt::print("mutation score of {}: not measured ({})\n", k, why);
+        continue;
+      }
     int pass = 0, bad = 0;
     for (const CaseResult& c : run.cases)
       if (c.kernel == k) (c.status == CaseStatus::Pass ? pass : bad) += c.status != CaseStatus::NotSupported;
@@ -179,6 +185,8 @@ void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::
           fmt::print("    {:<18} {}: {}\n", m.fault, to_string(m.outcome), m.detail);
       std::fflush(stdout);
     }
+    if (suite.operation == Operation::Conversion)  // the report's run section lists the notes of a conversion run
+      run.notes["mutation " + k] = mutation_summary(s).substr(0, mutation_summary(s).find('\n'));
     run.mutation.push_back(std::move(s));
   }
 }
@@ -322,9 +330,9 @@ int run(const SuiteArgs& a, const char* verb) {
     else
       groups.push_back(suite_kernels[i]);
   }
-  // The mutation score (docs/mutation.md). A conversion kernel's is `fpcert mutate`'s alone (its faults wrap host kernels,
-  // and the conversions suite runs the device table where a GPU is present: "Conversion kernels").
-  const bool mutation = certify && op != Operation::Conversion;
+  // The mutation score (docs/mutation.md): a conversion kernel's for host kernels (its faults wrap host kernels; a device
+  // kernel is named not measured, with the reason: "Conversion kernels").
+  const bool mutation = certify;
   // A suite's run options (everything but where the partial JSON lines go and which cases run).
   const auto suite_options = [&](const SuiteInfo& suite) {
     SuiteRunOptions o;

@@ -61,7 +61,7 @@ int run_identify(const DiagnoseArgs& a) {
 
 /// The conversion case --case names (one; default: every source code, or the strided sample of a 32-bit source).
 std::string conversion_case(const DiagnoseArgs& a) {
-  if (a.cases.size() > 1) throw InputError("diagnose: a conversion kernel is diagnosed on one case (all, sample or FIRST+COUNT)");
+  if (a.cases.size() > 1) throw InputError("diagnose: a conversion kernel is diagnosed on one case (all, sample, classes or FIRST+COUNT)");
   return a.cases.empty() ? "all" : a.cases.front();
 }
 
@@ -102,7 +102,7 @@ void add_diagnose(CLI::App& root, Registry& reg) {
   auto* app = root.add_subcommand("diagnose", "Name the arithmetic that explains a GEMM or conversion kernel's output on a case (rounding or a bug?)");
   auto a = std::make_shared<DiagnoseArgs>();
   app->add_option("--kernel", a->kernel, "The kernel (fpcert kernels)");
-  app->add_option("--case", a->cases, "A case id of --suite, or a generator spec; repeat to add cases that separate look-alikes. A conversion kernel: all, sample or FIRST+COUNT source codes");
+  app->add_option("--case", a->cases, "A case id of --suite, or a generator spec; repeat to add cases that separate look-alikes. A conversion kernel: all, sample, classes (a 32-bit source's classes) or FIRST+COUNT source codes");
   app->add_option("--declared-as", a->declared_as, "Judge the kernel against this kernel's declaration (same input and output formats)");
   app->add_option("--suite", a->suite, "The suite whose case ids --case names")->capture_default_str();
   app->add_option("--top", a->top, "Hypotheses listed")->check(integer_in(1, 1000))->capture_default_str();

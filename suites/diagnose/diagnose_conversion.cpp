@@ -18,6 +18,7 @@
 #include "suites/ops/conversion/conversion_suite.hpp"
 #include "suites/ops/conversion/convert_runner.hpp"
 #include "suites/ops/conversion/device_sweep.hpp"
+#include "suites/ops/conversion/fault_classes.hpp"
 
 namespace fpcert {
 namespace {
@@ -234,7 +235,7 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> conversion_diagnose_ranges(
   }
   const auto plus = c.find('+');
   if (plus == std::string::npos || plus == 0 || plus + 1 == c.size())
-    throw InputError(fmt::format("diagnose: conversion case '{}': give all, sample or FIRST+COUNT (source codes, e.g. 0x3c00+256)", c));
+    throw InputError(fmt::format("diagnose: conversion case '{}': give all, sample, classes or FIRST+COUNT (source codes, e.g. 0x3c00+256)", c));
   std::uint64_t first = 0, count = 0;
   try {
     std::size_t used = 0;
@@ -259,8 +260,19 @@ DiagnosisRecord diagnose_conversion_kernel(ConversionKernel& k, const std::strin
   const ConversionTraits& t = k.conversion();
   ConversionDiagnoseCase dc;
   dc.label = c == "all" && t.src->total_bits() > 24 ? "all (a 32-bit source: its strided sample)" : c;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  if (c == "classes") {  // every class of a 32-bit source's codes (suites/ops/conversion/fault_classes.hpp)
+    if (const std::string why = conversion_classes_problem(t); !why.empty())
+      throw InputError(fmt::format("diagnose {}: no 'classes' case for this conversion: {}", k.name(), why));
+    const ConversionClassCodes cc = conversion_all_class_codes(t);
+    ranges = cc.ranges;
+    dc.label = fmt::format("classes ({} codes: a representative of every class of {} codes, and {} random codes)", cc.class_codes,
+                           t.src->tag, cc.sample_codes);
+  } else {
+    ranges = conversion_diagnose_ranges(*t.src, c);
+  }
   const int sb = container_bytes(*t.src), db = container_bytes(*t.dst);
-  for (const auto& [first, count] : conversion_diagnose_ranges(*t.src, c)) {
+  for (const auto& [first, count] : ranges) {
     constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
     for (std::uint64_t at = first; at < first + count; at += kChunk) {
       const std::uint64_t m = std::min(kChunk, first + count - at);
@@ -298,9 +310,15 @@ std::vector<ConversionFaultRow> measure_conversion_faults(const std::vector<std:
       row.fault = f.id;
       row.named = conversion_fault_named(f.fault, probe->conversion());
       const auto mutant = make_conversion_fault_injector(make_conversion_kernel(name), f.fault);
-      row.killed = run_conversion_case(*mutant, conversion_suite_case(*mutant, SuiteRunOptions{}), *host, ConversionRunOptions{}).status ==
-                   CaseStatus::Fail;
-      const DiagnosisRecord d = diagnose_conversion_kernel(*mutant, "all", 40);
+      ConversionCase c = conversion_suite_case(*mutant, SuiteRunOptions{});
+      // A 32-bit source: the classes the fault touches, and the diagnosis on every class (fault_classes.hpp).
+      const bool by_class = !c.ranges.empty() && conversion_classes_problem(probe->conversion()).empty();
+      if (by_class) {
+        c.ranges = conversion_fault_class_codes(f.fault, probe->conversion()).ranges;
+        c.mpfr_every = 0;
+      }
+      row.killed = run_conversion_case(*mutant, c, *host, ConversionRunOptions{}).status == CaseStatus::Fail;
+      const DiagnosisRecord d = diagnose_conversion_kernel(*mutant, by_class ? "classes" : "all", 40);
       if (!d.ranked.empty()) {
         const DiagnosisHypothesis& top = d.ranked.front();
         row.top = top.id;

@@ -34,13 +34,16 @@ DiagnosisRecord diagnose_conversion(const std::string& kernel, const ConversionT
 /// FIRST + COUNT - 1, decimal or 0x hex). Throws InputError for anything else, or codes outside the format.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> conversion_diagnose_ranges(const Format& src, const std::string& c);
 
-/// Run a host conversion kernel on the case's codes and diagnose its results against its own declaration. Throws
+/// Run a host conversion kernel on the case's codes and diagnose its results against its own declaration; besides the
+/// cases above, "classes": a representative of every class of a 32-bit source's codes and a random sample
+/// (suites/ops/conversion/fault_classes.hpp; InputError where the class argument does not hold). Throws
 /// InputError for a kernel whose buffers live on a device (not diagnosed yet) or one that declines the codes.
 DiagnosisRecord diagnose_conversion_kernel(ConversionKernel& k, const std::string& c, int top = 8);
 
 /// One conversion fault (suites/ops/conversion/conversion_faults.hpp) injected into a host conversion kernel: killed by
-/// the conversions suite's case (the runner's check against fpcert's model and MPFR: failed), identified by the
-/// diagnosis on every code (its top hypothesis, or a look-alike of it, is the fault's own, "consistent").
+/// the conversions suite's case (the runner's check against fpcert's model and MPFR: failed; a 32-bit source: on the
+/// classes the fault touches), identified by the diagnosis on every code (a 32-bit source: on `classes`): its top
+/// hypothesis, or a look-alike of it, is the fault's own, "consistent".
 struct ConversionFaultRow {
   std::string kernel, fault, named, top;
   bool killed = false, identified = false;

@@ -43,6 +43,32 @@ TEST_CASE("mutate on a conversion kernel: its score; --fault refused with the re
   CHECK(f.has("every conversion fault"));
 }
 
+TEST_CASE("certify --suite conversions: the mutation score of each host conversion kernel, printed and in the JSON") {
+  const std::string dir = fpcert::test::scratch_dir("certify_conversion_mutation");
+  // An fp32 source (its mutants swept on the classes each fault touches) and a 16-bit one (every code).
+  const CommandResult r = run_command({kFpcert, "certify", "--suite", "conversions", "--kernel", "model_f32_to_e4m3_satfinite,model_bf16_to_e2m1_rn",
+                                       "--json", dir + "/c.json", "--mutation-min", "100"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  const nlohmann::json j = read_json(dir + "/c.json");
+  REQUIRE(j.at("mutation").size() == 2);
+  // Each score printed as GEMM certify prints it, in the JSON, and in the run's notes (the report's run section lists them).
+  for (const auto& [kernel, killed] : {std::pair<std::string, int>{"model_f32_to_e4m3_satfinite", 5}, {"model_bf16_to_e2m1_rn", 4}}) {
+    CAPTURE(kernel);
+    const std::string line = "mutation score of " + kernel + " on suite conversions: " + std::to_string(killed) + "/" +
+                             std::to_string(killed) + " (100.0 %) killed for their own fault";
+    CHECK(r.has(line));
+    CHECK(j.at("notes").at("mutation " + kernel).get<std::string>().starts_with(line));
+  }
+  for (const auto& m : j.at("mutation")) {
+    CHECK(m.at("suite") == "conversions");
+    CHECK(m.at("mutants").size() == 8);
+  }
+  const CommandResult skip = run_command({kFpcert, "certify", "--suite", "conversions", "--kernel", "model_bf16_to_e2m1_rn", "--no-mutation"});
+  CHECK(skip.exit_code == 0);
+  CHECK(skip.has("mutation score: not measured (--no-mutation)"));
+}
+
 TEST_CASE("mutate: the table, the score, the JSON; --min-score gates") {
   const std::string dir = fpcert::test::scratch_dir("mutate_cli");
   // M = N = 16: the tail tile is dormant (no partial tile of 16).

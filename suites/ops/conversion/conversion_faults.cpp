@@ -7,6 +7,7 @@
 
 #include "base/codes.hpp"
 #include "base/philox.hpp"
+#include "oracle/convert/convert_batch.hpp"
 #include "oracle/round.hpp"
 
 namespace fpcert {
@@ -60,25 +61,8 @@ class FaultyConversion final : public ConversionKernel {
     const int sb = container_bytes(src), db = container_bytes(dst);
     for (std::int64_t i = 0; i < ops.count; ++i) {
       const std::uint64_t code = from_container(src, load_code(ops.src, i, sb));
-      std::uint64_t res = from_container(dst, load_code(ops.dst, i, db));
-      switch (f_) {
-        case ConversionFault::FlushOutputs:
-          if (classify(dst, res) == FpClass::Subnormal) res &= dst.sign_mask();
-          break;
-        case ConversionFault::NanNotQuieted:
-          if (classify(src, code) == FpClass::NaN && classify(dst, res) == FpClass::NaN)
-            res = (res & ~quiet_bit(dst)) | ((code & quiet_bit(src)) ? quiet_bit(dst) : 0);
-          break;
-        case ConversionFault::ZeroSignLost:
-          if (classify(dst, res) == FpClass::Zero) res &= ~dst.sign_mask();
-          break;
-        default: {  // where the changed conversion differs from the declared one, its result
-          const std::uint32_t rbits = t.rounder.rounding == Rounding::Stochastic ? random_bits32(t.seed, code) : 0;
-          const std::uint64_t want = convert(src, code, dst, t.rounder, rbits).code, got = convert(src, code, dst, changed_, rbits).code;
-          if (want != got) res = got;
-        }
-      }
-      store_code(ops.dst, i, db, to_container(dst, res));
+      const std::uint64_t res = from_container(dst, load_code(ops.dst, i, db));
+      store_code(ops.dst, i, db, to_container(dst, faulty_result(f_, t, changed_, code, res)));
     }
   }
 
@@ -90,6 +74,54 @@ class FaultyConversion final : public ConversionKernel {
 };
 
 }  // namespace
+
+std::uint64_t faulty_result(ConversionFault f, const ConversionTraits& t, const Rounder& changed, std::uint64_t code, std::uint64_t res) {
+  const Format &src = *t.src, &dst = *t.dst;
+  switch (f) {
+    case ConversionFault::FlushOutputs:
+      if (classify(dst, res) == FpClass::Subnormal) res &= dst.sign_mask();
+      break;
+    case ConversionFault::NanNotQuieted:
+      if (classify(src, code) == FpClass::NaN && classify(dst, res) == FpClass::NaN)
+        res = (res & ~quiet_bit(dst)) | ((code & quiet_bit(src)) ? quiet_bit(dst) : 0);
+      break;
+    case ConversionFault::ZeroSignLost:
+      if (classify(dst, res) == FpClass::Zero) res &= ~dst.sign_mask();
+      break;
+    default: {  // where the changed conversion differs from the declared one, its result
+      const std::uint32_t rbits = t.rounder.rounding == Rounding::Stochastic ? random_bits32(t.seed, code) : 0;
+      const std::uint64_t want = convert(src, code, dst, t.rounder, rbits).code, got = convert(src, code, dst, changed, rbits).code;
+      if (want != got) res = got;
+    }
+  }
+  return res;
+}
+
+Rounder faulty_rounder(ConversionFault f, const ConversionTraits& t) { return changed_rounder(f, t); }
+
+bool conversion_fault_on_results(ConversionFault f) {
+  return f == ConversionFault::FlushOutputs || f == ConversionFault::ZeroSignLost || f == ConversionFault::NanNotQuieted;
+}
+
+std::function<void(std::uint64_t, std::uint64_t, std::uint8_t*, int)> conversion_device_fault(ConversionFault f, const ConversionTraits& t) {
+  return [f, t](std::uint64_t first, std::uint64_t n, std::uint8_t* res, int bytes) {
+    const Rounder changed = changed_rounder(f, t);
+    // A changed rounder: both conversions by the batch converter (a device sweep is 2^32 codes).
+    std::vector<std::uint32_t> want, got;
+    if (!conversion_fault_on_results(f) && t.src->total_bits() <= 32 && t.dst->total_bits() <= 32) {
+      want.resize(n);
+      got.resize(n);
+      convert_code_range(*t.src, *t.dst, t.rounder, t.seed, first, want.data(), nullptr, n);
+      convert_code_range(*t.src, *t.dst, changed, t.seed, first, got.data(), nullptr, n);
+    }
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const auto at = static_cast<std::int64_t>(i);
+      std::uint64_t r = from_container(*t.dst, load_code(res, at, bytes));
+      r = want.empty() ? faulty_result(f, t, changed, first + i, r) : (want[i] != got[i] ? got[i] : r);
+      store_code(res, at, bytes, to_container(*t.dst, r));
+    }
+  };
+}
 
 std::string conversion_fault_not_applicable(ConversionFault f, const ConversionTraits& t) {
   const Format &src = *t.src, &dst = *t.dst;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,22 @@ std::string conversion_fault_not_applicable(ConversionFault f, const ConversionT
 
 /// The hypothesis id that names the fault for this declaration (the saturation it falls back to, for NoSaturation).
 std::string conversion_fault_named(ConversionFault f, const ConversionTraits& t);
+
+/// The declared rounder with fault f's change (the rounding, saturation and NaN convention faults; the others keep it).
+Rounder faulty_rounder(ConversionFault f, const ConversionTraits& t);
+
+/// What a kernel with fault f writes for source `code` where the declared conversion wrote `res` (destination codes):
+/// the changed conversion's result where it differs from the declared one (changed = faulty_rounder(f, t)), the subnormal
+/// flushed, the zero made +0, the quiet bit copied from the source. The injectors' one rule, host and device.
+std::uint64_t faulty_result(ConversionFault f, const ConversionTraits& t, const Rounder& changed, std::uint64_t code, std::uint64_t res);
+
+/// A fault on the kernel's results (FTZ, the zero's sign, the quiet bit); the others are a changed rounder.
+bool conversion_fault_on_results(ConversionFault f);
+
+/// The fault as a device table kernel's sweep injects it (ConversionCase::device_fault): `n` results of source codes
+/// first ... (`bytes` each, container layout) rewritten by faulty_result, as they came back from the GPU.
+std::function<void(std::uint64_t first, std::uint64_t n, std::uint8_t* results, int bytes)> conversion_device_fault(ConversionFault f,
+                                                                                                                    const ConversionTraits& t);
 
 /// `k` (a host conversion kernel) with the fault injected: each result the fault changes under fpcert's conversion model
 /// (oracle/round.hpp) is replaced, the kernel's own result kept everywhere else; it declares k's conversion and is named

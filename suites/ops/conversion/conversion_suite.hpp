@@ -25,6 +25,10 @@ ConversionCase conversion_suite_case(const ConversionKernel& k, const SuiteRunOp
 /// source codes its case sweeps (plus a constant per case).
 std::vector<PlanItem> plan_conversion_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt);
 
+/// Why the mutation score of conversion kernel `kernel` is not measured (empty: it is): a kernel converting in device
+/// memory (the faults wrap host kernels; docs/mutation.md, "Conversion kernels"), an unknown name.
+std::string conversion_mutation_not_measured(const std::string& kernel);
+
 /// Run the conversions suite on the named conversion kernels (isolated per opt.isolate; only the
 /// kernels opt.select accepts, when set).
 RunResult run_conversion_suite(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt);

@@ -35,6 +35,9 @@ struct ConversionCase {
   ConversionCheckOptions check;
   std::string command;                ///< for the record
   std::string repro;                  ///< the command that reruns this case
+  /// A device table kernel's injected fault (docs/mutation.md, "Device conversion kernels"): applied on the host to each
+  /// chunk of results before the check (device_sweep.hpp, SweepOptions::fault). Empty: none.
+  std::function<void(std::uint64_t first, std::uint64_t count, std::uint8_t* results, int bytes)> device_fault;
 };
 
 struct ConversionRunOptions {

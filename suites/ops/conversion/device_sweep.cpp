@@ -495,19 +495,28 @@ DeviceSweepResult sweep_conversion(ConversionProducer& producer, const DeviceCon
   std::vector<ConvertCheckResult> per(threads);
   std::vector<NanAcc> nans(threads);
   // The host check of one chunk of results (all of them on the host).
-  auto host_check = [&](const Piece& piece, const ProducedChunk& pc) {
+  std::vector<std::uint8_t> edited;  // the results with opt.fault injected
+  auto host_check = [&](const Piece& piece, const ProducedChunk& given) {
+    ProducedChunk pc;
+    pc.data = given.data;
+    if (opt.fault) {  // each worker injects the fault into its part of the copy, then checks it
+      const auto* from = static_cast<const std::uint8_t*>(given.data);
+      edited.assign(from, from + piece.count * static_cast<std::uint64_t>(bytes));
+      pc.data = edited.data();
+    }
     const std::uint64_t grain = std::max<std::uint64_t>(std::uint64_t{1} << 16, piece.count / (threads * 8ull) + 1);
     parallel_for(
         piece.count, grain,
         [&](std::uint64_t b, std::uint64_t end, unsigned w) {
           const auto* p = static_cast<const std::uint8_t*>(pc.data) + b * static_cast<std::uint64_t>(bytes);
+          if (opt.fault) opt.fault(piece.first + b, end - b, edited.data() + b * static_cast<std::uint64_t>(bytes), bytes);
           check_conversion_chunk(spec, piece.first + b, end - b, SubjectChunk{p, bytes, true}, per[w]);
           nan_probe(e, st, *e.src, nan_ranges, piece.first + b, piece.first + end, pc.data, piece.first, bytes, opt.max_listed,
                     nans[w]);
         },
         threads);
   };
-  if (opt.checker && opt.checker->supports(e)) {
+  if (opt.checker && opt.checker->supports(e) && !opt.fault) {
     res.checked_on = "device";
     const ConvertModel model = opt.model ? *opt.model : make_convert_model(*e.src, *e.dst, e.rounder);
     const ConvertModel* given_model = opt.model;
@@ -585,7 +594,8 @@ DeviceSweepResult sweep_device_kernel(DeviceTableKernel& k, const ConversionCase
   if (!sup.ok) throw NotSupportedError(sup.reason);
   SweepOptions o = sweep_options_for(c);
   o.progress = progress;
-  if (c.check.place != CheckPlace::Host) {
+  o.fault = c.device_fault;
+  if (c.check.place != CheckPlace::Host && !o.fault) {
     std::string cwhy;
     o.checker = shared_device_checker(&cwhy);
     if (!o.checker && c.check.place == CheckPlace::Device) throw DeviceError("--check device: no device check (" + cwhy + ")");

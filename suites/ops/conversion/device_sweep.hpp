@@ -36,6 +36,10 @@ struct SweepOptions {
   /// tests give it and their host checker one with a wrong NaN rule, to see the MPFR sample catch it.
   const ConvertModel* model = nullptr;
   std::function<void(double)> progress;  ///< fraction done, from the sweeping thread
+  /// A fault injected into the results (docs/mutation.md, "Device conversion kernels"): each chunk's results as they came
+  /// back (`count` results of codes first ..., `bytes` each, container layout) edited on the host before the check. When
+  /// set, every result comes back and the host checks it (no device check); called from worker threads on disjoint parts.
+  std::function<void(std::uint64_t first, std::uint64_t count, std::uint8_t* results, int bytes)> fault;
   /// The device check (docs/conversions.md, "What runs where"): when set and it supports the entry,
   /// the device converts and compares in one pass and the host sees only counts, differences and NaN
   /// inputs' results; else (and for any chunk with more differences than its list holds) the results
