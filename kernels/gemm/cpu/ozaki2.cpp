@@ -68,21 +68,17 @@ Scaling choose_scaling(const Plan& pl, const double* a, const double* b, std::in
   sc.t.resize(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < m; ++i) {
     double mx = 0;
-    for (std::int64_t q = 0; q < k; ++q) mx = std::max(mx, std::fabs(a[i * k + q]));
+    for (std::int64_t q = 0; q < k; ++q) mx = line_max(mx, a[i * k + q]);
     sc.s[static_cast<std::size_t>(i)] = scale_exponent(mx, sc.alpha);
   }
   std::vector<double> mx(static_cast<std::size_t>(n), 0.0);
   for (std::int64_t q = 0; q < k; ++q)
-    for (std::int64_t j = 0; j < n; ++j) mx[static_cast<std::size_t>(j)] = std::max(mx[static_cast<std::size_t>(j)], std::fabs(b[q * n + j]));
+    for (std::int64_t j = 0; j < n; ++j) mx[static_cast<std::size_t>(j)] = line_max(mx[static_cast<std::size_t>(j)], b[q * n + j]);
   for (std::int64_t j = 0; j < n; ++j) sc.t[static_cast<std::size_t>(j)] = scale_exponent(mx[static_cast<std::size_t>(j)], sc.alpha);
   return sc;
 }
 
 std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k, Scaling* used) {
-  for (std::int64_t x = 0; x < m * k; ++x)
-    if (!std::isfinite(a[x])) throw NotSupportedError("ozaki2: finite inputs only (Inf and NaN have no residues)");
-  for (std::int64_t x = 0; x < k * n; ++x)
-    if (!std::isfinite(b[x])) throw NotSupportedError("ozaki2: finite inputs only (Inf and NaN have no residues)");
   const Scaling sc = choose_scaling(pl, a, b, m, n, k);
   const auto mk = static_cast<std::size_t>(m * k), nk = static_cast<std::size_t>(n * k), mn = static_cast<std::size_t>(m * n);
   // The scaled integers (step 1), B transposed so that each column is contiguous along K.
@@ -125,7 +121,7 @@ std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::
       bool neg = false;
       reconstruct(pl, r, mag, neg);
       const auto i = static_cast<std::size_t>(static_cast<std::int64_t>(x) / n), j = static_cast<std::size_t>(static_cast<std::int64_t>(x) % n);
-      c[x] = round_scaled(mag, neg, sc.s[i] + sc.t[j]);
+      c[x] = element(mag, neg, sc.s[i], sc.t[j]);
     }
   });
   if (used) *used = sc;

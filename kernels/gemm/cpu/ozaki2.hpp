@@ -29,7 +29,8 @@ struct Scaling {
 };
 Scaling choose_scaling(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k);
 
-/// C = A B by the scheme (A row-major m x k, B row-major k x n, finite values), row-major m x n doubles.
+/// C = A B by the scheme (A row-major m x k, B row-major k x n), row-major m x n doubles. Finite inputs are the domain;
+/// an element whose row of A or column of B holds Inf or NaN is NaN (the scheme has no residues for them).
 std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k,
                          Scaling* used = nullptr);
 

@@ -59,12 +59,24 @@ FPCERT_OZ2_HD int operand_bits(const Plan& pl, std::int64_t k) {
   return r >= 0 ? r / 2 : -((-r + 1) / 2);
 }
 
-/// The scaling exponent of a line from its largest magnitude (0 for an all-zero line).
-FPCERT_OZ2_HD int scale_exponent(double amax, int alpha) { return amax > 0 ? alpha - 1 - ::ilogb(amax) : 0; }
+/// The scaling exponent of a line marked as holding Inf or NaN: the scheme has no residues for them; the kernels
+/// declare finite inputs only, and where they are called on such a line anyway its elements of C are NaN.
+inline constexpr int kNonFiniteLine = -(1 << 30);
+
+/// The scaling exponent of a line from its largest magnitude (0 for an all-zero line; kNonFiniteLine when the
+/// line holds Inf or NaN: amax is then the largest magnitude or NaN, as the caller accumulates it).
+FPCERT_OZ2_HD int scale_exponent(double amax, int alpha) {
+  if (!(amax <= 1.7976931348623157e308)) return kNonFiniteLine;
+  return amax > 0 ? alpha - 1 - ::ilogb(amax) : 0;
+}
 
 /// rint(x 2^s): the scaled operand as an integer-valued double (|x 2^s| < 2^alpha). ldexp is exact wherever the
-/// result is normal; below 2^-1022 the value rounds to 0 either way.
-FPCERT_OZ2_HD double scaled_integer(double x, int s) { return ::rint(::ldexp(x, s)); }
+/// result is normal; below 2^-1022 the value rounds to 0 either way. A non-finite line's entries count as 0.
+FPCERT_OZ2_HD double scaled_integer(double x, int s) { return s == kNonFiniteLine ? 0.0 : ::rint(::ldexp(x, s)); }
+
+/// The running largest magnitude of a line: NaN once a NaN is seen (it stays: no comparison with NaN holds), Inf once
+/// an infinity is (then scale_exponent marks the line).
+FPCERT_OZ2_HD double line_max(double mx, double x) { return (::fabs(x) > mx || x != x) ? ::fabs(x) : mx; }
 
 /// v mod m in symmetric form for an integer-valued double v (|v| <= 2^80 here).
 FPCERT_OZ2_HD int symmetric_residue(double v, int m) {
@@ -159,6 +171,12 @@ FPCERT_OZ2_HD double round_scaled(const std::uint32_t* mag, bool neg, int S) {
   }
   const double r = ::ldexp(static_cast<double>(q), sh > 0 ? lsb : -S);  // q <= 2^53: exact; beyond the range: Inf
   return neg ? -r : r;
+}
+
+/// One element of C from its integer (mag, neg) and its line exponents: NaN where a line holds Inf or NaN.
+FPCERT_OZ2_HD double element(const std::uint32_t* mag, bool neg, int s_i, int t_j) {
+  if (s_i == kNonFiniteLine || t_j == kNonFiniteLine) return ::nan("");
+  return round_scaled(mag, neg, s_i + t_j);
 }
 
 }  // namespace fpcert::ozaki2

@@ -54,7 +54,7 @@ __global__ void line_scales(const double* base, std::int64_t lines, std::int64_t
   for (std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; x < lines;
        x += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     double mx = 0;
-    for (std::int64_t q = 0; q < len; ++q) mx = fmax(mx, fabs(base[x * line_stride + q * elem_stride]));
+    for (std::int64_t q = 0; q < len; ++q) mx = ozaki2::line_max(mx, base[x * line_stride + q * elem_stride]);
     s[x] = ozaki2::scale_exponent(mx, alpha);
   }
 }
@@ -117,7 +117,7 @@ __global__ void crt_round(Plan pl, std::int64_t m, std::int64_t n, const std::ui
     bool neg = false;
     ozaki2::reconstruct(pl, r, mag, neg);
     const std::int64_t i = x / n, j = x % n;
-    c[i * ldc + j] = ozaki2::round_scaled(mag, neg, s[i] + tt[j]);
+    c[i * ldc + j] = ozaki2::element(mag, neg, s[i], tt[j]);
   }
 }
 

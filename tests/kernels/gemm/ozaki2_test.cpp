@@ -122,10 +122,15 @@ TEST_CASE("ozaki2: K past the int32 headroom of one block (K = 2^17 + 1), and th
   for (std::size_t x = 0; x < c.size(); ++x) CHECK(bits(c2[x]) == bits(c[x]));
 }
 
-TEST_CASE("ozaki2: finite inputs only; the fp64 span domain of each moduli count") {
+TEST_CASE("ozaki2: NaN where a line holds Inf or NaN; the fp64 span domain of each moduli count") {
   const ozaki2::Plan pl = ozaki2::make_plan(20);
-  const double a[2] = {1, INFINITY}, b[2] = {1, 1};
-  CHECK_THROWS_AS(ozaki2::gemm(pl, a, b, 1, 1, 2), NotSupportedError);
+  // Outside the declared domain: an element whose row of A or column of B holds Inf or NaN is NaN, the others as usual.
+  const double a[4] = {1, INFINITY, 0.5, 0.25}, b[4] = {1, 2, NAN, 3};  // A 2 x 2 (row 0 infinite), B 2 x 2 (column 0 NaN)
+  const std::vector<double> c = ozaki2::gemm(pl, a, b, 2, 2, 2);
+  CHECK(std::isnan(c[0]));
+  CHECK(std::isnan(c[1]));
+  CHECK(std::isnan(c[2]));
+  CHECK(c[3] == 0.5 * 2 + 0.25 * 3);
   // 20 moduli (floor(log2 P) = 155): K = 1 gives alpha = 77 (24 binades exact), K = 2 and 3 alpha = 76 (23), K = 5
   // alpha = 75: exact up to 22, and S = 23 inexact would need 2^(23+1-75) (1 + u) + u = 5u (and a bit) <= gamma_5(u)
   // (1 - 2^-40): just no. The domain is 22.
