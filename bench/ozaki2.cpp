@@ -188,6 +188,7 @@ int main(int argc, char** argv) {
   fmt::print("{:>7} {:>6} {:>10} {:>9} {:>8} {:>8} {:>10} {:>12}\n", "moduli", "alpha", "host s", "vs Eigen", "cb min", "cb med", "bound min",
              "err/bound");
   fmt::print("{:>7} {:>6} {:>10.4f} {:>9.1f} {:>8} {:>8} {:>10} {:>12}\n", "Eigen", "-", eigen_s, 1.0, ecb.min, ecb.median, "-", "-");
+  std::string terms;
   for (int n : g.device ? std::vector<int>{} : g.moduli) {
     const ozaki2::Plan pl = ozaki2::make_plan(n);
     ozaki2::Scaling sc;
@@ -197,13 +198,20 @@ int main(int argc, char** argv) {
     const std::vector<double> bnd = ozaki2::bound(sc, p.a.data.data(), p.b.data.data(), exact_abs, g.m, g.n, g.k);
     int bound_min = 53;
     double worst = 0;
+    std::size_t worst_at = 0;
     for (std::size_t x = 0; x < c.size(); ++x) {
       bound_min = std::min(bound_min, ozaki2::guaranteed_bits(bnd[x], to_double(f64, round_ref(f64, ref.c[x], Rounder::nearest(f64)).code)));
-      worst = std::max(worst, std::fabs((c[x] - ref.c[x].hi) - ref.c[x].lo) / bnd[x]);
+      const double f = std::fabs((c[x] - ref.c[x].hi) - ref.c[x].lo) / bnd[x];
+      if (f > worst) worst = f, worst_at = x;
     }
+    if (n == g.moduli.back())
+      terms = fmt::format("the bound at the worst element of N = {} ({:.3g} of it used): {}", n, worst,
+                          ozaki2::bound_terms(sc, p.a.data.data(), p.b.data.data(), g.m, g.n, g.k, static_cast<std::int64_t>(worst_at) / g.n,
+                                              static_cast<std::int64_t>(worst_at) % g.n));
     const CorrectBitsStats cb = correct_bits_stats(f64, codes_of(c), ref);
     fmt::print("{:>7} {:>6} {:>10.4f} {:>9.1f} {:>8} {:>8} {:>10} {:>12.3g}\n", n, sc.alpha, s, s / eigen_s, cb.min, cb.median, bound_min, worst);
   }
+  if (!terms.empty()) fmt::print("{}\n", terms);
   if (g.device) device_table(g, p, ref);
   return 0;
 }
