@@ -28,6 +28,5 @@ TEST_CASE("fpcert certify: model_gemm_f64_ozaki2 certified, its short-moduli mut
   const test::CliRun wide =
       test::run_cli({"certify", "--kernel", "model_gemm_f64_ozaki2", "--suite", "certify", "--case", "f64_exp_wide", "--no-mutation"});
   INFO(wide.out);
-  CHECK(wide.out.find("not_supported") != std::string::npos);  // the reason, with the span, goes to stderr
-  CHECK(wide.out.find("CERTIFIED") == std::string::npos);
+  CHECK(wide.out.find("f64_exp_wide             model_gemm_f64_ozaki2        not_supported") != std::string::npos);
 }
