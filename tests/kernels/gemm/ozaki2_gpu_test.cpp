@@ -44,17 +44,19 @@ int differing(const std::vector<double>& x, const std::vector<double>& y) {
 TEST_CASE("gemm_f64_ozaki2_int8: the CPU model's bits, fp64's envelope in the domain, the scheme's bound outside it") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
-  auto k = make_gemm_kernel("gemm_f64_ozaki2_int8");
-  REQUIRE(k);
   if (test::device_sm(*cuda) < 80) return;  // can_implement declines below sm_80 (INT8 mma.sync m16n8k32)
   const ozaki2::Plan pl = ozaki2::make_plan(20);
-  // In the domain: uniform [-1, 1) with 53 random bits, odd shape, K = 515.
+  auto k = make_gemm_kernel("gemm_f64_ozaki2_int8");
+  REQUIRE(k);
+  // In the domain: uniform [-1, 1) with 53 random bits, odd shape, K = 515; graded by the runner, its output kept.
   const Problem p = test::uniform_problem(131, 137, 515, f64, test::seed() + 392);
   const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
-  RunOptions opt;
   std::vector<double> out;
-  opt.output = &out;
-  const CaseResult r = test::run_graded(*k, p, ref, *cuda, opt);
+  const CaseResult r = test::run_graded(*k, p, ref, *cuda, [&] {
+    RunOptions o;
+    o.output = &out;
+    return o;
+  }());
   INFO(r.reason);
   std::printf("gemm_f64_ozaki2_int8 on 131 x 137 x 515 uniform: %.4f ms; correct bits %d..53 (median %g); err/allowed %.3g\n",
               r.time_ms_median, r.metrics.correct_bits_min, r.metrics.correct_bits_median, r.metrics.err_frac_max);
