@@ -92,8 +92,11 @@ std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::
   std::vector<std::int8_t> ar(mk), br(nk);
   for (int l = 0; l < pl.n; ++l) {
     const int ml = pl.m[l];
-    for (std::size_t x = 0; x < mk; ++x) ar[x] = static_cast<std::int8_t>(symmetric_residue(ai[x], ml));
-    for (std::size_t x = 0; x < nk; ++x) br[x] = static_cast<std::int8_t>(symmetric_residue(bi[x], ml));
+    parallel_for(mk + nk, 4096, [&](std::uint64_t x0, std::uint64_t x1, unsigned) {
+      for (std::uint64_t x = x0; x < x1; ++x)
+        if (x < mk) ar[x] = static_cast<std::int8_t>(symmetric_residue(ai[x], ml));
+        else br[x - mk] = static_cast<std::int8_t>(symmetric_residue(bi[x - mk], ml));
+    });
     std::vector<int>& rl = res[static_cast<std::size_t>(l)];
     parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
       for (auto i = static_cast<std::int64_t>(i0); i < static_cast<std::int64_t>(i1); ++i)

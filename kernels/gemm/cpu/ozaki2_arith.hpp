@@ -87,8 +87,11 @@ FPCERT_OZ2_HD int symmetric_residue(double v, int m) {
     int e = 0;
     const double f = ::frexp(v, &e);  // v = f 2^e, 0.5 <= |f| < 1
     const long long mant = static_cast<long long>(::ldexp(f, 53));
-    long long pw = 1;
-    for (int q = 0; q < e - 53; ++q) pw = (pw * 2) % m;
+    long long pw = 1, base = 2 % m;  // 2^(e-53) mod m by squaring
+    for (int q = e - 53; q > 0; q >>= 1) {
+      if (q & 1) pw = pw * base % m;
+      base = base * base % m;
+    }
     r = ((mant % m) * pw) % m;
   }
   if (r < 0) r += m;
