@@ -42,4 +42,20 @@ inline void wide_cancelling(std::int64_t m, std::int64_t n, std::int64_t k, int 
     }
 }
 
+/// K = 2^17 + 1 operands whose every residue modulo 256 is -128 under 20 moduli (alpha = floor((155 - 1 - 18) / 2) = 68):
+/// each line's first entry is +-1 (scaled to +-2^67), the others +-(2^-10 + 2^-60), scaled to +-(2^57 + 2^7) exactly,
+/// which is 128 = -128 (mod 256) either sign. K - 1 products of +16,384 sum to 2^31, past int32: one accumulator
+/// would wrap, K blocks below 2^17 do not. The operands scale exactly, so the result must be RN of the exact product.
+inline constexpr std::int64_t kHeadroomK = (std::int64_t{1} << 17) + 1;
+inline void headroom_operands(std::int64_t m, std::int64_t n, std::uint64_t seed, std::vector<double>& a, std::vector<double>& b) {
+  Draw d{seed};
+  auto entry = [&](std::int64_t q) { return (d() < 0.5 ? -1.0 : 1.0) * (q == 0 ? 1.0 : 0x1p-10 + 0x1p-60); };
+  a.resize(static_cast<std::size_t>(m * kHeadroomK));
+  b.resize(static_cast<std::size_t>(kHeadroomK * n));
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t q = 0; q < kHeadroomK; ++q) a[static_cast<std::size_t>(i * kHeadroomK + q)] = entry(q);
+  for (std::int64_t q = 0; q < kHeadroomK; ++q)
+    for (std::int64_t j = 0; j < n; ++j) b[static_cast<std::size_t>(q * n + j)] = entry(q);
+}
+
 }  // namespace fpcert::test

@@ -83,12 +83,14 @@ TEST_CASE("gemm_f64_ozaki2_int8: the CPU model's bits, fp64's envelope in the do
   for (std::size_t x = 0; x < got.size(); ++x) beyond += !(std::fabs((got[x] - wref.c[x].hi) - wref.c[x].lo) <= bnd[x]);
   CHECK(beyond == 0);
 
-  // K = 2^17 + 1 past one int32 block (the device's blocks are 131,040): the model's bits.
-  const std::int64_t kb = (std::int64_t{1} << 17) + 1;
-  test::Draw d{test::seed() + 394};
-  std::vector<double> a2(static_cast<std::size_t>(3 * kb)), b2(static_cast<std::size_t>(kb * 5));
-  for (double& v : a2) v = 2 * d() - 1;
-  for (double& v : b2) v = 2 * d() - 1;
-  const std::vector<double> g2 = run_direct(*k, *cuda, a2, b2, 3, 5, kb);
-  CHECK(differing(g2, ozaki2::gemm(pl, a2.data(), b2.data(), 3, 5, kb)) == 0);
+  // K = 2^17 + 1 past one int32 block (the device's blocks are 131,040), every residue of modulus 256 equal to -128
+  // (tests/support/ozaki2_data.hpp, headroom_operands): the model's bits, and RN of the exact product.
+  const std::int64_t m2 = 3, n2 = 5;
+  std::vector<double> a2, b2;
+  test::headroom_operands(m2, n2, test::seed() + 394, a2, b2);
+  const std::vector<double> g2 = run_direct(*k, *cuda, a2, b2, m2, n2, test::kHeadroomK);
+  CHECK(differing(g2, ozaki2::gemm(pl, a2.data(), b2.data(), m2, n2, test::kHeadroomK)) == 0);
+  const GemmRef ref2 = gemm_reference(MatrixView::row_major(a2.data(), m2, test::kHeadroomK), MatrixView::row_major(b2.data(), test::kHeadroomK, n2));
+  for (std::size_t x = 0; x < g2.size(); ++x)
+    CHECK(std::bit_cast<std::uint64_t>(g2[x]) == round_ref(f64, ref2.c[x], Rounder::nearest(f64)).code);
 }

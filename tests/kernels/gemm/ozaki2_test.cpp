@@ -120,6 +120,17 @@ TEST_CASE("ozaki2: K past the int32 headroom of one block (K = 2^17 + 1), and th
   // A test hook: K blocks of 1000 (131 block boundaries crossed) give the same bits.
   const std::vector<double> c2 = ozaki2::gemm(ozaki2::make_plan(8, 1000), a.data(), b.data(), m, n, k);
   for (std::size_t x = 0; x < c.size(); ++x) CHECK(bits(c2[x]) == bits(c[x]));
+  // The same with 20 moduli (the registered kernels', and the GPU test's data): alpha = 68, every residue of modulus 256
+  // -128, the exact product rounded once.
+  std::vector<double> a3, b3;
+  test::headroom_operands(2, 3, test::seed() + 394, a3, b3);
+  ozaki2::Scaling sc3;
+  const std::vector<double> c3 = ozaki2::gemm(ozaki2::make_plan(20), a3.data(), b3.data(), 2, 3, test::kHeadroomK, &sc3);
+  CHECK(sc3.alpha == 68);
+  CHECK(ozaki2::symmetric_residue(ozaki2::scaled_integer(a3[1], sc3.s[0]), 256) == -128);
+  CHECK(ozaki2::symmetric_residue(ozaki2::scaled_integer(b3[3 * 7 + 2], sc3.t[2]), 256) == -128);
+  const GemmRef ref3 = gemm_reference(MatrixView::row_major(a3.data(), 2, test::kHeadroomK), MatrixView::row_major(b3.data(), test::kHeadroomK, 3));
+  for (std::size_t x = 0; x < c3.size(); ++x) CHECK(bits(c3[x]) == round_ref(f64, ref3.c[x], Rounder::nearest(f64)).code);
 }
 
 TEST_CASE("ozaki2: NaN where a line holds Inf or NaN; the fp64 span domain of each moduli count") {
