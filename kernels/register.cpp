@@ -4,6 +4,8 @@
 #include "kernels/elementwise/eltwise_kernel.hpp"
 
 #include "base/error.hpp"
+// oz2 (issue 39): the Ozaki-II FP64 emulation.
+#include "kernels/gemm/cpu/ozaki2.hpp"
 
 namespace fpcert {
 
@@ -81,6 +83,11 @@ void register_builtin_kernels() {
 #if defined(FPCERT_HAVE_CUDA)
   register_cublaslt_kernels();
   register_epilogue_cuda_kernels();
+#endif
+  // oz2 (issue 39): the Ozaki-II FP64 emulation (docs/fp64.md): the CPU models, and with CUDA the INT8 tensor-core kernel.
+  register_ozaki2_models();
+#if defined(FPCERT_HAVE_CUDA)
+  register_ozaki2_cuda_kernels();
 #endif
 }
 

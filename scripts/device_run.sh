@@ -784,6 +784,16 @@ section_conv_mutation() {
     --json "$OUT/conv_mutation.json" 2>&1 | tail -40
   run timeout 300 "$BIN/fpcert" certify --suite conversions --json "$OUT/conv_certify_mutation.json" 2>&1 | grep -E "mutation score|CERTIFIED|FAILED" | head -80
 }
+# oz2 (issue 39; docs/fp64.md, "The built-in Ozaki-II emulation"): gemm_f64_ozaki2_int8 bit for bit against its CPU model,
+# the moduli sweep (correct bits vs N vs time, beside cuBLAS DGEMM and its fixed-point emulation), and certify.
+section_ozaki2() {
+  run "$BIN/test_kernels_gpu" --source-file='*ozaki2_gpu_test.cpp' --duration=true -s 2>&1 | tee "$OUT/ozaki2_gpu.log" | grep -E "ozaki2|test cases|assertions|ERROR|CHECK" | head -40
+  for mnk in "1024 1024 1024" "2048 2048 2048"; do
+    run "$BIN/bench_ozaki2" --mnk $mnk --moduli 12,14,16,18,20 --device 2>&1 | tee -a "$OUT/bench_ozaki2.log"
+  done
+  run timeout 280 "$BIN/fpcert" certify --kernel gemm_f64_ozaki2_int8 --suite certify --json "$OUT/ozaki2_certify.json" > "$OUT/ozaki2_certify.txt" 2>&1; echo "rc=$?"
+  grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung|mutation score|survived" "$OUT/ozaki2_certify.txt" | head -25
+}
 for part in ${PART//,/ }; do
   case "$part" in
     conv-mutation) section_conv_mutation ;;  # conv47
@@ -824,6 +834,7 @@ for part in ${PART//,/ }; do
     eltwise-binary) section_eltwise_binary ;;  # math42
     eltwise-fastmath) section_eltwise_fastmath ;;  # math42
     fp64) section_fp64 ;;
+    ozaki2) section_ozaki2 ;;  # oz2
     softmax) section_softmax ;;
     softmax-backward) section_softmax_backward ;;
     norm) section_norm ;;

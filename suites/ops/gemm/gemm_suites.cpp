@@ -176,6 +176,12 @@ void add_f64_cases(std::vector<CaseSpec>& r, std::int64_t mn, std::int64_t k) {
   r.push_back(covering({"f64_exp_wide", gemm("exp_uniform", mn, k, 302, "emin=-490,emax=490,source=f64"), BoundVariant::Componentwise,
                         "exponents uniform in [-490, 490] within every row of A and column of B (a fixed-point split of a "
                         "line must cover 2^980)", "", CaseAxis::ExponentSpan}, {"values.dynamic_range"}));
+  // oz2 (issue 39; docs/fp64.md, "The built-in Ozaki-II emulation"): K past the int32 headroom of one block of INT8 residue
+  // products (at most 2^17 - 1 products of magnitude <= 2^14 stay below 2^31): an integer emulation must block K. Values in
+  // [0.5, 1] (non-integer, 53 bits; every line within one binade, inside any emulation's exponent domain).
+  r.push_back(covering({"f64_k_headroom", gemm3("uniform", 4, 4, (std::int64_t{1} << 17) + 1, 303, "lo=0.5,hi=1,source=f64"),
+                        BoundVariant::Independent, "K = 2^17 + 1: past the int32 headroom of one block of INT8 residue products"},
+                       {"shape.large_k"}));
 }
 
 std::vector<CaseSpec> certify(const SuiteContext& c) {

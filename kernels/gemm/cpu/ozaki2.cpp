@@ -1,0 +1,286 @@
+// kernels/gemm/cpu/ozaki2.cpp — fpcert's Ozaki-II FP64 emulation on the host: the plan, the exact INT8 residue GEMMs
+// (int32 per K block, as the tensor cores compute them), the reconstruction of kernels/gemm/cpu/ozaki2_arith.hpp, the
+// deterministic bound, and the models (docs/fp64.md, "The built-in Ozaki-II emulation").
+#include "kernels/gemm/cpu/ozaki2.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <utility>
+
+#include "base/error.hpp"
+#include "base/parallel.hpp"
+#include "kernels/gemm/cpu/model.hpp"
+
+namespace fpcert {
+namespace ozaki2 {
+
+namespace {
+
+/// x^-1 mod m (gcd(x, m) = 1), by the extended Euclid algorithm.
+int inverse_mod(int x, int m) {
+  long long r0 = m, r1 = mod_positive(x, m), t0 = 0, t1 = 1;
+  while (r1 != 0) {
+    const long long q = r0 / r1;
+    std::tie(r0, r1) = std::make_pair(r1, r0 - q * r1);
+    std::tie(t0, t1) = std::make_pair(t1, t0 - q * t1);
+  }
+  if (r0 != 1) throw InputError(fmt::format("ozaki2: {} has no inverse modulo {} (moduli not coprime)", x, m));
+  return mod_positive(t0, m);
+}
+
+}  // namespace
+
+Plan make_plan(int n, std::int64_t kblock) {
+  if (n < kMinModuli || n > kMaxModuli)
+    throw InputError(fmt::format("ozaki2: the number of moduli must be {}..{}, got {}", kMinModuli, kMaxModuli, n));
+  if (kblock < 1 || kblock > kMaxKBlock)
+    throw InputError(fmt::format("ozaki2: the K block must be 1..{} (int32 headroom: K_b 128^2 < 2^31), got {}", kMaxKBlock, kblock));
+  Plan pl;
+  pl.n = n;
+  pl.kblock = kblock;
+  for (int l = 0; l < n; ++l) pl.m[l] = kModuliTable[l];
+  for (int l = 0; l < n; ++l)
+    for (int q = 0; q < l; ++q) pl.inv[q][l] = inverse_mod(pl.m[q], pl.m[l]);
+  pl.p[0] = 1;
+  for (int l = 0; l < n; ++l) {
+    std::uint64_t carry = 0;
+    for (int w = 0; w < kLimbs; ++w) {
+      const std::uint64_t x = static_cast<std::uint64_t>(pl.p[w]) * static_cast<std::uint64_t>(pl.m[l]) + carry;
+      pl.p[w] = static_cast<std::uint32_t>(x);
+      carry = x >> 32;
+    }
+  }
+  for (int w = kLimbs - 1; w >= 0; --w)
+    if (pl.p[w]) {
+      pl.log2p = 32 * w + static_cast<int>(std::bit_width(pl.p[w])) - 1;
+      break;
+    }
+  return pl;
+}
+
+Scaling choose_scaling(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k) {
+  Scaling sc;
+  sc.alpha = operand_bits(pl, k);
+  sc.s.resize(static_cast<std::size_t>(m));
+  sc.t.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < m; ++i) {
+    double mx = 0;
+    for (std::int64_t q = 0; q < k; ++q) mx = line_max(mx, a[i * k + q]);
+    sc.s[static_cast<std::size_t>(i)] = scale_exponent(mx, sc.alpha);
+  }
+  std::vector<double> mx(static_cast<std::size_t>(n), 0.0);
+  for (std::int64_t q = 0; q < k; ++q)
+    for (std::int64_t j = 0; j < n; ++j) mx[static_cast<std::size_t>(j)] = line_max(mx[static_cast<std::size_t>(j)], b[q * n + j]);
+  for (std::int64_t j = 0; j < n; ++j) sc.t[static_cast<std::size_t>(j)] = scale_exponent(mx[static_cast<std::size_t>(j)], sc.alpha);
+  return sc;
+}
+
+std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k, Scaling* used) {
+  const Scaling sc = choose_scaling(pl, a, b, m, n, k);
+  const auto mk = static_cast<std::size_t>(m * k), nk = static_cast<std::size_t>(n * k), mn = static_cast<std::size_t>(m * n);
+  // The scaled integers (step 1), B transposed so that each column is contiguous along K.
+  std::vector<double> ai(mk), bi(nk);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t q = 0; q < k; ++q) ai[static_cast<std::size_t>(i * k + q)] = scaled_integer(a[i * k + q], sc.s[static_cast<std::size_t>(i)]);
+  for (std::int64_t q = 0; q < k; ++q)
+    for (std::int64_t j = 0; j < n; ++j) bi[static_cast<std::size_t>(j * k + q)] = scaled_integer(b[q * n + j], sc.t[static_cast<std::size_t>(j)]);
+  // Residues (step 2) and the N INT8 GEMMs (step 3): residue[l][i n + j] in [0, m_l).
+  std::vector<std::vector<int>> res(static_cast<std::size_t>(pl.n), std::vector<int>(mn));
+  std::vector<std::int8_t> ar(mk), br(nk);
+  for (int l = 0; l < pl.n; ++l) {
+    const int ml = pl.m[l];
+    parallel_for(mk + nk, 4096, [&](std::uint64_t x0, std::uint64_t x1, unsigned) {
+      for (std::uint64_t x = x0; x < x1; ++x)
+        if (x < mk) ar[x] = static_cast<std::int8_t>(symmetric_residue(ai[x], ml));
+        else br[x - mk] = static_cast<std::int8_t>(symmetric_residue(bi[x - mk], ml));
+    });
+    std::vector<int>& rl = res[static_cast<std::size_t>(l)];
+    parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+      for (auto i = static_cast<std::int64_t>(i0); i < static_cast<std::int64_t>(i1); ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+          const std::int8_t* ra = ar.data() + i * k;
+          const std::int8_t* rb = br.data() + j * k;
+          int acc = 0;  // mod m_l
+          for (std::int64_t k0 = 0; k0 < k; k0 += pl.kblock) {
+            const std::int64_t k1 = std::min(k, k0 + pl.kblock);
+            std::int32_t blk = 0;  // exact: at most kblock 2^14 < 2^31 in magnitude
+            for (std::int64_t q = k0; q < k1; ++q) blk += static_cast<std::int32_t>(ra[q]) * static_cast<std::int32_t>(rb[q]);
+            acc = mod_positive(static_cast<long long>(acc) + blk, ml);
+          }
+          rl[static_cast<std::size_t>(i * n + j)] = acc;
+        }
+    });
+  }
+  // Reconstruction, the scaling undone, one rounding (steps 4 and 5).
+  std::vector<double> c(mn);
+  parallel_for(static_cast<std::uint64_t>(mn), 256, [&](std::uint64_t x0, std::uint64_t x1, unsigned) {
+    int r[kMaxModuli];
+    std::uint32_t mag[kLimbs];
+    for (std::uint64_t x = x0; x < x1; ++x) {
+      for (int l = 0; l < pl.n; ++l) r[l] = res[static_cast<std::size_t>(l)][x];
+      bool neg = false;
+      reconstruct(pl, r, mag, neg);
+      const auto i = static_cast<std::size_t>(static_cast<std::int64_t>(x) / n), j = static_cast<std::size_t>(static_cast<std::int64_t>(x) % n);
+      c[x] = element(mag, neg, sc.s[i], sc.t[j]);
+    }
+  });
+  if (used) *used = sc;
+  return c;
+}
+
+namespace {
+
+/// Of element (i, j): sum |b_kj| over a_ik != 0, sum |a_ik| over b_kj != 0, and the count of k with both nonzero.
+struct LineSums {
+  double sb = 0, sa = 0, both = 0;
+};
+LineSums line_sums(const double* a, const double* b, std::int64_t n, std::int64_t k, std::int64_t i, std::int64_t j) {
+  LineSums r;
+  for (std::int64_t q = 0; q < k; ++q) {
+    const double x = a[i * k + q], y = b[q * n + j];
+    if (x != 0) r.sb += std::fabs(y);
+    if (y != 0) r.sa += std::fabs(x);
+    if (x != 0 && y != 0) r.both += 1;
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<double> bound(const Scaling& sc, const double* a, const double* b, const std::vector<double>& exact_abs, std::int64_t m,
+                          std::int64_t n, std::int64_t k) {
+  std::vector<double> e(static_cast<std::size_t>(m * n));
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double da = std::ldexp(1.0, -sc.s[static_cast<std::size_t>(i)] - 1), db = std::ldexp(1.0, -sc.t[static_cast<std::size_t>(j)] - 1);
+      const LineSums ls = line_sums(a, b, n, k, i, j);
+      const double ops = da * ls.sb + db * ls.sa + ls.both * da * db;
+      const auto ux = static_cast<std::size_t>(i * n + j);
+      e[ux] = (ops * (1 + 0x1p-53) + 0x1p-53 * exact_abs[ux] + 0x1p-1074) * (1 + 0x1p-40);
+    }
+  return e;
+}
+
+std::string bound_terms(const Scaling& sc, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t i,
+                        std::int64_t j) {
+  (void)m;
+  const auto [sb, sa, both] = line_sums(a, b, n, k, i, j);
+  const int si = sc.s[static_cast<std::size_t>(i)], tj = sc.t[static_cast<std::size_t>(j)];
+  return fmt::format("alpha = {} bits per scaled operand; row {}: s = {}, A's rounding 2^{} x sum|b| {:.6g} = {:.6g}; column {}: t = {}, "
+                     "B's rounding 2^{} x sum|a| {:.6g} = {:.6g}; cross term {} x 2^{} = {:.6g}; then the final rounding "
+                     "2^-53 (|c| + E) + 2^-1074",
+                     sc.alpha, i, si, -si - 1, sb, std::ldexp(sb, -si - 1), j, tj, -tj - 1, sa, std::ldexp(sa, -tj - 1), both, -si - tj - 2,
+                     std::ldexp(both, -si - tj - 2));
+}
+
+int guaranteed_bits(double bound, double rn) {
+  const double ulp = rn == 0 ? 0x1p-1074 : std::max(std::ldexp(1.0, std::ilogb(rn) - 53), 0x1p-1074);
+  const double d = std::floor((bound + ulp / 2) / ulp);
+  return d >= 0x1p53 ? 0 : std::max(0, 53 - static_cast<int>(std::bit_width(static_cast<std::uint64_t>(d))));
+}
+
+int fp64_span_domain(const Plan& pl) {
+  // For a line spanning at most S binades (every nonzero |a_ik| >= 2^(e_i - S), e_i = ilogb of the line's largest):
+  //  - S <= alpha - 53: every scaled entry is already an integer (its last bit 2^(e_ik - 52) scales to at least 1):
+  //    the products are exact and the one final rounding is fp64's output rounding: within any fp64 envelope;
+  //  - else d_a = 2^(e_i - alpha) <= 2^(S - alpha) |a_ik|, so E_ij <= (2^(S+1-alpha) + 2^(2S-2alpha)) sum_k |a_ik b_kj|,
+  //    and the result is within E (1 + u) + u |c| + 2^-1074; fp64's envelope for an unknown order allows at least
+  //    gamma_K(u) sum |a b| (u = 2^-53; its step is u + 2^-52 per rounding, larger) plus K 2^-1075 of underflow.
+  // alpha falls by one each time ceil(log2 K) grows by two while gamma_K grows with K: the worst K of each
+  // ceil(log2 K) is the smallest, 2^(c-1) + 1; K up to 2^31 checked.
+  const double u = 0x1p-53;
+  int best = 1 << 20;
+  for (int c = 0; c <= 31; ++c) {
+    const double K = c == 0 ? 1.0 : std::ldexp(1.0, c - 1) + 1;
+    const int alpha = operand_bits(pl, static_cast<std::int64_t>(K));
+    const double gamma = K * u / (1 - K * u);
+    int s = alpha - 53;  // exact operands
+    while (true) {       // inexact but within the envelope
+      const int t = s + 1;
+      const double e = (std::ldexp(1.0, t + 1 - alpha) + std::ldexp(1.0, 2 * t - 2 * alpha)) * (1 + u) + u;
+      if (e > gamma * (1 - 0x1p-40)) break;
+      s = t;
+    }
+    best = std::min(best, s);
+  }
+  return best < 0 ? -1 : best;
+}
+
+}  // namespace ozaki2
+
+KernelTraits ozaki2_traits(int n) {
+  const ozaki2::Plan pl = ozaki2::make_plan(n);
+  const int span = ozaki2::fp64_span_domain(pl);
+  KernelTraits t;
+  t.a_input = t.b_input = t.a_operand = t.b_operand = &f64;
+  t.acc = &f64;
+  t.out = &f64;
+  t.order = fmt::format(
+      "Ozaki-II with {} moduli (256, 255, 253, ...; P = 2^{:.1f}): rows of A and columns of B scaled by powers of two to "
+      "integers of alpha = floor((floor(log2 P) - 1 - ceil(log2 K)) / 2) bits (rounded to nearest), residues as INT8, {} exact "
+      "INT8 GEMMs (int32 per K block of at most 2^17 - 1), Garner's exact CRT reconstruction, one rounding to nearest into fp64",
+      n, static_cast<double>(pl.log2p), n);
+  t.sum_order = SummationOrder::unknown();  // exact integer arithmetic and one rounding: no summation order to declare
+  t.domain.finite_only = true;
+  if (span >= 0) {
+    t.domain.span_scope = SpanScope::Line;
+    t.domain.max_span = span;
+  }
+  t.domain.note = fmt::format(
+      "Ozaki-II with {} moduli keeps each entry to a fixed number of bits below its row's (column's) largest: on lines spanning "
+      "at most {} binades that meets fp64 GEMM's envelope at every K (docs/fp64.md, \"What it claims\"); Inf and NaN have no residues",
+      n, span);
+  t.determinism = Determinism::Deterministic;
+  t.determinism_note = "exact integer arithmetic and one rounding: the same bits in any order";
+  t.batch_invariant = true;
+  t.batch_invariant_note = "a row's scaling depends on that row only and alpha on K only; exact integers: no order from M";
+  return t;
+}
+
+namespace {
+
+/// The host Ozaki-II: N moduli, declared with the traits of `declared_n` moduli (equal for the honest model).
+class Ozaki2Model final : public CpuModel {
+ public:
+  Ozaki2Model(std::string name, std::string desc, KernelTraits t, int n, std::int64_t kblock)
+      : CpuModel(std::move(name), std::move(desc), std::move(t)), plan_(ozaki2::make_plan(n, kblock)) {}
+  std::vector<std::uint64_t> compute(const DecodedOperands& d) const override {
+    const std::vector<double> c = ozaki2::gemm(plan_, d.a.data(), d.b.data(), d.m, d.n, d.k);
+    std::vector<std::uint64_t> r(c.size());
+    for (std::size_t x = 0; x < c.size(); ++x) r[x] = std::bit_cast<std::uint64_t>(c[x]);
+    return r;
+  }
+  bool is_mutant() const override { return mutant_; }
+  bool mutant_ = false;
+
+ private:
+  ozaki2::Plan plan_;
+};
+
+}  // namespace
+
+std::unique_ptr<GemmKernel> make_ozaki2_model(std::string name, int n, int declared_n, std::int64_t kblock) {
+  std::string desc = n == declared_n
+                         ? fmt::format("fp64 GEMM emulated by Ozaki-II: {} moduli, INT8 residue GEMMs, exact CRT, one rounding", n)
+                         : fmt::format("Ozaki-II with only {} moduli passed off as the {}-moduli emulation (must be refused)", n, declared_n);
+  auto k = std::make_unique<Ozaki2Model>(std::move(name), std::move(desc), ozaki2_traits(declared_n), n, kblock);
+  k->mutant_ = n != declared_n;
+  return k;
+}
+
+#if !defined(FPCERT_HAVE_CUDA)
+std::unique_ptr<GemmKernel> make_ozaki2_int8_kernel(int n) {
+  throw DeviceError("gemm_f64_ozaki2_int8 (" + std::to_string(n) + " moduli): this fpcert was built without CUDA");
+}
+#endif
+
+void register_ozaki2_models() {
+  register_kernel("model_gemm_f64_ozaki2", Backend::Cpu, false, [] { return make_ozaki2_model("model_gemm_f64_ozaki2", 20, 20); });
+  register_kernel("model_gemm_f64_ozaki2_short", Backend::Cpu, true,
+                  [] { return make_ozaki2_model("model_gemm_f64_ozaki2_short", 10, 20); });
+}
+
+}  // namespace fpcert

@@ -1,0 +1,73 @@
+// kernels/gemm/cpu/ozaki2.hpp — fpcert's Ozaki-II FP64 emulation on the host (docs/fp64.md, "The built-in Ozaki-II
+// emulation"): the plan for N moduli, the exact host GEMM through INT8 residues (the CUDA kernel's bitwise emulation),
+// the scheme's deterministic per-element bound, and the models model_gemm_f64_ozaki2 and its short-moduli mutant.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm/cpu/ozaki2_arith.hpp"
+#include "kernels/kernel.hpp"
+
+namespace fpcert {
+
+namespace ozaki2 {
+
+/// The moduli in the order they are used: pairwise coprime, at most 256, the largest first (the list GEMMul8 uses for
+/// its INT8 backend): 256 = 2^8, 255 = 3 5 17, 253 = 11 23, 247 = 13 19, 217 = 7 31, the others prime.
+inline constexpr int kModuliTable[kMaxModuli] = {256, 255, 253, 251, 247, 241, 239, 233, 229, 227,
+                                                  223, 217, 211, 199, 197, 193, 191, 181, 179, 173};
+/// The plan of N moduli (kMinModuli..kMaxModuli; InputError otherwise), K blocks of `kblock` (1..kMaxKBlock).
+Plan make_plan(int n, std::int64_t kblock = kMaxKBlock);
+
+/// The scalings the scheme chose for one product: alpha and the exponents s_i (rows of A), t_j (columns of B).
+struct Scaling {
+  int alpha = 0;
+  std::vector<int> s, t;
+};
+Scaling choose_scaling(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k);
+
+/// C = A B by the scheme (A row-major m x k, B row-major k x n), row-major m x n doubles. Finite inputs are the domain;
+/// an element whose row of A or column of B holds Inf or NaN is NaN (the scheme has no residues for them).
+std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k,
+                         Scaling* used = nullptr);
+
+/// The deterministic bound of every element (docs/fp64.md, "The bound"): with d_a = 2^-(s_i+1), d_b = 2^-(t_j+1) (half
+/// a unit of each scaled operand's rounding, unscaled),
+///   E_ij = d_a sum_k |b_kj| + d_b sum_k |a_ik| + K_ij d_a d_b       (the operands' rounding to integers)
+///   |c_ij - C_ij| <= E_ij (1 + 2^-53) + 2^-53 |c_ij| + 2^-1074        (and the one final rounding: 2^-1075 below 2^-1022,
+///                                                                     rounded up to a double)
+/// K_ij = the k with a_ik b_kj != 0. Computed in double and enlarged by (1 + 2^-40) to cover its own roundings.
+std::vector<double> bound(const Scaling& sc, const double* a, const double* b, const std::vector<double>& exact_abs,
+                          std::int64_t m, std::int64_t n, std::int64_t k);
+/// The bound's terms in words for one element (i, j), e.g. for a report line.
+std::string bound_terms(const Scaling& sc, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k,
+                        std::int64_t i, std::int64_t j);
+
+/// The correct bits (suites/verdict/correct_bits.hpp: 53 - bit_width(ulps from RN(exact))) that a bound guarantees for an
+/// element whose correctly rounded value is `rn`: the result lies within bound + half an ulp of rn, so at most
+/// floor((bound + ulp / 2) / ulp) ulps away, ulp that of the finer side of rn's binade (0 if that reaches 2^53 ulps).
+int guaranteed_bits(double bound, double rn);
+
+/// The largest binade span S of a row of A or column of B for which the scheme provably meets fp64 GEMM's envelope
+/// (gamma_K(2^-53) sum |a b| + the underflow terms) at every K >= 1 (docs/fp64.md, "What it claims"): -1 if none.
+int fp64_span_domain(const Plan& pl);
+
+}  // namespace ozaki2
+
+/// Registers model_gemm_f64_ozaki2 (20 moduli) and the mutant model_gemm_f64_ozaki2_short (10 moduli, declared as
+/// the 20-moduli model: certify must refuse it). Called from kernels/register.cpp.
+void register_ozaki2_models();
+/// kernels/gemm/cuda/ozaki2.cu (CUDA builds): gemm_f64_ozaki2_int8, the same arithmetic on INT8 tensor cores.
+void register_ozaki2_cuda_kernels();
+/// The device kernel with N moduli (named gemm_f64_ozaki2_int8 for 20, gemm_f64_ozaki2_int8_nN otherwise), for the
+/// moduli sweep of bench/ozaki2.cpp. Without CUDA: DeviceError.
+std::unique_ptr<GemmKernel> make_ozaki2_int8_kernel(int n);
+/// A model of N moduli (and K blocks of kblock), named as given, declaring the claims of `declared_n` moduli.
+std::unique_ptr<GemmKernel> make_ozaki2_model(std::string name, int n, int declared_n, std::int64_t kblock = ozaki2::kMaxKBlock);
+/// The traits of an Ozaki-II kernel of N moduli (CPU model and CUDA kernel alike).
+KernelTraits ozaki2_traits(int n);
+
+}  // namespace fpcert

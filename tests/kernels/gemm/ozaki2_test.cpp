@@ -1,0 +1,157 @@
+// tests/kernels/gemm/ozaki2_test.cpp — fpcert's Ozaki-II FP64 emulation on the host (kernels/gemm/cpu/ozaki2.hpp,
+// docs/fp64.md): the residues and the CRT on hand-built integers, correct rounding (subnormals included) where the
+// scaled operands are exact, K past the int32 headroom of one block, the domain. The bound and the correct bits per
+// moduli count: tests/suites/ozaki2_certify_test.cpp.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "kernels/gemm/cpu/ozaki2.hpp"
+#include "oracle/gemm_ref.hpp"
+#include "oracle/refvalue.hpp"
+#include "tests/support/ozaki2_data.hpp"
+#include "tests/support/test_seed.hpp"
+
+using namespace fpcert;
+
+namespace {
+
+std::uint64_t bits(double x) { return std::bit_cast<std::uint64_t>(x); }
+
+}  // namespace
+
+TEST_CASE("ozaki2 arithmetic: symmetric residues, Garner's CRT and the plan") {
+  // 300 = 256 + 44; -1 = 254 (mod 255) -> -1; 128 (mod 256) is -128 (the symmetric range -128..127); 127 stays.
+  CHECK(ozaki2::symmetric_residue(300, 256) == 44);
+  CHECK(ozaki2::symmetric_residue(-1, 255) == -1);
+  CHECK(ozaki2::symmetric_residue(128, 256) == -128);
+  CHECK(ozaki2::symmetric_residue(127, 255) == 127);
+  CHECK(ozaki2::symmetric_residue(128, 255) == -127);
+  // 2^70 (beyond int64: the mantissa-and-power path): 2^70 mod 251 by repeated doubling.
+  int p70 = 1;
+  for (int q = 0; q < 70; ++q) p70 = p70 * 2 % 251;
+  CHECK(ozaki2::mod_positive(ozaki2::symmetric_residue(0x1p70, 251), 251) == p70);
+  CHECK(ozaki2::mod_positive(ozaki2::symmetric_residue(-0x1p70 - 0x1p18, 251), 251) ==
+        ozaki2::mod_positive(-(static_cast<long long>(p70) + (1 << 18) % 251), 251));
+  // The plan: P = 256 255 253 = 16,515,840 for 3 moduli (floor(log2) = 23); bad counts are input errors.
+  const ozaki2::Plan p3 = ozaki2::make_plan(3);
+  CHECK(p3.p[0] == 256u * 255u * 253u);
+  CHECK(p3.log2p == 23);
+  CHECK_THROWS(ozaki2::make_plan(1));
+  CHECK_THROWS(ozaki2::make_plan(21));
+  CHECK_THROWS(ozaki2::make_plan(8, 0));
+  CHECK_THROWS(ozaki2::make_plan(8, ozaki2::kMaxKBlock + 1));
+  // CRT round trip on integers T in [-P/2, P/2) for 20 moduli (P ~ 2^155): T = +-(h 2^64 + l), up to 2^127.
+  const ozaki2::Plan pl = ozaki2::make_plan(20);
+  test::Draw d{test::seed() + 39};
+  for (int trial = 0; trial < 2000; ++trial) {
+    const auto hi = static_cast<std::uint64_t>(d() * 0x1p63), lo = static_cast<std::uint64_t>(d() * 0x1p64);
+    const bool neg = d() < 0.5;
+    int r[ozaki2::kMaxModuli];
+    for (int l = 0; l < pl.n; ++l) {
+      const unsigned __int128 t = (static_cast<unsigned __int128>(hi) << 64) | lo;
+      const int mod = static_cast<int>(t % static_cast<unsigned>(pl.m[l]));
+      r[l] = neg ? (pl.m[l] - mod) % pl.m[l] : mod;
+    }
+    std::uint32_t mag[ozaki2::kLimbs];
+    bool got_neg = false;
+    ozaki2::reconstruct(pl, r, mag, got_neg);
+    CAPTURE(trial);
+    const bool zero = hi == 0 && lo == 0;
+    CHECK(got_neg == (neg && !zero));
+    CHECK(mag[0] == static_cast<std::uint32_t>(lo));
+    CHECK(mag[1] == static_cast<std::uint32_t>(lo >> 32));
+    CHECK(mag[2] == static_cast<std::uint32_t>(hi));
+    CHECK(mag[3] == static_cast<std::uint32_t>(hi >> 32));
+    CHECK(mag[4] == 0u);
+  }
+}
+
+TEST_CASE("ozaki2: correctly rounded where the scaled operands are exact (ties, subnormal and normal results, MPFR reference)") {
+  // 20 moduli, K = 24: alpha = floor((155 - 1 - 5) / 2) = 74 bits. Lines spanning at most 74 - 53 = 21 binades scale to
+  // exact integers, so the only rounding is the final one: every element must be RN_f64 of the exact product, bit for
+  // bit. Exponents in [-10, 10] around an offset: 0 (normal results) and -536 (products near 2^-1072: subnormal results,
+  // where the rounding position is fixed at 2^-1074). Non-integer 53-bit values: the sums need rounding.
+  const ozaki2::Plan pl = ozaki2::make_plan(20);
+  for (const int offset : {0, -536}) {
+    CAPTURE(offset);
+    const std::int64_t m = 9, n = 7, k = 24;
+    std::vector<double> a, b;
+    test::wide_cancelling(m, n, k, 20, test::seed() + 3 + static_cast<std::uint64_t>(-offset), a, b);
+    for (double& v : a) v = std::ldexp(v, offset);
+    for (double& v : b) v = std::ldexp(v, offset);
+    const GemmRef ref = gemm_reference_mpfr(MatrixView::row_major(a.data(), m, k), MatrixView::row_major(b.data(), k, n));
+    ozaki2::Scaling sc;
+    const std::vector<double> c = ozaki2::gemm(pl, a.data(), b.data(), m, n, k, &sc);
+    CHECK(sc.alpha == 74);
+    int inexact = 0, subnormal = 0;
+    for (std::int64_t x = 0; x < m * n; ++x) {
+      const auto ux = static_cast<std::size_t>(x);
+      const std::uint64_t rn = round_ref(f64, ref.c[ux], Rounder::nearest(f64)).code;
+      CAPTURE(x);
+      CHECK(bits(c[ux]) == rn);
+      inexact += ref.c[ux].lo != 0 || ref.c[ux].tail != 0;
+      subnormal += c[ux] != 0 && std::fabs(c[ux]) < 0x1p-1022;
+    }
+    CHECK(inexact > m * n / 2);  // the final rounding was exercised
+    if (offset < 0) CHECK(subnormal > m * n / 2);
+  }
+}
+
+TEST_CASE("ozaki2: K past the int32 headroom of one block (K = 2^17 + 1), and the blocking does not change a bit") {
+  // 8 moduli (P ~ 2^63.8), K = 131,073: alpha = floor((63 - 1 - 18) / 2) = 22. Every entry is 1 + 2^-14, scaled by 2^21 to
+  // 2^21 + 2^7 (exact), whose residue mod 256 is -128: every product of that modulus is +16,384 and K of them sum to
+  // 2^31 + 2^14, past int32 (a single int32 accumulator would wrap). K blocks of 2^17 - 1 keep each block below 2^31.
+  // The operands are exact, so the result is RN_f64 of the exact K (1 + 2^-14)^2.
+  const std::int64_t m = 2, n = 3, k = (std::int64_t{1} << 17) + 1;
+  std::vector<double> a(static_cast<std::size_t>(m * k), 1 + 0x1p-14), b(static_cast<std::size_t>(k * n), 1 + 0x1p-14);
+  a[5] = -(1 + 0x1p-14);  // one sign flipped in row 0: both rows exercised, row 0 has K - 2 net products
+  const ozaki2::Plan pl = ozaki2::make_plan(8);
+  ozaki2::Scaling sc;
+  const std::vector<double> c = ozaki2::gemm(pl, a.data(), b.data(), m, n, k, &sc);
+  CHECK(sc.alpha == 22);
+  CHECK(ozaki2::symmetric_residue(ozaki2::scaled_integer(a[0], sc.s[0]), 256) == -128);
+  const GemmRef ref = gemm_reference(MatrixView::row_major(a.data(), m, k), MatrixView::row_major(b.data(), k, n));
+  for (std::size_t x = 0; x < c.size(); ++x) CHECK(bits(c[x]) == round_ref(f64, ref.c[x], Rounder::nearest(f64)).code);
+  // A test hook: K blocks of 1000 (131 block boundaries crossed) give the same bits.
+  const std::vector<double> c2 = ozaki2::gemm(ozaki2::make_plan(8, 1000), a.data(), b.data(), m, n, k);
+  for (std::size_t x = 0; x < c.size(); ++x) CHECK(bits(c2[x]) == bits(c[x]));
+  // The same with 20 moduli (the registered kernels', and the GPU test's data): alpha = 68, every residue of modulus 256
+  // -128, the exact product rounded once.
+  std::vector<double> a3, b3;
+  test::headroom_operands(2, 3, test::seed() + 394, a3, b3);
+  ozaki2::Scaling sc3;
+  const std::vector<double> c3 = ozaki2::gemm(ozaki2::make_plan(20), a3.data(), b3.data(), 2, 3, test::kHeadroomK, &sc3);
+  CHECK(sc3.alpha == 68);
+  CHECK(ozaki2::symmetric_residue(ozaki2::scaled_integer(a3[1], sc3.s[0]), 256) == -128);
+  CHECK(ozaki2::symmetric_residue(ozaki2::scaled_integer(b3[3 * 7 + 2], sc3.t[2]), 256) == -128);
+  const GemmRef ref3 = gemm_reference(MatrixView::row_major(a3.data(), 2, test::kHeadroomK), MatrixView::row_major(b3.data(), test::kHeadroomK, 3));
+  for (std::size_t x = 0; x < c3.size(); ++x) CHECK(bits(c3[x]) == round_ref(f64, ref3.c[x], Rounder::nearest(f64)).code);
+}
+
+TEST_CASE("ozaki2: NaN where a line holds Inf or NaN; the fp64 span domain of each moduli count") {
+  const ozaki2::Plan pl = ozaki2::make_plan(20);
+  // Outside the declared domain: an element whose row of A or column of B holds Inf or NaN is NaN, the others as usual.
+  const double a[4] = {1, INFINITY, 0.5, 0.25}, b[4] = {1, 2, NAN, 3};  // A 2 x 2 (row 0 infinite), B 2 x 2 (column 0 NaN)
+  const std::vector<double> c = ozaki2::gemm(pl, a, b, 2, 2, 2);
+  CHECK(std::isnan(c[0]));
+  CHECK(std::isnan(c[1]));
+  CHECK(std::isnan(c[2]));
+  CHECK(c[3] == 0.5 * 2 + 0.25 * 3);
+  // 20 moduli (floor(log2 P) = 155): K = 1 gives alpha = 77 (24 binades exact), K = 2 and 3 alpha = 76 (23), K = 5
+  // alpha = 75: exact up to 22, and S = 23 inexact would need 2^(23+1-75) (1 + u) + u = 5u (and a bit) <= gamma_5(u)
+  // (1 - 2^-40): just no. The domain is 22.
+  CHECK(ozaki2::fp64_span_domain(pl) == 22);
+  // Too few moduli keep no span for fp64's envelope at K = 1 (alpha(1) < 53).
+  CHECK(ozaki2::fp64_span_domain(ozaki2::make_plan(10)) == -1);
+  int prev = -1;
+  for (int N = 12; N <= 20; ++N) {
+    const int s = ozaki2::fp64_span_domain(ozaki2::make_plan(N));
+    CHECK(s >= prev);
+    prev = s;
+  }
+}

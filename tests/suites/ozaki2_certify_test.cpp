@@ -1,0 +1,117 @@
+// tests/suites/ozaki2_certify_test.cpp — the Ozaki-II FP64 emulation certified (docs/fp64.md, "The built-in Ozaki-II
+// emulation"): its deterministic bound on every element of non-integer, wide-exponent, cancelling data against the MPFR
+// reference; the correct bits growing with the number of moduli as the bound predicts; the 20-moduli model certified by
+// fp64's envelope inside its declared domain, and "not supported" outside it (wide lines, Inf/NaN); the short-moduli
+// mutant refused.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kernels/device/device_api.hpp"
+#include "kernels/gemm/cpu/ozaki2.hpp"
+#include "oracle/gemm_ref.hpp"
+#include "oracle/refvalue.hpp"
+#include "suites/ops/gemm/runner.hpp"
+#include "suites/verdict/correct_bits.hpp"
+#include "tests/support/ozaki2_data.hpp"
+#include "tests/support/problems.hpp"
+#include "tests/support/run_case.hpp"
+#include "tests/support/test_seed.hpp"
+
+using namespace fpcert;
+
+namespace {
+std::uint64_t bits(double x) { return std::bit_cast<std::uint64_t>(x); }
+}  // namespace
+
+TEST_CASE("ozaki2: the deterministic bound on every element, and correct bits growing with N as it predicts") {
+  // Non-integer values with exponents spread over 2^-20..2^20 within every row and column (beyond what the scaling keeps
+  // whole for small N), and cancelling rows: the integer-data blind spot (an emulation that truncates non-integer inputs
+  // passes integer tests) cannot hide here. MPFR reference.
+  const std::int64_t m = 16, n = 12, k = 96;
+  std::vector<double> a, b;
+  test::wide_cancelling(m, n, k, 40, test::seed() + 11, a, b);
+  const GemmRef ref = gemm_reference_mpfr(MatrixView::row_major(a.data(), m, k), MatrixView::row_major(b.data(), k, n));
+  std::vector<double> exact_abs(static_cast<std::size_t>(m * n));
+  for (std::size_t x = 0; x < exact_abs.size(); ++x) exact_abs[x] = std::fabs(ref.c[x].hi);
+  double prev_median = -1;
+  int prev_min = -1;
+  std::printf("ozaki2 N sweep (m=%lld n=%lld k=%lld, exponents 2^-20..2^20, cancelling rows):\n", static_cast<long long>(m),
+              static_cast<long long>(n), static_cast<long long>(k));
+  for (const int N : {6, 8, 10, 12, 14, 16, 18, 20}) {
+    CAPTURE(N);
+    const ozaki2::Plan pl = ozaki2::make_plan(N);
+    ozaki2::Scaling sc;
+    const std::vector<double> c = ozaki2::gemm(pl, a.data(), b.data(), m, n, k, &sc);
+    const std::vector<double> bnd = ozaki2::bound(sc, a.data(), b.data(), exact_abs, m, n, k);
+    std::vector<std::uint64_t> codes(c.size());
+    double worst = 0;  // max |c - exact| / bound
+    int predicted_min = 53;
+    for (std::size_t x = 0; x < c.size(); ++x) {
+      codes[x] = bits(c[x]);
+      const double err = std::fabs((c[x] - ref.c[x].hi) - ref.c[x].lo);
+      CAPTURE(x);
+      CHECK(err <= bnd[x]);  // the bound holds on every element
+      worst = std::max(worst, err / bnd[x]);
+      const double rn = to_double(f64, round_ref(f64, ref.c[x], Rounder::nearest(f64)).code);
+      const int pred = ozaki2::guaranteed_bits(bnd[x], rn);
+      predicted_min = std::min(predicted_min, pred);
+    }
+    const CorrectBitsStats cb = correct_bits_stats(f64, codes, ref);
+    std::printf("  N = %2d  alpha = %2d  correct bits min %2d median %4.1f  predicted min %2d  max err/bound %.3g\n", N, sc.alpha, cb.min,
+                cb.median, predicted_min, worst);
+    CHECK(cb.min >= predicted_min);         // as the bound predicts, element by element at the worst
+    CHECK(cb.median >= prev_median);        // more moduli, more bits
+    CHECK(cb.min >= prev_min);
+    // alpha grows by 7 or 8 bits per two moduli (log2 256 - ...): the worst element follows it.
+    if (N >= 14) CHECK(cb.min >= prev_min + 5);
+    if (N >= 16) CHECK(cb.median == 53);  // most elements correctly rounded once alpha - 40 binades > 53 - a few
+    if (N <= 8) CHECK(cb.min < 30);         // few moduli lose most bits here: the test can fail
+    if (N <= 12) CHECK(worst > 0x1p-16);    // and the bound is not vacuous: the error comes within 2^16 of it
+    prev_median = cb.median;
+    prev_min = cb.min;
+  }
+  // 20 moduli, alpha = 73: the smallest entries of a line (40 binades down) keep 33 bits, so the cancelling elements
+  // (sum |a b| ~ 2^30 |c|) keep fewer than 53: printed above, never fewer than the bound predicts.
+}
+
+
+TEST_CASE("ozaki2 models through the runner: certified by fp64's envelope in the domain, the short-moduli mutant refused") {
+  auto host = make_host_api();
+  // Uniform [-1, 1) with 53 random bits, K = 300: every sum rounds; lines span far fewer than 22 binades.
+  const Problem p = test::uniform_problem(24, 20, 300, f64, test::seed() + 390);
+  const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
+  auto good = make_gemm_kernel("model_gemm_f64_ozaki2");
+  REQUIRE(good);
+  const CaseResult r = test::run_graded(*good, p, ref, *host);
+  INFO(r.reason);
+  CHECK(r.status == CaseStatus::Pass);
+  CHECK(r.metrics.max_abs > 0);  // the final rounding happened: the test can fail
+  // alpha = floor((155 - 1 - 9) / 2) = 72 bits, lines spanning < 19 binades: exact operands, one rounding: RN everywhere.
+  CHECK(r.metrics.correct_bits_min == 53);
+  auto weak = make_gemm_kernel("model_gemm_f64_ozaki2_short");
+  REQUIRE(weak);
+  const CaseResult w = test::run_graded(*weak, p, ref, *host);
+  INFO(w.reason);
+  // 10 moduli (P ~ 2^79): alpha = floor((79 - 1 - 9) / 2) = 34 bits per operand, far from fp64: refused.
+  CHECK(w.status == CaseStatus::Fail);
+  CHECK(w.metrics.correct_bits_min < 40);
+  // Outside the domain: a row spanning 2^-40 .. 1 (more than the 22 binades declared), and an infinite input.
+  Problem wide = p;
+  wide.a(3, 7) = 0x1p-40;
+  const GemmRef wref = gemm_reference(wide.a.view(), wide.b.view());
+  const CaseResult ws = test::run_graded(*good, wide, wref, *host);
+  CHECK(ws.status == CaseStatus::NotSupported);
+  CHECK(ws.reason.find("binades") != std::string::npos);
+  Problem inf = p;
+  inf.b(5, 2) = INFINITY;
+  const GemmRef iref = gemm_reference(inf.a.view(), inf.b.view());
+  const CaseResult is = test::run_graded(*good, inf, iref, *host);
+  CHECK(is.status == CaseStatus::NotSupported);
+  CHECK(is.reason.find("finite") != std::string::npos);
+}
