@@ -288,8 +288,9 @@ std::vector<std::pair<std::string, SummationOrder>> sampled_orders(const KernelT
 }  // namespace
 
 AuditRecord run_audit(const AuditOptions& o) {
-  if (o.op == "softmax") return run_softmax_audit(o);
-  if (o.op != "gemm") throw InputError("audit: --op '" + o.op + "': expected gemm or softmax");
+  if (o.op == "softmax" || o.op == "log_softmax") return run_softmax_audit(o);
+  if (o.op == "layernorm" || o.op == "rmsnorm") return run_norm_audit(o);
+  if (o.op != "gemm") throw InputError("audit: --op '" + o.op + "': expected gemm, softmax, log_softmax, layernorm or rmsnorm");
   const auto t0 = std::chrono::steady_clock::now();
   if (o.kernel.empty() == o.traits.empty()) throw InputError("audit: give exactly one of --kernel K or --traits SPEC");
   if (o.seeds.empty() && !o.tensors) throw InputError("audit: at least one seed");
