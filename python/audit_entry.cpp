@@ -24,12 +24,17 @@ void add_audit_entry(py::module_& m) {
                     const std::string& a_format, const std::string& b_format, const std::vector<std::string>& allow,
                     const std::string& op) {
     AuditOptions o;
-    o.op = op;  // gemm, softmax (docs/audit.md, "Softmax")
+    o.op = op;  // gemm, softmax, log_softmax, layernorm, rmsnorm (docs/audit.md, "Softmax", "Normalisation")
     o.reference = reference;
     o.allow = allow;  // docs/audit.md, "Allowed arithmetic"
     o.m = mm, o.n = n, o.k = k;
     AuditTensors tensors;  // the test's own tensors (A=, B=), when given: their shapes give m, n, k
-    if (!a.empty() || !b.empty()) {
+    if (op != "gemm" && !a.empty() && b.empty()) {  // a softmax's own logits (A=): -inf entries are masked entries
+      tensors = audit_logits(a_rows, a_cols, std::move(a), fmt::format("A ({} x {} {})", a_rows, a_cols, a_format));
+      tensors.a_format = a_format;
+      o.m = tensors.m, o.n = tensors.n;
+      o.tensors = &tensors;
+    } else if (!a.empty() || !b.empty()) {
       tensors = audit_tensors(a_rows, a_cols, std::move(a), b_rows, b_cols, std::move(b),
                               fmt::format("A ({} x {} {})", a_rows, a_cols, a_format), fmt::format("B ({} x {} {})", b_rows, b_cols, b_format));
       tensors.a_format = a_format, tensors.b_format = b_format;  // the dtype the values came in, each exact in it

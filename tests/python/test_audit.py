@@ -280,3 +280,40 @@ def test_audit_of_a_softmax_test_kernelbench_allclose_1e2():
         fpcert.audit(None, "model_softmax_f32_shifted", op="softmax", shape=(8, 64))
     with pytest.raises(fpcert.InputError, match="registered softmax kernel"):
         fpcert.audit(f32_exact, "model_softmax_f32_shifted", op="softmax", rtol=1e-2, atol=1e-2)
+
+
+def test_audit_of_row_operations_log_softmax_masks_logits_and_layernorm():
+    # log-softmax of logits spread over 2048: outputs down to about -2048, where half an f32 ulp (2^-13 at |y| >= 1024) is
+    # above atol = 1e-5, so even the correctly rounded outputs fail allclose(rtol=0, atol=1e-5); softmax's do not
+    # (outputs in [0, 1]). Counted here from the logits in float64 (fpcert.generate gives the generator's logits).
+    X, _ = fpcert.generate("softmax:spread=2048,rows=8,cols=128,seed=1,source=f32")
+    X = X.astype(np.float64)
+    y = X - X.max(axis=1, keepdims=True)
+    y = y - np.log(np.exp(y).sum(axis=1, keepdims=True))
+    assert (np.abs(y) >= 1024).mean() > 0.2  # the derivation's premise: many outputs where half an ulp > 1e-5
+    a = fpcert.audit(None, "model_log_softmax_f32_shifted", op="log_softmax", shape=(8, 128), seeds=(1,),
+                     inputs="softmax:spread=2048", rtol=0, atol=1e-5, mutants=False)
+    assert a["op"] == "log_softmax" and a.unsatisfiable and a.flake_rate == 1
+    s = fpcert.audit(None, "model_softmax_f32_shifted", op="softmax", shape=(8, 128), seeds=(1,),
+                     inputs="softmax:spread=2048", rtol=0, atol=1e-5, mutants=False)
+    assert not s.unsatisfiable and s.flake_rate == 0
+    # the test's own logits, -inf masking a row's tail, declared by traits: bf16 storage, fpcert's rule
+    L = np.tile(np.linspace(-3, 3, 48, dtype=np.float32), (4, 1))
+    L[1, 10:] = -np.inf
+    d = fpcert.audit(None, "in=bf16,exp=expf", op="softmax", A=L, rule="fpcert")
+    assert d["m"] == 4 and d["n"] == 48 and d.flake_rate == 0
+    assert d.mutant("smx_mask_after_exp")["fpcert_refused"] == 1
+    with pytest.raises(fpcert.InputError, match="unknown key 'acc'"):
+        fpcert.audit(None, "in=bf16,acc=f32", op="softmax", A=L, rule="fpcert")
+    # LayerNorm, bf16 outputs: rtol = atol = 1e-5 is unsatisfiable (bf16 keeps 8 bits); allclose 1e-2 passes eps 100x
+    # and bf16 statistics, which fpcert refuses
+    u = fpcert.audit(None, "model_layernorm_bf16_twopass", op="layernorm", shape=(8, 512), seeds=(1,), rtol=1e-5, atol=1e-5,
+                     mutants=False)
+    assert u.unsatisfiable
+    loose = fpcert.audit(None, "model_layernorm_bf16_twopass", op="layernorm", shape=(8, 512), seeds=(1, 2), rtol=1e-2, atol=1e-2)
+    assert loose.flake_rate == 0
+    for m in ("eps_x100", "stats_bf16"):
+        assert loose.mutant(m)["rule_passed"] == 2 and loose.mutant(m)["fpcert_refused"] == 2, m
+    assert "eps_x100" in loose.passed_mutants()
+    with pytest.raises(fpcert.InputError, match="declares a layernorm"):
+        fpcert.audit(None, "model_layernorm_bf16_twopass", op="rmsnorm", rtol=1e-2, atol=1e-2)
