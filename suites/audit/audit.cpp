@@ -34,7 +34,8 @@ namespace fpcert {
 
 std::string AuditRule::text() const {
   switch (kind) {
-    case Kind::Allclose: return fmt::format("allclose: |got - ref| <= {:g} + {:g} |ref| for every element", atol, rtol);
+    case Kind::Allclose:
+      return fmt::format("allclose: |got - ref| <= {:g} + {:g} |ref| for every element{}", atol, rtol, equal_nan ? " (equal_nan: NaN meets NaN)" : "");
     case Kind::MaxAbs: return fmt::format("maxabs: max |got - ref| <= {:g}", tol);
     case Kind::RelFro: return fmt::format("relfro: ||got - ref||_F <= {:g} ||ref||_F", tol);
     case Kind::KRef:
@@ -81,6 +82,10 @@ AuditRule parse_audit_rule(const std::string& spec) {
     if (!(v >= 0) || !std::isfinite(v)) throw InputError("rule '" + spec + "': " + key + " must be finite and >= 0");
     if (r.kind == AuditRule::Kind::Allclose && key == "rtol") r.rtol = v;
     else if (r.kind == AuditRule::Kind::Allclose && key == "atol") r.atol = v;
+    else if (r.kind == AuditRule::Kind::Allclose && key == "equal_nan") {
+      if (v != 0 && v != 1) throw InputError("rule '" + spec + "': equal_nan is 0 or 1");
+      r.equal_nan = v == 1;
+    }
     else if ((r.kind == AuditRule::Kind::MaxAbs || r.kind == AuditRule::Kind::RelFro) && key == "tol") r.tol = v, has_tol = true;
     else if (r.kind == AuditRule::Kind::KRef && key == "k") r.k = v;
     else if (r.kind == AuditRule::Kind::Cosine && key == "min") {

@@ -27,6 +27,9 @@ namespace fpcert {
 struct AuditRule {
   enum class Kind { Allclose, MaxAbs, RelFro, KRef, Cosine, Fpcert } kind = Kind::Allclose;
   double rtol = 1e-5, atol = 1e-8;  ///< allclose (numpy.allclose's defaults when a key is missing)
+  /// allclose: equal_nan=1, a NaN output meets a NaN reference (torch/numpy equal_nan=True). Only a softmax under the NaN
+  /// policy has NaN references (fully masked rows); elsewhere the references are finite and it changes nothing.
+  bool equal_nan = false;
   double tol = 0;                   ///< maxabs, relfro; kref: k max |ref_p - ref| once resolved on a case (resolve_rule)
   double k = 2;                     ///< kref: the multiplier (FlashAttention's 2)
   std::string p;                    ///< kref: the precision of the test's second reference (a format tag)
@@ -35,7 +38,7 @@ struct AuditRule {
   std::string text() const;         ///< in words, with its formula
   bool elementwise() const { return kind != Kind::RelFro && kind != Kind::Cosine; }
 };
-/// `allclose:rtol=1e-2,atol=1e-2`, `maxabs:tol=0.1`, `relfro:tol=1e-3`, `kref:k=2,p=bf16`, `cosine:min=0.99`,
+/// `allclose:rtol=1e-2,atol=1e-2` (and `equal_nan=1`), `maxabs:tol=0.1`, `relfro:tol=1e-3`, `kref:k=2,p=bf16`, `cosine:min=0.99`,
 /// `fpcert`. Throws InputError.
 AuditRule parse_audit_rule(const std::string& spec);
 

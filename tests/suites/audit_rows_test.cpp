@@ -104,6 +104,12 @@ TEST_CASE("audit --op softmax: masks and scales; fully masked rows under the NaN
   CHECK(said);
   o.rule = parse_audit_rule("fpcert");
   CHECK(run_audit(o).cr_fail_runs == 0);  // fpcert grades special values as the declared policy's
+  o.rule = parse_audit_rule("allclose:rtol=1e-5,atol=1e-8,equal_nan=1");  // the test written with equal_nan=True
+  const AuditRecord eq = run_audit(o);
+  CHECK(eq.cr_fail_runs == 0);
+  CHECK(eq.false_alarm_runs == 0);
+  CHECK_THROWS_WITH_AS(parse_audit_rule("allclose:equal_nan=2"), doctest::Contains("equal_nan is 0 or 1"), InputError);
+  CHECK_THROWS_WITH_AS(parse_audit_rule("maxabs:tol=1,equal_nan=1"), doctest::Contains("unknown key 'equal_nan'"), InputError);
   // a zero policy: masked entries are +0 and part of the rule; the fault "NaN for fully masked rows" fails the rule,
   // the fault "mask after exp" (masked entries in the normaliser) is refused by fpcert
   AuditOptions z = rows_audit("softmax", "model_softmax_f32_shifted", 16, 64, "softmax:mask=rows,scale=0.125", "allclose:rtol=1e-5,atol=1e-8");
