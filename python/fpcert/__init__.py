@@ -519,14 +519,16 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=None, dtype=None, 
     besides the declaration, ("tf32",) for fp32 inputs read as TF32 (docs/audit.md, "Allowed arithmetic").
     ``op="softmax"``, ``"log_softmax"``, ``"layernorm"``, ``"rmsnorm"``: a row operation's test instead (docs/audit.md,
     "Softmax" and "Normalisation"; python/fpcert/audit_rows.py): ``traits_`` a registered kernel of it or its
-    declaration as a traits spec ("in=bf16,exp=expf"), ``shape=(rows, cols)``, inputs a softmax or norm generator spec
+    declaration as a traits spec ("in=bf16,exp=expf"), which ``fn`` (a softmax fn(x[, mask=, scale=]) or a norm
+    fn(x, weight, bias, eps), NumPy or torch on ``device``) declares when given, ``shape=(rows, cols)``, inputs a softmax or norm generator spec
     (defaults "softmax:spread=8", logits uniform in [-4, 4], and "norm"), softmax: ``A=`` the test's own logits (-inf:
     masked), ``rtol``/``atol`` or ``rule=`` given (no torch default). ``reference``: what the test compares with, "exact" (an fp64 GEMM), "f32" (an fp32 GEMM: sequential FMA in fp32)
     or "out" (the exact product rounded into the output dtype); the rule is applied against it (docs/audit.md, "The
     test's reference"). Returns the record as an ``Audit`` (print it for the tables)."""
     if op in ("softmax", "log_softmax", "layernorm", "rmsnorm"):  # python/fpcert/audit_rows.py
         from .audit_rows import audit_rows
-        return audit_rows(fn, traits_, op, shape, rtol, atol, rule, inputs, seeds, mutants, A=A, A_format=A_format)
+        return audit_rows(fn, traits_, op, shape, rtol, atol, rule, inputs, seeds, mutants, A=A, A_format=A_format, device=device,
+                          name=name)
     _check_op(op, "fpcert.audit")
     tensors = {}
     if A is not None or B is not None:
