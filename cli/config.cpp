@@ -395,7 +395,8 @@ ProjectConfig parse_project_config(const std::string& text, const std::string& p
             }
             cfg.audit.rule = val;
           } else if (k2 == "op") {
-            if (val != "gemm" && val != "softmax") c.fail(av.source(), fmt::format("'{}': '{}' is not an audited operation (valid: gemm, softmax)", name, val));
+            if (val != "gemm" && val != "softmax" && val != "log_softmax" && val != "layernorm" && val != "rmsnorm")
+              c.fail(av.source(), fmt::format("'{}': '{}' is not an audited operation (valid: gemm, softmax, log_softmax, layernorm, rmsnorm)", name, val));
             cfg.audit.op = val;
           } else if (k2 == "kernel") cfg.audit.kernel = val;
           else if (k2 == "traits") cfg.audit.traits = val;

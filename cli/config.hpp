@@ -33,7 +33,7 @@ struct ProjectConfig {
   std::optional<std::string> json, junit, html;  // [audit]: the check `fpcert audit --config` audits (docs/audit.md, "fpcert.toml"); its flags override these
   struct Audit {
     std::optional<std::string> kernel, traits, inputs, rule, sample_rows;
-    std::optional<std::string> op;         ///< gemm | softmax
+    std::optional<std::string> op;         ///< gemm | softmax | log_softmax | layernorm | rmsnorm
     std::optional<std::string> reference;  ///< exact | f32 | out
     std::optional<std::string> a, b;       ///< the test's own tensors (.npy), resolved against the file's folder
     std::optional<std::string> a_format, b_format;  ///< their format where the file's dtype leaves it open (bf16, f16)

@@ -12,6 +12,7 @@
 #include "reports/audit_text.hpp"
 #include "results/audit.hpp"
 #include "suites/audit/audit.hpp"
+#include "suites/audit/audit_rows.hpp"
 
 namespace fpcert::py_support {
 
@@ -24,12 +25,17 @@ void add_audit_entry(py::module_& m) {
                     const std::string& a_format, const std::string& b_format, const std::vector<std::string>& allow,
                     const std::string& op) {
     AuditOptions o;
-    o.op = op;  // gemm, softmax (docs/audit.md, "Softmax")
+    o.op = op;  // gemm, softmax, log_softmax, layernorm, rmsnorm (docs/audit.md, "Softmax", "Normalisation")
     o.reference = reference;
     o.allow = allow;  // docs/audit.md, "Allowed arithmetic"
     o.m = mm, o.n = n, o.k = k;
     AuditTensors tensors;  // the test's own tensors (A=, B=), when given: their shapes give m, n, k
-    if (!a.empty() || !b.empty()) {
+    if (op != "gemm" && !a.empty() && b.empty()) {  // a softmax's own logits (A=): -inf entries are masked entries
+      tensors = audit_logits(a_rows, a_cols, std::move(a), fmt::format("A ({} x {} {})", a_rows, a_cols, a_format));
+      tensors.a_format = a_format;
+      o.m = tensors.m, o.n = tensors.n;
+      o.tensors = &tensors;
+    } else if (!a.empty() || !b.empty()) {
       tensors = audit_tensors(a_rows, a_cols, std::move(a), b_rows, b_cols, std::move(b),
                               fmt::format("A ({} x {} {})", a_rows, a_cols, a_format), fmt::format("B ({} x {} {})", b_rows, b_cols, b_format));
       tensors.a_format = a_format, tensors.b_format = b_format;  // the dtype the values came in, each exact in it
@@ -50,10 +56,22 @@ void add_audit_entry(py::module_& m) {
       py::gil_scoped_release nogil;
       return audit_to_json(run_audit(o)).dump();
     }
-    const KernelTraits t = traits.cast<KernelTraits>();
     PyHandle h = make_handle(std::move(adapter));
-    register_kernel(KernelInfo{name, Backend::Plugin, false,
-                               [=] { return std::unique_ptr<Kernel>(make_python_gemm_kernel(name, description, t, h).release()); }, "python"});
+    if (op == "softmax" || op == "log_softmax") {  // a Python softmax callable declaring a --traits spec (suites/audit/audit_rows.hpp)
+      const std::string spec = traits.cast<std::string>();
+      SoftmaxTraits t = parse_softmax_audit_traits(spec);
+      if (op == "log_softmax" && spec.find("fn=") == std::string::npos) t.arith.fn = SoftmaxFn::LogSoftmax;  // as --op says
+      register_kernel(KernelInfo{name, Backend::Plugin, false, [=] { return make_python_softmax_kernel(name, description, t, true, h); }, "python",
+                                 Operation::Softmax});
+    } else if (op == "layernorm" || op == "rmsnorm") {
+      const NormTraits t = parse_norm_audit_traits(traits.cast<std::string>(), op == "rmsnorm" ? NormKind::RmsNorm : NormKind::LayerNorm);
+      register_kernel(KernelInfo{name, Backend::Plugin, false, [=] { return make_python_norm_kernel(name, description, t, h); }, "python",
+                                 Operation::Norm});
+    } else {
+      const KernelTraits t = traits.cast<KernelTraits>();
+      register_kernel(KernelInfo{name, Backend::Plugin, false,
+                                 [=] { return std::unique_ptr<Kernel>(make_python_gemm_kernel(name, description, t, h).release()); }, "python"});
+    }
     h.reset();
     o.kernel = name;
     std::string out;

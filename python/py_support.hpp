@@ -16,6 +16,11 @@
 #include "kernels/kernel.hpp"
 #include "oracle/format.hpp"
 #include "oracle/softmax/softmax_bound.hpp"
+
+namespace fpcert {
+struct SoftmaxTraits;
+struct NormTraits;
+}  // namespace fpcert
 #include "suites/run/suite.hpp"
 
 namespace fpcert::py_support {
@@ -118,6 +123,12 @@ void store_amax(const py::array_t<double>& amax_out, const KernelTraits& t, cons
 
 /// Registers fpcert.audit's native part (python/audit_entry.cpp).
 void add_audit_entry(py::module_& m);
+
+/// A Python softmax / norm callable's adapter (python/fpcert/rows.py, _row_adapter) as a host kernel declaring `t`
+/// (python/rows_entry.cpp): what fpcert.certify_softmax / certify_norm run, and fpcert.audit(fn, op="softmax" | ...).
+std::unique_ptr<Kernel> make_python_softmax_kernel(std::string name, std::string description, const SoftmaxTraits& t, bool accepts_scale,
+                                                   PyHandle adapter);
+std::unique_ptr<Kernel> make_python_norm_kernel(std::string name, std::string description, const NormTraits& t, PyHandle adapter);
 
 /// Registers fpcert.certify_softmax's and fpcert.certify_norm's native parts (python/rows_entry.cpp).
 void add_rows_entries(py::module_& m);

@@ -245,6 +245,15 @@ std::string certify_norm(py::object adapter, const std::string& kind, const std:
 
 }  // namespace
 
+std::unique_ptr<Kernel> make_python_softmax_kernel(std::string name, std::string description, const SoftmaxTraits& t, bool accepts_scale,
+                                                   PyHandle adapter) {
+  return std::make_unique<PySoftmaxKernel>(std::move(name), std::move(description), t, accepts_scale, std::move(adapter));
+}
+
+std::unique_ptr<Kernel> make_python_norm_kernel(std::string name, std::string description, const NormTraits& t, PyHandle adapter) {
+  return std::make_unique<PyNormKernel>(std::move(name), std::move(description), t, std::move(adapter));
+}
+
 void add_rows_entries(py::module_& m) {
   m.def("certify_softmax", &certify_softmax, py::arg("adapter"), py::arg("log_softmax"), py::arg("x"), py::arg("out"), py::arg("compute"),
         py::arg("shift"), py::arg("block"), py::arg("exp"), py::arg("log"), py::arg("sum"), py::arg("order"), py::arg("reciprocal"),

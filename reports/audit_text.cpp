@@ -7,8 +7,9 @@ namespace fpcert {
 
 std::string audit_text(const AuditRecord& r) {
   std::string s;
-  if (r.op == "softmax")
-    s += fmt::format("audit of softmax kernel {}\n  traits: {}\n  shape: {} rows of {} logits; inputs: {}; seeds:", r.kernel, r.traits, r.m, r.n, r.inputs);
+  if (r.op != "gemm")  // softmax, log_softmax, layernorm, rmsnorm: rows
+    s += fmt::format("audit of {} kernel {}\n  traits: {}\n  shape: {} rows of {} {}; inputs: {}; seeds:", r.op, r.kernel, r.traits, r.m, r.n,
+                     r.op == "softmax" || r.op == "log_softmax" ? "logits" : "entries", r.inputs);
   else
     s += fmt::format("audit of {}\n  traits: {}\n  shape: m={} n={} k={}; inputs: {}; seeds:", r.kernel, r.traits, r.m, r.n, r.k, r.inputs);
   for (auto x : r.seeds) s += fmt::format(" {}", x);

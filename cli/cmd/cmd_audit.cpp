@@ -21,7 +21,7 @@ namespace fpcert::cli {
 namespace {
 
 struct AuditArgs {
-  std::string op = "gemm";  ///< --op gemm|softmax
+  std::string op = "gemm";  ///< --op gemm|softmax|log_softmax|layernorm|rmsnorm
   std::string kernel, traits, inputs = "uniform", rule, json, sample_rows = "auto";
   std::int64_t m = 64, n = 64, k = 64;
   std::vector<std::uint64_t> seeds = {1, 2, 3, 4, 5};
@@ -85,14 +85,23 @@ int run_audit_command(const AuditArgs& a) {
   o.kernel = a.kernel;
   o.traits = a.traits;
   o.m = a.m, o.n = a.n, o.k = a.k;
-  // a softmax test's logits: a softmax generator spec (uniform in [-4, 4] unless --inputs says otherwise)
-  o.inputs = a.op == "softmax" && a.inputs == "uniform" ? "softmax:spread=8" : a.inputs;
+  // a softmax test's logits: a softmax generator spec (uniform in [-4, 4] unless --inputs says otherwise); a
+  // normalisation's rows: the norm generator's defaults (uniform in [-1, 1], gamma and beta, eps 1e-5)
+  const bool softmax = a.op == "softmax" || a.op == "log_softmax", norm = a.op == "layernorm" || a.op == "rmsnorm";
+  o.inputs = softmax && a.inputs == "uniform" ? "softmax:spread=8" : norm && a.inputs == "uniform" ? "norm" : a.inputs;
   o.seeds = a.seeds;
   AuditTensors tensors;
-  if (a.a_npy.empty() != a.b_npy.empty()) throw InputError("audit: give both --a A.npy and --b B.npy (the test's own tensors), or neither");
+  if (softmax && !a.a_npy.empty()) {  // the test's own logits: --a alone
+    if (!a.b_npy.empty() || !a.b_format.empty()) throw InputError("audit --op " + a.op + ": the logits come in --a alone (--b is a GEMM's)");
+    tensors = read_audit_logits(a.a_npy, a.a_format);
+    o.m = tensors.m, o.n = tensors.n;
+    o.tensors = &tensors;
+  } else if (a.a_npy.empty() != a.b_npy.empty()) {
+    throw InputError("audit: give both --a A.npy and --b B.npy (the test's own tensors), or neither");
+  }
   if (a.a_npy.empty() && !(a.a_format.empty() && a.b_format.empty()))
     throw InputError("audit: --a-format/--b-format name the format of --a/--b's values; give them with the tensors");
-  if (!a.a_npy.empty()) {
+  if (!a.a_npy.empty() && !o.tensors) {
     tensors = read_audit_tensors(a.a_npy, a.b_npy, a.a_format, a.b_format);
     o.m = tensors.m, o.n = tensors.n, o.k = tensors.k;
     o.tensors = &tensors;
@@ -122,17 +131,19 @@ int run_audit_command(const AuditArgs& a) {
 }  // namespace
 
 void add_audit(CLI::App& root, Registry& reg) {
-  auto* app = root.add_subcommand("audit", "Audit a GEMM or softmax test's acceptance rule: the correct arithmetic it fails, the wrong kernels it passes");
+  auto* app = root.add_subcommand("audit", "Audit a GEMM, softmax or normalisation test's acceptance rule: the correct arithmetic it fails, the wrong kernels it passes");
   auto a = std::make_shared<AuditArgs>();
-  app->add_option("--op", a->op, "The operation the test checks: gemm (default) or softmax (--kernel a softmax kernel; --m rows of --n logits)")
-      ->check(CLI::IsMember({"gemm", "softmax"}));
+  app->add_option("--op", a->op,
+                  "The operation the test checks: gemm (default), softmax or log_softmax (--m rows of --n logits, or --a logits.npy), "
+                  "layernorm or rmsnorm (--m rows of --n entries); --kernel a kernel of it, or --traits its declaration")
+      ->check(CLI::IsMember({"gemm", "softmax", "log_softmax", "layernorm", "rmsnorm"}));
   app->add_option("--kernel", a->kernel, "A registered host kernel whose traits declare the arithmetic (fpcert kernels)");
   app->add_option("--traits", a->traits, "Or a traits spec, e.g. in=bf16,acc=f32,out=bf16 (docs/python.md lists the keys)");
   app->add_option("--m", a->m, "Rows of C")->check(integer_in(1, std::uint64_t{1} << 16));
   app->add_option("--n", a->n, "Columns of C")->check(integer_in(1, std::uint64_t{1} << 16));
   app->add_option("--k", a->k, "Inner dimension")->check(integer_in(1, std::uint64_t{1} << 20));
   app->add_option("--inputs", a->inputs, "Generator spec of the test's inputs (fpcert gen --list); m, n, k, seed are set by the audit");
-  app->add_option("--a", a->a_npy, "The test's own A (m x k) as a 2-D float64/32/16, bfloat16 (ml_dtypes) or uint16-bits .npy; with --b, instead of --inputs/--seeds/--m/--n/--k");
+  app->add_option("--a", a->a_npy, "The test's own A (m x k) as a 2-D float64/32/16, bfloat16 (ml_dtypes) or uint16-bits .npy; with --b, instead of --inputs/--seeds/--m/--n/--k (softmax: the logits, alone)");
   app->add_option("--b", a->b_npy, "The test's own B (k x n) as a 2-D .npy (float64/32/16, ml_dtypes bfloat16, uint16 bits)");
   app->add_option("--a-format", a->a_format, "Format of --a's uint16 bit patterns or '|V2' values: bf16 or f16 ('|V2' default: bf16)")
       ->check(CLI::IsMember({"bf16", "f16"}));

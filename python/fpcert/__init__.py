@@ -517,13 +517,18 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=None, dtype=None, 
     refused beside them); one case, each value exact in its dtype, rounded into the input formats where they are
     narrower (docs/audit.md, "The test's own tensors"); NaN/Inf refused. ``allow``: arithmetic admitted as correct
     besides the declaration, ("tf32",) for fp32 inputs read as TF32 (docs/audit.md, "Allowed arithmetic").
-    ``op="softmax"``: a softmax test instead (docs/audit.md, "Softmax"): ``traits_`` a registered softmax kernel,
-    ``shape=(rows, cols)``, inputs a softmax generator spec (default "softmax:spread=8": logits uniform in [-4, 4]),
-    ``rtol``/``atol`` or ``rule=`` given (no torch default). ``reference``: what the test compares with, "exact" (an fp64 GEMM), "f32" (an fp32 GEMM: sequential FMA in fp32)
+    ``op="softmax"``, ``"log_softmax"``, ``"layernorm"``, ``"rmsnorm"``: a row operation's test instead (docs/audit.md,
+    "Softmax" and "Normalisation"; python/fpcert/audit_rows.py): ``traits_`` a registered kernel of it or its
+    declaration as a traits spec ("in=bf16,exp=expf"), which ``fn`` (a softmax fn(x[, mask=, scale=]) or a norm
+    fn(x, weight, bias, eps), NumPy or torch on ``device``) declares when given, ``shape=(rows, cols)``, inputs a softmax or norm generator spec
+    (defaults "softmax:spread=8", logits uniform in [-4, 4], and "norm"), softmax: ``A=`` the test's own logits (-inf:
+    masked), ``rtol``/``atol`` or ``rule=`` given (no torch default). ``reference``: what the test compares with, "exact" (an fp64 GEMM), "f32" (an fp32 GEMM: sequential FMA in fp32)
     or "out" (the exact product rounded into the output dtype); the rule is applied against it (docs/audit.md, "The
     test's reference"). Returns the record as an ``Audit`` (print it for the tables)."""
-    if op == "softmax":
-        return _audit_softmax(fn, traits_, shape, rtol, atol, rule, inputs, seeds, mutants)
+    if op in ("softmax", "log_softmax", "layernorm", "rmsnorm"):  # python/fpcert/audit_rows.py
+        from .audit_rows import audit_rows
+        return audit_rows(fn, traits_, op, shape, rtol, atol, rule, inputs, seeds, mutants, A=A, A_format=A_format, device=device,
+                          name=name)
     _check_op(op, "fpcert.audit")
     tensors = {}
     if A is not None or B is not None:
@@ -572,19 +577,6 @@ def audit(fn=None, traits_=None, *, op: str = "matmul", shape=None, dtype=None, 
     desc = f"Python callable {kname}" + (f" on {device}" if device is not None else " (NumPy)")
     rec = _fpcert.audit(_gemm_adapter(fn, t, device), t, "", kname, desc, m, n, k, inputs, seeds, _rule_of(rule, rtol, atol, t.out),
                         bool(mutants), sr, "python: fpcert.audit(" + kname + ")", bool(batch_invariant), reference=str(reference), **tensors)
-    return Audit(_json.loads(rec))
-
-
-def _audit_softmax(fn, kernel, shape, rtol, atol, rule, inputs, seeds, mutants) -> Audit:
-    """fpcert.audit(op="softmax"): a registered softmax kernel's test rule (docs/audit.md, "Softmax")."""
-    if fn is not None or not isinstance(kernel, str):
-        raise InputError("fpcert.audit: op='softmax' audits a registered softmax kernel: fpcert.audit(None, 'model_softmax_f32_shifted', "
-                         "op='softmax', shape=(rows, cols), ...)")
-    rows, cols = (16, 4096) if shape is None else (int(x) for x in shape)
-    seeds = [int(s) for s in ((1, 2, 3, 4, 5) if seeds is None else seeds)]
-    rec = _fpcert.audit(None, "", kernel, "", "", rows, cols, cols, "softmax:spread=8" if inputs is None else inputs, seeds,
-                        _rule_of(rule, rtol, atol, "softmax"), bool(mutants), -1,
-                        "python: fpcert.audit(" + repr(kernel) + ", op='softmax')", False, op="softmax")
     return Audit(_json.loads(rec))
 
 

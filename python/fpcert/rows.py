@@ -34,6 +34,27 @@ def _row_adapter(call, x_fmt, out_fmt, device):
     return adapter
 
 
+def _softmax_call(fn):
+    """A softmax callable as the adapter calls it: fn(x), with mask= (f32 0 / -inf) and scale= where the case has them."""
+    def call(xa, mask_codes, _unused, scale, arr):
+        kw = {}
+        if mask_codes is not None:
+            kw["mask"] = arr(mask_codes, "f32")
+        if scale != 1.0:
+            kw["scale"] = scale
+        return fn(xa, **kw)
+    return call
+
+
+def _norm_call(fn, x_fmt):
+    """A normalisation callable as the adapter calls it: fn(x, weight, bias, eps), weight and bias 1-D arrays of x_fmt
+    or None."""
+    def call(xa, g_codes, b_codes, eps, arr):
+        g, b = arr(g_codes, x_fmt), arr(b_codes, x_fmt)
+        return fn(xa, None if g is None else g.reshape(-1), None if b is None else b.reshape(-1), eps)
+    return call
+
+
 def _finish(run_json, json, junit, html):
     p = _pkg()
     run = _json.loads(run_json)
@@ -72,16 +93,8 @@ def certify_softmax(fn, *, log: bool = False, x: str = "f32", out: str | None = 
     ``reciprocal`` (e_j * fl(1/S)), ``masked_rows`` (nan as torch.softmax; zero as a "safe" softmax)."""
     out = out or x
 
-    def call(xa, mask_codes, _unused, scale, arr):
-        kw = {}
-        if mask_codes is not None:
-            kw["mask"] = arr(mask_codes, "f32")
-        if scale != 1.0:
-            kw["scale"] = scale
-        return fn(xa, **kw)
-
     kname = _kname(fn, name)
-    run = _fpcert.certify_softmax(_row_adapter(call, x, out, device), bool(log), x, out, compute, shift, int(block), exp,
+    run = _fpcert.certify_softmax(_row_adapter(_softmax_call(fn), x, out, device), bool(log), x, out, compute, shift, int(block), exp,
                                   log_impl, sum, order, bool(reciprocal), masked_rows, bool(accepts_mask), bool(accepts_scale),
                                   kname, f"Python {'log-softmax' if log else 'softmax'} {kname}", suite,
                                   "python: fpcert.certify_softmax(" + kname + ", suite=" + repr(suite) + ")")
@@ -108,10 +121,7 @@ def certify_norm(fn, kind: str = "layernorm", *, variance: str = "two_pass", par
     correctly rounded; ulps:N)."""
     out = out or x
 
-    def call(xa, g_codes, b_codes, eps, arr):
-        g, b = arr(g_codes, x), arr(b_codes, x)
-        return fn(xa, None if g is None else g.reshape(-1), None if b is None else b.reshape(-1), eps)
-
+    call = _norm_call(fn, x)
     kname = _kname(fn, name)
     if parts is None:
         parts = 32 if variance == "welford_combined" else ""

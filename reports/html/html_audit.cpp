@@ -29,9 +29,9 @@ std::string audit_section(const AuditRecord& a, std::size_t ai) {
   dd("kernel", "<code>" + html_escape(a.kernel) + "</code>: " + html_escape(a.traits));
   std::string seeds;
   for (std::size_t i = 0; i < a.seeds.size(); ++i) seeds += (i ? ", " : "") + vint(src, fmt::format("/seeds/{}", i), a.seeds[i]);
-  if (a.op == "softmax")
-    dd("shape", fmt::format("softmax over {} rows of {} logits; inputs <code>{}</code>; seeds {}", vint(src, "/m", a.m), vint(src, "/n", a.n),
-                            html_escape(a.inputs), seeds));
+  if (a.op != "gemm")  // softmax, log_softmax, layernorm, rmsnorm: rows
+    dd("shape", fmt::format("{} over {} rows of {} {}; inputs <code>{}</code>; seeds {}", html_escape(a.op), vint(src, "/m", a.m), vint(src, "/n", a.n),
+                            a.op == "softmax" || a.op == "log_softmax" ? "logits" : "entries", html_escape(a.inputs), seeds));
   else
     dd("shape", fmt::format("m = {}, n = {}, k = {}; inputs <code>{}</code>; seeds {}", vint(src, "/m", a.m), vint(src, "/n", a.n),
                             vint(src, "/k", a.k), html_escape(a.inputs), seeds));

@@ -34,7 +34,8 @@ namespace fpcert {
 
 std::string AuditRule::text() const {
   switch (kind) {
-    case Kind::Allclose: return fmt::format("allclose: |got - ref| <= {:g} + {:g} |ref| for every element", atol, rtol);
+    case Kind::Allclose:
+      return fmt::format("allclose: |got - ref| <= {:g} + {:g} |ref| for every element{}", atol, rtol, equal_nan ? " (equal_nan: NaN meets NaN)" : "");
     case Kind::MaxAbs: return fmt::format("maxabs: max |got - ref| <= {:g}", tol);
     case Kind::RelFro: return fmt::format("relfro: ||got - ref||_F <= {:g} ||ref||_F", tol);
     case Kind::KRef:
@@ -81,6 +82,10 @@ AuditRule parse_audit_rule(const std::string& spec) {
     if (!(v >= 0) || !std::isfinite(v)) throw InputError("rule '" + spec + "': " + key + " must be finite and >= 0");
     if (r.kind == AuditRule::Kind::Allclose && key == "rtol") r.rtol = v;
     else if (r.kind == AuditRule::Kind::Allclose && key == "atol") r.atol = v;
+    else if (r.kind == AuditRule::Kind::Allclose && key == "equal_nan") {
+      if (v != 0 && v != 1) throw InputError("rule '" + spec + "': equal_nan is 0 or 1");
+      r.equal_nan = v == 1;
+    }
     else if ((r.kind == AuditRule::Kind::MaxAbs || r.kind == AuditRule::Kind::RelFro) && key == "tol") r.tol = v, has_tol = true;
     else if (r.kind == AuditRule::Kind::KRef && key == "k") r.k = v;
     else if (r.kind == AuditRule::Kind::Cosine && key == "min") {
@@ -288,8 +293,9 @@ std::vector<std::pair<std::string, SummationOrder>> sampled_orders(const KernelT
 }  // namespace
 
 AuditRecord run_audit(const AuditOptions& o) {
-  if (o.op == "softmax") return run_softmax_audit(o);
-  if (o.op != "gemm") throw InputError("audit: --op '" + o.op + "': expected gemm or softmax");
+  if (o.op == "softmax" || o.op == "log_softmax") return run_softmax_audit(o);
+  if (o.op == "layernorm" || o.op == "rmsnorm") return run_norm_audit(o);
+  if (o.op != "gemm") throw InputError("audit: --op '" + o.op + "': expected gemm, softmax, log_softmax, layernorm or rmsnorm");
   const auto t0 = std::chrono::steady_clock::now();
   if (o.kernel.empty() == o.traits.empty()) throw InputError("audit: give exactly one of --kernel K or --traits SPEC");
   if (o.seeds.empty() && !o.tensors) throw InputError("audit: at least one seed");

@@ -27,6 +27,9 @@ namespace fpcert {
 struct AuditRule {
   enum class Kind { Allclose, MaxAbs, RelFro, KRef, Cosine, Fpcert } kind = Kind::Allclose;
   double rtol = 1e-5, atol = 1e-8;  ///< allclose (numpy.allclose's defaults when a key is missing)
+  /// allclose: equal_nan=1, a NaN output meets a NaN reference (torch/numpy equal_nan=True). Only a softmax under the NaN
+  /// policy has NaN references (fully masked rows); elsewhere the references are finite and it changes nothing.
+  bool equal_nan = false;
   double tol = 0;                   ///< maxabs, relfro; kref: k max |ref_p - ref| once resolved on a case (resolve_rule)
   double k = 2;                     ///< kref: the multiplier (FlashAttention's 2)
   std::string p;                    ///< kref: the precision of the test's second reference (a format tag)
@@ -35,7 +38,7 @@ struct AuditRule {
   std::string text() const;         ///< in words, with its formula
   bool elementwise() const { return kind != Kind::RelFro && kind != Kind::Cosine; }
 };
-/// `allclose:rtol=1e-2,atol=1e-2`, `maxabs:tol=0.1`, `relfro:tol=1e-3`, `kref:k=2,p=bf16`, `cosine:min=0.99`,
+/// `allclose:rtol=1e-2,atol=1e-2` (and `equal_nan=1`), `maxabs:tol=0.1`, `relfro:tol=1e-3`, `kref:k=2,p=bf16`, `cosine:min=0.99`,
 /// `fpcert`. Throws InputError.
 AuditRule parse_audit_rule(const std::string& spec);
 
@@ -88,6 +91,13 @@ AuditTensors audit_tensors(std::int64_t a_rows, std::int64_t a_cols, std::vector
 AuditTensors read_audit_tensors(const std::string& a_npy, const std::string& b_npy, const std::string& a_format = "",
                                 const std::string& b_format = "");
 
+/// A softmax test's own logits (docs/audit.md, "Softmax"): rows x cols values in A (b empty; m = rows, n = k = cols);
+/// -Inf entries are masked entries (as a test's masked_fill(-inf) leaves them); NaN and +Inf refused with their
+/// position. Throws InputError.
+AuditTensors audit_logits(std::int64_t rows, std::int64_t cols, std::vector<double> x, const std::string& what);
+/// The same from one 2-D .npy file, of the dtypes read_audit_tensors reads (`format`: bf16 or f16 for uint16 bits).
+AuditTensors read_audit_logits(const std::string& npy, const std::string& format = "");
+
 /// What `--allow` / `[audit] allow` / allow= may admit as correct arithmetic besides the declaration (docs/audit.md,
 /// "Allowed arithmetic"): "tf32" (fp32 inputs rounded to TF32 before the products, to nearest, ties away or even;
 /// fp32 accumulation in any sampled order). Throws InputError for another name, or tf32 for a kernel whose inputs
@@ -96,8 +106,10 @@ inline constexpr const char* kAuditAllowances = "tf32";
 void check_audit_allow(const std::vector<std::string>& allow, const KernelTraits& t);
 
 struct AuditOptions {
-  /// The operation the test checks: "gemm" (C = A B), or "softmax" (docs/audit.md, "Softmax": a registered softmax
-  /// kernel; m rows of n logits from a softmax generator spec; k, tensors, allow, reference and kref unused).
+  /// The operation the test checks: "gemm" (C = A B), or "softmax" / "log_softmax" (docs/audit.md, "Softmax": a
+  /// registered softmax kernel or a --traits declaration (suites/audit/audit_rows.hpp); m rows of n logits from a
+  /// softmax generator spec, or tensors' A as the logits; k, allow, reference and kref unused), or "layernorm" /
+  /// "rmsnorm" (docs/audit.md, "Normalisation": m rows of n entries from a norm generator spec).
   std::string op = "gemm";
   std::string kernel;         ///< a registered host kernel (fpcert kernels), or empty with traits
   std::string traits;         ///< a traits spec (suites/verdict/tolerance.hpp, parse_traits_spec) when no kernel
@@ -133,7 +145,9 @@ struct AuditOptions {
 
 /// The whole audit (o.op: a GEMM's, or run_softmax_audit). Throws InputError for a bad kernel, spec or rule.
 AuditRecord run_audit(const AuditOptions& o);
-/// The softmax audit (suites/audit/audit_softmax.cpp).
+/// The softmax audit (suites/audit/audit_softmax.cpp): o.op softmax or log_softmax.
 AuditRecord run_softmax_audit(const AuditOptions& o);
+/// The normalisation audit (suites/audit/audit_norm.cpp): o.op layernorm or rmsnorm.
+AuditRecord run_norm_audit(const AuditOptions& o);
 
 }  // namespace fpcert

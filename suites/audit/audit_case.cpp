@@ -8,6 +8,8 @@
 #include <limits>
 #include <sstream>
 
+#include "base/error.hpp"
+#include "oracle/round.hpp"
 #include "suites/verdict/envelope.hpp"
 
 namespace fpcert {
@@ -36,6 +38,53 @@ std::vector<double> decode(const Format& f, const std::vector<std::uint64_t>& co
   std::vector<double> v(codes.size());
   for (std::size_t x = 0; x < codes.size(); ++x) v[x] = to_double(f, codes[x]);
   return v;
+}
+
+namespace {
+
+double rn_acc(const Format& f, double x) { return to_double(f, round_double(f, x, Rounder::nearest(f)).code); }
+
+double pairwise_sum(const double* x, std::size_t n, const Format& acc) {
+  if (n == 0) return 0;
+  if (n == 1) return x[0];
+  const std::size_t h = n / 2;
+  return rn_acc(acc, pairwise_sum(x, h, acc) + pairwise_sum(x + h, n - h, acc));
+}
+
+double sequential_sum(const double* x, std::size_t n, const Format& acc) {
+  double s = 0;
+  for (std::size_t j = 0; j < n; ++j) s = rn_acc(acc, s + x[j]);
+  return s;
+}
+
+}  // namespace
+
+double sum_rounded(const double* x, std::size_t n, const ReduceOrder& order, const Format& acc) {
+  bool exact = true;
+  for (std::size_t j = 0; j < n && exact; ++j) exact = !std::isfinite(x[j]) || rn_acc(acc, x[j]) == x[j];
+  if (exact) {
+    ReduceArith ra;
+    ra.acc = &acc;
+    ra.rounder = Rounder::nearest(acc);
+    return emulate_sum(x, n, order, ra);
+  }
+  switch (order.kind) {
+    case ReduceOrderKind::Pairwise: return pairwise_sum(x, n, acc);
+    case ReduceOrderKind::Blocked: {
+      const auto b = static_cast<std::size_t>(std::max(1, order.block));
+      std::vector<double> parts;
+      for (std::size_t s0 = 0; s0 < n; s0 += b) parts.push_back(sequential_sum(x + s0, std::min(b, n - s0), acc));
+      return sequential_sum(parts.data(), parts.size(), acc);
+    }
+    case ReduceOrderKind::WarpTree: {
+      std::vector<double> lane(static_cast<std::size_t>(order.lanes), 0.0);
+      for (std::size_t j = 0; j < n; ++j) lane[j % lane.size()] = rn_acc(acc, lane[j % lane.size()] + x[j]);
+      for (std::size_t off = lane.size() / 2; off >= 1; off /= 2)
+        for (std::size_t l = 0; l < off; ++l) lane[l] = rn_acc(acc, lane[l] + lane[l + off]);
+      return lane[0];
+    }
+    default: return sequential_sum(x, n, acc);
+  }
 }
 
 void tally_static(AuditRecord& rec, const RuleCase& c) {
@@ -154,6 +203,67 @@ AuditMutantRow mutant_row(const std::string& id, const std::string& what, const 
     tally_mutant(row, *cases[s], got, base[s], cr.status != CaseStatus::Pass, std::string(to_string(cr.status)) + ": " + cr.reason.substr(0, 160));
   }
   return row;
+}
+
+void init_rows_record(AuditRecord& rec, const AuditOptions& o, const std::string& op, const std::string& kernel, const std::string& traits,
+                      const std::string& reference) {
+  rec.op = op;
+  rec.kernel = kernel;
+  rec.traits = traits;
+  rec.m = o.m, rec.n = o.n, rec.k = o.n;
+  rec.inputs = o.tensors ? o.tensors->source : o.inputs;
+  rec.seeds = o.tensors ? std::vector<std::uint64_t>{0} : o.seeds;
+  rec.rule = o.rule.spec;
+  rec.rule_text = o.rule.text();
+  rec.reference_kind = "exact";
+  rec.reference = reference;
+  rec.ref_abs_min = std::numeric_limits<double>::infinity();
+}
+
+const std::vector<std::pair<std::string, ReduceOrder>>& row_sum_orders() {
+  static const std::vector<std::pair<std::string, ReduceOrder>> orders = {
+      {"sequential", ReduceOrder::sequential()}, {"pairwise", ReduceOrder::pairwise()},
+      {"blocked 32", ReduceOrder::blocked(32)},  {"warp tree 32", ReduceOrder::warp_tree(32)}};
+  return orders;
+}
+
+RunOptions audit_run_options(std::vector<double>* got) {
+  RunOptions r;
+  r.worst_count = 1;
+  r.output = got;
+  return r;
+}
+
+void kernel_row(AuditRecord& rec, const std::string& kernel, const std::string& order, const std::vector<const RuleCase*>& cases,
+                const std::function<CaseResult(std::size_t, std::vector<double>&)>& run,
+                const std::function<std::vector<double>(std::size_t, const std::vector<double>&)>& view,
+                std::vector<std::vector<double>>& full, std::vector<std::vector<double>>& base) {
+  AuditVariantRow row;
+  row.name = "kernel " + kernel;
+  row.order = order;
+  full.assign(cases.size(), {});
+  base.assign(cases.size(), {});
+  int passed = 0;
+  for (std::size_t s = 0; s < cases.size(); ++s) {
+    const CaseResult cr = run(s, full[s]);
+    if (full[s].empty()) throw InputError("audit: kernel '" + kernel + "' did not run: " + cr.reason);
+    passed += cr.status == CaseStatus::Pass;
+    base[s] = view(s, full[s]);
+    tally_variant(row, *cases[s], base[s]);
+  }
+  row.fpcert = fmt::format("pass {}/{}", passed, row.runs);
+  rec.variants.push_back(row);
+  std::vector<double> again;
+  run(0, again);
+  rec.repro_runs = 2;
+  rec.determinism = "deterministic";
+  for (std::size_t x = 0; x < again.size() && rec.reproducible; ++x)
+    if (!(again[x] == full[0][x] || (std::isnan(again[x]) && std::isnan(full[0][x]))))
+      rec.reproducible = false, rec.repro_first = fmt::format("element {}: {:.9g} then {:.9g}", x, full[0][x], again[x]);
+}
+
+void total_false_alarms(AuditRecord& rec) {
+  for (const AuditVariantRow& v : rec.variants) rec.variant_runs += v.runs, rec.false_alarm_runs += v.rule_failed;
 }
 
 }  // namespace fpcert

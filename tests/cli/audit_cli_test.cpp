@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <fstream>
+#include <limits>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "base/npy.hpp"
@@ -18,6 +20,13 @@ const std::string kFpcert = fpcert::test::env_or("FPCERT_BIN", FPCERT_BIN);
 CommandResult audit_config(const std::string& dir, const std::string& toml) {
   std::ofstream(dir + "/fpcert.toml") << toml;
   return run_command({kFpcert, "audit", "--config", dir + "/fpcert.toml", "--no-mutants"});
+}
+/// An [audit] section of a row operation (rows x cols, one seed, fpcert's rule) that runs and prints `expect`.
+void check_rows_config(const char* scratch, const std::string& head, const std::string& expect) {
+  const CommandResult cfg = audit_config(fpcert::test::scratch_dir(scratch), "[audit]\n" + head + "m = 4\nn = 256\nseeds = [1]\nrule = \"fpcert\"\n");
+  INFO(cfg.output);
+  CHECK(cfg.exit_code == 0);
+  CHECK(cfg.has(expect));
 }
 }  // namespace
 
@@ -217,9 +226,39 @@ TEST_CASE("audit --op softmax: KernelBench's allclose 1e-2 on 4096 logits exits 
   CHECK(r.has("RULE MISSES IT, fpcert refuses"));
   CHECK(run_command({kFpcert, "audit", "--op", "softmax", "--kernel", "model_gemm_f32", "--rule", "fpcert"}).exit_code == 2);
   CHECK(run_command({kFpcert, "audit", "--op", "conv", "--kernel", "model_softmax_f32_shifted", "--rule", "fpcert"}).exit_code == 2);
-  const CommandResult cfg = audit_config(fpcert::test::scratch_dir("audit_cli_softmax"),
-                                         "[audit]\nop = \"softmax\"\nkernel = \"model_softmax_f32_shifted\"\nm = 4\nn = 256\nseeds = [1]\nrule = \"fpcert\"\n");
-  INFO(cfg.output);
-  CHECK(cfg.exit_code == 0);
-  CHECK(cfg.has("4 rows of 256 logits"));
+  check_rows_config("audit_cli_softmax", "op = \"softmax\"\nkernel = \"model_softmax_f32_shifted\"\n", "4 rows of 256 logits");
+}
+
+TEST_CASE("audit --op log_softmax|layernorm|rmsnorm and --traits / --a for a softmax from the command line and fpcert.toml") {
+  // log-softmax of logits spread over 2048: outputs down to ~-2048, half an f32 ulp there above atol = 1e-5: exit 1
+  const CommandResult ls = run_command({kFpcert, "audit", "--op", "log_softmax", "--kernel", "model_log_softmax_f32_shifted", "--m", "4",
+                                        "--n", "256", "--seeds", "1", "--inputs", "softmax:spread=2048", "--rule", "allclose:rtol=0,atol=1e-5",
+                                        "--no-mutants"});
+  INFO(ls.output);
+  CHECK(ls.exit_code == 1);
+  CHECK(ls.has("audit of log_softmax kernel model_log_softmax_f32_shifted"));
+  CHECK(ls.has("UNSATISFIABLE"));
+  // a softmax declared by traits, on the test's own logits (-inf: masked)
+  const std::string dir = fpcert::test::scratch_dir("audit_cli_rows");
+  std::vector<double> x(3 * 40);
+  for (std::size_t e = 0; e < x.size(); ++e) x[e] = static_cast<double>(e % 40) / 8 - 2;
+  x[45] = -std::numeric_limits<double>::infinity();
+  fpcert::write_npy_f32(dir + "/logits.npy", 3, 40, x);
+  const CommandResult tr = run_command({kFpcert, "audit", "--op", "softmax", "--traits", "in=bf16,exp=expf", "--a", dir + "/logits.npy",
+                                        "--rule", "fpcert"});
+  INFO(tr.output);
+  CHECK(tr.exit_code == 0);
+  CHECK(tr.has("audit of softmax kernel traits:in=bf16,exp=expf"));
+  CHECK(tr.has("3 rows of 40 logits"));
+  CHECK(run_command({kFpcert, "audit", "--op", "softmax", "--traits", "in=bf16", "--a", dir + "/logits.npy", "--m", "3", "--rule", "fpcert"})
+            .exit_code == 2);  // --m with --a
+  CHECK(run_command({kFpcert, "audit", "--op", "softmax", "--traits", "in=bf16,acc=f32", "--rule", "fpcert"}).exit_code == 2);
+  // a normalisation: bf16 LayerNorm at rtol = atol = 1e-5 is unsatisfiable (exit 1); an RMSNorm op on a LayerNorm is refused
+  const CommandResult ln = run_command({kFpcert, "audit", "--op", "layernorm", "--kernel", "model_layernorm_bf16_twopass", "--m", "4", "--n",
+                                        "256", "--seeds", "1", "--rule", "allclose:rtol=1e-5,atol=1e-5", "--no-mutants"});
+  INFO(ln.output);
+  CHECK(ln.exit_code == 1);
+  CHECK(ln.has("4 rows of 256 entries"));
+  CHECK(run_command({kFpcert, "audit", "--op", "rmsnorm", "--kernel", "model_layernorm_bf16_twopass", "--rule", "fpcert"}).exit_code == 2);
+  check_rows_config("audit_cli_rmsnorm", "op = \"rmsnorm\"\ntraits = \"in=bf16\"\n", "audit of rmsnorm kernel traits:rmsnorm:in=bf16");
 }

@@ -280,3 +280,84 @@ def test_audit_of_a_softmax_test_kernelbench_allclose_1e2():
         fpcert.audit(None, "model_softmax_f32_shifted", op="softmax", shape=(8, 64))
     with pytest.raises(fpcert.InputError, match="registered softmax kernel"):
         fpcert.audit(f32_exact, "model_softmax_f32_shifted", op="softmax", rtol=1e-2, atol=1e-2)
+
+
+def test_audit_of_row_operations_log_softmax_masks_logits_and_layernorm():
+    # log-softmax of logits spread over 2048: outputs down to about -2048, where half an f32 ulp (2^-13 at |y| >= 1024) is
+    # above atol = 1e-5, so even the correctly rounded outputs fail allclose(rtol=0, atol=1e-5); softmax's do not
+    # (outputs in [0, 1]). Counted here from the logits in float64 (fpcert.generate gives the generator's logits).
+    X, _ = fpcert.generate("softmax:spread=2048,rows=8,cols=128,seed=1,source=f32")
+    X = X.astype(np.float64)
+    y = X - X.max(axis=1, keepdims=True)
+    y = y - np.log(np.exp(y).sum(axis=1, keepdims=True))
+    assert (np.abs(y) >= 1024).mean() > 0.2  # the derivation's premise: many outputs where half an ulp > 1e-5
+    a = fpcert.audit(None, "model_log_softmax_f32_shifted", op="log_softmax", shape=(8, 128), seeds=(1,),
+                     inputs="softmax:spread=2048", rtol=0, atol=1e-5, mutants=False)
+    assert a["op"] == "log_softmax" and a.unsatisfiable and a.flake_rate == 1
+    s = fpcert.audit(None, "model_softmax_f32_shifted", op="softmax", shape=(8, 128), seeds=(1,),
+                     inputs="softmax:spread=2048", rtol=0, atol=1e-5, mutants=False)
+    assert not s.unsatisfiable and s.flake_rate == 0
+    # the test's own logits, -inf masking a row's tail, declared by traits: bf16 storage, fpcert's rule
+    L = np.tile(np.linspace(-3, 3, 48, dtype=np.float32), (4, 1))
+    L[1, 10:] = -np.inf
+    d = fpcert.audit(None, "in=bf16,exp=expf", op="softmax", A=L, rule="fpcert")
+    assert d["m"] == 4 and d["n"] == 48 and d.flake_rate == 0
+    assert d.mutant("smx_mask_after_exp")["fpcert_refused"] == 1
+    with pytest.raises(fpcert.InputError, match="unknown key 'acc'"):
+        fpcert.audit(None, "in=bf16,acc=f32", op="softmax", A=L, rule="fpcert")
+    # LayerNorm, bf16 outputs: rtol = atol = 1e-5 is unsatisfiable (bf16 keeps 8 bits); allclose 1e-2 passes eps 100x
+    # and bf16 statistics, which fpcert refuses
+    u = fpcert.audit(None, "model_layernorm_bf16_twopass", op="layernorm", shape=(8, 512), seeds=(1,), rtol=1e-5, atol=1e-5,
+                     mutants=False)
+    assert u.unsatisfiable
+    loose = fpcert.audit(None, "model_layernorm_bf16_twopass", op="layernorm", shape=(8, 512), seeds=(1, 2), rtol=1e-2, atol=1e-2)
+    assert loose.flake_rate == 0
+    for m in ("eps_x100", "stats_bf16"):
+        assert loose.mutant(m)["rule_passed"] == 2 and loose.mutant(m)["fpcert_refused"] == 2, m
+    assert "eps_x100" in loose.passed_mutants()
+    with pytest.raises(fpcert.InputError, match="declares a layernorm"):
+        fpcert.audit(None, "model_layernorm_bf16_twopass", op="rmsnorm", rtol=1e-2, atol=1e-2)
+
+
+def test_audit_of_python_row_callables_softmax_and_layernorm():
+    # A NumPy softmax computed in float64 and rounded once to float32: within half an f32 ulp plus ~1e-16 of the exact
+    # softmax, so fpcert passes it under the declaration "in=f32" (fl32 of glibc's exp, any row-sum order) and no
+    # sampled arithmetic fails KernelBench's allclose 1e-2; every output is below ~2e-3 < atol (8 rows of 4096 logits in
+    # [-4, 4]), so the rule passes all zeros (smx_zeros, made around the callable), which fpcert refuses.
+    def softmax64(x, mask=None, scale=1.0):
+        z = x.astype(np.float64) * scale
+        if mask is not None:
+            z = z + mask
+        with np.errstate(invalid="ignore"):  # a fully masked row: -inf - (-inf) = NaN, as torch.softmax gives
+            z = z - z.max(axis=1, keepdims=True)
+            e = np.exp(z)
+            return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+    a = fpcert.audit(softmax64, "in=f32", op="softmax", shape=(8, 4096), seeds=(1,), rtol=1e-2, atol=1e-2)
+    assert a["kernel"] == "python:test_audit_of_python_row_callables_softmax_and_layernorm.<locals>.softmax64"
+    assert a["false_alarms"]["variants"][0]["fpcert"] == "pass 1/1" and a.flake_rate == 0
+    assert a.mutant("smx_zeros")["rule_passed"] == 1 and a.mutant("smx_zeros")["fpcert_refused"] == 1
+    # the same callable with masks: its -inf entries give exact zeros, fully masked rows NaN (0/0 in float64) where the
+    # declaration says zero: fpcert refuses it, and so does the rule (a NaN output against a reference of 0)
+    m = fpcert.audit(softmax64, "in=f32", op="softmax", shape=(8, 64), seeds=(1,), inputs="softmax:mask=rows", rtol=1e-2, atol=1e-2,
+                     mutants=False)
+    assert m["false_alarms"]["variants"][0]["fpcert"] == "pass 0/1" and m["false_alarms"]["variants"][0]["rule_failed"] == 1
+    ok = fpcert.audit(softmax64, "in=f32,masked_rows=nan", op="softmax", shape=(8, 64), seeds=(1,), inputs="softmax:mask=rows",
+                      rule="allclose:rtol=1e-2,atol=1e-2,equal_nan=1", mutants=False)
+    assert ok["false_alarms"]["variants"][0]["fpcert"] == "pass 1/1" and ok.flake_rate == 0 and not ok.unsatisfiable
+
+    # A LayerNorm in float64 rounded once to float32, declared "in=f32": inside fpcert's bound, and rtol = atol = 1e-5
+    # holds for every sampled order (fp32 arithmetic errs by ~1e-7 relatively); eps 100x moves the outputs by ~1.5e-3
+    # relatively on x uniform in [-1, 1] (var 1/3), which this rule refuses, as it does all zeros.
+    def layer_norm64(x, w, b, eps):
+        x = x.astype(np.float64)
+        y = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + eps)
+        if w is not None:
+            y = y * w.astype(np.float64)
+        if b is not None:
+            y = y + b.astype(np.float64)
+        return y.astype(np.float32)
+    n = fpcert.audit(layer_norm64, "in=f32", op="layernorm", shape=(8, 512), seeds=(1, 2), rtol=1e-5, atol=1e-5)
+    assert n["false_alarms"]["variants"][0]["fpcert"] == "pass 2/2" and n.flake_rate == 0
+    assert n.mutant("eps_x100")["rule_passed"] == 0 and n.mutant("norm_zeros")["rule_passed"] == 0
+    with pytest.raises(fpcert.InputError, match="registered norm kernel"):
+        fpcert.audit(layer_norm64, "model_layernorm_f32_twopass", op="layernorm", rtol=1e-5, atol=1e-5)

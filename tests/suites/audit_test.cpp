@@ -786,6 +786,6 @@ TEST_CASE("audit --op softmax: an exp declared to err by 2 + floor(1.173 |x|) ul
   o.kernel = "model_gemm_f32";
   CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("not a registered softmax kernel"), InputError);
   o.kernel.clear();
-  o.traits = "in=f32,acc=f32,out=f32";
-  CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("--traits declares GEMMs only"), InputError);
+  o.traits = "in=f32,acc=f32,out=f32";  // a GEMM's keys: a softmax declares no accumulator of products
+  CHECK_THROWS_WITH_AS(run_audit(o), doctest::Contains("unknown key 'acc' for a softmax"), InputError);
 }
