@@ -15,8 +15,11 @@
 #include "plugin/fpcert_plugin.h"
 #include "plugin/loader.hpp"
 #include "suites/run/suite.hpp"
+#include "tests/support/plugin_checks.hpp"
 
 using namespace fpcert;
+using test::expect_one_problem;
+using test::table_problems;
 
 namespace {
 
@@ -43,123 +46,101 @@ fpcert_kernel exp_kernel(const char* name) {
   return k;
 }
 
-std::vector<std::string> problems(const fpcert_kernel& k, std::uint32_t minor = FPCERT_PLUGIN_ABI_MINOR) {
-  fpcert_plugin_info info{FPCERT_PLUGIN_INFO_HEADER, "in-process", "0", 1, 0, &k};
-  info.abi_minor = minor;
-  return validate_plugin_info(&info, "t");
-}
-
-/// Exactly one problem, mentioning every fragment.
-void expect_one(const fpcert_kernel& k, std::initializer_list<const char*> fragments, std::uint32_t minor = FPCERT_PLUGIN_ABI_MINOR) {
-  const auto e = problems(k, minor);
-  std::string all;
-  for (const auto& s : e) all += s + "\n";
-  INFO(all);
-  REQUIRE(e.size() == 1);
-  for (const char* f : fragments) CHECK(e[0].find(f) != std::string::npos);
-}
-
 }  // namespace
 
 TEST_CASE("elementwise declarations: a valid one validates, each broken field is named") {
   fpcert_kernel k = exp_kernel("ep_valid");
-  CHECK(problems(k).empty());
+  CHECK(table_problems(&k).empty());
   SUBCASE("run missing") {
     k.eltwise_run = nullptr;
-    expect_one(k, {"eltwise_run is NULL"});
+    expect_one_problem(k, {"eltwise_run is NULL"});
   }
   SUBCASE("unknown function, and the versions hint from a newer minor") {
     k.eltwise.fn = 99;
-    expect_one(k, {"eltwise.fn", "unknown value 99", "31 fmin"});
-    expect_one(k, {"eltwise.fn", "unknown value 99", "this fpcert speaks plugin ABI 1.", "the plugin was built against 1."}, FPCERT_PLUGIN_ABI_MINOR + 1);
+    expect_one_problem(k, {"eltwise.fn", "unknown value 99", "31 fmin"});
+    expect_one_problem(k, {"eltwise.fn", "unknown value 99", "this fpcert speaks plugin ABI 1.", "the plugin was built against 1."}, FPCERT_PLUGIN_ABI_MINOR + 1);
   }
   SUBCASE("function 0: required") {
     k.eltwise.fn = 0;
-    expect_one(k, {"eltwise.fn", "required"});
+    expect_one_problem(k, {"eltwise.fn", "required"});
   }
   SUBCASE("a format the check does not cover") {
     k.eltwise.in = FPCERT_FORMAT_E4M3;
-    expect_one(k, {"eltwise.in, eltwise.out", "e4m3 -> f32", "f32, f16 and bf16"});
+    expect_one_problem(k, {"eltwise.in, eltwise.out", "e4m3 -> f32", "f32, f16 and bf16"});
   }
   SUBCASE("an unknown format value") {
     k.eltwise.out = 77;
-    expect_one(k, {"eltwise.out", "unknown format value 77"});
+    expect_one_problem(k, {"eltwise.out", "unknown format value 77"});
   }
   SUBCASE("a binary function in f16") {
     k.eltwise.fn = FPCERT_ELTWISE_POW;
     k.eltwise.in = k.eltwise.out = FPCERT_FORMAT_F16;
-    expect_one(k, {"pow is binary", "f32 x f32 -> f32"});
+    expect_one_problem(k, {"pow is binary", "f32 x f32 -> f32"});
   }
   SUBCASE("negative and NaN ulps") {
     k.eltwise.ulps = -1;
-    expect_one(k, {"eltwise.ulps must be finite and >= 0", "-1"});
+    expect_one_problem(k, {"eltwise.ulps must be finite and >= 0", "-1"});
     k.eltwise.ulps = std::numeric_limits<double>::quiet_NaN();
-    expect_one(k, {"eltwise.ulps must be finite and >= 0", "nan"});
+    expect_one_problem(k, {"eltwise.ulps must be finite and >= 0", "nan"});
   }
   SUBCASE("a negative slope") {
     k.eltwise.ulp_slope = -0.5;
-    expect_one(k, {"eltwise.ulp_slope must be finite"});
+    expect_one_problem(k, {"eltwise.ulp_slope must be finite"});
   }
   SUBCASE("an empty domain, a NaN end, ends without has_domain, has_domain 2") {
     k.eltwise.has_domain = 1;
     k.eltwise.lo = 2, k.eltwise.hi = 1;
-    expect_one(k, {"eltwise.lo > eltwise.hi", "[2, 1] is empty"});
+    expect_one_problem(k, {"eltwise.lo > eltwise.hi", "[2, 1] is empty"});
     k.eltwise.hi = std::numeric_limits<double>::quiet_NaN();
-    expect_one(k, {"must be numbers"});
+    expect_one_problem(k, {"must be numbers"});
     k.eltwise.has_domain = 0, k.eltwise.lo = -1, k.eltwise.hi = 1;
-    expect_one(k, {"must be 0 when has_domain is 0"});
+    expect_one_problem(k, {"must be 0 when has_domain is 0"});
     k.eltwise.has_domain = 2, k.eltwise.lo = k.eltwise.hi = 0;
-    expect_one(k, {"eltwise.has_domain"});
+    expect_one_problem(k, {"eltwise.has_domain"});
   }
   SUBCASE("a claim kind's unused fields nonzero") {
     k.eltwise.bound = 1e-6;  // ULP reads no bound
-    expect_one(k, {"eltwise.bound must be 0 for an ULP claim"});
+    expect_one_problem(k, {"eltwise.bound must be 0 for an ULP claim"});
     k.eltwise.bound = 0;
     k.eltwise.claim = FPCERT_ELTWISE_CORRECTLY_ROUNDED;  // ulps 2 left over
-    expect_one(k, {"eltwise.ulps must be 0 for a CORRECTLY_ROUNDED claim"});
+    expect_one_problem(k, {"eltwise.ulps must be 0 for a CORRECTLY_ROUNDED claim"});
     k.eltwise.claim = FPCERT_ELTWISE_ABSOLUTE;
     k.eltwise.bound = 0x1p-20, k.eltwise.ulp_slope = 1.173;
-    expect_one(k, {"eltwise.ulp_slope must be 0 for an ABSOLUTE claim"});
+    expect_one_problem(k, {"eltwise.ulp_slope must be 0 for an ABSOLUTE claim"});
   }
   SUBCASE("an absolute or relative claim without a bound") {
     k.eltwise.claim = FPCERT_ELTWISE_RELATIVE;
-    expect_one(k, {"eltwise.bound must be finite and > 0"});
+    expect_one_problem(k, {"eltwise.bound must be finite and > 0"});
   }
   SUBCASE("an unknown claim kind") {
     k.eltwise.claim = 5;
-    expect_one(k, {"eltwise.claim", "unknown value 5", "4 relative"});
+    expect_one_problem(k, {"eltwise.claim", "unknown value 5", "4 relative"});
   }
   SUBCASE("unknown flag bits; __fdividef's results for another function") {
     k.eltwise.flags = 0x10;
-    expect_one(k, {"eltwise.flags: unknown bits 0x10"});
+    expect_one_problem(k, {"eltwise.flags: unknown bits 0x10"});
     k.eltwise.flags = FPCERT_ELTWISE_FDIVIDEF_LARGE;
-    expect_one(k, {"DIV only, not exp"});
+    expect_one_problem(k, {"DIV only, not exp"});
   }
   SUBCASE("a second operand's domain on a unary function, an inverted one on a binary function") {
     k.eltwise.x2_hi = 1;
-    expect_one(k, {"eltwise.x2_lo and eltwise.x2_hi must be 0 for a unary function"});
+    expect_one_problem(k, {"eltwise.x2_lo and eltwise.x2_hi must be 0 for a unary function"});
     k.eltwise.fn = FPCERT_ELTWISE_DIV;
-    CHECK(problems(k).empty());  // [0, 1]
+    CHECK(table_problems(&k).empty());  // [0, 1]
     k.eltwise.x2_lo = 2;
-    expect_one(k, {"0 <= x2_lo <= x2_hi", "[2, 1]"});
+    expect_one_problem(k, {"0 <= x2_lo <= x2_hi", "[2, 1]"});
   }
   SUBCASE("no claim source") {
     k.eltwise.claim_source = nullptr;
-    expect_one(k, {"eltwise.claim_source is empty"});
+    expect_one_problem(k, {"eltwise.claim_source is empty"});
     k.eltwise.claim_source = "";
-    expect_one(k, {"eltwise.claim_source is empty"});
+    expect_one_problem(k, {"eltwise.claim_source is empty"});
   }
 }
 
 TEST_CASE("ABI minor 10 tables: their kernels end before the elementwise fields; an elementwise kernel needs minor 11") {
-  static std::vector<unsigned char> bytes(FPCERT_KERNEL_SIZE_MINOR10, 0);
-  fpcert_kernel k = exp_kernel("ep_minor10");
-  k.struct_size = FPCERT_KERNEL_SIZE_MINOR10;
-  std::memcpy(bytes.data(), &k, FPCERT_KERNEL_SIZE_MINOR10);
-  const auto* k10 = reinterpret_cast<const fpcert_kernel*>(bytes.data());
-  fpcert_plugin_info info{FPCERT_PLUGIN_INFO_HEADER, "in-process", "0", 1, 0, k10};
-  info.abi_minor = 10;
-  info.kernel_struct_size = FPCERT_KERNEL_SIZE_MINOR10;
+  static std::vector<unsigned char> bytes;
+  const fpcert_plugin_info info = test::older_table(exp_kernel("ep_minor10"), 10, FPCERT_KERNEL_SIZE_MINOR10, bytes);
   const auto e = validate_plugin_info(&info, "t");
   REQUIRE(e.size() == 1);
   CHECK(e[0].find("operation: 8 (elementwise) needs plugin ABI minor 11; the plugin was built against 1.10") != std::string::npos);
@@ -173,7 +154,7 @@ TEST_CASE("elementwise declarations: the traits read back as declared, function 
   k.eltwise.ulps = 2, k.eltwise.ulp_slope = 0;
   k.eltwise.x2_lo = 0x1p-126, k.eltwise.x2_hi = 0x1p126;
   k.eltwise.flags = FPCERT_ELTWISE_FDIVIDEF_LARGE | FPCERT_ELTWISE_FTZ;
-  REQUIRE(problems(k).empty());
+  REQUIRE(table_problems(&k).empty());
   EltwiseTraits t = eltwise_traits_from_abi(k);
   CHECK(t.fn == math::Fn::Div);
   CHECK(t.claim.kind == math::ClaimKind::Ulp);
@@ -189,7 +170,7 @@ TEST_CASE("elementwise declarations: the traits read back as declared, function 
   k.eltwise.claim = FPCERT_ELTWISE_ABSOLUTE;
   k.eltwise.bound = 0x1p-21, k.eltwise.ulps = 3;
   k.eltwise.has_domain = 1, k.eltwise.lo = 0.5, k.eltwise.hi = 2;
-  REQUIRE(problems(k).empty());
+  REQUIRE(table_problems(&k).empty());
   t = eltwise_traits_from_abi(k);
   CHECK(t.claim.kind == math::ClaimKind::Absolute);
   CHECK(t.claim.lo == 0.5);
@@ -210,18 +191,13 @@ TEST_CASE("the example elementwise plugin: the correct kernels pass the elementw
   REQUIRE(e16);
   CHECK(e16->backend() == Backend::Plugin);
   CHECK(e16->eltwise_traits().in == &f16);
+  const test::Tally ok = test::tally_suite("elementwise", {"example_expf_f32", "example_expf_f16", "example_sqrtf_f16", "example_gelu_tanh_f32",
+                                                           "example_powf_f32"});
+  CHECK(ok.pass == 8);  // f32: special and sample; f16: all_f16; pow: special_pairs and sample_pairs
+  CHECK(ok.fail + ok.other == 0);
   const SuiteInfo* suite = find_suite("elementwise");
   REQUIRE(suite);
-  SuiteRunOptions o;
-  const RunResult ok = run_suite(*suite, {"example_expf_f32", "example_expf_f16", "example_sqrtf_f16", "example_gelu_tanh_f32", "example_powf_f32"}, o);
-  int pass = 0;
-  for (const CaseResult& c : ok.cases) {
-    INFO(c.kernel << " " << c.case_id << " " << to_string(c.status) << " " << c.reason);
-    CHECK(c.status == CaseStatus::Pass);
-    pass += c.status == CaseStatus::Pass;
-  }
-  CHECK(pass == 8);  // f32: special and sample; f16: all_f16; pow: special_pairs and sample_pairs
-  const RunResult bad = run_suite(*suite, {"example_expf_fast_f32"}, o);
+  const RunResult bad = run_suite(*suite, {"example_expf_fast_f32"}, SuiteRunOptions{});
   REQUIRE(!bad.cases.empty());
   for (const CaseResult& c : bad.cases) {
     INFO(c.case_id << " " << c.reason);

@@ -59,24 +59,20 @@ static uint16_t load_u16(const void* p, int64_t i) {
 }
 static void store_u16(void* p, int64_t i, uint16_t v) { memcpy((unsigned char*)p + 2 * i, &v, 2); }
 
-static fpcert_status expf_f32_run(void* user_data, const fpcert_eltwise_args* a, void* stream, char* message, size_t capacity) {
+/* Every unary kernel here is one function of float applied to each element: user_data says which, and whether the codes
+ * are f16 (converted to float, the float result rounded once to f16) or f32. */
+struct unary_fn {
+  float (*f)(float);
+  int f16;
+};
+static fpcert_status unary_run(void* user_data, const fpcert_eltwise_args* a, void* stream, char* message, size_t capacity) {
+  const struct unary_fn* u = (const struct unary_fn*)user_data;
   int64_t i;
-  (void)user_data, (void)stream, (void)message, (void)capacity;
-  for (i = 0; i < a->count; ++i) store_f32(a->y, i, expf(load_f32(a->x, i)));
-  return FPCERT_STATUS_OK;
-}
-
-static fpcert_status expf_f16_run(void* user_data, const fpcert_eltwise_args* a, void* stream, char* message, size_t capacity) {
-  int64_t i;
-  (void)user_data, (void)stream, (void)message, (void)capacity;
-  for (i = 0; i < a->count; ++i) store_u16(a->y, i, float_to_f16(expf(f16_to_float(load_u16(a->x, i)))));
-  return FPCERT_STATUS_OK;
-}
-
-static fpcert_status sqrtf_f16_run(void* user_data, const fpcert_eltwise_args* a, void* stream, char* message, size_t capacity) {
-  int64_t i;
-  (void)user_data, (void)stream, (void)message, (void)capacity;
-  for (i = 0; i < a->count; ++i) store_u16(a->y, i, float_to_f16(sqrtf(f16_to_float(load_u16(a->x, i)))));
+  (void)stream, (void)message, (void)capacity;
+  for (i = 0; i < a->count; ++i) {
+    if (u->f16) store_u16(a->y, i, float_to_f16(u->f(f16_to_float(load_u16(a->x, i)))));
+    else store_f32(a->y, i, u->f(load_f32(a->x, i)));
+  }
   return FPCERT_STATUS_OK;
 }
 
@@ -90,12 +86,6 @@ static float gelu_tanh(float xf) {
   const double x = xf, c = 0.79788456080286535588; /* sqrt(2 / pi) */
   if (isinf(xf)) return xf > 0 ? xf : -0.0f;     /* the limits: x, and -0 from below */
   return (float)(x / (1.0 + exp(-2.0 * c * (x + 0.044715 * x * x * x))));
-}
-static fpcert_status gelu_tanh_run(void* user_data, const fpcert_eltwise_args* a, void* stream, char* message, size_t capacity) {
-  int64_t i;
-  (void)user_data, (void)stream, (void)message, (void)capacity;
-  for (i = 0; i < a->count; ++i) store_f32(a->y, i, gelu_tanh(load_f32(a->x, i)));
-  return FPCERT_STATUS_OK;
 }
 
 static fpcert_status powf_run(void* user_data, const fpcert_eltwise_args* a, void* stream, char* message, size_t capacity) {
@@ -121,17 +111,11 @@ static float expf_fast(float x) {
   p = 1.0f + f * (0.6958f + f * (0.2251f + f * 0.0791f));
   return ldexpf(p, (int)n);
 }
-static fpcert_status expf_fast_run(void* user_data, const fpcert_eltwise_args* a, void* stream, char* message, size_t capacity) {
-  int64_t i;
-  (void)user_data, (void)stream, (void)message, (void)capacity;
-  for (i = 0; i < a->count; ++i) store_f32(a->y, i, expf_fast(load_f32(a->x, i)));
-  return FPCERT_STATUS_OK;
-}
 #endif
 
-/* A unary kernel of host memory. */
-static fpcert_kernel unary(const char* name, const char* description, fpcert_eltwise_fn fn, fpcert_format format,
-                           fpcert_eltwise_claim_kind claim, double ulps, const char* source, fpcert_eltwise_run_fn run) {
+/* A kernel of host memory (a unary one: u says which function). */
+static fpcert_kernel host_kernel(const char* name, const char* description, fpcert_eltwise_fn fn, fpcert_format format,
+                           fpcert_eltwise_claim_kind claim, double ulps, const char* source, const struct unary_fn* u) {
   fpcert_kernel k;
   memset(&k, 0, sizeof k); /* every field not stated is 0, as the ABI requires */
   k.struct_size = sizeof(fpcert_kernel);
@@ -145,9 +129,17 @@ static fpcert_kernel unary(const char* name, const char* description, fpcert_elt
   k.eltwise.claim = claim;
   k.eltwise.ulps = ulps;
   k.eltwise.claim_source = source;
-  k.eltwise_run = run;
+  k.user_data = (void*)u;
+  k.eltwise_run = unary_run;
   return k;
 }
+
+static float expf_(float x) { return expf(x); }
+static float sqrtf_(float x) { return sqrtf(x); }
+static const struct unary_fn k_expf = {expf_, 0}, k_expf_f16 = {expf_, 1}, k_sqrtf_f16 = {sqrtf_, 1}, k_gelu = {gelu_tanh, 0};
+#ifdef EXAMPLE_ELTWISE_BUGGY
+static const struct unary_fn k_expf_fast = {expf_fast, 0};
+#endif
 
 #define KERNEL_MAX 8
 static fpcert_kernel g_kernels[KERNEL_MAX];
@@ -161,20 +153,21 @@ FPCERT_PLUGIN_EXPORT const fpcert_plugin_info* fpcert_plugin_enumerate(uint32_t 
     fpcert_plugin_set_message(message, message_capacity, "built for another fpcert plugin ABI major");
     return NULL;
   }
-  g_kernels[n++] = unary("example_expf_f32", "glibc's expf", FPCERT_ELTWISE_EXP, FPCERT_FORMAT_F32, FPCERT_ELTWISE_ULP, 1,
-                         "glibc >= 2.28: expf within 0.502 ulp of e^x (e_expf.c), so within 1 code", expf_f32_run);
-  g_kernels[n++] = unary("example_expf_f16", "expf on f16 inputs, rounded once to f16", FPCERT_ELTWISE_EXP, FPCERT_FORMAT_F16,
-                         FPCERT_ELTWISE_ULP, 1, "expf (within 1 f32 code) then one rounding: <= 1 ulp", expf_f16_run);
-  g_kernels[n++] = unary("example_sqrtf_f16", "sqrtf on f16 inputs, rounded once to f16", FPCERT_ELTWISE_SQRT, FPCERT_FORMAT_F16,
-                         FPCERT_ELTWISE_CORRECTLY_ROUNDED, 0, "IEEE sqrtf then one rounding: innocuous (24 >= 2 * 11 + 2)", sqrtf_f16_run);
-  g_kernels[n++] = unary("example_gelu_tanh_f32", "GELU (tanh form) as x / (1 + exp(-2z)) in double, rounded once to float",
+  g_kernels[n++] = host_kernel("example_expf_f32", "glibc's expf", FPCERT_ELTWISE_EXP, FPCERT_FORMAT_F32, FPCERT_ELTWISE_ULP, 1,
+                         "glibc >= 2.28: expf within 0.502 ulp of e^x (e_expf.c), so within 1 code", &k_expf);
+  g_kernels[n++] = host_kernel("example_expf_f16", "expf on f16 inputs, rounded once to f16", FPCERT_ELTWISE_EXP, FPCERT_FORMAT_F16,
+                         FPCERT_ELTWISE_ULP, 1, "expf (within 1 f32 code) then one rounding: <= 1 ulp", &k_expf_f16);
+  g_kernels[n++] = host_kernel("example_sqrtf_f16", "sqrtf on f16 inputs, rounded once to f16", FPCERT_ELTWISE_SQRT, FPCERT_FORMAT_F16,
+                         FPCERT_ELTWISE_CORRECTLY_ROUNDED, 0, "IEEE sqrtf then one rounding: innocuous (24 >= 2 * 11 + 2)", &k_sqrtf_f16);
+  g_kernels[n++] = host_kernel("example_gelu_tanh_f32", "GELU (tanh form) as x / (1 + exp(-2z)) in double, rounded once to float",
                          FPCERT_ELTWISE_GELU_TANH, FPCERT_FORMAT_F32, FPCERT_ELTWISE_ULP, 1,
-                         "derived: within 2^-40 relative before the one rounding (example_eltwise_plugin.c)", gelu_tanh_run);
-  g_kernels[n++] = unary("example_powf_f32", "glibc's powf(x, x2)", FPCERT_ELTWISE_POW, FPCERT_FORMAT_F32, FPCERT_ELTWISE_ULP, 1,
-                         "glibc >= 2.28: powf within 0.82 ulp (e_powf.c), so within 1 code", powf_run);
+                         "derived: within 2^-40 relative before the one rounding (example_eltwise_plugin.c)", &k_gelu);
+  g_kernels[n] = host_kernel("example_powf_f32", "glibc's powf(x, x2)", FPCERT_ELTWISE_POW, FPCERT_FORMAT_F32, FPCERT_ELTWISE_ULP, 1,
+                       "glibc >= 2.28: powf within 0.82 ulp (e_powf.c), so within 1 code", NULL);
+  g_kernels[n++].eltwise_run = powf_run; /* binary: its own run */
 #ifdef EXAMPLE_ELTWISE_BUGGY
-  g_kernels[n++] = unary("example_expf_fast_f32", "a fast exp: 2^(x log2 e) with a cubic for the fraction (claims 1 ulp: wrong)",
-                         FPCERT_ELTWISE_EXP, FPCERT_FORMAT_F32, FPCERT_ELTWISE_ULP, 1, "a claim copied from glibc (wrong)", expf_fast_run);
+  g_kernels[n++] = host_kernel("example_expf_fast_f32", "a fast exp: 2^(x log2 e) with a cubic for the fraction (claims 1 ulp: wrong)",
+                         FPCERT_ELTWISE_EXP, FPCERT_FORMAT_F32, FPCERT_ELTWISE_ULP, 1, "a claim copied from glibc (wrong)", &k_expf_fast);
 #endif
   g_info.abi_major = FPCERT_PLUGIN_ABI_MAJOR;
   g_info.abi_minor = FPCERT_PLUGIN_ABI_MINOR;
