@@ -37,7 +37,7 @@ def certify_elementwise(fn, function: str, dtype: str = "f16", ulps: float | Non
     atan2 as atan2(y=x, x=x2), fmax, fmin), on inputs of format ``dtype`` (f16, bf16, f32; binary functions f32).
 
     ``fn(x)`` (binary: ``fn(x, x2)``) receives a 1-D array: NumPy float32 / float16, bfloat16 as uint16 bits; torch tensors
-    on ``device`` when it is given (moved back to the host after the call). It returns the results in format ``out``
+    on ``device`` when it is given (``device="cpu"``: torch CPU tensors; results moved back to the host after the call). It returns the results in format ``out``
     (default ``dtype``): a NumPy array or a torch tensor; values ``out`` cannot hold exactly are an error (fpcert never
     rounds a kernel's result for it).
 
