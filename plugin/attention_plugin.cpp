@@ -19,7 +19,7 @@ static_assert(FPCERT_KERNEL_SIZE_MINOR9 == offsetof(fpcert_kernel, reserved_mino
 static_assert(offsetof(fpcert_kernel, attention_bwd_run) + sizeof(fpcert_attention_bwd_run_fn) == offsetof(fpcert_kernel, gemm_shape_multiple));
 static_assert(sizeof(void*) != 8 || (sizeof(fpcert_attention_product) == 128 && sizeof(fpcert_attention_traits) == 440 &&
                                      sizeof(fpcert_attention_bwd_traits) == 784 && sizeof(fpcert_attention_args) == 152 &&
-                                     sizeof(fpcert_attention_bwd_args) == 216 && FPCERT_KERNEL_SIZE_MINOR9 == 624 && sizeof(fpcert_kernel) == 1888));
+                                     sizeof(fpcert_attention_bwd_args) == 216 && FPCERT_KERNEL_SIZE_MINOR9 == 624 && FPCERT_KERNEL_SIZE_MINOR10 == 1888));
 // The mask bits are fpcert's own (kernels/attention/attention_kernel.hpp): passed through unchanged.
 static_assert(FPCERT_ATTENTION_MASK_CAUSAL_TOP_LEFT == fpcert::kAttnMaskCausalTopLeft &&
               FPCERT_ATTENTION_MASK_CAUSAL_BOTTOM_RIGHT == fpcert::kAttnMaskCausalBottomRight &&

@@ -19,7 +19,7 @@ static_assert(FPCERT_KERNEL_SIZE_MINOR7 + sizeof(fpcert_gemm_epilogue_traits) ==
 // Minor 9: gemm_round_before_bias and its reserved twin right after gemm_epilogue; minor 10 ends with gemm_shape_multiple
 // and its reserved twin (after the attention fields).
 static_assert(FPCERT_KERNEL_SIZE_MINOR8 + 2 * sizeof(std::int32_t) == FPCERT_KERNEL_SIZE_MINOR9);
-static_assert(offsetof(fpcert_kernel, reserved_minor10) + sizeof(std::int32_t) == sizeof(fpcert_kernel));
+static_assert(offsetof(fpcert_kernel, reserved_minor10) + sizeof(std::int32_t) == FPCERT_KERNEL_SIZE_MINOR10);  // minor 11 appends after it
 static_assert(offsetof(fpcert_gemm_args, epilogue) == offsetof(fpcert_gemm_args, stride_c) + sizeof(std::int64_t));
 static_assert(sizeof(void*) != 8 || (sizeof(fpcert_gemm_epilogue_traits) == 40 && sizeof(fpcert_gemm_epilogue_args) == 48 &&
                                      FPCERT_KERNEL_SIZE_MINOR7 == 576 && sizeof(fpcert_gemm_args) == 216));

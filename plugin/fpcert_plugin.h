@@ -41,12 +41,13 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 10 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
+#define FPCERT_PLUGIN_ABI_MINOR 11 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
                                      3: reductions; 4: GEMM layouts; 5: GEMM alpha/beta, fields appended to fpcert_gemm_args;
                                      6: softmax and normalisation; 7: GEMM strided batches, appended to fpcert_gemm_args too;
                                      8: GEMM fused epilogues, to both, declared in fpcert_plugin_epilogue.h;
                                      9: the epilogue's rounding before the bias; 10: attention, fpcert_plugin_attention.h;
-                                     GEMM shape multiples, FP8 scaling without scale_d) */
+                                     GEMM shape multiples, FP8 scaling without scale_d;
+                                     11: elementwise math functions, fpcert_plugin_eltwise.h) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
@@ -141,7 +142,8 @@ enum {
   FPCERT_OPERATION_SOFTMAX = 4,    /* ABI minor 6: softmax or log-softmax of each row (fpcert_softmax_traits) */
   FPCERT_OPERATION_NORM = 5,       /* ABI minor 6: LayerNorm or RMSNorm of each row (fpcert_norm_traits) */
   FPCERT_OPERATION_ATTENTION = 6,  /* ABI minor 10: attention forward (fpcert_attention_traits) */
-  FPCERT_OPERATION_ATTENTION_BWD = 7 /* ABI minor 10: attention backward (fpcert_attention_bwd_traits) */
+  FPCERT_OPERATION_ATTENTION_BWD = 7, /* ABI minor 10: attention backward (fpcert_attention_bwd_traits) */
+  FPCERT_OPERATION_ELEMENTWISE = 8    /* ABI minor 11: y[i] = f(x[i]), a math function (fpcert_eltwise_traits) */
 };
 
 /* Status of every call. */
@@ -418,12 +420,15 @@ typedef fpcert_status (*fpcert_reduce_run_fn)(void* user_data, const fpcert_redu
 
 #include "fpcert_plugin_attention.h" /* ABI minor 10: attention forward and backward (installed beside this header) */
 
+#include "fpcert_plugin_eltwise.h" /* ABI minor 11: elementwise math functions (installed beside this header) */
+
 /* ---- the kernel table ----------------------------------------------------------------------- */
 
 /* One kernel. Fields of the other operation are ignored (leave them zero). */
 typedef struct fpcert_kernel {
   uint32_t struct_size;           /* sizeof(fpcert_kernel) as the plugin compiled it */
-  fpcert_operation operation;     /* GEMM, CONVERSION, (minor 3) REDUCTION, (minor 6) SOFTMAX or NORM, (minor 10) ATTENTION(_BWD) */
+  fpcert_operation operation;     /* GEMM, CONVERSION, (minor 3) REDUCTION, (minor 6) SOFTMAX or NORM, (minor 10) ATTENTION(_BWD),
+                                     (minor 11) ELEMENTWISE */
   const char* name;               /* unique among every kernel fpcert knows (built-in and plugins):
                                      letters, digits, '_', '-', '.'; e.g. "foo_gemm_f16_f32acc" */
   const char* description;        /* one line for `fpcert kernels` (may be NULL) */
@@ -497,6 +502,10 @@ typedef struct fpcert_kernel {
   uint32_t gemm_shape_multiple;                        /* GEMM: M, N, K taken are multiples of it (0 or 1: any shape;
                                                           cuBLASLt's FP8 GEMM: 16; docs/plugin.md, "Shape multiples") */
   int32_t reserved_minor10;                            /* 0 */
+
+  /* ---- appended in ABI minor 11 (a kernel of an older minor has none: it cannot be an ELEMENTWISE kernel) */
+  fpcert_eltwise_traits eltwise;                       /* ELEMENTWISE (operation == FPCERT_OPERATION_ELEMENTWISE) */
+  fpcert_eltwise_run_fn eltwise_run;                   /* ELEMENTWISE: required */
 } fpcert_kernel;
 
 /* Bits of fpcert_kernel.gemm_layouts (ABI minor 4): one per combination, bit (a + 2 b + 4 c) with 0 = row-major and
@@ -509,7 +518,8 @@ typedef struct fpcert_kernel {
 
 /* sizeof(fpcert_kernel) of ABI minor N: where the fields of minor N + 1 begin. A kernel whose struct ends there reads
  * as: minor 0 order unknown; 1 deterministic; 2 no reduction; 3 row-major only; 4 alpha = 1, beta = 0, no C; 5 no
- * softmax or norm; 6 one matrix per call; 7 no epilogue; 8 gemm_round_before_bias 0; 9 no attention, any shape. */
+ * softmax or norm; 6 one matrix per call; 7 no epilogue; 8 gemm_round_before_bias 0; 9 no attention, any shape;
+ * 10 no elementwise function. */
 #define FPCERT_KERNEL_SIZE_MINOR0 offsetof(fpcert_kernel, gemm_order)
 #define FPCERT_KERNEL_SIZE_MINOR1 offsetof(fpcert_kernel, determinism)
 #define FPCERT_KERNEL_SIZE_MINOR2 offsetof(fpcert_kernel, reduce)
@@ -520,6 +530,7 @@ typedef struct fpcert_kernel {
 #define FPCERT_KERNEL_SIZE_MINOR7 offsetof(fpcert_kernel, gemm_epilogue)
 #define FPCERT_KERNEL_SIZE_MINOR8 offsetof(fpcert_kernel, gemm_round_before_bias)
 #define FPCERT_KERNEL_SIZE_MINOR9 offsetof(fpcert_kernel, attention)
+#define FPCERT_KERNEL_SIZE_MINOR10 offsetof(fpcert_kernel, eltwise)
 
 /* What fpcert_plugin_enumerate returns: a table with static storage duration. */
 typedef struct fpcert_plugin_info {

@@ -20,6 +20,7 @@
 #include "kernels/device/device_api.hpp"
 #include "plugin/attention_plugin.hpp"
 #include "plugin/elf_check.hpp"
+#include "plugin/eltwise_plugin.hpp"
 #include "plugin/epilogue_plugin.hpp"
 #include "plugin/fpcert_plugin.h"
 #include "plugin/gemm_abi.hpp"
@@ -310,6 +311,7 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                                     : info->abi_minor == 7 ? FPCERT_KERNEL_SIZE_MINOR7
                                     : info->abi_minor == 8 ? FPCERT_KERNEL_SIZE_MINOR8
                                     : info->abi_minor == 9 ? FPCERT_KERNEL_SIZE_MINOR9
+                                    : info->abi_minor == 10 ? FPCERT_KERNEL_SIZE_MINOR10
                                                            : sizeof(fpcert_kernel);
   // A newer minor's entries may be longer, but a C compiler's sizeof is a multiple of the alignment (a table
   // of any other stride has misaligned entries: found by tests/fuzz/fuzz_plugin), and no entry is 64 KiB.
@@ -404,9 +406,11 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
       validate_rows_abi(k, kerr, versions, info->abi_major, info->abi_minor);  // plugin/rows_plugin.cpp
     } else if (k.operation == FPCERT_OPERATION_ATTENTION || k.operation == FPCERT_OPERATION_ATTENTION_BWD) {
       validate_attention_abi(k, kerr, versions, info->abi_major, info->abi_minor);  // plugin/attention_plugin.cpp
+    } else if (k.operation == FPCERT_OPERATION_ELEMENTWISE) {
+      validate_eltwise_abi(k, kerr, versions, info->abi_major, info->abi_minor);  // plugin/eltwise_plugin.cpp
     } else {
       kerr(fmt::format("operation: unknown value {} (valid: 1 gemm, 2 conversion, 3 reduction, 4 softmax, 5 norm, 6 attention, "
-                       "7 attention_bwd){}", k.operation, versions));
+                       "7 attention_bwd, 8 elementwise){}", k.operation, versions));
     }
   }
   return errs;
@@ -450,6 +454,10 @@ PluginSummary register_plugin_info(const fpcert_plugin_info* info, const std::st
       ki.operation = fwd ? Operation::Attention : Operation::AttentionBackward;
       ki.make = [d, origin, keepalive]() -> std::unique_ptr<Kernel> { return make_plugin_attention_kernel(d, origin, keepalive); };
       listed = fwd ? &s.attention_kernels : &s.attention_bwd_kernels;
+    } else if (d->operation == FPCERT_OPERATION_ELEMENTWISE) {  // plugin/eltwise_plugin.cpp
+      ki.operation = Operation::Elementwise;
+      ki.make = [d, origin, keepalive]() -> std::unique_ptr<Kernel> { return make_plugin_eltwise_kernel(d, origin, keepalive); };
+      listed = &s.eltwise_kernels;
     } else {
       ki.operation = Operation::Conversion;
       ki.make = [d, origin, keepalive, minor = info->abi_minor]() -> std::unique_ptr<ConversionKernel> {

@@ -51,6 +51,7 @@ struct PluginSummary {
   std::vector<std::string> norm_kernels;        ///< ABI minor 6: registered too (make_norm_kernel)
   std::vector<std::string> attention_kernels;     ///< ABI minor 10: registered too (make_attention_kernel)
   std::vector<std::string> attention_bwd_kernels; ///< ABI minor 10: registered too (make_attention_bwd_kernel)
+  std::vector<std::string> eltwise_kernels;       ///< ABI minor 11: registered too (make_eltwise_kernel)
 };
 
 /// Load a plugin (once per resolved path: a second call returns the first summary) and register

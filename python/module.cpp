@@ -238,6 +238,7 @@ PYBIND11_MODULE(_fpcert, m) {
   add_norm_bwd_entry(m);   // fpcert.certify_norm_backward (python/norm_bwd_entry.cpp)
   add_attention_bwd_entry(m);  // fpcert.certify_attention_backward (python/attention_bwd_entry.cpp; issue 45)
   add_diagnose_entry(m);   // fpcert.diagnose (python/diagnose_entry.cpp)
+  add_eltwise_entry(m);    // fpcert.certify_elementwise (python/eltwise_entry.cpp; issue 42)
 
   py::class_<KernelTraits>(m, "Traits", "What the bound model reads about a kernel's arithmetic (docs/kernels.md)")
       .def_property_readonly("a_input", [](const KernelTraits& t) { return std::string(t.a_input->tag); })

@@ -149,5 +149,7 @@ void add_attention_bwd_entry(py::module_& m);  ///< python/attention_bwd_entry.c
 void add_diagnose_entry(py::module_& m);
 /// fpcert.certify_softmax_backward's native part (python/softmax_bwd_entry.cpp; issue 45).
 void add_softmax_bwd_entry(py::module_& m);
+/// fpcert.certify_elementwise's native part (python/eltwise_entry.cpp; issue 42).
+void add_eltwise_entry(py::module_& m);
 
 }  // namespace fpcert::py_support

@@ -794,6 +794,19 @@ section_ozaki2() {
   run timeout 280 "$BIN/fpcert" certify --kernel gemm_f64_ozaki2_int8 --suite certify --json "$OUT/ozaki2_certify.json" > "$OUT/ozaki2_certify.txt" 2>&1; echo "rc=$?"
   grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung|mutation score|survived" "$OUT/ozaki2_certify.txt" | head -25
 }
+# abi42 (issue 42): elementwise kernels of a CUDA plugin (ABI minor 11) in device memory: the GPU test (expf, __expf with its
+# slope, hexp pass the elementwise suite; __expf without its slope refused), then every fp32 input of expf and __expf and
+# every f16 input of hexp through eltwise_run and the host check (a plugin offers no device sweep), timed beside the
+# built-ins' device sweep of the same functions. torch.exp / torch.sqrt swept from Python: part python (gpu_main.py).
+section_plugin_eltwise() {
+  export FPCERT_BIN="$BIN/fpcert" FPCERT_TEST_PLUGIN_DIR="$BIN/plugins" FPCERT_TEST_SCRATCH="$OUT/plugin_eltwise_scratch"
+  mkdir -p "$FPCERT_TEST_SCRATCH"
+  run timeout 200 "$BIN/test_plugin_gpu" --source-file='*eltwise_plugin_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/test_plugin_eltwise_gpu.log" | tail -30
+  run timeout 330 "$BIN/fpcert" certify --plugin "$BIN/plugins/libeltwise_cuda.so" --kernel eltwise_expf_f32_cuda,eltwise___expf_f32_cuda,eltwise_hexp_f16_cuda \
+    --suite elementwise_full --json "$OUT/plugin_eltwise_full.json" > "$OUT/plugin_eltwise_full.txt" 2>&1; echo "rc=$?" >> "$OUT/plugin_eltwise_full.txt"
+  tail -12 "$OUT/plugin_eltwise_full.txt"
+  run timeout 60 "$BIN/fpcert" certify --kernel cuda_expf,cuda___expf,cuda_hexp_f16 --suite elementwise_full --json "$OUT/plugin_eltwise_builtin.json" 2>&1 | tail -8
+}
 for part in ${PART//,/ }; do
   case "$part" in
     conv-mutation) section_conv_mutation ;;  # conv47
@@ -804,6 +817,7 @@ for part in ${PART//,/ }; do
     plugin) section_plugin ;;
     plugin-rows) section_plugin_rows ;;
     plugin-attention) section_plugin_attention ;;
+    plugin-eltwise) section_plugin_eltwise ;;  # abi42
     proof) section_proof ;;
     proof_conv) section_proof_conv ;;
     probe) section_probe ;;

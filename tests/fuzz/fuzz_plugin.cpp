@@ -23,6 +23,7 @@ std::int32_t conversion_run(void*, const fpcert_conversion_args*, void*, char*, 
 std::int32_t softmax_run(void*, const fpcert_softmax_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
 std::int32_t norm_run(void*, const fpcert_norm_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
 std::int32_t attention_run(void*, const fpcert_attention_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
+std::int32_t eltwise_run(void*, const fpcert_eltwise_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
 std::int32_t attention_bwd_run(void*, const fpcert_attention_bwd_args*, void*, char*, std::size_t) { return FPCERT_STATUS_OK; }
 
 /// An enum value: mostly a valid one, sometimes anything.
@@ -188,6 +189,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     takes(ab.masks, ab.grouped_heads, ab.head_dim_count, ab.head_dims);
     ab.reserved = pick(p, 0, 1);
     k.attention_bwd_run = p.ConsumeBool() ? attention_bwd_run : nullptr;
+    // Elementwise (minor 11): any function, format, claim kind, flag bits, domains and numbers (NaN, negative, infinite).
+    auto& el = k.eltwise;
+    el.fn = pick(p, 0, 33);
+    el.in = pick(p, 0, 12);
+    el.out = pick(p, 0, 12);
+    el.claim = pick(p, 0, 5);
+    el.flags = p.ConsumeBool() ? p.ConsumeIntegralInRange<std::uint32_t>(0, 7) : p.ConsumeIntegral<std::uint32_t>();
+    el.has_domain = pick(p, -1, 2);
+    for (double* d : {&el.ulps, &el.ulp_slope, &el.bound, &el.lo, &el.hi, &el.x2_lo, &el.x2_hi}) *d = p.ConsumeBool() ? 0.0 : p.ConsumeFloatingPoint<double>();
+    texts.push_back(p.ConsumeRandomLengthString(40));
+    el.claim_source = p.ConsumeBool() ? texts.back().c_str() : nullptr;
+    k.eltwise_run = p.ConsumeBool() ? eltwise_run : nullptr;
   }
   info.kernel_count = p.ConsumeBool() ? count : p.ConsumeIntegralInRange<std::uint32_t>(0, count);
   info.kernels = count && p.ConsumeBool() ? kernels.data() : nullptr;

@@ -126,7 +126,7 @@ TEST_CASE("attention forward declarations: a valid one validates, each broken fi
   // A value of a newer minor names both versions.
   fpcert_kernel k = forward_kernel("at_newer");
   k.attention.masks |= 0x10;
-  expect_one_problem(k, {"attention.masks: unknown bits 0x10", "this fpcert speaks plugin ABI 1.10"}, FPCERT_PLUGIN_ABI_MINOR + 1);
+  expect_one_problem(k, {"attention.masks: unknown bits 0x10", "this fpcert speaks plugin ABI 1."}, FPCERT_PLUGIN_ABI_MINOR + 1);  // any current minor
 }
 
 TEST_CASE("attention backward declarations: a valid one validates, each broken field is named") {

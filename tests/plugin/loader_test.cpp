@@ -204,8 +204,8 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     k.memory = 7;
     expect_one(validate_plugin_info(&info, "t"), {"memory: unknown value 7"});
     k.memory = FPCERT_MEMORY_HOST;
-    k.operation = 8;  // 4 softmax and 5 norm since minor 6, 6 attention and 7 attention_bwd since minor 10
-    expect_one(validate_plugin_info(&info, "t"), {"operation: unknown value 8", "3 reduction, 4 softmax, 5 norm, 6 attention, 7 attention_bwd"});
+    k.operation = 9;  // 4 softmax and 5 norm since minor 6, 6 attention and 7 attention_bwd since minor 10, 8 elementwise since 11
+    expect_one(validate_plugin_info(&info, "t"), {"operation: unknown value 9", "3 reduction, 4 softmax, 5 norm, 6 attention, 7 attention_bwd, 8 elementwise"});
   }
   SUBCASE("names: characters, duplicates within the plugin, clashes with built-ins") {
     k.name = "has space";
@@ -507,7 +507,7 @@ TEST_CASE("a valid table validates - and each broken field is named with its pro
     k.gemm_shape_multiple = 0;
     k.reserved_minor10 = 3;
     expect_one(validate_plugin_info(&info, "t"), {"reserved_minor10 = 3"});
-    CHECK(offsetof(fpcert_kernel, reserved_minor10) + sizeof(std::int32_t) == sizeof(fpcert_kernel));
+    CHECK(offsetof(fpcert_kernel, reserved_minor10) + sizeof(std::int32_t) == FPCERT_KERNEL_SIZE_MINOR10);  // minor 11 appends after it
   }
   SUBCASE("a newer minor is accepted") {
     info.abi_minor = FPCERT_PLUGIN_ABI_MINOR + 1;
