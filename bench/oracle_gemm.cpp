@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "base/parallel.hpp"
-#include "base/philox.hpp"
 #include "bench/machine.hpp"
+#include "bench/uniform_inputs.hpp"
 #include "oracle/gemm_ref.hpp"
 
 using namespace fpcert;
@@ -39,14 +39,7 @@ long peak_rss_mib() {
   return -1;
 }
 
-std::vector<double> uniform_f32(std::int64_t n, std::uint64_t stream) {
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto w = philox_4x32(2024, stream, static_cast<std::uint64_t>(i));
-    v[static_cast<std::size_t>(i)] = static_cast<float>(static_cast<double>(static_cast<std::int32_t>(w[0])) * 0x1p-31);
-  }
-  return v;
-}
+using bench::uniform_f32;
 
 template <class F>
 double median_time(int reps, F&& f) {

@@ -1,8 +1,8 @@
 // oracle/gemm_fast.cpp — the fast exact GEMM reference (gemm_reference): an Ozaki-scheme split of A
-// and B into integer slices whose products Eigen's double GEMM computes exactly, combined in
+// and B into integer slices whose products a double GEMM computes exactly (Eigen's, or another engine's:
+// oracle/gemm_engine.hpp), combined in
 // integers (Karatsuba), the entries outside the slice window and out-of-range results finished per
 // element in ExactSum. docs/oracle.md gives the algorithm, the proof of each step and its sources.
-#include <Eigen/Core>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include "base/huge_pages.hpp"
 #include "base/parallel.hpp"
 #include "oracle/exact_sum.hpp"
+#include "oracle/gemm_engine.hpp"
 #include "oracle/gemm_ref.hpp"
 
 namespace fpcert {
@@ -389,6 +390,10 @@ GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOp
   r.m = a.rows;
   r.n = b.cols;
   r.info.path = "ozaki";
+  // Who multiplies the slices (oracle/gemm_engine.hpp): per tile in the workers (Eigen), or per panel of rows.
+  const std::shared_ptr<ExactGemmEngine> held = opt.engine ? nullptr : default_gemm_engine();
+  ExactGemmEngine& engine = opt.engine ? *opt.engine : held ? *held : eigen_gemm_engine();
+  r.info.engine = engine.name();
   Trace trace;
   const std::int64_t M = a.rows, N = b.cols, K = a.cols;
   const auto mn = static_cast<std::size_t>(M * N);
@@ -428,7 +433,7 @@ GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOp
     if (tile_n >= tile_m) tile_n /= 2;
     else tile_m /= 2;
   }
-  const std::int64_t tiles_m = (M + tile_m - 1) / tile_m, tiles_n = (N + tile_n - 1) / tile_n;
+  const std::int64_t tiles_n = (N + tile_n - 1) / tile_n;
   const int G = c.G, S = c.S, beta = c.beta;
   const bool multi = c.nblocks > 1;
   std::vector<HugeBuffer<std::int64_t>> acc(multi ? static_cast<std::size_t>(G) : 0);
@@ -450,116 +455,160 @@ GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOp
   }
 
   struct Worker {
-    HugeBuffer<double> t;       // (G + 1) tiles of GEMM results
+    HugeBuffer<double> t;       // (G + 1) tiles of GEMM results (per-tile engines)
     HugeBuffer<std::int64_t> v;  // G integers per element of the tile
     ExactSum sum;
     std::int64_t fast = 0, exact = 0, fallbacks = 0, nonfinite = 0;
   };
   std::vector<Worker> workers(threads);
   std::vector<HugeBuffer<double>> aops(static_cast<std::size_t>(G + 1)), bops(static_cast<std::size_t>(G + 1));
+  std::vector<const double*> aptr(static_cast<std::size_t>(G + 1)), bptr(static_cast<std::size_t>(G + 1));
 
-  using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  using ColMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
-  using Stride = Eigen::OuterStride<>;
+  const bool per_tile = engine.per_tile();
+  // Panels: (G + 1) row-major results of panel_m x N, within the engine's panel_bytes().
+  std::int64_t panel_m = M;
+  if (!per_tile) {
+    const double row_bytes = static_cast<double>(G + 1) * static_cast<double>(N) * 8;
+    panel_m = std::clamp<std::int64_t>(static_cast<std::int64_t>(static_cast<double>(engine.panel_bytes()) / row_bytes), 1, M);
+  }
+  HugeBuffer<double> panel_own;
 
   for (std::int64_t blk = 0; blk < c.nblocks; ++blk) {
     const std::int64_t k0 = blk * c.kc, k1 = std::min(K, k0 + c.kc), w = k1 - k0;
     const bool first = blk == 0, last = blk == c.nblocks - 1;
     slice_block(LA, sa, c, k0, k1, aops, threads);
     slice_block(LB, sb, c, k0, k1, bops, threads);
+    for (int g = 0; g <= G; ++g) {
+      aptr[static_cast<std::size_t>(g)] = aops[static_cast<std::size_t>(g)].data();
+      bptr[static_cast<std::size_t>(g)] = bops[static_cast<std::size_t>(g)].data();
+    }
+    const SliceBlock ops{G + 1, M, N, w, aptr.data(), bptr.data()};
+    engine.begin_block(ops);
     trace.mark("slice");
-    parallel_for(
-        static_cast<std::uint64_t>(tiles_m * tiles_n), 1,
-        [&](std::uint64_t t0, std::uint64_t t1, unsigned wid) {
-          Worker& wk = workers[wid];
-          for (std::uint64_t tile = t0; tile < t1; ++tile) {
-            const std::int64_t i0 = static_cast<std::int64_t>(tile) / tiles_n * tile_m;
-            const std::int64_t j0 = static_cast<std::int64_t>(tile) % tiles_n * tile_n;
-            const std::int64_t tm = std::min(tile_m, M - i0), tn = std::min(tile_n, N - j0), tsz = tm * tn;
-            wk.t.resize(static_cast<std::size_t>((G + 1) * tsz));
-            for (int g = 0; g <= G; ++g) {
-              Eigen::Map<const RowMat, 0, Stride> A(aops[static_cast<std::size_t>(g)].data() + i0 * w, tm, w, Stride(w));
-              Eigen::Map<const ColMat, 0, Stride> B(bops[static_cast<std::size_t>(g)].data() + j0 * w, w, tn, Stride(w));
-              Eigen::Map<RowMat> T(wk.t.data() + g * tsz, tm, tn);
-              T.noalias() = A * B;  // exact for g < G (docs/oracle.md, "Exact GEMMs")
-            }
-            wk.v.resize(static_cast<std::size_t>(G * tsz));
-            for (std::int64_t ii = 0; ii < tm; ++ii)
-              for (std::int64_t jj = 0; jj < tn; ++jj) {
-                const std::int64_t e = ii * tn + jj;
-                const auto idx = static_cast<std::size_t>((i0 + ii) * N + (j0 + jj));
-                double absv = wk.t[static_cast<std::size_t>(G * tsz + e)];
-                std::int64_t* v = wk.v.data() + e * G;
-                for (int g = 0; g < G; ++g) v[g] = static_cast<std::int64_t>(wk.t[static_cast<std::size_t>(g * tsz + e)]);
-                if (multi) {
-                  if (!first) {
-                    for (int g = 0; g < G; ++g) v[g] += acc[static_cast<std::size_t>(g)][idx];
-                    absv += abs_acc[idx];
+    for (std::int64_t p0 = 0; p0 < M; p0 += panel_m) {
+      const std::int64_t pm = std::min(panel_m, M - p0);
+      const std::int64_t ptile_m = std::min(tile_m, pm);  // tiles inside the panel
+      const double* panel = nullptr;  // per-panel engines: (G + 1) results of pm x N, row-major
+      if (!per_tile) {
+        const auto need = static_cast<std::size_t>((G + 1) * pm * N);
+        double* dst = engine.panel_memory(need);
+        if (!dst) {
+          if (panel_own.size() < need) panel_own.resize(need);
+          dst = panel_own.data();
+        }
+        engine.multiply(ops, p0, pm, 0, N, dst);
+        panel = dst;
+        trace.mark("engine");
+      }
+      const std::int64_t ptiles_m = (pm + ptile_m - 1) / ptile_m;
+      parallel_for(
+          static_cast<std::uint64_t>(ptiles_m * tiles_n), 1,
+          [&](std::uint64_t t0, std::uint64_t t1, unsigned wid) {
+            Worker& wk = workers[wid];
+            for (std::uint64_t tile = t0; tile < t1; ++tile) {
+              const std::int64_t i0 = p0 + static_cast<std::int64_t>(tile) / tiles_n * ptile_m;
+              const std::int64_t j0 = static_cast<std::int64_t>(tile) % tiles_n * tile_n;
+              const std::int64_t tm = std::min(ptile_m, p0 + pm - i0), tn = std::min(tile_n, N - j0), tsz = tm * tn;
+              // Result g of element (ii, jj) of the tile: T[g * gstride + ii * ldt + jj].
+              const double* T;
+              std::int64_t gstride, ldt;
+              if (per_tile) {
+                wk.t.resize(static_cast<std::size_t>((G + 1) * tsz));
+                engine.multiply(ops, i0, tm, j0, tn, wk.t.data());
+                T = wk.t.data();
+                gstride = tsz;
+                ldt = tn;
+              } else {
+                T = panel + (i0 - p0) * N + j0;
+                gstride = pm * N;
+                ldt = N;
+              }
+              wk.v.resize(static_cast<std::size_t>(G * tsz));
+              for (std::int64_t ii = 0; ii < tm; ++ii)
+                for (std::int64_t jj = 0; jj < tn; ++jj) {
+                  const std::int64_t e = ii * tn + jj;
+                  const auto idx = static_cast<std::size_t>((i0 + ii) * N + (j0 + jj));
+                  const std::int64_t te = ii * ldt + jj;
+                  double absv = T[G * gstride + te];
+                  std::int64_t* v = wk.v.data() + e * G;
+                  for (int g = 0; g < G; ++g) v[g] = static_cast<std::int64_t>(T[g * gstride + te]);
+                  if (multi) {
+                    if (!first) {
+                      for (int g = 0; g < G; ++g) v[g] += acc[static_cast<std::size_t>(g)][idx];
+                      absv += abs_acc[idx];
+                    }
+                    if (!last) {
+                      for (int g = 0; g < G; ++g) acc[static_cast<std::size_t>(g)][idx] = v[g];
+                      abs_acc[idx] = absv;
+                      continue;
+                    }
                   }
-                  if (!last) {
-                    for (int g = 0; g < G; ++g) acc[static_cast<std::size_t>(g)][idx] = v[g];
-                    abs_acc[idx] = absv;
+                  // ---- finish element (i, j) ----
+                  const std::int64_t i = i0 + ii, j = j0 + jj;
+                  const auto iu = static_cast<std::size_t>(i), ju = static_cast<std::size_t>(j);
+                  if (sa.nonfinite[iu] || sb.nonfinite[ju]) {
+                    double x = 0;  // the non-finite products in k order, as IEEE (and exact_dot_mpfr) add them
+                    for_union(sa.nf_pos[iu], sb.nf_pos[ju], [&](std::int32_t k) { x += a.at(i, k) * b.at(k, j); });
+                    r.c[idx] = {std::isnan(x) ? std::numeric_limits<double>::quiet_NaN() : x, 0.0, 0};
+                    r.status[idx] = kRefNonFinite;
+                    r.abs_sum[idx] = std::numeric_limits<double>::infinity();
+                    ++wk.nonfinite;
                     continue;
                   }
-                }
-                // ---- finish element (i, j) ----
-                const std::int64_t i = i0 + ii, j = j0 + jj;
-                const auto iu = static_cast<std::size_t>(i), ju = static_cast<std::size_t>(j);
-                if (sa.nonfinite[iu] || sb.nonfinite[ju]) {
-                  double x = 0;  // the non-finite products in k order, as IEEE (and exact_dot_mpfr) add them
-                  for_union(sa.nf_pos[iu], sb.nf_pos[ju], [&](std::int32_t k) { x += a.at(i, k) * b.at(k, j); });
-                  r.c[idx] = {std::isnan(x) ? std::numeric_limits<double>::quiet_NaN() : x, 0.0, 0};
-                  r.status[idx] = kRefNonFinite;
-                  r.abs_sum[idx] = std::numeric_limits<double>::infinity();
-                  ++wk.nonfinite;
-                  continue;
-                }
-                const int E = sa.e[iu] + sb.e[ju] - 2 * S * beta;  // weight of the lowest level
-                const bool corr = !sa.rem[iu].empty() || !sb.rem[ju].empty();
-                bool done = false;
-                if (!corr && S <= 2) {
-                  i128 X;
-                  if (S == 1) {
-                    X = v[0];
-                  } else {
-                    const i128 cross = static_cast<i128>(v[2]) - v[0] - v[1];  // d1 e2 + d2 e1 (Karatsuba)
-                    X = (static_cast<i128>(v[0]) << (2 * beta)) + (cross << beta) + v[1];
+                  const int E = sa.e[iu] + sb.e[ju] - 2 * S * beta;  // weight of the lowest level
+                  const bool corr = !sa.rem[iu].empty() || !sb.rem[ju].empty();
+                  bool done = false;
+                  if (!corr && S <= 2) {
+                    i128 X;
+                    if (S == 1) {
+                      X = v[0];
+                    } else {
+                      const i128 cross = static_cast<i128>(v[2]) - v[0] - v[1];  // d1 e2 + d2 e1 (Karatsuba)
+                      X = (static_cast<i128>(v[0]) << (2 * beta)) + (cross << beta) + v[1];
+                    }
+                    done = ref_from_int_fast(X, E, r.c[idx]);
+                    if (done) ++wk.fast;
                   }
-                  done = ref_from_int_fast(X, E, r.c[idx]);
-                  if (done) ++wk.fast;
-                }
-                if (!done) {
-                  ExactSum& sum = wk.sum;
-                  sum.clear();
-                  for (int g = 0; g < G; ++g) {
-                    const int s1 = ga[static_cast<std::size_t>(g)], t = gb[static_cast<std::size_t>(g)];
-                    i128 val = v[g];
-                    if (s1 != t) val -= static_cast<i128>(v[s1]) + v[t];  // (d_s + d_t)(e_s + e_t) - d_s e_s - d_t e_t
-                    sum.add_scaled(val, E + (2 * S - s1 - t - 2) * beta);
+                  if (!done) {
+                    ExactSum& sum = wk.sum;
+                    sum.clear();
+                    for (int g = 0; g < G; ++g) {
+                      const int s1 = ga[static_cast<std::size_t>(g)], t = gb[static_cast<std::size_t>(g)];
+                      i128 val = v[g];
+                      if (s1 != t) val -= static_cast<i128>(v[s1]) + v[t];  // (d_s + d_t)(e_s + e_t) - d_s e_s - d_t e_t
+                      sum.add_scaled(val, E + (2 * S - s1 - t - 2) * beta);
+                    }
+                    for_union(sa.rem[iu], sb.rem[ju], [&](std::int32_t k) { sum.add_product(a.at(i, k), b.at(k, j)); });
+                    std::uint8_t st = kRefOk;
+                    r.c[idx] = sum.finalize(st);
+                    if (corr) {
+                      st |= kRefFallback;
+                      ++wk.fallbacks;
+                    }
+                    r.status[idx] = st;
+                    ++wk.exact;
                   }
-                  for_union(sa.rem[iu], sb.rem[ju], [&](std::int32_t k) { sum.add_product(a.at(i, k), b.at(k, j)); });
-                  std::uint8_t st = kRefOk;
-                  r.c[idx] = sum.finalize(st);
-                  if (corr) {
-                    st |= kRefFallback;
-                    ++wk.fallbacks;
-                  }
-                  r.status[idx] = st;
-                  ++wk.exact;
+                  // abs_sum: an upper bound of sum |a_ik b_kj| (docs/oracle.md, "abs_sum").
+                  const double ub = (absv + eta) * abs_factor;
+                  const int es = sa.e[iu] + sb.e[ju];
+                  // Scaling by 2^es is exact unless the result is subnormal (then one step up keeps
+                  // it an upper bound) or overflows (+Inf: still an upper bound).
+                  double sc = (es >= -1022 && es <= 1023) ? ub * pow2(es) : std::ldexp(ub, es);
+                  if (ub != 0 && sc < 0x1p-1022) sc = std::nextafter(sc, std::numeric_limits<double>::infinity());
+                  r.abs_sum[idx] = sc;
                 }
-                // abs_sum: an upper bound of sum |a_ik b_kj| (docs/oracle.md, "abs_sum").
-                const double ub = (absv + eta) * abs_factor;
-                const int es = sa.e[iu] + sb.e[ju];
-                // Scaling by 2^es is exact unless the result is subnormal (then one step up keeps
-                // it an upper bound) or overflows (+Inf: still an upper bound).
-                double sc = (es >= -1022 && es <= 1023) ? ub * pow2(es) : std::ldexp(ub, es);
-                if (ub != 0 && sc < 0x1p-1022) sc = std::nextafter(sc, std::numeric_limits<double>::infinity());
-                r.abs_sum[idx] = sc;
-              }
-          }
-        },
-        threads);
+            }
+          },
+          threads);
+    }
     trace.mark("gemm+final");
+  }
+  // An engine other than the built-in one is checked on a sample against exact_dot (docs/oracle.md, "On the GPU");
+  // abs_sum's upper side when no underflow term applies: RU * (1 + 3 (K + nb + 2) 2^-53) ("abs_sum").
+  if (engine.sample_checked()) {
+    const double upper = eta == 0 ? 1.0 + static_cast<double>(3 * (K + c.nblocks + 2)) * 0x1p-53 : 0.0;
+    r.info.sample_checked = check_reference_sample(a, b, r, engine.name(), upper);
+    trace.mark("sample");
   }
   for (const auto& wk : workers) {
     r.info.fast_elements += wk.fast;

@@ -16,6 +16,8 @@
 
 namespace fpcert {
 
+class ExactGemmEngine;  // oracle/gemm_engine.hpp
+
 enum class Layout : std::uint8_t { RowMajor, ColMajor };
 
 /// A read-only view of a matrix of doubles (each an exact input value) with a leading dimension.
@@ -52,6 +54,10 @@ struct GemmRefInfo {
   std::int64_t fast_elements = 0;   ///< elements finished from the GEMM integers alone
   std::int64_t exact_elements = 0;  ///< elements finished through ExactSum (fallbacks, fp64 widths, ranges)
   std::int64_t nonfinite = 0;       ///< elements with a NaN or Inf input
+  /// Who computed the slice GEMMs (oracle/gemm_engine.hpp): "cpu-eigen", "gpu-cublas-dgemm", ...; "mpfr" for the
+  /// ground truth.
+  const char* engine = "mpfr";
+  std::int64_t sample_checked = 0;  ///< elements compared with exact_dot (engines other than the built-in one)
 };
 
 struct GemmRef {
@@ -70,6 +76,9 @@ struct GemmRef {
 
 struct GemmRefOptions {
   unsigned threads = 0;  ///< 0: thread_count()
+  /// Who multiplies the slice matrices (oracle/gemm_engine.hpp); nullptr: the process default
+  /// (set_default_gemm_engine), else the built-in Eigen tiles. gemm_reference only.
+  ExactGemmEngine* engine = nullptr;
 };
 
 /// Exact dot product sum x_i * y_i of exact doubles, with sum |x_i y_i| (rounded upward) and status

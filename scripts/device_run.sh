@@ -807,6 +807,17 @@ section_plugin_eltwise() {
   tail -12 "$OUT/plugin_eltwise_full.txt"
   run timeout 60 "$BIN/fpcert" certify --kernel cuda_expf,cuda___expf,cuda_hexp_f16 --suite elementwise_full --json "$OUT/plugin_eltwise_builtin.json" 2>&1 | tail -8
 }
+# gref (issue 39, first part): the exact reference's slice GEMMs on cuBLAS DGEMM (docs/oracle.md, "On the GPU"): the GPU
+# test (bit for bit with the CPU oracle on the certify inputs and random shapes; the sample check on corrupted products),
+# the benchmark (DGEMM, GPU and CPU references side by side at 1024^3, 4096^3, 8192^3), and certify with either engine.
+section_gref() {
+  run "$BIN/test_suites_gpu" --source-file='*exact_gemm_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/test_exact_gemm_gpu.log" | tail -40
+  run "$BIN/bench_oracle_gemm_gpu" 1024 4096 8192 2>&1 | tee "$OUT/bench_oracle_gemm_gpu.log"
+  for r in cpu gpu; do
+    run "$BIN/fpcert" certify --kernel gemm_f16_f32acc_mma_sm80 --suite certify --no-mutation --reference "$r" --json "$OUT/gref_certify_$r.json" 2>&1 | tail -8
+  done
+  python3 -c 'import json,sys; a,b=(json.load(open(sys.argv[i])) for i in (1,2)); print("reference_engine:", a["notes"].get("reference_engine"), b["notes"].get("reference_engine")); print("same verdicts:", [c["status"] for c in a["cases"]]==[c["status"] for c in b["cases"]])' "$OUT/gref_certify_cpu.json" "$OUT/gref_certify_gpu.json"
+}
 for part in ${PART//,/ }; do
   case "$part" in
     conv-mutation) section_conv_mutation ;;  # conv47
@@ -868,6 +879,7 @@ for part in ${PART//,/ }; do
     report) section_report ;;
     reveal) section_reveal ;;
     reveal_replay) section_reveal_replay ;;
+    gref) section_gref ;;  # gref (issue 39)
     all) section_tests; section_suites; section_conversions; section_emulation; section_plugin; section_probe; section_verdicts; section_coverage; section_hardening
          section_experiments; section_panorama accuracy-vs-k; section_panorama exponent-range; section_panorama cancellation
          section_blocks; section_reveal; section_reveal_replay ;;

@@ -18,6 +18,7 @@
 #include "base/output_path.hpp"
 #include "base/watchdog.hpp"
 #include "cli/commands.hpp"
+#include "kernels/device/exact_gemm_cuda.hpp"
 #include "cli/config.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/mutate.hpp"
@@ -63,6 +64,7 @@ struct SuiteArgs {
   bool no_isolate = false;           ///< --no-isolate: run plugin cases in this process
   std::string config;                ///< --config fpcert.toml
   std::vector<std::string> suites;   ///< several suites in one run (from the config); empty: `suite`
+  std::string reference = "cpu";     ///< --reference cpu|gpu|auto: who multiplies the exact reference's slices (docs/oracle.md)
   std::string tier;                  ///< --tier: the strongest verdict tier (default: what the declarations allow)
   std::vector<std::pair<std::string, std::string>> determinism;  ///< fpcert.toml [determinism]: plugin kernel -> run_to_run | deterministic
   std::vector<std::string> orders;   ///< --order KERNEL=SPEC (and [orders] of the config): plugin kernels' orders
@@ -193,6 +195,8 @@ void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::
 
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
+  // The exact references' slice GEMMs (docs/oracle.md, "On the GPU"): set before any reference is computed.
+  const std::string reference_engine = use_reference_engine(a.reference);
   load_plugins(a.plugins, a.timeout_s);  // a bad plugin stops here, before anything runs (exit 2; 3: it crashed or hung)
   for (const auto& [kernel, d] : a.determinism) declare_plugin_determinism(kernel, *parse_determinism(d));
   for (const auto& [kernel, n] : a.nan) declare_plugin_nan(kernel, *parse_nan_payload(n));
@@ -482,6 +486,7 @@ int run(const SuiteArgs& a, const char* verb) {
         const std::string cov = coverage_table(one);
         if (!cov.empty()) fmt::print("{}", cov);
       }
+      one.notes["reference_engine"] = reference_engine;  // GemmRefInfo::engine of this run's exact references
       if (!a.preset.empty()) {  // the source's table (of the whole run only), then fpcert's verdict
         one.notes["preset"] = a.preset;
         one.notes["method"] = preset_suite_method(suite->name, a.preset);
@@ -634,6 +639,10 @@ void add_certify(CLI::App& root, Registry& reg) {
   app->add_option("--suite", a->suite, "Suite: " + suite_names())->capture_default_str();
   a->suite = "certify";
   add_common(app, a);
+  app->add_option("--reference", a->reference,
+                  "Exact references' slice GEMMs: cpu (Eigen), gpu (cuBLAS DGEMM, sample-checked against the CPU oracle), "
+                  "auto (gpu when a CUDA device is usable); docs/oracle.md, \"On the GPU\"")
+      ->capture_default_str();
   app->add_flag("--no-mutation", a->no_mutation, "Skip the mutation score (fault injectors run after the kernel passes; docs/mutation.md)");
   app->add_option("--mutation-min", a->mutation_min, "Fail when a kernel's mutation score (killed for their own fault, %) is below this")
       ->check(number_in(0, 100));

@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/options.hpp"
+#include "kernels/device/exact_gemm_cuda.hpp"
 #include "oracle/format.hpp"
 #include "oracle/gemm_ref.hpp"
 
@@ -26,6 +27,7 @@ struct ReferenceArgs {
   std::string a, b, out, format, format_a, format_b, layout = "auto";
   unsigned threads = 0;
   bool mpfr = false;
+  std::string reference = "cpu";  ///< --reference cpu|gpu|auto (docs/oracle.md, "On the GPU")
 };
 
 /// One operand: its exact values as doubles, with the layout of its .npy file.
@@ -120,6 +122,7 @@ int run_reference(const ReferenceArgs& args) {
   check_gemm_memory(A.rows, B.cols, A.cols, "fpcert reference");
 
   const unsigned threads = args.threads ? args.threads : thread_count();
+  if (!args.mpfr) use_reference_engine(args.reference);
   const auto t0 = std::chrono::steady_clock::now();
   const GemmRef ref = args.mpfr ? gemm_reference_mpfr(A.view(), B.view(), {threads})
                                 : gemm_reference(A.view(), B.view(), {threads});
@@ -162,6 +165,8 @@ int run_reference(const ReferenceArgs& args) {
         {"abs_sum.npy", "float64: an upper bound of sum_k |a_ik b_kj| (docs/oracle.md gives its tolerance)"},
         {"status.npy", "uint8 bits: 1 non-finite input, 2 fp64 overflow, 4 tiny (< 2^-969), 8 fallback"}}},
       {"path", ref.info.path},
+      {"engine", ref.info.engine},
+      {"sample_checked", ref.info.sample_checked},
       {"threads", threads},
       {"seconds", secs},
       {"ozaki",
@@ -174,8 +179,8 @@ int run_reference(const ReferenceArgs& args) {
   };
   write_file_atomic(out.file("meta.json"), meta.dump(2) + "\n");
   out.commit();
-  fmt::print("reference {} x {} (K = {}) in {:.3f} s, {} threads, path {}: {} fallback, {} non-finite -> {}\n", M, N,
-             A.cols, secs, threads, ref.info.path, ref.fallbacks, counts[1], printable(out.dir()));
+  fmt::print("reference {} x {} (K = {}) in {:.3f} s, {} threads, path {} (engine {}): {} fallback, {} non-finite -> {}\n", M,
+             N, A.cols, secs, threads, ref.info.path, ref.info.engine, ref.fallbacks, counts[1], printable(out.dir()));
   return kExitPass;
 }
 
@@ -195,6 +200,10 @@ void add_reference(CLI::App& root, Registry& reg) {
   app->add_option("--layout", args->layout,
                   "auto: each file's own order (fortran_order); row|col: require that order (exit 2 otherwise)");
   app->add_option("--threads", args->threads, "Worker threads (default: $FPCERT_THREADS or all cores)")->check(integer_in(1, 4096));
+  app->add_option("--reference", args->reference,
+                  "Slice GEMMs on cpu (Eigen), gpu (cuBLAS DGEMM, sample-checked against exact_dot) or auto (gpu when a CUDA "
+                  "device is usable)")
+      ->capture_default_str();
   app->add_flag("--mpfr", args->mpfr, "Use the MPFR ground truth instead of the fast path (slow; same C bit for bit)");
   reg.push_back({app, [args] { return run_reference(*args); }});
 }
