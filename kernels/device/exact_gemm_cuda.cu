@@ -22,39 +22,26 @@
 namespace fpcert {
 namespace {
 
-/// A device buffer that only grows.
-struct DeviceBuf {
+/// Device memory (Pinned = false) or pinned host memory (true) that only grows.
+template <bool Pinned>
+struct GrowBuf {
   double* p = nullptr;
   std::size_t n = 0;
   double* get(std::size_t want) {
     if (want > n) {
-      if (p) FPCERT_CUDA_CHECK(cudaFree(p));
+      if (p) FPCERT_CUDA_CHECK(Pinned ? cudaFreeHost(p) : cudaFree(p));
       p = nullptr;
       n = 0;
-      FPCERT_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(want, 1) * sizeof(double)));
+      const std::size_t bytes = std::max<std::size_t>(want, 1) * sizeof(double);
+      FPCERT_CUDA_CHECK(Pinned ? cudaMallocHost(reinterpret_cast<void**>(&p), bytes) : cudaMalloc(reinterpret_cast<void**>(&p), bytes));
       n = want;
     }
     return p;
   }
-  ~DeviceBuf() { cudaFree(p); }  // at exit: an error here has no one to report to
+  ~GrowBuf() { (void)(Pinned ? cudaFreeHost(p) : cudaFree(p)); }  // at exit: an error here has no one to report to
 };
-
-/// Pinned host memory that only grows.
-struct PinnedBuf {
-  double* p = nullptr;
-  std::size_t n = 0;
-  double* get(std::size_t want) {
-    if (want > n) {
-      if (p) FPCERT_CUDA_CHECK(cudaFreeHost(p));
-      p = nullptr;
-      n = 0;
-      FPCERT_CUDA_CHECK(cudaMallocHost(&p, std::max<std::size_t>(want, 1) * sizeof(double)));
-      n = want;
-    }
-    return p;
-  }
-  ~PinnedBuf() { cudaFreeHost(p); }
-};
+using DeviceBuf = GrowBuf<false>;
+using PinnedBuf = GrowBuf<true>;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
