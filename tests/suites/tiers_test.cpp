@@ -13,7 +13,9 @@
 #include "generators/generate.hpp"
 #include "kernels/gemm/cpu/model.hpp"
 #include "kernels/kernel.hpp"
+#include "oracle/format.hpp"
 #include "oracle/refvalue.hpp"
+#include "oracle/round.hpp"
 #include "suites/verdict/envelope.hpp"
 #include "suites/ops/gemm/fault_injectors.hpp"
 #include "suites/mutation/faults.hpp"
@@ -213,4 +215,34 @@ TEST_CASE("the envelope's growth per order class") {
   CHECK(make_envelope(h, 10).out_unit == 0);  // output = accumulator
   h.acc = &f32;
   CHECK(make_envelope(h, 10).out_unit == std::ldexp(1.0, -11));
+}
+
+TEST_CASE("an e4m3 output beyond its range: NaN or the saturated value of D's sign pass, the other sign does not") {
+  // cuBLASLt's FP8 GEMM with an e4m3 D saturates to +-448 where the exact result is beyond e4m3's range (measured on the
+  // H200: 31 elements of special_e4m3_nt). Round to nearest overflows to NaN in a format without Inf; satfinite gives
+  // the largest finite value. Both are accepted by the envelope (not graded); a value of the other sign is not.
+  KernelTraits t = make_cpu_model("model_gemm_e4m3_f32acc")->traits();
+  const Format& e4 = *find_format("e4m3");
+  t.out = &e4;
+  const EnvelopeModel e = make_envelope(t, 4);
+  REQUIRE(e.exists);
+  GemmRef ref;
+  ref.m = 1;
+  ref.n = 5;
+  // Exact results: 600 and -600 beyond 448; 1.1 (not representable: RN gives 1.125) inside the range.
+  ref.c = {{600.0, 0, 0}, {-600.0, 0, 0}, {-600.0, 0, 0}, {1.1, 0, 0}, {1.1, 0, 0}};
+  ref.abs_sum = {600.0, 600.0, 600.0, 1.1, 1.1};
+  auto code = [&](double v) { return round_double(e4, v, Rounder::nearest(e4)).code; };
+  const std::vector<std::uint64_t> codes = {code(448), code(-448), code(448), code(1.125), code(448)};
+  CHECK(to_double(e4, codes[1]) == -448.0);
+  const std::vector<double> row(1, 0.0), col(5, 0.0);
+  std::vector<double> fracs;
+  const EnvelopeVerdict v = evaluate_envelope(e, e4, 1, 5, ref, codes, row, col, &fracs);
+  CHECK(std::isnan(fracs[0]));  // +448 for +600: saturation, not graded
+  CHECK(std::isnan(fracs[1]));  // -448 for -600
+  CHECK(fracs[2] > 1);          // +448 for -600: the wrong sign, graded and refused
+  CHECK(fracs[3] <= 1);         // 1.125 for 1.1: one rounding
+  CHECK(fracs[4] > 1);          // 448 for 1.1: saturation where the result is inside the range is an error
+  CHECK(v.graded == 3);
+  CHECK(v.exceed == 2);
 }
