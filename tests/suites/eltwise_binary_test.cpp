@@ -111,6 +111,30 @@ TEST_CASE("__fdividef's declaration: 2 ulp on |x2| in [2^-126, 2^126], 0 or NaN 
   CHECK(describe_eltwise_traits(t).find("for |x2| in [2^-126, 2^126]") != std::string::npos);
 }
 
+TEST_CASE("FTZ division: a quotient tiny before rounding may be flushed, one at or above the smallest normal may not") {
+  // Measured on the H200 (2026-12-05): the -use_fast_math twins of x / y, fdividef and __fdiv_rn (div.approx.ftz,
+  // div.rn.ftz) return +0 for 0x3f7fffff / 0x7e800000, whose quotient (1 - 2^-24) 2^-126 lies below the smallest normal
+  // and rounds up to it (0x00800000): PTX's .ftz flushes on tininess before rounding.
+  EltwiseTraits t = div_traits();
+  t.ftz = true;
+  EltwiseTally tiny;
+  eltwise_check_two(t, 0x3f7fffffu, 0x7e800000u, 0u, tiny);
+  eltwise_check_two(t, 0xbf7fffffu, 0x7e800000u, 0x80000000u, tiny);
+  CHECK(tiny.above == 0);
+  // 1 / 2^126 is exactly the smallest normal: not tiny, its flush is an error (2^23 codes away).
+  EltwiseTally exact;
+  eltwise_check_two(t, bits(1.0f), bits(0x1p126f), 0u, exact);
+  CHECK(exact.above == 1);
+  // Without FTZ the flushed tiny quotient is refused as well.
+  EltwiseTally plain;
+  eltwise_check_two(div_traits(), 0x3f7fffffu, 0x7e800000u, 0u, plain);
+  CHECK(plain.above == 1);
+  // A normal quotient flushed to zero is refused under FTZ too.
+  EltwiseTally normal;
+  eltwise_check_two(t, bits(1.0f), bits(3.0f), 0u, normal);
+  CHECK(normal.above == 1);
+}
+
 TEST_CASE("the pair inputs: every special pair, and a reproducible sample that reaches the regions it promises") {
   EltwiseTraits t = div_traits();
   std::vector<std::uint32_t> a, b, a2, b2;
