@@ -18,7 +18,8 @@ TEST_CASE("fpcert mutate on the device table's conversions: decided as on fpcert
   REQUIRE(suite);
   // A 16-bit source (every code) and an fp32 source (every one of its 2^32 codes on the device).
   for (const char* name : {"bf16_to_e4m3_satfinite", "bf16_to_e2m1_rn", "f32_to_bf16_rn", "f32_to_e4m3_satfinite"}) {
-    CAPTURE(name);
+    const std::string label = name;  // doctest prints a const char* as a pointer
+    CAPTURE(label);
     const MutationScore dev = run_mutation(*suite, name, MutationOptions{});
     const MutationScore model = run_mutation(*suite, std::string("model_") + name, MutationOptions{});
     CHECK(dev.invalid_cases.empty());
@@ -32,6 +33,6 @@ TEST_CASE("fpcert mutate on the device table's conversions: decided as on fpcert
     }
     CHECK(dev.total() >= 2);
     CHECK(dev.score() == 1.0);
-    MESSAGE(name << ": " << dev.count(MutantOutcome::Killed) << " of " << dev.total() << " killed in " << dev.seconds << " s (model: " << model.seconds << " s)");
+    MESSAGE(label << ": " << dev.count(MutantOutcome::Killed) << " of " << dev.total() << " killed in " << dev.seconds << " s (model: " << model.seconds << " s)");
   }
 }
