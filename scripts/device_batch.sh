@@ -2,7 +2,7 @@
 # scripts/device_batch.sh — several scripts/device_run.sh parts in parallel groups on the GPU machine, every log packed
 # into one archive. The device tool returns at most 8 files from $OUT (16 MiB each), and a command cut at its time limit
 # returns what $OUT holds then: so each group writes under a scratch folder, and the whole folder is packed into
-# $OUT/all.tgz every 20 s and once more at the end (2026-12-05: a call that wrote 30 logs into $OUT got 8 of them back).
+# $OUT/all.tgz every 20 s and once more at the end (2026-12-05: a call that wrote 28 logs into $OUT got 8 of them back).
 # Usage: scripts/device_batch.sh BIN_DIR SECONDS NAME=PART[,PART...] [NAME=PART...]
 #   SECONDS: stop waiting for the groups after this many seconds (leave the device call's limit a margin for the last
 #   packing); each group runs under `timeout SECONDS`. Groups share the host's cores: figures meant as timings belong

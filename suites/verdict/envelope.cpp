@@ -301,6 +301,11 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
   return e;
 }
 
+bool saturated_overflow(const Format& out, double exact, double got) {
+  const double out_max = out.max_finite();
+  return !out.has_inf() && std::fabs(exact) > out_max && got == std::copysign(out_max, exact);
+}
+
 double envelope_allowed(const EnvelopeModel& e, double ref_op_abs, double abs_op, double row_abs_a, double col_abs_b) {
   if (!e.exists) return INFINITY;
   const double E = e.coef * abs_op + e.eta_arith + (e.eta_a * col_abs_b + e.eta_b * row_abs_a) * (1 + e.coef);
@@ -324,10 +329,7 @@ EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std
       continue;
     }
     const double got = to_double(out, codes[x]);
-    // Beyond the range of an output format without Inf (e4m3), NVIDIA's FP8 conversions either overflow to NaN (above)
-    // or saturate to the largest finite value of D's sign (__NV_SATFINITE, cuBLASLt's FP8 D): both are round to
-    // nearest's overflow there, neither is graded further (as the epilogue's grader, suites/ops/gemm/epilogue.cpp).
-    if (!out.has_inf() && std::fabs(r.hi) > out_max && got == std::copysign(out_max, r.hi)) continue;
+    if (saturated_overflow(out, r.hi, got)) continue;  // NaN (above) or the saturated value beyond an e4m3 D's range
     const double allowed = envelope_allowed(e, std::fabs(r.hi), ref_op.abs_sum[x], row_abs_a[x / static_cast<std::size_t>(n)],
                                             col_abs_b[x % static_cast<std::size_t>(n)]);
     // |c - ref'| in double: two roundings (within 2^-52 of it) and the reference's tail (hi + lo is within

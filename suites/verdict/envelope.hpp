@@ -53,6 +53,10 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k);
 /// allowed_ij (of |c - ref'|) from the model and the element's data (|ref'|, abs', and sum_k |a_ik|, sum_k
 /// |b_kj| for the operands' absolute terms). Rounded upward enough to cover the double arithmetic.
 double envelope_allowed(const EnvelopeModel& e, double ref_op_abs, double abs_op, double row_abs_a = 0, double col_abs_b = 0);
+/// Beyond the range of an output format without Inf (e4m3), NVIDIA's FP8 conversions overflow to NaN or saturate to the
+/// largest finite value of the exact result's sign (__NV_SATFINITE; cuBLASLt's FP8 D): both are round to nearest's
+/// overflow there. True for the saturated case (`got` finite), which the GEMM and epilogue graders do not grade further.
+bool saturated_overflow(const Format& out, double exact, double got);
 
 /// The envelope over a case: each finite element of the output (codes of `out`, row-major m x n) against
 /// allowed_ij around ref'_ij (ref_op: the exact product of the kernel's inputs; row_abs_a, col_abs_b: sum_k

@@ -102,7 +102,7 @@ void eltwise_check_two(const EltwiseTraits& t, std::uint32_t x1c, std::uint32_t 
   ref.decided = true;
   ref.value = math::code_value(ref.code, math::kCodeF32);
   // A quotient's value to 2^-52 relative (one double division of floats), for judge's tininess before rounding (FTZ).
-  if (t.fn == math::Fn::Div && std::isfinite(a) && std::isfinite(b) && b != 0) ref.value = static_cast<double>(a) / static_cast<double>(b);
+  if (t.ftz && t.fn == math::Fn::Div && std::isfinite(a) && std::isfinite(b) && b != 0) ref.value = static_cast<double>(a) / static_cast<double>(b);
   math::Judged j;
   // A signalling NaN operand of pow, fmax, fmin: the standards disagree (IEEE 754 9.2.1 keeps pow(+1, y) = 1 and pow(x, +-0) = 1
   // for a quiet NaN only; 754-2008 maxNum returns a quiet NaN, 754-2019 maximumNumber and CUDA the number; C Annex F leaves

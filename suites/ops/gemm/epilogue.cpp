@@ -515,9 +515,8 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
       continue;
     }
     const double got = to_double(of, codes[xs]);
-    // Beyond the output's range a format without Inf (e4m3) overflows to NaN (above) or saturates to +-max_finite as
-    // NVIDIA's FP8 conversions do (__NV_SATFINITE; cuBLASLt's FP8 D): both are RN's overflow, neither graded further.
-    if (!of.has_inf() && std::fabs(d.hi) > out_max && got == std::copysign(out_max, d.hi)) {
+    // Beyond the output's range a format without Inf (e4m3) overflows to NaN (above) or saturates (suites/verdict/envelope.hpp).
+    if (saturated_overflow(of, d.hi, got)) {
       ++saturated;
       continue;
     }
