@@ -762,6 +762,19 @@ section_eltwise_fastmath() {
   kf_full=$(echo "$kf" | tr , '\n' | grep -vE '^cuda_fastmath_(erff|erfcf|sinf|cosf|sinpif|cospif)$' | paste -sd, -)
   eltwise_runs eltwise_fastmath "$kf_full" "$kf"
 }
+# mut42 (issue 42, docs/mutation.md "Elementwise"): the elementwise faults around CUDA kernels, the GPU test (CUDA's
+# correctly rounded square roots) then fpcert mutate over a spread of functions, formats and claims.
+ELTMUT=cuda_expf,cuda___expf,cuda_logf,cuda___logf,cuda_sqrtf,cuda_rsqrtf,cuda_tanhf,cuda_expm1f,cuda_log1pf,cuda_hexp_f16,cuda_hlog_bf16,cuda_htanh_f16,cuda_hrsqrt_bf16,cuda_fastmath_expf
+section_eltwise_mutate() {
+  run timeout 300 "$BIN/test_suites_gpu" --source-file='*eltwise_mutation_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/eltwise_mutation_gpu.log" | tail -40
+  run timeout 500 "$BIN/fpcert" mutate --kernel "$ELTMUT" --suite elementwise --json "$OUT/eltwise_mutate.json" > "$OUT/eltwise_mutate.txt" 2>&1
+  echo "rc=$?"; grep -vE "^\s*$" "$OUT/eltwise_mutate.txt" | tail -60
+}
+# fp8acc (issue 37, docs/epilogue.md "FP8 accumulation on the H200"): cuBLASLt's FP8 accumulation measured from outside
+# (torch._scaled_mm, fast accumulation off and on): the bits one MMA keeps, the promotion interval.
+section_fp8_probe() {
+  run timeout 300 python3 scripts/probe_fp8_accum.py --json "$OUT/fp8_probe.json" 2>&1 | tee "$OUT/fp8_probe.txt"
+}
 # diag47 (issue 47, docs/diagnose.md "alpha, beta and C"): how cuBLASLt forms D = alpha' AB + beta C. Its FP8 GEMM
 # (e4m3 in, bf16 D and C) fails ab_general_nt_aligned by 1.027x on 1 of 10,240 elements: diagnosed there, on
 # ab_beta0_nt_aligned (no C: the control), and the bf16 subject on ab_general.
@@ -875,6 +888,8 @@ for part in ${PART//,/ }; do
     diagnose) section_diagnose ;;
     diagnose-epilogue) section_diagnose_epilogue ;;
     diagnose-ab) section_diagnose_ab ;;
+    eltwise-mutate) section_eltwise_mutate ;;  # mut42
+    fp8-probe) section_fp8_probe ;;  # fp8acc
     scale3) section_scale3 ;;
     report) section_report ;;
     reveal) section_reveal ;;

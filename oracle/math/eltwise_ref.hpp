@@ -383,7 +383,10 @@ struct Judged {
 /// and where f(x) is tiny before rounding (|f(x)| below the smallest normal, rounding up to it: PTX's .ftz flushes those,
 /// measured on the H200 with div.approx.ftz / div.rn.ftz: 0x3f7fffff / 0x7e800000 -> +0), decided from ref.value only
 /// when its uncertainty cannot reach the smallest normal (a reference that holds just the rounded code never qualifies).
-FPCERT_HD inline Judged judge(std::uint32_t got, float x, const RefRn& ref, CodeFormat out, const Claim& c, bool ftz = false) {
+/// An infinite x (inside the claim's domain) of a unary function must give the exact result: any other code is beyond
+/// every claim (exact_at_inf; false for binary functions, where atan2(+Inf, 1) = pi/2 is a rounded value).
+FPCERT_HD inline Judged judge(std::uint32_t got, float x, const RefRn& ref, CodeFormat out, const Claim& c, bool ftz = false,
+                              bool exact_at_inf = true) {
   Judged j;
   const std::uint32_t mag = out.sign_bit() - 1;
   if (ftz && (got & mag) == 0 && ((ref.code & mag) >> out.mbits) == 0) return j;
@@ -396,6 +399,14 @@ FPCERT_HD inline Judged judge(std::uint32_t got, float x, const RefRn& ref, Code
   // A ulp claim on a declared domain (lo or hi finite, e.g. Highway's Log on (0, FLT_MAX]) claims nothing outside it.
   const bool ranged = c.lo > -std::numeric_limits<double>::infinity() || c.hi < std::numeric_limits<double>::infinity();
   const bool inside = static_cast<double>(x) >= c.lo && static_cast<double>(x) <= c.hi;
+  // An infinite input has an exact result (IEEE 754 9.2: exp(+Inf) = +Inf, exp(-Inf) = +0, tanh(-Inf) = -1, log(+Inf) =
+  // +Inf): no claim of ulps or of an error bound covers another value there (a saturating store's largest finite value
+  // is 1 "ulp" from Inf by the code distance, and is wrong). Inside the claim's domain, any other code is beyond it.
+  const bool value_claim = c.kind == ClaimKind::Absolute || c.kind == ClaimKind::Relative;  // [lo, hi]: its interval, not a domain
+  if (exact_at_inf && ax == std::numeric_limits<double>::infinity() && (value_claim ? inside || c.ulps > 0 : !ranged || inside)) {
+    j.above = j.ulps != 0;
+    return j;
+  }
   switch (c.kind) {
     case ClaimKind::CorrectlyRounded:
       j.claimed = !ranged || inside;

@@ -107,6 +107,19 @@ enum class Fault : std::uint8_t {
   EpiScaleDIgnored,      ///< scale_d never applied
   EpiScaleBIgnored,      ///< scale_b never applied (a stale or missing scale factor)
   EpiAmaxScaled,         ///< amax of the scaled result (scale_d |act(Z)|) where the unscaled one is defined
+  // Elementwise math (issue 42; appended; suites/ops/elementwise/eltwise_faults.hpp): each made around the kernel.
+  EltUlpAway,        ///< every finite nonzero result one ulp further from zero
+  EltNarrowBf16,     ///< the result carried in bf16's 8 significand bits before the output
+  EltFtz,            ///< subnormal results flushed to zero where the kernel does not declare it
+  EltDaz,            ///< subnormal inputs read as zero where the kernel does not declare it
+  EltAbsInput,       ///< x read as |x| (a symmetry the function lacks)
+  EltLargeArg,       ///< inputs of magnitude >= 2^(p-1) read with their last 4 significand bits cleared
+  EltNanToZero,      ///< NaN results written as +0
+  EltInfToMax,       ///< infinite results written as the largest finite value
+  EltTailUnwritten,  ///< the last element never written (a vectorised loop that misses its tail)
+  EltWritePastEnd,   ///< one element written just past the end of y
+  EltClobbersX,      ///< x[0] overwritten by the call
+  EltZeros,          ///< every output +0
 };
 
 /// Faults in groups; the score is reported per group.

@@ -122,7 +122,7 @@ void eltwise_check_two(const EltwiseTraits& t, std::uint32_t x1c, std::uint32_t 
     j.ulps = math::ulp_distance(got, ref.code, math::kCodeF32);
     j.claimed = false;  // outside the claim's domain (also a NaN x2): in the histogram, not judged
   } else {
-    j = math::judge(got, a, ref, math::kCodeF32, t.claim, t.ftz);
+    j = math::judge(got, a, ref, math::kCodeF32, t.claim, t.ftz, false);
   }
   tally.add(x1c, got, ref.code, j, x2c);
 }

@@ -8,6 +8,8 @@
 #include "base/fpenv.hpp"
 #include "results/results_json.hpp"
 #include "suites/run/device_apis.hpp"
+#include "suites/mutation/row_mutation.hpp"
+#include "suites/ops/elementwise/eltwise_faults.hpp"
 #include "suites/run/isolate.hpp"
 #include "suites/run/row_operation.hpp"
 
@@ -174,5 +176,34 @@ struct EvidenceHooks {
 }  // namespace
 
 void ElementwiseOperation::require_evidence(RunResult& r) const { require_row_evidence<EvidenceHooks>(r); }
+
+namespace {
+
+/// The hooks of the mutation campaign (suites/mutation/row_mutation.hpp): a suite of another operation (`fpcert mutate`'s
+/// default, certify) means `elementwise`.
+struct MutationHooks {
+  using Kernel = ElementwiseKernel;
+  static constexpr Operation operation = Operation::Elementwise;
+  static constexpr std::string_view noun = "elementwise";
+  static std::unique_ptr<Kernel> make(const std::string& name) { return make_eltwise_kernel(name); }
+  static std::string suite_name(const SuiteInfo& s) { return s.operation == Operation::Elementwise ? s.name : "elementwise"; }
+  static std::vector<CaseSpec> cases(const std::string& suite, const Kernel& k) { return eltwise_cases(suite, k.eltwise_traits()); }
+  static std::string not_applicable(Fault f, const Kernel& k) { return eltwise_fault_not_applicable(f, k); }
+  static std::string register_mutant(const std::string& kernel, Fault f) { return register_eltwise_mutant(kernel, f); }
+};
+
+}  // namespace
+
+MutationScore ElementwiseOperation::mutate(const SuiteInfo& suite, const std::string& kernel, const MutationOptions& opt) const {
+  if (suite.operation == Operation::Elementwise) return row_mutation<MutationHooks>(*this, suite, kernel, opt);
+  for (const SuiteInfo& s : eltwise_suites())
+    if (s.name == "elementwise") return row_mutation<MutationHooks>(*this, s, kernel, opt);
+  throw std::logic_error("eltwise_suites: no suite 'elementwise'");
+}
+
+std::string ElementwiseOperation::register_mutant(const std::string& kernel, Fault f, const FaultOptions& opt) const {
+  (void)opt;
+  return register_eltwise_mutant(kernel, f);
+}
 
 }  // namespace fpcert

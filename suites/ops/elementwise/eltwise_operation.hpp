@@ -24,6 +24,10 @@ class ElementwiseOperation final : public OperationRunner {
   std::vector<PlanItem> plan(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) const override;
   RunResult run(const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& opt) const override;
   void require_evidence(RunResult& r) const override;
+  /// The faults of suites/ops/elementwise/eltwise_faults.hpp, made around any elementwise kernel.
+  bool has_faults() const override { return true; }
+  MutationScore mutate(const SuiteInfo& suite, const std::string& kernel, const MutationOptions& opt) const override;
+  std::string register_mutant(const std::string& kernel, Fault f, const FaultOptions& opt) const override;
 };
 
 }  // namespace fpcert

@@ -385,6 +385,18 @@ class FaultInjector final : public GemmKernel {
       case Fault::AbwdDqAtomicsBf16:
       case Fault::AbwdCausalOffByOne:
       case Fault::AbwdZeros:
+      case Fault::EltUlpAway:  // elementwise faults (issue 42): suites/ops/elementwise/eltwise_faults.hpp
+      case Fault::EltNarrowBf16:
+      case Fault::EltFtz:
+      case Fault::EltDaz:
+      case Fault::EltAbsInput:
+      case Fault::EltLargeArg:
+      case Fault::EltNanToZero:
+      case Fault::EltInfToMax:
+      case Fault::EltTailUnwritten:
+      case Fault::EltWritePastEnd:
+      case Fault::EltClobbersX:
+      case Fault::EltZeros:
         wrapped_->run(ops);
         break;
       case Fault::EpiBiasIgnored:  // epilogue faults (issue 37): suites/ops/gemm/epilogue_faults.hpp

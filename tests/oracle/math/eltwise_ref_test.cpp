@@ -3,6 +3,8 @@
 // correct rounding), exp_ref_rn against 200-bit MPFR rounded by mpfr_ref::round, ulp distances and claims by hand.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <mpfr.h>
 
 #include <bit>
@@ -155,6 +157,16 @@ TEST_CASE("judge: ulp claims with a slope, correctly rounded, ftz, and an absolu
   CHECK_FALSE(judge(0x3f800003u, 200.0f, ref, c, ranged).above);
   CHECK_FALSE(judge(0x3f800003u, 200.0f, ref, c, ranged).claimed);
   CHECK(judge(0x3f800003u, 100.0f, ref, c, ranged).above);
+  // an infinite input has an exact result (IEEE 754 9.2): exp(+Inf) = +Inf; the largest finite value, 1 code away, is
+  // beyond a 2-ulp claim and beyond an absolute bound; a binary function's (exact_at_inf false) keeps the code distance
+  const RefRn inf{0x7f800000u, true, std::numeric_limits<double>::infinity()};
+  const float pinf = std::numeric_limits<float>::infinity();
+  CHECK(judge(0x7f7fffffu, pinf, inf, c, Claim{ClaimKind::Ulp, 2}).above);
+  CHECK(judge(0x7f7fffffu, pinf, inf, c, Claim{ClaimKind::Absolute, 2, 0, 0x1p-20, 0.5, 2.0}).above);
+  CHECK_FALSE(judge(0x7f800000u, pinf, inf, c, Claim{ClaimKind::Ulp, 2}).above);
+  CHECK_FALSE(judge(0x7f7fffffu, pinf, inf, c, Claim{ClaimKind::Ulp, 2}, false, false).above);
+  // ... and a finite input whose result overflows keeps CUDA's code distance (1 ulp between the largest finite and Inf)
+  CHECK_FALSE(judge(0x7f7fffffu, 89.0f, inf, c, Claim{ClaimKind::Ulp, 2}).above);
   // a NaN input is claimed by a claim without a domain (NaN -> NaN is part of every unranged claim)
   CHECK(judge(0x3f800000u, std::bit_cast<float>(0x7fc00000u), RefRn{0x7fc00000u, true, 0}, c, Claim{}).above);
   // a result within the reference's uncertainty (|f| 2^-47) of the bound is undecided, not passed
