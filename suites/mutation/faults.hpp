@@ -116,7 +116,7 @@ enum class Fault : std::uint8_t {
   EltLargeArg,       ///< inputs of magnitude >= 2^(p-1) read with their last 4 significand bits cleared
   EltNanToZero,      ///< NaN results written as +0
   EltInfToMax,       ///< infinite results written as the largest finite value
-  EltTailUnwritten,  ///< the last element never written (a vectorised loop that misses its tail)
+  EltHeadUnwritten,  ///< the first element never written (an alignment prologue skipped)
   EltWritePastEnd,   ///< one element written just past the end of y
   EltClobbersX,      ///< x[0] overwritten by the call
   EltZeros,          ///< every output +0

@@ -4,11 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "base/codes.hpp"
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
+#include "oracle/round.hpp"
 #include "suites/mutation/injector_api.hpp"
 
 namespace fpcert {
@@ -39,6 +42,47 @@ bool flat_at_zero(math::Fn fn) {
   return fn == Fn::Exp || fn == Fn::Exp2 || fn == Fn::Exp10 || fn == Fn::Cos || fn == Fn::Cosh || fn == Fn::Cospi || fn == Fn::Erfc;
 }
 
+/// Functions whose range has no infinity (|f| <= 2, or tan, whose poles no float of one format reaches: the largest
+/// |tan x| of an f16 input is about 2000): elt_inf_to_max cannot change a result when input and output share a format.
+bool bounded(math::Fn fn) {
+  using math::Fn;
+  return fn == Fn::Sin || fn == Fn::Cos || fn == Fn::Tan || fn == Fn::Sinpi || fn == Fn::Cospi || fn == Fn::Tanh || fn == Fn::Erf ||
+         fn == Fn::Erfc || fn == Fn::Sigmoid;
+}
+
+/// f in double for the functions monotone in |x| beyond 1 (NaN for the others): enough to see where a result saturates.
+double monotone_value(math::Fn fn, double x) {
+  using math::Fn;
+  switch (fn) {
+    case Fn::Exp: return std::exp(x);
+    case Fn::Exp2: return std::exp2(x);
+    case Fn::Exp10: return std::pow(10.0, x);
+    case Fn::Expm1: return std::expm1(x);
+    case Fn::Tanh: return std::tanh(x);
+    case Fn::Erf: return std::erf(x);
+    case Fn::Erfc: return std::erfc(x);
+    case Fn::Sigmoid: return 1 / (1 + std::exp(-x));
+    case Fn::Sinh: return std::sinh(x);
+    case Fn::Cosh: return std::cosh(x);
+    default: return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+/// Whether f, monotone in x beyond 2^(p-1) in each direction, already rounds there to what it rounds to at the largest
+/// finite input (+Inf, 0, +-1, -1): then every input elt_large_arg changes keeps its result. The values are far from a
+/// rounding boundary where they agree (f16's exp(1024), bf16's tanh(128)); where they are near one they differ, and the
+/// fault stays applicable: double's libm decides which.
+bool saturated_beyond_large(math::Fn fn, const Format& in, const Format& out) {
+  const double t = std::ldexp(1.0, in.frac_bits), big = in.max_finite();
+  const Rounder rn = Rounder::nearest(out);
+  for (double s : {1.0, -1.0}) {
+    const double a = monotone_value(fn, s * t), b = monotone_value(fn, s * big);
+    if (std::isnan(a) || std::isnan(b)) return false;
+    if (round_double(out, a, rn).code != round_double(out, b, rn).code) return false;
+  }
+  return true;
+}
+
 /// Inputs changed before the call, results after it, or the call itself.
 enum class Stage : std::uint8_t { Inputs, Outputs, Call };
 
@@ -47,7 +91,7 @@ Stage stage_of(Fault f) {
     case Fault::EltDaz:
     case Fault::EltAbsInput:
     case Fault::EltLargeArg: return Stage::Inputs;
-    case Fault::EltTailUnwritten:
+    case Fault::EltHeadUnwritten:
     case Fault::EltWritePastEnd:
     case Fault::EltClobbersX: return Stage::Call;
     default: return Stage::Outputs;
@@ -115,7 +159,12 @@ class EltwiseMutant final : public ElementwiseKernel {
         return;
       }
       case Stage::Call: {
-        if (f_ == Fault::EltTailUnwritten && p.count > 0) --p.count;  // a vectorised loop that misses its tail
+        if (f_ == Fault::EltHeadUnwritten && p.count > 0) {  // an alignment prologue skipped: y[0] never written
+          --p.count;
+          p.x = static_cast<const std::uint8_t*>(o.x) + ib;
+          p.y = static_cast<std::uint8_t*>(o.y) + ob;
+          if (o.x2) p.x2 = static_cast<const std::uint8_t*>(o.x2) + ib;
+        }
         call(p);
         if (f_ == Fault::EltWritePastEnd && n > 0) {
           // y[count] := y[count - 1]: one element past the end (the runner's guard bytes see it).
@@ -203,17 +252,25 @@ std::string eltwise_fault_not_applicable(Fault f, const ElementwiseKernel& k) {
       break;
     case Fault::EltFtz:
       if (t.ftz) return "the kernel declares flushed results (FTZ)";
-      if (t.in == t.out && no_subnormal_results(t.fn))
+      if (*t.in == *t.out && no_subnormal_results(t.fn))
         return fmt::format("{} has no subnormal result in {}: flushing one changes nothing", math::to_string(t.fn), t.out->tag);
       break;
     case Fault::EltDaz:
       if (t.daz) return "the kernel declares flushed inputs (DAZ)";
-      if (t.in == t.out && flat_at_zero(t.fn))
+      if (*t.in == *t.out && flat_at_zero(t.fn))
         return fmt::format("{} of every subnormal rounds to f(0) = 1 in {}: flushing the input changes nothing", math::to_string(t.fn),
                            t.out->tag);
       break;
     case Fault::EltAbsInput:
       if (even(t.fn)) return "an even function: f(|x|) = f(x)";
+      break;
+    case Fault::EltInfToMax:
+      if (*t.in == *t.out && bounded(t.fn)) return fmt::format("{} has no infinite result in {}", math::to_string(t.fn), t.out->tag);
+      break;
+    case Fault::EltLargeArg:
+      if (math::arity(t.fn) == 1 && saturated_beyond_large(t.fn, *t.in, *t.out))
+        return fmt::format("{} is saturated (Inf, 0 or +-1 in {}) at every input of magnitude >= 2^{}: the cleared bits change no result",
+                           math::to_string(t.fn), t.out->tag, t.in->frac_bits);
       break;
     default: break;
   }

@@ -393,7 +393,7 @@ class FaultInjector final : public GemmKernel {
       case Fault::EltLargeArg:
       case Fault::EltNanToZero:
       case Fault::EltInfToMax:
-      case Fault::EltTailUnwritten:
+      case Fault::EltHeadUnwritten:
       case Fault::EltWritePastEnd:
       case Fault::EltClobbersX:
       case Fault::EltZeros:
