@@ -18,10 +18,11 @@ namespace fpcert {
 
 namespace {
 
-bool is_nan_or_inf(const Format& f, std::uint64_t c) { return (c & f.exp_field_mask()) == f.exp_field_mask(); }
-bool is_subnormal(const Format& f, std::uint64_t c) { return (c & f.exp_field_mask()) == 0 && (c & f.frac_mask()) != 0; }
-bool is_nan(const Format& f, std::uint64_t c) { return is_nan_or_inf(f, c) && (c & f.frac_mask()) != 0; }
-bool is_inf(const Format& f, std::uint64_t c) { return is_nan_or_inf(f, c) && (c & f.frac_mask()) == 0; }
+// The code's class by the oracle's decoder (oracle/format.hpp, classify).
+bool is_nan(const Format& f, std::uint64_t c) { return classify(f, c) == FpClass::NaN; }
+bool is_inf(const Format& f, std::uint64_t c) { return classify(f, c) == FpClass::Inf; }
+bool is_nan_or_inf(const Format& f, std::uint64_t c) { return is_nan(f, c) || is_inf(f, c); }
+bool is_subnormal(const Format& f, std::uint64_t c) { return classify(f, c) == FpClass::Subnormal; }
 
 /// Even functions: |x| changes no result (the fault cannot be seen).
 bool even(math::Fn fn) { return fn == math::Fn::Cos || fn == math::Fn::Cosh || fn == math::Fn::Cospi; }
