@@ -472,6 +472,15 @@ class ChangedEltwise final : public ElementwiseKernel {
           if (std::isinf(v) && std::isfinite(x) && x != 0) v = std::copysign(std::numeric_limits<double>::max(), v);
           if (v == 0 && std::isfinite(x) && (math::is_exp(t.fn) || t.fn == math::Fn::Erfc)) v = std::numeric_limits<double>::denorm_min();
           const double yv = to_double(out, y);
+          // Within double's rounding of the result (e^x for |x| < 2^-53 is 1 in double): the exact value is not yv for a
+          // non-integer x (e^x, 2^x, 10^x are transcendental there; cos x < 1 < cosh x; erfc x = 1 - 2x/sqrt(pi) ...).
+          if (v == yv && std::isfinite(x) && x != std::nearbyint(x)) {
+            const double inf = std::numeric_limits<double>::infinity();
+            if (math::is_exp(t.fn)) v = std::nextafter(v, x > 0 ? inf : -inf);
+            else if (t.fn == math::Fn::Cos) v = std::nextafter(v, -inf);
+            else if (t.fn == math::Fn::Cosh) v = std::nextafter(v, inf);
+            else if (t.fn == math::Fn::Erfc) v = std::nextafter(v, x > 0 ? -inf : inf);
+          }
           const auto up = [&] { y = sign && mag > 0 ? sign | (mag - 1) : mag < out.inf_code() ? mag + 1 : y; };
           const auto down = [&] { y = !sign && mag > 0 ? mag - 1 : mag < out.inf_code() ? out.sign_mask() | (mag + 1) : y; };
           if (c_ == EltwiseChange::TowardZero && std::fabs(yv) > std::fabs(v)) y = sign | (mag - 1);
