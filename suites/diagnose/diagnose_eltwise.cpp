@@ -94,17 +94,38 @@ std::vector<EltHypothesis> eltwise_hypotheses(const EltwiseTraits& t, const std:
   return hs;
 }
 
+/// The oracle's results already computed for one input (several hypotheses share a rounding of the same value: the
+/// declaration, FTZ, the last bit cleared; DAZ wherever the input is not flushed), searched linearly (at most ~8).
+struct InputCache {
+  struct Entry {
+    Rounding rounding;
+    const Format* via;
+    std::uint32_t xbits;
+    std::uint64_t code;
+  };
+  std::vector<Entry> e;
+};
+
 /// The hypothesis's result for input code xc (an arithmetic hypothesis; kernels' results are read elsewhere).
-std::uint32_t evaluate(const EltHypothesis& h, const EltwiseTraits& t, std::uint32_t xc) {
+std::uint32_t evaluate(const EltHypothesis& h, const EltwiseTraits& t, std::uint32_t xc, InputCache* cache = nullptr) {
   float x = static_cast<float>(to_double(*t.in, xc));  // exact: f16/bf16 values are floats
   if (h.daz && std::fabs(x) < 0x1p-126f) x = std::signbit(x) ? -0.0f : 0.0f;
-  const Rounder r{h.rounding, Saturation::Inf, NanPayload::Preserve};
+  const std::uint32_t xbits = std::bit_cast<std::uint32_t>(x);
   std::uint64_t code = 0;
-  if (h.via) {
-    const std::uint64_t mid = math::evaluate(t.fn, x, *h.via, r).rounded.code;
-    code = convert(*h.via, mid, *t.out, Rounder{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve}).code;
+  const auto hit = cache ? std::find_if(cache->e.begin(), cache->e.end(), [&](const InputCache::Entry& c) {
+    return c.rounding == h.rounding && c.via == h.via && c.xbits == xbits;
+  }) : std::vector<InputCache::Entry>::iterator{};
+  if (cache && hit != cache->e.end()) {
+    code = hit->code;
   } else {
-    code = math::evaluate(t.fn, x, *t.out, r).rounded.code;
+    const Rounder r{h.rounding, Saturation::Inf, NanPayload::Preserve};
+    if (h.via) {
+      const std::uint64_t mid = math::evaluate(t.fn, x, *h.via, r).rounded.code;
+      code = convert(*h.via, mid, *t.out, Rounder{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve}).code;
+    } else {
+      code = math::evaluate(t.fn, x, *t.out, r).rounded.code;
+    }
+    if (cache) cache->e.push_back({h.rounding, h.via, xbits, code});
   }
   const FpClass c = classify(*t.out, code);
   if (h.ftz && c == FpClass::Subnormal) code &= t.out->sign_mask();
@@ -155,12 +176,14 @@ DiagnosisRecord diagnose_eltwise(const std::string& kernel, const EltwiseTraits&
       std::vector<double> ulps(nh, 0);
       std::vector<std::uint64_t> dig(nh, 0);
       EltwiseTally part;
+      InputCache cache;
       for (std::uint64_t i = b; i < e; ++i) {
+        cache.e.clear();
         const std::uint32_t xc = dc.codes[i], got = dc.got[i];
         eltwise_check_one(t, xc, got, part);
         bool any = false;
         for (std::size_t h = 0; h < nh; ++h) {
-          const std::uint32_t want = hs[h].kernel >= 0 ? others[static_cast<std::size_t>(hs[h].kernel)].results[ci][i] : evaluate(hs[h], t, xc);
+          const std::uint32_t want = hs[h].kernel >= 0 ? others[static_cast<std::size_t>(hs[h].kernel)].results[ci][i] : evaluate(hs[h], t, xc, &cache);
           dig[h] += mix((static_cast<std::uint64_t>(ci) << 40) ^ (i << 1) ^ (static_cast<std::uint64_t>(oc.is_nan(want) ? oc.inf_code() | 1 : want) << 8));
           if (same(oc, want, got)) {
             ++matched[h];
