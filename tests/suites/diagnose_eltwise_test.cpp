@@ -146,3 +146,21 @@ TEST_CASE("diagnose_eltwise: cases and refusals") {
   CHECK(eltwise_diagnose_cases(kernel("glibc_expf_f16")->eltwise_traits(), {}).front().codes.size() == 65536);
   CHECK_THROWS_AS(make_eltwise_change(kernel("glibc_expf_f16"), EltwiseChange::Round8Bits), InputError);
 }
+
+TEST_CASE("diagnose_eltwise: the identification measure on glibc's bf16 sqrt") {
+  // Every change that applies to a bf16 -> bf16 kernel (8 bits does not: the output has them) is injected; FTZ is dormant
+  // (no square root of a bf16 value is subnormal: sqrt halves the exponent), every other change is named.
+  std::vector<EltwiseChange> all(std::begin(kAllEltwiseChanges), std::end(kAllEltwiseChanges));
+  const auto rows = measure_eltwise_identification({"glibc_sqrtf_bf16"}, all);
+  CHECK(rows.size() == 6);
+  int identified = 0, dormant = 0;
+  for (const EltwiseIdentificationRow& r : rows) {
+    INFO(r.change, ": top ", r.top, " (", r.kind, ")");
+    CHECK((r.identified || r.dormant));
+    identified += r.identified;
+    dormant += r.dormant;
+    if (r.change == "ftz_results") CHECK(r.dormant);
+  }
+  CHECK(identified == 5);
+  CHECK(dormant == 1);
+}
