@@ -10,11 +10,13 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <optional>
 
 #include "base/codes.hpp"
 #include "base/error.hpp"
 #include "base/fpenv.hpp"
 #include "base/parallel.hpp"
+#include "oracle/math/binary.hpp"
 #include "oracle/math/elementary.hpp"
 #include "oracle/round.hpp"
 #include "suites/ops/elementwise/eltwise_check.hpp"
@@ -100,32 +102,35 @@ struct InputCache {
   struct Entry {
     Rounding rounding;
     const Format* via;
-    std::uint32_t xbits;
+    std::uint32_t xbits, x2bits;
     std::uint64_t code;
   };
   std::vector<Entry> e;
 };
 
 /// The hypothesis's result for input code xc (an arithmetic hypothesis; kernels' results are read elsewhere).
-std::uint32_t evaluate(const EltHypothesis& h, const EltwiseTraits& t, std::uint32_t xc, InputCache* cache = nullptr) {
-  float x = static_cast<float>(to_double(*t.in, xc));  // exact: f16/bf16 values are floats
-  if (h.daz && std::fabs(x) < 0x1p-126f) x = std::signbit(x) ? -0.0f : 0.0f;
-  const std::uint32_t xbits = std::bit_cast<std::uint32_t>(x);
+std::uint32_t evaluate(const EltHypothesis& h, const EltwiseTraits& t, std::uint32_t xc, InputCache* cache = nullptr,
+                       std::uint32_t x2c = 0) {
+  const bool two = math::arity(t.fn) == 2;
+  const auto read = [&](std::uint32_t c) {
+    float v = static_cast<float>(to_double(*t.in, c));  // exact: f16/bf16 values are floats
+    if (h.daz && std::fabs(v) < 0x1p-126f) v = std::signbit(v) ? -0.0f : 0.0f;
+    return v;
+  };
+  const float x = read(xc), x2 = two ? read(x2c) : 0.0f;
+  const std::uint32_t xbits = std::bit_cast<std::uint32_t>(x), x2bits = std::bit_cast<std::uint32_t>(x2);
   std::uint64_t code = 0;
   const auto hit = cache ? std::find_if(cache->e.begin(), cache->e.end(), [&](const InputCache::Entry& c) {
-    return c.rounding == h.rounding && c.via == h.via && c.xbits == xbits;
+    return c.rounding == h.rounding && c.via == h.via && c.xbits == xbits && c.x2bits == x2bits;
   }) : std::vector<InputCache::Entry>::iterator{};
   if (cache && hit != cache->e.end()) {
     code = hit->code;
   } else {
     const Rounder r{h.rounding, Saturation::Inf, NanPayload::Preserve};
-    if (h.via) {
-      const std::uint64_t mid = math::evaluate(t.fn, x, *h.via, r).rounded.code;
-      code = convert(*h.via, mid, *t.out, Rounder{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve}).code;
-    } else {
-      code = math::evaluate(t.fn, x, *t.out, r).rounded.code;
-    }
-    if (cache) cache->e.push_back({h.rounding, h.via, xbits, code});
+    const Format& first = h.via ? *h.via : *t.out;
+    code = two ? math::evaluate_binary(t.fn, x, x2, first, r).code : math::evaluate(t.fn, x, first, r).rounded.code;
+    if (h.via) code = convert(*h.via, code, *t.out, Rounder{Rounding::NearestEven, Saturation::Inf, NanPayload::Preserve}).code;
+    if (cache) cache->e.push_back({h.rounding, h.via, xbits, x2bits, code});
   }
   const FpClass c = classify(*t.out, code);
   if (h.ftz && c == FpClass::Subnormal) code &= t.out->sign_mask();
@@ -149,7 +154,7 @@ std::string hex(const Format& f, std::uint32_t c) { return fmt::format("0x{:0{}x
 DiagnosisRecord diagnose_eltwise(const std::string& kernel, const EltwiseTraits& t, const std::vector<EltwiseDiagnoseCase>& cases,
                                  const std::vector<EltwiseOtherKernel>& others, int top, int unexplained) {
   if (const std::string why = eltwise_traits_problem(t); !why.empty()) throw InputError("diagnose " + kernel + ": " + why);
-  if (math::arity(t.fn) == 2) throw InputError(fmt::format("diagnose {}: binary functions are not diagnosed yet", kernel));
+  const bool two = math::arity(t.fn) == 2;
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<EltHypothesis> hs = eltwise_hypotheses(t, others);
   const std::size_t nh = hs.size();
@@ -165,7 +170,7 @@ DiagnosisRecord diagnose_eltwise(const std::string& kernel, const EltwiseTraits&
   std::mutex mu;
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const EltwiseDiagnoseCase& dc = cases[ci];
-    if (dc.codes.size() != dc.got.size())
+    if (dc.codes.size() != dc.got.size() || (two && dc.codes2.size() != dc.codes.size()))
       throw InputError(fmt::format("diagnose {}: {} input codes but {} results", kernel, dc.codes.size(), dc.got.size()));
     for (const EltwiseOtherKernel& o : others)
       if (o.results.size() != cases.size() || o.results[ci].size() != dc.codes.size())
@@ -179,11 +184,12 @@ DiagnosisRecord diagnose_eltwise(const std::string& kernel, const EltwiseTraits&
       InputCache cache;
       for (std::uint64_t i = b; i < e; ++i) {
         cache.e.clear();
-        const std::uint32_t xc = dc.codes[i], got = dc.got[i];
-        eltwise_check_one(t, xc, got, part);
+        const std::uint32_t xc = dc.codes[i], got = dc.got[i], x2c = two ? dc.codes2[i] : 0;
+        if (two) eltwise_check_two(t, xc, x2c, got, part);
+        else eltwise_check_one(t, xc, got, part);
         bool any = false;
         for (std::size_t h = 0; h < nh; ++h) {
-          const std::uint32_t want = hs[h].kernel >= 0 ? others[static_cast<std::size_t>(hs[h].kernel)].results[ci][i] : evaluate(hs[h], t, xc, &cache);
+          const std::uint32_t want = hs[h].kernel >= 0 ? others[static_cast<std::size_t>(hs[h].kernel)].results[ci][i] : evaluate(hs[h], t, xc, &cache, x2c);
           dig[h] += mix((static_cast<std::uint64_t>(ci) << 40) ^ (i << 1) ^ (static_cast<std::uint64_t>(oc.is_nan(want) ? oc.inf_code() | 1 : want) << 8));
           if (same(oc, want, got)) {
             ++matched[h];
@@ -264,7 +270,9 @@ DiagnosisRecord diagnose_eltwise(const std::string& kernel, const EltwiseTraits&
   } else {
     r.kind = "logic_error";
     std::vector<std::string> xs;
-    for (const Miss& m : misses) xs.push_back(hex(*t.in, cases[m.c].codes[m.i]));
+    for (const Miss& m : misses)
+      xs.push_back(two ? fmt::format("({}, {})", hex(*t.in, cases[m.c].codes[m.i]), hex(*t.in, cases[m.c].codes2[m.i]))
+                       : hex(*t.in, cases[m.c].codes[m.i]));
     r.verdict = fmt::format(
         "no known arithmetic explains it — a logic error; the closest is {} [{}], {}; {}; the first inputs no hypothesis explains are {}",
         best.what, best.id, share, claim_words,
@@ -273,12 +281,14 @@ DiagnosisRecord diagnose_eltwise(const std::string& kernel, const EltwiseTraits&
   const EltHypothesis& bh = hs[order[0]];
   for (const Miss& m : misses) {
     const EltwiseDiagnoseCase& dc = cases[m.c];
-    const std::uint32_t xc = dc.codes[m.i], got = dc.got[m.i];
-    const std::uint32_t cr = eltwise_reference(t, xc);
-    const std::uint32_t bv = bh.kernel >= 0 ? others[static_cast<std::size_t>(bh.kernel)].results[m.c][m.i] : evaluate(bh, t, xc);
+    const std::uint32_t xc = dc.codes[m.i], got = dc.got[m.i], x2c = two ? dc.codes2[m.i] : 0;
+    const std::uint32_t cr = two ? evaluate(hs[0], t, xc, nullptr, x2c) : eltwise_reference(t, xc);
+    const std::uint32_t bv = bh.kernel >= 0 ? others[static_cast<std::size_t>(bh.kernel)].results[m.c][m.i] : evaluate(bh, t, xc, nullptr, x2c);
     DiagnosisElement e;
-    e.case_label = fmt::format("{} input {} ({:.9g}) -> got {}, correctly rounded {}, {} {}", dc.label, hex(*t.in, xc), to_double(*t.in, xc),
-                               hex(*t.out, got), hex(*t.out, cr), bh.id, hex(*t.out, bv));
+    const std::string in = two ? fmt::format("{}, {} ({:.9g}, {:.9g})", hex(*t.in, xc), hex(*t.in, x2c), to_double(*t.in, xc), to_double(*t.in, x2c))
+                               : fmt::format("{} ({:.9g})", hex(*t.in, xc), to_double(*t.in, xc));
+    e.case_label = fmt::format("{} input {} -> got {}, correctly rounded {}, {} {}", dc.label, in, hex(*t.out, got), hex(*t.out, cr), bh.id,
+                               hex(*t.out, bv));
     e.i = static_cast<std::int64_t>(m.i);
     e.j = xc;
     e.got = to_double(*t.out, got);
@@ -295,7 +305,8 @@ DiagnosisRecord diagnose_eltwise(const std::string& kernel, const EltwiseTraits&
   return r;
 }
 
-std::vector<std::uint32_t> eltwise_run_codes(ElementwiseKernel& k, const std::vector<std::uint32_t>& codes) {
+std::vector<std::uint32_t> eltwise_run_codes(ElementwiseKernel& k, const std::vector<std::uint32_t>& codes,
+                                             const std::vector<std::uint32_t>* codes2) {
   DeviceApis apis;
   std::string why;
   DeviceApi* api = apis.for_kernel(k, why);
@@ -312,9 +323,15 @@ std::vector<std::uint32_t> eltwise_run_codes(ElementwiseKernel& k, const std::ve
     for (std::size_t i = 0; i < m; ++i) store_code(packed.data(), static_cast<std::int64_t>(i), ib, to_container(*t.in, codes[at + i]));
     const auto cols = static_cast<std::int64_t>(m);
     GuardedInput dx(*api, packed, 1, cols, cols, ib, opt.guard_bytes, false);
+    std::optional<GuardedInput> dx2;
+    if (codes2) {
+      std::vector<std::uint8_t> packed2(packed.size());
+      for (std::size_t i = 0; i < m; ++i) store_code(packed2.data(), static_cast<std::int64_t>(i), ib, to_container(*t.in, (*codes2)[at + i]));
+      dx2.emplace(*api, packed2, 1, cols, cols, ib, opt.guard_bytes, false);
+    }
     GuardedBuffer dy(*api, m * static_cast<std::size_t>(ob), opt.guard_bytes);
     dy.prefill(1, cols, cols, ob, pre);
-    EltwiseOperands ops{cols, dx.elements(), dy.elements(), api->stream(), nullptr};
+    EltwiseOperands ops{cols, dx.elements(), dy.elements(), api->stream(), dx2 ? dx2->elements() : nullptr};
     k.run(ops);
     api->synchronize(opt.timeout_ms);
     dy.download_and_check();
@@ -331,7 +348,9 @@ std::vector<EltwiseDiagnoseCase> eltwise_diagnose_cases(const EltwiseTraits& t, 
     EltwiseDiagnoseCase d;
     d.label = c.id;
     const EltwiseInputs in = parse_eltwise_inputs(c.spec);
-    if (in.kind == EltwiseInputs::Kind::All) {
+    if (math::arity(t.fn) == 2) {
+      eltwise_input_pairs(in, t, d.codes, d.codes2);
+    } else if (in.kind == EltwiseInputs::Kind::All) {
       if (t.in->container_bits > 16) throw InputError("diagnose: every f32 input is 2^32 codes; give FIRST+COUNT");
       for (std::uint32_t x = 0; x < (std::uint32_t{1} << t.in->container_bits); ++x) d.codes.push_back(x);
     } else {
@@ -349,7 +368,7 @@ std::vector<EltwiseDiagnoseCase> eltwise_diagnose_cases(const EltwiseTraits& t, 
       from_spec(*it);
       continue;
     }
-    const auto plus = n.find('+');
+    const auto plus = math::arity(t.fn) == 2 ? std::string::npos : n.find('+');
     std::string ids;
     for (const CaseSpec& c : suite) ids += ", " + c.id;
     if (plus == std::string::npos || plus == 0 || plus + 1 == n.size())
@@ -379,9 +398,8 @@ std::vector<EltwiseDiagnoseCase> eltwise_diagnose_cases(const EltwiseTraits& t, 
 
 DiagnosisRecord diagnose_eltwise_kernel(ElementwiseKernel& k, const std::vector<std::string>& names, int top) {
   const EltwiseTraits& t = k.eltwise_traits();
-  if (math::arity(t.fn) == 2) throw InputError(fmt::format("diagnose {}: binary functions are not diagnosed yet", k.name()));
   std::vector<EltwiseDiagnoseCase> cases = eltwise_diagnose_cases(t, names);
-  for (EltwiseDiagnoseCase& c : cases) c.got = eltwise_run_codes(k, c.codes);
+  for (EltwiseDiagnoseCase& c : cases) c.got = eltwise_run_codes(k, c.codes, c.codes2.empty() ? nullptr : &c.codes2);
   // The other implementations: same function and formats, not k, not its base (k = base~change), not their mutants.
   const std::string base = k.name().substr(0, k.name().find('~'));
   std::vector<EltwiseOtherKernel> others;
@@ -396,7 +414,7 @@ DiagnosisRecord diagnose_eltwise_kernel(ElementwiseKernel& k, const std::vector<
     EltwiseOtherKernel ok;
     ok.name = info.name;
     try {
-      for (const EltwiseDiagnoseCase& c : cases) ok.results.push_back(eltwise_run_codes(*o, c.codes));
+      for (const EltwiseDiagnoseCase& c : cases) ok.results.push_back(eltwise_run_codes(*o, c.codes, c.codes2.empty() ? nullptr : &c.codes2));
     } catch (const std::exception& e) {
       std::string why = e.what();
       if (why.rfind(info.name + ": ", 0) == 0) why = why.substr(info.name.size() + 2);

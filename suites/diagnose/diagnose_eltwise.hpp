@@ -2,7 +2,8 @@
 // kernels"): hypotheses "f(x) correctly rounded with one change" (rounding mode, FTZ, DAZ, double rounding through f32,
 // fewer significand bits, the last bit cleared), each computed by the oracle (oracle/math/elementary.hpp, oracle/round.hpp),
 // and "computes what <kernel> computes" for every other registered kernel of the same function and formats that runs in
-// this process; compared with the kernel's results bit for bit and ranked, in the GEMM diagnosis's record.
+// this process; compared with the kernel's results bit for bit and ranked, in the GEMM diagnosis's record. Unary and
+// binary (f32 x f32 -> f32) functions.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@ struct EltwiseDiagnoseCase {
   std::string label;
   std::vector<std::uint32_t> codes;
   std::vector<std::uint32_t> got;
+  std::vector<std::uint32_t> codes2;  ///< a binary function's second operand, beside codes (empty: unary)
 };
 
 /// A kernel of the same function and formats whose results are a hypothesis ("computes what <name> computes").
@@ -40,16 +42,18 @@ DiagnosisRecord diagnose_eltwise(const std::string& kernel, const EltwiseTraits&
 
 /// Run kernel `k` on input codes and return its results (the runner's guarded buffers, on the kernel's device).
 /// Throws DeviceError / NotSupportedError as the kernel does, InputError when no device is reachable.
-std::vector<std::uint32_t> eltwise_run_codes(ElementwiseKernel& k, const std::vector<std::uint32_t>& codes);
+std::vector<std::uint32_t> eltwise_run_codes(ElementwiseKernel& k, const std::vector<std::uint32_t>& codes,
+                                             const std::vector<std::uint32_t>* codes2 = nullptr);
 
 /// The input codes a case names for kernel traits t: a case id of the `elementwise` suite (`special`, `sample`,
 /// `all_f16`, `all_bf16`), "all" (every case of that suite for the kernel: one list per case), or "FIRST+COUNT" (codes
-/// FIRST ... FIRST + COUNT - 1, decimal or 0x hex, at most 2^26). Throws InputError otherwise.
+/// FIRST ... FIRST + COUNT - 1, decimal or 0x hex, at most 2^26); a binary function: `special_pairs`, `sample_pairs` or
+/// "all" (both; no FIRST+COUNT). Throws InputError otherwise.
 std::vector<EltwiseDiagnoseCase> eltwise_diagnose_cases(const EltwiseTraits& t, const std::vector<std::string>& cases);
 
 /// Run kernel `k` on the cases (default: every case of its `elementwise` suite), run every other registered kernel with
 /// the same function and formats that this process can run (not `k`, not kernels named `k~...` nor k's base when k is
-/// `base~change`), and diagnose. Unary functions only (InputError for a binary one).
+/// `base~change`), and diagnose. A binary function (f32 x f32 -> f32) on its input pairs.
 DiagnosisRecord diagnose_eltwise_kernel(ElementwiseKernel& k, const std::vector<std::string>& cases, int top = 8);
 
 /// The arithmetic changes the identification measure injects around a kernel (a wrapper on its inputs or results,

@@ -50,7 +50,8 @@ std::unique_ptr<ElementwiseKernel> kernel(const std::string& name) {
 std::size_t differing(ElementwiseKernel& a, ElementwiseKernel& b, const std::vector<std::string>& cases) {
   std::size_t n = 0;
   for (const EltwiseDiagnoseCase& c : eltwise_diagnose_cases(a.eltwise_traits(), cases)) {
-    const auto x = eltwise_run_codes(a, c.codes), y = eltwise_run_codes(b, c.codes);
+    const auto* c2 = c.codes2.empty() ? nullptr : &c.codes2;
+    const auto x = eltwise_run_codes(a, c.codes, c2), y = eltwise_run_codes(b, c.codes, c2);
     for (std::size_t i = 0; i < x.size(); ++i) n += x[i] != y[i];
   }
   return n;
@@ -163,4 +164,45 @@ TEST_CASE("diagnose_eltwise: the identification measure on glibc's bf16 sqrt") {
   }
   CHECK(identified == 5);
   CHECK(dormant == 1);
+}
+
+namespace {
+/// The host's float division with its subnormal results flushed to zero, declaring the plain division (no FTZ).
+class DivFtz final : public ElementwiseKernel {
+ public:
+  DivFtz() : inner_(make_eltwise_kernel("host_div_f32")) {}
+  const std::string& name() const override { return name_; }
+  std::string description() const override { return "test fixture"; }
+  Backend backend() const override { return Backend::Cpu; }
+  const EltwiseTraits& eltwise_traits() const override { return inner_->eltwise_traits(); }
+  void run(const EltwiseOperands& o) override {
+    inner_->run(o);
+    auto* y = static_cast<std::uint32_t*>(o.y);
+    for (std::int64_t i = 0; i < o.count; ++i)
+      if ((y[i] & 0x7f800000u) == 0) y[i] &= 0x80000000u;  // subnormal (or zero) -> zero of its sign
+  }
+
+ private:
+  std::string name_ = "div_ftz_fixture";
+  std::unique_ptr<ElementwiseKernel> inner_;
+};
+}  // namespace
+
+TEST_CASE("diagnose_eltwise: binary functions — the host's division is declared, the same with FTZ is named ftz") {
+  auto div = kernel("host_div_f32");
+  const DiagnosisRecord d = diagnose_eltwise_kernel(*div, {"special_pairs", "sample_pairs"});
+  INFO(d.verdict);
+  CHECK(d.kind == "declared");
+  REQUIRE(!d.ranked.empty());
+  CHECK(names(d.ranked.front(), "declared"));
+  CHECK(d.ranked.front().matched == d.ranked.front().elements);
+  DivFtz ftz;
+  REQUIRE(differing(*div, ftz, {"sample_pairs"}) > 0);  // the sample reaches subnormal quotients
+  const DiagnosisRecord f = diagnose_eltwise_kernel(ftz, {});
+  INFO(f.verdict);
+  CHECK(f.kind == "consistent");
+  REQUIRE(!f.ranked.empty());
+  CHECK(names(f.ranked.front(), "ftz"));
+  CHECK(f.ranked.front().matched == f.ranked.front().elements);
+  CHECK_THROWS_AS(eltwise_diagnose_cases(div->eltwise_traits(), {"0+16"}), InputError);  // no code range for pairs
 }
