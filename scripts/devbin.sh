@@ -20,7 +20,9 @@ static=ON
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFPCERT_STATIC_DEPS=$static -DFPCERT_TESTS=ON -DFPCERT_BENCH=ON \
   -DFPCERT_WERROR=ON -DFPCERT_HOST_ARCH=x86-64-v3 -DFPCERT_CUDA=ON -DFPCERT_MPI=OFF "${launch[@]}" >/dev/null
 # Only what travels: the CLI, the device tests, the benches and the test plugins (not the CPU tests).
-targets=$(cmake --build "$build" --target help | awk '/^\.\.\. (fpcert|fpcert_test_plugins|_fpcert|test_[a-z_]*_gpu|bench_[a-z_0-9]*)$/ {print $2}')
+# Makefiles list a target as '... NAME', Ninja as 'NAME: phony'.
+targets=$(cmake --build "$build" --target help | sed -E 's/^\.\.\. //; s/: phony$//' |
+  grep -E '^(fpcert|fpcert_test_plugins|_fpcert|test_[a-z_]*_gpu|bench_[a-z_0-9]*)$')
 cmake --build "$build" -j "$(nproc)" --target $targets
 # The plugin tests' staged install (the installed package and the example plugins built against it).
 (cd "$build" && ctest -R 'plugin/install_stage' --output-on-failure >/dev/null)
