@@ -135,6 +135,35 @@ TEST_CASE("FTZ division: a quotient tiny before rounding may be flushed, one at 
   CHECK(normal.above == 1);
 }
 
+TEST_CASE("FTZ under a ulp claim: the flush of any result the claim allows is within it, no further") {
+  // Measured on the H200 (2026-12-05): __fdividef's twin (div.approx.ftz, 2 ulp claimed) returns -0 for
+  // 0x3bcca0a9 / 0xfacca0a9: equal significands, so the quotient is exactly -2^-126, the smallest normal. Two ulps
+  // toward zero from it is a subnormal code, which FTZ flushes: within a 2-ulp claim, not within a 0-ulp one.
+  EltwiseTraits t = div_traits();
+  t.ftz = true;
+  t.claim = {math::ClaimKind::Ulp, 2};
+  EltwiseTally measured;
+  eltwise_check_two(t, 0x3bcca0a9u, 0xfacca0a9u, 0x80000000u, measured);
+  eltwise_check_two(t, bits(1.0f), bits(0x1p126f), 0u, measured);
+  CHECK(measured.above == 0);
+  // 2^-125 is 2^23 codes above the smallest normal: no code within 2 ulp of it is subnormal, its flush is refused.
+  EltwiseTally far;
+  eltwise_check_two(t, bits(1.0f), bits(0x1p125f), 0u, far);
+  CHECK(far.above == 1);
+  // The largest quotient whose flush is allowed: 2^-126 + 1 ulp (2 codes below it, 0x007fffff, is subnormal); from
+  // 2^-126 + 2 ulp on, every code within 2 ulp is normal.
+  EltwiseTally edge, beyond;
+  eltwise_check_two(t, 0x00800001u, bits(1.0f), 0u, edge);
+  eltwise_check_two(t, 0x00800002u, bits(1.0f), 0u, beyond);
+  CHECK(edge.above == 0);
+  CHECK(beyond.above == 1);
+  // Without FTZ the same zero is refused.
+  EltwiseTally plain;
+  t.ftz = false;
+  eltwise_check_two(t, 0x3bcca0a9u, 0xfacca0a9u, 0x80000000u, plain);
+  CHECK(plain.above == 1);
+}
+
 TEST_CASE("the pair inputs: every special pair, and a reproducible sample that reaches the regions it promises") {
   EltwiseTraits t = div_traits();
   std::vector<std::uint32_t> a, b, a2, b2;

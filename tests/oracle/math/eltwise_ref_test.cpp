@@ -167,6 +167,17 @@ TEST_CASE("judge: ulp claims with a slope, correctly rounded, ftz, and an absolu
   CHECK_FALSE(judge(0x7f7fffffu, pinf, inf, c, Claim{ClaimKind::Ulp, 2}, false, false).above);
   // ... and a finite input whose result overflows keeps CUDA's code distance (1 ulp between the largest finite and Inf)
   CHECK_FALSE(judge(0x7f7fffffu, 89.0f, inf, c, Claim{ClaimKind::Ulp, 2}).above);
+  // a pole is exact too: rsqrt(+0) = +Inf, log(-0) = -Inf, log1p(-1) = -Inf (IEEE 754 9.2); the largest finite value of the
+  // sign is beyond a 2-ulp claim there, as is +Inf for -Inf (a sign error), and Inf itself passes
+  const RefRn ninf{0xff800000u, true, -std::numeric_limits<double>::infinity()};
+  CHECK(judge(0x7f7fffffu, 0.0f, inf, c, Claim{ClaimKind::Ulp, 2}).above);
+  CHECK(judge(0xff7fffffu, -0.0f, ninf, c, Claim{ClaimKind::Ulp, 2}).above);
+  CHECK(judge(0xff7fffffu, -1.0f, ninf, c, Claim{ClaimKind::Ulp, 1}).above);
+  CHECK(judge(0xff7fffffu, 0.0f, ninf, c, Claim{ClaimKind::Absolute, 3, 0, 0x1p-21, 0.5, 2.0}).above);
+  CHECK_FALSE(judge(0x7f800000u, 0.0f, inf, c, Claim{ClaimKind::Ulp, 2}).above);
+  CHECK_FALSE(judge(0xff800000u, -1.0f, ninf, c, Claim{ClaimKind::Ulp, 1}).above);
+  // a binary function's pole (x / 0: exact_at_inf false) keeps the code distance, as its infinite inputs do
+  CHECK_FALSE(judge(0x7f7fffffu, 0.0f, inf, c, Claim{ClaimKind::Ulp, 2}, false, false).above);
   // a NaN input is claimed by a claim without a domain (NaN -> NaN is part of every unranged claim)
   CHECK(judge(0x3f800000u, std::bit_cast<float>(0x7fc00000u), RefRn{0x7fc00000u, true, 0}, c, Claim{}).above);
   // a result within the reference's uncertainty (|f| 2^-47) of the bound is undecided, not passed
