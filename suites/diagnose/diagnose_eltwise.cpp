@@ -91,7 +91,8 @@ std::vector<EltHypothesis> eltwise_hypotheses(const EltwiseTraits& t, const std:
   add("last_bit_cleared", "the correctly rounded result's last significand bit cleared (truncated last bit)", 1,
       [](EltHypothesis& h) { h.clear_last = true; });
   for (std::size_t k = 0; k < others.size(); ++k)
-    add("kernel=" + others[k].name, fmt::format("computes what {} computes", others[k].name), 1,
+    add("kernel=" + others[k].name, others[k].what.empty() ? fmt::format("computes what {} computes", others[k].name) : others[k].what,
+        others[k].changes,
         [k](EltHypothesis& h) { h.kernel = static_cast<int>(k); });
   return hs;
 }
@@ -396,6 +397,14 @@ std::vector<EltwiseDiagnoseCase> eltwise_diagnose_cases(const EltwiseTraits& t, 
   return out;
 }
 
+namespace {
+/// c with a subnormal value replaced by the zero of its sign (DAZ on an input, FTZ on a result).
+std::uint32_t flush_subnormal(std::uint32_t c, const Format& f) {
+  const std::uint32_t sign = std::uint32_t{1} << (f.container_bits - 1);
+  return ((c & (sign - 1)) >> f.frac_bits) == 0 ? (c & sign) : c;
+}
+}  // namespace
+
 DiagnosisRecord diagnose_eltwise_kernel(ElementwiseKernel& k, const std::vector<std::string>& names, int top) {
   const EltwiseTraits& t = k.eltwise_traits();
   std::vector<EltwiseDiagnoseCase> cases = eltwise_diagnose_cases(t, names);
@@ -413,8 +422,25 @@ DiagnosisRecord diagnose_eltwise_kernel(ElementwiseKernel& k, const std::vector<
     if (u.fn != t.fn || u.in->tag != t.in->tag || u.out->tag != t.out->tag) continue;
     EltwiseOtherKernel ok;
     ok.name = info.name;
+    // The same implementation built with DAZ and FTZ (a pair of changes): on the H200, -use_fast_math's expf is __expf
+    // with subnormal inputs read as zero and subnormal results flushed, which neither hypothesis alone reproduces.
+    const bool flushable = has_f32_subnormals(*t.in) && !(u.daz && u.ftz);
+    EltwiseOtherKernel fz;
+    fz.name = info.name + "+daz+ftz";
+    fz.what = fmt::format("computes what {} computes, with subnormal inputs read as zero and subnormal results flushed (a "
+                          "fast-math build of it)", info.name);
+    fz.changes = 3;
     try {
       for (const EltwiseDiagnoseCase& c : cases) ok.results.push_back(eltwise_run_codes(*o, c.codes, c.codes2.empty() ? nullptr : &c.codes2));
+      if (flushable)
+        for (const EltwiseDiagnoseCase& c : cases) {
+          std::vector<std::uint32_t> x = c.codes, x2 = c.codes2;
+          for (std::uint32_t& v : x) v = flush_subnormal(v, *t.in);
+          for (std::uint32_t& v : x2) v = flush_subnormal(v, *t.in);
+          std::vector<std::uint32_t> y = eltwise_run_codes(*o, x, x2.empty() ? nullptr : &x2);
+          for (std::uint32_t& v : y) v = flush_subnormal(v, *t.out);
+          fz.results.push_back(std::move(y));
+        }
     } catch (const std::exception& e) {
       std::string why = e.what();
       if (why.rfind(info.name + ": ", 0) == 0) why = why.substr(info.name.size() + 2);
@@ -424,6 +450,7 @@ DiagnosisRecord diagnose_eltwise_kernel(ElementwiseKernel& k, const std::vector<
       continue;
     }
     others.push_back(std::move(ok));
+    if (flushable) others.push_back(std::move(fz));
   }
   DiagnosisRecord r = diagnose_eltwise(k.name(), t, cases, others, top);
   for (const auto& [why, names] : skipped)

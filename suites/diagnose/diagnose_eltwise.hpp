@@ -28,6 +28,8 @@ struct EltwiseDiagnoseCase {
 struct EltwiseOtherKernel {
   std::string name;
   std::vector<std::vector<std::uint32_t>> results;  ///< per case, its results on the case's codes
+  std::string what;  ///< the hypothesis in words (empty: "computes what <name> computes")
+  int changes = 1;   ///< changes from the declaration it counts as (ranking)
 };
 
 /// Diagnose the cases against the declaration `t` and the other kernels' results. Every hypothesis is evaluated on every

@@ -129,6 +129,25 @@ TEST_CASE("diagnose_eltwise: a kernel computing what another registered kernel c
   CHECK(decl->matched < decl->elements);  // expf_ops is not correctly rounded on these inputs: the fixture can fail
 }
 
+TEST_CASE("diagnose_eltwise: another kernel built with DAZ and FTZ (a pair of changes on it) is named by both") {
+  // fixture_expf_3ulp with subnormal inputs read as 0 and subnormal results flushed, declaring neither (as the H200's
+  // -use_fast_math expf is __expf with both): neither the kernel it was built from (it flushes e^x below 2^-126 on
+  // [-88, -87.x)) nor FTZ on the correctly rounded result (3 ulp off on [1, 2)) reproduces it; the pair does.
+  const auto k = kernel("fixture_expf_3ulp_fastmath");
+  const DiagnosisRecord d = diagnose_eltwise_kernel(*k, kExpCases);
+  INFO(d.verdict);
+  CHECK(d.kind == "consistent");
+  REQUIRE(!d.ranked.empty());
+  CHECK(names(d.ranked.front(), "kernel=fixture_expf_3ulp+daz+ftz"));
+  CHECK(d.ranked.front().matched == d.ranked.front().elements);
+  for (const char* single : {"kernel=fixture_expf_3ulp", "ftz"}) {
+    INFO(single);
+    const auto h = std::find_if(d.ranked.begin(), d.ranked.end(), [&](const DiagnosisHypothesis& x) { return x.id == single; });
+    REQUIRE(h != d.ranked.end());
+    CHECK(h->matched < h->elements);  // each change alone is refuted on these cases: the test can fail
+  }
+}
+
 TEST_CASE("diagnose_eltwise: a bit flipped on every 7th result is a logic error, only flipped inputs listed") {
   auto k = std::make_unique<Renamed>("flipped_expf", kernel("glibc_expf"), kernel("glibc_expf")->eltwise_traits(), 7);
   const DiagnosisRecord d = diagnose_eltwise_kernel(*k, {"0x3f800000+4096"});
