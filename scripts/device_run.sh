@@ -15,6 +15,8 @@ done
 # Libraries that travel beside the binaries (libhwy.so.1: Debian ships Highway as a shared library only).
 export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
 run() { echo "=== $* ($(date +%T))"; /usr/bin/time -f "=== %e s wall" "$@"; }
+# A test piped through tee into a filter ends that filter with tail, never head: head exits early, tee then dies of
+# SIGPIPE and so does the test (2026-12-05: the elementwise GPU test was cut at its 80th line, rc 1, no summary).
 section_tests() {
   nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
   run "$BIN/fpcert" formats
@@ -273,7 +275,7 @@ section_reveal() {
   run timeout 570 "$BIN/bench_gpu_reveal" --part time --out "$OUT/reveal" --budget-s 500 ${CARD:+--card "$CARD"} 2>&1 | tee "$OUT/reveal/bench_time.txt"
   for kc in cublas_gemm_f32_pedantic:2048 cublas_gemm_f16_f32acc:4096; do
     run timeout 120 "$BIN/fpcert" reveal --kernel "${kc%%:*}" --m 256 --n 256 --k "${kc##*:}" --i 200 --j 7 --replay --replay-samples 65536 --quiet \
-      ${CARD:+--card "$CARD"} --json "$OUT/reveal/cli_${kc%%:*}.json" --html "$OUT/reveal/cli_${kc%%:*}.html" 2>&1 | tee "$OUT/reveal/cli_${kc%%:*}.txt" | head -80
+      ${CARD:+--card "$CARD"} --json "$OUT/reveal/cli_${kc%%:*}.json" --html "$OUT/reveal/cli_${kc%%:*}.html" 2>&1 | tee "$OUT/reveal/cli_${kc%%:*}.txt" | tail -n 80
   done
   # certify with the revealed order (docs/reveal.md, "Certifying with a revealed order"): every quick case in the bitwise
   # tier with cuBLAS's tree at its shape ("bitwise (revealed order)" per row, the order lines after them), or a stated fall-back.
@@ -393,7 +395,7 @@ scale_pair() {  # scale_pair NAME fpcert-arguments...
   tail -4 "$one.txt"; grep -E "^--devices|^rc=" "$all.txt"; tail -4 "$all.txt"
   python3 -c "import sys; a, b = float(sys.argv[2]) - float(sys.argv[1]), float(sys.argv[3]) - float(sys.argv[2]); print(f'scale {sys.argv[4]}: one GPU {a:.1f} s, --devices all ({sys.argv[5]} GPU(s)) {b:.1f} s: speed-up {a / b:.2f}x')" \
     "$t0" "$t1" "$t2" "$name" "$(nvidia-smi -L | wc -l)" | tee -a "$OUT/scale_summary.txt"
-  python3 "$(dirname "$0")/compare_results.py" "$one.json" "$all.json" | tee -a "$OUT/scale_summary.txt" | head -30
+  python3 "$(dirname "$0")/compare_results.py" "$one.json" "$all.json" | tee -a "$OUT/scale_summary.txt" | tail -n 30
   diff <(grep '^rc=' "$one.txt") <(grep '^rc=' "$all.txt") > /dev/null && echo "scale $name: same exit code ($(grep '^rc=' "$one.txt"))" | tee -a "$OUT/scale_summary.txt"
 }
 # The verdict tiers' cost against the exact reference of the same case (bench/verdict.cpp; docs/bound_model.md,
@@ -476,7 +478,7 @@ section_scale() {
 # Elementwise math (issue 42): the device sweep against the host check (GPU test), then every CUDA function on all of
 # its inputs (2^32 for fp32, 65536 for f16/bf16), the table for docs/elementwise.md, and the CI suite on the same kernels.
 section_eltwise() {
-  run "$BIN/test_suites_gpu" --source-file='*eltwise_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/eltwise_gpu.log" | grep -E "eltwise_gpu|test cases|assertions|ERROR|CHECK|Status" | head -80
+  run "$BIN/test_suites_gpu" --source-file='*eltwise_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/eltwise_gpu.log" | grep -E "eltwise_gpu|test cases|assertions|ERROR|CHECK|Status" | tail -n 80
   local ks
   ks=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(",".join(k["name"] for k in json.load(sys.stdin) if k.get("operation") == "elementwise" and k["backend"] == "cuda"))')
   echo "eltwise kernels: $ks"
@@ -491,7 +493,7 @@ section_eltwise() {
 # fp64 (docs/fp64.md): the FP64 GPU subjects' tests (the DMMA probe prints how one instruction combines its products),
 # then cuBLAS DGEMM, cuBLAS's fixed-point emulation and the DMMA kernel certified on the certify suite with mutation.
 section_fp64() {
-  run "$BIN/test_kernels_gpu" --source-file='*f64_gpu_test.cpp' --duration=true -s 2>&1 | tee "$OUT/f64_gpu.log" | grep -E "DMMA probe|cublas_gemm_f64|gemm_f64_dmma|test cases|assertions|ERROR|CHECK" | head -40
+  run "$BIN/test_kernels_gpu" --source-file='*f64_gpu_test.cpp' --duration=true -s 2>&1 | tee "$OUT/f64_gpu.log" | grep -E "DMMA probe|cublas_gemm_f64|gemm_f64_dmma|test cases|assertions|ERROR|CHECK" | tail -n 40
   for k in cublas_gemm_f64 cublas_gemm_f64_emulated_fixedpoint gemm_f64_dmma_sm80; do
     run timeout 280 "$BIN/fpcert" certify --kernel "$k" --suite certify --json "$OUT/fp64_$k.json" > "$OUT/fp64_$k.txt" 2>&1; echo "rc=$?"
     grep -E "^(CERTIFIED|FAILED)|fail |crashed|hung|mutation score|survived|correct bits" "$OUT/fp64_$k.txt" | head -25
@@ -749,14 +751,14 @@ eltwise_runs() {
 # pairs), then suite elementwise_full on the 8 (2^24 pairs each; MPFR decides every reference on the host's cores; the
 # twins' full run is part eltwise-fastmath).
 section_eltwise_binary() {
-  run "$BIN/test_suites_gpu" --source-file='*eltwise_gpu_test.cpp' --test-case='binary CUDA functions*' 2>&1 | tee "$OUT/eltwise_binary_gpu.log" | grep -E "eltwise_gpu|test cases|assertions|ERROR|CHECK|Status" | head -40
+  run "$BIN/test_suites_gpu" --source-file='*eltwise_gpu_test.cpp' --test-case='binary CUDA functions*' 2>&1 | tee "$OUT/eltwise_binary_gpu.log" | grep -E "eltwise_gpu|test cases|assertions|ERROR|CHECK|Status" | tail -n 40
   local kb=cuda_div_f32,cuda_fdividef,cuda___fdividef,cuda___fdiv_rn,cuda_powf,cuda_atan2f,cuda_fmaxf,cuda_fminf
   eltwise_runs eltwise_binary "$kb"
 }
 # -use_fast_math twins: the sweep-vs-host GPU test (compiled with fast math), every fp32 input of each twin with a device
 # reference (elementwise_full), the CI suite on all twins (erf, erfc, sin, cos, sinpi, cospi sampled: no device reference).
 section_eltwise_fastmath() {
-  run "$BIN/test_suites_gpu" --source-file='*eltwise_gpu_test.cpp' --test-case='-use_fast_math twins*' 2>&1 | tee "$OUT/eltwise_fastmath_gpu.log" | grep -E "eltwise_gpu|test cases|assertions|ERROR|CHECK|Status" | head -80
+  run "$BIN/test_suites_gpu" --source-file='*eltwise_gpu_test.cpp' --test-case='-use_fast_math twins*' 2>&1 | tee "$OUT/eltwise_fastmath_gpu.log" | grep -E "eltwise_gpu|test cases|assertions|ERROR|CHECK|Status" | tail -n 80
   local kf kf_full
   kf=$("$BIN/fpcert" kernels --json | python3 -c 'import json,sys; print(",".join(k["name"] for k in json.load(sys.stdin) if k["name"].startswith("cuda_fastmath_")))')
   kf_full=$(echo "$kf" | tr , '\n' | grep -vE '^cuda_fastmath_(erff|erfcf|sinf|cosf|sinpif|cospif)$' | paste -sd, -)
@@ -769,6 +771,15 @@ section_eltwise_mutate() {
   run timeout 300 "$BIN/test_suites_gpu" --source-file='*eltwise_mutation_gpu_test.cpp' --duration=true 2>&1 | tee "$OUT/eltwise_mutation_gpu.log" | tail -40
   run timeout 500 "$BIN/fpcert" mutate --kernel "$ELTMUT" --suite elementwise --json "$OUT/eltwise_mutate.json" > "$OUT/eltwise_mutate.txt" 2>&1
   echo "rc=$?"; grep -vE "^\s*$" "$OUT/eltwise_mutate.txt" | tail -60
+}
+# diagelt (issue 47, docs/diagnose.md "Elementwise kernels"): CUDA elementwise kernels diagnosed on the H200: a
+# -use_fast_math twin (what does expf become?), the two intrinsics the sweep refuses (__log10f, __cosf), and a correct one.
+section_diagnose_eltwise() {
+  local k
+  for k in cuda_fastmath_expf cuda___log10f cuda___cosf cuda_expf cuda_hexp_f16; do
+    run timeout 200 "$BIN/fpcert" diagnose --kernel "$k" --top 8 --json "$OUT/diag_elt_$k.json" > "$OUT/diag_elt_$k.txt" 2>&1
+    echo "rc=$?"; head -30 "$OUT/diag_elt_$k.txt"
+  done
 }
 # fp8acc (issue 37, docs/epilogue.md "FP8 accumulation on the H200"): cuBLASLt's FP8 accumulation measured from outside
 # (torch._scaled_mm, fast accumulation off and on): the bits one MMA keeps, the promotion interval.
@@ -800,7 +811,7 @@ section_conv_mutation() {
 # oz2 (issue 39; docs/fp64.md, "The built-in Ozaki-II emulation"): gemm_f64_ozaki2_int8 bit for bit against its CPU model,
 # the moduli sweep (correct bits vs N vs time, beside cuBLAS DGEMM and its fixed-point emulation), and certify.
 section_ozaki2() {
-  run "$BIN/test_kernels_gpu" --source-file='*ozaki2_gpu_test.cpp' --duration=true -s 2>&1 | tee "$OUT/ozaki2_gpu.log" | grep -E "ozaki2|test cases|assertions|ERROR|CHECK" | head -40
+  run "$BIN/test_kernels_gpu" --source-file='*ozaki2_gpu_test.cpp' --duration=true -s 2>&1 | tee "$OUT/ozaki2_gpu.log" | grep -E "ozaki2|test cases|assertions|ERROR|CHECK" | tail -n 40
   for mnk in "1024 1024 1024" "2048 2048 2048"; do
     run "$BIN/bench_ozaki2" --mnk $mnk --moduli 12,14,16,18,20 --device 2>&1 | tee -a "$OUT/bench_ozaki2.log"
   done
@@ -890,6 +901,7 @@ for part in ${PART//,/ }; do
     diagnose-ab) section_diagnose_ab ;;
     eltwise-mutate) section_eltwise_mutate ;;  # mut42
     fp8-probe) section_fp8_probe ;;  # fp8acc
+    diagnose-eltwise) section_diagnose_eltwise ;;  # diagelt
     scale3) section_scale3 ;;
     report) section_report ;;
     reveal) section_reveal ;;
