@@ -151,7 +151,9 @@ DiagnosisRecord diagnose_rows(const std::string& kernel, const std::string& decl
       if (!explained[e]) misses.push_back({c, e});
     total += static_cast<std::int64_t>(g.size());
   }
-  if (total == 0) throw InputError(fmt::format("diagnose {}: the kernel produced no result on these cases", kernel));
+  if (total == 0)
+    throw InputError(fmt::format("diagnose {}: the kernel produced no result on these cases{}", kernel,
+                                 got.results.empty() || got.results.front().reason.empty() ? "" : ": " + got.results.front().reason));
   for (std::size_t h = 0; h < nh; ++h) {
     DiagnosisHypothesis& d = res[h];
     const RowHypothesisSpec& sp = hs.hs[h].spec;

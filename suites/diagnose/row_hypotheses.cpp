@@ -167,6 +167,29 @@ std::string traits_text(const std::string& kernel) {
   return {};
 }
 
+/// The model's traits text with the kernel's claims on its elementary functions (exp, log, rsqrt errors) put in: equal to
+/// the kernel's text when the two declare the same arithmetic but for the accuracy of those functions.
+std::string near_text(const std::string& model, const std::string& kernel) {
+  if (auto m = make_softmax_kernel(model)) {
+    const auto k = make_softmax_kernel(kernel);
+    if (!k) return {};
+    SoftmaxTraits t = m->softmax_traits();
+    t.arith.exp = k->softmax_traits().arith.exp;
+    t.arith.log = k->softmax_traits().arith.log;
+    t.arith.exp_exact = k->softmax_traits().arith.exp_exact;
+    return describe_softmax_traits(t);
+  }
+  if (auto m = make_norm_kernel(model)) {
+    const auto k = make_norm_kernel(kernel);
+    if (!k) return {};
+    NormTraits t = m->norm_traits();
+    t.arith.rsqrt_ulps = k->norm_traits().arith.rsqrt_ulps;
+    t.arith.rsqrt_source = k->norm_traits().arith.rsqrt_source;
+    return describe_norm_traits(t);
+  }
+  return {};
+}
+
 std::string order_tag(const ReduceOrder& o) {
   switch (o.kind) {
     case ReduceOrderKind::Sequential: return "sequential";
@@ -309,8 +332,10 @@ std::string row_base_kernel(const std::string& kernel, std::string* note) {
     if (note) *note = std::move(s);
   };
   if (const auto tilde = kernel.find('~'); tilde != std::string::npos && row_operation(kernel.substr(0, tilde))) {
-    say(fmt::format("the hypotheses are made from {}, the kernel the mutant wraps", kernel.substr(0, tilde)));
-    return kernel.substr(0, tilde);
+    std::string inner;
+    const std::string b = row_base_kernel(kernel.substr(0, tilde), &inner);  // a CUDA kernel's mutant: from its CPU twin
+    say(fmt::format("the kernel is {} with a fault; {}", kernel.substr(0, tilde), inner));
+    return b;
   }
   if (kernel.starts_with("model_")) {
     say(fmt::format("the hypotheses are made from {} itself (a CPU model: its declaration is its arithmetic)", kernel));
@@ -321,6 +346,14 @@ std::string row_base_kernel(const std::string& kernel, std::string* note) {
     if (k.backend == Backend::Cpu && k.operation == *op && !k.mutant && k.origin.empty() && k.name.starts_with("model_") &&
         traits_text(k.name) == mine) {
       say(fmt::format("the hypotheses are made from {}, the CPU model declaring the same arithmetic ({})", k.name, mine));
+      return k.name;
+    }
+  for (const KernelInfo& k : kernel_registry())
+    if (k.backend == Backend::Cpu && k.operation == *op && !k.mutant && k.origin.empty() && k.name.starts_with("model_") &&
+        near_text(k.name, kernel) == mine) {
+      say(fmt::format("the hypotheses are made from {}, the CPU model declaring the same arithmetic but for its exp / log / rsqrt "
+                      "({}); elements where the kernel's own functions round otherwise are not reproduced by any hypothesis",
+                      k.name, traits_text(k.name)));
       return k.name;
     }
   say(fmt::format("no CPU model declares {}'s arithmetic ({}): the hypotheses are made from the kernel itself, so its own run is "

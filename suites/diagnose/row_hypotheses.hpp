@@ -23,9 +23,10 @@ namespace fpcert {
 /// use); nullopt otherwise.
 std::optional<Operation> row_operation(const std::string& kernel);
 
-/// The kernel the hypotheses are made from: `K` for a mutant `K~...` whose K is registered; a CPU model (model_*) itself;
-/// any other kernel's (CUDA, plugin, a CPU kernel that is not a model) CPU twin: the first built-in CPU model whose traits
-/// read the same; else the kernel itself, whose own run is then `declared` (`note` says which and why).
+/// The kernel the hypotheses are made from: a CPU model (model_*) itself; any other kernel's (CUDA, plugin, a CPU kernel
+/// that is not a model) CPU twin: the first built-in CPU model whose traits read the same, else the first that does once
+/// the kernel's exp / log / rsqrt error claims are put in its place (a near twin); else the kernel itself, whose own run
+/// is then `declared`; for a mutant `K~fault`, K's base (`note` says which and why).
 std::string row_base_kernel(const std::string& kernel, std::string* note = nullptr);
 
 struct RowHypothesisSpec {
