@@ -145,7 +145,7 @@ int run_diagnose(const DiagnoseArgs& a) {
     return print_diagnosis(a, diagnose_eltwise_kernel(*ek, a.cases, a.top));
   if (const std::unique_ptr<ConversionKernel> ck = make_conversion_kernel(a.kernel))
     return print_diagnosis(a, diagnose_conversion_kernel(*ck, conversion_case(a), a.top));
-  if (row_operation(a.kernel)) return print_diagnosis(a, diagnose_row_kernel(a.kernel, a.suite, a.cases, a.top));
+  if (row_operation(a.kernel)) return print_diagnosis(a, diagnose_row_kernel(a.kernel, a.suite, a.cases, a.top, nullptr, a.declared_as));
   std::vector<std::string> card_kernels = {a.kernel.substr(0, a.kernel.find('~'))};
   if (!a.declared_as.empty()) card_kernels.push_back(a.declared_as);
   prepare_cards(a.card, a.card_samples, card_kernels);

@@ -46,7 +46,8 @@ RowHypothesisSet row_hypothesis_set(const std::string& base, const std::string& 
 
 /// Rank the hypotheses against the kernel's results, values of `out` (no kernel runs here). The declared hypothesis's envelope is the
 /// kernel's own verdict's (its runner's bound on every case); the others' as set in `hs`. "declared" when the declared
-/// arithmetic (or a look-alike of it) is top and reproduces at least `consistent` of the elements; "consistent" when
+/// arithmetic (or a look-alike of it) is top and reproduces at least `consistent` of the elements, every element or
+/// within the declared envelope everywhere; "consistent" when
 /// another hypothesis does; otherwise "declared" again if the kernel is within its declared envelope everywhere (no
 /// known arithmetic bit for bit, said so), else "logic_error" with the first elements no hypothesis reproduces
 /// (DiagnosisElement: i the row or vector, j the column, got the kernel's value, ref the declared model's, best the top
@@ -56,8 +57,10 @@ DiagnosisRecord diagnose_rows(const std::string& kernel, const std::string& decl
 
 /// The whole diagnosis of a registered kernel: its base, the hypotheses, the kernel's run, each variant's envelope on
 /// the kernel's output, the ranking. `cached` (same base, suite and cases) is used instead of running the hypotheses again.
+/// `declared_as`: judge the kernel against that kernel's declaration (same operation): the hypotheses made from it, the
+/// declared envelope its bound on the kernel's output.
 DiagnosisRecord diagnose_row_kernel(const std::string& kernel, const std::string& suite, const std::vector<std::string>& cases, int top = 8,
-                                    const RowHypothesisSet* cached = nullptr);
+                                    const RowHypothesisSet* cached = nullptr, const std::string& declared_as = "");
 
 struct RowIdentificationRow {
   std::string model, fault, top, kind;

@@ -377,6 +377,29 @@ std::vector<Fault> row_applicable_faults(const std::string& kernel) {
   return fs;
 }
 
+namespace {
+
+/// Registers `kernel` re-declared with base's traits (--declared-as: the declared envelope judged on the kernel's output).
+std::function<std::string(const std::string&)> declared_as_base(const std::string& base, Operation op) {
+  return [base, op](const std::string& kernel) {
+    const std::string as = kernel + "@declared-as-" + base;
+    const Backend b = find_kernel_info(kernel)->backend;
+    if (op == Operation::Reduction) {
+      const ReduceTraits t = make_reduce_kernel(base)->reduce_traits();
+      register_kernel(as, b, true, [as, kernel, t] { return std::make_unique<ReduceDeclaredAs>(as, make_reduce_kernel(kernel), t); }, op);
+    } else if (op == Operation::Softmax) {
+      const SoftmaxTraits t = make_softmax_kernel(base)->softmax_traits();
+      register_kernel(as, b, true, [as, kernel, t] { return std::make_unique<SoftmaxDeclaredAs>(as, make_softmax_kernel(kernel), t); }, op);
+    } else {
+      const NormTraits t = make_norm_kernel(base)->norm_traits();
+      register_kernel(as, b, true, [as, kernel, t] { return std::make_unique<NormDeclaredAs>(as, make_norm_kernel(kernel), t); }, op);
+    }
+    return as;
+  };
+}
+
+}  // namespace
+
 std::vector<RowHypothesisSpec> row_hypothesis_specs(const std::string& base, std::vector<std::string>* notes) {
   const auto op = row_operation(base);
   if (!op) throw InputError("diagnose: '" + base + "' is not a reduction, softmax or norm kernel");
@@ -386,6 +409,7 @@ std::vector<RowHypothesisSpec> row_hypothesis_specs(const std::string& base, std
   d.what = fmt::format("the declared arithmetic ({}, {})", base, traits_text(base));
   d.changes = 0;
   d.kernel = base;
+  d.declared_as = declared_as_base(base, *op);  // used only when the kernel is judged against another's declaration
   hs.push_back(d);
   for (const Fault f : row_applicable_faults(base)) {
     RowHypothesisSpec h;

@@ -36,7 +36,8 @@ struct RowHypothesisSpec {
   std::optional<Fault> fault;  ///< the catalogue's fault it is
   std::string kernel;          ///< the registered kernel that computes it
   /// A changed arithmetic with a bound of its own: registers `kernel under test` re-declared as this arithmetic and
-  /// returns its name (its envelope is then judged by the runner on the kernel's output). Empty for faults.
+  /// returns its name (its envelope is then judged by the runner on the kernel's output). Empty for faults; for
+  /// `declared`, the base's declaration (run only for --declared-as).
   std::function<std::string(const std::string&)> declared_as;
 };
 
