@@ -16,6 +16,7 @@ std::string_view to_string(NormBug b) {
     case NormBug::AffineSwapped: return "affine_swapped";
     case NormBug::AffineIgnored: return "affine_ignored";
     case NormBug::Zeros: return "zeros";
+    case NormBug::Bf16RowSum: return "bf16_row_sum";
   }
   return "?";
 }

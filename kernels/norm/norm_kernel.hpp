@@ -45,6 +45,7 @@ enum class NormBug : std::uint8_t {
   AffineSwapped,    ///< gamma and beta swapped
   AffineIgnored,    ///< gamma and beta ignored
   Zeros,            ///< every output +0
+  Bf16RowSum,       ///< the row sums accumulated in bf16 (not a fault of the catalogue: a hypothesis of fpcert diagnose; CPU models only)
 };
 std::string_view to_string(NormBug b);
 

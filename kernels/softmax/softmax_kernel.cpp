@@ -15,6 +15,7 @@ std::string_view to_string(SoftmaxBug b) {
     case SoftmaxBug::F16RowSum: return "f16_row_sum";
     case SoftmaxBug::NanMaskedRows: return "nan_masked_rows";
     case SoftmaxBug::Zeros: return "zeros";
+    case SoftmaxBug::Bf16RowSum: return "bf16_row_sum";
   }
   return "?";
 }

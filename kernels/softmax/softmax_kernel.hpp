@@ -51,6 +51,7 @@ enum class SoftmaxBug : std::uint8_t {
   F16RowSum,      ///< the row sum accumulated in fp16
   NanMaskedRows,  ///< NaN for a fully masked row (0/0) where zeros are declared
   Zeros,          ///< every output +0
+  Bf16RowSum,     ///< the row sum accumulated in bf16 (not a fault of the catalogue: a hypothesis of fpcert diagnose; CPU models only)
 };
 std::string_view to_string(SoftmaxBug b);
 

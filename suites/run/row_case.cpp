@@ -116,6 +116,7 @@ void RowGrades::graded(std::int64_t e, const Format& out, std::uint64_t code, st
   }
   const double frac = bound > 0 ? err / bound : (err > 0 ? kInf : 0.0);
   ++judged_;
+  above_ += frac > 1;
   if (bound >= std::fabs(want)) ++vacuous_;
   fracs_.push_back(frac);
   if (worst_ < 0 || frac > frac_max_) frac_max_ = frac, worst_ = e;
@@ -136,6 +137,9 @@ void RowGrades::record_metrics(CaseResult& r, const RowRuns& runs) const {
   r.achieved["heuristic_maxabs"] = std::isinf(heur_max_) ? 0.0 : heur_max_;
   r.achieved["heuristic_maxabs_inf"] = std::isinf(heur_max_) ? 1.0 : 0.0;
   r.achieved["heuristic_maxabs_nan"] = heur_nan_ ? 1.0 : 0.0;
+  // Elements beyond the envelope (the bound, special values, Inf/NaN where the exact value is finite): fpcert diagnose's
+  // envelope column of the declared arithmetic.
+  r.achieved["envelope_exceed_elements"] = static_cast<double>(above_ + special_bad_ + nonfinite_);
   if (!runs.times.empty()) {
     r.time_ms_median = quantile(runs.times, 0.5);
     r.time_ms_mean = std::accumulate(runs.times.begin(), runs.times.end(), 0.0) / static_cast<double>(runs.times.size());

@@ -75,7 +75,7 @@ class RowGrades {
 
  private:
   std::int64_t unwritten_ = 0, first_unwritten_ = -1, special_bad_ = 0, first_special_ = -1, nonfinite_ = 0, first_nonfinite_ = -1;
-  std::int64_t judged_ = 0, vacuous_ = 0, unjudged_ = 0, worst_ = -1, ref_overflow_ = 0;
+  std::int64_t judged_ = 0, vacuous_ = 0, unjudged_ = 0, worst_ = -1, ref_overflow_ = 0, above_ = 0;
   std::string special_detail_;
   std::int64_t allclose_refused_ = 0;
   double heur_max_ = 0;

@@ -1,7 +1,8 @@
 // tests/cli/diagnose_cli_test.cpp — `certify --diagnose` and the diagnoses in the HTML report (docs/diagnose.md, issue 47),
 // driven as a subprocess on CPU mutants: the console section, the JSON file, the report's section (checked by the
 // strict HTML checker with every number resolved in the diagnosis JSON), `fpcert report` on a diagnosis file, the
-// exit codes (certify's own, unchanged by --diagnose), and the passing-kernel hint.
+// exit codes (certify's own, unchanged by --diagnose), the passing-kernel hint, and `diagnose` on reduction and norm
+// models (their exit codes, JSON and --identify).
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -114,4 +115,26 @@ TEST_CASE("diagnose: the passing-kernel hint in the console and the JSON") {
                                          "--no-separate", "--json", "-"});
   CHECK(own.exit_code == 0);
   CHECK_FALSE(own.has("\"hint\""));
+}
+
+TEST_CASE("diagnose: a reduction and a norm kernel through the CLI (exit codes, JSON, --identify)") {
+  // docs/diagnose.md, "Reductions, softmax and normalisation": a correct model is declared (exit 0); the model with its
+  // partial sums carried in fp16 is named by that fault (exit 1); --identify on an RMSNorm model names each of its faults.
+  const std::string dir = fpcert::test::scratch_dir("diagnose_cli_rows");
+  const CommandResult ok = run_command({kFpcert, "diagnose", "--kernel", "model_sum_f32_warp32", "--case", "uniform_n1000", "--json", dir + "/ok.json"});
+  INFO(ok.output);
+  CHECK(ok.exit_code == 0);
+  CHECK(read_json(dir + "/ok.json").at("kind") == "declared");
+  const CommandResult bad = run_command({kFpcert, "diagnose", "--kernel", "model_sum_f32_warp32~red_acc_f16", "--case", "uniform_n1000", "--json", "-"});
+  INFO(bad.output);
+  CHECK(bad.exit_code == 1);
+  const nlohmann::json j = nlohmann::json::parse(bad.output);
+  CHECK(j.at("kind") == "consistent");
+  CHECK(j.at("ranked").at(0).at("id") == "fault=red_acc_f16");
+  const CommandResult id = run_command({kFpcert, "diagnose", "--identify", "--model", "model_rmsnorm_f16", "--suite", "quick"});
+  INFO(id.output);
+  CHECK(id.exit_code == 0);
+  CHECK(id.has("model_rmsnorm_f16"));
+  CHECK(id.has("fault=norm_bessel"));
+  CHECK_FALSE(id.has("MISS"));
 }

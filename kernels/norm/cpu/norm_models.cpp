@@ -78,8 +78,9 @@ class NormModel final : public NormKernel {
 
  private:
   float add(float s, float e) const {
-    if (bug_ != NormBug::F16RowSum) return s + e;
-    return static_cast<float>(to_double(f16, round_double(f16, static_cast<double>(s) + static_cast<double>(e), Rounder::nearest(f16)).code));
+    if (bug_ != NormBug::F16RowSum && bug_ != NormBug::Bf16RowSum) return s + e;
+    const Format& acc = bug_ == NormBug::F16RowSum ? f16 : bf16;
+    return static_cast<float>(to_double(acc, round_double(acc, static_cast<double>(s) + static_cast<double>(e), Rounder::nearest(acc)).code));
   }
 
   void stats(const std::vector<float>& x, float& mean, float& var) const {

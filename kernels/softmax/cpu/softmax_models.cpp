@@ -103,8 +103,9 @@ class SoftmaxModel final : public SoftmaxKernel {
 
  private:
   float add(float s, float e) const {
-    if (bug_ != SoftmaxBug::F16RowSum) return s + e;
-    return static_cast<float>(to_double(f16, round_double(f16, static_cast<double>(s) + static_cast<double>(e), Rounder::nearest(f16)).code));
+    if (bug_ != SoftmaxBug::F16RowSum && bug_ != SoftmaxBug::Bf16RowSum) return s + e;
+    const Format& acc = bug_ == SoftmaxBug::F16RowSum ? f16 : bf16;
+    return static_cast<float>(to_double(acc, round_double(acc, static_cast<double>(s) + static_cast<double>(e), Rounder::nearest(acc)).code));
   }
 
   float ex(float x) const { return s_.warp_ops ? math::expf_ops(x) : exp32(x); }

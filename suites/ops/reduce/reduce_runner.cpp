@@ -40,7 +40,7 @@ struct Graded {
   std::int64_t special_bad = 0, first_special = -1;
   std::string special_detail;
   std::int64_t nonfinite = 0, first_nonfinite = -1, ref_overflow = 0, unwritten = 0, first_unwritten = -1;
-  std::int64_t judged = 0, vacuous = 0, unjudged = 0;
+  std::int64_t judged = 0, vacuous = 0, unjudged = 0, above = 0;  ///< above: vectors beyond their bound
   double frac_max = 0, max_abs = 0, err2 = 0, ref2 = 0, ref_max = 0;
   std::int64_t worst = -1;
   std::vector<double> fracs, ulps;
@@ -275,6 +275,10 @@ CaseResult run_reduce_case(ReduceKernel& kernel, const ReduceCaseSetup& s, Devic
     }
   });
   if (!ran) return finish();
+  if (opt.output) {  // the checked run's results (fpcert diagnose reads them), count values
+    opt.output->resize(codes.size());
+    for (std::size_t v = 0; v < codes.size(); ++v) (*opt.output)[v] = to_double(*t.out, codes[v]);
+  }
   if (!times.empty()) {
     std::vector<double> ts = times;
     r.time_ms_median = quantile(ts, 0.5);
@@ -347,6 +351,7 @@ CaseResult run_reduce_case(ReduceKernel& kernel, const ReduceCaseSetup& s, Devic
       const double allowed = b.total + storage[vi];
       const double frac = allowed > 0 ? err / allowed : (err > 0 ? INFINITY : 0.0);
       ++g.judged;
+      g.above += frac > 1;
       if (allowed >= std::fabs(rf.value.hi)) ++g.vacuous;
       g.fracs.push_back(frac);
       if (g.worst < 0 || frac > g.frac_max) g.frac_max = frac, g.worst = v;
@@ -393,6 +398,9 @@ CaseResult run_reduce_case(ReduceKernel& kernel, const ReduceCaseSetup& s, Devic
   rr.unjudged_vectors = g.unjudged;
   rr.worst_vector = g.worst;
   rr.runs = graded_runs;
+  // Results beyond the envelope (the bound, special values, Inf/NaN where the exact value is finite): fpcert diagnose's
+  // envelope column of the declared arithmetic.
+  r.achieved["envelope_exceed_elements"] = static_cast<double>(g.above + g.special_bad + g.nonfinite);
   if (g.worst >= 0) {
     const ReduceBound& b = bound[static_cast<std::size_t>(g.worst)];
     rr.worst_bound = b.total + storage[static_cast<std::size_t>(g.worst)];
