@@ -781,6 +781,16 @@ section_diagnose_eltwise() {
     echo "rc=$?"; head -30 "$OUT/diag_elt_$k.txt"
   done
 }
+# diagrows (issue 47, docs/diagnose.md "Reductions, softmax and normalisation"): CUDA row kernels diagnosed on the H200
+# against their CPU twins' hypotheses (faults, accumulator formats, orders, exp by operations).
+section_diagnose_rows() {
+  local k
+  for k in reduce_sum_f32_warp32 cub_segmented_sum_f32 reduce_sum_bf16_warp32 softmax_f32_warp_ops_cuda softmax_f32_online_cuda \
+           layernorm_f32_welford_cuda rmsnorm_bf16_warp_cuda; do
+    run timeout 120 "$BIN/fpcert" diagnose --kernel "$k" --top 6 --json "$OUT/diag_rows_$k.json" > "$OUT/diag_rows_$k.txt" 2>&1
+    echo "rc=$?"; head -16 "$OUT/diag_rows_$k.txt"
+  done
+}
 # fp8acc (issue 37, docs/epilogue.md "FP8 accumulation on the H200"): cuBLASLt's FP8 accumulation measured from outside
 # (torch._scaled_mm, fast accumulation off and on): the bits one MMA keeps, the promotion interval.
 section_fp8_probe() {
@@ -902,6 +912,7 @@ for part in ${PART//,/ }; do
     eltwise-mutate) section_eltwise_mutate ;;  # mut42
     fp8-probe) section_fp8_probe ;;  # fp8acc
     diagnose-eltwise) section_diagnose_eltwise ;;  # diagelt
+    diagnose-rows) section_diagnose_rows ;;  # diagrows
     scale3) section_scale3 ;;
     report) section_report ;;
     reveal) section_reveal ;;
