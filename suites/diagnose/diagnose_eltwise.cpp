@@ -20,6 +20,7 @@
 #include "oracle/math/elementary.hpp"
 #include "oracle/round.hpp"
 #include "suites/ops/elementwise/eltwise_check.hpp"
+#include "suites/ops/elementwise/eltwise_faults.hpp"
 #include "suites/ops/elementwise/eltwise_operation.hpp"
 #include "suites/run/case_run.hpp"
 #include "suites/run/device_apis.hpp"
@@ -397,13 +398,6 @@ std::vector<EltwiseDiagnoseCase> eltwise_diagnose_cases(const EltwiseTraits& t, 
   return out;
 }
 
-namespace {
-/// c with a subnormal value replaced by the zero of its sign (DAZ on an input, FTZ on a result).
-std::uint32_t flush_subnormal(std::uint32_t c, const Format& f) {
-  const std::uint32_t sign = std::uint32_t{1} << (f.container_bits - 1);
-  return ((c & (sign - 1)) >> f.frac_bits) == 0 ? (c & sign) : c;
-}
-}  // namespace
 
 DiagnosisRecord diagnose_eltwise_kernel(ElementwiseKernel& k, const std::vector<std::string>& names, int top) {
   const EltwiseTraits& t = k.eltwise_traits();
@@ -435,10 +429,10 @@ DiagnosisRecord diagnose_eltwise_kernel(ElementwiseKernel& k, const std::vector<
       if (flushable)
         for (const EltwiseDiagnoseCase& c : cases) {
           std::vector<std::uint32_t> x = c.codes, x2 = c.codes2;
-          for (std::uint32_t& v : x) v = flush_subnormal(v, *t.in);
-          for (std::uint32_t& v : x2) v = flush_subnormal(v, *t.in);
+          for (std::uint32_t& v : x) v = eltwise_flush(*t.in, v);
+          for (std::uint32_t& v : x2) v = eltwise_flush(*t.in, v);
           std::vector<std::uint32_t> y = eltwise_run_codes(*o, x, x2.empty() ? nullptr : &x2);
-          for (std::uint32_t& v : y) v = flush_subnormal(v, *t.out);
+          for (std::uint32_t& v : y) v = eltwise_flush(*t.out, v);
           fz.results.push_back(std::move(y));
         }
     } catch (const std::exception& e) {

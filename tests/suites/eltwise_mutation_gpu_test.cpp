@@ -6,35 +6,15 @@
 // subnormal) is not applicable. Without a device: skipped.
 #include <doctest/doctest.h>
 
-#include <cstdio>
-
 #include "suites/mutation/mutation.hpp"
 #include "suites/run/operation.hpp"
 #include "suites/run/suite.hpp"
+#include "tests/support/sqrt_mutation.hpp"
 
 using namespace fpcert;
 
 TEST_CASE("elementwise faults around CUDA's correctly rounded square roots: 11 of 11 killed for their own fault, elt_ftz not applicable") {
   const SuiteInfo* s = find_suite("elementwise");
   REQUIRE(s);
-  for (const char* k : {"cuda_sqrtf", "cuda___fsqrt_rn"}) {
-    CAPTURE(k);
-    const MutationScore m = run_mutation(*s, k, MutationOptions{});
-    CHECK(m.invalid_cases.empty());
-    int killed = 0;
-    for (const MutantResult& x : m.mutants) {
-      CAPTURE(x.fault);
-      CAPTURE(x.detail);
-      std::printf("%s %s: %s (%s) %.3f s\n", k, x.fault.c_str(), std::string(to_string(x.outcome)).c_str(), x.case_id.c_str(), x.seconds);
-      if (x.fault == "elt_ftz") {
-        CHECK(x.outcome == MutantOutcome::NotApplicable);
-      } else {
-        CHECK(x.outcome == MutantOutcome::Killed);
-        killed += x.outcome == MutantOutcome::Killed;
-      }
-    }
-    CHECK(killed == 11);
-    CHECK(m.score() == 1.0);
-    std::printf("%s: score %.1f %% in %.2f s\n", k, 100 * m.score(), m.seconds);
-  }
+  for (const char* k : {"cuda_sqrtf", "cuda___fsqrt_rn"}) test::check_sqrt_mutation(k, run_mutation(*s, k, MutationOptions{}));
 }
