@@ -184,3 +184,26 @@ TEST_CASE("judge: ulp claims with a slope, correctly rounded, ftz, and an absolu
   const RefRn edge{0x3f800000u, true, 1.0 - 0x1p-20};  // err = 2^-20 exactly from the fast value
   CHECK(judge(0x3f800000u, 1.0f, edge, c, ab).undecided);
 }
+
+TEST_CASE("f32_value decodes every subnormal, zero, normal, infinite and NaN pattern as the float's own value") {
+  // The decoder must not depend on the float to double conversion (a -ftz=true device build flushes it); on the host that
+  // conversion is exact, so it is the independent reference here. Every subnormal pattern of both signs, and each binade's
+  // ends and a Philox sample of the rest.
+  const auto bits_of = [](double d) { return std::bit_cast<std::uint64_t>(d); };
+  std::uint64_t checked = 0, mismatched = 0;
+  const auto check = [&](std::uint32_t b) {
+    const float x = std::bit_cast<float>(b);
+    const double want = static_cast<double>(x), got = f32_value(x);
+    ++checked;
+    if (std::isnan(want) ? !std::isnan(got) : bits_of(got) != bits_of(want)) {
+      if (++mismatched <= 5) std::printf("f32_value(0x%08x) = %a, float value %a\n", b, got, want);
+    }
+  };
+  for (std::uint32_t m = 0; m < (1u << 23); ++m) check(m), check(m | 0x80000000u);
+  for (std::uint32_t e = 1; e <= 255; ++e)
+    for (std::uint32_t m : {0u, 1u, 0x400000u, 0x7fffffu}) check(e << 23 | m), check(e << 23 | m | 0x80000000u);
+  const std::uint64_t seed = test::seed();
+  for (std::uint64_t i = 0; i < 100000; ++i) check(random_bits32(seed ^ 0xf32, i));
+  CHECK(mismatched == 0);
+  CHECK(checked > (1u << 24));
+}
