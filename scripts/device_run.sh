@@ -786,9 +786,9 @@ section_diagnose_eltwise() {
 section_diagnose_rows() {
   local k
   for k in reduce_sum_f32_warp32 cub_segmented_sum_f32 reduce_sum_bf16_warp32 softmax_f32_warp_ops_cuda softmax_f32_online_cuda \
-           layernorm_f32_welford_cuda rmsnorm_bf16_warp_cuda; do
-    run timeout 120 "$BIN/fpcert" diagnose --kernel "$k" --top 6 --json "$OUT/diag_rows_$k.json" > "$OUT/diag_rows_$k.txt" 2>&1
-    echo "rc=$?"; head -16 "$OUT/diag_rows_$k.txt"
+           layernorm_f32_welford_cuda layernorm_f32_warp_cuda rmsnorm_f32_warp_cuda rmsnorm_bf16_warp_cuda; do
+    run timeout 120 "$BIN/fpcert" diagnose --kernel "$k" --top 10 --json "$OUT/diag_rows_$k.json" > "$OUT/diag_rows_$k.txt" 2>&1
+    echo "rc=$?"; head -20 "$OUT/diag_rows_$k.txt"
   done
 }
 # fp8acc (issue 37, docs/epilogue.md "FP8 accumulation on the H200"): cuBLASLt's FP8 accumulation measured from outside

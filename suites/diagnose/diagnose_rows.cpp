@@ -206,8 +206,12 @@ DiagnosisRecord diagnose_rows(const std::string& kernel, const std::string& decl
     r.kind = "declared";
     r.verdict = fmt::format("consistent with the declared arithmetic: {}; {}", share(decl), env);
   } else if (explains && !declared_top) {
-    r.kind = "consistent";
+    // A member of the declared family (an order where "any order" is declared) or a more precise arithmetic, within the
+    // declared envelope everywhere: the kernel keeps its declaration, and could name what it computes (exit code 0, as
+    // the GEMM diagnosis's "hint").
+    r.kind = best.tighter && decl.envelope_exceed == 0 ? "hint" : "consistent";
     r.verdict = fmt::format("consistent with {} [{}]: {}, {}{}; {}", best.what, best.id, share(best), diagnosis_envelope_text(best), alike, env);
+    if (r.kind == "hint") r.verdict += "; within the declaration (a member of the family it declares, or more precise): it could name it";
   } else if (decl.envelope_exceed == 0) {
     r.kind = "declared";
     r.verdict = fmt::format("within the declared envelope on every element; no known arithmetic reproduces it bit for bit: at best {} [{}], {}",

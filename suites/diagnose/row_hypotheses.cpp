@@ -15,6 +15,7 @@
 #include "oracle/round.hpp"
 #include "oracle/softmax/softmax_emulate.hpp"
 #include "suites/diagnose/diagnose.hpp"
+#include "suites/diagnose/norm_recipe.hpp"
 #include "suites/ops/norm/norm_faults.hpp"
 #include "suites/ops/reduce/reduce_faults.hpp"
 #include "suites/ops/softmax/softmax_faults.hpp"
@@ -247,7 +248,8 @@ void reduce_variants(const std::string& base, const ReduceTraits& d, std::vector
     if (!unknown && o == d.order) continue;
     ReduceTraits t = d;
     t.order = o;
-    add("order=" + order_tag(o), fmt::format("another summation order: {}", describe(o)), false, t);
+    add("order=" + order_tag(o), fmt::format("another summation order: {}{}", describe(o), unknown ? " (a member of the declared unknown order)" : ""),
+        unknown, t);
   }
   if (d.kind != ReduceKind::Sum && d.arith.products == ProductRounding::Exact) {
     ReduceTraits t = d;
@@ -303,6 +305,32 @@ void softmax_variants(const std::string& base, const SoftmaxTraits& d, std::vect
     t.arith.reciprocal = !d.arith.reciprocal;
     add(d.arith.reciprocal ? "division=divide" : "division=reciprocal",
         d.arith.reciprocal ? "e_j / S, one rounding, where e_j * (1 / S) is declared" : "e_j * (1 / S), two roundings, where e_j / S is declared", t);
+  }
+}
+
+/// The norm variants of `base`: its declared model's recipe (suites/diagnose/norm_recipe.hpp) with one change each; and,
+/// where `base` is not a CPU model (a kernel no model declares, whose own run is `declared`), the unchanged recipe too.
+void norm_variants(const std::string& base, const NormTraits& d, std::vector<RowHypothesisSpec>& hs) {
+  std::vector<NormRecipeChange> cs = norm_recipe_changes(d);
+  if (!base.starts_with("model_"))
+    cs.insert(cs.begin(), NormRecipeChange{"recipe=model", "the declaration computed as fpcert's CPU models compute it (" +
+                                                               describe(norm_model_recipe(d)) + ")",
+                                           norm_model_recipe(d), d});
+  for (const NormRecipeChange& c : cs) {
+    const std::string name = base + "~" + c.id;
+    register_kernel(name, Backend::Cpu, true, [name, c] { return make_norm_recipe_kernel(name, c.traits, c.recipe); }, Operation::Norm);
+    RowHypothesisSpec h;
+    h.id = c.id;
+    h.what = c.what;
+    h.tighter = c.member;
+    h.kernel = name;
+    h.declared_as = [id = c.id, t = c.traits](const std::string& kernel) {
+      const std::string as = kernel + "@" + id;
+      register_kernel(as, find_kernel_info(kernel)->backend, true,
+                      [as, kernel, t] { return std::make_unique<NormDeclaredAs>(as, make_norm_kernel(kernel), t); }, Operation::Norm);
+      return as;
+    };
+    hs.push_back(std::move(h));
   }
 }
 
@@ -429,9 +457,7 @@ std::vector<RowHypothesisSpec> row_hypothesis_specs(const std::string& base, std
       t.arith.acc = &bf16;
       bf16_sum_variant<NormKernel, NormTraits, NormBug, NormDeclaredAs>(base, Operation::Norm, make_norm_kernel, NormBug::Bf16RowSum, t, hs);
     }
-    if (notes)
-      notes->push_back("norm: the hypotheses are the fault catalogue's (f16 row sums among them) and bf16 row sums; no bitwise "
-                       "emulation of a norm's arithmetic exists to make other variants from");
+    norm_variants(base, make_norm_kernel(base)->norm_traits(), hs);
   }
   return hs;
 }

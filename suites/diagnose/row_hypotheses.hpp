@@ -4,7 +4,8 @@
 // by the operation's own fault injectors (suites/ops/{reduce,softmax,norm}/*_faults.hpp), and the numeric variants the
 // oracle emulates bit for bit (oracle/reduce/reduce_order.hpp, oracle/softmax/softmax_emulate.hpp): another accumulator
 // (f16, bf16, f32), another summation order or tree, rounded products, an exp made of operations (expf_ops) for libm's,
-// a row sum in f16/bf16 or another order, a reciprocal for the division. Each hypothesis is a registered kernel run
+// a row sum in f16/bf16 or another order, a reciprocal for the division; for a norm, its model's recipe with one change
+// (suites/diagnose/norm_recipe.hpp: variance algorithm, warp-order sums, fl(1/n), 1 / sqrt, FMA contraction). Each hypothesis is a registered kernel run
 // through the operation's own case runner; a variant also re-declares the kernel under test (its traits changed, its
 // results its own) so that the variant's envelope is judged on the kernel's output.
 #pragma once
@@ -32,7 +33,7 @@ std::string row_base_kernel(const std::string& kernel, std::string* note = nullp
 struct RowHypothesisSpec {
   std::string id, what;        ///< "declared", "fault=red_acc_f16", "acc=bf16", "order=pairwise", "exp=expf_ops"
   int changes = 1;
-  bool tighter = false;        ///< more precise than the declaration (acc=f32 for an f16 accumulator)
+  bool tighter = false;        ///< more precise than the declaration (acc=f32 for an f16 accumulator), or a member of its family (an order where none is fixed)
   std::optional<Fault> fault;  ///< the catalogue's fault it is
   std::string kernel;          ///< the registered kernel that computes it
   /// A changed arithmetic with a bound of its own: registers `kernel under test` re-declared as this arithmetic and
