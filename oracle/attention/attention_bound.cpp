@@ -156,6 +156,7 @@ Element element(const AttentionArith& a, const Row& r, const AttentionRowData& d
     const bool narrow_out = a.out->precision() < a.compute->precision() || a.out->emin() > a.compute->emin();
     const double u_out = narrow_out ? a.out->unit_roundoff() : 0, eta_out = narrow_out ? a.out->min_subnormal() / 2 : 0;
     e.total = (t2 + u_out * (o + t2) + eta_out) * (1 + 0x1p-40) + 0x1p-44 * acol;
+    if (!explain) return e;  // the terms' texts are formatted only when asked for
     term("scores, exp and their shift (Q K^T, scale, exp)", sa, strf("sum_j p_j (e^A_j (1 + E_j) - 1) |v_jc|: max A_j = %.3g, sum p E = %.3g", r.amax, r.we));
     term("QK^T GEMM (within the above)", 0, strf("|S^_j - x_j| <= %.3g sum_c |q_c k_jc| + %.3g, times s", a.qk_coef, a.qk_abs));
     if (a.online)
@@ -180,6 +181,7 @@ Element element(const AttentionArith& a, const Row& r, const AttentionRowData& d
     const double add = u * (std::fabs(r.m) + r.a0max) * (a.base2 ? 1 : 0) + u * (std::fabs(d.lse) + err);
     err += add;
     e.total = err * (1 + 0x1p-40) + 0x1p-60 * (std::fabs(d.lse) + 1);
+    if (!explain) return e;
     term("log of the row sum (scores, exp, rescalings, gamma_h)", logdiff, strf("max(log d_hi, -log d_lo): sum p A = %.3g, gamma = %.3g", r.wa, r.gam));
     if (a.base2) term("the max added back (RN(m s) against RN(m c) ln 2)", maxadd, "(3u + u^2) (|M| + a0)");
     term(strf("log (%g ulp)", a.log.ulps), elog, a.log.source);

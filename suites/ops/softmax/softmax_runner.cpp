@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <limits>
+#include <mutex>
 #include <vector>
 
 #include "base/codes.hpp"
@@ -31,6 +34,50 @@ std::vector<double> decode_codes(const Format& f, const std::vector<std::uint64_
   std::vector<double> v(codes.size());
   for (std::size_t e = 0; e < codes.size(); ++e) v[e] = to_double(f, codes[e]);
   return v;
+}
+
+/// softmax_reference, remembered for the last few argument matrices (exactly equal ones: the whole matrix is compared, the
+/// hash only finds the candidate). The reference is a function of (fn, z, shape, out, policy) alone, so a diagnosis (the
+/// kernel and each hypothesis through this runner on the same cases), a mutation campaign or a certify run of several
+/// kernels computes it once per case instead of once per kernel (docs/diagnose.md, "Cost").
+SoftmaxRef cached_softmax_reference(SoftmaxFn fn, const std::vector<double>& z, std::int64_t rows, std::int64_t cols, const Format& out,
+                                    MaskedRowPolicy policy) {
+  struct Entry {
+    SoftmaxFn fn;
+    const Format* out;
+    MaskedRowPolicy policy;
+    std::int64_t rows, cols;
+    std::uint64_t hash;
+    std::vector<double> z;
+    SoftmaxRef ref;
+  };
+  static std::mutex mu;
+  static std::deque<Entry> cache;                          // most recent last
+  constexpr std::size_t kMaxElements = std::size_t{1} << 23;  // z, code and value: 24 bytes an element, 200 MB at most
+  std::uint64_t h = 0xcbf29ce484222325ULL;                 // FNV-1a over the bits
+  for (double v : z) h = (h ^ std::bit_cast<std::uint64_t>(v)) * 0x100000001b3ULL;
+  const auto same = [&](const Entry& e) {
+    return e.fn == fn && e.out == &out && e.policy == policy && e.rows == rows && e.cols == cols && e.hash == h &&
+           std::equal(e.z.begin(), e.z.end(), z.begin(), z.end(),
+                      [](double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); });
+  };
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    for (const Entry& e : cache)
+      if (same(e)) return e.ref;
+  }
+  SoftmaxRef ref = softmax_reference(fn, z.data(), rows, cols, out, policy);
+  if (z.size() <= kMaxElements / 4) {
+    const std::lock_guard<std::mutex> lock(mu);
+    cache.push_back(Entry{fn, &out, policy, rows, cols, h, z, ref});
+    std::size_t held = 0;
+    for (const Entry& e : cache) held += e.z.size();
+    while (held > kMaxElements && !cache.empty()) {
+      held -= cache.front().z.size();
+      cache.pop_front();
+    }
+  }
+  return ref;
 }
 
 std::uint64_t f32_code(float f) {
@@ -179,7 +226,7 @@ CaseResult run_softmax_case(SoftmaxKernel& kernel, const SoftmaxCaseSetup& s, De
 
   // The reference and the bound of every element.
   pin_fp_env();
-  const SoftmaxRef ref = softmax_reference(a.fn, z.data(), rows, cols, out, t.masked_rows);
+  const SoftmaxRef ref = cached_softmax_reference(a.fn, z, rows, cols, out, t.masked_rows);
   std::vector<double> bound(total);
   for (std::int64_t i = 0; i < rows; ++i) {
     const std::size_t at = static_cast<std::size_t>(i) * n;
