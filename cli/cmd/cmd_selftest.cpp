@@ -78,9 +78,11 @@ std::vector<std::string> shard_of(const std::vector<std::string>& all, const std
 int run_selftest(const SelftestArgs& a) {
   const SuiteInfo* suite = find_suite(a.suite);
   if (!suite) throw InputError(fmt::format("unknown suite '{}' (valid: {})", a.suite, suite_names()));
-  // The models of every operation the suite's level reaches (GEMM's certify -> reductions on reduce).
+  // The models of every operation the suite's level reaches (GEMM's certify -> reductions on reduce, ..., attention
+  // backward on attention_backward). Elementwise models are not run here (their own suites, docs/elementwise.md).
   std::vector<Operation> ops = {suite->operation};
-  for (const Operation op : {Operation::Reduction, Operation::Softmax, Operation::Norm})
+  for (const Operation op : {Operation::Reduction, Operation::Softmax, Operation::Norm, Operation::Attention, Operation::SoftmaxBackward,
+                             Operation::NormBackward, Operation::AttentionBackward})
     if (suite->operation == Operation::Gemm && !suite_at_level(suite->name, op).empty()) ops.push_back(op);
   std::vector<std::string> kernels;
   for (const Operation op : ops)

@@ -35,7 +35,10 @@ void make_attention(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   double scale = ps.real("scale");
   if (scale == 0) scale = 1 / std::sqrt(static_cast<double>(s.head_dim));
   s.scale = static_cast<float>(scale);  // an fp32 value, as kernels receive it
-  s.mask = mask == "additive";
+  s.mask = mask != "none";
+  // additive_min: the hidden entries hold the source format's most negative finite value instead of -Inf (torch.finfo(dtype).min,
+  // as Hugging Face transformers builds its masks): finite, so the kernel adds it to the score and exponentiates the sum.
+  const bool min_mask = mask == "additive_min";
   s.causal = causal == "top_left" ? 1 : causal == "bottom_right" ? 2 : 0;
   const Format& src = *p.source;
   p.m = rq;
@@ -84,6 +87,7 @@ void make_attention(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
       if (s.mask) m = bernoulli(sm, at, 0.125) ? kNegInf : to_source(src, -4 * uniform01(sn, at));  // fp32 values of the source format
       if (s.mask && i % 16 == 5) m = kNegInf;  // a fully masked row
       bool hidden = m == kNegInf;
+      if (hidden && min_mask) m = -src.max_finite();  // exact in fp32: every source format is at most binary32
       if (s.causal == 1) hidden = hidden || j > i;
       if (s.causal == 2) hidden = hidden || j > i + s.len_k - s.len_q;
       p.b(i, j) = m;
@@ -114,7 +118,7 @@ std::vector<Family> attention_families() {
               "unless the max is subtracted; f16 inputs large); mass: one key of score log(len_k) (half the mass), the others "
               "near 0 (many small probabilities summing to the other half); cancel: v = +-(1 + 2^-8 N(0,1)) alternating along "
               "the keys and near-uniform probabilities (the output nearly cancels). mask additive: -4 u in the source format (an fp32 value), -Inf with "
-              "probability 1/8, every query i = 5 mod 16 fully masked. causal: recorded for the call (bottom_right with len_q > "
+              "probability 1/8, every query i = 5 mod 16 fully masked; additive_min: the source format's most negative finite value (torch.finfo(dtype).min) instead of -Inf. causal: recorded for the call (bottom_right with len_q > "
               "len_k leaves the first rows fully masked). scale 0: 1/sqrt(head_dim); rounded to fp32.";
   g.reference = "this project (docs/attention.md, \"Generators\"; issue 41)";
   g.params = {p_int("batch", 1, 1, 64, "batch"),
@@ -125,7 +129,8 @@ std::vector<Family> attention_families() {
               p_int("head_dim", 64, 1, 1024, "head dimension of Q, K and V"),
               p_choice("mode", "normal", {"normal", "aligned", "overflow", "mass", "cancel"}, "how Q, K and V are drawn"),
               p_real("spread", 1, 0, 1e4, "normal: the scores' deviation; aligned: the dominant score; overflow: the inputs' deviation"),
-              p_choice("mask", "none", {"none", "additive"}, "the additive mask"),
+              p_choice("mask", "none", {"none", "additive", "additive_min"},
+                       "the additive mask (additive_min: the source format's most negative finite value where additive puts -Inf)"),
               p_choice("causal", "none", {"none", "top_left", "bottom_right"}, "the causal mask's alignment (the kernel call's)"),
               p_real("scale", 0, 0, 1e30, "s (0: 1/sqrt(head_dim)), rounded to fp32"),
               p_seed(),

@@ -37,7 +37,18 @@ struct Row {
   double d_hi = 1, d_lo = 1, wa = 0, we = 0, alpha_max = 0, u_p = 0, eta_p = 0, scale_abs = 1;
   int nb = 0;
   std::vector<double> p, alpha;  ///< exact probabilities P_j; alpha_j the numerator's relative perturbation bound
+  /// Far keys (docs/attention.md, "Bound", "Far keys"): a score so far below the row's max (a large finite mask: -1e9,
+  /// finfo.min) that the kernel's exp of it is below exp(-kFar) even with every rounding of its argument; each adds at
+  /// most far_weight (in the kernel's units) to l and far_weight |v_jc| to O~_c, and is left out of a0max, the span and
+  /// alpha. nfar: how many.
+  std::vector<char> far;
+  std::int64_t nfar = 0;
+  double far_weight = 0;
 };
+
+/// A far key's exp argument is below -kFar: e^-110 < 2^-158, below half the least subnormal of fp32 and every narrower
+/// compute format (the bound's absolute terms carry what the exp's claim allows there).
+constexpr double kFar = 110;
 
 double zval(const AttentionScores& s, std::size_t j) { return s.z_hi[j] + s.z_lo[j]; }
 
@@ -68,6 +79,33 @@ Row row_of(const AttentionArith& a, const AttentionRowData& d) {
       a0[j] = s * e + u * sx + (mk != 0 ? u * (std::fabs(zval(sc, j)) + s * e + u * sx) : 0.0);
     r.a0max = std::max(r.a0max, a0[j]);
   }
+  // Far keys. The kernel's argument of key j, relative to its shift m^ >= M - a0[argmax], is at most
+  // g_j = z_j - M + a0[j] + a0n (a0n >= a0[argmax]: the max over keys within 2 kFar of M), rounded by at most 4u
+  // relative (the subtraction, and the base-2 form's products). Where g_j (1 - 4u) <= -kFar the key is far.
+  double a0n = 0;
+  for (std::size_t j = 0; j < r.n; ++j)
+    if (sc.z_hi[j] != -kInf && zval(sc, j) - r.m > -2 * kFar) a0n = std::max(a0n, a0[j]);
+  r.far.assign(r.n, 0);
+  for (std::size_t j = 0; j < r.n; ++j)
+    if (sc.z_hi[j] != -kInf && (zval(sc, j) - r.m + a0[j] + a0n) * (1 - 4 * u) <= -kFar) r.far[j] = 1, ++r.nfar;
+  if (r.nfar > 0) {  // a0max and the span over the near keys only
+    r.a0max = 0;
+    lo = kInf;
+    for (std::size_t j = 0; j < r.n; ++j)
+      if (sc.z_hi[j] != -kInf && !r.far[j]) r.a0max = std::max(r.a0max, a0[j]), lo = std::min(lo, zval(sc, j));
+    // The largest |argument| of a far key's exp, or of the rescaling that takes a block of far keys (an online prefix whose
+    // running max a far key set) to the near max: |x^_j - m^| <= M - z_j + a0[j] + a0max. In log2 units for exp2.
+    double x = 0;
+    for (std::size_t j = 0; j < r.n; ++j)
+      if (r.far[j]) x = std::max(x, (r.m - zval(sc, j) + a0[j] + r.a0max) * (1 + 4 * u));
+    if (a.base2) x /= kLn2;
+    // The computed exp of an argument below -kFar: within the claim's ulps of the correctly rounded 0 (ulps of the least
+    // subnormal), plus its absolute part. A far key reaches l directly (at most F) or through a block of far keys rescaled
+    // later (each weight there at most 1 + the claim, under 2, times the rescaling's exp, at most F, rounded: 2 (1 + u) F);
+    // its exact weight is below e^-kFar <= F: |computed - exact| <= 3.01 F.
+    const double f = std::exp(-kFar) + a.exp.abs + (a.exp.ulps + a.exp.ulps_per_x * x) * a.compute->min_subnormal();
+    r.far_weight = 3.01 * f;
+  }
   r.s = 0;
   for (std::size_t j = 0; j < r.n; ++j)
     if (sc.z_hi[j] != -kInf) r.s += std::exp(zval(sc, j) - r.m);
@@ -92,6 +130,10 @@ Row row_of(const AttentionArith& a, const AttentionRowData& d) {
   r.scale_abs = std::exp(r.a0max) * 1.01 / r.s;  // an absolute term of the kernel's units over the exact S
   for (std::size_t j = 0; j < r.n; ++j) {
     if (sc.z_hi[j] == -kInf) continue;
+    if (r.far[j]) {  // its exact weight, for the output's scale; its error is far_weight's
+      r.p[j] = std::exp(zval(sc, j) - r.m) / (r.s / (1 + 0x1p-40)) * (1 + 0x1p-40);
+      continue;
+    }
     const double t = r.m - zval(sc, j);
     // The shift's rounding: u |argument - shift|, the shift within a0max of M (common to every j: cancels).
     const double extra = a.base2 ? 1.01 * u * (r.a0max + 1.01 * u * (std::fabs(r.m) + r.a0max)) : 0.0;
@@ -107,7 +149,7 @@ Row row_of(const AttentionArith& a, const AttentionRowData& d) {
     r.alpha[j] = std::exp(aj) * (1 + ej) * (1 + r.resc) * (1 + r.u_p) - 1;
     r.alpha_max = std::max(r.alpha_max, r.alpha[j]);
   }
-  r.abs_l = static_cast<double>(sc.visible) * a.exp.abs * r.scale_abs;
+  r.abs_l = (static_cast<double>(sc.visible) * a.exp.abs + static_cast<double>(r.nfar) * r.far_weight) * r.scale_abs;
   if (!std::isfinite(r.gam)) return r;
   r.d_hi = (1 + r.gam) * (1 + r.resc) * (1 + r.up + r.abs_l);
   r.d_lo = (1 - r.gam) * (1 - r.resc) * (1 - r.down - r.abs_l);
@@ -138,10 +180,11 @@ Element element(const AttentionArith& a, const Row& r, const AttentionRowData& d
   const AttentionScores& sc = *d.scores;
   const double dev = std::max(r.d_hi - 1, 1 - r.d_lo);
   if (c < d.head_dim) {
-    double nerr = 0, acol = 0, vabs = 0, sa = 0;
+    double nerr = 0, acol = 0, vabs = 0, sa = 0, vfar = 0;
     for (std::size_t j = 0; j < r.n; ++j) {
       if (sc.z_hi[j] == -kInf) continue;
       const double v = std::fabs(d.v[static_cast<std::int64_t>(j) * d.ldv + c]);
+      if (r.far[j]) vfar += v;
       nerr += r.p[j] * r.alpha[j] * v;
       sa += r.p[j] * std::max(0.0, r.alpha[j] - r.resc - r.u_p) * v;
       acol += r.p[j] * v;
@@ -149,7 +192,7 @@ Element element(const AttentionArith& a, const Row& r, const AttentionRowData& d
     }
     const double o = std::fabs(d.o[c]);
     const double gemm = a.pv_coef * (1 + r.alpha_max) * acol;
-    const double absn = (r.eta_p + a.exp.abs) * vabs * r.scale_abs + a.pv_abs * r.scale_abs;
+    const double absn = ((r.eta_p + a.exp.abs) * vabs + r.far_weight * vfar) * r.scale_abs + a.pv_abs * r.scale_abs;
     const double t1 = (nerr + gemm + absn + o * dev) / r.d_lo;
     const int nd = a.reciprocal ? 2 : 1;
     const double t2 = t1 + (std::pow(1 + u, nd) - 1) * (o + t1) + nd * a.compute->min_subnormal() / 2;
@@ -165,6 +208,9 @@ Element element(const AttentionArith& a, const Row& r, const AttentionRowData& d
     if (r.u_p > 0)
       term(strf("P rounded to %s", std::string(a.p_format->tag).c_str()), r.u_p * acol + r.eta_p * vabs * r.scale_abs,
            "u_p sum_j p_j |v_jc| + eta_p sum_j |v_jc| / S");
+    if (r.nfar > 0)
+      term(strf("far keys (%lld: a large finite mask)", static_cast<long long>(r.nfar)), r.far_weight * vfar * r.scale_abs,
+           strf("each exp below e^-110: at most %.3g in the kernel's units (3.01 F) times |v_jc|, over S", r.far_weight));
     term("PV GEMM", gemm + a.pv_abs * r.scale_abs, strf("%.3g (1 + max alpha) sum_j p_j |v_jc| + %.3g / S", a.pv_coef, a.pv_abs));
     term(strf("row sum l (%s, gamma_{n-1}) and its perturbations", std::string(a.sum_acc->tag).c_str()), o * dev,
          strf("|O| max(d_hi - 1, 1 - d_lo): gamma = %.3g, sum p A = %.3g", r.gam, r.wa));

@@ -14,6 +14,7 @@
 #include "kernels/attention/attention_kernel.hpp"
 #include "oracle/attention/attention_bound.hpp"
 #include "suites/mutation/mutation.hpp"
+#include "suites/ops/attention/attention_faults.hpp"
 #include "suites/ops/attention/attention_runner.hpp"
 #include "suites/run/operation.hpp"
 #include "suites/run/suite.hpp"
@@ -141,6 +142,34 @@ TEST_CASE("attention faults: each refused by the check its definition names") {
   const auto naive = make_attention_kernel("model_attention_f32_naive");
   CHECK(!naive->with_bug(AttentionBug::NoRescale));
   CHECK(!naive->with_bug(AttentionBug::DropLastKeyBlock));
+}
+
+
+TEST_CASE("attention with finfo.min masks: far keys judged, not left vacuous; a fault on those rows refused") {
+  // The suite's case additive_mask_min hides keys with the input format's most negative finite value (as Hugging Face
+  // transformers does) instead of -Inf. Before the far-key terms (oracle/attention/attention_bound.cpp) the fp32 rounding
+  // of s S + mask (u |mask| ~ 2^104 for bf16's min) made every bound of the bf16 and f32 models infinite: the case passed
+  // with no element judged. Now every row that sees a key is judged (only the rows that see none, whose exact softmax is
+  // of the scores while the kernel's is uniform, stay beyond the bound), and a fault on the judged rows is refused.
+  const SuiteInfo* s = find_suite("attention");
+  REQUIRE(s);
+  for (const std::string k : {"model_attention_bf16_flash", "model_attention_f16_flash", "model_attention_f32_naive"}) {
+    CAPTURE(k);
+    SuiteRunOptions o;
+    o.select = [](const std::string& id, const std::string&) { return id == "additive_mask_min"; };
+    const RunResult r = run_suite(*s, {k}, o);
+    REQUIRE(r.cases.size() == 1);
+    const CaseResult& c = r.cases.front();
+    CHECK(c.status == CaseStatus::Pass);
+    CHECK_FALSE(c.vacuous);
+    CHECK(c.metrics.err_frac_max > 0x1p-12);  // elements judged, the bound not loose beyond use
+    CHECK(c.metrics.err_frac_max <= 1);
+    const std::string mutant = register_attention_mutant(k, Fault::AttnPRoundedLower);
+    const RunResult m = run_suite(*s, {mutant}, o);
+    REQUIRE(m.cases.size() == 1);
+    CHECK(m.cases.front().status == CaseStatus::Fail);
+    CHECK(failed(m.cases.front(), CheckKind::Envelope));
+  }
 }
 
 }  // namespace fpcert

@@ -42,6 +42,10 @@ std::vector<CaseSpec> attention_cases(const std::string& suite, const AttentionT
       "range");
   add("mass_long", "heads_kv=1,len_q=9,len_k=1000,head_dim=64", ",mode=mass", 83,
       "one key holds half the mass, 999 small probabilities the other half", "mass");
+  add("additive_mask_min", "heads_kv=2,len_q=33,len_k=200,head_dim=64", ",mask=additive_min", 84,
+      "the additive mask with the input format's most negative finite value where -Inf was (torch.finfo(dtype).min): far keys "
+      "(docs/attention.md, \"Far keys\"); queries 5 mod 16 see only such keys, whose exact softmax is of the scores",
+      "mask");
   return c;
 }
 
