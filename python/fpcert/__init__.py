@@ -817,3 +817,7 @@ def diagnose(fn, case="uniform:m=32,n=32,k=256,seed=1", *, declared=None, cases=
 
 
 __all__ += ["diagnose", "Diagnosis"]
+
+# Reductions, softmax and normalisation diagnosed (issue 47; docs/python.md, "Diagnosing a kernel").
+from .diagnose_rows import diagnose_norm, diagnose_reduction, diagnose_softmax  # noqa: E402
+__all__ += ["diagnose_softmax", "diagnose_norm", "diagnose_reduction"]
