@@ -271,7 +271,12 @@ PYBIND11_MODULE(_fpcert, m) {
       .def("__repr__", [](const KernelTraits& t) { return "<fpcert.Traits " + describe_traits(t) + ">"; });
   m.def("traits", &traits_by_name_or_spec, py::arg("name_or_spec"),
         "Traits of a registered kernel, or from a spec such as 'in=f16,acc=f32,out=f16'");
-  m.def("kernel_names", [](bool include_mutants) { return kernel_names(include_mutants, Operation::Gemm); }, py::arg("include_mutants") = false);
+  m.def("kernel_names", [](bool include_mutants, const std::string& operation) {
+    for (int o = 0; o <= static_cast<int>(Operation::AttentionBackward); ++o)
+      if (to_string(static_cast<Operation>(o)) == operation) return kernel_names(include_mutants, static_cast<Operation>(o));
+    throw InputError("unknown operation '" + operation + "' (gemm, conversion, reduction, elementwise, softmax, norm, attention, ...)");
+  }, py::arg("include_mutants") = false, py::arg("operation") = "gemm",
+        "The registered kernels of an operation (gemm, reduction, softmax, norm, ...), mutants too with include_mutants");
   m.def("suite_names", [] {
     std::vector<std::string> v;
     for (const auto& s : builtin_suites()) v.push_back(s.name);

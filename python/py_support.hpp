@@ -107,6 +107,15 @@ inline void unregister_kernel(const std::string& name) {
   std::erase_if(reg, [&](const KernelInfo& k) { return k.name == name; });
 }
 
+/// Remove a kernel and every kernel named after it (`<name>~...`, `<name>@...`: mutants, variants and re-declarations a
+/// diagnosis registers from it, whose factories refer to it by name).
+inline void unregister_kernel_and_derived(const std::string& name) {
+  auto& reg = kernel_registry();
+  std::erase_if(reg, [&](const KernelInfo& k) {
+    return k.name == name || (k.name.size() > name.size() && k.name.starts_with(name) && (k.name[name.size()] == '~' || k.name[name.size()] == '@'));
+  });
+}
+
 
 /// Registers fpcert.certify_reduction's native part (python/reduce_entry.cpp).
 void add_reduction_entry(py::module_& m);
@@ -140,6 +149,22 @@ void add_norm_bwd_entry(py::module_& m);
 ElemFnError exp_of(const std::string& s);
 ElemFnError log_of(const std::string& s);
 const SuiteInfo& suite_of(const std::string& suite_name, Operation op, const char* names);
+/// The suite `suite_name` when it is one of operation `op`'s, else InputError naming that operation's suites.
+const SuiteInfo& suite_of(const std::string& suite_name, Operation op);
+
+/// A Python callable declared as a kernel of one operation, not yet registered: what fpcert.certify_* and fpcert.diagnose_*
+/// share (the declaration is read, and refused with an InputError, before anything is registered). Made by
+/// softmax_declaration / norm_declaration (python/rows_entry.cpp), reduction_declaration (python/reduce_entry.cpp).
+struct PyKernelDeclaration {
+  std::string name;
+  Operation op = Operation::Gemm;
+  std::function<std::unique_ptr<Kernel>()> make;
+};
+/// Registers `d` under its name, runs `body` with the GIL released, then removes it and every kernel made from it while
+/// it ran (a diagnosis's `<name>~<hypothesis>` and `<name>@<hypothesis>`), also when `body` throws.
+std::string with_registered(const PyKernelDeclaration& d, const std::function<std::string()>& body);
+/// Registers the kernel for one certify run (the suite with certify's evidence rule; results as JSON).
+std::string certify_registered(const PyKernelDeclaration& d, const SuiteInfo& suite, const std::string& entry, const std::string& command);
 std::string certify_registered(const std::string& name, Operation op, const std::function<std::unique_ptr<Kernel>()>& make,
                                const SuiteInfo& suite, const std::string& entry, const std::string& command);
 /// fpcert.certify_attention's native part (python/attention_entry.cpp).

@@ -1,15 +1,14 @@
-// python/reduce_entry.cpp — fpcert.certify_reduction's native part: a Python callable that reduces each row of a
-// count x length array (numpy.sum(x, axis=1), torch.sum(x, dim=1), a dot product of two such arrays, a norm) as a
-// ReduceKernel with the arithmetic the caller declares, certified by the runner on a reduction suite (docs/python.md,
-// "Reductions"; docs/reductions.md).
+// python/reduce_entry.cpp — fpcert.certify_reduction's and fpcert.diagnose_reduction's native part: a Python callable that
+// reduces each row of a count x length array (numpy.sum(x, axis=1), torch.sum(x, dim=1), a dot product of two such arrays,
+// a norm) declared as a ReduceKernel with the arithmetic the caller declares, then certified by the runner on a reduction
+// suite (python/rows_entry.cpp, certify_declared) or diagnosed (python/diagnose_entry.cpp) (docs/python.md, "Reductions";
+// docs/reductions.md).
 #include <pybind11/pybind11.h>
 
 #include <nlohmann/json.hpp>
 
 #include "kernels/reduce/reduce_kernel.hpp"
 #include "python/py_support.hpp"
-#include "results/results_json.hpp"
-#include "suites/run/suite.hpp"
 
 namespace fpcert::py_support {
 
@@ -88,13 +87,11 @@ class PyReduceKernel final : public ReduceKernel {
   PyHandle adapter_;
 };
 
-std::string certify_reduction(py::object adapter, const std::string& kind, const std::string& x, const std::string& y,
-                              const std::string& acc, const std::string& rounding, bool fma, const std::string& order, const std::string& out,
-                              bool deterministic, bool nrm2_scaled, const std::string& name, const std::string& description,
-                              const std::string& suite_name, const std::string& command) {
-  const SuiteInfo* suite = find_suite(suite_name);
-  if (!suite || suite->operation != Operation::Reduction)
-    throw InputError("'" + suite_name + "' is not a reduction suite (reduce, reduce_quick)");
+/// The reduction callable's declaration (fpcert.certify_reduction's and fpcert.diagnose_reduction's keywords) as a kernel to register.
+PyKernelDeclaration reduction_declaration(py::object adapter, const std::string& kind, const std::string& x, const std::string& y,
+                                          const std::string& acc, const std::string& rounding, bool fma, const std::string& order,
+                                          const std::string& out, bool deterministic, bool nrm2_scaled, const std::string& name,
+                                          const std::string& description) {
   ReduceTraits t;
   t.kind = kind_of(kind);
   t.x_input = &format_of(x);
@@ -114,32 +111,18 @@ std::string certify_reduction(py::object adapter, const std::string& kind, const
   t.note = "declared by the caller (fpcert.certify_reduction)";
   if (const std::string why = reduce_traits_problem(t); !why.empty()) throw InputError("the declarations contradict each other: " + why);
   PyHandle h = make_handle(std::move(adapter));
-  register_kernel(KernelInfo{name, Backend::Plugin, false, [=] { return std::unique_ptr<Kernel>(new PyReduceKernel(name, description, t, h)); },
-                             "python", Operation::Reduction});
+  auto make = [=] { return std::unique_ptr<Kernel>(new PyReduceKernel(name, description, t, h)); };
   h.reset();
-  SuiteRunOptions opt;
-  opt.command = command;
-  opt.repro_prefix = "python: fpcert.certify_reduction(..., suite=\"" + suite_name + "\")";
-  RunResult res;
-  try {
-    py::gil_scoped_release nogil;
-    res = run_suite(*suite, {name}, opt);
-    require_evidence(res);  // as `fpcert certify`: a suite that grades no vector non-vacuously certifies nothing
-  } catch (...) {
-    unregister_kernel(name);
-    throw;
-  }
-  unregister_kernel(name);
-  return to_json(res).dump();
+  return PyKernelDeclaration{name, Operation::Reduction, std::move(make)};
 }
 
 }  // namespace
 
 void add_reduction_entry(py::module_& m) {
-  m.def("certify_reduction", &certify_reduction, py::arg("adapter"), py::arg("kind"), py::arg("x"), py::arg("y"), py::arg("acc"),
+  m.def("reduction_declaration", &reduction_declaration, py::arg("adapter"), py::arg("kind"), py::arg("x"), py::arg("y"), py::arg("acc"),
         py::arg("rounding"), py::arg("fma"), py::arg("order"), py::arg("out"), py::arg("deterministic"), py::arg("nrm2_scaled"),
-        py::arg("name"), py::arg("description"), py::arg("suite"), py::arg("command"),
-        "Certify a Python reduction callable on a reduction suite; the run's results as JSON (fpcert.certify_reduction wraps it)");
+        py::arg("name"), py::arg("description"),
+        "A Python reduction callable's declaration (fpcert.certify_reduction, fpcert.diagnose_reduction wrap it)");
 }
 
 }  // namespace fpcert::py_support

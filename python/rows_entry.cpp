@@ -1,7 +1,9 @@
-// python/rows_entry.cpp — fpcert.certify_softmax's and fpcert.certify_norm's native parts: a Python callable that maps
-// each row of a rows x cols array (torch.softmax(x, -1), torch.nn.functional.layer_norm, rms_norm, a NumPy function)
-// as a SoftmaxKernel or NormKernel with the arithmetic the caller declares, certified by the runner on the operation's
-// suite (docs/python.md, "Softmax and normalisation"; docs/softmax.md, docs/normalization.md).
+// python/rows_entry.cpp — fpcert.certify_softmax's and fpcert.certify_norm's native parts (and their declarations, which
+// fpcert.diagnose_softmax / diagnose_norm share): a Python callable that maps each row of a rows x cols array
+// (torch.softmax(x, -1), torch.nn.functional.layer_norm, rms_norm, a NumPy function) as a SoftmaxKernel or NormKernel with
+// the arithmetic the caller declares, registered for one run: certified by the runner on the operation's suite
+// (certify_declared; docs/python.md, "Softmax and normalisation"; docs/softmax.md, docs/normalization.md) or diagnosed
+// (python/diagnose_entry.cpp).
 #include <pybind11/pybind11.h>
 
 #include <nlohmann/json.hpp>
@@ -50,30 +52,48 @@ ElemFnError log_of(const std::string& s) {
   throw InputError("unknown log '" + s + "' (logf, libm, cr, ulps:N)");
 }
 
-/// Registers the kernel under `name`, runs the suite (with certify's evidence rule), removes it; the results as JSON.
-std::string certify_registered(const std::string& name, Operation op, const std::function<std::unique_ptr<Kernel>()>& make,
-                               const SuiteInfo& suite, const std::string& entry, const std::string& command) {
-  register_kernel(KernelInfo{name, Backend::Plugin, false, make, "python", op});
+std::string with_registered(const PyKernelDeclaration& d, const std::function<std::string()>& body) {
+  register_kernel(KernelInfo{d.name, Backend::Plugin, false, d.make, "python", d.op});
+  std::string out;
+  try {
+    py::gil_scoped_release nogil;
+    out = body();
+  } catch (...) {
+    unregister_kernel_and_derived(d.name);  // the GIL held again here: the callable's handle is released with it
+    throw;
+  }
+  unregister_kernel_and_derived(d.name);
+  return out;
+}
+
+/// Registers the kernel, runs the suite (with certify's evidence rule), removes it; the results as JSON.
+std::string certify_registered(const PyKernelDeclaration& d, const SuiteInfo& suite, const std::string& entry, const std::string& command) {
   SuiteRunOptions opt;
   opt.command = command;
   opt.repro_prefix = "python: fpcert." + entry + "(..., suite=\"" + suite.name + "\")";
-  RunResult res;
-  try {
-    py::gil_scoped_release nogil;
-    res = run_suite(suite, {name}, opt);
-    require_evidence(res);
-  } catch (...) {
-    unregister_kernel(name);
-    throw;
-  }
-  unregister_kernel(name);
-  return to_json(res).dump();
+  return with_registered(d, [&] {
+    RunResult res = run_suite(suite, {d.name}, opt);
+    require_evidence(res);  // as `fpcert certify`: a suite that grades nothing non-vacuously certifies nothing
+    return to_json(res).dump();
+  });
+}
+
+std::string certify_registered(const std::string& name, Operation op, const std::function<std::unique_ptr<Kernel>()>& make,
+                               const SuiteInfo& suite, const std::string& entry, const std::string& command) {
+  return certify_registered(PyKernelDeclaration{name, op, make}, suite, entry, command);
 }
 
 const SuiteInfo& suite_of(const std::string& suite_name, Operation op, const char* names) {
   const SuiteInfo* suite = find_suite(suite_name);
   if (!suite || suite->operation != op) throw InputError("'" + suite_name + "' is not a " + std::string(to_string(op)) + " suite (" + names + ")");
   return *suite;
+}
+
+const SuiteInfo& suite_of(const std::string& suite_name, Operation op) {
+  std::string names;
+  for (const SuiteInfo& s : builtin_suites())
+    if (s.operation == op) names += (names.empty() ? "" : ", ") + s.name;
+  return suite_of(suite_name, op, names.c_str());
 }
 
 namespace {
@@ -154,12 +174,11 @@ class PyNormKernel final : public NormKernel {
   PyHandle adapter_;
 };
 
-std::string certify_softmax(py::object adapter, bool log_softmax, const std::string& x, const std::string& out, const std::string& compute,
+/// The softmax callable's declaration (fpcert.certify_softmax's and fpcert.diagnose_softmax's keywords) as a kernel to register.
+PyKernelDeclaration softmax_declaration(py::object adapter, bool log_softmax, const std::string& x, const std::string& out, const std::string& compute,
                             const std::string& shift, int block, const std::string& exp, const std::string& log, const std::string& sum,
                             const std::string& order, bool reciprocal, const std::string& masked_rows, bool accepts_mask,
-                            bool accepts_scale, const std::string& name, const std::string& description, const std::string& suite_name,
-                            const std::string& command) {
-  const SuiteInfo& suite = suite_of(suite_name, Operation::Softmax, "softmax, softmax_quick");
+                            bool accepts_scale, const std::string& name, const std::string& description) {
   SoftmaxTraits t;
   SoftmaxArith& a = t.arith;
   a.fn = log_softmax ? SoftmaxFn::LogSoftmax : SoftmaxFn::Softmax;
@@ -186,13 +205,13 @@ std::string certify_softmax(py::object adapter, bool log_softmax, const std::str
   PyHandle h = make_handle(std::move(adapter));
   auto make = [=] { return std::unique_ptr<Kernel>(new PySoftmaxKernel(name, description, t, accepts_scale, h)); };
   h.reset();
-  return certify_registered(name, Operation::Softmax, make, suite, "certify_softmax", command);
+  return PyKernelDeclaration{name, Operation::Softmax, std::move(make)};
 }
 
-std::string certify_norm(py::object adapter, const std::string& kind, const std::string& variance, const std::string& parts,
+/// The norm callable's declaration (fpcert.certify_norm's and fpcert.diagnose_norm's keywords) as a kernel to register.
+PyKernelDeclaration norm_declaration(py::object adapter, const std::string& kind, const std::string& variance, const std::string& parts,
                          const std::string& x, const std::string& out, const std::string& compute, const std::string& acc, const std::string& rsqrt,
-                         const std::string& name, const std::string& description, const std::string& suite_name, const std::string& command) {
-  const SuiteInfo& suite = suite_of(suite_name, Operation::Norm, "norm, norm_quick");
+                         const std::string& name, const std::string& description) {
   NormTraits t;
   NormArith& a = t.arith;
   if (kind == "layernorm") a.kind = NormKind::LayerNorm;
@@ -240,7 +259,7 @@ std::string certify_norm(py::object adapter, const std::string& kind, const std:
   PyHandle h = make_handle(std::move(adapter));
   auto make = [=] { return std::unique_ptr<Kernel>(new PyNormKernel(name, description, t, h)); };
   h.reset();
-  return certify_registered(name, Operation::Norm, make, suite, "certify_norm", command);
+  return PyKernelDeclaration{name, Operation::Norm, std::move(make)};
 }
 
 }  // namespace
@@ -255,14 +274,23 @@ std::unique_ptr<Kernel> make_python_norm_kernel(std::string name, std::string de
 }
 
 void add_rows_entries(py::module_& m) {
-  m.def("certify_softmax", &certify_softmax, py::arg("adapter"), py::arg("log_softmax"), py::arg("x"), py::arg("out"), py::arg("compute"),
-        py::arg("shift"), py::arg("block"), py::arg("exp"), py::arg("log"), py::arg("sum"), py::arg("order"), py::arg("reciprocal"),
-        py::arg("masked_rows"), py::arg("accepts_mask"), py::arg("accepts_scale"), py::arg("name"), py::arg("description"),
-        py::arg("suite"), py::arg("command"),
-        "Certify a Python softmax callable on a softmax suite; the run's results as JSON (fpcert.certify_softmax wraps it)");
-  m.def("certify_norm", &certify_norm, py::arg("adapter"), py::arg("kind"), py::arg("variance"), py::arg("parts"), py::arg("x"), py::arg("out"),
-        py::arg("compute"), py::arg("acc"), py::arg("rsqrt"), py::arg("name"), py::arg("description"), py::arg("suite"),
-        py::arg("command"), "Certify a Python LayerNorm/RMSNorm callable on a norm suite; the run's results as JSON (fpcert.certify_norm wraps it)");
+  py::class_<PyKernelDeclaration>(m, "KernelDeclaration",
+                                  "A Python callable declared as a kernel of one operation, registered only while a certify_declared "
+                                  "or diagnose_declared call runs")
+      .def_readonly("name", &PyKernelDeclaration::name)
+      .def_property_readonly("operation", [](const PyKernelDeclaration& d) { return std::string(to_string(d.op)); });
+  m.def("softmax_declaration", &softmax_declaration, py::arg("adapter"), py::arg("log_softmax"), py::arg("x"), py::arg("out"),
+        py::arg("compute"), py::arg("shift"), py::arg("block"), py::arg("exp"), py::arg("log"), py::arg("sum"), py::arg("order"),
+        py::arg("reciprocal"), py::arg("masked_rows"), py::arg("accepts_mask"), py::arg("accepts_scale"), py::arg("name"),
+        py::arg("description"), "A Python softmax callable's declaration (fpcert.certify_softmax, fpcert.diagnose_softmax wrap it)");
+  m.def("norm_declaration", &norm_declaration, py::arg("adapter"), py::arg("kind"), py::arg("variance"), py::arg("parts"), py::arg("x"),
+        py::arg("out"), py::arg("compute"), py::arg("acc"), py::arg("rsqrt"), py::arg("name"), py::arg("description"),
+        "A Python LayerNorm/RMSNorm callable's declaration (fpcert.certify_norm, fpcert.diagnose_norm wrap it)");
+  m.def("certify_declared", [](const PyKernelDeclaration& d, const std::string& suite, const std::string& entry, const std::string& command) {
+    return certify_registered(d, suite_of(suite, d.op), entry, command);
+  }, py::arg("declaration"), py::arg("suite"), py::arg("entry"), py::arg("command"),
+        "Certify a declared Python kernel on a suite of its operation; the run's results as JSON (fpcert.certify_softmax, certify_norm, "
+        "certify_reduction)");
 }
 
 }  // namespace fpcert::py_support

@@ -419,6 +419,25 @@ def certify_reduction(fn, kind: str = "sum", *, x: str = "f32", y: str | None = 
     envelope alone decides, as for any library whose order is not documented; "sequential", "pairwise",
     "numpy", "blocked:B", "warp:L": graded bit for bit), ``deterministic`` (False: atomics, each run graded on
     its own), ``nrm2_scaled`` (LAPACK's scaled nrm2). docs/python.md, "Reductions"."""
+    d = _reduction_declaration(fn, kind, x=x, y=y, acc=acc, out=out, rounding=rounding, fma=fma, order=order,
+                               deterministic=deterministic, nrm2_scaled=nrm2_scaled, name=name)
+    run = _json.loads(_fpcert.certify_declared(d, suite, "certify_reduction",
+                                               "python: fpcert.certify_reduction(" + d.name + ", suite=" + repr(suite) + ")"))
+    res = Results(run)
+    if collector is not None:
+        collector("certify", run)
+    if json:
+        res.write_json(json)
+    if junit:
+        res.write_junit(junit)
+    if html:
+        res.write_html(html)
+    return res
+
+
+def _reduction_declaration(fn, kind, *, x, y, acc, out, rounding, fma, order, deterministic, nrm2_scaled, name):
+    """The reduction callable declared as a kernel (certify_reduction's keywords; not registered until a run): what
+    certify_reduction and diagnose_reduction share. InputError for a declaration that cannot be read."""
     out = out or acc
     kname = "python:" + (name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
 
@@ -432,19 +451,8 @@ def certify_reduction(fn, kind: str = "sum", *, x: str = "f32", y: str | None = 
         c, tc = _to_numpy(r, out)
         return _codes(c, tc, out).astype(_CONTAINER[_CONTAINER_BITS[out]]).reshape(-1)
 
-    run = _json.loads(_fpcert.certify_reduction(adapter, kind, x, y or "", acc, rounding, bool(fma), order, out, bool(deterministic),
-                                                bool(nrm2_scaled), kname, f"Python reduction {kname} ({kind})", suite,
-                                                "python: fpcert.certify_reduction(" + kname + ", suite=" + repr(suite) + ")"))
-    res = Results(run)
-    if collector is not None:
-        collector("certify", run)
-    if json:
-        res.write_json(json)
-    if junit:
-        res.write_junit(junit)
-    if html:
-        res.write_html(html)
-    return res
+    return _fpcert.reduction_declaration(adapter, kind, x, y or "", acc, rounding, bool(fma), order, out, bool(deterministic),
+                                         bool(nrm2_scaled), kname, f"Python reduction {kname} ({kind})")
 
 
 # ---- audit: a test's rule, as people write it (docs/python.md, "Auditing a test's rule"; docs/audit.md) --------
@@ -809,3 +817,7 @@ def diagnose(fn, case="uniform:m=32,n=32,k=256,seed=1", *, declared=None, cases=
 
 
 __all__ += ["diagnose", "Diagnosis"]
+
+# Reductions, softmax and normalisation diagnosed (issue 47; docs/python.md, "Diagnosing a kernel").
+from .diagnose_rows import diagnose_norm, diagnose_reduction, diagnose_softmax  # noqa: E402
+__all__ += ["diagnose_softmax", "diagnose_norm", "diagnose_reduction"]

@@ -1,7 +1,8 @@
 """fpcert.certify_softmax and fpcert.certify_norm: a Python softmax, log-softmax, LayerNorm or RMSNorm callable
 (torch.softmax, torch.nn.functional.layer_norm / rms_norm, a NumPy function) certified through fpcert's runner on the
 operation's suite, against the correctly rounded reference and the per-element bound of the arithmetic the caller
-declares (docs/python.md, "Softmax and normalisation"; docs/softmax.md; docs/normalization.md)."""
+declares (docs/python.md, "Softmax and normalisation"; docs/softmax.md; docs/normalization.md). The declarations made
+here are fpcert.diagnose_softmax's and diagnose_norm's too (python/fpcert/diagnose_rows.py)."""
 import json as _json
 import sys
 
@@ -91,14 +92,22 @@ def certify_softmax(fn, *, log: bool = False, x: str = "f32", out: str | None = 
     exactly, so that a shifted fp32 softmax with a declared order is graded bit for bit), ``log_impl`` (logf, libm,
     cr, ulps:N), the row sum's accumulator ``sum`` and ``order`` (unknown: any tree; sequential; pairwise; warp:L),
     ``reciprocal`` (e_j * fl(1/S)), ``masked_rows`` (nan as torch.softmax; zero as a "safe" softmax)."""
-    out = out or x
-
-    kname = _kname(fn, name)
-    run = _fpcert.certify_softmax(_row_adapter(_softmax_call(fn), x, out, device), bool(log), x, out, compute, shift, int(block), exp,
-                                  log_impl, sum, order, bool(reciprocal), masked_rows, bool(accepts_mask), bool(accepts_scale),
-                                  kname, f"Python {'log-softmax' if log else 'softmax'} {kname}", suite,
-                                  "python: fpcert.certify_softmax(" + kname + ", suite=" + repr(suite) + ")")
+    d = _softmax_declaration(fn, log=log, x=x, out=out, compute=compute, shift=shift, block=block, exp=exp, log_impl=log_impl,
+                             sum=sum, order=order, reciprocal=reciprocal, masked_rows=masked_rows, accepts_mask=accepts_mask,
+                             accepts_scale=accepts_scale, device=device, name=name)
+    run = _fpcert.certify_declared(d, suite, "certify_softmax", "python: fpcert.certify_softmax(" + d.name + ", suite=" + repr(suite) + ")")
     return _finish(run, json, junit, html)
+
+
+def _softmax_declaration(fn, *, log, x, out, compute, shift, block, exp, log_impl, sum, order, reciprocal, masked_rows,
+                         accepts_mask, accepts_scale, device, name):
+    """The softmax callable declared as a kernel (certify_softmax's keywords; not registered until a run): what
+    certify_softmax and diagnose_softmax share. InputError for a declaration that cannot be read."""
+    out = out or x
+    kname = _kname(fn, name)
+    return _fpcert.softmax_declaration(_row_adapter(_softmax_call(fn), x, out, device), bool(log), x, out, compute, shift, int(block),
+                                       exp, log_impl, sum, order, bool(reciprocal), masked_rows, bool(accepts_mask),
+                                       bool(accepts_scale), kname, f"Python {'log-softmax' if log else 'softmax'} {kname}")
 
 
 def certify_norm(fn, kind: str = "layernorm", *, variance: str = "two_pass", parts=None, x: str = "f32", out: str | None = None,
@@ -119,16 +128,21 @@ def certify_norm(fn, kind: str = "layernorm", *, variance: str = "two_pass", par
     one_pass: E[x^2] - E[x]^2), ``compute`` format,
     the row sums' accumulator ``acc`` (any order), ``rsqrt`` (rsqrtf: CUDA's 2 ulp; cr; sqrt_div: 1/sqrt both
     correctly rounded; ulps:N)."""
-    out = out or x
+    d = _norm_declaration(fn, kind, variance=variance, parts=parts, x=x, out=out, compute=compute, acc=acc, rsqrt=rsqrt,
+                          device=device, name=name)
+    run = _fpcert.certify_declared(d, suite, "certify_norm", "python: fpcert.certify_norm(" + d.name + ", suite=" + repr(suite) + ")")
+    return _finish(run, json, junit, html)
 
-    call = _norm_call(fn, x)
-    kname = _kname(fn, name)
+
+def _norm_declaration(fn, kind, *, variance, parts, x, out, compute, acc, rsqrt, device, name):
+    """The norm callable declared as a kernel (certify_norm's keywords; not registered until a run): what certify_norm and
+    diagnose_norm share. InputError for a declaration that cannot be read."""
+    out = out or x
     if parts is None:
         parts = 32 if variance == "welford_combined" else ""
     if not isinstance(parts, (list, tuple)):
         parts = [parts]
     parts = ",".join(str(p) for p in parts)
-    run = _fpcert.certify_norm(_row_adapter(call, x, out, device), kind, variance, parts, x, out, compute, acc, rsqrt, kname,
-                               f"Python {kind} {kname}", suite,
-                               "python: fpcert.certify_norm(" + kname + ", suite=" + repr(suite) + ")")
-    return _finish(run, json, junit, html)
+    kname = _kname(fn, name)
+    return _fpcert.norm_declaration(_row_adapter(_norm_call(fn, x), x, out, device), kind, variance, parts, x, out, compute, acc, rsqrt,
+                                    kname, f"Python {kind} {kname}")
