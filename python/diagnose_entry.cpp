@@ -29,6 +29,8 @@ void add_diagnose_entry(py::module_& m) {
     if (adapter.is_none()) {  // a registered kernel (fpcert diagnose --kernel)
       o.kernel = kernel;
       py::gil_scoped_release nogil;
+      if (row_operation(kernel))  // a reduction, softmax or norm kernel: its operation's suite ("certify" stands for it)
+        return diagnosis_to_json(diagnose_row_kernel(kernel, suite, cases, top, nullptr, declared_as)).dump();
       return diagnosis_to_json(diagnose_kernel(o)).dump();
     }
     const KernelTraits t = traits.cast<KernelTraits>();

@@ -791,7 +791,7 @@ class Diagnosis(dict):
         return t["id"] == hypothesis or hypothesis in t["same_as"]
 
 
-def diagnose(fn, case="uniform:m=32,n=32,k=256,seed=1", *, declared=None, cases=(), suite: str = "certify", device=None,
+def diagnose(fn, case=None, *, declared=None, cases=(), suite: str = "certify", device=None,
              name: str | None = None, separate: bool = True, pairs: bool = True, top: int = 8) -> Diagnosis:
     """Which known arithmetic explains a GEMM kernel's output (docs/diagnose.md): the declared arithmetic with one change
     or two (inputs rounded to tf32/bf16/f16, products rounded, a narrower accumulator, truncation, another order, a
@@ -801,8 +801,13 @@ def diagnose(fn, case="uniform:m=32,n=32,k=256,seed=1", *, declared=None, cases=
     with ``declared`` its traits (a Traits, a spec such as ``"in=f32,acc=f32,out=f32"`` or a registered kernel's name;
     default f32 in, accumulator and out); or a registered kernel's name, with ``declared`` another kernel's name to judge
     it against that declaration (``fpcert diagnose --declared-as``). ``case``: a generator spec or a case id of ``suite``;
-    ``cases``: more cases that separate look-alikes. Returns the record as a ``Diagnosis``."""
-    all_cases = [case] + list(cases)
+    ``cases``: more cases that separate look-alikes (default ``case``: "uniform:m=32,n=32,k=256,seed=1"). A registered
+    reduction, softmax or norm kernel's name is diagnosed on its operation's suite (``suite`` "certify" or "quick"), on the
+    case ids given (default: every case). Returns the record as a ``Diagnosis``."""
+    rows = isinstance(fn, str) and any(fn.split("~")[0] in kernel_names(True, op) for op in ("reduction", "softmax", "norm"))
+    if case is None and not rows:
+        case = "uniform:m=32,n=32,k=256,seed=1"
+    all_cases = ([] if case is None else [case]) + list(cases)
     if isinstance(fn, str):
         if declared is not None and not isinstance(declared, str):
             raise InputError("fpcert.diagnose: for a registered kernel, declared is another registered kernel's name")

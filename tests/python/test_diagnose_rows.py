@@ -195,3 +195,19 @@ def test_a_diagnosis_leaves_no_kernel_made_from_the_callable():
     d = fpcert.diagnose_reduction(sum_sequential, order="blocked:64", cases=["uniform_n1000"], name="own")
     assert any("made from the kernel itself" in n or "no CPU model" in n for n in d["notes"]), d.text()
     assert _registered("python:own") == [], _registered("python:own")
+
+
+def test_diagnose_by_name_takes_row_kernels():
+    # fpcert.diagnose with a registered reduction kernel's name diagnoses it on its operation's suite (no GEMM case), and
+    # a mutant of it (registered on first use) is named by its fault
+    d = fpcert.diagnose("model_sum_f32_pairwise", suite="quick")
+    assert d["kind"] == "declared", d.text()
+    m = fpcert.diagnose("model_sum_f32_pairwise~red_drop", suite="quick")
+    assert m["kind"] == "consistent" and m.top_is("fault=red_drop"), m.text()
+
+
+def test_an_own_declaration_that_fails_its_checks_is_no_declared_verdict():
+    # sum_sequential declared blocked:64: no CPU model declares that order, so the hypotheses are the callable's own; the
+    # runner's bitwise tier refuses the order (a sequential sum is not blocked by 64 on 1000 terms): a logic error
+    d = fpcert.diagnose_reduction(sum_sequential, order="blocked:64", cases=["uniform_n1000"], name="own_bad")
+    assert d["kind"] == "logic_error", d.text()

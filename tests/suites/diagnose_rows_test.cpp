@@ -30,24 +30,31 @@ double round_bf16(double v) {
   return std::ldexp(std::nearbyint(std::ldexp(m, 8)), e - 8);  // nearbyint: ties to even (the default rounding mode)
 }
 
-enum class Mode { F32, Bf16Acc, FlipEvery7 };
+enum class Mode { F32, Bf16Acc, FlipEvery7, Blocked64, SeqDeclaredBlocked64 };
 
 /// A sum written here, declaring model_sum_f32_seq's traits.
 class TestSum final : public ReduceKernel {
  public:
-  TestSum(std::string name, Mode m) : name_(std::move(name)), mode_(m), t_(make_reduce_kernel("model_sum_f32_seq")->reduce_traits()) {}
+  TestSum(std::string name, Mode m) : name_(std::move(name)), mode_(m), t_(make_reduce_kernel("model_sum_f32_seq")->reduce_traits()) {
+    if (m == Mode::Blocked64 || m == Mode::SeqDeclaredBlocked64) t_.order = ReduceOrder::blocked(64);  // no CPU model declares it
+  }
   const std::string& name() const override { return name_; }
   std::string description() const override { return "test fixture"; }
   Backend backend() const override { return Backend::Cpu; }
   const ReduceTraits& reduce_traits() const override { return t_; }
   void run(const ReduceOperands& o) override {
     for (std::int64_t v = 0; v < o.count; ++v) {
-      float a = 0.0f;
+      float a = 0.0f, block = 0.0f;
       double b = 0.0;
       for (std::int64_t i = 0; i < o.length; ++i) {
         const std::int64_t at = o.axis == ReduceAxis::Rows ? v * o.ldx + i : i * o.ldx + v;
         const double x = to_double(f32, load_code(o.x, at, 4));
-        a = a + static_cast<float>(x);
+        if (mode_ == Mode::Blocked64) {  // blocks of 64 summed from +0, each block's sum added to the total in turn
+          block = block + static_cast<float>(x);
+          if (i % 64 == 63 || i + 1 == o.length) a = a + block, block = 0.0f;
+        } else {
+          a = a + static_cast<float>(x);
+        }
         b = round_bf16(b + round_bf16(x));  // two bf16 values of these cases sum exactly in double
       }
       float r = mode_ == Mode::Bf16Acc ? static_cast<float>(b) : a;
@@ -123,6 +130,22 @@ TEST_CASE("diagnose_rows: kernels written here, declared as a sequential f32 sum
     for (const auto& o : rp.out) flipped += (static_cast<std::int64_t>(o.size()) + 6) / 7;
     CHECK(r.ranked.front().matched == r.ranked.front().elements - flipped);
   }
+}
+
+TEST_CASE("diagnose_rows: a kernel no CPU model declares is judged by its own checks, not by its own output") {
+  // Declared blocked by 64 (no model declares it): the hypotheses are made from the kernel itself, so `declared` is its own
+  // output. The blocked loop written here is its declaration (the runner's bitwise tier reproduces it): declared. The
+  // sequential loop under the same declaration fails that tier: a logic error, not "declared at 100 %".
+  const std::string good = fixture("test_rows_sum_blocked64", Mode::Blocked64), bad = fixture("test_rows_sum_seq_as_blocked64", Mode::SeqDeclaredBlocked64);
+  CHECK(row_base_kernel(good) == good);
+  REQUIRE_FALSE(same_outputs(run_row_kernel(good, "certify", kCases), run_row_kernel(bad, "certify", kCases)));
+  const DiagnosisRecord g = diagnose_row_kernel(good, "certify", kCases, 8);
+  CHECK(g.failed_checks.empty());
+  CHECK(g.kind == "declared");
+  const DiagnosisRecord b = diagnose_row_kernel(bad, "certify", kCases, 8);
+  CHECK_FALSE(b.failed_checks.empty());
+  CHECK(b.kind == "logic_error");
+  CHECK(b.verdict.find("fails the checks of its own declaration") != std::string::npos);
 }
 
 TEST_CASE("diagnose_rows: the catalogue's faults injected into models are named by their fault") {
