@@ -584,6 +584,17 @@ section_attention_certify() {
   run timeout 90 "$BIN/bench_gpu_attention" 2>&1 | tee "$OUT/bench_gpu_attention.log"
   run timeout 100 python3 "$(dirname "$0")/sdpa_certify.py" "$OUT/sdpa" 2>&1 | tail -40
 }
+# torch-rows (issue 47, docs/python.md "Diagnosing a kernel"; issue 41): fpcert.diagnose_softmax / diagnose_norm on torch's
+# softmax and layer_norm on the device (tests/python/test_torch_diagnose_rows_gpu.py), and PyTorch's SDPA backends on the
+# attention suite with its additive_mask_min case (tests/python/test_torch_attention_gpu.py).
+section_torch_rows() {
+  local PY
+  PY=$(cd "${PYDIR:-devpy}" && pwd)  # the package as section_python finds it (scripts/devpy.sh)
+  export PYTHONPATH="$PY${PYTHONPATH:+:$PYTHONPATH}" FPCERT_TEST_OUT="$OUT" PYTHONDONTWRITEBYTECODE=1 LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}"
+  python3 -c 'import pytest' 2>/dev/null || export PYTHONPATH="$PYTHONPATH:$PY/site"
+  run timeout 240 python3 -m pytest -q -rA -s -p no:cacheprovider tests/python/test_torch_diagnose_rows_gpu.py 2>&1 | tee "$OUT/torch_diagnose_rows.log" | tail -40
+  run timeout 300 python3 -m pytest -q -rA -s -p no:cacheprovider tests/python/test_torch_attention_gpu.py 2>&1 | tee "$OUT/torch_attention.log" | tail -40
+}
 # attention-backward-torch (issue 45, docs/backward.md): PyTorch's SDPA backward per pinned backend (flash, efficient:
 # the aten backward ops on the runner's O and LSE; math: autograd) certified on attention_backward in f16 and bf16, and
 # the flash backward with a wrong dQ refused; the CPU models as the control.
@@ -900,6 +911,7 @@ for part in ${PART//,/ }; do
     norm-backward) section_norm_backward ;;
     attention) section_attention ;;
     attention-certify) section_attention_certify ;;
+    torch-rows) section_torch_rows ;;
     attention-runner) section_attention_runner ;;
     attention-backward-torch) section_attention_backward_torch ;;
     attention-backward) section_attention_backward_certify; section_attention_backward_test ;;

@@ -1,4 +1,4 @@
-"""tests/python/gpu_main.py — runs test_torch_gpu.py, test_torch_rows_gpu.py, test_torch_attention_gpu.py, test_torch_attention_bwd_gpu.py, test_torch_epilogue_gpu.py and test_torch_eltwise_gpu.py under pytest; exit 77 (ctest: skipped, never
+"""tests/python/gpu_main.py — runs test_torch_gpu.py, test_torch_rows_gpu.py, test_torch_attention_gpu.py, test_torch_attention_bwd_gpu.py, test_torch_epilogue_gpu.py, test_torch_eltwise_gpu.py and test_torch_diagnose_rows_gpu.py under pytest; exit 77 (ctest: skipped, never
 passed) when torch or a CUDA device is missing."""
 import os
 import sys
@@ -20,4 +20,5 @@ sys.exit(pytest.main(["-q", "-rA", "-p", "fpcert.pytest_plugin", os.path.join(he
                       os.path.join(here, "test_torch_norm_bwd_gpu.py"),
                       os.path.join(here, "test_torch_attention_bwd_gpu.py"),
                       os.path.join(here, "test_torch_epilogue_gpu.py"),
-                      os.path.join(here, "test_torch_eltwise_gpu.py")] + sys.argv[1:]))
+                      os.path.join(here, "test_torch_eltwise_gpu.py"),
+                      os.path.join(here, "test_torch_diagnose_rows_gpu.py")] + sys.argv[1:]))

@@ -4,14 +4,15 @@ logits arrive as CUDA tensors), fpcert's hypotheses on the host.
   - torch.softmax in fp32, declared as model_softmax_f32_shifted_nanrows declares but for CUDA's expf (2 ulp; a near twin:
     the hypotheses are that model's): within the declared envelope, no fault named;
   - the same logits through a softmax whose row sum is a sequential loop rounded to fp16 after every addition, written
-    in torch on the device: fault=smx_f16_row_sum on >= 90 % of the elements;
+    in torch on the device: fault=smx_f16_row_sum ranked first, far above the declared arithmetic. Not >= 90 % bit for
+    bit: the exps are CUDA's expf, which the model's exp does not reproduce on every element (66.7 % on an H100,
+    2026-12-05; the verdict is then logic_error with that fault as the closest);
   - torch.nn.functional.layer_norm in fp32 called without weight and bias (the affine part ignored), declared as
     model_layernorm_f32_twopass but for rsqrtf: the fault norm_affine_ignored is ranked above the declared arithmetic;
   - torch.sum(x, 1) on the device, declared as a sequential fp32 sum (model_sum_f32_seq): whatever its order, within
     the declared envelope (the record printed: which order, if any, reproduces it).
-NOT YET RUN ON A DEVICE and therefore not in gpu_main.py's list: run it on a GPU machine with the package of
-scripts/devpy.sh (PYTHONPATH=devpy LD_LIBRARY_PATH=devpy python3 -m pytest -q -rA -s
-tests/python/test_torch_diagnose_rows_gpu.py), then add it to gpu_main.py. Skipped without torch or a CUDA device."""
+Run on an H100 (2026-12-05, scripts/device_run.sh devbin torch-rows) and in gpu_main.py's list. Skipped without torch or
+a CUDA device."""
 import numpy as np
 import pytest
 
@@ -59,7 +60,9 @@ def test_a_torch_softmax_with_an_f16_row_sum_is_named():
                                 cases=["uniform_n33", "uniform_n1000"], **SOFTMAX)
     print(d.text())
     assert d.top_is("fault=smx_f16_row_sum"), d.text()
-    assert d["ranked"][0]["matched"] >= 0.9 * d["ranked"][0]["elements"], d.text()
+    declared = next(h for h in d["ranked"] if h["id"] == "declared")
+    assert d["ranked"][0]["matched"] >= 0.5 * d["ranked"][0]["elements"], d.text()  # where CUDA's expf rounds as the model's exp
+    assert declared["matched"] < 0.1 * declared["elements"], d.text()
 
 
 def test_torch_layer_norm_without_its_affine_part_is_named():
