@@ -53,7 +53,7 @@ namespace {
 
 struct MutateArgs {
   std::vector<std::string> kernels;
-  std::string suite = "certify", faults, json, html;
+  std::string suite = "certify", faults, json, html, only_case;
   std::vector<std::string> plugins;
   std::int64_t mn = 0;
   bool all_cases = false, isolate = false, list = false;
@@ -84,6 +84,7 @@ int run_mutate(const MutateArgs& a) {
   mo.faults = parse_fault_list(a.faults);
   mo.all_cases = a.all_cases;
   if (a.mn > 0) mo.run.mn = a.mn;
+  mo.run.only_case = a.only_case;  // every mutant on that case (or those with the prefix) alone, as certify --case
   mo.run.isolate = a.isolate || !a.plugins.empty();
   mo.run.isolate_timeout_s = a.timeout_s;
   mo.run.run.timeout_ms = a.timeout_s * 1000;
@@ -144,6 +145,7 @@ void add_mutate(CLI::App& root, Registry& reg) {
   app->add_option("--kernel", a->kernels, "Kernel(s) to wrap (repeat or comma-separate; cpu, cuda, cublas: every built-in of that backend)");
   app->add_option("--suite", a->suite, "Suite: " + suite_names())->capture_default_str();
   app->add_option("--fault", a->faults, "Only these faults, comma-separated (--list shows them)");
+  app->add_option("--case", a->only_case, "Only this case of the suite (a trailing * : every case with that prefix), for the kernel and every mutant");
   app->add_flag("--all-cases", a->all_cases, "Run every case on every mutant (default: a mutant stops at its first kill for its own fault)");
   app->add_flag("--list", a->list, "List the faults, the checks expected to kill each, and how each is injected");
   app->add_option("--json", a->json, "Write the results (the unmutated kernel's cases and the mutation score) as JSON")->check(output_path());

@@ -60,6 +60,10 @@ MutationScore run_mutation(const SuiteInfo& suite, const std::string& kernel, co
   if (!op.has_faults())
     throw InputError(fmt::format("'{}' ({} kernel) has no fault injectors: docs/mutation.md lists the operations that do", kernel,
                                  to_string(info->operation)));
+  if (info->operation == Operation::Conversion && !opt.run.only_case.empty())  // one case a kernel: nothing to choose
+    throw InputError(fmt::format("--case {}: a conversion kernel's mutants run on its one case of the conversions suite (every pattern, or the "
+                                 "sample of a 32-bit source); give no --case",
+                                 opt.run.only_case));
   return op.mutate(suite, kernel, opt);
 }
 

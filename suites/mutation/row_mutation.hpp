@@ -64,7 +64,13 @@ MutationScore row_mutation(const OperationRunner& runner, const SuiteInfo& suite
   if (!k) throw InputError(fmt::format("unknown {} kernel '{}' (fpcert kernels lists them)", H::noun, kernel));
   if (k->is_mutant()) throw InputError("'" + kernel + "' is itself a mutant: give the kernel it was made from");
   std::vector<CaseSpec> cases = H::cases(H::suite_name(suite), *k);
-  if (!opt.run.only_case.empty()) std::erase_if(cases, [&](const CaseSpec& c) { return !case_matches(opt.run.only_case, c.id); });
+  if (!opt.run.only_case.empty()) {
+    std::string ids;
+    for (const CaseSpec& c : cases) ids += (ids.empty() ? "" : ", ") + c.id;
+    std::erase_if(cases, [&](const CaseSpec& c) { return !case_matches(opt.run.only_case, c.id); });
+    if (cases.empty())  // nothing run is no score: as certify --case says it
+      throw InputError(fmt::format("suite '{}' has no case '{}' for {} (cases: {})", H::suite_name(suite), opt.run.only_case, kernel, ids));
+  }
   MutationScore s;
   s.kernel = kernel;
   s.suite = H::suite_name(suite);
