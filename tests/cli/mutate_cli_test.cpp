@@ -180,14 +180,14 @@ TEST_CASE("selftest --known-survivors: a listed survivor is reported, not failed
 
 TEST_CASE("mutate --case: the kernel and every mutant on that case alone; an unknown case exits 2 naming the suite's cases") {
   // additive_mask_min (attention with finfo.min masks): a P rounded narrower than declared is refused on that case alone.
-  const CommandResult r = run_command({kFpcert, "mutate", "--kernel", "model_attention_bf16_flash", "--suite", "attention", "--case",
+  const CommandResult r = run_command({kFpcert, "mutate", "--kernel", "model_attention_f16_flash", "--suite", "attention", "--case",
                                        "additive_mask_min", "--fault", "attn_p_rounded_lower"});
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK(r.has("additive_mask_min"));
   CHECK_FALSE(r.has("normal_l200"));  // no other case ran
   CHECK(r.has("1/1 (100.0 %) killed for their own fault"));
-  const CommandResult bad = run_command({kFpcert, "mutate", "--kernel", "model_attention_bf16_flash", "--suite", "attention", "--case", "no_such_case"});
+  const CommandResult bad = run_command({kFpcert, "mutate", "--kernel", "model_attention_f16_flash", "--suite", "attention", "--case", "no_such_case"});
   CHECK(bad.exit_code == 2);
   CHECK(bad.has("no case 'no_such_case'"));
   CHECK(bad.has("additive_mask_min"));

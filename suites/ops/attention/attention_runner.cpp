@@ -30,7 +30,7 @@ CausalAlign causal_of(int c) { return c == 1 ? CausalAlign::TopLeft : c == 2 ? C
 /// The LSE output's tallies (graded beside O's RowGrades).
 struct LseGrades {
   std::int64_t judged = 0, bad = 0, worst = -1, special_bad = 0, first_special = -1, unwritten = 0, first_unwritten = -1;
-  std::int64_t differ = 0, first_differ = -1, guard = 0;
+  std::int64_t differ = 0, first_differ = -1, guard = 0, nonfinite = 0, first_nonfinite = -1;
   double frac_max = 0;
   std::string special_detail;
 };
@@ -104,6 +104,33 @@ CaseResult run_attention_case(AttentionKernel& kernel, const AttentionCaseSetup&
                            "source={}",
                            in.tag, in.tag);
     return finish();
+  }
+  // The base-2 folded form computes RN(mask / s) in fp32: past s FLT_MAX it is -Inf, and a query whose every visible key
+  // carries such a mask is fully masked in the kernel's arithmetic (O 0, LSE +Inf; its backward overflows RN(L log2 e)
+  // too) while its exact softmax is of the scores. The declaration covers masks within that range on at least one visible
+  // key of every query (docs/attention.md, "Bound", step 10); a far key past it alone is covered (its exp is 0).
+  if (t.exp_form == AttentionExpForm::Base2Folded && ps.mask) {
+    const double limit = static_cast<double>(ps.scale) * static_cast<double>(std::numeric_limits<float>::max());
+    const std::int64_t off = causal == CausalAlign::BottomRight ? ps.len_k - ps.len_q : 0;
+    for (std::int64_t i = 0; i < ps.len_q; ++i) {
+      bool finite_seen = false, within = false;
+      double smallest = std::numeric_limits<double>::infinity();
+      for (std::int64_t j = 0; j < ps.len_k && !within; ++j) {
+        if (causal != CausalAlign::None && j > i + off) break;
+        const double m = p.b(i, j);
+        if (m == -std::numeric_limits<double>::infinity()) continue;
+        finite_seen = true;
+        within = std::fabs(m) <= limit;
+        smallest = std::min(smallest, std::fabs(m));
+      }
+      if (finite_seen && !within) {
+        r.status = CaseStatus::NotSupported;
+        r.reason = fmt::format("query {} sees only keys whose mask passes s FLT_MAX = {:.4g} (the least |mask| there {:.4g}): the kernel's "
+                               "base-2 folded form makes RN(mask / s) -Inf there, a fully masked row its declaration does not cover",
+                               i, limit, smallest);
+        return finish();
+      }
+    }
   }
   if (p.source == &in || p.source->tag == in.tag)
     r.flags.push_back(fmt::format("inputs-exact-in-storage: Q, K, V are values of {}: the storage step is not exercised (the "
@@ -272,6 +299,10 @@ CaseResult run_attention_case(AttentionKernel& kernel, const AttentionCaseSetup&
       }
       continue;
     }
+    if (!std::isfinite(got) && std::isfinite(want)) {  // judged or not: Inf/NaN where the exact LSE is finite
+      if (lg.nonfinite++ == 0) lg.first_nonfinite = rr;
+      continue;
+    }
     if (!std::isfinite(lse_bound[i])) continue;  // no bound applies (a denominator not bounded away from 0): unjudged
     ++lg.judged;
     const double frac = std::isfinite(got) ? std::fabs(got - want) / lse_bound[i] : kInf;
@@ -317,6 +348,10 @@ CaseResult run_attention_case(AttentionKernel& kernel, const AttentionCaseSetup&
         lg.bad ? ref.rows[static_cast<std::size_t>(lg.worst)] : -1, lg.frac_max, 1);
     add(CheckKind::SpecialValues, lg.special_bad == 0, lg.special_bad ? lg.special_detail : "LSE of fully masked rows as declared",
         lg.first_special);
+    add(CheckKind::Nonfinite, lg.nonfinite == 0,
+        lg.nonfinite ? fmt::format("{} LSE value(s) Inf/NaN where the exact LSE is finite, first row {}", lg.nonfinite, lg.first_nonfinite)
+                     : "every LSE finite where the exact one is",
+        lg.first_nonfinite);
     add(CheckKind::Unwritten, lg.unwritten == 0,
         lg.unwritten ? fmt::format("{} LSE value(s) never written, first row {}", lg.unwritten, lg.first_unwritten) : "every LSE written",
         lg.first_unwritten);
