@@ -25,7 +25,7 @@ void make_attention_bwd(const ParsedSpec& ps, Problem& p, const GenContext& ctx)
   std::string fwd = "attention:";
   for (const char* key : {"batch", "heads_q", "heads_kv", "len_q", "len_k", "head_dim", "mode", "spread", "causal", "scale", "seed", "source"})
     fwd += std::string(key) + "=" + ps.text(key) + ",";
-  fwd += std::string("mask=") + (mask == "none" ? "none" : "additive");
+  fwd += std::string("mask=") + (mask == "none" ? "none" : mask == "additive_min" ? "additive_min" : "additive");
   GenerateOptions go;
   go.threads = ctx.threads;
   const Problem f = generate(fwd, go);
@@ -112,7 +112,8 @@ std::vector<Family> attention_bwd_families() {
               p_int("head_dim", 64, 1, 1024, "head dimension"),
               p_choice("mode", "normal", {"normal", "aligned", "overflow", "mass", "cancel"}, "Q, K, V as the attention family draws them"),
               p_real("spread", 1, 0, 1e4, "as the attention family"),
-              p_choice("mask", "none", {"none", "additive", "nearly"}, "the additive mask (nearly: rows with two keys left)"),
+              p_choice("mask", "none", {"none", "additive", "nearly", "additive_min"},
+                       "the additive mask (nearly: rows with two keys left; additive_min: the forward's, torch.finfo(dtype).min where -Inf was)"),
               p_choice("causal", "none", {"none", "top_left", "bottom_right"}, "the causal mask's alignment (the kernel call's)"),
               p_choice("grad", "normal", {"normal", "like_o", "structured"}, "how dO is drawn"),
               p_real("scale", 0, 0, 1e30, "s (0: 1/sqrt(head_dim)), rounded to fp32"),

@@ -46,10 +46,21 @@ double dot(const double* a, const double* b, std::int64_t n, double& abs) {
 
 using QStats = AttentionBwdRowStats;
 
+/// Far keys (docs/backward.md, "Attention backward", "Bound"; the forward's step 10 in docs/attention.md): a key whose
+/// recomputed P lies below e^-kFar under every rounding of its argument (a large finite mask: -1e9, torch.finfo(dtype).min).
+/// Its argument error u |mask| would make e^a infinite; its P^ is instead at most F (the exp's claim at an argument below
+/// -kFar: its ulps of the least subnormal, and its absolute part), and |P^ - P| <= 2.01 F.
+constexpr double kFar = 110;
+bool far_arg(double upper, double u) { return upper * (1 - 4 * u) <= -kFar; }
+double far_f(const AttentionBwdArith& a, double x) {
+  const double xl = a.base2 ? x / 0.6931471805599453 : x;
+  return std::exp(-kFar) + a.exp.abs + (a.exp.ulps + a.exp.ulps_per_x * xl) * a.compute->min_subnormal();
+}
+
 /// One pair (i, j) as the bound sees it: P, |x| = |dP - D|, dS, and the kernel's errors on P (after its rounding into
 /// p_format: dp_err_v), on x, on dS (after its rounding into each GEMM's input: e_ds_q, e_ds_k).
 struct PairB {
-  bool visible = false, bad = false;
+  bool visible = false, bad = false, far = false;
   std::int64_t i = 0, j = 0;
   double p = 0, dp_p = 0, e_pv = 0, x = 0, e_x = 0, ds = 0, e_ds = 0, e_ds_q = 0, e_ds_k = 0;
   double a = 0, eps = 0;
@@ -109,19 +120,47 @@ QStats q_stats(const AttentionBwdArith& a, const AttentionBwdInputs& in, std::in
   // D = sum_j P_j dP_j from the kernel's own P^ and dP^: their errors and the sum's (compute format, any order).
   double dabs = 0, prop = 0;
   std::int64_t n = 0;
+  // The kernel recomputes l from its own max: far keys (relative to m, with the near keys' argument error amax on the
+  // shift) are left out of amax and emax, and add at most 3.01 F each to its sum (relative to e^m: the sum s >= 1).
+  const double u = a.compute->unit_roundoff();
+  std::vector<char> far(z.size(), 0);
+  double amax_all = 0, far_share = 0;
   for (std::int64_t j = 0; j < f.len_k; ++j) {
     const auto ju = static_cast<std::size_t>(j);
     if (z[ju] == -kInf) continue;
     double ar = 0, ep = 0;
     arg_error(a, sx[ju], qa[ju], f.mask_at(r, j), z[ju], m, ar, ep);
+    if (z[ju] - m > -2 * kFar) amax_all = std::max(amax_all, ar);
+  }
+  for (std::int64_t j = 0; j < f.len_k; ++j) {
+    const auto ju = static_cast<std::size_t>(j);
+    if (z[ju] == -kInf) continue;
+    double ar = 0, ep = 0;
+    arg_error(a, sx[ju], qa[ju], f.mask_at(r, j), z[ju], m, ar, ep);
+    if (far_arg(z[ju] - m + ar + amax_all, u)) {
+      far[ju] = 1;
+      far_share += 3.01 * far_f(a, m - z[ju] + ar + amax_all);
+      continue;
+    }
     q.amax = std::max(q.amax, ar);
     q.emax = std::max(q.emax, ep);
   }
+  q.amax += far_share * std::exp(q.amax) / s;  // log of the sum: far keys' share, relative to the exact s
   for (std::int64_t j = 0; j < f.len_k; ++j) {
     const auto ju = static_cast<std::size_t>(j);
     if (z[ju] == -kInf) continue;
     double ar = 0, ep = 0, dpa = 0;
     arg_error(a, sx[ju], qa[ju], f.mask_at(r, j), z[ju], m, ar, ep);
+    if (far[ju]) {  // |P^ dP^ - P dP| <= 2.01 F' (|dP| + e_dP), F' at the argument relative to the kernel's l
+      const double dp = dot(in.d_o + r * d, f.v + (f.kv_base(r) + j) * d, d, dpa);
+      const double e_dp = a.dov_coef * dpa + a.dov_abs;
+      const double p = std::exp(z[ju] - q.l);
+      q.d += p * dp;
+      dabs += p * std::fabs(dp);
+      prop += 2.01 * far_f(a, q.l - z[ju] + ar + q.amax) * (std::fabs(dp) + e_dp);
+      ++n;
+      continue;
+    }
     const double p = std::exp(z[ju] - q.l);
     const double g = gamma(static_cast<double>(f.len_k), *a.compute);
     const double rel = std::exp(ar + q.amax) * (1 + ep) * (1 + q.emax) * (1 + g) / (1 - g) * (1 + a.compute->unit_roundoff()) - 1;
@@ -152,11 +191,19 @@ PairB pair_b(const AttentionBwdArith& a, const AttentionBwdInputs& in, std::int6
   const double u = a.compute->unit_roundoff();
   arg_error(a, sx, qa, f.mask_at(r, j), z, q.l, pb.a, pb.eps);
   pb.p = std::exp(z - q.l) * kSlack;
-  double rel = std::exp(pb.a) * (1 + pb.eps) - 1;
-  if (!a.reads_saved)
-    rel = std::exp(pb.a + q.amax) * (1 + pb.eps) * (1 + q.emax) * (1 + gamma(static_cast<double>(f.len_k), *a.compute)) /
-              (1 - gamma(static_cast<double>(f.len_k), *a.compute)) * (1 + u) - 1;
-  const double dpp = pb.p * rel + a.exp.abs;  // |P^ - P|
+  // The kernel's argument is at most (z - L) + a, and with the LSE recomputed, L^ >= l - amax - 1 (generous).
+  const double shift_err = a.reads_saved ? 0.0 : q.amax + 1;
+  double dpp = 0;  // |P^ - P|
+  if (far_arg(z - q.l + pb.a + shift_err, u)) {
+    pb.far = true;
+    dpp = 2.01 * far_f(a, q.l - z + pb.a + shift_err);
+  } else {
+    double rel = std::exp(pb.a) * (1 + pb.eps) - 1;
+    if (!a.reads_saved)
+      rel = std::exp(pb.a + q.amax) * (1 + pb.eps) * (1 + q.emax) * (1 + gamma(static_cast<double>(f.len_k), *a.compute)) /
+                (1 - gamma(static_cast<double>(f.len_k), *a.compute)) * (1 + u) - 1;
+    dpp = pb.p * rel + a.exp.abs;
+  }
   double up = 0, etap = 0;
   narrowing(*a.p_format, *a.compute, up, etap);
   pb.dp_p = dpp;

@@ -46,6 +46,10 @@ std::vector<CaseSpec> attention_bwd_cases(const std::string& suite, const Attent
       463, "scores beyond exp's range before the LSE is subtracted", "range");
   add("mass_long", "heads_kv=1,len_q=9,len_k=300,head_dim=128", ",mode=mass,grad=like_o", 464,
       "one key holds half the mass, 299 small probabilities the other half; dO ~ O", "mass");
+  add("additive_mask_min", "heads_kv=2,len_q=77,len_k=200,head_dim=64", ",mask=additive_min", 465,
+      "the additive mask with the input format's most negative finite value where -Inf was (torch.finfo(dtype).min): far keys, "
+      "their P below e^-110 (docs/backward.md); queries 5 mod 16 see only such keys (not covered by the bound)",
+      "mask");
   return c;
 }
 
