@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "generators/problem.hpp"
 
@@ -22,6 +23,10 @@ struct AttentionProblemShape {
 bool is_attention_problem(const Problem& p);
 /// std::invalid_argument for another problem.
 AttentionProblemShape attention_shape(const Problem& p);
+/// The base-2 folded form's domain (docs/attention.md, "Bound", step 10): empty, or why the problem's mask is outside it (a
+/// query whose every visible key carries a mask past s FLT_MAX, where a kernel's RN(mask / s) is -Inf); the attention and
+/// attention backward runners refuse such a case for a base-2 folded kernel.
+std::string attention_base2_mask_domain(const Problem& p);
 /// Row offsets of Q, K and V inside A.
 inline std::int64_t attention_k_row0(const AttentionProblemShape& s) { return s.batch * s.heads_q * s.len_q; }
 inline std::int64_t attention_v_row0(const AttentionProblemShape& s) { return attention_k_row0(s) + s.batch * s.heads_kv * s.len_k; }

@@ -37,34 +37,6 @@ struct LseGrades {
 
 }  // namespace
 
-std::string base2_mask_domain(const Problem& p, const AttentionProblemShape& ps) {
-  // The base-2 folded form computes RN(mask / s) in fp32: past s FLT_MAX it is -Inf, and a query whose every visible key
-  // carries such a mask is fully masked in the kernel's arithmetic (O 0, LSE +Inf; a backward overflows RN(L log2 e)
-  // too) while its exact softmax is of the scores. The declaration covers masks within that range on at least one visible
-  // key of every query (docs/attention.md, "Bound", step 10); a far key past it alone is covered (its exp is 0).
-  if (!ps.mask) return {};
-  const CausalAlign causal = causal_of(ps.causal);
-  const double limit = static_cast<double>(ps.scale) * static_cast<double>(std::numeric_limits<float>::max());
-  const std::int64_t off = causal == CausalAlign::BottomRight ? ps.len_k - ps.len_q : 0;
-  for (std::int64_t i = 0; i < ps.len_q; ++i) {
-    bool finite_seen = false, within = false;
-    double smallest = std::numeric_limits<double>::infinity();
-    for (std::int64_t j = 0; j < ps.len_k && !within; ++j) {
-      if (causal != CausalAlign::None && j > i + off) break;
-      const double m = p.b(i, j);
-      if (m == -std::numeric_limits<double>::infinity()) continue;
-      finite_seen = true;
-      within = std::fabs(m) <= limit;
-      smallest = std::min(smallest, std::fabs(m));
-    }
-    if (finite_seen && !within)
-      return fmt::format("query {} sees only keys whose mask passes s FLT_MAX = {:.4g} (the least |mask| there {:.4g}): the kernel's "
-                         "base-2 folded form makes RN(mask / s) -Inf there, a fully masked row its declaration does not cover",
-                         i, limit, smallest);
-  }
-  return {};
-}
-
 AttentionArith attention_arith(const AttentionTraits& t, std::int64_t head_dim, std::int64_t len_k) {
   AttentionArith a;
   const EnvelopeModel qk = make_envelope(t.qk, head_dim), pv = make_envelope(t.pv, len_k);
@@ -134,7 +106,7 @@ CaseResult run_attention_case(AttentionKernel& kernel, const AttentionCaseSetup&
     return finish();
   }
   if (t.exp_form == AttentionExpForm::Base2Folded) {
-    if (std::string why = base2_mask_domain(p, ps); !why.empty()) {
+    if (std::string why = attention_base2_mask_domain(p); !why.empty()) {
       r.status = CaseStatus::NotSupported;
       r.reason = std::move(why);
       return finish();

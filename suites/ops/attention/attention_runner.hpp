@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <string>
 
-#include "generators/attention/attention.hpp"
 #include "generators/problem.hpp"
 #include "kernels/attention/attention_kernel.hpp"
 #include "kernels/device/device_api.hpp"
@@ -34,9 +33,6 @@ struct AttentionCaseSetup {
 /// The bound's reading of a kernel's traits at a shape: the two GEMMs' envelope coefficients (suites/verdict/envelope.hpp)
 /// at depth head_dim and len_k, and the softmax's declarations.
 AttentionArith attention_arith(const AttentionTraits& t, std::int64_t head_dim, std::int64_t len_k);
-/// The base-2 folded form's domain (docs/attention.md, "Bound", step 10): empty, or why the case's mask is outside it (a
-/// query whose every visible key carries a mask past s FLT_MAX, where RN(mask / s) is -Inf).
-std::string base2_mask_domain(const Problem& p, const AttentionProblemShape& ps);
 
 CaseResult attention_skeleton(const AttentionKernel& k, const AttentionCaseSetup& s);
 CaseResult run_attention_case(AttentionKernel& kernel, const AttentionCaseSetup& setup, DeviceApi& api, const RunOptions& opt);

@@ -16,7 +16,6 @@
 #include "generators/attention/attention_bwd.hpp"
 #include "oracle/attention/attention_ref.hpp"
 #include "oracle/ulp.hpp"
-#include "suites/ops/attention/attention_runner.hpp"
 #include "suites/run/guarded_buffer.hpp"
 #include "suites/run/guarded_input.hpp"
 #include "suites/run/row_case.hpp"
@@ -97,7 +96,7 @@ CaseResult run_attention_bwd_case(AttentionBwdKernel& kernel, const AttentionBwd
   const CausalAlign causal = causal_of(ps.causal);
   if (const Support sup = kernel.can_implement(shape, causal, ps.mask); !sup.ok) return not_supported(sup.reason);
   if (t.exp_form == AttentionExpForm::Base2Folded)  // the forward's domain (its backward overflows RN(L log2 e) as well)
-    if (std::string why = base2_mask_domain(p, ps); !why.empty()) return not_supported(std::move(why));
+    if (std::string why = attention_base2_mask_domain(p); !why.empty()) return not_supported(std::move(why));
   const int ob = container_bytes(*t.dq_out);
   if (container_bytes(*t.dk_out) != ob || container_bytes(*t.dv_out) != ob)
     return not_supported(fmt::format("dQ, dK and dV in containers of different sizes ({}, {}, {}): the runner keeps them in one buffer",
