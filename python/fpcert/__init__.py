@@ -394,6 +394,12 @@ def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, dev
     run = _json.loads(_fpcert.certify(adapter, t, kname, desc, suite, mn or 0, case or "", variant or "", tier or "", "",
                                       "python: fpcert.certify(" + kname + ", suite=" + repr(suite) + ")", bool(deterministic),
                                       getattr(fn, "can_implement", None)))
+    return _finish(run, json, junit, html)
+
+
+def _finish(run: dict, json=None, junit=None, html=None) -> "Results":
+    """A certify run's results: handed to the pytest plugin's collector, written where asked (certify, certify_reduction
+    and rows.py's certify_* share it)."""
     res = Results(run)
     if collector is not None:
         collector("certify", run)
@@ -423,16 +429,7 @@ def certify_reduction(fn, kind: str = "sum", *, x: str = "f32", y: str | None = 
                                deterministic=deterministic, nrm2_scaled=nrm2_scaled, name=name)
     run = _json.loads(_fpcert.certify_declared(d, suite, "certify_reduction",
                                                "python: fpcert.certify_reduction(" + d.name + ", suite=" + repr(suite) + ")"))
-    res = Results(run)
-    if collector is not None:
-        collector("certify", run)
-    if json:
-        res.write_json(json)
-    if junit:
-        res.write_junit(junit)
-    if html:
-        res.write_html(html)
-    return res
+    return _finish(run, json, junit, html)
 
 
 def _reduction_declaration(fn, kind, *, x, y, acc, out, rounding, fma, order, deterministic, nrm2_scaled, name):

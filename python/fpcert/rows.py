@@ -57,18 +57,7 @@ def _norm_call(fn, x_fmt):
 
 
 def _finish(run_json, json, junit, html):
-    p = _pkg()
-    run = _json.loads(run_json)
-    res = p.Results(run)
-    if p.collector is not None:
-        p.collector("certify", run)
-    if json:
-        res.write_json(json)
-    if junit:
-        res.write_junit(junit)
-    if html:
-        res.write_html(html)
-    return res
+    return _pkg()._finish(_json.loads(run_json), json, junit, html)
 
 
 def _kname(fn, name):

@@ -229,13 +229,12 @@ DiagnosisRecord diagnose_rows(const std::string& kernel, const std::string& decl
   // output and proves nothing. Its declaration is then judged by the runner's checks alone: a failed one (an envelope
   // exceeded, a declared order not reproduced bit for bit) is no "declared" verdict.
   if (hs.base == kernel && failed > 0 && (r.kind == "declared" || r.kind == "hint")) {
+    const DiagnosisHypothesis& other = best.id == "declared" && order.size() > 1 ? res[order[1]] : best;
     r.kind = "logic_error";
     r.verdict = fmt::format("the kernel fails the checks of its own declaration on these cases ({} failed check(s), the first: {}); no CPU "
                             "model declares its arithmetic, so `declared` is the kernel's own output and no evidence; the closest other "
                             "hypothesis: {} [{}], {}",
-                            failed, r.failed_checks.front(), best.id == "declared" && order.size() > 1 ? res[order[1]].what : best.what,
-                            best.id == "declared" && order.size() > 1 ? res[order[1]].id : best.id,
-                            share(best.id == "declared" && order.size() > 1 ? res[order[1]] : best));
+                            failed, r.failed_checks.front(), other.what, other.id, share(other));
   }
   if (r.kind == "declared" && decl.matched == total) {
     for (std::size_t h = 1; h < nh; ++h)

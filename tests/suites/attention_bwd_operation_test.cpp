@@ -91,18 +91,10 @@ TEST_CASE("attention backward with finfo.min masks: far keys judged, the base-2 
   // terms (oracle/attention/attention_bwd_bound.cpp). The f16 model (f16's -65504) is judged on every element; the f32
   // model on dQ (dK and dV sum over the queries that see only masked keys, which no bound covers); the bf16 model is not
   // supported there (RN(mask / s) and RN(L log2 e) overflow fp32: NaN gradients).
-  const SuiteInfo* s = find_suite("attention_backward");
-  REQUIRE(s);
-  SuiteRunOptions o;
-  o.select = [](const std::string& id, const std::string&) { return id == "additive_mask_min"; };
-  const RunResult b = run_suite(*s, {"model_attention_bwd_bf16_flash"}, o);
-  REQUIRE(b.cases.size() == 1);
-  CHECK(b.cases.front().status == CaseStatus::NotSupported);
+  CHECK(run_one_case("attention_backward", "model_attention_bwd_bf16_flash", "additive_mask_min").status == CaseStatus::NotSupported);
   for (const std::string k : {"model_attention_bwd_f16_flash", "model_attention_bwd_f32_naive"}) {
     CAPTURE(k);
-    const RunResult r = run_suite(*s, {k}, o);
-    REQUIRE(r.cases.size() == 1);
-    const CaseResult& c = r.cases.front();
+    const CaseResult c = run_one_case("attention_backward", k, "additive_mask_min");
     CHECK(c.status == CaseStatus::Pass);
     CHECK_FALSE(c.vacuous);
     CHECK(c.metrics.err_frac_max > 0x1p-12);

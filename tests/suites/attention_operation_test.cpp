@@ -163,30 +163,21 @@ TEST_CASE("attention with finfo.min masks: far keys judged, not left vacuous; a 
   // scores while the kernel's is uniform, stay beyond the bound), and a fault on the judged rows is refused. The base-2
   // folded bf16 model is outside its declaration there (RN(mask / s) overflows fp32: rows become fully masked, LSE +Inf
   // where the exact LSE is finite): not supported, with the reason.
-  const SuiteInfo* s = find_suite("attention");
-  REQUIRE(s);
-  SuiteRunOptions o;
-  o.select = [](const std::string& id, const std::string&) { return id == "additive_mask_min"; };
   {
-    const RunResult r = run_suite(*s, {"model_attention_bf16_flash"}, o);
-    REQUIRE(r.cases.size() == 1);
-    CHECK(r.cases.front().status == CaseStatus::NotSupported);
-    CHECK(r.cases.front().reason.find("RN(mask / s) -Inf") != std::string::npos);
+    const CaseResult c = run_one_case("attention", "model_attention_bf16_flash", "additive_mask_min");
+    CHECK(c.status == CaseStatus::NotSupported);
+    CHECK(c.reason.find("RN(mask / s) -Inf") != std::string::npos);
   }
   for (const std::string k : {"model_attention_f16_flash", "model_attention_f32_naive"}) {
     CAPTURE(k);
-    const RunResult r = run_suite(*s, {k}, o);
-    REQUIRE(r.cases.size() == 1);
-    const CaseResult& c = r.cases.front();
+    const CaseResult c = run_one_case("attention", k, "additive_mask_min");
     CHECK(c.status == CaseStatus::Pass);
     CHECK_FALSE(c.vacuous);
     CHECK(c.metrics.err_frac_max > 0x1p-12);  // elements judged, the bound not loose beyond use
     CHECK(c.metrics.err_frac_max <= 1);
-    const std::string mutant = register_attention_mutant(k, Fault::AttnPRoundedLower);
-    const RunResult m = run_suite(*s, {mutant}, o);
-    REQUIRE(m.cases.size() == 1);
-    CHECK(m.cases.front().status == CaseStatus::Fail);
-    CHECK(failed(m.cases.front(), CheckKind::Envelope));
+    const CaseResult m = run_one_case("attention", register_attention_mutant(k, Fault::AttnPRoundedLower), "additive_mask_min");
+    CHECK(m.status == CaseStatus::Fail);
+    CHECK(failed(m, CheckKind::Envelope));
   }
 }
 
@@ -218,17 +209,11 @@ TEST_CASE("attention: an LSE of +Inf where the exact LSE is finite fails, also o
   // kernel's uniform weights against the exact softmax of the scores). Its LSE is finite exactly: +Inf there is refused by
   // the non-finite check, which the runner used to skip on uncovered rows.
   register_kernel("test_attention_inf_lse_row5", Backend::Cpu, false, [] { return std::make_unique<InfLseOnRow5>(); }, Operation::Attention);
-  const SuiteInfo* s = find_suite("attention");
-  REQUIRE(s);
-  SuiteRunOptions o;
-  o.select = [](const std::string& id, const std::string&) { return id == "additive_mask_min"; };
-  const RunResult r = run_suite(*s, {"test_attention_inf_lse_row5"}, o);
-  REQUIRE(r.cases.size() == 1);
-  CHECK(r.cases.front().status == CaseStatus::Fail);
-  CHECK(failed(r.cases.front(), CheckKind::Nonfinite));
-  const RunResult good = run_suite(*s, {"model_attention_f32_naive"}, o);  // the control: the same rows, the model's own LSE
-  REQUIRE(good.cases.size() == 1);
-  CHECK(good.cases.front().status == CaseStatus::Pass);
+  const CaseResult r = run_one_case("attention", "test_attention_inf_lse_row5", "additive_mask_min");
+  CHECK(r.status == CaseStatus::Fail);
+  CHECK(failed(r, CheckKind::Nonfinite));
+  // the control: the same rows, the model's own LSE
+  CHECK(run_one_case("attention", "model_attention_f32_naive", "additive_mask_min").status == CaseStatus::Pass);
 }
 
 }  // namespace fpcert

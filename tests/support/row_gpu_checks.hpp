@@ -25,6 +25,17 @@ inline std::vector<std::string> cuda_builtins(Operation op) {
   return out;
 }
 
+/// Kernel `kernel` on case `case_id` of `suite` alone (the runner's own case run); REQUIREs that exactly that case ran.
+inline CaseResult run_one_case(const char* suite, const std::string& kernel, const std::string& case_id) {
+  const SuiteInfo* s = find_suite(suite);
+  REQUIRE(s);
+  SuiteRunOptions o;
+  o.select = [&case_id](const std::string& id, const std::string&) { return id == case_id; };
+  const RunResult r = run_suite(*s, {kernel}, o);
+  REQUIRE(r.cases.size() == 1);
+  return r.cases.front();
+}
+
 /// Every case of `suite` passes on each kernel, printed case by case, and the evidence rule adds no failed case. A case
 /// "not supported" counts only where `declined(kernel, case)` says the kernel declares it outside its domain.
 inline void check_builtins_pass(Operation op, const char* suite, const std::vector<std::string>& ks,
