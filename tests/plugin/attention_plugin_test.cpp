@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/softmax/softmax_kernel.hpp"
 #include "plugin/attention_plugin.hpp"
 #include "plugin/fpcert_plugin.h"
 #include "plugin/loader.hpp"
+#include "suites/mutation/mutation.hpp"
 #include "suites/run/suite.hpp"
 #include "tests/plugin/fixtures/attention_descriptors.hpp"
 #include "tests/support/plugin_checks.hpp"
@@ -312,4 +314,24 @@ TEST_CASE("the attention example plugin: the correct kernels pass the quick suit
   CHECK(tally_suite("attention_quick", {"example_attention_f16_norescale"}, "normal_l200").failed_case("normal_l200"));
   // dS = P dP: sum_j dS_ij no longer vanishes; dQ and dK are off by P D k (q) everywhere.
   CHECK(tally_suite("attention_backward_quick", {"example_attention_bwd_f16_nod"}, "normal_l17_kv2").failed_case("normal_l17_kv2"));
+}
+
+TEST_CASE("the attention example plugin: the faults made around its closed kernels are killed, the others not applicable") {
+  // Forward: zeros, the scale after the softmax, causal off by one, the last key block dropped (no-rescale, LSE without
+  // the max and P rounded lower live inside a kernel); backward: zeros, dQ's scale missing and twice, D from dO, D = 0,
+  // the LSE in base 2, causal off by one (GQA not summed and bf16 atomics live inside it).
+  load_plugin(kDir + "/libexample_attention_plugin.so");
+  for (const auto& [kernel, suite, made] : {std::tuple{"example_attention_f16_online", "attention_quick", 4},
+                                           std::tuple{"example_attention_bwd_f16", "attention_backward_quick", 7}}) {
+    CAPTURE(kernel);
+    const MutationScore m = run_mutation(*find_suite(suite), kernel, MutationOptions{});
+    for (const MutantResult& r : m.mutants) {
+      CAPTURE(r.fault);
+      CAPTURE(r.detail);
+      CHECK((r.outcome == MutantOutcome::Killed || r.outcome == MutantOutcome::NotApplicable));
+      if (r.outcome == MutantOutcome::NotApplicable) CHECK(r.detail.find("closed kernel") != std::string::npos);
+    }
+    CHECK(m.total() == made);
+    CHECK(m.count(MutantOutcome::Killed) == made);
+  }
 }

@@ -7,6 +7,7 @@
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
 #include "suites/mutation/injector_api.hpp"
+#include "suites/mutation/row_blocks.hpp"
 
 namespace fpcert {
 
@@ -25,7 +26,22 @@ AttentionBug bug_of(Fault f) {
   }
 }
 
-/// A mutant under its registry name: the kernel's own faulty arithmetic, or every output +0 after the call.
+/// The faults made around a closed kernel (docs/mutation.md, "Faults made around a closed kernel").
+bool black_box(AttentionBug b) {
+  return b == AttentionBug::Zeros || b == AttentionBug::ScaleAfterSoftmax || b == AttentionBug::CausalOffByOne ||
+         b == AttentionBug::DropLastKeyBlock;
+}
+
+/// The key blocks' end where DropLastKeyBlock drops keys (len_k not a multiple of the block, more than one block), else -1.
+std::int64_t dropped_keys_end(const AttentionShape& s, int blk) {
+  return blk > 0 && s.len_k % blk != 0 && s.len_k > blk ? s.len_k - s.len_k % blk : -1;
+}
+
+/// A mutant under its registry name: the kernel's own faulty arithmetic, or the fault made around it: every output +0
+/// after the call (Zeros); the call made with scale 1 and O multiplied by s after it (ScaleAfterSoftmax); the causal mask
+/// given as an additive mask whose diagonal is one key further, or, for a kernel without additive masks, the call made
+/// with one zero query in front (top-left) and one zero key and value behind, so that query i sees key i + 1
+/// (CausalOffByOne); the call made on the whole key blocks only (DropLastKeyBlock).
 class AttentionMutant final : public AttentionKernel {
  public:
   AttentionMutant(std::unique_ptr<AttentionKernel> inner, AttentionBug bug, bool blackbox, std::string name)
@@ -36,25 +52,99 @@ class AttentionMutant final : public AttentionKernel {
   MemorySpace memory() const override { return in_->memory(); }
   bool is_mutant() const override { return true; }
   const AttentionTraits& attention_traits() const override { return in_->attention_traits(); }
-  Support can_implement(const AttentionShape& s, CausalAlign c, bool m) const override { return in_->can_implement(s, c, m); }
+  Support can_implement(const AttentionShape& s, CausalAlign c, bool m) const override {
+    const Support own = in_->can_implement(s, c, m);
+    if (!bb_ || !own.ok) return own;
+    if (bug_ == AttentionBug::CausalOffByOne && c != CausalAlign::None) {
+      if (in_->can_implement(s, CausalAlign::None, true).ok || in_->can_implement(padded(s, c), c, m).ok) return own;
+      return Support::no("the fault is made around the kernel by an additive mask or by one more query and key, and it takes neither here");
+    }
+    if (bug_ == AttentionBug::DropLastKeyBlock) {
+      const std::int64_t end = dropped_keys_end(s, in_->attention_traits().key_block);
+      if (end > 0) {
+        AttentionShape t = s;
+        t.len_k = end;
+        return in_->can_implement(t, c, m);
+      }
+    }
+    return own;
+  }
   void run(const AttentionOperands& o) override {
-    in_->run(o);
-    if (!bb_) return;
-    api().synchronize(60'000);
+    if (!bb_) return in_->run(o);
+    Scratch sc(api());
     const Format& out = *in_->attention_traits().out;
-    const int ob = container_bytes(out);
-    const std::int64_t rows = o.shape.batch * o.shape.heads_q * o.shape.len_q;
-    std::vector<std::uint8_t> y(static_cast<std::size_t>(rows * o.ldo * ob));
-    if (y.empty()) return;
-    api().to_host(y.data(), o.o, y.size());
-    for (std::int64_t i = 0; i < rows; ++i)
-      for (std::int64_t j = 0; j < o.shape.head_dim; ++j) store_code(y.data(), i * o.ldo + j, ob, to_container(out, 0));
-    api().to_device(o.o, y.data(), y.size());
-    if (!o.lse) return;
-    std::vector<std::uint8_t> l(static_cast<std::size_t>(rows * 4), 0);  // +0 in fp32
-    api().to_device(o.lse, l.data(), l.size());
+    const std::int64_t bh = o.shape.batch * o.shape.heads_q, bkv = o.shape.batch * o.shape.heads_kv, d = o.shape.head_dim;
+    const RowBlocks ol{bh, o.shape.len_q, o.ldo, d, container_bytes(out)}, ll{bh, o.shape.len_q, 1, 1, 4};
+    AttentionOperands u = o;
+    switch (bug_) {
+      case AttentionBug::ScaleAfterSoftmax:
+        u.scale = 1.0f;
+        in_->run(u);
+        api().synchronize(60'000);
+        sc.scale(o.o, ol, out, static_cast<double>(o.scale));
+        return;
+      case AttentionBug::DropLastKeyBlock: {
+        const std::int64_t end = dropped_keys_end(o.shape, in_->attention_traits().key_block);
+        if (end > 0) {
+          const int ib = container_bytes(*in_->attention_traits().input);
+          u.k = sc.relaid(o.k, RowBlocks{bkv, o.shape.len_k, o.ldk, d, ib}, end, 0, d);
+          u.v = sc.relaid(o.v, RowBlocks{bkv, o.shape.len_k, o.ldv, d, ib}, end, 0, d);
+          u.ldk = u.ldv = d;
+          u.shape.len_k = end;  // the mask's first `end` columns, at its own ldm
+        }
+        in_->run(u);
+        api().synchronize(60'000);
+        return;
+      }
+      case AttentionBug::CausalOffByOne: {
+        if (o.causal == CausalAlign::None) return in_->run(o);
+        const std::int64_t lq = o.shape.len_q, lk = o.shape.len_k;
+        if (in_->can_implement(o.shape, CausalAlign::None, true).ok) {
+          const std::int64_t diag = (o.causal == CausalAlign::BottomRight ? lk - lq : 0) + 1;
+          u.mask = sc.causal_mask(o.mask, o.ldm, lq, lk, diag);
+          u.ldm = lk;
+          u.causal = CausalAlign::None;
+          in_->run(u);
+          api().synchronize(60'000);
+          return;
+        }
+        const std::int64_t front = o.causal == CausalAlign::TopLeft ? 1 : 0;
+        const int ib = container_bytes(*in_->attention_traits().input);
+        u.shape = padded(o.shape, o.causal);
+        u.q = sc.relaid(o.q, RowBlocks{bh, lq, o.ldq, d, ib}, lq + front, front, d);
+        u.k = sc.relaid(o.k, RowBlocks{bkv, lk, o.ldk, d, ib}, lk + 1, 0, d);
+        u.v = sc.relaid(o.v, RowBlocks{bkv, lk, o.ldv, d, ib}, lk + 1, 0, d);
+        u.ldq = u.ldk = u.ldv = d;
+        if (o.mask) {
+          u.mask = sc.relaid(o.mask, RowBlocks{1, lq, o.ldm, lk, 4}, lq + front, front, lk + 1);
+          u.ldm = lk + 1;
+        }
+        void* po = sc.upload(std::vector<std::uint8_t>(static_cast<std::size_t>(bh * (lq + front) * d * ol.bytes), 0));
+        void* pl = o.lse ? sc.upload(std::vector<std::uint8_t>(static_cast<std::size_t>(bh * (lq + front) * 4), 0)) : nullptr;
+        u.o = po;
+        u.ldo = d;
+        u.lse = pl;
+        in_->run(u);
+        api().synchronize(60'000);
+        sc.copy_back(o.o, ol, po, lq + front, front);
+        if (o.lse) sc.copy_back(o.lse, ll, pl, lq + front, front);
+        return;
+      }
+      default: break;
+    }
+    in_->run(o);  // Zeros
+    api().synchronize(60'000);
+    sc.scale(o.o, ol, out, 0);
+    if (o.lse) sc.scale(o.lse, ll, f32, 0);
   }
 
+ private:
+  /// The shape of the padded call: one more key, and one more query in front for a top-left mask.
+  static AttentionShape padded(AttentionShape s, CausalAlign c) {
+    s.len_q += c == CausalAlign::TopLeft ? 1 : 0;
+    s.len_k += 1;
+    return s;
+  }
  private:
   DeviceApi& api() { return injector_api(api_, memory(), in_->name()); }
 
@@ -84,7 +174,7 @@ std::string attention_fault_not_applicable(Fault f, const AttentionKernel& k) {
     default: break;
   }
   const AttentionBug b = bug_of(f);
-  if (b != AttentionBug::Zeros && !k.with_bug(b)) return "the kernel cannot carry this fault in its own arithmetic (a closed kernel)";
+  if (!black_box(b) && !k.with_bug(b)) return "the kernel cannot carry this fault in its own arithmetic (a closed kernel)";
   return {};
 }
 

@@ -1,6 +1,7 @@
 // suites/ops/attention/attention_faults.hpp — fault injectors for attention kernels (docs/mutation.md, "Attention"): a
 // built-in carries each fault in its own arithmetic (AttentionKernel::with_bug); around any other kernel, as a black
-// box, the fault that can be made outside it (every output +0 after the call).
+// box, the faults that can be made outside it: every output +0, the scale applied after the softmax, the causal mask off
+// by one, the last key block dropped (by the call it is given: attention_faults.cpp says how).
 #pragma once
 
 #include <string>
