@@ -177,6 +177,8 @@ std::string certify_callable(py::object adapter, const KernelTraits& traits, con
                              const std::string& suite_name, std::int64_t mn, const std::string& only_case, const std::string& variant,
                              const std::string& tier, const std::string& jsonl, const std::string& command, bool deterministic,
                              py::object can_implement) {
+  if (mutation_requested())
+    throw InputError("fpcert.mutate: fpcert.certify (the GEMM entry) has no Python mutation; `fpcert mutate --plugin` scores a GEMM plugin");
   const SuiteInfo* suite = find_suite(suite_name);
   if (!suite) throw InputError("unknown suite '" + suite_name + "' (one of " + suite_names() + ")");
   SuiteRunOptions opt;

@@ -167,6 +167,8 @@ std::string with_registered(const PyKernelDeclaration& d, const std::function<st
 std::string certify_registered(const PyKernelDeclaration& d, const SuiteInfo& suite, const std::string& entry, const std::string& command);
 std::string certify_registered(const std::string& name, Operation op, const std::function<std::unique_ptr<Kernel>()>& make,
                                const SuiteInfo& suite, const std::string& entry, const std::string& command);
+/// Whether fpcert.mutate's switch is on (python/rows_entry.cpp: certify_registered then runs the mutation score).
+bool mutation_requested();
 /// fpcert.certify_attention's native part (python/attention_entry.cpp).
 void add_attention_entry(py::module_& m);
 void add_attention_bwd_entry(py::module_& m);  ///< python/attention_bwd_entry.cpp (issue 45)

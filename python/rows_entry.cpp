@@ -14,7 +14,10 @@
 #include "kernels/norm/norm_kernel.hpp"
 #include "kernels/softmax/softmax_kernel.hpp"
 #include "python/py_support.hpp"
+#include "reports/mutation_report.hpp"
 #include "results/results_json.hpp"
+#include "suites/mutation/mutation.hpp"
+#include "suites/run/environment.hpp"
 #include "suites/run/suite.hpp"
 
 namespace fpcert::py_support {
@@ -66,8 +69,46 @@ std::string with_registered(const PyKernelDeclaration& d, const std::function<st
   return out;
 }
 
-/// Registers the kernel, runs the suite (with certify's evidence rule), removes it; the results as JSON.
+namespace {
+
+/// fpcert.mutate's request (python/fpcert/mutate.py): while it is on, a certify entry's run is the mutation score of the
+/// declared kernel on the entry's suite (run_mutation), as `fpcert mutate` computes it for a registered kernel.
+struct MutationRequest {
+  bool on = false;
+  std::string faults;  ///< comma-separated fault ids; empty: every fault of the operation
+  bool all_cases = false;
+};
+MutationRequest& mutation_request() {
+  static thread_local MutationRequest r;
+  return r;
+}
+
+std::string mutate_registered(const PyKernelDeclaration& d, const SuiteInfo& suite, const std::string& command) {
+  MutationOptions mo;
+  mo.faults = parse_fault_list(mutation_request().faults);
+  mo.all_cases = mutation_request().all_cases;
+  mo.run.command = command;
+  return with_registered(d, [&] {
+    RunResult run;
+    run.kind = RunKind::Mutation;
+    run.suite = suite.name;
+    run.kernels = {d.name};
+    run.env = make_environment(command, nullptr);
+    mo.env = &run.env;
+    mo.on_honest_case = [&run](const CaseResult& c) { run.cases.push_back(c); };
+    run.mutation.push_back(run_mutation(suite, d.name, mo));
+    return to_json(run).dump();
+  });
+}
+
+}  // namespace
+
+bool mutation_requested() { return mutation_request().on; }
+
+/// Registers the kernel, runs the suite (with certify's evidence rule), removes it; the results as JSON. Under fpcert.mutate,
+/// the kernel's mutation score on the suite instead.
 std::string certify_registered(const PyKernelDeclaration& d, const SuiteInfo& suite, const std::string& entry, const std::string& command) {
+  if (mutation_request().on) return mutate_registered(d, suite, command);
   SuiteRunOptions opt;
   opt.command = command;
   opt.repro_prefix = "python: fpcert." + entry + "(..., suite=\"" + suite.name + "\")";
@@ -291,6 +332,16 @@ void add_rows_entries(py::module_& m) {
   }, py::arg("declaration"), py::arg("suite"), py::arg("entry"), py::arg("command"),
         "Certify a declared Python kernel on a suite of its operation; the run's results as JSON (fpcert.certify_softmax, certify_norm, "
         "certify_reduction)");
+  m.def("set_mutation", [](bool on, const std::string& faults, bool all_cases) {
+    if (on) parse_fault_list(faults);  // an unknown fault id: InputError naming the valid ones, before any run
+    mutation_request() = MutationRequest{on, faults, all_cases};
+  }, py::arg("on"), py::arg("faults"), py::arg("all_cases"),
+        "fpcert.mutate's switch: while on, the certify entries of declared kernels run their mutation score instead");
+  m.def("mutation_text", [](const std::string& run_json) {
+    std::string t;
+    for (const MutationScore& s : run_from_json(nlohmann::json::parse(run_json)).mutation) t += mutation_table(s) + mutation_summary(s);
+    return t;
+  }, py::arg("run_json"), "A mutation run's tables as `fpcert mutate` prints them");
 }
 
 }  // namespace fpcert::py_support

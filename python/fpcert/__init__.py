@@ -760,6 +760,7 @@ __all__ += ["certify_softmax_backward", "torch_softmax_backward"]
 # Attention backward (issue 45; docs/backward.md).
 from .attention_bwd import SDPA_BWD_DECLARATIONS, certify_attention_backward, sdpa_backward, sdpa_backward_declaration  # noqa: E402
 from .eltwise import certify_elementwise  # noqa: E402  (issue 42: a callable swept over every input)
+from .mutate import MutationResults, mutate  # noqa: E402  (a Python kernel's mutation score: faults made around it)
 __all__ += ["certify_elementwise"]
 
 __all__ += ["certify_attention_backward", "sdpa_backward", "sdpa_backward_declaration", "SDPA_BWD_DECLARATIONS"]
