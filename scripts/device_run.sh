@@ -595,6 +595,14 @@ section_torch_rows() {
   run timeout 240 python3 -m pytest -q -rA -s -p no:cacheprovider tests/python/test_torch_diagnose_rows_gpu.py 2>&1 | tee "$OUT/torch_diagnose_rows.log" | tail -40
   run timeout 300 python3 -m pytest -q -rA -s -p no:cacheprovider tests/python/test_torch_attention_gpu.py 2>&1 | tee "$OUT/torch_attention.log" | tail -40
 }
+# cudnn-probe (issues 41, 45): PyTorch's cuDNN SDPA backend, its ops' schemas, its forward and backward against float64
+# autograd, and fpcert's verdicts under candidate declarations (scripts/sdpa_cudnn_probe.py).
+section_cudnn_probe() {
+  local PY
+  PY=$(cd "${PYDIR:-devpy}" && pwd)
+  export PYTHONPATH="$PY${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1 LD_LIBRARY_PATH="$PY:${LD_LIBRARY_PATH:-}"
+  run timeout 400 python3 "$(dirname "$0")/sdpa_cudnn_probe.py" 2>&1 | tee "$OUT/sdpa_cudnn_probe.log" | tail -150
+}
 # attention-backward-torch (issue 45, docs/backward.md): PyTorch's SDPA backward per pinned backend (flash, efficient:
 # the aten backward ops on the runner's O and LSE; math: autograd) certified on attention_backward in f16 and bf16, and
 # the flash backward with a wrong dQ refused; the CPU models as the control.
@@ -914,6 +922,7 @@ for part in ${PART//,/ }; do
     torch-rows) section_torch_rows ;;
     attention-runner) section_attention_runner ;;
     attention-backward-torch) section_attention_backward_torch ;;
+    cudnn-probe) section_cudnn_probe ;;
     attention-backward) section_attention_backward_certify; section_attention_backward_test ;;
     attention-backward-certify) section_attention_backward_certify ;;
     attention-report) section_attention_report ;;

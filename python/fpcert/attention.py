@@ -33,6 +33,14 @@ SDPA_DECLARATIONS = {
     "flash": dict(qk="in={t},acc=f32,acc_rounding=rz,out=f32", pv="in={t},acc=f32,acc_rounding=rz,out=f32", shift="online",
                   key_block=32, exp_form="base2", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal", masked_rows="zero",
                   masks=("top_left",), score_rel=0.0),
+    # cuDNN's fused attention (cudnn-frontend's SDPA: "the FlashAttention-2 algorithm" by its documentation, the arithmetic
+    # not documented further): declared as the flash backend above, with the additive mask (attn_bias) it takes, and in
+    # the natural form: cudnn-frontend's graph multiplies the scores by attn_scale, then adds the bias (a bf16 finfo.min
+    # mask stays finite: the base-2 folded form's RN(mask / s) would overflow, and cuDNN's output shows no such thing).
+    # Measured on the H100 (docs/attention.md, "PyTorch SDPA"): every case it takes passes under this declaration.
+    "cudnn": dict(qk="in={t},acc=f32,acc_rounding=rz,out=f32", pv="in={t},acc=f32,acc_rounding=rz,out=f32", shift="online",
+                  key_block=32, exp_form="natural", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal", masked_rows="zero",
+                  masks=("top_left", "additive"), score_rel=0.0),
 }
 
 
@@ -98,11 +106,11 @@ def certify_attention(fn, *, dtype: str = "f16", out: str | None = None, qk: str
 
 
 def sdpa_declaration(backend: str, dtype: str) -> dict:
-    """The keyword arguments of certify_attention declaring PyTorch's SDPA backend ("math" or "flash") for a dtype
+    """The keyword arguments of certify_attention declaring PyTorch's SDPA backend ("math", "flash", "cudnn") for a dtype
     (f16, bf16): SDPA_DECLARATIONS with the dtype filled in and a note naming the source."""
     if backend not in SDPA_DECLARATIONS:
-        raise _pkg().InputError(f"fpcert.sdpa_declaration: no declaration of backend {backend!r} (math, flash; docs/attention.md says "
-                                "why the memory-efficient and cuDNN backends have none yet)")
+        raise _pkg().InputError(f"fpcert.sdpa_declaration: no declaration of backend {backend!r} (math, flash, cudnn; docs/attention.md says "
+                                "why the memory-efficient backend has none yet)")
     d = dict(SDPA_DECLARATIONS[backend])
     d["qk"], d["pv"] = d["qk"].replace("{t}", dtype), d["pv"].replace("{t}", dtype)
     d["dtype"] = dtype

@@ -26,6 +26,13 @@ SDPA_BWD_DECLARATIONS = {
     "efficient": dict(gemms=(_MMA,) * 5, exp_form="natural", exp="ulps:2", exp_abs=2.0 ** -126, d_acc="f32", compute="f32",
                       dq_atomics=True, dq_acc="f32", masks=("top_left", "additive"), grouped_heads=False, masked_lse="+inf",
                       reads_saved=True),
+    # cuDNN's fused attention backward (cudnn-frontend's SDPA backward, "the FlashAttention-2 algorithm" by its documentation;
+    # its arithmetic is not documented further): declared as FlashAttention-2's backward above, with the additive mask
+    # (attn_bias) it takes, in the natural form: cudnn-frontend's graph multiplies the scores by attn_scale, then adds the
+    # bias (a bf16 finfo.min mask stays finite there, as measured); dQ declared run to run. Measured on the H100
+    # (docs/backward.md, "PyTorch SDPA backward"): every case it takes passes under this declaration.
+    "cudnn": dict(gemms=(_MMA,) * 5, exp_form="natural", exp="ulps:2", exp_abs=2.0 ** -126, d_acc="f32", compute="f32", dq_atomics=True,
+                  dq_acc="f32", masks=("top_left", "additive"), grouped_heads=False, masked_lse="+inf", reads_saved=True),
     # The math backend through autograd: f16/bf16 upcast to fp32, the forward recomputed (the saved O and LSE are not read:
     # graded at the exact forward), softmax backward and three fp32 cuBLAS GEMMs, the gradients rounded once to the dtype.
     "math": dict(gemms=(_F32,) * 5, exp_form="natural", exp="expf", exp_abs=0.0, d_acc="f32", compute="f32", dq_atomics=False,
@@ -93,8 +100,7 @@ def sdpa_backward_declaration(backend: str, dtype: str) -> dict:
     """The keyword arguments of certify_attention_backward declaring PyTorch's SDPA backward ``backend`` (flash,
     efficient, math) for a dtype (f16, bf16)."""
     if backend not in SDPA_BWD_DECLARATIONS:
-        raise _pkg().InputError(f"fpcert.sdpa_backward_declaration: no declaration of backend {backend!r} (flash, efficient, math; "
-                                "cuDNN's backward has none yet: docs/backward.md)")
+        raise _pkg().InputError(f"fpcert.sdpa_backward_declaration: no declaration of backend {backend!r} (flash, efficient, math, cudnn)")
     d = dict(SDPA_BWD_DECLARATIONS[backend])
     d["gemms"] = tuple(g.replace("{t}", dtype) for g in d["gemms"])
     d["dtype"] = dtype
@@ -113,6 +119,17 @@ def _aten_op(torch, name: str, args: tuple):
     if missing:
         raise NotImplementedError(f"torch.ops.aten.{name} ({schema}) lacks argument(s) {missing}: fpcert's adapter follows torch 2.11")
     return op
+
+
+def _bias(torch, mask, Q):
+    """The additive mask as the fused backward ops take it (attn_bias): in Q's dtype, broadcast over batch and heads, its rows
+    stored at a stride that is a multiple of 16 elements (the memory-efficient op refuses "attn_bias is not correctly aligned
+    (strideM)" otherwise, e.g. for 131 keys; the public SDPA pads the same way before calling it)."""
+    if mask is None:
+        return None
+    lk = mask.shape[-1]
+    m = torch.nn.functional.pad(mask.to(Q.dtype), (0, (-lk) % 16))[..., :lk]
+    return m.expand(Q.shape[0], Q.shape[1], -1, -1)
 
 
 def sdpa_backward(backend: str):
@@ -153,7 +170,7 @@ def sdpa_backward(backend: str):
             fwd = _aten_op(torch, "_scaled_dot_product_efficient_attention", ("query", "key", "value", "attn_bias", "compute_log_sumexp"))
             bwd = _aten_op(torch, "_scaled_dot_product_efficient_attention_backward",
                            ("grad_out_", "attn_bias", "out", "logsumexp", "philox_seed", "philox_offset", "grad_input_mask"))
-            bias = None if mask is None else mask.to(Q.dtype).expand(Q.shape[0], Q.shape[1], -1, -1)
+            bias = _bias(torch, mask, Q)
             out_f, lse_f, seed, off = fwd(Q, K, V, bias, True, 0.0, is_causal, scale=scale)
             lse = torch.full_like(lse_f, float("inf"))  # padded to a multiple of 32 queries: the runner's LSE in front
             lse[..., : L.shape[-1]] = L
@@ -164,9 +181,28 @@ def sdpa_backward(backend: str):
             r = bwd(G, Q, K, V, bias, O, lse, seed, off, 0.0, [True, True, True, False], is_causal, scale=scale)
             return r[0], r[1], r[2]
         if backend == "cudnn":
-            if not hasattr(torch.ops.aten, "_scaled_dot_product_cudnn_attention_backward"):
-                raise NotImplementedError(f"torch {torch.__version__} has no cuDNN SDPA backward op")
-            raise NotImplementedError("the cuDNN SDPA backward is present but not declared yet (docs/backward.md)")
+            fwd = _aten_op(torch, "_scaled_dot_product_cudnn_attention", ("query", "key", "value", "attn_bias", "compute_log_sumexp"))
+            bwd = _aten_op(torch, "_scaled_dot_product_cudnn_attention_backward",
+                           ("grad_out", "out", "logsumexp", "philox_seed", "philox_offset", "attn_bias", "cum_seq_q", "max_q"))
+            if Q.shape[2] == 1 and K.shape[2] == 1:
+                # cuDNN Frontend: "s_q = s_kv = 1 is not supported" (torch 2.11, cuDNN 9.19: a RuntimeError from the backward
+                # op, and a segmentation fault on the next such call in the same process): declined before any call.
+                raise NotImplementedError("the cuDNN SDPA backward takes no single query with a single key")
+            bias = _bias(torch, mask, Q)
+            try:
+                f = fwd(Q, K, V, bias, True, 0.0, is_causal, False, scale=scale)
+                out_f, lse_f, cq, ck, mq, mk, seed, off = f[:8]
+                if lse_f.numel() != L.numel():
+                    raise NotImplementedError(f"the cuDNN forward's logsumexp has shape {tuple(lse_f.shape)}, not one of {tuple(L.shape)}")
+                # The runner's O and LSE in the forward's own tensors' layouts (as for the efficient backward, above).
+                O = torch.empty_like(out_f).copy_(O)
+                lse = torch.empty_like(lse_f).copy_(L.reshape(lse_f.shape))
+                r = bwd(G, Q, K, V, O, lse, seed, off, bias, cq, ck, mq, mk, 0.0, is_causal, scale=scale)
+            except RuntimeError as e:  # cuDNN declines this shape, alignment or mask ("cuDNN Frontend error: ...")
+                if "cuDNN" in str(e) or "not supported" in str(e).lower():
+                    raise NotImplementedError(f"torch SDPA backend cudnn: {e}") from e
+                raise
+            return r[0], r[1], r[2]
         raise NotImplementedError(f"unknown backend {backend!r} (flash, efficient, cudnn, math)")
     run.__qualname__ = f"torch_sdpa_backward_{backend}"
     return run

@@ -23,11 +23,12 @@ def outputs(name):
 
 def summary(backend, dtype, r):
     for c in r.cases:
-        print(f"sdpa backward {backend} {dtype} {c['case']:<26} {c['status']:<14} {c['reason'][:140]}")
+        print(f"sdpa backward {backend} {dtype} {c['case']:<26} {c['status']:<14} err/bound {c.get('metrics', {}).get('err_frac_max', 0):.3g} "
+              f"{c['reason'][:140]}")
 
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
-@pytest.mark.parametrize("backend", ["flash", "efficient", "math"])
+@pytest.mark.parametrize("backend", ["flash", "efficient", "math", "cudnn"])
 def test_sdpa_backward_passes_under_its_declaration(backend, dtype):
     fn = fpcert.sdpa_backward(backend)
     r = fpcert.certify_attention_backward(fn, **fpcert.sdpa_backward_declaration(backend, dtype), device="cuda",
@@ -52,3 +53,16 @@ def test_sdpa_backward_with_a_wrong_dq_is_refused():
     if all(c["status"] in ("not supported", "not_supported") for c in r.cases):
         pytest.skip("the flash backward took no case")
     assert not r.passed
+
+
+@pytest.mark.parametrize("backend", ["flash", "efficient", "math", "cudnn"])
+def test_sdpa_backward_mutation_score(backend):
+    # The faults fpcert makes around a closed kernel (docs/mutation.md): each backend's mutation score on the full suite,
+    # f16; the measure is >= 95 % of the applicable faults killed for their own fault.
+    m = fpcert.mutate(fpcert.certify_attention_backward, fpcert.sdpa_backward(backend), **fpcert.sdpa_backward_declaration(backend, "f16"),
+                      device="cuda", suite="attention_backward", name=f"torch_sdpa_backward_{backend}_f16",
+                      **outputs(f"sdpa_backward_mutation_{backend}_f16"))
+    print(m.text())
+    print(f"sdpa backward mutation {backend} f16: {m!r}")
+    assert m.applicable, m.text()
+    assert m.score >= 0.95, m.text()

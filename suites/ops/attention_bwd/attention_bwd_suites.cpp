@@ -33,6 +33,8 @@ std::vector<CaseSpec> attention_bwd_cases(const std::string& suite, const Attent
   add("normal_l1", "heads_kv=4,len_q=1,len_k=1,head_dim=64", "", 456, "one query, one key: P = 1 within the LSE's rounding", "shape");
   add("causal_top_left_l300", "heads_kv=1,len_q=300,len_k=300,head_dim=64", ",causal=top_left", 457,
       "300 x 300, causal top-left (PyTorch's is_causal), one kv head", "mask");
+  add("causal_top_left_mha", "heads_kv=4,len_q=131,len_k=131,head_dim=64", ",causal=top_left,grad=structured", 466,
+      "131 x 131, causal top-left with a kv head per query head (the form PyTorch's SDPA backward ops take), structured dO", "mask");
   add("causal_bottom_right_long", "heads_kv=2,len_q=17,len_k=300,head_dim=128", ",causal=bottom_right,grad=like_o", 458,
       "bottom-right with len_k > len_q: the last query sees every key; dO ~ O", "mask");
   add("additive_mask", "heads_kv=2,len_q=77,len_k=200,head_dim=64", ",mask=additive", 459,
