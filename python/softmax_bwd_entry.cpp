@@ -74,6 +74,7 @@ std::string certify_softmax_backward(py::object adapter, const std::string& kind
   t.exp = exp_of(exp);
   t.out = &format_of(out);
   t.note = "declared by the caller (fpcert.certify_softmax_backward)";
+  t.takes_scale = accepts_scale;
   PyHandle h = make_handle(std::move(adapter));
   auto make = [=] { return std::unique_ptr<Kernel>(new PySoftmaxBwdKernel(name, description, t, accepts_scale, h)); };
   h.reset();

@@ -39,6 +39,9 @@ struct SoftmaxBwdTraits {
   /// softmax, expanded: the format each product g_j = dy_j y_j is rounded into before D's sum and the subtraction
   /// (PyTorch's softmax_backward_cuda forms grad * output as a tensor of the storage dtype first); null: the compute format.
   const Format* prod = nullptr;
+  /// Whether it takes the forward's scale s (false: a call with s != 1 is not supported; the scale's faults made around a
+  /// closed kernel, by the scale it is called with, then cannot reach it).
+  bool takes_scale = true;
 };
 
 /// One call. Pointers in the kernel's memory space: y rows x cols codes of y_input (ldy), dy rows x cols codes of

@@ -31,10 +31,10 @@ class MutationResults:
         return f"<fpcert.MutationResults {self._score['kernel']} on {self.json['suite']}: {s}>"
 
 
-def mutate(entry, fn, *, faults=None, all_cases: bool = False, json=None, junit=None, html=None, **declaration) -> MutationResults:
+def mutate(entry, fn, *args, faults=None, all_cases: bool = False, json=None, junit=None, html=None, **declaration) -> MutationResults:
     """The mutation score of ``fn`` under ``entry``'s declaration: ``entry`` is one of fpcert's certify entries for a
     declared kernel (certify_attention, certify_attention_backward, certify_softmax, certify_norm, certify_softmax_backward,
-    certify_norm_backward, certify_reduction), called as ``entry(fn, **declaration)``; instead of certifying, its suite runs
+    certify_norm_backward, certify_reduction), called as ``entry(fn, *args, **declaration)``; instead of certifying, its suite runs
     on ``fn`` and on every mutant of it: ``fn`` wrapped by a fault fpcert makes around a closed kernel (its inputs changed
     before the call, its outputs after, or the call made with other arguments: docs/mutation.md). ``faults``: fault ids to
     run (default: every fault of the operation); ``all_cases``: every case on every mutant (default: a mutant stops at its
@@ -42,7 +42,7 @@ def mutate(entry, fn, *, faults=None, all_cases: bool = False, json=None, junit=
     write the run (`fpcert report` reads it)."""
     _fpcert.set_mutation(True, ",".join(faults or ()), bool(all_cases))
     try:
-        res = entry(fn, **declaration)
+        res = entry(fn, *args, **declaration)
     finally:
         _fpcert.set_mutation(False, "", False)
     if res.json.get("kind") != "mutation" or len(res.json.get("mutation", ())) != 1:

@@ -9,6 +9,8 @@ import pytest
 import fpcert
 from test_attention import exact_f16
 from test_attention_bwd import _backward
+from test_norm_bwd import backward64
+from test_softmax_bwd import softmax_bwd64
 
 
 def forward_declaration():
@@ -75,6 +77,25 @@ def test_a_backward_that_does_not_read_the_saved_o_lets_its_faults_survive():
     o = outcomes(m)
     assert o == {"abwd_d_from_wrong_o": "survived", "abwd_no_d_subtract": "survived", "abwd_zeros": "killed"}, m.text()
     assert abs(m.score - 1 / 3) < 1e-12
+
+
+def test_softmax_backward_without_a_scale_has_no_scale_faults():
+    # A callable that takes no scale declines the cases with s != 1: the scale's faults, made through the scale it is called
+    # with, cannot reach it (not applicable, not survivors); with a scale they are killed.
+    m = fpcert.mutate(fpcert.certify_softmax_backward, softmax_bwd64, "f16", accepts_scale=False, name="sbwd64_noscale")
+    o = outcomes(m)
+    assert o["sbwd_scale_missing"] == o["sbwd_scale_twice"] == "not_applicable", m.text()
+    assert o["sbwd_zeros"] == "killed" and m.score == 1.0, m.text()
+    m = fpcert.mutate(fpcert.certify_softmax_backward, softmax_bwd64, "f16", accepts_scale=True, name="sbwd64")
+    assert {f for f, x in outcomes(m).items() if x == "killed"} == {"sbwd_scale_missing", "sbwd_scale_twice", "sbwd_zeros"}, m.text()
+
+
+def test_norm_backward_rstd_squared_made_through_the_saved_rstd():
+    m = fpcert.mutate(fpcert.certify_norm_backward, backward64, "f32", "layernorm", name="lnbwd64")
+    o = outcomes(m)
+    assert o["nbwd_rstd_squared"] == "killed" and m.score == 1.0 and len(m.applicable) == 3, m.text()
+    m = fpcert.mutate(fpcert.certify_norm_backward, backward64, "f16", "rmsnorm", reads_saved=False, name="rms64_recomputes")
+    assert outcomes(m)["nbwd_rstd_squared"] == "not_applicable", m.text()
 
 
 def test_bad_requests_raise():

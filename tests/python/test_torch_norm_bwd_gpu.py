@@ -31,3 +31,14 @@ def test_rms_norm_backward(dtype):
                                      suite="norm_backward", name=f"{fn.__qualname__}_{dtype}")
     print(repr(r))
     assert r.passed, repr(r)
+
+
+def test_norm_backward_mutation_scores():
+    # The faults made around a closed kernel (docs/mutation.md): zeros, gamma ignored, and rstd squared where the kernel
+    # reads the saved rstd; the measure is >= 95 % of the applicable faults.
+    fn, reads_saved = fpcert.torch_rms_norm_backward()
+    for f, kind, rs in ((fpcert.torch_layer_norm_backward(), "layernorm", True), (fn, "rmsnorm", reads_saved)):
+        m = fpcert.mutate(fpcert.certify_norm_backward, f, "bf16", kind, param_out="bf16", reads_saved=rs, device="cuda",
+                          suite="norm_backward")
+        print(m.text())
+        assert m.applicable and m.score >= 0.95, m.text()

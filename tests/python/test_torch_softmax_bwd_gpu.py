@@ -38,3 +38,13 @@ def test_half_gradient_in_half_refused():
         d = (dy * y).sum(dim=-1, keepdim=True, dtype=torch.float16)
         return y * (dy - d)
     assert not fpcert.certify_softmax_backward(naive, torch.float16, expanded=True, device="cuda", suite="softmax_backward").passed
+
+
+@pytest.mark.parametrize("kind", ["softmax", "log_softmax"])
+def test_torch_backward_kernels_mutation_score(kind):
+    # The faults made around a closed kernel (docs/mutation.md): every output +0 (PyTorch takes no scale: the scale's faults
+    # are not applicable); the measure is >= 95 % of the applicable faults.
+    m = fpcert.mutate(fpcert.certify_softmax_backward, fpcert.torch_softmax_backward(kind), torch.float16, kind=kind, exp="expf",
+                      expanded=True, prod=torch.float16 if kind == "softmax" else None, device="cuda", suite="softmax_backward")
+    print(m.text())
+    assert m.applicable and m.score >= 0.95, m.text()

@@ -2,12 +2,14 @@
 // (suites/ops/norm_bwd/norm_bwd_faults.hpp).
 #include "suites/ops/norm_bwd/norm_bwd_faults.hpp"
 
+#include <cstring>
 #include <vector>
 
 #include "base/codes.hpp"
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
 #include "suites/mutation/injector_api.hpp"
+#include "suites/mutation/row_blocks.hpp"
 
 namespace fpcert {
 
@@ -27,7 +29,7 @@ NormBwdBug bug_of(Fault f) {
 }
 
 /// Faults that can be made around a kernel that cannot carry them.
-bool black_box(NormBwdBug b) { return b == NormBwdBug::Zeros || b == NormBwdBug::GammaIgnored; }
+bool black_box(NormBwdBug b) { return b == NormBwdBug::Zeros || b == NormBwdBug::GammaIgnored || b == NormBwdBug::RstdSquared; }
 
 /// +0 into rows x cols codes of f at p (leading dimension ld) in the injector's memory.
 void zero_out(DeviceApi& api, void* p, std::int64_t rows, std::int64_t cols, std::int64_t ld, const Format& f) {
@@ -55,7 +57,18 @@ class NormBwdMutant final : public NormBwdKernel {
   void run(const NormBwdOperands& o) override {
     if (!bb_) return in_->run(o);
     NormBwdOperands p = o;
+    Scratch sc(api());
     if (bug_ == NormBwdBug::GammaIgnored) p.gamma = nullptr;
+    if (bug_ == NormBwdBug::RstdSquared) {  // the saved rstd handed over as RN_f32(rstd^2)
+      std::vector<std::uint8_t> r = sc.download(o.rstd, RowBlocks{1, o.rows, 1, 1, 4});
+      for (std::int64_t i = 0; i < o.rows; ++i) {
+        float v;
+        std::memcpy(&v, &r[static_cast<std::size_t>(i * 4)], 4);
+        v = v * v;
+        std::memcpy(&r[static_cast<std::size_t>(i * 4)], &v, 4);
+      }
+      p.rstd = sc.upload(r);
+    }
     p.stream = api().stream();
     in_->run(p);
     api().synchronize(60'000);
@@ -96,6 +109,8 @@ std::string norm_bwd_fault_not_applicable(Fault f, const NormBwdKernel& k) {
   }
   const NormBwdBug b = bug_of(f);
   if (!black_box(b) && !k.with_bug(b)) return "the kernel cannot carry this fault in its own arithmetic (a closed kernel)";
+  if (b == NormBwdBug::RstdSquared && !t.reads_saved && !k.with_bug(b))
+    return "the kernel recomputes the statistics: rstd^2 is made through the saved rstd, which it does not read";
   return {};
 }
 

@@ -1,7 +1,7 @@
 // suites/ops/norm_bwd/norm_bwd_faults.hpp — fault injectors for LayerNorm / RMSNorm backward kernels (docs/mutation.md,
 // "Backward passes"): a built-in carries each fault in its own arithmetic (NormBwdKernel::with_bug); around any other
 // kernel, as a black box, the faults that can be made outside it (every output +0; gamma ignored: the call made without
-// gamma).
+// gamma; rstd squared: the saved rstd handed over as RN(rstd^2), to a kernel that reads it).
 #pragma once
 
 #include <string>

@@ -80,6 +80,8 @@ std::string softmax_bwd_fault_not_applicable(Fault f, const SoftmaxBwdKernel& k)
   if (f == Fault::SbwdDotF16 && t.dot_acc->precision() <= f16.precision()) return "the kernel sums D in a format no wider than fp16";
   const SoftmaxBwdBug b = bug_of(f);
   if (!black_box(b) && !k.with_bug(b)) return "the kernel cannot carry this fault in its own arithmetic (a closed kernel)";
+  if ((b == SoftmaxBwdBug::ScaleMissing || b == SoftmaxBwdBug::ScaleTwice) && !t.takes_scale && !k.with_bug(b))
+    return "the kernel takes no scale (cases with s != 1 are not supported): the scale's faults are made through it";
   return {};
 }
 
