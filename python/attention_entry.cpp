@@ -100,7 +100,8 @@ std::string certify_attention(py::object adapter, const std::string& in, const s
   t.key_block = t.shift == SoftmaxShift::Online ? key_block : 0;
   if (exp_form == "natural") t.exp_form = AttentionExpForm::Natural;
   else if (exp_form == "base2") t.exp_form = AttentionExpForm::Base2Folded;
-  else throw InputError("unknown exp_form '" + exp_form + "' (natural, base2)");
+  else if (exp_form == "base2_scaled") t.exp_form = AttentionExpForm::Base2Scaled;
+  else throw InputError("unknown exp_form '" + exp_form + "' (natural, base2, base2_scaled)");
   t.exp = exp_of(exp);
   if (!(exp_abs >= 0 && exp_abs < 1)) throw InputError("exp_abs must be in [0, 1)");
   t.exp.abs = std::max(t.exp.abs, exp_abs);

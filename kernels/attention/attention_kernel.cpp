@@ -38,7 +38,14 @@ std::string_view to_string(CausalAlign c) {
   return "?";
 }
 
-std::string_view to_string(AttentionExpForm f) { return f == AttentionExpForm::Natural ? "natural" : "base2_folded"; }
+std::string_view to_string(AttentionExpForm f) {
+  switch (f) {
+    case AttentionExpForm::Natural: return "natural";
+    case AttentionExpForm::Base2Folded: return "base2_folded";
+    case AttentionExpForm::Base2Scaled: return "base2_scaled";
+  }
+  return "?";
+}
 
 std::string_view to_string(AttentionBug b) {
   switch (b) {

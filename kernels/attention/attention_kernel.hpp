@@ -36,6 +36,10 @@ enum class AttentionExpForm : std::uint8_t {
   /// FlashAttention's: c = RN(s log2 e) once, m2 = RN(m_x c) from the raw maximum m_x (mask included in x), then
   /// exp2(fma(x_j, c, -m2)), one rounding inside the fma; exp2's error is the declared `exp` error.
   Base2Folded,
+  /// The memory-efficient (xFormers / PyTorch mem-efficient) kernel's: z2_j = RN(x_j RN(s log2 e)), or with a mask
+  /// RN(fma(x_j, s, mask_j) RN(log2 e)); m2 the running max of z2; exp2(RN(z2_j - m2)): up to three relative roundings on
+  /// s x_j + mask_j before the shift (the mask added in the scaled domain: no RN(mask / s)).
+  Base2Scaled,
 };
 std::string_view to_string(AttentionExpForm f);  ///< "natural", "base2_folded"
 

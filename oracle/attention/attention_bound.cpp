@@ -73,7 +73,9 @@ Row row_of(const AttentionArith& a, const AttentionRowData& d) {
     const double e = a.qk_coef * sc.qk_abs[j] + a.qk_abs;
     const double mk = d.mask ? std::fabs(d.mask[j]) : 0.0;
     const double sx = s * (std::fabs(sc.x[j]) + e);
-    if (a.base2)  // ln2 RN(S^ + RN(mask / s)) RN(s log2 e): three relative roundings on s S^ + mask
+    if (a.scaled)  // ln2 RN(fma(S^, s, mask) RN(log2 e)), or ln2 RN(S^ RN(s log2 e)): at most three relative roundings
+      a0[j] = s * e + ((1 + u) * (1 + u) * (1 + u) - 1) * (sx + mk);
+    else if (a.base2)  // ln2 RN(S^ + RN(mask / s)) RN(s log2 e): three relative roundings on s S^ + mask
       a0[j] = s * e + (2 * u + u * u) * (sx + mk * (1 + u)) + (mk != 0 ? u * mk : 0.0);
     else  // RN(RN(s S^) + mask)
       a0[j] = s * e + u * sx + (mk != 0 ? u * (std::fabs(zval(sc, j)) + s * e + u * sx) : 0.0);

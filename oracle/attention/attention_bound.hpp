@@ -26,7 +26,8 @@ namespace fpcert {
 struct AttentionArith {
   double qk_coef = 0, qk_abs = 0;  ///< |S^_j - x_j| <= qk_coef sum_c |q_c k_jc| + qk_abs (the QK GEMM at depth head_dim)
   double pv_coef = 0, pv_abs = 0;  ///< |O~_c - sum_j P^_j v_jc| <= pv_coef sum_j P^_j |v_jc| + pv_abs (depth len_k)
-  bool base2 = false;              ///< AttentionExpForm::Base2Folded (else Natural)
+  bool base2 = false;              ///< AttentionExpForm::Base2Folded or Base2Scaled: exp2 (else Natural)
+  bool scaled = false;             ///< AttentionExpForm::Base2Scaled: RN(RN(s x + mask) RN(log2 e)), no RN(mask / s)
   bool online = true;              ///< online softmax (key_block keys a block) or shifted (max first)
   int key_block = 64;
   ElemFnError exp;                 ///< exp (natural) or exp2 (base 2) in the compute format

@@ -33,6 +33,15 @@ SDPA_DECLARATIONS = {
     "flash": dict(qk="in={t},acc=f32,acc_rounding=rz,out=f32", pv="in={t},acc=f32,acc_rounding=rz,out=f32", shift="online",
                   key_block=32, exp_form="base2", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal", masked_rows="zero",
                   masks=("top_left",), score_rel=0.0),
+    # The memory-efficient (xFormers / CUTLASS) kernel (aten/src/ATen/native/transformers/cuda/mem_eff_attention/
+    # kernel_forward.h): the flash row's GEMMs and online softmax, but its own exp2 form: the scores multiplied by
+    # RN(s RN(log2 e)) (with attn_bias: fma(x, s, bias) first, then times RN(log2 e)), the running max of those, then
+    # exp2f(RN(z2 - m2)) (exp_form="base2_scaled": up to three relative roundings on s x + mask before the shift; the mask
+    # in the scaled domain, no RN(mask / s)); fast-math exp2f (2 ulp, subnormals flushed); O~ times 1 / l. Measured on
+    # the H100 (docs/attention.md, "PyTorch SDPA"): every case it takes passes under this declaration.
+    "efficient": dict(qk="in={t},acc=f32,acc_rounding=rz,out=f32", pv="in={t},acc=f32,acc_rounding=rz,out=f32", shift="online",
+                      key_block=32, exp_form="base2_scaled", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal",
+                      masked_rows="zero", masks=("top_left", "additive"), score_rel=0.0),
     # cuDNN's fused attention (cudnn-frontend's SDPA: "the FlashAttention-2 algorithm" by its documentation, the arithmetic
     # not documented further): declared as the flash backend above, with the additive mask (attn_bias) it takes, and in
     # the natural form: cudnn-frontend's graph multiplies the scores by attn_scale, then adds the bias (a bf16 finfo.min
@@ -90,7 +99,7 @@ def certify_attention(fn, *, dtype: str = "f16", out: str | None = None, qk: str
     The declaration is what the bound reads (docs/attention.md): the two GEMMs as traits specs ``qk`` and ``pv``
     ("{t}" is ``dtype``; pv's ``in`` is the format P is rounded into before P V), ``shift`` (online with ``key_block``
     keys a block, or shifted), ``exp_form`` (natural: exp(RN(s x) + mask - max); base2: exp2(fma(x, RN(s log2 e),
-    -m2))), ``exp`` (expf, __expf, libm, cr, ulps:N) with ``exp_abs`` (an absolute error for flushed results),
+    -m2)); base2_scaled: exp2(RN(RN(x RN(s log2 e)) - m2)), the memory-efficient kernel's), ``exp`` (expf, __expf, libm, cr, ulps:N) with ``exp_abs`` (an absolute error for flushed results),
     ``normalize`` (divide, reciprocal, probabilities: each P_j = RN(e_j / l) before P V), ``masked_rows`` (zero, nan) and ``masked_lse`` (+inf, -inf) for fully masked
     rows, ``score_rel`` (a relative perturbation of each q k product beyond qk's, derived in ``note``).
     ``fpcert.sdpa_declaration(backend, dtype)`` gives PyTorch's SDPA backends' declarations."""
@@ -106,11 +115,10 @@ def certify_attention(fn, *, dtype: str = "f16", out: str | None = None, qk: str
 
 
 def sdpa_declaration(backend: str, dtype: str) -> dict:
-    """The keyword arguments of certify_attention declaring PyTorch's SDPA backend ("math", "flash", "cudnn") for a dtype
+    """The keyword arguments of certify_attention declaring PyTorch's SDPA backend ("math", "flash", "efficient", "cudnn") for a dtype
     (f16, bf16): SDPA_DECLARATIONS with the dtype filled in and a note naming the source."""
     if backend not in SDPA_DECLARATIONS:
-        raise _pkg().InputError(f"fpcert.sdpa_declaration: no declaration of backend {backend!r} (math, flash, cudnn; docs/attention.md says "
-                                "why the memory-efficient backend has none yet)")
+        raise _pkg().InputError(f"fpcert.sdpa_declaration: no declaration of backend {backend!r} (math, flash, efficient, cudnn)")
     d = dict(SDPA_DECLARATIONS[backend])
     d["qk"], d["pv"] = d["qk"].replace("{t}", dtype), d["pv"].replace("{t}", dtype)
     d["dtype"] = dtype

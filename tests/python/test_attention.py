@@ -65,6 +65,6 @@ def test_bad_declarations_raise():
     with pytest.raises(fpcert.InputError, match="unknown mask"):
         fpcert.certify_attention(exact_f16, masks=("diagonal",))
     with pytest.raises(fpcert.InputError, match="no declaration of backend"):
-        fpcert.sdpa_declaration("efficient", "f16")
+        fpcert.sdpa_declaration("sdpa_of_the_future", "f16")
     with pytest.raises(fpcert.InputError, match="qk"):
         fpcert.certify_attention(exact_f16, qk="in=f17")

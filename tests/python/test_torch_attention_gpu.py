@@ -28,7 +28,7 @@ def summary(backend, dtype, r):
 
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
-@pytest.mark.parametrize("backend", ["math", "flash", "cudnn"])
+@pytest.mark.parametrize("backend", ["math", "flash", "efficient", "cudnn"])
 def test_sdpa_backend_passes_under_its_declaration(backend, dtype):
     r = fpcert.certify_attention(fpcert.sdpa(backend), **fpcert.sdpa_declaration(backend, dtype), device="cuda", suite="attention",
                                  name=f"torch_sdpa_{backend}_{dtype}", **outputs(f"sdpa_{backend}_{dtype}"))
@@ -51,7 +51,7 @@ def test_sdpa_with_a_wrong_constant_is_refused():
     assert not r.passed
 
 
-@pytest.mark.parametrize("backend", ["math", "flash", "cudnn"])
+@pytest.mark.parametrize("backend", ["math", "flash", "efficient", "cudnn"])
 def test_sdpa_mutation_score(backend):
     # The faults fpcert makes around a closed kernel (docs/mutation.md): each backend's mutation score on the suite
     # attention, f16; the measure is >= 95 % of the applicable faults killed for their own fault.

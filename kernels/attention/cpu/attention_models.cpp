@@ -37,7 +37,10 @@ struct ModelSpec {
   const Format* in = &f32;
   bool flash = false;  ///< online + base 2 folded + P in the input format + reciprocal; else naive
   std::string note;
+  bool scaled = false;  ///< flash with the memory-efficient kernel's exp2 form (AttentionExpForm::Base2Scaled)
 };
+
+constexpr float kLog2eF = 0x1.715476p+0f;  // RN_f32(log2 e)
 
 KernelTraits gemm_traits(const Format& a, const Format& b, const std::string& order) {
   KernelTraits g;
@@ -62,7 +65,7 @@ class AttentionModel final : public AttentionKernel {
                                 : "O~_c = sum_j P_j v_jc by fp32 FMA, j ascending");
     t.shift = s_.flash ? SoftmaxShift::Online : SoftmaxShift::Shifted;
     t.key_block = s_.flash ? 64 : 0;
-    t.exp_form = s_.flash ? AttentionExpForm::Base2Folded : AttentionExpForm::Natural;
+    t.exp_form = s_.scaled ? AttentionExpForm::Base2Scaled : s_.flash ? AttentionExpForm::Base2Folded : AttentionExpForm::Natural;
     t.exp = s_.flash ? exp2_error_libm_f32() : exp_error_libm_f32();
     t.sum_acc = &f32;
     t.normalize = s_.flash ? AttentionNormalize::Reciprocal : AttentionNormalize::Divide;
@@ -184,7 +187,10 @@ class AttentionModel final : public AttentionKernel {
     const std::size_t lk = y.size(), d = q.size(), blk = static_cast<std::size_t>(t_.key_block);
     const bool after = bug_ == AttentionBug::ScaleAfterSoftmax;
     const float s = after ? 1.0f : o.scale;
-    const float c2 = attention_scale_log2e(s);  // RN(s log2 e), as declared (one rounding)
+    // RN(s log2 e), as declared (one rounding); the scaled form: RN(s RN(log2 e)) without a mask, RN(log2 e) with one (the
+    // mask added to the scaled score by an fma first).
+    const bool sc = s_.scaled;
+    const float c2 = sc ? (o.mask ? kLog2eF : s * kLog2eF) : attention_scale_log2e(s);
     std::size_t end = lk;
     if (bug_ == AttentionBug::DropLastKeyBlock && lk % blk != 0 && lk > blk) end = lk - lk % blk;
     float my = kNegInf, m2 = 0, l = 0;
@@ -200,11 +206,12 @@ class AttentionModel final : public AttentionKernel {
         }
         const float mk = mask_at(o, i, ji);
         y[j] = dot(q, kk, j);
-        if (o.mask) y[j] = y[j] + (after ? mk : mk / s);  // the mask folded into the raw score: x + RN(mask / s)
+        if (sc) y[j] = (o.mask ? std::fma(y[j], s, mk) : y[j]) * c2;  // z2 = RN(RN(s x + mask) RN(log2 e)), or RN(x c2)
+        else if (o.mask) y[j] = y[j] + (after ? mk : mk / s);  // the mask folded into the raw score: x + RN(mask / s)
         bm = std::max(bm, y[j]);
       }
       if (bm == kNegInf) continue;  // nothing visible in this block
-      const float mnew = std::max(my, bm), m2new = mnew * c2;
+      const float mnew = std::max(my, bm), m2new = sc ? mnew : mnew * c2;
       if (my != kNegInf && m2new != m2 && bug_ != AttentionBug::NoRescale) {
         const float alpha = exp2_32(m2 - m2new);
         l *= alpha;
@@ -214,7 +221,7 @@ class AttentionModel final : public AttentionKernel {
       m2 = m2new;
       for (std::size_t j = j0; j < j1; ++j) {
         if (y[j] == kNegInf) continue;
-        const float p = exp2_32(std::fma(y[j], c2, -m2));
+        const float p = sc ? exp2_32(y[j] - m2) : exp2_32(std::fma(y[j], c2, -m2));
         l += p;
         const float pr = round_p(p);
         for (std::size_t c = 0; c < d; ++c) out[c] = std::fma(pr, vv[j * d + c], out[c]);
@@ -223,7 +230,7 @@ class AttentionModel final : public AttentionKernel {
     if (my == kNegInf) return false;
     const float r = 1.0f / l;
     for (float& x : out) x = after ? (x * r) * o.scale : x * r;
-    lse = bug_ == AttentionBug::LseNoMax ? log32(l) : my * s + log32(l);
+    lse = bug_ == AttentionBug::LseNoMax ? log32(l) : (sc ? m2 / kLog2eF : my * s) + log32(l);
     return true;
   }
 
@@ -243,6 +250,10 @@ void register_attention_models() {
        "FlashAttention-2's arithmetic: online softmax over key blocks of 64, exp2(fma(x, s log2 e, -m2)), P in f16, f32 "
        "accumulators, O~ / l by a reciprocal"},
       {"model_attention_bf16_flash", &bf16, true, "the same in bf16: P rounded to bf16 before P V"},
+      {"model_attention_f16_efficient", &f16, true,
+       "the memory-efficient (xFormers) kernel's softmax on FlashAttention-2's loop: z2 = RN(x RN(s RN(log2 e))), with a mask "
+       "RN(fma(x, s, mask) RN(log2 e)); exp2(RN(z2 - m2)); LSE = RN(m2 / RN(log2 e)) + log l; P in f16",
+       true},
   };
   for (const ModelSpec& s : specs)
     register_kernel(s.name, Backend::Cpu, false, [s] { return std::make_unique<AttentionModel>(s, AttentionBug::None); },

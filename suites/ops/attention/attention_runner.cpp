@@ -46,7 +46,8 @@ AttentionArith attention_arith(const AttentionTraits& t, std::int64_t head_dim, 
   a.qk_abs = qk.eta_arith;
   a.pv_coef = pv.exists ? pv.coef : kInf;
   a.pv_abs = pv.eta_arith;
-  a.base2 = t.exp_form == AttentionExpForm::Base2Folded;
+  a.base2 = t.exp_form != AttentionExpForm::Natural;
+  a.scaled = t.exp_form == AttentionExpForm::Base2Scaled;
   a.online = t.shift == SoftmaxShift::Online;
   a.key_block = t.key_block;
   a.exp = t.exp;
