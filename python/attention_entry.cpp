@@ -93,9 +93,10 @@ std::string certify_attention(py::object adapter, const std::string& in, const s
   t.out = &format_of(out);
   t.qk = gemm_of(qk, "qk");
   t.pv = gemm_of(pv, "pv");
-  if (shift == "online") t.shift = SoftmaxShift::Online;
+  if (shift == "online" || shift == "online_fa2") t.shift = SoftmaxShift::Online;
   else if (shift == "shifted") t.shift = SoftmaxShift::Shifted;
-  else throw InputError("unknown shift '" + shift + "' (online, shifted)");
+  else throw InputError("unknown shift '" + shift + "' (online, online_fa2, shifted)");
+  t.rescale_by_difference = shift == "online_fa2";  // FlashAttention-2's rescaling factor (AttentionTraits)
   if (t.shift == SoftmaxShift::Online && key_block < 1) throw InputError("an online softmax needs key_block >= 1");
   t.key_block = t.shift == SoftmaxShift::Online ? key_block : 0;
   if (exp_form == "natural") t.exp_form = AttentionExpForm::Natural;

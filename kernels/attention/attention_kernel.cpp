@@ -103,7 +103,8 @@ std::string gemm_text(const KernelTraits& g) {
 
 std::string describe_attention_traits(const AttentionTraits& t) {
   std::string s = fmt::format("attention in {}, QK^T {}, ", t.input->tag, gemm_text(t.qk));
-  s += t.shift == SoftmaxShift::Online ? fmt::format("online softmax block {}", t.key_block) : std::string(to_string(t.shift)) + " softmax";
+  s += t.shift == SoftmaxShift::Online ? fmt::format("online softmax block {}{}", t.key_block, t.rescale_by_difference ? " (rescaled by exp2(RN(RN(m_old - m_new) c)))" : "")
+                                       : std::string(to_string(t.shift)) + " softmax";
   s += fmt::format(", {} {} {}, P {}, PV {}, l {}, {}, out {}", t.exp_form == AttentionExpForm::Natural ? "exp" : "exp2 folded",
                    fn_text(t.exp), t.exp.source.empty() ? "" : "(declared)", t.pv.a_input->tag, gemm_text(t.pv), t.sum_acc->tag,
                    t.normalize == AttentionNormalize::Divide ? "divide" : t.normalize == AttentionNormalize::Reciprocal ? "reciprocal" : "probabilities", t.out->tag);

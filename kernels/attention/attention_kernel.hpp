@@ -73,6 +73,10 @@ struct AttentionTraits {
   KernelTraits pv;
   SoftmaxShift shift = SoftmaxShift::Online;  ///< Shifted (max first: two passes over the keys) or Online
   int key_block = 64;                         ///< Online: keys per block (the running max changes at most once a block)
+  /// Online: the rescaling factor as FlashAttention-2 forms it, exp2(RN(RN(m_old - m_new) c)) from the raw maxima's
+  /// difference, while each probability is formed against its block's own shift RN(m c) (false: exp2(m2_old - m2_new),
+  /// the shifts themselves, which telescope). The shifts' roundings then no longer cancel (docs/attention.md, "Bound").
+  bool rescale_by_difference = false;
   AttentionExpForm exp_form = AttentionExpForm::Natural;
   ElemFnError exp;                            ///< exp (Natural) or exp2 (Base2Folded) in f32, documented error
   const Format* sum_acc = &f32;               ///< the row sum l's accumulator (of the f32 probabilities, before P's rounding)

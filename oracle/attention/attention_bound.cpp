@@ -127,7 +127,14 @@ Row row_of(const AttentionArith& a, const AttentionRowData& d) {
   r.nb = a.online ? static_cast<int>((r.n + static_cast<std::size_t>(std::max(a.key_block, 1)) - 1) / static_cast<std::size_t>(std::max(a.key_block, 1))) : 1;
   r.span = r.m - lo + 2 * r.a0max;
   const double cnt = r.nb - 1, xs = a.base2 ? r.span / kLn2 : r.span;
-  r.resc = a.online ? std::exp(u * r.span * (1 + u) * 1.01 + 2 * u * (a.exp.ulps * cnt + a.exp.ulps_per_x * xs)) * std::pow(1 + u, cnt) - 1 : 0;
+  // FlashAttention-2's factor exp2(RN(RN(m_old - m_new) c)), p_j formed against its block's own RN(m_b c): against the
+  // final shift the exponent of term j is off by the two shifts' roundings, u (|m_b c| + |m_B c|), and by each factor's
+  // difference and product roundings, (2u + u^2) |(m_k - m_k+1) c|, summed over the factors: in natural units at most
+  // 2u (1 + u)(|M| + span + a0max) + (2u + u^2) span (|m_b| <= |M| + span), per term and not common to all: not cancelling.
+  const double fa2 = a.online && a.rescale_by_difference && r.nb > 1
+                         ? 1.01 * (2 * u * (1 + u) * (std::fabs(r.m) + r.span + r.a0max) + (2 * u + u * u) * r.span)
+                         : 0.0;
+  r.resc = a.online ? std::exp(u * r.span * (1 + u) * 1.01 + fa2 + 2 * u * (a.exp.ulps * cnt + a.exp.ulps_per_x * xs)) * std::pow(1 + u, cnt) - 1 : 0;
   r.gam = gamma(static_cast<double>(r.n > 1 ? r.n - 1 : 1), a.sum_acc->unit_roundoff());
   r.scale_abs = std::exp(r.a0max) * 1.01 / r.s;  // an absolute term of the kernel's units over the exact S
   for (std::size_t j = 0; j < r.n; ++j) {

@@ -29,6 +29,7 @@ struct AttentionArith {
   bool base2 = false;              ///< AttentionExpForm::Base2Folded or Base2Scaled: exp2 (else Natural)
   bool scaled = false;             ///< AttentionExpForm::Base2Scaled: RN(RN(s x + mask) RN(log2 e)), no RN(mask / s)
   bool online = true;              ///< online softmax (key_block keys a block) or shifted (max first)
+  bool rescale_by_difference = false;  ///< online: FlashAttention-2's factor exp2(RN(RN(m_old - m_new) c)) (AttentionTraits)
   int key_block = 64;
   ElemFnError exp;                 ///< exp (natural) or exp2 (base 2) in the compute format
   ElemFnError log;                 ///< the LSE's log

@@ -38,6 +38,7 @@ struct ModelSpec {
   bool flash = false;  ///< online + base 2 folded + P in the input format + reciprocal; else naive
   std::string note;
   bool scaled = false;  ///< flash with the memory-efficient kernel's exp2 form (AttentionExpForm::Base2Scaled)
+  bool fa2 = false;     ///< flash with FlashAttention-2's rescaling factor exp2(RN(RN(m_old - m_new) c))
 };
 
 constexpr float kLog2eF = 0x1.715476p+0f;  // RN_f32(log2 e)
@@ -65,6 +66,7 @@ class AttentionModel final : public AttentionKernel {
                                 : "O~_c = sum_j P_j v_jc by fp32 FMA, j ascending");
     t.shift = s_.flash ? SoftmaxShift::Online : SoftmaxShift::Shifted;
     t.key_block = s_.flash ? 64 : 0;
+    t.rescale_by_difference = s_.fa2;
     t.exp_form = s_.scaled ? AttentionExpForm::Base2Scaled : s_.flash ? AttentionExpForm::Base2Folded : AttentionExpForm::Natural;
     t.exp = s_.flash ? exp2_error_libm_f32() : exp_error_libm_f32();
     t.sum_acc = &f32;
@@ -213,7 +215,7 @@ class AttentionModel final : public AttentionKernel {
       if (bm == kNegInf) continue;  // nothing visible in this block
       const float mnew = std::max(my, bm), m2new = sc ? mnew : mnew * c2;
       if (my != kNegInf && m2new != m2 && bug_ != AttentionBug::NoRescale) {
-        const float alpha = exp2_32(m2 - m2new);
+        const float alpha = s_.fa2 ? exp2_32((my - mnew) * c2) : exp2_32(m2 - m2new);
         l *= alpha;
         for (float& x : out) x *= alpha;
       }
@@ -254,6 +256,10 @@ void register_attention_models() {
        "the memory-efficient (xFormers) kernel's softmax on FlashAttention-2's loop: z2 = RN(x RN(s RN(log2 e))), with a mask "
        "RN(fma(x, s, mask) RN(log2 e)); exp2(RN(z2 - m2)); LSE = RN(m2 / RN(log2 e)) + log l; P in f16",
        true},
+      {"model_attention_f16_fa2", &f16, true,
+       "the f16 flash model with FlashAttention-2's rescaling factor: exp2(RN(RN(m_old - m_new) c)) from the raw maxima (its "
+       "softmax.h), each block's probabilities against RN(m c)",
+       false, true},
   };
   for (const ModelSpec& s : specs)
     register_kernel(s.name, Backend::Cpu, false, [s] { return std::make_unique<AttentionModel>(s, AttentionBug::None); },

@@ -49,6 +49,7 @@ AttentionArith attention_arith(const AttentionTraits& t, std::int64_t head_dim, 
   a.base2 = t.exp_form != AttentionExpForm::Natural;
   a.scaled = t.exp_form == AttentionExpForm::Base2Scaled;
   a.online = t.shift == SoftmaxShift::Online;
+  a.rescale_by_difference = t.rescale_by_difference;
   a.key_block = t.key_block;
   a.exp = t.exp;
   a.log = t.log;
