@@ -32,7 +32,7 @@ using namespace plugin_detail;
 namespace {
 
 using Kerr = std::function<void(const std::string&)>;
-constexpr int kMinor = 10;  // the minor whose valid values the messages list
+constexpr int kMinor = 12;  // the minor whose valid values the messages list
 
 std::string tag_of(std::int32_t v) {
   const Format* f = format_from_abi(v);
@@ -86,9 +86,10 @@ void validate_masked_lse(const std::string& field, std::int32_t v, const Kerr& k
     kerr(bad_enum(field, v, "1 neg_inf, 2 pos_inf", versions, kMinor));
 }
 
-void validate_exp_form(const std::string& field, std::int32_t v, const Kerr& kerr, const std::string& versions) {
+void validate_exp_form(const std::string& field, std::int32_t v, bool forward, const Kerr& kerr, const std::string& versions) {
+  if (forward && v == FPCERT_ATTENTION_EXP_BASE2_SCALED) return;
   if (v != FPCERT_ATTENTION_EXP_NATURAL && v != FPCERT_ATTENTION_EXP_BASE2_FOLDED)
-    kerr(bad_enum(field, v, "1 natural, 2 base2_folded", versions, kMinor));
+    kerr(bad_enum(field, v, forward ? "1 natural, 2 base2_folded, 3 base2_scaled" : "1 natural, 2 base2_folded", versions, kMinor));
 }
 
 void validate_forward(const fpcert_kernel& k, const Kerr& kerr, const std::string& versions) {
@@ -97,16 +98,16 @@ void validate_forward(const fpcert_kernel& k, const Kerr& kerr, const std::strin
   checked_format("attention.input", a.input, kerr, versions);
   validate_product("attention.qk", a.qk, a.input, a.input, kerr, versions);
   validate_product("attention.pv", a.pv, 0, a.input, kerr, versions);
-  if (a.shift == FPCERT_SOFTMAX_ONLINE) {
+  if (a.shift == FPCERT_SOFTMAX_ONLINE || a.shift == FPCERT_ATTENTION_SHIFT_ONLINE_BY_DIFFERENCE) {
     if (a.key_block < 1) kerr(fmt::format("attention.key_block must be >= 1 for an ONLINE softmax (keys per block), got {}", a.key_block));
   } else if (a.shift == FPCERT_SOFTMAX_SHIFTED) {
     if (a.key_block != 0) kerr(fmt::format("attention.key_block must be 0 for a SHIFTED softmax (no key blocks), got {}", a.key_block));
   } else if (a.shift == FPCERT_SOFTMAX_UNSHIFTED) {
     kerr("attention.shift UNSHIFTED: an attention kernel subtracts the row's max (SHIFTED, 1) or a running max (ONLINE, 3)");
   } else {
-    kerr(bad_enum("attention.shift", a.shift, "1 shifted, 3 online", versions, kMinor));
+    kerr(bad_enum("attention.shift", a.shift, "1 shifted, 3 online, 4 online_by_difference", versions, kMinor));
   }
-  validate_exp_form("attention.exp_form", a.exp_form, kerr, versions);
+  validate_exp_form("attention.exp_form", a.exp_form, true, kerr, versions);
   need_01("attention.writes_lse", a.writes_lse, kerr);
   validate_elem_fn("attention.exp", a.exp, ElemFn::Exp, &f32, kerr, versions);
   if (a.writes_lse == 1) {
@@ -141,7 +142,7 @@ void validate_backward(const fpcert_kernel& k, const Kerr& kerr, const std::stri
   validate_product("attention_bwd.pdo", b.pdo, 0, b.input, kerr, versions);
   validate_product("attention_bwd.dsk", b.dsk, 0, b.input, kerr, versions);
   validate_product("attention_bwd.dsq", b.dsq, 0, b.input, kerr, versions);
-  validate_exp_form("attention_bwd.exp_form", b.exp_form, kerr, versions);
+  validate_exp_form("attention_bwd.exp_form", b.exp_form, false, kerr, versions);
   need_01("attention_bwd.reads_saved", b.reads_saved, kerr);
   validate_elem_fn("attention_bwd.exp", b.exp, ElemFn::Exp, &f32, kerr, versions);
   checked_format("attention_bwd.d_acc", b.d_acc, kerr, versions);
@@ -186,9 +187,12 @@ AttentionTraits attention_traits_from_abi(const fpcert_kernel& k) {
   t.input = format_from_abi(a.input);
   t.qk = product_traits(a.qk);
   t.pv = product_traits(a.pv);
-  t.shift = a.shift == FPCERT_SOFTMAX_ONLINE ? SoftmaxShift::Online : SoftmaxShift::Shifted;
+  t.shift = a.shift == FPCERT_SOFTMAX_ONLINE || a.shift == FPCERT_ATTENTION_SHIFT_ONLINE_BY_DIFFERENCE ? SoftmaxShift::Online : SoftmaxShift::Shifted;
+  t.rescale_by_difference = a.shift == FPCERT_ATTENTION_SHIFT_ONLINE_BY_DIFFERENCE;
   t.key_block = t.shift == SoftmaxShift::Online ? a.key_block : 0;
-  t.exp_form = a.exp_form == FPCERT_ATTENTION_EXP_BASE2_FOLDED ? AttentionExpForm::Base2Folded : AttentionExpForm::Natural;
+  t.exp_form = a.exp_form == FPCERT_ATTENTION_EXP_BASE2_FOLDED  ? AttentionExpForm::Base2Folded
+               : a.exp_form == FPCERT_ATTENTION_EXP_BASE2_SCALED ? AttentionExpForm::Base2Scaled
+                                                                 : AttentionExpForm::Natural;
   t.exp = elem_fn_from_abi(a.exp, ElemFn::Exp);
   t.sum_acc = format_from_abi(a.sum_format);
   t.normalize = a.normalize == FPCERT_ATTENTION_NORMALIZE_RECIPROCAL      ? AttentionNormalize::Reciprocal

@@ -41,13 +41,14 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 11 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
+#define FPCERT_PLUGIN_ABI_MINOR 12 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
                                      3: reductions; 4: GEMM layouts; 5: GEMM alpha/beta, fields appended to fpcert_gemm_args;
                                      6: softmax and normalisation; 7: GEMM strided batches, appended to fpcert_gemm_args too;
                                      8: GEMM fused epilogues, to both, declared in fpcert_plugin_epilogue.h;
                                      9: the epilogue's rounding before the bias; 10: attention, fpcert_plugin_attention.h;
                                      GEMM shape multiples, FP8 scaling without scale_d;
-                                     11: elementwise math functions, fpcert_plugin_eltwise.h) */
+                                     11: elementwise math functions, fpcert_plugin_eltwise.h;
+                                     12: attention's BASE2_SCALED exp form and ONLINE_BY_DIFFERENCE shift, enum values) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"

@@ -33,8 +33,16 @@ extern "C" {
 typedef int32_t fpcert_attention_exp_form;
 enum {
   FPCERT_ATTENTION_EXP_NATURAL = 1,     /* z_j = RN(s x_j) + mask_j in f32, then exp(z_j - m), m = max z */
-  FPCERT_ATTENTION_EXP_BASE2_FOLDED = 2 /* FlashAttention's: c = RN(s log2 e) once, m2 = RN(m_x c), exp2(fma(x_j, c, -m2)) */
+  FPCERT_ATTENTION_EXP_BASE2_FOLDED = 2, /* FlashAttention's: c = RN(s log2 e) once, m2 = RN(m_x c), exp2(fma(x_j, c, -m2)) */
+  FPCERT_ATTENTION_EXP_BASE2_SCALED = 3  /* ABI minor 12, forward only: the memory-efficient kernel's, z2 = RN(x RN(s RN(log2 e)))
+                                            (with a mask RN(fma(x, s, mask) RN(log2 e))), m2 the running max of z2,
+                                            exp2(RN(z2 - m2)) */
 };
+
+/* ABI minor 12: attention's shift may also be ONLINE_BY_DIFFERENCE, an ONLINE softmax whose rescaling factor is formed as
+   FlashAttention-2 forms it, exp2(RN(RN(m_old - m_new) c)) from the raw maxima, each probability against its block's own
+   shift RN(m c) (docs/attention.md, "Bound", step 5). */
+enum { FPCERT_ATTENTION_SHIFT_ONLINE_BY_DIFFERENCE = 4 };
 
 /* How O~ is normalised by the row sum l (AttentionNormalize). */
 typedef int32_t fpcert_attention_normalize;

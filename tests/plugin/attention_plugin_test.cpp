@@ -98,11 +98,11 @@ TEST_CASE("attention forward declarations: a valid one validates, each broken fi
       },
       {"attention.pv.order: an atomic split-K combine is a run-to-run order"});
   refused_fwd([](fpcert_kernel& k) { k.attention.shift = FPCERT_SOFTMAX_UNSHIFTED; }, {"attention.shift UNSHIFTED"});
-  refused_fwd([](fpcert_kernel& k) { k.attention.shift = 9; }, {"attention.shift: unknown value 9 (valid in ABI minor 10: 1 shifted, 3 online)"});
+  refused_fwd([](fpcert_kernel& k) { k.attention.shift = 9; }, {"attention.shift: unknown value 9 (valid in ABI minor 12: 1 shifted, 3 online, 4 online_by_difference)"});
   refused_fwd([](fpcert_kernel& k) { k.attention.key_block = 0; }, {"attention.key_block must be >= 1 for an ONLINE softmax"});
   refused_fwd([](fpcert_kernel& k) { k.attention.shift = FPCERT_SOFTMAX_SHIFTED; }, {"attention.key_block must be 0 for a SHIFTED softmax"});
   refused_fwd([](fpcert_kernel& k) { k.attention.exp_form = 0; },
-              {"attention.exp_form: required, got value 0 (valid in ABI minor 10: 1 natural, 2 base2_folded)"});
+              {"attention.exp_form: required, got value 0 (valid in ABI minor 12: 1 natural, 2 base2_folded, 3 base2_scaled)"});
   refused_fwd([](fpcert_kernel& k) { k.attention.writes_lse = 2; }, {"attention.writes_lse must be 0 or 1, got 2"});
   refused_fwd([](fpcert_kernel& k) { k.attention.writes_lse = 0; }, {"attention.log must be all zero when writes_lse is 0"});
   refused_fwd([](fpcert_kernel& k) { k.attention.exp.implementation = FPCERT_ELEM_FN_CUDA_LOGF; },
@@ -117,7 +117,7 @@ TEST_CASE("attention forward declarations: a valid one validates, each broken fi
         k.attention.out_format = FPCERT_FORMAT_E2M3;
       },
       {"attention.masked_rows NAN: the output format e2m3 has no NaN"});
-  refused_fwd([](fpcert_kernel& k) { k.attention.masked_lse = 3; }, {"attention.masked_lse: unknown value 3 (valid in ABI minor 10: 1 neg_inf, 2 pos_inf)"});
+  refused_fwd([](fpcert_kernel& k) { k.attention.masked_lse = 3; }, {"attention.masked_lse: unknown value 3 (valid in ABI minor 12: 1 neg_inf, 2 pos_inf)"});
   refused_fwd([](fpcert_kernel& k) { k.attention.masks = 0x9; }, {"attention.masks: unknown bits 0x8"});
   refused_fwd([](fpcert_kernel& k) { k.attention.grouped_heads = 2; }, {"attention.grouped_heads must be 0 or 1, got 2"});
   refused_fwd([](fpcert_kernel& k) { k.attention.head_dim_count = 9; }, {"attention.head_dim_count must be 0 (any head dim) .. 8, got 9"});
@@ -149,7 +149,7 @@ TEST_CASE("attention backward declarations: a valid one validates, each broken f
   refused_bwd([](fpcert_kernel& k) { k.attention_bwd.d_acc = 0; }, {"attention_bwd.d_acc: required, got FPCERT_FORMAT_NONE"});
   refused_bwd([](fpcert_kernel& k) { k.attention_bwd.compute_format = FPCERT_FORMAT_E2M1; }, {"attention_bwd.compute_format: e2m1 has no Inf"});
   refused_bwd([](fpcert_kernel& k) { k.attention_bwd.dq_determinism = 0; },
-              {"attention_bwd.dq_determinism: required, got value 0 (valid in ABI minor 10: 1 deterministic, 2 run_to_run)"});
+              {"attention_bwd.dq_determinism: required, got value 0 (valid in ABI minor 12: 1 deterministic, 2 run_to_run)"});
   refused_bwd([](fpcert_kernel& k) { k.attention_bwd.dq_acc = FPCERT_FORMAT_UE8M0; }, {"attention_bwd.dq_acc: ue8m0 is a scale format"});
   refused_bwd([](fpcert_kernel& k) { k.attention_bwd.dk_out = 42; }, {"attention_bwd.dk_out: unknown format value 42"});
   refused_bwd([](fpcert_kernel& k) { k.attention_bwd.masked_lse = 0; }, {"attention_bwd.masked_lse: required, got value 0"});
@@ -233,6 +233,18 @@ TEST_CASE("declared attention traits read back: products as GEMMs, the softmax, 
   CHECK(*t.out == f16);
   CHECK(t.writes_lse);
   CHECK(t.masked_rows == MaskedRowPolicy::Zero);
+  CHECK_FALSE(t.rescale_by_difference);
+  // ABI minor 12: the memory-efficient kernel's exp form and FlashAttention-2's rescaling factor (forward only: a backward
+  // declaring exp form 3 is refused above).
+  fpcert_kernel k12 = k;
+  k12.attention.exp_form = FPCERT_ATTENTION_EXP_BASE2_SCALED;
+  k12.attention.shift = FPCERT_ATTENTION_SHIFT_ONLINE_BY_DIFFERENCE;
+  REQUIRE(table_problems(&k12).empty());
+  const AttentionTraits t12 = attention_traits_from_abi(k12);
+  CHECK(t12.exp_form == AttentionExpForm::Base2Scaled);
+  CHECK(t12.shift == SoftmaxShift::Online);
+  CHECK(t12.rescale_by_difference);
+  CHECK(t12.key_block == 32);
   CHECK(t.masked_lse == MaskedLse::NegInf);
   CHECK(t.masks == kAttnMaskCausalTopLeft);
   CHECK(t.head_dims == std::vector<int>{64, 128});
