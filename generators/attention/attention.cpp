@@ -137,7 +137,7 @@ std::vector<Family> attention_families() {
               p_choice("causal", "none", {"none", "top_left", "bottom_right"}, "the causal mask's alignment (the kernel call's)"),
               p_real("scale", 0, 0, 1e30, "s (0: 1/sqrt(head_dim)), rounded to fp32"),
               p_seed(),
-              p_format("source", "f16", {"f32", "f16", "bf16"}, "format every input is exactly representable in")};
+              p_format("source", "f16", {"f32", "f16", "bf16", "e4m3"}, "format every input is exactly representable in")};
   Family f{g, make_attention};
   f.non_finite = true;  // the mask's -Inf
   return {f};

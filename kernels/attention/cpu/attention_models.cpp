@@ -39,6 +39,7 @@ struct ModelSpec {
   std::string note;
   bool scaled = false;  ///< flash with the memory-efficient kernel's exp2 form (AttentionExpForm::Base2Scaled)
   bool fa2 = false;     ///< flash with FlashAttention-2's rescaling factor exp2(RN(RN(m_old - m_new) c))
+  const Format* out = nullptr;  ///< O's format (null: the input format)
 };
 
 constexpr float kLog2eF = 0x1.715476p+0f;  // RN_f32(log2 e)
@@ -71,7 +72,7 @@ class AttentionModel final : public AttentionKernel {
     t.exp = s_.flash ? exp2_error_libm_f32() : exp_error_libm_f32();
     t.sum_acc = &f32;
     t.normalize = s_.flash ? AttentionNormalize::Reciprocal : AttentionNormalize::Divide;
-    t.out = s_.in;
+    t.out = s_.out ? s_.out : s_.in;
     t.log = log_error_libm_f32();
     t.masked_rows = s_.flash ? MaskedRowPolicy::Zero : MaskedRowPolicy::Nan;
     t.masked_lse = s_.flash ? MaskedLse::PosInf : MaskedLse::NegInf;
@@ -148,7 +149,7 @@ class AttentionModel final : public AttentionKernel {
   }
   /// P rounded before P V: the declared format, or the fault's narrower one.
   float round_p(float p) const {
-    if (bug_ == AttentionBug::PRoundedLower) return round_to(s_.flash ? e4m3 : f16, p);
+    if (bug_ == AttentionBug::PRoundedLower) return round_to(!s_.flash ? f16 : s_.in == &e4m3 ? e5m2 : e4m3, p);  // e5m2: 2 bits below e4m3
     return s_.flash ? round_to(*s_.in, p) : p;
   }
 
@@ -260,6 +261,10 @@ void register_attention_models() {
        "the f16 flash model with FlashAttention-2's rescaling factor: exp2(RN(RN(m_old - m_new) c)) from the raw maxima (its "
        "softmax.h), each block's probabilities against RN(m c)",
        false, true},
+      {"model_attention_e4m3_flash", &e4m3, true,
+       "FP8 attention as FlashAttention-3's FP8 forward: Q, K, V in e4m3 (unit descales), the f16 flash model's loop with P "
+       "rounded to e4m3 before P V (e4m3 x e4m3 products, exact in f32), O in bf16",
+       false, false, &bf16},
   };
   for (const ModelSpec& s : specs)
     register_kernel(s.name, Backend::Cpu, false, [s] { return std::make_unique<AttentionModel>(s, AttentionBug::None); },

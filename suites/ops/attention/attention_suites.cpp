@@ -11,7 +11,7 @@ namespace fpcert {
 
 std::vector<CaseSpec> attention_cases(const std::string& suite, const AttentionTraits& t) {
   const bool quick = suite == "attention_quick";
-  const std::string src = t.input->tag == "f16" || t.input->tag == "bf16" ? std::string(t.input->tag) : "f32";
+  const std::string src = t.input->tag == "f16" || t.input->tag == "bf16" || t.input->tag == "e4m3" ? std::string(t.input->tag) : "f32";
   const std::string s = ",source=" + src;
   std::vector<CaseSpec> c;
   auto add = [&](std::string id, std::string shape, std::string extra, int seed, std::string note, std::string family) {
