@@ -43,23 +43,25 @@ for causal in (False, True):
 MMA = "in={t},acc=f32,acc_rounding=rz,out=f32"
 suite = sys.argv[1] if len(sys.argv) > 1 else "attention"
 bsuite = sys.argv[2] if len(sys.argv) > 2 else "attention_backward"
+
+
+def report(what, dtype, form, certify):
+    """Each case's verdict of one certify call, or the error it raised (a probe: print and go on)."""
+    try:
+        for x in certify().cases:
+            print(f"cudnn {what} {dtype} {form:<7} {x['case']:<24} {x['status']:<14} "
+                  f"err/bound {x.get('metrics', {}).get('err_frac_max', 0):.3g} {x['reason'][:150]}")
+    except Exception as e:  # noqa: BLE001
+        print(f"cudnn {what} {dtype} {form} error: {str(e)[:300]}")
+
+
 for dtype in ("f16", "bf16"):
     for form in ("natural", "base2"):
         decl = dict(qk=MMA, pv=MMA, shift="online", key_block=32, exp_form=form, exp="ulps:2", exp_abs=2.0 ** -126,
                     normalize="reciprocal", masked_rows="zero", masks=("top_left", "additive"), score_rel=0.0)
-        try:
-            r = fpcert.certify_attention(fpcert.sdpa("cudnn"), dtype=dtype, **decl, device="cuda", suite=suite,
-                                         name=f"torch_sdpa_cudnn_{dtype}_{form}")
-            for x in r.cases:
-                print(f"cudnn fwd {dtype} {form:<7} {x['case']:<24} {x['status']:<14} err/bound {x.get('metrics', {}).get('err_frac_max', 0):.3g} {x['reason'][:150]}")
-        except Exception as e:  # noqa: BLE001
-            print(f"cudnn fwd {dtype} {form} error: {str(e)[:300]}")
+        report("fwd", dtype, form, lambda: fpcert.certify_attention(fpcert.sdpa("cudnn"), dtype=dtype, **decl, device="cuda", suite=suite,
+                                                                    name=f"torch_sdpa_cudnn_{dtype}_{form}"))
         bdecl = dict(gemms=(MMA,) * 5, exp_form=form, exp="ulps:2", exp_abs=2.0 ** -126, d_acc="f32", compute="f32", dq_atomics=True,
                      dq_acc="f32", masks=("top_left", "additive"), grouped_heads=False, masked_lse="+inf", reads_saved=True)
-        try:
-            r = fpcert.certify_attention_backward(fpcert.sdpa_backward("cudnn"), dtype=dtype, **bdecl, device="cuda", suite=bsuite,
-                                                  name=f"torch_sdpa_backward_cudnn_{dtype}_{form}")
-            for x in r.cases:
-                print(f"cudnn bwd {dtype} {form:<7} {x['case']:<24} {x['status']:<14} err/bound {x.get('metrics', {}).get('err_frac_max', 0):.3g} {x['reason'][:150]}")
-        except Exception as e:  # noqa: BLE001
-            print(f"cudnn bwd {dtype} {form} error: {str(e)[:300]}")
+        report("bwd", dtype, form, lambda: fpcert.certify_attention_backward(fpcert.sdpa_backward("cudnn"), dtype=dtype, **bdecl, device="cuda",
+                                                                             suite=bsuite, name=f"torch_sdpa_backward_cudnn_{dtype}_{form}"))
