@@ -118,8 +118,8 @@ void validate_forward(const fpcert_kernel& k, const Kerr& kerr, const std::strin
       kerr("attention.log must be all zero when writes_lse is 0 (no LSE, no log)");
   }
   need_ieee("attention.sum_format", checked_format("attention.sum_format", a.sum_format, kerr, versions), kerr);
-  if (a.normalize < FPCERT_ATTENTION_NORMALIZE_DIVIDE || a.normalize > FPCERT_ATTENTION_NORMALIZE_SOFTMAX_FIRST)
-    kerr(bad_enum("attention.normalize", a.normalize, "1 divide, 2 reciprocal, 3 softmax_first", versions, kMinor));
+  if (a.normalize < FPCERT_ATTENTION_NORMALIZE_DIVIDE || a.normalize > FPCERT_ATTENTION_NORMALIZE_RECIPROCAL_APPROX)
+    kerr(bad_enum("attention.normalize", a.normalize, "1 divide, 2 reciprocal, 3 softmax_first, 4 reciprocal_approx", versions, kMinor));
   const Format* out = checked_format("attention.out_format", a.out_format, kerr, versions);
   if (a.masked_rows != FPCERT_MASKED_ROWS_NAN && a.masked_rows != FPCERT_MASKED_ROWS_ZERO)
     kerr(bad_enum("attention.masked_rows", a.masked_rows, "1 nan, 2 zero", versions, kMinor));
@@ -195,7 +195,9 @@ AttentionTraits attention_traits_from_abi(const fpcert_kernel& k) {
                                                                  : AttentionExpForm::Natural;
   t.exp = elem_fn_from_abi(a.exp, ElemFn::Exp);
   t.sum_acc = format_from_abi(a.sum_format);
-  t.normalize = a.normalize == FPCERT_ATTENTION_NORMALIZE_RECIPROCAL      ? AttentionNormalize::Reciprocal
+  t.recip_ulps = a.normalize == FPCERT_ATTENTION_NORMALIZE_RECIPROCAL_APPROX ? 2 : 0.5;
+  t.normalize = a.normalize == FPCERT_ATTENTION_NORMALIZE_RECIPROCAL || a.normalize == FPCERT_ATTENTION_NORMALIZE_RECIPROCAL_APPROX
+                    ? AttentionNormalize::Reciprocal
                 : a.normalize == FPCERT_ATTENTION_NORMALIZE_SOFTMAX_FIRST ? AttentionNormalize::Probabilities
                                                                           : AttentionNormalize::Divide;
   t.out = format_from_abi(a.out_format);

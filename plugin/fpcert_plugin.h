@@ -48,7 +48,8 @@ extern "C" {
                                      9: the epilogue's rounding before the bias; 10: attention, fpcert_plugin_attention.h;
                                      GEMM shape multiples, FP8 scaling without scale_d;
                                      11: elementwise math functions, fpcert_plugin_eltwise.h;
-                                     12: attention's BASE2_SCALED exp form and ONLINE_BY_DIFFERENCE shift, enum values) */
+                                     12: attention's BASE2_SCALED exp form, ONLINE_BY_DIFFERENCE shift and RECIPROCAL_APPROX
+                                     normalisation, enum values) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"

@@ -49,7 +49,9 @@ typedef int32_t fpcert_attention_normalize;
 enum {
   FPCERT_ATTENTION_NORMALIZE_DIVIDE = 1,        /* RN(O~_c / l) per element */
   FPCERT_ATTENTION_NORMALIZE_RECIPROCAL = 2,    /* r = RN(1 / l) once per row, then RN(O~_c r) (FlashAttention) */
-  FPCERT_ATTENTION_NORMALIZE_SOFTMAX_FIRST = 3  /* P_j = RN(e_j / l) first, then P V (PyTorch's math SDPA) */
+  FPCERT_ATTENTION_NORMALIZE_SOFTMAX_FIRST = 3, /* P_j = RN(e_j / l) first, then P V (PyTorch's math SDPA) */
+  FPCERT_ATTENTION_NORMALIZE_RECIPROCAL_APPROX = 4 /* ABI minor 12: RECIPROCAL with 1 / l within 2 ulp (a --use_fast_math
+                                                      build's approximate division) */
 };
 
 /* The LSE a fully masked row gets (MaskedLse). */

@@ -108,8 +108,9 @@ std::string certify_attention(py::object adapter, const std::string& in, const s
   t.exp.abs = std::max(t.exp.abs, exp_abs);
   if (normalize == "divide") t.normalize = AttentionNormalize::Divide;
   else if (normalize == "reciprocal") t.normalize = AttentionNormalize::Reciprocal;
+  else if (normalize == "reciprocal_approx") t.normalize = AttentionNormalize::Reciprocal, t.recip_ulps = 2;  // fast-math 1.f / l
   else if (normalize == "probabilities") t.normalize = AttentionNormalize::Probabilities;
-  else throw InputError("unknown normalize '" + normalize + "' (divide, reciprocal, probabilities)");
+  else throw InputError("unknown normalize '" + normalize + "' (divide, reciprocal, reciprocal_approx, probabilities)");
   t.writes_lse = lse;
   t.log = log_of(log);
   if (masked_rows == "zero") t.masked_rows = MaskedRowPolicy::Zero;

@@ -107,7 +107,7 @@ std::string describe_attention_traits(const AttentionTraits& t) {
                                        : std::string(to_string(t.shift)) + " softmax";
   s += fmt::format(", {} {} {}, P {}, PV {}, l {}, {}, out {}", t.exp_form == AttentionExpForm::Natural ? "exp" : "exp2 folded",
                    fn_text(t.exp), t.exp.source.empty() ? "" : "(declared)", t.pv.a_input->tag, gemm_text(t.pv), t.sum_acc->tag,
-                   t.normalize == AttentionNormalize::Divide ? "divide" : t.normalize == AttentionNormalize::Reciprocal ? "reciprocal" : "probabilities", t.out->tag);
+                   t.normalize == AttentionNormalize::Divide ? "divide" : t.normalize == AttentionNormalize::Reciprocal ? (t.recip_ulps > 0.5 ? "reciprocal (approximate)" : "reciprocal") : "probabilities", t.out->tag);
   s += fmt::format("; masked rows {}, LSE {}", to_string(t.masked_rows), t.masked_lse == MaskedLse::PosInf ? "+Inf" : "-Inf");
   if (!t.writes_lse) s += " (not written)";
   return s;

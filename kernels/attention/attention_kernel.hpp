@@ -81,6 +81,9 @@ struct AttentionTraits {
   ElemFnError exp;                            ///< exp (Natural) or exp2 (Base2Folded) in f32, documented error
   const Format* sum_acc = &f32;               ///< the row sum l's accumulator (of the f32 probabilities, before P's rounding)
   AttentionNormalize normalize = AttentionNormalize::Divide;
+  /// Reciprocal: r = 1 / l within this many ulps (0.5: correctly rounded; 2: a --use_fast_math build, where 1.f / l is
+  /// the approximate division the CUDA Programming Guide documents at 2 ulp for __fdividef).
+  double recip_ulps = 0.5;
   const Format* out = &f16;                   ///< O rounded into it once
   bool writes_lse = true;                     ///< AttentionOperands::lse is written (f32, natural log)
   ElemFnError log;                            ///< the log of the LSE (f32; its error declared as for softmax)

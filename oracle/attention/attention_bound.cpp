@@ -204,7 +204,9 @@ Element element(const AttentionArith& a, const Row& r, const AttentionRowData& d
     const double absn = ((r.eta_p + a.exp.abs) * vabs + r.far_weight * vfar) * r.scale_abs + a.pv_abs * r.scale_abs;
     const double t1 = (nerr + gemm + absn + o * dev) / r.d_lo;
     const int nd = a.reciprocal ? 2 : 1;
-    const double t2 = t1 + (std::pow(1 + u, nd) - 1) * (o + t1) + nd * a.compute->min_subnormal() / 2;
+    // The normalisation's relative error: RN(O~ / l), or RN(O~ r) with r within recip_ulps ulps of 1 / l (2u per ulp).
+    const double rel_n = a.reciprocal ? (1 + 2 * u * a.recip_ulps) * (1 + u) - 1 : u;
+    const double t2 = t1 + rel_n * (o + t1) + nd * a.compute->min_subnormal() / 2;
     const bool narrow_out = a.out->precision() < a.compute->precision() || a.out->emin() > a.compute->emin();
     const double u_out = narrow_out ? a.out->unit_roundoff() : 0, eta_out = narrow_out ? a.out->min_subnormal() / 2 : 0;
     e.total = (t2 + u_out * (o + t2) + eta_out) * (1 + 0x1p-40) + 0x1p-44 * acol;
@@ -223,7 +225,8 @@ Element element(const AttentionArith& a, const Row& r, const AttentionRowData& d
     term("PV GEMM", gemm + a.pv_abs * r.scale_abs, strf("%.3g (1 + max alpha) sum_j p_j |v_jc| + %.3g / S", a.pv_coef, a.pv_abs));
     term(strf("row sum l (%s, gamma_{n-1}) and its perturbations", std::string(a.sum_acc->tag).c_str()), o * dev,
          strf("|O| max(d_hi - 1, 1 - d_lo): gamma = %.3g, sum p A = %.3g", r.gam, r.wa));
-    term(a.reciprocal ? "reciprocal and product (2 roundings)" : "division (1 rounding)", (std::pow(1 + u, nd) - 1) * o, "nd u |O|");
+    term(a.reciprocal ? strf("reciprocal (%g ulp) and product", a.recip_ulps) : "division (1 rounding)", rel_n * o,
+         a.reciprocal ? "((1 + 2u ulps)(1 + u) - 1) |O|" : "u |O|");
     if (narrow_out) term(strf("output rounding (%s)", std::string(a.out->tag).c_str()), u_out * o + eta_out, "u_out |O| + eta_out");
     term("sum_j p_j |v_jc| (the scale of every term)", acol, "the bound is vacuous at 2^-4 of it or more (docs/attention.md)");
   } else {

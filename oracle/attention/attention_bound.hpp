@@ -37,6 +37,7 @@ struct AttentionArith {
   const Format* sum_acc = &f32;    ///< l's accumulator
   const Format* p_format = &f32;   ///< P rounded into it before the PV GEMM (f32: not rounded)
   bool reciprocal = false;         ///< O = O~ RN(1 / l) (two roundings) instead of RN(O~ / l)
+  double recip_ulps = 0.5;         ///< reciprocal: 1 / l within this many ulps (0.5: correctly rounded)
   bool p_normalized = false;       ///< each P_j = RN(e_j / l) in the compute format before P V (a rounding per probability)
   const Format* out = &f16;
 };

@@ -29,10 +29,10 @@ SDPA_DECLARATIONS = {
     # softmax over key blocks (kBlockN 32, 64 or 128 by head dim and GPU; 32 declared: fewer rescalings only lower it), the
     # scale folded in base 2 (exp2f(fma(x, s log2 e, -m2))), exp2f built with --use_fast_math (ex2.approx.ftz.f32: 2 ulp,
     # subnormal results flushed: 2^-126 absolute), the rescaling factor exp2f(RN(RN(m_prev - m_cur) s log2 e)) from the raw
-    # maxima (softmax.h: shift="online_fa2"), P rounded into the dtype before P V, O~ times 1 / l, fully masked rows
-    # zero. Takes is_causal (top-left) only: no additive mask.
+    # maxima (softmax.h: shift="online_fa2"), P rounded into the dtype before P V, O~ times 1.f / l (fast-math: within
+    # 2 ulp, normalize="reciprocal_approx"), fully masked rows zero. Takes is_causal (top-left) only: no additive mask.
     "flash": dict(qk="in={t},acc=f32,acc_rounding=rz,out=f32", pv="in={t},acc=f32,acc_rounding=rz,out=f32", shift="online_fa2",
-                  key_block=32, exp_form="base2", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal", masked_rows="zero",
+                  key_block=32, exp_form="base2", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal_approx", masked_rows="zero",
                   masks=("top_left",), score_rel=0.0),
     # The memory-efficient (xFormers / CUTLASS) kernel (aten/src/ATen/native/transformers/cuda/mem_eff_attention/
     # kernel_forward.h): the flash row's GEMMs and online softmax, but its own exp2 form: the scores multiplied by
@@ -41,7 +41,7 @@ SDPA_DECLARATIONS = {
     # in the scaled domain, no RN(mask / s)); fast-math exp2f (2 ulp, subnormals flushed); O~ times 1 / l. Measured on
     # the H100 (docs/attention.md, "PyTorch SDPA"): every case it takes passes under this declaration.
     "efficient": dict(qk="in={t},acc=f32,acc_rounding=rz,out=f32", pv="in={t},acc=f32,acc_rounding=rz,out=f32", shift="online",
-                      key_block=32, exp_form="base2_scaled", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal",
+                      key_block=32, exp_form="base2_scaled", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal_approx",
                       masked_rows="zero", masks=("top_left", "additive"), score_rel=0.0),
     # cuDNN's fused attention (cudnn-frontend's SDPA: "the FlashAttention-2 algorithm" by its documentation, the arithmetic
     # not documented further): declared as the flash backend above, with the additive mask (attn_bias) it takes, and in
@@ -49,7 +49,7 @@ SDPA_DECLARATIONS = {
     # mask stays finite: the base-2 folded form's RN(mask / s) would overflow, and cuDNN's output shows no such thing).
     # Measured on the H100 (docs/attention.md, "PyTorch SDPA"): every case it takes passes under this declaration.
     "cudnn": dict(qk="in={t},acc=f32,acc_rounding=rz,out=f32", pv="in={t},acc=f32,acc_rounding=rz,out=f32", shift="online",
-                  key_block=32, exp_form="natural", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal", masked_rows="zero",
+                  key_block=32, exp_form="natural", exp="ulps:2", exp_abs=2.0 ** -126, normalize="reciprocal_approx", masked_rows="zero",
                   masks=("top_left", "additive"), score_rel=0.0),
 }
 
@@ -101,7 +101,7 @@ def certify_attention(fn, *, dtype: str = "f16", out: str | None = None, qk: str
     ("{t}" is ``dtype``; pv's ``in`` is the format P is rounded into before P V), ``shift`` (online with ``key_block``
     keys a block, online_fa2 with FlashAttention-2's rescaling factor exp2(RN(RN(m_old - m_new) c)), or shifted), ``exp_form`` (natural: exp(RN(s x) + mask - max); base2: exp2(fma(x, RN(s log2 e),
     -m2)); base2_scaled: exp2(RN(RN(x RN(s log2 e)) - m2)), the memory-efficient kernel's), ``exp`` (expf, __expf, libm, cr, ulps:N) with ``exp_abs`` (an absolute error for flushed results),
-    ``normalize`` (divide, reciprocal, probabilities: each P_j = RN(e_j / l) before P V), ``masked_rows`` (zero, nan) and ``masked_lse`` (+inf, -inf) for fully masked
+    ``normalize`` (divide, reciprocal, reciprocal_approx: 1 / l within 2 ulp as a fast-math build computes it, probabilities: each P_j = RN(e_j / l) before P V), ``masked_rows`` (zero, nan) and ``masked_lse`` (+inf, -inf) for fully masked
     rows, ``score_rel`` (a relative perturbation of each q k product beyond qk's, derived in ``note``).
     ``fpcert.sdpa_declaration(backend, dtype)`` gives PyTorch's SDPA backends' declarations."""
     out = out or dtype

@@ -109,7 +109,7 @@ TEST_CASE("attention forward declarations: a valid one validates, each broken fi
               {"attention.exp.implementation 5 is not an implementation of exp"});
   refused_fwd([](fpcert_kernel& k) { k.attention.log = {FPCERT_ELEM_FN_STATED, 0, 1, 0, 0, nullptr}; }, {"attention.log.source is required"});
   refused_fwd([](fpcert_kernel& k) { k.attention.sum_format = FPCERT_FORMAT_E4M3; }, {"attention.sum_format: e4m3 has no Inf"});
-  refused_fwd([](fpcert_kernel& k) { k.attention.normalize = 4; }, {"attention.normalize: unknown value 4", "3 softmax_first"});
+  refused_fwd([](fpcert_kernel& k) { k.attention.normalize = 5; }, {"attention.normalize: unknown value 5", "4 reciprocal_approx"});
   refused_fwd([](fpcert_kernel& k) { k.attention.masked_rows = 0; }, {"attention.masked_rows: required, got value 0"});
   refused_fwd(
       [](fpcert_kernel& k) {
@@ -239,12 +239,16 @@ TEST_CASE("declared attention traits read back: products as GEMMs, the softmax, 
   fpcert_kernel k12 = k;
   k12.attention.exp_form = FPCERT_ATTENTION_EXP_BASE2_SCALED;
   k12.attention.shift = FPCERT_ATTENTION_SHIFT_ONLINE_BY_DIFFERENCE;
+  k12.attention.normalize = FPCERT_ATTENTION_NORMALIZE_RECIPROCAL_APPROX;
   REQUIRE(table_problems(&k12).empty());
   const AttentionTraits t12 = attention_traits_from_abi(k12);
   CHECK(t12.exp_form == AttentionExpForm::Base2Scaled);
   CHECK(t12.shift == SoftmaxShift::Online);
   CHECK(t12.rescale_by_difference);
   CHECK(t12.key_block == 32);
+  CHECK(t12.normalize == AttentionNormalize::Reciprocal);
+  CHECK(t12.recip_ulps == 2);
+  CHECK(t.recip_ulps == 0.5);
   CHECK(t.masked_lse == MaskedLse::NegInf);
   CHECK(t.masks == kAttnMaskCausalTopLeft);
   CHECK(t.head_dims == std::vector<int>{64, 128});

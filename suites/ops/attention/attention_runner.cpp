@@ -57,6 +57,7 @@ AttentionArith attention_arith(const AttentionTraits& t, std::int64_t head_dim, 
   a.sum_acc = t.sum_acc;
   a.p_format = t.pv.a_input;
   a.reciprocal = t.normalize == AttentionNormalize::Reciprocal;
+  a.recip_ulps = t.recip_ulps;
   a.p_normalized = t.normalize == AttentionNormalize::Probabilities;  // the final division's term stays: an overestimate
   a.out = t.out;
   return a;
