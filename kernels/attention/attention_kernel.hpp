@@ -105,6 +105,16 @@ struct AttentionShape {
   std::int64_t head_dim = 0;  ///< of Q and K (and V: head_dim_v = head_dim)
 };
 
+/// Under a causal mask query i sees keys j <= i + causal_diagonal(s, c): 0 top-left, len_k - len_q bottom-right.
+inline std::int64_t causal_diagonal(const AttentionShape& s, CausalAlign c) { return c == CausalAlign::BottomRight ? s.len_k - s.len_q : 0; }
+/// The shape of a call whose causal diagonal lies one key further (the causal fault made around a closed kernel,
+/// suites/ops/attention*/..._faults.cpp): one more key behind, and for a top-left mask one more query in front.
+inline AttentionShape causal_padded_shape(AttentionShape s, CausalAlign c) {
+  s.len_q += c == CausalAlign::TopLeft ? 1 : 0;
+  s.len_k += 1;
+  return s;
+}
+
 /// One call. Every tensor is [batch][heads][len][head_dim] with a padded row stride (elements): element (b, h, i, c) of
 /// Q at ((b heads_q + h) len_q + i) ldq + c, of K and V at ((b heads_kv + h') len_k + j) ldk (ldv) + c, of O at
 /// ((b heads_q + h) len_q + i) ldo + c; codes of traits.input (Q, K, V) and traits.out (O). mask: null or a len_q x

@@ -56,7 +56,7 @@ class AttentionMutant final : public AttentionKernel {
     const Support own = in_->can_implement(s, c, m);
     if (!bb_ || !own.ok) return own;
     if (bug_ == AttentionBug::CausalOffByOne && c != CausalAlign::None) {
-      if (in_->can_implement(s, CausalAlign::None, true).ok || in_->can_implement(padded(s, c), c, m).ok) return own;
+      if (in_->can_implement(s, CausalAlign::None, true).ok || in_->can_implement(causal_padded_shape(s, c), c, m).ok) return own;
       return Support::no("the fault is made around the kernel by an additive mask or by one more query and key, and it takes neither here");
     }
     if (bug_ == AttentionBug::DropLastKeyBlock) {
@@ -100,8 +100,7 @@ class AttentionMutant final : public AttentionKernel {
         if (o.causal == CausalAlign::None) return in_->run(o);
         const std::int64_t lq = o.shape.len_q, lk = o.shape.len_k;
         if (in_->can_implement(o.shape, CausalAlign::None, true).ok) {
-          const std::int64_t diag = (o.causal == CausalAlign::BottomRight ? lk - lq : 0) + 1;
-          u.mask = sc.causal_mask(o.mask, o.ldm, lq, lk, diag);
+          u.mask = sc.causal_mask(o.mask, o.ldm, lq, lk, causal_diagonal(o.shape, o.causal) + 1);
           u.ldm = lk;
           u.causal = CausalAlign::None;
           in_->run(u);
@@ -110,7 +109,7 @@ class AttentionMutant final : public AttentionKernel {
         }
         const std::int64_t front = o.causal == CausalAlign::TopLeft ? 1 : 0;
         const int ib = container_bytes(*in_->attention_traits().input);
-        u.shape = padded(o.shape, o.causal);
+        u.shape = causal_padded_shape(o.shape, o.causal);
         u.q = sc.relaid(o.q, RowBlocks{bh, lq, o.ldq, d, ib}, lq + front, front, d);
         u.k = sc.relaid(o.k, RowBlocks{bkv, lk, o.ldk, d, ib}, lk + 1, 0, d);
         u.v = sc.relaid(o.v, RowBlocks{bkv, lk, o.ldv, d, ib}, lk + 1, 0, d);
@@ -138,13 +137,6 @@ class AttentionMutant final : public AttentionKernel {
     if (o.lse) sc.scale(o.lse, ll, f32, 0);
   }
 
- private:
-  /// The shape of the padded call: one more key, and one more query in front for a top-left mask.
-  static AttentionShape padded(AttentionShape s, CausalAlign c) {
-    s.len_q += c == CausalAlign::TopLeft ? 1 : 0;
-    s.len_k += 1;
-    return s;
-  }
  private:
   DeviceApi& api() { return injector_api(api_, memory(), in_->name()); }
 

@@ -6,7 +6,6 @@
 #include "base/codes.hpp"
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
-#include "oracle/round.hpp"
 #include "suites/mutation/injector_api.hpp"
 #include "suites/mutation/row_blocks.hpp"
 
@@ -63,7 +62,7 @@ class AttentionBwdMutant final : public AttentionBwdKernel {
   Support can_implement(const AttentionShape& s, CausalAlign c, bool m) const override {
     const Support own = in_->can_implement(s, c, m);
     if (!bb_ || !own.ok || bug_ != AttentionBwdBug::CausalOffByOne || c == CausalAlign::None) return own;
-    if (in_->can_implement(s, CausalAlign::None, true).ok || in_->can_implement(padded(s, c), c, m).ok) return own;
+    if (in_->can_implement(s, CausalAlign::None, true).ok || in_->can_implement(causal_padded_shape(s, c), c, m).ok) return own;
     return Support::no("the fault is made around the kernel by an additive mask or by one more query and key, and it takes neither here");
   }
   void run(const AttentionBwdOperands& o) override {
@@ -93,13 +92,13 @@ class AttentionBwdMutant final : public AttentionBwdKernel {
       case AttentionBwdBug::CausalOffByOne: {
         if (o.causal == CausalAlign::None) break;
         if (in_->can_implement(o.shape, CausalAlign::None, true).ok) {
-          u.mask = sc.causal_mask(o.mask, o.ldm, lq, lk, (o.causal == CausalAlign::BottomRight ? lk - lq : 0) + 1);
+          u.mask = sc.causal_mask(o.mask, o.ldm, lq, lk, causal_diagonal(o.shape, o.causal) + 1);
           u.ldm = lk;
           u.causal = CausalAlign::None;
           break;
         }
         const std::int64_t front = o.causal == CausalAlign::TopLeft ? 1 : 0;
-        u.shape = padded(o.shape, o.causal);
+        u.shape = causal_padded_shape(o.shape, o.causal);
         u.q = sc.relaid(o.q, RowBlocks{bh, lq, o.ldq, d, ib}, lq + front, front, d);
         u.o = sc.relaid(o.o, RowBlocks{bh, lq, o.ldo, d, ib}, lq + front, front, d);
         u.d_o = sc.relaid(o.d_o, RowBlocks{bh, lq, o.lddo, d, ib}, lq + front, front, d);
@@ -142,13 +141,6 @@ class AttentionBwdMutant final : public AttentionBwdKernel {
     }
   }
 
- private:
-  /// The shape of the padded call: one more key, and one more query in front for a top-left mask.
-  static AttentionShape padded(AttentionShape s, CausalAlign c) {
-    s.len_q += c == CausalAlign::TopLeft ? 1 : 0;
-    s.len_k += 1;
-    return s;
-  }
  private:
   DeviceApi& api() { return injector_api(api_, memory(), in_->name()); }
 
