@@ -3,7 +3,7 @@
 // median of 10 timed launches after 3 warm-ups (CUDA events, no copies). The reference is what the fused kernel replaces
 // at the least: per head S = Q K^T (4096 x 4096 x 128) and O = P V (4096 x 128 x 4096) with cuBLAS (fp16 in, fp32 out,
 // COMPUTE_32F), eight heads one call after the other, no softmax at all; FLOP = 4 B H Lq Lk D for both (causal: half).
-// The naive f32 kernel is timed at 1024 tokens. Exits 0 with a message when there is no CUDA device.
+// The FP8 kernel (e4m3 in, bf16 out, unit descales) beside them. The naive f32 kernel is timed at 1024 tokens. Exits 0 with a message when there is no CUDA device.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -59,7 +59,7 @@ int main() {
   std::printf("shape: batch 1 x 8 heads x 4096 x 4096 x 128, f16; median of %d after %d warm-ups\n", kTimed, kWarmups);
   std::printf("%-44s %10.3f ms %8.1f TFLOP/s (S = Q K^T %.3f ms + P V %.3f ms per head, x 8 heads)\n",
               "cuBLAS two GEMMs (cublas_gemm_f16_f32acc)", t_ref, flop / t_ref * 1e-9, t_qk, t_pv);
-  for (const char* name : {"attention_f16_flash_cuda", "attention_bf16_flash_cuda"})
+  for (const char* name : {"attention_f16_flash_cuda", "attention_bf16_flash_cuda", "attention_e4m3_flash_cuda"})
     for (const CausalAlign c : {CausalAlign::None, CausalAlign::TopLeft}) {
       auto k = make_attention_kernel(name);
       const double t = time_attention(*k, *api, s, c);

@@ -34,7 +34,7 @@ void make_attention(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   if ((rq + 2 * rk) * s.head_dim > kMaxElements || s.len_q * s.len_k > kMaxElements)
     ps.fail("the tensors exceed the limit of " + std::to_string(kMaxElements) + " entries");
   const std::string mode = ps.choice("mode"), mask = ps.choice("mask"), causal = ps.choice("causal");
-  const double spread = ps.real("spread");
+  const double spread = ps.real("spread"), v_mean = ps.real("v_mean");
   double scale = ps.real("scale");
   if (scale == 0) scale = 1 / std::sqrt(static_cast<double>(s.head_dim));
   s.scale = static_cast<float>(scale);  // an fp32 value, as kernels receive it
@@ -56,7 +56,9 @@ void make_attention(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
   const auto q0 = static_cast<std::uint64_t>(rq), v0 = static_cast<std::uint64_t>(rq + rk);
   // The dominant key's score after scaling: mass: log(len_k) (it holds half the mass, the rest 1/(2 len_k) each);
   // aligned: spread (default 8: e^8 over every other key).
-  fill_source(p.a, src, ctx, [&](std::uint64_t i) {
+  const bool fp8 = ps.choice("fp8_scale") == "amax";
+  if (fp8 && src.tag != e4m3.tag) ps.fail("fp8_scale=amax quantises the inputs to e4m3: it needs source=e4m3");
+  fill_source(p.a, fp8 ? f32 : src, ctx, [&](std::uint64_t i) {
     const std::uint64_t row = i / d, c = i % d;
     const double g = normal(sa, i);
     const bool is_q = row < q0, is_v = row >= v0;
@@ -65,7 +67,7 @@ void make_attention(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
         const std::uint64_t j = (row - v0) % lk;
         return (j % 2 == 0 ? 1.0 : -1.0) * (1 + 0x1p-8 * g);
       }
-      return g;
+      return v_mean + g;
     }
     const std::uint64_t j = is_q ? 0 : (row - q0) % lk;
     // A direction shared by every query and the dominant key of a head: its first coordinate.
@@ -81,6 +83,23 @@ void make_attention(const ParsedSpec& ps, Problem& p, const GenContext& ctx) {
     }
     return std::sqrt(spread) * g;  // normal: q.k ~ N(0, d spread^2), s q.k ~ N(0, spread^2)
   });
+  // fp8_scale=amax (FP8 with per-tensor scaling, as Transformer Engine and cuDNN's FP8 attention quantise): each of Q, K,
+  // V drawn as above, then quantised per tensor as x8 = RN_e4m3(x / d) with d = RN_f32(amax |x| / 448) (448: e4m3's
+  // largest finite value); the values stored are the e4m3 codes, the descale factors d are the call's.
+  if (fp8) {
+    const std::int64_t bounds[4] = {0, rq, rq + rk, rq + 2 * rk};
+    const char* names[3] = {"attention_descale_q", "attention_descale_k", "attention_descale_v"};
+    for (int t = 0; t < 3; ++t) {
+      double amax = 0;
+      for (std::int64_t r = bounds[t]; r < bounds[t + 1]; ++r)
+        for (std::int64_t c = 0; c < s.head_dim; ++c) amax = std::max(amax, std::fabs(p.a(r, c)));
+      const double dsc = amax > 0 ? static_cast<double>(static_cast<float>(amax / e4m3.max_finite())) : 1.0;
+      for (std::int64_t r = bounds[t]; r < bounds[t + 1]; ++r)
+        for (std::int64_t c = 0; c < s.head_dim; ++c)
+          p.a(r, c) = to_source(e4m3, std::clamp(p.a(r, c) / dsc, -e4m3.max_finite(), e4m3.max_finite()));
+      p.achieved[names[t]] = dsc;
+    }
+  }
   std::int64_t fully = 0;
   for (std::int64_t i = 0; i < s.len_q; ++i) {
     std::int64_t masked = 0;
@@ -119,10 +138,12 @@ std::vector<Family> attention_families() {
   g.details = "mode normal: q, k, v ~ N(0, 1), scores s q.k ~ N(0, spread^2); aligned: every query near e_0, one key per kv "
               "head s q.k ~ spread (one dominant score); overflow: q, k ~ spread N(0, 1) (scores ~ spread^2: beyond exp's range "
               "unless the max is subtracted; f16 inputs large); mass: one key of score log(len_k) (half the mass), the others "
-              "near 0 (many small probabilities summing to the other half); cancel: v = +-(1 + 2^-8 N(0,1)) alternating along "
+              "near 0 (many small probabilities summing to the other half; with v_mean, V of one sign: a lost or doubled small mass moves O "
+              "coherently); cancel: v = +-(1 + 2^-8 N(0,1)) alternating along "
               "the keys and near-uniform probabilities (the output nearly cancels). mask additive: -4 u in the source format (an fp32 value), -Inf with "
               "probability 1/8, every query i = 5 mod 16 fully masked; additive_min: the source format's most negative finite value (torch.finfo(dtype).min) instead of -Inf. causal: recorded for the call (bottom_right with len_q > "
-              "len_k leaves the first rows fully masked). scale 0: 1/sqrt(head_dim); rounded to fp32.";
+              "len_k leaves the first rows fully masked). scale 0: 1/sqrt(head_dim); rounded to fp32. fp8_scale amax: each of Q, K, V "
+              "quantised per tensor to e4m3 by its amax (descale RN_f32(amax / 448)), the factors the call's.";
   g.reference = "this project (docs/attention.md, \"Generators\"; issue 41)";
   g.params = {p_int("batch", 1, 1, 64, "batch"),
               p_int("heads_q", 1, 1, 256, "query heads"),
@@ -132,12 +153,16 @@ std::vector<Family> attention_families() {
               p_int("head_dim", 64, 1, 1024, "head dimension of Q, K and V"),
               p_choice("mode", "normal", {"normal", "aligned", "overflow", "mass", "cancel"}, "how Q, K and V are drawn"),
               p_real("spread", 1, 0, 1e4, "normal: the scores' deviation; aligned: the dominant score; overflow: the inputs' deviation"),
+              p_real("v_mean", 0, -1e4, 1e4, "added to every V entry (not mode cancel): V of one sign, whose weighted sum does not cancel"),
               p_choice("mask", "none", {"none", "additive", "additive_min"},
                        "the additive mask (additive_min: the source format's most negative finite value where additive puts -Inf)"),
               p_choice("causal", "none", {"none", "top_left", "bottom_right"}, "the causal mask's alignment (the kernel call's)"),
               p_real("scale", 0, 0, 1e30, "s (0: 1/sqrt(head_dim)), rounded to fp32"),
               p_seed(),
-              p_format("source", "f16", {"f32", "f16", "bf16", "e4m3"}, "format every input is exactly representable in")};
+              p_format("source", "f16", {"f32", "f16", "bf16", "e4m3"}, "format every input is exactly representable in"),
+              p_choice("fp8_scale", "none", {"none", "amax"},
+                       "amax (source=e4m3): Q, K, V each quantised per tensor to e4m3 with descale d = RN_f32(amax / 448); the "
+                       "call's descale factors (FP8 attention)")};
   Family f{g, make_attention};
   f.non_finite = true;  // the mask's -Inf
   return {f};
@@ -160,6 +185,12 @@ AttentionProblemShape attention_shape(const Problem& p) {
   s.scale = at("attention_scale");
   s.mask = at("attention_mask") != 0;
   s.causal = static_cast<int>(at("attention_causal"));
+  if (const auto it = p.achieved.find("attention_descale_q"); it != p.achieved.end()) {
+    s.descaled = true;
+    s.descale_q = it->second;
+    s.descale_k = at("attention_descale_k");
+    s.descale_v = at("attention_descale_v");
+  }
   return s;
 }
 

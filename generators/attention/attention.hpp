@@ -18,6 +18,10 @@ struct AttentionProblemShape {
   double scale = 1;
   bool mask = false;
   int causal = 0;
+  /// FP8 with per-tensor descale factors (fp8_scale=amax): the stored values are e4m3 codes of Q / dq, K / dk, V / dv and
+  /// the operation is attention of dq Q, dk K, dv V (docs/attention.md, "FP8 and descale factors"); 1 otherwise.
+  bool descaled = false;
+  double descale_q = 1, descale_k = 1, descale_v = 1;
 };
 
 bool is_attention_problem(const Problem& p);

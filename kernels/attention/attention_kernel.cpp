@@ -56,6 +56,7 @@ std::string_view to_string(AttentionBug b) {
     case AttentionBug::LseNoMax: return "lse_no_max";
     case AttentionBug::PRoundedLower: return "p_rounded_lower";
     case AttentionBug::DropLastKeyBlock: return "drop_last_key_block";
+    case AttentionBug::DescaleVDropped: return "descale_v_dropped";
     case AttentionBug::Zeros: return "zeros";
   }
   return "?";
@@ -110,6 +111,8 @@ std::string describe_attention_traits(const AttentionTraits& t) {
                    t.normalize == AttentionNormalize::Divide ? "divide" : t.normalize == AttentionNormalize::Reciprocal ? (t.recip_ulps > 0.5 ? "reciprocal (approximate)" : "reciprocal") : "probabilities", t.out->tag);
   s += fmt::format("; masked rows {}, LSE {}", to_string(t.masked_rows), t.masked_lse == MaskedLse::PosInf ? "+Inf" : "-Inf");
   if (!t.writes_lse) s += " (not written)";
+  if (t.descales) s += fmt::format("; per-tensor descales dq, dk, dv folded in (+{} roundings of the scale)", t.descale_roundings);
+  if (t.p_offset_log2 != 0) s += fmt::format("; P formed as 2^{} times the probability", t.p_offset_log2);
   return s;
 }
 

@@ -96,6 +96,17 @@ struct AttentionTraits {
   /// `note` (e.g. PyTorch's math SDPA multiplies q and k each by RN(sqrt s) in fp32 instead of scaling the scores:
   /// (1 + |RN(sqrt s)^2 / s - 1|)(1 + u)^2 - 1). The bound adds it to the QK GEMM's coefficient. 0 for the built-ins.
   double score_rel = 0;
+  /// FP8 scaling (docs/attention.md, "FP8 and descale factors"): the kernel takes per-tensor descale factors dq, dk, dv
+  /// (AttentionOperands::descale_*), and the operation it computes is then O = softmax(s (dq Q)(dk K)^T + mask)(dv V)
+  /// on the stored codes. Folding them into its own arithmetic adds `descale_roundings` relative f32 roundings to the
+  /// scores' scale (c = RN(RN(s log2 e) RN(dq dk)): 2) and as many to the LSE's (RN(s RN(dq dk)): 2), and one to the
+  /// normalisation (RN(RN(1 / l) dv)).
+  bool descales = false;
+  int descale_roundings = 0;
+  /// P formed as 2^p_offset_log2 times the probability: FlashAttention-3's FP8 forward subtracts Max_offset = 8 from the
+  /// base-2 shift (exp2(x c - (m2 - 8)) lies in [0, 256]) so that P uses e4m3's range instead of [0, 1]; the shift
+  /// RN(m2 - 8) is one more rounding, and the LSE is taken of l 2^-8. 0: P in [0, 1].
+  int p_offset_log2 = 0;
   std::string note;                           ///< where the declaration comes from
 };
 
@@ -136,6 +147,9 @@ struct AttentionOperands {
   void* o = nullptr;
   std::int64_t ldo = 0;
   void* lse = nullptr;
+  /// Per-tensor descale factors (fp32 values, > 0) of a kernel that declares AttentionTraits::descales: the call computes
+  /// attention of dq Q, dk K and dv V. 1 for every other kernel.
+  float descale_q = 1.0f, descale_k = 1.0f, descale_v = 1.0f;
   void* stream = nullptr;  ///< cudaStream_t for device kernels
 };
 
@@ -148,6 +162,7 @@ enum class AttentionBug : std::uint8_t {
   LseNoMax,           ///< LSE written as log l without the running max added back
   PRoundedLower,      ///< P rounded to a narrower format than declared before P V (f16 where f32 is declared, e4m3 where f16/bf16)
   DropLastKeyBlock,   ///< the last key block skipped when len_k is not a multiple of key_block
+  DescaleVDropped,    ///< FP8: O not multiplied by the V descale dv (left in V's quantized units)
   Zeros,              ///< every output +0
 };
 std::string_view to_string(AttentionBug b);

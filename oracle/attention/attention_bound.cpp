@@ -68,6 +68,8 @@ Row row_of(const AttentionArith& a, const AttentionRowData& d) {
     if (sc.z_hi[j] != -kInf) r.m = std::max(r.m, zval(sc, j)), lo = std::min(lo, zval(sc, j));
   // a0_j: |(the kernel's argument before the shift) - z_j| (docs/attention.md, "Bound", steps 1-2).
   std::vector<double> a0(r.n, 0.0);
+  const double ex = std::pow(1 + u, a.descale_roundings) - 1;
+  const double koff = a.p_offset_log2 * kLn2;  // P = 2^k e^(z - M): the exp's argument reaches k ln 2 above the shift
   for (std::size_t j = 0; j < r.n; ++j) {
     if (sc.z_hi[j] == -kInf) continue;
     const double e = a.qk_coef * sc.qk_abs[j] + a.qk_abs;
@@ -79,6 +81,7 @@ Row row_of(const AttentionArith& a, const AttentionRowData& d) {
       a0[j] = s * e + (2 * u + u * u) * (sx + mk * (1 + u)) + (mk != 0 ? u * mk : 0.0);
     else  // RN(RN(s S^) + mask)
       a0[j] = s * e + u * sx + (mk != 0 ? u * (std::fabs(zval(sc, j)) + s * e + u * sx) : 0.0);
+    a0[j] += ex * (1 + u) * (1 + u) * (1 + u) * sx;  // the descale factors folded into the scale: (1 + u)^r - 1 more
     r.a0max = std::max(r.a0max, a0[j]);
   }
   // Far keys. The kernel's argument of key j, relative to its shift m^ >= M - a0[argmax], is at most
@@ -136,7 +139,8 @@ Row row_of(const AttentionArith& a, const AttentionRowData& d) {
                          : 0.0;
   r.resc = a.online ? std::exp(u * r.span * (1 + u) * 1.01 + fa2 + 2 * u * (a.exp.ulps * cnt + a.exp.ulps_per_x * xs)) * std::pow(1 + u, cnt) - 1 : 0;
   r.gam = gamma(static_cast<double>(r.n > 1 ? r.n - 1 : 1), a.sum_acc->unit_roundoff());
-  r.scale_abs = std::exp(r.a0max) * 1.01 / r.s;  // an absolute term of the kernel's units over the exact S
+  // An absolute term of the kernel's units over the exact S (its probabilities 2^k times the exact ones).
+  r.scale_abs = std::exp(r.a0max) * 1.01 / r.s / std::ldexp(1.0, a.p_offset_log2);
   for (std::size_t j = 0; j < r.n; ++j) {
     if (sc.z_hi[j] == -kInf) continue;
     if (r.far[j]) {  // its exact weight, for the output's scale; its error is far_weight's
@@ -146,8 +150,8 @@ Row row_of(const AttentionArith& a, const AttentionRowData& d) {
     const double t = r.m - zval(sc, j);
     // The shift's rounding: u |argument - shift|, the shift within a0max of M (common to every j: cancels).
     const double extra = a.base2 ? 1.01 * u * (r.a0max + 1.01 * u * (std::fabs(r.m) + r.a0max)) : 0.0;
-    const double aj = a0[j] + u * (1 + u) * (t + a0[j] + r.a0max) + extra;
-    const double ej = fn_rel(a.exp, (t + aj + r.a0max) / (a.base2 ? kLn2 : 1.0), u);
+    const double aj = a0[j] + u * (1 + u) * (t + a0[j] + r.a0max + koff) + extra;
+    const double ej = fn_rel(a.exp, (t + aj + r.a0max + koff) / (a.base2 ? kLn2 : 1.0), u);
     const double pj = std::exp(zval(sc, j) - r.m) / (r.s / (1 + 0x1p-40)) * (1 + 0x1p-40);
     r.p[j] = pj;
     r.up += pj * (std::exp(aj) * (1 + ej) - 1);
@@ -205,7 +209,8 @@ Element element(const AttentionArith& a, const Row& r, const AttentionRowData& d
     const double t1 = (nerr + gemm + absn + o * dev) / r.d_lo;
     const int nd = a.reciprocal ? 2 : 1;
     // The normalisation's relative error: RN(O~ / l), or RN(O~ r) with r within recip_ulps ulps of 1 / l (2u per ulp).
-    const double rel_n = a.reciprocal ? (1 + 2 * u * a.recip_ulps) * (1 + u) - 1 : u;
+    // A V descale factor folded into the normalisation (RN(RN(1 / l) dv), or RN(RN(O~ / l) dv)) rounds once more.
+    const double rel_n = ((a.reciprocal ? (1 + 2 * u * a.recip_ulps) * (1 + u) : 1 + u) * (a.descale_v ? 1 + u : 1.0)) - 1;
     const double t2 = t1 + rel_n * (o + t1) + nd * a.compute->min_subnormal() / 2;
     const bool narrow_out = a.out->precision() < a.compute->precision() || a.out->emin() > a.compute->emin();
     const double u_out = narrow_out ? a.out->unit_roundoff() : 0, eta_out = narrow_out ? a.out->min_subnormal() / 2 : 0;
@@ -232,7 +237,11 @@ Element element(const AttentionArith& a, const Row& r, const AttentionRowData& d
   } else {
     const double logdiff = std::max(std::log(r.d_hi), -std::log(r.d_lo));
     const double ls = std::log(r.s);
-    const double maxadd = a.base2 ? (3 * u + u * u) * (std::fabs(r.m) + r.a0max) : 0.0;
+    // The max added back, RN(m_x s') against the shift RN(m_x c) ln 2: their roundings, and the descale factors' in s'
+    // and c (each within (1 + u)^r - 1); a P offset's shift RN(m2 - k) once more.
+    const double exr = std::pow(1 + u, a.descale_roundings) - 1;
+    double maxadd = a.base2 ? (3 * u + u * u + 2.02 * exr) * (std::fabs(r.m) + r.a0max) : 0.0;
+    if (a.base2 && a.p_offset_log2 != 0) maxadd += 1.01 * u * (std::fabs(r.m) + r.a0max + a.p_offset_log2 * kLn2);
     const double lmax = ls + logdiff + 2 * r.a0max + maxadd;
     const double elog = fn_rel(a.log, lmax, u) * lmax + a.log.abs;
     double err = logdiff + maxadd + elog;

@@ -39,6 +39,11 @@ struct AttentionArith {
   bool reciprocal = false;         ///< O = O~ RN(1 / l) (two roundings) instead of RN(O~ / l)
   double recip_ulps = 0.5;         ///< reciprocal: 1 / l within this many ulps (0.5: correctly rounded)
   bool p_normalized = false;       ///< each P_j = RN(e_j / l) in the compute format before P V (a rounding per probability)
+  /// FP8 descale factors folded into the kernel's arithmetic (docs/attention.md, "FP8 and descale factors"): this many more
+  /// relative roundings on the scores' scale and on the LSE's; descale_v: one more on the normalisation (RN(RN(1/l) dv)).
+  int descale_roundings = 0;
+  bool descale_v = false;
+  int p_offset_log2 = 0;           ///< P formed as 2^k times the probability (a shift RN(m2 - k): one more rounding)
   const Format* out = &f16;
 };
 

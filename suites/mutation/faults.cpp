@@ -197,6 +197,9 @@ const std::vector<FaultInfo>& catalogue() {
       {Fault::AttnDropLastKeyBlock, "attn_drop_last_key_block", FaultClass::Arithmetic, "the last, partial key block dropped",
        "the online loop stops before the last key block when len_k is not a multiple of the block", kAccuracy,
        "len_k > key_block and not a multiple of it", Operation::Attention},
+      {Fault::AttnDescaleVDropped, "attn_descale_v_dropped", FaultClass::Arithmetic, "FP8: the V descale factor not applied",
+       "O left in V's quantized units (not multiplied by dv); around a closed kernel: the call made with dv = 1", kAccuracy,
+       "a case with FP8 descale factors (fp8_scale=amax) and dv != 1", Operation::Attention},
       {Fault::AttnZeros, "attn_zeros", FaultClass::Output, "every output +0", "after the call every O and LSE becomes +0",
        {CheckKind::Envelope, CheckKind::SpecialValues}, "any case with a non-vacuous bound", Operation::Attention},
       // Softmax / log-softmax backward (issue 45): the built-ins carry each fault in their own arithmetic

@@ -120,6 +120,8 @@ enum class Fault : std::uint8_t {
   EltWritePastEnd,   ///< one element written just past the end of y
   EltClobbersX,      ///< x[0] overwritten by the call
   EltZeros,          ///< every output +0
+  // FP8 attention (issue 41; appended: the values above keep theirs).
+  AttnDescaleVDropped,  ///< O not multiplied by the V descale factor
 };
 
 /// Faults in groups; the score is reported per group.

@@ -345,9 +345,11 @@ TEST_CASE("the attention example plugin: the faults made around its closed kerne
       CAPTURE(r.fault);
       CAPTURE(r.detail);
       CHECK((r.outcome == MutantOutcome::Killed || r.outcome == MutantOutcome::NotApplicable));
-      if (r.outcome == MutantOutcome::NotApplicable) CHECK(r.detail.find("closed kernel") != std::string::npos);
+      if (r.outcome == MutantOutcome::NotApplicable)  // inside a closed kernel, or FP8's descale fault on a kernel without descales
+        CHECK((r.detail.find("closed kernel") != std::string::npos || r.detail.find("no FP8 descale") != std::string::npos));
     }
     CHECK(m.total() == made);
     CHECK(m.count(MutantOutcome::Killed) == made);
   }
 }
+

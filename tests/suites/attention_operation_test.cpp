@@ -16,6 +16,8 @@
 #include "generators/generate.hpp"
 #include "kernels/attention/attention_kernel.hpp"
 #include "oracle/attention/attention_bound.hpp"
+#include "oracle/round.hpp"
+#include "kernels/device/device_api.hpp"
 #include "suites/mutation/mutation.hpp"
 #include "suites/ops/attention/attention_faults.hpp"
 #include "suites/ops/attention/attention_runner.hpp"
@@ -58,9 +60,16 @@ TEST_CASE("attention suites: every CPU model passes every case, with evidence") 
           if (!x.passed) MESSAGE(to_string(x.kind) << ": " << x.detail);
         // The base-2 folded bf16 model cannot take bf16's most negative value as a mask (RN(mask / s) overflows): that
         // case is outside its declaration, said so; every other case passes.
+        // An FP8 model declaring causal masks only (FlashAttention-3's FP8 path) declines both additive-mask cases.
         if (c.status == CaseStatus::NotSupported) {
-          CHECK(c.case_id == "additive_mask_min");
-          CHECK(c.reason.find("base-2 folded form") != std::string::npos);
+          const bool causal_only = !(make_attention_kernel(k)->attention_traits().masks & kAttnMaskAdditive);
+          if (causal_only) {
+            CHECK(c.case_id.rfind("additive_mask", 0) == 0);
+            CHECK(c.reason.find("additive mask not taken") != std::string::npos);
+          } else {
+            CHECK(c.case_id == "additive_mask_min");
+            CHECK(c.reason.find("base-2 folded form") != std::string::npos);
+          }
           continue;
         }
         CHECK(c.status == CaseStatus::Pass);
@@ -137,6 +146,11 @@ TEST_CASE("attention faults: each refused by the check its definition names") {
       {Fault::AttnPRoundedLower, "model_attention_f16_flash", "cancel_v", CheckKind::Envelope},
       {Fault::AttnPRoundedLower, "model_attention_f32_naive", "normal_l17_kv2", CheckKind::Envelope},
       {Fault::AttnZeros, "model_attention_bf16_flash", "causal_bottom_right", CheckKind::SpecialValues},
+      // FP8 with descale factors: O left in V's quantised units (dv ~ 2^-8 here); P rounded into e4m3 without the 2^8
+      // offset: beside one dominant key (score 8 above the rest) 199 probabilities near e^-8 = 3.4e-4, below half of e4m3's
+      // least value 2^-9 as probabilities (all lost: a mass the bound does not allow), not as 2^8 times them.
+      {Fault::AttnDescaleVDropped, "model_attention_e4m3_fa3", "normal_l17_kv2", CheckKind::Envelope},
+      {Fault::AttnPRoundedLower, "model_attention_e4m3_fa3", "aligned_key", CheckKind::Envelope},
   };
   for (const Expect& e : cases) {
     const std::string mutant = register_mutant(e.kernel, e.f);
@@ -148,10 +162,50 @@ TEST_CASE("attention faults: each refused by the check its definition names") {
     CHECK(r.cases[0].status == CaseStatus::Fail);
     CHECK(failed(r.cases[0], e.check));
   }
-  // The naive model has no key blocks: the online faults do not apply to it.
+  // The naive model has no key blocks: the online faults do not apply to it; nor the descale fault without descales.
   const auto naive = make_attention_kernel("model_attention_f32_naive");
   CHECK(!naive->with_bug(AttentionBug::NoRescale));
   CHECK(!naive->with_bug(AttentionBug::DropLastKeyBlock));
+  CHECK(!naive->with_bug(AttentionBug::DescaleVDropped));
+  CHECK(attention_fault_not_applicable(Fault::AttnDescaleVDropped, *naive).find("no FP8 descale") != std::string::npos);
+}
+
+TEST_CASE("attention FP8 descales: amax quantisation per tensor, the reference of dq Q, dk K, dv V, refused without descales") {
+  const Problem p = generate("attention:batch=1,heads_q=2,heads_kv=1,len_q=9,len_k=70,head_dim=64,seed=5,source=e4m3,fp8_scale=amax");
+  const AttentionProblemShape ps = attention_shape(p);
+  REQUIRE(ps.descaled);
+  // Each tensor's largest code is e4m3's 448 (or the value just below it that amax / d rounds to), its descale amax / 448.
+  const std::int64_t rows[4] = {0, attention_k_row0(ps), attention_v_row0(ps), attention_v_row0(ps) + ps.batch * ps.heads_kv * ps.len_k};
+  const double d[3] = {ps.descale_q, ps.descale_k, ps.descale_v};
+  for (int t = 0; t < 3; ++t) {
+    double amax = 0;
+    for (std::int64_t r = rows[t]; r < rows[t + 1]; ++r)
+      for (std::int64_t c = 0; c < ps.head_dim; ++c) {
+        const double x = p.a(r, c);
+        CHECK((round_double(e4m3, x, Rounder::nearest(e4m3)).flags & kInexact) == 0);
+        amax = std::max(amax, std::fabs(x));
+      }
+    CHECK(amax >= 416);  // 448's neighbour below: amax / RN_f32(amax / 448) lies within 2^-23 of 448
+    CHECK(amax <= 448);
+    CHECK(d[t] != 1.0);
+    CHECK(d[t] == static_cast<double>(static_cast<float>(d[t])));
+  }
+  CHECK_THROWS(generate("attention:len_q=4,len_k=4,head_dim=64,source=f16,fp8_scale=amax"));  // e4m3 only
+  // A kernel without descales cannot compute the case: refused before the call, with the factors in the reason.
+  const SuiteInfo* s = find_suite("attention");
+  REQUIRE(s);
+  const auto plain = make_attention_kernel("model_attention_e4m3_flash");
+  AttentionCaseSetup setup{"attention", "fp8_descaled", &p, "", "fp8"};
+  const std::unique_ptr<DeviceApi> host = make_host_api();
+  DeviceApi& api = *host;
+  const CaseResult r = run_attention_case(*plain, setup, api, RunOptions{});
+  CHECK(r.status == CaseStatus::NotSupported);
+  CHECK(r.reason.find("descale factors") != std::string::npos);
+  // The FA3 model takes them and passes; the same call with the factors ignored by the model fails.
+  auto fa3 = make_attention_kernel("model_attention_e4m3_fa3");
+  CHECK(run_attention_case(*fa3, setup, api, RunOptions{}).status == CaseStatus::Pass);
+  auto dropped = fa3->with_bug(AttentionBug::DescaleVDropped);
+  CHECK(run_attention_case(*dropped, setup, api, RunOptions{}).status == CaseStatus::Fail);
 }
 
 

@@ -40,9 +40,13 @@ struct ModelSpec {
   bool scaled = false;  ///< flash with the memory-efficient kernel's exp2 form (AttentionExpForm::Base2Scaled)
   bool fa2 = false;     ///< flash with FlashAttention-2's rescaling factor exp2(RN(RN(m_old - m_new) c))
   const Format* out = nullptr;  ///< O's format (null: the input format)
+  /// FlashAttention-3's FP8 scaling: per-tensor descales folded (c = RN(RN(s log2 e) RN(dq dk)), LSE's RN(s RN(dq dk)),
+  /// RN(RN(1 / l) dv)), P = exp2(fma(x, c, -RN(m2 - 8))) in [0, 256]; causal masks only (as FlashAttention-3's FP8 path).
+  bool fp8_scaled = false;
 };
 
 constexpr float kLog2eF = 0x1.715476p+0f;  // RN_f32(log2 e)
+constexpr int kPOffset = 8;                 // FlashAttention-3's FP8 Max_offset: P in [0, 2^8]
 
 KernelTraits gemm_traits(const Format& a, const Format& b, const std::string& order) {
   KernelTraits g;
@@ -76,6 +80,12 @@ class AttentionModel final : public AttentionKernel {
     t.log = log_error_libm_f32();
     t.masked_rows = s_.flash ? MaskedRowPolicy::Zero : MaskedRowPolicy::Nan;
     t.masked_lse = s_.flash ? MaskedLse::PosInf : MaskedLse::NegInf;
+    if (s_.fp8_scaled) {
+      t.descales = true;
+      t.descale_roundings = 2;
+      t.p_offset_log2 = kPOffset;
+      t.masks = kAttnMaskCausalTopLeft | kAttnMaskCausalBottomRight;
+    }
     t.note = s_.note;
     name_ = bug_ == AttentionBug::None ? s_.name : s_.name + "~" + std::string(to_string(bug_));
   }
@@ -86,6 +96,7 @@ class AttentionModel final : public AttentionKernel {
   const AttentionTraits& attention_traits() const override { return t_; }
   std::unique_ptr<AttentionKernel> with_bug(AttentionBug bug) const override {
     if (!s_.flash && (bug == AttentionBug::NoRescale || bug == AttentionBug::DropLastKeyBlock)) return nullptr;  // no key blocks
+    if (bug == AttentionBug::DescaleVDropped && !t_.descales) return nullptr;
     return std::make_unique<AttentionModel>(s_, bug);
   }
 
@@ -149,6 +160,9 @@ class AttentionModel final : public AttentionKernel {
   }
   /// P rounded before P V: the declared format, or the fault's narrower one.
   float round_p(float p) const {
+    // With a P offset the fault is P rounded into e4m3 as a probability in [0, 1] (the offset forgotten): 2^-9 its least value.
+    if (bug_ == AttentionBug::PRoundedLower && t_.p_offset_log2 != 0)
+      return std::ldexp(round_to(e4m3, std::ldexp(p, -t_.p_offset_log2)), t_.p_offset_log2);
     if (bug_ == AttentionBug::PRoundedLower) return round_to(!s_.flash ? f16 : s_.in == &e4m3 ? e5m2 : e4m3, p);  // e5m2: 2 bits below e4m3
     return s_.flash ? round_to(*s_.in, p) : p;
   }
@@ -193,7 +207,10 @@ class AttentionModel final : public AttentionKernel {
     // RN(s log2 e), as declared (one rounding); the scaled form: RN(s RN(log2 e)) without a mask, RN(log2 e) with one (the
     // mask added to the scaled score by an fma first).
     const bool sc = s_.scaled;
-    const float c2 = sc ? (o.mask ? kLog2eF : s * kLog2eF) : attention_scale_log2e(s);
+    // FP8: the descales folded into c and into the LSE's scale, dqk = RN(dq dk) once.
+    const float dqk = t_.descales ? o.descale_q * o.descale_k : 1.0f;
+    const float c2 = sc ? (o.mask ? kLog2eF : s * kLog2eF) : t_.descales ? attention_scale_log2e(s) * dqk : attention_scale_log2e(s);
+    const float koff = static_cast<float>(t_.p_offset_log2);
     std::size_t end = lk;
     if (bug_ == AttentionBug::DropLastKeyBlock && lk % blk != 0 && lk > blk) end = lk - lk % blk;
     float my = kNegInf, m2 = 0, l = 0;
@@ -214,7 +231,7 @@ class AttentionModel final : public AttentionKernel {
         bm = std::max(bm, y[j]);
       }
       if (bm == kNegInf) continue;  // nothing visible in this block
-      const float mnew = std::max(my, bm), m2new = sc ? mnew : mnew * c2;
+      const float mnew = std::max(my, bm), m2new = sc ? mnew : mnew * c2 - koff;  // RN(RN(m c) - k): exact when k = 0
       if (my != kNegInf && m2new != m2 && bug_ != AttentionBug::NoRescale) {
         const float alpha = s_.fa2 ? exp2_32((my - mnew) * c2) : exp2_32(m2 - m2new);
         l *= alpha;
@@ -231,9 +248,11 @@ class AttentionModel final : public AttentionKernel {
       }
     }
     if (my == kNegInf) return false;
-    const float r = 1.0f / l;
+    float r = 1.0f / l;
+    if (t_.descales && bug_ != AttentionBug::DescaleVDropped) r *= o.descale_v;  // RN(RN(1 / l) dv)
     for (float& x : out) x = after ? (x * r) * o.scale : x * r;
-    lse = bug_ == AttentionBug::LseNoMax ? log32(l) : (sc ? m2 / kLog2eF : my * s) + log32(l);
+    const float lsum = std::ldexp(l, -t_.p_offset_log2);  // exact: l >= 2^k (the max's own term, up to exp2's error)
+    lse = bug_ == AttentionBug::LseNoMax ? log32(lsum) : (sc ? m2 / kLog2eF : my * (t_.descales ? s * dqk : s)) + log32(lsum);
     return true;
   }
 
@@ -265,6 +284,12 @@ void register_attention_models() {
        "FP8 attention as FlashAttention-3's FP8 forward: Q, K, V in e4m3 (unit descales), the f16 flash model's loop with P "
        "rounded to e4m3 before P V (e4m3 x e4m3 products, exact in f32), O in bf16",
        false, false, &bf16},
+      {"model_attention_e4m3_fa3", &e4m3, true,
+       "FlashAttention-3's FP8 forward scaling (hopper/softmax.h, mainloop): e4m3 Q, K, V with per-tensor descale factors, "
+       "c = RN(RN(s log2 e) RN(dq dk)) (the descales folded into the scale), P = exp2(fma(x, c, -RN(RN(m c) - 8))) in [0, 256] "
+       "(Max_offset 8: P uses e4m3's range) rounded to e4m3, O = RN_bf16(O~ RN(RN(1 / l) dv)), LSE = RN(m RN(s RN(dq dk))) + "
+       "log(l 2^-8); causal masks only",
+       false, false, &bf16, true},
   };
   for (const ModelSpec& s : specs)
     register_kernel(s.name, Backend::Cpu, false, [s] { return std::make_unique<AttentionModel>(s, AttentionBug::None); },

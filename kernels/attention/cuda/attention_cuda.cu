@@ -1,6 +1,8 @@
 // kernels/attention/cuda/attention_cuda.cu — CUDA attention built-ins (docs/attention.md, "CUDA built-ins"):
 //  - attention_{f16,bf16}_flash_cuda: a FlashAttention-2-style fused forward on mma.sync tensor cores (f32
 //    accumulators), online softmax over key blocks of 64 in base 2 with the scale folded in, reciprocal normalisation;
+//  - attention_e4m3_flash_cuda: FlashAttention-3's FP8 forward arithmetic (per-tensor descales folded into the scale and
+//    the normalisation, P offset by 2^8 and rounded to e4m3, O in bf16) on mma.sync e4m3 tensor cores (sm_89+);
 //  - attention_f32_naive_cuda: the three-kernel reference subject in f32 (scores, shifted softmax with expf, P V) on
 //    the CUDA cores, every sum an fmaf chain in a stated order.
 // Every fault of AttentionBug each kernel can carry is a runtime switch of the same device code (with_bug), so a mutant
@@ -16,6 +18,7 @@
 
 #include "kernels/attention/attention_kernel.hpp"
 #include "kernels/attention/cuda/attention_cuda_traits.hpp"
+#include "kernels/attention/cuda/flash_fp8_kernel.cuh"
 #include "kernels/attention/cuda/flash_kernel.cuh"
 #include "kernels/attention/cuda/naive_kernel.cuh"
 #include "kernels/device/cuda_check.cuh"
@@ -30,7 +33,9 @@ using std::int64_t;
 using std::uint16_t;
 using std::uint32_t;
 using mma_device::FlashArgs;
+using mma_device::FlashFp8Args;
 using mma_device::flash_fwd;
+using mma_device::flash_fwd_fp8;
 using mma_device::kBK;
 using mma_device::kBQ;
 using mma_device::kFlashThreads;
@@ -92,7 +97,10 @@ class CudaFlashAttention final : public AttentionKernel {
   MemorySpace memory() const override { return MemorySpace::Device; }
   bool is_mutant() const override { return bug_ != AttentionBug::None; }
   const AttentionTraits& attention_traits() const override { return t_; }
-  std::unique_ptr<AttentionKernel> with_bug(AttentionBug bug) const override { return std::make_unique<CudaFlashAttention>(bf16_, bug); }
+  std::unique_ptr<AttentionKernel> with_bug(AttentionBug bug) const override {
+    if (bug == AttentionBug::DescaleVDropped) return nullptr;  // no descale factors
+    return std::make_unique<CudaFlashAttention>(bf16_, bug);
+  }
 
   Support can_implement(const AttentionShape& s, CausalAlign causal, bool additive_mask) const override {
     Support sup = AttentionKernel::can_implement(s, causal, additive_mask);
@@ -152,6 +160,105 @@ class CudaFlashAttention final : public AttentionKernel {
   AttentionTraits t_;
 };
 
+const char* kFlashFp8Order =
+    "mma.sync.m16n8k32 e4m3 with f32 accumulator fragments; S = Q K^T per 16 x 8 tile over the head dim in k-steps of 32, "
+    "ascending, from +0; O~ = P V per key block of 64 in two k-steps of 32 keys, the keys of a k-step entering the "
+    "instruction permuted (k-position 16h + 4t + e holds key 16h + 8 (e >> 1) + 2t + (e & 1): the score fragment's layout), "
+    "each block's MMAs added to O~ after O~ is rescaled by exp2f(m2_old - m2_new); keys past len_k are zeros in shared "
+    "memory; the instruction's arithmetic as the GEMM ";
+
+/// FlashAttention-3's FP8 forward arithmetic on mma.sync (kernels/attention/cuda/flash_fp8_kernel.cuh).
+class CudaFlashFp8Attention final : public AttentionKernel {
+ public:
+  explicit CudaFlashFp8Attention(AttentionBug bug) : bug_(bug), name_("attention_e4m3_flash_cuda") {
+    AttentionTraits& t = t_;
+    t.input = &e4m3;
+    t.qk = attention_e4m3_mma_traits(32, kFlashFp8Order, kBQ);
+    t.pv = attention_e4m3_mma_traits(kBK, kFlashFp8Order, kBQ);  // P rounded to nearest into e4m3 (saturating): the MMA's A
+    t.shift = SoftmaxShift::Online;
+    t.key_block = kBK;
+    t.exp_form = AttentionExpForm::Base2Folded;
+    t.exp = exp2_error_cuda_exp2f();
+    t.sum_acc = &f32;
+    t.normalize = AttentionNormalize::Reciprocal;
+    t.out = &bf16;
+    t.writes_lse = true;
+    t.log = log_error_cuda_logf();
+    t.masked_rows = MaskedRowPolicy::Zero;
+    t.masked_lse = MaskedLse::PosInf;
+    t.masks = kAttnMaskCausalTopLeft | kAttnMaskCausalBottomRight;  // no additive mask (nor FlashAttention-3's FP8 path)
+    t.head_dims = {64, 128};
+    t.grouped_heads = true;
+    t.descales = true;
+    t.descale_roundings = 2;
+    t.p_offset_log2 = kPOffset;
+    t.note =
+        "FlashAttention-3's FP8 forward (Shah et al. 2024; hopper/softmax.h): e4m3 Q, K, V with per-tensor descale factors "
+        "dq, dk, dv; c = RN(RN(s log2 e) RN(dq dk)) on the host (the descales folded into the scale); m_x the running raw max, "
+        "the shift m2 = RN(RN(m_x c) - 8) (Max_offset 8: P = exp2f(fmaf(x, c, -m2)) lies in [0, 256] and uses e4m3's range), "
+        "P rounded to nearest into e4m3 (saturating) for the P V MMA, l the f32 sum of the unrounded P as in the f16 flash "
+        "kernel, alpha = exp2f(RN(m2_old - m2_new)); O = RN_bf16(RN(O~ RN(RN(1 / l) dv))) (__frcp_rn); LSE = RN(RN(m_x "
+        "RN(s RN(dq dk))) + logf(RN(l 2^-8))); fully masked rows O = +0, LSE = +Inf; on Ada and Hopper mma.sync";
+  }
+  const std::string& name() const override { return name_; }
+  std::string description() const override { return t_.note + " (" + describe_attention_traits(t_) + ")"; }
+  Backend backend() const override { return Backend::Cuda; }
+  MemorySpace memory() const override { return MemorySpace::Device; }
+  bool is_mutant() const override { return bug_ != AttentionBug::None; }
+  const AttentionTraits& attention_traits() const override { return t_; }
+  std::unique_ptr<AttentionKernel> with_bug(AttentionBug bug) const override { return std::make_unique<CudaFlashFp8Attention>(bug); }
+
+  Support can_implement(const AttentionShape& s, CausalAlign causal, bool additive_mask) const override {
+    Support sup = AttentionKernel::can_implement(s, causal, additive_mask);
+    if (!sup.ok) return sup;
+    if (s.batch > 65535 || s.heads_q > 65535) return Support::no("batch and heads_q at most 65535 (grid z and y)");
+    if ((s.len_q + kBQ - 1) / kBQ > 0x7FFFFFFF) return Support::no("len_q too large for the grid");
+    return s.head_dim == 64 ? cuda::mma_support(0, 0, 0, 89, flash_fwd_fp8<64>) : cuda::mma_support(0, 0, 0, 89, flash_fwd_fp8<128>);
+  }
+
+  void run(const AttentionOperands& ops) override {
+    const AttentionShape& s = ops.shape;
+    const Support sup = can_implement(s, ops.causal, ops.mask != nullptr);
+    if (!sup.ok) throw NotSupportedError(name_ + ": " + sup.reason);
+    if (!(ops.descale_q > 0 && ops.descale_k > 0 && ops.descale_v > 0) || !std::isfinite(ops.descale_q * ops.descale_k * ops.descale_v))
+      throw NotSupportedError(name_ + ": descale factors must be finite and positive");
+    if (s.batch == 0 || s.heads_q == 0 || s.len_q == 0) return;
+    FlashFp8Args a{};
+    a.len_q = s.len_q, a.len_k = s.len_k, a.heads_q = s.heads_q, a.heads_kv = s.heads_kv;
+    a.q = static_cast<const std::uint8_t*>(ops.q), a.ldq = ops.ldq;
+    a.k = static_cast<const std::uint8_t*>(ops.k), a.ldk = ops.ldk;
+    a.v = static_cast<const std::uint8_t*>(ops.v), a.ldv = ops.ldv;
+    a.causal = ops.causal != CausalAlign::None;
+    a.causal_off = causal_offset(ops.causal, s, bug_ == AttentionBug::CausalOffByOne);
+    a.keys = bug_ == AttentionBug::DropLastKeyBlock && s.len_k % kBK != 0 ? s.len_k / kBK * kBK : s.len_k;
+    const bool after = bug_ == AttentionBug::ScaleAfterSoftmax;
+    const float dqk = ops.descale_q * ops.descale_k;  // RN(dq dk)
+    a.c = (after ? kLog2e : scale_log2e(ops.scale)) * dqk;
+    a.s_lse = after ? dqk : ops.scale * dqk;
+    a.post_scale = after ? ops.scale : 1.0f;
+    // PRoundedLower: P rounded into e4m3 as a probability in [0, 1] (no Max_offset: below 2^-9 it is lost).
+    a.koff = bug_ == AttentionBug::PRoundedLower ? 0.0f : static_cast<float>(kPOffset);
+    a.l_scale = std::ldexp(1.0f, -static_cast<int>(a.koff));
+    a.dv = bug_ == AttentionBug::DescaleVDropped ? 1.0f : ops.descale_v;
+    a.o = static_cast<uint16_t*>(ops.o), a.ldo = ops.ldo;
+    a.lse = static_cast<float*>(ops.lse);
+    a.no_rescale = bug_ == AttentionBug::NoRescale;
+    a.lse_no_max = bug_ == AttentionBug::LseNoMax;
+    a.zeros = bug_ == AttentionBug::Zeros;
+    const dim3 grid(static_cast<unsigned>((s.len_q + kBQ - 1) / kBQ), static_cast<unsigned>(s.heads_q), static_cast<unsigned>(s.batch));
+    const auto stream = static_cast<cudaStream_t>(ops.stream);
+    if (s.head_dim == 64) flash_fwd_fp8<64><<<grid, kFlashThreads, 0, stream>>>(a);
+    else flash_fwd_fp8<128><<<grid, kFlashThreads, 0, stream>>>(a);
+    finish(ops, name_);
+  }
+
+ private:
+  static constexpr int kPOffset = 8;  // FlashAttention-3's FP8 Max_offset
+  AttentionBug bug_;
+  std::string name_;
+  AttentionTraits t_;
+};
+
 class CudaNaiveAttention final : public AttentionKernel {
  public:
   explicit CudaNaiveAttention(AttentionBug bug) : bug_(bug), name_("attention_f32_naive_cuda") {
@@ -185,7 +292,8 @@ class CudaNaiveAttention final : public AttentionKernel {
   bool is_mutant() const override { return bug_ != AttentionBug::None; }
   const AttentionTraits& attention_traits() const override { return t_; }
   std::unique_ptr<AttentionKernel> with_bug(AttentionBug bug) const override {
-    if (bug == AttentionBug::NoRescale || bug == AttentionBug::DropLastKeyBlock) return nullptr;  // no online softmax, no key blocks
+    if (bug == AttentionBug::NoRescale || bug == AttentionBug::DropLastKeyBlock || bug == AttentionBug::DescaleVDropped)
+      return nullptr;  // no online softmax, no key blocks, no descale factors
     return std::make_unique<CudaNaiveAttention>(bug);
   }
 
@@ -257,6 +365,8 @@ void register_attention_cuda_kernels() {
   register_kernel("attention_f16_flash_cuda", Backend::Cuda, false, [] { return std::make_unique<CudaFlashAttention>(false, AttentionBug::None); },
                   Operation::Attention);
   register_kernel("attention_bf16_flash_cuda", Backend::Cuda, false, [] { return std::make_unique<CudaFlashAttention>(true, AttentionBug::None); },
+                  Operation::Attention);
+  register_kernel("attention_e4m3_flash_cuda", Backend::Cuda, false, [] { return std::make_unique<CudaFlashFp8Attention>(AttentionBug::None); },
                   Operation::Attention);
   register_kernel("attention_f32_naive_cuda", Backend::Cuda, false, [] { return std::make_unique<CudaNaiveAttention>(AttentionBug::None); },
                   Operation::Attention);

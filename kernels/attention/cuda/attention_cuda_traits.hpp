@@ -16,16 +16,24 @@ namespace fpcert {
 /// The GEMM traits of the mma.sync GEMM of the same instruction (kernels/gemm/cuda/mma.cu: one declaration of the
 /// instruction, not typed twice), with the attention kernel's order (`order`, followed by the GEMM's) and k-loop:
 /// k-steps of 16, padded to `pad`; `tile_m` rows of the product per CTA.
-inline KernelTraits attention_mma_traits(bool bf16_in, int pad, const std::string& order, std::int64_t tile_m) {
-  const std::string gemm = bf16_in ? "gemm_bf16_f32acc_mma_sm80" : "gemm_f16_f32acc_mma_sm80";
+inline KernelTraits attention_gemm_traits(const std::string& gemm, int mma_k, const char* insn, int pad, const std::string& order,
+                                          std::int64_t tile_m) {
   const std::unique_ptr<Kernel> k = make_kernel(gemm);
   if (!k || k->operation() != Operation::Gemm) throw std::logic_error("attention: the mma.sync GEMM " + gemm + " is not registered");
   KernelTraits t = static_cast<const GemmKernel&>(*k).traits();
   t.order = order + gemm + " declares it: " + t.order;
-  t.sum_order = SummationOrder::tensor_core(16, bf16_in ? "mma_bf16_f32" : "mma_f16_f32", pad);
+  t.sum_order = SummationOrder::tensor_core(mma_k, insn, pad);
   t.tile_m = tile_m;
   t.tile_n = 0;
   return t;
+}
+inline KernelTraits attention_mma_traits(bool bf16_in, int pad, const std::string& order, std::int64_t tile_m) {
+  return attention_gemm_traits(bf16_in ? "gemm_bf16_f32acc_mma_sm80" : "gemm_f16_f32acc_mma_sm80", 16, bf16_in ? "mma_bf16_f32" : "mma_f16_f32",
+                               pad, order, tile_m);
+}
+/// The same of mma.sync.m16n8k32 e4m3 (gemm_e4m3_f32acc_mma_sm89: k-steps of 32).
+inline KernelTraits attention_e4m3_mma_traits(int pad, const std::string& order, std::int64_t tile_m) {
+  return attention_gemm_traits("gemm_e4m3_f32acc_mma_sm89", 32, "mma_e4m3_f32", pad, order, tile_m);
 }
 
 /// f32 operands, exact products inside the fma, an f32 accumulator rounded to nearest even, out f32: an fmaf chain.

@@ -22,6 +22,7 @@ AttentionBug bug_of(Fault f) {
     case Fault::AttnPRoundedLower: return AttentionBug::PRoundedLower;
     case Fault::AttnDropLastKeyBlock: return AttentionBug::DropLastKeyBlock;
     case Fault::AttnZeros: return AttentionBug::Zeros;
+    case Fault::AttnDescaleVDropped: return AttentionBug::DescaleVDropped;
     default: return AttentionBug::None;
   }
 }
@@ -29,7 +30,7 @@ AttentionBug bug_of(Fault f) {
 /// The faults made around a closed kernel (docs/mutation.md, "Faults made around a closed kernel").
 bool black_box(AttentionBug b) {
   return b == AttentionBug::Zeros || b == AttentionBug::ScaleAfterSoftmax || b == AttentionBug::CausalOffByOne ||
-         b == AttentionBug::DropLastKeyBlock;
+         b == AttentionBug::DropLastKeyBlock || b == AttentionBug::DescaleVDropped;
 }
 
 /// The key blocks' end where DropLastKeyBlock drops keys (len_k not a multiple of the block, more than one block), else -1.
@@ -41,7 +42,8 @@ std::int64_t dropped_keys_end(const AttentionShape& s, int blk) {
 /// after the call (Zeros); the call made with scale 1 and O multiplied by s after it (ScaleAfterSoftmax); the causal mask
 /// given as an additive mask whose diagonal is one key further, or, for a kernel without additive masks, the call made
 /// with one zero query in front (top-left) and one zero key and value behind, so that query i sees key i + 1
-/// (CausalOffByOne); the call made on the whole key blocks only (DropLastKeyBlock).
+/// (CausalOffByOne); the call made on the whole key blocks only (DropLastKeyBlock); the call made with dv = 1
+/// (DescaleVDropped).
 class AttentionMutant final : public AttentionKernel {
  public:
   AttentionMutant(std::unique_ptr<AttentionKernel> inner, AttentionBug bug, bool blackbox, std::string name)
@@ -77,6 +79,11 @@ class AttentionMutant final : public AttentionKernel {
     const RowBlocks ol{bh, o.shape.len_q, o.ldo, d, container_bytes(out)}, ll{bh, o.shape.len_q, 1, 1, 4};
     AttentionOperands u = o;
     switch (bug_) {
+      case AttentionBug::DescaleVDropped:
+        u.descale_v = 1.0f;
+        in_->run(u);
+        api().synchronize(60'000);
+        return;
       case AttentionBug::ScaleAfterSoftmax:
         u.scale = 1.0f;
         in_->run(u);
@@ -162,6 +169,9 @@ std::string attention_fault_not_applicable(Fault f, const AttentionKernel& k) {
       break;
     case Fault::AttnLseNoMax:
       if (!t.writes_lse) return "the kernel writes no LSE";
+      break;
+    case Fault::AttnDescaleVDropped:
+      if (!t.descales) return "the kernel takes no FP8 descale factors";
       break;
     default: break;
   }

@@ -58,6 +58,9 @@ AttentionArith attention_arith(const AttentionTraits& t, std::int64_t head_dim, 
   a.p_format = t.pv.a_input;
   a.reciprocal = t.normalize == AttentionNormalize::Reciprocal;
   a.recip_ulps = t.recip_ulps;
+  a.descale_roundings = t.descales ? t.descale_roundings : 0;
+  a.descale_v = t.descales;
+  a.p_offset_log2 = t.p_offset_log2;
   a.p_normalized = t.normalize == AttentionNormalize::Probabilities;  // the final division's term stays: an overestimate
   a.out = t.out;
   return a;
@@ -115,6 +118,13 @@ CaseResult run_attention_case(AttentionKernel& kernel, const AttentionCaseSetup&
       return finish();
     }
   }
+  if (ps.descaled && !t.descales) {
+    r.status = CaseStatus::NotSupported;
+    r.reason = fmt::format("the case's FP8 inputs come with descale factors (dq {:.6g}, dk {:.6g}, dv {:.6g}); the kernel declares none "
+                           "(AttentionTraits::descales)",
+                           ps.descale_q, ps.descale_k, ps.descale_v);
+    return finish();
+  }
   if (p.source == &in || p.source->tag == in.tag)
     r.flags.push_back(fmt::format("inputs-exact-in-storage: Q, K, V are values of {}: the storage step is not exercised (the "
                                   "arithmetic is: every score, exp, sum and the output round)",
@@ -129,7 +139,21 @@ CaseResult run_attention_case(AttentionKernel& kernel, const AttentionCaseSetup&
   ai.len_q = ps.len_q;
   ai.len_k = ps.len_k;
   ai.head_dim = d;
-  ai.q = p.a.data.data();
+  // With descale factors the operation is attention of dq Q, dk K, dv V: each product of an e4m3 value (4 significant
+  // bits) by an fp32 factor (24) is exact in a double.
+  std::vector<double> descaled;
+  if (ps.descaled) {
+    descaled = p.a.data;
+    const std::int64_t k0 = attention_k_row0(ps) * d, v0 = attention_v_row0(ps) * d;
+    for (std::size_t e = 0; e < descaled.size(); ++e) {
+      const auto ee = static_cast<std::int64_t>(e);
+      descaled[e] *= ee < k0 ? ps.descale_q : ee < v0 ? ps.descale_k : ps.descale_v;
+    }
+    r.flags.push_back(fmt::format("fp8-descaled: Q, K, V are e4m3 codes with per-tensor descale factors dq {:.6g}, dk {:.6g}, dv {:.6g}; "
+                                  "the reference is attention of dq Q, dk K, dv V",
+                                  ps.descale_q, ps.descale_k, ps.descale_v));
+  }
+  ai.q = ps.descaled ? descaled.data() : p.a.data.data();
   ai.k = ai.q + attention_k_row0(ps) * d;
   ai.v = ai.q + attention_v_row0(ps) * d;
   ai.mask = ps.mask ? p.b.data.data() : nullptr;
@@ -143,7 +167,10 @@ CaseResult run_attention_case(AttentionKernel& kernel, const AttentionCaseSetup&
     r.flags.push_back(fmt::format("sampled-reference: {} of {} rows graded (the first and last query of every head among them); every "
                                   "element checked for being written",
                                   ref.rows.size(), rows));
-  const AttentionArith arith = attention_arith(t, d, ps.len_k);
+  AttentionArith arith = attention_arith(t, d, ps.len_k);
+  // The GEMMs run on the codes: their absolute terms are in the codes' units, dq dk and dv times smaller than the real ones.
+  arith.qk_abs *= ps.descale_q * ps.descale_k;
+  arith.pv_abs *= ps.descale_v;
   const std::size_t nr = ref.rows.size();
   std::vector<double> bound(nr * du), lse_bound(nr);
   std::vector<AttentionScores> scores(nr);
@@ -203,6 +230,9 @@ CaseResult run_attention_case(AttentionKernel& kernel, const AttentionCaseSetup&
     if (dm) ops.mask = dm->elements(), ops.ldm = dm->ld();
     ops.causal = causal;
     ops.scale = static_cast<float>(ps.scale);
+    ops.descale_q = static_cast<float>(ps.descale_q);
+    ops.descale_k = static_cast<float>(ps.descale_k);
+    ops.descale_v = static_cast<float>(ps.descale_v);
     ops.o = dout.elements();
     ops.ldo = ldo;
     ops.lse = t.writes_lse ? dlse.elements() : nullptr;

@@ -12,7 +12,8 @@ namespace fpcert {
 std::vector<CaseSpec> attention_cases(const std::string& suite, const AttentionTraits& t) {
   const bool quick = suite == "attention_quick";
   const std::string src = t.input->tag == "f16" || t.input->tag == "bf16" || t.input->tag == "e4m3" ? std::string(t.input->tag) : "f32";
-  const std::string s = ",source=" + src;
+  // A kernel that takes FP8 descale factors gets every case quantised per tensor (fp8_scale=amax): its descales are the call's.
+  const std::string s = ",source=" + src + (t.descales && src == "e4m3" ? ",fp8_scale=amax" : "");
   std::vector<CaseSpec> c;
   auto add = [&](std::string id, std::string shape, std::string extra, int seed, std::string note, std::string family) {
     c.push_back({std::move(id), fmt::format("attention:batch=2,heads_q=4,{}{},seed={}{}", shape, extra, seed, s), BoundVariant::Independent,
@@ -42,6 +43,10 @@ std::vector<CaseSpec> attention_cases(const std::string& suite, const AttentionT
       "range");
   add("mass_long", "heads_kv=1,len_q=9,len_k=1000,head_dim=64", ",mode=mass", 83,
       "one key holds half the mass, 999 small probabilities the other half", "mass");
+  add("mass_v_positive", "heads_kv=1,len_q=9,len_k=1000,head_dim=64", ",mode=mass,v_mean=3", 85,
+      "mass_long with V ~ 3 + N(0, 1): the 999 small probabilities (~1/2000 each) move O coherently, so a kernel that loses or "
+      "doubles them (an FP8 P rounded as a probability, below e4m3's 2^-9) is off by a fraction of O, not by a random walk",
+      "mass");
   add("additive_mask_min", "heads_kv=2,len_q=33,len_k=200,head_dim=64", ",mask=additive_min", 84,
       "the additive mask with the input format's most negative finite value where -Inf was (torch.finfo(dtype).min): far keys "
       "(docs/attention.md, \"Far keys\"); queries 5 mod 16 see only such keys, whose exact softmax is of the scores",

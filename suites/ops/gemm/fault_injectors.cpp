@@ -363,6 +363,7 @@ class FaultInjector final : public GemmKernel {
       case Fault::AttnPRoundedLower:
       case Fault::AttnDropLastKeyBlock:
       case Fault::AttnZeros:
+      case Fault::AttnDescaleVDropped:
       case Fault::SbwdNoDotSubtract:
       case Fault::SbwdDotF16:
       case Fault::SbwdScaleMissing:

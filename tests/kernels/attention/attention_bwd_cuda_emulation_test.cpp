@@ -88,28 +88,6 @@ BwdArgs make_args(const Problem& p) {
   return a;
 }
 
-/// `threads` host threads of one CTA (blockIdx bx, by, bz) running f, with their warps' exchanges.
-template <class F>
-void run_cta(int threads, unsigned bx, unsigned by, unsigned bz, F f) {
-  std::barrier<> block_barrier(threads);
-  std::vector<std::unique_ptr<WarpExchange>> warps(static_cast<std::size_t>((threads + 31) / 32));
-  std::vector<std::unique_ptr<ShuffleExchange>> shuffles(warps.size());
-  for (auto& w : warps) w = std::make_unique<WarpExchange>();
-  for (auto& s : shuffles) s = std::make_unique<ShuffleExchange>();
-  std::vector<std::thread> ts;
-  for (int i = 0; i < threads; ++i)
-    ts.emplace_back([&, i] {
-      threadIdx.x = static_cast<unsigned>(i);
-      blockIdx.x = bx, blockIdx.y = by, blockIdx.z = bz;
-      blockDim.x = static_cast<unsigned>(threads), gridDim.x = 1;
-      tl_block_barrier = &block_barrier;
-      tl_flash_warp = warps[static_cast<std::size_t>(i / 32)].get();
-      tl_shuffle = shuffles[static_cast<std::size_t>(i / 32)].get();
-      f();
-    });
-  for (auto& t : ts) t.join();
-}
-
 /// The launches of attention_bwd_cuda.cu's flash kernel, CTA after CTA: D, dK/dV (with the atomic dQ), and the
 /// conversion or the deterministic dQ kernel.
 Out run_flash(const Problem& p, BwdArgs a, bool det, bool bf16_acc = false) {

@@ -140,26 +140,11 @@ Output run_emulated(const Problem& p, FlashArgs a) {
   const unsigned gx = static_cast<unsigned>((p.lq + kBQ - 1) / kBQ);
   for (unsigned bz = 0; bz < p.batch; ++bz)
     for (unsigned by = 0; by < p.hq; ++by)
-      for (unsigned bx = 0; bx < gx; ++bx) {
-        std::barrier<> block_barrier(kFlashThreads);
-        std::array<std::unique_ptr<WarpExchange>, kFlashThreads / 32> warps;
-        std::array<std::unique_ptr<ShuffleExchange>, kFlashThreads / 32> shuffles;
-        for (auto& w : warps) w = std::make_unique<WarpExchange>();
-        for (auto& s : shuffles) s = std::make_unique<ShuffleExchange>();
-        std::vector<std::thread> threads;
-        threads.reserve(kFlashThreads);
-        for (int i = 0; i < kFlashThreads; ++i)
-          threads.emplace_back([&, i] {
-            threadIdx.x = static_cast<unsigned>(i);
-            blockIdx.x = bx, blockIdx.y = by, blockIdx.z = bz;
-            tl_block_barrier = &block_barrier;
-            tl_flash_warp = warps[static_cast<std::size_t>(i / 32)].get();
-            tl_shuffle = shuffles[static_cast<std::size_t>(i / 32)].get();
-            if (p.d == 64) p.bf ? flash_fwd<true, 64>(a) : flash_fwd<false, 64>(a);
-            else p.bf ? flash_fwd<true, 128>(a) : flash_fwd<false, 128>(a);
-          });
-        for (auto& t : threads) t.join();
-      }
+      for (unsigned bx = 0; bx < gx; ++bx)
+        run_cta(kFlashThreads, bx, by, bz, [&] {
+          if (p.d == 64) p.bf ? flash_fwd<true, 64>(a) : flash_fwd<false, 64>(a);
+          else p.bf ? flash_fwd<true, 128>(a) : flash_fwd<false, 128>(a);
+        });
   return out;
 }
 

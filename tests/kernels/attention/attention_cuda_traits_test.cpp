@@ -56,6 +56,7 @@ TEST_CASE("attention CUDA built-ins: registered, with the arithmetic they run de
     }
     const std::string d = k->description();
     CHECK(d.find("online softmax block 64") != std::string::npos);
+    CHECK_FALSE(k->with_bug(AttentionBug::DescaleVDropped));  // no descale factors
     CHECK(d.find("reciprocal") != std::string::npos);
   }
   const auto n = make_attention_kernel("attention_f32_naive_cuda");
@@ -76,6 +77,38 @@ TEST_CASE("attention CUDA built-ins: registered, with the arithmetic they run de
   CHECK_FALSE(n->with_bug(AttentionBug::DropLastKeyBlock));
   CHECK(n->with_bug(AttentionBug::PRoundedLower));
   CHECK(n->with_bug(AttentionBug::ScaleAfterSoftmax));
+  CHECK_FALSE(n->with_bug(AttentionBug::DescaleVDropped));  // no descale factors
+}
+
+TEST_CASE("attention CUDA FP8 built-in: e4m3 mma.sync products, descales folded, P offset by 2^8, causal masks only") {
+  const auto k = make_attention_kernel("attention_e4m3_flash_cuda");
+  REQUIRE(k);
+  CHECK(k->memory() == MemorySpace::Device);
+  const AttentionTraits& t = k->attention_traits();
+  CHECK(*t.input == e4m3);
+  CHECK(*t.out == bf16);
+  for (const KernelTraits* g : {&t.qk, &t.pv}) {
+    CHECK(*g->a_input == e4m3);  // qk: Q; pv: P rounded into e4m3
+    CHECK(*g->b_input == e4m3);
+    CHECK(g->exact_products);
+    CHECK(g->sum_order.kind == OrderKind::TensorCoreBlock);
+    CHECK(g->sum_order.block == 32);
+  }
+  CHECK(t.descales);
+  CHECK(t.descale_roundings == 2);  // RN(dq dk), then its product with RN(s log2 e) (and with s for the LSE)
+  CHECK(t.p_offset_log2 == 8);
+  CHECK(t.exp_form == AttentionExpForm::Base2Folded);
+  CHECK(t.masks == (kAttnMaskCausalTopLeft | kAttnMaskCausalBottomRight));
+  CHECK_FALSE(k->can_implement({1, 1, 1, 16, 16, 64}, CausalAlign::None, true).ok);  // an additive mask
+  CHECK_FALSE(k->can_implement({1, 1, 1, 16, 16, 256}, CausalAlign::None, false).ok);
+  for (AttentionBug b : {AttentionBug::NoRescale, AttentionBug::ScaleAfterSoftmax, AttentionBug::CausalOffByOne, AttentionBug::LseNoMax,
+                         AttentionBug::PRoundedLower, AttentionBug::DropLastKeyBlock, AttentionBug::DescaleVDropped, AttentionBug::Zeros}) {
+    CAPTURE(to_string(b));
+    const auto m = k->with_bug(b);
+    REQUIRE(m);
+    CHECK(m->is_mutant());
+  }
+  CHECK(k->description().find("per-tensor descales") != std::string::npos);
 }
 #endif
 
