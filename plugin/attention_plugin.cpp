@@ -18,8 +18,11 @@
 static_assert(FPCERT_KERNEL_SIZE_MINOR9 == offsetof(fpcert_kernel, reserved_minor9) + sizeof(std::int32_t));
 static_assert(offsetof(fpcert_kernel, attention_bwd_run) + sizeof(fpcert_attention_bwd_run_fn) == offsetof(fpcert_kernel, gemm_shape_multiple));
 static_assert(sizeof(void*) != 8 || (sizeof(fpcert_attention_product) == 128 && sizeof(fpcert_attention_traits) == 440 &&
-                                     sizeof(fpcert_attention_bwd_traits) == 784 && sizeof(fpcert_attention_args) == 152 &&
+                                     sizeof(fpcert_attention_bwd_traits) == 784 && sizeof(fpcert_attention_args) == 168 &&
                                      sizeof(fpcert_attention_bwd_args) == 216 && FPCERT_KERNEL_SIZE_MINOR9 == 624 && FPCERT_KERNEL_SIZE_MINOR10 == 1888));
+// Minor 13 appends attention_fp8 right after minor 11's last field (minor 12 added enum values only).
+static_assert(FPCERT_KERNEL_SIZE_MINOR11 == offsetof(fpcert_kernel, eltwise_run) + sizeof(fpcert_eltwise_run_fn));
+static_assert(offsetof(fpcert_attention_args, descale_q) == 152 || sizeof(void*) != 8);
 // The mask bits are fpcert's own (kernels/attention/attention_kernel.hpp): passed through unchanged.
 static_assert(FPCERT_ATTENTION_MASK_CAUSAL_TOP_LEFT == fpcert::kAttnMaskCausalTopLeft &&
               FPCERT_ATTENTION_MASK_CAUSAL_BOTTOM_RIGHT == fpcert::kAttnMaskCausalBottomRight &&
@@ -131,6 +134,18 @@ void validate_forward(const fpcert_kernel& k, const Kerr& kerr, const std::strin
     kerr(fmt::format("attention.score_rel = {}: must be a relative error in [0, 1)", a.score_rel));
   else if (a.score_rel > 0 && (!a.note || !*a.note))
     kerr("attention.note is required when score_rel > 0 (the derivation of the extra relative error of the scores)");
+  if (has_attention_fp8_fields(k)) {
+    const fpcert_attention_fp8& f = k.attention_fp8;
+    need_01("attention_fp8.descales", f.descales, kerr);
+    if (f.descale_roundings < 0 || f.descale_roundings > 8 || (f.descales == 0 && f.descale_roundings != 0))
+      kerr(fmt::format("attention_fp8.descale_roundings = {}: 0 .. 8 relative roundings the descales add to the scale, 0 when "
+                       "descales is 0", f.descale_roundings));
+    if (f.p_offset_log2 < 0 || f.p_offset_log2 > 16)
+      kerr(fmt::format("attention_fp8.p_offset_log2 = {}: P formed as 2^k times the probability, k in 0 .. 16", f.p_offset_log2));
+    else if (f.p_offset_log2 > 0 && a.exp_form != FPCERT_ATTENTION_EXP_BASE2_FOLDED)
+      kerr("attention_fp8.p_offset_log2 > 0 needs exp_form BASE2_FOLDED (the offset is subtracted from the shift RN(m c))");
+    if (f.reserved != 0) kerr(fmt::format("attention_fp8.reserved must be 0, got {}", f.reserved));
+  }
 }
 
 void validate_backward(const fpcert_kernel& k, const Kerr& kerr, const std::string& versions) {
@@ -159,6 +174,10 @@ void validate_backward(const fpcert_kernel& k, const Kerr& kerr, const std::stri
 }
 
 }  // namespace
+
+bool has_attention_fp8_fields(const fpcert_kernel& k) {
+  return k.struct_size >= offsetof(fpcert_kernel, attention_fp8) + sizeof(fpcert_attention_fp8);
+}
 
 bool has_attention_abi_fields(const fpcert_kernel& k) {
   return k.struct_size >= offsetof(fpcert_kernel, attention_bwd_run) + sizeof(k.attention_bwd_run);
@@ -209,6 +228,11 @@ AttentionTraits attention_traits_from_abi(const fpcert_kernel& k) {
   t.head_dims = head_dims_of(a.head_dim_count, a.head_dims);
   t.grouped_heads = a.grouped_heads == 1;
   t.score_rel = a.score_rel;
+  if (has_attention_fp8_fields(k)) {
+    t.descales = k.attention_fp8.descales == 1;
+    t.descale_roundings = t.descales ? k.attention_fp8.descale_roundings : 0;
+    t.p_offset_log2 = k.attention_fp8.p_offset_log2;
+  }
   t.note = a.note && *a.note ? std::string(a.note) + " (declared by the plugin)" : "declared by the plugin";
   return t;
 }
@@ -332,6 +356,10 @@ class PluginAttentionKernel final : public PluginAttentionBase<AttentionKernel, 
     p_.run<fpcert_attention_args>("attention_run", p_.d->attention_run, o, [&](fpcert_attention_args& a) {
       a.o = o.o, a.ldo = o.ldo;
       a.lse = traits_.writes_lse ? o.lse : nullptr;  // a kernel that declares no LSE is never given the buffer
+      // A kernel without descales is always called with 1 (minor 13's fields; older kernels never read them).
+      a.descale_q = traits_.descales ? o.descale_q : 1.0f;
+      a.descale_k = traits_.descales ? o.descale_k : 1.0f;
+      a.descale_v = traits_.descales ? o.descale_v : 1.0f;
     });
   }
 };

@@ -20,6 +20,8 @@ namespace fpcert {
 
 /// Whether k.struct_size covers the minor 10 fields (attention .. attention_bwd_run).
 bool has_attention_abi_fields(const fpcert_kernel& k);
+/// Whether its struct reaches minor 13's attention_fp8 (FP8 descales and the P offset); older kernels: none.
+bool has_attention_fp8_fields(const fpcert_kernel& k);
 
 /// Every problem of an ATTENTION or ATTENTION_BWD descriptor, one kerr() call each, each naming its field; `versions` is
 /// appended where an unknown value may come from a newer minor. A descriptor whose struct_size ends before the minor 10

@@ -14,13 +14,15 @@
 #include "plugin/plugin_call.hpp"
 #include "plugin/rows_plugin.hpp"
 
-// The minor 11 layout: eltwise right after the minor 10 fields (reserved_minor10 their last), eltwise_run last of all; on
+// The minor 11 layout: eltwise right after the minor 10 fields (reserved_minor10 their last), eltwise_run last of them (minor
+// 13's attention_fp8 follows: FPCERT_KERNEL_SIZE_MINOR11); on
 // LP64 the sizes are pinned, so that an edit of the header that moves a field fails here instead of breaking every built
 // plugin silently.
 static_assert(FPCERT_KERNEL_SIZE_MINOR10 == offsetof(fpcert_kernel, reserved_minor10) + sizeof(std::int32_t));
 static_assert(offsetof(fpcert_kernel, eltwise_run) == FPCERT_KERNEL_SIZE_MINOR10 + sizeof(fpcert_eltwise_traits));
-static_assert(offsetof(fpcert_kernel, eltwise_run) + sizeof(fpcert_eltwise_run_fn) == sizeof(fpcert_kernel));
-static_assert(sizeof(void*) != 8 || (sizeof(fpcert_eltwise_traits) == 88 && sizeof(fpcert_eltwise_args) == 40 && sizeof(fpcert_kernel) == 1984));
+static_assert(offsetof(fpcert_kernel, eltwise_run) + sizeof(fpcert_eltwise_run_fn) == FPCERT_KERNEL_SIZE_MINOR11);
+static_assert(sizeof(void*) != 8 || (sizeof(fpcert_eltwise_traits) == 88 && sizeof(fpcert_eltwise_args) == 40 && FPCERT_KERNEL_SIZE_MINOR11 == 1984 &&
+                                     sizeof(fpcert_kernel) == 2000));
 static_assert(offsetof(fpcert_eltwise_args, struct_size) == 0 && offsetof(fpcert_eltwise_args, memory) == 4 &&
               offsetof(fpcert_eltwise_args, count) == 8);
 

@@ -41,7 +41,7 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 #define FPCERT_PLUGIN_ABI_MAJOR 1 /* struct layouts and signatures */
-#define FPCERT_PLUGIN_ABI_MINOR 12 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
+#define FPCERT_PLUGIN_ABI_MINOR 13 /* enum values; fields appended to fpcert_kernel (1: gemm_order; 2: NaN conventions, determinism;
                                      3: reductions; 4: GEMM layouts; 5: GEMM alpha/beta, fields appended to fpcert_gemm_args;
                                      6: softmax and normalisation; 7: GEMM strided batches, appended to fpcert_gemm_args too;
                                      8: GEMM fused epilogues, to both, declared in fpcert_plugin_epilogue.h;
@@ -49,7 +49,9 @@ extern "C" {
                                      GEMM shape multiples, FP8 scaling without scale_d;
                                      11: elementwise math functions, fpcert_plugin_eltwise.h;
                                      12: attention's BASE2_SCALED exp form, ONLINE_BY_DIFFERENCE shift and RECIPROCAL_APPROX
-                                     normalisation, enum values) */
+                                     normalisation, enum values;
+                                     13: FP8 attention, attention_fp8 appended to fpcert_kernel, descale factors appended to
+                                     fpcert_attention_args) */
 
 /* The exported symbol fpcert looks up with dlsym. */
 #define FPCERT_PLUGIN_ENUMERATE_SYMBOL "fpcert_plugin_enumerate"
@@ -508,6 +510,9 @@ typedef struct fpcert_kernel {
   /* ---- appended in ABI minor 11 (a kernel of an older minor has none: it cannot be an ELEMENTWISE kernel) */
   fpcert_eltwise_traits eltwise;                       /* ELEMENTWISE (operation == FPCERT_OPERATION_ELEMENTWISE) */
   fpcert_eltwise_run_fn eltwise_run;                   /* ELEMENTWISE: required */
+
+  /* ---- appended in ABI minor 13 (a kernel of an older minor has none: no descale factors, no P offset) */
+  fpcert_attention_fp8 attention_fp8;                  /* ATTENTION: FP8 descales and the P offset (all zero: none) */
 } fpcert_kernel;
 
 /* Bits of fpcert_kernel.gemm_layouts (ABI minor 4): one per combination, bit (a + 2 b + 4 c) with 0 = row-major and
@@ -521,7 +526,7 @@ typedef struct fpcert_kernel {
 /* sizeof(fpcert_kernel) of ABI minor N: where the fields of minor N + 1 begin. A kernel whose struct ends there reads
  * as: minor 0 order unknown; 1 deterministic; 2 no reduction; 3 row-major only; 4 alpha = 1, beta = 0, no C; 5 no
  * softmax or norm; 6 one matrix per call; 7 no epilogue; 8 gemm_round_before_bias 0; 9 no attention, any shape;
- * 10 no elementwise function. */
+ * 10 no elementwise function; 11 and 12 no FP8 attention fields. */
 #define FPCERT_KERNEL_SIZE_MINOR0 offsetof(fpcert_kernel, gemm_order)
 #define FPCERT_KERNEL_SIZE_MINOR1 offsetof(fpcert_kernel, determinism)
 #define FPCERT_KERNEL_SIZE_MINOR2 offsetof(fpcert_kernel, reduce)
@@ -533,6 +538,8 @@ typedef struct fpcert_kernel {
 #define FPCERT_KERNEL_SIZE_MINOR8 offsetof(fpcert_kernel, gemm_round_before_bias)
 #define FPCERT_KERNEL_SIZE_MINOR9 offsetof(fpcert_kernel, attention)
 #define FPCERT_KERNEL_SIZE_MINOR10 offsetof(fpcert_kernel, eltwise)
+#define FPCERT_KERNEL_SIZE_MINOR11 offsetof(fpcert_kernel, attention_fp8) /* minor 12 added enum values only: the same size */
+#define FPCERT_KERNEL_SIZE_MINOR12 FPCERT_KERNEL_SIZE_MINOR11
 
 /* What fpcert_plugin_enumerate returns: a table with static storage duration. */
 typedef struct fpcert_plugin_info {

@@ -2,7 +2,8 @@
  * declarations of kernels/attention/attention_kernel.hpp (AttentionTraits, AttentionOperands) and
  * kernels/attention/attention_backward_kernel.hpp (AttentionBwdTraits, AttentionBwdOperands) in C.
  *
- * ABI minor 10 (docs/plugin.md, "Attention kernels" and "Attention backward kernels"): fpcert_kernel.attention,
+ * ABI minor 10 (docs/plugin.md, "Attention kernels" and "Attention backward kernels"; minor 13: FP8 descales and the P
+ * offset, fpcert_attention_fp8): fpcert_kernel.attention,
  * attention_can_implement, attention_run (operation FPCERT_OPERATION_ATTENTION) and attention_bwd,
  * attention_bwd_can_implement, attention_bwd_run (FPCERT_OPERATION_ATTENTION_BWD), read by plugin/attention_plugin.cpp;
  * a kernel of an older minor ends before them (FPCERT_KERNEL_SIZE_MINOR9) and cannot be an attention kernel.
@@ -112,6 +113,19 @@ typedef struct fpcert_attention_traits {
   const char* note;                     /* where the declaration comes from (required when score_rel > 0, else optional) */
 } fpcert_attention_traits;
 
+/* ABI minor 13: FP8 attention (docs/plugin.md, "FP8 attention"; docs/attention.md, "FP8 and descale factors"), appended to
+ * fpcert_kernel as attention_fp8 (a kernel of an older minor, or all zeros: no descales, no P offset). */
+typedef struct fpcert_attention_fp8 {
+  int32_t descales;            /* 1: takes per-tensor descale factors (fpcert_attention_args.descale_q/k/v): the call computes
+                                  attention of descale_q Q, descale_k K, descale_v V on the stored codes; 0: none */
+  int32_t descale_roundings;   /* descales: the relative fp32 roundings folding them adds to the scores' scale and to the
+                                  LSE's (FlashAttention-3: c = RN(RN(s log2 e) RN(dq dk)), RN(s RN(dq dk)): 2), 0 .. 8; the
+                                  normalisation RN(RN(1 / l) dv) is one more, always counted; 0 when descales is 0 */
+  int32_t p_offset_log2;       /* P formed as 2^k times the probability (FlashAttention-3's FP8 Max_offset: 8; BASE2_FOLDED
+                                  kernels: the shift RN(RN(m c) - k)), 0 .. 16; 0: P in [0, 1] */
+  int32_t reserved;            /* 0 */
+} fpcert_attention_fp8;
+
 /* The shape of a call. Every tensor is [batch][heads][len][head_dim], rows padded to a leading dimension (elements). */
 typedef struct fpcert_attention_shape {
   int64_t batch, heads_q, heads_kv;     /* >= 1 each; heads_q a multiple of heads_kv */
@@ -141,6 +155,10 @@ typedef struct fpcert_attention_args {
   int64_t ldo;
   void* lse;                            /* NULL, or batch x heads_q x len_q fp32 codes at (b heads_q + h) len_q + i:
                                            log sum_j e^{z_j} (natural log) */
+  /* ---- appended in ABI minor 13 (read them only when struct_size covers them; fpcert always does) */
+  float descale_q, descale_k, descale_v; /* the per-tensor descale factors (> 0) of a kernel whose attention_fp8.descales is
+                                           1; 1 for every other kernel */
+  int32_t reserved_minor13;             /* 0 */
 } fpcert_attention_args;
 
 /* Can this kernel compute `shape` (masked: with an additive mask; causal as in the args)? As

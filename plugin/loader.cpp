@@ -312,6 +312,8 @@ std::vector<std::string> validate_plugin_info(const fpcert_plugin_info* info, co
                                     : info->abi_minor == 8 ? FPCERT_KERNEL_SIZE_MINOR8
                                     : info->abi_minor == 9 ? FPCERT_KERNEL_SIZE_MINOR9
                                     : info->abi_minor == 10 ? FPCERT_KERNEL_SIZE_MINOR10
+                                    : info->abi_minor == 11 ? FPCERT_KERNEL_SIZE_MINOR11
+                                    : info->abi_minor == 12 ? FPCERT_KERNEL_SIZE_MINOR12
                                                            : sizeof(fpcert_kernel);
   // A newer minor's entries may be longer, but a C compiler's sizeof is a multiple of the alignment (a table
   // of any other stride has misaligned entries: found by tests/fuzz/fuzz_plugin), and no entry is 64 KiB.

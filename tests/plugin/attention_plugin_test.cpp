@@ -12,11 +12,15 @@
 #include <tuple>
 #include <vector>
 
+#include "generators/attention/attention.hpp"
+#include "generators/generate.hpp"
+#include "kernels/device/device_api.hpp"
 #include "kernels/softmax/softmax_kernel.hpp"
 #include "plugin/attention_plugin.hpp"
 #include "plugin/fpcert_plugin.h"
 #include "plugin/loader.hpp"
 #include "suites/mutation/mutation.hpp"
+#include "suites/ops/attention/attention_runner.hpp"
 #include "suites/run/suite.hpp"
 #include "tests/plugin/fixtures/attention_descriptors.hpp"
 #include "tests/support/plugin_checks.hpp"
@@ -353,3 +357,65 @@ TEST_CASE("the attention example plugin: the faults made around its closed kerne
   }
 }
 
+namespace {
+float g_seen[3] = {0, 0, 0};
+fpcert_status fwd_records_descales(void*, const fpcert_attention_args* a, void*, char* message, size_t capacity) {
+  g_seen[0] = a->descale_q, g_seen[1] = a->descale_k, g_seen[2] = a->descale_v;
+  fpcert_plugin_set_message(message, capacity, "recorded the descales only");
+  return FPCERT_STATUS_INTERNAL;
+}
+}  // namespace
+
+TEST_CASE("FP8 attention declarations (ABI minor 13): descales and the P offset read back, reach the call; bad fields named") {
+  fpcert_kernel k = forward_kernel("at_fp8");
+  k.attention.exp_form = FPCERT_ATTENTION_EXP_BASE2_FOLDED;
+  k.attention_fp8 = {1, 2, 8, 0};
+  CHECK(table_problems(&k).empty());
+  const AttentionTraits t = attention_traits_from_abi(k);
+  CHECK(t.descales);
+  CHECK(t.descale_roundings == 2);
+  CHECK(t.p_offset_log2 == 8);
+  // A kernel of minor 12 (its struct ends before attention_fp8) has none, whatever bytes follow it.
+  fpcert_kernel old = k;
+  old.struct_size = FPCERT_KERNEL_SIZE_MINOR12;
+  CHECK_FALSE(has_attention_fp8_fields(old));
+  CHECK_FALSE(attention_traits_from_abi(old).descales);
+  CHECK(attention_traits_from_abi(old).p_offset_log2 == 0);
+  const auto fp8 = [](fpcert_kernel& x) {
+    x.attention.exp_form = FPCERT_ATTENTION_EXP_BASE2_FOLDED;
+    x.attention_fp8 = {1, 2, 8, 0};
+  };
+  refused_fwd([&](fpcert_kernel& x) { fp8(x), x.attention_fp8.descales = 2; }, {"attention_fp8.descales must be 0 or 1, got 2"});
+  refused_fwd([&](fpcert_kernel& x) { fp8(x), x.attention_fp8.descales = 0; }, {"attention_fp8.descale_roundings = 2", "0 when descales is 0"});
+  refused_fwd([&](fpcert_kernel& x) { fp8(x), x.attention_fp8.descale_roundings = 9; }, {"attention_fp8.descale_roundings = 9"});
+  refused_fwd([&](fpcert_kernel& x) { fp8(x), x.attention_fp8.p_offset_log2 = 17; }, {"attention_fp8.p_offset_log2 = 17"});
+  refused_fwd([&](fpcert_kernel& x) { fp8(x), x.attention.exp_form = FPCERT_ATTENTION_EXP_NATURAL; },
+              {"attention_fp8.p_offset_log2 > 0 needs exp_form BASE2_FOLDED"});
+  refused_fwd([&](fpcert_kernel& x) { fp8(x), x.attention_fp8.reserved = 1; }, {"attention_fp8.reserved must be 0, got 1"});
+
+  // The call: a case with descale factors reaches the kernel with them (fp32 values of the problem's), a kernel without
+  // descales is refused that case before any call.
+  static fpcert_kernel ks[2] = {forward_kernel("at_fp8_records"), forward_kernel("at_fp8_none")};
+  fp8(ks[0]);
+  ks[0].attention_run = fwd_records_descales;
+  static fpcert_plugin_info info{FPCERT_PLUGIN_INFO_HEADER, "in-process-fp8", "0", 2, 0, ks};
+  REQUIRE(validate_plugin_info(&info, "fp8").empty());
+  register_plugin_info(&info, "fp8");
+  const Problem p = generate("attention:batch=1,heads_q=1,heads_kv=1,len_q=5,len_k=9,head_dim=64,seed=3,source=e4m3,fp8_scale=amax");
+  const AttentionProblemShape ps = attention_shape(p);
+  const std::unique_ptr<DeviceApi> host = make_host_api();
+  AttentionCaseSetup setup{"attention", "fp8", &p, "", "fp8"};
+  auto rec = make_attention_kernel("at_fp8_records");
+  REQUIRE(rec);
+  const CaseResult r = run_attention_case(*rec, setup, *host, RunOptions{});
+  CHECK(r.status == CaseStatus::Crashed);  // INTERNAL: the case's failure, after the call
+  CHECK(g_seen[0] == static_cast<float>(ps.descale_q));
+  CHECK(g_seen[1] == static_cast<float>(ps.descale_k));
+  CHECK(g_seen[2] == static_cast<float>(ps.descale_v));
+  CHECK(g_seen[0] != 1.0f);
+  auto none = make_attention_kernel("at_fp8_none");
+  REQUIRE(none);
+  const CaseResult n = run_attention_case(*none, setup, *host, RunOptions{});
+  CHECK(n.status == CaseStatus::NotSupported);
+  CHECK(n.reason.find("descale factors") != std::string::npos);
+}
