@@ -35,7 +35,9 @@ class PyAttentionKernel final : public AttentionKernel {
       const py::object v = container_array(o.v, s.batch * s.heads_kv * s.len_k, s.head_dim, o.ldv, in);
       const py::object mask = o.mask ? py::object(container_array(o.mask, s.len_q, s.len_k, o.ldm, f32)) : py::object(py::none());
       const py::tuple shape = py::make_tuple(s.batch, s.heads_q, s.heads_kv, s.len_q, s.len_k, s.head_dim);
-      const py::object r = (*adapter_)(q, k, v, mask, std::string(to_string(o.causal)), o.scale, shape);
+      // FP8 descale factors (AttentionTraits::descales): the callable gets them as descale=(dq, dk, dv); else None.
+      const py::object descale = traits_.descales ? py::object(py::make_tuple(o.descale_q, o.descale_k, o.descale_v)) : py::object(py::none());
+      const py::object r = (*adapter_)(q, k, v, mask, std::string(to_string(o.causal)), o.scale, shape, descale);
       const py::tuple t = r.cast<py::tuple>();
       if (t.size() != 2) throw std::runtime_error("the adapter returns (o, lse)");
       const std::int64_t rows = s.batch * s.heads_q * s.len_q;
@@ -85,8 +87,8 @@ std::string certify_attention(py::object adapter, const std::string& in, const s
                               const std::string& exp, double exp_abs, const std::string& normalize, bool lse, const std::string& log,
                               const std::string& masked_rows, const std::string& masked_lse, const std::vector<std::string>& masks,
                               const std::vector<int>& head_dims, bool grouped_heads, double score_rel, const std::string& note,
-                              const std::string& name, const std::string& description, const std::string& suite_name,
-                              const std::string& command) {
+                              bool descales, int descale_roundings, int p_offset, const std::string& name,
+                              const std::string& description, const std::string& suite_name, const std::string& command) {
   const SuiteInfo& suite = suite_of(suite_name, Operation::Attention, "attention, attention_quick");
   AttentionTraits t;
   t.input = &format_of(in);
@@ -124,6 +126,14 @@ std::string certify_attention(py::object adapter, const std::string& in, const s
   t.grouped_heads = grouped_heads;
   if (!(score_rel >= 0 && score_rel < 0.5)) throw InputError("score_rel must be in [0, 0.5)");
   t.score_rel = score_rel;
+  // FP8 (docs/attention.md, "FP8 and descale factors"), as the plugin ABI's attention_fp8 checks them.
+  if (descale_roundings < 0 || descale_roundings > 8 || (!descales && descale_roundings != 0))
+    throw InputError("descale_roundings must be in 0 .. 8, and 0 without descales");
+  if (p_offset < 0 || p_offset > 16) throw InputError("p_offset must be in 0 .. 16 (P formed as 2^p_offset times the probability)");
+  if (p_offset > 0 && t.exp_form != AttentionExpForm::Base2Folded) throw InputError("p_offset > 0 needs exp_form='base2' (the shift RN(m c) - k)");
+  t.descales = descales;
+  t.descale_roundings = descale_roundings;
+  t.p_offset_log2 = p_offset;
   t.note = note.empty() ? "declared by the caller (fpcert.certify_attention)" : note;
   PyHandle h = make_handle(std::move(adapter));
   auto make = [=] { return std::unique_ptr<Kernel>(new PyAttentionKernel(name, description, t, h)); };
@@ -137,7 +147,8 @@ void add_attention_entry(py::module_& m) {
   m.def("certify_attention", &certify_attention, py::arg("adapter"), py::arg("input"), py::arg("out"), py::arg("qk"), py::arg("pv"),
         py::arg("shift"), py::arg("key_block"), py::arg("exp_form"), py::arg("exp"), py::arg("exp_abs"), py::arg("normalize"), py::arg("lse"),
         py::arg("log"), py::arg("masked_rows"), py::arg("masked_lse"), py::arg("masks"), py::arg("head_dims"),
-        py::arg("grouped_heads"), py::arg("score_rel"), py::arg("note"), py::arg("name"), py::arg("description"),
+        py::arg("grouped_heads"), py::arg("score_rel"), py::arg("note"), py::arg("descales"), py::arg("descale_roundings"),
+        py::arg("p_offset"), py::arg("name"), py::arg("description"),
         py::arg("suite"), py::arg("command"),
         "Certify a Python attention callable on an attention suite; the run's results as JSON (fpcert.certify_attention wraps it)");
 }

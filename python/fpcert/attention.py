@@ -55,20 +55,22 @@ SDPA_DECLARATIONS = {
 
 
 def _adapter(fn, x_fmt, out_fmt, device, lse):
-    """adapter(q, k, v, mask, causal, scale, shape) -> (o codes, lse codes or None) as the native part calls it."""
+    """adapter(q, k, v, mask, causal, scale, shape, descale) -> (o codes, lse codes or None) as the native part calls it;
+    descale: (dq, dk, dv) for a declaration with descales (passed to fn as descale=...), else None."""
     p = _pkg()
 
     def arr(codes, fmt):
         a = p._from_codes(codes, fmt)
         return p._to_device(a, fmt, device) if device is not None else a
 
-    def adapter(q, k, v, mask, causal, scale, shape):
+    def adapter(q, k, v, mask, causal, scale, shape, descale=None):
         B, Hq, Hkv, Lq, Lk, d = (int(x) for x in shape)
         Q = arr(q, x_fmt).reshape(B, Hq, Lq, d)
         K = arr(k, x_fmt).reshape(B, Hkv, Lk, d)
         V = arr(v, x_fmt).reshape(B, Hkv, Lk, d)
         M = None if mask is None else arr(mask, "f32")
-        r = fn(Q, K, V, mask=M, causal=None if causal == "none" else causal, scale=float(scale))
+        kw = {} if descale is None else {"descale": tuple(float(x) for x in descale)}
+        r = fn(Q, K, V, mask=M, causal=None if causal == "none" else causal, scale=float(scale), **kw)
         O, L = r if isinstance(r, tuple) else (r, None)
         if device is not None and str(device).startswith("cuda"):
             p._torch().cuda.synchronize()  # a failure inside the kernel surfaces here, in this case
@@ -85,7 +87,8 @@ def certify_attention(fn, *, dtype: str = "f16", out: str | None = None, qk: str
                       pv: str = "in={t},acc=f32,out=f32", shift: str = "online", key_block: int = 64, exp_form: str = "natural",
                       exp: str = "expf", exp_abs: float = 0.0, normalize: str = "divide", lse: bool = False, log: str = "logf",
                       masked_rows: str = "zero", masked_lse: str = "+inf", masks=("top_left", "bottom_right", "additive"),
-                      head_dims=(), grouped_heads: bool = True, score_rel: float = 0.0, note: str = "", device=None,
+                      head_dims=(), grouped_heads: bool = True, score_rel: float = 0.0, note: str = "", descales: bool = False,
+                      descale_roundings: int = 0, p_offset: int = 0, device=None,
                       suite: str = "attention_quick", name: str | None = None, json=None, junit=None, html=None):
     """Certify a scaled-dot-product attention forward, O = softmax(s Q K^T + mask) V per batch and head.
 
@@ -103,13 +106,19 @@ def certify_attention(fn, *, dtype: str = "f16", out: str | None = None, qk: str
     -m2)); base2_scaled: exp2(RN(RN(x RN(s log2 e)) - m2)), the memory-efficient kernel's), ``exp`` (expf, __expf, libm, cr, ulps:N) with ``exp_abs`` (an absolute error for flushed results),
     ``normalize`` (divide, reciprocal, reciprocal_approx: 1 / l within 2 ulp as a fast-math build computes it, probabilities: each P_j = RN(e_j / l) before P V), ``masked_rows`` (zero, nan) and ``masked_lse`` (+inf, -inf) for fully masked
     rows, ``score_rel`` (a relative perturbation of each q k product beyond qk's, derived in ``note``).
+    FP8 (docs/attention.md, "FP8 and descale factors"): ``descales=True`` declares per-tensor descale factors; fn then
+    gets ``descale=(dq, dk, dv)`` and computes attention of dq Q, dk K, dv V (the suites' e4m3 cases are quantised per
+    tensor by their amax), folding them with ``descale_roundings`` relative fp32 roundings into the scale (FlashAttention-3:
+    2); ``p_offset`` = k declares P formed as 2^k times the probability (FlashAttention-3's FP8 Max_offset 8; exp_form
+    base2 only).
     ``fpcert.sdpa_declaration(backend, dtype)`` gives PyTorch's SDPA backends' declarations."""
     out = out or dtype
     qk, pv = qk.replace("{t}", dtype), pv.replace("{t}", dtype)
     kname = _kname(fn, name)
     run = _fpcert.certify_attention(_adapter(fn, dtype, out, device, bool(lse)), dtype, out, qk, pv, shift, int(key_block),
                                     exp_form, exp, float(exp_abs), normalize, bool(lse), log, masked_rows, masked_lse,
-                                    list(masks), [int(h) for h in head_dims], bool(grouped_heads), float(score_rel), note, kname,
+                                    list(masks), [int(h) for h in head_dims], bool(grouped_heads), float(score_rel), note,
+                                    bool(descales), int(descale_roundings), int(p_offset), kname,
                                     f"Python attention {kname}", suite,
                                     "python: fpcert.certify_attention(" + kname + ", suite=" + repr(suite) + ")")
     return _finish(run, json, junit, html)

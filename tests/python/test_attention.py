@@ -68,3 +68,41 @@ def test_bad_declarations_raise():
         fpcert.sdpa_declaration("sdpa_of_the_future", "f16")
     with pytest.raises(fpcert.InputError, match="qk"):
         fpcert.certify_attention(exact_f16, qk="in=f17")
+
+
+# ---- FP8 with descale factors (docs/attention.md, "FP8 and descale factors") ----------------------------------------------
+def _fp8_fn(use_dv=True):
+    """A float64 attention of the descaled e4m3 inputs (codes in uint8), O rounded once into bf16 (its bits)."""
+    def fn(Q, K, V, mask=None, causal=None, scale=1.0, descale=None):
+        assert descale is not None, "a declaration with descales gets them"
+        dq, dk, dv = descale
+        dec = lambda x: fpcert._fpcert.decode("e4m3", np.ascontiguousarray(x).astype(np.uint64)).reshape(x.shape)  # noqa: E731
+        o = _attention(dq * dec(Q), dk * dec(K), (dv if use_dv else 1.0) * dec(V), mask, causal, scale)
+        return fpcert.encode("bf16", o.reshape(-1)).astype(np.uint16).reshape(o.shape)
+    fn.__qualname__ = "fp8_attention" + ("" if use_dv else "_without_dv")
+    return fn
+
+
+def _fp8_declaration():
+    return dict(dtype="e4m3", out="bf16", qk="in=e4m3,acc=f32,out=f32", pv="in=e4m3,acc=f32,out=f32", shift="online",
+                key_block=64, exp_form="base2", exp="ulps:2", normalize="reciprocal", masks=("top_left", "bottom_right"),
+                descales=True, descale_roundings=2, p_offset=8)
+
+
+def test_fp8_descales_reach_the_callable_and_the_reference():
+    # Every case of attention_quick is made in e4m3 with per-tensor descales (fp8_scale=amax): the callable gets them,
+    # computes attention of the descaled tensors and passes; the same ignoring dv is refused.
+    r = fpcert.certify_attention(_fp8_fn(), **_fp8_declaration())
+    assert r.passed, r
+    assert len([c for c in r.cases if c["status"] == "pass"]) >= 3
+    bad = fpcert.certify_attention(_fp8_fn(use_dv=False), **_fp8_declaration())
+    assert not bad.passed
+    assert any(c["status"] == "fail" for c in bad.cases)
+
+
+def test_fp8_bad_declarations_raise():
+    d = _fp8_declaration()
+    with pytest.raises(fpcert.InputError, match="p_offset > 0 needs exp_form='base2'"):
+        fpcert.certify_attention(_fp8_fn(), **{**d, "exp_form": "natural"})
+    with pytest.raises(fpcert.InputError, match="descale_roundings"):
+        fpcert.certify_attention(_fp8_fn(), **{**d, "descales": False})
