@@ -61,10 +61,35 @@ void finish(const AttentionOperands& ops, const std::string& name) {
   FPCERT_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(ops.stream)));
 }
 
-class CudaFlashAttention final : public AttentionKernel {
+/// What the CUDA attention built-ins share: a name, the fault they carry, the declaration, and what restates them.
+class CudaAttentionBase : public AttentionKernel {
+ public:
+  CudaAttentionBase(std::string name, AttentionBug bug) : name_(std::move(name)), bug_(bug) {}
+  const std::string& name() const override { return name_; }
+  std::string description() const override { return t_.note + " (" + describe_attention_traits(t_) + ")"; }
+  Backend backend() const override { return Backend::Cuda; }
+  MemorySpace memory() const override { return MemorySpace::Device; }
+  bool is_mutant() const override { return bug_ != AttentionBug::None; }
+  const AttentionTraits& attention_traits() const override { return t_; }
+ protected:
+  /// The flash kernels' grid (a CTA per 64 queries, heads in y, batch in z) after the declaration's own rule.
+  Support flash_grid(const AttentionShape& s, CausalAlign causal, bool additive_mask) const {
+    Support sup = AttentionKernel::can_implement(s, causal, additive_mask);
+    if (!sup.ok) return sup;
+    if (s.batch > 65535 || s.heads_q > 65535) return Support::no("batch and heads_q at most 65535 (grid z and y)");
+    if ((s.len_q + kBQ - 1) / kBQ > 0x7FFFFFFF) return Support::no("len_q too large for the grid");
+    return Support::yes();
+  }
+
+  std::string name_;
+  AttentionBug bug_;
+  AttentionTraits t_;
+};
+
+class CudaFlashAttention final : public CudaAttentionBase {
  public:
   CudaFlashAttention(bool bf16_in, AttentionBug bug)
-      : bf16_(bf16_in), bug_(bug), name_(bf16_in ? "attention_bf16_flash_cuda" : "attention_f16_flash_cuda") {
+      : CudaAttentionBase(bf16_in ? "attention_bf16_flash_cuda" : "attention_f16_flash_cuda", bug), bf16_(bf16_in) {
     AttentionTraits& t = t_;
     t.input = bf16_ ? &bf16 : &f16;
     t.qk = mma_gemm_traits(bf16_, 16);
@@ -91,22 +116,13 @@ class CudaFlashAttention final : public AttentionKernel {
         "quad's butterfly), alpha = exp2f(RN(m2_old - m2_new)); O = RN_out(RN(O~ RN(1/l))); LSE = RN(RN(m_x s) + "
         "logf(l)) (natural log, as FlashAttention-2's m s + log l); fully masked rows O = +0, LSE = +Inf";
   }
-  const std::string& name() const override { return name_; }
-  std::string description() const override { return t_.note + " (" + describe_attention_traits(t_) + ")"; }
-  Backend backend() const override { return Backend::Cuda; }
-  MemorySpace memory() const override { return MemorySpace::Device; }
-  bool is_mutant() const override { return bug_ != AttentionBug::None; }
-  const AttentionTraits& attention_traits() const override { return t_; }
   std::unique_ptr<AttentionKernel> with_bug(AttentionBug bug) const override {
     if (bug == AttentionBug::DescaleVDropped) return nullptr;  // no descale factors
     return std::make_unique<CudaFlashAttention>(bf16_, bug);
   }
 
   Support can_implement(const AttentionShape& s, CausalAlign causal, bool additive_mask) const override {
-    Support sup = AttentionKernel::can_implement(s, causal, additive_mask);
-    if (!sup.ok) return sup;
-    if (s.batch > 65535 || s.heads_q > 65535) return Support::no("batch and heads_q at most 65535 (grid z and y)");
-    if ((s.len_q + kBQ - 1) / kBQ > 0x7FFFFFFF) return Support::no("len_q too large for the grid");
+    if (Support sup = flash_grid(s, causal, additive_mask); !sup.ok) return sup;
     return s.head_dim == 64 ? device_support<64>() : device_support<128>();
   }
 
@@ -155,9 +171,6 @@ class CudaFlashAttention final : public AttentionKernel {
   }
 
   bool bf16_;
-  AttentionBug bug_;
-  std::string name_;
-  AttentionTraits t_;
 };
 
 const char* kFlashFp8Order =
@@ -168,9 +181,9 @@ const char* kFlashFp8Order =
     "memory; the instruction's arithmetic as the GEMM ";
 
 /// FlashAttention-3's FP8 forward arithmetic on mma.sync (kernels/attention/cuda/flash_fp8_kernel.cuh).
-class CudaFlashFp8Attention final : public AttentionKernel {
+class CudaFlashFp8Attention final : public CudaAttentionBase {
  public:
-  explicit CudaFlashFp8Attention(AttentionBug bug) : bug_(bug), name_("attention_e4m3_flash_cuda") {
+  explicit CudaFlashFp8Attention(AttentionBug bug) : CudaAttentionBase("attention_e4m3_flash_cuda", bug) {
     AttentionTraits& t = t_;
     t.input = &e4m3;
     t.qk = attention_e4m3_mma_traits(32, kFlashFp8Order, kBQ);
@@ -200,19 +213,10 @@ class CudaFlashFp8Attention final : public AttentionKernel {
         "kernel, alpha = exp2f(RN(m2_old - m2_new)); O = RN_bf16(RN(O~ RN(RN(1 / l) dv))) (__frcp_rn); LSE = RN(RN(m_x "
         "RN(s RN(dq dk))) + logf(RN(l 2^-8))); fully masked rows O = +0, LSE = +Inf; on Ada and Hopper mma.sync";
   }
-  const std::string& name() const override { return name_; }
-  std::string description() const override { return t_.note + " (" + describe_attention_traits(t_) + ")"; }
-  Backend backend() const override { return Backend::Cuda; }
-  MemorySpace memory() const override { return MemorySpace::Device; }
-  bool is_mutant() const override { return bug_ != AttentionBug::None; }
-  const AttentionTraits& attention_traits() const override { return t_; }
   std::unique_ptr<AttentionKernel> with_bug(AttentionBug bug) const override { return std::make_unique<CudaFlashFp8Attention>(bug); }
 
   Support can_implement(const AttentionShape& s, CausalAlign causal, bool additive_mask) const override {
-    Support sup = AttentionKernel::can_implement(s, causal, additive_mask);
-    if (!sup.ok) return sup;
-    if (s.batch > 65535 || s.heads_q > 65535) return Support::no("batch and heads_q at most 65535 (grid z and y)");
-    if ((s.len_q + kBQ - 1) / kBQ > 0x7FFFFFFF) return Support::no("len_q too large for the grid");
+    if (Support sup = flash_grid(s, causal, additive_mask); !sup.ok) return sup;
     return s.head_dim == 64 ? cuda::mma_support(0, 0, 0, 89, flash_fwd_fp8<64>) : cuda::mma_support(0, 0, 0, 89, flash_fwd_fp8<128>);
   }
 
@@ -254,14 +258,11 @@ class CudaFlashFp8Attention final : public AttentionKernel {
 
  private:
   static constexpr int kPOffset = 8;  // FlashAttention-3's FP8 Max_offset
-  AttentionBug bug_;
-  std::string name_;
-  AttentionTraits t_;
 };
 
-class CudaNaiveAttention final : public AttentionKernel {
+class CudaNaiveAttention final : public CudaAttentionBase {
  public:
-  explicit CudaNaiveAttention(AttentionBug bug) : bug_(bug), name_("attention_f32_naive_cuda") {
+  explicit CudaNaiveAttention(AttentionBug bug) : CudaAttentionBase("attention_f32_naive_cuda", bug) {
     AttentionTraits& t = t_;
     t.input = &f32;
     t.qk = attention_fma_f32_traits("one thread per score: x = fmaf(q_D-1, k_D-1, ... fmaf(q_0, k_0, +0)), head dim ascending");
@@ -285,12 +286,6 @@ class CudaNaiveAttention final : public AttentionKernel {
         "__shfl_xor_sync butterfly; O = RN(fmaf chain of p v over the keys / l) (__fdiv_rn); LSE = RN(m + logf(l)); "
         "fully masked rows O = +0, LSE = -Inf (log 0)";
   }
-  const std::string& name() const override { return name_; }
-  std::string description() const override { return t_.note + " (" + describe_attention_traits(t_) + ")"; }
-  Backend backend() const override { return Backend::Cuda; }
-  MemorySpace memory() const override { return MemorySpace::Device; }
-  bool is_mutant() const override { return bug_ != AttentionBug::None; }
-  const AttentionTraits& attention_traits() const override { return t_; }
   std::unique_ptr<AttentionKernel> with_bug(AttentionBug bug) const override {
     if (bug == AttentionBug::NoRescale || bug == AttentionBug::DropLastKeyBlock || bug == AttentionBug::DescaleVDropped)
       return nullptr;  // no online softmax, no key blocks, no descale factors
@@ -353,10 +348,6 @@ class CudaNaiveAttention final : public AttentionKernel {
     }
   }
 
- private:
-  AttentionBug bug_;
-  std::string name_;
-  AttentionTraits t_;
 };
 
 }  // namespace

@@ -150,41 +150,7 @@ __global__ void __launch_bounds__(kFlashThreads) flash_fwd_fp8(FlashFp8Args a) {
         vis |= 1u << (4 * nt + i);
         bm[rr] = f_max(bm[rr], s[nt][i]);
       }
-    FPCERT_UNROLL
-    for (int rr = 0; rr < 2; ++rr) {
-      bm[rr] = f_max(bm[rr], shfl_xor(bm[rr], 1));
-      bm[rr] = f_max(bm[rr], shfl_xor(bm[rr], 2));
-    }
-    float alpha[2], mnx[2], mn[2];
-    FPCERT_UNROLL
-    for (int rr = 0; rr < 2; ++rr) {
-      mnx[rr] = f_max(mx[rr], bm[rr]);
-      mn[rr] = mnx[rr] == -INFINITY ? -INFINITY : f_sub(f_mul(mnx[rr], a.c), a.koff);  // RN(RN(m_x c) - koff)
-      alpha[rr] = mn[rr] == -INFINITY || a.no_rescale ? 1.0f : f_exp2(f_sub(m2[rr], mn[rr]));
-    }
-    float ls[2] = {0.0f, 0.0f};
-    FPCERT_UNROLL
-    for (int nt = 0; nt < 8; ++nt)
-      FPCERT_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        const int rr = i >> 1;
-        float p = 0.0f;
-        if ((vis >> (4 * nt + i)) & 1u && mn[rr] != -INFINITY) p = f_exp2(f_fma(s[nt][i], a.c, -mn[rr]));
-        ls[rr] = f_add(ls[rr], p);
-        s[nt][i] = p;
-      }
-    FPCERT_UNROLL
-    for (int rr = 0; rr < 2; ++rr) {
-      ls[rr] = f_add(ls[rr], shfl_xor(ls[rr], 1));
-      ls[rr] = f_add(ls[rr], shfl_xor(ls[rr], 2));
-      l[rr] = f_add(f_mul(l[rr], alpha[rr]), ls[rr]);
-      mx[rr] = mnx[rr];
-      m2[rr] = mn[rr];
-    }
-    FPCERT_UNROLL
-    for (int dt = 0; dt < kDt; ++dt)
-      FPCERT_UNROLL
-      for (int i = 0; i < 4; ++i) o[dt][i] = f_mul(o[dt][i], alpha[i >> 1]);
+    online_block<kDt>(s, vis, bm, a.c, a.koff, a.no_rescale, false, mx, m2, l, o);
 
     FPCERT_UNROLL
     for (int kk = 0; kk < 2; ++kk) {
@@ -204,27 +170,8 @@ __global__ void __launch_bounds__(kFlashThreads) flash_fwd_fp8(FlashFp8Args a) {
   }
 
   // O = RN_bf16(RN(O~ RN(RN(1 / l) dv))); LSE = RN(RN(m_x s') + logf(RN(l 2^-koff))); a row with no visible key: +0, +Inf.
-  FPCERT_UNROLL
-  for (int rr = 0; rr < 2; ++rr) {
-    if (qi[rr] >= a.len_q) continue;
-    const bool masked = m2[rr] == -INFINITY;
-    const float r = f_mul(f_rcp(l[rr]), a.dv);
-    FPCERT_UNROLL
-    for (int dt = 0; dt < kDt; ++dt)
-      FPCERT_UNROLL
-      for (int e = 0; e < 2; ++e) {
-        float y = masked ? 0.0f : f_mul(o[dt][2 * rr + e], r);
-        if (a.post_scale != 1.0f) y = f_mul(y, a.post_scale);
-        if (a.zeros) y = 0.0f;
-        a.o[(row_base + qi[rr]) * a.ldo + 8 * dt + 2 * t + e] = to_code<true>(y);
-      }
-    if (a.lse && t == 0) {
-      float v = INFINITY;
-      const float lk = f_mul(l[rr], a.l_scale);
-      if (!masked) v = a.lse_no_max ? f_log(lk) : f_add(f_mul(mx[rr], a.s_lse), f_log(lk));
-      a.lse[row_base + qi[rr]] = a.zeros ? 0.0f : v;
-    }
-  }
+  const RowOut w{a.o, a.ldo, a.lse, row_base, a.len_q, a.dv, a.post_scale, a.s_lse, a.l_scale, a.lse_no_max, a.zeros};
+  write_rows<true, kDt>(w, qi, t, o, mx, m2, l);
 }
 
 }  // namespace fpcert::FPCERT_MMA_NS

@@ -176,6 +176,91 @@ __device__ void load_block(std::uint16_t* dst, int ldd, const std::uint16_t* src
   }
 }
 
+/// One key block of the online softmax for the thread's rows g and g + 8 (the header's layouts), shared by the 16-bit and
+/// the FP8 kernels: the quad's block max bm of the visible raw scores (bit 4 nt + i of vis), the running max m_x and the
+/// shift m2 = RN(RN(m_x c) - koff) (koff 0: RN(m_x c), the subtraction exact), alpha = exp2f(RN(m2_old - m2_new)) (1
+/// while nothing is visible, and for the NoRescale fault), p = exp2f(fmaf(x, c, -m2)) in place of each visible score (0
+/// elsewhere; through e4m3 first for the PRoundedLower fault of the 16-bit kernels), l = RN(RN(l alpha) + the block sum
+/// of the unrounded p over the thread's keys in order, then the quad's butterfly), O~ times alpha.
+template <int kDt>
+__device__ __forceinline__ void online_block(float (&s)[8][4], std::uint32_t vis, float (&bm)[2], float c, float koff, bool no_rescale,
+                                             bool p_e4m3, float (&mx)[2], float (&m2)[2], float (&l)[2], float (&o)[kDt][4]) {
+  FPCERT_UNROLL
+  for (int rr = 0; rr < 2; ++rr) {
+    bm[rr] = f_max(bm[rr], shfl_xor(bm[rr], 1));
+    bm[rr] = f_max(bm[rr], shfl_xor(bm[rr], 2));
+  }
+  float alpha[2], mnx[2], mn[2];
+  FPCERT_UNROLL
+  for (int rr = 0; rr < 2; ++rr) {
+    mnx[rr] = f_max(mx[rr], bm[rr]);
+    mn[rr] = mnx[rr] == -INFINITY ? -INFINITY : f_sub(f_mul(mnx[rr], c), koff);
+    // Nothing visible yet (mn = -Inf): O~ and l stay +0; else rescale by exp2(m2_old - m2_new) (0 for the first).
+    alpha[rr] = mn[rr] == -INFINITY || no_rescale ? 1.0f : f_exp2(f_sub(m2[rr], mn[rr]));
+  }
+  float ls[2] = {0.0f, 0.0f};
+  FPCERT_UNROLL
+  for (int nt = 0; nt < 8; ++nt)
+    FPCERT_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      const int rr = i >> 1;
+      float p = 0.0f;
+      if ((vis >> (4 * nt + i)) & 1u && mn[rr] != -INFINITY) p = f_exp2(f_fma(s[nt][i], c, -mn[rr]));
+      ls[rr] = f_add(ls[rr], p);  // the f32 probabilities, before P's rounding
+      s[nt][i] = p_e4m3 ? via_e4m3(p) : p;
+    }
+  FPCERT_UNROLL
+  for (int rr = 0; rr < 2; ++rr) {
+    ls[rr] = f_add(ls[rr], shfl_xor(ls[rr], 1));
+    ls[rr] = f_add(ls[rr], shfl_xor(ls[rr], 2));
+    l[rr] = f_add(f_mul(l[rr], alpha[rr]), ls[rr]);
+    mx[rr] = mnx[rr];
+    m2[rr] = mn[rr];
+  }
+  FPCERT_UNROLL
+  for (int dt = 0; dt < kDt; ++dt)
+    FPCERT_UNROLL
+    for (int i = 0; i < 4; ++i) o[dt][i] = f_mul(o[dt][i], alpha[i >> 1]);
+}
+
+/// The rows' outputs, shared by both kernels: O = RN_out(RN(O~ RN(RN(1 / l) dv))) (dv 1: RN(O~ RN(1 / l)), the product by 1
+/// exact), times post_scale when it is not 1 (the ScaleAfterSoftmax fault); LSE = RN(RN(m_x s_lse) + logf(RN(l l_scale)))
+/// (l_scale a power of two, exact), logf alone for the LseNoMax fault; a row with no visible key O = +0, LSE = +Inf; every
+/// output +0 for the Zeros fault.
+struct RowOut {
+  std::uint16_t* o;
+  std::int64_t ldo;
+  float* lse;
+  std::int64_t row_base, len_q;
+  float dv, post_scale, s_lse, l_scale;
+  bool lse_no_max, zeros;
+};
+template <bool kBf16, int kDt>
+__device__ __forceinline__ void write_rows(const RowOut& w, const std::int64_t (&qi)[2], int t, const float (&o)[kDt][4], const float (&mx)[2],
+                                           const float (&m2)[2], const float (&l)[2]) {
+  FPCERT_UNROLL
+  for (int rr = 0; rr < 2; ++rr) {
+    if (qi[rr] >= w.len_q) continue;
+    const bool masked = m2[rr] == -INFINITY;
+    const float r = f_mul(f_rcp(l[rr]), w.dv);
+    FPCERT_UNROLL
+    for (int dt = 0; dt < kDt; ++dt)
+      FPCERT_UNROLL
+      for (int e = 0; e < 2; ++e) {
+        float y = masked ? 0.0f : f_mul(o[dt][2 * rr + e], r);
+        if (w.post_scale != 1.0f) y = f_mul(y, w.post_scale);
+        if (w.zeros) y = 0.0f;
+        w.o[(w.row_base + qi[rr]) * w.ldo + 8 * dt + 2 * t + e] = to_code<kBf16>(y);
+      }
+    if (w.lse && t == 0) {
+      float v = INFINITY;
+      const float lk = f_mul(l[rr], w.l_scale);
+      if (!masked) v = w.lse_no_max ? f_log(lk) : f_add(f_mul(mx[rr], w.s_lse), f_log(lk));
+      w.lse[w.row_base + qi[rr]] = w.zeros ? 0.0f : v;
+    }
+  }
+}
+
 template <bool kBf16, int D>
 __global__ void __launch_bounds__(kFlashThreads) flash_fwd(FlashArgs a) {
   constexpr Mma kMma = kBf16 ? Mma::BF16 : Mma::F16;
@@ -245,43 +330,7 @@ __global__ void __launch_bounds__(kFlashThreads) flash_fwd(FlashArgs a) {
         if (a.mask) s[nt][i] = f_add(s[nt][i], f_div(a.mask[qi[rr] * a.ldm + j], a.fold));
         bm[rr] = f_max(bm[rr], s[nt][i]);
       }
-    FPCERT_UNROLL
-    for (int rr = 0; rr < 2; ++rr) {
-      bm[rr] = f_max(bm[rr], shfl_xor(bm[rr], 1));
-      bm[rr] = f_max(bm[rr], shfl_xor(bm[rr], 2));
-    }
-    float alpha[2], mnx[2], mn[2];
-    FPCERT_UNROLL
-    for (int rr = 0; rr < 2; ++rr) {
-      mnx[rr] = f_max(mx[rr], bm[rr]);
-      mn[rr] = mnx[rr] == -INFINITY ? -INFINITY : f_mul(mnx[rr], a.c);  // m2 = RN(m_x c)
-      // Nothing visible yet (mn = -Inf): O~ and l stay +0; else rescale by exp2(m2_old - m2_new) (0 for the first).
-      alpha[rr] = mn[rr] == -INFINITY || a.no_rescale ? 1.0f : f_exp2(f_sub(m2[rr], mn[rr]));
-    }
-    float ls[2] = {0.0f, 0.0f};
-    FPCERT_UNROLL
-    for (int nt = 0; nt < 8; ++nt)
-      FPCERT_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        const int rr = i >> 1;
-        float p = 0.0f;
-        if ((vis >> (4 * nt + i)) & 1u && mn[rr] != -INFINITY)
-          p = f_exp2(f_fma(s[nt][i], a.c, -mn[rr]));
-        ls[rr] = f_add(ls[rr], p);  // the f32 probabilities, before P's rounding
-        s[nt][i] = a.p_e4m3 ? via_e4m3(p) : p;
-      }
-    FPCERT_UNROLL
-    for (int rr = 0; rr < 2; ++rr) {
-      ls[rr] = f_add(ls[rr], shfl_xor(ls[rr], 1));
-      ls[rr] = f_add(ls[rr], shfl_xor(ls[rr], 2));
-      l[rr] = f_add(f_mul(l[rr], alpha[rr]), ls[rr]);
-      mx[rr] = mnx[rr];
-      m2[rr] = mn[rr];
-    }
-    FPCERT_UNROLL
-    for (int dt = 0; dt < kDt; ++dt)
-      FPCERT_UNROLL
-      for (int i = 0; i < 4; ++i) o[dt][i] = f_mul(o[dt][i], alpha[i >> 1]);
+    online_block<kDt>(s, vis, bm, a.c, 0.0f, a.no_rescale, a.p_e4m3, mx, m2, l, o);
 
     // P (rounded to nearest into the input format) times V's block.
     FPCERT_UNROLL
@@ -298,26 +347,8 @@ __global__ void __launch_bounds__(kFlashThreads) flash_fwd(FlashArgs a) {
   }
 
   // O = RN_out(RN(O~ RN(1 / l))) (ScaleAfterSoftmax: times s once more); a row with no visible key: O = +0, LSE = +Inf.
-  FPCERT_UNROLL
-  for (int rr = 0; rr < 2; ++rr) {
-    if (qi[rr] >= a.len_q) continue;
-    const bool masked = m2[rr] == -INFINITY;
-    const float r = f_rcp(l[rr]);
-    FPCERT_UNROLL
-    for (int dt = 0; dt < kDt; ++dt)
-      FPCERT_UNROLL
-      for (int e = 0; e < 2; ++e) {
-        float y = masked ? 0.0f : f_mul(o[dt][2 * rr + e], r);
-        if (a.post_scale != 1.0f) y = f_mul(y, a.post_scale);
-        if (a.zeros) y = 0.0f;
-        a.o[(row_base + qi[rr]) * a.ldo + 8 * dt + 2 * t + e] = to_code<kBf16>(y);
-      }
-    if (a.lse && t == 0) {
-      float v = INFINITY;
-      if (!masked) v = a.lse_no_max ? f_log(l[rr]) : f_add(f_mul(mx[rr], a.fold), f_log(l[rr]));
-      a.lse[row_base + qi[rr]] = a.zeros ? 0.0f : v;
-    }
-  }
+  const RowOut w{a.o, a.ldo, a.lse, row_base, a.len_q, 1.0f, a.post_scale, a.fold, 1.0f, a.lse_no_max, a.zeros};
+  write_rows<kBf16, kDt>(w, qi, t, o, mx, m2, l);
 }
 
 }  // namespace fpcert::FPCERT_MMA_NS
