@@ -27,7 +27,8 @@
 // Every call is checked: CUBLAS_STATUS_NOT_SUPPORTED / ARCH_MISMATCH, and a heuristic that finds no algorithm, become
 // NotSupportedError (the verdict "not supported"); any other failure DeviceError. The heuristic is asked with the
 // pointers' real alignment (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES; its default assumes 256 bytes) and a 32 MiB
-// workspace; the plan (descriptors and algorithm) is kept while the call's shape stays the same.
+// workspace, for split-K reductions in fp32 only (CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK: NONE, COMPUTE_TYPE); the plan
+// (descriptors and algorithm) is kept while the call's shape stays the same.
 #include <cublasLt.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
@@ -81,8 +82,11 @@ const Format& format_of(cudaDataType_t t) {
 }
 
 const char* kLtOrder =
-    "cuBLASLt's heuristic chooses the algorithm (tiling, split-K and its reduction scheme, the order) for the GPU, shape "
-    "and library version and does not document it; tensor cores with fp32 accumulation; on tensor cores the in-MMA "
+    "cuBLASLt's heuristic chooses the algorithm (tiling, split-K, the order) for the GPU, shape and library version and "
+    "does not document it; its split-K partial sums are kept in fp32: the heuristic is asked only for the reduction "
+    "schemes NONE and COMPUTE_TYPE (CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK), never INPLACE or OUTPUT_TYPE, which add "
+    "the parts in the output's data type (cublasLt.h), a rounding per part into bf16 / f16 that an fp32 accumulation does "
+    "not have; tensor cores with fp32 accumulation; on tensor cores the in-MMA "
     "alignment and rounding are unspecified by NVIDIA (measured as truncation: Fasi et al., PeerJ CS 7:e330, 2021): "
     "accumulation modelled as rounded toward zero, the coarser possibility; the epilogue (alpha, beta C, bias, "
     "activation, scale_d) in fp32 before the output conversion";
@@ -369,6 +373,10 @@ class CublasLtGemm final : public GemmKernel {
       if (s == CUBLAS_STATUS_SUCCESS) s = set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(ops.a));
       if (s == CUBLAS_STATUS_SUCCESS) s = set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(c));
       if (s == CUBLAS_STATUS_SUCCESS) s = set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment_of(ops.c));
+      // Split-K parts reduced in fp32 only (kLtOrder): INPLACE and OUTPUT_TYPE add them in D's type.
+      if (s == CUBLAS_STATUS_SUCCESS)
+        s = set_pref(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                     static_cast<std::uint32_t>(CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE));
       if (s == CUBLAS_STATUS_SUCCESS) s = lt.heuristic(handle_, plan_.desc, plan_.a, plan_.b, plan_.c, plan_.d, pref, 1, &result, &found);
       lt.pref_destroy(pref);
       check(s, "cublasLtMatmulAlgoGetHeuristic");
