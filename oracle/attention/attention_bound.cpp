@@ -35,6 +35,7 @@ struct Row {
   std::size_t n = 0;
   double u = 0, m = 0, s = 0, a0max = 0, amax = 0, span = 0, gam = 0, resc = 0, up = 0, down = 0, abs_l = 0;
   double d_hi = 1, d_lo = 1, wa = 0, we = 0, alpha_max = 0, u_p = 0, eta_p = 0, scale_abs = 1;
+  double ex = 0;  ///< (1 + u)^r - 1: the descale factors' r roundings folded into the scale (and the LSE's)
   int nb = 0;
   std::vector<double> p, alpha;  ///< exact probabilities P_j; alpha_j the numerator's relative perturbation bound
   /// Far keys (docs/attention.md, "Bound", "Far keys"): a score so far below the row's max (a large finite mask: -1e9,
@@ -68,7 +69,7 @@ Row row_of(const AttentionArith& a, const AttentionRowData& d) {
     if (sc.z_hi[j] != -kInf) r.m = std::max(r.m, zval(sc, j)), lo = std::min(lo, zval(sc, j));
   // a0_j: |(the kernel's argument before the shift) - z_j| (docs/attention.md, "Bound", steps 1-2).
   std::vector<double> a0(r.n, 0.0);
-  const double ex = std::pow(1 + u, a.descale_roundings) - 1;
+  r.ex = std::pow(1 + u, a.descale_roundings) - 1;
   const double koff = a.p_offset_log2 * kLn2;  // P = 2^k e^(z - M): the exp's argument reaches k ln 2 above the shift
   for (std::size_t j = 0; j < r.n; ++j) {
     if (sc.z_hi[j] == -kInf) continue;
@@ -81,7 +82,7 @@ Row row_of(const AttentionArith& a, const AttentionRowData& d) {
       a0[j] = s * e + (2 * u + u * u) * (sx + mk * (1 + u)) + (mk != 0 ? u * mk : 0.0);
     else  // RN(RN(s S^) + mask)
       a0[j] = s * e + u * sx + (mk != 0 ? u * (std::fabs(zval(sc, j)) + s * e + u * sx) : 0.0);
-    a0[j] += ex * (1 + u) * (1 + u) * (1 + u) * sx;  // the descale factors folded into the scale: (1 + u)^r - 1 more
+    a0[j] += r.ex * (1 + u) * (1 + u) * (1 + u) * sx;  // the descale factors folded into the scale: (1 + u)^r - 1 more
     r.a0max = std::max(r.a0max, a0[j]);
   }
   // Far keys. The kernel's argument of key j, relative to its shift m^ >= M - a0[argmax], is at most
@@ -230,8 +231,9 @@ Element element(const AttentionArith& a, const Row& r, const AttentionRowData& d
     term("PV GEMM", gemm + a.pv_abs * r.scale_abs, strf("%.3g (1 + max alpha) sum_j p_j |v_jc| + %.3g / S", a.pv_coef, a.pv_abs));
     term(strf("row sum l (%s, gamma_{n-1}) and its perturbations", std::string(a.sum_acc->tag).c_str()), o * dev,
          strf("|O| max(d_hi - 1, 1 - d_lo): gamma = %.3g, sum p A = %.3g", r.gam, r.wa));
-    term(a.reciprocal ? strf("reciprocal (%g ulp) and product", a.recip_ulps) : "division (1 rounding)", rel_n * o,
-         a.reciprocal ? "((1 + 2u ulps)(1 + u) - 1) |O|" : "u |O|");
+    term(strf("%s%s", a.reciprocal ? strf("reciprocal (%g ulp) and product", a.recip_ulps).c_str() : "division (1 rounding)",
+              a.descale_v ? ", times dv (1 rounding)" : ""),
+         rel_n * o, strf("(%s%s - 1) |O|", a.reciprocal ? "(1 + 2u ulps)(1 + u)" : "(1 + u)", a.descale_v ? "(1 + u)" : ""));
     if (narrow_out) term(strf("output rounding (%s)", std::string(a.out->tag).c_str()), u_out * o + eta_out, "u_out |O| + eta_out");
     term("sum_j p_j |v_jc| (the scale of every term)", acol, "the bound is vacuous at 2^-4 of it or more (docs/attention.md)");
   } else {
@@ -239,8 +241,7 @@ Element element(const AttentionArith& a, const Row& r, const AttentionRowData& d
     const double ls = std::log(r.s);
     // The max added back, RN(m_x s') against the shift RN(m_x c) ln 2: their roundings, and the descale factors' in s'
     // and c (each within (1 + u)^r - 1); a P offset's shift RN(m2 - k) once more.
-    const double exr = std::pow(1 + u, a.descale_roundings) - 1;
-    double maxadd = a.base2 ? (3 * u + u * u + 2.02 * exr) * (std::fabs(r.m) + r.a0max) : 0.0;
+    double maxadd = a.base2 ? (3 * u + u * u + 2.02 * r.ex) * (std::fabs(r.m) + r.a0max) : 0.0;
     if (a.base2 && a.p_offset_log2 != 0) maxadd += 1.01 * u * (std::fabs(r.m) + r.a0max + a.p_offset_log2 * kLn2);
     const double lmax = ls + logdiff + 2 * r.a0max + maxadd;
     const double elog = fn_rel(a.log, lmax, u) * lmax + a.log.abs;

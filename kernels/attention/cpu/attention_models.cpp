@@ -209,7 +209,7 @@ class AttentionModel final : public AttentionKernel {
     const bool sc = s_.scaled;
     // FP8: the descales folded into c and into the LSE's scale, dqk = RN(dq dk) once.
     const float dqk = t_.descales ? o.descale_q * o.descale_k : 1.0f;
-    const float c2 = sc ? (o.mask ? kLog2eF : s * kLog2eF) : t_.descales ? attention_scale_log2e(s) * dqk : attention_scale_log2e(s);
+    const float c2 = sc ? (o.mask ? kLog2eF : s * kLog2eF) : attention_scale_log2e(s) * dqk;  // times 1 exactly without descales
     const float koff = static_cast<float>(t_.p_offset_log2);
     std::size_t end = lk;
     if (bug_ == AttentionBug::DropLastKeyBlock && lk % blk != 0 && lk > blk) end = lk - lk % blk;
@@ -252,7 +252,7 @@ class AttentionModel final : public AttentionKernel {
     if (t_.descales && bug_ != AttentionBug::DescaleVDropped) r *= o.descale_v;  // RN(RN(1 / l) dv)
     for (float& x : out) x = after ? (x * r) * o.scale : x * r;
     const float lsum = std::ldexp(l, -t_.p_offset_log2);  // exact: l >= 2^k (the max's own term, up to exp2's error)
-    lse = bug_ == AttentionBug::LseNoMax ? log32(lsum) : (sc ? m2 / kLog2eF : my * (t_.descales ? s * dqk : s)) + log32(lsum);
+    lse = bug_ == AttentionBug::LseNoMax ? log32(lsum) : (sc ? m2 / kLog2eF : my * (s * dqk)) + log32(lsum);
     return true;
   }
 
