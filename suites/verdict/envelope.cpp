@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <limits>
 #include <cstring>
 
 #include "kernels/emu/split.hpp"
@@ -271,6 +273,28 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
   if (o.kind == OrderKind::SplitProducts)  // the merge of the scheme's terms, each a rounding in the accumulator
     if (const SplitScheme* sc = find_split_scheme(o.split_scheme)) e.growth *= std::exp(static_cast<double>(sc->terms.size()) * std::log1p(ua));
 
+  // Exact sums (EnvelopeModel::exact_bits): only where every step of the declared arithmetic is known to keep its bits.
+  const bool card_known = o.block_model.instruction.empty() || o.block_model.params;
+  if (e.exists && t.exact_products && uop == 0 && e.u_oa == 0 && e.u_ob == 0 && e.eta_a == 0 && e.eta_b == 0 && !t.block.active() &&
+      o.final_scale == FinalScale::None && o.kind != OrderKind::SplitProducts && o.kind != OrderKind::Pow2Scaled && card_known) {
+    int w = acc.precision();
+    int min_exp = std::ilogb(acc.min_subnormal());
+    double limit = acc.max_finite();
+    if (promote) {
+      w = std::min(w, t.promote_format->precision());
+      min_exp = std::max(min_exp, std::ilogb(t.promote_format->min_subnormal()));
+      limit = std::min(limit, t.promote_format->max_finite());
+    }
+    if (o.block_model.params) {
+      const CardBits cb = card_bits(*o.block_model.params);
+      w = std::min({w, cb.t, o.block_model.params->acc_bits + 1});
+      if (!o.block_model.params->output_subnormals) min_exp = std::max(min_exp, std::ilogb(acc.min_normal()));
+    }
+    e.exact_bits = std::max(0, w);
+    e.exact_min_exp = min_exp;
+    e.exact_limit = limit;
+  }
+
   // Printable.
   b.rtol = e.coef;
   b.out_term = e.out_unit;
@@ -304,6 +328,32 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
 bool saturated_overflow(const Format& out, double exact, double got) {
   const double out_max = out.max_finite();
   return !out.has_inf() && std::fabs(exact) > out_max && got == std::copysign(out_max, exact);
+}
+
+int lsb_exponent(double v) {
+  int e = 0;
+  const double f = std::frexp(std::fabs(v), &e);  // |v| = f 2^e, f in [0.5, 1)
+  const auto mant = static_cast<std::uint64_t>(std::ldexp(f, 53));  // 53 bits, exact
+  return e - 53 + std::countr_zero(mant);
+}
+
+std::vector<int> line_grid_exponents(const std::vector<double>& v, std::int64_t rows, std::int64_t cols, bool by_columns) {
+  std::vector<int> q(static_cast<std::size_t>(by_columns ? cols : rows), std::numeric_limits<int>::max());
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const double x = v[static_cast<std::size_t>(r * cols + c)];
+      int& l = q[static_cast<std::size_t>(by_columns ? c : r)];
+      if (!std::isfinite(x)) l = std::numeric_limits<int>::min();
+      else if (x != 0 && l != std::numeric_limits<int>::min()) l = std::min(l, lsb_exponent(x));
+    }
+  return q;
+}
+
+bool exact_accumulation(const EnvelopeModel& e, double abs_op, long q) {
+  if (e.exact_bits <= 0 || !std::isfinite(abs_op)) return false;
+  if (abs_op == 0) return true;  // no nonzero product
+  if (q < e.exact_min_exp || q > 4096) return false;  // below the formats' grid, or a line without a finite grid
+  return abs_op < std::ldexp(1.0, static_cast<int>(q) + e.exact_bits) && abs_op < e.exact_limit;
 }
 
 double envelope_allowed(const EnvelopeModel& e, double ref_op_abs, double abs_op, double row_abs_a, double col_abs_b) {

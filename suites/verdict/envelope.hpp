@@ -45,7 +45,25 @@ struct EnvelopeModel {
   /// a partial sum can overflow (docs/suites.md, "values.special").
   double growth = 1;
   Bound bound;            ///< the same, printable (variant "envelope")
+  /// Exact sums (docs/bound_model.md, "Exact sums"): w > 0 when every rounding of the declared arithmetic keeps w
+  /// significant bits at least (the accumulator's precision, the promotion format's, a tensor-core card's alignment
+  /// bits and block result), products exact and operands not narrowed. Then for products on a grid 2^q (q >=
+  /// exact_min_exp) with sum_k |a'_k b'_k| < 2^(q + w) and below exact_limit, every partial sum any valid order forms
+  /// is a multiple of 2^q of magnitude below 2^(q + w): representable, no rounding, no alignment loss; the
+  /// accumulation is exact and E_ij = 0. 0: the rule does not apply (an unusable card, split or block-scaled operands).
+  int exact_bits = 0;
+  int exact_min_exp = 0;    ///< the smallest grid exponent the accumulator and promotion formats hold (their subnormals')
+  double exact_limit = 0;   ///< their smallest largest-finite value
 };
+
+/// The exponent of the lowest set bit of a finite nonzero double (v = odd integer x 2^result).
+int lsb_exponent(double v);
+/// The grid exponent of each line of an m x k (A, rows) or k x n (B, columns; by_columns) row-major matrix: the
+/// smallest lsb_exponent of its nonzero entries (INT_MAX when none; INT_MIN when a non-finite value is there).
+std::vector<int> line_grid_exponents(const std::vector<double>& v, std::int64_t rows, std::int64_t cols, bool by_columns);
+/// Whether the element's accumulation is exact under the model's exact-sum rule: abs_op = sum_k |a'_k b'_k|, q the
+/// grid exponent of its products (the row's plus the column's).
+bool exact_accumulation(const EnvelopeModel& e, double abs_op, long q);
 
 /// The model of a kernel's declared arithmetic at depth K.
 EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k);

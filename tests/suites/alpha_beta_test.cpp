@@ -14,6 +14,11 @@
 #include "base/codes.hpp"
 #include "generators/generate.hpp"
 #include "kernels/register.hpp"
+#include "kernels/tc/cards.hpp"
+#include "kernels/tc/instruction.hpp"
+#include "kernels/tc/probe.hpp"
+#include "oracle/fused_dot.hpp"
+#include "oracle/round.hpp"
 #include "plugin/loader.hpp"
 #include "suites/mutation/faults.hpp"
 #include "suites/ops/gemm/alpha_beta.hpp"
@@ -193,4 +198,76 @@ TEST_CASE("the example CPU plugin (ABI minor 5) declares alpha/beta and passes e
     INFO(id, ": ", r.reason);
     CHECK(r.status == CaseStatus::Pass);
   }
+}
+
+TEST_CASE("alpha/beta grades use the installed tensor-core cards: cuBLASLt's FP8 answer at (119, 10) of ab_general_nt_aligned") {
+  // The device's answer (cublaslt_e4m3_scaled_bf16out on an H200 and an H100, docs/epilogue.md, "FP8 accumulation on the
+  // H200"): bf16 0x3ecb at (119, 10) of the case at its device shape, where the exact D = 0.3995 rounds to 0x3ecd. The
+  // declared arithmetic gives it too: blocks of 32 products + C with the Hopper FP8 card (MMA-Sim: 13 alignment bits,
+  // block results to 13 bits toward zero), promoted to fp32 every 128 products, the epilogue RN(RN(alpha acc) + RN(beta
+  // c)) in fp32, RN into bf16. Graded with fp32's nominal bits (what the alpha/beta grader used before it applied the
+  // cards, as the plain grader does) that element is 1.48 x beyond the envelope; with the installed cards it passes.
+  const Problem p = generate("uniform:m=128,n=80,k=256,seed=235");
+  const std::int64_t m = p.m, n = p.n, k = p.k;
+  KernelTraits t;  // what cuBLASLt's FP8 subjects declare (kernels/gemm/cublaslt/cublaslt_gemm.cu, lt_traits)
+  t.a_input = t.b_input = t.a_operand = t.b_operand = &e4m3;
+  t.exact_products = true;
+  t.acc = &f32;
+  t.acc_rounding = Rounding::TowardZero;
+  t.out = &bf16;
+  t.promote_every = 128;
+  t.promote_format = &f32;
+  t.alpha_beta = true;
+  t.sum_order.block_model.instruction = tc::tc_instructions_for(e4m3, f32);
+  REQUIRE(t.sum_order.kind == OrderKind::Unknown);
+  const AlphaBetaCase ab{true, 0.7, -1.3, false, 335};
+  const std::vector<double> c = alpha_beta_c(ab, bf16, m, n);
+  const double alpha = alpha_beta_scalar(ab.alpha, t), beta = alpha_beta_scalar(ab.beta, t);
+  const FusedDotParams card = *tc::mma_sim_hopper(*tc::find_instruction("wgmma_e4m3_f32"));
+  REQUIRE(card.align_bits == 13);
+  const auto code = [](const Format& f, double v) { return static_cast<std::uint32_t>(round_double(f, v, Rounder::nearest(f)).code); };
+  std::vector<std::uint64_t> d(static_cast<std::size_t>(m * n));
+  std::vector<std::uint32_t> a(static_cast<std::size_t>(k)), b(static_cast<std::size_t>(k));
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      for (std::int64_t q = 0; q < k; ++q) a[static_cast<std::size_t>(q)] = code(e4m3, p.a(i, q)), b[static_cast<std::size_t>(q)] = code(e4m3, p.b(q, j));
+      float acc = 0;
+      std::uint64_t blk = 0;  // the tensor core's accumulator, fp32 codes, from +0 after every promotion
+      for (std::int64_t q = 0; q < k; q += 32) {
+        blk = fused_dot(card, a.data() + q, b.data() + q, 32, blk);
+        if ((q + 32) % 128 == 0) acc += std::bit_cast<float>(static_cast<std::uint32_t>(blk)), blk = 0;
+      }
+      const float z = static_cast<float>(alpha) * acc + static_cast<float>(beta) * static_cast<float>(c[static_cast<std::size_t>(i * n + j)]);
+      d[static_cast<std::size_t>(i * n + j)] = code(bf16, z);
+    }
+  CHECK(d[119 * 80 + 10] == 0x3ecb);  // the device's answer, from the declared arithmetic
+  AlphaBetaGrade g;
+  g.problem = &p;
+  g.traits = &t;
+  g.alpha = alpha;
+  g.beta = beta;
+  g.c = &c;
+  g.codes = &d;
+  CaseResult nominal;
+  grade_alpha_beta(g, nominal);
+  CHECK(failed(nominal, CheckKind::Envelope));  // no cards installed: fp32's nominal bits
+  tc::CardSet set;
+  for (const char* id : {"mma_e4m3_f32", "wgmma_e4m3_f32"}) {
+    BehaviourCard bc;
+    bc.id = id;
+    bc.instruction = std::string(tc::find_instruction(id)->ptx);
+    bc.device = "simulated: MMA-Sim's Hopper FP8 block";
+    bc.supported = true;
+    bc.params = card;
+    bc.validation.push_back({"uniform", 1000, 0u});
+    set.cards.push_back(bc);
+  }
+  set.source = "the test's cards";
+  tc::install_cards(std::move(set));
+  CaseResult carded;
+  grade_alpha_beta(g, carded);
+  tc::install_cards({});
+  CHECK_FALSE(failed(carded, CheckKind::Envelope));
+  CHECK(std::any_of(carded.checks.begin(), carded.checks.end(), [](const CheckResult& x) { return x.kind == CheckKind::Envelope && x.passed; }));
+  CHECK(std::any_of(carded.flags.begin(), carded.flags.end(), [](const std::string& f) { return f.find("the coarsest of the behaviour cards") != std::string::npos; }));
 }

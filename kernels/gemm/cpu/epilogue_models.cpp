@@ -21,11 +21,15 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "base/codes.hpp"
 #include "kernels/gemm/cpu/model.hpp"
 #include "kernels/register.hpp"
+#include "kernels/tc/instruction.hpp"
+#include "kernels/tc/probe.hpp"
+#include "oracle/fused_dot.hpp"
 
 namespace fpcert {
 namespace {
@@ -137,13 +141,33 @@ class EpilogueModel final : public CpuModel {
   }
 
  private:
-  /// acc: the sequential FMA along K in fp32 on the operands as stored (exact in fp32 for every input format the models take).
-  static std::vector<float> accumulate(const DecodedOperands& d) {
+  /// acc: the sequential FMA along K in fp32 on the operands as stored (exact in fp32 for every input format the models
+  /// take); or, when the traits carry a tensor-core block model of their own (the cuBLASLt stand-ins), that block:
+  /// fused_dot over steps of its fused length from +0, K zero-padded, the step chain added to an fp32 sum (RN) and
+  /// restarted from +0 every promote_every products.
+  std::vector<float> accumulate(const DecodedOperands& d) const {
     std::vector<float> acc(static_cast<std::size_t>(d.m * d.n));
+    const std::optional<FusedDotParams>& card = traits_.sum_order.block_model.params;
+    const std::int64_t step = card ? card->fused_length : 1, kp = (d.k + step - 1) / step * step;
+    const std::int64_t promote = traits_.promote_every > 0 ? traits_.promote_every : kp;
+    std::vector<std::uint32_t> a(static_cast<std::size_t>(kp), 0), b(static_cast<std::size_t>(kp), 0);
+    const Format &fa = *traits_.a_operand, &fb = *traits_.b_operand;
     for (std::int64_t i = 0; i < d.m; ++i)
       for (std::int64_t j = 0; j < d.n; ++j) {
         float c = 0.0f;
-        for (std::int64_t t = 0; t < d.k; ++t) c = std::fma(static_cast<float>(d.A(i, t)), static_cast<float>(d.B(t, j)), c);
+        if (!card) {
+          for (std::int64_t t = 0; t < d.k; ++t) c = std::fma(static_cast<float>(d.A(i, t)), static_cast<float>(d.B(t, j)), c);
+        } else {
+          for (std::int64_t t = 0; t < d.k; ++t) {
+            a[static_cast<std::size_t>(t)] = static_cast<std::uint32_t>(round_double(fa, d.A(i, t), Rounder::nearest(fa)).code);
+            b[static_cast<std::size_t>(t)] = static_cast<std::uint32_t>(round_double(fb, d.B(t, j), Rounder::nearest(fb)).code);
+          }
+          std::uint64_t blk = 0;  // fp32 codes
+          for (std::int64_t t = 0; t < kp; t += step) {
+            blk = fused_dot(*card, a.data() + t, b.data() + t, static_cast<int>(step), blk);
+            if ((t + step) % promote == 0 || t + step == kp) c += std::bit_cast<float>(static_cast<std::uint32_t>(blk)), blk = 0;
+          }
+        }
         acc[static_cast<std::size_t>(i * d.n + j)] = c;
       }
     return acc;
@@ -211,10 +235,22 @@ std::unique_ptr<GemmKernel> make_e4m3_e4m3out() {
 }
 /// The FP8 model restricted to the calls cuBLASLt's FP8 GEMM takes (kernels/gemm/cublaslt/cublaslt_gemm.cu, lt_traits):
 /// nt/c_row only, M, N, K multiples of 16, a bias per column, ReLU and GELU's tanh form; with a bf16 D no scale_d and no
-/// amax. Its arithmetic is the model's own (sequential fp32 FMA): a host stand-in that measures, without a GPU, which
-/// faults the certify suite can refuse in a kernel given only those calls (docs/mutation.md, "Kernels restricted to
-/// cuBLASLt's FP8 call").
+/// amax; declared as cuBLASLt declares its accumulation and computing it with the Hopper FP8 card (below): a host
+/// stand-in that measures, without a GPU, which faults the certify suite can refuse in a kernel given only those calls
+/// and that accumulation (docs/mutation.md, "Kernels restricted to cuBLASLt's FP8 call").
 KernelTraits lt_fp8_call(KernelTraits t, bool fp8_out) {
+  // cuBLASLt's declaration of its accumulation (lt_traits): an unknown order on its FP8 tensor-core instructions, the
+  // block results toward zero, promoted to fp32 every 128 products; the stand-in computes it with MMA-Sim's Hopper FP8
+  // block (13 alignment bits, results to 13 bits toward zero: the card the H200's probe measured, docs/tensor_cores.md).
+  t.acc_rounding = Rounding::TowardZero;
+  t.promote_every = 128;
+  t.promote_format = &f32;
+  t.sum_order = SummationOrder::unknown();
+  t.sum_order.block_model.instruction = tc::tc_instructions_for(e4m3, f32);
+  t.sum_order.block_model.params = tc::mma_sim_hopper(*tc::find_instruction("wgmma_e4m3_f32"));
+  t.sum_order.block_model.source = "MMA-Sim's Hopper FP8 block (wgmma e4m3 -> f32), the stand-in's own arithmetic";
+  t.order = "blocks of 32 e4m3 products + C (MMA-Sim's Hopper FP8 block: 13 alignment bits, 13-bit results toward zero) from +0, "
+            "the block chain added to an fp32 sum (RN) every 128 products; the epilogue as model_gemm_e4m3_scaled's";
   t.layouts = GemmLayout{Layout::RowMajor, Layout::ColMajor, Layout::RowMajor}.bit();
   t.shape_multiple = 16;
   EpilogueTraits& e = t.epilogue;
@@ -226,13 +262,13 @@ KernelTraits lt_fp8_call(KernelTraits t, bool fp8_out) {
 }
 std::unique_ptr<GemmKernel> make_lt_call_bf16out() {
   return make("model_gemm_e4m3_ltcall_bf16out",
-              "e4m3 in, fp32 accumulation, bf16 out and bias, given only cuBLASLt's FP8 calls: nt/c_row, M, N, K multiples of 16, bias "
+              "e4m3 in, Hopper FP8 tensor-core blocks promoted to fp32 every 128, bf16 out and bias, given only cuBLASLt's FP8 calls: nt/c_row, M, N, K multiples of 16, bias "
               "per column, ReLU / GELU tanh, scale_a and scale_b (no scale_d, no amax); alpha/beta, batches",
               lt_fp8_call(epilogue_traits(e4m3, bf16, &bf16), false), EpiFlaw::None);
 }
 std::unique_ptr<GemmKernel> make_lt_call_e4m3out() {
   return make("model_gemm_e4m3_ltcall_e4m3out",
-              "e4m3 in, fp32 accumulation, e4m3 out, bf16 bias, given only cuBLASLt's FP8 calls: nt/c_row, M, N, K multiples of 16, bias "
+              "e4m3 in, Hopper FP8 tensor-core blocks promoted to fp32 every 128, e4m3 out, bf16 bias, given only cuBLASLt's FP8 calls: nt/c_row, M, N, K multiples of 16, bias "
               "per column, ReLU / GELU tanh, scale_a, scale_b, scale_d, amax; alpha/beta, batches",
               lt_fp8_call(epilogue_traits(e4m3, e4m3, &bf16), true), EpiFlaw::None);
 }

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "base/parallel.hpp"
+#include "kernels/tc/cards.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "oracle/ulp.hpp"
@@ -445,8 +446,16 @@ EpilogueAllowance epilogue_allowed(const KernelTraits& t, const EpilogueCase& ec
   return allowed_of(epi_model(t, ec, scale_d), e);
 }
 
-AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
-  if (!in.problem || !in.traits || !in.codes) throw std::invalid_argument("grade_epilogue: problem, traits and codes are required");
+AmaxInterval grade_epilogue(const EpilogueGrade& given, CaseResult& out) {
+  if (!given.problem || !given.traits || !given.codes) throw std::invalid_argument("grade_epilogue: problem, traits and codes are required");
+  // As grade() (suites/verdict/grade.cpp): the installed behaviour cards give an unknown order on tensor cores the
+  // measured bits of its instructions (kernels/tc/cards.hpp), so that the accumulation's envelope E of alpha/beta and
+  // epilogue cases is the one the plain cases get (cuBLASLt's FP8 GEMM: 13 bits, not fp32's nominal 23).
+  const KernelTraits applied = tc::with_installed_cards(*given.traits);
+  EpilogueGrade in = given;
+  in.traits = &applied;
+  if (!applied.sum_order.block_model.instruction.empty())
+    out.flags.push_back("tensor-core block model: " + applied.sum_order.block_model.source);
   const auto mn = static_cast<std::size_t>(in.problem->m * in.problem->n);
   if (in.codes->size() != mn)
     throw std::invalid_argument(fmt::format("grade_epilogue: {} output codes for a {} x {} D", in.codes->size(), in.problem->m, in.problem->n));
@@ -474,6 +483,10 @@ AmaxInterval grade_epilogue(const EpilogueGrade& in, CaseResult& out) {
     out.reason = ez.why;
     return iv;
   }
+  if (ez.exact_sums > 0)
+    out.flags.push_back(fmt::format("exact sums: {} of {} elements' accumulations are exact (products on a grid 2^q, sum |a'b'| < 2^(q + {})): "
+                                    "E = 0 there (docs/bound_model.md, \"Exact sums\")",
+                                    ez.exact_sums, m * n, ez.exact_bits));
   // act(Z) and D = scale_d act(Z), element by element (MPFR for the smooth activations: the reference's cost).
   std::vector<ActValues> av(static_cast<std::size_t>(m * n));
   parallel_for(static_cast<std::uint64_t>(m * n), 256, [&](std::uint64_t b, std::uint64_t e, unsigned) {

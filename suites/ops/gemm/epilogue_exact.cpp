@@ -122,14 +122,23 @@ EpilogueZ epilogue_exact_z(const EpilogueGrade& in) {
   for (double& v : row_a) v *= 1 + 0x1p-45;  // sums of up to 2^20 terms rounded to nearest: within (1 + 2^-53)^K of the truth
   for (double& v : col_b) v *= 1 + 0x1p-45;
 
+  // Exact sums (EnvelopeModel::exact_bits): products on a grid 2^q whose magnitudes sum below 2^(q + w) accumulate
+  // exactly in any valid order of the declared arithmetic, so E = 0 there.
+  r.exact_bits = env.exact_bits;
+  std::vector<int> qa, qb;
+  if (env.exact_bits > 0) qa = line_grid_exponents(a_in, m, k, false), qb = line_grid_exponents(b_in, k, n, true);
   r.el.resize(mn);
   for (std::int64_t x = 0; x < m * n; ++x) {
     const auto xs = static_cast<std::size_t>(x);
     EpilogueElement& el = r.el[xs];
     el.alpha_eff = alpha_eff;
     el.alpha_roundings = alpha_roundings;
-    el.E = envelope_allowed(env, std::fabs(rop.c[xs].hi), rop.abs_sum[xs], row_a[static_cast<std::size_t>(x / n)],
-                            col_b[static_cast<std::size_t>(x % n)]);
+    const bool exact_sum = env.exact_bits > 0 && exact_accumulation(env, rop.abs_sum[xs],
+                                                                   static_cast<long>(qa[static_cast<std::size_t>(x / n)]) + qb[static_cast<std::size_t>(x % n)]);
+    r.exact_sums += exact_sum;
+    el.E = exact_sum ? 0.0
+                     : envelope_allowed(env, std::fabs(rop.c[xs].hi), rop.abs_sum[xs], row_a[static_cast<std::size_t>(x / n)],
+                                        col_b[static_cast<std::size_t>(x % n)]);
     el.ref_abs = std::fabs(rop.c[xs].hi) * (1 + 0x1p-52);
     el.beta_c = with_c ? std::fabs(in.beta * (*in.c)[xs]) : 0.0;
     el.bias_abs = with_bias ? std::fabs(bias[static_cast<std::size_t>(per_row ? x / n : x % n)]) : 0.0;

@@ -18,6 +18,8 @@ struct EpilogueZ {
   std::vector<RefValue> z;          ///< exact Z, row-major m x n (106+ bits); empty when `why` is set
   std::vector<EpilogueElement> el;  ///< each element's alpha', roundings r, E, |A'B'|, |beta c|, |bias|, |Z|
   std::string why;                  ///< why Z is not formed exactly this way (a piece of alpha' a'_ik not an exact double)
+  std::int64_t exact_sums = 0;      ///< elements whose accumulation the exact-sum rule makes exact (E = 0; EnvelopeModel::exact_bits)
+  int exact_bits = 0;               ///< that rule's w (0: it does not apply to this kernel's declaration)
 };
 EpilogueZ epilogue_exact_z(const EpilogueGrade& in);
 

@@ -141,6 +141,9 @@ std::string exact_source_tag(const SuiteContext& c) {
   return "";
 }
 
+/// scaled_int's e4m3 values j / 128, |j| <= 7: exact sums in a 13-bit FP8 block up to K = 320 and beyond (docs/bound_model.md).
+constexpr const char* kExactE4m3 = "imax=7,a_scale=0.0078125,b_scale=0.0078125,source=e4m3";
+
 std::string gemm3(const std::string& family, std::int64_t m, std::int64_t n, std::int64_t k, std::uint64_t seed,
                   const std::string& extra = "") {
   return fmt::format("{}:m={},n={},k={},seed={}{}{}", family, m, n, k, seed, extra.empty() ? "" : ",", extra);
@@ -365,6 +368,15 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
       ++aseed;
       r.push_back(cs);
     }
+    // The general call on e4m3 values j / 128 (|j| <= 7): every sum of products is exact in any valid order of a 13-bit
+    // FP8 block (docs/bound_model.md, "Exact sums"), so E = 0 and the epilogue and the output are graded to their own
+    // roundings, whatever the kernel's tensor-core card; K = 320 reaches past 256; |D| reaches e4m3's subnormals.
+    CaseSpec cs = covering({"ab_general_exact_nt", gemm3("scaled_int", fm, fn, 320, aseed, kExactE4m3), BoundVariant::Independent,
+                            fmt::format("D = 0.7 AB - 1.3 C on exact sums (e4m3 j / 128, |j| <= 7; nt/c_row, M, N, K = {}, {}, 320)", fm, fn)},
+                           {"epilogue.alpha_beta"});
+    cs.alpha_beta = AlphaBetaCase{true, 0.7, -1.3, false, 100 + aseed};
+    cs.layout = GemmLayout{Layout::RowMajor, Layout::ColMajor, Layout::RowMajor};
+    r.push_back(cs);
   }
   // Strided batches as cublasGemmStridedBatchedEx calls them (docs/suites.md, "batch.strided"): every batch its own
   // data (seeds apart), graded as its own matrix; gap rows between consecutive matrices (A's and B's poisoned, C's
@@ -449,6 +461,7 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
       BatchCase batch = {};
       GemmLayout layout = {};
       std::int64_t m = 0, n = 0, k = 0;  // 0: em, en, ek
+      const char* exact = nullptr;       // scaled_int parameters of exact sums (ab_general_exact_nt); null: uniform
     };
     const std::vector<Ep> eps = {
         {"epilogue_bias_col", epi(BiasKind::PerColumn, Activation::None), {"epilogue.bias"}, "bias per column (bias_j added to row i's every element: a Linear layer's bias)"},
@@ -481,11 +494,18 @@ std::vector<CaseSpec> certify(const SuiteContext& c) {
         {"epilogue_fp8_ab_scaled_gelu_nt", fp8_ab, {"epilogue.fp8_scaling", "epilogue.activation", "epilogue.bias"},
          "FP8 inputs scaled (scale_a, scale_b; scale_d = 1), GELU (tanh)(Z + bias per column), nt/c_row", 1, 0, false, {},
          GemmLayout{N, T, N}, 80, 48, 96},
+        // The same two on exact sums (e4m3 j / 16, |j| <= 7: sum |a b| <= 96 x 49 / 256 < 2^5 on a grid of 2^-8; ab_general_exact_nt).
+        {"epilogue_fp8_scaled_exact_nt", fp8, {"epilogue.fp8_scaling", "epilogue.amax", "epilogue.bias"},
+         "epilogue_fp8_scaled_nt on exact sums (e4m3 j / 16, |j| <= 7)", 1, 0, false, {}, GemmLayout{N, T, N}, 80, 48, 96,
+         "imax=7,a_scale=0.0625,b_scale=0.0625,source=e4m3"},
+        {"epilogue_fp8_ab_gelu_exact_nt", fp8_ab, {"epilogue.fp8_scaling", "epilogue.activation", "epilogue.bias", "epilogue.alpha_beta"},
+         "GELU (tanh)(0.7 x 1.37 x 0.61 AB - 1.3 C + bias per column) on exact sums (e4m3 j / 16, |j| <= 7), nt/c_row", 0.7, -1.3, true, {},
+         GemmLayout{N, T, N}, 80, 48, 96, "imax=7,a_scale=0.0625,b_scale=0.0625,source=e4m3"},
     };
     std::uint64_t eseed = 270;
     for (const Ep& x : eps) {
       const std::int64_t cm = x.m ? x.m : em, cn = x.n ? x.n : en, ck = x.k ? x.k : ek;
-      CaseSpec cs = covering({x.id, gemm3("uniform", cm, cn, ck, eseed), BoundVariant::Independent,
+      CaseSpec cs = covering({x.id, gemm3(x.exact ? "scaled_int" : "uniform", cm, cn, ck, eseed, x.exact ? x.exact : ""), BoundVariant::Independent,
                               fmt::format("fused epilogue: {} (M, N, K = {}, {}, {}{})", x.what, cm, cn, ck,
                                           x.batch.active() ? " per batch" : "")},
                              x.covers);
