@@ -310,6 +310,16 @@ EpiModel epi_model(const KernelTraits& t, const EpilogueCase& ec, double scale_d
   return m;
 }
 
+/// Half the output format's spacing at magnitudes up to x, u_out 2^floor(log2 x): |RN_out(s) - s| for every |s| <= x in
+/// its normal range (eta_out / 2 below it: the formulas add that apart). At most u_out x, and as small as half of it
+/// where x lies just below a power of two. x is inflated by 2^-50 so that a sum rounded down across a power of two
+/// still takes the upper binade.
+double out_half_spacing(double x, double u_out) {
+  if (u_out == 0 || !(x > 0)) return 0;
+  if (!std::isfinite(x)) return INFINITY;
+  return u_out * std::ldexp(1.0, std::ilogb(x * (1 + 0x1p-50)));
+}
+
 EpilogueAllowance allowed_of(const EpiModel& m, const EpilogueElement& e) {
   const double u = m.un.u, eta = m.un.eta, u_out = m.un.u_out, eta_out = m.un.eta_out;
   const double a = std::fabs(e.alpha_eff), Q = e.ref_abs + e.E;
@@ -323,8 +333,11 @@ EpilogueAllowance allowed_of(const EpiModel& m, const EpilogueElement& e) {
   // round_before_bias: alpha' acc + beta c (at most |alpha'| Q (1 + g_alpha) + |beta c| (1 + u) in magnitude, X off)
   // rounded into the output format before the bias is added: where the case has a bias (an element whose bias value
   // is 0 is rounded all the same) and beta c is there.
-  if (m.round_before_bias && e.beta_c > 0) X += u_out * (a * Q * (1 + g_alpha) + e.beta_c * (1 + u) + X) + eta_out / 2;
-  if (m.round_before_act) X += u_out * (e.z_abs + X) + eta_out / 2;
+  if (m.round_before_bias && e.beta_c > 0) X += out_half_spacing(a * Q * (1 + g_alpha) + e.beta_c * (1 + u) + X, u_out) + eta_out / 2;
+  // round_before_act: RN_out(Z) first. With no activation or ReLU and no scale_d the value that reaches the output
+  // rounding is then already in the output format (RN_out(Z), ReLU of it), so the two roundings are one: no term.
+  const bool exact_after = (m.act == Activation::None || m.act == Activation::Relu) && m.scale_d == 1;
+  if (m.round_before_act && !exact_after) X += out_half_spacing(e.z_abs + X, u_out) + eta_out / 2;
   double Y = X;
   if (m.act != Activation::None)
     Y = m.lip * X + m.env.rel * (e.act_abs + m.lip * X) + m.env.abs * (e.z_abs + X) + m.env.floor;
@@ -334,7 +347,7 @@ EpilogueAllowance allowed_of(const EpiModel& m, const EpilogueElement& e) {
     Yd = sd * Y + u * sd * (e.act_abs + Y) + eta / 2;
   }
   // About forty operations on non-negative numbers, each within a relative 2^-53: 2^-44 covers them all.
-  return {(Yd + u_out * (e.d_abs + Yd) + eta_out / 2) * (1 + 0x1p-44), Y * (1 + 0x1p-44)};
+  return {(Yd + out_half_spacing(e.d_abs + Yd, u_out) + eta_out / 2) * (1 + 0x1p-44), Y * (1 + 0x1p-44)};
 }
 
 void add_check(CaseResult& out, CheckKind kind, bool passed, std::string detail, std::int64_t index, double measured, double limit) {
@@ -615,10 +628,10 @@ AmaxInterval grade_epilogue(const EpilogueGrade& given, CaseResult& out) {
                    alpha_roundings + 1, alpha_roundings + 1, alpha_roundings + 1, pow2_text(u), pow2_text(model.un.eta))});
   if (model.round_before_bias && in.beta != 0 && with_bias)
     out.envelope.terms.push_back({"rounding before the bias", model.un.u_out,
-                                  "X += u_out (|alpha'| Q (1 + gamma) + |beta c| (1 + u) + X) + eta_out / 2: alpha' acc + beta c rounded to "
+                                  "X += h_out(|alpha'| Q (1 + gamma) + |beta c| (1 + u) + X) + eta_out / 2: alpha' acc + beta c rounded to "
                                   "the output format, then the bias added"});
   if (model.round_before_act)
-    out.envelope.terms.push_back({"rounding before the activation", model.un.u_out, "X' = X + u_out (|Z| + X) + eta_out / 2"});
+    out.envelope.terms.push_back({"rounding before the activation", model.un.u_out, "X' = X + h_out(|Z| + X) + eta_out / 2 (none with no activation or ReLU and no scale_d: one rounding then)"});
   if (model.act != Activation::None) {
     out.envelope.terms.push_back({"activation (Lipschitz)", model.lip, fmt::format("L X', L = sup |{}'| rounded upward", to_string(model.act))});
     out.envelope.terms.push_back({"activation (implementation)", model.env.rel,
@@ -627,9 +640,9 @@ AmaxInterval grade_epilogue(const EpilogueGrade& given, CaseResult& out) {
   if (sd != 1)
     out.envelope.terms.push_back({"scale_d", u, fmt::format("Y' = |scale_d| Y + u |scale_d| (|act(Z)| + Y) + eta / 2, scale_d = {:.9g}", sd)});
   out.envelope.terms.push_back({"output rounding", model.un.u_out,
-                                model.un.u_out > 0 ? fmt::format("u_out (|D| + Y') + eta_out / 2 into {}", of.tag)
+                                model.un.u_out > 0 ? fmt::format("h_out(|D| + Y') + eta_out / 2 into {}, h_out(x) = u_out 2^floor(log2 x): half the spacing at x", of.tag)
                                                    : fmt::format("none: {} holds the epilogue's format", of.tag)});
-  out.envelope.allowed = fmt::format("|D^ - D| <= Y' + u_out (|D| + Y') + eta_out / 2, {} exact (suites/ops/gemm/epilogue.hpp)", what);
+  out.envelope.allowed = fmt::format("|D^ - D| <= Y' + h_out(|D| + Y') + eta_out / 2, {} exact (suites/ops/gemm/epilogue.hpp)", what);
   return iv;
 }
 
