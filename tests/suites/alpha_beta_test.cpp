@@ -158,6 +158,11 @@ TEST_CASE("beta0_reads_c and beta_ignored: killed by the cases that see them, do
   for (Fault f : {Fault::Beta0ReadsC, Fault::BetaIgnored}) {
     CHECK_FALSE(fault_not_applicable(f, make_gemm_kernel("model_gemm_f32")->traits()).empty());
     CHECK(fault_not_applicable(f, make_gemm_kernel("model_gemm_f32_strided")->traits()).empty());
+    // fp64 with alpha/beta declared (cuBLAS DGEMM): the ab_* cases are not supported for it, so neither fault can show
+    KernelTraits f64ab = make_gemm_kernel("model_gemm_f64")->traits();
+    f64ab.alpha_beta = true;
+    CHECK(!alpha_beta_unsupported(f64ab).empty());
+    CHECK(fault_not_applicable(f, f64ab).find("at most 26 significant bits") != std::string::npos);
   }
   const std::string rc = register_gemm_mutant("model_gemm_f32_strided", Fault::Beta0ReadsC);
   // The old suite's call (alpha 1, beta 0, no C) and beta != 0: the fault never shows.

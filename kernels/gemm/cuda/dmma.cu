@@ -4,10 +4,10 @@
 //
 // The K-loop is declared: K zero-padded to a multiple of 4, steps k0 = 0, 4, 8, ... ascending, D = mma(A[:, k0..k0+3],
 // B[k0..k0+3, :], C) with each step's D the next step's C, from C = +0. How one instruction combines its four
-// products with C (one FMA chain in some order, or a fused sum rounded once) is not documented by NVIDIA; fpcert has
-// not probed it on a device yet, so the kernel declares its order unknown and the envelope (fp64, u = 2^-53, products
-// declared rounded: the coarser possibility) judges it. tests/kernels/gemm/dmma_gpu_test.cpp probes the instruction
-// on crafted inputs and prints which of the two models it follows (docs/fp64.md, "The DMMA kernel's order").
+// products with C is not documented by NVIDIA; measured on the H200 (docs/fp64.md, "The DMMA kernel's order"), it is
+// one FMA chain in k order with C first: C = fma(a_k, b_k, C) for k = k0 .. k0 + 3. The kernel declares that,
+// `sequential:step=fma` over the whole K (the zero padding adds fma(0, 0, C) = C), so the bitwise tier holds every
+// element to it; tests/kernels/gemm/f64_gpu_test.cpp probes the instruction on crafted rows that tell the models apart.
 //
 // Fragments (PTX ISA, m8n8k4 .f64): lane = 4 g + t (g = lane / 4, t = lane % 4). A (8 x 4, row): one double per lane,
 // A[g][t]. B (4 x 8, col): one double per lane, B[t][g]. C, D (8 x 8): two doubles per lane, row g, columns 2 t and
@@ -65,12 +65,12 @@ KernelTraits dmma_traits() {
   t.a_input = t.b_input = t.a_operand = t.b_operand = &f64;
   t.acc = &f64;
   t.out = &f64;
-  t.exact_products = false;  // the coarser possibility while the instruction's internal rounding is not probed
-  t.product_format = &f64;
+  t.exact_products = true;  // inside the FMA
   t.order = "K zero-padded to a multiple of 4; for k0 = 0, 4, ... ascending: D = mma.m8n8k4.f64(A[:, k0..k0+3], "
-            "B[k0..k0+3, :], C), C = D, from C = +0; how one DMMA combines its 4 products with C is not documented "
-            "(order declared unknown until probed: docs/fp64.md)";
-  t.sum_order = SummationOrder::unknown();
+            "B[k0..k0+3, :], C), C = D, from C = +0; one DMMA is C = fma(a_k, b_k, C) for k = k0 .. k0 + 3 in order, C "
+            "first (not documented by NVIDIA; measured on the H200: docs/fp64.md, \"The DMMA kernel's order\"): a "
+            "sequential FMA chain in k order over the whole K";
+  t.sum_order = SummationOrder::sequential(StepKind::Fma);
   t.tile_m = 8;
   t.tile_n = 8;
   t.determinism = Determinism::Deterministic;

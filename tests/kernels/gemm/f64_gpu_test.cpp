@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -42,26 +43,37 @@ TEST_CASE("fp64 GPU subjects: each passes the fp64 envelope or is not supported,
   }
 }
 
-TEST_CASE("DMMA probe: how mma.m8n8k4.f64 combines its four products with C (printed, docs/fp64.md)") {
+TEST_CASE("DMMA probe: mma.m8n8k4.f64 is a sequential FMA chain in k order, C first (docs/fp64.md)") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
-  if (test::device_sm(*cuda) < 80) return;
+  if (test::device_sm(*cuda) < 80) {
+    MESSAGE("skipped: mma.m8n8k4.f64 needs sm_80 or later");
+    return;
+  }
   auto k = make_gemm_kernel("gemm_f64_dmma_sm80");
   REQUIRE(k);
-  // One K-step (K = 4, so C enters as +0): row (1, 2^-53, 2^-53, 2^-53) of A against a column of ones.
-  //   sequential FMA in k order: 1, then three ties to even: 1.
-  //   exact sum rounded once:    1 + 1.5 2^-52, a tie: 1 + 2^-51 (even).
-  //   pairwise ((p0 + p1) + (p2 + p3)): 1 + 2^-52.
-  // Row 1 reverses it, (2^-53, 2^-53, 2^-53, 1): sequential FMA sums 1.5 2^-52 exactly, then + 1 is the tie: 1 + 2^-51;
-  //   exact then one rounding: 1 + 2^-51; pairwise: 2^-52 + (2^-53 + 1 -> 1) = 1 + 2^-52.
-  Problem p = test::uniform_problem(8, 8, 4, f64, 1);
+  // K = 8: two DMMA steps, the second with the first's D as C. e = 2^-53. Under the declaration (sequential FMA in k
+  // order from +0, C first: the host's std::fma chain below), and what other models would give:
+  //   (1, e, e, e | 0, 0, 0, 0): 1, then three ties to even: 1.  Exact sum rounded once: 1 + 2^-51. Pairwise: 1 + 2^-52.
+  //   (e, e, e, 1 | 0, ...):     1.5 2^-52 exactly, then + 1 is a tie: 1 + 2^-51.  Pairwise: 1 + 2^-52.
+  //   (1, 0, 0, 0 | e, e, e, 0): C = 1 first: three ties to even, 1.  C added after the step's products: 1 + 2^-51.
+  //   (e, e, e, 0 | 1, 0, 0, 0): 1 + 2^-51 under both.
+  // and four rows of random values over 2^-30 .. 2^30 of both signs (every product rounds inside the chain).
+  Problem p = test::uniform_problem(8, 8, 8, f64, 1);
   for (double& v : p.a.data) v = 0;
   for (double& v : p.b.data) v = 1;
-  const double r0[4] = {1, 0x1p-53, 0x1p-53, 0x1p-53}, r1[4] = {0x1p-53, 0x1p-53, 0x1p-53, 1};
-  for (int q = 0; q < 4; ++q) {
-    p.a(0, q) = r0[q];
-    p.a(1, q) = r1[q];
-  }
+  const double e = 0x1p-53;
+  const double rows[4][8] = {{1, e, e, e, 0, 0, 0, 0}, {e, e, e, 1, 0, 0, 0, 0}, {1, 0, 0, 0, e, e, e, 0}, {e, e, e, 0, 1, 0, 0, 0}};
+  std::uint64_t s = 0x9E3779B97F4A7C15ULL;
+  auto rnd = [&] {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double f = static_cast<double>(s >> 11) * 0x1p-53;  // [0, 1)
+    return (s & 1 ? -1 : 1) * (0.5 + f) * std::ldexp(1.0, static_cast<int>((s >> 3) % 61) - 30);
+  };
+  for (int i = 0; i < 8; ++i)
+    for (int q = 0; q < 8; ++q) p.a(i, q) = i < 4 ? rows[i][q] : rnd();
+  for (int q = 0; q < 8; ++q)
+    for (int j = 1; j < 8; ++j) p.b(q, j) = rnd();
   const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
   RunOptions opt;
   std::vector<double> out;
@@ -69,11 +81,16 @@ TEST_CASE("DMMA probe: how mma.m8n8k4.f64 combines its four products with C (pri
   const CaseResult r = test::run_graded(*k, p, ref, *cuda, opt);
   INFO(r.reason);
   REQUIRE(out.size() == 64);
-  auto val = [&](int i) { return out[static_cast<std::size_t>(i * 8)]; };
-  std::printf("DMMA probe: row (1, e, e, e) -> 1 + %.17g * 2^-52 ; row (e, e, e, 1) -> 1 + %.17g * 2^-52 "
-              "(sequential fma: 0 and 2; exact then one rounding: 2 and 2; pairwise: 1 and 1)\n",
-              (val(0) - 1) * 0x1p52, (val(1) - 1) * 0x1p52);
-  // Whatever the model, each result is one of the fp64 neighbours of the exact 1 + 1.5 2^-52.
-  CHECK((val(0) == 1.0 || val(0) == 1 + 0x1p-52 || val(0) == 1 + 0x1p-51));
-  CHECK((val(1) == 1.0 || val(1) == 1 + 0x1p-52 || val(1) == 1 + 0x1p-51));
+  std::printf("DMMA probe: rows (1,e,e,e|0), (e,e,e,1|0), (1,0,0,0|e,e,e,0), (e,e,e,0|1,0,0,0) -> 1 + {%g, %g, %g, %g} 2^-52 "
+              "(sequential fma, C first: 0, 2, 0, 2)\n",
+              (out[0] - 1) * 0x1p52, (out[8] - 1) * 0x1p52, (out[16] - 1) * 0x1p52, (out[24] - 1) * 0x1p52);
+  int same = 0;
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j) {
+      double c = 0;
+      for (int q = 0; q < 8; ++q) c = std::fma(p.a(i, q), p.b(q, j), c);
+      CHECK_MESSAGE(out[static_cast<std::size_t>(i * 8 + j)] == c, "element (", i, ", ", j, ")");
+      same += out[static_cast<std::size_t>(i * 8 + j)] == c;
+    }
+  std::printf("DMMA probe: %d of 64 elements equal the host's sequential std::fma chain bit for bit\n", same);
 }
