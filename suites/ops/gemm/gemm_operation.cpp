@@ -15,6 +15,7 @@
 #include "results/results_json.hpp"
 #include "suites/ops/gemm/fault_injectors.hpp"
 #include "suites/ops/gemm/batch.hpp"
+#include "suites/ops/gemm/case_data.hpp"
 #include "suites/ops/gemm/runner.hpp"
 #include "suites/run/device_apis.hpp"
 #include "suites/run/environment.hpp"
@@ -130,15 +131,14 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
     if (std::none_of(ks.begin(), ks.end(), [&](const auto& k) { return selected(c, *k); })) continue;
     if (opt.on_progress) opt.on_progress(fmt::format("[{}/{}] {}: generating {} and its exact reference", done + 1, total, c.id, c.spec));
     pin_fp_env();  // inputs and references in round to nearest without FTZ/DAZ (docs/suites.md)
-    const Problem problem = generate(c.spec);
-    // The exact reference: whole, or of the sampled rows and columns (--sample, or the case's own: the scale suite).
-    const SampleSpec& sspec = opt.gemm_sample.active() ? opt.gemm_sample : c.sample;
-    std::optional<GemmSample> sample;
-    if (sspec.active()) sample = choose_gemm_sample(problem.m, problem.n, problem.k, sspec, problem.seed);
-    const GemmRef ref = sample ? sampled_reference(problem, *sample) : gemm_reference(problem.a.view(), problem.b.view());
-    // A strided batched case: every batch's problem and exact reference (suites/ops/gemm/batch.hpp).
-    std::optional<BatchProblems> batched;
-    if (c.batch.active()) batched = batch_problems(problem, c.batch);
+    // The problem and its exact reference (whole, or of the sampled rows and columns: --sample, or the case's own, the
+    // scale suite; a strided batch case's every batch): made once per process, shared by every kernel and mutation
+    // campaign that runs the case (suites/ops/gemm/case_data.hpp).
+    const std::shared_ptr<const GemmCaseData> data = gemm_case_data(c, opt.gemm_sample.active() ? opt.gemm_sample : c.sample);
+    const Problem& problem = data->problem;
+    const std::optional<GemmSample>& sample = data->sample;
+    const GemmRef& ref = data->ref;
+    const std::optional<BatchProblems>& batched = data->batched;
     const BoundVariant variant = opt.variant.value_or(c.variant);
     std::optional<CaseResult> base_result;
     auto run_one = [&](GemmKernel& k, const std::string& repro) {

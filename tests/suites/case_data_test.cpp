@@ -1,0 +1,101 @@
+// tests/suites/case_data_test.cpp — the process's cache of GEMM cases' problems and references
+// (suites/ops/gemm/case_data.hpp): a second run of the same cases takes every reference from it, a mutation campaign
+// after a certify run computes none, and the results are the same bit for bit with and without it.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "results/results_json.hpp"
+#include "suites/mutation/mutation.hpp"
+#include "suites/ops/gemm/case_data.hpp"
+#include "suites/run/suite.hpp"
+
+using namespace fpcert;
+
+namespace {
+
+/// What a case's result says, without its times (they differ from run to run).
+std::string verdicts(const RunResult& r) {
+  std::string s;
+  for (const CaseResult& c : r.cases) {
+    nlohmann::json j = to_json(c);
+    for (const char* t : {"time_ms_median", "time_ms_min", "time_ms", "gflops", "runs_ms", "speed_ratio", "seconds", "wall_seconds", "tflops", "time_ms_mean"}) j.erase(t);
+    s += j.dump() + "\n";
+  }
+  return s;
+}
+
+RunResult run(const char* kernel, const char* cases) {
+  SuiteRunOptions o;
+  o.only_case = cases;
+  return run_suite(*find_suite("certify"), {kernel}, o);
+}
+
+/// Sets FPCERT_CASE_CACHE_MB for the test's scope and starts the cache afresh (it reads the budget once).
+struct Budget {
+  explicit Budget(const char* mb) {
+    setenv("FPCERT_CASE_CACHE_MB", mb, 1);
+    clear_gemm_case_cache();
+  }
+  ~Budget() {
+    unsetenv("FPCERT_CASE_CACHE_MB");
+    clear_gemm_case_cache();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the GEMM case cache: a second run hits for every case, the results are the same bits as without it") {
+  std::string cached, uncached;
+  {
+    const Budget b("512");
+    const RunResult first = run("model_gemm_f32_strided", "layout_*");
+    const GemmCaseCacheStats s1 = gemm_case_cache_stats();
+    const auto n = static_cast<std::int64_t>(first.cases.size());
+    REQUIRE(n >= 4);
+    CHECK(s1.misses == n);
+    CHECK(s1.hits == 0);
+    CHECK(s1.entries == static_cast<std::size_t>(n));
+    CHECK(s1.bytes <= s1.budget);
+    const RunResult second = run("model_gemm_f32_strided", "layout_*");
+    const GemmCaseCacheStats s2 = gemm_case_cache_stats();
+    CHECK(s2.misses == n);
+    CHECK(s2.hits == n);
+    cached = verdicts(second);
+    CHECK(cached == verdicts(first));
+    // Another kernel on the same cases (a multi-kernel run, or the next campaign of a main job): every case whose spec
+    // the suite gives it unchanged hits (the suite tailors some specs to a kernel's formats: those are its own).
+    const RunResult other = run("model_gemm_f16_f32acc", "layout_*");
+    std::int64_t shared = 0;
+    for (const CaseResult& c : other.cases)
+      for (const CaseResult& f : first.cases) shared += c.case_id == f.case_id && c.spec == f.spec;
+    CHECK(shared >= n / 2);
+    const GemmCaseCacheStats s3 = gemm_case_cache_stats();
+    CHECK(s3.hits == n + shared);
+    CHECK(s3.misses == n + (static_cast<std::int64_t>(other.cases.size()) - shared));
+  }
+  {
+    const Budget b("0");  // off: every run makes its data
+    const RunResult r = run("model_gemm_f32_strided", "layout_*");
+    const GemmCaseCacheStats s = gemm_case_cache_stats();
+    CHECK(s.entries == 0);
+    CHECK(s.hits == 0);
+    uncached = verdicts(r);
+  }
+  CHECK(cached == uncached);
+}
+
+TEST_CASE("the GEMM case cache: a mutation campaign after the certify run computes no reference") {
+  const Budget b("512");
+  const RunResult r = run("model_gemm_f32", "uniform*");
+  const GemmCaseCacheStats before = gemm_case_cache_stats();
+  REQUIRE(before.misses == static_cast<std::int64_t>(r.cases.size()));
+  MutationOptions mo;
+  mo.run.only_case = "uniform*";
+  const MutationScore s = run_mutation(*find_suite("certify"), "model_gemm_f32", mo);
+  CHECK(s.count(MutantOutcome::Killed) > 0);
+  const GemmCaseCacheStats after = gemm_case_cache_stats();
+  CHECK(after.misses == before.misses);  // every case the campaign ran was made by the certify run
+  CHECK(after.hits > before.hits);
+}
