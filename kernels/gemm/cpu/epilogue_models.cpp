@@ -237,7 +237,7 @@ std::unique_ptr<GemmKernel> make_e4m3_e4m3out() {
 /// nt/c_row only, M, N, K multiples of 16, a bias per column, ReLU and GELU's tanh form; with a bf16 D no scale_d and no
 /// amax; declared as cuBLASLt declares its accumulation and computing it with the Hopper FP8 card (below): a host
 /// stand-in that measures, without a GPU, which faults the certify suite can refuse in a kernel given only those calls
-/// and that accumulation (docs/mutation.md, "Kernels restricted to cuBLASLt's FP8 call").
+/// and that accumulation (docs/epilogue.md, "The FP8 element explained").
 KernelTraits lt_fp8_call(KernelTraits t, bool fp8_out) {
   // cuBLASLt's declaration of its accumulation (lt_traits): an unknown order on its FP8 tensor-core instructions, the
   // block results toward zero, promoted to fp32 every 128 products; the stand-in computes it with MMA-Sim's Hopper FP8
