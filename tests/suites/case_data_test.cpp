@@ -1,5 +1,5 @@
 // tests/suites/case_data_test.cpp — the process's cache of GEMM cases' problems and references
-// (suites/ops/gemm/case_data.hpp): a second run of the same cases takes every reference from it, a mutation campaign
+// (suites/ops/gemm/gemm_operation.hpp, gemm_case_data): a second run of the same cases takes every reference from it, a mutation campaign
 // after a certify run computes none, and the results are the same bit for bit with and without it.
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 
 #include "results/results_json.hpp"
 #include "suites/mutation/mutation.hpp"
-#include "suites/ops/gemm/case_data.hpp"
+#include "suites/ops/gemm/gemm_operation.hpp"
 #include "suites/run/suite.hpp"
 
 using namespace fpcert;

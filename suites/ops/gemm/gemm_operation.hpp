@@ -4,14 +4,50 @@
 // mutation score (docs/mutation.md).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "generators/problem.hpp"
+#include "oracle/gemm_ref.hpp"
+#include "suites/ops/gemm/batch.hpp"
 #include "suites/run/operation.hpp"
+#include "suites/run/suite.hpp"
+#include "suites/verdict/sampled_reference.hpp"
 
 namespace fpcert {
 
 struct MutationOptions;
+
+// The case data: a GEMM case's generated problem and exact reference, made once per process and shared
+// by every run of the case: the kernels of one run_suite and every mutation campaign after it (issue 39, "a main job in
+// a minute": `fpcert certify --kernel cuda` runs 36 campaigns, and each recomputed every case's reference).
+//
+// What is shared is what the case's spec, its sample and its batches determine bit for bit (generate() is reproducible,
+// the reference exact and engine-independent: docs/oracle.md), so a result never depends on whether it came from the
+// cache. The cache keeps the least recently used entries out once their bytes pass its budget: FPCERT_CASE_CACHE_MB
+// (0 turns it off; default a quarter of the machine's memory, at most 8 GiB).
+struct GemmCaseData {
+  Problem problem;
+  std::optional<GemmSample> sample;        ///< the graded rows and columns (a sampled reference), else none
+  GemmRef ref;                             ///< exact, or of the sample's rows and columns
+  std::optional<BatchProblems> batched;    ///< every batch's problem and reference (a strided batch case)
+};
+
+/// The case's data under sample spec `sspec` (the run's --sample, or the case's own): from the cache, or made now
+/// (generate, the reference, the batches; the caller pins the floating-point environment first) and kept.
+std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const SampleSpec& sspec);
+
+struct GemmCaseCacheStats {
+  std::int64_t hits = 0, misses = 0;
+  std::size_t bytes = 0, budget = 0, entries = 0;
+};
+GemmCaseCacheStats gemm_case_cache_stats();
+/// Drops every entry and zeroes the counts (tests).
+void clear_gemm_case_cache();
 
 /// The built-in GEMM suites, in the order `fpcert suites` lists them.
 std::vector<SuiteInfo> gemm_suites();
