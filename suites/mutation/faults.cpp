@@ -492,11 +492,8 @@ std::string fault_not_applicable(Fault f, const KernelTraits& t) {
     case Fault::Beta0ReadsC:
     case Fault::BetaIgnored:
       if (!t.alpha_beta) return "the kernel does not declare alpha/beta (D = alpha AB + beta C): it is never given C";
-      // The alpha/beta cases need alpha a and beta c exact in double (suites/ops/gemm/alpha_beta.cpp,
-      // alpha_beta_unsupported): a kernel with a wider format takes none of them, so it is never given C either.
-      if (t.acc->precision() > 26 || t.out->precision() > 26 || t.a_input->precision() > 26 || t.b_input->precision() > 26)
-        return "the suite's alpha/beta cases grade formats of at most 26 significant bits (alpha a and beta c exact in double): "
-               "this kernel takes none of them, so it is never given C";
+      // A kernel the alpha/beta cases cannot grade (block-scaled, or a format wider than 26 bits) takes none of them.
+      if (const std::string why = alpha_beta_unsupported(t); !why.empty()) return "the suite's " + why + ": this kernel is never given C";
       break;
     case Fault::BatchStrideIgnored:
     case Fault::BatchLastDropped:

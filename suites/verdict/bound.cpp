@@ -157,4 +157,12 @@ Bound make_bound(BoundVariant v, const BoundInputs& in) {
   return b;
 }
 
+std::string alpha_beta_unsupported(const KernelTraits& t) {
+  if (!t.alpha_beta) return "the kernel does not declare alpha/beta (D = alpha AB + beta C; KernelTraits::alpha_beta): it is called with alpha = 1, beta = 0 and no C";
+  if (t.block.active()) return "alpha/beta cases do not grade block-scaled kernels (their reference is the quantized product)";
+  if (t.acc->precision() > 26 || t.out->precision() > 26 || t.a_input->precision() > 26 || t.b_input->precision() > 26)
+    return "alpha/beta cases grade formats of at most 26 significant bits (alpha a and beta c exact in double)";
+  return {};
+}
+
 }  // namespace fpcert

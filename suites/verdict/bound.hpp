@@ -57,4 +57,9 @@ std::string pow2_text(double v);
 /// The narrowest precision a value passes through on its way in: min over input and operand format.
 const Format& storage_format(const Format& input, const Format& operand);
 
+/// Why the alpha/beta graders (suites/ops/gemm/alpha_beta.hpp) cannot take this kernel's D = alpha AB + beta C (empty:
+/// they can): the kernel does not declare it, its operands are block-scaled, or a format is wider than 26 bits (alpha a
+/// and beta c must be exact in double). The runner declines such cases; the mutation catalogue's faults of beta read it.
+std::string alpha_beta_unsupported(const KernelTraits& t);
+
 }  // namespace fpcert

@@ -14,10 +14,6 @@
 #include "base/codes.hpp"
 #include "generators/generate.hpp"
 #include "kernels/register.hpp"
-#include "kernels/tc/cards.hpp"
-#include "kernels/tc/instruction.hpp"
-#include "kernels/tc/probe.hpp"
-#include "oracle/fused_dot.hpp"
 #include "oracle/round.hpp"
 #include "plugin/loader.hpp"
 #include "suites/mutation/faults.hpp"
@@ -25,6 +21,7 @@
 #include "suites/ops/gemm/fault_injectors.hpp"
 #include "suites/ops/gemm/runner.hpp"
 #include "suites/run/suite.hpp"
+#include "tests/suites/tc_bitwise_support.hpp"  // card_of, cards, Installed
 
 using namespace fpcert;
 
@@ -256,22 +253,11 @@ TEST_CASE("alpha/beta grades use the installed tensor-core cards: cuBLASLt's FP8
   CaseResult nominal;
   grade_alpha_beta(g, nominal);
   CHECK(failed(nominal, CheckKind::Envelope));  // no cards installed: fp32's nominal bits
-  tc::CardSet set;
-  for (const char* id : {"mma_e4m3_f32", "wgmma_e4m3_f32"}) {
-    BehaviourCard bc;
-    bc.id = id;
-    bc.instruction = std::string(tc::find_instruction(id)->ptx);
-    bc.device = "simulated: MMA-Sim's Hopper FP8 block";
-    bc.supported = true;
-    bc.params = card;
-    bc.validation.push_back({"uniform", 1000, 0u});
-    set.cards.push_back(bc);
-  }
-  set.source = "the test's cards";
-  tc::install_cards(std::move(set));
   CaseResult carded;
-  grade_alpha_beta(g, carded);
-  tc::install_cards({});
+  {
+    const test_tc::Installed on(test_tc::cards({test_tc::card_of("mma_e4m3_f32", card), test_tc::card_of("wgmma_e4m3_f32", card)}));
+    grade_alpha_beta(g, carded);
+  }
   CHECK_FALSE(failed(carded, CheckKind::Envelope));
   CHECK(std::any_of(carded.checks.begin(), carded.checks.end(), [](const CheckResult& x) { return x.kind == CheckKind::Envelope && x.passed; }));
   CHECK(std::any_of(carded.flags.begin(), carded.flags.end(), [](const std::string& f) { return f.find("the coarsest of the behaviour cards") != std::string::npos; }));

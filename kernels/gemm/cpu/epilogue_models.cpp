@@ -150,21 +150,29 @@ class EpilogueModel final : public CpuModel {
     const std::optional<FusedDotParams>& card = traits_.sum_order.block_model.params;
     const std::int64_t step = card ? card->fused_length : 1, kp = (d.k + step - 1) / step * step;
     const std::int64_t promote = traits_.promote_every > 0 ? traits_.promote_every : kp;
-    std::vector<std::uint32_t> a(static_cast<std::size_t>(kp), 0), b(static_cast<std::size_t>(kp), 0);
-    const Format &fa = *traits_.a_operand, &fb = *traits_.b_operand;
+    // The card's operand codes, once: row i of A at ac[i kp ..], column j of B at bc[j kp ..], zero-padded to kp.
+    std::vector<std::uint32_t> ac, bc;
+    if (card) {
+      const Format &fa = *traits_.a_operand, &fb = *traits_.b_operand;
+      ac.assign(static_cast<std::size_t>(d.m * kp), 0);
+      bc.assign(static_cast<std::size_t>(d.n * kp), 0);
+      for (std::int64_t t = 0; t < d.k; ++t) {
+        for (std::int64_t i = 0; i < d.m; ++i)
+          ac[static_cast<std::size_t>(i * kp + t)] = static_cast<std::uint32_t>(round_double(fa, d.A(i, t), Rounder::nearest(fa)).code);
+        for (std::int64_t j = 0; j < d.n; ++j)
+          bc[static_cast<std::size_t>(j * kp + t)] = static_cast<std::uint32_t>(round_double(fb, d.B(t, j), Rounder::nearest(fb)).code);
+      }
+    }
     for (std::int64_t i = 0; i < d.m; ++i)
       for (std::int64_t j = 0; j < d.n; ++j) {
         float c = 0.0f;
         if (!card) {
           for (std::int64_t t = 0; t < d.k; ++t) c = std::fma(static_cast<float>(d.A(i, t)), static_cast<float>(d.B(t, j)), c);
         } else {
-          for (std::int64_t t = 0; t < d.k; ++t) {
-            a[static_cast<std::size_t>(t)] = static_cast<std::uint32_t>(round_double(fa, d.A(i, t), Rounder::nearest(fa)).code);
-            b[static_cast<std::size_t>(t)] = static_cast<std::uint32_t>(round_double(fb, d.B(t, j), Rounder::nearest(fb)).code);
-          }
+          const std::uint32_t *a = ac.data() + i * kp, *b = bc.data() + j * kp;
           std::uint64_t blk = 0;  // fp32 codes
           for (std::int64_t t = 0; t < kp; t += step) {
-            blk = fused_dot(*card, a.data() + t, b.data() + t, static_cast<int>(step), blk);
+            blk = fused_dot(*card, a + t, b + t, static_cast<int>(step), blk);
             if ((t + step) % promote == 0 || t + step == kp) c += std::bit_cast<float>(static_cast<std::uint32_t>(blk)), blk = 0;
           }
         }

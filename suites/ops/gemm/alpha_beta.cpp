@@ -44,14 +44,6 @@ std::vector<double> alpha_beta_c(const AlphaBetaCase& ab, const Format& out, std
 
 double alpha_beta_scalar(double v, const KernelTraits& t) { return to_double(*t.acc, round_double(*t.acc, v, Rounder::nearest(*t.acc)).code); }
 
-std::string alpha_beta_unsupported(const KernelTraits& t) {
-  if (!t.alpha_beta) return "the kernel does not declare alpha/beta (D = alpha AB + beta C; KernelTraits::alpha_beta): it is called with alpha = 1, beta = 0 and no C";
-  if (t.block.active()) return "alpha/beta cases do not grade block-scaled kernels (their reference is the quantized product)";
-  if (t.acc->precision() > 26 || t.out->precision() > 26 || t.a_input->precision() > 26 || t.b_input->precision() > 26)
-    return "alpha/beta cases grade formats of at most 26 significant bits (alpha a and beta c exact in double)";
-  return {};
-}
-
 double alpha_beta_allowed(double alpha, double beta, double E, double ref_abs, double c_abs, double d_abs, double u, double eta,
                           double u_out, double eta_out) {
   const double aa = std::fabs(alpha), bb = beta == 0 ? 0.0 : std::fabs(beta) * c_abs;

@@ -27,6 +27,7 @@
 #include "generators/problem.hpp"
 #include "kernels/kernel.hpp"
 #include "results/results.hpp"
+#include "suites/verdict/bound.hpp"  // alpha_beta_unsupported
 
 namespace fpcert {
 
@@ -44,8 +45,6 @@ std::vector<double> alpha_beta_c(const AlphaBetaCase& ab, const Format& out, std
 /// alpha or beta as the kernel gets it: rounded to nearest into the scalar format (the accumulator's).
 double alpha_beta_scalar(double v, const KernelTraits& t);
 
-/// Why the kernel cannot take this alpha/beta case (empty: it can).
-std::string alpha_beta_unsupported(const KernelTraits& t);
 
 struct AlphaBetaGrade {
   const Problem* problem = nullptr;

@@ -357,11 +357,6 @@ void add_check(CaseResult& out, CheckKind kind, bool passed, std::string detail,
   out.reason += (out.reason.empty() ? "" : "; ") + out.checks.back().detail;
 }
 
-std::string pow2_text(double v) {
-  if (v > 0 && std::exp2(std::round(std::log2(v))) == v) return fmt::format("2^{}", static_cast<int>(std::round(std::log2(v))));
-  return fmt::format("{:.4g}", v);
-}
-
 }  // namespace
 
 const Format& epilogue_bias_format(const KernelTraits& t) { return t.epilogue.bias_format ? *t.epilogue.bias_format : *t.out; }

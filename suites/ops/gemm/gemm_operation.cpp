@@ -296,6 +296,11 @@ struct Cache {
   GemmCaseCacheStats stats;
   bool budget_read = false;
 };
+/// The cache, its budget read once since the last clear (the caller holds mu).
+Cache& cache_locked(Cache& c) {
+  if (!c.budget_read) c.stats.budget = budget_bytes(), c.budget_read = true;
+  return c;
+}
 Cache& cache() {
   static Cache c;
   return c;
@@ -312,7 +317,7 @@ std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const Samp
   Cache& k = cache();
   {
     std::lock_guard<std::mutex> lock(k.mu);
-    if (!k.budget_read) k.stats.budget = budget_bytes(), k.budget_read = true;
+    cache_locked(k);
     if (const auto it = k.entries.find(key); it != k.entries.end()) {
       k.lru.splice(k.lru.begin(), k.lru, it->second.at);
       ++k.stats.hits;
@@ -338,15 +343,13 @@ std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const Samp
     k.entries[key] = {d, bytes, k.lru.begin()};
     k.stats.bytes += bytes;
   }
-  k.stats.entries = k.entries.size();
   return d;
 }
 
 GemmCaseCacheStats gemm_case_cache_stats() {
   Cache& k = cache();
   std::lock_guard<std::mutex> lock(k.mu);
-  if (!k.budget_read) k.stats.budget = budget_bytes(), k.budget_read = true;
-  k.stats.entries = k.entries.size();
+  cache_locked(k).stats.entries = k.entries.size();
   return k.stats;
 }
 
