@@ -72,6 +72,12 @@ class TiledKernel final : public GemmKernel {
   TiledKernel(std::string name, const char* model) : name_(std::move(name)), model_(model) {
     traits_ = make_cpu_model(model)->traits();
     traits_.order += " (one thread per element, k ascending; shared-memory tiles of 16)";
+    // The model's arithmetic, not its calling interface: this kernel computes C = A B of one matrix, so it must not
+    // inherit the model's D = alpha AB + beta C, strided batches or epilogue (the H100 main job of 2026-12-06 ran the
+    // batch and alpha/beta cases on it because it did, and they failed).
+    traits_.alpha_beta = false;
+    traits_.batched = false;
+    traits_.epilogue = {};
   }
   const std::string& name() const override { return name_; }
   std::string description() const override { return std::string("tiled SIMT GEMM, same order as ") + model_; }

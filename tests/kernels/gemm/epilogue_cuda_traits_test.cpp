@@ -100,6 +100,20 @@ TEST_CASE("SIMT epilogue built-ins: every bias kind, activation and layout, CUDA
     CHECK_FALSE(e.round_before_act);
   }
 }
+TEST_CASE("the SIMT tiled kernels take their model's arithmetic, not its interface: no alpha/beta, batches or epilogue") {
+  // kernels/gemm/cuda/pipeline.cu computes C = A B of one matrix. Its traits come from the CPU model of the same
+  // order, which declares alpha/beta and batches (the models implement them): inheriting those made the runner
+  // hand the kernel batch and alpha/beta cases it computes wrongly (the H100 main job, 2026-12-06).
+  for (const char* name : {"gemm_f32_tiled", "gemm_f16_f32acc_tiled", "gemm_f16_f16acc_tiled"}) {
+    auto k = make_gemm_kernel(name);
+    REQUIRE(k);
+    CAPTURE(name);
+    CHECK(!k->traits().alpha_beta);
+    CHECK(!k->traits().batched);
+    CHECK(!k->traits().epilogue.active());
+  }
+}
+
 #endif
 
 }  // namespace fpcert
