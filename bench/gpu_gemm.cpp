@@ -26,9 +26,10 @@ namespace {
 
 struct Row {
   const char* kernel;
-  const char* baseline;  // cuBLAS at the same data path / compute type ("" for none)
+  const char* baseline;  // cuBLAS at the same data path / compute type ("" for none), as "kernel" or "kernel@nt"
   const char* note;
   bool large;            // also run at 8192
+  Layout b = Layout::RowMajor;  // ColMajor: B stored K-major (BLAS "T" in row-major terms), the row's name gets "@nt"
 };
 
 // Baselines first: each size measures them before the kernels whose ratio they give.
@@ -52,6 +53,20 @@ const Row kRows[] = {
     {"gemm_f32_tiled", "cublas_gemm_f32_pedantic", "SIMT pipeline, vs COMPUTE_32F_PEDANTIC", false},
     {"gemm_f16_f32acc_tiled", "cublas_gemm_f16_f32acc", "SIMT pipeline, vs fp16-in/fp32-out COMPUTE_32F", false},
     {"gemm_f16_f16acc_tiled", "cublas_gemm_f16_f16acc", "SIMT pipeline, vs COMPUTE_16F", false},
+    // Hopper wgmma + TMA kernels (issue 43). tf32 and FP8 wgmma read B K-major only: their rows give B column-major
+    // (and so do their baselines: cuBLASLt's FP8 GEMM takes only that layout); a row-major B is first transposed
+    // into a workspace, which the tf32 row-major row times.
+    {"gemm_f16_f32acc_wgmma_sm90", "cublas_gemm_f16_f32acc", "vs fp16-in/fp32-out cublasGemmEx, COMPUTE_32F", true},
+    {"gemm_bf16_f32acc_wgmma_sm90", "cublas_gemm_bf16_f32acc", "vs bf16-in/fp32-out cublasGemmEx, COMPUTE_32F", true},
+    {"cublas_gemm_f32_fast_tf32", "", "fp32 in/out, COMPUTE_32F_FAST_TF32, B column-major", true, Layout::ColMajor},
+    {"gemm_tf32_f32acc_wgmma_sm90", "cublas_gemm_f32_fast_tf32@nt", "vs COMPUTE_32F_FAST_TF32, both B column-major", true, Layout::ColMajor},
+    {"gemm_tf32_f32acc_wgmma_sm90", "cublas_gemm_f32_fast_tf32", "B row-major: transposed first; vs COMPUTE_32F_FAST_TF32", true},
+    {"cublaslt_e4m3_scaled_bf16out", "", "cuBLASLt FP8 e4m3 (its only layout: B column-major), bf16 D", true, Layout::ColMajor},
+    {"gemm_e4m3_f32acc_wgmma_sm90", "cublaslt_e4m3_scaled_bf16out@nt", "vs cuBLASLt FP8 e4m3 (fp32 D here, bf16 there)", true, Layout::ColMajor},
+    {"gemm_e5m2_f32acc_wgmma_sm90", "cublaslt_e4m3_scaled_bf16out@nt", "vs cuBLASLt FP8 e4m3 (e5m2 same speed class)", true, Layout::ColMajor},
+    {"gemm_e4m3_f32acc_wgmma_sm90_promote128", "gemm_e4m3_f32acc_wgmma_sm90@nt", "vs the same without promotion (128 x 128 tiles here)", true, Layout::ColMajor},
+    {"gemm_e5m2_f32acc_wgmma_sm90_promote128", "gemm_e5m2_f32acc_wgmma_sm90@nt", "vs the same without promotion (128 x 128 tiles here)", true, Layout::ColMajor},
+    {"gemm_f16_f32acc_wgmma_sm90", "gemm_f16_f32acc_mma_sm80", "vs the mma.sync kernel (sm_80 design)", true},
 };
 
 }  // namespace
@@ -70,21 +85,23 @@ int main() {
               "baseline time / kernel time (> 1: faster than the baseline)\n");
   constexpr int kWarmups = 3, kTimed = 10;
   for (const std::int64_t N : {std::int64_t{1024}, std::int64_t{4096}, std::int64_t{8192}}) {
-    std::printf("\nM = N = K = %lld\n%-38s %10s %9s %8s  %s\n", static_cast<long long>(N), "kernel", "ms", "TFLOP/s",
+    std::printf("\nM = N = K = %lld\n%-41s %10s %9s %8s  %s\n", static_cast<long long>(N), "kernel", "ms", "TFLOP/s",
                 "ratio", "baseline");
     const std::size_t elems = static_cast<std::size_t>(N * N);
     std::map<std::string, std::unique_ptr<DeviceBuffer>> inputs;  // by format tag: A and B
     std::map<std::string, double> times;
     for (const Row& row : kRows) {
       if (N > 4096 && !row.large) continue;
+      const std::string label = std::string(row.kernel) + (row.b == Layout::ColMajor ? "@nt" : "");
       auto k = make_gemm_kernel(row.kernel);
       if (!k) {
-        std::printf("%-38s not registered\n", row.kernel);
+        std::printf("%-41s not registered\n", label.c_str());
         continue;
       }
-      const Support sup = k->can_implement(N, N, N);
+      Support sup = k->can_implement_layout(GemmLayout{Layout::RowMajor, row.b, Layout::RowMajor});
+      if (sup.ok) sup = k->can_implement(N, N, N);
       if (!sup.ok) {
-        std::printf("%-38s not supported: %s\n", row.kernel, sup.reason.c_str());
+        std::printf("%-41s not supported: %s\n", label.c_str(), sup.reason.c_str());
         continue;
       }
       const KernelTraits& t = k->traits();
@@ -106,11 +123,12 @@ int main() {
         ops.lda = N;
         ops.b = static_cast<std::uint8_t*>(inputs[tag]->p) + in_bytes;
         ops.ldb = N;
+        ops.b_layout = row.b;
         ops.c = c.p;
         ops.ldc = N;
         ops.stream = api->stream();
         const double med = bench::median_launch_ms(*k, ops, *api, kWarmups, kTimed);
-        times[row.kernel] = med;
+        times[label] = med;
         const double tflops = 2.0 * static_cast<double>(N) * static_cast<double>(N) * static_cast<double>(N) / (med * 1e-3) / 1e12;
         std::string ratio = "", base = row.note;
         if (*row.baseline) {
@@ -120,11 +138,11 @@ int main() {
           ratio = buf;
           base = std::string(row.baseline) + " (" + row.note + ")";
         }
-        std::printf("%-38s %10.4f %9.2f %8s  %s\n", row.kernel, med, tflops, ratio.c_str(), base.c_str());
+        std::printf("%-41s %10.4f %9.2f %8s  %s\n", label.c_str(), med, tflops, ratio.c_str(), base.c_str());
       } catch (const NotSupportedError& e) {
-        std::printf("%-38s not supported: %s\n", row.kernel, e.what());
+        std::printf("%-41s not supported: %s\n", label.c_str(), e.what());
       } catch (const DeviceError& e) {
-        std::printf("%-38s device error: %s\n", row.kernel, e.what());
+        std::printf("%-41s device error: %s\n", label.c_str(), e.what());
         return 3;
       }
       std::fflush(stdout);

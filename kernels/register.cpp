@@ -21,6 +21,7 @@ void register_builtin_kernels() {
   register_pipeline_kernels();
   register_splitk_atomic_kernels();
   register_mma_kernels();
+  register_wgmma_kernels();
   register_cublas_kernels();
   register_emu_split_kernels();
   register_emu_bf16_kernels();

@@ -25,6 +25,7 @@ void register_nondet_models();       ///< kernels/gemm/cpu/nondet_models.cpp: at
 void register_epilogue_models();     ///< kernels/gemm/cpu/epilogue_models.cpp: fused-epilogue models (issue 37) and their fixtures
 void register_f64_models();          ///< kernels/gemm/cpu/f64_models.cpp: FP64 GEMM models (docs/fp64.md)
 void register_f64_cuda_kernels();    ///< kernels/gemm/cublas/cublas_f64.cu: cuBLAS DGEMM and its fixed-point emulation (docs/fp64.md)
+void register_wgmma_kernels();       ///< kernels/gemm/cuda/wgmma.cu: Hopper wgmma + TMA GEMMs (issue 43)
 void register_dmma_f64_kernels();    ///< kernels/gemm/cuda/dmma.cu: FP64 GEMM on DMMA tensor cores (docs/fp64.md)
 void register_splitk_atomic_kernels();  ///< kernels/gemm/cuda/splitk_atomic.cu: split-K with atomic adds into C
 void register_bf16_on_f16_models();  ///< kernels/emu/bf16_on_fp16.cpp

@@ -51,11 +51,13 @@ Fp8AccReport fp8_accumulation_experiment(std::int64_t mn, std::int64_t k, bool d
     // fp32 accumulation of the same products: one FMA per product, k ascending (the CPU model's order).
     KernelTraits fp32 = make_gemm_kernel(fmt::format("model_gemm_{}_f32acc", f->tag))->traits();
     const auto [f_fro, f_cw] = errors(emulate_gemm(fp32, mn, mn, k, p.a.data, p.b.data), ref);
+    // Hopper's two FP8 paths: mma.sync (run on the f16 datapath there) and wgmma (native, 13-bit sums; issue 43).
+    for (const char* family : {"mma_sm89", "wgmma_sm90"})
     for (int promote : {0, 128}) {
       Fp8AccRow row;
       row.format = f->tag;
       row.promote_every = promote;
-      row.kernel = fmt::format("gemm_{}_f32acc_mma_sm89{}", f->tag, promote ? fmt::format("_promote{}", promote) : "");
+      row.kernel = fmt::format("gemm_{}_f32acc_{}{}", f->tag, family, promote ? fmt::format("_promote{}", promote) : "");
       row.fp32_fro = f_fro;
       row.fp32_cw = f_cw;
       const auto kernel = make_gemm_kernel(row.kernel);

@@ -430,19 +430,22 @@ TEST_CASE("FP8 accumulation experiment, model side: a 13-bit card loses more tha
   // step truncates the running sum to 13 bits (relative error up to 2^-13 per step, 32 steps, all toward
   // zero); with promotion the chains are 4 steps long and the 8 partials join in fp32; fp32 accumulation
   // loses at most 2^-24 per product. So predicted errors order as unpromoted > promoted > fp32.
+  // The same card for the wgmma kernels (issue 43), whose instruction it is: rows e4m3 {mma, wgmma} x {plain,
+  // promoted}, then e5m2.
   std::vector<BehaviourCard> cs;
   for (const char* f : {"e4m3", "e5m2"}) {
     FusedDotParams p = *tc::mma_sim_hopper(*tc::find_instruction(std::string("wgmma_") + f + "_f32"));
     cs.push_back(card_of(std::string("mma_") + f + "_f32", p));
+    cs.push_back(card_of(std::string("wgmma_") + f + "_f32", p));
   }
   const Installed on(cards(cs));
   const Fp8AccReport rep = fp8_accumulation_experiment(8, 1024, false);
-  REQUIRE(rep.rows.size() == 4);
+  REQUIRE(rep.rows.size() == 8);
   if (rep.rows[0].status.find("not built") != std::string::npos) {
     MESSAGE("no CUDA in this build: the FP8 mma.sync kernels (and their traits) do not exist here");
     return;
   }
-  for (std::size_t i = 0; i < 4; i += 2) {
+  for (std::size_t i = 0; i < 8; i += 2) {
     const Fp8AccRow& plain = rep.rows[i];
     const Fp8AccRow& promoted = rep.rows[i + 1];
     CAPTURE(plain.kernel);
@@ -457,3 +460,60 @@ TEST_CASE("FP8 accumulation experiment, model side: a 13-bit card loses more tha
   }
 }
 
+
+TEST_CASE("the wgmma kernels' K-loop as declared: chained k-steps from +0, K padded to the 128-byte stage, promotion per stage") {
+  // What the bitwise tier expects of kernels/gemm/cuda/wgmma.cu, walked by hand with fused_dot: fp16 steps of 16
+  // (K = 100 padded to 128: two stages of 64), and the promoted e4m3 kernel's chains of 4 steps of 32 (one stage of
+  // 128 products) from +0, each joined to an fp32 sum by one RN add. The device run holds the kernels to the same.
+  auto f16k = make_gemm_kernel("gemm_f16_f32acc_wgmma_sm90");
+  auto e4k = make_gemm_kernel("gemm_e4m3_f32acc_wgmma_sm90_promote128");
+  if (!f16k || !e4k) {
+    MESSAGE("skipped: no CUDA in this build (the wgmma kernels are not registered)");
+    return;
+  }
+  const auto codes = [](const Format& f, const std::vector<double>& v) {
+    std::vector<std::uint32_t> c(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) c[i] = static_cast<std::uint32_t>(round_double(f, v[i], Rounder::nearest(f)).code);
+    return c;
+  };
+  {
+    const std::int64_t K = 100;
+    const Problem p = generate("normal:m=1,n=1,k=100,seed=17");
+    std::vector<double> a = round_values(p.a.data, f16, Rounding::NearestEven), b = round_values(p.b.data, f16, Rounding::NearestEven);
+    const FusedDotParams card = *tc::mma_sim_hopper(*tc::find_instruction("wgmma_f16_f32"));
+    const Installed on(cards({card_of("wgmma_f16_f32", card)}));
+    const KernelTraits t = tc::with_installed_cards(f16k->traits());
+    REQUIRE(emulation_unavailable(t).empty());
+    CHECK(order_spec(t.sum_order) == "tensor_core:k=16,insn=wgmma_f16_f32,pad=64,model=card");
+    std::vector<double> ap = a, bp = b;
+    ap.resize(128, 0.0), bp.resize(128, 0.0);
+    const auto ac = codes(f16, ap), bc = codes(f16, bp);
+    std::uint32_t acc = 0;  // +0
+    for (int s = 0; s < 128; s += 16) acc = fused_dot(card, ac.data() + s, bc.data() + s, 16, acc);
+    CHECK(emulate_gemm(t, 1, 1, K, a, b)[0] == acc);
+  }
+  {
+    const std::int64_t K = 300;  // three stages, the last one partial (zero-padded to 384)
+    const Problem p = generate("normal:m=1,n=1,k=300,seed=19");
+    std::vector<double> a = round_values(p.a.data, e4m3, Rounding::NearestEven), b = round_values(p.b.data, e4m3, Rounding::NearestEven);
+    const FusedDotParams card = *tc::mma_sim_hopper(*tc::find_instruction("wgmma_e4m3_f32"));
+    const Installed on(cards({card_of("wgmma_e4m3_f32", card)}));
+    const KernelTraits t = tc::with_installed_cards(e4k->traits());
+    REQUIRE(emulation_unavailable(t).empty());
+    CHECK(t.promote_every == 128);
+    std::vector<double> ap = a, bp = b;
+    ap.resize(384, 0.0), bp.resize(384, 0.0);
+    const auto ac = codes(e4m3, ap), bc = codes(e4m3, bp);
+    float sum = 0.0f;
+    for (int stage = 0; stage < 384; stage += 128) {
+      std::uint32_t chain = 0;
+      for (int s = stage; s < stage + 128; s += 32) chain = fused_dot(card, ac.data() + s, bc.data() + s, 32, chain);
+      sum = sum + std::bit_cast<float>(chain);  // one RN fp32 add (built with -ffp-contract=off)
+    }
+    CHECK(emulate_gemm(t, 1, 1, K, a, b)[0] == std::bit_cast<std::uint32_t>(sum));
+    // Promotion matters on these data: the unpromoted chain over all of K differs.
+    std::uint32_t chain = 0;
+    for (int s = 0; s < 384; s += 32) chain = fused_dot(card, ac.data() + s, bc.data() + s, 32, chain);
+    CHECK(chain != std::bit_cast<std::uint32_t>(sum));
+  }
+}
