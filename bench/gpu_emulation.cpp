@@ -9,7 +9,9 @@
 //      cuBLAS pedantic fp32's;
 //   2. BF16 on FP16: time per stage (exponent reduction, packing, MMA, rescale epilogue, fallback) and
 //      end to end for every strategy, next to the native bf16 mma.sync kernel and cuBLAS bf16 (fp32
-//      accumulation), on ordinary bf16 data and on data with 1% outliers times 2^40.
+//      accumulation), on ordinary bf16 data and on data with 1% outliers times 2^40;
+//   and, for both, Hopper's native rates: the wgmma + TMA kernels (issue 43) at the same shape ('wgmma pred': the split
+//   scheme's T_overhead + m slice products at that rate; 'vs wgmma': the native bf16 wgmma time / end to end).
 // Every time is the median of 10 launches after 3 warm-ups (CUDA events, no copies); inputs are random
 // and never zero. Exits 0 with a message when there is no CUDA device.
 #include <algorithm>
@@ -111,9 +113,22 @@ int split_products(DeviceApi& api) {
     const double ttf = tf32k ? time_kernel(*tf32k, f32ops.ops, api, why) : -1;
     std::printf("%-34s %10.4f ms %8.2f TFLOP/s   (P_32, T_32)\n", "cublas_gemm_f32_pedantic", t32, p32);
     if (ttf > 0) std::printf("%-34s %10.4f ms %8.2f TFLOP/s   (P_low of tf32 schemes)\n", "gemm_tf32_f32acc_mma_sm80", ttf, tflops(N, ttf));
+    // Hopper's native rates (issue 43): the wgmma + TMA kernels at the same shape. 'wgmma pred' = T_overhead + m T_low with
+    // T_low these kernels' time: what the scheme would take with its slice products at Hopper's native rate.
+    double tw_tf32 = -1, tw_bf16 = -1;
+    {
+      auto wt = make_gemm_kernel("gemm_tf32_f32acc_wgmma_sm90");
+      tw_tf32 = wt ? time_kernel(*wt, f32ops.ops, api, why) : -1;
+      if (tw_tf32 > 0) std::printf("%-34s %10.4f ms %8.2f TFLOP/s   (Hopper's tf32 rate; B row-major: transposed first)\n", "gemm_tf32_f32acc_wgmma_sm90", tw_tf32, tflops(N, tw_tf32));
+      else std::printf("%-34s not supported here: %s\n", "gemm_tf32_f32acc_wgmma_sm90", why.c_str());
+      Operands bops(api, bf16, N, 0);
+      auto wb = make_gemm_kernel("gemm_bf16_f32acc_wgmma_sm90");
+      tw_bf16 = wb ? time_kernel(*wb, bops.ops, api, why) : -1;
+      if (tw_bf16 > 0) std::printf("%-34s %10.4f ms %8.2f TFLOP/s   (Hopper's bf16 rate)\n", "gemm_bf16_f32acc_wgmma_sm90", tw_bf16, tflops(N, tw_bf16));
+    }
     double p_low_bf16 = -1;
-    std::printf("%-26s %2s %10s %9s %8s %10s %10s %9s %9s %10s %10s  %s\n", "kernel", "m", "time ms", "TFLOP/s", "vs fp32", "T_oh ms",
-                "MMA ms", "P_low/P32", "needed", "predicted", "verdict", "measured");
+    std::printf("%-26s %2s %10s %9s %8s %10s %10s %9s %9s %10s %10s %10s  %s\n", "kernel", "m", "time ms", "TFLOP/s", "vs fp32", "T_oh ms",
+                "MMA ms", "P_low/P32", "needed", "predicted", "wgmma pred", "verdict", "measured");
     for (const SplitRow& row : kSplit) {
       auto k = make_gemm_kernel(row.kernel);
       const SplitScheme* sc = find_split_scheme(row.scheme);
@@ -141,8 +156,10 @@ int split_products(DeviceApi& api) {
       const double have = p_low / p32;
       const bool model_wins = toh < t32 && have > needed;
       const double predicted = toh + m * (2.0 * static_cast<double>(N) * N * N / (p_low * 1e12)) * 1e3;
-      std::printf("%-26s %2d %10.4f %9.2f %8.3f %10.4f %10.4f %9.3f %9.3f %10.4f %10s  %s\n", row.kernel, m, t, tflops(N, t), t32 / t, toh,
-                  tmma, have, needed, predicted, model_wins ? "wins" : "loses",
+      const double tw = bf16s ? tw_bf16 : tw_tf32;
+      const double wpred = tw > 0 ? toh + m * tw : NAN;
+      std::printf("%-26s %2d %10.4f %9.2f %8.3f %10.4f %10.4f %9.3f %9.3f %10.4f %10.4f %10s  %s\n", row.kernel, m, t, tflops(N, t), t32 / t, toh,
+                  tmma, have, needed, predicted, wpred, model_wins ? "wins" : "loses",
                   t < t32 ? "emulation faster than fp32" : "fp32 faster than emulation");
     }
   }
@@ -167,10 +184,13 @@ int bf16_on_fp16(DeviceApi& api) {
       auto cub = make_gemm_kernel("cublas_gemm_bf16_f32acc");
       const double tn = native ? time_kernel(*native, ops.ops, api, why) : -1;
       const double tc = cub ? time_kernel(*cub, ops.ops, api, why) : -1;
+      auto wg = make_gemm_kernel("gemm_bf16_f32acc_wgmma_sm90");
+      const double tw = wg ? time_kernel(*wg, ops.ops, api, why) : -1;
       std::printf("%-36s %10.4f ms %8.2f TFLOP/s\n", "gemm_bf16_f32acc_mma_sm80 (native)", tn, tn > 0 ? tflops(N, tn) : 0.0);
+      std::printf("%-36s %10.4f ms %8.2f TFLOP/s\n", "gemm_bf16_f32acc_wgmma_sm90 (Hopper)", tw, tw > 0 ? tflops(N, tw) : 0.0);
       std::printf("%-36s %10.4f ms %8.2f TFLOP/s\n", "cublas_gemm_bf16_f32acc", tc, tc > 0 ? tflops(N, tc) : 0.0);
-      std::printf("%-36s %8s %8s %8s %8s %8s %10s %9s %8s  %s\n", "kernel", "reduce", "pack", "MMA", "rescale", "fallback", "end2end",
-                  "TFLOP/s", "vs nat", "tiles / outliers");
+      std::printf("%-36s %8s %8s %8s %8s %8s %10s %9s %8s %8s  %s\n", "kernel", "reduce", "pack", "MMA", "rescale", "fallback", "end2end",
+                  "TFLOP/s", "vs nat", "vs wgmma", "tiles / outliers");
       for (const auto& pol : bf16_on_f16_policies()) {
         const std::string name = bf16_on_f16_kernel_name(pol);
         auto k = make_gemm_kernel(name);
@@ -187,10 +207,10 @@ int bf16_on_fp16(DeviceApi& api) {
         const std::vector<StageTime> st = staged->time_stages(ops.ops, kWarmups, kTimed);
         const double e2e = time_kernel(*k, ops.ops, api, why);
         const Bf16OnF16Stats s = dynamic_cast<Bf16OnF16Kernel*>(k.get())->last_stats();
-        std::printf("%-36s %8.4f %8.4f %8.4f %8.4f %8.4f %10.4f %9.2f %8.3f  %lld row / %lld K-block, %lld outliers, %s\n", name.c_str(),
+        std::printf("%-36s %8.4f %8.4f %8.4f %8.4f %8.4f %10.4f %9.2f %8.3f %8.3f  %lld row / %lld K-block, %lld outliers, %s\n", name.c_str(),
                     stage(st, "exponent reduction"), stage(st, "packing"), stage(st, "MMA with rescale"),
                     stage(st, "rescale epilogue (difference)"), stage(st, "fallback (fp32 outlier path)"), e2e, tflops(N, e2e),
-                    tn > 0 ? tn / e2e : 0.0, static_cast<long long>(s.tiles_row), static_cast<long long>(s.tiles_kblock),
+                    tn > 0 ? tn / e2e : 0.0, tw > 0 ? tw / e2e : 0.0, static_cast<long long>(s.tiles_row), static_cast<long long>(s.tiles_kblock),
                     static_cast<long long>(s.a.outliers + s.b.outliers), s.lossless() ? "lossless" : "LOSSY");
       }
     }
