@@ -224,10 +224,9 @@ class WgmmaKernel final : public GemmKernel {
     std::int64_t ldb = ops.ldb;
     bool trans_b = false;
     if (K > 0) {
-      if (ops.b_layout == Layout::ColMajor && tma_ok(b, ldb, ES)) {
-      } else if (k16 && ops.b_layout == Layout::RowMajor && tma_ok(b, ldb, ES)) {
-        trans_b = true;
-      } else {
+      const bool k_major = ops.b_layout == Layout::ColMajor && tma_ok(b, ldb, ES);
+      trans_b = !k_major && k16 && ops.b_layout == Layout::RowMajor && tma_ok(b, ldb, ES);
+      if (!k_major && !trans_b) {
         sb = std::make_unique<Scratch>(static_cast<std::size_t>(N * ld_pad * ES), stream, name_);
         const bool row = ops.b_layout == Layout::RowMajor;  // element (k, j): row-major at k ldb + j
         stage(ops.b, row ? 1 : ops.ldb, row ? ops.ldb : 1, N, K, sb->p, ld_pad, ES, stream, name_);

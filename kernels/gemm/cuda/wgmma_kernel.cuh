@@ -40,27 +40,11 @@ namespace fpcert::wgmma_device {
 
 enum class Wg { F16, BF16, TF32, E4M3, E5M2 };
 
+/// Element bytes and K of one wgmma (32 bytes of K for every type: 16 fp16/bf16, 8 tf32, 32 fp8).
 template <Wg T>
-struct WgInfo;
-template <>
-struct WgInfo<Wg::F16> {
-  static constexpr int kBytes = 2, kK = 16;
-};
-template <>
-struct WgInfo<Wg::BF16> {
-  static constexpr int kBytes = 2, kK = 16;
-};
-template <>
-struct WgInfo<Wg::TF32> {
-  static constexpr int kBytes = 4, kK = 8;
-};
-template <>
-struct WgInfo<Wg::E4M3> {
-  static constexpr int kBytes = 1, kK = 32;
-};
-template <>
-struct WgInfo<Wg::E5M2> {
-  static constexpr int kBytes = 1, kK = 32;
+struct WgInfo {
+  static constexpr int kBytes = T == Wg::TF32 ? 4 : (T == Wg::E4M3 || T == Wg::E5M2) ? 1 : 2;
+  static constexpr int kK = 32 / kBytes;
 };
 
 constexpr int kBM = 128, kBN = 256;                // block tile of C (kBN: the plain kernels; promoted FP8: 128)

@@ -31,26 +31,6 @@ bool is_fp8(const std::string& name) { return name.find("e4m3") != std::string::
 /// The SM the kernel's instructions need (its name says it).
 int needed_sm(const std::string& name) { return is_fp8(name) ? 89 : 80; }
 
-/// m x k and k x n integers in [-4, 4]: exact in every input format (e5m2 holds 0..4 exactly, e4m3
-/// up to 16), products in [-16, 16]. With K <= 256 every partial sum is an integer of magnitude
-/// <= 4096 = 2^12, exact in fp32 and in a 13-fraction-bit accumulator, and no alignment inside an
-/// MMA can drop a bit of it; so any summation order gives the exact integer GEMM, bit for bit.
-Problem integer_problem(std::int64_t m, std::int64_t n, std::int64_t k, std::uint64_t seed) {
-  Problem p;
-  p.spec = "test-nonzero-integers[-4,4]";
-  p.source = &f32;
-  p.m = m, p.n = n, p.k = k;
-  p.a = Matrix(m, k);
-  p.b = Matrix(k, n);
-  std::uint64_t ctr = 0;
-  for (auto* v : {&p.a.data, &p.b.data})
-    for (double& x : *v) {  // nonzero integers in [-4, 4]: a 1 x 1 x 1 product is never 0, so the test can fail
-      const int r = static_cast<int>(philox_4x32(seed, 7, ctr++)[0] % 8);  // 0..7
-      x = static_cast<double>(r < 4 ? r - 4 : r - 3);                    // -4..-1, 1..4
-    }
-  return p;
-}
-
 CaseResult run(GemmKernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, RunOptions opt = {},
                BoundVariant v = BoundVariant::Independent) {
   return test::run_graded(k, p, ref, api, opt, v);
@@ -98,7 +78,7 @@ TEST_CASE("mma: exact fragment layouts - integer inputs give the exact integer G
       CAPTURE(s.m);
       CAPTURE(s.n);
       CAPTURE(s.k);
-      const Problem p = integer_problem(s.m, s.n, s.k, test::seed() + static_cast<std::uint64_t>(s.m * 1000 + s.k));
+      const Problem p = test::integer_problem(s.m, s.n, s.k, test::seed() + static_cast<std::uint64_t>(s.m * 1000 + s.k));
       const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
       RunOptions opt;
       opt.warmups = 0;
@@ -147,18 +127,7 @@ TEST_CASE("mma: the tf32 kernel rounds its fp32 inputs to tf32 nearest with ties
   const Rounder rna{Rounding::NearestAway, Saturation::Inf, NanPayload::Preserve};
   for (const bool x_left : {true, false}) {
     CAPTURE(x_left);
-    Problem p;
-    p.spec = x_left ? "test-tf32-rounding: X * I" : "test-tf32-rounding: I * X";
-    p.source = &f32;
-    p.m = p.n = p.k = n;
-    p.a = Matrix(n, n);
-    p.b = Matrix(n, n);
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        const double v = x[static_cast<std::size_t>(i * n + j)];
-        (x_left ? p.a : p.b)(i, j) = v;
-        (x_left ? p.b : p.a)(i, j) = i == j ? 1.0 : 0.0;
-      }
+    const Problem p = test::identity_product_problem(x, n, x_left, x_left ? "test-tf32-rounding: X * I" : "test-tf32-rounding: I * X");
     // The expected C: X rounded to tf32 with ties away, computed by the oracle.
     Problem q = p;
     for (double& v : (x_left ? q.a : q.b).data) v = to_double(tf32, round_double(tf32, v, rna).code);

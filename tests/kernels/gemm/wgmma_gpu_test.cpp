@@ -26,24 +26,6 @@ const char* const kWgmmaKernels[] = {"gemm_f16_f32acc_wgmma_sm90", "gemm_bf16_f3
                                      "gemm_e4m3_f32acc_wgmma_sm90", "gemm_e5m2_f32acc_wgmma_sm90",
                                      "gemm_e4m3_f32acc_wgmma_sm90_promote128", "gemm_e5m2_f32acc_wgmma_sm90_promote128"};
 
-/// Nonzero integers in [-4, 4] (exact in every input format; products in [-16, 16]); with K <= 256 every partial sum
-/// is an integer of magnitude <= 2^12, exact in fp32 and in FP8's 13-bit accumulation.
-Problem integer_problem(std::int64_t m, std::int64_t n, std::int64_t k, std::uint64_t seed) {
-  Problem p;
-  p.spec = "test-nonzero-integers[-4,4]";
-  p.source = &f32;
-  p.m = m, p.n = n, p.k = k;
-  p.a = Matrix(m, k);
-  p.b = Matrix(k, n);
-  std::uint64_t ctr = 0;
-  for (auto* v : {&p.a.data, &p.b.data})
-    for (double& x : *v) {
-      const int r = static_cast<int>(philox_4x32(seed, 7, ctr++)[0] % 8);
-      x = static_cast<double>(r < 4 ? r - 4 : r - 3);
-    }
-  return p;
-}
-
 std::unique_ptr<GemmKernel> make(const std::string& name) {
   auto k = make_gemm_kernel(name);
   REQUIRE_MESSAGE(k, "kernel " << name << " is not registered");
@@ -80,7 +62,7 @@ TEST_CASE("wgmma: exact layouts - integer inputs give the exact integer GEMM bit
           CAPTURE(s.k);
           CAPTURE(to_string(l));
           CAPTURE(misaligned);
-          const Problem p = integer_problem(s.m, s.n, s.k, test::seed() + static_cast<std::uint64_t>(s.m * 1000 + s.k));
+          const Problem p = test::integer_problem(s.m, s.n, s.k, test::seed() + static_cast<std::uint64_t>(s.m * 1000 + s.k));
           const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
           CaseSetup cs;
           cs.suite = "gpu-test";
@@ -139,17 +121,7 @@ TEST_CASE("wgmma: the tf32 kernel reads its fp32 operands truncated to tf32 (the
   const Rounder rz{Rounding::TowardZero, Saturation::Inf, NanPayload::Preserve};
   for (const bool x_left : {true, false}) {
     CAPTURE(x_left);
-    Problem p;
-    p.spec = x_left ? "test-tf32-reading: X * I" : "test-tf32-reading: I * X";
-    p.source = &f32;
-    p.m = p.n = p.k = n;
-    p.a = Matrix(n, n);
-    p.b = Matrix(n, n);
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        (x_left ? p.a : p.b)(i, j) = x[static_cast<std::size_t>(i * n + j)];
-        (x_left ? p.b : p.a)(i, j) = i == j ? 1.0 : 0.0;
-      }
+    const Problem p = test::identity_product_problem(x, n, x_left, x_left ? "test-tf32-reading: X * I" : "test-tf32-reading: I * X");
     Problem q = p;  // X truncated to tf32 by the oracle: what the traits say the kernel computes
     for (double& v : (x_left ? q.a : q.b).data) v = to_double(tf32, round_double(tf32, v, rz).code);
     const GemmRef want = gemm_reference(q.a.view(), q.b.view());
