@@ -1,8 +1,9 @@
 // bench/gpu_gemm.cpp — GEMM throughput of the CUDA kernels next to cuBLAS at the same compute type,
 // measured side by side in one run: M = N = K in {1024, 4096, 8192}, random non-zero inputs, the median
 // of 10 timed launches after 3 warm-ups (CUDA events around each launch, no copies), TFLOP/s = 2MNK/t,
-// and the speed ratio to the named cuBLAS baseline (> 1: faster than cuBLAS). Exits 0 with a message
-// when there is no CUDA device.
+// and the speed ratio to the named cuBLAS baseline (> 1: faster than cuBLAS); a row may store B column-major
+// ("@nt": tf32 and FP8 wgmma read B K-major only, and cuBLASLt's FP8 GEMM, their baseline, takes only that layout).
+// Exits 0 with a message when there is no CUDA device.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -46,7 +47,7 @@ const Row kRows[] = {
     {"gemm_bf16_f32acc_mma_sm80", "cublas_gemm_bf16_f32acc", "vs bf16-in/fp32-out cublasGemmEx, COMPUTE_32F", true},
     {"gemm_tf32_f32acc_mma_sm80", "cublas_gemm_f32_fast_tf32", "vs fp32 in/out, COMPUTE_32F_FAST_TF32", true},
     {"gemm_e4m3_f32acc_mma_sm89", "cublas_gemm_f16_f32acc",
-     "vs cuBLAS fp16 (cublasGemmEx has no FP8; a cuBLASLt FP8 baseline is not wired)", true},
+     "vs cuBLAS fp16 (cublasGemmEx has no FP8; the wgmma rows below compare with cuBLASLt FP8)", true},
     {"gemm_e4m3_f32acc_mma_sm89_promote128", "gemm_e4m3_f32acc_mma_sm89", "vs the same kernel without promotion", true},
     {"gemm_e5m2_f32acc_mma_sm89", "cublas_gemm_f16_f32acc", "vs cuBLAS fp16 (no FP8 in cublasGemmEx)", true},
     {"gemm_e5m2_f32acc_mma_sm89_promote128", "gemm_e5m2_f32acc_mma_sm89", "vs the same kernel without promotion", true},
