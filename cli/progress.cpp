@@ -1,11 +1,15 @@
 // cli/progress.cpp — the terminal progress line (cli/progress.hpp).
 #include "cli/progress.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace fpcert::cli {
 
@@ -29,6 +33,20 @@ std::function<void(double)> terminal_progress(std::uint64_t total) {
       std::fprintf(stderr, "\r  100.0%%  %8.1f M patterns/s  %6.1f s%*s\n", rate / 1e6, s, 20, "");
     std::fflush(stderr);
   };
+}
+
+std::string kernel_time_line(const std::map<std::string, double>& wall) {
+  std::vector<std::pair<double, std::string>> v;
+  double total = 0;
+  for (const auto& [k, t] : wall) {
+    v.emplace_back(t, k);
+    total += t;
+  }
+  std::sort(v.rbegin(), v.rend());
+  std::string line = "time by kernel (wall: cases, references, grading; slowest first):";
+  for (std::size_t i = 0; i < v.size() && i < 8; ++i) line += fmt::format("{} {} {:.1f} s", i ? "," : "", v[i].second, v[i].first);
+  if (v.size() > 8) line += ", ...";
+  return line + fmt::format(" ({} kernels, {:.1f} s)\n", v.size(), total);
 }
 
 }  // namespace fpcert::cli

@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
@@ -24,6 +26,7 @@
 #include "cli/mutate.hpp"
 #include "cli/options.hpp"
 #include "cli/plugins.hpp"
+#include "cli/progress.hpp"
 #include "cli/run_outputs.hpp"
 #include "cli/scale.hpp"
 #include "cli/suite_plan.hpp"
@@ -449,7 +452,14 @@ int run(const SuiteArgs& a, const char* verb) {
       const std::string partial_note =
           o.jsonl_path.empty() ? std::string("; no --json: finished cases are only in the table above")
                                : "; cases finished so far are in " + o.jsonl_path + " (fpcert report reads it)";
-      o.on_case = [&watchdog, print = part.print_rows](const CaseResult& c) {
+      // Wall time per kernel (its cases: problem generation and the exact reference where the kernel is the first to
+      // need them, the runs, the grading), printed after the verdict: where a long run's time goes.
+      std::map<std::string, double> kernel_wall;
+      auto case_clock = std::chrono::steady_clock::now();
+      o.on_case = [&watchdog, &kernel_wall, &case_clock, print = part.print_rows](const CaseResult& c) {
+        const auto now = std::chrono::steady_clock::now();
+        kernel_wall[c.kernel] += std::chrono::duration<double>(now - case_clock).count();
+        case_clock = now;
         if (watchdog) watchdog->disarm();
         if (!print) return;
         std::fputs(case_row(c).c_str(), stdout);
@@ -494,6 +504,7 @@ int run(const SuiteArgs& a, const char* verb) {
           for (const auto& t : preset_suite_record(one).tables) fmt::print("\n{}\n", table_text(t));
       }
       if (part.print_rows) std::fputs(verdict_text(one).c_str(), stdout);
+      if (part.print_rows && kernel_wall.size() > 1) fmt::print("{}", cli::kernel_time_line(kernel_wall));
       if (mutation)
         add_mutation_scores(a, *suite, suite_kernels[si], o, one, part.print_rows, [&](const std::string& k) {
           return !part.selected || part.selected->count(last_item[suite->name + "\t" + k]) != 0;

@@ -4,9 +4,11 @@
 // the last suite.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "cli/progress.hpp"
 #include "cli/run_outputs.hpp"
 
 using namespace fpcert;
@@ -57,4 +59,14 @@ TEST_CASE("complete_certify: the evidence rule's failures join the last suite of
   CHECK(r.cases[0].suite == "certify");
   CHECK(r.cases[0].status == CaseStatus::Fail);
   CHECK(cli::split_suites(r).back().cases.size() == 1);  // in the last suite's JUnit and HTML
+}
+
+TEST_CASE("certify's time-by-kernel line: slowest first, the eight slowest named, the total") {
+  std::map<std::string, double> wall;
+  for (int i = 0; i < 10; ++i) wall["k" + std::to_string(i)] = i + 0.25;  // k9 the slowest, 9.25 s
+  const std::string line = cli::kernel_time_line(wall);
+  CHECK(line.find("slowest first): k9 9.2 s, k8 8.2 s") != std::string::npos);
+  CHECK(line.find("k2 2.2 s") != std::string::npos);   // the eighth
+  CHECK(line.find("k1 ") == std::string::npos);        // the ninth is not named
+  CHECK(line.find(", ... (10 kernels, 47.5 s)\n") != std::string::npos);
 }
