@@ -222,11 +222,7 @@ int run_fp8_accumulation(const Args& a) {
   const bool cuda = a.device == "cuda";
   if (!cuda && a.device != "cpu") throw InputError("--device: expected cpu or cuda, got '" + a.device + "'");
   const std::int64_t mn = a.mn > 0 ? a.mn : 256;
-  std::vector<std::string> names;
-  for (const char* f : {"e4m3", "e5m2"})
-    for (const char* family : {"mma_sm89", "wgmma_sm90"})
-      for (const char* p : {"", "_promote128"}) names.push_back(fmt::format("gemm_{}_f32acc_{}{}", f, family, p));
-  prepare_cards(a.card, a.card_samples, names);
+  prepare_cards(a.card, a.card_samples, fp8_accumulation_kernels());
   const Fp8AccReport rep = fp8_accumulation_experiment(mn, a.k, cuda);
   fmt::print("FP8 accumulation: M = N = {}, K = {}, N(0, 1) values rounded to the FP8 format (errors are the accumulation's), device: {}\n", rep.m,
              rep.k, rep.device);

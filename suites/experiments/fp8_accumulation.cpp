@@ -30,7 +30,22 @@ std::pair<double, double> errors(const std::vector<std::uint64_t>& codes, const 
   return {r2 > 0 ? std::sqrt(e2 / r2) : 0.0, cw};
 }
 
+constexpr const char* kFamilies[] = {"mma_sm89", "wgmma_sm90"};
+constexpr int kPromotions[] = {0, 128};
+
+std::string kernel_name(const Format& f, const char* family, int promote) {
+  return fmt::format("gemm_{}_f32acc_{}{}", f.tag, family, promote ? fmt::format("_promote{}", promote) : "");
+}
+
 }  // namespace
+
+std::vector<std::string> fp8_accumulation_kernels() {
+  std::vector<std::string> names;
+  for (const Format* f : {&e4m3, &e5m2})
+    for (const char* family : kFamilies)
+      for (int promote : kPromotions) names.push_back(kernel_name(*f, family, promote));
+  return names;
+}
 
 Fp8AccReport fp8_accumulation_experiment(std::int64_t mn, std::int64_t k, bool device) {
   Fp8AccReport rep;
@@ -51,13 +66,12 @@ Fp8AccReport fp8_accumulation_experiment(std::int64_t mn, std::int64_t k, bool d
     // fp32 accumulation of the same products: one FMA per product, k ascending (the CPU model's order).
     KernelTraits fp32 = make_gemm_kernel(fmt::format("model_gemm_{}_f32acc", f->tag))->traits();
     const auto [f_fro, f_cw] = errors(emulate_gemm(fp32, mn, mn, k, p.a.data, p.b.data), ref);
-    // Hopper's two FP8 paths: mma.sync (run on the f16 datapath there) and wgmma (native, 13-bit sums; issue 43).
-    for (const char* family : {"mma_sm89", "wgmma_sm90"})
-    for (int promote : {0, 128}) {
+    for (const char* family : kFamilies)  // the order of fp8_accumulation_kernels()
+    for (int promote : kPromotions) {
       Fp8AccRow row;
       row.format = f->tag;
       row.promote_every = promote;
-      row.kernel = fmt::format("gemm_{}_f32acc_{}{}", f->tag, family, promote ? fmt::format("_promote{}", promote) : "");
+      row.kernel = kernel_name(*f, family, promote);
       row.fp32_fro = f_fro;
       row.fp32_cw = f_cw;
       const auto kernel = make_gemm_kernel(row.kernel);

@@ -36,6 +36,10 @@ struct Fp8AccReport {
   std::vector<Fp8AccRow> rows;
 };
 
+/// The kernels the experiment runs, in its rows' order: per format (e4m3, e5m2), Hopper's two FP8 paths (mma.sync,
+/// which runs on the f16 datapath there, and wgmma, native with 13-bit sums), each unpromoted then promoted every 128.
+std::vector<std::string> fp8_accumulation_kernels();
+
 /// Runs the experiment at M = N = mn and K = k with the installed behaviour cards (kernels/tc/cards.hpp);
 /// device = false computes the predictions only.
 Fp8AccReport fp8_accumulation_experiment(std::int64_t mn, std::int64_t k, bool device);
