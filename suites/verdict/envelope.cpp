@@ -10,6 +10,7 @@
 #include <limits>
 #include <cstring>
 
+#include "base/parallel.hpp"
 #include "kernels/emu/split.hpp"
 #include "oracle/ulp.hpp"
 #include "suites/verdict/bound.hpp"
@@ -366,36 +367,64 @@ double envelope_allowed(const EnvelopeModel& e, double ref_op_abs, double abs_op
 EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std::int64_t m, std::int64_t n, const GemmRef& ref_op,
                                   const std::vector<std::uint64_t>& codes, const std::vector<double>& row_abs_a,
                                   const std::vector<double>& col_abs_b, std::vector<double>* fracs) {
-  EnvelopeVerdict v;
   const auto mn = static_cast<std::size_t>(m * n);
   if (fracs) fracs->assign(mn, NAN);
   const double out_max = to_double(out, out.max_finite_code());
-  for (std::size_t x = 0; x < mn; ++x) {
-    const RefValue& r = ref_op.c[x];
-    if (!std::isfinite(r.hi)) continue;
-    const FpClass gc = classify(out, codes[x]);
-    if (gc == FpClass::NaN || gc == FpClass::Inf) {
-      if (fracs && std::fabs(r.hi) <= out_max) (*fracs)[x] = INFINITY;
-      continue;
+  // In parallel chunks merged in chunk order, the worst as one pass in element order finds it: the first graded
+  // element starts it, then only a strictly larger fraction replaces it (a NaN fraction, from an allowance that is NaN,
+  // is kept where it starts and never replaces).
+  struct Part {
+    EnvelopeVerdict v;                 // this chunk alone, as the one pass would leave it starting empty
+    double max = -INFINITY;            // the largest non-NaN fraction of the chunk and its first index
+    std::int64_t max_index = -1;
+  };
+  const Part all = parallel_reduce(mn, std::uint64_t{1} << 16, Part{}, [&](std::uint64_t x0, std::uint64_t x1) {
+    Part P;
+    EnvelopeVerdict& v = P.v;
+    for (std::uint64_t x = x0; x < x1; ++x) {
+      const RefValue& r = ref_op.c[x];
+      if (!std::isfinite(r.hi)) continue;
+      const FpClass gc = classify(out, codes[x]);
+      if (gc == FpClass::NaN || gc == FpClass::Inf) {
+        if (fracs && std::fabs(r.hi) <= out_max) (*fracs)[x] = INFINITY;
+        continue;
+      }
+      const double got = to_double(out, codes[x]);
+      if (saturated_overflow(out, r.hi, got)) continue;  // NaN (above) or the saturated value beyond an e4m3 D's range
+      const double allowed = envelope_allowed(e, std::fabs(r.hi), ref_op.abs_sum[x], row_abs_a[x / static_cast<std::size_t>(n)],
+                                              col_abs_b[x % static_cast<std::size_t>(n)]);
+      // |c - ref'| in double: two roundings (within 2^-52 of it) and the reference's tail (hi + lo is within
+      // 2^-53 |lo| of the exact value): shrunk by 2^-50 relative and |lo| 2^-52 it never exceeds the truth.
+      const double err = std::max(0.0, std::fabs((got - r.hi) - r.lo) * (1 - 0x1p-50) - std::fabs(r.lo) * 0x1p-52);
+      ++v.graded;
+      v.admit_zero += std::fabs(r.hi) * (1 - 0x1p-50) <= allowed;
+      const double frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
+      if (fracs) (*fracs)[x] = frac;
+      if (frac > 1) ++v.exceed;
+      if (v.worst_index < 0 || frac > v.worst) {
+        v.worst = frac;
+        v.worst_index = static_cast<std::int64_t>(x);
+      }
+      if (frac > P.max) {
+        P.max = frac;
+        P.max_index = static_cast<std::int64_t>(x);
+      }
     }
-    const double got = to_double(out, codes[x]);
-    if (saturated_overflow(out, r.hi, got)) continue;  // NaN (above) or the saturated value beyond an e4m3 D's range
-    const double allowed = envelope_allowed(e, std::fabs(r.hi), ref_op.abs_sum[x], row_abs_a[x / static_cast<std::size_t>(n)],
-                                            col_abs_b[x % static_cast<std::size_t>(n)]);
-    // |c - ref'| in double: two roundings (within 2^-52 of it) and the reference's tail (hi + lo is within
-    // 2^-53 |lo| of the exact value): shrunk by 2^-50 relative and |lo| 2^-52 it never exceeds the truth.
-    const double err = std::max(0.0, std::fabs((got - r.hi) - r.lo) * (1 - 0x1p-50) - std::fabs(r.lo) * 0x1p-52);
-    ++v.graded;
-    v.admit_zero += std::fabs(r.hi) * (1 - 0x1p-50) <= allowed;
-    const double frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
-    if (fracs) (*fracs)[x] = frac;
-    if (frac > 1) ++v.exceed;
-    if (v.worst_index < 0 || frac > v.worst) {
-      v.worst = frac;
-      v.worst_index = static_cast<std::int64_t>(x);
+    return P;
+  }, [](Part& acc, const Part& P) {
+    EnvelopeVerdict& v = acc.v;
+    v.graded += P.v.graded;
+    v.admit_zero += P.v.admit_zero;
+    v.exceed += P.v.exceed;
+    if (v.worst_index < 0) {
+      v.worst = P.v.worst;
+      v.worst_index = P.v.worst_index;
+    } else if (P.max_index >= 0 && P.max > v.worst) {
+      v.worst = P.max;
+      v.worst_index = P.max_index;
     }
-  }
-  return v;
+  });
+  return all.v;
 }
 
 double overflow_limit(const KernelTraits& t) {

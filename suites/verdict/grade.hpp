@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ struct OrderOverride {
   /// received them (values of its input formats, A m x k and B k x n row-major).
   std::function<std::vector<std::uint64_t>(const std::vector<double>& a, const std::vector<double>& b)> emulate;
 };
+
+/// The exact reference of a problem's inputs rounded into formats a and b (GradeInput::inputs_ref).
+using InputsReference = std::function<std::shared_ptr<const GemmRef>(const Format& a, const Format& b, Rounding r)>;
 
 struct GradeInput {
   const Problem* problem = nullptr;
@@ -57,6 +61,11 @@ struct GradeInput {
   /// checked one included), of which `differing_runs` later ones differed.
   const std::vector<std::vector<std::uint64_t>>* later = nullptr;
   int runs = 0, differing_runs = 0;
+  /// The exact reference of the problem's A and B rounded into formats a and b by r (round_values: the inputs as the
+  /// kernel receives them, the tiers' ref'), kept by the caller across kernels and mutants (suites/ops/gemm/
+  /// gemm_operation.hpp, gemm_inputs_reference); empty: grade computes it. Used only with the problem's own A and B
+  /// (a and b above null).
+  InputsReference inputs_ref;
 };
 
 /// Fill metrics, the course gate (bound, gate fraction, worst elements), the envelope, the checks

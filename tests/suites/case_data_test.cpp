@@ -99,3 +99,36 @@ TEST_CASE("the GEMM case cache: a mutation campaign after the certify run comput
   CHECK(after.misses == before.misses);  // every case the campaign ran was made by the certify run
   CHECK(after.hits > before.hits);
 }
+
+TEST_CASE("the GEMM case cache: the reference of the inputs as a kernel receives them is made once per case and formats") {
+  // fp16 inputs from fp32 values: the tiers grade against ref', the exact product of the rounded inputs
+  // (suites/verdict/grade.hpp, GradeInput::inputs_ref). Two kernels with fp16 inputs share it; an fp32 kernel needs none.
+  std::string cached_a, cached_b, uncached_a, uncached_b;
+  {
+    const Budget b("512");
+    const RunResult f32 = run("model_gemm_f32", "uniform*");
+    const auto n = static_cast<std::int64_t>(f32.cases.size());
+    REQUIRE(n >= 2);
+    const GemmCaseCacheStats s0 = gemm_case_cache_stats();
+    CHECK(s0.misses == n);  // the cases' data only: fp32 inputs reach an fp32 kernel unrounded
+    const RunResult a = run("model_gemm_f16_f32acc", "uniform*");
+    REQUIRE(a.cases.size() == f32.cases.size());
+    const GemmCaseCacheStats s1 = gemm_case_cache_stats();
+    CHECK(s1.misses == 2 * n);  // one ref' per case
+    CHECK(s1.hits == n);        // the cases' data
+    const RunResult b2 = run("model_gemm_f16_f16acc", "uniform*");
+    const GemmCaseCacheStats s2 = gemm_case_cache_stats();
+    CHECK(s2.misses == 2 * n);  // nothing made: data and ref' shared
+    CHECK(s2.hits == 3 * n);
+    CHECK(s2.bytes <= s2.budget);
+    cached_a = verdicts(a);
+    cached_b = verdicts(b2);
+  }
+  {
+    const Budget b("0");
+    uncached_a = verdicts(run("model_gemm_f16_f32acc", "uniform*"));
+    uncached_b = verdicts(run("model_gemm_f16_f16acc", "uniform*"));
+  }
+  CHECK(cached_a == uncached_a);
+  CHECK(cached_b == uncached_b);
+}

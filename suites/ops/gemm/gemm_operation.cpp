@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <list>
 #include <map>
 #include <mutex>
@@ -26,6 +27,7 @@
 #include "suites/run/device_apis.hpp"
 #include "suites/run/environment.hpp"
 #include "suites/run/isolate.hpp"
+#include "suites/verdict/emulate/emulate.hpp"
 #include "suites/verdict/grade.hpp"
 
 namespace fpcert {
@@ -153,6 +155,9 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
       s.case_id = c.id;
       s.problem = &problem;
       s.ref = &ref;
+      s.inputs_ref = [&, sspec = opt.gemm_sample.active() ? opt.gemm_sample : c.sample](const Format& fa, const Format& fb, Rounding rr) {
+        return gemm_inputs_reference(c, sspec, *data, fa, fb, rr);
+      };
       s.variant = variant;
       s.repro = repro;
       s.family = c.family;
@@ -306,14 +311,16 @@ Cache& cache() {
   return c;
 }
 
-}  // namespace
-
-std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const SampleSpec& sspec) {
-  // Everything that decides the data's bits: the spec, the sample, the batches; the reference engine is named too (its
-  // results are the CPU oracle's bit for bit, but GemmRefInfo::engine reports who made them).
+/// The key of a case's data: everything that decides its bits (the spec, the sample, the batches); the reference
+/// engine is named too (its results are the CPU oracle's bit for bit, but GemmRefInfo::engine reports who made them).
+std::string case_data_key(const CaseSpec& c, const SampleSpec& sspec) {
   const std::shared_ptr<ExactGemmEngine> engine = default_gemm_engine();
-  const std::string key = fmt::format("{}|sample {} {} {}|batch {} {} {} {}|{}", c.spec, sspec.on, sspec.rows, sspec.cols, c.batch.count,
-                                      c.batch.gap_rows, c.batch.broadcast_a, c.batch.broadcast_b, engine ? engine->name() : "default");
+  return fmt::format("{}|sample {} {} {}|batch {} {} {} {}|{}", c.spec, sspec.on, sspec.rows, sspec.cols, c.batch.count, c.batch.gap_rows,
+                     c.batch.broadcast_a, c.batch.broadcast_b, engine ? engine->name() : "default");
+}
+
+/// The cache's entry under key, or what make() returns, kept (least recently used entries leave past the budget).
+std::shared_ptr<const GemmCaseData> cached(const std::string& key, const std::function<std::shared_ptr<const GemmCaseData>()>& make) {
   Cache& k = cache();
   {
     std::lock_guard<std::mutex> lock(k.mu);
@@ -325,11 +332,7 @@ std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const Samp
     }
     ++k.stats.misses;
   }
-  auto d = std::make_shared<GemmCaseData>();
-  d->problem = generate(c.spec);
-  if (sspec.active()) d->sample = choose_gemm_sample(d->problem.m, d->problem.n, d->problem.k, sspec, d->problem.seed);
-  d->ref = d->sample ? sampled_reference(d->problem, *d->sample) : gemm_reference(d->problem.a.view(), d->problem.b.view());
-  if (c.batch.active()) d->batched = batch_problems(d->problem, c.batch);
+  std::shared_ptr<const GemmCaseData> d = make();
   const std::size_t bytes = bytes_of(*d);
   std::lock_guard<std::mutex> lock(k.mu);
   if (bytes <= k.stats.budget && !k.entries.count(key)) {
@@ -344,6 +347,32 @@ std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const Samp
     k.stats.bytes += bytes;
   }
   return d;
+}
+
+}  // namespace
+
+std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const SampleSpec& sspec) {
+  return cached(case_data_key(c, sspec), [&] {
+    auto d = std::make_shared<GemmCaseData>();
+    d->problem = generate(c.spec);
+    if (sspec.active()) d->sample = choose_gemm_sample(d->problem.m, d->problem.n, d->problem.k, sspec, d->problem.seed);
+    d->ref = d->sample ? sampled_reference(d->problem, *d->sample) : gemm_reference(d->problem.a.view(), d->problem.b.view());
+    if (c.batch.active()) d->batched = batch_problems(d->problem, c.batch);
+    return d;
+  });
+}
+
+std::shared_ptr<const GemmRef> gemm_inputs_reference(const CaseSpec& c, const SampleSpec& sspec, const GemmCaseData& data, const Format& fa,
+                                                     const Format& fb, Rounding r) {
+  const std::string key = fmt::format("{}|inputs {} {} {}", case_data_key(c, sspec), fa.tag, fb.tag, static_cast<int>(r));
+  const std::shared_ptr<const GemmCaseData> d = cached(key, [&] {
+    auto e = std::make_shared<GemmCaseData>();  // the reference alone (no problem): what grade's ref' is
+    const Problem& p = data.problem;
+    const std::vector<double> a = round_values(p.a.data, fa, r), b = round_values(p.b.data, fb, r);
+    e->ref = gemm_reference(MatrixView::row_major(a.data(), p.m, p.k), MatrixView::row_major(b.data(), p.k, p.n));
+    return e;
+  });
+  return {d, &d->ref};
 }
 
 GemmCaseCacheStats gemm_case_cache_stats() {

@@ -41,6 +41,12 @@ struct GemmCaseData {
 /// (generate, the reference, the batches; the caller pins the floating-point environment first) and kept.
 std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const SampleSpec& sspec);
 
+/// The exact reference of the case's problem with A and B rounded into fa and fb by r (round_values: the inputs as a
+/// kernel with those input formats receives them; grade's ref', GradeInput::inputs_ref), kept in the same cache as the
+/// case's data, so that every kernel and mutant with these formats shares one.
+std::shared_ptr<const GemmRef> gemm_inputs_reference(const CaseSpec& c, const SampleSpec& sspec, const GemmCaseData& data, const Format& fa,
+                                                     const Format& fb, Rounding r);
+
 struct GemmCaseCacheStats {
   std::int64_t hits = 0, misses = 0;
   std::size_t bytes = 0, budget = 0, entries = 0;

@@ -18,6 +18,7 @@
 #include "results/results.hpp"
 #include "suites/run/case_run.hpp"
 #include "suites/verdict/bound.hpp"
+#include "suites/verdict/grade.hpp"
 #include "suites/verdict/sampled_reference.hpp"
 #include "suites/run/guarded_buffer.hpp"
 
@@ -53,6 +54,9 @@ struct CaseSetup {
   BatchCase batch = {};
   const std::vector<Problem>* batch_problems = nullptr;
   const std::vector<GemmRef>* batch_refs = nullptr;
+  /// The reference of the problem's inputs as a kernel receives them, kept across kernels (GradeInput::inputs_ref);
+  /// given to grade for the whole problem only (not a sample's, a batch's or block-scaled operands).
+  InputsReference inputs_ref;
   /// The fused epilogue (docs/epilogue.md; suites/ops/gemm/epilogue.hpp): bias, activation, FP8 scale factors and
   /// amax, graded against the exact scale_d act(alpha' A'B' + beta C + bias). A kernel whose EpilogueTraits do not
   /// take the case's epilogue gets "not supported".

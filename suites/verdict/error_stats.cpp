@@ -1,0 +1,158 @@
+// suites/verdict/error_stats.cpp — see error_stats.hpp.
+#include "suites/verdict/error_stats.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <tuple>
+
+#include "base/parallel.hpp"
+#include "oracle/ulp.hpp"
+#include "suites/verdict/bound.hpp"
+
+namespace fpcert {
+namespace {
+
+/// Element-wise sum of two histograms of the same length (parallel_reduce's merge).
+void add_histogram(std::vector<std::uint64_t>& acc, const std::vector<std::uint64_t>& h) {
+  if (acc.empty()) acc.assign(h.size(), 0);
+  for (std::size_t b = 0; b < h.size(); ++b) acc[b] += h[b];
+}
+
+/// A key whose unsigned order is the values' order (negatives below -0 below +0 below positives; no NaN).
+std::uint64_t order_key(double v) {
+  const auto u = std::bit_cast<std::uint64_t>(v);
+  return u >> 63 ? ~u : u | (std::uint64_t{1} << 63);
+}
+double from_order_key(std::uint64_t k) { return std::bit_cast<double>(k >> 63 ? k & ~(std::uint64_t{1} << 63) : ~k); }
+
+}  // namespace
+
+/// Histogram bucket of a ulp distance: 0: [0, 0.5], 1: (0.5, 1], 2: (1, 2], ..., 16: (2^14, inf), 17: non-finite.
+int ulp_bucket(double u) {
+  if (!std::isfinite(u)) return 17;
+  if (u <= 0.5) return 0;
+  if (u <= 1) return 1;
+  int b = 2;
+  double edge = 2;
+  while (u > edge && b < 16) {
+    edge *= 2;
+    ++b;
+  }
+  return b;
+}
+
+std::vector<double> order_statistics(const std::vector<double>& v, const std::vector<std::size_t>& ranks) {
+  std::vector<double> out;
+  out.reserve(ranks.size());
+  if (v.size() < (std::size_t{1} << 20)) {
+    std::vector<double> w;
+    w.reserve(v.size());
+    for (double x : v)
+      if (!std::isnan(x)) w.push_back(x);
+    for (std::size_t r : ranks) {
+      std::nth_element(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(r), w.end());
+      out.push_back(w[r]);
+    }
+    return out;
+  }
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
+  for (std::size_t rank : ranks) {
+    std::uint64_t prefix = 0, above = 0;  // the key's bits found so far (above: their mask)
+    for (int shift = 48; shift >= 0; shift -= 16) {
+      const std::vector<std::uint64_t> h =
+          parallel_reduce(v.size(), kChunk, std::vector<std::uint64_t>(65536, 0), [&](std::uint64_t x0, std::uint64_t x1) {
+            std::vector<std::uint64_t> part(65536, 0);
+            for (std::uint64_t x = x0; x < x1; ++x) {
+              if (std::isnan(v[x])) continue;
+              const std::uint64_t k = order_key(v[x]);
+              if ((k & above) == prefix) ++part[(k >> shift) & 0xFFFF];
+            }
+            return part;
+          }, add_histogram);
+      std::uint64_t b = 0;
+      while (rank >= h[b]) rank -= h[b++];  // the caller's rank is below the count: some bucket holds it
+      prefix |= b << shift;
+      above |= std::uint64_t{0xFFFF} << shift;
+    }
+    out.push_back(from_order_key(prefix));
+  }
+  return out;
+}
+
+std::pair<double, double> p99_and_median(const std::vector<double>& v) {
+  const auto n = static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](double x) { return !std::isnan(x); }));
+  if (n == 0) return {0, 0};
+  auto rank = [n](double q) { return static_cast<std::size_t>(std::min<double>(static_cast<double>(n - 1), std::floor(q * static_cast<double>(n - 1) + 0.5))); };
+  const std::vector<double> s = order_statistics(v, {rank(0.99), rank(0.5)});
+  return {s[0], s[1]};
+}
+
+/// The ULP histogram (ulp_bucket) of output codes against the exact reference, leaving out the finite outputs of
+/// cancellation-dominated elements (results/results.hpp, kCancellationRatio).
+std::vector<std::uint64_t> ulp_histogram(const Format& of, const std::vector<std::uint64_t>& codes, const GemmRef& ref) {
+  return parallel_reduce(codes.size(), kGradeChunk, std::vector<std::uint64_t>(18, 0), [&](std::uint64_t x0, std::uint64_t x1) {
+    std::vector<std::uint64_t> h(18, 0);
+    for (std::uint64_t x = x0; x < x1; ++x) {
+      const FpClass gc = classify(of, codes[x]);
+      const bool finite_out = gc != FpClass::NaN && gc != FpClass::Inf;
+      if (finite_out && std::isfinite(ref.c[x].hi) && cancellation_dominated(ref.c[x].hi, ref.abs_sum[x])) continue;
+      ++h[static_cast<std::size_t>(ulp_bucket(ulp_distance(of, codes[x], ref.c[x])))];
+    }
+    return h;
+  }, add_histogram);
+}
+
+std::vector<std::uint64_t> err_frac_histogram(const std::vector<double>& fracs) {
+  return parallel_reduce(fracs.size(), kGradeChunk, std::vector<std::uint64_t>(kErrFracBuckets, 0), [&](std::uint64_t x0, std::uint64_t x1) {
+    std::vector<std::uint64_t> h(kErrFracBuckets, 0);
+    for (std::uint64_t x = x0; x < x1; ++x)
+      if (!std::isnan(fracs[x])) ++h[static_cast<std::size_t>(err_frac_bucket(fracs[x]))];
+    return h;
+  }, add_histogram);
+}
+
+/// The error fraction's statistics, histogram, map and `keep` worst elements (m x n fractions, NaN: not graded) into out.
+void record_error_fractions(const std::vector<double>& fracs, std::int64_t m, std::int64_t n, std::size_t keep, CaseResult& out) {
+  Metrics& M = out.metrics;
+  // The worst elements, largest first (ties: the smaller index first): each chunk's `keep` worst in a short sorted list,
+  // the lists merged in chunk order (an element of a later chunk displaces only a strictly larger fraction's rival).
+  using Worst = std::vector<std::pair<double, std::int64_t>>;
+  auto insert = [keep](Worst& worst, double f, std::int64_t x) {
+    if (std::isnan(f) || (worst.size() == keep && !(f > worst.back().first))) return;
+    auto at = std::find_if(worst.begin(), worst.end(), [&](const auto& w) { return f > w.first; });
+    worst.insert(at, {f, x});
+    if (worst.size() > keep) worst.pop_back();
+  };
+  const Worst worst = parallel_reduce(fracs.size(), kGradeChunk, Worst{}, [&](std::uint64_t x0, std::uint64_t x1) {
+    Worst w;
+    for (std::uint64_t x = x0; x < x1; ++x) insert(w, fracs[x], static_cast<std::int64_t>(x));
+    return w;
+  }, [&](Worst& acc, const Worst& w) {
+    for (const auto& [f, x] : w) insert(acc, f, x);
+  });
+  out.worst_envelope.clear();
+  for (const auto& [f, x] : worst) out.worst_envelope.push_back({x / std::max<std::int64_t>(n, 1), x % std::max<std::int64_t>(n, 1), f});
+  M.err_frac_hist = err_frac_histogram(fracs);
+  M.err_frac_max = worst.empty() ? 0 : worst.front().first;
+  std::tie(M.err_frac_p99, M.err_frac_median) = p99_and_median(fracs);
+  if (m <= 0 || n <= 0) return;
+  ErrorMap em;
+  em.cell_rows = (m + kErrorMapCells - 1) / kErrorMapCells;
+  em.cell_cols = (n + kErrorMapCells - 1) / kErrorMapCells;
+  em.rows = (m + em.cell_rows - 1) / em.cell_rows;
+  em.cols = (n + em.cell_cols - 1) / em.cell_cols;
+  em.max_frac.assign(static_cast<std::size_t>(em.rows * em.cols), NAN);
+  parallel_for(static_cast<std::uint64_t>(em.rows), 1, [&](std::uint64_t r0, std::uint64_t r1, unsigned) {  // a row of cells each
+    for (auto i = static_cast<std::int64_t>(r0) * em.cell_rows; i < std::min<std::int64_t>(m, static_cast<std::int64_t>(r1) * em.cell_rows); ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double f = fracs[static_cast<std::size_t>(i * n + j)];
+        if (std::isnan(f)) continue;
+        double& cell = em.max_frac[static_cast<std::size_t>((i / em.cell_rows) * em.cols + j / em.cell_cols)];
+        if (std::isnan(cell) || f > cell) cell = f;
+      }
+  });
+  out.error_map = std::move(em);
+}
+
+}  // namespace fpcert
