@@ -143,7 +143,9 @@ void record_error_fractions(const std::vector<double>& fracs, std::int64_t m, st
   em.rows = (m + em.cell_rows - 1) / em.cell_rows;
   em.cols = (n + em.cell_cols - 1) / em.cell_cols;
   em.max_frac.assign(static_cast<std::size_t>(em.rows * em.cols), NAN);
-  parallel_for(static_cast<std::uint64_t>(em.rows), 1, [&](std::uint64_t r0, std::uint64_t r1, unsigned) {  // a row of cells each
+  // Rows of cells, about kGradeChunk elements a task (one task, on this thread, for a small case).
+  const auto grain = std::max<std::uint64_t>(1, kGradeChunk / static_cast<std::uint64_t>(em.cell_rows * n));
+  parallel_for(static_cast<std::uint64_t>(em.rows), grain, [&](std::uint64_t r0, std::uint64_t r1, unsigned) {
     for (auto i = static_cast<std::int64_t>(r0) * em.cell_rows; i < std::min<std::int64_t>(m, static_cast<std::int64_t>(r1) * em.cell_rows); ++i)
       for (std::int64_t j = 0; j < n; ++j) {
         const double f = fracs[static_cast<std::size_t>(i * n + j)];
