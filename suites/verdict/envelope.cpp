@@ -15,6 +15,7 @@
 #include "oracle/ulp.hpp"
 #include "suites/verdict/bound.hpp"
 #include "suites/verdict/emulate/emulate.hpp"
+#include "suites/verdict/error_stats.hpp"
 #include "suites/verdict/grade.hpp"
 #include "suites/verdict/order_free.hpp"
 
@@ -378,7 +379,7 @@ EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std
     double max = -INFINITY;            // the largest non-NaN fraction of the chunk and its first index
     std::int64_t max_index = -1;
   };
-  const Part all = parallel_reduce(mn, std::uint64_t{1} << 16, Part{}, [&](std::uint64_t x0, std::uint64_t x1) {
+  const Part all = parallel_reduce(mn, kGradeChunk, Part{}, [&](std::uint64_t x0, std::uint64_t x1) {
     Part P;
     EnvelopeVerdict& v = P.v;
     for (std::uint64_t x = x0; x < x1; ++x) {

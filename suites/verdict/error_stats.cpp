@@ -15,7 +15,6 @@ namespace {
 
 /// Element-wise sum of two histograms of the same length (parallel_reduce's merge).
 void add_histogram(std::vector<std::uint64_t>& acc, const std::vector<std::uint64_t>& h) {
-  if (acc.empty()) acc.assign(h.size(), 0);
   for (std::size_t b = 0; b < h.size(); ++b) acc[b] += h[b];
 }
 

@@ -142,7 +142,8 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
     // The problem and its exact reference (whole, or of the sampled rows and columns: --sample, or the case's own, the
     // scale suite; a strided batch case's every batch): made once per process, shared by every kernel and mutation
     // campaign that runs the case (suites/ops/gemm/gemm_operation.hpp, gemm_case_data).
-    const std::shared_ptr<const GemmCaseData> data = gemm_case_data(c, opt.gemm_sample.active() ? opt.gemm_sample : c.sample);
+    const SampleSpec& sspec = opt.gemm_sample.active() ? opt.gemm_sample : c.sample;
+    const std::shared_ptr<const GemmCaseData> data = gemm_case_data(c, sspec);
     const Problem& problem = data->problem;
     const std::optional<GemmSample>& sample = data->sample;
     const GemmRef& ref = data->ref;
@@ -155,7 +156,7 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
       s.case_id = c.id;
       s.problem = &problem;
       s.ref = &ref;
-      s.inputs_ref = [&, sspec = opt.gemm_sample.active() ? opt.gemm_sample : c.sample](const Format& fa, const Format& fb, Rounding rr) {
+      s.inputs_ref = [&](const Format& fa, const Format& fb, Rounding rr) {
         return gemm_inputs_reference(c, sspec, *data, fa, fb, rr);
       };
       s.variant = variant;
