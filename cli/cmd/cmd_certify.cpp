@@ -168,8 +168,12 @@ void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::
         continue;
       }
     int pass = 0, bad = 0;
+    std::map<std::string, const CaseResult*> honest;  // this pass's results of the kernel: its campaign runs only the mutants
     for (const CaseResult& c : run.cases)
-      if (c.kernel == k) (c.status == CaseStatus::Pass ? pass : bad) += c.status != CaseStatus::NotSupported;
+      if (c.kernel == k) {
+        (c.status == CaseStatus::Pass ? pass : bad) += c.status != CaseStatus::NotSupported;
+        honest[c.case_id] = &c;
+      }
     if (bad || !pass) {
       const std::string why = bad ? "the kernel itself failed" : "no case of the suite ran";
       run.notes["mutation " + k] = "not measured: " + why;
@@ -180,6 +184,7 @@ void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::
     mo.run = o;
     mo.run.select = nullptr;  // every case of the suite, whichever part of the run this is
     mo.inject.timeout_ms = o.run.timeout_ms;
+    mo.honest_result = [&honest](const std::string& id) { const auto it = honest.find(id); return it == honest.end() ? nullptr : it->second; };
     if (print) mo.on_progress = progress_to_terminal();
     MutationScore s = run_mutation(suite, k, mo);
     if (print) {

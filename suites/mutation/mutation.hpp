@@ -2,8 +2,8 @@
 // injector of the kernel (suites/ops/gemm/fault_injectors.hpp), each mutant judged killed for its own fault,
 // killed by another check, surviving, or not applicable (docs/mutation.md).
 //
-// Cases run cheapest first (M N K), each one on the unmutated kernel and every mutant still alive,
-// with one exact reference per case. A case the unmutated kernel does not pass judges no mutant. A
+// Cases run cheapest first (M N K, plus the K-chunk faults' kernel calls), each one on the unmutated kernel (unless
+// its result is given: honest_result) and every mutant still alive, with one exact reference per case. A case the unmutated kernel does not pass judges no mutant. A
 // mutant stops at its first kill for its own fault unless all_cases is set.
 #pragma once
 
@@ -24,6 +24,9 @@ struct MutationOptions {
   FaultOptions inject;
   std::function<void(const std::string&)> on_progress;  ///< a progress line
   std::function<void(const CaseResult&)> on_honest_case;  ///< the unmutated kernel's result of each case it ran
+  /// The unmutated kernel's result of a case when the caller already has it (certify's own pass over the suite, with
+  /// at least as many runs), else null: a GEMM campaign then runs only the mutants on that case.
+  std::function<const CaseResult*(const std::string& case_id)> honest_result;
   Environment* env = nullptr;       ///< when set: receives the environment stamp of the runs
 };
 

@@ -132,3 +132,41 @@ TEST_CASE("the GEMM case cache: the reference of the inputs as a kernel receives
   CHECK(cached_a == uncached_a);
   CHECK(cached_b == uncached_b);
 }
+
+TEST_CASE("the GEMM case cache: a block-scaled kernel's reference is made once per case and quantizer, shared by its mutants") {
+  // A block-scaled kernel is graded against the exact product of its quantized operands (suites/verdict/block_reference.hpp):
+  // the second run and the campaign's mutants (which claim the kernel's traits) take it from the cache; a kernel with
+  // another scale rule quantizes otherwise and makes its own.
+  const char* kernel = "model_gemm_mxfp4_floor_deqbf16_f32acc";
+  std::string cached, uncached;
+  {
+    const Budget b("512");
+    const RunResult first = run(kernel, "uniform*");
+    const auto n = static_cast<std::int64_t>(first.cases.size());
+    REQUIRE(n >= 2);
+    std::int64_t graded = 0;
+    for (const CaseResult& c : first.cases) graded += c.status == CaseStatus::Pass;
+    REQUIRE(graded >= 1);
+    const GemmCaseCacheStats s1 = gemm_case_cache_stats();
+    CHECK(s1.misses >= n + graded);  // each case's data, and a block reference for each case that reached the kernel
+    const RunResult second = run(kernel, "uniform*");
+    const GemmCaseCacheStats s2 = gemm_case_cache_stats();
+    CHECK(s2.misses == s1.misses);  // nothing made again
+    CHECK(s2.hits >= n + graded);
+    cached = verdicts(second);
+    CHECK(cached == verdicts(first));
+    MutationOptions mo;
+    mo.run.only_case = "uniform*";
+    mo.faults = {Fault::ZeroRow, Fault::WritesNan};
+    const MutationScore ms = run_mutation(*find_suite("certify"), kernel, mo);
+    CHECK(ms.count(MutantOutcome::Killed) == 2);
+    CHECK(gemm_case_cache_stats().misses == s1.misses);  // the mutants quantize as the kernel declares: no reference made
+    run("model_gemm_mxfp4_rceil_deqbf16_f32acc", "uniform*");
+    CHECK(gemm_case_cache_stats().misses > s1.misses);  // another scale rule: its own block references
+  }
+  {
+    const Budget b("0");
+    uncached = verdicts(run(kernel, "uniform*"));
+  }
+  CHECK(cached == uncached);
+}

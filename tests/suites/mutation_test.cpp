@@ -9,6 +9,7 @@
 #include "base/codes.hpp"
 #include "base/error.hpp"
 #include "suites/mutation/mutation.hpp"
+#include "suites/run/suite.hpp"
 
 using namespace fpcert;
 
@@ -154,4 +155,72 @@ TEST_CASE("failed_checks: recorded checks when the case has them, else the runne
   CHECK(failed_checks(old) == std::vector<CheckKind>{CheckKind::Hung});
   old.status = CaseStatus::Pass;
   CHECK(failed_checks(old).empty());
+}
+
+TEST_CASE("a case of few products but a long K runs after shorter-K cases: the K-chunk faults call the kernel once per chunk") {
+  // By products alone "long_k" (2 x 2 x 32768 = 131072) would come before "square" (64^3 = 262144); each of its K
+  // chunks is a kernel call for acc_* and out_rz, counted as 2^16 products (suites/ops/gemm/gemm_mutation.cpp).
+  const SuiteInfo suite{"mini_k", "a long K and a square", [](const SuiteContext&) {
+                          return std::vector<CaseSpec>{{"long_k", "uniform:m=2,n=2,k=32768,seed=13", BoundVariant::Independent, ""},
+                                                       {"square", "uniform:m=64,n=64,k=64,seed=14", BoundVariant::Independent, ""}};
+                        }};
+  MutationOptions o;
+  o.faults = {Fault::ZeroRow};
+  std::vector<std::string> progress;
+  o.on_progress = [&](const std::string& line) { progress.push_back(line); };
+  const MutationScore s = run_mutation(suite, "model_gemm_f32", o);
+  REQUIRE(!progress.empty());
+  CHECK(progress.front().find("square") != std::string::npos);
+  CHECK(find(s, "zero_row").case_id == "square");
+  CHECK(find(s, "zero_row").cases_run == 1);
+}
+
+TEST_CASE("a campaign given the unmutated kernel's results runs only the mutants, and judges by those results") {
+  const SuiteInfo suite = small_suite();
+  SuiteRunOptions ro;
+  const RunResult pass = run_suite(suite, {"model_gemm_f32"}, ro);
+  REQUIRE(pass.cases.size() == 2);
+  const std::vector<Fault> faults = {Fault::ZeroRow, Fault::WritesNan, Fault::OneRunInN, Fault::DropLastProduct};
+  MutationOptions plain;
+  plain.faults = faults;
+  const MutationScore a = run_mutation(suite, "model_gemm_f32", plain);
+
+  MutationOptions given = plain;
+  int ran_honest = 0;
+  given.on_honest_case = [&](const CaseResult&) { ++ran_honest; };
+  given.honest_result = [&](const std::string& id) -> const CaseResult* {
+    for (const CaseResult& c : pass.cases)
+      if (c.case_id == id) return &c;
+    return nullptr;
+  };
+  const MutationScore b = run_mutation(suite, "model_gemm_f32", given);
+  CHECK(ran_honest == 0);  // the unmutated kernel never ran in the campaign
+  REQUIRE(a.mutants.size() == b.mutants.size());
+  for (std::size_t i = 0; i < a.mutants.size(); ++i) {
+    CAPTURE(a.mutants[i].fault);
+    CHECK(a.mutants[i].outcome == b.mutants[i].outcome);
+    CHECK(a.mutants[i].case_id == b.mutants[i].case_id);
+    CHECK(a.mutants[i].fired == b.mutants[i].fired);
+  }
+
+  // A case those results say the kernel failed judges no mutant: the cheap one here, so every kill moves to "dear".
+  CaseResult failed = pass.cases.front().case_id == "cheap" ? pass.cases.front() : pass.cases.back();
+  REQUIRE(failed.case_id == "cheap");
+  failed.status = CaseStatus::Fail;
+  failed.reason = "said to fail (test)";
+  given.honest_result = [&](const std::string& id) -> const CaseResult* {
+    if (id == "cheap") return &failed;
+    for (const CaseResult& c : pass.cases)
+      if (c.case_id == id) return &c;
+    return nullptr;
+  };
+  const MutationScore c = run_mutation(suite, "model_gemm_f32", given);
+  CHECK(ran_honest == 0);
+  REQUIRE(c.invalid_cases.size() == 1);
+  CHECK(c.invalid_cases.front().find("cheap") != std::string::npos);
+  for (const MutantResult& m : c.mutants) {
+    CAPTURE(m.fault);
+    if (m.outcome == MutantOutcome::Killed) CHECK(m.case_id == "dear");
+  }
+  CHECK(c.count(MutantOutcome::Killed) > 0);
 }

@@ -156,6 +156,7 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
       s.case_id = c.id;
       s.problem = &problem;
       s.ref = &ref;
+      if (!sample && !batched) s.block_ref = [&](const KernelTraits& t) { return gemm_block_reference(c, sspec, *data, t); };
       s.inputs_ref = [&](const Format& fa, const Format& fb, Rounding rr) {
         return gemm_inputs_reference(c, sspec, *data, fa, fb, rr);
       };
@@ -289,12 +290,13 @@ std::size_t bytes_of(const GemmCaseData& d) {
   }
   return b;
 }
+std::size_t bytes_of(const BlockReference& r) { return (r.a.data.size() + r.b.data.size()) * sizeof(double) + bytes_of(r.ref); }
 
 struct Cache {
   std::mutex mu;
   std::list<std::string> lru;  // front: most recently used
   struct Entry {
-    std::shared_ptr<const GemmCaseData> data;
+    std::shared_ptr<const void> data;  // a GemmCaseData or a BlockReference, as its key says
     std::size_t bytes = 0;
     std::list<std::string>::iterator at;
   };
@@ -321,7 +323,9 @@ std::string case_data_key(const CaseSpec& c, const SampleSpec& sspec) {
 }
 
 /// The cache's entry under key, or what make() returns, kept (least recently used entries leave past the budget).
-std::shared_ptr<const GemmCaseData> cached(const std::string& key, const std::function<std::shared_ptr<const GemmCaseData>()>& make) {
+/// A key names one type of entry (the data's keys and the block references' differ in their tails).
+template <class T>
+std::shared_ptr<const T> cached(const std::string& key, const std::function<std::shared_ptr<const T>()>& make) {
   Cache& k = cache();
   {
     std::lock_guard<std::mutex> lock(k.mu);
@@ -329,11 +333,11 @@ std::shared_ptr<const GemmCaseData> cached(const std::string& key, const std::fu
     if (const auto it = k.entries.find(key); it != k.entries.end()) {
       k.lru.splice(k.lru.begin(), k.lru, it->second.at);
       ++k.stats.hits;
-      return it->second.data;
+      return std::static_pointer_cast<const T>(it->second.data);
     }
     ++k.stats.misses;
   }
-  std::shared_ptr<const GemmCaseData> d = make();
+  std::shared_ptr<const T> d = make();
   const std::size_t bytes = bytes_of(*d);
   std::lock_guard<std::mutex> lock(k.mu);
   if (bytes <= k.stats.budget && !k.entries.count(key)) {
@@ -353,7 +357,7 @@ std::shared_ptr<const GemmCaseData> cached(const std::string& key, const std::fu
 }  // namespace
 
 std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const SampleSpec& sspec) {
-  return cached(case_data_key(c, sspec), [&] {
+  return cached<GemmCaseData>(case_data_key(c, sspec), [&] {
     auto d = std::make_shared<GemmCaseData>();
     d->problem = generate(c.spec);
     if (sspec.active()) d->sample = choose_gemm_sample(d->problem.m, d->problem.n, d->problem.k, sspec, d->problem.seed);
@@ -366,7 +370,7 @@ std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const Samp
 std::shared_ptr<const GemmRef> gemm_inputs_reference(const CaseSpec& c, const SampleSpec& sspec, const GemmCaseData& data, const Format& fa,
                                                      const Format& fb, Rounding r) {
   const std::string key = fmt::format("{}|inputs {} {} {}", case_data_key(c, sspec), fa.tag, fb.tag, static_cast<int>(r));
-  const std::shared_ptr<const GemmCaseData> d = cached(key, [&] {
+  const std::shared_ptr<const GemmCaseData> d = cached<GemmCaseData>(key, [&] {
     auto e = std::make_shared<GemmCaseData>();  // the reference alone (no problem): what grade's ref' is
     const Problem& p = data.problem;
     const std::vector<double> a = round_values(p.a.data, fa, r), b = round_values(p.b.data, fb, r);
@@ -374,6 +378,15 @@ std::shared_ptr<const GemmRef> gemm_inputs_reference(const CaseSpec& c, const Sa
     return e;
   });
   return {d, &d->ref};
+}
+
+std::shared_ptr<const BlockReference> gemm_block_reference(const CaseSpec& c, const SampleSpec& sspec, const GemmCaseData& data,
+                                                           const KernelTraits& t) {
+  const BlockScaling& q = t.block;
+  const std::string key = fmt::format("{}|block {} {} {} | {} {} {} {} | {} {}", case_data_key(c, sspec), t.a_input->tag, t.b_input->tag,
+                                      static_cast<int>(t.input_rounding), q.format ? q.format->tag : "none", static_cast<int>(q.rule),
+                                      static_cast<int>(q.rounding), q.block, t.a_operand->tag, t.b_operand->tag);
+  return cached<BlockReference>(key, [&] { return std::make_shared<const BlockReference>(block_reference(t, data.problem)); });
 }
 
 GemmCaseCacheStats gemm_case_cache_stats() {

@@ -16,6 +16,7 @@
 #include "suites/ops/gemm/batch.hpp"
 #include "suites/run/operation.hpp"
 #include "suites/run/suite.hpp"
+#include "suites/verdict/block_reference.hpp"
 #include "suites/verdict/sampled_reference.hpp"
 
 namespace fpcert {
@@ -46,6 +47,13 @@ std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const Samp
 /// case's data, so that every kernel and mutant with these formats shares one.
 std::shared_ptr<const GemmRef> gemm_inputs_reference(const CaseSpec& c, const SampleSpec& sspec, const GemmCaseData& data, const Format& fa,
                                                      const Format& fb, Rounding r);
+
+/// A block-scaled kernel's reference of the case's whole problem (block_reference: its inputs rounded into the input
+/// formats, quantized by t.block, dequantized, multiplied exactly), kept in the same cache under everything of t that
+/// decides it (input formats and rounding, the block format, scale rule, element rounding and block length, the operand
+/// formats), so that a kernel's mutants and the kernels that quantize alike share one.
+std::shared_ptr<const BlockReference> gemm_block_reference(const CaseSpec& c, const SampleSpec& sspec, const GemmCaseData& data,
+                                                           const KernelTraits& t);
 
 struct GemmCaseCacheStats {
   std::int64_t hits = 0, misses = 0;

@@ -230,9 +230,9 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
                "operands, computed whole)";
     return finish();
   }
-  std::optional<BlockReference> block_ref;
+  std::shared_ptr<const BlockReference> block_ref;
   if (t.block.active()) {
-    block_ref = block_reference(t, p);
+    block_ref = setup.block_ref ? setup.block_ref(t) : std::make_shared<const BlockReference>(block_reference(t, p));
     for (const auto& [m, fmt_op, name] : {std::tuple{&block_ref->a, t.a_operand, "A"}, std::tuple{&block_ref->b, t.b_operand, "B"}}) {
       if (fmt_op == (m == &block_ref->a ? t.a_input : t.b_input)) continue;
       if (const auto mx = beyond_range(m->data, *fmt_op, Rounding::NearestEven)) {

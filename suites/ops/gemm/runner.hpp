@@ -17,6 +17,7 @@
 #include "oracle/gemm_ref.hpp"
 #include "results/results.hpp"
 #include "suites/run/case_run.hpp"
+#include "suites/verdict/block_reference.hpp"
 #include "suites/verdict/bound.hpp"
 #include "suites/verdict/grade.hpp"
 #include "suites/verdict/sampled_reference.hpp"
@@ -57,6 +58,9 @@ struct CaseSetup {
   /// The reference of the problem's inputs as a kernel receives them, kept across kernels (GradeInput::inputs_ref);
   /// given to grade for the whole problem only (not a sample's, a batch's or block-scaled operands).
   InputsReference inputs_ref;
+  /// A block-scaled kernel's reference (suites/verdict/block_reference.hpp) of the whole problem, kept across the kernels
+  /// and mutants whose traits quantize alike (gemm_block_reference); empty: made by the runner for this call alone.
+  std::function<std::shared_ptr<const BlockReference>(const KernelTraits&)> block_ref;
   /// The fused epilogue (docs/epilogue.md; suites/ops/gemm/epilogue.hpp): bias, activation, FP8 scale factors and
   /// amax, graded against the exact scale_d act(alpha' A'B' + beta C + bias). A kernel whose EpilogueTraits do not
   /// take the case's epilogue gets "not supported".
