@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -28,6 +29,24 @@ __global__ void scatter_codes(unsigned char* dst, int bytes, const long long* id
   }
 }
 
+/// *differ := 1 where a and b differ in one of their n bytes (16-byte words where both are aligned to 16, else bytes).
+__global__ void differ_bytes(const unsigned char* a, const unsigned char* b, unsigned long long n, bool wide, unsigned int* differ) {
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  const unsigned long long t = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
+  unsigned long long tail = 0;
+  if (wide) {
+    const uint4* wa = reinterpret_cast<const uint4*>(a);
+    const uint4* wb = reinterpret_cast<const uint4*>(b);
+    for (unsigned long long i = t; i < n / 16; i += stride) {
+      const uint4 x = wa[i], y = wb[i];
+      if ((x.x ^ y.x) | (x.y ^ y.y) | (x.z ^ y.z) | (x.w ^ y.w)) *differ = 1u;
+    }
+    tail = n / 16 * 16;
+  }
+  for (unsigned long long i = tail + t; i < n; i += stride)
+    if (a[i] != b[i]) *differ = 1u;
+}
+
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
 class CudaApi final : public DeviceApi {
@@ -41,6 +60,7 @@ class CudaApi final : public DeviceApi {
   ~CudaApi() override {
     cudaFree(stage_idx_);
     cudaFree(stage_codes_);
+    cudaFree(differ_);
     cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
     cudaStreamDestroy(stream_);
@@ -48,7 +68,10 @@ class CudaApi final : public DeviceApi {
   bool is_device() const override { return true; }
   void* alloc(std::size_t bytes) override {
     void* p = nullptr;
-    FPCERT_CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 1));
+    if (const cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1); e != cudaSuccess) {
+      (void)cudaGetLastError();  // an allocation that failed is no error of a later launch: the caller may go on without it
+      cuda::fail(e, "cudaMalloc", __FILE__, __LINE__);
+    }
     return p;
   }
   void free(void* p) override { cudaFree(p); }  // errors here are reported by the next checked call
@@ -78,6 +101,24 @@ class CudaApi final : public DeviceApi {
     scatter_codes<<<blocks, 256, 0, stream_>>>(static_cast<unsigned char*>(dst), bytes, stage_idx_, stage_codes_, static_cast<long long>(count));
     FPCERT_CUDA_LAUNCH_CHECK("scatter_codes");
     FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host arrays may be reused at once
+  }
+  void copy(void* dst, const void* src, std::size_t bytes) override {
+    FPCERT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+    FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  bool equal(const void* a, const void* b, std::size_t bytes) override {
+    if (bytes == 0) return true;
+    if (!differ_) FPCERT_CUDA_CHECK(cudaMalloc(&differ_, sizeof(unsigned int)));
+    FPCERT_CUDA_CHECK(cudaMemsetAsync(differ_, 0, sizeof(unsigned int), stream_));
+    const bool wide = (reinterpret_cast<std::uintptr_t>(a) | reinterpret_cast<std::uintptr_t>(b)) % 16 == 0;
+    const std::size_t items = wide ? bytes / 16 + 16 : bytes;
+    const unsigned blocks = static_cast<unsigned>(std::clamp<std::size_t>((items + 255) / 256, 1, 2048));
+    differ_bytes<<<blocks, 256, 0, stream_>>>(static_cast<const unsigned char*>(a), static_cast<const unsigned char*>(b), bytes, wide, differ_);
+    FPCERT_CUDA_LAUNCH_CHECK("differ_bytes");
+    unsigned int differ = 0;
+    FPCERT_CUDA_CHECK(cudaMemcpyAsync(&differ, differ_, sizeof differ, cudaMemcpyDeviceToHost, stream_));
+    FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return differ == 0;
   }
   void* stream() override { return stream_; }
   void synchronize(double timeout_ms) override {
@@ -145,6 +186,7 @@ class CudaApi final : public DeviceApi {
   long long* stage_idx_ = nullptr;
   unsigned long long* stage_codes_ = nullptr;
   std::size_t stage_cap_ = 0;
+  unsigned int* differ_ = nullptr;  // equal()'s flag
 };
 
 }  // namespace

@@ -35,6 +35,12 @@ class DeviceApi {
   /// alloc(): a few scattered entries of a large matrix without copying it (the revelation's probes
   /// move a few large values between launches). The default copies entry by entry.
   virtual void scatter(void* dst, int bytes, const std::int64_t* idx, const std::uint64_t* codes, std::size_t count);
+  /// Copy `bytes` between two buffers from alloc() (the default: through host memory, by to_host and to_device).
+  virtual void copy(void* dst, const void* src, std::size_t bytes);
+  /// Whether two buffers from alloc() hold the same `bytes` bytes, compared where they live: a device compares on
+  /// the device and moves one flag back (a run's output checked against a kept copy without downloading it). The
+  /// default downloads both and compares them on the host. Finishes before it returns.
+  virtual bool equal(const void* a, const void* b, std::size_t bytes);
   virtual void* stream() = 0;                           ///< cudaStream_t, or nullptr
   /// Wait for everything queued; throws DeviceError on a sticky or asynchronous error, or when the
   /// device does not finish within timeout_ms (a hung kernel).

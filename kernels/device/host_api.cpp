@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "base/codes.hpp"
 #include "base/error.hpp"
@@ -25,6 +26,8 @@ class HostApi final : public DeviceApi {
   void scatter(void* dst, int bytes, const std::int64_t* idx, const std::uint64_t* codes, std::size_t count) override {
     for (std::size_t i = 0; i < count; ++i) store_code(dst, idx[i], bytes, codes[i]);
   }
+  void copy(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  bool equal(const void* a, const void* b, std::size_t bytes) override { return std::memcmp(a, b, bytes) == 0; }
   void* stream() override { return nullptr; }
   void synchronize(double) override {}
   void timer_start() override { t0_ = std::chrono::steady_clock::now(); }
@@ -50,6 +53,19 @@ void DeviceApi::scatter(void* dst, int bytes, const std::int64_t* idx, const std
     std::memcpy(le, &c, sizeof c);  // the low `bytes` bytes of the code, as store_code writes them (little-endian host)
     to_device(static_cast<std::uint8_t*>(dst) + idx[i] * bytes, le, static_cast<std::size_t>(bytes));
   }
+}
+
+void DeviceApi::copy(void* dst, const void* src, std::size_t bytes) {
+  std::vector<std::uint8_t> h(bytes);
+  to_host(h.data(), src, bytes);
+  to_device(dst, h.data(), bytes);
+}
+
+bool DeviceApi::equal(const void* a, const void* b, std::size_t bytes) {
+  std::vector<std::uint8_t> ha(bytes), hb(bytes);
+  to_host(ha.data(), a, bytes);
+  to_host(hb.data(), b, bytes);
+  return ha == hb;
 }
 
 std::unique_ptr<DeviceApi> make_host_api() { return std::make_unique<HostApi>(); }

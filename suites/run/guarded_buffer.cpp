@@ -11,7 +11,28 @@ GuardedBuffer::GuardedBuffer(DeviceApi& api, std::size_t capacity_bytes, std::si
   p_ = api_.alloc(guard_ + capacity_ + guard_);
 }
 
-GuardedBuffer::~GuardedBuffer() { api_.free(p_); }
+GuardedBuffer::~GuardedBuffer() {
+  if (kept_) api_.free(kept_);
+  api_.free(p_);
+}
+
+void GuardedBuffer::keep() {
+  if (kept_ && kept_bytes_ != image_.size()) {
+    api_.free(kept_);
+    kept_ = nullptr;
+  }
+  try {
+    if (!kept_) kept_ = api_.alloc(image_.size());
+  } catch (const DeviceError&) {  // no room for a copy: every later run is downloaded and compared on the host
+    kept_ = nullptr;
+    kept_bytes_ = 0;
+    return;
+  }
+  api_.copy(kept_, p_, image_.size());
+  kept_bytes_ = image_.size();
+}
+
+bool GuardedBuffer::unchanged_since_kept() { return kept_ && kept_bytes_ == image_.size() && api_.equal(p_, kept_, kept_bytes_); }
 
 void GuardedBuffer::prefill(std::int64_t rows, std::int64_t cols, std::int64_t ld, int elem_bytes, std::uint64_t fill) {
   rows_ = rows, cols_ = cols, ld_ = ld, eb_ = elem_bytes;

@@ -42,6 +42,13 @@ class GuardedBuffer {
   void* elements() const;
   /// Download the image and compare every guard and padding byte.
   GuardReport download_and_check();
+  /// Keep a copy of the image as it is now (guards, elements, padding), in the buffer's memory space, for
+  /// unchanged_since_kept: the runner keeps the checked run's. Without room for the copy nothing is kept.
+  void keep();
+  /// Whether the image holds exactly the kept bytes, compared where the buffer lives (on a device, without
+  /// downloading it): a later run that left the checked run's bytes, guards and padding included. False when
+  /// nothing was kept or the layout changed since. The downloaded image is left as it was.
+  bool unchanged_since_kept();
   /// Element (i, j) of the downloaded image, a container code.
   std::uint64_t code(std::int64_t i, std::int64_t j) const;
   /// The downloaded elements (row-major with ld), host memory.
@@ -55,6 +62,8 @@ class GuardedBuffer {
   std::int64_t rows_ = 0, cols_ = 0, ld_ = 0;
   int eb_ = 1;
   std::vector<std::uint8_t> image_;
+  void* kept_ = nullptr;  // keep()'s copy (kept_bytes_ of them), in the api's memory
+  std::size_t kept_bytes_ = 0;
 };
 
 /// A plain allocation in a DeviceApi's memory, freed on scope exit (kernel inputs).

@@ -2,10 +2,12 @@
 // whose order is a sequential FMA chain gives back exactly that tree; the mma.sync kernel gives a chain
 // of fused nodes whose width agrees with the published block model, and replays bit for bit; cuBLAS
 // fp32 pedantic is revealed, verified and replayed bit for bit on every element. The scatter of probe
-// values (DeviceApi::scatter) is checked against a copy. cuBLAS fp32 pedantic is certified bitwise with its
+// values (DeviceApi::scatter) is checked against a copy, and DeviceApi::copy / equal (the runner's on-device
+// comparison of a later run with the checked one) against the host's memcmp at aligned and unaligned addresses. cuBLAS fp32 pedantic is certified bitwise with its
 // revealed order (certify --order revealed).
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -56,6 +58,39 @@ TEST_CASE("reveal gpu: DeviceApi::scatter writes the codes where asked and nothi
     CAPTURE(bytes);
     CHECK(back == host);
   }
+}
+
+TEST_CASE("reveal gpu: DeviceApi::copy and equal agree with memcmp, one differing byte anywhere, aligned or not") {
+  auto api = make_cuda_api();
+  REQUIRE(api);
+  const std::size_t n = (std::size_t{1} << 20) + 37;
+  std::vector<std::uint8_t> host(n);
+  std::uint64_t s = 0x9E3779B97F4A7C15ULL;
+  for (auto& x : host) x = static_cast<std::uint8_t>((s = s * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);
+  auto* a = static_cast<std::uint8_t*>(api->alloc(n + 16));
+  auto* b = static_cast<std::uint8_t*>(api->alloc(n + 16));
+  for (std::size_t off : {std::size_t{0}, std::size_t{1}, std::size_t{7}}) {  // 16-byte words, or bytes where unaligned
+    for (std::size_t len : {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{17}, std::size_t{4099}, n}) {
+      CAPTURE(off);
+      CAPTURE(len);
+      api->to_device(a + off, host.data(), len);
+      api->copy(b + off, a + off, len);
+      std::vector<std::uint8_t> back(len);
+      api->to_host(back.data(), b + off, len);
+      CHECK(std::memcmp(back.data(), host.data(), len) == 0);
+      CHECK(api->equal(a + off, b + off, len));
+      for (std::size_t at : {std::size_t{0}, len / 2, len - 1}) {
+        if (len == 0) break;
+        const std::uint8_t flipped = static_cast<std::uint8_t>(host[at] ^ 0x10);
+        api->to_device(b + off + at, &flipped, 1);
+        CHECK_FALSE(api->equal(a + off, b + off, len));
+        api->to_device(b + off + at, &host[at], 1);
+        CHECK(api->equal(a + off, b + off, len));
+      }
+    }
+  }
+  api->free(a);
+  api->free(b);
 }
 
 TEST_CASE("reveal gpu: the SIMT fp32 kernel is a sequential FMA chain, replayed bit for bit") {

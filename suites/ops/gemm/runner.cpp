@@ -420,8 +420,10 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     r.metrics.guard_violations = g.changed;
     r.metrics.first_guard_violation = describe_guards(g, c_all_rows, c_cols, ldc, cb, c_col);
     check_gaps(dC);
+    const std::int64_t checked_violations = r.metrics.guard_violations;  // its guards' and gap rows' changed bytes
     codes = read_codes(dC);
     const std::vector<std::uint8_t> checked_image(dC.host_elements(), dC.host_elements() + dC.element_bytes());
+    dC.keep();  // a copy where C lives: a later run that leaves these very bytes is found so without a download
     check_inputs();
     if (dE) dE->after_run(0, epi_found);
     const std::uint64_t pre = prefill_code(*t.out);
@@ -437,6 +439,12 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     // Every later run (warm-ups and timed runs; copies and comparisons outside the timer) is compared
     // bit for bit with the checked run, and the inputs and all guards are checked again.
     auto compare = [&](int run) {
+      if (dC.unchanged_since_kept()) {  // the checked run's bytes, guards, padding and gap rows included: its findings again
+        r.metrics.guard_violations += checked_violations;
+        check_inputs();
+        if (dE) dE->after_run(run, epi_found);
+        return;
+      }
       const GuardReport again = dC.download_and_check();
       r.metrics.guard_violations += again.changed;
       if (r.metrics.first_guard_violation.empty()) r.metrics.first_guard_violation = describe_guards(again, c_all_rows, c_cols, ldc, cb, c_col);
