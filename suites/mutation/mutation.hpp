@@ -3,8 +3,9 @@
 // killed by another check, surviving, or not applicable (docs/mutation.md).
 //
 // Cases run cheapest first (M N K, plus the K-chunk faults' kernel calls), each one on the unmutated kernel (unless
-// its result is given: honest_result) and every mutant still alive, with one exact reference per case. A case the unmutated kernel does not pass judges no mutant. A
-// mutant stops at its first kill for its own fault unless all_cases is set.
+// its result is given: honest_result) and every mutant still alive, with one exact reference per case. A case the
+// unmutated kernel does not pass judges no mutant (and, its result given, runs none). A mutant stops at its first
+// kill for its own fault unless all_cases is set.
 #pragma once
 
 #include <functional>

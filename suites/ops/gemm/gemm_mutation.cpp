@@ -110,6 +110,11 @@ MutationScore run_gemm_mutation(const SuiteInfo& suite, const std::string& kerne
     ++step;
     const CaseSpec& c = cases[ci];
     const CaseResult* known = opt.honest_result ? opt.honest_result(c.id) : nullptr;
+    if (known && known->status != CaseStatus::Pass) {  // a case the kernel did not pass judges no mutant: none runs it
+      if (known->status != CaseStatus::NotSupported)
+        s.invalid_cases.push_back(fmt::format("{}: {}: {}", c.id, to_string(known->status), known->reason));
+      continue;
+    }
     std::vector<std::string> names;
     if (!known) names.push_back(kernel);
     std::vector<Live*> running;
