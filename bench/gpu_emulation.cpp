@@ -11,7 +11,9 @@
 //      end to end for every strategy, next to the native bf16 mma.sync kernel and cuBLAS bf16 (fp32
 //      accumulation), on ordinary bf16 data and on data with 1% outliers times 2^40;
 //   and, for both, Hopper's native rates: the wgmma + TMA kernels (issue 43) at the same shape ('wgmma pred': the split
-//   scheme's T_overhead + m slice products at that rate; 'vs wgmma': the native bf16 wgmma time / end to end).
+//   scheme's T_overhead + m slice products at that rate; 'vs wgmma': the native bf16 wgmma time / end to end), and the
+//   split schemes' own wgmma + TMA kernels (gemm_<scheme>_wgmma_sm90) measured beside their mma.sync versions, P_low
+//   from their family (the 1xBF16 wgmma kernel's MMA stage; gemm_tf32_f32acc_wgmma_sm90).
 // Every time is the median of 10 launches after 3 warm-ups (CUDA events, no copies); inputs are random
 // and never zero. Exits 0 with a message when there is no CUDA device.
 #include <algorithm>
@@ -85,9 +87,13 @@ struct SplitRow {
   const char* kernel;
   const char* scheme;
 };
-const SplitRow kSplit[] = {{"gemm_3xtf32_mma_sm80", "3xtf32"}, {"gemm_3xtf32rz_mma_sm80", "3xtf32_rz"},
-                           {"gemm_1xbf16_mma_sm80", "1xbf16"},  {"gemm_3xbf16_mma_sm80", "3xbf16"},
-                           {"gemm_6xbf16_mma_sm80", "6xbf16"},  {"gemm_9xbf16_mma_sm80", "9xbf16"}};
+// The mma.sync kernels, then their wgmma + TMA versions (issue 43), each family with its own P_low.
+const SplitRow kSplit[] = {{"gemm_3xtf32_mma_sm80", "3xtf32"},   {"gemm_3xtf32rz_mma_sm80", "3xtf32_rz"},
+                           {"gemm_1xbf16_mma_sm80", "1xbf16"},    {"gemm_3xbf16_mma_sm80", "3xbf16"},
+                           {"gemm_6xbf16_mma_sm80", "6xbf16"},    {"gemm_9xbf16_mma_sm80", "9xbf16"},
+                           {"gemm_1xbf16_wgmma_sm90", "1xbf16"},  {"gemm_3xtf32_wgmma_sm90", "3xtf32"},
+                           {"gemm_3xtf32rz_wgmma_sm90", "3xtf32_rz"}, {"gemm_3xbf16_wgmma_sm90", "3xbf16"},
+                           {"gemm_6xbf16_wgmma_sm90", "6xbf16"},  {"gemm_9xbf16_wgmma_sm90", "9xbf16"}};
 
 int split_products(DeviceApi& api) {
   std::printf("\n=== 1. split products vs cuBLAS COMPUTE_32F_PEDANTIC (fp32 in, fp32 out) ===\n");
@@ -126,7 +132,7 @@ int split_products(DeviceApi& api) {
       tw_bf16 = wb ? time_kernel(*wb, bops.ops, api, why) : -1;
       if (tw_bf16 > 0) std::printf("%-34s %10.4f ms %8.2f TFLOP/s   (Hopper's bf16 rate)\n", "gemm_bf16_f32acc_wgmma_sm90", tw_bf16, tflops(N, tw_bf16));
     }
-    double p_low_bf16 = -1;
+    double p_low_bf16 = -1, p_low_bf16_wg = -1;
     std::printf("%-26s %2s %10s %9s %8s %10s %10s %9s %9s %10s %10s %10s  %s\n", "kernel", "m", "time ms", "TFLOP/s", "vs fp32", "T_oh ms",
                 "MMA ms", "P_low/P32", "needed", "predicted", "wgmma pred", "verdict", "measured");
     for (const SplitRow& row : kSplit) {
@@ -146,8 +152,11 @@ int split_products(DeviceApi& api) {
       const double toh = stage(st, "split pre-pass (T_overhead)"), tmma = stage(st, "MMA GEMM");
       const int m = static_cast<int>(sc->terms.size());
       const bool bf16s = *sc->slice == bf16;
-      if (bf16s && m == 1) p_low_bf16 = tflops(N, tmma);
-      const double p_low = bf16s ? p_low_bf16 : (ttf > 0 ? tflops(N, ttf) : -1);
+      // P_low per family: the 1xBF16 kernel's MMA stage (mma.sync or wgmma); tf32: the plain tf32 kernel of the family.
+      const bool wg = std::string(row.kernel).find("_wgmma_") != std::string::npos;
+      if (bf16s && m == 1) (wg ? p_low_bf16_wg : p_low_bf16) = tflops(N, tmma);
+      const double p_low_tf32 = wg ? (tw_tf32 > 0 ? tflops(N, tw_tf32) : -1) : (ttf > 0 ? tflops(N, ttf) : -1);
+      const double p_low = bf16s ? (wg ? p_low_bf16_wg : p_low_bf16) : p_low_tf32;
       if (p_low <= 0) {
         std::printf("%-26s %2d %10.4f %9.2f %8.3f %10.4f %10.4f  (no P_low measured)\n", row.kernel, m, t, tflops(N, t), t32 / t, toh, tmma);
         continue;
@@ -220,7 +229,13 @@ int bf16_on_fp16(DeviceApi& api) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // An optional argument runs one part: "split" (1.) or "bf16" (2.); none runs both.
+  const std::string only = argc > 1 ? argv[1] : "";
+  if (!only.empty() && only != "split" && only != "bf16") {
+    std::fprintf(stderr, "usage: bench_gpu_emulation [split|bf16]\n");
+    return 2;
+  }
   std::string why;
   auto api = make_cuda_api(&why);
   if (!api) {
@@ -232,8 +247,8 @@ int main() {
               d.cc_minor, d.sm_count, d.clock_mhz, d.runtime.c_str(), d.cublas.c_str(), d.arch_flags.c_str());
   std::printf("every time: median of %d launches after %d warm-ups (CUDA events), inputs random and never zero\n", kTimed, kWarmups);
   try {
-    split_products(*api);
-    bf16_on_fp16(*api);
+    if (only != "bf16") split_products(*api);
+    if (only != "split") bf16_on_fp16(*api);
   } catch (const DeviceError& e) {
     std::printf("device error: %s\n", e.what());
     return 3;

@@ -50,7 +50,7 @@ section_conversions() {
   # The same table as the `conversions` suite of certify (one case per entry; JUnit and the results model).
   run "$BIN/fpcert" certify --suite conversions --json "$OUT/conversions_suite.json" --junit "$OUT/conversions_suite.xml" 2>&1 | tail -8
 }
-SPLIT=gemm_3xtf32_mma_sm80,gemm_3xtf32rz_mma_sm80,gemm_1xbf16_mma_sm80,gemm_3xbf16_mma_sm80,gemm_6xbf16_mma_sm80,gemm_9xbf16_mma_sm80
+SPLIT=gemm_3xtf32_mma_sm80,gemm_3xtf32rz_mma_sm80,gemm_1xbf16_mma_sm80,gemm_3xbf16_mma_sm80,gemm_6xbf16_mma_sm80,gemm_9xbf16_mma_sm80,gemm_3xtf32_wgmma_sm90,gemm_3xtf32rz_wgmma_sm90,gemm_1xbf16_wgmma_sm90,gemm_3xbf16_wgmma_sm90,gemm_6xbf16_wgmma_sm90,gemm_9xbf16_wgmma_sm90
 B16=gemm_bf16_on_f16_cast_mma_sm80,gemm_bf16_on_f16_tensor_mma_sm80,gemm_bf16_on_f16_rowcol_mma_sm80,gemm_bf16_on_f16_kblock64_mma_sm80,gemm_bf16_on_f16_kblock128_mma_sm80,gemm_bf16_on_f16_outlier_mma_sm80,gemm_bf16_on_f16_auto_mma_sm80
 section_emulation() {
   run timeout 300 "$BIN/bench_gpu_emulation" 2>&1 | tee "$OUT/bench_gpu_emulation.log"

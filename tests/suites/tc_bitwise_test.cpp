@@ -182,7 +182,11 @@ TEST_CASE("split products on tensor cores: the card's model composed with the sl
     int pad;
   };
   const Case schemes[] = {{"3xtf32", 8, "mma_tf32_f32", 16}, {"3xtf32_rz", 8, "mma_tf32_f32", 16}, {"1xbf16", 16, "mma_bf16_f32", 32},
-                          {"3xbf16", 16, "mma_bf16_f32", 32}, {"6xbf16", 16, "mma_bf16_f32", 32}, {"9xbf16", 16, "mma_bf16_f32", 32}};
+                          {"3xbf16", 16, "mma_bf16_f32", 32}, {"6xbf16", 16, "mma_bf16_f32", 32}, {"9xbf16", 16, "mma_bf16_f32", 32},
+                          // the wgmma kernels' loops (issue 43): steps of 8 / 16, K padded to the 128-byte stage
+                          {"3xtf32", 8, "wgmma_tf32_f32", 32}, {"3xtf32_rz", 8, "wgmma_tf32_f32", 32},
+                          {"1xbf16", 16, "wgmma_bf16_f32", 64}, {"3xbf16", 16, "wgmma_bf16_f32", 64},
+                          {"6xbf16", 16, "wgmma_bf16_f32", 64}, {"9xbf16", 16, "wgmma_bf16_f32", 64}};
   const std::int64_t m = 5, n = 7;
   for (const Case& c : schemes)
     for (const std::int64_t k : {std::int64_t{37}, std::int64_t{64}, std::int64_t{3}}) {
@@ -258,6 +262,32 @@ TEST_CASE("split products on tensor cores: the card's model composed with the sl
       CHECK(wrong_hop == 0);
       if (k == 64) CHECK(differ > 0);  // the two cards' roundings show: the test tells them apart
     }
+}
+
+TEST_CASE("the split kernels declare the loop the walk above checks (mma.sync and wgmma: instruction, k, K padding)") {
+  // What the bitwise tier composes for each registered split kernel is exactly the (scheme, k, insn, pad) tested above.
+  struct Want {
+    const char* kernel;
+    const char* scheme;
+    int k;
+    const char* insn;
+    int pad;
+  };
+  const Want wants[] = {{"gemm_3xtf32_mma_sm80", "3xtf32", 8, "mma_tf32_f32", 16},       {"gemm_9xbf16_mma_sm80", "9xbf16", 16, "mma_bf16_f32", 32},
+                        {"gemm_3xtf32_wgmma_sm90", "3xtf32", 8, "wgmma_tf32_f32", 32},   {"gemm_3xtf32rz_wgmma_sm90", "3xtf32_rz", 8, "wgmma_tf32_f32", 32},
+                        {"gemm_1xbf16_wgmma_sm90", "1xbf16", 16, "wgmma_bf16_f32", 64},  {"gemm_3xbf16_wgmma_sm90", "3xbf16", 16, "wgmma_bf16_f32", 64},
+                        {"gemm_6xbf16_wgmma_sm90", "6xbf16", 16, "wgmma_bf16_f32", 64},  {"gemm_9xbf16_wgmma_sm90", "9xbf16", 16, "wgmma_bf16_f32", 64}};
+  for (const Want& w : wants) {
+    CAPTURE(w.kernel);
+    auto k = make_gemm_kernel(w.kernel);
+    if (!k) {
+      MESSAGE("skipped: no CUDA in this build (" << w.kernel << " is not registered)");
+      continue;
+    }
+    CHECK(order_spec(k->traits().sum_order) == order_spec(split_tc_traits(w.scheme, w.k, w.insn, w.pad).sum_order));
+    CHECK(k->traits().operand_u == find_split_scheme(w.scheme)->operand_u);
+    CHECK(k->traits().acc_rounding == Rounding::TowardZero);  // the envelope's model until a card is installed
+  }
 }
 
 TEST_CASE("a card block result rounding inexactly below fp32's normal range declines the bitwise tier (split products on tiny data)") {

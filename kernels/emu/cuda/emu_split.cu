@@ -6,6 +6,7 @@
 //   gemm_3xbf16_mma_sm80     3xbf16     two bf16 slices, terms (1,0) (0,1) (0,0)
 //   gemm_6xbf16_mma_sm80     6xbf16     three slices, the six terms of order >= 2^-16
 //   gemm_9xbf16_mma_sm80     9xbf16     three slices, all nine terms
+// (their wgmma + TMA versions for Hopper, gemm_<scheme>_wgmma_sm90: emu_split_wgmma.cu, registered from here)
 // and the device side of `fpcert experiment split-scalar --device cuda`.
 //
 // Structure: a pre-pass kernel splits A and B into slice matrices in a workspace (T_overhead, timed
@@ -22,6 +23,7 @@
 #include "kernels/emu/cuda/emu_host.cuh"
 #include "kernels/emu/cuda/emu_scheme.cuh"
 #include "kernels/emu/cuda/emu_split_kernel.cuh"
+#include "kernels/emu/cuda/emu_split_traits.hpp"
 #include "kernels/emu/split.hpp"
 #include "kernels/register.hpp"
 
@@ -65,7 +67,9 @@ const char* kTcOrder =
     "(docs/emulation.md); with a validated behaviour card of the instruction the bitwise tier composes the card's block "
     "model with this K-loop (docs/tensor_cores.md)";
 
-KernelTraits split_traits(const SplitScheme& sc, int mma_k) {
+}  // namespace
+
+KernelTraits emu::split_kernel_traits(const SplitScheme& sc, const SplitLoop& loop) {
   KernelTraits t;
   t.a_input = t.b_input = &f32;
   t.a_operand = t.b_operand = &f32;
@@ -81,19 +85,20 @@ KernelTraits split_traits(const SplitScheme& sc, int mma_k) {
     if (i || j) terms += (terms.empty() ? "" : ", ") + std::string("(") + std::to_string(i) + "," + std::to_string(j) + ")";
   t.order = "pre-pass: slices x_l = " + std::string(sc.slice->tag) + "_" + std::string(to_string(sc.rounding)) +
             "(x - x_0 - ... - x_{l-1}) (" + std::to_string(sc.slices) + " per operand, exact fp32 differences); per k-block of " +
-            std::to_string(mma_k) + " (mma.sync, ascending): " +
-            (terms.empty() ? std::string() : "acc_small += A_i B_j for (i,j) = " + terms + " in this order, then ") +
+            std::to_string(loop.k) + " (" + loop.how + ", ascending; K zero-padded to a multiple of " + std::to_string(loop.pad) +
+            "): " + (terms.empty() ? std::string() : "acc_small += A_i B_j for (i,j) = " + terms + " in this order, then ") +
             "acc += A_0 B_0; both fragments from +0; C = " + (terms.empty() ? "acc" : "RN(acc_small + acc) (__fadd_rn)") + "; " +
             kTcOrder;
-  t.sum_order = SummationOrder::split_products(sc.name, OrderKind::TensorCoreBlock, mma_k);
+  t.sum_order = SummationOrder::split_products(sc.name, OrderKind::TensorCoreBlock, loop.k);
   // The instruction whose behaviour card gives the block model (certify installs it once validated on this
   // device; until then the bitwise tier declines and the envelope judges), and the K padding: whole
-  // shared-memory stages of kStageBytes, as the plain mma.sync kernels (kernels/gemm/cuda/mma.cu).
-  const bool bf16_slices = *sc.slice == bf16;
-  t.sum_order.block_model.instruction = bf16_slices ? "mma_bf16_f32" : "mma_tf32_f32";
-  t.sum_order.block_model.pad = kStageBytes / (bf16_slices ? MmaInfo<Mma::BF16>::kBytes : MmaInfo<Mma::TF32>::kBytes);
+  // shared-memory stages.
+  t.sum_order.block_model.instruction = loop.insn;
+  t.sum_order.block_model.pad = loop.pad;
   return t;
 }
+
+namespace {
 
 class SplitMmaKernel final : public GemmKernel, public StagedKernel {
  public:
@@ -106,7 +111,9 @@ class SplitMmaKernel final : public GemmKernel, public StagedKernel {
       if (in.kind == kind && in.slices == scheme_->slices && in.mask == mask) inst_ = &in;
     if (!inst_) throw std::logic_error(name_ + ": no kernel instantiation for scheme " + scheme);
     bf16_ = kind == emu::SliceKind::Bf16NearestEven;
-    traits_ = split_traits(*scheme_, bf16_ ? 16 : 8);
+    traits_ = emu::split_kernel_traits(
+        *scheme_, {bf16_ ? 16 : 8, bf16_ ? "mma_bf16_f32" : "mma_tf32_f32",
+                   kStageBytes / (bf16_ ? MmaInfo<Mma::BF16>::kBytes : MmaInfo<Mma::TF32>::kBytes), "mma.sync"});
   }
   const std::string& name() const override { return name_; }
   std::string description() const override {
@@ -280,6 +287,8 @@ std::vector<std::vector<float>> split_scalar_products_cuda(const std::vector<std
   return out;
 }
 
+void register_emu_split_wgmma_kernels();  // kernels/emu/cuda/emu_split_wgmma.cu: the same schemes on wgmma + TMA (sm_90a)
+
 void register_emu_split_kernels() {
   register_kernel(kBindings[0].kernel, Backend::Cuda, false, &make_split<0>);
   register_kernel(kBindings[1].kernel, Backend::Cuda, false, &make_split<1>);
@@ -287,6 +296,7 @@ void register_emu_split_kernels() {
   register_kernel(kBindings[3].kernel, Backend::Cuda, false, &make_split<3>);
   register_kernel(kBindings[4].kernel, Backend::Cuda, false, &make_split<4>);
   register_kernel(kBindings[5].kernel, Backend::Cuda, false, &make_split<5>);
+  register_emu_split_wgmma_kernels();
 }
 
 }  // namespace fpcert

@@ -27,6 +27,7 @@
 #include "kernels/device/cuda_check.cuh"
 #include "kernels/gemm/cpu/model.hpp"
 #include "kernels/gemm/cuda/mma_host.cuh"
+#include "kernels/gemm/cuda/wgmma_host.cuh"
 #include "kernels/gemm/cuda/wgmma_kernel.cuh"
 #include "kernels/register.hpp"
 
@@ -34,6 +35,7 @@ namespace fpcert {
 namespace {
 
 using namespace wgmma_device;
+using namespace wgmma_host;
 
 const char* kWgmmaOrder =
     "inside one wgmma the summation order, alignment and rounding of the k-step's exact products and the "
@@ -91,42 +93,6 @@ KernelTraits wgmma_traits(bool promote) {
   t.tile_n = promote ? 128 : kBN;
   t.layouts = kLayoutsAll;
   return t;
-}
-
-/// cuTensorMapEncodeTiled from the driver, found once through the runtime (no -lcuda link).
-PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
-      fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
-    cudaGetLastError();
-  });
-  return fn;
-}
-
-CUtensorMapDataType tma_type(int bytes) {
-  return bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16 : CU_TENSOR_MAP_DATA_TYPE_UINT32;
-}
-
-/// A 2-D tensor map: `inner` x `outer` elements, rows `ld` elements apart, boxes of box_inner x box_outer, 128-byte
-/// swizzle, zero fill outside.
-CUtensorMap make_map(const std::string& who, const void* p, int bytes, std::int64_t inner, std::int64_t outer, std::int64_t ld,
-                     int box_inner, int box_outer) {
-  CUtensorMap map{};
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(inner), static_cast<cuuint64_t>(outer)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * static_cast<cuuint64_t>(bytes)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_inner), static_cast<cuuint32_t>(box_outer)};
-  const cuuint32_t estr[2] = {1, 1};
-  const CUresult r = encode_fn()(&map, tma_type(bytes), 2, const_cast<void*>(p), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw DeviceError(who + ": cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) + ") for " +
-                      std::to_string(inner) + " x " + std::to_string(outer) + " elements, ld " + std::to_string(ld));
-  return map;
 }
 
 bool tma_ok(const void* p, std::int64_t ld, int bytes) {

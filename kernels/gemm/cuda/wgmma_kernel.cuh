@@ -172,16 +172,49 @@ __device__ __forceinline__ void wgmma_step(float (&d)[128], std::uint64_t da, st
     FPCERT_WG_MMA("m64n256k32.f32.e5m2.e5m2", ", 1, 1");
   }
 }
-/// D (64 x 128, fp32) += A B for one k-step, B K-major: the FP8 kernels with promotion (two accumulator sets).
+/// D (64 x 128, fp32) += A B for one k-step, both K-major: the kernels with two accumulator sets (the promoted FP8
+/// kernels; the split-product kernels of kernels/emu/cuda/emu_split_wgmma.cu, bf16 and tf32 slices).
 template <Wg T, bool kTransB>
 __device__ __forceinline__ void wgmma_step(float (&d)[64], std::uint64_t da, std::uint64_t db) {
-  static_assert(!kTransB && (T == Wg::E4M3 || T == Wg::E5M2), "m64n128: the promoted FP8 kernels only");
+  static_assert(!kTransB, "m64n128: K-major B only");
   if constexpr (T == Wg::E4M3) FPCERT_WG_MMA64("m64n128k32.f32.e4m3.e4m3", ", 1, 1");
-  else FPCERT_WG_MMA64("m64n128k32.f32.e5m2.e5m2", ", 1, 1");
+  else if constexpr (T == Wg::E5M2) FPCERT_WG_MMA64("m64n128k32.f32.e5m2.e5m2", ", 1, 1");
+  else if constexpr (T == Wg::BF16) FPCERT_WG_MMA64("m64n128k16.f32.bf16.bf16", ", 1, 1, 0, 0");
+  else if constexpr (T == Wg::F16) FPCERT_WG_MMA64("m64n128k16.f32.f16.f16", ", 1, 1, 0, 0");
+  else FPCERT_WG_MMA64("m64n128k8.f32.tf32.tf32", ", 1, 1");
 }
 #undef FPCERT_WG_MMA
 #undef FPCERT_WG_MMA64
 #endif  // FPCERT_WG_ON
+
+/// The epilogue: a consumer warpgroup's 64 x kN fp32 values (the accumulator fragment, `v`) into C (m x n, row- or
+/// column-major with ldc) where row < m and col < n; rows m0 + 64 cw + ..., columns n0 + ...
+template <int kN>
+__device__ __forceinline__ void store_tile(const float (&v)[kN / 2], int m0, int n0, int cw, int w, int lane, int m, int n,
+                                           float* __restrict__ c, long long ldc, int c_col_major) {
+  const int g = lane / 4, t = lane % 4;
+  const int row0 = m0 + cw * 64 + 16 * w + g;
+  const bool pair = !c_col_major && (ldc % 2 == 0) && (reinterpret_cast<std::uintptr_t>(c) % 8 == 0);
+#pragma unroll
+  for (int cc = 0; cc < kN / 8; ++cc) {
+    const int col = n0 + 8 * cc + 2 * t;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0 + 8 * h;
+      if (row >= m) continue;
+      const float v0 = v[4 * cc + 2 * h], v1 = v[4 * cc + 2 * h + 1];
+      if (c_col_major) {
+        if (col < n) c[static_cast<long long>(col) * ldc + row] = v0;
+        if (col + 1 < n) c[static_cast<long long>(col + 1) * ldc + row] = v1;
+      } else if (pair && col + 1 < n) {
+        *reinterpret_cast<float2*>(c + static_cast<long long>(row) * ldc + col) = make_float2(v0, v1);
+      } else {
+        if (col < n) c[static_cast<long long>(row) * ldc + col] = v0;
+        if (col + 1 < n) c[static_cast<long long>(row) * ldc + col + 1] = v1;
+      }
+    }
+  }
+}
 
 /// C (m x n, fp32, row- or column-major with ldc) = A B over tiles of kBM x kN. map_a: A as {K, M} (K innermost),
 /// boxes of {kStageK / bytes, kBM}; map_b: B as {K, N} with boxes {kStageK / bytes, kN} (K-major), or, kTransB, as
@@ -270,29 +303,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-  const float* out = kPromote ? acc : d;
-  const int g = lane / 4, t = lane % 4;
-  const int row0 = m0 + cw * 64 + 16 * w + g;
-  const bool pair = !c_col_major && (ldc % 2 == 0) && (reinterpret_cast<std::uintptr_t>(c) % 8 == 0);
-#pragma unroll
-  for (int cc = 0; cc < kN / 8; ++cc) {
-    const int col = n0 + 8 * cc + 2 * t;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = row0 + 8 * h;
-      if (row >= m) continue;
-      const float v0 = out[4 * cc + 2 * h], v1 = out[4 * cc + 2 * h + 1];
-      if (c_col_major) {
-        if (col < n) c[static_cast<long long>(col) * ldc + row] = v0;
-        if (col + 1 < n) c[static_cast<long long>(col + 1) * ldc + row] = v1;
-      } else if (pair && col + 1 < n) {
-        *reinterpret_cast<float2*>(c + static_cast<long long>(row) * ldc + col) = make_float2(v0, v1);
-      } else {
-        if (col < n) c[static_cast<long long>(row) * ldc + col] = v0;
-        if (col + 1 < n) c[static_cast<long long>(row) * ldc + col + 1] = v1;
-      }
-    }
-  }
+  if constexpr (kPromote) store_tile<kN>(acc, m0, n0, cw, w, lane, m, n, c, ldc, c_col_major);
+  else store_tile<kN>(d, m0, n0, cw, w, lane, m, n, c, ldc, c_col_major);
 #else
   (void)map_a, (void)map_b, (void)m, (void)n, (void)k, (void)c, (void)ldc, (void)c_col_major, (void)lbo_b, (void)sbo_b;
   __trap();  // compiled out: the host's support check (sm_90a code) never launches this

@@ -42,11 +42,28 @@ struct SplitKernel {
   const char* kernel;
   const char* scheme;
 };
-const SplitKernel kSplit[] = {{"gemm_3xtf32_mma_sm80", "3xtf32"}, {"gemm_3xtf32rz_mma_sm80", "3xtf32_rz"},
-                              {"gemm_1xbf16_mma_sm80", "1xbf16"},  {"gemm_3xbf16_mma_sm80", "3xbf16"},
-                              {"gemm_6xbf16_mma_sm80", "6xbf16"},  {"gemm_9xbf16_mma_sm80", "9xbf16"}};
+// The mma.sync kernels (sm_80+) and their wgmma + TMA versions (sm_90a only; issue 43).
+const SplitKernel kSplit[] = {{"gemm_3xtf32_mma_sm80", "3xtf32"},   {"gemm_3xtf32rz_mma_sm80", "3xtf32_rz"},
+                              {"gemm_1xbf16_mma_sm80", "1xbf16"},    {"gemm_3xbf16_mma_sm80", "3xbf16"},
+                              {"gemm_6xbf16_mma_sm80", "6xbf16"},    {"gemm_9xbf16_mma_sm80", "9xbf16"},
+                              {"gemm_3xtf32_wgmma_sm90", "3xtf32"},  {"gemm_3xtf32rz_wgmma_sm90", "3xtf32_rz"},
+                              {"gemm_1xbf16_wgmma_sm90", "1xbf16"},  {"gemm_3xbf16_wgmma_sm90", "3xbf16"},
+                              {"gemm_6xbf16_wgmma_sm90", "6xbf16"},  {"gemm_9xbf16_wgmma_sm90", "9xbf16"}};
 
 using test::device_sm;
+
+/// Whether a split kernel runs on this device: the mma.sync ones from sm_80, the wgmma ones on sm_90 only. A kernel
+/// that does not must say so (can_implement false) and is reported as skipped.
+bool split_runs_here(const GemmKernel& k, DeviceApi& api) {
+  const int sm = device_sm(api);
+  const bool wg = k.name().find("_wgmma_") != std::string::npos;
+  const bool here = wg ? sm == 90 : sm >= 80;
+  if (!here) {
+    CHECK_FALSE(k.can_implement(64, 64, 64).ok);
+    MESSAGE("skipped: " << k.name() << " needs " << (wg ? "sm_90" : "sm_80+") << "; this device is sm_" << sm);
+  }
+  return here;
+}
 
 std::unique_ptr<GemmKernel> make(const std::string& name) {
   auto k = make_gemm_kernel(name);
@@ -189,10 +206,10 @@ std::vector<float> split_expected(const Problem& p, const SplitScheme& sc) {
 TEST_CASE("emulation: split kernels - exact layouts of every slice (exact slice sums, odd shapes, K = 0)") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
-  const bool sm80 = device_sm(*cuda) >= 80;
   for (const SplitKernel& sk : kSplit) {
     CAPTURE(sk.kernel);
     auto k = make(sk.kernel);
+    if (!split_runs_here(*k, *cuda)) continue;
     const SplitScheme& sc = *find_split_scheme(sk.scheme);
     const bool tf32_slices = *sc.slice == tf32;
     for (const Shape& s : kShapes) {
@@ -202,10 +219,6 @@ TEST_CASE("emulation: split kernels - exact layouts of every slice (exact slice 
       for (const bool slices_in_a : {true, false}) {
         CAPTURE(slices_in_a);
         const Problem p = split_layout_problem(s, tf32_slices, slices_in_a, test::seed() + static_cast<std::uint64_t>(s.m * 31 + s.k));
-        if (!sm80) {
-          CHECK_FALSE(k->can_implement(s.m, s.n, s.k).ok);
-          continue;
-        }
         // Through the runner (guards, NaN pre-fill, ldc = n + 3, two runs compared bit for bit)...
         const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
         run_checked_layout(*k, p, ref, *cuda);
@@ -225,7 +238,6 @@ TEST_CASE("emulation: split kernels through the runner - gate on uniform inputs 
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
   auto host = make_host_api();
-  if (device_sm(*cuda) < 80) return;
   // Uniform [-1, 1) fp32 values with 24-bit significands: every split rounds (the slices drop bits),
   // K = 1000. Gate: the runner's, from the kernel's traits (split operand_u from the table, fp32
   // accumulation toward zero). Against the model (the same slice products, fp32 FMA per term, RN):
@@ -239,6 +251,7 @@ TEST_CASE("emulation: split kernels through the runner - gate on uniform inputs 
   for (const SplitKernel& sk : kSplit) {
     CAPTURE(sk.kernel);
     auto k = make(sk.kernel);
+    if (!split_runs_here(*k, *cuda)) continue;
     auto model = make(std::string("model_gemm_") + sk.scheme);
     const CaseResult g = run(*k, p, ref, *cuda);
     const CaseResult c = run(*model, p, ref, *host);
@@ -299,7 +312,6 @@ TEST_CASE("emulation: split kernels at the fp32 underflow edge behave as the mod
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
   auto host = make_host_api();
-  if (device_sm(*cuda) < 80) return;
   // (1) C = A I with A's exponents in [-126, -100]: each output is the scheme applied to (a, 1); the
   // slices of a are fp32/bf16 subnormals or vanish (below 2^-126 the second bf16 slice keeps at most 7
   // bits, the third often nothing; tf32's second slice likewise), so C differs from A exactly where the
@@ -313,6 +325,7 @@ TEST_CASE("emulation: split kernels at the fp32 underflow edge behave as the mod
   for (const SplitKernel& sk : kSplit) {
     CAPTURE(sk.kernel);
     auto k = make(sk.kernel);
+    if (!split_runs_here(*k, *cuda)) continue;
     auto model = make(std::string("model_gemm_") + sk.scheme);
     const std::vector<float> got = run_raw(*k, p, *cuda), want = run_raw(*model, p, *host);
     std::int64_t lost = 0;
@@ -342,6 +355,7 @@ TEST_CASE("emulation: split kernels at the fp32 underflow edge behave as the mod
     for (const SplitKernel& sk : kSplit) {
       CAPTURE(sk.kernel);
       auto k = make(sk.kernel);
+      if (!split_runs_here(*k, *cuda)) continue;
       auto model = make(std::string("model_gemm_") + sk.scheme);
       const CaseResult g = run(*k, q, ref, *cuda, {}, cs.variant), c = run(*model, q, ref, *host, {}, cs.variant);
       INFO(g.reason);

@@ -1,0 +1,54 @@
+// kernels/gemm/cuda/wgmma_host.cuh — host side of the TMA-fed wgmma kernels (kernels/gemm/cuda/wgmma.cu and the
+// split-product kernels of kernels/emu/cuda/emu_split_wgmma.cu): the driver's cuTensorMapEncodeTiled, found once
+// through the runtime (no -lcuda link), and the 2-D tensor maps with the 128-byte swizzle the mainloop reads.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "base/error.hpp"
+
+namespace fpcert::wgmma_host {
+
+/// cuTensorMapEncodeTiled from the driver, found once through the runtime (no -lcuda link).
+inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+      fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+    cudaGetLastError();
+  });
+  return fn;
+}
+
+inline CUtensorMapDataType tma_type(int bytes) {
+  return bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16 : CU_TENSOR_MAP_DATA_TYPE_UINT32;
+}
+
+/// A 2-D tensor map: `inner` x `outer` elements, rows `ld` elements apart, boxes of box_inner x box_outer, 128-byte
+/// swizzle, zero fill outside.
+inline CUtensorMap make_map(const std::string& who, const void* p, int bytes, std::int64_t inner, std::int64_t outer, std::int64_t ld,
+                     int box_inner, int box_outer) {
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(inner), static_cast<cuuint64_t>(outer)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * static_cast<cuuint64_t>(bytes)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_inner), static_cast<cuuint32_t>(box_outer)};
+  const cuuint32_t estr[2] = {1, 1};
+  const CUresult r = encode_fn()(&map, tma_type(bytes), 2, const_cast<void*>(p), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw DeviceError(who + ": cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) + ") for " +
+                      std::to_string(inner) + " x " + std::to_string(outer) + " elements, ld " + std::to_string(ld));
+  return map;
+}
+
+}  // namespace fpcert::wgmma_host
