@@ -198,10 +198,15 @@ int bf16_on_fp16(DeviceApi& api) {
       std::printf("%-36s %10.4f ms %8.2f TFLOP/s\n", "gemm_bf16_f32acc_mma_sm80 (native)", tn, tn > 0 ? tflops(N, tn) : 0.0);
       std::printf("%-36s %10.4f ms %8.2f TFLOP/s\n", "gemm_bf16_f32acc_wgmma_sm90 (Hopper)", tw, tw > 0 ? tflops(N, tw) : 0.0);
       std::printf("%-36s %10.4f ms %8.2f TFLOP/s\n", "cublas_gemm_bf16_f32acc", tc, tc > 0 ? tflops(N, tc) : 0.0);
-      std::printf("%-36s %8s %8s %8s %8s %8s %10s %9s %8s %8s  %s\n", "kernel", "reduce", "pack", "MMA", "rescale", "fallback", "end2end",
+      std::printf("%-40s %8s %8s %8s %8s %8s %10s %9s %8s %8s  %s\n", "kernel", "reduce", "pack", "MMA", "rescale", "fallback", "end2end",
                   "TFLOP/s", "vs nat", "vs wgmma", "tiles / outliers");
+      std::vector<std::string> names;  // every strategy on mma.sync, then on wgmma + TMA (issue 43)
+      for (const auto& pol : bf16_on_f16_policies()) names.push_back(bf16_on_f16_kernel_name(pol));
       for (const auto& pol : bf16_on_f16_policies()) {
-        const std::string name = bf16_on_f16_kernel_name(pol);
+        const std::string mma = bf16_on_f16_kernel_name(pol);
+        names.push_back(mma.substr(0, mma.size() - std::string("_mma_sm80").size()) + "_wgmma_sm90");
+      }
+      for (const std::string& name : names) {
         auto k = make_gemm_kernel(name);
         if (!k) {
           std::printf("%-36s not registered\n", name.c_str());
@@ -216,7 +221,7 @@ int bf16_on_fp16(DeviceApi& api) {
         const std::vector<StageTime> st = staged->time_stages(ops.ops, kWarmups, kTimed);
         const double e2e = time_kernel(*k, ops.ops, api, why);
         const Bf16OnF16Stats s = dynamic_cast<Bf16OnF16Kernel*>(k.get())->last_stats();
-        std::printf("%-36s %8.4f %8.4f %8.4f %8.4f %8.4f %10.4f %9.2f %8.3f %8.3f  %lld row / %lld K-block, %lld outliers, %s\n", name.c_str(),
+        std::printf("%-40s %8.4f %8.4f %8.4f %8.4f %8.4f %10.4f %9.2f %8.3f %8.3f  %lld row / %lld K-block, %lld outliers, %s\n", name.c_str(),
                     stage(st, "exponent reduction"), stage(st, "packing"), stage(st, "MMA with rescale"),
                     stage(st, "rescale epilogue (difference)"), stage(st, "fallback (fp32 outlier path)"), e2e, tflops(N, e2e),
                     tn > 0 ? tn / e2e : 0.0, tw > 0 ? tw / e2e : 0.0, static_cast<long long>(s.tiles_row), static_cast<long long>(s.tiles_kblock),

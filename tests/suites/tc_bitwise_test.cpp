@@ -288,6 +288,25 @@ TEST_CASE("the split kernels declare the loop the walk above checks (mma.sync an
     CHECK(k->traits().operand_u == find_split_scheme(w.scheme)->operand_u);
     CHECK(k->traits().acc_rounding == Rounding::TowardZero);  // the envelope's model until a card is installed
   }
+  // BF16 on FP16: the wgmma kernels' scaled K-loops take the wgmma fp16 card, K padded to the 128-byte stage (64).
+  for (const auto& pol : bf16_on_f16_policies()) {
+    const std::string mma = bf16_on_f16_kernel_name(pol);
+    auto km = make_gemm_kernel(mma);
+    auto kw = make_gemm_kernel(mma.substr(0, mma.size() - 9) + "_wgmma_sm90");
+    CAPTURE(mma);
+    if (!km || !kw) {
+      MESSAGE("skipped: no CUDA in this build (" << mma << " and its wgmma version are not registered)");
+      continue;
+    }
+    CHECK(km->traits().sum_order.block_model.instruction == "mma_f16_f32");
+    CHECK(km->traits().sum_order.block_model.pad == 32);
+    CHECK(kw->traits().sum_order.block_model.instruction == "wgmma_f16_f32");
+    CHECK(kw->traits().sum_order.block_model.pad == 64);
+    KernelTraits t = kw->traits();
+    t.sum_order = tc::with_cards(t.sum_order, cards({card_of("wgmma_f16_f32", *tc::mma_sim_hopper(*tc::find_instruction("wgmma_f16_f32")))}));
+    CHECK(emulation_unavailable(t).empty());  // the bitwise tier composes the card with the scaled K-loop
+    CHECK(kw->traits().promote_every == km->traits().promote_every);
+  }
 }
 
 TEST_CASE("a card block result rounding inexactly below fp32's normal range declines the bitwise tier (split products on tiny data)") {

@@ -1,5 +1,7 @@
 // kernels/emu/cuda/emu_bf16.cu — BF16 GEMMs on FP16 tensor cores, one kernel per strategy of
-// kernels/emu/bf16_on_fp16.hpp: gemm_bf16_on_f16_{cast,tensor,rowcol,kblock64,kblock128,outlier,auto}_mma_sm80.
+// kernels/emu/bf16_on_fp16.hpp: gemm_bf16_on_f16_{cast,tensor,rowcol,kblock64,kblock128,outlier,auto}_mma_sm80, and the
+// same strategies with their MMA stage on Hopper's wgmma + TMA mainloop, gemm_bf16_on_f16_<tag>_wgmma_sm90 (issue 43;
+// kernels/emu/cuda/emu_bf16_wgmma_kernel.cuh): every other stage is shared.
 //
 // Each is a pipeline of device stages (time_stages times them one by one):
 //   exponent reduction  per line (row of A, column of B) and K-block of 64: the largest and smallest
@@ -19,6 +21,7 @@
 
 #include <cub/cub.cuh>
 #include <cstdint>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -26,7 +29,9 @@
 #include "kernels/emu/bf16_on_fp16.hpp"
 #include "kernels/emu/cuda/emu_bf16_kernel.cuh"
 #include "kernels/emu/cuda/emu_bf16_stages.cuh"
+#include "kernels/emu/cuda/emu_bf16_wgmma_kernel.cuh"
 #include "kernels/emu/cuda/emu_host.cuh"
+#include "kernels/gemm/cuda/wgmma_host.cuh"
 #include "kernels/register.hpp"
 
 namespace fpcert {
@@ -42,17 +47,33 @@ unsigned grid_y(std::int64_t rows, std::int64_t cap) { return static_cast<unsign
 
 class Bf16OnF16MmaKernel final : public GemmKernel, public Bf16OnF16Kernel, public StagedKernel {
  public:
-  explicit Bf16OnF16MmaKernel(const Bf16OnF16Policy& p) : policy_(p), name_(bf16_on_f16_kernel_name(p)) {
+  Bf16OnF16MmaKernel(const Bf16OnF16Policy& p, bool wgmma) : policy_(p), name_(bf16_on_f16_kernel_name(p)), wgmma_(wgmma) {
     traits_ = bf16_on_f16_traits(p, true);
     if (p.strategy == S::Auto) {  // mixed tiles: the coarser (no promotion) traits
       traits_.promote_every = 0;
       traits_.promote_format = nullptr;
     }
+    if (wgmma_) {  // the MMA stage's instruction and K padding (whole 128-byte stages of 64 fp16)
+      name_ = name_.substr(0, name_.size() - std::string("_mma_sm80").size()) + "_wgmma_sm90";
+      traits_.sum_order.block_model.instruction = "wgmma_f16_f32";
+      traits_.sum_order.block_model.pad = wgmma_device::kStageK / 2;
+      const std::string mma = "fp16 mma.sync m16n8k16 on the fp32 accumulator fragment (k-blocks of 16 ascending;";
+      const std::size_t at = traits_.order.find(mma);
+      if (at == std::string::npos) throw std::logic_error(name_ + ": the traits' order text changed");
+      traits_.order.replace(at, mma.size(),
+                            std::string("fp16 wgmma m64n") + (row_tile_n() == 256 ? "256" : "128") +
+                                "k16 from TMA-loaded shared memory on fp32 accumulators (k-steps of 16 ascending, K zero-padded "
+                                "to stages of 64; K-blocks of " + std::to_string(policy_.kblock) + " = whole stages;");
+      traits_.tile_m = wgmma_device::kBM;
+      traits_.tile_n = row_tile_n();
+    }
   }
   const std::string& name() const override { return name_; }
   std::string description() const override {
-    return "bf16 GEMM on fp16 tensor cores (mma.sync m16n8k16, block 128x128), strategy " + policy_.tag +
-           ": exponent reduction, scaled packing, MMA with exact power-of-two rescale" +
+    return std::string("bf16 GEMM on fp16 tensor cores (") +
+           (wgmma_ ? "wgmma m64n" + std::to_string(row_tile_n()) + "k16 with TMA, tiles 128x" + std::to_string(row_tile_n())
+                   : std::string("mma.sync m16n8k16, block 128x128")) +
+           "), strategy " + policy_.tag + ": exponent reduction, scaled packing, MMA with exact power-of-two rescale" +
            (outlier_capable() ? ", outliers on an fp32 path" : "");
   }
   Backend backend() const override { return Backend::Cuda; }
@@ -61,7 +82,16 @@ class Bf16OnF16MmaKernel final : public GemmKernel, public Bf16OnF16Kernel, publ
   const Bf16OnF16Policy& policy() const override { return policy_; }
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
     if (outlier_capable() && (m * k > 0x7FFFFFFF || k * n > 0x7FFFFFFF)) return Support::no("outlier lists are indexed with 32-bit integers: m k and k n < 2^31");
-    return cuda::mma_support(m, n, k, 80, f16_scaled_gemm<false, true>);
+    if (!wgmma_) return cuda::mma_support(m, n, k, 80, f16_scaled_gemm<false, true>);
+    if (m < 0 || n < 0 || k < 0) return Support::no("negative dimension");
+    if (m > 0x7FFFFFFF - 256 || n > 0x7FFFFFFF - 256 || k > 0x7FFFFFFF - 64) return Support::no("a dimension of 2^31 or more");
+    if (!wgmma_host::encode_fn()) return Support::no("the driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)");
+    std::string why;
+    const int sm = cuda::device_sm(why);
+    if (sm == 0) return Support::no(why);
+    if (sm != 90)
+      return Support::no("wgmma and setmaxnreg are sm_90a instructions (Hopper only); this device is sm_" + std::to_string(sm));
+    return cuda::mma_support(0, 0, 0, 90, wgmma_device::wgmma_f16_scaled<false, true, 256>);
   }
 
   void run(const GemmOperands& ops) override {
@@ -145,6 +175,8 @@ class Bf16OnF16MmaKernel final : public GemmKernel, public Bf16OnF16Kernel, publ
   bool outlier_capable() const { return policy_.strategy == S::Outlier || policy_.strategy == S::Auto; }
   bool segmented() const { return policy_.strategy == S::KBlock || policy_.strategy == S::Auto; }
   bool shared_scale() const { return policy_.strategy == S::Cast || policy_.strategy == S::Tensor; }
+  /// The wgmma kernels' tile width in row mode: 256, but 128 for Auto (its modes are decided per 128 x 128 tile).
+  int row_tile_n() const { return policy_.strategy == S::Auto || policy_.strategy == S::KBlock ? 128 : 256; }
 
   void prepare(const GemmOperands& ops, cudaStream_t stream) {
     const std::int64_t m = ops.m, n = ops.n, k = ops.k;
@@ -310,6 +342,10 @@ class Bf16OnF16MmaKernel final : public GemmKernel, public Bf16OnF16Kernel, publ
     auto* c = static_cast<float*>(ops.c);
     const std::uint32_t* mr = policy_.strategy == S::Auto ? mode_rows_ : nullptr;
     const std::uint32_t* mc = policy_.strategy == S::Auto ? mode_cols_ : nullptr;
+    if (wgmma_) {
+      wgmma_mma(ops, stream, scale, sa, sb, mr, mc);
+      return;
+    }
     const int kb_stages = segmented() ? policy_.kblock / 32 : 1;
     if (policy_.strategy != S::KBlock) {
       if (scale)
@@ -331,6 +367,46 @@ class Bf16OnF16MmaKernel final : public GemmKernel, public Bf16OnF16Kernel, publ
     }
   }
 
+  /// Stage 3 on wgmma + TMA: row mode on 128 x 256 tiles (128 x 128 for Auto), K-block mode on 128 x 128 tiles (K-blocks
+  /// of kblock / 64 stages). A16 is K-major (m x lda16), B16 row-major (k x ldb16: N-major boxes).
+  void wgmma_mma(const GemmOperands& ops, cudaStream_t stream, bool scale, const ScaleView& sa, const ScaleView& sb,
+                 const std::uint32_t* mr, const std::uint32_t* mc) {
+    namespace wg = wgmma_device;
+    CUtensorMap map_a{}, map_b{};
+    if (ops.k > 0) {  // K = 0: no stage is loaded (C = +0) and the maps are never read
+      map_a = wgmma_host::make_map(name_, a16_, 2, ops.k, ops.m, lda16_, wg::kStageK / 2, wg::kBM);
+      map_b = wgmma_host::make_map(name_, b16_, 2, ops.n, ops.k, ldb16_, wg::kNBox, wg::kStageK / 2);
+    }
+    std::call_once(attr_, [] {
+      FPCERT_CUDA_CHECK(cudaFuncSetAttribute(wg::wgmma_f16_scaled<false, true, 256>, cudaFuncAttributeMaxDynamicSharedMemorySize, wg::smem_bytes(256)));
+      FPCERT_CUDA_CHECK(cudaFuncSetAttribute(wg::wgmma_f16_scaled<false, false, 256>, cudaFuncAttributeMaxDynamicSharedMemorySize, wg::smem_bytes(256)));
+      FPCERT_CUDA_CHECK(cudaFuncSetAttribute(wg::wgmma_f16_scaled<false, true, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize, wg::smem_bytes(128)));
+      FPCERT_CUDA_CHECK(cudaFuncSetAttribute(wg::wgmma_f16_scaled<false, false, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize, wg::smem_bytes(128)));
+      FPCERT_CUDA_CHECK(cudaFuncSetAttribute(wg::wgmma_f16_scaled<true, true, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize, wg::smem_bytes(128)));
+      FPCERT_CUDA_CHECK(cudaFuncSetAttribute(wg::wgmma_f16_scaled<true, false, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize, wg::smem_bytes(128)));
+    });
+    const int m = static_cast<int>(ops.m), n = static_cast<int>(ops.n), k = static_cast<int>(ops.k);
+    auto* c = static_cast<float*>(ops.c);
+    auto tiles = [&](int tn) { return static_cast<unsigned>(((ops.m + wg::kBM - 1) / wg::kBM) * ((ops.n + tn - 1) / tn)); };
+    if (policy_.strategy != S::KBlock) {
+      const int tn = row_tile_n();
+      if (tn == 256) {
+        if (scale) wg::wgmma_f16_scaled<false, true, 256><<<tiles(256), wg::kThreads, wg::smem_bytes(256), stream>>>(map_a, map_b, m, n, k, c, ops.ldc, sa, sb, 1, mr, mc);
+        else wg::wgmma_f16_scaled<false, false, 256><<<tiles(256), wg::kThreads, wg::smem_bytes(256), stream>>>(map_a, map_b, m, n, k, c, ops.ldc, sa, sb, 1, mr, mc);
+      } else {
+        if (scale) wg::wgmma_f16_scaled<false, true, 128><<<tiles(128), wg::kThreads, wg::smem_bytes(128), stream>>>(map_a, map_b, m, n, k, c, ops.ldc, sa, sb, 1, mr, mc);
+        else wg::wgmma_f16_scaled<false, false, 128><<<tiles(128), wg::kThreads, wg::smem_bytes(128), stream>>>(map_a, map_b, m, n, k, c, ops.ldc, sa, sb, 1, mr, mc);
+      }
+      FPCERT_CUDA_LAUNCH_CHECK((name_ + " (row mode)").c_str());
+    }
+    if (segmented()) {
+      const int kb_stages = policy_.kblock / (wg::kStageK / 2);
+      if (scale) wg::wgmma_f16_scaled<true, true, 128><<<tiles(128), wg::kThreads, wg::smem_bytes(128), stream>>>(map_a, map_b, m, n, k, c, ops.ldc, sa, sb, kb_stages, mr, mc);
+      else wg::wgmma_f16_scaled<true, false, 128><<<tiles(128), wg::kThreads, wg::smem_bytes(128), stream>>>(map_a, map_b, m, n, k, c, ops.ldc, sa, sb, kb_stages, mr, mc);
+      FPCERT_CUDA_LAUNCH_CHECK((name_ + " (K-block mode)").c_str());
+    }
+  }
+
   /// Stage 4: the outliers' products, added to C in fp32.
   void fallback(const GemmOperands& ops, cudaStream_t stream) {
     if (!outlier_capable()) return;
@@ -343,6 +419,8 @@ class Bf16OnF16MmaKernel final : public GemmKernel, public Bf16OnF16Kernel, publ
 
   Bf16OnF16Policy policy_;
   std::string name_;
+  bool wgmma_ = false;
+  std::once_flag attr_;
   KernelTraits traits_;
   emu_host::Workspace ws_;
   bool ran_ = false;
@@ -360,9 +438,14 @@ class Bf16OnF16MmaKernel final : public GemmKernel, public Bf16OnF16Kernel, publ
   void* scan_tmp_ = nullptr;
 };
 
-template <std::size_t I>
+template <std::size_t I, bool kWgmma = false>
 std::unique_ptr<GemmKernel> make_bf16_on_f16() {
-  return std::make_unique<Bf16OnF16MmaKernel>(bf16_on_f16_policies()[I]);
+  return std::make_unique<Bf16OnF16MmaKernel>(bf16_on_f16_policies()[I], kWgmma);
+}
+template <std::size_t I>
+void register_both(const Bf16OnF16Policy& p) {
+  register_kernel(bf16_on_f16_kernel_name(p), Backend::Cuda, false, &make_bf16_on_f16<I>);
+  register_kernel(make_bf16_on_f16<I, true>()->name(), Backend::Cuda, false, &make_bf16_on_f16<I, true>);
 }
 
 }  // namespace
@@ -370,13 +453,13 @@ std::unique_ptr<GemmKernel> make_bf16_on_f16() {
 void register_emu_bf16_kernels() {
   const auto& p = bf16_on_f16_policies();
   if (p.size() != 7) throw std::logic_error("register_emu_bf16_kernels: the policy list changed");
-  register_kernel(bf16_on_f16_kernel_name(p[0]), Backend::Cuda, false, &make_bf16_on_f16<0>);
-  register_kernel(bf16_on_f16_kernel_name(p[1]), Backend::Cuda, false, &make_bf16_on_f16<1>);
-  register_kernel(bf16_on_f16_kernel_name(p[2]), Backend::Cuda, false, &make_bf16_on_f16<2>);
-  register_kernel(bf16_on_f16_kernel_name(p[3]), Backend::Cuda, false, &make_bf16_on_f16<3>);
-  register_kernel(bf16_on_f16_kernel_name(p[4]), Backend::Cuda, false, &make_bf16_on_f16<4>);
-  register_kernel(bf16_on_f16_kernel_name(p[5]), Backend::Cuda, false, &make_bf16_on_f16<5>);
-  register_kernel(bf16_on_f16_kernel_name(p[6]), Backend::Cuda, false, &make_bf16_on_f16<6>);
+  register_both<0>(p[0]);
+  register_both<1>(p[1]);
+  register_both<2>(p[2]);
+  register_both<3>(p[3]);
+  register_both<4>(p[4]);
+  register_both<5>(p[5]);
+  register_both<6>(p[6]);
 }
 
 }  // namespace fpcert

@@ -55,19 +55,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const std::uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   const std::uint32_t full0 = base + kS * kSB, empty0 = full0 + 8 * kS;
   const int tid = static_cast<int>(threadIdx.x), wg = tid / 128;
-  const int tiles_m = (m + kBM - 1) / kBM, tiles_n = (n + kSplitN - 1) / kSplitN;
-  const int per_group = kGroupM * tiles_n, id = static_cast<int>(blockIdx.x);
-  const int first_m = (id / per_group) * kGroupM, gsize = min(tiles_m - first_m, kGroupM);
-  const int tm = first_m + (id % per_group) % gsize, tn = (id % per_group) / gsize;
-  const int m0 = tm * kBM, n0 = tn * kSplitN;
+  int m0, n0;
+  tile_origin<kSplitN>(m, n, m0, n0);
   const int ktiles = static_cast<int>((static_cast<long long>(k) + kStageElems - 1) / kStageElems);
-  if (tid == 0) {
-    for (int s = 0; s < kS; ++s) {
-      bar_init(full0 + 8 * s, 1);
-      bar_init(empty0 + 8 * s, kConsumers * 4);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
+  init_ring(full0, empty0, kS);
   __syncthreads();
   if (wg == 0) {  // producer: the S slices of A's rows and of B's columns, one stage of K at a time
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");

@@ -172,16 +172,69 @@ __device__ __forceinline__ void wgmma_step(float (&d)[128], std::uint64_t da, st
     FPCERT_WG_MMA("m64n256k32.f32.e5m2.e5m2", ", 1, 1");
   }
 }
-/// D (64 x 128, fp32) += A B for one k-step, both K-major: the kernels with two accumulator sets (the promoted FP8
-/// kernels; the split-product kernels of kernels/emu/cuda/emu_split_wgmma.cu, bf16 and tf32 slices).
+/// D (64 x 128, fp32) += A B for one k-step, A K-major, B K-major or (fp16 / bf16, kTransB) N-major: the kernels with
+/// two accumulator sets (the promoted FP8 kernels; the split-product and BF16-on-FP16 kernels of kernels/emu/cuda/).
 template <Wg T, bool kTransB>
 __device__ __forceinline__ void wgmma_step(float (&d)[64], std::uint64_t da, std::uint64_t db) {
-  static_assert(!kTransB, "m64n128: K-major B only");
+  static_assert(!kTransB || T == Wg::F16 || T == Wg::BF16, "m64n128: N-major B for fp16 / bf16 only");
   if constexpr (T == Wg::E4M3) FPCERT_WG_MMA64("m64n128k32.f32.e4m3.e4m3", ", 1, 1");
   else if constexpr (T == Wg::E5M2) FPCERT_WG_MMA64("m64n128k32.f32.e5m2.e5m2", ", 1, 1");
+  else if constexpr (T == Wg::BF16 && kTransB) FPCERT_WG_MMA64("m64n128k16.f32.bf16.bf16", ", 1, 1, 0, 1");
   else if constexpr (T == Wg::BF16) FPCERT_WG_MMA64("m64n128k16.f32.bf16.bf16", ", 1, 1, 0, 0");
+  else if constexpr (T == Wg::F16 && kTransB) FPCERT_WG_MMA64("m64n128k16.f32.f16.f16", ", 1, 1, 0, 1");
   else if constexpr (T == Wg::F16) FPCERT_WG_MMA64("m64n128k16.f32.f16.f16", ", 1, 1, 0, 0");
   else FPCERT_WG_MMA64("m64n128k8.f32.tf32.tf32", ", 1, 1");
+}
+/// This block's tile of C (m0, n0) in the visiting order: groups of kGroupM tiles along M share B's columns in L2.
+template <int kN>
+__device__ __forceinline__ void tile_origin(int m, int n, int& m0, int& n0) {
+  const int tiles_m = (m + kBM - 1) / kBM, tiles_n = (n + kN - 1) / kN;
+  const int per_group = kGroupM * tiles_n, id = static_cast<int>(blockIdx.x);
+  const int first_m = (id / per_group) * kGroupM, gsize = min(tiles_m - first_m, kGroupM);
+  m0 = (first_m + (id % per_group) % gsize) * kBM;
+  n0 = ((id % per_group) / gsize) * kN;
+}
+/// Thread 0 initialises the ring's barriers: "full" (the producer's expect_tx) and "empty" (one arrive per consumer
+/// warp). The caller synchronises the block after.
+__device__ __forceinline__ void init_ring(std::uint32_t full0, std::uint32_t empty0, int stages) {
+  if (threadIdx.x != 0) return;
+  for (int s = 0; s < stages; ++s) {
+    bar_init(full0 + 8 * s, 1);
+    bar_init(empty0 + 8 * s, kConsumers * 4);
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+/// The producer thread's loop: stage kt of A's kBM rows (K-major) and B's kN columns (K-major boxes, or kTransB
+/// N-major boxes of kNBox columns) into ring slot kt % kS, once the consumers have released it.
+template <Wg T, bool kTransB, int kN, int kS, int kSB>
+__device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b, std::uint32_t base, std::uint32_t full0,
+                                        std::uint32_t empty0, int m0, int n0, int ktiles) {
+  constexpr int kStageElems = kStageK / WgInfo<T>::kBytes;
+  for (int kt = 0; kt < ktiles; ++kt) {
+    const int s = kt % kS;
+    if (kt >= kS) bar_wait(empty0 + 8 * s, static_cast<std::uint32_t>((kt / kS - 1) & 1));
+    const std::uint32_t fb = full0 + 8 * s, sa = base + s * kSB, sb = sa + kATile;
+    bar_expect_tx(fb, kSB);
+    tma_2d(sa, map_a, fb, kt * kStageElems, m0);
+    if constexpr (kTransB) {
+#pragma unroll
+      for (int j = 0; j < kN / kNBox; ++j) tma_2d(sb + j * kStageElems * 128, map_b, fb, n0 + j * kNBox, kt * kStageElems);
+    } else {
+      tma_2d(sb, map_b, fb, kt * kStageElems, n0);
+    }
+  }
+}
+/// One stage's wgmma k-steps into d: A's 64 rows of this consumer at sa (K-major), B at sb (K-major, or kTransB
+/// N-major with the descriptor's lbo_b / sbo_b). The caller fences before and commits after.
+template <Wg T, bool kTransB, int kRegs>
+__device__ __forceinline__ void mma_stage(float (&d)[kRegs], std::uint32_t sa, std::uint32_t sb, std::uint32_t lbo_b, std::uint32_t sbo_b) {
+#pragma unroll
+  for (int step = 0; step < kSteps; ++step) {
+    const std::uint64_t da = desc_sw128(sa + step * kStepBytes, 16, 1024);
+    const std::uint64_t db = kTransB ? desc_sw128(sb + step * (kStepBytes / WgInfo<T>::kBytes) * 128, lbo_b, sbo_b)
+                                     : desc_sw128(sb + step * kStepBytes, 16, 1024);
+    wgmma_step<T, kTransB>(d, da, db);
+  }
 }
 #undef FPCERT_WG_MMA
 #undef FPCERT_WG_MMA64
@@ -228,42 +281,18 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(FPCERT_WG_ON)
   constexpr int kS = stages(kN), kSB = stage_bytes(kN), kRegs = kN / 2;
   extern __shared__ std::uint8_t smem_raw[];
-  const std::uint32_t raw = smem_addr(smem_raw);
-  const std::uint32_t base = (raw + 1023u) & ~1023u;  // the swizzle atom's alignment
+  const std::uint32_t base = (smem_addr(smem_raw) + 1023u) & ~1023u;  // the swizzle atom's alignment
   const std::uint32_t full0 = base + kS * kSB, empty0 = full0 + 8 * kS;
   constexpr int kStageElems = kStageK / WgInfo<T>::kBytes;
   const int tid = static_cast<int>(threadIdx.x), wg = tid / 128;
-  const int tiles_m = (m + kBM - 1) / kBM, tiles_n = (n + kN - 1) / kN;
-  const int per_group = kGroupM * tiles_n, id = static_cast<int>(blockIdx.x);
-  const int first_m = (id / per_group) * kGroupM, gsize = min(tiles_m - first_m, kGroupM);
-  const int tm = first_m + (id % per_group) % gsize, tn = (id % per_group) / gsize;
-  const int m0 = tm * kBM, n0 = tn * kN;
+  int m0, n0;
+  tile_origin<kN>(m, n, m0, n0);
   const int ktiles = static_cast<int>((static_cast<long long>(k) + kStageElems - 1) / kStageElems);
-  if (tid == 0) {
-    for (int s = 0; s < kS; ++s) {
-      bar_init(full0 + 8 * s, 1);
-      bar_init(empty0 + 8 * s, kConsumers * 4);  // one arrive per consumer warp
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
+  init_ring(full0, empty0, kS);
   __syncthreads();
   if (wg == 0) {  // producer
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-    if (tid == 0) {
-      for (int kt = 0; kt < ktiles; ++kt) {
-        const int s = kt % kS;
-        if (kt >= kS) bar_wait(empty0 + 8 * s, static_cast<std::uint32_t>((kt / kS - 1) & 1));
-        const std::uint32_t fb = full0 + 8 * s, sa = base + s * kSB, sb = sa + kATile;
-        bar_expect_tx(fb, kSB);
-        tma_2d(sa, &map_a, fb, kt * kStageElems, m0);
-        if constexpr (kTransB) {
-#pragma unroll
-          for (int j = 0; j < kN / kNBox; ++j) tma_2d(sb + j * kStageElems * 128, &map_b, fb, n0 + j * kNBox, kt * kStageElems);
-        } else {
-          tma_2d(sb, &map_b, fb, kt * kStageElems, n0);
-        }
-      }
-    }
+    if (tid == 0) produce<T, kTransB, kN, kS, kSB>(&map_a, &map_b, base, full0, empty0, m0, n0, ktiles);
     return;
   }
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
@@ -279,15 +308,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int kt = 0; kt < ktiles; ++kt) {
     const int s = kt % kS;
     bar_wait(full0 + 8 * s, static_cast<std::uint32_t>((kt / kS) & 1));
-    const std::uint32_t sa = base + s * kSB + cw * 64 * kStageK, sb = base + s * kSB + kATile;
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-    for (int step = 0; step < kSteps; ++step) {
-      const std::uint64_t da = desc_sw128(sa + step * kStepBytes, 16, 1024);
-      const std::uint64_t db = kTransB ? desc_sw128(sb + step * (kStepBytes / WgInfo<T>::kBytes) * 128, lbo_b, sbo_b)
-                                       : desc_sw128(sb + step * kStepBytes, 16, 1024);
-      wgmma_step<T, kTransB>(d, da, db);
-    }
+    mma_stage<T, kTransB>(d, base + s * kSB + cw * 64 * kStageK, base + s * kSB + kATile, lbo_b, sbo_b);
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     if constexpr (kPromote) {
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");  // this stage's chain is complete

@@ -52,9 +52,9 @@ const SplitKernel kSplit[] = {{"gemm_3xtf32_mma_sm80", "3xtf32"},   {"gemm_3xtf3
 
 using test::device_sm;
 
-/// Whether a split kernel runs on this device: the mma.sync ones from sm_80, the wgmma ones on sm_90 only. A kernel
-/// that does not must say so (can_implement false) and is reported as skipped.
-bool split_runs_here(const GemmKernel& k, DeviceApi& api) {
+/// Whether an emulation kernel runs on this device: the mma.sync ones from sm_80, the wgmma ones on sm_90 only. A
+/// kernel that does not must say so (can_implement false) and is reported as skipped.
+bool runs_here(const GemmKernel& k, DeviceApi& api) {
   const int sm = device_sm(api);
   const bool wg = k.name().find("_wgmma_") != std::string::npos;
   const bool here = wg ? sm == 90 : sm >= 80;
@@ -209,7 +209,7 @@ TEST_CASE("emulation: split kernels - exact layouts of every slice (exact slice 
   for (const SplitKernel& sk : kSplit) {
     CAPTURE(sk.kernel);
     auto k = make(sk.kernel);
-    if (!split_runs_here(*k, *cuda)) continue;
+    if (!runs_here(*k, *cuda)) continue;
     const SplitScheme& sc = *find_split_scheme(sk.scheme);
     const bool tf32_slices = *sc.slice == tf32;
     for (const Shape& s : kShapes) {
@@ -251,7 +251,7 @@ TEST_CASE("emulation: split kernels through the runner - gate on uniform inputs 
   for (const SplitKernel& sk : kSplit) {
     CAPTURE(sk.kernel);
     auto k = make(sk.kernel);
-    if (!split_runs_here(*k, *cuda)) continue;
+    if (!runs_here(*k, *cuda)) continue;
     auto model = make(std::string("model_gemm_") + sk.scheme);
     const CaseResult g = run(*k, p, ref, *cuda);
     const CaseResult c = run(*model, p, ref, *host);
@@ -325,7 +325,7 @@ TEST_CASE("emulation: split kernels at the fp32 underflow edge behave as the mod
   for (const SplitKernel& sk : kSplit) {
     CAPTURE(sk.kernel);
     auto k = make(sk.kernel);
-    if (!split_runs_here(*k, *cuda)) continue;
+    if (!runs_here(*k, *cuda)) continue;
     auto model = make(std::string("model_gemm_") + sk.scheme);
     const std::vector<float> got = run_raw(*k, p, *cuda), want = run_raw(*model, p, *host);
     std::int64_t lost = 0;
@@ -355,7 +355,7 @@ TEST_CASE("emulation: split kernels at the fp32 underflow edge behave as the mod
     for (const SplitKernel& sk : kSplit) {
       CAPTURE(sk.kernel);
       auto k = make(sk.kernel);
-      if (!split_runs_here(*k, *cuda)) continue;
+      if (!runs_here(*k, *cuda)) continue;
       auto model = make(std::string("model_gemm_") + sk.scheme);
       const CaseResult g = run(*k, q, ref, *cuda, {}, cs.variant), c = run(*model, q, ref, *host, {}, cs.variant);
       INFO(g.reason);
@@ -389,20 +389,32 @@ Problem integer_bf16_problem(const Shape& s, bool outliers, std::uint64_t seed) 
   return p;
 }
 
+/// A strategy's kernels: its mma.sync one and its wgmma + TMA one (issue 43), each with the native bf16 kernel of its
+/// family (the baseline of the accuracy comparisons).
+struct Bf16Family {
+  std::string kernel, native;
+};
+std::vector<Bf16Family> bf16_kernels(const Bf16OnF16Policy& pol) {
+  const std::string mma = bf16_on_f16_kernel_name(pol);
+  return {{mma, "gemm_bf16_f32acc_mma_sm80"},
+          {mma.substr(0, mma.size() - std::string("_mma_sm80").size()) + "_wgmma_sm90", "gemm_bf16_f32acc_wgmma_sm90"}};
+}
+
 }  // namespace
 
 TEST_CASE("emulation: bf16 on fp16 - exact layouts for every strategy (integers; with outliers on the fp32 path)") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
-  const bool sm80 = device_sm(*cuda) >= 80;
   // Integers in [-4, 4]: every scale keeps them exact in fp16 and every partial sum is an integer below
   // 2^12 times a power of two: C is the exact integer GEMM whatever the MMA's order. With outliers
   // (+-2^40 multiples) the outlier and auto strategies put them on the fp32 path: main and corr are
   // exact and C = RN(main + corr) equals the CPU model bit for bit; single-scale strategies round the
   // small integers away in those rows (spans of ~40 binades) and must still equal their model.
-  for (const auto& pol : bf16_on_f16_policies()) {
-    CAPTURE(pol.tag);
-    auto k = make(bf16_on_f16_kernel_name(pol));
+  for (const auto& pol : bf16_on_f16_policies())
+    for (const Bf16Family& fam : bf16_kernels(pol)) {
+    CAPTURE(fam.kernel);
+    auto k = make(fam.kernel);
+    if (!runs_here(*k, *cuda)) continue;
     for (const Shape& s : kShapes) {
       CAPTURE(s.m);
       CAPTURE(s.n);
@@ -410,10 +422,6 @@ TEST_CASE("emulation: bf16 on fp16 - exact layouts for every strategy (integers;
       for (const bool outliers : {false, true}) {
         CAPTURE(outliers);
         const Problem p = integer_bf16_problem(s, outliers, test::seed() + static_cast<std::uint64_t>(s.m * 17 + s.k));
-        if (!sm80) {
-          CHECK_FALSE(k->can_implement(s.m, s.n, s.k).ok);
-          continue;
-        }
         const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
         const CaseResult r = run_checked_layout(*k, p, ref, *cuda);
         if (!outliers) CHECK_MESSAGE(r.metrics.max_abs == 0.0, "max |got - exact| = " << r.metrics.max_abs);
@@ -431,13 +439,12 @@ TEST_CASE("emulation: bf16 on fp16 - exact layouts for every strategy (integers;
         CHECK_MESSAGE(bad == 0, bad << " elements differ from the CPU model; first at index " << first);
       }
     }
-  }
+    }
 }
 
 TEST_CASE("emulation: bf16 on fp16 - device plans and conversion counts equal the CPU model's (the direct cast's among them)") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
-  if (device_sm(*cuda) < 80) return;
   // The direct cast on exponents in [-40, 40]: overflow, underflow to zero, fp16 subnormals, inexact,
   // counted on the device; the CPU model's counts equal the oracle's (tests/kernels/emu/emulation_bf16_test.cpp).
   // Then every strategy on span tiles, K-block tiles and outliers: same plans, same counts, same tiles.
@@ -449,9 +456,11 @@ TEST_CASE("emulation: bf16 on fp16 - device plans and conversion counts equal th
   for (const std::string& spec : specs) {
     CAPTURE(spec);
     const Problem p = generate(spec);
-    for (const auto& pol : bf16_on_f16_policies()) {
-      CAPTURE(pol.tag);
-      auto k = make(bf16_on_f16_kernel_name(pol));
+    for (const auto& pol : bf16_on_f16_policies())
+      for (const Bf16Family& fam : bf16_kernels(pol)) {
+      CAPTURE(fam.kernel);
+      auto k = make(fam.kernel);
+      if (!runs_here(*k, *cuda)) continue;
       Bf16OnF16Stats want;
       (void)bf16_model(pol.tag, p, &want);
       (void)run_raw(*k, p, *cuda);
@@ -465,14 +474,13 @@ TEST_CASE("emulation: bf16 on fp16 - device plans and conversion counts equal th
         CHECK(got.a.underflow_zero > 0);
         CHECK(got.a.subnormal > 0);
       }
-    }
+      }
   }
 }
 
 TEST_CASE("emulation: bf16 on fp16 - lossless inside the derived span (32) and not beyond: C = A I on the device") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
-  if (device_sm(*cuda) < 80) return;
   // A's rows span s binades (span tiles), B = I: C = A bit for bit iff every conversion was exact (one
   // product per output: no MMA order can hide or cause a difference). Derived: one scale per line is
   // lossless iff s <= 32 (33 binades [-17, 15]; binades -17..-15 reach the MMA as fp16 subnormals, so
@@ -484,16 +492,18 @@ TEST_CASE("emulation: bf16 on fp16 - lossless inside the derived span (32) and n
     Problem p = generate(fmt::format("span:m=256,n=256,k=256,s={},seed={}", s, test::seed() % 1000 + 20 + static_cast<unsigned>(s)));
     for (std::int64_t q = 0; q < p.k; ++q)
       for (std::int64_t j = 0; j < p.n; ++j) p.b(q, j) = q == j ? 1.0 : 0.0;
-    for (const char* tag : {"tensor", "rowcol", "kblock64", "outlier", "auto"}) {
-      CAPTURE(tag);
-      auto k = make(bf16_on_f16_kernel_name(*find_bf16_on_f16_policy(tag)));
+    for (const char* tag : {"tensor", "rowcol", "kblock64", "outlier", "auto"})
+      for (const Bf16Family& fam : bf16_kernels(*find_bf16_on_f16_policy(tag))) {
+      CAPTURE(fam.kernel);
+      auto k = make(fam.kernel);
+      if (!runs_here(*k, *cuda)) continue;
       const std::vector<float> c = run_raw(*k, p, *cuda);
       std::int64_t differ = 0;
       for (std::size_t x = 0; x < c.size(); ++x) differ += static_cast<double>(c[x]) != p.a.data[x];
       const Bf16OnF16Stats st = device_stats(*k);
       const bool single = std::string(tag) == "tensor" || std::string(tag) == "rowcol" || std::string(tag) == "kblock64";
       const bool expect_lossless = !single || s <= 32;
-      std::printf("span %2d %-9s: %6lld inexact conversions, %6lld fp16 subnormal operands, %6lld of %lld outputs != A\n", s, tag,
+      std::printf("span %2d %-38s: %6lld inexact conversions, %6lld fp16 subnormal operands, %6lld of %lld outputs != A\n", s, fam.kernel.c_str(),
                   static_cast<long long>(st.a.inexact), static_cast<long long>(st.a.subnormal), static_cast<long long>(differ),
                   static_cast<long long>(c.size()));
       CHECK_MESSAGE((differ == 0) == expect_lossless,
@@ -501,34 +511,36 @@ TEST_CASE("emulation: bf16 on fp16 - lossless inside the derived span (32) and n
                                        "means the MMA did not take fp16 subnormal operands exactly"
                                      : "expected some outputs to differ (span > 32 with one scale per line)"));
       CHECK(st.lossless() == expect_lossless);
-    }
+      }
   }
 }
 
 TEST_CASE("emulation: bf16 on fp16 - lossless strategies equal the native bf16 kernel within the accumulation bound") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
-  if (device_sm(*cuda) < 80) return;
   // Both compute exact products summed by the tensor core into fp32 (truncating per MMA, modelled as
   // <= 1 ulp per product): each is within K 2^-23 (|A||B|)_ij of the exact value (traits: fp32 toward
   // zero, the worst case grows like K), so they differ by at most 2 K 2^-23 (|A||B|)_ij. The row-mode
   // strategies add the same scaled products in the same k-block order as the native kernel, so they
   // are bitwise equal to it when fp16 and bf16 MMAs sum alike (printed: a measurement, not a claim).
-  auto native = make("gemm_bf16_f32acc_mma_sm80");
+  // Each strategy's kernel against the native bf16 kernel of its family (mma.sync, wgmma).
   const std::vector<std::string> specs = {"span:m=256,n=256,k=1024,s=32,seed=30", "span:m=256,n=256,k=1024,s=29,block=64,shift=20,seed=31",
                                           "outlier:m=256,n=256,k=1024,p=0.01,e=40,seed=32,source=bf16",
                                           "normal:m=256,n=256,k=1024,seed=33,source=bf16"};
   for (const std::string& spec : specs) {
     CAPTURE(spec);
     const Problem p = generate(spec);
-    const std::vector<float> cn = run_raw(*native, p, *cuda);
     std::vector<double> absab(static_cast<std::size_t>(p.m * p.n), 0.0);
     for (std::int64_t i = 0; i < p.m; ++i)
       for (std::int64_t q = 0; q < p.k; ++q)
         for (std::int64_t j = 0; j < p.n; ++j) absab[static_cast<std::size_t>(i * p.n + j)] += std::fabs(p.a(i, q) * p.b(q, j));
-    for (const auto& pol : bf16_on_f16_policies()) {
-      CAPTURE(pol.tag);
-      auto k = make(bf16_on_f16_kernel_name(pol));
+    for (const auto& pol : bf16_on_f16_policies())
+      for (const Bf16Family& fam : bf16_kernels(pol)) {
+      CAPTURE(fam.kernel);
+      auto k = make(fam.kernel);
+      if (!runs_here(*k, *cuda)) continue;
+      auto native = make(fam.native);
+      const std::vector<float> cn = run_raw(*native, p, *cuda);
       const std::vector<float> c = run_raw(*k, p, *cuda);
       const Bf16OnF16Stats st = device_stats(*k);
       if (!st.lossless()) continue;  // lossy on this case: the bound does not apply (the experiment reports it)
@@ -536,17 +548,16 @@ TEST_CASE("emulation: bf16 on fp16 - lossless strategies equal the native bf16 k
       for (std::size_t x = 0; x < c.size(); ++x)
         worst = std::max(worst, std::fabs(static_cast<double>(c[x]) - cn[x]) / (2 * static_cast<double>(p.k) * 0x1p-23 * absab[x]));
       const std::int64_t bits = bit_differences(c, cn);
-      std::printf("%-58s %-9s: |c - native| / (2 K 2^-23 |A||B|) max %.3g; %lld of %lld elements bitwise different\n", spec.c_str(),
-                  pol.tag.c_str(), worst, static_cast<long long>(bits), static_cast<long long>(c.size()));
+      std::printf("%-58s %-38s: |c - native| / (2 K 2^-23 |A||B|) max %.3g; %lld of %lld elements bitwise different\n", spec.c_str(),
+                  fam.kernel.c_str(), worst, static_cast<long long>(bits), static_cast<long long>(c.size()));
       CHECK(worst <= 1.0);
-    }
+      }
   }
 }
 
 TEST_CASE("emulation: bf16 on fp16 - every lossless strategy passes the gate on the bf16-on-fp16 suite (baseline: native bf16)") {
   auto cuda = make_cuda_api();
   REQUIRE(cuda);
-  if (device_sm(*cuda) < 80) return;
   // The outlier and auto strategies are lossless on every case: every gate must pass, and the error
   // must stay within 4 times the native kernel's (the --baseline mechanism, max |err|). Why 4, not the
   // default 2: their sums are split in two accumulations (the MMA's and the fp32 outlier path, or
@@ -555,17 +566,20 @@ TEST_CASE("emulation: bf16 on fp16 - every lossless strategy passes the gate on 
   // land on either side (the CPU models reach 1.97 on span_kb128_s29_shift20 at M = N = 32).
   const SuiteInfo* suite = find_suite("bf16-on-fp16");
   REQUIRE(suite);
-  SuiteRunOptions o;
-  o.baseline = "gemm_bf16_f32acc_mma_sm80";
-  o.baseline_factor = 4;
-  o.mn = 256;
-  for (const char* k : {"gemm_bf16_on_f16_auto_mma_sm80", "gemm_bf16_on_f16_outlier_mma_sm80"}) {
+  for (const char* tag : {"auto", "outlier"})
+    for (const Bf16Family& fam : bf16_kernels(*find_bf16_on_f16_policy(tag))) {
+    const std::string& k = fam.kernel;
     CAPTURE(k);
+    if (!runs_here(*make(k), *cuda)) continue;
+    SuiteRunOptions o;
+    o.baseline = fam.native;
+    o.baseline_factor = 4;
+    o.mn = 256;
     const RunResult r = run_suite(*suite, {k}, o);
     REQUIRE(!r.cases.empty());
     for (const CaseResult& c : r.cases) {
       INFO(c.case_id << ": " << c.reason);
-      std::printf("%-34s %-24s %-5s gate fraction %.3g, error / native %.3g\n", k, c.case_id.c_str(), std::string(to_string(c.status)).c_str(),
+      std::printf("%-36s %-24s %-5s gate fraction %.3g, error / native %.3g\n", k.c_str(), c.case_id.c_str(), std::string(to_string(c.status)).c_str(),
                   c.gate_fraction, c.baseline_ratio.value_or(-1));
       CHECK(c.status == CaseStatus::Pass);
     }
