@@ -3,6 +3,7 @@
 //   gemm_<f>_<rule>_deqbf16_f32acc_mma_sm80   quantize A and B along K (kernels/block/cuda/block_quant.cu), dequantize
 //                                             every element into bf16 (MX: element * 2^e; NVFP4: element * S),
 //                                             then mma_gemm<BF16> (kernels/gemm/cuda/mma_kernel.cuh); NVFP4: C = RN(C * tt)
+//   gemm_<f>_<rule>_deqbf16_f32acc_wgmma_sm90 the same, the bf16 GEMM on Hopper's wgmma + TMA kernel (issue 43)
 //   gemm_<f>_<rule>_blocksum_f32acc_mma_sm80  quantize, element values (unscaled) into fp16 (exact), then
 //                                             block_mma_gemm (kernels/block/cuda/block_gemm_kernel.cuh): per K-block an
 //                                             exact partial sum, scaled and added in fp32 — bit for bit the CPU
@@ -90,10 +91,16 @@ const char* kDeqCudaOrder =
     "bitwise reproducible; the order and alignment inside one MMA are not specified by NVIDIA, modelled as fp32 "
     "accumulation rounded toward zero, or, with a validated behaviour card of mma_bf16_f32, by the card's block model)";
 
+/// The bf16 GEMM of the deqbf16 path on Hopper (wgmma = true): fpcert's wgmma + TMA kernel (kernels/gemm/cuda/wgmma.cu).
+constexpr const char* kWgmmaBf16 = "gemm_bf16_f32acc_wgmma_sm90";
+
 class BlockGemmCuda final : public GemmKernel {
  public:
-  BlockGemmCuda(const BlockFormat& f, ScaleRule rule, BlockGemmPath path) : f_(f), rule_(rule), path_(path) {
-    name_ = "gemm_" + std::string(f.tag) + "_" + std::string(to_string(rule)) + "_" + std::string(to_string(path)) + "_f32acc_mma_sm80";
+  BlockGemmCuda(const BlockFormat& f, ScaleRule rule, BlockGemmPath path, bool wgmma = false)
+      : f_(f), rule_(rule), path_(path), wgmma_(wgmma) {
+    if (wgmma && path != BlockGemmPath::DeqBf16) throw std::logic_error("block-scaled GEMM on wgmma: the deqbf16 path only");
+    name_ = "gemm_" + std::string(f.tag) + "_" + std::string(to_string(rule)) + "_" + std::string(to_string(path)) + "_f32acc" +
+            (wgmma ? "_wgmma_sm90" : "_mma_sm80");
     traits_ = block_gemm_traits(f, rule, path);
     if (path == BlockGemmPath::DeqBf16) {
       traits_.acc_rounding = Rounding::TowardZero;
@@ -105,6 +112,17 @@ class BlockGemmCuda final : public GemmKernel {
       // the dequantized operands); until then the envelope judges.
       const FinalScale fs = traits_.sum_order.final_scale;
       traits_.sum_order = SummationOrder::tensor_core(MmaInfo<Mma::BF16>::kK, "mma_bf16_f32", kStageBytes / MmaInfo<Mma::BF16>::kBytes);
+      if (wgmma) {  // gemm_bf16_f32acc_wgmma_sm90's K-loop: wgmma k-steps of 16, K zero-padded to stages of 64 (128 bytes)
+        traits_.sum_order = SummationOrder::tensor_core(16, "wgmma_bf16_f32", 64);
+        const std::string mma = "mma.sync.m16n8k16 bf16 with fp32 accumulation over K (mma_gemm: one warp owns each C element for all of K, ";
+        const std::size_t at = traits_.order.find(mma);
+        if (at == std::string::npos) throw std::logic_error(name_ + ": the order text changed");
+        traits_.order.replace(at, mma.size(),
+                              "wgmma m64n256k16 bf16 from TMA-loaded shared memory with fp32 accumulation over K (gemm_bf16_f32acc_wgmma_sm90: "
+                              "one consumer warpgroup owns each C element for all of K, K zero-padded to stages of 64, ");
+        for (std::size_t q; (q = traits_.order.find("card of mma_bf16_f32")) != std::string::npos;)
+          traits_.order.replace(q, 20, "card of wgmma_bf16_f32");
+      }
       traits_.sum_order.final_scale = fs;
     } else {
       traits_.order += "; on the device: element values in fp16, each block's partial sum by mma.sync.m16n8k16 f16 from "
@@ -116,13 +134,15 @@ class BlockGemmCuda final : public GemmKernel {
   const std::string& name() const override { return name_; }
   std::string description() const override {
     return std::string(f_.tag) + " (" + std::string(to_string(rule_)) + " scales) block-scaled GEMM emulated on " +
-           (path_ == BlockGemmPath::DeqBf16 ? "bf16 tensor cores (dequantize, then mma.sync)" : "fp16 tensor cores (exact block sums, scaled per block)");
+           (path_ == BlockGemmPath::DeqBf16 ? (wgmma_ ? "bf16 tensor cores (dequantize, then wgmma + TMA)" : "bf16 tensor cores (dequantize, then mma.sync)")
+                                            : "fp16 tensor cores (exact block sums, scaled per block)");
   }
   Backend backend() const override { return Backend::Cuda; }
   MemorySpace memory() const override { return MemorySpace::Device; }
   const KernelTraits& traits() const override { return traits_; }
 
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
+    if (wgmma_) return wgmma_kernel().can_implement(m, n, k);
     if (path_ == BlockGemmPath::DeqBf16) return cuda::mma_support(m, n, k, 80, mma_gemm<Mma::BF16, false>);
     auto support = [&](auto kernel) { return cuda::mma_support(m, n, k, 80, kernel); };
     if (f_.block == 32) return f_.pow2_scales() ? support(block_mma_gemm<true, 32>) : support(block_mma_gemm<false, 32>);
@@ -170,8 +190,14 @@ class BlockGemmCuda final : public GemmKernel {
     const bool vec_a = (k * 2) % 16 == 0, vec_b = (n * 2) % 16 == 0;  // workspace pieces are 256-byte aligned
     auto* c = static_cast<float*>(ops.c);
     if (deq) {
-      mma_gemm<Mma::BF16, false><<<grid, kThreads, 0, stream>>>(m, n, k, a8, k, vec_a, b8, n, vec_b, c, ops.ldc, 0);
-      FPCERT_CUDA_LAUNCH_CHECK(name_.c_str());
+      if (wgmma_) {  // the dequantized operands (row-major, lda = k, ldb = n) through the wgmma kernel; C as given
+        GemmOperands g;
+        g.m = m, g.n = n, g.k = k, g.a = a16, g.lda = k, g.b = b16, g.ldb = n, g.c = c, g.ldc = ops.ldc, g.stream = ops.stream;
+        wgmma_kernel().run(g);
+      } else {
+        mma_gemm<Mma::BF16, false><<<grid, kThreads, 0, stream>>>(m, n, k, a8, k, vec_a, b8, n, vec_b, c, ops.ldc, 0);
+        FPCERT_CUDA_LAUNCH_CHECK(name_.c_str());
+      }
       if (f_.tensor_scale) {
         scale_output<<<grid1d(m * n), kThreads1d, 0, stream>>>(c, m, n, ops.ldc, tt);
         FPCERT_CUDA_LAUNCH_CHECK("scale_output");
@@ -189,9 +215,16 @@ class BlockGemmCuda final : public GemmKernel {
 
  private:
   static double round_double_to_f32(double x) { return to_double(f32, round_double(f32, x, Rounder::nearest(f32)).code); }
+  GemmKernel& wgmma_kernel() const {
+    if (!wgmma_gemm_) wgmma_gemm_ = make_gemm_kernel(kWgmmaBf16);
+    if (!wgmma_gemm_) throw std::logic_error(name_ + ": " + kWgmmaBf16 + " is not registered");
+    return *wgmma_gemm_;
+  }
   const BlockFormat& f_;
   ScaleRule rule_;
   BlockGemmPath path_;
+  bool wgmma_ = false;
+  mutable std::unique_ptr<GemmKernel> wgmma_gemm_;
   std::string name_;
   KernelTraits traits_;
   ElemTable table_;
@@ -208,6 +241,11 @@ void register_block_gemm_kernels() {
   for (const BlockGemmConfig& c : builtin_block_gemms(true))
     register_kernel(make_block_gemm_cuda(*c.format, c.rule, c.path)->name(), Backend::Cuda, false,
                     [c] { return make_block_gemm_cuda(*c.format, c.rule, c.path); });
+  // The deqbf16 kernels on Hopper's wgmma + TMA bf16 GEMM (issue 43), gemm_<f>_<rule>_deqbf16_f32acc_wgmma_sm90.
+  for (const BlockGemmConfig& c : builtin_block_gemms(true))
+    if (c.path == BlockGemmPath::DeqBf16)
+      register_kernel(BlockGemmCuda(*c.format, c.rule, c.path, true).name(), Backend::Cuda, false,
+                      [c] { return std::unique_ptr<GemmKernel>(new BlockGemmCuda(*c.format, c.rule, c.path, true)); });
 }
 
 }  // namespace fpcert
