@@ -85,13 +85,7 @@ class Bf16OnF16MmaKernel final : public GemmKernel, public Bf16OnF16Kernel, publ
     if (!wgmma_) return cuda::mma_support(m, n, k, 80, f16_scaled_gemm<false, true>);
     if (m < 0 || n < 0 || k < 0) return Support::no("negative dimension");
     if (m > 0x7FFFFFFF - 256 || n > 0x7FFFFFFF - 256 || k > 0x7FFFFFFF - 64) return Support::no("a dimension of 2^31 or more");
-    if (!wgmma_host::encode_fn()) return Support::no("the driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)");
-    std::string why;
-    const int sm = cuda::device_sm(why);
-    if (sm == 0) return Support::no(why);
-    if (sm != 90)
-      return Support::no("wgmma and setmaxnreg are sm_90a instructions (Hopper only); this device is sm_" + std::to_string(sm));
-    return cuda::mma_support(0, 0, 0, 90, wgmma_device::wgmma_f16_scaled<false, true, 256>);
+    return wgmma_host::hopper_support(wgmma_device::wgmma_f16_scaled<false, true, 256>);
   }
 
   void run(const GemmOperands& ops) override {

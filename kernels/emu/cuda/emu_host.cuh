@@ -84,4 +84,23 @@ class StageClock {
   std::vector<std::vector<double>> ms_;
 };
 
+/// The split-product kernels' stage timing (emu_split.cu, emu_split_wgmma.cu): the pre-pass, the GEMM and a whole run,
+/// each timed on its own (medians after the warm-ups).
+template <class Split, class Gemm, class Run>
+std::vector<StageTime> time_split_stages(cudaStream_t stream, int warmups, int timed, Split split, Gemm gemm, Run run) {
+  StageClock clock(stream, 3);
+  for (int r = 0; r < warmups + timed; ++r) {
+    clock.start();
+    split();
+    clock.mark(0);
+    gemm();
+    clock.mark(1);
+    run();
+    clock.mark(2);
+    if (r >= warmups) clock.collect();
+    else FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  return {{"split pre-pass (T_overhead)", clock.median(0)}, {"MMA GEMM", clock.median(1)}, {"end to end", clock.median(2)}};
+}
+
 }  // namespace fpcert::emu_host

@@ -141,19 +141,8 @@ class SplitMmaKernel final : public GemmKernel, public StagedKernel {
   std::vector<StageTime> time_stages(const GemmOperands& ops, int warmups, int timed) override {
     prepare(ops);
     auto stream = static_cast<cudaStream_t>(ops.stream);
-    emu_host::StageClock clock(stream, 3);
-    for (int r = 0; r < warmups + timed; ++r) {
-      clock.start();
-      split(ops, stream);
-      clock.mark(0);
-      gemm(ops, stream);
-      clock.mark(1);
-      run(ops);
-      clock.mark(2);
-      if (r >= warmups) clock.collect();
-      else FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream));
-    }
-    return {{"split pre-pass (T_overhead)", clock.median(0)}, {"MMA GEMM", clock.median(1)}, {"end to end", clock.median(2)}};
+    return emu_host::time_split_stages(
+        stream, warmups, timed, [&] { split(ops, stream); }, [&] { gemm(ops, stream); }, [&] { run(ops); });
   }
 
  private:

@@ -95,13 +95,7 @@ class SplitWgmmaKernel final : public GemmKernel, public StagedKernel {
       return Support::no("S x M, S x N or K of 2^31 or more (the stacked slices' TMA coordinates)");
     if (((m + kBM - 1) / kBM) * ((n + kSplitN - 1) / kSplitN) > 0x7FFFFFFF) return Support::no("more tiles than the grid's x range");
     if ((std::max(k, n) + 31) / 32 > 65535) return Support::no("K or N past 65535 x 32 (the B pre-pass's grid)");
-    if (!wgmma_host::encode_fn()) return Support::no("the driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)");
-    std::string why;
-    const int sm = cuda::device_sm(why);
-    if (sm == 0) return Support::no(why);
-    if (sm != 90)
-      return Support::no("wgmma and setmaxnreg are sm_90a instructions (Hopper only); this device is sm_" + std::to_string(sm));
-    return cuda::mma_support(0, 0, 0, 90, inst_->gemm);
+    return wgmma_host::hopper_support(inst_->gemm);
   }
 
   void run(const GemmOperands& ops) override {
@@ -117,19 +111,8 @@ class SplitWgmmaKernel final : public GemmKernel, public StagedKernel {
   std::vector<StageTime> time_stages(const GemmOperands& ops, int warmups, int timed) override {
     prepare(ops);
     auto stream = static_cast<cudaStream_t>(ops.stream);
-    emu_host::StageClock clock(stream, 3);
-    for (int r = 0; r < warmups + timed; ++r) {
-      clock.start();
-      split(ops, stream);
-      clock.mark(0);
-      gemm(ops, stream);
-      clock.mark(1);
-      run(ops);
-      clock.mark(2);
-      if (r >= warmups) clock.collect();
-      else FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream));
-    }
-    return {{"split pre-pass (T_overhead)", clock.median(0)}, {"MMA GEMM", clock.median(1)}, {"end to end", clock.median(2)}};
+    return emu_host::time_split_stages(
+        stream, warmups, timed, [&] { split(ops, stream); }, [&] { gemm(ops, stream); }, [&] { run(ops); });
   }
 
  private:

@@ -160,13 +160,7 @@ class WgmmaKernel final : public GemmKernel {
       return Support::no("a dimension of 2^31 or more");
     if (((m + kBM - 1) / kBM) * ((n + kN - 1) / kN) > 0x7FFFFFFF) return Support::no("more tiles than the grid's x range");
     if ((std::max(m, n) + 31) / 32 > 65535) return Support::no("M or N past 65535 x 32 (the operand staging's grid)");
-    if (!encode_fn()) return Support::no("the driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)");
-    std::string why;
-    const int sm = cuda::device_sm(why);
-    if (sm == 0) return Support::no(why);
-    if (sm != 90)
-      return Support::no("wgmma and setmaxnreg are sm_90a instructions (Hopper only); this device is sm_" + std::to_string(sm));
-    return cuda::mma_support(0, 0, 0, 90, wgmma_gemm<T, false, kN, kPromote>);
+    return hopper_support(wgmma_gemm<T, false, kN, kPromote>);
   }
 
   void run(const GemmOperands& ops) override {

@@ -1,6 +1,6 @@
 // kernels/gemm/cuda/wgmma_host.cuh — host side of the TMA-fed wgmma kernels (kernels/gemm/cuda/wgmma.cu and the
-// split-product kernels of kernels/emu/cuda/emu_split_wgmma.cu): the driver's cuTensorMapEncodeTiled, found once
-// through the runtime (no -lcuda link), and the 2-D tensor maps with the 128-byte swizzle the mainloop reads.
+// emulation kernels of kernels/emu/cuda/): the driver's cuTensorMapEncodeTiled, found once through the runtime (no
+// -lcuda link), the 2-D tensor maps with the 128-byte swizzle the mainloop reads, and the availability check.
 #pragma once
 
 #include <cuda.h>
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "kernels/gemm/cuda/mma_host.cuh"
 
 namespace fpcert::wgmma_host {
 
@@ -49,6 +50,19 @@ inline CUtensorMap make_map(const std::string& who, const void* p, int bytes, st
     throw DeviceError(who + ": cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) + ") for " +
                       std::to_string(inner) + " x " + std::to_string(outer) + " elements, ld " + std::to_string(ld));
   return map;
+}
+
+/// Can a TMA-fed wgmma kernel run here (shape limits are the caller's)? The driver's cuTensorMapEncodeTiled, an
+/// sm_90 device, and sm_90a code of `kernel` in this binary.
+template <typename F>
+Support hopper_support(F* kernel) {
+  if (!encode_fn()) return Support::no("the driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)");
+  std::string why;
+  const int sm = cuda::device_sm(why);
+  if (sm == 0) return Support::no(why);
+  if (sm != 90)
+    return Support::no("wgmma and setmaxnreg are sm_90a instructions (Hopper only); this device is sm_" + std::to_string(sm));
+  return cuda::mma_support(0, 0, 0, 90, kernel);
 }
 
 }  // namespace fpcert::wgmma_host
