@@ -202,10 +202,7 @@ int bf16_on_fp16(DeviceApi& api) {
                   "TFLOP/s", "vs nat", "vs wgmma", "tiles / outliers");
       std::vector<std::string> names;  // every strategy on mma.sync, then on wgmma + TMA (issue 43)
       for (const auto& pol : bf16_on_f16_policies()) names.push_back(bf16_on_f16_kernel_name(pol));
-      for (const auto& pol : bf16_on_f16_policies()) {
-        const std::string mma = bf16_on_f16_kernel_name(pol);
-        names.push_back(mma.substr(0, mma.size() - std::string("_mma_sm80").size()) + "_wgmma_sm90");
-      }
+      for (const auto& pol : bf16_on_f16_policies()) names.push_back(bf16_on_f16_wgmma_kernel_name(pol));
       for (const std::string& name : names) {
         auto k = make_gemm_kernel(name);
         if (!k) {

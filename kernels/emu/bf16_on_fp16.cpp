@@ -34,6 +34,7 @@ const Bf16OnF16Policy* find_bf16_on_f16_policy(const std::string& tag) {
 }
 
 std::string bf16_on_f16_kernel_name(const Bf16OnF16Policy& p) { return "gemm_bf16_on_f16_" + p.tag + "_mma_sm80"; }
+std::string bf16_on_f16_wgmma_kernel_name(const Bf16OnF16Policy& p) { return "gemm_bf16_on_f16_" + p.tag + "_wgmma_sm90"; }
 std::string bf16_on_f16_model_name(const Bf16OnF16Policy& p) { return "model_gemm_bf16_on_f16_" + p.tag; }
 
 namespace {

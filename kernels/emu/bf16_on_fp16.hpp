@@ -41,6 +41,7 @@ struct Bf16OnF16Policy {
 const std::vector<Bf16OnF16Policy>& bf16_on_f16_policies();
 const Bf16OnF16Policy* find_bf16_on_f16_policy(const std::string& tag);
 std::string bf16_on_f16_kernel_name(const Bf16OnF16Policy& p);  ///< gemm_bf16_on_f16_<tag>_mma_sm80
+std::string bf16_on_f16_wgmma_kernel_name(const Bf16OnF16Policy& p);  ///< gemm_bf16_on_f16_<tag>_wgmma_sm90 (Hopper, issue 43)
 std::string bf16_on_f16_model_name(const Bf16OnF16Policy& p);   ///< model_gemm_bf16_on_f16_<tag>
 
 /// How the MMA treats a 128 x 128 tile of C (the same values as emu::kModeRow, emu::kModeKBlock and

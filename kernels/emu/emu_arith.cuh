@@ -292,6 +292,14 @@ FPCERT_HD int best_window_top(const Count* hist) {
   return best_top;
 }
 
+/// Bit of split term (i, j) (slice i of A times slice j of B) in a term mask, and the masks of the table's schemes
+/// (kernels/emu/split.cpp): three terms (3xTF32, 3xBF16), six (6xBF16), nine (9xBF16). Every split kernel's
+/// instantiations use these (emu_scheme.cuh's term_mask_of derives a scheme's mask and must meet one of them).
+constexpr unsigned term_bit(int i, int j) { return 1u << (3 * i + j); }
+constexpr unsigned kTermMask3 = term_bit(0, 0) | term_bit(0, 1) | term_bit(1, 0);
+constexpr unsigned kTermMask6 = kTermMask3 | term_bit(2, 0) | term_bit(1, 1) | term_bit(0, 2);
+constexpr unsigned kTermMask9 = kTermMask6 | term_bit(2, 1) | term_bit(1, 2) | term_bit(2, 2);
+
 /// How the MMA treats a 128 x 128 tile of C (the BF16-on-FP16 kernels): one scale per line, the fragment
 /// accumulating all of K with one rescale at the end; or a fresh partial per K-block, rescaled and
 /// added in fp32.

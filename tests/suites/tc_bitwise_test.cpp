@@ -292,7 +292,7 @@ TEST_CASE("the split kernels declare the loop the walk above checks (mma.sync an
   for (const auto& pol : bf16_on_f16_policies()) {
     const std::string mma = bf16_on_f16_kernel_name(pol);
     auto km = make_gemm_kernel(mma);
-    auto kw = make_gemm_kernel(mma.substr(0, mma.size() - 9) + "_wgmma_sm90");
+    auto kw = make_gemm_kernel(bf16_on_f16_wgmma_kernel_name(pol));
     CAPTURE(mma);
     if (!km || !kw) {
       MESSAGE("skipped: no CUDA in this build (" << mma << " and its wgmma version are not registered)");

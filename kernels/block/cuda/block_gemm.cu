@@ -99,8 +99,7 @@ class BlockGemmCuda final : public GemmKernel {
   BlockGemmCuda(const BlockFormat& f, ScaleRule rule, BlockGemmPath path, bool wgmma = false)
       : f_(f), rule_(rule), path_(path), wgmma_(wgmma) {
     if (wgmma && path != BlockGemmPath::DeqBf16) throw std::logic_error("block-scaled GEMM on wgmma: the deqbf16 path only");
-    name_ = "gemm_" + std::string(f.tag) + "_" + std::string(to_string(rule)) + "_" + std::string(to_string(path)) + "_f32acc" +
-            (wgmma ? "_wgmma_sm90" : "_mma_sm80");
+    name_ = name_of(f, rule, path, wgmma);
     traits_ = block_gemm_traits(f, rule, path);
     if (path == BlockGemmPath::DeqBf16) {
       traits_.acc_rounding = Rounding::TowardZero;
@@ -111,9 +110,10 @@ class BlockGemmCuda final : public GemmKernel {
       // whose block model the behaviour card of mma_bf16_f32 gives once certify installs it (bitwise tier on
       // the dequantized operands); until then the envelope judges.
       const FinalScale fs = traits_.sum_order.final_scale;
-      traits_.sum_order = SummationOrder::tensor_core(MmaInfo<Mma::BF16>::kK, "mma_bf16_f32", kStageBytes / MmaInfo<Mma::BF16>::kBytes);
-      if (wgmma) {  // gemm_bf16_f32acc_wgmma_sm90's K-loop: wgmma k-steps of 16, K zero-padded to stages of 64 (128 bytes)
-        traits_.sum_order = SummationOrder::tensor_core(16, "wgmma_bf16_f32", 64);
+      if (!wgmma) {
+        traits_.sum_order = SummationOrder::tensor_core(MmaInfo<Mma::BF16>::kK, "mma_bf16_f32", kStageBytes / MmaInfo<Mma::BF16>::kBytes);
+      } else {  // the K-loop of the kernel that runs the GEMM, as it declares it (wgmma k-steps of 16, stages of 64)
+        traits_.sum_order = wgmma_kernel().traits().sum_order;
         const std::string mma = "mma.sync.m16n8k16 bf16 with fp32 accumulation over K (mma_gemm: one warp owns each C element for all of K, ";
         const std::size_t at = traits_.order.find(mma);
         if (at == std::string::npos) throw std::logic_error(name_ + ": the order text changed");
@@ -130,6 +130,12 @@ class BlockGemmCuda final : public GemmKernel {
                        "(emu::ldexp_rn or __fmul_rn by S_A S_B), the addition by __fadd_rn: bit for bit the CPU model";
     }
     table_ = elem_table(f);
+  }
+  /// gemm_<f>_<rule>_<path>_f32acc_{mma_sm80,wgmma_sm90} (registration names the wgmma kernels without constructing
+  /// them: their traits come from the registry's gemm_bf16_f32acc_wgmma_sm90, not available while it is being filled).
+  static std::string name_of(const BlockFormat& f, ScaleRule rule, BlockGemmPath path, bool wgmma) {
+    return "gemm_" + std::string(f.tag) + "_" + std::string(to_string(rule)) + "_" + std::string(to_string(path)) + "_f32acc" +
+           (wgmma ? "_wgmma_sm90" : "_mma_sm80");
   }
   const std::string& name() const override { return name_; }
   std::string description() const override {
@@ -244,7 +250,7 @@ void register_block_gemm_kernels() {
   // The deqbf16 kernels on Hopper's wgmma + TMA bf16 GEMM (issue 43), gemm_<f>_<rule>_deqbf16_f32acc_wgmma_sm90.
   for (const BlockGemmConfig& c : builtin_block_gemms(true))
     if (c.path == BlockGemmPath::DeqBf16)
-      register_kernel(BlockGemmCuda(*c.format, c.rule, c.path, true).name(), Backend::Cuda, false,
+      register_kernel(BlockGemmCuda::name_of(*c.format, c.rule, c.path, true), Backend::Cuda, false,
                       [c] { return std::unique_ptr<GemmKernel>(new BlockGemmCuda(*c.format, c.rule, c.path, true)); });
 }
 

@@ -47,14 +47,14 @@ unsigned grid_y(std::int64_t rows, std::int64_t cap) { return static_cast<unsign
 
 class Bf16OnF16MmaKernel final : public GemmKernel, public Bf16OnF16Kernel, public StagedKernel {
  public:
-  Bf16OnF16MmaKernel(const Bf16OnF16Policy& p, bool wgmma) : policy_(p), name_(bf16_on_f16_kernel_name(p)), wgmma_(wgmma) {
+  Bf16OnF16MmaKernel(const Bf16OnF16Policy& p, bool wgmma)
+      : policy_(p), name_(wgmma ? bf16_on_f16_wgmma_kernel_name(p) : bf16_on_f16_kernel_name(p)), wgmma_(wgmma) {
     traits_ = bf16_on_f16_traits(p, true);
     if (p.strategy == S::Auto) {  // mixed tiles: the coarser (no promotion) traits
       traits_.promote_every = 0;
       traits_.promote_format = nullptr;
     }
     if (wgmma_) {  // the MMA stage's instruction and K padding (whole 128-byte stages of 64 fp16)
-      name_ = name_.substr(0, name_.size() - std::string("_mma_sm80").size()) + "_wgmma_sm90";
       traits_.sum_order.block_model.instruction = "wgmma_f16_f32";
       traits_.sum_order.block_model.pad = wgmma_device::kStageK / 2;
       const std::string mma = "fp16 mma.sync m16n8k16 on the fp32 accumulator fragment (k-blocks of 16 ascending;";
@@ -439,7 +439,7 @@ std::unique_ptr<GemmKernel> make_bf16_on_f16() {
 template <std::size_t I>
 void register_both(const Bf16OnF16Policy& p) {
   register_kernel(bf16_on_f16_kernel_name(p), Backend::Cuda, false, &make_bf16_on_f16<I>);
-  register_kernel(make_bf16_on_f16<I, true>()->name(), Backend::Cuda, false, &make_bf16_on_f16<I, true>);
+  register_kernel(bf16_on_f16_wgmma_kernel_name(p), Backend::Cuda, false, &make_bf16_on_f16<I, true>);
 }
 
 }  // namespace

@@ -41,13 +41,13 @@ inline unsigned term_mask_of(const SplitScheme& s) {
   unsigned mask = 0;
   for (const auto& [i, j] : s.terms) {
     if (i < 0 || j < 0 || i >= s.slices || j >= s.slices) throw std::logic_error("split scheme " + s.name + ": term out of range");
-    mask |= 1u << (3 * i + j);
+    mask |= term_bit(i, j);
   }
   std::vector<std::pair<int, int>> canonical;
   for (int d = 2 * (s.slices - 1); d >= 0; --d)
     for (int i = s.slices - 1; i >= 0; --i) {
       const int j = d - i;
-      if (j >= 0 && j < s.slices && (mask & (1u << (3 * i + j)))) canonical.emplace_back(i, j);
+      if (j >= 0 && j < s.slices && (mask & term_bit(i, j))) canonical.emplace_back(i, j);
     }
   if (canonical != s.terms || !(mask & 1u))
     throw std::logic_error("split scheme " + s.name +

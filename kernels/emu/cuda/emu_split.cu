@@ -33,9 +33,7 @@ namespace {
 using namespace mma_device;
 
 // ---- the instantiations: (slice kind, slices, term mask) ----
-constexpr unsigned kMask3 = term_bit(0, 0) | term_bit(0, 1) | term_bit(1, 0);
-constexpr unsigned kMask6 = kMask3 | term_bit(2, 0) | term_bit(1, 1) | term_bit(0, 2);
-constexpr unsigned kMask9 = kMask6 | term_bit(2, 1) | term_bit(1, 2) | term_bit(2, 2);
+constexpr unsigned kMask3 = emu::kTermMask3, kMask6 = emu::kTermMask6, kMask9 = emu::kTermMask9;
 
 using GemmFn = void (*)(std::int64_t, std::int64_t, std::int64_t, SlicePtrs, std::int64_t, SlicePtrs, std::int64_t, float*,
                         std::int64_t);

@@ -63,8 +63,7 @@ struct SlicePtrs {
 /// Bytes of dynamic shared memory of a kernel with S slices: 2 buffers x S slices x (A + B) tiles.
 constexpr int split_smem_bytes(int slices) { return 2 * slices * kSliceTileWords * 4; }
 
-/// Bit of term (i, j) in a term mask.
-constexpr unsigned term_bit(int i, int j) { return 1u << (3 * i + j); }
+using emu::term_bit;  // bit of term (i, j) in a term mask (kernels/emu/emu_arith.cuh)
 
 /// The split products' accumulation policy (mma_kernel.cuh's mainloop): per k-step and tile, every kept
 /// term except (0, 0) into `small`, in canonical order (i + j descending, then i descending), and the

@@ -32,9 +32,7 @@ namespace {
 
 using namespace wgmma_device;
 
-constexpr unsigned kMask3 = split_term_bit(0, 0) | split_term_bit(0, 1) | split_term_bit(1, 0);
-constexpr unsigned kMask6 = kMask3 | split_term_bit(2, 0) | split_term_bit(1, 1) | split_term_bit(0, 2);
-constexpr unsigned kMask9 = kMask6 | split_term_bit(2, 1) | split_term_bit(1, 2) | split_term_bit(2, 2);
+constexpr unsigned kMask3 = emu::kTermMask3, kMask6 = emu::kTermMask6, kMask9 = emu::kTermMask9;
 
 using GemmFn = void (*)(CUtensorMap, CUtensorMap, int, int, int, float*, long long);
 using SplitFn = void (*)(int, int, const float*, long long, void*, long long);

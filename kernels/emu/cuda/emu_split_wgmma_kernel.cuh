@@ -35,8 +35,6 @@ constexpr int split_stages(int s) { return s == 1 ? 6 : s == 2 ? 3 : 2; }
 constexpr int split_smem_bytes(int s) { return split_stages(s) * split_stage_bytes(s) + 1024 + 2 * split_stages(s) * 8; }
 static_assert(split_smem_bytes(3) <= 227 * 1024 && split_smem_bytes(2) <= 227 * 1024 && split_smem_bytes(1) <= 227 * 1024,
               "a split kernel's ring does not fit in shared memory");
-/// Bit of term (i, j) in a term mask (emu_scheme.cuh's term_mask_of).
-constexpr unsigned split_term_bit(int i, int j) { return 1u << (3 * i + j); }
 
 /// C = sum over kept terms (i, j) of A_i B_j; map_a: the stacked A slices {k, S m}, boxes {stage elements, 128};
 /// map_b: the stacked, transposed B slices {k, S n}, boxes {stage elements, 128}. T: Wg::BF16 or Wg::TF32.
@@ -100,7 +98,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
           for (int ia = S - 1; ia >= 0; --ia) {
             const int jb = d - ia;
-            if (jb < 0 || jb >= S || !(kMask & split_term_bit(ia, jb))) continue;
+            if (jb < 0 || jb >= S || !(kMask & emu::term_bit(ia, jb))) continue;
             const std::uint64_t da = desc_sw128(st + ia * kATile + cw * 64 * kStageK + step * kStepBytes, 16, 1024);
             const std::uint64_t db = desc_sw128(st + S * kATile + jb * kBTile + step * kStepBytes, 16, 1024);
             wgmma_step<T, false>(small, da, db);

@@ -395,9 +395,8 @@ struct Bf16Family {
   std::string kernel, native;
 };
 std::vector<Bf16Family> bf16_kernels(const Bf16OnF16Policy& pol) {
-  const std::string mma = bf16_on_f16_kernel_name(pol);
-  return {{mma, "gemm_bf16_f32acc_mma_sm80"},
-          {mma.substr(0, mma.size() - std::string("_mma_sm80").size()) + "_wgmma_sm90", "gemm_bf16_f32acc_wgmma_sm90"}};
+  return {{bf16_on_f16_kernel_name(pol), "gemm_bf16_f32acc_mma_sm80"},
+          {bf16_on_f16_wgmma_kernel_name(pol), "gemm_bf16_f32acc_wgmma_sm90"}};
 }
 
 }  // namespace
