@@ -10,7 +10,9 @@
 //   2. BF16 on FP16: time per stage (exponent reduction, packing, MMA, rescale epilogue, fallback) and
 //      end to end for every strategy, next to the native bf16 mma.sync kernel and cuBLAS bf16 (fp32
 //      accumulation), on ordinary bf16 data and on data with 1% outliers times 2^40;
-//   and, for both, Hopper's native rates: the wgmma + TMA kernels (issue 43) at the same shape ('wgmma pred': the split
+//   3. block-scaled GEMMs (MX, NVFP4; deqbf16 and blocksum, mma.sync and wgmma + TMA) end to end from fp32 inputs, next
+//      to the native bf16 wgmma kernel and cuBLAS bf16, each wgmma kernel against its mma.sync twin;
+//   and, for 1. and 2., Hopper's native rates: the wgmma + TMA kernels (issue 43) at the same shape ('wgmma pred': the split
 //   scheme's T_overhead + m slice products at that rate; 'vs wgmma': the native bf16 wgmma time / end to end), and the
 //   split schemes' own wgmma + TMA kernels (gemm_<scheme>_wgmma_sm90) measured beside their mma.sync versions, P_low
 //   from their family (the 1xBF16 wgmma kernel's MMA stage; gemm_tf32_f32acc_wgmma_sm90).
@@ -32,6 +34,7 @@
 #include "kernels/emu/bf16_on_fp16.hpp"
 #include "kernels/emu/split.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/register.hpp"
 
 using namespace fpcert;
 using bench::DeviceBuffer;
@@ -229,13 +232,60 @@ int bf16_on_fp16(DeviceApi& api) {
   return 0;
 }
 
+int block_scaled(DeviceApi& api) {
+  std::printf("\n=== 3. block-scaled GEMMs (OCP MX, NVFP4) emulated on tensor cores: end to end from fp32 inputs ===\n");
+  std::printf("time = run() as a whole: quantize A and B along K, the 16-bit operands, the GEMM (deqbf16: dequantized bf16 GEMM;\n"
+              "blocksum: exact block sums on fp16, scaled per block); vs bf16 wgmma = the native bf16 wgmma GEMM's time / time;\n"
+              "vs mma.sync = the kernel's mma.sync twin's time / time (> 1: the wgmma + TMA version is faster).\n");
+  std::vector<std::string> names;
+  for (const std::string& name : kernel_names()) {
+    const KernelInfo* info = find_kernel_info(name);
+    if (!info || info->backend != Backend::Cuda) continue;
+    auto k = make_gemm_kernel(name);
+    if (k && k->traits().block.active()) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  for (const std::int64_t N : {std::int64_t{2048}, std::int64_t{4096}, std::int64_t{8192}}) {
+    std::printf("\nM = N = K = %lld\n", static_cast<long long>(N));
+    Operands ops(api, f32, N, 0), bops(api, bf16, N, 0);
+    std::string why;
+    auto wb = make_gemm_kernel("gemm_bf16_f32acc_wgmma_sm90");
+    auto cub = make_gemm_kernel("cublas_gemm_bf16_f32acc");
+    const double tw = wb ? time_kernel(*wb, bops.ops, api, why) : -1;
+    const double tc = cub ? time_kernel(*cub, bops.ops, api, why) : -1;
+    std::printf("%-48s %10.4f ms %8.2f TFLOP/s\n", "gemm_bf16_f32acc_wgmma_sm90 (native bf16)", tw, tw > 0 ? tflops(N, tw) : 0.0);
+    std::printf("%-48s %10.4f ms %8.2f TFLOP/s\n", "cublas_gemm_bf16_f32acc", tc, tc > 0 ? tflops(N, tc) : 0.0);
+    std::printf("%-48s %10s %9s %14s %12s\n", "kernel", "time ms", "TFLOP/s", "vs bf16 wgmma", "vs mma.sync");
+    std::map<std::string, double> times;
+    for (const std::string& name : names) {
+      auto k = make_gemm_kernel(name);
+      const double t = time_kernel(*k, ops.ops, api, why);
+      if (t <= 0) {
+        std::printf("%-48s not supported: %s\n", name.c_str(), why.c_str());
+        continue;
+      }
+      times[name] = t;
+      std::string twin = name;
+      const std::size_t at = twin.find("_wgmma_sm90");
+      double vs_twin = 0;
+      if (at != std::string::npos) {
+        twin.replace(at, 11, "_mma_sm80");
+        if (times.count(twin)) vs_twin = times[twin] / t;
+      }
+      std::printf("%-48s %10.4f %9.2f %14.3f %12s\n", name.c_str(), t, tflops(N, t), tw > 0 ? tw / t : 0.0,
+                  vs_twin > 0 ? std::to_string(vs_twin).substr(0, 5).c_str() : "-");
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  // An optional argument runs one part: "split" (1.) or "bf16" (2.); none runs both.
+  // An optional argument runs one part: "split" (1.), "bf16" (2.) or "block" (3.); none runs all three.
   const std::string only = argc > 1 ? argv[1] : "";
-  if (!only.empty() && only != "split" && only != "bf16") {
-    std::fprintf(stderr, "usage: bench_gpu_emulation [split|bf16]\n");
+  if (!only.empty() && only != "split" && only != "bf16" && only != "block") {
+    std::fprintf(stderr, "usage: bench_gpu_emulation [split|bf16|block]\n");
     return 2;
   }
   std::string why;
@@ -249,8 +299,9 @@ int main(int argc, char** argv) {
               d.cc_minor, d.sm_count, d.clock_mhz, d.runtime.c_str(), d.cublas.c_str(), d.arch_flags.c_str());
   std::printf("every time: median of %d launches after %d warm-ups (CUDA events), inputs random and never zero\n", kTimed, kWarmups);
   try {
-    if (only != "bf16") split_products(*api);
-    if (only != "split") bf16_on_fp16(*api);
+    if (only.empty() || only == "split") split_products(*api);
+    if (only.empty() || only == "bf16") bf16_on_fp16(*api);
+    if (only.empty() || only == "block") block_scaled(*api);
   } catch (const DeviceError& e) {
     std::printf("device error: %s\n", e.what());
     return 3;

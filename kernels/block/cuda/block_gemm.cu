@@ -8,6 +8,7 @@
 //                                             block_mma_gemm (kernels/block/cuda/block_gemm_kernel.cuh): per K-block an
 //                                             exact partial sum, scaled and added in fp32 — bit for bit the CPU
 //                                             model's order for E2M3, E3M2, E2M1, int8 and NVFP4 elements
+//   gemm_<f>_<rule>_blocksum_f32acc_wgmma_sm90 the same arithmetic on wgmma + TMA (block_gemm_wgmma_kernel.cuh)
 // Inputs are fp32 (the runner's codes of the problem's values); the quantized operands live in a grow-only
 // workspace. Every launch is checked; the runner synchronises.
 #include <cuda_fp16.h>
@@ -21,10 +22,12 @@
 
 #include "kernels/block/block_scaled.hpp"
 #include "kernels/block/cuda/block_gemm_kernel.cuh"
+#include "kernels/block/cuda/block_gemm_wgmma_kernel.cuh"
 #include "kernels/block/cuda/block_quant.cuh"
 #include "kernels/device/cuda_check.cuh"
 #include "kernels/emu/cuda/emu_host.cuh"
 #include "kernels/gemm/cuda/mma_host.cuh"
+#include "kernels/gemm/cuda/wgmma_host.cuh"
 #include "kernels/register.hpp"
 
 namespace fpcert {
@@ -53,23 +56,25 @@ constexpr int kThreads1d = 256;
 
 /// Element codes -> 16-bit operand codes. bf16 = true: RN_bf16(element * scale) with the block's scale (MX:
 /// 2^e by an exact fp32 rescale, then one bf16 rounding; NVFP4: element * S, exact); false: the element's
-/// fp16 code. axis: as the quantizer's layout (1: scales per row block, 0: per column block).
+/// fp16 code. axis: as the quantizer's layout (1: scales per row block, 0: per column block). out: rows x cols,
+/// row-major with leading dimension ld_out (>= cols: the wgmma kernels' 16-byte rows; the padding is not written).
 __global__ void __launch_bounds__(kThreads1d) to_operand16(ElemTable t, bool bf16, bool pow2, const std::uint8_t* __restrict__ codes,
                                                           const std::uint8_t* __restrict__ scales, std::int64_t rows, std::int64_t cols,
-                                                          int axis, int block, std::int64_t scale_cols, std::uint16_t* __restrict__ out) {
+                                                          int axis, int block, std::int64_t scale_cols, std::uint16_t* __restrict__ out,
+                                                          std::int64_t ld_out) {
   const std::int64_t total = rows * cols, stride = static_cast<std::int64_t>(gridDim.x) * kThreads1d;
   for (std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * kThreads1d + threadIdx.x; x < total; x += stride) {
     const std::uint8_t code = codes[x];
+    const std::int64_t i = x / cols, j = x % cols;
     if (!bf16) {
-      out[x] = t.f16[code];
+      out[i * ld_out + j] = t.f16[code];
       continue;
     }
-    const std::int64_t i = x / cols, j = x % cols;
     const std::uint32_t sc = axis == 1 ? scales[i * scale_cols + j / block] : scales[(i / block) * scale_cols + j];
     float v;
     if (pow2) v = sc == 0xFFu ? __uint_as_float(0x7FC00000u) : emu::ldexp_rn(t.value[code], static_cast<int>(sc) - 127);
     else v = __fmul_rn(t.value[code], blockq::e4m3_value(sc));
-    out[x] = emu::bf16_rn_code(v);
+    out[i * ld_out + j] = emu::bf16_rn_code(v);
   }
 }
 
@@ -98,7 +103,6 @@ class BlockGemmCuda final : public GemmKernel {
  public:
   BlockGemmCuda(const BlockFormat& f, ScaleRule rule, BlockGemmPath path, bool wgmma = false)
       : f_(f), rule_(rule), path_(path), wgmma_(wgmma) {
-    if (wgmma && path != BlockGemmPath::DeqBf16) throw std::logic_error("block-scaled GEMM on wgmma: the deqbf16 path only");
     name_ = name_of(f, rule, path, wgmma);
     traits_ = block_gemm_traits(f, rule, path);
     if (path == BlockGemmPath::DeqBf16) {
@@ -125,8 +129,11 @@ class BlockGemmCuda final : public GemmKernel {
       }
       traits_.sum_order.final_scale = fs;
     } else {
-      traits_.order += "; on the device: element values in fp16, each block's partial sum by mma.sync.m16n8k16 f16 from "
-                       "a zeroed fragment (exact: at most 23 significant bits), the scaling by one fp32 rounding "
+      traits_.order += std::string("; on the device: element values in fp16, each block's partial sum by ") +
+                       (wgmma ? "wgmma m64n128k16 f16 from TMA-loaded shared memory, a chain from +0 per block (128 x 128 tiles, "
+                                "the block's scales staged in shared memory beside the stage)"
+                              : "mma.sync.m16n8k16 f16 from a zeroed fragment") +
+                       " (exact: at most 23 significant bits), the scaling by one fp32 rounding "
                        "(emu::ldexp_rn or __fmul_rn by S_A S_B), the addition by __fadd_rn: bit for bit the CPU model";
     }
     table_ = elem_table(f);
@@ -141,14 +148,27 @@ class BlockGemmCuda final : public GemmKernel {
   std::string description() const override {
     return std::string(f_.tag) + " (" + std::string(to_string(rule_)) + " scales) block-scaled GEMM emulated on " +
            (path_ == BlockGemmPath::DeqBf16 ? (wgmma_ ? "bf16 tensor cores (dequantize, then wgmma + TMA)" : "bf16 tensor cores (dequantize, then mma.sync)")
-                                            : "fp16 tensor cores (exact block sums, scaled per block)");
+                                            : (wgmma_ ? "fp16 tensor cores (exact block sums on wgmma + TMA, scaled per block)"
+                                                      : "fp16 tensor cores (exact block sums, scaled per block)"));
   }
   Backend backend() const override { return Backend::Cuda; }
   MemorySpace memory() const override { return MemorySpace::Device; }
   const KernelTraits& traits() const override { return traits_; }
 
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
-    if (wgmma_) return wgmma_kernel().can_implement(m, n, k);
+    if (wgmma_ && path_ == BlockGemmPath::DeqBf16) return wgmma_kernel().can_implement(m, n, k);
+    if (wgmma_) {
+      namespace wg = wgmma_device;
+      if (m < 0 || n < 0 || k < 0) return Support::no("negative dimension");
+      if (m > 0x7FFFFFFF - wg::kBM || n > 0x7FFFFFFF - wg::kBlockSumN || k > 0x7FFFFFFF - wg::kStageK)
+        return Support::no("a dimension of 2^31 or more");
+      if (((m + wg::kBM - 1) / wg::kBM) * ((n + wg::kBlockSumN - 1) / wg::kBlockSumN) > 0x7FFFFFFF)
+        return Support::no("more tiles than the grid's x range");
+      return f_.block == 32 ? (f_.pow2_scales() ? wgmma_host::hopper_support(wg::wgmma_blocksum<true, 32>)
+                                                : wgmma_host::hopper_support(wg::wgmma_blocksum<false, 32>))
+                            : (f_.pow2_scales() ? wgmma_host::hopper_support(wg::wgmma_blocksum<true, 16>)
+                                                : wgmma_host::hopper_support(wg::wgmma_blocksum<false, 16>));
+    }
     if (path_ == BlockGemmPath::DeqBf16) return cuda::mma_support(m, n, k, 80, mma_gemm<Mma::BF16, false>);
     auto support = [&](auto kernel) { return cuda::mma_support(m, n, k, 80, kernel); };
     if (f_.block == 32) return f_.pow2_scales() ? support(block_mma_gemm<true, 32>) : support(block_mma_gemm<false, 32>);
@@ -159,11 +179,14 @@ class BlockGemmCuda final : public GemmKernel {
     if (ops.a_layout != Layout::RowMajor || ops.b_layout != Layout::RowMajor) throw NotSupportedError(name_ + ": row-major A and B only");
     if (ops.m == 0 || ops.n == 0) return;
     const std::int64_t m = ops.m, n = ops.n, k = ops.k, B = f_.block, nkb = (k + B - 1) / B;
+    const bool deq = path_ == BlockGemmPath::DeqBf16, tma16 = wgmma_ && !deq;
+    // 16-bit operands' leading dimensions: the wgmma blocksum kernel's TMA takes rows of whole 16 bytes.
+    const std::int64_t lda16 = tma16 ? (k + 7) / 8 * 8 : k, ldb16 = tma16 ? (n + 7) / 8 * 8 : n;
     auto stream = static_cast<cudaStream_t>(ops.stream);
     ws_.begin();
     const std::size_t o_ca = ws_.reserve(static_cast<std::size_t>(m * k)), o_sa = ws_.reserve(static_cast<std::size_t>(m * nkb));
     const std::size_t o_cb = ws_.reserve(static_cast<std::size_t>(k * n)), o_sb = ws_.reserve(static_cast<std::size_t>(nkb * n));
-    const std::size_t o_a16 = ws_.reserve(static_cast<std::size_t>(m * k) * 2), o_b16 = ws_.reserve(static_cast<std::size_t>(k * n) * 2);
+    const std::size_t o_a16 = ws_.reserve(static_cast<std::size_t>(m * lda16) * 2), o_b16 = ws_.reserve(static_cast<std::size_t>(k * ldb16) * 2);
     const std::size_t o_tmp = ws_.reserve(16);
     std::uint8_t* base = ws_.commit();
     const auto* A = static_cast<const float*>(ops.a);
@@ -182,12 +205,11 @@ class BlockGemmCuda final : public GemmKernel {
     blockq::launch_quantize(pa, stream);
     blockq::launch_quantize(pb, stream);
     // 2. 16-bit operands.
-    const bool deq = path_ == BlockGemmPath::DeqBf16;
     auto* a16 = reinterpret_cast<std::uint16_t*>(base + o_a16);
     auto* b16 = reinterpret_cast<std::uint16_t*>(base + o_b16);
-    to_operand16<<<grid1d(m * k), kThreads1d, 0, stream>>>(table_, deq, f_.pow2_scales(), pa.codes, pa.scales, m, k, 1, static_cast<int>(B), nkb, a16);
+    to_operand16<<<grid1d(m * k), kThreads1d, 0, stream>>>(table_, deq, f_.pow2_scales(), pa.codes, pa.scales, m, k, 1, static_cast<int>(B), nkb, a16, lda16);
     FPCERT_CUDA_LAUNCH_CHECK("to_operand16 (A)");
-    to_operand16<<<grid1d(k * n), kThreads1d, 0, stream>>>(table_, deq, f_.pow2_scales(), pb.codes, pb.scales, k, n, 0, static_cast<int>(B), n, b16);
+    to_operand16<<<grid1d(k * n), kThreads1d, 0, stream>>>(table_, deq, f_.pow2_scales(), pb.codes, pb.scales, k, n, 0, static_cast<int>(B), n, b16, ldb16);
     FPCERT_CUDA_LAUNCH_CHECK("to_operand16 (B)");
     // 3. The MMA GEMM.
     const dim3 grid(static_cast<unsigned>((n + kBN - 1) / kBN), static_cast<unsigned>((m + kBM - 1) / kBM));
@@ -211,6 +233,10 @@ class BlockGemmCuda final : public GemmKernel {
       return;
     }
     const bool pow2 = f_.pow2_scales(), tts = f_.tensor_scale;
+    if (wgmma_) {
+      wgmma_blocksum(ops, a16, lda16, b16, ldb16, pa.scales, pb.scales, nkb, tt, stream);
+      return;
+    }
     auto launch = [&](auto kernel) {
       kernel<<<grid, kThreads, 0, stream>>>(m, n, k, a8, k, vec_a, b8, n, vec_b, c, ops.ldc, pa.scales, pb.scales, nkb, tt, tts);
     };
@@ -220,6 +246,27 @@ class BlockGemmCuda final : public GemmKernel {
   }
 
  private:
+  /// The blocksum GEMM on wgmma + TMA (kernels/block/cuda/block_gemm_wgmma_kernel.cuh): tiles of 128 x 128, one block each.
+  void wgmma_blocksum(const GemmOperands& ops, const std::uint16_t* a16, std::int64_t lda16, const std::uint16_t* b16, std::int64_t ldb16,
+                      const std::uint8_t* sa, const std::uint8_t* sb, std::int64_t nkb, float tt, cudaStream_t stream) {
+    namespace wg = wgmma_device;
+    const std::int64_t m = ops.m, n = ops.n, k = ops.k;
+    auto* c = static_cast<float*>(ops.c);
+    CUtensorMap map_a{}, map_b{};
+    if (k > 0) {
+      map_a = wgmma_host::make_map(name_, a16, 2, k, m, lda16, wg::kBlockSumStageElems, wg::kBM);
+      map_b = wgmma_host::make_map(name_, b16, 2, n, k, ldb16, wg::kNBox, wg::kBlockSumStageElems);
+    }
+    const auto grid = static_cast<unsigned>(((m + wg::kBM - 1) / wg::kBM) * ((n + wg::kBlockSumN - 1) / wg::kBlockSumN));
+    const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k), att = f_.tensor_scale ? 1 : 0;
+    auto launch = [&](auto kernel) {
+      FPCERT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, wg::blocksum_smem_bytes()));
+      kernel<<<grid, wg::kThreads, wg::blocksum_smem_bytes(), stream>>>(map_a, map_b, mi, ni, ki, c, ops.ldc, sa, sb, nkb, tt, att);
+    };
+    if (f_.block == 32) f_.pow2_scales() ? launch(wg::wgmma_blocksum<true, 32>) : launch(wg::wgmma_blocksum<false, 32>);
+    else f_.pow2_scales() ? launch(wg::wgmma_blocksum<true, 16>) : launch(wg::wgmma_blocksum<false, 16>);
+    FPCERT_CUDA_LAUNCH_CHECK(name_.c_str());
+  }
   static double round_double_to_f32(double x) { return to_double(f32, round_double(f32, x, Rounder::nearest(f32)).code); }
   GemmKernel& wgmma_kernel() const {
     if (!wgmma_gemm_) wgmma_gemm_ = make_gemm_kernel(kWgmmaBf16);
@@ -247,11 +294,11 @@ void register_block_gemm_kernels() {
   for (const BlockGemmConfig& c : builtin_block_gemms(true))
     register_kernel(make_block_gemm_cuda(*c.format, c.rule, c.path)->name(), Backend::Cuda, false,
                     [c] { return make_block_gemm_cuda(*c.format, c.rule, c.path); });
-  // The deqbf16 kernels on Hopper's wgmma + TMA bf16 GEMM (issue 43), gemm_<f>_<rule>_deqbf16_f32acc_wgmma_sm90.
+  // On Hopper's wgmma + TMA (issue 43): the deqbf16 kernels through the wgmma bf16 GEMM,
+  // gemm_<f>_<rule>_deqbf16_f32acc_wgmma_sm90, and the blocksum kernels, gemm_<f>_<rule>_blocksum_f32acc_wgmma_sm90.
   for (const BlockGemmConfig& c : builtin_block_gemms(true))
-    if (c.path == BlockGemmPath::DeqBf16)
-      register_kernel(BlockGemmCuda::name_of(*c.format, c.rule, c.path, true), Backend::Cuda, false,
-                      [c] { return std::unique_ptr<GemmKernel>(new BlockGemmCuda(*c.format, c.rule, c.path, true)); });
+    register_kernel(BlockGemmCuda::name_of(*c.format, c.rule, c.path, true), Backend::Cuda, false,
+                    [c] { return std::unique_ptr<GemmKernel>(new BlockGemmCuda(*c.format, c.rule, c.path, true)); });
 }
 
 }  // namespace fpcert

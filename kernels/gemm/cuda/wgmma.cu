@@ -13,6 +13,7 @@
 // (both K-major) go to the TMA as they are, a row-major B of fp16/bf16 too (N-major, wgmma's transpose bit); any
 // other operand (column-major A, row-major tf32/fp8 B, a pointer or leading dimension the TMA cannot take: 16-byte
 // alignment) is first copied K-major into a stream-ordered workspace. The arithmetic is the same either way.
+// Schedule: persistent, min(tiles, SMs) blocks each looping over its tiles (the ring runs on across them).
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -144,11 +145,11 @@ class WgmmaKernel final : public GemmKernel {
   std::string description() const override {
     if (kPromote)
       return "tensor-core GEMM for Hopper: wgmma.mma_async m64n128 from TMA-loaded, 128-byte-swizzled shared memory, "
-             "6-stage mbarrier pipeline, one producer and two consumer warpgroups, 128 x 128 tiles, partial sums promoted "
+             "6-stage mbarrier pipeline, one producer and two consumer warpgroups, 128 x 128 tiles on a persistent grid, partial sums promoted "
              "to fp32 every 128 products, fp32 output";
     return "tensor-core GEMM for Hopper: wgmma.mma_async m64n256 from TMA-loaded, 128-byte-swizzled shared memory, "
-           "4-stage mbarrier pipeline, one producer and two consumer warpgroups, 128 x 256 tiles, fp32 accumulation "
-           "and output";
+           "4-stage mbarrier pipeline, one producer and two consumer warpgroups, 128 x 256 tiles on a persistent grid "
+           "(one block per SM), fp32 accumulation and output";
   }
   Backend backend() const override { return Backend::Cuda; }
   MemorySpace memory() const override { return MemorySpace::Device; }
@@ -210,7 +211,7 @@ class WgmmaKernel final : public GemmKernel {
     const int col_c = ops.c_layout == Layout::ColMajor ? 1 : 0;
     auto* c = static_cast<float*>(ops.c);
     const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
-    const auto grid = static_cast<unsigned>(tiles);
+    const unsigned grid = persistent_grid(tiles);  // persistent: each block loops over its tiles
     bool launched = false;
     if constexpr (k16)
       if (trans_b) {

@@ -7,6 +7,7 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -63,6 +64,21 @@ Support hopper_support(F* kernel) {
   if (sm != 90)
     return Support::no("wgmma and setmaxnreg are sm_90a instructions (Hopper only); this device is sm_" + std::to_string(sm));
   return cuda::mma_support(0, 0, 0, 90, kernel);
+}
+
+/// The grid of a persistent kernel: one block per tile, at most one per SM of the current device (its SM count
+/// read once per device; 132 on an H100 SXM). A failed query falls back to one block per tile.
+inline unsigned persistent_grid(std::int64_t tiles) {
+  static std::mutex mu;
+  static int counts[64] = {};
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < 64) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (counts[dev] == 0 && cudaDeviceGetAttribute(&counts[dev], cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) counts[dev] = -1;
+    sms = counts[dev];
+  }
+  cudaGetLastError();
+  return static_cast<unsigned>(sms > 0 ? std::min<std::int64_t>(tiles, sms) : tiles);
 }
 
 }  // namespace fpcert::wgmma_host

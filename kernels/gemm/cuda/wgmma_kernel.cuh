@@ -21,6 +21,10 @@
 // - The order of every C element is fixed: its consumer warpgroup owns it for all of K and applies the wgmma
 //   k-steps for k ascending (K zero-padded to a multiple of the stage), starting from +0 accumulators. Runs are
 //   bitwise reproducible. Tiles are visited in groups of kGroupM tiles along M (L2 reuse of B).
+// - Persistent schedule (wgmma_gemm): one block per SM at most, each computing tiles blockIdx.x, + gridDim.x, ...;
+//   the ring's stage counter runs on across a block's tiles (slot it % kS, phase (it / kS) & 1), so the producer
+//   fills the next tile's stages while the consumers store the previous tile. The other kernels on this mainloop
+//   (kernels/emu/cuda/) keep one block per tile.
 // - The promoted FP8 kernels (tiles 128 x 128, m64n128: a second set of 64 accumulators) wait for each stage's chain
 //   (128 products, started from +0), add it to the fp32 accumulators with one round-to-nearest add each, and restart.
 // - Every mbarrier wait is bounded (2^31 tries, seconds): a broken protocol traps (a device error the caller
@@ -185,34 +189,47 @@ __device__ __forceinline__ void wgmma_step(float (&d)[64], std::uint64_t da, std
   else if constexpr (T == Wg::F16) FPCERT_WG_MMA64("m64n128k16.f32.f16.f16", ", 1, 1, 0, 0");
   else FPCERT_WG_MMA64("m64n128k8.f32.tf32.tf32", ", 1, 1");
 }
-/// This block's tile of C (m0, n0) in the visiting order: groups of kGroupM tiles along M share B's columns in L2.
+/// Tile `id` of C (m0, n0) in the visiting order: groups of kGroupM tiles along M share B's columns in L2.
 template <int kN>
-__device__ __forceinline__ void tile_origin(int m, int n, int& m0, int& n0) {
+__device__ __forceinline__ void tile_origin(int m, int n, int id, int& m0, int& n0) {
   const int tiles_m = (m + kBM - 1) / kBM, tiles_n = (n + kN - 1) / kN;
-  const int per_group = kGroupM * tiles_n, id = static_cast<int>(blockIdx.x);
+  const int per_group = kGroupM * tiles_n;
   const int first_m = (id / per_group) * kGroupM, gsize = min(tiles_m - first_m, kGroupM);
   m0 = (first_m + (id % per_group) % gsize) * kBM;
   n0 = ((id % per_group) / gsize) * kN;
 }
-/// Thread 0 initialises the ring's barriers: "full" (the producer's expect_tx) and "empty" (one arrive per consumer
-/// warp). The caller synchronises the block after.
-__device__ __forceinline__ void init_ring(std::uint32_t full0, std::uint32_t empty0, int stages) {
+/// This block's tile when the grid has one block per tile.
+template <int kN>
+__device__ __forceinline__ void tile_origin(int m, int n, int& m0, int& n0) {
+  tile_origin<kN>(m, n, static_cast<int>(blockIdx.x), m0, n0);
+}
+/// The number of tiles of C.
+template <int kN>
+__device__ __forceinline__ int tile_count(int m, int n) {
+  return ((m + kBM - 1) / kBM) * ((n + kN - 1) / kN);
+}
+/// Thread 0 initialises the ring's barriers: "full" (the producer's expect_tx, plus `extra_full` arrivals of other
+/// producer threads filling a stage's side data) and "empty" (one arrive per consumer warp). The caller synchronises
+/// the block after.
+__device__ __forceinline__ void init_ring(std::uint32_t full0, std::uint32_t empty0, int stages, int extra_full = 0) {
   if (threadIdx.x != 0) return;
   for (int s = 0; s < stages; ++s) {
-    bar_init(full0 + 8 * s, 1);
+    bar_init(full0 + 8 * s, 1 + extra_full);
     bar_init(empty0 + 8 * s, kConsumers * 4);
   }
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 /// The producer thread's loop: stage kt of A's kBM rows (K-major) and B's kN columns (K-major boxes, or kTransB
-/// N-major boxes of kNBox columns) into ring slot kt % kS, once the consumers have released it.
+/// N-major boxes of kNBox columns) into ring slot (it0 + kt) % kS, once the consumers have released it. it0: the
+/// ring position of the tile's first stage (a persistent block's earlier tiles used it0 stages; 0 for the first).
 template <Wg T, bool kTransB, int kN, int kS, int kSB>
 __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b, std::uint32_t base, std::uint32_t full0,
-                                        std::uint32_t empty0, int m0, int n0, int ktiles) {
+                                        std::uint32_t empty0, int m0, int n0, int ktiles, long long it0 = 0) {
   constexpr int kStageElems = kStageK / WgInfo<T>::kBytes;
   for (int kt = 0; kt < ktiles; ++kt) {
-    const int s = kt % kS;
-    if (kt >= kS) bar_wait(empty0 + 8 * s, static_cast<std::uint32_t>((kt / kS - 1) & 1));
+    const long long it = it0 + kt;
+    const int s = static_cast<int>(it % kS);
+    if (it >= kS) bar_wait(empty0 + 8 * s, static_cast<std::uint32_t>((it / kS - 1) & 1));
     const std::uint32_t fb = full0 + 8 * s, sa = base + s * kSB, sb = sa + kATile;
     bar_expect_tx(fb, kSB);
     tma_2d(sa, map_a, fb, kt * kStageElems, m0);
@@ -224,17 +241,24 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
     }
   }
 }
-/// One stage's wgmma k-steps into d: A's 64 rows of this consumer at sa (K-major), B at sb (K-major, or kTransB
-/// N-major with the descriptor's lbo_b / sbo_b). The caller fences before and commits after.
-template <Wg T, bool kTransB, int kRegs>
-__device__ __forceinline__ void mma_stage(float (&d)[kRegs], std::uint32_t sa, std::uint32_t sb, std::uint32_t lbo_b, std::uint32_t sbo_b) {
+/// The wgmma k-steps first .. first + kCount - 1 of a stage into d: A's 64 rows of this consumer at sa (K-major), B
+/// at sb (K-major, or kTransB N-major with the descriptor's lbo_b / sbo_b). The caller fences before and commits after.
+template <Wg T, bool kTransB, int kCount, int kRegs>
+__device__ __forceinline__ void mma_steps(float (&d)[kRegs], int first, std::uint32_t sa, std::uint32_t sb, std::uint32_t lbo_b,
+                                          std::uint32_t sbo_b) {
+  static_assert(kCount > 0 && kCount <= kSteps, "k-steps inside one stage");
 #pragma unroll
-  for (int step = 0; step < kSteps; ++step) {
+  for (int step = first; step < first + kCount; ++step) {
     const std::uint64_t da = desc_sw128(sa + step * kStepBytes, 16, 1024);
     const std::uint64_t db = kTransB ? desc_sw128(sb + step * (kStepBytes / WgInfo<T>::kBytes) * 128, lbo_b, sbo_b)
                                      : desc_sw128(sb + step * kStepBytes, 16, 1024);
     wgmma_step<T, kTransB>(d, da, db);
   }
+}
+/// One stage's wgmma k-steps into d (all kSteps of them).
+template <Wg T, bool kTransB, int kRegs>
+__device__ __forceinline__ void mma_stage(float (&d)[kRegs], std::uint32_t sa, std::uint32_t sb, std::uint32_t lbo_b, std::uint32_t sbo_b) {
+  mma_steps<T, kTransB, kSteps>(d, 0, sa, sb, lbo_b, sbo_b);
 }
 #undef FPCERT_WG_MMA
 #undef FPCERT_WG_MMA64
@@ -272,8 +296,11 @@ __device__ __forceinline__ void store_tile(const float (&v)[kN / 2], int m0, int
 /// C (m x n, fp32, row- or column-major with ldc) = A B over tiles of kBM x kN. map_a: A as {K, M} (K innermost),
 /// boxes of {kStageK / bytes, kBM}; map_b: B as {K, N} with boxes {kStageK / bytes, kN} (K-major), or, kTransB, as
 /// {N, K} with boxes {kNBox, kStageK / bytes} (N-major). kPromote (FP8, kN = 128): after every stage (128 products)
-/// the stage's chain, started from +0, is added to an fp32 accumulator with one RN add. Grid: one block per tile,
-/// 1-D; dynamic shared memory smem_bytes(kN).
+/// the stage's chain, started from +0, is added to an fp32 accumulator with one RN add. Grid: persistent, 1-D, at
+/// most one block per SM (the host launches min(tiles, SMs)); block b computes tiles b, b + gridDim.x, ... in the
+/// visiting order, its ring running on across tiles, so the producer loads the next tile's first stages while the
+/// consumers store the last one. Each tile is computed exactly as by a block of its own (from +0, k ascending).
+/// Dynamic shared memory smem_bytes(kN).
 template <Wg T, bool kTransB, int kN = kBN, bool kPromote = false>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int m, int n, int k,
@@ -285,48 +312,62 @@ __global__ void __launch_bounds__(kThreads, 1)
   const std::uint32_t full0 = base + kS * kSB, empty0 = full0 + 8 * kS;
   constexpr int kStageElems = kStageK / WgInfo<T>::kBytes;
   const int tid = static_cast<int>(threadIdx.x), wg = tid / 128;
-  int m0, n0;
-  tile_origin<kN>(m, n, m0, n0);
+  const int tiles = tile_count<kN>(m, n);
   const int ktiles = static_cast<int>((static_cast<long long>(k) + kStageElems - 1) / kStageElems);
   init_ring(full0, empty0, kS);
   __syncthreads();
   if (wg == 0) {  // producer
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-    if (tid == 0) produce<T, kTransB, kN, kS, kSB>(&map_a, &map_b, base, full0, empty0, m0, n0, ktiles);
+    if (tid == 0) {
+      long long it0 = 0;
+      for (int tile = static_cast<int>(blockIdx.x); tile < tiles; tile += static_cast<int>(gridDim.x), it0 += ktiles) {
+        int m0, n0;
+        tile_origin<kN>(m, n, tile, m0, n0);
+        produce<T, kTransB, kN, kS, kSB>(&map_a, &map_b, base, full0, empty0, m0, n0, ktiles, it0);
+      }
+    }
     return;
   }
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
   const int cw = wg - 1, ct = tid - 128 * wg, lane = ct % 32, w = ct / 32;
   float d[kRegs];
   float acc[kPromote ? kRegs : 1];
+  long long it0 = 0;
+  for (int tile = static_cast<int>(blockIdx.x); tile < tiles; tile += static_cast<int>(gridDim.x), it0 += ktiles) {
+    int m0, n0;
+    tile_origin<kN>(m, n, tile, m0, n0);
 #pragma unroll
-  for (int i = 0; i < kRegs; ++i) d[i] = 0.0f;
-  if constexpr (kPromote) {
-#pragma unroll
-    for (int i = 0; i < kRegs; ++i) acc[i] = 0.0f;
-  }
-  for (int kt = 0; kt < ktiles; ++kt) {
-    const int s = kt % kS;
-    bar_wait(full0 + 8 * s, static_cast<std::uint32_t>((kt / kS) & 1));
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-    mma_stage<T, kTransB>(d, base + s * kSB + cw * 64 * kStageK, base + s * kSB + kATile, lbo_b, sbo_b);
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    for (int i = 0; i < kRegs; ++i) d[i] = 0.0f;
     if constexpr (kPromote) {
-      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");  // this stage's chain is complete
-      if (lane == 0) bar_arrive(empty0 + 8 * s);
 #pragma unroll
-      for (int i = 0; i < kRegs; ++i) {
-        acc[i] = __fadd_rn(acc[i], d[i]);
-        d[i] = 0.0f;
-      }
-    } else {
-      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // the previous stage's wgmmas are done
-      if (kt > 0 && lane == 0) bar_arrive(empty0 + 8 * ((kt - 1) % kS));
+      for (int i = 0; i < kRegs; ++i) acc[i] = 0.0f;
     }
+    for (int kt = 0; kt < ktiles; ++kt) {
+      const long long it = it0 + kt;
+      const int s = static_cast<int>(it % kS);
+      bar_wait(full0 + 8 * s, static_cast<std::uint32_t>((it / kS) & 1));
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+      mma_stage<T, kTransB>(d, base + s * kSB + cw * 64 * kStageK, base + s * kSB + kATile, lbo_b, sbo_b);
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      if constexpr (kPromote) {
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");  // this stage's chain is complete
+        if (lane == 0) bar_arrive(empty0 + 8 * s);
+#pragma unroll
+        for (int i = 0; i < kRegs; ++i) {
+          acc[i] = __fadd_rn(acc[i], d[i]);
+          d[i] = 0.0f;
+        }
+      } else {
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // the previous stage's wgmmas are done
+        if (kt > 0 && lane == 0) bar_arrive(empty0 + 8 * static_cast<int>((it - 1) % kS));
+      }
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    if constexpr (!kPromote)  // the tile's last stage back to the producer (the next tile's loads may use it)
+      if (ktiles > 0 && lane == 0) bar_arrive(empty0 + 8 * static_cast<int>((it0 + ktiles - 1) % kS));
+    if constexpr (kPromote) store_tile<kN>(acc, m0, n0, cw, w, lane, m, n, c, ldc, c_col_major);
+    else store_tile<kN>(d, m0, n0, cw, w, lane, m, n, c, ldc, c_col_major);
   }
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-  if constexpr (kPromote) store_tile<kN>(acc, m0, n0, cw, w, lane, m, n, c, ldc, c_col_major);
-  else store_tile<kN>(d, m0, n0, cw, w, lane, m, n, c, ldc, c_col_major);
 #else
   (void)map_a, (void)map_b, (void)m, (void)n, (void)k, (void)c, (void)ldc, (void)c_col_major, (void)lbo_b, (void)sbo_b;
   __trap();  // compiled out: the host's support check (sm_90a code) never launches this

@@ -110,53 +110,56 @@ TEST_CASE("CUDA block quantizer: element- and scale-exact against the model, eve
   MESSAGE("CUDA quantizer: " << compared << " codes and scales compared with the model");
 }
 
-TEST_CASE("CUDA blocksum GEMMs: bit for bit the CPU model (exact block sums on fp16 tensor cores)") {
+TEST_CASE("CUDA blocksum GEMMs: bit for bit the CPU model (exact block sums on fp16 tensor cores; mma.sync and wgmma)") {
   std::string why;
   auto api = make_cuda_api(&why);
   REQUIRE_MESSAGE(api, why);
   struct Shape {
     std::int64_t m, n, k;
   };
-  for (const BlockFormat* f : {&mxfp6_e2m3, &mxfp6_e3m2, &mxfp4, &mxint8, &nvfp4})
-    for (const Shape s : {Shape{128, 128, 256}, Shape{200, 72, 100}, Shape{1, 3, 5}, Shape{130, 260, 512}}) {
-      const std::string name = "gemm_" + std::string(f->tag) + "_" + std::string(to_string(f->default_rule)) + "_blocksum_f32acc_mma_sm80";
-      auto k = make_gemm_kernel(name);
-      REQUIRE_MESSAGE(k, name);
-      if (!k->can_implement(s.m, s.n, s.k).ok) {
-        MESSAGE(name << " skipped here: " << k->can_implement(s.m, s.n, s.k).reason);
-        continue;
+  // Partial tiles, K tails inside a block and inside a stage (k = 100, 5), K and N not multiples of 8 (the wgmma
+  // kernels' padded 16-byte rows), and K = 1000 (16 stages of 64: the wgmma ring of 6 wraps, scales staged per slot).
+  for (const char* family : {"_mma_sm80", "_wgmma_sm90"})
+    for (const BlockFormat* f : {&mxfp6_e2m3, &mxfp6_e3m2, &mxfp4, &mxint8, &nvfp4})
+      for (const Shape s : {Shape{128, 128, 256}, Shape{200, 72, 100}, Shape{1, 3, 5}, Shape{130, 260, 512}, Shape{300, 203, 1000}}) {
+        const std::string name = "gemm_" + std::string(f->tag) + "_" + std::string(to_string(f->default_rule)) + "_blocksum_f32acc" + family;
+        auto k = make_gemm_kernel(name);
+        REQUIRE_MESSAGE(k, name);
+        if (!k->can_implement(s.m, s.n, s.k).ok) {
+          MESSAGE("skipped: " << name << ": " << k->can_implement(s.m, s.n, s.k).reason);
+          continue;
+        }
+        // Per-K-block shifts independent in A and B: scales differ across blocks, rows and columns.
+        const Problem p = generate(fmt::format("span:m={},n={},k={},s=6,block={},shift=12,seed=9,source=f32", s.m, s.n, s.k,
+                                               s.k % f->block == 0 ? f->block : 0));
+        std::vector<float> a32(p.a.data.begin(), p.a.data.end()), b32(p.b.data.begin(), p.b.data.end());
+        void* da = api->alloc(a32.size() * 4 + 16);
+        void* db = api->alloc(b32.size() * 4 + 16);
+        void* dc = api->alloc(static_cast<std::size_t>(s.m * s.n) * 4 + 16);
+        api->to_device(da, a32.data(), a32.size() * 4);
+        api->to_device(db, b32.data(), b32.size() * 4);
+        GemmOperands ops;
+        ops.m = s.m, ops.n = s.n, ops.k = s.k, ops.a = da, ops.lda = s.k, ops.b = db, ops.ldb = s.n, ops.c = dc, ops.ldc = s.n;
+        ops.stream = api->stream();
+        k->run(ops);
+        api->synchronize(600000);
+        std::vector<float> got(static_cast<std::size_t>(s.m * s.n));
+        api->to_host(got.data(), dc, got.size() * 4);
+        api->free(da), api->free(db), api->free(dc);
+        auto model = make_block_gemm_model(*f, f->default_rule, BlockGemmPath::BlockSum);
+        DecodedOperands d;
+        d.m = s.m, d.n = s.n, d.k = s.k, d.a = p.a.data, d.b = p.b.data;
+        const std::vector<std::uint64_t> want = model->compute(d);
+        std::int64_t diff = 0, first = -1;
+        for (std::size_t i = 0; i < got.size(); ++i)
+          if (std::bit_cast<std::uint32_t>(got[i]) != want[i] && diff++ == 0) first = static_cast<std::int64_t>(i);
+        CAPTURE(name);
+        CAPTURE(p.spec);
+        if (first >= 0)
+          MESSAGE("first difference at (" << first / s.n << ", " << first % s.n << "): device " << fmt::format("{:a}", got[static_cast<std::size_t>(first)])
+                                          << ", model " << fmt::format("{:a}", std::bit_cast<float>(static_cast<std::uint32_t>(want[static_cast<std::size_t>(first)]))));
+        CHECK(diff == 0);
       }
-      // Per-K-block shifts independent in A and B: scales differ across blocks, rows and columns.
-      const Problem p = generate(fmt::format("span:m={},n={},k={},s=6,block={},shift=12,seed=9,source=f32", s.m, s.n, s.k,
-                                             s.k % f->block == 0 ? f->block : 0));
-      std::vector<float> a32(p.a.data.begin(), p.a.data.end()), b32(p.b.data.begin(), p.b.data.end());
-      void* da = api->alloc(a32.size() * 4 + 16);
-      void* db = api->alloc(b32.size() * 4 + 16);
-      void* dc = api->alloc(static_cast<std::size_t>(s.m * s.n) * 4 + 16);
-      api->to_device(da, a32.data(), a32.size() * 4);
-      api->to_device(db, b32.data(), b32.size() * 4);
-      GemmOperands ops;
-      ops.m = s.m, ops.n = s.n, ops.k = s.k, ops.a = da, ops.lda = s.k, ops.b = db, ops.ldb = s.n, ops.c = dc, ops.ldc = s.n;
-      ops.stream = api->stream();
-      k->run(ops);
-      api->synchronize(600000);
-      std::vector<float> got(static_cast<std::size_t>(s.m * s.n));
-      api->to_host(got.data(), dc, got.size() * 4);
-      api->free(da), api->free(db), api->free(dc);
-      auto model = make_block_gemm_model(*f, f->default_rule, BlockGemmPath::BlockSum);
-      DecodedOperands d;
-      d.m = s.m, d.n = s.n, d.k = s.k, d.a = p.a.data, d.b = p.b.data;
-      const std::vector<std::uint64_t> want = model->compute(d);
-      std::int64_t diff = 0, first = -1;
-      for (std::size_t i = 0; i < got.size(); ++i)
-        if (std::bit_cast<std::uint32_t>(got[i]) != want[i] && diff++ == 0) first = static_cast<std::int64_t>(i);
-      CAPTURE(name);
-      CAPTURE(p.spec);
-      if (first >= 0)
-        MESSAGE("first difference at (" << first / s.n << ", " << first % s.n << "): device " << fmt::format("{:a}", got[static_cast<std::size_t>(first)])
-                                        << ", model " << fmt::format("{:a}", std::bit_cast<float>(static_cast<std::uint32_t>(want[static_cast<std::size_t>(first)]))));
-      CHECK(diff == 0);
-    }
 }
 
 TEST_CASE("CUDA block-scaled GEMMs: every registered kernel passes the block-scaled suite") {
