@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "kernels/emu/bf16_on_fp16.hpp"
 #include "kernels/emu/split.hpp"
+#include "kernels/gemm/cpu/ozaki2_arith.hpp"
 
 namespace fpcert {
 
@@ -22,6 +23,7 @@ std::string_view to_string(OrderKind k) {
     case OrderKind::TensorCoreBlock: return "tensor_core";
     case OrderKind::SplitProducts: return "split_products";
     case OrderKind::Pow2Scaled: return "pow2_scaled";
+    case OrderKind::Ozaki2: return "ozaki2";
   }
   return "?";
 }
@@ -40,7 +42,7 @@ std::string_view to_string(FinalScale f) { return f == FinalScale::Tensor ? "ten
 
 std::optional<OrderKind> parse_order_kind(std::string_view s) {
   for (OrderKind k : {OrderKind::Unknown, OrderKind::Sequential, OrderKind::BlockedK, OrderKind::SplitK, OrderKind::Pairwise,
-                      OrderKind::TensorCoreBlock, OrderKind::SplitProducts, OrderKind::Pow2Scaled})
+                      OrderKind::TensorCoreBlock, OrderKind::SplitProducts, OrderKind::Pow2Scaled, OrderKind::Ozaki2})
     if (to_string(k) == s) return k;
   return std::nullopt;
 }
@@ -65,6 +67,7 @@ std::string order_spec(const SummationOrder& o) {
       kv.push_back(step);
       break;
     case OrderKind::Pairwise: break;
+    case OrderKind::Ozaki2: kv.push_back(fmt::format("moduli={}", o.moduli)); break;
     case OrderKind::TensorCoreBlock:
     case OrderKind::SplitProducts:
     case OrderKind::Pow2Scaled:
@@ -123,7 +126,7 @@ SummationOrder parse_order_spec(std::string_view spec) {
   const auto kind = parse_order_kind(head);
   if (!kind)
     bad(spec, fmt::format("unknown order kind '{}' (valid: unknown, sequential, blocked, splitk, pairwise, tensor_core, "
-                          "split_products, pow2_scaled)", head));
+                          "split_products, pow2_scaled, ozaki2)", head));
   SummationOrder o;
   o.kind = *kind;
   bool card = false;  // model=card: the behaviour card of insn gives the block model (installed by certify)
@@ -137,6 +140,7 @@ SummationOrder parse_order_spec(std::string_view spec) {
     case OrderKind::TensorCoreBlock: allowed.insert(allowed.end(), {"k", "fused", "rounding", "model", "insn", "pad"}); break;
     case OrderKind::SplitProducts:
     case OrderKind::Pow2Scaled: allowed.insert(allowed.end(), {"scheme", "term", "k", "fused", "rounding", "model", "insn", "pad"}); break;
+    case OrderKind::Ozaki2: allowed.push_back("moduli"); break;
   }
   if (colon != std::string_view::npos) {
     std::string_view rest = spec.substr(colon + 1);
@@ -185,6 +189,7 @@ SummationOrder parse_order_spec(std::string_view spec) {
         else bad(spec, fmt::format("model must be placeholder, measured or card, got '{}'", v));
       } else if (key == "insn") o.block_model.instruction = std::string(v);
       else if (key == "pad") o.block_model.pad = positive_int(spec, key, v);
+      else if (key == "moduli") o.moduli = positive_int(spec, key, v);
     }
   }
   if (card && o.block_model.instruction.empty()) bad(spec, "model=card needs insn=ID (the instruction whose behaviour card applies)");
@@ -235,6 +240,11 @@ std::string check_order(const SummationOrder& o) {
       }
       if (o.term_order == OrderKind::TensorCoreBlock && o.block < 1) return "pow2_scaled on tensor cores needs k >= 1";
       if (o.final_scale != FinalScale::None) return "pow2_scaled has no final tensor scale";
+      return {};
+    case OrderKind::Ozaki2:
+      if (o.moduli < ozaki2::kMinModuli || o.moduli > ozaki2::kMaxModuli)
+        return fmt::format("ozaki2 needs moduli = {}..{}, got {}", ozaki2::kMinModuli, ozaki2::kMaxModuli, o.moduli);
+      if (o.final_scale != FinalScale::None) return "ozaki2 has no final tensor scale";
       return {};
   }
   return {};

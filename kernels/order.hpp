@@ -21,6 +21,10 @@
 //                     the tile modes), exact products summed by `term_order` in acc, the scales removed by
 //                     one rounding per line (row mode) or per K-block (acc = RN(acc + RN(part 2^-s))), then
 //                     the outliers' products on an fp32 path added once: docs/emulation.md, "The declared order"
+//   ozaki2            FP64 by Ozaki-II with `moduli` moduli (kernels/gemm/cpu/ozaki2.hpp): rows of A and columns
+//                     of B scaled by powers of two to integers and rounded to nearest, their residues multiplied
+//                     in exact integer GEMMs, the product reconstructed exactly (CRT) and rounded once into fp64.
+//                     Exact in K: every order of the K products gives the same bits (docs/fp64.md)
 // Blocked with inner = exact: each block's products summed exactly and rounded once into acc (a block
 // sum of a block-scaled GEMM, its scales inside the operands), then joined by `outer`.
 // final_scale = tensor: the operands carry per-tensor scales s_A, s_B (NVFP4) that the arithmetic
@@ -41,7 +45,7 @@
 
 namespace fpcert {
 
-enum class OrderKind : std::uint8_t { Unknown, Sequential, BlockedK, SplitK, Pairwise, TensorCoreBlock, SplitProducts, Pow2Scaled };
+enum class OrderKind : std::uint8_t { Unknown, Sequential, BlockedK, SplitK, Pairwise, TensorCoreBlock, SplitProducts, Pow2Scaled, Ozaki2 };
 enum class StepKind : std::uint8_t { Fma, MulAdd };
 /// How a group of terms is summed: one rounding per addition in order, by recursive halving, or (a block's
 /// products only) exactly and rounded once. Atomic (split-K partials only): each partial added into C, which
@@ -87,6 +91,7 @@ struct SummationOrder {
   FinalScale final_scale = FinalScale::None;     ///< the per-tensor scales applied after the accumulation
   BlockModel block_model;             ///< tensor-core block (and split products on tensor cores)
   int bitwise_ulps = 0;               ///< the bitwise tier allows this many output ulps (0: bit for bit)
+  int moduli = 0;                     ///< ozaki2: the number of moduli
   bool operator==(const SummationOrder&) const = default;
 
   bool known() const { return kind != OrderKind::Unknown; }
@@ -150,6 +155,15 @@ struct SummationOrder {
     o.block = k;
     return o;
   }
+  static SummationOrder ozaki2(int moduli) {
+    SummationOrder o;
+    o.kind = OrderKind::Ozaki2;
+    o.moduli = moduli;
+    return o;
+  }
+  /// Does the declared arithmetic give the same bits in every order of the K products (exact integer arithmetic and
+  /// one rounding)? Then a reordering of K is not a fault of the kernel's (suites/mutation/faults.cpp, one_run_in_n).
+  bool order_free() const { return kind == OrderKind::Ozaki2; }
 };
 
 std::string_view to_string(OrderKind k);

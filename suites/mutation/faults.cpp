@@ -518,6 +518,10 @@ std::string fault_not_applicable(Fault f, const KernelTraits& t) {
       // behaviours its declaration admits (its later runs are still judged: envelope, order-free elements, spread).
       if (t.determinism == Determinism::RunToRun)
         return "the kernel declares run-to-run nondeterminism: another summation order on some runs is what it declares";
+      // A declared arithmetic exact in K (Ozaki-II: integer sums, one rounding) gives the same bits in every order:
+      // the mutant is the kernel itself (an equivalent mutant, not a survivor).
+      if (t.sum_order.order_free())
+        return "the declared arithmetic (" + order_spec(t.sum_order) + ") is exact in K: every order of the K products gives the same bits";
       break;
     default: break;
   }

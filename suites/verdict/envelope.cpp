@@ -122,6 +122,7 @@ EnvelopeModel make_envelope(const KernelTraits& t, std::int64_t k) {
   };
   switch (o.kind) {
     case OrderKind::Pow2Scaled:  // the scaling is exact within the domain: bounded as the worst valid order
+    case OrderKind::Ozaki2:      // exact integer sums in the domain (docs/fp64.md, "What it claims"): the same
     case OrderKind::Unknown: {
       // The worst valid order: any tree of correctly rounded additions (a product passes at most K
       // roundings), or tensor-core blocks that truncate each aligned term below 2^-t of the block's

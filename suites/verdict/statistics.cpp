@@ -36,6 +36,7 @@ double roundings(const KernelTraits& t, std::int64_t k) {
     }
     case OrderKind::SplitProducts: return 8 * K + 8;  // at most 9 terms of K fma steps and their merge
     case OrderKind::Pow2Scaled:
+    case OrderKind::Ozaki2:
     case OrderKind::Unknown: break;
   }
   return (leaves_exact ? K : 2 * K) + nprom;

@@ -32,6 +32,8 @@ TEST_CASE("every order kind round-trips through its spec string") {
       SummationOrder::blocked(16, Combine::Exact, Combine::Sequential),
       SummationOrder::pow2_scaled("kblock64"),
       SummationOrder::pow2_scaled("rowcol", OrderKind::TensorCoreBlock, 16),
+      SummationOrder::ozaki2(20),
+      SummationOrder::ozaki2(7),
       ulps,
   };
   SummationOrder nvfp4 = SummationOrder::blocked(16, Combine::Exact, Combine::Sequential);
@@ -53,7 +55,10 @@ TEST_CASE("every order kind round-trips through its spec string") {
     CHECK(back.inner == o.inner);
     CHECK(back.scale_scheme == o.scale_scheme);
     CHECK(back.term_order == o.term_order);
+    CHECK(back.moduli == o.moduli);
+    CHECK(back.order_free() == (o.kind == OrderKind::Ozaki2));  // only the exact-in-K arithmetic is order-free
   }
+  CHECK(order_spec(SummationOrder::ozaki2(14)) == "ozaki2:moduli=14");
   CHECK(order_spec(SummationOrder::sequential()) == "sequential:step=fma");
   CHECK(parse_order_spec("splitk:splits=8").outer == Combine::Sequential);
 }
@@ -76,6 +81,10 @@ TEST_CASE("malformed order specs are InputErrors naming the problem") {
                        InputError);
   CHECK_THROWS_WITH_AS(parse_order_spec("blocked:block=32,inner=exact,step=mul_add"), doctest::Contains("no step"), InputError);
   CHECK_THROWS_WITH_AS(parse_order_spec("sequential:final_scale=row"), doctest::Contains("final_scale must be none or tensor"), InputError);
+  CHECK_THROWS_WITH_AS(parse_order_spec("ozaki2"), doctest::Contains("ozaki2 needs moduli = 2..20, got 0"), InputError);
+  CHECK_THROWS_WITH_AS(parse_order_spec("ozaki2:moduli=21"), doctest::Contains("ozaki2 needs moduli = 2..20, got 21"), InputError);
+  CHECK_THROWS_WITH_AS(parse_order_spec("ozaki2:moduli=8,k=16"), doctest::Contains("unknown key 'k' for ozaki2 (valid: ulps, final_scale, moduli)"),
+                       InputError);
 }
 
 TEST_CASE("every built-in CPU model declares its order") {
@@ -93,13 +102,14 @@ TEST_CASE("every built-in CPU model declares its order") {
     if (info.name.find("_blocksum_") != std::string::npos) CHECK((o.kind == OrderKind::BlockedK && o.inner == Combine::Exact));
     if (k->traits().block.active()) CHECK((o.final_scale == FinalScale::Tensor) == k->traits().block.format->tensor_scale);
     // model_gemm_f64_noorder declares no order on purpose: the envelope and statistical tiers alone (docs/fp64.md);
-    // model_gemm_f64_ozaki2 has none to declare: its result is an exact integer product rounded once, not a sum of
-    // rounded products (docs/fp64.md, "The built-in Ozaki-II emulation").
+    // model_gemm_f64_ozaki2 declares its scheme (ozaki2:moduli=20): an exact integer product rounded once, not a sum
+    // of rounded products (docs/fp64.md, "The built-in Ozaki-II emulation").
+    if (info.name.rfind("model_gemm_f64_ozaki2", 0) == 0) CHECK((o.kind == OrderKind::Ozaki2 && o.moduli == 20));
     // The cuBLASLt FP8 stand-ins declare what cuBLASLt declares, an unknown order on its FP8 instructions (their own
     // arithmetic the Hopper FP8 card's: kernels/gemm/cpu/epilogue_models.cpp, lt_fp8_call).
     const bool lt_stand_in = info.name.rfind("model_gemm_e4m3_ltcall_", 0) == 0;
     if (lt_stand_in) CHECK((o.block_model.params && !o.block_model.instruction.empty()));
-    if (info.name == "model_gemm_f64_noorder" || info.name == "model_gemm_f64_ozaki2" || lt_stand_in) CHECK(!o.known());
+    if (info.name == "model_gemm_f64_noorder" || lt_stand_in) CHECK(!o.known());
     else CHECK(o.known());
     ++known;
   }

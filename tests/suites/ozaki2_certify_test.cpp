@@ -2,7 +2,8 @@
 // emulation"): its deterministic bound on every element of non-integer, wide-exponent, cancelling data against the MPFR
 // reference; the correct bits growing with the number of moduli as the bound predicts; the 20-moduli model certified by
 // fp64's envelope inside its declared domain, and "not supported" outside it (wide lines, Inf/NaN); the short-moduli
-// mutant refused.
+// mutant refused; the declared scheme (ozaki2:moduli=20) emulated by the bitwise tier where the results are not the
+// correctly rounded ones, a reordering of K not a fault of the scheme's.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "kernels/gemm/cpu/ozaki2.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "oracle/refvalue.hpp"
+#include "suites/mutation/faults.hpp"
 #include "suites/ops/gemm/runner.hpp"
 #include "suites/verdict/correct_bits.hpp"
 #include "tests/support/ozaki2_data.hpp"
@@ -114,4 +116,52 @@ TEST_CASE("ozaki2 models through the runner: certified by fp64's envelope in the
   const CaseResult is = test::run_graded(*good, inf, iref, *host);
   CHECK(is.status == CaseStatus::NotSupported);
   CHECK(is.reason.find("finite") != std::string::npos);
+}
+
+TEST_CASE("ozaki2 declares its scheme: the bitwise tier emulates it, also where it is not correctly rounded") {
+  auto host = make_host_api();
+  // Rows of A spanning 21 binades (inside the declared 22): A(i, 0) = +-(1 + f) sets the row's scale, every other entry
+  // is +-(1 + f) 2^-(19..21) with 52 random fraction bits, and B's row 0 is zero, so C is the sum of the small entries'
+  // products alone. With 20 moduli at K = 300 each entry keeps alpha = 72 bits below its row's largest: a small one
+  // keeps 51-53 of its 53 bits. The scheme rounds operands, and its results are not the correctly rounded products
+  // everywhere; the bitwise tier must still hold bit for bit: it emulates the declared scheme, not RN(exact).
+  Problem p = test::uniform_problem(24, 20, 300, f64, test::seed() + 391);
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t q = 0; q < p.k; ++q) {
+      int e = 0;
+      const double f = std::frexp(std::fabs(p.a(i, q)), &e);  // [0.5, 1): the value's own 53 bits
+      p.a(i, q) = std::copysign(std::ldexp(f, q == 0 ? 1 : -18 - static_cast<int>(q % 3)), p.a(i, q));
+    }
+  for (std::int64_t j = 0; j < p.n; ++j) p.b(0, j) = 0.0;
+  const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
+  auto good = make_gemm_kernel("model_gemm_f64_ozaki2");
+  REQUIRE(good);
+  CHECK(order_spec(good->traits().sum_order) == "ozaki2:moduli=20");
+  const CaseResult r = test::run_graded(*good, p, ref, *host);
+  INFO(r.reason);
+  CHECK(r.status == CaseStatus::Pass);
+  CHECK(r.tier == Tier::Bitwise);
+  const CheckResult* b = find_check(r, CheckKind::Bitwise);
+  REQUIRE(b);
+  CHECK(b->passed);
+  // How far from RN(exact) the scheme is here, against the MPFR reference: every element within the scheme's bound.
+  const std::vector<double> got = ozaki2::gemm(ozaki2::make_plan(20), p.a.data.data(), p.b.data.data(), p.m, p.n, p.k);
+  std::int64_t not_rn = 0;
+  for (std::size_t x = 0; x < got.size(); ++x)
+    not_rn += bits(got[x]) != bits(to_double(f64, round_ref(f64, ref.c[x], Rounder::nearest(f64)).code));
+  MESSAGE("ozaki2 (20 moduli), rows spanning 21 binades: " << not_rn << " of " << p.m * p.n
+                                                           << " elements differ from RN(exact); the bitwise tier holds on all");
+  CHECK(not_rn > 0);  // the data makes the scheme's operand rounding show: bitwise here is not "correctly rounded"
+  // The short-moduli mutant (10 moduli declared as 20) is refused by the bitwise check itself.
+  auto weak = make_gemm_kernel("model_gemm_f64_ozaki2_short");
+  REQUIRE(weak);
+  const CaseResult w = test::run_graded(*weak, p, ref, *host);
+  CHECK(w.status == CaseStatus::Fail);
+  const CheckResult* wb = find_check(w, CheckKind::Bitwise);
+  REQUIRE(wb);
+  CHECK_FALSE(wb->passed);
+  // Exact in K: another order of the K products is the scheme itself, so one_run_in_n is no fault of it; a sequential
+  // fp64 model still takes it.
+  CHECK(fault_not_applicable(Fault::OneRunInN, good->traits()).find("exact in K") != std::string::npos);
+  CHECK(fault_not_applicable(Fault::OneRunInN, make_gemm_kernel("model_gemm_f64")->traits()).empty());
 }

@@ -223,7 +223,9 @@ KernelTraits ozaki2_traits(int n) {
       "integers of alpha = floor((floor(log2 P) - 1 - ceil(log2 K)) / 2) bits (rounded to nearest), residues as INT8, {} exact "
       "INT8 GEMMs (int32 per K block of at most 2^17 - 1), Garner's exact CRT reconstruction, one rounding to nearest into fp64",
       n, static_cast<double>(pl.log2p), n);
-  t.sum_order = SummationOrder::unknown();  // exact integer arithmetic and one rounding: no summation order to declare
+  // Exact integer arithmetic and one rounding: no summation order, the scheme itself is declared (the bitwise tier
+  // emulates it with ozaki2::gemm; every order of K gives its bits).
+  t.sum_order = SummationOrder::ozaki2(n);
   t.domain.finite_only = true;
   if (span >= 0) {
     t.domain.span_scope = SpanScope::Line;

@@ -19,6 +19,7 @@
 #include "base/parallel.hpp"
 #include "kernels/emu/bf16_on_fp16.hpp"
 #include "kernels/emu/split.hpp"
+#include "kernels/gemm/cpu/ozaki2.hpp"
 #include "kernels/tc/cards.hpp"
 #include "oracle/exact_sum.hpp"
 #include "oracle/fused_dot.hpp"
@@ -283,6 +284,7 @@ class Emulator {
         return;
       case OrderKind::SplitProducts:
       case OrderKind::Pow2Scaled:
+      case OrderKind::Ozaki2:
       case OrderKind::Unknown: break;
     }
     throw std::logic_error("emulator: unhandled order");
@@ -593,6 +595,8 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
                                               o.block_model.pad > 0 ? o.block_model.pad : o.block, m, n, k, a, b, generic, &subnormal_inexact);
   } else if (t.sum_order.kind == OrderKind::SplitProducts) {
     value = emulate_detail::split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b, generic);
+  } else if (t.sum_order.kind == OrderKind::Ozaki2) {  // the scheme itself: its residue GEMMs are exact, so any order
+    value = ozaki2::gemm(ozaki2::make_plan(t.sum_order.moduli), a.data(), b.data(), m, n, k);
   } else if (t.sum_order.kind == OrderKind::Pow2Scaled) {
     const SummationOrder& o = t.sum_order;
     value = emulate_detail::pow2_scaled(*find_bf16_on_f16_policy(o.scale_scheme), m, n, k, a, b, generic,

@@ -94,6 +94,11 @@ std::string emulation_unavailable(const KernelTraits& t) {
     return {};
   }
 
+  if (o.kind == OrderKind::Ozaki2) {  // emulated by the scheme's host arithmetic (kernels/gemm/cpu/ozaki2.hpp)
+    if (!(*t.a_input == f64) || !(*t.b_input == f64) || !(*t.a_operand == f64) || !(*t.b_operand == f64) || !(*t.out == f64))
+      return "ozaki2 is defined for fp64 inputs, operands and output";
+    return {};
+  }
   if (t.operand_u > 0) return "split operands (operand_u) without a split_products order";
   // fp64 operands into an fp64 accumulator to nearest: the host's binary64 arithmetic is the step (fma, or the
   // product rounded into fp64 and added), whatever the operands' width (docs/fp64.md).
