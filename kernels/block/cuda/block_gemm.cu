@@ -19,6 +19,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "kernels/block/block_scaled.hpp"
 #include "kernels/block/cuda/block_gemm_kernel.cuh"
@@ -89,12 +90,17 @@ unsigned grid1d(std::int64_t work) {
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((work + kThreads1d - 1) / kThreads1d, 65535 * 8)));
 }
 
-const char* kDeqCudaOrder =
-    "A and B quantized along K by the CUDA quantizer (element- and scale-exact with the model; docs/block_formats.md), "
-    "every element dequantized into bf16 (MX: element * 2^e, exact inside bf16's range; NVFP4: element * S, exact), then "
-    "mma.sync.m16n8k16 bf16 with fp32 accumulation over K (mma_gemm: one warp owns each C element for all of K, "
-    "bitwise reproducible; the order and alignment inside one MMA are not specified by NVIDIA, modelled as fp32 "
-    "accumulation rounded toward zero, or, with a validated behaviour card of mma_bf16_f32, by the card's block model)";
+/// The deqbf16 kernels' order text: the quantizer, the dequantization, and the bf16 GEMM that runs (mma.sync or wgmma).
+std::string deq_cuda_order(bool wgmma) {
+  return std::string("A and B quantized along K by the CUDA quantizer (element- and scale-exact with the model; docs/block_formats.md), "
+                     "every element dequantized into bf16 (MX: element * 2^e, exact inside bf16's range; NVFP4: element * S, exact), then ") +
+         (wgmma ? "wgmma m64n256k16 bf16 from TMA-loaded shared memory with fp32 accumulation over K (gemm_bf16_f32acc_wgmma_sm90: "
+                  "one consumer warpgroup owns each C element for all of K, K zero-padded to stages of 64, "
+                : "mma.sync.m16n8k16 bf16 with fp32 accumulation over K (mma_gemm: one warp owns each C element for all of K, ") +
+         "bitwise reproducible; the order and alignment inside one MMA are not specified by NVIDIA, modelled as fp32 "
+         "accumulation rounded toward zero, or, with a validated behaviour card of " + (wgmma ? "wgmma_bf16_f32" : "mma_bf16_f32") +
+         ", by the card's block model)";
+}
 
 /// The bf16 GEMM of the deqbf16 path on Hopper (wgmma = true): fpcert's wgmma + TMA kernel (kernels/gemm/cuda/wgmma.cu).
 constexpr const char* kWgmmaBf16 = "gemm_bf16_f32acc_wgmma_sm90";
@@ -107,7 +113,7 @@ class BlockGemmCuda final : public GemmKernel {
     traits_ = block_gemm_traits(f, rule, path);
     if (path == BlockGemmPath::DeqBf16) {
       traits_.acc_rounding = Rounding::TowardZero;
-      traits_.order = kDeqCudaOrder;
+      traits_.order = deq_cuda_order(wgmma);
       if (f.tensor_scale) traits_.order += "; then C = RN_f32(acc * RN_f32(s_tA * s_tB))";
       // mma.sync sums inside the instruction in its own way, not the CPU model's sequential FMA: the K-loop
       // of gemm_bf16_f32acc_mma_sm80 (the same mma_gemm<Mma::BF16> mainloop, K zero-padded to whole stages),
@@ -118,14 +124,6 @@ class BlockGemmCuda final : public GemmKernel {
         traits_.sum_order = SummationOrder::tensor_core(MmaInfo<Mma::BF16>::kK, "mma_bf16_f32", kStageBytes / MmaInfo<Mma::BF16>::kBytes);
       } else {  // the K-loop of the kernel that runs the GEMM, as it declares it (wgmma k-steps of 16, stages of 64)
         traits_.sum_order = wgmma_kernel().traits().sum_order;
-        const std::string mma = "mma.sync.m16n8k16 bf16 with fp32 accumulation over K (mma_gemm: one warp owns each C element for all of K, ";
-        const std::size_t at = traits_.order.find(mma);
-        if (at == std::string::npos) throw std::logic_error(name_ + ": the order text changed");
-        traits_.order.replace(at, mma.size(),
-                              "wgmma m64n256k16 bf16 from TMA-loaded shared memory with fp32 accumulation over K (gemm_bf16_f32acc_wgmma_sm90: "
-                              "one consumer warpgroup owns each C element for all of K, K zero-padded to stages of 64, ");
-        for (std::size_t q; (q = traits_.order.find("card of mma_bf16_f32")) != std::string::npos;)
-          traits_.order.replace(q, 20, "card of wgmma_bf16_f32");
       }
       traits_.sum_order.final_scale = fs;
     } else {
@@ -155,24 +153,25 @@ class BlockGemmCuda final : public GemmKernel {
   MemorySpace memory() const override { return MemorySpace::Device; }
   const KernelTraits& traits() const override { return traits_; }
 
+  /// f(pow2, block) with this format's scale kind (E8M0 powers of two or UE4M3) and block size (16 or 32) as
+  /// compile-time constants: the blocksum kernels are instantiated per pair.
+  template <typename F>
+  decltype(auto) by_scales(F&& f) const {
+    using B16 = std::integral_constant<int, 16>;
+    using B32 = std::integral_constant<int, 32>;
+    if (f_.block == 32) return f_.pow2_scales() ? f(std::true_type{}, B32{}) : f(std::false_type{}, B32{});
+    return f_.pow2_scales() ? f(std::true_type{}, B16{}) : f(std::false_type{}, B16{});
+  }
+
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
     if (wgmma_ && path_ == BlockGemmPath::DeqBf16) return wgmma_kernel().can_implement(m, n, k);
+    if (path_ == BlockGemmPath::DeqBf16) return cuda::mma_support(m, n, k, 80, mma_gemm<Mma::BF16, false>);
     if (wgmma_) {
       namespace wg = wgmma_device;
-      if (m < 0 || n < 0 || k < 0) return Support::no("negative dimension");
-      if (m > 0x7FFFFFFF - wg::kBM || n > 0x7FFFFFFF - wg::kBlockSumN || k > 0x7FFFFFFF - wg::kStageK)
-        return Support::no("a dimension of 2^31 or more");
-      if (((m + wg::kBM - 1) / wg::kBM) * ((n + wg::kBlockSumN - 1) / wg::kBlockSumN) > 0x7FFFFFFF)
-        return Support::no("more tiles than the grid's x range");
-      return f_.block == 32 ? (f_.pow2_scales() ? wgmma_host::hopper_support(wg::wgmma_blocksum<true, 32>)
-                                                : wgmma_host::hopper_support(wg::wgmma_blocksum<false, 32>))
-                            : (f_.pow2_scales() ? wgmma_host::hopper_support(wg::wgmma_blocksum<true, 16>)
-                                                : wgmma_host::hopper_support(wg::wgmma_blocksum<false, 16>));
+      if (const Support s = wgmma_host::tile_support(m, n, k, wg::kBM, wg::kBlockSumN, wg::kStageK); !s.ok) return s;
+      return by_scales([](auto pow2, auto block) { return wgmma_host::hopper_support(wg::wgmma_blocksum<decltype(pow2)::value, decltype(block)::value>); });
     }
-    if (path_ == BlockGemmPath::DeqBf16) return cuda::mma_support(m, n, k, 80, mma_gemm<Mma::BF16, false>);
-    auto support = [&](auto kernel) { return cuda::mma_support(m, n, k, 80, kernel); };
-    if (f_.block == 32) return f_.pow2_scales() ? support(block_mma_gemm<true, 32>) : support(block_mma_gemm<false, 32>);
-    return f_.pow2_scales() ? support(block_mma_gemm<true, 16>) : support(block_mma_gemm<false, 16>);
+    return by_scales([&](auto pow2, auto block) { return cuda::mma_support(m, n, k, 80, block_mma_gemm<decltype(pow2)::value, decltype(block)::value>); });
   }
 
   void run(const GemmOperands& ops) override {
@@ -232,16 +231,14 @@ class BlockGemmCuda final : public GemmKernel {
       }
       return;
     }
-    const bool pow2 = f_.pow2_scales(), tts = f_.tensor_scale;
+    const bool tts = f_.tensor_scale;
     if (wgmma_) {
       wgmma_blocksum(ops, a16, lda16, b16, ldb16, pa.scales, pb.scales, nkb, tt, stream);
       return;
     }
-    auto launch = [&](auto kernel) {
-      kernel<<<grid, kThreads, 0, stream>>>(m, n, k, a8, k, vec_a, b8, n, vec_b, c, ops.ldc, pa.scales, pb.scales, nkb, tt, tts);
-    };
-    if (B == 32) pow2 ? launch(block_mma_gemm<true, 32>) : launch(block_mma_gemm<false, 32>);
-    else pow2 ? launch(block_mma_gemm<true, 16>) : launch(block_mma_gemm<false, 16>);
+    by_scales([&](auto pow2, auto block) {
+      block_mma_gemm<decltype(pow2)::value, decltype(block)::value><<<grid, kThreads, 0, stream>>>(m, n, k, a8, k, vec_a, b8, n, vec_b, c, ops.ldc, pa.scales, pb.scales, nkb, tt, tts);
+    });
     FPCERT_CUDA_LAUNCH_CHECK(name_.c_str());
   }
 
@@ -259,12 +256,11 @@ class BlockGemmCuda final : public GemmKernel {
     }
     const auto grid = static_cast<unsigned>(((m + wg::kBM - 1) / wg::kBM) * ((n + wg::kBlockSumN - 1) / wg::kBlockSumN));
     const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k), att = f_.tensor_scale ? 1 : 0;
-    auto launch = [&](auto kernel) {
+    by_scales([&](auto pow2, auto block) {
+      constexpr auto kernel = wg::wgmma_blocksum<decltype(pow2)::value, decltype(block)::value>;
       FPCERT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, wg::blocksum_smem_bytes()));
       kernel<<<grid, wg::kThreads, wg::blocksum_smem_bytes(), stream>>>(map_a, map_b, mi, ni, ki, c, ops.ldc, sa, sb, nkb, tt, att);
-    };
-    if (f_.block == 32) f_.pow2_scales() ? launch(wg::wgmma_blocksum<true, 32>) : launch(wg::wgmma_blocksum<false, 32>);
-    else f_.pow2_scales() ? launch(wg::wgmma_blocksum<true, 16>) : launch(wg::wgmma_blocksum<false, 16>);
+    });
     FPCERT_CUDA_LAUNCH_CHECK(name_.c_str());
   }
   static double round_double_to_f32(double x) { return to_double(f32, round_double(f32, x, Rounder::nearest(f32)).code); }

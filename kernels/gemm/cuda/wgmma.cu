@@ -156,10 +156,7 @@ class WgmmaKernel final : public GemmKernel {
   const KernelTraits& traits() const override { return traits_; }
 
   Support can_implement(std::int64_t m, std::int64_t n, std::int64_t k) const override {
-    if (m < 0 || n < 0 || k < 0) return Support::no("negative dimension");
-    if (m > 0x7FFFFFFF - kBM || n > 0x7FFFFFFF - kN || k > 0x7FFFFFFF - kStageK)
-      return Support::no("a dimension of 2^31 or more");
-    if (((m + kBM - 1) / kBM) * ((n + kN - 1) / kN) > 0x7FFFFFFF) return Support::no("more tiles than the grid's x range");
+    if (const Support s = tile_support(m, n, k, kBM, kN, kStageK); !s.ok) return s;
     if ((std::max(m, n) + 31) / 32 > 65535) return Support::no("M or N past 65535 x 32 (the operand staging's grid)");
     return hopper_support(wgmma_gemm<T, false, kN, kPromote>);
   }

@@ -66,6 +66,15 @@ Support hopper_support(F* kernel) {
   return cuda::mma_support(0, 0, 0, 90, kernel);
 }
 
+/// The shape limits every TMA-fed wgmma kernel shares, for tiles of kBM (128) x tile_n and stages of kStage bytes of K
+/// (`stage_k`): int32 tile coordinates and TMA coordinates, and a 1-D grid of at most 2^31 - 1 tiles.
+inline Support tile_support(std::int64_t m, std::int64_t n, std::int64_t k, int tile_m, int tile_n, int stage_k) {
+  if (m < 0 || n < 0 || k < 0) return Support::no("negative dimension");
+  if (m > 0x7FFFFFFF - tile_m || n > 0x7FFFFFFF - tile_n || k > 0x7FFFFFFF - stage_k) return Support::no("a dimension of 2^31 or more");
+  if (((m + tile_m - 1) / tile_m) * ((n + tile_n - 1) / tile_n) > 0x7FFFFFFF) return Support::no("more tiles than the grid's x range");
+  return Support::yes();
+}
+
 /// The grid of a persistent kernel: one block per tile, at most one per SM of the current device (its SM count
 /// read once per device; 132 on an H100 SXM). A failed query falls back to one block per tile.
 inline unsigned persistent_grid(std::int64_t tiles) {

@@ -32,6 +32,33 @@ std::unique_ptr<GemmKernel> make(const std::string& name) {
   return k;
 }
 
+/// Integer problem p through the runner with layout l (misaligned operands, ldc padding and run counts from opt), and
+/// the checks of an exact result: "not supported" off sm_90, else the exact integer GEMM bit for bit, every element
+/// written and finite, the guards intact, the runs equal.
+void check_exact(GemmKernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, int sm, const GemmLayout& l, bool misaligned,
+                 const RunOptions& opt) {
+  CaseSetup cs;
+  cs.suite = "gpu-test";
+  cs.case_id = p.spec;
+  cs.problem = &p;
+  cs.ref = &ref;
+  cs.layout = l;
+  cs.misaligned = misaligned;
+  const CaseResult r = run_case(k, cs, api, opt);
+  INFO(r.reason);
+  if (sm != 90) {
+    CHECK(r.status == CaseStatus::NotSupported);
+    return;
+  }
+  REQUIRE(r.status == CaseStatus::Pass);
+  CHECK_MESSAGE(r.metrics.max_abs == 0.0, "max |got - exact| = " << r.metrics.max_abs << " at index " << r.worst_index);
+  CHECK(r.metrics.nonfinite == 0);
+  CHECK(r.metrics.unwritten == 0);
+  CHECK_MESSAGE(r.metrics.guard_violations == 0, r.metrics.first_guard_violation);
+  CHECK(r.metrics.deterministic);
+  if (p.k > 0) CHECK(r.metrics.ref_max_abs > 0);
+}
+
 }  // namespace
 
 TEST_CASE("wgmma: exact layouts - integer inputs give the exact integer GEMM bit for bit (tails, every layout, misaligned)") {
@@ -64,30 +91,11 @@ TEST_CASE("wgmma: exact layouts - integer inputs give the exact integer GEMM bit
           CAPTURE(misaligned);
           const Problem p = test::integer_problem(s.m, s.n, s.k, test::seed() + static_cast<std::uint64_t>(s.m * 1000 + s.k));
           const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
-          CaseSetup cs;
-          cs.suite = "gpu-test";
-          cs.case_id = p.spec;
-          cs.problem = &p;
-          cs.ref = &ref;
-          cs.layout = l;
-          cs.misaligned = misaligned;
           RunOptions opt;
           opt.warmups = 0;
           opt.timed = 1;
           opt.ldc_pad = 3;  // ldc = n + 3: odd, rows not 8-byte aligned (the scalar stores); guards in the padding
-          const CaseResult r = run_case(*k, cs, *cuda, opt);
-          INFO(r.reason);
-          if (sm != 90) {
-            CHECK(r.status == CaseStatus::NotSupported);
-            continue;
-          }
-          REQUIRE(r.status == CaseStatus::Pass);
-          CHECK_MESSAGE(r.metrics.max_abs == 0.0, "max |got - exact| = " << r.metrics.max_abs << " at index " << r.worst_index);
-          CHECK(r.metrics.nonfinite == 0);
-          CHECK(r.metrics.unwritten == 0);
-          CHECK_MESSAGE(r.metrics.guard_violations == 0, r.metrics.first_guard_violation);
-          CHECK(r.metrics.deterministic);
-          if (s.k > 0) CHECK(r.metrics.ref_max_abs > 0);
+          check_exact(*k, p, ref, *cuda, sm, l, misaligned, opt);
         }
   }
 }
@@ -107,27 +115,10 @@ TEST_CASE("wgmma: the persistent schedule - more tiles than SMs, the ring runnin
     CAPTURE(name);
     for (const GemmLayout& l : {GemmLayout{}, GemmLayout{Layout::RowMajor, Layout::ColMajor, Layout::RowMajor}}) {
       CAPTURE(to_string(l));
-      CaseSetup cs;
-      cs.suite = "gpu-test";
-      cs.case_id = p.spec;
-      cs.problem = &p;
-      cs.ref = &ref;
-      cs.layout = l;
       RunOptions opt;
       opt.warmups = 0;
       opt.timed = 2;  // a second run: the schedule is bitwise reproducible
-      const CaseResult r = run_case(*k, cs, *cuda, opt);
-      INFO(r.reason);
-      if (sm != 90) {
-        CHECK(r.status == CaseStatus::NotSupported);
-        continue;
-      }
-      REQUIRE(r.status == CaseStatus::Pass);
-      CHECK_MESSAGE(r.metrics.max_abs == 0.0, "max |got - exact| = " << r.metrics.max_abs << " at index " << r.worst_index);
-      CHECK(r.metrics.unwritten == 0);
-      CHECK(r.metrics.guard_violations == 0);
-      CHECK(r.metrics.deterministic);
-      CHECK(r.metrics.ref_max_abs > 0);
+      check_exact(*k, p, ref, *cuda, sm, l, false, opt);
     }
   }
 }
