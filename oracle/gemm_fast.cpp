@@ -426,10 +426,11 @@ GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOp
   const double eta = may_underflow ? static_cast<double>(K) * 0x1p-1072 : 0.0;
 
   // Output tiles: large enough that Eigen's packing of the operands stays a small part of the
-  // work, small enough to give every thread a few tiles.
+  // work, small enough to give 32 threads a few tiles. Chosen from the shape alone: the tile's shape
+  // decides Eigen's blocking, so the rounded |A||B| (abs_sum) does not depend on the thread count.
   std::int64_t tile_m = 512, tile_n = 512;
   if (const char* t = std::getenv("FPCERT_ORACLE_TILE")) tile_m = tile_n = std::max(16L, std::atol(t));
-  while (tile_m > 64 && ((M + tile_m - 1) / tile_m) * ((N + tile_n - 1) / tile_n) < 2 * static_cast<std::int64_t>(threads)) {
+  while (tile_m > 64 && ((M + tile_m - 1) / tile_m) * ((N + tile_n - 1) / tile_n) < 64) {
     if (tile_n >= tile_m) tile_n /= 2;
     else tile_m /= 2;
   }

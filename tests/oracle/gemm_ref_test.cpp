@@ -391,4 +391,14 @@ TEST_CASE("gemm_reference: threads do not change the result") {
   CHECK(r1.c == r2.c);
   CHECK(r1.abs_sum == r2.abs_sum);
   compare(A, B, "300x270x80");
+  // K past Eigen's own K blocking: the rounded |A||B| depends on the output tiles' shape, which must come from
+  // the shape alone (a --devices worker runs with a part of the threads; its results are the single run's).
+  const Mat A2 = make(200, 1500, Layout::RowMajor, 0, [&](auto i, auto j) { return u32(key, 36, i, j); });
+  const Mat B2 = make(1500, 190, Layout::RowMajor, 0, [&](auto i, auto j) { return u32(key, 37, i, j); });
+  const GemmRef s1 = gemm_reference(A2.view(), B2.view(), {1});
+  for (const unsigned t : {2u, 3u, 16u}) {
+    const GemmRef st = gemm_reference(A2.view(), B2.view(), {t});
+    CHECK_MESSAGE(st.c == s1.c, t << " threads");
+    CHECK_MESSAGE(st.abs_sum == s1.abs_sum, t << " threads");
+  }
 }
