@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <optional>
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
@@ -73,7 +75,24 @@ Environment run_environment(const std::string& command, const DeviceApi* dev, bo
   // parent must not either: CUDA does not survive fork(), so a parent that initialised it would leave
   // every later child (the next suite, the mutation score's runs) without a device. The facts are
   // then read in a child of their own.
+  // The device facts of this process's latest stamp with a device: a later part of the run that ran nothing on the
+  // device (a --devices worker or shard holding none of a suite's cases) has the same device, and a child could not
+  // read it once this process has initialised CUDA.
+  static std::mutex mu;
+  static std::optional<Environment> seen;
   Environment env = make_environment(command, dev);
+  if (dev && dev->is_device()) {
+    const std::lock_guard<std::mutex> lock(mu);
+    seen = env;
+  } else if (!dev && any_device) {
+    const std::lock_guard<std::mutex> lock(mu);
+    if (seen) {
+      Environment e = *seen;
+      e.command = env.command;
+      e.timestamp = env.timestamp;
+      return e;
+    }
+  }
   if (!dev && any_device) {
     const ChildOutcome c = run_in_child(
         [&] {

@@ -115,7 +115,9 @@ RunResult run_suite(const SuiteInfo& suite, const std::vector<std::string>& kern
 void require_evidence(RunResult& r);
 
 /// The environment stamp of a run: the host's facts and, when a kernel ran on a device, the device's, read from
-/// `dev` or, when the parent never touched the device (--isolate: CUDA does not survive fork()), in a child.
+/// `dev` or, when the parent never touched the device (--isolate: CUDA does not survive fork()), in a child; a part of
+/// a run that ran nothing on the device after this process did (a suite none of whose cases a worker holds) takes
+/// the facts this process read last.
 Environment run_environment(const std::string& command, const DeviceApi* dev, bool any_device);
 
 }  // namespace fpcert

@@ -148,3 +148,41 @@ TEST_CASE("--case: an id, or a prefix ending in *") {
   for (const CaseSpec& c : s->cases(ctx)) n += case_matches("order_free_*", c.id);
   CHECK(n == 1);  // one order_free case per kernel, named after its storage format
 }
+
+namespace {
+/// A device that only answers who it is (the stamp's facts), for run_environment.
+class NamedDevice final : public DeviceApi {
+ public:
+  bool is_device() const override { return true; }
+  void* alloc(std::size_t) override { return nullptr; }
+  void free(void*) override {}
+  void to_device(void*, const void*, std::size_t) override {}
+  void to_host(void*, const void*, std::size_t) override {}
+  void* stream() override { return nullptr; }
+  void synchronize(double) override {}
+  void timer_start() override {}
+  double timer_stop_ms() override { return 0; }
+  DeviceInfo info() const override {
+    DeviceInfo d;
+    d.name = "Test GPU";
+    d.cc_major = 9;
+    d.runtime = "13.0";
+    return d;
+  }
+};
+}  // namespace
+
+TEST_CASE("run_environment: a part that ran nothing on the device keeps the device this process used") {
+  // A --devices worker may hold none of a later suite's cases: its stamp for that suite must still name the device
+  // (a child cannot read it once this process has used CUDA; the merge refused the run on the H100 before).
+  const NamedDevice dev;
+  const Environment first = run_environment("fpcert certify", &dev, true);
+  CHECK(first.device == "Test GPU");
+  const Environment later = run_environment("fpcert certify again", nullptr, true);
+  CHECK(later.device == "Test GPU");
+  CHECK(later.compute_capability == "9.0");
+  CHECK(later.cuda_runtime == "13.0");
+  CHECK(later.command == "fpcert certify again");
+  // No device kernel in that part: the host's stamp, as before.
+  CHECK(run_environment("fpcert certify", nullptr, false).device == "host CPU");
+}
