@@ -35,7 +35,8 @@ void add_scale_options(CLI::App* app, ScaleArgs& s) {
                   "Run part I of N of the work (I/N, 1 <= I <= N; or slurm: from SLURM_ARRAY_TASK_ID/COUNT); merge the parts' "
                   "--json files with fpcert merge (docs/scale.md)");
   app->add_option("--devices", s.devices,
-                  "One worker process per GPU: all, or ordinals 0,1,...; the results are merged as one run's (docs/scale.md)");
+                  "One worker process per GPU: all, or ordinals 0,1,...; all:N or 0:N,1:N: N workers share each (their host work "
+                  "in parallel); the results are merged as one run's (docs/scale.md)");
   app->add_flag("--mpi", s.mpi, "Split the work over the ranks of mpirun/srun; rank 0 writes the merged outputs (docs/scale.md)");
 }
 
@@ -91,12 +92,21 @@ std::vector<std::string> visible_gpus() {
   return out;
 }
 
-/// Processes that share a host share its cores: each gets its part for the host-side work (references,
-/// grading) unless FPCERT_THREADS says otherwise.
+/// Processes that share a host share its cores and memory: each gets its part of the threads for the host-side
+/// work (references, grading) and of the case cache (a quarter of the memory, at most 8 GiB, in one process;
+/// suites/ops/gemm/case_data.hpp) unless FPCERT_THREADS or FPCERT_CASE_CACHE_MB says otherwise.
 void share_threads(int processes) {
-  if (std::getenv("FPCERT_THREADS") || processes <= 1) return;
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  ::setenv("FPCERT_THREADS", std::to_string(std::max(1u, hw / static_cast<unsigned>(processes))).c_str(), 1);
+  if (processes <= 1) return;
+  const auto n = static_cast<unsigned long long>(processes);
+  if (!std::getenv("FPCERT_THREADS")) {
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    ::setenv("FPCERT_THREADS", std::to_string(std::max(1ull, hw / n)).c_str(), 1);
+  }
+  if (!std::getenv("FPCERT_CASE_CACHE_MB")) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    const unsigned long long mem = pages > 0 && page > 0 ? static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page) : 4ull << 30;
+    ::setenv("FPCERT_CASE_CACHE_MB", std::to_string(std::min(mem / 4, 8ull << 30) / n >> 20).c_str(), 1);
+  }
 }
 
 RunResult stamped(RunResult r, const std::string& shard, const RunPlan& plan) {
@@ -248,7 +258,7 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
       for (const Worker& w : ws) {
         const std::size_t n = w.done ? w.selected.size() : std::min(w.selected.size(), count_lines(w.json + ".partial.jsonl"));
         done += n;
-        per += fmt::format("{}dev {}: {}/{}", per.empty() ? "" : ", ", w.device, n, w.selected.size());
+        per += fmt::format("{}worker {} (dev {}): {}/{}", per.empty() ? "" : ", ", &w - ws.data(), w.device, n, w.selected.size());
       }
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
@@ -348,23 +358,40 @@ int run_mpi(const ScaleArgs& args, ScaledCommand& cmd, const Shard& outer) {
 
 std::vector<std::string> parse_devices(const std::string& spec) {
   const std::vector<std::string> gpus = visible_gpus();
-  if (spec == "all") {
+  // An entry is a device (all, or an ordinal) and, after a colon, how many workers share it (1..64).
+  const auto workers = [&](const std::string& t, std::string& dev) {
+    const std::size_t colon = t.find(':');
+    dev = t.substr(0, colon);
+    if (colon == std::string::npos) return 1;
+    const std::string n = t.substr(colon + 1);
+    if (n.empty() || n.size() > 2 || n.find_first_not_of("0123456789") != std::string::npos || std::stoi(n) < 1 || std::stoi(n) > 64)
+      throw InputError("--devices '" + spec + "': '" + t + "': the workers per device after ':' must be 1 to 64");
+    return std::stoi(n);
+  };
+  std::string dev;
+  if (spec.rfind("all", 0) == 0 && spec.find(',') == std::string::npos) {
+    const int per = workers(spec, dev);
+    if (dev != "all") throw InputError("--devices '" + spec + "': expected all, all:N or device ordinals such as 0,1 or 0:4");
     if (gpus.empty())
       throw InputError("--devices all: no GPU found (CUDA_VISIBLE_DEVICES is unset and /proc/driver/nvidia/gpus lists none); "
                        "name the devices, e.g. --devices 0,1");
-    return gpus;
+    std::vector<std::string> out;
+    for (const std::string& g : gpus) out.insert(out.end(), static_cast<std::size_t>(per), g);
+    return out;
   }
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const std::string& t : split_commas(spec)) {
-    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos)
-      throw InputError("--devices '" + spec + "': expected all or device ordinals such as 0,1 (got '" + t + "')");
-    if (!seen.insert(t).second) throw InputError("--devices '" + spec + "': device " + t + " given twice");
-    const std::size_t i = std::stoul(t);
+    const int per = workers(t, dev);
+    if (dev.empty() || dev.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError("--devices '" + spec + "': expected all, all:N or device ordinals such as 0,1 or 0:4 (got '" + t + "')");
+    if (!seen.insert(dev).second)
+      throw InputError("--devices '" + spec + "': device " + dev + " given twice (" + dev + ":N runs N workers on it)");
+    const std::size_t i = std::stoul(dev);
     const bool mapped = std::getenv("CUDA_VISIBLE_DEVICES") && *std::getenv("CUDA_VISIBLE_DEVICES");
     if (mapped && i >= gpus.size())
-      throw InputError(fmt::format("--devices '{}': device {} is not among the {} of CUDA_VISIBLE_DEVICES", spec, t, gpus.size()));
-    out.push_back(mapped ? gpus[i] : t);
+      throw InputError(fmt::format("--devices '{}': device {} is not among the {} of CUDA_VISIBLE_DEVICES", spec, dev, gpus.size()));
+    out.insert(out.end(), static_cast<std::size_t>(per), mapped ? gpus[i] : dev);
   }
   return out;
 }

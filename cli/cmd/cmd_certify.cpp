@@ -390,8 +390,9 @@ int run(const SuiteArgs& a, const char* verb) {
   }
 
   // The plan (docs/scale.md): every (case, kernel) in this run's order; a unit is one case of one
-  // run_suite call (its kernels share the case's exact reference). In a part of the run, a kernel's
-  // mutation score is measured by the part that holds the kernel's last case of the suite.
+  // run_suite call (its kernels share the case's exact reference), or, where kernels have a run_suite call
+  // each and their mutation scores are measured, one kernel's cases: its campaign then takes its cases'
+  // results from its own part. A kernel's score is measured by the part that holds its last case of the suite.
   std::map<std::string, std::string> last_item;  // suite "\t" kernel -> the key of that kernel's last case
   ScaledCommand cmd;
   cmd.make_plan = [&] {
@@ -404,10 +405,11 @@ int run(const SuiteArgs& a, const char* verb) {
     for (std::size_t si = 0; si < suites.size(); ++si) {
       const SuiteInfo* suite = suites[si];
       const SuiteRunOptions o = suite_options(*suite);
+      const bool kernel_units = mutation && !a.no_mutation && suite->mutation_score && suite_groups[si].size() > 1;
       for (const auto& g : suite_groups[si]) {
         std::map<std::string, std::size_t> unit_of_case;
         for (const PlanItem& it : plan_suite(*suite, g, o)) {
-          auto [u, fresh] = unit_of_case.emplace(it.case_id, plan.units.size());
+          auto [u, fresh] = unit_of_case.emplace(kernel_units ? std::string() : it.case_id, plan.units.size());
           if (fresh) plan.units.push_back({});
           plan.units[u->second].items.push_back(plan.items.size());
           plan.units[u->second].cost += it.cost;

@@ -121,6 +121,14 @@ def check_run(tag, base, single_exit):
     dev = path(f"{tag}_devices.json")
     run(base + ["--devices", "0,1", "--json", dev], expect=single_exit)
     same(f"{tag}: --devices 0,1", single, dev)
+    # Three workers sharing one device (--devices 0:3: their host work in parallel), then all:2 (CUDA_VISIBLE_DEVICES
+    # names the pretend devices).
+    dev3 = path(f"{tag}_devices3.json")
+    run(base + ["--devices", "0:3", "--json", dev3], expect=single_exit)
+    same(f"{tag}: --devices 0:3", single, dev3)
+    dev4 = path(f"{tag}_devices4.json")
+    run(base + ["--devices", "all:2", "--json", dev4], env={"CUDA_VISIBLE_DEVICES": "0,1"}, expect=single_exit)
+    same(f"{tag}: --devices all:2 (two devices)", single, dev4)
     # Two-level: shard 2/3 run by two workers, merged by its parent; then merged with 1/3 and 3/3.
     dev2 = path(f"{tag}_shard2_devices.json")
     run(base + ["--shard", "2/3", "--devices", "0,1", "--json", dev2])
@@ -148,8 +156,15 @@ def main():
     shards = check_run("suite", [FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32,model_gemm_f16_f32acc", "--mn", "16"], 0)
     # certify, one case list per kernel; a mutant (a fault injector, docs/mutation.md) fails its gate: exit 1 in every
     # form; the model passes, so its mutation score is measured by one part and merged.
-    check_run("certify", [FPCERT, "certify", "--suite", "quick", "--mn", "16", "--kernel",
-                          "model_gemm_f32,model_gemm_f32~k_minus_1"], 1)
+    cshards = check_run("certify", [FPCERT, "certify", "--suite", "quick", "--mn", "16", "--kernel",
+                                    "model_gemm_f32,model_gemm_f32~k_minus_1"], 1)
+    # With mutation scores measured, a kernel's cases stay in one part (its campaign takes their results there).
+    holders = {}
+    for i, s in enumerate(cshards):
+        for c in load(s)["cases"]:
+            holders.setdefault(c["kernel"], set()).add(i)
+    if len(holders) != 2 or any(len(h) != 1 for h in holders.values()):
+        FAILURES.append(f"certify: a kernel's cases are spread over shards {holders} (one unit per kernel expected)")
     single = load(path("certify_single.json"))
     if [m["kernel"] for m in single.get("mutation", [])] != ["model_gemm_f32"] or not any(c["checks"] for c in single["cases"]):
         FAILURES.append("certify: the single run lacks the model's mutation score or the cases' checks (nothing to carry through)")
@@ -161,6 +176,9 @@ def main():
     refused("another run's shard", [FPCERT, "merge", other, shards[1], shards[2], "-o", path("x.json")], "plan", other)
     refused("not a shard", [FPCERT, "merge", path("suite_single.json"), shards[1], "-o", path("x.json")], "not a shard")
     refused("a bad shard spec", [FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32", "--shard", "4/3"], "--shard '4/3'")
+    for spec, needle in (("0:0", "must be 1 to 64"), ("0:65", "must be 1 to 64"), ("0,0", "given twice (0:N runs N workers"),
+                         ("all:x", "must be 1 to 64"), ("al:2", "expected all, all:N"), ("0:", "must be 1 to 64")):
+        refused(f"--devices {spec}", [FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32", "--devices", spec], needle)
     refused("slurm without an array", [FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32", "--shard", "slurm"],
             "SLURM_ARRAY_TASK_ID")
     if not MPIRUN:
