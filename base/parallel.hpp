@@ -2,7 +2,10 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <vector>
 
@@ -31,5 +34,23 @@ T parallel_reduce(std::uint64_t n, std::uint64_t chunk, T init, const Part& part
   for (T& p : parts) merge(init, p);
   return init;
 }
+
+/// Wall seconds of a computation's phases, printed to stderr as "<who>: <phase> <seconds> s" when the environment
+/// variable `env` is set (and `on`): where a large case's time goes, on a machine without a profiler.
+class PhaseTrace {
+ public:
+  PhaseTrace(const char* env, const char* who, bool on = true) : on_(on && std::getenv(env) != nullptr), who_(who) {}
+  void mark(const char* phase) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "%s: %-16s %8.4f s\n", who_, phase, std::chrono::duration<double>(now - t_).count());
+    t_ = now;
+  }
+
+ private:
+  bool on_;
+  const char* who_;
+  std::chrono::steady_clock::time_point t_ = std::chrono::steady_clock::now();
+};
 
 }  // namespace fpcert

@@ -7,9 +7,7 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <climits>
-#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -34,18 +32,6 @@ using u128 = unsigned __int128;
 
 constexpr int kNeedBins = 2304;      // need = e - low_exponent <= 1024 + 1074
 constexpr int kMaxSlices = 5;        // W = S * beta <= 5 * 26
-
-/// Phase timer for $FPCERT_ORACLE_TRACE (wall seconds to stderr).
-struct Trace {
-  bool on = std::getenv("FPCERT_ORACLE_TRACE") != nullptr;
-  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
-  void mark(const char* what) {
-    if (!on) return;
-    const auto n = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "gemm_reference: %-10s %8.4f s\n", what, std::chrono::duration<double>(n - t).count());
-    t = n;
-  }
-};
 
 /// 2^e as a double, -1022 <= e <= 1023.
 inline double pow2(int e) { return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52); }
@@ -394,7 +380,7 @@ GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOp
   const std::shared_ptr<ExactGemmEngine> held = opt.engine ? nullptr : default_gemm_engine();
   ExactGemmEngine& engine = opt.engine ? *opt.engine : held ? *held : eigen_gemm_engine();
   r.info.engine = engine.name();
-  Trace trace;
+  PhaseTrace trace("FPCERT_ORACLE_TRACE", "gemm_reference");
   const std::int64_t M = a.rows, N = b.cols, K = a.cols;
   const auto mn = static_cast<std::size_t>(M * N);
   assign_huge(r.c, mn, RefValue{});

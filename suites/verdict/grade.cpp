@@ -95,12 +95,14 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
   const std::vector<double> b_op = split ? b_in : operand_values(b_in, *t.b_input, *t.b_operand, t.input_rounding);
   // ref': the exact product of the inputs as the kernel receives them (fpcert's own rounding of the case's
   // values into the input formats is measured exactly; the kernel's narrowing into operands is bounded).
+  PhaseTrace trace("FPCERT_GRADE_TRACE", "grade tiers", mn >= (1u << 20));
   const bool same = same_bits(a_in, p.a.data) && same_bits(b_in, p.b.data);
   GemmRef own;
   std::shared_ptr<const GemmRef> kept;  // the caller's, shared by every kernel and mutant with these input formats
   if (!same && in.inputs_ref && !in.a && !in.b) kept = in.inputs_ref(*t.a_input, *t.b_input, t.input_rounding);
   else if (!same) own = gemm_reference(MatrixView::row_major(a_in.data(), p.m, p.k), MatrixView::row_major(b_in.data(), p.k, p.n));
   const GemmRef& rop = same ? ref : kept ? *kept : own;
+  trace.mark("operands, ref'");
 
   OrderFreeElements free;  // the elements with one value in every summation order (where no order is emulated)
 
@@ -124,7 +126,9 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
       if (overflowed[x]) f[x] = NAN;
   };
   ungraded_overflows(fracs);
+  trace.mark("envelope");
   record_error_fractions(fracs, p.m, p.n, static_cast<std::size_t>(std::max(in.worst_count, 1)), out);
+  trace.mark("error fractions");
   std::vector<double> got(mn);
   parallel_for(mn, kGradeChunk, [&](std::uint64_t x0, std::uint64_t x1, unsigned) {
     for (std::uint64_t x = x0; x < x1; ++x) got[x] = to_double(of, codes[x]);
@@ -159,6 +163,7 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
     } catch (const EmulationDeclined& e) {
       no_emulation = e.what();  // a card outside what it was validated on: the envelope judges
     }
+    trace.mark("emulation");
   }
   if (no_emulation.empty()) {
     struct Diff {
@@ -198,6 +203,7 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
       out.metrics.predicted_err_frac_hist = err_frac_histogram(emu_fracs);
       out.metrics.predicted_ulp_hist = ulp_histogram(of, emu, *in.ref);
     }
+    trace.mark("bitwise, hists");
     const int allow = outside ? 0 : t.sum_order.bitwise_ulps;
     const bool ok = diff == 0 || (allow > 0 && max_ulps <= allow);
     add(CheckKind::Bitwise, ok,
@@ -267,6 +273,7 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
       out.flags.push_back("statistical tier not applied: " + why);
     }
   }
+  trace.mark("other tiers");
   out.vacuous = vacuous;
   if (vacuous)
     out.flags.push_back(out.tier == Tier::Bitwise ? "vacuous: the declared arithmetic gives all zeros here"
@@ -290,6 +297,7 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
   }
   // A kernel declaring run-to-run nondeterminism: its later runs, judged with what the checked run's verdict derived.
   if (in.later) envelope_later_runs(in, {a_in, b_in, rop, row_in, col_in, free}, out);
+  trace.mark("evidence, later");
 }
 
 }  // namespace
@@ -320,6 +328,7 @@ void grade(const GradeInput& given, CaseResult& out) {
   const Format& of = *t.out;
   const auto& codes = *in.codes;
   const std::int64_t mn = p.m * p.n;
+  PhaseTrace trace("FPCERT_GRADE_TRACE", "grade", mn >= (1 << 20));
   Metrics& M = out.metrics;
   // The pre-fill of an e4m3 output is its NaN, a correct result where the exact one is NaN or beyond the range.
   const UnwrittenCount uw = discount_prefill_results(of, codes, {in.unwritten, in.first_unwritten},
@@ -384,6 +393,7 @@ void grade(const GradeInput& given, CaseResult& out) {
     std::vector<Cand> cands;  // this chunk's worst, at most worst_count
   };
   const std::size_t keep = static_cast<std::size_t>(std::max(in.worst_count, 1));
+  trace.mark("set-up");
   std::vector<double> ulps(static_cast<std::size_t>(mn));
   // |c - ref| and |ref| of the graded elements (0 elsewhere, as in the Frobenius sums), for the row-sum norm.
   std::vector<double> elem_err(static_cast<std::size_t>(mn), 0.0), elem_ref(static_cast<std::size_t>(mn), 0.0);
@@ -489,6 +499,7 @@ void grade(const GradeInput& given, CaseResult& out) {
       }
     }
   });
+  trace.mark("elements");
   double sum_err2 = 0, sum_ref2 = 0, max_err = 0, cw = 0, worst_frac = 0;
   std::int64_t worst_idx = -1, overflowed = 0, first_bad_special = -1, beyond = 0, partial = 0, inf_operand = 0, nan_ref = 0;
   std::vector<Cand> cands;
@@ -557,6 +568,7 @@ void grade(const GradeInput& given, CaseResult& out) {
   }
   out.gate_fraction = worst_frac;
   out.worst_index = worst_idx;
+  trace.mark("norms, quantiles");
 
   // The worst elements, with their bits.
   const std::size_t w = std::min<std::size_t>(static_cast<std::size_t>(in.worst_count), cands.size());
@@ -608,7 +620,9 @@ void grade(const GradeInput& given, CaseResult& out) {
       M.deterministic ? "repeated runs identical bit for bit"
                       : fmt::format("{}non-deterministic: {} element(s) differ between runs", declared ? "declared " : "", M.nondeterministic_elements),
       -1, static_cast<double>(M.nondeterministic_elements), 0);
+  trace.mark("checks");
   judge_tiers(in, out, a_in, b_in, overflowed_at);
+  trace.mark("tiers");
   const std::string_view gate_variant = out.bound.variant ? to_string(*out.bound.variant) : std::string_view{};
   add(CheckKind::CourseGate, !(worst_frac > 1 && M.nonfinite == 0 && first_failure.empty() && worst_idx >= 0),
       worst_idx >= 0 ? fmt::format("course gate ({}): max |c - ref| / allowed = {:.4g} at {}", gate_variant, worst_frac, at(worst_idx))
