@@ -12,8 +12,16 @@ mkdir -p out
 fpcert="$build/cli/fpcert"
 kernels=cpu
 if "$fpcert" formats | head -2 | tail -1 | grep -vq "no device"; then kernels=cuda; fi  # a usable CUDA device
-echo "fpcert: certifying the built-in ${kernels} kernels (suite certify)"
-"$fpcert" certify --kernel "$kernels" --suite certify --json out/results.json --junit out/results.xml --html out/report.html
+# On a GPU, workers share it (docs/scale.md, "Several workers on one GPU"): the run's host work (references, grading,
+# mutation campaigns) side by side, one worker per 2 cores, at most 8 (FPCERT_WORKERS overrides; 1: one process).
+scale=()
+if [ "$kernels" = cuda ]; then
+  workers=${FPCERT_WORKERS:-$(( $(nproc) / 2 ))}
+  [ "$workers" -gt 8 ] && [ -z "${FPCERT_WORKERS:-}" ] && workers=8
+  [ "$workers" -gt 1 ] && scale=(--devices "all:$workers")
+fi
+echo "fpcert: certifying the built-in ${kernels} kernels (suite certify${scale[*]:+, ${scale[*]}})"
+"$fpcert" certify --kernel "$kernels" --suite certify "${scale[@]}" --json out/results.json --junit out/results.xml --html out/report.html
 rc=$?
 echo "fpcert: exit code $rc; results in out/results.json, out/results.xml, out/report.html"
 exit $rc

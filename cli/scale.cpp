@@ -53,14 +53,61 @@ std::string RunPlan::fingerprint() const {
   return fmt::format("{:016x}", fnv1a64(text.data(), text.size()));
 }
 
-std::set<std::string> shard_selection(const RunPlan& plan, const std::string& shard_text) {
-  const Shard shard = parse_shard(shard_text);
+namespace {
+
+std::vector<std::size_t> units_of(const RunPlan& plan, const Shard& shard) {
   std::vector<double> costs;
   for (const auto& u : plan.units) costs.push_back(u.cost);
+  return shard_units(costs, shard);
+}
+
+/// The items of these units: every one (All), or those outside claimable units (Fixed).
+enum class Units { All, Fixed };
+std::set<std::string> items_of(const RunPlan& plan, const std::vector<std::size_t>& units, Units which) {
   std::set<std::string> sel;
-  for (const std::size_t u : shard_units(costs, shard))
-    for (const std::size_t i : plan.units[u].items) sel.insert(plan.items[i].key());
+  for (const std::size_t u : units)
+    if (which == Units::All || !plan.units[u].claimable)
+      for (const std::size_t i : plan.units[u].items) sel.insert(plan.items[i].key());
   return sel;
+}
+
+}  // namespace
+
+std::set<std::string> shard_selection(const RunPlan& plan, const std::string& shard_text) {
+  return items_of(plan, units_of(plan, parse_shard(shard_text)), Units::All);
+}
+
+std::string claims_dir(const std::string& workers_dir) { return workers_dir + "/claims"; }
+std::string claim_file(const std::string& dir, std::size_t unit) { return fmt::format("{}/unit{}", dir, unit); }
+
+Selection::Selection(const RunPlan& plan, std::set<std::string> fixed, const std::vector<std::size_t>& eligible, std::string dir,
+                     std::string worker)
+    : fixed_(std::move(fixed)), dir_(std::move(dir)), worker_(std::move(worker)) {
+  for (const std::size_t u : eligible)
+    if (plan.units[u].claimable)
+      for (const std::size_t i : plan.units[u].items) unit_of_[plan.items[i].key()] = u;
+}
+
+bool Selection::has(const std::string& key) const {
+  const auto it = unit_of_.find(key);
+  if (it == unit_of_.end()) return fixed_.count(key) != 0;
+  const auto m = mine_.find(it->second);
+  return m != mine_.end() && m->second;
+}
+
+bool Selection::claim(const std::string& key) const {
+  const auto it = unit_of_.find(key);
+  if (it == unit_of_.end()) return fixed_.count(key) != 0;
+  if (const auto m = mine_.find(it->second); m != mine_.end()) return m->second;
+  // The claim names its holder from the start: written aside, then linked into place (link fails if it exists).
+  const std::string path = claim_file(dir_, it->second), tmp = fmt::format("{}.{}", path, ::getpid());
+  write_file_atomic(tmp, worker_ + "\n");
+  const bool mine = ::link(tmp.c_str(), path.c_str()) == 0;
+  const int err = errno;
+  std::remove(tmp.c_str());
+  if (!mine && err != EEXIST) throw std::runtime_error(fmt::format("claiming {}: {}", path, std::strerror(err)));
+  mine_[it->second] = mine;
+  return mine;
 }
 
 namespace {
@@ -198,15 +245,21 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
     bool done = false;
   };
   std::vector<Worker> ws(static_cast<std::size_t>(d));
-  std::size_t total = 0;
+  // Claimable units (one kernel's cases and campaign) go to whichever worker frees up first (Selection): their claims
+  // in a fresh folder. Each worker's other items are its shard's.
+  const std::vector<std::size_t> outer_units = units_of(cmd.plan, outer);
+  const bool claims = d > 1 && std::any_of(outer_units.begin(), outer_units.end(), [&](std::size_t u) { return cmd.plan.units[u].claimable; });
+  const std::string cdir = claims_dir(dir);
+  std::filesystem::remove_all(cdir);
+  if (claims) std::filesystem::create_directories(cdir);
+  const std::size_t total = items_of(cmd.plan, outer_units, Units::All).size();
   for (int j = 0; j < d; ++j) {
     Worker& w = ws[static_cast<std::size_t>(j)];
     w.device = devices[static_cast<std::size_t>(j)];
     w.shard = outer.within(j + 1, d).text();
     w.json = fmt::format("{}/worker{}.json", dir, j);
     w.log = fmt::format("{}/worker{}.log", dir, j);
-    w.selected = shard_selection(cmd.plan, w.shard);
-    total += w.selected.size();
+    w.selected = claims ? items_of(cmd.plan, units_of(cmd.plan, parse_shard(w.shard)), Units::Fixed) : shard_selection(cmd.plan, w.shard);
   }
   fmt::print("--devices: {} worker(s) on device(s) {}; {} case(s){}; logs in {}\n", d, args.devices.empty() ? "all" : args.devices,
              total, outer.whole() ? "" : " of shard " + outer.text(), dir);
@@ -222,6 +275,8 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
       ::setenv("FPCERT_WORKER_SHARD", w.shard.c_str(), 1);
       ::setenv("FPCERT_WORKER_JSON", w.json.c_str(), 1);
       ::setenv("FPCERT_WORKER_TOKEN", token.c_str(), 1);
+      if (claims) ::setenv("FPCERT_WORKER_CLAIMS", "1", 1);
+      else ::unsetenv("FPCERT_WORKER_CLAIMS");
       std::FILE* log = std::fopen(w.log.c_str(), "w");
       if (log) {
         ::dup2(fileno(log), 1);
@@ -256,9 +311,9 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
       std::size_t done = 0;
       std::string per;
       for (const Worker& w : ws) {
-        const std::size_t n = w.done ? w.selected.size() : std::min(w.selected.size(), count_lines(w.json + ".partial.jsonl"));
+        const std::size_t n = count_lines(w.json + ".partial.jsonl");
         done += n;
-        per += fmt::format("{}worker {} (dev {}): {}/{}", per.empty() ? "" : ", ", &w - ws.data(), w.device, n, w.selected.size());
+        per += fmt::format("{}worker {} (dev {}): {}", per.empty() ? "" : ", ", &w - ws.data(), w.device, n);
       }
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
@@ -269,6 +324,18 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
   if (tty) std::fprintf(stderr, "\r\033[K");
+  // The claimable units each worker held (a unit nobody claimed, possible only when workers died: the first such
+  // worker's, so that it is reported crashed).
+  if (claims)
+    for (const std::size_t u : outer_units) {
+      if (!cmd.plan.units[u].claimable) continue;
+      std::string holder;
+      std::ifstream(claim_file(cdir, u)) >> holder;
+      auto it = std::find_if(ws.begin(), ws.end(), [&](const Worker& w) { return w.shard == holder; });
+      if (it == ws.end()) it = std::find_if(ws.begin(), ws.end(), [](const Worker& w) { return !WIFEXITED(w.status) || WEXITSTATUS(w.status) > 1; });
+      if (it == ws.end()) it = ws.begin();  // cannot happen: every worker that ends walks every unit
+      for (const std::size_t i : cmd.plan.units[u].items) it->selected.insert(cmd.plan.items[i].key());
+    }
   // Each worker's results; a worker that died fails its unreported cases only.
   std::vector<NamedRun> parts;
   std::optional<RunResult> sibling;
@@ -326,7 +393,7 @@ int run_mpi(const ScaleArgs& args, ScaledCommand& cmd, const Shard& outer) {
     share_threads(w.local_size);
     cmd.plan = cmd.make_plan();
     const std::string mine = outer.within(w.rank + 1, w.size).text();
-    const std::set<std::string> sel = shard_selection(cmd.plan, mine);
+    const Selection sel(shard_selection(cmd.plan, mine));
     PartContext ctx;
     ctx.selected = &sel;
     ctx.print_rows = false;
@@ -403,7 +470,14 @@ int run_scaled(const ScaleArgs& args, ScaledCommand cmd) {
     if (!wj || !*wj) throw InputError("FPCERT_WORKER_SHARD is set without FPCERT_WORKER_JSON");
     check_worker_json(wj);  // before any work
     cmd.plan = cmd.make_plan();
-    const std::set<std::string> sel = shard_selection(cmd.plan, ws);
+    const Shard me = parse_shard(ws);
+    // With claims (the parent's FPCERT_WORKER_CLAIMS=1): the claimable units of the parent's shard as this worker frees
+    // up, in the folder beside its results file; without: its shard of the partition.
+    const bool claims = std::getenv("FPCERT_WORKER_CLAIMS") && std::string(std::getenv("FPCERT_WORKER_CLAIMS")) == "1";
+    const Selection sel = claims ? Selection(cmd.plan, items_of(cmd.plan, units_of(cmd.plan, me), Units::Fixed),
+                                             units_of(cmd.plan, me.parent()),
+                                             claims_dir(std::filesystem::path(wj).parent_path().string()), ws)
+                                 : Selection(shard_selection(cmd.plan, ws));
     PartContext ctx;
     ctx.selected = &sel;
     ctx.json = wj;
@@ -419,9 +493,10 @@ int run_scaled(const ScaleArgs& args, ScaledCommand cmd) {
   if (outer.whole() && args.devices.empty()) return cmd.finish(cmd.execute(ctx), false);
   cmd.plan = cmd.make_plan();
   if (!args.devices.empty()) return run_devices(args, cmd, outer);
-  const std::set<std::string> sel = shard_selection(cmd.plan, outer.text());
+  const std::set<std::string> keys = shard_selection(cmd.plan, outer.text());
+  const Selection sel(keys);
   ctx.selected = &sel;
-  fmt::print("--shard {}: {} of the run's {} case(s)\n", outer.text(), sel.size(), cmd.plan.items.size());
+  fmt::print("--shard {}: {} of the run's {} case(s)\n", outer.text(), keys.size(), cmd.plan.items.size());
   return cmd.finish(stamped(cmd.execute(ctx), outer.text(), cmd.plan), false);
 }
 

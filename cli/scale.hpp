@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -36,6 +37,9 @@ struct RunPlan {
   struct Unit {
     std::vector<std::size_t> items;  ///< indices into items
     double cost = 0;
+    /// The workers of --devices deal it out as they free up (first come, first served) instead of by the cost
+    /// partition: one kernel's cases with its mutation campaign, whose real cost the plan cannot estimate.
+    bool claimable = false;
   };
   std::vector<Unit> units;
   std::string options;  ///< the command's options that decide verdicts (variant, baseline, ...), as text
@@ -45,10 +49,36 @@ struct RunPlan {
   std::string fingerprint() const;
 };
 
+/// The items a part of the run covers: a fixed set (a shard, an MPI rank), or for a worker of --devices the fixed
+/// set of its shard plus the claimable units of its parent's shard that it claims first (an empty file created with
+/// O_EXCL in the workers' folder, named after the unit, holding the worker's shard): every claimable unit is run by
+/// exactly one worker, whichever frees up first.
+class Selection {
+ public:
+  explicit Selection(std::set<std::string> keys) : fixed_(std::move(keys)) {}
+  /// A worker's: `fixed` (its shard's items outside claimable units), the claimable units among `eligible`.
+  Selection(const RunPlan& plan, std::set<std::string> fixed, const std::vector<std::size_t>& eligible, std::string claims_dir,
+            std::string worker);
+  /// Whether this part runs the item (a claimable unit's items: only once claimed here; never claims).
+  bool has(const std::string& key) const;
+  /// has(), after claiming the item's unit when it is claimable and nobody holds it yet.
+  bool claim(const std::string& key) const;
+
+ private:
+  std::set<std::string> fixed_;
+  std::map<std::string, std::size_t> unit_of_;  ///< claimable items -> their unit
+  mutable std::map<std::size_t, bool> mine_;    ///< claimable units asked about: claimed here or not
+  std::string dir_, worker_;
+};
+
+/// The claims folder of a --devices run's workers (inside their marked folder) and the unit file names in it.
+std::string claims_dir(const std::string& workers_dir);
+std::string claim_file(const std::string& claims_dir, std::size_t unit);
+
 /// Which items a part of the run covers (nullptr: all), whether to print rows as cases finish, and
 /// where the partial JSON lines go (empty: nowhere).
 struct PartContext {
-  const std::set<std::string>* selected = nullptr;
+  const Selection* selected = nullptr;
   bool print_rows = true;
   std::string json;  ///< cases are appended to json + ".partial.jsonl"
 };

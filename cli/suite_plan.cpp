@@ -4,11 +4,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
 
 #include "base/error.hpp"
 #include "base/input_file.hpp"
 #include "cli/commands.hpp"
+#include "cli/mutate.hpp"
 #include "kernels/kernel.hpp"
+#include "reports/mutation_report.hpp"
+#include "suites/mutation/mutation.hpp"
+#include "suites/ops/conversion/conversion_suite.hpp"
 
 namespace fpcert::cli {
 
@@ -138,6 +145,61 @@ std::vector<SuitePlan> plan_suites(const std::vector<const SuiteInfo*>& named, c
     return false;
   });
   return out;
+}
+
+// certify: the mutation scores (suite_plan.hpp).
+void add_mutation_scores(bool no_mutation, const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& o,
+                         RunResult& run, bool print, const std::function<bool(const std::string&)>& mine) {
+  if (no_mutation) {
+    run.notes["mutation"] = "not run (--no-mutation)";
+    if (print) fmt::print("mutation score: not measured (--no-mutation)\n");
+    return;
+  }
+  if (!suite.mutation_score) {  // cases of minutes each: the mutation score is the certify suite's (docs/suites.md)
+    run.notes["mutation"] = "not run: suite " + suite.name + " measures none (fpcert certify --suite certify measures it)";
+    if (print) fmt::print("mutation score: not measured on suite {} (the certify suite measures it)\n", suite.name);
+    return;
+  }
+  for (const std::string& k : kernels) {
+    if (!mine(k)) continue;
+    if (suite.operation == Operation::Conversion)  // a device conversion kernel: why not (docs/mutation.md, "Conversion kernels")
+      if (const std::string why = conversion_mutation_not_measured(k); !why.empty()) {
+        run.notes["mutation " + k] = "not measured: " + why;
+        if (print) fmt::print("mutation score of {}: not measured ({})\n", k, why);
+        continue;
+      }
+    int pass = 0, bad = 0;
+    std::map<std::string, const CaseResult*> honest;  // this pass's results of the kernel: its campaign runs only the mutants
+    for (const CaseResult& c : run.cases)
+      if (c.kernel == k) {
+        (c.status == CaseStatus::Pass ? pass : bad) += c.status != CaseStatus::NotSupported;
+        honest[c.case_id] = &c;
+      }
+    if (bad || !pass) {
+      const std::string why = bad ? "the kernel itself failed" : "no case of the suite ran";
+      run.notes["mutation " + k] = "not measured: " + why;
+      if (print) fmt::print("mutation score of {}: not measured ({})\n", k, why);
+      continue;
+    }
+    MutationOptions mo;
+    mo.run = o;
+    mo.run.select = nullptr;  // every case of the suite, whichever part of the run this is
+    mo.inject.timeout_ms = o.run.timeout_ms;
+    mo.honest_result = [&honest](const std::string& id) { const auto it = honest.find(id); return it == honest.end() ? nullptr : it->second; };
+    if (print) mo.on_progress = progress_to_terminal();
+    MutationScore s = run_mutation(suite, k, mo);
+    if (print) {
+      clear_progress();
+      std::fputs(mutation_summary(s).c_str(), stdout);
+      for (const MutantResult& m : s.mutants)
+        if (m.outcome == MutantOutcome::Survived || m.outcome == MutantOutcome::KilledOther)
+          fmt::print("    {:<18} {}: {}\n", m.fault, to_string(m.outcome), m.detail);
+      std::fflush(stdout);
+    }
+    if (suite.operation == Operation::Conversion)  // the report's run section lists the notes of a conversion run
+      run.notes["mutation " + k] = mutation_summary(s).substr(0, mutation_summary(s).find('\n'));
+    run.mutation.push_back(std::move(s));
+  }
 }
 
 }  // namespace fpcert::cli

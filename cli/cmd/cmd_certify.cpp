@@ -143,64 +143,6 @@ void print_diagnoses(const std::vector<DiagnosisRecord>& ds, const std::vector<s
   if (out != "-") write_file_atomic(out, all.dump(2) + "\n");
 }
 
-/// certify: the mutation score of every kernel whose own cases all passed, printed and kept in the run
-/// (or why not). In a part of a scaled run (docs/scale.md) only the kernels `mine` accepts: the part
-/// that holds a kernel's last case measures its score, and the run made whole withdraws it when the
-/// kernel failed in another part (complete_certify).
-void add_mutation_scores(const SuiteArgs& a, const SuiteInfo& suite, const std::vector<std::string>& kernels, const SuiteRunOptions& o,
-                         RunResult& run, bool print, const std::function<bool(const std::string&)>& mine) {
-  if (a.no_mutation) {
-    run.notes["mutation"] = "not run (--no-mutation)";
-    if (print) fmt::print("mutation score: not measured (--no-mutation)\n");
-    return;
-  }
-  if (!suite.mutation_score) {  // cases of minutes each: the mutation score is the certify suite's (docs/suites.md)
-    run.notes["mutation"] = "not run: suite " + suite.name + " measures none (fpcert certify --suite certify measures it)";
-    if (print) fmt::print("mutation score: not measured on suite {} (the certify suite measures it)\n", suite.name);
-    return;
-  }
-  for (const std::string& k : kernels) {
-    if (!mine(k)) continue;
-    if (suite.operation == Operation::Conversion)  // a device conversion kernel: why not (docs/mutation.md, "Conversion kernels")
-      if (const std::string why = conversion_mutation_not_measured(k); !why.empty()) {
-        run.notes["mutation " + k] = "not measured: " + why;
-        if (print) fmt::print("mutation score of {}: not measured ({})\n", k, why);
-        continue;
-      }
-    int pass = 0, bad = 0;
-    std::map<std::string, const CaseResult*> honest;  // this pass's results of the kernel: its campaign runs only the mutants
-    for (const CaseResult& c : run.cases)
-      if (c.kernel == k) {
-        (c.status == CaseStatus::Pass ? pass : bad) += c.status != CaseStatus::NotSupported;
-        honest[c.case_id] = &c;
-      }
-    if (bad || !pass) {
-      const std::string why = bad ? "the kernel itself failed" : "no case of the suite ran";
-      run.notes["mutation " + k] = "not measured: " + why;
-      if (print) fmt::print("mutation score of {}: not measured ({})\n", k, why);
-      continue;
-    }
-    MutationOptions mo;
-    mo.run = o;
-    mo.run.select = nullptr;  // every case of the suite, whichever part of the run this is
-    mo.inject.timeout_ms = o.run.timeout_ms;
-    mo.honest_result = [&honest](const std::string& id) { const auto it = honest.find(id); return it == honest.end() ? nullptr : it->second; };
-    if (print) mo.on_progress = progress_to_terminal();
-    MutationScore s = run_mutation(suite, k, mo);
-    if (print) {
-      clear_progress();
-      std::fputs(mutation_summary(s).c_str(), stdout);
-      for (const MutantResult& m : s.mutants)
-        if (m.outcome == MutantOutcome::Survived || m.outcome == MutantOutcome::KilledOther)
-          fmt::print("    {:<18} {}: {}\n", m.fault, to_string(m.outcome), m.detail);
-      std::fflush(stdout);
-    }
-    if (suite.operation == Operation::Conversion)  // the report's run section lists the notes of a conversion run
-      run.notes["mutation " + k] = mutation_summary(s).substr(0, mutation_summary(s).find('\n'));
-    run.mutation.push_back(std::move(s));
-  }
-}
-
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
   // The exact references' slice GEMMs (docs/oracle.md, "On the GPU"): set before any reference is computed.
@@ -394,6 +336,9 @@ int run(const SuiteArgs& a, const char* verb) {
   // each and their mutation scores are measured, one kernel's cases: its campaign then takes its cases'
   // results from its own part. A kernel's score is measured by the part that holds its last case of the suite.
   std::map<std::string, std::string> last_item;  // suite "\t" kernel -> the key of that kernel's last case
+  std::vector<bool> kernel_units(suites.size());  // per suite: its units are kernels (claimable by --devices workers)
+  for (std::size_t si = 0; si < suites.size(); ++si)
+    kernel_units[si] = mutation && !a.no_mutation && suites[si]->mutation_score && suite_groups[si].size() > 1;
   ScaledCommand cmd;
   cmd.make_plan = [&] {
     RunPlan plan;
@@ -405,12 +350,11 @@ int run(const SuiteArgs& a, const char* verb) {
     for (std::size_t si = 0; si < suites.size(); ++si) {
       const SuiteInfo* suite = suites[si];
       const SuiteRunOptions o = suite_options(*suite);
-      const bool kernel_units = mutation && !a.no_mutation && suite->mutation_score && suite_groups[si].size() > 1;
       for (const auto& g : suite_groups[si]) {
         std::map<std::string, std::size_t> unit_of_case;
         for (const PlanItem& it : plan_suite(*suite, g, o)) {
-          auto [u, fresh] = unit_of_case.emplace(kernel_units ? std::string() : it.case_id, plan.units.size());
-          if (fresh) plan.units.push_back({});
+          auto [u, fresh] = unit_of_case.emplace(kernel_units[si] ? std::string() : it.case_id, plan.units.size());
+          if (fresh) plan.units.push_back({{}, 0, kernel_units[si]});
           plan.units[u->second].items.push_back(plan.items.size());
           plan.units[u->second].cost += it.cost;
           plan.items.push_back({it.suite, it.case_id, it.kernel, it.spec});
@@ -439,7 +383,7 @@ int run(const SuiteArgs& a, const char* verb) {
       if (part.selected) {
         const std::string sname = suite->name;
         o.select = [sel = part.selected, sname](const std::string& case_id, const std::string& kernel) {
-          return sel->count(case_key(sname, case_id, kernel)) != 0;
+          return sel->has(case_key(sname, case_id, kernel));
         };
       }
       if (part.print_rows) {
@@ -485,16 +429,28 @@ int run(const SuiteArgs& a, const char* verb) {
       };
       RunResult one;
       bool first = true;
+      std::set<std::string> measured;  // kernels whose campaign ran right after their cases
       for (const auto& g : suite_groups[si]) {
+        // A worker of --devices claims a kernel as it frees up, runs its cases, then its campaign (docs/scale.md).
+        const bool claimed = kernel_units[si] && part.selected && part.selected->claim(last_item[suite->name + "\t" + g.front()]);
+        if (kernel_units[si] && part.selected && !claimed && !first) continue;  // another worker's (the first: the suite's header)
         o.jsonl_append = append;
         RunResult part_result = run_suite(*suite, g, o);
         append = true;
+        if (claimed) {
+          add_mutation_scores(a.no_mutation, *suite, g, o, part_result, part.print_rows, [](const std::string&) { return true; });
+          measured.insert(g.front());
+          case_clock = std::chrono::steady_clock::now();  // the campaign is not the next kernel's case time
+        }
         if (first) {
           one = std::move(part_result);
           one.kernels = suite_kernels[si];
           first = false;
         } else {
           for (auto& c : part_result.cases) one.cases.push_back(std::move(c));
+          for (auto& m : part_result.mutation) one.mutation.push_back(std::move(m));
+          if (claimed)
+            for (const auto& [k, v] : part_result.notes) one.notes.emplace(k, v);
         }
       }
       if (tty) std::fprintf(stderr, "\r\033[K");
@@ -513,8 +469,8 @@ int run(const SuiteArgs& a, const char* verb) {
       if (part.print_rows) std::fputs(verdict_text(one).c_str(), stdout);
       if (part.print_rows && kernel_wall.size() > 1) fmt::print("{}", cli::kernel_time_line(kernel_wall));
       if (mutation)
-        add_mutation_scores(a, *suite, suite_kernels[si], o, one, part.print_rows, [&](const std::string& k) {
-          return !part.selected || part.selected->count(last_item[suite->name + "\t" + k]) != 0;
+        add_mutation_scores(a.no_mutation, *suite, suite_kernels[si], o, one, part.print_rows, [&](const std::string& k) {
+          return !measured.count(k) && (!part.selected || part.selected->has(last_item[suite->name + "\t" + k]));
         });
       results.push_back(std::move(one));
     }

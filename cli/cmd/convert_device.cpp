@@ -263,7 +263,7 @@ int run_all(const ConvertArgs& a) {
     if (!whole) {
       if (!part.json.empty()) o.jsonl_path = part.json + ".partial.jsonl";
       o.select = [sel = part.selected, name = suite->name](const std::string& case_id, const std::string& kernel) {
-        return sel->count(case_key(name, case_id, kernel)) != 0;
+        return sel->has(case_key(name, case_id, kernel));
       };
     }
     if (part.print_rows) banner();
