@@ -347,6 +347,7 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
         if (!sibling) {
           sibling = r;
           sibling->cases.clear();
+          sibling->mutation.clear();  // the scores are this worker's: a dead worker's part must not repeat them
         }
         parts.push_back({fmt::format("worker {} (device {})", j, ws[j].device), std::move(r)});
         continue;

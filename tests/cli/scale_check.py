@@ -149,6 +149,64 @@ def check_run(tag, base, single_exit):
     return shards
 
 
+def dying_worker():
+    """A worker killed mid-run (--devices 0:2, claims): exit 3; the kernels it claimed and had not finished are crashed,
+    every other case is there once, and the live worker's mutation scores appear once each."""
+    import signal
+    import time
+    kernels = ["model_gemm_f32", "model_gemm_f16_f32acc", "model_gemm_bf16_f32acc", "model_gemm_tf32_f32acc",
+               "model_gemm_f32_pairwise", "model_gemm_f64"]
+    out = path("dying.json")
+    claims = out + ".workers/claims"
+    e = dict(os.environ)
+    for k in ("FPCERT_WORKER_SHARD", "FPCERT_WORKER_JSON", "FPCERT_WORKER_CLAIMS"):
+        e.pop(k, None)
+    p = subprocess.Popen([FPCERT, "certify", "--suite", "certify", "--kernel", ",".join(kernels), "--devices", "0:2", "--json", out],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+    victim = None
+    deadline = time.time() + 120
+    while victim is None and time.time() < deadline and p.poll() is None:
+        held = []
+        if os.path.isdir(claims):
+            for f in os.listdir(claims):
+                with open(os.path.join(claims, f), encoding="utf-8") as h:
+                    held.append(h.read().strip())
+        if "2/2" in held:  # worker 2/2 holds a kernel: kill it (whichever process carries its shard)
+            for pid in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{pid}/environ", "rb") as h:
+                        if b"FPCERT_WORKER_SHARD=2/2\0" in h.read() and pid != str(os.getpid()):
+                            with open(f"/proc/{pid}/cmdline", "rb") as c:
+                                if out.encode() in c.read():
+                                    victim = int(pid)
+                except OSError:
+                    pass
+        time.sleep(0.05)
+    if victim is None:
+        p.wait()
+        print("dying worker: not tested (the run ended before worker 2/2 claimed a kernel)")
+        return
+    os.kill(victim, signal.SIGKILL)
+    _, err = p.communicate()
+    if p.returncode != 3:
+        FAILURES.append(f"dying worker: exit {p.returncode}, expected 3\n{err[-1500:]}")
+        return
+    d = load(out)
+    keys = [(c["case"], c["kernel"]) for c in d["cases"]]
+    crashed = {c["kernel"] for c in d["cases"] if c["status"] == "crashed"}
+    holder = {}
+    for f in os.listdir(claims):
+        with open(os.path.join(claims, f), encoding="utf-8") as h:
+            holder[f] = h.read().strip()
+    scores = [m["kernel"] for m in d.get("mutation", [])]
+    if len(keys) != len(set(keys)) or not crashed or len(set(scores)) != len(scores) or set(scores) & crashed:
+        FAILURES.append(f"dying worker: {len(keys)} cases ({len(set(keys))} distinct), crashed kernels {sorted(crashed)}, scores {scores}")
+    elif sum(1 for v in holder.values() if v == "2/2") < len(crashed):
+        FAILURES.append(f"dying worker: {sorted(crashed)} crashed but worker 2/2 held only {holder}")
+    else:
+        print(f"dying worker: exit 3, {len(keys)} cases once each, crashed {sorted(crashed)} (held by 2/2), scores {scores}")
+
+
 def main():
     shutil.rmtree(SCRATCH, ignore_errors=True)
     os.makedirs(SCRATCH)
@@ -189,6 +247,7 @@ def main():
             print("--mpi: this build has no MPI: exit 2, said so")
         else:
             print("--mpi: not tested (no mpirun given; the build has MPI)")
+    dying_worker()
     if FAILURES:
         print("FAILED:\n" + "\n".join(FAILURES))
         return 1
