@@ -240,6 +240,7 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
   struct Worker {
     std::string device, shard, json, log;
     std::set<std::string> selected;
+    std::size_t reported = 0;  // cases seen in its partial file (which it removes when it ends)
     pid_t pid = -1;
     int status = 0;
     bool done = false;
@@ -310,13 +311,13 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
     if (tty) {
       std::size_t done = 0;
       std::string per;
-      for (const Worker& w : ws) {
-        const std::size_t n = count_lines(w.json + ".partial.jsonl");
+      for (Worker& w : ws) {
+        const std::size_t n = w.reported = std::max(w.reported, w.done ? 0 : count_lines(w.json + ".partial.jsonl"));
         done += n;
         per += fmt::format("{}worker {} (dev {}): {}", per.empty() ? "" : ", ", &w - ws.data(), w.device, n);
       }
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+      const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;  // a worker's last lines may go unseen: an estimate
       const std::string eta = rate > 0 ? fmt::format("{:.0f} s", static_cast<double>(total - done) / rate) : "?";
       std::fprintf(stderr, "\r\033[K[%zu/%zu cases] %.2f cases/s, ETA %s (%s)", done, total, rate, eta.c_str(), per.c_str());
       std::fflush(stderr);
