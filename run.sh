@@ -12,14 +12,14 @@ mkdir -p out
 fpcert="$build/cli/fpcert"
 kernels=cpu
 if "$fpcert" formats | head -2 | tail -1 | grep -vq "no device"; then kernels=cuda; fi  # a usable CUDA device
-# On a GPU, workers share it (docs/scale.md, "Several workers on one GPU"): the run's host work (references, grading,
-# mutation campaigns) side by side, one worker per 2 cores, at most 8 (FPCERT_WORKERS overrides; 1: one process).
+# Worker processes side by side (docs/scale.md, "Several workers on one GPU"): the run's host work (references,
+# grading, mutation campaigns) in parallel. On a GPU one worker per 2 cores sharing it, on the CPU one per core
+# (--devices host:N), at most 8 either way (FPCERT_WORKERS overrides; 1: one process).
 scale=()
-if [ "$kernels" = cuda ]; then
-  workers=${FPCERT_WORKERS:-$(( $(nproc) / 2 ))}
-  [ "$workers" -gt 8 ] && [ -z "${FPCERT_WORKERS:-}" ] && workers=8
-  [ "$workers" -gt 1 ] && scale=(--devices "all:$workers")
-fi
+if [ "$kernels" = cuda ]; then per=$(( $(nproc) / 2 )); where=all; else per=$(nproc); where=host; fi
+[ "$per" -gt 8 ] && per=8
+workers=${FPCERT_WORKERS:-$per}
+[ "$workers" -gt 1 ] && scale=(--devices "$where:$workers")
 echo "fpcert: certifying the built-in ${kernels} kernels (suite certify${scale[*]:+, ${scale[*]}})"
 "$fpcert" certify --kernel "$kernels" --suite certify "${scale[@]}" --json out/results.json --junit out/results.xml --html out/report.html
 rc=$?

@@ -36,7 +36,7 @@ void add_scale_options(CLI::App* app, ScaleArgs& s) {
                   "--json files with fpcert merge (docs/scale.md)");
   app->add_option("--devices", s.devices,
                   "One worker process per GPU: all, or ordinals 0,1,...; all:N or 0:N,1:N: N workers share each (their host work "
-                  "in parallel); the results are merged as one run's (docs/scale.md)");
+                  "in parallel); host:N: N workers and no GPU (CPU kernels); the results are merged as one run's (docs/scale.md)");
   app->add_flag("--mpi", s.mpi, "Split the work over the ranks of mpirun/srun; rank 0 writes the merged outputs (docs/scale.md)");
 }
 
@@ -271,7 +271,7 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {  // the worker: this command again, on one device, for its shard
-      ::setenv("CUDA_VISIBLE_DEVICES", w.device.c_str(), 1);
+      ::setenv("CUDA_VISIBLE_DEVICES", w.device == "host" ? "" : w.device.c_str(), 1);  // host: no GPU visible
       share_threads(d);
       ::setenv("FPCERT_WORKER_SHARD", w.shard.c_str(), 1);
       ::setenv("FPCERT_WORKER_JSON", w.json.c_str(), 1);
@@ -438,6 +438,11 @@ std::vector<std::string> parse_devices(const std::string& spec) {
     return std::stoi(n);
   };
   std::string dev;
+  if (spec.rfind("host", 0) == 0 && spec.find(',') == std::string::npos) {  // workers without a GPU: host:N
+    const int per = workers(spec, dev);
+    if (dev != "host") throw InputError("--devices '" + spec + "': expected host or host:N");
+    return std::vector<std::string>(static_cast<std::size_t>(per), "host");
+  }
   if (spec.rfind("all", 0) == 0 && spec.find(',') == std::string::npos) {
     const int per = workers(spec, dev);
     if (dev != "all") throw InputError("--devices '" + spec + "': expected all, all:N or device ordinals such as 0,1 or 0:4");

@@ -103,8 +103,9 @@ struct ScaledCommand {
 /// FPCERT_WORKER_JSON.
 int run_scaled(const ScaleArgs& args, ScaledCommand cmd);
 
-/// The devices of --devices: "all" (CUDA_VISIBLE_DEVICES when set, else every GPU the driver lists
-/// in /proc/driver/nvidia/gpus) or a list of ordinals (mapped through CUDA_VISIBLE_DEVICES when set).
+/// The devices of --devices, one entry per worker: "all" (CUDA_VISIBLE_DEVICES when set, else every GPU the driver
+/// lists in /proc/driver/nvidia/gpus) or a list of ordinals (mapped through CUDA_VISIBLE_DEVICES when set), each with
+/// ":N" for N workers sharing it; "host:N": N workers that see no GPU (entries "host").
 std::vector<std::string> parse_devices(const std::string& spec);
 
 /// The items of a plan that a shard covers (by key).

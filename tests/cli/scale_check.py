@@ -129,6 +129,9 @@ def check_run(tag, base, single_exit):
     dev4 = path(f"{tag}_devices4.json")
     run(base + ["--devices", "all:2", "--json", dev4], env={"CUDA_VISIBLE_DEVICES": "0,1"}, expect=single_exit)
     same(f"{tag}: --devices all:2 (two devices)", single, dev4)
+    dev5 = path(f"{tag}_host2.json")
+    run(base + ["--devices", "host:2", "--json", dev5], expect=single_exit)
+    same(f"{tag}: --devices host:2 (no GPU)", single, dev5)
     # Two-level: shard 2/3 run by two workers, merged by its parent; then merged with 1/3 and 3/3.
     dev2 = path(f"{tag}_shard2_devices.json")
     run(base + ["--shard", "2/3", "--devices", "0,1", "--json", dev2])
@@ -235,7 +238,8 @@ def main():
     refused("not a shard", [FPCERT, "merge", path("suite_single.json"), shards[1], "-o", path("x.json")], "not a shard")
     refused("a bad shard spec", [FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32", "--shard", "4/3"], "--shard '4/3'")
     for spec, needle in (("0:0", "must be 1 to 64"), ("0:65", "must be 1 to 64"), ("0,0", "given twice (0:N runs N workers"),
-                         ("all:x", "must be 1 to 64"), ("al:2", "expected all, all:N"), ("0:", "must be 1 to 64")):
+                         ("all:x", "must be 1 to 64"), ("al:2", "expected all, all:N"), ("0:", "must be 1 to 64"),
+                         ("hostx:2", "expected host or host:N"), ("host:0", "must be 1 to 64")):
         refused(f"--devices {spec}", [FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32", "--devices", spec], needle)
     refused("slurm without an array", [FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32", "--shard", "slurm"],
             "SLURM_ARRAY_TASK_ID")
