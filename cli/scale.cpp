@@ -27,6 +27,7 @@
 #include "generators/generate.hpp"
 #include "results/merge.hpp"
 #include "results/results_json.hpp"
+#include "suites/ops/gemm/gemm_operation.hpp"
 
 namespace fpcert::cli {
 
@@ -97,8 +98,7 @@ bool Selection::has(const std::string& key) const {
 
 bool Selection::claim(const std::string& key) const {
   const auto it = unit_of_.find(key);
-  if (it == unit_of_.end()) return fixed_.count(key) != 0;
-  if (const auto m = mine_.find(it->second); m != mine_.end()) return m->second;
+  if (it == unit_of_.end() || mine_.count(it->second)) return has(key);  // not claimable, or asked before
   // The claim names its holder from the start: written aside, then linked into place (link fails if it exists).
   const std::string path = claim_file(dir_, it->second), tmp = fmt::format("{}.{}", path, ::getpid());
   write_file_atomic(tmp, worker_ + "\n");
@@ -140,8 +140,8 @@ std::vector<std::string> visible_gpus() {
 }
 
 /// Processes that share a host share its cores and memory: each gets its part of the threads for the host-side
-/// work (references, grading) and of the case cache (a quarter of the memory, at most 8 GiB, in one process;
-/// suites/ops/gemm/case_data.hpp) unless FPCERT_THREADS or FPCERT_CASE_CACHE_MB says otherwise.
+/// work (references, grading) and of the case cache (suites/ops/gemm/gemm_operation.hpp) unless FPCERT_THREADS or
+/// FPCERT_CASE_CACHE_MB says otherwise.
 void share_threads(int processes) {
   if (processes <= 1) return;
   const auto n = static_cast<unsigned long long>(processes);
@@ -149,11 +149,8 @@ void share_threads(int processes) {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     ::setenv("FPCERT_THREADS", std::to_string(std::max(1ull, hw / n)).c_str(), 1);
   }
-  if (!std::getenv("FPCERT_CASE_CACHE_MB")) {
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-    const unsigned long long mem = pages > 0 && page > 0 ? static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page) : 4ull << 30;
-    ::setenv("FPCERT_CASE_CACHE_MB", std::to_string(std::min(mem / 4, 8ull << 30) / n >> 20).c_str(), 1);
-  }
+  if (!std::getenv("FPCERT_CASE_CACHE_MB"))
+    ::setenv("FPCERT_CASE_CACHE_MB", std::to_string(gemm_case_cache_default_budget() / n >> 20).c_str(), 1);
 }
 
 RunResult stamped(RunResult r, const std::string& shard, const RunPlan& plan) {

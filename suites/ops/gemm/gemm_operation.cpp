@@ -265,6 +265,12 @@ std::string GemmOperation::register_mutant(const std::string& kernel, Fault f, c
 }
 
 // ---- The case data (gemm_operation.hpp: gemm_case_data) ----
+std::size_t gemm_case_cache_default_budget() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const std::size_t mem = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : std::size_t{4} << 30;
+  return std::min(mem / 4, std::size_t{8} << 30);
+}
+
 namespace {
 
 std::size_t budget_bytes() {
@@ -273,9 +279,7 @@ std::size_t budget_bytes() {
     const unsigned long long mb = std::strtoull(v, &end, 10);
     if (end != v && *end == '\0') return static_cast<std::size_t>(mb) << 20;
   }
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  const std::size_t mem = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : std::size_t{4} << 30;
-  return std::min(mem / 4, std::size_t{8} << 30);
+  return gemm_case_cache_default_budget();
 }
 
 std::size_t bytes_of(const Problem& p) { return (p.a.data.size() + p.b.data.size()) * sizeof(double) + 256; }

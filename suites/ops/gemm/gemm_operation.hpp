@@ -60,6 +60,9 @@ struct GemmCaseCacheStats {
   std::size_t bytes = 0, budget = 0, entries = 0;
 };
 GemmCaseCacheStats gemm_case_cache_stats();
+/// The cache's budget without FPCERT_CASE_CACHE_MB: a quarter of the machine's memory, at most 8 GiB (processes that
+/// share a host, a --devices parent's workers, divide it).
+std::size_t gemm_case_cache_default_budget();
 /// Drops every entry and zeroes the counts (tests).
 void clear_gemm_case_cache();
 
