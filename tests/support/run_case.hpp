@@ -12,15 +12,18 @@
 
 namespace fpcert::test {
 
-/// run_case with the test suite's name and the problem's spec as the case id.
+/// run_case with the test suite's name and the problem's spec as the case id (in layout l; misaligned: A and B one
+/// element past an aligned address).
 inline CaseResult run_graded(GemmKernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, const RunOptions& opt = {},
-                             BoundVariant v = BoundVariant::Independent) {
+                             BoundVariant v = BoundVariant::Independent, const GemmLayout& l = {}, bool misaligned = false) {
   CaseSetup s;
   s.suite = "gpu-test";
   s.case_id = p.spec;
   s.problem = &p;
   s.ref = &ref;
   s.variant = v;
+  s.layout = l;
+  s.misaligned = misaligned;
   return run_case(k, s, api, opt);
 }
 

@@ -37,14 +37,7 @@ std::unique_ptr<GemmKernel> make(const std::string& name) {
 /// written and finite, the guards intact, the runs equal.
 void check_exact(GemmKernel& k, const Problem& p, const GemmRef& ref, DeviceApi& api, int sm, const GemmLayout& l, bool misaligned,
                  const RunOptions& opt) {
-  CaseSetup cs;
-  cs.suite = "gpu-test";
-  cs.case_id = p.spec;
-  cs.problem = &p;
-  cs.ref = &ref;
-  cs.layout = l;
-  cs.misaligned = misaligned;
-  const CaseResult r = run_case(k, cs, api, opt);
+  const CaseResult r = test::run_graded(k, p, ref, api, opt, BoundVariant::Independent, l, misaligned);
   INFO(r.reason);
   if (sm != 90) {
     CHECK(r.status == CaseStatus::NotSupported);
