@@ -159,11 +159,17 @@ int main(int argc, char** argv) {
     KernelTraits deq = make_gemm_kernel("model_gemm_mxfp8_e4m3_floor_deqbf16_f32acc")->traits();
     deq.sum_order = SummationOrder::tensor_core(16, "mma_bf16_f32", 32);
     const KernelTraits b16 = bf16_on_f16_traits(*find_bf16_on_f16_policy("auto"), true);
+    // Hopper's FP8 wgmma (blocks of 32, a 13-bit window and result) promoted to fp32 every 128 products, as
+    // gemm_e4m3_f32acc_wgmma_sm90_promote128 declares it.
+    KernelTraits fp8 = make_gemm_kernel("model_gemm_e4m3_lpacc_p128")->traits();
+    fp8.sum_order = SummationOrder::tensor_core(32, "wgmma_e4m3_f32", 128);
+    fp8.acc_rounding = Rounding::TowardZero;
     fmt::print("tensor-core kernels (card: MMA-Sim's Hopper model, the H200's cards' parameters)\n");
     row("gemm_f16_f32acc_mma_sm80", with_card(mma, "mma_f16_f32"));
     row("gemm_3xbf16_mma_sm80", with_card(split, "mma_bf16_f32"));
     row("gemm_bf16_on_f16_auto_mma_sm80", with_card(b16, "mma_f16_f32"));
     row("gemm_mxfp8_e4m3_floor_deqbf16_f32acc_mma_sm80", with_card(deq, "mma_bf16_f32"));
+    row("gemm_e4m3_f32acc_wgmma_sm90_promote128", with_card(fp8, "wgmma_e4m3_f32"));
   }
   fmt::print("\nratio = time / the exact reference's time for the same case (best of 3 each); the envelope includes the "
              "exact reference of the kernel's inputs where storage rounding occurred (fp16, bf16 ...).\n");

@@ -346,20 +346,22 @@ namespace fused_detail {
 
 // ---- the fast path: the same arithmetic for the parameters of every measured fp32-accumulator card ----
 // Products exact, one alignment window per block (no groups) at the largest e_a + e_b (and C's leading bit
-// when C joins the block), bits below it discarded toward zero, the exact window sum rounded toward zero or
-// to nearest even into fp32 (23 fraction bits), no alignment floor, subnormals kept, inputs of at most 11
-// significant bits. Every aligned term then stays below 2^(align_bits + 2) and a block's sum below 2^63 in
-// an int64, so no 128-bit arithmetic is needed. Blocks with Inf or NaN anywhere, and results outside fp32's
-// normal range (subnormal, overflow), take the general path for that block: the result is identical bit for
-// bit (tests/oracle/fused_dot_test.cpp compares both paths on random and adversarial inputs).
+// when C joins the block), at least the card's alignment floor where it has one, bits below it discarded toward
+// zero, the exact window sum rounded toward zero or to nearest even to acc_bits (1..23) fraction bits in fp32's
+// exponent range (23 for the fp32 cards, 13 for Hopper's FP8 wgmma: e8m13), inputs of at most 11 significant bits,
+// blocks of at most 32 products. Every aligned term then stays below 2^(align_bits + 2) and a block's sum below
+// 2^(align_bits + 8) <= 2^44 in an int64, so no 128-bit arithmetic is needed. Blocks with Inf or NaN anywhere, and
+// results outside fp32's normal range (subnormal, overflow), take the general path for that block: the result is
+// identical bit for bit (tests/oracle/fused_dot_fast_test.cpp compares both paths on random and adversarial inputs).
 
 bool fast_applies(const FusedDotParams& p) {
   const auto narrow = [](const Format& f) { return f.frac_bits <= 10 && f.total_bits() <= 32 && f.sign_bits == 1 && f.subnormals; };
-  return p.acc == f32 && p.acc_bits == 23 && (p.block_rounding == Rounding::TowardZero || p.block_rounding == Rounding::NearestEven) &&
+  return p.acc == f32 && p.acc_bits >= 1 && p.acc_bits <= 23 && (p.block_rounding == Rounding::TowardZero || p.block_rounding == Rounding::NearestEven) &&
          p.align_rounding == AlignRounding::TowardZero && p.reference == AlignReference::ProductExponents &&
-         p.grouping == Grouping::None && (p.c_join == CJoin::InBlock || p.c_join == CJoin::LastRn) && p.align_floor == kNoAlignFloor &&
-         p.align_bits >= 23 && p.align_bits <= kFastMaxAlign && p.wide_block && p.product_frac_bits < 0 && p.input_subnormals &&
-         p.output_subnormals && p.overflow == OverflowTo::Inf && !p.ieee_negative_zero && p.fused_length <= 16 && narrow(p.a) &&
+         p.grouping == Grouping::None && (p.c_join == CJoin::InBlock || p.c_join == CJoin::LastRn) &&
+         (p.align_floor == kNoAlignFloor || (p.align_floor >= -400 && p.align_floor <= 200)) && p.align_bits >= 0 &&
+         p.align_bits <= kFastMaxAlign && p.wide_block && p.product_frac_bits < 0 && p.input_subnormals && p.output_subnormals &&
+         p.overflow == OverflowTo::Inf && !p.ieee_negative_zero && p.fused_length <= kFastMaxBlock && narrow(p.a) &&
          narrow(p.b) && (!(p.a == tf32) || p.operand_read == Rounding::TowardZero) && (!(p.b == tf32) || p.operand_read == Rounding::TowardZero);
 }
 
@@ -381,8 +383,8 @@ namespace {
 
 /// One block on the fast path: D = round(C + the products), or false when the block needs the general path.
 bool fast_block(const FusedDotParams& p, const FastOp* a, const FastOp* b, const int* idx, int n, std::uint32_t c, std::uint32_t& d) {
-  std::int64_t sig[17];
-  int lsb[17], m = 0, ref = INT_MIN;
+  std::int64_t sig[kFastMaxBlock + 1];
+  int lsb[kFastMaxBlock + 1], m = 0, ref = INT_MIN;
   for (int t = 0; t < n; ++t) {
     const FastOp &x = a[idx[t]], &y = b[idx[t]];
     if (x.special || y.special) return false;
@@ -406,7 +408,7 @@ bool fast_block(const FusedDotParams& p, const FastOp* a, const FastOp* b, const
     d = 0;  // every term zero: +0
     return true;
   }
-  const int L = ref - p.align_bits;
+  const int L = std::max(ref, p.align_floor) - p.align_bits;  // kNoAlignFloor is below every ref
   std::int64_t sum = 0;
   for (int t = 0; t < m; ++t) {
     const std::int64_t v = sig[t] < 0 ? -sig[t] : sig[t];
@@ -423,20 +425,22 @@ bool fast_block(const FusedDotParams& p, const FastOp* a, const FastOp* b, const
   auto mag = static_cast<std::uint64_t>(neg ? -sum : sum);
   const int bw = 64 - std::countl_zero(mag);
   int E = L + bw - 1;  // the exponent of the leading bit
+  const int P = p.acc_bits + 1;  // significant bits of the result
   std::uint64_t mant;
-  if (bw <= 24) {
-    mant = mag << (24 - bw);
+  if (bw <= P) {
+    mant = mag << (P - bw);
   } else {
-    const int s = bw - 24;
+    const int s = bw - P;
     mant = mag >> s;
     if (p.block_rounding == Rounding::NearestEven) {
       const std::uint64_t rem = mag & ((std::uint64_t{1} << s) - 1), half = std::uint64_t{1} << (s - 1);
       if (rem > half || (rem == half && (mant & 1))) ++mant;
-      if (mant == (std::uint64_t{1} << 24)) mant >>= 1, ++E;
+      if (mant == (std::uint64_t{1} << P)) mant >>= 1, ++E;
     }
   }
   if (E < -126 || E > 127) return false;  // subnormal or overflowing result: the general path rounds it
-  d = (neg ? 0x80000000u : 0u) | (static_cast<std::uint32_t>(E + 127) << 23) | static_cast<std::uint32_t>(mant & 0x7FFFFFu);
+  d = (neg ? 0x80000000u : 0u) | (static_cast<std::uint32_t>(E + 127) << 23) |
+      static_cast<std::uint32_t>((mant << (23 - p.acc_bits)) & 0x7FFFFFu);
   return true;
 }
 
@@ -454,13 +458,13 @@ std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const s
   const bool last = p.c_join == CJoin::LastRn;
   const int nblocks = (k + L - 1) / L;
   auto d = static_cast<std::uint32_t>(last ? 0 : c);
-  int idx[16];
+  int idx[kFastMaxBlock];
   for (int j = 0; j < nblocks; ++j) {
     int n = 0;
     if (p.interleave_run > 0 && nblocks > 1) {
       for (int i = 0; i < k; ++i)
         if ((i / p.interleave_run) % nblocks == j) {
-          if (n == 16) return fused_dot_reference(p, a, b, k, c);  // a block longer than the fast path holds
+          if (n == kFastMaxBlock) return fused_dot_reference(p, a, b, k, c);  // a block longer than the fast path holds
           idx[n++] = i;
         }
     } else {
@@ -468,7 +472,7 @@ std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const s
     }
     std::uint32_t r;
     if (!fast_block(p, fa, fb, idx, n, d, r)) {  // this block on the general path
-      FusedTerm buf[16];
+      FusedTerm buf[kFastMaxBlock];
       for (int t = 0; t < n; ++t) buf[t] = product_term(p, da, db, a[idx[t]], b[idx[t]]);
       r = static_cast<std::uint32_t>(block_sum(p, std::span<const FusedTerm>(buf, static_cast<std::size_t>(n)), d, CJoin::InBlock));
     }

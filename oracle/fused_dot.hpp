@@ -160,8 +160,9 @@ inline constexpr int kFusedLanes = 16;
 inline constexpr std::int16_t kFusedZeroRef = -8192;
 
 /// Whether fused_dot_lanes takes instructions of k inputs under these parameters: fused_dot's fast path applies
-/// (exact products, one window of 23..36 bits at the largest e_a + e_b, truncation toward zero, fp32 results
-/// rounded toward zero or to nearest, subnormals kept), k <= 64 and no block holds more than 16 inputs.
+/// (exact products, one window of 0..36 bits at the largest e_a + e_b or the card's floor, truncation toward zero,
+/// fp32 results rounded toward zero or to nearest to 1..23 fraction bits, subnormals kept), k <= 64 and no block
+/// holds more than 32 inputs.
 bool fused_lanes_apply(const FusedDotParams& p, int k);
 
 /// Operand codes of p.a (b_side false) or p.b (true), container codes as fused_dot takes them, decoded for

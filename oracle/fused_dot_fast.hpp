@@ -11,7 +11,8 @@
 namespace fpcert::fused_detail {
 
 inline constexpr int kMaxFused = 256;
-inline constexpr int kFastMaxAlign = 36;  // 17 terms below 2^(36 + 22 - 22 + 2) each: |sum| < 2^63
+inline constexpr int kFastMaxAlign = 36;  // aligned terms below 2^(36 + 2) each
+inline constexpr int kFastMaxBlock = 32;  // products per block: 33 terms with C, |sum| < 2^44 (exact in binary64 too)
 
 /// unpack() for the signed formats with subnormals the model takes, without its per-call tag
 /// comparisons: the descriptor's fields read once, then a few integer operations per code.

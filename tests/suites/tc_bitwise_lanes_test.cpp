@@ -158,8 +158,10 @@ TEST_CASE("the batched card path (fused_dot_lanes) equals the per-element fused_
   // emulate_gemm's Fast path runs a card's K-loop kFusedLanes columns at a time through fused_dot_lanes; Generic keeps
   // one fused_dot per element and instruction. The two must agree bit for bit, and so must the notes that decline
   // the bitwise tier (the message carries their count). Kernels: the f16, bf16 and tf32 mma.sync GEMMs with
-  // MMA-Sim's Hopper cards, Hopper's FP8 mma.sync card (runs of 2, C added last) with and without promotion, and
-  // the f16 card rounding to nearest. n = 53: three whole groups of 16 columns and a tail on the scalar path; K = 200
+  // MMA-Sim's Hopper cards, Hopper's FP8 mma.sync card (runs of 2, C added last) with and without promotion, the
+  // f16 card rounding to nearest, and Hopper's FP8 wgmma card (one block of 32, 13-bit window, e8m13 results toward
+  // zero) as the wgmma kernels declare it (K padded to 128, promoted to fp32 every 128 or not; with Khattak and
+  // Mikaitis' floor of -133 too). n = 53: three whole groups of 16 columns and a tail on the scalar path; K = 200
   // zero-padded. Data: uniform; exponents spread over 80 binades (bf16/tf32: products and sums leave fp32's normal
   // range, block results subnormal or Inf); Inf, NaN and signed zeros planted in A and B.
   struct Kernel {
@@ -173,6 +175,11 @@ TEST_CASE("the batched card path (fused_dot_lanes) equals the per-element fused_
   KernelTraits promoted = mma_traits(e4m3, 32, "mma_e4m3_f32", 64);
   promoted.promote_every = 64;
   promoted.promote_format = &f32;
+  FusedDotParams wg_floor = card("wgmma_e5m2_f32");
+  wg_floor.align_floor = -133;
+  KernelTraits wg_promoted = mma_traits(e4m3, 32, "wgmma_e4m3_f32", 128);
+  wg_promoted.promote_every = 128;
+  wg_promoted.promote_format = &f32;
   const std::vector<Kernel> kernels = {
       {"f16", mma_f16_traits(), card("mma_f16_f32")},
       {"f16 rn", mma_f16_traits(), f16_rn},
@@ -181,6 +188,9 @@ TEST_CASE("the batched card path (fused_dot_lanes) equals the per-element fused_
       {"e4m3", mma_traits(e4m3, 32, "mma_e4m3_f32", 64), hopper_fp8_card(e4m3)},
       {"e4m3 promoted", promoted, hopper_fp8_card(e4m3)},
       {"e5m2", mma_traits(e5m2, 32, "mma_e5m2_f32", 64), hopper_fp8_card(e5m2)},
+      {"e4m3 wgmma", mma_traits(e4m3, 32, "wgmma_e4m3_f32", 128), card("wgmma_e4m3_f32")},
+      {"e4m3 wgmma promoted", wg_promoted, card("wgmma_e4m3_f32")},
+      {"e5m2 wgmma floor", mma_traits(e5m2, 32, "wgmma_e5m2_f32", 128), wg_floor},
   };
   const std::uint64_t seed = test::seed() + 31;
   CAPTURE(seed);
@@ -207,7 +217,7 @@ TEST_CASE("the batched card path (fused_dot_lanes) equals the per-element fused_
     }
   }
   MESSAGE(compared << " GEMMs, " << declined << " declined by both paths, " << nonfinite << " Inf/NaN outputs");
-  CHECK(compared == 7 * 3);
+  CHECK(compared == 10 * 3);
   CHECK(declined >= 2);      // the tiny data's block results round below fp32's normal range
   CHECK(nonfinite >= 100);  // the planted specials reach whole rows and columns
 }
