@@ -11,6 +11,7 @@
 #include "kernels/tc/probe.hpp"
 #include "kernels/tc/recording.hpp"
 #include "base/error.hpp"
+#include "oracle/fused_dot.hpp"
 #include "oracle/mpfr_ref.hpp"
 #include "tests/support/test_seed.hpp"
 #include "oracle/order/tc_card.hpp"
@@ -371,7 +372,7 @@ TEST_CASE("tc probe: the H200's recordings replay to validated cards, every reco
   // tests/data/tc: every probe answer and the recorded validation tiles of 18 instructions (the four FP8
   // mma.sync ones trimmed to 20 tiles per distribution) through the probe logic on the CPU.
   const std::filesystem::path dir = std::filesystem::path(FPCERT_SOURCE_DIR) / "tests" / "data" / "tc";
-  int replayed = 0;
+  int replayed = 0, fp32_cards = 0;
   for (const InstructionSpec& s : all_instructions()) {
     const std::string path = recording_path(dir.string(), s);
     if (!std::filesystem::exists(path)) continue;
@@ -386,7 +387,14 @@ TEST_CASE("tc probe: the H200's recordings replay to validated cards, every reco
     CHECK(card.validation_disagreements() == 0);
     CHECK(card.passed());
     if (!s.integer()) CHECK(card.params == fused_params_from_json(nlohmann::json::parse(rec.card)));
+    // Every measured fp32-accumulator card's emulation takes the batched path (oracle/fused_dot.hpp), the wgmma FP8
+    // cards (blocks of 32, 13-bit window and results) included: the verdicts' cost on the device's own cards.
+    if (!s.integer() && *s.acc == f32) {
+      CHECK(fused_lanes_apply(card.params, s.k));
+      ++fp32_cards;
+    }
   }
   CHECK(replayed == 18);
+  CHECK(fp32_cards == 10);  // f16, bf16, tf32, e4m3, e5m2 on mma.sync and on wgmma
 }
 #endif
