@@ -41,7 +41,10 @@ Plan make_plan(int n, std::int64_t kblock) {
   Plan pl;
   pl.n = n;
   pl.kblock = kblock;
-  for (int l = 0; l < n; ++l) pl.m[l] = kModuliTable[l];
+  for (int l = 0; l < n; ++l) {
+    pl.m[l] = kModuliTable[l];
+    pl.magic[l] = ((std::uint64_t{1} << 32) + static_cast<std::uint64_t>(pl.m[l]) - 1) / static_cast<std::uint64_t>(pl.m[l]);
+  }
   for (int l = 0; l < n; ++l)
     for (int q = 0; q < l; ++q) pl.inv[q][l] = inverse_mod(pl.m[q], pl.m[l]);
   pl.p[0] = 1;

@@ -45,6 +45,7 @@ struct Plan {
   int n = 0;                              ///< moduli used
   int m[kMaxModuli] = {};
   int inv[kMaxModuli][kMaxModuli] = {};   ///< inv[q][l] = m_q^-1 mod m_l (q < l)
+  std::uint64_t magic[kMaxModuli] = {};   ///< ceil(2^32 / m_l): mod_small's reciprocal
   std::uint32_t p[kLimbs] = {};           ///< P = m_0 ... m_{n-1}, little-endian limbs
   int log2p = 0;                          ///< floor(log2 P)
   std::int64_t kblock = kMaxKBlock;       ///< K block of the INT32 accumulation (a test hook may make it smaller)
@@ -104,6 +105,16 @@ FPCERT_OZ2_HD int mod_positive(long long x, int m) {
   return static_cast<int>(r < 0 ? r + m : r);
 }
 
+/// x mod m for 0 <= x < 2^20 and 2 <= m <= 256, without a division (Garner's digits below take n(n-1)/2 of them per
+/// element: a division each was most of the reconstruction's time). With magic = ceil(2^32 / m) = (2^32 + e) / m,
+/// 0 <= e < m: x magic / 2^32 = x / m + x e / (m 2^32), whose excess is below x / 2^32 < 2^-12, less than the
+/// 1/m >= 2^-8 between x / m and the next integer above it; so q = floor(x magic / 2^32) = floor(x / m) exactly
+/// (x magic < 2^51 in 64 bits). tests/kernels/gemm/ozaki2_test.cpp compares it with % on every x and m of its range.
+FPCERT_OZ2_HD int mod_small(std::uint32_t x, int m, std::uint64_t magic) {
+  const auto q = static_cast<std::uint32_t>((static_cast<std::uint64_t>(x) * magic) >> 32);
+  return static_cast<int>(x - q * static_cast<std::uint32_t>(m));
+}
+
 /// The exact integer T with T = r_l (mod m_l) for every l and -P/2 <= T < P/2: sign and magnitude (limbs).
 /// r_l in [0, m_l). Garner: v_0 = r_0, v_l = (...((r_l - v_0) m_0^-1 - v_1) m_1^-1 ...) mod m_l; X = v_0 + m_0 (v_1 +
 /// m_1 (v_2 + ...)) by Horner from the top; T = X where 2X < P, else -(P - X).
@@ -111,7 +122,11 @@ FPCERT_OZ2_HD void reconstruct(const Plan& pl, const int* r, std::uint32_t* mag,
   int v[kMaxModuli];
   for (int l = 0; l < pl.n; ++l) {
     long long t = r[l];
-    for (int q = 0; q < l; ++q) t = static_cast<long long>(mod_positive(t - v[q], pl.m[l])) * pl.inv[q][l] % pl.m[l];
+    for (int q = 0; q < l; ++q) {
+      long long d = t - v[q];  // in (-m_q, m_l), m_q <= 256
+      while (d < 0) d += pl.m[l];
+      t = mod_small(static_cast<std::uint32_t>(d * pl.inv[q][l]), pl.m[l], pl.magic[l]);  // d inv < 2^16
+    }
     v[l] = static_cast<int>(t);
   }
   for (int w = 0; w < kLimbs; ++w) mag[w] = 0;
@@ -144,13 +159,30 @@ FPCERT_OZ2_HD void reconstruct(const Plan& pl, const int* r, std::uint32_t* mag,
   }
 }
 
-/// Bit b of a multiword magnitude (0 beyond its limbs).
-FPCERT_OZ2_HD unsigned limb_bit(const std::uint32_t* mag, int b) {
-  return b < 0 || b >= 32 * kLimbs ? 0u : (mag[b >> 5] >> (b & 31)) & 1u;
+/// Limb w of a multiword magnitude (0 beyond its limbs).
+FPCERT_OZ2_HD std::uint64_t limb_at(const std::uint32_t* mag, int w) { return w < kLimbs ? mag[w] : 0u; }
+
+/// Bits lo .. lo + n - 1 of a multiword magnitude as an integer (0 <= lo, 1 <= n <= 53; 0 beyond its limbs): the three
+/// limbs from lo's hold them (lo's offset in its limb is at most 31, 31 + 53 < 96).
+FPCERT_OZ2_HD std::uint64_t limb_field(const std::uint32_t* mag, int lo, int n) {
+  const int w = lo >> 5, off = lo & 31;
+  const std::uint64_t low = limb_at(mag, w) | (limb_at(mag, w + 1) << 32), high = limb_at(mag, w + 2);
+  const std::uint64_t r = (low >> off) | (off ? high << (64 - off) : 0u);
+  return r & ((std::uint64_t{1} << n) - 1);
+}
+
+/// Whether any of bits 0 .. b - 1 of a multiword magnitude is set (false for b <= 0).
+FPCERT_OZ2_HD bool any_below(const std::uint32_t* mag, int b) {
+  if (b <= 0) return false;
+  const int w = b >> 5, off = b & 31;
+  for (int x = 0; x < w && x < kLimbs; ++x)
+    if (mag[x]) return true;
+  return off && w < kLimbs && (mag[w] & ((1u << off) - 1u)) != 0;
 }
 
 /// RN_f64(+-mag 2^-S), ties to even, subnormals and overflow (to Inf) included; an exact zero gives +0, a nonzero
-/// value that rounds to zero the zero of its sign.
+/// value that rounds to zero the zero of its sign. Word operations on the limbs (the significand as one field, the
+/// sticky bit as a test of the limbs below); tests/kernels/gemm/ozaki2_test.cpp holds it to MPFR.
 FPCERT_OZ2_HD double round_scaled(const std::uint32_t* mag, bool neg, int S) {
   int len = 0;  // bit length
   for (int w = kLimbs - 1; w >= 0; --w)
@@ -164,13 +196,13 @@ FPCERT_OZ2_HD double round_scaled(const std::uint32_t* mag, bool neg, int S) {
   const int e = len - 1 - S;                      // the value's binade
   const int lsb = e - 52 > -1074 ? e - 52 : -1074;  // its last significant bit as a power of 2
   const int sh = lsb + S;                         // that bit's index in mag
-  std::uint64_t q = 0;
-  for (int b = len - 1; b >= (sh > 0 ? sh : 0); --b) q = (q << 1) | limb_bit(mag, b);
+  const int from = sh > 0 ? sh : 0;
+  // At most 53 bits (lsb >= e - 52); none where the value is below 2^-1074's position (sh >= len: then q = 0 and only
+  // the round and sticky bits decide between 0 and the smallest subnormal).
+  std::uint64_t q = len > from ? limb_field(mag, from, len - from) : 0u;
   if (sh > 0) {
-    const unsigned round = limb_bit(mag, sh - 1);
-    bool sticky = false;
-    for (int b = sh - 2; b >= 0 && !sticky; --b) sticky = limb_bit(mag, b) != 0;
-    if (round && (sticky || (q & 1u))) ++q;
+    const bool round = limb_field(mag, sh - 1, 1) != 0;
+    if (round && (any_below(mag, sh - 1) || (q & 1u))) ++q;
   }
   const double r = ::ldexp(static_cast<double>(q), sh > 0 ? lsb : -S);  // q <= 2^53: exact; beyond the range: Inf
   return neg ? -r : r;

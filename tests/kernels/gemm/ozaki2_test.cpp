@@ -3,6 +3,8 @@
 // scaled operands are exact, K past the int32 headroom of one block, the domain. The bound and the correct bits per
 // moduli count: tests/suites/ozaki2_certify_test.cpp.
 #include <doctest/doctest.h>
+#include <gmp.h>
+#include <mpfr.h>
 
 #include <algorithm>
 #include <bit>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "kernels/gemm/cpu/ozaki2.hpp"
+#include "oracle/mpfr_ref.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "oracle/refvalue.hpp"
 #include "tests/support/ozaki2_data.hpp"
@@ -45,6 +48,15 @@ TEST_CASE("ozaki2 arithmetic: symmetric residues, Garner's CRT and the plan") {
   CHECK_THROWS(ozaki2::make_plan(21));
   CHECK_THROWS(ozaki2::make_plan(8, 0));
   CHECK_THROWS(ozaki2::make_plan(8, ozaki2::kMaxKBlock + 1));
+  // mod_small (Garner's division-free step) against % on its whole domain: every x < 2^20, every m in 2..256, with the
+  // reciprocal make_plan stores; the plan's moduli carry theirs.
+  long long wrong = 0;
+  for (std::uint32_t m = 2; m <= 256; ++m) {
+    const std::uint64_t magic = ((std::uint64_t{1} << 32) + m - 1) / m;
+    for (std::uint32_t x = 0; x < (1u << 20); ++x) wrong += ozaki2::mod_small(x, static_cast<int>(m), magic) != static_cast<int>(x % m);
+  }
+  CHECK(wrong == 0);
+  for (int l = 0; l < p3.n; ++l) CHECK(p3.magic[l] == ((std::uint64_t{1} << 32) + static_cast<std::uint64_t>(p3.m[l]) - 1) / static_cast<std::uint64_t>(p3.m[l]));
   // CRT round trip on integers T in [-P/2, P/2) for 20 moduli (P ~ 2^155): T = +-(h 2^64 + l), up to 2^127.
   const ozaki2::Plan pl = ozaki2::make_plan(20);
   test::Draw d{test::seed() + 39};
@@ -69,6 +81,54 @@ TEST_CASE("ozaki2 arithmetic: symmetric residues, Garner's CRT and the plan") {
     CHECK(mag[3] == static_cast<std::uint32_t>(hi >> 32));
     CHECK(mag[4] == 0u);
   }
+}
+
+TEST_CASE("ozaki2: round_scaled is RN_f64(mag 2^-S) against MPFR (normal, subnormal, tiny, overflowing; ties and sticky bits)") {
+  // Random magnitudes of 1..192 bits, some with the bits below the 53rd cleared and one set (ties) or all but the
+  // lowest cleared (sticky only), scaled by S across the whole range of results: normal, subnormal, below half the
+  // smallest subnormal (0), beyond the largest finite (Inf).
+  test::Draw d{test::seed() + 77};
+  int compared = 0, ties = 0, subnormal = 0, zero = 0, inf = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::uint32_t mag[ozaki2::kLimbs] = {};
+    const int len = 1 + static_cast<int>(d() * 32 * ozaki2::kLimbs);
+    for (int w = 0; w < ozaki2::kLimbs; ++w) mag[w] = static_cast<std::uint32_t>(d() * 0x1p32);
+    for (int b = len; b < 32 * ozaki2::kLimbs; ++b) mag[b >> 5] &= ~(1u << (b & 31));
+    mag[(len - 1) >> 5] |= 1u << ((len - 1) & 31);
+    const int kind = static_cast<int>(d() * 3);  // 0: random; 1: a tie below bit len - 53; 2: only the lowest bit below
+    if (kind > 0 && len > 54) {
+      const int cut = len - 53;
+      for (int b = 0; b < cut; ++b) mag[b >> 5] &= ~(1u << (b & 31));
+      if (kind == 1) mag[(cut - 1) >> 5] |= 1u << ((cut - 1) & 31);
+      else mag[0] |= 1u;
+    }
+    const int S = len - 1 - static_cast<int>(d() * 2200 - 1100);  // results 2^-1100 .. 2^1100
+    const bool neg = d() < 0.5;
+    mpz_t z;
+    mpz_init(z);
+    mpz_import(z, ozaki2::kLimbs, -1, sizeof(std::uint32_t), 0, 0, mag);
+    mpfr_ref::Mpfr x(256);
+    mpfr_set_z(x, z, MPFR_RNDN);  // exact: at most 192 bits
+    mpz_clear(z);
+    mpfr_mul_2si(x, x, -S, MPFR_RNDN);
+    if (neg) mpfr_neg(x, x, MPFR_RNDN);
+    const Rounded want = mpfr_ref::round(f64, x, Rounder::nearest(f64));
+    const double got = ozaki2::round_scaled(mag, neg, S);
+    CAPTURE(trial);
+    CAPTURE(len);
+    CAPTURE(S);
+    CHECK(bits(got) == want.code);
+    ++compared;
+    ties += kind == 1 && len > 54;
+    subnormal += got != 0 && std::fabs(got) < 0x1p-1022;
+    zero += got == 0;
+    inf += std::isinf(got);
+  }
+  MESSAGE(compared << " magnitudes: " << ties << " ties, " << subnormal << " subnormal, " << zero << " zero, " << inf << " Inf results");
+  CHECK(ties > 1000);
+  CHECK(subnormal > 100);
+  CHECK(zero > 100);
+  CHECK(inf > 300);
 }
 
 TEST_CASE("ozaki2: correctly rounded where the scaled operands are exact (ties, subnormal and normal results, MPFR reference)") {
