@@ -50,9 +50,9 @@ struct RunPlan {
 };
 
 /// The items a part of the run covers: a fixed set (a shard, an MPI rank), or for a worker of --devices the fixed
-/// set of its shard plus the claimable units of its parent's shard that it claims first (an empty file created with
-/// O_EXCL in the workers' folder, named after the unit, holding the worker's shard): every claimable unit is run by
-/// exactly one worker, whichever frees up first.
+/// set of its shard plus the claimable units of its parent's shard that it claims first (a file holding the worker's
+/// shard, linked into the workers' claims folder under the unit's name: link() fails when another worker's is there):
+/// every claimable unit is run by exactly one worker, whichever frees up first.
 class Selection {
  public:
   explicit Selection(std::set<std::string> keys) : fixed_(std::move(keys)) {}
