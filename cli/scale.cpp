@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "base/atomic_file.hpp"
@@ -82,11 +83,96 @@ std::string claims_dir(const std::string& workers_dir) { return workers_dir + "/
 std::string claim_file(const std::string& dir, std::size_t unit) { return fmt::format("{}/unit{}", dir, unit); }
 
 Selection::Selection(const RunPlan& plan, std::set<std::string> fixed, const std::vector<std::size_t>& eligible, std::string dir,
-                     std::string worker)
+                     std::string worker, const std::vector<std::size_t>& order)
     : fixed_(std::move(fixed)), dir_(std::move(dir)), worker_(std::move(worker)) {
   for (const std::size_t u : eligible)
     if (plan.units[u].claimable)
       for (const std::size_t i : plan.units[u].items) unit_of_[plan.items[i].key()] = u;
+  for (const std::size_t u : order) rank_.emplace(u, rank_.size());
+}
+
+std::size_t Selection::rank(const std::string& key) const {
+  const auto it = unit_of_.find(key);
+  if (it == unit_of_.end()) return SIZE_MAX;
+  const auto r = rank_.find(it->second);
+  return r != rank_.end() ? r->second : rank_.size() + it->second;  // not in the order: after it, in plan order
+}
+
+std::string cost_file() {
+  if (const char* f = std::getenv("FPCERT_COST_FILE")) return f;  // set empty: no history
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/fpcert/unit-seconds.json";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/fpcert/unit-seconds.json";
+  return "";
+}
+
+std::map<std::string, double> read_unit_seconds(const std::string& path, std::string* problem) {
+  std::map<std::string, double> out;
+  std::ifstream in(path);
+  if (path.empty() || !in) return out;  // no history yet
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    for (const auto& [k, v] : j.at("unit_seconds").items())
+      if (v.is_number() && v.get<double>() >= 0) out[k] = v.get<double>();
+  } catch (const std::exception& e) {
+    out.clear();
+    if (problem) *problem = fmt::format("{}: not a cost file ({}); it is rewritten after this run", path, e.what());
+  }
+  return out;
+}
+
+std::string unit_history_key(const RunPlan& plan, std::size_t unit) {
+  const PlanKey& k = plan.items[plan.units[unit].items.front()];
+  return k.suite + "\t" + k.kernel;
+}
+
+std::vector<std::size_t> claim_order(const RunPlan& plan, const std::vector<std::size_t>& units,
+                                     const std::map<std::string, double>& history, std::size_t* known) {
+  std::vector<std::size_t> claimable;
+  std::vector<double> per_cost;  // seconds per plan cost of the units history knows
+  for (const std::size_t u : units) {
+    if (!plan.units[u].claimable) continue;
+    claimable.push_back(u);
+    const auto h = history.find(unit_history_key(plan, u));
+    if (h != history.end() && plan.units[u].cost > 0) per_cost.push_back(h->second / plan.units[u].cost);
+  }
+  if (known) *known = per_cost.size();
+  double scale = 1;
+  if (!per_cost.empty()) {
+    std::nth_element(per_cost.begin(), per_cost.begin() + static_cast<std::ptrdiff_t>(per_cost.size() / 2), per_cost.end());
+    scale = per_cost[per_cost.size() / 2];
+  }
+  std::vector<std::pair<double, std::size_t>> est;
+  for (const std::size_t u : claimable) {
+    const auto h = history.find(unit_history_key(plan, u));
+    est.push_back({h != history.end() ? h->second : plan.units[u].cost * scale, u});
+  }
+  std::stable_sort(est.begin(), est.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::size_t> order;
+  for (const auto& e : est) order.push_back(e.second);
+  return order;
+}
+
+std::map<std::string, double> unit_seconds(const RunPlan& plan, const std::vector<std::size_t>& units, const RunResult& run) {
+  std::map<std::string, double> case_seconds, campaign;
+  for (const CaseResult& c : run.cases) case_seconds[case_key(c)] = c.wall_seconds;
+  for (const MutationScore& m : run.mutation) campaign[m.suite + "\t" + m.kernel] += m.seconds;
+  std::map<std::string, double> out;
+  for (const std::size_t u : units) {
+    if (!plan.units[u].claimable) continue;
+    double s = 0;
+    bool all = true;
+    std::set<std::string> kernels;
+    for (const std::size_t i : plan.units[u].items) {
+      const auto c = case_seconds.find(plan.items[i].key());
+      all = all && c != case_seconds.end();
+      if (c != case_seconds.end()) s += c->second;
+      kernels.insert(plan.items[i].suite + "\t" + plan.items[i].kernel);
+    }
+    for (const std::string& k : kernels)
+      if (const auto m = campaign.find(k); m != campaign.end()) s += m->second;
+    if (all) out[unit_history_key(plan, u)] = s;  // a unit some of whose cases never came back says nothing
+  }
+  return out;
 }
 
 bool Selection::has(const std::string& key) const {
@@ -249,7 +335,24 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
   const bool claims = d > 1 && std::any_of(outer_units.begin(), outer_units.end(), [&](std::size_t u) { return cmd.plan.units[u].claimable; });
   const std::string cdir = claims_dir(dir);
   std::filesystem::remove_all(cdir);
-  if (claims) std::filesystem::create_directories(cdir);
+  // Claims costliest first (longest processing time first: the last unit claimed is a short one), by each unit's
+  // seconds in earlier runs on this machine, else by the plan's estimate; the workers read the order from the folder.
+  const std::string costs = cost_file();
+  std::string claim_note;
+  if (claims) {
+    std::filesystem::create_directories(cdir);
+    std::string problem;
+    const auto history = read_unit_seconds(costs, &problem);
+    if (!problem.empty()) fmt::print(stderr, "fpcert: {}\n", problem);
+    std::size_t known = 0;
+    std::string text;
+    const std::vector<std::size_t> order = claim_order(cmd.plan, outer_units, history, &known);
+    for (const std::size_t u : order) text += std::to_string(u) + "\n";
+    write_file_atomic(cdir + "/order", text);
+    claim_note = fmt::format("--devices: workers claim the {} kernel unit(s) costliest first ({})\n", order.size(),
+                             known ? fmt::format("{} of them timed by an earlier run, {}", known, costs)
+                                   : std::string("by the plan's estimate: no earlier run's times"));
+  }
   const std::size_t total = items_of(cmd.plan, outer_units, Units::All).size();
   for (int j = 0; j < d; ++j) {
     Worker& w = ws[static_cast<std::size_t>(j)];
@@ -261,6 +364,7 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
   }
   fmt::print("--devices: {} worker(s) on device(s) {}; {} case(s){}; logs in {}\n", d, args.devices.empty() ? "all" : args.devices,
              total, outer.whole() ? "" : " of shard " + outer.text(), dir);
+  fmt::print("{}", claim_note);
   std::fflush(stdout);
   const std::vector<std::string>& argv = command_args();
   for (Worker& w : ws) {
@@ -371,6 +475,18 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
                describe_status(w.status), w.log);
   }
   RunResult merged = merge_shards(std::move(parts));
+  if (claims && !costs.empty()) {  // this run's unit times for the next run's claim order (a cache: failing to write it is no error)
+    auto history = read_unit_seconds(costs);
+    for (const auto& [k, v] : unit_seconds(cmd.plan, outer_units, merged)) history[k] = v;
+    try {
+      std::filesystem::create_directories(std::filesystem::path(costs).parent_path());
+      nlohmann::json j;
+      j["unit_seconds"] = history;
+      write_file_atomic(costs, j.dump(1) + "\n");
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "fpcert: the units' times were not kept for the next run's claim order: {}\n", e.what());
+    }
+  }
   merged.env.command = command_line();
   if (!merged.shard.present() && !outer.whole()) merged.shard = ShardStamp{outer.text(), cmd.plan.keys(), cmd.plan.fingerprint(), cmd.plan.evidence};
   const int code = cmd.finish(merged, true);
@@ -478,9 +594,15 @@ int run_scaled(const ScaleArgs& args, ScaledCommand cmd) {
     // With claims (the parent's FPCERT_WORKER_CLAIMS=1): the claimable units of the parent's shard as this worker frees
     // up, in the folder beside its results file; without: its shard of the partition.
     const bool claims = std::getenv("FPCERT_WORKER_CLAIMS") && std::string(std::getenv("FPCERT_WORKER_CLAIMS")) == "1";
+    const std::string cdir = claims_dir(std::filesystem::path(wj).parent_path().string());
+    std::vector<std::size_t> order;  // the parent's claim order (a unit index per line)
+    if (claims) {
+      std::ifstream in(cdir + "/order");
+      for (std::size_t u; in >> u;)
+        if (u < cmd.plan.units.size()) order.push_back(u);
+    }
     const Selection sel = claims ? Selection(cmd.plan, items_of(cmd.plan, units_of(cmd.plan, me), Units::Fixed),
-                                             units_of(cmd.plan, me.parent()),
-                                             claims_dir(std::filesystem::path(wj).parent_path().string()), ws)
+                                             units_of(cmd.plan, me.parent()), cdir, ws, order)
                                  : Selection(shard_selection(cmd.plan, ws));
     PartContext ctx;
     ctx.selected = &sel;

@@ -52,24 +52,46 @@ struct RunPlan {
 /// The items a part of the run covers: a fixed set (a shard, an MPI rank), or for a worker of --devices the fixed
 /// set of its shard plus the claimable units of its parent's shard that it claims first (a file holding the worker's
 /// shard, linked into the workers' claims folder under the unit's name: link() fails when another worker's is there):
-/// every claimable unit is run by exactly one worker, whichever frees up first.
+/// every claimable unit is run by exactly one worker, whichever frees up first. Workers walk the claimable units in
+/// the parent's claim order (costliest first, claim_order()), so that the longest units do not start last.
 class Selection {
  public:
   explicit Selection(std::set<std::string> keys) : fixed_(std::move(keys)) {}
-  /// A worker's: `fixed` (its shard's items outside claimable units), the claimable units among `eligible`.
+  /// A worker's: `fixed` (its shard's items outside claimable units), the claimable units among `eligible`, to be
+  /// claimed in `order` (unit indices; units not in it after those in it, in plan order).
   Selection(const RunPlan& plan, std::set<std::string> fixed, const std::vector<std::size_t>& eligible, std::string claims_dir,
-            std::string worker);
+            std::string worker, const std::vector<std::size_t>& order = {});
   /// Whether this part runs the item (a claimable unit's items: only once claimed here; never claims).
   bool has(const std::string& key) const;
   /// has(), after claiming the item's unit when it is claimable and nobody holds it yet.
   bool claim(const std::string& key) const;
+  /// Where the item's unit comes in the claim order (0 first); items outside claimable units: after every unit.
+  /// A command walks its claimable work sorted by this rank (stable: plan order where ranks tie).
+  std::size_t rank(const std::string& key) const;
 
  private:
   std::set<std::string> fixed_;
   std::map<std::string, std::size_t> unit_of_;  ///< claimable items -> their unit
+  std::map<std::size_t, std::size_t> rank_;     ///< claimable units -> their place in the claim order
   mutable std::map<std::size_t, bool> mine_;    ///< claimable units asked about: claimed here or not
   std::string dir_, worker_;
 };
+
+/// The seconds each claimable unit took in earlier runs on this machine (like CTest's cost data): the unit's cases'
+/// wall_seconds plus its kernels' mutation campaigns, keyed by "suite<TAB>kernel". Kept in FPCERT_COST_FILE, else
+/// $XDG_CACHE_HOME/fpcert/unit-seconds.json, else ~/.cache/fpcert/unit-seconds.json; FPCERT_COST_FILE set empty:
+/// none. They decide only the order in which workers claim units, never a result (docs/scale.md, "Claims").
+std::string cost_file();
+std::map<std::string, double> read_unit_seconds(const std::string& path, std::string* problem = nullptr);
+/// The history key of a unit ("suite<TAB>kernel" of its first item; a certify unit holds one kernel's cases).
+std::string unit_history_key(const RunPlan& plan, std::size_t unit);
+/// The claimable units among `units`, costliest first: a unit's estimate is its seconds in `history`, else its plan
+/// cost times the median seconds per plan cost of the units `history` knows (none known: plan cost); ties keep plan
+/// order. `known`: how many units history knew.
+std::vector<std::size_t> claim_order(const RunPlan& plan, const std::vector<std::size_t>& units,
+                                     const std::map<std::string, double>& history, std::size_t* known = nullptr);
+/// The seconds each claimable unit of a finished run took (the history claim_order reads back).
+std::map<std::string, double> unit_seconds(const RunPlan& plan, const std::vector<std::size_t>& units, const RunResult& run);
 
 /// The claims folder of a --devices run's workers (inside their marked folder) and the unit file names in it.
 std::string claims_dir(const std::string& workers_dir);

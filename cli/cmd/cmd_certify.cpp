@@ -430,8 +430,16 @@ int run(const SuiteArgs& a, const char* verb) {
       RunResult one;
       bool first = true;
       std::set<std::string> measured;  // kernels whose campaign ran right after their cases
-      for (const auto& g : suite_groups[si]) {
-        // A worker of --devices claims a kernel as it frees up, runs its cases, then its campaign (docs/scale.md).
+      // A worker of --devices walks the kernels in the parent's claim order (costliest first), claims each as it frees
+      // up, runs its cases, then its campaign (docs/scale.md); the merge puts every case back in the plan's order.
+      std::vector<const std::vector<std::string>*> walk;
+      for (const auto& g : suite_groups[si]) walk.push_back(&g);
+      if (kernel_units[si] && part.selected)
+        std::stable_sort(walk.begin(), walk.end(), [&](const auto* x, const auto* y) {
+          return part.selected->rank(last_item[suite->name + "\t" + x->front()]) < part.selected->rank(last_item[suite->name + "\t" + y->front()]);
+        });
+      for (const auto* gp : walk) {
+        const auto& g = *gp;
         const bool claimed = kernel_units[si] && part.selected && part.selected->claim(last_item[suite->name + "\t" + g.front()]);
         if (kernel_units[si] && part.selected && !claimed && !first) continue;  // another worker's (the first: the suite's header)
         o.jsonl_append = append;

@@ -172,8 +172,9 @@ def dying_worker():
         held = []
         if os.path.isdir(claims):
             for f in os.listdir(claims):
-                with open(os.path.join(claims, f), encoding="utf-8") as h:
-                    held.append(h.read().strip())
+                if f.startswith("unit"):  # not the claim order
+                    with open(os.path.join(claims, f), encoding="utf-8") as h:
+                        held.append(h.read().strip())
         if "2/2" in held:  # worker 2/2 holds a kernel: kill it (whichever process carries its shard)
             for pid in os.listdir("/proc"):
                 try:
@@ -199,8 +200,9 @@ def dying_worker():
     crashed = {c["kernel"] for c in d["cases"] if c["status"] == "crashed"}
     holder = {}
     for f in os.listdir(claims):
-        with open(os.path.join(claims, f), encoding="utf-8") as h:
-            holder[f] = h.read().strip()
+        if f.startswith("unit"):
+            with open(os.path.join(claims, f), encoding="utf-8") as h:
+                holder[f] = h.read().strip()
     scores = [m["kernel"] for m in d.get("mutation", [])]
     if len(keys) != len(set(keys)) or not crashed or len(set(scores)) != len(scores) or set(scores) & crashed:
         FAILURES.append(f"dying worker: {len(keys)} cases ({len(set(keys))} distinct), crashed kernels {sorted(crashed)}, scores {scores}")
@@ -210,9 +212,38 @@ def dying_worker():
         print(f"dying worker: exit 3, {len(keys)} cases once each, crashed {sorted(crashed)} (held by 2/2), scores {scores}")
 
 
+def claim_history():
+    """Workers claim kernels costliest first by the times an earlier run kept (FPCERT_COST_FILE): the first run with
+    claims writes every kernel's seconds; a corrupt file is said and rewritten; the history changes no result."""
+    costs = os.environ["FPCERT_COST_FILE"]
+    kernels = "model_gemm_f32,model_gemm_f16_f32acc,model_gemm_f32~k_minus_1"
+    base = [FPCERT, "certify", "--suite", "quick", "--mn", "16", "--kernel", kernels]
+    with open(costs, "w", encoding="utf-8") as f:
+        f.write("{not json")
+    first = path("history1.json")
+    p = run(base + ["--devices", "0:2", "--json", first], expect=1)
+    if "not a cost file" not in p.stderr or "by the plan's estimate" not in p.stdout:
+        FAILURES.append(f"claim history: a corrupt cost file was not said, or the order not by the plan\n{p.stdout[-800:]}\n{p.stderr[-800:]}")
+    try:
+        held = load(costs)["unit_seconds"]
+    except (OSError, ValueError, KeyError) as e:
+        FAILURES.append(f"claim history: no cost file after a run with claims ({e})")
+        return
+    want = {"quick\t" + k for k in kernels.split(",")}
+    if set(held) != want or any(not isinstance(v, (int, float)) or v <= 0 for v in held.values()):
+        FAILURES.append(f"claim history: the cost file holds {held}, expected a positive time for each of {sorted(want)}")
+    second = path("history2.json")
+    p = run(base + ["--devices", "0:2", "--json", second], expect=1)
+    if "3 of them timed by an earlier run" not in p.stdout:
+        FAILURES.append(f"claim history: the second run did not order claims by the first's times\n{p.stdout[-800:]}")
+    same("claim history: the second run (claims in the order of the first's times)", first, second)
+    print(f"claim history: {len(held)} kernels timed, the second run ordered by them, same results")
+
+
 def main():
     shutil.rmtree(SCRATCH, ignore_errors=True)
     os.makedirs(SCRATCH)
+    os.environ["FPCERT_COST_FILE"] = path("unit-seconds.json")  # the claims' history stays in the scratch folder
     # run-suite: two models side by side, one case list; exit 0.
     shards = check_run("suite", [FPCERT, "run-suite", "quick", "--kernels", "model_gemm_f32,model_gemm_f16_f32acc", "--mn", "16"], 0)
     # certify, one case list per kernel; a mutant (a fault injector, docs/mutation.md) fails its gate: exit 1 in every
@@ -252,6 +283,7 @@ def main():
         else:
             print("--mpi: not tested (no mpirun given; the build has MPI)")
     dying_worker()
+    claim_history()
     if FAILURES:
         print("FAILED:\n" + "\n".join(FAILURES))
         return 1

@@ -90,3 +90,78 @@ TEST_CASE("Selection: claimable units go to the first worker that claims them, e
   CHECK_THROWS_WITH_AS(lost.claim(key("certify", "a", 0)), doctest::Contains("missing"), std::exception);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("claim_order: costliest first, by earlier runs' seconds where known, else by the plan's estimate scaled") {
+  RunPlan plan = plan_of_three_kernels();
+  plan.units[0].cost = 10;
+  plan.units[1].cost = 30;
+  plan.units[2].cost = 20;
+  plan.units[3].cost = 1000;  // not claimable: never in the order
+  const std::vector<std::size_t> all_units = {0, 1, 2, 3};
+  std::size_t known = 99;
+  // No history: the plan's estimate.
+  CHECK(claim_order(plan, all_units, {}, &known) == std::vector<std::size_t>{1, 2, 0});
+  CHECK(known == 0);
+  // History names kernel 0 the costliest (8 s; 0.8 s per plan cost): kernels 1 and 2 estimated at 24 s and 16 s.
+  CHECK(claim_order(plan, all_units, {{"certify\tk0", 8.0}}, &known) == std::vector<std::size_t>{1, 2, 0});
+  CHECK(known == 1);
+  // Two timed (5 and 0.1 s per plan cost: the upper median, 5): kernel 2 estimated at 100 s, before kernel 0's 50 s.
+  CHECK(claim_order(plan, all_units, {{"certify\tk0", 50.0}, {"certify\tk1", 3.0}}) == std::vector<std::size_t>{2, 0, 1});
+  // Every unit timed: the times alone decide; ties keep the plan's order.
+  CHECK(claim_order(plan, all_units, {{"certify\tk0", 5.0}, {"certify\tk1", 5.0}, {"certify\tk2", 9.0}}) ==
+        std::vector<std::size_t>{2, 0, 1});
+  // Only the eligible units (a shard's).
+  CHECK(claim_order(plan, {0, 2}, {}) == std::vector<std::size_t>{2, 0});
+  // A worker walks its units by rank; items outside claimable units come after every unit.
+  const Selection w(plan, {}, all_units, "/nonexistent", "1/1", {2, 0, 1});
+  CHECK(w.rank(key("certify", "a", 2)) == 0);
+  CHECK(w.rank(key("certify", "b", 0)) == 1);
+  CHECK(w.rank(key("certify", "a", 1)) == 2);
+  CHECK(w.rank(key("reduce", "x", 0)) == SIZE_MAX);
+  // A unit the order leaves out (another parent's plan?) comes after those it names, in plan order.
+  const Selection partial(plan, {}, all_units, "/nonexistent", "1/1", {1});
+  CHECK(partial.rank(key("certify", "a", 1)) == 0);
+  CHECK(partial.rank(key("certify", "a", 0)) < partial.rank(key("certify", "a", 2)));
+  CHECK(partial.rank(key("certify", "a", 2)) < SIZE_MAX);
+}
+
+TEST_CASE("unit_seconds and the cost file: a unit's cases' wall time plus its campaign; a unit not all back says nothing") {
+  const RunPlan plan = plan_of_three_kernels();
+  RunResult r;
+  auto add = [&](const char* c, int k, double s) {
+    CaseResult x;
+    x.suite = "certify";
+    x.case_id = c;
+    x.kernel = "k" + std::to_string(k);
+    x.wall_seconds = s;
+    r.cases.push_back(x);
+  };
+  add("a", 0, 1.5);
+  add("b", 0, 2.0);
+  add("a", 1, 4.0);  // kernel 1's case b never came back
+  add("a", 2, 0.25);
+  add("b", 2, 0.25);
+  MutationScore m;
+  m.suite = "certify";
+  m.kernel = "k2";
+  m.seconds = 7;
+  r.mutation.push_back(m);
+  const auto s = unit_seconds(plan, {0, 1, 2, 3}, r);
+  CHECK(s.size() == 2);
+  CHECK(s.at("certify\tk0") == doctest::Approx(3.5));
+  CHECK(s.at("certify\tk2") == doctest::Approx(7.5));
+  CHECK(unit_history_key(plan, 1) == "certify\tk1");
+
+  const std::filesystem::path f = std::filesystem::temp_directory_path() / ("fpcert_costs_" + std::to_string(::getpid()) + ".json");
+  std::string problem;
+  CHECK(read_unit_seconds(f.string(), &problem).empty());  // no history yet: nothing said
+  CHECK(problem.empty());
+  std::ofstream(f) << "{\"unit_seconds\": {\"certify\\tk0\": 3.5, \"certify\\tk1\": -1, \"certify\\tk2\": \"x\"}}";
+  const auto back = read_unit_seconds(f.string(), &problem);
+  CHECK(back.size() == 1);  // negative and non-numeric times are dropped
+  CHECK(back.at("certify\tk0") == 3.5);
+  std::ofstream(f) << "{not json";
+  CHECK(read_unit_seconds(f.string(), &problem).empty());
+  CHECK(problem.find("not a cost file") != std::string::npos);
+  std::filesystem::remove(f);
+}
