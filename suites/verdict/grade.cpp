@@ -156,15 +156,23 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
   std::string no_emulation = in.strongest != Tier::Bitwise ? "weaker tier asked for" : outside ? std::string() : emulation_unavailable(t);
   const std::string order_name = outside ? in.order->name : order_spec(t.sum_order);
   bool vacuous = ev.vacuous();
-  std::vector<std::uint64_t> emu;
+  std::shared_ptr<const Emulated> emulated;
   if (no_emulation.empty()) {
-    try {
-      emu = outside ? in.order->emulate(a_in, b_in) : emulate_gemm(t, p.m, p.n, p.k, a_in, b_in, {in.a_tensor_scale, in.b_tensor_scale});
-    } catch (const EmulationDeclined& e) {
-      no_emulation = e.what();  // a card outside what it was validated on: the envelope judges
-    }
+    const auto emulate = [&] {
+      Emulated e;
+      try {
+        e.codes = outside ? in.order->emulate(a_in, b_in) : emulate_gemm(t, p.m, p.n, p.k, a_in, b_in, {in.a_tensor_scale, in.b_tensor_scale});
+      } catch (const EmulationDeclined& x) {
+        e.declined = x.what();  // a card outside what it was validated on: the envelope judges
+      }
+      return e;
+    };
+    emulated = in.emulated && !outside && !in.a && !in.b ? in.emulated(t, emulate) : std::make_shared<const Emulated>(emulate());
+    no_emulation = emulated->declined;
     trace.mark("emulation");
   }
+  static const std::vector<std::uint64_t> kNone;
+  const std::vector<std::uint64_t>& emu = emulated ? emulated->codes : kNone;
   if (no_emulation.empty()) {
     struct Diff {
       std::int64_t diff = 0, first = -1, zeros = 0;

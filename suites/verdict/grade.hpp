@@ -30,6 +30,15 @@ struct OrderOverride {
 /// The exact reference of a problem's inputs rounded into formats a and b (GradeInput::inputs_ref).
 using InputsReference = std::function<std::shared_ptr<const GemmRef>(const Format& a, const Format& b, Rounding r)>;
 
+/// What the bitwise tier's emulator gives on a case: the declared arithmetic's output codes, or why a tensor-core card
+/// declined the case (suites/verdict/emulate/emulate.hpp, EmulationDeclined).
+struct Emulated {
+  std::vector<std::uint64_t> codes;
+  std::string declined;
+};
+/// The emulator's output for a kernel's traits on a case, kept by the caller (GradeInput::emulated): `make` computes it.
+using EmulationMemo = std::function<std::shared_ptr<const Emulated>(const KernelTraits& t, const std::function<Emulated()>& make)>;
+
 struct GradeInput {
   const Problem* problem = nullptr;
   const GemmRef* ref = nullptr;
@@ -66,6 +75,10 @@ struct GradeInput {
   /// gemm_operation.hpp, gemm_inputs_reference); empty: grade computes it. Used only with the problem's own A and B
   /// (a and b above null).
   InputsReference inputs_ref;
+  /// The emulator's output, kept by the caller across a kernel and its mutants (which declare the kernel's traits: a
+  /// mutation campaign grades every live mutant on the same case; suites/ops/gemm/gemm_operation.hpp, gemm_emulation);
+  /// empty: grade computes it. Used only with the problem's own A and B and the declared order (no `order` above).
+  EmulationMemo emulated;
 };
 
 /// Fill metrics, the course gate (bound, gate fraction, worst elements), the envelope, the checks

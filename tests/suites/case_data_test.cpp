@@ -56,7 +56,7 @@ TEST_CASE("the GEMM case cache: a second run hits for every case, the results ar
     REQUIRE(n >= 4);
     CHECK(s1.misses == n);
     CHECK(s1.hits == 0);
-    CHECK(s1.entries == static_cast<std::size_t>(n));
+    CHECK(s1.entries == static_cast<std::size_t>(n + s1.emulation_misses));  // and the bitwise tier's emulations
     CHECK(s1.bytes <= s1.budget);
     const RunResult second = run("model_gemm_f32_strided", "layout_*");
     const GemmCaseCacheStats s2 = gemm_case_cache_stats();
@@ -169,4 +169,56 @@ TEST_CASE("the GEMM case cache: a block-scaled kernel's reference is made once p
     uncached = verdicts(run(kernel, "uniform*"));
   }
   CHECK(cached == uncached);
+}
+
+TEST_CASE("the GEMM case cache: the bitwise tier's emulation is made once per case and kernel, shared by its mutants") {
+  // A campaign grades every live mutant of a kernel on one case; the mutants declare the kernel's traits, so the
+  // declared arithmetic's output (suites/verdict/grade.hpp, GradeInput::emulated) is the kernel's. Another kernel
+  // (another order) emulates its own; the verdicts are the same bits with the cache off.
+  const char* kernel = "model_gemm_f32";
+  std::string cached, uncached, mutants_cached, mutants_uncached;
+  auto tier_bitwise = [](const RunResult& r) {
+    std::int64_t n = 0;
+    for (const CaseResult& c : r.cases) n += c.tier == Tier::Bitwise;
+    return n;
+  };
+  auto campaign = [&] {
+    MutationOptions mo;
+    mo.run.only_case = "uniform*";
+    mo.faults = {Fault::OutputTowardZero, Fault::AccTowardZero, Fault::ZeroRow};
+    mo.all_cases = true;  // every mutant on every case: each case graded three times
+    const MutationScore ms = run_mutation(*find_suite("certify"), kernel, mo);
+    std::string s;
+    for (const MutantResult& m : ms.mutants) s += m.mutant + " " + std::string(to_string(m.outcome)) + " " + m.detail + "\n";
+    return s;
+  };
+  {
+    const Budget b("512");
+    const RunResult first = run(kernel, "uniform*");
+    const std::int64_t n = tier_bitwise(first);
+    REQUIRE(n >= 2);  // the cases must reach the emulator, or this test says nothing
+    const GemmCaseCacheStats s1 = gemm_case_cache_stats();
+    CHECK(s1.emulation_misses == n);
+    CHECK(s1.emulation_hits == 0);
+    const RunResult second = run(kernel, "uniform*");
+    const GemmCaseCacheStats s2 = gemm_case_cache_stats();
+    CHECK(s2.emulation_misses == n);
+    CHECK(s2.emulation_hits == n);
+    cached = verdicts(second);
+    CHECK(cached == verdicts(first));
+    mutants_cached = campaign();
+    const GemmCaseCacheStats s3 = gemm_case_cache_stats();
+    CHECK(s3.emulation_misses == n);  // the mutants' gradings made no emulation
+    CHECK(s3.emulation_hits >= s2.emulation_hits + 2 * n);
+    run("model_gemm_f32_pairwise", "uniform*");
+    CHECK(gemm_case_cache_stats().emulation_misses > n);  // another order: its own
+  }
+  {
+    const Budget b("0");
+    uncached = verdicts(run(kernel, "uniform*"));
+    mutants_uncached = campaign();
+    CHECK(gemm_case_cache_stats().emulation_hits == 0);
+  }
+  CHECK(cached == uncached);
+  CHECK(mutants_cached == mutants_uncached);
 }

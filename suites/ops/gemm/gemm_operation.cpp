@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
@@ -160,6 +161,11 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
       s.inputs_ref = [&](const Format& fa, const Format& fb, Rounding rr) {
         return gemm_inputs_reference(c, sspec, *data, fa, fb, rr);
       };
+      // A mutant ("kernel~fault") declares its kernel's traits: it shares the kernel's emulation of the case.
+      const std::string family = k.is_mutant() ? k.name().substr(0, k.name().rfind('~')) : k.name();
+      s.emulated = [&c, &sspec, family](const KernelTraits& t, const std::function<Emulated()>& make) {
+        return gemm_emulation(c, sspec, family, t, make);
+      };
       s.variant = variant;
       s.repro = repro;
       s.family = c.family;
@@ -294,13 +300,14 @@ std::size_t bytes_of(const GemmCaseData& d) {
   }
   return b;
 }
+std::size_t bytes_of(const Emulated& e) { return e.codes.size() * sizeof(std::uint64_t) + e.declined.size() + 256; }
 std::size_t bytes_of(const BlockReference& r) { return (r.a.data.size() + r.b.data.size()) * sizeof(double) + bytes_of(r.ref); }
 
 struct Cache {
   std::mutex mu;
   std::list<std::string> lru;  // front: most recently used
   struct Entry {
-    std::shared_ptr<const void> data;  // a GemmCaseData or a BlockReference, as its key says
+    std::shared_ptr<const void> data;  // a GemmCaseData, a BlockReference or an Emulated, as its key says
     std::size_t bytes = 0;
     std::list<std::string>::iterator at;
   };
@@ -336,10 +343,10 @@ std::shared_ptr<const T> cached(const std::string& key, const std::function<std:
     cache_locked(k);
     if (const auto it = k.entries.find(key); it != k.entries.end()) {
       k.lru.splice(k.lru.begin(), k.lru, it->second.at);
-      ++k.stats.hits;
+      ++(std::is_same_v<T, Emulated> ? k.stats.emulation_hits : k.stats.hits);
       return std::static_pointer_cast<const T>(it->second.data);
     }
-    ++k.stats.misses;
+    ++(std::is_same_v<T, Emulated> ? k.stats.emulation_misses : k.stats.misses);
   }
   std::shared_ptr<const T> d = make();
   const std::size_t bytes = bytes_of(*d);
@@ -391,6 +398,12 @@ std::shared_ptr<const BlockReference> gemm_block_reference(const CaseSpec& c, co
                                       static_cast<int>(t.input_rounding), q.format ? q.format->tag : "none", static_cast<int>(q.rule),
                                       static_cast<int>(q.rounding), q.block, t.a_operand->tag, t.b_operand->tag);
   return cached<BlockReference>(key, [&] { return std::make_shared<const BlockReference>(block_reference(t, data.problem)); });
+}
+
+std::shared_ptr<const Emulated> gemm_emulation(const CaseSpec& c, const SampleSpec& sspec, const std::string& kernel, const KernelTraits& t,
+                                               const std::function<Emulated()>& make) {
+  const std::string key = fmt::format("{}|emulation {}|{}", case_data_key(c, sspec), kernel, describe_traits(t));
+  return cached<Emulated>(key, [&] { return std::make_shared<const Emulated>(make()); });
 }
 
 GemmCaseCacheStats gemm_case_cache_stats() {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "suites/run/operation.hpp"
 #include "suites/run/suite.hpp"
 #include "suites/verdict/block_reference.hpp"
+#include "suites/verdict/grade.hpp"
 #include "suites/verdict/sampled_reference.hpp"
 
 namespace fpcert {
@@ -55,8 +57,15 @@ std::shared_ptr<const GemmRef> gemm_inputs_reference(const CaseSpec& c, const Sa
 std::shared_ptr<const BlockReference> gemm_block_reference(const CaseSpec& c, const SampleSpec& sspec, const GemmCaseData& data,
                                                            const KernelTraits& t);
 
+/// The bitwise tier's emulator output for a kernel on the case's whole problem (GradeInput::emulated), or `make`'s,
+/// kept in the same cache under the case, the kernel (a mutant's: the kernel it was made from, whose traits it declares)
+/// and its traits (describe_traits), so that the live mutants a campaign grades on one case share one emulation.
+std::shared_ptr<const Emulated> gemm_emulation(const CaseSpec& c, const SampleSpec& sspec, const std::string& kernel, const KernelTraits& t,
+                                               const std::function<Emulated()>& make);
+
 struct GemmCaseCacheStats {
-  std::int64_t hits = 0, misses = 0;
+  std::int64_t hits = 0, misses = 0;                     ///< cases' data and references
+  std::int64_t emulation_hits = 0, emulation_misses = 0;  ///< gemm_emulation's
   std::size_t bytes = 0, budget = 0, entries = 0;
 };
 GemmCaseCacheStats gemm_case_cache_stats();

@@ -530,7 +530,10 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     gi.b_tensor_scale = block_ref->b_tensor_scale;
   }
   gi.order = order_override ? &*order_override : nullptr;
-  if (!block_ref && !setup.sample && !bat.active()) gi.inputs_ref = setup.inputs_ref;  // the whole problem's own A and B only
+  if (!block_ref && !setup.sample && !bat.active()) {  // the whole problem's own A and B only
+    gi.inputs_ref = setup.inputs_ref;
+    gi.emulated = setup.emulated;
+  }
   if (run_to_run) {
     gi.later = &later;
     gi.runs = 1 + r.timed_runs + warmups;

@@ -58,6 +58,8 @@ struct CaseSetup {
   /// The reference of the problem's inputs as a kernel receives them, kept across kernels (GradeInput::inputs_ref);
   /// given to grade for the whole problem only (not a sample's, a batch's or block-scaled operands).
   InputsReference inputs_ref;
+  /// The emulator's output on the case, kept across a kernel and its mutants (GradeInput::emulated); empty: none kept.
+  EmulationMemo emulated;
   /// A block-scaled kernel's reference (suites/verdict/block_reference.hpp) of the whole problem, kept across the kernels
   /// and mutants whose traits quantize alike (gemm_block_reference); empty: made by the runner for this call alone.
   std::function<std::shared_ptr<const BlockReference>(const KernelTraits&)> block_ref;
