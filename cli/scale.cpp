@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -327,6 +328,7 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
     pid_t pid = -1;
     int status = 0;
     bool done = false;
+    double seconds = 0;  // from the start to its exit
   };
   std::vector<Worker> ws(static_cast<std::size_t>(d));
   // Claimable units (one kernel's cases and campaign) go to whichever worker frees up first (Selection): their claims
@@ -402,9 +404,11 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
       const pid_t p = ::waitpid(w.pid, &w.status, WNOHANG);
       if (p == w.pid) {
         w.done = true;
+        w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         --left;
         if (tty) std::fprintf(stderr, "\r\033[K");
-        fmt::print("--devices: worker {} (device {}, shard {}) {}\n", &w - ws.data(), w.device, w.shard, describe_status(w.status));
+        fmt::print("--devices: worker {} (device {}, shard {}) {} after {:.1f} s\n", &w - ws.data(), w.device, w.shard,
+                   describe_status(w.status), w.seconds);
         std::fflush(stdout);
       }
     }
@@ -473,6 +477,20 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
     parts[j].run = stamped(std::move(r), w.shard, cmd.plan);
     fmt::print(stderr, "fpcert: worker {} (device {}) {}: its unfinished cases are marked crashed; log: {}\n", j, w.device,
                describe_status(w.status), w.log);
+  }
+  {  // Where the workers' time went: in cases and campaigns (the units' times), outside them (start-up, and the problems
+     // and exact references each worker makes for the cases it runs), and idle while others finished.
+    double in_cases = 0, in_campaigns = 0, total = 0, first = INFINITY, last = 0;
+    for (std::size_t j = 0; j < ws.size(); ++j) {
+      for (const CaseResult& c : parts[j].run.cases) in_cases += c.wall_seconds;
+      for (const MutationScore& m : parts[j].run.mutation) in_campaigns += m.seconds;
+      total += ws[j].seconds;
+      first = std::min(first, ws[j].seconds);
+      last = std::max(last, ws[j].seconds);
+    }
+    fmt::print("--devices: workers done between {:.1f} s and {:.1f} s; of their {:.0f} worker-seconds, cases {:.0f}, campaigns {:.0f}, "
+               "the rest {:.0f} (start-up, the cases' problems and exact references); {:.0f} more idle until the last ended\n",
+               first, last, total, in_cases, in_campaigns, total - in_cases - in_campaigns, last * static_cast<double>(ws.size()) - total);
   }
   RunResult merged = merge_shards(std::move(parts));
   if (claims && !costs.empty()) {  // this run's unit times for the next run's claim order (a cache: failing to write it is no error)

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -373,10 +374,16 @@ int run(const SuiteArgs& a, const char* verb) {
       cards_ready = true;
     }
     if (!isolate && !watchdog) watchdog = std::make_unique<Watchdog>(kExitKernelFailed);
-    std::vector<RunResult> results;
+    std::vector<RunResult> results(suites.size());
+    // A part of a scaled run does its fixed share first (the suites whose units are not claimable: one case of every
+    // kernel, dealt out by the cost partition), then claims kernels costliest first: the claims even out whatever the
+    // fixed shares left uneven. Results keep the suites' order (the merge requires the same suites in every part).
+    std::vector<std::size_t> suite_walk(suites.size());
+    std::iota(suite_walk.begin(), suite_walk.end(), std::size_t{0});
+    if (part.selected) std::stable_partition(suite_walk.begin(), suite_walk.end(), [&](std::size_t si) { return !kernel_units[si]; });
     bool append = false;  // the first run_suite call starts the partial file afresh; later ones append
     const bool tty = part.print_rows && ::isatty(2);
-    for (std::size_t si = 0; si < suites.size(); ++si) {
+    for (const std::size_t si : suite_walk) {
       const SuiteInfo* suite = suites[si];
       SuiteRunOptions o = suite_options(*suite);
       if (!part.json.empty()) o.jsonl_path = part.json + ".partial.jsonl";
@@ -480,7 +487,7 @@ int run(const SuiteArgs& a, const char* verb) {
         add_mutation_scores(a.no_mutation, *suite, suite_kernels[si], o, one, part.print_rows, [&](const std::string& k) {
           return !measured.count(k) && (!part.selected || part.selected->has(last_item[suite->name + "\t" + k]));
         });
-      results.push_back(std::move(one));
+      results[si] = std::move(one);
     }
     return join_suites(results);
   };

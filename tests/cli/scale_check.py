@@ -240,6 +240,22 @@ def claim_history():
     print(f"claim history: {len(held)} kernels timed, the second run ordered by them, same results")
 
 
+def mixed_suites():
+    """certify over suites of several operations: GEMM kernels claimed, the softmax and reduction cases dealt out by the
+    partition and run first by each worker (cli/cmd/cmd_certify.cpp); the merge gives the single run's results."""
+    kernels = "model_gemm_f32,model_gemm_f16_f32acc,model_softmax_bf16_shifted,model_log_softmax_f32_shifted,model_dot_f32_seq"
+    base = [FPCERT, "certify", "--suite", "certify", "--mn", "16", "--kernel", kernels]
+    single = path("mixed_single.json")
+    code = run(base + ["--json", single]).returncode
+    if load(single)["suite"].count("+") < 2:
+        FAILURES.append(f"mixed suites: the run holds suites {load(single)['suite']}, expected GEMM, softmax and reduction")
+    workers = path("mixed_devices.json")
+    p = run(base + ["--devices", "host:3", "--json", workers], expect=code)
+    if "workers done between" not in p.stdout:
+        FAILURES.append(f"mixed suites: no line on where the workers' time went\n{p.stdout[-800:]}")
+    same("mixed suites: --devices host:3 (GEMM kernels claimed, the other operations' cases partitioned)", single, workers)
+
+
 def main():
     shutil.rmtree(SCRATCH, ignore_errors=True)
     os.makedirs(SCRATCH)
@@ -284,6 +300,7 @@ def main():
             print("--mpi: not tested (no mpirun given; the build has MPI)")
     dying_worker()
     claim_history()
+    mixed_suites()
     if FAILURES:
         print("FAILED:\n" + "\n".join(FAILURES))
         return 1
