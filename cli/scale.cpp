@@ -237,7 +237,7 @@ void share_threads(int processes) {
     ::setenv("FPCERT_THREADS", std::to_string(std::max(1ull, hw / n)).c_str(), 1);
   }
   if (!std::getenv("FPCERT_CASE_CACHE_MB"))
-    ::setenv("FPCERT_CASE_CACHE_MB", std::to_string(gemm_case_cache_default_budget() / n >> 20).c_str(), 1);
+    ::setenv("FPCERT_CASE_CACHE_MB", std::to_string(gemm_case_cache_share(processes) >> 20).c_str(), 1);
 }
 
 RunResult stamped(RunResult r, const std::string& shard, const RunPlan& plan) {

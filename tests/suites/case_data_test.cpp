@@ -3,6 +3,9 @@
 // after a certify run computes none, and the results are the same bit for bit with and without it.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -221,4 +224,19 @@ TEST_CASE("the GEMM case cache: the bitwise tier's emulation is made once per ca
   }
   CHECK(cached == uncached);
   CHECK(mutants_cached == mutants_uncached);
+}
+
+TEST_CASE("the GEMM case cache: processes sharing a host get their part of a quarter of the memory, at most 8 GiB each") {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  REQUIRE(pages > 0);
+  REQUIRE(page > 0);
+  const std::size_t quarter = static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 4, cap = std::size_t{8} << 30;
+  CHECK(gemm_case_cache_default_budget() == std::min(quarter, cap));
+  for (const int n : {1, 2, 8, 16, 64}) {
+    const std::size_t share = gemm_case_cache_share(n);
+    CHECK(share == std::min(quarter / static_cast<std::size_t>(n), cap));
+    CHECK(share * static_cast<std::size_t>(n) <= quarter);          // together no more than a quarter of the memory
+    CHECK(share >= gemm_case_cache_default_budget() / static_cast<std::size_t>(n));  // never less than the 8 GiB divided
+  }
+  CHECK(gemm_case_cache_share(0) == gemm_case_cache_share(1));
 }

@@ -271,10 +271,17 @@ std::string GemmOperation::register_mutant(const std::string& kernel, Fault f, c
 }
 
 // ---- The case data (gemm_operation.hpp: gemm_case_data) ----
-std::size_t gemm_case_cache_default_budget() {
+namespace {
+std::size_t memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  const std::size_t mem = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : std::size_t{4} << 30;
-  return std::min(mem / 4, std::size_t{8} << 30);
+  return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : std::size_t{4} << 30;
+}
+}  // namespace
+
+std::size_t gemm_case_cache_default_budget() { return gemm_case_cache_share(1); }
+
+std::size_t gemm_case_cache_share(int processes) {
+  return std::min(memory_bytes() / 4 / static_cast<std::size_t>(std::max(processes, 1)), std::size_t{8} << 30);
 }
 
 namespace {

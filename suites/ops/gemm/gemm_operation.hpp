@@ -69,9 +69,12 @@ struct GemmCaseCacheStats {
   std::size_t bytes = 0, budget = 0, entries = 0;
 };
 GemmCaseCacheStats gemm_case_cache_stats();
-/// The cache's budget without FPCERT_CASE_CACHE_MB: a quarter of the machine's memory, at most 8 GiB (processes that
-/// share a host, a --devices parent's workers, divide it).
+/// The cache's budget without FPCERT_CASE_CACHE_MB: a quarter of the machine's memory, at most 8 GiB.
 std::size_t gemm_case_cache_default_budget();
+/// The budget of each of `processes` that share a host (a --devices parent's workers): their part of a quarter of the
+/// memory, at most 8 GiB each. Not the 8 GiB divided: 16 workers would get 512 MiB each, less than one 4096 x 4096
+/// case's data (554 MB: its exact reference), which every kernel and mutant would then make again.
+std::size_t gemm_case_cache_share(int processes);
 /// Drops every entry and zeroes the counts (tests).
 void clear_gemm_case_cache();
 
