@@ -1,6 +1,7 @@
 // oracle/ulp.cpp — ordinal positions of codes and exact values; their distance.
 #include "oracle/ulp.hpp"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -11,7 +12,55 @@ std::int64_t code_ordinal(const Format& f, std::uint64_t code) {
   return code_is_negative(f, code) ? -mag : mag;
 }
 
+namespace {
+
+/// The magnitude code k of RZ(|x|) onto f without the oracle's rounding, where that is quick and provably the same:
+/// f signed, |hi| = a a normal double in f's normal range below its largest finite value. Then t = a with its low
+/// 52 - frac_bits bits cleared is RZ(a) onto f, and a - t = r is exact. x = a + lo_mag (+ the tail's sign) lies in
+/// (t, t + s) (s: f's spacing at t) when r > 0 and |lo_mag| < min(r, s - r); when r = 0 it is t, or below t (one code
+/// lower) when lo_mag, else the tail, is negative and |lo_mag| is less than the spacing below t. Anything else: false
+/// (the oracle decides). tests/oracle/ulp_test.cpp holds this to the oracle's rounding.
+bool quick_rz_code(const Format& f, double a, double lo_mag, int tail_mag, std::uint64_t& k) {
+  if (!f.is_signed() || f.frac_bits > 52) return false;
+  const auto bits = std::bit_cast<std::uint64_t>(a);
+  const int e = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
+  if (e < f.emin() || e > f.emax() || e - f.frac_bits < -1022 || e == 1024) return false;
+  const int drop = 52 - f.frac_bits;
+  const std::uint64_t code = (static_cast<std::uint64_t>(e + f.bias) << f.frac_bits) | ((bits & ((std::uint64_t{1} << 52) - 1)) >> drop);
+  if (code >= f.max_finite_code()) return false;
+  const double t = std::bit_cast<double>(drop ? bits & ~((std::uint64_t{1} << drop) - 1) : bits);
+  const double r = a - t;                                                              // exact: a's low bits
+  const double s = std::bit_cast<double>(static_cast<std::uint64_t>(e - f.frac_bits + 1023) << 52);  // 2^(e - frac_bits)
+  const double m = std::fabs(lo_mag);
+  if (r > 0) {
+    if (!(m < r && m < s - r)) return false;
+    k = code;
+    return true;
+  }
+  const bool below = lo_mag < 0 || (lo_mag == 0 && tail_mag < 0);
+  if (!below) {
+    if (!(m < s)) return false;
+    k = code;
+    return true;
+  }
+  const bool boundary = (code & f.frac_mask()) == 0;  // t = 2^e: the spacing below is s / 2 (or s at f's emin)
+  if (boundary && e == f.emin()) return false;
+  if (!(m < (boundary ? s / 2 : s))) return false;
+  k = code - 1;
+  return true;
+}
+
+}  // namespace
+
 double ulp_distance(const Format& f, std::uint64_t candidate, const RefValue& exact) {
+  return ulp_distance_impl(f, candidate, exact, true);
+}
+
+double ulp_distance_generic(const Format& f, std::uint64_t candidate, const RefValue& exact) {
+  return ulp_distance_impl(f, candidate, exact, false);
+}
+
+double ulp_distance_impl(const Format& f, std::uint64_t candidate, const RefValue& exact, bool quick) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const FpClass cc = classify(f, candidate);
   const bool ref_nan = std::isnan(exact.hi);
@@ -26,10 +75,13 @@ double ulp_distance(const Format& f, std::uint64_t candidate, const RefValue& ex
 
   // k = magnitude code of the largest finite value <= |x| (toward zero, saturating).
   const bool neg = std::signbit(exact.hi);
-  Exact ax = to_exact(exact);
-  ax.neg = false;
-  const Rounded t = round_exact(f, ax, Rounder{Rounding::TowardZero, Saturation::Finite, NanPayload::Preserve});
-  const std::uint64_t k = t.code & f.magnitude_mask();
+  std::uint64_t k = 0;
+  if (!quick || !quick_rz_code(f, std::fabs(exact.hi), neg ? -exact.lo : exact.lo, neg ? -exact.tail : exact.tail, k)) {
+    Exact ax = to_exact(exact);
+    ax.neg = false;
+    const Rounded t = round_exact(f, ax, Rounder{Rounding::TowardZero, Saturation::Finite, NanPayload::Preserve});
+    k = t.code & f.magnitude_mask();
+  }
   const double vk = to_double(f, k);
   double step;
   if (k < f.max_finite_code()) {

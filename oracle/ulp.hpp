@@ -22,6 +22,11 @@ std::int64_t code_ordinal(const Format& f, std::uint64_t code);
 /// both are the same infinity or both NaN, +infinity when exactly one side is non-finite.
 /// Formats with a zero only (ue8m0 has none).
 double ulp_distance(const Format& f, std::uint64_t candidate, const RefValue& exact);
+/// The same distance with the position of |x| always found through the oracle's rounding toward zero (ulp_distance
+/// finds it from hi's bits where that provably agrees; tests/oracle/ulp_test.cpp holds the two equal).
+double ulp_distance_generic(const Format& f, std::uint64_t candidate, const RefValue& exact);
+/// Both: quick = true is ulp_distance.
+double ulp_distance_impl(const Format& f, std::uint64_t candidate, const RefValue& exact, bool quick);
 
 /// Same, with the exact value given as a double (exact in double).
 inline double ulp_distance(const Format& f, std::uint64_t candidate, double exact) {

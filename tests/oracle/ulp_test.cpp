@@ -141,3 +141,54 @@ TEST_CASE("RefValue rounding: hi + lo + tail rounds like MPFR on the exact value
   }
   MESSAGE(checked << " RefValue roundings checked");
 }
+
+TEST_CASE("ULP distance: the shortcut from hi's bits equals the oracle's rounding, bit for bit, on every format") {
+  // ulp_distance finds RZ(|x|) from hi's bits where it can; ulp_distance_generic always through round_exact. The
+  // references here sit where the shortcut must decide: hi on a code of the format (lo and the tail then say whether x
+  // is above or below it), on a binade boundary, a double ulp beside a code, at the smallest normal and the largest
+  // finite value, and random.
+  const std::uint64_t key = test::seed() + 11;
+  std::int64_t compared = 0;
+  for (const Format* f : all_formats()) {
+    if (f->total_bits() > 64 || !f->is_signed()) continue;
+    for (int i = 0; i < 4000; ++i) {
+      const auto w = philox_4x32(key, static_cast<std::uint64_t>(f->total_bits()), static_cast<std::uint64_t>(i));
+      const std::uint64_t max = f->max_finite_code();
+      // A code: random, near the largest finite, near the smallest normal, or a power of two.
+      std::uint64_t code = ((static_cast<std::uint64_t>(w[0]) << 32) | w[1]) % (max + 1);
+      const std::uint64_t smallest_normal = std::uint64_t{1} << f->frac_bits;
+      if (i % 5 == 1) code = max - std::min<std::uint64_t>(max, w[2] % 3);
+      if (i % 5 == 2) code = smallest_normal - 2 + w[2] % 5;
+      if (i % 5 == 3) code &= ~f->frac_mask();
+      if (code > max) code = max;
+      const double v = to_double(*f, code);
+      if (!std::isfinite(v) || v == 0) continue;
+      // hi: the code's value, or a double ulp beside it; lo: none, or a small part of hi's ulp with either sign.
+      double hi = v;
+      if (i % 7 == 4) hi = std::nextafter(v, INFINITY);
+      if (i % 7 == 5) hi = std::nextafter(v, 0.0);
+      if (hi == 0 || !std::isfinite(hi)) continue;
+      const double half_ulp = (std::nextafter(std::fabs(hi), INFINITY) - std::fabs(hi)) / 2;
+      double lo = (w[3] % 3 == 0) ? 0.0 : std::ldexp(half_ulp, -static_cast<int>(w[3] % 40)) * ((w[3] >> 8) & 1 ? -1 : 1) * 0.75;
+      // Also lo beyond hi's ulp (hi + lo not a rounded pair, as no oracle result is): up to two of the format's
+      // spacings either way, where the shortcut must see that it cannot decide.
+      if (i % 11 == 6) lo = std::ldexp(static_cast<double>(static_cast<std::int32_t>(w[2]) % 9), -2) * std::fabs(v - to_double(*f, code - 1));
+      const auto tail = static_cast<std::int8_t>(static_cast<int>(w[3] >> 16) % 3 - 1);
+      for (const double sign : {1.0, -1.0}) {
+        const RefValue ref{sign * hi, sign * lo, static_cast<std::int8_t>(sign > 0 ? tail : -tail)};
+        for (int step = -2; step <= 2; ++step) {
+          const std::int64_t ord = code_ordinal(*f, code | (sign < 0 ? f->sign_mask() : 0)) + step;
+          const std::uint64_t mag = static_cast<std::uint64_t>(ord < 0 ? -ord : ord);
+          if (mag > max) continue;
+          const std::uint64_t cand = mag | (ord < 0 ? f->sign_mask() : 0);
+          const double quick = ulp_distance(*f, cand, ref), generic = ulp_distance_generic(*f, cand, ref);
+          REQUIRE_MESSAGE(std::bit_cast<std::uint64_t>(quick) == std::bit_cast<std::uint64_t>(generic),
+                          f->tag << " hi " << std::hexfloat << ref.hi << " lo " << ref.lo << " tail " << int(ref.tail) << " cand " << cand
+                                 << " quick " << quick << " generic " << generic);
+          ++compared;
+        }
+      }
+    }
+  }
+  CHECK(compared > 100000);
+}
