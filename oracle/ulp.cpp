@@ -19,8 +19,8 @@ namespace {
 /// 52 - frac_bits bits cleared is RZ(a) onto f, and a - t = r is exact. x = a + lo_mag (+ the tail's sign) lies in
 /// (t, t + s) (s: f's spacing at t) when r > 0 and |lo_mag| < min(r, s - r); when r = 0 it is t, or below t (one code
 /// lower) when lo_mag, else the tail, is negative and |lo_mag| is less than the spacing below t. Anything else: false
-/// (the oracle decides). tests/oracle/ulp_test.cpp holds this to the oracle's rounding.
-bool quick_rz_code(const Format& f, double a, double lo_mag, int tail_mag, std::uint64_t& k) {
+/// (the oracle decides). Also v_k and the spacing above it, exact. tests/oracle/ulp_test.cpp holds this to the oracle.
+bool quick_rz_code(const Format& f, double a, double lo_mag, int tail_mag, std::uint64_t& k, double& vk, double& step) {
   if (!f.is_signed() || f.frac_bits > 52) return false;
   const auto bits = std::bit_cast<std::uint64_t>(a);
   const int e = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
@@ -34,19 +34,20 @@ bool quick_rz_code(const Format& f, double a, double lo_mag, int tail_mag, std::
   const double m = std::fabs(lo_mag);
   if (r > 0) {
     if (!(m < r && m < s - r)) return false;
-    k = code;
+    k = code, vk = t, step = s;
     return true;
   }
   const bool below = lo_mag < 0 || (lo_mag == 0 && tail_mag < 0);
   if (!below) {
     if (!(m < s)) return false;
-    k = code;
+    k = code, vk = t, step = s;
     return true;
   }
   const bool boundary = (code & f.frac_mask()) == 0;  // t = 2^e: the spacing below is s / 2 (or s at f's emin)
   if (boundary && e == f.emin()) return false;
-  if (!(m < (boundary ? s / 2 : s))) return false;
-  k = code - 1;
+  step = boundary ? s / 2 : s;
+  if (!(m < step)) return false;
+  k = code - 1, vk = t - step;  // exact: t's neighbour below
   return true;
 }
 
@@ -76,18 +77,18 @@ double ulp_distance_impl(const Format& f, std::uint64_t candidate, const RefValu
   // k = magnitude code of the largest finite value <= |x| (toward zero, saturating).
   const bool neg = std::signbit(exact.hi);
   std::uint64_t k = 0;
-  if (!quick || !quick_rz_code(f, std::fabs(exact.hi), neg ? -exact.lo : exact.lo, neg ? -exact.tail : exact.tail, k)) {
+  double vk = 0, step = 0;
+  if (!quick || !quick_rz_code(f, std::fabs(exact.hi), neg ? -exact.lo : exact.lo, neg ? -exact.tail : exact.tail, k, vk, step)) {
     Exact ax = to_exact(exact);
     ax.neg = false;
     const Rounded t = round_exact(f, ax, Rounder{Rounding::TowardZero, Saturation::Finite, NanPayload::Preserve});
     k = t.code & f.magnitude_mask();
-  }
-  const double vk = to_double(f, k);
-  double step;
-  if (k < f.max_finite_code()) {
-    step = to_double(f, k + 1) - vk;  // exact: neighbours differ by one power-of-two spacing
-  } else {
-    step = vk - to_double(f, k - 1);  // beyond the largest finite: the top binade's spacing
+    vk = to_double(f, k);
+    if (k < f.max_finite_code()) {
+      step = to_double(f, k + 1) - vk;  // exact: neighbours differ by one power-of-two spacing
+    } else {
+      step = vk - to_double(f, k - 1);  // beyond the largest finite: the top binade's spacing
+    }
   }
   // |x| - v_k = (|hi| - v_k) + lo', the first difference exact (v_k <= |x|, both near |hi|).
   const double lo_mag = neg ? -exact.lo : exact.lo;
