@@ -399,6 +399,7 @@ void grade(const GradeInput& given, CaseResult& out) {
                  partial = 0, inf_operand = 0, nan_ref = 0;
     std::vector<std::uint64_t> hist = std::vector<std::uint64_t>(18, 0);
     std::vector<Cand> cands;  // this chunk's worst, at most worst_count
+    double floor = -INFINITY;  // after a trim: the worst_count-th fraction kept; a later element at or below it never ranks
   };
   const std::size_t keep = static_cast<std::size_t>(std::max(in.worst_count, 1));
   // A finite reference below the output's largest finite magnitude rounds to a finite value there: |exact - hi| is at
@@ -422,11 +423,15 @@ void grade(const GradeInput& given, CaseResult& out) {
           P.worst_frac = cd.frac;
           P.worst_idx = cd.idx;
         }
+        // Elements come in index order, so one with a fraction at or below the floor ranks after every kept one
+        // (larger fractions first, then smaller indices): it is left out without the sort it would have cost.
+        if (cd.frac <= P.floor) return;
         P.cands.push_back(cd);
         if (P.cands.size() > 4 * keep) {  // keep the chunk's worst few
           std::partial_sort(P.cands.begin(), P.cands.begin() + static_cast<std::ptrdiff_t>(keep), P.cands.end(),
                             [](const Cand& a, const Cand& b) { return a.frac > b.frac || (a.frac == b.frac && a.idx < b.idx); });
           P.cands.resize(keep);
+          P.floor = P.cands.back().frac;
         }
       };
       for (std::int64_t x = x0; x < x1; ++x) {

@@ -18,7 +18,8 @@ namespace {
 
 using test::uniform_problem;
 
-CaseResult run(const std::string& kernel, const Problem& p, const GemmRef& ref, BoundVariant v = BoundVariant::Independent) {
+CaseResult run(const std::string& kernel, const Problem& p, const GemmRef& ref, BoundVariant v = BoundVariant::Independent,
+               int worst_count = 5) {
   auto k = make_gemm_kernel(kernel);
   REQUIRE_MESSAGE(k, kernel);
   auto api = make_host_api();
@@ -28,7 +29,9 @@ CaseResult run(const std::string& kernel, const Problem& p, const GemmRef& ref, 
   s.problem = &p;
   s.ref = &ref;
   s.variant = v;
-  return run_case(*k, s, *api, RunOptions{});
+  RunOptions o;
+  o.worst_count = worst_count;
+  return run_case(*k, s, *api, o);
 }
 
 }  // namespace
@@ -185,4 +188,33 @@ TEST_CASE("run_environment: a part that ran nothing on the device keeps the devi
   CHECK(later.command == "fpcert certify again");
   // No device kernel in that part: the host's stamp, as before.
   CHECK(run_environment("fpcert certify", nullptr, false).device == "host CPU");
+}
+
+TEST_CASE("the worst elements: the first worst_count of the whole ranking (largest fraction first, then smallest index)") {
+  // The grader keeps each chunk's few worst and leaves out, unsorted, an element that cannot rank (suites/verdict/
+  // grade.cpp); asking for every element keeps them all, so its first five are the ranking's. 200 x 200: three chunks.
+  // Uniform fp16 inputs: distinct fractions; integer inputs into fp32: every error 0, the index alone decides.
+  for (const bool ties : {false, true}) {
+    CAPTURE(ties);
+    const Problem p = ties ? test::integer_problem(200, 200, 16, test::seed()) : uniform_problem(200, 200, 64, f32, test::seed());
+    const GemmRef ref = gemm_reference(p.a.view(), p.b.view());
+    const char* kernel = ties ? "model_gemm_f32" : "model_gemm_f16_f32acc";
+    const CaseResult five = run(kernel, p, ref, BoundVariant::Independent, 5);
+    const CaseResult all = run(kernel, p, ref, BoundVariant::Independent, 200 * 200);
+    REQUIRE(five.worst.size() == 5);
+    REQUIRE(all.worst.size() == 200 * 200);
+    for (std::size_t q = 1; q < all.worst.size(); ++q) {  // the whole ranking, in order
+      const double prev = all.worst[q - 1].err / all.worst[q - 1].allowed, cur = all.worst[q].err / all.worst[q].allowed;
+      const std::int64_t pi = all.worst[q - 1].i * 200 + all.worst[q - 1].j, ci = all.worst[q].i * 200 + all.worst[q].j;
+      if (all.worst[q - 1].err == 0 && all.worst[q].err == 0) REQUIRE(pi < ci);
+      else REQUIRE((prev > cur || (prev == cur && pi < ci)));
+    }
+    for (std::size_t q = 0; q < 5; ++q) {
+      CHECK(five.worst[q].i == all.worst[q].i);
+      CHECK(five.worst[q].j == all.worst[q].j);
+      CHECK(five.worst[q].err == all.worst[q].err);
+    }
+    if (ties) CHECK(all.worst[4].err == 0);
+    else CHECK(all.worst[0].err > 0);
+  }
 }
