@@ -121,9 +121,13 @@ std::map<std::string, double> read_unit_seconds(const std::string& path, std::st
   return out;
 }
 
+namespace {
+std::string history_key(const std::string& suite, const std::string& kernel) { return suite + "\t" + kernel; }
+}  // namespace
+
 std::string unit_history_key(const RunPlan& plan, std::size_t unit) {
   const PlanKey& k = plan.items[plan.units[unit].items.front()];
-  return k.suite + "\t" + k.kernel;
+  return history_key(k.suite, k.kernel);
 }
 
 std::vector<std::size_t> claim_order(const RunPlan& plan, const std::vector<std::size_t>& units,
@@ -156,7 +160,7 @@ std::vector<std::size_t> claim_order(const RunPlan& plan, const std::vector<std:
 std::map<std::string, double> unit_seconds(const RunPlan& plan, const std::vector<std::size_t>& units, const RunResult& run) {
   std::map<std::string, double> case_seconds, campaign;
   for (const CaseResult& c : run.cases) case_seconds[case_key(c)] = c.wall_seconds;
-  for (const MutationScore& m : run.mutation) campaign[m.suite + "\t" + m.kernel] += m.seconds;
+  for (const MutationScore& m : run.mutation) campaign[history_key(m.suite, m.kernel)] += m.seconds;
   std::map<std::string, double> out;
   for (const std::size_t u : units) {
     if (!plan.units[u].claimable) continue;
@@ -167,7 +171,7 @@ std::map<std::string, double> unit_seconds(const RunPlan& plan, const std::vecto
       const auto c = case_seconds.find(plan.items[i].key());
       all = all && c != case_seconds.end();
       if (c != case_seconds.end()) s += c->second;
-      kernels.insert(plan.items[i].suite + "\t" + plan.items[i].kernel);
+      kernels.insert(history_key(plan.items[i].suite, plan.items[i].kernel));
     }
     for (const std::string& k : kernels)
       if (const auto m = campaign.find(k); m != campaign.end()) s += m->second;

@@ -24,7 +24,7 @@ bool quick_rz_code(const Format& f, double a, double lo_mag, int tail_mag, std::
   if (!f.is_signed() || f.frac_bits > 52) return false;
   const auto bits = std::bit_cast<std::uint64_t>(a);
   const int e = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
-  if (e < f.emin() || e > f.emax() || e - f.frac_bits < -1022 || e == 1024) return false;
+  if (e < f.emin() || e > f.emax() || e - f.frac_bits < -1022) return false;
   const int drop = 52 - f.frac_bits;
   const std::uint64_t code = (static_cast<std::uint64_t>(e + f.bias) << f.frac_bits) | ((bits & ((std::uint64_t{1} << 52) - 1)) >> drop);
   if (code >= f.max_finite_code()) return false;
@@ -51,17 +51,8 @@ bool quick_rz_code(const Format& f, double a, double lo_mag, int tail_mag, std::
   return true;
 }
 
-}  // namespace
-
-double ulp_distance(const Format& f, std::uint64_t candidate, const RefValue& exact) {
-  return ulp_distance_impl(f, candidate, exact, true);
-}
-
-double ulp_distance_generic(const Format& f, std::uint64_t candidate, const RefValue& exact) {
-  return ulp_distance_impl(f, candidate, exact, false);
-}
-
-double ulp_distance_impl(const Format& f, std::uint64_t candidate, const RefValue& exact, bool quick) {
+/// ulp_distance (quick: RZ(|x|) from hi's bits where quick_rz_code can) or ulp_distance_generic.
+double distance(const Format& f, std::uint64_t candidate, const RefValue& exact, bool quick) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const FpClass cc = classify(f, candidate);
   const bool ref_nan = std::isnan(exact.hi);
@@ -76,9 +67,10 @@ double ulp_distance_impl(const Format& f, std::uint64_t candidate, const RefValu
 
   // k = magnitude code of the largest finite value <= |x| (toward zero, saturating).
   const bool neg = std::signbit(exact.hi);
+  const double lo_mag = neg ? -exact.lo : exact.lo;
   std::uint64_t k = 0;
   double vk = 0, step = 0;
-  if (!quick || !quick_rz_code(f, std::fabs(exact.hi), neg ? -exact.lo : exact.lo, neg ? -exact.tail : exact.tail, k, vk, step)) {
+  if (!quick || !quick_rz_code(f, std::fabs(exact.hi), lo_mag, neg ? -exact.tail : exact.tail, k, vk, step)) {
     Exact ax = to_exact(exact);
     ax.neg = false;
     const Rounded t = round_exact(f, ax, Rounder{Rounding::TowardZero, Saturation::Finite, NanPayload::Preserve});
@@ -91,12 +83,19 @@ double ulp_distance_impl(const Format& f, std::uint64_t candidate, const RefValu
     }
   }
   // |x| - v_k = (|hi| - v_k) + lo', the first difference exact (v_k <= |x|, both near |hi|).
-  const double lo_mag = neg ? -exact.lo : exact.lo;
   const double frac = ((std::fabs(exact.hi) - vk) + lo_mag) / step;
   const std::int64_t ik = static_cast<std::int64_t>(k);
   const std::int64_t D = neg ? oc + ik : oc - ik;  // pos(c) - sign*k, exact in integers
   const double dist = neg ? static_cast<double>(D) + frac : static_cast<double>(D) - frac;
   return std::fabs(dist);
+}
+
+}  // namespace
+
+double ulp_distance(const Format& f, std::uint64_t candidate, const RefValue& exact) { return distance(f, candidate, exact, true); }
+
+double ulp_distance_generic(const Format& f, std::uint64_t candidate, const RefValue& exact) {
+  return distance(f, candidate, exact, false);
 }
 
 }  // namespace fpcert

@@ -25,8 +25,6 @@ double ulp_distance(const Format& f, std::uint64_t candidate, const RefValue& ex
 /// The same distance with the position of |x| always found through the oracle's rounding toward zero (ulp_distance
 /// finds it from hi's bits where that provably agrees; tests/oracle/ulp_test.cpp holds the two equal).
 double ulp_distance_generic(const Format& f, std::uint64_t candidate, const RefValue& exact);
-/// Both: quick = true is ulp_distance.
-double ulp_distance_impl(const Format& f, std::uint64_t candidate, const RefValue& exact, bool quick);
 
 /// Same, with the exact value given as a double (exact in double).
 inline double ulp_distance(const Format& f, std::uint64_t candidate, double exact) {
