@@ -279,6 +279,8 @@ std::size_t count_lines(const std::string& path) {
 /// results only as `workerN.json` in a folder whose marker holds the token it was given. So the worker
 /// variables (FPCERT_WORKER_SHARD, _JSON, _TOKEN), set by hand, cannot point a run's results at any file.
 constexpr const char* kWorkerMarker = ".fpcert-workers";
+/// The note in which a worker gives its parent its case data's times (gemm_case_cache_stats); the parent takes it out.
+constexpr const char* kWorkerCaseData = "worker case data";
 
 std::string new_worker_token() {
   std::ifstream r("/dev/urandom", std::ios::binary);
@@ -359,6 +361,11 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
                              known ? fmt::format("{} of them timed by an earlier run, {}", known, costs)
                                    : std::string("by the plan's estimate: no earlier run's times"));
   }
+  // The workers' host store (suites/run/host_store.hpp): a case's problem and exact references made by the first worker
+  // that runs it and read by the others (each made them all before: a third of their time). Removed when they end.
+  const std::string store = dir + "/cases";
+  std::filesystem::remove_all(store);
+  if (d > 1) std::filesystem::create_directories(store);
   const std::size_t total = items_of(cmd.plan, outer_units, Units::All).size();
   for (int j = 0; j < d; ++j) {
     Worker& w = ws[static_cast<std::size_t>(j)];
@@ -385,6 +392,7 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
       ::setenv("FPCERT_WORKER_TOKEN", token.c_str(), 1);
       if (claims) ::setenv("FPCERT_WORKER_CLAIMS", "1", 1);
       else ::unsetenv("FPCERT_WORKER_CLAIMS");
+      if (d > 1 && !std::getenv("FPCERT_CASE_STORE")) ::setenv("FPCERT_CASE_STORE", store.c_str(), 1);
       std::FILE* log = std::fopen(w.log.c_str(), "w");
       if (log) {
         ::dup2(fileno(log), 1);
@@ -446,13 +454,22 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
       if (it == ws.end()) it = ws.begin();  // cannot happen: every worker that ends walks every unit
       for (const std::size_t i : cmd.plan.units[u].items) it->selected.insert(cmd.plan.items[i].key());
     }
+  {
+    std::error_code ec;
+    std::filesystem::remove_all(store, ec);  // gigabytes at times: never kept, not even beside a failed worker's log
+  }
   // Each worker's results; a worker that died fails its unreported cases only.
   std::vector<NamedRun> parts;
+  std::vector<std::string> case_data;  // each worker's kWorkerCaseData note
   std::optional<RunResult> sibling;
   std::vector<std::size_t> broken;
   for (std::size_t j = 0; j < ws.size(); ++j) {
     try {
       RunResult r = read_results(ws[j].json);
+      if (const auto it = r.notes.find(kWorkerCaseData); it != r.notes.end()) {  // the worker's own account, not the run's
+        case_data.push_back(it->second);
+        r.notes.erase(it);
+      }
       if (r.shard.shard == ws[j].shard) {
         if (!sibling) {
           sibling = r;
@@ -492,9 +509,20 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
       first = std::min(first, ws[j].seconds);
       last = std::max(last, ws[j].seconds);
     }
+    // The workers' own account (kWorkerCaseData): the case data outside the cases, and every miss made or read.
+    double outside = 0, made = 0, read = 0, reads = 0;
+    for (const std::string& note : case_data) {
+      double o = 0, m = 0, r = 0, n = 0;
+      if (std::sscanf(note.c_str(), "case data %lf s; made %lf s, read %lf s (%lf)", &o, &m, &r, &n) == 4)
+        outside += o, made += m, read += r, reads += n;
+    }
+    const double rest = total - in_cases - in_campaigns;
     fmt::print("--devices: workers done between {:.1f} s and {:.1f} s; of their {:.0f} worker-seconds, cases {:.0f}, campaigns {:.0f}, "
-               "the rest {:.0f} (start-up, the cases' problems and exact references); {:.0f} more idle until the last ended\n",
-               first, last, total, in_cases, in_campaigns, total - in_cases - in_campaigns, last * static_cast<double>(ws.size()) - total);
+               "the rest {:.0f} (the cases' problems and exact references {:.0f}, start-up and the rest {:.0f}); {:.0f} more idle "
+               "until the last ended\n",
+               first, last, total, in_cases, in_campaigns, rest, outside, rest - outside, last * static_cast<double>(ws.size()) - total);
+    fmt::print("--devices: case data and references, in and outside the cases: made {:.0f} worker-seconds, read {:.0f} from the "
+               "workers' shared store ({:.0f} read)\n", made, read, reads);
   }
   RunResult merged = merge_shards(std::move(parts));
   if (claims && !costs.empty()) {  // this run's unit times for the next run's claim order (a cache: failing to write it is no error)
@@ -629,7 +657,10 @@ int run_scaled(const ScaleArgs& args, ScaledCommand cmd) {
     PartContext ctx;
     ctx.selected = &sel;
     ctx.json = wj;
-    const RunResult r = stamped(cmd.execute(ctx), ws, cmd.plan);
+    RunResult r = stamped(cmd.execute(ctx), ws, cmd.plan);
+    const GemmCaseCacheStats cs = gemm_case_cache_stats();
+    r.notes[kWorkerCaseData] = fmt::format("case data {:.3f} s; made {:.3f} s, read {:.3f} s ({})", cs.case_data_seconds, cs.made_seconds,
+                                           cs.read_seconds, cs.store_reads);
     write_file_atomic(wj, to_json(r).dump(2) + "\n");
     std::remove((std::string(wj) + ".partial.jsonl").c_str());
     return exit_code(r);

@@ -10,6 +10,7 @@ refused, each named.
 
 MPIRUN: the mpirun to test --mpi with (when fpcert was built with MPI); without it, --mpi must exit 2.
 """
+import glob
 import json
 import os
 import re
@@ -253,7 +254,18 @@ def mixed_suites():
     p = run(base + ["--devices", "host:3", "--json", workers], expect=code)
     if "workers done between" not in p.stdout:
         FAILURES.append(f"mixed suites: no line on where the workers' time went\n{p.stdout[-800:]}")
+    # The workers share the GEMM cases' data through the host store (suites/run/host_store.hpp): how many they read
+    # depends on which worker claimed which kernel (one worker may take both), so the line is required, not a count;
+    # tests/suites/case_data_test.cpp holds what is read to what is made.
+    shared = re.search(r"case data and references, in and outside the cases: made \d+ worker-seconds, read \d+ from the "
+                       r"workers' shared store \((\d+) read\)", p.stdout)
+    if not shared:
+        FAILURES.append(f"mixed suites: no line on the workers' shared case data\n{p.stdout[-800:]}")
     same("mixed suites: --devices host:3 (GEMM kernels claimed, the other operations' cases partitioned)", single, workers)
+    leftover = [d for d in glob.glob(os.path.join(SCRATCH, "**", "cases"), recursive=True) if os.path.isdir(d)]
+    if leftover:
+        FAILURES.append(f"mixed suites: the workers' case store was left behind: {leftover}")
+    print(f"mixed suites: the workers read {shared.group(1) if shared else '?'} case data files the others made")
 
 
 def main():

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "results/results_json.hpp"
@@ -239,4 +240,46 @@ TEST_CASE("the GEMM case cache: processes sharing a host get their part of a qua
     CHECK(share >= gemm_case_cache_default_budget() / static_cast<std::size_t>(n));  // never less than the 8 GiB divided
   }
   CHECK(gemm_case_cache_share(0) == gemm_case_cache_share(1));
+}
+
+TEST_CASE("the host store: another process reads the cases' problems and references the first made, the verdicts the same bits") {
+  // A --devices worker (suites/run/host_store.hpp) reads what another made: a case's problem and exact reference, the
+  // reference of its rounded inputs, a block-scaled kernel's reference, strided batches. A process that reads from the
+  // store must grade exactly as one that makes everything itself. clear_gemm_case_cache() stands for the next process.
+  std::string tmpl = (std::filesystem::temp_directory_path() / "fpcert-case-store-XXXXXX").string();
+  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+  struct Runs {
+    const char* kernel;
+    const char* cases;
+  };
+  for (const Runs x : {Runs{"model_gemm_f16_f32acc", "uniform*"}, Runs{"model_gemm_mxfp8_e4m3_floor_deqbf16_f32acc", "uniform*"},
+                       Runs{"model_gemm_f32_strided", "batch*"}}) {
+    CAPTURE(x.kernel);
+    const std::string dir = tmpl + "/" + x.kernel;  // a store of its own: nothing made by the kernel before
+    std::filesystem::create_directories(dir);
+    unsetenv("FPCERT_CASE_STORE");
+    std::string alone;
+    {
+      const Budget b("512");
+      alone = verdicts(run(x.kernel, x.cases));
+      CHECK(gemm_case_cache_stats().store_reads == 0);
+    }
+    setenv("FPCERT_CASE_STORE", dir.c_str(), 1);
+    {
+      const Budget b("512");
+      const std::string maker = verdicts(run(x.kernel, x.cases));  // makes and writes
+      const GemmCaseCacheStats s1 = gemm_case_cache_stats();
+      CHECK(s1.store_reads == 0);
+      CHECK(s1.misses >= 2);
+      CHECK(maker == alone);
+      clear_gemm_case_cache();  // the next process
+      const std::string reader = verdicts(run(x.kernel, x.cases));
+      const GemmCaseCacheStats s2 = gemm_case_cache_stats();
+      CHECK(s2.misses == s1.misses);
+      CHECK(s2.store_reads == s2.misses);  // every case's data and reference read, none made
+      CHECK(reader == alone);
+    }
+    unsetenv("FPCERT_CASE_STORE");
+  }
+  std::filesystem::remove_all(tmpl);
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -14,6 +15,8 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <stdexcept>
 #include <type_traits>
 
 #include "base/atomic_file.hpp"
@@ -27,6 +30,7 @@
 #include "suites/ops/gemm/runner.hpp"
 #include "suites/run/device_apis.hpp"
 #include "suites/run/environment.hpp"
+#include "suites/run/host_store.hpp"
 #include "suites/run/isolate.hpp"
 #include "suites/verdict/emulate/emulate.hpp"
 #include "suites/verdict/grade.hpp"
@@ -310,6 +314,127 @@ std::size_t bytes_of(const GemmCaseData& d) {
 std::size_t bytes_of(const Emulated& e) { return e.codes.size() * sizeof(std::uint64_t) + e.declined.size() + 256; }
 std::size_t bytes_of(const BlockReference& r) { return (r.a.data.size() + r.b.data.size()) * sizeof(double) + bytes_of(r.ref); }
 
+// ---- The case data in the host store (suites/run/host_store.hpp): what a --devices worker reads instead of making ----
+void put(StoreWriter& w, const Matrix& m) {
+  w.pod(m.rows), w.pod(m.cols), w.vec(m.data);
+}
+Matrix get_matrix(StoreReader& r) {
+  Matrix m;
+  m.rows = r.pod<std::int64_t>(), m.cols = r.pod<std::int64_t>(), m.data = r.vec<double>();
+  if (static_cast<std::int64_t>(m.data.size()) != m.rows * m.cols) throw std::runtime_error("a matrix's size is not rows x cols");
+  return m;
+}
+void put(StoreWriter& w, const std::map<std::string, double>& m) {
+  w.pod(static_cast<std::uint64_t>(m.size()));
+  for (const auto& [k, v] : m) w.str(k), w.pod(v);
+}
+std::map<std::string, double> get_map(StoreReader& r) {
+  std::map<std::string, double> m;
+  for (auto n = r.pod<std::uint64_t>(); n > 0; --n) {
+    std::string k = r.str();
+    m[std::move(k)] = r.pod<double>();
+  }
+  return m;
+}
+/// GemmRefInfo's names are static strings (a process's own addresses): written as text, read back as one kept copy.
+const char* interned(const std::string& s) {
+  static std::mutex mu;
+  static std::set<std::string> kept;
+  std::lock_guard<std::mutex> lock(mu);
+  return kept.insert(s).first->c_str();
+}
+void put(StoreWriter& w, const Problem& p) {
+  w.str(p.spec), w.str(p.family), w.pod(p.seed), w.str(std::string(p.source->tag)), w.pod(p.m), w.pod(p.n), w.pod(p.k);
+  put(w, p.a), put(w, p.b), w.pod(p.dot), put(w, p.achieved), put(w, p.not_representable);
+}
+Problem get_problem(StoreReader& r) {
+  Problem p;
+  p.spec = r.str(), p.family = r.str(), p.seed = r.pod<std::uint64_t>();
+  p.source = find_format(r.str());
+  if (!p.source) throw std::runtime_error("an unknown source format");
+  p.m = r.pod<std::int64_t>(), p.n = r.pod<std::int64_t>(), p.k = r.pod<std::int64_t>();
+  p.a = get_matrix(r), p.b = get_matrix(r), p.dot = r.pod<bool>();
+  p.achieved = get_map(r), p.not_representable = get_map(r);
+  return p;
+}
+void put(StoreWriter& w, const GemmRef& g) {
+  w.pod(g.m), w.pod(g.n), w.vec(g.c), w.vec(g.abs_sum), w.vec(g.status), w.pod(g.fallbacks);
+  const GemmRefInfo& i = g.info;
+  w.str(i.path), w.pod(i.slices), w.pod(i.beta), w.pod(i.kblock), w.pod(i.gemms), w.pod(i.uncaptured_a), w.pod(i.uncaptured_b);
+  w.pod(i.fast_elements), w.pod(i.exact_elements), w.pod(i.nonfinite), w.str(i.engine), w.pod(i.sample_checked);
+}
+GemmRef get_ref(StoreReader& r) {
+  GemmRef g;
+  g.m = r.pod<std::int64_t>(), g.n = r.pod<std::int64_t>();
+  g.c = r.vec<RefValue>(), g.abs_sum = r.vec<double>(), g.status = r.vec<std::uint8_t>(), g.fallbacks = r.pod<std::int64_t>();
+  GemmRefInfo& i = g.info;
+  i.path = interned(r.str()), i.slices = r.pod<int>(), i.beta = r.pod<int>(), i.kblock = r.pod<std::int64_t>(), i.gemms = r.pod<int>();
+  i.uncaptured_a = r.pod<std::int64_t>(), i.uncaptured_b = r.pod<std::int64_t>(), i.fast_elements = r.pod<std::int64_t>();
+  i.exact_elements = r.pod<std::int64_t>(), i.nonfinite = r.pod<std::int64_t>(), i.engine = interned(r.str());
+  i.sample_checked = r.pod<std::int64_t>();
+  return g;
+}
+void put(StoreWriter& w, const GemmCaseData& d) {
+  put(w, d.problem), put(w, d.ref);
+  w.pod(d.sample.has_value());
+  if (d.sample) w.vec(d.sample->rows), w.vec(d.sample->cols);
+  w.pod(d.batched.has_value());
+  if (d.batched) {
+    w.pod(static_cast<std::uint64_t>(d.batched->problems.size()));
+    for (const Problem& p : d.batched->problems) put(w, p);
+    w.pod(static_cast<std::uint64_t>(d.batched->refs.size()));
+    for (const GemmRef& g : d.batched->refs) put(w, g);
+  }
+}
+GemmCaseData get_case_data(StoreReader& r) {
+  GemmCaseData d;
+  d.problem = get_problem(r), d.ref = get_ref(r);
+  if (r.pod<bool>()) d.sample = GemmSample{r.vec<std::int64_t>(), r.vec<std::int64_t>()};
+  if (r.pod<bool>()) {
+    d.batched.emplace();
+    for (auto b = r.pod<std::uint64_t>(); b > 0; --b) d.batched->problems.push_back(get_problem(r));
+    for (auto b = r.pod<std::uint64_t>(); b > 0; --b) d.batched->refs.push_back(get_ref(r));
+  }
+  return d;
+}
+void put(StoreWriter& w, const BlockReference& b) {
+  put(w, b.a), put(w, b.b), w.pod(b.a_tensor_scale), w.pod(b.b_tensor_scale), put(w, b.ref);
+  for (const std::int64_t v : {b.elements, b.inexact, b.saturated, b.flushed, b.nonfinite_blocks, b.blocks}) w.pod(v);
+  w.pod(b.a_operand_exact), w.pod(b.b_operand_exact);
+}
+BlockReference get_block_reference(StoreReader& r) {
+  BlockReference b;
+  b.a = get_matrix(r), b.b = get_matrix(r), b.a_tensor_scale = r.pod<double>(), b.b_tensor_scale = r.pod<double>(), b.ref = get_ref(r);
+  for (std::int64_t* v : {&b.elements, &b.inexact, &b.saturated, &b.flushed, &b.nonfinite_blocks, &b.blocks}) *v = r.pod<std::int64_t>();
+  b.a_operand_exact = r.pod<bool>(), b.b_operand_exact = r.pod<bool>();
+  return b;
+}
+
+/// make(), or the host store's copy under `key` (a --devices worker's: another worker made it), timed in `stats`.
+template <class T>
+std::shared_ptr<const T> made_or_read(const std::string& key, const std::function<std::shared_ptr<const T>()>& make,
+                                      GemmCaseCacheStats& stats, std::mutex& mu) {
+  const auto t0 = std::chrono::steady_clock::now();
+  StoreFetch how = StoreFetch::Made;
+  std::shared_ptr<const T> d;
+  if constexpr (std::is_same_v<T, Emulated>) {
+    d = make();  // a kernel's own (its unit runs in one worker): nothing another process would share
+  } else {
+    d = host_store_get<std::shared_ptr<const T>>(
+        host_store_dir(), key, make, [](const std::shared_ptr<const T>& v, StoreWriter& w) { put(w, *v); },
+        [](StoreReader& r) -> std::shared_ptr<const T> {
+          if constexpr (std::is_same_v<T, GemmCaseData>) return std::make_shared<const GemmCaseData>(get_case_data(r));
+          else return std::make_shared<const BlockReference>(get_block_reference(r));
+        },
+        &how);
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::lock_guard<std::mutex> lock(mu);
+  if (how == StoreFetch::Read) ++stats.store_reads, stats.read_seconds += s;
+  else stats.made_seconds += s;
+  return d;
+}
+
 struct Cache {
   std::mutex mu;
   std::list<std::string> lru;  // front: most recently used
@@ -355,7 +480,7 @@ std::shared_ptr<const T> cached(const std::string& key, const std::function<std:
     }
     ++(std::is_same_v<T, Emulated> ? k.stats.emulation_misses : k.stats.misses);
   }
-  std::shared_ptr<const T> d = make();
+  std::shared_ptr<const T> d = made_or_read<T>(key, make, k.stats, k.mu);
   const std::size_t bytes = bytes_of(*d);
   std::lock_guard<std::mutex> lock(k.mu);
   if (bytes <= k.stats.budget && !k.entries.count(key)) {
@@ -375,6 +500,15 @@ std::shared_ptr<const T> cached(const std::string& key, const std::function<std:
 }  // namespace
 
 std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const SampleSpec& sspec) {
+  const auto t0 = std::chrono::steady_clock::now();
+  struct Timed {  // the call's time, hit or miss, in the stats
+    std::chrono::steady_clock::time_point t0;
+    ~Timed() {
+      Cache& k = cache();
+      std::lock_guard<std::mutex> lock(k.mu);
+      k.stats.case_data_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  } timed{t0};
   return cached<GemmCaseData>(case_data_key(c, sspec), [&] {
     auto d = std::make_shared<GemmCaseData>();
     d->problem = generate(c.spec);

@@ -66,6 +66,11 @@ std::shared_ptr<const Emulated> gemm_emulation(const CaseSpec& c, const SampleSp
 struct GemmCaseCacheStats {
   std::int64_t hits = 0, misses = 0;                     ///< cases' data and references
   std::int64_t emulation_hits = 0, emulation_misses = 0;  ///< gemm_emulation's
+  /// The misses' time: made here (generated, the exact references, the emulations), or read from the host store
+  /// (FPCERT_CASE_STORE: another --devices worker made them; the wait included), and how many were read.
+  double made_seconds = 0, read_seconds = 0;
+  std::int64_t store_reads = 0;
+  double case_data_seconds = 0;  ///< in gemm_case_data (outside the cases' wall_seconds; hits included)
   std::size_t bytes = 0, budget = 0, entries = 0;
 };
 GemmCaseCacheStats gemm_case_cache_stats();
