@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+#include <stdexcept>
+
 #include "base/error.hpp"
 #include "cli/plugins.hpp"
 #include "kernels/device/device_api.hpp"
@@ -12,6 +15,7 @@
 #include "kernels/register.hpp"
 #include "kernels/tc/cards.hpp"
 #include "kernels/tc/probe.hpp"
+#include "suites/run/host_store.hpp"
 #include "suites/run/isolate.hpp"
 
 namespace fpcert::cli {
@@ -48,7 +52,7 @@ void prepare_cards(const std::string& card, std::uint64_t card_samples, const st
     if (name.empty()) set.source += " (no device here to compare it with: used as asked)";
   } else {
     const std::uint64_t samples = card_samples;
-    const ChildOutcome o = run_in_child(
+    const auto probe = [&] { return run_in_child(
         [&ids, samples] {
           nlohmann::json out = nlohmann::json::array();
           for (const std::string& id : ids) {
@@ -73,7 +77,28 @@ void prepare_cards(const std::string& card, std::uint64_t card_samples, const st
           }
           return out.dump();
         },
-        600);
+        600); };
+    // --devices workers on one device probe it once: the first writes the cards into the workers' host store
+    // (suites/run/host_store.hpp), the others read them, as --card FILE of this device would give them. The key names the
+    // device (the worker's CUDA_VISIBLE_DEVICES), the samples and the instructions; a failed probe is not kept.
+    ChildOutcome o;
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const std::string store = visible && *visible ? host_store_dir() : std::string();
+    try {
+      StoreFetch how = StoreFetch::Made;
+      o.payload = host_store_get<std::string>(
+          store, fmt::format("tensor-core cards|device {}|samples {}|{}", visible ? visible : "", samples, list),
+          [&] {
+            ChildOutcome p = probe();
+            if (!p.ok) throw std::runtime_error(p.reason);
+            return p.payload;
+          },
+          [](const std::string& v, StoreWriter& w) { w.str(v); }, [](StoreReader& r) { return r.str(); }, &how);
+      o.ok = true;
+      if (how == StoreFetch::Read) fmt::print("tensor-core cards: read from another worker's probe of this device\n");
+    } catch (const std::runtime_error& e) {
+      o.reason = e.what();
+    }
     if (!o.ok) {
       fmt::print("tensor-core cards: probing {} failed ({}): their kernels keep the placeholder block model\n", list, o.reason);
       return;
