@@ -52,58 +52,74 @@ void prepare_cards(const std::string& card, std::uint64_t card_samples, const st
     if (name.empty()) set.source += " (no device here to compare it with: used as asked)";
   } else {
     const std::uint64_t samples = card_samples;
-    const auto probe = [&] { return run_in_child(
-        [&ids, samples] {
+    // --devices workers on one device probe it once between them (suites/run/host_store.hpp): each instruction's card is
+    // made by the first worker to get there and read by the others, as --card FILE of this device would give them. The
+    // key names the device (the worker's CUDA_VISIBLE_DEVICES), the samples and the instruction; each worker starts at
+    // its own place in the list (its shard index), so that the workers probe different instructions side by side
+    // (18 instructions of 1e6 samples take about 20 s on one core: each of 16 workers probed them all before).
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const std::string store = visible && *visible ? host_store_dir() : std::string();
+    std::size_t first = 0;
+    if (const char* shard = std::getenv("FPCERT_WORKER_SHARD")) {  // "I/N", or "...:I/N" inside an outer shard
+      const std::string last = std::string(shard).substr(std::string(shard).rfind(':') + 1);
+      unsigned i = 0, n = 0;
+      if (std::sscanf(last.c_str(), "%u/%u", &i, &n) == 2 && i >= 1 && i <= n) first = (i - 1) * ids.size() / n;
+    }
+    const std::string device = visible ? visible : "";
+    const ChildOutcome o = run_in_child(
+        [&ids, samples, &store, &device, first] {
           nlohmann::json out = nlohmann::json::array();
-          for (const std::string& id : ids) {
+          std::vector<std::string> cards(ids.size());
+          std::vector<int> read(ids.size(), 0);
+          for (std::size_t r = 0; r < ids.size(); ++r) {
+            const std::size_t at = (first + r) % ids.size();
+            const std::string& id = ids[at];
             const tc::InstructionSpec* s = tc::find_instruction(id);
             if (!s) continue;
-            BehaviourCard c;
-            try {
-              std::string why;
-              auto insn = tc::make_device_instruction(*s, &why);
-              if (!insn) {
-                c = tc::unsupported_card(*s, "this machine", why);
-              } else {
+            struct NotKept {  // no device or a device failure: this worker's card, not kept for the others (they try)
+              std::string card;
+            };
+            const auto make = [&] {
+              BehaviourCard c;
+              try {
+                std::string why;
+                auto insn = tc::make_device_instruction(*s, &why);
+                if (!insn) throw NotKept{to_json(tc::unsupported_card(*s, "this machine", why)).dump()};
                 tc::ProbeOptions opt;
                 opt.samples = samples;
                 c = tc::probe_instruction(*insn, opt);
+              } catch (const std::exception& e) {
+                c = tc::unsupported_card(*s, "this machine", std::string("device failure: ") + e.what());
+                c.supported = true;
+                throw NotKept{to_json(c).dump()};
               }
-            } catch (const std::exception& e) {
-              c = tc::unsupported_card(*s, "this machine", std::string("device failure: ") + e.what());
-              c.supported = true;
+              return to_json(c).dump();
+            };
+            StoreFetch how = StoreFetch::Made;
+            try {
+              cards[at] = host_store_get<std::string>(
+                  store, fmt::format("tensor-core card|device {}|samples {}|{}", device, samples, id), make,
+                  [](const std::string& v, StoreWriter& w) { w.str(v); }, [](StoreReader& rd) { return rd.str(); }, &how);
+            } catch (const NotKept& e) {
+              cards[at] = e.card;
             }
-            out.push_back(to_json(c));
+            read[at] = how == StoreFetch::Read;
           }
+          for (std::size_t i = 0; i < ids.size(); ++i)
+            if (!cards[i].empty()) out.push_back({{"card", nlohmann::json::parse(cards[i])}, {"read", read[i]}});
           return out.dump();
         },
-        600); };
-    // --devices workers on one device probe it once: the first writes the cards into the workers' host store
-    // (suites/run/host_store.hpp), the others read them, as --card FILE of this device would give them. The key names the
-    // device (the worker's CUDA_VISIBLE_DEVICES), the samples and the instructions; a failed probe is not kept.
-    ChildOutcome o;
-    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    const std::string store = visible && *visible ? host_store_dir() : std::string();
-    try {
-      StoreFetch how = StoreFetch::Made;
-      o.payload = host_store_get<std::string>(
-          store, fmt::format("tensor-core cards|device {}|samples {}|{}", visible ? visible : "", samples, list),
-          [&] {
-            ChildOutcome p = probe();
-            if (!p.ok) throw std::runtime_error(p.reason);
-            return p.payload;
-          },
-          [](const std::string& v, StoreWriter& w) { w.str(v); }, [](StoreReader& r) { return r.str(); }, &how);
-      o.ok = true;
-      if (how == StoreFetch::Read) fmt::print("tensor-core cards: read from another worker's probe of this device\n");
-    } catch (const std::runtime_error& e) {
-      o.reason = e.what();
-    }
+        600);
     if (!o.ok) {
       fmt::print("tensor-core cards: probing {} failed ({}): their kernels keep the placeholder block model\n", list, o.reason);
       return;
     }
-    for (const auto& j : nlohmann::json::parse(o.payload)) set.cards.push_back(card_from_json(j));
+    std::size_t read = 0;
+    for (const auto& j : nlohmann::json::parse(o.payload)) {
+      set.cards.push_back(card_from_json(j.at("card")));
+      read += j.at("read").get<int>();
+    }
+    if (read) fmt::print("tensor-core cards: {} of {} read from the other workers' probes of this device\n", read, set.cards.size());
     set.source = fmt::format("this device, probed at certify start ({} validation samples per instruction)", samples);
   }
   for (const std::string& id : ids) {

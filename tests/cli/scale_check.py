@@ -268,6 +268,31 @@ def mixed_suites():
     print(f"mixed suites: the workers read {shared.group(1) if shared else '?'} case data files the others made")
 
 
+def shared_cards():
+    """--devices workers on one device probe its tensor-core cards once between them, through the host store
+    (cli/tc_cards.cpp): a second process with the same store and device reads every card the first probed. Without a
+    usable device the probe fails and nothing is kept (the next worker would probe again)."""
+    store = path("card_store")
+    os.makedirs(store, exist_ok=True)
+    env = {"CUDA_VISIBLE_DEVICES": "0", "FPCERT_CASE_STORE": store}
+    args = [FPCERT, "certify", "--suite", "certify", "--case", "uniform", "--no-mutation", "--kernel",
+            "gemm_f16_f32acc_wgmma_sm90,gemm_9xbf16_mma_sm80"]
+    first = run(args, env=env)
+    second = run(args, env=env)
+    leftover = [f for f in os.listdir(store) if not f.endswith(".bin")]
+    if leftover:
+        FAILURES.append(f"shared cards: the store holds {leftover} after the probes (locks or partial files)")
+    read = "2 of 2 read from the other workers' probes" in second.stdout
+    if "no usable CUDA device" in first.stdout:
+        if "read from the other workers' probes" in second.stdout:
+            FAILURES.append(f"shared cards: a failed probe was kept for the other workers\n{second.stdout[-600:]}")
+        print("shared cards: no device here: the failed probe was not kept")
+        return
+    if not read:
+        FAILURES.append(f"shared cards: the second worker did not read both cards the first probed\n{second.stdout[-600:]}")
+    print("shared cards: both cards probed once and read by the next worker")
+
+
 def main():
     shutil.rmtree(SCRATCH, ignore_errors=True)
     os.makedirs(SCRATCH)
@@ -313,6 +338,7 @@ def main():
     dying_worker()
     claim_history()
     mixed_suites()
+    shared_cards()
     if FAILURES:
         print("FAILED:\n" + "\n".join(FAILURES))
         return 1
