@@ -61,6 +61,19 @@ std::vector<fs::path> files_ending(const std::string& dir, const std::string& ta
   return out;
 }
 
+/// A store holding one key's file, made from `a` (b: other values of the same length), and that file's path.
+struct Stored {
+  TempDir t;
+  int makes = 0;
+  StoreFetch how{};
+  Data a, b;
+  fs::path bin;
+  Stored(std::size_t n, double sa, double sb) : a(values(n, sa)), b(values(n, sb)) {
+    REQUIRE(get(t.path, "key", a, &makes, &how) == a);
+    bin = files_ending(t.path, ".bin").at(0);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("host store: no folder makes; the first process makes and writes, the next reads the same values") {
@@ -89,12 +102,8 @@ TEST_CASE("host store: no folder makes; the first process makes and writes, the 
 }
 
 TEST_CASE("host store: a damaged file, another key's file and a missing folder are made here, right") {
-  TempDir t;
-  int makes = 0;
-  StoreFetch how{};
-  const Data a = values(4096, 3.0), b = values(4096, 5.0);
-  REQUIRE(get(t.path, "key", a, &makes, &how) == a);
-  const fs::path bin = files_ending(t.path, ".bin").at(0);
+  Stored fx(4096, 3.0, 5.0);
+  auto& [t, makes, how, a, b, bin] = fx;
   SUBCASE("cut short") { fs::resize_file(bin, fs::file_size(bin) / 2); }
   SUBCASE("one byte longer") { std::ofstream(bin, std::ios::app) << 'x'; }
   SUBCASE("another key's file under this key's name (a hash collision)") {
@@ -120,12 +129,8 @@ TEST_CASE("host store: a damaged file, another key's file and a missing folder a
 }
 
 TEST_CASE("host store: a lock whose maker has died does not hold anyone up; a live maker's lock is waited for") {
-  TempDir t;
-  int makes = 0;
-  StoreFetch how{};
-  const Data a = values(100, 1.5), b = values(100, 2.5);
-  REQUIRE(get(t.path, "key", a, &makes, &how) == a);
-  const fs::path bin = files_ending(t.path, ".bin").at(0);
+  Stored fx(100, 1.5, 2.5);
+  auto& [t, makes, how, a, b, bin] = fx;
   std::string lock = bin.string();
   lock.replace(lock.size() - 4, 4, ".lock");
   fs::remove(bin);
