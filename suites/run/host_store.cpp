@@ -99,8 +99,16 @@ bool maker_gone(const std::string& lock) {
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
+/// Mark the key as one the store could not take (a full disk, a folder that refuses files): the others make it at once
+/// instead of waiting, one after another, for makers that cannot write either.
+void mark_unstored(const std::string& unstored) {
+  const int fd = ::open(unstored.c_str(), O_WRONLY | O_CREAT, 0644);
+  if (fd >= 0) ::close(fd);
+}
+
 /// Make the data and write it to `bin` (beside it, then renamed); the lock is this process's and is removed.
-void make_into(const std::string& bin, const std::string& lock, const std::string& key, const std::function<void(StoreWriter*)>& make_and_write) {
+void make_into(const std::string& bin, const std::string& lock, const std::string& unstored, const std::string& key,
+               const std::function<void(StoreWriter*)>& make_and_write) {
   const std::string tmp = fmt::format("{}.tmp.{}", bin, ::getpid());
   struct Cleanup {
     const std::string& tmp;
@@ -111,7 +119,10 @@ void make_into(const std::string& bin, const std::string& lock, const std::strin
     }
   } cleanup{tmp, lock};
   File out(std::fopen(tmp.c_str(), "wb"));
-  if (!out.f) return make_and_write(nullptr);
+  if (!out.f) {
+    mark_unstored(unstored);
+    return make_and_write(nullptr);
+  }
   std::setvbuf(out.f, nullptr, _IOFBF, 1 << 20);
   StoreWriter w(out.f);
   w.bytes(kMagic, sizeof kMagic - 1);
@@ -120,7 +131,7 @@ void make_into(const std::string& bin, const std::string& lock, const std::strin
   const bool ok = w.ok() && std::fflush(out.f) == 0;
   std::fclose(out.f);
   out.f = nullptr;
-  if (ok) std::rename(tmp.c_str(), bin.c_str());  // a failed rename leaves the others to make their own
+  if (!ok || std::rename(tmp.c_str(), bin.c_str()) != 0) mark_unstored(unstored);
 }
 
 }  // namespace
@@ -132,12 +143,17 @@ StoreFetch fetch(const std::string& dir, const std::string& key, const std::func
     return StoreFetch::Made;
   }
   const std::string base = fmt::format("{}/{:016x}", dir, name_hash(key));
-  const std::string bin = base + ".bin", lock = base + ".lock";
+  const std::string bin = base + ".bin", lock = base + ".lock", unstored = base + ".unstored";
+  const auto unstorable = [&] { return ::access(unstored.c_str(), F_OK) == 0; };
   for (int wait_us = 500;; wait_us = std::min(wait_us * 2, 50000)) {
     switch (try_read(bin, key, read_file)) {
       case Tried::Read: return StoreFetch::Read;
       case Tried::Bad: make_and_write(nullptr); return StoreFetch::Made;  // another key's file, or damaged: made here
       case Tried::Missing: break;
+    }
+    if (unstorable()) {  // a maker could not write it: made here, no lock taken, no one waits on this process
+      make_and_write(nullptr);
+      return StoreFetch::Made;
     }
     const int fd = ::open(lock.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd >= 0) {
@@ -150,10 +166,11 @@ StoreFetch fetch(const std::string& dir, const std::string& key, const std::func
         std::remove(lock.c_str());
         return StoreFetch::Read;
       }
-      make_into(bin, lock, key, make_and_write);
+      make_into(bin, lock, unstored, key, make_and_write);
       return StoreFetch::Made;
     }
-    if (errno != EEXIST || maker_gone(lock)) {  // no store here (a missing folder, no permission), or its maker died
+    // No store here (a missing folder, no permission), its maker died, or a maker could not write it.
+    if (errno != EEXIST || maker_gone(lock) || unstorable()) {
       make_and_write(nullptr);
       return StoreFetch::Made;
     }

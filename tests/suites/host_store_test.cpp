@@ -200,3 +200,32 @@ TEST_CASE("host store: eight processes asking at once make the data once; each r
   CHECK(made == 1);
   CHECK(files_ending(t.path, ".lock").empty());
 }
+
+TEST_CASE("host store: a maker that cannot write marks the key, and the next request makes at once instead of waiting") {
+  Stored fx(256, 4.0, 6.0);  // to learn the key's file name
+  auto& [t, makes, how, a, b, bin] = fx;
+  TempDir u;
+  const std::string name = bin.filename().string();
+  // The maker's file beside the target cannot be opened (a folder stands there), as on a full disk.
+  fs::create_directory(fs::path(u.path) / (name + ".tmp." + std::to_string(::getpid())));
+  int m = 0;
+  CHECK(get(u.path, "key", a, &m, &how) == a);
+  CHECK(how == StoreFetch::Made);
+  CHECK(fs::exists(fs::path(u.path) / (name.substr(0, name.size() - 4) + ".unstored")));
+  CHECK(!fs::exists(fs::path(u.path) / name));
+  CHECK(files_ending(u.path, ".lock").empty());
+  // A live maker's lock (this process) now: the request must not wait on it (without the mark it would, until the
+  // lock went away 5 s later).
+  const fs::path lock = fs::path(u.path) / (name.substr(0, name.size() - 4) + ".lock");
+  std::ofstream(lock) << ::getpid() << "\n";
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    fs::remove(lock);
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(get(u.path, "key", b, &m, &how) == b);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+  CHECK(how == StoreFetch::Made);
+  CHECK(m == 2);
+  release.join();
+}
