@@ -361,8 +361,8 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
                              known ? fmt::format("{} of them timed by an earlier run, {}", known, costs)
                                    : std::string("by the plan's estimate: no earlier run's times"));
   }
-  // The workers' host store (suites/run/host_store.hpp): a case's problem and exact references made by the first worker
-  // that runs it and read by the others (each made them all before: a third of their time). Removed when they end.
+  // The workers' host store (suites/run/host_store.hpp): a case's problem and exact references, and the device's
+  // tensor-core cards, made by the first worker that needs them and read by the others. Removed when they end.
   const std::string store = dir + "/cases";
   std::filesystem::remove_all(store);
   if (d > 1) std::filesystem::create_directories(store);

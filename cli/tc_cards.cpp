@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "base/error.hpp"
+#include "base/shard.hpp"
 #include "cli/plugins.hpp"
 #include "kernels/device/device_api.hpp"
 #include "kernels/kernel.hpp"
@@ -60,10 +61,9 @@ void prepare_cards(const std::string& card, std::uint64_t card_samples, const st
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     const std::string store = visible && *visible ? host_store_dir() : std::string();
     std::size_t first = 0;
-    if (const char* shard = std::getenv("FPCERT_WORKER_SHARD")) {  // "I/N", or "...:I/N" inside an outer shard
-      const std::string last = std::string(shard).substr(std::string(shard).rfind(':') + 1);
-      unsigned i = 0, n = 0;
-      if (std::sscanf(last.c_str(), "%u/%u", &i, &n) == 2 && i >= 1 && i <= n) first = (i - 1) * ids.size() / n;
+    if (const char* shard = std::getenv("FPCERT_WORKER_SHARD"); shard && *shard) {  // the worker's level is the innermost
+      const ShardLevel me = parse_shard(shard).levels.back();
+      first = static_cast<std::size_t>(me.index - 1) * ids.size() / static_cast<std::size_t>(me.count);
     }
     const std::string device = visible ? visible : "";
     const ChildOutcome o = run_in_child(

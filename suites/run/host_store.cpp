@@ -158,9 +158,9 @@ StoreFetch fetch(const std::string& dir, const std::string& key, const std::func
     const int fd = ::open(lock.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd >= 0) {
       const std::string pid = std::to_string(::getpid()) + "\n";
-      const bool named = ::write(fd, pid.data(), pid.size()) == static_cast<ssize_t>(pid.size());
+      // A lock whose pid did not get written reads as alive: the others wait for this process, which goes on.
+      [[maybe_unused]] const ssize_t written = ::write(fd, pid.data(), pid.size());
       ::close(fd);
-      (void)named;  // a lock without its maker's pid reads as alive: the others wait for this process, which goes on
       // The maker before us may have renamed its file and removed its lock between our look and our lock.
       if (try_read(bin, key, read_file) == Tried::Read) {
         std::remove(lock.c_str());

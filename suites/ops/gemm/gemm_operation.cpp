@@ -500,15 +500,14 @@ std::shared_ptr<const T> cached(const std::string& key, const std::function<std:
 }  // namespace
 
 std::shared_ptr<const GemmCaseData> gemm_case_data(const CaseSpec& c, const SampleSpec& sspec) {
-  const auto t0 = std::chrono::steady_clock::now();
   struct Timed {  // the call's time, hit or miss, in the stats
-    std::chrono::steady_clock::time_point t0;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
     ~Timed() {
       Cache& k = cache();
       std::lock_guard<std::mutex> lock(k.mu);
       k.stats.case_data_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
-  } timed{t0};
+  } timed;
   return cached<GemmCaseData>(case_data_key(c, sspec), [&] {
     auto d = std::make_shared<GemmCaseData>();
     d->problem = generate(c.spec);
