@@ -128,7 +128,7 @@ std::string describe_traits(const KernelTraits& t) {
   if (d.span_scope != SpanScope::None) {
     const char* group = d.span_scope == SpanScope::Tensor ? "each operand" : d.span_scope == SpanScope::Line ? "each row of A and column of B" : nullptr;
     s += "; inputs: " + (group ? std::string(group) : "each K-block of " + std::to_string(d.kblock) + " of a row of A or column of B") +
-         " spanning <= " + std::to_string(d.max_span) + " binades";
+         " spanning <= " + std::to_string(d.max_span) + " binades" + (d.span_scheme_graded ? " (wider: its scheme's own bound)" : "");
   }
   if (d.operand_range) s += std::string(d.span_scope != SpanScope::None ? ", " : "; inputs: ") + "within " + std::string(t.a_operand->tag) + "'s range";
   if (d.finite_only) s += std::string(d.span_scope != SpanScope::None || d.operand_range ? ", " : "; inputs: ") + "finite only";

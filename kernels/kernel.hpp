@@ -61,8 +61,14 @@ struct InputDomain {
   /// "values.special"), and the faults that only a non-finite reference can show are not applicable.
   bool finite_only = false;
   std::string note;            ///< why, in one phrase
+  /// Beyond the span only (finite inputs in range): graded by the declared scheme's own claims, the bitwise emulation
+  /// and the check of kind scheme_bound (suites/verdict/scheme_bound.hpp), with fp64's envelope not applied, instead of
+  /// "not supported". For an order whose scheme claims a bound of its own (Ozaki-II; the `declaration` check
+  /// refuses it on any other).
+  bool span_scheme_graded = false;
   bool restricted() const { return span_scope != SpanScope::None || operand_range || finite_only; }
 };
+
 
 /// Block scaling a kernel applies to its inputs before it multiplies (docs/block_formats.md): A quantized in
 /// blocks along K (its rows), B along K (its columns), with this format, scale rule and element rounding. The

@@ -48,6 +48,7 @@ std::string_view to_string(CheckKind k) {
     case CheckKind::CourseGate: return "course_gate";
     case CheckKind::Spread: return "spread";
     case CheckKind::Amax: return "amax";
+    case CheckKind::SchemeBound: return "scheme_bound";
   }
   return "?";
 }

@@ -83,6 +83,9 @@ struct ErrorMap {
   std::int64_t rows = 0, cols = 0;            ///< cells
   std::int64_t cell_rows = 1, cell_cols = 1;  ///< elements of C per cell (the last row/column of cells may hold fewer)
   std::vector<double> max_frac;               ///< rows * cols, row-major
+  /// fp64 outputs: the fewest correct bits (suites/verdict/correct_bits.hpp) of each cell's elements, on the same grid
+  /// (NaN: no element); empty for other outputs. Certifying an emulation: where in C the bits were lost (docs/fp64.md).
+  std::vector<double> min_correct_bits;
 };
 inline constexpr std::int64_t kErrorMapCells = 64;
 
@@ -186,13 +189,14 @@ enum class CheckKind : std::uint8_t {
   Baseline,               ///< "baseline": error beyond --factor times the baseline kernel's
   CourseGate,             ///< "course_gate": the design source's normwise gate; reported, never decides
   Amax,                   ///< "amax": the amax a GEMM epilogue reports outside what its elements allow (docs/epilogue.md)
+  SchemeBound,            ///< "scheme_bound": an element beyond the error bound its declared scheme claims (Ozaki-II's, docs/fp64.md)
 };
 inline constexpr CheckKind kAllCheckKinds[] = {
     CheckKind::Bitwise,     CheckKind::Envelope,       CheckKind::Statistical,      CheckKind::Nonfinite,
     CheckKind::SpecialValues, CheckKind::NanPolicy,    CheckKind::Unwritten,        CheckKind::GuardOutput,
     CheckKind::GuardInputs, CheckKind::InputsModified, CheckKind::Nondeterministic, CheckKind::Crashed,
     CheckKind::Hung,        CheckKind::NotSupportedAfterData, CheckKind::Declaration, CheckKind::Baseline,
-    CheckKind::CourseGate,  CheckKind::Spread,         CheckKind::Amax};
+    CheckKind::CourseGate,  CheckKind::Spread,         CheckKind::Amax,             CheckKind::SchemeBound};
 std::string_view to_string(CheckKind k);
 std::optional<CheckKind> parse_check_kind(std::string_view s);
 /// Whether a failed check of this kind decides the case (everything but the course gate).

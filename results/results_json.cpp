@@ -240,6 +240,11 @@ json to_json(const CaseResult& c) {
                       {"cell_rows", c.error_map->cell_rows},
                       {"cell_cols", c.error_map->cell_cols},
                       {"max_frac", cells}};
+    if (!c.error_map->min_correct_bits.empty()) {
+      json bits = json::array();
+      for (double v : c.error_map->min_correct_bits) bits.push_back(json_number(v));
+      j["error_map"]["min_correct_bits"] = bits;
+    }
   }
   if (c.axis != CaseAxis::None) j["axis"] = std::string(to_string(c.axis));
   if (c.conversion) j["conversion"] = c.conversion->record;
@@ -482,6 +487,12 @@ CaseResult case_from_json(const json& j) {
       throw InputError("case '" + c.case_id + "': malformed error_map (rows x cols cells, at most " + std::to_string(kErrorMapCells) +
                        " a side, and max_frac with rows * cols values)");
     for (const auto& v : e.at("max_frac")) em.max_frac.push_back(number_from_json(v));
+    if (e.contains("min_correct_bits")) {
+      const json& b = e.at("min_correct_bits");
+      if (!b.is_array() || b.size() != em.max_frac.size())
+        throw InputError("case '" + c.case_id + "': malformed error_map: min_correct_bits must hold rows * cols values");
+      for (const auto& v : b) em.min_correct_bits.push_back(number_from_json(v));
+    }
     c.error_map = std::move(em);
   }
   c.gate_fraction = num(j, "gate_fraction");

@@ -1,7 +1,7 @@
 // reports/html/html_errmap.cpp — error maps: a case's M x N output coloured by err / allowed (downsampled in the
 // results keeping the maximum, results/results.hpp ErrorMap), with its worst elements in the coordinates of
 // the kernel's declared tile beside it, so that tail stripes, a bad row or column, or a periodic pattern
-// is seen at a glance.
+// is seen at a glance; for fp64 outputs the correct-bits map beside it (the fewest correct bits per cell).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -63,12 +63,26 @@ std::string error_map_block(const CaseResult& c, const std::string& src, const s
   side += c.worst_envelope.empty() ? "<p class=\"muted\">Ranked by the course gate (these results hold no envelope ranking).</p></div>"
                                    : "<p class=\"muted\">Ranked by err / allowed under the envelope, as the map is coloured; the table "
                                      "below ranks by the course gate (the design source\u2019s normwise allowance, reported).</p></div>";
+  // fp64 outputs: where the bits were lost, the fewest correct bits of each cell on the same grid.
+  std::string bits;
+  if (!e.min_correct_bits.empty()) {
+    svg::MapGrid b = g;
+    b.values = e.min_correct_bits;
+    b.correct_bits = true;
+    b.precision = 53;  // correct bits are kept for fp64 outputs only
+    b.title = fmt::format("Correct bits: {} on {} ({}\u00d7{})", c.case_id, c.kernel, c.m, c.n);
+    bits = "<div class=\"mapbox\">" +
+           figure(svg::render_map(b), "Each cell is coloured by the fewest bits of its elements that agree with the correctly rounded "
+                                      "fp64 result (53: correctly rounded; docs/fp64.md, \u201cCorrect bits\u201d): an emulation that "
+                                      "scales a row or column loses bits on its small entries, and the map shows which lines.") +
+           "</div>";
+  }
   return "<div class=\"mapbox\">" +
          figure(svg::render_map(g), "Each cell is coloured by the largest err / allowed of the elements it covers (allowed: the envelope\u2019s "
                                "per-element bound): blue within the bound, red beyond it, grey where nothing was graded. Stripes at "
                                "the right or bottom edge point at a tile tail; one red row or column at an indexing bug; a "
                                "repeating pattern at a warp- or tile-sized fault.") +
-         side + "</div>";
+         side + "</div>" + bits;
 }
 
 std::string passing_error_maps(const RunResult& r, const std::string& src) {

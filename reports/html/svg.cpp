@@ -455,6 +455,11 @@ bool dark(const std::string& c) {
 }
 }  // namespace
 
+std::string bits_colour(double v, int precision) {
+  if (std::isnan(v)) return "#eeeeee";
+  return ramp({"#67000d", "#cb181d", "#fb6a4a", "#fcbba1", "#ffffff"}, v / std::max(precision, 1));
+}
+
 std::string HeatMap::colour(double v) const {
   if (std::isnan(v)) return "#eeeeee";
   const double lv = v > 0 ? std::log10(v) : -INFINITY;

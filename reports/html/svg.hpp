@@ -190,8 +190,14 @@ struct MapGrid {
   std::int64_t tile_m = 0, tile_n = 0;        ///< 0: no tile declared
   std::vector<double> values;                 ///< rows * cols, row-major
   std::string title;
+  /// The values are correct bits (the fewest of each cell, 0..precision), coloured from dark red (none) to white
+  /// (all: correctly rounded), instead of err / allowed on the error map's log scale.
+  bool correct_bits = false;
+  int precision = 53;
 };
 std::string render_map(const MapGrid& g);
+/// The correct-bits map's colour of v correct bits of `precision` (NaN: grey).
+std::string bits_colour(double v, int precision);
 
 /// A pixel number as written into the SVG ("123.45"): 2 decimals, never NaN or Inf.
 std::string pxnum(double v);

@@ -11,7 +11,14 @@
 namespace fpcert::svg {
 
 std::string render_map(const MapGrid& g) {
-  const HeatMap scale({}, {}, 1e-3, 1, 1e2);
+  const HeatMap heat({}, {}, 1e-3, 1, 1e2);
+  const int p = g.precision;
+  struct Scale {  // the map's colours: err / allowed on the heat map's scale, or correct bits
+    const HeatMap& heat;
+    const MapGrid& g;
+    std::string colour(double v) const { return g.correct_bits ? bits_colour(v, g.precision) : heat.colour(v); }
+  } scale{heat, g};
+  auto flagged = [&](double v) { return g.correct_bits ? !(v >= p) : !(v <= 1); };  // a tooltip: failing, lost bits, ungraded
   const double side = 400;
   const double cell = std::clamp(std::floor(side / static_cast<double>(std::max<std::int64_t>({g.rows, g.cols, 1}))), 3.0, 28.0);
   const double left = 58, top = 40, gw = cell * static_cast<double>(g.cols), gh = cell * static_cast<double>(g.rows);
@@ -20,7 +27,7 @@ std::string render_map(const MapGrid& g) {
   const double width = std::max({left + gw + 20, 420.0, 24 + 8.0 * static_cast<double>(title_chars)}), height = top + gh + 96;
   std::string body;
   // Background: the colour of an exact output; then every cell that differs from it.
-  const std::string zero = scale.colour(0);
+  const std::string zero = scale.colour(g.correct_bits ? p : 0);
   body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#888\" stroke-width=\"1\"/>", pxnum(left),
                       pxnum(top), pxnum(gw), pxnum(gh), zero);
   // Runs of equal colour along a row are one rect (a red tail stripe is a few rects, not hundreds); the failing
@@ -32,12 +39,12 @@ std::string render_map(const MapGrid& g) {
     for (std::int64_t c = 0; c < g.cols;) {
       const double v = g.values[static_cast<std::size_t>(r * g.cols + c)];
       const std::string fill = scale.colour(v);
-      const bool tipped = tips && !(v <= 1);
+      const bool tipped = tips && flagged(v);
       std::int64_t run = 1;
       if (!tipped)
         while (c + run < g.cols) {
           const double w = g.values[static_cast<std::size_t>(r * g.cols + c + run)];
-          if (scale.colour(w) != fill || (tips && !(w <= 1))) break;
+          if (scale.colour(w) != fill || (tips && flagged(w))) break;
           ++run;
         }
       if (fill != zero) {
@@ -47,7 +54,9 @@ std::string render_map(const MapGrid& g) {
           const std::int64_t j0 = c * g.cell_cols, j1 = std::min(g.n, j0 + g.cell_cols) - 1;
           tip = fmt::format("<title>rows {}{}, columns {}{}: {}</title>", i0, i1 > i0 ? fmt::format("\u2013{}", i1) : "", j0,
                             j1 > j0 ? fmt::format("\u2013{}", j1) : "",
-                            std::isnan(v) ? std::string("not graded") : fmt::format("max err / allowed = {:.4g}", v));
+                            std::isnan(v)     ? std::string("not graded")
+                            : g.correct_bits ? fmt::format("fewest correct bits {:.0f} of {}", v, p)
+                                             : fmt::format("max err / allowed = {:.4g}", v));
         }
         body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>", pxnum(left + cell * static_cast<double>(c)),
                             pxnum(top + cell * static_cast<double>(r)), pxnum(cell * static_cast<double>(run)), pxnum(cell), fill, tip);
@@ -83,21 +92,39 @@ std::string render_map(const MapGrid& g) {
                       pxnum(left - 30), pxnum(top + gh / 2));
   // Colour bar.
   const double bx = 24, bw = std::min(width - 48, 360.0), by = top + gh + 40, bh = 12;
-  body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#222\">err / allowed, the largest in each cell (pass \u2264 1: "
-                      "the black mark)</text>",
-                      pxnum(bx - 12), pxnum(by - 6));
-  for (int i = 0; i < 50; ++i) {
-    const double v = std::pow(10.0, -3 + 5 * (i + 0.5) / 50);
-    body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", pxnum(bx + bw * i / 50), pxnum(by), pxnum(bw / 50 + 0.3),
-                        pxnum(bh), scale.colour(v));
-  }
-  const char* labels[] = {"0.001", "0.01", "0.1", "1", "10", "100"};
-  for (int d = 0; d <= 5; ++d) {
-    const double X = bx + bw * d / 5;
-    body += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"{4}\"/>", pxnum(X),
-                        pxnum(d == 3 ? by - 3 : by + bh), pxnum(by + bh + (d == 3 ? 3 : 4)), d == 3 ? "#000" : "#444", d == 3 ? 2 : 1);
-    body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10.5\" text-anchor=\"middle\" fill=\"#333\">{}</text>", pxnum(X), pxnum(by + bh + 16),
-                        labels[d]);
+  if (g.correct_bits) {
+    body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#222\">the fewest correct bits in each cell ({}: correctly "
+                        "rounded)</text>",
+                        pxnum(bx - 12), pxnum(by - 6), p);
+    for (int i = 0; i < 50; ++i)
+      body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"{}\" stroke-width=\"0.3\"/>",
+                          pxnum(bx + bw * i / 50), pxnum(by), pxnum(bw / 50 + 0.3), pxnum(bh), bits_colour(p * (i + 0.5) / 50, p),
+                          i == 49 ? "#bbb" : "none");
+    for (int d = 0; d <= 5; ++d) {
+      const int b = d == 5 ? p : p * d / 5;
+      const double X = bx + bw * b / p;
+      body += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#444\" stroke-width=\"1\"/>", pxnum(X), pxnum(by + bh),
+                          pxnum(by + bh + 4));
+      body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10.5\" text-anchor=\"middle\" fill=\"#333\">{}</text>", pxnum(X),
+                          pxnum(by + bh + 16), b);
+    }
+  } else {
+    body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#222\">err / allowed, the largest in each cell (pass \u2264 1: "
+                        "the black mark)</text>",
+                        pxnum(bx - 12), pxnum(by - 6));
+    for (int i = 0; i < 50; ++i) {
+      const double v = std::pow(10.0, -3 + 5 * (i + 0.5) / 50);
+      body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", pxnum(bx + bw * i / 50), pxnum(by), pxnum(bw / 50 + 0.3),
+                          pxnum(bh), scale.colour(v));
+    }
+    const char* labels[] = {"0.001", "0.01", "0.1", "1", "10", "100"};
+    for (int d = 0; d <= 5; ++d) {
+      const double X = bx + bw * d / 5;
+      body += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"{4}\"/>", pxnum(X),
+                          pxnum(d == 3 ? by - 3 : by + bh), pxnum(by + bh + (d == 3 ? 3 : 4)), d == 3 ? "#000" : "#444", d == 3 ? 2 : 1);
+      body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10.5\" text-anchor=\"middle\" fill=\"#333\">{}</text>", pxnum(X), pxnum(by + bh + 16),
+                          labels[d]);
+    }
   }
   std::string note = g.cell_rows > 1 || g.cell_cols > 1 ? fmt::format("each cell: {} \u00d7 {} elements", g.cell_rows, g.cell_cols)
                                                         : std::string("each cell: one element");

@@ -1,6 +1,12 @@
 // suites/run/case_run.cpp — what every operation's case runner shares (suites/run/case_run.hpp).
 #include "suites/run/case_run.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "base/error.hpp"
 #include "generators/problem.hpp"
 #include "kernels/device/device_api.hpp"
@@ -72,6 +78,69 @@ bool exact_codes(const std::vector<double>& values, const Format& in, std::vecto
     codes[e] = q.code;
   }
   return true;
+}
+
+std::string outside_domain(const KernelTraits& t, const Problem& p, std::string* span) {
+  const InputDomain& d = t.domain;
+  if (!d.restricted()) return {};
+  struct Op {
+    const Matrix* m;
+    const Format* in;
+    const Format* operand;
+    const char* name;
+    bool rows_are_lines;  // A (m x k): lines are rows, K runs along them; B (k x n): lines are columns
+  };
+  for (const Op& op : {Op{&p.a, t.a_input, t.a_operand, "A", true}, Op{&p.b, t.b_input, t.b_operand, "B", false}}) {
+    const Rounder rr{t.input_rounding, default_saturation(*op.in), NanPayload::Preserve};
+    const std::int64_t rows = op.m->rows, cols = op.m->cols;
+    const std::int64_t lines = op.rows_are_lines ? rows : cols, klen = std::max<std::int64_t>(1, op.rows_are_lines ? cols : rows);
+    const bool blocked = d.span_scope == SpanScope::KBlock;
+    const std::int64_t blk = blocked ? std::max(1, d.kblock) : klen, nblk = (klen + blk - 1) / blk;
+    const std::int64_t groups = d.span_scope == SpanScope::Tensor ? 1 : lines * nblk;
+    std::vector<int> lo, hi;
+    if (d.span_scope != SpanScope::None) {
+      lo.assign(static_cast<std::size_t>(groups), std::numeric_limits<int>::max());
+      hi.assign(static_cast<std::size_t>(groups), std::numeric_limits<int>::min());
+    }
+    double mx = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const double v = to_double(*op.in, round_double(*op.in, (*op.m)(r, c), rr).code);
+        if (d.finite_only && !std::isfinite(v))
+          return fmt::format("{}({}, {}) is {}: the kernel declares finite inputs only (its arithmetic is not defined on Inf "
+                             "or NaN)", op.name, r, c, std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
+        if (!std::isfinite(v) || v == 0) continue;
+        mx = std::max(mx, std::fabs(v));
+        if (d.span_scope == SpanScope::None) continue;
+        const std::int64_t line = op.rows_are_lines ? r : c, kk = op.rows_are_lines ? c : r;
+        const auto g = static_cast<std::size_t>(d.span_scope == SpanScope::Tensor ? 0 : line * nblk + kk / blk);
+        const int e = std::ilogb(v);
+        lo[g] = std::min(lo[g], e);
+        hi[g] = std::max(hi[g], e);
+      }
+    if (d.operand_range) {
+      const Rounded o = round_double(*op.operand, mx, Rounder{t.input_rounding, default_saturation(*op.operand), NanPayload::Preserve});
+      if (o.flags & kOverflow)
+        return fmt::format("{} reaches {:.4g}, beyond {}'s largest finite value {:.4g}: {}", op.name, mx, op.operand->tag,
+                           op.operand->max_finite(), d.note);
+    }
+    for (std::int64_t g = 0; g < static_cast<std::int64_t>(lo.size()); ++g) {
+      const auto gi = static_cast<std::size_t>(g);
+      if (lo[gi] > hi[gi] || hi[gi] - lo[gi] <= d.max_span) continue;
+      std::string where;
+      if (d.span_scope == SpanScope::Tensor) where = fmt::format("the nonzero entries of {}", op.name);
+      else {
+        where = fmt::format("{} {} of {}", op.rows_are_lines ? "row" : "column", g / nblk, op.name);
+        if (blocked) where += fmt::format(", K-block {} (k = {}..{})", g % nblk, (g % nblk) * blk, std::min(klen, (g % nblk + 1) * blk) - 1);
+      }
+      std::string why = fmt::format("{} {} {} binades (2^{} .. 2^{}), more than the kernel's domain allows ({}): {}", where,
+                                    d.span_scope == SpanScope::Tensor ? "span" : "spans", hi[gi] - lo[gi], lo[gi], hi[gi], d.max_span, d.note);
+      if (!span) return why;
+      if (span->empty()) *span = std::move(why);
+      break;
+    }
+  }
+  return {};
 }
 
 }  // namespace fpcert

@@ -17,6 +17,7 @@ namespace fpcert {
 
 class OrderSource;  // suites/reveal/revealed_order.hpp
 class Kernel;       // kernels/kernel.hpp
+struct KernelTraits;
 class DeviceApi;    // kernels/device/device_api.hpp
 struct Problem;     // generators/problem.hpp
 
@@ -64,5 +65,11 @@ CaseResult case_skeleton(const Kernel& k, std::string traits, const std::string&
 /// The codes in `in` of every value in `values` (round to nearest); false when one is not a value of `in` (the bounds
 /// take the inputs as given: the attention runners, forward and backward, refuse such a case as not supported).
 bool exact_codes(const std::vector<double>& values, const Format& in, std::vector<std::uint64_t>& codes);
+
+/// Why a GEMM problem's inputs, rounded into the kernel's input formats as the runner stores them, lie outside its
+/// InputDomain (kernels/kernel.hpp; empty: inside). With `span` given, a line (or group) spanning more binades than the
+/// domain allows is written there (the first one) instead of deciding, and the finite and range rules still decide
+/// (InputDomain::span_scheme_graded: such a case is graded by the scheme's own claims).
+std::string outside_domain(const KernelTraits& t, const Problem& p, std::string* span = nullptr);
 
 }  // namespace fpcert

@@ -2,6 +2,7 @@
 // (suites/verdict/correct_bits.hpp).
 #include "suites/verdict/correct_bits.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -35,15 +36,22 @@ int correct_bits(const Format& f, std::uint64_t got, std::uint64_t rounded) {
   return width >= p ? 0 : p - width;
 }
 
-CorrectBitsStats correct_bits_stats(const Format& f, const std::vector<std::uint64_t>& codes, const GemmRef& ref) {
+CorrectBitsStats correct_bits_stats(const Format& f, const std::vector<std::uint64_t>& codes, const GemmRef& ref, ErrorMap* map) {
   CorrectBitsStats s;
   const int p = f.precision();
   s.hist.assign(static_cast<std::size_t>(p + 1), 0);
   const Rounder rn = Rounder::nearest(f);
+  const bool mapped = map && map->rows > 0 && map->cols > 0 && ref.n > 0;
+  if (mapped) map->min_correct_bits.assign(static_cast<std::size_t>(map->rows * map->cols), NAN);
   for (std::size_t x = 0; x < codes.size() && x < ref.c.size(); ++x) {
     const int b = correct_bits(f, codes[x], round_ref(f, ref.c[x], rn).code);
     ++s.hist[static_cast<std::size_t>(b)];
     s.min = s.min < 0 ? b : std::min(s.min, b);
+    if (mapped) {
+      const auto i = static_cast<std::int64_t>(x) / ref.n, j = static_cast<std::int64_t>(x) % ref.n;
+      double& cell = map->min_correct_bits[static_cast<std::size_t>((i / map->cell_rows) * map->cols + j / map->cell_cols)];
+      if (std::isnan(cell) || b < cell) cell = b;
+    }
   }
   // The median: the smallest b with at least half the elements at or below it.
   const std::uint64_t total = codes.size() < ref.c.size() ? codes.size() : ref.c.size();

@@ -11,6 +11,7 @@
 
 #include "oracle/format.hpp"
 #include "oracle/gemm_ref.hpp"
+#include "results/results.hpp"
 
 namespace fpcert {
 
@@ -23,7 +24,8 @@ struct CorrectBitsStats {
   std::vector<std::uint64_t> hist;   ///< hist[b]: elements with exactly b correct bits, b = 0..p
 };
 
-/// Over every element of C (codes of f, row-major m x n) against the exact reference.
-CorrectBitsStats correct_bits_stats(const Format& f, const std::vector<std::uint64_t>& codes, const GemmRef& ref);
+/// Over every element of C (codes of f, row-major m x n) against the exact reference. With `map`, its
+/// min_correct_bits receives the fewest correct bits of each of its cells (the grid of its max_frac).
+CorrectBitsStats correct_bits_stats(const Format& f, const std::vector<std::uint64_t>& codes, const GemmRef& ref, ErrorMap* map = nullptr);
 
 }  // namespace fpcert

@@ -395,9 +395,7 @@ EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std
       if (saturated_overflow(out, r.hi, got)) continue;  // NaN (above) or the saturated value beyond an e4m3 D's range
       const double allowed = envelope_allowed(e, std::fabs(r.hi), ref_op.abs_sum[x], row_abs_a[x / static_cast<std::size_t>(n)],
                                               col_abs_b[x % static_cast<std::size_t>(n)]);
-      // |c - ref'| in double: two roundings (within 2^-52 of it) and the reference's tail (hi + lo is within
-      // 2^-53 |lo| of the exact value): shrunk by 2^-50 relative and |lo| 2^-52 it never exceeds the truth.
-      const double err = std::max(0.0, std::fabs((got - r.hi) - r.lo) * (1 - 0x1p-50) - std::fabs(r.lo) * 0x1p-52);
+      const double err = error_from_below(got, r);  // |c - ref'|, never above the truth
       ++v.graded;
       v.admit_zero += std::fabs(r.hi) * (1 - 0x1p-50) <= allowed;
       const double frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);

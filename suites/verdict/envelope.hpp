@@ -15,6 +15,8 @@
 // allowance covers |ref'_ij| (an all-zeros output would pass): it is no evidence.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -75,6 +77,13 @@ double envelope_allowed(const EnvelopeModel& e, double ref_op_abs, double abs_op
 /// largest finite value of the exact result's sign (__NV_SATFINITE; cuBLASLt's FP8 D): both are round to nearest's
 /// overflow there. True for the saturated case (`got` finite), which the GEMM and epilogue graders do not grade further.
 bool saturated_overflow(const Format& out, double exact, double got);
+
+/// |c - exact| measured from below: |(got - hi) - lo| in double (two roundings, within 2^-52 of it) and the reference's
+/// tail (hi + lo is within 2^-53 |lo| of the exact value): shrunk by 2^-50 relative and |lo| 2^-52 it never exceeds the
+/// truth, so a bound it exceeds is exceeded.
+inline double error_from_below(double got, const RefValue& r) {
+  return std::max(0.0, std::fabs((got - r.hi) - r.lo) * (1 - 0x1p-50) - std::fabs(r.lo) * 0x1p-52);
+}
 
 /// The envelope over a case: each finite element of the output (codes of `out`, row-major m x n) against
 /// allowed_ij around ref'_ij (ref_op: the exact product of the kernel's inputs; row_abs_a, col_abs_b: sum_k

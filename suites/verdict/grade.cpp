@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -20,6 +21,7 @@
 #include "suites/verdict/envelope.hpp"
 #include "suites/verdict/error_stats.hpp"
 #include "suites/verdict/order_free.hpp"
+#include "suites/verdict/scheme_bound.hpp"
 #include "suites/verdict/statistics.hpp"
 #include "suites/verdict/unwritten.hpp"
 
@@ -50,6 +52,8 @@ std::string declaration_problem(const KernelTraits& t) {
       return fmt::format("operand_u {} is below what {} {} slices can carry (2^-{})", pow2_text(t.operand_u), sc->slices, sc->slice->tag,
                          sc->slices * sc->slice->precision());
   }
+  if (t.domain.span_scheme_graded && !claims_scheme_bound(t))
+    return "lines beyond the span domain graded by the scheme's own bound, but " + order_spec(o) + " claims none";
   if (t.promote_every > 0 && o.kind == OrderKind::BlockedK && o.block != t.promote_every)
     return fmt::format("promotion every {} products but blocks of {}", t.promote_every, o.block);
   return {};
@@ -125,14 +129,18 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
     for (std::size_t x = 0; x < mn; ++x)
       if (overflowed[x]) f[x] = NAN;
   };
-  ungraded_overflows(fracs);
-  trace.mark("envelope");
-  record_error_fractions(fracs, p.m, p.n, static_cast<std::size_t>(std::max(in.worst_count, 1)), out);
-  trace.mark("error fractions");
   std::vector<double> got(mn);
   parallel_for(mn, kGradeChunk, [&](std::uint64_t x0, std::uint64_t x1, unsigned) {
     for (std::uint64_t x = x0; x < x1; ++x) got[x] = to_double(of, codes[x]);
   });
+  // A scheme with a bound of its own is held to it (check scheme_bound); beyond its span domain that bound is the
+  // case's allowance, so the error fractions (metrics, error map, worst elements) are err / that bound.
+  const bool waived = !in.envelope_waived.empty() && claims_scheme_bound(t);
+  std::optional<CheckResult> scheme = scheme_bound_check(t, p.m, p.n, p.k, a_in, b_in, rop, got, waived ? &fracs : nullptr);
+  ungraded_overflows(fracs);
+  trace.mark("envelope");
+  record_error_fractions(fracs, p.m, p.n, static_cast<std::size_t>(std::max(in.worst_count, 1)), out);
+  trace.mark("error fractions");
   // The worst element's values, so that the failure can be read without a rerun (the case's `worst` list is the course
   // gate's, another allowance).
   auto worst_values = [&](std::int64_t x) {
@@ -142,7 +150,10 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
     return fmt::format(" (got {} = {:.9g}, ref' {:.9g}, |c - ref'| {:.4g}, allowed {:.4g}, sum |a b| {:.4g})", hex_code(of, codes[ux]), got[ux],
                        rop.c[ux].hi, err, std::isfinite(ev.worst) && ev.worst > 0 ? err / ev.worst : NAN, rop.abs_sum[ux]);
   };
-  add(CheckKind::Envelope, ev.exceed == 0,
+  if (waived)
+    out.flags.push_back("envelope not applied: " + in.envelope_waived + "; the scheme's own bound judges (scheme_bound), and the "
+                        "error fractions are against it");
+  else add(CheckKind::Envelope, ev.exceed == 0,
       ev.exceed ? fmt::format("envelope exceeded at {} element(s): max |c - ref'| / allowed = {:.4g} at {}{}", ev.exceed, ev.worst,
                               element_text(ev.worst_index, p.n), worst_values(ev.worst_index))
                 : fmt::format("within the envelope: max |c - ref'| / allowed = {:.4g}{}; {} of {} element(s) would also admit 0",
@@ -206,7 +217,13 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
       out.metrics.predicted_ulp_hist = out.metrics.ulp_hist;
     } else {
       std::vector<double> emu_fracs;
-      evaluate_envelope(env, of, p.m, p.n, rop, emu, row_in, col_in, &emu_fracs);
+      if (waived) {  // against the allowance the kernel's fractions use: the scheme's bound
+        std::vector<double> emu_got(mn);
+        for (std::size_t x = 0; x < mn; ++x) emu_got[x] = to_double(of, emu[x]);
+        scheme_bound_check(t, p.m, p.n, p.k, a_in, b_in, rop, emu_got, &emu_fracs);
+      } else {
+        evaluate_envelope(env, of, p.m, p.n, rop, emu, row_in, col_in, &emu_fracs);
+      }
       ungraded_overflows(emu_fracs);
       out.metrics.predicted_err_frac_hist = err_frac_histogram(emu_fracs);
       out.metrics.predicted_ulp_hist = ulp_histogram(of, emu, *in.ref);
@@ -281,6 +298,7 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
       out.flags.push_back("statistical tier not applied: " + why);
     }
   }
+  if (scheme) out.checks.push_back(std::move(*scheme));
   trace.mark("other tiers");
   out.vacuous = vacuous;
   if (vacuous)
@@ -660,6 +678,7 @@ void grade(const GradeInput& given, CaseResult& out) {
   out.tile_m = in.tile_m;
   out.tile_n = in.tile_n;
   if (out.status == CaseStatus::Pass && !in.error_map_always) out.error_map.reset();
+  else if (out.error_map && !M.correct_bits_hist.empty()) correct_bits_stats(of, codes, ref, &*out.error_map);  // fp64: its bits' map
 }
 
 }  // namespace fpcert

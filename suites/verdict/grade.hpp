@@ -79,6 +79,9 @@ struct GradeInput {
   /// mutation campaign grades every live mutant on the same case; suites/ops/gemm/gemm_operation.hpp, gemm_emulation);
   /// empty: grade computes it. Used only with the problem's own A and B and the declared order (no `order` above).
   EmulationMemo emulated;
+  /// Non-empty: why fp64's envelope is not applied to this case (a line beyond the span domain of a scheme that claims a
+  /// bound of its own, InputDomain::span_scheme_graded): the bitwise emulation and the scheme_bound check judge it.
+  std::string envelope_waived;
 };
 
 /// Fill metrics, the course gate (bound, gate fraction, worst elements), the envelope, the checks

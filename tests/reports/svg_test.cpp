@@ -219,3 +219,24 @@ TEST_CASE("error map: a red tail stripe is one rect per row, tile lines fall on 
   CHECK(small.find("<title>rows 3, columns 3: max err / allowed = inf</title>") != std::string::npos);
   CHECK(count(small, "<title>rows") == 1);
 }
+
+TEST_CASE("correct-bits map: cells coloured by their fewest correct bits, white where correctly rounded, tooltips on lost bits") {
+  MapGrid g;
+  g.rows = g.cols = g.m = g.n = 4;
+  g.values.assign(16, 53);
+  g.values[5] = 41;
+  g.values[10] = NAN;
+  g.correct_bits = true;
+  g.title = "bits";
+  const std::string svg = render_map(g);
+  CHECK(bits_colour(53, 53) == "#ffffff");                      // correctly rounded: the background
+  CHECK(bits_colour(0, 53) == "#67000d");                       // no bit right: the darkest
+  CHECK(bits_colour(41, 53) != bits_colour(20, 53));            // the ramp tells lost bits apart
+  CHECK(svg.find("fill=\"#ffffff\" stroke=\"#888\"") != std::string::npos);  // the background rect is the colour of 53
+  CHECK(svg.find("fill=\"" + bits_colour(41, 53) + "\"") != std::string::npos);
+  CHECK(svg.find("<title>rows 1, columns 1: fewest correct bits 41 of 53</title>") != std::string::npos);
+  CHECK(svg.find("<title>rows 2, columns 2: not graded</title>") != std::string::npos);
+  CHECK(count(svg, "<title>rows") == 2);                        // correctly rounded cells carry none
+  CHECK(svg.find("the fewest correct bits in each cell (53: correctly rounded)") != std::string::npos);
+  CHECK(svg.find("err / allowed") == std::string::npos);        // not the error map's bar
+}

@@ -67,7 +67,7 @@ TEST_CASE("the error map and the tile survive JSON; a map beyond the bound or of
   c.metrics.predicted_err_frac_hist = {4, 5};
   c.metrics.ulp_cancelled = 7;
   c.worst_envelope = {{99, 2, INFINITY}, {98, 0, 3.5}};
-  c.error_map = ErrorMap{50, 3, 2, 1, {}};
+  c.error_map = ErrorMap{50, 3, 2, 1, {}, {}};
   for (int i = 0; i < 150; ++i) c.error_map->max_frac.push_back(i == 149 ? INFINITY : i == 0 ? NAN : i * 0.01);
   const CaseResult b = case_from_json(to_json(c));
   CHECK(b.tile_m == 16);
@@ -87,6 +87,20 @@ TEST_CASE("the error map and the tile survive JSON; a map beyond the bound or of
   CHECK(std::isnan(b.error_map->max_frac[0]));
   CHECK(std::isinf(b.error_map->max_frac[149]));
   CHECK(b.error_map->max_frac[42] == 0.42);
+
+  CHECK(b.error_map->min_correct_bits.empty());  // not an fp64 case: no correct-bits map written or read
+
+  // An fp64 case's correct-bits map, on the same grid: survives; of the wrong size, refused.
+  CaseResult f = c;
+  for (int i = 0; i < 150; ++i) f.error_map->min_correct_bits.push_back(i == 7 ? NAN : 53 - i % 54);
+  const CaseResult fb = case_from_json(to_json(f));
+  REQUIRE(fb.error_map);
+  REQUIRE(fb.error_map->min_correct_bits.size() == 150);
+  CHECK(std::isnan(fb.error_map->min_correct_bits[7]));
+  CHECK(fb.error_map->min_correct_bits[60] == 53 - 60 % 54);
+  auto jf = to_json(f);
+  jf["error_map"]["min_correct_bits"].erase(3);
+  CHECK_THROWS_AS(case_from_json(jf), InputError);
 
   auto j = to_json(c);
   j["error_map"]["max_frac"].erase(0);

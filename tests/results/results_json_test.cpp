@@ -163,7 +163,8 @@ TEST_CASE("check kinds and tiers have stable, distinct JSON names that parse bac
       {CheckKind::Baseline, "baseline"},
       {CheckKind::CourseGate, "course_gate"},
       {CheckKind::Spread, "spread"},
-      {CheckKind::Amax, "amax"}};
+      {CheckKind::Amax, "amax"},
+      {CheckKind::SchemeBound, "scheme_bound"}};
   CHECK(names.size() == std::size(kAllCheckKinds));
   for (const auto& [k, s] : names) {
     CHECK(to_string(k) == s);

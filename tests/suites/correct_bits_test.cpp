@@ -5,9 +5,11 @@
 
 #include <bit>
 #include <cmath>
+#include <vector>
 
 #include "oracle/gemm_ref.hpp"
 #include "oracle/round.hpp"
+#include "results/results.hpp"
 #include "suites/verdict/correct_bits.hpp"
 
 using namespace fpcert;
@@ -44,4 +46,24 @@ TEST_CASE("correct bits over a GEMM: the correctly rounded result scores p every
   const CorrectBitsStats seq = correct_bits_stats(f64, {bits(1.0)}, ref);
   CHECK(seq.min == 51);
   CHECK(seq.median == 51);
+}
+
+TEST_CASE("the correct-bits map: the fewest correct bits of each cell, on the error map's grid") {
+  // C = A B with A 3 x 2 = rows (1, 2^-53 (1 + 2^-20)) and B 2 x 4 = ones: every exact value 1 + 2^-53 (1 + 2^-20) rounds to
+  // 1 + 2^-52 (just above the tie); the outputs are RN except at (1, 2), which is 1 (one ulp below RN: 52 bits) and (2, 3),
+  // 1 + 2^-40 (2^12 - 1 ulps above: 53 - 12 = 41 bits).
+  const double a[6] = {1, 0x1p-53 * (1 + 0x1p-20), 1, 0x1p-53 * (1 + 0x1p-20), 1, 0x1p-53 * (1 + 0x1p-20)};
+  const double b[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  const GemmRef ref = gemm_reference(MatrixView::row_major(a, 3, 2), MatrixView::row_major(b, 2, 4));
+  std::vector<std::uint64_t> codes(12, bits(1 + 0x1p-52));
+  codes[1 * 4 + 2] = bits(1.0);
+  codes[2 * 4 + 3] = bits(1 + 0x1p-40);
+  ErrorMap map{2, 2, 2, 2, std::vector<double>(4, 0.0), {}};  // cells of 2 x 2 elements: rows {0, 1}, {2}; columns {0, 1}, {2, 3}
+  const CorrectBitsStats s = correct_bits_stats(f64, codes, ref, &map);
+  CHECK(s.min == 41);
+  REQUIRE(map.min_correct_bits.size() == 4);
+  CHECK(map.min_correct_bits[0] == 53);  // rows 0-1, columns 0-1
+  CHECK(map.min_correct_bits[1] == 52);  // rows 0-1, columns 2-3: (1, 2)
+  CHECK(map.min_correct_bits[2] == 53);  // row 2, columns 0-1
+  CHECK(map.min_correct_bits[3] == 41);  // row 2, columns 2-3: (2, 3)
 }

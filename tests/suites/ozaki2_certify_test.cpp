@@ -1,8 +1,8 @@
 // tests/suites/ozaki2_certify_test.cpp — the Ozaki-II FP64 emulation certified (docs/fp64.md, "The built-in Ozaki-II
 // emulation"): its deterministic bound on every element of non-integer, wide-exponent, cancelling data against the MPFR
 // reference; the correct bits growing with the number of moduli as the bound predicts; the 20-moduli model certified by
-// fp64's envelope inside its declared domain, and "not supported" outside it (wide lines, Inf/NaN); the short-moduli
-// mutant refused; the declared scheme (ozaki2:moduli=20) emulated by the bitwise tier where the results are not the
+// fp64's envelope inside its declared domain, by its own bound (check scheme_bound) on wider lines, and "not supported"
+// on Inf/NaN; the bound as a check, held against MPFR; the short-moduli mutant refused; the declared scheme (ozaki2:moduli=20) emulated by the bitwise tier where the results are not the
 // correctly rounded ones, a reordering of K not a fault of the scheme's.
 #include <doctest/doctest.h>
 
@@ -20,6 +20,7 @@
 #include "suites/mutation/faults.hpp"
 #include "suites/ops/gemm/runner.hpp"
 #include "suites/verdict/correct_bits.hpp"
+#include "suites/verdict/scheme_bound.hpp"
 #include "tests/support/ozaki2_data.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/run_case.hpp"
@@ -103,13 +104,35 @@ TEST_CASE("ozaki2 models through the runner: certified by fp64's envelope in the
   // 10 moduli (P ~ 2^79): alpha = floor((79 - 1 - 9) / 2) = 34 bits per operand, far from fp64: refused.
   CHECK(w.status == CaseStatus::Fail);
   CHECK(w.metrics.correct_bits_min < 40);
-  // Outside the domain: a row spanning 2^-40 .. 1 (more than the 22 binades declared), and an infinite input.
+  // Beyond the span domain: a row spanning 2^-40 .. 1 (more than the 22 binades declared). Not "not supported" any
+  // more: fp64's envelope is not applied, the scheme's own claims judge (the bitwise emulation, its bound).
   Problem wide = p;
-  wide.a(3, 7) = 0x1p-40;
+  wide.a(3, 7) = 0x1p-40 * (1 + 0x1p-30);  // 2^-40 (1 + 2^-30): bits below the row's scaling, the scheme rounds them
   const GemmRef wref = gemm_reference(wide.a.view(), wide.b.view());
   const CaseResult ws = test::run_graded(*good, wide, wref, *host);
-  CHECK(ws.status == CaseStatus::NotSupported);
-  CHECK(ws.reason.find("binades") != std::string::npos);
+  INFO(ws.reason);
+  CHECK(ws.status == CaseStatus::Pass);
+  CHECK(ws.tier == Tier::Bitwise);
+  CHECK(find_check(ws, CheckKind::Envelope) == nullptr);
+  CHECK(std::any_of(ws.flags.begin(), ws.flags.end(), [](const std::string& f) {
+    return f.rfind("envelope not applied: row 3 of A spans ", 0) == 0 && f.find("binades") != std::string::npos;
+  }));
+  const CheckResult* wsb = find_check(ws, CheckKind::SchemeBound);
+  REQUIRE(wsb);
+  CHECK(wsb->passed);
+  CHECK(wsb->measured > 0);  // errors measured against it (the final rounding's at least): not vacuous
+  const CaseResult ww = test::run_graded(*weak, wide, wref, *host);  // the short mutant there: refused by the bound too
+  CHECK(ww.status == CaseStatus::Fail);
+  const CheckResult* wwb = find_check(ww, CheckKind::SchemeBound);
+  REQUIRE(wwb);
+  CHECK_FALSE(wwb->passed);
+  CHECK(wwb->measured > 1e4);  // alpha 34 against the 72 bits the declared 20 moduli keep
+  // The failing case keeps its error map, and with it the correct-bits map: its fewest bits are the case's.
+  REQUIRE(ww.error_map);
+  REQUIRE(ww.error_map->min_correct_bits.size() == ww.error_map->max_frac.size());
+  CHECK(*std::min_element(ww.error_map->min_correct_bits.begin(), ww.error_map->min_correct_bits.end()) == ww.metrics.correct_bits_min);
+  CHECK(ww.metrics.correct_bits_min < 40);
+  // An infinite input stays outside: the scheme has no residues for it.
   Problem inf = p;
   inf.b(5, 2) = INFINITY;
   const GemmRef iref = gemm_reference(inf.a.view(), inf.b.view());
@@ -164,4 +187,55 @@ TEST_CASE("ozaki2 declares its scheme: the bitwise tier emulates it, also where 
   // fp64 model still takes it.
   CHECK(fault_not_applicable(Fault::OneRunInN, good->traits()).find("exact in K") != std::string::npos);
   CHECK(fault_not_applicable(Fault::OneRunInN, make_gemm_kernel("model_gemm_f64")->traits()).empty());
+}
+
+TEST_CASE("scheme_bound: Ozaki-II's bound as a check, held against the MPFR reference") {
+  // Wide non-integer cancelling data (exponents 2^-20..2^20 within every line), where the scheme rounds operands.
+  const std::int64_t m = 12, n = 10, k = 64;
+  std::vector<double> a, b;
+  test::wide_cancelling(m, n, k, 40, test::seed() + 12, a, b);
+  const GemmRef ref = gemm_reference_mpfr(MatrixView::row_major(a.data(), m, k), MatrixView::row_major(b.data(), k, n));
+  const KernelTraits t = ozaki2_traits(20);
+  const std::vector<double> c = ozaki2::gemm(ozaki2::make_plan(20), a.data(), b.data(), m, n, k);
+  const auto ok = scheme_bound_check(t, m, n, k, a, b, ref, c);
+  REQUIRE(ok);
+  INFO(ok->detail);
+  CHECK(ok->kind == CheckKind::SchemeBound);
+  CHECK(ok->passed);
+  CHECK(ok->measured > 0x1p-30);  // the operands' rounding shows: the check is not vacuous here
+  CHECK(ok->detail.find("alpha = ") != std::string::npos);  // the worst element's terms
+  // One element moved to the exact value plus 0.9 and 1.1 times its bound (computed here from the MPFR reference): the
+  // first holds, the second is refused at that element.
+  ozaki2::Scaling sc = ozaki2::choose_scaling(ozaki2::make_plan(20), a.data(), b.data(), m, n, k);
+  std::vector<double> exact_abs(c.size());
+  for (std::size_t x = 0; x < c.size(); ++x) exact_abs[x] = std::fabs(ref.c[x].hi);
+  const std::vector<double> bnd = ozaki2::bound(sc, a.data(), b.data(), exact_abs, m, n, k);
+  std::size_t x = 0;  // the element whose bound is the widest against its value (a cancelling one)
+  for (std::size_t y = 1; y < c.size(); ++y)
+    if (bnd[y] * exact_abs[x] > bnd[x] * exact_abs[y]) x = y;
+  REQUIRE(bnd[x] > 0x1p20 * 0x1p-52 * exact_abs[x]);  // far above hi's ulp: hi + f bound is f bound away, lo aside
+  for (const double f : {0.9, 1.1}) {
+    CAPTURE(f);
+    std::vector<double> moved = c;
+    moved[x] = ref.c[x].hi + f * bnd[x];
+    const auto r = scheme_bound_check(t, m, n, k, a, b, ref, moved);
+    REQUIRE(r);
+    CHECK(r->passed == (f < 1));
+    if (f > 1) CHECK(r->first_index == static_cast<std::int64_t>(x));
+  }
+  // Fewer moduli than declared: the 10-moduli result is beyond the 20-moduli bound.
+  const std::vector<double> c10 = ozaki2::gemm(ozaki2::make_plan(10), a.data(), b.data(), m, n, k);
+  const auto short_r = scheme_bound_check(t, m, n, k, a, b, ref, c10);
+  REQUIRE(short_r);
+  CHECK_FALSE(short_r->passed);
+  // No scheme bound for other orders; a non-finite input is not graded by it (said so).
+  auto plain = make_gemm_kernel("model_gemm_f64");
+  REQUIRE(plain);
+  CHECK_FALSE(scheme_bound_check(plain->traits(), m, n, k, a, b, ref, c));
+  std::vector<double> a_inf = a;
+  a_inf[5] = INFINITY;
+  const auto inf_r = scheme_bound_check(t, m, n, k, a_inf, b, ref, c);
+  REQUIRE(inf_r);
+  CHECK(inf_r->passed);
+  CHECK(inf_r->detail.find("not applied") != std::string::npos);
 }

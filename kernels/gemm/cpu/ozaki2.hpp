@@ -39,7 +39,9 @@ std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::
 ///   E_ij = d_a sum_k |b_kj| + d_b sum_k |a_ik| + K_ij d_a d_b       (the operands' rounding to integers)
 ///   |c_ij - C_ij| <= E_ij (1 + 2^-53) + 2^-53 |c_ij| + 2^-1074        (and the one final rounding: 2^-1075 below 2^-1022,
 ///                                                                     rounded up to a double)
-/// K_ij = the k with a_ik b_kj != 0. Computed in double and enlarged by (1 + 2^-40) to cover its own roundings.
+/// K_ij = the k with a_ik b_kj != 0. Computed in double and enlarged by (1 + 2^-40) to cover its own roundings (and by
+/// 2^-1072 for the subnormal ones and the final rounding's 2^-1075 below 2^-1022). The rows and columns are the kernel's
+/// inputs; the check of kind scheme_bound (suites/verdict/scheme_bound.hpp) holds a kernel to it.
 std::vector<double> bound(const Scaling& sc, const double* a, const double* b, const std::vector<double>& exact_abs,
                           std::int64_t m, std::int64_t n, std::int64_t k);
 /// The bound's terms in words for one element (i, j), e.g. for a report line.

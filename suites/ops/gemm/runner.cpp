@@ -38,69 +38,6 @@ std::optional<double> beyond_range(const std::vector<double>& values, const Form
   return std::nullopt;
 }
 
-/// Why the case's inputs lie outside the kernel's InputDomain (empty: inside). Checks what the kernel
-/// receives: the exact inputs rounded into its input formats, as the runner stores them.
-std::string outside_domain(const KernelTraits& t, const Problem& p) {
-  const InputDomain& d = t.domain;
-  if (!d.restricted()) return {};
-  struct Op {
-    const Matrix* m;
-    const Format* in;
-    const Format* operand;
-    const char* name;
-    bool rows_are_lines;  // A (m x k): lines are rows, K runs along them; B (k x n): lines are columns
-  };
-  for (const Op& op : {Op{&p.a, t.a_input, t.a_operand, "A", true}, Op{&p.b, t.b_input, t.b_operand, "B", false}}) {
-    const Rounder rr{t.input_rounding, default_saturation(*op.in), NanPayload::Preserve};
-    const std::int64_t rows = op.m->rows, cols = op.m->cols;
-    const std::int64_t lines = op.rows_are_lines ? rows : cols, klen = std::max<std::int64_t>(1, op.rows_are_lines ? cols : rows);
-    const bool blocked = d.span_scope == SpanScope::KBlock;
-    const std::int64_t blk = blocked ? std::max(1, d.kblock) : klen, nblk = (klen + blk - 1) / blk;
-    const std::int64_t groups = d.span_scope == SpanScope::Tensor ? 1 : lines * nblk;
-    std::vector<int> lo, hi;
-    if (d.span_scope != SpanScope::None) {
-      lo.assign(static_cast<std::size_t>(groups), std::numeric_limits<int>::max());
-      hi.assign(static_cast<std::size_t>(groups), std::numeric_limits<int>::min());
-    }
-    double mx = 0;
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t c = 0; c < cols; ++c) {
-        const double v = to_double(*op.in, round_double(*op.in, (*op.m)(r, c), rr).code);
-        if (d.finite_only && !std::isfinite(v))
-          return fmt::format("{}({}, {}) is {}: the kernel declares finite inputs only (its arithmetic is not defined on Inf "
-                             "or NaN)", op.name, r, c, std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
-        if (!std::isfinite(v) || v == 0) continue;
-        mx = std::max(mx, std::fabs(v));
-        if (d.span_scope == SpanScope::None) continue;
-        const std::int64_t line = op.rows_are_lines ? r : c, kk = op.rows_are_lines ? c : r;
-        const auto g = static_cast<std::size_t>(d.span_scope == SpanScope::Tensor ? 0 : line * nblk + kk / blk);
-        const int e = std::ilogb(v);
-        lo[g] = std::min(lo[g], e);
-        hi[g] = std::max(hi[g], e);
-      }
-    if (d.operand_range) {
-      const Rounded o = round_double(*op.operand, mx, Rounder{t.input_rounding, default_saturation(*op.operand), NanPayload::Preserve});
-      if (o.flags & kOverflow)
-        return fmt::format("{} reaches {:.4g}, beyond {}'s largest finite value {:.4g}: {}", op.name, mx, op.operand->tag,
-                           op.operand->max_finite(), d.note);
-    }
-    for (std::int64_t g = 0; g < static_cast<std::int64_t>(lo.size()); ++g) {
-      const auto gi = static_cast<std::size_t>(g);
-      if (lo[gi] > hi[gi] || hi[gi] - lo[gi] <= d.max_span) continue;
-      std::string where;
-      if (d.span_scope == SpanScope::Tensor) where = fmt::format("the nonzero entries of {}", op.name);
-      else {
-        where = fmt::format("{} {} of {}", op.rows_are_lines ? "row" : "column", g / nblk, op.name);
-        if (blocked) where += fmt::format(", K-block {} (k = {}..{})", g % nblk, (g % nblk) * blk, std::min(klen, (g % nblk + 1) * blk) - 1);
-      }
-      return fmt::format("{} {} {} binades (2^{} .. 2^{}), more than the kernel's domain allows ({}): {}", where,
-                         d.span_scope == SpanScope::Tensor ? "span" : "spans", hi[gi] - lo[gi],
-                         lo[gi], hi[gi], d.max_span, d.note);
-    }
-  }
-  return {};
-}
-
 bool dCin_used(const AlphaBetaCase& ab, bool in_place) { return ab.active && !in_place; }
 
 /// The first changed byte around C, in words (the guard report of GuardedBuffer).
@@ -268,13 +205,19 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
       return finish();
     }
   }
+  std::string waived;  // a line beyond the span of a scheme that claims its own bound there: that bound judges (grade)
   if (!opt.grade_outside_domain) {
-    for (const Problem* q : batches)
-      if (const std::string why = outside_domain(t, *q); !why.empty()) {
+    for (const Problem* q : batches) {
+      std::string span;
+      const std::string why = outside_domain(t, *q, t.domain.span_scheme_graded ? &span : nullptr);
+      const std::string batch = bat.active() ? fmt::format(" (batch {})", q - batches.front()) : "";
+      if (!why.empty()) {
         r.status = CaseStatus::NotSupported;
-        r.reason = "outside the kernel's input domain: " + why + (bat.active() ? fmt::format(" (batch {})", q - batches.front()) : "");
+        r.reason = "outside the kernel's input domain: " + why + batch;
         return finish();
       }
+      if (!span.empty() && waived.empty()) waived = span + batch;
+    }
   }
   // An order from outside the declaration: revealed at this shape (once per run) before the case's own runs.
   std::shared_ptr<const RevealedOrder> outside;
@@ -518,6 +461,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
   gi.error_map_always = opt.error_maps;
   gi.tile_m = t.tile_m;
   gi.tile_n = t.tile_n;
+  gi.envelope_waived = waived;
   // A block-scaled kernel is graded against the exact product of its operands as its declared quantizer
   // makes them (docs/block_formats.md): the quantization is specified arithmetic, not an error to allow.
   if (block_ref) {
