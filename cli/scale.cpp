@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
@@ -58,6 +59,12 @@ std::string RunPlan::fingerprint() const {
 
 namespace {
 
+// When a worker first consults its selection (the command starts walking its work: the end of its start-up).
+std::chrono::steady_clock::time_point g_first_claim;
+std::once_flag g_first_claim_once;
+void mark_first_claim() { std::call_once(g_first_claim_once, [] { g_first_claim = std::chrono::steady_clock::now(); }); }
+double since(std::chrono::steady_clock::time_point t0, std::chrono::steady_clock::time_point t) { return std::chrono::duration<double>(t - t0).count(); }
+
 std::vector<std::size_t> units_of(const RunPlan& plan, const Shard& shard) {
   std::vector<double> costs;
   for (const auto& u : plan.units) costs.push_back(u.cost);
@@ -93,6 +100,7 @@ Selection::Selection(const RunPlan& plan, std::set<std::string> fixed, const std
 }
 
 std::size_t Selection::rank(const std::string& key) const {
+  mark_first_claim();
   const auto it = unit_of_.find(key);
   if (it == unit_of_.end()) return SIZE_MAX;
   const auto r = rank_.find(it->second);
@@ -181,6 +189,7 @@ std::map<std::string, double> unit_seconds(const RunPlan& plan, const std::vecto
 }
 
 bool Selection::has(const std::string& key) const {
+  mark_first_claim();
   const auto it = unit_of_.find(key);
   if (it == unit_of_.end()) return fixed_.count(key) != 0;
   const auto m = mine_.find(it->second);
@@ -188,6 +197,7 @@ bool Selection::has(const std::string& key) const {
 }
 
 bool Selection::claim(const std::string& key) const {
+  mark_first_claim();
   const auto it = unit_of_.find(key);
   if (it == unit_of_.end() || mine_.count(it->second)) return has(key);  // not claimable, or asked before
   // The claim names its holder from the start: written aside, then linked into place (link fails if it exists).
@@ -510,17 +520,21 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
       last = std::max(last, ws[j].seconds);
     }
     // The workers' own account (kWorkerCaseData): the case data outside the cases, and every miss made or read.
-    double outside = 0, made = 0, read = 0, reads = 0;
+    double outside = 0, made = 0, read = 0, reads = 0, plan = 0, start = 0, span = 0;
     for (const std::string& note : case_data) {
-      double o = 0, m = 0, r = 0, n = 0;
-      if (std::sscanf(note.c_str(), "case data %lf s; made %lf s, read %lf s (%lf)", &o, &m, &r, &n) == 4)
-        outside += o, made += m, read += r, reads += n;
+      double o = 0, m = 0, r = 0, n = 0, p = 0, c = 0, d = 0;
+      if (std::sscanf(note.c_str(), "case data %lf s; made %lf s, read %lf s (%lf); plan %lf s, first claim %lf s, done %lf s", &o, &m, &r, &n,
+                      &p, &c, &d) == 7)
+        outside += o, made += m, read += r, reads += n, plan += p, start += c, span += d;
     }
-    const double rest = total - in_cases - in_campaigns;
+    // The rest: each worker's start-up (to its first claim), its time among its units outside cases, campaigns and case
+    // data, and outside its own clock (launch, writing its results, exit).
+    const double rest = total - in_cases - in_campaigns, among = span - start - in_cases - in_campaigns - outside;
     fmt::print("--devices: workers done between {:.1f} s and {:.1f} s; of their {:.0f} worker-seconds, cases {:.0f}, campaigns {:.0f}, "
-               "the rest {:.0f} (the cases' problems and exact references {:.0f}, start-up and the rest {:.0f}); {:.0f} more idle "
-               "until the last ended\n",
-               first, last, total, in_cases, in_campaigns, rest, outside, rest - outside, last * static_cast<double>(ws.size()) - total);
+               "the rest {:.0f} (the cases' problems and exact references {:.0f}, start-up to the first claim {:.0f} of which the plan "
+               "{:.0f}, among the units {:.0f}, launch and results {:.0f}); {:.0f} more idle until the last ended\n",
+               first, last, total, in_cases, in_campaigns, rest, outside, start, plan, among, total - span,
+               last * static_cast<double>(ws.size()) - total);
     fmt::print("--devices: case data and references, in and outside the cases: made {:.0f} worker-seconds, read {:.0f} from the "
                "workers' shared store ({:.0f} read)\n", made, read, reads);
   }
@@ -636,10 +650,12 @@ std::vector<std::string> parse_devices(const std::string& spec) {
 int run_scaled(const ScaleArgs& args, ScaledCommand cmd) {
   // A worker of a --devices parent: its shard, its results file, nothing else.
   if (const char* ws = std::getenv("FPCERT_WORKER_SHARD"); ws && *ws) {
+    const auto entry = std::chrono::steady_clock::now();
     const char* wj = std::getenv("FPCERT_WORKER_JSON");
     if (!wj || !*wj) throw InputError("FPCERT_WORKER_SHARD is set without FPCERT_WORKER_JSON");
     check_worker_json(wj);  // before any work
     cmd.plan = cmd.make_plan();
+    const double planned = since(entry, std::chrono::steady_clock::now());
     const Shard me = parse_shard(ws);
     // With claims (the parent's FPCERT_WORKER_CLAIMS=1): the claimable units of the parent's shard as this worker frees
     // up, in the folder beside its results file; without: its shard of the partition.
@@ -659,8 +675,10 @@ int run_scaled(const ScaleArgs& args, ScaledCommand cmd) {
     ctx.json = wj;
     RunResult r = stamped(cmd.execute(ctx), ws, cmd.plan);
     const GemmCaseCacheStats cs = gemm_case_cache_stats();
-    r.notes[kWorkerCaseData] = fmt::format("case data {:.3f} s; made {:.3f} s, read {:.3f} s ({})", cs.case_data_seconds, cs.made_seconds,
-                                           cs.read_seconds, cs.store_reads);
+    const auto done = std::chrono::steady_clock::now();
+    r.notes[kWorkerCaseData] = fmt::format("case data {:.3f} s; made {:.3f} s, read {:.3f} s ({}); plan {:.3f} s, first claim {:.3f} s, done {:.3f} s",
+                                           cs.case_data_seconds, cs.made_seconds, cs.read_seconds, cs.store_reads, planned,
+                                           since(entry, g_first_claim == std::chrono::steady_clock::time_point{} ? done : g_first_claim), since(entry, done));
     write_file_atomic(wj, to_json(r).dump(2) + "\n");
     std::remove((std::string(wj) + ".partial.jsonl").c_str());
     return exit_code(r);

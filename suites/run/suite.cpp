@@ -100,7 +100,14 @@ Environment run_environment(const std::string& command, const DeviceApi* dev, bo
           return to_json(make_environment(command, api.get())).dump();
         },
         120);
-    if (c.ok) env = environment_from_json(nlohmann::json::parse(c.payload));  // the same process image: host facts equal
+    if (c.ok) {
+      env = environment_from_json(nlohmann::json::parse(c.payload));  // the same process image: host facts equal
+      // Kept as this process's device stamp: the next suite without a case on the device reuses it instead of starting
+      // another child (a CUDA context each, 2-3 s under a loaded host: a --devices worker holding none of a suite's
+      // cases paid it for every such suite, about 15 s of a main-job worker's time on an H100 host, 2026-12-07).
+      const std::lock_guard<std::mutex> lock(mu);
+      seen = env;
+    }
   }
   return env;
 }

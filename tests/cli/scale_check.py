@@ -252,8 +252,14 @@ def mixed_suites():
         FAILURES.append(f"mixed suites: the run holds suites {load(single)['suite']}, expected GEMM, softmax and reduction")
     workers = path("mixed_devices.json")
     p = run(base + ["--devices", "host:3", "--json", workers], expect=code)
-    if "workers done between" not in p.stdout:
+    # Where the workers' time went, the rest split by the workers' own clocks (cli/scale.cpp): each part a count of
+    # worker-seconds, none negative (a part counted twice would drive "among the units" below zero).
+    split = re.search(r"workers done between .*the rest (-?\d+) \(the cases' problems and exact references (-?\d+), start-up to "
+                      r"the first claim (-?\d+) of which the plan (-?\d+), among the units (-?\d+), launch and results (-?\d+)\)", p.stdout)
+    if not split:
         FAILURES.append(f"mixed suites: no line on where the workers' time went\n{p.stdout[-800:]}")
+    elif min(int(g) for g in split.groups()) < 0:
+        FAILURES.append(f"mixed suites: a negative part of the workers' time: {split.group(0)}")
     # The workers share the GEMM cases' data through the host store (suites/run/host_store.hpp): how many they read
     # depends on which worker claimed which kernel (one worker may take both), so the line is required, not a count;
     # tests/suites/case_data_test.cpp holds what is read to what is made.
