@@ -8,6 +8,7 @@
 
 #include "reports/escape.hpp"
 #include "reports/html/html.hpp"
+#include "reports/html/svg.hpp"
 #include "tests/reports/sample_results.hpp"
 #include "tests/support/test_seed.hpp"
 
@@ -97,4 +98,26 @@ TEST_CASE("the failure card of a tile-tail bug draws its error map and places th
   CHECK(card.find("/worst_envelope/0/frac") != std::string::npos);  // the map's worst elements, tagged
   // The full-tile case passes, so it draws no map.
   CHECK(html.find("Error map: full_32x48") == std::string::npos);
+}
+
+TEST_CASE("an fp64 case's correct-bits map is drawn beside its error map in the failure card") {
+  const std::size_t ni = run_index("tiles", "model_gemm_f32") + 1;
+  REQUIRE(ni < runs().size());
+  RunResult r = runs()[ni];
+  CaseResult* failing = nullptr;
+  for (CaseResult& c : r.cases)
+    if (c.status == CaseStatus::Fail && c.error_map && !failing) failing = &c;
+  REQUIRE(failing);
+  ReportInput in;
+  in.runs = {r};
+  CHECK(html_report(in).find("Correct bits: ") == std::string::npos);  // an fp32 case carries no bits map
+  ErrorMap& e = *failing->error_map;
+  e.min_correct_bits.assign(e.max_frac.size(), 53);
+  e.min_correct_bits.back() = 17;
+  in.runs = {r};
+  const std::string html = html_report(in);
+  CHECK(html.find("Correct bits: " + failing->case_id) != std::string::npos);
+  const std::string card = between(html, "Correct bits: " + failing->case_id, "</svg>");
+  CHECK(card.find("the fewest correct bits in each cell (53: correctly rounded)") != std::string::npos);
+  CHECK(card.find(svg::bits_colour(17, 53)) != std::string::npos);
 }
