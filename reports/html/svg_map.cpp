@@ -13,11 +13,8 @@ namespace fpcert::svg {
 std::string render_map(const MapGrid& g) {
   const HeatMap heat({}, {}, 1e-3, 1, 1e2);
   const int p = g.precision;
-  struct Scale {  // the map's colours: err / allowed on the heat map's scale, or correct bits
-    const HeatMap& heat;
-    const MapGrid& g;
-    std::string colour(double v) const { return g.correct_bits ? bits_colour(v, g.precision) : heat.colour(v); }
-  } scale{heat, g};
+  // The map's colours: err / allowed on the heat map's scale, or correct bits.
+  const auto colour = [&](double v) { return g.correct_bits ? bits_colour(v, p) : heat.colour(v); };
   auto flagged = [&](double v) { return g.correct_bits ? !(v >= p) : !(v <= 1); };  // a tooltip: failing, lost bits, ungraded
   const double side = 400;
   const double cell = std::clamp(std::floor(side / static_cast<double>(std::max<std::int64_t>({g.rows, g.cols, 1}))), 3.0, 28.0);
@@ -27,7 +24,7 @@ std::string render_map(const MapGrid& g) {
   const double width = std::max({left + gw + 20, 420.0, 24 + 8.0 * static_cast<double>(title_chars)}), height = top + gh + 96;
   std::string body;
   // Background: the colour of an exact output; then every cell that differs from it.
-  const std::string zero = scale.colour(g.correct_bits ? p : 0);
+  const std::string zero = colour(g.correct_bits ? p : 0);
   body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#888\" stroke-width=\"1\"/>", pxnum(left),
                       pxnum(top), pxnum(gw), pxnum(gh), zero);
   // Runs of equal colour along a row are one rect (a red tail stripe is a few rects, not hundreds); the failing
@@ -38,13 +35,13 @@ std::string render_map(const MapGrid& g) {
   for (std::int64_t r = 0; r < g.rows; ++r)
     for (std::int64_t c = 0; c < g.cols;) {
       const double v = g.values[static_cast<std::size_t>(r * g.cols + c)];
-      const std::string fill = scale.colour(v);
+      const std::string fill = colour(v);
       const bool tipped = tips && flagged(v);
       std::int64_t run = 1;
       if (!tipped)
         while (c + run < g.cols) {
           const double w = g.values[static_cast<std::size_t>(r * g.cols + c + run)];
-          if (scale.colour(w) != fill || (tips && flagged(w))) break;
+          if (colour(w) != fill || (tips && flagged(w))) break;
           ++run;
         }
       if (fill != zero) {
@@ -115,7 +112,7 @@ std::string render_map(const MapGrid& g) {
     for (int i = 0; i < 50; ++i) {
       const double v = std::pow(10.0, -3 + 5 * (i + 0.5) / 50);
       body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", pxnum(bx + bw * i / 50), pxnum(by), pxnum(bw / 50 + 0.3),
-                          pxnum(bh), scale.colour(v));
+                          pxnum(bh), colour(v));
     }
     const char* labels[] = {"0.001", "0.01", "0.1", "1", "10", "100"};
     for (int d = 0; d <= 5; ++d) {

@@ -594,12 +594,6 @@ void grade(const GradeInput& given, CaseResult& out) {
     M.ulp_max = ulp_max;
     std::tie(M.ulp_p99, M.ulp_median) = p99_and_median(ulps);
   }
-  if (of.precision() > f32.precision()) {  // fp64 outputs: correct bits per element (docs/fp64.md, "Correct bits")
-    const CorrectBitsStats cb = correct_bits_stats(of, codes, ref);
-    M.correct_bits_min = cb.min;
-    M.correct_bits_median = cb.median;
-    M.correct_bits_hist = cb.hist;
-  }
   out.gate_fraction = worst_frac;
   out.worst_index = worst_idx;
   trace.mark("norms, quantiles");
@@ -678,7 +672,13 @@ void grade(const GradeInput& given, CaseResult& out) {
   out.tile_m = in.tile_m;
   out.tile_n = in.tile_n;
   if (out.status == CaseStatus::Pass && !in.error_map_always) out.error_map.reset();
-  else if (out.error_map && !M.correct_bits_hist.empty()) correct_bits_stats(of, codes, ref, &*out.error_map);  // fp64: its bits' map
+  if (of.precision() > f32.precision()) {  // fp64 outputs: correct bits per element (docs/fp64.md, "Correct bits"), and
+    // their map on the error map's grid where the case keeps one
+    const CorrectBitsStats cb = correct_bits_stats(of, codes, ref, out.error_map ? &*out.error_map : nullptr);
+    M.correct_bits_min = cb.min;
+    M.correct_bits_median = cb.median;
+    M.correct_bits_hist = cb.hist;
+  }
 }
 
 }  // namespace fpcert
