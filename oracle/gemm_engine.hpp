@@ -56,6 +56,18 @@ class ExactGemmEngine {
     (void)doubles;
     return nullptr;
   }
+  /// An engine that computes whole references itself (a GPU: scan, slicing, products and the integer combination on
+  /// the device, docs/oracle.md "On the GPU") for the problems it takes: fills r's c, abs_sum, status, fallbacks and
+  /// info (all but engine and sample_checked) exactly as the oracle's own path would (abs_sum within its documented
+  /// tolerance) and returns true; false (the default) leaves r untouched and the oracle's path runs with multiply().
+  virtual bool whole_reference(const MatrixView& a, const MatrixView& b, unsigned threads, GemmRef& r) {
+    (void)a, (void)b, (void)threads, (void)r;
+    return false;
+  }
+  /// As the process default (set_default_gemm_engine), this engine takes problems of at least this many products
+  /// (m n k); smaller ones go to the built-in engine, faster there (a GPU's fixed costs per call). An engine given
+  /// in GemmRefOptions::engine takes every problem.
+  virtual std::int64_t min_products() const { return 0; }
   /// Whether references made with this engine are checked on a sample against exact_dot (all but the built-in one).
   virtual bool sample_checked() const { return true; }
 };

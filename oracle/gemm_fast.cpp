@@ -20,6 +20,7 @@
 
 #include "base/huge_pages.hpp"
 #include "base/parallel.hpp"
+#include "oracle/exact_combine.hpp"
 #include "oracle/exact_sum.hpp"
 #include "oracle/gemm_engine.hpp"
 #include "oracle/gemm_ref.hpp"
@@ -27,14 +28,11 @@
 namespace fpcert {
 namespace {
 
-using i128 = __int128;
-using u128 = unsigned __int128;
-
-constexpr int kNeedBins = 2304;      // need = e - low_exponent <= 1024 + 1074
-constexpr int kMaxSlices = 5;        // W = S * beta <= 5 * 26
-
-/// 2^e as a double, -1022 <= e <= 1023.
-inline double pow2(int e) { return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52); }
+using exact_gemm::i128;
+using exact_gemm::kMaxSlices;
+using exact_gemm::kNeedBins;
+using hd::pow2;
+using Config = exact_gemm::Split;
 
 /// Rows of A or columns of B, as "lines" of length K: element k of line l is data[l*line_stride + k*elem_stride].
 struct Lines {
@@ -164,15 +162,10 @@ void collect_uncaptured(const Lines& L, LineScan& s, int W, unsigned threads) {
   for (const auto& r : s.rem) s.uncaptured += static_cast<std::int64_t>(r.size());
 }
 
-/// The split: S slices of beta bits per operand, exact GEMMs over K blocks of kc.
-struct Config {
-  int S = 1, beta = 0, W = 0, G = 1;  // G: slice GEMMs (S diagonal + S(S-1)/2 Karatsuba)
-  std::int64_t kc = 0, nblocks = 0;
-};
-
 /// Largest beta <= 26 with kc * c * 2^(2 beta) <= 2^53, c = 1 (one slice: |d| <= 2^beta) or 9/4
 /// (Karatsuba operands d_1 + d_t: |.| <= 1.5 * 2^beta).
 int beta_for(int S, std::int64_t kc) {
+  using exact_gemm::u128;
   for (int beta = 26; beta >= 1; --beta) {
     const u128 lhs = static_cast<u128>(kc) << (2 * beta);
     if (S == 1 ? lhs <= (static_cast<u128>(1) << 53) : 9 * lhs <= (static_cast<u128>(1) << 55)) return beta;
@@ -191,7 +184,11 @@ std::int64_t kblock_for(int S, std::int64_t M, std::int64_t N, std::int64_t K) {
   return std::max<std::int64_t>(kc, 1);
 }
 
-Config choose_config(const LineScan& sa, const LineScan& sb, std::int64_t M, std::int64_t N, std::int64_t K) {
+}  // namespace
+
+exact_gemm::Split exact_gemm::choose_split(const std::int64_t* hist_a, const std::int64_t* hist_b,
+                                           const int* max_need_a, const int* max_need_b, std::int64_t M, std::int64_t N,
+                                           std::int64_t K) {
   // Model costs in ns on one core: a multiply-add in a double GEMM ~0.03; an exact product added
   // per element ~6; an element finished in ExactSum ~200.
   Config best;
@@ -206,12 +203,12 @@ Config choose_config(const LineScan& sa, const LineScan& sb, std::int64_t M, std
     c.W = S * c.beta;
     double ua = 0, ub = 0;
     for (int i = c.W + 1; i < kNeedBins; ++i) {
-      ua += static_cast<double>(sa.hist[static_cast<std::size_t>(i)]);
-      ub += static_cast<double>(sb.hist[static_cast<std::size_t>(i)]);
+      ua += static_cast<double>(hist_a[i]);
+      ub += static_cast<double>(hist_b[i]);
     }
     double rows = 0, cols = 0;
-    for (int v : sa.max_need) rows += v > c.W;
-    for (int v : sb.max_need) cols += v > c.W;
+    for (std::int64_t i = 0; i < M; ++i) rows += max_need_a[i] > c.W;
+    for (std::int64_t j = 0; j < N; ++j) cols += max_need_b[j] > c.W;
     const double mn = static_cast<double>(M) * static_cast<double>(N);
     double cost = (c.G + 1) * mn * static_cast<double>(K) * 0.03;
     cost += (ua * static_cast<double>(N) + ub * static_cast<double>(M)) * 6;
@@ -224,6 +221,8 @@ Config choose_config(const LineScan& sa, const LineScan& sb, std::int64_t M, std
   }
   return best;
 }
+
+namespace {
 
 /// Slices of lines [0, count) over [k0, k1) into ops[g][l * w + (k - k0)], w = k1 - k0:
 /// g < G: the GEMM operands (diagonal d_s, then Karatsuba sums d_s + d_t, s < t), g == G: |x| 2^-e.
@@ -310,47 +309,7 @@ void slice_block(const Lines& L, const LineScan& s, const Config& c, std::int64_
       threads);
 }
 
-/// RN to 53 bits of an integer: the rounded value (as a double, exact) and x - rounded.
-struct Rn53 {
-  double v;
-  i128 rest;
-};
-inline Rn53 rn53(i128 x) {
-  const bool neg = x < 0;
-  const u128 ux = neg ? -static_cast<u128>(x) : static_cast<u128>(x);
-  if ((ux >> 53) == 0) return {static_cast<double>(static_cast<std::int64_t>(x)), 0};
-  const auto hi64 = static_cast<std::uint64_t>(ux >> 64);
-  const int n = hi64 ? 128 - std::countl_zero(hi64) : 64 - std::countl_zero(static_cast<std::uint64_t>(ux));
-  const int sh = n - 53;
-  u128 top = ux >> sh;
-  const u128 rem = ux & ((static_cast<u128>(1) << sh) - 1);
-  const u128 half = static_cast<u128>(1) << (sh - 1);
-  if (rem > half || (rem == half && (top & 1))) ++top;
-  const i128 rest = static_cast<i128>(ux) - static_cast<i128>(top << sh);
-  const double v = static_cast<double>(static_cast<std::uint64_t>(top)) * pow2(sh);  // exact: top <= 2^53
-  return neg ? Rn53{-v, -rest} : Rn53{v, rest};
-}
-
-/// RefValue of X * 2^E when every double involved is normal: E >= -1022 and |X| 2^E < 2^1023.
-inline bool ref_from_int_fast(i128 X, int E, RefValue& out) {
-  if (X == 0) {
-    out = {};
-    return true;
-  }
-  const u128 ux = X < 0 ? -static_cast<u128>(X) : static_cast<u128>(X);
-  const auto hi64 = static_cast<std::uint64_t>(ux >> 64);
-  const int n = hi64 ? 128 - std::countl_zero(hi64) : 64 - std::countl_zero(static_cast<std::uint64_t>(ux));
-  if (E < -1022 || E + n > 1023) return false;
-  const double p = pow2(E);
-  const Rn53 h = rn53(X);
-  if (h.rest == 0) {
-    out = {h.v * p, 0.0, 0};
-    return true;
-  }
-  const Rn53 l = rn53(h.rest);
-  out = {h.v * p, l.v * p, static_cast<std::int8_t>((l.rest > 0) - (l.rest < 0))};
-  return true;
-}
+using exact_gemm::ref_from_int_fast;
 
 /// Sorted union of two sorted position lists, calling fn(k) once per position.
 template <class F>
@@ -377,11 +336,22 @@ GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOp
   r.n = b.cols;
   r.info.path = "ozaki";
   // Who multiplies the slices (oracle/gemm_engine.hpp): per tile in the workers (Eigen), or per panel of rows.
-  const std::shared_ptr<ExactGemmEngine> held = opt.engine ? nullptr : default_gemm_engine();
+  std::shared_ptr<ExactGemmEngine> held = opt.engine ? nullptr : default_gemm_engine();
+  if (held && static_cast<double>(a.rows) * static_cast<double>(a.cols) * static_cast<double>(b.cols) <
+                  static_cast<double>(held->min_products()))
+    held = nullptr;  // small for the default engine: the built-in one
   ExactGemmEngine& engine = opt.engine ? *opt.engine : held ? *held : eigen_gemm_engine();
   r.info.engine = engine.name();
   PhaseTrace trace("FPCERT_ORACLE_TRACE", "gemm_reference");
   const std::int64_t M = a.rows, N = b.cols, K = a.cols;
+  // An engine that takes the whole reference (a GPU, for binary32 inputs): checked on a sample like any other engine's.
+  if (M > 0 && N > 0 && K > 0 && engine.whole_reference(a, b, opt.threads ? opt.threads : thread_count(), r)) {
+    trace.mark("whole reference");
+    const std::int64_t nblocks = (K + r.info.kblock - 1) / r.info.kblock;
+    r.info.sample_checked =
+        check_reference_sample(a, b, r, engine.name(), 1.0 + static_cast<double>(3 * (K + nblocks + 2)) * 0x1p-53);
+    return r;
+  }
   const auto mn = static_cast<std::size_t>(M * N);
   assign_huge(r.c, mn, RefValue{});
   assign_huge(r.abs_sum, mn, 0.0);
@@ -394,7 +364,7 @@ GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOp
   LineScan sa, sb;
   scan_lines(LA, sa, threads);
   scan_lines(LB, sb, threads);
-  const Config c = choose_config(sa, sb, M, N, K);
+  const Config c = exact_gemm::choose_split(sa.hist.data(), sb.hist.data(), sa.max_need.data(), sb.max_need.data(), M, N, K);
   collect_uncaptured(LA, sa, c.W, threads);
   collect_uncaptured(LB, sb, c.W, threads);
   trace.mark("scan");
@@ -546,14 +516,7 @@ GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOp
                   const bool corr = !sa.rem[iu].empty() || !sb.rem[ju].empty();
                   bool done = false;
                   if (!corr && S <= 2) {
-                    i128 X;
-                    if (S == 1) {
-                      X = v[0];
-                    } else {
-                      const i128 cross = static_cast<i128>(v[2]) - v[0] - v[1];  // d1 e2 + d2 e1 (Karatsuba)
-                      X = (static_cast<i128>(v[0]) << (2 * beta)) + (cross << beta) + v[1];
-                    }
-                    done = ref_from_int_fast(X, E, r.c[idx]);
+                    done = ref_from_int_fast(exact_gemm::combine_levels(v, S, beta), E, r.c[idx]);
                     if (done) ++wk.fast;
                   }
                   if (!done) {
@@ -576,13 +539,7 @@ GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOp
                     ++wk.exact;
                   }
                   // abs_sum: an upper bound of sum |a_ik b_kj| (docs/oracle.md, "abs_sum").
-                  const double ub = (absv + eta) * abs_factor;
-                  const int es = sa.e[iu] + sb.e[ju];
-                  // Scaling by 2^es is exact unless the result is subnormal (then one step up keeps
-                  // it an upper bound) or overflows (+Inf: still an upper bound).
-                  double sc = (es >= -1022 && es <= 1023) ? ub * pow2(es) : std::ldexp(ub, es);
-                  if (ub != 0 && sc < 0x1p-1022) sc = std::nextafter(sc, std::numeric_limits<double>::infinity());
-                  r.abs_sum[idx] = sc;
+                  r.abs_sum[idx] = exact_gemm::abs_sum_bound(absv, eta, abs_factor, sa.e[iu] + sb.e[ju]);
                 }
             }
           },

@@ -23,6 +23,16 @@ inline bool same_double(double x, double y) {
   return (std::isnan(x) && std::isnan(y)) || std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
 }
 
+/// Two RefValues bit for bit (NaN as NaN), and one in hex for a failure's message.
+inline bool same_ref(const RefValue& x, const RefValue& y) {
+  return same_double(x.hi, y.hi) && same_double(x.lo, y.lo) && x.tail == y.tail;
+}
+inline std::string show_ref(const RefValue& v) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "{hi %a, lo %a, tail %d}", v.hi, v.lo, v.tail);
+  return buf;
+}
+
 /// x against y: hi, lo bit for bit (NaN as NaN), tail, and status (kRefFallback ignored when `ignore_fallback`: the
 /// MPFR path never sets it).
 inline RefDiff diff_values(const GemmRef& x, const GemmRef& y, bool ignore_fallback) {
