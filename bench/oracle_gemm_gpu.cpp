@@ -1,10 +1,11 @@
-// bench/oracle_gemm_gpu.cpp — the exact GEMM reference with its slice GEMMs on the GPU (cuBLAS DGEMM engine,
-// docs/oracle.md "On the GPU") next to cuBLAS DGEMM itself and the CPU reference, in one run: times, the GPU
-// reference's parts (uploads, DGEMMs, downloads, the host's slicing + combination + sample check), the ratios, and
-// the two references compared bit for bit (hi, lo, tail, status).
+// bench/oracle_gemm_gpu.cpp — the exact GEMM reference on the GPU (docs/oracle.md "On the GPU") next to cuBLAS DGEMM
+// itself and the CPU reference, in one run: the whole reference on the device (binary32 inputs) with its parts, the
+// same with the slice DGEMMs only (the host slicing and combining), the ratios, and the references compared bit for
+// bit (hi, lo, tail, status).
 //
-// Usage: bench_oracle_gemm_gpu [N ...]   square fp32 problems (default: 1024 4096 8192); --no-cpu skips the CPU
-//        reference (its comparison too). Inputs: fp32 values uniform in [-1, 1), row-major. Exit 77 without a device.
+// Usage: bench_oracle_gemm_gpu [N ...]   square fp32 problems (default: 256 512 1024 4096 8192); --no-cpu skips the CPU
+//        reference (its comparison too); --normal: standard normal inputs (entries outside the slice window: the
+//        per-element corrections) instead of uniform in [-1, 1). A row-major, B column-major. Exit 77 without a device.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,9 +28,10 @@ double now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 
 using bench::uniform_f32;
 
-void run(std::int64_t n, CudaExactGemmEngine& engine, bool cpu) {
+void run(std::int64_t n, CudaExactGemmEngine& engine, bool cpu, bool normal) {
   const std::int64_t M = n, N = n, K = n;
-  const std::vector<double> a = uniform_f32(M * K, 1), b = uniform_f32(K * N, 2);  // B column-major: lines of K
+  const std::vector<double> a = normal ? bench::normal_f32(M * K, 1) : uniform_f32(M * K, 1);
+  const std::vector<double> b = normal ? bench::normal_f32(K * N, 2) : uniform_f32(K * N, 2);  // B column-major: lines of K
   const MatrixView A = MatrixView::row_major(a.data(), M, K), B = MatrixView::col_major(b.data(), K, N);
 
   // cuBLAS DGEMM at this shape: the engine's own call with one operand pair (the median of 3 of its GEMM time).
@@ -46,31 +48,66 @@ void run(std::int64_t n, CudaExactGemmEngine& engine, bool cpu) {
   std::sort(t_dgemm.begin(), t_dgemm.end());
   const double dgemm = t_dgemm[1];
 
-  // The GPU reference: median of 3 after a warm-up (pinned buffers, cuBLAS's workspace).
+  // The GPU reference, whole on the device (binary32 inputs) and with the slice DGEMMs only (per panel): median of 3
+  // after a warm-up (buffers, cuBLAS's workspace).
   GemmRefOptions o;
   o.engine = &engine;
-  GemmRef g = gemm_reference(A, B, o);
-  std::vector<std::pair<double, ExactGemmTimes>> runs;
-  for (int r = 0; r < 3; ++r) {
-    engine.reset_times();
-    const double t0 = now();
-    g = gemm_reference(A, B, o);
-    runs.emplace_back(now() - t0, engine.times());
-  }
-  std::sort(runs.begin(), runs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  const auto& [t_gpu, parts] = runs[1];
-  const double host = t_gpu - parts.upload_s - parts.gemm_s - parts.download_s;
+  struct Timed {
+    double t;
+    ExactGemmTimes parts;
+    GemmRef ref;
+  };
+  const auto timed = [&](bool whole) {
+    engine.set_whole(whole);
+    Timed best{0, {}, gemm_reference(A, B, o)};
+    std::vector<std::pair<double, ExactGemmTimes>> runs;
+    for (int r = 0; r < 3; ++r) {
+      engine.reset_times();
+      const double t0 = now();
+      best.ref = gemm_reference(A, B, o);
+      runs.emplace_back(now() - t0, engine.times());
+    }
+    std::sort(runs.begin(), runs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    best.t = runs[1].first;
+    best.parts = runs[1].second;
+    return best;
+  };
+  const Timed w = timed(true);
+  const Timed p = timed(false);
+  engine.set_whole(true);
+  const GemmRef& g = w.ref;
+  const ExactGemmTimes& wp = w.parts;
+  const double on_device = wp.scan_s + wp.slice_s + wp.gemm_s + wp.finish_s;
 
   fmt::print("M=N=K={}  (load average {} at the end)\n", n, bench::load_average());
   fmt::print("  cuBLAS DGEMM (not exact)           {:9.4f} s\n", dgemm);
-  fmt::print("  GPU exact reference                {:9.4f} s   slices {} x {} bits, K block {}, {} GEMMs per block, {} blocks, "
-             "{} panels, {} elements sample-checked\n",
-             t_gpu, g.info.slices, g.info.beta, g.info.kblock, g.info.gemms, parts.blocks, parts.panels, g.info.sample_checked);
-  fmt::print("    uploads (slices to the device)   {:9.4f} s\n", parts.upload_s);
-  fmt::print("    DGEMMs                           {:9.4f} s   ({:.2f}x one DGEMM)\n", parts.gemm_s, parts.gemm_s / dgemm);
-  fmt::print("    downloads (products to the host) {:9.4f} s\n", parts.download_s);
-  fmt::print("    host: scan, slicing, combination, sample check {:9.4f} s\n", host);
-  fmt::print("  ratio GPU reference / DGEMM        {:9.2f}x   (goal <= 10x; 8192: <= 0.2 s)\n", t_gpu / dgemm);
+  fmt::print("  GPU exact reference, whole on the device {:9.4f} s   ({} whole), slices {} x {} bits, K block {}, {} GEMMs "
+             "per block, {} blocks, {} elements sample-checked, {} fallback elements\n",
+             w.t, wp.whole, g.info.slices, g.info.beta, g.info.kblock, g.info.gemms, wp.blocks, g.info.sample_checked,
+             g.fallbacks);
+  fmt::print("    host: binary32 check and packing {:9.4f} s\n", wp.prep_s);
+  fmt::print("    upload (binary32), transposes    {:9.4f} s\n", wp.upload_s);
+  fmt::print("    scan, split, uncaptured entries  {:9.4f} s\n", wp.scan_s);
+  fmt::print("    slicing                          {:9.4f} s\n", wp.slice_s);
+  fmt::print("    DGEMMs                           {:9.4f} s   ({:.2f}x one DGEMM)\n", wp.gemm_s, wp.gemm_s / dgemm);
+  fmt::print("    block sums, combination, corrections {:9.4f} s\n", wp.finish_s);
+  fmt::print("    wait for the host's result arrays {:9.4f} s   (allocated and zeroed while the device works)\n",
+             wp.alloc_wait_s);
+  fmt::print("    download (hi, lo, tail, abs_sum, status; pinned staging) {:9.4f} s\n", wp.download_s);
+  fmt::print("    host: NaN/Inf elements, sample check, rest {:9.4f} s\n",
+             w.t - wp.prep_s - wp.upload_s - on_device - wp.alloc_wait_s - wp.download_s);
+  fmt::print("  on the device (scan to combination) {:9.4f} s   ratio / DGEMM {:.2f}x\n", on_device, on_device / dgemm);
+  fmt::print("  ratio whole reference / DGEMM      {:9.2f}x   (goal <= 10x; 8192: <= 0.2 s)\n", w.t / dgemm);
+  const ExactGemmTimes& pp = p.parts;
+  fmt::print("  GPU exact reference, slice DGEMMs only {:9.4f} s   ({} panels; uploads {:.4f}, DGEMMs {:.4f}, downloads "
+             "{:.4f}, host {:.4f})   ratio / whole {:.2f}x\n",
+             p.t, pp.panels, pp.upload_s, pp.gemm_s, pp.download_s, p.t - pp.upload_s - pp.gemm_s - pp.download_s,
+             p.t / w.t);
+  std::int64_t wp_diff = 0;
+  for (std::size_t e = 0; e < g.c.size(); ++e) wp_diff += !(p.ref.c[e] == g.c[e]) || p.ref.status[e] != g.status[e];
+  fmt::print("  whole vs DGEMMs-only reference: {} of {} elements differ (hi, lo, tail, status){}\n", wp_diff, M * N,
+             wp_diff ? "  <-- MISMATCH" : "");
+  const double t_gpu = w.t;
   if (!cpu) return;
   const double t0 = now();
   const GemmRef h = gemm_reference(A, B, {});
@@ -92,16 +129,17 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "bench_oracle_gemm_gpu: skipped: {}\n", why);
     return 77;
   }
-  bool cpu = true;
+  bool cpu = true, normal = false;
   std::vector<std::int64_t> sizes;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s == "--no-cpu") cpu = false;
+    else if (s == "--normal") normal = true;
     else sizes.push_back(std::atoll(argv[i]));
   }
-  if (sizes.empty()) sizes = {1024, 4096, 8192};
-  fmt::print("bench_oracle_gemm_gpu: {} | {} host threads | fp32 inputs uniform in [-1, 1) | engine {}\n", bench::cpu_model(),
-             thread_count(), engine->name());
-  for (const std::int64_t n : sizes) run(n, *engine, cpu);
+  if (sizes.empty()) sizes = {256, 512, 1024, 4096, 8192};
+  fmt::print("bench_oracle_gemm_gpu: {} | {} host threads | fp32 inputs {} | engine {}\n", bench::cpu_model(),
+             thread_count(), normal ? "standard normal" : "uniform in [-1, 1)", engine->name());
+  for (const std::int64_t n : sizes) run(n, *engine, cpu, normal);
   return 0;
 }

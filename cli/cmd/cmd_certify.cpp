@@ -44,6 +44,7 @@
 #include "suites/verdict/grade.hpp"
 #include "suites/ops/conversion/conversion_suite.hpp"
 #include "suites/run/environment.hpp"
+#include "suites/run/isolate.hpp"
 #include "suites/ops/gemm/fault_injectors.hpp"
 #include "suites/mutation/mutation.hpp"
 #include "suites/experiments/presets.hpp"
@@ -146,8 +147,14 @@ void print_diagnoses(const std::vector<DiagnosisRecord>& ds, const std::vector<s
 
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
-  // The exact references' slice GEMMs (docs/oracle.md, "On the GPU"): set before any reference is computed.
-  const std::string reference_engine = use_reference_engine(a.reference);
+  // The exact references' slice GEMMs (docs/oracle.md, "On the GPU"): set before any reference is computed. Not on
+  // the GPU with isolated cases: this process's CUDA context would leave their children without a device.
+  if (!a.no_isolate && (a.isolate || !a.plugins.empty()) && a.reference == "gpu")
+    throw InputError("--reference gpu: not with isolated cases (--isolate, --plugin): the children run the kernels on the "
+                     "device, which a CUDA context in this process would take from them; use --reference cpu or auto");
+  const std::string reference_engine =
+      use_reference_engine(!a.no_isolate && (a.isolate || !a.plugins.empty()) && a.reference == "auto" ? "cpu" : a.reference,
+                           gpu_reference_usable);
   load_plugins(a.plugins, a.timeout_s);  // a bad plugin stops here, before anything runs (exit 2; 3: it crashed or hung)
   for (const auto& [kernel, d] : a.determinism) declare_plugin_determinism(kernel, *parse_determinism(d));
   for (const auto& [kernel, n] : a.nan) declare_plugin_nan(kernel, *parse_nan_payload(n));
@@ -629,8 +636,9 @@ void add_certify(CLI::App& root, Registry& reg) {
   a->suite = "certify";
   add_common(app, a);
   app->add_option("--reference", a->reference,
-                  "Exact references' slice GEMMs: cpu (Eigen), gpu (cuBLAS DGEMM, sample-checked against the CPU oracle), "
-                  "auto (gpu when a CUDA device is usable); docs/oracle.md, \"On the GPU\"")
+                  "Exact references: cpu (the CPU oracle), gpu (on the device from 2^27 products: whole for binary32 "
+                  "inputs, else its slice GEMMs; sample-checked against the CPU oracle), auto (gpu when a CUDA device is "
+                  "usable and cases are not isolated); docs/oracle.md, \"On the GPU\"")
       ->capture_default_str();
   app->add_flag("--no-mutation", a->no_mutation, "Skip the mutation score (fault injectors run after the kernel passes; docs/mutation.md)");
   app->add_option("--mutation-min", a->mutation_min, "Fail when a kernel's mutation score (killed for their own fault, %) is below this")

@@ -17,6 +17,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/options.hpp"
 #include "kernels/device/exact_gemm_cuda.hpp"
+#include "suites/run/isolate.hpp"
 #include "oracle/format.hpp"
 #include "oracle/gemm_ref.hpp"
 
@@ -122,7 +123,7 @@ int run_reference(const ReferenceArgs& args) {
   check_gemm_memory(A.rows, B.cols, A.cols, "fpcert reference");
 
   const unsigned threads = args.threads ? args.threads : thread_count();
-  if (!args.mpfr) use_reference_engine(args.reference);
+  if (!args.mpfr) use_reference_engine(args.reference, gpu_reference_usable);
   const auto t0 = std::chrono::steady_clock::now();
   const GemmRef ref = args.mpfr ? gemm_reference_mpfr(A.view(), B.view(), {threads})
                                 : gemm_reference(A.view(), B.view(), {threads});

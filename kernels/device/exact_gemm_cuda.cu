@@ -3,7 +3,8 @@
 // (and grown) across calls, one cublasGemmStridedBatchedEx computes the G + 1 products (CUBLAS_COMPUTE_64F, the
 // handle's math mode pinned to CUBLAS_DEFAULT_MATH: no emulation, no reduced precision), the results come back into
 // pinned host memory the oracle combines from. Every CUDA and cuBLAS call is checked; the device is synchronised
-// before the host reads. Calls from several threads are serialised (one lock around a whole multiply).
+// before the host reads. Calls from several threads are serialised (one lock around a whole multiply). For binary32
+// inputs the whole reference is made on the device instead (whole_reference: exact_gemm_fused.cu).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -17,6 +18,7 @@
 
 #include "kernels/device/cuda_check.cuh"
 #include "kernels/device/exact_gemm_cuda.hpp"
+#include "kernels/device/exact_gemm_fused.cuh"
 #include "kernels/gemm/cublas/cublas_loader.cuh"
 
 namespace fpcert {
@@ -127,6 +129,18 @@ class CublasDgemmEngine final : public CudaExactGemmEngine {
     ++times_.panels;
   }
 
+  bool whole_reference(const MatrixView& a, const MatrixView& b, unsigned threads, GemmRef& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!whole_) return false;
+    if (!fused_) fused_ = make_fused_buffers();
+    return fused_gemm_reference(*fused_, stream_, handle_, a, b, threads, r, times_);
+  }
+  std::int64_t min_products() const override { return kGpuReferenceMinProducts; }
+  void set_whole(bool on) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    whole_ = on;
+  }
+
   ExactGemmTimes times() const override {
     std::lock_guard<std::mutex> lock(mu_);
     return times_;
@@ -144,6 +158,8 @@ class CublasDgemmEngine final : public CudaExactGemmEngine {
   DeviceBuf dev_a_, dev_b_, dev_c_;
   std::map<std::thread::id, PinnedBuf> pinned_;
   ExactGemmTimes times_;
+  bool whole_ = true;
+  FusedBuffersPtr fused_;
 };
 
 }  // namespace

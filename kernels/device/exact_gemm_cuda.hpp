@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -18,23 +19,40 @@ namespace fpcert {
 struct ExactGemmTimes {
   double upload_s = 0;    ///< slice operands to the device (begin_block)
   double gemm_s = 0;      ///< cublasGemmStridedBatchedEx, G + 1 products per panel
-  double download_s = 0;  ///< the products back to host memory
+  double download_s = 0;  ///< the products back to host memory (whole references: hi, lo, tail, abs_sum, status)
   std::int64_t blocks = 0, panels = 0;
+  // Whole references on the device (ExactGemmEngine::whole_reference; exact_gemm_fused.cu):
+  double prep_s = 0;    ///< the host's binary32 check and packing of A and B into pinned memory
+  double scan_s = 0;    ///< the scan, the split's choice (on the host, from the device's histograms), the uncaptured
+  double slice_s = 0;   ///< slicing on the device
+  double finish_s = 0;  ///< block sums, the integer combination and the corrections on the device
+  double host_s = 0;    ///< elements with a NaN or Inf input, finished on the host (exact_dot)
+  double alloc_wait_s = 0;  ///< waiting for the host's result arrays (allocated while the device works)
+  std::int64_t whole = 0;  ///< references made wholly on the device
 };
 
 class CudaExactGemmEngine : public ExactGemmEngine {
  public:
   virtual ExactGemmTimes times() const = 0;
   virtual void reset_times() = 0;
+  /// Whole references on the device for binary32 inputs (on by default; off: the slice DGEMMs only, per panel).
+  virtual void set_whole(bool on) = 0;
 };
 
 /// The cuBLAS DGEMM engine ("gpu-cublas-dgemm") on device 0, or nullptr with the reason in *why (no CUDA in this
 /// build, no device, cuBLAS not loadable).
 std::shared_ptr<CudaExactGemmEngine> make_cuda_exact_gemm_engine(std::string* why = nullptr);
 
+/// Below this many products (m n k; 512^3) the CPU oracle on a 16-core host is as fast as the GPU engine with its fixed
+/// costs per call (bench_oracle_gemm_gpu, docs/oracle.md "On the GPU"): the process default sends them to the CPU.
+inline constexpr std::int64_t kGpuReferenceMinProducts = std::int64_t{1} << 27;
+
 /// --reference: "cpu" (the built-in Eigen engine), "gpu" (the cuBLAS engine; DeviceError, exit 3, when no device is
-/// usable, with the reason), "auto" (gpu when a device is usable, else cpu). Sets the process default
-/// (set_default_gemm_engine) and returns the name of the engine chosen. InputError (exit 2) for another word.
-std::string use_reference_engine(const std::string& choice);
+/// usable, with the reason), "auto" (gpu when a device is usable, else cpu). `usable` answers whether a device can run
+/// the engine, and why not, without initialising CUDA in this process (in a child: CUDA does not survive fork(), and
+/// the tensor-core cards' probe and --isolate fork later); the engine itself is made at its first use, a reference of
+/// at least kGpuReferenceMinProducts. Sets the process default (set_default_gemm_engine) and returns the name of the
+/// engine chosen. InputError (exit 2) for another word.
+std::string use_reference_engine(const std::string& choice, const std::function<bool(std::string*)>& usable);
 
 }  // namespace fpcert

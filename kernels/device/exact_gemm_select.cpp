@@ -1,6 +1,8 @@
-// kernels/device/exact_gemm_select.cpp — --reference cpu|gpu|auto (exact_gemm_cuda.hpp), and the engine's absence in a
-// build without CUDA.
+// kernels/device/exact_gemm_select.cpp — --reference cpu|gpu|auto (exact_gemm_cuda.hpp): the GPU engine made at its
+// first use, and the engine's absence in a build without CUDA.
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "base/error.hpp"
@@ -15,7 +17,53 @@ std::shared_ptr<CudaExactGemmEngine> make_cuda_exact_gemm_engine(std::string* wh
 }
 #endif
 
-std::string use_reference_engine(const std::string& choice) {
+namespace {
+
+/// The cuBLAS engine, made when a reference first needs it: a process that initialised CUDA cannot give the device to
+/// the children it forks afterwards (the tensor-core cards' probe, the environment stamp, --isolate), so the process
+/// default stays off the device until the first reference large enough for it (min_products).
+class LazyCudaEngine final : public CudaExactGemmEngine {
+ public:
+  const char* name() const override { return "gpu-cublas-dgemm"; }
+  bool per_tile() const override { return false; }
+  std::size_t panel_bytes() const override { return get().panel_bytes(); }
+  void begin_block(const SliceBlock& ops) override { get().begin_block(ops); }
+  void multiply(const SliceBlock& ops, std::int64_t i0, std::int64_t tm, std::int64_t j0, std::int64_t tn,
+                double* out) override {
+    get().multiply(ops, i0, tm, j0, tn, out);
+  }
+  double* panel_memory(std::size_t doubles) override { return get().panel_memory(doubles); }
+  bool whole_reference(const MatrixView& a, const MatrixView& b, unsigned threads, GemmRef& r) override {
+    return get().whole_reference(a, b, threads, r);
+  }
+  std::int64_t min_products() const override { return kGpuReferenceMinProducts; }
+  ExactGemmTimes times() const override {
+    const std::lock_guard<std::mutex> lock(mu_);
+    return real_ ? real_->times() : ExactGemmTimes{};
+  }
+  void reset_times() override {
+    const std::lock_guard<std::mutex> lock(mu_);
+    if (real_) real_->reset_times();
+  }
+  void set_whole(bool on) override { get().set_whole(on); }
+
+ private:
+  CudaExactGemmEngine& get() const {
+    const std::lock_guard<std::mutex> lock(mu_);
+    if (!real_) {
+      std::string why;
+      real_ = make_cuda_exact_gemm_engine(&why);
+      if (!real_) throw DeviceError("--reference gpu: no usable CUDA device for the exact reference: " + why);
+    }
+    return *real_;
+  }
+  mutable std::mutex mu_;
+  mutable std::shared_ptr<CudaExactGemmEngine> real_;
+};
+
+}  // namespace
+
+std::string use_reference_engine(const std::string& choice, const std::function<bool(std::string*)>& usable) {
   if (choice != "cpu" && choice != "gpu" && choice != "auto")
     throw InputError("--reference: expected 'cpu', 'gpu' or 'auto', got '" + choice + "'");
   if (choice == "cpu") {
@@ -23,12 +71,12 @@ std::string use_reference_engine(const std::string& choice) {
     return eigen_gemm_engine().name();
   }
   std::string why;
-  std::shared_ptr<CudaExactGemmEngine> e = make_cuda_exact_gemm_engine(&why);
-  if (!e) {
+  if (!usable(&why)) {
     if (choice == "gpu") throw DeviceError("--reference gpu: no usable CUDA device for the exact reference: " + why);
     set_default_gemm_engine(nullptr);
     return eigen_gemm_engine().name();
   }
+  auto e = std::make_shared<LazyCudaEngine>();
   const std::string name = e->name();
   set_default_gemm_engine(std::move(e));
   return name;

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "kernels/device/exact_gemm_cuda.hpp"
 #include "results/results_json.hpp"
 
 namespace fpcert {
@@ -97,6 +98,18 @@ CaseResult run_case_isolated(const std::function<CaseResult()>& body, double tim
   r.status = c.kind == FailureKind::Hung ? CaseStatus::Hung : CaseStatus::Crashed;
   r.reason = c.reason;
   return r;
+}
+
+bool gpu_reference_usable(std::string* why) {
+  const ChildOutcome c = run_in_child(
+      [] {
+        std::string reason;
+        return make_cuda_exact_gemm_engine(&reason) ? std::string("usable") : "not usable: " + reason;
+      },
+      120);
+  if (c.ok && c.payload == "usable") return true;
+  if (why) *why = c.ok ? c.payload.substr(std::string("not usable: ").size()) : "the device probe's child failed: " + c.reason;
+  return false;
 }
 
 }  // namespace fpcert

@@ -30,4 +30,8 @@ ChildOutcome run_in_child(const std::function<std::string()>& body, double timeo
 /// child crashes or hangs, the result is `skeleton` with status crashed or hung and the reason.
 CaseResult run_case_isolated(const std::function<CaseResult()>& body, double timeout_s, const CaseResult& skeleton);
 
+/// Whether the exact reference's GPU engine (kernels/device/exact_gemm_cuda.hpp) can run on this machine, asked in a
+/// child so that this process stays off the device (the `usable` of use_reference_engine); the reason when not.
+bool gpu_reference_usable(std::string* why);
+
 }  // namespace fpcert

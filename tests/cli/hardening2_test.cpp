@@ -437,3 +437,22 @@ TEST_CASE("class 5: a selftest whose selection leaves no applicable mutant is no
   CHECK(r.has("SELFTEST FAILED: no mutant applied"));
   CHECK_FALSE(r.has("SELFTEST PASSED"));
 }
+
+TEST_CASE("--reference gpu with isolated cases is refused before anything runs (exit 2): the children need the device") {
+  for (const std::vector<std::string>& iso : {std::vector<std::string>{"--isolate"},
+                                             std::vector<std::string>{"--plugin", kPlugins + "/libfault_ctor_exit.so"}}) {
+    std::vector<std::string> args = {"certify", "--suite", "quick", "--mn", "8", "--no-mutation", "--kernel", kModel,
+                                     "--reference", "gpu"};
+    args.insert(args.end(), iso.begin(), iso.end());
+    const auto r = fpcert_run(args);
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.has("--reference gpu: not with isolated cases"));
+  }
+  // (the plugin, one that ends the process as it loads, was never loaded.) auto with --isolate: the CPU oracle, and
+  // the run goes on.
+  const auto r = fpcert_run({"certify", "--suite", "quick", "--mn", "8", "--no-mutation", "--kernel", kModel, "--isolate",
+                             "--reference", "auto"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+}

@@ -7,7 +7,9 @@
 
 #include <string>
 
+#include "base/error.hpp"
 #include "generators/generate.hpp"
+#include "kernels/device/exact_gemm_cuda.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "tests/support/adversarial_gemm_engine.hpp"
 #include "tests/support/certify_inputs.hpp"
@@ -42,4 +44,29 @@ TEST_CASE("exact GEMM engines: the certify suite's inputs, any summation order, 
   }
   MESSAGE(specs.size(), " certify inputs, ", elements, " elements, ", fallbacks, " fallback elements, ", nonfinite, " non-finite");
   CHECK(fallbacks > 0);  // the wide-exponent cases reach the per-element corrections
+}
+
+TEST_CASE("--reference: the GPU engine is made at its first use, and problems below its size stay on the CPU") {
+  // The answer of the device probe (a child, in fpcert) is given here: no device is touched by this test.
+  const auto yes = [](std::string*) { return true; };
+  const auto no = [](std::string* why) {
+    *why = "no device in this test";
+    return false;
+  };
+  CHECK(use_reference_engine("auto", no) == std::string("cpu-eigen"));
+  CHECK(default_gemm_engine() == nullptr);
+  CHECK_THROWS_WITH_AS(use_reference_engine("gpu", no), doctest::Contains("no device in this test"), DeviceError);
+  CHECK_THROWS_AS(use_reference_engine("fast", yes), InputError);
+  // gpu, said usable: the process default is the GPU engine, not yet made (no CUDA call so far: this machine may have
+  // no device at all), and a problem below kGpuReferenceMinProducts goes to the built-in engine without making it.
+  CHECK(use_reference_engine("gpu", yes) == std::string("gpu-cublas-dgemm"));
+  REQUIRE(default_gemm_engine() != nullptr);
+  CHECK(default_gemm_engine()->min_products() == kGpuReferenceMinProducts);
+  const Problem p = generate("uniform:m=64,n=64,k=64,seed=3");
+  const GemmRef r = gemm_reference(p.a.view(), p.b.view());
+  CHECK(std::string(r.info.engine) == "cpu-eigen");
+  CHECK(r.info.sample_checked == 0);
+  CHECK(test::diff_values(r, gemm_reference_mpfr(p.a.view(), p.b.view()), true).count == 0);
+  CHECK(use_reference_engine("cpu", yes) == std::string("cpu-eigen"));
+  CHECK(default_gemm_engine() == nullptr);
 }

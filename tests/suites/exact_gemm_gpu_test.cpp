@@ -2,10 +2,14 @@
 // kernels/device/exact_gemm_cuda.hpp; docs/oracle.md "On the GPU"): bit-identical to the CPU oracle (hi, lo, tail,
 // status; abs_sum inside the bound's two sides of each other) on every certify input at the device sizes and on random
 // shapes; the sample check throws on a deliberately corrupted product, in a small GEMM (every element checked) and in a
-// large one (64 elements).
+// large one (64 elements). The whole reference on the device (binary32 inputs: exact_gemm_fused.cu) over layouts,
+// NaN/Inf, subnormals and per-element corrections; inputs it declines (fp64) and the DGEMMs-only path.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 #include "generators/generate.hpp"
@@ -112,4 +116,103 @@ TEST_CASE("GPU exact reference: the sample check throws on a corrupted product")
     CAPTURE(large);
     CHECK_THROWS_AS(gemm_reference(MatrixView::row_major(a.data(), n, k), MatrixView::row_major(b.data(), k, n), o), DeviceError);
   }
+}
+
+TEST_CASE("GPU exact reference: whole on the device for binary32 inputs (layouts, NaN/Inf, subnormals, fallbacks)") {
+  auto gpu = engine();
+  const std::uint64_t seed = test::seed() + 139;
+  const auto f32 = [](double x) { return static_cast<double>(static_cast<float>(x)); };
+  for (int r = 0; r < 8; ++r) {
+    const std::uint64_t h = test::mix(seed ^ static_cast<std::uint64_t>(r + 1));
+    const std::int64_t m = 1 + static_cast<std::int64_t>(h % 300), n = 1 + static_cast<std::int64_t>((h >> 16) % 300);
+    const std::int64_t k = 1 + static_cast<std::int64_t>((h >> 32) % 3000);
+    std::vector<double> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+    // r 0-1: exponents over 2^6; 2-3: the same with one entry in 97 (A) and 89 (B) 2^50 smaller (outside the slice
+    // window: per-element corrections on the device); 4-5: subnormal binary32 values among normal ones; 6-7: NaN and
+    // Inf in a row of A and a column of B.
+    const int span = 6;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      a[i] = f32(std::ldexp(2 * test::unit(seed + r, i) - 1, static_cast<int>(test::unit(seed + r + 50, i) * span) - span / 2));
+    for (std::size_t i = 0; i < b.size(); ++i)
+      b[i] = f32(std::ldexp(2 * test::unit(seed + r + 7, i) - 1, static_cast<int>(test::unit(seed + r + 57, i) * span) - span / 2));
+    if (r / 2 == 1) {
+      for (std::size_t i = 0; i < a.size(); i += 97) a[i] = f32(std::ldexp(a[i], -50));
+      for (std::size_t i = 5; i < b.size(); i += 89) b[i] = f32(std::ldexp(b[i], -50));
+    }
+    if (r / 2 == 2)
+      for (std::size_t i = 0; i < a.size(); i += 3) a[i] = f32(std::ldexp(a[i], -140));  // below 2^-126
+    if (r / 2 == 3) {
+      a[static_cast<std::size_t>((m / 2) * k + k / 3)] = std::numeric_limits<double>::infinity();
+      b[static_cast<std::size_t>((k / 2) * n + n / 2)] = std::numeric_limits<double>::quiet_NaN();
+      if (k > 1) a[static_cast<std::size_t>((m / 2) * k + k - 1)] = -std::numeric_limits<double>::infinity();
+    }
+    // Odd r: A column-major and B row-major (the device transposes both); even: row-major A, column-major B.
+    const bool odd = r % 2 == 1;
+    std::vector<double> at = a, bt = b;
+    if (odd) {  // the same matrices stored in the other order
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t kk = 0; kk < k; ++kk) at[static_cast<std::size_t>(kk * m + i)] = a[static_cast<std::size_t>(i * k + kk)];
+    } else {
+      for (std::int64_t kk = 0; kk < k; ++kk)
+        for (std::int64_t j = 0; j < n; ++j) bt[static_cast<std::size_t>(j * k + kk)] = b[static_cast<std::size_t>(kk * n + j)];
+    }
+    const MatrixView A = odd ? MatrixView::col_major(at.data(), m, k) : MatrixView::row_major(a.data(), m, k);
+    const MatrixView B = odd ? MatrixView::row_major(b.data(), k, n) : MatrixView::col_major(bt.data(), k, n);
+    gpu->reset_times();
+    same_as_cpu(A, B, *gpu, "case " + std::to_string(r) + ": " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                                std::to_string(k) + " (FPCERT_TEST_SEED=" + std::to_string(test::seed()) + ")");
+    CHECK(gpu->times().whole == 1);  // made wholly on the device
+    if (r / 2 == 1) {
+      const GemmRef h = gemm_reference(A, B);
+      CHECK(h.fallbacks > 0);  // the case reaches the device's corrections
+    }
+  }
+  // Inputs that are not binary32 values: the device declines, the slice DGEMMs path answers (still bit for bit).
+  std::vector<double> a(200 * 300), b(300 * 100);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = 2 * test::unit(seed + 90, i) - 1;  // 53-bit significands
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = 2 * test::unit(seed + 91, i) - 1;
+  gpu->reset_times();
+  same_as_cpu(MatrixView::row_major(a.data(), 200, 300), MatrixView::row_major(b.data(), 300, 100), *gpu, "fp64 inputs");
+  CHECK(gpu->times().whole == 0);
+  CHECK(gpu->times().panels > 0);
+  // Switched off: the slice DGEMMs path for binary32 inputs too.
+  for (double& x : a) x = f32(x);
+  for (double& x : b) x = f32(x);
+  gpu->set_whole(false);
+  gpu->reset_times();
+  same_as_cpu(MatrixView::row_major(a.data(), 200, 300), MatrixView::row_major(b.data(), 300, 100), *gpu, "whole off");
+  CHECK(gpu->times().whole == 0);
+  gpu->set_whole(true);
+}
+
+TEST_CASE("GPU exact reference: a whole reference with a corrupted element is refused by the sample check") {
+  auto gpu = engine();
+  // An engine whose whole reference is the GPU's with one element's hi moved by one unit.
+  class CorruptWhole final : public ExactGemmEngine {
+   public:
+    explicit CorruptWhole(CudaExactGemmEngine& e) : e_(e) {}
+    const char* name() const override { return "test-corrupted-whole"; }
+    bool per_tile() const override { return false; }
+    void multiply(const SliceBlock& ops, std::int64_t i0, std::int64_t tm, std::int64_t j0, std::int64_t tn,
+                  double* out) override {
+      e_.multiply(ops, i0, tm, j0, tn, out);
+    }
+    bool whole_reference(const MatrixView& a, const MatrixView& b, unsigned threads, GemmRef& r) override {
+      if (!e_.whole_reference(a, b, threads, r)) return false;
+      RefValue& v = r.c[r.c.size() / 3];
+      v.hi = std::nextafter(v.hi, std::numeric_limits<double>::infinity());
+      return true;
+    }
+
+   private:
+    CudaExactGemmEngine& e_;
+  };
+  CorruptWhole bad(*gpu);
+  std::vector<double> a(40 * 300), b(300 * 40);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(2 * test::unit(test::seed() + 5, i) - 1);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(2 * test::unit(test::seed() + 6, i) - 1);
+  GemmRefOptions o;
+  o.engine = &bad;
+  CHECK_THROWS_AS(gemm_reference(MatrixView::row_major(a.data(), 40, 300), MatrixView::row_major(b.data(), 300, 40), o),
+                  DeviceError);
 }
