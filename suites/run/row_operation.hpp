@@ -137,7 +137,7 @@ struct RowOperation {
     }
     bool any_device = false;
     for (const auto& k : pr.ks) any_device = any_device || k->memory() == MemorySpace::Device;
-    result.env = run_environment(opt.command, apis.device(), any_device);
+    result.env = run_environment(opt.command, apis.device(), any_device, !opt.isolate);
     return result;
   }
 

@@ -70,7 +70,7 @@ void require_evidence(RunResult& r) {
   for (const OperationRunner* op : operation_runners()) op->require_evidence(r);
 }
 
-Environment run_environment(const std::string& command, const DeviceApi* dev, bool any_device) {
+Environment run_environment(const std::string& command, const DeviceApi* dev, bool any_device, bool in_process) {
   // The device's facts for the stamp. With --isolate only the children touched the device, and the
   // parent must not either: CUDA does not survive fork(), so a parent that initialised it would leave
   // every later child (the next suite, the mutation score's runs) without a device. The facts are
@@ -92,6 +92,21 @@ Environment run_environment(const std::string& command, const DeviceApi* dev, bo
       e.timestamp = env.timestamp;
       return e;
     }
+  }
+  if (!dev && any_device && in_process) {
+    // This process runs its kernels itself (no --isolate): it holds or will hold a CUDA context anyway, so the facts are
+    // read here, without a child's context of its own (2-3 s under a loaded host, once per --devices worker).
+    try {
+      const std::unique_ptr<DeviceApi> api = make_cuda_api(nullptr);  // nullptr without a device: the host's facts
+      env = make_environment(command, api.get());
+      if (api) {
+        const std::lock_guard<std::mutex> lock(mu);
+        seen = env;
+      }
+    } catch (const DeviceError&) {
+      // a device that fails to answer: the host's facts alone, as a failed child leaves them
+    }
+    return env;
   }
   if (!dev && any_device) {
     const ChildOutcome c = run_in_child(

@@ -117,7 +117,8 @@ void require_evidence(RunResult& r);
 /// The environment stamp of a run: the host's facts and, when a kernel ran on a device, the device's, read from
 /// `dev` or, when the parent never touched the device (--isolate: CUDA does not survive fork()), in a child; a part of
 /// a run that ran nothing on the device after this process did (a suite none of whose cases a worker holds) takes
-/// the facts this process read last.
-Environment run_environment(const std::string& command, const DeviceApi* dev, bool any_device);
+/// the facts this process read last. `in_process`: this process runs its kernels itself (no --isolate), so it may read
+/// the device's facts without a child.
+Environment run_environment(const std::string& command, const DeviceApi* dev, bool any_device, bool in_process = false);
 
 }  // namespace fpcert

@@ -158,7 +158,7 @@ RunResult ElementwiseOperation::run(const SuiteInfo& suite, const std::vector<st
   }
   bool any_device = false;
   for (const auto& k : pr.ks) any_device = any_device || k->memory() == MemorySpace::Device;
-  result.env = run_environment(opt.command, apis.device(), any_device);
+  result.env = run_environment(opt.command, apis.device(), any_device, !opt.isolate);
   return result;
 }
 

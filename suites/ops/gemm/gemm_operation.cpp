@@ -241,7 +241,7 @@ RunResult GemmOperation::run(const SuiteInfo& suite, const std::vector<std::stri
   const DeviceApi* dev = apis.device();
   bool any_device = false;
   for (const auto& k : ks) any_device = any_device || k->memory() == MemorySpace::Device;
-  result.env = run_environment(opt.command, dev, any_device);
+  result.env = run_environment(opt.command, dev, any_device, !opt.isolate);
   return result;
 }
 
