@@ -64,10 +64,13 @@ class ExactGemmEngine {
     (void)a, (void)b, (void)threads, (void)r;
     return false;
   }
-  /// As the process default (set_default_gemm_engine), this engine takes problems of at least this many products
-  /// (m n k); smaller ones go to the built-in engine, faster there (a GPU's fixed costs per call). An engine given
-  /// in GemmRefOptions::engine takes every problem.
-  virtual std::int64_t min_products() const { return 0; }
+  /// As the process default (set_default_gemm_engine): whether this engine takes a problem of `products` = m n k;
+  /// false sends it to the built-in engine (a GPU engine below the size where it pays, or one that found no device).
+  /// An engine given in GemmRefOptions::engine takes every problem.
+  virtual bool takes(double products) {
+    (void)products;
+    return true;
+  }
   /// Whether references made with this engine are checked on a sample against exact_dot (all but the built-in one).
   virtual bool sample_checked() const { return true; }
 };

@@ -337,9 +337,8 @@ GemmRef gemm_reference(const MatrixView& a, const MatrixView& b, const GemmRefOp
   r.info.path = "ozaki";
   // Who multiplies the slices (oracle/gemm_engine.hpp): per tile in the workers (Eigen), or per panel of rows.
   std::shared_ptr<ExactGemmEngine> held = opt.engine ? nullptr : default_gemm_engine();
-  if (held && static_cast<double>(a.rows) * static_cast<double>(a.cols) * static_cast<double>(b.cols) <
-                  static_cast<double>(held->min_products()))
-    held = nullptr;  // small for the default engine: the built-in one
+  if (held && !held->takes(static_cast<double>(a.rows) * static_cast<double>(a.cols) * static_cast<double>(b.cols)))
+    held = nullptr;  // not for the default engine (too small, no device): the built-in one
   ExactGemmEngine& engine = opt.engine ? *opt.engine : held ? *held : eigen_gemm_engine();
   r.info.engine = engine.name();
   PhaseTrace trace("FPCERT_ORACLE_TRACE", "gemm_reference");

@@ -69,7 +69,7 @@ struct SuiteArgs {
   bool no_isolate = false;           ///< --no-isolate: run plugin cases in this process
   std::string config;                ///< --config fpcert.toml
   std::vector<std::string> suites;   ///< several suites in one run (from the config); empty: `suite`
-  std::string reference = "cpu";     ///< --reference cpu|gpu|auto: who multiplies the exact reference's slices (docs/oracle.md)
+  std::string reference = "auto";    ///< --reference cpu|gpu|auto: where exact references are made (docs/oracle.md)
   std::string tier;                  ///< --tier: the strongest verdict tier (default: what the declarations allow)
   std::vector<std::pair<std::string, std::string>> determinism;  ///< fpcert.toml [determinism]: plugin kernel -> run_to_run | deterministic
   std::vector<std::string> orders;   ///< --order KERNEL=SPEC (and [orders] of the config): plugin kernels' orders
@@ -637,8 +637,8 @@ void add_certify(CLI::App& root, Registry& reg) {
   add_common(app, a);
   app->add_option("--reference", a->reference,
                   "Exact references: cpu (the CPU oracle), gpu (on the device from 2^27 products: whole for binary32 "
-                  "inputs, else its slice GEMMs; sample-checked against the CPU oracle), auto (gpu when a CUDA device is "
-                  "usable and cases are not isolated); docs/oracle.md, \"On the GPU\"")
+                  "inputs, else its slice GEMMs; sample-checked against the CPU oracle), auto (gpu where a CUDA device "
+                  "answers and cases are not isolated; the default); docs/oracle.md, \"On the GPU\"")
       ->capture_default_str();
   app->add_flag("--no-mutation", a->no_mutation, "Skip the mutation score (fault injectors run after the kernel passes; docs/mutation.md)");
   app->add_option("--mutation-min", a->mutation_min, "Fail when a kernel's mutation score (killed for their own fault, %) is below this")

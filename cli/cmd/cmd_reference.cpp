@@ -28,7 +28,7 @@ struct ReferenceArgs {
   std::string a, b, out, format, format_a, format_b, layout = "auto";
   unsigned threads = 0;
   bool mpfr = false;
-  std::string reference = "cpu";  ///< --reference cpu|gpu|auto (docs/oracle.md, "On the GPU")
+  std::string reference = "auto";  ///< --reference cpu|gpu|auto (docs/oracle.md, "On the GPU")
 };
 
 /// One operand: its exact values as doubles, with the layout of its .npy file.
@@ -202,8 +202,8 @@ void add_reference(CLI::App& root, Registry& reg) {
                   "auto: each file's own order (fortran_order); row|col: require that order (exit 2 otherwise)");
   app->add_option("--threads", args->threads, "Worker threads (default: $FPCERT_THREADS or all cores)")->check(integer_in(1, 4096));
   app->add_option("--reference", args->reference,
-                  "Slice GEMMs on cpu (Eigen), gpu (cuBLAS DGEMM, sample-checked against exact_dot) or auto (gpu when a CUDA "
-                  "device is usable)")
+                  "cpu (the CPU oracle), gpu (on the device from 2^27 products: whole for binary32 inputs, else its slice "
+                  "GEMMs; sample-checked against exact_dot) or auto (gpu where a CUDA device answers; the default)")
       ->capture_default_str();
   app->add_flag("--mpfr", args->mpfr, "Use the MPFR ground truth instead of the fast path (slow; same C bit for bit)");
   reg.push_back({app, [args] { return run_reference(*args); }});

@@ -135,7 +135,6 @@ class CublasDgemmEngine final : public CudaExactGemmEngine {
     if (!fused_) fused_ = make_fused_buffers();
     return fused_gemm_reference(*fused_, stream_, handle_, a, b, threads, r, times_);
   }
-  std::int64_t min_products() const override { return kGpuReferenceMinProducts; }
   void set_whole(bool on) override {
     std::lock_guard<std::mutex> lock(mu_);
     whole_ = on;

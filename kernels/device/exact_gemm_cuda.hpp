@@ -48,11 +48,12 @@ std::shared_ptr<CudaExactGemmEngine> make_cuda_exact_gemm_engine(std::string* wh
 inline constexpr std::int64_t kGpuReferenceMinProducts = std::int64_t{1} << 27;
 
 /// --reference: "cpu" (the built-in Eigen engine), "gpu" (the cuBLAS engine; DeviceError, exit 3, when no device is
-/// usable, with the reason), "auto" (gpu when a device is usable, else cpu). `usable` answers whether a device can run
-/// the engine, and why not, without initialising CUDA in this process (in a child: CUDA does not survive fork(), and
-/// the tensor-core cards' probe and --isolate fork later); the engine itself is made at its first use, a reference of
-/// at least kGpuReferenceMinProducts. Sets the process default (set_default_gemm_engine) and returns the name of the
-/// engine chosen. InputError (exit 2) for another word.
+/// usable, with the reason, asked at once through `usable`, which must not initialise CUDA in this process: in a
+/// child, since CUDA does not survive fork() and the tensor-core cards' probe and --isolate fork later), "auto" (the
+/// cuBLAS engine where a device answers when the first reference of kGpuReferenceMinProducts comes, else the CPU).
+/// The engine is made at its first use, a reference of at least kGpuReferenceMinProducts; smaller ones stay on the
+/// CPU. Sets the process default (set_default_gemm_engine) and returns what was chosen (recorded in certify's
+/// notes.reference_engine). InputError (exit 2) for another word.
 std::string use_reference_engine(const std::string& choice, const std::function<bool(std::string*)>& usable);
 
 }  // namespace fpcert

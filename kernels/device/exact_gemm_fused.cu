@@ -281,30 +281,43 @@ __global__ void finish_kernel(FinishArgs f) {
   }
 }
 
-/// Packs m (dense, in its own order: `outer` lines of `inner` contiguous) as binary32 into dst; false when an entry is
-/// not a binary32 value (NaN and Inf are).
-bool pack_binary32(const MatrixView& m, float* dst, unsigned threads) {
+/// Whether every entry of m is a binary32 value (NaN and Inf are); every worker stops at the first that is not (fp64
+/// inputs: at once, before any buffer is made for them).
+bool all_binary32(const MatrixView& m, unsigned threads) {
   const bool rows = m.layout == Layout::RowMajor;
   const std::int64_t outer = rows ? m.rows : m.cols, inner = rows ? m.cols : m.rows;
   std::atomic<bool> ok{true};
   parallel_for(
       static_cast<std::uint64_t>(outer), 64,
       [&](std::uint64_t o0, std::uint64_t o1, unsigned) {
-        bool good = true;
-        for (std::uint64_t o = o0; o < o1 && good; ++o) {
+        for (std::uint64_t o = o0; o < o1 && ok.load(std::memory_order_relaxed); ++o) {
           const double* src = m.data + static_cast<std::int64_t>(o) * m.ld;
-          float* out = dst + static_cast<std::int64_t>(o) * inner;
+          bool good = true;
           for (std::int64_t k = 0; k < inner; ++k) {
             const double v = src[k];
-            const auto f = static_cast<float>(v);
-            good &= static_cast<double>(f) == v || v != v;
-            out[k] = f;
+            good &= static_cast<double>(static_cast<float>(v)) == v || v != v;
           }
+          if (!good) ok.store(false, std::memory_order_relaxed);
         }
-        if (!good) ok.store(false, std::memory_order_relaxed);
       },
       threads);
   return ok.load();
+}
+
+/// Packs m (binary32 values: all_binary32) dense, in its own order (`outer` lines of `inner` contiguous), into dst.
+void pack_binary32(const MatrixView& m, float* dst, unsigned threads) {
+  const bool rows = m.layout == Layout::RowMajor;
+  const std::int64_t outer = rows ? m.rows : m.cols, inner = rows ? m.cols : m.rows;
+  parallel_for(
+      static_cast<std::uint64_t>(outer), 64,
+      [&](std::uint64_t o0, std::uint64_t o1, unsigned) {
+        for (std::uint64_t o = o0; o < o1; ++o) {
+          const double* src = m.data + static_cast<std::int64_t>(o) * m.ld;
+          float* out = dst + static_cast<std::int64_t>(o) * inner;
+          for (std::int64_t k = 0; k < inner; ++k) out[k] = static_cast<float>(src[k]);
+        }
+      },
+      threads);
 }
 
 /// bytes from device memory into host memory that is not pinned: through two pinned staging buffers in chunks, each
@@ -349,6 +362,14 @@ struct FusedBuffers {
   Mem ref, abs, status, counters;             // results
   Mem stage[2] = {Mem{true}, Mem{true}};      // pinned: the results' way back
   cudaEvent_t ev[2] = {nullptr, nullptr};
+  /// Device memory held now (reused, or freed before growing, by the next call).
+  double device_bytes() const {
+    double s = 0;
+    for (const Mem* m : {&ra, &rb, &la, &lb, &ea, &eb, &na, &nb, &fa, &fb, &hist, &ca, &cb, &oa, &ob, &pa, &pb, &ops_a,
+                         &ops_b, &prod, &acc, &absacc, &ref, &abs, &status, &counters})
+      s += static_cast<double>(m->bytes);
+    return s;
+  }
   ~FusedBuffers() {
     for (cudaEvent_t e : ev)
       if (e) (void)cudaEventDestroy(e);
@@ -365,23 +386,23 @@ bool fused_gemm_reference(FusedBuffers& buf, cudaStream_t stream, cublasHandle_t
   const bool transposes = a.layout != Layout::RowMajor || b.layout == Layout::RowMajor;
   if (transposes && (K + 31) / 32 > 65535) return false;
   const auto mn = static_cast<std::size_t>(M * N);
-  // Memory: lines and uploads (4 (M + N) K bytes, twice), the largest K block's slices and products, the block sums,
-  // the results. Declined (the host path runs) when the device has not that much free.
+  auto t0 = std::chrono::steady_clock::now();
+  const bool binary32 = all_binary32(a, threads) && all_binary32(b, threads);
+  times.prep_s += seconds_since(t0);
+  if (!binary32) return false;
+  // Memory: uploads and lines (4 (M + N) K bytes, twice), the uncaptured positions (at most 4 (M + N) K), the largest
+  // K block's slices (kc as kblock_for makes it, at most max(2048, K / 256)) and products, the block sums, the results.
+  // Declined (the host path runs) when the device has not that much free, counting what this path already holds.
   {
-    const double kc = static_cast<double>(std::min<std::int64_t>(K, 2048));
-    const double need = 8.0 * static_cast<double>(M + N) * static_cast<double>(K) +
+    const double kc = static_cast<double>(std::max<std::int64_t>(std::min<std::int64_t>(K, 2048), (K + 255) / 256));
+    const double need = 12.0 * static_cast<double>(M + N) * static_cast<double>(K) +
                         4.0 * 8 * static_cast<double>(M + N) * kc + static_cast<double>(mn) * (4 * 8 + 3 * 8 + 8 + 24 + 8 + 1);
     std::size_t free_b = 0, total_b = 0;
     FPCERT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    if (need > 0.8 * static_cast<double>(free_b)) return false;
+    if (need > 0.8 * (static_cast<double>(free_b) + static_cast<double>(buf.device_bytes()))) return false;
   }
-  auto t0 = std::chrono::steady_clock::now();
-  float* ha = buf.ha.get<float>(static_cast<std::size_t>(M * K));
-  float* hb = buf.hb.get<float>(static_cast<std::size_t>(K * N));
-  const bool binary32 = pack_binary32(a, ha, threads) && pack_binary32(b, hb, threads);
-  times.prep_s += seconds_since(t0);
-  if (!binary32) return false;
-  // The host's result arrays, allocated and zeroed (page faults and all: ~0.2 s at 8192^2) while the device works.
+  // The host's result arrays, allocated and zeroed (page faults and all: ~0.2 s at 8192^2) while the host packs and
+  // the device works.
   std::vector<RefValue> out_c;
   std::vector<double> out_abs;
   std::vector<std::uint8_t> out_status;
@@ -399,6 +420,12 @@ bool fused_gemm_reference(FusedBuffers& buf, cudaStream_t stream, cublasHandle_t
     }
   } join{alloc};
 
+  t0 = std::chrono::steady_clock::now();
+  float* ha = buf.ha.get<float>(static_cast<std::size_t>(M * K));
+  float* hb = buf.hb.get<float>(static_cast<std::size_t>(K * N));
+  pack_binary32(a, ha, threads);
+  pack_binary32(b, hb, threads);
+  times.prep_s += seconds_since(t0);
   // Upload; lines: rows of A (M x K), columns of B (N x K).
   t0 = std::chrono::steady_clock::now();
   float* ra = buf.ra.get<float>(static_cast<std::size_t>(M * K));

@@ -21,9 +21,11 @@ namespace {
 
 /// The cuBLAS engine, made when a reference first needs it: a process that initialised CUDA cannot give the device to
 /// the children it forks afterwards (the tensor-core cards' probe, the environment stamp, --isolate), so the process
-/// default stays off the device until the first reference large enough for it (min_products).
+/// default stays off the device until the first reference of at least kGpuReferenceMinProducts. `required` (--reference
+/// gpu): a device that cannot be used then is an error; otherwise (auto) the CPU oracle answers from then on.
 class LazyCudaEngine final : public CudaExactGemmEngine {
  public:
+  explicit LazyCudaEngine(bool required) : required_(required) {}
   const char* name() const override { return "gpu-cublas-dgemm"; }
   bool per_tile() const override { return false; }
   std::size_t panel_bytes() const override { return get().panel_bytes(); }
@@ -36,7 +38,21 @@ class LazyCudaEngine final : public CudaExactGemmEngine {
   bool whole_reference(const MatrixView& a, const MatrixView& b, unsigned threads, GemmRef& r) override {
     return get().whole_reference(a, b, threads, r);
   }
-  std::int64_t min_products() const override { return kGpuReferenceMinProducts; }
+  bool takes(double products) override {
+    if (products < static_cast<double>(kGpuReferenceMinProducts)) return false;
+    const std::lock_guard<std::mutex> lock(mu_);
+    if (unusable_) return false;
+    if (!real_) {
+      std::string why;
+      real_ = make_cuda_exact_gemm_engine(&why);
+      if (!real_) {
+        if (required_) throw DeviceError("--reference gpu: no usable CUDA device for the exact reference: " + why);
+        unusable_ = true;  // auto: the CPU oracle from now on
+        return false;
+      }
+    }
+    return true;
+  }
   ExactGemmTimes times() const override {
     const std::lock_guard<std::mutex> lock(mu_);
     return real_ ? real_->times() : ExactGemmTimes{};
@@ -57,8 +73,10 @@ class LazyCudaEngine final : public CudaExactGemmEngine {
     }
     return *real_;
   }
+  const bool required_;
   mutable std::mutex mu_;
   mutable std::shared_ptr<CudaExactGemmEngine> real_;
+  bool unusable_ = false;
 };
 
 }  // namespace
@@ -70,16 +88,13 @@ std::string use_reference_engine(const std::string& choice, const std::function<
     set_default_gemm_engine(nullptr);
     return eigen_gemm_engine().name();
   }
-  std::string why;
-  if (!usable(&why)) {
-    if (choice == "gpu") throw DeviceError("--reference gpu: no usable CUDA device for the exact reference: " + why);
-    set_default_gemm_engine(nullptr);
-    return eigen_gemm_engine().name();
+  if (choice == "gpu") {  // asked now, so that a machine without a device stops before anything runs
+    std::string why;
+    if (!usable(&why)) throw DeviceError("--reference gpu: no usable CUDA device for the exact reference: " + why);
   }
-  auto e = std::make_shared<LazyCudaEngine>();
-  const std::string name = e->name();
-  set_default_gemm_engine(std::move(e));
-  return name;
+  // auto asks nothing until a reference of kGpuReferenceMinProducts comes (most runs have none: no probe, no context).
+  set_default_gemm_engine(std::make_shared<LazyCudaEngine>(choice == "gpu"));
+  return choice == "gpu" ? "gpu-cublas-dgemm" : "auto: gpu-cublas-dgemm from 2^27 products where a device answers, else cpu-eigen";
 }
 
 }  // namespace fpcert

@@ -46,27 +46,38 @@ TEST_CASE("exact GEMM engines: the certify suite's inputs, any summation order, 
   CHECK(fallbacks > 0);  // the wide-exponent cases reach the per-element corrections
 }
 
-TEST_CASE("--reference: the GPU engine is made at its first use, and problems below its size stay on the CPU") {
+TEST_CASE("--reference: the GPU engine is made at its first use, problems below its size stay on the CPU, auto asks late") {
   // The answer of the device probe (a child, in fpcert) is given here: no device is touched by this test.
   const auto yes = [](std::string*) { return true; };
   const auto no = [](std::string* why) {
     *why = "no device in this test";
     return false;
   };
-  CHECK(use_reference_engine("auto", no) == std::string("cpu-eigen"));
-  CHECK(default_gemm_engine() == nullptr);
   CHECK_THROWS_WITH_AS(use_reference_engine("gpu", no), doctest::Contains("no device in this test"), DeviceError);
   CHECK_THROWS_AS(use_reference_engine("fast", yes), InputError);
   // gpu, said usable: the process default is the GPU engine, not yet made (no CUDA call so far: this machine may have
   // no device at all), and a problem below kGpuReferenceMinProducts goes to the built-in engine without making it.
   CHECK(use_reference_engine("gpu", yes) == std::string("gpu-cublas-dgemm"));
   REQUIRE(default_gemm_engine() != nullptr);
-  CHECK(default_gemm_engine()->min_products() == kGpuReferenceMinProducts);
+  CHECK_FALSE(default_gemm_engine()->takes(static_cast<double>(kGpuReferenceMinProducts) - 1));
   const Problem p = generate("uniform:m=64,n=64,k=64,seed=3");
   const GemmRef r = gemm_reference(p.a.view(), p.b.view());
   CHECK(std::string(r.info.engine) == "cpu-eigen");
   CHECK(r.info.sample_checked == 0);
   CHECK(test::diff_values(r, gemm_reference_mpfr(p.a.view(), p.b.view()), true).count == 0);
+  // auto: nothing is asked up front (the probe is not called); the first problem of kGpuReferenceMinProducts makes the
+  // engine where a device answers, else the CPU oracle takes it and every later one.
+  const std::string chosen = use_reference_engine("auto", [](std::string*) -> bool {
+    FAIL("auto asked for the device before a reference needed it");
+    return false;
+  });
+  CHECK(chosen.rfind("auto: ", 0) == 0);
+  REQUIRE(default_gemm_engine() != nullptr);
+  CHECK_FALSE(default_gemm_engine()->takes(1e6));
+  std::string why;
+  const bool device = make_cuda_exact_gemm_engine(&why) != nullptr;
+  CHECK(default_gemm_engine()->takes(static_cast<double>(kGpuReferenceMinProducts)) == device);
+  CHECK(default_gemm_engine()->takes(1e12) == device);
   CHECK(use_reference_engine("cpu", yes) == std::string("cpu-eigen"));
   CHECK(default_gemm_engine() == nullptr);
 }
