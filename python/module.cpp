@@ -15,6 +15,7 @@
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
 #include "generators/generate.hpp"
+#include "kernels/device/exact_gemm_cuda.hpp"
 #include "oracle/ulp.hpp"
 #include "reports/html/html.hpp"
 #include "reports/junit.hpp"
@@ -394,6 +395,15 @@ PYBIND11_MODULE(_fpcert, m) {
     return to_json(c).dump();
   }, py::arg("traits"), py::arg("reference"), py::arg("c_codes"), py::arg("tier") = "", py::arg("worst_count") = 5,
      py::arg("case_id") = "assert_close", py::arg("kernel") = "python");
+
+  // Exact GEMM references (docs/oracle.md, "On the GPU"): auto from import, as the CLI's default (nothing touches the
+  // device until a reference of 2^27 products); fpcert.set_reference changes it. The device is asked in this process
+  // (Python's own CUDA users, torch, hold it here anyway; fpcert forks no child from the Python entry).
+  const auto usable_here = [](std::string* why) { return make_cuda_exact_gemm_engine(why) != nullptr; };
+  use_reference_engine("auto", usable_here);
+  m.def(
+      "set_reference", [usable_here](const std::string& kind) { return use_reference_engine(kind, usable_here); },
+      py::arg("kind"), "Where exact GEMM references are made from now on: cpu, gpu or auto (docs/oracle.md)");
 
   m.def("certify", &certify_callable, py::arg("adapter"), py::arg("traits"), py::arg("name"), py::arg("description"),
         py::arg("suite"), py::arg("mn") = 0, py::arg("case") = "", py::arg("variant") = "", py::arg("tier") = "", py::arg("jsonl") = "",

@@ -13,7 +13,8 @@ from ._fpcert import InputError, Traits, kernel_names, suite_names
 
 __all__ = ["InputError", "Traits", "Reference", "Tolerance", "Results", "reference", "traits", "torch_traits",
            "tolerance", "shape_tolerance", "assert_close", "certify", "generate", "kernel_names", "suite_names", "encode",
-           "nan_convention", "check_elementwise", "check_elementwise2", "certify_reduction", "audit", "Audit", "TORCH_DEFAULT_TOLERANCES"]
+           "nan_convention", "check_elementwise", "check_elementwise2", "certify_reduction", "audit", "Audit", "TORCH_DEFAULT_TOLERANCES",
+           "set_reference"]
 
 #: The pytest plugin (fpcert.pytest_plugin) sets this to a callable taking (kind, dict) for every
 #: assert_close and certify call; None when nothing collects.
@@ -363,6 +364,15 @@ def _gemm_adapter(fn, t, device):
         bits = _CONTAINER_BITS[t.out]
         return _codes(c, tc, t.out).astype(_CONTAINER[bits])
     return adapter
+
+
+def set_reference(kind: str = "auto") -> str:
+    """Where exact GEMM references (fpcert.reference, and every certification's) are made from now on in this process
+    (docs/oracle.md, "On the GPU"): "cpu" (the CPU oracle), "gpu" (the CUDA device from 2^27 products m n k: whole on
+    the device for binary32 inputs, bit for bit the CPU oracle's and sample-checked against it; RuntimeError with the
+    reason when no device is usable) or "auto", the default from import (the device, where one answers, once a
+    reference of 2^27 products comes; else the CPU). Smaller references always stay on the CPU. Returns the choice."""
+    return _fpcert.set_reference(kind)
 
 
 def certify(fn, traits_, suite: str = "certify", *, name: str | None = None, device=None, mn: int | None = None,

@@ -462,3 +462,24 @@ def test_shape_multiple_declared_cases_of_other_shapes_not_supported():
     assert shapes and all(a[0] % 16 == 0 and a[1] % 16 == 0 and b[1] % 16 == 0 for a, b in shapes)
     with pytest.raises(fpcert.InputError):
         fpcert.traits("in=f32,shape_multiple=0")
+
+
+def test_set_reference():
+    """fpcert.set_reference: cpu, auto (the default from import: nothing asked until a reference of 2^27 products),
+    gpu (RuntimeError naming the reason without a device); a bad word is a ValueError. References stay exact."""
+    assert fpcert.set_reference("cpu") == "cpu-eigen"
+    A, B = fpcert.generate("normal:m=33,n=17,k=300,seed=5")
+    cpu = fpcert.reference(A, B)
+    assert fpcert.set_reference("auto").startswith("auto: ")
+    r = fpcert.reference(A, B)  # 168,300 products: below 2^27, the CPU oracle either way
+    assert np.array_equal(r.hi, cpu.hi) and np.array_equal(r.lo, cpu.lo)
+    with pytest.raises(ValueError, match="expected 'cpu', 'gpu' or 'auto'"):
+        fpcert.set_reference("fast")
+    try:
+        chosen = fpcert.set_reference("gpu")
+    except RuntimeError as e:
+        assert "no usable CUDA device" in str(e)
+    else:
+        assert chosen == "gpu-cublas-dgemm"
+    assert fpcert.set_reference("auto").startswith("auto: ")
+
