@@ -147,14 +147,15 @@ void print_diagnoses(const std::vector<DiagnosisRecord>& ds, const std::vector<s
 
 int run(const SuiteArgs& a, const char* verb) {
   if (a.isolate && a.no_isolate) throw InputError("--isolate and --no-isolate contradict each other");
-  // The exact references' slice GEMMs (docs/oracle.md, "On the GPU"): set before any reference is computed. Not on
-  // the GPU with isolated cases: this process's CUDA context would leave their children without a device.
-  if (!a.no_isolate && (a.isolate || !a.plugins.empty()) && a.reference == "gpu")
+  // Plugin kernels run in child processes unless --no-isolate: a crash or hang fails its case only.
+  const bool isolate = !a.no_isolate && (a.isolate || !a.plugins.empty());
+  // The exact references (docs/oracle.md, "On the GPU"): set before any reference is computed. Not on the GPU with
+  // isolated cases: this process's CUDA context would leave their children without a device.
+  if (isolate && a.reference == "gpu")
     throw InputError("--reference gpu: not with isolated cases (--isolate, --plugin): the children run the kernels on the "
                      "device, which a CUDA context in this process would take from them; use --reference cpu or auto");
   const std::string reference_engine =
-      use_reference_engine(!a.no_isolate && (a.isolate || !a.plugins.empty()) && a.reference == "auto" ? "cpu" : a.reference,
-                           gpu_reference_usable);
+      use_reference_engine(isolate && a.reference == "auto" ? "cpu" : a.reference, gpu_reference_usable);
   load_plugins(a.plugins, a.timeout_s);  // a bad plugin stops here, before anything runs (exit 2; 3: it crashed or hung)
   for (const auto& [kernel, d] : a.determinism) declare_plugin_determinism(kernel, *parse_determinism(d));
   for (const auto& [kernel, n] : a.nan) declare_plugin_nan(kernel, *parse_nan_payload(n));
@@ -277,8 +278,6 @@ int run(const SuiteArgs& a, const char* verb) {
   // runs cases, on its own GPU (cmd.execute below).
   bool cards_ready = a.scale.devices.empty() && !a.scale.mpi;
   if (cards_ready) prepare_cards(a.card, a.card_samples, kernels);
-  // Plugin kernels run in child processes unless --no-isolate: a crash or hang fails its case only.
-  const bool isolate = !a.no_isolate && (a.isolate || !a.plugins.empty());
   std::string plugin_args;
   for (const auto& p : a.plugins) plugin_args += " --plugin " + p;
   const bool certify = std::string(verb) == "certify";

@@ -45,10 +45,6 @@ struct GrowBuf {
 using DeviceBuf = GrowBuf<false>;
 using PinnedBuf = GrowBuf<true>;
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 class CublasDgemmEngine final : public CudaExactGemmEngine {
  public:
   CublasDgemmEngine() {

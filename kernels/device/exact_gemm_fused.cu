@@ -62,10 +62,6 @@ struct Mem {
   ~Mem() { release(); }
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 constexpr int kThreads = 256;
 int grid_for(long long n) { return static_cast<int>(std::min<long long>((n + kThreads - 1) / kThreads, 65536)); }
 

@@ -7,6 +7,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -15,6 +16,11 @@
 #include "oracle/gemm_ref.hpp"
 
 namespace fpcert {
+
+/// Wall seconds since t0 (the engines' ExactGemmTimes parts, each measured after a synchronisation).
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 /// Device and pinned buffers of the fused path, kept (and grown) across calls.
 struct FusedBuffers;

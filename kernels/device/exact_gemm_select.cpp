@@ -42,16 +42,9 @@ class LazyCudaEngine final : public CudaExactGemmEngine {
     if (products < static_cast<double>(kGpuReferenceMinProducts)) return false;
     const std::lock_guard<std::mutex> lock(mu_);
     if (unusable_) return false;
-    if (!real_) {
-      std::string why;
-      real_ = make_cuda_exact_gemm_engine(&why);
-      if (!real_) {
-        if (required_) throw DeviceError("--reference gpu: no usable CUDA device for the exact reference: " + why);
-        unusable_ = true;  // auto: the CPU oracle from now on
-        return false;
-      }
-    }
-    return true;
+    if (real_ || make_locked(required_)) return true;
+    unusable_ = true;  // auto: the CPU oracle from now on
+    return false;
   }
   ExactGemmTimes times() const override {
     const std::lock_guard<std::mutex> lock(mu_);
@@ -66,12 +59,16 @@ class LazyCudaEngine final : public CudaExactGemmEngine {
  private:
   CudaExactGemmEngine& get() const {
     const std::lock_guard<std::mutex> lock(mu_);
-    if (!real_) {
-      std::string why;
-      real_ = make_cuda_exact_gemm_engine(&why);
-      if (!real_) throw DeviceError("--reference gpu: no usable CUDA device for the exact reference: " + why);
-    }
+    if (!real_) make_locked(true);
     return *real_;
+  }
+  /// Makes the engine (mu_ held); without a usable device throws DeviceError with the reason when `or_throw`, else
+  /// returns false.
+  bool make_locked(bool or_throw) const {
+    std::string why;
+    real_ = make_cuda_exact_gemm_engine(&why);
+    if (!real_ && or_throw) throw DeviceError("--reference gpu: no usable CUDA device for the exact reference: " + why);
+    return real_ != nullptr;
   }
   const bool required_;
   mutable std::mutex mu_;
