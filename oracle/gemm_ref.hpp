@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/huge_pages.hpp"
 #include "oracle/refvalue.hpp"
 
 namespace fpcert {
@@ -60,15 +61,20 @@ struct GemmRefInfo {
   std::int64_t sample_checked = 0;  ///< elements compared with exact_dot (engines other than the built-in one)
 };
 
+/// A GemmRef's arrays: std::vector but for resize_unset (base/huge_pages.hpp), by which an engine that writes every
+/// element (the GPU's, kernels/device/exact_gemm_fused.cu) skips the value-initialisation of gigabytes.
+template <class T>
+using RefArray = std::vector<T, ResultAllocator<T>>;
+
 struct GemmRef {
   std::int64_t m = 0, n = 0;
-  std::vector<RefValue> c;        ///< row-major m x n
+  RefArray<RefValue> c;           ///< row-major m x n
   /// sum_k |a_ik * b_kj|: gemm_reference_mpfr and exact_dot round it upward (RU of the exact sum);
   /// gemm_reference gives an upper bound u with RU(exact) <= u <= RU(exact) * (1 + 3 (K + nb + 2) 2^-53),
   /// nb = the number of K blocks (+ K * 2^-1072 * 2^(e_i + e_j) when fp64 inputs can underflow;
   /// docs/oracle.md, "abs_sum"). +Inf for non-finite elements.
-  std::vector<double> abs_sum;
-  std::vector<std::uint8_t> status;
+  RefArray<double> abs_sum;
+  RefArray<std::uint8_t> status;
   std::int64_t fallbacks = 0;     ///< elements the fast path could not certify and recomputed exactly
   GemmRefInfo info;
   const RefValue& at(std::int64_t i, std::int64_t j) const { return c[static_cast<std::size_t>(i * n + j)]; }

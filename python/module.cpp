@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <nlohmann/json.hpp>
 
 #include "base/atomic_file.hpp"
@@ -46,7 +47,7 @@ Matrix to_matrix(const F64Array& a, const char* what) {
   return m;
 }
 
-py::array_t<double> to_array(const std::vector<double>& v, std::int64_t rows, std::int64_t cols) {
+py::array_t<double> to_array(std::span<const double> v, std::int64_t rows, std::int64_t cols) {
   py::array_t<double> out({rows, cols});
   std::memcpy(out.mutable_data(), v.data(), v.size() * sizeof(double));
   return out;

@@ -148,7 +148,7 @@ int run_reference(const ReferenceArgs& args) {
   write_npy_f64(out.file("C_hi.npy"), M, N, hi);
   write_npy_f64(out.file("C_lo.npy"), M, N, lo);
   write_npy(out.file("C_tail.npy"), NpyType::I64, M, N, tail.data());
-  write_npy_f64(out.file("abs_sum.npy"), M, N, ref.abs_sum);
+  write_npy_f64(out.file("abs_sum.npy"), M, N, std::vector<double>(ref.abs_sum.begin(), ref.abs_sum.end()));
   write_npy(out.file("status.npy"), NpyType::U8, M, N, ref.status.data());
 
   nlohmann::json meta = {

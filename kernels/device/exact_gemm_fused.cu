@@ -397,16 +397,15 @@ bool fused_gemm_reference(FusedBuffers& buf, cudaStream_t stream, cublasHandle_t
     FPCERT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (need > 0.8 * (static_cast<double>(free_b) + static_cast<double>(buf.device_bytes()))) return false;
   }
-  // The host's result arrays, allocated and zeroed (page faults and all: ~0.2 s at 8192^2) while the host packs and
-  // the device works.
-  std::vector<RefValue> out_c;
-  std::vector<double> out_abs;
-  std::vector<std::uint8_t> out_status;
+  // The host's result arrays, allocated and their pages touched by the host's threads while the host packs and the
+  // device works; their values are left unset (resize_unset): the download below writes every byte of each.
+  RefArray<RefValue> out_c;
+  RefArray<double> out_abs;
+  RefArray<std::uint8_t> out_status;
   auto alloc = std::async(std::launch::async, [&] {
-    auto c_part = std::async(std::launch::async, [&] { assign_huge(out_c, mn, RefValue{}); });
-    assign_huge(out_abs, mn, 0.0);
-    assign_huge(out_status, mn, std::uint8_t{kRefOk});
-    c_part.get();
+    resize_unset(out_c, mn, threads);
+    resize_unset(out_abs, mn, threads);
+    resize_unset(out_status, mn, threads);
   });
   // Declined below (the split) or failed: the allocation is waited for before leaving (it writes these locals).
   struct Join {

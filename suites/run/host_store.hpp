@@ -29,8 +29,8 @@ class StoreWriter {
     bytes(&v, sizeof v);
   }
   void str(const std::string& s);
-  template <class T>
-  void vec(const std::vector<T>& v) {
+  template <class T, class A>
+  void vec(const std::vector<T, A>& v) {
     static_assert(std::is_trivially_copyable_v<T>);
     pod(static_cast<std::uint64_t>(v.size()));
     bytes(v.data(), v.size() * sizeof(T));
@@ -55,12 +55,12 @@ class StoreReader {
     return v;
   }
   std::string str();
-  template <class T>
-  std::vector<T> vec() {
+  template <class T, class A = std::allocator<T>>
+  std::vector<T, A> vec() {
     static_assert(std::is_trivially_copyable_v<T>);
     const auto n = pod<std::uint64_t>();
     if (n > left_ / sizeof(T)) throw_short();
-    std::vector<T> v(static_cast<std::size_t>(n));
+    std::vector<T, A> v(static_cast<std::size_t>(n));
     bytes(v.data(), v.size() * sizeof(T));
     return v;
   }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <span>
 #include <tuple>
 #include <utility>
 
@@ -60,7 +61,7 @@ std::string declaration_problem(const KernelTraits& t) {
 }
 
 /// Whether some element's exact value (finite) is not representable in f: a rounding into f happened.
-bool some_inexact(const std::vector<RefValue>& v, const Format& f) {
+bool some_inexact(std::span<const RefValue> v, const Format& f) {
   const Rounder rn = Rounder::nearest(f);
   for (const RefValue& r : v)
     if (std::isfinite(r.hi) && !(r.lo == 0 && r.tail == 0 && to_double(f, round_ref(f, r, rn).code) == r.hi)) return true;
@@ -69,7 +70,7 @@ bool some_inexact(const std::vector<RefValue>& v, const Format& f) {
 
 /// Whether some output differs from its exact value rounded to nearest into the output format (an
 /// error was made somewhere, whether or not the exact values needed rounding).
-bool any_error(const std::vector<std::uint64_t>& codes, const std::vector<RefValue>& exact, const Format& f) {
+bool any_error(const std::vector<std::uint64_t>& codes, std::span<const RefValue> exact, const Format& f) {
   const Rounder rn = Rounder::nearest(f);
   for (std::size_t x = 0; x < codes.size(); ++x)
     if (std::isfinite(exact[x].hi) && round_ref(f, exact[x], rn).code != codes[x]) return true;

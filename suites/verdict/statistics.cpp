@@ -57,8 +57,8 @@ std::string bias_test_unavailable(const KernelTraits& t, const EnvelopeModel& e)
 }
 
 BiasTest rn_bias_test(const KernelTraits& t, const EnvelopeModel& e, std::int64_t m, std::int64_t n, std::int64_t k,
-                      const std::vector<double>& a_op, const std::vector<double>& b_op, const std::vector<RefValue>& ref_op,
-                      const std::vector<double>& abs_op, const std::vector<double>& got) {
+                      const std::vector<double>& a_op, const std::vector<double>& b_op, std::span<const RefValue> ref_op,
+                      std::span<const double> abs_op, const std::vector<double>& got) {
   BiasTest r;
   r.threshold = std::sqrt(2 * std::log(1 / kStatisticalAlpha));
   const double R = roundings(t, k);

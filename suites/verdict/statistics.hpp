@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,7 @@ std::string bias_test_unavailable(const KernelTraits& t, const EnvelopeModel& e)
 /// product of the kernel's inputs and its sum of magnitudes per element; got: the kernel's output values.
 /// Elements whose output or reference is not finite, or whose reference is 0, are left out.
 BiasTest rn_bias_test(const KernelTraits& t, const EnvelopeModel& e, std::int64_t m, std::int64_t n, std::int64_t k,
-                      const std::vector<double>& a_op, const std::vector<double>& b_op, const std::vector<RefValue>& ref_op,
-                      const std::vector<double>& abs_op, const std::vector<double>& got);
+                      const std::vector<double>& a_op, const std::vector<double>& b_op, std::span<const RefValue> ref_op,
+                      std::span<const double> abs_op, const std::vector<double>& got);
 
 }  // namespace fpcert

@@ -110,7 +110,8 @@ EpilogueZ epilogue_exact_z(const EpilogueGrade& in) {
     r.why = "a piece of alpha' times a'_ik or beta c_ij is not an exact double: the exact reference of D is not formed this way";
     return r;
   }
-  r.z = gemm_reference(MatrixView::row_major(a2.data(), m, kk), MatrixView::row_major(b2.data(), kk, n)).c;
+  const GemmRef zr = gemm_reference(MatrixView::row_major(a2.data(), m, kk), MatrixView::row_major(b2.data(), kk, n));
+  r.z.assign(zr.c.begin(), zr.c.end());
   EnvelopeModel env = make_envelope(t, k);
   env.out_unit = 0;  // the accumulation's error alone: the epilogue's roundings and the output's are epilogue_allowed's
   env.eta_out = 0;

@@ -366,7 +366,8 @@ void put(StoreWriter& w, const GemmRef& g) {
 GemmRef get_ref(StoreReader& r) {
   GemmRef g;
   g.m = r.pod<std::int64_t>(), g.n = r.pod<std::int64_t>();
-  g.c = r.vec<RefValue>(), g.abs_sum = r.vec<double>(), g.status = r.vec<std::uint8_t>(), g.fallbacks = r.pod<std::int64_t>();
+  g.c = r.vec<RefValue, ResultAllocator<RefValue>>(), g.abs_sum = r.vec<double, ResultAllocator<double>>();
+  g.status = r.vec<std::uint8_t, ResultAllocator<std::uint8_t>>(), g.fallbacks = r.pod<std::int64_t>();
   GemmRefInfo& i = g.info;
   i.path = interned(r.str()), i.slices = r.pod<int>(), i.beta = r.pod<int>(), i.kblock = r.pod<std::int64_t>(), i.gemms = r.pod<int>();
   i.uncaptured_a = r.pod<std::int64_t>(), i.uncaptured_b = r.pod<std::int64_t>(), i.fast_elements = r.pod<std::int64_t>();
