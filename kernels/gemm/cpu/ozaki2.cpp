@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <stdexcept>
 #include <utility>
 
 #include "base/error.hpp"
+#include "base/huge_pages.hpp"
 #include "base/parallel.hpp"
 #include "kernels/gemm/cpu/model.hpp"
 
@@ -81,31 +83,170 @@ Scaling choose_scaling(const Plan& pl, const double* a, const double* b, std::in
   return sc;
 }
 
-std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k, Scaling* used) {
+HostPlan make_host_plan(const Plan& pl) {
+  HostPlan h;
+  h.pl = pl;
+  for (int l = 0; l < pl.n; ++l) {
+    const std::uint32_t m = static_cast<std::uint32_t>(pl.m[l]);
+    std::uint32_t x = 1 % m;
+    for (int e = 0; e < kPow2Table + 40; ++e, x = 2 * x % m) h.pow2[l][e] = x;
+    h.fastmod[l] = ~std::uint64_t{0} / m + 1;
+    // P / m_l (the other moduli's product) in limbs and modulo m_l, then w_l = (P / m_l) ((P / m_l)^-1 mod m_l).
+    std::uint32_t q[kLimbs] = {1};
+    std::uint32_t q_mod = 1 % m;
+    for (int o = 0; o < pl.n; ++o) {
+      if (o == l) continue;
+      std::uint64_t carry = 0;
+      for (int w = 0; w < kLimbs; ++w) {
+        const std::uint64_t y = static_cast<std::uint64_t>(q[w]) * static_cast<std::uint64_t>(pl.m[o]) + carry;
+        q[w] = static_cast<std::uint32_t>(y);
+        carry = y >> 32;
+      }
+      q_mod = q_mod * static_cast<std::uint32_t>(pl.m[o]) % m;
+    }
+    const auto inv = static_cast<std::uint64_t>(inverse_mod(static_cast<int>(q_mod), static_cast<int>(m)));
+    std::uint64_t carry = 0;
+    for (int w = 0; w < kLimbs; ++w) {
+      const std::uint64_t y = static_cast<std::uint64_t>(q[w]) * inv + carry;
+      h.w[l][w] = static_cast<std::uint32_t>(y);
+      carry = y >> 32;
+    }
+  }
+  for (int w = kLimbs - 1; w >= 0; --w) h.p_approx = h.p_approx * 0x1p32 + pl.p[w];
+  return h;
+}
+
+void host_residues(const HostPlan& h, double v, std::int8_t* r) {
+  // v = M 2^e, M < 2^53 an integer: from the bits (v is integer-valued: the bits below 2^0 are zero).
+  const auto bits = std::bit_cast<std::uint64_t>(v);
+  const int ex = static_cast<int>((bits >> 52) & 0x7ff);
+  std::uint64_t M = 0;
+  int e = 0;
+  if (ex != 0) {
+    M = (bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
+    const int E = ex - 1075;
+    if (E >= 0) e = E;
+    else if (E > -53) M >>= -E;
+    else M = 0;
+  }
+  if (e >= kPow2Table || ex == 0x7ff) throw std::logic_error(fmt::format("ozaki2: no host residue for {}", v));
+  const bool neg = (bits >> 63) != 0;
+  // M 2^e = m0 2^e + m1 2^(20+e) + m2 2^(40+e) with 20-bit pieces: the sum of the pieces times those powers' residues
+  // is below 2^20 256 2 + 2^13 256 < 2^30, reduced by Lemire, Kaser and Kurz's direct remainder ("Faster remainder by
+  // direct computation", 2019: exact for every 32-bit x and divisor).
+  const auto m0 = static_cast<std::uint32_t>(M & 0xFFFFF), m1 = static_cast<std::uint32_t>((M >> 20) & 0xFFFFF),
+             m2 = static_cast<std::uint32_t>(M >> 40);
+  const Plan& pl = h.pl;
+  for (int l = 0; l < pl.n; ++l) {
+    const int m = pl.m[l];
+    const std::uint32_t* p2 = h.pow2[l] + e;
+    const auto x = static_cast<std::uint64_t>(m0) * p2[0] + static_cast<std::uint64_t>(m1) * p2[20] + static_cast<std::uint64_t>(m2) * p2[40];
+    const std::uint64_t low = h.fastmod[l] * x;
+    int t = static_cast<int>((static_cast<unsigned __int128>(low) * static_cast<unsigned>(m)) >> 64);
+    if (neg && t) t = m - t;
+    r[l] = static_cast<std::int8_t>(t >= (m + 1) / 2 ? t - m : t);
+  }
+}
+
+void host_reconstruct(const HostPlan& h, const int* r, std::uint32_t* mag, bool& neg) {
+  const Plan& pl = h.pl;
+  // S = sum_l r_l w_l < n 2^8 P < 2^173: each limb's column sums below 20 2^40 in 64 bits, the carries after.
+  std::uint64_t col[kLimbs] = {};
+  for (int l = 0; l < pl.n; ++l) {
+    const auto rl = static_cast<std::uint64_t>(r[l]);
+    for (int w = 0; w < kLimbs; ++w) col[w] += rl * h.w[l][w];
+  }
+  std::uint32_t x[kLimbs];
+  std::uint64_t carry = 0;
+  for (int w = 0; w < kLimbs; ++w) {
+    const std::uint64_t y = col[w] + carry;
+    x[w] = static_cast<std::uint32_t>(y);
+    carry = y >> 32;
+  }
+  // X = S - q P, q = floor(S / P) from doubles (off by at most one: S / P < 2^13, both known to 2^-52), then corrected.
+  double s_approx = 0;
+  for (int w = kLimbs - 1; w >= 0; --w) s_approx = s_approx * 0x1p32 + x[w];
+  const auto q = static_cast<std::int64_t>(s_approx / h.p_approx);
+  const auto sub_p = [&](std::int64_t times) {  // x -= times P; returns the final borrow (0 or negative)
+    std::int64_t c = 0;
+    for (int w = 0; w < kLimbs; ++w) {
+      const std::int64_t y = static_cast<std::int64_t>(x[w]) - times * static_cast<std::int64_t>(pl.p[w]) + c;
+      x[w] = static_cast<std::uint32_t>(static_cast<std::uint64_t>(y));
+      c = (y - static_cast<std::int64_t>(x[w])) / (std::int64_t{1} << 32);
+    }
+    return c;
+  };
+  const auto at_least_p = [&] {
+    for (int w = kLimbs - 1; w >= 0; --w)
+      if (x[w] != pl.p[w]) return x[w] > pl.p[w];
+    return true;
+  };
+  std::int64_t top = sub_p(q);
+  while (top < 0) top += sub_p(-1);  // q was one too large: add P back (the carry out ends the borrow)
+  while (at_least_p()) sub_p(1);
+  // T = X where 2X < P, else X - P.
+  bool less = false;
+  for (int w = kLimbs - 1; w >= 0; --w) {
+    // limb w of 2X, its top bit carried into limb w + 1 (compared there): unmasked, a set bit 31 of x[w] made limb w
+    // of 2X look larger than any limb of P (T = P/2 - 1 came back as -P/2 - 1; tests/kernels/gemm/ozaki2_test.cpp)
+    const std::uint64_t two_x = ((static_cast<std::uint64_t>(x[w]) << 1) | (w > 0 ? x[w - 1] >> 31 : 0u)) & 0xFFFFFFFFu;
+    if (two_x != pl.p[w]) {
+      less = two_x < pl.p[w];
+      break;
+    }
+  }
+  neg = !less;
+  if (neg) {
+    std::int64_t borrow = 0;
+    for (int w = 0; w < kLimbs; ++w) {
+      const std::int64_t d = static_cast<std::int64_t>(pl.p[w]) - static_cast<std::int64_t>(x[w]) - borrow;
+      borrow = d < 0;
+      x[w] = static_cast<std::uint32_t>(d + (borrow ? (std::int64_t{1} << 32) : 0));
+    }
+  }
+  for (int w = 0; w < kLimbs; ++w) mag[w] = x[w];
+}
+
+std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k, Scaling* used,
+                         Route route) {
   const Scaling sc = choose_scaling(pl, a, b, m, n, k);
+  const HostPlan hp = make_host_plan(pl);
   const auto mk = static_cast<std::size_t>(m * k), nk = static_cast<std::size_t>(n * k), mn = static_cast<std::size_t>(m * n);
-  // The scaled integers (step 1), B transposed so that each column is contiguous along K.
-  std::vector<double> ai(mk), bi(nk);
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t q = 0; q < k; ++q) ai[static_cast<std::size_t>(i * k + q)] = scaled_integer(a[i * k + q], sc.s[static_cast<std::size_t>(i)]);
-  for (std::int64_t q = 0; q < k; ++q)
-    for (std::int64_t j = 0; j < n; ++j) bi[static_cast<std::size_t>(j * k + q)] = scaled_integer(b[q * n + j], sc.t[static_cast<std::size_t>(j)]);
-  // Residues (step 2) and the N INT8 GEMMs (step 3): residue[l][i n + j] in [0, m_l).
-  std::vector<std::vector<int>> res(static_cast<std::size_t>(pl.n), std::vector<int>(mn));
-  std::vector<std::int8_t> ar(mk), br(nk);
+  const std::size_t vals = mk + nk;
+  // The scaled integers (step 1) and their residues for every modulus (step 2): res8[l vals + x], x < mk for A
+  // (row-major), else B transposed so that each column is contiguous along K.
+  // Pooled buffers (base/huge_pages.hpp): a fresh page's first touch costs more than the work on it on these hosts.
+  HugeBuffer<std::int8_t> res8;
+  res8.resize(static_cast<std::size_t>(pl.n) * vals);
+  parallel_for(static_cast<std::uint64_t>(m + n), 1, [&](std::uint64_t l0, std::uint64_t l1, unsigned) {
+    std::int8_t r[kMaxModuli];
+    for (std::uint64_t line = l0; line < l1; ++line) {
+      const bool row = line < static_cast<std::uint64_t>(m);
+      const auto i = static_cast<std::int64_t>(row ? line : line - static_cast<std::uint64_t>(m));
+      const int sc_line = row ? sc.s[static_cast<std::size_t>(i)] : sc.t[static_cast<std::size_t>(i)];
+      const std::size_t x0 = row ? static_cast<std::size_t>(i * k) : mk + static_cast<std::size_t>(i * k);
+      for (std::int64_t q = 0; q < k; ++q) {
+        const double v = scaled_integer(row ? a[i * k + q] : b[q * n + i], sc_line);
+        if (route == Route::Host) host_residues(hp, v, r);
+        else
+          for (int l = 0; l < pl.n; ++l) r[l] = static_cast<std::int8_t>(symmetric_residue(v, pl.m[l]));
+        for (int l = 0; l < pl.n; ++l) res8[static_cast<std::size_t>(l) * vals + x0 + static_cast<std::size_t>(q)] = r[l];
+      }
+    }
+  });
+  // The N INT8 GEMMs (step 3): res[l mn + i n + j] in [0, m_l).
+  HugeBuffer<std::uint8_t> res;
+  res.resize(static_cast<std::size_t>(pl.n) * mn);
   for (int l = 0; l < pl.n; ++l) {
     const int ml = pl.m[l];
-    parallel_for(mk + nk, 4096, [&](std::uint64_t x0, std::uint64_t x1, unsigned) {
-      for (std::uint64_t x = x0; x < x1; ++x)
-        if (x < mk) ar[x] = static_cast<std::int8_t>(symmetric_residue(ai[x], ml));
-        else br[x - mk] = static_cast<std::int8_t>(symmetric_residue(bi[x - mk], ml));
-    });
-    std::vector<int>& rl = res[static_cast<std::size_t>(l)];
+    const std::int8_t* ar = res8.data() + static_cast<std::size_t>(l) * vals;
+    const std::int8_t* br = ar + mk;
+    std::uint8_t* rl = res.data() + static_cast<std::size_t>(l) * mn;
     parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
       for (auto i = static_cast<std::int64_t>(i0); i < static_cast<std::int64_t>(i1); ++i)
         for (std::int64_t j = 0; j < n; ++j) {
-          const std::int8_t* ra = ar.data() + i * k;
-          const std::int8_t* rb = br.data() + j * k;
+          const std::int8_t* ra = ar + i * k;
+          const std::int8_t* rb = br + j * k;
           int acc = 0;  // mod m_l
           for (std::int64_t k0 = 0; k0 < k; k0 += pl.kblock) {
             const std::int64_t k1 = std::min(k, k0 + pl.kblock);
@@ -113,7 +254,7 @@ std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::
             for (std::int64_t q = k0; q < k1; ++q) blk += static_cast<std::int32_t>(ra[q]) * static_cast<std::int32_t>(rb[q]);
             acc = mod_positive(static_cast<long long>(acc) + blk, ml);
           }
-          rl[static_cast<std::size_t>(i * n + j)] = acc;
+          rl[static_cast<std::size_t>(i * n + j)] = static_cast<std::uint8_t>(acc);
         }
     });
   }
@@ -123,9 +264,10 @@ std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::
     int r[kMaxModuli];
     std::uint32_t mag[kLimbs];
     for (std::uint64_t x = x0; x < x1; ++x) {
-      for (int l = 0; l < pl.n; ++l) r[l] = res[static_cast<std::size_t>(l)][x];
+      for (int l = 0; l < pl.n; ++l) r[l] = res[static_cast<std::size_t>(l) * mn + x];
       bool neg = false;
-      reconstruct(pl, r, mag, neg);
+      if (route == Route::Host) host_reconstruct(hp, r, mag, neg);
+      else reconstruct(pl, r, mag, neg);
       const auto i = static_cast<std::size_t>(static_cast<std::int64_t>(x) / n), j = static_cast<std::size_t>(static_cast<std::int64_t>(x) % n);
       c[x] = element(mag, neg, sc.s[i], sc.t[j]);
     }

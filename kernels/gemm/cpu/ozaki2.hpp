@@ -29,10 +29,33 @@ struct Scaling {
 };
 Scaling choose_scaling(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k);
 
+/// The host's own route to the scheme's integers (kernels/gemm/cpu/ozaki2.cpp): residues of a whole value for every
+/// modulus at once from its significand's 20-bit pieces, and the reconstruction as the CRT sum sum_l r_l w_l mod P with
+/// w_l = (P / m_l) ((P / m_l)^-1 mod m_l), not the kernel's Garner digits (ozaki2_arith.hpp): the bitwise tier then
+/// compares two derivations of one integer, and the host emulation runs ~4x faster. tests/kernels/gemm/ozaki2_test.cpp
+/// holds both to GMP.
+inline constexpr int kPow2Table = 64;  ///< exponents e < 64 of v = M 2^e (M < 2^53): integer-valued doubles below 2^116
+struct HostPlan {
+  Plan pl;
+  std::uint64_t fastmod[kMaxModuli] = {};                     ///< 2^64 / m_l rounded up: x mod m_l for x < 2^32
+  std::uint32_t pow2[kMaxModuli][kPow2Table + 40] = {};       ///< 2^e mod m_l
+  std::uint32_t w[kMaxModuli][kLimbs] = {};                   ///< the CRT weights, little-endian limbs
+  double p_approx = 0;                                        ///< P as a double (the quotient's estimate)
+};
+HostPlan make_host_plan(const Plan& pl);
+/// r[l] = v mod m_l in the symmetric form of ozaki2_arith.hpp's symmetric_residue, for every modulus of the plan; v an
+/// integer-valued double below 2^116 (std::logic_error otherwise).
+void host_residues(const HostPlan& h, double v, std::int8_t* r);
+/// The integer T with T = r_l (mod m_l), -P/2 <= T < P/2, as sign and magnitude: what reconstruct gives.
+void host_reconstruct(const HostPlan& h, const int* r, std::uint32_t* mag, bool& neg);
+
 /// C = A B by the scheme (A row-major m x k, B row-major k x n), row-major m x n doubles. Finite inputs are the domain;
-/// an element whose row of A or column of B holds Inf or NaN is NaN (the scheme has no residues for them).
+/// an element whose row of A or column of B holds Inf or NaN is NaN (the scheme has no residues for them). Route::Host
+/// (the bitwise tier's and the CPU model's) takes host_residues and host_reconstruct; Route::Kernel the kernel's own
+/// symmetric_residue and Garner reconstruct (tests and bench/ozaki2.cpp compare the two).
+enum class Route { Host, Kernel };
 std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k,
-                         Scaling* used = nullptr);
+                         Scaling* used = nullptr, Route route = Route::Host);
 
 /// The deterministic bound of every element (docs/fp64.md, "The bound"): with d_a = 2^-(s_i+1), d_b = 2^-(t_j+1) (half
 /// a unit of each scaled operand's rounding, unscaled),

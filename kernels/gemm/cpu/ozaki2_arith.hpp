@@ -1,7 +1,8 @@
 // kernels/gemm/cpu/ozaki2_arith.hpp — the integer arithmetic of fpcert's Ozaki-II FP64 emulation (docs/fp64.md,
-// "The built-in Ozaki-II emulation"), one description for the CPU model (kernels/gemm/cpu/ozaki2.cpp) and the CUDA
-// kernel (kernels/gemm/cuda/ozaki2.cu): host and device call these same functions, so the model is the kernel's
-// bitwise emulation.
+// "The built-in Ozaki-II emulation"), the CUDA kernel's (kernels/gemm/cuda/ozaki2.cu). The CPU model and the bitwise
+// tier (kernels/gemm/cpu/ozaki2.cpp) share its scaling (step 1), INT8 blocking (3) and rounding (5); they reach the
+// residues (2) and the CRT integer (4) by a route of their own (host_residues, host_reconstruct), so the bitwise tier
+// compares two derivations of each integer.
 //
 // The scheme (Ozaki, Uchino, Imamura, "Ozaki Scheme II: A GEMM-oriented emulation of floating-point matrix
 // multiplication using an integer modular technique", 2025; GEMMul8's method), written here:
@@ -141,7 +142,9 @@ FPCERT_OZ2_HD void reconstruct(const Plan& pl, const int* r, std::uint32_t* mag,
   // 2X < P ?
   bool less = false, decided = false;
   for (int w = kLimbs - 1; w >= 0 && !decided; --w) {
-    const std::uint64_t two_x = (static_cast<std::uint64_t>(mag[w]) << 1) | (w > 0 ? mag[w - 1] >> 31 : 0u);
+    // limb w of 2X, its top bit carried into limb w + 1 (compared there): unmasked, a set bit 31 of mag[w] made limb w
+    // of 2X look larger than any limb of P (T = P/2 - 1 came back as -P/2 - 1; tests/kernels/gemm/ozaki2_test.cpp)
+    const std::uint64_t two_x = ((static_cast<std::uint64_t>(mag[w]) << 1) | (w > 0 ? mag[w - 1] >> 31 : 0u)) & 0xFFFFFFFFu;
     const std::uint64_t pw = pl.p[w];
     if (two_x != pw) {
       less = two_x < pw;

@@ -83,6 +83,100 @@ TEST_CASE("ozaki2 arithmetic: symmetric residues, Garner's CRT and the plan") {
   }
 }
 
+namespace {
+
+/// The symmetric residue of an mpz integer modulo m (ozaki2_arith.hpp's form: m = 256 -128..127, odd m +-(m-1)/2).
+int mpz_symmetric(const mpz_t t, int m) {
+  const auto r = static_cast<int>(mpz_fdiv_ui(t, static_cast<unsigned long>(m)));
+  return r >= (m + 1) / 2 ? r - m : r;
+}
+
+/// A multiword magnitude (32-bit limbs) as an mpz.
+void mpz_from_limbs(mpz_t out, const std::uint32_t* mag) {
+  mpz_set_ui(out, 0);
+  for (int w = ozaki2::kLimbs - 1; w >= 0; --w) {
+    mpz_mul_2exp(out, out, 32);
+    mpz_add_ui(out, out, mag[w]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ozaki2 host route: every modulus's residue of a whole value and the CRT sum, against GMP and the kernel's Garner") {
+  // The host emulation's own arithmetic (host_residues, host_reconstruct) must give the integers the kernel's
+  // (symmetric_residue, reconstruct) give: both are held to GMP here, on random values of every size the scaling makes
+  // and on the edges (0, -0, 2^53 +- 1, the table's top 2^115, multiples of the moduli; T = -P/2, P/2 - 1, 0, +-1).
+  test::Draw d{test::seed() + 41};
+  mpz_t t, u;
+  mpz_init(t);
+  mpz_init(u);
+  for (const int nm : {2, 3, 7, 14, 20}) {
+    CAPTURE(nm);
+    const ozaki2::Plan pl = ozaki2::make_plan(nm);
+    const ozaki2::HostPlan hp = ozaki2::make_host_plan(pl);
+    std::vector<double> vals = {0.0, -0.0, 1.0, -1.0, 0x1p53 - 1, 0x1p53, 0x1p53 + 2, -0x1p53 - 2, 0x1p115, -0x1p115, 255.0 * 253.0 * 7,
+                                -256.0 * 0x1p40, 0x1p79 - 0x1p27};
+    for (int x = 0; x < 4000; ++x) {
+      const double mant = std::floor(d() * 0x1p53);
+      const int e = static_cast<int>(d() * 64);
+      vals.push_back((d() < 0.5 ? -1 : 1) * std::ldexp(mant, x % 3 == 0 ? 0 : e));
+    }
+    long long wrong_res = 0, wrong_kernel = 0;
+    for (const double v : vals) {
+      std::int8_t r[ozaki2::kMaxModuli];
+      ozaki2::host_residues(hp, v, r);
+      mpz_set_d(t, v);
+      for (int l = 0; l < nm; ++l) {
+        wrong_res += r[l] != mpz_symmetric(t, pl.m[l]);
+        if (std::fabs(v) <= 0x1p80) wrong_kernel += r[l] != ozaki2::symmetric_residue(v, pl.m[l]);
+      }
+    }
+    CHECK(wrong_res == 0);
+    CHECK(wrong_kernel == 0);
+    CHECK_THROWS_AS(ozaki2::host_residues(hp, 0x1p116, nullptr), std::logic_error);
+    // T uniform in [-P/2, P/2) by GMP's generator, and the edges.
+    mpz_t p, half;
+    mpz_init(p);
+    mpz_init(half);
+    mpz_from_limbs(p, pl.p);
+    mpz_fdiv_q_2exp(half, p, 1);  // floor(P / 2); P is even (256 is a modulus): T in [-half, half)
+    gmp_randstate_t rs;
+    gmp_randinit_default(rs);
+    gmp_randseed_ui(rs, static_cast<unsigned long>(test::seed()) + static_cast<unsigned long>(nm));
+    long long wrong_crt = 0, wrong_garner = 0;
+    for (int x = 0; x < 3000; ++x) {
+      if (x == 0) mpz_neg(t, half);
+      else if (x == 1) mpz_sub_ui(t, half, 1);
+      else if (x == 2) mpz_set_si(t, 0);
+      else if (x == 3) mpz_set_si(t, 1);
+      else if (x == 4) mpz_set_si(t, -1);
+      else {
+        mpz_urandomm(t, rs, p);
+        mpz_sub(t, t, half);
+      }
+      int r[ozaki2::kMaxModuli];
+      for (int l = 0; l < nm; ++l) r[l] = static_cast<int>(mpz_fdiv_ui(t, static_cast<unsigned long>(pl.m[l])));
+      std::uint32_t mag[ozaki2::kLimbs], mag_k[ozaki2::kLimbs];
+      bool neg = false, neg_k = false;
+      ozaki2::host_reconstruct(hp, r, mag, neg);
+      ozaki2::reconstruct(pl, r, mag_k, neg_k);
+      mpz_from_limbs(u, mag);
+      if (neg) mpz_neg(u, u);
+      const bool bad = mpz_cmp(u, t) != 0 || (neg && mpz_sgn(t) == 0);
+      if (bad) gmp_printf("T = %Zd came back as %Zd\n", t, u);
+      wrong_crt += bad;
+      wrong_garner += neg != neg_k || !std::equal(mag, mag + ozaki2::kLimbs, mag_k);
+    }
+    CHECK(wrong_crt == 0);
+    CHECK(wrong_garner == 0);
+    gmp_randclear(rs);
+    mpz_clear(p);
+    mpz_clear(half);
+  }
+  mpz_clear(t);
+  mpz_clear(u);
+}
+
 TEST_CASE("ozaki2: round_scaled is RN_f64(mag 2^-S) against MPFR (normal, subnormal, tiny, overflowing; ties and sticky bits)") {
   // Random magnitudes of 1..192 bits, some with the bits below the 53rd cleared and one set (ties) or all but the
   // lowest cleared (sticky only), scaled by S across the whole range of results: normal, subnormal, below half the
