@@ -91,7 +91,7 @@ void run(std::int64_t n, CudaExactGemmEngine& engine, bool cpu, bool normal) {
   fmt::print("    slicing                          {:9.4f} s\n", wp.slice_s);
   fmt::print("    DGEMMs                           {:9.4f} s   ({:.2f}x one DGEMM)\n", wp.gemm_s, wp.gemm_s / dgemm);
   fmt::print("    block sums, combination, corrections {:9.4f} s\n", wp.finish_s);
-  fmt::print("    wait for the host's result arrays {:9.4f} s   (allocated and zeroed while the device works)\n",
+  fmt::print("    wait for the host's result arrays {:9.4f} s   (allocated, their pages touched, while the device works)\n",
              wp.alloc_wait_s);
   fmt::print("    download (hi, lo, tail, abs_sum, status; pinned staging) {:9.4f} s\n", wp.download_s);
   fmt::print("    host: NaN/Inf elements, sample check, rest {:9.4f} s\n",
