@@ -156,7 +156,7 @@ void host_reconstruct(const HostPlan& h, const int* r, std::uint32_t* mag, bool&
     const auto rl = static_cast<std::uint64_t>(r[l]);
     for (int w = 0; w < kLimbs; ++w) col[w] += rl * h.w[l][w];
   }
-  std::uint32_t x[kLimbs];
+  std::uint32_t* x = mag;  // S, then X, in the caller's limbs
   std::uint64_t carry = 0;
   for (int w = 0; w < kLimbs; ++w) {
     const std::uint64_t y = col[w] + carry;
@@ -167,7 +167,7 @@ void host_reconstruct(const HostPlan& h, const int* r, std::uint32_t* mag, bool&
   double s_approx = 0;
   for (int w = kLimbs - 1; w >= 0; --w) s_approx = s_approx * 0x1p32 + x[w];
   const auto q = static_cast<std::int64_t>(s_approx / h.p_approx);
-  const auto sub_p = [&](std::int64_t times) {  // x -= times P; returns the final borrow (0 or negative)
+  const auto sub_p = [&](std::int64_t times) {  // x -= times P; returns the carry out of the top limb (-1, 0 or 1)
     std::int64_t c = 0;
     for (int w = 0; w < kLimbs; ++w) {
       const std::int64_t y = static_cast<std::int64_t>(x[w]) - times * static_cast<std::int64_t>(pl.p[w]) + c;
@@ -184,27 +184,7 @@ void host_reconstruct(const HostPlan& h, const int* r, std::uint32_t* mag, bool&
   std::int64_t top = sub_p(q);
   while (top < 0) top += sub_p(-1);  // q was one too large: add P back (the carry out ends the borrow)
   while (at_least_p()) sub_p(1);
-  // T = X where 2X < P, else X - P.
-  bool less = false;
-  for (int w = kLimbs - 1; w >= 0; --w) {
-    // limb w of 2X, its top bit carried into limb w + 1 (compared there): unmasked, a set bit 31 of x[w] made limb w
-    // of 2X look larger than any limb of P (T = P/2 - 1 came back as -P/2 - 1; tests/kernels/gemm/ozaki2_test.cpp)
-    const std::uint64_t two_x = ((static_cast<std::uint64_t>(x[w]) << 1) | (w > 0 ? x[w - 1] >> 31 : 0u)) & 0xFFFFFFFFu;
-    if (two_x != pl.p[w]) {
-      less = two_x < pl.p[w];
-      break;
-    }
-  }
-  neg = !less;
-  if (neg) {
-    std::int64_t borrow = 0;
-    for (int w = 0; w < kLimbs; ++w) {
-      const std::int64_t d = static_cast<std::int64_t>(pl.p[w]) - static_cast<std::int64_t>(x[w]) - borrow;
-      borrow = d < 0;
-      x[w] = static_cast<std::uint32_t>(d + (borrow ? (std::int64_t{1} << 32) : 0));
-    }
-  }
-  for (int w = 0; w < kLimbs; ++w) mag[w] = x[w];
+  symmetric_range(pl, mag, neg);
 }
 
 std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k, Scaling* used,

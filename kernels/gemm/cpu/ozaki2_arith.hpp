@@ -116,6 +116,31 @@ FPCERT_OZ2_HD int mod_small(std::uint32_t x, int m, std::uint64_t magic) {
   return static_cast<int>(x - q * static_cast<std::uint32_t>(m));
 }
 
+/// The integer X in [0, P) (limbs, in place) as the T of the symmetric range -P/2 <= T < P/2: T = X where 2X < P, else
+/// -(P - X), as sign and magnitude. The last step of both routes to the CRT integer (reconstruct here, the host's
+/// host_reconstruct).
+FPCERT_OZ2_HD void symmetric_range(const Plan& pl, std::uint32_t* mag, bool& neg) {
+  bool less = false;
+  for (int w = kLimbs - 1; w >= 0; --w) {
+    // limb w of 2X, its top bit carried into limb w + 1 (compared there): unmasked, a set bit 31 of mag[w] made limb w
+    // of 2X look larger than any limb of P (T = P/2 - 1 came back as -P/2 - 1; tests/kernels/gemm/ozaki2_test.cpp)
+    const std::uint64_t two_x = ((static_cast<std::uint64_t>(mag[w]) << 1) | (w > 0 ? mag[w - 1] >> 31 : 0u)) & 0xFFFFFFFFu;
+    if (two_x != pl.p[w]) {
+      less = two_x < pl.p[w];
+      break;
+    }
+  }
+  neg = !less;
+  if (neg) {  // |T| = P - X
+    std::int64_t borrow = 0;
+    for (int w = 0; w < kLimbs; ++w) {
+      const std::int64_t d = static_cast<std::int64_t>(pl.p[w]) - static_cast<std::int64_t>(mag[w]) - borrow;
+      borrow = d < 0;
+      mag[w] = static_cast<std::uint32_t>(d + (borrow ? (std::int64_t{1} << 32) : 0));
+    }
+  }
+}
+
 /// The exact integer T with T = r_l (mod m_l) for every l and -P/2 <= T < P/2: sign and magnitude (limbs).
 /// r_l in [0, m_l). Garner: v_0 = r_0, v_l = (...((r_l - v_0) m_0^-1 - v_1) m_1^-1 ...) mod m_l; X = v_0 + m_0 (v_1 +
 /// m_1 (v_2 + ...)) by Horner from the top; T = X where 2X < P, else -(P - X).
@@ -139,27 +164,7 @@ FPCERT_OZ2_HD void reconstruct(const Plan& pl, const int* r, std::uint32_t* mag,
       carry = x >> 32;
     }
   }
-  // 2X < P ?
-  bool less = false, decided = false;
-  for (int w = kLimbs - 1; w >= 0 && !decided; --w) {
-    // limb w of 2X, its top bit carried into limb w + 1 (compared there): unmasked, a set bit 31 of mag[w] made limb w
-    // of 2X look larger than any limb of P (T = P/2 - 1 came back as -P/2 - 1; tests/kernels/gemm/ozaki2_test.cpp)
-    const std::uint64_t two_x = ((static_cast<std::uint64_t>(mag[w]) << 1) | (w > 0 ? mag[w - 1] >> 31 : 0u)) & 0xFFFFFFFFu;
-    const std::uint64_t pw = pl.p[w];
-    if (two_x != pw) {
-      less = two_x < pw;
-      decided = true;
-    }
-  }
-  neg = !less;
-  if (neg) {  // |T| = P - X
-    std::int64_t borrow = 0;
-    for (int w = 0; w < kLimbs; ++w) {
-      const std::int64_t d = static_cast<std::int64_t>(pl.p[w]) - static_cast<std::int64_t>(mag[w]) - borrow;
-      borrow = d < 0;
-      mag[w] = static_cast<std::uint32_t>(d + (borrow ? (std::int64_t{1} << 32) : 0));
-    }
-  }
+  symmetric_range(pl, mag, neg);
 }
 
 /// Limb w of a multiword magnitude (0 beyond its limbs).
