@@ -153,7 +153,7 @@ std::vector<Family> special_families() {
   g.params = p_shape(32, 32, 64);
   g.params.push_back(p_format("target", "f32", {"f32", "tf32", "f16", "bf16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "f64"},
                               "the storage format whose specials (Inf, NaN where it has them) and largest finite value are planted"));
-  g.params.push_back(p_choice("acc", "f32", {"f32", "f16", "bf16", "none"},
+  g.params.push_back(p_choice("acc", "f32", {"f32", "f16", "bf16", "f64", "none"},
                               "the accumulator whose range the overflow elements exceed in their partial sums (none: no overflow "
                               "elements; left out where the target or source cannot hold the operands)"));
   g.params.push_back(p_int("rows", 4, 0, kMaxDim, "rows of A with a special value"));

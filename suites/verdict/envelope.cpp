@@ -368,7 +368,7 @@ double envelope_allowed(const EnvelopeModel& e, double ref_op_abs, double abs_op
 
 EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std::int64_t m, std::int64_t n, const GemmRef& ref_op,
                                   const std::vector<std::uint64_t>& codes, const std::vector<double>& row_abs_a,
-                                  const std::vector<double>& col_abs_b, std::vector<double>* fracs) {
+                                  const std::vector<double>& col_abs_b, std::vector<double>* fracs, const WideSums* wide) {
   const auto mn = static_cast<std::size_t>(m * n);
   if (fracs) fracs->assign(mn, NAN);
   const double out_max = to_double(out, out.max_finite_code());
@@ -393,12 +393,21 @@ EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std
       }
       const double got = to_double(out, codes[x]);
       if (saturated_overflow(out, r.hi, got)) continue;  // NaN (above) or the saturated value beyond an e4m3 D's range
-      const double allowed = envelope_allowed(e, std::fabs(r.hi), ref_op.abs_sum[x], row_abs_a[x / static_cast<std::size_t>(n)],
-                                              col_abs_b[x % static_cast<std::size_t>(n)]);
-      const double err = error_from_below(got, r);  // |c - ref'|, never above the truth
       ++v.graded;
-      v.admit_zero += std::fabs(r.hi) * (1 - 0x1p-50) <= allowed;
-      const double frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
+      double frac;
+      if (const WideSums::Sums* w = wide ? wide->find(static_cast<std::int64_t>(x)) : nullptr) {  // sums beyond double
+        const WideGrade g = wide_fraction(got, r, *w, [&](double ra, double as, double rw, double cl) {
+          return envelope_allowed(e, ra, as, rw, cl);
+        });
+        frac = g.frac;
+        v.admit_zero += std::ldexp(std::fabs(r.hi), -w->shift) * (1 - 0x1p-50) <= g.allowed;
+      } else {
+        const double allowed = envelope_allowed(e, std::fabs(r.hi), ref_op.abs_sum[x], row_abs_a[x / static_cast<std::size_t>(n)],
+                                                col_abs_b[x % static_cast<std::size_t>(n)]);
+        const double err = error_from_below(got, r);  // |c - ref'|, never above the truth
+        v.admit_zero += std::fabs(r.hi) * (1 - 0x1p-50) <= allowed;
+        frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
+      }
       if (fracs) (*fracs)[x] = frac;
       if (frac > 1) ++v.exceed;
       if (v.worst_index < 0 || frac > v.worst) {
@@ -551,7 +560,7 @@ void envelope_later_runs(const GradeInput& in, const CheckedRunBasis& basis, Cas
     const std::vector<std::uint64_t>& c = later[r];
     // The envelope on its own. An element whose non-finite output the checked run's special-value checks accepted
     // (the same bits here) is not graded again.
-    evaluate_envelope(model.env, of, p.m, p.n, rop, c, row_in, col_in, &fracs);
+    evaluate_envelope(model.env, of, p.m, p.n, rop, c, row_in, col_in, &fracs, &basis.wide);
     std::int64_t diff_here = 0;
     for (std::size_t x = 0; x < mn; ++x) {
       const FpClass c0 = classify(of, first[x]), c1 = classify(of, c[x]);
@@ -593,10 +602,23 @@ void envelope_later_runs(const GradeInput& in, const CheckedRunBasis& basis, Cas
       if (!cancellation_dominated(rv.hi, rop.abs_sum[x]))
         sp.max_ulps = std::max(sp.max_ulps, finite0 && finite1 ? ulp_distance(of, c[x], RefValue{v0, 0.0, 0}) : INFINITY);
       if (overflow0 || overflow1) continue;  // an accepted overflow in one of the runs: not a spread to bound
-      const double diff = finite0 && finite1 ? std::fabs(v1 - v0) : INFINITY;
-      const double allowed = spread_allowed(model, std::fabs(rv.hi), rop.abs_sum[x], row_in[x / static_cast<std::size_t>(p.n)],
-                                            col_in[x % static_cast<std::size_t>(p.n)]);
-      const double frac = diff == 0 ? 0 : allowed > 0 ? diff / allowed : INFINITY;
+      double diff = finite0 && finite1 ? std::fabs(v1 - v0) : INFINITY;
+      double allowed, frac;
+      if (const WideSums::Sums* w = basis.wide.find(static_cast<std::int64_t>(x)); w && finite0 && finite1) {
+        // Sums beyond double: the two runs' difference graded in the element's scale (reported unscaled: +Inf where
+        // beyond double).
+        // The allowance's |ref'| is the exact value's (as > 0 always but in the constants' call, allowed(0, 0, 0, 0)).
+        const WideGrade g = wide_fraction(v1, RefValue{v0, 0.0, 0}, *w, [&](double, double as, double rw, double cl) {
+          return spread_allowed(model, as > 0 ? std::ldexp(std::fabs(rv.hi), -w->shift) : 0.0, as, rw, cl);
+        });
+        frac = g.frac;
+        allowed = std::ldexp(g.allowed, w->shift);
+        diff = std::ldexp(std::fabs(std::ldexp(v1, -w->shift) - std::ldexp(v0, -w->shift)), w->shift);
+      } else {
+        allowed = spread_allowed(model, std::fabs(rv.hi), rop.abs_sum[x], row_in[x / static_cast<std::size_t>(p.n)],
+                                 col_in[x % static_cast<std::size_t>(p.n)]);
+        frac = diff == 0 ? 0 : allowed > 0 ? diff / allowed : INFINITY;
+      }
       if (sp.worst_index < 0 || frac > sp.max_frac) {
         sp.max_frac = frac;
         sp.worst_index = static_cast<std::int64_t>(x);

@@ -85,6 +85,56 @@ inline double error_from_below(double got, const RefValue& r) {
   return std::max(0.0, std::fabs((got - r.hi) - r.lo) * (1 - 0x1p-50) - std::fabs(r.lo) * 0x1p-52);
 }
 
+/// Sums of magnitudes beyond double's range (docs/fp64.md, "Sums beyond double's range"). With fp64 inputs near their
+/// largest finite values, sum_k |a_ik b_kj| reaches K 2^2048 and sum_k |a_ik| K 2^1024: in double they are +Inf, and an
+/// allowance built on them would admit any finite output. For every element whose exact result is finite while one of
+/// its sums overflows double, WideSums holds its sums again scaled by 2^-shift, the element's own power of two that
+/// brings the largest of them near 2^1000 (each an upper bound: the K scaled products and sums each within a relative
+/// 2^-53 or an absolute 2^-1075, covered), and wide_fraction grades it in that scale. Empty (one pass over the inputs)
+/// where no sum can overflow.
+struct WideSums {
+  struct Sums {
+    int shift = 0;         ///< the element's scale: every value below is times 2^-shift
+    double abs_sum = 0;    ///< sum_k |a_ik b_kj|, upper bound
+    double row_abs_a = 0;  ///< sum_k |a_ik|, upper bound
+    double col_abs_b = 0;  ///< sum_k |b_kj|, upper bound
+  };
+  std::vector<std::int64_t> index;  ///< the elements (i n + j), ascending
+  std::vector<Sums> sums;
+  const Sums* find(std::int64_t x) const {
+    const auto it = std::lower_bound(index.begin(), index.end(), x);
+    return it != index.end() && *it == x ? &sums[static_cast<std::size_t>(it - index.begin())] : nullptr;
+  }
+  bool empty() const { return index.empty(); }
+};
+/// The elements of C = A B (a: m x k, b: k x n, row-major; ref their exact product) whose reference is finite while
+/// sum_k |a_ik b_kj|, sum_k |a_ik| or sum_k |b_kj| overflows double.
+WideSums wide_sums(const std::vector<double>& a, const std::vector<double>& b, std::int64_t m, std::int64_t n, std::int64_t k,
+                   const GemmRef& ref);
+/// One element of a WideSums graded in its scale: frac = |got - ref| / allowed, `allowed` the tier's allowance there.
+struct WideGrade {
+  double frac = 0;
+  double allowed = 0;  ///< times 2^-shift
+};
+/// `allowed(ref_abs, abs_sum, row_abs_a, col_abs_b)` is the tier's allowance: every allowance fpcert grades with is
+/// non-negative constants (the underflow terms; allowed(0, 0, 0, 0)) plus terms linear in those four, so in the scale
+/// 2^-shift it is allowed(scaled) - c + c 2^-shift (the difference rounded up). The error is measured from below as
+/// error_from_below, less 2^-1072 for the scaled reference's bits lost below double's range (2^(shift - 1072)
+/// unscaled, with shift at most about 1030 where sum |a b| is near K 2^2048).
+template <class Allowed>
+WideGrade wide_fraction(double got, const RefValue& r, const WideSums::Sums& w, Allowed&& allowed) {
+  const int s = -w.shift;
+  const RefValue rs{std::ldexp(r.hi, s), std::ldexp(r.lo, s), r.tail};
+  const double c = allowed(0.0, 0.0, 0.0, 0.0);
+  WideGrade g;
+  g.allowed = std::isinf(c) ? c
+                            : std::max(0.0, allowed(std::fabs(rs.hi), w.abs_sum, w.row_abs_a, w.col_abs_b) - c) * (1 + 0x1p-50) +
+                                  std::ldexp(c, s);
+  const double err = std::max(0.0, error_from_below(std::ldexp(got, s), rs) - 0x1p-1072);
+  g.frac = err == 0 ? 0 : g.allowed > 0 ? err / g.allowed : INFINITY;
+  return g;
+}
+
 /// The envelope over a case: each finite element of the output (codes of `out`, row-major m x n) against
 /// allowed_ij around ref'_ij (ref_op: the exact product of the kernel's inputs; row_abs_a, col_abs_b: sum_k
 /// |a_ik| per row, sum_k |b_kj| per column of them). Elements whose output or reference is not finite are
@@ -99,10 +149,12 @@ struct EnvelopeVerdict {
 };
 /// With `fracs`, it also receives every element's |c - ref'| / allowed (row-major m x n): NaN where the element is not
 /// graded (a non-finite reference, or a non-finite output where the reference overflows the output format), +inf for
-/// a non-finite output where the reference is finite in the output format.
+/// a non-finite output where the reference is finite in the output format. With `wide` (wide_sums of the same inputs),
+/// its elements are graded in its scale (their sums in ref_op, row_abs_a and col_abs_b overflow double).
 EnvelopeVerdict evaluate_envelope(const EnvelopeModel& e, const Format& out, std::int64_t m, std::int64_t n, const GemmRef& ref_op,
                                   const std::vector<std::uint64_t>& codes, const std::vector<double>& row_abs_a,
-                                  const std::vector<double>& col_abs_b, std::vector<double>* fracs = nullptr);
+                                  const std::vector<double>& col_abs_b, std::vector<double>* fracs = nullptr,
+                                  const WideSums* wide = nullptr);
 
 /// The smallest largest-finite value among the formats a kernel's sums pass through (accumulator, rounded products,
 /// promotion, output): a partial sum or result below it in magnitude cannot overflow.
@@ -144,7 +196,8 @@ double spread_allowed(const SpreadModel& s, double ref_op_abs, double abs_op, do
 
 /// What grade derived for the checked run that the later runs are judged with too: the inputs as the kernel
 /// received them, ref' their exact product, sum_k |a'_ik| per row and sum_k |b'_kj| per column (where the envelope
-/// has operand terms; zeros otherwise), the order-free elements (none where the strongest tier asked for is weaker).
+/// has operand terms; zeros otherwise), the order-free elements (none where the strongest tier asked for is weaker), the
+/// elements whose sums overflow double.
 struct CheckedRunBasis {
   const std::vector<double>& a_in;
   const std::vector<double>& b_in;
@@ -152,6 +205,7 @@ struct CheckedRunBasis {
   const std::vector<double>& row_in;
   const std::vector<double>& col_in;
   const OrderFreeElements& free;
+  const WideSums& wide;  ///< wide_sums of a_in, b_in and rop
 };
 
 /// The later runs of a kernel declaring run-to-run nondeterminism (in.later, in.runs, in.differing_runs), judged by

@@ -124,8 +124,10 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
     for (auto* v : {&row_in, &col_in})
       for (double& x : *v) x *= 1 + 0x1p-30;  // K roundings of a sum of magnitudes: within K 2^-53 < 2^-30 (K < 2^23)
   }
+  // Elements whose sums of magnitudes overflow double (fp64 inputs near their largest values): graded scaled.
+  const WideSums wide = wide_sums(a_in, b_in, p.m, p.n, p.k, rop);
   std::vector<double> fracs;
-  const EnvelopeVerdict ev = evaluate_envelope(env, of, p.m, p.n, rop, codes, row_in, col_in, &fracs);
+  const EnvelopeVerdict ev = evaluate_envelope(env, of, p.m, p.n, rop, codes, row_in, col_in, &fracs, &wide);
   auto ungraded_overflows = [&](std::vector<double>& f) {
     for (std::size_t x = 0; x < mn; ++x)
       if (overflowed[x]) f[x] = NAN;
@@ -223,7 +225,7 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
         for (std::size_t x = 0; x < mn; ++x) emu_got[x] = to_double(of, emu[x]);
         scheme_bound_check(t, p.m, p.n, p.k, a_in, b_in, rop, emu_got, &emu_fracs);
       } else {
-        evaluate_envelope(env, of, p.m, p.n, rop, emu, row_in, col_in, &emu_fracs);
+        evaluate_envelope(env, of, p.m, p.n, rop, emu, row_in, col_in, &emu_fracs, &wide);
       }
       ungraded_overflows(emu_fracs);
       out.metrics.predicted_err_frac_hist = err_frac_histogram(emu_fracs);
@@ -323,7 +325,7 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
     }
   }
   // A kernel declaring run-to-run nondeterminism: its later runs, judged with what the checked run's verdict derived.
-  if (in.later) envelope_later_runs(in, {a_in, b_in, rop, row_in, col_in, free}, out);
+  if (in.later) envelope_later_runs(in, {a_in, b_in, rop, row_in, col_in, free, wide}, out);
   trace.mark("evidence, later");
 }
 
@@ -405,6 +407,9 @@ void grade(const GradeInput& given, CaseResult& out) {
   const double growth = make_envelope(t, p.k).growth, limit = overflow_limit(t);
   auto reach = [&](std::int64_t x) { return overflow_reach(a_in, b_in, p.n, p.k, x, growth, limit); };
   std::vector<std::uint8_t> overflowed_at(static_cast<std::size_t>(mn), 0);  // accepted overflows of a partial sum
+  const WideSums wide = wide_sums(p.a.data, p.b.data, p.m, p.n, p.k, ref);  // sums beyond double, graded scaled
+  // The Frobenius sums scaled by a power of two near double's largest values (same ratio; unscaled, the squares overflow).
+  const double fro_scale = ref_max > 0x1p500 ? std::ldexp(1.0, -std::ilogb(ref_max)) : 1.0;
   // Element by element, in parallel chunks; partial results merged in chunk order so "first" and
   // ties (the smallest index wins) do not depend on the thread count.
   struct Cand {
@@ -518,15 +523,24 @@ void grade(const GradeInput& given, CaseResult& out) {
           consider({INFINITY, x, INFINITY, 0, u});
           continue;
         }
-        const double err = std::fabs((got - r.hi) - r.lo);
-        const double allowed = allowed_error(out.bound, std::fabs(r.hi), ref.abs_sum[ux], row_abs_a[static_cast<std::size_t>(x / p.n)],
-                                             col_abs_b[static_cast<std::size_t>(x % p.n)]) *
-                               (1 + 0x1p-50);  // the sums above are rounded: a relative slack far below any term
-        const double frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
+        const double err = std::fabs((got - r.hi) - r.lo);  // +Inf beyond double's range (reported so)
+        double allowed, frac;
+        if (const WideSums::Sums* w = wide.find(x)) {  // graded in the element's scale; allowed reported unscaled
+          const WideGrade g = wide_fraction(got, r, *w, [&](double ra, double as, double rw, double cl) {
+            return allowed_error(out.bound, ra, as, rw, cl) * (1 + 0x1p-50);
+          });
+          frac = g.frac;
+          allowed = std::ldexp(g.allowed, w->shift);
+        } else {
+          allowed = allowed_error(out.bound, std::fabs(r.hi), ref.abs_sum[ux], row_abs_a[static_cast<std::size_t>(x / p.n)],
+                                  col_abs_b[static_cast<std::size_t>(x % p.n)]) *
+                    (1 + 0x1p-50);  // the sums above are rounded: a relative slack far below any term
+          frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
+        }
         elem_err[ux] = err;
         elem_ref[ux] = std::fabs(r.hi);
-        P.sum_err2 += err * err;
-        P.sum_ref2 += r.hi * r.hi;
+        P.sum_err2 += (err * fro_scale) * (err * fro_scale);
+        P.sum_ref2 += (r.hi * fro_scale) * (r.hi * fro_scale);
         P.max_err = std::max(P.max_err, err);
         if (ref.abs_sum[ux] > 0) P.cw = std::max(P.cw, err / ref.abs_sum[ux]);
         else if (err > 0) P.cw = INFINITY;

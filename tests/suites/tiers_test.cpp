@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "kernels/gemm/cpu/model.hpp"
 #include "kernels/kernel.hpp"
 #include "oracle/format.hpp"
+#include "oracle/gemm_ref.hpp"
 #include "oracle/refvalue.hpp"
 #include "oracle/round.hpp"
 #include "suites/verdict/envelope.hpp"
@@ -245,4 +247,76 @@ TEST_CASE("an e4m3 output beyond its range: NaN or the saturated value of D's si
   CHECK(fracs[4] > 1);          // 448 for 1.1: saturation where the result is inside the range is an error
   CHECK(v.graded == 3);
   CHECK(v.exceed == 2);
+}
+
+TEST_CASE("fp64 sums beyond double's range: the envelope grades them scaled, not vacuously") {
+  // One row of A and three columns of B, K = 64, fp64 values: a_0 = a_1 = 1.75 2^1023 (sum_k |a_0k| beyond double)
+  // against b = (0.75, -0.75 + 2^-30) in column 0 (exact sum 1.75 2^993 plus the rest; sum |a b| about 2.6 2^1023,
+  // beyond double), (0.75, 0.5) in column 1 (its exact result is beyond double too: the special-value rules, not a
+  // bound), (0, 0) in column 2 (an ordinary element of a row whose sum overflows). The other products: 53-bit values in
+  // [-1, 1), so the exact results need rounding.
+  const std::int64_t k = 64, n = 3;
+  const Problem p = generate("uniform:m=1,n=3,k=64,source=f64,seed=" + std::to_string(test::seed()));
+  std::vector<double> a = p.a.data, b = p.b.data;
+  a[0] = a[1] = std::ldexp(1.75, 1023);
+  b[0 * n + 0] = 0.75;
+  b[1 * n + 0] = -0.75 + 0x1p-30;
+  b[0 * n + 1] = 0.75;
+  b[1 * n + 1] = 0.5;
+  b[0 * n + 2] = b[1 * n + 2] = 0;
+  const MatrixView av = MatrixView::row_major(a.data(), 1, k), bv = MatrixView::row_major(b.data(), k, n);
+  const GemmRef ref = gemm_reference_mpfr(av, bv);
+  REQUIRE(std::isfinite(ref.c[0].hi));
+  CHECK(std::isinf(ref.abs_sum[0]));  // what the unscaled allowance would stand on
+  const WideSums w = wide_sums(a, b, 1, n, k, ref);
+  REQUIRE(w.index == std::vector<std::int64_t>{0, 2});  // element 1's exact result overflows: not graded by a bound
+  // The scaled sum is an upper bound of the exact one, and close: |A| 2^-s/2 |B| 2^-s/2 exactly, through MPFR; the
+  // element's scale brings its largest sum (here sum |a b|) near 2^1000.
+  const WideSums::Sums& w0 = w.sums[0];
+  CHECK(std::ilogb(w0.abs_sum) == 1000);
+  std::vector<double> as(a.size()), bs(b.size());
+  for (std::size_t x = 0; x < a.size(); ++x) as[x] = std::ldexp(std::fabs(a[x]), -(w0.shift / 2));
+  for (std::size_t x = 0; x < b.size(); ++x) bs[x] = std::ldexp(std::fabs(b[x]), -(w0.shift - w0.shift / 2));
+  const GemmRef scaled = gemm_reference_mpfr(MatrixView::row_major(as.data(), 1, k), MatrixView::row_major(bs.data(), k, n));
+  CHECK(w0.abs_sum >= scaled.c[0].hi);
+  CHECK(w0.abs_sum <= scaled.c[0].hi * (1 + 0x1p-40));
+  // Graded against the fp64 model's envelope, its order withheld.
+  KernelTraits t = make_gemm_kernel("model_gemm_f64")->traits();
+  t.sum_order = SummationOrder::unknown();
+  const EnvelopeModel e = make_envelope(t, k);
+  REQUIRE(e.exists);
+  auto code = [&](double v) { return round_double(f64, v, Rounder::nearest(f64)).code; };
+  const std::vector<double> row(1, 0.0), col(3, 0.0);
+  auto frac = [&](std::size_t x, double got, const WideSums* ws) {
+    std::vector<std::uint64_t> codes = {code(ref.c[0].hi), code(INFINITY), code(ref.c[2].hi)};
+    codes[x] = code(got);
+    std::vector<double> fracs;
+    (void)evaluate_envelope(e, f64, 1, n, ref, codes, row, col, &fracs, ws);
+    return fracs[x];
+  };
+  // The correctly rounded result, and the sum in k order with fma (what model_gemm_f64 computes): within.
+  double seq = 0;
+  for (std::int64_t q = 0; q < k; ++q) seq = std::fma(a[static_cast<std::size_t>(q)], b[static_cast<std::size_t>(q * n)], seq);
+  REQUIRE(std::isfinite(seq));  // +P first, then -P (1 - 2^-30 / 0.75): no partial sum overflows in this order
+  CHECK(frac(0, ref.c[0].hi, &w) <= 1);
+  CHECK(frac(0, seq, &w) <= 1);
+  // Unscaled, the allowance is not a number (u_out 0 times an infinite E): the correctly rounded result was refused.
+  CHECK_FALSE(frac(0, ref.c[0].hi, nullptr) <= 1);
+  // 2^-10 relative off (the allowance is about 64 2^-53 sum |a b| = 2^-47 2.6 2^1023, the result 1.75 2^993): refused.
+  const double off = ref.c[0].hi * (1 + 0x1p-10);
+  CHECK(frac(0, off, &w) > 1);
+  // The largest finite value of the other sign: |c - ref| itself is beyond double; refused, with a finite fraction.
+  const double far = frac(0, -std::numeric_limits<double>::max(), &w);
+  CHECK(far > 1);
+  CHECK(std::isfinite(far));
+  // The ordinary element of the wide row: graded in its scale as unscaled (no allowance, no error lost to the scale).
+  REQUIRE(std::isfinite(ref.abs_sum[2]));
+  for (double rel : {0x1p-40, 0x1p-52}) {
+    const double got = ref.c[2].hi * (1 + rel), plain = frac(2, got, nullptr), scaled_frac = frac(2, got, &w);
+    CAPTURE(rel);
+    REQUIRE(plain > 0);
+    CHECK(scaled_frac == doctest::Approx(plain).epsilon(1e-9));
+  }
+  // No value beyond 2^500: nothing to scale, one pass over the inputs.
+  CHECK(wide_sums(p.a.data, p.b.data, 1, n, k, gemm_reference(p.a.view(), p.b.view())).empty());
 }
