@@ -18,6 +18,7 @@
 
 #include "base/fpenv.hpp"
 #include "kernels/device/device_api.hpp"
+#include "kernels/gemm/cpu/ozaki2.hpp"
 #include "plugin/attention_plugin.hpp"
 #include "plugin/elf_check.hpp"
 #include "plugin/eltwise_plugin.hpp"
@@ -71,6 +72,9 @@ KernelTraits traits_from_abi(const fpcert_kernel& k) {
   KernelTraits t = gemm_traits_from_abi(k.gemm, order_from_abi(k));  // plugin/gemm_abi.cpp
   if (const auto it = order_overrides().find(k.name ? k.name : ""); it != order_overrides().end() && !t.sum_order.known())
     t.sum_order = it->second;
+  // An Ozaki-II order brings the scheme's input domain, as the built-in kernels of that order declare it (finite inputs;
+  // lines wider than its moduli keep within fp64's envelope graded by the scheme's own bound: docs/plugin.md).
+  if (t.sum_order.kind == OrderKind::Ozaki2 && !t.domain.restricted()) t.domain = ozaki2_domain(t.sum_order.moduli);
   t.determinism = determinism_of(k, &t.determinism_note);  // plugin/determinism.cpp
   // The layouts (ABI minor 4); older kernels end before them: row-major only, as 0 says.
   if (k.struct_size >= FPCERT_KERNEL_SIZE_MINOR3 + sizeof(k.gemm_layouts) && k.gemm_layouts != 0)

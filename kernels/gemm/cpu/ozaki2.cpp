@@ -340,9 +340,25 @@ int fp64_span_domain(const Plan& pl) {
 
 }  // namespace ozaki2
 
+InputDomain ozaki2_domain(int n) {
+  const int span = ozaki2::fp64_span_domain(ozaki2::make_plan(n));
+  InputDomain d;
+  d.finite_only = true;
+  if (span >= 0) {
+    d.span_scope = SpanScope::Line;
+    d.max_span = span;
+    d.span_scheme_graded = true;  // wider lines: the bitwise emulation and the scheme's own bound judge
+  }
+  d.note = fmt::format(
+      "Ozaki-II with {} moduli keeps each entry to a fixed number of bits below its row's (column's) largest: on lines spanning "
+      "at most {} binades that meets fp64 GEMM's envelope at every K (docs/fp64.md, \"What it claims\"), wider lines are held to the "
+      "scheme's own bound; Inf and NaN have no residues",
+      n, span);
+  return d;
+}
+
 KernelTraits ozaki2_traits(int n) {
   const ozaki2::Plan pl = ozaki2::make_plan(n);
-  const int span = ozaki2::fp64_span_domain(pl);
   KernelTraits t;
   t.a_input = t.b_input = t.a_operand = t.b_operand = &f64;
   t.acc = &f64;
@@ -355,17 +371,7 @@ KernelTraits ozaki2_traits(int n) {
   // Exact integer arithmetic and one rounding: no summation order, the scheme itself is declared (the bitwise tier
   // emulates it with ozaki2::gemm; every order of K gives its bits).
   t.sum_order = SummationOrder::ozaki2(n);
-  t.domain.finite_only = true;
-  if (span >= 0) {
-    t.domain.span_scope = SpanScope::Line;
-    t.domain.max_span = span;
-    t.domain.span_scheme_graded = true;  // wider lines: the bitwise emulation and the scheme's own bound judge
-  }
-  t.domain.note = fmt::format(
-      "Ozaki-II with {} moduli keeps each entry to a fixed number of bits below its row's (column's) largest: on lines spanning "
-      "at most {} binades that meets fp64 GEMM's envelope at every K (docs/fp64.md, \"What it claims\"), wider lines are held to the "
-      "scheme's own bound; Inf and NaN have no residues",
-      n, span);
+  t.domain = ozaki2_domain(n);
   t.determinism = Determinism::Deterministic;
   t.determinism_note = "exact integer arithmetic and one rounding: the same bits in any order";
   t.batch_invariant = true;

@@ -92,6 +92,10 @@ void register_ozaki2_cuda_kernels();
 std::unique_ptr<GemmKernel> make_ozaki2_int8_kernel(int n);
 /// A model of N moduli (and K blocks of kblock), named as given, declaring the claims of `declared_n` moduli.
 std::unique_ptr<GemmKernel> make_ozaki2_model(std::string name, int n, int declared_n, std::int64_t kblock = ozaki2::kMaxKBlock);
+/// The input domain of the scheme with N moduli (fp64 GEMM): finite inputs; lines of A and B spanning more binades than
+/// its moduli keep within fp64's envelope graded by the scheme's own bound. A plugin kernel declaring the order
+/// ozaki2:moduli=N gets it too (plugin/loader.cpp).
+InputDomain ozaki2_domain(int n);
 /// The traits of an Ozaki-II kernel of N moduli (CPU model and CUDA kernel alike).
 KernelTraits ozaki2_traits(int n);
 
