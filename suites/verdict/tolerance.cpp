@@ -207,9 +207,19 @@ ElementTolerance element_tolerance(const KernelTraits& t, const Problem& p, cons
   ElementTolerance e;
   e.bound = env.bound;
   e.allowed.resize(static_cast<std::size_t>(p.m * p.n));
+  // Elements whose sums overflow double (fp64 inputs near their largest values): the allowance from the scaled sums
+  // (docs/fp64.md, "Sums beyond double's range"), +Inf only where it is itself beyond double.
+  const WideSums wide = wide_sums(p.a.data, p.b.data, p.m, p.n, p.k, ref);
   for (std::int64_t i = 0; i < p.m; ++i)
     for (std::int64_t j = 0; j < p.n; ++j) {
       const auto x = static_cast<std::size_t>(i * p.n + j);
+      if (const WideSums::Sums* w = wide.find(static_cast<std::int64_t>(x))) {
+        e.allowed[x] = std::ldexp(wide_fraction(ref.c[x].hi, ref.c[x], *w, [&](double ra, double as, double rw, double cl) {
+                                    return envelope_allowed(env, ra, as, rw, cl);
+                                  }).allowed,
+                                  w->shift);
+        continue;
+      }
       e.allowed[x] = envelope_allowed(env, std::fabs(ref.c[x].hi), ref.abs_sum[x], row_abs_a[static_cast<std::size_t>(i)],
                                       col_abs_b[static_cast<std::size_t>(j)]);
     }

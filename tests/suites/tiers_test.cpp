@@ -22,6 +22,7 @@
 #include "suites/ops/gemm/fault_injectors.hpp"
 #include "suites/mutation/faults.hpp"
 #include "suites/verdict/grade.hpp"
+#include "suites/verdict/tolerance.hpp"
 #include "suites/ops/gemm/runner.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/run_case.hpp"
@@ -317,6 +318,16 @@ TEST_CASE("fp64 sums beyond double's range: the envelope grades them scaled, not
     REQUIRE(plain > 0);
     CHECK(scaled_frac == doctest::Approx(plain).epsilon(1e-9));
   }
+  // The tolerance audit's per-element allowance: finite, below |ref| (not vacuous), covering the correctly rounded
+  // result; the ordinary element's as the unscaled formula gives it.
+  Problem q = p;
+  q.a.data = a;
+  q.b.data = b;
+  const ElementTolerance et = element_tolerance(t, q, ref);
+  CHECK(std::isfinite(et.allowed[0]));
+  CHECK(et.allowed[0] < std::fabs(ref.c[0].hi));
+  CHECK(error_from_below(ref.c[0].hi, ref.c[0]) <= et.allowed[0]);
+  CHECK(et.allowed[2] == doctest::Approx(envelope_allowed(e, std::fabs(ref.c[2].hi), ref.abs_sum[2])).epsilon(1e-9));
   // No value beyond 2^500: nothing to scale, one pass over the inputs.
   CHECK(wide_sums(p.a.data, p.b.data, 1, n, k, gemm_reference(p.a.view(), p.b.view())).empty());
 }
