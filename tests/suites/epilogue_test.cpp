@@ -819,3 +819,26 @@ TEST_CASE("round_before_bias: alpha' acc + beta C rounded to bf16 before the bia
   MESSAGE(failed_undeclared, " of ", cases, " activations fail with the rounding before the bias undeclared");
   CHECK(failed_undeclared == cases);
 }
+
+TEST_CASE("grade_epilogue: act(Z) memoised by Z bit for bit: a second grading decides as the first, another Z is not served it") {
+  // A mutation campaign grades each epilogue case once per mutant with the same exact Z (the activations' MPFR values
+  // are kept, suites/ops/gemm/epilogue.cpp act_values_all). Another problem whose Z differs in one row only must get
+  // its own values: a correct kernel on it passes (stale values of the first problem would refuse its row 0).
+  const KernelTraits t = epilogue_traits(bf16, f32);
+  const Problem p = generate("uniform:m=12,n=10,k=16,seed=" + std::to_string(test::seed() % 1000 + 3));
+  const EpilogueCase ec = make_case(BiasKind::PerColumn, Activation::GeluErf, false, 41);
+  const Graded g1 = grade_sim(p, t, ec, true, Bug::None, 5), g2 = grade_sim(p, t, ec, true, Bug::None, 5);
+  REQUIRE(g1.r.status == CaseStatus::Pass);
+  REQUIRE(g1.r.checks.size() == g2.r.checks.size());
+  for (std::size_t c = 0; c < g1.r.checks.size(); ++c) {
+    CHECK(g1.r.checks[c].passed == g2.r.checks[c].passed);
+    CHECK(g1.r.checks[c].detail == g2.r.checks[c].detail);
+    CHECK(std::bit_cast<std::uint64_t>(g1.r.checks[c].measured) == std::bit_cast<std::uint64_t>(g2.r.checks[c].measured));
+  }
+  CHECK(std::bit_cast<std::uint64_t>(g1.r.metrics.err_frac_max) == std::bit_cast<std::uint64_t>(g2.r.metrics.err_frac_max));
+  Problem q = p;
+  for (std::int64_t kk = 0; kk < q.k; ++kk) q.a(0, kk) = -q.a(0, kk);  // Z of row 0 changes sign (bf16 inputs stay exact)
+  const Graded h = grade_sim(q, t, ec, true, Bug::None, 5);
+  CHECK_MESSAGE(h.r.status == CaseStatus::Pass, h.r.reason);
+  CHECK(h.r.metrics.err_frac_max > 0);
+}
