@@ -13,6 +13,7 @@
 #include "base/error.hpp"
 #include "kernels/device/device_api.hpp"
 #include "suites/ops/gemm/runner.hpp"
+#include "tests/support/plugin_checks.hpp"
 #include "tests/support/problems.hpp"
 #include "tests/support/test_seed.hpp"
 #include "plugin/fpcert_plugin.h"
@@ -30,21 +31,8 @@ fpcert_status run_ones(void*, const fpcert_gemm_args* a, void*, size_t, void*, c
 }
 
 fpcert_kernel kernel(const std::string& name) {
-  fpcert_kernel k{};
-  k.struct_size = sizeof(fpcert_kernel);
-  k.operation = FPCERT_OPERATION_GEMM;
-  k.name = name.c_str();
-  k.memory = FPCERT_MEMORY_HOST;
-  k.gemm.a_input = k.gemm.b_input = k.gemm.a_operand = k.gemm.b_operand = FPCERT_FORMAT_F32;
-  k.gemm.input_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
-  k.gemm.exact_products = 1;
-  k.gemm.acc_format = k.gemm.out_format = FPCERT_FORMAT_F32;
-  k.gemm.acc_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
-  k.gemm.order = "split-K in 4, partials added with atomicAdd";
-  k.gemm_order.kind = FPCERT_ORDER_UNKNOWN;
-  k.determinism = FPCERT_DETERMINISTIC;
-  k.gemm_run = run_ones;
-  return k;
+  return test::host_gemm_kernel(name.c_str(), FPCERT_FORMAT_F32, FPCERT_FORMAT_F32, FPCERT_FORMAT_F32, run_ones, nullptr,
+                                "split-K in 4, partials added with atomicAdd");
 }
 
 /// A host split-K plugin kernel: 4 chunks, each by fp32 FMA from +0; the partials added into C (+0 first) in an order

@@ -16,6 +16,7 @@
 #include "kernels/device/device_api.hpp"
 #include "plugin/fpcert_plugin.h"
 #include "plugin/loader.hpp"
+#include "tests/support/plugin_checks.hpp"
 
 using namespace fpcert;
 
@@ -68,26 +69,10 @@ fpcert_status run_fn(void* ud, const fpcert_gemm_args* a, void* ws, size_t ws_by
 }
 
 fpcert_kernel gemm_kernel(const char* name, Behaviour* b) {
-  fpcert_kernel k{};
-  k.struct_size = sizeof(fpcert_kernel);
-  k.operation = FPCERT_OPERATION_GEMM;
-  k.name = name;
+  fpcert_kernel k = test::host_gemm_kernel(name, FPCERT_FORMAT_F16, FPCERT_FORMAT_F32, FPCERT_FORMAT_F32, run_fn, b);
   k.description = "in-process test kernel";
-  k.memory = FPCERT_MEMORY_HOST;
-  k.user_data = b;
-  k.gemm.a_input = k.gemm.b_input = FPCERT_FORMAT_F16;
-  k.gemm.input_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
-  k.gemm.a_operand = k.gemm.b_operand = FPCERT_FORMAT_F16;
-  k.gemm.exact_products = 1;
-  k.gemm.acc_format = FPCERT_FORMAT_F32;
-  k.gemm.acc_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
-  k.gemm.out_format = FPCERT_FORMAT_F32;
-  k.gemm.order = "fma along K";
-  k.gemm_order.kind = FPCERT_ORDER_UNKNOWN;
-  k.determinism = FPCERT_DETERMINISTIC;
   k.gemm_can_implement = can_implement_fn;
   k.gemm_workspace_bytes = workspace_fn;
-  k.gemm_run = run_fn;
   return k;
 }
 

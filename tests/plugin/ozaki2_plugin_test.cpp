@@ -15,6 +15,7 @@
 #include "plugin/fpcert_plugin.h"
 #include "plugin/loader.hpp"
 #include "suites/ops/gemm/runner.hpp"
+#include "tests/support/plugin_checks.hpp"
 #include "tests/support/run_case.hpp"
 #include "tests/support/test_seed.hpp"
 
@@ -39,22 +40,8 @@ fpcert_status run_ozaki2(void* ud, const fpcert_gemm_args* g, void*, size_t, voi
 }
 
 fpcert_kernel kernel(const char* name, int* moduli) {
-  fpcert_kernel k{};
-  k.struct_size = sizeof(fpcert_kernel);
-  k.operation = FPCERT_OPERATION_GEMM;
-  k.name = name;
-  k.memory = FPCERT_MEMORY_HOST;
-  k.gemm.a_input = k.gemm.b_input = k.gemm.a_operand = k.gemm.b_operand = FPCERT_FORMAT_F64;
-  k.gemm.input_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
-  k.gemm.exact_products = 1;
-  k.gemm.acc_format = k.gemm.out_format = FPCERT_FORMAT_F64;
-  k.gemm.acc_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
-  k.gemm.order = "Ozaki-II on INT8 residues, exact CRT, one rounding";
-  k.gemm_order.kind = FPCERT_ORDER_UNKNOWN;
-  k.determinism = FPCERT_DETERMINISTIC;
-  k.gemm_run = run_ozaki2;
-  k.user_data = moduli;
-  return k;
+  return test::host_gemm_kernel(name, FPCERT_FORMAT_F64, FPCERT_FORMAT_F64, FPCERT_FORMAT_F64, run_ozaki2, moduli,
+                                "Ozaki-II on INT8 residues, exact CRT, one rounding");
 }
 
 }  // namespace

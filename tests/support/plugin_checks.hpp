@@ -18,6 +18,29 @@
 
 namespace fpcert::test {
 
+/// An in-process host GEMM kernel of this ABI: `in` inputs and operands (rounded to nearest), exact products, `acc` and
+/// `out` rounded to nearest, order unknown (`order` its text), deterministic; the caller sets what differs.
+inline fpcert_kernel host_gemm_kernel(const char* name, std::int32_t in, std::int32_t acc, std::int32_t out, fpcert_gemm_run_fn run,
+                                      void* user_data = nullptr, const char* order = "fma along K") {
+  fpcert_kernel k{};
+  k.struct_size = sizeof(fpcert_kernel);
+  k.operation = FPCERT_OPERATION_GEMM;
+  k.name = name;
+  k.memory = FPCERT_MEMORY_HOST;
+  k.user_data = user_data;
+  k.gemm.a_input = k.gemm.b_input = k.gemm.a_operand = k.gemm.b_operand = in;
+  k.gemm.input_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
+  k.gemm.exact_products = 1;
+  k.gemm.acc_format = acc;
+  k.gemm.out_format = out;
+  k.gemm.acc_rounding = FPCERT_ROUNDING_NEAREST_EVEN;
+  k.gemm.order = order;
+  k.gemm_order.kind = FPCERT_ORDER_UNKNOWN;
+  k.determinism = FPCERT_DETERMINISTIC;
+  k.gemm_run = run;
+  return k;
+}
+
 /// The validator's problems for a table of `count` kernels built for ABI minor `minor`.
 inline std::vector<std::string> table_problems(const fpcert_kernel* ks, std::uint32_t count = 1, std::uint32_t minor = FPCERT_PLUGIN_ABI_MINOR) {
   fpcert_plugin_info info{FPCERT_PLUGIN_INFO_HEADER, "in-process", "0", count, 0, ks};
