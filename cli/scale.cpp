@@ -359,16 +359,15 @@ int run_devices(const ScaleArgs& args, const ScaledCommand& cmd, const Shard& ou
   std::string claim_note;
   if (claims) {
     std::filesystem::create_directories(cdir);
-    std::string problem;
-    const auto history = read_unit_seconds(costs, &problem);
-    if (!problem.empty()) fmt::print(stderr, "fpcert: {}\n", problem);
+    std::string problem, text;
     std::size_t known = 0;
-    std::string text;
+    const auto history = with_built_in_prior(read_unit_seconds(costs, &problem));
+    if (!problem.empty()) fmt::print(stderr, "fpcert: {}\n", problem);
     const std::vector<std::size_t> order = claim_order(cmd.plan, outer_units, history, &known);
     for (const std::size_t u : order) text += std::to_string(u) + "\n";
     write_file_atomic(cdir + "/order", text);
     claim_note = fmt::format("--devices: workers claim the {} kernel unit(s) costliest first ({})\n", order.size(),
-                             known ? fmt::format("{} of them timed by an earlier run, {}", known, costs)
+                             known ? fmt::format("{} of them timed by an earlier run, {}, else by fpcert's own (cli/unit_prior.cpp)", known, costs)
                                    : std::string("by the plan's estimate: no earlier run's times"));
   }
   // The workers' host store (suites/run/host_store.hpp): a case's problem and exact references, and the device's

@@ -83,6 +83,10 @@ class Selection {
 /// none. They decide only the order in which workers claim units, never a result (docs/scale.md, "Claims").
 std::string cost_file();
 std::map<std::string, double> read_unit_seconds(const std::string& path, std::string* problem = nullptr);
+/// `history` with the units it lacks taken from fpcert's own measured run of the main job (cli/unit_prior.cpp: the
+/// built-in CUDA kernels' certify units on an H100 host), so that a machine with no history of its own (a fresh CI
+/// runner) does not claim a long unit last. `from_prior`: how many came from there.
+std::map<std::string, double> with_built_in_prior(std::map<std::string, double> history, std::size_t* from_prior = nullptr);
 /// The history key of a unit ("suite<TAB>kernel" of its first item; a certify unit holds one kernel's cases).
 std::string unit_history_key(const RunPlan& plan, std::size_t unit);
 /// The claimable units among `units`, costliest first: a unit's estimate is its seconds in `history`, else its plan

@@ -165,3 +165,23 @@ TEST_CASE("unit_seconds and the cost file: a unit's cases' wall time plus its ca
   CHECK(problem.find("not a cost file") != std::string::npos);
   std::filesystem::remove(f);
 }
+
+TEST_CASE("with_built_in_prior: a machine with no history takes fpcert's measured run; its own times win") {
+  std::size_t from_prior = 0;
+  const auto fresh = with_built_in_prior({}, &from_prior);
+  REQUIRE(fresh.size() >= 70);  // the main job's built-in certify units
+  CHECK(from_prior == fresh.size());
+  for (const auto& [key, seconds] : fresh) {
+    CHECK(key.rfind("certify\t", 0) == 0);
+    CHECK(seconds > 0);
+  }
+  // Measured: the fp64 Ozaki-II unit (host emulation of the scheme) far above a plain SIMT fp32 GEMM's.
+  REQUIRE(fresh.count("certify\tgemm_f64_ozaki2_int8"));
+  REQUIRE(fresh.count("certify\tgemm_f32_tiled"));
+  CHECK(fresh.at("certify\tgemm_f64_ozaki2_int8") > 4 * fresh.at("certify\tgemm_f32_tiled"));
+  // This machine's own time of a unit replaces the prior's; keys the prior does not know are kept.
+  const auto mine = with_built_in_prior({{"certify\tgemm_f64_ozaki2_int8", 1.5}, {"certify\tmy_plugin_gemm", 7.0}}, &from_prior);
+  CHECK(mine.at("certify\tgemm_f64_ozaki2_int8") == 1.5);
+  CHECK(mine.at("certify\tmy_plugin_gemm") == 7.0);
+  CHECK(from_prior == fresh.size() - 1);
+}
