@@ -331,3 +331,31 @@ TEST_CASE("fp64 sums beyond double's range: the envelope grades them scaled, not
   // No value beyond 2^500: nothing to scale, one pass over the inputs.
   CHECK(wide_sums(p.a.data, p.b.data, 1, n, k, gemm_reference(p.a.view(), p.b.view())).empty());
 }
+
+TEST_CASE("a campaign's mutant whose fault changed nothing is given the unmutated kernel's pass, not graded again") {
+  // ScopedDormantVerdicts (suites/ops/gemm/fault_injectors.hpp): flush_outputs on outputs with no subnormal changes no
+  // bit; the same fault on subnormal outputs does, and is graded (refused); acc_f16 reports a split call, not changed
+  // bits, so it is always graded; outside a campaign every case is graded.
+  auto graded = [](const CaseResult& r) { return !r.checks.empty(); };
+  auto flag = [](const CaseResult& r) {
+    return std::any_of(r.flags.begin(), r.flags.end(), [](const std::string& f) { return f.find("not graded again") != std::string::npos; });
+  };
+  const Problem plain = generate("uniform:m=8,n=6,k=32,seed=" + std::to_string(test::seed()));
+  const Problem tiny = generate("uniform:m=8,n=6,k=32,lo=1e-21,hi=2e-21,seed=" + std::to_string(test::seed()));
+  auto flush = make_fault_injector(make_gemm_kernel("model_gemm_f32"), Fault::FlushOutputs);
+  auto acc16 = make_fault_injector(make_gemm_kernel("model_gemm_f32"), Fault::AccF16);
+  const CaseResult outside = run(*flush, plain);
+  CHECK(graded(outside));
+  CHECK_FALSE(flag(outside));
+  const ScopedDormantVerdicts scope;
+  const CaseResult dormant = run(*flush, plain);
+  CHECK(dormant.status == CaseStatus::Pass);
+  CHECK(flag(dormant));
+  CHECK_FALSE(graded(dormant));
+  const CaseResult active = run(*flush, tiny);  // sums near 5e-41: outputs in fp32's subnormal range, flushed
+  CHECK(graded(active));
+  CHECK(active.status == CaseStatus::Fail);
+  const CaseResult acc = run(*acc16, plain);
+  CHECK(graded(acc));
+  CHECK(acc.status == CaseStatus::Fail);
+}

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -411,7 +412,7 @@ class FaultInjector final : public GemmKernel {
         active = run_epilogue_fault(fault_, ops, traits(), api(), [this](const GemmOperands& o) { call(o); });
         break;
     }
-    note_activity(name_, active);
+    note_activity(name_, active, activity_exact(fault_));
   }
 
  private:
@@ -615,7 +616,35 @@ class FaultInjector final : public GemmKernel {
   long calls_ = 0;
 
  public:
-  static void note_activity(const std::string& name, bool active);
+  static void note_activity(const std::string& name, bool active, bool exact);
+
+ private:
+  /// Whether the fault's `active` false means the outputs are the wrapped kernel's own, bit for bit: the output edits
+  /// (active: a stored code changed), the input edits (a value changed; the kernel runs on copies), the batch and beta
+  /// conditions. One Run In N alternates runs and the accumulator faults report a split call, not changed bits.
+  static bool activity_exact(Fault f) {
+    switch (f) {
+      case Fault::OutputUlp:
+      case Fault::ZeroRow:
+      case Fault::ZeroColumn:
+      case Fault::FlushOutputs:
+      case Fault::NanToZero:
+      case Fault::InfToMax:
+      case Fault::WritesNan:
+      case Fault::DropLastProduct:
+      case Fault::TransposedB:
+      case Fault::LdaIgnored:
+      case Fault::TransposedLd:
+      case Fault::Beta0ReadsC:
+      case Fault::BetaIgnored:
+      case Fault::BatchStrideIgnored:
+      case Fault::BatchLastDropped:
+      case Fault::TailTile:
+      case Fault::PrecisionSwitch:
+      case Fault::FlushInputs: return true;
+      default: return false;
+    }
+  }
 };
 
 std::map<std::string, FaultActivity>& activity() {
@@ -623,10 +652,11 @@ std::map<std::string, FaultActivity>& activity() {
   return a;
 }
 
-void FaultInjector::note_activity(const std::string& name, bool active) {
+void FaultInjector::note_activity(const std::string& name, bool active, bool exact) {
   FaultActivity& a = activity()[name];
   ++a.runs;
   a.active += active;
+  a.inexact += !exact;
 }
 
 }  // namespace
@@ -652,5 +682,12 @@ FaultActivity fault_activity(const std::string& mutant) {
 }
 
 void reset_fault_activity(const std::string& mutant) { activity().erase(mutant); }
+
+namespace {
+std::atomic<int> dormant_scopes{0};
+}  // namespace
+ScopedDormantVerdicts::ScopedDormantVerdicts() { ++dormant_scopes; }
+ScopedDormantVerdicts::~ScopedDormantVerdicts() { --dormant_scopes; }
+bool dormant_verdicts() { return dormant_scopes.load() > 0; }
 
 }  // namespace fpcert

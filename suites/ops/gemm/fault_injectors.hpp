@@ -33,8 +33,25 @@ std::string register_gemm_mutant(const std::string& kernel, Fault f, const Fault
 struct FaultActivity {
   int runs = 0;
   int active = 0;
+  /// Runs whose "not active" does not mean the wrapped kernel's own outputs (the accumulator faults count a call split
+  /// into chunks as active, whatever the bits; the others but the output edits, the input edits and the batch and beta
+  /// conditions): ScopedDormantVerdicts grades those always.
+  int inexact = 0;
 };
 FaultActivity fault_activity(const std::string& mutant);
 void reset_fault_activity(const std::string& mutant);
+
+/// While one lives (a mutation campaign, suites/ops/gemm/gemm_mutation.cpp): a mutant of a deterministic kernel whose
+/// fault changed nothing in any run of a case gave the unmutated kernel's outputs, and the campaign judges mutants only
+/// on cases that kernel passed, so the runner gives it that pass without grading the same outputs again
+/// (suites/ops/gemm/runner.cpp; the case carries a flag saying so). Outside a campaign every case is graded.
+class ScopedDormantVerdicts {
+ public:
+  ScopedDormantVerdicts();
+  ~ScopedDormantVerdicts();
+  ScopedDormantVerdicts(const ScopedDormantVerdicts&) = delete;
+  ScopedDormantVerdicts& operator=(const ScopedDormantVerdicts&) = delete;
+};
+bool dormant_verdicts();
 
 }  // namespace fpcert

@@ -47,6 +47,7 @@ std::string kinds_text(const std::vector<CheckKind>& ks) {
 
 MutationScore run_gemm_mutation(const SuiteInfo& suite, const std::string& kernel, const MutationOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
+  const ScopedDormantVerdicts dormant;  // a mutant whose fault changed nothing on a case: the unmutated kernel's pass
   const KernelInfo* info = find_kernel_info(kernel);
   if (info && info->operation != Operation::Gemm)
     throw InputError("'" + kernel + "' is a conversion kernel: fault injectors wrap GEMM kernels (docs/mutation.md)");

@@ -19,6 +19,7 @@
 #include "suites/ops/gemm/alpha_beta.hpp"
 #include "suites/ops/gemm/batch.hpp"
 #include "suites/ops/gemm/epilogue_run.hpp"
+#include "suites/ops/gemm/fault_injectors.hpp"
 #include "suites/verdict/block_reference.hpp"
 #include "suites/verdict/grade.hpp"
 #include "suites/run/guarded_input.hpp"
@@ -84,6 +85,7 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return r;
   };
+  const FaultActivity activity0 = dormant_verdicts() ? fault_activity(kernel.name()) : FaultActivity{};
 
   if (std::string why = memory_mismatch(kernel, api); !why.empty()) {
     r.status = CaseStatus::NotSupported;
@@ -446,6 +448,16 @@ CaseResult run_case(GemmKernel& kernel, const CaseSetup& setup, DeviceApi& api, 
     r.time_ms_mean = std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size());
     r.timed_runs = static_cast<int>(s.size());
     if (r.time_ms_median > 0) r.tflops = 2.0 * static_cast<double>(nb * p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (r.time_ms_median * 1e-3) / 1e12;
+  }
+  // A campaign's mutant whose fault changed nothing in any of these runs (fault_injectors.hpp, ScopedDormantVerdicts).
+  if (const FaultActivity a = dormant_verdicts() ? fault_activity(kernel.name()) : FaultActivity{};
+      a.runs > activity0.runs && a.active == activity0.active && a.inexact == activity0.inexact && r.status == CaseStatus::Pass &&
+      r.metrics.deterministic &&
+      t.determinism == Determinism::Deterministic && r.metrics.unwritten == 0 && r.metrics.guard_violations == 0 &&
+      !in_a.modified && !in_b.modified && !in_c.modified && !in_a.guard_changed && !in_b.guard_changed && !in_c.guard_changed) {
+    r.flags.push_back(fmt::format("not graded again: the fault changed nothing in any of the {} run(s) (the unmutated kernel's outputs)",
+                                  a.runs - activity0.runs));
+    return finish();
   }
   pin_fp_env();  // grade in round to nearest without FTZ/DAZ, whatever the kernel left (docs/suites.md)
   GradeInput gi;
