@@ -116,20 +116,25 @@ struct WideGrade {
   double frac = 0;
   double allowed = 0;  ///< times 2^-shift
 };
-/// `allowed(ref_abs, abs_sum, row_abs_a, col_abs_b)` is the tier's allowance: every allowance fpcert grades with is
-/// non-negative constants (the underflow terms; allowed(0, 0, 0, 0)) plus terms linear in those four, so in the scale
-/// 2^-shift it is allowed(scaled) - c + c 2^-shift (the difference rounded up). The error is measured from below as
-/// error_from_below, less 2^-1072 for the scaled reference's bits lost below double's range (2^(shift - 1072)
-/// unscaled, with shift at most about 1030 where sum |a b| is near K 2^2048).
+/// wide_allowed: the tier's allowance in the scale 2^-shift. `allowed(ref_abs, abs_sum, row_abs_a, col_abs_b)` is the
+/// tier's allowance: every allowance fpcert grades with is non-negative constants (the underflow terms; c =
+/// allowed(0, 0, 0, 0)) plus terms linear in those four, so in the scale 2^-shift it is allowed(scaled) - c + c 2^-shift
+/// (the difference rounded up). wide_fraction measures the error from below as error_from_below, less 2^-1072 for the
+/// scaled reference's bits lost below double's range (2^(shift - 1072) unscaled, with shift at most about 1030 where
+/// sum |a b| is near K 2^2048), and calls `allowed` twice as wide_allowed does.
+template <class Allowed>
+double wide_allowed(const RefValue& r, const WideSums::Sums& w, Allowed&& allowed) {
+  const double c = allowed(0.0, 0.0, 0.0, 0.0);
+  if (std::isinf(c)) return c;
+  return std::max(0.0, allowed(std::fabs(std::ldexp(r.hi, -w.shift)), w.abs_sum, w.row_abs_a, w.col_abs_b) - c) * (1 + 0x1p-50) +
+         std::ldexp(c, -w.shift);
+}
 template <class Allowed>
 WideGrade wide_fraction(double got, const RefValue& r, const WideSums::Sums& w, Allowed&& allowed) {
   const int s = -w.shift;
   const RefValue rs{std::ldexp(r.hi, s), std::ldexp(r.lo, s), r.tail};
-  const double c = allowed(0.0, 0.0, 0.0, 0.0);
   WideGrade g;
-  g.allowed = std::isinf(c) ? c
-                            : std::max(0.0, allowed(std::fabs(rs.hi), w.abs_sum, w.row_abs_a, w.col_abs_b) - c) * (1 + 0x1p-50) +
-                                  std::ldexp(c, s);
+  g.allowed = wide_allowed(r, w, allowed);
   const double err = std::max(0.0, error_from_below(std::ldexp(got, s), rs) - 0x1p-1072);
   g.frac = err == 0 ? 0 : g.allowed > 0 ? err / g.allowed : INFINITY;
   return g;

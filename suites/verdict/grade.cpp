@@ -80,9 +80,9 @@ bool any_error(const std::vector<std::uint64_t>& codes, std::span<const RefValue
 /// The tiers: bitwise where the order is emulable, the envelope always, the statistical test on top
 /// of the envelope where bitwise is not used and the accumulation claims round-to-nearest. a_in, b_in: the
 /// inputs as the kernel received them; overflowed: elements whose non-finite output is an accepted overflow of
-/// a partial sum (their error fraction is not graded).
+/// a partial sum (their error fraction is not graded); case_wide: wide_sums of the case's own A, B and reference.
 void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double>& a_in, const std::vector<double>& b_in,
-                 const std::vector<std::uint8_t>& overflowed) {
+                 const std::vector<std::uint8_t>& overflowed, const WideSums& case_wide) {
   const Problem& p = *in.problem;
   const GemmRef& ref = *in.ref;
   const KernelTraits& t = *in.traits;
@@ -124,8 +124,9 @@ void judge_tiers(const GradeInput& in, CaseResult& out, const std::vector<double
     for (auto* v : {&row_in, &col_in})
       for (double& x : *v) x *= 1 + 0x1p-30;  // K roundings of a sum of magnitudes: within K 2^-53 < 2^-30 (K < 2^23)
   }
-  // Elements whose sums of magnitudes overflow double (fp64 inputs near their largest values): graded scaled.
-  const WideSums wide = wide_sums(a_in, b_in, p.m, p.n, p.k, rop);
+  // Elements whose sums overflow double (fp64 near its largest values), graded scaled: grade's where a_in is the case's.
+  const WideSums own_wide = same ? WideSums{} : wide_sums(a_in, b_in, p.m, p.n, p.k, rop);
+  const WideSums& wide = same ? case_wide : own_wide;
   std::vector<double> fracs;
   const EnvelopeVerdict ev = evaluate_envelope(env, of, p.m, p.n, rop, codes, row_in, col_in, &fracs, &wide);
   auto ungraded_overflows = [&](std::vector<double>& f) {
@@ -664,7 +665,7 @@ void grade(const GradeInput& given, CaseResult& out) {
                       : fmt::format("{}non-deterministic: {} element(s) differ between runs", declared ? "declared " : "", M.nondeterministic_elements),
       -1, static_cast<double>(M.nondeterministic_elements), 0);
   trace.mark("checks");
-  judge_tiers(in, out, a_in, b_in, overflowed_at);
+  judge_tiers(in, out, a_in, b_in, overflowed_at, wide);
   trace.mark("tiers");
   const std::string_view gate_variant = out.bound.variant ? to_string(*out.bound.variant) : std::string_view{};
   add(CheckKind::CourseGate, !(worst_frac > 1 && M.nonfinite == 0 && first_failure.empty() && worst_idx >= 0),

@@ -214,9 +214,9 @@ ElementTolerance element_tolerance(const KernelTraits& t, const Problem& p, cons
     for (std::int64_t j = 0; j < p.n; ++j) {
       const auto x = static_cast<std::size_t>(i * p.n + j);
       if (const WideSums::Sums* w = wide.find(static_cast<std::int64_t>(x))) {
-        e.allowed[x] = std::ldexp(wide_fraction(ref.c[x].hi, ref.c[x], *w, [&](double ra, double as, double rw, double cl) {
+        e.allowed[x] = std::ldexp(wide_allowed(ref.c[x], *w, [&](double ra, double as, double rw, double cl) {
                                     return envelope_allowed(env, ra, as, rw, cl);
-                                  }).allowed,
+                                  }),
                                   w->shift);
         continue;
       }

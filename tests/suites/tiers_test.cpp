@@ -279,6 +279,7 @@ TEST_CASE("fp64 sums beyond double's range: the envelope grades them scaled, not
   for (std::size_t x = 0; x < a.size(); ++x) as[x] = std::ldexp(std::fabs(a[x]), -(w0.shift / 2));
   for (std::size_t x = 0; x < b.size(); ++x) bs[x] = std::ldexp(std::fabs(b[x]), -(w0.shift - w0.shift / 2));
   const GemmRef scaled = gemm_reference_mpfr(MatrixView::row_major(as.data(), 1, k), MatrixView::row_major(bs.data(), k, n));
+  // The cover is (2K + 8) 2^-53 = 136 2^-53 < 2^-45.9 relative (and 196 2^-1074 absolute): within 2^-40, with room.
   CHECK(w0.abs_sum >= scaled.c[0].hi);
   CHECK(w0.abs_sum <= scaled.c[0].hi * (1 + 0x1p-40));
   // Graded against the fp64 model's envelope, its order withheld.
@@ -310,7 +311,8 @@ TEST_CASE("fp64 sums beyond double's range: the envelope grades them scaled, not
   const double far = frac(0, -std::numeric_limits<double>::max(), &w);
   CHECK(far > 1);
   CHECK(std::isfinite(far));
-  // The ordinary element of the wide row: graded in its scale as unscaled (no allowance, no error lost to the scale).
+  // The ordinary element of the wide row: graded in its scale as unscaled (no allowance, no error lost to the scale). The
+  // two fractions differ only by the scaled sum's cover (below 2^-45.9 relative) and a few roundings: 1e-9 holds it.
   REQUIRE(std::isfinite(ref.abs_sum[2]));
   for (double rel : {0x1p-40, 0x1p-52}) {
     const double got = ref.c[2].hi * (1 + rel), plain = frac(2, got, nullptr), scaled_frac = frac(2, got, &w);
