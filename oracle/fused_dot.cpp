@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "oracle/card_chains.hpp"
 #include "oracle/fused_dot_fast.hpp"
 
 namespace fpcert {
@@ -365,86 +366,18 @@ bool fast_applies(const FusedDotParams& p) {
          narrow(p.b) && (!(p.a == tf32) || p.operand_read == Rounding::TowardZero) && (!(p.b == tf32) || p.operand_read == Rounding::TowardZero);
 }
 
-FastOp fast_operand(const Decoder& d, std::uint64_t bits) {
-  if (d.tf32_container) bits = (bits >> 13) & 0x7FFFF;
-  const Unpacked u = d(bits & (d.sign_mask | d.mag_mask));
-  FastOp o{0, 0, 0, u.cls == FpClass::Inf || u.cls == FpClass::NaN};
-  if (u.cls == FpClass::Normal || u.cls == FpClass::Subnormal) {
-    o.sig = u.neg ? -static_cast<std::int32_t>(u.sig) : static_cast<std::int32_t>(u.sig);
-    o.exp = u.exp;
-    o.ref = u.exp + d.frac;
-  }
-  return o;
+FastBlockParams fast_block_params(const FusedDotParams& p) {
+  FastBlockParams q;
+  q.align_bits = p.align_bits;
+  q.align_floor = p.align_floor;
+  q.acc_bits = p.acc_bits;
+  q.nearest_even = p.block_rounding == Rounding::NearestEven;
+  q.fused_length = std::clamp(p.fused_length, 1, kMaxFused);
+  q.interleave_run = p.interleave_run;
+  return q;
 }
 
 }  // namespace fused_detail
-
-namespace {
-
-/// One block on the fast path: D = round(C + the products), or false when the block needs the general path.
-bool fast_block(const FusedDotParams& p, const FastOp* a, const FastOp* b, const int* idx, int n, std::uint32_t c, std::uint32_t& d) {
-  std::int64_t sig[kFastMaxBlock + 1];
-  int lsb[kFastMaxBlock + 1], m = 0, ref = INT_MIN;
-  for (int t = 0; t < n; ++t) {
-    const FastOp &x = a[idx[t]], &y = b[idx[t]];
-    if (x.special || y.special) return false;
-    if (x.sig == 0 || y.sig == 0) continue;
-    sig[m] = static_cast<std::int64_t>(x.sig) * y.sig;
-    lsb[m] = x.exp + y.exp;
-    ref = std::max(ref, x.ref + y.ref);
-    ++m;
-  }
-  const std::uint32_t cmag = c & 0x7FFFFFFFu;
-  if (cmag >= 0x7F800000u) return false;  // C is Inf or NaN
-  if (cmag != 0) {
-    const int be = static_cast<int>(cmag >> 23);
-    const std::int64_t cs = be ? static_cast<std::int64_t>((cmag & 0x7FFFFFu) | 0x800000u) : static_cast<std::int64_t>(cmag);
-    sig[m] = (c >> 31) ? -cs : cs;
-    lsb[m] = (be ? be : 1) - 127 - 23;
-    ref = std::max(ref, lsb[m] + 23);
-    ++m;
-  }
-  if (m == 0) {
-    d = 0;  // every term zero: +0
-    return true;
-  }
-  const int L = std::max(ref, p.align_floor) - p.align_bits;  // kNoAlignFloor is below every ref
-  std::int64_t sum = 0;
-  for (int t = 0; t < m; ++t) {
-    const std::int64_t v = sig[t] < 0 ? -sig[t] : sig[t];
-    std::int64_t q;
-    if (lsb[t] >= L) q = v << (lsb[t] - L);  // lsb - L <= align_bits; v < 2^24
-    else q = L - lsb[t] >= 63 ? 0 : v >> (L - lsb[t]);  // truncation of the magnitude: toward zero
-    sum += sig[t] < 0 ? -q : q;
-  }
-  if (sum == 0) {
-    d = 0;
-    return true;
-  }
-  const bool neg = sum < 0;
-  auto mag = static_cast<std::uint64_t>(neg ? -sum : sum);
-  const int bw = 64 - std::countl_zero(mag);
-  int E = L + bw - 1;  // the exponent of the leading bit
-  const int P = p.acc_bits + 1;  // significant bits of the result
-  std::uint64_t mant;
-  if (bw <= P) {
-    mant = mag << (P - bw);
-  } else {
-    const int s = bw - P;
-    mant = mag >> s;
-    if (p.block_rounding == Rounding::NearestEven) {
-      const std::uint64_t rem = mag & ((std::uint64_t{1} << s) - 1), half = std::uint64_t{1} << (s - 1);
-      if (rem > half || (rem == half && (mant & 1))) ++mant;
-      if (mant == (std::uint64_t{1} << P)) mant >>= 1, ++E;
-    }
-  }
-  if (E < -126 || E > 127) return false;  // subnormal or overflowing result: the general path rounds it
-  d = (neg ? 0x80000000u : 0u) | (static_cast<std::uint32_t>(E + 127) << 23) |
-      static_cast<std::uint32_t>((mant << (23 - p.acc_bits)) & 0x7FFFFFu);
-  return true;
-}
-
-}  // namespace
 
 std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c) {
   const int L = std::clamp(p.fused_length, 1, kMaxFused);
@@ -455,23 +388,16 @@ std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const s
     fa[i] = fast_operand(da, a[i]);
     fb[i] = fast_operand(db, b[i]);
   }
+  const FastBlockParams fp = fast_block_params(p);
   const bool last = p.c_join == CJoin::LastRn;
   const int nblocks = (k + L - 1) / L;
   auto d = static_cast<std::uint32_t>(last ? 0 : c);
   int idx[kFastMaxBlock];
   for (int j = 0; j < nblocks; ++j) {
-    int n = 0;
-    if (p.interleave_run > 0 && nblocks > 1) {
-      for (int i = 0; i < k; ++i)
-        if ((i / p.interleave_run) % nblocks == j) {
-          if (n == kFastMaxBlock) return fused_dot_reference(p, a, b, k, c);  // a block longer than the fast path holds
-          idx[n++] = i;
-        }
-    } else {
-      for (int i = j * L; i < std::min(k, (j + 1) * L); ++i) idx[n++] = i;
-    }
+    const int n = fast_block_members(fp, k, nblocks, j, idx);
+    if (n < 0) return fused_dot_reference(p, a, b, k, c);  // a block longer than the fast path holds
     std::uint32_t r;
-    if (!fast_block(p, fa, fb, idx, n, d, r)) {  // this block on the general path
+    if (!fast_block(fp, fa, fb, idx, n, d, r)) {  // this block on the general path
       FusedTerm buf[kFastMaxBlock];
       for (int t = 0; t < n; ++t) buf[t] = product_term(p, da, db, a[idx[t]], b[idx[t]]);
       r = static_cast<std::uint32_t>(block_sum(p, std::span<const FusedTerm>(buf, static_cast<std::size_t>(n)), d, CJoin::InBlock));
@@ -479,6 +405,10 @@ std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const s
     d = r;
   }
   return last ? ieee_add_rn(p, d, c) : d;  // last-rn: C added by the IEEE addition (once per call: the general code)
+}
+
+bool card_chains_apply(const FusedDotParams& p, int step) {
+  return step >= 1 && step <= kCardChainMaxStep && fast_applies(p) && p.c_join == CJoin::InBlock;
 }
 
 std::uint64_t fused_dot(const FusedDotParams& p, const std::uint32_t* a, const std::uint32_t* b, int k, std::uint64_t c, FusedDotNotes* notes) {

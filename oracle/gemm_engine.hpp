@@ -21,6 +21,8 @@
 
 namespace fpcert {
 
+struct CardChains;  // oracle/card_chains.hpp
+
 /// The operands of one K block: `count` pairs (A_g, B_g), the first count - 1 of integer slices (exact), the last the
 /// scaled |A| and |B| (the abs_sum GEMM). A_g is m x k row-major (a[g][i * k + kk]); B_g is k x n column-major
 /// (b[g][j * k + kk]): both are lines of k contiguous doubles, as oracle/gemm_fast.cpp slices them.
@@ -73,6 +75,13 @@ class ExactGemmEngine {
   }
   /// Whether references made with this engine are checked on a sample against exact_dot (all but the built-in one).
   virtual bool sample_checked() const { return true; }
+  /// The bitwise tier's tensor-core card chains (oracle/card_chains.hpp) on this engine's device: d (m x n fp32 codes)
+  /// and general (m x n: 1 where the host must compute the element by fused_dot) filled, true; false (the default)
+  /// when the engine does not take the job (no device, a job too small to pay): the host emulates every element.
+  virtual bool card_chains(const CardChains& job, std::uint32_t* d, std::uint8_t* general) {
+    (void)job, (void)d, (void)general;
+    return false;
+  }
 };
 
 /// The built-in engine: Eigen's double GEMM per output tile in the oracle's threads ("cpu-eigen"; not sample-checked:

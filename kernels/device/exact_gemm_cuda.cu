@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "kernels/device/card_chains.cuh"
 #include "kernels/device/cuda_check.cuh"
 #include "kernels/device/exact_gemm_cuda.hpp"
 #include "kernels/device/exact_gemm_fused.cuh"
@@ -130,6 +131,10 @@ class CublasDgemmEngine final : public CudaExactGemmEngine {
     if (!whole_) return false;
     if (!fused_) fused_ = make_fused_buffers();
     return fused_gemm_reference(*fused_, stream_, handle_, a, b, threads, r, times_);
+  }
+  bool card_chains(const CardChains& job, std::uint32_t* d, std::uint8_t* general) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cuda_card_chains(job, d, general, stream_);
   }
   void set_whole(bool on) override {
     std::lock_guard<std::mutex> lock(mu_);

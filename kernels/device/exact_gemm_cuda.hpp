@@ -46,6 +46,9 @@ std::shared_ptr<CudaExactGemmEngine> make_cuda_exact_gemm_engine(std::string* wh
 /// Below this many products (m n k; 512^3) the CPU oracle on a 16-core host is as fast as the GPU engine with its fixed
 /// costs per call (bench_oracle_gemm_gpu, docs/oracle.md "On the GPU"): the process default sends them to the CPU.
 inline constexpr std::int64_t kGpuReferenceMinProducts = std::int64_t{1} << 27;
+/// The smallest card-chain job (CardChains::products(), m n kp terms) the default engine takes to the device: below it
+/// the host's emulation of a case takes milliseconds (docs/tensor_cores.md, "The card emulation on the GPU").
+inline constexpr std::int64_t kGpuCardChainMinProducts = std::int64_t{1} << 24;
 
 /// --reference: "cpu" (the built-in Eigen engine), "gpu" (the cuBLAS engine; DeviceError, exit 3, when no device is
 /// usable, with the reason, asked at once through `usable`, which must not initialise CUDA in this process: in a

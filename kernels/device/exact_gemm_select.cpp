@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "kernels/device/exact_gemm_cuda.hpp"
+#include "oracle/card_chains.hpp"
 
 namespace fpcert {
 
@@ -38,13 +39,9 @@ class LazyCudaEngine final : public CudaExactGemmEngine {
   bool whole_reference(const MatrixView& a, const MatrixView& b, unsigned threads, GemmRef& r) override {
     return get().whole_reference(a, b, threads, r);
   }
-  bool takes(double products) override {
-    if (products < static_cast<double>(kGpuReferenceMinProducts)) return false;
-    const std::lock_guard<std::mutex> lock(mu_);
-    if (unusable_) return false;
-    if (real_ || make_locked(required_)) return true;
-    unusable_ = true;  // auto: the CPU oracle from now on
-    return false;
+  bool takes(double products) override { return products >= static_cast<double>(kGpuReferenceMinProducts) && device_ready(); }
+  bool card_chains(const CardChains& job, std::uint32_t* d, std::uint8_t* general) override {
+    return job.products() >= static_cast<double>(kGpuCardChainMinProducts) && device_ready() && get().card_chains(job, d, general);
   }
   ExactGemmTimes times() const override {
     const std::lock_guard<std::mutex> lock(mu_);
@@ -61,6 +58,14 @@ class LazyCudaEngine final : public CudaExactGemmEngine {
     const std::lock_guard<std::mutex> lock(mu_);
     if (!real_) make_locked(true);
     return *real_;
+  }
+  /// Whether the device answers (made at the first call; auto: once it did not, never again in this process).
+  bool device_ready() {
+    const std::lock_guard<std::mutex> lock(mu_);
+    if (unusable_) return false;
+    if (real_ || make_locked(required_)) return true;
+    unusable_ = true;  // auto: the CPU oracle from now on
+    return false;
   }
   /// Makes the engine (mu_ held); without a usable device throws DeviceError with the reason when `or_throw`, else
   /// returns false.

@@ -605,11 +605,15 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
   } else {
     const std::vector<double> ao = operand_values(a, *t.a_input, *t.a_operand, t.input_rounding);
     const std::vector<double> bo = operand_values(b, *t.b_input, *t.b_operand, t.input_rounding);
+    // A tensor-core card's chains on a device where one answers: the rows it leaves (an element the fast path does not
+    // decide: Inf, NaN, a block result outside fp32's normal range) and every row otherwise by the host.
+    std::vector<std::uint8_t> host_rows;
+    const bool device = !generic && tensor_core_on_device(t, m, n, k, ao, bo, value, host_rows);
     const Emulator e(t, n, k, bo.data(), generic);
     value.resize(static_cast<std::size_t>(m * n));
     parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
       for (std::uint64_t i = i0; i < i1; ++i)
-        e.row(ao.data() + static_cast<std::int64_t>(i) * k, value.data() + static_cast<std::int64_t>(i) * n);
+        if (!device || host_rows[i]) e.row(ao.data() + static_cast<std::int64_t>(i) * k, value.data() + static_cast<std::int64_t>(i) * n);
     });
     subnormal_inexact = e.subnormal_inexact();
   }

@@ -10,7 +10,9 @@
 
 #include "base/parallel.hpp"
 #include "kernels/emu/emu_arith.cuh"
+#include "oracle/card_chains.hpp"
 #include "oracle/fused_dot.hpp"
+#include "oracle/gemm_engine.hpp"
 #include "oracle/refvalue.hpp"
 #include "oracle/round.hpp"
 #include "suites/verdict/emulate/emulate_round.hpp"
@@ -145,6 +147,49 @@ std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParam
     if (t.first || t.second) small.push_back(t);
   const std::uint64_t zero = 0;  // +0 in the accumulator's code
   std::vector<double> c(static_cast<std::size_t>(m * n));
+  // One element by fused_dot, instruction by instruction (the generic path, and the device's general elements).
+  const auto element = [&](std::int64_t i, std::int64_t j, FusedDotNotes& notes) {
+    const std::size_t ra = static_cast<std::size_t>(i) * static_cast<std::size_t>(kp), cb = static_cast<std::size_t>(j * kp);
+    std::uint64_t s = zero, acc = zero;
+    for (std::int64_t q = 0; q < kp; q += step) {
+      for (const auto& [ia, ib] : small)
+        s = fused_dot(p, ac[static_cast<std::size_t>(ia)].data() + ra + q, bc[static_cast<std::size_t>(ib)].data() + cb + q, step, s, &notes);
+      acc = fused_dot(p, ac[0].data() + ra + q, bc[0].data() + cb + q, step, acc, &notes);
+    }
+    const double big = to_double(p.acc, acc);
+    // C = RN_f32(small + acc): one fp32 addition (__fadd_rn), here a float addition (SSE: no excess precision).
+    c[static_cast<std::size_t>(i * n + j)] = small.empty() ? big : static_cast<double>(static_cast<float>(to_double(p.acc, s)) + static_cast<float>(big));
+  };
+  // On a device (oracle/card_chains.hpp): every element whose blocks the fast path decides, the rest here by fused_dot.
+  if (!generic && S <= static_cast<std::size_t>(kCardChainMaxSlices) && small.size() + 1 <= static_cast<std::size_t>(kCardChainMaxTerms) &&
+      card_chains_apply(p, step)) {
+    if (const std::shared_ptr<ExactGemmEngine> engine = default_gemm_engine()) {
+      CardChains job(p);
+      job.step = step;
+      job.m = m, job.n = n, job.kp = kp;
+      job.slices = static_cast<int>(S);
+      for (std::size_t l = 0; l < S; ++l) job.a[l] = ac[l].data(), job.b[l] = bc[l].data();
+      for (const auto& [ia, ib] : small) job.term[job.terms++] = CardChainTerm{ia, ib, 0};
+      job.term[job.terms++] = CardChainTerm{0, 0, 1};
+      job.add_slots = !small.empty();
+      std::vector<std::uint32_t> d(static_cast<std::size_t>(m * n));
+      std::vector<std::uint8_t> general(static_cast<std::size_t>(m * n));
+      if (engine->card_chains(job, d.data(), general.data())) {
+        parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+          FusedDotNotes notes;
+          for (auto i = static_cast<std::int64_t>(i0); i < static_cast<std::int64_t>(i1); ++i)
+            for (std::int64_t j = 0; j < n; ++j) {
+              const auto x = static_cast<std::size_t>(i * n + j);
+              if (general[x]) element(i, j, notes);
+              else c[x] = static_cast<double>(std::bit_cast<float>(d[x]));
+            }
+          inexact += notes.subnormal_inexact;
+        });
+        if (subnormal_inexact) *subnormal_inexact = inexact;
+        return c;
+      }
+    }
+  }
   // Fast path: every slice term's K-loop kFusedLanes columns at a time (fused_dot_lanes, bit for bit fused_dot's), the
   // instructions in the same order (per step: the small terms, then the leading term's chain).
   if (!generic && fused_lanes_apply(p, step)) {
@@ -183,26 +228,47 @@ std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParam
   }
   parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
     FusedDotNotes notes;
-    for (std::uint64_t i = i0; i < i1; ++i) {
-      const std::size_t ra = static_cast<std::size_t>(i) * static_cast<std::size_t>(kp);
-      for (std::int64_t j = 0; j < n; ++j) {
-        const std::size_t cb = static_cast<std::size_t>(j * kp);
-        std::uint64_t s = zero, acc = zero;
-        for (std::int64_t q = 0; q < kp; q += step) {
-          for (const auto& [ia, ib] : small)
-            s = fused_dot(p, ac[static_cast<std::size_t>(ia)].data() + ra + q, bc[static_cast<std::size_t>(ib)].data() + cb + q, step, s, &notes);
-          acc = fused_dot(p, ac[0].data() + ra + q, bc[0].data() + cb + q, step, acc, &notes);
-        }
-        const double big = to_double(p.acc, acc);
-        // C = RN_f32(small + acc): one fp32 addition (__fadd_rn), here a float addition (SSE: no excess precision).
-        c[static_cast<std::size_t>(static_cast<std::int64_t>(i) * n + j)] =
-            small.empty() ? big : static_cast<double>(static_cast<float>(to_double(p.acc, s)) + static_cast<float>(big));
-      }
-    }
+    for (auto i = static_cast<std::int64_t>(i0); i < static_cast<std::int64_t>(i1); ++i)
+      for (std::int64_t j = 0; j < n; ++j) element(i, j, notes);
     inexact += notes.subnormal_inexact;
   });
   if (subnormal_inexact) *subnormal_inexact = inexact;
   return c;
+}
+
+// The tensor-core card order on a device (suites/verdict/emulate/emulate_schemes.hpp).
+bool tensor_core_on_device(const KernelTraits& t, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& ao,
+                           const std::vector<double>& bo, std::vector<double>& value, std::vector<std::uint8_t>& host_rows) {
+  const SummationOrder& o = t.sum_order;
+  if (o.kind != OrderKind::TensorCoreBlock || !o.block_model.params) return false;
+  const FusedDotParams& p = *o.block_model.params;
+  const std::int64_t pad = o.block_model.pad > 0 ? o.block_model.pad : o.block, kp = (k + pad - 1) / pad * pad;
+  // Promotion as the emulator does it (outer = RN(outer + D) in the promotion format): on the device in fp32 only.
+  if (!card_chains_apply(p, o.block) || (t.promote_every > 0 && (!(*t.promote_format == f32) || t.promote_every % o.block != 0)))
+    return false;
+  const std::shared_ptr<ExactGemmEngine> engine = default_gemm_engine();
+  if (!engine) return false;
+  std::vector<std::uint32_t> ac(static_cast<std::size_t>(m * kp), 0u), bc(static_cast<std::size_t>(n * kp), 0u);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t q = 0; q < k; ++q) ac[static_cast<std::size_t>(i * kp + q)] = card_operand_code(p.a, ao[static_cast<std::size_t>(i * k + q)]);
+  for (std::int64_t q = 0; q < k; ++q)
+    for (std::int64_t j = 0; j < n; ++j) bc[static_cast<std::size_t>(j * kp + q)] = card_operand_code(p.b, bo[static_cast<std::size_t>(q * n + j)]);
+  CardChains job(p);
+  job.step = o.block;
+  job.m = m, job.n = n, job.kp = kp;
+  job.a[0] = ac.data(), job.b[0] = bc.data();
+  job.term[job.terms++] = CardChainTerm{0, 0, 1};
+  job.promote_every = t.promote_every;
+  std::vector<std::uint32_t> d(static_cast<std::size_t>(m * n));
+  std::vector<std::uint8_t> general(static_cast<std::size_t>(m * n));
+  if (!engine->card_chains(job, d.data(), general.data())) return false;
+  value.resize(static_cast<std::size_t>(m * n));
+  host_rows.assign(static_cast<std::size_t>(m), 0);
+  for (std::size_t x = 0; x < d.size(); ++x) {
+    if (general[x]) host_rows[x / static_cast<std::size_t>(n)] = 1;
+    else value[x] = static_cast<double>(std::bit_cast<float>(d[x]));
+  }
+  return true;
 }
 
 // The pow2_scaled order (suites/verdict/emulate/emulate_schemes.hpp).

@@ -30,6 +30,14 @@ std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParam
                                       std::int64_t k, const std::vector<double>& a, const std::vector<double>& b, bool generic = false,
                                       std::uint64_t* subnormal_inexact = nullptr);
 
+/// The tensor-core card order (kernels/order.hpp, OrderKind::TensorCoreBlock with a behaviour card; fp32 promotion where
+/// the kernel declares it) on the process's default engine's device (oracle/card_chains.hpp; docs/tensor_cores.md "The card
+/// emulation on the GPU"): ao, bo the operands (m x k, k x n); fills value (m x n, before the output rounding) for every
+/// element the fast path decides and sets host_rows[i] = 1 for each row holding one it does not (the caller emulates those
+/// rows); false, value and host_rows untouched, when the card or the engine does not take the job.
+bool tensor_core_on_device(const KernelTraits& t, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& ao,
+                           const std::vector<double>& bo, std::vector<double>& value, std::vector<std::uint8_t>& host_rows);
+
 /// A value of format f as an instruction reads it: its code in f's container (tf32 in an fp32 pattern).
 /// The value must be one of f's (the encoding is then exact).
 std::uint32_t card_operand_code(const Format& f, double v);
