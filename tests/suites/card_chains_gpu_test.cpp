@@ -149,12 +149,12 @@ TEST_CASE("GPU card chains: the tensor-core card order (f16, bf16, tf32 cards; f
   CAPTURE(seed);
   const std::int64_t m = 130, n = 70, k = 600;  // 9 x 5 tiles, partial in both directions; K zero-padded
   int compared = 0;
-  for (const auto& [insn, step, pad, src, promote] :
-       {std::tuple{"mma_f16_f32", 16, 32, "f16", 0}, std::tuple{"mma_f16_f32", 16, 32, "f16", 128}, std::tuple{"mma_bf16_f32", 16, 32, "bf16", 0},
-        std::tuple{"mma_tf32_f32", 8, 16, "f32", 0}}) {
-    CAPTURE(insn);
+  for (const auto& [model, insn, step, pad, src, promote] :
+       {std::tuple{"model_gemm_f16_f32acc", "mma_f16_f32", 16, 32, "f16", 0}, std::tuple{"model_gemm_f16_f32acc", "mma_f16_f32", 16, 32, "f16", 128},
+        std::tuple{"model_gemm_bf16_f32acc", "mma_bf16_f32", 16, 32, "bf16", 0}, std::tuple{"model_gemm_tf32_f32acc", "mma_tf32_f32", 8, 16, "f32", 0}}) {
+    CAPTURE(model);
     CAPTURE(promote);
-    KernelTraits t = make_gemm_kernel("model_gemm_f16_f32acc")->traits();
+    KernelTraits t = make_gemm_kernel(model)->traits();  // the operand formats the card's instruction takes
     t.sum_order = SummationOrder::tensor_core(step, insn, pad);
     t.acc_rounding = Rounding::TowardZero;
     t.sum_order.block_model.params = card(insn);

@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "generators/generate.hpp"
@@ -123,34 +124,39 @@ TEST_CASE("card chains: the job's semantics give split products on tensor cores 
   CHECK(host->jobs == jobs0);
 }
 
-TEST_CASE("card chains: the tensor-core card order, with and without fp32 promotion, bit for bit; rows with general elements by the host") {
+TEST_CASE("card chains: the tensor-core card order (f16, bf16, tf32 cards; fp32 promotion) bit for bit; rows with general elements by the host") {
   auto host = std::make_shared<HostChains>();
   const DefaultEngine installed(host);
   const auto card = [](const char* insn) { return *tc::mma_sim_hopper(*tc::find_instruction(insn)); };
-  KernelTraits t = make_gemm_kernel("model_gemm_f16_f32acc")->traits();
-  t.sum_order = SummationOrder::tensor_core(16, "mma_f16_f32", 32);
-  t.acc_rounding = Rounding::TowardZero;
-  t.sum_order.block_model.params = card("mma_f16_f32");
-  t.sum_order.block_model.measured = true;
   const std::int64_t m = 23, n = 37, k = 300;
-  for (const std::int64_t promote : {std::int64_t{0}, std::int64_t{128}}) {
+  int compared = 0;
+  for (const auto& [model, insn, step, pad, src, promote] :
+       {std::tuple{"model_gemm_f16_f32acc", "mma_f16_f32", 16, 32, "f16", 0}, std::tuple{"model_gemm_f16_f32acc", "mma_f16_f32", 16, 32, "f16", 128},
+        std::tuple{"model_gemm_bf16_f32acc", "mma_bf16_f32", 16, 32, "bf16", 0}, std::tuple{"model_gemm_tf32_f32acc", "mma_tf32_f32", 8, 16, "f32", 0}}) {
+    CAPTURE(model);
     CAPTURE(promote);
-    KernelTraits tp = t;
-    tp.promote_every = promote;
-    if (promote > 0) tp.promote_format = &f32;
+    KernelTraits t = make_gemm_kernel(model)->traits();
+    t.sum_order = SummationOrder::tensor_core(step, insn, pad);
+    t.acc_rounding = Rounding::TowardZero;
+    t.sum_order.block_model.params = card(insn);
+    t.sum_order.block_model.measured = true;
+    t.promote_every = promote;
+    if (promote > 0) t.promote_format = &f32;
     for (const std::string spec : {"uniform:", "exp_uniform:emin=-12,emax=12,", "specials"}) {
       CAPTURE(spec);
-      const Problem pr = generate((spec == "specials" ? std::string("uniform:") : spec) + "m=23,n=37,k=300,seed=9,source=f16");
+      const Problem pr = generate((spec == "specials" ? std::string("uniform:") : spec) + "m=23,n=37,k=300,seed=9,source=" + src);
       std::vector<double> a = pr.a.data, b = pr.b.data;
       if (spec == "specials") a[4 * k + 250] = -std::numeric_limits<double>::infinity();
       const int jobs0 = host->jobs;
       const std::int64_t gen0 = host->generals;
-      const auto dev = emulate_gemm(tp, m, n, k, a, b, {}, EmulationPath::Fast);
-      const auto ref = emulate_gemm(tp, m, n, k, a, b, {}, EmulationPath::Generic);
+      const auto dev = emulate_gemm(t, m, n, k, a, b, {}, EmulationPath::Fast);
+      const auto ref = emulate_gemm(t, m, n, k, a, b, {}, EmulationPath::Generic);
       CHECK(host->jobs == jobs0 + 1);
       CHECK(dev == ref);
       if (spec == "specials") CHECK(host->generals - gen0 == n);  // row 4 meets -Inf: emulated by the host
       else CHECK(host->generals == gen0);
+      ++compared;
     }
   }
+  CHECK(compared == 4 * 3);
 }
