@@ -20,13 +20,11 @@
 #include "generators/generate.hpp"
 #include "kernels/device/exact_gemm_cuda.hpp"
 #include "kernels/emu/split.hpp"
-#include "kernels/gemm/cpu/model.hpp"
-#include "kernels/tc/instruction.hpp"
-#include "kernels/tc/probe.hpp"
 #include "oracle/card_chains.hpp"
 #include "oracle/gemm_engine.hpp"
 #include "suites/verdict/emulate/emulate.hpp"
 #include "suites/verdict/emulate/emulate_schemes.hpp"
+#include "tests/suites/card_chains_support.hpp"
 #include "tests/support/test_seed.hpp"
 
 using namespace fpcert;
@@ -71,9 +69,6 @@ std::shared_ptr<Counting> cuda_counting() {
   return std::make_shared<Counting>(cuda);
 }
 
-/// MMA-Sim's Hopper model of an instruction: the H200's validated cards have its parameters (docs/tensor_cores.md).
-FusedDotParams card(const char* insn) { return *tc::mma_sim_hopper(*tc::find_instruction(insn)); }
-
 bool same_bits(double x, double y) { return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y); }
 
 }  // namespace
@@ -92,7 +87,7 @@ TEST_CASE("GPU card chains: split products on tensor cores equal the per-element
     CAPTURE(scheme);
     const SplitScheme* sc = find_split_scheme(scheme);
     REQUIRE(sc);
-    const FusedDotParams p = card(insn);
+    const FusedDotParams p = test::hopper_card(insn);
     REQUIRE(card_chains_apply(p, step));
     for (const std::string spec : {"uniform:", "exp_uniform:emin=-40,emax=40,", "exp_uniform:emin=-80,emax=-66,", "specials"}) {
       CAPTURE(spec);
@@ -149,23 +144,15 @@ TEST_CASE("GPU card chains: the tensor-core card order (f16, bf16, tf32 cards; f
   CAPTURE(seed);
   const std::int64_t m = 130, n = 70, k = 600;  // 9 x 5 tiles, partial in both directions; K zero-padded
   int compared = 0;
-  for (const auto& [model, insn, step, pad, src, promote] :
-       {std::tuple{"model_gemm_f16_f32acc", "mma_f16_f32", 16, 32, "f16", 0}, std::tuple{"model_gemm_f16_f32acc", "mma_f16_f32", 16, 32, "f16", 128},
-        std::tuple{"model_gemm_bf16_f32acc", "mma_bf16_f32", 16, 32, "bf16", 0}, std::tuple{"model_gemm_tf32_f32acc", "mma_tf32_f32", 8, 16, "f32", 0}}) {
-    CAPTURE(model);
-    CAPTURE(promote);
-    KernelTraits t = make_gemm_kernel(model)->traits();  // the operand formats the card's instruction takes
-    t.sum_order = SummationOrder::tensor_core(step, insn, pad);
-    t.acc_rounding = Rounding::TowardZero;
-    t.sum_order.block_model.params = card(insn);
-    t.sum_order.block_model.measured = true;
-    t.promote_every = promote;
-    if (promote > 0) t.promote_format = &f32;
-    REQUIRE(card_chains_apply(*t.sum_order.block_model.params, step));
+  for (const test::TcCardOrder& o : test::tc_card_orders()) {
+    CAPTURE(o.model);
+    CAPTURE(o.promote);
+    const KernelTraits t = test::tc_card_traits(o);
+    REQUIRE(card_chains_apply(*t.sum_order.block_model.params, o.step));
     for (const std::string spec : {"uniform:", "exp_uniform:emin=-12,emax=12,", "specials"}) {
       CAPTURE(spec);
       const Problem pr = generate((spec == "specials" ? std::string("uniform:") : spec) + "m=130,n=70,k=600,seed=" +
-                                  std::to_string(seed % 100000) + ",source=" + src);
+                                  std::to_string(seed % 100000) + ",source=" + o.source);
       std::vector<double> a = pr.a.data, b = pr.b.data;
       if (spec == "specials") a[7 * k + 599] = std::numeric_limits<double>::infinity(), b[3 * n + 66] = std::numeric_limits<double>::quiet_NaN();
       const int jobs0 = counting->jobs;

@@ -11,18 +11,15 @@
 #include <limits>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "generators/generate.hpp"
 #include "kernels/emu/split.hpp"
-#include "kernels/gemm/cpu/model.hpp"
-#include "kernels/tc/instruction.hpp"
-#include "kernels/tc/probe.hpp"
 #include "oracle/card_chains.hpp"
 #include "oracle/gemm_engine.hpp"
 #include "suites/verdict/emulate/emulate.hpp"
 #include "suites/verdict/emulate/emulate_schemes.hpp"
+#include "tests/suites/card_chains_support.hpp"
 
 using namespace fpcert;
 
@@ -87,7 +84,7 @@ std::int64_t differing(const std::vector<double>& x, const std::vector<double>& 
 TEST_CASE("card chains: the job's semantics give split products on tensor cores bit for bit, general elements by the host") {
   auto host = std::make_shared<HostChains>();
   const DefaultEngine installed(host);
-  const FusedDotParams p = *tc::mma_sim_hopper(*tc::find_instruction("mma_bf16_f32"));
+  const FusedDotParams p = test::hopper_card("mma_bf16_f32");
   REQUIRE(card_chains_apply(p, 16));
   const std::int64_t m = 19, n = 21, k = 70;
   for (const char* scheme : {"1xbf16", "3xbf16", "9xbf16"}) {
@@ -127,24 +124,15 @@ TEST_CASE("card chains: the job's semantics give split products on tensor cores 
 TEST_CASE("card chains: the tensor-core card order (f16, bf16, tf32 cards; fp32 promotion) bit for bit; rows with general elements by the host") {
   auto host = std::make_shared<HostChains>();
   const DefaultEngine installed(host);
-  const auto card = [](const char* insn) { return *tc::mma_sim_hopper(*tc::find_instruction(insn)); };
   const std::int64_t m = 23, n = 37, k = 300;
   int compared = 0;
-  for (const auto& [model, insn, step, pad, src, promote] :
-       {std::tuple{"model_gemm_f16_f32acc", "mma_f16_f32", 16, 32, "f16", 0}, std::tuple{"model_gemm_f16_f32acc", "mma_f16_f32", 16, 32, "f16", 128},
-        std::tuple{"model_gemm_bf16_f32acc", "mma_bf16_f32", 16, 32, "bf16", 0}, std::tuple{"model_gemm_tf32_f32acc", "mma_tf32_f32", 8, 16, "f32", 0}}) {
-    CAPTURE(model);
-    CAPTURE(promote);
-    KernelTraits t = make_gemm_kernel(model)->traits();
-    t.sum_order = SummationOrder::tensor_core(step, insn, pad);
-    t.acc_rounding = Rounding::TowardZero;
-    t.sum_order.block_model.params = card(insn);
-    t.sum_order.block_model.measured = true;
-    t.promote_every = promote;
-    if (promote > 0) t.promote_format = &f32;
+  for (const test::TcCardOrder& o : test::tc_card_orders()) {
+    CAPTURE(o.model);
+    CAPTURE(o.promote);
+    const KernelTraits t = test::tc_card_traits(o);
     for (const std::string spec : {"uniform:", "exp_uniform:emin=-12,emax=12,", "specials"}) {
       CAPTURE(spec);
-      const Problem pr = generate((spec == "specials" ? std::string("uniform:") : spec) + "m=23,n=37,k=300,seed=9,source=" + src);
+      const Problem pr = generate((spec == "specials" ? std::string("uniform:") : spec) + "m=23,n=37,k=300,seed=9,source=" + o.source);
       std::vector<double> a = pr.a.data, b = pr.b.data;
       if (spec == "specials") a[4 * k + 250] = -std::numeric_limits<double>::infinity();
       const int jobs0 = host->jobs;
