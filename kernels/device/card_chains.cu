@@ -74,12 +74,20 @@ __global__ void __launch_bounds__(kTile * kTile) card_chains_kernel(ChainArgs g)
   g.general[x] = ok ? 0 : 1;
 }
 
+/// Device memory of the job; p stays null when the device has not the memory (the host then emulates the case: a
+/// verdict never waits on the device's free memory). Any other error throws.
 template <class T>
 struct DeviceArray {
   T* p = nullptr;
   cudaStream_t s;
   DeviceArray(std::size_t count, cudaStream_t stream) : s(stream) {
-    FPCERT_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&p), count * sizeof(T), s));
+    const cudaError_t e = cudaMallocAsync(reinterpret_cast<void**>(&p), count * sizeof(T), s);
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // not sticky: clear it
+      p = nullptr;
+      return;
+    }
+    FPCERT_CUDA_CHECK(e);
   }
   ~DeviceArray() {
     if (p) cudaFreeAsync(p, s);
@@ -103,6 +111,7 @@ bool cuda_card_chains(const CardChains& job, std::uint32_t* d, std::uint8_t* gen
              kp = static_cast<std::size_t>(job.kp);
   DeviceArray<std::uint32_t> da(S * m * kp, stream), db(S * n * kp, stream), dd(m * n, stream);
   DeviceArray<std::uint8_t> dg(m * n, stream);
+  if (!da.p || !db.p || !dd.p || !dg.p) return false;
   for (std::size_t s = 0; s < S; ++s) {
     FPCERT_CUDA_CHECK(cudaMemcpyAsync(da.p + s * m * kp, job.a[s], m * kp * sizeof(std::uint32_t), cudaMemcpyHostToDevice, stream));
     FPCERT_CUDA_CHECK(cudaMemcpyAsync(db.p + s * n * kp, job.b[s], n * kp * sizeof(std::uint32_t), cudaMemcpyHostToDevice, stream));

@@ -13,8 +13,8 @@ namespace fpcert {
 
 /// Computes the job on the current device in `stream`: d (m x n fp32 codes) and general (1 where the host must compute
 /// the element), both host memory; false (nothing computed) when the job is outside what the kernel takes (a step
-/// above kCardChainMaxStep, more slices or terms than its arrays, more than 2^20 rows). Every CUDA call is checked
-/// (DeviceError); the stream is synchronised before it returns.
+/// above kCardChainMaxStep, more slices or terms than its arrays, more than 2^20 rows) or the device has not the memory
+/// for it. Every other CUDA error throws DeviceError; the stream is synchronised before it returns.
 bool cuda_card_chains(const CardChains& job, std::uint32_t* d, std::uint8_t* general, cudaStream_t stream);
 
 }  // namespace fpcert
