@@ -606,16 +606,19 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
     const std::vector<double> ao = operand_values(a, *t.a_input, *t.a_operand, t.input_rounding);
     const std::vector<double> bo = operand_values(b, *t.b_input, *t.b_operand, t.input_rounding);
     // A tensor-core card's chains on a device where one answers: the rows it leaves (an element the fast path does not
-    // decide: Inf, NaN, a block result outside fp32's normal range) and every row otherwise by the host.
+    // decide: Inf, NaN, a block result outside fp32's normal range) and every row otherwise by the host's emulator, which
+    // is not built (B's codes and lane panel) when the device left no row.
     std::vector<std::uint8_t> host_rows;
-    const bool device = !generic && tensor_core_on_device(t, m, n, k, ao, bo, value, host_rows);
-    const Emulator e(t, n, k, bo.data(), generic);
-    value.resize(static_cast<std::size_t>(m * n));
-    parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
-      for (std::uint64_t i = i0; i < i1; ++i)
-        if (!device || host_rows[i]) e.row(ao.data() + static_cast<std::int64_t>(i) * k, value.data() + static_cast<std::int64_t>(i) * n);
-    });
-    subnormal_inexact = e.subnormal_inexact();
+    if (generic || !tensor_core_on_device(t, m, n, k, ao, bo, value, host_rows)) host_rows.assign(static_cast<std::size_t>(m), 1);
+    if (std::find(host_rows.begin(), host_rows.end(), std::uint8_t{1}) != host_rows.end()) {
+      const Emulator e(t, n, k, bo.data(), generic);
+      value.resize(static_cast<std::size_t>(m * n));
+      parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
+        for (std::uint64_t i = i0; i < i1; ++i)
+          if (host_rows[i]) e.row(ao.data() + static_cast<std::int64_t>(i) * k, value.data() + static_cast<std::int64_t>(i) * n);
+      });
+      subnormal_inexact = e.subnormal_inexact();
+    }
   }
   if (subnormal_inexact > 0)
     throw EmulationDeclined(fmt::format("{} block result(s) of the behaviour card round inexactly below {}'s normal range, where the "
