@@ -239,3 +239,36 @@ TEST_CASE("scheme_bound: Ozaki-II's bound as a check, held against the MPFR refe
   CHECK(inf_r->passed);
   CHECK(inf_r->detail.find("not applied") != std::string::npos);
 }
+
+TEST_CASE("ozaki2::bound is its formula element by element (the row-streamed sums equal a column walk's, bit for bit)") {
+  // docs/fp64.md, "The bound": E_ij from sum |b_kj| over a_ik != 0, sum |a_ik| over b_kj != 0 and the count of k with
+  // both nonzero, each taken k ascending. Written out here with a walk down column j, on wide cancelling data with zeros
+  // planted in A and B (so that every condition selects), on a shape whose rows split across threads.
+  const std::int64_t m = 37, n = 29, k = 53;
+  std::vector<double> a, b;
+  test::wide_cancelling(m, n, k, 40, test::seed() + 13, a, b);
+  for (std::size_t x = 0; x < a.size(); x += 7) a[x] = 0;
+  for (std::size_t x = 3; x < b.size(); x += 5) b[x] = 0;
+  const ozaki2::Scaling sc = ozaki2::choose_scaling(ozaki2::make_plan(14), a.data(), b.data(), m, n, k);
+  const GemmRef ref = gemm_reference(MatrixView::row_major(a.data(), m, k), MatrixView::row_major(b.data(), k, n));
+  std::vector<double> exact_abs(static_cast<std::size_t>(m * n));
+  for (std::size_t x = 0; x < exact_abs.size(); ++x) exact_abs[x] = std::fabs(ref.c[x].hi);
+  const std::vector<double> bnd = ozaki2::bound(sc, a.data(), b.data(), exact_abs, m, n, k);
+  std::int64_t differ = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double sb = 0, sa = 0, both = 0;
+      for (std::int64_t q = 0; q < k; ++q) {
+        const double x = a[static_cast<std::size_t>(i * k + q)], y = b[static_cast<std::size_t>(q * n + j)];
+        if (x != 0) sb += std::fabs(y);
+        if (y != 0) sa += std::fabs(x);
+        if (x != 0 && y != 0) both += 1;
+      }
+      const int si = sc.s[static_cast<std::size_t>(i)], tj = sc.t[static_cast<std::size_t>(j)];
+      const double ops = std::ldexp(sb, -si - 1) + std::ldexp(sa, -tj - 1) + std::ldexp(both, -si - tj - 2);
+      const auto x = static_cast<std::size_t>(i * n + j);
+      const double want = (ops * (1 + 0x1p-53) + 0x1p-53 * exact_abs[x] + 0x1p-1072) * (1 + 0x1p-40);
+      differ += std::bit_cast<std::uint64_t>(want) != std::bit_cast<std::uint64_t>(bnd[x]);
+    }
+  CHECK(differ == 0);
+}

@@ -279,16 +279,35 @@ std::vector<double> bound(const Scaling& sc, const double* a, const double* b, c
                           std::int64_t n, std::int64_t k) {
   std::vector<double> e(static_cast<std::size_t>(m * n));
   parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
-    for (auto i = static_cast<std::int64_t>(i0); i < static_cast<std::int64_t>(i1); ++i)
+    // line_sums of a whole row at once: B's rows streamed (contiguous), every element's sums still taken k ascending,
+    // so each is line_sums' bit for bit (a column walk per element read B with stride n: most of the scheme_bound
+    // check's time on a 4096 x 4096 x 48 case).
+    std::vector<double> sb(static_cast<std::size_t>(n)), sa(static_cast<std::size_t>(n)), both(static_cast<std::size_t>(n));
+    for (auto i = static_cast<std::int64_t>(i0); i < static_cast<std::int64_t>(i1); ++i) {
+      std::fill(sb.begin(), sb.end(), 0.0);
+      std::fill(sa.begin(), sa.end(), 0.0);
+      std::fill(both.begin(), both.end(), 0.0);
+      for (std::int64_t q = 0; q < k; ++q) {
+        const double x = a[i * k + q], ax = std::fabs(x);
+        const double* bq = b + q * n;
+        for (std::int64_t j = 0; j < n; ++j) {
+          const double y = bq[j];
+          const auto uj = static_cast<std::size_t>(j);
+          if (x != 0) sb[uj] += std::fabs(y);
+          if (y != 0) sa[uj] += ax;
+          if (x != 0 && y != 0) both[uj] += 1;
+        }
+      }
       for (std::int64_t j = 0; j < n; ++j) {
         // Each term scaled by one ldexp: exact unless it falls below 2^-1022, where it rounds by at most 2^-1075; those
         // three and the final rounding's 2^-1075 are covered by the absolute 2^-1072.
         const int si = sc.s[static_cast<std::size_t>(i)], tj = sc.t[static_cast<std::size_t>(j)];
-        const LineSums ls = line_sums(a, b, n, k, i, j);
-        const double ops = std::ldexp(ls.sb, -si - 1) + std::ldexp(ls.sa, -tj - 1) + std::ldexp(ls.both, -si - tj - 2);
+        const auto uj = static_cast<std::size_t>(j);
+        const double ops = std::ldexp(sb[uj], -si - 1) + std::ldexp(sa[uj], -tj - 1) + std::ldexp(both[uj], -si - tj - 2);
         const auto ux = static_cast<std::size_t>(i * n + j);
         e[ux] = (ops * (1 + 0x1p-53) + 0x1p-53 * exact_abs[ux] + 0x1p-1072) * (1 + 0x1p-40);
       }
+    }
   });
   return e;
 }
