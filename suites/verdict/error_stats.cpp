@@ -55,27 +55,36 @@ std::vector<double> order_statistics(const std::vector<double>& v, const std::ve
     }
     return out;
   }
+  // A radix select on the keys, 16 bits a pass, every rank in the same four passes: each rank counts the elements whose
+  // key matches its prefix so far (the bits found; above: their mask) in a histogram of its own.
   constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
-  for (std::size_t rank : ranks) {
-    std::uint64_t prefix = 0, above = 0;  // the key's bits found so far (above: their mask)
-    for (int shift = 48; shift >= 0; shift -= 16) {
-      const std::vector<std::uint64_t> h =
-          parallel_reduce(v.size(), kChunk, std::vector<std::uint64_t>(65536, 0), [&](std::uint64_t x0, std::uint64_t x1) {
-            std::vector<std::uint64_t> part(65536, 0);
-            for (std::uint64_t x = x0; x < x1; ++x) {
-              if (std::isnan(v[x])) continue;
-              const std::uint64_t k = order_key(v[x]);
-              if ((k & above) == prefix) ++part[(k >> shift) & 0xFFFF];
-            }
-            return part;
-          }, add_histogram);
+  constexpr std::size_t kBuckets = 65536;
+  const std::size_t nr = ranks.size();
+  std::vector<std::size_t> rank = ranks;
+  std::vector<std::uint64_t> prefix(nr, 0);
+  std::uint64_t above = 0;
+  for (int shift = 48; shift >= 0; shift -= 16) {
+    const std::vector<std::uint64_t> h =
+        parallel_reduce(v.size(), kChunk, std::vector<std::uint64_t>(nr * kBuckets, 0), [&](std::uint64_t x0, std::uint64_t x1) {
+          std::vector<std::uint64_t> part(nr * kBuckets, 0);
+          for (std::uint64_t x = x0; x < x1; ++x) {
+            if (std::isnan(v[x])) continue;
+            const std::uint64_t k = order_key(v[x]);
+            const std::size_t digit = (k >> shift) & 0xFFFF;
+            for (std::size_t r = 0; r < nr; ++r)
+              if ((k & above) == prefix[r]) ++part[r * kBuckets + digit];
+          }
+          return part;
+        }, add_histogram);
+    for (std::size_t r = 0; r < nr; ++r) {
+      const std::uint64_t* hr = h.data() + r * kBuckets;
       std::uint64_t b = 0;
-      while (rank >= h[b]) rank -= h[b++];  // the caller's rank is below the count: some bucket holds it
-      prefix |= b << shift;
-      above |= std::uint64_t{0xFFFF} << shift;
+      while (rank[r] >= hr[b]) rank[r] -= hr[b++];  // the caller's rank is below the count: some bucket holds it
+      prefix[r] |= b << shift;
     }
-    out.push_back(from_order_key(prefix));
+    above |= std::uint64_t{0xFFFF} << shift;
   }
+  for (std::size_t r = 0; r < nr; ++r) out.push_back(from_order_key(prefix[r]));
   return out;
 }
 
