@@ -326,6 +326,57 @@ TEST_CASE("a card block result rounding inexactly below fp32's normal range decl
   CHECK_THROWS_AS(emulate_gemm(t, m, n, k, a, b), EmulationDeclined);
 }
 
+TEST_CASE("the emulation stops at the first row whose card block results round inexactly below fp32's normal range") {
+  // emulate_gemm declines once any block result rounds there, so it skips the rows after the first row that meets one
+  // (emulate_detail::FirstInexactRow) and names that row. Rows 0-4 ordinary, the rest tiny: the row named must be the
+  // first row that declines when each row is emulated alone, on the split products (mma.sync and wgmma pads) and on the
+  // tensor-core card order (tf32 card; A scaled by 2^-130 so that products carry bits below 2^-149).
+  const std::int64_t m = 12, n = 9, k = 40, first_tiny = 5;
+  std::vector<double> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+  std::uint64_t ctr = 0;
+  for (auto* v : {&a, &b})
+    for (double& x : *v) x = static_cast<float>(2.0 * (philox_4x32(test::seed(), 48, ctr++)[0] / 4294967296.0) - 1.0);
+  struct Config {
+    const char* scheme;  // "" : the tensor-core card order
+    const char* insn;
+    int k, pad;
+    double tiny;
+  };
+  for (const Config& c : {Config{"3xtf32", "mma_tf32_f32", 8, 8, 0x1p-126}, Config{"3xtf32", "mma_tf32_f32", 8, 16, 0x1p-126},
+                          Config{"9xbf16", "mma_bf16_f32", 16, 16, 0x1p-126}, Config{"", "mma_tf32_f32", 8, 16, 0x1p-130}}) {
+    CAPTURE(c.scheme);
+    CAPTURE(c.pad);
+    KernelTraits t = *c.scheme ? split_tc_traits(c.scheme, c.k, c.insn, c.pad) : mma_traits(tf32, c.k, c.insn, c.pad);
+    t.sum_order = tc::with_cards(t.sum_order, cards({card_of(c.insn, *tc::mma_sim_hopper(*tc::find_instruction(c.insn)))}));
+    REQUIRE(emulation_unavailable(t).empty());
+    // The card order's operands are tf32 values (an fp32 pattern's top 19 bits); the split schemes slice fp32 values.
+    const auto operand = [&](double v) {
+      return *c.scheme ? v : static_cast<double>(std::bit_cast<float>(std::bit_cast<std::uint32_t>(static_cast<float>(v)) & 0xFFFFE000u));
+    };
+    std::vector<double> at = a, bt = b;
+    for (std::int64_t x = first_tiny * k; x < m * k; ++x) at[static_cast<std::size_t>(x)] = static_cast<float>(at[static_cast<std::size_t>(x)] * c.tiny);
+    for (double& x : at) x = operand(x);
+    for (double& x : bt) x = operand(x);
+    std::int64_t first = -1;
+    for (std::int64_t i = 0; i < m && first < 0; ++i) {
+      const std::vector<double> row(at.begin() + i * k, at.begin() + (i + 1) * k);
+      try {
+        (void)emulate_gemm(t, 1, n, k, row, bt);
+      } catch (const EmulationDeclined&) {
+        first = i;
+      }
+    }
+    CHECK(first >= first_tiny);  // the ordinary rows never meet one
+    REQUIRE(first >= 0);         // the data reaches the regime
+    try {
+      (void)emulate_gemm(t, m, n, k, at, bt);
+      FAIL("the tiny rows did not decline the emulation");
+    } catch (const EmulationDeclined& e) {
+      CHECK(std::string(e.what()).find("the first in row " + std::to_string(first) + ";") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("BF16 on fp16 tensor cores: the fp16 card composed with the scaled K-loops (row mode and K-block mode)") {
   // bf16 inputs r / 2^8 2^-e (|r| <= 255: 8 significant bits, binades -20..-1), so every scaled fp16 operand is exact
   // and every product a' b' is exact in double; the walk of kernels/emu/cuda/emu_bf16_kernel.cuh written out

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cfenv>
 #include <cmath>
@@ -259,8 +258,10 @@ class Emulator {
     }
   }
 
-  /// Row i of the result before the output rounding, from row i of A (k values).
-  void row(const double* a, double* c) const {
+  /// Row i of the result before the output rounding, from row i of A (k values). `inexact` (may be null): set to the
+  /// row's card block results that rounded inexactly below the accumulator's normal range (0 for orders without a card).
+  void row(const double* a, double* c, std::uint64_t* inexact = nullptr) const {
+    if (inexact) *inexact = 0;
     switch (o_.kind) {
       case OrderKind::Sequential:
         if (t_.promote_every > 0) return blocked(a, c, t_.promote_every, Combine::Sequential, Combine::Sequential);
@@ -279,7 +280,7 @@ class Emulator {
         if (acc_.fast && prod_.fast) return pairwise_f32(a, c);
         return pairwise_products(a, 0, k_, c);
       case OrderKind::TensorCoreBlock:
-        if (o_.block_model.params) return tensor_core_card(a, c);
+        if (o_.block_model.params) return tensor_core_card(a, c, inexact);
         for (std::int64_t j = 0; j < n_; ++j) c[j] = tensor_core(a, j);
         return;
       case OrderKind::SplitProducts:
@@ -498,7 +499,7 @@ class Emulator {
   /// the next step's C, from +0; with promotion, every promote_every products the step chain's D is added to
   /// the promotion format's accumulator (one rounding) and the chain restarts from +0, and what is left is
   /// added at the end (kernels/gemm/cuda/mma_kernel.cuh does exactly this).
-  void tensor_core_card(const double* a, double* c) const {
+  void tensor_core_card(const double* a, double* c, std::uint64_t* inexact) const {
     const FusedDotParams& p = *o_.block_model.params;
     FusedDotNotes notes;
     std::vector<std::uint32_t> arow(static_cast<std::size_t>(kpad_), 0u);
@@ -518,7 +519,7 @@ class Emulator {
       }
       c[j] = t_.promote_every > 0 ? outer_.add(outer, to_value(p.acc, d)) : to_value(p.acc, d);
     }
-    subnormal_inexact_ += notes.subnormal_inexact;
+    if (inexact) *inexact = notes.subnormal_inexact;
   }
 
   /// tensor_core_card for the columns below lanes_end_, kFusedLanes at a time (fused_dot_lanes: the same D bit for bit
@@ -546,13 +547,6 @@ class Emulator {
     }
     for (std::size_t j = 0; j < width; ++j) c[j] = pe > 0 ? outer_.add(outer[j], to_value(p.acc, d[j])) : to_value(p.acc, d[j]);
   }
-
- public:
-  /// Block results of the card that rounded inexactly below the accumulator's normal range (every row so far).
-  std::uint64_t subnormal_inexact() const { return subnormal_inexact_; }
-
- private:
-  mutable std::atomic<std::uint64_t> subnormal_inexact_{0};
 
   const KernelTraits& t_;
   const SummationOrder& o_;
@@ -588,11 +582,13 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
   };
   const std::vector<double> a = unscaled(a_given, ts.a), b = unscaled(b_given, ts.b);
   std::vector<double> value;
-  std::uint64_t subnormal_inexact = 0;  // card block results rounded inexactly below the normal range
+  // A card block result rounded inexactly below the normal range declines the verdict (below): the emulation stops at the
+  // first row that meets one.
+  emulate_detail::FirstInexactRow inexact;
   if (t.sum_order.kind == OrderKind::SplitProducts && t.sum_order.block_model.params) {
     const SummationOrder& o = t.sum_order;
     value = emulate_detail::split_products_tc(*find_split_scheme(o.split_scheme), *o.block_model.params, o.block,
-                                              o.block_model.pad > 0 ? o.block_model.pad : o.block, m, n, k, a, b, generic, &subnormal_inexact);
+                                              o.block_model.pad > 0 ? o.block_model.pad : o.block, m, n, k, a, b, generic, nullptr, &inexact);
   } else if (t.sum_order.kind == OrderKind::SplitProducts) {
     value = emulate_detail::split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b, generic);
   } else if (t.sum_order.kind == OrderKind::Ozaki2) {  // the scheme itself: its residue GEMMs are exact, so any order
@@ -601,7 +597,7 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
     const SummationOrder& o = t.sum_order;
     value = emulate_detail::pow2_scaled(*find_bf16_on_f16_policy(o.scale_scheme), m, n, k, a, b, generic,
                                         o.term_order == OrderKind::TensorCoreBlock ? &*o.block_model.params : nullptr, o.block,
-                                        o.block_model.pad > 0 ? o.block_model.pad : o.block, &subnormal_inexact);
+                                        o.block_model.pad > 0 ? o.block_model.pad : o.block, nullptr, &inexact);
   } else {
     const std::vector<double> ao = operand_values(a, *t.a_input, *t.a_operand, t.input_rounding);
     const std::vector<double> bo = operand_values(b, *t.b_input, *t.b_operand, t.input_rounding);
@@ -614,16 +610,22 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
       const Emulator e(t, n, k, bo.data(), generic);
       value.resize(static_cast<std::size_t>(m * n));
       parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
-        for (std::uint64_t i = i0; i < i1; ++i)
-          if (host_rows[i]) e.row(ao.data() + static_cast<std::int64_t>(i) * k, value.data() + static_cast<std::int64_t>(i) * n);
+        for (std::uint64_t i = i0; i < i1; ++i) {
+          const auto row = static_cast<std::int64_t>(i);
+          if (!host_rows[i] || inexact.skip(row)) continue;
+          std::uint64_t met = 0;
+          e.row(ao.data() + row * k, value.data() + row * n, &met);
+          if (met) inexact.mark(row);
+        }
       });
-      subnormal_inexact = e.subnormal_inexact();
     }
   }
-  if (subnormal_inexact > 0)
-    throw EmulationDeclined(fmt::format("{} block result(s) of the behaviour card round inexactly below {}'s normal range, where the "
-                                        "card is not validated (docs/tensor_cores.md, \"Where a card is not validated\")",
-                                        subnormal_inexact, t.sum_order.block_model.params ? t.sum_order.block_model.params->acc.tag : "the accumulator"));
+  if (inexact.found())
+    throw EmulationDeclined(fmt::format("block results of the behaviour card round inexactly below {}'s normal range (the first in row {}; "
+                                        "the emulation stopped there), where the card is not validated (docs/tensor_cores.md, \"Where a "
+                                        "card is not validated\")",
+                                        t.sum_order.block_model.params ? t.sum_order.block_model.params->acc.tag : "the accumulator",
+                                        inexact.row.load()));
   if (final_scale) {  // C = RN_acc(acc * RN_acc(s_A s_B)): both products exact in double (24-bit values)
     const Arith acc(*t.acc, Rounding::NearestEven, generic);
     const double tt = acc.round(ts.a * ts.b);

@@ -125,7 +125,7 @@ std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::i
 // The split-products order on tensor cores (suites/verdict/emulate/emulate_schemes.hpp).
 std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParams& p, int step, int pad, std::int64_t m, std::int64_t n,
                                       std::int64_t k, const std::vector<double>& a, const std::vector<double>& b, bool generic,
-                                      std::uint64_t* subnormal_inexact) {
+                                      std::uint64_t* subnormal_inexact, FirstInexactRow* stop) {
   std::atomic<std::uint64_t> inexact{0};
   const auto as = slice_matrices(sc, a, generic), bs = slice_matrices(sc, b, generic);
   const std::int64_t kp = (k + pad - 1) / pad * pad;  // the K tail zero-padded: +0 operands, zero products
@@ -177,12 +177,16 @@ std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParam
       if (engine->card_chains(job, d.data(), general.data())) {
         parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
           FusedDotNotes notes;
-          for (auto i = static_cast<std::int64_t>(i0); i < static_cast<std::int64_t>(i1); ++i)
+          for (auto i = static_cast<std::int64_t>(i0); i < static_cast<std::int64_t>(i1); ++i) {
+            if (stop && stop->skip(i)) continue;
+            const std::uint64_t before = notes.subnormal_inexact;
             for (std::int64_t j = 0; j < n; ++j) {
               const auto x = static_cast<std::size_t>(i * n + j);
               if (general[x]) element(i, j, notes);
               else c[x] = static_cast<double>(std::bit_cast<float>(d[x]));
             }
+            if (stop && notes.subnormal_inexact != before) stop->mark(i);
+          }
           inexact += notes.subnormal_inexact;
         });
         if (subnormal_inexact) *subnormal_inexact = inexact;
@@ -204,6 +208,8 @@ std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParam
       FusedDotNotes notes;
       std::vector<std::uint32_t> s(static_cast<std::size_t>(n)), acc(static_cast<std::size_t>(n));
       for (std::uint64_t i = i0; i < i1; ++i) {
+        if (stop && stop->skip(static_cast<std::int64_t>(i))) continue;
+        const std::uint64_t before = notes.subnormal_inexact;
         const std::size_t ra = static_cast<std::size_t>(i) * static_cast<std::size_t>(kp);
         std::vector<LaneCodes> al;
         for (std::size_t l = 0; l < S; ++l)
@@ -220,6 +226,7 @@ std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParam
           c[static_cast<std::size_t>(static_cast<std::int64_t>(i) * n + j)] =
               small.empty() ? big : static_cast<double>(static_cast<float>(to_double(p.acc, s[static_cast<std::size_t>(j)])) + static_cast<float>(big));
         }
+        if (stop && notes.subnormal_inexact != before) stop->mark(static_cast<std::int64_t>(i));
       }
       inexact += notes.subnormal_inexact;
     });
@@ -228,8 +235,12 @@ std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParam
   }
   parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
     FusedDotNotes notes;
-    for (auto i = static_cast<std::int64_t>(i0); i < static_cast<std::int64_t>(i1); ++i)
+    for (auto i = static_cast<std::int64_t>(i0); i < static_cast<std::int64_t>(i1); ++i) {
+      if (stop && stop->skip(i)) continue;
+      const std::uint64_t before = notes.subnormal_inexact;
       for (std::int64_t j = 0; j < n; ++j) element(i, j, notes);
+      if (stop && notes.subnormal_inexact != before) stop->mark(i);
+    }
     inexact += notes.subnormal_inexact;
   });
   if (subnormal_inexact) *subnormal_inexact = inexact;
@@ -274,7 +285,7 @@ bool tensor_core_on_device(const KernelTraits& t, std::int64_t m, std::int64_t n
 // The pow2_scaled order (suites/verdict/emulate/emulate_schemes.hpp).
 std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
                                 const std::vector<double>& b, bool generic, const FusedDotParams* card, int step, int pad,
-                                std::uint64_t* subnormal_inexact) {
+                                std::uint64_t* subnormal_inexact, FirstInexactRow* stop) {
   std::atomic<std::uint64_t> inexact{0};
   const Rounder rn16 = Rounder::nearest(bf16), rnh = Rounder::nearest(f16);
   // Whether v is a bf16 value (an fp32 value whose low 16 bits are zero, Inf included; not NaN): then its bf16
@@ -385,6 +396,8 @@ std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std:
     std::vector<std::uint32_t> dl(static_cast<std::size_t>(n));
     for (std::uint64_t iu = i0; iu < i1; ++iu) {
       const auto i = static_cast<std::int64_t>(iu);
+      if (stop && stop->skip(i)) continue;
+      const std::uint64_t before = notes.subnormal_inexact;
       const float* ai = ah.data() + i * k;
       std::optional<LaneCodes> al;
       if (lanes) al.emplace(*card, false, std::vector<std::uint32_t>(acodes.begin() + i * kp, acodes.begin() + (i + 1) * kp));
@@ -449,6 +462,7 @@ std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std:
         if (row_has || bcol[static_cast<std::size_t>(j)]) v = v + corr[static_cast<std::size_t>(j)];
         c[static_cast<std::size_t>(i * n + j)] = v;
       }
+      if (stop && notes.subnormal_inexact != before) stop->mark(i);
     }
     inexact += notes.subnormal_inexact;
   });

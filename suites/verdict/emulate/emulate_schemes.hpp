@@ -3,7 +3,9 @@
 // values before the output rounding (row-major m x n). Internal to suites/verdict/emulate/emulate.cpp.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "kernels/emu/bf16_on_fp16.hpp"
@@ -11,6 +13,24 @@
 #include "oracle/fused_dot.hpp"
 
 namespace fpcert::emulate_detail {
+
+/// Where an emulation stops once a card block result rounds inexactly below the accumulator's normal range: emulate_gemm
+/// then declines the bitwise verdict (EmulationDeclined), so the rows still to come would be computed for nothing (on the
+/// certify suite's tiny_* cases every element meets one, and the host emulated them all: 8-11 s of a 9xbf16 unit on one
+/// thread). Rows run in parallel; a row after the first row found is skipped and every row before it finishes, so the row
+/// found is the first in row order whatever the thread count (every row before it was computed and had none).
+struct FirstInexactRow {
+  std::atomic<std::int64_t> row{std::numeric_limits<std::int64_t>::max()};
+  bool found() const { return row.load(std::memory_order_relaxed) != std::numeric_limits<std::int64_t>::max(); }
+  /// Whether row i need not be computed (a row before it already met one).
+  bool skip(std::int64_t i) const { return i > row.load(std::memory_order_relaxed); }
+  /// Row i met one.
+  void mark(std::int64_t i) {
+    std::int64_t cur = row.load(std::memory_order_relaxed);
+    while (i < cur && !row.compare_exchange_weak(cur, i, std::memory_order_relaxed)) {
+    }
+  }
+};
 
 /// Split products: slices per operand, each kept slice product summed over K by fp32 FMA from +0
 /// (k ascending), the terms merged in fp32 in the scheme's order starting from the first term; one row of
@@ -25,10 +45,12 @@ std::vector<double> split_products(const SplitScheme& sc, std::int64_t m, std::i
 /// order, into a small-term accumulator, then the (0, 0) term into the main one, each one fused_dot of the
 /// card's model whose C is that accumulator (both from +0); C = RN_f32(small + main) (one fp32 addition), or
 /// the main accumulator alone when the scheme keeps only (0, 0).
-/// `subnormal_inexact` (may be null) counts the block results that rounded inexactly below fp32's normal range.
+/// `subnormal_inexact` (may be null) counts the block results that rounded inexactly below fp32's normal range; with
+/// `stop` (may be null) the rows after the first row that meets one are skipped (their values are then meaningless) and
+/// the count covers the rows computed.
 std::vector<double> split_products_tc(const SplitScheme& sc, const FusedDotParams& p, int step, int pad, std::int64_t m, std::int64_t n,
                                       std::int64_t k, const std::vector<double>& a, const std::vector<double>& b, bool generic = false,
-                                      std::uint64_t* subnormal_inexact = nullptr);
+                                      std::uint64_t* subnormal_inexact = nullptr, FirstInexactRow* stop = nullptr);
 
 /// The tensor-core card order (kernels/order.hpp, OrderKind::TensorCoreBlock with a behaviour card; fp32 promotion where
 /// the kernel declares it) on the process's default engine's device (oracle/card_chains.hpp; docs/tensor_cores.md "The card
@@ -56,8 +78,9 @@ std::uint32_t card_operand_code(const Format& f, double v);
 /// each sum over K (a row-mode tile's whole K, a K-block mode tile's segment) is the instruction's K-loop instead
 /// of the FMA loop: steps of `step` from +0, each one fused_dot of the card's model, K zero-padded to `pad`
 /// (segments are whole multiples of it); the rescales, the outliers' fp32 path and the merge as above.
+/// `subnormal_inexact` and `stop` as for split_products_tc.
 std::vector<double> pow2_scaled(const Bf16OnF16Policy& pol, std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<double>& a,
                                 const std::vector<double>& b, bool generic = false, const FusedDotParams* card = nullptr, int step = 16,
-                                int pad = 32, std::uint64_t* subnormal_inexact = nullptr);
+                                int pad = 32, std::uint64_t* subnormal_inexact = nullptr, FirstInexactRow* stop = nullptr);
 
 }  // namespace fpcert::emulate_detail
