@@ -33,6 +33,20 @@ struct SliceBlock {
   const double* const* b = nullptr;
 };
 
+/// The exact residue GEMMs of an Ozaki-II emulation (kernels/gemm/cpu/ozaki2.cpp, step 3; docs/fp64.md): for each modulus
+/// l < count, out[l m n + i n + j] = (sum_q a_l(i, q) b_l(q, j)) mod moduli[l] in [0, moduli[l]), with a_l row-major
+/// m x k at ops + l (m k + n k) and b_l stored column by column (column j contiguous along K) at ops + l (m k + n k) + m k.
+/// The entries are residues of at most 128 in magnitude and K is summed in blocks of kblock (< 2^17: every block sum
+/// exact in int32) reduced after each block: every reduction is exact, so any engine and any blocking give the same
+/// residues bit for bit.
+struct ResidueGemms {
+  int count = 0;
+  const int* moduli = nullptr;
+  std::int64_t m = 0, n = 0, k = 0, kblock = 0;
+  const std::int8_t* ops = nullptr;
+  double products() const { return static_cast<double>(count) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+};
+
 /// A double GEMM for the slice operands (docs/oracle.md, "On the GPU").
 class ExactGemmEngine {
  public:
@@ -80,6 +94,13 @@ class ExactGemmEngine {
   /// when the engine does not take the job (no device, a job too small to pay): the host emulates every element.
   virtual bool card_chains(const CardChains& job, std::uint32_t* d, std::uint8_t* general) {
     (void)job, (void)d, (void)general;
+    return false;
+  }
+  /// The bitwise tier's Ozaki-II residue GEMMs (ResidueGemms) on this engine's device: out (count m n residues) filled,
+  /// true; false (the default) when the engine does not take the job (no device, a job too small to pay, not the memory):
+  /// the host computes them.
+  virtual bool residue_gemms(const ResidueGemms& job, std::uint8_t* out) {
+    (void)job, (void)out;
     return false;
   }
 };

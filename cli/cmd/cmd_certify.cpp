@@ -637,8 +637,9 @@ void add_certify(CLI::App& root, Registry& reg) {
   app->add_option("--reference", a->reference,
                   "Exact references: cpu (the CPU oracle), gpu (on the device from 2^27 products: whole for binary32 "
                   "inputs, else its slice GEMMs; sample-checked against the CPU oracle; and the bitwise tier's tensor-core "
-                  "card emulation from 2^24 instruction products), auto (gpu where a CUDA device answers and cases are not "
-                  "isolated; the default); docs/oracle.md, \"On the GPU\", docs/tensor_cores.md")
+                  "card emulation from 2^24 instruction products and its Ozaki-II residue GEMMs from 2^27), auto (gpu where a "
+                  "CUDA device answers and cases are not isolated; the default); docs/oracle.md, \"On the GPU\", "
+                  "docs/tensor_cores.md, docs/fp64.md")
       ->capture_default_str();
   app->add_flag("--no-mutation", a->no_mutation, "Skip the mutation score (fault injectors run after the kernel passes; docs/mutation.md)");
   app->add_option("--mutation-min", a->mutation_min, "Fail when a kernel's mutation score (killed for their own fault, %) is below this")

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/device/cuda_check.cuh"
+#include "kernels/device/device_array.cuh"
 
 namespace fpcert {
 
@@ -74,27 +75,6 @@ __global__ void __launch_bounds__(kTile * kTile) card_chains_kernel(ChainArgs g)
   g.general[x] = ok ? 0 : 1;
 }
 
-/// Device memory of the job; p stays null when the device has not the memory (the host then emulates the case: a
-/// verdict never waits on the device's free memory). Any other error throws.
-template <class T>
-struct DeviceArray {
-  T* p = nullptr;
-  cudaStream_t s;
-  DeviceArray(std::size_t count, cudaStream_t stream) : s(stream) {
-    const cudaError_t e = cudaMallocAsync(reinterpret_cast<void**>(&p), count * sizeof(T), s);
-    if (e == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();  // not sticky: clear it
-      p = nullptr;
-      return;
-    }
-    FPCERT_CUDA_CHECK(e);
-  }
-  ~DeviceArray() {
-    if (p) cudaFreeAsync(p, s);
-  }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-};
 
 }  // namespace
 
@@ -109,8 +89,8 @@ bool cuda_card_chains(const CardChains& job, std::uint32_t* d, std::uint8_t* gen
       return false;
   const auto S = static_cast<std::size_t>(job.slices), m = static_cast<std::size_t>(job.m), n = static_cast<std::size_t>(job.n),
              kp = static_cast<std::size_t>(job.kp);
-  DeviceArray<std::uint32_t> da(S * m * kp, stream), db(S * n * kp, stream), dd(m * n, stream);
-  DeviceArray<std::uint8_t> dg(m * n, stream);
+  cuda::DeviceArray<std::uint32_t> da(S * m * kp, stream), db(S * n * kp, stream), dd(m * n, stream);
+  cuda::DeviceArray<std::uint8_t> dg(m * n, stream);
   if (!da.p || !db.p || !dd.p || !dg.p) return false;
   for (std::size_t s = 0; s < S; ++s) {
     FPCERT_CUDA_CHECK(cudaMemcpyAsync(da.p + s * m * kp, job.a[s], m * kp * sizeof(std::uint32_t), cudaMemcpyHostToDevice, stream));

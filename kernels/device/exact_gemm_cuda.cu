@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "kernels/device/card_chains.cuh"
+#include "kernels/device/residue_gemms.cuh"
 #include "kernels/device/cuda_check.cuh"
 #include "kernels/device/exact_gemm_cuda.hpp"
 #include "kernels/device/exact_gemm_fused.cuh"
@@ -135,6 +136,10 @@ class CublasDgemmEngine final : public CudaExactGemmEngine {
   bool card_chains(const CardChains& job, std::uint32_t* d, std::uint8_t* general) override {
     std::lock_guard<std::mutex> lock(mu_);
     return cuda_card_chains(job, d, general, stream_);
+  }
+  bool residue_gemms(const ResidueGemms& job, std::uint8_t* out) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cuda_residue_gemms(job, out, stream_);
   }
   void set_whole(bool on) override {
     std::lock_guard<std::mutex> lock(mu_);

@@ -51,6 +51,11 @@ inline constexpr std::int64_t kGpuReferenceMinProducts = std::int64_t{1} << 27;
 /// 2 threads: gemm_3xbf16_mma_sm80's emulation 1.0 s for 2^30 products of 3 terms, about 0.6 ns per instruction
 /// product and thread; docs/tensor_cores.md, "The card emulation on the GPU").
 inline constexpr std::int64_t kGpuCardChainMinProducts = std::int64_t{1} << 24;
+/// The smallest Ozaki-II residue job (ResidueGemms::products(), moduli m n k) the default engine takes to the device: the
+/// host's int8 loop takes at most about 0.4 ns a product on one thread (gemm_f64_ozaki2_int8's fill_device emulation,
+/// 1.6e10 residue products and the rest of the scheme, took 6.8 s on one thread of the H100 host, 2026-12-07), so a job
+/// below 2^27 costs the host at most about 60 ms (docs/fp64.md, "The bitwise tier on the device").
+inline constexpr std::int64_t kGpuResidueMinProducts = std::int64_t{1} << 27;
 
 /// --reference: "cpu" (the built-in Eigen engine), "gpu" (the cuBLAS engine; DeviceError, exit 3, when no device is
 /// usable, with the reason, asked at once through `usable`, which must not initialise CUDA in this process: in a

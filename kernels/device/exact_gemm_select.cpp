@@ -43,6 +43,9 @@ class LazyCudaEngine final : public CudaExactGemmEngine {
   bool card_chains(const CardChains& job, std::uint32_t* d, std::uint8_t* general) override {
     return job.products() >= static_cast<double>(kGpuCardChainMinProducts) && device_ready() && get().card_chains(job, d, general);
   }
+  bool residue_gemms(const ResidueGemms& job, std::uint8_t* out) override {
+    return job.products() >= static_cast<double>(kGpuResidueMinProducts) && device_ready() && get().residue_gemms(job, out);
+  }
   ExactGemmTimes times() const override {
     const std::lock_guard<std::mutex> lock(mu_);
     return real_ ? real_->times() : ExactGemmTimes{};

@@ -188,7 +188,7 @@ void host_reconstruct(const HostPlan& h, const int* r, std::uint32_t* mag, bool&
 }
 
 std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k, Scaling* used,
-                         Route route) {
+                         Route route, ExactGemmEngine* engine) {
   const Scaling sc = choose_scaling(pl, a, b, m, n, k);
   const HostPlan hp = make_host_plan(pl);
   const auto mk = static_cast<std::size_t>(m * k), nk = static_cast<std::size_t>(n * k), mn = static_cast<std::size_t>(m * n);
@@ -217,7 +217,13 @@ std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::
   // The N INT8 GEMMs (step 3): res[l mn + i n + j] in [0, m_l).
   HugeBuffer<std::uint8_t> res;
   res.resize(static_cast<std::size_t>(pl.n) * mn);
-  for (int l = 0; l < pl.n; ++l) {
+  ResidueGemms job;
+  job.count = pl.n;
+  job.moduli = pl.m;
+  job.m = m, job.n = n, job.k = k, job.kblock = pl.kblock;
+  job.ops = res8.data();
+  const bool on_engine = engine && engine->residue_gemms(job, res.data());
+  for (int l = 0; l < pl.n && !on_engine; ++l) {
     const int ml = pl.m[l];
     const std::int8_t* ar = res8.data() + static_cast<std::size_t>(l) * vals;
     const std::int8_t* br = ar + mk;

@@ -10,6 +10,7 @@
 
 #include "kernels/gemm/cpu/ozaki2_arith.hpp"
 #include "kernels/kernel.hpp"
+#include "oracle/gemm_engine.hpp"
 
 namespace fpcert {
 
@@ -52,10 +53,12 @@ void host_reconstruct(const HostPlan& h, const int* r, std::uint32_t* mag, bool&
 /// C = A B by the scheme (A row-major m x k, B row-major k x n), row-major m x n doubles. Finite inputs are the domain;
 /// an element whose row of A or column of B holds Inf or NaN is NaN (the scheme has no residues for them). Route::Host
 /// (the bitwise tier's and the CPU model's) takes host_residues and host_reconstruct; Route::Kernel the kernel's own
-/// symmetric_residue and Garner reconstruct (tests and bench/ozaki2.cpp compare the two).
+/// symmetric_residue and Garner reconstruct (tests and bench/ozaki2.cpp compare the two). `engine` (may be null): the
+/// residue GEMMs (step 3) on it where it takes them (ExactGemmEngine::residue_gemms; the bitwise tier passes the process
+/// default, a GPU from 2^27 products): exact integers, so the same residues, and C, as the host's loop bit for bit.
 enum class Route { Host, Kernel };
 std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::int64_t m, std::int64_t n, std::int64_t k,
-                         Scaling* used = nullptr, Route route = Route::Host);
+                         Scaling* used = nullptr, Route route = Route::Host, ExactGemmEngine* engine = nullptr);
 
 /// The deterministic bound of every element (docs/fp64.md, "The bound"): with d_a = 2^-(s_i+1), d_b = 2^-(t_j+1) (half
 /// a unit of each scaled operand's rounding, unscaled),

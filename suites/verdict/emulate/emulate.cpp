@@ -9,6 +9,7 @@
 #include <bit>
 #include <cfenv>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #if defined(__AVX2__) && defined(__F16C__)
 #include <immintrin.h>
@@ -20,6 +21,7 @@
 #include "kernels/emu/split.hpp"
 #include "kernels/gemm/cpu/ozaki2.hpp"
 #include "kernels/tc/cards.hpp"
+#include "oracle/gemm_engine.hpp"
 #include "oracle/exact_sum.hpp"
 #include "oracle/fused_dot.hpp"
 #include "oracle/refvalue.hpp"
@@ -591,8 +593,10 @@ std::vector<std::uint64_t> emulate_gemm(const KernelTraits& t, std::int64_t m, s
                                               o.block_model.pad > 0 ? o.block_model.pad : o.block, m, n, k, a, b, generic, nullptr, &inexact);
   } else if (t.sum_order.kind == OrderKind::SplitProducts) {
     value = emulate_detail::split_products(*find_split_scheme(t.sum_order.split_scheme), m, n, k, a, b, generic);
-  } else if (t.sum_order.kind == OrderKind::Ozaki2) {  // the scheme itself: its residue GEMMs are exact, so any order
-    value = ozaki2::gemm(ozaki2::make_plan(t.sum_order.moduli), a.data(), b.data(), m, n, k);
+  } else if (t.sum_order.kind == OrderKind::Ozaki2) {  // the scheme itself: its residue GEMMs are exact, so any order (and
+                                                       // any engine: a device from 2^27 products, docs/fp64.md)
+    const std::shared_ptr<ExactGemmEngine> engine = generic ? nullptr : default_gemm_engine();
+    value = ozaki2::gemm(ozaki2::make_plan(t.sum_order.moduli), a.data(), b.data(), m, n, k, nullptr, ozaki2::Route::Host, engine.get());
   } else if (t.sum_order.kind == OrderKind::Pow2Scaled) {
     const SummationOrder& o = t.sum_order;
     value = emulate_detail::pow2_scaled(*find_bf16_on_f16_policy(o.scale_scheme), m, n, k, a, b, generic,

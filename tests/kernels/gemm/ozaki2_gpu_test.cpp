@@ -4,13 +4,16 @@
 // bound must hold on every element, and on K = 2^17 + 1 (past one int32 block), with the times printed.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "kernels/device/device_api.hpp"
+#include "kernels/device/exact_gemm_cuda.hpp"
 #include "kernels/gemm/cpu/ozaki2.hpp"
 #include "oracle/refvalue.hpp"
 #include "suites/ops/gemm/runner.hpp"
@@ -93,4 +96,39 @@ TEST_CASE("gemm_f64_ozaki2_int8: the CPU model's bits, fp64's envelope in the do
   const GemmRef ref2 = gemm_reference(MatrixView::row_major(a2.data(), m2, test::kHeadroomK), MatrixView::row_major(b2.data(), test::kHeadroomK, n2));
   for (std::size_t x = 0; x < g2.size(); ++x)
     CHECK(std::bit_cast<std::uint64_t>(g2[x]) == round_ref(f64, ref2.c[x], Rounder::nearest(f64)).code);
+}
+
+TEST_CASE("GPU Ozaki-II residue GEMMs (the bitwise tier's device route) give the host's C bit for bit") {
+  // ExactGemmEngine::residue_gemms on the CUDA engine: 16 x 16 tiles, K staged 64 at a time. Partial tiles, K not a
+  // multiple of 64, K blocks of 7 (the host reduces after each, the device as well) and of the default size, 8/14/20
+  // moduli, on wide cancelling data; C through ozaki2::gemm with and without the engine compared bit for bit.
+  std::string why;
+  const std::shared_ptr<CudaExactGemmEngine> engine = make_cuda_exact_gemm_engine(&why);
+  INFO(why);
+  REQUIRE(engine);
+  struct Shape {
+    std::int64_t m, n, k, kblock;
+  };
+  int jobs = 0;
+  for (const Shape& sh : {Shape{67, 53, 200, 7}, Shape{130, 70, 600, ozaki2::kMaxKBlock}, Shape{16, 16, 64, 64}, Shape{1, 300, 1000, 33}})
+    for (const int moduli : {8, 14, 20}) {
+      CAPTURE(sh.m);
+      CAPTURE(sh.k);
+      CAPTURE(moduli);
+      std::vector<double> a, b;
+      test::wide_cancelling(sh.m, sh.n, sh.k, 30, test::seed() + 501 + static_cast<std::uint64_t>(moduli), a, b);
+      const ozaki2::Plan pl = ozaki2::make_plan(moduli, sh.kblock);
+      const std::vector<double> host = ozaki2::gemm(pl, a.data(), b.data(), sh.m, sh.n, sh.k);
+      ResidueGemms probe;  // the job ozaki2::gemm gives the engine: that the device takes it
+      probe.count = moduli, probe.moduli = pl.m, probe.m = sh.m, probe.n = sh.n, probe.k = sh.k, probe.kblock = sh.kblock;
+      std::vector<std::int8_t> zeros(static_cast<std::size_t>(moduli * (sh.m + sh.n) * sh.k), 0);
+      std::vector<std::uint8_t> out(static_cast<std::size_t>(moduli * sh.m * sh.n), 1);
+      probe.ops = zeros.data();
+      REQUIRE(engine->residue_gemms(probe, out.data()));
+      CHECK(std::count(out.begin(), out.end(), std::uint8_t{0}) == static_cast<std::ptrdiff_t>(out.size()));
+      const std::vector<double> dev = ozaki2::gemm(pl, a.data(), b.data(), sh.m, sh.n, sh.k, nullptr, ozaki2::Route::Host, engine.get());
+      CHECK(differing(dev, host) == 0);
+      ++jobs;
+    }
+  MESSAGE(jobs << " Ozaki-II GEMMs with their residue GEMMs on the device, bit for bit the host's");
 }

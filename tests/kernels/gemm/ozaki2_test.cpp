@@ -309,3 +309,79 @@ TEST_CASE("ozaki2: NaN where a line holds Inf or NaN; the fp64 span domain of ea
     prev = s;
   }
 }
+
+namespace {
+
+/// An engine that answers the residue GEMMs on the host by their definition, (sum over all K in 64 bits) mod m_l with no
+/// K blocks, and counts its jobs; `decline`: takes none.
+class DefinitionResidues final : public ExactGemmEngine {
+ public:
+  explicit DefinitionResidues(bool decline) : decline_(decline) {}
+  const char* name() const override { return "test-residues"; }
+  bool per_tile() const override { return true; }
+  void multiply(const SliceBlock&, std::int64_t, std::int64_t, std::int64_t, std::int64_t, double*) override {}
+  bool residue_gemms(const ResidueGemms& job, std::uint8_t* out) override {
+    ++jobs;
+    if (decline_) return false;
+    for (int l = 0; l < job.count; ++l) {
+      const std::int8_t* a = job.ops + l * (job.m * job.k + job.n * job.k);
+      const std::int8_t* b = a + job.m * job.k;
+      for (std::int64_t i = 0; i < job.m; ++i)
+        for (std::int64_t j = 0; j < job.n; ++j) {
+          std::int64_t s = 0;
+          for (std::int64_t q = 0; q < job.k; ++q) s += std::int64_t{a[i * job.k + q]} * b[j * job.k + q];
+          out[static_cast<std::size_t>(l * job.m * job.n + i * job.n + j)] = static_cast<std::uint8_t>(((s % job.moduli[l]) + job.moduli[l]) % job.moduli[l]);
+        }
+    }
+    return true;
+  }
+  int jobs = 0;
+
+ private:
+  bool decline_;
+};
+
+}  // namespace
+
+TEST_CASE("ozaki2: residue GEMMs on an engine (the bitwise tier's device route) give the host's C bit for bit") {
+  // ExactGemmEngine::residue_gemms: the job's layout and reduction read as their definition says, on wide cancelling
+  // non-integer data, with K blocks of 7 (the host reduces 11 times per element, the engine once); an engine that
+  // declines leaves the host's loop.
+  const std::int64_t m = 19, n = 13, k = 75;
+  std::vector<double> a, b;
+  test::wide_cancelling(m, n, k, 30, test::seed() + 77, a, b);
+  for (const int moduli : {8, 14, 20}) {
+    CAPTURE(moduli);
+    const ozaki2::Plan pl = ozaki2::make_plan(moduli, 7);
+    const std::vector<double> host = ozaki2::gemm(pl, a.data(), b.data(), m, n, k);
+    DefinitionResidues engine(false), declining(true);
+    const std::vector<double> on = ozaki2::gemm(pl, a.data(), b.data(), m, n, k, nullptr, ozaki2::Route::Host, &engine);
+    const std::vector<double> off = ozaki2::gemm(pl, a.data(), b.data(), m, n, k, nullptr, ozaki2::Route::Host, &declining);
+    CHECK(engine.jobs == 1);
+    CHECK(declining.jobs == 1);
+    std::int64_t differ = 0, differ_off = 0;
+    for (std::size_t x = 0; x < host.size(); ++x) {
+      differ += bits(on[x]) != bits(host[x]);
+      differ_off += bits(off[x]) != bits(host[x]);
+    }
+    CHECK(differ == 0);
+    CHECK(differ_off == 0);
+  }
+  // One residue changed by the engine shows in C: the engine's answer is what is used.
+  class Flipping final : public ExactGemmEngine {
+   public:
+    const char* name() const override { return "test-flip"; }
+    bool per_tile() const override { return true; }
+    void multiply(const SliceBlock&, std::int64_t, std::int64_t, std::int64_t, std::int64_t, double*) override {}
+    bool residue_gemms(const ResidueGemms& job, std::uint8_t* out) override {
+      DefinitionResidues d(false);
+      d.residue_gemms(job, out);
+      out[5] = static_cast<std::uint8_t>((out[5] + 1) % job.moduli[0]);
+      return true;
+    }
+  } flip;
+  const ozaki2::Plan pl = ozaki2::make_plan(14, 7);
+  const std::vector<double> host = ozaki2::gemm(pl, a.data(), b.data(), m, n, k);
+  const std::vector<double> flipped = ozaki2::gemm(pl, a.data(), b.data(), m, n, k, nullptr, ozaki2::Route::Host, &flip);
+  CHECK(bits(flipped[5]) != bits(host[5]));
+}
