@@ -3,6 +3,7 @@
 // the scheme's deterministic per-element bound, and the models model_gemm_f64_ozaki2 and its short-moduli mutant.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -65,9 +66,12 @@ std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::
 ///   E_ij = d_a sum_k |b_kj| + d_b sum_k |a_ik| + K_ij d_a d_b       (the operands' rounding to integers)
 ///   |c_ij - C_ij| <= E_ij (1 + 2^-53) + 2^-53 |c_ij| + 2^-1074        (and the one final rounding: 2^-1075 below 2^-1022,
 ///                                                                     rounded up to a double)
-/// K_ij = the k with a_ik b_kj != 0. Computed in double and enlarged by (1 + 2^-40) to cover its own roundings (and by
+/// K_ij = the k with a_ik b_kj != 0. Computed in double and enlarged by bound_slack(K) to cover its own roundings (and by
 /// 2^-1072 for the subnormal ones and the final rounding's 2^-1075 below 2^-1022). The rows and columns are the kernel's
 /// inputs; the check of kind scheme_bound (suites/verdict/scheme_bound.hpp) holds a kernel to it.
+/// 1 + max(2^-40, (K + 8) 2^-52): each sum of K terms falls short of its exact value by at most (K - 1) 2^-53 of it, and
+/// the terms after it add a few roundings more (2^-40 alone covered K below about 2^12 only).
+inline double bound_slack(std::int64_t k) { return 1 + std::max(0x1p-40, static_cast<double>(k + 8) * 0x1p-52); }
 std::vector<double> bound(const Scaling& sc, const double* a, const double* b, const std::vector<double>& exact_abs,
                           std::int64_t m, std::int64_t n, std::int64_t k);
 /// The bound's terms in words for one element (i, j), e.g. for a report line.
