@@ -222,26 +222,34 @@ std::vector<double> gemm(const Plan& pl, const double* a, const double* b, std::
   job.moduli = pl.m;
   job.m = m, job.n = n, job.k = k, job.kblock = pl.kblock;
   job.ops = res8.data();
-  const bool on_engine = engine && engine->residue_gemms(job, res.data());
-  for (int l = 0; l < pl.n && !on_engine; ++l) {
+  // Residue (i, j) of modulus l by the host's loop: int32 sums over K blocks, each reduced into the running residue.
+  const auto host_residue = [&](int l, std::int64_t i, std::int64_t j) {
     const int ml = pl.m[l];
-    const std::int8_t* ar = res8.data() + static_cast<std::size_t>(l) * vals;
-    const std::int8_t* br = ar + mk;
+    const std::int8_t* ra = res8.data() + static_cast<std::size_t>(l) * vals + i * k;
+    const std::int8_t* rb = res8.data() + static_cast<std::size_t>(l) * vals + mk + j * k;
+    int acc = 0;  // mod m_l
+    for (std::int64_t k0 = 0; k0 < k; k0 += pl.kblock) {
+      const std::int64_t k1 = std::min(k, k0 + pl.kblock);
+      std::int32_t blk = 0;  // exact: at most kblock 2^14 < 2^31 in magnitude
+      for (std::int64_t q = k0; q < k1; ++q) blk += static_cast<std::int32_t>(ra[q]) * static_cast<std::int32_t>(rb[q]);
+      acc = mod_positive(static_cast<long long>(acc) + blk, ml);
+    }
+    return static_cast<std::uint8_t>(acc);
+  };
+  const bool on_engine = engine && engine->residue_gemms(job, res.data());
+  if (on_engine)  // the host's loop stays the definition: a sample of the engine's residues checked against it
+    for (const std::int64_t x : sample_elements(m, n, k))
+      for (int l = 0; l < pl.n; ++l) {
+        const std::uint8_t got = res[static_cast<std::size_t>(l) * mn + static_cast<std::size_t>(x)], want = host_residue(l, x / n, x % n);
+        if (got != want)
+          throw DeviceError(fmt::format("ozaki2: the residue GEMM of engine {} differs from the host's at element ({}, {}) modulo {}: {} "
+                                        "instead of {}", engine->name(), x / n, x % n, pl.m[l], got, want));
+      }
+  for (int l = 0; l < pl.n && !on_engine; ++l) {
     std::uint8_t* rl = res.data() + static_cast<std::size_t>(l) * mn;
     parallel_for(static_cast<std::uint64_t>(m), 1, [&](std::uint64_t i0, std::uint64_t i1, unsigned) {
       for (auto i = static_cast<std::int64_t>(i0); i < static_cast<std::int64_t>(i1); ++i)
-        for (std::int64_t j = 0; j < n; ++j) {
-          const std::int8_t* ra = ar + i * k;
-          const std::int8_t* rb = br + j * k;
-          int acc = 0;  // mod m_l
-          for (std::int64_t k0 = 0; k0 < k; k0 += pl.kblock) {
-            const std::int64_t k1 = std::min(k, k0 + pl.kblock);
-            std::int32_t blk = 0;  // exact: at most kblock 2^14 < 2^31 in magnitude
-            for (std::int64_t q = k0; q < k1; ++q) blk += static_cast<std::int32_t>(ra[q]) * static_cast<std::int32_t>(rb[q]);
-            acc = mod_positive(static_cast<long long>(acc) + blk, ml);
-          }
-          rl[static_cast<std::size_t>(i * n + j)] = static_cast<std::uint8_t>(acc);
-        }
+        for (std::int64_t j = 0; j < n; ++j) rl[static_cast<std::size_t>(i * n + j)] = host_residue(l, i, j);
     });
   }
   // Reconstruction, the scaling undone, one rounding (steps 4 and 5).
