@@ -75,7 +75,6 @@ __global__ void __launch_bounds__(kTile * kTile) card_chains_kernel(ChainArgs g)
   g.general[x] = ok ? 0 : 1;
 }
 
-
 }  // namespace
 
 bool cuda_card_chains(const CardChains& job, std::uint32_t* d, std::uint8_t* general, cudaStream_t stream) {

@@ -17,10 +17,10 @@
 #include <thread>
 
 #include "kernels/device/card_chains.cuh"
-#include "kernels/device/residue_gemms.cuh"
 #include "kernels/device/cuda_check.cuh"
 #include "kernels/device/exact_gemm_cuda.hpp"
 #include "kernels/device/exact_gemm_fused.cuh"
+#include "kernels/device/residue_gemms.cuh"
 #include "kernels/gemm/cublas/cublas_loader.cuh"
 
 namespace fpcert {

@@ -11,9 +11,10 @@
 
 #include "kernels/gemm/cpu/ozaki2_arith.hpp"
 #include "kernels/kernel.hpp"
-#include "oracle/gemm_engine.hpp"
 
 namespace fpcert {
+
+class ExactGemmEngine;  // oracle/gemm_engine.hpp
 
 namespace ozaki2 {
 

@@ -15,6 +15,7 @@
 #include "base/error.hpp"
 #include "kernels/gemm/cpu/ozaki2.hpp"
 #include "oracle/mpfr_ref.hpp"
+#include "oracle/gemm_engine.hpp"
 #include "oracle/gemm_ref.hpp"
 #include "oracle/refvalue.hpp"
 #include "tests/support/ozaki2_data.hpp"
