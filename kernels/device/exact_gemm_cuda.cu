@@ -131,7 +131,7 @@ class CublasDgemmEngine final : public CudaExactGemmEngine {
     std::lock_guard<std::mutex> lock(mu_);
     if (!whole_) return false;
     if (!fused_) fused_ = make_fused_buffers();
-    return fused_gemm_reference(*fused_, stream_, handle_, a, b, threads, r, times_);
+    return fused_gemm_reference(*fused_, stream_, handle_, a, b, threads, band_elements_, r, times_);
   }
   bool card_chains(const CardChains& job, std::uint32_t* d, std::uint8_t* general) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -144,6 +144,11 @@ class CublasDgemmEngine final : public CudaExactGemmEngine {
   void set_whole(bool on) override {
     std::lock_guard<std::mutex> lock(mu_);
     whole_ = on;
+  }
+
+  void set_band_elements(std::int64_t n) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    band_elements_ = std::max<std::int64_t>(n, 1);
   }
 
   ExactGemmTimes times() const override {
@@ -164,6 +169,7 @@ class CublasDgemmEngine final : public CudaExactGemmEngine {
   std::map<std::thread::id, PinnedBuf> pinned_;
   ExactGemmTimes times_;
   bool whole_ = true;
+  std::int64_t band_elements_ = kWholeBandElements;
   FusedBuffersPtr fused_;
 };
 

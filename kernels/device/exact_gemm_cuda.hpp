@@ -15,20 +15,24 @@
 
 namespace fpcert {
 
-/// Where the GPU engine's time went since the last reset (seconds of wall time, each part synchronised).
+/// Where the GPU engine's time went since the last reset (seconds; of wall time, each part synchronised, unless said).
 struct ExactGemmTimes {
-  double upload_s = 0;    ///< slice operands to the device (begin_block)
-  double gemm_s = 0;      ///< cublasGemmStridedBatchedEx, G + 1 products per panel
-  double download_s = 0;  ///< the products back to host memory (whole references: hi, lo, tail, abs_sum, status)
+  double upload_s = 0;    ///< slice operands to the device (begin_block); whole references: the wait for the uploads
+                          ///< issued while packing, and the transposes
+  double gemm_s = 0;      ///< cublasGemmStridedBatchedEx, G + 1 products per panel (whole references: device time)
+  double download_s = 0;  ///< the products back to host memory (whole references: hi, lo, tail, abs_sum, status, the
+                          ///< host's wall in the downloads, which overlap the next row band's work)
   std::int64_t blocks = 0, panels = 0;
   // Whole references on the device (ExactGemmEngine::whole_reference; exact_gemm_fused.cu):
-  double prep_s = 0;    ///< the host's binary32 check and packing of A and B into pinned memory
+  double prep_s = 0;    ///< the host's binary32 check and packing of A and B into pinned memory (uploads issued)
   double scan_s = 0;    ///< the scan, the split's choice (on the host, from the device's histograms), the uncaptured
-  double slice_s = 0;   ///< slicing on the device
-  double finish_s = 0;  ///< block sums, the integer combination and the corrections on the device
+  double slice_s = 0;   ///< slicing (device time, cudaEvents)
+  double finish_s = 0;  ///< block sums, the integer combination and the corrections (device time, cudaEvents)
+  double bands_s = 0;   ///< wall of the row bands: their device work and their downloads, overlapped
   double host_s = 0;    ///< elements with a NaN or Inf input, finished on the host (exact_dot)
   double alloc_wait_s = 0;  ///< waiting for the host's result arrays (allocated while the device works)
   std::int64_t whole = 0;  ///< references made wholly on the device
+  std::int64_t bands = 0;  ///< their row bands
 };
 
 class CudaExactGemmEngine : public ExactGemmEngine {
@@ -37,7 +41,14 @@ class CudaExactGemmEngine : public ExactGemmEngine {
   virtual void reset_times() = 0;
   /// Whole references on the device for binary32 inputs (on by default; off: the slice DGEMMs only, per panel).
   virtual void set_whole(bool on) = 0;
+  /// Elements of C per row band of a whole reference (at least 1; default kWholeBandElements): each band's results
+  /// come down while the next band is computed. Tests set it small to make many bands of small problems.
+  virtual void set_band_elements(std::int64_t n) = 0;
 };
+
+/// A whole reference's row bands hold about this many elements of C (at most 16 bands): 8192^2 in 8 bands of 280 MB
+/// of results each.
+inline constexpr std::int64_t kWholeBandElements = std::int64_t{1} << 23;
 
 /// The cuBLAS DGEMM engine ("gpu-cublas-dgemm") on device 0, or nullptr with the reason in *why (no CUDA in this
 /// build, no device, cuBLAS not loadable).

@@ -3,7 +3,8 @@
 //
 // The CPU oracle's steps (oracle/gemm_fast.cpp), each on the device:
 //  1. the host checks that every entry is a binary32 value and packs A and B as floats into pinned memory (half of
-//     the doubles' bytes to upload); the device transposes them into lines (rows of A, columns of B, K contiguous);
+//     the doubles' bytes to upload), in one pass, each piece's upload issued as soon as it is packed; the device
+//     transposes them into lines (rows of A, columns of B, K contiguous);
 //  2. scan: per line e (|x| < 2^e), the largest need (e - lowest set bit) and NaN/Inf; the needs' histogram; the host
 //     chooses the split with the CPU's own function (exact_gemm::choose_split), so the window and the fallback
 //     elements are the CPU's; the uncaptured entries' positions per line;
@@ -12,8 +13,9 @@
 //  4. per element: the integers combined and rounded by exact_gemm::combine_levels / ref_from_int_fast, the elements
 //     with uncaptured entries finished in exact_gemm::F32ExactSum (ExactSum's code over binary32's range), abs_sum by
 //     exact_gemm::abs_sum_bound; elements with a NaN or Inf input are finished on the host, as the CPU does.
-// Only hi, lo, tail, abs_sum and status come back. Every CUDA and cuBLAS call is checked; the stream is synchronised
-// before the host reads.
+// Steps 3 and 4 run per row band of C (about kWholeBandElements elements each): a band's results (only hi, lo, tail,
+// abs_sum and status) come back on a second stream while the next band is computed. Every CUDA and cuBLAS call is
+// checked; the host reads a band's results after its event, and the counters after the stream is synchronised.
 #include "kernels/device/exact_gemm_fused.cuh"
 
 #include <algorithm>
@@ -277,43 +279,56 @@ __global__ void finish_kernel(FinishArgs f) {
   }
 }
 
-/// Whether every entry of m is a binary32 value (NaN and Inf are); every worker stops at the first that is not (fp64
-/// inputs: at once, before any buffer is made for them).
-bool all_binary32(const MatrixView& m, unsigned threads) {
-  const bool rows = m.layout == Layout::RowMajor;
-  const std::int64_t outer = rows ? m.rows : m.cols, inner = rows ? m.cols : m.rows;
-  std::atomic<bool> ok{true};
-  parallel_for(
-      static_cast<std::uint64_t>(outer), 64,
-      [&](std::uint64_t o0, std::uint64_t o1, unsigned) {
-        for (std::uint64_t o = o0; o < o1 && ok.load(std::memory_order_relaxed); ++o) {
-          const double* src = m.data + static_cast<std::int64_t>(o) * m.ld;
-          bool good = true;
-          for (std::int64_t k = 0; k < inner; ++k) {
-            const double v = src[k];
-            good &= static_cast<double>(static_cast<float>(v)) == v || v != v;
-          }
-          if (!good) ok.store(false, std::memory_order_relaxed);
-        }
-      },
-      threads);
-  return ok.load();
+/// Whether every entry of m's first line (a row of a row-major matrix, a column of a column-major one) is a binary32
+/// value (NaN and Inf are): fp64 inputs are declined there, before any buffer is made for them.
+bool first_line_binary32(const MatrixView& m) {
+  const std::int64_t inner = m.layout == Layout::RowMajor ? m.cols : m.rows;
+  bool good = true;
+  for (std::int64_t k = 0; k < inner; ++k) {
+    const double v = m.data[k];
+    good &= static_cast<double>(static_cast<float>(v)) == v || v != v;
+  }
+  return good;
 }
 
-/// Packs m (binary32 values: all_binary32) dense, in its own order (`outer` lines of `inner` contiguous), into dst.
-void pack_binary32(const MatrixView& m, float* dst, unsigned threads) {
+/// Checks that every entry of m is a binary32 value and packs it dense, in its own order (`outer` lines of `inner`
+/// contiguous), into the pinned dst, in pieces of lines: each piece's upload to dev is issued on `stream` as soon as
+/// the host's threads have packed it, so that the link carries a piece while the next one is packed (one pass over
+/// the doubles for the check and the packing). False at the first piece holding a value that is not binary32 (fp64
+/// data): the stream is synchronised first, so that no copy still reads dst.
+bool pack_upload_binary32(const MatrixView& m, float* dst, float* dev, cudaStream_t stream, unsigned threads) {
   const bool rows = m.layout == Layout::RowMajor;
   const std::int64_t outer = rows ? m.rows : m.cols, inner = rows ? m.cols : m.rows;
-  parallel_for(
-      static_cast<std::uint64_t>(outer), 64,
-      [&](std::uint64_t o0, std::uint64_t o1, unsigned) {
-        for (std::uint64_t o = o0; o < o1; ++o) {
-          const double* src = m.data + static_cast<std::int64_t>(o) * m.ld;
-          float* out = dst + static_cast<std::int64_t>(o) * inner;
-          for (std::int64_t k = 0; k < inner; ++k) out[k] = static_cast<float>(src[k]);
-        }
-      },
-      threads);
+  const std::int64_t piece = std::max<std::int64_t>(64, (outer + 7) / 8);
+  for (std::int64_t p0 = 0; p0 < outer; p0 += piece) {
+    const std::int64_t p1 = std::min(outer, p0 + piece);
+    std::atomic<bool> ok{true};
+    parallel_for(
+        static_cast<std::uint64_t>(p1 - p0), 16,
+        [&](std::uint64_t o0, std::uint64_t o1, unsigned) {
+          for (std::uint64_t o = o0; o < o1 && ok.load(std::memory_order_relaxed); ++o) {
+            const std::int64_t line = p0 + static_cast<std::int64_t>(o);
+            const double* src = m.data + line * m.ld;
+            float* out = dst + line * inner;
+            bool good = true;
+            for (std::int64_t k = 0; k < inner; ++k) {
+              const double v = src[k];
+              const auto f = static_cast<float>(v);
+              good &= static_cast<double>(f) == v || v != v;
+              out[k] = f;
+            }
+            if (!good) ok.store(false, std::memory_order_relaxed);
+          }
+        },
+        threads);
+    if (!ok.load()) {
+      FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream));
+      return false;
+    }
+    FPCERT_CUDA_CHECK(cudaMemcpyAsync(dev + p0 * inner, dst + p0 * inner, static_cast<std::size_t>((p1 - p0) * inner) * 4,
+                                      cudaMemcpyHostToDevice, stream));
+  }
+  return true;
 }
 
 /// bytes from device memory into host memory that is not pinned: through two pinned staging buffers in chunks, each
@@ -357,7 +372,21 @@ struct FusedBuffers {
   Mem ops_a, ops_b, prod, acc, absacc;        // slices, products, block sums
   Mem ref, abs, status, counters;             // results
   Mem stage[2] = {Mem{true}, Mem{true}};      // pinned: the results' way back
-  cudaEvent_t ev[2] = {nullptr, nullptr};
+  cudaEvent_t ev[2] = {nullptr, nullptr};      // the staging buffers' chunks, on `copy`
+  cudaEvent_t done[2] = {nullptr, nullptr};    // a row band's results written (bands alternate)
+  std::vector<cudaEvent_t> timing;             // per band parity and K block: before slicing, DGEMM, sums, after
+  cudaStream_t copy = nullptr;                 // the results' downloads, beside the next band's work
+  /// The events and the copy stream, made at the first call; `timing` grown to 2 x nblocks x 4.
+  void ready(std::int64_t nblocks) {
+    for (cudaEvent_t* e : {&ev[0], &ev[1], &done[0], &done[1]})
+      if (!*e) FPCERT_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+    if (!copy) FPCERT_CUDA_CHECK(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
+    while (timing.size() < static_cast<std::size_t>(8 * nblocks)) {
+      cudaEvent_t e = nullptr;
+      FPCERT_CUDA_CHECK(cudaEventCreate(&e));
+      timing.push_back(e);
+    }
+  }
   /// Device memory held now (reused, or freed before growing, by the next call).
   double device_bytes() const {
     double s = 0;
@@ -366,16 +395,19 @@ struct FusedBuffers {
       s += static_cast<double>(m->bytes);
     return s;
   }
-  ~FusedBuffers() {
-    for (cudaEvent_t e : ev)
+  ~FusedBuffers() {  // at exit: an error here has no one to report to
+    for (cudaEvent_t e : {ev[0], ev[1], done[0], done[1]})
       if (e) (void)cudaEventDestroy(e);
+    for (cudaEvent_t e : timing) (void)cudaEventDestroy(e);
+    if (copy) (void)cudaStreamDestroy(copy);
   }
 };
 void FusedBuffersDeleter::operator()(FusedBuffers* p) const { delete p; }
 FusedBuffersPtr make_fused_buffers() { return FusedBuffersPtr(new FusedBuffers); }
 
 bool fused_gemm_reference(FusedBuffers& buf, cudaStream_t stream, cublasHandle_t handle, const MatrixView& a,
-                          const MatrixView& b, unsigned threads, GemmRef& r, ExactGemmTimes& times) {
+                          const MatrixView& b, unsigned threads, std::int64_t band_elements, GemmRef& r,
+                          ExactGemmTimes& times) {
   const std::int64_t M = a.rows, N = b.cols, K = a.cols;
   if (M <= 0 || N <= 0 || K <= 0 || M > INT_MAX || N > INT_MAX || K > INT_MAX / 2) return false;
   // A transpose's grid has (K + 31) / 32 rows of tiles, at most 65535.
@@ -383,30 +415,33 @@ bool fused_gemm_reference(FusedBuffers& buf, cudaStream_t stream, cublasHandle_t
   if (transposes && (K + 31) / 32 > 65535) return false;
   const auto mn = static_cast<std::size_t>(M * N);
   auto t0 = std::chrono::steady_clock::now();
-  const bool binary32 = all_binary32(a, threads) && all_binary32(b, threads);
+  const bool first = first_line_binary32(a) && first_line_binary32(b);
   times.prep_s += seconds_since(t0);
-  if (!binary32) return false;
+  if (!first) return false;
+  // Row bands of A (and C): each band's K blocks and combination on `stream`, its results downloaded on `copy` while
+  // the next band is computed. About band_elements elements of C each, at most 16 bands.
+  const std::int64_t Mb = std::max<std::int64_t>({1, (band_elements + N - 1) / N, (M + 15) / 16});
+  const std::int64_t nbands = (M + Mb - 1) / Mb, MbN = std::min(Mb, M) * N;
   // Memory: uploads and lines (4 (M + N) K bytes, twice), the uncaptured positions (at most 4 (M + N) K), the largest
-  // K block's slices (kc as kblock_for makes it, at most max(2048, K / 256)) and products, the block sums, the results.
-  // Declined (the host path runs) when the device has not that much free, counting what this path already holds.
+  // K block's slices (kc as kblock_for makes it, at most max(2048, K / 256)) and a band's products and block sums, the
+  // results. Declined (the host path runs) when the device has not that much free, counting what this path holds.
   {
     const double kc = static_cast<double>(std::max<std::int64_t>(std::min<std::int64_t>(K, 2048), (K + 255) / 256));
     const double need = 12.0 * static_cast<double>(M + N) * static_cast<double>(K) +
-                        4.0 * 8 * static_cast<double>(M + N) * kc + static_cast<double>(mn) * (4 * 8 + 3 * 8 + 8 + 24 + 8 + 1);
+                        4.0 * 8 * static_cast<double>(std::min(Mb, M) + N) * kc +
+                        static_cast<double>(MbN) * (4 * 8 + 3 * 8 + 8) + static_cast<double>(mn) * (24 + 8 + 1);
     std::size_t free_b = 0, total_b = 0;
     FPCERT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (need > 0.8 * (static_cast<double>(free_b) + static_cast<double>(buf.device_bytes()))) return false;
   }
-  // The host's result arrays, allocated and their pages touched by the host's threads while the host packs and the
-  // device works; their values are left unset (resize_unset): the download below writes every byte of each.
+  // The host's result arrays, allocated and their pages touched by the host's threads once the packing is done, while
+  // the device works (side by side the two compete for the host's memory: 8192^3's check and packing took 0.086 s
+  // beside the touching, bench_oracle_gemm_gpu on an H100 host, 2026-12-08); their values are left unset
+  // (resize_unset): the downloads below write every byte of each.
   RefArray<RefValue> out_c;
   RefArray<double> out_abs;
   RefArray<std::uint8_t> out_status;
-  auto alloc = std::async(std::launch::async, [&] {
-    resize_unset(out_c, mn, threads);
-    resize_unset(out_abs, mn, threads);
-    resize_unset(out_status, mn, threads);
-  });
+  std::future<void> alloc;
   // Declined below (the split) or failed: the allocation is waited for before leaving (it writes these locals).
   struct Join {
     std::future<void>& f;
@@ -415,18 +450,21 @@ bool fused_gemm_reference(FusedBuffers& buf, cudaStream_t stream, cublasHandle_t
     }
   } join{alloc};
 
+  // Check, pack and upload (each piece's upload issued as it is packed); lines: rows of A (M x K), columns of B (N x K).
   t0 = std::chrono::steady_clock::now();
   float* ha = buf.ha.get<float>(static_cast<std::size_t>(M * K));
   float* hb = buf.hb.get<float>(static_cast<std::size_t>(K * N));
-  pack_binary32(a, ha, threads);
-  pack_binary32(b, hb, threads);
-  times.prep_s += seconds_since(t0);
-  // Upload; lines: rows of A (M x K), columns of B (N x K).
-  t0 = std::chrono::steady_clock::now();
   float* ra = buf.ra.get<float>(static_cast<std::size_t>(M * K));
   float* rb = buf.rb.get<float>(static_cast<std::size_t>(K * N));
-  FPCERT_CUDA_CHECK(cudaMemcpyAsync(ra, ha, static_cast<std::size_t>(M * K) * 4, cudaMemcpyHostToDevice, stream));
-  FPCERT_CUDA_CHECK(cudaMemcpyAsync(rb, hb, static_cast<std::size_t>(K * N) * 4, cudaMemcpyHostToDevice, stream));
+  const bool binary32 = pack_upload_binary32(a, ha, ra, stream, threads) && pack_upload_binary32(b, hb, rb, stream, threads);
+  times.prep_s += seconds_since(t0);
+  if (!binary32) return false;
+  alloc = std::async(std::launch::async, [&] {
+    resize_unset(out_c, mn, threads);
+    resize_unset(out_abs, mn, threads);
+    resize_unset(out_status, mn, threads);
+  });
+  t0 = std::chrono::steady_clock::now();
   const float* la = ra;
   const float* lb = rb;
   const dim3 tb(32, 8);
@@ -509,14 +547,15 @@ bool fused_gemm_reference(FusedBuffers& buf, cudaStream_t stream, cublasHandle_t
   FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream));  // ho_a, ho_b are read by the copies until here
   times.scan_s += seconds_since(t0);
 
-  // K blocks: slices, one batched DGEMM, block sums; the last block finishes the elements.
+  // Per row band, K blocks: slices, one batched DGEMM, block sums; the last block finishes the band's elements. B's
+  // slices are made again for each band (a pass over N x K; the products are M / bands x N x K).
   const int G = c.G;
-  const auto gs_a = static_cast<long long>(M * c.kc), gs_b = static_cast<long long>(N * c.kc);
-  double* ops_a = buf.ops_a.get<double>(static_cast<std::size_t>((G + 1) * gs_a));
-  double* ops_b = buf.ops_b.get<double>(static_cast<std::size_t>((G + 1) * gs_b));
-  double* prod = buf.prod.get<double>(static_cast<std::size_t>(G + 1) * mn);
-  long long* acc = c.nblocks > 1 ? buf.acc.get<long long>(static_cast<std::size_t>(G) * mn) : nullptr;
-  double* absacc = c.nblocks > 1 ? buf.absacc.get<double>(mn) : nullptr;
+  buf.ready(c.nblocks);
+  double* ops_a = buf.ops_a.get<double>(static_cast<std::size_t>((G + 1) * std::min(Mb, M) * c.kc));
+  double* ops_b = buf.ops_b.get<double>(static_cast<std::size_t>((G + 1) * N * c.kc));
+  double* prod = buf.prod.get<double>(static_cast<std::size_t>((G + 1) * MbN));
+  long long* acc = c.nblocks > 1 ? buf.acc.get<long long>(static_cast<std::size_t>(G * MbN)) : nullptr;
+  double* absacc = c.nblocks > 1 ? buf.absacc.get<double>(static_cast<std::size_t>(MbN)) : nullptr;
   auto* ref = buf.ref.get<RefValue>(mn);
   double* absd = buf.abs.get<double>(mn);
   unsigned char* status = buf.status.get<unsigned char>(mn);
@@ -524,59 +563,79 @@ bool fused_gemm_reference(FusedBuffers& buf, cudaStream_t stream, cublasHandle_t
   FPCERT_CUDA_CHECK(cudaMemsetAsync(counters, 0, 4 * sizeof(unsigned long long), stream));
   const cublas::Api& cb = cublas::api();
   const double one = 1.0, zero = 0.0;
-  for (std::int64_t blk = 0; blk < c.nblocks; ++blk) {
-    const std::int64_t k0 = blk * c.kc, w = std::min(K, k0 + c.kc) - k0;
-    t0 = std::chrono::steady_clock::now();
-    slice_kernel<<<grid_for(M * w), kThreads, 0, stream>>>(la, M, static_cast<int>(K), static_cast<int>(k0),
-                                                           static_cast<int>(w), e_a, c.S, c.beta, c.W, ops_a, M * w);
-    FPCERT_CUDA_LAUNCH_CHECK("slice_kernel");
-    slice_kernel<<<grid_for(N * w), kThreads, 0, stream>>>(lb, N, static_cast<int>(K), static_cast<int>(k0),
-                                                           static_cast<int>(w), e_b, c.S, c.beta, c.W, ops_b, N * w);
-    FPCERT_CUDA_LAUNCH_CHECK("slice_kernel");
-    FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream));
-    times.slice_s += seconds_since(t0);
-    // Row-major C_g (M x N) = column-major C_g^T = B_g^T A_g^T (the lines are columns of w).
-    t0 = std::chrono::steady_clock::now();
-    FPCERT_CUBLAS_CHECK(cb.gemm_strided_batched_ex(
-        handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(N), static_cast<int>(M), static_cast<int>(w), &one, ops_b,
-        CUDA_R_64F, static_cast<int>(w), static_cast<long long>(N * w), ops_a, CUDA_R_64F, static_cast<int>(w),
-        static_cast<long long>(M * w), &zero, prod, CUDA_R_64F, static_cast<int>(N), static_cast<long long>(mn), G + 1,
-        CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
-    FPCERT_CUDA_CHECK(cudaGetLastError());
-    FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream));
-    times.gemm_s += seconds_since(t0);
-    t0 = std::chrono::steady_clock::now();
-    if (blk + 1 < c.nblocks) {
-      block_sum_kernel<<<grid_for(static_cast<long long>(mn)), kThreads, 0, stream>>>(prod, static_cast<long long>(mn), G,
-                                                                                       acc, absacc, blk == 0);
-      FPCERT_CUDA_LAUNCH_CHECK("block_sum_kernel");
-    } else {
-      FinishArgs f{prod, acc, absacc, M, N, static_cast<int>(K), c.S, c.beta, c.W, G, e_a, e_b, nf_a, nf_b, cnt_a, cnt_b,
-                   pos_a, pos_b, off_a, off_b, la, lb,
-                   1.0 + static_cast<double>(2 * (K + c.nblocks + 2)) * 0x1p-53, ref, absd, status, counters};
-      finish_kernel<<<grid_for(static_cast<long long>(mn)), kThreads, 0, stream>>>(f);
-      FPCERT_CUDA_LAUNCH_CHECK("finish_kernel");
+  const auto band_rows = [&](std::int64_t band) { return std::min(Mb, M - band * Mb); };
+  // Band `band`'s work on `stream`, timed by events (parity band % 2), ending with done[band % 2].
+  const auto enqueue = [&](std::int64_t band) {
+    const std::int64_t i0 = band * Mb, mb = band_rows(band), mbn = mb * N;
+    cudaEvent_t* tev = buf.timing.data() + (band % 2) * 4 * c.nblocks;
+    for (std::int64_t blk = 0; blk < c.nblocks; ++blk) {
+      const std::int64_t k0 = blk * c.kc, w = std::min(K, k0 + c.kc) - k0;
+      FPCERT_CUDA_CHECK(cudaEventRecord(tev[4 * blk], stream));
+      slice_kernel<<<grid_for(mb * w), kThreads, 0, stream>>>(la + i0 * K, mb, static_cast<int>(K), static_cast<int>(k0),
+                                                              static_cast<int>(w), e_a + i0, c.S, c.beta, c.W, ops_a, mb * w);
+      FPCERT_CUDA_LAUNCH_CHECK("slice_kernel");
+      slice_kernel<<<grid_for(N * w), kThreads, 0, stream>>>(lb, N, static_cast<int>(K), static_cast<int>(k0),
+                                                             static_cast<int>(w), e_b, c.S, c.beta, c.W, ops_b, N * w);
+      FPCERT_CUDA_LAUNCH_CHECK("slice_kernel");
+      FPCERT_CUDA_CHECK(cudaEventRecord(tev[4 * blk + 1], stream));
+      // Row-major C_g (mb x N) = column-major C_g^T = B_g^T A_g^T (the lines are columns of w).
+      FPCERT_CUBLAS_CHECK(cb.gemm_strided_batched_ex(
+          handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(N), static_cast<int>(mb), static_cast<int>(w), &one, ops_b,
+          CUDA_R_64F, static_cast<int>(w), static_cast<long long>(N * w), ops_a, CUDA_R_64F, static_cast<int>(w),
+          static_cast<long long>(mb * w), &zero, prod, CUDA_R_64F, static_cast<int>(N), static_cast<long long>(mbn), G + 1,
+          CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
+      FPCERT_CUDA_CHECK(cudaGetLastError());
+      FPCERT_CUDA_CHECK(cudaEventRecord(tev[4 * blk + 2], stream));
+      if (blk + 1 < c.nblocks) {
+        block_sum_kernel<<<grid_for(mbn), kThreads, 0, stream>>>(prod, mbn, G, acc, absacc, blk == 0);
+        FPCERT_CUDA_LAUNCH_CHECK("block_sum_kernel");
+      } else {  // the band's rows of A, of the scan's results and of C
+        FinishArgs f{prod, acc, absacc, mb, N, static_cast<int>(K), c.S, c.beta, c.W, G, e_a + i0, e_b, nf_a + i0, nf_b,
+                     cnt_a + i0, cnt_b, pos_a, pos_b, off_a + i0, off_b, la + i0 * K, lb,
+                     1.0 + static_cast<double>(2 * (K + c.nblocks + 2)) * 0x1p-53, ref + i0 * N, absd + i0 * N,
+                     status + i0 * N, counters};
+        finish_kernel<<<grid_for(mbn), kThreads, 0, stream>>>(f);
+        FPCERT_CUDA_LAUNCH_CHECK("finish_kernel");
+      }
+      FPCERT_CUDA_CHECK(cudaEventRecord(tev[4 * blk + 3], stream));
     }
-    FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream));
-    times.finish_s += seconds_since(t0);
-    ++times.blocks;
-  }
-
-  // Results back.
+    FPCERT_CUDA_CHECK(cudaEventRecord(buf.done[band % 2], stream));
+  };
+  // Band b + 1 is enqueued before band b's results are downloaded; its events (parity (b + 1) % 2) were read in the
+  // previous round, after band b - 1 was done.
   t0 = std::chrono::steady_clock::now();
-  alloc.get();
-  times.alloc_wait_s += seconds_since(t0);
-  t0 = std::chrono::steady_clock::now();
+  const auto t_bands = t0;
   static_assert(sizeof(RefValue) == 24, "the device writes RefValue's host layout");
-  for (cudaEvent_t& e : buf.ev)
-    if (!e) FPCERT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  download(out_c.data(), ref, mn * sizeof(RefValue), buf.stage, buf.ev, stream, threads);
-  download(out_abs.data(), absd, mn * 8, buf.stage, buf.ev, stream, threads);
-  download(out_status.data(), status, mn, buf.stage, buf.ev, stream, threads);
+  enqueue(0);
+  for (std::int64_t band = 0; band < nbands; ++band) {
+    if (band + 1 < nbands) enqueue(band + 1);
+    FPCERT_CUDA_CHECK(cudaEventSynchronize(buf.done[band % 2]));
+    const cudaEvent_t* tev = buf.timing.data() + (band % 2) * 4 * c.nblocks;
+    for (std::int64_t blk = 0; blk < c.nblocks; ++blk) {
+      float ms[3] = {0, 0, 0};
+      for (int q = 0; q < 3; ++q) FPCERT_CUDA_CHECK(cudaEventElapsedTime(&ms[q], tev[4 * blk + q], tev[4 * blk + q + 1]));
+      times.slice_s += 1e-3 * ms[0];
+      times.gemm_s += 1e-3 * ms[1];
+      times.finish_s += 1e-3 * ms[2];
+      ++times.blocks;
+    }
+    if (band == 0) {
+      t0 = std::chrono::steady_clock::now();
+      alloc.get();
+      times.alloc_wait_s += seconds_since(t0);
+    }
+    t0 = std::chrono::steady_clock::now();
+    const auto o = static_cast<std::size_t>(band * Mb * N), len = static_cast<std::size_t>(band_rows(band) * N);
+    download(out_c.data() + o, ref + o, len * sizeof(RefValue), buf.stage, buf.ev, buf.copy, threads);
+    download(out_abs.data() + o, absd + o, len * 8, buf.stage, buf.ev, buf.copy, threads);
+    download(out_status.data() + o, status + o, len, buf.stage, buf.ev, buf.copy, threads);
+    times.download_s += seconds_since(t0);
+  }
   unsigned long long cnt[4];
   FPCERT_CUDA_CHECK(cudaMemcpyAsync(cnt, counters, sizeof cnt, cudaMemcpyDeviceToHost, stream));
   FPCERT_CUDA_CHECK(cudaStreamSynchronize(stream));
-  times.download_s += seconds_since(t0);
+  times.bands_s += seconds_since(t_bands);
+  times.bands += nbands;
   r.c = std::move(out_c);
   r.abs_sum = std::move(out_abs);
   r.status = std::move(out_status);

@@ -33,8 +33,11 @@ FusedBuffersPtr make_fused_buffers();
 /// The reference of C = A B on the device when every entry of A and B is a binary32 value (finite or not), M, N, K
 /// fit cuBLAS's 32-bit sizes, the split has at most two slices (every binary32 problem but rows spanning beyond the
 /// window) and the device has the memory: fills r and returns true. Otherwise returns false and leaves r as it was
-/// (the oracle's path runs). Adds its phases to *times. Every CUDA and cuBLAS call is checked (DeviceError).
+/// (the oracle's path runs). C is made in row bands of about band_elements elements (CudaExactGemmEngine::
+/// set_band_elements), each band's results downloaded while the next is computed. Adds its phases to *times. Every
+/// CUDA and cuBLAS call is checked (DeviceError).
 bool fused_gemm_reference(FusedBuffers& buf, cudaStream_t stream, cublasHandle_t handle, const MatrixView& a,
-                          const MatrixView& b, unsigned threads, GemmRef& r, ExactGemmTimes& times);
+                          const MatrixView& b, unsigned threads, std::int64_t band_elements, GemmRef& r,
+                          ExactGemmTimes& times);
 
 }  // namespace fpcert

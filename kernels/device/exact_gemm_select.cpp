@@ -55,6 +55,7 @@ class LazyCudaEngine final : public CudaExactGemmEngine {
     if (real_) real_->reset_times();
   }
   void set_whole(bool on) override { get().set_whole(on); }
+  void set_band_elements(std::int64_t n) override { get().set_band_elements(n); }
 
  private:
   CudaExactGemmEngine& get() const {

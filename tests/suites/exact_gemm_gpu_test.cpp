@@ -3,9 +3,11 @@
 // status; abs_sum inside the bound's two sides of each other) on every certify input at the device sizes and on random
 // shapes; the sample check throws on a deliberately corrupted product, in a small GEMM (every element checked) and in a
 // large one (64 elements). The whole reference on the device (binary32 inputs: exact_gemm_fused.cu) over layouts,
-// NaN/Inf, subnormals and per-element corrections; inputs it declines (fp64) and the DGEMMs-only path.
+// NaN/Inf, subnormals and per-element corrections, in one row band and in many; inputs it declines (fp64, at the first
+// line or later) and the DGEMMs-only path.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -122,7 +124,11 @@ TEST_CASE("GPU exact reference: whole on the device for binary32 inputs (layouts
   auto gpu = engine();
   const std::uint64_t seed = test::seed() + 139;
   const auto f32 = [](double x) { return static_cast<double>(static_cast<float>(x)); };
+  // Each case in one row band and in many (about 1000 elements each, at most 16: band b's results come down while band
+  // b + 1 is computed), both bit for bit with the CPU oracle.
+  for (const std::int64_t band : {kWholeBandElements, std::int64_t{1000}})
   for (int r = 0; r < 8; ++r) {
+    gpu->set_band_elements(band);
     const std::uint64_t h = test::mix(seed ^ static_cast<std::uint64_t>(r + 1));
     const std::int64_t m = 1 + static_cast<std::int64_t>(h % 300), n = 1 + static_cast<std::int64_t>((h >> 16) % 300);
     const std::int64_t k = 1 + static_cast<std::int64_t>((h >> 32) % 3000);
@@ -162,11 +168,14 @@ TEST_CASE("GPU exact reference: whole on the device for binary32 inputs (layouts
     same_as_cpu(A, B, *gpu, "case " + std::to_string(r) + ": " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                                 std::to_string(k) + " (FPCERT_TEST_SEED=" + std::to_string(test::seed()) + ")");
     CHECK(gpu->times().whole == 1);  // made wholly on the device
+    const std::int64_t rows = std::max<std::int64_t>({1, (band + n - 1) / n, (m + 15) / 16});
+    CHECK(gpu->times().bands == (m + rows - 1) / rows);
     if (r / 2 == 1) {
       const GemmRef h = gemm_reference(A, B);
       CHECK(h.fallbacks > 0);  // the case reaches the device's corrections
     }
   }
+  gpu->set_band_elements(kWholeBandElements);
   // Inputs that are not binary32 values: the device declines, the slice DGEMMs path answers (still bit for bit).
   std::vector<double> a(200 * 300), b(300 * 100);
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = 2 * test::unit(seed + 90, i) - 1;  // 53-bit significands
@@ -175,9 +184,16 @@ TEST_CASE("GPU exact reference: whole on the device for binary32 inputs (layouts
   same_as_cpu(MatrixView::row_major(a.data(), 200, 300), MatrixView::row_major(b.data(), 300, 100), *gpu, "fp64 inputs");
   CHECK(gpu->times().whole == 0);
   CHECK(gpu->times().panels > 0);
-  // Switched off: the slice DGEMMs path for binary32 inputs too.
+  // Binary32 but for one entry in B's last row (found while packing, after the first line's check): declined too.
   for (double& x : a) x = f32(x);
   for (double& x : b) x = f32(x);
+  b[b.size() - 7] = 1 + 0x1p-40;
+  gpu->reset_times();
+  same_as_cpu(MatrixView::row_major(a.data(), 200, 300), MatrixView::row_major(b.data(), 300, 100), *gpu, "one fp64 entry");
+  CHECK(gpu->times().whole == 0);
+  CHECK(gpu->times().panels > 0);
+  b[b.size() - 7] = 1;
+  // Switched off: the slice DGEMMs path for binary32 inputs too.
   gpu->set_whole(false);
   gpu->reset_times();
   same_as_cpu(MatrixView::row_major(a.data(), 200, 300), MatrixView::row_major(b.data(), 300, 100), *gpu, "whole off");
