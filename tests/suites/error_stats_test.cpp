@@ -1,6 +1,7 @@
 // tests/suites/error_stats_test.cpp — the graders' statistics over parallel chunks equal what one pass in element order
 // gives: order statistics against std::sort (NaN left out, negatives, signed zeros, infinities, heavy ties, sizes on
-// both sides of the radix path's 2^20), the worst elements and histograms of error fractions against plain loops, and
+// both sides of the radix path's 2^20, its early finish after one and after three passes), the worst elements,
+// histograms, quantiles and error map of error fractions against plain loops, and
 // the envelope's worst element (the first of the largest) against a loop over the fractions it returns, under 1 and 7
 // threads.
 #include <doctest/doctest.h>
@@ -52,9 +53,27 @@ struct Threads {
 
 }  // namespace
 
+/// Values spread over many binades without ties to speak of (NaN among them): every rank's first 16-bit bucket is
+/// small, so the radix select collects after its first pass (the early finish).
+std::vector<double> spread_values(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> v(n);
+  for (double& x : v) x = g() % 97 == 0 ? NAN : std::ldexp(u(g) - 0.4, static_cast<int>(g() % 60) - 30);
+  return v;
+}
+
 TEST_CASE("order statistics equal the sorted non-NaN values at every rank asked, small and radix paths") {
-  for (const std::size_t n : {std::size_t{1}, std::size_t{1000}, (std::size_t{1} << 20) + 12345}) {
-    const std::vector<double> v = awkward_values(n, test::seed() + n);
+  const std::size_t big = (std::size_t{1} << 20) + 12345;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{1000}, big, big + 1})
+  for (const bool spread : {false, true}) {
+    // awkward: heavy ties, all four radix passes; spread: collected after the first pass; big + 1 spread: every value
+    // in [1, 1 + 2^-20), one first bucket, halves in the second: collected after the third pass.
+    std::vector<double> v = spread ? spread_values(n, test::seed() + n) : awkward_values(n, test::seed() + n);
+    if (spread && n == big + 1) {
+      std::mt19937_64 g(test::seed() + 3);
+      for (double& x : v) x = std::isnan(x) ? x : 1 + std::ldexp(static_cast<double>(g() >> 11), -73);
+    }
     std::vector<double> sorted;
     for (double x : v)
       if (!std::isnan(x)) sorted.push_back(x);
@@ -68,7 +87,7 @@ TEST_CASE("order statistics equal the sorted non-NaN values at every rank asked,
       const std::vector<double> got = order_statistics(v, ranks);
       REQUIRE(got.size() == ranks.size());
       for (std::size_t i = 0; i < ranks.size(); ++i) {
-        INFO("n = " << n << ", rank " << ranks[i] << ", threads " << threads);
+        INFO("n = " << n << (spread ? " spread" : " awkward") << ", rank " << ranks[i] << ", threads " << threads);
         CHECK(got[i] == sorted[ranks[i]]);  // -0 == +0: equal values, as nth_element would leave either
       }
     }
@@ -107,10 +126,28 @@ TEST_CASE("the worst error fractions, their histogram and maximum equal one pass
     CHECK(out.metrics.err_frac_hist == hist);
     CHECK(out.metrics.err_frac_max == want.front().first);
     REQUIRE(out.error_map);
-    double map_max = 0;
-    for (double c : out.error_map->max_frac)
-      if (!std::isnan(c)) map_max = std::max(map_max, c);
-    CHECK(map_max == want.front().first);
+    // Every cell the largest fraction of its rows and columns (NaN where none is graded), by a plain loop.
+    const ErrorMap& em = *out.error_map;
+    std::vector<double> cells(em.max_frac.size(), NAN);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double x = f[static_cast<std::size_t>(i * n + j)];
+        double& c = cells[static_cast<std::size_t>((i / em.cell_rows) * em.cols + j / em.cell_cols)];
+        if (!std::isnan(x) && (std::isnan(c) || x > c)) c = x;
+      }
+    std::int64_t cells_differ = 0;
+    for (std::size_t c = 0; c < cells.size(); ++c)
+      cells_differ += !(cells[c] == em.max_frac[c] || (std::isnan(cells[c]) && std::isnan(em.max_frac[c])));
+    CHECK(cells_differ == 0);
+    CHECK(em.rows * em.cell_rows >= m);
+    CHECK(em.cols * em.cell_cols >= n);
+    std::vector<double> graded;
+    for (double x : f)
+      if (!std::isnan(x)) graded.push_back(x);
+    std::sort(graded.begin(), graded.end());
+    const auto at = [&](double q) { return graded[static_cast<std::size_t>(std::floor(q * static_cast<double>(graded.size() - 1) + 0.5))]; };
+    CHECK(out.metrics.err_frac_p99 == at(0.99));
+    CHECK(out.metrics.err_frac_median == at(0.5));
   }
 }
 
