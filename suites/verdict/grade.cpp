@@ -390,8 +390,7 @@ void grade(const GradeInput& given, CaseResult& out) {
   BoundInputs bi;
   bi.traits = &t;
   bi.k = p.k;
-  bi.a_exact = a_exact;
-  bi.b_exact = b_exact;
+  bi.a_exact = a_exact, bi.b_exact = b_exact;
   bi.ref_max_abs = ref_max;
   out.bound = make_bound(in.variant, bi);
 
@@ -445,8 +444,7 @@ void grade(const GradeInput& given, CaseResult& out) {
       const std::int64_t x1 = std::min<std::int64_t>(mn, x0 + static_cast<std::int64_t>(kChunk));
       auto consider = [&](const Cand& cd) {
         if (P.worst_idx < 0 || cd.frac > P.worst_frac) {
-          P.worst_frac = cd.frac;
-          P.worst_idx = cd.idx;
+          P.worst_frac = cd.frac, P.worst_idx = cd.idx;
         }
         // Elements come in index order, so one with a fraction at or below the floor ranks after every kept one
         // (larger fractions first, then smaller indices): it is left out without the sort it would have cost.
@@ -459,7 +457,9 @@ void grade(const GradeInput& given, CaseResult& out) {
           P.floor = P.cands.back().frac;
         }
       };
-      for (std::int64_t x = x0; x < x1; ++x) {
+      std::int64_t i = x0 / p.n, j = x0 % p.n;  // element x is (i, j), counted: no division per element
+      for (std::int64_t x = x0; x < x1; ++x, ++j) {
+        if (j == p.n) j = 0, ++i;
         const auto ux = static_cast<std::size_t>(x);
         const std::uint64_t code = codes[ux];
         const RefValue& r = ref.c[ux];
@@ -533,8 +533,8 @@ void grade(const GradeInput& given, CaseResult& out) {
           frac = g.frac;
           allowed = std::ldexp(g.allowed, w->shift);
         } else {
-          allowed = allowed_error(out.bound, std::fabs(r.hi), ref.abs_sum[ux], row_abs_a[static_cast<std::size_t>(x / p.n)],
-                                  col_abs_b[static_cast<std::size_t>(x % p.n)]) *
+          allowed = allowed_error(out.bound, std::fabs(r.hi), ref.abs_sum[ux], row_abs_a[static_cast<std::size_t>(i)],
+                                  col_abs_b[static_cast<std::size_t>(j)]) *
                     (1 + 0x1p-50);  // the sums above are rounded: a relative slack far below any term
           frac = err == 0 ? 0 : (allowed > 0 ? err / allowed : INFINITY);
         }
