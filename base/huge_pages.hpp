@@ -3,9 +3,6 @@
 #pragma once
 
 #include <sys/mman.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -128,19 +125,6 @@ void assign_huge(std::vector<T, A>& v, std::size_t n, const T& x) {
   v.assign(n, x);
 }
 
-/// Large blocks from the heap, and freed ones kept there for the process's life (glibc: no mmap per block, no trimming):
-/// a certify run allocates and frees vectors of 16M elements and more (codes, error fractions, references: 2.2 GB at
-/// 8192^2) for every kernel and case, and glibc would otherwise map each afresh and unmap it on free, so that every reuse
-/// faults and the kernel zeroes its pages again (a first touch costs more than the pass that fills it on the VMs fpcert
-/// runs on). The process keeps its peak memory until it ends. Called by the fpcert command (cli/main.cpp) and by the
-/// benches that time what it does.
-inline void keep_freed_memory() {
-#ifdef __GLIBC__
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, -1);  // mallopt(3): -1 disables trimming
-#endif
-}
-
 namespace detail {
 inline thread_local bool leave_unset = false;  // set by resize_unset only, around its resize
 }
@@ -172,14 +156,12 @@ struct ResultAllocator : std::allocator<T> {
   friend bool operator==(const ResultAllocator&, const ResultAllocator&) noexcept { return true; }
 };
 
-/// v = n elements whose values are unset: the caller writes each before anyone reads it. Storage v holds already for n
-/// elements is kept (a caller on another thread reserves it first, reserve_huge, from its own thread's heap); else
-/// fresh storage is advised onto huge pages. Its pages are touched by `threads` workers (0: thread_count()): the kernel
-/// zeroes a fresh page at its first touch, so one thread touching 2.2 GB takes ~0.2 s where 16 take a tenth of that.
+/// v = n elements whose values are unset: the caller writes each before anyone reads it. The storage is advised onto
+/// huge pages and its pages are first touched by `threads` workers (0: thread_count()): the kernel zeroes a fresh page
+/// at its first touch, so one thread touching 2.2 GB takes ~0.2 s where 16 take a tenth of that.
 template <class T>
 void resize_unset(std::vector<T, ResultAllocator<T>>& v, std::size_t n, unsigned threads = 0) {
-  if (v.capacity() >= n) v.clear();  // reserved by the caller (on its own thread: from the heap keep_freed_memory keeps)
-  else reserve_huge(v, n);
+  reserve_huge(v, n);
   detail::leave_unset = true;
   try {
     v.resize(n);

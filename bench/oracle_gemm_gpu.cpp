@@ -5,9 +5,7 @@
 //
 // Usage: bench_oracle_gemm_gpu [N ...]   square fp32 problems (default: 256 512 1024 4096 8192); --no-cpu skips the CPU
 //        reference (its comparison too); --normal: standard normal inputs (entries outside the slice window: the
-//        per-element corrections) instead of uniform in [-1, 1); --no-keep: glibc's default heap instead of the fpcert
-//        command's (keep_freed_memory), so that each reference's result arrays are mapped and zeroed afresh. A
-//        row-major, B column-major. Exit 77 without a device.
+//        per-element corrections) instead of uniform in [-1, 1). A row-major, B column-major. Exit 77 without a device.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "base/huge_pages.hpp"
 #include "base/parallel.hpp"
 #include "bench/machine.hpp"
 #include "bench/uniform_inputs.hpp"
@@ -145,20 +142,17 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "bench_oracle_gemm_gpu: skipped: {}\n", why);
     return 77;
   }
-  bool cpu = true, normal = false, keep = true;
+  bool cpu = true, normal = false;
   std::vector<std::int64_t> sizes;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s == "--no-cpu") cpu = false;
     else if (s == "--normal") normal = true;
-    else if (s == "--no-keep") keep = false;
     else sizes.push_back(std::atoll(argv[i]));
   }
-  if (keep) keep_freed_memory();  // as the fpcert command does (base/huge_pages.hpp)
   if (sizes.empty()) sizes = {256, 512, 1024, 4096, 8192};
-  fmt::print("bench_oracle_gemm_gpu: {} | {} host threads | fp32 inputs {} | engine {} | freed memory {}\n", bench::cpu_model(),
-             thread_count(), normal ? "standard normal" : "uniform in [-1, 1)", engine->name(),
-             keep ? "kept for reuse (as fpcert does)" : "returned (glibc's default: each reference's arrays mapped afresh)");
+  fmt::print("bench_oracle_gemm_gpu: {} | {} host threads | fp32 inputs {} | engine {}\n", bench::cpu_model(),
+             thread_count(), normal ? "standard normal" : "uniform in [-1, 1)", engine->name());
   for (const std::int64_t n : sizes) run(n, *engine, cpu, normal);
   return 0;
 }

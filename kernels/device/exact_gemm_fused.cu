@@ -459,11 +459,6 @@ bool fused_gemm_reference(FusedBuffers& buf, cudaStream_t stream, cublasHandle_t
   const bool binary32 = pack_upload_binary32(a, ha, ra, stream, threads) && pack_upload_binary32(b, hb, rb, stream, threads);
   times.prep_s += seconds_since(t0);
   if (!binary32) return false;
-  // Reserved on this thread (std::async's thread would take them from a heap of its own, mapped afresh each time, where
-  // this thread's heap keeps what the previous reference freed: keep_freed_memory), touched on the other.
-  reserve_huge(out_c, mn);
-  reserve_huge(out_abs, mn);
-  reserve_huge(out_status, mn);
   alloc = std::async(std::launch::async, [&] {
     resize_unset(out_c, mn, threads);
     resize_unset(out_abs, mn, threads);
