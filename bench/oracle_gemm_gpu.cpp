@@ -104,9 +104,9 @@ void run(std::int64_t n, CudaExactGemmEngine& engine, bool cpu, bool normal) {
              w.t - wp.prep_s - wp.upload_s - wp.scan_s - wp.bands_s);
   fmt::print("  on the device (scan to combination) {:9.4f} s   ratio / DGEMM {:.2f}x\n", on_device, on_device / dgemm);
   fmt::print("  ratio whole reference / DGEMM      {:9.2f}x   (goal <= 10x; 8192: <= 0.2 s)\n", w.t / dgemm);
-  fmt::print("  the same in one band (downloads after the device's work) {:9.4f} s   ({:.2f}x DGEMM; bands {:.4f} s, "
+  fmt::print("  the same in one band (downloads after the device's work) {:9.4f} s   ({} band(s); {:.2f}x DGEMM; bands {:.4f} s, "
              "downloads {:.4f} s)   ratio one band / bands {:.2f}x\n",
-             w1.t, w1.t / dgemm, w1.parts.bands_s, w1.parts.download_s, w1.t / w.t);
+             w1.t, w1.parts.bands, w1.t / dgemm, w1.parts.bands_s, w1.parts.download_s, w1.t / w.t);
   std::int64_t w1_diff = 0;
   for (std::size_t e = 0; e < g.c.size(); ++e) w1_diff += !(w1.ref.c[e] == g.c[e]) || w1.ref.status[e] != g.status[e];
   fmt::print("  bands vs one band: {} of {} elements differ (hi, lo, tail, status){}\n", w1_diff, M * N,

@@ -420,15 +420,16 @@ bool fused_gemm_reference(FusedBuffers& buf, cudaStream_t stream, cublasHandle_t
   if (!first) return false;
   // Row bands of A (and C): each band's K blocks and combination on `stream`, its results downloaded on `copy` while
   // the next band is computed. About band_elements elements of C each, at most 16 bands.
-  const std::int64_t Mb = std::max<std::int64_t>({1, (band_elements + N - 1) / N, (M + 15) / 16});
-  const std::int64_t nbands = (M + Mb - 1) / Mb, MbN = std::min(Mb, M) * N;
+  // (A quotient rounded up without adding first, and at most M: band_elements may be INT64_MAX, one band.)
+  const std::int64_t Mb = std::min(M, std::max<std::int64_t>({1, band_elements / N + (band_elements % N != 0), (M + 15) / 16}));
+  const std::int64_t nbands = (M + Mb - 1) / Mb, MbN = Mb * N;
   // Memory: uploads and lines (4 (M + N) K bytes, twice), the uncaptured positions (at most 4 (M + N) K), the largest
   // K block's slices (kc as kblock_for makes it, at most max(2048, K / 256)) and a band's products and block sums, the
   // results. Declined (the host path runs) when the device has not that much free, counting what this path holds.
   {
     const double kc = static_cast<double>(std::max<std::int64_t>(std::min<std::int64_t>(K, 2048), (K + 255) / 256));
     const double need = 12.0 * static_cast<double>(M + N) * static_cast<double>(K) +
-                        4.0 * 8 * static_cast<double>(std::min(Mb, M) + N) * kc +
+                        4.0 * 8 * static_cast<double>(Mb + N) * kc +
                         static_cast<double>(MbN) * (4 * 8 + 3 * 8 + 8) + static_cast<double>(mn) * (24 + 8 + 1);
     std::size_t free_b = 0, total_b = 0;
     FPCERT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -551,7 +552,7 @@ bool fused_gemm_reference(FusedBuffers& buf, cudaStream_t stream, cublasHandle_t
   // slices are made again for each band (a pass over N x K; the products are M / bands x N x K).
   const int G = c.G;
   buf.ready(c.nblocks);
-  double* ops_a = buf.ops_a.get<double>(static_cast<std::size_t>((G + 1) * std::min(Mb, M) * c.kc));
+  double* ops_a = buf.ops_a.get<double>(static_cast<std::size_t>((G + 1) * Mb * c.kc));
   double* ops_b = buf.ops_b.get<double>(static_cast<std::size_t>((G + 1) * N * c.kc));
   double* prod = buf.prod.get<double>(static_cast<std::size_t>((G + 1) * MbN));
   long long* acc = c.nblocks > 1 ? buf.acc.get<long long>(static_cast<std::size_t>(G * MbN)) : nullptr;

@@ -124,9 +124,10 @@ TEST_CASE("GPU exact reference: whole on the device for binary32 inputs (layouts
   auto gpu = engine();
   const std::uint64_t seed = test::seed() + 139;
   const auto f32 = [](double x) { return static_cast<double>(static_cast<float>(x)); };
-  // Each case in one row band and in many (about 1000 elements each, at most 16: band b's results come down while band
-  // b + 1 is computed), both bit for bit with the CPU oracle.
-  for (const std::int64_t band : {kWholeBandElements, std::int64_t{1000}})
+  // Each case in the default bands, in many (about 1000 elements each, at most 16: band b's results come down while band
+  // b + 1 is computed) and in one (INT64_MAX elements a band, as bench_oracle_gemm_gpu asks), each bit for bit with the
+  // CPU oracle.
+  for (const std::int64_t band : {kWholeBandElements, std::int64_t{1000}, std::numeric_limits<std::int64_t>::max()})
   for (int r = 0; r < 8; ++r) {
     gpu->set_band_elements(band);
     const std::uint64_t h = test::mix(seed ^ static_cast<std::uint64_t>(r + 1));
@@ -168,7 +169,7 @@ TEST_CASE("GPU exact reference: whole on the device for binary32 inputs (layouts
     same_as_cpu(A, B, *gpu, "case " + std::to_string(r) + ": " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                                 std::to_string(k) + " (FPCERT_TEST_SEED=" + std::to_string(test::seed()) + ")");
     CHECK(gpu->times().whole == 1);  // made wholly on the device
-    const std::int64_t rows = std::max<std::int64_t>({1, (band + n - 1) / n, (m + 15) / 16});
+    const std::int64_t rows = std::min(m, std::max<std::int64_t>({1, band / n + (band % n != 0), (m + 15) / 16}));
     CHECK(gpu->times().bands == (m + rows - 1) / rows);
     if (r / 2 == 1) {
       const GemmRef h = gemm_reference(A, B);
