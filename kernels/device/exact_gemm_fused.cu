@@ -279,15 +279,15 @@ __global__ void finish_kernel(FinishArgs f) {
   }
 }
 
+/// Whether v is a binary32 value (NaN and Inf are).
+inline bool is_binary32(double v) { return static_cast<double>(static_cast<float>(v)) == v || v != v; }
+
 /// Whether every entry of m's first line (a row of a row-major matrix, a column of a column-major one) is a binary32
 /// value (NaN and Inf are): fp64 inputs are declined there, before any buffer is made for them.
 bool first_line_binary32(const MatrixView& m) {
   const std::int64_t inner = m.layout == Layout::RowMajor ? m.cols : m.rows;
   bool good = true;
-  for (std::int64_t k = 0; k < inner; ++k) {
-    const double v = m.data[k];
-    good &= static_cast<double>(static_cast<float>(v)) == v || v != v;
-  }
+  for (std::int64_t k = 0; k < inner; ++k) good &= is_binary32(m.data[k]);
   return good;
 }
 
@@ -312,10 +312,8 @@ bool pack_upload_binary32(const MatrixView& m, float* dst, float* dev, cudaStrea
             float* out = dst + line * inner;
             bool good = true;
             for (std::int64_t k = 0; k < inner; ++k) {
-              const double v = src[k];
-              const auto f = static_cast<float>(v);
-              good &= static_cast<double>(f) == v || v != v;
-              out[k] = f;
+              good &= is_binary32(src[k]);
+              out[k] = static_cast<float>(src[k]);
             }
             if (!good) ok.store(false, std::memory_order_relaxed);
           }
